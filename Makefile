@@ -1,0 +1,77 @@
+# Smriti -- plain Makefile over pkg-config (see README.md).
+#
+#   make               build/smriti (lean CLI) and build/smriti-full (everything)
+#   make test          unit tests and end-to-end tests
+#   make SANITIZE=1    the same under AddressSanitizer + UBSan, in build-asan/
+#
+# The lean binary links only SQLite, jansson and nettle so that an agent's
+# `smriti head` starts fast; smriti-full adds libmicrohttpd, libcurl and libpq.
+
+CC      ?= cc
+SANITIZE ?= 0
+
+ifeq ($(SANITIZE),1)
+BUILD   ?= build-asan
+OPT     ?= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+else
+BUILD   ?= build
+OPT     ?= -O2 -g
+endif
+
+WARN    = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+          -Wpointer-arith -Wformat=2 -Wvla -Wno-missing-field-initializers
+CORE_PKGS = sqlite3 jansson nettle
+FULL_PKGS = $(CORE_PKGS) libmicrohttpd libcurl libpq
+CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(WARN) $(OPT) -Isrc $(shell pkg-config --cflags $(FULL_PKGS)) $(CFLAGS)
+LDFLAGS_ALL = $(OPT) -Wl,--as-needed $(LDFLAGS)
+CORE_LIBS = $(shell pkg-config --libs $(CORE_PKGS))
+FULL_LIBS = $(shell pkg-config --libs $(FULL_PKGS)) -lpthread
+
+# Code every binary carries: utilities, the pure domain, the core
+# operations, the SQLite store and the local CLI commands.
+CORE_SRC = $(wildcard src/util/*.c src/domain/*.c src/ops/*.c src/cli/*.c) \
+           src/store/store.c src/store/sqlite.c
+LEAN_SRC = src/store/backends_lean.c
+# Only in smriti-full: providers, HTTP and MCP servers, PostgreSQL, the
+# chat runtime and the commands that need them.
+FULL_SRC = $(wildcard src/provider/*.c src/http/*.c src/mcp/*.c src/ops/runtime/*.c \
+             src/cli/full/*.c src/store/full/*.c)
+LEAN_ONLY = src/cli/lean.c
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+CORE_OBJ = $(call obj,$(filter-out $(LEAN_ONLY),$(CORE_SRC)))
+LEAN_OBJ = $(CORE_OBJ) $(call obj,$(LEAN_SRC) $(LEAN_ONLY))
+FULL_OBJ = $(CORE_OBJ) $(call obj,$(FULL_SRC))
+
+TEST_SRC = $(wildcard tests/unit/*.c)
+TEST_OBJ = $(call obj,$(TEST_SRC))
+# unit tests link everything except the two entry points
+LIB_OBJ  = $(filter-out $(BUILD)/obj/src/cli/main.o,$(FULL_OBJ))
+
+all: $(BUILD)/smriti $(BUILD)/smriti-full
+
+$(BUILD)/smriti: $(LEAN_OBJ)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(CORE_LIBS)
+
+$(BUILD)/smriti-full: $(FULL_OBJ)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(FULL_LIBS)
+
+$(BUILD)/unit-tests: $(TEST_OBJ) $(LIB_OBJ)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(FULL_LIBS)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c -o $@ $<
+
+unit: $(BUILD)/unit-tests
+	$(BUILD)/unit-tests
+
+test: all $(BUILD)/unit-tests
+	$(BUILD)/unit-tests
+	SMRITI_BUILD=$(BUILD) node --test --test-concurrency=2 tests/js/
+
+clean:
+	rm -rf build build-asan
+
+.PHONY: all unit test clean
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,83 @@
+/*
+ * cli.h -- shared parts of the command-line transport.
+ *
+ * Each subcommand lives in its own cmd_*.c, parses its arguments into the
+ * JSON parameters of one operation (ops/api.h), calls cli_call(), and
+ * renders the result document as text or, with --json, prints it.  The
+ * result is the same document whether the operation ran on the local store
+ * or on a server (--remote / SMRITI_URL), so both give identical output.
+ */
+#ifndef SMRITI_CLI_H
+#define SMRITI_CLI_H
+
+#include <jansson.h>
+
+#include "ops/ops.h"
+
+struct cli_ctx {
+	const char *db;          /* DSN of the store, resolved from --db / SMRITI_DB / XDG */
+	const char *remote;      /* server URL from --remote / SMRITI_URL, or NULL */
+	const char *token;       /* SMRITI_TOKEN for the remote server, or NULL */
+	int db_is_default;       /* 1 when db is the XDG default path */
+	struct store *st;        /* opened lazily by cli_call for local runs */
+	struct ops_ctx ops;
+};
+
+struct cli_cmd {
+	const char *name;
+	const char *usage;       /* one line, shown by `smriti help` */
+	int (*run)(int argc, char **argv, struct cli_ctx *ctx);
+	unsigned flags;
+};
+
+#define CLI_FULL 1u          /* needs the full binary (network, providers) */
+
+/*
+ * Runs an operation locally or remotely.  On success *result is a new
+ * reference.  On failure prints the error and returns the exit code.
+ */
+int cli_call(struct cli_ctx *ctx, const char *op, json_t *params, json_t **result);
+
+/* Prints an error line ("smriti: ...") and returns the exit code for rc. */
+int cli_fail(enum smr_rc rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Usage error for a command: prints its usage and returns 2. */
+int cli_usage(const struct cli_cmd *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Prints a JSON document on stdout, indented, with a final newline. */
+void cli_print_json(const json_t *doc);
+
+/* 1 if argv has --help or -h before any "--". */
+int cli_wants_help(int argc, char **argv);
+
+/* Looks up the command table entry by name (also used for per-command help). */
+const struct cli_cmd *cli_find(const char *name);
+
+/*
+ * Forwards an operation to the server at ctx->remote (remote.c, full binary
+ * only).  Same contract as api_call.
+ */
+enum smr_rc cli_remote_call(struct cli_ctx *ctx, const char *op, const json_t *params,
+			    json_t **result, struct smr_err *err);
+
+/* Commands (cmd_*.c). */
+int cmd_space(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_checkpoint(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_commit(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_head(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_show(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_log(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_diff(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_restore(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_fork(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_fsck(int argc, char **argv, struct cli_ctx *ctx);
+
+/* Human renderings of result documents (render.c). */
+void render_checkpoint(const json_t *c);
+void render_log(const json_t *list);
+void render_diff(const json_t *d);
+void render_spaces(const json_t *list);
+void render_fsck(const json_t *report);
+
+#endif

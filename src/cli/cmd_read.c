@@ -1,0 +1,208 @@
+/*
+ * cmd_read.c -- the commands that read and move history: head, show, log,
+ * diff, restore, fork and fsck.  Each is a thin mapping from arguments to
+ * one operation and a renderer.
+ */
+#include "cli/cli.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { OPT_JSON = 1, OPT_LIMIT, OPT_INTO, OPT_AUTHOR };
+
+static const struct option read_opts[] = {
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "limit", required_argument, NULL, OPT_LIMIT },
+	{ "into", required_argument, NULL, OPT_INTO },
+	{ "author", required_argument, NULL, OPT_AUTHOR },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct read_args {
+	int json;
+	long limit;
+	const char *into, *author;
+	int npos;
+	char **pos;
+};
+
+/* Parses the shared options; returns -1 after printing help, else an exit code. */
+static int parse(const char *name, int argc, char **argv, unsigned allowed,
+		 struct read_args *a)
+{
+	const struct cli_cmd *cmd = cli_find(name);
+	char *end;
+	int c;
+
+	memset(a, 0, sizeof(*a));
+	a->limit = -1;
+	if (cli_wants_help(argc, argv)) {
+		printf("usage: smriti %s\n", cmd->usage);
+		return -1;
+	}
+	optind = 0;
+	opterr = 0;
+	for (;;) {
+		c = getopt_long(argc, argv, "hn:", read_opts, NULL);
+		if (c == -1)
+			break;
+		if (c == 'n')
+			c = OPT_LIMIT;
+		if (c <= 0 || c > OPT_AUTHOR || !(allowed & (1u << c)))
+			return cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
+		if (c == OPT_JSON)
+			a->json = 1;
+		if (c == OPT_INTO)
+			a->into = optarg;
+		if (c == OPT_AUTHOR)
+			a->author = optarg;
+		if (c == OPT_LIMIT) {
+			a->limit = strtol(optarg, &end, 10);
+			if (*end || !*optarg || a->limit < 0)
+				return cli_usage(cmd, "--limit wants a number >= 0, got '%s'",
+						 optarg);
+		}
+	}
+	a->npos = argc - optind;
+	a->pos = argv + optind;
+	return 0;
+}
+
+#define J (1u << OPT_JSON)
+
+/* Prints res as JSON or with render, then frees it. */
+static int output(int rc, json_t *res, int json, void (*render)(const json_t *))
+{
+	if (rc)
+		return rc;
+	if (json)
+		cli_print_json(res);
+	else
+		render(res);
+	json_decref(res);
+	return 0;
+}
+
+static int one_arg(const char *name, int argc, char **argv, struct cli_ctx *ctx,
+		   const char *op, const char *key)
+{
+	struct read_args a;
+	json_t *res = NULL;
+	int rc = parse(name, argc, argv, J, &a);
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if (a.npos != 1)
+		return cli_usage(cli_find(name), "give exactly one argument");
+	rc = cli_call(ctx, op, json_pack("{s:s}", key, a.pos[0]), &res);
+	return output(rc, res, a.json, render_checkpoint);
+}
+
+int cmd_head(int argc, char **argv, struct cli_ctx *ctx)
+{
+	return one_arg("head", argc, argv, ctx, "head", "space");
+}
+
+int cmd_show(int argc, char **argv, struct cli_ctx *ctx)
+{
+	return one_arg("show", argc, argv, ctx, "show", "ref");
+}
+
+int cmd_log(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct read_args a;
+	json_t *res = NULL;
+	int rc = parse("log", argc, argv, J | (1u << OPT_LIMIT), &a);
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if (a.npos != 1)
+		return cli_usage(cli_find("log"), "give exactly one SPACE or REF");
+	rc = cli_call(ctx, "log",
+		      json_pack("{s:s, s:I}", "ref", a.pos[0],
+				"limit", (json_int_t)(a.limit < 0 ? 0 : a.limit)), &res);
+	return output(rc, res, a.json, render_log);
+}
+
+int cmd_diff(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct read_args a;
+	json_t *res = NULL;
+	int rc = parse("diff", argc, argv, J, &a);
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if (a.npos != 2)
+		return cli_usage(cli_find("diff"), "give two REFs");
+	rc = cli_call(ctx, "diff", json_pack("{s:s, s:s}", "from", a.pos[0], "to", a.pos[1]),
+		      &res);
+	return output(rc, res, a.json, render_diff);
+}
+
+int cmd_restore(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct read_args a;
+	json_t *res = NULL;
+	const char *author;
+	int rc = parse("restore", argc, argv, J | (1u << OPT_AUTHOR), &a);
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if (a.npos != 2)
+		return cli_usage(cli_find("restore"), "give a SPACE and a REF");
+	author = a.author ? a.author : getenv("SMRITI_AUTHOR");
+	if (!author)
+		author = getenv("USER");
+	rc = cli_call(ctx, "restore",
+		      json_pack("{s:s, s:s, s:s?}", "space", a.pos[0], "ref", a.pos[1],
+				"author", author), &res);
+	return output(rc, res, a.json, render_checkpoint);
+}
+
+static void render_fork(const json_t *sp)
+{
+	printf("forked into space '%s' at %.12s\n",
+	       json_string_value(json_object_get(sp, "name")),
+	       json_string_value(json_object_get(sp, "head")));
+}
+
+int cmd_fork(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct read_args a;
+	json_t *res = NULL;
+	int rc = parse("fork", argc, argv, J | (1u << OPT_INTO), &a);
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if (a.npos != 1 || !a.into)
+		return cli_usage(cli_find("fork"), "give a REF and --into NEWSPACE");
+	rc = cli_call(ctx, "fork", json_pack("{s:s, s:s}", "ref", a.pos[0], "into", a.into),
+		      &res);
+	return output(rc, res, a.json, render_fork);
+}
+
+int cmd_fsck(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct read_args a;
+	json_t *res = NULL;
+	int rc = parse("fsck", argc, argv, J, &a), ok;
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if (a.npos > 1)
+		return cli_usage(cli_find("fsck"), "give at most one SPACE");
+	rc = cli_call(ctx, "fsck", json_pack("{s:s?}", "space", a.npos ? a.pos[0] : NULL),
+		      &res);
+	if (rc)
+		return rc;
+	ok = json_is_true(json_object_get(res, "ok"));
+	if (a.json)
+		cli_print_json(res);
+	else
+		render_fsck(res);
+	json_decref(res);
+	return ok ? 0 : 1;
+}

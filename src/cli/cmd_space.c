@@ -1,0 +1,172 @@
+/*
+ * cmd_space.c -- `smriti space create|list|rename|delete`.
+ */
+#include "cli/cli.h"
+#include "util/utf8.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+static const struct cli_cmd space_cmd = {
+	"space",
+	"space create NAME [--description TEXT] [--json]\n"
+	"       smriti space list [--json]\n"
+	"       smriti space rename NAME NEWNAME [--json]\n"
+	"       smriti space delete NAME --yes [--json]",
+	cmd_space, 0,
+};
+
+enum { OPT_JSON = 1, OPT_YES, OPT_DESC };
+
+static const struct option space_opts[] = {
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "yes", no_argument, NULL, OPT_YES },
+	{ "description", required_argument, NULL, OPT_DESC },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct space_args {
+	int json, yes;
+	const char *description;
+	int npos;
+	char **pos;
+};
+
+static int parse(int argc, char **argv, struct space_args *a)
+{
+	int c;
+
+	memset(a, 0, sizeof(*a));
+	optind = 0;
+	opterr = 0;
+	for (;;) {
+		c = getopt_long(argc, argv, "h", space_opts, NULL);
+		if (c == -1)
+			break;
+		switch (c) {
+		case OPT_JSON:
+			a->json = 1;
+			break;
+		case OPT_YES:
+			a->yes = 1;
+			break;
+		case OPT_DESC:
+			a->description = optarg;
+			break;
+		default:
+			return cli_usage(&space_cmd, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	a->npos = argc - optind;
+	a->pos = argv + optind;
+	return 0;
+}
+
+static int print_space(int rc, json_t *res, int json, const char *verb)
+{
+	if (rc)
+		return rc;
+	if (json)
+		cli_print_json(res);
+	else
+		printf("%s space '%s'\n", verb, json_string_value(json_object_get(res, "name")));
+	json_decref(res);
+	return 0;
+}
+
+static int space_create(struct cli_ctx *ctx, struct space_args *a)
+{
+	json_t *res = NULL;
+	int rc;
+
+	if (a->npos != 1)
+		return cli_usage(&space_cmd, "space create takes one NAME");
+	if (!utf8_valid(a->pos[0], strlen(a->pos[0])) ||
+	    (a->description && !utf8_valid(a->description, strlen(a->description))))
+		return cli_fail(SMR_EINVAL, "space name and description must be valid UTF-8");
+	rc = cli_call(ctx, "space.create",
+		      json_pack("{s:s, s:s?}", "name", a->pos[0], "description", a->description),
+		      &res);
+	return print_space(rc, res, a->json, "created");
+}
+
+static int space_list(struct cli_ctx *ctx, struct space_args *a)
+{
+	json_t *res = NULL;
+	int rc;
+
+	if (a->npos != 0)
+		return cli_usage(&space_cmd, "space list takes no arguments");
+	rc = cli_call(ctx, "space.list", json_object(), &res);
+	if (rc)
+		return rc;
+	if (a->json)
+		cli_print_json(res);
+	else
+		render_spaces(res);
+	json_decref(res);
+	return 0;
+}
+
+static int space_rename(struct cli_ctx *ctx, struct space_args *a)
+{
+	json_t *res = NULL;
+	int rc;
+
+	if (a->npos != 2)
+		return cli_usage(&space_cmd, "space rename takes NAME and NEWNAME");
+	if (!utf8_valid(a->pos[1], strlen(a->pos[1])))
+		return cli_fail(SMR_EINVAL, "space name must be valid UTF-8");
+	rc = cli_call(ctx, "space.rename",
+		      json_pack("{s:s, s:s}", "space", a->pos[0], "new_name", a->pos[1]), &res);
+	return print_space(rc, res, a->json, "renamed to");
+}
+
+static int space_delete(struct cli_ctx *ctx, struct space_args *a)
+{
+	json_t *res = NULL;
+	int rc;
+
+	if (a->npos != 1)
+		return cli_usage(&space_cmd, "space delete takes one NAME");
+	if (!a->yes)
+		return cli_fail(SMR_EUSAGE,
+				"deleting space '%s' removes all its checkpoints and sessions;"
+				" add --yes to confirm", a->pos[0]);
+	rc = cli_call(ctx, "space.delete", json_pack("{s:s}", "space", a->pos[0]), &res);
+	if (rc)
+		return rc;
+	if (a->json)
+		cli_print_json(res);
+	else
+		printf("deleted space '%s'\n", json_string_value(json_object_get(res, "deleted")));
+	json_decref(res);
+	return 0;
+}
+
+int cmd_space(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct space_args a;
+	const char *sub;
+	int rc;
+
+	if (argc < 2 || cli_wants_help(argc, argv)) {
+		printf("usage: smriti %s\n", space_cmd.usage);
+		return argc < 2 && !cli_wants_help(argc, argv) ? 2 : 0;
+	}
+	sub = argv[1];
+	rc = parse(argc - 1, argv + 1, &a);
+	if (rc)
+		return rc;
+	if (!strcmp(sub, "create"))
+		return space_create(ctx, &a);
+	if (!strcmp(sub, "list") || !strcmp(sub, "ls"))
+		return space_list(ctx, &a);
+	if (!strcmp(sub, "rename"))
+		return space_rename(ctx, &a);
+	if (!strcmp(sub, "delete") || !strcmp(sub, "rm"))
+		return space_delete(ctx, &a);
+	return cli_usage(&space_cmd, "unknown subcommand 'space %s'", sub);
+}

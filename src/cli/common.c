@@ -1,0 +1,78 @@
+/*
+ * common.c -- what every CLI command shares: running an operation locally
+ * or remotely, error reporting with the documented exit codes, JSON output.
+ */
+#include "cli/cli.h"
+#include "ops/api.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+int cli_fail(enum smr_rc rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("smriti: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return smr_rc_exit_code(rc);
+}
+
+int cli_usage(const struct cli_cmd *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("smriti: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nusage: smriti %s\n", cmd->usage);
+	return smr_rc_exit_code(SMR_EUSAGE);
+}
+
+void cli_print_json(const json_t *doc)
+{
+	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_ENCODE_ANY);
+	fputc('\n', stdout);
+}
+
+int cli_wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return 1;
+	return 0;
+}
+
+static enum smr_rc open_store(struct cli_ctx *ctx, struct smr_err *err)
+{
+	enum smr_rc rc;
+
+	if (ctx->st)
+		return SMR_OK;
+	rc = store_open(ctx->db, &ctx->st, err);
+	if (!rc)
+		ops_ctx_init(&ctx->ops, ctx->st);
+	return rc;
+}
+
+int cli_call(struct cli_ctx *ctx, const char *op, json_t *params, json_t **result)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	enum smr_rc rc;
+
+	if (ctx->remote) {
+		rc = cli_remote_call(ctx, op, params, result, &err);
+	} else {
+		rc = open_store(ctx, &err);
+		if (!rc)
+			rc = api_call(&ctx->ops, op, params, result, &err);
+	}
+	json_decref(params);
+	if (rc)
+		return cli_fail(rc, "%s", err.msg);
+	return 0;
+}

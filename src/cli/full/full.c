@@ -1,0 +1,11 @@
+/*
+ * full.c -- the commands only smriti-full carries (server, MCP, chat
+ * runtime) and the hook that registers their operations.
+ */
+#include "cli/cli.h"
+
+const int cli_is_full = 1;
+
+const struct cli_cmd cli_full_commands[] = {
+	{ NULL, NULL, NULL, 0 },
+};

@@ -1,0 +1,189 @@
+/*
+ * main.c -- entry point of the smriti command: global options, the command
+ * table and dispatch.
+ *
+ * Smriti ships as two binaries built from the same sources, the way git
+ * keeps libcurl out of git itself: `smriti` links only SQLite, jansson and
+ * nettle so that an agent's `smriti head --json` costs little more than a
+ * process spawn, and `smriti-full` adds the HTTP server, the provider
+ * clients and PostgreSQL.  The lean binary hands any command it does not
+ * carry (and any remote or PostgreSQL use) to smriti-full by exec.
+ */
+#include "cli/cli.h"
+#include "util/sys.h"
+#include "util/xalloc.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+extern const int cli_is_full;
+extern const struct cli_cmd cli_full_commands[];
+
+static const struct cli_cmd core_commands[] = {
+	{ "space", "space create|list|rename|delete ...", cmd_space, 0 },
+	{ "checkpoint", "checkpoint create SPACE [--title T] [--decision D]... [--json]",
+	  cmd_checkpoint, 0 },
+	{ "commit", "commit SPACE [options of checkpoint create]", cmd_commit, 0 },
+	{ "head", "head SPACE [--json]", cmd_head, 0 },
+	{ "show", "show REF [--json]", cmd_show, 0 },
+	{ "log", "log REF [--limit N] [--json]", cmd_log, 0 },
+	{ "diff", "diff REF REF [--json]", cmd_diff, 0 },
+	{ "restore", "restore SPACE REF [--author NAME] [--json]", cmd_restore, 0 },
+	{ "fork", "fork REF --into NEWSPACE [--json]", cmd_fork, 0 },
+	{ "fsck", "fsck [SPACE] [--json]", cmd_fsck, 0 },
+	{ NULL, NULL, NULL, 0 },
+};
+
+const struct cli_cmd *cli_find(const char *name)
+{
+	const struct cli_cmd *tables[2] = { core_commands, cli_full_commands };
+
+	for (int t = 0; t < 2; t++)
+		for (const struct cli_cmd *c = tables[t]; c->name; c++)
+			if (!strcmp(c->name, name))
+				return c;
+	return NULL;
+}
+
+static void print_help(FILE *f)
+{
+	const struct cli_cmd *tables[2] = { core_commands, cli_full_commands };
+
+	fprintf(f, "usage: smriti [--db PATH|URL] [--remote URL] COMMAND [ARGS]\n\n"
+		   "Version control for reasoning state: Spaces hold chains of Checkpoints.\n\n"
+		   "Commands:\n");
+	for (int t = 0; t < 2; t++)
+		for (const struct cli_cmd *c = tables[t]; c->name; c++)
+			fprintf(f, "  smriti %s\n", c->usage);
+	fprintf(f, "\nREF is a checkpoint hash, a unique prefix of 4+ characters, a SPACE"
+		   " (its HEAD)\nor SPACE~N (N checkpoints before HEAD).\n"
+		   "Run 'smriti COMMAND --help' for the options of one command.\n\n"
+		   "Environment: SMRITI_DB (SQLite path or postgres:// URL), SMRITI_URL"
+		   " (a server),\nSMRITI_TOKEN, SMRITI_AUTHOR, XDG_DATA_HOME.\n"
+		   "Exit codes: 0 ok, 1 internal error, 2 invalid usage or input, 3 not found,\n"
+		   "4 conflict, 5 provider failure.\n");
+}
+
+/* Removes "--NAME VALUE" / "--NAME=VALUE" from argv (before any "--"); returns the value. */
+static const char *take_global(int *argc, char **argv, const char *name)
+{
+	size_t n = strlen(name);
+	const char *val = NULL;
+	int i = 1, drop;
+
+	while (i < *argc && strcmp(argv[i], "--")) {
+		drop = 0;
+		if (!strncmp(argv[i], name, n) && argv[i][n] == '=') {
+			val = argv[i] + n + 1;
+			drop = 1;
+		} else if (!strcmp(argv[i], name) && i + 1 < *argc) {
+			val = argv[i + 1];
+			drop = 2;
+		}
+		if (!drop) {
+			i++;
+			continue;
+		}
+		memmove(&argv[i], &argv[i + drop], (size_t)(*argc - i - drop + 1) * sizeof(*argv));
+		*argc -= drop;
+	}
+	return val;
+}
+
+static char *default_db(void)
+{
+	const char *xdg = getenv("XDG_DATA_HOME");
+	const char *home = getenv("HOME");
+	char *dir;
+
+	if (xdg && *xdg)
+		dir = xasprintf("%s/smriti", xdg);
+	else
+		dir = xasprintf("%s/.local/share/smriti", home && *home ? home : ".");
+	/* mkdir -p of the two levels that may be missing */
+	for (char *p = dir + 1; *p; p++) {
+		if (*p == '/') {
+			*p = '\0';
+			mkdir(dir, 0700);
+			*p = '/';
+		}
+	}
+	mkdir(dir, 0700);
+	{
+		char *path = xasprintf("%s/smriti.db", dir);
+
+		free(dir);
+		return path;
+	}
+}
+
+static int is_postgres(const char *dsn)
+{
+	return !strncmp(dsn, "postgres://", 11) || !strncmp(dsn, "postgresql://", 13);
+}
+
+/* Replaces the lean process with smriti-full from the same directory. */
+static int exec_full(char **argv)
+{
+	char self[PATH_MAX], *full;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n < 0)
+		return cli_fail(SMR_EINTERNAL, "cannot find my own binary: %s", strerror(errno));
+	self[n] = '\0';
+	full = xasprintf("%s/smriti-full", dirname(self));
+	execv(full, argv);
+	cli_fail(SMR_EINTERNAL, "this command needs '%s': %s", full, strerror(errno));
+	free(full);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli_ctx ctx = { 0 };
+	const struct cli_cmd *cmd;
+	char **orig = xmalloc((size_t)(argc + 1) * sizeof(*argv));
+	char *db_alloc = NULL;
+	int rc;
+
+	memcpy(orig, argv, (size_t)(argc + 1) * sizeof(*argv));
+	ctx.db = take_global(&argc, argv, "--db");
+	ctx.remote = take_global(&argc, argv, "--remote");
+	if (!ctx.db)
+		ctx.db = getenv("SMRITI_DB");
+	if (!ctx.remote)
+		ctx.remote = getenv("SMRITI_URL");
+	if (ctx.remote && !*ctx.remote)
+		ctx.remote = NULL;
+	ctx.token = getenv("SMRITI_TOKEN");
+	cmd = argc > 1 ? cli_find(argv[1]) : NULL;
+	if (!cli_is_full && (!cmd || (cmd->flags & CLI_FULL) || ctx.remote ||
+			     (ctx.db && is_postgres(ctx.db))))
+		return exec_full(orig);
+	if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "-h")) {
+		print_help(stdout);
+		free(orig);
+		return 0;
+	}
+	if (!cmd) {
+		free(orig);
+		return cli_fail(SMR_EUSAGE, "'%s' is not a smriti command; see 'smriti help'",
+				argv[1]);
+	}
+	if (!ctx.db || !*ctx.db) {
+		ctx.db = db_alloc = default_db();
+		ctx.db_is_default = 1;
+	}
+	rc = cmd->run(argc - 1, argv + 1, &ctx);
+	store_close(ctx.st);
+	free(db_alloc);
+	free(orig);
+	return rc;
+}

@@ -1,0 +1,370 @@
+/*
+ * checkpoint.c -- validation, normalisation, canonical form and hashing of
+ * Checkpoints.
+ *
+ * The canonical form (version 1) is the compact JSON object, keys sorted by
+ * byte value, of: v, parent, merge_parent, title, summary, decisions,
+ * assumptions, tasks, open_questions, entities, artifacts, metadata, author,
+ * created_at.  docs/checkpoint-hash.md specifies it for other implementations.
+ */
+#include "domain/checkpoint.h"
+#include "util/utf8.h"
+#include "util/xalloc.h"
+
+#include <nettle/sha2.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const checkpoint_list_fields[] = {
+	"decisions", "assumptions", "tasks", "open_questions", "entities",
+	"artifacts", NULL,
+};
+
+json_t *checkpoint_list(const struct checkpoint *c, const char *name)
+{
+	if (!strcmp(name, "decisions"))
+		return c->decisions;
+	if (!strcmp(name, "assumptions"))
+		return c->assumptions;
+	if (!strcmp(name, "tasks"))
+		return c->tasks;
+	if (!strcmp(name, "open_questions"))
+		return c->open_questions;
+	if (!strcmp(name, "entities"))
+		return c->entities;
+	if (!strcmp(name, "artifacts"))
+		return c->artifacts;
+	return NULL;
+}
+
+static json_t **list_slot(struct checkpoint *c, const char *name)
+{
+	if (!strcmp(name, "decisions"))
+		return &c->decisions;
+	if (!strcmp(name, "assumptions"))
+		return &c->assumptions;
+	if (!strcmp(name, "tasks"))
+		return &c->tasks;
+	if (!strcmp(name, "open_questions"))
+		return &c->open_questions;
+	if (!strcmp(name, "entities"))
+		return &c->entities;
+	if (!strcmp(name, "artifacts"))
+		return &c->artifacts;
+	return NULL;
+}
+
+static int is_blank(const char *s)
+{
+	for (; *s; s++)
+		if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r')
+			return 0;
+	return 1;
+}
+
+/* The key that names an item of this list: "name" for entities and artifacts. */
+static const char *item_key(const char *field)
+{
+	return !strcmp(field, "entities") || !strcmp(field, "artifacts") ? "name" : "text";
+}
+
+static enum smr_rc check_optional_string(const json_t *item, const char *key,
+					 const char *field, size_t idx,
+					 struct smr_err *err)
+{
+	const json_t *v = json_object_get(item, key);
+
+	if (v && !json_is_string(v))
+		return smr_errf(err, SMR_EINVAL, "%s[%zu].%s must be a string",
+				field, idx, key);
+	return SMR_OK;
+}
+
+static enum smr_rc normalize_task_status(json_t *item, size_t idx, struct smr_err *err)
+{
+	const json_t *st = json_object_get(item, "status");
+	const char *s;
+
+	if (!st) {
+		json_object_set_new(item, "status", json_string("open"));
+		return SMR_OK;
+	}
+	if (!json_is_string(st))
+		return smr_errf(err, SMR_EINVAL, "tasks[%zu].status must be a string", idx);
+	s = json_string_value(st);
+	if (strcmp(s, "open") && strcmp(s, "done"))
+		return smr_errf(err, SMR_EINVAL,
+				"tasks[%zu].status is '%s'; expected 'open' or 'done'", idx, s);
+	return SMR_OK;
+}
+
+static enum smr_rc normalize_artifact(json_t *item, size_t idx, struct smr_err *err)
+{
+	const json_t *kind = json_object_get(item, "kind");
+	const json_t *content = json_object_get(item, "content");
+
+	if (!json_is_string(content))
+		return smr_errf(err, SMR_EINVAL, "artifacts[%zu].content must be a string", idx);
+	if (kind && !json_is_string(kind))
+		return smr_errf(err, SMR_EINVAL, "artifacts[%zu].kind must be a string", idx);
+	if (!kind)
+		json_object_set_new(item, "kind", json_string("text"));
+	return SMR_OK;
+}
+
+/* Turns one input element into a new normalised item object, or NULL with err set. */
+static json_t *normalize_item(const char *field, const json_t *in, size_t idx,
+			      struct smr_err *err)
+{
+	const char *key = item_key(field);
+	const json_t *name;
+	json_t *item;
+	enum smr_rc rc = SMR_OK;
+
+	if (json_is_string(in) && strcmp(field, "artifacts")) {
+		item = json_object();
+		json_object_set(item, key, (json_t *)in);
+	} else if (json_is_object(in)) {
+		item = json_deep_copy(in);
+	} else {
+		smr_errf(err, SMR_EINVAL, "%s[%zu] must be %s", field, idx,
+			 strcmp(field, "artifacts") ? "a string or an object" :
+			 "an object {name, kind, content}");
+		return NULL;
+	}
+	name = json_object_get(item, key);
+	if (!json_is_string(name) || is_blank(json_string_value(name)))
+		rc = smr_errf(err, SMR_EINVAL, "%s[%zu].%s must be a non-empty string",
+			      field, idx, key);
+	if (!rc && !strcmp(field, "tasks"))
+		rc = normalize_task_status(item, idx, err);
+	if (!rc && !strcmp(field, "artifacts"))
+		rc = normalize_artifact(item, idx, err);
+	if (!rc && !strcmp(field, "entities"))
+		rc = check_optional_string(item, "kind", field, idx, err);
+	if (!rc && !strcmp(field, "entities"))
+		rc = check_optional_string(item, "description", field, idx, err);
+	if (rc) {
+		json_decref(item);
+		return NULL;
+	}
+	return item;
+}
+
+json_t *checkpoint_normalize_list(const char *field, const json_t *in,
+				  struct smr_err *err)
+{
+	json_t *out, *item;
+	size_t i;
+
+	if (!json_is_array(in)) {
+		smr_errf(err, SMR_EINVAL, "'%s' must be an array", field);
+		return NULL;
+	}
+	out = json_array();
+	for (i = 0; i < json_array_size(in); i++) {
+		item = normalize_item(field, json_array_get(in, i), i, err);
+		if (!item) {
+			json_decref(out);
+			return NULL;
+		}
+		json_array_append_new(out, item);
+	}
+	return out;
+}
+
+static enum smr_rc take_string(const json_t *v, const char *key, char **dst,
+			       struct smr_err *err)
+{
+	if (json_is_null(v))
+		return SMR_OK;
+	if (!json_is_string(v))
+		return smr_errf(err, SMR_EINVAL, "'%s' must be a string", key);
+	free(*dst);
+	*dst = xstrdup(json_string_value(v));
+	return SMR_OK;
+}
+
+static int is_output_only_key(const char *key)
+{
+	static const char *const keys[] = {
+		"commit_hash", "parent_hash", "merge_parent_hash", "space",
+		"created_at", NULL,
+	};
+
+	for (size_t i = 0; keys[i]; i++)
+		if (!strcmp(key, keys[i]))
+			return 1;
+	return 0;
+}
+
+static enum smr_rc take_field(const char *key, const json_t *v,
+			      struct checkpoint *out, struct smr_err *err)
+{
+	json_t **slot;
+
+	if (!strcmp(key, "title"))
+		return take_string(v, key, &out->title, err);
+	if (!strcmp(key, "summary"))
+		return take_string(v, key, &out->summary, err);
+	if (!strcmp(key, "author"))
+		return take_string(v, key, &out->author, err);
+	if (!strcmp(key, "metadata")) {
+		if (!json_is_object(v))
+			return smr_errf(err, SMR_EINVAL, "'metadata' must be an object");
+		json_decref(out->metadata);
+		out->metadata = json_deep_copy(v);
+		return SMR_OK;
+	}
+	slot = list_slot(out, key);
+	if (slot) {
+		json_t *norm = checkpoint_normalize_list(key, v, err);
+
+		if (!norm)
+			return err ? err->code : SMR_EINVAL;
+		json_decref(*slot);
+		*slot = norm;
+		return SMR_OK;
+	}
+	if (is_output_only_key(key))
+		return SMR_OK;
+	return smr_errf(err, SMR_EINVAL, "unknown checkpoint field '%s'", key);
+}
+
+enum smr_rc checkpoint_from_json(const json_t *in, struct checkpoint *out,
+				 struct smr_err *err)
+{
+	const char *key;
+	json_t *v;
+	enum smr_rc rc;
+
+	if (!json_is_object(in))
+		return smr_errf(err, SMR_EINVAL, "a checkpoint must be a JSON object");
+	json_object_foreach((json_t *)in, key, v) {
+		rc = take_field(key, v, out, err);
+		if (rc)
+			return rc;
+	}
+	return SMR_OK;
+}
+
+int checkpoint_is_empty(const struct checkpoint *c)
+{
+	if (c->title && !is_blank(c->title))
+		return 0;
+	if (c->summary && !is_blank(c->summary))
+		return 0;
+	for (size_t i = 0; checkpoint_list_fields[i]; i++)
+		if (json_array_size(checkpoint_list(c, checkpoint_list_fields[i])))
+			return 0;
+	return 1;
+}
+
+static json_t *string_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *string_or_empty(const char *s)
+{
+	return json_string(s ? s : "");
+}
+
+static void add_content(json_t *o, const struct checkpoint *c)
+{
+	json_object_set_new(o, "title", string_or_empty(c->title));
+	json_object_set_new(o, "summary", string_or_empty(c->summary));
+	for (size_t i = 0; checkpoint_list_fields[i]; i++)
+		json_object_set(o, checkpoint_list_fields[i],
+				checkpoint_list(c, checkpoint_list_fields[i]));
+	json_object_set(o, "metadata", c->metadata);
+	json_object_set_new(o, "author", string_or_empty(c->author));
+	json_object_set_new(o, "created_at", string_or_empty(c->created_at));
+}
+
+char *checkpoint_canonical(const struct checkpoint *c)
+{
+	json_t *o = json_object();
+	char *s;
+
+	json_object_set_new(o, "v", json_integer(1));
+	json_object_set_new(o, "parent", string_or_null(c->parent_hash));
+	json_object_set_new(o, "merge_parent", string_or_null(c->merge_parent_hash));
+	add_content(o, c);
+	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+	json_decref(o);
+	if (!s)
+		abort();
+	return s;
+}
+
+void checkpoint_compute_hash(const struct checkpoint *c, char out[HASH_HEX_LEN + 1])
+{
+	static const char hex[] = "0123456789abcdef";
+	uint8_t digest[SHA256_DIGEST_SIZE];
+	struct sha256_ctx ctx;
+	char *canon = checkpoint_canonical(c);
+
+	sha256_init(&ctx);
+	sha256_update(&ctx, strlen(canon), (const uint8_t *)canon);
+	sha256_digest(&ctx, sizeof(digest), digest);
+	free(canon);
+	for (size_t i = 0; i < sizeof(digest); i++) {
+		out[2 * i] = hex[digest[i] >> 4];
+		out[2 * i + 1] = hex[digest[i] & 15];
+	}
+	out[HASH_HEX_LEN] = '\0';
+}
+
+void checkpoint_seal(struct checkpoint *c)
+{
+	char hash[HASH_HEX_LEN + 1];
+
+	checkpoint_compute_hash(c, hash);
+	free(c->hash);
+	c->hash = xstrdup(hash);
+}
+
+json_t *checkpoint_to_json(const struct checkpoint *c)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "commit_hash", string_or_null(c->hash));
+	json_object_set_new(o, "parent_hash", string_or_null(c->parent_hash));
+	if (c->merge_parent_hash)
+		json_object_set_new(o, "merge_parent_hash", json_string(c->merge_parent_hash));
+	json_object_set_new(o, "space", string_or_null(c->space));
+	add_content(o, c);
+	return o;
+}
+
+void checkpoint_copy_content(struct checkpoint *dst, const struct checkpoint *src)
+{
+	json_t **slot;
+
+	free(dst->title);
+	free(dst->summary);
+	free(dst->author);
+	dst->title = xstrdup(src->title);
+	dst->summary = xstrdup(src->summary);
+	dst->author = xstrdup(src->author);
+	for (size_t i = 0; checkpoint_list_fields[i]; i++) {
+		slot = list_slot(dst, checkpoint_list_fields[i]);
+		json_decref(*slot);
+		*slot = json_deep_copy(checkpoint_list(src, checkpoint_list_fields[i]));
+	}
+	json_decref(dst->metadata);
+	dst->metadata = json_deep_copy(src->metadata);
+}
+
+int is_hash_prefix(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n < 4 || n > HASH_HEX_LEN)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
+}

@@ -1,0 +1,58 @@
+/*
+ * checkpoint.h -- building, validating, hashing and rendering Checkpoints.
+ *
+ * A Checkpoint is immutable and content-addressed: its commit_hash is the
+ * SHA-256 of a canonical serialization (docs/checkpoint-hash.md) that covers
+ * the parent hash(es) and every field except the Space, so a fork shares its
+ * history with the same hashes.  Pure code: no store, no clock, no I/O.
+ */
+#ifndef SMRITI_CHECKPOINT_H
+#define SMRITI_CHECKPOINT_H
+
+#include "domain/model.h"
+#include "util/err.h"
+
+/*
+ * Validates the user-supplied fields of in (title, summary, the six lists,
+ * artifacts, metadata, author) and normalises them into out, which must be
+ * checkpoint_init()ed.  Plain strings in lists become {"text": s} (entities:
+ * {"name": s}); tasks get status "open" unless given.  Output-only keys
+ * (commit_hash, parent_hash, space, created_at) are ignored so that a
+ * `show --json` document can be fed back; any other unknown key is an error.
+ * On error out may be partly filled; the caller releases it either way.
+ */
+enum smr_rc checkpoint_from_json(const json_t *in, struct checkpoint *out,
+				 struct smr_err *err);
+
+/* Normalises one list field in place-by-copy; returns a new array or NULL with err set. */
+json_t *checkpoint_normalize_list(const char *field, const json_t *in,
+				  struct smr_err *err);
+
+/* 1 when nothing at all would be recorded (no title, summary, items, artifacts). */
+int checkpoint_is_empty(const struct checkpoint *c);
+
+/* The canonical serialization that is hashed; caller free()s. */
+char *checkpoint_canonical(const struct checkpoint *c);
+
+/* Recomputes the hash of c into out[65] (hex, NUL-terminated). */
+void checkpoint_compute_hash(const struct checkpoint *c, char out[HASH_HEX_LEN + 1]);
+
+/* Sets c->hash from its fields (replacing any old value). */
+void checkpoint_seal(struct checkpoint *c);
+
+/* Full JSON document of a checkpoint (agent contract); new reference. */
+json_t *checkpoint_to_json(const struct checkpoint *c);
+
+/* Deep copy of the content fields (not hash/parent/space/created_at) from src to dst (init'ed). */
+void checkpoint_copy_content(struct checkpoint *dst, const struct checkpoint *src);
+
+/* Names of the six list fields in display order, NULL-terminated. */
+extern const char *const checkpoint_list_fields[];
+
+/* The list member of c called name ("decisions", ..., "artifacts"); NULL if no such field. */
+json_t *checkpoint_list(const struct checkpoint *c, const char *name);
+
+/* 1 if s looks like a hex hash prefix (lower-case hex, 4..64 chars). */
+int is_hash_prefix(const char *s);
+
+#endif

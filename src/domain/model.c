@@ -1,0 +1,132 @@
+/*
+ * model.c -- lifecycle of the data-model structs (see model.h).
+ */
+#include "domain/model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void space_release(struct space *sp)
+{
+	free(sp->id);
+	free(sp->name);
+	free(sp->description);
+	free(sp->created_at);
+	free(sp->head);
+	memset(sp, 0, sizeof(*sp));
+}
+
+void checkpoint_init(struct checkpoint *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->decisions = json_array();
+	c->assumptions = json_array();
+	c->tasks = json_array();
+	c->open_questions = json_array();
+	c->entities = json_array();
+	c->artifacts = json_array();
+	c->metadata = json_object();
+}
+
+void checkpoint_release(struct checkpoint *c)
+{
+	free(c->hash);
+	free(c->parent_hash);
+	free(c->merge_parent_hash);
+	free(c->space);
+	free(c->title);
+	free(c->summary);
+	json_decref(c->decisions);
+	json_decref(c->assumptions);
+	json_decref(c->tasks);
+	json_decref(c->open_questions);
+	json_decref(c->entities);
+	json_decref(c->artifacts);
+	json_decref(c->metadata);
+	free(c->author);
+	free(c->created_at);
+	memset(c, 0, sizeof(*c));
+}
+
+void session_release(struct session *s)
+{
+	free(s->id);
+	free(s->repo_id);
+	free(s->title);
+	free(s->mounted_hash);
+	free(s->forked_from);
+	free(s->created_at);
+	memset(s, 0, sizeof(*s));
+}
+
+void turn_release(struct turn *t)
+{
+	free(t->session_id);
+	free(t->role);
+	free(t->content);
+	free(t->provider);
+	free(t->model);
+	free(t->error);
+	free(t->created_at);
+	memset(t, 0, sizeof(*t));
+}
+
+void draft_job_release(struct draft_job *j)
+{
+	free(j->id);
+	free(j->session_id);
+	free(j->provider);
+	free(j->model);
+	free(j->result);
+	free(j->error);
+	free(j->created_at);
+	free(j->started_at);
+	free(j->finished_at);
+	memset(j, 0, sizeof(*j));
+}
+
+void spaces_free(struct space *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		space_release(&v[i]);
+	free(v);
+}
+
+void checkpoints_free(struct checkpoint *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		checkpoint_release(&v[i]);
+	free(v);
+}
+
+void sessions_free(struct session *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		session_release(&v[i]);
+	free(v);
+}
+
+void turns_free(struct turn *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		turn_release(&v[i]);
+	free(v);
+}
+
+static const char *const job_names[] = { "queued", "running", "done", "failed" };
+
+const char *job_status_name(enum job_status s)
+{
+	return job_names[s];
+}
+
+int job_status_parse(const char *s, enum job_status *out)
+{
+	for (size_t i = 0; i < sizeof(job_names) / sizeof(job_names[0]); i++) {
+		if (!strcmp(s, job_names[i])) {
+			*out = (enum job_status)i;
+			return 0;
+		}
+	}
+	return -1;
+}

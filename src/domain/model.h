@@ -1,0 +1,99 @@
+/*
+ * model.h -- the plain structs of Smriti's data model, shared by every layer.
+ *
+ * User-facing words map onto these names: a Space is a repo, a Checkpoint is
+ * a commit (see DESIGN.md).  Strings are owned by the struct (free with the
+ * matching *_release); json_t members hold one reference each.
+ */
+#ifndef SMRITI_MODEL_H
+#define SMRITI_MODEL_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#define HASH_HEX_LEN 64
+
+struct space {
+	char *id;            /* uuid */
+	char *name;
+	char *description;
+	char *created_at;
+	char *head;          /* hash of HEAD, NULL while the Space is empty */
+};
+
+struct checkpoint {
+	char *hash;              /* commit_hash: hex SHA-256 of the canonical form */
+	char *parent_hash;       /* NULL for a root checkpoint */
+	char *merge_parent_hash; /* NULL unless it merges a second line */
+	char *space;             /* name of the Space holding it; not hashed */
+	char *title;
+	char *summary;
+	json_t *decisions;       /* [{text, ...}] */
+	json_t *assumptions;     /* [{text, ...}] */
+	json_t *tasks;           /* [{text, status: open|done, ...}] */
+	json_t *open_questions;  /* [{text, ...}] */
+	json_t *entities;        /* [{name, kind?, description?}] */
+	json_t *artifacts;       /* [{name, kind, content}] */
+	json_t *metadata;        /* {} */
+	char *author;
+	char *created_at;
+};
+
+struct session {
+	char *id;
+	char *repo_id;
+	char *title;
+	char *mounted_hash;          /* mounted Checkpoint, NULL if none */
+	char *forked_from;           /* session this one was forked from on mount */
+	int64_t history_base_seq;    /* structural boundary; -1 when none */
+	char *created_at;
+	int64_t last_seq;            /* highest sequence_number, 0 with no turns (read-only) */
+};
+
+struct turn {
+	int64_t id;
+	char *session_id;
+	int64_t seq;                 /* sequence_number, from 1, gap-free per session */
+	char *role;                  /* user | assistant */
+	char *content;
+	char *provider;
+	char *model;
+	int64_t prompt_tokens;       /* -1 when unknown */
+	int64_t completion_tokens;   /* -1 when unknown */
+	int64_t latency_ms;          /* -1 when unknown */
+	char *error;                 /* provider failure recorded on a user turn */
+	char *created_at;
+};
+
+enum job_status { JOB_QUEUED, JOB_RUNNING, JOB_DONE, JOB_FAILED };
+
+struct draft_job {
+	char *id;
+	char *session_id;
+	enum job_status status;
+	char *provider;
+	char *model;
+	char *result;                /* JSON text of the proposed checkpoint when done */
+	char *error;
+	char *created_at;
+	char *started_at;
+	char *finished_at;
+};
+
+void space_release(struct space *sp);
+void checkpoint_init(struct checkpoint *c);     /* empty lists, {} metadata */
+void checkpoint_release(struct checkpoint *c);
+void session_release(struct session *s);
+void turn_release(struct turn *t);
+void draft_job_release(struct draft_job *j);
+
+/* Free arrays of n structs returned by the store, contents and array. */
+void spaces_free(struct space *v, size_t n);
+void checkpoints_free(struct checkpoint *v, size_t n);
+void sessions_free(struct session *v, size_t n);
+void turns_free(struct turn *v, size_t n);
+
+const char *job_status_name(enum job_status s);
+int job_status_parse(const char *s, enum job_status *out);
+
+#endif

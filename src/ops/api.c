@@ -1,0 +1,328 @@
+/*
+ * api.c -- the JSON face of the core operations (see api.h): parameter
+ * checking and the operation table for Spaces and Checkpoints.
+ */
+#include "ops/api.h"
+#include "domain/checkpoint.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define API_TABLES_MAX 8
+
+enum smr_rc api_str(const json_t *params, const char *key, int required, const char **out,
+		    struct smr_err *err)
+{
+	const json_t *v = json_object_get(params, key);
+
+	*out = NULL;
+	if (!v || json_is_null(v)) {
+		if (required)
+			return smr_errf(err, SMR_EUSAGE, "missing required parameter '%s'", key);
+		return SMR_OK;
+	}
+	if (!json_is_string(v))
+		return smr_errf(err, SMR_EINVAL, "parameter '%s' must be a string", key);
+	*out = json_string_value(v);
+	return SMR_OK;
+}
+
+enum smr_rc api_int(const json_t *params, const char *key, long long min, long long max,
+		    long long *out, struct smr_err *err)
+{
+	const json_t *v = json_object_get(params, key);
+
+	if (!v || json_is_null(v))
+		return SMR_OK;
+	if (!json_is_integer(v))
+		return smr_errf(err, SMR_EINVAL, "parameter '%s' must be an integer", key);
+	if (json_integer_value(v) < min || json_integer_value(v) > max)
+		return smr_errf(err, SMR_EINVAL, "parameter '%s' must be between %lld and %lld",
+				key, min, max);
+	*out = json_integer_value(v);
+	return SMR_OK;
+}
+
+json_t *api_checkpoints_json(const struct checkpoint *v, size_t n)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, checkpoint_to_json(&v[i]));
+	return a;
+}
+
+/* Hands a space to the caller as JSON and releases it. */
+static enum smr_rc space_result(enum smr_rc rc, struct space *sp, json_t **result)
+{
+	if (!rc)
+		*result = ops_space_json(sp);
+	space_release(sp);
+	return rc;
+}
+
+static enum smr_rc checkpoint_result(enum smr_rc rc, struct checkpoint *c, json_t **result)
+{
+	if (!rc)
+		*result = checkpoint_to_json(c);
+	checkpoint_release(c);
+	return rc;
+}
+
+static enum smr_rc op_space_create(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				   struct smr_err *err)
+{
+	const char *name, *desc;
+	struct space sp = { 0 };
+	enum smr_rc rc;
+
+	rc = api_str(p, "name", 1, &name, err);
+	if (!rc)
+		rc = api_str(p, "description", 0, &desc, err);
+	if (!rc)
+		rc = ops_space_create(ctx, name, desc, &sp, err);
+	return space_result(rc, &sp, result);
+}
+
+static enum smr_rc op_space_get(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				struct smr_err *err)
+{
+	const char *space;
+	struct space sp = { 0 };
+	enum smr_rc rc = api_str(p, "space", 1, &space, err);
+
+	if (!rc)
+		rc = ops_space_get(ctx, space, &sp, err);
+	return space_result(rc, &sp, result);
+}
+
+static enum smr_rc op_space_list(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				 struct smr_err *err)
+{
+	struct space *v = NULL;
+	size_t n = 0;
+	enum smr_rc rc;
+
+	(void)p;
+	rc = ops_space_list(ctx, &v, &n, err);
+	if (!rc) {
+		*result = json_array();
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(*result, ops_space_json(&v[i]));
+	}
+	spaces_free(v, n);
+	return rc;
+}
+
+static enum smr_rc op_space_rename(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				   struct smr_err *err)
+{
+	const char *space, *new_name;
+	struct space sp = { 0 };
+	enum smr_rc rc;
+
+	rc = api_str(p, "space", 1, &space, err);
+	if (!rc)
+		rc = api_str(p, "new_name", 1, &new_name, err);
+	if (!rc)
+		rc = ops_space_rename(ctx, space, new_name, &sp, err);
+	return space_result(rc, &sp, result);
+}
+
+static enum smr_rc op_space_delete(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				   struct smr_err *err)
+{
+	const char *space;
+	struct space sp = { 0 };
+	enum smr_rc rc;
+
+	rc = api_str(p, "space", 1, &space, err);
+	if (!rc)
+		rc = ops_space_get(ctx, space, &sp, err);
+	if (!rc)
+		rc = ops_space_delete(ctx, sp.id, err);
+	if (!rc)
+		*result = json_pack("{s:s, s:s}", "deleted", sp.name, "id", sp.id);
+	space_release(&sp);
+	return rc;
+}
+
+static enum smr_rc op_head(struct ops_ctx *ctx, const json_t *p, json_t **result,
+			   struct smr_err *err)
+{
+	const char *space;
+	struct checkpoint c = { 0 };
+	enum smr_rc rc = api_str(p, "space", 1, &space, err);
+
+	if (!rc)
+		rc = ops_head(ctx, space, &c, err);
+	return checkpoint_result(rc, &c, result);
+}
+
+static enum smr_rc op_show(struct ops_ctx *ctx, const json_t *p, json_t **result,
+			   struct smr_err *err)
+{
+	const char *ref;
+	struct checkpoint c = { 0 };
+	enum smr_rc rc = api_str(p, "ref", 1, &ref, err);
+
+	if (!rc)
+		rc = ops_resolve(ctx, ref, &c, err);
+	return checkpoint_result(rc, &c, result);
+}
+
+static enum smr_rc op_checkpoint_create(struct ops_ctx *ctx, const json_t *p, json_t **result,
+					struct smr_err *err)
+{
+	const char *space, *parent, *author;
+	const json_t *fields = json_object_get(p, "checkpoint");
+	struct checkpoint c = { 0 };
+	enum smr_rc rc;
+
+	rc = api_str(p, "space", 1, &space, err);
+	if (!rc)
+		rc = api_str(p, "parent", 0, &parent, err);
+	if (!rc)
+		rc = api_str(p, "author", 0, &author, err);
+	if (!rc && !json_is_object(fields))
+		rc = smr_errf(err, SMR_EINVAL, "parameter 'checkpoint' must be an object");
+	if (!rc)
+		rc = ops_checkpoint_create(ctx, space, fields, parent, author, &c, err);
+	return checkpoint_result(rc, &c, result);
+}
+
+static enum smr_rc op_log(struct ops_ctx *ctx, const json_t *p, json_t **result,
+			  struct smr_err *err)
+{
+	const char *ref;
+	long long limit = 0;
+	struct checkpoint *v = NULL;
+	size_t n = 0;
+	enum smr_rc rc;
+
+	rc = api_str(p, "ref", 1, &ref, err);
+	if (!rc)
+		rc = api_int(p, "limit", 0, 1000000000, &limit, err);
+	if (!rc)
+		rc = ops_log(ctx, ref, (size_t)limit, &v, &n, err);
+	if (!rc)
+		*result = api_checkpoints_json(v, n);
+	checkpoints_free(v, n);
+	return rc;
+}
+
+static enum smr_rc op_diff(struct ops_ctx *ctx, const json_t *p, json_t **result,
+			   struct smr_err *err)
+{
+	const char *from, *to;
+	enum smr_rc rc;
+
+	rc = api_str(p, "from", 1, &from, err);
+	if (!rc)
+		rc = api_str(p, "to", 1, &to, err);
+	if (!rc)
+		rc = ops_diff(ctx, from, to, result, err);
+	return rc;
+}
+
+static enum smr_rc op_restore(struct ops_ctx *ctx, const json_t *p, json_t **result,
+			      struct smr_err *err)
+{
+	const char *space, *ref, *author;
+	struct checkpoint c = { 0 };
+	enum smr_rc rc;
+
+	rc = api_str(p, "space", 1, &space, err);
+	if (!rc)
+		rc = api_str(p, "ref", 1, &ref, err);
+	if (!rc)
+		rc = api_str(p, "author", 0, &author, err);
+	if (!rc)
+		rc = ops_restore(ctx, space, ref, author, &c, err);
+	return checkpoint_result(rc, &c, result);
+}
+
+static enum smr_rc op_fork(struct ops_ctx *ctx, const json_t *p, json_t **result,
+			   struct smr_err *err)
+{
+	const char *ref, *into;
+	struct space sp = { 0 };
+	enum smr_rc rc;
+
+	rc = api_str(p, "ref", 1, &ref, err);
+	if (!rc)
+		rc = api_str(p, "into", 1, &into, err);
+	if (!rc)
+		rc = ops_fork(ctx, ref, into, &sp, err);
+	return space_result(rc, &sp, result);
+}
+
+static enum smr_rc op_fsck(struct ops_ctx *ctx, const json_t *p, json_t **result,
+			   struct smr_err *err)
+{
+	const char *space;
+	enum smr_rc rc = api_str(p, "space", 0, &space, err);
+
+	if (!rc)
+		rc = ops_fsck(ctx, space, result, err);
+	return rc;
+}
+
+static const struct api_op core_ops[] = {
+	{ "space.create", op_space_create, 1 },
+	{ "space.get", op_space_get, 0 },
+	{ "space.list", op_space_list, 0 },
+	{ "space.rename", op_space_rename, 1 },
+	{ "space.delete", op_space_delete, 1 },
+	{ "head", op_head, 0 },
+	{ "show", op_show, 0 },
+	{ "checkpoint.create", op_checkpoint_create, 1 },
+	{ "log", op_log, 0 },
+	{ "diff", op_diff, 0 },
+	{ "restore", op_restore, 1 },
+	{ "fork", op_fork, 1 },
+	{ "fsck", op_fsck, 0 },
+	{ NULL, NULL, 0 },
+};
+
+static const struct api_op *tables[API_TABLES_MAX] = { core_ops };
+
+void api_register(const struct api_op *ops)
+{
+	for (size_t i = 0; i < API_TABLES_MAX; i++) {
+		if (tables[i] == ops)
+			return;
+		if (!tables[i]) {
+			tables[i] = ops;
+			return;
+		}
+	}
+	abort();
+}
+
+const struct api_op *api_find(const char *name)
+{
+	for (size_t t = 0; t < API_TABLES_MAX && tables[t]; t++)
+		for (const struct api_op *op = tables[t]; op->name; op++)
+			if (!strcmp(op->name, name))
+				return op;
+	return NULL;
+}
+
+enum smr_rc api_call(struct ops_ctx *ctx, const char *name, const json_t *params,
+		     json_t **result, struct smr_err *err)
+{
+	const struct api_op *op = api_find(name);
+	json_t *empty = NULL;
+	enum smr_rc rc;
+
+	if (!op)
+		return smr_errf(err, SMR_ENOTFOUND, "no operation '%s'", name);
+	if (!params)
+		params = empty = json_object();
+	if (!json_is_object(params))
+		return smr_errf(err, SMR_EINVAL, "parameters must be a JSON object");
+	rc = op->run(ctx, params, result, err);
+	json_decref(empty);
+	return rc;
+}

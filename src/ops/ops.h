@@ -1,0 +1,92 @@
+/*
+ * ops.h -- the operations layer: the one API that every transport calls.
+ *
+ * The CLI, the HTTP server and the MCP server each parse their input, call
+ * one function here and render what it returns; none of them holds domain
+ * logic.  This layer reads the clock and makes ids (so the domain below it
+ * stays deterministic), resolves user references, and drives the store port.
+ *
+ * Outputs are owned by the caller: release structs with the functions of
+ * domain/model.h.  Space arguments take a Space's name or id.
+ */
+#ifndef SMRITI_OPS_H
+#define SMRITI_OPS_H
+
+#include "domain/model.h"
+#include "store/store.h"
+#include "util/err.h"
+
+struct runtime;   /* chat runtime of smriti-full (providers, jobs); opaque here */
+
+struct ops_ctx {
+	struct store *st;
+	struct runtime *rt;              /* NULL in the lean binary */
+	void (*now)(char out[32]);       /* sys_now_iso unless a test swaps it */
+	void (*new_id)(char out[37]);    /* sys_uuid unless a test swaps it */
+};
+
+/* Sets the clock and id source to the system's. */
+void ops_ctx_init(struct ops_ctx *ctx, struct store *st);
+
+/* Spaces */
+enum smr_rc ops_space_create(struct ops_ctx *ctx, const char *name, const char *description,
+			     struct space *out, struct smr_err *err);
+enum smr_rc ops_space_get(struct ops_ctx *ctx, const char *space, struct space *out,
+			  struct smr_err *err);
+enum smr_rc ops_space_list(struct ops_ctx *ctx, struct space **out, size_t *n,
+			   struct smr_err *err);
+enum smr_rc ops_space_rename(struct ops_ctx *ctx, const char *space, const char *new_name,
+			     struct space *out, struct smr_err *err);
+enum smr_rc ops_space_delete(struct ops_ctx *ctx, const char *space, struct smr_err *err);
+
+/* Validates a Space name: 1..100 characters, no control characters, no '~' or '/'. */
+enum smr_rc ops_check_space_name(const char *name, struct smr_err *err);
+
+/* Resolves a REF (hash, unique prefix, SPACE, SPACE~N, HASH~N) to its checkpoint. */
+enum smr_rc ops_resolve(struct ops_ctx *ctx, const char *ref, struct checkpoint *out,
+			struct smr_err *err);
+
+/* The HEAD checkpoint of a Space; SMR_ENOTFOUND while the Space is empty. */
+enum smr_rc ops_head(struct ops_ctx *ctx, const char *space, struct checkpoint *out,
+		     struct smr_err *err);
+
+/*
+ * Writes a checkpoint of fields (validated by checkpoint_from_json) into a
+ * Space.  With parent NULL it goes on top of whatever HEAD is when it is
+ * written; with parent given (a full hash or unique prefix) HEAD must still
+ * be that checkpoint, else SMR_ECONFLICT naming the current HEAD and nothing
+ * is written.  author may be NULL ("").  out gets the stored checkpoint.
+ */
+enum smr_rc ops_checkpoint_create(struct ops_ctx *ctx, const char *space, const json_t *fields,
+				  const char *parent, const char *author,
+				  struct checkpoint *out, struct smr_err *err);
+
+/* Ancestry of ref, newest first; limit 0 means all. */
+enum smr_rc ops_log(struct ops_ctx *ctx, const char *ref, size_t limit,
+		    struct checkpoint **out, size_t *n, struct smr_err *err);
+
+/* Field-by-field difference; *out is a new reference (see domain/diff.h). */
+enum smr_rc ops_diff(struct ops_ctx *ctx, const char *ref_a, const char *ref_b, json_t **out,
+		     struct smr_err *err);
+
+/* A new checkpoint on top of the Space's HEAD carrying ref's state. */
+enum smr_rc ops_restore(struct ops_ctx *ctx, const char *space, const char *ref,
+			const char *author, struct checkpoint *out, struct smr_err *err);
+
+/* A new Space whose HEAD is ref, sharing ref's ancestry and hashes. */
+enum smr_rc ops_fork(struct ops_ctx *ctx, const char *ref, const char *new_space,
+		     struct space *out, struct smr_err *err);
+
+/*
+ * Recomputes every hash and parent link of one Space (or all when space is
+ * NULL).  *report is a new reference: {"ok", "spaces", "checkpoints",
+ * "problems": [{"space", "commit_hash", "problem"}]}.  Damage is not an
+ * error of the call; it is in the report.
+ */
+enum smr_rc ops_fsck(struct ops_ctx *ctx, const char *space, json_t **report,
+		     struct smr_err *err);
+
+/* JSON renderings shared by every transport; new references. */
+json_t *ops_space_json(const struct space *sp);
+
+#endif

@@ -1,0 +1,312 @@
+/*
+ * ops_checkpoint.c -- operations on Checkpoints: resolve a reference, read
+ * HEAD, write (compare-and-swap on HEAD), log, diff, restore and fork.
+ */
+#include "domain/checkpoint.h"
+#include "domain/diff.h"
+#include "domain/ref.h"
+#include "ops/ops.h"
+#include "util/xalloc.h"
+
+#include <string.h>
+
+/* How often a write without an explicit parent retries after losing a race. */
+#define CAS_RETRIES 64
+
+/* The single hash a prefix names, into a new string. */
+static enum smr_rc unique_hash(struct ops_ctx *ctx, const char *prefix, char **out,
+			       struct smr_err *err)
+{
+	char **hits = NULL;
+	size_t n = 0;
+	enum smr_rc rc;
+
+	rc = ctx->st->ops->checkpoint_find_prefix(ctx->st, prefix, 2, &hits, &n, err);
+	if (!rc && n == 0)
+		rc = smr_errf(err, SMR_ENOTFOUND, "no checkpoint matches '%s'", prefix);
+	if (!rc && n > 1)
+		rc = smr_errf(err, SMR_EUSAGE,
+			      "checkpoint prefix '%s' is ambiguous: it matches %.12s and %.12s;"
+			      " give more characters", prefix, hits[0], hits[1]);
+	if (!rc) {
+		*out = hits[0];
+		hits[0] = NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		free(hits[i]);
+	free(hits);
+	return rc;
+}
+
+/* The checkpoint a base reference names (no ~N), looked up as a Space first. */
+static enum smr_rc resolve_base(struct ops_ctx *ctx, const char *base, struct checkpoint *out,
+				char **space_id, struct smr_err *err)
+{
+	struct space sp = { 0 };
+	char *hash = NULL;
+	enum smr_rc rc;
+
+	rc = ctx->st->ops->space_get(ctx->st, base, &sp, NULL);
+	if (!rc) {
+		if (!sp.head)
+			rc = smr_errf(err, SMR_ENOTFOUND, "space '%s' has no checkpoints yet",
+				      sp.name);
+		else
+			rc = ctx->st->ops->checkpoint_get(ctx->st, sp.id, sp.head, out, err);
+		*space_id = sp.id;
+		sp.id = NULL;
+		space_release(&sp);
+		return rc;
+	}
+	if (rc != SMR_ENOTFOUND)
+		return smr_errf(err, rc, "cannot read space '%s'", base);
+	if (!is_hash_prefix(base))
+		return smr_errf(err, SMR_ENOTFOUND, "no space or checkpoint named '%s'", base);
+	rc = unique_hash(ctx, base, &hash, err);
+	if (!rc)
+		rc = ctx->st->ops->checkpoint_get(ctx->st, NULL, hash, out, err);
+	if (!rc)
+		rc = ctx->st->ops->space_get(ctx->st, out->space, &sp, err);
+	if (!rc) {
+		*space_id = sp.id;
+		sp.id = NULL;
+	}
+	space_release(&sp);
+	free(hash);
+	return rc;
+}
+
+/* Replaces *c with its nth first-parent ancestor. */
+static enum smr_rc walk_back(struct ops_ctx *ctx, const char *space_id, const char *ref,
+			     long n, struct checkpoint *c, struct smr_err *err)
+{
+	struct checkpoint *chain = NULL;
+	size_t len = 0;
+	enum smr_rc rc;
+
+	rc = ctx->st->ops->checkpoint_log(ctx->st, space_id, c->hash, (size_t)n + 1, &chain,
+					  &len, err);
+	if (rc)
+		return rc;
+	if (len <= (size_t)n) {
+		checkpoints_free(chain, len);
+		return smr_errf(err, SMR_ENOTFOUND,
+				"'%s' goes back past the first checkpoint (%zu in that history)",
+				ref, len);
+	}
+	checkpoint_release(c);
+	*c = chain[n];
+	memset(&chain[n], 0, sizeof(chain[n]));
+	checkpoints_free(chain, len);
+	return SMR_OK;
+}
+
+enum smr_rc ops_resolve(struct ops_ctx *ctx, const char *ref, struct checkpoint *out,
+			struct smr_err *err)
+{
+	struct ref_spec spec;
+	char *space_id = NULL;
+	enum smr_rc rc;
+
+	rc = ref_parse(ref, &spec, err);
+	if (rc)
+		return rc;
+	rc = resolve_base(ctx, spec.base, out, &space_id, err);
+	if (!rc && spec.ancestors > 0)
+		rc = walk_back(ctx, space_id, ref, spec.ancestors, out, err);
+	if (rc)
+		checkpoint_release(out);
+	free(space_id);
+	ref_spec_release(&spec);
+	return rc;
+}
+
+enum smr_rc ops_head(struct ops_ctx *ctx, const char *space, struct checkpoint *out,
+		     struct smr_err *err)
+{
+	struct space sp = { 0 };
+	enum smr_rc rc;
+
+	rc = ctx->st->ops->space_get(ctx->st, space, &sp, err);
+	if (!rc && !sp.head)
+		rc = smr_errf(err, SMR_ENOTFOUND, "space '%s' has no checkpoints yet", sp.name);
+	if (!rc)
+		rc = ctx->st->ops->checkpoint_get(ctx->st, sp.id, sp.head, out, err);
+	space_release(&sp);
+	return rc;
+}
+
+/* One compare-and-swap attempt of c on top of parent (NULL: empty Space). */
+static enum smr_rc put_on(struct ops_ctx *ctx, const struct space *sp, struct checkpoint *c,
+			  const char *parent, struct smr_err *err)
+{
+	char now[32];
+
+	free(c->parent_hash);
+	c->parent_hash = xstrdup(parent);
+	ctx->now(now);
+	free(c->created_at);
+	c->created_at = xstrdup(now);
+	checkpoint_seal(c);
+	return ctx->st->ops->checkpoint_put(ctx->st, sp->id, c, parent, err);
+}
+
+/* Writes c on top of the current HEAD, re-reading HEAD when another writer got there first. */
+static enum smr_rc put_on_head(struct ops_ctx *ctx, struct space *sp, struct checkpoint *c,
+			       struct smr_err *err)
+{
+	enum smr_rc rc = SMR_ECONFLICT;
+
+	for (int i = 0; i < CAS_RETRIES && rc == SMR_ECONFLICT; i++) {
+		if (i) {
+			space_release(sp);
+			rc = ctx->st->ops->space_get(ctx->st, c->space, sp, err);
+			if (rc)
+				return rc;
+		}
+		rc = put_on(ctx, sp, c, sp->head, err);
+	}
+	return rc;
+}
+
+static enum smr_rc write_checkpoint(struct ops_ctx *ctx, const char *space, struct checkpoint *c,
+				    const char *parent, struct checkpoint *out,
+				    struct smr_err *err)
+{
+	struct space sp = { 0 };
+	char *parent_hash = NULL;
+	enum smr_rc rc;
+
+	rc = ctx->st->ops->space_get(ctx->st, space, &sp, err);
+	if (rc)
+		return rc;
+	c->space = xstrdup(sp.name);
+	if (parent) {
+		rc = unique_hash(ctx, parent, &parent_hash, err);
+		if (rc == SMR_ENOTFOUND)
+			rc = smr_errf(err, SMR_ECONFLICT,
+				      "parent %s is not a checkpoint; HEAD of '%s' is %s", parent,
+				      sp.name, sp.head ? sp.head : "empty");
+		if (!rc)
+			rc = put_on(ctx, &sp, c, parent_hash, err);
+	} else {
+		rc = put_on_head(ctx, &sp, c, err);
+	}
+	if (!rc)
+		rc = ctx->st->ops->checkpoint_get(ctx->st, sp.id, c->hash, out, err);
+	free(parent_hash);
+	space_release(&sp);
+	return rc;
+}
+
+enum smr_rc ops_checkpoint_create(struct ops_ctx *ctx, const char *space, const json_t *fields,
+				  const char *parent, const char *author,
+				  struct checkpoint *out, struct smr_err *err)
+{
+	struct checkpoint c;
+	enum smr_rc rc;
+
+	checkpoint_init(&c);
+	rc = checkpoint_from_json(fields, &c, err);
+	if (!rc && author) {
+		free(c.author);
+		c.author = xstrdup(author);
+	}
+	if (!rc && checkpoint_is_empty(&c))
+		rc = smr_errf(err, SMR_EUNPROC,
+			      "refusing to write an empty checkpoint: give a title, a summary"
+			      " or at least one item");
+	if (!rc)
+		rc = write_checkpoint(ctx, space, &c, parent, out, err);
+	checkpoint_release(&c);
+	return rc;
+}
+
+enum smr_rc ops_log(struct ops_ctx *ctx, const char *ref, size_t limit,
+		    struct checkpoint **out, size_t *n, struct smr_err *err)
+{
+	struct checkpoint tip = { 0 };
+	struct space sp = { 0 };
+	enum smr_rc rc;
+
+	rc = ops_resolve(ctx, ref, &tip, err);
+	if (!rc)
+		rc = ctx->st->ops->space_get(ctx->st, tip.space, &sp, err);
+	if (!rc)
+		rc = ctx->st->ops->checkpoint_log(ctx->st, sp.id, tip.hash, limit, out, n, err);
+	checkpoint_release(&tip);
+	space_release(&sp);
+	return rc;
+}
+
+enum smr_rc ops_diff(struct ops_ctx *ctx, const char *ref_a, const char *ref_b, json_t **out,
+		     struct smr_err *err)
+{
+	struct checkpoint a = { 0 }, b = { 0 };
+	enum smr_rc rc;
+
+	rc = ops_resolve(ctx, ref_a, &a, err);
+	if (!rc)
+		rc = ops_resolve(ctx, ref_b, &b, err);
+	if (!rc)
+		*out = checkpoint_diff(&a, &b);
+	checkpoint_release(&a);
+	checkpoint_release(&b);
+	return rc;
+}
+
+enum smr_rc ops_restore(struct ops_ctx *ctx, const char *space, const char *ref,
+			const char *author, struct checkpoint *out, struct smr_err *err)
+{
+	struct checkpoint src = { 0 }, c;
+	struct space sp = { 0 };
+	enum smr_rc rc;
+
+	checkpoint_init(&c);
+	rc = ctx->st->ops->space_get(ctx->st, space, &sp, err);
+	if (!rc)
+		rc = ops_resolve(ctx, ref, &src, err);
+	if (!rc) {
+		checkpoint_copy_content(&c, &src);
+		json_object_set_new(c.metadata, "restored_from", json_string(src.hash));
+		if (author) {
+			free(c.author);
+			c.author = xstrdup(author);
+		}
+		rc = write_checkpoint(ctx, sp.id, &c, NULL, out, err);
+	}
+	checkpoint_release(&src);
+	checkpoint_release(&c);
+	space_release(&sp);
+	return rc;
+}
+
+enum smr_rc ops_fork(struct ops_ctx *ctx, const char *ref, const char *new_space,
+		     struct space *out, struct smr_err *err)
+{
+	struct checkpoint src = { 0 };
+	struct space from = { 0 }, sp = { 0 };
+	char id[37], now[32];
+	enum smr_rc rc;
+
+	rc = ops_check_space_name(new_space, err);
+	if (!rc)
+		rc = ops_resolve(ctx, ref, &src, err);
+	if (!rc)
+		rc = ctx->st->ops->space_get(ctx->st, src.space, &from, err);
+	if (!rc) {
+		ctx->new_id(id);
+		ctx->now(now);
+		sp.id = id;
+		sp.name = (char *)new_space;
+		sp.description = xasprintf("forked from %s at %.12s", from.name, src.hash);
+		sp.created_at = now;
+		rc = ctx->st->ops->space_fork(ctx->st, &sp, from.id, src.hash, err);
+		free(sp.description);
+	}
+	if (!rc)
+		rc = ctx->st->ops->space_get(ctx->st, id, out, err);
+	checkpoint_release(&src);
+	space_release(&from);
+	return rc;
+}

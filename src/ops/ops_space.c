@@ -1,0 +1,117 @@
+/*
+ * ops_space.c -- operations on Spaces: create, read, list, rename, delete.
+ */
+#include "ops/ops.h"
+#include "util/sys.h"
+#include "util/utf8.h"
+#include "util/xalloc.h"
+
+#include <string.h>
+
+#define SPACE_NAME_MAX 100
+
+void ops_ctx_init(struct ops_ctx *ctx, struct store *st)
+{
+	ctx->st = st;
+	ctx->rt = NULL;
+	ctx->now = sys_now_iso;
+	ctx->new_id = sys_uuid;
+}
+
+enum smr_rc ops_check_space_name(const char *name, struct smr_err *err)
+{
+	size_t n = strlen(name);
+
+	if (!n)
+		return smr_errf(err, SMR_EINVAL, "a space name cannot be empty");
+	if (!utf8_valid(name, n))
+		return smr_errf(err, SMR_EINVAL, "space name is not valid UTF-8");
+	if (utf8_chars(name, n) > SPACE_NAME_MAX)
+		return smr_errf(err, SMR_EINVAL, "space name is longer than %d characters",
+				SPACE_NAME_MAX);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		if (c < 0x20 || c == 0x7f || c == '~' || c == '/')
+			return smr_errf(err, SMR_EINVAL,
+					"space name '%s' has a character that is not allowed"
+					" (control characters, '~' and '/' are reserved)", name);
+	}
+	if (name[0] == ' ' || name[n - 1] == ' ')
+		return smr_errf(err, SMR_EINVAL, "space name '%s' starts or ends with a space",
+				name);
+	return SMR_OK;
+}
+
+json_t *ops_space_json(const struct space *sp)
+{
+	return json_pack("{s:s, s:s, s:s, s:s, s:o}", "id", sp->id, "name", sp->name,
+			 "description", sp->description ? sp->description : "",
+			 "created_at", sp->created_at,
+			 "head", sp->head ? json_string(sp->head) : json_null());
+}
+
+enum smr_rc ops_space_create(struct ops_ctx *ctx, const char *name, const char *description,
+			     struct space *out, struct smr_err *err)
+{
+	char id[37], now[32];
+	struct space sp = { 0 };
+	enum smr_rc rc;
+
+	rc = ops_check_space_name(name, err);
+	if (rc)
+		return rc;
+	if (description && !utf8_valid(description, strlen(description)))
+		return smr_errf(err, SMR_EINVAL, "description is not valid UTF-8");
+	ctx->new_id(id);
+	ctx->now(now);
+	sp.id = id;
+	sp.name = (char *)name;
+	sp.description = (char *)(description ? description : "");
+	sp.created_at = now;
+	rc = ctx->st->ops->space_create(ctx->st, &sp, err);
+	if (rc)
+		return rc;
+	return ctx->st->ops->space_get(ctx->st, id, out, err);
+}
+
+enum smr_rc ops_space_get(struct ops_ctx *ctx, const char *space, struct space *out,
+			  struct smr_err *err)
+{
+	return ctx->st->ops->space_get(ctx->st, space, out, err);
+}
+
+enum smr_rc ops_space_list(struct ops_ctx *ctx, struct space **out, size_t *n,
+			   struct smr_err *err)
+{
+	return ctx->st->ops->space_list(ctx->st, out, n, err);
+}
+
+enum smr_rc ops_space_rename(struct ops_ctx *ctx, const char *space, const char *new_name,
+			     struct space *out, struct smr_err *err)
+{
+	struct space sp = { 0 };
+	enum smr_rc rc;
+
+	rc = ops_check_space_name(new_name, err);
+	if (!rc)
+		rc = ctx->st->ops->space_get(ctx->st, space, &sp, err);
+	if (!rc)
+		rc = ctx->st->ops->space_rename(ctx->st, sp.id, new_name, err);
+	if (!rc)
+		rc = ctx->st->ops->space_get(ctx->st, sp.id, out, err);
+	space_release(&sp);
+	return rc;
+}
+
+enum smr_rc ops_space_delete(struct ops_ctx *ctx, const char *space, struct smr_err *err)
+{
+	struct space sp = { 0 };
+	enum smr_rc rc;
+
+	rc = ctx->st->ops->space_get(ctx->st, space, &sp, err);
+	if (!rc)
+		rc = ctx->st->ops->space_delete(ctx->st, sp.id, err);
+	space_release(&sp);
+	return rc;
+}

@@ -1,0 +1,7 @@
+/*
+ * backends_full.c -- the storage backends of smriti-full: SQLite and
+ * PostgreSQL.
+ */
+#include "store/store.h"
+
+const struct store_ops *const store_backends[] = { &store_sqlite_ops, NULL };

@@ -1,0 +1,1177 @@
+/*
+ * sqlite.c -- the embedded SQLite backend of the store port.
+ *
+ * WAL journal, synchronous=FULL (an acknowledged write survives power loss
+ * and kill -9) and a busy timeout so several CLI processes can share one
+ * file.  Writers take the write lock up front (BEGIN IMMEDIATE), which makes
+ * the HEAD compare-and-swap and sequence assignment race-free.  Prepared
+ * statements are cached per connection, keyed by the SQL literal.
+ */
+#include "store/store.h"
+#include "store/schema_sqlite.h"
+#include "util/xalloc.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BUSY_TIMEOUT_MS 10000
+#define STMT_CACHE 48
+
+struct stmt_slot {
+	const char *sql;
+	sqlite3_stmt *stmt;
+};
+
+struct sqlite_store {
+	struct store base;
+	sqlite3 *db;
+	struct stmt_slot cache[STMT_CACHE];
+};
+
+static struct sqlite_store *S(struct store *st)
+{
+	return (struct sqlite_store *)st;
+}
+
+static enum smr_rc db_error(struct sqlite_store *s, struct smr_err *err, const char *what)
+{
+	int code = sqlite3_errcode(s->db);
+
+	if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
+		return smr_errf(err, SMR_EUNAVAIL, "database is busy (%s); try again", what);
+	return smr_errf(err, SMR_EINTERNAL, "database error while %s: %s", what,
+			sqlite3_errmsg(s->db));
+}
+
+/* A reset statement for sql, prepared once per connection. */
+static sqlite3_stmt *prep(struct sqlite_store *s, const char *sql)
+{
+	int i;
+
+	for (i = 0; i < STMT_CACHE && s->cache[i].sql; i++) {
+		if (s->cache[i].sql == sql) {
+			sqlite3_reset(s->cache[i].stmt);
+			sqlite3_clear_bindings(s->cache[i].stmt);
+			return s->cache[i].stmt;
+		}
+	}
+	if (i == STMT_CACHE)
+		abort();        /* more distinct statements than slots: raise STMT_CACHE */
+	if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
+			       &s->cache[i].stmt, NULL) != SQLITE_OK)
+		return NULL;
+	s->cache[i].sql = sql;
+	return s->cache[i].stmt;
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+	if (v)
+		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static void bind_int_or_null(sqlite3_stmt *st, int i, int64_t v)
+{
+	if (v < 0)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_int64(st, i, v);
+}
+
+static char *col_text(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+
+	return t ? xstrdup((const char *)t) : NULL;
+}
+
+static int64_t col_int_or_neg(sqlite3_stmt *st, int i)
+{
+	return sqlite3_column_type(st, i) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, i);
+}
+
+static enum smr_rc exec(struct sqlite_store *s, const char *sql, struct smr_err *err)
+{
+	if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return db_error(s, err, sql);
+	return SMR_OK;
+}
+
+static enum smr_rc begin(struct sqlite_store *s, struct smr_err *err)
+{
+	return exec(s, "BEGIN IMMEDIATE", err);
+}
+
+static enum smr_rc commit(struct sqlite_store *s, struct smr_err *err)
+{
+	enum smr_rc rc = exec(s, "COMMIT", err);
+
+	if (rc)
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
+}
+
+/* Rolls back and passes rc through. */
+static enum smr_rc rollback(struct sqlite_store *s, enum smr_rc rc)
+{
+	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
+}
+
+/* Steps a statement that returns no rows. */
+static enum smr_rc step_done(struct sqlite_store *s, sqlite3_stmt *st, const char *what,
+			     struct smr_err *err)
+{
+	int rc = st ? sqlite3_step(st) : SQLITE_ERROR;
+
+	if (st)
+		sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return db_error(s, err, what);
+	return SMR_OK;
+}
+
+/* ---- opening and migrations ---- */
+
+static int sqlite_accepts(const char *dsn)
+{
+	return strncmp(dsn, "postgres://", 11) && strncmp(dsn, "postgresql://", 13);
+}
+
+static enum smr_rc migrate(struct sqlite_store *s, struct smr_err *err)
+{
+	int n = (int)(sizeof(sqlite_migrations) / sizeof(sqlite_migrations[0]));
+	sqlite3_stmt *st = NULL;
+	int version = 0;
+	enum smr_rc rc;
+	char pragma[64];
+
+	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (version == n)
+		return SMR_OK;
+	if (version > n)
+		return smr_errf(err, SMR_EINTERNAL,
+				"database schema version %d is newer than this smriti (%d); upgrade smriti",
+				version, n);
+	if (version == 0)
+		exec(s, "PRAGMA journal_mode=WAL", NULL);
+	rc = begin(s, err);
+	if (rc)
+		return rc;
+	/* Re-read under the write lock: another process may have migrated meanwhile. */
+	st = NULL;
+	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	for (; version < n; version++) {
+		rc = exec(s, sqlite_migrations[version], err);
+		if (rc)
+			return rollback(s, rc);
+	}
+	snprintf(pragma, sizeof(pragma), "PRAGMA user_version=%d", n);
+	rc = exec(s, pragma, err);
+	if (rc)
+		return rollback(s, rc);
+	return commit(s, err);
+}
+
+static void sqlite_close(struct store *st)
+{
+	struct sqlite_store *s = S(st);
+
+	if (!s)
+		return;
+	for (int i = 0; i < STMT_CACHE && s->cache[i].sql; i++)
+		sqlite3_finalize(s->cache[i].stmt);
+	sqlite3_close(s->db);
+	free(s);
+}
+
+static enum smr_rc sqlite_open(const char *dsn, struct store **out, struct smr_err *err)
+{
+	struct sqlite_store *s = xcalloc(1, sizeof(*s));
+	enum smr_rc rc;
+
+	s->base.ops = &store_sqlite_ops;
+	if (!strncmp(dsn, "sqlite://", 9))
+		dsn += 9;
+	if (sqlite3_open_v2(dsn, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		rc = smr_errf(err, SMR_EINTERNAL, "cannot open database '%s': %s", dsn,
+			      s->db ? sqlite3_errmsg(s->db) : "out of memory");
+		sqlite_close(&s->base);
+		return rc;
+	}
+	sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
+	rc = exec(s, "PRAGMA foreign_keys=ON; PRAGMA synchronous=FULL", err);
+	if (!rc)
+		rc = migrate(s, err);
+	if (rc) {
+		sqlite_close(&s->base);
+		return rc;
+	}
+	*out = &s->base;
+	return SMR_OK;
+}
+
+/* ---- Spaces ---- */
+
+#define SPACE_COLS \
+	"SELECT r.id, r.name, r.description, r.created_at, c.commit_hash FROM repos r" \
+	" LEFT JOIN refs f ON f.repo_id = r.id AND f.name = 'main'" \
+	" LEFT JOIN commits c ON c.id = f.commit_id"
+
+static void read_space(sqlite3_stmt *st, struct space *sp)
+{
+	sp->id = col_text(st, 0);
+	sp->name = col_text(st, 1);
+	sp->description = col_text(st, 2);
+	sp->created_at = col_text(st, 3);
+	sp->head = col_text(st, 4);
+}
+
+static enum smr_rc insert_space(struct sqlite_store *s, const struct space *sp,
+				struct smr_err *err)
+{
+	static const char ins_repo[] =
+		"INSERT INTO repos (id, name, description, created_at) VALUES (?, ?, ?, ?)";
+	static const char ins_ref[] =
+		"INSERT INTO refs (repo_id, name, commit_id) VALUES (?, 'main', NULL)";
+	sqlite3_stmt *q = prep(s, ins_repo);
+	int step;
+
+	if (!q)
+		return db_error(s, err, "creating a space");
+	bind_text(q, 1, sp->id);
+	bind_text(q, 2, sp->name);
+	bind_text(q, 3, sp->description ? sp->description : "");
+	bind_text(q, 4, sp->created_at);
+	step = sqlite3_step(q);
+	sqlite3_reset(q);
+	if (step == SQLITE_CONSTRAINT)
+		return smr_errf(err, SMR_ECONFLICT, "a space named '%s' already exists", sp->name);
+	if (step != SQLITE_DONE)
+		return db_error(s, err, "creating a space");
+	q = prep(s, ins_ref);
+	if (q)
+		bind_text(q, 1, sp->id);
+	return step_done(s, q, "creating a space", err);
+}
+
+static enum smr_rc sqlite_space_create(struct store *st, const struct space *sp,
+				       struct smr_err *err)
+{
+	struct sqlite_store *s = S(st);
+	enum smr_rc rc = begin(s, err);
+
+	if (rc)
+		return rc;
+	rc = insert_space(s, sp, err);
+	if (rc)
+		return rollback(s, rc);
+	return commit(s, err);
+}
+
+static enum smr_rc sqlite_space_get(struct store *st, const char *id_or_name,
+				    struct space *out, struct smr_err *err)
+{
+	static const char by_id[] = SPACE_COLS " WHERE r.id = ?";
+	static const char by_name[] = SPACE_COLS " WHERE r.name = ?";
+	struct sqlite_store *s = S(st);
+	const char *sqls[2] = { by_name, by_id };
+	sqlite3_stmt *q;
+	int step;
+
+	for (int i = 0; i < 2; i++) {
+		q = prep(s, sqls[i]);
+		if (!q)
+			return db_error(s, err, "reading a space");
+		bind_text(q, 1, id_or_name);
+		step = sqlite3_step(q);
+		if (step == SQLITE_ROW) {
+			read_space(q, out);
+			sqlite3_reset(q);
+			return SMR_OK;
+		}
+		sqlite3_reset(q);
+		if (step != SQLITE_DONE)
+			return db_error(s, err, "reading a space");
+	}
+	return smr_errf(err, SMR_ENOTFOUND, "no space '%s'", id_or_name);
+}
+
+static enum smr_rc sqlite_space_list(struct store *st, struct space **out, size_t *n,
+				     struct smr_err *err)
+{
+	static const char sql[] = SPACE_COLS " ORDER BY r.name";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	struct space *v = NULL;
+	size_t len = 0, cap = 0;
+	int step;
+
+	if (!q)
+		return db_error(s, err, "listing spaces");
+	for (;;) {
+		step = sqlite3_step(q);
+		if (step != SQLITE_ROW)
+			break;
+		if (len == cap) {
+			cap = cap ? cap * 2 : 8;
+			v = xrealloc(v, cap * sizeof(*v));
+		}
+		memset(&v[len], 0, sizeof(*v));
+		read_space(q, &v[len++]);
+	}
+	sqlite3_reset(q);
+	if (step != SQLITE_DONE) {
+		spaces_free(v, len);
+		return db_error(s, err, "listing spaces");
+	}
+	*out = v;
+	*n = len;
+	return SMR_OK;
+}
+
+static enum smr_rc sqlite_space_rename(struct store *st, const char *id, const char *new_name,
+				       struct smr_err *err)
+{
+	static const char sql[] = "UPDATE repos SET name = ? WHERE id = ?";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q;
+	int step;
+	enum smr_rc rc = begin(s, err);
+
+	if (rc)
+		return rc;
+	q = prep(s, sql);
+	if (!q)
+		return rollback(s, db_error(s, err, "renaming a space"));
+	bind_text(q, 1, new_name);
+	bind_text(q, 2, id);
+	step = sqlite3_step(q);
+	sqlite3_reset(q);
+	if (step == SQLITE_CONSTRAINT)
+		return rollback(s, smr_errf(err, SMR_ECONFLICT,
+					    "a space named '%s' already exists", new_name));
+	if (step != SQLITE_DONE)
+		return rollback(s, db_error(s, err, "renaming a space"));
+	if (sqlite3_changes(s->db) == 0)
+		return rollback(s, smr_errf(err, SMR_ENOTFOUND, "no space '%s'", id));
+	return commit(s, err);
+}
+
+static enum smr_rc sqlite_space_delete(struct store *st, const char *id, struct smr_err *err)
+{
+	static const char sql[] = "DELETE FROM repos WHERE id = ?";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q;
+	enum smr_rc rc = begin(s, err);
+
+	if (rc)
+		return rc;
+	q = prep(s, sql);
+	if (q)
+		bind_text(q, 1, id);
+	rc = step_done(s, q, "deleting a space", err);
+	if (rc)
+		return rollback(s, rc);
+	if (sqlite3_changes(s->db) == 0)
+		return rollback(s, smr_errf(err, SMR_ENOTFOUND, "no space '%s'", id));
+	return commit(s, err);
+}
+
+/* ---- Checkpoints ---- */
+
+#define CKPT_COLS \
+	"SELECT c.commit_hash, p.commit_hash, m.commit_hash, r.name, c.title, c.summary," \
+	" c.decisions, c.assumptions, c.tasks, c.open_questions, c.entities, c.artifacts," \
+	" c.metadata_, c.author, c.created_at, c.parent_commit_id, c.id FROM commits c" \
+	" JOIN repos r ON r.id = c.repo_id" \
+	" LEFT JOIN commits p ON p.id = c.parent_commit_id" \
+	" LEFT JOIN commits m ON m.id = c.merge_parent_commit_id"
+
+/* A damaged JSON column becomes null, which fsck then reports as a hash mismatch. */
+static json_t *col_json(sqlite3_stmt *st, int i)
+{
+	const char *t = (const char *)sqlite3_column_text(st, i);
+	json_t *v = t ? json_loads(t, JSON_DECODE_ANY, NULL) : NULL;
+
+	return v ? v : json_null();
+}
+
+/* Fills c (not init'ed); returns 1 when the row names a parent that does not exist. */
+static int read_checkpoint(sqlite3_stmt *st, struct checkpoint *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->hash = col_text(st, 0);
+	c->parent_hash = col_text(st, 1);
+	c->merge_parent_hash = col_text(st, 2);
+	c->space = col_text(st, 3);
+	c->title = col_text(st, 4);
+	c->summary = col_text(st, 5);
+	c->decisions = col_json(st, 6);
+	c->assumptions = col_json(st, 7);
+	c->tasks = col_json(st, 8);
+	c->open_questions = col_json(st, 9);
+	c->entities = col_json(st, 10);
+	c->artifacts = col_json(st, 11);
+	c->metadata = col_json(st, 12);
+	c->author = col_text(st, 13);
+	c->created_at = col_text(st, 14);
+	return sqlite3_column_type(st, 15) != SQLITE_NULL && !c->parent_hash;
+}
+
+static void bind_json(sqlite3_stmt *st, int i, const json_t *v)
+{
+	char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+
+	sqlite3_bind_text(st, i, s, -1, free);
+}
+
+/* Reads the Space's HEAD row id and hash under the current transaction. */
+static enum smr_rc read_head(struct sqlite_store *s, const char *space_id, int64_t *id,
+			     char **hash, struct smr_err *err)
+{
+	static const char sql[] =
+		"SELECT f.commit_id, c.commit_hash FROM refs f"
+		" LEFT JOIN commits c ON c.id = f.commit_id"
+		" WHERE f.repo_id = ? AND f.name = 'main'";
+	sqlite3_stmt *q = prep(s, sql);
+	int step;
+
+	if (!q)
+		return db_error(s, err, "reading HEAD");
+	bind_text(q, 1, space_id);
+	step = sqlite3_step(q);
+	if (step == SQLITE_ROW) {
+		*id = col_int_or_neg(q, 0);
+		*hash = col_text(q, 1);
+	}
+	sqlite3_reset(q);
+	if (step == SQLITE_DONE)
+		return smr_errf(err, SMR_ENOTFOUND, "no space '%s'", space_id);
+	if (step != SQLITE_ROW)
+		return db_error(s, err, "reading HEAD");
+	return SMR_OK;
+}
+
+static int same_hash(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static enum smr_rc insert_commit(struct sqlite_store *s, const char *space_id,
+				 const struct checkpoint *c, int64_t parent_id,
+				 struct smr_err *err)
+{
+	static const char sql[] =
+		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title, summary,"
+		" decisions, assumptions, tasks, open_questions, entities, artifacts, metadata_,"
+		" author, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+	sqlite3_stmt *q = prep(s, sql);
+	int step;
+
+	if (!q)
+		return db_error(s, err, "writing a checkpoint");
+	bind_text(q, 1, space_id);
+	bind_text(q, 2, c->hash);
+	bind_int_or_null(q, 3, parent_id);
+	bind_text(q, 4, c->title ? c->title : "");
+	bind_text(q, 5, c->summary ? c->summary : "");
+	bind_json(q, 6, c->decisions);
+	bind_json(q, 7, c->assumptions);
+	bind_json(q, 8, c->tasks);
+	bind_json(q, 9, c->open_questions);
+	bind_json(q, 10, c->entities);
+	bind_json(q, 11, c->artifacts);
+	bind_json(q, 12, c->metadata);
+	bind_text(q, 13, c->author ? c->author : "");
+	bind_text(q, 14, c->created_at);
+	step = sqlite3_step(q);
+	sqlite3_reset(q);
+	if (step == SQLITE_CONSTRAINT)
+		return smr_errf(err, SMR_ECONFLICT, "checkpoint %.12s already exists", c->hash);
+	if (step != SQLITE_DONE)
+		return db_error(s, err, "writing a checkpoint");
+	return SMR_OK;
+}
+
+static enum smr_rc move_head(struct sqlite_store *s, const char *space_id, int64_t commit_id,
+			     struct smr_err *err)
+{
+	static const char sql[] =
+		"UPDATE refs SET commit_id = ? WHERE repo_id = ? AND name = 'main'";
+	sqlite3_stmt *q = prep(s, sql);
+
+	if (q) {
+		sqlite3_bind_int64(q, 1, commit_id);
+		bind_text(q, 2, space_id);
+	}
+	return step_done(s, q, "moving HEAD", err);
+}
+
+static enum smr_rc stale_parent(const char *head, struct smr_err *err)
+{
+	if (!head)
+		return smr_errf(err, SMR_ECONFLICT,
+				"parent is stale: the space has no checkpoints yet");
+	return smr_errf(err, SMR_ECONFLICT, "parent is stale: HEAD is now %.12s (%s)", head,
+			head);
+}
+
+static enum smr_rc sqlite_checkpoint_put(struct store *st, const char *space_id,
+					 const struct checkpoint *c, const char *expected_head,
+					 struct smr_err *err)
+{
+	struct sqlite_store *s = S(st);
+	int64_t head_id = -1;
+	char *head = NULL;
+	enum smr_rc rc = begin(s, err);
+
+	if (rc)
+		return rc;
+	rc = read_head(s, space_id, &head_id, &head, err);
+	if (!rc && !same_hash(head, expected_head))
+		rc = stale_parent(head, err);
+	if (!rc)
+		rc = insert_commit(s, space_id, c, head_id, err);
+	if (!rc)
+		rc = move_head(s, space_id, sqlite3_last_insert_rowid(s->db), err);
+	free(head);
+	if (rc)
+		return rollback(s, rc);
+	return commit(s, err);
+}
+
+static enum smr_rc sqlite_checkpoint_get(struct store *st, const char *space_id,
+					 const char *hash, struct checkpoint *out,
+					 struct smr_err *err)
+{
+	static const char in_space[] = CKPT_COLS " WHERE c.repo_id = ? AND c.commit_hash = ?";
+	static const char any[] = CKPT_COLS " WHERE c.commit_hash = ? ORDER BY c.id LIMIT 1";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, space_id ? in_space : any);
+	int step;
+
+	if (!q)
+		return db_error(s, err, "reading a checkpoint");
+	if (space_id) {
+		bind_text(q, 1, space_id);
+		bind_text(q, 2, hash);
+	} else {
+		bind_text(q, 1, hash);
+	}
+	step = sqlite3_step(q);
+	if (step == SQLITE_ROW)
+		read_checkpoint(q, out);
+	sqlite3_reset(q);
+	if (step == SQLITE_DONE)
+		return smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s", hash);
+	if (step != SQLITE_ROW)
+		return db_error(s, err, "reading a checkpoint");
+	return SMR_OK;
+}
+
+static enum smr_rc sqlite_checkpoint_find_prefix(struct store *st, const char *prefix,
+						 size_t limit, char ***out, size_t *n,
+						 struct smr_err *err)
+{
+	static const char sql[] =
+		"SELECT DISTINCT commit_hash FROM commits WHERE commit_hash >= ?1"
+		" AND commit_hash < ?1 || 'g' ORDER BY commit_hash LIMIT ?2";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	char **v;
+	size_t len = 0;
+	int step;
+
+	if (!q)
+		return db_error(s, err, "looking up a hash");
+	bind_text(q, 1, prefix);
+	sqlite3_bind_int64(q, 2, (sqlite3_int64)limit);
+	v = xcalloc(limit + 1, sizeof(*v));
+	for (;;) {
+		step = sqlite3_step(q);
+		if (step != SQLITE_ROW || len == limit)
+			break;
+		v[len++] = col_text(q, 0);
+	}
+	sqlite3_reset(q);
+	*out = v;
+	*n = len;
+	return SMR_OK;
+}
+
+static enum smr_rc sqlite_checkpoint_log(struct store *st, const char *space_id,
+					 const char *hash, size_t limit,
+					 struct checkpoint **out, size_t *n, struct smr_err *err)
+{
+	static const char by_id[] = CKPT_COLS " WHERE c.id = ?";
+	static const char start[] =
+		"SELECT id FROM commits WHERE repo_id = ? AND commit_hash = ?";
+	struct sqlite_store *s = S(st);
+	struct checkpoint *v = NULL;
+	size_t len = 0, cap = 0;
+	int64_t id = -1;
+	sqlite3_stmt *q = prep(s, start);
+	int step;
+
+	if (!q)
+		return db_error(s, err, "reading the log");
+	bind_text(q, 1, space_id);
+	bind_text(q, 2, hash);
+	if (sqlite3_step(q) == SQLITE_ROW)
+		id = sqlite3_column_int64(q, 0);
+	sqlite3_reset(q);
+	if (id < 0)
+		return smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in this space", hash);
+	/* Reads inside one transaction see one snapshot of the chain. */
+	exec(s, "BEGIN", NULL);
+	while (id >= 0 && (!limit || len < limit)) {
+		q = prep(s, by_id);
+		if (!q)
+			break;
+		sqlite3_bind_int64(q, 1, id);
+		step = sqlite3_step(q);
+		if (step != SQLITE_ROW) {
+			sqlite3_reset(q);
+			break;
+		}
+		if (len == cap) {
+			cap = cap ? cap * 2 : 16;
+			v = xrealloc(v, cap * sizeof(*v));
+		}
+		read_checkpoint(q, &v[len++]);
+		id = col_int_or_neg(q, 15);
+		sqlite3_reset(q);
+	}
+	exec(s, "COMMIT", NULL);
+	*out = v;
+	*n = len;
+	return SMR_OK;
+}
+
+static enum smr_rc sqlite_checkpoint_scan(struct store *st, const char *space_id,
+					  store_scan_fn fn, void *ctx, struct smr_err *err)
+{
+	static const char sql[] = CKPT_COLS " WHERE c.repo_id = ? ORDER BY c.id";
+	struct sqlite_store *s = S(st);
+	struct checkpoint c;
+	sqlite3_stmt *q;
+	int step, missing, stop = 0;
+
+	exec(s, "BEGIN", NULL);
+	q = prep(s, sql);
+	if (!q)
+		return rollback(s, db_error(s, err, "scanning checkpoints"));
+	bind_text(q, 1, space_id);
+	for (;;) {
+		step = sqlite3_step(q);
+		if (step != SQLITE_ROW || stop)
+			break;
+		missing = read_checkpoint(q, &c);
+		stop = fn(&c, missing, ctx);
+		checkpoint_release(&c);
+	}
+	sqlite3_reset(q);
+	exec(s, "COMMIT", NULL);
+	if (step != SQLITE_DONE && step != SQLITE_ROW)
+		return db_error(s, err, "scanning checkpoints");
+	return SMR_OK;
+}
+
+/* Row ids of hash and its first-parent ancestors in a Space, root first. */
+static enum smr_rc ancestry_ids(struct sqlite_store *s, const char *space_id,
+				const char *hash, int64_t **ids, size_t *n,
+				struct smr_err *err)
+{
+	static const char sql[] =
+		"WITH RECURSIVE anc(id, depth) AS ("
+		"  SELECT id, 0 FROM commits WHERE repo_id = ? AND commit_hash = ?"
+		"  UNION ALL SELECT c.parent_commit_id, anc.depth + 1 FROM commits c"
+		"  JOIN anc ON c.id = anc.id WHERE c.parent_commit_id IS NOT NULL)"
+		" SELECT id FROM anc ORDER BY depth DESC";
+	sqlite3_stmt *q = prep(s, sql);
+	int64_t *v = NULL;
+	size_t len = 0, cap = 0;
+	int step;
+
+	if (!q)
+		return db_error(s, err, "reading ancestry");
+	bind_text(q, 1, space_id);
+	bind_text(q, 2, hash);
+	for (;;) {
+		step = sqlite3_step(q);
+		if (step != SQLITE_ROW)
+			break;
+		if (len == cap) {
+			cap = cap ? cap * 2 : 64;
+			v = xrealloc(v, cap * sizeof(*v));
+		}
+		v[len++] = sqlite3_column_int64(q, 0);
+	}
+	sqlite3_reset(q);
+	if (step != SQLITE_DONE) {
+		free(v);
+		return db_error(s, err, "reading ancestry");
+	}
+	if (!len)
+		return smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in the source space", hash);
+	*ids = v;
+	*n = len;
+	return SMR_OK;
+}
+
+/* Copies commit row old_id into space_id on top of parent_id; *new_id gets its row id. */
+static enum smr_rc copy_commit(struct sqlite_store *s, const char *space_id, int64_t old_id,
+			       int64_t parent_id, int64_t *new_id, struct smr_err *err)
+{
+	static const char sql[] =
+		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title, summary,"
+		" decisions, assumptions, tasks, open_questions, entities, artifacts, metadata_,"
+		" author, created_at) SELECT ?, commit_hash, ?, title, summary, decisions,"
+		" assumptions, tasks, open_questions, entities, artifacts, metadata_, author,"
+		" created_at FROM commits WHERE id = ?";
+	sqlite3_stmt *q = prep(s, sql);
+	enum smr_rc rc;
+
+	if (q) {
+		bind_text(q, 1, space_id);
+		bind_int_or_null(q, 2, parent_id);
+		sqlite3_bind_int64(q, 3, old_id);
+	}
+	rc = step_done(s, q, "copying a checkpoint", err);
+	*new_id = sqlite3_last_insert_rowid(s->db);
+	return rc;
+}
+
+static enum smr_rc sqlite_space_fork(struct store *st, const struct space *new_space,
+				     const char *src_space_id, const char *hash,
+				     struct smr_err *err)
+{
+	struct sqlite_store *s = S(st);
+	int64_t *ids = NULL, parent = -1;
+	size_t n = 0;
+	enum smr_rc rc;
+
+	rc = begin(s, err);
+	if (rc)
+		return rc;
+	rc = insert_space(s, new_space, err);
+	if (!rc)
+		rc = ancestry_ids(s, src_space_id, hash, &ids, &n, err);
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = copy_commit(s, new_space->id, ids[i], parent, &parent, err);
+	if (!rc)
+		rc = move_head(s, new_space->id, parent, err);
+	free(ids);
+	if (rc)
+		return rollback(s, rc);
+	return commit(s, err);
+}
+
+/* ---- sessions and turns ---- */
+
+#define SESSION_COLS \
+	"SELECT s.id, s.repo_id, s.title, s.mounted_commit_hash, s.forked_from_session_id," \
+	" s.history_base_seq, s.created_at," \
+	" (SELECT COALESCE(MAX(sequence_number), 0) FROM turns t WHERE t.session_id = s.id)" \
+	" FROM sessions s"
+
+static void read_session(sqlite3_stmt *q, struct session *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->id = col_text(q, 0);
+	out->repo_id = col_text(q, 1);
+	out->title = col_text(q, 2);
+	out->mounted_hash = col_text(q, 3);
+	out->forked_from = col_text(q, 4);
+	out->history_base_seq = col_int_or_neg(q, 5);
+	out->created_at = col_text(q, 6);
+	out->last_seq = sqlite3_column_int64(q, 7);
+}
+
+static enum smr_rc sqlite_session_create(struct store *st, const struct session *sn,
+					 struct smr_err *err)
+{
+	static const char sql[] =
+		"INSERT INTO sessions (id, repo_id, title, mounted_commit_hash,"
+		" forked_from_session_id, history_base_seq, created_at)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?)";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q;
+	enum smr_rc rc = begin(s, err);
+
+	if (rc)
+		return rc;
+	q = prep(s, sql);
+	if (q) {
+		bind_text(q, 1, sn->id);
+		bind_text(q, 2, sn->repo_id);
+		bind_text(q, 3, sn->title ? sn->title : "");
+		bind_text(q, 4, sn->mounted_hash);
+		bind_text(q, 5, sn->forked_from);
+		bind_int_or_null(q, 6, sn->history_base_seq);
+		bind_text(q, 7, sn->created_at);
+	}
+	rc = step_done(s, q, "creating a session", err);
+	if (rc)
+		return rollback(s, rc);
+	return commit(s, err);
+}
+
+static enum smr_rc sqlite_session_get(struct store *st, const char *id, struct session *out,
+				      struct smr_err *err)
+{
+	static const char sql[] = SESSION_COLS " WHERE s.id = ?";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	int step;
+
+	if (!q)
+		return db_error(s, err, "reading a session");
+	bind_text(q, 1, id);
+	step = sqlite3_step(q);
+	if (step == SQLITE_ROW)
+		read_session(q, out);
+	sqlite3_reset(q);
+	if (step == SQLITE_DONE)
+		return smr_errf(err, SMR_ENOTFOUND, "no session '%s'", id);
+	if (step != SQLITE_ROW)
+		return db_error(s, err, "reading a session");
+	return SMR_OK;
+}
+
+static enum smr_rc sqlite_session_list(struct store *st, const char *repo_id,
+				       struct session **out, size_t *n, struct smr_err *err)
+{
+	static const char sql[] = SESSION_COLS " WHERE s.repo_id = ? ORDER BY s.created_at, s.id";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	struct session *v = NULL;
+	size_t len = 0, cap = 0;
+	int step;
+
+	if (!q)
+		return db_error(s, err, "listing sessions");
+	bind_text(q, 1, repo_id);
+	for (;;) {
+		step = sqlite3_step(q);
+		if (step != SQLITE_ROW)
+			break;
+		if (len == cap) {
+			cap = cap ? cap * 2 : 8;
+			v = xrealloc(v, cap * sizeof(*v));
+		}
+		read_session(q, &v[len++]);
+	}
+	sqlite3_reset(q);
+	if (step != SQLITE_DONE) {
+		sessions_free(v, len);
+		return db_error(s, err, "listing sessions");
+	}
+	*out = v;
+	*n = len;
+	return SMR_OK;
+}
+
+static enum smr_rc last_seq(struct sqlite_store *s, const char *session_id, int64_t *out,
+			    struct smr_err *err)
+{
+	static const char sql[] =
+		"SELECT (SELECT COUNT(*) FROM sessions WHERE id = ?1),"
+		" (SELECT COALESCE(MAX(sequence_number), 0) FROM turns WHERE session_id = ?1)";
+	sqlite3_stmt *q = prep(s, sql);
+	int exists = 0;
+
+	if (!q)
+		return db_error(s, err, "reading a session");
+	bind_text(q, 1, session_id);
+	if (sqlite3_step(q) == SQLITE_ROW) {
+		exists = sqlite3_column_int(q, 0);
+		*out = sqlite3_column_int64(q, 1);
+	}
+	sqlite3_reset(q);
+	if (!exists)
+		return smr_errf(err, SMR_ENOTFOUND, "no session '%s'", session_id);
+	return SMR_OK;
+}
+
+static enum smr_rc insert_turn(struct sqlite_store *s, struct turn *t, struct smr_err *err)
+{
+	static const char sql[] =
+		"INSERT INTO turns (session_id, sequence_number, role, content, provider, model,"
+		" prompt_tokens, completion_tokens, latency_ms, error, created_at)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+	sqlite3_stmt *q = prep(s, sql);
+	enum smr_rc rc;
+
+	if (q) {
+		bind_text(q, 1, t->session_id);
+		sqlite3_bind_int64(q, 2, t->seq);
+		bind_text(q, 3, t->role);
+		bind_text(q, 4, t->content);
+		bind_text(q, 5, t->provider);
+		bind_text(q, 6, t->model);
+		bind_int_or_null(q, 7, t->prompt_tokens);
+		bind_int_or_null(q, 8, t->completion_tokens);
+		bind_int_or_null(q, 9, t->latency_ms);
+		bind_text(q, 10, t->error);
+		bind_text(q, 11, t->created_at);
+	}
+	rc = step_done(s, q, "writing a turn", err);
+	t->id = sqlite3_last_insert_rowid(s->db);
+	return rc;
+}
+
+static enum smr_rc sqlite_turn_append(struct store *st, struct turn *t, int64_t expected_last,
+				      struct smr_err *err)
+{
+	struct sqlite_store *s = S(st);
+	int64_t last = 0;
+	enum smr_rc rc = begin(s, err);
+
+	if (rc)
+		return rc;
+	rc = last_seq(s, t->session_id, &last, err);
+	if (!rc && expected_last >= 0 && last != expected_last)
+		rc = smr_errf(err, SMR_ECONFLICT,
+			      "session has moved on: its last turn is now %lld, not %lld",
+			      (long long)last, (long long)expected_last);
+	if (!rc) {
+		t->seq = last + 1;
+		rc = insert_turn(s, t, err);
+	}
+	if (rc)
+		return rollback(s, rc);
+	return commit(s, err);
+}
+
+static enum smr_rc sqlite_turn_set_error(struct store *st, int64_t turn_id, const char *error,
+					 struct smr_err *err)
+{
+	static const char sql[] = "UPDATE turns SET error = ? WHERE id = ?";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+
+	if (q) {
+		bind_text(q, 1, error);
+		sqlite3_bind_int64(q, 2, turn_id);
+	}
+	return step_done(s, q, "recording a turn error", err);
+}
+
+static enum smr_rc sqlite_turn_list(struct store *st, const char *session_id,
+				    int64_t after_seq, struct turn **out, size_t *n,
+				    struct smr_err *err)
+{
+	static const char sql[] =
+		"SELECT id, session_id, sequence_number, role, content, provider, model,"
+		" prompt_tokens, completion_tokens, latency_ms, error, created_at FROM turns"
+		" WHERE session_id = ? AND sequence_number > ? ORDER BY sequence_number";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	struct turn *v = NULL, *t;
+	size_t len = 0, cap = 0;
+	int step;
+
+	if (!q)
+		return db_error(s, err, "reading turns");
+	bind_text(q, 1, session_id);
+	sqlite3_bind_int64(q, 2, after_seq);
+	for (;;) {
+		step = sqlite3_step(q);
+		if (step != SQLITE_ROW)
+			break;
+		if (len == cap) {
+			cap = cap ? cap * 2 : 16;
+			v = xrealloc(v, cap * sizeof(*v));
+		}
+		t = &v[len++];
+		t->id = sqlite3_column_int64(q, 0);
+		t->session_id = col_text(q, 1);
+		t->seq = sqlite3_column_int64(q, 2);
+		t->role = col_text(q, 3);
+		t->content = col_text(q, 4);
+		t->provider = col_text(q, 5);
+		t->model = col_text(q, 6);
+		t->prompt_tokens = col_int_or_neg(q, 7);
+		t->completion_tokens = col_int_or_neg(q, 8);
+		t->latency_ms = col_int_or_neg(q, 9);
+		t->error = col_text(q, 10);
+		t->created_at = col_text(q, 11);
+	}
+	sqlite3_reset(q);
+	if (step != SQLITE_DONE) {
+		turns_free(v, len);
+		return db_error(s, err, "reading turns");
+	}
+	*out = v;
+	*n = len;
+	return SMR_OK;
+}
+
+static enum smr_rc sqlite_turns_since_head(struct store *st, const char *repo_id,
+					   int64_t *count, struct smr_err *err)
+{
+	static const char sql[] =
+		"SELECT COUNT(*) FROM turns t JOIN sessions s ON s.id = t.session_id"
+		" WHERE s.repo_id = ?1 AND t.created_at > COALESCE((SELECT c.created_at"
+		" FROM refs f JOIN commits c ON c.id = f.commit_id"
+		" WHERE f.repo_id = ?1 AND f.name = 'main'), '')";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	int step;
+
+	if (!q)
+		return db_error(s, err, "counting turns");
+	bind_text(q, 1, repo_id);
+	step = sqlite3_step(q);
+	if (step == SQLITE_ROW)
+		*count = sqlite3_column_int64(q, 0);
+	sqlite3_reset(q);
+	if (step != SQLITE_ROW)
+		return db_error(s, err, "counting turns");
+	return SMR_OK;
+}
+
+/* ---- draft jobs ---- */
+
+static enum smr_rc sqlite_job_create(struct store *st, const struct draft_job *j,
+				     struct smr_err *err)
+{
+	static const char sql[] =
+		"INSERT INTO draft_jobs (id, session_id, status, provider, model, created_at)"
+		" VALUES (?, ?, ?, ?, ?, ?)";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+
+	if (q) {
+		bind_text(q, 1, j->id);
+		bind_text(q, 2, j->session_id);
+		bind_text(q, 3, job_status_name(j->status));
+		bind_text(q, 4, j->provider);
+		bind_text(q, 5, j->model);
+		bind_text(q, 6, j->created_at);
+	}
+	return step_done(s, q, "creating a draft job", err);
+}
+
+static enum smr_rc sqlite_job_get(struct store *st, const char *id, struct draft_job *out,
+				  struct smr_err *err)
+{
+	static const char sql[] =
+		"SELECT id, session_id, status, provider, model, result, error, created_at,"
+		" started_at, finished_at FROM draft_jobs WHERE id = ?";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	char *status;
+	int step;
+
+	if (!q)
+		return db_error(s, err, "reading a draft job");
+	bind_text(q, 1, id);
+	step = sqlite3_step(q);
+	if (step == SQLITE_ROW) {
+		memset(out, 0, sizeof(*out));
+		out->id = col_text(q, 0);
+		out->session_id = col_text(q, 1);
+		status = col_text(q, 2);
+		if (!status || job_status_parse(status, &out->status))
+			out->status = JOB_FAILED;
+		free(status);
+		out->provider = col_text(q, 3);
+		out->model = col_text(q, 4);
+		out->result = col_text(q, 5);
+		out->error = col_text(q, 6);
+		out->created_at = col_text(q, 7);
+		out->started_at = col_text(q, 8);
+		out->finished_at = col_text(q, 9);
+	}
+	sqlite3_reset(q);
+	if (step == SQLITE_DONE)
+		return smr_errf(err, SMR_ENOTFOUND, "no draft job '%s'", id);
+	if (step != SQLITE_ROW)
+		return db_error(s, err, "reading a draft job");
+	return SMR_OK;
+}
+
+static enum smr_rc sqlite_job_update(struct store *st, const struct draft_job *j,
+				     struct smr_err *err)
+{
+	static const char sql[] =
+		"UPDATE draft_jobs SET status = ?, result = COALESCE(?, result),"
+		" error = COALESCE(?, error), started_at = COALESCE(?, started_at),"
+		" finished_at = COALESCE(?, finished_at) WHERE id = ?";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+
+	if (q) {
+		bind_text(q, 1, job_status_name(j->status));
+		bind_text(q, 2, j->result);
+		bind_text(q, 3, j->error);
+		bind_text(q, 4, j->started_at);
+		bind_text(q, 5, j->finished_at);
+		bind_text(q, 6, j->id);
+	}
+	return step_done(s, q, "updating a draft job", err);
+}
+
+static enum smr_rc sqlite_job_fail_unfinished(struct store *st, const char *reason,
+					      const char *now, size_t *n,
+					      struct smr_err *err)
+{
+	static const char sql[] =
+		"UPDATE draft_jobs SET status = 'failed', error = ?, finished_at = ?"
+		" WHERE status IN ('queued', 'running')";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	enum smr_rc rc;
+
+	if (q) {
+		bind_text(q, 1, reason);
+		bind_text(q, 2, now);
+	}
+	rc = step_done(s, q, "failing unfinished draft jobs", err);
+	if (!rc && n)
+		*n = (size_t)sqlite3_changes(s->db);
+	return rc;
+}
+
+const struct store_ops store_sqlite_ops = {
+	.name = "sqlite",
+	.accepts = sqlite_accepts,
+	.open = sqlite_open,
+	.close = sqlite_close,
+	.space_create = sqlite_space_create,
+	.space_get = sqlite_space_get,
+	.space_list = sqlite_space_list,
+	.space_rename = sqlite_space_rename,
+	.space_delete = sqlite_space_delete,
+	.checkpoint_put = sqlite_checkpoint_put,
+	.checkpoint_get = sqlite_checkpoint_get,
+	.checkpoint_find_prefix = sqlite_checkpoint_find_prefix,
+	.checkpoint_log = sqlite_checkpoint_log,
+	.checkpoint_scan = sqlite_checkpoint_scan,
+	.space_fork = sqlite_space_fork,
+	.session_create = sqlite_session_create,
+	.session_get = sqlite_session_get,
+	.session_list = sqlite_session_list,
+	.turn_append = sqlite_turn_append,
+	.turn_set_error = sqlite_turn_set_error,
+	.turn_list = sqlite_turn_list,
+	.turns_since_head = sqlite_turns_since_head,
+	.job_create = sqlite_job_create,
+	.job_get = sqlite_job_get,
+	.job_update = sqlite_job_update,
+	.job_fail_unfinished = sqlite_job_fail_unfinished,
+};

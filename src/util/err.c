@@ -1,0 +1,101 @@
+/*
+ * err.c -- formatting of errors and the mapping of result codes onto the
+ * conventions of each transport (exit codes, HTTP statuses, JSON names).
+ */
+#include "util/err.h"
+
+#include <stdio.h>
+
+enum smr_rc smr_errf(struct smr_err *err, enum smr_rc code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return code;
+	err->code = code;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+int smr_rc_exit_code(enum smr_rc rc)
+{
+	switch (rc) {
+	case SMR_OK:
+		return 0;
+	case SMR_EUSAGE:
+	case SMR_EINVAL:
+	case SMR_EUNPROC:
+	case SMR_ETOOBIG:
+		return 2;
+	case SMR_ENOTFOUND:
+		return 3;
+	case SMR_ECONFLICT:
+		return 4;
+	case SMR_EPROVIDER:
+	case SMR_ETIMEOUT:
+		return 5;
+	case SMR_EINTERNAL:
+	case SMR_EUNAVAIL:
+		break;
+	}
+	return 1;
+}
+
+int smr_rc_http_status(enum smr_rc rc)
+{
+	switch (rc) {
+	case SMR_OK:
+		return 200;
+	case SMR_EUSAGE:
+	case SMR_EINVAL:
+		return 400;
+	case SMR_EUNPROC:
+		return 422;
+	case SMR_ENOTFOUND:
+		return 404;
+	case SMR_ECONFLICT:
+		return 409;
+	case SMR_ETOOBIG:
+		return 413;
+	case SMR_EPROVIDER:
+		return 502;
+	case SMR_ETIMEOUT:
+		return 504;
+	case SMR_EUNAVAIL:
+		return 503;
+	case SMR_EINTERNAL:
+		break;
+	}
+	return 500;
+}
+
+const char *smr_rc_name(enum smr_rc rc)
+{
+	switch (rc) {
+	case SMR_OK:
+		return "ok";
+	case SMR_EUSAGE:
+		return "usage";
+	case SMR_EINVAL:
+		return "invalid_input";
+	case SMR_EUNPROC:
+		return "unprocessable";
+	case SMR_ENOTFOUND:
+		return "not_found";
+	case SMR_ECONFLICT:
+		return "conflict";
+	case SMR_ETOOBIG:
+		return "too_large";
+	case SMR_EPROVIDER:
+		return "provider_error";
+	case SMR_ETIMEOUT:
+		return "provider_timeout";
+	case SMR_EUNAVAIL:
+		return "unavailable";
+	case SMR_EINTERNAL:
+		break;
+	}
+	return "internal";
+}

@@ -1,0 +1,91 @@
+/*
+ * sys.c -- clock, random ids and file reads (see sys.h).
+ */
+#include "util/sys.h"
+#include "util/buf.h"
+#include "util/xalloc.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+void sys_now_iso(char out[32])
+{
+	struct timespec ts;
+	struct tm tm;
+	char date[24];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out, 32, "%.19s.%06dZ", date, (int)(ts.tv_nsec / 1000));
+}
+
+int64_t sys_monotonic_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+void sys_uuid(char out[37])
+{
+	unsigned char b[16];
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < sizeof(b)) {
+		n = getrandom(b + got, sizeof(b) - got, 0);
+		if (n < 0 && errno != EINTR) {
+			perror("smriti: getrandom");
+			abort();
+		}
+		if (n > 0)
+			got += (size_t)n;
+	}
+	b[6] = (b[6] & 0x0F) | 0x40;
+	b[8] = (b[8] & 0x3F) | 0x80;
+	snprintf(out, 37,
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9],
+		 b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+
+enum smr_rc sys_read_file(const char *path, size_t max, char **out, size_t *len,
+			  struct smr_err *err)
+{
+	struct buf b = BUF_INIT(max);
+	char chunk[65536];
+	FILE *f;
+	size_t n;
+	int is_stdin = !strcmp(path, "-");
+
+	f = is_stdin ? stdin : fopen(path, "rb");
+	if (!f)
+		return smr_errf(err, SMR_ENOTFOUND, "cannot open '%s': %s", path,
+				strerror(errno));
+	for (;;) {
+		n = fread(chunk, 1, sizeof(chunk), f);
+		if (!n)
+			break;
+		buf_add(&b, chunk, n);
+	}
+	if (ferror(f)) {
+		if (!is_stdin)
+			fclose(f);
+		buf_release(&b);
+		return smr_errf(err, SMR_EINTERNAL, "cannot read '%s'", path);
+	}
+	if (!is_stdin)
+		fclose(f);
+	if (b.err) {
+		buf_release(&b);
+		return smr_errf(err, SMR_ETOOBIG, "'%s' is larger than %zu bytes", path, max);
+	}
+	*out = buf_detach(&b, len);
+	return SMR_OK;
+}

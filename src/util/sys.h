@@ -1,0 +1,32 @@
+/*
+ * sys.h -- the few things Smriti takes from the operating system: the wall
+ * clock, random identifiers and whole-file reads.
+ *
+ * Only the ops layer and transports call these; domain code receives times
+ * and ids as arguments so that its tests are deterministic.
+ */
+#ifndef SMRITI_SYS_H
+#define SMRITI_SYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/err.h"
+
+/* Current UTC time as "YYYY-MM-DDTHH:MM:SS.uuuuuuZ" into out[32]. */
+void sys_now_iso(char out[32]);
+
+/* Microseconds on a monotonic clock, for latencies. */
+int64_t sys_monotonic_us(void);
+
+/* A random RFC 4122 version-4 UUID, lower-case, into out[37]. */
+void sys_uuid(char out[37]);
+
+/*
+ * Reads a whole file ("-" means stdin) into a new NUL-terminated buffer;
+ * caller free()s *out.  Fails with SMR_ETOOBIG past max bytes.
+ */
+enum smr_rc sys_read_file(const char *path, size_t max, char **out, size_t *len,
+			  struct smr_err *err);
+
+#endif
