@@ -61,6 +61,12 @@ const struct cli_cmd *cli_find(const char *name);
 enum smr_rc cli_remote_call(struct cli_ctx *ctx, const char *op, const json_t *params,
 			    json_t **result, struct smr_err *err);
 
+/*
+ * Called once before dispatch: smriti-full registers the operations of its
+ * runtime (chat, drafts, ...) with api_register(); the lean binary has none.
+ */
+void cli_init(void);
+
 /* Commands (cmd_*.c). */
 int cmd_space(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_checkpoint(int argc, char **argv, struct cli_ctx *ctx);

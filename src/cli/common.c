@@ -72,7 +72,10 @@ int cli_call(struct cli_ctx *ctx, const char *op, json_t *params, json_t **resul
 			rc = api_call(&ctx->ops, op, params, result, &err);
 	}
 	json_decref(params);
-	if (rc)
+	if (rc) {
+		json_decref(*result);
+		*result = NULL;
 		return cli_fail(rc, "%s", err.msg);
+	}
 	return 0;
 }

@@ -166,6 +166,7 @@ int main(int argc, char **argv)
 	if (!cli_is_full && (!cmd || (cmd->flags & CLI_FULL) || ctx.remote ||
 			     (ctx.db && is_postgres(ctx.db))))
 		return exec_full(orig);
+	cli_init();
 	if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "-h")) {
 		print_help(stdout);

@@ -26,7 +26,10 @@ const struct api_op *api_find(const char *name);
 
 /*
  * Runs operation name with params (a JSON object; NULL means {}).  On
- * success *result is a new reference the caller json_decref()s.
+ * success *result is a new reference the caller json_decref()s.  On failure
+ * an operation may still set *result to details worth showing (chat.send
+ * returns the stored user turn when the provider fails); callers must
+ * initialise *result to NULL and json_decref() it either way.
  */
 enum smr_rc api_call(struct ops_ctx *ctx, const char *name, const json_t *params,
 		     json_t **result, struct smr_err *err);

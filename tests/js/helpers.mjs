@@ -1,0 +1,61 @@
+// helpers.mjs -- shared helpers of the end-to-end tests: where the binaries
+// are, temporary databases, and running the CLI as a whole process.
+import { spawnSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const BUILD = path.resolve(ROOT, process.env.SMRITI_BUILD || 'build');
+export const SMRITI = path.join(BUILD, 'smriti');
+export const SMRITI_FULL = path.join(BUILD, 'smriti-full');
+
+// A fresh directory with a database path in it; call cleanup() when done.
+export function tempDb(name = 'smriti.db') {
+  const dir = mkdtempSync(path.join(tmpdir(), 'smriti-test-'));
+  return { dir, db: path.join(dir, name), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+// Environment for a child: only what the test chooses, plus PATH and HOME.
+export function childEnv(extra = {}) {
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME || '/tmp', USER: 'tester' };
+  for (const k of ['ASAN_OPTIONS', 'UBSAN_OPTIONS', 'LSAN_OPTIONS']) if (process.env[k]) env[k] = process.env[k];
+  return { ...env, ...extra };
+}
+
+// Runs the CLI synchronously: { code, stdout, stderr, json() }.
+export function run(db, args, { input, env = {}, bin = SMRITI } = {}) {
+  const r = spawnSync(bin, args, {
+    input, encoding: 'utf8', env: childEnv({ SMRITI_DB: db, ...env }),
+  });
+  return {
+    code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr,
+    json() { return JSON.parse(r.stdout); },
+  };
+}
+
+// Runs the CLI and insists on exit 0; returns parsed JSON when --json was given.
+export function ok(db, args, opts) {
+  const r = run(db, args, opts);
+  if (r.code !== 0) throw new Error(`smriti ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
+  return args.includes('--json') ? r.json() : r.stdout;
+}
+
+// Starts a long-running child; resolves once `ready(line)` matches a stdout/stderr line.
+export function startProcess(bin, args, { env = {}, ready = () => true, timeoutMs = 15000 } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, args, { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`${bin} did not start: ${out}`)); }, timeoutMs);
+    const onData = (d) => {
+      out += d;
+      for (const line of out.split('\n')) {
+        if (ready(line)) { clearTimeout(timer); resolve({ child, output: () => out }); return; }
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`${bin} exited ${code}: ${out}`)); });
+  });
+}
