@@ -45,8 +45,8 @@ FULL_OBJ = $(CORE_OBJ) $(call obj,$(FULL_SRC))
 
 TEST_SRC = $(wildcard tests/unit/*.c)
 TEST_OBJ = $(call obj,$(TEST_SRC))
-# unit tests link everything except the two entry points
-LIB_OBJ  = $(filter-out $(BUILD)/obj/src/cli/main.o,$(FULL_OBJ))
+# unit tests link everything but the CLI transport
+LIB_OBJ  = $(filter-out $(BUILD)/obj/src/cli/%,$(FULL_OBJ))
 
 all: $(BUILD)/smriti $(BUILD)/smriti-full
 

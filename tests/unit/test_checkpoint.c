@@ -1,0 +1,252 @@
+/*
+ * test_checkpoint.c -- canonical form, hashing (fixed vectors computed
+ * independently from docs/checkpoint-hash.md), validation and
+ * normalisation of checkpoint fields, diff and reference parsing.
+ */
+#include "harness.h"
+
+#include "domain/checkpoint.h"
+#include "domain/diff.h"
+#include "domain/ref.h"
+#include "util/utf8.h"
+
+#include <stdlib.h>
+
+static const char vector_input[] =
+	"{\"title\":\"Pick a database\",\"summary\":\"We compared options.\","
+	"\"decisions\":[\"Use SQLite\"],\"assumptions\":[{\"text\":\"One machine\"}],"
+	"\"tasks\":[\"Write the schema\"],\"open_questions\":[\"When do we need PostgreSQL?\"],"
+	"\"entities\":[{\"name\":\"SQLite\",\"kind\":\"software\"}],"
+	"\"artifacts\":[{\"name\":\"notes.md\",\"content\":\"na\xc3\xafve caf\xc3\xa9 \xe2\x9c\x93\"}],"
+	"\"metadata\":{\"source\":\"test\"},\"author\":\"ada\"}";
+
+static const char vector_canonical[] =
+	"{\"artifacts\":[{\"content\":\"na\xc3\xafve caf\xc3\xa9 \xe2\x9c\x93\",\"kind\":\"text\","
+	"\"name\":\"notes.md\"}],\"assumptions\":[{\"text\":\"One machine\"}],\"author\":\"ada\","
+	"\"created_at\":\"2026-01-02T03:04:05.000006Z\",\"decisions\":[{\"text\":\"Use SQLite\"}],"
+	"\"entities\":[{\"kind\":\"software\",\"name\":\"SQLite\"}],\"merge_parent\":null,"
+	"\"metadata\":{\"source\":\"test\"},\"open_questions\":[{\"text\":\"When do we need "
+	"PostgreSQL?\"}],\"parent\":null,\"summary\":\"We compared options.\",\"tasks\":[{\"status\":"
+	"\"open\",\"text\":\"Write the schema\"}],\"title\":\"Pick a database\",\"v\":1}";
+
+/* Builds the checkpoint of vector_input; caller releases. */
+static void load_vector(struct checkpoint *c)
+{
+	json_t *in = json_loads(vector_input, 0, NULL);
+
+	checkpoint_init(c);
+	CHECK(in != NULL);
+	CHECK_INT(checkpoint_from_json(in, c, NULL), SMR_OK);
+	c->created_at = strdup("2026-01-02T03:04:05.000006Z");
+	json_decref(in);
+}
+
+TEST(checkpoint_canonical_form_is_sorted_compact_utf8)
+{
+	struct checkpoint c;
+	char *canon;
+
+	load_vector(&c);
+	canon = checkpoint_canonical(&c);
+	CHECK_STR(canon, vector_canonical);
+	free(canon);
+	checkpoint_release(&c);
+}
+
+TEST(checkpoint_hash_matches_fixed_vectors)
+{
+	struct checkpoint c;
+
+	load_vector(&c);
+	checkpoint_seal(&c);
+	CHECK_STR(c.hash, "6fa5ac51b42ffbcab7d5e6d7d0d15cb9419dd1b124fef31efcdf20043f20cf3c");
+	/* a child: same fields, new title, parent = the first hash */
+	c.parent_hash = strdup(c.hash);
+	free(c.title);
+	c.title = strdup("Second");
+	checkpoint_seal(&c);
+	CHECK_STR(c.hash, "0b9057f5d4d3e225f744d6dc2f7b60bc07cb5297fe20b42ba6a0e964cbcb6dfd");
+	checkpoint_release(&c);
+}
+
+TEST(checkpoint_hash_covers_every_field_but_not_the_space)
+{
+	struct checkpoint c;
+	char base[65], h[65];
+
+	load_vector(&c);
+	checkpoint_compute_hash(&c, base);
+	c.space = strdup("elsewhere");
+	checkpoint_compute_hash(&c, h);
+	CHECK_STR(h, base);
+	json_object_set_new(json_array_get(c.tasks, 0), "status", json_string("done"));
+	checkpoint_compute_hash(&c, h);
+	CHECK(strcmp(h, base) != 0);
+	json_object_set_new(json_array_get(c.tasks, 0), "status", json_string("open"));
+	free(c.author);
+	c.author = strdup("bob");
+	checkpoint_compute_hash(&c, h);
+	CHECK(strcmp(h, base) != 0);
+	free(c.author);
+	c.author = strdup("ada");
+	json_object_set_new(c.metadata, "x", json_integer(1));
+	checkpoint_compute_hash(&c, h);
+	CHECK(strcmp(h, base) != 0);
+	checkpoint_release(&c);
+}
+
+TEST(checkpoint_normalises_strings_and_task_status)
+{
+	struct checkpoint c;
+
+	load_vector(&c);
+	CHECK_STR(json_string_value(json_object_get(json_array_get(c.decisions, 0), "text")),
+		  "Use SQLite");
+	CHECK_STR(json_string_value(json_object_get(json_array_get(c.tasks, 0), "status")),
+		  "open");
+	CHECK_STR(json_string_value(json_object_get(json_array_get(c.artifacts, 0), "kind")),
+		  "text");
+	checkpoint_release(&c);
+}
+
+/* Expects input to be rejected with code and a message containing needle. */
+static void expect_rejected(const char *input, enum smr_rc code, const char *needle)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct checkpoint c;
+	json_t *in = json_loads(input, JSON_DECODE_ANY, NULL);
+
+	checkpoint_init(&c);
+	CHECK(in != NULL);
+	CHECK_INT(checkpoint_from_json(in, &c, &err), code);
+	if (!strstr(err.msg, needle))
+		test_fail(__FILE__, __LINE__, "message '%s' lacks '%s'", err.msg, needle);
+	checkpoint_release(&c);
+	json_decref(in);
+}
+
+TEST(checkpoint_rejects_wrong_shapes_with_clear_messages)
+{
+	expect_rejected("[]", SMR_EINVAL, "JSON object");
+	expect_rejected("{\"title\":3}", SMR_EINVAL, "'title' must be a string");
+	expect_rejected("{\"decisions\":\"x\"}", SMR_EINVAL, "'decisions' must be an array");
+	expect_rejected("{\"decisions\":[1]}", SMR_EINVAL, "decisions[0]");
+	expect_rejected("{\"decisions\":[{\"txt\":\"a\"}]}", SMR_EINVAL, "decisions[0].text");
+	expect_rejected("{\"decisions\":[\"  \"]}", SMR_EINVAL, "non-empty");
+	expect_rejected("{\"tasks\":[{\"text\":\"a\",\"status\":\"maybe\"}]}", SMR_EINVAL,
+			"'open' or 'done'");
+	expect_rejected("{\"artifacts\":[\"a\"]}", SMR_EINVAL, "artifacts[0]");
+	expect_rejected("{\"artifacts\":[{\"name\":\"a\"}]}", SMR_EINVAL, "content");
+	expect_rejected("{\"entities\":[{\"name\":\"a\",\"kind\":2}]}", SMR_EINVAL, "kind");
+	expect_rejected("{\"metadata\":[]}", SMR_EINVAL, "metadata");
+	expect_rejected("{\"decision\":[\"a\"]}", SMR_EINVAL, "unknown checkpoint field 'decision'");
+}
+
+TEST(checkpoint_accepts_its_own_json_back)
+{
+	struct checkpoint a, b;
+	json_t *doc;
+	char ha[65], hb[65];
+
+	load_vector(&a);
+	checkpoint_seal(&a);
+	a.space = strdup("s");
+	doc = checkpoint_to_json(&a);
+	checkpoint_init(&b);
+	CHECK_INT(checkpoint_from_json(doc, &b, NULL), SMR_OK);
+	b.created_at = strdup(a.created_at);
+	checkpoint_compute_hash(&a, ha);
+	checkpoint_compute_hash(&b, hb);
+	CHECK_STR(hb, ha);
+	json_decref(doc);
+	checkpoint_release(&a);
+	checkpoint_release(&b);
+}
+
+TEST(checkpoint_empty_detection)
+{
+	struct checkpoint c;
+
+	checkpoint_init(&c);
+	CHECK(checkpoint_is_empty(&c));
+	c.title = strdup("   ");
+	CHECK(checkpoint_is_empty(&c));
+	json_array_append_new(c.open_questions, json_pack("{s:s}", "text", "why?"));
+	CHECK(!checkpoint_is_empty(&c));
+	checkpoint_release(&c);
+}
+
+TEST(diff_reports_added_removed_changed_by_identity)
+{
+	struct checkpoint a, b;
+	json_t *d, *tasks;
+
+	load_vector(&a);
+	load_vector(&b);
+	a.hash = strdup("aaaa");
+	b.hash = strdup("bbbb");
+	json_array_append_new(b.decisions, json_pack("{s:s}", "text", "Use C"));
+	json_array_clear(b.assumptions);
+	json_object_set_new(json_array_get(b.tasks, 0), "status", json_string("done"));
+	d = checkpoint_diff(&a, &b);
+	CHECK(json_is_false(json_object_get(d, "identical")));
+	CHECK_INT(json_array_size(json_object_get(json_object_get(d, "decisions"), "added")), 1);
+	CHECK_INT(json_array_size(json_object_get(json_object_get(d, "assumptions"), "removed")), 1);
+	tasks = json_object_get(json_object_get(d, "tasks"), "changed");
+	CHECK_INT(json_array_size(tasks), 1);
+	CHECK_STR(json_string_value(json_object_get(json_object_get(json_array_get(tasks, 0), "to"),
+						    "status")), "done");
+	CHECK(json_object_get(d, "title") == NULL);
+	CHECK(json_object_get(d, "entities") == NULL);
+	json_decref(d);
+	d = checkpoint_diff(&a, &a);
+	CHECK(json_is_true(json_object_get(d, "identical")));
+	json_decref(d);
+	checkpoint_release(&a);
+	checkpoint_release(&b);
+}
+
+TEST(ref_parse_splits_ancestry)
+{
+	struct ref_spec r;
+
+	CHECK_INT(ref_parse("demo", &r, NULL), SMR_OK);
+	CHECK_STR(r.base, "demo");
+	CHECK_INT(r.ancestors, 0);
+	ref_spec_release(&r);
+	CHECK_INT(ref_parse("demo~3", &r, NULL), SMR_OK);
+	CHECK_STR(r.base, "demo");
+	CHECK_INT(r.ancestors, 3);
+	ref_spec_release(&r);
+	CHECK_INT(ref_parse("abcd~", &r, NULL), SMR_OK);
+	CHECK_INT(r.ancestors, 1);
+	ref_spec_release(&r);
+	CHECK_INT(ref_parse("demo~x", &r, NULL), SMR_EUSAGE);
+	ref_spec_release(&r);
+	CHECK_INT(ref_parse("demo~-1", &r, NULL), SMR_EUSAGE);
+	ref_spec_release(&r);
+	CHECK_INT(ref_parse("~2", &r, NULL), SMR_EUSAGE);
+	ref_spec_release(&r);
+	CHECK_INT(ref_parse("", &r, NULL), SMR_EUSAGE);
+	ref_spec_release(&r);
+	CHECK(is_hash_prefix("abcd"));
+	CHECK(!is_hash_prefix("abc"));
+	CHECK(!is_hash_prefix("ABCD"));
+	CHECK(!is_hash_prefix("abcg"));
+}
+
+TEST(utf8_validation_and_character_prefixes)
+{
+	const char *s = "a\xc3\xa9\xe2\x9c\x93\xf0\x9f\x98\x80z";   /* a é ✓ 😀 z */
+
+	CHECK(utf8_valid(s, strlen(s)));
+	CHECK_INT(utf8_chars(s, strlen(s)), 5);
+	CHECK_INT(utf8_prefix_bytes(s, strlen(s), 2), 3);
+	CHECK_INT(utf8_prefix_bytes(s, strlen(s), 4), 10);
+	CHECK_INT(utf8_prefix_bytes(s, strlen(s), 99), strlen(s));
+	CHECK(!utf8_valid("\xc3", 1));             /* truncated */
+	CHECK(!utf8_valid("\xc0\xaf", 2));         /* overlong */
+	CHECK(!utf8_valid("\xed\xa0\x80", 3));     /* surrogate */
+	CHECK(!utf8_valid("\xf4\x90\x80\x80", 4)); /* > U+10FFFF */
+	CHECK(!utf8_valid("\xff", 1));
+}

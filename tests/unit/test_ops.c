@@ -1,0 +1,282 @@
+/*
+ * test_ops.c -- the core operations on a real SQLite store in a temporary
+ * file: reference resolution, HEAD compare-and-swap, restore, fork and
+ * fsck, with a deterministic clock.
+ */
+#include "harness.h"
+
+#include "domain/checkpoint.h"
+#include "ops/ops.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+struct fixture {
+	char path[64];
+	struct store *st;
+	struct ops_ctx ctx;
+};
+
+static int tick;
+
+static void test_now(char out[32])
+{
+	snprintf(out, 32, "2026-01-01T00:00:%02d.%06dZ", (tick / 1000000) % 60, tick % 1000000);
+	tick++;
+}
+
+static void setup(struct fixture *f)
+{
+	int fd;
+
+	snprintf(f->path, sizeof(f->path), "/tmp/smriti-unit-XXXXXX");
+	fd = mkstemp(f->path);
+	close(fd);
+	CHECK_INT(store_open(f->path, &f->st, NULL), SMR_OK);
+	ops_ctx_init(&f->ctx, f->st);
+	f->ctx.now = test_now;
+}
+
+static void teardown(struct fixture *f)
+{
+	char side[80];
+
+	store_close(f->st);
+	unlink(f->path);
+	snprintf(side, sizeof(side), "%s-wal", f->path);
+	unlink(side);
+	snprintf(side, sizeof(side), "%s-shm", f->path);
+	unlink(side);
+}
+
+/* Writes a checkpoint titled title on top of HEAD (or on parent); returns its hash (caller frees). */
+static char *commit(struct fixture *f, const char *space, const char *title, const char *parent,
+		    enum smr_rc want)
+{
+	struct checkpoint c = { 0 };
+	json_t *fields = json_pack("{s:s, s:[s]}", "title", title, "decisions", title);
+	enum smr_rc rc = ops_checkpoint_create(&f->ctx, space, fields, parent, "tester", &c, NULL);
+	char *hash = rc ? NULL : strdup(c.hash);
+
+	CHECK_INT(rc, want);
+	checkpoint_release(&c);
+	json_decref(fields);
+	return hash;
+}
+
+TEST(ops_resolve_space_ancestry_and_prefixes)
+{
+	struct fixture f;
+	struct checkpoint c = { 0 };
+	struct space sp = { 0 };
+	char *h1, *h2, *h3, prefix[16];
+	struct smr_err err = SMR_ERR_INIT;
+
+	setup(&f);
+	CHECK_INT(ops_space_create(&f.ctx, "demo", NULL, &sp, NULL), SMR_OK);
+	space_release(&sp);
+	h1 = commit(&f, "demo", "one", NULL, SMR_OK);
+	h2 = commit(&f, "demo", "two", NULL, SMR_OK);
+	h3 = commit(&f, "demo", "three", NULL, SMR_OK);
+	CHECK_INT(ops_resolve(&f.ctx, "demo", &c, NULL), SMR_OK);
+	CHECK_STR(c.hash, h3);
+	checkpoint_release(&c);
+	CHECK_INT(ops_resolve(&f.ctx, "demo~2", &c, NULL), SMR_OK);
+	CHECK_STR(c.hash, h1);
+	CHECK_STR(c.title, "one");
+	checkpoint_release(&c);
+	snprintf(prefix, sizeof(prefix), "%.8s", h2);
+	CHECK_INT(ops_resolve(&f.ctx, prefix, &c, NULL), SMR_OK);
+	CHECK_STR(c.hash, h2);
+	CHECK_STR(c.parent_hash, h1);
+	checkpoint_release(&c);
+	snprintf(prefix, sizeof(prefix), "%.8s~1", h3);
+	CHECK_INT(ops_resolve(&f.ctx, prefix, &c, NULL), SMR_OK);
+	CHECK_STR(c.hash, h2);
+	checkpoint_release(&c);
+	CHECK_INT(ops_resolve(&f.ctx, "demo~3", &c, &err), SMR_ENOTFOUND);
+	CHECK(strstr(err.msg, "past the first checkpoint") != NULL);
+	CHECK_INT(ops_resolve(&f.ctx, "nosuch", &c, &err), SMR_ENOTFOUND);
+	CHECK_INT(ops_resolve(&f.ctx, "ffffffff", &c, &err), SMR_ENOTFOUND);
+	free(h1);
+	free(h2);
+	free(h3);
+	teardown(&f);
+}
+
+TEST(ops_ambiguous_prefix_is_a_usage_error)
+{
+	struct fixture f;
+	struct checkpoint c;
+	struct space sp = { 0 };
+	struct smr_err err = SMR_ERR_INIT;
+	const char *fake[2] = {
+		"abcd111111111111111111111111111111111111111111111111111111111111",
+		"abcd222222222222222222222222222222222222222222222222222222222222",
+	};
+
+	setup(&f);
+	CHECK_INT(ops_space_create(&f.ctx, "demo", NULL, &sp, NULL), SMR_OK);
+	for (int i = 0; i < 2; i++) {
+		/* the store does not check hashes, so two can share a prefix on purpose */
+		checkpoint_init(&c);
+		c.title = strdup("x");
+		c.created_at = strdup("2026-01-01T00:00:00.000000Z");
+		c.hash = strdup(fake[i]);
+		c.parent_hash = i ? strdup(fake[0]) : NULL;
+		CHECK_INT(f.st->ops->checkpoint_put(f.st, sp.id, &c, c.parent_hash, NULL), SMR_OK);
+		checkpoint_release(&c);
+	}
+	memset(&c, 0, sizeof(c));
+	CHECK_INT(ops_resolve(&f.ctx, "abcd", &c, &err), SMR_EUSAGE);
+	CHECK(strstr(err.msg, "ambiguous") != NULL);
+	CHECK_INT(ops_resolve(&f.ctx, "abcd2", &c, NULL), SMR_OK);
+	CHECK_STR(c.hash, fake[1]);
+	checkpoint_release(&c);
+	space_release(&sp);
+	teardown(&f);
+}
+
+TEST(ops_stale_parent_conflicts_and_writes_nothing)
+{
+	struct fixture f;
+	struct space sp = { 0 };
+	struct checkpoint *log = NULL;
+	size_t n = 0;
+	char *h1, *h2, *h3;
+
+	setup(&f);
+	CHECK_INT(ops_space_create(&f.ctx, "demo", NULL, &sp, NULL), SMR_OK);
+	h1 = commit(&f, "demo", "one", NULL, SMR_OK);
+	h2 = commit(&f, "demo", "two", h1, SMR_OK);
+	h3 = commit(&f, "demo", "late", h1, SMR_ECONFLICT);   /* h1 is no longer HEAD */
+	CHECK(h3 == NULL);
+	CHECK_INT(ops_log(&f.ctx, "demo", 0, &log, &n, NULL), SMR_OK);
+	CHECK_INT(n, 2);
+	CHECK_STR(log[0].hash, h2);
+	checkpoints_free(log, n);
+	free(commit(&f, "demo", "empty?", NULL, SMR_OK));
+	free(h1);
+	free(h2);
+	space_release(&sp);
+	teardown(&f);
+}
+
+TEST(ops_restore_puts_old_state_on_top_of_head)
+{
+	struct fixture f;
+	struct space sp = { 0 };
+	struct checkpoint c = { 0 };
+	char *h1, *h2;
+	json_t *d = NULL;
+
+	setup(&f);
+	CHECK_INT(ops_space_create(&f.ctx, "demo", NULL, &sp, NULL), SMR_OK);
+	h1 = commit(&f, "demo", "good", NULL, SMR_OK);
+	h2 = commit(&f, "demo", "bad turn", NULL, SMR_OK);
+	CHECK_INT(ops_restore(&f.ctx, "demo", "demo~1", "restorer", &c, NULL), SMR_OK);
+	CHECK_STR(c.parent_hash, h2);
+	CHECK_STR(c.title, "good");
+	CHECK_STR(c.author, "restorer");
+	CHECK_STR(json_string_value(json_object_get(c.metadata, "restored_from")), h1);
+	CHECK(strcmp(c.hash, h1) != 0);
+	CHECK_INT(ops_diff(&f.ctx, h1, c.hash, &d, NULL), SMR_OK);
+	/* only metadata differs: every field of the old state came back */
+	CHECK(json_object_get(d, "decisions") == NULL);
+	CHECK(json_object_get(d, "title") == NULL);
+	CHECK(json_object_get(d, "metadata") != NULL);
+	json_decref(d);
+	checkpoint_release(&c);
+	free(h1);
+	free(h2);
+	space_release(&sp);
+	teardown(&f);
+}
+
+TEST(ops_fork_shares_history_with_same_hashes)
+{
+	struct fixture f;
+	struct space sp = { 0 }, fork = { 0 };
+	struct checkpoint *log = NULL;
+	size_t n = 0;
+	char *h1, *h2, *h3;
+	json_t *report = NULL;
+
+	setup(&f);
+	CHECK_INT(ops_space_create(&f.ctx, "demo", NULL, &sp, NULL), SMR_OK);
+	h1 = commit(&f, "demo", "one", NULL, SMR_OK);
+	h2 = commit(&f, "demo", "two", NULL, SMR_OK);
+	h3 = commit(&f, "demo", "three", NULL, SMR_OK);
+	CHECK_INT(ops_fork(&f.ctx, "demo~1", "alt", &fork, NULL), SMR_OK);
+	CHECK_STR(fork.head, h2);
+	CHECK_INT(ops_log(&f.ctx, "alt", 0, &log, &n, NULL), SMR_OK);
+	CHECK_INT(n, 2);
+	CHECK_STR(log[0].hash, h2);
+	CHECK_STR(log[1].hash, h1);
+	CHECK_STR(log[0].space, "alt");
+	checkpoints_free(log, n);
+	/* the fork moves on independently */
+	free(commit(&f, "alt", "alt-only", h2, SMR_OK));
+	CHECK_INT(ops_fork(&f.ctx, "demo", "alt", &sp, NULL), SMR_ECONFLICT);
+	CHECK_INT(ops_fsck(&f.ctx, NULL, &report, NULL), SMR_OK);
+	CHECK(json_is_true(json_object_get(report, "ok")));
+	CHECK_INT(json_integer_value(json_object_get(report, "checkpoints")), 6);
+	json_decref(report);
+	free(h1);
+	free(h2);
+	free(h3);
+	space_release(&fork);
+	space_release(&sp);
+	teardown(&f);
+}
+
+TEST(ops_fsck_detects_tampering)
+{
+	struct fixture f;
+	struct space sp = { 0 };
+	json_t *report = NULL, *p;
+	sqlite3 *db;
+	char *h1;
+
+	setup(&f);
+	CHECK_INT(ops_space_create(&f.ctx, "demo", NULL, &sp, NULL), SMR_OK);
+	h1 = commit(&f, "demo", "one", NULL, SMR_OK);
+	free(commit(&f, "demo", "two", NULL, SMR_OK));
+	CHECK_INT(sqlite3_open(f.path, &db), SQLITE_OK);
+	CHECK_INT(sqlite3_exec(db, "UPDATE commits SET decisions = '[{\"text\":\"forged\"}]'"
+			       " WHERE title = 'one'", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	CHECK_INT(ops_fsck(&f.ctx, "demo", &report, NULL), SMR_OK);
+	CHECK(json_is_false(json_object_get(report, "ok")));
+	p = json_array_get(json_object_get(report, "problems"), 0);
+	CHECK_STR(json_string_value(json_object_get(p, "commit_hash")), h1);
+	CHECK(strstr(json_string_value(json_object_get(p, "problem")), "hash") != NULL);
+	json_decref(report);
+	free(h1);
+	space_release(&sp);
+	teardown(&f);
+}
+
+TEST(ops_rejects_empty_checkpoints_and_bad_space_names)
+{
+	struct fixture f;
+	struct space sp = { 0 };
+	struct checkpoint c = { 0 };
+	json_t *empty = json_object();
+	struct smr_err err = SMR_ERR_INIT;
+
+	setup(&f);
+	CHECK_INT(ops_space_create(&f.ctx, "demo", NULL, &sp, NULL), SMR_OK);
+	space_release(&sp);
+	CHECK_INT(ops_checkpoint_create(&f.ctx, "demo", empty, NULL, NULL, &c, &err), SMR_EUNPROC);
+	CHECK(strstr(err.msg, "empty checkpoint") != NULL);
+	CHECK_INT(ops_space_create(&f.ctx, "demo", NULL, &sp, NULL), SMR_ECONFLICT);
+	CHECK_INT(ops_space_create(&f.ctx, "a~b", NULL, &sp, NULL), SMR_EINVAL);
+	CHECK_INT(ops_space_create(&f.ctx, "", NULL, &sp, NULL), SMR_EINVAL);
+	CHECK_INT(ops_space_create(&f.ctx, "x\ny", NULL, &sp, NULL), SMR_EINVAL);
+	CHECK_INT(ops_head(&f.ctx, "demo", &c, &err), SMR_ENOTFOUND);
+	CHECK(strstr(err.msg, "no checkpoints yet") != NULL);
+	json_decref(empty);
+	teardown(&f);
+}
