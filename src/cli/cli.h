@@ -41,7 +41,7 @@ int cli_call(struct cli_ctx *ctx, const char *op, json_t *params, json_t **resul
 /* Prints an error line ("smriti: ...") and returns the exit code for rc. */
 int cli_fail(enum smr_rc rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Usage error for a command: prints its usage and returns 2. */
+/* Usage error for a command: one line pointing at its --help; returns 2. */
 int cli_usage(const struct cli_cmd *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -29,7 +29,7 @@ int cli_usage(const struct cli_cmd *cmd, const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nusage: smriti %s\n", cmd->usage);
+	fprintf(stderr, " (see 'smriti %s --help')\n", cmd->name);
 	return smr_rc_exit_code(SMR_EUSAGE);
 }
 

@@ -66,7 +66,7 @@ enum smr_rc sys_read_file(const char *path, size_t max, char **out, size_t *len,
 
 	f = is_stdin ? stdin : fopen(path, "rb");
 	if (!f)
-		return smr_errf(err, SMR_ENOTFOUND, "cannot open '%s': %s", path,
+		return smr_errf(err, SMR_EINVAL, "cannot open '%s': %s", path,
 				strerror(errno));
 	for (;;) {
 		n = fread(chunk, 1, sizeof(chunk), f);
