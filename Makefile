@@ -68,7 +68,7 @@ unit: $(BUILD)/unit-tests
 
 test: all $(BUILD)/unit-tests
 	$(BUILD)/unit-tests
-	SMRITI_BUILD=$(BUILD) node --test --test-concurrency=2 tests/js/
+	SMRITI_BUILD=$(BUILD) node --test --test-concurrency=2 tests/js/ tests/fake-provider/
 
 clean:
 	rm -rf build build-asan

@@ -66,13 +66,18 @@ test('SIGKILL in the middle of a stream of commits loses no acknowledged checkpo
   ok(t.db, ['space', 'create', 'crash']);
   const acknowledged = [];
   let killed = 0;
+  // Learn how long one commit takes on this build (sanitizers are slower), then
+  // spread the kills over 0..1.5 times that.
+  const started = Date.now();
+  for (let i = 0; i < 3; i++) acknowledged.push(ok(t.db, ['commit', 'crash', '-m', `warm${i}`, '--json']).commit_hash);
+  const span = Math.max(3, Math.round(((Date.now() - started) / 3) * 1.5));
   for (let i = 0; i < 80; i++) {
     const child = spawn(SMRITI, ['commit', 'crash', '-m', `c${i}`, '--decision', `d${i}`, '--json'],
       { env: childEnv({ SMRITI_DB: t.db }) });
     let stdout = '';
     child.stdout.on('data', (d) => { stdout += d; });
     // Kill at varying points of the process's life: before, during or after its transaction.
-    const timer = setTimeout(() => child.kill('SIGKILL'), (i * 7) % 13);
+    const timer = setTimeout(() => child.kill('SIGKILL'), Math.round(((i * 37) % 80) / 80 * span));
     const [code, signal] = await new Promise((res) => child.on('close', (c, s) => res([c, s])));
     clearTimeout(timer);
     if (signal === 'SIGKILL') killed++;
@@ -82,7 +87,7 @@ test('SIGKILL in the middle of a stream of commits loses no acknowledged checkpo
   for (const h of acknowledged) assert.ok(log.includes(h), `acknowledged ${h} survived`);
   assert.equal(ok(t.db, ['fsck', '--json']).ok, true);
   assert.ok(killed > 0, 'some writers were killed');
-  assert.ok(acknowledged.length > 0, 'some writers finished');
+  assert.ok(acknowledged.length > 3, 'some writers finished');
   // the database still takes writes after the crashes
   assert.equal(run(t.db, ['commit', 'crash', '-m', 'after']).code, 0);
   t.cleanup();
