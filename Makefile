@@ -59,6 +59,10 @@ $(BUILD)/smriti-full: $(FULL_OBJ)
 $(BUILD)/unit-tests: $(TEST_OBJ) $(LIB_OBJ)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(FULL_LIBS)
 
+# bench/NAME_bench.c -> $(BUILD)/bench-NAME, linked like the unit tests
+$(BUILD)/bench-%: $(BUILD)/obj/bench/%_bench.o $(LIB_OBJ)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(FULL_LIBS)
+
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c -o $@ $<
@@ -73,5 +77,8 @@ test: all $(BUILD)/unit-tests
 clean:
 	rm -rf build build-asan
 
-.PHONY: all unit test clean
+bench: all $(BUILD)/bench-commit
+	bench/cli.sh
+
+.PHONY: all unit test bench clean
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
