@@ -24,7 +24,10 @@ CORE_PKGS = sqlite3 jansson nettle
 FULL_PKGS = $(CORE_PKGS) libmicrohttpd libcurl libpq
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(WARN) $(OPT) -Isrc $(shell pkg-config --cflags $(FULL_PKGS)) $(CFLAGS)
 LDFLAGS_ALL = $(OPT) -Wl,--as-needed $(LDFLAGS)
-CORE_LIBS = $(shell pkg-config --libs $(CORE_PKGS))
+# The lean binary links Debian's static archives of its three libraries:
+# resolving shared objects at every start costs ~0.7 ms of a ~5 ms `head`.
+CORE_LIBS = -Wl,-Bstatic $(shell pkg-config --libs $(CORE_PKGS)) -Wl,-Bdynamic \
+            $(filter-out $(shell pkg-config --libs $(CORE_PKGS)),$(shell pkg-config --libs --static $(CORE_PKGS)))
 FULL_LIBS = $(shell pkg-config --libs $(FULL_PKGS)) -lpthread
 
 # Code every binary carries: utilities, the pure domain, the core
