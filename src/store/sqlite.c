@@ -135,6 +135,47 @@ static enum smr_rc step_done(struct sqlite_store *s, sqlite3_stmt *st, const cha
 	return SMR_OK;
 }
 
+/* How collect_rows() turns rows into an array of one struct type. */
+struct row_reader {
+	size_t size;
+	void (*read)(sqlite3_stmt *q, void *elem);
+	void (*free_all)(void *v, size_t n);
+};
+
+/*
+ * Steps q to the end, reading each row into a growing array; *out (caller
+ * frees with rr->free_all) and *n get the result.  q is reset either way.
+ */
+static enum smr_rc collect_rows(struct sqlite_store *s, sqlite3_stmt *q,
+				const struct row_reader *rr, void **out, size_t *n,
+				const char *what, struct smr_err *err)
+{
+	char *v = NULL;
+	size_t len = 0, cap = 0;
+	int step;
+
+	for (;;) {
+		step = sqlite3_step(q);
+		if (step != SQLITE_ROW)
+			break;
+		if (len == cap) {
+			cap = cap ? cap * 2 : 16;
+			v = xrealloc(v, cap * rr->size);
+		}
+		memset(v + len * rr->size, 0, rr->size);
+		rr->read(q, v + len * rr->size);
+		len++;
+	}
+	sqlite3_reset(q);
+	if (step != SQLITE_DONE) {
+		rr->free_all(v, len);
+		return db_error(s, err, what);
+	}
+	*out = v;
+	*n = len;
+	return SMR_OK;
+}
+
 /* ---- opening and migrations ---- */
 
 static int sqlite_accepts(const char *dsn)
@@ -308,37 +349,27 @@ static enum smr_rc sqlite_space_get(struct store *st, const char *id_or_name,
 	return smr_errf(err, SMR_ENOTFOUND, "no space '%s'", id_or_name);
 }
 
+static void read_space_row(sqlite3_stmt *q, void *elem)
+{
+	read_space(q, elem);
+}
+
+static void free_spaces(void *v, size_t n)
+{
+	spaces_free(v, n);
+}
+
 static enum smr_rc sqlite_space_list(struct store *st, struct space **out, size_t *n,
 				     struct smr_err *err)
 {
 	static const char sql[] = SPACE_COLS " ORDER BY r.name";
+	static const struct row_reader rr = { sizeof(struct space), read_space_row, free_spaces };
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
-	struct space *v = NULL;
-	size_t len = 0, cap = 0;
-	int step;
 
 	if (!q)
 		return db_error(s, err, "listing spaces");
-	for (;;) {
-		step = sqlite3_step(q);
-		if (step != SQLITE_ROW)
-			break;
-		if (len == cap) {
-			cap = cap ? cap * 2 : 8;
-			v = xrealloc(v, cap * sizeof(*v));
-		}
-		memset(&v[len], 0, sizeof(*v));
-		read_space(q, &v[len++]);
-	}
-	sqlite3_reset(q);
-	if (step != SQLITE_DONE) {
-		spaces_free(v, len);
-		return db_error(s, err, "listing spaces");
-	}
-	*out = v;
-	*n = len;
-	return SMR_OK;
+	return collect_rows(s, q, &rr, (void **)out, n, "listing spaces", err);
 }
 
 static enum smr_rc sqlite_space_rename(struct store *st, const char *id, const char *new_name,
@@ -851,37 +882,30 @@ static enum smr_rc sqlite_session_get(struct store *st, const char *id, struct s
 	return SMR_OK;
 }
 
+static void read_session_row(sqlite3_stmt *q, void *elem)
+{
+	read_session(q, elem);
+}
+
+static void free_sessions(void *v, size_t n)
+{
+	sessions_free(v, n);
+}
+
 static enum smr_rc sqlite_session_list(struct store *st, const char *repo_id,
 				       struct session **out, size_t *n, struct smr_err *err)
 {
 	static const char sql[] = SESSION_COLS " WHERE s.repo_id = ? ORDER BY s.created_at, s.id";
+	static const struct row_reader rr = {
+		sizeof(struct session), read_session_row, free_sessions,
+	};
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
-	struct session *v = NULL;
-	size_t len = 0, cap = 0;
-	int step;
 
 	if (!q)
 		return db_error(s, err, "listing sessions");
 	bind_text(q, 1, repo_id);
-	for (;;) {
-		step = sqlite3_step(q);
-		if (step != SQLITE_ROW)
-			break;
-		if (len == cap) {
-			cap = cap ? cap * 2 : 8;
-			v = xrealloc(v, cap * sizeof(*v));
-		}
-		read_session(q, &v[len++]);
-	}
-	sqlite3_reset(q);
-	if (step != SQLITE_DONE) {
-		sessions_free(v, len);
-		return db_error(s, err, "listing sessions");
-	}
-	*out = v;
-	*n = len;
-	return SMR_OK;
+	return collect_rows(s, q, &rr, (void **)out, n, "listing sessions", err);
 }
 
 static enum smr_rc last_seq(struct sqlite_store *s, const char *session_id, int64_t *out,
@@ -970,6 +994,29 @@ static enum smr_rc sqlite_turn_set_error(struct store *st, int64_t turn_id, cons
 	return step_done(s, q, "recording a turn error", err);
 }
 
+static void read_turn_row(sqlite3_stmt *q, void *elem)
+{
+	struct turn *t = elem;
+
+	t->id = sqlite3_column_int64(q, 0);
+	t->session_id = col_text(q, 1);
+	t->seq = sqlite3_column_int64(q, 2);
+	t->role = col_text(q, 3);
+	t->content = col_text(q, 4);
+	t->provider = col_text(q, 5);
+	t->model = col_text(q, 6);
+	t->prompt_tokens = col_int_or_neg(q, 7);
+	t->completion_tokens = col_int_or_neg(q, 8);
+	t->latency_ms = col_int_or_neg(q, 9);
+	t->error = col_text(q, 10);
+	t->created_at = col_text(q, 11);
+}
+
+static void free_turns(void *v, size_t n)
+{
+	turns_free(v, n);
+}
+
 static enum smr_rc sqlite_turn_list(struct store *st, const char *session_id,
 				    int64_t after_seq, struct turn **out, size_t *n,
 				    struct smr_err *err)
@@ -978,46 +1025,15 @@ static enum smr_rc sqlite_turn_list(struct store *st, const char *session_id,
 		"SELECT id, session_id, sequence_number, role, content, provider, model,"
 		" prompt_tokens, completion_tokens, latency_ms, error, created_at FROM turns"
 		" WHERE session_id = ? AND sequence_number > ? ORDER BY sequence_number";
+	static const struct row_reader rr = { sizeof(struct turn), read_turn_row, free_turns };
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
-	struct turn *v = NULL, *t;
-	size_t len = 0, cap = 0;
-	int step;
 
 	if (!q)
 		return db_error(s, err, "reading turns");
 	bind_text(q, 1, session_id);
 	sqlite3_bind_int64(q, 2, after_seq);
-	for (;;) {
-		step = sqlite3_step(q);
-		if (step != SQLITE_ROW)
-			break;
-		if (len == cap) {
-			cap = cap ? cap * 2 : 16;
-			v = xrealloc(v, cap * sizeof(*v));
-		}
-		t = &v[len++];
-		t->id = sqlite3_column_int64(q, 0);
-		t->session_id = col_text(q, 1);
-		t->seq = sqlite3_column_int64(q, 2);
-		t->role = col_text(q, 3);
-		t->content = col_text(q, 4);
-		t->provider = col_text(q, 5);
-		t->model = col_text(q, 6);
-		t->prompt_tokens = col_int_or_neg(q, 7);
-		t->completion_tokens = col_int_or_neg(q, 8);
-		t->latency_ms = col_int_or_neg(q, 9);
-		t->error = col_text(q, 10);
-		t->created_at = col_text(q, 11);
-	}
-	sqlite3_reset(q);
-	if (step != SQLITE_DONE) {
-		turns_free(v, len);
-		return db_error(s, err, "reading turns");
-	}
-	*out = v;
-	*n = len;
-	return SMR_OK;
+	return collect_rows(s, q, &rr, (void **)out, n, "reading turns", err);
 }
 
 static enum smr_rc sqlite_turns_since_head(struct store *st, const char *repo_id,
