@@ -1,0 +1,66 @@
+/*
+ * cmd_mcp.c -- `smriti mcp`: serve the Model Context Protocol on stdin and
+ * stdout for an agent host that starts Smriti as a subprocess.
+ *
+ * Tools run against the local store (--db, SMRITI_DB or the XDG default),
+ * or, with --remote / SMRITI_URL, against a Smriti server through the same
+ * remote call the CLI uses, so agents on several machines share one Space.
+ * stdout carries protocol messages only; the one log line goes to stderr.
+ */
+#include "cli/cli.h"
+#include "mcp/mcp.h"
+#include "ops/api.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int cmd_mcp(int argc, char **argv, struct cli_ctx *ctx);
+
+static const char usage[] =
+	"usage: smriti [--db PATH|URL] [--remote URL] mcp\n\n"
+	"Serves the Model Context Protocol (revision 2025-11-25; also 2025-06-18,\n"
+	"2025-03-26, 2024-11-05) over stdio: newline-delimited JSON-RPC on stdin and\n"
+	"stdout, logs on stderr, exit at end of input.  Register it with an MCP host as\n"
+	"  {\"command\": \"smriti\", \"args\": [\"mcp\"], \"env\": {\"SMRITI_DB\": \"...\"}}\n"
+	"Tools: list_spaces, create_space, read_head, show_checkpoint, log, diff,\n"
+	"write_checkpoint, restore, fork (and review when available).\n"
+	"Resources: smriti://spaces/{name}/head, smriti://checkpoints/{hash}\n"
+	"(Markdown; add .json for JSON).  See docs/mcp.md.\n";
+
+static enum smr_rc remote_call(void *cls, const char *op, const json_t *params,
+			       json_t **result, struct smr_err *err)
+{
+	return cli_remote_call(cls, op, params, result, err);
+}
+
+int cmd_mcp(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct mcp_session *s;
+	int rc;
+
+	if (cli_wants_help(argc, argv)) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (argc > 1)
+		return cli_fail(SMR_EUSAGE, "mcp takes no arguments, got '%s' (see 'smriti mcp"
+				" --help')", argv[1]);
+	if (!ctx->remote) {
+		if (store_open(ctx->db, &ctx->st, &err))
+			return cli_fail(err.code, "%s", err.msg);
+		ops_ctx_init(&ctx->ops, ctx->st);
+		s = mcp_session_new(mcp_call_local, &ctx->ops, getenv("SMRITI_AUTHOR"));
+	} else {
+		s = mcp_session_new(remote_call, ctx, getenv("SMRITI_AUTHOR"));
+	}
+	signal(SIGPIPE, SIG_IGN);
+	fprintf(stderr, "smriti mcp: serving MCP %s on stdio (%s store)\n", MCP_LATEST_VERSION,
+		ctx->remote ? "remote" : "local");
+	rc = mcp_serve_stdio(s, STDIN_FILENO, STDOUT_FILENO);
+	mcp_session_free(s);
+	return rc;
+}

@@ -1,0 +1,120 @@
+/*
+ * mcp.h -- Smriti's Model Context Protocol server, the second agent
+ * transport (after the CLI) over the same operations of ops/api.h.
+ *
+ * The protocol core is transport-independent: mcp_handle() takes one
+ * JSON-RPC message and returns the response, or nothing for notifications
+ * and client responses.  mcp_stdio.c frames it as newline-delimited JSON on
+ * stdin/stdout (`smriti mcp`); mcp_http.c adapts it to Streamable HTTP for
+ * the server's /mcp route.  Tools never touch the store: every tool call is
+ * one operation run through the session's call function (api_call locally,
+ * or the CLI's remote call against a server), so MCP, the CLI and the HTTP
+ * API share one code path per operation.  docs/mcp.md documents the tools.
+ */
+#ifndef SMRITI_MCP_H
+#define SMRITI_MCP_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "util/err.h"
+
+#define MCP_LATEST_VERSION "2025-11-25"
+#define MCP_MAX_MESSAGE ((size_t)10 << 20)   /* one line or body, like the SDK's 10 MiB */
+
+/* JSON-RPC error codes. */
+#define MCP_PARSE_ERROR      -32700
+#define MCP_INVALID_REQUEST  -32600
+#define MCP_METHOD_NOT_FOUND -32601
+#define MCP_INVALID_PARAMS   -32602
+#define MCP_INTERNAL_ERROR   -32603
+#define MCP_RESOURCE_NOT_FOUND -32002
+
+/* Runs operation op with params; the contract of api_call() (ops/api.h). */
+typedef enum smr_rc (*mcp_call_fn)(void *cls, const char *op, const json_t *params,
+				   json_t **result, struct smr_err *err);
+
+struct mcp_session;
+
+/*
+ * A new protocol session whose tools run operations through call(cls, ...).
+ * The tool list is fixed here: a tool appears only when its operation is
+ * registered (api_find), so review and search show up once they exist.
+ * default_author (may be NULL) signs checkpoints written without an
+ * `author` argument.  Caller mcp_session_free()s.
+ */
+struct mcp_session *mcp_session_new(mcp_call_fn call, void *cls, const char *default_author);
+void mcp_session_free(struct mcp_session *s);
+
+/* The mcp_call_fn for a local store: api_call() on the struct ops_ctx cls. */
+enum smr_rc mcp_call_local(void *ops_ctx, const char *op, const json_t *params,
+			   json_t **result, struct smr_err *err);
+
+/*
+ * Handles one JSON-RPC message.  Returns the response (a new reference) or
+ * NULL when none is due: for notifications and for responses the client
+ * sends.  Malformed requests get JSON-RPC errors, never NULL.
+ */
+json_t *mcp_handle(struct mcp_session *s, const json_t *msg);
+
+/*
+ * Handles one message as text (one stdio line, one HTTP body).  Text that is
+ * not JSON gets a -32700 error with id null.  Returns the serialized
+ * response (one line, no newline; caller free()s) or NULL when none is due.
+ */
+char *mcp_handle_text(struct mcp_session *s, const char *text, size_t len);
+
+/* A JSON-RPC error response; id may be NULL (then null).  New reference. */
+json_t *mcp_error(const json_t *id, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * Serves newline-delimited JSON-RPC on in_fd/out_fd until EOF on in_fd.
+ * Lines longer than MCP_MAX_MESSAGE get a -32600 error and are skipped.
+ * Returns 0 at EOF, 1 when writing to out_fd failed (client gone).
+ */
+int mcp_serve_stdio(struct mcp_session *s, int in_fd, int out_fd);
+
+/* Protocol revisions this server speaks, newest first, NULL-terminated. */
+extern const char *const mcp_versions[];
+
+/* 1 if v is one of mcp_versions. */
+int mcp_version_supported(const char *v);
+
+/* ---- Streamable HTTP (mcp_http.c), for the server's /mcp route ---- */
+
+struct mcp_http_request {
+	const char *method;          /* "POST", "GET", "DELETE", ... */
+	/* Value of a request header (case-insensitive name), NULL if absent. */
+	const char *(*header)(void *cls, const char *name);
+	void *header_cls;
+	const char *body;
+	size_t body_len;
+	const char *token;           /* bearer token the API requires, NULL for none */
+};
+
+#define MCP_HTTP_MAX_HEADERS 2
+
+struct mcp_http_response {
+	int status;
+	const char *content_type;    /* static string; NULL when there is no body */
+	char *body;                  /* NULL or malloc'ed: caller free()s */
+	size_t body_len;
+	/* extra response headers (static strings), {NULL, NULL} terminated */
+	const char *headers[MCP_HTTP_MAX_HEADERS + 1][2];
+};
+
+/*
+ * Answers one HTTP request to /mcp.  Each request gets a fresh protocol
+ * session (the transport is stateless: no Mcp-Session-Id), running
+ * operations through call(cls, ...).  Checks in order: Origin (403 unless
+ * absent or the same origin as Host), bearer token (401), method (405 for
+ * anything but POST), Accept (406), Content-Type (415), MCP-Protocol-Version
+ * (400), body (400 for JSON that is not one JSON-RPC message).  A request
+ * gets 200 with application/json; a notification or response gets 202.
+ * The caller sends resp and then frees resp->body.
+ */
+void mcp_http_handle(mcp_call_fn call, void *cls, const struct mcp_http_request *req,
+		     struct mcp_http_response *resp);
+
+#endif

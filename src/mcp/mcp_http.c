@@ -1,0 +1,216 @@
+/*
+ * mcp_http.c -- MCP's Streamable HTTP transport (2025-11-25) as a function
+ * the HTTP server calls for its /mcp route; it knows nothing of
+ * libmicrohttpd.  See mcp_http_handle() in mcp.h for the contract.
+ *
+ * The transport is stateless: every POST carries one JSON-RPC message and
+ * gets a fresh protocol session, so any worker can answer any request and
+ * no Mcp-Session-Id is issued.  Responses are always single JSON objects
+ * (no SSE stream): GET, which would open a server-to-client stream, and
+ * DELETE, which would end a session, answer 405.  Refusals carry a JSON-RPC
+ * error body with id null, as the SDK's reference server does.
+ */
+#include "mcp/mcp_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MCP_SERVER_ERROR -32000
+
+static void set_body(struct mcp_http_response *resp, int status, json_t *doc)
+{
+	resp->status = status;
+	resp->content_type = "application/json";
+	resp->body = json_dumps(doc, JSON_COMPACT);
+	if (!resp->body)
+		abort();
+	resp->body_len = strlen(resp->body);
+	json_decref(doc);
+}
+
+static void refuse(struct mcp_http_response *resp, int status, const char *msg)
+{
+	set_body(resp, status, mcp_error(NULL, MCP_SERVER_ERROR, "%s", msg));
+}
+
+static void add_header(struct mcp_http_response *resp, const char *name, const char *value)
+{
+	for (size_t i = 0; i < MCP_HTTP_MAX_HEADERS; i++) {
+		if (!resp->headers[i][0]) {
+			resp->headers[i][0] = name;
+			resp->headers[i][1] = value;
+			return;
+		}
+	}
+}
+
+static const char *header(const struct mcp_http_request *req, const char *name)
+{
+	return req->header ? req->header(req->header_cls, name) : NULL;
+}
+
+/*
+ * A browser sends Origin; other clients usually do not.  Allowed: no
+ * Origin, or one whose host[:port] is the request's own Host (the server
+ * checks Host against its own names first, which stops DNS rebinding).
+ */
+static int origin_ok(const char *origin, const char *host)
+{
+	const char *authority;
+
+	if (!origin)
+		return 1;
+	if (!host)
+		return 0;
+	if (!strncasecmp(origin, "http://", 7))
+		authority = origin + 7;
+	else if (!strncasecmp(origin, "https://", 8))
+		authority = origin + 8;
+	else
+		return 0;
+	return !strcasecmp(authority, host);
+}
+
+/* Compares in time that depends only on the lengths. */
+static int same_secret(const char *a, const char *b)
+{
+	size_t n = strlen(a), m = strlen(b);
+	unsigned char diff = n != m;
+
+	for (size_t i = 0; i < n && i < m; i++)
+		diff |= (unsigned char)(a[i] ^ b[i]);
+	return !diff;
+}
+
+static int token_ok(const char *want, const char *auth)
+{
+	if (!want || !*want)
+		return 1;
+	if (!auth || strncasecmp(auth, "Bearer ", 7))
+		return 0;
+	auth += 7;
+	while (*auth == ' ')
+		auth++;
+	return same_secret(auth, want);
+}
+
+/* 1 if a media range of the Accept list s (essence only) covers type/sub. */
+static int accepts(const char *s, const char *type, const char *sub)
+{
+	size_t tn = strlen(type), sn = strlen(sub);
+	const char *p = s, *end;
+	size_t n;
+
+	while (p && *p) {
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		end = p + strcspn(p, ",;");
+		n = (size_t)(end - p);
+		while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+			n--;
+		if ((n == 3 && !strncmp(p, "*/*", 3)) ||
+		    (n == tn + 2 && !strncasecmp(p, type, tn) && !strncmp(p + tn, "/*", 2)) ||
+		    (n == tn + 1 + sn && !strncasecmp(p, type, tn) && p[tn] == '/' &&
+		     !strncasecmp(p + tn + 1, sub, sn)))
+			return 1;
+		p = strchr(end, ',');
+	}
+	return 0;
+}
+
+static int is_json_type(const char *ct)
+{
+	size_t n;
+
+	if (!ct)
+		return 0;
+	n = strcspn(ct, "; \t");
+	return n == 16 && !strncasecmp(ct, "application/json", 16);
+}
+
+/* The checks before the body is read; 0 when the request may go on. */
+static int check_envelope(const struct mcp_http_request *req, struct mcp_http_response *resp)
+{
+	const char *accept = header(req, "Accept");
+	const char *version = header(req, "MCP-Protocol-Version");
+
+	if (!origin_ok(header(req, "Origin"), header(req, "Host"))) {
+		refuse(resp, 403, "forbidden: cross-origin requests to /mcp are not allowed");
+		return -1;
+	}
+	if (!token_ok(req->token, header(req, "Authorization"))) {
+		refuse(resp, 401, "unauthorized: send 'Authorization: Bearer <SMRITI_TOKEN>'");
+		add_header(resp, "WWW-Authenticate", "Bearer");
+		return -1;
+	}
+	if (!req->method || strcmp(req->method, "POST")) {
+		refuse(resp, 405, "method not allowed: /mcp takes POST (no SSE stream, no sessions)");
+		add_header(resp, "Allow", "POST");
+		return -1;
+	}
+	if (!accept || !accepts(accept, "application", "json") ||
+	    !accepts(accept, "text", "event-stream")) {
+		refuse(resp, 406, "not acceptable: the client must accept both application/json"
+				  " and text/event-stream");
+		return -1;
+	}
+	if (!is_json_type(header(req, "Content-Type"))) {
+		refuse(resp, 415, "unsupported media type: the body must be application/json");
+		return -1;
+	}
+	if (version && !mcp_version_supported(version)) {
+		refuse(resp, 400, "bad request: unsupported MCP-Protocol-Version");
+		return -1;
+	}
+	return 0;
+}
+
+static int is_request(const json_t *msg)
+{
+	return json_is_object(msg) && json_object_get(msg, "method") &&
+	       json_object_get(msg, "id");
+}
+
+static void answer(mcp_call_fn call, void *cls, const json_t *msg,
+		   struct mcp_http_response *resp)
+{
+	struct mcp_session *s = mcp_session_new(call, cls, NULL);
+	json_t *out = mcp_handle(s, msg);
+	const json_t *err = json_object_get(out, "error");
+	json_int_t code = json_integer_value(json_object_get(err, "code"));
+
+	mcp_session_free(s);
+	if (!out) {
+		resp->status = 202;
+		return;
+	}
+	if (!is_request(msg) && !err) {
+		json_decref(out);
+		resp->status = 202;
+		return;
+	}
+	set_body(resp, code == MCP_INVALID_REQUEST ? 400 : 200, out);
+}
+
+void mcp_http_handle(mcp_call_fn call, void *cls, const struct mcp_http_request *req,
+		     struct mcp_http_response *resp)
+{
+	json_error_t jerr;
+	json_t *msg;
+
+	memset(resp, 0, sizeof(*resp));
+	if (check_envelope(req, resp))
+		return;
+	if (req->body_len > MCP_MAX_MESSAGE) {
+		refuse(resp, 413, "payload too large: a message is at most 10 MiB");
+		return;
+	}
+	msg = json_loadb(req->body ? req->body : "", req->body_len, JSON_DECODE_ANY, &jerr);
+	if (!msg) {
+		set_body(resp, 400, mcp_error(NULL, MCP_PARSE_ERROR, "parse error: %s", jerr.text));
+		return;
+	}
+	answer(call, cls, msg, resp);
+	json_decref(msg);
+}

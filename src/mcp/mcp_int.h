@@ -1,0 +1,63 @@
+/*
+ * mcp_int.h -- what the files of src/mcp share and nothing outside needs:
+ * the session struct, the method-handler shape, the tool and resource
+ * handlers, the small JSON Schema checker and the Markdown renderer.
+ */
+#ifndef SMRITI_MCP_INT_H
+#define SMRITI_MCP_INT_H
+
+#include "mcp/mcp.h"
+#include "util/buf.h"
+
+#define MCP_TOOLS_MAX 16
+
+struct mcp_session {
+	mcp_call_fn call;
+	void *cls;
+	char *default_author;            /* NULL: none */
+	char *client_name;               /* clientInfo.name from initialize, NULL before */
+	char protocol[16];               /* negotiated revision, "" before initialize */
+	unsigned char enabled[MCP_TOOLS_MAX]; /* 1 when tool i's operation exists */
+};
+
+/* Why a method failed: a JSON-RPC error code and message (data optional, owned). */
+struct mcp_fail {
+	int code;
+	char msg[512];
+	json_t *data;
+};
+
+/* Fills fail and returns NULL, so handlers can `return mcp_failf(...)`. */
+json_t *mcp_failf(struct mcp_fail *fail, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* A JSON string of s, with any byte that is not well-formed UTF-8 shown as '?'. */
+json_t *mcp_json_text(const char *s);
+
+/* A method handler: the result object (new reference), or NULL with fail set. */
+typedef json_t *(*mcp_method_fn)(struct mcp_session *s, const json_t *params,
+				 struct mcp_fail *fail);
+
+/* mcp_tools.c */
+void mcp_tools_enable(struct mcp_session *s);
+json_t *mcp_tools_list(struct mcp_session *s, const json_t *params, struct mcp_fail *fail);
+json_t *mcp_tools_call(struct mcp_session *s, const json_t *params, struct mcp_fail *fail);
+
+/* mcp_resources.c */
+json_t *mcp_resources_list(struct mcp_session *s, const json_t *params, struct mcp_fail *fail);
+json_t *mcp_resources_read(struct mcp_session *s, const json_t *params, struct mcp_fail *fail);
+json_t *mcp_resources_templates(struct mcp_session *s, const json_t *params,
+				struct mcp_fail *fail);
+
+/*
+ * mcp_schema.c: checks v against the subset of JSON Schema the tools use
+ * (type, properties, required, additionalProperties, items, anyOf, enum,
+ * minimum, maximum, minLength).  Returns 0, or -1 with a message naming the
+ * offending argument in msg.
+ */
+int mcp_schema_check(const json_t *schema, const json_t *v, char *msg, size_t size);
+
+/* mcp_render.c: a checkpoint document (checkpoint_to_json) as Markdown. */
+void mcp_render_checkpoint(struct buf *b, const json_t *c);
+
+#endif
