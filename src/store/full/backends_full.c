@@ -4,4 +4,4 @@
  */
 #include "store/store.h"
 
-const struct store_ops *const store_backends[] = { &store_sqlite_ops, NULL };
+const struct store_ops *const store_backends[] = { &store_sqlite_ops, &store_postgres_ops, NULL };

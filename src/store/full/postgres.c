@@ -1,0 +1,1396 @@
+/*
+ * postgres.c -- the PostgreSQL backend of the store port, over libpq.
+ *
+ * One handle is one connection; the server opens one handle per worker
+ * thread, so its workers' handles are its connection pool.  Every method is
+ * one transaction with the guarantees of sqlite.c:
+ *  - HEAD moves by compare-and-swap: checkpoint_put locks the Space's ref
+ *    row (SELECT ... FOR NO KEY UPDATE), compares it with the expected HEAD
+ *    and only then inserts and moves it;
+ *  - turn_append locks the session row before computing MAX + 1, so
+ *    sequence numbers are unique and gap-free under concurrent writers (in
+ *    READ COMMITTED the MAX runs as a new statement, after the lock, and sees
+ *    every turn committed before it);
+ *  - a method returns SMR_OK only after COMMIT succeeded with
+ *    synchronous_commit on (forced back on if the server has it off).
+ *
+ * Statements are prepared once per connection (lazily, on first use) and run
+ * with PQexecPrepared; values never enter SQL text.
+ *
+ * Connection loss: a call that fails because the connection died returns
+ * SMR_EUNAVAIL ("database connection lost; retry") and the handle reconnects
+ * (PQreset, statements prepared again) at the start of the next call, so a
+ * restart or failover of PostgreSQL needs no restart of Smriti.  Work that
+ * cannot have happened yet is retried once on a fresh connection: BEGIN of a
+ * write and a read-only statement.  A write whose COMMIT got no answer is
+ * reported as possibly applied.
+ */
+#include "store/store.h"
+#include "store/full/schema_postgres.h"
+#include "util/xalloc.h"
+
+#include <inttypes.h>
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MIGRATION_LOCK 0x736d72697469LL   /* pg_advisory_xact_lock key: "smriti" */
+#define SCAN_BATCH "256"
+#define MAX_PARAMS 16
+
+/* ---- statements ---- */
+
+enum stmt {
+	Q_SPACE_INSERT, Q_SPACE_GET, Q_SPACE_LIST, Q_SPACE_RENAME, Q_SPACE_DELETE,
+	Q_HEAD_LOCK, Q_HASH_BY_ID, Q_COMMIT_INSERT, Q_HEAD_MOVE,
+	Q_CKPT_IN_SPACE, Q_CKPT_ANY, Q_FIND_PREFIX, Q_LOG, Q_SCAN, Q_ANCESTRY, Q_COPY_COMMIT,
+	Q_SESSION_INSERT, Q_SESSION_GET, Q_SESSION_LIST, Q_SESSION_LOCK, Q_LAST_SEQ,
+	Q_TURN_INSERT, Q_TURN_SET_ERROR, Q_TURN_LIST, Q_TURNS_SINCE_HEAD,
+	Q_JOB_INSERT, Q_JOB_GET, Q_JOB_UPDATE, Q_JOB_FAIL_UNFINISHED,
+	Q_COUNT
+};
+
+#define SPACE_COLS \
+	"SELECT r.id, r.name, r.description, r.created_at, c.commit_hash FROM repos r" \
+	" LEFT JOIN refs f ON f.repo_id = r.id AND f.name = 'main'" \
+	" LEFT JOIN commits c ON c.id = f.commit_id"
+
+#define CKPT_COLS \
+	"SELECT c.commit_hash, p.commit_hash, m.commit_hash, r.name, c.title, c.summary," \
+	" c.fields_text, c.author, c.created_at, c.parent_commit_id, c.id FROM commits c" \
+	" JOIN repos r ON r.id = c.repo_id" \
+	" LEFT JOIN commits p ON p.id = c.parent_commit_id" \
+	" LEFT JOIN commits m ON m.id = c.merge_parent_commit_id"
+
+/* Column numbers of CKPT_COLS. */
+enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, CK_AUTHOR,
+       CK_CREATED, CK_PARENT_ID, CK_ID };
+
+/* First-parent chain from ($1 space, $2 hash); depth 1 is the start; $3 caps depth (0: all). */
+#define ANCESTRY_CTE \
+	"WITH RECURSIVE anc(id, depth) AS (" \
+	"  SELECT id, 1::bigint FROM commits WHERE repo_id = $1::text AND commit_hash = $2::text" \
+	"  UNION ALL SELECT c.parent_commit_id, anc.depth + 1 FROM commits c" \
+	"  JOIN anc ON c.id = anc.id WHERE c.parent_commit_id IS NOT NULL" \
+	"  AND ($3::bigint = 0 OR anc.depth < $3::bigint)) "
+
+#define SESSION_COLS \
+	"SELECT s.id, s.repo_id, s.title, s.mounted_commit_hash, s.forked_from_session_id," \
+	" s.history_base_seq, s.created_at," \
+	" (SELECT COALESCE(MAX(sequence_number), 0) FROM turns t WHERE t.session_id = s.id)" \
+	" FROM sessions s"
+
+#define TURN_COLS \
+	"SELECT id, session_id, sequence_number, role, content, provider, model," \
+	" prompt_tokens, completion_tokens, latency_ms, error, created_at FROM turns"
+
+#define JOB_COLS \
+	"SELECT id, session_id, status, provider, model, result, error, created_at," \
+	" started_at, finished_at FROM draft_jobs"
+
+static const char *const stmt_sql[Q_COUNT] = {
+	[Q_SPACE_INSERT] =
+		"WITH r AS (INSERT INTO repos (id, name, description, created_at)"
+		" VALUES ($1, $2, $3, $4) RETURNING id)"
+		" INSERT INTO refs (repo_id, name, commit_id) SELECT id, 'main', NULL FROM r",
+	/* A name match wins over an id match, as in sqlite.c. */
+	[Q_SPACE_GET] = SPACE_COLS " WHERE r.name = $1::text OR r.id = $1::text"
+		" ORDER BY r.name = $1::text DESC LIMIT 1",
+	[Q_SPACE_LIST] = SPACE_COLS " ORDER BY r.name",
+	[Q_SPACE_RENAME] = "UPDATE repos SET name = $1 WHERE id = $2",
+	[Q_SPACE_DELETE] = "DELETE FROM repos WHERE id = $1",
+	[Q_HEAD_LOCK] = "SELECT commit_id FROM refs WHERE repo_id = $1 AND name = 'main'"
+		" FOR NO KEY UPDATE",
+	[Q_HASH_BY_ID] = "SELECT commit_hash FROM commits WHERE id = $1",
+	[Q_COMMIT_INSERT] =
+		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title, summary,"
+		" decisions, assumptions, tasks, open_questions, entities, artifacts, metadata_,"
+		" fields_text, author, created_at)"
+		" SELECT $1::text, $2::text, $3::bigint, $4::text, $5::text, j->'decisions',"
+		" j->'assumptions', j->'tasks', j->'open_questions', j->'entities', j->'artifacts',"
+		" j->'metadata', $6::text, $7::text, $8::text"
+		" FROM (SELECT $6::text::jsonb AS j) x RETURNING id",
+	[Q_HEAD_MOVE] = "UPDATE refs SET commit_id = $1 WHERE repo_id = $2 AND name = 'main'",
+	[Q_CKPT_IN_SPACE] = CKPT_COLS " WHERE c.repo_id = $1 AND c.commit_hash = $2",
+	[Q_CKPT_ANY] = CKPT_COLS " WHERE c.commit_hash = $1 ORDER BY c.id LIMIT 1",
+	[Q_FIND_PREFIX] =
+		"SELECT DISTINCT commit_hash FROM commits WHERE commit_hash >= $1::text"
+		" AND commit_hash < $1::text || 'g' ORDER BY commit_hash LIMIT $2::bigint",
+	[Q_LOG] = ANCESTRY_CTE CKPT_COLS " JOIN anc ON anc.id = c.id ORDER BY anc.depth",
+	[Q_SCAN] = CKPT_COLS " WHERE c.repo_id = $1 AND c.id > $2 ORDER BY c.id LIMIT "
+		SCAN_BATCH,
+	[Q_ANCESTRY] = ANCESTRY_CTE "SELECT id FROM anc ORDER BY depth DESC",
+	[Q_COPY_COMMIT] =
+		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title, summary,"
+		" decisions, assumptions, tasks, open_questions, entities, artifacts, metadata_,"
+		" fields_text, author, created_at) SELECT $1::text, commit_hash, $2::bigint, title,"
+		" summary, decisions, assumptions, tasks, open_questions, entities, artifacts,"
+		" metadata_, fields_text, author, created_at FROM commits WHERE id = $3::bigint"
+		" RETURNING id",
+	[Q_SESSION_INSERT] =
+		"INSERT INTO sessions (id, repo_id, title, mounted_commit_hash,"
+		" forked_from_session_id, history_base_seq, created_at)"
+		" VALUES ($1, $2, $3, $4, $5, $6, $7)",
+	[Q_SESSION_GET] = SESSION_COLS " WHERE s.id = $1",
+	[Q_SESSION_LIST] = SESSION_COLS " WHERE s.repo_id = $1 ORDER BY s.created_at, s.id",
+	[Q_SESSION_LOCK] = "SELECT 1 FROM sessions WHERE id = $1 FOR NO KEY UPDATE",
+	[Q_LAST_SEQ] = "SELECT COALESCE(MAX(sequence_number), 0) FROM turns WHERE session_id = $1",
+	[Q_TURN_INSERT] =
+		"INSERT INTO turns (session_id, sequence_number, role, content, provider, model,"
+		" prompt_tokens, completion_tokens, latency_ms, error, created_at)"
+		" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
+	[Q_TURN_SET_ERROR] = "UPDATE turns SET error = $1 WHERE id = $2",
+	[Q_TURN_LIST] = TURN_COLS " WHERE session_id = $1 AND sequence_number > $2"
+		" ORDER BY sequence_number",
+	[Q_TURNS_SINCE_HEAD] =
+		"SELECT COUNT(*) FROM turns t JOIN sessions s ON s.id = t.session_id"
+		" WHERE s.repo_id = $1::text AND t.created_at > COALESCE((SELECT c.created_at"
+		" FROM refs f JOIN commits c ON c.id = f.commit_id"
+		" WHERE f.repo_id = $1::text AND f.name = 'main'), '')",
+	[Q_JOB_INSERT] =
+		"INSERT INTO draft_jobs (id, session_id, status, provider, model, created_at)"
+		" VALUES ($1, $2, $3, $4, $5, $6)",
+	[Q_JOB_GET] = JOB_COLS " WHERE id = $1",
+	[Q_JOB_UPDATE] =
+		"UPDATE draft_jobs SET status = $1, result = COALESCE($2, result),"
+		" error = COALESCE($3, error), started_at = COALESCE($4, started_at),"
+		" finished_at = COALESCE($5, finished_at) WHERE id = $6",
+	[Q_JOB_FAIL_UNFINISHED] =
+		"UPDATE draft_jobs SET status = 'failed', error = $1, finished_at = $2"
+		" WHERE status IN ('queued', 'running')",
+};
+
+/* ---- the handle ---- */
+
+struct pg_store {
+	struct store base;
+	PGconn *conn;
+	unsigned char prepared[Q_COUNT];   /* on this connection */
+	int lost;                          /* the last failure was a dead connection */
+	char sqlstate[6];                  /* of the last failure, "" if none */
+};
+
+static struct pg_store *P(struct store *st)
+{
+	return (struct pg_store *)st;
+}
+
+/* Parameters of one statement, all in text format; NULL is SQL NULL. */
+struct params {
+	const char *v[MAX_PARAMS];
+	char num[MAX_PARAMS][24];
+	int n;
+};
+
+static void p_text(struct params *p, const char *s)
+{
+	if (p->n == MAX_PARAMS)
+		abort();        /* a statement with more parameters: raise MAX_PARAMS */
+	p->v[p->n++] = s;
+}
+
+static void p_int(struct params *p, int64_t v)
+{
+	snprintf(p->num[p->n], sizeof(p->num[0]), "%" PRId64, v);
+	p_text(p, p->num[p->n]);
+}
+
+/* Negative values are SQL NULL (unknown token counts, no parent). */
+static void p_int_or_null(struct params *p, int64_t v)
+{
+	if (v < 0)
+		p_text(p, NULL);
+	else
+		p_int(p, v);
+}
+
+static char *col_text(const PGresult *r, int row, int col)
+{
+	return PQgetisnull(r, row, col) ? NULL : xstrdup(PQgetvalue(r, row, col));
+}
+
+static int64_t col_int(const PGresult *r, int row, int col)
+{
+	return strtoll(PQgetvalue(r, row, col), NULL, 10);
+}
+
+static int64_t col_int_or_neg(const PGresult *r, int row, int col)
+{
+	return PQgetisnull(r, row, col) ? -1 : col_int(r, row, col);
+}
+
+/* ---- errors ---- */
+
+/* libpq's last connection message on one line, into buf. */
+static const char *conn_message(struct pg_store *s, char *buf, size_t size)
+{
+	const char *m = s->conn ? PQerrorMessage(s->conn) : "out of memory";
+	size_t j = 0;
+
+	for (size_t i = 0; m[i] && j + 1 < size; i++) {
+		char ch = m[i] == '\n' || m[i] == '\t' ? ' ' : m[i];
+
+		if (ch == ' ' && (j == 0 || buf[j - 1] == ' '))
+			continue;
+		buf[j++] = ch;
+	}
+	while (j && buf[j - 1] == ' ')
+		j--;
+	buf[j] = '\0';
+	return buf;
+}
+
+static int state_is(const struct pg_store *s, const char *code)
+{
+	return !strncmp(s->sqlstate, code, strlen(code));
+}
+
+static int connection_gone(struct pg_store *s)
+{
+	return PQstatus(s->conn) != CONNECTION_OK || state_is(s, "08") ||
+	       state_is(s, "57P01") || state_is(s, "57P02") || state_is(s, "57P03");
+}
+
+/* Classifies a failed result r (may be NULL) of doing what. */
+static enum smr_rc pg_fail(struct pg_store *s, const PGresult *r, const char *what,
+			   struct smr_err *err)
+{
+	const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+	const char *msg = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+	char buf[256];
+
+	snprintf(s->sqlstate, sizeof(s->sqlstate), "%s", state ? state : "");
+	s->lost = connection_gone(s);
+	if (s->lost)
+		return smr_errf(err, SMR_EUNAVAIL, "database connection lost; retry");
+	if (!msg)
+		msg = conn_message(s, buf, sizeof(buf));
+	if (state_is(s, "40") || state_is(s, "55P03") || state_is(s, "53"))
+		return smr_errf(err, SMR_EUNAVAIL, "database is busy (%s); try again", msg);
+	if (state_is(s, "25006"))
+		return smr_errf(err, SMR_EUNAVAIL,
+				"database is read-only (a standby after failover?); retry");
+	if (state_is(s, "57014"))
+		return smr_errf(err, SMR_EUNAVAIL, "database statement timed out while %s", what);
+	if (state_is(s, "22"))
+		return smr_errf(err, SMR_EINVAL, "invalid data while %s: %s", what, msg);
+	return smr_errf(err, SMR_EINTERNAL, "database error while %s: %s", what, msg);
+}
+
+/* ---- connections ---- */
+
+static void quiet_notices(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message;
+}
+
+/*
+ * Per-connection set-up: refuse a non-UTF-8 database, and make sure a commit
+ * is flushed before it is acknowledged even if the server has
+ * synchronous_commit off (local, remote_write, on and remote_apply are kept).
+ */
+static enum smr_rc setup_connection(struct pg_store *s, struct smr_err *err)
+{
+	const char *enc = PQparameterStatus(s->conn, "server_encoding");
+	PGresult *r;
+	enum smr_rc rc = SMR_OK;
+
+	memset(s->prepared, 0, sizeof(s->prepared));
+	s->lost = 0;
+	if (enc && strcmp(enc, "UTF8"))
+		return smr_errf(err, SMR_EINTERNAL,
+				"database encoding is %s; smriti needs a UTF8 database", enc);
+	r = PQexec(s->conn, "SELECT set_config('synchronous_commit', 'on', false)"
+			    " WHERE current_setting('synchronous_commit') = 'off'");
+	if (PQresultStatus(r) != PGRES_TUPLES_OK)
+		rc = pg_fail(s, r, "setting up the connection", err);
+	PQclear(r);
+	return rc;
+}
+
+static enum smr_rc reconnect(struct pg_store *s, struct smr_err *err)
+{
+	char buf[256];
+
+	PQreset(s->conn);
+	if (PQstatus(s->conn) != CONNECTION_OK) {
+		s->lost = 1;
+		return smr_errf(err, SMR_EUNAVAIL, "cannot reach the database: %s",
+				conn_message(s, buf, sizeof(buf)));
+	}
+	return setup_connection(s, err);
+}
+
+/* At the start of every call: a live connection outside any transaction. */
+static enum smr_rc ready(struct pg_store *s, struct smr_err *err)
+{
+	PGresult *r;
+
+	s->sqlstate[0] = '\0';
+	if (PQstatus(s->conn) != CONNECTION_OK)
+		return reconnect(s, err);
+	if (PQtransactionStatus(s->conn) != PQTRANS_IDLE) {
+		r = PQexec(s->conn, "ROLLBACK");
+		PQclear(r);
+	}
+	return SMR_OK;
+}
+
+/* A statement without parameters whose rows are not needed (BEGIN, COMMIT, DDL). */
+static enum smr_rc simple(struct pg_store *s, const char *sql, const char *what,
+			  struct smr_err *err)
+{
+	PGresult *r = PQexec(s->conn, sql);
+	ExecStatusType st = PQresultStatus(r);
+	enum smr_rc rc = SMR_OK;
+
+	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+		rc = pg_fail(s, r, what, err);
+	PQclear(r);
+	return rc;
+}
+
+/* Runs prepared statement q (preparing it first on this connection); *out gets the rows. */
+static enum smr_rc run(struct pg_store *s, enum stmt q, const struct params *p,
+		       PGresult **out, const char *what, struct smr_err *err)
+{
+	char name[16];
+	PGresult *r;
+	ExecStatusType st;
+	enum smr_rc rc;
+
+	snprintf(name, sizeof(name), "smriti_%d", (int)q);
+	if (!s->prepared[q]) {
+		r = PQprepare(s->conn, name, stmt_sql[q], 0, NULL);
+		rc = PQresultStatus(r) == PGRES_COMMAND_OK ? SMR_OK : pg_fail(s, r, what, err);
+		PQclear(r);
+		if (rc)
+			return rc;
+		s->prepared[q] = 1;
+	}
+	r = PQexecPrepared(s->conn, name, p ? p->n : 0, p ? p->v : NULL, NULL, NULL, 0);
+	st = PQresultStatus(r);
+	if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
+		*out = r;
+		return SMR_OK;
+	}
+	rc = pg_fail(s, r, what, err);
+	PQclear(r);
+	return rc;
+}
+
+/* A read on its own (autocommit): retried once on a fresh connection if the old one died. */
+static enum smr_rc read1(struct pg_store *s, enum stmt q, const struct params *p,
+			 PGresult **out, const char *what, struct smr_err *err)
+{
+	struct smr_err first = SMR_ERR_INIT;
+	enum smr_rc rc = ready(s, err);
+
+	if (rc)
+		return rc;
+	rc = run(s, q, p, out, what, &first);
+	if (rc && s->lost) {
+		rc = reconnect(s, err);
+		if (!rc)
+			rc = run(s, q, p, out, what, err);
+		return rc;
+	}
+	if (rc && err)
+		*err = first;
+	return rc;
+}
+
+/* A write that returns no rows. */
+static enum smr_rc run_done(struct pg_store *s, enum stmt q, const struct params *p,
+			    const char *what, struct smr_err *err)
+{
+	PGresult *r = NULL;
+	enum smr_rc rc = run(s, q, p, &r, what, err);
+
+	PQclear(r);
+	return rc;
+}
+
+/* BEGIN, reconnecting first if needed; a BEGIN that met a dead connection is retried once. */
+static enum smr_rc begin_isolation(struct pg_store *s, const char *sql, struct smr_err *err)
+{
+	struct smr_err first = SMR_ERR_INIT;
+	enum smr_rc rc = ready(s, err);
+
+	if (rc)
+		return rc;
+	rc = simple(s, sql, "starting a transaction", &first);
+	if (rc && s->lost) {
+		rc = reconnect(s, err);
+		if (!rc)
+			rc = simple(s, sql, "starting a transaction", err);
+		return rc;
+	}
+	if (rc && err)
+		*err = first;
+	return rc;
+}
+
+static enum smr_rc begin(struct pg_store *s, struct smr_err *err)
+{
+	return begin_isolation(s, "BEGIN", err);
+}
+
+/* Rolls back (if the connection still lives) and passes rc through. */
+static enum smr_rc rollback(struct pg_store *s, enum smr_rc rc)
+{
+	PGresult *r;
+
+	if (PQstatus(s->conn) == CONNECTION_OK &&
+	    PQtransactionStatus(s->conn) != PQTRANS_IDLE) {
+		r = PQexec(s->conn, "ROLLBACK");
+		PQclear(r);
+	}
+	return rc;
+}
+
+static enum smr_rc commit(struct pg_store *s, struct smr_err *err)
+{
+	enum smr_rc rc = simple(s, "COMMIT", "committing", err);
+
+	if (rc && s->lost)
+		return smr_errf(err, SMR_EUNAVAIL, "database connection lost while committing;"
+				" the write may or may not have been saved");
+	if (rc)
+		return rollback(s, rc);
+	return SMR_OK;
+}
+
+/* ---- opening and migrations ---- */
+
+static int pg_accepts(const char *dsn)
+{
+	return !strncmp(dsn, "postgres://", 11) || !strncmp(dsn, "postgresql://", 13);
+}
+
+/* The schema version recorded in schema_migrations (0 when there is none yet). */
+static enum smr_rc schema_version(struct pg_store *s, int *version, struct smr_err *err)
+{
+	PGresult *r = PQexec(s->conn, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
+	const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+	enum smr_rc rc = SMR_OK;
+
+	*version = 0;
+	if (PQresultStatus(r) == PGRES_TUPLES_OK)
+		*version = (int)col_int(r, 0, 0);
+	else if (!state || strcmp(state, "42P01"))      /* 42P01: no such table yet */
+		rc = pg_fail(s, r, "reading the schema version", err);
+	PQclear(r);
+	return rc;
+}
+
+static enum smr_rc apply_migration(struct pg_store *s, int version, struct smr_err *err)
+{
+	char num[16];
+	const char *v[1] = { num };
+	PGresult *r;
+	enum smr_rc rc;
+
+	rc = simple(s, postgres_migrations[version - 1], "migrating the schema", err);
+	if (rc)
+		return rc;
+	snprintf(num, sizeof(num), "%d", version);
+	r = PQexecParams(s->conn, "INSERT INTO schema_migrations (version) VALUES ($1::integer)",
+			 1, NULL, v, NULL, NULL, 0);
+	if (PQresultStatus(r) != PGRES_COMMAND_OK)
+		rc = pg_fail(s, r, "recording a migration", err);
+	PQclear(r);
+	return rc;
+}
+
+static enum smr_rc too_new(int version, int n, struct smr_err *err)
+{
+	return smr_errf(err, SMR_EINTERNAL,
+			"database schema version %d is newer than this smriti (%d); upgrade smriti",
+			version, n);
+}
+
+/*
+ * Brings the schema up to date.  The common case (up to date) costs one
+ * query; otherwise the migrations run in one transaction that holds an
+ * advisory lock, so concurrent starters wait for each other instead of
+ * racing, and the version is read again under the lock.
+ */
+static enum smr_rc migrate(struct pg_store *s, struct smr_err *err)
+{
+	int n = (int)(sizeof(postgres_migrations) / sizeof(postgres_migrations[0]));
+	int version;
+	char lock[64];
+	enum smr_rc rc = schema_version(s, &version, err);
+
+	if (rc || version == n)
+		return rc;
+	if (version > n)
+		return too_new(version, n, err);
+	snprintf(lock, sizeof(lock), "SELECT pg_advisory_xact_lock(%lld)", MIGRATION_LOCK);
+	rc = simple(s, "BEGIN", "migrating the schema", err);
+	if (!rc)
+		rc = simple(s, lock, "migrating the schema", err);
+	if (!rc)
+		rc = simple(s, "CREATE TABLE IF NOT EXISTS schema_migrations ("
+			    " version INTEGER PRIMARY KEY,"
+			    " applied_at TIMESTAMPTZ NOT NULL DEFAULT now())",
+			    "migrating the schema", err);
+	if (!rc)
+		rc = schema_version(s, &version, err);
+	if (!rc && version > n)
+		rc = too_new(version, n, err);
+	for (; !rc && version < n; version++)
+		rc = apply_migration(s, version + 1, err);
+	if (rc)
+		return rollback(s, rc);
+	return commit(s, err);
+}
+
+static void pg_close(struct store *st)
+{
+	struct pg_store *s = P(st);
+
+	if (!s)
+		return;
+	PQfinish(s->conn);
+	free(s);
+}
+
+/*
+ * Connects.  The DSN may set any libpq parameter (sslmode,
+ * target_session_attrs, connect_timeout, application_name ...); those before
+ * "dbname" below are defaults it overrides, client_encoding is forced.
+ */
+static PGconn *connect_dsn(const char *dsn)
+{
+	static const char *const keys[] = {
+		"connect_timeout", "application_name", "dbname", "client_encoding", NULL,
+	};
+	const char *values[] = { "10", "smriti", dsn, "UTF8", NULL };
+
+	return PQconnectdbParams(keys, values, 1);
+}
+
+static enum smr_rc pg_open(const char *dsn, struct store **out, struct smr_err *err)
+{
+	struct pg_store *s = xcalloc(1, sizeof(*s));
+	enum smr_rc rc;
+	char buf[256];
+
+	s->base.ops = &store_postgres_ops;
+	s->conn = connect_dsn(dsn);
+	if (!s->conn || PQstatus(s->conn) != CONNECTION_OK) {
+		rc = smr_errf(err, SMR_EUNAVAIL, "cannot connect to the database: %s",
+			      conn_message(s, buf, sizeof(buf)));
+		pg_close(&s->base);
+		return rc;
+	}
+	PQsetNoticeProcessor(s->conn, quiet_notices, NULL);
+	rc = setup_connection(s, err);
+	if (!rc)
+		rc = migrate(s, err);
+	if (rc) {
+		pg_close(&s->base);
+		return rc;
+	}
+	*out = &s->base;
+	return SMR_OK;
+}
+
+/* ---- Spaces ---- */
+
+static void read_space(const PGresult *r, int row, struct space *sp)
+{
+	sp->id = col_text(r, row, 0);
+	sp->name = col_text(r, row, 1);
+	sp->description = col_text(r, row, 2);
+	sp->created_at = col_text(r, row, 3);
+	sp->head = col_text(r, row, 4);
+}
+
+static enum smr_rc insert_space(struct pg_store *s, const struct space *sp,
+				struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+	enum smr_rc rc;
+
+	p_text(&p, sp->id);
+	p_text(&p, sp->name);
+	p_text(&p, sp->description ? sp->description : "");
+	p_text(&p, sp->created_at);
+	rc = run_done(s, Q_SPACE_INSERT, &p, "creating a space", err);
+	if (rc && state_is(s, "23505"))
+		return smr_errf(err, SMR_ECONFLICT, "a space named '%s' already exists", sp->name);
+	return rc;
+}
+
+static enum smr_rc pg_space_create(struct store *st, const struct space *sp,
+				   struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	enum smr_rc rc = begin(s, err);
+
+	if (rc)
+		return rc;
+	rc = insert_space(s, sp, err);
+	if (rc)
+		return rollback(s, rc);
+	return commit(s, err);
+}
+
+static enum smr_rc pg_space_get(struct store *st, const char *id_or_name, struct space *out,
+				struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	enum smr_rc rc;
+
+	p_text(&p, id_or_name);
+	rc = read1(s, Q_SPACE_GET, &p, &r, "reading a space", err);
+	if (!rc && PQntuples(r) == 0)
+		rc = smr_errf(err, SMR_ENOTFOUND, "no space '%s'", id_or_name);
+	if (!rc)
+		read_space(r, 0, out);
+	PQclear(r);
+	return rc;
+}
+
+static enum smr_rc pg_space_list(struct store *st, struct space **out, size_t *n,
+				 struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	PGresult *r = NULL;
+	struct space *v;
+	int rows;
+	enum smr_rc rc = read1(s, Q_SPACE_LIST, NULL, &r, "listing spaces", err);
+
+	if (rc)
+		return rc;
+	rows = PQntuples(r);
+	v = xcalloc(rows ? (size_t)rows : 1, sizeof(*v));
+	for (int i = 0; i < rows; i++)
+		read_space(r, i, &v[i]);
+	PQclear(r);
+	*out = v;
+	*n = (size_t)rows;
+	return SMR_OK;
+}
+
+/* Runs a one-statement write in its own transaction; *changed gets the rows it touched. */
+static enum smr_rc write1(struct pg_store *s, enum stmt q, const struct params *p,
+			  size_t *changed, const char *what, struct smr_err *err)
+{
+	PGresult *r = NULL;
+	enum smr_rc rc = begin(s, err);
+
+	if (rc)
+		return rc;
+	rc = run(s, q, p, &r, what, err);
+	if (!rc && changed)
+		*changed = (size_t)strtoull(PQcmdTuples(r), NULL, 10);
+	PQclear(r);
+	if (rc)
+		return rollback(s, rc);
+	return commit(s, err);
+}
+
+static enum smr_rc pg_space_rename(struct store *st, const char *id, const char *new_name,
+				   struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	struct params p = { .n = 0 };
+	size_t changed = 0;
+	enum smr_rc rc;
+
+	p_text(&p, new_name);
+	p_text(&p, id);
+	rc = write1(s, Q_SPACE_RENAME, &p, &changed, "renaming a space", err);
+	if (rc && state_is(s, "23505"))
+		return smr_errf(err, SMR_ECONFLICT, "a space named '%s' already exists", new_name);
+	if (!rc && !changed)
+		return smr_errf(err, SMR_ENOTFOUND, "no space '%s'", id);
+	return rc;
+}
+
+static enum smr_rc pg_space_delete(struct store *st, const char *id, struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	struct params p = { .n = 0 };
+	size_t changed = 0;
+	enum smr_rc rc;
+
+	p_text(&p, id);
+	rc = write1(s, Q_SPACE_DELETE, &p, &changed, "deleting a space", err);
+	if (!rc && !changed)
+		return smr_errf(err, SMR_ENOTFOUND, "no space '%s'", id);
+	return rc;
+}
+
+/* ---- Checkpoints ---- */
+
+/* The seven JSON fields as one object, exactly as the hash saw them; caller free()s. */
+static char *fields_text(const struct checkpoint *c)
+{
+	json_t *o = json_object();
+	char *text;
+
+	json_object_set(o, "decisions", c->decisions);
+	json_object_set(o, "assumptions", c->assumptions);
+	json_object_set(o, "tasks", c->tasks);
+	json_object_set(o, "open_questions", c->open_questions);
+	json_object_set(o, "entities", c->entities);
+	json_object_set(o, "artifacts", c->artifacts);
+	json_object_set(o, "metadata", c->metadata);
+	text = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
+	json_decref(o);
+	if (!text)
+		abort();
+	return text;
+}
+
+/* One field of the parsed fields_text; a damaged row gives null, which fsck reports. */
+static json_t *field(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return v ? json_incref(v) : json_null();
+}
+
+/* Fills c (not init'ed) from row; returns 1 when it names a parent that does not exist. */
+static int read_checkpoint(const PGresult *r, int row, struct checkpoint *c)
+{
+	const char *text = PQgetisnull(r, row, CK_FIELDS) ? NULL : PQgetvalue(r, row, CK_FIELDS);
+	json_t *o = text ? json_loads(text, 0, NULL) : NULL;
+
+	memset(c, 0, sizeof(*c));
+	c->hash = col_text(r, row, CK_HASH);
+	c->parent_hash = col_text(r, row, CK_PARENT);
+	c->merge_parent_hash = col_text(r, row, CK_MERGE);
+	c->space = col_text(r, row, CK_SPACE);
+	c->title = col_text(r, row, CK_TITLE);
+	c->summary = col_text(r, row, CK_SUMMARY);
+	c->decisions = field(o, "decisions");
+	c->assumptions = field(o, "assumptions");
+	c->tasks = field(o, "tasks");
+	c->open_questions = field(o, "open_questions");
+	c->entities = field(o, "entities");
+	c->artifacts = field(o, "artifacts");
+	c->metadata = field(o, "metadata");
+	c->author = col_text(r, row, CK_AUTHOR);
+	c->created_at = col_text(r, row, CK_CREATED);
+	json_decref(o);
+	return !PQgetisnull(r, row, CK_PARENT_ID) && !c->parent_hash;
+}
+
+/* Locks the Space's HEAD ref for this transaction and reads it (*id -1, *hash NULL: empty). */
+static enum smr_rc lock_head(struct pg_store *s, const char *space_id, int64_t *id,
+			     char **hash, struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	enum smr_rc rc;
+
+	p_text(&p, space_id);
+	rc = run(s, Q_HEAD_LOCK, &p, &r, "reading HEAD", err);
+	if (!rc && PQntuples(r) == 0)
+		rc = smr_errf(err, SMR_ENOTFOUND, "no space '%s'", space_id);
+	if (!rc)
+		*id = col_int_or_neg(r, 0, 0);
+	PQclear(r);
+	if (rc || *id < 0)
+		return rc;
+	/* A new statement: it sees a HEAD committed while we waited for the lock. */
+	p.n = 0;
+	p_int(&p, *id);
+	rc = run(s, Q_HASH_BY_ID, &p, &r, "reading HEAD", err);
+	if (!rc && PQntuples(r) == 1)
+		*hash = col_text(r, 0, 0);
+	PQclear(r);
+	return rc;
+}
+
+static int same_hash(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static enum smr_rc insert_commit(struct pg_store *s, const char *space_id,
+				 const struct checkpoint *c, int64_t parent_id, int64_t *new_id,
+				 struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+	char *text = fields_text(c);
+	PGresult *r = NULL;
+	enum smr_rc rc;
+
+	p_text(&p, space_id);
+	p_text(&p, c->hash);
+	p_int_or_null(&p, parent_id);
+	p_text(&p, c->title ? c->title : "");
+	p_text(&p, c->summary ? c->summary : "");
+	p_text(&p, text);
+	p_text(&p, c->author ? c->author : "");
+	p_text(&p, c->created_at);
+	rc = run(s, Q_COMMIT_INSERT, &p, &r, "writing a checkpoint", err);
+	if (rc && state_is(s, "23505"))
+		rc = smr_errf(err, SMR_ECONFLICT, "checkpoint %.12s already exists", c->hash);
+	if (!rc)
+		*new_id = col_int(r, 0, 0);
+	PQclear(r);
+	free(text);
+	return rc;
+}
+
+static enum smr_rc move_head(struct pg_store *s, const char *space_id, int64_t commit_id,
+			     struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+
+	p_int(&p, commit_id);
+	p_text(&p, space_id);
+	return run_done(s, Q_HEAD_MOVE, &p, "moving HEAD", err);
+}
+
+static enum smr_rc stale_parent(const char *head, struct smr_err *err)
+{
+	if (!head)
+		return smr_errf(err, SMR_ECONFLICT,
+				"parent is stale: the space has no checkpoints yet");
+	return smr_errf(err, SMR_ECONFLICT, "parent is stale: HEAD is now %.12s (%s)", head,
+			head);
+}
+
+static enum smr_rc pg_checkpoint_put(struct store *st, const char *space_id,
+				     const struct checkpoint *c, const char *expected_head,
+				     struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	int64_t head_id = -1, new_id = -1;
+	char *head = NULL;
+	enum smr_rc rc = begin(s, err);
+
+	if (rc)
+		return rc;
+	rc = lock_head(s, space_id, &head_id, &head, err);
+	if (!rc && !same_hash(head, expected_head))
+		rc = stale_parent(head, err);
+	if (!rc)
+		rc = insert_commit(s, space_id, c, head_id, &new_id, err);
+	if (!rc)
+		rc = move_head(s, space_id, new_id, err);
+	free(head);
+	if (rc)
+		return rollback(s, rc);
+	return commit(s, err);
+}
+
+static enum smr_rc pg_checkpoint_get(struct store *st, const char *space_id, const char *hash,
+				     struct checkpoint *out, struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	enum smr_rc rc;
+
+	if (space_id)
+		p_text(&p, space_id);
+	p_text(&p, hash);
+	rc = read1(s, space_id ? Q_CKPT_IN_SPACE : Q_CKPT_ANY, &p, &r, "reading a checkpoint",
+		   err);
+	if (!rc && PQntuples(r) == 0)
+		rc = smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s", hash);
+	if (!rc)
+		read_checkpoint(r, 0, out);
+	PQclear(r);
+	return rc;
+}
+
+static enum smr_rc pg_checkpoint_find_prefix(struct store *st, const char *prefix,
+					     size_t limit, char ***out, size_t *n,
+					     struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	size_t rows;
+	char **v;
+	enum smr_rc rc;
+
+	p_text(&p, prefix);
+	p_int(&p, (int64_t)limit);
+	rc = read1(s, Q_FIND_PREFIX, &p, &r, "looking up a hash", err);
+	if (rc)
+		return rc;
+	rows = (size_t)PQntuples(r);
+	v = xcalloc(limit + 1, sizeof(*v));
+	for (size_t i = 0; i < rows && i < limit; i++)
+		v[i] = col_text(r, (int)i, 0);
+	PQclear(r);
+	*out = v;
+	*n = rows < limit ? rows : limit;
+	return SMR_OK;
+}
+
+static enum smr_rc pg_checkpoint_log(struct store *st, const char *space_id, const char *hash,
+				     size_t limit, struct checkpoint **out, size_t *n,
+				     struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	struct checkpoint *v;
+	int rows;
+	enum smr_rc rc;
+
+	p_text(&p, space_id);
+	p_text(&p, hash);
+	p_int(&p, (int64_t)limit);
+	rc = read1(s, Q_LOG, &p, &r, "reading the log", err);
+	if (rc)
+		return rc;
+	rows = PQntuples(r);
+	if (!rows) {
+		PQclear(r);
+		return smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in this space", hash);
+	}
+	v = xcalloc((size_t)rows, sizeof(*v));
+	for (int i = 0; i < rows; i++)
+		read_checkpoint(r, i, &v[i]);
+	PQclear(r);
+	*out = v;
+	*n = (size_t)rows;
+	return SMR_OK;
+}
+
+/* Calls fn on each row of one batch; *last gets the last row id, *stop fn's verdict. */
+static int scan_batch(const PGresult *r, store_scan_fn fn, void *ctx, int64_t *last)
+{
+	struct checkpoint c;
+	int missing, stop = 0;
+
+	for (int i = 0; i < PQntuples(r) && !stop; i++) {
+		missing = read_checkpoint(r, i, &c);
+		*last = col_int(r, i, CK_ID);
+		stop = fn(&c, missing, ctx);
+		checkpoint_release(&c);
+	}
+	return stop;
+}
+
+/* In batches by row id, inside one read-only snapshot. */
+static enum smr_rc pg_checkpoint_scan(struct store *st, const char *space_id,
+				      store_scan_fn fn, void *ctx, struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	struct params p;
+	PGresult *r = NULL;
+	int64_t last = 0;
+	int rows, stop = 0;
+	enum smr_rc rc;
+
+	rc = begin_isolation(s, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", err);
+	while (!rc && !stop) {
+		p.n = 0;
+		p_text(&p, space_id);
+		p_int(&p, last);
+		rc = run(s, Q_SCAN, &p, &r, "scanning checkpoints", err);
+		if (rc)
+			break;
+		rows = PQntuples(r);
+		stop = scan_batch(r, fn, ctx, &last) || rows < atoi(SCAN_BATCH);
+		PQclear(r);
+	}
+	if (rc)
+		return rollback(s, rc);
+	return commit(s, err);
+}
+
+/* Row ids of hash and its first-parent ancestors in a Space, root first. */
+static enum smr_rc ancestry_ids(struct pg_store *s, const char *space_id, const char *hash,
+				int64_t **ids, size_t *n, struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	int rows;
+	enum smr_rc rc;
+
+	p_text(&p, space_id);
+	p_text(&p, hash);
+	p_int(&p, 0);
+	rc = run(s, Q_ANCESTRY, &p, &r, "reading ancestry", err);
+	if (rc)
+		return rc;
+	rows = PQntuples(r);
+	if (!rows) {
+		PQclear(r);
+		return smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in the source space", hash);
+	}
+	*ids = xcalloc((size_t)rows, sizeof(**ids));
+	for (int i = 0; i < rows; i++)
+		(*ids)[i] = col_int(r, i, 0);
+	*n = (size_t)rows;
+	PQclear(r);
+	return SMR_OK;
+}
+
+/* Copies commit row old_id into space_id on top of parent_id; *new_id gets its row id. */
+static enum smr_rc copy_commit(struct pg_store *s, const char *space_id, int64_t old_id,
+			       int64_t parent_id, int64_t *new_id, struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	enum smr_rc rc;
+
+	p_text(&p, space_id);
+	p_int_or_null(&p, parent_id);
+	p_int(&p, old_id);
+	rc = run(s, Q_COPY_COMMIT, &p, &r, "copying a checkpoint", err);
+	if (!rc)
+		*new_id = col_int(r, 0, 0);
+	PQclear(r);
+	return rc;
+}
+
+static enum smr_rc pg_space_fork(struct store *st, const struct space *new_space,
+				 const char *src_space_id, const char *hash, struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	int64_t *ids = NULL, parent = -1;
+	size_t n = 0;
+	enum smr_rc rc = begin(s, err);
+
+	if (rc)
+		return rc;
+	rc = insert_space(s, new_space, err);
+	if (!rc)
+		rc = ancestry_ids(s, src_space_id, hash, &ids, &n, err);
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = copy_commit(s, new_space->id, ids[i], parent, &parent, err);
+	if (!rc)
+		rc = move_head(s, new_space->id, parent, err);
+	free(ids);
+	if (rc)
+		return rollback(s, rc);
+	return commit(s, err);
+}
+
+/* ---- sessions and turns ---- */
+
+static void read_session(const PGresult *r, int row, struct session *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->id = col_text(r, row, 0);
+	out->repo_id = col_text(r, row, 1);
+	out->title = col_text(r, row, 2);
+	out->mounted_hash = col_text(r, row, 3);
+	out->forked_from = col_text(r, row, 4);
+	out->history_base_seq = col_int_or_neg(r, row, 5);
+	out->created_at = col_text(r, row, 6);
+	out->last_seq = col_int(r, row, 7);
+}
+
+static enum smr_rc pg_session_create(struct store *st, const struct session *sn,
+				     struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+
+	p_text(&p, sn->id);
+	p_text(&p, sn->repo_id);
+	p_text(&p, sn->title ? sn->title : "");
+	p_text(&p, sn->mounted_hash);
+	p_text(&p, sn->forked_from);
+	p_int_or_null(&p, sn->history_base_seq);
+	p_text(&p, sn->created_at);
+	return write1(P(st), Q_SESSION_INSERT, &p, NULL, "creating a session", err);
+}
+
+static enum smr_rc pg_session_get(struct store *st, const char *id, struct session *out,
+				  struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	enum smr_rc rc;
+
+	p_text(&p, id);
+	rc = read1(P(st), Q_SESSION_GET, &p, &r, "reading a session", err);
+	if (!rc && PQntuples(r) == 0)
+		rc = smr_errf(err, SMR_ENOTFOUND, "no session '%s'", id);
+	if (!rc)
+		read_session(r, 0, out);
+	PQclear(r);
+	return rc;
+}
+
+static enum smr_rc pg_session_list(struct store *st, const char *repo_id,
+				   struct session **out, size_t *n, struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	struct session *v;
+	int rows;
+	enum smr_rc rc;
+
+	p_text(&p, repo_id);
+	rc = read1(P(st), Q_SESSION_LIST, &p, &r, "listing sessions", err);
+	if (rc)
+		return rc;
+	rows = PQntuples(r);
+	v = xcalloc(rows ? (size_t)rows : 1, sizeof(*v));
+	for (int i = 0; i < rows; i++)
+		read_session(r, i, &v[i]);
+	PQclear(r);
+	*out = v;
+	*n = (size_t)rows;
+	return SMR_OK;
+}
+
+/*
+ * Locks the session row, then reads its last sequence number in a new
+ * statement, which sees every turn committed by writers we waited for.
+ */
+static enum smr_rc lock_last_seq(struct pg_store *s, const char *session_id, int64_t *last,
+				 struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	enum smr_rc rc;
+
+	p_text(&p, session_id);
+	rc = run(s, Q_SESSION_LOCK, &p, &r, "reading a session", err);
+	if (!rc && PQntuples(r) == 0)
+		rc = smr_errf(err, SMR_ENOTFOUND, "no session '%s'", session_id);
+	PQclear(r);
+	r = NULL;
+	if (!rc)
+		rc = run(s, Q_LAST_SEQ, &p, &r, "reading a session", err);
+	if (!rc)
+		*last = col_int(r, 0, 0);
+	PQclear(r);
+	return rc;
+}
+
+static enum smr_rc insert_turn(struct pg_store *s, struct turn *t, struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	enum smr_rc rc;
+
+	p_text(&p, t->session_id);
+	p_int(&p, t->seq);
+	p_text(&p, t->role);
+	p_text(&p, t->content);
+	p_text(&p, t->provider);
+	p_text(&p, t->model);
+	p_int_or_null(&p, t->prompt_tokens);
+	p_int_or_null(&p, t->completion_tokens);
+	p_int_or_null(&p, t->latency_ms);
+	p_text(&p, t->error);
+	p_text(&p, t->created_at);
+	rc = run(s, Q_TURN_INSERT, &p, &r, "writing a turn", err);
+	if (!rc)
+		t->id = col_int(r, 0, 0);
+	PQclear(r);
+	return rc;
+}
+
+static enum smr_rc pg_turn_append(struct store *st, struct turn *t, int64_t expected_last,
+				  struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	int64_t last = 0;
+	enum smr_rc rc = begin(s, err);
+
+	if (rc)
+		return rc;
+	rc = lock_last_seq(s, t->session_id, &last, err);
+	if (!rc && expected_last >= 0 && last != expected_last)
+		rc = smr_errf(err, SMR_ECONFLICT,
+			      "session has moved on: its last turn is now %lld, not %lld",
+			      (long long)last, (long long)expected_last);
+	if (!rc) {
+		t->seq = last + 1;
+		rc = insert_turn(s, t, err);
+	}
+	if (rc)
+		return rollback(s, rc);
+	return commit(s, err);
+}
+
+static enum smr_rc pg_turn_set_error(struct store *st, int64_t turn_id, const char *error,
+				     struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+
+	p_text(&p, error);
+	p_int(&p, turn_id);
+	return write1(P(st), Q_TURN_SET_ERROR, &p, NULL, "recording a turn error", err);
+}
+
+static void read_turn(const PGresult *r, int row, struct turn *t)
+{
+	t->id = col_int(r, row, 0);
+	t->session_id = col_text(r, row, 1);
+	t->seq = col_int(r, row, 2);
+	t->role = col_text(r, row, 3);
+	t->content = col_text(r, row, 4);
+	t->provider = col_text(r, row, 5);
+	t->model = col_text(r, row, 6);
+	t->prompt_tokens = col_int_or_neg(r, row, 7);
+	t->completion_tokens = col_int_or_neg(r, row, 8);
+	t->latency_ms = col_int_or_neg(r, row, 9);
+	t->error = col_text(r, row, 10);
+	t->created_at = col_text(r, row, 11);
+}
+
+static enum smr_rc pg_turn_list(struct store *st, const char *session_id, int64_t after_seq,
+				struct turn **out, size_t *n, struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	struct turn *v;
+	int rows;
+	enum smr_rc rc;
+
+	p_text(&p, session_id);
+	p_int(&p, after_seq);
+	rc = read1(P(st), Q_TURN_LIST, &p, &r, "reading turns", err);
+	if (rc)
+		return rc;
+	rows = PQntuples(r);
+	v = xcalloc(rows ? (size_t)rows : 1, sizeof(*v));
+	for (int i = 0; i < rows; i++)
+		read_turn(r, i, &v[i]);
+	PQclear(r);
+	*out = v;
+	*n = (size_t)rows;
+	return SMR_OK;
+}
+
+static enum smr_rc pg_turns_since_head(struct store *st, const char *repo_id, int64_t *count,
+				       struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	enum smr_rc rc;
+
+	p_text(&p, repo_id);
+	rc = read1(P(st), Q_TURNS_SINCE_HEAD, &p, &r, "counting turns", err);
+	if (!rc)
+		*count = col_int(r, 0, 0);
+	PQclear(r);
+	return rc;
+}
+
+/* ---- draft jobs ---- */
+
+static enum smr_rc pg_job_create(struct store *st, const struct draft_job *j,
+				 struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+
+	p_text(&p, j->id);
+	p_text(&p, j->session_id);
+	p_text(&p, job_status_name(j->status));
+	p_text(&p, j->provider);
+	p_text(&p, j->model);
+	p_text(&p, j->created_at);
+	return write1(P(st), Q_JOB_INSERT, &p, NULL, "creating a draft job", err);
+}
+
+static void read_job(const PGresult *r, struct draft_job *out)
+{
+	const char *status = PQgetvalue(r, 0, 2);
+
+	memset(out, 0, sizeof(*out));
+	out->id = col_text(r, 0, 0);
+	out->session_id = col_text(r, 0, 1);
+	if (job_status_parse(status, &out->status))
+		out->status = JOB_FAILED;
+	out->provider = col_text(r, 0, 3);
+	out->model = col_text(r, 0, 4);
+	out->result = col_text(r, 0, 5);
+	out->error = col_text(r, 0, 6);
+	out->created_at = col_text(r, 0, 7);
+	out->started_at = col_text(r, 0, 8);
+	out->finished_at = col_text(r, 0, 9);
+}
+
+static enum smr_rc pg_job_get(struct store *st, const char *id, struct draft_job *out,
+			      struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	enum smr_rc rc;
+
+	p_text(&p, id);
+	rc = read1(P(st), Q_JOB_GET, &p, &r, "reading a draft job", err);
+	if (!rc && PQntuples(r) == 0)
+		rc = smr_errf(err, SMR_ENOTFOUND, "no draft job '%s'", id);
+	if (!rc)
+		read_job(r, out);
+	PQclear(r);
+	return rc;
+}
+
+static enum smr_rc pg_job_update(struct store *st, const struct draft_job *j,
+				 struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+
+	p_text(&p, job_status_name(j->status));
+	p_text(&p, j->result);
+	p_text(&p, j->error);
+	p_text(&p, j->started_at);
+	p_text(&p, j->finished_at);
+	p_text(&p, j->id);
+	return write1(P(st), Q_JOB_UPDATE, &p, NULL, "updating a draft job", err);
+}
+
+static enum smr_rc pg_job_fail_unfinished(struct store *st, const char *reason,
+					  const char *now, size_t *n, struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+	size_t changed = 0;
+	enum smr_rc rc;
+
+	p_text(&p, reason);
+	p_text(&p, now);
+	rc = write1(P(st), Q_JOB_FAIL_UNFINISHED, &p, &changed, "failing unfinished draft jobs",
+		    err);
+	if (!rc && n)
+		*n = changed;
+	return rc;
+}
+
+const struct store_ops store_postgres_ops = {
+	.name = "postgres",
+	.accepts = pg_accepts,
+	.open = pg_open,
+	.close = pg_close,
+	.space_create = pg_space_create,
+	.space_get = pg_space_get,
+	.space_list = pg_space_list,
+	.space_rename = pg_space_rename,
+	.space_delete = pg_space_delete,
+	.checkpoint_put = pg_checkpoint_put,
+	.checkpoint_get = pg_checkpoint_get,
+	.checkpoint_find_prefix = pg_checkpoint_find_prefix,
+	.checkpoint_log = pg_checkpoint_log,
+	.checkpoint_scan = pg_checkpoint_scan,
+	.space_fork = pg_space_fork,
+	.session_create = pg_session_create,
+	.session_get = pg_session_get,
+	.session_list = pg_session_list,
+	.turn_append = pg_turn_append,
+	.turn_set_error = pg_turn_set_error,
+	.turn_list = pg_turn_list,
+	.turns_since_head = pg_turns_since_head,
+	.job_create = pg_job_create,
+	.job_get = pg_job_get,
+	.job_update = pg_job_update,
+	.job_fail_unfinished = pg_job_fail_unfinished,
+};

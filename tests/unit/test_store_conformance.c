@@ -1,0 +1,1445 @@
+/*
+ * test_store_conformance.c -- one store conformance suite, run unchanged
+ * against every backend.
+ *
+ * Each CONFORMANCE(name) case becomes two tests: store_sqlite_NAME on a
+ * fresh SQLite file, and store_pg_NAME in a fresh schema of the PostgreSQL
+ * database named by SMRITI_TEST_PG (a postgres:// URL; the schema is dropped
+ * afterwards).  Without SMRITI_TEST_PG the PostgreSQL cases say so once and
+ * pass without running.  Every behaviour the operations rely on is asserted
+ * here once; the pg_* tests at the end cover what only PostgreSQL has
+ * (connection loss, concurrent migrations, JSONB columns).
+ */
+#include "harness.h"
+#include "domain/checkpoint.h"
+#include "ops/ops.h"
+#include "store/store.h"
+#include "util/sys.h"
+#include "util/xalloc.h"
+
+#include <libpq-fe.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct fixture {
+	int pg;
+	char *dsn;          /* opens more handles on the same database */
+	char *dir;          /* SQLite: temp dir holding the file */
+	char *schema;       /* PostgreSQL: the schema of this case */
+	char *app;          /* PostgreSQL: application_name of this case's handles */
+	struct store *st;
+};
+
+/* ---- fixtures ---- */
+
+static const char *pg_base(void)
+{
+	static int told;
+	const char *dsn = getenv("SMRITI_TEST_PG");
+
+	if (dsn && *dsn)
+		return dsn;
+	if (!told++)
+		fprintf(stderr, "note: SMRITI_TEST_PG is not set; store_pg_* and pg_* tests "
+				"pass without running (scripts/pg-cluster.sh start gives a URL)\n");
+	return NULL;
+}
+
+/* Runs sql on a connection of its own to the base database; 0 on success. */
+static void quiet(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message;
+}
+
+static int pg_admin(const char *sql)
+{
+	PGconn *c = PQconnectdb(pg_base());
+	PGresult *r;
+
+	PQsetNoticeProcessor(c, quiet, NULL);
+	r = PQexec(c, sql);
+	int ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
+
+	if (!ok)
+		fprintf(stderr, "  pg_admin(%s): %s", sql, PQerrorMessage(c));
+	PQclear(r);
+	PQfinish(c);
+	return ok ? 0 : -1;
+}
+
+static int fixture_open_pg(struct fixture *f)
+{
+	static int counter;
+	const char *base = pg_base();
+	char *sql;
+
+	if (!base)
+		return -1;
+	f->schema = xasprintf("smriti_t%d_%d_%d", (int)getpid(), __sync_add_and_fetch(&counter, 1),
+			      rand() % 100000);
+	f->app = xasprintf("conf-%s", f->schema);
+	sql = xasprintf("CREATE SCHEMA %s", f->schema);
+	if (pg_admin(sql)) {
+		free(sql);
+		return -2;
+	}
+	free(sql);
+	f->dsn = xasprintf("%s%coptions=-csearch_path%%3D%s&application_name=%s", base,
+			   strchr(base, '?') ? '&' : '?', f->schema, f->app);
+	return 0;
+}
+
+/* 0: ready; -1: backend not configured (skip); -2: set-up failed. */
+static int fixture_open(struct fixture *f, int pg)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	char tmpl[] = "/tmp/smriti-conf-XXXXXX";
+	int rc;
+
+	memset(f, 0, sizeof(*f));
+	f->pg = pg;
+	if (pg) {
+		rc = fixture_open_pg(f);
+		if (rc)
+			return rc;
+	} else {
+		f->dir = xstrdup(mkdtemp(tmpl));
+		f->dsn = xasprintf("%s/store.db", f->dir);
+	}
+	if (store_open(f->dsn, &f->st, &err)) {
+		fprintf(stderr, "  cannot open %s: %s\n", f->dsn, err.msg);
+		return -2;
+	}
+	return 0;
+}
+
+static void fixture_close(struct fixture *f)
+{
+	char *cmd;
+
+	store_close(f->st);
+	if (f->pg && f->schema) {
+		cmd = xasprintf("DROP SCHEMA %s CASCADE", f->schema);
+		pg_admin(cmd);
+		free(cmd);
+	}
+	if (f->dir) {
+		cmd = xasprintf("rm -rf '%s'", f->dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "  cannot remove %s\n", f->dir);
+		free(cmd);
+	}
+	free(f->dsn);
+	free(f->dir);
+	free(f->schema);
+	free(f->app);
+}
+
+static void run_case(int pg, void (*fn)(struct fixture *))
+{
+	struct fixture f;
+	int rc = fixture_open(&f, pg);
+
+	if (rc == -2)
+		CHECK(!"fixture set-up failed");
+	if (!rc)
+		fn(&f);
+	fixture_close(&f);
+}
+
+#define CONFORMANCE(name)                                                   \
+	static void conf_##name(struct fixture *f);                         \
+	TEST(store_sqlite_##name) { run_case(0, conf_##name); }             \
+	TEST(store_pg_##name) { run_case(1, conf_##name); }                 \
+	static void conf_##name(struct fixture *f)
+
+#define OPS(f) ((f)->st->ops)
+
+/* ---- builders ---- */
+
+/* Creates Space name with a fixed created_at; its id goes into id[37]. */
+static enum smr_rc make_space(struct fixture *f, const char *name, char id[37],
+			      struct smr_err *err)
+{
+	struct space sp = { 0 };
+
+	sys_uuid(id);
+	sp.id = id;
+	sp.name = (char *)name;
+	sp.description = (char *)"a test space";
+	sp.created_at = (char *)"2026-01-01T00:00:00.000000Z";
+	return OPS(f)->space_create(f->st, &sp, err);
+}
+
+/* A sealed checkpoint on top of parent (may be NULL), created at second sec. */
+static void make_ckpt(struct checkpoint *c, const char *parent, const char *title, int sec)
+{
+	checkpoint_init(c);
+	c->parent_hash = xstrdup(parent);
+	c->title = xstrdup(title);
+	c->summary = xstrdup("summary of ");
+	c->author = xstrdup("tester");
+	c->created_at = xasprintf("2026-01-01T00:%02d:%02d.000000Z", sec / 60 % 60, sec % 60);
+	json_array_append_new(c->decisions, json_pack("{s:s}", "text", title));
+	checkpoint_seal(c);
+}
+
+/* Puts a new checkpoint on top of *head (updated, caller frees); returns the result. */
+static enum smr_rc put_next(struct fixture *f, const char *space_id, char **head,
+			    const char *title, int sec)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct checkpoint c;
+	enum smr_rc rc;
+
+	make_ckpt(&c, *head, title, sec);
+	rc = OPS(f)->checkpoint_put(f->st, space_id, &c, *head, &err);
+	if (!rc) {
+		free(*head);
+		*head = xstrdup(c.hash);
+	} else {
+		fprintf(stderr, "  put_next(%s): %s\n", title, err.msg);
+	}
+	checkpoint_release(&c);
+	return rc;
+}
+
+static char *space_head(struct fixture *f, const char *id)
+{
+	struct space sp = { 0 };
+	char *head = NULL;
+
+	if (!OPS(f)->space_get(f->st, id, &sp, NULL))
+		head = xstrdup(sp.head);
+	space_release(&sp);
+	return head;
+}
+
+static int count_cb(const struct checkpoint *c, int parent_missing, void *ctx)
+{
+	(void)c;
+	(void)parent_missing;
+	(*(int *)ctx)++;
+	return 0;
+}
+
+static int count_checkpoints(struct fixture *f, const char *space_id)
+{
+	int n = 0;
+
+	CHECK_INT(OPS(f)->checkpoint_scan(f->st, space_id, count_cb, &n, NULL), SMR_OK);
+	return n;
+}
+
+/* 1 when fsck finds no damage; with loud, the report of damage goes to stderr. */
+static int fsck_clean(struct fixture *f, int loud)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct ops_ctx ctx;
+	json_t *report = NULL;
+	int ok;
+
+	ops_ctx_init(&ctx, f->st);
+	if (ops_fsck(&ctx, NULL, &report, &err))
+		return 0;
+	ok = json_is_true(json_object_get(report, "ok"));
+	if (!ok && loud) {
+		char *s = json_dumps(report, JSON_COMPACT);
+
+		fprintf(stderr, "  fsck: %s\n", s);
+		free(s);
+	}
+	json_decref(report);
+	return ok;
+}
+
+static int fsck_ok(struct fixture *f)
+{
+	return fsck_clean(f, 1);
+}
+
+/* ---- Spaces ---- */
+
+CONFORMANCE(space_create_get_list)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	char a[37], b[37], other[37];
+	struct space sp = { 0 }, *v = NULL;
+	size_t n = 0;
+
+	CHECK_INT(make_space(f, "beta", b, &err), SMR_OK);
+	CHECK_INT(make_space(f, "alpha", a, &err), SMR_OK);
+	CHECK_INT(OPS(f)->space_get(f->st, "alpha", &sp, &err), SMR_OK);
+	CHECK_STR(sp.id, a);
+	CHECK_STR(sp.description, "a test space");
+	CHECK_STR(sp.created_at, "2026-01-01T00:00:00.000000Z");
+	CHECK(sp.head == NULL);
+	space_release(&sp);
+	CHECK_INT(OPS(f)->space_get(f->st, b, &sp, &err), SMR_OK);
+	CHECK_STR(sp.name, "beta");
+	space_release(&sp);
+	CHECK_INT(OPS(f)->space_list(f->st, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 2);
+	if (n == 2) {
+		CHECK_STR(v[0].name, "alpha");
+		CHECK_STR(v[1].name, "beta");
+	}
+	spaces_free(v, n);
+	CHECK_INT(make_space(f, "alpha", other, &err), SMR_ECONFLICT);
+	CHECK_STR(err.msg, "a space named 'alpha' already exists");
+	CHECK_INT(OPS(f)->space_get(f->st, "nope", &sp, &err), SMR_ENOTFOUND);
+	CHECK_STR(err.msg, "no space 'nope'");
+	CHECK_INT(OPS(f)->space_list(f->st, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 2);
+	spaces_free(v, n);
+}
+
+CONFORMANCE(space_list_empty_and_name_wins_over_id)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct space sp = { 0 }, *v = NULL;
+	char a[37], b[37];
+	size_t n = 9;
+
+	CHECK_INT(OPS(f)->space_list(f->st, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 0);
+	spaces_free(v, n);
+	CHECK_INT(make_space(f, "first", a, &err), SMR_OK);
+	/* A Space whose name is another Space's id: lookups by that string find it by name. */
+	CHECK_INT(make_space(f, a, b, &err), SMR_OK);
+	CHECK_INT(OPS(f)->space_get(f->st, a, &sp, &err), SMR_OK);
+	CHECK_STR(sp.id, b);
+	space_release(&sp);
+}
+
+CONFORMANCE(space_rename)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	char a[37], b[37];
+	struct space sp = { 0 };
+
+	CHECK_INT(make_space(f, "one", a, &err), SMR_OK);
+	CHECK_INT(make_space(f, "two", b, &err), SMR_OK);
+	CHECK_INT(OPS(f)->space_rename(f->st, a, "uno", &err), SMR_OK);
+	CHECK_INT(OPS(f)->space_get(f->st, "uno", &sp, &err), SMR_OK);
+	CHECK_STR(sp.id, a);
+	space_release(&sp);
+	CHECK_INT(OPS(f)->space_get(f->st, "one", &sp, &err), SMR_ENOTFOUND);
+	CHECK_INT(OPS(f)->space_rename(f->st, a, "two", &err), SMR_ECONFLICT);
+	CHECK_STR(err.msg, "a space named 'two' already exists");
+	CHECK_INT(OPS(f)->space_get(f->st, a, &sp, &err), SMR_OK);
+	CHECK_STR(sp.name, "uno");
+	space_release(&sp);
+	CHECK_INT(OPS(f)->space_rename(f->st, "no-such-id", "three", &err), SMR_ENOTFOUND);
+	CHECK_STR(err.msg, "no space 'no-such-id'");
+}
+
+CONFORMANCE(space_delete_cascades)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct session sn = { 0 }, got = { 0 };
+	struct checkpoint c;
+	char a[37], sid[37], *head = NULL, *root;
+
+	CHECK_INT(make_space(f, "doomed", a, &err), SMR_OK);
+	CHECK_INT(put_next(f, a, &head, "root", 1), SMR_OK);
+	root = xstrdup(head);
+	sys_uuid(sid);
+	sn.id = sid;
+	sn.repo_id = a;
+	sn.created_at = (char *)"2026-01-01T00:00:05.000000Z";
+	sn.history_base_seq = -1;
+	CHECK_INT(OPS(f)->session_create(f->st, &sn, &err), SMR_OK);
+	CHECK_INT(OPS(f)->space_delete(f->st, a, &err), SMR_OK);
+	CHECK_INT(OPS(f)->space_get(f->st, a, &(struct space){ 0 }, &err), SMR_ENOTFOUND);
+	CHECK_INT(OPS(f)->checkpoint_get(f->st, NULL, root, &c, &err), SMR_ENOTFOUND);
+	CHECK_INT(OPS(f)->session_get(f->st, sid, &got, &err), SMR_ENOTFOUND);
+	CHECK_INT(OPS(f)->space_delete(f->st, a, &err), SMR_ENOTFOUND);
+	{
+		char want[64];
+
+		snprintf(want, sizeof(want), "no space '%s'", a);
+		CHECK_STR(err.msg, want);
+	}
+	free(head);
+	free(root);
+}
+
+/* ---- Checkpoints ---- */
+
+CONFORMANCE(checkpoint_put_compare_and_swap)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct checkpoint c, stale, got;
+	char a[37], *head = NULL, *root = NULL, want[256];
+
+	CHECK_INT(make_space(f, "cas", a, &err), SMR_OK);
+	/* A non-empty expectation on an empty Space is stale. */
+	make_ckpt(&c, "0000000000000000000000000000000000000000000000000000000000000000",
+		  "orphan", 1);
+	CHECK_INT(OPS(f)->checkpoint_put(f->st, a, &c, c.parent_hash, &err), SMR_ECONFLICT);
+	CHECK_STR(err.msg, "parent is stale: the space has no checkpoints yet");
+	checkpoint_release(&c);
+	CHECK_INT(put_next(f, a, &head, "root", 2), SMR_OK);
+	root = xstrdup(head);
+	{
+		char *h = space_head(f, a);
+
+		CHECK_STR(h, root);
+		free(h);
+	}
+	CHECK_INT(put_next(f, a, &head, "second", 3), SMR_OK);
+	/* A writer that read root writes on a stale parent: conflict, nothing written. */
+	make_ckpt(&stale, root, "lost update", 4);
+	CHECK_INT(OPS(f)->checkpoint_put(f->st, a, &stale, root, &err), SMR_ECONFLICT);
+	snprintf(want, sizeof(want), "parent is stale: HEAD is now %.12s (%s)", head, head);
+	CHECK_STR(err.msg, want);
+	CHECK_INT(OPS(f)->checkpoint_get(f->st, a, stale.hash, &got, &err), SMR_ENOTFOUND);
+	CHECK_INT(count_checkpoints(f, a), 2);
+	{
+		char *h = space_head(f, a);
+
+		CHECK_STR(h, head);
+		free(h);
+	}
+	/* Expecting an empty Space when it is not is stale too. */
+	CHECK_INT(OPS(f)->checkpoint_put(f->st, a, &stale, NULL, &err), SMR_ECONFLICT);
+	checkpoint_release(&stale);
+	/* An unknown Space. */
+	make_ckpt(&c, NULL, "nowhere", 5);
+	CHECK_INT(OPS(f)->checkpoint_put(f->st, "no-such-space", &c, NULL, &err), SMR_ENOTFOUND);
+	checkpoint_release(&c);
+	CHECK(fsck_ok(f));
+	free(head);
+	free(root);
+}
+
+CONFORMANCE(checkpoint_get_in_space_and_any)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct space nsp = { 0 };
+	struct checkpoint got;
+	char a[37], b[37], *head = NULL, *root;
+
+	CHECK_INT(make_space(f, "src", a, &err), SMR_OK);
+	CHECK_INT(make_space(f, "elsewhere", b, &err), SMR_OK);
+	CHECK_INT(put_next(f, a, &head, "root", 1), SMR_OK);
+	root = xstrdup(head);
+	CHECK_INT(put_next(f, a, &head, "child", 2), SMR_OK);
+	CHECK_INT(OPS(f)->checkpoint_get(f->st, a, head, &got, &err), SMR_OK);
+	CHECK_STR(got.hash, head);
+	CHECK_STR(got.parent_hash, root);
+	CHECK(got.merge_parent_hash == NULL);
+	CHECK_STR(got.space, "src");
+	CHECK_STR(got.title, "child");
+	CHECK_STR(got.author, "tester");
+	checkpoint_release(&got);
+	CHECK_INT(OPS(f)->checkpoint_get(f->st, b, head, &got, &err), SMR_ENOTFOUND);
+	CHECK_INT(OPS(f)->checkpoint_get(f->st, NULL, "feedface", &got, &err), SMR_ENOTFOUND);
+	CHECK_STR(err.msg, "no checkpoint feedface");
+	/* Any Space: the oldest copy, even after a fork made a second one. */
+	char nid[37];
+
+	sys_uuid(nid);
+	nsp.id = nid;
+	nsp.name = (char *)"copy";
+	nsp.created_at = (char *)"2026-01-02T00:00:00.000000Z";
+	CHECK_INT(OPS(f)->space_fork(f->st, &nsp, a, root, &err), SMR_OK);
+	CHECK_INT(OPS(f)->checkpoint_get(f->st, NULL, root, &got, &err), SMR_OK);
+	CHECK_STR(got.space, "src");
+	CHECK(got.parent_hash == NULL);
+	checkpoint_release(&got);
+	CHECK_INT(OPS(f)->checkpoint_get(f->st, nid, root, &got, &err), SMR_OK);
+	CHECK_STR(got.space, "copy");
+	checkpoint_release(&got);
+	free(head);
+	free(root);
+}
+
+/* Puts a checkpoint whose hash is the given string (the store does not recompute it). */
+static void put_fake(struct fixture *f, const char *space_id, char **head, const char *hash)
+{
+	struct checkpoint c;
+
+	make_ckpt(&c, *head, hash, 1);
+	free(c.hash);
+	c.hash = xstrdup(hash);
+	CHECK_INT(OPS(f)->checkpoint_put(f->st, space_id, &c, *head, NULL), SMR_OK);
+	free(*head);
+	*head = xstrdup(hash);
+	checkpoint_release(&c);
+}
+
+CONFORMANCE(checkpoint_find_prefix)
+{
+	static const char h1[] = "abcd0001aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	static const char h2[] = "abcd0002aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	static const char h3[] = "abce0003aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	struct smr_err err = SMR_ERR_INIT;
+	struct space nsp = { 0 };
+	char a[37], nid[37], *head = NULL, **v = NULL;
+	size_t n = 0;
+
+	CHECK_INT(make_space(f, "prefixes", a, &err), SMR_OK);
+	put_fake(f, a, &head, h2);
+	put_fake(f, a, &head, h1);
+	put_fake(f, a, &head, h3);
+	/* A second copy of h1 in a fork must not make it ambiguous with itself. */
+	sys_uuid(nid);
+	nsp.id = nid;
+	nsp.name = (char *)"fork";
+	nsp.created_at = (char *)"2026-01-02T00:00:00.000000Z";
+	CHECK_INT(OPS(f)->space_fork(f->st, &nsp, a, h3, &err), SMR_OK);
+	CHECK_INT(OPS(f)->checkpoint_find_prefix(f->st, "abcd0001", 2, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 1);
+	if (n == 1)
+		CHECK_STR(v[0], h1);
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+	CHECK_INT(OPS(f)->checkpoint_find_prefix(f->st, "abcd", 2, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 2);     /* ambiguous: the caller reports it */
+	if (n == 2) {
+		CHECK_STR(v[0], h1);
+		CHECK_STR(v[1], h2);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+	CHECK_INT(OPS(f)->checkpoint_find_prefix(f->st, "abc", 2, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 2);     /* capped at limit */
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+	CHECK_INT(OPS(f)->checkpoint_find_prefix(f->st, "ffff", 2, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 0);
+	free(v);
+	free(head);
+}
+
+CONFORMANCE(checkpoint_log_order_and_limit)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct checkpoint *v = NULL;
+	char a[37], b[37], *head = NULL, *hashes[5];
+	size_t n = 0;
+
+	CHECK_INT(make_space(f, "chain", a, &err), SMR_OK);
+	CHECK_INT(make_space(f, "other", b, &err), SMR_OK);
+	for (int i = 0; i < 5; i++) {
+		char title[16];
+
+		snprintf(title, sizeof(title), "step %d", i);
+		CHECK_INT(put_next(f, a, &head, title, i), SMR_OK);
+		hashes[i] = xstrdup(head);
+	}
+	CHECK_INT(OPS(f)->checkpoint_log(f->st, a, head, 0, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 5);
+	for (size_t i = 0; i < n && n == 5; i++) {
+		CHECK_STR(v[i].hash, hashes[4 - i]);
+		if (i + 1 < n)
+			CHECK_STR(v[i].parent_hash, hashes[3 - i]);
+	}
+	if (n == 5)
+		CHECK(v[4].parent_hash == NULL);
+	checkpoints_free(v, n);
+	CHECK_INT(OPS(f)->checkpoint_log(f->st, a, head, 2, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 2);
+	if (n == 2) {
+		CHECK_STR(v[0].hash, hashes[4]);
+		CHECK_STR(v[1].hash, hashes[3]);
+	}
+	checkpoints_free(v, n);
+	CHECK_INT(OPS(f)->checkpoint_log(f->st, a, hashes[1], 10, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 2);
+	if (n == 2) {
+		CHECK_STR(v[0].title, "step 1");
+		CHECK_STR(v[1].title, "step 0");
+	}
+	checkpoints_free(v, n);
+	CHECK_INT(OPS(f)->checkpoint_log(f->st, b, head, 0, &v, &n, &err), SMR_ENOTFOUND);
+	CHECK_INT(OPS(f)->checkpoint_log(f->st, a, "beef", 0, &v, &n, &err), SMR_ENOTFOUND);
+	CHECK_STR(err.msg, "no checkpoint beef in this space");
+	for (int i = 0; i < 5; i++)
+		free(hashes[i]);
+	free(head);
+}
+
+struct scan_state {
+	int rows, missing, stop_after;
+	char titles[8][16];
+};
+
+static int scan_cb(const struct checkpoint *c, int parent_missing, void *ctx)
+{
+	struct scan_state *s = ctx;
+
+	if (s->rows < 8)
+		snprintf(s->titles[s->rows], sizeof(s->titles[0]), "%s", c->title);
+	s->rows++;
+	s->missing += parent_missing;
+	return s->stop_after && s->rows >= s->stop_after;
+}
+
+/* Damages the store behind its back: deletes the root commit, leaving its child's link dangling. */
+static void delete_root_row(struct fixture *f, const char *root)
+{
+	char *sql;
+
+	if (f->pg) {
+		sql = xasprintf("SET search_path = %s;"
+				" ALTER TABLE commits DROP CONSTRAINT commits_parent_commit_id_fkey;"
+				" DELETE FROM commits WHERE commit_hash = '%s'", f->schema, root);
+		CHECK_INT(pg_admin(sql), 0);
+	} else {
+		sqlite3 *db = NULL;
+
+		sql = xasprintf("DELETE FROM commits WHERE commit_hash = '%s'", root);
+		CHECK_INT(sqlite3_open(f->dsn, &db), SQLITE_OK);
+		CHECK_INT(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+		sqlite3_close(db);
+	}
+	free(sql);
+}
+
+CONFORMANCE(checkpoint_scan_order_stop_and_parent_missing)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct scan_state s = { 0 };
+	char a[37], *head = NULL, *root = NULL;
+
+	CHECK_INT(make_space(f, "scanned", a, &err), SMR_OK);
+	CHECK_INT(put_next(f, a, &head, "c0", 0), SMR_OK);
+	root = xstrdup(head);
+	CHECK_INT(put_next(f, a, &head, "c1", 1), SMR_OK);
+	CHECK_INT(put_next(f, a, &head, "c2", 2), SMR_OK);
+	CHECK_INT(OPS(f)->checkpoint_scan(f->st, a, scan_cb, &s, &err), SMR_OK);
+	CHECK_INT(s.rows, 3);
+	CHECK_INT(s.missing, 0);
+	CHECK_STR(s.titles[0], "c0");
+	CHECK_STR(s.titles[2], "c2");
+	memset(&s, 0, sizeof(s));
+	s.stop_after = 2;
+	CHECK_INT(OPS(f)->checkpoint_scan(f->st, a, scan_cb, &s, &err), SMR_OK);
+	CHECK_INT(s.rows, 2);
+	CHECK(fsck_ok(f));
+	delete_root_row(f, root);
+	memset(&s, 0, sizeof(s));
+	CHECK_INT(OPS(f)->checkpoint_scan(f->st, a, scan_cb, &s, &err), SMR_OK);
+	CHECK_INT(s.rows, 2);
+	CHECK_INT(s.missing, 1);
+	CHECK(!fsck_clean(f, 0));
+	free(head);
+	free(root);
+}
+
+CONFORMANCE(space_fork_copies_ancestry)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct space nsp = { 0 }, got = { 0 };
+	struct checkpoint *src = NULL, *dst = NULL;
+	char a[37], nid[37], *head = NULL, *mid = NULL;
+	size_t ns = 0, nd = 0;
+
+	CHECK_INT(make_space(f, "origin", a, &err), SMR_OK);
+	CHECK_INT(put_next(f, a, &head, "one", 1), SMR_OK);
+	CHECK_INT(put_next(f, a, &head, "two", 2), SMR_OK);
+	mid = xstrdup(head);
+	CHECK_INT(put_next(f, a, &head, "three", 3), SMR_OK);
+	sys_uuid(nid);
+	nsp.id = nid;
+	nsp.name = (char *)"branch";
+	nsp.description = (char *)"forked";
+	nsp.created_at = (char *)"2026-01-03T00:00:00.000000Z";
+	CHECK_INT(OPS(f)->space_fork(f->st, &nsp, a, mid, &err), SMR_OK);
+	CHECK_INT(OPS(f)->space_get(f->st, "branch", &got, &err), SMR_OK);
+	CHECK_STR(got.head, mid);
+	CHECK_STR(got.description, "forked");
+	space_release(&got);
+	CHECK_INT(OPS(f)->checkpoint_log(f->st, a, mid, 0, &src, &ns, &err), SMR_OK);
+	CHECK_INT(OPS(f)->checkpoint_log(f->st, nid, mid, 0, &dst, &nd, &err), SMR_OK);
+	CHECK_INT(nd, 2);
+	for (size_t i = 0; i < nd && nd == ns; i++) {
+		char *x = checkpoint_canonical(&src[i]), *y = checkpoint_canonical(&dst[i]);
+
+		CHECK_STR(dst[i].hash, src[i].hash);
+		CHECK_STR(y, x);
+		CHECK_STR(dst[i].space, "branch");
+		free(x);
+		free(y);
+	}
+	checkpoints_free(src, ns);
+	checkpoints_free(dst, nd);
+	CHECK_INT(count_checkpoints(f, nid), 2);
+	/* The fork goes on independently. */
+	free(head);
+	head = xstrdup(mid);
+	CHECK_INT(put_next(f, nid, &head, "branch work", 4), SMR_OK);
+	CHECK(fsck_ok(f));
+	/* A taken name or an unknown checkpoint: nothing created. */
+	sys_uuid(nid);
+	nsp.id = nid;
+	CHECK_INT(OPS(f)->space_fork(f->st, &nsp, a, mid, &err), SMR_ECONFLICT);
+	CHECK_STR(err.msg, "a space named 'branch' already exists");
+	nsp.name = (char *)"branch2";
+	CHECK_INT(OPS(f)->space_fork(f->st, &nsp, a, "cafe", &err), SMR_ENOTFOUND);
+	CHECK_INT(OPS(f)->space_get(f->st, "branch2", &got, &err), SMR_ENOTFOUND);
+	free(head);
+	free(mid);
+}
+
+/* ---- sessions and turns ---- */
+
+static void make_session(struct fixture *f, const char *repo, char id[37], const char *created,
+			 const char *mounted, const char *forked_from, int64_t base)
+{
+	struct session sn = { 0 };
+
+	sys_uuid(id);
+	sn.id = id;
+	sn.repo_id = (char *)repo;
+	sn.title = (char *)"talk";
+	sn.mounted_hash = (char *)mounted;
+	sn.forked_from = (char *)forked_from;
+	sn.history_base_seq = base;
+	sn.created_at = (char *)created;
+	CHECK_INT(OPS(f)->session_create(f->st, &sn, NULL), SMR_OK);
+}
+
+static enum smr_rc append(struct fixture *f, const char *sid, const char *role,
+			  const char *content, const char *created, int64_t expected,
+			  struct turn *out, struct smr_err *err)
+{
+	struct turn t = { 0 };
+	enum smr_rc rc;
+
+	t.session_id = (char *)sid;
+	t.role = (char *)role;
+	t.content = (char *)content;
+	t.prompt_tokens = -1;
+	t.completion_tokens = -1;
+	t.latency_ms = -1;
+	t.created_at = (char *)created;
+	rc = OPS(f)->turn_append(f->st, &t, expected, err);
+	if (out) {
+		out->id = t.id;
+		out->seq = t.seq;
+	}
+	return rc;
+}
+
+CONFORMANCE(sessions)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct session got = { 0 }, *v = NULL;
+	char a[37], b[37], s1[37], s2[37], s3[37], *head = NULL;
+	size_t n = 0;
+
+	CHECK_INT(make_space(f, "talks", a, &err), SMR_OK);
+	CHECK_INT(make_space(f, "quiet", b, &err), SMR_OK);
+	CHECK_INT(put_next(f, a, &head, "mounted", 1), SMR_OK);
+	make_session(f, a, s2, "2026-01-01T00:00:02.000000Z", NULL, NULL, -1);
+	make_session(f, a, s1, "2026-01-01T00:00:01.000000Z", head, NULL, -1);
+	make_session(f, a, s3, "2026-01-01T00:00:03.000000Z", head, s1, 7);
+	CHECK_INT(OPS(f)->session_get(f->st, s3, &got, &err), SMR_OK);
+	CHECK_STR(got.id, s3);
+	CHECK_STR(got.repo_id, a);
+	CHECK_STR(got.title, "talk");
+	CHECK_STR(got.mounted_hash, head);
+	CHECK_STR(got.forked_from, s1);
+	CHECK_INT(got.history_base_seq, 7);
+	CHECK_STR(got.created_at, "2026-01-01T00:00:03.000000Z");
+	CHECK_INT(got.last_seq, 0);
+	session_release(&got);
+	CHECK_INT(OPS(f)->session_get(f->st, s2, &got, &err), SMR_OK);
+	CHECK(got.mounted_hash == NULL);
+	CHECK(got.forked_from == NULL);
+	CHECK_INT(got.history_base_seq, -1);
+	session_release(&got);
+	CHECK_INT(append(f, s1, "user", "hi", "2026-01-01T00:00:04.000000Z", -1, NULL, &err),
+		  SMR_OK);
+	CHECK_INT(OPS(f)->session_list(f->st, a, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 3);
+	if (n == 3) {
+		CHECK_STR(v[0].id, s1);
+		CHECK_INT(v[0].last_seq, 1);
+		CHECK_STR(v[1].id, s2);
+		CHECK_STR(v[2].id, s3);
+	}
+	sessions_free(v, n);
+	CHECK_INT(OPS(f)->session_list(f->st, b, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 0);
+	sessions_free(v, n);
+	CHECK_INT(OPS(f)->session_get(f->st, "no-such-session", &got, &err), SMR_ENOTFOUND);
+	CHECK_STR(err.msg, "no session 'no-such-session'");
+	free(head);
+}
+
+CONFORMANCE(turn_append_sequence_and_expected_last)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct turn t = { 0 }, *v = NULL;
+	char a[37], s1[37], s2[37];
+	size_t n = 0;
+
+	CHECK_INT(make_space(f, "turns", a, &err), SMR_OK);
+	make_session(f, a, s1, "2026-01-01T00:00:01.000000Z", NULL, NULL, -1);
+	make_session(f, a, s2, "2026-01-01T00:00:02.000000Z", NULL, NULL, -1);
+	CHECK_INT(append(f, s1, "user", "one", "2026-01-01T00:01:00.000000Z", -1, &t, &err),
+		  SMR_OK);
+	CHECK_INT(t.seq, 1);
+	CHECK(t.id > 0);
+	CHECK_INT(append(f, s1, "assistant", "two", "2026-01-01T00:01:01.000000Z", 1, &t, &err),
+		  SMR_OK);
+	CHECK_INT(t.seq, 2);
+	CHECK_INT(append(f, s2, "user", "other", "2026-01-01T00:01:02.000000Z", 0, &t, &err),
+		  SMR_OK);
+	CHECK_INT(t.seq, 1);     /* per session */
+	CHECK_INT(append(f, s1, "user", "three", "2026-01-01T00:01:03.000000Z", -1, &t, &err),
+		  SMR_OK);
+	CHECK_INT(t.seq, 3);
+	/* A writer that saw turn 1 is too late: conflict, nothing written. */
+	CHECK_INT(append(f, s1, "user", "late", "2026-01-01T00:01:04.000000Z", 1, &t, &err),
+		  SMR_ECONFLICT);
+	CHECK_STR(err.msg, "session has moved on: its last turn is now 3, not 1");
+	CHECK_INT(append(f, "no-such-session", "user", "x", "2026-01-01T00:01:05.000000Z", -1,
+			 &t, &err), SMR_ENOTFOUND);
+	CHECK_STR(err.msg, "no session 'no-such-session'");
+	CHECK_INT(OPS(f)->turn_list(f->st, s1, 0, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 3);
+	for (size_t i = 0; i < n; i++)
+		CHECK_INT(v[i].seq, (int64_t)i + 1);
+	if (n == 3) {
+		CHECK_STR(v[0].content, "one");
+		CHECK_STR(v[1].role, "assistant");
+		CHECK_STR(v[2].content, "three");
+		CHECK_INT(v[0].prompt_tokens, -1);
+		CHECK(v[0].provider == NULL);
+		CHECK(v[0].error == NULL);
+	}
+	turns_free(v, n);
+}
+
+CONFORMANCE(turn_fields_set_error_and_list_after)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct turn t = { 0 }, *v = NULL;
+	char a[37], s1[37];
+	size_t n = 0;
+
+	CHECK_INT(make_space(f, "turns", a, &err), SMR_OK);
+	make_session(f, a, s1, "2026-01-01T00:00:01.000000Z", NULL, NULL, -1);
+	t.session_id = s1;
+	t.role = (char *)"assistant";
+	t.content = (char *)"answer";
+	t.provider = (char *)"openai";
+	t.model = (char *)"gpt-4o";
+	t.prompt_tokens = 120;
+	t.completion_tokens = 0;
+	t.latency_ms = 850;
+	t.created_at = (char *)"2026-01-01T00:02:00.000000Z";
+	CHECK_INT(OPS(f)->turn_append(f->st, &t, -1, &err), SMR_OK);
+	for (int i = 0; i < 4; i++)
+		CHECK_INT(append(f, s1, "user", "more", "2026-01-01T00:02:01.000000Z", -1, NULL,
+				 &err), SMR_OK);
+	CHECK_INT(OPS(f)->turn_set_error(f->st, t.id, "provider said no", &err), SMR_OK);
+	CHECK_INT(OPS(f)->turn_list(f->st, s1, 0, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 5);
+	if (n == 5) {
+		CHECK_INT(v[0].id, t.id);
+		CHECK_STR(v[0].provider, "openai");
+		CHECK_STR(v[0].model, "gpt-4o");
+		CHECK_INT(v[0].prompt_tokens, 120);
+		CHECK_INT(v[0].completion_tokens, 0);
+		CHECK_INT(v[0].latency_ms, 850);
+		CHECK_STR(v[0].error, "provider said no");
+		CHECK_STR(v[0].session_id, s1);
+		CHECK_STR(v[0].created_at, "2026-01-01T00:02:00.000000Z");
+	}
+	turns_free(v, n);
+	CHECK_INT(OPS(f)->turn_list(f->st, s1, 3, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 2);
+	if (n == 2) {
+		CHECK_INT(v[0].seq, 4);
+		CHECK_INT(v[1].seq, 5);
+	}
+	turns_free(v, n);
+	CHECK_INT(OPS(f)->turn_list(f->st, s1, 5, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 0);
+	turns_free(v, n);
+	CHECK_INT(OPS(f)->turn_list(f->st, "no-such-session", 0, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 0);
+	turns_free(v, n);
+}
+
+CONFORMANCE(turns_since_head)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	char a[37], b[37], s1[37], s2[37], *head = NULL;
+	int64_t count = -1;
+
+	CHECK_INT(make_space(f, "nudge", a, &err), SMR_OK);
+	CHECK_INT(make_space(f, "other", b, &err), SMR_OK);
+	make_session(f, a, s1, "2026-01-01T00:00:01.000000Z", NULL, NULL, -1);
+	make_session(f, a, s2, "2026-01-01T00:00:01.000000Z", NULL, NULL, -1);
+	CHECK_INT(OPS(f)->turns_since_head(f->st, a, &count, &err), SMR_OK);
+	CHECK_INT(count, 0);
+	append(f, s1, "user", "a", "2026-01-01T00:00:10.000000Z", -1, NULL, &err);
+	append(f, s2, "user", "b", "2026-01-01T00:00:20.000000Z", -1, NULL, &err);
+	CHECK_INT(OPS(f)->turns_since_head(f->st, a, &count, &err), SMR_OK);
+	CHECK_INT(count, 2);     /* no HEAD yet: every turn */
+	CHECK_INT(put_next(f, a, &head, "saved", 15), SMR_OK);     /* at 00:00:15 */
+	CHECK_INT(OPS(f)->turns_since_head(f->st, a, &count, &err), SMR_OK);
+	CHECK_INT(count, 1);
+	append(f, s1, "user", "c", "2026-01-01T00:00:30.000000Z", -1, NULL, &err);
+	CHECK_INT(OPS(f)->turns_since_head(f->st, a, &count, &err), SMR_OK);
+	CHECK_INT(count, 2);
+	CHECK_INT(OPS(f)->turns_since_head(f->st, b, &count, &err), SMR_OK);
+	CHECK_INT(count, 0);
+	free(head);
+}
+
+/* ---- draft jobs ---- */
+
+static void make_job(struct fixture *f, const char *sid, char id[37], enum job_status st)
+{
+	struct draft_job j = { 0 };
+
+	sys_uuid(id);
+	j.id = id;
+	j.session_id = (char *)sid;
+	j.status = st;
+	j.provider = (char *)"anthropic";
+	j.model = (char *)"claude";
+	j.created_at = (char *)"2026-01-01T00:03:00.000000Z";
+	CHECK_INT(OPS(f)->job_create(f->st, &j, NULL), SMR_OK);
+}
+
+CONFORMANCE(draft_jobs)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct draft_job j = { 0 }, got = { 0 };
+	char a[37], s1[37], j1[37], j2[37], j3[37];
+	size_t n = 99;
+
+	CHECK_INT(make_space(f, "drafts", a, &err), SMR_OK);
+	make_session(f, a, s1, "2026-01-01T00:00:01.000000Z", NULL, NULL, -1);
+	make_job(f, s1, j1, JOB_QUEUED);
+	make_job(f, s1, j2, JOB_QUEUED);
+	make_job(f, s1, j3, JOB_QUEUED);
+	CHECK_INT(OPS(f)->job_get(f->st, j1, &got, &err), SMR_OK);
+	CHECK_INT(got.status, JOB_QUEUED);
+	CHECK_STR(got.session_id, s1);
+	CHECK_STR(got.provider, "anthropic");
+	CHECK_STR(got.model, "claude");
+	CHECK_STR(got.created_at, "2026-01-01T00:03:00.000000Z");
+	CHECK(got.result == NULL && got.started_at == NULL && got.finished_at == NULL);
+	draft_job_release(&got);
+	j.id = j1;
+	j.status = JOB_RUNNING;
+	j.started_at = (char *)"2026-01-01T00:03:01.000000Z";
+	CHECK_INT(OPS(f)->job_update(f->st, &j, &err), SMR_OK);
+	j.status = JOB_DONE;
+	j.started_at = NULL;     /* NULL keeps what is stored */
+	j.result = (char *)"{\"title\":\"Drafted — ड्राफ़्ट\"}";
+	j.finished_at = (char *)"2026-01-01T00:03:09.000000Z";
+	CHECK_INT(OPS(f)->job_update(f->st, &j, &err), SMR_OK);
+	CHECK_INT(OPS(f)->job_get(f->st, j1, &got, &err), SMR_OK);
+	CHECK_INT(got.status, JOB_DONE);
+	CHECK_STR(got.started_at, "2026-01-01T00:03:01.000000Z");
+	CHECK_STR(got.finished_at, "2026-01-01T00:03:09.000000Z");
+	CHECK_STR(got.result, "{\"title\":\"Drafted — ड्राफ़्ट\"}");
+	CHECK(got.error == NULL);
+	draft_job_release(&got);
+	memset(&j, 0, sizeof(j));
+	j.id = j2;
+	j.status = JOB_RUNNING;
+	CHECK_INT(OPS(f)->job_update(f->st, &j, &err), SMR_OK);
+	CHECK_INT(OPS(f)->job_fail_unfinished(f->st, "server restarted",
+					      "2026-01-01T00:04:00.000000Z", &n, &err), SMR_OK);
+	CHECK_INT(n, 2);
+	CHECK_INT(OPS(f)->job_get(f->st, j2, &got, &err), SMR_OK);
+	CHECK_INT(got.status, JOB_FAILED);
+	CHECK_STR(got.error, "server restarted");
+	CHECK_STR(got.finished_at, "2026-01-01T00:04:00.000000Z");
+	draft_job_release(&got);
+	CHECK_INT(OPS(f)->job_get(f->st, j1, &got, &err), SMR_OK);
+	CHECK_INT(got.status, JOB_DONE);     /* finished jobs are left alone */
+	draft_job_release(&got);
+	CHECK_INT(OPS(f)->job_fail_unfinished(f->st, "again", "2026-01-01T00:05:00.000000Z", &n,
+					      &err), SMR_OK);
+	CHECK_INT(n, 0);
+	CHECK_INT(OPS(f)->job_get(f->st, "no-such-job", &got, &err), SMR_ENOTFOUND);
+	CHECK_STR(err.msg, "no draft job 'no-such-job'");
+}
+
+/* ---- data round trip ---- */
+
+static const char *const round_trip_fields =
+	"{\"title\": \"स्मृति — 記憶 🧠 \\\"quoted\\\" back\\\\slash\","
+	" \"summary\": \"line one\\nline two\\ttab \\u0001 control, é, ß, 🚀\","
+	" \"decisions\": [{\"text\": \"Use PostgreSQL — JSONB\", \"z\": 1, \"a\": 2,"
+	"   \"why\": \"नमस्ते\"}, \"plain string\"],"
+	" \"assumptions\": [\"budget ≤ €500\"],"
+	" \"tasks\": [{\"text\": \"ship it\", \"status\": \"done\", \"weight\": 0.1}],"
+	" \"open_questions\": [\"¿Qué?\"],"
+	" \"entities\": [{\"name\": \"京都\", \"kind\": \"place\", \"description\": \"古都\"}],"
+	" \"artifacts\": [{\"name\": \"notes.md\", \"kind\": \"markdown\","
+	"   \"content\": \"# Title\\n\\n- 🙂 item\\n\\\\n literal\"}],"
+	" \"metadata\": {\"zeta\": 3.141592653589793, \"alpha\": 1e-07, \"big\": 1.5e+300,"
+	"   \"neg\": -0.0, \"int\": 9007199254740993, \"one\": 1.0, \"tiny\": 5e-324,"
+	"   \"nested\": {\"b\": [1, 2.5, \"x\"], \"a\": null, \"t\": true},"
+	"   \"source\": {\"session\": \"s\", \"turns\": [1, 9]}}}";
+
+static char *dump(const json_t *v)
+{
+	return json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(17));
+}
+
+CONFORMANCE(data_round_trips_byte_exactly)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct checkpoint c, got;
+	json_t *in = json_loads(round_trip_fields, 0, NULL);
+	char a[37], hash[HASH_HEX_LEN + 1];
+	struct turn t = { 0 }, *v = NULL;
+	char s1[37];
+	size_t n = 0;
+
+	CHECK(in != NULL);
+	CHECK_INT(make_space(f, "unicode ✓", a, &err), SMR_OK);
+	checkpoint_init(&c);
+	CHECK_INT(checkpoint_from_json(in, &c, &err), SMR_OK);
+	c.author = xstrdup("agent 🤖");
+	c.created_at = xstrdup("2026-01-01T00:00:00.123456Z");
+	checkpoint_seal(&c);
+	CHECK_INT(OPS(f)->checkpoint_put(f->st, a, &c, NULL, &err), SMR_OK);
+	CHECK_INT(OPS(f)->checkpoint_get(f->st, a, c.hash, &got, &err), SMR_OK);
+	checkpoint_compute_hash(&got, hash);
+	CHECK_STR(hash, c.hash);
+	CHECK_STR(got.title, c.title);
+	CHECK_STR(got.summary, c.summary);
+	CHECK_STR(got.author, c.author);
+	CHECK_STR(got.created_at, c.created_at);
+	CHECK_STR(got.space, "unicode ✓");
+	for (size_t i = 0; checkpoint_list_fields[i]; i++) {
+		char *x = dump(checkpoint_list(&c, checkpoint_list_fields[i]));
+		char *y = dump(checkpoint_list(&got, checkpoint_list_fields[i]));
+
+		CHECK_STR(y, x);     /* key order and number text preserved */
+		free(x);
+		free(y);
+	}
+	{
+		char *x = dump(c.metadata), *y = dump(got.metadata);
+
+		CHECK_STR(y, x);
+		free(x);
+		free(y);
+	}
+	checkpoint_release(&got);
+	CHECK(fsck_ok(f));
+	make_session(f, a, s1, "2026-01-01T00:00:01.000000Z", NULL, NULL, -1);
+	CHECK_INT(append(f, s1, "user", c.title, "2026-01-01T00:00:02.000000Z", -1, &t, &err),
+		  SMR_OK);
+	CHECK_INT(OPS(f)->turn_list(f->st, s1, 0, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 1);
+	if (n == 1)
+		CHECK_STR(v[0].content, c.title);
+	turns_free(v, n);
+	checkpoint_release(&c);
+	json_decref(in);
+}
+
+/* ---- concurrency ---- */
+
+#define WRITERS 6
+#define ROUNDS 15
+
+struct writer {
+	const char *dsn, *space_id, *session_id;
+	int index;
+	int turn_ok, turn_fail, put_fail_other, open_failed;
+	int64_t seqs[ROUNDS];
+	char *won[ROUNDS];       /* hashes this writer got acknowledged */
+	int nwon, nconflict;
+	char last_err[256];
+};
+
+static void writer_put(struct store *st, struct writer *w, int round)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct space sp = { 0 };
+	struct checkpoint c;
+	char title[64];
+	enum smr_rc rc;
+
+	if (st->ops->space_get(st, w->space_id, &sp, &err)) {
+		w->put_fail_other++;
+		return;
+	}
+	snprintf(title, sizeof(title), "writer %d round %d", w->index, round);
+	make_ckpt(&c, sp.head, title, round);
+	rc = st->ops->checkpoint_put(st, w->space_id, &c, sp.head, &err);
+	if (!rc)
+		w->won[w->nwon++] = xstrdup(c.hash);
+	else if (rc == SMR_ECONFLICT)
+		w->nconflict++;
+	else {
+		w->put_fail_other++;
+		snprintf(w->last_err, sizeof(w->last_err), "%s", err.msg);
+	}
+	checkpoint_release(&c);
+	space_release(&sp);
+}
+
+static void writer_turn(struct store *st, struct writer *w)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct turn t = { 0 };
+
+	t.session_id = (char *)w->session_id;
+	t.role = (char *)"user";
+	t.content = (char *)"concurrent";
+	t.prompt_tokens = t.completion_tokens = t.latency_ms = -1;
+	t.created_at = (char *)"2026-01-01T00:00:00.000000Z";
+	if (st->ops->turn_append(st, &t, -1, &err)) {
+		w->turn_fail++;
+		snprintf(w->last_err, sizeof(w->last_err), "%s", err.msg);
+		return;
+	}
+	w->seqs[w->turn_ok++] = t.seq;
+}
+
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+	struct store *st = NULL;
+
+	if (store_open(w->dsn, &st, NULL)) {
+		w->open_failed = 1;
+		return NULL;
+	}
+	for (int r = 0; r < ROUNDS; r++) {
+		writer_turn(st, w);
+		writer_put(st, w, r);
+	}
+	store_close(st);
+	return NULL;
+}
+
+/* Every acknowledged hash is in the first-parent history from HEAD, and nothing else is. */
+static void check_history(struct fixture *f, const char *space_id, struct writer *w)
+{
+	struct checkpoint *v = NULL;
+	char *head = space_head(f, space_id);
+	size_t n = 0, won = 0, found = 0;
+
+	for (int i = 0; i < WRITERS; i++)
+		won += (size_t)w[i].nwon;
+	CHECK(won > 0);
+	if (head)
+		CHECK_INT(OPS(f)->checkpoint_log(f->st, space_id, head, 0, &v, &n, NULL), SMR_OK);
+	CHECK_INT(n, won);
+	for (int i = 0; i < WRITERS; i++)
+		for (int k = 0; k < w[i].nwon; k++)
+			for (size_t j = 0; j < n; j++)
+				found += !strcmp(v[j].hash, w[i].won[k]);
+	CHECK_INT(found, won);
+	CHECK_INT(count_checkpoints(f, space_id), won);
+	checkpoints_free(v, n);
+	free(head);
+}
+
+CONFORMANCE(concurrent_writers_lose_nothing)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct writer w[WRITERS];
+	pthread_t th[WRITERS];
+	unsigned char seen[WRITERS * ROUNDS + 1] = { 0 };
+	char a[37], s1[37];
+	struct turn *v = NULL;
+	size_t n = 0;
+
+	CHECK_INT(make_space(f, "contended", a, &err), SMR_OK);
+	make_session(f, a, s1, "2026-01-01T00:00:01.000000Z", NULL, NULL, -1);
+	memset(w, 0, sizeof(w));
+	for (int i = 0; i < WRITERS; i++) {
+		w[i].dsn = f->dsn;
+		w[i].space_id = a;
+		w[i].session_id = s1;
+		w[i].index = i;
+		pthread_create(&th[i], NULL, writer_main, &w[i]);
+	}
+	for (int i = 0; i < WRITERS; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < WRITERS; i++) {
+		CHECK_INT(w[i].open_failed, 0);
+		CHECK_INT(w[i].turn_fail, 0);
+		CHECK_INT(w[i].put_fail_other, 0);   /* every failed put was a conflict */
+		if (w[i].turn_fail || w[i].put_fail_other)
+			fprintf(stderr, "  writer %d: %s\n", i, w[i].last_err);
+		CHECK_INT(w[i].nwon + w[i].nconflict, ROUNDS);
+		for (int k = 0; k < w[i].turn_ok; k++) {
+			int64_t s = w[i].seqs[k];
+
+			CHECK(s >= 1 && s <= WRITERS * ROUNDS);
+			if (s >= 1 && s <= WRITERS * ROUNDS)
+				CHECK_INT(seen[s]++, 0);     /* no duplicates */
+		}
+	}
+	CHECK_INT(OPS(f)->turn_list(f->st, s1, 0, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, WRITERS * ROUNDS);
+	for (size_t i = 0; i < n; i++)
+		CHECK_INT(v[i].seq, (int64_t)i + 1);     /* no gaps */
+	turns_free(v, n);
+	check_history(f, a, w);
+	CHECK(fsck_ok(f));
+	for (int i = 0; i < WRITERS; i++)
+		for (int k = 0; k < w[i].nwon; k++)
+			free(w[i].won[k]);
+}
+
+/* ---- PostgreSQL only ---- */
+
+/* Opens a PostgreSQL fixture for a pg_* test; 0 when it should run. */
+static int pg_fixture(struct fixture *f)
+{
+	int rc = fixture_open(f, 1);
+
+	if (rc == -2)
+		CHECK(!"fixture set-up failed");
+	return rc;
+}
+
+/* One value of a query on the case's schema; caller free()s; NULL on error or no row. */
+static char *pg_value(struct fixture *f, const char *sql)
+{
+	PGconn *c = PQconnectdb(f->dsn);
+	PGresult *r = PQexec(c, sql);
+	char *v = NULL;
+
+	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) > 0 && !PQgetisnull(r, 0, 0))
+		v = xstrdup(PQgetvalue(r, 0, 0));
+	else if (PQresultStatus(r) != PGRES_TUPLES_OK)
+		fprintf(stderr, "  %s: %s", sql, PQerrorMessage(c));
+	PQclear(r);
+	PQfinish(c);
+	return v;
+}
+
+TEST(pg_schema_has_jsonb_and_migration_rows)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct fixture f;
+	struct checkpoint c;
+	char a[37], *v;
+
+	if (pg_fixture(&f)) {
+		fixture_close(&f);
+		return;
+	}
+	CHECK_INT(make_space(&f, "jsonb", a, &err), SMR_OK);
+	make_ckpt(&c, NULL, "queryable decision", 1);
+	json_object_set_new(c.metadata, "n", json_real(0.5));
+	checkpoint_seal(&c);
+	CHECK_INT(OPS(&f)->checkpoint_put(f.st, a, &c, NULL, &err), SMR_OK);
+	v = pg_value(&f, "SELECT decisions->0->>'text' FROM commits");
+	CHECK_STR(v, "queryable decision");
+	free(v);
+	v = pg_value(&f, "SELECT jsonb_typeof(metadata_->'n') FROM commits");
+	CHECK_STR(v, "number");
+	free(v);
+	v = pg_value(&f, "SELECT string_agg(version::text, ',') FROM schema_migrations");
+	CHECK_STR(v, "1");
+	free(v);
+	checkpoint_release(&c);
+	fixture_close(&f);
+}
+
+struct opener {
+	const char *dsn;
+	enum smr_rc rc;
+	char msg[512];
+};
+
+static void *opener_main(void *arg)
+{
+	struct opener *o = arg;
+	struct smr_err err = SMR_ERR_INIT;
+	struct store *st = NULL;
+
+	o->rc = store_open(o->dsn, &st, &err);
+	snprintf(o->msg, sizeof(o->msg), "%s", err.msg);
+	store_close(st);
+	return NULL;
+}
+
+TEST(pg_concurrent_starters_migrate_once)
+{
+	struct opener o[6];
+	pthread_t th[6];
+	struct fixture f;
+	char *sql, *dsn, *v;
+
+	if (pg_fixture(&f)) {
+		fixture_close(&f);
+		return;
+	}
+	/* A second, empty schema that six processes' worth of handles migrate at once. */
+	sql = xasprintf("CREATE SCHEMA %s_m", f.schema);
+	CHECK_INT(pg_admin(sql), 0);
+	free(sql);
+	dsn = xasprintf("%s%coptions=-csearch_path%%3D%s_m", pg_base(),
+			strchr(pg_base(), '?') ? '&' : '?', f.schema);
+	for (int i = 0; i < 6; i++) {
+		o[i].dsn = dsn;
+		pthread_create(&th[i], NULL, opener_main, &o[i]);
+	}
+	for (int i = 0; i < 6; i++) {
+		pthread_join(th[i], NULL);
+		CHECK_INT(o[i].rc, SMR_OK);
+		if (o[i].rc)
+			fprintf(stderr, "  opener %d: %s\n", i, o[i].msg);
+	}
+	sql = xasprintf("SELECT count(*) FROM %s_m.schema_migrations", f.schema);
+	v = pg_value(&f, sql);
+	CHECK_STR(v, "1");
+	free(v);
+	free(sql);
+	sql = xasprintf("DROP SCHEMA %s_m CASCADE", f.schema);
+	pg_admin(sql);
+	free(sql);
+	free(dsn);
+	fixture_close(&f);
+}
+
+TEST(pg_unreachable_server_is_unavailable)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct store *st = NULL;
+
+	if (!pg_base())
+		return;
+	/* Port 1 on loopback: nothing listens there. */
+	CHECK_INT(store_open("postgres://smriti@127.0.0.1:1/smriti?connect_timeout=2", &st, &err),
+		  SMR_EUNAVAIL);
+	CHECK(strstr(err.msg, "cannot connect to the database: ") == err.msg);
+	CHECK(strchr(err.msg, '\n') == NULL);
+	CHECK(st == NULL);
+}
+
+/* Terminates the backends of this fixture's handles; with wait, only one stuck on a lock. */
+static int terminate_backends(struct fixture *f, int waiting_on_lock)
+{
+	char *sql, *v = NULL;
+	int n;
+
+	sql = xasprintf("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+			" WHERE application_name = '%s' AND pid <> pg_backend_pid()%s", f->app,
+			waiting_on_lock ? " AND wait_event_type = 'Lock'" : "");
+	for (int tries = 0; tries < 1000; tries++) {
+		free(v);
+		v = pg_value(f, sql);
+		if (v && strcmp(v, "0"))
+			break;
+		usleep(10000);
+	}
+	free(sql);
+	n = v ? atoi(v) : 0;
+	free(v);
+	return n;
+}
+
+TEST(pg_idle_connection_loss_is_invisible)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct space *v = NULL;
+	char a[37], *head = NULL;
+	struct fixture f;
+	size_t n = 0;
+
+	if (pg_fixture(&f)) {
+		fixture_close(&f);
+		return;
+	}
+	CHECK_INT(make_space(&f, "survivor", a, &err), SMR_OK);
+	CHECK(terminate_backends(&f, 0) >= 1);
+	/* Nothing was in flight: a read reconnects and succeeds... */
+	CHECK_INT(OPS(&f)->space_list(f.st, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 1);
+	spaces_free(v, n);
+	/* ...and so does a write (its BEGIN met the dead connection, so nothing had happened). */
+	CHECK(terminate_backends(&f, 0) >= 1);
+	CHECK_INT(put_next(&f, a, &head, "after loss", 1), SMR_OK);
+	free(head);
+	fixture_close(&f);
+}
+
+struct blocked_put {
+	struct fixture *f;
+	const char *space_id;
+	enum smr_rc rc;
+	char msg[512];
+};
+
+static void *blocked_put_main(void *arg)
+{
+	struct blocked_put *b = arg;
+	struct smr_err err = SMR_ERR_INIT;
+	struct checkpoint c;
+
+	make_ckpt(&c, NULL, "in flight", 1);
+	b->rc = OPS(b->f)->checkpoint_put(b->f->st, b->space_id, &c, NULL, &err);
+	snprintf(b->msg, sizeof(b->msg), "%s", err.msg);
+	checkpoint_release(&c);
+	return NULL;
+}
+
+TEST(pg_connection_lost_in_flight_then_recovers)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct blocked_put b = { 0 };
+	struct fixture f;
+	pthread_t th;
+	PGconn *locker;
+	PGresult *r;
+	char a[37], *sql, *head = NULL, *h;
+
+	if (pg_fixture(&f)) {
+		fixture_close(&f);
+		return;
+	}
+	CHECK_INT(make_space(&f, "flight", a, &err), SMR_OK);
+	/* Another client holds the Space's HEAD row, so the put waits inside its transaction. */
+	locker = PQconnectdb(f.dsn);
+	sql = xasprintf("BEGIN; SELECT 1 FROM refs WHERE repo_id = '%s' FOR UPDATE", a);
+	r = PQexec(locker, sql);
+	CHECK_INT(PQresultStatus(r), PGRES_TUPLES_OK);
+	PQclear(r);
+	free(sql);
+	b.f = &f;
+	b.space_id = a;
+	pthread_create(&th, NULL, blocked_put_main, &b);
+	CHECK_INT(terminate_backends(&f, 1), 1);
+	pthread_join(th, NULL);
+	CHECK_INT(b.rc, SMR_EUNAVAIL);
+	CHECK_STR(b.msg, "database connection lost; retry");
+	r = PQexec(locker, "ROLLBACK");
+	PQclear(r);
+	PQfinish(locker);
+	/* Nothing was written, and the same handle works again on the next call. */
+	h = space_head(&f, a);
+	CHECK(h == NULL);
+	free(h);
+	CHECK_INT(put_next(&f, a, &head, "retried", 2), SMR_OK);
+	h = space_head(&f, a);
+	CHECK_STR(h, head);
+	free(h);
+	free(head);
+	fixture_close(&f);
+}
