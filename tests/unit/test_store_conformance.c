@@ -531,7 +531,7 @@ CONFORMANCE(checkpoint_log_order_and_limit)
 	CHECK_INT(make_space(f, "chain", a, &err), SMR_OK);
 	CHECK_INT(make_space(f, "other", b, &err), SMR_OK);
 	for (int i = 0; i < 5; i++) {
-		char title[16];
+		char title[32];
 
 		snprintf(title, sizeof(title), "step %d", i);
 		CHECK_INT(put_next(f, a, &head, title, i), SMR_OK);
@@ -579,7 +579,7 @@ static int scan_cb(const struct checkpoint *c, int parent_missing, void *ctx)
 	struct scan_state *s = ctx;
 
 	if (s->rows < 8)
-		snprintf(s->titles[s->rows], sizeof(s->titles[0]), "%s", c->title);
+		snprintf(s->titles[s->rows], sizeof(s->titles[0]), "%.15s", c->title);
 	s->rows++;
 	s->missing += parent_missing;
 	return s->stop_after && s->rows >= s->stop_after;
@@ -1067,7 +1067,7 @@ struct writer {
 	int64_t seqs[ROUNDS];
 	char *won[ROUNDS];       /* hashes this writer got acknowledged */
 	int nwon, nconflict;
-	char last_err[256];
+	char last_err[512];
 };
 
 static void writer_put(struct store *st, struct writer *w, int round)
