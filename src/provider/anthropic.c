@@ -1,0 +1,180 @@
+/*
+ * anthropic.c -- the Messages backend (WIRE.md section 2).
+ *
+ * POST {base}/v1/messages with x-api-key and anthropic-version: 2023-06-01.
+ * The system text goes in the top-level "system" field and the messages are
+ * made to alternate strictly from "user" (shape.h).  A schema request
+ * becomes one tool with that input_schema plus a tool_choice forcing it; the
+ * tool_use block's input is the structured reply.
+ */
+#include "provider/call.h"
+#include "provider/shape.h"
+#include "util/xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define ANTHROPIC_VERSION "2023-06-01"
+
+static const char *tool_name(const struct provider_req *req)
+{
+	return req->schema_name ? req->schema_name : "output";
+}
+
+static void add_tool(json_t *body, const struct provider_req *req)
+{
+	json_t *tool = json_pack("{s:s, s:O}", "name", tool_name(req),
+				 "input_schema", (json_t *)req->schema);
+
+	json_object_set_new(tool, "description",
+			    json_string(req->schema_description ? req->schema_description :
+					"Record the structured output."));
+	json_object_set_new(body, "tools", json_pack("[o]", tool));
+	json_object_set_new(body, "tool_choice",
+			    json_pack("{s:s, s:s}", "type", "tool", "name", tool_name(req)));
+}
+
+/* The request body; caller free()s. */
+static char *build_body(const struct provider *p, const struct provider_req *req)
+{
+	json_t *body = json_object();
+	char *system = shape_system(req->system, req->msgs, req->n_msgs);
+	char *s;
+
+	json_object_set_new(body, "model", json_string(req->model));
+	json_object_set_new(body, "max_tokens",
+			    json_integer(req->max_tokens > 0 ? req->max_tokens :
+					 p->cfg.max_tokens));
+	if (*system)
+		json_object_set_new(body, "system", json_string(system));
+	json_object_set_new(body, "messages", shape_alternate(req->msgs, req->n_msgs));
+	if (req->temperature >= 0)
+		json_object_set_new(body, "temperature", json_real(req->temperature));
+	if (req->schema)
+		add_tool(body, req);
+	json_object_set_new(body, "stream", json_false());
+	s = json_dumps(body, JSON_COMPACT);
+	json_decref(body);
+	free(system);
+	return s;
+}
+
+static int64_t usage_int(const json_t *usage, const char *key)
+{
+	const json_t *v = json_object_get(usage, key);
+
+	return json_is_integer(v) ? json_integer_value(v) : -1;
+}
+
+static const char *str_or_empty(const json_t *v)
+{
+	return json_is_string(v) ? json_string_value(v) : "";
+}
+
+/* Text blocks joined, and the forced tool's input if there is one. */
+static void read_content(const json_t *content, const char *tool, struct buf *text,
+			 const json_t **input)
+{
+	size_t i;
+	const json_t *block;
+	const char *type;
+
+	json_array_foreach(content, i, block) {
+		type = json_string_value(json_object_get(block, "type"));
+		if (!type)
+			continue;
+		if (!strcmp(type, "text"))
+			buf_adds(text, str_or_empty(json_object_get(block, "text")));
+		else if (!strcmp(type, "tool_use") && tool &&
+			 !strcmp(str_or_empty(json_object_get(block, "name")), tool))
+			*input = json_object_get(block, "input");
+	}
+}
+
+static enum smr_rc parse_reply(struct provider *p, const struct provider_req *req,
+			       const json_t *doc, struct provider_resp *out,
+			       struct smr_err *err)
+{
+	const json_t *content = json_object_get(doc, "content");
+	const json_t *usage = json_object_get(doc, "usage");
+	const json_t *input = NULL;
+	struct buf text = BUF_INIT(0);
+
+	if (!json_is_array(content))
+		return smr_errf(err, SMR_EPROVIDER, "%s: malformed reply: no content array",
+				p->name);
+	read_content(content, req->schema ? tool_name(req) : NULL, &text, &input);
+	if (req->schema && input) {
+		out->json = json_deep_copy(input);
+		out->text = json_dumps(input, JSON_COMPACT | JSON_ENCODE_ANY);
+		buf_release(&text);
+	} else if (req->schema) {
+		out->json = json_loads(text.ptr, JSON_DECODE_ANY, NULL);
+		out->text = buf_detach(&text, NULL);
+		if (!out->json)
+			return smr_errf(err, SMR_EPROVIDER, "%s: the model did not call the '%s' tool",
+					p->name, tool_name(req));
+	} else {
+		out->text = buf_detach(&text, NULL);
+	}
+	out->finish_reason = call_json_strdup(json_object_get(doc, "stop_reason"));
+	out->model = call_json_strdup(json_object_get(doc, "model"));
+	out->prompt_tokens = usage_int(usage, "input_tokens");
+	out->completion_tokens = usage_int(usage, "output_tokens");
+	if (!out->request_id)
+		out->request_id = call_json_strdup(json_object_get(doc, "id"));
+	return SMR_OK;
+}
+
+static struct curl_slist *headers(const struct provider *p, char **key_line)
+{
+	struct curl_slist *h = NULL;
+
+	*key_line = NULL;
+	if (p->cfg.api_key) {
+		*key_line = xasprintf("x-api-key: %s", p->cfg.api_key);
+		h = curl_slist_append(h, *key_line);
+	}
+	return curl_slist_append(h, "anthropic-version: " ANTHROPIC_VERSION);
+}
+
+static enum smr_rc anthropic_complete(struct provider *p, const struct provider_req *req,
+				      struct provider_resp *out, struct smr_err *err)
+{
+	char *key_line;
+	struct curl_slist *h = headers(p, &key_line);
+	struct call_reply r;
+	char *body = build_body(p, req);
+	char *url = xasprintf("%s/v1/messages", p->cfg.base_url);
+	json_t *doc = NULL;
+	long timeout = req->timeout_ms > 0 ? req->timeout_ms : p->cfg.timeout_ms;
+	enum smr_rc rc;
+
+	rc = call_post_json(p, url, h, body, timeout, &r, err);
+	out->attempts = r.attempts;
+	out->waited_ms = r.waited_ms;
+	if (!rc && (r.status < 200 || r.status > 299))
+		rc = call_http_error(p, &r, err);
+	if (!rc)
+		doc = call_parse_reply(p, &r, err);
+	if (!rc && !doc)
+		rc = SMR_EPROVIDER;
+	if (!rc) {
+		out->request_id = xstrdup(r.request_id);
+		rc = parse_reply(p, req, doc, out, err);
+	}
+	json_decref(doc);
+	call_reply_release(&r);
+	curl_slist_free_all(h);
+	if (key_line)
+		memset(key_line, 0, strlen(key_line));
+	free(key_line);
+	free(url);
+	free(body);
+	return rc;
+}
+
+const struct provider_ops provider_anthropic_ops = {
+	.name = "anthropic",
+	.complete = anthropic_complete,
+};

@@ -1,0 +1,213 @@
+/*
+ * provider.c -- provider handles: defaults, settings from the environment,
+ * the shared libcurl connection cache, and the generic completion entry.
+ */
+#include "provider/provider.h"
+#include "util/sys.h"
+#include "util/xalloc.h"
+
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct share_lock {
+	pthread_mutex_t m[CURL_LOCK_DATA_LAST];
+};
+
+void provider_resp_release(struct provider_resp *r)
+{
+	free(r->text);
+	json_decref(r->json);
+	free(r->finish_reason);
+	free(r->request_id);
+	free(r->model);
+	memset(r, 0, sizeof(*r));
+}
+
+void provider_cfg_defaults(struct provider_cfg *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->max_tokens = 1024;
+	cfg->connect_timeout_ms = 10000;
+	cfg->timeout_ms = 120000;
+	cfg->max_retries = 2;
+	cfg->backoff_ms = 500;
+	cfg->backoff_max_ms = 8000;
+	cfg->retry_after_max_ms = 60000;
+	cfg->max_reply_bytes = 8u << 20;
+}
+
+static void cfg_release(struct provider_cfg *cfg)
+{
+	free(cfg->base_url);
+	free(cfg->api_key);
+	free(cfg->default_model);
+	cfg->base_url = cfg->api_key = cfg->default_model = NULL;
+}
+
+static void lock_cb(CURL *h, curl_lock_data data, curl_lock_access access, void *u)
+{
+	struct share_lock *l = u;
+
+	(void)h;
+	(void)access;
+	pthread_mutex_lock(&l->m[data]);
+}
+
+static void unlock_cb(CURL *h, curl_lock_data data, void *u)
+{
+	struct share_lock *l = u;
+
+	(void)h;
+	pthread_mutex_unlock(&l->m[data]);
+}
+
+static void share_init(struct provider *p)
+{
+	struct share_lock *l = xmalloc(sizeof(*l));
+	CURLSH *sh = curl_share_init();
+
+	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+		pthread_mutex_init(&l->m[i], NULL);
+	if (sh) {
+		curl_share_setopt(sh, CURLSHOPT_LOCKFUNC, lock_cb);
+		curl_share_setopt(sh, CURLSHOPT_UNLOCKFUNC, unlock_cb);
+		curl_share_setopt(sh, CURLSHOPT_USERDATA, l);
+		curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+		curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+		curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+	}
+	p->share = sh;
+	p->lock = l;
+}
+
+struct provider *provider_new(const char *name, struct provider_cfg *cfg)
+{
+	const struct provider_ops *ops = NULL;
+	struct provider *p;
+	size_t n;
+
+	if (!strcmp(name, "openai") || !strcmp(name, "local"))
+		ops = &provider_openai_ops;
+	else if (!strcmp(name, "anthropic"))
+		ops = &provider_anthropic_ops;
+	if (!ops) {
+		cfg_release(cfg);
+		return NULL;
+	}
+	p = xcalloc(1, sizeof(*p));
+	p->ops = ops;
+	p->name = xstrdup(name);
+	p->cfg = *cfg;
+	memset(cfg, 0, sizeof(*cfg));
+	n = p->cfg.base_url ? strlen(p->cfg.base_url) : 0;
+	while (n && p->cfg.base_url[n - 1] == '/')
+		p->cfg.base_url[--n] = '\0';
+	share_init(p);
+	return p;
+}
+
+void provider_free(struct provider *p)
+{
+	struct share_lock *l;
+
+	if (!p)
+		return;
+	l = p->lock;
+	if (p->share)
+		curl_share_cleanup(p->share);
+	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+		pthread_mutex_destroy(&l->m[i]);
+	free(l);
+	cfg_release(&p->cfg);
+	free(p->name);
+	free(p);
+}
+
+static char *env_str(const char *name, const char *def)
+{
+	const char *v = getenv(name);
+
+	return xstrdup(v && *v ? v : def);
+}
+
+static long env_long(const char *name, long def, long min, long max)
+{
+	const char *v = getenv(name);
+	char *end;
+	long n;
+
+	if (!v || !*v)
+		return def;
+	n = strtol(v, &end, 10);
+	if (*end || n < min || n > max)
+		return def;
+	return n;
+}
+
+static void cfg_from_env(struct provider_cfg *cfg)
+{
+	provider_cfg_defaults(cfg);
+	cfg->timeout_ms = env_long("SMRITI_PROVIDER_TIMEOUT_MS", cfg->timeout_ms, 1, 3600000);
+	cfg->connect_timeout_ms = env_long("SMRITI_PROVIDER_CONNECT_TIMEOUT_MS",
+					   cfg->connect_timeout_ms, 1, 600000);
+	cfg->max_retries = (int)env_long("SMRITI_PROVIDER_RETRIES", cfg->max_retries, 0, 10);
+	cfg->backoff_ms = env_long("SMRITI_PROVIDER_BACKOFF_MS", cfg->backoff_ms, 0, 60000);
+	cfg->retry_after_max_ms = env_long("SMRITI_PROVIDER_RETRY_AFTER_MAX_MS",
+					   cfg->retry_after_max_ms, 0, 3600000);
+	cfg->max_tokens = (int)env_long("SMRITI_PROVIDER_MAX_TOKENS", cfg->max_tokens, 1,
+					1000000);
+}
+
+struct provider *provider_from_env(const char *name)
+{
+	struct provider_cfg cfg;
+
+	cfg_from_env(&cfg);
+	if (!strcmp(name, "openai")) {
+		cfg.base_url = env_str("OPENAI_BASE_URL", "https://api.openai.com/v1");
+		cfg.api_key = xstrdup(getenv("OPENAI_API_KEY"));
+		cfg.default_model = env_str("SMRITI_OPENAI_MODEL", "gpt-4o-mini");
+		/* Ollama and others ignore max_completion_tokens; only OpenAI gets it */
+		cfg.max_completion_tokens = !strncmp(cfg.base_url, "https://api.openai.com", 22);
+	} else if (!strcmp(name, "anthropic")) {
+		cfg.base_url = env_str("ANTHROPIC_BASE_URL", "https://api.anthropic.com");
+		cfg.api_key = xstrdup(getenv("ANTHROPIC_API_KEY"));
+		cfg.default_model = env_str("SMRITI_ANTHROPIC_MODEL", "claude-sonnet-4-5");
+	} else if (!strcmp(name, "local")) {
+		cfg.base_url = env_str("SMRITI_LOCAL_BASE_URL", "http://127.0.0.1:11434/v1");
+		cfg.api_key = xstrdup(getenv("SMRITI_LOCAL_API_KEY"));
+		cfg.default_model = env_str("SMRITI_LOCAL_MODEL", "llama3.2");
+	} else {
+		return NULL;
+	}
+	if (cfg.api_key && !*cfg.api_key) {
+		free(cfg.api_key);
+		cfg.api_key = NULL;
+	}
+	return provider_new(name, &cfg);
+}
+
+const char *provider_unusable(const struct provider *p)
+{
+	if (p->cfg.api_key || !strcmp(p->name, "local"))
+		return NULL;
+	return !strcmp(p->name, "anthropic") ? "ANTHROPIC_API_KEY is not set" :
+					       "OPENAI_API_KEY is not set";
+}
+
+enum smr_rc provider_complete(struct provider *p, const struct provider_req *req,
+			      struct provider_resp *out, struct smr_err *err)
+{
+	int64_t t0 = sys_monotonic_us();
+	enum smr_rc rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = p->ops->complete(p, req, out, err);
+	if (rc)
+		provider_resp_release(out);
+	else
+		out->latency_us = sys_monotonic_us() - t0;
+	return rc;
+}

@@ -1,0 +1,138 @@
+/*
+ * provider.h -- the LLM provider port: one small ops table per wire format.
+ *
+ * Like curl's TLS backends, each backend (openai.c, anthropic.c) fills a
+ * struct provider_ops.  A struct provider is a long-lived handle (name,
+ * base URL, key, timeouts, retry policy, a shared connection cache) created
+ * once and used by any number of threads at a time; each call takes a
+ * caller-owned struct provider_req and fills a caller-owned struct
+ * provider_resp (libuv's split between handles and requests).
+ *
+ * Names: "openai" (Chat Completions at OPENAI_BASE_URL), "anthropic"
+ * (Messages at ANTHROPIC_BASE_URL) and "local", any OpenAI-compatible
+ * server (Ollama, llama.cpp, vLLM) at SMRITI_LOCAL_BASE_URL.
+ *
+ * Calls are request/response; streaming is deferred (DECISIONS.md).  The key
+ * is sent in a header and nowhere else: it is never logged, stored, or put in
+ * an error message (a provider message that echoes it is redacted).
+ */
+#ifndef SMRITI_PROVIDER_H
+#define SMRITI_PROVIDER_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/err.h"
+
+struct provider_msg {
+	const char *role;       /* "user" | "assistant" ("system" is moved to the system text) */
+	const char *content;
+};
+
+struct provider_req {
+	const char *model;                  /* required */
+	const char *system;                 /* system text, NULL or "" for none */
+	const struct provider_msg *msgs;    /* oldest first; the last should be the user's */
+	size_t n_msgs;
+	int max_tokens;                     /* <= 0: the provider's configured default */
+	double temperature;                 /* < 0: not sent (the server's default) */
+	long timeout_ms;                    /* per attempt; <= 0: the provider's default */
+	/*
+	 * Ask for JSON matching a schema (optional).  OpenAI and local servers
+	 * get response_format {type: json_schema, json_schema: {name, schema,
+	 * strict}}; Anthropic gets one tool with this input_schema and a
+	 * tool_choice forcing it.  The reply then comes back in resp->json.
+	 */
+	const json_t *schema;               /* a JSON Schema object, or NULL */
+	const char *schema_name;            /* [a-zA-Z0-9_-]{1,64}; NULL: "output" */
+	const char *schema_description;     /* may be NULL */
+	int schema_strict;                  /* OpenAI "strict": true */
+};
+
+struct provider_resp {
+	char *text;                 /* reply text; with a schema, the JSON text */
+	json_t *json;               /* with a schema: the parsed output (new reference) */
+	char *finish_reason;        /* "stop", "end_turn", "length", "tool_use", ... or NULL */
+	char *request_id;           /* x-request-id / request-id, or NULL */
+	char *model;                /* the model that answered, as reported */
+	int64_t prompt_tokens;      /* -1 when not reported */
+	int64_t completion_tokens;  /* -1 when not reported */
+	int64_t latency_us;         /* the whole call, retries and waits included */
+	int attempts;               /* HTTP requests made (1 + retries) */
+	int64_t waited_ms;          /* time spent waiting between attempts */
+};
+
+void provider_resp_release(struct provider_resp *r);
+
+/* Connection, timeout and retry settings of one provider; strings owned. */
+struct provider_cfg {
+	char *base_url;             /* no trailing slash; OpenAI's includes /v1 */
+	char *api_key;              /* NULL: none sent (allowed for "local") */
+	char *default_model;
+	int max_tokens;             /* default reply cap (1024) */
+	long connect_timeout_ms;    /* 10 s */
+	long timeout_ms;            /* per attempt, 120 s; SMRITI_PROVIDER_TIMEOUT_MS */
+	int max_retries;            /* 2 */
+	long backoff_ms;            /* first backoff (500 ms), doubling, with jitter */
+	long backoff_max_ms;        /* 8 s */
+	long retry_after_max_ms;    /* a longer retry-after means no retry (60 s) */
+	size_t max_reply_bytes;     /* 8 MiB */
+	int max_completion_tokens;  /* 1: send max_completion_tokens (api.openai.com) */
+};
+
+struct provider;
+
+struct provider_ops {
+	const char *name;           /* wire format: "openai" | "anthropic" */
+	/*
+	 * One completion.  On success fills out (caller releases it).  On
+	 * failure returns SMR_EPROVIDER (HTTP error, malformed reply, refused
+	 * connection) or SMR_ETIMEOUT, with the provider's own message in err,
+	 * e.g. "openai: 429 rate_limit_exceeded: Rate limit reached ...".
+	 */
+	enum smr_rc (*complete)(struct provider *p, const struct provider_req *req,
+				struct provider_resp *out, struct smr_err *err);
+};
+
+struct provider {
+	const struct provider_ops *ops;
+	char *name;                 /* "openai" | "anthropic" | "local" */
+	struct provider_cfg cfg;
+	void *share;                /* CURLSH shared by calls: connections, DNS, TLS */
+	void *lock;                 /* its mutexes */
+};
+
+extern const struct provider_ops provider_openai_ops;
+extern const struct provider_ops provider_anthropic_ops;
+
+/* Defaults for every field of cfg (strings NULL). */
+void provider_cfg_defaults(struct provider_cfg *cfg);
+
+/*
+ * A provider handle for name ("openai", "anthropic", "local") taking
+ * ownership of cfg's strings; NULL for an unknown name.  Caller
+ * provider_free()s.  Needs curl_global_init() to have run (runtime does).
+ */
+struct provider *provider_new(const char *name, struct provider_cfg *cfg);
+void provider_free(struct provider *p);
+
+/*
+ * Settings for name from the environment: OPENAI_API_KEY / OPENAI_BASE_URL /
+ * SMRITI_OPENAI_MODEL, ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL /
+ * SMRITI_ANTHROPIC_MODEL, SMRITI_LOCAL_BASE_URL / SMRITI_LOCAL_API_KEY /
+ * SMRITI_LOCAL_MODEL, and for all SMRITI_PROVIDER_TIMEOUT_MS,
+ * SMRITI_PROVIDER_CONNECT_TIMEOUT_MS, SMRITI_PROVIDER_RETRIES,
+ * SMRITI_PROVIDER_BACKOFF_MS, SMRITI_PROVIDER_MAX_TOKENS.  Returns NULL for
+ * an unknown name.  Caller provider_free()s.
+ */
+struct provider *provider_from_env(const char *name);
+
+/* Short reason the provider cannot be called (no key), or NULL when it can. */
+const char *provider_unusable(const struct provider *p);
+
+/* Runs one completion through p->ops, filling in latency. */
+enum smr_rc provider_complete(struct provider *p, const struct provider_req *req,
+			      struct provider_resp *out, struct smr_err *err);
+
+#endif
