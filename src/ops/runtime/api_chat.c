@@ -1,0 +1,165 @@
+/*
+ * api_chat.c -- the chat runtime's operations by name (ops/api.h):
+ * session.create, session.list, session.get, session.mount and chat.send.
+ *
+ * Operations that need providers use ctx->rt; when a transport did not set
+ * one (a local CLI run) they make one from the environment for the call.
+ */
+#include "ops/runtime/runtime.h"
+
+#include <stdlib.h>
+
+static enum smr_rc session_result(enum smr_rc rc, struct ops_ctx *ctx, struct session *s,
+				  json_t **result, struct smr_err *err)
+{
+	struct space sp = { 0 };
+
+	if (!rc)
+		rc = ctx->st->ops->space_get(ctx->st, s->repo_id, &sp, err);
+	if (!rc)
+		*result = chat_session_json(s, sp.name);
+	space_release(&sp);
+	session_release(s);
+	return rc;
+}
+
+static enum smr_rc op_session_create(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				     struct smr_err *err)
+{
+	const char *space, *title;
+	struct session s = { 0 };
+	enum smr_rc rc;
+
+	rc = api_str(p, "space", 1, &space, err);
+	if (!rc)
+		rc = api_str(p, "title", 0, &title, err);
+	if (!rc)
+		rc = chat_session_create(ctx, space, title, &s, err);
+	return session_result(rc, ctx, &s, result, err);
+}
+
+static enum smr_rc op_session_list(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				   struct smr_err *err)
+{
+	const char *space;
+	struct session *v = NULL;
+	struct space sp = { 0 };
+	size_t n = 0;
+	enum smr_rc rc;
+
+	rc = api_str(p, "space", 1, &space, err);
+	if (!rc)
+		rc = ops_space_get(ctx, space, &sp, err);
+	if (!rc)
+		rc = ctx->st->ops->session_list(ctx->st, sp.id, &v, &n, err);
+	if (!rc) {
+		*result = json_array();
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(*result, chat_session_json(&v[i], sp.name));
+	}
+	sessions_free(v, n);
+	space_release(&sp);
+	return rc;
+}
+
+static enum smr_rc op_session_get(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				  struct smr_err *err)
+{
+	const char *id;
+	struct session s = { 0 };
+	struct turn *turns = NULL;
+	size_t n = 0;
+	json_t *a;
+	enum smr_rc rc;
+
+	rc = api_str(p, "session_id", 1, &id, err);
+	if (!rc)
+		rc = chat_session_get(ctx, id, &s, &turns, &n, err);
+	if (!rc) {
+		a = json_array();
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(a, chat_turn_json(&turns[i]));
+		turns_free(turns, n);
+		rc = session_result(rc, ctx, &s, result, err);
+		if (!rc)
+			json_object_set_new(*result, "turns", a);
+		else
+			json_decref(a);
+		return rc;
+	}
+	session_release(&s);
+	return rc;
+}
+
+static enum smr_rc op_session_mount(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				    struct smr_err *err)
+{
+	const char *id, *hash, *title;
+	struct session s = { 0 };
+	enum smr_rc rc;
+
+	rc = api_str(p, "session_id", 1, &id, err);
+	if (!rc)
+		rc = api_str(p, "commit_hash", 1, &hash, err);
+	if (!rc)
+		rc = api_str(p, "title", 0, &title, err);
+	if (!rc)
+		rc = chat_session_mount(ctx, id, hash, title, &s, err);
+	return session_result(rc, ctx, &s, result, err);
+}
+
+/* v5.2 boundary parameters: anything but a string / a non-negative integer is 422. */
+static enum smr_rc client_params(const json_t *p, struct chat_send_req *req,
+				 struct smr_err *err)
+{
+	const json_t *hash = json_object_get(p, "commit_hash");
+	const json_t *base = json_object_get(p, "history_base_seq");
+
+	if (hash && !json_is_null(hash)) {
+		if (!json_is_string(hash))
+			return smr_errf(err, SMR_EUNPROC, "commit_hash must be a checkpoint hash");
+		req->commit_hash = json_string_value(hash);
+	}
+	if (base && !json_is_null(base)) {
+		if (!json_is_integer(base))
+			return smr_errf(err, SMR_EUNPROC,
+					"history_base_seq must be an integer sequence number");
+		req->has_base = 1;
+		req->history_base_seq = json_integer_value(base);
+	}
+	return SMR_OK;
+}
+
+static enum smr_rc op_chat_send(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				struct smr_err *err)
+{
+	struct chat_send_req req = { 0 };
+	struct runtime *own = NULL;
+	enum smr_rc rc;
+
+	rc = api_str(p, "session_id", 1, &req.session_id, err);
+	if (!rc)
+		rc = api_str(p, "message", 1, &req.message, err);
+	if (!rc)
+		rc = api_str(p, "provider", 0, &req.provider, err);
+	if (!rc)
+		rc = api_str(p, "model", 0, &req.model, err);
+	if (!rc)
+		rc = client_params(p, &req, err);
+	if (rc)
+		return rc;
+	if (!ctx->rt)
+		own = runtime_new_from_env();
+	rc = chat_send(ctx, ctx->rt ? ctx->rt : own, &req, result, err);
+	runtime_free(own);
+	return rc;
+}
+
+const struct api_op chat_api_ops[] = {
+	{ "session.create", op_session_create, 1 },
+	{ "session.list", op_session_list, 0 },
+	{ "session.get", op_session_get, 0 },
+	{ "session.mount", op_session_mount, 1 },
+	{ "chat.send", op_chat_send, 1 },
+	{ NULL, NULL, 0 },
+};

@@ -1,0 +1,122 @@
+/*
+ * runtime.h -- Smriti's live chat runtime (smriti-full only): sessions,
+ * sending a message through a provider, and mounting a Checkpoint.
+ *
+ * struct runtime is created once per process (the server at start-up, the
+ * CLI per run) from the environment and is read-only afterwards, so any
+ * number of server workers share it.  Operations take the caller's ops_ctx
+ * (store handle, clock, ids) and the runtime.
+ *
+ * Mounting (see docs/providers.md):
+ *  - v5.3, structural, the default: session.mount forks a NEW session that
+ *    records the mounted Checkpoint, the session it came from and that
+ *    session's last sequence number at mount time (history_base_seq, in the
+ *    parent's numbering).  The new session starts with no turns, so every
+ *    turn it gets is after the mount: sends use the Checkpoint plus all of
+ *    its own turns.  The old session is untouched.
+ *  - v5.2, client boundary: a send may carry commit_hash and/or
+ *    history_base_seq; they are validated (a Checkpoint of the session's
+ *    Space; an integer from 0 to the session's last sequence number) and
+ *    then used for that send only: the Checkpoint plus the turns with
+ *    sequence_number > history_base_seq.
+ *  - neither: no Checkpoint, every turn of the session.
+ */
+#ifndef SMRITI_RUNTIME_H
+#define SMRITI_RUNTIME_H
+
+#include <jansson.h>
+
+#include "ops/api.h"
+#include "ops/ops.h"
+#include "provider/provider.h"
+
+#define RT_PROVIDERS 3                  /* openai, anthropic, local */
+#define RT_MESSAGE_MAX_CHARS 200000     /* one chat message */
+#define RT_TITLE_MAX_CHARS 200
+
+struct rt_budget {
+	char *model_prefix;
+	size_t chars;
+};
+
+struct runtime {
+	struct provider *providers[RT_PROVIDERS];
+	char *default_provider;          /* SMRITI_PROVIDER, else "openai" */
+	char *preamble;                  /* SMRITI_SYSTEM_PREAMBLE, else a built-in one */
+	size_t budget_default;           /* SMRITI_CONTEXT_BUDGET_CHARS */
+	struct rt_budget *budgets;       /* SMRITI_CONTEXT_BUDGETS, then built-ins */
+	size_t n_budgets;
+	int64_t nudge_threshold;         /* SMRITI_NUDGE_TURNS, else 10 */
+};
+
+/*
+ * The runtime configured from the environment (provider keys and base URLs
+ * as documented in provider.h and docs/providers.md).  Also runs
+ * curl_global_init once.  Caller runtime_free()s.
+ */
+struct runtime *runtime_new_from_env(void);
+void runtime_free(struct runtime *rt);
+
+/* The provider handle called name, or NULL. Borrowed. */
+struct provider *runtime_provider(const struct runtime *rt, const char *name);
+
+/*
+ * Context budget in characters for a model: the longest matching prefix of
+ * SMRITI_CONTEXT_BUDGETS ("prefix=chars,..."), then of the built-in table,
+ * else SMRITI_CONTEXT_BUDGET_CHARS (default 90000, about 24k tokens).
+ */
+size_t runtime_budget_for(const struct runtime *rt, const char *model);
+
+/* Sessions.  Output structs are the caller's to release (domain/model.h). */
+enum smr_rc chat_session_create(struct ops_ctx *ctx, const char *space, const char *title,
+				struct session *out, struct smr_err *err);
+enum smr_rc chat_session_list(struct ops_ctx *ctx, const char *space, struct session **out,
+			      size_t *n, struct smr_err *err);
+enum smr_rc chat_session_get(struct ops_ctx *ctx, const char *id, struct session *out,
+			     struct turn **turns, size_t *n_turns, struct smr_err *err);
+/*
+ * Structural mount: a new session forked from session_id with commit_hash
+ * (a full hash or unique prefix of a Checkpoint of the same Space) mounted.
+ * title NULL keeps the old session's title.
+ */
+enum smr_rc chat_session_mount(struct ops_ctx *ctx, const char *session_id,
+			       const char *commit_hash, const char *title, struct session *out,
+			       struct smr_err *err);
+
+/*
+ * The Checkpoint ref (a full hash or unique prefix) names, which must belong
+ * to Space sp; SMR_EUNPROC when it does not.  Caller releases out.
+ */
+enum smr_rc chat_space_checkpoint(struct ops_ctx *ctx, const struct space *sp, const char *ref,
+				  struct checkpoint *out, struct smr_err *err);
+
+struct chat_send_req {
+	const char *session_id;
+	const char *message;
+	const char *provider;            /* NULL: rt->default_provider */
+	const char *model;               /* NULL: the provider's default model */
+	const char *commit_hash;         /* v5.2 client boundary, or NULL */
+	int has_base;                    /* history_base_seq given */
+	long long history_base_seq;
+};
+
+/*
+ * Sends one message; see runtime.h's header comment for the boundary and
+ * docs/providers.md for the result document.  The user turn is stored
+ * before the provider is called.  On a provider failure the turn stays with
+ * its error recorded, the call returns SMR_EPROVIDER or SMR_ETIMEOUT, and
+ * *result is still set to {user_turn, error, context}.  A send repeating a
+ * failed, unanswered last user turn reuses it instead of adding another.
+ * *result is a new reference in both cases (caller json_decref()s).
+ */
+enum smr_rc chat_send(struct ops_ctx *ctx, struct runtime *rt, const struct chat_send_req *req,
+		      json_t **result, struct smr_err *err);
+
+/* JSON documents of the chat API; new references. */
+json_t *chat_session_json(const struct session *s, const char *space_name);
+json_t *chat_turn_json(const struct turn *t);
+
+/* The api table of the runtime ("session.create", ..., "chat.send"). */
+extern const struct api_op chat_api_ops[];
+
+#endif

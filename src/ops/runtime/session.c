@@ -1,0 +1,192 @@
+/*
+ * session.c -- chat sessions: create, list, read with turns, and the
+ * structural mount that forks a session (see runtime.h), plus the JSON
+ * documents of sessions and turns.
+ */
+#include "ops/runtime/runtime.h"
+#include "domain/checkpoint.h"
+#include "util/utf8.h"
+#include "util/xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static json_t *str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *int_or_null(int64_t v)
+{
+	return v < 0 ? json_null() : json_integer(v);
+}
+
+json_t *chat_session_json(const struct session *s, const char *space_name)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "id", json_string(s->id));
+	json_object_set_new(o, "repo_id", json_string(s->repo_id));
+	json_object_set_new(o, "space", str_or_null(space_name));
+	json_object_set_new(o, "title", json_string(s->title ? s->title : ""));
+	json_object_set_new(o, "mounted_commit_hash", str_or_null(s->mounted_hash));
+	json_object_set_new(o, "forked_from_session_id", str_or_null(s->forked_from));
+	json_object_set_new(o, "history_base_seq", int_or_null(s->history_base_seq));
+	json_object_set_new(o, "created_at", json_string(s->created_at));
+	json_object_set_new(o, "last_seq", json_integer(s->last_seq));
+	return o;
+}
+
+json_t *chat_turn_json(const struct turn *t)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "id", json_integer(t->id));
+	json_object_set_new(o, "session_id", json_string(t->session_id));
+	json_object_set_new(o, "sequence_number", json_integer(t->seq));
+	json_object_set_new(o, "role", json_string(t->role));
+	json_object_set_new(o, "content", json_string(t->content));
+	json_object_set_new(o, "provider", str_or_null(t->provider));
+	json_object_set_new(o, "model", str_or_null(t->model));
+	json_object_set_new(o, "prompt_tokens", int_or_null(t->prompt_tokens));
+	json_object_set_new(o, "completion_tokens", int_or_null(t->completion_tokens));
+	json_object_set_new(o, "latency_ms", int_or_null(t->latency_ms));
+	json_object_set_new(o, "error", str_or_null(t->error));
+	json_object_set_new(o, "created_at", json_string(t->created_at));
+	return o;
+}
+
+static enum smr_rc check_title(const char *title, struct smr_err *err)
+{
+	size_t n = strlen(title);
+
+	if (!utf8_valid(title, n))
+		return smr_errf(err, SMR_EINVAL, "session title is not valid UTF-8");
+	if (utf8_chars(title, n) > RT_TITLE_MAX_CHARS)
+		return smr_errf(err, SMR_EINVAL, "session title is longer than %d characters",
+				RT_TITLE_MAX_CHARS);
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)title[i] < 0x20 || title[i] == 0x7f)
+			return smr_errf(err, SMR_EINVAL,
+					"session title has a control character");
+	return SMR_OK;
+}
+
+/* Stores s (id and created_at are filled here) and reads it back into out. */
+static enum smr_rc insert_session(struct ops_ctx *ctx, struct session *s, struct session *out,
+				  struct smr_err *err)
+{
+	char id[37], now[32];
+	enum smr_rc rc;
+
+	ctx->new_id(id);
+	ctx->now(now);
+	s->id = id;
+	s->created_at = now;
+	rc = ctx->st->ops->session_create(ctx->st, s, err);
+	if (!rc)
+		rc = ctx->st->ops->session_get(ctx->st, id, out, err);
+	s->id = NULL;
+	s->created_at = NULL;
+	return rc;
+}
+
+enum smr_rc chat_session_create(struct ops_ctx *ctx, const char *space, const char *title,
+				struct session *out, struct smr_err *err)
+{
+	struct space sp = { 0 };
+	struct session s = { 0 };
+	enum smr_rc rc = SMR_OK;
+
+	if (title)
+		rc = check_title(title, err);
+	if (!rc)
+		rc = ops_space_get(ctx, space, &sp, err);
+	if (!rc) {
+		s.repo_id = sp.id;
+		s.title = (char *)(title ? title : "");
+		s.history_base_seq = -1;
+		rc = insert_session(ctx, &s, out, err);
+	}
+	space_release(&sp);
+	return rc;
+}
+
+enum smr_rc chat_session_list(struct ops_ctx *ctx, const char *space, struct session **out,
+			      size_t *n, struct smr_err *err)
+{
+	struct space sp = { 0 };
+	enum smr_rc rc = ops_space_get(ctx, space, &sp, err);
+
+	if (!rc)
+		rc = ctx->st->ops->session_list(ctx->st, sp.id, out, n, err);
+	space_release(&sp);
+	return rc;
+}
+
+enum smr_rc chat_session_get(struct ops_ctx *ctx, const char *id, struct session *out,
+			     struct turn **turns, size_t *n_turns, struct smr_err *err)
+{
+	enum smr_rc rc = ctx->st->ops->session_get(ctx->st, id, out, err);
+
+	if (!rc && turns)
+		rc = ctx->st->ops->turn_list(ctx->st, id, 0, turns, n_turns, err);
+	return rc;
+}
+
+enum smr_rc chat_space_checkpoint(struct ops_ctx *ctx, const struct space *sp, const char *ref,
+				  struct checkpoint *out, struct smr_err *err)
+{
+	char **found = NULL;
+	size_t n = 0;
+	enum smr_rc rc;
+
+	if (!is_hash_prefix(ref))
+		return smr_errf(err, SMR_EUNPROC, "'%s' is not a checkpoint hash", ref);
+	rc = ctx->st->ops->checkpoint_find_prefix(ctx->st, ref, 2, &found, &n, err);
+	if (!rc && n > 1)
+		rc = smr_errf(err, SMR_EUNPROC, "checkpoint prefix '%s' is ambiguous", ref);
+	if (!rc && n == 0)
+		rc = smr_errf(err, SMR_EUNPROC, "no checkpoint '%s'", ref);
+	if (!rc) {
+		rc = ctx->st->ops->checkpoint_get(ctx->st, sp->id, found[0], out, err);
+		if (rc == SMR_ENOTFOUND)
+			rc = smr_errf(err, SMR_EUNPROC, "checkpoint %.12s is not in space '%s'",
+				      found[0], sp->name);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(found[i]);
+	free(found);
+	return rc;
+}
+
+enum smr_rc chat_session_mount(struct ops_ctx *ctx, const char *session_id,
+			       const char *commit_hash, const char *title, struct session *out,
+			       struct smr_err *err)
+{
+	struct session old = { 0 }, s = { 0 };
+	struct space sp = { 0 };
+	struct checkpoint c = { 0 };
+	enum smr_rc rc = SMR_OK;
+
+	if (title)
+		rc = check_title(title, err);
+	if (!rc)
+		rc = ctx->st->ops->session_get(ctx->st, session_id, &old, err);
+	if (!rc)
+		rc = ctx->st->ops->space_get(ctx->st, old.repo_id, &sp, err);
+	if (!rc)
+		rc = chat_space_checkpoint(ctx, &sp, commit_hash, &c, err);
+	if (!rc) {
+		s.repo_id = old.repo_id;
+		s.title = title ? (char *)title : old.title;
+		s.mounted_hash = c.hash;
+		s.forked_from = old.id;
+		s.history_base_seq = old.last_seq;
+		rc = insert_session(ctx, &s, out, err);
+	}
+	checkpoint_release(&c);
+	space_release(&sp);
+	session_release(&old);
+	return rc;
+}
