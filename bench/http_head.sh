@@ -1,0 +1,69 @@
+#!/bin/sh
+# http_head.sh -- throughput of the agent's hottest read, GET /repos/{id}/head,
+# on `smriti serve` with a SQLite store, under wrk (2 threads, 32 keep-alive
+# connections, 10 s).  The baseline in the same run is GET /healthz on the
+# same server: a prebuilt response, so it measures the HTTP layer alone and
+# the ratio shows what the store read and JSON rendering cost.  Prints
+# requests/s and p99 latency of each, and the server's peak RSS (VmHWM).
+#
+#   bench/http_head.sh                 access log on (to a temp file)
+#   HTTP_BENCH_SECONDS=30 bench/http_head.sh
+set -eu
+cd "$(dirname "$0")/.."
+BUILD=${SMRITI_BUILD:-build}
+SECS=${HTTP_BENCH_SECONDS:-10}
+command -v wrk >/dev/null || { echo "http_head.sh needs wrk (apt-get install wrk)" >&2; exit 1; }
+make -s -j2 BUILD="$BUILD" "$BUILD/smriti-full" >/dev/null
+S=$PWD/$BUILD/smriti-full
+dir=$(mktemp -d /tmp/smriti-http-bench-XXXXXX)
+pid=
+cleanup() {
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+
+export SMRITI_DB="$dir/bench.db"
+$S space create bench >/dev/null
+$S commit bench -m "bench checkpoint" --summary "a Space with one checkpoint" \
+	--decision "measure the head read" --assumption "loopback only" \
+	--task "report req/s and p99" >/dev/null
+
+$S serve --listen 127.0.0.1:0 2>>"$dir/serve.log" >/dev/null &
+pid=$!
+i=0
+until grep -q '^listening on ' "$dir/serve.log" 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -gt 100 ] && { cat "$dir/serve.log" >&2; exit 1; }
+	sleep 0.05
+done
+url=$(sed -n 's/^listening on //p' "$dir/serve.log" | head -n 1)
+
+curl -sf "$url/repos/bench/head" >/dev/null || { echo "head read failed" >&2; exit 1; }
+
+# run URL -> "req/s p99" (p99 in ms)
+run() {
+	: >"$dir/serve.log"      # the access log (appended): keep it small
+	wrk -t2 -c32 -d"${SECS}s" --latency "$1" >"$dir/wrk.txt"
+	awk '
+		/Requests\/sec:/ { rps = $2 }
+		/^ +99%/ {
+			v = $2; u = v; sub(/[a-z]+$/, "", v); sub(/^[0-9.]+/, "", u)
+			if (u == "us") v /= 1000; else if (u == "s") v *= 1000
+			p99 = v
+		}
+		END { printf "%.0f %.3f\n", rps, p99 }' "$dir/wrk.txt"
+}
+
+run "$url/healthz" >/dev/null            # warm-up: threads, store handles
+base=$(run "$url/healthz")
+head=$(run "$url/repos/bench/head")
+errors=$(grep -c 'Non-2xx' "$dir/wrk.txt" || true)
+rss=$(awk '/VmHWM/ { print $2 " " $3 }' /proc/$pid/status)
+
+echo "GET /repos/{id}/head on smriti serve (SQLite), wrk -t2 -c32 -d${SECS}s, $(nproc) cores"
+printf '   %-26s %10s req/s   p99 %8s ms\n' "GET /healthz (baseline)" ${base}
+printf '   %-26s %10s req/s   p99 %8s ms\n' "GET /repos/{id}/head" ${head}
+echo "$base $head" | awk '{ printf "   head / healthz throughput ratio: %.2f\n", $3 / $1 }'
+echo "   server peak RSS (VmHWM): $rss"
+[ "$errors" = 0 ] || echo "   WARNING: wrk saw non-2xx answers"

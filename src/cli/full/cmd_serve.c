@@ -1,0 +1,106 @@
+/*
+ * cmd_serve.c -- `smriti serve`: run the HTTP API server on the store.
+ */
+#include "cli/cli.h"
+#include "http/server.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cmd_serve(int argc, char **argv, struct cli_ctx *ctx);
+
+static const struct cli_cmd serve_cmd = {
+	"serve",
+	"serve [--listen HOST:PORT] [--db PATH|URL] [--workers N] [--max-body BYTES]\n"
+	"         [--quiet]",
+	cmd_serve, CLI_FULL,
+};
+
+static void serve_help(void)
+{
+	printf("usage: smriti %s\n\n"
+	       "Serves the JSON API (see /openapi.json) on %s by default; --listen with\n"
+	       "port 0 picks a free port.  --workers N threads run writes and chat sends\n"
+	       "(default %d); reads are answered on one event thread per CPU.  Request\n"
+	       "bodies over --max-body bytes (default %u) get 413.  --quiet drops the\n"
+	       "access log (one line per request on stderr).\n\n"
+	       "Security: listening anywhere but loopback needs SMRITI_TOKEN, and with a\n"
+	       "token every request but /healthz needs 'Authorization: Bearer TOKEN'.\n"
+	       "Requests must name the server in Host (localhost, 127.0.0.1, [::1], the\n"
+	       "listen address, or a name in SMRITI_ALLOWED_HOSTS, comma separated).\n"
+	       "Cross-origin writes are refused.  Stops cleanly on SIGINT or SIGTERM.\n",
+	       serve_cmd.usage, HTTP_DEFAULT_LISTEN, HTTP_DEFAULT_WORKERS,
+	       HTTP_DEFAULT_MAX_BODY);
+}
+
+/* Parses a whole number in [min, max]; 0 on success. */
+static int parse_num(const char *s, unsigned long long min, unsigned long long max,
+		     unsigned long long *out)
+{
+	char *end;
+
+	if (!*s || strspn(s, "0123456789") != strlen(s))
+		return -1;
+	*out = strtoull(s, &end, 10);
+	return *out < min || *out > max ? -1 : 0;
+}
+
+int cmd_serve(int argc, char **argv, struct cli_ctx *ctx)
+{
+	static const struct option opts[] = {
+		{ "listen", required_argument, NULL, 'l' },
+		{ "workers", required_argument, NULL, 'w' },
+		{ "max-body", required_argument, NULL, 'm' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct http_config cfg = {
+		HTTP_DEFAULT_LISTEN, ctx->db, HTTP_DEFAULT_WORKERS, HTTP_DEFAULT_MAX_BODY,
+		getenv("SMRITI_TOKEN"), getenv("SMRITI_ALLOWED_HOSTS"), 1,
+	};
+	struct smr_err err = SMR_ERR_INIT;
+	unsigned long long n;
+	int c;
+
+	optind = 0;
+	opterr = 0;
+	for (;;) {
+		c = getopt_long(argc, argv, "+h", opts, NULL);
+		if (c == -1)
+			break;
+		switch (c) {
+		case 'l':
+			cfg.listen = optarg;
+			break;
+		case 'w':
+			if (parse_num(optarg, 1, 256, &n))
+				return cli_usage(&serve_cmd, "--workers wants 1 to 256, got '%s'",
+						 optarg);
+			cfg.workers = (unsigned)n;
+			break;
+		case 'm':
+			if (parse_num(optarg, 1, 1ull << 30, &n))
+				return cli_usage(&serve_cmd,
+						 "--max-body wants 1 to 1073741824 bytes, got '%s'",
+						 optarg);
+			cfg.max_body = (size_t)n;
+			break;
+		case 'q':
+			cfg.access_log = 0;
+			break;
+		case 'h':
+			serve_help();
+			return 0;
+		default:
+			return cli_usage(&serve_cmd, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cli_usage(&serve_cmd, "unexpected argument '%s'", argv[optind]);
+	if (http_serve(&cfg, &err))
+		return cli_fail(err.code, "%s", err.msg);
+	return 0;
+}

@@ -1,0 +1,243 @@
+/*
+ * guard.c -- what the server checks before it lets a request reach an
+ * operation: the listening address (loopback unless a token is set), the
+ * Host header (DNS-rebinding defence), the Origin of writes (CSRF), the
+ * bearer token, and that a write's body is declared as JSON.
+ *
+ * A browser page on another site can make a request to 127.0.0.1, and with
+ * DNS rebinding it can even make one that looks same-origin to the browser;
+ * the Host header then still names the attacker's domain, which is why only
+ * our own names pass.  Simple cross-site requests (forms, text/plain) are
+ * stopped by the Origin and Content-Type checks.
+ */
+#include "http/internal.h"
+#include "util/xalloc.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <netinet/in.h>
+#include <nettle/memops.h>
+#include <nettle/sha2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static enum smr_rc parse_port(const char *s, unsigned *out, struct smr_err *err)
+{
+	char *end;
+	unsigned long v;
+
+	if (!*s || strspn(s, "0123456789") != strlen(s))
+		return smr_errf(err, SMR_EUSAGE, "bad port '%s' in --listen", s);
+	v = strtoul(s, &end, 10);
+	if (v > 65535)
+		return smr_errf(err, SMR_EUSAGE, "port %lu is out of range", v);
+	*out = (unsigned)v;
+	return SMR_OK;
+}
+
+/* Splits "[v6]:port" or "host:port" into host (without brackets) and port text. */
+static enum smr_rc split_hostport(const char *s, char host[64], const char **port,
+				  struct smr_err *err)
+{
+	const char *colon;
+	size_t n;
+
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+
+		if (!close || close[1] != ':')
+			return smr_errf(err, SMR_EUSAGE, "--listen wants [ADDR]:PORT, got '%s'", s);
+		n = (size_t)(close - s - 1);
+		colon = close + 1;
+		s++;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon || strchr(s, ':') != colon)
+			return smr_errf(err, SMR_EUSAGE, "--listen wants HOST:PORT, got '%s'", s);
+		n = (size_t)(colon - s);
+	}
+	if (n == 0 || n >= 64)
+		return smr_errf(err, SMR_EUSAGE, "bad host in --listen '%s'", s);
+	memcpy(host, s, n);
+	host[n] = '\0';
+	*port = colon + 1;
+	return SMR_OK;
+}
+
+enum smr_rc http_parse_listen(const char *s, struct http_listen *out, struct smr_err *err)
+{
+	struct sockaddr_in *v4 = (struct sockaddr_in *)&out->addr;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&out->addr;
+	const char *port = NULL;
+	const char *numeric;
+	enum smr_rc rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = split_hostport(s, out->host, &port, err);
+	if (!rc)
+		rc = parse_port(port, &out->port, err);
+	if (rc)
+		return rc;
+	numeric = strcmp(out->host, "localhost") ? out->host : "127.0.0.1";
+	if (inet_pton(AF_INET, numeric, &v4->sin_addr) == 1) {
+		v4->sin_family = AF_INET;
+		v4->sin_port = htons((uint16_t)out->port);
+		out->addrlen = sizeof(*v4);
+		return SMR_OK;
+	}
+	if (inet_pton(AF_INET6, numeric, &v6->sin6_addr) == 1) {
+		v6->sin6_family = AF_INET6;
+		v6->sin6_port = htons((uint16_t)out->port);
+		out->addrlen = sizeof(*v6);
+		return SMR_OK;
+	}
+	return smr_errf(err, SMR_EUSAGE,
+			"--listen wants a numeric address or 'localhost', got '%s'", out->host);
+}
+
+int http_is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *v4 = (const struct sockaddr_in *)sa;
+
+		return (ntohl(v4->sin_addr.s_addr) >> 24) == 127;
+	}
+	if (sa->sa_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+		if (IN6_IS_ADDR_LOOPBACK(a))
+			return 1;
+		return IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127;
+	}
+	return 0;
+}
+
+static void add_host(struct http_guard *g, const char *name, unsigned port)
+{
+	char *h;
+	int v6 = strchr(name, ':') && name[0] != '[';
+
+	h = port ? xasprintf(v6 ? "[%s]:%u" : "%s:%u", name, port) : xstrdup(name);
+	for (char *p = h; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	g->hosts = xrealloc(g->hosts, (g->n + 1) * sizeof(*g->hosts));
+	g->hosts[g->n++] = h;
+}
+
+/* One SMRITI_ALLOWED_HOSTS entry: "name", "name:port", "[v6]" or "[v6]:port". */
+static void add_allowed(struct http_guard *g, const char *s, size_t n, unsigned port)
+{
+	char *e;
+	const char *close, *colon;
+
+	while (n && isspace((unsigned char)*s)) {
+		s++;
+		n--;
+	}
+	while (n && isspace((unsigned char)s[n - 1]))
+		n--;
+	if (!n)
+		return;
+	e = xstrndup(s, n);
+	close = e[0] == '[' ? strchr(e, ']') : NULL;
+	colon = strrchr(close ? close : e, ':');
+	if (colon && (close || strchr(e, ':') == colon))
+		add_host(g, e, 0);      /* has its own port */
+	else
+		add_host(g, e, port);
+	free(e);
+}
+
+void http_guard_init(struct http_guard *g, const char *bound_host, unsigned port,
+		     const char *allowed, const char *token)
+{
+	static const char *const own[] = { "localhost", "127.0.0.1", "::1" };
+	struct sha256_ctx sha;
+
+	memset(g, 0, sizeof(*g));
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		add_host(g, own[i], port);
+	add_host(g, bound_host, port);
+	if (port == 80) {
+		add_host(g, "localhost", 0);
+		add_host(g, "127.0.0.1", 0);
+		add_host(g, "[::1]", 0);
+	}
+	for (const char *p = allowed; p && *p;) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+
+		add_allowed(g, p, n, port);
+		p += n + (comma ? 1 : 0);
+	}
+	if (token && *token) {
+		g->has_token = 1;
+		sha256_init(&sha);
+		sha256_update(&sha, strlen(token), (const uint8_t *)token);
+		sha256_digest(&sha, sizeof(g->token_sha), g->token_sha);
+	}
+}
+
+void http_guard_release(struct http_guard *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		free(g->hosts[i]);
+	free(g->hosts);
+	memset(g, 0, sizeof(*g));
+}
+
+int http_guard_host(const struct http_guard *g, const char *host)
+{
+	if (!host)
+		return 0;
+	for (size_t i = 0; i < g->n; i++)
+		if (!strcasecmp(g->hosts[i], host))
+			return 1;
+	return 0;
+}
+
+int http_guard_origin(const struct http_guard *g, const char *origin)
+{
+	if (!origin || strncasecmp(origin, "http://", 7))
+		return 0;
+	return http_guard_host(g, origin + 7);
+}
+
+int http_guard_token(const struct http_guard *g, const char *authorization)
+{
+	struct sha256_ctx sha;
+	uint8_t got[32];
+	const char *t;
+
+	if (!g->has_token)
+		return 1;
+	if (!authorization || strncasecmp(authorization, "Bearer ", 7))
+		return 0;
+	t = authorization + 7;
+	while (*t == ' ')
+		t++;
+	/* Hashing first makes the comparison independent of the token's length. */
+	sha256_init(&sha);
+	sha256_update(&sha, strlen(t), (const uint8_t *)t);
+	sha256_digest(&sha, sizeof(got), got);
+	return memeql_sec(got, g->token_sha, sizeof(got));
+}
+
+int http_json_type(const char *ct)
+{
+	size_t n;
+
+	if (!ct)
+		return 1;
+	while (*ct == ' ')
+		ct++;
+	n = strcspn(ct, ";");
+	while (n && ct[n - 1] == ' ')
+		n--;
+	if (n == 16 && !strncasecmp(ct, "application/json", 16))
+		return 1;
+	/* application/problem+json, application/merge-patch+json, ... */
+	return n > 5 && !strncasecmp(ct + n - 5, "+json", 5) && memchr(ct, '/', n);
+}

@@ -1,0 +1,215 @@
+/*
+ * internal.h -- the parts of the HTTP server shared between its files.
+ *
+ * How a request flows (server.c):
+ *
+ *   accept --> MHD event thread: admit (Host, token, Origin, Content-Type,
+ *              Content-Length), route, buffer the body (capped), parse JSON
+ *        |
+ *        +-- read route ---------> handler runs right there, reply
+ *        |
+ *        +-- write / provider --> suspend the connection, queue the request
+ *                                 on the worker pool (pool.c); a worker runs
+ *                                 the handler, then resumes the connection
+ *                                 and the event thread replies
+ *
+ * Every thread that runs handlers owns one store handle and one ops_ctx,
+ * opened lazily on its first request (http_thread_ops).  Handlers (routes.c)
+ * only turn a request into one operation call and its result into JSON;
+ * handlers that run on a worker must not call MHD functions.
+ */
+#ifndef SMRITI_HTTP_INTERNAL_H
+#define SMRITI_HTTP_INTERNAL_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "http/server.h"
+#include "ops/api.h"
+#include "util/buf.h"
+
+struct MHD_Connection;
+struct MHD_Daemon;
+struct MHD_Response;
+struct http_req;
+struct http_server;
+
+/* ---- listening address (guard.c) ---- */
+
+struct http_listen {
+	char host[64];                 /* as given, without [] around IPv6 */
+	unsigned port;
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+};
+
+/* Parses HOST:PORT or [V6]:PORT ("localhost" means 127.0.0.1); numeric hosts only. */
+enum smr_rc http_parse_listen(const char *s, struct http_listen *out, struct smr_err *err);
+
+/* 1 if sa is 127.0.0.0/8 or ::1 (or ::ffff:127.x). */
+int http_is_loopback(const struct sockaddr *sa);
+
+/* ---- request guards (guard.c): DNS rebinding, CSRF, bearer token ---- */
+
+struct http_guard {
+	char **hosts;          /* accepted Host values ("name:port"), lower case */
+	size_t n;
+	int has_token;
+	uint8_t token_sha[32]; /* SHA-256 of SMRITI_TOKEN */
+};
+
+/*
+ * Accepts localhost, 127.0.0.1, [::1] and the bound host, each with port,
+ * plus every entry of allowed (comma list; an entry without a port gets
+ * ours).  token NULL or "" means none is required.
+ */
+void http_guard_init(struct http_guard *g, const char *bound_host, unsigned port,
+		     const char *allowed, const char *token);
+void http_guard_release(struct http_guard *g);
+/* 1 if the Host header names this server. */
+int http_guard_host(const struct http_guard *g, const char *host);
+/* 1 if origin is "http://" followed by one of our Host values. */
+int http_guard_origin(const struct http_guard *g, const char *origin);
+/* 1 if authorization is "Bearer <token>" (compared in constant time). */
+int http_guard_token(const struct http_guard *g, const char *authorization);
+/* 1 if a Content-Type may carry a JSON body: absent, application/json or x/y+json. */
+int http_json_type(const char *content_type);
+
+/* ---- routes (routes.c, router.c) ---- */
+
+typedef void (*http_handler)(struct http_req *r, struct ops_ctx *ctx);
+
+#define ROUTE_BLOCKING 1u   /* may wait on a lock or a provider: runs on a worker */
+#define ROUTE_BY_OP    2u   /* /api/ops/{op}: blocking when the operation writes */
+#define ROUTE_OPEN     4u   /* answered without the bearer token */
+#define ROUTE_NO_STORE 8u   /* needs no store handle */
+
+struct route_doc {
+	const char *summary;
+	const char *op;       /* operation called, NULL when none */
+	const char *body;     /* request body schema (components), NULL when none */
+	const char *result;   /* success schema (components) */
+	int status;           /* success status */
+	const char *query;    /* one integer query parameter, or NULL */
+};
+
+struct http_route {
+	const char *method;
+	const char *pattern;  /* "/v4/repos/{id}": {x} matches one path segment */
+	http_handler run;
+	unsigned flags;
+	struct route_doc doc;
+};
+
+extern const struct http_route http_routes[];
+
+#define HTTP_ARG_MAX 512
+
+/*
+ * Finds the route for method and path and copies its {x} segment into arg.
+ * NULL when none: *status is 404 (no such path) or 405 (allow[] then lists
+ * the path's methods, comma separated), or 414 for an over-long segment.
+ */
+const struct http_route *http_route_find(const char *method, const char *path,
+					 char arg[HTTP_ARG_MAX], int *status, char allow[64]);
+
+/* The OpenAPI 3.1 document of http_routes; new reference (openapi.c). */
+json_t *http_openapi(void);
+
+/* ---- requests (server.c) ---- */
+
+enum req_state { REQ_NEW, REQ_REFUSED, REQ_BODY, REQ_QUEUED, REQ_DONE, REQ_SENT };
+
+struct http_req {
+	struct http_server *srv;
+	struct MHD_Connection *conn;
+	const struct http_route *route;
+	const struct api_op *op;         /* for ROUTE_BY_OP */
+	char arg[HTTP_ARG_MAX];          /* the {x} of the route */
+	struct buf body;
+	int too_big;                     /* 1: the body went past the cap; -1: ignored */
+	size_t drained;                  /* bytes discarded past the cap */
+	json_t *in;                      /* body object; NULL without a body */
+	int status;
+	json_t *out;                     /* response document */
+	struct MHD_Response *fixed;      /* or a prebuilt response */
+	enum req_state state;
+	int64_t start_us;
+	struct http_req *next;           /* worker queue */
+	char allow[64];                  /* methods of the path, for a 405 */
+	char method[8];
+	char path[160];                  /* escaped, for the access log */
+};
+
+/* Sets the response to doc (stolen) with status. */
+void http_reply(struct http_req *r, int status, json_t *doc);
+/* Sets a {"error":{"code","message"}} response. */
+void http_error(struct http_req *r, int status, const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/*
+ * Sets the error response of a failed operation; the fields of details (an
+ * object, may be NULL; not stolen) go beside "error".
+ */
+void http_fail(struct http_req *r, enum smr_rc rc, const struct smr_err *err,
+	       const json_t *details);
+/* Value of a query parameter; event thread only (not on a worker). */
+const char *http_query(struct http_req *r, const char *key);
+/* Text of /openapi.json and /healthz, prebuilt at start. */
+void http_reply_fixed(struct http_req *r, int which);
+#define FIXED_OPENAPI 0
+#define FIXED_HEALTH 1
+
+/* ---- per-thread contexts and the worker pool (pool.c) ---- */
+
+struct http_ctx {
+	struct store *st;
+	struct ops_ctx ops;
+	struct http_ctx *next;
+};
+
+struct http_pool {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct http_req *head, *tail;
+	pthread_t *threads;
+	unsigned n;
+	int stopping;
+	void (*run)(struct http_req *r);     /* runs a job, then resumes it */
+	void (*cancel)(struct http_req *r);  /* answers a job that will not run */
+};
+
+/* Starts n threads; 0 on success. */
+int pool_start(struct http_pool *p, unsigned n);
+/* Queues r; if the pool is stopping r is cancelled instead. */
+void pool_submit(struct http_pool *p, struct http_req *r);
+/* Cancels queued jobs, waits for running ones, joins the threads; later submits are cancelled. */
+void pool_stop(struct http_pool *p);
+/* Frees what pool_start made; after nothing can submit any more. */
+void pool_free(struct http_pool *p);
+
+/*
+ * The calling thread's ops context, opening its store on first use; NULL
+ * with err set when the store cannot be opened.
+ */
+struct ops_ctx *http_thread_ops(struct http_server *srv, struct smr_err *err);
+/* Closes every thread's store (after all threads stopped). */
+void http_close_contexts(struct http_server *srv);
+
+struct http_server {
+	const struct http_config *cfg;
+	struct http_guard guard;
+	struct http_listen where;
+	struct MHD_Daemon *daemon;
+	struct http_pool pool;
+	struct MHD_Response *fixed[2];
+	const char *store_name;
+	atomic_int inflight;             /* requests admitted and not completed */
+	atomic_int stopping;
+	pthread_mutex_t ctx_lock;
+	struct http_ctx *ctxs;           /* every thread's context */
+};
+
+#endif

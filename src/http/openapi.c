@@ -1,0 +1,199 @@
+/*
+ * openapi.c -- the OpenAPI 3.1 document served at /openapi.json.
+ *
+ * Paths come from http_routes[] itself (pattern, method, summary, success
+ * status and schema names), so a route cannot exist without being
+ * documented; the component schemas below describe the bodies.
+ */
+#include "http/internal.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char components_json[] =
+"{"
+"\"securitySchemes\":{\"bearer\":{\"type\":\"http\",\"scheme\":\"bearer\","
+" \"description\":\"Required on every route but /healthz when the server runs with SMRITI_TOKEN\"}},"
+"\"schemas\":{"
+"\"Error\":{\"type\":\"object\",\"required\":[\"error\"],\"properties\":{\"error\":{"
+"  \"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{"
+"  \"code\":{\"type\":\"string\",\"examples\":[\"invalid_input\",\"not_found\",\"conflict\","
+"   \"too_large\",\"unprocessable\",\"provider_error\",\"provider_timeout\"]},"
+"  \"message\":{\"type\":\"string\"}}}},"
+" \"description\":\"Every failure. A provider failure of chat.send also carries the stored"
+" user_turn beside error.\"},"
+"\"Health\":{\"type\":\"object\",\"properties\":{\"ok\":{\"type\":\"boolean\"},"
+" \"store\":{\"type\":\"string\",\"examples\":[\"sqlite\",\"postgres\"]}}},"
+"\"OpenAPI\":{\"type\":\"object\"},"
+"\"OpParams\":{\"type\":\"object\",\"description\":\"The operation's parameters, e.g."
+" {\\\"space\\\":\\\"demo\\\"} for head\"},"
+"\"OpResult\":{\"type\":\"object\",\"required\":[\"result\"],\"properties\":{\"result\":{}}},"
+"\"Space\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},"
+" \"name\":{\"type\":\"string\"},\"description\":{\"type\":\"string\"},"
+" \"created_at\":{\"type\":\"string\"},\"head\":{\"type\":[\"string\",\"null\"]}}},"
+"\"SpaceList\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Space\"}},"
+"\"SpaceCreate\":{\"type\":\"object\",\"required\":[\"name\"],\"properties\":{"
+" \"name\":{\"type\":\"string\"},\"description\":{\"type\":\"string\"}}},"
+"\"SpaceRename\":{\"type\":\"object\",\"required\":[\"name\"],\"properties\":{"
+" \"name\":{\"type\":\"string\"}}},"
+"\"Deleted\":{\"type\":\"object\",\"properties\":{\"deleted\":{\"type\":\"string\"},"
+" \"id\":{\"type\":\"string\"}}},"
+"\"Item\":{\"oneOf\":[{\"type\":\"string\"},{\"type\":\"object\"}]},"
+"\"Checkpoint\":{\"type\":\"object\",\"properties\":{"
+" \"commit_hash\":{\"type\":\"string\"},\"parent_hash\":{\"type\":[\"string\",\"null\"]},"
+" \"space\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"},"
+" \"summary\":{\"type\":\"string\"},"
+" \"decisions\":{\"type\":\"array\"},\"assumptions\":{\"type\":\"array\"},"
+" \"tasks\":{\"type\":\"array\"},\"open_questions\":{\"type\":\"array\"},"
+" \"entities\":{\"type\":\"array\"},\"artifacts\":{\"type\":\"array\",\"items\":{"
+"  \"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},"
+"  \"kind\":{\"type\":\"string\"},\"content\":{\"type\":\"string\"}}}},"
+" \"metadata\":{\"type\":\"object\"},\"author\":{\"type\":\"string\"},"
+" \"created_at\":{\"type\":\"string\"}}},"
+"\"CheckpointList\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Checkpoint\"}},"
+"\"ChatCommit\":{\"type\":\"object\",\"required\":[\"repo_id\"],\"properties\":{"
+" \"repo_id\":{\"type\":\"string\",\"description\":\"Space id or name\"},"
+" \"parent_commit_id\":{\"type\":[\"string\",\"null\"],\"description\":"
+"  \"HEAD the agent built on; if HEAD moved since, 409 and nothing is written\"},"
+" \"title\":{\"type\":\"string\"},\"summary\":{\"type\":\"string\"},"
+" \"decisions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Item\"}},"
+" \"assumptions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Item\"}},"
+" \"tasks\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Item\"}},"
+" \"open_questions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Item\"}},"
+" \"entities\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Item\"}},"
+" \"artifacts\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},"
+" \"metadata\":{\"type\":\"object\"},\"author\":{\"type\":\"string\"}},"
+" \"additionalProperties\":false},"
+"\"Session\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},"
+" \"repo_id\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"},"
+" \"created_at\":{\"type\":\"string\"}}},"
+"\"SessionList\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Session\"}},"
+"\"SessionCreate\":{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\"}}},"
+"\"Turn\":{\"type\":\"object\",\"properties\":{\"sequence_number\":{\"type\":\"integer\"},"
+" \"role\":{\"type\":\"string\",\"enum\":[\"user\",\"assistant\"]},"
+" \"content\":{\"type\":\"string\"},\"provider\":{\"type\":[\"string\",\"null\"]},"
+" \"model\":{\"type\":[\"string\",\"null\"]},\"error\":{\"type\":[\"string\",\"null\"]}}},"
+"\"SessionWithTurns\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Session\"},"
+" {\"type\":\"object\",\"properties\":{\"turns\":{\"type\":\"array\","
+"  \"items\":{\"$ref\":\"#/components/schemas/Turn\"}}}}]},"
+"\"ChatSend\":{\"type\":\"object\",\"required\":[\"session_id\",\"message\",\"provider\","
+" \"model\"],\"properties\":{\"session_id\":{\"type\":\"string\"},"
+" \"message\":{\"type\":\"string\"},"
+" \"provider\":{\"type\":\"string\",\"examples\":[\"openai\",\"anthropic\"]},"
+" \"model\":{\"type\":\"string\"},\"commit_hash\":{\"type\":\"string\"},"
+" \"history_base_seq\":{\"type\":\"integer\",\"minimum\":0}}},"
+"\"ChatSendResult\":{\"type\":\"object\",\"properties\":{"
+" \"user_turn\":{\"$ref\":\"#/components/schemas/Turn\"},"
+" \"assistant_turn\":{\"$ref\":\"#/components/schemas/Turn\"},"
+" \"context\":{\"type\":\"object\"},\"nudge\":{\"type\":\"object\"}}},"
+"\"Mount\":{\"type\":\"object\",\"required\":[\"commit_hash\"],\"properties\":{"
+" \"commit_hash\":{\"type\":\"string\"}}}"
+"}}";
+
+static json_t *ref(const char *schema)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "#/components/schemas/%s", schema);
+	return json_pack("{s:s}", "$ref", path);
+}
+
+static json_t *json_content(const char *schema)
+{
+	return json_pack("{s:{s:o}}", "application/json", "schema", ref(schema));
+}
+
+/* "get_v4_repos_id_commits" */
+static json_t *operation_id(const struct http_route *r)
+{
+	char id[128];
+	size_t n = 0;
+
+	for (const char *p = r->method; *p && n < sizeof(id) - 1; p++)
+		id[n++] = (char)tolower((unsigned char)*p);
+	for (const char *p = r->pattern; *p && n < sizeof(id) - 1; p++) {
+		if (isalnum((unsigned char)*p))
+			id[n++] = *p;
+		else if (n && id[n - 1] != '_' && *p != '}')
+			id[n++] = '_';
+	}
+	while (n && id[n - 1] == '_')
+		n--;
+	id[n] = '\0';
+	return json_string(id);
+}
+
+static json_t *parameters(const struct http_route *r)
+{
+	json_t *list = json_array();
+	const char *open = strchr(r->pattern, '{');
+
+	if (open) {
+		const char *close = strchr(open, '}');
+
+		json_array_append_new(list, json_pack("{s:s%, s:s, s:b, s:{s:s}}", "name", open + 1,
+						       (size_t)(close - open - 1), "in", "path",
+						       "required", 1, "schema", "type", "string"));
+	}
+	if (r->doc.query)
+		json_array_append_new(list, json_pack("{s:s, s:s, s:b, s:{s:s, s:i}}", "name",
+						       r->doc.query, "in", "query", "required", 0,
+						       "schema", "type", "integer", "minimum", 0));
+	return list;
+}
+
+static json_t *operation(const struct http_route *r)
+{
+	char status[8];
+	json_t *op, *responses;
+
+	snprintf(status, sizeof(status), "%d", r->doc.status);
+	responses = json_pack("{s:{s:s, s:o}, s:{s:s, s:o}}", status, "description", "success",
+			      "content", json_content(r->doc.result), "default", "description",
+			      "an error", "content", json_content("Error"));
+	op = json_pack("{s:s, s:o, s:o, s:o}", "summary", r->doc.summary, "operationId",
+		       operation_id(r), "parameters", parameters(r), "responses", responses);
+	if (r->doc.op)
+		json_object_set_new(op, "description",
+				    json_sprintf("Calls the operation '%s'.", r->doc.op));
+	if (r->doc.body)
+		json_object_set_new(op, "requestBody",
+				    json_pack("{s:b, s:o}", "required", 1, "content",
+					      json_content(r->doc.body)));
+	if (r->flags & ROUTE_OPEN)
+		json_object_set_new(op, "security", json_array());
+	return op;
+}
+
+json_t *http_openapi(void)
+{
+	json_t *doc, *paths = json_object();
+	json_t *components = json_loads(components_json, 0, NULL);
+
+	if (!components)
+		abort();        /* the literal above is malformed: a bug */
+	for (const struct http_route *r = http_routes; r->method; r++) {
+		char method[8];
+		json_t *item = json_object_get(paths, r->pattern);
+		size_t i;
+
+		for (i = 0; r->method[i] && i < sizeof(method) - 1; i++)
+			method[i] = (char)tolower((unsigned char)r->method[i]);
+		method[i] = '\0';
+		if (!item) {
+			item = json_object();
+			json_object_set_new(paths, r->pattern, item);
+		}
+		json_object_set_new(item, method, operation(r));
+	}
+	doc = json_pack("{s:s, s:{s:s, s:s, s:s}, s:o, s:o, s:[{s:[]}, {}]}",
+			"openapi", "3.1.0",
+			"info", "title", "Smriti HTTP API", "version", "1",
+			"description", "Version control for reasoning state. Spaces are 'repos'"
+			" and Checkpoints are 'commits' in the API.",
+			"paths", paths, "components", components,
+			"security", "bearer");
+	return doc;
+}

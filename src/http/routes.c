@@ -1,0 +1,300 @@
+/*
+ * routes.c -- the routing table of the HTTP API and its handlers.
+ *
+ * Each handler turns path, query and body into the JSON parameters of one
+ * operation (ops/api.h), calls it and hands the result back as the response
+ * body.  Bodies are the operation's result document itself, except on
+ * /api/ops/{op}, which wraps it as {"result": ...} for the remote CLI.
+ * The route names and version prefixes are those of the original product:
+ * V4 for Spaces, sessions and chat, V5 for mounting, and the unversioned
+ * agent surface (/repos, /commits, /chat/commit).  The table also carries
+ * the documentation that openapi.c turns into /openapi.json.
+ */
+#include "http/internal.h"
+#include "domain/checkpoint.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Runs operation name with params (stolen); on success the response is its
+ * result with status ok.  Operations of the chat runtime that this build
+ * does not have yet answer 501.
+ */
+static void call(struct http_req *r, struct ops_ctx *ctx, const char *name, json_t *params,
+		 int ok)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	json_t *result = NULL;
+	enum smr_rc rc;
+
+	if (!api_find(name)) {
+		http_error(r, 501, "not_implemented",
+			   "operation '%s' is not available in this build", name);
+		json_decref(params);
+		return;
+	}
+	rc = api_call(ctx, name, params, &result, &err);
+	if (rc)
+		http_fail(r, rc, &err, result);
+	else
+		http_reply(r, ok, json_incref(result));
+	json_decref(result);
+	json_decref(params);
+}
+
+/* Copies body[key] into params[as] if it is a string (or absent when optional). */
+static int take_str(struct http_req *r, json_t *params, const char *key, const char *as,
+		    int required)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	const char *v;
+	enum smr_rc rc = api_str(r->in, key, required, &v, &err);
+
+	if (rc) {
+		http_fail(r, rc, &err, NULL);
+		return -1;
+	}
+	if (v)
+		json_object_set_new(params, as, json_string(v));
+	return 0;
+}
+
+/* {key: r->arg} */
+static json_t *arg_params(struct http_req *r, const char *key)
+{
+	return json_pack("{s:s}", key, r->arg);
+}
+
+static void h_health(struct http_req *r, struct ops_ctx *ctx)
+{
+	(void)ctx;
+	http_reply_fixed(r, FIXED_HEALTH);
+}
+
+static void h_openapi(struct http_req *r, struct ops_ctx *ctx)
+{
+	(void)ctx;
+	http_reply_fixed(r, FIXED_OPENAPI);
+}
+
+static void h_api_op(struct http_req *r, struct ops_ctx *ctx)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	json_t *result = NULL;
+	enum smr_rc rc;
+
+	rc = api_call(ctx, r->op->name, r->in, &result, &err);
+	if (rc)
+		http_fail(r, rc, &err, result);
+	else
+		http_reply(r, 200, json_pack("{s:O}", "result", result));
+	json_decref(result);
+}
+
+static void h_repo_list(struct http_req *r, struct ops_ctx *ctx)
+{
+	call(r, ctx, "space.list", json_object(), 200);
+}
+
+static void h_repo_create(struct http_req *r, struct ops_ctx *ctx)
+{
+	json_t *p = json_object();
+
+	if (take_str(r, p, "name", "name", 1) || take_str(r, p, "description", "description", 0)) {
+		json_decref(p);
+		return;
+	}
+	call(r, ctx, "space.create", p, 201);
+}
+
+static void h_repo_get(struct http_req *r, struct ops_ctx *ctx)
+{
+	call(r, ctx, "space.get", arg_params(r, "space"), 200);
+}
+
+static void h_repo_rename(struct http_req *r, struct ops_ctx *ctx)
+{
+	json_t *p = arg_params(r, "space");
+
+	if (take_str(r, p, "name", "new_name", 1)) {
+		json_decref(p);
+		return;
+	}
+	call(r, ctx, "space.rename", p, 200);
+}
+
+static void h_repo_delete(struct http_req *r, struct ops_ctx *ctx)
+{
+	call(r, ctx, "space.delete", arg_params(r, "space"), 200);
+}
+
+/* ?limit=N: 0 or absent means all; -1 with a 400 set when malformed. */
+static long long query_limit(struct http_req *r)
+{
+	const char *s = http_query(r, "limit");
+	char *end;
+	long long v;
+
+	if (!s)
+		return 0;
+	v = strtoll(s, &end, 10);
+	if (!*s || *end || !isdigit((unsigned char)*s) || v > 1000000000) {
+		http_error(r, 400, "invalid_input",
+			   "query parameter 'limit' must be a whole number from 0 to 1000000000");
+		return -1;
+	}
+	return v;
+}
+
+/*
+ * The Space is resolved first, so that a Space whose name looks like a hash
+ * prefix still means the Space, and an empty Space lists no checkpoints.
+ */
+static void h_repo_commits(struct http_req *r, struct ops_ctx *ctx)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	long long limit = query_limit(r);
+	json_t *space = NULL, *head, *p;
+	enum smr_rc rc;
+
+	if (limit < 0)
+		return;
+	p = arg_params(r, "space");
+	rc = api_call(ctx, "space.get", p, &space, &err);
+	json_decref(p);
+	head = json_object_get(space, "head");
+	if (rc)
+		http_fail(r, rc, &err, NULL);
+	else if (!json_is_string(head))
+		http_reply(r, 200, json_array());
+	else
+		call(r, ctx, "log", json_pack("{s:O, s:I}", "ref", head, "limit", limit), 200);
+	json_decref(space);
+}
+
+static void h_repo_sessions(struct http_req *r, struct ops_ctx *ctx)
+{
+	call(r, ctx, "session.list", arg_params(r, "space"), 200);
+}
+
+static void h_session_create(struct http_req *r, struct ops_ctx *ctx)
+{
+	json_t *p = arg_params(r, "space");
+
+	if (take_str(r, p, "title", "title", 0)) {
+		json_decref(p);
+		return;
+	}
+	call(r, ctx, "session.create", p, 201);
+}
+
+static void h_session_get(struct http_req *r, struct ops_ctx *ctx)
+{
+	call(r, ctx, "session.get", arg_params(r, "session_id"), 200);
+}
+
+static void h_chat_send(struct http_req *r, struct ops_ctx *ctx)
+{
+	call(r, ctx, "chat.send", r->in ? json_incref(r->in) : json_object(), 200);
+}
+
+static void h_session_mount(struct http_req *r, struct ops_ctx *ctx)
+{
+	json_t *p = arg_params(r, "session_id");
+
+	if (take_str(r, p, "commit_hash", "commit_hash", 1)) {
+		json_decref(p);
+		return;
+	}
+	call(r, ctx, "session.mount", p, 201);
+}
+
+static void h_head(struct http_req *r, struct ops_ctx *ctx)
+{
+	call(r, ctx, "head", arg_params(r, "space"), 200);
+}
+
+static void h_commit_get(struct http_req *r, struct ops_ctx *ctx)
+{
+	for (char *p = r->arg; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	if (!is_hash_prefix(r->arg)) {
+		http_error(r, 400, "invalid_input",
+			   "'%s' is not a checkpoint hash (give 4 to 64 hex digits)", r->arg);
+		return;
+	}
+	call(r, ctx, "show", json_pack("{s:s}", "ref", r->arg), 200);
+}
+
+/*
+ * The agent's write: {repo_id, parent_commit_id?, ...checkpoint fields}.
+ * Every other key is a checkpoint field; unknown ones are refused by the
+ * checkpoint validation, so a typo does not silently drop data.
+ */
+static void h_chat_commit(struct http_req *r, struct ops_ctx *ctx)
+{
+	json_t *p = json_object();
+	json_t *fields = r->in ? json_deep_copy(r->in) : json_object();
+
+	if (take_str(r, p, "repo_id", "space", 1) ||
+	    take_str(r, p, "parent_commit_id", "parent", 0)) {
+		json_decref(fields);
+		json_decref(p);
+		return;
+	}
+	json_object_del(fields, "repo_id");
+	json_object_del(fields, "parent_commit_id");
+	json_object_set_new(p, "checkpoint", fields);
+	call(r, ctx, "checkpoint.create", p, 201);
+}
+
+#define OPEN (ROUTE_OPEN | ROUTE_NO_STORE)
+
+const struct http_route http_routes[] = {
+	{ "GET", "/healthz", h_health, OPEN,
+	  { "Liveness and the storage backend in use", NULL, NULL, "Health", 200, NULL } },
+	{ "GET", "/openapi.json", h_openapi, ROUTE_NO_STORE,
+	  { "This OpenAPI document", NULL, NULL, "OpenAPI", 200, NULL } },
+	{ "POST", "/api/ops/{op}", h_api_op, ROUTE_BY_OP,
+	  { "Run any operation by name (what the remote CLI uses)", NULL, "OpParams",
+	    "OpResult", 200, NULL } },
+	{ "GET", "/v4/repos", h_repo_list, 0,
+	  { "List Spaces", "space.list", NULL, "SpaceList", 200, NULL } },
+	{ "POST", "/v4/repos", h_repo_create, ROUTE_BLOCKING,
+	  { "Create a Space", "space.create", "SpaceCreate", "Space", 201, NULL } },
+	{ "GET", "/v4/repos/{id}", h_repo_get, 0,
+	  { "Get a Space by id or name", "space.get", NULL, "Space", 200, NULL } },
+	{ "PATCH", "/v4/repos/{id}", h_repo_rename, ROUTE_BLOCKING,
+	  { "Rename a Space", "space.rename", "SpaceRename", "Space", 200, NULL } },
+	{ "DELETE", "/v4/repos/{id}", h_repo_delete, ROUTE_BLOCKING,
+	  { "Delete a Space with its Checkpoints and sessions", "space.delete", NULL,
+	    "Deleted", 200, NULL } },
+	{ "GET", "/v4/repos/{id}/commits", h_repo_commits, 0,
+	  { "Checkpoints of a Space from HEAD back, newest first", "log", NULL,
+	    "CheckpointList", 200, "limit" } },
+	{ "GET", "/v4/repos/{id}/sessions", h_repo_sessions, 0,
+	  { "Sessions of a Space", "session.list", NULL, "SessionList", 200, NULL } },
+	{ "POST", "/v4/repos/{id}/sessions", h_session_create, ROUTE_BLOCKING,
+	  { "Start a session in a Space", "session.create", "SessionCreate", "Session", 201,
+	    NULL } },
+	{ "GET", "/v4/sessions/{id}", h_session_get, 0,
+	  { "A session with its turns", "session.get", NULL, "SessionWithTurns", 200, NULL } },
+	{ "POST", "/v4/chat/send", h_chat_send, ROUTE_BLOCKING,
+	  { "Send a message: stores the user turn, calls the provider, stores its answer",
+	    "chat.send", "ChatSend", "ChatSendResult", 200, NULL } },
+	{ "POST", "/v5/sessions/{id}/mount", h_session_mount, ROUTE_BLOCKING,
+	  { "Mount a Checkpoint: forks a new session that sees only that state",
+	    "session.mount", "Mount", "Session", 201, NULL } },
+	{ "GET", "/repos/{id}/head", h_head, 0,
+	  { "The HEAD Checkpoint of a Space (agent surface)", "head", NULL, "Checkpoint", 200,
+	    NULL } },
+	{ "GET", "/commits/{hash}", h_commit_get, 0,
+	  { "A Checkpoint by full hash or unique prefix (agent surface)", "show", NULL,
+	    "Checkpoint", 200, NULL } },
+	{ "POST", "/chat/commit", h_chat_commit, ROUTE_BLOCKING,
+	  { "Write a Checkpoint (agent surface); a stale parent_commit_id is a 409",
+	    "checkpoint.create", "ChatCommit", "Checkpoint", 201, NULL } },
+	{ NULL, NULL, NULL, 0, { NULL, NULL, NULL, NULL, 0, NULL } },
+};

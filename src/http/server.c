@@ -1,0 +1,663 @@
+/*
+ * server.c -- the libmicrohttpd side of the HTTP server: admitting a
+ * request, buffering its body, running or queueing its handler, writing the
+ * JSON response and the access log, start-up and clean shutdown.
+ *
+ * Threading model.  MHD runs a small pool of event threads (one per CPU),
+ * each with its own epoll loop over many connections.  Reads run inline on
+ * those threads: a SQLite read on a cached prepared statement takes
+ * microseconds, and skipping a hand-off to another thread is what lets one
+ * core answer tens of thousands of /repos/{id}/head reads a second.  Anything that may
+ * wait -- a write (SQLite's write lock, fsync), and above all a chat send
+ * whose provider call can take a minute -- suspends its connection
+ * (MHD_suspend_connection) and goes to the worker pool (pool.c); the worker
+ * resumes the connection when the result is ready.  So a slow provider
+ * never blocks an event thread, and reads keep flowing while --workers
+ * sends are in flight.  Thread-per-connection would give the same isolation
+ * but would cost a thread (and a store handle) per keep-alive connection and
+ * a context switch per request.
+ */
+#include "http/internal.h"
+#include "util/sys.h"
+#include "util/utf8.h"
+#include "util/xalloc.h"
+
+#include <errno.h>
+#include <microhttpd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#define CONN_LIMIT 1024
+#define CONN_TIMEOUT_S 120          /* idle keep-alive and slow uploads */
+#define CONN_MEMORY (64u << 10)     /* request line and headers */
+#define DRAIN_MAX (64u << 20)       /* body bytes read and dropped past the cap */
+#define EVENT_THREADS_MAX 8
+#define SHUTDOWN_WAIT_US (5 * 1000000)
+
+/* ---- responses ---- */
+
+void http_reply(struct http_req *r, int status, json_t *doc)
+{
+	json_decref(r->out);
+	r->out = doc;
+	r->status = status;
+}
+
+static void error_doc(struct http_req *r, int status, const char *code, const char *msg)
+{
+	http_reply(r, status, json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", msg));
+}
+
+void http_error(struct http_req *r, int status, const char *code, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	error_doc(r, status, code, msg);
+}
+
+void http_fail(struct http_req *r, enum smr_rc rc, const struct smr_err *err,
+	       const json_t *details)
+{
+	const char *key;
+	json_t *v;
+
+	if (rc == SMR_OK)
+		rc = SMR_EINTERNAL;
+	error_doc(r, smr_rc_http_status(rc), smr_rc_name(rc),
+		  err && err->msg[0] ? err->msg : "operation failed");
+	if (!json_is_object(details))
+		return;
+	json_object_foreach((json_t *)details, key, v)
+		if (strcmp(key, "error"))
+			json_object_set(r->out, key, v);
+}
+
+const char *http_query(struct http_req *r, const char *key)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+void http_reply_fixed(struct http_req *r, int which)
+{
+	r->fixed = r->srv->fixed[which];
+	r->status = 200;
+}
+
+static void add_common_headers(struct MHD_Response *resp)
+{
+	MHD_add_response_header(resp, "Content-Type", "application/json");
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+}
+
+/* A response owning text (malloc'ed; freed by MHD). */
+static struct MHD_Response *text_response(char *text, size_t len)
+{
+	struct MHD_Response *resp;
+
+	resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+	if (resp)
+		add_common_headers(resp);
+	return resp;
+}
+
+static enum MHD_Result send_reply(struct http_req *r)
+{
+	struct MHD_Response *resp = r->fixed;
+	enum MHD_Result ok;
+	char *text;
+
+	r->state = REQ_SENT;
+	if (!resp) {
+		if (!r->out)
+			error_doc(r, 500, "internal", "no response was produced");
+		text = json_dumps(r->out, JSON_COMPACT | JSON_ENCODE_ANY);
+		resp = text_response(text, strlen(text));
+		if (!resp)
+			return MHD_NO;
+		if (r->status == 405)
+			MHD_add_response_header(resp, "Allow", r->allow);
+		if (r->status == 401)
+			MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
+	}
+	ok = MHD_queue_response(r->conn, (unsigned)r->status, resp);
+	if (!r->fixed)
+		MHD_destroy_response(resp);
+	return ok;
+}
+
+/* ---- the access log ---- */
+
+/* Copies a path for the log: printable ASCII kept, everything else %XX, capped. */
+static void log_path(char *out, size_t size, const char *url)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = 0;
+
+	for (const unsigned char *p = (const unsigned char *)url; *p; p++) {
+		if (n + 4 >= size) {
+			memcpy(out + size - 4, "...", 3);
+			n = size - 1;
+			break;
+		}
+		if (*p > 0x20 && *p < 0x7f && *p != '"' && *p != '\\') {
+			out[n++] = (char)*p;
+		} else {
+			out[n++] = '%';
+			out[n++] = hex[*p >> 4];
+			out[n++] = hex[*p & 15];
+		}
+	}
+	out[n] = '\0';
+}
+
+/* One line per request: method, path, status, duration; never bodies or headers. */
+static void access_log(const struct http_req *r, enum MHD_RequestTerminationCode toe)
+{
+	char line[256];
+	int64_t us = sys_monotonic_us() - r->start_us;
+	int n;
+
+	n = snprintf(line, sizeof(line), "http: %s %s %d %lld.%03lldms%s\n", r->method, r->path,
+		     r->state == REQ_SENT ? r->status : 0, (long long)(us / 1000),
+		     (long long)(us % 1000),
+		     toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed)");
+	if (n > 0 && write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n
+			   : sizeof(line) - 1) < 0)
+		return;
+}
+
+/* ---- the request lifecycle ---- */
+
+static struct http_req *req_new(struct http_server *srv, struct MHD_Connection *conn,
+				const char *method, const char *url)
+{
+	struct http_req *r = xmalloc(sizeof(*r));
+
+	r->srv = srv;
+	r->conn = conn;
+	r->route = NULL;
+	r->op = NULL;
+	r->arg[0] = '\0';
+	r->body = (struct buf)BUF_INIT(srv->cfg->max_body);
+	r->too_big = 0;
+	r->drained = 0;
+	r->in = NULL;
+	r->status = 0;
+	r->out = NULL;
+	r->fixed = NULL;
+	r->state = REQ_NEW;
+	r->start_us = sys_monotonic_us();
+	r->next = NULL;
+	r->allow[0] = '\0';
+	snprintf(r->method, sizeof(r->method), "%s", method);
+	log_path(r->path, sizeof(r->path), url);
+	atomic_fetch_add(&srv->inflight, 1);
+	return r;
+}
+
+static void req_free(struct http_req *r)
+{
+	json_decref(r->in);
+	json_decref(r->out);
+	buf_release(&r->body);
+	free(r);
+}
+
+static int is_write(const char *method)
+{
+	return !strcmp(method, "POST") || !strcmp(method, "PUT") || !strcmp(method, "PATCH") ||
+	       !strcmp(method, "DELETE");
+}
+
+static const char *header(struct http_req *r, const char *name)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
+/* Checks that do not need the body.  Returns 0 to go on, else a response is set. */
+static int refuse_write(struct http_req *r)
+{
+	const char *origin = header(r, "Origin");
+	const char *site = header(r, "Sec-Fetch-Site");
+
+	if (origin && !http_guard_origin(&r->srv->guard, origin)) {
+		http_error(r, 403, "forbidden", "cross-origin writes are refused");
+		return 1;
+	}
+	if (site && !strcasecmp(site, "cross-site")) {
+		http_error(r, 403, "forbidden", "cross-site writes are refused");
+		return 1;
+	}
+	if (!http_json_type(header(r, "Content-Type"))) {
+		http_error(r, 415, "unsupported_media_type",
+			   "request bodies must be JSON (Content-Type: application/json)");
+		return 1;
+	}
+	return 0;
+}
+
+static int refuse_length(struct http_req *r)
+{
+	const char *cl = header(r, "Content-Length");
+	char *end;
+	unsigned long long n;
+
+	if (!cl)
+		return 0;
+	errno = 0;
+	n = strtoull(cl, &end, 10);
+	if (errno || *end || n > r->srv->cfg->max_body) {
+		http_error(r, 413, "too_large", "request body is larger than %zu bytes",
+			   r->srv->cfg->max_body);
+		return 1;
+	}
+	return 0;
+}
+
+static int admit(struct http_req *r, const char *url, const char *method)
+{
+	struct http_server *srv = r->srv;
+	int status = 404;
+
+	if (!http_guard_host(&srv->guard, header(r, "Host"))) {
+		http_error(r, 421, "misdirected",
+			   "this server does not answer to that Host header"
+			   " (add the name to SMRITI_ALLOWED_HOSTS)");
+		return 1;
+	}
+	if (!utf8_valid(url, strlen(url))) {
+		http_error(r, 400, "invalid_input", "the request path is not valid UTF-8");
+		return 1;
+	}
+	r->route = http_route_find(method, url, r->arg, &status, r->allow);
+	if (!(r->route && (r->route->flags & ROUTE_OPEN)) &&
+	    !http_guard_token(&srv->guard, header(r, "Authorization"))) {
+		http_error(r, 401, "unauthorized", "missing or wrong bearer token");
+		return 1;
+	}
+	if (is_write(method) && refuse_write(r))
+		return 1;
+	if (!r->route) {
+		if (status == 405)
+			http_error(r, 405, "method_not_allowed", "%s is not allowed here (allowed: %s)",
+				   r->method, r->allow);
+		else if (status == 414)
+			http_error(r, 414, "too_long", "a path segment is too long");
+		else
+			http_error(r, 404, "not_found", "no route for %s %s", r->method, r->path);
+		return 1;
+	}
+	return refuse_length(r);
+}
+
+/* Appends upload data; past the cap it only counts what it drops. */
+static void take_body(struct http_req *r, const char *data, size_t n)
+{
+	if (r->too_big == 0) {
+		buf_add(&r->body, data, n);
+		if (!r->body.err)
+			return;
+		r->too_big = 1;
+		buf_release(&r->body);
+	}
+	r->drained += n;
+}
+
+/* Drops " near '...'" from a jansson message: it would echo the request back. */
+static void parse_error(struct http_req *r, const json_error_t *je)
+{
+	char text[JSON_ERROR_TEXT_LENGTH];
+	char *near;
+
+	snprintf(text, sizeof(text), "%s", je->text);
+	near = strstr(text, " near ");
+	if (near)
+		*near = '\0';
+	http_error(r, 400, "invalid_input", "request body is not valid JSON: %s (line %d, column %d)",
+		   text, je->line, je->column);
+}
+
+static int parse_body(struct http_req *r)
+{
+	json_error_t je;
+
+	if (r->too_big == -1)
+		return 0;
+	if (r->too_big) {
+		http_error(r, 413, "too_large", "request body is larger than %zu bytes",
+			   r->srv->cfg->max_body);
+		return 1;
+	}
+	if (!r->body.len)
+		return 0;
+	r->in = json_loadb(r->body.ptr, r->body.len, JSON_REJECT_DUPLICATES, &je);
+	buf_release(&r->body);
+	if (!r->in) {
+		parse_error(r, &je);
+		return 1;
+	}
+	if (!json_is_object(r->in)) {
+		http_error(r, 400, "invalid_input", "request body must be a JSON object");
+		return 1;
+	}
+	return 0;
+}
+
+static void run_handler(struct http_req *r)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct ops_ctx *ctx = NULL;
+
+	if (!(r->route->flags & ROUTE_NO_STORE)) {
+		ctx = http_thread_ops(r->srv, &err);
+		if (!ctx) {
+			http_fail(r, err.code == SMR_OK ? SMR_EUNAVAIL : err.code, &err, NULL);
+			return;
+		}
+	}
+	r->route->run(r, ctx);
+}
+
+/* Worker side: run, then hand the connection back to its event thread. */
+static void job_run(struct http_req *r)
+{
+	run_handler(r);
+	r->state = REQ_DONE;
+	MHD_resume_connection(r->conn);    /* r may be freed from here on */
+}
+
+static void job_cancel(struct http_req *r)
+{
+	http_error(r, 503, "unavailable", "the server is shutting down; nothing was done");
+	r->state = REQ_DONE;
+	MHD_resume_connection(r->conn);
+}
+
+static enum MHD_Result dispatch(struct http_req *r)
+{
+	unsigned flags = r->route->flags;
+	int blocking = flags & ROUTE_BLOCKING;
+
+	if (flags & ROUTE_BY_OP) {
+		r->op = api_find(r->arg);
+		if (!r->op) {
+			http_error(r, 404, "not_found", "no operation '%s'", r->arg);
+			return send_reply(r);
+		}
+		blocking = r->op->writes;
+	}
+	if (!blocking) {
+		run_handler(r);
+		return send_reply(r);
+	}
+	if (atomic_load(&r->srv->stopping)) {
+		http_error(r, 503, "unavailable", "the server is shutting down; nothing was done");
+		return send_reply(r);
+	}
+	r->state = REQ_QUEUED;
+	MHD_suspend_connection(r->conn);
+	pool_submit(&r->srv->pool, r);
+	return MHD_YES;
+}
+
+/*
+ * MHD answers with "Connection: close" when a response is queued before the
+ * request was read whole, so replies wait for the final call; only a 413
+ * for a declared over-long body goes out at once, so that it is not read.
+ */
+static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
+				 const char *method, const char *version, const char *data,
+				 size_t *size, void **con_cls)
+{
+	struct http_req *r = *con_cls;
+
+	(void)version;
+	if (!r) {
+		r = req_new(cls, conn, method, url);
+		*con_cls = r;
+		r->state = admit(r, url, method) ? REQ_REFUSED : REQ_BODY;
+		/* a body on GET or HEAD means nothing here: it is read and dropped */
+		if (!strcmp(method, "GET") || !strcmp(method, "HEAD"))
+			r->too_big = -1;
+		if (r->status == 413)
+			return send_reply(r);
+		return MHD_YES;
+	}
+	if (*size) {
+		if (r->state == REQ_BODY)
+			take_body(r, data, *size);
+		else
+			r->drained += *size;
+		*size = 0;
+		return r->drained > DRAIN_MAX ? MHD_NO : MHD_YES;
+	}
+	switch (r->state) {
+	case REQ_BODY:
+		if (parse_body(r))
+			return send_reply(r);
+		return dispatch(r);
+	case REQ_REFUSED:
+	case REQ_DONE:
+		return send_reply(r);
+	default:
+		return MHD_YES;
+	}
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct http_server *srv = cls;
+	struct http_req *r = *con_cls;
+
+	(void)conn;
+	if (!r)
+		return;
+	if (srv->cfg->access_log)
+		access_log(r, toe);
+	req_free(r);
+	*con_cls = NULL;
+	atomic_fetch_sub(&srv->inflight, 1);
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char line[512];
+	int n;
+
+	(void)cls;
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	if (n > 0)
+		fprintf(stderr, "smriti: http: %s%s", line,
+			line[strlen(line) - 1] == '\n' ? "" : "\n");
+}
+
+/* ---- start-up and shutdown ---- */
+
+static enum smr_rc open_listener(struct http_server *srv, int *fd, struct smr_err *err)
+{
+	struct http_listen *w = &srv->where;
+	int one = 1;
+	int s = socket(w->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (s < 0)
+		return smr_errf(err, SMR_EINTERNAL, "cannot create a socket: %s", strerror(errno));
+	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (w->addr.ss_family == AF_INET6)
+		setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(s, (struct sockaddr *)&w->addr, w->addrlen) || listen(s, 511)) {
+		int e = errno;
+
+		close(s);
+		return smr_errf(err, SMR_EUNAVAIL, "cannot listen on %s: %s", srv->cfg->listen,
+				strerror(e));
+	}
+	w->addrlen = sizeof(w->addr);
+	getsockname(s, (struct sockaddr *)&w->addr, &w->addrlen);
+	w->port = ntohs(w->addr.ss_family == AF_INET6 ?
+			((struct sockaddr_in6 *)&w->addr)->sin6_port :
+			((struct sockaddr_in *)&w->addr)->sin_port);
+	*fd = s;
+	return SMR_OK;
+}
+
+/* Opens the store once up front: migrations run, and a bad DSN fails before we listen. */
+static enum smr_rc check_store(struct http_server *srv, struct smr_err *err)
+{
+	struct store *st = NULL;
+	enum smr_rc rc = store_open(srv->cfg->dsn, &st, err);
+
+	if (rc)
+		return rc;
+	srv->store_name = st->ops->name;
+	store_close(st);
+	return SMR_OK;
+}
+
+static struct MHD_Response *json_fixed(json_t *doc)
+{
+	char *text = json_dumps(doc, JSON_COMPACT);
+	struct MHD_Response *resp = text_response(text, strlen(text));
+
+	json_decref(doc);
+	return resp;
+}
+
+static void build_fixed(struct http_server *srv)
+{
+	srv->fixed[FIXED_OPENAPI] = json_fixed(http_openapi());
+	srv->fixed[FIXED_HEALTH] = json_fixed(json_pack("{s:b, s:s}", "ok", 1, "store",
+							srv->store_name));
+}
+
+static unsigned event_threads(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (n < 1)
+		return 1;
+	return n > EVENT_THREADS_MAX ? EVENT_THREADS_MAX : (unsigned)n;
+}
+
+static struct MHD_Daemon *start_daemon(struct http_server *srv, int fd)
+{
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+			 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | MHD_USE_TURBO;
+
+	return MHD_start_daemon(flags, 0, NULL, NULL, on_access, srv,
+				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+				MHD_OPTION_LISTEN_SOCKET, fd,
+				MHD_OPTION_THREAD_POOL_SIZE, event_threads(),
+				MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONN_LIMIT,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONN_TIMEOUT_S,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY,
+				MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+				MHD_OPTION_END);
+}
+
+static void print_listening(const struct http_server *srv)
+{
+	int v6 = srv->where.addr.ss_family == AF_INET6 && strcmp(srv->where.host, "localhost");
+
+	fprintf(stderr, "listening on http://%s%s%s:%u\n", v6 ? "[" : "", srv->where.host,
+		v6 ? "]" : "", srv->where.port);
+	fflush(stderr);
+}
+
+/* Finishes what was started: workers first, then requests still on the wire. */
+static void shut_down(struct http_server *srv)
+{
+	int64_t deadline = sys_monotonic_us() + SHUTDOWN_WAIT_US;
+
+	atomic_store(&srv->stopping, 1);
+	MHD_quiesce_daemon(srv->daemon);
+	pool_stop(&srv->pool);
+	while (atomic_load(&srv->inflight) > 0 && sys_monotonic_us() < deadline)
+		usleep(10000);
+	MHD_stop_daemon(srv->daemon);
+}
+
+static void wait_for_signal(const sigset_t *sigs)
+{
+	int sig;
+
+	while (sigwait(sigs, &sig) == 0)
+		if (sig == SIGINT || sig == SIGTERM)
+			return;
+}
+
+enum smr_rc http_serve(const struct http_config *cfg, struct smr_err *err)
+{
+	struct http_server srv;
+	sigset_t sigs, old;
+	int fd = -1;
+	enum smr_rc rc;
+
+	memset(&srv, 0, sizeof(srv));
+	srv.cfg = cfg;
+	pthread_mutex_init(&srv.ctx_lock, NULL);
+	rc = http_parse_listen(cfg->listen, &srv.where, err);
+	if (!rc && !http_is_loopback((struct sockaddr *)&srv.where.addr) &&
+	    !(cfg->token && *cfg->token))
+		rc = smr_errf(err, SMR_EUSAGE,
+			      "refusing to listen on '%s' without SMRITI_TOKEN: set a token"
+			      " (clients then send 'Authorization: Bearer TOKEN') or listen on"
+			      " 127.0.0.1", srv.where.host);
+	if (!rc)
+		rc = check_store(&srv, err);
+	if (!rc)
+		rc = open_listener(&srv, &fd, err);
+	if (rc)
+		goto out;
+	http_guard_init(&srv.guard, srv.where.host, srv.where.port, cfg->allowed_hosts,
+			cfg->token);
+	build_fixed(&srv);
+	json_object_seed(0);
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	signal(SIGPIPE, SIG_IGN);
+	pthread_sigmask(SIG_BLOCK, &sigs, &old);
+	srv.pool.run = job_run;
+	srv.pool.cancel = job_cancel;
+	if (pool_start(&srv.pool, cfg->workers)) {
+		rc = smr_errf(err, SMR_EINTERNAL, "cannot start worker threads");
+	} else {
+		srv.daemon = start_daemon(&srv, fd);
+		if (!srv.daemon)
+			rc = smr_errf(err, SMR_EINTERNAL, "cannot start the HTTP server on %s",
+				      cfg->listen);
+	}
+	if (!rc) {
+		print_listening(&srv);
+		wait_for_signal(&sigs);
+		shut_down(&srv);
+	} else {
+		pool_stop(&srv.pool);
+	}
+	pool_free(&srv.pool);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	http_close_contexts(&srv);
+	for (int i = 0; i < 2; i++)
+		if (srv.fixed[i])
+			MHD_destroy_response(srv.fixed[i]);
+	http_guard_release(&srv.guard);
+out:
+	if (fd >= 0)
+		close(fd);
+	pthread_mutex_destroy(&srv.ctx_lock);
+	return rc;
+}

@@ -1,0 +1,37 @@
+/*
+ * server.h -- Smriti's HTTP server: the public face used by `smriti serve`.
+ *
+ * The server is a transport like the CLI: it parses a request, calls one
+ * operation (ops/api.h) and renders the result as JSON.  See docs/http.md
+ * for the routes and internal.h for how requests flow through threads.
+ */
+#ifndef SMRITI_HTTP_SERVER_H
+#define SMRITI_HTTP_SERVER_H
+
+#include <stddef.h>
+
+#include "util/err.h"
+
+#define HTTP_DEFAULT_LISTEN "127.0.0.1:7411"
+#define HTTP_DEFAULT_WORKERS 8
+#define HTTP_DEFAULT_MAX_BODY (8u << 20)
+
+struct http_config {
+	const char *listen;         /* HOST:PORT or [V6]:PORT; port 0 picks a free one */
+	const char *dsn;            /* store to open, one handle per thread */
+	unsigned workers;           /* threads running writes and provider calls */
+	size_t max_body;            /* request body cap in bytes (413 past it) */
+	const char *token;          /* SMRITI_TOKEN, or NULL: no token required */
+	const char *allowed_hosts;  /* SMRITI_ALLOWED_HOSTS, comma list, or NULL */
+	int access_log;             /* 1: one line per request on stderr */
+};
+
+/*
+ * Starts the server, prints "listening on http://HOST:PORT" on stderr once
+ * it accepts connections, and runs until SIGINT or SIGTERM, then shuts down
+ * cleanly.  Fails (without listening) on a bad address, a non-loopback bind
+ * without a token, or a store that cannot be opened.
+ */
+enum smr_rc http_serve(const struct http_config *cfg, struct smr_err *err);
+
+#endif

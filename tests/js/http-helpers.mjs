@@ -1,0 +1,74 @@
+// http-helpers.mjs -- helpers of the HTTP server tests: start `smriti serve`
+// on a free port and make raw HTTP requests (node:http, so that tests can
+// set any Host, Origin or Content-Type header, which fetch forbids).
+import http from 'node:http';
+import { SMRITI_FULL, startProcess } from './helpers.mjs';
+
+// Starts `smriti-full serve` on 127.0.0.1:0 with db; resolves to
+// { url, port, host, child, log(), stop() } once it printed its address.
+export async function startServer(db, { args = [], env = {} } = {}) {
+  const p = await startProcess(SMRITI_FULL, ['serve', '--listen', '127.0.0.1:0', ...args], {
+    env: { SMRITI_DB: db, ...env },
+    ready: (line) => /^listening on http:\/\/\S+:\d+$/.test(line),
+  });
+  const url = p.output().match(/listening on (http:\/\/\S+:(\d+))/);
+  const port = Number(url[2]);
+  let exited = null;
+  const exit = new Promise((resolve) => p.child.on('exit', (code, signal) => {
+    exited = { code, signal };
+    resolve(exited);
+  }));
+  return {
+    url: url[1],
+    port,
+    host: `127.0.0.1:${port}`,
+    child: p.child,
+    log: p.output,
+    exit,
+    async stop(signal = 'SIGTERM') {
+      if (!exited) p.child.kill(signal);
+      return exit;
+    },
+  };
+}
+
+// One HTTP request.  body: an object (sent as JSON), a string or a Buffer.
+// Resolves to { status, headers, text, json } (json null when not JSON).
+export function request(server, method, path, { body, headers = {}, agent = false } = {}) {
+  let payload = body;
+  const h = { Host: server.host, ...headers };
+  if (body !== undefined && typeof body !== 'string' && !Buffer.isBuffer(body)) {
+    payload = JSON.stringify(body);
+  }
+  if (payload !== undefined && !Object.keys(h).some((k) => k.toLowerCase() === 'content-type')) {
+    h['Content-Type'] = 'application/json';
+  }
+  for (const k of Object.keys(h)) if (h[k] === null) delete h[k];
+  return new Promise((resolve, reject) => {
+    const req = http.request({
+      host: '127.0.0.1', port: server.port, method, path, headers: h, agent,
+      setHost: false,
+    }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json = null;
+        try { json = JSON.parse(text); } catch { /* not JSON */ }
+        resolve({ status: res.statusCode, headers: res.headers, text, json });
+      });
+    });
+    req.on('error', reject);
+    if (payload !== undefined) req.write(payload);
+    req.end();
+  });
+}
+
+// Shorthands that insist on a status and return the JSON body.
+export async function expectStatus(server, method, path, status, opts) {
+  const r = await request(server, method, path, opts);
+  if (r.status !== status) {
+    throw new Error(`${method} ${path}: expected ${status}, got ${r.status} ${r.text}`);
+  }
+  return r.json;
+}

@@ -1,0 +1,146 @@
+/*
+ * test_http.c -- unit tests of the HTTP server's pure parts: listen address
+ * parsing, the Host/Origin/token/Content-Type guards and the router.
+ */
+#include "harness.h"
+#include "http/internal.h"
+
+#include <netinet/in.h>
+
+TEST(http_parse_listen_forms)
+{
+	struct http_listen l;
+	struct smr_err err = SMR_ERR_INIT;
+
+	CHECK_INT(http_parse_listen("127.0.0.1:7411", &l, &err), SMR_OK);
+	CHECK_STR(l.host, "127.0.0.1");
+	CHECK_INT(l.port, 7411);
+	CHECK(http_is_loopback((struct sockaddr *)&l.addr));
+	CHECK_INT(http_parse_listen("[::1]:0", &l, &err), SMR_OK);
+	CHECK_STR(l.host, "::1");
+	CHECK(http_is_loopback((struct sockaddr *)&l.addr));
+	CHECK_INT(http_parse_listen("localhost:80", &l, &err), SMR_OK);
+	CHECK(http_is_loopback((struct sockaddr *)&l.addr));
+	CHECK_INT(http_parse_listen("127.9.9.9:1", &l, &err), SMR_OK);
+	CHECK(http_is_loopback((struct sockaddr *)&l.addr));
+	CHECK_INT(http_parse_listen("0.0.0.0:7411", &l, &err), SMR_OK);
+	CHECK(!http_is_loopback((struct sockaddr *)&l.addr));
+	CHECK_INT(http_parse_listen("[::]:7411", &l, &err), SMR_OK);
+	CHECK(!http_is_loopback((struct sockaddr *)&l.addr));
+	CHECK_INT(http_parse_listen("7411", &l, &err), SMR_EUSAGE);
+	CHECK_INT(http_parse_listen("127.0.0.1:65536", &l, &err), SMR_EUSAGE);
+	CHECK_INT(http_parse_listen("127.0.0.1:", &l, &err), SMR_EUSAGE);
+	CHECK_INT(http_parse_listen("127.0.0.1:8x", &l, &err), SMR_EUSAGE);
+	CHECK_INT(http_parse_listen("example.com:80", &l, &err), SMR_EUSAGE);
+	CHECK_INT(http_parse_listen("::1:80", &l, &err), SMR_EUSAGE);
+}
+
+TEST(http_guard_host_names)
+{
+	struct http_guard g;
+
+	http_guard_init(&g, "127.0.0.1", 7411, " smriti.test , other:9000,[fe80::1]", NULL);
+	CHECK(http_guard_host(&g, "localhost:7411"));
+	CHECK(http_guard_host(&g, "LOCALHOST:7411"));
+	CHECK(http_guard_host(&g, "127.0.0.1:7411"));
+	CHECK(http_guard_host(&g, "[::1]:7411"));
+	CHECK(http_guard_host(&g, "smriti.test:7411"));
+	CHECK(http_guard_host(&g, "other:9000"));
+	CHECK(http_guard_host(&g, "[fe80::1]:7411"));
+	CHECK(!http_guard_host(&g, "other:7411"));
+	CHECK(!http_guard_host(&g, "localhost:7412"));
+	CHECK(!http_guard_host(&g, "localhost"));
+	CHECK(!http_guard_host(&g, "evil.example:7411"));
+	CHECK(!http_guard_host(&g, "localhost:7411.evil.example"));
+	CHECK(!http_guard_host(&g, NULL));
+	CHECK(http_guard_origin(&g, "http://localhost:7411"));
+	CHECK(!http_guard_origin(&g, "https://localhost:7411"));
+	CHECK(!http_guard_origin(&g, "http://evil.example:7411"));
+	CHECK(!http_guard_origin(&g, "null"));
+	CHECK(http_guard_token(&g, NULL));   /* no token configured */
+	http_guard_release(&g);
+
+	http_guard_init(&g, "10.0.0.5", 80, NULL, NULL);
+	CHECK(http_guard_host(&g, "localhost"));
+	CHECK(http_guard_host(&g, "10.0.0.5:80"));
+	http_guard_release(&g);
+}
+
+TEST(http_guard_token_compare)
+{
+	struct http_guard g;
+
+	http_guard_init(&g, "127.0.0.1", 1, NULL, "s3cret");
+	CHECK(http_guard_token(&g, "Bearer s3cret"));
+	CHECK(http_guard_token(&g, "bearer s3cret"));
+	CHECK(!http_guard_token(&g, "Bearer s3cre"));
+	CHECK(!http_guard_token(&g, "Bearer s3cret2"));
+	CHECK(!http_guard_token(&g, "Basic czNjcmV0"));
+	CHECK(!http_guard_token(&g, "s3cret"));
+	CHECK(!http_guard_token(&g, NULL));
+	http_guard_release(&g);
+	http_guard_init(&g, "127.0.0.1", 1, NULL, "");
+	CHECK(!g.has_token);
+	http_guard_release(&g);
+}
+
+TEST(http_json_content_types)
+{
+	CHECK(http_json_type(NULL));
+	CHECK(http_json_type("application/json"));
+	CHECK(http_json_type("Application/JSON; charset=utf-8"));
+	CHECK(http_json_type("application/merge-patch+json"));
+	CHECK(!http_json_type("text/plain"));
+	CHECK(!http_json_type("text/plain;charset=UTF-8"));
+	CHECK(!http_json_type("application/x-www-form-urlencoded"));
+	CHECK(!http_json_type("multipart/form-data; boundary=x"));
+	CHECK(!http_json_type("+json"));
+}
+
+TEST(http_router)
+{
+	char arg[HTTP_ARG_MAX], allow[64], big[HTTP_ARG_MAX + 20];
+	const struct http_route *r;
+	int status = 0;
+
+	r = http_route_find("GET", "/v4/repos", arg, &status, allow);
+	CHECK(r && !strcmp(r->pattern, "/v4/repos"));
+	r = http_route_find("GET", "/v4/repos/my space/commits", arg, &status, allow);
+	CHECK(r && !strcmp(r->pattern, "/v4/repos/{id}/commits"));
+	CHECK_STR(arg, "my space");
+	r = http_route_find("HEAD", "/repos/x/head", arg, &status, allow);
+	CHECK(r && !strcmp(r->method, "GET"));
+	r = http_route_find("POST", "/api/ops/space.create", arg, &status, allow);
+	CHECK(r && (r->flags & ROUTE_BY_OP));
+	CHECK_STR(arg, "space.create");
+	CHECK(!http_route_find("GET", "/v4/repos/", arg, &status, allow));
+	CHECK_INT(status, 404);
+	CHECK(!http_route_find("GET", "/v4/repos/a/b", arg, &status, allow));
+	CHECK_INT(status, 404);
+	CHECK(!http_route_find("PUT", "/v4/repos/a", arg, &status, allow));
+	CHECK_INT(status, 405);
+	CHECK_STR(allow, "GET, PATCH, DELETE");
+	memset(big, 'a', sizeof(big) - 1);
+	memcpy(big, "/commits/", 9);
+	big[sizeof(big) - 1] = '\0';
+	CHECK(!http_route_find("GET", big, arg, &status, allow));
+	CHECK_INT(status, 414);
+}
+
+TEST(http_openapi_lists_every_route)
+{
+	json_t *doc = http_openapi();
+	json_t *paths = json_object_get(doc, "paths");
+
+	CHECK_STR(json_string_value(json_object_get(doc, "openapi")), "3.1.0");
+	for (const struct http_route *r = http_routes; r->method; r++) {
+		char m[8];
+		size_t i;
+
+		for (i = 0; r->method[i]; i++)
+			m[i] = (char)(r->method[i] - 'A' + 'a');
+		m[i] = '\0';
+		CHECK(json_object_get(json_object_get(paths, r->pattern), m) != NULL);
+	}
+	json_decref(doc);
+}
