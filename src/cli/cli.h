@@ -78,6 +78,8 @@ int cmd_diff(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_restore(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_fork(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_fsck(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_review(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_ingest(int argc, char **argv, struct cli_ctx *ctx);
 
 /* Human renderings of result documents (render.c). */
 void render_checkpoint(const json_t *c);

@@ -37,6 +37,9 @@ static const struct cli_cmd core_commands[] = {
 	{ "restore", "restore SPACE REF [--author NAME] [--json]", cmd_restore, 0 },
 	{ "fork", "fork REF --into NEWSPACE [--json]", cmd_fork, 0 },
 	{ "fsck", "fsck [SPACE] [--json]", cmd_fsck, 0 },
+	{ "review", "review REF [--no-llm] [--json]", cmd_review, 0 },
+	{ "ingest", "ingest FILE|- --space SPACE [--format F] [--title T] [--json]",
+	  cmd_ingest, 0 },
 	{ NULL, NULL, NULL, 0 },
 };
 

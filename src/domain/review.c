@@ -1,0 +1,937 @@
+/*
+ * review.c -- the deterministic pass of checkpoint review, and the check
+ * that brings findings of other passes into the same typed form.
+ *
+ * Every heuristic here is word-based and deliberately conservative: a
+ * finding must be explainable from the words of the items it names.
+ *
+ *  - Text is split into words: ASCII letters and digits, '_' and any
+ *    non-ASCII code point that is not punctuation; an apostrophe inside a
+ *    word is dropped ("don't" -> "dont").  ASCII is folded to lower case.
+ *  - A word is significant unless it is a stop word (articles, pronouns,
+ *    prepositions, auxiliaries, question words and the "use"-like verbs);
+ *    significant words are compared by a crude stem (a plural 's' dropped).
+ *  - A decision is read as one or two claims: a polarity (negated when it
+ *    opens with "do not", "don't", "never", "avoid", "no", ... or ends in
+ *    "is not used", "is banned", ...) and the set of its significant words.
+ *    "A instead of B", "A rather than B" and "A, not B" give a second claim
+ *    about B with the opposite polarity.
+ *
+ * See docs/review.md for each finding type's rule and its examples.
+ */
+#include "domain/review.h"
+#include "domain/checkpoint.h"
+#include "util/buf.h"
+#include "util/utf8.h"
+#include "util/xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define QUOTE_CHARS 80          /* longest item text quoted in a message */
+
+const char *const review_types[] = {
+	"contradiction", "duplicate_decision", "hidden_assumption", "resolved_question",
+	"disconnected_entity", NULL,
+};
+
+/* ---- characters and words ---- */
+
+/* Decodes the code point at s[0..n); *len gets its byte length (>= 1). */
+static unsigned decode(const unsigned char *s, size_t n, size_t *len)
+{
+	unsigned cp;
+	size_t k, want;
+
+	*len = 1;
+	if (s[0] < 0x80)
+		return s[0];
+	want = s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC0 ? 2 : 0;
+	if (!want || want > n)
+		return 0xFFFD;
+	cp = s[0] & (0x7F >> want);
+	for (k = 1; k < want; k++) {
+		if ((s[k] & 0xC0) != 0x80)
+			return 0xFFFD;
+		cp = (cp << 6) | (s[k] & 0x3F);
+	}
+	*len = want;
+	return cp;
+}
+
+static int is_word_cp(unsigned cp)
+{
+	if (cp < 0x80)
+		return (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') ||
+		       (cp >= '0' && cp <= '9') || cp == '_';
+	if (cp <= 0xBF || cp == 0xD7 || cp == 0xF7 || cp == 0xFFFD)
+		return 0;       /* C1 controls, Latin-1 punctuation and signs */
+	if ((cp >= 0x2000 && cp <= 0x2BFF) || (cp >= 0x3000 && cp <= 0x303F) ||
+	    (cp >= 0xFE30 && cp <= 0xFE4F) || (cp >= 0xFF00 && cp <= 0xFF0F) ||
+	    cp >= 0x1F000)
+		return 0;       /* general punctuation, symbols, CJK punctuation, emoji */
+	return 1;
+}
+
+static int is_apostrophe(unsigned cp)
+{
+	return cp == '\'' || cp == 0x2019;
+}
+
+static unsigned char fold(unsigned char c)
+{
+	return c >= 'A' && c <= 'Z' ? (unsigned char)(c - 'A' + 'a') : c;
+}
+
+struct word {
+	size_t start, end;      /* byte range in the text */
+	char *norm;             /* folded, apostrophes dropped */
+};
+
+struct words {
+	struct word *v;
+	size_t n, cap;
+};
+
+static void words_push(struct words *ws, size_t start, size_t end, struct buf *w)
+{
+	if (ws->n == ws->cap) {
+		ws->cap = ws->cap ? ws->cap * 2 : 16;
+		ws->v = xrealloc(ws->v, ws->cap * sizeof(*ws->v));
+	}
+	ws->v[ws->n].start = start;
+	ws->v[ws->n].end = end;
+	ws->v[ws->n++].norm = buf_detach(w, NULL);
+}
+
+/* 1 if the code point at s[i..n) is a word character. */
+static int word_at(const unsigned char *s, size_t n, size_t i)
+{
+	size_t len;
+
+	return i < n && is_word_cp(decode(s + i, n - i, &len));
+}
+
+/* Splits text into words; release with words_release(). */
+static void words_split(const char *text, struct words *ws)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	size_t n = strlen(text), i = 0, len, start = 0;
+	struct buf w = BUF_INIT(0);
+	unsigned cp;
+
+	memset(ws, 0, sizeof(*ws));
+	while (i < n) {
+		cp = decode(s + i, n - i, &len);
+		if (is_word_cp(cp)) {
+			if (!w.len)
+				start = i;
+			for (size_t k = 0; k < len; k++)
+				buf_addch(&w, (char)fold(s[i + k]));
+		} else if (w.len && is_apostrophe(cp) && word_at(s, n, i + len)) {
+			/* inside a word: "don't" reads as "dont" */
+		} else if (w.len) {
+			words_push(ws, start, i, &w);
+		}
+		i += len;
+	}
+	if (w.len)
+		words_push(ws, start, n, &w);
+}
+
+static void words_release(struct words *ws)
+{
+	for (size_t i = 0; i < ws->n; i++)
+		free(ws->v[i].norm);
+	free(ws->v);
+	memset(ws, 0, sizeof(*ws));
+}
+
+static int in_list(const char *w, const char *const *list)
+{
+	for (; *list; list++)
+		if (!strcmp(w, *list))
+			return 1;
+	return 0;
+}
+
+static const char *const stopwords[] = {
+	"a", "an", "the", "and", "or", "but", "nor", "so", "yet", "of", "to", "in", "on",
+	"at", "by", "for", "from", "with", "as", "into", "onto", "about", "over", "under",
+	"above", "below", "than", "then", "that", "this", "these", "those", "it", "its",
+	"we", "i", "you", "they", "he", "she", "our", "ours", "us", "me", "my", "your",
+	"their", "them", "be", "is", "are", "was", "were", "been", "being", "am", "do",
+	"does", "did", "done", "will", "would", "shall", "should", "can", "could", "may",
+	"might", "must", "have", "has", "had", "which", "what", "who", "whom", "whose",
+	"when", "where", "why", "how", "whether", "there", "here", "all", "any", "some",
+	"each", "every", "if", "also", "just", "very", "too", "up", "out", "lets", "let",
+	"well", "ill", "weve", "ive", "im", "were", "gonna", "going", "go", "use", "uses",
+	"used", "using", "adopt", "adopting", "choose", "chose", "choosing", "pick",
+	"picking", "select", "prefer", "stick", "decide", "decided", "decision",
+	"agreed", "agree", "always", "hereby", "please", "via", "per", "one", "like", NULL,
+};
+
+/* Words that negate a claim when they open it. */
+static const char *const lead_negations[] = {
+	"not", "dont", "doesnt", "didnt", "wont", "wouldnt", "shouldnt", "mustnt", "cant",
+	"cannot", "never", "no", "avoid", "avoiding", "stop", "stopping", "drop", "dropping",
+	"ban", "forbid", "reject", "refrain", NULL,
+};
+
+/* Negation words that stay in a claim's words (as "not") when inside it. */
+static const char *const inner_negations[] = {
+	"not", "dont", "doesnt", "didnt", "wont", "wouldnt", "shouldnt", "mustnt", "cant",
+	"cannot", "never", "no", NULL,
+};
+
+/* "X is not used", "X is banned": a claim's polarity read from its end. */
+static const char *const passive_uses[] = {
+	"used", "allowed", "permitted", "adopted", "chosen", "needed", "required", NULL,
+};
+static const char *const passive_bans[] = {
+	"banned", "forbidden", "prohibited", "disallowed", "avoided", "rejected",
+	"dropped", "deprecated", NULL,
+};
+static const char *const passive_aux[] = {
+	"be", "is", "are", "being", "been", "get", "gets", NULL,
+};
+
+static int significant(const char *w)
+{
+	return !in_list(w, stopwords);
+}
+
+/* ---- sets of stems ---- */
+
+struct set {
+	char **v;               /* sorted, unique, owned */
+	size_t n, cap;
+};
+
+static void set_add(struct set *s, const char *word)
+{
+	size_t len = strlen(word), lo = 0, hi = s->n, mid;
+	char *stem;
+	int cmp;
+
+	if (len > 3 && word[len - 1] == 's' && word[len - 2] != 's')
+		len--;
+	stem = xstrndup(word, len);
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		cmp = strcmp(s->v[mid], stem);
+		if (!cmp) {
+			free(stem);
+			return;
+		}
+		if (cmp < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 8;
+		s->v = xrealloc(s->v, s->cap * sizeof(*s->v));
+	}
+	memmove(&s->v[lo + 1], &s->v[lo], (s->n - lo) * sizeof(*s->v));
+	s->v[lo] = stem;
+	s->n++;
+}
+
+static void set_release(struct set *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+static size_t set_overlap(const struct set *a, const struct set *b)
+{
+	size_t i = 0, j = 0, n = 0;
+	int cmp;
+
+	while (i < a->n && j < b->n) {
+		cmp = strcmp(a->v[i], b->v[j]);
+		if (!cmp)
+			n++;
+		if (cmp <= 0)
+			i++;
+		if (cmp >= 0)
+			j++;
+	}
+	return n;
+}
+
+static int set_equal(const struct set *a, const struct set *b)
+{
+	return a->n == b->n && set_overlap(a, b) == a->n;
+}
+
+/*
+ * Adds the significant words of ws->v[a..b) to out.  With keep_not, inner
+ * negations count as the word "not" (a claim's meaning); without, they are
+ * left out (a topic's words).
+ */
+static void set_add_range(struct set *out, const struct words *ws, size_t a, size_t b,
+			  int keep_not)
+{
+	for (size_t i = a; i < b; i++) {
+		if (in_list(ws->v[i].norm, inner_negations)) {
+			if (keep_not)
+				set_add(out, "not");
+		} else if (significant(ws->v[i].norm)) {
+			set_add(out, ws->v[i].norm);
+		}
+	}
+}
+
+/* Adds the significant words of text to out (negations left out). */
+static void set_add_text(struct set *out, const char *text)
+{
+	struct words ws;
+
+	words_split(text, &ws);
+	set_add_range(out, &ws, 0, ws.n, 0);
+	words_release(&ws);
+}
+
+/* ---- dependency clauses ("because ...", "if ...") ---- */
+
+/* Phrases that introduce what a decision relies on. */
+static const char *const dependency_phrases[][4] = {
+	{ "assuming" }, { "assume" }, { "assumes" }, { "since" }, { "because" },
+	{ "given", "that" }, { "as", "long", "as" }, { "so", "long", "as" },
+	{ "provided", "that" }, { "providing", "that" }, { "relies", "on" },
+	{ "rely", "on" }, { "relying", "on" }, { "depends", "on" }, { "depend", "on" },
+	{ "depending", "on" }, { "based", "on" }, { "assumption", "that" }, { "if" },
+	{ "unless" },
+};
+
+/* Number of words of a dependency phrase starting at word i, 0 if none does. */
+static size_t phrase_at(const struct words *ws, size_t i)
+{
+	size_t np = sizeof(dependency_phrases) / sizeof(dependency_phrases[0]), k;
+
+	if (i == 0 && !strcmp(ws->v[0].norm, "given"))
+		return 1;       /* "Given low traffic, ..." */
+	for (size_t p = 0; p < np; p++) {
+		for (k = 0; k < 4 && dependency_phrases[p][k]; k++)
+			if (i + k >= ws->n || strcmp(ws->v[i + k].norm, dependency_phrases[p][k]))
+				break;
+		if (k == 4 || !dependency_phrases[p][k])
+			return k;
+	}
+	return 0;
+}
+
+/* Byte offset where the clause starting at byte from ends. */
+static size_t clause_end(const char *text, size_t from)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	size_t n = strlen(text);
+
+	for (size_t i = from; i < n; i++) {
+		if (strchr(",;:!?()", s[i]))
+			return i;
+		if (s[i] == '.' && (i + 1 == n || s[i + 1] == ' ' || s[i + 1] == '\n'))
+			return i;
+		if (s[i] == 0xE2 && i + 2 < n && s[i + 1] == 0x80 &&
+		    (s[i + 2] == 0x93 || s[i + 2] == 0x94))
+			return i;       /* en or em dash */
+	}
+	return n;
+}
+
+/* ---- claims of a decision ---- */
+
+struct claim {
+	int neg;
+	struct set words;
+};
+
+struct decision {
+	const char *text;
+	struct claim claims[2];
+	size_t nclaims;
+	struct set topic;       /* its significant words, negations left out */
+	struct set answers;     /* topic plus the kinds of the entities it mentions */
+};
+
+/* Reads the polarity at the end of ws->v[a..*b) and trims what it consumed. */
+static int trailing_polarity(const struct words *ws, size_t a, size_t *b)
+{
+	size_t e = *b;
+	int neg = 0;
+
+	if (e > a && in_list(ws->v[e - 1].norm, passive_bans))
+		neg = 1;
+	else if (!(e > a && in_list(ws->v[e - 1].norm, passive_uses)))
+		return 0;
+	e--;
+	while (e > a && in_list(ws->v[e - 1].norm, passive_aux))
+		e--;
+	if (e > a && in_list(ws->v[e - 1].norm, inner_negations)) {
+		neg = !neg;
+		e--;
+	}
+	*b = e;
+	return neg;
+}
+
+/* One claim from ws->v[a..b); neg0 is the polarity it starts from. */
+static void claim_parse(const struct words *ws, size_t a, size_t b, int neg0, struct claim *cl)
+{
+	int neg = neg0;
+
+	neg ^= trailing_polarity(ws, a, &b);
+	while (a < b) {
+		const char *w = ws->v[a].norm;
+
+		if (in_list(w, lead_negations)) {
+			neg = !neg;
+			if (!strcmp(w, "no") && a + 1 < b && !strcmp(ws->v[a + 1].norm, "longer"))
+				a++;
+		} else if (significant(w)) {
+			break;
+		}
+		a++;
+	}
+	cl->neg = neg;
+	set_add_range(&cl->words, ws, a, b, 1);
+}
+
+/* 1 if the text between words i-1 and i holds a comma, semicolon or dash. */
+static int gap_breaks(const char *text, const struct words *ws, size_t i)
+{
+	for (size_t k = ws->v[i - 1].end; k < ws->v[i].start; k++)
+		if (strchr(",;-", text[k]) || (unsigned char)text[k] == 0xE2)
+			return 1;       /* 0xE2: en or em dash (U+2013, U+2014) */
+	return 0;
+}
+
+/* Where a second claim starts in [a, b) ("instead of", "rather than", ", not"); 0 if none. */
+static size_t find_split(const char *text, const struct words *ws, size_t a, size_t b,
+			 size_t *skip)
+{
+	for (size_t i = a + 1; i < b; i++) {
+		const char *w = ws->v[i].norm;
+		const char *next = i + 1 < b ? ws->v[i + 1].norm : "";
+
+		if ((!strcmp(w, "instead") && !strcmp(next, "of")) ||
+		    (!strcmp(w, "rather") && !strcmp(next, "than"))) {
+			*skip = 2;
+			return i;
+		}
+		if (!strcmp(w, "not") && gap_breaks(text, ws, i)) {
+			*skip = 1;
+			return i;
+		}
+	}
+	return 0;
+}
+
+/* First word at or after byte offset pos. */
+static size_t word_from(const struct words *ws, size_t k, size_t pos)
+{
+	while (k < ws->n && ws->v[k].start < pos)
+		k++;
+	return k;
+}
+
+/*
+ * The words [*a, *b) a decision claims, without its dependency clauses: an
+ * opening clause ("If traffic grows, ...") is skipped, and the claim ends
+ * where a later one starts ("... because reads dominate").
+ */
+static void claim_range(const char *text, const struct words *ws, size_t *a, size_t *b)
+{
+	size_t k = 0, len;
+
+	*a = 0;
+	*b = ws->n;
+	while (k < ws->n) {
+		len = phrase_at(ws, k);
+		if (!len) {
+			k++;
+		} else if (k == *a && k + len < ws->n) {
+			*a = word_from(ws, k + len,
+				       clause_end(text, ws->v[k + len].start) + 1);
+			k = *a;
+		} else {
+			*b = k;
+			return;
+		}
+	}
+}
+
+static void decision_parse(const char *text, struct decision *d)
+{
+	struct words ws;
+	size_t a, b, split, skip = 0;
+
+	memset(d, 0, sizeof(*d));
+	d->text = text;
+	words_split(text, &ws);
+	claim_range(text, &ws, &a, &b);
+	split = a < b ? find_split(text, &ws, a, b, &skip) : 0;
+	claim_parse(&ws, a, split ? split : b, 0, &d->claims[0]);
+	d->nclaims = 1;
+	if (split) {
+		claim_parse(&ws, split + skip, b, !d->claims[0].neg, &d->claims[1]);
+		d->nclaims = 2;
+	}
+	set_add_range(&d->topic, &ws, 0, ws.n, 0);
+	words_release(&ws);
+}
+
+static void decision_release(struct decision *d)
+{
+	for (size_t i = 0; i < d->nclaims; i++)
+		set_release(&d->claims[i].words);
+	set_release(&d->topic);
+	set_release(&d->answers);
+}
+
+/* ---- findings ---- */
+
+static const char *item_text(const json_t *list, size_t i, const char *key)
+{
+	const char *s = json_string_value(json_object_get(json_array_get(list, i), key));
+
+	return s ? s : "";
+}
+
+/* text quoted for a message, cut at QUOTE_CHARS characters; caller frees. */
+static char *quote(const char *text)
+{
+	size_t n = strlen(text), cut = utf8_prefix_bytes(text, n, QUOTE_CHARS);
+
+	if (cut == n)
+		return xasprintf("'%s'", text);
+	return xasprintf("'%.*s...'", (int)cut, text);
+}
+
+static json_t *item_json(const char *field, size_t index, const char *text)
+{
+	return json_pack("{s:s, s:I, s:s}", "field", field, "index", (json_int_t)index,
+			 "text", text);
+}
+
+/* Appends a finding; takes ownership of message and items. */
+static void add_finding(json_t *out, const char *type, char *message, json_t *items)
+{
+	json_array_append_new(out, json_pack("{s:s, s:s, s:o, s:s}", "type", type,
+					     "message", message, "items", items,
+					     "source", REVIEW_SOURCE_DETERMINISTIC));
+	free(message);
+}
+
+/* A finding about two items of the checkpoint; takes ownership of message. */
+static void add_pair(json_t *out, const char *type, char *message, const char *fa, size_t ia,
+		     const char *ta, const char *fb, size_t ib, const char *tb)
+{
+	add_finding(out, type, message,
+		    json_pack("[o, o]", item_json(fa, ia, ta), item_json(fb, ib, tb)));
+}
+
+/* "'A' and 'B' <relation>"; caller frees. */
+static char *pair_message(const char *a, const char *b, const char *relation)
+{
+	char *qa = quote(a), *qb = quote(b);
+	char *msg = xasprintf("%s and %s %s", qa, qb, relation);
+
+	free(qa);
+	free(qb);
+	return msg;
+}
+
+static int signatures_equal(const struct decision *a, const struct decision *b)
+{
+	if (a->nclaims != b->nclaims || !a->claims[0].words.n)
+		return 0;
+	for (size_t k = 0; k < a->nclaims; k++)
+		if (a->claims[k].neg != b->claims[k].neg ||
+		    !set_equal(&a->claims[k].words, &b->claims[k].words))
+			return 0;
+	return 1;
+}
+
+/* 1 if a claim of a and a claim of b say the same thing with opposite polarity. */
+static int negates(const struct decision *a, const struct decision *b)
+{
+	for (size_t i = 0; i < a->nclaims; i++)
+		for (size_t j = 0; j < b->nclaims; j++)
+			if (a->claims[i].words.n && a->claims[i].neg != b->claims[j].neg &&
+			    set_equal(&a->claims[i].words, &b->claims[j].words))
+				return 1;
+	return 0;
+}
+
+/* contradiction and duplicate_decision: every pair of decisions. */
+static void check_decision_pairs(const struct decision *d, size_t n, json_t *contra,
+				 json_t *dups)
+{
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = i + 1; j < n; j++) {
+			if (negates(&d[i], &d[j]))
+				add_pair(contra, "contradiction",
+					 pair_message(d[i].text, d[j].text,
+						      "cannot both hold: one negates the other"),
+					 "decisions", i, d[i].text, "decisions", j, d[j].text);
+			else if (signatures_equal(&d[i], &d[j]))
+				add_pair(dups, "duplicate_decision",
+					 pair_message(d[i].text, d[j].text,
+						      "state the same decision"),
+					 "decisions", i, d[i].text, "decisions", j, d[j].text);
+		}
+	}
+}
+
+/* ---- hidden assumptions ---- */
+
+/* 1 if the clause's words are at least half covered by some assumption or other decision. */
+static int clause_covered(const struct set *clause, const struct set *assumptions, size_t na,
+			  const struct decision *d, size_t nd, size_t self)
+{
+	for (size_t k = 0; k < na; k++)
+		if (2 * set_overlap(clause, &assumptions[k]) >= clause->n)
+			return 1;
+	for (size_t k = 0; k < nd; k++)
+		if (k != self && 2 * set_overlap(clause, &d[k].topic) >= clause->n)
+			return 1;
+	return 0;
+}
+
+static void report_hidden(json_t *out, const char *decision, size_t index, const char *clause,
+			  size_t clause_len)
+{
+	char *text = xstrndup(clause, clause_len);
+	char *qd = quote(decision), *qc = quote(text);
+
+	add_finding(out, "hidden_assumption",
+		    xasprintf("%s relies on %s, which is listed neither as a decision nor as an"
+			      " assumption", qd, qc),
+		    json_pack("[o]", item_json("decisions", index, decision)));
+	free(qd);
+	free(qc);
+	free(text);
+}
+
+/* hidden_assumption: the dependency clauses of decision i. */
+static void check_hidden_one(const struct decision *d, size_t nd, size_t i,
+			     const struct set *assumptions, size_t na, json_t *out)
+{
+	const char *text = d[i].text;
+	struct words ws;
+	struct set clause;
+	size_t k = 0, len, first, end, last;
+
+	words_split(text, &ws);
+	while (k < ws.n) {
+		len = phrase_at(&ws, k);
+		if (!len) {
+			k++;
+			continue;
+		}
+		first = k + len;
+		end = first < ws.n ? clause_end(text, ws.v[first].start) : 0;
+		for (last = first; last < ws.n && ws.v[last].end <= end; last++)
+			;
+		memset(&clause, 0, sizeof(clause));
+		set_add_range(&clause, &ws, first, last, 0);
+		if (clause.n && !clause_covered(&clause, assumptions, na, d, nd, i))
+			report_hidden(out, text, i, text + ws.v[first].start,
+				      ws.v[last - 1].end - ws.v[first].start);
+		set_release(&clause);
+		k = last > k + 1 ? last : k + 1;
+	}
+	words_release(&ws);
+}
+
+static void check_hidden(const struct checkpoint *c, const struct decision *d, size_t nd,
+			 json_t *out)
+{
+	size_t na = json_array_size(c->assumptions);
+	struct set *assumptions = xcalloc(na ? na : 1, sizeof(*assumptions));
+
+	for (size_t k = 0; k < na; k++)
+		set_add_text(&assumptions[k], item_text(c->assumptions, k, "text"));
+	for (size_t i = 0; i < nd; i++)
+		check_hidden_one(d, nd, i, assumptions, na, out);
+	for (size_t k = 0; k < na; k++)
+		set_release(&assumptions[k]);
+	free(assumptions);
+}
+
+/* ---- resolved questions ---- */
+
+static char *answered_message(const char *question, const char *decision)
+{
+	char *qq = quote(question), *qd = quote(decision);
+	char *msg = xasprintf("open question %s looks already answered by the decision %s", qq,
+			      qd);
+
+	free(qq);
+	free(qd);
+	return msg;
+}
+
+/* resolved_question: each open question against the decision that best answers it. */
+static void check_questions(const struct checkpoint *c, const struct decision *d, size_t nd,
+			    json_t *out)
+{
+	size_t nq = json_array_size(c->open_questions), need, best, best_n, n;
+	struct set q;
+	const char *qt;
+
+	for (size_t i = 0; i < nq; i++) {
+		qt = item_text(c->open_questions, i, "text");
+		memset(&q, 0, sizeof(q));
+		set_add_text(&q, qt);
+		need = (2 * q.n + 2) / 3;       /* two thirds of its words, rounded up */
+		best = nd;
+		best_n = 0;
+		for (size_t k = 0; q.n && k < nd; k++) {
+			n = set_overlap(&q, &d[k].answers);
+			if (n >= need && n > best_n) {
+				best = k;
+				best_n = n;
+			}
+		}
+		if (best < nd)
+			add_pair(out, "resolved_question", answered_message(qt, d[best].text),
+				 "open_questions", i, qt, "decisions", best, d[best].text);
+		set_release(&q);
+	}
+}
+
+/* ---- entities ---- */
+
+static const char *entity_name(const struct checkpoint *c, size_t i)
+{
+	return item_text(c->entities, i, "name");
+}
+
+/* answers = topic + the kinds of the entities a decision mentions. */
+static void add_entity_kinds(const struct checkpoint *c, struct decision *d)
+{
+	size_t ne = json_array_size(c->entities);
+
+	for (size_t k = 0; k < d->topic.n; k++)
+		set_add(&d->answers, d->topic.v[k]);
+	for (size_t e = 0; e < ne; e++) {
+		const char *kind = item_text(c->entities, e, "kind");
+
+		if (*kind && review_mentions(d->text, entity_name(c, e)))
+			set_add_text(&d->answers, kind);
+	}
+}
+
+static int list_mentions(const json_t *list, const char *key, const char *name)
+{
+	size_t n = json_array_size(list);
+
+	for (size_t i = 0; i < n; i++)
+		if (review_mentions(item_text(list, i, key), name))
+			return 1;
+	return 0;
+}
+
+/* 1 if anything in c other than entity self itself mentions name. */
+static int entity_referenced(const struct checkpoint *c, size_t self, const char *name)
+{
+	static const char *const lists[] = { "decisions", "assumptions", "tasks",
+					     "open_questions", NULL };
+	size_t ne = json_array_size(c->entities);
+
+	if (review_mentions(c->title ? c->title : "", name) ||
+	    review_mentions(c->summary ? c->summary : "", name))
+		return 1;
+	for (size_t i = 0; lists[i]; i++)
+		if (list_mentions(checkpoint_list(c, lists[i]), "text", name))
+			return 1;
+	if (list_mentions(c->artifacts, "name", name) ||
+	    list_mentions(c->artifacts, "content", name))
+		return 1;
+	for (size_t e = 0; e < ne; e++)
+		if (e != self && review_mentions(item_text(c->entities, e, "description"), name))
+			return 1;
+	return 0;
+}
+
+/* disconnected_entity: entities nothing else mentions. */
+static void check_entities(const struct checkpoint *c, json_t *out)
+{
+	size_t ne = json_array_size(c->entities);
+	const char *name;
+	char *q;
+
+	for (size_t e = 0; e < ne; e++) {
+		name = entity_name(c, e);
+		if (entity_referenced(c, e, name))
+			continue;
+		q = quote(name);
+		add_finding(out, "disconnected_entity",
+			    xasprintf("entity %s is not mentioned by any decision, assumption, task,"
+				      " open question, the title, the summary or an artifact", q),
+			    json_pack("[o]", item_json("entities", e, name)));
+		free(q);
+	}
+}
+
+/* ---- mentions ---- */
+
+static int prev_is_word(const char *text, size_t p)
+{
+	size_t k = p - 1, len;
+
+	while (k > 0 && ((unsigned char)text[k] & 0xC0) == 0x80)
+		k--;
+	return is_word_cp(decode((const unsigned char *)text + k, p - k, &len));
+}
+
+/* Past a plural or possessive ending at q, if one ends a word there; else q. */
+static size_t skip_suffix(const char *text, size_t n, size_t q)
+{
+	static const char *const suffixes[] = { "'s", "\xE2\x80\x99s", "es", "s", NULL };
+	const unsigned char *s = (const unsigned char *)text;
+	size_t len;
+
+	for (size_t i = 0; suffixes[i]; i++) {
+		len = strlen(suffixes[i]);
+		if (q + len <= n && !strncmp(text + q, suffixes[i], len) &&
+		    !word_at(s, n, q + len))
+			return q + len;
+	}
+	return q;
+}
+
+static int match_fold(const char *text, const char *name, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (fold((unsigned char)text[i]) != fold((unsigned char)name[i]))
+			return 0;
+	return 1;
+}
+
+int review_mentions(const char *text, const char *name)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	size_t tn = strlen(text), nn, len, q;
+	int word_start, word_end;
+
+	while (*name == ' ' || *name == '\t' || *name == '\n')
+		name++;
+	nn = strlen(name);
+	while (nn && (name[nn - 1] == ' ' || name[nn - 1] == '\t' || name[nn - 1] == '\n'))
+		nn--;
+	if (!nn)
+		return 0;
+	word_start = is_word_cp(decode((const unsigned char *)name, nn, &len));
+	q = nn - 1;
+	while (q > 0 && ((unsigned char)name[q] & 0xC0) == 0x80)
+		q--;
+	word_end = is_word_cp(decode((const unsigned char *)name + q, nn - q, &len));
+	for (size_t p = 0; p + nn <= tn; p++) {
+		if (!match_fold(text + p, name, nn))
+			continue;
+		if (word_start && p > 0 && prev_is_word(text, p))
+			continue;
+		if (word_end && word_at(s, tn, skip_suffix(text, tn, p + nn)))
+			continue;
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- the pass ---- */
+
+int review_type_known(const char *type)
+{
+	return type && in_list(type, review_types);
+}
+
+json_t *review_deterministic(const struct checkpoint *c)
+{
+	size_t nd = json_array_size(c->decisions), ntypes = 0;
+	struct decision *d = xcalloc(nd ? nd : 1, sizeof(*d));
+	json_t *found[8], *out = json_array();
+
+	while (review_types[ntypes])
+		found[ntypes++] = json_array();
+	for (size_t i = 0; i < nd; i++) {
+		decision_parse(item_text(c->decisions, i, "text"), &d[i]);
+		add_entity_kinds(c, &d[i]);
+	}
+	check_decision_pairs(d, nd, found[0], found[1]);
+	check_hidden(c, d, nd, found[2]);
+	check_questions(c, d, nd, found[3]);
+	check_entities(c, found[4]);
+	for (size_t t = 0; t < ntypes; t++) {
+		json_array_extend(out, found[t]);
+		json_decref(found[t]);
+	}
+	for (size_t i = 0; i < nd; i++)
+		decision_release(&d[i]);
+	free(d);
+	return out;
+}
+
+/* ---- findings of other passes ---- */
+
+static enum smr_rc import_item(const json_t *raw, size_t i, const struct checkpoint *c,
+			       json_t *items, struct smr_err *err)
+{
+	const char *field = json_string_value(json_object_get(raw, "field"));
+	const json_t *index = json_object_get(raw, "index");
+	const json_t *list = field ? checkpoint_list(c, field) : NULL;
+	json_int_t idx;
+
+	if (!list)
+		return smr_errf(err, SMR_EUNPROC, "finding item %zu names no checkpoint field", i);
+	if (!json_is_integer(index))
+		return smr_errf(err, SMR_EUNPROC, "finding item %zu has no integer 'index'", i);
+	idx = json_integer_value(index);
+	if (idx < 0 || (size_t)idx >= json_array_size(list))
+		return smr_errf(err, SMR_EUNPROC, "finding item %zu: %s has no item %lld", i, field,
+				(long long)idx);
+	json_array_append_new(items, item_json(field, (size_t)idx,
+					       item_text(list, (size_t)idx,
+							 !strcmp(field, "entities") ||
+							 !strcmp(field, "artifacts") ?
+							 "name" : "text")));
+	return SMR_OK;
+}
+
+enum smr_rc review_finding_import(const json_t *raw, const struct checkpoint *c,
+				  const char *source, json_t **out, struct smr_err *err)
+{
+	const char *type = json_string_value(json_object_get(raw, "type"));
+	const char *message = json_string_value(json_object_get(raw, "message"));
+	const json_t *raw_items = json_object_get(raw, "items");
+	size_t n = json_array_size(raw_items);
+	json_t *items;
+	enum smr_rc rc = SMR_OK;
+
+	*out = NULL;
+	if (!json_is_object(raw))
+		return smr_errf(err, SMR_EUNPROC, "a finding must be an object");
+	if (!review_type_known(type))
+		return smr_errf(err, SMR_EUNPROC, "unknown finding type '%s'", type ? type : "");
+	if (!message || !*message)
+		return smr_errf(err, SMR_EUNPROC, "a finding needs a non-empty 'message'");
+	if (!json_is_array(raw_items) || !n || n > REVIEW_ITEMS_MAX)
+		return smr_errf(err, SMR_EUNPROC, "a finding needs 1 to %d 'items'",
+				REVIEW_ITEMS_MAX);
+	items = json_array();
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = import_item(json_array_get(raw_items, i), i, c, items, err);
+	if (rc) {
+		json_decref(items);
+		return rc;
+	}
+	*out = json_pack("{s:s, s:s, s:o, s:s}", "type", type, "message", message, "items", items,
+			 "source", source);
+	return SMR_OK;
+}
