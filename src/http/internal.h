@@ -206,6 +206,7 @@ struct http_server {
 	struct http_pool pool;
 	struct MHD_Response *fixed[2];
 	const char *store_name;
+	struct runtime *rt;              /* chat runtime, shared read-only by all threads */
 	atomic_int inflight;             /* requests admitted and not completed */
 	atomic_int stopping;
 	pthread_mutex_t ctx_lock;

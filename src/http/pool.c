@@ -27,6 +27,7 @@ struct ops_ctx *http_thread_ops(struct http_server *srv, struct smr_err *err)
 	c = xcalloc(1, sizeof(*c));
 	c->st = st;
 	ops_ctx_init(&c->ops, st);
+	c->ops.rt = srv->rt;
 	pthread_mutex_lock(&srv->ctx_lock);
 	c->next = srv->ctxs;
 	srv->ctxs = c;

@@ -204,7 +204,8 @@ static void h_session_mount(struct http_req *r, struct ops_ctx *ctx)
 {
 	json_t *p = arg_params(r, "session_id");
 
-	if (take_str(r, p, "commit_hash", "commit_hash", 1)) {
+	if (take_str(r, p, "commit_hash", "commit_hash", 1) ||
+	    take_str(r, p, "title", "title", 0)) {
 		json_decref(p);
 		return;
 	}

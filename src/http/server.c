@@ -18,6 +18,7 @@
  * a context switch per request.
  */
 #include "http/internal.h"
+#include "ops/runtime/runtime.h"
 #include "util/sys.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
@@ -626,6 +627,7 @@ enum smr_rc http_serve(const struct http_config *cfg, struct smr_err *err)
 			cfg->token);
 	build_fixed(&srv);
 	json_object_seed(0);
+	srv.rt = runtime_new_from_env();    /* before any thread: curl_global_init */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
@@ -651,6 +653,7 @@ enum smr_rc http_serve(const struct http_config *cfg, struct smr_err *err)
 	pool_free(&srv.pool);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	http_close_contexts(&srv);
+	runtime_free(srv.rt);
 	for (int i = 0; i < 2; i++)
 		if (srv.fixed[i])
 			MHD_destroy_response(srv.fixed[i]);
