@@ -168,7 +168,10 @@ static const char *const stopwords[] = {
 	"well", "ill", "weve", "ive", "im", "were", "gonna", "going", "go", "use", "uses",
 	"used", "using", "adopt", "adopting", "choose", "chose", "choosing", "pick",
 	"picking", "select", "prefer", "stick", "decide", "decided", "decision",
-	"agreed", "agree", "always", "hereby", "please", "via", "per", "one", "like", NULL,
+	"agreed", "agree", "always", "hereby", "please", "via", "per", "one", "like",
+	/* vague conditions: "if needed" relies on nothing nameable */
+	"needed", "necessary", "possible", "required", "appropriate", "applicable",
+	"relevant", "useful", "desired", "wanted", "feasible", "sensible", NULL,
 };
 
 /* Words that negate a claim when they open it. */
@@ -502,6 +505,14 @@ static const char *item_text(const json_t *list, size_t i, const char *key)
 	return s ? s : "";
 }
 
+/* How many items of list the pairwise checks look at. */
+static size_t capped(const json_t *list)
+{
+	size_t n = json_array_size(list);
+
+	return n < REVIEW_MAX_ITEMS ? n : REVIEW_MAX_ITEMS;
+}
+
 /* text quoted for a message, cut at QUOTE_CHARS characters; caller frees. */
 static char *quote(const char *text)
 {
@@ -652,7 +663,7 @@ static void check_hidden_one(const struct decision *d, size_t nd, size_t i,
 static void check_hidden(const struct checkpoint *c, const struct decision *d, size_t nd,
 			 json_t *out)
 {
-	size_t na = json_array_size(c->assumptions);
+	size_t na = capped(c->assumptions);
 	struct set *assumptions = xcalloc(na ? na : 1, sizeof(*assumptions));
 
 	for (size_t k = 0; k < na; k++)
@@ -681,7 +692,7 @@ static char *answered_message(const char *question, const char *decision)
 static void check_questions(const struct checkpoint *c, const struct decision *d, size_t nd,
 			    json_t *out)
 {
-	size_t nq = json_array_size(c->open_questions), need, best, best_n, n;
+	size_t nq = capped(c->open_questions), need, best, best_n, n;
 	struct set q;
 	const char *qt;
 
@@ -708,68 +719,98 @@ static void check_questions(const struct checkpoint *c, const struct decision *d
 
 /* ---- entities ---- */
 
+/*
+ * Mention checks scan text for names, which costs text length times the
+ * number of entities; a checkpoint fed by the network could make that
+ * large, so the scans share a budget.  Once it is spent the remaining
+ * checks are skipped (nothing is reported for them) and the pass says it
+ * is partial.
+ */
+struct scan {
+	const struct checkpoint *c;
+	size_t budget;          /* bytes of text that may still be scanned */
+	int partial;            /* a cap or the budget left something unchecked */
+};
+
+/* review_mentions within the budget; -1 when it is spent. */
+static int mentions(struct scan *sc, const char *text, const char *name)
+{
+	size_t n = strlen(text);
+
+	if (n > sc->budget) {
+		sc->budget = 0;
+		sc->partial = 1;
+		return -1;
+	}
+	sc->budget -= n;
+	return review_mentions(text, name);
+}
+
 static const char *entity_name(const struct checkpoint *c, size_t i)
 {
 	return item_text(c->entities, i, "name");
 }
 
 /* answers = topic + the kinds of the entities a decision mentions. */
-static void add_entity_kinds(const struct checkpoint *c, struct decision *d)
+static void add_entity_kinds(struct scan *sc, struct decision *d)
 {
-	size_t ne = json_array_size(c->entities);
+	size_t ne = capped(sc->c->entities);
 
 	for (size_t k = 0; k < d->topic.n; k++)
 		set_add(&d->answers, d->topic.v[k]);
 	for (size_t e = 0; e < ne; e++) {
-		const char *kind = item_text(c->entities, e, "kind");
+		const char *kind = item_text(sc->c->entities, e, "kind");
 
-		if (*kind && review_mentions(d->text, entity_name(c, e)))
+		if (*kind && mentions(sc, d->text, entity_name(sc->c, e)) == 1)
 			set_add_text(&d->answers, kind);
 	}
 }
 
-static int list_mentions(const json_t *list, const char *key, const char *name)
+/* 1 if an item of list mentions name, 0 if none does, -1 out of budget. */
+static int list_mentions(struct scan *sc, const json_t *list, const char *key,
+			 const char *name)
 {
 	size_t n = json_array_size(list);
+	int m = 0;
 
-	for (size_t i = 0; i < n; i++)
-		if (review_mentions(item_text(list, i, key), name))
-			return 1;
-	return 0;
+	for (size_t i = 0; i < n && !m; i++)
+		m = mentions(sc, item_text(list, i, key), name);
+	return m;
 }
 
-/* 1 if anything in c other than entity self itself mentions name. */
-static int entity_referenced(const struct checkpoint *c, size_t self, const char *name)
+/* 1 if anything in c other than entity self mentions name, 0 if nothing, -1 out of budget. */
+static int entity_referenced(struct scan *sc, size_t self, const char *name)
 {
 	static const char *const lists[] = { "decisions", "assumptions", "tasks",
 					     "open_questions", NULL };
+	const struct checkpoint *c = sc->c;
 	size_t ne = json_array_size(c->entities);
+	int m = mentions(sc, c->title ? c->title : "", name);
 
-	if (review_mentions(c->title ? c->title : "", name) ||
-	    review_mentions(c->summary ? c->summary : "", name))
-		return 1;
-	for (size_t i = 0; lists[i]; i++)
-		if (list_mentions(checkpoint_list(c, lists[i]), "text", name))
-			return 1;
-	if (list_mentions(c->artifacts, "name", name) ||
-	    list_mentions(c->artifacts, "content", name))
-		return 1;
-	for (size_t e = 0; e < ne; e++)
-		if (e != self && review_mentions(item_text(c->entities, e, "description"), name))
-			return 1;
-	return 0;
+	if (!m)
+		m = mentions(sc, c->summary ? c->summary : "", name);
+	for (size_t i = 0; !m && lists[i]; i++)
+		m = list_mentions(sc, checkpoint_list(c, lists[i]), "text", name);
+	if (!m)
+		m = list_mentions(sc, c->artifacts, "name", name);
+	if (!m)
+		m = list_mentions(sc, c->artifacts, "content", name);
+	for (size_t e = 0; !m && e < ne; e++)
+		if (e != self)
+			m = mentions(sc, item_text(c->entities, e, "description"), name);
+	return m;
 }
 
 /* disconnected_entity: entities nothing else mentions. */
-static void check_entities(const struct checkpoint *c, json_t *out)
+static void check_entities(struct scan *sc, json_t *out)
 {
-	size_t ne = json_array_size(c->entities);
+	size_t ne = capped(sc->c->entities);
 	const char *name;
 	char *q;
 
 	for (size_t e = 0; e < ne; e++) {
-		name = entity_name(c, e);
-		if (entity_referenced(c, e, name))
+		name = entity_name(sc->c, e);
+		if (entity_referenced(sc, e, name))
 			continue;
 		q = quote(name);
 		add_finding(out, "disconnected_entity",
@@ -852,22 +893,28 @@ int review_type_known(const char *type)
 	return type && in_list(type, review_types);
 }
 
-json_t *review_deterministic(const struct checkpoint *c)
+json_t *review_deterministic(const struct checkpoint *c, int *partial)
 {
-	size_t nd = json_array_size(c->decisions), ntypes = 0;
+	size_t nd = capped(c->decisions), ntypes = 0;
 	struct decision *d = xcalloc(nd ? nd : 1, sizeof(*d));
+	struct scan sc = { c, REVIEW_SCAN_BUDGET, 0 };
 	json_t *found[8], *out = json_array();
 
+	if (json_array_size(c->decisions) > REVIEW_MAX_ITEMS ||
+	    json_array_size(c->assumptions) > REVIEW_MAX_ITEMS ||
+	    json_array_size(c->open_questions) > REVIEW_MAX_ITEMS ||
+	    json_array_size(c->entities) > REVIEW_MAX_ITEMS)
+		sc.partial = 1;
 	while (review_types[ntypes])
 		found[ntypes++] = json_array();
 	for (size_t i = 0; i < nd; i++) {
 		decision_parse(item_text(c->decisions, i, "text"), &d[i]);
-		add_entity_kinds(c, &d[i]);
+		add_entity_kinds(&sc, &d[i]);
 	}
 	check_decision_pairs(d, nd, found[0], found[1]);
 	check_hidden(c, d, nd, found[2]);
 	check_questions(c, d, nd, found[3]);
-	check_entities(c, found[4]);
+	check_entities(&sc, found[4]);
 	for (size_t t = 0; t < ntypes; t++) {
 		json_array_extend(out, found[t]);
 		json_decref(found[t]);
@@ -875,6 +922,8 @@ json_t *review_deterministic(const struct checkpoint *c)
 	for (size_t i = 0; i < nd; i++)
 		decision_release(&d[i]);
 	free(d);
+	if (partial)
+		*partial = sc.partial;
 	return out;
 }
 

@@ -32,10 +32,21 @@ extern const char *const review_types[];
 int review_type_known(const char *type);
 
 /*
+ * Hard caps of the deterministic pass (a checkpoint can come from the
+ * network): only the first REVIEW_MAX_ITEMS items of each list are
+ * reviewed, and the mention checks of entities scan at most
+ * REVIEW_SCAN_BUDGET bytes of text in all.  Past either, the checks left
+ * over report nothing and the pass is partial.
+ */
+#define REVIEW_MAX_ITEMS 1000
+#define REVIEW_SCAN_BUDGET ((size_t)64 << 20)
+
+/*
  * The deterministic pass over c: a new array of findings (new reference),
  * ordered by type as review_types lists them, then by item index.
+ * *partial (if not NULL) is set to 1 when a cap left something unchecked.
  */
-json_t *review_deterministic(const struct checkpoint *c);
+json_t *review_deterministic(const struct checkpoint *c, int *partial);
 
 /*
  * Checks one raw finding of another pass against c -- a known type, a

@@ -50,14 +50,19 @@ static char *session_title(const char *title, const struct transcript *t)
 	return xasprintf("%.*s%s", (int)cut, first, cut < n ? "..." : "");
 }
 
-/* The session document of ingest results; new reference. */
+/*
+ * The session document of ingest results (the same shape as the chat
+ * runtime's session documents, which only smriti-full links); new reference.
+ */
 static json_t *ingest_session_json(const struct session *s, const char *space_name)
 {
 	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:s, s:I}", "id", s->id,
 			 "repo_id", s->repo_id, "space", space_name, "title",
 			 s->title ? s->title : "",
-			 "mounted_hash", s->mounted_hash ? json_string(s->mounted_hash) : json_null(),
-			 "forked_from", s->forked_from ? json_string(s->forked_from) : json_null(),
+			 "mounted_commit_hash", s->mounted_hash ? json_string(s->mounted_hash) :
+			 json_null(),
+			 "forked_from_session_id", s->forked_from ? json_string(s->forked_from) :
+			 json_null(),
 			 "history_base_seq", s->history_base_seq >= 0 ?
 			 json_integer(s->history_base_seq) : json_null(),
 			 "created_at", s->created_at, "last_seq", (json_int_t)s->last_seq);

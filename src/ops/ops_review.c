@@ -72,13 +72,18 @@ enum smr_rc ops_review(struct ops_ctx *ctx, const char *ref, const json_t *param
 {
 	struct checkpoint c = { 0 };
 	json_t *findings, *passes;
+	int partial = 0;
 	enum smr_rc rc = ops_resolve(ctx, ref, &c, err);
 
 	if (rc)
 		return rc;
-	findings = review_deterministic(&c);
+	findings = review_deterministic(&c, &partial);
 	passes = json_pack("[{s:s, s:b, s:I}]", "source", REVIEW_SOURCE_DETERMINISTIC, "ran", 1,
 			   "findings", (json_int_t)json_array_size(findings));
+	if (partial)
+		json_object_set_new(json_array_get(passes, 0), "partial", json_string(
+			"the checkpoint is too large to review whole: only the first items of"
+			" long lists and part of its text were checked"));
 	json_array_append_new(passes, run_second_pass(ctx, &c, params, findings));
 	*out = json_pack("{s:s, s:s, s:o, s:o}", "commit_hash", c.hash, "space",
 			 c.space ? c.space : "", "findings", findings, "passes", passes);

@@ -41,7 +41,7 @@ static json_t *findings_of(const char *json, const char *type)
 	size_t i;
 
 	load(&c, json);
-	all = review_deterministic(&c);
+	all = review_deterministic(&c, NULL);
 	json_array_foreach(all, i, f) {
 		CHECK_STR(json_string_value(json_object_get(f, "source")), "deterministic");
 		if (!strcmp(json_string_value(json_object_get(f, "type")), type))
@@ -177,6 +177,10 @@ TEST(review_hidden_assumption_negative_cases)
 	CHECK_INT(count_of("{\"decisions\": [\"Shard the database if traffic grows\","
 			   " \"Plan for traffic growth: traffic grows 10x this year\"]}",
 			   "hidden_assumption"), 0);
+	/* a vague condition names nothing to rely on */
+	CHECK_INT(count_of("{\"decisions\": [\"Add a feature flag if needed\","
+			   " \"Scale out when possible\", \"Retry if necessary\"]}",
+			   "hidden_assumption"), 0);
 	/* no dependency phrase at all */
 	CHECK_INT(count_of("{\"decisions\": [\"Use SQLite for the dataset\"]}",
 			   "hidden_assumption"), 0);
@@ -285,7 +289,7 @@ TEST(review_findings_are_ordered_by_type)
 	load(&c, "{\"decisions\": [\"Use Postgres because it is boring\", \"Avoid MySQL\","
 		 " \"Don't use MySQL\", \"Use MySQL\"], \"open_questions\": [\"Should we use"
 		 " MySQL?\"], \"entities\": [\"Oracle\"]}");
-	all = review_deterministic(&c);
+	all = review_deterministic(&c, NULL);
 	CHECK_INT(json_array_size(all), 6);
 	for (size_t i = 0, k = 0; i < json_array_size(all); i++) {
 		const char *t = json_string_value(json_object_get(json_array_get(all, i), "type"));
@@ -330,6 +334,51 @@ TEST(review_import_llm_findings)
 	raw = json_pack("{s:s, s:s, s:[]}", "type", "contradiction", "message", "m", "items");
 	CHECK_INT(review_finding_import(raw, &c, "llm", &out, &err), SMR_EUNPROC);
 	json_decref(raw);
+	checkpoint_release(&c);
+}
+
+TEST(review_caps_make_the_pass_partial)
+{
+	struct checkpoint c;
+	json_t *all;
+	char name[32];
+	int partial = 0;
+	char *summary = xmalloc(100001);
+
+	/* more entities than the cap: the ones past it are not checked */
+	checkpoint_init(&c);
+	for (int i = 0; i < REVIEW_MAX_ITEMS + 5; i++) {
+		snprintf(name, sizeof(name), "Thing%d", i);
+		json_array_append_new(c.entities, json_pack("{s:s}", "name", name));
+	}
+	all = review_deterministic(&c, &partial);
+	CHECK_INT(partial, 1);
+	CHECK_INT(json_array_size(all), REVIEW_MAX_ITEMS);
+	json_decref(all);
+	checkpoint_release(&c);
+
+	/* a long text scanned for every entity exhausts the scan budget */
+	checkpoint_init(&c);
+	memset(summary, 'x', 100000);
+	summary[100000] = '\0';
+	c.summary = summary;
+	for (int i = 0; i < REVIEW_MAX_ITEMS; i++) {
+		snprintf(name, sizeof(name), "Thing%d", i);
+		json_array_append_new(c.entities, json_pack("{s:s}", "name", name));
+	}
+	partial = 0;
+	all = review_deterministic(&c, &partial);
+	CHECK_INT(partial, 1);
+	CHECK(json_array_size(all) > 0);
+	CHECK(json_array_size(all) < REVIEW_MAX_ITEMS);
+	json_decref(all);
+	checkpoint_release(&c);
+
+	/* within the caps the pass is whole */
+	load(&c, "{\"decisions\": [\"Use Postgres\"], \"entities\": [\"Redis\"]}");
+	all = review_deterministic(&c, &partial);
+	CHECK_INT(partial, 0);
+	json_decref(all);
 	checkpoint_release(&c);
 }
 
