@@ -637,6 +637,12 @@ static enum smr_rc sqlite_checkpoint_find_prefix(struct store *st, const char *p
 		v[len++] = col_text(q, 0);
 	}
 	sqlite3_reset(q);
+	if (step != SQLITE_ROW && step != SQLITE_DONE) {
+		for (size_t i = 0; i < len; i++)
+			free(v[i]);
+		free(v);
+		return db_error(s, err, "looking up a hash");
+	}
 	*out = v;
 	*n = len;
 	return SMR_OK;
@@ -654,6 +660,7 @@ static enum smr_rc sqlite_checkpoint_log(struct store *st, const char *space_id,
 	size_t len = 0, cap = 0;
 	int64_t id = -1;
 	sqlite3_stmt *q = prep(s, start);
+	enum smr_rc rc = SMR_OK;
 	int step;
 
 	if (!q)
@@ -669,12 +676,17 @@ static enum smr_rc sqlite_checkpoint_log(struct store *st, const char *space_id,
 	exec(s, "BEGIN", NULL);
 	while (id >= 0 && (!limit || len < limit)) {
 		q = prep(s, by_id);
-		if (!q)
+		if (!q) {
+			rc = db_error(s, err, "reading the log");
 			break;
+		}
 		sqlite3_bind_int64(q, 1, id);
 		step = sqlite3_step(q);
 		if (step != SQLITE_ROW) {
 			sqlite3_reset(q);
+			/* DONE: a parent row is missing (damage fsck reports); stop there */
+			if (step != SQLITE_DONE)
+				rc = db_error(s, err, "reading the log");
 			break;
 		}
 		if (len == cap) {
@@ -686,6 +698,10 @@ static enum smr_rc sqlite_checkpoint_log(struct store *st, const char *space_id,
 		sqlite3_reset(q);
 	}
 	exec(s, "COMMIT", NULL);
+	if (rc) {
+		checkpoints_free(v, len);
+		return rc;
+	}
 	*out = v;
 	*n = len;
 	return SMR_OK;
