@@ -359,6 +359,7 @@ struct decision {
 	size_t nclaims;
 	struct set topic;       /* its significant words, negations left out */
 	struct set answers;     /* topic plus the kinds of the entities it mentions */
+	int conditional;        /* holds only "if" or "unless" something */
 };
 
 /* Reads the polarity at the end of ws->v[a..*b) and trims what it consumed. */
@@ -447,7 +448,13 @@ static size_t word_from(const struct words *ws, size_t k, size_t pos)
  * opening clause ("If traffic grows, ...") is skipped, and the claim ends
  * where a later one starts ("... because reads dominate").
  */
-static void claim_range(const char *text, const struct words *ws, size_t *a, size_t *b)
+static int conditional_at(const struct words *ws, size_t k)
+{
+	return !strcmp(ws->v[k].norm, "if") || !strcmp(ws->v[k].norm, "unless");
+}
+
+static void claim_range(const char *text, const struct words *ws, size_t *a, size_t *b,
+			int *conditional)
 {
 	size_t k = 0, len;
 
@@ -455,6 +462,8 @@ static void claim_range(const char *text, const struct words *ws, size_t *a, siz
 	*b = ws->n;
 	while (k < ws->n) {
 		len = phrase_at(ws, k);
+		if (len && conditional_at(ws, k))
+			*conditional = 1;
 		if (!len) {
 			k++;
 		} else if (k == *a && k + len < ws->n) {
@@ -476,7 +485,7 @@ static void decision_parse(const char *text, struct decision *d)
 	memset(d, 0, sizeof(*d));
 	d->text = text;
 	words_split(text, &ws);
-	claim_range(text, &ws, &a, &b);
+	claim_range(text, &ws, &a, &b, &d->conditional);
 	split = a < b ? find_split(text, &ws, a, b, &skip) : 0;
 	claim_parse(&ws, a, split ? split : b, 0, &d->claims[0]);
 	d->nclaims = 1;
@@ -568,9 +577,15 @@ static int signatures_equal(const struct decision *a, const struct decision *b)
 	return 1;
 }
 
-/* 1 if a claim of a and a claim of b say the same thing with opposite polarity. */
+/*
+ * 1 if a claim of a and a claim of b say the same thing with opposite
+ * polarity.  A conditional decision ("... if traffic grows") can hold beside
+ * its opposite, so it contradicts nothing.
+ */
 static int negates(const struct decision *a, const struct decision *b)
 {
+	if (a->conditional || b->conditional)
+		return 0;
 	for (size_t i = 0; i < a->nclaims; i++)
 		for (size_t j = 0; j < b->nclaims; j++)
 			if (a->claims[i].words.n && a->claims[i].neg != b->claims[j].neg &&

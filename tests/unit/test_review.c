@@ -113,6 +113,13 @@ TEST(review_contradiction_negative_cases)
 	CHECK(!pair_found("contradiction", "Use Postgres", "Do not use Postgres for analytics"));
 	CHECK(!pair_found("contradiction", "Use Postgres", "Use MySQL"));
 	CHECK(!pair_found("contradiction", "Use Postgres but do not shard it", "Use Postgres"));
+	/* a conditional decision can hold beside its opposite */
+	CHECK(!pair_found("contradiction", "Use Postgres", "If traffic grows, do not use Postgres"));
+	CHECK(!pair_found("contradiction", "Avoid Postgres unless the team knows it",
+			  "Use Postgres"));
+	/* other dependency clauses are not part of the claim */
+	CHECK(pair_found("contradiction", "Use Postgres because it is boring", "Never use Postgres"));
+	CHECK(pair_found("contradiction", "Given low traffic, use SQLite", "Do not use SQLite"));
 	/* both negative, or both say the same thing another way */
 	CHECK(!pair_found("contradiction", "Do not use Postgres", "Avoid Postgres"));
 	CHECK(!pair_found("contradiction", "Use SQLite instead of Postgres", "Avoid Postgres"));
