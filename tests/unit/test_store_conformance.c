@@ -637,6 +637,48 @@ CONFORMANCE(checkpoint_scan_order_stop_and_parent_missing)
 	free(root);
 }
 
+struct order_state {
+	int rows, in_order;
+};
+
+static int order_cb(const struct checkpoint *c, int parent_missing, void *ctx)
+{
+	struct order_state *s = ctx;
+	char want[32];
+
+	snprintf(want, sizeof(want), "n%d", s->rows++);
+	s->in_order += !strcmp(c->title, want) && !parent_missing;
+	return 0;
+}
+
+/* More checkpoints than a backend may fetch at once (PostgreSQL scans in batches of 256). */
+CONFORMANCE(checkpoint_scan_and_log_of_a_long_history)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct order_state s = { 0 };
+	struct checkpoint *v = NULL;
+	char a[37], *head = NULL, title[32];
+	size_t n = 0;
+
+	CHECK_INT(make_space(f, "long", a, &err), SMR_OK);
+	for (int i = 0; i < 300; i++) {
+		snprintf(title, sizeof(title), "n%d", i);
+		if (put_next(f, a, &head, title, i))
+			break;
+	}
+	CHECK_INT(OPS(f)->checkpoint_scan(f->st, a, order_cb, &s, &err), SMR_OK);
+	CHECK_INT(s.rows, 300);
+	CHECK_INT(s.in_order, 300);
+	CHECK_INT(OPS(f)->checkpoint_log(f->st, a, head, 0, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 300);
+	if (n == 300) {
+		CHECK_STR(v[0].title, "n299");
+		CHECK_STR(v[299].title, "n0");
+	}
+	checkpoints_free(v, n);
+	free(head);
+}
+
 CONFORMANCE(space_fork_copies_ancestry)
 {
 	struct smr_err err = SMR_ERR_INIT;

@@ -36,7 +36,9 @@
 #include <string.h>
 
 #define MIGRATION_LOCK 0x736d72697469LL   /* pg_advisory_xact_lock key: "smriti" */
-#define SCAN_BATCH "256"
+#define SCAN_BATCH 256                   /* rows per query of checkpoint_scan */
+#define STR_(x) #x
+#define STR(x) STR_(x)
 #define MAX_PARAMS 16
 
 /* ---- statements ---- */
@@ -119,7 +121,7 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" AND commit_hash < $1::text || 'g' ORDER BY commit_hash LIMIT $2::bigint",
 	[Q_LOG] = ANCESTRY_CTE CKPT_COLS " JOIN anc ON anc.id = c.id ORDER BY anc.depth",
 	[Q_SCAN] = CKPT_COLS " WHERE c.repo_id = $1 AND c.id > $2 ORDER BY c.id LIMIT "
-		SCAN_BATCH,
+		STR(SCAN_BATCH),
 	[Q_ANCESTRY] = ANCESTRY_CTE "SELECT id FROM anc ORDER BY depth DESC",
 	[Q_COPY_COMMIT] =
 		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title, summary,"
@@ -1001,7 +1003,7 @@ static enum smr_rc pg_checkpoint_scan(struct store *st, const char *space_id,
 		if (rc)
 			break;
 		rows = PQntuples(r);
-		stop = scan_batch(r, fn, ctx, &last) || rows < atoi(SCAN_BATCH);
+		stop = scan_batch(r, fn, ctx, &last) || rows < SCAN_BATCH;
 		PQclear(r);
 	}
 	if (rc)
