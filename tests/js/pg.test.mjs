@@ -173,7 +173,7 @@ describe('two servers on one PostgreSQL', { skip }, () => {
     db?.cleanup();
   });
 
-  test('concurrent writers with the parents they read: no lost update', async () => {
+  test('concurrent writers with the parents they read: no lost update', async (t) => {
     const [a, b] = servers;
     await expectStatus(a, 'POST', '/v4/repos', 201, { body: { name: 'shared' } });
     const root = await expectStatus(b, 'POST', '/chat/commit', 201, { body: { repo_id: 'shared', title: 'root' } });
@@ -187,6 +187,7 @@ describe('two servers on one PostgreSQL', { skip }, () => {
     assert.equal(won.length + lost.length, results.length,
       `only 201 and 409: ${JSON.stringify(results.filter((r) => r.status !== 201 && r.status !== 409))}`);
     assert.ok(won.length > 0 && lost.length > 0, `${won.length} won, ${lost.length} conflicts`);
+    t.diagnostic(`${results.length} writes: ${won.length} acknowledged, ${lost.length} conflicts`);
     for (const r of lost) {
       assert.equal(r.body.error.code, 'conflict');
       assert.match(r.body.error.message, /^parent is stale: HEAD is now [0-9a-f]{12}/);
@@ -203,7 +204,7 @@ describe('two servers on one PostgreSQL', { skip }, () => {
     assert.equal(fsck.ok, true, JSON.stringify(fsck));
   });
 
-  test('turns sent to one session through both servers get unique, gap-free numbers', async () => {
+  test('turns sent to one session through both servers get unique, gap-free numbers', async (t) => {
     const [a, b] = servers;
     await expectStatus(a, 'POST', '/v4/repos', 201, { body: { name: 'talk' } });
     const s = await expectStatus(b, 'POST', '/v4/repos/talk/sessions', 201, { body: {} });
@@ -223,6 +224,7 @@ describe('two servers on one PostgreSQL', { skip }, () => {
     };
     const replies = await Promise.all(Array.from({ length: 24 }, (_, i) => sender(i)));
     for (const r of replies) assert.equal(r.status, 200, r.text);
+    t.diagnostic(`24 messages through two servers, ${conflicts} resent after a 409`);
     const got = await expectStatus(a, 'GET', `/v4/sessions/${s.id}`, 200);
     const seqs = got.turns.map((t) => t.sequence_number);
     assert.deepEqual(seqs, Array.from({ length: 48 }, (_, i) => i + 1), `${conflicts} conflicts`);
@@ -290,7 +292,7 @@ describe('PostgreSQL going away under two servers', { skip }, () => {
     await allRecovered();
   });
 
-  test('a restart under load: only 200/201/409/503, no lost update, then full recovery', async () => {
+  test('a restart under load: only 200/201/409/503, no lost update, then full recovery', async (t) => {
     const results = [];
     let stop = false;
     const loops = [];
@@ -305,6 +307,8 @@ describe('PostgreSQL going away under two servers', { skip }, () => {
     stop = true;
     await Promise.all(loops);
 
+    const count = (st) => results.filter((r) => r.status === st).length;
+    t.diagnostic(`${results.length} writes: ${count(201)} acknowledged, ${count(409)} conflicts, ${count(503)} unavailable`);
     const bad = results.filter((r) => ![200, 201, 409, 503].includes(r.status));
     assert.deepEqual(bad, [], 'no other statuses (no 500s)');
     for (const r of results.filter((x) => x.status === 503)) {
