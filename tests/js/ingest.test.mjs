@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, tempDb, run, ok } from './helpers.mjs';
+import { startServer, request } from './http-helpers.mjs';
 
 const FIXTURES = path.join(ROOT, 'tests/fixtures/ingest');
 const fixture = (name) => path.join(FIXTURES, name);
@@ -140,5 +141,70 @@ describe('smriti ingest', () => {
       assert.match(r.stderr, msg, argv.join(' '));
     }
     assert.equal(dump(t.db), before);
+  });
+});
+
+describe('ingest and context packs through smriti serve', () => {
+  let t, srv;
+  before(async () => {
+    t = tempDb();
+    ok(t.db, ['space', 'create', 'remote']);
+    srv = await startServer(t.db);
+  });
+  after(async () => {
+    await srv?.stop();
+    t.cleanup();
+  });
+
+  test('the remote CLI ingests like the local one', () => {
+    const r = ok(t.db, ['--remote', srv.url, 'ingest', fixture('chatgpt.json'), '--space', 'remote', '--json']);
+    assert.equal(r.format, 'chatgpt');
+    assert.deepEqual(turns(t.db, r.session.id).map(({ role, content }) => ({ role, content })),
+      EXPECTED['chatgpt.json'].turns);
+    const bad = run(t.db, ['--remote', srv.url, 'ingest', fixture('plain.txt'), '--space', 'remote', '--format', 'claude']);
+    assert.equal(bad.code, 2, bad.stderr);
+    assert.match(bad.stderr, /not valid JSON/);
+  });
+
+  test('operations over HTTP: errors carry their status and write nothing', async () => {
+    const before = dump(t.db);
+    const cases = [
+      [{ space: 'remote', transcript: 'no labels' }, 422, 'unprocessable', /unknown transcript format/],
+      [{ space: 'remote', transcript: '' }, 422, 'unprocessable', /empty/],
+      [{ space: 'remote', transcript: 'User: ' + 'x'.repeat(5 * 1024 * 1024) }, 413, 'too_large', /larger than/],
+      [{ space: 'remote', transcript: 'User: hi', format: 'pdf' }, 400, 'invalid_input', /'pdf'/],
+      [{ space: 'nosuch', transcript: 'User: hi' }, 404, 'not_found', /nosuch/],
+      [{ space: 'remote' }, 400, null, /transcript/],
+    ];
+    for (const [body, status, code, msg] of cases) {
+      const r = await request(srv, 'POST', '/api/ops/ingest', { body });
+      assert.equal(r.status, status, r.text.slice(0, 200));
+      if (code) assert.equal(r.json.error.code, code);
+      assert.match(r.json.error.message, msg);
+    }
+    assert.equal(dump(t.db), before);
+  });
+
+  test('context_pack of a stored session and of a pasted transcript', async () => {
+    const made = await request(srv, 'POST', '/api/ops/ingest',
+      { body: { space: 'remote', transcript: 'User: What is 2+2?\nAssistant: 4.', title: 'Sums' } });
+    assert.equal(made.status, 200, made.text);
+    const id = made.json.result.session.id;
+    const pack = await request(srv, 'POST', '/api/ops/context_pack', { body: { session_id: id } });
+    assert.equal(pack.status, 200, pack.text);
+    assert.equal(pack.json.result.markdown,
+      `# Context pack: Sums\n\n2 turns from session ${id}: 1 by the user, 1 by the assistant.`
+      + ' It opens with: "What is 2+2?"\n\n## Conversation\n\n### User\n\nWhat is 2+2?\n\n'
+      + '### Assistant\n\n4.\n');
+    const pasted = await request(srv, 'POST', '/api/ops/context_pack',
+      { body: { transcript: readFileSync(fixture('claude.json'), 'utf8') } });
+    assert.equal(pasted.status, 200, pasted.text);
+    assert.equal(pasted.json.result.title, 'Choosing a houseplant');
+    assert.equal(pasted.json.result.source, 'a Claude export');
+    assert.match(pasted.json.result.markdown, /^# Context pack: Choosing a houseplant\n/);
+    const neither = await request(srv, 'POST', '/api/ops/context_pack', { body: {} });
+    assert.equal(neither.status, 400);
+    const unknown = await request(srv, 'POST', '/api/ops/context_pack', { body: { session_id: 'nope' } });
+    assert.equal(unknown.status, 404);
   });
 });

@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { tempDb, run, ok } from './helpers.mjs';
+import { startServer } from './http-helpers.mjs';
 
 function dump(db) {
   return execFileSync('sqlite3', [db, '.dump'], { encoding: 'utf8' });
@@ -141,6 +142,24 @@ describe('smriti review', () => {
       assert.match(r.stderr, msg);
     }
     assert.equal(dump(t.db), before);
+  });
+
+  test('through smriti serve the output is the same as locally', async () => {
+    const srv = await startServer(t.db);
+    try {
+      const before = dump(t.db);
+      for (const args of [['review', hash, '--json'], ['review', hash], ['review', 'clean']]) {
+        const remote = run(t.db, ['--remote', srv.url, ...args]);
+        assert.equal(remote.code, 0, remote.stderr);
+        assert.equal(remote.stdout, run(t.db, args).stdout);
+      }
+      const r = run(t.db, ['--remote', srv.url, 'review', 'nosuch']);
+      assert.equal(r.code, 3);
+      assert.match(r.stderr, /no space or checkpoint named 'nosuch'/);
+      assert.equal(dump(t.db), before);
+    } finally {
+      await srv.stop();
+    }
   });
 
   test('--help explains the command', () => {
