@@ -38,7 +38,11 @@
 
 #define CONN_LIMIT 1024
 #define CONN_TIMEOUT_S 120          /* idle keep-alive and slow uploads */
-#define CONN_MEMORY (64u << 10)     /* request line and headers */
+/*
+ * Per-connection pool for the request line, headers and read buffer.  MHD
+ * zeroes it between requests, so a larger one costs time on every request.
+ */
+#define CONN_MEMORY (16u << 10)
 #define DRAIN_MAX (64u << 20)       /* body bytes read and dropped past the cap */
 #define EVENT_THREADS_MAX 8
 #define SHUTDOWN_WAIT_US (5 * 1000000)
@@ -114,18 +118,27 @@ static struct MHD_Response *text_response(char *text, size_t len)
 	return resp;
 }
 
+static int dump_to_buf(const char *data, size_t n, void *b)
+{
+	buf_add(b, data, n);
+	return 0;
+}
+
 static enum MHD_Result send_reply(struct http_req *r)
 {
 	struct MHD_Response *resp = r->fixed;
+	struct buf text = BUF_INIT(0);
 	enum MHD_Result ok;
-	char *text;
+	size_t len;
+	char *body;
 
 	r->state = REQ_SENT;
 	if (!resp) {
 		if (!r->out)
 			error_doc(r, 500, "internal", "no response was produced");
-		text = json_dumps(r->out, JSON_COMPACT | JSON_ENCODE_ANY);
-		resp = text_response(text, strlen(text));
+		json_dump_callback(r->out, dump_to_buf, &text, JSON_COMPACT | JSON_ENCODE_ANY);
+		body = buf_detach(&text, &len);
+		resp = text_response(body, len);
 		if (!resp)
 			return MHD_NO;
 		if (r->status == 405)
@@ -204,7 +217,10 @@ static struct http_req *req_new(struct http_server *srv, struct MHD_Connection *
 	r->next = NULL;
 	r->allow[0] = '\0';
 	snprintf(r->method, sizeof(r->method), "%s", method);
-	log_path(r->path, sizeof(r->path), url);
+	if (srv->cfg->access_log)
+		log_path(r->path, sizeof(r->path), url);
+	else
+		r->path[0] = '\0';
 	atomic_fetch_add(&srv->inflight, 1);
 	return r;
 }
@@ -298,7 +314,7 @@ static int admit(struct http_req *r, const char *url, const char *method)
 		else if (status == 414)
 			http_error(r, 414, "too_long", "a path segment is too long");
 		else
-			http_error(r, 404, "not_found", "no route for %s %s", r->method, r->path);
+			http_error(r, 404, "not_found", "no route for %s %.200s", r->method, url);
 		return 1;
 	}
 	return refuse_length(r);
@@ -547,6 +563,7 @@ static void build_fixed(struct http_server *srv)
 static unsigned event_threads(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
 
 	if (n < 1)
 		return 1;
