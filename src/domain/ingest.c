@@ -403,7 +403,8 @@ static enum smr_rc add_json_text(struct buf *b, const json_t *s, const char *sep
 	size_t n = json_string_length(s);
 
 	if (strlen(json_string_value(s)) != n)
-		return smr_errf(err, SMR_EINVAL, "a message of the export contains a NUL character");
+		return smr_errf(err, SMR_EINVAL,
+				"a message of the export contains a NUL character");
 	if (b->len && n)
 		buf_adds(b, sep);
 	buf_add(b, json_string_value(s), n);

@@ -829,8 +829,9 @@ static void check_entities(struct scan *sc, json_t *out)
 			continue;
 		q = quote(name);
 		add_finding(out, "disconnected_entity",
-			    xasprintf("entity %s is not mentioned by any decision, assumption, task,"
-				      " open question, the title, the summary or an artifact", q),
+			    xasprintf("entity %s is not mentioned by any decision, assumption,"
+				      " task, open question, the title, the summary or an artifact",
+				      q),
 			    json_pack("[o]", item_json("entities", e, name)));
 		free(q);
 	}
