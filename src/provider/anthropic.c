@@ -39,6 +39,7 @@ static char *build_body(const struct provider *p, const struct provider_req *req
 {
 	json_t *body = json_object();
 	char *system = shape_system(req->system, req->msgs, req->n_msgs);
+	struct buf msgs = BUF_INIT(0);
 	char *s;
 
 	json_object_set_new(body, "model", json_string(req->model));
@@ -47,13 +48,14 @@ static char *build_body(const struct provider *p, const struct provider_req *req
 					 p->cfg.max_tokens));
 	if (*system)
 		json_object_set_new(body, "system", json_string(system));
-	json_object_set_new(body, "messages", shape_alternate(req->msgs, req->n_msgs));
 	if (req->temperature >= 0)
 		json_object_set_new(body, "temperature", json_real(req->temperature));
 	if (req->schema)
 		add_tool(body, req);
 	json_object_set_new(body, "stream", json_false());
-	s = json_dumps(body, JSON_COMPACT);
+	shape_alternate_write(&msgs, req->msgs, req->n_msgs);
+	s = shape_body(body, "messages", &msgs);
+	buf_release(&msgs);
 	json_decref(body);
 	free(system);
 	return s;
@@ -153,6 +155,7 @@ static enum smr_rc anthropic_complete(struct provider *p, const struct provider_
 	rc = call_post_json(p, url, h, body, timeout, &r, err);
 	out->attempts = r.attempts;
 	out->waited_ms = r.waited_ms;
+	out->http_us = r.http_us;
 	if (!rc && (r.status < 200 || r.status > 299))
 		rc = call_http_error(p, &r, err);
 	if (!rc)

@@ -233,13 +233,16 @@ enum smr_rc call_post_json(struct provider *p, const char *url,
 	char errbuf[CURL_ERROR_SIZE];
 	CURLcode cc;
 	enum smr_rc rc = SMR_OK;
+	int64_t t0;
 	long delay;
 
 	memset(out, 0, sizeof(*out));
 	out->body = (struct buf)BUF_INIT(p->cfg.max_reply_bytes);
 	for (;;) {
 		start_attempt(out);
+		t0 = sys_monotonic_us();
 		cc = attempt(p, url, h, body, timeout_ms, out, errbuf);
+		out->http_us += sys_monotonic_us() - t0;
 		if (cc == CURLE_OK)
 			delay = out->status >= 200 && out->status < 300 ? -1 :
 				http_retry_delay(p, out, &seed);
@@ -254,6 +257,7 @@ enum smr_rc call_post_json(struct provider *p, const char *url,
 		}
 		sleep_ms(delay);
 		out->waited_ms += delay;
+		out->http_us += delay * 1000;
 	}
 	curl_slist_free_all(h);
 	return rc;

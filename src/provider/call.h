@@ -29,6 +29,7 @@ struct call_reply {
 	int should_retry;           /* x-should-retry: -1 absent, 0 false, 1 true */
 	int attempts;
 	int64_t waited_ms;
+	int64_t http_us;            /* time in attempts and waits: the provider's share */
 	char *gave_up;              /* why a retryable failure was not retried, or NULL */
 };
 

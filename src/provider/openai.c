@@ -32,11 +32,10 @@ static char *build_body(const struct provider *p, const struct provider_req *req
 {
 	json_t *body = json_object();
 	int max = req->max_tokens > 0 ? req->max_tokens : p->cfg.max_tokens;
+	struct buf msgs = BUF_INIT(0);
 	char *s;
 
 	json_object_set_new(body, "model", json_string(req->model));
-	json_object_set_new(body, "messages",
-			    shape_openai_messages(req->system, req->msgs, req->n_msgs));
 	json_object_set_new(body, p->cfg.max_completion_tokens ? "max_completion_tokens" :
 				  "max_tokens", json_integer(max));
 	if (req->temperature >= 0)
@@ -44,7 +43,9 @@ static char *build_body(const struct provider *p, const struct provider_req *req
 	if (req->schema)
 		json_object_set_new(body, "response_format", response_format(req));
 	json_object_set_new(body, "stream", json_false());
-	s = json_dumps(body, JSON_COMPACT);
+	shape_openai_messages_write(&msgs, req->system, req->msgs, req->n_msgs);
+	s = shape_body(body, "messages", &msgs);
+	buf_release(&msgs);
 	json_decref(body);
 	return s;
 }
@@ -126,6 +127,7 @@ static enum smr_rc openai_complete(struct provider *p, const struct provider_req
 	rc = call_post_json(p, url, h, body, timeout, &r, err);
 	out->attempts = r.attempts;
 	out->waited_ms = r.waited_ms;
+	out->http_us = r.http_us;
 	if (!rc && (r.status < 200 || r.status > 299))
 		rc = call_http_error(p, &r, err);
 	if (!rc)

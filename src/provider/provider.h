@@ -59,6 +59,7 @@ struct provider_resp {
 	int64_t prompt_tokens;      /* -1 when not reported */
 	int64_t completion_tokens;  /* -1 when not reported */
 	int64_t latency_us;         /* the whole call, retries and waits included */
+	int64_t http_us;            /* of which in HTTP exchanges and waits between them */
 	int attempts;               /* HTTP requests made (1 + retries) */
 	int64_t waited_ms;          /* time spent waiting between attempts */
 };

@@ -88,3 +88,59 @@ TEST(shape_openai_puts_system_first)
 	json_decref(a);
 	json_decref(b);
 }
+
+TEST(shape_writers_match_the_json_builders)
+{
+	const struct provider_msg m[] = {
+		{ "assistant", "starts \"quoted\" \\ back" }, { "user", "tab\there\nnew\x01line\x1f" },
+		{ "user", "\xF0\x9F\x98\x80 \xE6\xBC\xA2 e\xCC\x81 \x7f" }, { "system", "sys" },
+		{ "assistant", "" }, { "assistant", "end" }, { "user", "</script>" },
+	};
+	struct buf b = BUF_INIT(0);
+	json_t *built, *parsed;
+
+	shape_alternate_write(&b, m, 7);
+	parsed = json_loads(b.ptr, 0, NULL);
+	built = shape_alternate(m, 7);
+	CHECK(parsed != NULL);
+	CHECK(json_equal(parsed, built));
+	CHECK(strstr(b.ptr, "\\u0001") != NULL);
+	CHECK(strstr(b.ptr, "\\u001f") != NULL);
+	json_decref(parsed);
+	json_decref(built);
+	buf_reset(&b);
+	shape_openai_messages_write(&b, "be \"brief\"", m, 7);
+	parsed = json_loads(b.ptr, 0, NULL);
+	built = shape_openai_messages("be \"brief\"", m, 7);
+	CHECK(parsed != NULL);
+	CHECK(json_equal(parsed, built));
+	json_decref(parsed);
+	json_decref(built);
+	buf_reset(&b);
+	shape_openai_messages_write(&b, NULL, NULL, 0);
+	CHECK_STR(b.ptr, "[]");
+	buf_release(&b);
+}
+
+TEST(shape_body_appends_a_member)
+{
+	json_t *head = json_pack("{s:s, s:i}", "model", "m", "max_tokens", 5);
+	struct buf v = BUF_INIT(0);
+	char *s;
+	json_t *doc;
+
+	buf_adds(&v, "[1,2]");
+	s = shape_body(head, "messages", &v);
+	doc = json_loads(s, 0, NULL);
+	CHECK_STR(json_string_value(json_object_get(doc, "model")), "m");
+	CHECK_INT(json_array_size(json_object_get(doc, "messages")), 2);
+	free(s);
+	json_decref(doc);
+	json_decref(head);
+	head = json_object();
+	s = shape_body(head, "k", &v);
+	CHECK_STR(s, "{\"k\":[1,2]}");
+	free(s);
+	json_decref(head);
+	buf_release(&v);
+}

@@ -214,7 +214,8 @@ static enum smr_rc call_provider(struct send *s, struct smr_err *err)
 	req.n_msgs = s->cx.n_msgs;
 	req.temperature = -1;
 	rc = provider_complete(s->p, &req, &s->resp, err);
-	s->provider_us = sys_monotonic_us() - t0;
+	/* the provider's share is its HTTP time; building and parsing bodies is ours */
+	s->provider_us = rc ? sys_monotonic_us() - t0 : s->resp.http_us;
 	free(msgs);
 	return rc;
 }
@@ -306,9 +307,8 @@ static enum smr_rc record_failure(struct send *s, enum smr_rc failure, json_t **
 	s->ctx->st->ops->turn_set_error(s->ctx->st, s->user.id, err->msg, NULL);
 	free(s->user.error);
 	s->user.error = xstrdup(err->msg);
-	*result = json_pack("{s:o, s:s, s:s, s:o}", "user_turn", chat_turn_json(&s->user),
-			    "error", err->msg, "code", smr_rc_name(failure),
-			    "context", context_json(s));
+	*result = json_pack("{s:o, s:s, s:o}", "user_turn", chat_turn_json(&s->user),
+			    "error", err->msg, "context", context_json(s));
 	return failure;
 }
 
