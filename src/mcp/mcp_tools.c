@@ -179,6 +179,29 @@ static json_t *out_any(void)
 	return s_object(0);
 }
 
+static json_t *out_review(void)
+{
+	json_t *o = s_object(0), *f = s_object(0), *item = s_object(0), *pass = s_object(0);
+
+	prop(item, "field", s_text("decisions, assumptions, tasks, open_questions, entities "
+				   "or artifacts"), 1);
+	prop(item, "index", json_pack("{s:s, s:s}", "type", "integer", "description",
+				      "0-based index into the field"), 1);
+	prop(item, "text", s_text("The item's text (an entity's or artifact's name)"), 1);
+	prop(f, "type", s_text("contradiction, duplicate_decision, hidden_assumption, "
+			       "resolved_question or disconnected_entity"), 1);
+	prop(f, "message", s_text("What is wrong, in one sentence"), 1);
+	prop(f, "items", json_pack("{s:s, s:o}", "type", "array", "items", item), 1);
+	prop(f, "source", s_text("The pass that found it: deterministic or llm"), 1);
+	prop(pass, "source", s_text("deterministic or llm"), 1);
+	prop(pass, "ran", json_pack("{s:s}", "type", "boolean"), 1);
+	prop(o, "commit_hash", s_text("The checkpoint reviewed"), 1);
+	prop(o, "space", s_text("Its Space"), 1);
+	prop(o, "findings", json_pack("{s:s, s:o}", "type", "array", "items", f), 1);
+	prop(o, "passes", json_pack("{s:s, s:o}", "type", "array", "items", pass), 1);
+	return o;
+}
+
 /* ---- input schemas ---- */
 
 static json_t *in_none(void)
@@ -307,6 +330,17 @@ static json_t *in_fork(void)
 	return o;
 }
 
+static json_t *in_review(void)
+{
+	json_t *o = s_object(1);
+
+	prop(o, "ref", s_string(ref_desc), 1);
+	prop(o, "llm", json_pack("{s:s, s:s}", "type", "boolean", "description",
+				 "Also run the language-model pass when a provider is configured "
+				 "(default true); false keeps the review deterministic and fast"), 0);
+	return o;
+}
+
 static json_t *in_search(void)
 {
 	json_t *o = s_object(1);
@@ -428,11 +462,13 @@ static const struct mcp_tool tools[] = {
 	  "name). Returns the new Space; its head is ref's commit_hash.",
 	  in_fork, out_space, p_same, NULL, 0 },
 	{ "review", "Review a checkpoint", "review",
-	  "Check a checkpoint for contradictions between decisions, decisions that rely on "
-	  "unlisted assumptions, open questions a decision already answers and entities "
-	  "nothing references. Pass ref. Returns the typed findings; the checkpoint is not "
-	  "changed.",
-	  in_ref, out_any, p_same, "findings", 1 },
+	  "Check a checkpoint for contradictions or duplicates among decisions, decisions "
+	  "that rely on unlisted assumptions, open questions a decision already answers and "
+	  "entities nothing references. Pass ref (and llm: false to skip the language-model "
+	  "pass). Returns {commit_hash, space, findings: [{type, message, items: [{field, "
+	  "index, text}], source}], passes}. Review only reads: fix what it finds with "
+	  "write_checkpoint.",
+	  in_review, out_review, p_same, "findings", 1 },
 	{ "search", "Search checkpoints", "search",
 	  "Search checkpoints for words. Pass query and optionally space and limit. Returns "
 	  "the matching checkpoints.",

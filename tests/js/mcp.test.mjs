@@ -236,17 +236,29 @@ describe('mcp over stdio with the SDK client', () => {
       (e) => e instanceof McpError && e.code === ErrorCode.InvalidParams && /no_such_tool/.test(e.message));
   });
 
-  test('review appears only when the review operation exists, and works', async () => {
-    const review = tools.find((x) => x.name === 'review');
-    if (!review) return;     // the operation has not landed in this build
-    const out = await call(client, tools, 'review', { ref: 'handoff' });
-    assert.equal(typeof out, 'object');
+  test('review: typed findings, nothing written', async () => {
+    // the review operation exists in this tree, so the tool must be listed
+    assert.ok(tools.find((x) => x.name === 'review'), 'review is listed');
+    await call(client, tools, 'create_space', { name: 'reviewed' });
+    const c = await call(client, tools, 'write_checkpoint', {
+      space: 'reviewed', title: 'db choice', decisions: ['Use Postgres', 'Use SQLite instead of Postgres'],
+    });
+    const before = dump(t.db);
+    const out = await call(client, tools, 'review', { ref: 'reviewed', llm: false });
+    assert.equal(out.commit_hash, c.commit_hash);
+    const f = out.findings.find((x) => x.type === 'contradiction');
+    assert.ok(f, JSON.stringify(out.findings));
+    assert.deepEqual(f.items.map((i) => [i.field, i.index]), [['decisions', 0], ['decisions', 1]]);
+    assert.equal(f.source, 'deterministic');
+    assert.equal(dump(t.db), before, 'review only reads');
+    await callFails(client, 'review', { ref: 'reviewed', llm: 'no' }, /'llm' must be of type boolean/);
+    await callFails(client, 'review', { ref: 'nope' }, /not_found/);
   });
 
   test('resources: HEADs listed, read as Markdown and JSON, templates, unknown URIs', async () => {
     const { resources } = await client.listResources();
     assert.deepEqual(resources.map((r) => r.uri),
-      ['smriti://spaces/handoff/head', 'smriti://spaces/handoff-alt/head']);
+      ['smriti://spaces/handoff/head', 'smriti://spaces/handoff-alt/head', 'smriti://spaces/reviewed/head']);
     assert.equal(resources[0].mimeType, 'text/markdown');
     const head = await call(client, tools, 'read_head', { space: 'handoff' });
 
