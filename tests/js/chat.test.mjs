@@ -30,6 +30,7 @@ before(async () => {
       SMRITI_PROVIDER_TIMEOUT_MS: '1500',
       SMRITI_PROVIDER_BACKOFF_MS: '10',
       SMRITI_NUDGE_TURNS: '4',
+      SMRITI_CONTEXT_BUDGETS: 'tiny=3000',
     },
     ready: (line) => /^listening on http:\/\/\S+:\d+$/.test(line),
   });
@@ -396,4 +397,30 @@ test('a provider without its key is refused before anything is written', async (
     await gone;
     db.cleanup();
   }
+});
+
+test('over budget the oldest turns are dropped and reported; the checkpoint stays', async () => {
+  const { space, hash } = await spaceWithCheckpoint();
+  const s = await mount((await newSession(space)).id, hash);
+  const pad = (i) => `message ${String(i).padStart(3, '0')} ${'x'.repeat(88)}`;   // 100 characters
+  for (let i = 1; i <= 40; i++) {
+    fake.script([{ reply: `reply ${String(i).padStart(3, '0')} ${'y'.repeat(90)}` }]);
+    assert.equal((await send({ session_id: s.id, message: pad(i), provider: 'openai', model: 'm' })).status, 200);
+  }
+  fake.reset();
+  const r = await send({ session_id: s.id, message: 'and now?', provider: 'anthropic', model: 'tiny-model' });
+  assert.equal(r.status, 200, r.text);
+  const c = r.json.context;
+  assert.equal(c.trimmed, true);
+  assert.equal(c.budget_chars, 3000);
+  assert.ok(c.chars <= 3000 || c.turns_included.length === 1, `chars ${c.chars}`);
+  // every earlier turn is either dropped or included, oldest dropped first
+  assert.deepEqual([...c.turns_dropped, ...c.turns_included], Array.from({ length: 81 }, (_, i) => i + 1));
+  assert.ok(c.turns_included.length >= 3 && c.turns_included.length < 40);
+  assert.equal(c.turns_included[0] % 2, 1, 'the context starts on a user turn');
+  const [req] = fake.requests();
+  assert.equal(req.body.messages.length, c.turns_included.length);
+  assert.equal(req.body.messages[0].content, pad((c.turns_included[0] + 1) / 2));
+  assert.ok(req.body.system.includes('Use Postgres for the service'));
+  assert.ok(!JSON.stringify(req.body).includes(pad(1)));
 });

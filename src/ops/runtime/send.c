@@ -39,6 +39,7 @@ struct send {
 	int reused;
 	struct turn *turns;            /* turns after the boundary, before the user's */
 	size_t n_turns, n_loaded;
+	int64_t window;                /* turns with base < seq <= window were not loaded */
 	struct context cx;
 	size_t budget;
 	struct provider_resp resp;
@@ -175,18 +176,61 @@ static enum smr_rc store_user_turn(struct send *s, struct smr_err *err)
 	return rc;
 }
 
+/* Characters of the loaded turns before the user's; sets n_turns. */
+static size_t prior_chars(struct send *s)
+{
+	size_t chars = 0;
+
+	s->n_turns = 0;
+	while (s->n_turns < s->n_loaded && s->turns[s->n_turns].seq < s->user.seq) {
+		chars += utf8_chars(s->turns[s->n_turns].content,
+				    strlen(s->turns[s->n_turns].content));
+		s->n_turns++;
+	}
+	return chars;
+}
+
+/*
+ * Loads the newest turns after the boundary that the budget can hold, not
+ * the whole session: a small window first, then one sized from the average
+ * turn, growing until the turns loaded pass the budget or reach the
+ * boundary.  Sequence numbers are gap-free, so the ones left unloaded are
+ * exactly base+1 .. window and are reported as dropped.
+ */
+static enum smr_rc load_turns(struct send *s, struct smr_err *err)
+{
+	int64_t last = s->user.seq - 1, k = 64, after;
+	size_t chars;
+	enum smr_rc rc;
+
+	for (;;) {
+		after = s->budget && last - k > s->base ? last - k : s->base;
+		turns_free(s->turns, s->n_loaded);
+		s->turns = NULL;
+		s->n_loaded = 0;
+		rc = s->ctx->st->ops->turn_list(s->ctx->st, s->sn.id, after, &s->turns,
+						&s->n_loaded, err);
+		if (rc)
+			return rc;
+		chars = prior_chars(s);
+		if (after == s->base || chars >= s->budget)
+			break;
+		/* enough turns of the average size seen so far, and a quarter more */
+		k += (int64_t)((s->budget - chars) / (chars / (s->n_turns + 1) + 1) * 5 / 4) + k;
+	}
+	s->window = after;
+	return SMR_OK;
+}
+
 static enum smr_rc assemble(struct send *s, struct smr_err *err)
 {
 	struct context_in in = { 0 };
 	enum smr_rc rc;
 
-	rc = s->ctx->st->ops->turn_list(s->ctx->st, s->sn.id, s->base, &s->turns, &s->n_loaded,
-					err);
+	s->budget = runtime_budget_for(s->rt, s->model);
+	rc = load_turns(s, err);
 	if (rc)
 		return rc;
-	while (s->n_turns < s->n_loaded && s->turns[s->n_turns].seq < s->user.seq)
-		s->n_turns++;
-	s->budget = runtime_budget_for(s->rt, s->model);
 	in.preamble = s->rt->preamble;
 	in.checkpoint = s->has_ck ? &s->ck : NULL;
 	in.turns = s->turns;
@@ -257,6 +301,18 @@ static json_t *seq_array(const int64_t *v, size_t n)
 	return a;
 }
 
+/* The turns left out: those never loaded (base+1 .. window), then the trimmed ones. */
+static json_t *dropped_json(const struct send *s)
+{
+	json_t *a = json_array();
+
+	for (int64_t seq = s->base + 1; seq <= s->window; seq++)
+		json_array_append_new(a, json_integer(seq));
+	for (size_t i = 0; i < s->cx.n_dropped; i++)
+		json_array_append_new(a, json_integer(s->cx.dropped[i]));
+	return a;
+}
+
 static json_t *context_json(const struct send *s)
 {
 	json_t *o = json_object();
@@ -264,8 +320,8 @@ static json_t *context_json(const struct send *s)
 	json_object_set_new(o, "commit_hash", s->has_ck ? json_string(s->ck.hash) : json_null());
 	json_object_set_new(o, "history_base_seq", json_integer(s->base));
 	json_object_set_new(o, "turns_included", seq_array(s->cx.included, s->cx.n_included));
-	json_object_set_new(o, "turns_dropped", seq_array(s->cx.dropped, s->cx.n_dropped));
-	json_object_set_new(o, "trimmed", json_boolean(s->cx.trimmed));
+	json_object_set_new(o, "turns_dropped", dropped_json(s));
+	json_object_set_new(o, "trimmed", json_boolean(s->cx.trimmed || s->window > s->base));
 	json_object_set_new(o, "mode", json_string(s->mode));
 	json_object_set_new(o, "budget_chars", json_integer((json_int_t)s->budget));
 	json_object_set_new(o, "chars", json_integer((json_int_t)s->cx.chars));
