@@ -3,7 +3,8 @@
 # on `smriti serve` with a SQLite store, under wrk (2 threads, 32 keep-alive
 # connections, 10 s).  The baseline in the same run is GET /healthz on the
 # same server: a prebuilt response, so it measures the HTTP layer alone and
-# the ratio shows what the store read and JSON rendering cost.  Prints
+# the ratio shows what the store read and JSON rendering cost.  {id} is the
+# Space's id; the same read by name (one more SQLite lookup) is shown too.  Prints
 # requests/s and p99 latency of each, and the server's peak RSS (VmHWM).
 #
 #   bench/http_head.sh                 access log on (to a temp file)
@@ -39,7 +40,8 @@ until grep -q '^listening on ' "$dir/serve.log" 2>/dev/null; do
 done
 url=$(sed -n 's/^listening on //p' "$dir/serve.log" | head -n 1)
 
-curl -sf "$url/repos/bench/head" >/dev/null || { echo "head read failed" >&2; exit 1; }
+id=$($S space list --json | sed -n 's/.*"id": "\([^"]*\)".*/\1/p' | head -n 1)
+curl -sf "$url/repos/$id/head" >/dev/null || { echo "head read failed" >&2; exit 1; }
 
 # run URL -> "req/s p99" (p99 in ms)
 run() {
@@ -57,13 +59,16 @@ run() {
 
 run "$url/healthz" >/dev/null            # warm-up: threads, store handles
 base=$(run "$url/healthz")
-head=$(run "$url/repos/bench/head")
+head=$(run "$url/repos/$id/head")
 errors=$(grep -c 'Non-2xx' "$dir/wrk.txt" || true)
+byname=$(run "$url/repos/bench/head")
+errors=$((errors + $(grep -c 'Non-2xx' "$dir/wrk.txt" || true)))
 rss=$(awk '/VmHWM/ { print $2 " " $3 }' /proc/$pid/status)
 
 echo "GET /repos/{id}/head on smriti serve (SQLite), wrk -t2 -c32 -d${SECS}s, $(nproc) cores"
 printf '   %-26s %10s req/s   p99 %8s ms\n' "GET /healthz (baseline)" ${base}
 printf '   %-26s %10s req/s   p99 %8s ms\n' "GET /repos/{id}/head" ${head}
+printf '   %-26s %10s req/s   p99 %8s ms\n' "GET /repos/{name}/head" ${byname}
 echo "$base $head" | awk '{ printf "   head / healthz throughput ratio: %.2f\n", $3 / $1 }'
 echo "   server peak RSS (VmHWM): $rss"
 [ "$errors" = 0 ] || echo "   WARNING: wrk saw non-2xx answers"

@@ -560,9 +560,9 @@ static void build_fixed(struct http_server *srv)
 							srv->store_name));
 }
 
-static unsigned event_threads(void)
+static unsigned event_threads(const struct http_config *cfg)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	long n = cfg->threads ? (long)cfg->threads : sysconf(_SC_NPROCESSORS_ONLN);
 
 
 	if (n < 1)
@@ -578,7 +578,7 @@ static struct MHD_Daemon *start_daemon(struct http_server *srv, int fd)
 	return MHD_start_daemon(flags, 0, NULL, NULL, on_access, srv,
 				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 				MHD_OPTION_LISTEN_SOCKET, fd,
-				MHD_OPTION_THREAD_POOL_SIZE, event_threads(),
+				MHD_OPTION_THREAD_POOL_SIZE, event_threads(srv->cfg),
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONN_LIMIT,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONN_TIMEOUT_S,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY,

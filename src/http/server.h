@@ -20,6 +20,7 @@ struct http_config {
 	const char *listen;         /* HOST:PORT or [V6]:PORT; port 0 picks a free one */
 	const char *dsn;            /* store to open, one handle per thread */
 	unsigned workers;           /* threads running writes and provider calls */
+	unsigned threads;           /* event threads answering reads; 0: one per CPU */
 	size_t max_body;            /* request body cap in bytes (413 past it) */
 	const char *token;          /* SMRITI_TOKEN, or NULL: no token required */
 	const char *allowed_hosts;  /* SMRITI_ALLOWED_HOSTS, comma list, or NULL */

@@ -13,8 +13,8 @@ int cmd_serve(int argc, char **argv, struct cli_ctx *ctx);
 
 static const struct cli_cmd serve_cmd = {
 	"serve",
-	"serve [--listen HOST:PORT] [--db PATH|URL] [--workers N] [--max-body BYTES]\n"
-	"         [--quiet]",
+	"serve [--listen HOST:PORT] [--db PATH|URL] [--workers N] [--threads N]\n"
+	"         [--max-body BYTES] [--quiet]",
 	cmd_serve, CLI_FULL,
 };
 
@@ -23,9 +23,9 @@ static void serve_help(void)
 	printf("usage: smriti %s\n\n"
 	       "Serves the JSON API (see /openapi.json) on %s by default; --listen with\n"
 	       "port 0 picks a free port.  --workers N threads run writes and chat sends\n"
-	       "(default %d); reads are answered on one event thread per CPU.  Request\n"
-	       "bodies over --max-body bytes (default %u) get 413.  --quiet drops the\n"
-	       "access log (one line per request on stderr).\n\n"
+	       "(default %d); reads are answered on --threads event threads (default one\n"
+	       "per CPU, at most 8).  Request bodies over --max-body bytes (default %u)\n"
+	       "get 413.  --quiet drops the access log (one line per request on stderr).\n\n"
 	       "Security: listening anywhere but loopback needs SMRITI_TOKEN, and with a\n"
 	       "token every request but /healthz needs 'Authorization: Bearer TOKEN'.\n"
 	       "Requests must name the server in Host (localhost, 127.0.0.1, [::1], the\n"
@@ -52,13 +52,14 @@ int cmd_serve(int argc, char **argv, struct cli_ctx *ctx)
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "workers", required_argument, NULL, 'w' },
+		{ "threads", required_argument, NULL, 't' },
 		{ "max-body", required_argument, NULL, 'm' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct http_config cfg = {
-		HTTP_DEFAULT_LISTEN, ctx->db, HTTP_DEFAULT_WORKERS, HTTP_DEFAULT_MAX_BODY,
+		HTTP_DEFAULT_LISTEN, ctx->db, HTTP_DEFAULT_WORKERS, 0, HTTP_DEFAULT_MAX_BODY,
 		getenv("SMRITI_TOKEN"), getenv("SMRITI_ALLOWED_HOSTS"), 1,
 	};
 	struct smr_err err = SMR_ERR_INIT;
@@ -80,6 +81,12 @@ int cmd_serve(int argc, char **argv, struct cli_ctx *ctx)
 				return cli_usage(&serve_cmd, "--workers wants 1 to 256, got '%s'",
 						 optarg);
 			cfg.workers = (unsigned)n;
+			break;
+		case 't':
+			if (parse_num(optarg, 1, 8, &n))
+				return cli_usage(&serve_cmd, "--threads wants 1 to 8, got '%s'",
+						 optarg);
+			cfg.threads = (unsigned)n;
 			break;
 		case 'm':
 			if (parse_num(optarg, 1, 1ull << 30, &n))
