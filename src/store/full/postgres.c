@@ -354,7 +354,10 @@ static enum smr_rc simple(struct pg_store *s, const char *sql, const char *what,
 	return rc;
 }
 
-/* Runs prepared statement q (preparing it first on this connection); *out gets the rows. */
+/*
+ * Runs prepared statement q (preparing it first on this connection); *out
+ * gets the rows (caller PQclear()s), or NULL on failure.
+ */
 static enum smr_rc run(struct pg_store *s, enum stmt q, const struct params *p,
 		       PGresult **out, const char *what, struct smr_err *err)
 {
@@ -363,6 +366,7 @@ static enum smr_rc run(struct pg_store *s, enum stmt q, const struct params *p,
 	ExecStatusType st;
 	enum smr_rc rc;
 
+	*out = NULL;
 	snprintf(name, sizeof(name), "smriti_%d", (int)q);
 	if (!s->prepared[q]) {
 		r = PQprepare(s->conn, name, stmt_sql[q], 0, NULL);
