@@ -11,6 +11,7 @@
  * the documentation that openapi.c turns into /openapi.json.
  */
 #include "http/internal.h"
+#include "mcp/mcp.h"
 #include "domain/checkpoint.h"
 
 #include <ctype.h>
@@ -297,5 +298,8 @@ const struct http_route http_routes[] = {
 	{ "POST", "/chat/commit", h_chat_commit, ROUTE_BLOCKING,
 	  { "Write a Checkpoint (agent surface); a stale parent_commit_id is a 409",
 	    "checkpoint.create", "ChatCommit", "Checkpoint", 201, NULL } },
+	{ "POST", "/mcp", mcp_http_route, ROUTE_BLOCKING,
+	  { "MCP Streamable HTTP: one JSON-RPC message per POST (docs/mcp.md)", NULL, NULL,
+	    "OpenAPI", 200, NULL } },
 	{ NULL, NULL, NULL, 0, { NULL, NULL, NULL, NULL, 0, NULL } },
 };

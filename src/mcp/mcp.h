@@ -91,6 +91,12 @@ struct mcp_http_request {
 	const char *body;
 	size_t body_len;
 	const char *token;           /* bearer token the API requires, NULL for none */
+	/*
+	 * The server's Origin rule: 1 when origin may call /mcp.  NULL: only the
+	 * same origin as the Host header.
+	 */
+	int (*origin_ok)(void *cls, const char *origin);
+	void *origin_cls;
 };
 
 #define MCP_HTTP_MAX_HEADERS 2
@@ -108,7 +114,7 @@ struct mcp_http_response {
  * Answers one HTTP request to /mcp.  Each request gets a fresh protocol
  * session (the transport is stateless: no Mcp-Session-Id), running
  * operations through call(cls, ...).  Checks in order: Origin (403 unless
- * absent or the same origin as Host), bearer token (401), method (405 for
+ * absent or allowed by origin_ok), bearer token (401), method (405 for
  * anything but POST), Accept (406), Content-Type (415), MCP-Protocol-Version
  * (400), body (400 for JSON that is not one JSON-RPC message).  A request
  * gets 200 with application/json; a notification or response gets 202.
@@ -116,5 +122,25 @@ struct mcp_http_response {
  */
 void mcp_http_handle(mcp_call_fn call, void *cls, const struct mcp_http_request *req,
 		     struct mcp_http_response *resp);
+
+/*
+ * The two halves of mcp_http_handle() for a server that reads and parses
+ * the body itself.  mcp_http_refusal() runs the checks before the body:
+ * NULL when the request may go on, else the error document (a new
+ * reference) to send with *status.  mcp_http_answer() answers one parsed
+ * message: the response document (a new reference) with *status 200 (400
+ * for a message that is not JSON-RPC), or NULL with *status 202 for a
+ * notification or a response.
+ */
+json_t *mcp_http_refusal(const struct mcp_http_request *req, int *status);
+json_t *mcp_http_answer(mcp_call_fn call, void *cls, const json_t *msg, int *status);
+
+/*
+ * The /mcp route of smriti serve (mcp_route.c): an http_handler of
+ * src/http/internal.h, running on a worker with that thread's ops context.
+ */
+struct http_req;
+struct ops_ctx;
+void mcp_http_route(struct http_req *r, struct ops_ctx *ctx);
 
 #endif

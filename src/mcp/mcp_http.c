@@ -29,9 +29,10 @@ static void set_body(struct mcp_http_response *resp, int status, json_t *doc)
 	json_decref(doc);
 }
 
-static void refuse(struct mcp_http_response *resp, int status, const char *msg)
+static json_t *refuse(int *status, int code, const char *msg)
 {
-	set_body(resp, status, mcp_error(NULL, MCP_SERVER_ERROR, "%s", msg));
+	*status = code;
+	return mcp_error(NULL, MCP_SERVER_ERROR, "%s", msg);
 }
 
 static void add_header(struct mcp_http_response *resp, const char *name, const char *value)
@@ -51,16 +52,19 @@ static const char *header(const struct mcp_http_request *req, const char *name)
 }
 
 /*
- * A browser sends Origin; other clients usually do not.  Allowed: no
- * Origin, or one whose host[:port] is the request's own Host (the server
- * checks Host against its own names first, which stops DNS rebinding).
+ * A browser sends Origin; other clients usually do not.  Without the
+ * server's own rule (req->origin_ok), an Origin must be the same origin as
+ * the request's Host (the server checks Host against its own names first,
+ * which stops DNS rebinding).
  */
-static int origin_ok(const char *origin, const char *host)
+static int origin_ok(const struct mcp_http_request *req, const char *origin)
 {
-	const char *authority;
+	const char *host = header(req, "Host"), *authority;
 
 	if (!origin)
 		return 1;
+	if (req->origin_ok)
+		return req->origin_ok(req->origin_cls, origin);
 	if (!host)
 		return 0;
 	if (!strncasecmp(origin, "http://", 7))
@@ -129,41 +133,28 @@ static int is_json_type(const char *ct)
 	return n == 16 && !strncasecmp(ct, "application/json", 16);
 }
 
-/* The checks before the body is read; 0 when the request may go on. */
-static int check_envelope(const struct mcp_http_request *req, struct mcp_http_response *resp)
+json_t *mcp_http_refusal(const struct mcp_http_request *req, int *status)
 {
 	const char *accept = header(req, "Accept");
 	const char *version = header(req, "MCP-Protocol-Version");
 
-	if (!origin_ok(header(req, "Origin"), header(req, "Host"))) {
-		refuse(resp, 403, "forbidden: cross-origin requests to /mcp are not allowed");
-		return -1;
-	}
-	if (!token_ok(req->token, header(req, "Authorization"))) {
-		refuse(resp, 401, "unauthorized: send 'Authorization: Bearer <SMRITI_TOKEN>'");
-		add_header(resp, "WWW-Authenticate", "Bearer");
-		return -1;
-	}
-	if (!req->method || strcmp(req->method, "POST")) {
-		refuse(resp, 405, "method not allowed: /mcp takes POST (no SSE stream, no sessions)");
-		add_header(resp, "Allow", "POST");
-		return -1;
-	}
+	if (!origin_ok(req, header(req, "Origin")))
+		return refuse(status, 403, "forbidden: cross-origin requests to /mcp are refused");
+	if (!token_ok(req->token, header(req, "Authorization")))
+		return refuse(status, 401, "unauthorized: missing or wrong bearer token");
+	if (!req->method || strcmp(req->method, "POST"))
+		return refuse(status, 405, "method not allowed: /mcp takes POST (this server"
+				   " opens no SSE stream and keeps no sessions)");
 	if (!accept || !accepts(accept, "application", "json") ||
-	    !accepts(accept, "text", "event-stream")) {
-		refuse(resp, 406, "not acceptable: the client must accept both application/json"
-				  " and text/event-stream");
-		return -1;
-	}
-	if (!is_json_type(header(req, "Content-Type"))) {
-		refuse(resp, 415, "unsupported media type: the body must be application/json");
-		return -1;
-	}
-	if (version && !mcp_version_supported(version)) {
-		refuse(resp, 400, "bad request: unsupported MCP-Protocol-Version");
-		return -1;
-	}
-	return 0;
+	    !accepts(accept, "text", "event-stream"))
+		return refuse(status, 406, "not acceptable: the client must accept both"
+				   " application/json and text/event-stream");
+	if (!is_json_type(header(req, "Content-Type")))
+		return refuse(status, 415, "unsupported media type: the body must be"
+				   " application/json");
+	if (version && !mcp_version_supported(version))
+		return refuse(status, 400, "bad request: unsupported MCP-Protocol-Version");
+	return NULL;
 }
 
 static int is_request(const json_t *msg)
@@ -172,8 +163,7 @@ static int is_request(const json_t *msg)
 	       json_object_get(msg, "id");
 }
 
-static void answer(mcp_call_fn call, void *cls, const json_t *msg,
-		   struct mcp_http_response *resp)
+json_t *mcp_http_answer(mcp_call_fn call, void *cls, const json_t *msg, int *status)
 {
 	struct mcp_session *s = mcp_session_new(call, cls, NULL);
 	json_t *out = mcp_handle(s, msg);
@@ -181,29 +171,37 @@ static void answer(mcp_call_fn call, void *cls, const json_t *msg,
 	json_int_t code = json_integer_value(json_object_get(err, "code"));
 
 	mcp_session_free(s);
-	if (!out) {
-		resp->status = 202;
-		return;
-	}
+	*status = 202;
+	if (!out)
+		return NULL;
 	if (!is_request(msg) && !err) {
 		json_decref(out);
-		resp->status = 202;
-		return;
+		return NULL;
 	}
-	set_body(resp, code == MCP_INVALID_REQUEST ? 400 : 200, out);
+	*status = code == MCP_INVALID_REQUEST ? 400 : 200;
+	return out;
 }
 
 void mcp_http_handle(mcp_call_fn call, void *cls, const struct mcp_http_request *req,
 		     struct mcp_http_response *resp)
 {
 	json_error_t jerr;
-	json_t *msg;
+	json_t *msg, *out;
+	int status = 0;
 
 	memset(resp, 0, sizeof(*resp));
-	if (check_envelope(req, resp))
+	out = mcp_http_refusal(req, &status);
+	if (out) {
+		if (status == 401)
+			add_header(resp, "WWW-Authenticate", "Bearer");
+		if (status == 405)
+			add_header(resp, "Allow", "POST");
+		set_body(resp, status, out);
 		return;
+	}
 	if (req->body_len > MCP_MAX_MESSAGE) {
-		refuse(resp, 413, "payload too large: a message is at most 10 MiB");
+		set_body(resp, 413, mcp_error(NULL, MCP_SERVER_ERROR,
+					      "payload too large: a message is at most 10 MiB"));
 		return;
 	}
 	msg = json_loadb(req->body ? req->body : "", req->body_len, JSON_DECODE_ANY, &jerr);
@@ -211,6 +209,10 @@ void mcp_http_handle(mcp_call_fn call, void *cls, const struct mcp_http_request 
 		set_body(resp, 400, mcp_error(NULL, MCP_PARSE_ERROR, "parse error: %s", jerr.text));
 		return;
 	}
-	answer(call, cls, msg, resp);
+	out = mcp_http_answer(call, cls, msg, &status);
 	json_decref(msg);
+	if (out)
+		set_body(resp, status, out);
+	else
+		resp->status = status;
 }
