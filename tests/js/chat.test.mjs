@@ -27,7 +27,7 @@ before(async () => {
       ANTHROPIC_BASE_URL: fake.url,
       SMRITI_LOCAL_BASE_URL: `${fake.url}/v1`,
       SMRITI_LOCAL_API_KEY: 'local-key',
-      SMRITI_PROVIDER_TIMEOUT_MS: '1500',
+      SMRITI_PROVIDER_TIMEOUT_MS: '4000',
       SMRITI_PROVIDER_BACKOFF_MS: '10',
       SMRITI_NUDGE_TURNS: '4',
       SMRITI_CONTEXT_BUDGETS: 'tiny=3000',
@@ -313,8 +313,8 @@ test('provider 529 on every attempt fails the same way for Anthropic', async () 
 });
 
 test('provider timeout: 504, the user turn is kept', async () => {
-  await failingSend([{ delay_ms: 4000, reply: 'too late' }], 'openai', 504, 'provider_timeout',
-    /^openai: no reply within 1500 ms$/);
+  await failingSend([{ delay_ms: 12000, reply: 'too late' }], 'openai', 504, 'provider_timeout',
+    /^openai: no reply within 4000 ms$/);
 });
 
 test('malformed provider JSON: 502 with a clear error, the user turn is kept', async () => {
