@@ -328,6 +328,7 @@ describe('security defaults', () => {
       assertError(await request(srv, 'POST', '/v4/repos',
         { headers: { Host: host }, body: { name: 'rebound' } }), 421);
     }
+    assertError(await request(srv, 'GET', '/v4/repos', { headers: { Host: null } }), 421);
     for (const host of [`localhost:${srv.port}`, `127.0.0.1:${srv.port}`, `[::1]:${srv.port}`]) {
       await expectStatus(srv, 'GET', '/healthz', 200, { headers: { Host: host } });
     }
@@ -420,6 +421,54 @@ describe('security defaults', () => {
         encoding: 'utf8', env: childEnv({ SMRITI_DB: '/nonexistent/x.db' }), timeout: 10000,
       });
       assert.equal(r.status, 2, `${args}: ${r.stderr}`);
+    }
+  });
+});
+
+describe('concurrency', () => {
+  test('racing writers with the same parent: exactly one wins, the rest get 409', async () => {
+    await expectStatus(srv, 'POST', '/v4/repos', 201, { body: { name: 'racers' } });
+    const base = await expectStatus(srv, 'POST', '/chat/commit', 201, { body: commitBody('racers') });
+    const results = await Promise.all(Array.from({ length: 16 }, (_, i) => request(srv, 'POST',
+      '/chat/commit', { body: commitBody('racers', { title: `racer ${i}`, parent_commit_id: base.commit_hash }) })));
+    const won = results.filter((r) => r.status === 201);
+    assert.equal(won.length, 1, results.map((r) => r.status).join(','));
+    for (const r of results.filter((x) => x.status !== 201)) {
+      assertError(r, 409, 'conflict');
+      assert.ok(r.json.error.message.includes(won[0].json.commit_hash));
+    }
+    const log = await expectStatus(srv, 'GET', '/v4/repos/racers/commits', 200);
+    assert.deepEqual(log.map((c) => c.commit_hash), [won[0].json.commit_hash, base.commit_hash]);
+  });
+
+  test('concurrent writers without a parent all land, in one linear history', async () => {
+    await expectStatus(srv, 'POST', '/v4/repos', 201, { body: { name: 'crowd' } });
+    const writes = Array.from({ length: 24 }, (_, i) => request(srv, 'POST', '/chat/commit',
+      { body: { repo_id: 'crowd', title: `w${i}` } }));
+    const reads = Array.from({ length: 48 }, () => request(srv, 'GET', '/v4/repos/crowd'));
+    const all = await Promise.all([...writes, ...reads]);
+    assert.ok(all.every((r) => r.status === 201 || r.status === 200), all.map((r) => r.status).join(','));
+    const log = await expectStatus(srv, 'GET', '/v4/repos/crowd/commits', 200);
+    assert.equal(log.length, 24);
+    for (let i = 0; i + 1 < log.length; i++) assert.equal(log[i].parent_hash, log[i + 1].commit_hash);
+    assert.equal(log.at(-1).parent_hash, null);
+  });
+
+  test('one keep-alive connection carries many requests, refused ones included', async () => {
+    const http = (await import('node:http')).default;
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const ports = new Set();
+    agent.on('free', (socket) => ports.add(socket.localPort));
+    try {
+      for (let i = 0; i < 10; i++) {
+        const r = await request(srv, 'GET', i % 3 ? '/healthz' : '/nope', { agent });
+        assert.equal(r.status, i % 3 ? 200 : 404);
+        const w = await request(srv, 'POST', '/api/ops/space.list', { agent, body: {} });
+        assert.equal(w.status, 200);
+      }
+      assert.equal(ports.size, 1, `${ports.size} connections were used`);
+    } finally {
+      agent.destroy();
     }
   });
 });
