@@ -1,0 +1,285 @@
+/*
+ * test_mcp.c -- the MCP protocol core without a process: JSON-RPC envelope
+ * rules, tool argument checks, resource URIs, Markdown fences and the raw
+ * Streamable HTTP adapter (mcp_http_handle), on a real SQLite store in a
+ * temporary file.
+ */
+#include "harness.h"
+
+#include "mcp/mcp.h"
+#include "ops/api.h"
+
+#include <stdlib.h>
+#include <strings.h>
+#include <unistd.h>
+
+struct fixture {
+	char path[64];
+	struct store *st;
+	struct ops_ctx ctx;
+	struct mcp_session *s;
+};
+
+static void setup(struct fixture *f)
+{
+	int fd;
+
+	snprintf(f->path, sizeof(f->path), "/tmp/smriti-mcp-XXXXXX");
+	fd = mkstemp(f->path);
+	close(fd);
+	CHECK_INT(store_open(f->path, &f->st, NULL), SMR_OK);
+	ops_ctx_init(&f->ctx, f->st);
+	f->s = mcp_session_new(mcp_call_local, &f->ctx, "unit");
+}
+
+static void teardown(struct fixture *f)
+{
+	char side[80];
+
+	mcp_session_free(f->s);
+	store_close(f->st);
+	unlink(f->path);
+	snprintf(side, sizeof(side), "%s-wal", f->path);
+	unlink(side);
+	snprintf(side, sizeof(side), "%s-shm", f->path);
+	unlink(side);
+}
+
+/* Handles text; returns the parsed response (NULL when none). */
+static json_t *ask(struct fixture *f, const char *text)
+{
+	char *out = mcp_handle_text(f->s, text, strlen(text));
+	json_t *doc = out ? json_loads(out, 0, NULL) : NULL;
+
+	CHECK(!out || doc);
+	CHECK(!out || !strchr(out, '\n'));
+	free(out);
+	return doc;
+}
+
+static long long error_code(const json_t *resp)
+{
+	return json_integer_value(json_object_get(json_object_get(resp, "error"), "code"));
+}
+
+static const char *tool_text(const json_t *resp)
+{
+	const json_t *content = json_object_get(json_object_get(resp, "result"), "content");
+
+	return json_string_value(json_object_get(json_array_get(content, 0), "text"));
+}
+
+TEST(mcp_envelope_rules)
+{
+	struct fixture f;
+	json_t *r;
+
+	setup(&f);
+	r = ask(&f, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\"}");
+	CHECK(json_is_integer(json_object_get(r, "id")));
+	CHECK_INT(json_integer_value(json_object_get(r, "id")), 0);
+	CHECK(json_is_object(json_object_get(r, "result")));
+	json_decref(r);
+	CHECK(ask(&f, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}") == NULL);
+	CHECK(ask(&f, "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{}}") == NULL);
+	r = ask(&f, "{\"jsonrpc\":\"2.0\",\"id\":\"x\"}");
+	CHECK_INT(error_code(r), MCP_INVALID_REQUEST);
+	CHECK_STR(json_string_value(json_object_get(r, "id")), "x");
+	json_decref(r);
+	r = ask(&f, "not json");
+	CHECK_INT(error_code(r), MCP_PARSE_ERROR);
+	CHECK(json_is_null(json_object_get(r, "id")));
+	json_decref(r);
+	r = ask(&f, "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"server/discover\"}");
+	CHECK_INT(error_code(r), MCP_METHOD_NOT_FOUND);
+	CHECK(json_is_real(json_object_get(r, "id")));
+	json_decref(r);
+	r = ask(&f, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\",\"params\":[]}");
+	CHECK_INT(error_code(r), MCP_INVALID_PARAMS);
+	json_decref(r);
+	teardown(&f);
+}
+
+TEST(mcp_initialize_negotiates)
+{
+	struct fixture f;
+	json_t *r;
+
+	setup(&f);
+	r = ask(&f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+		    "{\"protocolVersion\":\"2024-11-05\",\"capabilities\":{}}}");
+	CHECK_STR(json_string_value(json_object_get(json_object_get(r, "result"),
+						    "protocolVersion")), "2024-11-05");
+	json_decref(r);
+	r = ask(&f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+		    "{\"protocolVersion\":\"2031-01-01\",\"capabilities\":{}}}");
+	CHECK_STR(json_string_value(json_object_get(json_object_get(r, "result"),
+						    "protocolVersion")), MCP_LATEST_VERSION);
+	json_decref(r);
+	teardown(&f);
+}
+
+TEST(mcp_tool_argument_checks)
+{
+	struct fixture f;
+	json_t *r;
+
+	setup(&f);
+	r = ask(&f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+		    "{\"name\":\"write_checkpoint\",\"arguments\":{\"space\":\"s\","
+		    "\"tasks\":[{\"text\":\"t\",\"status\":3}]}}}");
+	CHECK(json_is_true(json_object_get(json_object_get(r, "result"), "isError")));
+	CHECK(strstr(tool_text(r), "tasks[0].status") != NULL);
+	json_decref(r);
+	r = ask(&f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+		    "{\"name\":\"log\",\"arguments\":{\"ref\":\"s\",\"limit\":1001}}}");
+	CHECK(strstr(tool_text(r), "at most 1000") != NULL);
+	json_decref(r);
+	r = ask(&f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+		    "{\"name\":\"create_space\",\"arguments\":{\"name\":\"\"}}}");
+	CHECK(strstr(tool_text(r), "'name' must not be empty") != NULL);
+	json_decref(r);
+	r = ask(&f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+		    "{\"name\":\"list_spaces\",\"arguments\":{}}}");
+	CHECK(json_is_array(json_object_get(json_object_get(json_object_get(r, "result"),
+							    "structuredContent"), "spaces")));
+	json_decref(r);
+	teardown(&f);
+}
+
+/* Writes one checkpoint in space "a b" with an artifact holding a code fence. */
+static void seed(struct fixture *f)
+{
+	json_t *r;
+
+	r = ask(f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+		   "{\"name\":\"create_space\",\"arguments\":{\"name\":\"a b\"}}}");
+	json_decref(r);
+	r = ask(f, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+		   "{\"name\":\"write_checkpoint\",\"arguments\":{\"space\":\"a b\",\"title\":\"t\","
+		   "\"artifacts\":[{\"name\":\"x.md\",\"content\":\"````\\ninside\\n````\"}]}}}");
+	CHECK_STR(json_string_value(json_object_get(json_object_get(json_object_get(r, "result"),
+		  "structuredContent"), "author")), "unit");
+	json_decref(r);
+}
+
+static const char *read_text(const json_t *r)
+{
+	const json_t *c = json_array_get(json_object_get(json_object_get(r, "result"), "contents"),
+					 0);
+
+	return json_string_value(json_object_get(c, "text"));
+}
+
+TEST(mcp_resources_uris_and_fences)
+{
+	struct fixture f;
+	json_t *r;
+
+	setup(&f);
+	seed(&f);
+	r = ask(&f, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/list\"}");
+	CHECK_STR(json_string_value(json_object_get(json_array_get(json_object_get(
+		  json_object_get(r, "result"), "resources"), 0), "uri")),
+		  "smriti://spaces/a%20b/head");
+	json_decref(r);
+	r = ask(&f, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/read\",\"params\":"
+		    "{\"uri\":\"smriti://spaces/a%20b/head\"}}");
+	CHECK(read_text(r) && strstr(read_text(r), "\n`````\n````\ninside\n````\n`````\n"));
+	json_decref(r);
+	for (const char *const *u = (const char *const[]){ "smriti://spaces/a%2/head",
+			"smriti://spaces/a%00b/head", "smriti://spaces//head",
+			"smriti://spaces/a%2Fb/head", "smriti://checkpoints/xyz",
+			"smriti://spaces/a%20b/tail", NULL }; *u; u++) {
+		char req[256];
+
+		snprintf(req, sizeof(req), "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":"
+			 "\"resources/read\",\"params\":{\"uri\":\"%s\"}}", *u);
+		r = ask(&f, req);
+		CHECK_INT(error_code(r), MCP_RESOURCE_NOT_FOUND);
+		json_decref(r);
+	}
+	teardown(&f);
+}
+
+/* Header table for the raw HTTP adapter. */
+struct headers {
+	const char *names[8], *values[8];
+};
+
+static const char *get_header(void *cls, const char *name)
+{
+	struct headers *h = cls;
+
+	for (int i = 0; i < 8 && h->names[i]; i++)
+		if (!strcasecmp(h->names[i], name))
+			return h->values[i];
+	return NULL;
+}
+
+static int http_status(struct fixture *f, const char *method, struct headers *h,
+		       const char *body, const char *token, struct mcp_http_response *resp)
+{
+	struct mcp_http_request req = { method, get_header, h, body, body ? strlen(body) : 0,
+					token, NULL, NULL };
+
+	mcp_http_handle(mcp_call_local, &f->ctx, &req, resp);
+	return resp->status;
+}
+
+TEST(mcp_http_adapter)
+{
+	static const char ping[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}";
+	struct headers good = { { "Accept", "Content-Type", "Host" },
+				{ "application/json, text/event-stream", "application/json",
+				  "127.0.0.1:7411" } };
+	struct headers h;
+	struct mcp_http_response resp;
+	struct fixture f;
+
+	setup(&f);
+	CHECK_INT(http_status(&f, "POST", &good, ping, NULL, &resp), 200);
+	CHECK_STR(resp.content_type, "application/json");
+	CHECK(resp.body && strstr(resp.body, "\"result\":{}"));
+	free(resp.body);
+	CHECK_INT(http_status(&f, "POST", &good, "{\"jsonrpc\":\"2.0\",\"method\":\"n\"}", NULL,
+			      &resp), 202);
+	CHECK(resp.body == NULL);
+	CHECK_INT(http_status(&f, "GET", &good, NULL, NULL, &resp), 405);
+	CHECK_STR(resp.headers[0][0], "Allow");
+	free(resp.body);
+	CHECK_INT(http_status(&f, "POST", &good, "{", NULL, &resp), 400);
+	free(resp.body);
+	CHECK_INT(http_status(&f, "POST", &good, ping, "tok", &resp), 401);
+	CHECK_STR(resp.headers[0][0], "WWW-Authenticate");
+	free(resp.body);
+	h = good;
+	h.names[3] = "Authorization";
+	h.values[3] = "Bearer tok";
+	CHECK_INT(http_status(&f, "POST", &h, ping, "tok", &resp), 200);
+	free(resp.body);
+	h.values[3] = "Bearer tok2";
+	CHECK_INT(http_status(&f, "POST", &h, ping, "tok", &resp), 401);
+	free(resp.body);
+	h = good;
+	h.values[0] = "application/json";
+	CHECK_INT(http_status(&f, "POST", &h, ping, NULL, &resp), 406);
+	free(resp.body);
+	h = good;
+	h.values[1] = "text/plain";
+	CHECK_INT(http_status(&f, "POST", &h, ping, NULL, &resp), 415);
+	free(resp.body);
+	h = good;
+	h.names[3] = "MCP-Protocol-Version";
+	h.values[3] = "2030-01-01";
+	CHECK_INT(http_status(&f, "POST", &h, ping, NULL, &resp), 400);
+	free(resp.body);
+	h.names[3] = "Origin";
+	h.values[3] = "http://evil.example";
+	CHECK_INT(http_status(&f, "POST", &h, ping, NULL, &resp), 403);
+	free(resp.body);
+	h.values[3] = "http://127.0.0.1:7411";
+	CHECK_INT(http_status(&f, "POST", &h, ping, NULL, &resp), 200);
+	free(resp.body);
+	teardown(&f);
+}
