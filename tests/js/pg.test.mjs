@@ -58,6 +58,16 @@ async function privateCluster() {
   };
 }
 
+// Runs every clean-up step even when one throws (a server that did not stop
+// cleanly), then reports the first failure.
+async function cleanupAll(steps) {
+  let first = null;
+  for (const step of steps) {
+    try { await step(); } catch (e) { first ??= e; }
+  }
+  if (first) throw first;
+}
+
 // All checkpoints of a Space from HEAD back, via one server.
 async function history(srv, space) {
   return expectStatus(srv, 'GET', `/v4/repos/${encodeURIComponent(space)}/commits?limit=0`, 200);
@@ -167,11 +177,8 @@ describe('two servers on one PostgreSQL', { skip }, () => {
       OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: `${fake.url}/v1`, SMRITI_PROVIDER_RETRIES: '0',
     });
   });
-  after(async () => {
-    for (const s of servers || []) await s.stop();
-    await fake?.close();
-    db?.cleanup();
-  });
+  after(() => cleanupAll([...(servers || []).map((s) => () => s.stop()),
+    () => fake?.close(), () => db?.cleanup()]));
 
   test('concurrent writers with the parents they read: no lost update', async (t) => {
     const [a, b] = servers;
@@ -250,11 +257,8 @@ describe('PostgreSQL going away under two servers', { skip }, () => {
     await expectStatus(servers[0], 'POST', '/v4/repos', 201, { body: { name: 'busy' } });
     await expectStatus(servers[1], 'POST', '/chat/commit', 201, { body: { repo_id: 'busy', title: 'root' } });
   });
-  after(async () => {
-    for (const s of servers || []) await s.stop();
-    db?.cleanup();
-    await cluster?.stop();
-  });
+  after(() => cleanupAll([...(servers || []).map((s) => () => s.stop()),
+    () => db?.cleanup(), () => cluster?.stop()]));
 
   // Every server thread must work again: several requests to each server.
   async function allRecovered() {
