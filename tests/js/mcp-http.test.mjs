@@ -9,9 +9,10 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { tempDb, ok } from './helpers.mjs';
+import { tempDb, ok, SMRITI_FULL } from './helpers.mjs';
 import { startServer, request } from './http-helpers.mjs';
 
 const validator = new AjvJsonSchemaValidator();
@@ -246,6 +247,39 @@ describe('mcp HTTP with SMRITI_TOKEN', () => {
       assert.equal((await call(client, tools, 'list_spaces', {})).spaces[0].name, 'tok');
       await client.close();
     } finally {
+      await server.stop();
+      t.cleanup();
+    }
+  });
+});
+
+describe('smriti mcp against a server (SMRITI_URL)', () => {
+  test('a stdio MCP server on another machine shares the Space through the HTTP API', async () => {
+    const t = tempDb();
+    const server = await startServer(t.db, { env: { SMRITI_TOKEN: 'shared-secret' } });
+    const env = { SMRITI_URL: server.url, SMRITI_TOKEN: 'shared-secret' };
+    for (const k of ['ASAN_OPTIONS', 'UBSAN_OPTIONS', 'LSAN_OPTIONS']) if (process.env[k]) env[k] = process.env[k];
+    const stdio = new Client({ name: 'remote-agent', version: '1.0.0' });
+    await stdio.connect(new StdioClientTransport({ command: SMRITI_FULL, args: ['mcp'], env, stderr: 'pipe' }));
+    const web = await connect(server, { Authorization: 'Bearer shared-secret' });
+    try {
+      const tools = (await stdio.listTools()).tools;
+      await call(stdio, tools, 'create_space', { name: 'shared' });
+      const a = await call(stdio, tools, 'write_checkpoint', { space: 'shared', title: 'from stdio' });
+      assert.equal(a.author, 'remote-agent');
+      // another agent, over HTTP, reads that HEAD and builds on it
+      const webTools = (await web.listTools()).tools;
+      const head = await call(web, webTools, 'read_head', { space: 'shared' });
+      assert.equal(head.commit_hash, a.commit_hash);
+      const b = await call(web, webTools, 'write_checkpoint', { space: 'shared', parent: head.commit_hash, title: 'from http' });
+      // the first agent's stale write is refused through the remote path too
+      const res = await stdio.callTool({ name: 'write_checkpoint', arguments: { space: 'shared', parent: a.commit_hash, title: 'late' } });
+      assert.equal(res.isError, true);
+      assert.ok(res.content[0].text.includes(b.commit_hash));
+      assert.equal(ok(t.db, ['head', 'shared', '--json']).commit_hash, b.commit_hash);
+    } finally {
+      await stdio.close();
+      await web.close();
       await server.stop();
       t.cleanup();
     }
