@@ -299,7 +299,7 @@ const struct http_route http_routes[] = {
 	  { "Write a Checkpoint (agent surface); a stale parent_commit_id is a 409",
 	    "checkpoint.create", "ChatCommit", "Checkpoint", 201, NULL } },
 	{ "POST", "/mcp", mcp_http_route, ROUTE_BLOCKING,
-	  { "MCP Streamable HTTP: one JSON-RPC message per POST (docs/mcp.md)", NULL, NULL,
-	    "OpenAPI", 200, NULL } },
+	  { "MCP Streamable HTTP: one JSON-RPC message per POST (docs/mcp.md)", NULL,
+	    "JsonRpc", "JsonRpc", 200, NULL } },
 	{ NULL, NULL, NULL, 0, { NULL, NULL, NULL, NULL, 0, NULL } },
 };

@@ -74,6 +74,7 @@ describe('health and documentation', () => {
       ['post', '/v4/repos/{id}/sessions'], ['get', '/v4/sessions/{id}'],
       ['post', '/v4/chat/send'], ['post', '/v5/sessions/{id}/mount'],
       ['get', '/repos/{id}/head'], ['get', '/commits/{hash}'], ['post', '/chat/commit'],
+      ['post', '/mcp'],
     ];
     for (const [m, p] of routes) {
       assert.ok(doc.paths[p]?.[m], `${m} ${p} missing from openapi.json`);
