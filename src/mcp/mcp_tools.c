@@ -550,8 +550,9 @@ static json_t *tool_result(const struct mcp_tool *t, json_t *doc)
 	text = json_dumps(sc, JSON_COMPACT);
 	if (!text)
 		abort();
-	out = json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text", "text", text,
-			"structuredContent", sc, "isError", 0);
+	/* jansson wrote text, so it is valid UTF-8: skip the second check */
+	out = json_pack("{s:[{s:s, s:o}], s:o, s:b}", "content", "type", "text", "text",
+			json_string_nocheck(text), "structuredContent", sc, "isError", 0);
 	free(text);
 	return out;
 }
