@@ -123,6 +123,14 @@ json_t *http_openapi(void);
 
 enum req_state { REQ_NEW, REQ_REFUSED, REQ_BODY, REQ_QUEUED, REQ_DONE, REQ_SENT };
 
+/* What happens to upload data. */
+enum body_mode {
+	BODY_KEEP,       /* buffered for parsing */
+	BODY_IGNORE,     /* GET/HEAD: read and dropped */
+	BODY_TOO_BIG,    /* went past --max-body: dropped, 413 */
+	BODY_BUSY,       /* all requests together hold too much: dropped, 503 */
+};
+
 struct http_req {
 	struct http_server *srv;
 	struct MHD_Connection *conn;
@@ -130,8 +138,9 @@ struct http_req {
 	const struct api_op *op;         /* for ROUTE_BY_OP */
 	char arg[HTTP_ARG_MAX];          /* the {x} of the route */
 	struct buf body;
-	int too_big;                     /* 1: the body went past the cap; -1: ignored */
-	size_t drained;                  /* bytes discarded past the cap */
+	enum body_mode body_mode;
+	size_t held;                     /* bytes of body counted in srv->body_bytes */
+	size_t drained;                  /* bytes read and dropped */
 	json_t *in;                      /* body object; NULL without a body */
 	int status;
 	json_t *out;                     /* response document */
@@ -208,6 +217,8 @@ struct http_server {
 	const char *store_name;
 	struct runtime *rt;              /* chat runtime, shared read-only by all threads */
 	atomic_int inflight;             /* requests admitted and not completed */
+	atomic_size_t body_bytes;        /* request bodies buffered right now */
+	size_t body_bytes_max;           /* cap on that: 32 x --max-body */
 	atomic_int stopping;
 	pthread_mutex_t ctx_lock;
 	struct http_ctx *ctxs;           /* every thread's context */

@@ -206,7 +206,8 @@ static struct http_req *req_new(struct http_server *srv, struct MHD_Connection *
 	r->op = NULL;
 	r->arg[0] = '\0';
 	r->body = (struct buf)BUF_INIT(srv->cfg->max_body);
-	r->too_big = 0;
+	r->body_mode = BODY_KEEP;
+	r->held = 0;
 	r->drained = 0;
 	r->in = NULL;
 	r->status = 0;
@@ -225,11 +226,19 @@ static struct http_req *req_new(struct http_server *srv, struct MHD_Connection *
 	return r;
 }
 
+/* Frees the buffered body and gives its bytes back to the server-wide count. */
+static void drop_body(struct http_req *r)
+{
+	buf_release(&r->body);
+	atomic_fetch_sub(&r->srv->body_bytes, r->held);
+	r->held = 0;
+}
+
 static void req_free(struct http_req *r)
 {
 	json_decref(r->in);
 	json_decref(r->out);
-	buf_release(&r->body);
+	drop_body(r);
 	free(r);
 }
 
@@ -320,15 +329,29 @@ static int admit(struct http_req *r, const char *url, const char *method)
 	return refuse_length(r);
 }
 
-/* Appends upload data; past the cap it only counts what it drops. */
+/*
+ * Appends upload data.  Past --max-body, or when the bodies that all
+ * requests hold together would pass their cap (32 x --max-body, so that a
+ * thousand connections cannot make the server hold gigabytes), the body is
+ * dropped and only counted.
+ */
 static void take_body(struct http_req *r, const char *data, size_t n)
 {
-	if (r->too_big == 0) {
+	struct http_server *srv = r->srv;
+
+	if (r->body_mode == BODY_KEEP &&
+	    atomic_fetch_add(&srv->body_bytes, n) + n > srv->body_bytes_max) {
+		atomic_fetch_sub(&srv->body_bytes, n);
+		r->body_mode = BODY_BUSY;
+		drop_body(r);
+	}
+	if (r->body_mode == BODY_KEEP) {
+		r->held += n;
 		buf_add(&r->body, data, n);
 		if (!r->body.err)
 			return;
-		r->too_big = 1;
-		buf_release(&r->body);
+		r->body_mode = BODY_TOO_BIG;
+		drop_body(r);
 	}
 	r->drained += n;
 }
@@ -351,17 +374,22 @@ static int parse_body(struct http_req *r)
 {
 	json_error_t je;
 
-	if (r->too_big == -1)
+	if (r->body_mode == BODY_IGNORE)
 		return 0;
-	if (r->too_big) {
+	if (r->body_mode == BODY_TOO_BIG) {
 		http_error(r, 413, "too_large", "request body is larger than %zu bytes",
 			   r->srv->cfg->max_body);
+		return 1;
+	}
+	if (r->body_mode == BODY_BUSY) {
+		http_error(r, 503, "unavailable",
+			   "the server is holding too many request bodies; try again");
 		return 1;
 	}
 	if (!r->body.len)
 		return 0;
 	r->in = json_loadb(r->body.ptr, r->body.len, JSON_REJECT_DUPLICATES, &je);
-	buf_release(&r->body);
+	drop_body(r);
 	if (!r->in) {
 		parse_error(r, &je);
 		return 1;
@@ -448,7 +476,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 		r->state = admit(r, url, method) ? REQ_REFUSED : REQ_BODY;
 		/* a body on GET or HEAD means nothing here: it is read and dropped */
 		if (!strcmp(method, "GET") || !strcmp(method, "HEAD"))
-			r->too_big = -1;
+			r->body_mode = BODY_IGNORE;
 		if (r->status == 413)
 			return send_reply(r);
 		return MHD_YES;
@@ -626,6 +654,7 @@ enum smr_rc http_serve(const struct http_config *cfg, struct smr_err *err)
 
 	memset(&srv, 0, sizeof(srv));
 	srv.cfg = cfg;
+	srv.body_bytes_max = cfg->max_body * 32;
 	pthread_mutex_init(&srv.ctx_lock, NULL);
 	rc = http_parse_listen(cfg->listen, &srv.where, err);
 	if (!rc && !http_is_loopback((struct sockaddr *)&srv.where.addr) &&
