@@ -672,7 +672,6 @@ enum smr_rc http_serve(const struct http_config *cfg, struct smr_err *err)
 	http_guard_init(&srv.guard, srv.where.host, srv.where.port, cfg->allowed_hosts,
 			cfg->token);
 	build_fixed(&srv);
-	json_object_seed(0);
 	srv.rt = runtime_new_from_env();    /* before any thread: curl_global_init */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
