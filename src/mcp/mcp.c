@@ -233,6 +233,52 @@ json_t *mcp_handle(struct mcp_session *s, const json_t *msg)
 	return run_request(s, id, json_string_value(method), json_object_get(msg, "params"));
 }
 
+/* Serializes resp (one line); caller free()s. */
+static char *dump(const json_t *resp, size_t *len)
+{
+	char *out = json_dumps(resp, JSON_COMPACT);
+
+	if (!out)
+		abort();
+	*len = strlen(out);
+	return out;
+}
+
+/*
+ * Keeps a response under MCP_MAX_MESSAGE, the most a client's line buffer
+ * takes: first the text copy of structuredContent gives way to a note,
+ * then the whole result to a -32603 error saying the call itself ran.
+ * Returns the serialized response; caller free()s.
+ */
+static char *dump_fitting(json_t *resp)
+{
+	json_t *sc = json_object_get(json_object_get(resp, "result"), "structuredContent");
+	json_t *text = json_array_get(json_object_get(json_object_get(resp, "result"), "content"), 0);
+	size_t len, first;
+	char *out = dump(resp, &len);
+	json_t *e;
+
+	if (len <= MCP_MAX_MESSAGE)
+		return out;
+	free(out);
+	first = len;
+	if (sc && json_is_object(text)) {
+		json_object_set_new(text, "text", json_sprintf(
+			"(the result is the JSON in structuredContent; its text copy was left out to"
+			" stay under the %zu-byte message limit)", MCP_MAX_MESSAGE));
+		out = dump(resp, &len);
+		if (len <= MCP_MAX_MESSAGE)
+			return out;
+		free(out);
+	}
+	e = mcp_error(json_object_get(resp, "id"), MCP_INTERNAL_ERROR,
+		      "the result is %zu bytes, over the %zu-byte message limit; the call itself"
+		      " ran: ask for less (a smaller limit, another ref)", first, MCP_MAX_MESSAGE);
+	out = dump(e, &len);
+	json_decref(e);
+	return out;
+}
+
 char *mcp_handle_text(struct mcp_session *s, const char *text, size_t len)
 {
 	json_error_t jerr;
@@ -248,9 +294,7 @@ char *mcp_handle_text(struct mcp_session *s, const char *text, size_t len)
 	json_decref(msg);
 	if (!resp)
 		return NULL;
-	out = json_dumps(resp, JSON_COMPACT);
+	out = dump_fitting(resp);
 	json_decref(resp);
-	if (!out)
-		abort();
 	return out;
 }

@@ -207,6 +207,25 @@ describe('mcp stdio framing and envelope', () => {
     assert.equal(s.pending(), 0, 'exactly one answer for the long line');
   });
 
+  test('a result too big for one message: the text copy goes first, then a -32603', async () => {
+    ok(t.db, ['space', 'create', 'six']);
+    const six = { jsonrpc: '2.0', id: 'six', method: 'tools/call', params: { name: 'write_checkpoint',
+      arguments: { space: 'six', title: 'big', artifacts: [{ name: 'blob', content: 'b'.repeat(6_000_000) }] } } };
+    const line = await s.ask(six);
+    assert.equal(line.result.isError, false);
+    assert.equal(line.result.structuredContent.artifacts[0].content.length, 6_000_000);
+    assert.match(line.result.content[0].text, /left out/);
+    // eleven megabytes only fit through the CLI; reading them back over MCP cannot fit a line
+    ok(t.db, ['space', 'create', 'huge']);
+    ok(t.db, ['checkpoint', 'create', 'huge', '--from-json', '-'],
+      { input: JSON.stringify({ title: 'huge', artifacts: [{ name: 'x', content: 'h'.repeat(11_000_000) }] }) });
+    const r = await s.ask({ jsonrpc: '2.0', id: 'huge', method: 'tools/call',
+      params: { name: 'read_head', arguments: { space: 'huge' } } });
+    assert.deepEqual([r.id, r.error.code], ['huge', -32603]);
+    assert.match(r.error.message, /message limit/);
+    await stillServing(s);
+  });
+
   test('pipelined requests are answered in order', async () => {
     const ids = Array.from({ length: 50 }, (_, i) => i + 100);
     s.send(ids.map((id) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call',
