@@ -26,7 +26,7 @@ static const char usage[] =
 	"stdout, logs on stderr, exit at end of input.  Register it with an MCP host as\n"
 	"  {\"command\": \"smriti\", \"args\": [\"mcp\"], \"env\": {\"SMRITI_DB\": \"...\"}}\n"
 	"Tools: list_spaces, create_space, read_head, show_checkpoint, log, diff,\n"
-	"write_checkpoint, restore, fork (and review when available).\n"
+	"write_checkpoint, restore, fork, review.\n"
 	"Resources: smriti://spaces/{name}/head, smriti://checkpoints/{hash}\n"
 	"(Markdown; add .json for JSON).  See docs/mcp.md.\n";
 
