@@ -81,6 +81,7 @@ json_t *mcp_json_text(const char *s)
 	return out;
 }
 
+/* A JSON-RPC error response (new reference); data is not stolen. */
 static json_t *error_doc(const json_t *id, int code, const char *msg, json_t *data)
 {
 	json_t *e = json_pack("{s:i, s:o}", "code", code, "message", mcp_json_text(msg));

@@ -8,7 +8,8 @@
  * no Mcp-Session-Id is issued.  Responses are always single JSON objects
  * (no SSE stream): GET, which would open a server-to-client stream, and
  * DELETE, which would end a session, answer 405.  Refusals carry a JSON-RPC
- * error body with id null, as the SDK's reference server does.
+ * error body with id null, as the SDK's reference server does.  Returned
+ * json_t * are new references.
  */
 #include "mcp/mcp_int.h"
 

@@ -31,7 +31,7 @@ struct mcp_fail {
 json_t *mcp_failf(struct mcp_fail *fail, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* A JSON string of s, with any byte that is not well-formed UTF-8 shown as '?'. */
+/* A JSON string (new reference) of s, any byte that is not well-formed UTF-8 shown as '?'. */
 json_t *mcp_json_text(const char *s);
 
 /* A method handler: the result object (new reference), or NULL with fail set. */

@@ -10,6 +10,9 @@
  * lists the HEAD of every non-empty Space, by name, 100 per page; the cursor
  * is the last name of the previous page.  Reads go through the same
  * operations as the tools (head, show), never to the store directly.
+ *
+ * Every json_t * returned here is a new reference; every char * is the
+ * caller's to free().
  */
 #include "mcp/mcp_int.h"
 #include "domain/checkpoint.h"

@@ -12,7 +12,8 @@
  * error: the agent sees the message and can correct itself.
  *
  * The JSON definitions are built once per process (pthread_once) and only
- * read afterwards, so HTTP worker threads share them.
+ * read afterwards, so HTTP worker threads share them.  Every json_t *
+ * returned here is a new reference the caller json_decref()s.
  */
 #include "mcp/mcp_int.h"
 #include "ops/api.h"
