@@ -6,9 +6,12 @@
 // `smriti-full serve` then gets one POST /v4/chat/send per session, one at a
 // time.  Each send reports context.timing {total_us, provider_us}, where
 // provider_us is the time spent in the HTTP exchange with the provider; the
-// server's overhead is total_us - provider_us (store reads and writes,
-// context assembly, request/reply JSON).  The client's round trip minus
-// provider_us adds HTTP parsing and loopback on top.
+// server's overhead is total_us - provider_us (store reads and writes with
+// their fsyncs, context assembly, request/reply JSON).  cpu_us is the CPU
+// time of the thread running the operation (the client side of the provider
+// exchange included), which a busy machine inflates far less than wall
+// time.  The client's round trip minus provider_us adds the HTTP server and
+// loopback on top.
 //
 // usage: node bench/chat_send.mjs [BUILD_DIR]   (bench/chat_send.sh builds first)
 import { spawn, spawnSync } from 'node:child_process';
@@ -20,7 +23,7 @@ import { startFakeProvider } from '../tests/fake-provider/server.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BUILD = path.resolve(ROOT, process.argv[2] || 'build');
-const SIZES = [[10, 40], [1000, 40], [10000, 20]];   // [turns, sessions]
+const SIZES = [[10, 100], [1000, 100], [10000, 30]];   // [turns, sessions]
 const CHARS = 200;
 const MODEL = 'gpt-4o-mini';                         // budget 350,000 characters
 
@@ -78,9 +81,10 @@ async function runSize(fake, n, sessions) {
       const over = runs.map((r) => r.total_us - r.provider_us);
       const overRtt = runs.map((r) => r.rttUs - r.provider_us);
       console.log(`${String(n).padStart(6)} turns  sent ${String(runs[0].included).padStart(5)}` +
-        `  overhead p50 ${ms(pct(over, 50))} ms  p90 ${ms(pct(over, 90))} ms` +
-        `  | with HTTP p50 ${ms(pct(overRtt, 50))} ms` +
-        `  | provider p50 ${ms(pct(runs.map((r) => r.provider_us), 50))} ms  (${runs.length} sends)`);
+        `  overhead p50 ${ms(pct(over, 50))} p90 ${ms(pct(over, 90))} min ${ms(Math.min(...over))}` +
+        `  cpu p50 ${ms(pct(runs.map((r) => r.cpu_us), 50))}` +
+        `  | +HTTP p50 ${ms(pct(overRtt, 50))}` +
+        `  | provider p50 ${ms(pct(runs.map((r) => r.provider_us), 50))}  (ms, ${runs.length} sends)`);
     } finally {
       server.child.removeAllListeners('exit');
       server.child.kill('SIGTERM');

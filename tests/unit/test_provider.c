@@ -5,15 +5,17 @@
  * the result and the exact request the server received.
  *
  * The fake is started once (node, from the repository root) and reset
- * before each test.
+ * before each test.  The last test drives chat_send() on a real SQLite store.
  */
 #include "harness.h"
+#include "ops/runtime/runtime.h"
 #include "provider/provider.h"
 #include "util/buf.h"
 #include "util/xalloc.h"
 
 #include <curl/curl.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -518,4 +520,103 @@ TEST(provider_schema_requests)
 					 "input_schema"), schema));
 	json_decref(reqs);
 	json_decref(schema);
+}
+
+/* ---- the runtime's send path on a real store, against the fake ---- */
+
+/* Writes n turns of len characters into session sid straight through SQLite. */
+static void seed_turns(const char *db, const char *sid, int n, int len)
+{
+	sqlite3 *h = NULL;
+	sqlite3_stmt *q = NULL;
+	char *text = xmalloc((size_t)len + 1);
+
+	memset(text, 'z', (size_t)len);
+	text[len] = '\0';
+	sqlite3_open(db, &h);
+	sqlite3_exec(h, "BEGIN", NULL, NULL, NULL);
+	sqlite3_prepare_v2(h, "INSERT INTO turns (session_id, sequence_number, role, content,"
+			   " created_at) VALUES (?, ?, ?, ?, 't')", -1, &q, NULL);
+	for (int i = 1; i <= n; i++) {
+		sqlite3_reset(q);
+		sqlite3_bind_text(q, 1, sid, -1, SQLITE_STATIC);
+		sqlite3_bind_int(q, 2, i);
+		sqlite3_bind_text(q, 3, i % 2 ? "user" : "assistant", -1, SQLITE_STATIC);
+		sqlite3_bind_text(q, 4, text, -1, SQLITE_STATIC);
+		sqlite3_step(q);
+	}
+	sqlite3_finalize(q);
+	sqlite3_exec(h, "COMMIT", NULL, NULL, NULL);
+	sqlite3_close(h);
+	free(text);
+}
+
+TEST(provider_runtime_long_session_reads_a_window_and_reports_every_turn)
+{
+	char dir[] = "/tmp/smriti-unit-XXXXXX", *db, *url;
+	struct smr_err err = SMR_ERR_INIT;
+	struct store *st = NULL;
+	struct ops_ctx ctx;
+	struct space sp = { 0 };
+	struct session s = { 0 };
+	struct runtime *rt;
+	struct chat_send_req req = { 0 };
+	json_t *result = NULL, *reqs, *inc, *drop;
+	size_t i;
+
+	SCRIPT("[]");
+	CHECK(mkdtemp(dir) != NULL);
+	db = xasprintf("%s/t.db", dir);
+	url = xasprintf("http://127.0.0.1:%d/v1", fake_port);
+	setenv("OPENAI_BASE_URL", url, 1);
+	setenv("OPENAI_API_KEY", "sk-unit", 1);
+	setenv("SMRITI_CONTEXT_BUDGETS", "win=6000", 1);
+	rt = runtime_new_from_env();
+	CHECK_INT(store_open(db, &st, &err), SMR_OK);
+	ops_ctx_init(&ctx, st);
+	CHECK_INT(ops_space_create(&ctx, "w", NULL, &sp, &err), SMR_OK);
+	CHECK_INT(chat_session_create(&ctx, "w", NULL, &s, &err), SMR_OK);
+	seed_turns(db, s.id, 5001, 100);
+	req.session_id = s.id;
+	req.message = "the newest question";
+	req.provider = "openai";
+	req.model = "win-model";
+	CHECK_INT(chat_send(&ctx, rt, &req, &result, &err), SMR_OK);
+	inc = json_object_get(json_object_get(result, "context"), "turns_included");
+	drop = json_object_get(json_object_get(result, "context"), "turns_dropped");
+	CHECK_INT(json_array_size(inc) + json_array_size(drop), 5002);
+	for (i = 0; i < json_array_size(drop); i++)
+		CHECK_INT(json_integer_value(json_array_get(drop, i)), i + 1);
+	for (i = 0; i < json_array_size(inc); i++)
+		CHECK_INT(json_integer_value(json_array_get(inc, i)), json_array_size(drop) + i + 1);
+	CHECK(json_array_size(inc) > 10 && json_array_size(inc) < 60);
+	CHECK(json_integer_value(json_array_get(inc, 0)) % 2 == 1);   /* starts on a user turn */
+	CHECK(json_is_true(json_object_get(json_object_get(result, "context"), "trimmed")));
+	CHECK(json_integer_value(json_object_get(json_object_get(result, "context"), "chars"))
+	      <= 6000);
+	reqs = fake_requests();
+	/* the system message, then one message per included turn */
+	CHECK_INT(json_array_size(json_object_get(body_at(reqs, 0), "messages")),
+		  json_array_size(inc) + 1);
+	json_decref(reqs);
+	json_decref(result);
+	session_release(&s);
+	space_release(&sp);
+	store_close(st);
+	runtime_free(rt);
+	unsetenv("OPENAI_BASE_URL");
+	unsetenv("OPENAI_API_KEY");
+	unsetenv("SMRITI_CONTEXT_BUDGETS");
+	unlink(db);
+	{
+		char *wal = xasprintf("%s-wal", db), *shm = xasprintf("%s-shm", db);
+
+		unlink(wal);
+		unlink(shm);
+		free(wal);
+		free(shm);
+	}
+	rmdir(dir);
+	free(db);
+	free(url);
 }

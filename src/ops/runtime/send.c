@@ -21,8 +21,10 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MODEL_MAX_CHARS 200
+#define WINDOW_ALL 2048         /* sessions this long are read whole */
 
 struct send {
 	struct ops_ctx *ctx;
@@ -45,7 +47,16 @@ struct send {
 	struct provider_resp resp;
 	struct turn reply;
 	int64_t t0, provider_us;
+	int64_t cpu0;                  /* thread CPU time at the start */
 };
+
+static int64_t thread_cpu_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
 
 static int is_blank(const char *s)
 {
@@ -192,14 +203,15 @@ static size_t prior_chars(struct send *s)
 
 /*
  * Loads the newest turns after the boundary that the budget can hold, not
- * the whole session: a small window first, then one sized from the average
- * turn, growing until the turns loaded pass the budget or reach the
- * boundary.  Sequence numbers are gap-free, so the ones left unloaded are
- * exactly base+1 .. window and are reported as dropped.
+ * the whole session: sessions up to WINDOW_ALL turns are read whole; longer
+ * ones a small window first, then one sized from the average turn, growing
+ * until the turns loaded pass the budget or reach the boundary.  Sequence
+ * numbers are gap-free, so the ones left unloaded are exactly base+1 ..
+ * window and are reported as dropped.
  */
 static enum smr_rc load_turns(struct send *s, struct smr_err *err)
 {
-	int64_t last = s->user.seq - 1, k = 64, after;
+	int64_t last = s->user.seq - 1, k = last - s->base <= WINDOW_ALL ? last : 64, after;
 	size_t chars;
 	enum smr_rc rc;
 
@@ -325,9 +337,10 @@ static json_t *context_json(const struct send *s)
 	json_object_set_new(o, "mode", json_string(s->mode));
 	json_object_set_new(o, "budget_chars", json_integer((json_int_t)s->budget));
 	json_object_set_new(o, "chars", json_integer((json_int_t)s->cx.chars));
-	json_object_set_new(o, "timing", json_pack("{s:I, s:I}",
+	json_object_set_new(o, "timing", json_pack("{s:I, s:I, s:I}",
 		"total_us", (json_int_t)(sys_monotonic_us() - s->t0),
-		"provider_us", (json_int_t)s->provider_us));
+		"provider_us", (json_int_t)s->provider_us,
+		"cpu_us", (json_int_t)(thread_cpu_us() - s->cpu0)));
 	return o;
 }
 
@@ -372,6 +385,8 @@ static enum smr_rc prepare(struct send *s, struct smr_err *err)
 {
 	enum smr_rc rc;
 
+	if (!s->req->session_id)
+		return smr_errf(err, SMR_EUSAGE, "missing required parameter 'session_id'");
 	if (!s->req->message)
 		return smr_errf(err, SMR_EUSAGE, "missing required parameter 'message'");
 	rc = check_message(s->req->message, err);
@@ -400,7 +415,8 @@ static void send_release(struct send *s)
 enum smr_rc chat_send(struct ops_ctx *ctx, struct runtime *rt, const struct chat_send_req *req,
 		      json_t **result, struct smr_err *err)
 {
-	struct send s = { .ctx = ctx, .rt = rt, .req = req, .t0 = sys_monotonic_us() };
+	struct send s = { .ctx = ctx, .rt = rt, .req = req, .t0 = sys_monotonic_us(),
+			  .cpu0 = thread_cpu_us() };
 	json_t *nudge = NULL;
 	enum smr_rc rc;
 
