@@ -207,6 +207,24 @@ struct ops_ctx *http_thread_ops(struct http_server *srv, struct smr_err *err);
 /* Closes every thread's store (after all threads stopped). */
 void http_close_contexts(struct http_server *srv);
 
+/* ---- the access log (log.c) ---- */
+
+struct http_log {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct buf pending;              /* lines not written yet */
+	size_t dropped;                  /* lines lost to a full buffer */
+	int stop, running;
+	pthread_t thread;
+};
+
+/* Starts the log thread; 0 on success.  Until then lines are written directly. */
+int http_log_start(struct http_log *l);
+/* Queues one line (with its newline) for stderr. */
+void http_log_line(struct http_log *l, const char *line, size_t n);
+/* Writes what is left and stops the thread. */
+void http_log_stop(struct http_log *l);
+
 struct http_server {
 	const struct http_config *cfg;
 	struct http_guard guard;
@@ -214,6 +232,7 @@ struct http_server {
 	struct MHD_Daemon *daemon;
 	struct http_pool pool;
 	struct MHD_Response *fixed[2];
+	struct http_log log;
 	const char *store_name;
 	struct runtime *rt;              /* chat runtime, shared read-only by all threads */
 	atomic_int inflight;             /* requests admitted and not completed */

@@ -178,7 +178,7 @@ static void log_path(char *out, size_t size, const char *url)
 }
 
 /* One line per request: method, path, status, duration; never bodies or headers. */
-static void access_log(const struct http_req *r, enum MHD_RequestTerminationCode toe)
+static void access_log(struct http_req *r, enum MHD_RequestTerminationCode toe)
 {
 	char line[256];
 	int64_t us = sys_monotonic_us() - r->start_us;
@@ -188,9 +188,9 @@ static void access_log(const struct http_req *r, enum MHD_RequestTerminationCode
 		     r->state == REQ_SENT ? r->status : 0, (long long)(us / 1000),
 		     (long long)(us % 1000),
 		     toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed)");
-	if (n > 0 && write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n
-			   : sizeof(line) - 1) < 0)
-		return;
+	if (n > 0)
+		http_log_line(&r->srv->log, line,
+			      (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }
 
 /* ---- the request lifecycle ---- */
@@ -678,6 +678,9 @@ enum smr_rc http_serve(const struct http_config *cfg, struct smr_err *err)
 	sigaddset(&sigs, SIGTERM);
 	signal(SIGPIPE, SIG_IGN);
 	pthread_sigmask(SIG_BLOCK, &sigs, &old);
+	/* before any request thread exists, which then sees log.running set */
+	if (cfg->access_log && http_log_start(&srv.log))
+		fprintf(stderr, "smriti: cannot start the log thread; logging without it\n");
 	srv.pool.run = job_run;
 	srv.pool.cancel = job_cancel;
 	if (pool_start(&srv.pool, cfg->workers)) {
@@ -695,6 +698,7 @@ enum smr_rc http_serve(const struct http_config *cfg, struct smr_err *err)
 	} else {
 		pool_stop(&srv.pool);
 	}
+	http_log_stop(&srv.log);
 	pool_free(&srv.pool);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	http_close_contexts(&srv);
