@@ -290,6 +290,14 @@ function chatSuite(kind, makeDb) {
       assert.equal(fake.requests().length, 0);
       assert.equal((await api('GET', '/v4/sessions/no-such-session')).status, 404);
       assert.equal((await api('POST', '/v5/sessions/no-such-session/mount', { commit_hash: 'abcd' })).status, 404);
+      // mounting a checkpoint of another Space, or none at all, is 422 and creates no session
+      const other = await spaceWithCheckpoint({ title: 'elsewhere' });
+      for (const commit_hash of [other.hash, 'f'.repeat(64), 'zzzz']) {
+        const r = await api('POST', `/v5/sessions/${s.id}/mount`, { commit_hash });
+        assert.equal(r.status, 422, `${commit_hash}: ${r.text}`);
+      }
+      assert.equal((await must('GET', `/v4/repos/${encodeURIComponent(space)}/sessions`)).length, 1);
+      assert.equal((await api('POST', '/v4/repos/no-such-space/sessions', { title: 'x' })).status, 404);
     });
 
     test('429 then success honours the wait and answers normally', async () => {
