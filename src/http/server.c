@@ -3,12 +3,12 @@
  * request, buffering its body, running or queueing its handler, writing the
  * JSON response and the access log, start-up and clean shutdown.
  *
- * Threading model.  MHD runs a small pool of event threads (one per CPU),
- * each with its own epoll loop over many connections.  Reads run inline on
- * those threads: a SQLite read on a cached prepared statement takes
- * microseconds, and skipping a hand-off to another thread is what lets one
- * core answer tens of thousands of /repos/{id}/head reads a second.  Anything that may
- * wait -- a write (SQLite's write lock, fsync), and above all a chat send
+ * Threading model.  MHD runs a small pool of event threads (--threads, one
+ * per CPU by default), each with its own epoll loop over many connections.
+ * Reads run inline on those threads: a SQLite read on a cached prepared
+ * statement takes microseconds, and skipping a hand-off to another thread
+ * is what lets two cores answer over 20,000 /repos/{id}/head reads a
+ * second.  Anything that may wait -- a write (SQLite's write lock, fsync), and above all a chat send
  * whose provider call can take a minute -- suspends its connection
  * (MHD_suspend_connection) and goes to the worker pool (pool.c); the worker
  * resumes the connection when the result is ready.  So a slow provider
