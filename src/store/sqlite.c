@@ -331,6 +331,12 @@ static enum smr_rc sqlite_space_get(struct store *st, const char *id_or_name,
 	sqlite3_stmt *q;
 	int step;
 
+	/* an id-shaped argument is far more likely an id: look it up first */
+	if (strlen(id_or_name) == 36 && id_or_name[8] == '-' && id_or_name[13] == '-') {
+		sqls[0] = by_id;
+		sqls[1] = by_name;
+	}
+
 	for (int i = 0; i < 2; i++) {
 		q = prep(s, sqls[i]);
 		if (!q)
