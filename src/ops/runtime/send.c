@@ -187,15 +187,16 @@ static enum smr_rc store_user_turn(struct send *s, struct smr_err *err)
 	return rc;
 }
 
-/* Characters of the loaded turns before the user's; sets n_turns. */
-static size_t prior_chars(struct send *s)
+/* Sets n_turns to the loaded turns before the user's; with count, returns their characters. */
+static size_t prior_turns(struct send *s, int count)
 {
 	size_t chars = 0;
 
 	s->n_turns = 0;
 	while (s->n_turns < s->n_loaded && s->turns[s->n_turns].seq < s->user.seq) {
-		chars += utf8_chars(s->turns[s->n_turns].content,
-				    strlen(s->turns[s->n_turns].content));
+		if (count)
+			chars += utf8_chars(s->turns[s->n_turns].content,
+					    strlen(s->turns[s->n_turns].content));
 		s->n_turns++;
 	}
 	return chars;
@@ -224,7 +225,8 @@ static enum smr_rc load_turns(struct send *s, struct smr_err *err)
 						&s->n_loaded, err);
 		if (rc)
 			return rc;
-		chars = prior_chars(s);
+		/* with everything after the boundary loaded, context_build does the counting */
+		chars = prior_turns(s, after > s->base);
 		if (after == s->base || chars >= s->budget)
 			break;
 		/* enough turns of the average size seen so far, and a quarter more */
