@@ -74,6 +74,8 @@ static const char *const sqlite_migrations[] = {
 	"  created_at TEXT NOT NULL,"
 	"  started_at TEXT,"
 	"  finished_at TEXT);",
+	/* 2: the nudge counts a Space's turns newer than its HEAD on every send */
+	"CREATE INDEX turns_by_session_time ON turns(session_id, created_at);",
 };
 
 #endif

@@ -324,34 +324,24 @@ static enum smr_rc sqlite_space_create(struct store *st, const struct space *sp,
 static enum smr_rc sqlite_space_get(struct store *st, const char *id_or_name,
 				    struct space *out, struct smr_err *err)
 {
-	static const char by_id[] = SPACE_COLS " WHERE r.id = ?";
-	static const char by_name[] = SPACE_COLS " WHERE r.name = ?";
+	/* one lookup by either key; a name wins over another Space's id */
+	static const char sql[] = SPACE_COLS " WHERE r.name = ?1 OR r.id = ?1"
+		" ORDER BY r.name = ?1 DESC LIMIT 1";
 	struct sqlite_store *s = S(st);
-	const char *sqls[2] = { by_name, by_id };
-	sqlite3_stmt *q;
+	sqlite3_stmt *q = prep(s, sql);
 	int step;
 
-	/* an id-shaped argument is far more likely an id: look it up first */
-	if (strlen(id_or_name) == 36 && id_or_name[8] == '-' && id_or_name[13] == '-') {
-		sqls[0] = by_id;
-		sqls[1] = by_name;
-	}
-
-	for (int i = 0; i < 2; i++) {
-		q = prep(s, sqls[i]);
-		if (!q)
-			return db_error(s, err, "reading a space");
-		bind_text(q, 1, id_or_name);
-		step = sqlite3_step(q);
-		if (step == SQLITE_ROW) {
-			read_space(q, out);
-			sqlite3_reset(q);
-			return SMR_OK;
-		}
-		sqlite3_reset(q);
-		if (step != SQLITE_DONE)
-			return db_error(s, err, "reading a space");
-	}
+	if (!q)
+		return db_error(s, err, "reading a space");
+	bind_text(q, 1, id_or_name);
+	step = sqlite3_step(q);
+	if (step == SQLITE_ROW)
+		read_space(q, out);
+	sqlite3_reset(q);
+	if (step == SQLITE_ROW)
+		return SMR_OK;
+	if (step != SQLITE_DONE)
+		return db_error(s, err, "reading a space");
 	return smr_errf(err, SMR_ENOTFOUND, "no space '%s'", id_or_name);
 }
 

@@ -96,6 +96,8 @@ static const char *const postgres_migrations[] = {
 	"CREATE INDEX draft_jobs_by_session ON draft_jobs(session_id);"
 	"CREATE INDEX draft_jobs_unfinished ON draft_jobs(status)"
 	"  WHERE status IN ('queued', 'running');",
+	/* 2: the nudge counts a Space's turns newer than its HEAD on every send */
+	"CREATE INDEX turns_by_session_time ON turns(session_id, created_at);",
 };
 
 #endif
