@@ -31,6 +31,7 @@ struct cli_cmd {
 };
 
 #define CLI_FULL 1u          /* needs the full binary (network, providers) */
+#define CLI_FULL_FOR_LLM 2u  /* runs in the full binary when a provider is configured */
 
 /*
  * Runs an operation locally or remotely.  On success *result is a new

@@ -95,6 +95,8 @@ static void render_review(const json_t *r)
 static const struct option opts[] = {
 	{ "json", no_argument, NULL, 'j' },
 	{ "no-llm", no_argument, NULL, 'n' },
+	{ "provider", required_argument, NULL, 'p' },
+	{ "model", required_argument, NULL, 'm' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -102,7 +104,8 @@ static const struct option opts[] = {
 int cmd_review(int argc, char **argv, struct cli_ctx *ctx)
 {
 	const struct cli_cmd *cmd = cli_find("review");
-	json_t *res = NULL;
+	json_t *res = NULL, *params;
+	const char *provider = NULL, *model = NULL;
 	int c, json = 0, no_llm = 0, rc;
 
 	if (cli_wants_help(argc, argv)) {
@@ -111,7 +114,8 @@ int cmd_review(int argc, char **argv, struct cli_ctx *ctx)
 		       "decisions, decisions relying on something not listed as a decision or an\n"
 		       "assumption, open questions a decision already answers, and entities\n"
 		       "nothing mentions.  The checkpoint is never changed.  --no-llm skips the\n"
-		       "LLM pass of smriti-full.\n", cmd->usage);
+		       "LLM pass of smriti-full, which runs when a provider is configured (or\n"
+		       "--provider is given); --model picks the provider's model.\n", cmd->usage);
 		return 0;
 	}
 	optind = 0;
@@ -124,13 +128,21 @@ int cmd_review(int argc, char **argv, struct cli_ctx *ctx)
 			json = 1;
 		else if (c == 'n')
 			no_llm = 1;
+		else if (c == 'p')
+			provider = optarg;
+		else if (c == 'm')
+			model = optarg;
 		else
 			return cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
 	}
 	if (argc - optind != 1)
 		return cli_usage(cmd, "give exactly one REF");
-	rc = cli_call(ctx, "review", json_pack("{s:s, s:b}", "ref", argv[optind], "llm", !no_llm),
-		      &res);
+	params = json_pack("{s:s, s:b}", "ref", argv[optind], "llm", !no_llm);
+	if (provider)
+		json_object_set_new(params, "provider", json_string(provider));
+	if (model)
+		json_object_set_new(params, "model", json_string(model));
+	rc = cli_call(ctx, "review", params, &res);
 	if (rc)
 		return rc;
 	if (json)

@@ -37,7 +37,8 @@ static const struct cli_cmd core_commands[] = {
 	{ "restore", "restore SPACE REF [--author NAME] [--json]", cmd_restore, 0 },
 	{ "fork", "fork REF --into NEWSPACE [--json]", cmd_fork, 0 },
 	{ "fsck", "fsck [SPACE] [--json]", cmd_fsck, 0 },
-	{ "review", "review REF [--no-llm] [--json]", cmd_review, 0 },
+	{ "review", "review REF [--provider P] [--model M] [--no-llm] [--json]", cmd_review,
+	  CLI_FULL_FOR_LLM },
 	{ "ingest", "ingest FILE|- --space SPACE [--format F] [--title T] [--json]",
 	  cmd_ingest, 0 },
 	{ NULL, NULL, NULL, 0 },
@@ -131,6 +132,29 @@ static int is_postgres(const char *dsn)
 	return !strncmp(dsn, "postgres://", 11) || !strncmp(dsn, "postgresql://", 13);
 }
 
+/*
+ * 1 when cmd may call a provider here: a provider is configured (the
+ * default one, SMRITI_PROVIDER or openai, has its key; local needs none)
+ * or --provider is given, and --no-llm is not.
+ */
+static int wants_llm(const struct cli_cmd *cmd, int argc, char **argv)
+{
+	const char *p = getenv("SMRITI_PROVIDER"), *key;
+	int asked = 0;
+
+	if (!cmd || !(cmd->flags & CLI_FULL_FOR_LLM))
+		return 0;
+	for (int i = 2; i < argc && strcmp(argv[i], "--"); i++) {
+		if (!strcmp(argv[i], "--no-llm"))
+			return 0;
+		asked |= !strncmp(argv[i], "--provider", 10);
+	}
+	if (asked || (p && !strcmp(p, "local")))
+		return 1;
+	key = getenv(p && !strcmp(p, "anthropic") ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY");
+	return key && *key;
+}
+
 /* Replaces the lean process with smriti-full from the same directory. */
 static int exec_full(char **argv)
 {
@@ -167,7 +191,7 @@ int main(int argc, char **argv)
 	ctx.token = getenv("SMRITI_TOKEN");
 	cmd = argc > 1 ? cli_find(argv[1]) : NULL;
 	if (!cli_is_full && (!cmd || (cmd->flags & CLI_FULL) || ctx.remote ||
-			     (ctx.db && is_postgres(ctx.db))))
+			     (ctx.db && is_postgres(ctx.db)) || wants_llm(cmd, argc, argv)))
 		return exec_full(orig);
 	cli_init();
 	if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||

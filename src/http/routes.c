@@ -252,6 +252,34 @@ static void h_chat_commit(struct http_req *r, struct ops_ctx *ctx)
 	call(r, ctx, "checkpoint.create", p, 201);
 }
 
+/* Draft with AI (V5): the body is draft.create's parameters. */
+static void h_draft_create(struct http_req *r, struct ops_ctx *ctx)
+{
+	call(r, ctx, "draft.create", r->in ? json_incref(r->in) : json_object(), 202);
+}
+
+static void h_draft_get(struct http_req *r, struct ops_ctx *ctx)
+{
+	call(r, ctx, "draft.get", arg_params(r, "job_id"), 200);
+}
+
+/* Review on demand: {provider?, model?, llm?} in the body, the checkpoint in the path. */
+static void h_review(struct http_req *r, struct ops_ctx *ctx)
+{
+	json_t *p;
+
+	for (char *c = r->arg; *c; c++)
+		*c = (char)tolower((unsigned char)*c);
+	if (!is_hash_prefix(r->arg)) {
+		http_error(r, 400, "invalid_input",
+			   "'%s' is not a checkpoint hash (give 4 to 64 hex digits)", r->arg);
+		return;
+	}
+	p = r->in ? json_deep_copy(r->in) : json_object();
+	json_object_set_new(p, "ref", json_string(r->arg));
+	call(r, ctx, "review", p, 200);
+}
+
 #define OPEN (ROUTE_OPEN | ROUTE_NO_STORE)
 
 const struct http_route http_routes[] = {
@@ -301,5 +329,14 @@ const struct http_route http_routes[] = {
 	{ "POST", "/mcp", mcp_http_route, ROUTE_BLOCKING,
 	  { "MCP Streamable HTTP: one JSON-RPC message per POST (docs/mcp.md)", NULL,
 	    "JsonRpc", "JsonRpc", 200, NULL } },
+	{ "POST", "/v5/checkpoints/draft", h_draft_create, ROUTE_BLOCKING,
+	  { "Start a Draft with AI job for a session; the draft is proposed, never saved",
+	    "draft.create", "DraftCreate", "DraftJob", 202, NULL } },
+	{ "GET", "/v5/checkpoints/draft/{job_id}", h_draft_get, 0,
+	  { "A draft job: status, and the proposed checkpoint once done", "draft.get", NULL,
+	    "DraftJob", 200, NULL } },
+	{ "POST", "/v5/checkpoints/{hash}/review", h_review, ROUTE_BLOCKING,
+	  { "Review a Checkpoint on demand (deterministic pass, then the LLM pass)", "review",
+	    "ReviewParams", "Review", 200, NULL } },
 	{ NULL, NULL, NULL, 0, { NULL, NULL, NULL, NULL, 0, NULL } },
 };

@@ -18,6 +18,7 @@
  * a context switch per request.
  */
 #include "http/internal.h"
+#include "ops/runtime/draft.h"
 #include "ops/runtime/runtime.h"
 #include "util/sys.h"
 #include "util/utf8.h"
@@ -442,7 +443,7 @@ static enum MHD_Result dispatch(struct http_req *r)
 			http_error(r, 404, "not_found", "no operation '%s'", r->arg);
 			return send_reply(r);
 		}
-		blocking = r->op->writes;
+		blocking = r->op->writes || r->op->slow;
 	}
 	if (!blocking) {
 		run_handler(r);
@@ -686,8 +687,9 @@ enum smr_rc http_serve(const struct http_config *cfg, struct smr_err *err)
 	if (pool_start(&srv.pool, cfg->workers)) {
 		rc = smr_errf(err, SMR_EINTERNAL, "cannot start worker threads");
 	} else {
-		srv.daemon = start_daemon(&srv, fd);
-		if (!srv.daemon)
+		rc = draft_runner_start(cfg->dsn, srv.rt, &srv.rt->drafts, err);
+		srv.daemon = rc ? NULL : start_daemon(&srv, fd);
+		if (!srv.daemon && !rc)
 			rc = smr_errf(err, SMR_EINTERNAL, "cannot start the HTTP server on %s",
 				      cfg->listen);
 	}
@@ -702,6 +704,7 @@ enum smr_rc http_serve(const struct http_config *cfg, struct smr_err *err)
 	pool_free(&srv.pool);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	http_close_contexts(&srv);
+	draft_runner_stop(srv.rt->drafts);    /* after the workers: no more draft.create */
 	runtime_free(srv.rt);
 	for (int i = 0; i < 2; i++)
 		if (srv.fixed[i])

@@ -19,6 +19,7 @@ struct api_op {
 	enum smr_rc (*run)(struct ops_ctx *ctx, const json_t *params, json_t **result,
 			   struct smr_err *err);
 	int writes;               /* 1 when the operation changes state */
+	int slow;                 /* 1 when it may wait on a provider (HTTP: on a worker) */
 };
 
 /* Looks up an operation by name; NULL if there is none. */

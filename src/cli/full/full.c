@@ -4,14 +4,19 @@
  */
 #include "cli/cli.h"
 #include "ops/api.h"
+#include "ops/runtime/draft.h"
+#include "ops/runtime/review_llm.h"
 #include "ops/runtime/runtime.h"
 
 const int cli_is_full = 1;
 
+int cmd_draft(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_mcp(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_serve(int argc, char **argv, struct cli_ctx *ctx);
 
 const struct cli_cmd cli_full_commands[] = {
+	{ "draft", "draft SESSION [--provider P] [--model M] [--json]  (Draft with AI)",
+	  cmd_draft, CLI_FULL },
 	{ "mcp", "mcp  (serve MCP over stdio for agent hosts)", cmd_mcp, CLI_FULL },
 	{ "serve", "serve [--listen HOST:PORT] [--workers N]  (the HTTP API)", cmd_serve,
 	  CLI_FULL },
@@ -22,4 +27,6 @@ void cli_init(void)
 {
 	/* runtime operation tables are registered here: api_register(...) */
 	api_register(chat_api_ops);
+	api_register(draft_api_ops);
+	ops_review_set_llm_pass(&review_llm_pass);
 }

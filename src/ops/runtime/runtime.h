@@ -47,6 +47,7 @@ struct runtime {
 	struct rt_budget *budgets;       /* SMRITI_CONTEXT_BUDGETS, then built-ins */
 	size_t n_budgets;
 	int64_t nudge_threshold;         /* SMRITI_NUDGE_TURNS, else 10 */
+	struct draft_runner *drafts;     /* draft job workers (draft.h); NULL: run inline */
 };
 
 /*

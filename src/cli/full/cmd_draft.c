@@ -1,0 +1,207 @@
+/*
+ * cmd_draft.c -- `smriti draft SESSION`: Draft with AI from the command
+ * line.  It creates a draft job (draft.create) and waits for it
+ * (draft.get), locally or on the server at SMRITI_URL, then prints the
+ * proposed checkpoint.  Nothing is saved: `--json` prints the draft in the
+ * form `smriti checkpoint create SPACE --from-json -` reads.
+ */
+#include "cli/cli.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#define POLL_FIRST_MS 20
+#define POLL_MAX_MS 500
+#define WAIT_MAX_S (6 * 3600)   /* the server fails a job at its timeout long before */
+
+int cmd_draft(int argc, char **argv, struct cli_ctx *ctx);
+
+static const struct cli_cmd *draft_cmd(void)
+{
+	return cli_find("draft");
+}
+
+static const char *str(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s ? s : "";
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static int finished(const json_t *job)
+{
+	return !strcmp(str(job, "status"), "done") || !strcmp(str(job, "status"), "failed");
+}
+
+/* Polls draft.get until the job is done or failed; *job is replaced. */
+static int wait_for(struct cli_ctx *ctx, json_t **job)
+{
+	long delay = POLL_FIRST_MS, waited = 0;
+	json_t *next;
+	int rc;
+
+	while (!finished(*job)) {
+		if (waited > WAIT_MAX_S * 1000L)
+			return cli_fail(SMR_ETIMEOUT, "gave up waiting for draft job %s",
+					str(*job, "job_id"));
+		sleep_ms(delay);
+		waited += delay;
+		delay = delay * 2 > POLL_MAX_MS ? POLL_MAX_MS : delay * 2;
+		next = NULL;
+		rc = cli_call(ctx, "draft.get", json_pack("{s:s}", "job_id", str(*job, "job_id")),
+			      &next);
+		if (rc)
+			return rc;
+		json_decref(*job);
+		*job = next;
+	}
+	return 0;
+}
+
+static void render_list(const json_t *draft, const char *field, const char *heading)
+{
+	const json_t *list = json_object_get(draft, field), *item;
+	const char *key = !strcmp(field, "entities") || !strcmp(field, "artifacts") ? "name" :
+			  "text";
+	size_t i;
+
+	if (!json_array_size(list))
+		return;
+	printf("\n%s:\n", heading);
+	json_array_foreach(list, i, item) {
+		if (!strcmp(field, "tasks"))
+			printf("  [%c] %s\n", strcmp(str(item, "status"), "done") ? ' ' : 'x',
+			       str(item, key));
+		else if (*str(item, "kind"))
+			printf("  - %s (%s)\n", str(item, key), str(item, "kind"));
+		else
+			printf("  - %s\n", str(item, key));
+	}
+}
+
+static void render_draft(const json_t *job)
+{
+	const json_t *draft = json_object_get(job, "draft");
+	const json_t *range = json_object_get(json_object_get(json_object_get(draft, "metadata"),
+							      "draft"), "turn_range");
+
+	printf("draft of session %s, turns %lld to %lld, by %s %s (not saved)\n",
+	       str(job, "session_id"),
+	       (long long)json_integer_value(json_object_get(range, "first_seq")),
+	       (long long)json_integer_value(json_object_get(range, "last_seq")),
+	       str(job, "provider"), str(job, "model"));
+	printf("\n    %s\n", *str(draft, "title") ? str(draft, "title") : "(untitled)");
+	if (*str(draft, "summary"))
+		printf("\n    %s\n", str(draft, "summary"));
+	render_list(draft, "decisions", "Decisions");
+	render_list(draft, "assumptions", "Assumptions");
+	render_list(draft, "tasks", "Tasks");
+	render_list(draft, "open_questions", "Open questions");
+	render_list(draft, "entities", "Entities");
+	render_list(draft, "artifacts", "Artifacts");
+	printf("\nTo save it: smriti draft %s --json > draft.json, edit it, then\n"
+	       "  smriti checkpoint create SPACE --from-json draft.json\n",
+	       str(job, "session_id"));
+}
+
+static const struct option opts[] = {
+	{ "provider", required_argument, NULL, 'p' },
+	{ "model", required_argument, NULL, 'm' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int usage_help(void)
+{
+	printf("usage: smriti %s\n\n"
+	       "Drafts a checkpoint from the turns of SESSION after its mount boundary:\n"
+	       "a model extracts only the decisions, assumptions, tasks, open questions,\n"
+	       "entities and artifacts the conversation states.  No earlier checkpoint is\n"
+	       "shown to it.  The draft is printed, not saved; --json prints it in the\n"
+	       "form 'smriti checkpoint create SPACE --from-json FILE' reads.\n\n"
+	       "  --provider P   openai, anthropic or local (default: SMRITI_PROVIDER)\n"
+	       "  --model M      the provider's model (default: its configured one)\n"
+	       "  --json         print the draft as JSON\n\n"
+	       "Runs on the local store, or on the server at SMRITI_URL.  The job times\n"
+	       "out after SMRITI_DRAFT_TIMEOUT_MS (default 120000).  Exit code 5 when the\n"
+	       "draft failed (provider error, timeout, a reply that is not a draft).\n",
+	       draft_cmd()->usage);
+	return 0;
+}
+
+/* params[key] = val; -1 when val is not UTF-8 text. */
+static int set_str(json_t *params, const char *key, const char *val)
+{
+	json_t *s = json_string(val);
+
+	if (!s)
+		return -1;
+	json_object_set_new(params, key, s);
+	return 0;
+}
+
+static int parse(int argc, char **argv, json_t *params, int *json)
+{
+	int c, bad = 0;
+
+	optind = 0;
+	opterr = 0;
+	for (;;) {
+		c = getopt_long(argc, argv, "", opts, NULL);
+		if (c == -1)
+			break;
+		if (c == 'j')
+			*json = 1;
+		else if (c == 'p')
+			bad |= set_str(params, "provider", optarg);
+		else if (c == 'm')
+			bad |= set_str(params, "model", optarg);
+		else
+			return cli_usage(draft_cmd(), "unknown option or missing value '%s'",
+					 argv[optind - 1]);
+	}
+	if (argc - optind != 1)
+		return cli_usage(draft_cmd(), "give exactly one SESSION");
+	bad |= set_str(params, "session_id", argv[optind]);
+	if (bad)
+		return cli_fail(SMR_EINVAL, "arguments must be valid UTF-8");
+	return 0;
+}
+
+int cmd_draft(int argc, char **argv, struct cli_ctx *ctx)
+{
+	json_t *params = json_object(), *job = NULL;
+	int json = 0, rc;
+
+	if (cli_wants_help(argc, argv)) {
+		json_decref(params);
+		return usage_help();
+	}
+	rc = parse(argc, argv, params, &json);
+	if (rc) {
+		json_decref(params);
+		return rc;
+	}
+	rc = cli_call(ctx, "draft.create", params, &job);
+	if (!rc)
+		rc = wait_for(ctx, &job);
+	if (!rc && !strcmp(str(job, "status"), "failed"))
+		rc = cli_fail(SMR_EPROVIDER, "draft job %s failed: %s", str(job, "job_id"),
+			      str(job, "error"));
+	if (!rc && json)
+		cli_print_json(json_object_get(job, "draft"));
+	else if (!rc)
+		render_draft(job);
+	json_decref(job);
+	return rc;
+}

@@ -1,0 +1,787 @@
+/*
+ * draft.c -- Draft with AI jobs (see draft.h): creating and reading jobs,
+ * running one job (prompt, provider call with a JSON schema, validation,
+ * one repair request), and the runner's worker threads and watchdog.
+ *
+ * Who writes a job's row: draft.create writes it queued; the worker that
+ * takes it writes running; the end state (done or failed) is written by
+ * whoever claims the job first under the runner's lock -- its worker when
+ * the work ends, or the watchdog when the job's time is up -- so a late
+ * result never overwrites a timeout.  A process killed mid-job leaves rows
+ * queued or running; the next draft_runner_start() fails them.
+ */
+#include "ops/runtime/draft.h"
+#include "domain/draft.h"
+#include "util/sys.h"
+#include "util/utf8.h"
+#include "util/xalloc.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MODEL_MAX_CHARS 200
+#define DRAFT_MIN_REPLY_TOKENS 4096     /* a draft of a long talk needs room */
+#define REPAIR_ECHO_CHARS 8000          /* of a rejected reply, sent back to repair */
+
+static const char restart_reason[] =
+	"the server restarted while this job was queued or running; start a new draft";
+static const char stop_reason[] =
+	"the server stopped before this job ran; start a new draft";
+
+/* One job as the runner knows it; strings owned. */
+struct draft_task {
+	char *job_id;
+	char *session_id;
+	char *provider;
+	char *model;
+	int64_t base;                 /* turns after this sequence number ... */
+	int64_t upto;                 /* ... up to the last one when the job was made */
+	int64_t deadline_us;          /* monotonic; set when it starts running */
+	int claimed;                  /* its end state is being written (under lock) */
+	struct draft_task *next;      /* queue, then active list */
+};
+
+struct draft_runner {
+	struct runtime *rt;
+	long timeout_ms;
+	pthread_mutex_t lock;
+	pthread_cond_t work;          /* a job was queued, or stopping */
+	pthread_cond_t tick;          /* the active list changed (watchdog) */
+	struct draft_task *head, *tail;
+	size_t queued;
+	struct draft_task *active;
+	int stopping;
+	int workers_done;
+	pthread_t *threads;
+	struct store **stores;        /* one per worker, then the watchdog's */
+	unsigned n;
+	int watchdog_started;
+	pthread_t watchdog;
+};
+
+static long env_long(const char *name, long def, long min, long max)
+{
+	const char *v = getenv(name);
+	char *end;
+	long n;
+
+	if (!v || !*v)
+		return def;
+	n = strtol(v, &end, 10);
+	return *end || n < min || n > max ? def : n;
+}
+
+static long draft_timeout_ms(void)
+{
+	return env_long("SMRITI_DRAFT_TIMEOUT_MS", DRAFT_DEFAULT_TIMEOUT_MS, 1, 3600000);
+}
+
+static void task_free(struct draft_task *t)
+{
+	if (!t)
+		return;
+	free(t->job_id);
+	free(t->session_id);
+	free(t->provider);
+	free(t->model);
+	free(t);
+}
+
+/* ---- the job document ---- */
+
+static json_t *str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+json_t *draft_job_json(const struct draft_job *j)
+{
+	json_t *o = json_object();
+	json_t *draft;
+
+	json_object_set_new(o, "job_id", json_string(j->id));
+	json_object_set_new(o, "session_id", json_string(j->session_id));
+	json_object_set_new(o, "status", json_string(job_status_name(j->status)));
+	json_object_set_new(o, "provider", str_or_null(j->provider));
+	json_object_set_new(o, "model", str_or_null(j->model));
+	json_object_set_new(o, "created_at", json_string(j->created_at));
+	json_object_set_new(o, "started_at", str_or_null(j->started_at));
+	json_object_set_new(o, "finished_at", str_or_null(j->finished_at));
+	if (j->status == JOB_FAILED)
+		json_object_set_new(o, "error", json_string(j->error ? j->error :
+							    "the job failed"));
+	if (j->status == JOB_DONE && j->result) {
+		draft = json_loads(j->result, 0, NULL);
+		if (draft)
+			json_object_set_new(o, "draft", draft);
+	}
+	return o;
+}
+
+/* ---- writing a job's state ---- */
+
+static void job_write(struct store *st, const char *job_id, enum job_status status,
+		      const char *result, const char *error)
+{
+	struct draft_job j = { 0 };
+	struct smr_err err = SMR_ERR_INIT;
+	char now[32];
+
+	sys_now_iso(now);
+	j.id = (char *)job_id;
+	j.status = status;
+	j.result = (char *)result;
+	j.error = (char *)error;
+	if (status == JOB_RUNNING)
+		j.started_at = now;
+	else
+		j.finished_at = now;
+	if (st->ops->job_update(st, &j, &err))
+		fprintf(stderr, "smriti: draft job %s: cannot record it %s: %s\n", job_id,
+			job_status_name(status), err.msg);
+}
+
+/* ---- running one job ---- */
+
+struct job_run {
+	struct store *st;
+	struct runtime *rt;
+	const struct draft_task *t;
+	struct provider *p;
+	long timeout_ms;
+	json_t *schema;
+	struct turn *turns;
+	size_t n_turns;
+	struct draft_prompt prompt;
+};
+
+static enum smr_rc job_timed_out(const struct job_run *jr, struct smr_err *err)
+{
+	return smr_errf(err, SMR_ETIMEOUT, "the draft timed out after %ld ms"
+			" (SMRITI_DRAFT_TIMEOUT_MS)", jr->timeout_ms);
+}
+
+/* Puts prefix before err's message (which smr_errf cannot read while writing it). */
+static enum smr_rc err_prefix(struct smr_err *err, enum smr_rc rc, const char *prefix)
+{
+	char msg[sizeof(err->msg)];
+
+	memcpy(msg, err->msg, sizeof(msg));
+	return smr_errf(err, rc, "%s%.440s", prefix, msg);
+}
+
+/* One structured request; the per-attempt timeout never runs past the job's deadline. */
+static enum smr_rc ask(struct job_run *jr, const struct provider_msg *msgs, size_t n,
+		       struct provider_resp *resp, struct smr_err *err)
+{
+	struct provider_req req = { 0 };
+	int64_t left_ms = (jr->t->deadline_us - sys_monotonic_us()) / 1000;
+	enum smr_rc rc;
+
+	if (left_ms <= 0)
+		return job_timed_out(jr, err);
+	req.model = jr->t->model;
+	req.system = jr->prompt.system;
+	req.msgs = msgs;
+	req.n_msgs = n;
+	req.max_tokens = jr->p->cfg.max_tokens < DRAFT_MIN_REPLY_TOKENS ?
+			 DRAFT_MIN_REPLY_TOKENS : jr->p->cfg.max_tokens;
+	req.temperature = -1;
+	req.timeout_ms = left_ms < jr->p->cfg.timeout_ms ? (long)left_ms : jr->p->cfg.timeout_ms;
+	req.schema = jr->schema;
+	req.schema_name = DRAFT_SCHEMA_NAME;
+	req.schema_description = "The proposed checkpoint: only what the conversation states";
+	req.schema_strict = 1;
+	rc = provider_complete(jr->p, &req, resp, err);
+	if (rc == SMR_ETIMEOUT && req.timeout_ms == left_ms)
+		return job_timed_out(jr, err);
+	if (rc == SMR_ETIMEOUT)
+		return err_prefix(err, SMR_ETIMEOUT, "the provider timed out: ");
+	return rc;
+}
+
+/*
+ * 1 when the provider answered but its structured reply is not JSON (or
+ * Anthropic's forced tool was not called): the model's fault, worth one
+ * repair request.  The provider backends say so in these words.
+ */
+static int reply_not_json(enum smr_rc rc, const struct smr_err *err)
+{
+	return rc == SMR_EPROVIDER && (strstr(err->msg, "structured reply is not valid JSON") ||
+				       strstr(err->msg, "did not call the"));
+}
+
+/*
+ * Asks for the draft, and once more with a repair note when the reply was
+ * not JSON or not of the schema.  *draft gets the validated draft.
+ */
+static enum smr_rc ask_and_check(struct job_run *jr, json_t **draft, struct smr_err *err)
+{
+	struct provider_msg msgs[3] = { { "user", jr->prompt.user } };
+	struct provider_resp resp = { 0 };
+	struct smr_err why = SMR_ERR_INIT;
+	const char *kind = NULL;
+	char *echo = NULL, *note = NULL;
+	size_t n = 1;
+	enum smr_rc rc = SMR_OK;
+
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if (attempt) {
+			note = draft_repair_note(why.msg);
+			n = 1;
+			if (echo)
+				msgs[n++] = (struct provider_msg){ "assistant", echo };
+			msgs[n++] = (struct provider_msg){ "user", note };
+		}
+		provider_resp_release(&resp);
+		rc = ask(jr, msgs, n, &resp, err);
+		if (reply_not_json(rc, err)) {
+			kind = "is not valid JSON";
+			smr_errf(&why, SMR_EUNPROC, "%s", err->msg);
+			continue;
+		}
+		if (rc) {
+			if (rc == SMR_EPROVIDER)
+				err_prefix(err, rc, "the provider failed: ");
+			goto out;
+		}
+		rc = draft_validate(resp.json, draft, &why);
+		if (!rc)
+			goto out;
+		kind = "does not fit the checkpoint schema";
+		free(echo);
+		echo = xstrndup(resp.text, utf8_prefix_bytes(resp.text, strlen(resp.text),
+							     REPAIR_ECHO_CHARS));
+	}
+	rc = smr_errf(err, SMR_EPROVIDER, "the model's reply %s, also after one repair request:"
+		      " %.400s", kind, why.msg);
+out:
+	provider_resp_release(&resp);
+	free(echo);
+	free(note);
+	return rc;
+}
+
+static enum smr_rc extract(struct job_run *jr, json_t **draft, struct smr_err *err)
+{
+	const struct draft_task *t = jr->t;
+	struct draft_prompt_in in = { 0 };
+	struct draft_provenance prov;
+	enum smr_rc rc;
+
+	rc = jr->st->ops->turn_list(jr->st, t->session_id, t->base, &jr->turns, &jr->n_turns, err);
+	if (rc == SMR_ENOTFOUND)
+		return smr_errf(err, SMR_ENOTFOUND, "session '%s' no longer exists", t->session_id);
+	if (rc)
+		return rc;
+	in.turns = jr->turns;
+	in.n_turns = jr->n_turns;
+	in.after_seq = t->base;
+	in.upto_seq = t->upto;
+	in.budget_chars = runtime_budget_for(jr->rt, t->model);
+	rc = draft_prompt_build(&in, &jr->prompt, err);
+	if (!rc)
+		rc = ask_and_check(jr, draft, err);
+	if (rc)
+		return rc;
+	prov = (struct draft_provenance){ t->session_id, jr->prompt.first_seq,
+					  jr->prompt.last_seq, t->provider, t->model, t->job_id };
+	draft_set_provenance(*draft, &prov);
+	return SMR_OK;
+}
+
+/*
+ * Runs the work of task t on store st: its result (draft JSON text, caller
+ * free()s) or its error message in err.
+ */
+static enum smr_rc run_work(struct store *st, struct runtime *rt, struct draft_task *t,
+			    long timeout_ms, char **result, struct smr_err *err)
+{
+	struct job_run jr = { .st = st, .rt = rt, .t = t, .timeout_ms = timeout_ms };
+	json_t *draft = NULL;
+	enum smr_rc rc;
+
+	*result = NULL;
+	jr.p = runtime_provider(rt, t->provider);
+	if (!jr.p)
+		return smr_errf(err, SMR_EUNPROC, "unknown provider '%s'", t->provider);
+	jr.schema = draft_schema();
+	rc = extract(&jr, &draft, err);
+	if (!rc)
+		*result = json_dumps(draft, JSON_COMPACT);
+	json_decref(draft);
+	json_decref(jr.schema);
+	turns_free(jr.turns, jr.n_turns);
+	draft_prompt_release(&jr.prompt);
+	return rc;
+}
+
+/* Runs t to its end in the calling thread (no runner) and records the outcome. */
+static void run_inline(struct store *st, struct runtime *rt, struct draft_task *t)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	char *result = NULL;
+	long timeout = draft_timeout_ms();
+
+	job_write(st, t->job_id, JOB_RUNNING, NULL, NULL);
+	t->deadline_us = sys_monotonic_us() + (int64_t)timeout * 1000;
+	if (run_work(st, rt, t, timeout, &result, &err))
+		job_write(st, t->job_id, JOB_FAILED, NULL, err.msg);
+	else
+		job_write(st, t->job_id, JOB_DONE, result, NULL);
+	free(result);
+}
+
+/* ---- the runner ---- */
+
+static void active_remove(struct draft_runner *r, struct draft_task *t)
+{
+	for (struct draft_task **pp = &r->active; *pp; pp = &(*pp)->next) {
+		if (*pp == t) {
+			*pp = t->next;
+			return;
+		}
+	}
+}
+
+static void run_task(struct draft_runner *r, struct store *st, struct draft_task *t)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	char *result = NULL;
+	enum smr_rc rc;
+	int mine;
+
+	job_write(st, t->job_id, JOB_RUNNING, NULL, NULL);
+	pthread_mutex_lock(&r->lock);
+	t->deadline_us = sys_monotonic_us() + (int64_t)r->timeout_ms * 1000;
+	t->next = r->active;
+	r->active = t;
+	pthread_cond_signal(&r->tick);
+	pthread_mutex_unlock(&r->lock);
+
+	rc = run_work(st, r->rt, t, r->timeout_ms, &result, &err);
+
+	pthread_mutex_lock(&r->lock);
+	mine = !t->claimed;
+	t->claimed = 1;
+	active_remove(r, t);
+	pthread_mutex_unlock(&r->lock);
+	if (mine && rc)
+		job_write(st, t->job_id, JOB_FAILED, NULL, err.msg);
+	else if (mine)
+		job_write(st, t->job_id, JOB_DONE, result, NULL);
+	free(result);
+	task_free(t);
+}
+
+struct worker_arg {
+	struct draft_runner *r;
+	struct store *st;
+};
+
+static void *worker_main(void *arg)
+{
+	struct draft_runner *r = ((struct worker_arg *)arg)->r;
+	struct store *st = ((struct worker_arg *)arg)->st;
+	struct draft_task *t;
+	int stopping;
+
+	free(arg);
+	for (;;) {
+		pthread_mutex_lock(&r->lock);
+		while (!r->head && !r->stopping)
+			pthread_cond_wait(&r->work, &r->lock);
+		t = r->head;
+		if (t) {
+			r->head = t->next;
+			if (!r->head)
+				r->tail = NULL;
+			r->queued--;
+		}
+		stopping = r->stopping;
+		pthread_mutex_unlock(&r->lock);
+		if (!t)
+			break;
+		if (stopping) {
+			job_write(st, t->job_id, JOB_FAILED, NULL, stop_reason);
+			task_free(t);
+			continue;
+		}
+		run_task(r, st, t);
+	}
+	return NULL;
+}
+
+/* Claims every active job whose time is up; their ids go to ids (caller frees each). */
+static size_t claim_expired(struct draft_runner *r, char **ids, size_t max, int64_t *next_us)
+{
+	int64_t now = sys_monotonic_us();
+	size_t n = 0;
+
+	*next_us = 0;
+	for (struct draft_task *t = r->active; t; t = t->next) {
+		if (t->claimed)
+			continue;
+		if (t->deadline_us <= now && n < max) {
+			t->claimed = 1;
+			ids[n++] = xstrdup(t->job_id);
+		} else if (!*next_us || t->deadline_us < *next_us) {
+			*next_us = t->deadline_us;
+		}
+	}
+	return n;
+}
+
+static void wait_until(struct draft_runner *r, int64_t mono_us)
+{
+	struct timespec ts;
+
+	if (!mono_us) {
+		pthread_cond_wait(&r->tick, &r->lock);
+		return;
+	}
+	ts.tv_sec = (time_t)(mono_us / 1000000);
+	ts.tv_nsec = (long)(mono_us % 1000000) * 1000;
+	pthread_cond_timedwait(&r->tick, &r->lock, &ts);
+}
+
+/* Fails jobs whose time is up, while their provider calls may still be going. */
+static void *watchdog_main(void *arg)
+{
+	struct draft_runner *r = arg;
+	struct store *st = r->stores[r->n];
+	char msg[160], *ids[DRAFT_MAX_WORKERS];
+	int64_t next_us;
+	size_t n;
+
+	snprintf(msg, sizeof(msg), "the draft timed out after %ld ms (SMRITI_DRAFT_TIMEOUT_MS)",
+		 r->timeout_ms);
+	pthread_mutex_lock(&r->lock);
+	while (!(r->workers_done && !r->active)) {
+		n = claim_expired(r, ids, DRAFT_MAX_WORKERS, &next_us);
+		if (!n) {
+			wait_until(r, next_us);
+			continue;
+		}
+		pthread_mutex_unlock(&r->lock);
+		for (size_t i = 0; i < n; i++) {
+			job_write(st, ids[i], JOB_FAILED, NULL, msg);
+			free(ids[i]);
+		}
+		pthread_mutex_lock(&r->lock);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return NULL;
+}
+
+static void runner_free(struct draft_runner *r)
+{
+	for (unsigned i = 0; r->stores && i <= r->n; i++)
+		store_close(r->stores[i]);
+	free(r->stores);
+	free(r->threads);
+	pthread_mutex_destroy(&r->lock);
+	pthread_cond_destroy(&r->work);
+	pthread_cond_destroy(&r->tick);
+	free(r);
+}
+
+/* Threads of the runner take no signals: the server's main thread waits for them. */
+static int spawn(pthread_t *th, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	int rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(th, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
+static enum smr_rc fail_unfinished(struct store *st, struct smr_err *err)
+{
+	char now[32];
+	size_t n = 0;
+	enum smr_rc rc;
+
+	sys_now_iso(now);
+	rc = st->ops->job_fail_unfinished(st, restart_reason, now, &n, err);
+	if (!rc && n)
+		fprintf(stderr, "smriti: marked %zu unfinished draft job%s failed (left by an"
+			" earlier server)\n", n, n == 1 ? "" : "s");
+	return rc;
+}
+
+static enum smr_rc start_threads(struct draft_runner *r, struct smr_err *err)
+{
+	struct worker_arg *wa;
+	unsigned started;
+
+	for (started = 0; started < r->n; started++) {
+		wa = xmalloc(sizeof(*wa));
+		wa->r = r;
+		wa->st = r->stores[started];
+		if (spawn(&r->threads[started], worker_main, wa)) {
+			free(wa);
+			break;
+		}
+	}
+	if (started == r->n && !spawn(&r->watchdog, watchdog_main, r)) {
+		r->watchdog_started = 1;
+		return SMR_OK;
+	}
+	r->n = started;           /* stop joins only what runs */
+	return smr_errf(err, SMR_EINTERNAL, "cannot start draft job threads");
+}
+
+enum smr_rc draft_runner_start(const char *dsn, struct runtime *rt, struct draft_runner **out,
+			       struct smr_err *err)
+{
+	struct draft_runner *r = xcalloc(1, sizeof(*r));
+	pthread_condattr_t ca;
+	unsigned n = (unsigned)env_long("SMRITI_DRAFT_WORKERS", DRAFT_DEFAULT_WORKERS, 1,
+					DRAFT_MAX_WORKERS);
+	enum smr_rc rc = SMR_OK;
+
+	*out = NULL;
+	r->rt = rt;
+	r->timeout_ms = draft_timeout_ms();
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->work, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&r->tick, &ca);
+	pthread_condattr_destroy(&ca);
+	r->stores = xcalloc(n + 1, sizeof(*r->stores));
+	r->threads = xcalloc(n, sizeof(*r->threads));
+	r->n = n;
+	for (unsigned i = 0; !rc && i <= n; i++)
+		rc = store_open(dsn, &r->stores[i], err);
+	if (!rc)
+		rc = fail_unfinished(r->stores[n], err);
+	if (!rc)
+		rc = start_threads(r, err);
+	if (rc) {
+		draft_runner_stop(r);
+		return rc;
+	}
+	*out = r;
+	return SMR_OK;
+}
+
+void draft_runner_stop(struct draft_runner *r)
+{
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->lock);
+	r->stopping = 1;
+	pthread_cond_broadcast(&r->work);
+	pthread_mutex_unlock(&r->lock);
+	for (unsigned i = 0; i < r->n; i++)
+		pthread_join(r->threads[i], NULL);
+	pthread_mutex_lock(&r->lock);
+	r->workers_done = 1;
+	pthread_cond_signal(&r->tick);
+	pthread_mutex_unlock(&r->lock);
+	if (r->watchdog_started)
+		pthread_join(r->watchdog, NULL);
+	runner_free(r);
+}
+
+/* Queues t for a worker; SMR_EUNAVAIL when the queue is full or stopping. */
+static enum smr_rc runner_room(struct draft_runner *r, struct smr_err *err)
+{
+	enum smr_rc rc = SMR_OK;
+
+	pthread_mutex_lock(&r->lock);
+	if (r->stopping)
+		rc = smr_errf(err, SMR_EUNAVAIL, "the server is shutting down; no draft was started");
+	else if (r->queued >= DRAFT_MAX_QUEUED)
+		rc = smr_errf(err, SMR_EUNAVAIL, "%d draft jobs are already waiting; try again"
+			      " later", DRAFT_MAX_QUEUED);
+	pthread_mutex_unlock(&r->lock);
+	return rc;
+}
+
+static void runner_submit(struct draft_runner *r, struct draft_task *t)
+{
+	t->next = NULL;
+	pthread_mutex_lock(&r->lock);
+	if (r->tail)
+		r->tail->next = t;
+	else
+		r->head = t;
+	r->tail = t;
+	r->queued++;
+	pthread_cond_signal(&r->work);
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* ---- draft.create and draft.get ---- */
+
+static enum smr_rc pick_provider(struct runtime *rt, const struct draft_req *req,
+				 struct provider **p, const char **model, struct smr_err *err)
+{
+	const char *name = req->provider ? req->provider : rt->default_provider;
+	const char *why;
+	size_t n;
+
+	*p = runtime_provider(rt, name);
+	if (!*p)
+		return smr_errf(err, SMR_EUNPROC,
+				"unknown provider '%s' (expected openai, anthropic or local)", name);
+	why = provider_unusable(*p);
+	if (why)
+		return smr_errf(err, SMR_EUNPROC, "cannot draft with %s: %s", name, why);
+	*model = req->model ? req->model : (*p)->cfg.default_model;
+	n = strlen(*model);
+	if (!n || !utf8_valid(*model, n) || utf8_chars(*model, n) > MODEL_MAX_CHARS)
+		return smr_errf(err, SMR_EINVAL, "model must be 1 to %d characters of text",
+				MODEL_MAX_CHARS);
+	return SMR_OK;
+}
+
+/* The session's boundary and last turn: as chat sends see it (runtime.h). */
+static enum smr_rc session_scope(struct ops_ctx *ctx, const char *id, int64_t *base,
+				 int64_t *upto, struct smr_err *err)
+{
+	struct session s = { 0 };
+	enum smr_rc rc = ctx->st->ops->session_get(ctx->st, id, &s, err);
+
+	if (rc)
+		return rc;
+	*base = s.forked_from || s.history_base_seq < 0 ? 0 : s.history_base_seq;
+	*upto = s.last_seq;
+	if (*upto <= *base)
+		rc = smr_errf(err, SMR_EUNPROC, "session '%s' has no turns%s to draft from", id,
+			      *base ? " after its mount boundary" : "");
+	session_release(&s);
+	return rc;
+}
+
+static struct draft_task *task_new(const char *job_id, const struct draft_req *req,
+				   const struct provider *p, const char *model, int64_t base,
+				   int64_t upto)
+{
+	struct draft_task *t = xcalloc(1, sizeof(*t));
+
+	t->job_id = xstrdup(job_id);
+	t->session_id = xstrdup(req->session_id);
+	t->provider = xstrdup(p->name);
+	t->model = xstrdup(model);
+	t->base = base;
+	t->upto = upto;
+	return t;
+}
+
+enum smr_rc draft_create(struct ops_ctx *ctx, struct runtime *rt, const struct draft_req *req,
+			 json_t **out, struct smr_err *err)
+{
+	struct draft_job j = { 0 };
+	struct draft_task *t;
+	struct provider *p = NULL;
+	const char *model = NULL;
+	char id[37], now[32];
+	int64_t base = 0, upto = 0;
+	enum smr_rc rc;
+
+	rc = session_scope(ctx, req->session_id, &base, &upto, err);
+	if (!rc)
+		rc = pick_provider(rt, req, &p, &model, err);
+	if (!rc && rt->drafts)
+		rc = runner_room(rt->drafts, err);
+	if (rc)
+		return rc;
+	ctx->new_id(id);
+	ctx->now(now);
+	j = (struct draft_job){ .id = id, .session_id = (char *)req->session_id,
+				.status = JOB_QUEUED, .provider = p->name, .model = (char *)model,
+				.created_at = now };
+	rc = ctx->st->ops->job_create(ctx->st, &j, err);
+	if (rc)
+		return rc;
+	t = task_new(id, req, p, model, base, upto);
+	if (rt->drafts) {
+		runner_submit(rt->drafts, t);
+		*out = draft_job_json(&j);
+		return SMR_OK;
+	}
+	run_inline(ctx->st, rt, t);
+	task_free(t);
+	return draft_get(ctx, id, out, err);
+}
+
+enum smr_rc draft_get(struct ops_ctx *ctx, const char *job_id, json_t **out,
+		      struct smr_err *err)
+{
+	struct draft_job j = { 0 };
+	enum smr_rc rc = ctx->st->ops->job_get(ctx->st, job_id, &j, err);
+
+	if (!rc)
+		*out = draft_job_json(&j);
+	draft_job_release(&j);
+	return rc;
+}
+
+/* ---- operations by name ---- */
+
+static enum smr_rc check_keys(const json_t *p, const char *const *known, struct smr_err *err)
+{
+	const char *key;
+	json_t *v;
+	size_t i;
+
+	json_object_foreach((json_t *)p, key, v) {
+		for (i = 0; known[i] && strcmp(known[i], key); i++)
+			;
+		if (!known[i])
+			return smr_errf(err, SMR_EINVAL, "unknown parameter '%.64s'", key);
+	}
+	return SMR_OK;
+}
+
+static enum smr_rc op_draft_create(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				   struct smr_err *err)
+{
+	static const char *const known[] = { "session_id", "provider", "model", NULL };
+	struct draft_req req = { 0 };
+	struct runtime *own = NULL;
+	enum smr_rc rc;
+
+	rc = check_keys(p, known, err);
+	if (!rc)
+		rc = api_str(p, "session_id", 1, &req.session_id, err);
+	if (!rc)
+		rc = api_str(p, "provider", 0, &req.provider, err);
+	if (!rc)
+		rc = api_str(p, "model", 0, &req.model, err);
+	if (rc)
+		return rc;
+	if (!ctx->rt)
+		own = runtime_new_from_env();
+	rc = draft_create(ctx, ctx->rt ? ctx->rt : own, &req, result, err);
+	runtime_free(own);
+	return rc;
+}
+
+static enum smr_rc op_draft_get(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				struct smr_err *err)
+{
+	const char *id;
+	enum smr_rc rc = api_str(p, "job_id", 1, &id, err);
+
+	if (!rc)
+		rc = draft_get(ctx, id, result, err);
+	return rc;
+}
+
+const struct api_op draft_api_ops[] = {
+	{ "draft.create", op_draft_create, 1 },
+	{ "draft.get", op_draft_get, 0 },
+	{ NULL, NULL, 0 },
+};
