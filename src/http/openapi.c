@@ -130,7 +130,20 @@ static const char components_json[] =
 "  \"type\":\"object\",\"properties\":{\"type\":{\"type\":\"string\"},"
 "  \"message\":{\"type\":\"string\"},\"items\":{\"type\":\"array\"},"
 "  \"source\":{\"type\":\"string\",\"enum\":[\"deterministic\",\"llm\"]}}}},"
-" \"passes\":{\"type\":\"array\"}}}"
+" \"passes\":{\"type\":\"array\"}}},"
+"\"Ingest\":{\"type\":\"object\",\"required\":[\"space\",\"transcript\"],\"properties\":{"
+" \"space\":{\"type\":\"string\"},\"transcript\":{\"type\":\"string\"},"
+" \"format\":{\"type\":\"string\",\"enum\":[\"auto\",\"text\",\"markdown\",\"chatgpt\",\"claude\"]},"
+" \"title\":{\"type\":\"string\"}}},"
+"\"IngestResult\":{\"type\":\"object\",\"properties\":{"
+" \"session\":{\"$ref\":\"#/components/schemas/Session\"},\"turns\":{\"type\":\"integer\"},"
+" \"format\":{\"type\":\"string\"}}},"
+"\"ContextPackParams\":{\"type\":\"object\",\"properties\":{"
+" \"session_id\":{\"type\":\"string\"},\"transcript\":{\"type\":\"string\"},"
+" \"format\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"}}},"
+"\"ContextPack\":{\"type\":\"object\",\"properties\":{"
+" \"markdown\":{\"type\":\"string\"},\"turns\":{\"type\":\"integer\"},"
+" \"title\":{\"type\":\"string\"},\"source\":{\"type\":\"string\"}}}"
 "}}";
 
 static json_t *ref(const char *schema)

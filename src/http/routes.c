@@ -280,6 +280,17 @@ static void h_review(struct http_req *r, struct ops_ctx *ctx)
 	call(r, ctx, "review", p, 200);
 }
 
+/* V1 ingestion (kept for backfill): the bodies are the operations' parameters. */
+static void h_ingest(struct http_req *r, struct ops_ctx *ctx)
+{
+	call(r, ctx, "ingest", r->in ? json_incref(r->in) : json_object(), 201);
+}
+
+static void h_context_pack(struct http_req *r, struct ops_ctx *ctx)
+{
+	call(r, ctx, "context_pack", r->in ? json_incref(r->in) : json_object(), 200);
+}
+
 #define OPEN (ROUTE_OPEN | ROUTE_NO_STORE)
 
 const struct http_route http_routes[] = {
@@ -338,5 +349,11 @@ const struct http_route http_routes[] = {
 	{ "POST", "/v5/checkpoints/{hash}/review", h_review, ROUTE_BLOCKING,
 	  { "Review a Checkpoint on demand (deterministic pass, then the LLM pass)", "review",
 	    "ReviewParams", "Review", 200, NULL } },
+	{ "POST", "/v1/ingest", h_ingest, ROUTE_BLOCKING,
+	  { "Turn a pasted transcript into a new session of a Space (V1, for backfill)",
+	    "ingest", "Ingest", "IngestResult", 201, NULL } },
+	{ "POST", "/v1/context-pack", h_context_pack, ROUTE_BLOCKING,
+	  { "A Markdown context pack of a session or a pasted transcript (V1)",
+	    "context_pack", "ContextPackParams", "ContextPack", 200, NULL } },
 	{ NULL, NULL, NULL, 0, { NULL, NULL, NULL, NULL, 0, NULL } },
 };

@@ -74,7 +74,8 @@ describe('health and documentation', () => {
       ['post', '/v4/repos/{id}/sessions'], ['get', '/v4/sessions/{id}'],
       ['post', '/v4/chat/send'], ['post', '/v5/sessions/{id}/mount'],
       ['get', '/repos/{id}/head'], ['get', '/commits/{hash}'], ['post', '/chat/commit'],
-      ['post', '/mcp'],
+      ['post', '/mcp'], ['post', '/v5/checkpoints/draft'], ['get', '/v5/checkpoints/draft/{job_id}'],
+      ['post', '/v5/checkpoints/{hash}/review'], ['post', '/v1/ingest'], ['post', '/v1/context-pack'],
     ];
     for (const [m, p] of routes) {
       assert.ok(doc.paths[p]?.[m], `${m} ${p} missing from openapi.json`);

@@ -207,4 +207,22 @@ describe('ingest and context packs through smriti serve', () => {
     const unknown = await request(srv, 'POST', '/api/ops/context_pack', { body: { session_id: 'nope' } });
     assert.equal(unknown.status, 404);
   });
+
+  test('the V1 routes: POST /v1/ingest and POST /v1/context-pack', async () => {
+    const made = await request(srv, 'POST', '/v1/ingest',
+      { body: { space: 'remote', transcript: 'Human: Which pot?\nClaude: Terracotta.', title: 'Pots' } });
+    assert.equal(made.status, 201, made.text);
+    assert.equal(made.json.turns, 2);
+    assert.equal(made.json.format, 'text');
+    assert.deepEqual(turns(t.db, made.json.session.id).map(({ role, content }) => ({ role, content })),
+      [{ role: 'user', content: 'Which pot?' }, { role: 'assistant', content: 'Terracotta.' }]);
+    const pack = await request(srv, 'POST', '/v1/context-pack', { body: { session_id: made.json.session.id } });
+    assert.equal(pack.status, 200, pack.text);
+    assert.match(pack.json.markdown, /^# Context pack: Pots\n/);
+    assert.match(pack.json.markdown, /### Assistant\n\nTerracotta\.\n/);
+    const before = dump(t.db);
+    const bad = await request(srv, 'POST', '/v1/ingest', { body: { space: 'remote', transcript: '' } });
+    assert.equal(bad.status, 422);
+    assert.equal(dump(t.db), before);
+  });
 });
