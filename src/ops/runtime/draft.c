@@ -503,12 +503,20 @@ static int spawn(pthread_t *th, void *(*fn)(void *), void *arg)
 	return rc;
 }
 
+/*
+ * A SQLite file has one server, so every job it left unfinished at start-up
+ * is orphaned.  A shared PostgreSQL database may have other live servers
+ * running their own jobs: there a job is only declared orphaned when it is
+ * read long after it should have ended (see expire_abandoned()).
+ */
 static enum smr_rc fail_unfinished(struct store *st, struct smr_err *err)
 {
 	char now[32];
 	size_t n = 0;
 	enum smr_rc rc;
 
+	if (strcmp(st->ops->name, "sqlite"))
+		return SMR_OK;
 	sys_now_iso(now);
 	rc = st->ops->job_fail_unfinished(st, restart_reason, now, &n, err);
 	if (!rc && n)
@@ -716,12 +724,58 @@ enum smr_rc draft_create(struct ops_ctx *ctx, struct runtime *rt, const struct d
 	return draft_get(ctx, id, out, err);
 }
 
+/* Seconds from ISO time a to ISO time b (both "YYYY-MM-DDTHH:MM:SS..."), or -1. */
+static long seconds_between(const char *a, const char *b)
+{
+	struct tm ta = { 0 }, tb = { 0 };
+
+	if (!a || !b || !strptime(a, "%Y-%m-%dT%H:%M:%S", &ta) ||
+	    !strptime(b, "%Y-%m-%dT%H:%M:%S", &tb))
+		return -1;
+	return (long)(timegm(&tb) - timegm(&ta));
+}
+
+/*
+ * A job whose server died stays queued or running in the store.  A live
+ * server's watchdog fails its own overdue jobs, so a job still running well
+ * past its timeout, or still queued after an hour, has no server left:
+ * record it as failed so nobody waits on it forever.
+ */
+static void expire_abandoned(struct ops_ctx *ctx, struct draft_job *j)
+{
+	static const char reason[] =
+		"the server running this job stopped before it finished; start a new draft";
+	long limit_s = draft_timeout_ms() / 1000 + 60;
+	char now[32];
+	long age;
+
+	if (j->status != JOB_RUNNING && j->status != JOB_QUEUED)
+		return;
+	ctx->now(now);
+	if (j->status == JOB_QUEUED) {
+		age = seconds_between(j->created_at, now);
+		limit_s = 3600 > limit_s ? 3600 : limit_s;
+	} else {
+		age = seconds_between(j->started_at, now);
+	}
+	if (age < limit_s)
+		return;
+	j->status = JOB_FAILED;
+	free(j->error);
+	j->error = xstrdup(reason);
+	free(j->finished_at);
+	j->finished_at = xstrdup(now);
+	ctx->st->ops->job_update(ctx->st, j, NULL);
+}
+
 enum smr_rc draft_get(struct ops_ctx *ctx, const char *job_id, json_t **out,
 		      struct smr_err *err)
 {
 	struct draft_job j = { 0 };
 	enum smr_rc rc = ctx->st->ops->job_get(ctx->st, job_id, &j, err);
 
+	if (!rc)
+		expire_abandoned(ctx, &j);
 	if (!rc)
 		*out = draft_job_json(&j);
 	draft_job_release(&j);
