@@ -176,6 +176,27 @@ static enum smr_rc collect_rows(struct sqlite_store *s, sqlite3_stmt *q,
 	return SMR_OK;
 }
 
+/*
+ * Steps q for at most one row and reads it with read; q is reset either
+ * way.  SMR_ENOTFOUND (with no message: the caller names what is missing)
+ * when there is no row.
+ */
+static enum smr_rc read_one(struct sqlite_store *s, sqlite3_stmt *q,
+			    void (*read)(sqlite3_stmt *q, void *elem), void *out,
+			    const char *what, struct smr_err *err)
+{
+	int step = sqlite3_step(q);
+
+	if (step == SQLITE_ROW)
+		read(q, out);
+	sqlite3_reset(q);
+	if (step == SQLITE_ROW)
+		return SMR_OK;
+	if (step == SQLITE_DONE)
+		return SMR_ENOTFOUND;
+	return db_error(s, err, what);
+}
+
 /* ---- opening and migrations ---- */
 
 static int sqlite_accepts(const char *dsn)
@@ -279,6 +300,11 @@ static void read_space(sqlite3_stmt *st, struct space *sp)
 	sp->head = col_text(st, 4);
 }
 
+static void read_space_row(sqlite3_stmt *q, void *elem)
+{
+	read_space(q, elem);
+}
+
 static enum smr_rc insert_space(struct sqlite_store *s, const struct space *sp,
 				struct smr_err *err)
 {
@@ -329,25 +355,15 @@ static enum smr_rc sqlite_space_get(struct store *st, const char *id_or_name,
 		" ORDER BY r.name = ?1 DESC LIMIT 1";
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
-	int step;
+	enum smr_rc rc;
 
 	if (!q)
 		return db_error(s, err, "reading a space");
 	bind_text(q, 1, id_or_name);
-	step = sqlite3_step(q);
-	if (step == SQLITE_ROW)
-		read_space(q, out);
-	sqlite3_reset(q);
-	if (step == SQLITE_ROW)
-		return SMR_OK;
-	if (step != SQLITE_DONE)
-		return db_error(s, err, "reading a space");
-	return smr_errf(err, SMR_ENOTFOUND, "no space '%s'", id_or_name);
-}
-
-static void read_space_row(sqlite3_stmt *q, void *elem)
-{
-	read_space(q, elem);
+	rc = read_one(s, q, read_space_row, out, "reading a space", err);
+	if (rc == SMR_ENOTFOUND)
+		return smr_errf(err, rc, "no space '%s'", id_or_name);
+	return rc;
 }
 
 static void free_spaces(void *v, size_t n)
@@ -455,6 +471,11 @@ static int read_checkpoint(sqlite3_stmt *st, struct checkpoint *c)
 	c->author = col_text(st, 13);
 	c->created_at = col_text(st, 14);
 	return sqlite3_column_type(st, 15) != SQLITE_NULL && !c->parent_hash;
+}
+
+static void read_checkpoint_row(sqlite3_stmt *q, void *elem)
+{
+	read_checkpoint(q, elem);
 }
 
 static void bind_json(sqlite3_stmt *st, int i, const json_t *v)
@@ -587,7 +608,7 @@ static enum smr_rc sqlite_checkpoint_get(struct store *st, const char *space_id,
 	static const char any[] = CKPT_COLS " WHERE c.commit_hash = ? ORDER BY c.id LIMIT 1";
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, space_id ? in_space : any);
-	int step;
+	enum smr_rc rc;
 
 	if (!q)
 		return db_error(s, err, "reading a checkpoint");
@@ -597,15 +618,10 @@ static enum smr_rc sqlite_checkpoint_get(struct store *st, const char *space_id,
 	} else {
 		bind_text(q, 1, hash);
 	}
-	step = sqlite3_step(q);
-	if (step == SQLITE_ROW)
-		read_checkpoint(q, out);
-	sqlite3_reset(q);
-	if (step == SQLITE_DONE)
-		return smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s", hash);
-	if (step != SQLITE_ROW)
-		return db_error(s, err, "reading a checkpoint");
-	return SMR_OK;
+	rc = read_one(s, q, read_checkpoint_row, out, "reading a checkpoint", err);
+	if (rc == SMR_ENOTFOUND)
+		return smr_errf(err, rc, "no checkpoint %s", hash);
+	return rc;
 }
 
 static enum smr_rc sqlite_checkpoint_find_prefix(struct store *st, const char *prefix,
@@ -843,6 +859,11 @@ static void read_session(sqlite3_stmt *q, struct session *out)
 	out->last_seq = sqlite3_column_int64(q, 7);
 }
 
+static void read_session_row(sqlite3_stmt *q, void *elem)
+{
+	read_session(q, elem);
+}
+
 static enum smr_rc sqlite_session_create(struct store *st, const struct session *sn,
 					 struct smr_err *err)
 {
@@ -878,25 +899,15 @@ static enum smr_rc sqlite_session_get(struct store *st, const char *id, struct s
 	static const char sql[] = SESSION_COLS " WHERE s.id = ?";
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
-	int step;
+	enum smr_rc rc;
 
 	if (!q)
 		return db_error(s, err, "reading a session");
 	bind_text(q, 1, id);
-	step = sqlite3_step(q);
-	if (step == SQLITE_ROW)
-		read_session(q, out);
-	sqlite3_reset(q);
-	if (step == SQLITE_DONE)
-		return smr_errf(err, SMR_ENOTFOUND, "no session '%s'", id);
-	if (step != SQLITE_ROW)
-		return db_error(s, err, "reading a session");
-	return SMR_OK;
-}
-
-static void read_session_row(sqlite3_stmt *q, void *elem)
-{
-	read_session(q, elem);
+	rc = read_one(s, q, read_session_row, out, "reading a session", err);
+	if (rc == SMR_ENOTFOUND)
+		return smr_errf(err, rc, "no session '%s'", id);
+	return rc;
 }
 
 static void free_sessions(void *v, size_t n)
@@ -1094,6 +1105,25 @@ static enum smr_rc sqlite_job_create(struct store *st, const struct draft_job *j
 	return step_done(s, q, "creating a draft job", err);
 }
 
+static void read_job_row(sqlite3_stmt *q, void *elem)
+{
+	struct draft_job *out = elem;
+	char *status = col_text(q, 2);
+
+	out->id = col_text(q, 0);
+	out->session_id = col_text(q, 1);
+	if (!status || job_status_parse(status, &out->status))
+		out->status = JOB_FAILED;
+	free(status);
+	out->provider = col_text(q, 3);
+	out->model = col_text(q, 4);
+	out->result = col_text(q, 5);
+	out->error = col_text(q, 6);
+	out->created_at = col_text(q, 7);
+	out->started_at = col_text(q, 8);
+	out->finished_at = col_text(q, 9);
+}
+
 static enum smr_rc sqlite_job_get(struct store *st, const char *id, struct draft_job *out,
 				  struct smr_err *err)
 {
@@ -1102,35 +1132,16 @@ static enum smr_rc sqlite_job_get(struct store *st, const char *id, struct draft
 		" started_at, finished_at FROM draft_jobs WHERE id = ?";
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
-	char *status;
-	int step;
+	enum smr_rc rc;
 
 	if (!q)
 		return db_error(s, err, "reading a draft job");
 	bind_text(q, 1, id);
-	step = sqlite3_step(q);
-	if (step == SQLITE_ROW) {
-		memset(out, 0, sizeof(*out));
-		out->id = col_text(q, 0);
-		out->session_id = col_text(q, 1);
-		status = col_text(q, 2);
-		if (!status || job_status_parse(status, &out->status))
-			out->status = JOB_FAILED;
-		free(status);
-		out->provider = col_text(q, 3);
-		out->model = col_text(q, 4);
-		out->result = col_text(q, 5);
-		out->error = col_text(q, 6);
-		out->created_at = col_text(q, 7);
-		out->started_at = col_text(q, 8);
-		out->finished_at = col_text(q, 9);
-	}
-	sqlite3_reset(q);
-	if (step == SQLITE_DONE)
-		return smr_errf(err, SMR_ENOTFOUND, "no draft job '%s'", id);
-	if (step != SQLITE_ROW)
-		return db_error(s, err, "reading a draft job");
-	return SMR_OK;
+	memset(out, 0, sizeof(*out));
+	rc = read_one(s, q, read_job_row, out, "reading a draft job", err);
+	if (rc == SMR_ENOTFOUND)
+		return smr_errf(err, rc, "no draft job '%s'", id);
+	return rc;
 }
 
 static enum smr_rc sqlite_job_update(struct store *st, const struct draft_job *j,
