@@ -68,33 +68,13 @@ static json_t *ingest_session_json(const struct session *s, const char *space_na
 			 "created_at", s->created_at, "last_seq", (json_int_t)s->last_seq);
 }
 
-static enum smr_rc append_turns(struct ops_ctx *ctx, const char *session_id,
-				const struct transcript *t, struct smr_err *err)
-{
-	struct turn turn;
-	char now[32];
-	enum smr_rc rc = SMR_OK;
-
-	for (size_t i = 0; !rc && i < t->n; i++) {
-		memset(&turn, 0, sizeof(turn));
-		ctx->now(now);
-		turn.session_id = (char *)session_id;
-		turn.role = (char *)t->turns[i].role;
-		turn.content = t->turns[i].content;
-		turn.provider = (char *)PROVIDER_INGEST;
-		turn.prompt_tokens = turn.completion_tokens = turn.latency_ms = -1;
-		turn.created_at = now;
-		rc = ctx->st->ops->turn_append(ctx->st, &turn, (int64_t)i, err);
-	}
-	return rc;
-}
-
-/* Creates the session and its turns; out gets the stored session. */
+/* Creates the session and all its turns in one transaction; out gets the stored session. */
 static enum smr_rc store_session(struct ops_ctx *ctx, const struct space *sp, const char *title,
 				 const struct transcript *t, struct session *out,
 				 struct smr_err *err)
 {
 	struct session s = { 0 };
+	struct turn *turns = xcalloc(t->n ? t->n : 1, sizeof(*turns));
 	char id[37], now[32];
 	enum smr_rc rc;
 
@@ -105,9 +85,16 @@ static enum smr_rc store_session(struct ops_ctx *ctx, const struct space *sp, co
 	s.title = (char *)title;
 	s.history_base_seq = -1;
 	s.created_at = now;
-	rc = ctx->st->ops->session_create(ctx->st, &s, err);
-	if (!rc)
-		rc = append_turns(ctx, id, t, err);
+	for (size_t i = 0; i < t->n; i++) {
+		turns[i].session_id = id;
+		turns[i].role = (char *)t->turns[i].role;
+		turns[i].content = t->turns[i].content;
+		turns[i].provider = (char *)PROVIDER_INGEST;
+		turns[i].prompt_tokens = turns[i].completion_tokens = turns[i].latency_ms = -1;
+		turns[i].created_at = now;
+	}
+	rc = ctx->st->ops->session_import(ctx->st, &s, turns, t->n, err);
+	free(turns);
 	if (!rc)
 		rc = ctx->st->ops->session_get(ctx->st, id, out, err);
 	return rc;

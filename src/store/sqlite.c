@@ -864,20 +864,15 @@ static void read_session_row(sqlite3_stmt *q, void *elem)
 	read_session(q, elem);
 }
 
-static enum smr_rc sqlite_session_create(struct store *st, const struct session *sn,
-					 struct smr_err *err)
+static enum smr_rc insert_session(struct sqlite_store *s, const struct session *sn,
+				  struct smr_err *err)
 {
 	static const char sql[] =
 		"INSERT INTO sessions (id, repo_id, title, mounted_commit_hash,"
 		" forked_from_session_id, history_base_seq, created_at)"
 		" VALUES (?, ?, ?, ?, ?, ?, ?)";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q;
-	enum smr_rc rc = begin(s, err);
+	sqlite3_stmt *q = prep(s, sql);
 
-	if (rc)
-		return rc;
-	q = prep(s, sql);
 	if (q) {
 		bind_text(q, 1, sn->id);
 		bind_text(q, 2, sn->repo_id);
@@ -887,7 +882,18 @@ static enum smr_rc sqlite_session_create(struct store *st, const struct session 
 		bind_int_or_null(q, 6, sn->history_base_seq);
 		bind_text(q, 7, sn->created_at);
 	}
-	rc = step_done(s, q, "creating a session", err);
+	return step_done(s, q, "creating a session", err);
+}
+
+static enum smr_rc sqlite_session_create(struct store *st, const struct session *sn,
+					 struct smr_err *err)
+{
+	struct sqlite_store *s = S(st);
+	enum smr_rc rc = begin(s, err);
+
+	if (rc)
+		return rc;
+	rc = insert_session(s, sn, err);
 	if (rc)
 		return rollback(s, rc);
 	return commit(s, err);
@@ -997,6 +1003,24 @@ static enum smr_rc sqlite_turn_append(struct store *st, struct turn *t, int64_t 
 	if (!rc) {
 		t->seq = last + 1;
 		rc = insert_turn(s, t, err);
+	}
+	if (rc)
+		return rollback(s, rc);
+	return commit(s, err);
+}
+
+static enum smr_rc sqlite_session_import(struct store *st, const struct session *sn,
+					 struct turn *turns, size_t n, struct smr_err *err)
+{
+	struct sqlite_store *s = S(st);
+	enum smr_rc rc = begin(s, err);
+
+	if (rc)
+		return rc;
+	rc = insert_session(s, sn, err);
+	for (size_t i = 0; !rc && i < n; i++) {
+		turns[i].seq = (int64_t)i + 1;
+		rc = insert_turn(s, &turns[i], err);
 	}
 	if (rc)
 		return rollback(s, rc);
@@ -1205,6 +1229,7 @@ const struct store_ops store_sqlite_ops = {
 	.session_create = sqlite_session_create,
 	.session_get = sqlite_session_get,
 	.session_list = sqlite_session_list,
+	.session_import = sqlite_session_import,
 	.turn_append = sqlite_turn_append,
 	.turn_set_error = sqlite_turn_set_error,
 	.turn_list = sqlite_turn_list,

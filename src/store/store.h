@@ -76,6 +76,12 @@ struct store_ops {
 	enum smr_rc (*session_list)(struct store *st, const char *repo_id, struct session **out,
 				    size_t *n, struct smr_err *err);
 	/*
+	 * Creates session s with turns[0..n) as its turns 1..n, all in one
+	 * transaction (transcript import): assigns each turn's seq and id.
+	 */
+	enum smr_rc (*session_import)(struct store *st, const struct session *s,
+				      struct turn *turns, size_t n, struct smr_err *err);
+	/*
 	 * Appends t to its session: assigns t->seq (last + 1) and t->id.  When
 	 * expected_last >= 0 the append only happens if the session's last
 	 * sequence number is still expected_last (else SMR_ECONFLICT).

@@ -879,6 +879,51 @@ CONFORMANCE(turn_append_sequence_and_expected_last)
 	turns_free(v, n);
 }
 
+CONFORMANCE(session_import_is_all_or_nothing)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct session sn = { 0 }, got = { 0 };
+	struct turn turns[3] = { { 0 } }, *v = NULL;
+	const char *texts[3] = { "q", "a", "q2" };
+	char a[37], id[37];
+	size_t n = 0;
+
+	CHECK_INT(make_space(f, "imports", a, &err), SMR_OK);
+	sys_uuid(id);
+	sn.id = id;
+	sn.repo_id = a;
+	sn.title = (char *)"imported";
+	sn.history_base_seq = -1;
+	sn.created_at = (char *)"2026-01-01T00:00:01.000000Z";
+	for (int i = 0; i < 3; i++) {
+		turns[i].session_id = id;
+		turns[i].role = (char *)(i % 2 ? "assistant" : "user");
+		turns[i].content = (char *)texts[i];
+		turns[i].provider = (char *)"ingest";
+		turns[i].prompt_tokens = turns[i].completion_tokens = turns[i].latency_ms = -1;
+		turns[i].created_at = (char *)"2026-01-01T00:00:02.000000Z";
+	}
+	CHECK_INT(OPS(f)->session_import(f->st, &sn, turns, 3, &err), SMR_OK);
+	CHECK_INT(turns[2].seq, 3);
+	CHECK(turns[0].id > 0);
+	CHECK_INT(OPS(f)->session_get(f->st, id, &got, &err), SMR_OK);
+	CHECK_INT(got.last_seq, 3);
+	session_release(&got);
+	CHECK_INT(OPS(f)->turn_list(f->st, id, 0, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 3);
+	if (n == 3)
+		CHECK_STR(v[2].content, "q2");
+	turns_free(v, n);
+	/* the same session id again: the whole import fails and writes no turn */
+	turns[1].content = (char *)"second try";
+	CHECK(OPS(f)->session_import(f->st, &sn, turns, 3, &err) != SMR_OK);
+	CHECK_INT(OPS(f)->turn_list(f->st, id, 0, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 3);
+	if (n == 3)
+		CHECK_STR(v[1].content, "a");
+	turns_free(v, n);
+}
+
 CONFORMANCE(turn_fields_set_error_and_list_after)
 {
 	struct smr_err err = SMR_ERR_INIT;

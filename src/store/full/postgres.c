@@ -1099,18 +1099,23 @@ static void read_session(const PGresult *r, int row, struct session *out)
 	out->last_seq = col_int(r, row, 7);
 }
 
+static void session_params(const struct session *sn, struct params *p)
+{
+	p_text(p, sn->id);
+	p_text(p, sn->repo_id);
+	p_text(p, sn->title ? sn->title : "");
+	p_text(p, sn->mounted_hash);
+	p_text(p, sn->forked_from);
+	p_int_or_null(p, sn->history_base_seq);
+	p_text(p, sn->created_at);
+}
+
 static enum smr_rc pg_session_create(struct store *st, const struct session *sn,
 				     struct smr_err *err)
 {
 	struct params p = { .n = 0 };
 
-	p_text(&p, sn->id);
-	p_text(&p, sn->repo_id);
-	p_text(&p, sn->title ? sn->title : "");
-	p_text(&p, sn->mounted_hash);
-	p_text(&p, sn->forked_from);
-	p_int_or_null(&p, sn->history_base_seq);
-	p_text(&p, sn->created_at);
+	session_params(sn, &p);
 	return write1(P(st), Q_SESSION_INSERT, &p, NULL, "creating a session", err);
 }
 
@@ -1220,6 +1225,28 @@ static enum smr_rc pg_turn_append(struct store *st, struct turn *t, int64_t expe
 	if (!rc) {
 		t->seq = last + 1;
 		rc = insert_turn(s, t, err);
+	}
+	if (rc)
+		return rollback(s, rc);
+	return commit(s, err);
+}
+
+static enum smr_rc pg_session_import(struct store *st, const struct session *sn,
+				     struct turn *turns, size_t n, struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	enum smr_rc rc = begin(s, err);
+
+	if (rc)
+		return rc;
+	session_params(sn, &p);
+	rc = run(s, Q_SESSION_INSERT, &p, &r, "creating a session", err);
+	PQclear(r);
+	for (size_t i = 0; !rc && i < n; i++) {
+		turns[i].seq = (int64_t)i + 1;
+		rc = insert_turn(s, &turns[i], err);
 	}
 	if (rc)
 		return rollback(s, rc);
@@ -1391,6 +1418,7 @@ const struct store_ops store_postgres_ops = {
 	.session_create = pg_session_create,
 	.session_get = pg_session_get,
 	.session_list = pg_session_list,
+	.session_import = pg_session_import,
 	.turn_append = pg_turn_append,
 	.turn_set_error = pg_turn_set_error,
 	.turn_list = pg_turn_list,
