@@ -223,7 +223,9 @@ describe('bad input is refused and changes nothing', () => {
   test('an ambiguous prefix', () => {
     // Two rows whose hashes share a prefix, planted directly: the CLI must refuse to guess.
     const head = ok(t.db, ['head', 'demo', '--json']);
-    const fake = head.commit_hash.slice(0, 6) + '0'.repeat(58);
+    // shares 6 characters with HEAD and differs at the 7th
+    const seventh = head.commit_hash[6] === '0' ? '1' : '0';
+    const fake = head.commit_hash.slice(0, 6) + seventh + '0'.repeat(57);
     execFileSync('sqlite3', [t.db, `INSERT INTO commits (repo_id, commit_hash, title, summary, decisions, assumptions, tasks, open_questions, entities, artifacts, metadata_, author, created_at) SELECT repo_id, '${fake}', 't', '', '[]', '[]', '[]', '[]', '[]', '[]', '{}', '', created_at FROM commits LIMIT 1`]);
     assertUnchanged(t, t.db, ['show', head.commit_hash.slice(0, 6)], { code: 2, stderr: /ambiguous/ });
     assert.equal(ok(t.db, ['show', head.commit_hash.slice(0, 7), '--json']).commit_hash, head.commit_hash);
