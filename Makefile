@@ -31,13 +31,14 @@ CORE_LIBS = -Wl,-Bstatic $(shell pkg-config --libs $(CORE_PKGS)) -Wl,-Bdynamic \
 FULL_LIBS = $(shell pkg-config --libs $(FULL_PKGS)) -lpthread
 
 # Code every binary carries: utilities, the pure domain, the core
-# operations, the SQLite store and the local CLI commands.
-CORE_SRC = $(wildcard src/util/*.c src/domain/*.c src/ops/*.c src/cli/*.c) \
+# operations, the SQLite store, the local CLI commands and the MCP stdio
+# server (so an agent host starting `smriti mcp` pays the lean start-up).
+CORE_SRC = $(wildcard src/util/*.c src/domain/*.c src/ops/*.c src/cli/*.c src/mcp/*.c) \
            src/store/store.c src/store/sqlite.c
 LEAN_SRC = src/store/backends_lean.c
-# Only in smriti-full: providers, HTTP and MCP servers, PostgreSQL, the
-# chat runtime and the commands that need them.
-FULL_SRC = $(wildcard src/provider/*.c src/http/*.c src/mcp/*.c src/ops/runtime/*.c \
+# Only in smriti-full: providers, the HTTP server (with MCP over HTTP),
+# PostgreSQL, the chat runtime and the commands that need them.
+FULL_SRC = $(wildcard src/provider/*.c src/http/*.c src/ops/runtime/*.c \
              src/cli/full/*.c src/store/full/*.c)
 LEAN_ONLY = src/cli/lean.c
 

@@ -2,7 +2,8 @@
 // plus one tools/call (read_head), the cost an agent host pays when it
 // starts `smriti mcp` for a task.
 //
-// Each run spawns `smriti-full mcp` on a seeded SQLite database and plays a
+// Each run spawns `smriti mcp` (the lean binary, which serves MCP on SQLite
+// itself) or `smriti-full mcp` on a seeded SQLite database and plays a
 // client over raw pipes the way the SDK does: initialize, wait for the
 // answer, then notifications/initialized and tools/call read_head, wait for
 // that answer.  The clock runs from just before spawn() to the tools/call
@@ -53,10 +54,10 @@ const pct = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s[Math.
 const ms = (ns) => Number(ns) / 1e6;
 
 // One raw session: spawn -> initialize -> initialized + tools/call -> answer.
-function rawRun(env) {
+function rawRun(env, bin = LEAN) {
   return new Promise((resolve, reject) => {
     const t0 = process.hrtime.bigint();
-    const child = spawn(FULL, ['mcp'], { env, stdio: ['pipe', 'pipe', 'ignore'] });
+    const child = spawn(bin, ['mcp'], { env, stdio: ['pipe', 'pipe', 'ignore'] });
     let buf = '';
     let step = 0;
     child.stdout.setEncoding('utf8');
@@ -95,7 +96,7 @@ function procRun(bin, args, env) {
 async function sdkRun(env) {
   const t0 = process.hrtime.bigint();
   const client = new Client({ name: 'bench', version: '1' });
-  await client.connect(new StdioClientTransport({ command: FULL, args: ['mcp'], env: { SMRITI_DB: env.SMRITI_DB }, stderr: 'ignore' }));
+  await client.connect(new StdioClientTransport({ command: LEAN, args: ['mcp'], env: { SMRITI_DB: env.SMRITI_DB }, stderr: 'ignore' }));
   const r = await client.callTool({ name: 'read_head', arguments: { space: 'demo' } });
   const t1 = process.hrtime.bigint();
   if (r.isError) throw new Error('read_head failed');
@@ -118,6 +119,7 @@ async function main() {
     rows.push(await measure('spawn floor: smriti-full --help', () => procRun(FULL, ['--help'], env)));
     rows.push(await measure('CLI: smriti head demo --json', () => procRun(LEAN, ['head', 'demo', '--json'], env)));
     rows.push(await measure('MCP raw: start + initialize + tools/call', () => rawRun(env)));
+    rows.push(await measure('  the same with smriti-full mcp', () => rawRun(env, FULL)));
     rows.push(await measure('MCP SDK client: connect + callTool', () => sdkRun(env)));
     const base = rows[2].median;
     console.log(`mcp startup, ${RUNS} runs each (ms; ratio = median / MCP raw median)`);

@@ -79,6 +79,7 @@ int cmd_diff(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_restore(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_fork(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_fsck(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_mcp(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_review(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_ingest(int argc, char **argv, struct cli_ctx *ctx);
 

@@ -41,6 +41,8 @@ static const struct cli_cmd core_commands[] = {
 	  CLI_FULL_FOR_LLM },
 	{ "ingest", "ingest FILE|- --space SPACE [--format F] [--title T] [--json]",
 	  cmd_ingest, 0 },
+	/* with a provider configured, MCP's review tool wants the LLM pass */
+	{ "mcp", "mcp  (serve MCP over stdio for agent hosts)", cmd_mcp, CLI_FULL_FOR_LLM },
 	{ NULL, NULL, NULL, 0 },
 };
 

@@ -1,6 +1,5 @@
 /*
- * full.c -- the commands only smriti-full carries (server, MCP, chat
- * runtime) and the hook that registers their operations.
+ * full.c -- the commands only smriti-full carries (server, drafts) and the hook that registers their operations.
  */
 #include "cli/cli.h"
 #include "ops/api.h"
@@ -11,13 +10,11 @@
 const int cli_is_full = 1;
 
 int cmd_draft(int argc, char **argv, struct cli_ctx *ctx);
-int cmd_mcp(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_serve(int argc, char **argv, struct cli_ctx *ctx);
 
 const struct cli_cmd cli_full_commands[] = {
 	{ "draft", "draft SESSION [--provider P] [--model M] [--json]  (Draft with AI)",
 	  cmd_draft, CLI_FULL },
-	{ "mcp", "mcp  (serve MCP over stdio for agent hosts)", cmd_mcp, CLI_FULL },
 	{ "serve", "serve [--listen HOST:PORT] [--workers N]  (the HTTP API)", cmd_serve,
 	  CLI_FULL },
 	{ NULL, NULL, NULL, 0 },

@@ -6,6 +6,9 @@
  * or, with --remote / SMRITI_URL, against a Smriti server through the same
  * remote call the CLI uses, so agents on several machines share one Space.
  * stdout carries protocol messages only; the one log line goes to stderr.
+ * It lives in the lean binary; main.c hands it to smriti-full for remote
+ * and PostgreSQL use, or when a provider is configured (the review tool's
+ * LLM pass).
  */
 #include "cli/cli.h"
 #include "mcp/mcp.h"
@@ -16,8 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-int cmd_mcp(int argc, char **argv, struct cli_ctx *ctx);
 
 static const char usage[] =
 	"usage: smriti [--db PATH|URL] [--remote URL] mcp\n\n"
