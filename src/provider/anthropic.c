@@ -145,29 +145,16 @@ static enum smr_rc anthropic_complete(struct provider *p, const struct provider_
 {
 	char *key_line;
 	struct curl_slist *h = headers(p, &key_line);
-	struct call_reply r;
 	char *body = build_body(p, req);
 	char *url = xasprintf("%s/v1/messages", p->cfg.base_url);
 	json_t *doc = NULL;
 	long timeout = req->timeout_ms > 0 ? req->timeout_ms : p->cfg.timeout_ms;
 	enum smr_rc rc;
 
-	rc = call_post_json(p, url, h, body, timeout, &r, err);
-	out->attempts = r.attempts;
-	out->waited_ms = r.waited_ms;
-	out->http_us = r.http_us;
-	if (!rc && (r.status < 200 || r.status > 299))
-		rc = call_http_error(p, &r, err);
+	rc = call_exchange(p, url, h, body, timeout, &doc, out, err);
 	if (!rc)
-		doc = call_parse_reply(p, &r, err);
-	if (!rc && !doc)
-		rc = SMR_EPROVIDER;
-	if (!rc) {
-		out->request_id = xstrdup(r.request_id);
 		rc = parse_reply(p, req, doc, out, err);
-	}
 	json_decref(doc);
-	call_reply_release(&r);
 	curl_slist_free_all(h);
 	if (key_line)
 		memset(key_line, 0, strlen(key_line));

@@ -362,3 +362,27 @@ json_t *call_parse_reply(struct provider *p, const struct call_reply *r, struct 
 	json_decref(doc);
 	return NULL;
 }
+
+enum smr_rc call_exchange(struct provider *p, const char *url, const struct curl_slist *headers,
+			  const char *body, long timeout_ms, json_t **doc,
+			  struct provider_resp *out, struct smr_err *err)
+{
+	struct call_reply r;
+	enum smr_rc rc;
+
+	*doc = NULL;
+	rc = call_post_json(p, url, headers, body, timeout_ms, &r, err);
+	out->attempts = r.attempts;
+	out->waited_ms = r.waited_ms;
+	out->http_us = r.http_us;
+	if (!rc && (r.status < 200 || r.status > 299))
+		rc = call_http_error(p, &r, err);
+	if (!rc)
+		*doc = call_parse_reply(p, &r, err);
+	if (!rc && !*doc)
+		rc = SMR_EPROVIDER;
+	if (!rc)
+		out->request_id = xstrdup(r.request_id);
+	call_reply_release(&r);
+	return rc;
+}

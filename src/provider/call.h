@@ -54,6 +54,16 @@ enum smr_rc call_post_json(struct provider *p, const char *url,
 enum smr_rc call_http_error(struct provider *p, const struct call_reply *r,
 			    struct smr_err *err);
 
+/*
+ * The whole exchange every backend makes: call_post_json, then a non-2xx
+ * status as a provider error, then the body parsed.  Fills out's attempts,
+ * waits, HTTP time and request id.  On success *doc is the reply object (a
+ * new reference the caller json_decref()s).
+ */
+enum smr_rc call_exchange(struct provider *p, const char *url, const struct curl_slist *headers,
+			  const char *body, long timeout_ms, json_t **doc,
+			  struct provider_resp *out, struct smr_err *err);
+
 /* Parses the reply body; NULL with SMR_EPROVIDER in err when it is not a JSON object. */
 json_t *call_parse_reply(struct provider *p, const struct call_reply *r, struct smr_err *err);
 

@@ -112,7 +112,6 @@ static enum smr_rc openai_complete(struct provider *p, const struct provider_req
 				   struct provider_resp *out, struct smr_err *err)
 {
 	struct curl_slist *h = NULL;
-	struct call_reply r;
 	char *body = build_body(p, req);
 	char *url = xasprintf("%s/chat/completions", p->cfg.base_url);
 	char *auth = NULL;
@@ -124,22 +123,10 @@ static enum smr_rc openai_complete(struct provider *p, const struct provider_req
 		auth = xasprintf("Authorization: Bearer %s", p->cfg.api_key);
 		h = curl_slist_append(h, auth);
 	}
-	rc = call_post_json(p, url, h, body, timeout, &r, err);
-	out->attempts = r.attempts;
-	out->waited_ms = r.waited_ms;
-	out->http_us = r.http_us;
-	if (!rc && (r.status < 200 || r.status > 299))
-		rc = call_http_error(p, &r, err);
+	rc = call_exchange(p, url, h, body, timeout, &doc, out, err);
 	if (!rc)
-		doc = call_parse_reply(p, &r, err);
-	if (!rc && !doc)
-		rc = SMR_EPROVIDER;
-	if (!rc) {
-		out->request_id = xstrdup(r.request_id);
 		rc = parse_reply(p, req, doc, out, err);
-	}
 	json_decref(doc);
-	call_reply_release(&r);
 	curl_slist_free_all(h);
 	if (auth)
 		memset(auth, 0, strlen(auth));
