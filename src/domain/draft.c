@@ -12,6 +12,7 @@
 #include "domain/draft.h"
 #include "domain/checkpoint.h"
 #include "domain/context.h"
+#include "util/json_schema.h"
 #include "util/buf.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
@@ -185,19 +186,6 @@ static json_t *string_type(void)
 	return json_pack("{s:s}", "type", "string");
 }
 
-/* {type: object, properties, required: every key, additionalProperties: false} */
-static json_t *strict_object(json_t *properties)
-{
-	json_t *required = json_array();
-	const char *key;
-	json_t *v;
-
-	json_object_foreach(properties, key, v)
-		json_array_append_new(required, json_string(key));
-	return json_pack("{s:s, s:o, s:o, s:b}", "type", "object", "properties", properties,
-			 "required", required, "additionalProperties", 0);
-}
-
 static json_t *list_of(json_t *item)
 {
 	return json_pack("{s:s, s:o}", "type", "array", "items", item);
@@ -205,22 +193,23 @@ static json_t *list_of(json_t *item)
 
 static json_t *text_items(void)
 {
-	return list_of(strict_object(json_pack("{s:o}", "text", string_type())));
+	return list_of(json_schema_strict_object(json_pack("{s:o}", "text", string_type())));
 }
 
 json_t *draft_schema(void)
 {
-	json_t *task = strict_object(json_pack("{s:o, s:{s:s, s:[s, s]}}", "text", string_type(),
-					       "status", "type", "string", "enum", "open",
-					       "done"));
-	json_t *entity = strict_object(json_pack("{s:o, s:o, s:o}", "name", string_type(),
-						 "kind", string_type(), "description",
-						 string_type()));
-	json_t *artifact = strict_object(json_pack("{s:o, s:o, s:o}", "name", string_type(),
-						   "kind", string_type(), "content",
-						   string_type()));
+	json_t *task, *entity, *artifact;
 	json_t *props = json_object();
 
+	task = json_pack("{s:o, s:{s:s, s:[s, s]}}", "text", string_type(),
+			 "status", "type", "string", "enum", "open", "done");
+	entity = json_pack("{s:o, s:o, s:o}", "name", string_type(), "kind", string_type(),
+			   "description", string_type());
+	artifact = json_pack("{s:o, s:o, s:o}", "name", string_type(), "kind", string_type(),
+			     "content", string_type());
+	task = json_schema_strict_object(task);
+	entity = json_schema_strict_object(entity);
+	artifact = json_schema_strict_object(artifact);
 	json_object_set_new(props, "title", string_type());
 	json_object_set_new(props, "summary", string_type());
 	json_object_set_new(props, "decisions", text_items());
@@ -229,7 +218,7 @@ json_t *draft_schema(void)
 	json_object_set_new(props, "open_questions", text_items());
 	json_object_set_new(props, "entities", list_of(entity));
 	json_object_set_new(props, "artifacts", list_of(artifact));
-	return strict_object(props);
+	return json_schema_strict_object(props);
 }
 
 /* ---- validation ---- */

@@ -13,6 +13,7 @@
 #include "domain/context.h"
 #include "domain/review.h"
 #include "ops/runtime/runtime.h"
+#include "util/json_schema.h"
 #include "util/buf.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
@@ -109,18 +110,6 @@ static char *render(const struct checkpoint *c, size_t budget)
 
 /* ---- the schema ---- */
 
-static json_t *strict_object(json_t *properties)
-{
-	json_t *required = json_array();
-	const char *key;
-	json_t *v;
-
-	json_object_foreach(properties, key, v)
-		json_array_append_new(required, json_string(key));
-	return json_pack("{s:s, s:o, s:o, s:b}", "type", "object", "properties", properties,
-			 "required", required, "additionalProperties", 0);
-}
-
 static json_t *schema(void)
 {
 	json_t *types = json_array(), *fields = json_array(), *item, *finding;
@@ -129,13 +118,14 @@ static json_t *schema(void)
 		json_array_append_new(types, json_string(finding_types[i]));
 	for (size_t i = 0; checkpoint_list_fields[i]; i++)
 		json_array_append_new(fields, json_string(checkpoint_list_fields[i]));
-	item = strict_object(json_pack("{s:{s:s, s:o}, s:{s:s, s:i}}", "field", "type", "string",
-				       "enum", fields, "index", "type", "integer", "minimum", 0));
-	finding = strict_object(json_pack("{s:{s:s, s:o}, s:{s:s}, s:{s:s, s:o}}", "type",
-					  "type", "string", "enum", types, "message", "type",
-					  "string", "items", "type", "array", "items", item));
-	return strict_object(json_pack("{s:{s:s, s:o}}", "findings", "type", "array", "items",
-				       finding));
+	item = json_pack("{s:{s:s, s:o}, s:{s:s, s:i}}", "field", "type", "string", "enum", fields,
+			 "index", "type", "integer", "minimum", 0);
+	finding = json_pack("{s:{s:s, s:o}, s:{s:s}, s:{s:s, s:o}}",
+			    "type", "type", "string", "enum", types,
+			    "message", "type", "string",
+			    "items", "type", "array", "items", json_schema_strict_object(item));
+	return json_schema_strict_object(json_pack("{s:{s:s, s:o}}", "findings", "type", "array",
+						   "items", json_schema_strict_object(finding)));
 }
 
 /* ---- the pass ---- */
