@@ -88,5 +88,8 @@ enum smr_rc ops_fsck(struct ops_ctx *ctx, const char *space, json_t **report,
 
 /* JSON renderings shared by every transport; new references. */
 json_t *ops_space_json(const struct space *sp);
+/* space_name may be NULL (rendered as null). */
+json_t *ops_session_json(const struct session *s, const char *space_name);
+json_t *ops_turn_json(const struct turn *t);
 
 #endif

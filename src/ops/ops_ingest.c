@@ -50,24 +50,6 @@ static char *session_title(const char *title, const struct transcript *t)
 	return xasprintf("%.*s%s", (int)cut, first, cut < n ? "..." : "");
 }
 
-/*
- * The session document of ingest results (the same shape as the chat
- * runtime's session documents, which only smriti-full links); new reference.
- */
-static json_t *ingest_session_json(const struct session *s, const char *space_name)
-{
-	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:s, s:I}", "id", s->id,
-			 "repo_id", s->repo_id, "space", space_name, "title",
-			 s->title ? s->title : "",
-			 "mounted_commit_hash", s->mounted_hash ? json_string(s->mounted_hash) :
-			 json_null(),
-			 "forked_from_session_id", s->forked_from ? json_string(s->forked_from) :
-			 json_null(),
-			 "history_base_seq", s->history_base_seq >= 0 ?
-			 json_integer(s->history_base_seq) : json_null(),
-			 "created_at", s->created_at, "last_seq", (json_int_t)s->last_seq);
-}
-
 /* Creates the session and all its turns in one transaction; out gets the stored session. */
 static enum smr_rc store_session(struct ops_ctx *ctx, const struct space *sp, const char *title,
 				 const struct transcript *t, struct session *out,
@@ -133,7 +115,7 @@ enum smr_rc ops_ingest(struct ops_ctx *ctx, const char *space, const char *trans
 		rc = store_session(ctx, &sp, name, &t, &s, err);
 	}
 	if (!rc)
-		*out = json_pack("{s:o, s:I, s:s}", "session", ingest_session_json(&s, sp.name),
+		*out = json_pack("{s:o, s:I, s:s}", "session", ops_session_json(&s, sp.name),
 				 "turns", (json_int_t)t.n, "format", ingest_format_name(t.format));
 	free(name);
 	session_release(&s);

@@ -35,7 +35,7 @@ static enum smr_rc session_result(enum smr_rc rc, struct ops_ctx *ctx, struct se
 	if (!rc)
 		rc = ctx->st->ops->space_get(ctx->st, s->repo_id, &sp, err);
 	if (!rc)
-		*result = chat_session_json(s, sp.name);
+		*result = ops_session_json(s, sp.name);
 	space_release(&sp);
 	session_release(s);
 	return rc;
@@ -73,7 +73,7 @@ static enum smr_rc op_session_list(struct ops_ctx *ctx, const json_t *p, json_t 
 	if (!rc) {
 		*result = json_array();
 		for (size_t i = 0; i < n; i++)
-			json_array_append_new(*result, chat_session_json(&v[i], sp.name));
+			json_array_append_new(*result, ops_session_json(&v[i], sp.name));
 	}
 	sessions_free(v, n);
 	space_release(&sp);
@@ -96,7 +96,7 @@ static enum smr_rc op_session_get(struct ops_ctx *ctx, const json_t *p, json_t *
 	if (!rc) {
 		a = json_array();
 		for (size_t i = 0; i < n; i++)
-			json_array_append_new(a, chat_turn_json(&turns[i]));
+			json_array_append_new(a, ops_turn_json(&turns[i]));
 		turns_free(turns, n);
 		rc = session_result(rc, ctx, &s, result, err);
 		if (!rc)

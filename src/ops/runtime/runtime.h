@@ -113,10 +113,6 @@ struct chat_send_req {
 enum smr_rc chat_send(struct ops_ctx *ctx, struct runtime *rt, const struct chat_send_req *req,
 		      json_t **result, struct smr_err *err);
 
-/* JSON documents of the chat API; new references. */
-json_t *chat_session_json(const struct session *s, const char *space_name);
-json_t *chat_turn_json(const struct turn *t);
-
 /* The api table of the runtime ("session.create", ..., "chat.send"). */
 extern const struct api_op chat_api_ops[];
 

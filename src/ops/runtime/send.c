@@ -378,7 +378,7 @@ static enum smr_rc record_failure(struct send *s, enum smr_rc failure, json_t **
 	s->ctx->st->ops->turn_set_error(s->ctx->st, s->user.id, err->msg, NULL);
 	free(s->user.error);
 	s->user.error = xstrdup(err->msg);
-	*result = json_pack("{s:o, s:s, s:o}", "user_turn", chat_turn_json(&s->user),
+	*result = json_pack("{s:o, s:s, s:o}", "user_turn", ops_turn_json(&s->user),
 			    "error", err->msg, "context", context_json(s));
 	return failure;
 }
@@ -439,8 +439,8 @@ enum smr_rc chat_send(struct ops_ctx *ctx, struct runtime *rt, const struct chat
 	if (!rc)
 		rc = nudge_json(&s, &nudge, err);
 	if (!rc)
-		*result = json_pack("{s:o, s:o, s:o, s:o}", "user_turn", chat_turn_json(&s.user),
-				    "assistant_turn", chat_turn_json(&s.reply),
+		*result = json_pack("{s:o, s:o, s:o, s:o}", "user_turn", ops_turn_json(&s.user),
+				    "assistant_turn", ops_turn_json(&s.reply),
 				    "context", context_json(&s), "nudge", nudge);
 out:
 	send_release(&s);

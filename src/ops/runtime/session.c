@@ -1,7 +1,6 @@
 /*
  * session.c -- chat sessions: create, list, read with turns, and the
- * structural mount that forks a session (see runtime.h), plus the JSON
- * documents of sessions and turns.
+ * structural mount that forks a session (see runtime.h).
  */
 #include "ops/runtime/runtime.h"
 #include "domain/checkpoint.h"
@@ -10,51 +9,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-static json_t *str_or_null(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
-
-static json_t *int_or_null(int64_t v)
-{
-	return v < 0 ? json_null() : json_integer(v);
-}
-
-json_t *chat_session_json(const struct session *s, const char *space_name)
-{
-	json_t *o = json_object();
-
-	json_object_set_new(o, "id", json_string(s->id));
-	json_object_set_new(o, "repo_id", json_string(s->repo_id));
-	json_object_set_new(o, "space", str_or_null(space_name));
-	json_object_set_new(o, "title", json_string(s->title ? s->title : ""));
-	json_object_set_new(o, "mounted_commit_hash", str_or_null(s->mounted_hash));
-	json_object_set_new(o, "forked_from_session_id", str_or_null(s->forked_from));
-	json_object_set_new(o, "history_base_seq", int_or_null(s->history_base_seq));
-	json_object_set_new(o, "created_at", json_string(s->created_at));
-	json_object_set_new(o, "last_seq", json_integer(s->last_seq));
-	return o;
-}
-
-json_t *chat_turn_json(const struct turn *t)
-{
-	json_t *o = json_object();
-
-	json_object_set_new(o, "id", json_integer(t->id));
-	json_object_set_new(o, "session_id", json_string(t->session_id));
-	json_object_set_new(o, "sequence_number", json_integer(t->seq));
-	json_object_set_new(o, "role", json_string(t->role));
-	json_object_set_new(o, "content", json_string(t->content));
-	json_object_set_new(o, "provider", str_or_null(t->provider));
-	json_object_set_new(o, "model", str_or_null(t->model));
-	json_object_set_new(o, "prompt_tokens", int_or_null(t->prompt_tokens));
-	json_object_set_new(o, "completion_tokens", int_or_null(t->completion_tokens));
-	json_object_set_new(o, "latency_ms", int_or_null(t->latency_ms));
-	json_object_set_new(o, "error", str_or_null(t->error));
-	json_object_set_new(o, "created_at", json_string(t->created_at));
-	return o;
-}
 
 static enum smr_rc check_title(const char *title, struct smr_err *err)
 {
