@@ -4,6 +4,7 @@
  * failed when read; a job still within its time is left alone.
  */
 #include "harness.h"
+#include "temp_store.h"
 #include "ops/ops.h"
 #include "ops/runtime/draft.h"
 
@@ -42,18 +43,15 @@ static const char *status_of(struct ops_ctx *ctx, const char *id)
 
 TEST(draft_jobs_of_a_dead_server_expire_when_read)
 {
-	char path[] = "/tmp/smriti-jobs-XXXXXX", side[64];
+	char path[TEMP_STORE_PATH_MAX];
 	struct store *st = NULL;
 	struct ops_ctx ctx;
 	struct space sp = { 0 };
 	struct session sn = { .id = "s1", .title = "t", .history_base_seq = -1,
 			      .created_at = "2026-01-01T00:00:00.000000Z" };
 	struct draft_job j = { 0 };
-	int fd = mkstemp(path);
 
-	close(fd);
-	CHECK_INT(store_open(path, &st, NULL), SMR_OK);
-	ops_ctx_init(&ctx, st);
+	temp_store_open(path, &st, &ctx);
 	ctx.now = test_now;
 	fixed_now = "2026-01-01T00:00:00.000000Z";
 	CHECK_INT(ops_space_create(&ctx, "jobs", NULL, &sp, NULL), SMR_OK);
@@ -76,10 +74,5 @@ TEST(draft_jobs_of_a_dead_server_expire_when_read)
 	CHECK(j.error && strstr(j.error, "stopped before it finished"));
 	draft_job_release(&j);
 	space_release(&sp);
-	store_close(st);
-	unlink(path);
-	snprintf(side, sizeof(side), "%s-wal", path);
-	unlink(side);
-	snprintf(side, sizeof(side), "%s-shm", path);
-	unlink(side);
+	temp_store_close(path, st);
 }

@@ -5,6 +5,7 @@
  * context pack, and the ingest and context_pack operations on a real store.
  */
 #include "harness.h"
+#include "temp_store.h"
 
 #include "domain/contextpack.h"
 #include "domain/ingest.h"
@@ -400,35 +401,23 @@ TEST(contextpack_renders_a_draft)
 /* ---- the operations on a real store ---- */
 
 struct fixture {
-	char path[64];
+	char path[TEMP_STORE_PATH_MAX];
 	struct store *st;
 	struct ops_ctx ctx;
 };
 
 static void setup(struct fixture *f)
 {
-	int fd;
 	struct space sp = { 0 };
 
-	snprintf(f->path, sizeof(f->path), "/tmp/smriti-ingest-XXXXXX");
-	fd = mkstemp(f->path);
-	close(fd);
-	CHECK_INT(store_open(f->path, &f->st, NULL), SMR_OK);
-	ops_ctx_init(&f->ctx, f->st);
+	temp_store_open(f->path, &f->st, &f->ctx);
 	CHECK_INT(ops_space_create(&f->ctx, "backfill", NULL, &sp, NULL), SMR_OK);
 	space_release(&sp);
 }
 
 static void teardown(struct fixture *f)
 {
-	char side[80];
-
-	store_close(f->st);
-	unlink(f->path);
-	snprintf(side, sizeof(side), "%s-wal", f->path);
-	unlink(side);
-	snprintf(side, sizeof(side), "%s-shm", f->path);
-	unlink(side);
+	temp_store_close(f->path, f->st);
 }
 
 static size_t session_count(struct fixture *f)

@@ -5,6 +5,7 @@
  * temporary file.
  */
 #include "harness.h"
+#include "temp_store.h"
 
 #include "mcp/mcp.h"
 #include "ops/api.h"
@@ -14,7 +15,7 @@
 #include <unistd.h>
 
 struct fixture {
-	char path[64];
+	char path[TEMP_STORE_PATH_MAX];
 	struct store *st;
 	struct ops_ctx ctx;
 	struct mcp_session *s;
@@ -22,27 +23,14 @@ struct fixture {
 
 static void setup(struct fixture *f)
 {
-	int fd;
-
-	snprintf(f->path, sizeof(f->path), "/tmp/smriti-mcp-XXXXXX");
-	fd = mkstemp(f->path);
-	close(fd);
-	CHECK_INT(store_open(f->path, &f->st, NULL), SMR_OK);
-	ops_ctx_init(&f->ctx, f->st);
+	temp_store_open(f->path, &f->st, &f->ctx);
 	f->s = mcp_session_new(mcp_call_local, &f->ctx, "unit");
 }
 
 static void teardown(struct fixture *f)
 {
-	char side[80];
-
 	mcp_session_free(f->s);
-	store_close(f->st);
-	unlink(f->path);
-	snprintf(side, sizeof(side), "%s-wal", f->path);
-	unlink(side);
-	snprintf(side, sizeof(side), "%s-shm", f->path);
-	unlink(side);
+	temp_store_close(f->path, f->st);
 }
 
 /* Handles text; returns the parsed response (NULL when none). */

@@ -4,6 +4,7 @@
  * fsck, with a deterministic clock.
  */
 #include "harness.h"
+#include "temp_store.h"
 
 #include "domain/checkpoint.h"
 #include "ops/ops.h"
@@ -13,7 +14,7 @@
 #include <unistd.h>
 
 struct fixture {
-	char path[64];
+	char path[TEMP_STORE_PATH_MAX];
 	struct store *st;
 	struct ops_ctx ctx;
 };
@@ -28,26 +29,13 @@ static void test_now(char out[32])
 
 static void setup(struct fixture *f)
 {
-	int fd;
-
-	snprintf(f->path, sizeof(f->path), "/tmp/smriti-unit-XXXXXX");
-	fd = mkstemp(f->path);
-	close(fd);
-	CHECK_INT(store_open(f->path, &f->st, NULL), SMR_OK);
-	ops_ctx_init(&f->ctx, f->st);
+	temp_store_open(f->path, &f->st, &f->ctx);
 	f->ctx.now = test_now;
 }
 
 static void teardown(struct fixture *f)
 {
-	char side[80];
-
-	store_close(f->st);
-	unlink(f->path);
-	snprintf(side, sizeof(side), "%s-wal", f->path);
-	unlink(side);
-	snprintf(side, sizeof(side), "%s-shm", f->path);
-	unlink(side);
+	temp_store_close(f->path, f->st);
 }
 
 /* Writes a checkpoint titled title on top of HEAD (or on parent); returns its hash (caller frees). */

@@ -5,6 +5,7 @@
  * on a real store leaving the checkpoint untouched.
  */
 #include "harness.h"
+#include "temp_store.h"
 
 #include "domain/checkpoint.h"
 #include "domain/review.h"
@@ -392,32 +393,19 @@ TEST(review_caps_make_the_pass_partial)
 /* ---- the operation on a real store ---- */
 
 struct fixture {
-	char path[64];
+	char path[TEMP_STORE_PATH_MAX];
 	struct store *st;
 	struct ops_ctx ctx;
 };
 
 static void setup(struct fixture *f)
 {
-	int fd;
-
-	snprintf(f->path, sizeof(f->path), "/tmp/smriti-review-XXXXXX");
-	fd = mkstemp(f->path);
-	close(fd);
-	CHECK_INT(store_open(f->path, &f->st, NULL), SMR_OK);
-	ops_ctx_init(&f->ctx, f->st);
+	temp_store_open(f->path, &f->st, &f->ctx);
 }
 
 static void teardown(struct fixture *f)
 {
-	char side[80];
-
-	store_close(f->st);
-	unlink(f->path);
-	snprintf(side, sizeof(side), "%s-wal", f->path);
-	unlink(side);
-	snprintf(side, sizeof(side), "%s-shm", f->path);
-	unlink(side);
+	temp_store_close(f->path, f->st);
 }
 
 TEST(review_operation_leaves_checkpoint_unchanged)
