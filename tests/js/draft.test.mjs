@@ -9,7 +9,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { tempDb } from './helpers.mjs';
-import { startServer, request, expectStatus } from './http-helpers.mjs';
+import { startServer, request, expectStatus, assertError } from './http-helpers.mjs';
 import { startFakeProvider } from '../fake-provider/server.mjs';
 import {
   providerEnv, TURNS, EXTRACTED, ingestSession, waitJob, draft, waitRequests,
@@ -33,12 +33,6 @@ after(async () => {
   await fake?.close();
   tmp?.cleanup();
 });
-
-function assertError(r, status, code) {
-  assert.equal(r.status, status, r.text);
-  assert.equal(typeof r.json?.error?.message, 'string', r.text);
-  if (code) assert.equal(r.json.error.code, code, r.text);
-}
 
 describe('a draft job', () => {
   test('extracts exactly the stated items into the right fields, with provenance', async () => {

@@ -6,7 +6,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { tempDb } from './helpers.mjs';
-import { startServer, request, expectStatus } from './http-helpers.mjs';
+import { startServer, request, expectStatus, assertError } from './http-helpers.mjs';
 import { startFakeProvider } from '../fake-provider/server.mjs';
 
 const OPENAI_KEY = 'sk-test-openai-key-0123456789';
@@ -41,12 +41,6 @@ after(async () => {
   await fake?.close();
   tmp?.cleanup();
 });
-
-function assertError(r, status, code) {
-  assert.equal(r.status, status, r.text);
-  assert.equal(typeof r.json?.error?.message, 'string', r.text);
-  if (code) assert.equal(r.json.error.code, code, r.text);
-}
 
 async function turns(sessionId) {
   return (await expectStatus(srv, 'GET', `/v4/sessions/${sessionId}`, 200)).turns;

@@ -1,6 +1,7 @@
 // http-helpers.mjs -- helpers of the HTTP server tests: start `smriti serve`
 // on a free port and make raw HTTP requests (node:http, so that tests can
 // set any Host, Origin or Content-Type header, which fetch forbids).
+import assert from 'node:assert/strict';
 import http from 'node:http';
 import { SMRITI_FULL, startProcess } from './helpers.mjs';
 
@@ -79,4 +80,14 @@ export async function expectStatus(server, method, path, status, opts) {
     throw new Error(`${method} ${path}: expected ${status}, got ${r.status} ${r.text}`);
   }
   return r.json;
+}
+
+// Asserts an error answer: the status, a JSON body {"error":{"code","message"}}
+// with a non-empty message, and (when given) the code.
+export function assertError(r, status, code) {
+  assert.equal(r.status, status, r.text);
+  assert.equal(r.headers['content-type'], 'application/json');
+  assert.equal(typeof r.json?.error?.message, 'string', r.text);
+  assert.ok(r.json.error.message.length > 0);
+  if (code) assert.equal(r.json.error.code, code, r.text);
 }

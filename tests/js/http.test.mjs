@@ -6,7 +6,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { tempDb, childEnv, SMRITI_FULL } from './helpers.mjs';
-import { startServer, request, expectStatus } from './http-helpers.mjs';
+import { startServer, request, expectStatus, assertError } from './http-helpers.mjs';
 
 let tmp;
 let srv;
@@ -30,14 +30,6 @@ async function snapshot() {
     out.push({ ...s, log: log.map((c) => c.commit_hash) });
   }
   return JSON.stringify(out);
-}
-
-function assertError(r, status, code) {
-  assert.equal(r.status, status, r.text);
-  assert.equal(r.headers['content-type'], 'application/json');
-  assert.equal(typeof r.json?.error?.message, 'string', r.text);
-  assert.ok(r.json.error.message.length > 0);
-  if (code) assert.equal(r.json.error.code, code, r.text);
 }
 
 const commitBody = (repo, extra = {}) => ({
