@@ -9,6 +9,7 @@
 #include <string.h>
 
 #define SPACE_NAME_MAX 100
+#define SPACE_DESCRIPTION_MAX 10000
 
 void ops_ctx_init(struct ops_ctx *ctx, struct store *st)
 {
@@ -63,6 +64,9 @@ enum smr_rc ops_space_create(struct ops_ctx *ctx, const char *name, const char *
 		return rc;
 	if (description && !utf8_valid(description, strlen(description)))
 		return smr_errf(err, SMR_EINVAL, "description is not valid UTF-8");
+	if (description && utf8_chars(description, strlen(description)) > SPACE_DESCRIPTION_MAX)
+		return smr_errf(err, SMR_EINVAL, "description is longer than %d characters",
+				SPACE_DESCRIPTION_MAX);
 	ctx->new_id(id);
 	ctx->now(now);
 	sp.id = id;

@@ -1211,6 +1211,7 @@ static enum smr_rc sqlite_job_fail_unfinished(struct store *st, const char *reas
 }
 
 const struct store_ops store_sqlite_ops = {
+	.shared = 0,
 	.name = "sqlite",
 	.accepts = sqlite_accepts,
 	.open = sqlite_open,

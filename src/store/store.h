@@ -32,6 +32,12 @@ typedef int (*store_scan_fn)(const struct checkpoint *c, int parent_missing, voi
 
 struct store_ops {
 	const char *name;
+	/*
+	 * 1 when several servers may share one database (PostgreSQL): state a
+	 * server leaves behind may belong to another live server.  0 for an
+	 * embedded file that one server owns (SQLite).
+	 */
+	int shared;
 	/* 1 if this backend handles the DSN ("postgres://...", a file path). */
 	int (*accepts)(const char *dsn);
 	enum smr_rc (*open)(const char *dsn, struct store **out, struct smr_err *err);

@@ -53,6 +53,8 @@ describe('spaces', () => {
     for (const bad of ['', 'a~b', 'a/b', 'tab\there', ' lead', 'x'.repeat(101)]) {
       assertUnchanged(t, t.db, ['space', 'create', bad], { code: 2 });
     }
+    assertUnchanged(t, t.db, ['space', 'create', 'wordy', '--description', 'd'.repeat(10001)],
+      { code: 2, stderr: /description is longer than 10000 characters/ });
   });
 });
 

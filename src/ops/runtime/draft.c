@@ -504,8 +504,8 @@ static int spawn(pthread_t *th, void *(*fn)(void *), void *arg)
 }
 
 /*
- * A SQLite file has one server, so every job it left unfinished at start-up
- * is orphaned.  A shared PostgreSQL database may have other live servers
+ * A database one server owns (SQLite) has only orphans among its unfinished
+ * jobs at start-up.  A shared one (PostgreSQL) may have other live servers
  * running their own jobs: there a job is only declared orphaned when it is
  * read long after it should have ended (see expire_abandoned()).
  */
@@ -515,7 +515,7 @@ static enum smr_rc fail_unfinished(struct store *st, struct smr_err *err)
 	size_t n = 0;
 	enum smr_rc rc;
 
-	if (strcmp(st->ops->name, "sqlite"))
+	if (st->ops->shared)
 		return SMR_OK;
 	sys_now_iso(now);
 	rc = st->ops->job_fail_unfinished(st, restart_reason, now, &n, err);

@@ -1400,6 +1400,7 @@ static enum smr_rc pg_job_fail_unfinished(struct store *st, const char *reason,
 }
 
 const struct store_ops store_postgres_ops = {
+	.shared = 1,
 	.name = "postgres",
 	.accepts = pg_accepts,
 	.open = pg_open,
