@@ -673,7 +673,7 @@ enum smr_rc http_serve(const struct http_config *cfg, struct smr_err *err)
 	http_guard_init(&srv.guard, srv.where.host, srv.where.port, cfg->allowed_hosts,
 			cfg->token);
 	build_fixed(&srv);
-	srv.rt = runtime_new_from_env();    /* before any thread: curl_global_init */
+	srv.rt = runtime_new_from_env();    /* before any thread: the provider port's global set-up */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);

@@ -82,12 +82,23 @@ static void share_init(struct provider *p)
 	p->lock = l;
 }
 
+void provider_global_init(void)
+{
+	static int done;
+
+	if (!done) {
+		curl_global_init(CURL_GLOBAL_DEFAULT);
+		done = 1;
+	}
+}
+
 struct provider *provider_new(const char *name, struct provider_cfg *cfg)
 {
 	const struct provider_ops *ops = NULL;
 	struct provider *p;
 	size_t n;
 
+	provider_global_init();
 	if (!strcmp(name, "openai") || !strcmp(name, "local"))
 		ops = &provider_openai_ops;
 	else if (!strcmp(name, "anthropic"))

@@ -107,13 +107,20 @@ struct provider {
 extern const struct provider_ops provider_openai_ops;
 extern const struct provider_ops provider_anthropic_ops;
 
+/*
+ * Initialises the HTTP client library once per process.  Not thread-safe:
+ * call it (or provider_from_env, which calls it) before starting threads.
+ */
+void provider_global_init(void);
+
 /* Defaults for every field of cfg (strings NULL). */
 void provider_cfg_defaults(struct provider_cfg *cfg);
 
 /*
  * A provider handle for name ("openai", "anthropic", "local") taking
  * ownership of cfg's strings; NULL for an unknown name.  Caller
- * provider_free()s.  Needs curl_global_init() to have run (runtime does).
+ * provider_free()s.  The first call must come before other threads start
+ * (it initialises libcurl; see provider_global_init).
  */
 struct provider *provider_new(const char *name, struct provider_cfg *cfg);
 void provider_free(struct provider *p);

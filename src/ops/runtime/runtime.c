@@ -6,7 +6,6 @@
 #include "ops/runtime/runtime.h"
 #include "util/xalloc.h"
 
-#include <curl/curl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,7 +80,6 @@ struct runtime *runtime_new_from_env(void)
 	struct runtime *rt = xcalloc(1, sizeof(*rt));
 	const char *v;
 
-	curl_global_init(CURL_GLOBAL_DEFAULT);
 	for (int i = 0; i < RT_PROVIDERS; i++)
 		rt->providers[i] = provider_from_env(provider_names[i]);
 	v = getenv("SMRITI_PROVIDER");

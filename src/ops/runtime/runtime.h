@@ -53,7 +53,7 @@ struct runtime {
 /*
  * The runtime configured from the environment (provider keys and base URLs
  * as documented in provider.h and docs/providers.md).  Also runs
- * curl_global_init once.  Caller runtime_free()s.
+ * the provider port's global set-up once.  Caller runtime_free()s.
  */
 struct runtime *runtime_new_from_env(void);
 void runtime_free(struct runtime *rt);
