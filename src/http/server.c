@@ -568,7 +568,7 @@ static enum smr_rc check_store(struct http_server *srv, struct smr_err *err)
 
 	if (rc)
 		return rc;
-	srv->store_name = st->ops->name;
+	srv->store_name = store_name(st);
 	store_close(st);
 	return SMR_OK;
 }

@@ -21,7 +21,7 @@ static enum smr_rc unique_hash(struct ops_ctx *ctx, const char *prefix, char **o
 	size_t n = 0;
 	enum smr_rc rc;
 
-	rc = ctx->st->ops->checkpoint_find_prefix(ctx->st, prefix, 2, &hits, &n, err);
+	rc = store_checkpoint_find_prefix(ctx->st, prefix, 2, &hits, &n, err);
 	if (!rc && n == 0)
 		rc = smr_errf(err, SMR_ENOTFOUND, "no checkpoint matches '%s'", prefix);
 	if (!rc && n > 1)
@@ -46,13 +46,13 @@ static enum smr_rc resolve_base(struct ops_ctx *ctx, const char *base, struct ch
 	char *hash = NULL;
 	enum smr_rc rc;
 
-	rc = ctx->st->ops->space_get(ctx->st, base, &sp, NULL);
+	rc = store_space_get(ctx->st, base, &sp, NULL);
 	if (!rc) {
 		if (!sp.head)
 			rc = smr_errf(err, SMR_ENOTFOUND, "space '%s' has no checkpoints yet",
 				      sp.name);
 		else
-			rc = ctx->st->ops->checkpoint_get(ctx->st, sp.id, sp.head, out, err);
+			rc = store_checkpoint_get(ctx->st, sp.id, sp.head, out, err);
 		*space_id = sp.id;
 		sp.id = NULL;
 		space_release(&sp);
@@ -64,9 +64,9 @@ static enum smr_rc resolve_base(struct ops_ctx *ctx, const char *base, struct ch
 		return smr_errf(err, SMR_ENOTFOUND, "no space or checkpoint named '%s'", base);
 	rc = unique_hash(ctx, base, &hash, err);
 	if (!rc)
-		rc = ctx->st->ops->checkpoint_get(ctx->st, NULL, hash, out, err);
+		rc = store_checkpoint_get(ctx->st, NULL, hash, out, err);
 	if (!rc)
-		rc = ctx->st->ops->space_get(ctx->st, out->space, &sp, err);
+		rc = store_space_get(ctx->st, out->space, &sp, err);
 	if (!rc) {
 		*space_id = sp.id;
 		sp.id = NULL;
@@ -84,8 +84,8 @@ static enum smr_rc walk_back(struct ops_ctx *ctx, const char *space_id, const ch
 	size_t len = 0;
 	enum smr_rc rc;
 
-	rc = ctx->st->ops->checkpoint_log(ctx->st, space_id, c->hash, (size_t)n + 1, &chain,
-					  &len, err);
+	rc = store_checkpoint_log(ctx->st, space_id, c->hash, (size_t)n + 1, &chain,
+				  &len, err);
 	if (rc)
 		return rc;
 	if (len <= (size_t)n) {
@@ -127,11 +127,11 @@ enum smr_rc ops_head(struct ops_ctx *ctx, const char *space, struct checkpoint *
 	struct space sp = { 0 };
 	enum smr_rc rc;
 
-	rc = ctx->st->ops->space_get(ctx->st, space, &sp, err);
+	rc = store_space_get(ctx->st, space, &sp, err);
 	if (!rc && !sp.head)
 		rc = smr_errf(err, SMR_ENOTFOUND, "space '%s' has no checkpoints yet", sp.name);
 	if (!rc)
-		rc = ctx->st->ops->checkpoint_get(ctx->st, sp.id, sp.head, out, err);
+		rc = store_checkpoint_get(ctx->st, sp.id, sp.head, out, err);
 	space_release(&sp);
 	return rc;
 }
@@ -148,7 +148,7 @@ static enum smr_rc put_on(struct ops_ctx *ctx, const struct space *sp, struct ch
 	free(c->created_at);
 	c->created_at = xstrdup(now);
 	checkpoint_seal(c);
-	return ctx->st->ops->checkpoint_put(ctx->st, sp->id, c, parent, err);
+	return store_checkpoint_put(ctx->st, sp->id, c, parent, err);
 }
 
 /* Writes c on top of the current HEAD, re-reading HEAD when another writer got there first. */
@@ -160,7 +160,7 @@ static enum smr_rc put_on_head(struct ops_ctx *ctx, struct space *sp, struct che
 	for (int i = 0; i < CAS_RETRIES && rc == SMR_ECONFLICT; i++) {
 		if (i) {
 			space_release(sp);
-			rc = ctx->st->ops->space_get(ctx->st, c->space, sp, err);
+			rc = store_space_get(ctx->st, c->space, sp, err);
 			if (rc)
 				return rc;
 		}
@@ -177,7 +177,7 @@ static enum smr_rc write_checkpoint(struct ops_ctx *ctx, const char *space, stru
 	char *parent_hash = NULL;
 	enum smr_rc rc;
 
-	rc = ctx->st->ops->space_get(ctx->st, space, &sp, err);
+	rc = store_space_get(ctx->st, space, &sp, err);
 	if (rc)
 		return rc;
 	c->space = xstrdup(sp.name);
@@ -193,7 +193,7 @@ static enum smr_rc write_checkpoint(struct ops_ctx *ctx, const char *space, stru
 		rc = put_on_head(ctx, &sp, c, err);
 	}
 	if (!rc)
-		rc = ctx->st->ops->checkpoint_get(ctx->st, sp.id, c->hash, out, err);
+		rc = store_checkpoint_get(ctx->st, sp.id, c->hash, out, err);
 	free(parent_hash);
 	space_release(&sp);
 	return rc;
@@ -231,9 +231,9 @@ enum smr_rc ops_log(struct ops_ctx *ctx, const char *ref, size_t limit,
 
 	rc = ops_resolve(ctx, ref, &tip, err);
 	if (!rc)
-		rc = ctx->st->ops->space_get(ctx->st, tip.space, &sp, err);
+		rc = store_space_get(ctx->st, tip.space, &sp, err);
 	if (!rc)
-		rc = ctx->st->ops->checkpoint_log(ctx->st, sp.id, tip.hash, limit, out, n, err);
+		rc = store_checkpoint_log(ctx->st, sp.id, tip.hash, limit, out, n, err);
 	checkpoint_release(&tip);
 	space_release(&sp);
 	return rc;
@@ -263,7 +263,7 @@ enum smr_rc ops_restore(struct ops_ctx *ctx, const char *space, const char *ref,
 	enum smr_rc rc;
 
 	checkpoint_init(&c);
-	rc = ctx->st->ops->space_get(ctx->st, space, &sp, err);
+	rc = store_space_get(ctx->st, space, &sp, err);
 	if (!rc)
 		rc = ops_resolve(ctx, ref, &src, err);
 	if (!rc) {
@@ -293,7 +293,7 @@ enum smr_rc ops_fork(struct ops_ctx *ctx, const char *ref, const char *new_space
 	if (!rc)
 		rc = ops_resolve(ctx, ref, &src, err);
 	if (!rc)
-		rc = ctx->st->ops->space_get(ctx->st, src.space, &from, err);
+		rc = store_space_get(ctx->st, src.space, &from, err);
 	if (!rc) {
 		ctx->new_id(id);
 		ctx->now(now);
@@ -301,11 +301,11 @@ enum smr_rc ops_fork(struct ops_ctx *ctx, const char *ref, const char *new_space
 		sp.name = (char *)new_space;
 		sp.description = xasprintf("forked from %s at %.12s", from.name, src.hash);
 		sp.created_at = now;
-		rc = ctx->st->ops->space_fork(ctx->st, &sp, from.id, src.hash, err);
+		rc = store_space_fork(ctx->st, &sp, from.id, src.hash, err);
 		free(sp.description);
 	}
 	if (!rc)
-		rc = ctx->st->ops->space_get(ctx->st, id, out, err);
+		rc = store_space_get(ctx->st, id, out, err);
 	checkpoint_release(&src);
 	space_release(&from);
 	return rc;

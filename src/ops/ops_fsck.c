@@ -54,10 +54,10 @@ static enum smr_rc fsck_space(struct ops_ctx *ctx, const struct space *sp,
 	enum smr_rc rc;
 
 	fs->space = sp->name;
-	rc = ctx->st->ops->checkpoint_scan(ctx->st, sp->id, check_one, fs, err);
+	rc = store_checkpoint_scan(ctx->st, sp->id, check_one, fs, err);
 	if (rc || !sp->head)
 		return rc;
-	rc = ctx->st->ops->checkpoint_get(ctx->st, sp->id, sp->head, &head, NULL);
+	rc = store_checkpoint_get(ctx->st, sp->id, sp->head, &head, NULL);
 	if (rc == SMR_ENOTFOUND)
 		problem(fs, sp->head, "HEAD is not a checkpoint of this space");
 	checkpoint_release(&head);
@@ -74,10 +74,10 @@ enum smr_rc ops_fsck(struct ops_ctx *ctx, const char *space, json_t **report,
 
 	if (space) {
 		spaces = xcalloc(1, sizeof(*spaces));
-		rc = ctx->st->ops->space_get(ctx->st, space, spaces, err);
+		rc = store_space_get(ctx->st, space, spaces, err);
 		n = rc ? 0 : 1;
 	} else {
-		rc = ctx->st->ops->space_list(ctx->st, &spaces, &n, err);
+		rc = store_space_list(ctx->st, &spaces, &n, err);
 	}
 	for (size_t i = 0; !rc && i < n; i++)
 		rc = fsck_space(ctx, &spaces[i], &fs, err);

@@ -75,10 +75,10 @@ static enum smr_rc store_session(struct ops_ctx *ctx, const struct space *sp, co
 		turns[i].prompt_tokens = turns[i].completion_tokens = turns[i].latency_ms = -1;
 		turns[i].created_at = now;
 	}
-	rc = ctx->st->ops->session_import(ctx->st, &s, turns, t->n, err);
+	rc = store_session_import(ctx->st, &s, turns, t->n, err);
 	free(turns);
 	if (!rc)
-		rc = ctx->st->ops->session_get(ctx->st, id, out, err);
+		rc = store_session_get(ctx->st, id, out, err);
 	return rc;
 }
 
@@ -109,7 +109,7 @@ enum smr_rc ops_ingest(struct ops_ctx *ctx, const char *space, const char *trans
 	if (!rc)
 		rc = parse(transcript, len, format, &t, err);
 	if (!rc)
-		rc = ctx->st->ops->space_get(ctx->st, space, &sp, err);
+		rc = store_space_get(ctx->st, space, &sp, err);
 	if (!rc) {
 		name = session_title(title, &t);
 		rc = store_session(ctx, &sp, name, &t, &s, err);
@@ -180,12 +180,12 @@ enum smr_rc ops_context_pack_session(struct ops_ctx *ctx, const char *session_id
 	struct contextpack p = { 0 };
 	char *source = NULL;
 	size_t n = 0;
-	enum smr_rc rc = ctx->st->ops->session_get(ctx->st, session_id, &s, err);
+	enum smr_rc rc = store_session_get(ctx->st, session_id, &s, err);
 
 	if (!rc)
-		rc = ctx->st->ops->turn_list(ctx->st, s.id,
-					     s.history_base_seq > 0 ? s.history_base_seq : 0,
-					     &v, &n, err);
+		rc = store_turn_list(ctx->st, s.id,
+				     s.history_base_seq > 0 ? s.history_base_seq : 0,
+				     &v, &n, err);
 	if (!rc && !n)
 		rc = smr_errf(err, SMR_EUNPROC, "session '%s' has no turns to pack", session_id);
 	if (!rc) {

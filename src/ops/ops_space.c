@@ -73,22 +73,22 @@ enum smr_rc ops_space_create(struct ops_ctx *ctx, const char *name, const char *
 	sp.name = (char *)name;
 	sp.description = (char *)(description ? description : "");
 	sp.created_at = now;
-	rc = ctx->st->ops->space_create(ctx->st, &sp, err);
+	rc = store_space_create(ctx->st, &sp, err);
 	if (rc)
 		return rc;
-	return ctx->st->ops->space_get(ctx->st, id, out, err);
+	return store_space_get(ctx->st, id, out, err);
 }
 
 enum smr_rc ops_space_get(struct ops_ctx *ctx, const char *space, struct space *out,
 			  struct smr_err *err)
 {
-	return ctx->st->ops->space_get(ctx->st, space, out, err);
+	return store_space_get(ctx->st, space, out, err);
 }
 
 enum smr_rc ops_space_list(struct ops_ctx *ctx, struct space **out, size_t *n,
 			   struct smr_err *err)
 {
-	return ctx->st->ops->space_list(ctx->st, out, n, err);
+	return store_space_list(ctx->st, out, n, err);
 }
 
 enum smr_rc ops_space_rename(struct ops_ctx *ctx, const char *space, const char *new_name,
@@ -99,11 +99,11 @@ enum smr_rc ops_space_rename(struct ops_ctx *ctx, const char *space, const char 
 
 	rc = ops_check_space_name(new_name, err);
 	if (!rc)
-		rc = ctx->st->ops->space_get(ctx->st, space, &sp, err);
+		rc = store_space_get(ctx->st, space, &sp, err);
 	if (!rc)
-		rc = ctx->st->ops->space_rename(ctx->st, sp.id, new_name, err);
+		rc = store_space_rename(ctx->st, sp.id, new_name, err);
 	if (!rc)
-		rc = ctx->st->ops->space_get(ctx->st, sp.id, out, err);
+		rc = store_space_get(ctx->st, sp.id, out, err);
 	space_release(&sp);
 	return rc;
 }
@@ -113,9 +113,9 @@ enum smr_rc ops_space_delete(struct ops_ctx *ctx, const char *space, struct smr_
 	struct space sp = { 0 };
 	enum smr_rc rc;
 
-	rc = ctx->st->ops->space_get(ctx->st, space, &sp, err);
+	rc = store_space_get(ctx->st, space, &sp, err);
 	if (!rc)
-		rc = ctx->st->ops->space_delete(ctx->st, sp.id, err);
+		rc = store_space_delete(ctx->st, sp.id, err);
 	space_release(&sp);
 	return rc;
 }

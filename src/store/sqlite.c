@@ -7,7 +7,7 @@
  * the HEAD compare-and-swap and sequence assignment race-free.  Prepared
  * statements are cached per connection, keyed by the SQL literal.
  */
-#include "store/store.h"
+#include "store/internal.h"
 #include "store/schema_sqlite.h"
 #include "util/xalloc.h"
 

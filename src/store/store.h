@@ -1,19 +1,23 @@
 /*
- * store.h -- the storage port: one small ops table per backend.
+ * store.h -- the storage port: the functions the operations layer calls to
+ * read and write Spaces, Checkpoints, sessions, turns and draft jobs.
  *
- * Like git's ref_storage_be or SQLite's VFS, each backend (sqlite.c,
- * postgres.c) fills a struct store_ops and embeds struct store as the first
- * member of its own handle.  Every method is one transaction: it either
- * happens whole or not at all.  Output structs and arrays are owned by the
- * caller (release with the functions of domain/model.h).  A handle is used by
- * one thread at a time; a server opens one per worker (or pools them).
+ * Like git's refs_*() over ref_storage_be, these functions are the only way
+ * in; the backends (sqlite.c, full/postgres.c) and their ops table are
+ * private to src/store (store/internal.h).  Every function is one
+ * transaction: it either happens whole or not at all.  Output structs and
+ * arrays are owned by the caller (release with the functions of
+ * domain/model.h).  A handle is used by one thread at a time; a server
+ * opens one per worker (or pools them).
  *
- * Contracts every backend meets (tests/store_conformance.c checks them):
- *  - checkpoint_put is a compare-and-swap on the Space's HEAD: it succeeds
- *    only while HEAD equals expected_head (NULL: the Space is empty), else
- *    SMR_ECONFLICT naming the current HEAD, and nothing is written.
- *  - turn_append assigns sequence_number = last + 1 inside its transaction;
- *    numbers are unique and gap-free per session under concurrent writers.
+ * Contracts every backend meets (tests/unit/test_store_conformance.c):
+ *  - store_checkpoint_put is a compare-and-swap on the Space's HEAD: it
+ *    succeeds only while HEAD equals expected_head (NULL: the Space is
+ *    empty), else SMR_ECONFLICT naming the current HEAD, and nothing is
+ *    written.
+ *  - store_turn_append assigns sequence_number = last + 1 inside its
+ *    transaction; numbers are unique and gap-free per session under
+ *    concurrent writers.
  *  - an SMR_OK return means the write is durable (fsync'd / committed).
  */
 #ifndef SMRITI_STORE_H
@@ -25,107 +29,94 @@
 #include "domain/model.h"
 #include "util/err.h"
 
-struct store;
+struct store;   /* one backend's handle; opaque outside src/store */
 
-/* Called once per checkpoint by checkpoint_scan; nonzero return stops the scan. */
+/* Called once per checkpoint by store_checkpoint_scan; nonzero return stops the scan. */
 typedef int (*store_scan_fn)(const struct checkpoint *c, int parent_missing, void *ctx);
 
-struct store_ops {
-	const char *name;
-	/*
-	 * 1 when several servers may share one database (PostgreSQL): state a
-	 * server leaves behind may belong to another live server.  0 for an
-	 * embedded file that one server owns (SQLite).
-	 */
-	int shared;
-	/* 1 if this backend handles the DSN ("postgres://...", a file path). */
-	int (*accepts)(const char *dsn);
-	enum smr_rc (*open)(const char *dsn, struct store **out, struct smr_err *err);
-	void (*close)(struct store *st);
-
-	/* Spaces.  Lookups take a Space's id or its name. */
-	enum smr_rc (*space_create)(struct store *st, const struct space *sp, struct smr_err *err);
-	enum smr_rc (*space_get)(struct store *st, const char *id_or_name, struct space *out,
-				 struct smr_err *err);
-	enum smr_rc (*space_list)(struct store *st, struct space **out, size_t *n,
-				  struct smr_err *err);
-	enum smr_rc (*space_rename)(struct store *st, const char *id, const char *new_name,
-				    struct smr_err *err);
-	enum smr_rc (*space_delete)(struct store *st, const char *id, struct smr_err *err);
-
-	/* Checkpoints.  c->hash must already be sealed. */
-	enum smr_rc (*checkpoint_put)(struct store *st, const char *space_id,
-				      const struct checkpoint *c, const char *expected_head,
-				      struct smr_err *err);
-	/* space_id NULL: any Space (the oldest copy of that hash). */
-	enum smr_rc (*checkpoint_get)(struct store *st, const char *space_id, const char *hash,
-				      struct checkpoint *out, struct smr_err *err);
-	/* Distinct hashes starting with prefix, at most limit of them; caller frees each and *out. */
-	enum smr_rc (*checkpoint_find_prefix)(struct store *st, const char *prefix, size_t limit,
-					      char ***out, size_t *n, struct smr_err *err);
-	/* First-parent ancestry of hash in space_id, newest first, at most limit (0: all). */
-	enum smr_rc (*checkpoint_log)(struct store *st, const char *space_id, const char *hash,
-				      size_t limit, struct checkpoint **out, size_t *n,
-				      struct smr_err *err);
-	/* Every checkpoint of a Space in insertion order, for fsck. */
-	enum smr_rc (*checkpoint_scan)(struct store *st, const char *space_id,
-				       store_scan_fn fn, void *ctx, struct smr_err *err);
-	/* Creates new_space with HEAD = hash, copying hash's ancestry from src_space_id. */
-	enum smr_rc (*space_fork)(struct store *st, const struct space *new_space,
-				  const char *src_space_id, const char *hash, struct smr_err *err);
-
-	/* Sessions and turns. */
-	enum smr_rc (*session_create)(struct store *st, const struct session *s,
-				      struct smr_err *err);
-	enum smr_rc (*session_get)(struct store *st, const char *id, struct session *out,
-				   struct smr_err *err);
-	enum smr_rc (*session_list)(struct store *st, const char *repo_id, struct session **out,
-				    size_t *n, struct smr_err *err);
-	/*
-	 * Creates session s with turns[0..n) as its turns 1..n, all in one
-	 * transaction (transcript import): assigns each turn's seq and id.
-	 */
-	enum smr_rc (*session_import)(struct store *st, const struct session *s,
-				      struct turn *turns, size_t n, struct smr_err *err);
-	/*
-	 * Appends t to its session: assigns t->seq (last + 1) and t->id.  When
-	 * expected_last >= 0 the append only happens if the session's last
-	 * sequence number is still expected_last (else SMR_ECONFLICT).
-	 */
-	enum smr_rc (*turn_append)(struct store *st, struct turn *t, int64_t expected_last,
-				   struct smr_err *err);
-	/* Records a provider failure on a stored turn. */
-	enum smr_rc (*turn_set_error)(struct store *st, int64_t turn_id, const char *error,
-				      struct smr_err *err);
-	/* Turns of a session with sequence_number > after_seq, oldest first. */
-	enum smr_rc (*turn_list)(struct store *st, const char *session_id, int64_t after_seq,
-				 struct turn **out, size_t *n, struct smr_err *err);
-	/* Turns written since the Space's HEAD was created, over all its sessions. */
-	enum smr_rc (*turns_since_head)(struct store *st, const char *repo_id, int64_t *count,
-					struct smr_err *err);
-
-	/* Draft jobs. */
-	enum smr_rc (*job_create)(struct store *st, const struct draft_job *j, struct smr_err *err);
-	enum smr_rc (*job_get)(struct store *st, const char *id, struct draft_job *out,
-			       struct smr_err *err);
-	/* Sets status, and result/error/started_at/finished_at where non-NULL. */
-	enum smr_rc (*job_update)(struct store *st, const struct draft_job *j, struct smr_err *err);
-	/* Marks every queued or running job failed (server start-up); *n gets the count. */
-	enum smr_rc (*job_fail_unfinished)(struct store *st, const char *reason, const char *now,
-					   size_t *n, struct smr_err *err);
-};
-
-struct store {
-	const struct store_ops *ops;
-};
-
-/* Opens the backend that accepts dsn.  Caller store_close()s. */
+/* Opens the backend of this binary that handles dsn.  Caller store_close()s. */
 enum smr_rc store_open(const char *dsn, struct store **out, struct smr_err *err);
+/* NULL is a no-op. */
 void store_close(struct store *st);
 
-/* The backends compiled into this binary, NULL-terminated. */
-extern const struct store_ops *const store_backends[];
-extern const struct store_ops store_sqlite_ops;
-extern const struct store_ops store_postgres_ops;
+/* The backend's name ("sqlite", "postgres"); static storage. */
+const char *store_name(const struct store *st);
+/*
+ * 1 when several servers may share the database (PostgreSQL): state a
+ * server leaves behind may belong to another live server.  0 for an
+ * embedded file that one server owns (SQLite).
+ */
+int store_is_shared(const struct store *st);
+
+/* Spaces.  Lookups take a Space's id or its name. */
+enum smr_rc store_space_create(struct store *st, const struct space *sp, struct smr_err *err);
+enum smr_rc store_space_get(struct store *st, const char *id_or_name, struct space *out,
+			    struct smr_err *err);
+enum smr_rc store_space_list(struct store *st, struct space **out, size_t *n,
+			     struct smr_err *err);
+enum smr_rc store_space_rename(struct store *st, const char *id, const char *new_name,
+			       struct smr_err *err);
+enum smr_rc store_space_delete(struct store *st, const char *id, struct smr_err *err);
+/* Creates new_space with HEAD = hash, copying hash's ancestry from src_space_id. */
+enum smr_rc store_space_fork(struct store *st, const struct space *new_space,
+			     const char *src_space_id, const char *hash, struct smr_err *err);
+
+/* Checkpoints.  c->hash must already be sealed. */
+enum smr_rc store_checkpoint_put(struct store *st, const char *space_id,
+				 const struct checkpoint *c, const char *expected_head,
+				 struct smr_err *err);
+/* space_id NULL: any Space (the oldest copy of that hash). */
+enum smr_rc store_checkpoint_get(struct store *st, const char *space_id, const char *hash,
+				 struct checkpoint *out, struct smr_err *err);
+/* Distinct hashes starting with prefix, at most limit of them; caller frees each and *out. */
+enum smr_rc store_checkpoint_find_prefix(struct store *st, const char *prefix, size_t limit,
+					 char ***out, size_t *n, struct smr_err *err);
+/* First-parent ancestry of hash in space_id, newest first, at most limit (0: all). */
+enum smr_rc store_checkpoint_log(struct store *st, const char *space_id, const char *hash,
+				 size_t limit, struct checkpoint **out, size_t *n,
+				 struct smr_err *err);
+/* Every checkpoint of a Space in insertion order, for fsck. */
+enum smr_rc store_checkpoint_scan(struct store *st, const char *space_id, store_scan_fn fn,
+				  void *ctx, struct smr_err *err);
+
+/* Sessions and turns. */
+enum smr_rc store_session_create(struct store *st, const struct session *s,
+				 struct smr_err *err);
+enum smr_rc store_session_get(struct store *st, const char *id, struct session *out,
+			      struct smr_err *err);
+enum smr_rc store_session_list(struct store *st, const char *repo_id, struct session **out,
+			       size_t *n, struct smr_err *err);
+/*
+ * Creates session s with turns[0..n) as its turns 1..n, all in one
+ * transaction (transcript import): assigns each turn's seq and id.
+ */
+enum smr_rc store_session_import(struct store *st, const struct session *s,
+				 struct turn *turns, size_t n, struct smr_err *err);
+/*
+ * Appends t to its session: assigns t->seq (last + 1) and t->id.  When
+ * expected_last >= 0 the append only happens if the session's last
+ * sequence number is still expected_last (else SMR_ECONFLICT).
+ */
+enum smr_rc store_turn_append(struct store *st, struct turn *t, int64_t expected_last,
+			      struct smr_err *err);
+/* Records a provider failure on a stored turn. */
+enum smr_rc store_turn_set_error(struct store *st, int64_t turn_id, const char *error,
+				 struct smr_err *err);
+/* Turns of a session with sequence_number > after_seq, oldest first. */
+enum smr_rc store_turn_list(struct store *st, const char *session_id, int64_t after_seq,
+			    struct turn **out, size_t *n, struct smr_err *err);
+/* Turns written since the Space's HEAD was created, over all its sessions. */
+enum smr_rc store_turns_since_head(struct store *st, const char *repo_id, int64_t *count,
+				   struct smr_err *err);
+
+/* Draft jobs. */
+enum smr_rc store_job_create(struct store *st, const struct draft_job *j, struct smr_err *err);
+enum smr_rc store_job_get(struct store *st, const char *id, struct draft_job *out,
+			  struct smr_err *err);
+/* Sets status, and result/error/started_at/finished_at where non-NULL. */
+enum smr_rc store_job_update(struct store *st, const struct draft_job *j, struct smr_err *err);
+/* Marks every queued or running job failed (server start-up); *n gets the count. */
+enum smr_rc store_job_fail_unfinished(struct store *st, const char *reason, const char *now,
+				      size_t *n, struct smr_err *err);
 
 #endif

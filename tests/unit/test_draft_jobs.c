@@ -24,10 +24,10 @@ static void add_job(struct store *st, const char *sid, const char *id, enum job_
 	struct draft_job j = { .id = (char *)id, .session_id = (char *)sid, .status = JOB_QUEUED,
 			       .provider = "openai", .model = "m", .created_at = (char *)created };
 
-	CHECK_INT(st->ops->job_create(st, &j, NULL), SMR_OK);
+	CHECK_INT(store_job_create(st, &j, NULL), SMR_OK);
 	j.status = status;
 	j.started_at = (char *)started;
-	CHECK_INT(st->ops->job_update(st, &j, NULL), SMR_OK);
+	CHECK_INT(store_job_update(st, &j, NULL), SMR_OK);
 }
 
 static const char *status_of(struct ops_ctx *ctx, const char *id)
@@ -56,7 +56,7 @@ TEST(draft_jobs_of_a_dead_server_expire_when_read)
 	fixed_now = "2026-01-01T00:00:00.000000Z";
 	CHECK_INT(ops_space_create(&ctx, "jobs", NULL, &sp, NULL), SMR_OK);
 	sn.repo_id = sp.id;
-	CHECK_INT(st->ops->session_create(st, &sn, NULL), SMR_OK);
+	CHECK_INT(store_session_create(st, &sn, NULL), SMR_OK);
 	add_job(st, "s1", "running-old", JOB_RUNNING, "2026-01-01T00:00:00.000000Z",
 		"2026-01-01T00:00:00.000000Z");
 	add_job(st, "s1", "running-new", JOB_RUNNING, "2026-01-01T00:02:00.000000Z",
@@ -69,7 +69,7 @@ TEST(draft_jobs_of_a_dead_server_expire_when_read)
 	CHECK_STR(status_of(&ctx, "running-new"), "running");
 	CHECK_STR(status_of(&ctx, "queued-new"), "queued");
 	CHECK_STR(status_of(&ctx, "queued-old"), "failed");
-	CHECK_INT(st->ops->job_get(st, "running-old", &j, NULL), SMR_OK);
+	CHECK_INT(store_job_get(st, "running-old", &j, NULL), SMR_OK);
 	CHECK_INT(j.status, JOB_FAILED);
 	CHECK(j.error && strstr(j.error, "stopped before it finished"));
 	draft_job_release(&j);

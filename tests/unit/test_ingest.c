@@ -426,8 +426,8 @@ static size_t session_count(struct fixture *f)
 	struct session *v = NULL;
 	size_t n = 0;
 
-	CHECK_INT(f->st->ops->space_get(f->st, "backfill", &sp, NULL), SMR_OK);
-	CHECK_INT(f->st->ops->session_list(f->st, sp.id, &v, &n, NULL), SMR_OK);
+	CHECK_INT(store_space_get(f->st, "backfill", &sp, NULL), SMR_OK);
+	CHECK_INT(store_session_list(f->st, sp.id, &v, &n, NULL), SMR_OK);
 	sessions_free(v, n);
 	space_release(&sp);
 	return n;
@@ -451,8 +451,8 @@ TEST(ingest_operation_creates_session_with_turns)
 	CHECK_STR(json_string_value(json_object_get(s, "title")), "Sourdough starter help");
 	CHECK_STR(json_string_value(json_object_get(s, "space")), "backfill");
 	CHECK_INT(json_integer_value(json_object_get(s, "last_seq")), 4);
-	CHECK_INT(f.st->ops->turn_list(f.st, json_string_value(json_object_get(s, "id")), 0, &v,
-				       &n, &err), SMR_OK);
+	CHECK_INT(store_turn_list(f.st, json_string_value(json_object_get(s, "id")), 0, &v,
+				  &n, &err), SMR_OK);
 	CHECK_INT(n, 4);
 	for (size_t i = 0; i < n && i < 4; i++) {
 		CHECK_INT(v[i].seq, (int64_t)i + 1);

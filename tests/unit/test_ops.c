@@ -113,7 +113,7 @@ TEST(ops_ambiguous_prefix_is_a_usage_error)
 		c.created_at = strdup("2026-01-01T00:00:00.000000Z");
 		c.hash = strdup(fake[i]);
 		c.parent_hash = i ? strdup(fake[0]) : NULL;
-		CHECK_INT(f.st->ops->checkpoint_put(f.st, sp.id, &c, c.parent_hash, NULL), SMR_OK);
+		CHECK_INT(store_checkpoint_put(f.st, sp.id, &c, c.parent_hash, NULL), SMR_OK);
 		checkpoint_release(&c);
 	}
 	memset(&c, 0, sizeof(c));

@@ -170,7 +170,6 @@ static void run_case(int pg, void (*fn)(struct fixture *))
 	TEST(store_pg_##name) { run_case(1, conf_##name); }                 \
 	static void conf_##name(struct fixture *f)
 
-#define OPS(f) ((f)->st->ops)
 
 /* ---- builders ---- */
 
@@ -185,7 +184,7 @@ static enum smr_rc make_space(struct fixture *f, const char *name, char id[37],
 	sp.name = (char *)name;
 	sp.description = (char *)"a test space";
 	sp.created_at = (char *)"2026-01-01T00:00:00.000000Z";
-	return OPS(f)->space_create(f->st, &sp, err);
+	return store_space_create(f->st, &sp, err);
 }
 
 /* A sealed checkpoint on top of parent (may be NULL), created at second sec. */
@@ -210,7 +209,7 @@ static enum smr_rc put_next(struct fixture *f, const char *space_id, char **head
 	enum smr_rc rc;
 
 	make_ckpt(&c, *head, title, sec);
-	rc = OPS(f)->checkpoint_put(f->st, space_id, &c, *head, &err);
+	rc = store_checkpoint_put(f->st, space_id, &c, *head, &err);
 	if (!rc) {
 		free(*head);
 		*head = xstrdup(c.hash);
@@ -226,7 +225,7 @@ static char *space_head(struct fixture *f, const char *id)
 	struct space sp = { 0 };
 	char *head = NULL;
 
-	if (!OPS(f)->space_get(f->st, id, &sp, NULL))
+	if (!store_space_get(f->st, id, &sp, NULL))
 		head = xstrdup(sp.head);
 	space_release(&sp);
 	return head;
@@ -244,7 +243,7 @@ static int count_checkpoints(struct fixture *f, const char *space_id)
 {
 	int n = 0;
 
-	CHECK_INT(OPS(f)->checkpoint_scan(f->st, space_id, count_cb, &n, NULL), SMR_OK);
+	CHECK_INT(store_checkpoint_scan(f->st, space_id, count_cb, &n, NULL), SMR_OK);
 	return n;
 }
 
@@ -286,16 +285,16 @@ CONFORMANCE(space_create_get_list)
 
 	CHECK_INT(make_space(f, "beta", b, &err), SMR_OK);
 	CHECK_INT(make_space(f, "alpha", a, &err), SMR_OK);
-	CHECK_INT(OPS(f)->space_get(f->st, "alpha", &sp, &err), SMR_OK);
+	CHECK_INT(store_space_get(f->st, "alpha", &sp, &err), SMR_OK);
 	CHECK_STR(sp.id, a);
 	CHECK_STR(sp.description, "a test space");
 	CHECK_STR(sp.created_at, "2026-01-01T00:00:00.000000Z");
 	CHECK(sp.head == NULL);
 	space_release(&sp);
-	CHECK_INT(OPS(f)->space_get(f->st, b, &sp, &err), SMR_OK);
+	CHECK_INT(store_space_get(f->st, b, &sp, &err), SMR_OK);
 	CHECK_STR(sp.name, "beta");
 	space_release(&sp);
-	CHECK_INT(OPS(f)->space_list(f->st, &v, &n, &err), SMR_OK);
+	CHECK_INT(store_space_list(f->st, &v, &n, &err), SMR_OK);
 	CHECK_INT(n, 2);
 	if (n == 2) {
 		CHECK_STR(v[0].name, "alpha");
@@ -304,9 +303,9 @@ CONFORMANCE(space_create_get_list)
 	spaces_free(v, n);
 	CHECK_INT(make_space(f, "alpha", other, &err), SMR_ECONFLICT);
 	CHECK_STR(err.msg, "a space named 'alpha' already exists");
-	CHECK_INT(OPS(f)->space_get(f->st, "nope", &sp, &err), SMR_ENOTFOUND);
+	CHECK_INT(store_space_get(f->st, "nope", &sp, &err), SMR_ENOTFOUND);
 	CHECK_STR(err.msg, "no space 'nope'");
-	CHECK_INT(OPS(f)->space_list(f->st, &v, &n, &err), SMR_OK);
+	CHECK_INT(store_space_list(f->st, &v, &n, &err), SMR_OK);
 	CHECK_INT(n, 2);
 	spaces_free(v, n);
 }
@@ -318,13 +317,13 @@ CONFORMANCE(space_list_empty_and_name_wins_over_id)
 	char a[37], b[37];
 	size_t n = 9;
 
-	CHECK_INT(OPS(f)->space_list(f->st, &v, &n, &err), SMR_OK);
+	CHECK_INT(store_space_list(f->st, &v, &n, &err), SMR_OK);
 	CHECK_INT(n, 0);
 	spaces_free(v, n);
 	CHECK_INT(make_space(f, "first", a, &err), SMR_OK);
 	/* A Space whose name is another Space's id: lookups by that string find it by name. */
 	CHECK_INT(make_space(f, a, b, &err), SMR_OK);
-	CHECK_INT(OPS(f)->space_get(f->st, a, &sp, &err), SMR_OK);
+	CHECK_INT(store_space_get(f->st, a, &sp, &err), SMR_OK);
 	CHECK_STR(sp.id, b);
 	space_release(&sp);
 }
@@ -337,17 +336,17 @@ CONFORMANCE(space_rename)
 
 	CHECK_INT(make_space(f, "one", a, &err), SMR_OK);
 	CHECK_INT(make_space(f, "two", b, &err), SMR_OK);
-	CHECK_INT(OPS(f)->space_rename(f->st, a, "uno", &err), SMR_OK);
-	CHECK_INT(OPS(f)->space_get(f->st, "uno", &sp, &err), SMR_OK);
+	CHECK_INT(store_space_rename(f->st, a, "uno", &err), SMR_OK);
+	CHECK_INT(store_space_get(f->st, "uno", &sp, &err), SMR_OK);
 	CHECK_STR(sp.id, a);
 	space_release(&sp);
-	CHECK_INT(OPS(f)->space_get(f->st, "one", &sp, &err), SMR_ENOTFOUND);
-	CHECK_INT(OPS(f)->space_rename(f->st, a, "two", &err), SMR_ECONFLICT);
+	CHECK_INT(store_space_get(f->st, "one", &sp, &err), SMR_ENOTFOUND);
+	CHECK_INT(store_space_rename(f->st, a, "two", &err), SMR_ECONFLICT);
 	CHECK_STR(err.msg, "a space named 'two' already exists");
-	CHECK_INT(OPS(f)->space_get(f->st, a, &sp, &err), SMR_OK);
+	CHECK_INT(store_space_get(f->st, a, &sp, &err), SMR_OK);
 	CHECK_STR(sp.name, "uno");
 	space_release(&sp);
-	CHECK_INT(OPS(f)->space_rename(f->st, "no-such-id", "three", &err), SMR_ENOTFOUND);
+	CHECK_INT(store_space_rename(f->st, "no-such-id", "three", &err), SMR_ENOTFOUND);
 	CHECK_STR(err.msg, "no space 'no-such-id'");
 }
 
@@ -366,12 +365,12 @@ CONFORMANCE(space_delete_cascades)
 	sn.repo_id = a;
 	sn.created_at = (char *)"2026-01-01T00:00:05.000000Z";
 	sn.history_base_seq = -1;
-	CHECK_INT(OPS(f)->session_create(f->st, &sn, &err), SMR_OK);
-	CHECK_INT(OPS(f)->space_delete(f->st, a, &err), SMR_OK);
-	CHECK_INT(OPS(f)->space_get(f->st, a, &(struct space){ 0 }, &err), SMR_ENOTFOUND);
-	CHECK_INT(OPS(f)->checkpoint_get(f->st, NULL, root, &c, &err), SMR_ENOTFOUND);
-	CHECK_INT(OPS(f)->session_get(f->st, sid, &got, &err), SMR_ENOTFOUND);
-	CHECK_INT(OPS(f)->space_delete(f->st, a, &err), SMR_ENOTFOUND);
+	CHECK_INT(store_session_create(f->st, &sn, &err), SMR_OK);
+	CHECK_INT(store_space_delete(f->st, a, &err), SMR_OK);
+	CHECK_INT(store_space_get(f->st, a, &(struct space){ 0 }, &err), SMR_ENOTFOUND);
+	CHECK_INT(store_checkpoint_get(f->st, NULL, root, &c, &err), SMR_ENOTFOUND);
+	CHECK_INT(store_session_get(f->st, sid, &got, &err), SMR_ENOTFOUND);
+	CHECK_INT(store_space_delete(f->st, a, &err), SMR_ENOTFOUND);
 	{
 		char want[64];
 
@@ -394,7 +393,7 @@ CONFORMANCE(checkpoint_put_compare_and_swap)
 	/* A non-empty expectation on an empty Space is stale. */
 	make_ckpt(&c, "0000000000000000000000000000000000000000000000000000000000000000",
 		  "orphan", 1);
-	CHECK_INT(OPS(f)->checkpoint_put(f->st, a, &c, c.parent_hash, &err), SMR_ECONFLICT);
+	CHECK_INT(store_checkpoint_put(f->st, a, &c, c.parent_hash, &err), SMR_ECONFLICT);
 	CHECK_STR(err.msg, "parent is stale: the space has no checkpoints yet");
 	checkpoint_release(&c);
 	CHECK_INT(put_next(f, a, &head, "root", 2), SMR_OK);
@@ -408,10 +407,10 @@ CONFORMANCE(checkpoint_put_compare_and_swap)
 	CHECK_INT(put_next(f, a, &head, "second", 3), SMR_OK);
 	/* A writer that read root writes on a stale parent: conflict, nothing written. */
 	make_ckpt(&stale, root, "lost update", 4);
-	CHECK_INT(OPS(f)->checkpoint_put(f->st, a, &stale, root, &err), SMR_ECONFLICT);
+	CHECK_INT(store_checkpoint_put(f->st, a, &stale, root, &err), SMR_ECONFLICT);
 	snprintf(want, sizeof(want), "parent is stale: HEAD is now %.12s (%s)", head, head);
 	CHECK_STR(err.msg, want);
-	CHECK_INT(OPS(f)->checkpoint_get(f->st, a, stale.hash, &got, &err), SMR_ENOTFOUND);
+	CHECK_INT(store_checkpoint_get(f->st, a, stale.hash, &got, &err), SMR_ENOTFOUND);
 	CHECK_INT(count_checkpoints(f, a), 2);
 	{
 		char *h = space_head(f, a);
@@ -420,11 +419,11 @@ CONFORMANCE(checkpoint_put_compare_and_swap)
 		free(h);
 	}
 	/* Expecting an empty Space when it is not is stale too. */
-	CHECK_INT(OPS(f)->checkpoint_put(f->st, a, &stale, NULL, &err), SMR_ECONFLICT);
+	CHECK_INT(store_checkpoint_put(f->st, a, &stale, NULL, &err), SMR_ECONFLICT);
 	checkpoint_release(&stale);
 	/* An unknown Space. */
 	make_ckpt(&c, NULL, "nowhere", 5);
-	CHECK_INT(OPS(f)->checkpoint_put(f->st, "no-such-space", &c, NULL, &err), SMR_ENOTFOUND);
+	CHECK_INT(store_checkpoint_put(f->st, "no-such-space", &c, NULL, &err), SMR_ENOTFOUND);
 	checkpoint_release(&c);
 	CHECK(fsck_ok(f));
 	free(head);
@@ -443,7 +442,7 @@ CONFORMANCE(checkpoint_get_in_space_and_any)
 	CHECK_INT(put_next(f, a, &head, "root", 1), SMR_OK);
 	root = xstrdup(head);
 	CHECK_INT(put_next(f, a, &head, "child", 2), SMR_OK);
-	CHECK_INT(OPS(f)->checkpoint_get(f->st, a, head, &got, &err), SMR_OK);
+	CHECK_INT(store_checkpoint_get(f->st, a, head, &got, &err), SMR_OK);
 	CHECK_STR(got.hash, head);
 	CHECK_STR(got.parent_hash, root);
 	CHECK(got.merge_parent_hash == NULL);
@@ -451,8 +450,8 @@ CONFORMANCE(checkpoint_get_in_space_and_any)
 	CHECK_STR(got.title, "child");
 	CHECK_STR(got.author, "tester");
 	checkpoint_release(&got);
-	CHECK_INT(OPS(f)->checkpoint_get(f->st, b, head, &got, &err), SMR_ENOTFOUND);
-	CHECK_INT(OPS(f)->checkpoint_get(f->st, NULL, "feedface", &got, &err), SMR_ENOTFOUND);
+	CHECK_INT(store_checkpoint_get(f->st, b, head, &got, &err), SMR_ENOTFOUND);
+	CHECK_INT(store_checkpoint_get(f->st, NULL, "feedface", &got, &err), SMR_ENOTFOUND);
 	CHECK_STR(err.msg, "no checkpoint feedface");
 	/* Any Space: the oldest copy, even after a fork made a second one. */
 	char nid[37];
@@ -461,12 +460,12 @@ CONFORMANCE(checkpoint_get_in_space_and_any)
 	nsp.id = nid;
 	nsp.name = (char *)"copy";
 	nsp.created_at = (char *)"2026-01-02T00:00:00.000000Z";
-	CHECK_INT(OPS(f)->space_fork(f->st, &nsp, a, root, &err), SMR_OK);
-	CHECK_INT(OPS(f)->checkpoint_get(f->st, NULL, root, &got, &err), SMR_OK);
+	CHECK_INT(store_space_fork(f->st, &nsp, a, root, &err), SMR_OK);
+	CHECK_INT(store_checkpoint_get(f->st, NULL, root, &got, &err), SMR_OK);
 	CHECK_STR(got.space, "src");
 	CHECK(got.parent_hash == NULL);
 	checkpoint_release(&got);
-	CHECK_INT(OPS(f)->checkpoint_get(f->st, nid, root, &got, &err), SMR_OK);
+	CHECK_INT(store_checkpoint_get(f->st, nid, root, &got, &err), SMR_OK);
 	CHECK_STR(got.space, "copy");
 	checkpoint_release(&got);
 	free(head);
@@ -481,7 +480,7 @@ static void put_fake(struct fixture *f, const char *space_id, char **head, const
 	make_ckpt(&c, *head, hash, 1);
 	free(c.hash);
 	c.hash = xstrdup(hash);
-	CHECK_INT(OPS(f)->checkpoint_put(f->st, space_id, &c, *head, NULL), SMR_OK);
+	CHECK_INT(store_checkpoint_put(f->st, space_id, &c, *head, NULL), SMR_OK);
 	free(*head);
 	*head = xstrdup(hash);
 	checkpoint_release(&c);
@@ -506,15 +505,15 @@ CONFORMANCE(checkpoint_find_prefix)
 	nsp.id = nid;
 	nsp.name = (char *)"fork";
 	nsp.created_at = (char *)"2026-01-02T00:00:00.000000Z";
-	CHECK_INT(OPS(f)->space_fork(f->st, &nsp, a, h3, &err), SMR_OK);
-	CHECK_INT(OPS(f)->checkpoint_find_prefix(f->st, "abcd0001", 2, &v, &n, &err), SMR_OK);
+	CHECK_INT(store_space_fork(f->st, &nsp, a, h3, &err), SMR_OK);
+	CHECK_INT(store_checkpoint_find_prefix(f->st, "abcd0001", 2, &v, &n, &err), SMR_OK);
 	CHECK_INT(n, 1);
 	if (n == 1)
 		CHECK_STR(v[0], h1);
 	for (size_t i = 0; i < n; i++)
 		free(v[i]);
 	free(v);
-	CHECK_INT(OPS(f)->checkpoint_find_prefix(f->st, "abcd", 2, &v, &n, &err), SMR_OK);
+	CHECK_INT(store_checkpoint_find_prefix(f->st, "abcd", 2, &v, &n, &err), SMR_OK);
 	CHECK_INT(n, 2);     /* ambiguous: the caller reports it */
 	if (n == 2) {
 		CHECK_STR(v[0], h1);
@@ -523,12 +522,12 @@ CONFORMANCE(checkpoint_find_prefix)
 	for (size_t i = 0; i < n; i++)
 		free(v[i]);
 	free(v);
-	CHECK_INT(OPS(f)->checkpoint_find_prefix(f->st, "abc", 2, &v, &n, &err), SMR_OK);
+	CHECK_INT(store_checkpoint_find_prefix(f->st, "abc", 2, &v, &n, &err), SMR_OK);
 	CHECK_INT(n, 2);     /* capped at limit */
 	for (size_t i = 0; i < n; i++)
 		free(v[i]);
 	free(v);
-	CHECK_INT(OPS(f)->checkpoint_find_prefix(f->st, "ffff", 2, &v, &n, &err), SMR_OK);
+	CHECK_INT(store_checkpoint_find_prefix(f->st, "ffff", 2, &v, &n, &err), SMR_OK);
 	CHECK_INT(n, 0);
 	free(v);
 	free(head);
@@ -550,7 +549,7 @@ CONFORMANCE(checkpoint_log_order_and_limit)
 		CHECK_INT(put_next(f, a, &head, title, i), SMR_OK);
 		hashes[i] = xstrdup(head);
 	}
-	CHECK_INT(OPS(f)->checkpoint_log(f->st, a, head, 0, &v, &n, &err), SMR_OK);
+	CHECK_INT(store_checkpoint_log(f->st, a, head, 0, &v, &n, &err), SMR_OK);
 	CHECK_INT(n, 5);
 	for (size_t i = 0; i < n && n == 5; i++) {
 		CHECK_STR(v[i].hash, hashes[4 - i]);
@@ -560,22 +559,22 @@ CONFORMANCE(checkpoint_log_order_and_limit)
 	if (n == 5)
 		CHECK(v[4].parent_hash == NULL);
 	checkpoints_free(v, n);
-	CHECK_INT(OPS(f)->checkpoint_log(f->st, a, head, 2, &v, &n, &err), SMR_OK);
+	CHECK_INT(store_checkpoint_log(f->st, a, head, 2, &v, &n, &err), SMR_OK);
 	CHECK_INT(n, 2);
 	if (n == 2) {
 		CHECK_STR(v[0].hash, hashes[4]);
 		CHECK_STR(v[1].hash, hashes[3]);
 	}
 	checkpoints_free(v, n);
-	CHECK_INT(OPS(f)->checkpoint_log(f->st, a, hashes[1], 10, &v, &n, &err), SMR_OK);
+	CHECK_INT(store_checkpoint_log(f->st, a, hashes[1], 10, &v, &n, &err), SMR_OK);
 	CHECK_INT(n, 2);
 	if (n == 2) {
 		CHECK_STR(v[0].title, "step 1");
 		CHECK_STR(v[1].title, "step 0");
 	}
 	checkpoints_free(v, n);
-	CHECK_INT(OPS(f)->checkpoint_log(f->st, b, head, 0, &v, &n, &err), SMR_ENOTFOUND);
-	CHECK_INT(OPS(f)->checkpoint_log(f->st, a, "beef", 0, &v, &n, &err), SMR_ENOTFOUND);
+	CHECK_INT(store_checkpoint_log(f->st, b, head, 0, &v, &n, &err), SMR_ENOTFOUND);
+	CHECK_INT(store_checkpoint_log(f->st, a, "beef", 0, &v, &n, &err), SMR_ENOTFOUND);
 	CHECK_STR(err.msg, "no checkpoint beef in this space");
 	for (int i = 0; i < 5; i++)
 		free(hashes[i]);
@@ -630,19 +629,19 @@ CONFORMANCE(checkpoint_scan_order_stop_and_parent_missing)
 	root = xstrdup(head);
 	CHECK_INT(put_next(f, a, &head, "c1", 1), SMR_OK);
 	CHECK_INT(put_next(f, a, &head, "c2", 2), SMR_OK);
-	CHECK_INT(OPS(f)->checkpoint_scan(f->st, a, scan_cb, &s, &err), SMR_OK);
+	CHECK_INT(store_checkpoint_scan(f->st, a, scan_cb, &s, &err), SMR_OK);
 	CHECK_INT(s.rows, 3);
 	CHECK_INT(s.missing, 0);
 	CHECK_STR(s.titles[0], "c0");
 	CHECK_STR(s.titles[2], "c2");
 	memset(&s, 0, sizeof(s));
 	s.stop_after = 2;
-	CHECK_INT(OPS(f)->checkpoint_scan(f->st, a, scan_cb, &s, &err), SMR_OK);
+	CHECK_INT(store_checkpoint_scan(f->st, a, scan_cb, &s, &err), SMR_OK);
 	CHECK_INT(s.rows, 2);
 	CHECK(fsck_ok(f));
 	delete_root_row(f, root);
 	memset(&s, 0, sizeof(s));
-	CHECK_INT(OPS(f)->checkpoint_scan(f->st, a, scan_cb, &s, &err), SMR_OK);
+	CHECK_INT(store_checkpoint_scan(f->st, a, scan_cb, &s, &err), SMR_OK);
 	CHECK_INT(s.rows, 2);
 	CHECK_INT(s.missing, 1);
 	CHECK(!fsck_clean(f, 0));
@@ -679,10 +678,10 @@ CONFORMANCE(checkpoint_scan_and_log_of_a_long_history)
 		if (put_next(f, a, &head, title, i))
 			break;
 	}
-	CHECK_INT(OPS(f)->checkpoint_scan(f->st, a, order_cb, &s, &err), SMR_OK);
+	CHECK_INT(store_checkpoint_scan(f->st, a, order_cb, &s, &err), SMR_OK);
 	CHECK_INT(s.rows, 300);
 	CHECK_INT(s.in_order, 300);
-	CHECK_INT(OPS(f)->checkpoint_log(f->st, a, head, 0, &v, &n, &err), SMR_OK);
+	CHECK_INT(store_checkpoint_log(f->st, a, head, 0, &v, &n, &err), SMR_OK);
 	CHECK_INT(n, 300);
 	if (n == 300) {
 		CHECK_STR(v[0].title, "n299");
@@ -710,13 +709,13 @@ CONFORMANCE(space_fork_copies_ancestry)
 	nsp.name = (char *)"branch";
 	nsp.description = (char *)"forked";
 	nsp.created_at = (char *)"2026-01-03T00:00:00.000000Z";
-	CHECK_INT(OPS(f)->space_fork(f->st, &nsp, a, mid, &err), SMR_OK);
-	CHECK_INT(OPS(f)->space_get(f->st, "branch", &got, &err), SMR_OK);
+	CHECK_INT(store_space_fork(f->st, &nsp, a, mid, &err), SMR_OK);
+	CHECK_INT(store_space_get(f->st, "branch", &got, &err), SMR_OK);
 	CHECK_STR(got.head, mid);
 	CHECK_STR(got.description, "forked");
 	space_release(&got);
-	CHECK_INT(OPS(f)->checkpoint_log(f->st, a, mid, 0, &src, &ns, &err), SMR_OK);
-	CHECK_INT(OPS(f)->checkpoint_log(f->st, nid, mid, 0, &dst, &nd, &err), SMR_OK);
+	CHECK_INT(store_checkpoint_log(f->st, a, mid, 0, &src, &ns, &err), SMR_OK);
+	CHECK_INT(store_checkpoint_log(f->st, nid, mid, 0, &dst, &nd, &err), SMR_OK);
 	CHECK_INT(nd, 2);
 	for (size_t i = 0; i < nd && nd == ns; i++) {
 		char *x = checkpoint_canonical(&src[i]), *y = checkpoint_canonical(&dst[i]);
@@ -738,11 +737,11 @@ CONFORMANCE(space_fork_copies_ancestry)
 	/* A taken name or an unknown checkpoint: nothing created. */
 	sys_uuid(nid);
 	nsp.id = nid;
-	CHECK_INT(OPS(f)->space_fork(f->st, &nsp, a, mid, &err), SMR_ECONFLICT);
+	CHECK_INT(store_space_fork(f->st, &nsp, a, mid, &err), SMR_ECONFLICT);
 	CHECK_STR(err.msg, "a space named 'branch' already exists");
 	nsp.name = (char *)"branch2";
-	CHECK_INT(OPS(f)->space_fork(f->st, &nsp, a, "cafe", &err), SMR_ENOTFOUND);
-	CHECK_INT(OPS(f)->space_get(f->st, "branch2", &got, &err), SMR_ENOTFOUND);
+	CHECK_INT(store_space_fork(f->st, &nsp, a, "cafe", &err), SMR_ENOTFOUND);
+	CHECK_INT(store_space_get(f->st, "branch2", &got, &err), SMR_ENOTFOUND);
 	free(head);
 	free(mid);
 }
@@ -762,7 +761,7 @@ static void make_session(struct fixture *f, const char *repo, char id[37], const
 	sn.forked_from = (char *)forked_from;
 	sn.history_base_seq = base;
 	sn.created_at = (char *)created;
-	CHECK_INT(OPS(f)->session_create(f->st, &sn, NULL), SMR_OK);
+	CHECK_INT(store_session_create(f->st, &sn, NULL), SMR_OK);
 }
 
 static enum smr_rc append(struct fixture *f, const char *sid, const char *role,
@@ -779,7 +778,7 @@ static enum smr_rc append(struct fixture *f, const char *sid, const char *role,
 	t.completion_tokens = -1;
 	t.latency_ms = -1;
 	t.created_at = (char *)created;
-	rc = OPS(f)->turn_append(f->st, &t, expected, err);
+	rc = store_turn_append(f->st, &t, expected, err);
 	if (out) {
 		out->id = t.id;
 		out->seq = t.seq;
@@ -800,7 +799,7 @@ CONFORMANCE(sessions)
 	make_session(f, a, s2, "2026-01-01T00:00:02.000000Z", NULL, NULL, -1);
 	make_session(f, a, s1, "2026-01-01T00:00:01.000000Z", head, NULL, -1);
 	make_session(f, a, s3, "2026-01-01T00:00:03.000000Z", head, s1, 7);
-	CHECK_INT(OPS(f)->session_get(f->st, s3, &got, &err), SMR_OK);
+	CHECK_INT(store_session_get(f->st, s3, &got, &err), SMR_OK);
 	CHECK_STR(got.id, s3);
 	CHECK_STR(got.repo_id, a);
 	CHECK_STR(got.title, "talk");
@@ -810,14 +809,14 @@ CONFORMANCE(sessions)
 	CHECK_STR(got.created_at, "2026-01-01T00:00:03.000000Z");
 	CHECK_INT(got.last_seq, 0);
 	session_release(&got);
-	CHECK_INT(OPS(f)->session_get(f->st, s2, &got, &err), SMR_OK);
+	CHECK_INT(store_session_get(f->st, s2, &got, &err), SMR_OK);
 	CHECK(got.mounted_hash == NULL);
 	CHECK(got.forked_from == NULL);
 	CHECK_INT(got.history_base_seq, -1);
 	session_release(&got);
 	CHECK_INT(append(f, s1, "user", "hi", "2026-01-01T00:00:04.000000Z", -1, NULL, &err),
 		  SMR_OK);
-	CHECK_INT(OPS(f)->session_list(f->st, a, &v, &n, &err), SMR_OK);
+	CHECK_INT(store_session_list(f->st, a, &v, &n, &err), SMR_OK);
 	CHECK_INT(n, 3);
 	if (n == 3) {
 		CHECK_STR(v[0].id, s1);
@@ -826,10 +825,10 @@ CONFORMANCE(sessions)
 		CHECK_STR(v[2].id, s3);
 	}
 	sessions_free(v, n);
-	CHECK_INT(OPS(f)->session_list(f->st, b, &v, &n, &err), SMR_OK);
+	CHECK_INT(store_session_list(f->st, b, &v, &n, &err), SMR_OK);
 	CHECK_INT(n, 0);
 	sessions_free(v, n);
-	CHECK_INT(OPS(f)->session_get(f->st, "no-such-session", &got, &err), SMR_ENOTFOUND);
+	CHECK_INT(store_session_get(f->st, "no-such-session", &got, &err), SMR_ENOTFOUND);
 	CHECK_STR(err.msg, "no session 'no-such-session'");
 	free(head);
 }
@@ -864,7 +863,7 @@ CONFORMANCE(turn_append_sequence_and_expected_last)
 	CHECK_INT(append(f, "no-such-session", "user", "x", "2026-01-01T00:01:05.000000Z", -1,
 			 &t, &err), SMR_ENOTFOUND);
 	CHECK_STR(err.msg, "no session 'no-such-session'");
-	CHECK_INT(OPS(f)->turn_list(f->st, s1, 0, &v, &n, &err), SMR_OK);
+	CHECK_INT(store_turn_list(f->st, s1, 0, &v, &n, &err), SMR_OK);
 	CHECK_INT(n, 3);
 	for (size_t i = 0; i < n; i++)
 		CHECK_INT(v[i].seq, (int64_t)i + 1);
@@ -903,21 +902,21 @@ CONFORMANCE(session_import_is_all_or_nothing)
 		turns[i].prompt_tokens = turns[i].completion_tokens = turns[i].latency_ms = -1;
 		turns[i].created_at = (char *)"2026-01-01T00:00:02.000000Z";
 	}
-	CHECK_INT(OPS(f)->session_import(f->st, &sn, turns, 3, &err), SMR_OK);
+	CHECK_INT(store_session_import(f->st, &sn, turns, 3, &err), SMR_OK);
 	CHECK_INT(turns[2].seq, 3);
 	CHECK(turns[0].id > 0);
-	CHECK_INT(OPS(f)->session_get(f->st, id, &got, &err), SMR_OK);
+	CHECK_INT(store_session_get(f->st, id, &got, &err), SMR_OK);
 	CHECK_INT(got.last_seq, 3);
 	session_release(&got);
-	CHECK_INT(OPS(f)->turn_list(f->st, id, 0, &v, &n, &err), SMR_OK);
+	CHECK_INT(store_turn_list(f->st, id, 0, &v, &n, &err), SMR_OK);
 	CHECK_INT(n, 3);
 	if (n == 3)
 		CHECK_STR(v[2].content, "q2");
 	turns_free(v, n);
 	/* the same session id again: the whole import fails and writes no turn */
 	turns[1].content = (char *)"second try";
-	CHECK(OPS(f)->session_import(f->st, &sn, turns, 3, &err) != SMR_OK);
-	CHECK_INT(OPS(f)->turn_list(f->st, id, 0, &v, &n, &err), SMR_OK);
+	CHECK(store_session_import(f->st, &sn, turns, 3, &err) != SMR_OK);
+	CHECK_INT(store_turn_list(f->st, id, 0, &v, &n, &err), SMR_OK);
 	CHECK_INT(n, 3);
 	if (n == 3)
 		CHECK_STR(v[1].content, "a");
@@ -942,12 +941,12 @@ CONFORMANCE(turn_fields_set_error_and_list_after)
 	t.completion_tokens = 0;
 	t.latency_ms = 850;
 	t.created_at = (char *)"2026-01-01T00:02:00.000000Z";
-	CHECK_INT(OPS(f)->turn_append(f->st, &t, -1, &err), SMR_OK);
+	CHECK_INT(store_turn_append(f->st, &t, -1, &err), SMR_OK);
 	for (int i = 0; i < 4; i++)
 		CHECK_INT(append(f, s1, "user", "more", "2026-01-01T00:02:01.000000Z", -1, NULL,
 				 &err), SMR_OK);
-	CHECK_INT(OPS(f)->turn_set_error(f->st, t.id, "provider said no", &err), SMR_OK);
-	CHECK_INT(OPS(f)->turn_list(f->st, s1, 0, &v, &n, &err), SMR_OK);
+	CHECK_INT(store_turn_set_error(f->st, t.id, "provider said no", &err), SMR_OK);
+	CHECK_INT(store_turn_list(f->st, s1, 0, &v, &n, &err), SMR_OK);
 	CHECK_INT(n, 5);
 	if (n == 5) {
 		CHECK_INT(v[0].id, t.id);
@@ -961,17 +960,17 @@ CONFORMANCE(turn_fields_set_error_and_list_after)
 		CHECK_STR(v[0].created_at, "2026-01-01T00:02:00.000000Z");
 	}
 	turns_free(v, n);
-	CHECK_INT(OPS(f)->turn_list(f->st, s1, 3, &v, &n, &err), SMR_OK);
+	CHECK_INT(store_turn_list(f->st, s1, 3, &v, &n, &err), SMR_OK);
 	CHECK_INT(n, 2);
 	if (n == 2) {
 		CHECK_INT(v[0].seq, 4);
 		CHECK_INT(v[1].seq, 5);
 	}
 	turns_free(v, n);
-	CHECK_INT(OPS(f)->turn_list(f->st, s1, 5, &v, &n, &err), SMR_OK);
+	CHECK_INT(store_turn_list(f->st, s1, 5, &v, &n, &err), SMR_OK);
 	CHECK_INT(n, 0);
 	turns_free(v, n);
-	CHECK_INT(OPS(f)->turn_list(f->st, "no-such-session", 0, &v, &n, &err), SMR_OK);
+	CHECK_INT(store_turn_list(f->st, "no-such-session", 0, &v, &n, &err), SMR_OK);
 	CHECK_INT(n, 0);
 	turns_free(v, n);
 }
@@ -986,19 +985,19 @@ CONFORMANCE(turns_since_head)
 	CHECK_INT(make_space(f, "other", b, &err), SMR_OK);
 	make_session(f, a, s1, "2026-01-01T00:00:01.000000Z", NULL, NULL, -1);
 	make_session(f, a, s2, "2026-01-01T00:00:01.000000Z", NULL, NULL, -1);
-	CHECK_INT(OPS(f)->turns_since_head(f->st, a, &count, &err), SMR_OK);
+	CHECK_INT(store_turns_since_head(f->st, a, &count, &err), SMR_OK);
 	CHECK_INT(count, 0);
 	append(f, s1, "user", "a", "2026-01-01T00:00:10.000000Z", -1, NULL, &err);
 	append(f, s2, "user", "b", "2026-01-01T00:00:20.000000Z", -1, NULL, &err);
-	CHECK_INT(OPS(f)->turns_since_head(f->st, a, &count, &err), SMR_OK);
+	CHECK_INT(store_turns_since_head(f->st, a, &count, &err), SMR_OK);
 	CHECK_INT(count, 2);     /* no HEAD yet: every turn */
 	CHECK_INT(put_next(f, a, &head, "saved", 15), SMR_OK);     /* at 00:00:15 */
-	CHECK_INT(OPS(f)->turns_since_head(f->st, a, &count, &err), SMR_OK);
+	CHECK_INT(store_turns_since_head(f->st, a, &count, &err), SMR_OK);
 	CHECK_INT(count, 1);
 	append(f, s1, "user", "c", "2026-01-01T00:00:30.000000Z", -1, NULL, &err);
-	CHECK_INT(OPS(f)->turns_since_head(f->st, a, &count, &err), SMR_OK);
+	CHECK_INT(store_turns_since_head(f->st, a, &count, &err), SMR_OK);
 	CHECK_INT(count, 2);
-	CHECK_INT(OPS(f)->turns_since_head(f->st, b, &count, &err), SMR_OK);
+	CHECK_INT(store_turns_since_head(f->st, b, &count, &err), SMR_OK);
 	CHECK_INT(count, 0);
 	free(head);
 }
@@ -1016,7 +1015,7 @@ static void make_job(struct fixture *f, const char *sid, char id[37], enum job_s
 	j.provider = (char *)"anthropic";
 	j.model = (char *)"claude";
 	j.created_at = (char *)"2026-01-01T00:03:00.000000Z";
-	CHECK_INT(OPS(f)->job_create(f->st, &j, NULL), SMR_OK);
+	CHECK_INT(store_job_create(f->st, &j, NULL), SMR_OK);
 }
 
 CONFORMANCE(draft_jobs)
@@ -1031,7 +1030,7 @@ CONFORMANCE(draft_jobs)
 	make_job(f, s1, j1, JOB_QUEUED);
 	make_job(f, s1, j2, JOB_QUEUED);
 	make_job(f, s1, j3, JOB_QUEUED);
-	CHECK_INT(OPS(f)->job_get(f->st, j1, &got, &err), SMR_OK);
+	CHECK_INT(store_job_get(f->st, j1, &got, &err), SMR_OK);
 	CHECK_INT(got.status, JOB_QUEUED);
 	CHECK_STR(got.session_id, s1);
 	CHECK_STR(got.provider, "anthropic");
@@ -1042,13 +1041,13 @@ CONFORMANCE(draft_jobs)
 	j.id = j1;
 	j.status = JOB_RUNNING;
 	j.started_at = (char *)"2026-01-01T00:03:01.000000Z";
-	CHECK_INT(OPS(f)->job_update(f->st, &j, &err), SMR_OK);
+	CHECK_INT(store_job_update(f->st, &j, &err), SMR_OK);
 	j.status = JOB_DONE;
 	j.started_at = NULL;     /* NULL keeps what is stored */
 	j.result = (char *)"{\"title\":\"Drafted — ड्राफ़्ट\"}";
 	j.finished_at = (char *)"2026-01-01T00:03:09.000000Z";
-	CHECK_INT(OPS(f)->job_update(f->st, &j, &err), SMR_OK);
-	CHECK_INT(OPS(f)->job_get(f->st, j1, &got, &err), SMR_OK);
+	CHECK_INT(store_job_update(f->st, &j, &err), SMR_OK);
+	CHECK_INT(store_job_get(f->st, j1, &got, &err), SMR_OK);
 	CHECK_INT(got.status, JOB_DONE);
 	CHECK_STR(got.started_at, "2026-01-01T00:03:01.000000Z");
 	CHECK_STR(got.finished_at, "2026-01-01T00:03:09.000000Z");
@@ -1058,22 +1057,22 @@ CONFORMANCE(draft_jobs)
 	memset(&j, 0, sizeof(j));
 	j.id = j2;
 	j.status = JOB_RUNNING;
-	CHECK_INT(OPS(f)->job_update(f->st, &j, &err), SMR_OK);
-	CHECK_INT(OPS(f)->job_fail_unfinished(f->st, "server restarted",
-					      "2026-01-01T00:04:00.000000Z", &n, &err), SMR_OK);
+	CHECK_INT(store_job_update(f->st, &j, &err), SMR_OK);
+	CHECK_INT(store_job_fail_unfinished(f->st, "server restarted",
+					    "2026-01-01T00:04:00.000000Z", &n, &err), SMR_OK);
 	CHECK_INT(n, 2);
-	CHECK_INT(OPS(f)->job_get(f->st, j2, &got, &err), SMR_OK);
+	CHECK_INT(store_job_get(f->st, j2, &got, &err), SMR_OK);
 	CHECK_INT(got.status, JOB_FAILED);
 	CHECK_STR(got.error, "server restarted");
 	CHECK_STR(got.finished_at, "2026-01-01T00:04:00.000000Z");
 	draft_job_release(&got);
-	CHECK_INT(OPS(f)->job_get(f->st, j1, &got, &err), SMR_OK);
+	CHECK_INT(store_job_get(f->st, j1, &got, &err), SMR_OK);
 	CHECK_INT(got.status, JOB_DONE);     /* finished jobs are left alone */
 	draft_job_release(&got);
-	CHECK_INT(OPS(f)->job_fail_unfinished(f->st, "again", "2026-01-01T00:05:00.000000Z", &n,
-					      &err), SMR_OK);
+	CHECK_INT(store_job_fail_unfinished(f->st, "again", "2026-01-01T00:05:00.000000Z", &n,
+					    &err), SMR_OK);
 	CHECK_INT(n, 0);
-	CHECK_INT(OPS(f)->job_get(f->st, "no-such-job", &got, &err), SMR_ENOTFOUND);
+	CHECK_INT(store_job_get(f->st, "no-such-job", &got, &err), SMR_ENOTFOUND);
 	CHECK_STR(err.msg, "no draft job 'no-such-job'");
 }
 
@@ -1117,8 +1116,8 @@ CONFORMANCE(data_round_trips_byte_exactly)
 	c.author = xstrdup("agent 🤖");
 	c.created_at = xstrdup("2026-01-01T00:00:00.123456Z");
 	checkpoint_seal(&c);
-	CHECK_INT(OPS(f)->checkpoint_put(f->st, a, &c, NULL, &err), SMR_OK);
-	CHECK_INT(OPS(f)->checkpoint_get(f->st, a, c.hash, &got, &err), SMR_OK);
+	CHECK_INT(store_checkpoint_put(f->st, a, &c, NULL, &err), SMR_OK);
+	CHECK_INT(store_checkpoint_get(f->st, a, c.hash, &got, &err), SMR_OK);
 	checkpoint_compute_hash(&got, hash);
 	CHECK_STR(hash, c.hash);
 	CHECK_STR(got.title, c.title);
@@ -1146,7 +1145,7 @@ CONFORMANCE(data_round_trips_byte_exactly)
 	make_session(f, a, s1, "2026-01-01T00:00:01.000000Z", NULL, NULL, -1);
 	CHECK_INT(append(f, s1, "user", c.title, "2026-01-01T00:00:02.000000Z", -1, &t, &err),
 		  SMR_OK);
-	CHECK_INT(OPS(f)->turn_list(f->st, s1, 0, &v, &n, &err), SMR_OK);
+	CHECK_INT(store_turn_list(f->st, s1, 0, &v, &n, &err), SMR_OK);
 	CHECK_INT(n, 1);
 	if (n == 1)
 		CHECK_STR(v[0].content, c.title);
@@ -1178,13 +1177,13 @@ static void writer_put(struct store *st, struct writer *w, int round)
 	char title[64];
 	enum smr_rc rc;
 
-	if (st->ops->space_get(st, w->space_id, &sp, &err)) {
+	if (store_space_get(st, w->space_id, &sp, &err)) {
 		w->put_fail_other++;
 		return;
 	}
 	snprintf(title, sizeof(title), "writer %d round %d", w->index, round);
 	make_ckpt(&c, sp.head, title, round);
-	rc = st->ops->checkpoint_put(st, w->space_id, &c, sp.head, &err);
+	rc = store_checkpoint_put(st, w->space_id, &c, sp.head, &err);
 	if (!rc)
 		w->won[w->nwon++] = xstrdup(c.hash);
 	else if (rc == SMR_ECONFLICT)
@@ -1207,7 +1206,7 @@ static void writer_turn(struct store *st, struct writer *w)
 	t.content = (char *)"concurrent";
 	t.prompt_tokens = t.completion_tokens = t.latency_ms = -1;
 	t.created_at = (char *)"2026-01-01T00:00:00.000000Z";
-	if (st->ops->turn_append(st, &t, -1, &err)) {
+	if (store_turn_append(st, &t, -1, &err)) {
 		w->turn_fail++;
 		snprintf(w->last_err, sizeof(w->last_err), "%s", err.msg);
 		return;
@@ -1243,7 +1242,7 @@ static void check_history(struct fixture *f, const char *space_id, struct writer
 		won += (size_t)w[i].nwon;
 	CHECK(won > 0);
 	if (head)
-		CHECK_INT(OPS(f)->checkpoint_log(f->st, space_id, head, 0, &v, &n, NULL), SMR_OK);
+		CHECK_INT(store_checkpoint_log(f->st, space_id, head, 0, &v, &n, NULL), SMR_OK);
 	CHECK_INT(n, won);
 	for (int i = 0; i < WRITERS; i++)
 		for (int k = 0; k < w[i].nwon; k++)
@@ -1292,7 +1291,7 @@ CONFORMANCE(concurrent_writers_lose_nothing)
 				CHECK_INT(seen[s]++, 0);     /* no duplicates */
 		}
 	}
-	CHECK_INT(OPS(f)->turn_list(f->st, s1, 0, &v, &n, &err), SMR_OK);
+	CHECK_INT(store_turn_list(f->st, s1, 0, &v, &n, &err), SMR_OK);
 	CHECK_INT(n, WRITERS * ROUNDS);
 	for (size_t i = 0; i < n; i++)
 		CHECK_INT(v[i].seq, (int64_t)i + 1);     /* no gaps */
@@ -1347,7 +1346,7 @@ TEST(pg_schema_has_jsonb_and_migration_rows)
 	make_ckpt(&c, NULL, "queryable decision", 1);
 	json_object_set_new(c.metadata, "n", json_real(0.5));
 	checkpoint_seal(&c);
-	CHECK_INT(OPS(&f)->checkpoint_put(f.st, a, &c, NULL, &err), SMR_OK);
+	CHECK_INT(store_checkpoint_put(f.st, a, &c, NULL, &err), SMR_OK);
 	v = pg_value(&f, "SELECT decisions->0->>'text' FROM commits");
 	CHECK_STR(v, "queryable decision");
 	free(v);
@@ -1471,7 +1470,7 @@ TEST(pg_idle_connection_loss_is_invisible)
 	CHECK_INT(make_space(&f, "survivor", a, &err), SMR_OK);
 	CHECK(terminate_backends(&f, 0) >= 1);
 	/* Nothing was in flight: a read reconnects and succeeds... */
-	CHECK_INT(OPS(&f)->space_list(f.st, &v, &n, &err), SMR_OK);
+	CHECK_INT(store_space_list(f.st, &v, &n, &err), SMR_OK);
 	CHECK_INT(n, 1);
 	spaces_free(v, n);
 	/* ...and so does a write (its BEGIN met the dead connection, so nothing had happened). */
@@ -1495,7 +1494,7 @@ static void *blocked_put_main(void *arg)
 	struct checkpoint c;
 
 	make_ckpt(&c, NULL, "in flight", 1);
-	b->rc = OPS(b->f)->checkpoint_put(b->f->st, b->space_id, &c, NULL, &err);
+	b->rc = store_checkpoint_put(b->f->st, b->space_id, &c, NULL, &err);
 	snprintf(b->msg, sizeof(b->msg), "%s", err.msg);
 	checkpoint_release(&c);
 	return NULL;

@@ -33,7 +33,7 @@ static enum smr_rc session_result(enum smr_rc rc, struct ops_ctx *ctx, struct se
 	struct space sp = { 0 };
 
 	if (!rc)
-		rc = ctx->st->ops->space_get(ctx->st, s->repo_id, &sp, err);
+		rc = store_space_get(ctx->st, s->repo_id, &sp, err);
 	if (!rc)
 		*result = ops_session_json(s, sp.name);
 	space_release(&sp);
@@ -69,7 +69,7 @@ static enum smr_rc op_session_list(struct ops_ctx *ctx, const json_t *p, json_t 
 	if (!rc)
 		rc = ops_space_get(ctx, space, &sp, err);
 	if (!rc)
-		rc = ctx->st->ops->session_list(ctx->st, sp.id, &v, &n, err);
+		rc = store_session_list(ctx->st, sp.id, &v, &n, err);
 	if (!rc) {
 		*result = json_array();
 		for (size_t i = 0; i < n; i++)

@@ -140,7 +140,7 @@ static void job_write(struct store *st, const char *job_id, enum job_status stat
 		j.started_at = now;
 	else
 		j.finished_at = now;
-	if (st->ops->job_update(st, &j, &err))
+	if (store_job_update(st, &j, &err))
 		fprintf(stderr, "smriti: draft job %s: cannot record it %s: %s\n", job_id,
 			job_status_name(status), err.msg);
 }
@@ -273,7 +273,7 @@ static enum smr_rc extract(struct job_run *jr, json_t **draft, struct smr_err *e
 	struct draft_provenance prov;
 	enum smr_rc rc;
 
-	rc = jr->st->ops->turn_list(jr->st, t->session_id, t->base, &jr->turns, &jr->n_turns, err);
+	rc = store_turn_list(jr->st, t->session_id, t->base, &jr->turns, &jr->n_turns, err);
 	if (rc == SMR_ENOTFOUND)
 		return smr_errf(err, SMR_ENOTFOUND, "session '%s' no longer exists", t->session_id);
 	if (rc)
@@ -515,10 +515,10 @@ static enum smr_rc fail_unfinished(struct store *st, struct smr_err *err)
 	size_t n = 0;
 	enum smr_rc rc;
 
-	if (st->ops->shared)
+	if (store_is_shared(st))
 		return SMR_OK;
 	sys_now_iso(now);
-	rc = st->ops->job_fail_unfinished(st, restart_reason, now, &n, err);
+	rc = store_job_fail_unfinished(st, restart_reason, now, &n, err);
 	if (!rc && n)
 		fprintf(stderr, "smriti: marked %zu unfinished draft job%s failed (left by an"
 			" earlier server)\n", n, n == 1 ? "" : "s");
@@ -659,7 +659,7 @@ static enum smr_rc session_scope(struct ops_ctx *ctx, const char *id, int64_t *b
 				 int64_t *upto, struct smr_err *err)
 {
 	struct session s = { 0 };
-	enum smr_rc rc = ctx->st->ops->session_get(ctx->st, id, &s, err);
+	enum smr_rc rc = store_session_get(ctx->st, id, &s, err);
 
 	if (rc)
 		return rc;
@@ -710,7 +710,7 @@ enum smr_rc draft_create(struct ops_ctx *ctx, struct runtime *rt, const struct d
 	j = (struct draft_job){ .id = id, .session_id = (char *)req->session_id,
 				.status = JOB_QUEUED, .provider = p->name, .model = (char *)model,
 				.created_at = now };
-	rc = ctx->st->ops->job_create(ctx->st, &j, err);
+	rc = store_job_create(ctx->st, &j, err);
 	if (rc)
 		return rc;
 	t = task_new(id, req, p, model, base, upto);
@@ -765,14 +765,14 @@ static void expire_abandoned(struct ops_ctx *ctx, struct draft_job *j)
 	j->error = xstrdup(reason);
 	free(j->finished_at);
 	j->finished_at = xstrdup(now);
-	ctx->st->ops->job_update(ctx->st, j, NULL);
+	store_job_update(ctx->st, j, NULL);
 }
 
 enum smr_rc draft_get(struct ops_ctx *ctx, const char *job_id, json_t **out,
 		      struct smr_err *err)
 {
 	struct draft_job j = { 0 };
-	enum smr_rc rc = ctx->st->ops->job_get(ctx->st, job_id, &j, err);
+	enum smr_rc rc = store_job_get(ctx->st, job_id, &j, err);
 
 	if (!rc)
 		expire_abandoned(ctx, &j);

@@ -119,7 +119,7 @@ static enum smr_rc client_boundary(struct send *s, struct smr_err *err)
 	}
 	if (!s->req->commit_hash)
 		return SMR_OK;
-	rc = s->ctx->st->ops->space_get(s->ctx->st, s->sn.repo_id, &sp, err);
+	rc = store_space_get(s->ctx->st, s->sn.repo_id, &sp, err);
 	if (!rc)
 		rc = chat_space_checkpoint(s->ctx, &sp, s->req->commit_hash, &s->ck, err);
 	s->has_ck = !rc;
@@ -140,8 +140,8 @@ static enum smr_rc structural_boundary(struct send *s, struct smr_err *err)
 	s->base = s->sn.forked_from || s->sn.history_base_seq < 0 ? 0 : s->sn.history_base_seq;
 	if (!s->sn.mounted_hash)
 		return SMR_OK;
-	rc = s->ctx->st->ops->checkpoint_get(s->ctx->st, s->sn.repo_id, s->sn.mounted_hash,
-					     &s->ck, err);
+	rc = store_checkpoint_get(s->ctx->st, s->sn.repo_id, s->sn.mounted_hash,
+				  &s->ck, err);
 	s->has_ck = !rc;
 	return rc;
 }
@@ -155,7 +155,7 @@ static enum smr_rc find_retry(struct send *s, struct smr_err *err)
 
 	if (s->sn.last_seq <= 0)
 		return SMR_OK;
-	rc = s->ctx->st->ops->turn_list(s->ctx->st, s->sn.id, s->sn.last_seq - 1, &last, &n, err);
+	rc = store_turn_list(s->ctx->st, s->sn.id, s->sn.last_seq - 1, &last, &n, err);
 	if (!rc && n == 1 && !strcmp(last[0].role, "user") && last[0].error &&
 	    !strcmp(last[0].content, s->req->message)) {
 		s->user = last[0];
@@ -180,7 +180,7 @@ static enum smr_rc store_user_turn(struct send *s, struct smr_err *err)
 		.model = xstrdup(s->model), .prompt_tokens = -1, .completion_tokens = -1,
 		.latency_ms = -1, .created_at = xstrdup(now),
 	};
-	rc = s->ctx->st->ops->turn_append(s->ctx->st, &s->user, s->sn.last_seq, err);
+	rc = store_turn_append(s->ctx->st, &s->user, s->sn.last_seq, err);
 	if (rc == SMR_ECONFLICT)
 		rc = smr_errf(err, SMR_ECONFLICT, "session '%s' got a new turn while this message"
 			      " was being sent; reload it and send again", s->sn.id);
@@ -221,8 +221,8 @@ static enum smr_rc load_turns(struct send *s, struct smr_err *err)
 		turns_free(s->turns, s->n_loaded);
 		s->turns = NULL;
 		s->n_loaded = 0;
-		rc = s->ctx->st->ops->turn_list(s->ctx->st, s->sn.id, after, &s->turns,
-						&s->n_loaded, err);
+		rc = store_turn_list(s->ctx->st, s->sn.id, after, &s->turns,
+				     &s->n_loaded, err);
 		if (rc)
 			return rc;
 		/* with everything after the boundary loaded, context_build does the counting */
@@ -284,7 +284,7 @@ static enum smr_rc store_reply(struct send *s, struct smr_err *err)
 	enum smr_rc rc = SMR_OK;
 
 	if (s->reused) {
-		rc = s->ctx->st->ops->turn_set_error(s->ctx->st, s->user.id, NULL, err);
+		rc = store_turn_set_error(s->ctx->st, s->user.id, NULL, err);
 		free(s->user.error);
 		s->user.error = NULL;
 	}
@@ -299,10 +299,10 @@ static enum smr_rc store_reply(struct send *s, struct smr_err *err)
 		.latency_ms = s->resp.latency_us / 1000, .created_at = xstrdup(now),
 	};
 	/* never lose a paid-for reply to a race: append after whatever is last */
-	rc = s->ctx->st->ops->turn_append(s->ctx->st, &s->reply, -1, err);
+	rc = store_turn_append(s->ctx->st, &s->reply, -1, err);
 	if (rc)
-		s->ctx->st->ops->turn_set_error(s->ctx->st, s->user.id,
-						"the reply could not be stored", NULL);
+		store_turn_set_error(s->ctx->st, s->user.id,
+				     "the reply could not be stored", NULL);
 	return rc;
 }
 
@@ -353,8 +353,8 @@ static enum smr_rc nudge_json(struct send *s, json_t **out, struct smr_err *err)
 	json_t *reasons;
 	enum smr_rc rc;
 
-	rc = s->ctx->st->ops->turns_since_head(s->ctx->st, s->sn.repo_id,
-					       &in.turns_since_checkpoint, err);
+	rc = store_turns_since_head(s->ctx->st, s->sn.repo_id,
+				    &in.turns_since_checkpoint, err);
 	if (rc)
 		return rc;
 	in.threshold = s->rt->nudge_threshold;
@@ -375,7 +375,7 @@ static enum smr_rc record_failure(struct send *s, enum smr_rc failure, json_t **
 				  struct smr_err *err)
 {
 	/* a store failure here must not hide the provider's message */
-	s->ctx->st->ops->turn_set_error(s->ctx->st, s->user.id, err->msg, NULL);
+	store_turn_set_error(s->ctx->st, s->user.id, err->msg, NULL);
 	free(s->user.error);
 	s->user.error = xstrdup(err->msg);
 	*result = json_pack("{s:o, s:s, s:o}", "user_turn", ops_turn_json(&s->user),
@@ -395,7 +395,7 @@ static enum smr_rc prepare(struct send *s, struct smr_err *err)
 	if (!rc)
 		rc = pick_provider(s, err);
 	if (!rc)
-		rc = s->ctx->st->ops->session_get(s->ctx->st, s->req->session_id, &s->sn, err);
+		rc = store_session_get(s->ctx->st, s->req->session_id, &s->sn, err);
 	if (!rc && (s->req->commit_hash || s->req->has_base))
 		rc = client_boundary(s, err);
 	else if (!rc)

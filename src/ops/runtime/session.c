@@ -37,9 +37,9 @@ static enum smr_rc insert_session(struct ops_ctx *ctx, struct session *s, struct
 	ctx->now(now);
 	s->id = id;
 	s->created_at = now;
-	rc = ctx->st->ops->session_create(ctx->st, s, err);
+	rc = store_session_create(ctx->st, s, err);
 	if (!rc)
-		rc = ctx->st->ops->session_get(ctx->st, id, out, err);
+		rc = store_session_get(ctx->st, id, out, err);
 	s->id = NULL;
 	s->created_at = NULL;
 	return rc;
@@ -73,7 +73,7 @@ enum smr_rc chat_session_list(struct ops_ctx *ctx, const char *space, struct ses
 	enum smr_rc rc = ops_space_get(ctx, space, &sp, err);
 
 	if (!rc)
-		rc = ctx->st->ops->session_list(ctx->st, sp.id, out, n, err);
+		rc = store_session_list(ctx->st, sp.id, out, n, err);
 	space_release(&sp);
 	return rc;
 }
@@ -81,10 +81,10 @@ enum smr_rc chat_session_list(struct ops_ctx *ctx, const char *space, struct ses
 enum smr_rc chat_session_get(struct ops_ctx *ctx, const char *id, struct session *out,
 			     struct turn **turns, size_t *n_turns, struct smr_err *err)
 {
-	enum smr_rc rc = ctx->st->ops->session_get(ctx->st, id, out, err);
+	enum smr_rc rc = store_session_get(ctx->st, id, out, err);
 
 	if (!rc && turns)
-		rc = ctx->st->ops->turn_list(ctx->st, id, 0, turns, n_turns, err);
+		rc = store_turn_list(ctx->st, id, 0, turns, n_turns, err);
 	return rc;
 }
 
@@ -97,13 +97,13 @@ enum smr_rc chat_space_checkpoint(struct ops_ctx *ctx, const struct space *sp, c
 
 	if (!is_hash_prefix(ref))
 		return smr_errf(err, SMR_EUNPROC, "'%s' is not a checkpoint hash", ref);
-	rc = ctx->st->ops->checkpoint_find_prefix(ctx->st, ref, 2, &found, &n, err);
+	rc = store_checkpoint_find_prefix(ctx->st, ref, 2, &found, &n, err);
 	if (!rc && n > 1)
 		rc = smr_errf(err, SMR_EUNPROC, "checkpoint prefix '%s' is ambiguous", ref);
 	if (!rc && n == 0)
 		rc = smr_errf(err, SMR_EUNPROC, "no checkpoint '%s'", ref);
 	if (!rc) {
-		rc = ctx->st->ops->checkpoint_get(ctx->st, sp->id, found[0], out, err);
+		rc = store_checkpoint_get(ctx->st, sp->id, found[0], out, err);
 		if (rc == SMR_ENOTFOUND)
 			rc = smr_errf(err, SMR_EUNPROC, "checkpoint %.12s is not in space '%s'",
 				      found[0], sp->name);
@@ -126,9 +126,9 @@ enum smr_rc chat_session_mount(struct ops_ctx *ctx, const char *session_id,
 	if (title)
 		rc = check_title(title, err);
 	if (!rc)
-		rc = ctx->st->ops->session_get(ctx->st, session_id, &old, err);
+		rc = store_session_get(ctx->st, session_id, &old, err);
 	if (!rc)
-		rc = ctx->st->ops->space_get(ctx->st, old.repo_id, &sp, err);
+		rc = store_space_get(ctx->st, old.repo_id, &sp, err);
 	if (!rc)
 		rc = chat_space_checkpoint(ctx, &sp, commit_hash, &c, err);
 	if (!rc) {

@@ -25,7 +25,7 @@
  * write and a read-only statement.  A write whose COMMIT got no answer is
  * reported as possibly applied.
  */
-#include "store/store.h"
+#include "store/internal.h"
 #include "store/full/schema_postgres.h"
 #include "util/xalloc.h"
 

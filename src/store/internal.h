@@ -1,0 +1,81 @@
+/*
+ * internal.h -- what the storage backends share, private to src/store.
+ *
+ * Each backend (sqlite.c, full/postgres.c) fills a struct store_ops and
+ * embeds struct store as the first member of its own handle, the way git's
+ * ref backends fill a ref_storage_be.  Callers never see this table: they
+ * call the functions of store.h, which dispatch here.  A method meets the
+ * contract of the store.h function of the same name.
+ */
+#ifndef SMRITI_STORE_INTERNAL_H
+#define SMRITI_STORE_INTERNAL_H
+
+#include "store/store.h"
+
+struct store_ops {
+	const char *name;
+	int shared;                      /* see store_is_shared() */
+	/* 1 if this backend handles the DSN ("postgres://...", a file path). */
+	int (*accepts)(const char *dsn);
+	enum smr_rc (*open)(const char *dsn, struct store **out, struct smr_err *err);
+	void (*close)(struct store *st);
+
+	enum smr_rc (*space_create)(struct store *st, const struct space *sp, struct smr_err *err);
+	enum smr_rc (*space_get)(struct store *st, const char *id_or_name, struct space *out,
+				 struct smr_err *err);
+	enum smr_rc (*space_list)(struct store *st, struct space **out, size_t *n,
+				  struct smr_err *err);
+	enum smr_rc (*space_rename)(struct store *st, const char *id, const char *new_name,
+				    struct smr_err *err);
+	enum smr_rc (*space_delete)(struct store *st, const char *id, struct smr_err *err);
+
+	enum smr_rc (*checkpoint_put)(struct store *st, const char *space_id,
+				      const struct checkpoint *c, const char *expected_head,
+				      struct smr_err *err);
+	enum smr_rc (*checkpoint_get)(struct store *st, const char *space_id, const char *hash,
+				      struct checkpoint *out, struct smr_err *err);
+	enum smr_rc (*checkpoint_find_prefix)(struct store *st, const char *prefix, size_t limit,
+					      char ***out, size_t *n, struct smr_err *err);
+	enum smr_rc (*checkpoint_log)(struct store *st, const char *space_id, const char *hash,
+				      size_t limit, struct checkpoint **out, size_t *n,
+				      struct smr_err *err);
+	enum smr_rc (*checkpoint_scan)(struct store *st, const char *space_id,
+				       store_scan_fn fn, void *ctx, struct smr_err *err);
+	enum smr_rc (*space_fork)(struct store *st, const struct space *new_space,
+				  const char *src_space_id, const char *hash, struct smr_err *err);
+
+	enum smr_rc (*session_create)(struct store *st, const struct session *s,
+				      struct smr_err *err);
+	enum smr_rc (*session_get)(struct store *st, const char *id, struct session *out,
+				   struct smr_err *err);
+	enum smr_rc (*session_list)(struct store *st, const char *repo_id, struct session **out,
+				    size_t *n, struct smr_err *err);
+	enum smr_rc (*session_import)(struct store *st, const struct session *s,
+				      struct turn *turns, size_t n, struct smr_err *err);
+	enum smr_rc (*turn_append)(struct store *st, struct turn *t, int64_t expected_last,
+				   struct smr_err *err);
+	enum smr_rc (*turn_set_error)(struct store *st, int64_t turn_id, const char *error,
+				      struct smr_err *err);
+	enum smr_rc (*turn_list)(struct store *st, const char *session_id, int64_t after_seq,
+				 struct turn **out, size_t *n, struct smr_err *err);
+	enum smr_rc (*turns_since_head)(struct store *st, const char *repo_id, int64_t *count,
+					struct smr_err *err);
+
+	enum smr_rc (*job_create)(struct store *st, const struct draft_job *j, struct smr_err *err);
+	enum smr_rc (*job_get)(struct store *st, const char *id, struct draft_job *out,
+			       struct smr_err *err);
+	enum smr_rc (*job_update)(struct store *st, const struct draft_job *j, struct smr_err *err);
+	enum smr_rc (*job_fail_unfinished)(struct store *st, const char *reason, const char *now,
+					   size_t *n, struct smr_err *err);
+};
+
+struct store {
+	const struct store_ops *ops;
+};
+
+/* The backends compiled into this binary, NULL-terminated (backends_*.c). */
+extern const struct store_ops *const store_backends[];
+extern const struct store_ops store_sqlite_ops;
+extern const struct store_ops store_postgres_ops;
+
+#endif
