@@ -6,6 +6,12 @@
  * ref backends fill a ref_storage_be.  Callers never see this table: they
  * call the functions of store.h, which dispatch here.  A method meets the
  * contract of the store.h function of the same name.
+ *
+ * Policy is not a backend's business: the HEAD compare-and-swap, the
+ * stale-parent and duplicate-hash conflicts and their messages, and the
+ * sequence rule of turns live once in store.c, which runs them between
+ * txn_begin and txn_commit over the row-level methods below.  So a backend
+ * is its SQL, and a new one is one new file (plus a line in backends_*.c).
  */
 #ifndef SMRITI_STORE_INTERNAL_H
 #define SMRITI_STORE_INTERNAL_H
@@ -20,6 +26,32 @@ struct store_ops {
 	enum smr_rc (*open)(const char *dsn, struct store **out, struct smr_err *err);
 	void (*close)(struct store *st);
 
+	/*
+	 * One write transaction of store.c.  Between txn_begin and txn_commit
+	 * the rows that head_lock and last_seq_lock read stay as read until the
+	 * transaction ends (a write lock, or row locks).  txn_commit returns
+	 * SMR_OK only once the write is durable; txn_rollback ends a failed one.
+	 */
+	enum smr_rc (*txn_begin)(struct store *st, struct smr_err *err);
+	enum smr_rc (*txn_commit)(struct store *st, struct smr_err *err);
+	void (*txn_rollback)(struct store *st);
+	/* The Space's HEAD row id and hash (-1 and NULL: empty; caller frees *hash). */
+	enum smr_rc (*head_lock)(struct store *st, const char *space_id, int64_t *id, char **hash,
+				 struct smr_err *err);
+	/* Inserts c on parent row parent_id; *id gets its row.  SMR_ECONFLICT: hash is there. */
+	enum smr_rc (*commit_insert)(struct store *st, const char *space_id,
+				     const struct checkpoint *c, int64_t parent_id, int64_t *id,
+				     struct smr_err *err);
+	enum smr_rc (*head_move)(struct store *st, const char *space_id, int64_t commit_id,
+				 struct smr_err *err);
+	/* The session's last sequence number (0: no turns); SMR_ENOTFOUND naming it. */
+	enum smr_rc (*last_seq_lock)(struct store *st, const char *session_id, int64_t *last,
+				     struct smr_err *err);
+	enum smr_rc (*session_insert)(struct store *st, const struct session *s,
+				      struct smr_err *err);
+	/* Inserts t with t->seq as given; sets t->id. */
+	enum smr_rc (*turn_insert)(struct store *st, struct turn *t, struct smr_err *err);
+
 	enum smr_rc (*space_create)(struct store *st, const struct space *sp, struct smr_err *err);
 	enum smr_rc (*space_get)(struct store *st, const char *id_or_name, struct space *out,
 				 struct smr_err *err);
@@ -29,9 +61,6 @@ struct store_ops {
 				    struct smr_err *err);
 	enum smr_rc (*space_delete)(struct store *st, const char *id, struct smr_err *err);
 
-	enum smr_rc (*checkpoint_put)(struct store *st, const char *space_id,
-				      const struct checkpoint *c, const char *expected_head,
-				      struct smr_err *err);
 	enum smr_rc (*checkpoint_get)(struct store *st, const char *space_id, const char *hash,
 				      struct checkpoint *out, struct smr_err *err);
 	enum smr_rc (*checkpoint_find_prefix)(struct store *st, const char *prefix, size_t limit,
@@ -44,16 +73,10 @@ struct store_ops {
 	enum smr_rc (*space_fork)(struct store *st, const struct space *new_space,
 				  const char *src_space_id, const char *hash, struct smr_err *err);
 
-	enum smr_rc (*session_create)(struct store *st, const struct session *s,
-				      struct smr_err *err);
 	enum smr_rc (*session_get)(struct store *st, const char *id, struct session *out,
 				   struct smr_err *err);
 	enum smr_rc (*session_list)(struct store *st, const char *repo_id, struct session **out,
 				    size_t *n, struct smr_err *err);
-	enum smr_rc (*session_import)(struct store *st, const struct session *s,
-				      struct turn *turns, size_t n, struct smr_err *err);
-	enum smr_rc (*turn_append)(struct store *st, struct turn *t, int64_t expected_last,
-				   struct smr_err *err);
 	enum smr_rc (*turn_set_error)(struct store *st, int64_t turn_id, const char *error,
 				      struct smr_err *err);
 	enum smr_rc (*turn_list)(struct store *st, const char *session_id, int64_t after_seq,

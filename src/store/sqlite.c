@@ -122,6 +122,21 @@ static enum smr_rc rollback(struct sqlite_store *s, enum smr_rc rc)
 	return rc;
 }
 
+static enum smr_rc sqlite_txn_begin(struct store *st, struct smr_err *err)
+{
+	return begin(S(st), err);
+}
+
+static enum smr_rc sqlite_txn_commit(struct store *st, struct smr_err *err)
+{
+	return commit(S(st), err);
+}
+
+static void sqlite_txn_rollback(struct store *st)
+{
+	rollback(S(st), SMR_OK);
+}
+
 /* Steps a statement that returns no rows. */
 static enum smr_rc step_done(struct sqlite_store *s, sqlite3_stmt *st, const char *what,
 			     struct smr_err *err)
@@ -486,13 +501,14 @@ static void bind_json(sqlite3_stmt *st, int i, const json_t *v)
 }
 
 /* Reads the Space's HEAD row id and hash under the current transaction. */
-static enum smr_rc read_head(struct sqlite_store *s, const char *space_id, int64_t *id,
-			     char **hash, struct smr_err *err)
+static enum smr_rc read_head(struct store *st, const char *space_id, int64_t *id, char **hash,
+			     struct smr_err *err)
 {
 	static const char sql[] =
 		"SELECT f.commit_id, c.commit_hash FROM refs f"
 		" LEFT JOIN commits c ON c.id = f.commit_id"
 		" WHERE f.repo_id = ? AND f.name = 'main'";
+	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
 	int step;
 
@@ -512,19 +528,15 @@ static enum smr_rc read_head(struct sqlite_store *s, const char *space_id, int64
 	return SMR_OK;
 }
 
-static int same_hash(const char *a, const char *b)
-{
-	return (!a && !b) || (a && b && !strcmp(a, b));
-}
-
-static enum smr_rc insert_commit(struct sqlite_store *s, const char *space_id,
-				 const struct checkpoint *c, int64_t parent_id,
+static enum smr_rc insert_commit(struct store *st, const char *space_id,
+				 const struct checkpoint *c, int64_t parent_id, int64_t *id,
 				 struct smr_err *err)
 {
 	static const char sql[] =
 		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title, summary,"
 		" decisions, assumptions, tasks, open_questions, entities, artifacts, metadata_,"
 		" author, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
 	int step;
 
@@ -547,17 +559,19 @@ static enum smr_rc insert_commit(struct sqlite_store *s, const char *space_id,
 	step = sqlite3_step(q);
 	sqlite3_reset(q);
 	if (step == SQLITE_CONSTRAINT)
-		return smr_errf(err, SMR_ECONFLICT, "checkpoint %.12s already exists", c->hash);
+		return SMR_ECONFLICT;
 	if (step != SQLITE_DONE)
 		return db_error(s, err, "writing a checkpoint");
+	*id = sqlite3_last_insert_rowid(s->db);
 	return SMR_OK;
 }
 
-static enum smr_rc move_head(struct sqlite_store *s, const char *space_id, int64_t commit_id,
+static enum smr_rc move_head(struct store *st, const char *space_id, int64_t commit_id,
 			     struct smr_err *err)
 {
 	static const char sql[] =
 		"UPDATE refs SET commit_id = ? WHERE repo_id = ? AND name = 'main'";
+	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
 
 	if (q) {
@@ -565,39 +579,6 @@ static enum smr_rc move_head(struct sqlite_store *s, const char *space_id, int64
 		bind_text(q, 2, space_id);
 	}
 	return step_done(s, q, "moving HEAD", err);
-}
-
-static enum smr_rc stale_parent(const char *head, struct smr_err *err)
-{
-	if (!head)
-		return smr_errf(err, SMR_ECONFLICT,
-				"parent is stale: the space has no checkpoints yet");
-	return smr_errf(err, SMR_ECONFLICT, "parent is stale: HEAD is now %.12s (%s)", head,
-			head);
-}
-
-static enum smr_rc sqlite_checkpoint_put(struct store *st, const char *space_id,
-					 const struct checkpoint *c, const char *expected_head,
-					 struct smr_err *err)
-{
-	struct sqlite_store *s = S(st);
-	int64_t head_id = -1;
-	char *head = NULL;
-	enum smr_rc rc = begin(s, err);
-
-	if (rc)
-		return rc;
-	rc = read_head(s, space_id, &head_id, &head, err);
-	if (!rc && !same_hash(head, expected_head))
-		rc = stale_parent(head, err);
-	if (!rc)
-		rc = insert_commit(s, space_id, c, head_id, err);
-	if (!rc)
-		rc = move_head(s, space_id, sqlite3_last_insert_rowid(s->db), err);
-	free(head);
-	if (rc)
-		return rollback(s, rc);
-	return commit(s, err);
 }
 
 static enum smr_rc sqlite_checkpoint_get(struct store *st, const char *space_id,
@@ -831,7 +812,7 @@ static enum smr_rc sqlite_space_fork(struct store *st, const struct space *new_s
 	for (size_t i = 0; !rc && i < n; i++)
 		rc = copy_commit(s, new_space->id, ids[i], parent, &parent, err);
 	if (!rc)
-		rc = move_head(s, new_space->id, parent, err);
+		rc = move_head(st, new_space->id, parent, err);
 	free(ids);
 	if (rc)
 		return rollback(s, rc);
@@ -864,13 +845,14 @@ static void read_session_row(sqlite3_stmt *q, void *elem)
 	read_session(q, elem);
 }
 
-static enum smr_rc insert_session(struct sqlite_store *s, const struct session *sn,
+static enum smr_rc insert_session(struct store *st, const struct session *sn,
 				  struct smr_err *err)
 {
 	static const char sql[] =
 		"INSERT INTO sessions (id, repo_id, title, mounted_commit_hash,"
 		" forked_from_session_id, history_base_seq, created_at)"
 		" VALUES (?, ?, ?, ?, ?, ?, ?)";
+	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
 
 	if (q) {
@@ -883,20 +865,6 @@ static enum smr_rc insert_session(struct sqlite_store *s, const struct session *
 		bind_text(q, 7, sn->created_at);
 	}
 	return step_done(s, q, "creating a session", err);
-}
-
-static enum smr_rc sqlite_session_create(struct store *st, const struct session *sn,
-					 struct smr_err *err)
-{
-	struct sqlite_store *s = S(st);
-	enum smr_rc rc = begin(s, err);
-
-	if (rc)
-		return rc;
-	rc = insert_session(s, sn, err);
-	if (rc)
-		return rollback(s, rc);
-	return commit(s, err);
 }
 
 static enum smr_rc sqlite_session_get(struct store *st, const char *id, struct session *out,
@@ -937,12 +905,13 @@ static enum smr_rc sqlite_session_list(struct store *st, const char *repo_id,
 	return collect_rows(s, q, &rr, (void **)out, n, "listing sessions", err);
 }
 
-static enum smr_rc last_seq(struct sqlite_store *s, const char *session_id, int64_t *out,
+static enum smr_rc last_seq(struct store *st, const char *session_id, int64_t *out,
 			    struct smr_err *err)
 {
 	static const char sql[] =
 		"SELECT (SELECT COUNT(*) FROM sessions WHERE id = ?1),"
 		" (SELECT COALESCE(MAX(sequence_number), 0) FROM turns WHERE session_id = ?1)";
+	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
 	int exists = 0;
 
@@ -959,12 +928,13 @@ static enum smr_rc last_seq(struct sqlite_store *s, const char *session_id, int6
 	return SMR_OK;
 }
 
-static enum smr_rc insert_turn(struct sqlite_store *s, struct turn *t, struct smr_err *err)
+static enum smr_rc insert_turn(struct store *st, struct turn *t, struct smr_err *err)
 {
 	static const char sql[] =
 		"INSERT INTO turns (session_id, sequence_number, role, content, provider, model,"
 		" prompt_tokens, completion_tokens, latency_ms, error, created_at)"
 		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
 	enum smr_rc rc;
 
@@ -984,47 +954,6 @@ static enum smr_rc insert_turn(struct sqlite_store *s, struct turn *t, struct sm
 	rc = step_done(s, q, "writing a turn", err);
 	t->id = sqlite3_last_insert_rowid(s->db);
 	return rc;
-}
-
-static enum smr_rc sqlite_turn_append(struct store *st, struct turn *t, int64_t expected_last,
-				      struct smr_err *err)
-{
-	struct sqlite_store *s = S(st);
-	int64_t last = 0;
-	enum smr_rc rc = begin(s, err);
-
-	if (rc)
-		return rc;
-	rc = last_seq(s, t->session_id, &last, err);
-	if (!rc && expected_last >= 0 && last != expected_last)
-		rc = smr_errf(err, SMR_ECONFLICT,
-			      "session has moved on: its last turn is now %lld, not %lld",
-			      (long long)last, (long long)expected_last);
-	if (!rc) {
-		t->seq = last + 1;
-		rc = insert_turn(s, t, err);
-	}
-	if (rc)
-		return rollback(s, rc);
-	return commit(s, err);
-}
-
-static enum smr_rc sqlite_session_import(struct store *st, const struct session *sn,
-					 struct turn *turns, size_t n, struct smr_err *err)
-{
-	struct sqlite_store *s = S(st);
-	enum smr_rc rc = begin(s, err);
-
-	if (rc)
-		return rc;
-	rc = insert_session(s, sn, err);
-	for (size_t i = 0; !rc && i < n; i++) {
-		turns[i].seq = (int64_t)i + 1;
-		rc = insert_turn(s, &turns[i], err);
-	}
-	if (rc)
-		return rollback(s, rc);
-	return commit(s, err);
 }
 
 static enum smr_rc sqlite_turn_set_error(struct store *st, int64_t turn_id, const char *error,
@@ -1216,22 +1145,27 @@ const struct store_ops store_sqlite_ops = {
 	.accepts = sqlite_accepts,
 	.open = sqlite_open,
 	.close = sqlite_close,
+	.txn_begin = sqlite_txn_begin,
+	.txn_commit = sqlite_txn_commit,
+	.txn_rollback = sqlite_txn_rollback,
+	.head_lock = read_head,
+	.commit_insert = insert_commit,
+	.head_move = move_head,
+	.last_seq_lock = last_seq,
+	.session_insert = insert_session,
+	.turn_insert = insert_turn,
 	.space_create = sqlite_space_create,
 	.space_get = sqlite_space_get,
 	.space_list = sqlite_space_list,
 	.space_rename = sqlite_space_rename,
 	.space_delete = sqlite_space_delete,
-	.checkpoint_put = sqlite_checkpoint_put,
 	.checkpoint_get = sqlite_checkpoint_get,
 	.checkpoint_find_prefix = sqlite_checkpoint_find_prefix,
 	.checkpoint_log = sqlite_checkpoint_log,
 	.checkpoint_scan = sqlite_checkpoint_scan,
 	.space_fork = sqlite_space_fork,
-	.session_create = sqlite_session_create,
 	.session_get = sqlite_session_get,
 	.session_list = sqlite_session_list,
-	.session_import = sqlite_session_import,
-	.turn_append = sqlite_turn_append,
 	.turn_set_error = sqlite_turn_set_error,
 	.turn_list = sqlite_turn_list,
 	.turns_since_head = sqlite_turns_since_head,

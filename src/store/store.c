@@ -1,10 +1,15 @@
 /*
  * store.c -- the storage port's front door: store_open() picks the backend
- * for a DSN, and every other function of store.h dispatches to the
- * backend's method.  The list of backends differs between the lean binary
- * (SQLite only) and the full one (with PostgreSQL); see backends_*.c.
+ * for a DSN, the writes with a rule to keep (HEAD's compare-and-swap, turn
+ * numbering) run that rule here over the backend's row methods, and every
+ * other function of store.h dispatches to the backend's method.  The list
+ * of backends differs between the lean binary (SQLite only) and the full
+ * one (with PostgreSQL); see backends_*.c.
  */
 #include "store/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 enum smr_rc store_open(const char *dsn, struct store **out, struct smr_err *err)
 {
@@ -64,13 +69,6 @@ enum smr_rc store_space_fork(struct store *st, const struct space *new_space,
 	return st->ops->space_fork(st, new_space, src_space_id, hash, err);
 }
 
-enum smr_rc store_checkpoint_put(struct store *st, const char *space_id,
-				 const struct checkpoint *c, const char *expected_head,
-				 struct smr_err *err)
-{
-	return st->ops->checkpoint_put(st, space_id, c, expected_head, err);
-}
-
 enum smr_rc store_checkpoint_get(struct store *st, const char *space_id, const char *hash,
 				 struct checkpoint *out, struct smr_err *err)
 {
@@ -96,12 +94,6 @@ enum smr_rc store_checkpoint_scan(struct store *st, const char *space_id, store_
 	return st->ops->checkpoint_scan(st, space_id, fn, ctx, err);
 }
 
-enum smr_rc store_session_create(struct store *st, const struct session *s,
-				 struct smr_err *err)
-{
-	return st->ops->session_create(st, s, err);
-}
-
 enum smr_rc store_session_get(struct store *st, const char *id, struct session *out,
 			      struct smr_err *err)
 {
@@ -112,18 +104,6 @@ enum smr_rc store_session_list(struct store *st, const char *repo_id, struct ses
 			       size_t *n, struct smr_err *err)
 {
 	return st->ops->session_list(st, repo_id, out, n, err);
-}
-
-enum smr_rc store_session_import(struct store *st, const struct session *s,
-				 struct turn *turns, size_t n, struct smr_err *err)
-{
-	return st->ops->session_import(st, s, turns, n, err);
-}
-
-enum smr_rc store_turn_append(struct store *st, struct turn *t, int64_t expected_last,
-			      struct smr_err *err)
-{
-	return st->ops->turn_append(st, t, expected_last, err);
 }
 
 enum smr_rc store_turn_set_error(struct store *st, int64_t turn_id, const char *error,
@@ -164,4 +144,107 @@ enum smr_rc store_job_fail_unfinished(struct store *st, const char *reason, cons
 				      size_t *n, struct smr_err *err)
 {
 	return st->ops->job_fail_unfinished(st, reason, now, n, err);
+}
+
+/* ---- writes whose rules live here, once for every backend ---- */
+
+/* Ends a write begun with txn_begin: commits, or rolls back and passes rc on. */
+static enum smr_rc txn_end(struct store *st, enum smr_rc rc, struct smr_err *err)
+{
+	if (!rc)
+		return st->ops->txn_commit(st, err);
+	st->ops->txn_rollback(st);
+	return rc;
+}
+
+static int same_hash(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static enum smr_rc stale_parent(const char *head, struct smr_err *err)
+{
+	if (!head)
+		return smr_errf(err, SMR_ECONFLICT,
+				"parent is stale: the space has no checkpoints yet");
+	return smr_errf(err, SMR_ECONFLICT, "parent is stale: HEAD is now %.12s (%s)", head,
+			head);
+}
+
+/* Inserts c on top of HEAD (row head_id) and moves HEAD to it. */
+static enum smr_rc put_on_head(struct store *st, const char *space_id,
+			       const struct checkpoint *c, int64_t head_id, struct smr_err *err)
+{
+	int64_t id = -1;
+	enum smr_rc rc = st->ops->commit_insert(st, space_id, c, head_id, &id, err);
+
+	if (rc == SMR_ECONFLICT)
+		return smr_errf(err, rc, "checkpoint %.12s already exists", c->hash);
+	if (rc)
+		return rc;
+	return st->ops->head_move(st, space_id, id, err);
+}
+
+enum smr_rc store_checkpoint_put(struct store *st, const char *space_id,
+				 const struct checkpoint *c, const char *expected_head,
+				 struct smr_err *err)
+{
+	int64_t head_id = -1;
+	char *head = NULL;
+	enum smr_rc rc = st->ops->txn_begin(st, err);
+
+	if (rc)
+		return rc;
+	rc = st->ops->head_lock(st, space_id, &head_id, &head, err);
+	if (!rc && !same_hash(head, expected_head))
+		rc = stale_parent(head, err);
+	if (!rc)
+		rc = put_on_head(st, space_id, c, head_id, err);
+	free(head);
+	return txn_end(st, rc, err);
+}
+
+enum smr_rc store_session_create(struct store *st, const struct session *s,
+				 struct smr_err *err)
+{
+	enum smr_rc rc = st->ops->txn_begin(st, err);
+
+	if (rc)
+		return rc;
+	return txn_end(st, st->ops->session_insert(st, s, err), err);
+}
+
+enum smr_rc store_session_import(struct store *st, const struct session *s,
+				 struct turn *turns, size_t n, struct smr_err *err)
+{
+	enum smr_rc rc = st->ops->txn_begin(st, err);
+
+	if (rc)
+		return rc;
+	rc = st->ops->session_insert(st, s, err);
+	for (size_t i = 0; !rc && i < n; i++) {
+		turns[i].seq = (int64_t)i + 1;
+		rc = st->ops->turn_insert(st, &turns[i], err);
+	}
+	return txn_end(st, rc, err);
+}
+
+enum smr_rc store_turn_append(struct store *st, struct turn *t, int64_t expected_last,
+			      struct smr_err *err)
+{
+	int64_t last = 0;
+	enum smr_rc rc = st->ops->txn_begin(st, err);
+
+	if (rc)
+		return rc;
+	rc = st->ops->last_seq_lock(st, t->session_id, &last, err);
+	if (!rc && expected_last >= 0 && last != expected_last)
+		rc = smr_errf(err, SMR_ECONFLICT,
+			      "session has moved on: its last turn is now %lld, not %lld",
+			      (long long)last, (long long)expected_last);
+	if (!rc) {
+		t->seq = last + 1;
+		rc = st->ops->turn_insert(st, t, err);
+	}
+	return txn_end(st, rc, err);
 }

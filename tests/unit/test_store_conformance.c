@@ -878,6 +878,54 @@ CONFORMANCE(turn_append_sequence_and_expected_last)
 	turns_free(v, n);
 }
 
+/*
+ * The conflict rules store.c runs over every backend's row methods: each
+ * refused write names what it met, leaves nothing behind, and ends its
+ * transaction, so the next write on the same handle goes through.
+ */
+CONFORMANCE(shared_conflict_policy)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct checkpoint c;
+	struct turn t = { 0 };
+	char a[37], sid[37], *head = NULL, *head_now, want[160];
+
+	CHECK_INT(make_space(f, "policy", a, &err), SMR_OK);
+	CHECK_INT(put_next(f, a, &head, "root", 1), SMR_OK);
+	/* the same checkpoint again, on a current parent: the hash is taken */
+	make_ckpt(&c, NULL, "root", 1);
+	CHECK_STR(c.hash, head);
+	CHECK_INT(store_checkpoint_put(f->st, a, &c, head, &err), SMR_ECONFLICT);
+	snprintf(want, sizeof(want), "checkpoint %.12s already exists", head);
+	CHECK_STR(err.msg, want);
+	checkpoint_release(&c);
+	CHECK_INT(count_checkpoints(f, a), 1);
+	head_now = space_head(f, a);
+	CHECK_STR(head_now, head);
+	free(head_now);
+	/* a stale parent, then the handle writes on */
+	make_ckpt(&c, NULL, "lost", 2);
+	CHECK_INT(store_checkpoint_put(f->st, a, &c, NULL, &err), SMR_ECONFLICT);
+	snprintf(want, sizeof(want), "parent is stale: HEAD is now %.12s (%s)", head, head);
+	CHECK_STR(err.msg, want);
+	checkpoint_release(&c);
+	CHECK_INT(put_next(f, a, &head, "next", 3), SMR_OK);
+	CHECK_INT(count_checkpoints(f, a), 2);
+
+	/* turns: a stale expected_last is refused; the next append numbers on */
+	make_session(f, a, sid, "2026-01-01T00:00:01.000000Z", NULL, NULL, -1);
+	CHECK_INT(append(f, sid, "user", "one", "2026-01-01T00:01:00.000000Z", 0, &t, &err),
+		  SMR_OK);
+	CHECK_INT(append(f, sid, "user", "late", "2026-01-01T00:01:01.000000Z", 0, &t, &err),
+		  SMR_ECONFLICT);
+	CHECK_STR(err.msg, "session has moved on: its last turn is now 1, not 0");
+	CHECK_INT(append(f, sid, "user", "two", "2026-01-01T00:01:02.000000Z", 1, &t, &err),
+		  SMR_OK);
+	CHECK_INT(t.seq, 2);
+
+	free(head);
+}
+
 CONFORMANCE(session_import_is_all_or_nothing)
 {
 	struct smr_err err = SMR_ERR_INIT;

@@ -3,11 +3,12 @@
  *
  * One handle is one connection; the server opens one handle per worker
  * thread, so its workers' handles are its connection pool.  Every method is
- * one transaction with the guarantees of sqlite.c:
- *  - HEAD moves by compare-and-swap: checkpoint_put locks the Space's ref
- *    row (SELECT ... FOR NO KEY UPDATE), compares it with the expected HEAD
- *    and only then inserts and moves it;
- *  - turn_append locks the session row before computing MAX + 1, so
+ * one transaction, or a step of one that store.c runs, with the guarantees
+ * of sqlite.c:
+ *  - HEAD moves by compare-and-swap: head_lock locks the Space's ref row
+ *    (SELECT ... FOR NO KEY UPDATE) so that store.c compares it with the
+ *    expected HEAD and only then inserts and moves it;
+ *  - last_seq_lock locks the session row before computing MAX + 1, so
  *    sequence numbers are unique and gap-free under concurrent writers (in
  *    READ COMMITTED the MAX runs as a new statement, after the lock, and sees
  *    every turn committed before it);
@@ -469,6 +470,21 @@ static enum smr_rc commit(struct pg_store *s, struct smr_err *err)
 	return SMR_OK;
 }
 
+static enum smr_rc pg_txn_begin(struct store *st, struct smr_err *err)
+{
+	return begin(P(st), err);
+}
+
+static enum smr_rc pg_txn_commit(struct store *st, struct smr_err *err)
+{
+	return commit(P(st), err);
+}
+
+static void pg_txn_rollback(struct store *st)
+{
+	rollback(P(st), SMR_OK);
+}
+
 /* ---- opening and migrations ---- */
 
 static int pg_accepts(const char *dsn)
@@ -793,9 +809,10 @@ static int read_checkpoint(const PGresult *r, int row, struct checkpoint *c)
 }
 
 /* Locks the Space's HEAD ref for this transaction and reads it (*id -1, *hash NULL: empty). */
-static enum smr_rc lock_head(struct pg_store *s, const char *space_id, int64_t *id,
+static enum smr_rc lock_head(struct store *st, const char *space_id, int64_t *id,
 			     char **hash, struct smr_err *err)
 {
+	struct pg_store *s = P(st);
 	struct params p = { .n = 0 };
 	PGresult *r = NULL;
 	enum smr_rc rc;
@@ -819,15 +836,11 @@ static enum smr_rc lock_head(struct pg_store *s, const char *space_id, int64_t *
 	return rc;
 }
 
-static int same_hash(const char *a, const char *b)
-{
-	return (!a && !b) || (a && b && !strcmp(a, b));
-}
-
-static enum smr_rc insert_commit(struct pg_store *s, const char *space_id,
+static enum smr_rc insert_commit(struct store *st, const char *space_id,
 				 const struct checkpoint *c, int64_t parent_id, int64_t *new_id,
 				 struct smr_err *err)
 {
+	struct pg_store *s = P(st);
 	struct params p = { .n = 0 };
 	char *text = fields_text(c);
 	PGresult *r = NULL;
@@ -843,7 +856,7 @@ static enum smr_rc insert_commit(struct pg_store *s, const char *space_id,
 	p_text(&p, c->created_at);
 	rc = run(s, Q_COMMIT_INSERT, &p, &r, "writing a checkpoint", err);
 	if (rc && state_is(s, "23505"))
-		rc = smr_errf(err, SMR_ECONFLICT, "checkpoint %.12s already exists", c->hash);
+		rc = SMR_ECONFLICT;
 	if (!rc)
 		*new_id = col_int(r, 0, 0);
 	PQclear(r);
@@ -851,47 +864,14 @@ static enum smr_rc insert_commit(struct pg_store *s, const char *space_id,
 	return rc;
 }
 
-static enum smr_rc move_head(struct pg_store *s, const char *space_id, int64_t commit_id,
+static enum smr_rc move_head(struct store *st, const char *space_id, int64_t commit_id,
 			     struct smr_err *err)
 {
 	struct params p = { .n = 0 };
 
 	p_int(&p, commit_id);
 	p_text(&p, space_id);
-	return run_done(s, Q_HEAD_MOVE, &p, "moving HEAD", err);
-}
-
-static enum smr_rc stale_parent(const char *head, struct smr_err *err)
-{
-	if (!head)
-		return smr_errf(err, SMR_ECONFLICT,
-				"parent is stale: the space has no checkpoints yet");
-	return smr_errf(err, SMR_ECONFLICT, "parent is stale: HEAD is now %.12s (%s)", head,
-			head);
-}
-
-static enum smr_rc pg_checkpoint_put(struct store *st, const char *space_id,
-				     const struct checkpoint *c, const char *expected_head,
-				     struct smr_err *err)
-{
-	struct pg_store *s = P(st);
-	int64_t head_id = -1, new_id = -1;
-	char *head = NULL;
-	enum smr_rc rc = begin(s, err);
-
-	if (rc)
-		return rc;
-	rc = lock_head(s, space_id, &head_id, &head, err);
-	if (!rc && !same_hash(head, expected_head))
-		rc = stale_parent(head, err);
-	if (!rc)
-		rc = insert_commit(s, space_id, c, head_id, &new_id, err);
-	if (!rc)
-		rc = move_head(s, space_id, new_id, err);
-	free(head);
-	if (rc)
-		return rollback(s, rc);
-	return commit(s, err);
+	return run_done(P(st), Q_HEAD_MOVE, &p, "moving HEAD", err);
 }
 
 static enum smr_rc pg_checkpoint_get(struct store *st, const char *space_id, const char *hash,
@@ -1077,7 +1057,7 @@ static enum smr_rc pg_space_fork(struct store *st, const struct space *new_space
 	for (size_t i = 0; !rc && i < n; i++)
 		rc = copy_commit(s, new_space->id, ids[i], parent, &parent, err);
 	if (!rc)
-		rc = move_head(s, new_space->id, parent, err);
+		rc = move_head(st, new_space->id, parent, err);
 	free(ids);
 	if (rc)
 		return rollback(s, rc);
@@ -1110,13 +1090,13 @@ static void session_params(const struct session *sn, struct params *p)
 	p_text(p, sn->created_at);
 }
 
-static enum smr_rc pg_session_create(struct store *st, const struct session *sn,
-				     struct smr_err *err)
+static enum smr_rc insert_session(struct store *st, const struct session *sn,
+				  struct smr_err *err)
 {
 	struct params p = { .n = 0 };
 
 	session_params(sn, &p);
-	return write1(P(st), Q_SESSION_INSERT, &p, NULL, "creating a session", err);
+	return run_done(P(st), Q_SESSION_INSERT, &p, "creating a session", err);
 }
 
 static enum smr_rc pg_session_get(struct store *st, const char *id, struct session *out,
@@ -1163,9 +1143,10 @@ static enum smr_rc pg_session_list(struct store *st, const char *repo_id,
  * Locks the session row, then reads its last sequence number in a new
  * statement, which sees every turn committed by writers we waited for.
  */
-static enum smr_rc lock_last_seq(struct pg_store *s, const char *session_id, int64_t *last,
+static enum smr_rc lock_last_seq(struct store *st, const char *session_id, int64_t *last,
 				 struct smr_err *err)
 {
+	struct pg_store *s = P(st);
 	struct params p = { .n = 0 };
 	PGresult *r = NULL;
 	enum smr_rc rc;
@@ -1184,8 +1165,9 @@ static enum smr_rc lock_last_seq(struct pg_store *s, const char *session_id, int
 	return rc;
 }
 
-static enum smr_rc insert_turn(struct pg_store *s, struct turn *t, struct smr_err *err)
+static enum smr_rc insert_turn(struct store *st, struct turn *t, struct smr_err *err)
 {
+	struct pg_store *s = P(st);
 	struct params p = { .n = 0 };
 	PGresult *r = NULL;
 	enum smr_rc rc;
@@ -1206,51 +1188,6 @@ static enum smr_rc insert_turn(struct pg_store *s, struct turn *t, struct smr_er
 		t->id = col_int(r, 0, 0);
 	PQclear(r);
 	return rc;
-}
-
-static enum smr_rc pg_turn_append(struct store *st, struct turn *t, int64_t expected_last,
-				  struct smr_err *err)
-{
-	struct pg_store *s = P(st);
-	int64_t last = 0;
-	enum smr_rc rc = begin(s, err);
-
-	if (rc)
-		return rc;
-	rc = lock_last_seq(s, t->session_id, &last, err);
-	if (!rc && expected_last >= 0 && last != expected_last)
-		rc = smr_errf(err, SMR_ECONFLICT,
-			      "session has moved on: its last turn is now %lld, not %lld",
-			      (long long)last, (long long)expected_last);
-	if (!rc) {
-		t->seq = last + 1;
-		rc = insert_turn(s, t, err);
-	}
-	if (rc)
-		return rollback(s, rc);
-	return commit(s, err);
-}
-
-static enum smr_rc pg_session_import(struct store *st, const struct session *sn,
-				     struct turn *turns, size_t n, struct smr_err *err)
-{
-	struct pg_store *s = P(st);
-	struct params p = { .n = 0 };
-	PGresult *r = NULL;
-	enum smr_rc rc = begin(s, err);
-
-	if (rc)
-		return rc;
-	session_params(sn, &p);
-	rc = run(s, Q_SESSION_INSERT, &p, &r, "creating a session", err);
-	PQclear(r);
-	for (size_t i = 0; !rc && i < n; i++) {
-		turns[i].seq = (int64_t)i + 1;
-		rc = insert_turn(s, &turns[i], err);
-	}
-	if (rc)
-		return rollback(s, rc);
-	return commit(s, err);
 }
 
 static enum smr_rc pg_turn_set_error(struct store *st, int64_t turn_id, const char *error,
@@ -1405,22 +1342,27 @@ const struct store_ops store_postgres_ops = {
 	.accepts = pg_accepts,
 	.open = pg_open,
 	.close = pg_close,
+	.txn_begin = pg_txn_begin,
+	.txn_commit = pg_txn_commit,
+	.txn_rollback = pg_txn_rollback,
+	.head_lock = lock_head,
+	.commit_insert = insert_commit,
+	.head_move = move_head,
+	.last_seq_lock = lock_last_seq,
+	.session_insert = insert_session,
+	.turn_insert = insert_turn,
 	.space_create = pg_space_create,
 	.space_get = pg_space_get,
 	.space_list = pg_space_list,
 	.space_rename = pg_space_rename,
 	.space_delete = pg_space_delete,
-	.checkpoint_put = pg_checkpoint_put,
 	.checkpoint_get = pg_checkpoint_get,
 	.checkpoint_find_prefix = pg_checkpoint_find_prefix,
 	.checkpoint_log = pg_checkpoint_log,
 	.checkpoint_scan = pg_checkpoint_scan,
 	.space_fork = pg_space_fork,
-	.session_create = pg_session_create,
 	.session_get = pg_session_get,
 	.session_list = pg_session_list,
-	.session_import = pg_session_import,
-	.turn_append = pg_turn_append,
 	.turn_set_error = pg_turn_set_error,
 	.turn_list = pg_turn_list,
 	.turns_since_head = pg_turns_since_head,
