@@ -40,7 +40,7 @@ LEAN_SRC = src/store/backends_lean.c
 # PostgreSQL, the chat runtime and the commands that need them.
 FULL_SRC = $(wildcard src/provider/*.c src/http/*.c src/ops/runtime/*.c \
              src/cli/full/*.c src/store/full/*.c)
-LEAN_ONLY = src/cli/lean.c
+LEAN_ONLY = src/cli/lean.c src/ops/builtins_lean.c
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 CORE_OBJ = $(call obj,$(filter-out $(LEAN_ONLY),$(CORE_SRC)))

@@ -19,8 +19,8 @@ struct cli_ctx {
 	const char *remote;      /* server URL from --remote / SMRITI_URL, or NULL */
 	const char *token;       /* SMRITI_TOKEN for the remote server, or NULL */
 	int db_is_default;       /* 1 when db is the XDG default path */
-	struct store *st;        /* opened lazily by cli_call for local runs */
-	struct ops_ctx ops;
+	struct runtime *rt;      /* built by main for CLI_RUNTIME commands (smriti-full) */
+	struct ops_ctx ops;      /* opened lazily by cli_open; main closes it */
 };
 
 struct cli_cmd {
@@ -32,6 +32,10 @@ struct cli_cmd {
 
 #define CLI_FULL 1u          /* needs the full binary (network, providers) */
 #define CLI_FULL_FOR_LLM 2u  /* runs in the full binary when a provider is configured */
+#define CLI_RUNTIME 4u       /* main builds the chat runtime for it (smriti-full) */
+
+/* Opens ctx->ops on the local store (once), with ctx->rt in it. */
+enum smr_rc cli_open(struct cli_ctx *ctx, struct smr_err *err);
 
 /*
  * Runs an operation locally or remotely.  On success *result is a new
@@ -63,10 +67,12 @@ enum smr_rc cli_remote_call(struct cli_ctx *ctx, const char *op, const json_t *p
 			    json_t **result, struct smr_err *err);
 
 /*
- * Called once before dispatch: smriti-full registers the operations of its
- * runtime (chat, drafts, ...) with api_register(); the lean binary has none.
+ * The chat runtime for a CLI_RUNTIME command: built from the environment in
+ * smriti-full (full.c), NULL in the lean binary (lean.c).  Caller
+ * cli_runtime_free()s.
  */
-void cli_init(void);
+struct runtime *cli_runtime_new(void);
+void cli_runtime_free(struct runtime *rt);
 
 /* Commands (cmd_*.c). */
 int cmd_space(int argc, char **argv, struct cli_ctx *ctx);

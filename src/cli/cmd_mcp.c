@@ -51,9 +51,8 @@ int cmd_mcp(int argc, char **argv, struct cli_ctx *ctx)
 		return cli_fail(SMR_EUSAGE, "mcp takes no arguments, got '%s' (see 'smriti mcp"
 				" --help')", argv[1]);
 	if (!ctx->remote) {
-		if (store_open(ctx->db, &ctx->st, &err))
+		if (cli_open(ctx, &err))
 			return cli_fail(err.code, "%s", err.msg);
-		ops_ctx_init(&ctx->ops, ctx->st);
 		s = mcp_session_new(mcp_call_local, &ctx->ops, getenv("SMRITI_AUTHOR"));
 	} else {
 		s = mcp_session_new(remote_call, ctx, getenv("SMRITI_AUTHOR"));

@@ -47,15 +47,14 @@ int cli_wants_help(int argc, char **argv)
 	return 0;
 }
 
-static enum smr_rc open_store(struct cli_ctx *ctx, struct smr_err *err)
+enum smr_rc cli_open(struct cli_ctx *ctx, struct smr_err *err)
 {
 	enum smr_rc rc;
 
-	if (ctx->st)
+	if (ctx->ops.st)
 		return SMR_OK;
-	rc = store_open(ctx->db, &ctx->st, err);
-	if (!rc)
-		ops_ctx_init(&ctx->ops, ctx->st);
+	rc = ops_open(&ctx->ops, ctx->db, err);
+	ctx->ops.rt = ctx->rt;
 	return rc;
 }
 
@@ -67,7 +66,7 @@ int cli_call(struct cli_ctx *ctx, const char *op, json_t *params, json_t **resul
 	if (ctx->remote) {
 		rc = cli_remote_call(ctx, op, params, result, &err);
 	} else {
-		rc = open_store(ctx, &err);
+		rc = cli_open(ctx, &err);
 		if (!rc)
 			rc = api_call(&ctx->ops, op, params, result, &err);
 	}

@@ -20,6 +20,12 @@ enum smr_rc cli_remote_call(struct cli_ctx *ctx, const char *op, const json_t *p
 	return smr_errf(err, SMR_EINTERNAL, "'%s' against a server needs smriti-full", op);
 }
 
-void cli_init(void)
+struct runtime *cli_runtime_new(void)
 {
+	return NULL;
+}
+
+void cli_runtime_free(struct runtime *rt)
+{
+	(void)rt;
 }

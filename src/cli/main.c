@@ -38,11 +38,12 @@ static const struct cli_cmd core_commands[] = {
 	{ "fork", "fork REF --into NEWSPACE [--json]", cmd_fork, 0 },
 	{ "fsck", "fsck [SPACE] [--json]", cmd_fsck, 0 },
 	{ "review", "review REF [--provider P] [--model M] [--no-llm] [--json]", cmd_review,
-	  CLI_FULL_FOR_LLM },
+	  CLI_FULL_FOR_LLM | CLI_RUNTIME },
 	{ "ingest", "ingest FILE|- --space SPACE [--format F] [--title T] [--json]",
 	  cmd_ingest, 0 },
 	/* with a provider configured, MCP's review tool wants the LLM pass */
-	{ "mcp", "mcp  (serve MCP over stdio for agent hosts)", cmd_mcp, CLI_FULL_FOR_LLM },
+	{ "mcp", "mcp  (serve MCP over stdio for agent hosts)", cmd_mcp,
+	  CLI_FULL_FOR_LLM | CLI_RUNTIME },
 	{ NULL, NULL, NULL, 0 },
 };
 
@@ -195,7 +196,6 @@ int main(int argc, char **argv)
 	if (!cli_is_full && (!cmd || (cmd->flags & CLI_FULL) || ctx.remote ||
 			     (ctx.db && is_postgres(ctx.db)) || wants_llm(cmd, argc, argv)))
 		return exec_full(orig);
-	cli_init();
 	if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "-h")) {
 		print_help(stdout);
@@ -211,8 +211,11 @@ int main(int argc, char **argv)
 		ctx.db = db_alloc = default_db();
 		ctx.db_is_default = 1;
 	}
+	if (cmd->flags & CLI_RUNTIME)
+		ctx.rt = cli_runtime_new();
 	rc = cmd->run(argc - 1, argv + 1, &ctx);
-	store_close(ctx.st);
+	ops_close(&ctx.ops);
+	cli_runtime_free(ctx.rt);
 	free(db_alloc);
 	free(orig);
 	return rc;

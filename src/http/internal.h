@@ -174,7 +174,6 @@ void http_reply_fixed(struct http_req *r, int which);
 /* ---- per-thread contexts and the worker pool (pool.c) ---- */
 
 struct http_ctx {
-	struct store *st;
 	struct ops_ctx ops;
 	struct http_ctx *next;
 };
@@ -229,12 +228,13 @@ struct http_server {
 	const struct http_config *cfg;
 	struct http_guard guard;
 	struct http_listen where;
+	int fd;                          /* the listening socket, -1 before it is bound */
 	struct MHD_Daemon *daemon;
 	struct http_pool pool;
 	struct MHD_Response *fixed[2];
 	struct http_log log;
 	const char *store_name;
-	struct runtime *rt;              /* chat runtime, shared read-only by all threads */
+	struct runtime *rt;              /* chat runtime (http_serve's), read-only in all threads */
 	atomic_int inflight;             /* requests admitted and not completed */
 	atomic_size_t body_bytes;        /* request bodies buffered right now */
 	size_t body_bytes_max;           /* cap on that: 32 x --max-body */

@@ -18,15 +18,14 @@ static __thread struct http_ctx *tls_ctx;
 struct ops_ctx *http_thread_ops(struct http_server *srv, struct smr_err *err)
 {
 	struct http_ctx *c;
-	struct store *st = NULL;
 
 	if (tls_ctx)
 		return &tls_ctx->ops;
-	if (store_open(srv->cfg->dsn, &st, err))
-		return NULL;
 	c = xcalloc(1, sizeof(*c));
-	c->st = st;
-	ops_ctx_init(&c->ops, st);
+	if (ops_open(&c->ops, srv->cfg->dsn, err)) {
+		free(c);
+		return NULL;
+	}
 	c->ops.rt = srv->rt;
 	pthread_mutex_lock(&srv->ctx_lock);
 	c->next = srv->ctxs;
@@ -42,7 +41,7 @@ void http_close_contexts(struct http_server *srv)
 
 	for (; c; c = next) {
 		next = c->next;
-		store_close(c->st);
+		ops_close(&c->ops);
 		free(c);
 	}
 	srv->ctxs = NULL;

@@ -18,8 +18,6 @@
  * a context switch per request.
  */
 #include "http/internal.h"
-#include "ops/runtime/draft.h"
-#include "ops/runtime/runtime.h"
 #include "util/sys.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
@@ -563,13 +561,13 @@ static enum smr_rc open_listener(struct http_server *srv, int *fd, struct smr_er
 /* Opens the store once up front: migrations run, and a bad DSN fails before we listen. */
 static enum smr_rc check_store(struct http_server *srv, struct smr_err *err)
 {
-	struct store *st = NULL;
-	enum smr_rc rc = store_open(srv->cfg->dsn, &st, err);
+	struct ops_ctx ctx;
+	enum smr_rc rc = ops_open(&ctx, srv->cfg->dsn, err);
 
 	if (rc)
 		return rc;
-	srv->store_name = store_name(st);
-	store_close(st);
+	srv->store_name = store_name(ctx.st);
+	ops_close(&ctx);
 	return SMR_OK;
 }
 
@@ -646,73 +644,99 @@ static void wait_for_signal(const sigset_t *sigs)
 			return;
 }
 
-enum smr_rc http_serve(const struct http_config *cfg, struct smr_err *err)
+static enum smr_rc check_config(struct http_server *srv, struct smr_err *err)
 {
-	struct http_server srv;
-	sigset_t sigs, old;
-	int fd = -1;
-	enum smr_rc rc;
+	const struct http_config *cfg = srv->cfg;
+	enum smr_rc rc = http_parse_listen(cfg->listen, &srv->where, err);
 
-	memset(&srv, 0, sizeof(srv));
-	srv.cfg = cfg;
-	srv.body_bytes_max = cfg->max_body * 32;
-	pthread_mutex_init(&srv.ctx_lock, NULL);
-	rc = http_parse_listen(cfg->listen, &srv.where, err);
-	if (!rc && !http_is_loopback((struct sockaddr *)&srv.where.addr) &&
+	if (!rc && !http_is_loopback((struct sockaddr *)&srv->where.addr) &&
 	    !(cfg->token && *cfg->token))
 		rc = smr_errf(err, SMR_EUSAGE,
 			      "refusing to listen on '%s' without SMRITI_TOKEN: set a token"
 			      " (clients then send 'Authorization: Bearer TOKEN') or listen on"
-			      " 127.0.0.1", srv.where.host);
+			      " 127.0.0.1", srv->where.host);
+	return rc;
+}
+
+enum smr_rc http_listen(const struct http_config *cfg, struct http_server **out,
+			struct smr_err *err)
+{
+	struct http_server *srv = xcalloc(1, sizeof(*srv));
+	enum smr_rc rc;
+
+	srv->cfg = cfg;
+	srv->fd = -1;
+	srv->body_bytes_max = cfg->max_body * 32;
+	pthread_mutex_init(&srv->ctx_lock, NULL);
+	rc = check_config(srv, err);
 	if (!rc)
-		rc = check_store(&srv, err);
+		rc = check_store(srv, err);
 	if (!rc)
-		rc = open_listener(&srv, &fd, err);
-	if (rc)
-		goto out;
-	http_guard_init(&srv.guard, srv.where.host, srv.where.port, cfg->allowed_hosts,
+		rc = open_listener(srv, &srv->fd, err);
+	if (rc) {
+		http_close(srv);
+		return rc;
+	}
+	http_guard_init(&srv->guard, srv->where.host, srv->where.port, cfg->allowed_hosts,
 			cfg->token);
-	build_fixed(&srv);
-	srv.rt = runtime_new_from_env();    /* before any thread: the provider port's global set-up */
+	build_fixed(srv);
+	*out = srv;
+	return SMR_OK;
+}
+
+/* Starts the workers, then the daemon that hands them requests. */
+static enum smr_rc start(struct http_server *srv, struct smr_err *err)
+{
+	srv->pool.run = job_run;
+	srv->pool.cancel = job_cancel;
+	if (pool_start(&srv->pool, srv->cfg->workers))
+		return smr_errf(err, SMR_EINTERNAL, "cannot start worker threads");
+	srv->daemon = start_daemon(srv, srv->fd);
+	if (!srv->daemon)
+		return smr_errf(err, SMR_EINTERNAL, "cannot start the HTTP server on %s",
+				srv->cfg->listen);
+	return SMR_OK;
+}
+
+enum smr_rc http_serve(struct http_server *srv, struct runtime *rt, struct smr_err *err)
+{
+	sigset_t sigs, old;
+	enum smr_rc rc;
+
+	srv->rt = rt;
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
 	signal(SIGPIPE, SIG_IGN);
 	pthread_sigmask(SIG_BLOCK, &sigs, &old);
 	/* before any request thread exists, which then sees log.running set */
-	if (cfg->access_log && http_log_start(&srv.log))
+	if (srv->cfg->access_log && http_log_start(&srv->log))
 		fprintf(stderr, "smriti: cannot start the log thread; logging without it\n");
-	srv.pool.run = job_run;
-	srv.pool.cancel = job_cancel;
-	if (pool_start(&srv.pool, cfg->workers)) {
-		rc = smr_errf(err, SMR_EINTERNAL, "cannot start worker threads");
-	} else {
-		rc = draft_runner_start(cfg->dsn, srv.rt, &srv.rt->drafts, err);
-		srv.daemon = rc ? NULL : start_daemon(&srv, fd);
-		if (!srv.daemon && !rc)
-			rc = smr_errf(err, SMR_EINTERNAL, "cannot start the HTTP server on %s",
-				      cfg->listen);
-	}
+	rc = start(srv, err);
 	if (!rc) {
-		print_listening(&srv);
+		print_listening(srv);
 		wait_for_signal(&sigs);
-		shut_down(&srv);
+		shut_down(srv);
 	} else {
-		pool_stop(&srv.pool);
+		pool_stop(&srv->pool);
 	}
-	http_log_stop(&srv.log);
-	pool_free(&srv.pool);
+	http_log_stop(&srv->log);
+	pool_free(&srv->pool);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	http_close_contexts(&srv);
-	draft_runner_stop(srv.rt->drafts);    /* after the workers: no more draft.create */
-	runtime_free(srv.rt);
-	for (int i = 0; i < 2; i++)
-		if (srv.fixed[i])
-			MHD_destroy_response(srv.fixed[i]);
-	http_guard_release(&srv.guard);
-out:
-	if (fd >= 0)
-		close(fd);
-	pthread_mutex_destroy(&srv.ctx_lock);
+	http_close_contexts(srv);
 	return rc;
+}
+
+void http_close(struct http_server *srv)
+{
+	if (!srv)
+		return;
+	for (int i = 0; i < 2; i++)
+		if (srv->fixed[i])
+			MHD_destroy_response(srv->fixed[i]);
+	http_guard_release(&srv->guard);
+	if (srv->fd >= 0)
+		close(srv->fd);
+	pthread_mutex_destroy(&srv->ctx_lock);
+	free(srv);
 }

@@ -27,12 +27,29 @@ struct http_config {
 	int access_log;             /* 1: one line per request on stderr */
 };
 
+struct http_server;
+struct runtime;
+
 /*
- * Starts the server, prints "listening on http://HOST:PORT" on stderr once
- * it accepts connections, and runs until SIGINT or SIGTERM, then shuts down
- * cleanly.  Fails (without listening) on a bad address, a non-loopback bind
- * without a token, or a store that cannot be opened.
+ * Checks cfg, opens the store once (running its migrations) and binds the
+ * listening socket, but serves nothing yet: so a server that cannot listen
+ * starts nothing else.  Fails on a bad address, a non-loopback bind without
+ * a token, or a store that cannot be opened.  cfg is borrowed until
+ * http_close().  Caller http_close()s *out.
  */
-enum smr_rc http_serve(const struct http_config *cfg, struct smr_err *err);
+enum smr_rc http_listen(const struct http_config *cfg, struct http_server **out,
+			struct smr_err *err);
+
+/*
+ * Serves this binary's operations with rt, the chat runtime and its draft
+ * runner that the caller built (borrowed; NULL in a binary without one):
+ * prints "listening on http://HOST:PORT" on stderr once it accepts
+ * connections, runs until SIGINT or SIGTERM, then shuts down cleanly.  When
+ * it returns no request is running any more.
+ */
+enum smr_rc http_serve(struct http_server *srv, struct runtime *rt, struct smr_err *err);
+
+/* Frees what http_listen() made; NULL is a no-op. */
+void http_close(struct http_server *srv);
 
 #endif

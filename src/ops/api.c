@@ -4,12 +4,9 @@
  */
 #include "ops/api.h"
 #include "domain/checkpoint.h"
-#include "ops/review_ingest.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-#define API_TABLES_MAX 8
 
 enum smr_rc api_str(const json_t *params, const char *key, int required, const char **out,
 		    struct smr_err *err)
@@ -269,7 +266,7 @@ static enum smr_rc op_fsck(struct ops_ctx *ctx, const json_t *p, json_t **result
 	return rc;
 }
 
-static const struct api_op core_ops[] = {
+const struct api_op api_core_ops[] = {
 	{ "space.create", op_space_create, 1 },
 	{ "space.get", op_space_get, 0 },
 	{ "space.list", op_space_list, 0 },
@@ -286,25 +283,10 @@ static const struct api_op core_ops[] = {
 	{ NULL, NULL, 0 },
 };
 
-static const struct api_op *tables[API_TABLES_MAX] = { core_ops, review_ingest_ops };
-
-void api_register(const struct api_op *ops)
-{
-	for (size_t i = 0; i < API_TABLES_MAX; i++) {
-		if (tables[i] == ops)
-			return;
-		if (!tables[i]) {
-			tables[i] = ops;
-			return;
-		}
-	}
-	abort();
-}
-
 const struct api_op *api_find(const char *name)
 {
-	for (size_t t = 0; t < API_TABLES_MAX && tables[t]; t++)
-		for (const struct api_op *op = tables[t]; op->name; op++)
+	for (size_t t = 0; api_tables[t]; t++)
+		for (const struct api_op *op = api_tables[t]; op->name; op++)
 			if (!strcmp(op->name, name))
 				return op;
 	return NULL;

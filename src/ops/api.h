@@ -44,7 +44,14 @@ enum smr_rc api_int(const json_t *params, const char *key, long long min, long l
 /* An array of checkpoint documents; new reference. */
 json_t *api_checkpoints_json(const struct checkpoint *v, size_t n);
 
-/* Registers extra operations (chat, draft, review, ...) defined in other files. */
-void api_register(const struct api_op *ops);
+/* The operations of spaces and checkpoints (api.c). */
+extern const struct api_op api_core_ops[];
+
+/*
+ * The operation tables of this binary, NULL-terminated, chosen at link time
+ * like the store's backends: ops/builtins_lean.c lists the core ones,
+ * ops/runtime/builtins_full.c adds chat and drafts.
+ */
+extern const struct api_op *const api_tables[];
 
 #endif

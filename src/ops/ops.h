@@ -16,16 +16,33 @@
 #include "store/store.h"
 #include "util/err.h"
 
-struct runtime;   /* chat runtime of smriti-full (providers, jobs); opaque here */
+struct runtime;       /* chat runtime of smriti-full (providers, jobs); opaque here */
+struct review_pass;   /* a second review pass (ops/review_ingest.h) */
 
+/*
+ * What every operation runs with.  A program opens one with ops_open() per
+ * thread that runs operations, and passes down what it built at start-up
+ * (main, cmd_serve) in rt.  Nothing here is global.
+ */
 struct ops_ctx {
-	struct store *st;
-	struct runtime *rt;              /* NULL in the lean binary */
+	struct store *st;                /* owned: ops_close() closes it */
+	struct runtime *rt;              /* borrowed; NULL in the lean binary */
+	const struct review_pass *llm_review; /* this binary's LLM review pass, or NULL */
 	void (*now)(char out[32]);       /* sys_now_iso unless a test swaps it */
 	void (*new_id)(char out[37]);    /* sys_uuid unless a test swaps it */
 };
 
-/* Sets the clock and id source to the system's. */
+/*
+ * The one way to open Smriti: opens the store dsn names (running its
+ * migrations) and sets the system's clock and ids and the passes this
+ * binary was linked with.  ctx->rt starts NULL.  On failure nothing is left
+ * open.  Caller ops_close()s.
+ */
+enum smr_rc ops_open(struct ops_ctx *ctx, const char *dsn, struct smr_err *err);
+/* Closes what ops_open() opened; a zeroed or closed ctx is a no-op. */
+void ops_close(struct ops_ctx *ctx);
+
+/* For tests and benchmarks that hold a store of their own: ops_open() without opening. */
 void ops_ctx_init(struct ops_ctx *ctx, struct store *st);
 
 /* Spaces */

@@ -1,19 +1,13 @@
 /*
  * ops_review.c -- the review operation: resolve a REF, run the
- * deterministic pass, then the LLM pass when smriti-full installed one,
- * and report which pass produced which finding.  Review only reads.
+ * deterministic pass, then the context's LLM pass when it has one (in
+ * smriti-full), and report which pass produced which finding.  Review only
+ * reads.
  */
 #include "domain/review.h"
 #include "ops/review_ingest.h"
 
 #include <string.h>
-
-static const struct review_pass *llm_pass;
-
-void ops_review_set_llm_pass(const struct review_pass *pass)
-{
-	llm_pass = pass;
-}
 
 static json_t *pass_skipped(const char *source, const char *reason)
 {
@@ -40,6 +34,7 @@ static size_t import_findings(const json_t *raw, const struct checkpoint *c, con
 static json_t *run_second_pass(struct ops_ctx *ctx, const struct checkpoint *c,
 			       const json_t *params, json_t *findings)
 {
+	const struct review_pass *llm_pass = ctx->llm_review;
 	const char *reason = NULL;
 	struct smr_err err = SMR_ERR_INIT;
 	json_t *raw, *entry;

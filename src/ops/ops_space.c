@@ -2,6 +2,7 @@
  * ops_space.c -- operations on Spaces: create, read, list, rename, delete.
  */
 #include "ops/ops.h"
+#include "ops/review_ingest.h"
 #include "util/sys.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
@@ -15,8 +16,24 @@ void ops_ctx_init(struct ops_ctx *ctx, struct store *st)
 {
 	ctx->st = st;
 	ctx->rt = NULL;
+	ctx->llm_review = review_llm_builtin;
 	ctx->now = sys_now_iso;
 	ctx->new_id = sys_uuid;
+}
+
+enum smr_rc ops_open(struct ops_ctx *ctx, const char *dsn, struct smr_err *err)
+{
+	struct store *st = NULL;
+	enum smr_rc rc = store_open(dsn, &st, err);
+
+	ops_ctx_init(ctx, rc ? NULL : st);
+	return rc;
+}
+
+void ops_close(struct ops_ctx *ctx)
+{
+	store_close(ctx->st);
+	ctx->st = NULL;
 }
 
 enum smr_rc ops_check_space_name(const char *name, struct smr_err *err)

@@ -1,7 +1,7 @@
 /*
  * review_ingest.h -- operations of checkpoint review (V5), transcript
  * ingestion and context packs (V1), and the seam where smriti-full plugs
- * the LLM review pass in.
+ * the LLM review pass in (at link time: review_llm_builtin).
  *
  * Operations by name (api.h), JSON shapes in docs/review.md:
  *   review        {ref, llm?}                       -> {commit_hash, space, findings, passes}
@@ -31,12 +31,17 @@ struct review_pass {
 			   struct smr_err *err);
 };
 
-/* Installs (or with NULL removes) the second pass; call once at start-up. */
-void ops_review_set_llm_pass(const struct review_pass *pass);
+/*
+ * This binary's second pass, chosen at link time: NULL in the lean binary
+ * (ops/builtins_lean.c), the LLM pass in smriti-full
+ * (ops/runtime/builtins_full.c).  ops_open() puts it in ctx->llm_review.
+ */
+extern const struct review_pass *const review_llm_builtin;
 
 /*
  * Reviews the checkpoint ref names; never writes.  params may be NULL;
- * {"llm": false} skips the second pass.  *out is a new reference.
+ * {"llm": false} skips the second pass (ctx->llm_review).  *out is a new
+ * reference.
  */
 enum smr_rc ops_review(struct ops_ctx *ctx, const char *ref, const json_t *params,
 		       json_t **out, struct smr_err *err);

@@ -486,7 +486,7 @@ TEST(review_operation_second_pass_seam)
 	CHECK_INT(ops_space_create(&f.ctx, "seam", NULL, &sp, NULL), SMR_OK);
 	fields = json_pack("{s:[s]}", "decisions", "Use Postgres");
 	CHECK_INT(ops_checkpoint_create(&f.ctx, "seam", fields, NULL, "me", &c, NULL), SMR_OK);
-	ops_review_set_llm_pass(&fake);
+	f.ctx.llm_review = &fake;
 	params = json_pack("{s:s}", "ref", "seam");
 	CHECK_INT(api_call(&f.ctx, "review", params, &res, &err), SMR_OK);
 	last = json_array_get(json_object_get(res, "findings"), 0);
@@ -513,7 +513,6 @@ TEST(review_operation_second_pass_seam)
 	CHECK(json_is_false(json_object_get(pass, "ran")));
 	CHECK_STR(json_string_value(json_object_get(pass, "reason")), "not requested");
 	CHECK_INT(json_array_size(json_object_get(res, "findings")), 0);
-	ops_review_set_llm_pass(NULL);
 	json_decref(res);
 	json_decref(params);
 	json_decref(fields);

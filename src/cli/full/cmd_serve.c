@@ -1,8 +1,14 @@
 /*
  * cmd_serve.c -- `smriti serve`: run the HTTP API server on the store.
+ *
+ * This is where the server is wired: it binds first (a server that cannot
+ * listen touches nothing), then builds the chat runtime and its draft
+ * runner and hands them to the server, and takes them down after it.
  */
 #include "cli/cli.h"
 #include "http/server.h"
+#include "ops/runtime/draft.h"
+#include "ops/runtime/runtime.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -47,6 +53,25 @@ static int parse_num(const char *s, unsigned long long min, unsigned long long m
 	return *out < min || *out > max ? -1 : 0;
 }
 
+static int serve(const struct http_config *cfg)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct http_server *srv = NULL;
+	struct runtime *rt;
+	enum smr_rc rc = http_listen(cfg, &srv, &err);
+
+	if (rc)
+		return cli_fail(rc, "%s", err.msg);
+	rt = runtime_new_from_env();    /* before any thread: the provider port's global set-up */
+	rc = draft_runner_start(cfg->dsn, rt, &rt->drafts, &err);
+	if (!rc)
+		rc = http_serve(srv, rt, &err);
+	http_close(srv);
+	draft_runner_stop(rt->drafts);  /* after the server's workers: no more draft.create */
+	runtime_free(rt);
+	return rc ? cli_fail(rc, "%s", err.msg) : 0;
+}
+
 int cmd_serve(int argc, char **argv, struct cli_ctx *ctx)
 {
 	static const struct option opts[] = {
@@ -62,7 +87,6 @@ int cmd_serve(int argc, char **argv, struct cli_ctx *ctx)
 		HTTP_DEFAULT_LISTEN, ctx->db, HTTP_DEFAULT_WORKERS, 0, HTTP_DEFAULT_MAX_BODY,
 		getenv("SMRITI_TOKEN"), getenv("SMRITI_ALLOWED_HOSTS"), 1,
 	};
-	struct smr_err err = SMR_ERR_INIT;
 	unsigned long long n;
 	int c;
 
@@ -107,7 +131,5 @@ int cmd_serve(int argc, char **argv, struct cli_ctx *ctx)
 	}
 	if (optind < argc)
 		return cli_usage(&serve_cmd, "unexpected argument '%s'", argv[optind]);
-	if (http_serve(&cfg, &err))
-		return cli_fail(err.code, "%s", err.msg);
-	return 0;
+	return serve(&cfg);
 }

@@ -2,30 +2,13 @@
  * api_chat.c -- the chat runtime's operations by name (ops/api.h):
  * session.create, session.list, session.get, session.mount and chat.send.
  *
- * Operations that need providers use ctx->rt.  When a transport did not set
- * one, they use a runtime made from the environment once per process, so
- * that provider connections (and TLS sessions) are reused across sends.
+ * Operations that need providers use ctx->rt, the runtime the program built
+ * at start-up, so that provider connections (and TLS sessions) are reused
+ * across sends.
  */
 #include "ops/runtime/runtime.h"
 
-#include <pthread.h>
 #include <stdlib.h>
-
-static pthread_once_t shared_once = PTHREAD_ONCE_INIT;
-static struct runtime *shared_rt;    /* lives as long as the process */
-
-static void shared_init(void)
-{
-	shared_rt = runtime_new_from_env();
-}
-
-static struct runtime *runtime_of(struct ops_ctx *ctx)
-{
-	if (ctx->rt)
-		return ctx->rt;
-	pthread_once(&shared_once, shared_init);
-	return shared_rt;
-}
 
 static enum smr_rc session_result(enum smr_rc rc, struct ops_ctx *ctx, struct session *s,
 				  json_t **result, struct smr_err *err)
@@ -163,9 +146,11 @@ static enum smr_rc op_chat_send(struct ops_ctx *ctx, const json_t *p, json_t **r
 		rc = api_str(p, "model", 0, &req.model, err);
 	if (!rc)
 		rc = client_params(p, &req, err);
+	if (!rc)
+		rc = runtime_required(ctx, err);
 	if (rc)
 		return rc;
-	return chat_send(ctx, runtime_of(ctx), &req, result, err);
+	return chat_send(ctx, ctx->rt, &req, result, err);
 }
 
 const struct api_op chat_api_ops[] = {

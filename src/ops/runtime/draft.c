@@ -804,7 +804,6 @@ static enum smr_rc op_draft_create(struct ops_ctx *ctx, const json_t *p, json_t 
 {
 	static const char *const known[] = { "session_id", "provider", "model", NULL };
 	struct draft_req req = { 0 };
-	struct runtime *own = NULL;
 	enum smr_rc rc;
 
 	rc = check_keys(p, known, err);
@@ -814,12 +813,10 @@ static enum smr_rc op_draft_create(struct ops_ctx *ctx, const json_t *p, json_t 
 		rc = api_str(p, "provider", 0, &req.provider, err);
 	if (!rc)
 		rc = api_str(p, "model", 0, &req.model, err);
-	if (rc)
-		return rc;
-	if (!ctx->rt)
-		own = runtime_new_from_env();
-	rc = draft_create(ctx, ctx->rt ? ctx->rt : own, &req, result, err);
-	runtime_free(own);
+	if (!rc)
+		rc = runtime_required(ctx, err);
+	if (!rc)
+		rc = draft_create(ctx, ctx->rt, &req, result, err);
 	return rc;
 }
 

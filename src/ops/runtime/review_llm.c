@@ -225,17 +225,17 @@ static enum smr_rc llm_run(struct ops_ctx *ctx, const struct checkpoint *c,
 			   const json_t *params, json_t *raw, const char **skip_reason,
 			   struct smr_err *err)
 {
-	struct runtime *own = NULL, *rt = ctx->rt;
 	struct provider *p = NULL;
 	const char *model = NULL;
 	enum smr_rc rc;
 
-	if (!rt)
-		rt = own = runtime_new_from_env();
-	rc = pick(rt, params, &p, &model, skip_reason, err);
+	if (!ctx->rt) {            /* no runtime, no providers */
+		*skip_reason = "no provider configured";
+		return SMR_OK;
+	}
+	rc = pick(ctx->rt, params, &p, &model, skip_reason, err);
 	if (!rc && !*skip_reason)
-		rc = ask(rt, p, model, c, raw, err);
-	runtime_free(own);
+		rc = ask(ctx->rt, p, model, c, raw, err);
 	return rc;
 }
 

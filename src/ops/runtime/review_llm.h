@@ -1,6 +1,7 @@
 /*
  * review_llm.h -- the LLM pass of checkpoint review (smriti-full), plugged
- * into the seam of ops/review_ingest.h with ops_review_set_llm_pass().
+ * into the seam of ops/review_ingest.h at link time (builtins_full.c).  It
+ * runs on ctx->rt; a context without a runtime has no provider to ask.
  *
  * It asks a provider for findings of the four review types (contradiction,
  * hidden_assumption, resolved_question, disconnected_entity) as JSON of a

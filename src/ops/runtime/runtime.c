@@ -109,6 +109,13 @@ void runtime_free(struct runtime *rt)
 	free(rt);
 }
 
+enum smr_rc runtime_required(const struct ops_ctx *ctx, struct smr_err *err)
+{
+	if (ctx->rt)
+		return SMR_OK;
+	return smr_errf(err, SMR_EINTERNAL, "the chat runtime was not started in this program");
+}
+
 struct provider *runtime_provider(const struct runtime *rt, const char *name)
 {
 	for (int i = 0; i < RT_PROVIDERS; i++)

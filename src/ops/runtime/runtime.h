@@ -2,10 +2,12 @@
  * runtime.h -- Smriti's live chat runtime (smriti-full only): sessions,
  * sending a message through a provider, and mounting a Checkpoint.
  *
- * struct runtime is created once per process (the server at start-up, the
- * CLI per run) from the environment and is read-only afterwards, so any
- * number of server workers share it.  Operations take the caller's ops_ctx
- * (store handle, clock, ids) and the runtime.
+ * struct runtime is created once per process from the environment, where
+ * the program starts (cmd_serve for the server, with its draft runner;
+ * main for a CLI command that uses providers), and passed down in
+ * ops_ctx.rt; it is read-only afterwards, so any number of server workers
+ * share it.  Operations take the caller's ops_ctx (store handle, clock,
+ * ids) and the runtime.
  *
  * Mounting (see docs/providers.md):
  *  - v5.3, structural, the default: session.mount forks a NEW session that
@@ -57,6 +59,9 @@ struct runtime {
  */
 struct runtime *runtime_new_from_env(void);
 void runtime_free(struct runtime *rt);
+
+/* SMR_OK when ctx carries a runtime; else an error naming the missing wiring. */
+enum smr_rc runtime_required(const struct ops_ctx *ctx, struct smr_err *err);
 
 /* The provider handle called name, or NULL. Borrowed. */
 struct provider *runtime_provider(const struct runtime *rt, const char *name);

@@ -1,0 +1,12 @@
+/*
+ * builtins_lean.c -- what the lean binary's operations layer carries, chosen
+ * at link time as store/backends_lean.c chooses its backends: the core
+ * operation tables and no LLM review pass.  smriti-full links
+ * ops/runtime/builtins_full.c instead.
+ */
+#include "ops/api.h"
+#include "ops/review_ingest.h"
+
+const struct api_op *const api_tables[] = { api_core_ops, review_ingest_ops, NULL };
+
+const struct review_pass *const review_llm_builtin = NULL;

@@ -1,0 +1,16 @@
+/*
+ * builtins_full.c -- what smriti-full's operations layer carries, chosen at
+ * link time (see ops/builtins_lean.c for the lean binary): the core
+ * operation tables plus chat and drafts, and the LLM review pass.
+ */
+#include "ops/api.h"
+#include "ops/review_ingest.h"
+#include "ops/runtime/draft.h"
+#include "ops/runtime/review_llm.h"
+#include "ops/runtime/runtime.h"
+
+const struct api_op *const api_tables[] = {
+	api_core_ops, review_ingest_ops, chat_api_ops, draft_api_ops, NULL,
+};
+
+const struct review_pass *const review_llm_builtin = &review_llm_pass;
