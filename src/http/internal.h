@@ -9,7 +9,7 @@
  *        +-- read route ---------> handler runs right there, reply
  *        |
  *        +-- write / provider --> suspend the connection, queue the request
- *                                 on the worker pool (pool.c); a worker runs
+ *                                 on the worker pool (util/workq.h); a worker runs
  *                                 the handler, then resumes the connection
  *                                 and the event thread replies
  *
@@ -30,6 +30,7 @@
 #include "http/server.h"
 #include "ops/api.h"
 #include "util/buf.h"
+#include "util/workq.h"
 
 struct MHD_Connection;
 struct MHD_Daemon;
@@ -147,7 +148,7 @@ struct http_req {
 	struct MHD_Response *fixed;      /* or a prebuilt response */
 	enum req_state state;
 	int64_t start_us;
-	struct http_req *next;           /* worker queue */
+	struct workq_item qi;            /* on the worker pool */
 	char allow[64];                  /* methods of the path, for a 405 */
 	char method[8];
 	char path[160];                  /* escaped, for the access log */
@@ -171,32 +172,12 @@ void http_reply_fixed(struct http_req *r, int which);
 #define FIXED_OPENAPI 0
 #define FIXED_HEALTH 1
 
-/* ---- per-thread contexts and the worker pool (pool.c) ---- */
+/* ---- per-thread contexts (pool.c) ---- */
 
 struct http_ctx {
 	struct ops_ctx ops;
 	struct http_ctx *next;
 };
-
-struct http_pool {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	struct http_req *head, *tail;
-	pthread_t *threads;
-	unsigned n;
-	int stopping;
-	void (*run)(struct http_req *r);     /* runs a job, then resumes it */
-	void (*cancel)(struct http_req *r);  /* answers a job that will not run */
-};
-
-/* Starts n threads; 0 on success. */
-int pool_start(struct http_pool *p, unsigned n);
-/* Queues r; if the pool is stopping r is cancelled instead. */
-void pool_submit(struct http_pool *p, struct http_req *r);
-/* Cancels queued jobs, waits for running ones, joins the threads; later submits are cancelled. */
-void pool_stop(struct http_pool *p);
-/* Frees what pool_start made; after nothing can submit any more. */
-void pool_free(struct http_pool *p);
 
 /*
  * The calling thread's ops context, opening its store on first use; NULL
@@ -230,7 +211,7 @@ struct http_server {
 	struct http_listen where;
 	int fd;                          /* the listening socket, -1 before it is bound */
 	struct MHD_Daemon *daemon;
-	struct http_pool pool;
+	struct workq pool;               /* --workers threads: run a request, then resume it */
 	struct MHD_Response *fixed[2];
 	struct http_log log;
 	const char *store_name;

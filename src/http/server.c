@@ -10,7 +10,7 @@
  * is what lets two cores answer over 20,000 /repos/{id}/head reads a
  * second.  Anything that may wait -- a write (SQLite's write lock, fsync), and above all a chat send
  * whose provider call can take a minute -- suspends its connection
- * (MHD_suspend_connection) and goes to the worker pool (pool.c); the worker
+ * (MHD_suspend_connection) and goes to the worker pool (util/workq.h); the worker
  * resumes the connection when the result is ready.  So a slow provider
  * never blocks an event thread, and reads keep flowing while --workers
  * sends are in flight.  Thread-per-connection would give the same isolation
@@ -214,7 +214,7 @@ static struct http_req *req_new(struct http_server *srv, struct MHD_Connection *
 	r->fixed = NULL;
 	r->state = REQ_NEW;
 	r->start_us = sys_monotonic_us();
-	r->next = NULL;
+	r->qi.next = NULL;
 	r->allow[0] = '\0';
 	snprintf(r->method, sizeof(r->method), "%s", method);
 	if (srv->cfg->access_log)
@@ -416,15 +416,21 @@ static void run_handler(struct http_req *r)
 }
 
 /* Worker side: run, then hand the connection back to its event thread. */
-static void job_run(struct http_req *r)
+static void job_run(struct workq_item *it, void *unused)
 {
+	struct http_req *r = (struct http_req *)((char *)it - offsetof(struct http_req, qi));
+
+	(void)unused;
 	run_handler(r);
 	r->state = REQ_DONE;
 	MHD_resume_connection(r->conn);    /* r may be freed from here on */
 }
 
-static void job_cancel(struct http_req *r)
+static void job_cancel(struct workq_item *it, void *unused)
 {
+	struct http_req *r = (struct http_req *)((char *)it - offsetof(struct http_req, qi));
+
+	(void)unused;
 	http_error(r, 503, "unavailable", "the server is shutting down; nothing was done");
 	r->state = REQ_DONE;
 	MHD_resume_connection(r->conn);
@@ -453,7 +459,8 @@ static enum MHD_Result dispatch(struct http_req *r)
 	}
 	r->state = REQ_QUEUED;
 	MHD_suspend_connection(r->conn);
-	pool_submit(&r->srv->pool, r);
+	if (workq_submit(&r->srv->pool, &r->qi))
+		job_cancel(&r->qi, NULL);
 	return MHD_YES;
 }
 
@@ -629,7 +636,7 @@ static void shut_down(struct http_server *srv)
 
 	atomic_store(&srv->stopping, 1);
 	MHD_quiesce_daemon(srv->daemon);
-	pool_stop(&srv->pool);
+	workq_stop(&srv->pool);
 	while (atomic_load(&srv->inflight) > 0 && sys_monotonic_us() < deadline)
 		usleep(10000);
 	MHD_stop_daemon(srv->daemon);
@@ -689,7 +696,7 @@ static enum smr_rc start(struct http_server *srv, struct smr_err *err)
 {
 	srv->pool.run = job_run;
 	srv->pool.cancel = job_cancel;
-	if (pool_start(&srv->pool, srv->cfg->workers))
+	if (workq_start(&srv->pool, srv->cfg->workers, NULL))
 		return smr_errf(err, SMR_EINTERNAL, "cannot start worker threads");
 	srv->daemon = start_daemon(srv, srv->fd);
 	if (!srv->daemon)
@@ -718,10 +725,10 @@ enum smr_rc http_serve(struct http_server *srv, struct runtime *rt, struct smr_e
 		wait_for_signal(&sigs);
 		shut_down(srv);
 	} else {
-		pool_stop(&srv->pool);
+		workq_stop(&srv->pool);
 	}
 	http_log_stop(&srv->log);
-	pool_free(&srv->pool);
+	workq_free(&srv->pool);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	http_close_contexts(srv);
 	return rc;

@@ -1,11 +1,12 @@
 /*
- * sys.c -- clock, random ids and file reads (see sys.h).
+ * sys.c -- clock, random ids, file reads and threads (see sys.h).
  */
 #include "util/sys.h"
 #include "util/buf.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,4 +89,16 @@ enum smr_rc sys_read_file(const char *path, size_t max, char **out, size_t *len,
 	}
 	*out = buf_detach(&b, len);
 	return SMR_OK;
+}
+
+int sys_thread_start(pthread_t *th, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	int rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(th, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
 }

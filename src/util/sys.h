@@ -1,6 +1,6 @@
 /*
  * sys.h -- the few things Smriti takes from the operating system: the wall
- * clock, random identifiers and whole-file reads.
+ * clock, random identifiers, whole-file reads and threads.
  *
  * Only the ops layer and transports call these; domain code receives times
  * and ids as arguments so that its tests are deterministic.
@@ -8,6 +8,7 @@
 #ifndef SMRITI_SYS_H
 #define SMRITI_SYS_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,5 +29,11 @@ void sys_uuid(char out[37]);
  */
 enum smr_rc sys_read_file(const char *path, size_t max, char **out, size_t *len,
 			  struct smr_err *err);
+
+/*
+ * pthread_create() for a thread that takes no signals (they are for the
+ * main thread, which waits for SIGINT and SIGTERM); 0 on success.
+ */
+int sys_thread_start(pthread_t *th, void *(*fn)(void *), void *arg);
 
 #endif

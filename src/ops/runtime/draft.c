@@ -14,10 +14,11 @@
 #include "domain/draft.h"
 #include "util/sys.h"
 #include "util/utf8.h"
+#include "util/workq.h"
 #include "util/xalloc.h"
 
 #include <pthread.h>
-#include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,22 +43,27 @@ struct draft_task {
 	int64_t upto;                 /* ... up to the last one when the job was made */
 	int64_t deadline_us;          /* monotonic; set when it starts running */
 	int claimed;                  /* its end state is being written (under lock) */
-	struct draft_task *next;      /* queue, then active list */
+	struct workq_item qi;         /* waiting for a worker */
+	struct draft_task *next;      /* active list */
+};
+
+/* What a worker of the runner runs with. */
+struct draft_worker {
+	struct draft_runner *r;
+	struct store *st;
 };
 
 struct draft_runner {
 	struct runtime *rt;
 	long timeout_ms;
-	pthread_mutex_t lock;
-	pthread_cond_t work;          /* a job was queued, or stopping */
+	struct workq q;               /* the workers (util/workq.h) */
+	int q_started;
+	pthread_mutex_t lock;         /* guards active and every task's claimed */
 	pthread_cond_t tick;          /* the active list changed (watchdog) */
-	struct draft_task *head, *tail;
-	size_t queued;
 	struct draft_task *active;
-	int stopping;
 	int workers_done;
-	pthread_t *threads;
 	struct store **stores;        /* one per worker, then the watchdog's */
+	struct draft_worker *workers;
 	unsigned n;
 	int watchdog_started;
 	pthread_t watchdog;
@@ -378,42 +384,25 @@ static void run_task(struct draft_runner *r, struct store *st, struct draft_task
 	task_free(t);
 }
 
-struct worker_arg {
-	struct draft_runner *r;
-	struct store *st;
-};
-
-static void *worker_main(void *arg)
+static struct draft_task *task_of(struct workq_item *it)
 {
-	struct draft_runner *r = ((struct worker_arg *)arg)->r;
-	struct store *st = ((struct worker_arg *)arg)->st;
-	struct draft_task *t;
-	int stopping;
+	return (struct draft_task *)((char *)it - offsetof(struct draft_task, qi));
+}
 
-	free(arg);
-	for (;;) {
-		pthread_mutex_lock(&r->lock);
-		while (!r->head && !r->stopping)
-			pthread_cond_wait(&r->work, &r->lock);
-		t = r->head;
-		if (t) {
-			r->head = t->next;
-			if (!r->head)
-				r->tail = NULL;
-			r->queued--;
-		}
-		stopping = r->stopping;
-		pthread_mutex_unlock(&r->lock);
-		if (!t)
-			break;
-		if (stopping) {
-			job_write(st, t->job_id, JOB_FAILED, NULL, stop_reason);
-			task_free(t);
-			continue;
-		}
-		run_task(r, st, t);
-	}
-	return NULL;
+static void run_queued(struct workq_item *it, void *arg)
+{
+	struct draft_worker *w = arg;
+
+	run_task(w->r, w->st, task_of(it));
+}
+
+static void cancel_queued(struct workq_item *it, void *arg)
+{
+	struct draft_worker *w = arg;
+	struct draft_task *t = task_of(it);
+
+	job_write(w->st, t->job_id, JOB_FAILED, NULL, stop_reason);
+	task_free(t);
 }
 
 /* Claims every active job whose time is up; their ids go to ids (caller frees each). */
@@ -483,24 +472,10 @@ static void runner_free(struct draft_runner *r)
 	for (unsigned i = 0; r->stores && i <= r->n; i++)
 		store_close(r->stores[i]);
 	free(r->stores);
-	free(r->threads);
+	free(r->workers);
 	pthread_mutex_destroy(&r->lock);
-	pthread_cond_destroy(&r->work);
 	pthread_cond_destroy(&r->tick);
 	free(r);
-}
-
-/* Threads of the runner take no signals: the server's main thread waits for them. */
-static int spawn(pthread_t *th, void *(*fn)(void *), void *arg)
-{
-	sigset_t all, old;
-	int rc;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rc = pthread_create(th, NULL, fn, arg);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return rc;
 }
 
 /*
@@ -527,23 +502,23 @@ static enum smr_rc fail_unfinished(struct store *st, struct smr_err *err)
 
 static enum smr_rc start_threads(struct draft_runner *r, struct smr_err *err)
 {
-	struct worker_arg *wa;
-	unsigned started;
+	void **args = xcalloc(r->n, sizeof(*args));
+	int failed;
 
-	for (started = 0; started < r->n; started++) {
-		wa = xmalloc(sizeof(*wa));
-		wa->r = r;
-		wa->st = r->stores[started];
-		if (spawn(&r->threads[started], worker_main, wa)) {
-			free(wa);
-			break;
-		}
+	r->workers = xcalloc(r->n, sizeof(*r->workers));
+	for (unsigned i = 0; i < r->n; i++) {
+		r->workers[i] = (struct draft_worker){ r, r->stores[i] };
+		args[i] = &r->workers[i];
 	}
-	if (started == r->n && !spawn(&r->watchdog, watchdog_main, r)) {
+	r->q.run = run_queued;
+	r->q.cancel = cancel_queued;
+	r->q_started = 1;
+	failed = workq_start(&r->q, r->n, args);
+	free(args);
+	if (!failed && !sys_thread_start(&r->watchdog, watchdog_main, r)) {
 		r->watchdog_started = 1;
 		return SMR_OK;
 	}
-	r->n = started;           /* stop joins only what runs */
 	return smr_errf(err, SMR_EINTERNAL, "cannot start draft job threads");
 }
 
@@ -560,13 +535,11 @@ enum smr_rc draft_runner_start(const char *dsn, struct runtime *rt, struct draft
 	r->rt = rt;
 	r->timeout_ms = draft_timeout_ms();
 	pthread_mutex_init(&r->lock, NULL);
-	pthread_cond_init(&r->work, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&r->tick, &ca);
 	pthread_condattr_destroy(&ca);
 	r->stores = xcalloc(n + 1, sizeof(*r->stores));
-	r->threads = xcalloc(n, sizeof(*r->threads));
 	r->n = n;
 	for (unsigned i = 0; !rc && i <= n; i++)
 		rc = store_open(dsn, &r->stores[i], err);
@@ -582,52 +555,46 @@ enum smr_rc draft_runner_start(const char *dsn, struct runtime *rt, struct draft
 	return SMR_OK;
 }
 
+/* Queued jobs fail in the workers (cancel_queued), running ones finish first. */
 void draft_runner_stop(struct draft_runner *r)
 {
 	if (!r)
 		return;
-	pthread_mutex_lock(&r->lock);
-	r->stopping = 1;
-	pthread_cond_broadcast(&r->work);
-	pthread_mutex_unlock(&r->lock);
-	for (unsigned i = 0; i < r->n; i++)
-		pthread_join(r->threads[i], NULL);
+	if (r->q_started)
+		workq_stop(&r->q);
 	pthread_mutex_lock(&r->lock);
 	r->workers_done = 1;
 	pthread_cond_signal(&r->tick);
 	pthread_mutex_unlock(&r->lock);
 	if (r->watchdog_started)
 		pthread_join(r->watchdog, NULL);
+	if (r->q_started)
+		workq_free(&r->q);      /* the server stopped first: nothing submits any more */
 	runner_free(r);
 }
 
-/* Queues t for a worker; SMR_EUNAVAIL when the queue is full or stopping. */
+/* SMR_EUNAVAIL when the runner cannot take another job. */
 static enum smr_rc runner_room(struct draft_runner *r, struct smr_err *err)
 {
-	enum smr_rc rc = SMR_OK;
+	int why = workq_room(&r->q, DRAFT_MAX_QUEUED);
 
-	pthread_mutex_lock(&r->lock);
-	if (r->stopping)
-		rc = smr_errf(err, SMR_EUNAVAIL, "the server is shutting down; no draft was started");
-	else if (r->queued >= DRAFT_MAX_QUEUED)
-		rc = smr_errf(err, SMR_EUNAVAIL, "%d draft jobs are already waiting; try again"
-			      " later", DRAFT_MAX_QUEUED);
-	pthread_mutex_unlock(&r->lock);
-	return rc;
+	if (why == WORKQ_STOPPING)
+		return smr_errf(err, SMR_EUNAVAIL,
+				"the server is shutting down; no draft was started");
+	if (why == WORKQ_FULL)
+		return smr_errf(err, SMR_EUNAVAIL, "%d draft jobs are already waiting; try again"
+				" later", DRAFT_MAX_QUEUED);
+	return SMR_OK;
 }
 
-static void runner_submit(struct draft_runner *r, struct draft_task *t)
+/* Hands t to a worker; when the runner stopped meanwhile, t fails here (on st). */
+static int runner_submit(struct draft_runner *r, struct store *st, struct draft_task *t)
 {
-	t->next = NULL;
-	pthread_mutex_lock(&r->lock);
-	if (r->tail)
-		r->tail->next = t;
-	else
-		r->head = t;
-	r->tail = t;
-	r->queued++;
-	pthread_cond_signal(&r->work);
-	pthread_mutex_unlock(&r->lock);
+	if (!workq_submit(&r->q, &t->qi))
+		return 0;
+	job_write(st, t->job_id, JOB_FAILED, NULL, stop_reason);
+	task_free(t);
+	return -1;
 }
 
 /* ---- draft.create and draft.get ---- */
@@ -714,13 +681,13 @@ enum smr_rc draft_create(struct ops_ctx *ctx, struct runtime *rt, const struct d
 	if (rc)
 		return rc;
 	t = task_new(id, req, p, model, base, upto);
-	if (rt->drafts) {
-		runner_submit(rt->drafts, t);
+	if (!rt->drafts) {
+		run_inline(ctx->st, rt, t);
+		task_free(t);
+	} else if (!runner_submit(rt->drafts, ctx->st, t)) {
 		*out = draft_job_json(&j);
 		return SMR_OK;
 	}
-	run_inline(ctx->st, rt, t);
-	task_free(t);
 	return draft_get(ctx, id, out, err);
 }
 
