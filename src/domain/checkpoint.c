@@ -20,7 +20,7 @@ const char *const checkpoint_list_fields[] = {
 	"artifacts", NULL,
 };
 
-json_t *checkpoint_list(const struct checkpoint *c, const char *name)
+const json_t *checkpoint_list(const struct checkpoint *c, const char *name)
 {
 	if (!strcmp(name, "decisions"))
 		return c->decisions;
@@ -274,9 +274,10 @@ static void add_content(json_t *o, const struct checkpoint *c)
 {
 	json_object_set_new(o, "title", string_or_empty(c->title));
 	json_object_set_new(o, "summary", string_or_empty(c->summary));
+	/* the lists are shared with o, which only reads them (jansson counts references) */
 	for (size_t i = 0; checkpoint_list_fields[i]; i++)
 		json_object_set(o, checkpoint_list_fields[i],
-				checkpoint_list(c, checkpoint_list_fields[i]));
+				(json_t *)checkpoint_list(c, checkpoint_list_fields[i]));
 	json_object_set(o, "metadata", c->metadata);
 	json_object_set_new(o, "author", string_or_empty(c->author));
 	json_object_set_new(o, "created_at", string_or_empty(c->created_at));
@@ -294,7 +295,7 @@ char *checkpoint_canonical(const struct checkpoint *c)
 	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
 	json_decref(o);
 	if (!s)
-		abort();
+		BUG("cannot serialise a checkpoint for its hash");
 	return s;
 }
 

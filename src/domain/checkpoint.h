@@ -49,8 +49,8 @@ void checkpoint_copy_content(struct checkpoint *dst, const struct checkpoint *sr
 /* Names of the six list fields in display order, NULL-terminated. */
 extern const char *const checkpoint_list_fields[];
 
-/* The list member of c called name ("decisions", ..., "artifacts"); NULL if no such field. */
-json_t *checkpoint_list(const struct checkpoint *c, const char *name);
+/* The list member of c called name ("decisions", ..., "artifacts"), borrowed; NULL if none. */
+const json_t *checkpoint_list(const struct checkpoint *c, const char *name);
 
 /* 1 if s looks like a hex hash prefix (lower-case hex, 4..64 chars). */
 int is_hash_prefix(const char *s);

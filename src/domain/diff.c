@@ -11,7 +11,7 @@ static const char *key_of(const char *field)
 	return !strcmp(field, "entities") || !strcmp(field, "artifacts") ? "name" : "text";
 }
 
-static json_t *find_item(const json_t *list, const char *key, const char *value)
+static const json_t *find_item(const json_t *list, const char *key, const char *value)
 {
 	size_t i;
 	json_t *item;
@@ -44,7 +44,8 @@ static json_t *diff_list(const char *field, const json_t *a, const json_t *b)
 {
 	const char *key = key_of(field);
 	json_t *added = json_array(), *removed = json_array(), *changed = json_array();
-	json_t *out, *item, *other;
+	json_t *out, *item;
+	const json_t *other;
 	size_t i;
 
 	collect_missing(b, a, key, added);

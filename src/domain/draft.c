@@ -276,9 +276,10 @@ static json_t *draft_json(const struct checkpoint *c)
 
 	json_object_set_new(o, "title", json_string(c->title ? c->title : ""));
 	json_object_set_new(o, "summary", json_string(c->summary ? c->summary : ""));
+	/* copies: drop_empty_strings() edits them, and c's lists are only lent */
 	for (size_t i = 0; checkpoint_list_fields[i]; i++)
-		json_object_set(o, checkpoint_list_fields[i],
-				checkpoint_list(c, checkpoint_list_fields[i]));
+		json_object_set_new(o, checkpoint_list_fields[i],
+				    json_deep_copy(checkpoint_list(c, checkpoint_list_fields[i])));
 	drop_empty_strings(json_object_get(o, "entities"));
 	json_object_set_new(o, "metadata", json_object());
 	return o;

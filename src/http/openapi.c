@@ -227,7 +227,7 @@ json_t *http_openapi(void)
 	json_t *components = json_loads(components_json, 0, NULL);
 
 	if (!components)
-		abort();        /* the literal above is malformed: a bug */
+		BUG("the components literal of openapi.c is not valid JSON");
 	for (const struct http_route *r = http_routes; r->method; r++) {
 		char method[8];
 		json_t *item = json_object_get(paths, r->pattern);

@@ -240,7 +240,7 @@ static char *dump(const json_t *resp, size_t *len)
 	char *out = json_dumps(resp, JSON_COMPACT);
 
 	if (!out)
-		abort();
+		BUG("cannot serialise a JSON-RPC response");
 	*len = strlen(out);
 	return out;
 }

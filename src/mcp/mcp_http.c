@@ -25,7 +25,7 @@ static void set_body(struct mcp_http_response *resp, int status, json_t *doc)
 	resp->content_type = "application/json";
 	resp->body = json_dumps(doc, JSON_COMPACT);
 	if (!resp->body)
-		abort();
+		BUG("cannot serialise an MCP response");
 	resp->body_len = strlen(resp->body);
 	json_decref(doc);
 }

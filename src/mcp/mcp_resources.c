@@ -257,7 +257,7 @@ static json_t *contents(const char *uri, const json_t *doc, int as_json)
 	if (as_json) {
 		text = json_dumps(doc, JSON_INDENT(2));
 		if (!text)
-			abort();
+			BUG("cannot serialise resource '%s'", uri);
 	} else {
 		mcp_render_checkpoint(&b, doc);
 		text = buf_detach(&b, NULL);
@@ -266,7 +266,7 @@ static json_t *contents(const char *uri, const json_t *doc, int as_json)
 			"mimeType", as_json ? "application/json" : "text/markdown", "text", text);
 	free(text);
 	if (!out)
-		abort();
+		BUG("the contents of resource '%s' do not pack", uri);
 	return out;
 }
 

@@ -10,6 +10,7 @@
  * a client that pipelines requests gets its answers in large writes.
  */
 #include "mcp/mcp_int.h"
+#include "util/xalloc.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -118,12 +119,10 @@ static void feed(struct stdio_state *st, const char *p, size_t n)
 int mcp_serve_stdio(struct mcp_session *s, int in_fd, int out_fd)
 {
 	struct stdio_state st = { s, BUF_INIT(MCP_MAX_MESSAGE), BUF_INIT(0), 0, out_fd };
-	char *chunk = malloc(READ_CHUNK);
+	char *chunk = xmalloc(READ_CHUNK);
 	ssize_t k;
 	int rc = 0;
 
-	if (!chunk)
-		abort();
 	for (;;) {
 		k = read(in_fd, chunk, READ_CHUNK);
 		if (k < 0 && errno == EINTR)

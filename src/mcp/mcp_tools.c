@@ -494,7 +494,7 @@ static void build_defs(void)
 				    "destructiveHint", 0, "idempotentHint", t->read_only,
 				    "openWorldHint", 0);
 		if (!defs[i])
-			abort();
+			BUG("the definition of tool '%s' does not pack", t->name);
 	}
 }
 
@@ -550,7 +550,7 @@ static json_t *tool_result(const struct mcp_tool *t, json_t *doc)
 		sc = json_pack("{s:o}", t->wrap ? t->wrap : "result", doc);
 	text = json_dumps(sc, JSON_COMPACT);
 	if (!text)
-		abort();
+		BUG("cannot serialise the result of tool '%s'", t->name);
 	/* jansson wrote text, so it is valid UTF-8: skip the second check */
 	out = json_pack("{s:[{s:s, s:o}], s:o, s:b}", "content", "type", "text", "text",
 			json_string_nocheck(text), "structuredContent", sc, "isError", 0);

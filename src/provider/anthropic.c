@@ -114,8 +114,9 @@ static enum smr_rc parse_reply(struct provider *p, const struct provider_req *re
 		out->json = json_loads(text.ptr, JSON_DECODE_ANY, NULL);
 		out->text = buf_detach(&text, NULL);
 		if (!out->json)
-			return smr_errf(err, SMR_EPROVIDER, "%s: the model did not call the '%s' tool",
-					p->name, tool_name(req));
+			return smr_errf_why(err, SMR_EPROVIDER, SMR_WHY_REPLY_NOT_JSON,
+					    "%s: the model did not call the '%s' tool", p->name,
+					    tool_name(req));
 	} else {
 		out->text = buf_detach(&text, NULL);
 	}

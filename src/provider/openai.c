@@ -75,7 +75,8 @@ static enum smr_rc take_json(struct provider *p, struct provider_resp *out,
 	out->json = json_loads(out->text, JSON_DECODE_ANY, NULL);
 	if (out->json)
 		return SMR_OK;
-	return smr_errf(err, SMR_EPROVIDER, "%s: structured reply is not valid JSON", p->name);
+	return smr_errf_why(err, SMR_EPROVIDER, SMR_WHY_REPLY_NOT_JSON,
+			    "%s: structured reply is not valid JSON", p->name);
 }
 
 static enum smr_rc parse_reply(struct provider *p, const struct provider_req *req,

@@ -58,7 +58,7 @@ static sqlite3_stmt *prep(struct sqlite_store *s, const char *sql)
 		}
 	}
 	if (i == STMT_CACHE)
-		abort();        /* more distinct statements than slots: raise STMT_CACHE */
+		BUG("more than %d distinct statements: raise STMT_CACHE", STMT_CACHE);
 	if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
 			       &s->cache[i].stmt, NULL) != SQLITE_OK)
 		return NULL;

@@ -5,18 +5,69 @@
 #include "util/err.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static enum smr_rc verrf(struct smr_err *err, enum smr_rc code, enum smr_why why,
+			 const char *fmt, va_list ap)
+{
+	if (!err)
+		return code;
+	err->code = code;
+	err->why = why;
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	return code;
+}
 
 enum smr_rc smr_errf(struct smr_err *err, enum smr_rc code, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!err)
-		return code;
-	err->code = code;
 	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	verrf(err, code, SMR_WHY_NONE, fmt, ap);
 	va_end(ap);
 	return code;
+}
+
+enum smr_rc smr_errf_why(struct smr_err *err, enum smr_rc code, enum smr_why why,
+			 const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	verrf(err, code, why, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+enum smr_rc smr_err_prefix(struct smr_err *err, enum smr_rc code, const char *fmt, ...)
+{
+	char msg[sizeof(err->msg)];
+	va_list ap;
+	int n;
+
+	if (!err)
+		return code;
+	memcpy(msg, err->msg, sizeof(msg));
+	va_start(ap, fmt);
+	n = vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	if (n >= 0 && (size_t)n < sizeof(err->msg))
+		snprintf(err->msg + n, sizeof(err->msg) - (size_t)n, "%s", msg);
+	err->code = code;
+	return code;
+}
+
+void smr_bug(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "smriti: BUG: %s:%d: ", file, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	abort();
 }
 
 int smr_rc_exit_code(enum smr_rc rc)

@@ -6,6 +6,8 @@
  * chain.  Messages follow git's rules: lower case, no full stop, say what
  * failed first and quote the subject.  Transports map codes to exit codes
  * (cli), HTTP statuses (http) and tool errors (mcp); see smr_rc_exit_code().
+ * A caller that must tell two failures of one code apart reads err->why,
+ * never the message.  Broken invariants are not errors: they are BUG()s.
  */
 #ifndef SMRITI_ERR_H
 #define SMRITI_ERR_H
@@ -26,15 +28,38 @@ enum smr_rc {
 	SMR_EUNAVAIL,      /* the store is unreachable right now: exit 1, HTTP 503 */
 };
 
+/* Finer reasons beside the code, for the few callers that act on one; most errors have none. */
+enum smr_why {
+	SMR_WHY_NONE = 0,
+	SMR_WHY_REPLY_NOT_JSON,   /* a provider answered, but not with the structured reply asked for */
+};
+
 struct smr_err {
 	enum smr_rc code;
+	enum smr_why why;
 	char msg[512];
 };
 
-#define SMR_ERR_INIT { SMR_OK, "" }
+#define SMR_ERR_INIT { SMR_OK, SMR_WHY_NONE, "" }
 
 /* Fills err (if not NULL) and returns code, so callers can `return smr_errf(...)`. */
 enum smr_rc smr_errf(struct smr_err *err, enum smr_rc code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* smr_errf() with a reason beside the code. */
+enum smr_rc smr_errf_why(struct smr_err *err, enum smr_rc code, enum smr_why why,
+			 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/*
+ * Puts the formatted text before err's message ("the provider failed: " +
+ * what it said) and sets code; err->why stays.  Returns code.
+ */
+enum smr_rc smr_err_prefix(struct smr_err *err, enum smr_rc code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* An invariant of the program broke: says where on stderr and aborts (git's BUG()). */
+#define BUG(...) smr_bug(__FILE__, __LINE__, __VA_ARGS__)
+_Noreturn void smr_bug(const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* Process exit code for a result: 0 ok, 1 internal, 2 usage/input, 3 not found, 4 conflict, 5 provider. */

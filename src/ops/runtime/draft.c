@@ -171,15 +171,6 @@ static enum smr_rc job_timed_out(const struct job_run *jr, struct smr_err *err)
 			" (SMRITI_DRAFT_TIMEOUT_MS)", jr->timeout_ms);
 }
 
-/* Puts prefix before err's message (which smr_errf cannot read while writing it). */
-static enum smr_rc err_prefix(struct smr_err *err, enum smr_rc rc, const char *prefix)
-{
-	char msg[sizeof(err->msg)];
-
-	memcpy(msg, err->msg, sizeof(msg));
-	return smr_errf(err, rc, "%s%.440s", prefix, msg);
-}
-
 /* One structured request; the per-attempt timeout never runs past the job's deadline. */
 static enum smr_rc ask(struct job_run *jr, const struct provider_msg *msgs, size_t n,
 		       struct provider_resp *resp, struct smr_err *err)
@@ -206,19 +197,18 @@ static enum smr_rc ask(struct job_run *jr, const struct provider_msg *msgs, size
 	if (rc == SMR_ETIMEOUT && req.timeout_ms == left_ms)
 		return job_timed_out(jr, err);
 	if (rc == SMR_ETIMEOUT)
-		return err_prefix(err, SMR_ETIMEOUT, "the provider timed out: ");
+		return smr_err_prefix(err, SMR_ETIMEOUT, "the provider timed out: ");
 	return rc;
 }
 
 /*
  * 1 when the provider answered but its structured reply is not JSON (or
  * Anthropic's forced tool was not called): the model's fault, worth one
- * repair request.  The provider backends say so in these words.
+ * repair request.
  */
 static int reply_not_json(enum smr_rc rc, const struct smr_err *err)
 {
-	return rc == SMR_EPROVIDER && (strstr(err->msg, "structured reply is not valid JSON") ||
-				       strstr(err->msg, "did not call the"));
+	return rc == SMR_EPROVIDER && err->why == SMR_WHY_REPLY_NOT_JSON;
 }
 
 /*
@@ -252,7 +242,7 @@ static enum smr_rc ask_and_check(struct job_run *jr, json_t **draft, struct smr_
 		}
 		if (rc) {
 			if (rc == SMR_EPROVIDER)
-				err_prefix(err, rc, "the provider failed: ");
+				smr_err_prefix(err, rc, "the provider failed: ");
 			goto out;
 		}
 		rc = draft_validate(resp.json, draft, &why);

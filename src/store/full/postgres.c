@@ -189,7 +189,7 @@ struct params {
 static void p_text(struct params *p, const char *s)
 {
 	if (p->n == MAX_PARAMS)
-		abort();        /* a statement with more parameters: raise MAX_PARAMS */
+		BUG("a statement with more than %d parameters: raise MAX_PARAMS", MAX_PARAMS);
 	p->v[p->n++] = s;
 }
 
@@ -770,7 +770,7 @@ static char *fields_text(const struct checkpoint *c)
 	text = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
 	json_decref(o);
 	if (!text)
-		abort();
+		BUG("cannot serialise the fields of checkpoint %.12s", c->hash);
 	return text;
 }
 
