@@ -143,32 +143,18 @@ static char *env_str(const char *name, const char *def)
 	return xstrdup(v && *v ? v : def);
 }
 
-static long env_long(const char *name, long def, long min, long max)
-{
-	const char *v = getenv(name);
-	char *end;
-	long n;
-
-	if (!v || !*v)
-		return def;
-	n = strtol(v, &end, 10);
-	if (*end || n < min || n > max)
-		return def;
-	return n;
-}
-
 static void cfg_from_env(struct provider_cfg *cfg)
 {
 	provider_cfg_defaults(cfg);
-	cfg->timeout_ms = env_long("SMRITI_PROVIDER_TIMEOUT_MS", cfg->timeout_ms, 1, 3600000);
-	cfg->connect_timeout_ms = env_long("SMRITI_PROVIDER_CONNECT_TIMEOUT_MS",
-					   cfg->connect_timeout_ms, 1, 600000);
-	cfg->max_retries = (int)env_long("SMRITI_PROVIDER_RETRIES", cfg->max_retries, 0, 10);
-	cfg->backoff_ms = env_long("SMRITI_PROVIDER_BACKOFF_MS", cfg->backoff_ms, 0, 60000);
-	cfg->retry_after_max_ms = env_long("SMRITI_PROVIDER_RETRY_AFTER_MAX_MS",
-					   cfg->retry_after_max_ms, 0, 3600000);
-	cfg->max_tokens = (int)env_long("SMRITI_PROVIDER_MAX_TOKENS", cfg->max_tokens, 1,
-					1000000);
+	cfg->timeout_ms = sys_env_long("SMRITI_PROVIDER_TIMEOUT_MS", cfg->timeout_ms, 1, 3600000);
+	cfg->connect_timeout_ms = sys_env_long("SMRITI_PROVIDER_CONNECT_TIMEOUT_MS",
+					       cfg->connect_timeout_ms, 1, 600000);
+	cfg->max_retries = (int)sys_env_long("SMRITI_PROVIDER_RETRIES", cfg->max_retries, 0, 10);
+	cfg->backoff_ms = sys_env_long("SMRITI_PROVIDER_BACKOFF_MS", cfg->backoff_ms, 0, 60000);
+	cfg->retry_after_max_ms = sys_env_long("SMRITI_PROVIDER_RETRY_AFTER_MAX_MS",
+					       cfg->retry_after_max_ms, 0, 3600000);
+	cfg->max_tokens = (int)sys_env_long("SMRITI_PROVIDER_MAX_TOKENS", cfg->max_tokens, 1,
+					    1000000);
 }
 
 struct provider *provider_from_env(const char *name)

@@ -1,5 +1,5 @@
 /*
- * sys.c -- clock, random ids, file reads and threads (see sys.h).
+ * sys.c -- clock, random ids, file reads, the environment and threads (see sys.h).
  */
 #include "util/sys.h"
 #include "util/buf.h"
@@ -89,6 +89,19 @@ enum smr_rc sys_read_file(const char *path, size_t max, char **out, size_t *len,
 	}
 	*out = buf_detach(&b, len);
 	return SMR_OK;
+}
+
+long sys_env_long(const char *name, long def, long min, long max)
+{
+	const char *v = getenv(name);
+	char *end;
+	long n;
+
+	if (!v || !*v)
+		return def;
+	errno = 0;
+	n = strtol(v, &end, 10);
+	return errno || *end || n < min || n > max ? def : n;
 }
 
 int sys_thread_start(pthread_t *th, void *(*fn)(void *), void *arg)

@@ -1,6 +1,7 @@
 /*
  * sys.h -- the few things Smriti takes from the operating system: the wall
- * clock, random identifiers, whole-file reads and threads.
+ * clock, random identifiers, whole-file reads, numbers from the environment
+ * and threads.
  *
  * Only the ops layer and transports call these; domain code receives times
  * and ids as arguments so that its tests are deterministic.
@@ -29,6 +30,9 @@ void sys_uuid(char out[37]);
  */
 enum smr_rc sys_read_file(const char *path, size_t max, char **out, size_t *len,
 			  struct smr_err *err);
+
+/* The whole number in environment variable name when it is one in [min, max], else def. */
+long sys_env_long(const char *name, long def, long min, long max);
 
 /*
  * pthread_create() for a thread that takes no signals (they are for the

@@ -69,21 +69,9 @@ struct draft_runner {
 	pthread_t watchdog;
 };
 
-static long env_long(const char *name, long def, long min, long max)
-{
-	const char *v = getenv(name);
-	char *end;
-	long n;
-
-	if (!v || !*v)
-		return def;
-	n = strtol(v, &end, 10);
-	return *end || n < min || n > max ? def : n;
-}
-
 static long draft_timeout_ms(void)
 {
-	return env_long("SMRITI_DRAFT_TIMEOUT_MS", DRAFT_DEFAULT_TIMEOUT_MS, 1, 3600000);
+	return sys_env_long("SMRITI_DRAFT_TIMEOUT_MS", DRAFT_DEFAULT_TIMEOUT_MS, 1, 3600000);
 }
 
 static void task_free(struct draft_task *t)
@@ -517,8 +505,8 @@ enum smr_rc draft_runner_start(const char *dsn, struct runtime *rt, struct draft
 {
 	struct draft_runner *r = xcalloc(1, sizeof(*r));
 	pthread_condattr_t ca;
-	unsigned n = (unsigned)env_long("SMRITI_DRAFT_WORKERS", DRAFT_DEFAULT_WORKERS, 1,
-					DRAFT_MAX_WORKERS);
+	unsigned n = (unsigned)sys_env_long("SMRITI_DRAFT_WORKERS", DRAFT_DEFAULT_WORKERS, 1,
+					    DRAFT_MAX_WORKERS);
 	enum smr_rc rc = SMR_OK;
 
 	*out = NULL;

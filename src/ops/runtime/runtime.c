@@ -4,8 +4,10 @@
  * threshold (see runtime.h).
  */
 #include "ops/runtime/runtime.h"
+#include "util/sys.h"
 #include "util/xalloc.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,18 +36,6 @@ static const struct {
 	{ "o4", 550000 },
 	{ "claude", 550000 },
 };
-
-static size_t env_size(const char *name, size_t def)
-{
-	const char *v = getenv(name);
-	char *end;
-	unsigned long long n;
-
-	if (!v || !*v)
-		return def;
-	n = strtoull(v, &end, 10);
-	return *end || !n ? def : (size_t)n;
-}
 
 static void add_budget(struct runtime *rt, const char *prefix, size_t len, size_t chars)
 {
@@ -86,12 +76,13 @@ struct runtime *runtime_new_from_env(void)
 	rt->default_provider = xstrdup(v && *v ? v : "openai");
 	v = getenv("SMRITI_SYSTEM_PREAMBLE");
 	rt->preamble = xstrdup(v ? v : default_preamble);
-	rt->budget_default = env_size("SMRITI_CONTEXT_BUDGET_CHARS", BUDGET_DEFAULT_CHARS);
+	rt->budget_default = (size_t)sys_env_long("SMRITI_CONTEXT_BUDGET_CHARS",
+						  BUDGET_DEFAULT_CHARS, 1, LONG_MAX);
 	parse_budgets(rt, getenv("SMRITI_CONTEXT_BUDGETS"));
 	for (size_t i = 0; i < sizeof(builtin_budgets) / sizeof(builtin_budgets[0]); i++)
 		add_budget(rt, builtin_budgets[i].prefix, strlen(builtin_budgets[i].prefix),
 			   builtin_budgets[i].chars);
-	rt->nudge_threshold = (int64_t)env_size("SMRITI_NUDGE_TURNS", 10);
+	rt->nudge_threshold = sys_env_long("SMRITI_NUDGE_TURNS", 10, 1, LONG_MAX);
 	return rt;
 }
 
