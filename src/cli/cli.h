@@ -10,6 +10,7 @@
 #ifndef SMRITI_CLI_H
 #define SMRITI_CLI_H
 
+#include <getopt.h>
 #include <jansson.h>
 
 #include "ops/ops.h"
@@ -49,6 +50,28 @@ int cli_fail(enum smr_rc rc, const char *fmt, ...) __attribute__((format(printf,
 /* Usage error for a command: one line pointing at its --help; returns 2. */
 int cli_usage(const struct cli_cmd *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Takes one option of a command: c is what getopt_long returned for it and
+ * val its value (NULL when it has none).  Returns 0 to go on,
+ * CLI_OPT_REFUSED when c is not an option of the command, CLI_OPT_DONE to
+ * stop with success (help was printed), or an exit code to stop with.
+ */
+typedef int (*cli_take_fn)(int c, const char *val, void *arg);
+#define CLI_OPT_REFUSED (-1)
+#define CLI_OPT_DONE (-2)
+
+/*
+ * The option loop of every command: getopt_long over argv from a fresh
+ * start, without getopt's own messages, handing each option to take.  An
+ * option refused by getopt or by take is a usage error: "<refused> '--x'"
+ * (refused is "unknown option", or "unknown option or missing value").
+ * Returns 0 with *operand set to the index of argv's first operand,
+ * CLI_OPT_DONE, or an exit code.
+ */
+int cli_options(const struct cli_cmd *cmd, int argc, char **argv, const char *shortopts,
+		const struct option *longopts, const char *refused, cli_take_fn take, void *arg,
+		int *operand);
 
 /* Prints a JSON document on stdout, indented, with a final newline. */
 void cli_print_json(const json_t *doc);

@@ -136,43 +136,46 @@ static const char *list_of(int opt)
 	return NULL;
 }
 
-static int take_option(int c, struct ckpt_args *a, char **argv)
+static int take_option(int c, const char *val, void *arg)
 {
+	struct ckpt_args *a = arg;
 	const struct option *o;
 
+	if (c == 'm')
+		c = OPT_TITLE;
 	for (o = opts; o->name && o->val != c; o++)
 		;
-	if (o->name && o->has_arg && check_utf8(o->name, optarg))
+	if (o->name && o->has_arg && check_utf8(o->name, val))
 		return 2;
 	switch (c) {
 	case OPT_TITLE:
-		json_object_set_new(a->fields, "title", json_string(optarg));
+		json_object_set_new(a->fields, "title", json_string(val));
 		return 0;
 	case OPT_SUMMARY:
-		json_object_set_new(a->fields, "summary", json_string(optarg));
+		json_object_set_new(a->fields, "summary", json_string(val));
 		return 0;
 	case OPT_ARTIFACT:
-		return add_artifact(a->fields, optarg);
+		return add_artifact(a->fields, val);
 	case OPT_META:
-		return add_meta(a->fields, optarg);
+		return add_meta(a->fields, val);
 	case OPT_FROM_JSON:
-		a->from_json = optarg;
+		a->from_json = val;
 		return 0;
 	case OPT_PARENT:
-		a->parent = optarg;
+		a->parent = val;
 		return 0;
 	case OPT_AUTHOR:
-		a->author = optarg;
+		a->author = val;
 		return 0;
 	case OPT_JSON:
 		a->json = 1;
 		return 0;
 	}
 	if (list_of(c)) {
-		append_item(a->fields, list_of(c), json_string(optarg));
+		append_item(a->fields, list_of(c), json_string(val));
 		return 0;
 	}
-	return cli_usage(&checkpoint_cmd, "unknown option '%s'", argv[optind - 1]);
+	return CLI_OPT_REFUSED;
 }
 
 /* Loads --from-json and lays the flags over it: scalars replace, list items append. */
@@ -232,17 +235,11 @@ static int create(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct ckpt_args a = { json_object(), NULL, NULL, NULL, 0 };
 	json_t *res = NULL;
-	int c, rc = 0;
+	int first, rc;
 
-	optind = 0;
-	opterr = 0;
-	while (!rc) {
-		c = getopt_long(argc, argv, "hm:", opts, NULL);
-		if (c == -1)
-			break;
-		rc = take_option(c == 'm' ? OPT_TITLE : c, &a, argv);
-	}
-	if (!rc && argc - optind != 1)
+	rc = cli_options(&checkpoint_cmd, argc, argv, "hm:", opts, "unknown option", take_option,
+			 &a, &first);
+	if (!rc && argc - first != 1)
 		rc = cli_usage(&checkpoint_cmd, "give exactly one SPACE");
 	if (!rc && a.from_json)
 		rc = merge_from_json(&a);
@@ -250,7 +247,7 @@ static int create(int argc, char **argv, struct cli_ctx *ctx)
 		a.author = default_author();
 	if (!rc)
 		rc = cli_call(ctx, "checkpoint.create",
-			      json_pack("{s:s, s:O, s:s?, s:s?}", "space", argv[optind],
+			      json_pack("{s:s, s:O, s:s?, s:s?}", "space", argv[first],
 					"checkpoint", a.fields, "parent", a.parent,
 					"author", a.author), &res);
 	if (!rc && a.json)

@@ -42,34 +42,37 @@ static void print_help(const struct cli_cmd *cmd)
 	       "Input is capped at 5 MiB and %d turns.\n", cmd->usage, INGEST_MAX_TURNS);
 }
 
+static int take(int c, const char *val, void *arg)
+{
+	struct ingest_args *a = arg;
+
+	if (c == OPT_SPACE)
+		a->space = val;
+	else if (c == OPT_FORMAT)
+		a->format = val;
+	else if (c == OPT_TITLE)
+		a->title = val;
+	else if (c == OPT_JSON)
+		a->json = 1;
+	else
+		return CLI_OPT_REFUSED;
+	return 0;
+}
+
 static int parse_args(const struct cli_cmd *cmd, int argc, char **argv, struct ingest_args *a)
 {
-	int c;
+	int first, rc;
 
 	memset(a, 0, sizeof(*a));
-	optind = 0;
-	opterr = 0;
-	for (;;) {
-		c = getopt_long(argc, argv, "", opts, NULL);
-		if (c == -1)
-			break;
-		if (c == OPT_SPACE)
-			a->space = optarg;
-		else if (c == OPT_FORMAT)
-			a->format = optarg;
-		else if (c == OPT_TITLE)
-			a->title = optarg;
-		else if (c == OPT_JSON)
-			a->json = 1;
-		else
-			return cli_usage(cmd, "unknown option or missing value '%s'",
-					 argv[optind - 1]);
-	}
-	if (argc - optind != 1)
+	rc = cli_options(cmd, argc, argv, "", opts, "unknown option or missing value", take, a,
+			 &first);
+	if (rc)
+		return rc;
+	if (argc - first != 1)
 		return cli_usage(cmd, "give exactly one FILE (or '-' for stdin)");
 	if (!a->space)
 		return cli_usage(cmd, "give the space to ingest into with --space SPACE");
-	a->file = argv[optind];
+	a->file = argv[first];
 	if (a->title && !utf8_valid(a->title, strlen(a->title)))
 		return cli_fail(SMR_EINVAL, "the value of --title is not valid UTF-8");
 	return 0;

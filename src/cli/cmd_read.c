@@ -22,6 +22,8 @@ static const struct option read_opts[] = {
 };
 
 struct read_args {
+	const struct cli_cmd *cmd;
+	unsigned allowed;        /* 1 << OPT_x for each option the command takes */
 	int json;
 	long limit;
 	const char *into, *author;
@@ -29,46 +31,47 @@ struct read_args {
 	char **pos;
 };
 
+static int take(int c, const char *val, void *arg)
+{
+	struct read_args *a = arg;
+	char *end;
+
+	if (c == 'n')
+		c = OPT_LIMIT;
+	if (c <= 0 || c > OPT_AUTHOR || !(a->allowed & (1u << c)))
+		return CLI_OPT_REFUSED;
+	if (c == OPT_JSON)
+		a->json = 1;
+	if (c == OPT_INTO)
+		a->into = val;
+	if (c == OPT_AUTHOR)
+		a->author = val;
+	if (c == OPT_LIMIT) {
+		a->limit = strtol(val, &end, 10);
+		if (*end || !*val || a->limit < 0)
+			return cli_usage(a->cmd, "--limit wants a number >= 0, got '%s'", val);
+	}
+	return 0;
+}
+
 /* Parses the shared options; returns -1 after printing help, else an exit code. */
 static int parse(const char *name, int argc, char **argv, unsigned allowed,
 		 struct read_args *a)
 {
-	const struct cli_cmd *cmd = cli_find(name);
-	char *end;
-	int c;
+	int rc, first;
 
 	memset(a, 0, sizeof(*a));
+	a->cmd = cli_find(name);
+	a->allowed = allowed;
 	a->limit = -1;
 	if (cli_wants_help(argc, argv)) {
-		printf("usage: smriti %s\n", cmd->usage);
+		printf("usage: smriti %s\n", a->cmd->usage);
 		return -1;
 	}
-	optind = 0;
-	opterr = 0;
-	for (;;) {
-		c = getopt_long(argc, argv, "hn:", read_opts, NULL);
-		if (c == -1)
-			break;
-		if (c == 'n')
-			c = OPT_LIMIT;
-		if (c <= 0 || c > OPT_AUTHOR || !(allowed & (1u << c)))
-			return cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
-		if (c == OPT_JSON)
-			a->json = 1;
-		if (c == OPT_INTO)
-			a->into = optarg;
-		if (c == OPT_AUTHOR)
-			a->author = optarg;
-		if (c == OPT_LIMIT) {
-			a->limit = strtol(optarg, &end, 10);
-			if (*end || !*optarg || a->limit < 0)
-				return cli_usage(cmd, "--limit wants a number >= 0, got '%s'",
-						 optarg);
-		}
-	}
-	a->npos = argc - optind;
-	a->pos = argv + optind;
-	return 0;
+	rc = cli_options(a->cmd, argc, argv, "hn:", read_opts, "unknown option", take, a, &first);
+	a->npos = argc - first;
+	a->pos = argv + first;
+	return rc;
 }
 
 #define J (1u << OPT_JSON)

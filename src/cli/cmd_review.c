@@ -101,12 +101,34 @@ static const struct option opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+struct review_args {
+	const char *provider, *model;
+	int json, no_llm;
+};
+
+static int take(int c, const char *val, void *arg)
+{
+	struct review_args *a = arg;
+
+	if (c == 'j')
+		a->json = 1;
+	else if (c == 'n')
+		a->no_llm = 1;
+	else if (c == 'p')
+		a->provider = val;
+	else if (c == 'm')
+		a->model = val;
+	else
+		return CLI_OPT_REFUSED;
+	return 0;
+}
+
 int cmd_review(int argc, char **argv, struct cli_ctx *ctx)
 {
 	const struct cli_cmd *cmd = cli_find("review");
+	struct review_args a = { 0 };
 	json_t *res = NULL, *params;
-	const char *provider = NULL, *model = NULL;
-	int c, json = 0, no_llm = 0, rc;
+	int first, rc;
 
 	if (cli_wants_help(argc, argv)) {
 		printf("usage: smriti %s\n\n"
@@ -118,34 +140,20 @@ int cmd_review(int argc, char **argv, struct cli_ctx *ctx)
 		       "--provider is given); --model picks the provider's model.\n", cmd->usage);
 		return 0;
 	}
-	optind = 0;
-	opterr = 0;
-	for (;;) {
-		c = getopt_long(argc, argv, "", opts, NULL);
-		if (c == -1)
-			break;
-		if (c == 'j')
-			json = 1;
-		else if (c == 'n')
-			no_llm = 1;
-		else if (c == 'p')
-			provider = optarg;
-		else if (c == 'm')
-			model = optarg;
-		else
-			return cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
-	}
-	if (argc - optind != 1)
+	rc = cli_options(cmd, argc, argv, "", opts, "unknown option", take, &a, &first);
+	if (rc)
+		return rc;
+	if (argc - first != 1)
 		return cli_usage(cmd, "give exactly one REF");
-	params = json_pack("{s:s, s:b}", "ref", argv[optind], "llm", !no_llm);
-	if (provider)
-		json_object_set_new(params, "provider", json_string(provider));
-	if (model)
-		json_object_set_new(params, "model", json_string(model));
+	params = json_pack("{s:s, s:b}", "ref", argv[first], "llm", !a.no_llm);
+	if (a.provider)
+		json_object_set_new(params, "provider", json_string(a.provider));
+	if (a.model)
+		json_object_set_new(params, "model", json_string(a.model));
 	rc = cli_call(ctx, "review", params, &res);
 	if (rc)
 		return rc;
-	if (json)
+	if (a.json)
 		cli_print_json(res);
 	else
 		render_review(res);

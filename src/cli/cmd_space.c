@@ -34,34 +34,34 @@ struct space_args {
 	char **pos;
 };
 
+static int take(int c, const char *val, void *arg)
+{
+	struct space_args *a = arg;
+
+	switch (c) {
+	case OPT_JSON:
+		a->json = 1;
+		return 0;
+	case OPT_YES:
+		a->yes = 1;
+		return 0;
+	case OPT_DESC:
+		a->description = val;
+		return 0;
+	}
+	return CLI_OPT_REFUSED;
+}
+
 static int parse(int argc, char **argv, struct space_args *a)
 {
-	int c;
+	int rc, first;
 
 	memset(a, 0, sizeof(*a));
-	optind = 0;
-	opterr = 0;
-	for (;;) {
-		c = getopt_long(argc, argv, "h", space_opts, NULL);
-		if (c == -1)
-			break;
-		switch (c) {
-		case OPT_JSON:
-			a->json = 1;
-			break;
-		case OPT_YES:
-			a->yes = 1;
-			break;
-		case OPT_DESC:
-			a->description = optarg;
-			break;
-		default:
-			return cli_usage(&space_cmd, "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	a->npos = argc - optind;
-	a->pos = argv + optind;
-	return 0;
+	rc = cli_options(&space_cmd, argc, argv, "h", space_opts, "unknown option", take, a,
+			 &first);
+	a->npos = argc - first;
+	a->pos = argv + first;
+	return rc;
 }
 
 static int print_space(int rc, json_t *res, int json, const char *verb)

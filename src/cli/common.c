@@ -39,6 +39,26 @@ void cli_print_json(const json_t *doc)
 	fputc('\n', stdout);
 }
 
+int cli_options(const struct cli_cmd *cmd, int argc, char **argv, const char *shortopts,
+		const struct option *longopts, const char *refused, cli_take_fn take, void *arg,
+		int *operand)
+{
+	int c, rc = 0;
+
+	optind = 0;
+	opterr = 0;
+	while (!rc) {
+		c = getopt_long(argc, argv, shortopts, longopts, NULL);
+		if (c == -1)
+			break;
+		rc = c == '?' ? CLI_OPT_REFUSED : take(c, optarg, arg);
+		if (rc == CLI_OPT_REFUSED)
+			rc = cli_usage(cmd, "%s '%s'", refused, argv[optind - 1]);
+	}
+	*operand = optind;
+	return rc;
+}
+
 int cli_wants_help(int argc, char **argv)
 {
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)

@@ -150,30 +150,40 @@ static int set_str(json_t *params, const char *key, const char *val)
 	return 0;
 }
 
+struct draft_args {
+	json_t *params;
+	int json, bad;
+};
+
+static int take(int c, const char *val, void *arg)
+{
+	struct draft_args *a = arg;
+
+	if (c == 'j')
+		a->json = 1;
+	else if (c == 'p')
+		a->bad |= set_str(a->params, "provider", val);
+	else if (c == 'm')
+		a->bad |= set_str(a->params, "model", val);
+	else
+		return CLI_OPT_REFUSED;
+	return 0;
+}
+
 static int parse(int argc, char **argv, json_t *params, int *json)
 {
-	int c, bad = 0;
+	struct draft_args a = { params, 0, 0 };
+	int first, rc;
 
-	optind = 0;
-	opterr = 0;
-	for (;;) {
-		c = getopt_long(argc, argv, "", opts, NULL);
-		if (c == -1)
-			break;
-		if (c == 'j')
-			*json = 1;
-		else if (c == 'p')
-			bad |= set_str(params, "provider", optarg);
-		else if (c == 'm')
-			bad |= set_str(params, "model", optarg);
-		else
-			return cli_usage(draft_cmd(), "unknown option or missing value '%s'",
-					 argv[optind - 1]);
-	}
-	if (argc - optind != 1)
+	rc = cli_options(draft_cmd(), argc, argv, "", opts, "unknown option or missing value",
+			 take, &a, &first);
+	if (rc)
+		return rc;
+	*json = a.json;
+	if (argc - first != 1)
 		return cli_usage(draft_cmd(), "give exactly one SESSION");
-	bad |= set_str(params, "session_id", argv[optind]);
-	if (bad)
+	a.bad |= set_str(params, "session_id", argv[first]);
+	if (a.bad)
 		return cli_fail(SMR_EINVAL, "arguments must be valid UTF-8");
 	return 0;
 }

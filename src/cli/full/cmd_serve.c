@@ -72,6 +72,41 @@ static int serve(const struct http_config *cfg)
 	return rc ? cli_fail(rc, "%s", err.msg) : 0;
 }
 
+static int take(int c, const char *val, void *arg)
+{
+	struct http_config *cfg = arg;
+	unsigned long long n;
+
+	switch (c) {
+	case 'l':
+		cfg->listen = val;
+		return 0;
+	case 'w':
+		if (parse_num(val, 1, 256, &n))
+			return cli_usage(&serve_cmd, "--workers wants 1 to 256, got '%s'", val);
+		cfg->workers = (unsigned)n;
+		return 0;
+	case 't':
+		if (parse_num(val, 1, 8, &n))
+			return cli_usage(&serve_cmd, "--threads wants 1 to 8, got '%s'", val);
+		cfg->threads = (unsigned)n;
+		return 0;
+	case 'm':
+		if (parse_num(val, 1, 1ull << 30, &n))
+			return cli_usage(&serve_cmd,
+					 "--max-body wants 1 to 1073741824 bytes, got '%s'", val);
+		cfg->max_body = (size_t)n;
+		return 0;
+	case 'q':
+		cfg->access_log = 0;
+		return 0;
+	case 'h':
+		serve_help();
+		return CLI_OPT_DONE;
+	}
+	return CLI_OPT_REFUSED;
+}
+
 int cmd_serve(int argc, char **argv, struct cli_ctx *ctx)
 {
 	static const struct option opts[] = {
@@ -87,49 +122,12 @@ int cmd_serve(int argc, char **argv, struct cli_ctx *ctx)
 		HTTP_DEFAULT_LISTEN, ctx->db, HTTP_DEFAULT_WORKERS, 0, HTTP_DEFAULT_MAX_BODY,
 		getenv("SMRITI_TOKEN"), getenv("SMRITI_ALLOWED_HOSTS"), 1,
 	};
-	unsigned long long n;
-	int c;
+	int first, rc;
 
-	optind = 0;
-	opterr = 0;
-	for (;;) {
-		c = getopt_long(argc, argv, "+h", opts, NULL);
-		if (c == -1)
-			break;
-		switch (c) {
-		case 'l':
-			cfg.listen = optarg;
-			break;
-		case 'w':
-			if (parse_num(optarg, 1, 256, &n))
-				return cli_usage(&serve_cmd, "--workers wants 1 to 256, got '%s'",
-						 optarg);
-			cfg.workers = (unsigned)n;
-			break;
-		case 't':
-			if (parse_num(optarg, 1, 8, &n))
-				return cli_usage(&serve_cmd, "--threads wants 1 to 8, got '%s'",
-						 optarg);
-			cfg.threads = (unsigned)n;
-			break;
-		case 'm':
-			if (parse_num(optarg, 1, 1ull << 30, &n))
-				return cli_usage(&serve_cmd,
-						 "--max-body wants 1 to 1073741824 bytes, got '%s'",
-						 optarg);
-			cfg.max_body = (size_t)n;
-			break;
-		case 'q':
-			cfg.access_log = 0;
-			break;
-		case 'h':
-			serve_help();
-			return 0;
-		default:
-			return cli_usage(&serve_cmd, "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return cli_usage(&serve_cmd, "unexpected argument '%s'", argv[optind]);
+	rc = cli_options(&serve_cmd, argc, argv, "+h", opts, "unknown option", take, &cfg, &first);
+	if (rc)
+		return rc == CLI_OPT_DONE ? 0 : rc;
+	if (first < argc)
+		return cli_usage(&serve_cmd, "unexpected argument '%s'", argv[first]);
 	return serve(&cfg);
 }
