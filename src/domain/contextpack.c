@@ -3,6 +3,7 @@
  * draft checkpoint) as a Markdown context pack; see contextpack.h.
  */
 #include "domain/contextpack.h"
+#include "domain/markdown.h"
 #include "util/buf.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
@@ -58,114 +59,12 @@ static void add_summary(struct buf *b, const struct contextpack *p)
 	buf_adds(b, "\n\n");
 }
 
-static const char *field(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s ? s : "";
-}
-
-static void add_list(struct buf *b, const json_t *draft, const char *key, const char *heading)
-{
-	const json_t *list = json_object_get(draft, key), *item;
-	size_t i;
-
-	if (!json_array_size(list))
-		return;
-	buf_addf(b, "### %s\n\n", heading);
-	json_array_foreach(list, i, item) {
-		const char *text = json_is_string(item) ? json_string_value(item) :
-							  field(item, "text");
-
-		if (!strcmp(key, "tasks"))
-			buf_addf(b, "- [%c] ", !strcmp(field(item, "status"), "done") ? 'x' : ' ');
-		else
-			buf_adds(b, "- ");
-		add_one_line(b, text, strlen(text));
-		buf_addch(b, '\n');
-	}
-	buf_addch(b, '\n');
-}
-
-static void add_entities(struct buf *b, const json_t *draft)
-{
-	const json_t *list = json_object_get(draft, "entities"), *e;
-	size_t i;
-
-	if (!json_array_size(list))
-		return;
-	buf_adds(b, "### Entities\n\n");
-	json_array_foreach(list, i, e) {
-		const char *name = json_is_string(e) ? json_string_value(e) : field(e, "name");
-
-		buf_adds(b, "- ");
-		add_one_line(b, name, strlen(name));
-		if (*field(e, "kind"))
-			buf_addf(b, " (%s)", field(e, "kind"));
-		if (*field(e, "description")) {
-			buf_adds(b, ": ");
-			add_one_line(b, field(e, "description"), strlen(field(e, "description")));
-		}
-		buf_addch(b, '\n');
-	}
-	buf_addch(b, '\n');
-}
-
-/* A code fence longer than any run of backticks in content. */
-static size_t fence_len(const char *content)
-{
-	size_t run = 0, longest = 0;
-
-	for (; *content; content++) {
-		run = *content == '`' ? run + 1 : 0;
-		if (run > longest)
-			longest = run;
-	}
-	return longest < 3 ? 3 : longest + 1;
-}
-
-static void add_fence(struct buf *b, size_t n)
-{
-	while (n--)
-		buf_addch(b, '`');
-	buf_addch(b, '\n');
-}
-
-static void add_artifacts(struct buf *b, const json_t *draft)
-{
-	const json_t *list = json_object_get(draft, "artifacts"), *a;
-	size_t i, fence;
-
-	json_array_foreach(list, i, a) {
-		fence = fence_len(field(a, "content"));
-		buf_adds(b, i ? "" : "### Artifacts\n\n");
-		buf_adds(b, "#### ");
-		add_one_line(b, field(a, "name"), strlen(field(a, "name")));
-		buf_addch(b, '\n');
-		buf_addch(b, '\n');
-		add_fence(b, fence);
-		buf_addf(b, "%s\n", field(a, "content"));
-		add_fence(b, fence);
-		buf_addch(b, '\n');
-	}
-}
-
+/* The draft's own Markdown (markdown.h), a level below the pack's sections. */
 static void add_draft(struct buf *b, const json_t *draft)
 {
 	buf_adds(b, "## Draft checkpoint\n\n");
-	if (*field(draft, "title")) {
-		buf_adds(b, "**");
-		add_one_line(b, field(draft, "title"), strlen(field(draft, "title")));
-		buf_adds(b, "**\n\n");
-	}
-	if (*field(draft, "summary"))
-		buf_addf(b, "%s\n\n", field(draft, "summary"));
-	add_list(b, draft, "decisions", "Decisions");
-	add_list(b, draft, "assumptions", "Assumptions");
-	add_list(b, draft, "tasks", "Tasks");
-	add_list(b, draft, "open_questions", "Open questions");
-	add_entities(b, draft);
-	add_artifacts(b, draft);
+	checkpoint_markdown(b, draft, 3);
+	buf_addch(b, '\n');
 }
 
 char *contextpack_render(const struct contextpack *p)

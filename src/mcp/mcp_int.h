@@ -57,7 +57,5 @@ json_t *mcp_resources_templates(struct mcp_session *s, const json_t *params,
  */
 int mcp_schema_check(const json_t *schema, const json_t *v, char *msg, size_t size);
 
-/* mcp_render.c: a checkpoint document (checkpoint_to_json) as Markdown. */
-void mcp_render_checkpoint(struct buf *b, const json_t *c);
 
 #endif

@@ -16,6 +16,7 @@
  */
 #include "mcp/mcp_int.h"
 #include "domain/checkpoint.h"
+#include "domain/markdown.h"
 #include "util/xalloc.h"
 
 #include <stdlib.h>
@@ -259,7 +260,7 @@ static json_t *contents(const char *uri, const json_t *doc, int as_json)
 		if (!text)
 			BUG("cannot serialise resource '%s'", uri);
 	} else {
-		mcp_render_checkpoint(&b, doc);
+		checkpoint_markdown(&b, doc, 1);
 		text = buf_detach(&b, NULL);
 	}
 	out = json_pack("{s:[{s:o, s:s, s:s}]}", "contents", "uri", mcp_json_text(uri),

@@ -388,11 +388,12 @@ TEST(contextpack_renders_a_draft)
 	char *md = contextpack_render(&p);
 
 	CHECK(strstr(md, "1 turn from a transcript: 1 by the user, 0 by the assistant."));
-	CHECK(strstr(md, "## Draft checkpoint\n\n**Launch plan**\n\nWe launch in May.\n\n"
-			 "### Decisions\n\n- Launch on May 4\n\n### Assumptions\n\n"
-			 "- Beta is stable\n\n### Tasks\n\n- [x] Write notes\n\n"
-			 "### Open questions\n\n- Who announces it?\n\n### Entities\n\n"
-			 "- Acme (company)\n\n### Artifacts\n\n#### notes.md\n\n````\n"
+	/* the draft in the checkpoint Markdown of MCP's resources (markdown.h), a level down */
+	CHECK(strstr(md, "## Draft checkpoint\n\n### Launch plan\n\nWe launch in May.\n\n"
+			 "#### Decisions\n\n- Launch on May 4\n\n#### Assumptions\n\n"
+			 "- Beta is stable\n\n#### Tasks\n\n- [x] Write notes\n\n"
+			 "#### Open questions\n\n- Who announces it?\n\n#### Entities\n\n"
+			 "- **Acme** (company)\n\n#### Artifacts\n\n##### notes.md\n\n````\n"
 			 "``` nested ```\n````\n\n## Conversation\n"));
 	free(md);
 	json_decref(draft);

@@ -1,11 +1,12 @@
 /*
- * mcp_render.c -- a checkpoint document as Markdown, for the text/markdown
- * form of smriti:// resources.  It reads the same JSON the tools return, so
- * both forms of a resource always agree.  User text is written as given;
- * artifact content goes into a code fence longer than any run of backticks
- * inside it, so it cannot close the fence early.
+ * markdown.c -- a checkpoint document as Markdown (see markdown.h): the
+ * text/markdown form of MCP's smriti:// resources and the draft section of
+ * context packs.  It reads the same JSON the tools return, so both forms of
+ * a resource always agree.  User text is written as given; artifact content
+ * goes into a code fence longer than any run of backticks inside it, so it
+ * cannot close the fence early.
  */
-#include "mcp/mcp_int.h"
+#include "domain/markdown.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,19 @@ static const char *str(const json_t *o, const char *key)
 	const char *s = json_string_value(json_object_get(o, key));
 
 	return s ? s : "";
+}
+
+/* An item's text: items are {text, ...}; a draft may still hold bare strings. */
+static const char *item_text(const json_t *item)
+{
+	return json_is_string(item) ? json_string_value(item) : str(item, "text");
+}
+
+static void add_heading(struct buf *b, int level, const char *text)
+{
+	for (int i = 0; i < level; i++)
+		buf_addch(b, '#');
+	buf_addf(b, " %s", text);
 }
 
 /* Adds s, indenting every line after the first by two spaces (list items). */
@@ -27,36 +41,41 @@ static void add_indented(struct buf *b, const char *s)
 	}
 }
 
-static void render_items(struct buf *b, const char *heading, const json_t *list, int tasks)
+static void render_items(struct buf *b, int level, const char *heading, const json_t *list,
+			 int tasks)
 {
 	size_t i;
 	json_t *item;
 
 	if (!json_array_size(list))
 		return;
-	buf_addf(b, "\n## %s\n\n", heading);
+	buf_addch(b, '\n');
+	add_heading(b, level, heading);
+	buf_adds(b, "\n\n");
 	json_array_foreach(list, i, item) {
 		buf_adds(b, "- ");
 		if (tasks)
 			buf_adds(b, strcmp(str(item, "status"), "done") ? "[ ] " : "[x] ");
-		add_indented(b, str(item, "text"));
+		add_indented(b, item_text(item));
 		buf_addch(b, '\n');
 	}
 }
 
-static void render_entities(struct buf *b, const json_t *list)
+static void render_entities(struct buf *b, int level, const json_t *list)
 {
 	size_t i;
 	json_t *e;
 
 	if (!json_array_size(list))
 		return;
-	buf_adds(b, "\n## Entities\n\n- ");
+	buf_addch(b, '\n');
+	add_heading(b, level, "Entities");
+	buf_adds(b, "\n\n- ");
 	json_array_foreach(list, i, e) {
 		if (i)
 			buf_adds(b, "- ");
 		buf_adds(b, "**");
-		add_indented(b, str(e, "name"));
+		add_indented(b, json_is_string(e) ? json_string_value(e) : str(e, "name"));
 		buf_adds(b, "**");
 		if (*str(e, "kind"))
 			buf_addf(b, " (%s)", str(e, "kind"));
@@ -97,26 +116,31 @@ static void add_fenced(struct buf *b, const char *info, const char *content)
 	buf_addch(b, '\n');
 }
 
-static void render_artifacts(struct buf *b, const json_t *list)
+static void render_artifacts(struct buf *b, int level, const json_t *list)
 {
 	size_t i;
 	json_t *a;
 
 	json_array_foreach(list, i, a) {
-		if (!i)
-			buf_adds(b, "\n## Artifacts\n");
-		buf_adds(b, "\n### ");
+		if (!i) {
+			buf_addch(b, '\n');
+			add_heading(b, level, "Artifacts\n");
+		}
+		buf_addch(b, '\n');
+		add_heading(b, level + 1, "");
 		add_indented(b, str(a, "name"));
-		buf_addf(b, " (%s)\n\n", str(a, "kind"));
+		if (json_is_string(json_object_get(a, "kind")))
+			buf_addf(b, " (%s)", str(a, "kind"));
+		buf_adds(b, "\n\n");
 		add_fenced(b, "", str(a, "content"));
 	}
 }
 
-void mcp_render_checkpoint(struct buf *b, const json_t *c)
+/* Where it is and where it came from; only a stored checkpoint has these. */
+static void render_provenance(struct buf *b, const json_t *c)
 {
 	const char *parent = str(c, "parent_hash");
 
-	buf_addf(b, "# %s\n\n", *str(c, "title") ? str(c, "title") : "(untitled)");
 	buf_addf(b, "- Checkpoint: `%s`\n", str(c, "commit_hash"));
 	buf_addf(b, "- Space: %s\n", str(c, "space"));
 	if (*parent)
@@ -126,18 +150,29 @@ void mcp_render_checkpoint(struct buf *b, const json_t *c)
 	if (*str(c, "author"))
 		buf_addf(b, "- Author: %s\n", str(c, "author"));
 	buf_addf(b, "- Created: %s\n", str(c, "created_at"));
+}
+
+void checkpoint_markdown(struct buf *b, const json_t *c, int level)
+{
+	add_heading(b, level, *str(c, "title") ? str(c, "title") : "(untitled)");
+	buf_addch(b, '\n');
+	if (json_object_get(c, "commit_hash")) {
+		buf_addch(b, '\n');
+		render_provenance(b, c);
+	}
 	if (*str(c, "summary"))
 		buf_addf(b, "\n%s\n", str(c, "summary"));
-	render_items(b, "Decisions", json_object_get(c, "decisions"), 0);
-	render_items(b, "Assumptions", json_object_get(c, "assumptions"), 0);
-	render_items(b, "Tasks", json_object_get(c, "tasks"), 1);
-	render_items(b, "Open questions", json_object_get(c, "open_questions"), 0);
-	render_entities(b, json_object_get(c, "entities"));
-	render_artifacts(b, json_object_get(c, "artifacts"));
+	render_items(b, level + 1, "Decisions", json_object_get(c, "decisions"), 0);
+	render_items(b, level + 1, "Assumptions", json_object_get(c, "assumptions"), 0);
+	render_items(b, level + 1, "Tasks", json_object_get(c, "tasks"), 1);
+	render_items(b, level + 1, "Open questions", json_object_get(c, "open_questions"), 0);
+	render_entities(b, level + 1, json_object_get(c, "entities"));
+	render_artifacts(b, level + 1, json_object_get(c, "artifacts"));
 	if (json_object_size(json_object_get(c, "metadata"))) {
 		char *meta = json_dumps(json_object_get(c, "metadata"), JSON_INDENT(2));
 
-		buf_adds(b, "\n## Metadata\n\n");
+		buf_addch(b, '\n');
+		add_heading(b, level + 1, "Metadata\n\n");
 		add_fenced(b, "json", meta ? meta : "{}");
 		free(meta);
 	}
