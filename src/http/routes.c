@@ -12,7 +12,6 @@
  */
 #include "http/internal.h"
 #include "mcp/mcp.h"
-#include "domain/checkpoint.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -149,30 +148,13 @@ static long long query_limit(struct http_req *r)
 	return v;
 }
 
-/*
- * The Space is resolved first, so that a Space whose name looks like a hash
- * prefix still means the Space, and an empty Space lists no checkpoints.
- */
+/* log by Space: a Space whose name looks like a hash prefix still means the Space. */
 static void h_repo_commits(struct http_req *r, struct ops_ctx *ctx)
 {
-	struct smr_err err = SMR_ERR_INIT;
 	long long limit = query_limit(r);
-	json_t *space = NULL, *head, *p;
-	enum smr_rc rc;
 
-	if (limit < 0)
-		return;
-	p = arg_params(r, "space");
-	rc = api_call(ctx, "space.get", p, &space, &err);
-	json_decref(p);
-	head = json_object_get(space, "head");
-	if (rc)
-		http_fail(r, rc, &err, NULL);
-	else if (!json_is_string(head))
-		http_reply(r, 200, json_array());
-	else
-		call(r, ctx, "log", json_pack("{s:O, s:I}", "ref", head, "limit", limit), 200);
-	json_decref(space);
+	if (limit >= 0)
+		call(r, ctx, "log", json_pack("{s:s, s:I}", "space", r->arg, "limit", limit), 200);
 }
 
 static void h_repo_sessions(struct http_req *r, struct ops_ctx *ctx)
@@ -220,14 +202,7 @@ static void h_head(struct http_req *r, struct ops_ctx *ctx)
 
 static void h_commit_get(struct http_req *r, struct ops_ctx *ctx)
 {
-	for (char *p = r->arg; *p; p++)
-		*p = (char)tolower((unsigned char)*p);
-	if (!is_hash_prefix(r->arg)) {
-		http_error(r, 400, "invalid_input",
-			   "'%s' is not a checkpoint hash (give 4 to 64 hex digits)", r->arg);
-		return;
-	}
-	call(r, ctx, "show", json_pack("{s:s}", "ref", r->arg), 200);
+	call(r, ctx, "show", arg_params(r, "hash"), 200);
 }
 
 /*
@@ -266,17 +241,9 @@ static void h_draft_get(struct http_req *r, struct ops_ctx *ctx)
 /* Review on demand: {provider?, model?, llm?} in the body, the checkpoint in the path. */
 static void h_review(struct http_req *r, struct ops_ctx *ctx)
 {
-	json_t *p;
+	json_t *p = r->in ? json_deep_copy(r->in) : json_object();
 
-	for (char *c = r->arg; *c; c++)
-		*c = (char)tolower((unsigned char)*c);
-	if (!is_hash_prefix(r->arg)) {
-		http_error(r, 400, "invalid_input",
-			   "'%s' is not a checkpoint hash (give 4 to 64 hex digits)", r->arg);
-		return;
-	}
-	p = r->in ? json_deep_copy(r->in) : json_object();
-	json_object_set_new(p, "ref", json_string(r->arg));
+	json_object_set_new(p, "hash", json_string(r->arg));
 	call(r, ctx, "review", p, 200);
 }
 

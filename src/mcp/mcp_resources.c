@@ -15,7 +15,6 @@
  * caller's to free().
  */
 #include "mcp/mcp_int.h"
-#include "domain/checkpoint.h"
 #include "domain/markdown.h"
 #include "util/xalloc.h"
 
@@ -229,12 +228,8 @@ static int parse_uri(const char *uri, struct res_uri *out)
 		out->arg = decode(p + 7, (size_t)(end - 5 - (p + 7)));
 	} else if (!strncmp(p, "checkpoints/", 12)) {
 		out->op = "show";
-		out->key = "ref";
+		out->key = "hash";
 		out->arg = xstrndup(p + 12, (size_t)(end - (p + 12)));
-		if (!is_hash_prefix(out->arg)) {
-			free(out->arg);
-			out->arg = NULL;
-		}
 	}
 	if (out->arg && (!*out->arg || strchr(out->arg, '/'))) {
 		free(out->arg);
@@ -286,7 +281,9 @@ json_t *mcp_resources_read(struct mcp_session *s, const json_t *params, struct m
 	p = json_pack("{s:s}", r.key, r.arg);
 	rc = p ? s->call(s->cls, r.op, p, &doc, &err) :
 		 smr_errf(&err, SMR_ENOTFOUND, "not a valid name");
-	if (rc == SMR_ENOTFOUND)
+	if (rc == SMR_EINVAL && !strcmp(r.key, "hash"))   /* not a hash: no such resource */
+		not_found(fail, uri, "not a smriti:// Space HEAD or checkpoint URI");
+	else if (rc == SMR_ENOTFOUND)
 		not_found(fail, uri, err.msg);
 	else if (rc == SMR_EINVAL || rc == SMR_EUSAGE)
 		mcp_failf(fail, MCP_INVALID_PARAMS, "%s", err.msg);

@@ -41,6 +41,21 @@ enum smr_rc api_int(const json_t *params, const char *key, long long min, long l
 	return SMR_OK;
 }
 
+enum smr_rc api_checkpoint_param(struct ops_ctx *ctx, const json_t *params,
+				 struct checkpoint *out, struct smr_err *err)
+{
+	const char *hash, *ref;
+	enum smr_rc rc = api_str(params, "hash", 0, &hash, err);
+
+	if (!rc && hash)
+		return ops_resolve_hash(ctx, hash, out, err);
+	if (!rc)
+		rc = api_str(params, "ref", 1, &ref, err);
+	if (!rc)
+		rc = ops_resolve(ctx, ref, out, err);
+	return rc;
+}
+
 json_t *api_checkpoints_json(const struct checkpoint *v, size_t n)
 {
 	json_t *a = json_array();
@@ -160,12 +175,9 @@ static enum smr_rc op_head(struct ops_ctx *ctx, const json_t *p, json_t **result
 static enum smr_rc op_show(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			   struct smr_err *err)
 {
-	const char *ref;
 	struct checkpoint c = { 0 };
-	enum smr_rc rc = api_str(p, "ref", 1, &ref, err);
+	enum smr_rc rc = api_checkpoint_param(ctx, p, &c, err);
 
-	if (!rc)
-		rc = ops_resolve(ctx, ref, &c, err);
 	return checkpoint_result(rc, &c, result);
 }
 
@@ -192,16 +204,20 @@ static enum smr_rc op_checkpoint_create(struct ops_ctx *ctx, const json_t *p, js
 static enum smr_rc op_log(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			  struct smr_err *err)
 {
-	const char *ref;
+	const char *ref = NULL, *space;
 	long long limit = 0;
 	struct checkpoint *v = NULL;
 	size_t n = 0;
 	enum smr_rc rc;
 
-	rc = api_str(p, "ref", 1, &ref, err);
+	rc = api_str(p, "space", 0, &space, err);
+	if (!rc && !space)
+		rc = api_str(p, "ref", 1, &ref, err);
 	if (!rc)
 		rc = api_int(p, "limit", 0, 1000000000, &limit, err);
-	if (!rc)
+	if (!rc && space)
+		rc = ops_space_log(ctx, space, (size_t)limit, &v, &n, err);
+	else if (!rc)
 		rc = ops_log(ctx, ref, (size_t)limit, &v, &n, err);
 	if (!rc)
 		*result = api_checkpoints_json(v, n);

@@ -41,6 +41,14 @@ enum smr_rc api_str(const json_t *params, const char *key, int required, const c
 enum smr_rc api_int(const json_t *params, const char *key, long long min, long long max,
 		    long long *out, struct smr_err *err);
 
+/*
+ * The checkpoint params name by "hash" (a hash or unique prefix only,
+ * ops_resolve_hash) or else by "ref" (any REF, ops_resolve).  Caller
+ * releases out.
+ */
+enum smr_rc api_checkpoint_param(struct ops_ctx *ctx, const json_t *params,
+				 struct checkpoint *out, struct smr_err *err);
+
 /* An array of checkpoint documents; new reference. */
 json_t *api_checkpoints_json(const struct checkpoint *v, size_t n);
 

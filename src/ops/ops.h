@@ -63,6 +63,14 @@ enum smr_rc ops_check_space_name(const char *name, struct smr_err *err);
 enum smr_rc ops_resolve(struct ops_ctx *ctx, const char *ref, struct checkpoint *out,
 			struct smr_err *err);
 
+/*
+ * ops_resolve() for a ref that must be a checkpoint hash or prefix: 4 to 64
+ * hex digits in any case, else SMR_EINVAL.  The one hash check of every
+ * transport (HTTP's /v4/commits/{hash}, MCP's smriti://checkpoints/{hash}).
+ */
+enum smr_rc ops_resolve_hash(struct ops_ctx *ctx, const char *hash, struct checkpoint *out,
+			     struct smr_err *err);
+
 /* The HEAD checkpoint of a Space; SMR_ENOTFOUND while the Space is empty. */
 enum smr_rc ops_head(struct ops_ctx *ctx, const char *space, struct checkpoint *out,
 		     struct smr_err *err);
@@ -81,6 +89,14 @@ enum smr_rc ops_checkpoint_create(struct ops_ctx *ctx, const char *space, const 
 /* Ancestry of ref, newest first; limit 0 means all. */
 enum smr_rc ops_log(struct ops_ctx *ctx, const char *ref, size_t limit,
 		    struct checkpoint **out, size_t *n, struct smr_err *err);
+
+/*
+ * The checkpoints of a Space from HEAD back, newest first; none while it is
+ * empty.  space is looked up as a Space only, so a name that looks like a
+ * hash still means the Space.
+ */
+enum smr_rc ops_space_log(struct ops_ctx *ctx, const char *space, size_t limit,
+			  struct checkpoint **out, size_t *n, struct smr_err *err);
 
 /* Field-by-field difference; *out is a new reference (see domain/diff.h). */
 enum smr_rc ops_diff(struct ops_ctx *ctx, const char *ref_a, const char *ref_b, json_t **out,

@@ -8,6 +8,8 @@
 #include "ops/ops.h"
 #include "util/xalloc.h"
 
+#include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* How often a write without an explicit parent retries after losing a race. */
@@ -121,6 +123,23 @@ enum smr_rc ops_resolve(struct ops_ctx *ctx, const char *ref, struct checkpoint 
 	return rc;
 }
 
+enum smr_rc ops_resolve_hash(struct ops_ctx *ctx, const char *hash, struct checkpoint *out,
+			     struct smr_err *err)
+{
+	char *lower = xstrdup(hash);
+	enum smr_rc rc;
+
+	for (char *p = lower; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	if (is_hash_prefix(lower))
+		rc = ops_resolve(ctx, lower, out, err);
+	else
+		rc = smr_errf(err, SMR_EINVAL,
+			      "'%s' is not a checkpoint hash (give 4 to 64 hex digits)", lower);
+	free(lower);
+	return rc;
+}
+
 enum smr_rc ops_head(struct ops_ctx *ctx, const char *space, struct checkpoint *out,
 		     struct smr_err *err)
 {
@@ -219,6 +238,20 @@ enum smr_rc ops_checkpoint_create(struct ops_ctx *ctx, const char *space, const 
 	if (!rc)
 		rc = write_checkpoint(ctx, space, &c, parent, out, err);
 	checkpoint_release(&c);
+	return rc;
+}
+
+enum smr_rc ops_space_log(struct ops_ctx *ctx, const char *space, size_t limit,
+			  struct checkpoint **out, size_t *n, struct smr_err *err)
+{
+	struct space sp = { 0 };
+	enum smr_rc rc = store_space_get(ctx->st, space, &sp, err);
+
+	*out = NULL;
+	*n = 0;
+	if (!rc && sp.head)
+		rc = store_checkpoint_log(ctx->st, sp.id, sp.head, limit, out, n, err);
+	space_release(&sp);
 	return rc;
 }
 

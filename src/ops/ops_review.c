@@ -62,27 +62,23 @@ static json_t *run_second_pass(struct ops_ctx *ctx, const struct checkpoint *c,
 	return entry;
 }
 
-enum smr_rc ops_review(struct ops_ctx *ctx, const char *ref, const json_t *params,
+enum smr_rc ops_review(struct ops_ctx *ctx, const struct checkpoint *c, const json_t *params,
 		       json_t **out, struct smr_err *err)
 {
-	struct checkpoint c = { 0 };
 	json_t *findings, *passes;
 	int partial = 0;
-	enum smr_rc rc = ops_resolve(ctx, ref, &c, err);
 
-	if (rc)
-		return rc;
-	findings = review_deterministic(&c, &partial);
+	(void)err;      /* a failing second pass is reported in "passes", not as an error */
+	findings = review_deterministic(c, &partial);
 	passes = json_pack("[{s:s, s:b, s:I}]", "source", REVIEW_SOURCE_DETERMINISTIC, "ran", 1,
 			   "findings", (json_int_t)json_array_size(findings));
 	if (partial)
 		json_object_set_new(json_array_get(passes, 0), "partial", json_string(
 			"the checkpoint is too large to review whole: only the first items of"
 			" long lists and part of its text were checked"));
-	json_array_append_new(passes, run_second_pass(ctx, &c, params, findings));
-	*out = json_pack("{s:s, s:s, s:o, s:o}", "commit_hash", c.hash, "space",
-			 c.space ? c.space : "", "findings", findings, "passes", passes);
-	checkpoint_release(&c);
+	json_array_append_new(passes, run_second_pass(ctx, c, params, findings));
+	*out = json_pack("{s:s, s:s, s:o, s:o}", "commit_hash", c->hash, "space",
+			 c->space ? c->space : "", "findings", findings, "passes", passes);
 	return SMR_OK;
 }
 
@@ -91,12 +87,18 @@ static enum smr_rc op_review(struct ops_ctx *ctx, const json_t *p, json_t **resu
 {
 	const char *ref;
 	const json_t *llm = json_object_get(p, "llm");
-	enum smr_rc rc = api_str(p, "ref", 1, &ref, err);
+	struct checkpoint c = { 0 };
+	enum smr_rc rc = SMR_OK;
 
+	if (!json_object_get(p, "hash"))
+		rc = api_str(p, "ref", 1, &ref, err);
 	if (!rc && llm && !json_is_boolean(llm))
 		rc = smr_errf(err, SMR_EINVAL, "parameter 'llm' must be a boolean");
 	if (!rc)
-		rc = ops_review(ctx, ref, p, result, err);
+		rc = api_checkpoint_param(ctx, p, &c, err);
+	if (!rc)
+		rc = ops_review(ctx, &c, p, result, err);
+	checkpoint_release(&c);
 	return rc;
 }
 

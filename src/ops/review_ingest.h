@@ -4,7 +4,7 @@
  * the LLM review pass in (at link time: review_llm_builtin).
  *
  * Operations by name (api.h), JSON shapes in docs/review.md:
- *   review        {ref, llm?}                       -> {commit_hash, space, findings, passes}
+ *   review        {ref | hash, llm?}                -> {commit_hash, space, findings, passes}
  *   ingest        {space, transcript, format?, title?} -> {session, turns, format}
  *   context_pack  {session_id} | {transcript, format?, title?} -> {markdown, turns, title, source}
  */
@@ -39,11 +39,10 @@ struct review_pass {
 extern const struct review_pass *const review_llm_builtin;
 
 /*
- * Reviews the checkpoint ref names; never writes.  params may be NULL;
- * {"llm": false} skips the second pass (ctx->llm_review).  *out is a new
- * reference.
+ * Reviews checkpoint c; never writes.  params may be NULL; {"llm": false}
+ * skips the second pass (ctx->llm_review).  *out is a new reference.
  */
-enum smr_rc ops_review(struct ops_ctx *ctx, const char *ref, const json_t *params,
+enum smr_rc ops_review(struct ops_ctx *ctx, const struct checkpoint *c, const json_t *params,
 		       json_t **out, struct smr_err *err);
 
 /*
