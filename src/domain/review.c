@@ -5,12 +5,7 @@
  * Every heuristic here is word-based and deliberately conservative: a
  * finding must be explainable from the words of the items it names.
  *
- *  - Text is split into words: ASCII letters and digits, '_' and any
- *    non-ASCII code point that is not punctuation; an apostrophe inside a
- *    word is dropped ("don't" -> "dont").  ASCII is folded to lower case.
- *  - A word is significant unless it is a stop word (articles, pronouns,
- *    prepositions, auxiliaries, question words and the "use"-like verbs);
- *    significant words are compared by a crude stem (a plural 's' dropped).
+ *  - Words, stop words, stems and mentions are domain/words.h's.
  *  - A decision is read as one or two claims: a polarity (negated when it
  *    opens with "do not", "don't", "never", "avoid", "no", ... or ends in
  *    "is not used", "is banned", ...) and the set of its significant words.
@@ -21,7 +16,7 @@
  */
 #include "domain/review.h"
 #include "domain/checkpoint.h"
-#include "util/buf.h"
+#include "domain/words.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
 
@@ -35,144 +30,7 @@ const char *const review_types[] = {
 	"disconnected_entity", NULL,
 };
 
-/* ---- characters and words ---- */
-
-/* Decodes the code point at s[0..n); *len gets its byte length (>= 1). */
-static unsigned decode(const unsigned char *s, size_t n, size_t *len)
-{
-	unsigned cp;
-	size_t k, want;
-
-	*len = 1;
-	if (s[0] < 0x80)
-		return s[0];
-	want = s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC0 ? 2 : 0;
-	if (!want || want > n)
-		return 0xFFFD;
-	cp = s[0] & (0x7F >> want);
-	for (k = 1; k < want; k++) {
-		if ((s[k] & 0xC0) != 0x80)
-			return 0xFFFD;
-		cp = (cp << 6) | (s[k] & 0x3F);
-	}
-	*len = want;
-	return cp;
-}
-
-static int is_word_cp(unsigned cp)
-{
-	if (cp < 0x80)
-		return (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') ||
-		       (cp >= '0' && cp <= '9') || cp == '_';
-	if (cp <= 0xBF || cp == 0xD7 || cp == 0xF7 || cp == 0xFFFD)
-		return 0;       /* C1 controls, Latin-1 punctuation and signs */
-	if ((cp >= 0x2000 && cp <= 0x2BFF) || (cp >= 0x3000 && cp <= 0x303F) ||
-	    (cp >= 0xFE30 && cp <= 0xFE4F) || (cp >= 0xFF00 && cp <= 0xFF0F) ||
-	    cp >= 0x1F000)
-		return 0;       /* general punctuation, symbols, CJK punctuation, emoji */
-	return 1;
-}
-
-static int is_apostrophe(unsigned cp)
-{
-	return cp == '\'' || cp == 0x2019;
-}
-
-static unsigned char fold(unsigned char c)
-{
-	return c >= 'A' && c <= 'Z' ? (unsigned char)(c - 'A' + 'a') : c;
-}
-
-struct word {
-	size_t start, end;      /* byte range in the text */
-	char *norm;             /* folded, apostrophes dropped */
-};
-
-struct words {
-	struct word *v;
-	size_t n, cap;
-};
-
-static void words_push(struct words *ws, size_t start, size_t end, struct buf *w)
-{
-	if (ws->n == ws->cap) {
-		ws->cap = ws->cap ? ws->cap * 2 : 16;
-		ws->v = xrealloc(ws->v, ws->cap * sizeof(*ws->v));
-	}
-	ws->v[ws->n].start = start;
-	ws->v[ws->n].end = end;
-	ws->v[ws->n++].norm = buf_detach(w, NULL);
-}
-
-/* 1 if the code point at s[i..n) is a word character. */
-static int word_at(const unsigned char *s, size_t n, size_t i)
-{
-	size_t len;
-
-	return i < n && is_word_cp(decode(s + i, n - i, &len));
-}
-
-/* Splits text into words; release with words_release(). */
-static void words_split(const char *text, struct words *ws)
-{
-	const unsigned char *s = (const unsigned char *)text;
-	size_t n = strlen(text), i = 0, len, start = 0;
-	struct buf w = BUF_INIT(0);
-	unsigned cp;
-
-	memset(ws, 0, sizeof(*ws));
-	while (i < n) {
-		cp = decode(s + i, n - i, &len);
-		if (is_word_cp(cp)) {
-			if (!w.len)
-				start = i;
-			for (size_t k = 0; k < len; k++)
-				buf_addch(&w, (char)fold(s[i + k]));
-		} else if (w.len && is_apostrophe(cp) && word_at(s, n, i + len)) {
-			/* inside a word: "don't" reads as "dont" */
-		} else if (w.len) {
-			words_push(ws, start, i, &w);
-		}
-		i += len;
-	}
-	if (w.len)
-		words_push(ws, start, n, &w);
-}
-
-static void words_release(struct words *ws)
-{
-	for (size_t i = 0; i < ws->n; i++)
-		free(ws->v[i].norm);
-	free(ws->v);
-	memset(ws, 0, sizeof(*ws));
-}
-
-static int in_list(const char *w, const char *const *list)
-{
-	for (; *list; list++)
-		if (!strcmp(w, *list))
-			return 1;
-	return 0;
-}
-
-static const char *const stopwords[] = {
-	"a", "an", "the", "and", "or", "but", "nor", "so", "yet", "of", "to", "in", "on",
-	"at", "by", "for", "from", "with", "as", "into", "onto", "about", "over", "under",
-	"above", "below", "than", "then", "that", "this", "these", "those", "it", "its",
-	"we", "i", "you", "they", "he", "she", "our", "ours", "us", "me", "my", "your",
-	"their", "them", "be", "is", "are", "was", "were", "been", "being", "am", "do",
-	"does", "did", "done", "will", "would", "shall", "should", "can", "could", "may",
-	"might", "must", "have", "has", "had", "which", "what", "who", "whom", "whose",
-	"when", "where", "why", "how", "whether", "there", "here", "all", "any", "some",
-	"each", "every", "if", "also", "just", "very", "too", "up", "out", "lets", "let",
-	"well", "ill", "weve", "ive", "im", "were", "gonna", "going", "go", "use", "uses",
-	"used", "using", "adopt", "adopting", "choose", "chose", "choosing", "pick",
-	"picking", "select", "prefer", "stick", "decide", "decided", "decision",
-	"agreed", "agree", "always", "hereby", "please", "via", "per", "one", "like",
-	/* vague conditions: "if needed" relies on nothing nameable */
-	"needed", "necessary", "possible", "required", "appropriate", "applicable",
-	"relevant", "useful", "desired", "wanted", "feasible", "sensible", NULL,
-};
+/* ---- the words review reads (domain/words.h holds the toolkit) ---- */
 
 /* Words that negate a claim when they open it. */
 static const char *const lead_negations[] = {
@@ -199,98 +57,26 @@ static const char *const passive_aux[] = {
 	"be", "is", "are", "being", "been", "get", "gets", NULL,
 };
 
-static int significant(const char *w)
-{
-	return !in_list(w, stopwords);
-}
-
-/* ---- sets of stems ---- */
-
-struct set {
-	char **v;               /* sorted, unique, owned */
-	size_t n, cap;
-};
-
-static void set_add(struct set *s, const char *word)
-{
-	size_t len = strlen(word), lo = 0, hi = s->n, mid;
-	char *stem;
-	int cmp;
-
-	if (len > 3 && word[len - 1] == 's' && word[len - 2] != 's')
-		len--;
-	stem = xstrndup(word, len);
-	while (lo < hi) {
-		mid = (lo + hi) / 2;
-		cmp = strcmp(s->v[mid], stem);
-		if (!cmp) {
-			free(stem);
-			return;
-		}
-		if (cmp < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (s->n == s->cap) {
-		s->cap = s->cap ? s->cap * 2 : 8;
-		s->v = xrealloc(s->v, s->cap * sizeof(*s->v));
-	}
-	memmove(&s->v[lo + 1], &s->v[lo], (s->n - lo) * sizeof(*s->v));
-	s->v[lo] = stem;
-	s->n++;
-}
-
-static void set_release(struct set *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		free(s->v[i]);
-	free(s->v);
-	memset(s, 0, sizeof(*s));
-}
-
-static size_t set_overlap(const struct set *a, const struct set *b)
-{
-	size_t i = 0, j = 0, n = 0;
-	int cmp;
-
-	while (i < a->n && j < b->n) {
-		cmp = strcmp(a->v[i], b->v[j]);
-		if (!cmp)
-			n++;
-		if (cmp <= 0)
-			i++;
-		if (cmp >= 0)
-			j++;
-	}
-	return n;
-}
-
-static int set_equal(const struct set *a, const struct set *b)
-{
-	return a->n == b->n && set_overlap(a, b) == a->n;
-}
-
 /*
  * Adds the significant words of ws->v[a..b) to out.  With keep_not, inner
  * negations count as the word "not" (a claim's meaning); without, they are
  * left out (a topic's words).
  */
-static void set_add_range(struct set *out, const struct words *ws, size_t a, size_t b,
+static void set_add_range(struct stems *out, const struct words *ws, size_t a, size_t b,
 			  int keep_not)
 {
 	for (size_t i = a; i < b; i++) {
-		if (in_list(ws->v[i].norm, inner_negations)) {
+		if (words_in_list(ws->v[i].norm, inner_negations)) {
 			if (keep_not)
-				set_add(out, "not");
-		} else if (significant(ws->v[i].norm)) {
-			set_add(out, ws->v[i].norm);
+				stems_add(out, "not");
+		} else if (words_significant(ws->v[i].norm)) {
+			stems_add(out, ws->v[i].norm);
 		}
 	}
 }
 
 /* Adds the significant words of text to out (negations left out). */
-static void set_add_text(struct set *out, const char *text)
+static void set_add_text(struct stems *out, const char *text)
 {
 	struct words ws;
 
@@ -350,15 +136,15 @@ static size_t clause_end(const char *text, size_t from)
 
 struct claim {
 	int neg;
-	struct set words;
+	struct stems words;
 };
 
 struct decision {
 	const char *text;
 	struct claim claims[2];
 	size_t nclaims;
-	struct set topic;       /* its significant words, negations left out */
-	struct set answers;     /* topic plus the kinds of the entities it mentions */
+	struct stems topic;       /* its significant words, negations left out */
+	struct stems answers;     /* topic plus the kinds of the entities it mentions */
 	int conditional;        /* holds only "if" or "unless" something */
 };
 
@@ -368,14 +154,14 @@ static int trailing_polarity(const struct words *ws, size_t a, size_t *b)
 	size_t e = *b;
 	int neg = 0;
 
-	if (e > a && in_list(ws->v[e - 1].norm, passive_bans))
+	if (e > a && words_in_list(ws->v[e - 1].norm, passive_bans))
 		neg = 1;
-	else if (!(e > a && in_list(ws->v[e - 1].norm, passive_uses)))
+	else if (!(e > a && words_in_list(ws->v[e - 1].norm, passive_uses)))
 		return 0;
 	e--;
-	while (e > a && in_list(ws->v[e - 1].norm, passive_aux))
+	while (e > a && words_in_list(ws->v[e - 1].norm, passive_aux))
 		e--;
-	if (e > a && in_list(ws->v[e - 1].norm, inner_negations)) {
+	if (e > a && words_in_list(ws->v[e - 1].norm, inner_negations)) {
 		neg = !neg;
 		e--;
 	}
@@ -392,11 +178,11 @@ static void claim_parse(const struct words *ws, size_t a, size_t b, int neg0, st
 	while (a < b) {
 		const char *w = ws->v[a].norm;
 
-		if (in_list(w, lead_negations)) {
+		if (words_in_list(w, lead_negations)) {
 			neg = !neg;
 			if (!strcmp(w, "no") && a + 1 < b && !strcmp(ws->v[a + 1].norm, "longer"))
 				a++;
-		} else if (significant(w)) {
+		} else if (words_significant(w)) {
 			break;
 		}
 		a++;
@@ -500,9 +286,9 @@ static void decision_parse(const char *text, struct decision *d)
 static void decision_release(struct decision *d)
 {
 	for (size_t i = 0; i < d->nclaims; i++)
-		set_release(&d->claims[i].words);
-	set_release(&d->topic);
-	set_release(&d->answers);
+		stems_release(&d->claims[i].words);
+	stems_release(&d->topic);
+	stems_release(&d->answers);
 }
 
 /* ---- findings ---- */
@@ -572,7 +358,7 @@ static int signatures_equal(const struct decision *a, const struct decision *b)
 		return 0;
 	for (size_t k = 0; k < a->nclaims; k++)
 		if (a->claims[k].neg != b->claims[k].neg ||
-		    !set_equal(&a->claims[k].words, &b->claims[k].words))
+		    !stems_equal(&a->claims[k].words, &b->claims[k].words))
 			return 0;
 	return 1;
 }
@@ -589,7 +375,7 @@ static int negates(const struct decision *a, const struct decision *b)
 	for (size_t i = 0; i < a->nclaims; i++)
 		for (size_t j = 0; j < b->nclaims; j++)
 			if (a->claims[i].words.n && a->claims[i].neg != b->claims[j].neg &&
-			    set_equal(&a->claims[i].words, &b->claims[j].words))
+			    stems_equal(&a->claims[i].words, &b->claims[j].words))
 				return 1;
 	return 0;
 }
@@ -617,14 +403,14 @@ static void check_decision_pairs(const struct decision *d, size_t n, json_t *con
 /* ---- hidden assumptions ---- */
 
 /* 1 if the clause's words are at least half covered by some assumption or other decision. */
-static int clause_covered(const struct set *clause, const struct set *assumptions, size_t na,
+static int clause_covered(const struct stems *clause, const struct stems *assumptions, size_t na,
 			  const struct decision *d, size_t nd, size_t self)
 {
 	for (size_t k = 0; k < na; k++)
-		if (2 * set_overlap(clause, &assumptions[k]) >= clause->n)
+		if (2 * stems_overlap(clause, &assumptions[k]) >= clause->n)
 			return 1;
 	for (size_t k = 0; k < nd; k++)
-		if (k != self && 2 * set_overlap(clause, &d[k].topic) >= clause->n)
+		if (k != self && 2 * stems_overlap(clause, &d[k].topic) >= clause->n)
 			return 1;
 	return 0;
 }
@@ -646,11 +432,11 @@ static void report_hidden(json_t *out, const char *decision, size_t index, const
 
 /* hidden_assumption: the dependency clauses of decision i. */
 static void check_hidden_one(const struct decision *d, size_t nd, size_t i,
-			     const struct set *assumptions, size_t na, json_t *out)
+			     const struct stems *assumptions, size_t na, json_t *out)
 {
 	const char *text = d[i].text;
 	struct words ws;
-	struct set clause;
+	struct stems clause;
 	size_t k = 0, len, first, end, last;
 
 	words_split(text, &ws);
@@ -669,7 +455,7 @@ static void check_hidden_one(const struct decision *d, size_t nd, size_t i,
 		if (clause.n && !clause_covered(&clause, assumptions, na, d, nd, i))
 			report_hidden(out, text, i, text + ws.v[first].start,
 				      ws.v[last - 1].end - ws.v[first].start);
-		set_release(&clause);
+		stems_release(&clause);
 		k = last > k + 1 ? last : k + 1;
 	}
 	words_release(&ws);
@@ -679,14 +465,14 @@ static void check_hidden(const struct checkpoint *c, const struct decision *d, s
 			 json_t *out)
 {
 	size_t na = capped(c->assumptions);
-	struct set *assumptions = xcalloc(na ? na : 1, sizeof(*assumptions));
+	struct stems *assumptions = xcalloc(na ? na : 1, sizeof(*assumptions));
 
 	for (size_t k = 0; k < na; k++)
 		set_add_text(&assumptions[k], item_text(c->assumptions, k, "text"));
 	for (size_t i = 0; i < nd; i++)
 		check_hidden_one(d, nd, i, assumptions, na, out);
 	for (size_t k = 0; k < na; k++)
-		set_release(&assumptions[k]);
+		stems_release(&assumptions[k]);
 	free(assumptions);
 }
 
@@ -708,7 +494,7 @@ static void check_questions(const struct checkpoint *c, const struct decision *d
 			    json_t *out)
 {
 	size_t nq = capped(c->open_questions), need, best, best_n, n;
-	struct set q;
+	struct stems q;
 	const char *qt;
 
 	for (size_t i = 0; i < nq; i++) {
@@ -719,7 +505,7 @@ static void check_questions(const struct checkpoint *c, const struct decision *d
 		best = nd;
 		best_n = 0;
 		for (size_t k = 0; q.n && k < nd; k++) {
-			n = set_overlap(&q, &d[k].answers);
+			n = stems_overlap(&q, &d[k].answers);
 			if (n >= need && n > best_n) {
 				best = k;
 				best_n = n;
@@ -728,7 +514,7 @@ static void check_questions(const struct checkpoint *c, const struct decision *d
 		if (best < nd)
 			add_pair(out, "resolved_question", answered_message(qt, d[best].text),
 				 "open_questions", i, qt, "decisions", best, d[best].text);
-		set_release(&q);
+		stems_release(&q);
 	}
 }
 
@@ -747,7 +533,7 @@ struct scan {
 	int partial;            /* a cap or the budget left something unchecked */
 };
 
-/* review_mentions within the budget; -1 when it is spent. */
+/* words_mentions within the budget; -1 when it is spent. */
 static int mentions(struct scan *sc, const char *text, const char *name)
 {
 	size_t n = strlen(text);
@@ -758,7 +544,7 @@ static int mentions(struct scan *sc, const char *text, const char *name)
 		return -1;
 	}
 	sc->budget -= n;
-	return review_mentions(text, name);
+	return words_mentions(text, name);
 }
 
 static const char *entity_name(const struct checkpoint *c, size_t i)
@@ -772,7 +558,7 @@ static void add_entity_kinds(struct scan *sc, struct decision *d)
 	size_t ne = capped(sc->c->entities);
 
 	for (size_t k = 0; k < d->topic.n; k++)
-		set_add(&d->answers, d->topic.v[k]);
+		stems_add(&d->answers, d->topic.v[k]);
 	for (size_t e = 0; e < ne; e++) {
 		const char *kind = item_text(sc->c->entities, e, "kind");
 
@@ -837,76 +623,11 @@ static void check_entities(struct scan *sc, json_t *out)
 	}
 }
 
-/* ---- mentions ---- */
-
-static int prev_is_word(const char *text, size_t p)
-{
-	size_t k = p - 1, len;
-
-	while (k > 0 && ((unsigned char)text[k] & 0xC0) == 0x80)
-		k--;
-	return is_word_cp(decode((const unsigned char *)text + k, p - k, &len));
-}
-
-/* Past a plural or possessive ending at q, if one ends a word there; else q. */
-static size_t skip_suffix(const char *text, size_t n, size_t q)
-{
-	static const char *const suffixes[] = { "'s", "\xE2\x80\x99s", "es", "s", NULL };
-	const unsigned char *s = (const unsigned char *)text;
-	size_t len;
-
-	for (size_t i = 0; suffixes[i]; i++) {
-		len = strlen(suffixes[i]);
-		if (q + len <= n && !strncmp(text + q, suffixes[i], len) &&
-		    !word_at(s, n, q + len))
-			return q + len;
-	}
-	return q;
-}
-
-static int match_fold(const char *text, const char *name, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (fold((unsigned char)text[i]) != fold((unsigned char)name[i]))
-			return 0;
-	return 1;
-}
-
-int review_mentions(const char *text, const char *name)
-{
-	const unsigned char *s = (const unsigned char *)text;
-	size_t tn = strlen(text), nn, len, q;
-	int word_start, word_end;
-
-	while (*name == ' ' || *name == '\t' || *name == '\n')
-		name++;
-	nn = strlen(name);
-	while (nn && (name[nn - 1] == ' ' || name[nn - 1] == '\t' || name[nn - 1] == '\n'))
-		nn--;
-	if (!nn)
-		return 0;
-	word_start = is_word_cp(decode((const unsigned char *)name, nn, &len));
-	q = nn - 1;
-	while (q > 0 && ((unsigned char)name[q] & 0xC0) == 0x80)
-		q--;
-	word_end = is_word_cp(decode((const unsigned char *)name + q, nn - q, &len));
-	for (size_t p = 0; p + nn <= tn; p++) {
-		if (!match_fold(text + p, name, nn))
-			continue;
-		if (word_start && p > 0 && prev_is_word(text, p))
-			continue;
-		if (word_end && word_at(s, tn, skip_suffix(text, tn, p + nn)))
-			continue;
-		return 1;
-	}
-	return 0;
-}
-
 /* ---- the pass ---- */
 
 int review_type_known(const char *type)
 {
-	return type && in_list(type, review_types);
+	return type && words_in_list(type, review_types);
 }
 
 json_t *review_deterministic(const struct checkpoint *c, int *partial)

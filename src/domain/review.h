@@ -59,11 +59,4 @@ json_t *review_deterministic(const struct checkpoint *c, int *partial);
 enum smr_rc review_finding_import(const json_t *raw, const struct checkpoint *c,
 				  const char *source, json_t **out, struct smr_err *err);
 
-/*
- * 1 if text mentions name: case-insensitive for ASCII, on word boundaries,
- * allowing a plural or possessive ending ("Invoice" in "invoices",
- * "Postgres's").  An empty name is mentioned nowhere.
- */
-int review_mentions(const char *text, const char *name);
-
 #endif

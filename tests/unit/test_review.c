@@ -9,6 +9,7 @@
 
 #include "domain/checkpoint.h"
 #include "domain/review.h"
+#include "domain/words.h"
 #include "ops/api.h"
 #include "ops/ops.h"
 #include "ops/review_ingest.h"
@@ -276,15 +277,15 @@ TEST(review_disconnected_entity_negative_cases)
 
 TEST(review_mentions_word_boundaries)
 {
-	CHECK(review_mentions("we use Postgres.", "postgres"));
-	CHECK(review_mentions("Postgres's planner", "Postgres"));
-	CHECK(review_mentions("two Postgres\xE2\x80\x99s", "Postgres"));
-	CHECK(review_mentions("«Zürich»", "zürich"));
-	CHECK(!review_mentions("PostgreSQL", "Postgres"));
-	CHECK(!review_mentions("xPostgres", "Postgres"));
-	CHECK(!review_mentions("caféteria", "café"));
-	CHECK(!review_mentions("anything", "  "));
-	CHECK(!review_mentions("", "Postgres"));
+	CHECK(words_mentions("we use Postgres.", "postgres"));
+	CHECK(words_mentions("Postgres's planner", "Postgres"));
+	CHECK(words_mentions("two Postgres\xE2\x80\x99s", "Postgres"));
+	CHECK(words_mentions("«Zürich»", "zürich"));
+	CHECK(!words_mentions("PostgreSQL", "Postgres"));
+	CHECK(!words_mentions("xPostgres", "Postgres"));
+	CHECK(!words_mentions("caféteria", "café"));
+	CHECK(!words_mentions("anything", "  "));
+	CHECK(!words_mentions("", "Postgres"));
 }
 
 TEST(review_findings_are_ordered_by_type)
