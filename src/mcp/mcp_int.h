@@ -1,7 +1,8 @@
 /*
  * mcp_int.h -- what the files of src/mcp share and nothing outside needs:
  * the session struct, the method-handler shape, the tool and resource
- * handlers, the small JSON Schema checker and the Markdown renderer.
+ * handlers and the small JSON Schema checker.  Calls go one way: mcp.c
+ * dispatches to the handlers, and everything uses mcp_json.c.
  */
 #ifndef SMRITI_MCP_INT_H
 #define SMRITI_MCP_INT_H
@@ -27,7 +28,7 @@ struct mcp_fail {
 	json_t *data;
 };
 
-/* Fills fail and returns NULL, so handlers can `return mcp_failf(...)`. */
+/* mcp_json.c: fills fail and returns NULL, so handlers can `return mcp_failf(...)`. */
 json_t *mcp_failf(struct mcp_fail *fail, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
