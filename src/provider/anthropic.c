@@ -138,17 +138,9 @@ static enum smr_rc parse_reply(struct provider *p, const struct provider_req *re
 static void anthropic_request(struct provider *p, const struct provider_req *req, int stream,
 			      struct call_request *out)
 {
-	char *key_line;
-
 	out->url = xasprintf("%s/v1/messages", p->cfg.base_url);
 	out->body = build_body(p, req, stream);
-	out->headers = NULL;
-	if (p->cfg.api_key) {
-		key_line = xasprintf("x-api-key: %s", p->cfg.api_key);
-		out->headers = curl_slist_append(out->headers, key_line);
-		memset(key_line, 0, strlen(key_line));
-		free(key_line);
-	}
+	out->headers = call_key_header(NULL, "x-api-key: ", p->cfg.api_key);
 	out->headers = curl_slist_append(out->headers, "anthropic-version: " ANTHROPIC_VERSION);
 }
 

@@ -188,6 +188,19 @@ enum smr_rc call_transport_error(const struct provider *p, CURLcode cc, const ch
 			r->attempts > 1 ? " (gave up after retries)" : "");
 }
 
+struct curl_slist *call_key_header(struct curl_slist *h, const char *prefix, const char *key)
+{
+	char *line;
+
+	if (!key)
+		return h;
+	line = xasprintf("%s%s", prefix, key);
+	h = curl_slist_append(h, line);
+	memset(line, 0, strlen(line));
+	free(line);
+	return h;
+}
+
 struct curl_slist *call_headers(const struct curl_slist *extra, int stream)
 {
 	struct curl_slist *h = NULL;

@@ -53,6 +53,9 @@ struct call_request {
 /* Frees r's parts, wiping the header lines first (they hold the key). */
 void call_request_release(struct call_request *r);
 
+/* h plus the header "<prefix><key>" (none when key is NULL), leaving no copy of the key behind. */
+struct curl_slist *call_key_header(struct curl_slist *h, const char *prefix, const char *key);
+
 /* The headers every request carries, then extra; caller curl_slist_free_all()s. */
 struct curl_slist *call_headers(const struct curl_slist *extra, int stream);
 

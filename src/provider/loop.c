@@ -27,7 +27,12 @@
 
 #define MAX_EVENTS 64
 
-enum call_state { CALL_QUEUED, CALL_RUNNING, CALL_WAITING, CALL_DONE };
+enum call_state {
+	CALL_IDLE,              /* no transfer, no timer: not started yet, or between attempts */
+	CALL_RUNNING,           /* its easy handle is in the multi */
+	CALL_WAITING,           /* for its retry time */
+	CALL_DONE,
+};
 
 /* Where loop_post's caller waits. */
 struct waiter {
@@ -64,7 +69,7 @@ struct provider_stream {
 
 	/* under loop->lock */
 	struct provider_stream *start_next, *cancel_next;
-	int cancel_queued;
+	int cancel_queued;              /* once: a second cancel has nothing to add */
 };
 
 struct provider_loop {
@@ -403,7 +408,7 @@ static void attempt_end(struct provider_loop *l, struct provider_stream *s, CURL
 {
 	curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &s->reply.status);
 	curl_multi_remove_handle(l->multi, s->easy);
-	s->state = CALL_QUEUED;
+	s->state = CALL_IDLE;
 	s->reply.http_us += sys_monotonic_us() - s->attempt_us;
 	if (atomic_load(&s->cancelled))
 		finish(l, s, PROVIDER_END_STOPPED, NULL);
@@ -543,8 +548,6 @@ static int take_commands(struct provider_loop *l)
 	cancels = l->cancels;
 	l->starts = l->cancels = NULL;
 	l->starts_tail = &l->starts;
-	for (s = cancels; s; s = s->cancel_next)
-		s->cancel_queued = 0;
 	pthread_mutex_unlock(&l->lock);
 	for (; starts; starts = s) {
 		s = starts->start_next;

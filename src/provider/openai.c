@@ -119,17 +119,9 @@ static enum smr_rc parse_reply(struct provider *p, const struct provider_req *re
 static void openai_request(struct provider *p, const struct provider_req *req, int stream,
 			   struct call_request *out)
 {
-	char *auth;
-
 	out->url = xasprintf("%s/chat/completions", p->cfg.base_url);
 	out->body = build_body(p, req, stream);
-	out->headers = NULL;
-	if (p->cfg.api_key) {
-		auth = xasprintf("Authorization: Bearer %s", p->cfg.api_key);
-		out->headers = curl_slist_append(out->headers, auth);
-		memset(auth, 0, strlen(auth));
-		free(auth);
-	}
+	out->headers = call_key_header(NULL, "Authorization: Bearer ", p->cfg.api_key);
 }
 
 static int is_error_chunk(const json_t *doc)

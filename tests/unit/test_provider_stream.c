@@ -136,15 +136,24 @@ static struct provider_req req_for(const struct provider_msg *msgs, size_t n)
 	return r;
 }
 
-/* Streams one reply from p to the end; the caller releases r. */
-static void stream_one(struct provider *p, struct rec *r)
+/* Starts streaming req from p into r (initialised here); the handle. */
+static struct provider_stream *begin(struct provider *p, const struct provider_req *req,
+				     struct rec *r)
 {
-	struct provider_req req = req_for(one_msg, 1);
 	struct provider_stream *s = NULL;
 	struct smr_err err = SMR_ERR_INIT;
 
 	rec_init(r);
-	CHECK_INT(provider_stream_start(p, &req, &cbs, r, &s, &err), SMR_OK);
+	CHECK_INT(provider_stream_start(p, req, &cbs, r, &s, &err), SMR_OK);
+	return s;
+}
+
+/* Streams one reply from p to the end; the caller releases r. */
+static void stream_one(struct provider *p, struct rec *r)
+{
+	struct provider_req req = req_for(one_msg, 1);
+	struct provider_stream *s = begin(p, &req, r);
+
 	CHECK(wait_for(r, -1));
 	provider_stream_release(s);
 	CHECK_INT(r->done_calls + r->error_calls, 1);
@@ -273,14 +282,12 @@ TEST(stream_first_delta_arrives_while_the_fake_holds_the_rest)
 	struct provider *p = NULL;
 	struct provider_req req = req_for(one_msg, 1);
 	struct provider_stream *s = NULL;
-	struct smr_err err = SMR_ERR_INIT;
 	struct rec r;
 	json_t *holds;
 
 	SCRIPT("[{\"reply\":\"first second third\",\"deltas\":3,\"hold\":\"rest\"}]");
 	p = fake_provider("openai", "/v1");
-	rec_init(&r);
-	CHECK_INT(provider_stream_start(p, &req, &cbs, &r, &s, &err), SMR_OK);
+	s = begin(p, &req, &r);
 	CHECK(wait_for(&r, 1));
 	holds = fake_control("GET", "/_control/holds", NULL);
 	CHECK_INT(json_integer_value(json_object_get(json_object_get(json_object_get(holds, "holds"),
@@ -404,14 +411,12 @@ TEST(stream_cancel_stops_at_once_and_keeps_the_text)
 	struct provider *p;
 	struct provider_req req = req_for(one_msg, 1);
 	struct provider_stream *s = NULL;
-	struct smr_err err = SMR_ERR_INIT;
 	struct rec r;
 	json_t *holds = NULL;
 
 	SCRIPT("[{\"reply\":\"shown then stopped\",\"deltas\":3,\"hold\":\"h\"}]");
 	p = fake_provider("openai", "/v1");
-	rec_init(&r);
-	CHECK_INT(provider_stream_start(p, &req, &cbs, &r, &s, &err), SMR_OK);
+	s = begin(p, &req, &r);
 	CHECK(wait_for(&r, 1));
 	provider_stream_cancel(s);
 	CHECK(wait_for(&r, -1));
@@ -445,13 +450,11 @@ TEST(stream_cancel_before_the_reply_and_during_a_retry_wait)
 	struct provider *p;
 	struct provider_req req = req_for(one_msg, 1);
 	struct provider_stream *s = NULL;
-	struct smr_err err = SMR_ERR_INIT;
 	struct rec r;
 
 	SCRIPT("[{\"delay_ms\":20000,\"reply\":\"too late\"}]");
 	p = fake_provider("anthropic", "");
-	rec_init(&r);
-	CHECK_INT(provider_stream_start(p, &req, &cbs, &r, &s, &err), SMR_OK);
+	s = begin(p, &req, &r);
 	provider_stream_cancel(s);
 	CHECK(wait_for(&r, -1));
 	CHECK_INT(r.end, PROVIDER_END_STOPPED);
@@ -461,8 +464,7 @@ TEST(stream_cancel_before_the_reply_and_during_a_retry_wait)
 
 	/* 429 asking for 30 s: Stop ends the wait, no second request */
 	SCRIPT("[{\"status\":429,\"retry_after\":30},{\"reply\":\"never\"}]");
-	rec_init(&r);
-	CHECK_INT(provider_stream_start(p, &req, &cbs, &r, &s, &err), SMR_OK);
+	s = begin(p, &req, &r);
 	while (requests_made() < 1)
 		usleep(5000);
 	provider_stream_cancel(s);
@@ -480,7 +482,6 @@ TEST(stream_timeouts_first_byte_idle_and_total)
 	struct provider *p;
 	struct provider_req req = req_for(one_msg, 1);
 	struct provider_stream *s = NULL;
-	struct smr_err err = SMR_ERR_INIT;
 	struct rec r;
 
 	SCRIPT("[{\"delay_ms\":5000,\"reply\":\"late\"},{\"reply\":\"never\"}]");
@@ -504,8 +505,7 @@ TEST(stream_timeouts_first_byte_idle_and_total)
 	SCRIPT("[{\"reply\":\"a b c d e f\",\"deltas\":6,\"trickle_ms\":3000}]");
 	p->cfg.idle_timeout_ms = 60000;
 	req.timeout_ms = 600;
-	rec_init(&r);
-	CHECK_INT(provider_stream_start(p, &req, &cbs, &r, &s, &err), SMR_OK);
+	s = begin(p, &req, &r);
 	CHECK(wait_for(&r, -1));
 	CHECK_INT(r.err.code, SMR_ETIMEOUT);
 	CHECK_STR(r.err.msg, "openai: reply not finished within 600 ms");
@@ -520,13 +520,11 @@ TEST(stream_free_interrupts_calls_in_flight)
 	struct provider *p;
 	struct provider_req req = req_for(one_msg, 1);
 	struct provider_stream *s = NULL;
-	struct smr_err err = SMR_ERR_INIT;
 	struct rec r;
 
 	SCRIPT("[{\"reply\":\"alpha beta gamma\",\"hold\":\"forever\"}]");
 	p = fake_provider("openai", "/v1");
-	rec_init(&r);
-	CHECK_INT(provider_stream_start(p, &req, &cbs, &r, &s, &err), SMR_OK);
+	s = begin(p, &req, &r);
 	CHECK(wait_for(&r, 1));
 	provider_free(p);
 	CHECK_INT(r.error_calls, 1);
