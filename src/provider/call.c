@@ -201,16 +201,11 @@ struct curl_slist *call_key_header(struct curl_slist *h, const char *prefix, con
 	return h;
 }
 
-struct curl_slist *call_headers(const struct curl_slist *extra, int stream)
+struct curl_slist *call_headers(struct curl_slist *h, int stream)
 {
-	struct curl_slist *h = NULL;
-
 	h = curl_slist_append(h, "Content-Type: application/json");
 	h = curl_slist_append(h, stream ? "Accept: text/event-stream" : "Accept: application/json");
-	h = curl_slist_append(h, "Expect:");
-	for (; extra; extra = extra->next)
-		h = curl_slist_append(h, extra->data);
-	return h;
+	return curl_slist_append(h, "Expect:");
 }
 
 /* Length of the well-formed UTF-8 sequence at s (n bytes left), 0 if malformed. */

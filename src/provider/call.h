@@ -56,8 +56,8 @@ void call_request_release(struct call_request *r);
 /* h plus the header "<prefix><key>" (none when key is NULL), leaving no copy of the key behind. */
 struct curl_slist *call_key_header(struct curl_slist *h, const char *prefix, const char *key);
 
-/* The headers every request carries, then extra; caller curl_slist_free_all()s. */
-struct curl_slist *call_headers(const struct curl_slist *extra, int stream);
+/* h plus the headers every request carries (stream: it accepts server-sent events). */
+struct curl_slist *call_headers(struct curl_slist *h, int stream);
 
 /* CURLOPT_HEADERFUNCTION for a struct call_reply. */
 size_t call_on_header(char *data, size_t size, size_t nmemb, void *reply);

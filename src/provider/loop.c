@@ -48,8 +48,7 @@ struct provider_stream {
 	atomic_int cancelled;
 	struct provider *p;
 	struct provider_loop *loop;
-	struct call_request rq;
-	struct curl_slist *headers;     /* every header sent: call_headers() + rq's */
+	struct call_request rq;         /* its headers with call_headers()'s added */
 	long timeout_ms, first_byte_ms, idle_ms;
 	int stream;                     /* an SSE reply; else a whole body for loop_post */
 	struct provider_stream_cbs cbs;
@@ -63,6 +62,7 @@ struct provider_stream {
 	struct reply_decoder dec;
 	int sse;                        /* this attempt's body goes to the decoder */
 	int got_body;                   /* this attempt has received body bytes */
+	size_t relayed;                 /* text bytes handed to on_delta */
 	int64_t start_us, attempt_us, last_byte_us, retry_at_us;
 	char errbuf[CURL_ERROR_SIZE];
 	struct provider_stream *prev, *next;    /* in loop->calls */
@@ -97,7 +97,6 @@ static void call_unref(struct provider_stream *s)
 	decoder_release(&s->dec);
 	call_reply_release(&s->reply);
 	call_request_release(&s->rq);
-	curl_slist_free_all(s->headers);
 	free(s);
 }
 
@@ -105,8 +104,10 @@ static void on_text(void *ud, const char *text, size_t len)
 {
 	struct provider_stream *s = ud;
 
-	if (!atomic_load(&s->cancelled))
-		s->cbs.on_delta(s->ud, text, len);
+	if (atomic_load(&s->cancelled))
+		return;         /* Stop was pressed while this piece was being read */
+	s->relayed += len;
+	s->cbs.on_delta(s->ud, text, len);
 }
 
 static void on_usage(void *ud, const struct provider_usage *u)
@@ -128,7 +129,7 @@ static struct provider_stream *call_new(struct provider *p, struct call_request 
 	s->p = p;
 	s->rq = *rq;
 	memset(rq, 0, sizeof(*rq));
-	s->headers = call_headers(s->rq.headers, stream);
+	s->rq.headers = call_headers(s->rq.headers, stream);
 	s->stream = stream;
 	s->timeout_ms = timeout_ms > 0 ? timeout_ms : p->cfg.timeout_ms;
 	if (stream) {
@@ -187,7 +188,7 @@ static void tell_caller(struct provider_stream *s, enum provider_end end,
 		.model = s->dec.model,
 		.request_id = s->reply.request_id ? s->reply.request_id : s->dec.reply_id,
 		.usage = s->dec.usage,
-		.text_bytes = s->dec.text_bytes,
+		.text_bytes = s->relayed,
 		.attempts = s->reply.attempts,
 		.waited_ms = s->reply.waited_ms,
 		.latency_us = sys_monotonic_us() - s->start_us,
@@ -284,7 +285,7 @@ static CURL *easy_for(struct provider_stream *s)
 	if (!c)
 		return NULL;
 	curl_easy_setopt(c, CURLOPT_URL, s->rq.url);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, s->headers);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, s->rq.headers);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDS, s->rq.body);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(s->rq.body));
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
