@@ -6,8 +6,15 @@
  * made to alternate strictly from "user" (shape.h).  A schema request
  * becomes one tool with that input_schema plus a tool_choice forcing it; the
  * tool_use block's input is the structured reply.
+ *
+ * A streamed reply is named events: message_start (model, input tokens),
+ * content_block_start / _delta / _stop (text_delta pieces), ping,
+ * message_delta (stop_reason, cumulative usage) and message_stop, or an
+ * `error` event (e.g. overloaded_error) after the 200.  Events it does not
+ * know are skipped, as the SDK does.
  */
 #include "provider/call.h"
+#include "provider/decode.h"
 #include "provider/shape.h"
 #include "util/xalloc.h"
 
@@ -35,7 +42,7 @@ static void add_tool(json_t *body, const struct provider_req *req)
 }
 
 /* The request body; caller free()s. */
-static char *build_body(const struct provider *p, const struct provider_req *req)
+static char *build_body(const struct provider *p, const struct provider_req *req, int stream)
 {
 	json_t *body = json_object();
 	char *system = shape_system(req->system, req->msgs, req->n_msgs);
@@ -52,7 +59,7 @@ static char *build_body(const struct provider *p, const struct provider_req *req
 		json_object_set_new(body, "temperature", json_real(req->temperature));
 	if (req->schema)
 		add_tool(body, req);
-	json_object_set_new(body, "stream", json_false());
+	json_object_set_new(body, "stream", json_boolean(stream));
 	shape_alternate_write(&msgs, req->msgs, req->n_msgs);
 	s = shape_body(body, "messages", &msgs);
 	buf_release(&msgs);
@@ -129,43 +136,72 @@ static enum smr_rc parse_reply(struct provider *p, const struct provider_req *re
 	return SMR_OK;
 }
 
-static struct curl_slist *headers(const struct provider *p, char **key_line)
+static void anthropic_request(struct provider *p, const struct provider_req *req, int stream,
+			      struct call_request *out)
 {
-	struct curl_slist *h = NULL;
-
-	*key_line = NULL;
-	if (p->cfg.api_key) {
-		*key_line = xasprintf("x-api-key: %s", p->cfg.api_key);
-		h = curl_slist_append(h, *key_line);
-	}
-	return curl_slist_append(h, "anthropic-version: " ANTHROPIC_VERSION);
+	out->url = xasprintf("%s/v1/messages", p->cfg.base_url);
+	out->body = build_body(p, req, stream);
+	out->headers = call_key_header(NULL, "x-api-key: ", p->cfg.api_key);
+	out->headers = curl_slist_append(out->headers, "anthropic-version: " ANTHROPIC_VERSION);
 }
 
-static enum smr_rc anthropic_complete(struct provider *p, const struct provider_req *req,
-				      struct provider_resp *out, struct smr_err *err)
+static void take_usage(struct reply_decoder *d, const json_t *usage)
 {
-	char *key_line;
-	struct curl_slist *h = headers(p, &key_line);
-	char *body = build_body(p, req);
-	char *url = xasprintf("%s/v1/messages", p->cfg.base_url);
-	json_t *doc = NULL;
-	long timeout = req->timeout_ms > 0 ? req->timeout_ms : p->cfg.timeout_ms;
-	enum smr_rc rc;
+	if (json_is_object(usage))
+		decoder_usage(d, usage_int(usage, "input_tokens"), usage_int(usage, "output_tokens"));
+}
 
-	rc = call_exchange(p, url, h, body, timeout, &doc, out, err);
-	if (!rc)
-		rc = parse_reply(p, req, doc, out, err);
+/* The text of part (a content block or a delta) when its type is want. */
+static void take_text(struct reply_decoder *d, const json_t *part, const char *want)
+{
+	const json_t *text = json_object_get(part, "text");
+
+	if (!strcmp(str_or_empty(json_object_get(part, "type")), want) && json_is_string(text))
+		decoder_text(d, json_string_value(text), json_string_length(text));
+}
+
+static void take_event(struct reply_decoder *d, const char *type, const json_t *doc)
+{
+	const json_t *msg = json_object_get(doc, "message");
+
+	if (!strcmp(type, "message_start")) {
+		decoder_set(&d->model, json_object_get(msg, "model"));
+		decoder_set(&d->reply_id, json_object_get(msg, "id"));
+		take_usage(d, json_object_get(msg, "usage"));
+	} else if (!strcmp(type, "content_block_start")) {
+		take_text(d, json_object_get(doc, "content_block"), "text");
+	} else if (!strcmp(type, "content_block_delta")) {
+		take_text(d, json_object_get(doc, "delta"), "text_delta");
+	} else if (!strcmp(type, "message_delta")) {
+		decoder_set(&d->finish_reason,
+			    json_object_get(json_object_get(doc, "delta"), "stop_reason"));
+		take_usage(d, json_object_get(doc, "usage"));
+	} else if (!strcmp(type, "message_stop")) {
+		decoder_end(d);
+	} else if (!strcmp(type, "error")) {
+		decoder_provider_error(d, doc);
+	}
+}
+
+static void anthropic_stream_event(struct reply_decoder *d, const struct sse_event *ev)
+{
+	const char *type = ev->type;
+	json_t *doc;
+
+	if (!strcmp(type, "ping"))
+		return;
+	doc = decoder_json(d, ev);
+	if (!doc)
+		return;
+	if (!strcmp(type, "message"))   /* no event: line; the data says its type */
+		type = str_or_empty(json_object_get(doc, "type"));
+	take_event(d, type, doc);
 	json_decref(doc);
-	curl_slist_free_all(h);
-	if (key_line)
-		memset(key_line, 0, strlen(key_line));
-	free(key_line);
-	free(url);
-	free(body);
-	return rc;
 }
 
 const struct provider_ops provider_anthropic_ops = {
 	.name = "anthropic",
-	.complete = anthropic_complete,
+	.request = anthropic_request,
+	.parse_reply = parse_reply,
+	.stream_event = anthropic_stream_event,
 };

@@ -1,10 +1,11 @@
 /*
- * call.c -- one JSON POST to a provider with timeouts, a capped reply and
- * retries (see call.h for the policy), and the formatting of provider
- * errors into Smriti's messages.
+ * call.c -- the pieces of a provider call that do not depend on how it is
+ * driven: request and header handling, the retry policy (call.h), the
+ * blocking exchange used for whole replies, and the wording of provider
+ * errors.  The transfers themselves run on the provider's loop (loop.c).
  */
 #include "provider/call.h"
-#include "util/sys.h"
+#include "provider/loop.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
 
@@ -25,17 +26,30 @@ void call_reply_release(struct call_reply *r)
 	r->should_retry = -1;
 }
 
+void call_reply_next_attempt(struct call_reply *r)
+{
+	buf_reset(&r->body);
+	r->status = 0;
+	r->retry_after_ms = -1;
+	r->should_retry = -1;
+	r->json_body = 0;
+	free(r->request_id);
+	r->request_id = NULL;
+}
+
+void call_request_release(struct call_request *r)
+{
+	for (struct curl_slist *h = r->headers; h; h = h->next)
+		memset(h->data, 0, strlen(h->data));
+	curl_slist_free_all(r->headers);
+	free(r->url);
+	free(r->body);
+	memset(r, 0, sizeof(*r));
+}
+
 char *call_json_strdup(const json_t *v)
 {
 	return json_is_string(v) ? xstrdup(json_string_value(v)) : NULL;
-}
-
-static size_t on_body(char *data, size_t size, size_t nmemb, void *ctx)
-{
-	struct buf *b = ctx;
-
-	buf_add(b, data, size * nmemb);
-	return b->err ? 0 : size * nmemb;
 }
 
 /* "retry-after": seconds (possibly fractional) or an HTTP date. */
@@ -72,10 +86,12 @@ static void take_header(struct call_reply *r, const char *name, const char *val)
 	} else if (!strcasecmp(name, "x-request-id") || !strcasecmp(name, "request-id")) {
 		free(r->request_id);
 		r->request_id = xstrdup(val);
+	} else if (!strcasecmp(name, "content-type")) {
+		r->json_body = !strncasecmp(val, "application/json", 16);
 	}
 }
 
-static size_t on_header(char *data, size_t size, size_t nmemb, void *ctx)
+size_t call_on_header(char *data, size_t size, size_t nmemb, void *ctx)
 {
 	size_t n = size * nmemb, k;
 	char line[512], *colon, *val, *end;
@@ -90,6 +106,7 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ctx)
 
 		r->retry_after_ms = -1;
 		r->should_retry = -1;
+		r->json_body = 0;
 		return n;
 	}
 	colon = strchr(line, ':');
@@ -108,45 +125,16 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ctx)
 	return n;
 }
 
-static CURLcode attempt(struct provider *p, const char *url, const struct curl_slist *hdrs,
-			const char *body, long timeout_ms, struct call_reply *r, char *errbuf)
-{
-	CURL *c = curl_easy_init();
-	CURLcode cc;
-
-	if (!c)
-		return CURLE_FAILED_INIT;
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_SHARE, (CURLSH *)p->share);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, p->cfg.connect_timeout_ms);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "smriti/0.1");
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &r->body);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-	errbuf[0] = '\0';
-	cc = curl_easy_perform(c);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
-	curl_easy_cleanup(c);
-	return cc;
-}
-
 static int retryable_status(long status)
 {
 	return status == 408 || status == 429 || status >= 500;
 }
 
+/* The connection could not be made, or dropped (before any reply text, see call.h). */
 static int retryable_transport(CURLcode cc)
 {
 	return cc == CURLE_COULDNT_CONNECT || cc == CURLE_GOT_NOTHING ||
-	       cc == CURLE_SEND_ERROR || cc == CURLE_RECV_ERROR;
+	       cc == CURLE_SEND_ERROR || cc == CURLE_RECV_ERROR || cc == CURLE_PARTIAL_FILE;
 }
 
 /* Backoff before retry number n (1-based), with up to 25% jitter taken off. */
@@ -161,8 +149,7 @@ static long backoff_ms(const struct provider_cfg *cfg, int n, unsigned *seed)
 	return (long)(d * (1.0 - 0.25 * ((double)rand_r(seed) / RAND_MAX)));
 }
 
-/* Wait before retrying this HTTP reply, or -1 for no retry (r->gave_up may say why). */
-static long http_retry_delay(const struct provider *p, struct call_reply *r, unsigned *seed)
+long call_http_retry_delay(const struct provider *p, struct call_reply *r, unsigned *seed)
 {
 	int want = r->should_retry >= 0 ? r->should_retry : retryable_status(r->status);
 
@@ -178,28 +165,17 @@ static long http_retry_delay(const struct provider *p, struct call_reply *r, uns
 	return r->retry_after_ms;
 }
 
-static void sleep_ms(long ms)
+long call_transport_retry_delay(const struct provider *p, CURLcode cc, int attempts,
+				unsigned *seed)
 {
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts))
-		;
+	if (!retryable_transport(cc) || attempts > p->cfg.max_retries)
+		return -1;
+	return backoff_ms(&p->cfg, attempts, seed);
 }
 
-static void start_attempt(struct call_reply *r)
-{
-	buf_reset(&r->body);
-	r->status = 0;
-	r->retry_after_ms = -1;
-	r->should_retry = -1;
-	free(r->request_id);
-	r->request_id = NULL;
-	r->attempts++;
-}
-
-static enum smr_rc transport_error(struct provider *p, CURLcode cc, const char *url,
-				   const char *errbuf, long timeout_ms, struct call_reply *r,
-				   struct smr_err *err)
+enum smr_rc call_transport_error(const struct provider *p, CURLcode cc, const char *url,
+				 const char *errbuf, long timeout_ms,
+				 const struct call_reply *r, struct smr_err *err)
 {
 	if (cc == CURLE_OPERATION_TIMEDOUT)
 		return smr_errf(err, SMR_ETIMEOUT, "%s: no reply within %ld ms", p->name,
@@ -212,55 +188,24 @@ static enum smr_rc transport_error(struct provider *p, CURLcode cc, const char *
 			r->attempts > 1 ? " (gave up after retries)" : "");
 }
 
-static struct curl_slist *all_headers(const struct curl_slist *extra)
+struct curl_slist *call_key_header(struct curl_slist *h, const char *prefix, const char *key)
 {
-	struct curl_slist *h = NULL;
+	char *line;
 
-	h = curl_slist_append(h, "Content-Type: application/json");
-	h = curl_slist_append(h, "Accept: application/json");
-	h = curl_slist_append(h, "Expect:");
-	for (; extra; extra = extra->next)
-		h = curl_slist_append(h, extra->data);
+	if (!key)
+		return h;
+	line = xasprintf("%s%s", prefix, key);
+	h = curl_slist_append(h, line);
+	memset(line, 0, strlen(line));
+	free(line);
 	return h;
 }
 
-enum smr_rc call_post_json(struct provider *p, const char *url,
-			   const struct curl_slist *headers, const char *body,
-			   long timeout_ms, struct call_reply *out, struct smr_err *err)
+struct curl_slist *call_headers(struct curl_slist *h, int stream)
 {
-	struct curl_slist *h = all_headers(headers);
-	unsigned seed = (unsigned)sys_monotonic_us() ^ (unsigned)(uintptr_t)out;
-	char errbuf[CURL_ERROR_SIZE];
-	CURLcode cc;
-	enum smr_rc rc = SMR_OK;
-	int64_t t0;
-	long delay;
-
-	memset(out, 0, sizeof(*out));
-	out->body = (struct buf)BUF_INIT(p->cfg.max_reply_bytes);
-	for (;;) {
-		start_attempt(out);
-		t0 = sys_monotonic_us();
-		cc = attempt(p, url, h, body, timeout_ms, out, errbuf);
-		out->http_us += sys_monotonic_us() - t0;
-		if (cc == CURLE_OK)
-			delay = out->status >= 200 && out->status < 300 ? -1 :
-				http_retry_delay(p, out, &seed);
-		else if (retryable_transport(cc) && out->attempts <= p->cfg.max_retries)
-			delay = backoff_ms(&p->cfg, out->attempts, &seed);
-		else
-			delay = -1;
-		if (delay < 0) {
-			if (cc != CURLE_OK)
-				rc = transport_error(p, cc, url, errbuf, timeout_ms, out, err);
-			break;
-		}
-		sleep_ms(delay);
-		out->waited_ms += delay;
-		out->http_us += delay * 1000;
-	}
-	curl_slist_free_all(h);
-	return rc;
+	h = curl_slist_append(h, "Content-Type: application/json");
+	h = curl_slist_append(h, stream ? "Accept: text/event-stream" : "Accept: application/json");
+	return curl_slist_append(h, "Expect:");
 }
 
 /* Length of the well-formed UTF-8 sequence at s (n bytes left), 0 if malformed. */
@@ -302,8 +247,7 @@ char *call_clean_text(const struct provider *p, const char *s, size_t max_bytes)
 	return buf_detach(&b, NULL);
 }
 
-/* The provider's code (error.code, else error.type) and message from an error body. */
-static void error_detail(const json_t *doc, const char **code, const char **msg)
+void call_error_detail(const json_t *doc, const char **code, const char **msg)
 {
 	const json_t *e = json_object_get(doc, "error");
 
@@ -331,7 +275,7 @@ enum smr_rc call_http_error(struct provider *p, const struct call_reply *r,
 	char tries[48] = "";
 
 	if (doc)
-		error_detail(doc, &code, &msg);
+		call_error_detail(doc, &code, &msg);
 	if (!msg)
 		msg = r->body.len ? r->body.ptr : "(empty body)";
 	clean = call_clean_text(p, msg, ERROR_TEXT_MAX_BYTES);
@@ -363,15 +307,14 @@ json_t *call_parse_reply(struct provider *p, const struct call_reply *r, struct 
 	return NULL;
 }
 
-enum smr_rc call_exchange(struct provider *p, const char *url, const struct curl_slist *headers,
-			  const char *body, long timeout_ms, json_t **doc,
-			  struct provider_resp *out, struct smr_err *err)
+enum smr_rc call_exchange(struct provider *p, struct call_request *rq, long timeout_ms,
+			  json_t **doc, struct provider_resp *out, struct smr_err *err)
 {
 	struct call_reply r;
 	enum smr_rc rc;
 
 	*doc = NULL;
-	rc = call_post_json(p, url, headers, body, timeout_ms, &r, err);
+	rc = loop_post(p, rq, timeout_ms, &r, err);
 	out->attempts = r.attempts;
 	out->waited_ms = r.waited_ms;
 	out->http_us = r.http_us;

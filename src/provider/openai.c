@@ -8,8 +8,14 @@
  * there) and as max_tokens elsewhere (Ollama ignores the newer name).  A
  * schema request becomes response_format {type: json_schema, json_schema:
  * {name, schema, strict}}, the nesting llama.cpp also reads.
+ *
+ * Streamed replies are `data: <chunk>` events ending with `data: [DONE]`;
+ * with stream_options.include_usage a last chunk carries the usage and no
+ * choice (`choices: []`, or `null` from some vLLM versions).  A chunk with an
+ * "error" member is an error sent after the 200.
  */
 #include "provider/call.h"
+#include "provider/decode.h"
 #include "provider/shape.h"
 #include "util/xalloc.h"
 
@@ -28,7 +34,7 @@ static json_t *response_format(const struct provider_req *req)
 }
 
 /* The request body; caller free()s. */
-static char *build_body(const struct provider *p, const struct provider_req *req)
+static char *build_body(const struct provider *p, const struct provider_req *req, int stream)
 {
 	json_t *body = json_object();
 	int max = req->max_tokens > 0 ? req->max_tokens : p->cfg.max_tokens;
@@ -42,7 +48,9 @@ static char *build_body(const struct provider *p, const struct provider_req *req
 		json_object_set_new(body, "temperature", json_real(req->temperature));
 	if (req->schema)
 		json_object_set_new(body, "response_format", response_format(req));
-	json_object_set_new(body, "stream", json_false());
+	json_object_set_new(body, "stream", json_boolean(stream));
+	if (stream)
+		json_object_set_new(body, "stream_options", json_pack("{s:b}", "include_usage", 1));
 	shape_openai_messages_write(&msgs, req->system, req->msgs, req->n_msgs);
 	s = shape_body(body, "messages", &msgs);
 	buf_release(&msgs);
@@ -109,35 +117,70 @@ static enum smr_rc parse_reply(struct provider *p, const struct provider_req *re
 	return req->schema ? take_json(p, out, err) : SMR_OK;
 }
 
-static enum smr_rc openai_complete(struct provider *p, const struct provider_req *req,
-				   struct provider_resp *out, struct smr_err *err)
+static void openai_request(struct provider *p, const struct provider_req *req, int stream,
+			   struct call_request *out)
 {
-	struct curl_slist *h = NULL;
-	char *body = build_body(p, req);
-	char *url = xasprintf("%s/chat/completions", p->cfg.base_url);
-	char *auth = NULL;
-	json_t *doc = NULL;
-	long timeout = req->timeout_ms > 0 ? req->timeout_ms : p->cfg.timeout_ms;
-	enum smr_rc rc;
+	out->url = xasprintf("%s/chat/completions", p->cfg.base_url);
+	out->body = build_body(p, req, stream);
+	out->headers = call_key_header(NULL, "Authorization: Bearer ", p->cfg.api_key);
+}
 
-	if (p->cfg.api_key) {
-		auth = xasprintf("Authorization: Bearer %s", p->cfg.api_key);
-		h = curl_slist_append(h, auth);
+static int is_error_chunk(const json_t *doc)
+{
+	const json_t *e = json_object_get(doc, "error");
+
+	if (json_is_object(e) || json_is_string(e))
+		return 1;
+	/* older vLLM: a flat {"object": "error", "message": ...} */
+	return !json_is_array(json_object_get(doc, "choices")) &&
+	       json_is_string(json_object_get(doc, "message"));
+}
+
+static void take_choice(struct reply_decoder *d, const json_t *choice)
+{
+	const json_t *delta = json_object_get(choice, "delta");
+	const json_t *content = json_object_get(delta, "content");
+	const json_t *refusal = json_object_get(delta, "refusal");
+
+	if (json_is_string(content))
+		decoder_text(d, json_string_value(content), json_string_length(content));
+	if (json_is_string(refusal))
+		decoder_text(d, json_string_value(refusal), json_string_length(refusal));
+	decoder_set(&d->finish_reason, json_object_get(choice, "finish_reason"));
+}
+
+static void openai_stream_event(struct reply_decoder *d, const struct sse_event *ev)
+{
+	const json_t *usage;
+	json_t *doc;
+
+	if (!strncmp(ev->data, "[DONE]", 6)) {
+		decoder_end(d);
+		return;
 	}
-	rc = call_exchange(p, url, h, body, timeout, &doc, out, err);
-	if (!rc)
-		rc = parse_reply(p, req, doc, out, err);
+	doc = decoder_json(d, ev);
+	if (!doc)
+		return;
+	if (is_error_chunk(doc)) {
+		decoder_provider_error(d, doc);
+		json_decref(doc);
+		return;
+	}
+	if (!d->model)
+		decoder_set(&d->model, json_object_get(doc, "model"));
+	if (!d->reply_id)
+		decoder_set(&d->reply_id, json_object_get(doc, "id"));
+	take_choice(d, json_array_get(json_object_get(doc, "choices"), 0));
+	usage = json_object_get(doc, "usage");
+	if (json_is_object(usage))
+		decoder_usage(d, usage_int(usage, "prompt_tokens"),
+			      usage_int(usage, "completion_tokens"));
 	json_decref(doc);
-	curl_slist_free_all(h);
-	if (auth)
-		memset(auth, 0, strlen(auth));
-	free(auth);
-	free(url);
-	free(body);
-	return rc;
 }
 
 const struct provider_ops provider_openai_ops = {
 	.name = "openai",
-	.complete = openai_complete,
+	.request = openai_request,
+	.parse_reply = parse_reply,
+	.stream_event = openai_stream_event,
 };

@@ -1,8 +1,9 @@
 /*
  * provider.c -- provider handles: defaults, settings from the environment,
- * the shared libcurl connection cache, and the generic completion entry.
+ * and the whole-reply completion every backend shares.
  */
-#include "provider/provider.h"
+#include "provider/call.h"
+#include "provider/loop.h"
 #include "util/sys.h"
 #include "util/xalloc.h"
 
@@ -10,10 +11,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct share_lock {
-	pthread_mutex_t m[CURL_LOCK_DATA_LAST];
-};
 
 void provider_resp_release(struct provider_resp *r)
 {
@@ -31,6 +28,8 @@ void provider_cfg_defaults(struct provider_cfg *cfg)
 	cfg->max_tokens = 1024;
 	cfg->connect_timeout_ms = 10000;
 	cfg->timeout_ms = 120000;
+	cfg->first_byte_timeout_ms = 60000;
+	cfg->idle_timeout_ms = 60000;
 	cfg->max_retries = 2;
 	cfg->backoff_ms = 500;
 	cfg->backoff_max_ms = 8000;
@@ -44,42 +43,6 @@ static void cfg_release(struct provider_cfg *cfg)
 	free(cfg->api_key);
 	free(cfg->default_model);
 	cfg->base_url = cfg->api_key = cfg->default_model = NULL;
-}
-
-static void lock_cb(CURL *h, curl_lock_data data, curl_lock_access access, void *u)
-{
-	struct share_lock *l = u;
-
-	(void)h;
-	(void)access;
-	pthread_mutex_lock(&l->m[data]);
-}
-
-static void unlock_cb(CURL *h, curl_lock_data data, void *u)
-{
-	struct share_lock *l = u;
-
-	(void)h;
-	pthread_mutex_unlock(&l->m[data]);
-}
-
-static void share_init(struct provider *p)
-{
-	struct share_lock *l = xmalloc(sizeof(*l));
-	CURLSH *sh = curl_share_init();
-
-	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
-		pthread_mutex_init(&l->m[i], NULL);
-	if (sh) {
-		curl_share_setopt(sh, CURLSHOPT_LOCKFUNC, lock_cb);
-		curl_share_setopt(sh, CURLSHOPT_UNLOCKFUNC, unlock_cb);
-		curl_share_setopt(sh, CURLSHOPT_USERDATA, l);
-		curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
-		curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
-		curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
-	}
-	p->share = sh;
-	p->lock = l;
 }
 
 void provider_global_init(void)
@@ -115,22 +78,16 @@ struct provider *provider_new(const char *name, struct provider_cfg *cfg)
 	n = p->cfg.base_url ? strlen(p->cfg.base_url) : 0;
 	while (n && p->cfg.base_url[n - 1] == '/')
 		p->cfg.base_url[--n] = '\0';
-	share_init(p);
+	pthread_mutex_init(&p->loop_lock, NULL);
 	return p;
 }
 
 void provider_free(struct provider *p)
 {
-	struct share_lock *l;
-
 	if (!p)
 		return;
-	l = p->lock;
-	if (p->share)
-		curl_share_cleanup(p->share);
-	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
-		pthread_mutex_destroy(&l->m[i]);
-	free(l);
+	provider_loop_free(p->loop);
+	pthread_mutex_destroy(&p->loop_lock);
 	cfg_release(&p->cfg);
 	free(p->name);
 	free(p);
@@ -148,13 +105,17 @@ static void cfg_from_env(struct provider_cfg *cfg)
 	provider_cfg_defaults(cfg);
 	cfg->timeout_ms = sys_env_long("SMRITI_PROVIDER_TIMEOUT_MS", cfg->timeout_ms, 1, 3600000);
 	cfg->connect_timeout_ms = sys_env_long("SMRITI_PROVIDER_CONNECT_TIMEOUT_MS",
-					       cfg->connect_timeout_ms, 1, 600000);
+					   cfg->connect_timeout_ms, 1, 600000);
+	cfg->first_byte_timeout_ms = sys_env_long("SMRITI_PROVIDER_FIRST_BYTE_TIMEOUT_MS",
+					      cfg->first_byte_timeout_ms, 1, 3600000);
+	cfg->idle_timeout_ms = sys_env_long("SMRITI_PROVIDER_IDLE_TIMEOUT_MS", cfg->idle_timeout_ms,
+					1, 3600000);
 	cfg->max_retries = (int)sys_env_long("SMRITI_PROVIDER_RETRIES", cfg->max_retries, 0, 10);
 	cfg->backoff_ms = sys_env_long("SMRITI_PROVIDER_BACKOFF_MS", cfg->backoff_ms, 0, 60000);
 	cfg->retry_after_max_ms = sys_env_long("SMRITI_PROVIDER_RETRY_AFTER_MAX_MS",
-					       cfg->retry_after_max_ms, 0, 3600000);
+					   cfg->retry_after_max_ms, 0, 3600000);
 	cfg->max_tokens = (int)sys_env_long("SMRITI_PROVIDER_MAX_TOKENS", cfg->max_tokens, 1,
-					    1000000);
+					1000000);
 }
 
 struct provider *provider_from_env(const char *name)
@@ -198,10 +159,18 @@ enum smr_rc provider_complete(struct provider *p, const struct provider_req *req
 			      struct provider_resp *out, struct smr_err *err)
 {
 	int64_t t0 = sys_monotonic_us();
+	long timeout = req->timeout_ms > 0 ? req->timeout_ms : p->cfg.timeout_ms;
+	struct call_request rq;
+	json_t *doc = NULL;
 	enum smr_rc rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = p->ops->complete(p, req, out, err);
+	p->ops->request(p, req, 0, &rq);
+	rc = call_exchange(p, &rq, timeout, &doc, out, err);
+	if (!rc)
+		rc = p->ops->parse_reply(p, req, doc, out, err);
+	json_decref(doc);
+	call_request_release(&rq);
 	if (rc)
 		provider_resp_release(out);
 	else

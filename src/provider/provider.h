@@ -3,23 +3,27 @@
  *
  * Like curl's TLS backends, each backend (openai.c, anthropic.c) fills a
  * struct provider_ops.  A struct provider is a long-lived handle (name,
- * base URL, key, timeouts, retry policy, a shared connection cache) created
- * once and used by any number of threads at a time; each call takes a
- * caller-owned struct provider_req and fills a caller-owned struct
- * provider_resp (libuv's split between handles and requests).
+ * base URL, key, timeouts, retry policy, and the event loop its calls run
+ * on) created once and used by any number of threads at a time; each call
+ * takes a caller-owned struct provider_req (libuv's split between handles
+ * and requests).
  *
  * Names: "openai" (Chat Completions at OPENAI_BASE_URL), "anthropic"
  * (Messages at ANTHROPIC_BASE_URL) and "local", any OpenAI-compatible
  * server (Ollama, llama.cpp, vLLM) at SMRITI_LOCAL_BASE_URL.
  *
- * Calls are request/response; streaming is deferred (DECISIONS.md).  The key
- * is sent in a header and nowhere else: it is never logged, stored, or put in
- * an error message (a provider message that echoes it is redacted).
+ * Two ways to call: provider_stream_start() (loop.h) streams a reply through
+ * callbacks, and provider_complete() below waits for a whole one (drafts
+ * and the review pass, which want JSON).  Both run on the provider's loop.
+ * The key is sent in a header and nowhere else: it is never logged, stored,
+ * or put in an error message (a provider message that echoes it is
+ * redacted).
  */
 #ifndef SMRITI_PROVIDER_H
 #define SMRITI_PROVIDER_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,6 +70,20 @@ struct provider_resp {
 
 void provider_resp_release(struct provider_resp *r);
 
+struct provider_usage {
+	int64_t prompt_tokens;      /* -1 when not reported */
+	int64_t completion_tokens;  /* -1 when not reported */
+};
+
+/* How a streamed reply ended. */
+enum provider_end {
+	PROVIDER_END_COMPLETE,      /* the model finished (stop, end_turn, ...) */
+	PROVIDER_END_TRUNCATED,     /* cut by the token limit (length, max_tokens) */
+	PROVIDER_END_STOPPED,       /* provider_stream_cancel(): Stop was pressed */
+	PROVIDER_END_ERROR,         /* the call failed; the outcome's err says why */
+	PROVIDER_END_INTERRUPTED,   /* the provider was freed while the call ran */
+};
+
 /* Connection, timeout and retry settings of one provider; strings owned. */
 struct provider_cfg {
 	char *base_url;             /* no trailing slash; OpenAI's includes /v1 */
@@ -74,6 +92,8 @@ struct provider_cfg {
 	int max_tokens;             /* default reply cap (1024) */
 	long connect_timeout_ms;    /* 10 s */
 	long timeout_ms;            /* per attempt, 120 s; SMRITI_PROVIDER_TIMEOUT_MS */
+	long first_byte_timeout_ms; /* streams: request to first reply byte, 60 s */
+	long idle_timeout_ms;       /* streams: longest silence between chunks, 60 s */
 	int max_retries;            /* 2 */
 	long backoff_ms;            /* first backoff (500 ms), doubling, with jitter */
 	long backoff_max_ms;        /* 8 s */
@@ -83,25 +103,33 @@ struct provider_cfg {
 };
 
 struct provider;
+struct provider_loop;
+struct call_request;
+struct reply_decoder;
+struct sse_event;
 
 struct provider_ops {
 	const char *name;           /* wire format: "openai" | "anthropic" */
+	/* The HTTP request for req (stream: ask for server-sent events); out is released by the caller. */
+	void (*request)(struct provider *p, const struct provider_req *req, int stream,
+			struct call_request *out);
 	/*
-	 * One completion.  On success fills out (caller releases it).  On
-	 * failure returns SMR_EPROVIDER (HTTP error, malformed reply, refused
-	 * connection) or SMR_ETIMEOUT, with the provider's own message in err,
-	 * e.g. "openai: 429 rate_limit_exceeded: Rate limit reached ...".
+	 * Reads a whole reply document into out.  SMR_EPROVIDER when it is not
+	 * the reply expected, with the reason in err.
 	 */
-	enum smr_rc (*complete)(struct provider *p, const struct provider_req *req,
-				struct provider_resp *out, struct smr_err *err);
+	enum smr_rc (*parse_reply)(struct provider *p, const struct provider_req *req,
+				   const json_t *doc, struct provider_resp *out,
+				   struct smr_err *err);
+	/* One event of a streamed reply, reported to the decoder (decode.h). */
+	void (*stream_event)(struct reply_decoder *d, const struct sse_event *ev);
 };
 
 struct provider {
 	const struct provider_ops *ops;
 	char *name;                 /* "openai" | "anthropic" | "local" */
 	struct provider_cfg cfg;
-	void *share;                /* CURLSH shared by calls: connections, DNS, TLS */
-	void *lock;                 /* its mutexes */
+	struct provider_loop *loop; /* started by the first call (loop.h); owned */
+	pthread_mutex_t loop_lock;  /* guards starting it */
 };
 
 extern const struct provider_ops provider_openai_ops;
@@ -123,6 +151,12 @@ void provider_cfg_defaults(struct provider_cfg *cfg);
  * (it initialises libcurl; see provider_global_init).
  */
 struct provider *provider_new(const char *name, struct provider_cfg *cfg);
+
+/*
+ * Stops the provider's loop, ending any call still running with
+ * PROVIDER_END_INTERRUPTED (its on_error runs first), and frees p.  Not from
+ * a stream callback.
+ */
 void provider_free(struct provider *p);
 
 /*
@@ -139,7 +173,13 @@ struct provider *provider_from_env(const char *name);
 /* Short reason the provider cannot be called (no key), or NULL when it can. */
 const char *provider_unusable(const struct provider *p);
 
-/* Runs one completion through p->ops, filling in latency. */
+/*
+ * One whole (non-streamed) completion, waiting for it on the caller's
+ * thread.  On success fills out (caller releases it).  On failure returns
+ * SMR_EPROVIDER (HTTP error, malformed reply, refused connection) or
+ * SMR_ETIMEOUT, with the provider's own message in err, e.g.
+ * "openai: 429 rate_limit_exceeded: Rate limit reached ...".
+ */
 enum smr_rc provider_complete(struct provider *p, const struct provider_req *req,
 			      struct provider_resp *out, struct smr_err *err);
 

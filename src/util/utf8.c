@@ -1,7 +1,9 @@
 /*
- * utf8.c -- strict UTF-8 validation (RFC 3629) and code-point counting.
+ * utf8.c -- strict UTF-8 validation (RFC 3629), code-point counting and the
+ * repair of malformed text with U+FFFD.
  */
 #include "util/utf8.h"
+#include "util/buf.h"
 
 /* Length of the well-formed sequence starting at s, or 0 if it is not one. */
 static size_t seq_len(const unsigned char *s, size_t n)
@@ -70,4 +72,56 @@ size_t utf8_prefix_bytes(const char *s, size_t n, size_t max_chars)
 		}
 	}
 	return n;
+}
+
+/*
+ * Bytes in the longest prefix of s[0..n) that could begin a well-formed
+ * sequence (its "maximal subpart", at least 1): the unit that the WHATWG
+ * decoder replaces with one U+FFFD.
+ */
+static size_t maximal_subpart(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0], lo = 0x80, hi = 0xBF;
+	size_t want, i;
+
+	if (c >= 0xC2 && c <= 0xDF)
+		want = 2;
+	else if (c >= 0xE0 && c <= 0xEF)
+		want = 3;
+	else if (c >= 0xF0 && c <= 0xF4)
+		want = 4;
+	else
+		return 1;
+	if (c == 0xE0)
+		lo = 0xA0;
+	else if (c == 0xED)
+		hi = 0x9F;
+	else if (c == 0xF0)
+		lo = 0x90;
+	else if (c == 0xF4)
+		hi = 0x8F;
+	for (i = 1; i < want && i < n; i++) {
+		if (s[i] < lo || s[i] > hi)
+			break;
+		lo = 0x80;
+		hi = 0xBF;
+	}
+	return i;
+}
+
+void utf8_repair(const char *s, size_t n, struct buf *out)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, k;
+
+	while (i < n) {
+		k = seq_len(p + i, n - i);
+		if (k) {
+			buf_add(out, s + i, k);
+			i += k;
+		} else {
+			buf_add(out, "\xEF\xBF\xBD", 3);
+			i += maximal_subpart(p + i, n - i);
+		}
+	}
 }

@@ -18,4 +18,12 @@ size_t utf8_chars(const char *s, size_t n);
 /* Byte length of the first max_chars code points of well-formed s[0..n). */
 size_t utf8_prefix_bytes(const char *s, size_t n, size_t max_chars);
 
+struct buf;
+
+/*
+ * Appends s[0..n) to out with each malformed sequence (its maximal subpart,
+ * as the WHATWG decoder does) replaced by U+FFFD.
+ */
+void utf8_repair(const char *s, size_t n, struct buf *out);
+
 #endif

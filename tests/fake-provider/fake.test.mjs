@@ -3,6 +3,7 @@
 
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { startFakeProvider } from './server.mjs';
@@ -125,6 +126,11 @@ test('script rejects unknown step fields and bad bodies', async () => {
   assert.equal(r.status, 400);
   r = await control('POST', '/_control/script', [{ reply: 'x' }]);
   assert.equal(r.status, 400);
+  for (const bad of [{ deltas: 0 }, { chunk_bytes: 1.5 }, { trickle_ms: -1 }, { line_ending: 'crcr' },
+    { dialect: 'tgi' }, { hold: '' }, { fail_after: -1 }, { stamp: true, chunk_bytes: 4 }]) {
+    r = await control('POST', '/_control/script', { steps: [bad] });
+    assert.equal(r.status, 400, JSON.stringify(bad));
+  }
   assert.deepEqual((await control('GET', '/_control/script')).body, { steps: [] });
 });
 
@@ -552,4 +558,153 @@ test('in-process handle: script(), requests(), reset()', async () => {
   assert.throws(() => fake.script([{ nope: 1 }]), /unknown field/);
   fake.reset();
   assert.equal(fake.requests().length, 0);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Streaming directives
+
+/**
+ * A streamed POST read chunk by chunk with node:http, which hands over each HTTP chunk (one
+ * server write) as its own 'data' event. `onChunk(buffer, soFar)` may return a promise.
+ */
+function streamPost(path, body, headers, onChunk = () => {}) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(fake.url + path, { method: 'POST', headers }, (res) => {
+      const chunks = [];
+      const times = [];
+      res.on('data', (chunk) => {
+        chunks.push(chunk);
+        times.push(Date.now());
+        onChunk(chunk, Buffer.concat(chunks).toString('utf8'));
+      });
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, chunks, times, complete: true }));
+      res.on('error', () => resolve({ status: res.statusCode, chunks, times, complete: false }));
+      res.on('aborted', () => resolve({ status: res.statusCode, chunks, times, complete: false }));
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+const openaiStreamPost = (extra = {}, onChunk) => streamPost('/v1/chat/completions',
+  openaiBody({ stream: true, stream_options: { include_usage: true }, ...extra }), OPENAI_HEADERS, onChunk);
+const anthropicStreamPost = (extra = {}, onChunk) => streamPost('/v1/messages',
+  anthropicBody({ stream: true, ...extra }), ANTHROPIC_HEADERS, onChunk);
+const bodyText = (r) => Buffer.concat(r.chunks).toString('utf8');
+const openaiText = (events) => events.filter((e) => e.data !== '[DONE]' && e.data.choices?.length)
+  .map((e) => e.data.choices[0].delta.content ?? '').join('');
+const anthropicText = (events) => events.filter((e) => e.event === 'content_block_delta')
+  .map((e) => e.data.delta.text).join('');
+
+test('streaming: chunk_bytes cuts anywhere; line_ending, bom and comments shape the bytes', async () => {
+  const text = 'h\u00e9llo w\u00f6rld \u{1F30D} done';
+  await script({ reply: text, chunk_bytes: 3, line_ending: 'crlf', bom: true, comments: true });
+  const r = await openaiStreamPost();
+  assert.ok(r.chunks.length > 20);
+  for (const chunk of r.chunks) assert.ok(chunk.length <= 3, `a ${chunk.length}-byte write`);
+  // some writes end inside a UTF-8 character, some between CR and LF
+  assert.ok(r.chunks.some((c) => (c.at(-1) & 0xc0) === 0x80 || c.at(-1) >= 0xc0));
+  assert.ok(r.chunks.some((c) => c.at(-1) === 0x0d));
+  const raw = Buffer.concat(r.chunks);
+  assert.deepEqual([...raw.subarray(0, 3)], [0xef, 0xbb, 0xbf]);
+  const body = raw.subarray(3).toString('utf8');
+  assert.ok(!/[^\r]\n/.test(body), 'every LF follows a CR');
+  assert.ok(body.startsWith(': keep-alive\r\ndata: '));
+  const events = parseSse(body.replace(/: keep-alive\r\n/g, '').replaceAll('\r\n', '\n'));
+  assert.equal(openaiText(events), text);
+  assert.equal(events.at(-1).data, '[DONE]');
+
+  await script({ reply: 'one two', line_ending: 'cr', deltas: 2 });
+  const cr = bodyText(await anthropicStreamPost());
+  assert.ok(!cr.includes('\n'));
+  assert.equal(anthropicText(parseSse(cr.replaceAll('\r', '\n'))), 'one two');
+});
+
+test('streaming: deltas and trickle_ms spread the reply over time', async () => {
+  await script({ reply: 'a b c d e f', deltas: 6, trickle_ms: 500 });
+  const r = await anthropicStreamPost();
+  const events = parseSse(bodyText(r));
+  assert.equal(events.filter((e) => e.event === 'content_block_delta').length, 6);
+  assert.equal(anthropicText(events), 'a b c d e f');
+  assert.ok(r.times.at(-1) - r.times[0] >= 450, `spread over ${r.times.at(-1) - r.times[0]} ms`);
+});
+
+test('streaming: truncated ends with length / max_tokens', async () => {
+  await script({ reply: 'cut short', truncated: true }, { reply: 'cut short', truncated: true });
+  const o = parseSse(bodyText(await openaiStreamPost()));
+  assert.equal(o.find((e) => e.data.choices?.[0]?.finish_reason).data.choices[0].finish_reason, 'length');
+  const a = parseSse(bodyText(await anthropicStreamPost()));
+  assert.equal(a.find((e) => e.event === 'message_delta').data.delta.stop_reason, 'max_tokens');
+});
+
+test('streaming: the vllm dialect ends with a usage chunk whose choices is null', async () => {
+  await script({ reply: 'x y', dialect: 'vllm', usage: { input: 3, output: 2 } });
+  const events = parseSse(bodyText(await openaiStreamPost()));
+  const chunks = events.slice(0, -1).map((e) => e.data);
+  for (const c of chunks.slice(0, -1)) assert.ok(!('usage' in c));
+  assert.deepEqual({ choices: chunks.at(-1).choices, usage: chunks.at(-1).usage },
+    { choices: null, usage: { prompt_tokens: 3, total_tokens: 5, completion_tokens: 2 } });
+  assert.equal(events.at(-1).data, '[DONE]');
+});
+
+test('streaming: cut drops the connection after fail_after deltas', async () => {
+  await script({ reply: 'one two three four', deltas: 4, cut: true, fail_after: 1 },
+    { reply: 'one two three four', deltas: 4, cut: true, fail_after: 0, provider: 'anthropic' });
+  const o = await openaiStreamPost();
+  assert.equal(o.complete, false);
+  const text = bodyText(o);
+  assert.ok(!text.includes('[DONE]'));
+  assert.equal(openaiText(parseSse(text)), 'one ');
+  const a = await anthropicStreamPost();
+  assert.equal(a.complete, false);
+  assert.equal(anthropicText(parseSse(bodyText(a))), '');
+});
+
+test('streaming: silence_ms pauses after pause_after deltas', async () => {
+  await script({ reply: 'p q r', deltas: 3, silence_ms: 400, pause_after: 2 });
+  const r = await openaiStreamPost();
+  const events = parseSse(bodyText(r));
+  assert.equal(openaiText(events), 'p q r');
+  const gaps = r.times.slice(1).map((t, i) => t - r.times[i]);
+  assert.ok(Math.max(...gaps) >= 350, `longest gap ${Math.max(...gaps)} ms`);
+  assert.equal(gaps.indexOf(Math.max(...gaps)), 2, 'the pause comes after the head and two deltas');
+});
+
+test('streaming: hold keeps the rest of the reply until released', async () => {
+  await script({ reply: 'first second third', deltas: 3, hold: 'h1' });
+  let released = false;
+  let sawFirst;
+  const seen = new Promise((resolve) => { sawFirst = resolve; });
+  const reply = anthropicStreamPost({}, (chunk, soFar) => {
+    if (soFar.includes('"text":"first "')) sawFirst(soFar);
+    if (!released) assert.ok(!soFar.includes('second'), 'nothing after the hold before release');
+  });
+  await seen;
+  assert.deepEqual((await control('GET', '/_control/holds')).body, { holds: { h1: { waiting: 1, released: false } } });
+  released = true;
+  assert.equal((await control('POST', '/_control/release', { hold: 'h1' })).status, 200);
+  const events = parseSse(bodyText(await reply));
+  assert.equal(anthropicText(events), 'first second third');
+  assert.equal(events.at(-1).event, 'message_stop');
+  // once released, a hold no longer stops anyone; reset lets waiting streams go and forgets holds
+  await script({ reply: 'again', hold: 'h1' }, { reply: 'later', hold: 'h2' });
+  assert.equal(anthropicText(parseSse(bodyText(await anthropicStreamPost()))), 'again');
+  const waiting = anthropicStreamPost();
+  while ((await control('GET', '/_control/holds')).body.holds.h2?.waiting !== 1) await new Promise((r) => setTimeout(r, 10));
+  await control('POST', '/_control/reset');
+  assert.equal(anthropicText(parseSse(bodyText(await waiting))), 'later');
+  assert.deepEqual((await control('GET', '/_control/holds')).body, { holds: {} });
+  assert.equal((await control('POST', '/_control/release', {})).status, 400);
+});
+
+test('streaming: stamp writes the send time in microseconds as each delta', async () => {
+  await script({ reply: 'a b c', deltas: 3, stamp: true });
+  const before = Date.now() * 1000;
+  const events = parseSse(bodyText(await openaiStreamPost()));
+  const stamps = events.filter((e) => e.data.choices?.[0]?.delta?.content).map((e) => e.data.choices[0].delta.content);
+  assert.equal(stamps.length, 3);
+  for (const s of stamps) {
+    assert.match(s, /^\d{16} $/);
+    assert.ok(Number(s) >= before - 1000 && Number(s) <= Date.now() * 1000 + 1000);
+  }
 });

@@ -1,10 +1,12 @@
 // Fake LLM provider for Smriti's test suite.
 //
 // Speaks just enough of the OpenAI Chat Completions and Anthropic Messages wire formats
-// (see shared/WIRE.md sections 1 and 2) for Smriti's provider adapters to be tested without a
+// (see shared/WIRE.md sections 1, 2 and 4) for Smriti's provider adapters to be tested without a
 // network: request validation, non-stream and SSE replies, each provider's error shapes, and
-// mid-stream errors. Tests drive it through a small control API under /_control/ (scripted
-// reply steps in a FIFO queue, a log of every provider request). See README.md beside this file.
+// the ways a stream goes wrong (cut at any byte, trickled, silent, held, cut off, failing
+// mid-way). Tests drive it through a small control API under /_control/ (scripted reply steps in
+// a FIFO queue, a log of every provider request, holds to release). See README.md beside this
+// file.
 //
 // Usage: node tests/fake-provider/server.mjs [--port N]   (prints "LISTENING <port>" when ready)
 //    or: import { startFakeProvider } from './server.mjs'  (in-process, for node tests)
@@ -13,6 +15,7 @@
 
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -20,7 +23,12 @@ const MAX_BODY_BYTES = 16 * 1024 * 1024;
 const STEP_KEYS = new Set([
   'reply', 'json', 'tool_input', 'status', 'retry_after', 'message',
   'delay_ms', 'malformed', 'stream_error', 'provider', 'usage',
+  // streaming only
+  'deltas', 'truncated', 'dialect', 'line_ending', 'bom', 'comments', 'chunk_bytes',
+  'trickle_ms', 'cut', 'fail_after', 'silence_ms', 'hold', 'pause_after', 'stamp',
 ]);
+
+const LINE_ENDINGS = { lf: '\n', crlf: '\r\n', cr: '\r' };
 
 // ---------------------------------------------------------------------------------------------
 // Small helpers
@@ -96,13 +104,7 @@ function openSse(res, headers) {
     connection: 'keep-alive',
     ...headers,
   });
-}
-
-/** One SSE event: optional `event:` line, one `data:` line (a JSON value or a literal string). */
-function writeSse(res, data, event) {
-  if (res.destroyed) return;
-  const payload = typeof data === 'string' ? data : JSON.stringify(data);
-  res.write((event ? `event: ${event}\n` : '') + `data: ${payload}\n\n`);
+  res.flushHeaders();
 }
 
 /** Wait `ms`, resolving false early if the client goes away meanwhile. */
@@ -162,8 +164,129 @@ function planReply(providerName, body, step) {
   return reply;
 }
 
-/** The pieces sent before a scripted mid-stream error: a couple, never all of them. */
-const piecesBeforeError = (pieces) => pieces.slice(0, Math.min(2, Math.max(1, pieces.length - 1)));
+// ---------------------------------------------------------------------------------------------
+// Streaming, shared by both providers: what is sent, then how its bytes go out
+
+/**
+ * One planned SSE event: `data` (a JSON value or a literal string) and an optional `event` name.
+ * A text delta also has `withText(text)`, which rebuilds it with other text (for `stamp`).
+ */
+const sseEvent = (data, event, withText) => ({ data, event, withText });
+
+/** Microseconds since the epoch, the clock a `stamp` step writes into each delta. */
+const epochMicros = () => Math.round((performance.timeOrigin + performance.now()) * 1000);
+
+/** Deltas sent before a scripted mid-stream error or cut: `fail_after`, else a couple, never all. */
+const deltasBeforeFailure = (step, n) => step.fail_after ?? Math.min(2, Math.max(1, n - 1));
+
+/**
+ * The stream as events and actions: the head, the deltas (with a pause, for `silence_ms` or
+ * `hold`, after `pause_after` of them), the tail; or for `stream_error` / `cut` the head, a few
+ * deltas, then the error event or the cut.
+ */
+function streamPlan(step, { head, deltas, tail, error }) {
+  if (step.stream_error || step.cut) {
+    const sent = deltas.slice(0, deltasBeforeFailure(step, deltas.length));
+    return [...head, ...sent, step.cut ? { action: 'cut' } : error];
+  }
+  if (step.silence_ms === undefined && step.hold === undefined) return [...head, ...deltas, ...tail];
+  const at = step.pause_after ?? 1;
+  return [...head, ...deltas.slice(0, at), { action: 'pause' }, ...deltas.slice(at), ...tail];
+}
+
+/** An event's bytes: a keep-alive comment first with `comments`, lines ended per `line_ending`. */
+function renderEvent(step, ev) {
+  const eol = LINE_ENDINGS[step.line_ending ?? 'lf'];
+  const value = step.stamp && ev.withText ? ev.withText(`${epochMicros()} `) : ev.data;
+  const payload = typeof value === 'string' ? value : JSON.stringify(value);
+  return (step.comments ? `: keep-alive${eol}` : '') + (ev.event ? `event: ${ev.event}${eol}` : '')
+    + `data: ${payload}${eol}${eol}`;
+}
+
+/**
+ * The writes: one per event (rendered when it is sent), or with `chunk_bytes` the bytes between
+ * two actions cut every that many bytes, inside a UTF-8 character or a CRLF as it falls.
+ */
+function planWrites(step, plan) {
+  const writes = [];
+  let run = step.bom ? '\uFEFF' : '';
+  const flush = () => {
+    const bytes = Buffer.from(run, 'utf8');
+    for (let i = 0; i < bytes.length; i += step.chunk_bytes) writes.push(bytes.subarray(i, i + step.chunk_bytes));
+    run = '';
+  };
+  for (const item of plan) {
+    if (!step.chunk_bytes) writes.push(item);
+    else if (item.action) { flush(); writes.push(item); }
+    else run += renderEvent(step, item);
+  }
+  if (step.chunk_bytes) flush();
+  return writes;
+}
+
+/** Holds: a stream waits at a `hold` step until `POST /_control/release` names it. */
+function holdNamed(state, name) {
+  if (!state.holds.has(name)) state.holds.set(name, { released: false, waiting: 0, wakers: new Set() });
+  return state.holds.get(name);
+}
+
+function waitForRelease(state, res, name) {
+  const hold = holdNamed(state, name);
+  if (hold.released) return Promise.resolve(!res.destroyed);
+  hold.waiting++;
+  return new Promise((resolve) => {
+    const done = (ok) => {
+      hold.waiting--;
+      hold.wakers.delete(wake);
+      res.off('close', onClose);
+      resolve(ok && !res.destroyed);
+    };
+    const wake = () => done(true);
+    const onClose = () => done(false);
+    hold.wakers.add(wake);
+    res.once('close', onClose);
+  });
+}
+
+function release(state, name) {
+  const hold = holdNamed(state, name);
+  hold.released = true;
+  for (const wake of [...hold.wakers]) wake();
+}
+
+/** The pause of a `silence_ms` and/or `hold` step; false once the client has gone. */
+async function pause(state, res, step) {
+  if (step.silence_ms !== undefined && !(await waitUnlessClosed(res, step.silence_ms))) return false;
+  return step.hold === undefined || waitForRelease(state, res, step.hold);
+}
+
+/** Drops the connection once what was written has gone out: no terminating chunk, no end event. */
+function cut(res) {
+  if (!res.socket) return res.destroy();
+  return res.socket.write('', () => res.destroy());
+}
+
+/** Sends a planned stream: 200 and headers at once, then the writes, spread over `trickle_ms`. */
+async function sendStream(state, res, step, plan, headers) {
+  const writes = planWrites(step, plan);
+  const gap = step.trickle_ms ? step.trickle_ms / Math.max(1, writes.filter((w) => !w.action).length - 1) : 0;
+  let bom = step.bom && !step.chunk_bytes ? '\uFEFF' : '';
+  let sent = 0;
+
+  openSse(res, headers);
+  for (const w of writes) {
+    if (w.action === 'cut') return cut(res);
+    if (w.action === 'pause') {
+      if (!(await pause(state, res, step))) return undefined;
+      continue;
+    }
+    if (gap && sent++ > 0 && !(await waitUnlessClosed(res, gap))) return undefined;
+    if (res.destroyed) return undefined;
+    res.write(Buffer.isBuffer(w) ? w : bom + renderEvent(step, w));
+    bom = '';
+  }
+  return res.end();
+}
 
 // ---------------------------------------------------------------------------------------------
 // OpenAI Chat Completions
@@ -276,11 +399,11 @@ function openaiReply(res, body, reply) {
 }
 
 /** Deltas after the first one: content pieces, or tool-call argument pieces. */
-function openaiDeltas(reply) {
+function openaiDeltas(reply, parts) {
   if (!reply.tool) {
     return {
       first: { role: 'assistant', content: '' },
-      pieces: splitText(reply.text).map((content) => ({ content })),
+      pieces: splitText(reply.text, parts).map((content) => ({ content })),
     };
   }
   const { id, name, input } = reply.tool;
@@ -289,12 +412,17 @@ function openaiDeltas(reply) {
       role: 'assistant', content: null,
       tool_calls: [{ index: 0, id, type: 'function', function: { name, arguments: '' } }],
     },
-    pieces: splitText(JSON.stringify(input)).map((args) => ({ tool_calls: [{ index: 0, function: { arguments: args } }] })),
+    pieces: splitText(JSON.stringify(input), parts).map((args) => ({ tool_calls: [{ index: 0, function: { arguments: args } }] })),
   };
 }
 
-function openaiStream(res, body, reply, { failMidway }) {
+/**
+ * Chunks carry `usage: null` when usage was asked for, and a last chunk `choices: []` with the
+ * usage; the `vllm` dialect leaves `usage` out of the chunks and ends with `choices: null`.
+ */
+function openaiStream(state, res, body, reply, step) {
   const includeUsage = body.stream_options?.include_usage === true;
+  const vllm = step.dialect === 'vllm';
   const base = {
     id: randomId('chatcmpl-'),
     object: 'chat.completion.chunk',
@@ -305,23 +433,25 @@ function openaiStream(res, body, reply, { failMidway }) {
   const chunk = (delta, finishReason = null) => ({
     ...base,
     choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
-    ...(includeUsage ? { usage: null } : {}),
+    ...(includeUsage && !vllm ? { usage: null } : {}),
   });
-  const { first, pieces } = openaiDeltas(reply);
+  const { first, pieces } = openaiDeltas(reply, step.deltas);
+  const finish = reply.tool ? 'tool_calls' : step.truncated ? 'length' : 'stop';
+  const usage = vllm
+    ? { prompt_tokens: reply.usage.input, total_tokens: reply.usage.input + reply.usage.output, completion_tokens: reply.usage.output }
+    : openaiUsage(reply.usage);
+  const textDelta = reply.tool ? undefined : (text) => chunk({ content: text });
 
-  openSse(res, { 'x-request-id': randomId('req_') });
-  writeSse(res, chunk(first));
-  if (failMidway) {
-    for (const delta of piecesBeforeError(pieces)) writeSse(res, chunk(delta));
-    writeSse(res, openaiErrorBody(500));
-    res.end();
-    return;
-  }
-  for (const delta of pieces) writeSse(res, chunk(delta));
-  writeSse(res, chunk({}, reply.tool ? 'tool_calls' : 'stop'));
-  if (includeUsage) writeSse(res, { ...base, choices: [], usage: openaiUsage(reply.usage) });
-  writeSse(res, '[DONE]');
-  res.end();
+  return sendStream(state, res, step, streamPlan(step, {
+    head: [sseEvent(chunk(first))],
+    deltas: pieces.map((delta) => sseEvent(chunk(delta), undefined, textDelta)),
+    tail: [
+      sseEvent(chunk({}, finish)),
+      ...(includeUsage ? [sseEvent({ ...base, choices: vllm ? null : [], usage })] : []),
+      sseEvent('[DONE]'),
+    ],
+    error: sseEvent(openaiErrorBody(500)),
+  }), { 'x-request-id': randomId('req_') });
 }
 
 const openai = {
@@ -439,45 +569,47 @@ function anthropicReply(res, body, reply) {
 }
 
 /** content_block_start's block and the deltas that fill it. */
-function anthropicBlockStream(reply) {
+function anthropicBlockStream(reply, parts) {
   if (reply.tool) {
     const { id, name, input } = reply.tool;
     return {
       block: { type: 'tool_use', id, name, input: {} },
-      deltas: splitText(JSON.stringify(input)).map((partial_json) => ({ type: 'input_json_delta', partial_json })),
+      deltas: splitText(JSON.stringify(input), parts).map((partial_json) => ({ type: 'input_json_delta', partial_json })),
     };
   }
   return {
     block: { type: 'text', text: '' },
-    deltas: splitText(reply.text).map((text) => ({ type: 'text_delta', text })),
+    deltas: splitText(reply.text, parts).map((text) => ({ type: 'text_delta', text })),
   };
 }
 
-function anthropicStream(res, body, reply, { failMidway }) {
-  const send = (type, fields = {}) => writeSse(res, { type, ...fields }, type);
+function anthropicStream(state, res, body, reply, step) {
+  const event = (type, fields = {}) => sseEvent({ type, ...fields }, type);
   const start = anthropicMessage(body, reply, {
     content: [], stop_reason: null, usage: { ...anthropicUsage(reply.usage), output_tokens: 1 },
   });
-  const { block, deltas } = anthropicBlockStream(reply);
+  const { block, deltas } = anthropicBlockStream(reply, step.deltas);
+  const stopReason = reply.tool ? 'tool_use' : step.truncated ? 'max_tokens' : 'end_turn';
+  const textDelta = (text) => ({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } });
 
-  openSse(res, { 'request-id': randomId('req_') });
-  send('message_start', { message: start });
-  send('content_block_start', { index: 0, content_block: block });
-  send('ping');
-  if (failMidway) {
-    for (const delta of piecesBeforeError(deltas)) send('content_block_delta', { index: 0, delta });
-    send('error', { error: { type: 'overloaded_error', message: 'Overloaded' } });
-    res.end();
-    return;
-  }
-  for (const delta of deltas) send('content_block_delta', { index: 0, delta });
-  send('content_block_stop', { index: 0 });
-  send('message_delta', {
-    delta: { stop_reason: reply.tool ? 'tool_use' : 'end_turn', stop_sequence: null },
-    usage: { output_tokens: reply.usage.output },
-  });
-  send('message_stop');
-  res.end();
+  return sendStream(state, res, step, streamPlan(step, {
+    head: [
+      event('message_start', { message: start }),
+      event('content_block_start', { index: 0, content_block: block }),
+      event('ping'),
+    ],
+    deltas: deltas.map((delta) => sseEvent({ type: 'content_block_delta', index: 0, delta },
+      'content_block_delta', reply.tool ? undefined : textDelta)),
+    tail: [
+      event('content_block_stop', { index: 0 }),
+      event('message_delta', {
+        delta: { stop_reason: stopReason, stop_sequence: null },
+        usage: { output_tokens: reply.usage.output },
+      }),
+      event('message_stop'),
+    ],
+    error: event('error', { error: { type: 'overloaded_error', message: 'Overloaded' } }),
+  }), { 'request-id': randomId('req_') });
 }
 
 const anthropic = {
@@ -509,19 +641,51 @@ function takeStep(state, providerName) {
   return state.queue.splice(i, 1)[0];
 }
 
-function checkStep(step, i) {
-  if (!isPlainObject(step)) return `steps[${i}] must be an object`;
-  const unknown = Object.keys(step).filter((k) => !STEP_KEYS.has(k));
-  if (unknown.length) return `steps[${i}] has unknown field(s): ${unknown.join(', ')}`;
-  if (step.provider !== undefined && step.provider !== 'openai' && step.provider !== 'anthropic') {
-    return `steps[${i}].provider must be "openai" or "anthropic"`;
+const isCount = (v, min) => Number.isInteger(v) && v >= min;
+const isMs = (v) => typeof v === 'number' && v >= 0;
+
+/** Why a streaming field of the step is invalid, or null. */
+function checkStreamFields(step, at) {
+  for (const key of ['deltas', 'chunk_bytes']) {
+    if (step[key] !== undefined && !isCount(step[key], 1)) return `${at}.${key} must be a positive integer`;
   }
-  if (step.status !== undefined && !Number.isInteger(step.status)) return `steps[${i}].status must be an integer`;
-  if (step.delay_ms !== undefined && !(typeof step.delay_ms === 'number' && step.delay_ms >= 0)) {
-    return `steps[${i}].delay_ms must be a non-negative number`;
+  for (const key of ['fail_after', 'pause_after']) {
+    if (step[key] !== undefined && !isCount(step[key], 0)) return `${at}.${key} must be a non-negative integer`;
   }
-  if (step.tool_input !== undefined && !isPlainObject(step.tool_input)) return `steps[${i}].tool_input must be an object`;
+  for (const key of ['trickle_ms', 'silence_ms']) {
+    if (step[key] !== undefined && !isMs(step[key])) return `${at}.${key} must be a non-negative number`;
+  }
+  if (step.line_ending !== undefined && !(step.line_ending in LINE_ENDINGS)) return `${at}.line_ending must be "lf", "crlf" or "cr"`;
+  if (step.dialect !== undefined && step.dialect !== 'vllm') return `${at}.dialect must be "vllm"`;
+  if (step.hold !== undefined && (typeof step.hold !== 'string' || step.hold === '')) return `${at}.hold must be a name`;
+  if (step.stamp && step.chunk_bytes) return `${at}: stamp and chunk_bytes do not go together`;
   return null;
+}
+
+function checkStep(step, i) {
+  const at = `steps[${i}]`;
+  if (!isPlainObject(step)) return `${at} must be an object`;
+  const unknown = Object.keys(step).filter((k) => !STEP_KEYS.has(k));
+  if (unknown.length) return `${at} has unknown field(s): ${unknown.join(', ')}`;
+  if (step.provider !== undefined && step.provider !== 'openai' && step.provider !== 'anthropic') {
+    return `${at}.provider must be "openai" or "anthropic"`;
+  }
+  if (step.status !== undefined && !Number.isInteger(step.status)) return `${at}.status must be an integer`;
+  if (step.delay_ms !== undefined && !isMs(step.delay_ms)) return `${at}.delay_ms must be a non-negative number`;
+  if (step.tool_input !== undefined && !isPlainObject(step.tool_input)) return `${at}.tool_input must be an object`;
+  return checkStreamFields(step, at);
+}
+
+/** `{name: {waiting, released}}` for every hold named so far. */
+const holdSummary = (state) => Object.fromEntries(
+  [...state.holds].map(([name, h]) => [name, { waiting: h.waiting, released: h.released }]));
+
+/** Empties the queue and the log; streams waiting at a hold are let go. */
+function reset(state) {
+  state.queue.length = 0;
+  state.requests.length = 0;
+  for (const name of state.holds.keys()) release(state, name);
+  state.holds.clear();
 }
 
 async function handleControl(state, req, res, path) {
@@ -529,9 +693,16 @@ async function handleControl(state, req, res, path) {
   if (route === 'GET /_control/health') return sendJson(res, 200, { ok: true });
   if (route === 'GET /_control/requests') return sendJson(res, 200, state.requests);
   if (route === 'GET /_control/script') return sendJson(res, 200, { steps: state.queue });
+  if (route === 'GET /_control/holds') return sendJson(res, 200, { holds: holdSummary(state) });
   if (route === 'POST /_control/reset') {
-    state.queue.length = 0;
-    state.requests.length = 0;
+    reset(state);
+    return sendJson(res, 200, { ok: true });
+  }
+  if (route === 'POST /_control/release') {
+    const parsed = parseJson(await readBody(req));
+    const name = parsed.ok && isPlainObject(parsed.value) ? parsed.value.hold : undefined;
+    if (typeof name !== 'string' || name === '') return sendJson(res, 400, { ok: false, error: 'body must be {"hold":"<name>"}' });
+    release(state, name);
     return sendJson(res, 200, { ok: true });
   }
   if (route === 'POST /_control/script') {
@@ -547,7 +718,7 @@ async function handleControl(state, req, res, path) {
 }
 
 /** Answer a valid provider request according to its step. */
-async function respond(provider, res, body, step) {
+async function respond(state, provider, res, body, step) {
   if (step.delay_ms > 0 && !(await waitUnlessClosed(res, step.delay_ms))) return;
   const headers = step.retry_after !== undefined ? { 'retry-after': String(step.retry_after) } : {};
   const wantsStream = body.stream === true;
@@ -562,7 +733,7 @@ async function respond(provider, res, body, step) {
   const reply = planReply(provider.name, body, step);
   if (!wantsStream) return provider.reply(res, body, reply);
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-  return provider.stream(res, body, reply, { failMidway: Boolean(step.stream_error) });
+  return provider.stream(state, res, body, reply, step);
 }
 
 async function handleProvider(state, provider, req, res, path) {
@@ -582,7 +753,7 @@ async function handleProvider(state, provider, req, res, path) {
   if (rejection) return provider.sendError(res, rejection.status, rejection);
 
   record.step_used = takeStep(state, provider.name);
-  return respond(provider, res, parsed.value, record.step_used);
+  return respond(state, provider, res, parsed.value, record.step_used);
 }
 
 async function handle(state, req, res) {
@@ -598,10 +769,11 @@ async function handle(state, req, res) {
 
 /**
  * Start a fake provider on 127.0.0.1. Resolves to
- * `{ url, port, close(), script(steps), reset(), requests() }`; each server has its own state.
+ * `{ url, port, close(), script(steps), reset(), requests(), release(name), holds() }`; each
+ * server has its own state.
  */
 export async function startFakeProvider({ port = 0 } = {}) {
-  const state = { queue: [], requests: [] };
+  const state = { queue: [], requests: [], holds: new Map() };
   const server = http.createServer((req, res) => {
     handle(state, req, res).catch((err) => {
       process.stderr.write(`fake-provider: ${err.stack ?? err}\n`);
@@ -622,7 +794,9 @@ export async function startFakeProvider({ port = 0 } = {}) {
       if (problem) throw new Error(problem);
       state.queue.push(...steps);
     },
-    reset() { state.queue.length = 0; state.requests.length = 0; },
+    reset() { reset(state); },
+    release(name) { release(state, name); },
+    holds: () => holdSummary(state),
     requests: () => state.requests,
     close: () => new Promise((resolve) => {
       server.close(() => resolve());

@@ -4,153 +4,17 @@
  * curl's tests: script the server's reply, make the call, then check both
  * the result and the exact request the server received.
  *
- * The fake is started once (node, from the repository root) and reset
- * before each test.  The last test drives chat_send() on a real SQLite store.
+ * The fake is started once (fake_provider.h) and reset before each test.
+ * The last test drives chat_send() on a real SQLite store.
  */
 #include "harness.h"
+#include "fake_provider.h"
 #include "ops/runtime/runtime.h"
-#include "provider/provider.h"
-#include "util/buf.h"
 #include "util/xalloc.h"
 
-#include <curl/curl.h>
-#include <signal.h>
 #include <sqlite3.h>
-#include <spawn.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
-
-static pid_t fake_pid;
-static int fake_port;
-
-static void fake_stop(void)
-{
-	if (fake_pid > 0) {
-		kill(fake_pid, SIGTERM);
-		waitpid(fake_pid, NULL, 0);
-		fake_pid = 0;
-	}
-	curl_global_cleanup();
-}
-
-/* Starts `node tests/fake-provider/server.mjs --port 0` and reads "LISTENING <port>". */
-static int fake_start(void)
-{
-	char *argv[] = { "node", "tests/fake-provider/server.mjs", "--port", "0", NULL };
-	posix_spawn_file_actions_t fa;
-	int fds[2];
-	char line[64];
-	size_t len = 0;
-	ssize_t n;
-
-	if (fake_port)
-		return 0;
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-	if (pipe(fds))
-		return -1;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-	posix_spawn_file_actions_addclose(&fa, fds[0]);
-	if (posix_spawnp(&fake_pid, "node", &fa, NULL, argv, environ)) {
-		posix_spawn_file_actions_destroy(&fa);
-		return -1;
-	}
-	posix_spawn_file_actions_destroy(&fa);
-	close(fds[1]);
-	while (len < sizeof(line) - 1 && !memchr(line, '\n', len)) {
-		n = read(fds[0], line + len, sizeof(line) - 1 - len);
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fds[0]);
-	line[len] = '\0';
-	atexit(fake_stop);
-	if (sscanf(line, "LISTENING %d", &fake_port) != 1) {
-		fprintf(stderr, "fake provider did not start: '%s'\n", line);
-		return -1;
-	}
-	return 0;
-}
-
-static size_t collect(char *data, size_t size, size_t nmemb, void *ctx)
-{
-	buf_add(ctx, data, size * nmemb);
-	return size * nmemb;
-}
-
-/* A control request to the fake; returns its JSON reply (new reference) or NULL. */
-static json_t *control(const char *method, const char *path, const char *body)
-{
-	CURL *c = curl_easy_init();
-	struct buf b = BUF_INIT(0);
-	struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
-	char *url = xasprintf("http://127.0.0.1:%d%s", fake_port, path);
-	json_t *doc;
-
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	if (body)
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
-	curl_easy_perform(c);
-	curl_easy_cleanup(c);
-	curl_slist_free_all(h);
-	doc = json_loads(b.ptr, 0, NULL);
-	buf_release(&b);
-	free(url);
-	return doc;
-}
-
-/* Resets the fake and queues steps (a JSON array text). */
-static int fake_script(const char *steps)
-{
-	char *body = xasprintf("{\"steps\":%s}", steps);
-	json_t *r;
-
-	if (fake_start())
-		return -1;
-	json_decref(control("POST", "/_control/reset", "{}"));
-	r = control("POST", "/_control/script", body);
-	free(body);
-	if (!json_is_true(json_object_get(r, "ok"))) {
-		json_decref(r);
-		return -1;
-	}
-	json_decref(r);
-	return 0;
-}
-
-#define SCRIPT(steps)                                                        \
-	do {                                                                 \
-		if (fake_script(steps)) {                                    \
-			test_fail(__FILE__, __LINE__, "fake provider unavailable"); \
-			return;                                              \
-		}                                                            \
-	} while (0)
-
-static json_t *fake_requests(void)
-{
-	return control("GET", "/_control/requests", NULL);
-}
-
-static struct provider *make(const char *name, const char *path_base)
-{
-	struct provider_cfg cfg;
-
-	provider_cfg_defaults(&cfg);
-	cfg.base_url = xasprintf("http://127.0.0.1:%d%s", fake_port, path_base);
-	cfg.api_key = xstrdup("sk-test-0123456789");
-	cfg.default_model = xstrdup("m");
-	cfg.backoff_ms = 10;
-	cfg.backoff_max_ms = 40;
-	return provider_new(name, &cfg);
-}
 
 static const struct provider_msg three[] = {
 	{ "user", "first question" }, { "assistant", "first answer" }, { "user", "second" },
@@ -188,7 +52,7 @@ TEST(provider_openai_success_and_request)
 	const json_t *body;
 
 	SCRIPT("[{\"reply\":\"hello there\",\"usage\":{\"input\":7,\"output\":2}}]");
-	p = make("openai", "/v1");
+	p = fake_provider("openai", "/v1");
 	CHECK_INT(provider_complete(p, &req, &resp, &err), SMR_OK);
 	CHECK_STR(resp.text, "hello there");
 	CHECK_INT(resp.prompt_tokens, 7);
@@ -229,7 +93,7 @@ TEST(provider_openai_max_completion_tokens_for_openai_itself)
 	json_t *reqs;
 
 	SCRIPT("[]");
-	p = make("openai", "/v1");
+	p = fake_provider("openai", "/v1");
 	p->cfg.max_completion_tokens = 1;
 	req.max_tokens = 77;
 	req.temperature = 0.5;
@@ -257,7 +121,7 @@ TEST(provider_anthropic_success_and_request)
 	const json_t *body;
 
 	SCRIPT("[{\"reply\":\"bonjour\",\"usage\":{\"input\":5,\"output\":1}}]");
-	p = make("anthropic", "");
+	p = fake_provider("anthropic", "");
 	req.msgs = msgs;
 	req.n_msgs = 4;
 	CHECK_INT(provider_complete(p, &req, &resp, &err), SMR_OK);
@@ -296,7 +160,7 @@ TEST(provider_429_then_success_honours_retry_after)
 	double t0, t1;
 
 	SCRIPT("[{\"status\":429,\"retry_after\":1},{\"reply\":\"ok now\"}]");
-	p = make("openai", "/v1");
+	p = fake_provider("openai", "/v1");
 	CHECK_INT(provider_complete(p, &req, &resp, &err), SMR_OK);
 	CHECK_STR(resp.text, "ok now");
 	CHECK_INT(resp.attempts, 2);
@@ -320,7 +184,7 @@ TEST(provider_500_fails_after_retries)
 	json_t *reqs;
 
 	SCRIPT("[{\"status\":500},{\"status\":500},{\"status\":500},{\"reply\":\"x\"}]");
-	p = make("openai", "/v1");
+	p = fake_provider("openai", "/v1");
 	CHECK_INT(provider_complete(p, &req, &resp, &err), SMR_EPROVIDER);
 	CHECK(strstr(err.msg, "openai: 500 server_error: The server had an error") == err.msg);
 	CHECK(strstr(err.msg, "(after 3 attempts)") != NULL);
@@ -340,7 +204,7 @@ TEST(provider_529_is_retried)
 	json_t *reqs;
 
 	SCRIPT("[{\"status\":529},{\"reply\":\"recovered\"}]");
-	p = make("anthropic", "");
+	p = fake_provider("anthropic", "");
 	CHECK_INT(provider_complete(p, &req, &resp, &err), SMR_OK);
 	CHECK_STR(resp.text, "recovered");
 	CHECK_INT(resp.attempts, 2);
@@ -359,7 +223,7 @@ TEST(provider_anthropic_error_message_surfaced)
 	struct smr_err err = SMR_ERR_INIT;
 
 	SCRIPT("[{\"status\":400,\"message\":\"prompt is too long: 300000 tokens\"}]");
-	p = make("anthropic", "");
+	p = fake_provider("anthropic", "");
 	CHECK_INT(provider_complete(p, &req, &resp, &err), SMR_EPROVIDER);
 	CHECK_STR(err.msg, "anthropic: 400 invalid_request_error: prompt is too long: 300000 tokens");
 	provider_free(p);
@@ -374,7 +238,7 @@ TEST(provider_timeout)
 	json_t *reqs;
 
 	SCRIPT("[{\"delay_ms\":3000,\"reply\":\"too late\"}]");
-	p = make("openai", "/v1");
+	p = fake_provider("openai", "/v1");
 	req.timeout_ms = 300;
 	CHECK_INT(provider_complete(p, &req, &resp, &err), SMR_ETIMEOUT);
 	CHECK_STR(err.msg, "openai: no reply within 300 ms");
@@ -412,11 +276,11 @@ TEST(provider_malformed_json)
 	struct smr_err err = SMR_ERR_INIT;
 
 	SCRIPT("[{\"malformed\":true},{\"malformed\":true}]");
-	p = make("openai", "/v1");
+	p = fake_provider("openai", "/v1");
 	CHECK_INT(provider_complete(p, &req, &resp, &err), SMR_EPROVIDER);
 	CHECK(!strncmp(err.msg, "openai: malformed reply (HTTP 200): ", 36));
 	provider_free(p);
-	p = make("anthropic", "");
+	p = fake_provider("anthropic", "");
 	CHECK_INT(provider_complete(p, &req, &resp, &err), SMR_EPROVIDER);
 	CHECK(!strncmp(err.msg, "anthropic: malformed reply (HTTP 200): ", 39));
 	provider_free(p);
@@ -432,7 +296,7 @@ TEST(provider_401_message_surfaced_and_key_redacted)
 
 	SCRIPT("[{\"status\":401},"
 			"{\"status\":401,\"message\":\"Incorrect API key provided: sk-test-0123456789.\"}]");
-	p = make("openai", "/v1");
+	p = fake_provider("openai", "/v1");
 	CHECK_INT(provider_complete(p, &req, &resp, &err), SMR_EPROVIDER);
 	CHECK(strstr(err.msg, "openai: 401 invalid_api_key: Incorrect API key provided") == err.msg);
 	CHECK_INT(provider_complete(p, &req, &resp, &err), SMR_EPROVIDER);
@@ -452,7 +316,7 @@ TEST(provider_retry_after_over_cap_is_not_retried)
 	json_t *reqs;
 
 	SCRIPT("[{\"status\":429,\"retry_after\":120},{\"reply\":\"never\"}]");
-	p = make("openai", "/v1");
+	p = fake_provider("openai", "/v1");
 	CHECK_INT(provider_complete(p, &req, &resp, &err), SMR_EPROVIDER);
 	CHECK(strstr(err.msg, "openai: 429 rate_limit_exceeded: Rate limit reached") == err.msg);
 	CHECK(strstr(err.msg, "not retried: retry-after of 120000 ms is over the 60000 ms limit"));
@@ -495,12 +359,12 @@ TEST(provider_schema_requests)
 	req.schema = schema;
 	req.schema_name = "draft";
 	req.schema_strict = 1;
-	p = make("openai", "/v1");
+	p = fake_provider("openai", "/v1");
 	CHECK_INT(provider_complete(p, &req, &resp, &err), SMR_OK);
 	CHECK_INT(json_integer_value(json_object_get(resp.json, "a")), 1);
 	provider_resp_release(&resp);
 	provider_free(p);
-	p = make("anthropic", "");
+	p = fake_provider("anthropic", "");
 	CHECK_INT(provider_complete(p, &req, &resp, &err), SMR_OK);
 	CHECK_INT(json_integer_value(json_object_get(resp.json, "a")), 2);
 	CHECK_STR(resp.finish_reason, "tool_use");
