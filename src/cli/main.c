@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "util/sys.h"
 #include "util/xalloc.h"
+#include "version.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -61,7 +62,7 @@ static void print_help(FILE *f)
 {
 	const struct cli_cmd *tables[2] = { core_commands, cli_full_commands };
 
-	fprintf(f, "usage: smriti [--db PATH|URL] [--remote URL] COMMAND [ARGS]\n\n"
+	fprintf(f, "usage: smriti [--version] [--db PATH|URL] [--remote URL] COMMAND [ARGS]\n\n"
 		   "Version control for reasoning state: Spaces hold chains of Checkpoints.\n\n"
 		   "Commands:\n");
 	for (int t = 0; t < 2; t++)
@@ -74,6 +75,38 @@ static void print_help(FILE *f)
 		   " (a server),\nSMRITI_TOKEN, SMRITI_AUTHOR, XDG_DATA_HOME.\n"
 		   "Exit codes: 0 ok, 1 internal error, 2 invalid usage or input, 3 not found,\n"
 		   "4 conflict, 5 provider failure.\n");
+}
+
+static int is_version_request(const char *arg)
+{
+	return !strcmp(arg, "--version") || !strcmp(arg, "-V") || !strcmp(arg, "version");
+}
+
+/* smriti --version | -V | version [--json]: needs no store, so no database is created. */
+static int print_version(int argc, char **argv)
+{
+	static const char usage[] = "usage: smriti version [--json]";
+	int json = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			json = 1;
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			printf("%s\n", usage);
+			return 0;
+		} else {
+			return cli_fail(SMR_EUSAGE, "unknown argument '%s' (%s)", argv[i], usage);
+		}
+	}
+	if (json) {
+		json_t *doc = json_pack("{s:s, s:s}", "name", "smriti", "version", SMRITI_VERSION);
+
+		cli_print_json(doc);
+		json_decref(doc);
+	} else {
+		printf("smriti %s\n", SMRITI_VERSION);
+	}
+	return 0;
 }
 
 /* Removes "--NAME VALUE" / "--NAME=VALUE" from argv (before any "--"); returns the value. */
@@ -191,6 +224,10 @@ int main(int argc, char **argv)
 	if (ctx.remote && !*ctx.remote)
 		ctx.remote = NULL;
 	ctx.token = getenv("SMRITI_TOKEN");
+	if (argc > 1 && is_version_request(argv[1])) {
+		free(orig);
+		return print_version(argc - 1, argv + 1);
+	}
 	cmd = argc > 1 ? cli_find(argv[1]) : NULL;
 	if (!cli_is_full && (!cmd || (cmd->flags & CLI_FULL) || ctx.remote ||
 			     (ctx.db && is_postgres(ctx.db)) || wants_llm(cmd, argc, argv)))
