@@ -7,7 +7,10 @@
  * nettle so that an agent's `smriti head --json` costs little more than a
  * process spawn, and `smriti-full` adds the HTTP server, the provider
  * clients and PostgreSQL.  The lean binary hands any command it does not
- * carry (and any remote or PostgreSQL use) to smriti-full by exec.
+ * carry (and any remote or PostgreSQL use) to smriti-full by exec, found
+ * beside it (a build tree) or in ../libexec/smriti relative to it (make
+ * install and the Debian package: /usr/bin/smriti and
+ * /usr/libexec/smriti/smriti-full).
  */
 #include "cli/cli.h"
 #include "util/sys.h"
@@ -22,6 +25,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* Where smriti-full is installed, relative to the directory of smriti. */
+#define LIBEXEC_FROM_BINDIR "../libexec/smriti"
 
 extern const int cli_is_full;
 extern const struct cli_cmd cli_full_commands[];
@@ -190,19 +196,37 @@ static int wants_llm(const struct cli_cmd *cmd, int argc, char **argv)
 	return key && *key;
 }
 
-/* Replaces the lean process with smriti-full from the same directory. */
+/*
+ * Replaces the lean process with smriti-full: the one beside this binary
+ * if there is one, else the installed one under LIBEXEC_FROM_BINDIR.  The
+ * path of this binary has its symlinks resolved, so a link to an installed
+ * smriti (in ~/bin, say) still finds its smriti-full.
+ */
 static int exec_full(char **argv)
 {
-	char self[PATH_MAX], *full;
+	char self[PATH_MAX], *dir, *beside, *installed;
+	const char *tried;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
 	if (n < 0)
 		return cli_fail(SMR_EINTERNAL, "cannot find my own binary: %s", strerror(errno));
 	self[n] = '\0';
-	full = xasprintf("%s/smriti-full", dirname(self));
-	execv(full, argv);
-	cli_fail(SMR_EINTERNAL, "this command needs '%s': %s", full, strerror(errno));
-	free(full);
+	dir = dirname(self);
+	beside = xasprintf("%s/smriti-full", dir);
+	installed = xasprintf("%s/" LIBEXEC_FROM_BINDIR "/smriti-full", dir);
+	tried = beside;
+	execv(beside, argv);
+	if (errno == ENOENT) {
+		tried = installed;
+		execv(installed, argv);
+	}
+	if (errno == ENOENT)
+		cli_fail(SMR_EINTERNAL, "this command needs smriti-full, which is neither at '%s'"
+			 " nor at '%s'", beside, installed);
+	else
+		cli_fail(SMR_EINTERNAL, "this command needs '%s': %s", tried, strerror(errno));
+	free(beside);
+	free(installed);
 	return 1;
 }
 
