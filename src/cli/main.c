@@ -254,8 +254,11 @@ int main(int argc, char **argv)
 	}
 	cmd = argc > 1 ? cli_find(argv[1]) : NULL;
 	if (!cli_is_full && (!cmd || (cmd->flags & CLI_FULL) || ctx.remote ||
-			     (ctx.db && is_postgres(ctx.db)) || wants_llm(cmd, argc, argv)))
-		return exec_full(orig);
+			     (ctx.db && is_postgres(ctx.db)) || wants_llm(cmd, argc, argv))) {
+		rc = exec_full(orig); /* returns only when no smriti-full could start */
+		free(orig);
+		return rc;
+	}
 	cli_init();
 	if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "-h")) {
