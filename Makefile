@@ -3,6 +3,8 @@
 #   make               build/smriti (lean CLI) and build/smriti-full (everything)
 #   make test          unit tests and end-to-end tests
 #   make SANITIZE=1    the same under AddressSanitizer + UBSan, in build-asan/
+#   make install       both binaries, the man page, shell completion, the systemd
+#                      unit and the docs under PREFIX (/usr/local), with DESTDIR
 #
 # The lean binary links only SQLite, jansson and nettle so that an agent's
 # `smriti head` starts fast; smriti-full adds libmicrohttpd, libcurl and libpq.
@@ -22,7 +24,8 @@ WARN    = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototype
           -Wpointer-arith -Wformat=2 -Wvla -Wno-missing-field-initializers
 CORE_PKGS = sqlite3 jansson nettle
 FULL_PKGS = $(CORE_PKGS) libmicrohttpd libcurl libpq
-CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(WARN) $(OPT) -Isrc $(shell pkg-config --cflags $(FULL_PKGS)) $(CFLAGS)
+CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(WARN) $(OPT) -Isrc $(shell pkg-config --cflags $(FULL_PKGS)) \
+             $(CPPFLAGS) $(CFLAGS)
 LDFLAGS_ALL = $(OPT) -Wl,--as-needed $(LDFLAGS)
 # The lean binary links Debian's static archives of its three libraries:
 # resolving shared objects at every start costs ~0.7 ms of a ~5 ms `head`.
@@ -71,6 +74,55 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c -o $@ $<
 
+# ---- installation ----
+# smriti-full goes to PREFIX/libexec/smriti, where the lean smriti looks for
+# it (../libexec/smriti from its own directory: see src/cli/main.c).  The
+# Debian package is this layout under /usr (debian/rules).
+PREFIX         ?= /usr/local
+SYSCONFDIR     ?= /etc
+MANDIR         ?= $(PREFIX)/share/man
+DOCDIR         ?= $(PREFIX)/share/doc/smriti
+BASHCOMPDIR    ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR     ?= $(PREFIX)/share/zsh/site-functions
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR    ?= $(PREFIX)/lib/sysusers.d
+VERSION := $(shell sed -n 's/^\#define SMRITI_VERSION "\(.*\)"$$/\1/p' src/version.h)
+
+# the man page, rendered from its scdoc source (needs scdoc)
+$(BUILD)/smriti.1: docs/man/smriti.1.scd src/version.h
+	@mkdir -p $(dir $@)
+	sed 's/@VERSION@/$(VERSION)/' $< | scdoc > $@
+
+man: $(BUILD)/smriti.1
+
+# The environment file may hold provider keys, so it is root's alone, and
+# an existing one (the operator's) is kept.
+install: all $(BUILD)/smriti.1
+	install -D -m 0755 $(BUILD)/smriti $(DESTDIR)$(PREFIX)/bin/smriti
+	install -D -m 0755 $(BUILD)/smriti-full $(DESTDIR)$(PREFIX)/libexec/smriti/smriti-full
+	install -D -m 0644 $(BUILD)/smriti.1 $(DESTDIR)$(MANDIR)/man1/smriti.1
+	install -D -m 0644 dist/smriti.bash $(DESTDIR)$(BASHCOMPDIR)/smriti
+	install -D -m 0644 dist/_smriti $(DESTDIR)$(ZSHCOMPDIR)/_smriti
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+	    dist/smriti.service.in > $(DESTDIR)$(SYSTEMDUNITDIR)/smriti.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/smriti.service
+	install -D -m 0644 dist/smriti.sysusers $(DESTDIR)$(SYSUSERSDIR)/smriti.conf
+	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	install -d $(DESTDIR)$(DOCDIR)/docs
+	install -m 0644 docs/*.md $(DESTDIR)$(DOCDIR)/docs/
+	test -e $(DESTDIR)$(SYSCONFDIR)/default/smriti || \
+	    install -D -m 0600 dist/smriti.default $(DESTDIR)$(SYSCONFDIR)/default/smriti
+
+# Removes what install put there, except the environment file and the data.
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/smriti $(DESTDIR)$(PREFIX)/libexec/smriti/smriti-full \
+	      $(DESTDIR)$(MANDIR)/man1/smriti.1 $(DESTDIR)$(BASHCOMPDIR)/smriti \
+	      $(DESTDIR)$(ZSHCOMPDIR)/_smriti $(DESTDIR)$(SYSTEMDUNITDIR)/smriti.service \
+	      $(DESTDIR)$(SYSUSERSDIR)/smriti.conf
+	rm -rf $(DESTDIR)$(DOCDIR)
+	-rmdir $(DESTDIR)$(PREFIX)/libexec/smriti
+
 unit: $(BUILD)/unit-tests
 	$(BUILD)/unit-tests
 
@@ -84,5 +136,5 @@ clean:
 bench: all $(BUILD)/bench-commit
 	bench/cli.sh
 
-.PHONY: all unit test bench clean
+.PHONY: all man install uninstall unit test bench clean
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

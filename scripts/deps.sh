@@ -1,14 +1,44 @@
 #!/bin/sh
-# deps.sh -- installs the Debian packages Smriti builds and tests with, when
+# deps.sh -- installs the Debian packages Smriti needs for one purpose, when
 # they are missing.  As root it runs apt-get; otherwise it prints the exact
-# command to run and fails.  Called by scripts/run and scripts/test.
+# command to run and fails.
+#
+#   scripts/deps.sh run     build and run Smriti (scripts/run)
+#   scripts/deps.sh test    that, and what the tests use (scripts/test; the default)
+#   scripts/deps.sh bench   that, and what the benchmarks use (bench/)
+#
+# Each list is one need: put a new package in the list of what needs it.
 set -eu
 
-PACKAGES="gcc make pkg-config libsqlite3-dev libjansson-dev nettle-dev libmicrohttpd-dev
-libcurl4-openssl-dev libpq-dev sqlite3 postgresql wrk hyperfine curl ca-certificates"
+# Compiling smriti and smriti-full (debian/control's Build-Depends name the same).
+BUILD_PACKAGES="gcc make pkg-config libsqlite3-dev libjansson-dev nettle-dev
+libmicrohttpd-dev libcurl4-openssl-dev libpq-dev"
+
+# Running them: the certificates behind the providers' HTTPS.
+RUN_PACKAGES="ca-certificates"
+
+# The tests: a PostgreSQL server for the PostgreSQL backend, the sqlite3 and
+# jq tools they drive, the man page and shell completion checks, and
+# building, linting and installing the Debian package (tests/package).
+TEST_PACKAGES="postgresql sqlite3 jq man-db bash-completion zsh scdoc
+build-essential dpkg-dev debhelper lintian systemd"
+
+# The benchmarks (bench/).
+BENCH_PACKAGES="wrk hyperfine curl"
+
+purpose=${1:-test}
+case $purpose in
+run) packages="$BUILD_PACKAGES $RUN_PACKAGES" ;;
+test) packages="$BUILD_PACKAGES $RUN_PACKAGES $TEST_PACKAGES" ;;
+bench) packages="$BUILD_PACKAGES $RUN_PACKAGES $BENCH_PACKAGES" ;;
+*)
+	echo "usage: scripts/deps.sh [run|test|bench]" >&2
+	exit 2
+	;;
+esac
 
 missing=""
-for p in $PACKAGES; do
+for p in $packages; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
 		missing="$missing $p"
 	fi
@@ -28,6 +58,8 @@ if [ -n "$missing" ]; then
 	fi
 fi
 
+# Running needs no Node.js; the tests and the benchmarks' clients do.
+[ "$purpose" = run ] && exit 0
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
 	echo "deps: the tests need Node.js >= 20 and npm (Debian: apt-get install nodejs npm," >&2
 	echo "  or NodeSource's nodejs 20 package)" >&2

@@ -7,11 +7,15 @@
  * nettle so that an agent's `smriti head --json` costs little more than a
  * process spawn, and `smriti-full` adds the HTTP server, the provider
  * clients and PostgreSQL.  The lean binary hands any command it does not
- * carry (and any remote or PostgreSQL use) to smriti-full by exec.
+ * carry (and any remote or PostgreSQL use) to smriti-full by exec, found
+ * beside it (a build tree) or in ../libexec/smriti relative to it (make
+ * install and the Debian package: /usr/bin/smriti and
+ * /usr/libexec/smriti/smriti-full).
  */
 #include "cli/cli.h"
 #include "util/sys.h"
 #include "util/xalloc.h"
+#include "version.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -21,6 +25,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* Where smriti-full is installed, relative to the directory of smriti. */
+#define LIBEXEC_FROM_BINDIR "../libexec/smriti"
 
 extern const int cli_is_full;
 extern const struct cli_cmd cli_full_commands[];
@@ -62,7 +69,7 @@ static void print_help(FILE *f)
 {
 	const struct cli_cmd *tables[2] = { core_commands, cli_full_commands };
 
-	fprintf(f, "usage: smriti [--db PATH|URL] [--remote URL] COMMAND [ARGS]\n\n"
+	fprintf(f, "usage: smriti [--version] [--db PATH|URL] [--remote URL] COMMAND [ARGS]\n\n"
 		   "Version control for reasoning state: Spaces hold chains of Checkpoints.\n\n"
 		   "Commands:\n");
 	for (int t = 0; t < 2; t++)
@@ -75,6 +82,38 @@ static void print_help(FILE *f)
 		   " (a server),\nSMRITI_TOKEN, SMRITI_AUTHOR, XDG_DATA_HOME.\n"
 		   "Exit codes: 0 ok, 1 internal error, 2 invalid usage or input, 3 not found,\n"
 		   "4 conflict, 5 provider failure.\n");
+}
+
+static int is_version_request(const char *arg)
+{
+	return !strcmp(arg, "--version") || !strcmp(arg, "-V") || !strcmp(arg, "version");
+}
+
+/* smriti --version | -V | version [--json]: needs no store, so no database is created. */
+static int print_version(int argc, char **argv)
+{
+	static const char usage[] = "usage: smriti version [--json]";
+	int json = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			json = 1;
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			printf("%s\n", usage);
+			return 0;
+		} else {
+			return cli_fail(SMR_EUSAGE, "unknown argument '%s' (%s)", argv[i], usage);
+		}
+	}
+	if (json) {
+		json_t *doc = json_pack("{s:s, s:s}", "name", "smriti", "version", SMRITI_VERSION);
+
+		cli_print_json(doc);
+		json_decref(doc);
+	} else {
+		printf("smriti %s\n", SMRITI_VERSION);
+	}
+	return 0;
 }
 
 /* Removes "--NAME VALUE" / "--NAME=VALUE" from argv (before any "--"); returns the value. */
@@ -158,19 +197,37 @@ static int wants_llm(const struct cli_cmd *cmd, int argc, char **argv)
 	return key && *key;
 }
 
-/* Replaces the lean process with smriti-full from the same directory. */
+/*
+ * Replaces the lean process with smriti-full: the one beside this binary
+ * if there is one, else the installed one under LIBEXEC_FROM_BINDIR.  The
+ * path of this binary has its symlinks resolved, so a link to an installed
+ * smriti (in ~/bin, say) still finds its smriti-full.
+ */
 static int exec_full(char **argv)
 {
-	char self[PATH_MAX], *full;
+	char self[PATH_MAX], *dir, *beside, *installed;
+	const char *tried;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
 	if (n < 0)
 		return cli_fail(SMR_EINTERNAL, "cannot find my own binary: %s", strerror(errno));
 	self[n] = '\0';
-	full = xasprintf("%s/smriti-full", dirname(self));
-	execv(full, argv);
-	cli_fail(SMR_EINTERNAL, "this command needs '%s': %s", full, strerror(errno));
-	free(full);
+	dir = dirname(self);
+	beside = xasprintf("%s/smriti-full", dir);
+	installed = xasprintf("%s/" LIBEXEC_FROM_BINDIR "/smriti-full", dir);
+	tried = beside;
+	execv(beside, argv);
+	if (errno == ENOENT) {
+		tried = installed;
+		execv(installed, argv);
+	}
+	if (errno == ENOENT)
+		cli_fail(SMR_EINTERNAL, "this command needs smriti-full, which is neither at '%s'"
+			 " nor at '%s'", beside, installed);
+	else
+		cli_fail(SMR_EINTERNAL, "this command needs '%s': %s", tried, strerror(errno));
+	free(beside);
+	free(installed);
 	return 1;
 }
 
@@ -192,10 +249,17 @@ int main(int argc, char **argv)
 	if (ctx.remote && !*ctx.remote)
 		ctx.remote = NULL;
 	ctx.token = getenv("SMRITI_TOKEN");
+	if (argc > 1 && is_version_request(argv[1])) {
+		free(orig);
+		return print_version(argc - 1, argv + 1);
+	}
 	cmd = argc > 1 ? cli_find(argv[1]) : NULL;
 	if (!cli_is_full && (!cmd || (cmd->flags & CLI_FULL) || ctx.remote ||
-			     (ctx.db && is_postgres(ctx.db)) || wants_llm(cmd, argc, argv)))
-		return exec_full(orig);
+			     (ctx.db && is_postgres(ctx.db)) || wants_llm(cmd, argc, argv))) {
+		rc = exec_full(orig); /* returns only when no smriti-full could start */
+		free(orig);
+		return rc;
+	}
 	if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "-h")) {
 		print_help(stdout);

@@ -15,13 +15,12 @@
 #include "mcp/mcp_int.h"
 #include "ops/api.h"
 #include "util/xalloc.h"
+#include "version.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MCP_SERVER_VERSION "0.1.0"
 
 const char *const mcp_versions[] = {
 	"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL,
@@ -111,7 +110,7 @@ static json_t *m_initialize(struct mcp_session *s, const json_t *params, struct 
 			 "capabilities", "tools", "listChanged", 0,
 			 "resources", "subscribe", 0, "listChanged", 0,
 			 "serverInfo", "name", "smriti", "title", "Smriti",
-			 "version", MCP_SERVER_VERSION,
+			 "version", SMRITI_VERSION,
 			 "instructions", instructions);
 }
 

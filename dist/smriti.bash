@@ -1,0 +1,136 @@
+# bash completion for smriti(1).
+#
+# Commands and options are read from `smriti help` and `smriti COMMAND
+# --help` when completing, so they follow the installed version; Space
+# names come from `smriti space list --json` on the store the command line
+# names (--db, --remote, or the environment).
+
+# Prints the global options already typed, one word a line, so that Space
+# names come from the store the command will use.
+_smriti_globals()
+{
+	local i
+	for ((i = 1; i < cword; i++)); do
+		case ${words[i]} in
+		--db | --remote) printf '%s\n' "${words[i]}" "${words[i + 1]}" ;;
+		--db=* | --remote=*) printf '%s\n' "${words[i]}" ;;
+		esac
+	done
+}
+
+# Sets COMPREPLY to the Space names starting with $cur.  A SQLite store that
+# does not exist yet is left alone: listing it would create it.
+_smriti_complete_spaces()
+{
+	local IFS=$'\n' globals db remote name i
+	globals=($(_smriti_globals))
+	db=${SMRITI_DB:-${XDG_DATA_HOME:-$HOME/.local/share}/smriti/smriti.db}
+	remote=$SMRITI_URL
+	for ((i = 0; i < ${#globals[@]}; i++)); do
+		case ${globals[i]} in
+		--db) db=${globals[i + 1]} ;;
+		--db=*) db=${globals[i]#--db=} ;;
+		--remote) remote=${globals[i + 1]} ;;
+		--remote=*) remote=${globals[i]#--remote=} ;;
+		esac
+	done
+	if [[ -z $remote && $db != postgres://* && $db != postgresql://* && ! -e $db ]]; then
+		return
+	fi
+	COMPREPLY=()
+	while read -r name; do
+		[[ $name == "$cur"* ]] && COMPREPLY+=("$(printf '%q' "$name")")
+	done < <("$1" "${globals[@]}" space list --json 2>/dev/null |
+		sed -n 's/^    "name": "\(.*\)",$/\1/p')
+}
+
+_smriti()
+{
+	local cur prev words cword
+	_init_completion -n '=~' || return
+
+	local i cmd sub nargs=0
+	for ((i = 1; i < cword; i++)); do
+		case ${words[i]} in
+		--db | --remote) ((i++)) ;;
+		-*) ;;
+		*)
+			if [[ -z $cmd ]]; then
+				cmd=${words[i]}
+			elif [[ $cmd == space && -z $sub ]]; then
+				sub=${words[i]}
+			else
+				((nargs++))
+			fi
+			;;
+		esac
+	done
+
+	case $prev in
+	--db | --from-json)
+		_filedir
+		return
+		;;
+	--remote | --listen | --description | --title | --message | -m | --summary | \
+		--decision | --assumption | --task | --question | --entity | --meta | \
+		--parent | --author | --limit | -n | --workers | --threads | --max-body | \
+		--model | --into | --artifact)
+		return
+		;;
+	--space)
+		_smriti_complete_spaces "$1"
+		return
+		;;
+	--provider)
+		COMPREPLY=($(compgen -W "openai anthropic local" -- "$cur"))
+		return
+		;;
+	--format)
+		COMPREPLY=($(compgen -W "text markdown chatgpt claude" -- "$cur"))
+		return
+		;;
+	esac
+
+	if [[ -z $cmd ]]; then
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--db --remote --version --help" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "$("$1" help 2>/dev/null |
+				sed -n 's/^  smriti \([a-z-]*\).*/\1/p') help version" -- "$cur"))
+		fi
+		return
+	fi
+
+	if [[ $cur == -* ]]; then
+		COMPREPLY=($(compgen -W "$("$1" "$cmd" --help 2>/dev/null |
+			grep -o -- '--[a-z][a-z-]*' | sort -u) --help" -- "$cur"))
+		return
+	fi
+
+	case $cmd in
+	space)
+		if [[ -z $sub ]]; then
+			COMPREPLY=($(compgen -W "create list rename delete" -- "$cur"))
+		elif [[ ($sub == rename || $sub == delete) && $nargs == 0 ]]; then
+			_smriti_complete_spaces "$1"
+		fi
+		;;
+	checkpoint)
+		if [[ $nargs == 0 ]]; then
+			COMPREPLY=($(compgen -W "create" -- "$cur"))
+		elif [[ $nargs == 1 ]]; then
+			_smriti_complete_spaces "$1"
+		fi
+		;;
+	commit | head | show | log | fork | fsck | review)
+		[[ $nargs == 0 ]] && _smriti_complete_spaces "$1"
+		;;
+	diff | restore)
+		[[ $nargs -lt 2 ]] && _smriti_complete_spaces "$1"
+		;;
+	ingest)
+		[[ $nargs == 0 ]] && _filedir
+		;;
+	esac
+} &&
+	complete -F _smriti smriti
