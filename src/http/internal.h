@@ -116,6 +116,11 @@ extern const struct http_route http_routes[];
 const struct http_route *http_route_find(const char *method, const char *path,
 					 char arg[HTTP_ARG_MAX], int *status, char allow[64]);
 
+/* The web UI's files (ui.c): "/" and "/ui/{name}"; release at shutdown. */
+void http_ui_index(struct http_req *r, struct ops_ctx *ctx);
+void http_ui_asset(struct http_req *r, struct ops_ctx *ctx);
+void http_ui_release(void);
+
 /* The OpenAPI 3.1 document of http_routes; new reference (openapi.c). */
 json_t *http_openapi(void);
 

@@ -27,6 +27,8 @@ static const char components_json[] =
 "\"Health\":{\"type\":\"object\",\"properties\":{\"ok\":{\"type\":\"boolean\"},"
 " \"store\":{\"type\":\"string\",\"examples\":[\"sqlite\",\"postgres\"]}}},"
 "\"OpenAPI\":{\"type\":\"object\"},"
+"\"Html\":{\"type\":\"string\",\"description\":\"not JSON: the file itself, with its own"
+" Content-Type\"},"
 "\"OpParams\":{\"type\":\"object\",\"description\":\"The operation's parameters, e.g."
 " {\\\"space\\\":\\\"demo\\\"} for head\"},"
 "\"OpResult\":{\"type\":\"object\",\"required\":[\"result\"],\"properties\":{\"result\":{}}},"
@@ -156,7 +158,9 @@ static json_t *ref(const char *schema)
 
 static json_t *json_content(const char *schema)
 {
-	return json_pack("{s:{s:o}}", "application/json", "schema", ref(schema));
+	const char *type = strcmp(schema, "Html") ? "application/json" : "text/html";
+
+	return json_pack("{s:{s:o}}", type, "schema", ref(schema));
 }
 
 /* "get_v4_repos_id_commits" */

@@ -294,6 +294,11 @@ static void h_context_pack(struct http_req *r, struct ops_ctx *ctx)
 #define OPEN (ROUTE_OPEN | ROUTE_NO_STORE)
 
 const struct http_route http_routes[] = {
+	{ "GET", "/", http_ui_index, OPEN,
+	  { "The web UI (HTML; see docs/ui.md)", NULL, NULL, "Html", 200, NULL } },
+	{ "GET", "/ui/{name}", http_ui_asset, OPEN,
+	  { "A file of the web UI (script, style sheet, icon), with an ETag", NULL, NULL,
+	    "Html", 200, NULL } },
 	{ "GET", "/healthz", h_health, OPEN,
 	  { "Liveness and the storage backend in use", NULL, NULL, "Health", 200, NULL } },
 	{ "GET", "/openapi.json", h_openapi, ROUTE_NO_STORE,

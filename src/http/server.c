@@ -709,6 +709,7 @@ enum smr_rc http_serve(const struct http_config *cfg, struct smr_err *err)
 	for (int i = 0; i < 2; i++)
 		if (srv.fixed[i])
 			MHD_destroy_response(srv.fixed[i]);
+	http_ui_release();
 	http_guard_release(&srv.guard);
 out:
 	if (fd >= 0)
