@@ -5,6 +5,7 @@
 #include "ops/api.h"
 #include "domain/checkpoint.h"
 #include "ops/review_ingest.h"
+#include "ops/view.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -286,7 +287,7 @@ static const struct api_op core_ops[] = {
 	{ NULL, NULL, 0 },
 };
 
-static const struct api_op *tables[API_TABLES_MAX] = { core_ops, review_ingest_ops };
+static const struct api_op *tables[API_TABLES_MAX] = { core_ops, review_ingest_ops, view_ops };
 
 void api_register(const struct api_op *ops)
 {

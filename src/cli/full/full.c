@@ -25,5 +25,6 @@ void cli_init(void)
 	/* runtime operation tables are registered here: api_register(...) */
 	api_register(chat_api_ops);
 	api_register(draft_api_ops);
+	api_register(chat_view_ops);
 	ops_review_set_llm_pass(&review_llm_pass);
 }

@@ -115,5 +115,7 @@ enum smr_rc chat_send(struct ops_ctx *ctx, struct runtime *rt, const struct chat
 
 /* The api table of the runtime ("session.create", ..., "chat.send"). */
 extern const struct api_op chat_api_ops[];
+/* providers.list and context.preview (preview.c): read-only, for the web UI. */
+extern const struct api_op chat_view_ops[];
 
 #endif
