@@ -184,7 +184,8 @@ static void h_session_create(struct http_req *r, struct ops_ctx *ctx)
 {
 	json_t *p = arg_params(r, "space");
 
-	if (take_str(r, p, "title", "title", 0)) {
+	if (take_str(r, p, "title", "title", 0) ||
+	    take_str(r, p, "commit_hash", "commit_hash", 0)) {
 		json_decref(p);
 		return;
 	}
@@ -376,7 +377,7 @@ const struct http_route http_routes[] = {
 	{ "GET", "/v4/repos/{id}/sessions", h_repo_sessions, 0,
 	  { "Sessions of a Space", "session.list", NULL, "SessionList", 200, NULL } },
 	{ "POST", "/v4/repos/{id}/sessions", h_session_create, ROUTE_BLOCKING,
-	  { "Start a session in a Space", "session.create", "SessionCreate", "Session", 201,
+	  { "Start a session in a Space, optionally with a Checkpoint mounted", "session.create", "SessionCreate", "Session", 201,
 	    NULL } },
 	{ "GET", "/v4/sessions/{id}", h_session_get, 0,
 	  { "A session with its turns", "session.get", NULL, "SessionWithTurns", 200, NULL } },

@@ -136,6 +136,17 @@ describe('views', () => {
     assert.equal(c.model, 'gpt-4o');
     assert.match(c.system, /from an agent/);
     assert.deepEqual(c.messages, [{ role: 'user', content: '', seq: 0 }]);
+    // a session started on a checkpoint: mounted from its first turn
+    const started = await expectStatus(srv, 'POST', '/v4/repos/trip/sessions', 201,
+      { body: { title: 'from head', commit_hash: head.commit_hash.slice(0, 12) } });
+    assert.equal(started.mounted_commit_hash, head.commit_hash);
+    assert.equal(started.forked_from_session_id, null);
+    const c2 = await expectStatus(srv, 'GET', `/v4/sessions/${started.id}/context`, 200);
+    assert.equal(c2.commit_hash, head.commit_hash);
+    assert.equal(c2.history_base_seq, 0);
+    const alt = await expectStatus(srv, 'GET', '/repos/trip-alt/head', 200);
+    assertError(await request(srv, 'POST', '/v4/repos/trip/sessions',
+      { body: { commit_hash: alt.commit_hash } }), 422);
     assertError(await request(srv, 'GET', '/v4/sessions/nosuch/context'), 404);
     assertError(await request(srv, 'GET', `/v4/sessions/${m.id}/context?provider=nope`), 422);
   });

@@ -71,6 +71,13 @@ size_t runtime_budget_for(const struct runtime *rt, const char *model);
 /* Sessions.  Output structs are the caller's to release (domain/model.h). */
 enum smr_rc chat_session_create(struct ops_ctx *ctx, const char *space, const char *title,
 				struct session *out, struct smr_err *err);
+/*
+ * A new session of a Space with commit_hash (a full hash or unique prefix
+ * of a Checkpoint of that Space) mounted from its first turn: the model sees
+ * the Checkpoint and every turn of the session.
+ */
+enum smr_rc chat_session_start(struct ops_ctx *ctx, const char *space, const char *title,
+			       const char *commit_hash, struct session *out, struct smr_err *err);
 enum smr_rc chat_session_list(struct ops_ctx *ctx, const char *space, struct session **out,
 			      size_t *n, struct smr_err *err);
 enum smr_rc chat_session_get(struct ops_ctx *ctx, const char *id, struct session *out,
