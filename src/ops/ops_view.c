@@ -3,6 +3,8 @@
  * operation table of the view operations.
  */
 #include "ops/view.h"
+#include "domain/checkpoint.h"
+#include "domain/diff.h"
 #include "util/buf.h"
 
 #include <inttypes.h>
@@ -132,6 +134,41 @@ enum smr_rc ops_state_version(struct ops_ctx *ctx, const char *space, json_t **o
 	return rc;
 }
 
+enum smr_rc ops_diff_proposal(struct ops_ctx *ctx, const char *from, const json_t *fields,
+			      json_t **out, struct smr_err *err)
+{
+	struct checkpoint a, b;
+	enum smr_rc rc = SMR_OK;
+
+	checkpoint_init(&a);
+	checkpoint_init(&b);
+	if (from) {
+		checkpoint_release(&a);
+		rc = ops_resolve(ctx, from, &a, err);
+	}
+	if (!rc)
+		rc = checkpoint_from_json(fields, &b, err);
+	if (!rc)
+		*out = checkpoint_diff(&a, &b);
+	checkpoint_release(&a);
+	checkpoint_release(&b);
+	return rc;
+}
+
+static enum smr_rc op_diff_proposal(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				    struct smr_err *err)
+{
+	const json_t *fields = json_object_get(p, "checkpoint");
+	const char *from;
+	enum smr_rc rc = api_str(p, "from", 0, &from, err);
+
+	if (!rc && !json_is_object(fields))
+		rc = smr_errf(err, SMR_EINVAL, "parameter 'checkpoint' must be an object");
+	if (!rc)
+		rc = ops_diff_proposal(ctx, from, fields, result, err);
+	return rc;
+}
+
 static enum smr_rc op_overview(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			       struct smr_err *err)
 {
@@ -154,5 +191,6 @@ const struct api_op view_ops[] = {
 	{ "space.graph", ops_api_space_graph, 0 },
 	{ "space.overview", op_overview, 0 },
 	{ "state.version", op_version, 0 },
+	{ "diff.proposal", op_diff_proposal, 0 },
 	{ NULL, NULL, 0 },
 };

@@ -37,7 +37,16 @@ enum smr_rc ops_space_overview(struct ops_ctx *ctx, json_t **out, struct smr_err
 enum smr_rc ops_state_version(struct ops_ctx *ctx, const char *space, json_t **out,
 			      struct smr_err *err);
 
-/* The JSON handlers of the operations above (space.graph, space.overview, state.version). */
+/*
+ * The difference from ref (NULL: an empty state) to a proposed checkpoint
+ * that is not saved, given as checkpoint fields (validated as a save would
+ * validate them): what an editor shows against HEAD.  *out is a diff
+ * document (domain/diff.h); new reference.
+ */
+enum smr_rc ops_diff_proposal(struct ops_ctx *ctx, const char *from, const json_t *fields,
+			      json_t **out, struct smr_err *err);
+
+/* The JSON handlers of the operations above (space.graph, space.overview, state.version, diff.proposal). */
 extern const struct api_op view_ops[];
 enum smr_rc ops_api_space_graph(struct ops_ctx *ctx, const json_t *p, json_t **result,
 				struct smr_err *err);
