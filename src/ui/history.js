@@ -31,7 +31,6 @@ export function historyView(ctx, first) {
   let pickFrom = null;          // hash picked as the first of a comparison
   let raw = false;
   let detailKey = '';
-  const heads = () => ctx.info?.head;
 
   async function loadFirst() {
     const g = await get(`/v4/repos/${enc(ctx.space)}/graph?limit=${PAGE}`);
@@ -167,7 +166,8 @@ export function historyView(ctx, first) {
       return;
     }
     if (detailKey !== key) return;
-    const isHead = c.commit_hash === heads();
+    const node = nodes.find((n) => n.hash === c.commit_hash);
+    const isHead = node ? node.heads.includes(ctx.space) : c.commit_hash === ctx.info?.head;
     const actions = h('div.actions',
       h('div.seg', { role: 'group', 'aria-label': 'View' },
         h('button' + (raw ? '' : '.on'), { type: 'button', 'aria-pressed': String(!raw), onclick: () => { raw = false; showCheckpoint(hash); } }, 'Pretty'),
@@ -308,7 +308,9 @@ export function historyView(ctx, first) {
   function move(delta) {
     const i = nodes.findIndex((n) => n.hash === selected);
     const j = Math.max(0, Math.min(nodes.length - 1, (i < 0 ? 0 : i + delta)));
-    if (nodes[j]) go(`/c/${nodes[j].hash}`, true);
+    if (!nodes[j]) return;
+    selected = nodes[j].hash;     /* at once, so that keys pressed quickly walk on */
+    go(`/c/${selected}`, true);
   }
 
   function listKeys(e) {

@@ -219,7 +219,7 @@ describe('6 Chat', () => {
     fake.script([{ reply: 'Helsinki has good connections. **Noted.**', provider: 'openai' }]);
     await page.fill('textarea[aria-label=Message]', 'Which airport do we fly through?');
     await page.keyboard.press('Enter');
-    const reply = page.locator('.turn.assistant').last();
+    const reply = page.locator('.turn.assistant:not(.streaming)').last();
     await reply.locator('.badge.model', { hasText: /^openai\// }).waitFor();
     assert.equal(await reply.locator('strong', { hasText: 'Noted.' }).count(), 1, 'Markdown rendered');
     // switch provider mid-session: the same session, the reply badged with the new model
@@ -227,7 +227,7 @@ describe('6 Chat', () => {
     fake.script([{ reply: 'Claude here: same context.', provider: 'anthropic' }]);
     await page.fill('textarea[aria-label=Message]', 'And the hotel?');
     await page.click('button:has-text("Send")');
-    await page.locator('.turn.assistant .badge.model', { hasText: /^anthropic\// }).waitFor();
+    await page.locator('.turn.assistant:not(.streaming) .badge.model', { hasText: /^anthropic\// }).waitFor();
     assert.equal(await page.locator('.turn.assistant').count(), 2);
     assert.equal(page.url().split('/').pop(), sessionId, 'still the same session');
     // the nudge (SMRITI_NUDGE_TURNS=2) is a subtle indicator, never an action
