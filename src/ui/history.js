@@ -68,7 +68,8 @@ export function historyView(ctx, first) {
     const isSel = n.hash === selected;
     const chips = [];
     for (const s of n.heads) chips.push(h('span.chip.head', { title: `HEAD of ${s}` }, s === ctx.space ? 'HEAD' : `HEAD of ${s}`));
-    if (!n.own) chips.push(h('span.chip.fork', { title: 'In a forked Space' }, n.spaces.join(', ')));
+    const elsewhere = n.spaces.filter((s) => !n.heads.includes(s));
+    if (!n.own && elsewhere.length) chips.push(h('span.chip.fork', { title: `In ${elsewhere.join(', ')}` }, elsewhere.join(', ')));
     if (n.restored_from) chips.push(h('span.chip.restore', { title: `Restored from ${n.restored_from}` }, `↺ ${short(n.restored_from).slice(0, 7)}`));
     if (n.merge_parent) chips.push(h('span.chip', 'merge'));
     const r = h('div.row' + (isSel ? '.selected' : '') + (n.hash === pickFrom ? '.picked' : ''), {
