@@ -1,11 +1,13 @@
 #!/bin/sh
-# deps.sh -- installs the Debian packages Smriti builds and tests with, when
+# deps.sh -- installs the Debian packages Smriti builds and tests with (the
+# browser tests drive Debian's chromium; it is not needed to run Smriti), when
 # they are missing.  As root it runs apt-get; otherwise it prints the exact
 # command to run and fails.  Called by scripts/run and scripts/test.
 set -eu
 
 PACKAGES="gcc make pkg-config libsqlite3-dev libjansson-dev nettle-dev libmicrohttpd-dev
-libcurl4-openssl-dev libpq-dev sqlite3 postgresql wrk hyperfine curl ca-certificates"
+libcurl4-openssl-dev libpq-dev sqlite3 postgresql wrk hyperfine curl ca-certificates
+chromium fonts-dejavu-core"
 
 missing=""
 for p in $PACKAGES; do

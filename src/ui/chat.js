@@ -6,7 +6,7 @@
 // "what the model sees"; the checkpointing nudge; errors with a retry; and
 // a notice when no provider is configured.  Long sessions render their
 // newest turns first and older ones as you scroll up.
-import { h, clear, dialog, toast, short, time } from './dom.js';
+import { h, clear, append, dialog, toast, short, time } from './dom.js';
 import { get, post, enc, sendChat, attachGeneration, stopGeneration } from './api.js';
 import { md } from './inspect.js';
 
@@ -197,11 +197,11 @@ function sessionView(ctx, id, providers) {
   turnsBox.addEventListener('scroll', onScroll);
 
   function drawHeader() {
-    clear(header).append(h('h2', session.title || 'Untitled session'),
+    append(clear(header), [h('h2', session.title || 'Untitled session'),
       h('span.grow'),
       nudge ? h('button.nudge', { type: 'button', title: nudge.reasons.join('; '), onclick: draft }, h('span.dot', { 'aria-hidden': 'true' }), 'Consider a checkpoint') : null,
       h('button.small', { type: 'button', onclick: showContext }, 'What the model sees'),
-      h('button.small', { type: 'button', onclick: draft }, 'Draft checkpoint'));
+      h('button.small', { type: 'button', onclick: draft }, 'Draft checkpoint')]);
   }
 
   async function drawBanner() {
@@ -209,12 +209,12 @@ function sessionView(ctx, id, providers) {
     if (!session.mounted_commit_hash) return;
     let c = null;
     try { c = await get(`/commits/${session.mounted_commit_hash}`); } catch { /* shown by hash */ }
-    banner.append(h('div.banner.mount', h('span.chip', 'Mounted'),
+    append(banner, [h('div.banner.mount', h('span.chip', 'Mounted'),
       h('a', { href: `#/s/${enc(ctx.space)}/c/${session.mounted_commit_hash}` }, c ? c.title || '(untitled)' : short(session.mounted_commit_hash)),
       ' ', h('code.hash', short(session.mounted_commit_hash)),
       session.forked_from_session_id
         ? h('span.muted', ' · forked from ', h('a', { href: `#/s/${enc(ctx.space)}/chat/${enc(session.forked_from_session_id)}` }, 'another session'), ` after its turn ${session.history_base_seq}`)
-        : null));
+        : null)]);
   }
 
   async function loadExcluded() {

@@ -28,7 +28,7 @@ export function h(spec, attrs, ...children) {
 }
 
 export function append(el, children) {
-  for (const c of children.flat(Infinity)) {
+  for (const c of [children].flat(Infinity)) {
     if (c == null || c === false) continue;
     el.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }

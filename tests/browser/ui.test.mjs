@@ -216,6 +216,7 @@ describe('6 Chat', () => {
     await page.locator('.banner.mount').waitFor();
     assert.match(await page.locator('.banner.mount').textContent(), /Mounted/);
     await page.locator('.boundary').waitFor();
+    assert.doesNotMatch(await page.locator('.session-head').textContent(), /null|undefined/);
     fake.script([{ reply: 'Helsinki has good connections. **Noted.**', provider: 'openai' }]);
     await page.fill('textarea[aria-label=Message]', 'Which airport do we fly through?');
     await page.keyboard.press('Enter');
