@@ -148,7 +148,8 @@ static json_t **fold(struct gnode *v, size_t *n, const struct space *all, size_t
 	json_t **docs = xcalloc(*n + 1, sizeof(*docs));
 	size_t out = 0, i = 0, j;
 
-	qsort(v, *n, sizeof(*v), by_hash);
+	if (*n)
+		qsort(v, *n, sizeof(*v), by_hash);
 	while (i < *n) {
 		int own = 0;
 

@@ -19,6 +19,7 @@ const crumbs = h('nav.crumbs', { 'aria-label': 'Breadcrumb' });
 const live = h('span.live', { title: 'Refreshes by itself when anyone writes' }, 'live');
 let current = null;          // { key, view }
 let version = null;
+let gone = null;             // a Space that no longer exists: watch the Space list instead
 
 function parseRoute() {
   const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
@@ -46,19 +47,25 @@ async function navigate() {
   current = { key: route.key, view };
   main.append(view.el);
   version = null;
+  gone = null;
 }
 
 // Asks the server whether anything shown changed; refreshes the view if so.
 async function poll() {
   const route = parseRoute();
   try {
-    const q = route.space ? `?space=${encodeURIComponent(route.space)}` : '';
+    const q = route.space && route.space !== gone ? `?space=${encodeURIComponent(route.space)}` : '';
     const v = (await get('/v4/changes' + q)).version;
     live.classList.remove('off');
     if (version !== null && v !== version) current?.view.refresh?.();
     version = v;
   } catch (e) {
-    live.classList.toggle('off', !(e instanceof ApiError && e.status === 404));
+    const missing = e instanceof ApiError && e.status === 404;
+    if (missing) {
+      gone = route.space;
+      current?.view.refresh?.();
+    }
+    live.classList.toggle('off', !missing);
   }
   setTimeout(poll, document.hidden ? POLL_MS * 4 : POLL_MS);
 }

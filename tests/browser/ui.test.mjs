@@ -147,6 +147,25 @@ describe('2-4 History, inspect, compare', () => {
     await done();
   });
 
+  test('viewing never writes: browsing every view leaves the state version where it was', async () => {
+    const version = async () => (await expectStatus(srv, 'GET', '/v4/changes?space=trip', 200)).version;
+    const v0 = await version();
+    const dbBefore = run(tmp.db, ['log', 'trip', '--json']).stdout;
+    await open('#/');
+    await page.locator('.space-row').first().waitFor();
+    for (const hash of ['#/s/trip', '#/s/trip/chat', '#/s/trip/new', '#/s/trip/ingest', '#/s/trip-alt']) {
+      await page.goto(`${srv.url}/${hash}`);
+      await page.waitForTimeout(250);
+    }
+    await page.goto(`${srv.url}/#/s/trip`);
+    await page.locator('.vlist .row').nth(2).click();
+    await page.click('text=Compare with parent');
+    await page.locator('.diff-view').waitFor();
+    assert.equal(await version(), v0);
+    assert.equal(run(tmp.db, ['log', 'trip', '--json']).stdout, dbBefore);
+    await done();
+  });
+
   test("an agent's CLI write appears without a reload", async () => {
     await open('#/s/trip');
     await page.waitForSelector('.vlist .row');

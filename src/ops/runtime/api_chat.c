@@ -53,10 +53,8 @@ static enum smr_rc op_session_create(struct ops_ctx *ctx, const json_t *p, json_
 		rc = api_str(p, "title", 0, &title, err);
 	if (!rc)
 		rc = api_str(p, "commit_hash", 0, &hash, err);
-	if (!rc && hash)
+	if (!rc)
 		rc = chat_session_start(ctx, space, title, hash, &s, err);
-	else if (!rc)
-		rc = chat_session_create(ctx, space, title, &s, err);
 	return session_result(rc, ctx, &s, result, err);
 }
 

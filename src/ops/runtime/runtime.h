@@ -74,7 +74,8 @@ enum smr_rc chat_session_create(struct ops_ctx *ctx, const char *space, const ch
 /*
  * A new session of a Space with commit_hash (a full hash or unique prefix
  * of a Checkpoint of that Space) mounted from its first turn: the model sees
- * the Checkpoint and every turn of the session.
+ * the Checkpoint and every turn of the session.  NULL: none mounted, as
+ * chat_session_create.
  */
 enum smr_rc chat_session_start(struct ops_ctx *ctx, const char *space, const char *title,
 			       const char *commit_hash, struct session *out, struct smr_err *err);
