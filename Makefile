@@ -44,11 +44,17 @@ LEAN_SRC = src/store/backends_lean.c
 FULL_SRC = $(wildcard src/provider/*.c src/http/*.c src/ops/runtime/*.c \
              src/cli/full/*.c src/store/full/*.c)
 LEAN_ONLY = src/cli/lean.c src/ops/builtins_lean.c
+# The web UI's sources (text in git) become one generated C file in the
+# build directory, made by a host-side tool (tools/embed.c); no Node.js.
+UI_SRC  = $(sort $(wildcard src/ui/*.html src/ui/*.css src/ui/*.js src/ui/*.svg) \
+            $(wildcard src/ui/vendor/*.mjs))
+UI_GEN  = $(BUILD)/gen/ui_assets.c
+HOST_CC ?= cc
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 CORE_OBJ = $(call obj,$(filter-out $(LEAN_ONLY),$(CORE_SRC)))
 LEAN_OBJ = $(CORE_OBJ) $(call obj,$(LEAN_SRC) $(LEAN_ONLY))
-FULL_OBJ = $(CORE_OBJ) $(call obj,$(FULL_SRC))
+FULL_OBJ = $(CORE_OBJ) $(call obj,$(FULL_SRC)) $(BUILD)/obj/gen/ui_assets.o
 
 TEST_SRC = $(wildcard tests/unit/*.c)
 TEST_OBJ = $(call obj,$(TEST_SRC))
@@ -69,6 +75,18 @@ $(BUILD)/unit-tests: $(TEST_OBJ) $(LIB_OBJ)
 # bench/NAME_bench.c -> $(BUILD)/bench-NAME, linked like the unit tests
 $(BUILD)/bench-%: $(BUILD)/obj/bench/%_bench.o $(LIB_OBJ)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(FULL_LIBS)
+
+$(BUILD)/embed: tools/embed.c
+	@mkdir -p $(dir $@)
+	$(HOST_CC) -std=c11 -O2 -Wall -Wextra -Werror -o $@ $<
+
+$(UI_GEN): $(BUILD)/embed $(UI_SRC)
+	@mkdir -p $(dir $@)
+	$(BUILD)/embed $@ $(UI_SRC)
+
+$(BUILD)/obj/gen/ui_assets.o: $(UI_GEN)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c -o $@ $<
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -19,9 +19,10 @@ RUN_PACKAGES="ca-certificates"
 
 # The tests: a PostgreSQL server for the PostgreSQL backend, the sqlite3 and
 # jq tools they drive, the man page and shell completion checks, and
-# building, linting and installing the Debian package (tests/package).
+# building, linting and installing the Debian package (tests/package), and
+# the browser tests (Debian's chromium, with a font for its screenshots).
 TEST_PACKAGES="postgresql sqlite3 jq man-db bash-completion zsh scdoc
-build-essential dpkg-dev debhelper lintian systemd"
+build-essential dpkg-dev debhelper lintian systemd chromium fonts-dejavu-core"
 
 # The benchmarks (bench/).
 BENCH_PACKAGES="wrk hyperfine curl"

@@ -150,6 +150,28 @@ static void add_allowed(struct http_guard *g, const char *s, size_t n, unsigned 
 	free(e);
 }
 
+/*
+ * The cookie the UI gets for a token: a hash of it, so that the browser's
+ * cookie jar never holds the token itself, with a prefix of its own so that
+ * it differs from token_sha.
+ */
+static void cookie_value(const char *token, char out[65])
+{
+	static const char hex[] = "0123456789abcdef";
+	struct sha256_ctx sha;
+	uint8_t d[32];
+
+	sha256_init(&sha);
+	sha256_update(&sha, 17, (const uint8_t *)"smriti-ui-cookie:");
+	sha256_update(&sha, strlen(token), (const uint8_t *)token);
+	sha256_digest(&sha, sizeof(d), d);
+	for (int i = 0; i < 32; i++) {
+		out[2 * i] = hex[d[i] >> 4];
+		out[2 * i + 1] = hex[d[i] & 15];
+	}
+	out[64] = '\0';
+}
+
 void http_guard_init(struct http_guard *g, const char *bound_host, unsigned port,
 		     const char *allowed, const char *token)
 {
@@ -177,6 +199,7 @@ void http_guard_init(struct http_guard *g, const char *bound_host, unsigned port
 		sha256_init(&sha);
 		sha256_update(&sha, strlen(token), (const uint8_t *)token);
 		sha256_digest(&sha, sizeof(g->token_sha), g->token_sha);
+		cookie_value(token, g->cookie);
 	}
 }
 
@@ -205,10 +228,22 @@ int http_guard_origin(const struct http_guard *g, const char *origin)
 	return http_guard_host(g, origin + 7);
 }
 
-int http_guard_token(const struct http_guard *g, const char *authorization)
+int http_guard_token_is(const struct http_guard *g, const char *t)
 {
 	struct sha256_ctx sha;
 	uint8_t got[32];
+
+	if (!g->has_token || !t)
+		return 0;
+	/* Hashing first makes the comparison independent of the token's length. */
+	sha256_init(&sha);
+	sha256_update(&sha, strlen(t), (const uint8_t *)t);
+	sha256_digest(&sha, sizeof(got), got);
+	return memeql_sec(got, g->token_sha, sizeof(got));
+}
+
+int http_guard_token(const struct http_guard *g, const char *authorization)
+{
 	const char *t;
 
 	if (!g->has_token)
@@ -218,11 +253,26 @@ int http_guard_token(const struct http_guard *g, const char *authorization)
 	t = authorization + 7;
 	while (*t == ' ')
 		t++;
-	/* Hashing first makes the comparison independent of the token's length. */
-	sha256_init(&sha);
-	sha256_update(&sha, strlen(t), (const uint8_t *)t);
-	sha256_digest(&sha, sizeof(got), got);
-	return memeql_sec(got, g->token_sha, sizeof(got));
+	return http_guard_token_is(g, t);
+}
+
+int http_guard_cookie(const struct http_guard *g, const char *h)
+{
+	const size_t klen = strlen(HTTP_AUTH_COOKIE);
+
+	if (!g->has_token)
+		return 0;
+	for (const char *p = h; p && *p; p++) {
+		while (*p == ' ' || *p == ';')
+			p++;
+		if (!strncmp(p, HTTP_AUTH_COOKIE, klen) && p[klen] == '=' &&
+		    strspn(p + klen + 1, "0123456789abcdef") == 64)
+			return memeql_sec(p + klen + 1, g->cookie, 64);
+		p = strchr(p, ';');
+		if (!p)
+			break;
+	}
+	return 0;
 }
 
 int http_json_type(const char *ct)

@@ -60,6 +60,7 @@ struct http_guard {
 	size_t n;
 	int has_token;
 	uint8_t token_sha[32]; /* SHA-256 of SMRITI_TOKEN */
+	char cookie[65];       /* the UI's cookie value: hex SHA-256 of a prefix and the token */
 };
 
 /*
@@ -76,6 +77,13 @@ int http_guard_host(const struct http_guard *g, const char *host);
 int http_guard_origin(const struct http_guard *g, const char *origin);
 /* 1 if authorization is "Bearer <token>" (compared in constant time). */
 int http_guard_token(const struct http_guard *g, const char *authorization);
+/*
+ * 1 if a Cookie header carries the UI's cookie (smriti_auth=...) for this
+ * server's token (compared in constant time); 0 without a token.
+ */
+int http_guard_cookie(const struct http_guard *g, const char *cookie_header);
+/* 1 if token is the server's token (constant time); 0 without a token. */
+int http_guard_token_is(const struct http_guard *g, const char *token);
 /* 1 if a Content-Type may carry a JSON body: absent, application/json or x/y+json. */
 int http_json_type(const char *content_type);
 
@@ -117,6 +125,17 @@ extern const struct http_route http_routes[];
 const struct http_route *http_route_find(const char *method, const char *path,
 					 char arg[HTTP_ARG_MAX], int *status, char allow[64]);
 
+/* The web UI's files (ui.c): "/" and "/ui/{name}"; release at shutdown. */
+void http_ui_index(struct http_req *r, struct ops_ctx *ctx);
+void http_ui_asset(struct http_req *r, struct ops_ctx *ctx);
+void http_ui_release(void);
+
+/* The UI's token cookie (auth.c): GET, POST and DELETE /v4/auth. */
+void http_auth_get(struct http_req *r, struct ops_ctx *ctx);
+void http_auth_post(struct http_req *r, struct ops_ctx *ctx);
+void http_auth_delete(struct http_req *r, struct ops_ctx *ctx);
+#define HTTP_AUTH_COOKIE "smriti_auth"
+
 /* The OpenAPI 3.1 document of http_routes; new reference (openapi.c). */
 json_t *http_openapi(void);
 
@@ -146,6 +165,8 @@ struct http_req {
 	int status;
 	json_t *out;                     /* response document */
 	struct MHD_Response *fixed;      /* or a prebuilt response */
+	char *set_cookie;                /* Set-Cookie value to send, or NULL; owned */
+	int by_cookie;                   /* authenticated by the UI's cookie, not a bearer token */
 	enum req_state state;
 	int64_t start_us;
 	struct workq_item qi;            /* on the worker pool */

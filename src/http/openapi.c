@@ -15,7 +15,9 @@
 static const char components_json[] =
 "{"
 "\"securitySchemes\":{\"bearer\":{\"type\":\"http\",\"scheme\":\"bearer\","
-" \"description\":\"Required on every route but /healthz when the server runs with SMRITI_TOKEN\"}},"
+" \"description\":\"Required on every route but /healthz, /v4/auth and the web UI's files"
+" when the server runs with SMRITI_TOKEN (the web UI's cookie from POST /v4/auth also"
+" admits)\"}},"
 "\"schemas\":{"
 "\"Error\":{\"type\":\"object\",\"required\":[\"error\"],\"properties\":{\"error\":{"
 "  \"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{"
@@ -27,6 +29,8 @@ static const char components_json[] =
 "\"Health\":{\"type\":\"object\",\"properties\":{\"ok\":{\"type\":\"boolean\"},"
 " \"store\":{\"type\":\"string\",\"examples\":[\"sqlite\",\"postgres\"]}}},"
 "\"OpenAPI\":{\"type\":\"object\"},"
+"\"Html\":{\"type\":\"string\",\"description\":\"not JSON: the file itself, with its own"
+" Content-Type\"},"
 "\"OpParams\":{\"type\":\"object\",\"description\":\"The operation's parameters, e.g."
 " {\\\"space\\\":\\\"demo\\\"} for head\"},"
 "\"OpResult\":{\"type\":\"object\",\"required\":[\"result\"],\"properties\":{\"result\":{}}},"
@@ -74,7 +78,9 @@ static const char components_json[] =
 " \"history_base_seq\":{\"type\":[\"integer\",\"null\"]},"
 " \"created_at\":{\"type\":\"string\"},\"last_seq\":{\"type\":\"integer\"}}},"
 "\"SessionList\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Session\"}},"
-"\"SessionCreate\":{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\"}}},"
+"\"SessionCreate\":{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\"},"
+" \"commit_hash\":{\"type\":\"string\",\"description\":\"mount this Checkpoint of the Space"
+"  from the first turn\"}}},"
 "\"Turn\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\"},"
 " \"session_id\":{\"type\":\"string\"},\"sequence_number\":{\"type\":\"integer\"},"
 " \"role\":{\"type\":\"string\",\"enum\":[\"user\",\"assistant\"]},"
@@ -141,6 +147,38 @@ static const char components_json[] =
 "\"ContextPackParams\":{\"type\":\"object\",\"properties\":{"
 " \"session_id\":{\"type\":\"string\"},\"transcript\":{\"type\":\"string\"},"
 " \"format\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"}}},"
+"\"Overview\":{\"type\":\"array\",\"items\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Space\"},"
+" {\"type\":\"object\",\"properties\":{\"head_checkpoint\":{\"type\":[\"object\",\"null\"],"
+"  \"properties\":{\"title\":{\"type\":\"string\"},\"author\":{\"type\":\"string\"},"
+"  \"created_at\":{\"type\":\"string\"}}},\"sessions\":{\"type\":\"integer\"},"
+"  \"last_activity\":{\"type\":\"string\"}}}]}},"
+"\"Graph\":{\"type\":\"object\",\"properties\":{\"space\":{\"type\":\"string\"},"
+" \"total\":{\"type\":\"integer\"},\"next\":{\"type\":[\"string\",\"null\"],"
+"  \"description\":\"pass as ?after= for the next page\"},"
+" \"nodes\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+"  \"hash\":{\"type\":\"string\"},\"parent\":{\"type\":[\"string\",\"null\"]},"
+"  \"merge_parent\":{\"type\":\"string\"},\"restored_from\":{\"type\":\"string\"},"
+"  \"title\":{\"type\":\"string\"},\"author\":{\"type\":\"string\"},"
+"  \"created_at\":{\"type\":\"string\"},\"spaces\":{\"type\":\"array\"},"
+"  \"heads\":{\"type\":\"array\"},\"own\":{\"type\":\"boolean\"}}}}}},"
+"\"AuthState\":{\"type\":\"object\",\"properties\":{"
+" \"token_required\":{\"type\":\"boolean\"},\"authenticated\":{\"type\":\"boolean\"}}},"
+"\"AuthToken\":{\"type\":\"object\",\"required\":[\"token\"],\"properties\":{"
+" \"token\":{\"type\":\"string\"}}},"
+"\"Version\":{\"type\":\"object\",\"properties\":{\"version\":{\"type\":\"string\"}}},"
+"\"Providers\":{\"type\":\"object\",\"properties\":{\"default\":{\"type\":\"string\"},"
+" \"providers\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+"  \"name\":{\"type\":\"string\"},\"default_model\":{\"type\":\"string\"},"
+"  \"configured\":{\"type\":\"boolean\"},\"reason\":{\"type\":\"string\"}}}}}},"
+"\"ContextPreview\":{\"type\":\"object\",\"properties\":{\"session_id\":{\"type\":\"string\"},"
+" \"provider\":{\"type\":\"string\"},\"model\":{\"type\":\"string\"},"
+" \"system\":{\"type\":\"string\"},\"messages\":{\"type\":\"array\",\"items\":{"
+"  \"type\":\"object\",\"properties\":{\"role\":{\"type\":\"string\"},"
+"  \"content\":{\"type\":\"string\"},\"seq\":{\"type\":\"integer\"}}}},"
+" \"commit_hash\":{\"type\":[\"string\",\"null\"]},\"history_base_seq\":{\"type\":\"integer\"},"
+" \"turns_included\":{\"type\":\"array\"},\"turns_dropped\":{\"type\":\"array\"},"
+" \"trimmed\":{\"type\":\"boolean\"},\"budget_chars\":{\"type\":\"integer\"},"
+" \"chars\":{\"type\":\"integer\"}}},"
 "\"ContextPack\":{\"type\":\"object\",\"properties\":{"
 " \"markdown\":{\"type\":\"string\"},\"turns\":{\"type\":\"integer\"},"
 " \"title\":{\"type\":\"string\"},\"source\":{\"type\":\"string\"}}}"
@@ -156,7 +194,9 @@ static json_t *ref(const char *schema)
 
 static json_t *json_content(const char *schema)
 {
-	return json_pack("{s:{s:o}}", "application/json", "schema", ref(schema));
+	const char *type = strcmp(schema, "Html") ? "application/json" : "text/html";
+
+	return json_pack("{s:{s:o}}", type, "schema", ref(schema));
 }
 
 /* "get_v4_repos_id_commits" */

@@ -166,7 +166,8 @@ static void h_session_create(struct http_req *r, struct ops_ctx *ctx)
 {
 	json_t *p = arg_params(r, "space");
 
-	if (take_str(r, p, "title", "title", 0)) {
+	if (take_str(r, p, "title", "title", 0) ||
+	    take_str(r, p, "commit_hash", "commit_hash", 0)) {
 		json_decref(p);
 		return;
 	}
@@ -258,9 +259,67 @@ static void h_context_pack(struct http_req *r, struct ops_ctx *ctx)
 	call(r, ctx, "context_pack", r->in ? json_incref(r->in) : json_object(), 200);
 }
 
+/* ---- read-only views for the web UI (ops/view.h, runtime/preview.c) ---- */
+
+static void h_overview(struct http_req *r, struct ops_ctx *ctx)
+{
+	call(r, ctx, "space.overview", json_object(), 200);
+}
+
+/* ?limit=N&after=HASH: one page of the graph, newest first. */
+static void h_repo_graph(struct http_req *r, struct ops_ctx *ctx)
+{
+	long long limit = query_limit(r);
+	const char *after = http_query(r, "after");
+	json_t *p;
+
+	if (limit < 0)
+		return;
+	p = json_pack("{s:s, s:I}", "space", r->arg, "limit", limit);
+	if (after)
+		json_object_set_new(p, "after", json_string(after));
+	call(r, ctx, "space.graph", p, 200);
+}
+
+/* ?space=NAME: the version of the Space list, and of that Space's sessions. */
+static void h_changes(struct http_req *r, struct ops_ctx *ctx)
+{
+	const char *space = http_query(r, "space");
+	json_t *p = json_object();
+
+	if (space && *space)
+		json_object_set_new(p, "space", json_string(space));
+	call(r, ctx, "state.version", p, 200);
+}
+
+static void h_providers(struct http_req *r, struct ops_ctx *ctx)
+{
+	call(r, ctx, "providers.list", json_object(), 200);
+}
+
+/* ?provider=P&model=M: the context the session's next send would assemble. */
+static void h_session_context(struct http_req *r, struct ops_ctx *ctx)
+{
+	const char *keys[] = { "provider", "model" };
+	json_t *p = arg_params(r, "session_id");
+
+	for (size_t i = 0; i < 2; i++) {
+		const char *v = http_query(r, keys[i]);
+
+		if (v && *v)
+			json_object_set_new(p, keys[i], json_string(v));
+	}
+	call(r, ctx, "context.preview", p, 200);
+}
+
 #define OPEN (ROUTE_OPEN | ROUTE_NO_STORE)
 
 const struct http_route http_routes[] = {
+	{ "GET", "/", http_ui_index, OPEN,
+	  { "The web UI (HTML; see docs/ui.md)", NULL, NULL, "Html", 200, NULL } },
+	{ "GET", "/ui/{name}", http_ui_asset, OPEN,
+	  { "A file of the web UI (script, style sheet, icon), with an ETag", NULL, NULL,
+	    "Html", 200, NULL } },
 	{ "GET", "/healthz", h_health, OPEN,
 	  { "Liveness and the storage backend in use", NULL, NULL, "Health", 200, NULL } },
 	{ "GET", "/openapi.json", h_openapi, ROUTE_NO_STORE,
@@ -285,7 +344,7 @@ const struct http_route http_routes[] = {
 	{ "GET", "/v4/repos/{id}/sessions", h_repo_sessions, 0,
 	  { "Sessions of a Space", "session.list", NULL, "SessionList", 200, NULL } },
 	{ "POST", "/v4/repos/{id}/sessions", h_session_create, ROUTE_BLOCKING,
-	  { "Start a session in a Space", "session.create", "SessionCreate", "Session", 201,
+	  { "Start a session in a Space, optionally with a Checkpoint mounted", "session.create", "SessionCreate", "Session", 201,
 	    NULL } },
 	{ "GET", "/v4/sessions/{id}", h_session_get, 0,
 	  { "A session with its turns", "session.get", NULL, "SessionWithTurns", 200, NULL } },
@@ -322,5 +381,29 @@ const struct http_route http_routes[] = {
 	{ "POST", "/v1/context-pack", h_context_pack, ROUTE_BLOCKING,
 	  { "A Markdown context pack of a session or a pasted transcript (V1)",
 	    "context_pack", "ContextPackParams", "ContextPack", 200, NULL } },
+	{ "GET", "/v4/auth", http_auth_get, OPEN,
+	  { "Whether this server wants a token, and whether this request carries it",
+	    NULL, NULL, "AuthState", 200, NULL } },
+	{ "POST", "/v4/auth", http_auth_post, OPEN,
+	  { "Trade the token for the web UI's HttpOnly, SameSite=Strict cookie", NULL,
+	    "AuthToken", "AuthState", 200, NULL } },
+	{ "DELETE", "/v4/auth", http_auth_delete, OPEN,
+	  { "Clear the web UI's cookie", NULL, NULL, "AuthState", 200, NULL } },
+	{ "GET", "/v4/overview", h_overview, 0,
+	  { "Every Space with its HEAD's title, author and time, and its last activity",
+	    "space.overview", NULL, "Overview", 200, NULL } },
+	{ "GET", "/v4/repos/{id}/graph", h_repo_graph, 0,
+	  { "The checkpoint graph of a Space and the Spaces forked from it, newest first"
+	    " (?after=HASH for the next page)", "space.graph", NULL, "Graph", 200, "limit" } },
+	{ "GET", "/v4/changes", h_changes, 0,
+	  { "A version that changes whenever the Spaces (or, with ?space=NAME, that Space's"
+	    " sessions) change, whoever wrote", "state.version", NULL, "Version", 200, NULL } },
+	{ "GET", "/v4/providers", h_providers, 0,
+	  { "The providers configured and their default models (never keys)", "providers.list",
+	    NULL, "Providers", 200, NULL } },
+	{ "GET", "/v4/sessions/{id}/context", h_session_context, 0,
+	  { "What the model sees: the context the session's next send would assemble"
+	    " (?provider=P&model=M); nothing is sent or written", "context.preview", NULL,
+	    "ContextPreview", 200, NULL } },
 	{ NULL, NULL, NULL, 0, { NULL, NULL, NULL, NULL, 0, NULL } },
 };

@@ -144,6 +144,8 @@ static enum MHD_Result send_reply(struct http_req *r)
 			MHD_add_response_header(resp, "Allow", r->allow);
 		if (r->status == 401)
 			MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
+		if (r->set_cookie)
+			MHD_add_response_header(resp, "Set-Cookie", r->set_cookie);
 	}
 	ok = MHD_queue_response(r->conn, (unsigned)r->status, resp);
 	if (!r->fixed)
@@ -212,6 +214,8 @@ static struct http_req *req_new(struct http_server *srv, struct MHD_Connection *
 	r->status = 0;
 	r->out = NULL;
 	r->fixed = NULL;
+	r->set_cookie = NULL;
+	r->by_cookie = 0;
 	r->state = REQ_NEW;
 	r->start_us = sys_monotonic_us();
 	r->qi.next = NULL;
@@ -238,6 +242,7 @@ static void req_free(struct http_req *r)
 	json_decref(r->in);
 	json_decref(r->out);
 	drop_body(r);
+	free(r->set_cookie);
 	free(r);
 }
 
@@ -260,6 +265,11 @@ static int refuse_write(struct http_req *r)
 
 	if (origin && !http_guard_origin(&r->srv->guard, origin)) {
 		http_error(r, 403, "forbidden", "cross-origin writes are refused");
+		return 1;
+	}
+	/* a cookie rides along on any request the browser makes: insist on our Origin */
+	if (r->by_cookie && !origin) {
+		http_error(r, 403, "forbidden", "writes authenticated by cookie need an Origin header");
 		return 1;
 	}
 	if (site && !strcasecmp(site, "cross-site")) {
@@ -310,8 +320,11 @@ static int admit(struct http_req *r, const char *url, const char *method)
 	r->route = http_route_find(method, url, r->arg, &status, r->allow);
 	if (!(r->route && (r->route->flags & ROUTE_OPEN)) &&
 	    !http_guard_token(&srv->guard, header(r, "Authorization"))) {
-		http_error(r, 401, "unauthorized", "missing or wrong bearer token");
-		return 1;
+		r->by_cookie = http_guard_cookie(&srv->guard, header(r, "Cookie"));
+		if (!r->by_cookie) {
+			http_error(r, 401, "unauthorized", "missing or wrong bearer token");
+			return 1;
+		}
 	}
 	if (is_write(method) && refuse_write(r))
 		return 1;
@@ -741,6 +754,7 @@ void http_close(struct http_server *srv)
 	for (int i = 0; i < 2; i++)
 		if (srv->fixed[i])
 			MHD_destroy_response(srv->fixed[i]);
+	http_ui_release();
 	http_guard_release(&srv->guard);
 	if (srv->fd >= 0)
 		close(srv->fd);

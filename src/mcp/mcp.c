@@ -89,6 +89,7 @@ void mcp_session_free(struct mcp_session *s)
 		return;
 	free(s->default_author);
 	free(s->client_name);
+	mcp_subs_free(s);
 	free(s);
 }
 
@@ -108,7 +109,7 @@ static json_t *m_initialize(struct mcp_session *s, const json_t *params, struct 
 	return json_pack("{s:s, s:{s:{s:b}, s:{s:b, s:b}}, s:{s:s, s:s, s:s}, s:s}",
 			 "protocolVersion", use,
 			 "capabilities", "tools", "listChanged", 0,
-			 "resources", "subscribe", 0, "listChanged", 0,
+			 "resources", "subscribe", s->can_notify, "listChanged", 0,
 			 "serverInfo", "name", "smriti", "title", "Smriti",
 			 "version", SMRITI_VERSION,
 			 "instructions", instructions);
@@ -133,6 +134,8 @@ static const struct {
 	{ "resources/list", mcp_resources_list },
 	{ "resources/read", mcp_resources_read },
 	{ "resources/templates/list", mcp_resources_templates },
+	{ "resources/subscribe", mcp_resources_subscribe },
+	{ "resources/unsubscribe", mcp_resources_unsubscribe },
 };
 
 static mcp_method_fn find_method(const char *name)

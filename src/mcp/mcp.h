@@ -69,6 +69,23 @@ json_t *mcp_error(const json_t *id, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /*
+ * Says that this session's transport delivers server notifications (stdio
+ * does; stateless HTTP cannot), which enables resources/subscribe.
+ */
+void mcp_session_enable_notifications(struct mcp_session *s);
+
+/*
+ * Looks at the HEAD of every subscribed Space and returns the
+ * notifications/resources/updated messages due for those whose HEAD moved
+ * since the last look, whoever moved it (a JSON array, new reference), or
+ * NULL when none is due.
+ */
+json_t *mcp_subscriptions_check(struct mcp_session *s);
+
+/* 1 while the session has subscriptions worth polling. */
+int mcp_subscriptions_active(const struct mcp_session *s);
+
+/*
  * Serves newline-delimited JSON-RPC on in_fd/out_fd until EOF on in_fd.
  * Lines longer than MCP_MAX_MESSAGE get a -32600 error and are skipped.
  * Returns 0 at EOF, 1 when writing to out_fd failed (client gone).

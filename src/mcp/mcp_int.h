@@ -12,6 +12,13 @@
 
 #define MCP_TOOLS_MAX 16
 
+/* A resources/subscribe of a Space's HEAD (mcp_subscribe.c). */
+struct mcp_sub {
+	char *uri;                       /* as the client gave it */
+	char *space;                     /* decoded Space name */
+	char *head;                      /* HEAD when last looked at; NULL: empty or gone */
+};
+
 struct mcp_session {
 	mcp_call_fn call;
 	void *cls;
@@ -19,6 +26,9 @@ struct mcp_session {
 	char *client_name;               /* clientInfo.name from initialize, NULL before */
 	char protocol[16];               /* negotiated revision, "" before initialize */
 	unsigned char enabled[MCP_TOOLS_MAX]; /* 1 when tool i's operation exists */
+	int can_notify;                  /* the transport delivers server notifications */
+	struct mcp_sub *subs;
+	size_t n_subs;
 };
 
 /* Why a method failed: a JSON-RPC error code and message (data optional, owned). */
@@ -49,6 +59,19 @@ json_t *mcp_resources_list(struct mcp_session *s, const json_t *params, struct m
 json_t *mcp_resources_read(struct mcp_session *s, const json_t *params, struct mcp_fail *fail);
 json_t *mcp_resources_templates(struct mcp_session *s, const json_t *params,
 				struct mcp_fail *fail);
+
+/*
+ * The Space name of a HEAD resource URI (smriti://spaces/{name}/head, with
+ * .json or ?format=); caller free()s.  NULL for any other URI.
+ */
+char *mcp_head_uri_space(const char *uri);
+
+/* mcp_subscribe.c */
+json_t *mcp_resources_subscribe(struct mcp_session *s, const json_t *params,
+				struct mcp_fail *fail);
+json_t *mcp_resources_unsubscribe(struct mcp_session *s, const json_t *params,
+				  struct mcp_fail *fail);
+void mcp_subs_free(struct mcp_session *s);
 
 /*
  * mcp_schema.c: checks v against the subset of JSON Schema the tools use

@@ -238,6 +238,19 @@ static int parse_uri(const char *uri, struct res_uri *out)
 	return out->arg ? 0 : -1;
 }
 
+char *mcp_head_uri_space(const char *uri)
+{
+	struct res_uri r;
+
+	if (parse_uri(uri, &r))
+		return NULL;
+	if (strcmp(r.op, "head")) {
+		free(r.arg);
+		return NULL;
+	}
+	return r.arg;
+}
+
 static json_t *not_found(struct mcp_fail *fail, const char *uri, const char *why)
 {
 	fail->data = json_pack("{s:o}", "uri", mcp_json_text(uri));

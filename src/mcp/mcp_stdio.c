@@ -8,16 +8,23 @@
  * newline, answers -32600 with id null and goes on with the next line.
  * Responses are written when no complete line is left in what was read, so
  * a client that pipelines requests gets its answers in large writes.
+ *
+ * While the client has resources/subscribe subscriptions, the loop wakes
+ * at least every SUB_POLL_MS to look at the subscribed HEADs and writes the
+ * notifications due (mcp_subscribe.c); without any it just blocks in read.
  */
 #include "mcp/mcp_int.h"
 #include "util/xalloc.h"
+#include "util/sys.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define READ_CHUNK 65536
+#define SUB_POLL_MS 500
 
 struct stdio_state {
 	struct mcp_session *s;
@@ -116,20 +123,57 @@ static void feed(struct stdio_state *st, const char *p, size_t n)
 	}
 }
 
+/* Queues the notifications due for subscriptions, at most every SUB_POLL_MS. */
+static void check_subs(struct stdio_state *st, int64_t *last_us)
+{
+	int64_t now = sys_monotonic_us();
+	json_t *due, *msg;
+	size_t i;
+
+	if (!mcp_subscriptions_active(st->s) || now - *last_us < SUB_POLL_MS * 1000)
+		return;
+	*last_us = now;
+	due = mcp_subscriptions_check(st->s);
+	json_array_foreach(due, i, msg)
+		queue(st, json_dumps(msg, JSON_COMPACT));
+	json_decref(due);
+}
+
+/* 1 when input is ready (or the wait was cut short), 0 when it is time to look at subscriptions. */
+static int wait_input(struct stdio_state *st, int in_fd)
+{
+	struct pollfd pfd = { in_fd, POLLIN, 0 };
+
+	if (!mcp_subscriptions_active(st->s))
+		return 1;
+	return poll(&pfd, 1, SUB_POLL_MS) != 0;
+}
+
 int mcp_serve_stdio(struct mcp_session *s, int in_fd, int out_fd)
 {
 	struct stdio_state st = { s, BUF_INIT(MCP_MAX_MESSAGE), BUF_INIT(0), 0, out_fd };
 	char *chunk = xmalloc(READ_CHUNK);
+	int64_t last_look = 0;
 	ssize_t k;
 	int rc = 0;
 
+	mcp_session_enable_notifications(s);
 	for (;;) {
+		if (!wait_input(&st, in_fd)) {
+			check_subs(&st, &last_look);
+			if (st.out.len && flush_out(&st)) {
+				rc = 1;
+				break;
+			}
+			continue;
+		}
 		k = read(in_fd, chunk, READ_CHUNK);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
 			break;
 		feed(&st, chunk, (size_t)k);
+		check_subs(&st, &last_look);
 		if (st.out.len && flush_out(&st)) {
 			rc = 1;
 			break;

@@ -6,7 +6,8 @@
  */
 #include "ops/api.h"
 #include "ops/review_ingest.h"
+#include "ops/view.h"
 
-const struct api_op *const api_tables[] = { api_core_ops, review_ingest_ops, NULL };
+const struct api_op *const api_tables[] = { api_core_ops, review_ingest_ops, view_ops, NULL };
 
 const struct review_pass *const review_llm_builtin = NULL;

@@ -110,6 +110,8 @@ export function runAsync(db, args, { input, env = {}, bin = SMRITI } = {}) {
     child.stdout.setEncoding('utf8').on('data', (d) => { stdout += d; });
     child.stderr.setEncoding('utf8').on('data', (d) => { stderr += d; });
     child.on('error', reject);
+    // a child that exits before reading its input (a usage error) closes the pipe first
+    child.stdin.on('error', (e) => { if (e.code !== 'EPIPE') reject(e); });
     child.on('close', (code, signal) => resolve({
       code, signal, stdout, stderr, json() { return JSON.parse(stdout); },
     }));

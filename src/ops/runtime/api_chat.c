@@ -27,7 +27,7 @@ static enum smr_rc session_result(enum smr_rc rc, struct ops_ctx *ctx, struct se
 static enum smr_rc op_session_create(struct ops_ctx *ctx, const json_t *p, json_t **result,
 				     struct smr_err *err)
 {
-	const char *space, *title;
+	const char *space, *title, *hash;
 	struct session s = { 0 };
 	enum smr_rc rc;
 
@@ -35,7 +35,9 @@ static enum smr_rc op_session_create(struct ops_ctx *ctx, const json_t *p, json_
 	if (!rc)
 		rc = api_str(p, "title", 0, &title, err);
 	if (!rc)
-		rc = chat_session_create(ctx, space, title, &s, err);
+		rc = api_str(p, "commit_hash", 0, &hash, err);
+	if (!rc)
+		rc = chat_session_start(ctx, space, title, hash, &s, err);
 	return session_result(rc, ctx, &s, result, err);
 }
 

@@ -8,9 +8,11 @@
 #include "ops/runtime/draft.h"
 #include "ops/runtime/review_llm.h"
 #include "ops/runtime/runtime.h"
+#include "ops/view.h"
 
 const struct api_op *const api_tables[] = {
-	api_core_ops, review_ingest_ops, chat_api_ops, draft_api_ops, NULL,
+	api_core_ops, review_ingest_ops, view_ops, chat_api_ops, chat_view_ops, draft_api_ops,
+	NULL,
 };
 
 const struct review_pass *const review_llm_builtin = &review_llm_pass;

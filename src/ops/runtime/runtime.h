@@ -76,6 +76,14 @@ size_t runtime_budget_for(const struct runtime *rt, const char *model);
 /* Sessions.  Output structs are the caller's to release (domain/model.h). */
 enum smr_rc chat_session_create(struct ops_ctx *ctx, const char *space, const char *title,
 				struct session *out, struct smr_err *err);
+/*
+ * A new session of a Space with commit_hash (a full hash or unique prefix
+ * of a Checkpoint of that Space) mounted from its first turn: the model sees
+ * the Checkpoint and every turn of the session.  NULL: none mounted, as
+ * chat_session_create.
+ */
+enum smr_rc chat_session_start(struct ops_ctx *ctx, const char *space, const char *title,
+			       const char *commit_hash, struct session *out, struct smr_err *err);
 enum smr_rc chat_session_list(struct ops_ctx *ctx, const char *space, struct session **out,
 			      size_t *n, struct smr_err *err);
 enum smr_rc chat_session_get(struct ops_ctx *ctx, const char *id, struct session *out,
@@ -120,5 +128,7 @@ enum smr_rc chat_send(struct ops_ctx *ctx, struct runtime *rt, const struct chat
 
 /* The api table of the runtime ("session.create", ..., "chat.send"). */
 extern const struct api_op chat_api_ops[];
+/* providers.list and context.preview (preview.c): read-only, for the web UI. */
+extern const struct api_op chat_view_ops[];
 
 #endif

@@ -45,10 +45,11 @@ static enum smr_rc insert_session(struct ops_ctx *ctx, struct session *s, struct
 	return rc;
 }
 
-enum smr_rc chat_session_create(struct ops_ctx *ctx, const char *space, const char *title,
-				struct session *out, struct smr_err *err)
+enum smr_rc chat_session_start(struct ops_ctx *ctx, const char *space, const char *title,
+			       const char *commit_hash, struct session *out, struct smr_err *err)
 {
 	struct space sp = { 0 };
+	struct checkpoint c = { 0 };
 	struct session s = { 0 };
 	enum smr_rc rc = SMR_OK;
 
@@ -56,14 +57,25 @@ enum smr_rc chat_session_create(struct ops_ctx *ctx, const char *space, const ch
 		rc = check_title(title, err);
 	if (!rc)
 		rc = ops_space_get(ctx, space, &sp, err);
+	if (!rc && commit_hash)
+		rc = chat_space_checkpoint(ctx, &sp, commit_hash, &c, err);
 	if (!rc) {
 		s.repo_id = sp.id;
 		s.title = (char *)(title ? title : "");
-		s.history_base_seq = -1;
+		s.mounted_hash = c.hash;
+		/* mounted: every turn of the new session is after the mount */
+		s.history_base_seq = commit_hash ? 0 : -1;
 		rc = insert_session(ctx, &s, out, err);
 	}
+	checkpoint_release(&c);
 	space_release(&sp);
 	return rc;
+}
+
+enum smr_rc chat_session_create(struct ops_ctx *ctx, const char *space, const char *title,
+				struct session *out, struct smr_err *err)
+{
+	return chat_session_start(ctx, space, title, NULL, out, err);
 }
 
 enum smr_rc chat_session_list(struct ops_ctx *ctx, const char *space, struct session **out,

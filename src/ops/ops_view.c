@@ -1,0 +1,196 @@
+/*
+ * ops_view.c -- space.overview and state.version (see view.h), and the
+ * operation table of the view operations.
+ */
+#include "ops/view.h"
+#include "domain/checkpoint.h"
+#include "domain/diff.h"
+#include "util/buf.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The newest turn time of a session into *newest (ISO strings compare as text). */
+static enum smr_rc last_turn_time(struct ops_ctx *ctx, const struct session *s, char *newest,
+				  size_t size, struct smr_err *err)
+{
+	struct turn *t = NULL;
+	size_t n = 0;
+	enum smr_rc rc;
+
+	if (s->last_seq <= 0)
+		return SMR_OK;
+	rc = store_turn_list(ctx->st, s->id, s->last_seq - 1, &t, &n, err);
+	if (!rc && n && strcmp(t[n - 1].created_at, newest) > 0)
+		snprintf(newest, size, "%s", t[n - 1].created_at);
+	turns_free(t, n);
+	return rc;
+}
+
+/* One Space's overview entry. */
+static enum smr_rc overview_one(struct ops_ctx *ctx, const struct space *sp, json_t **out,
+				struct smr_err *err)
+{
+	struct checkpoint head = { 0 };
+	struct session *ss = NULL;
+	size_t n = 0;
+	char newest[64];
+	enum smr_rc rc = SMR_OK;
+
+	snprintf(newest, sizeof(newest), "%s", sp->created_at);
+	*out = ops_space_json(sp);
+	if (sp->head)
+		rc = store_checkpoint_get(ctx->st, sp->id, sp->head, &head, err);
+	if (!rc)
+		rc = store_session_list(ctx->st, sp->id, &ss, &n, err);
+	for (size_t i = 0; !rc && i < n; i++) {
+		if (strcmp(ss[i].created_at, newest) > 0)
+			snprintf(newest, sizeof(newest), "%s", ss[i].created_at);
+		rc = last_turn_time(ctx, &ss[i], newest, sizeof(newest), err);
+	}
+	if (!rc && sp->head && strcmp(head.created_at, newest) > 0)
+		snprintf(newest, sizeof(newest), "%s", head.created_at);
+	json_object_set_new(*out, "head_checkpoint", sp->head ?
+		json_pack("{s:s, s:s, s:s}", "title", head.title ? head.title : "",
+			  "author", head.author ? head.author : "", "created_at", head.created_at) :
+		json_null());
+	json_object_set_new(*out, "sessions", json_integer((json_int_t)n));
+	json_object_set_new(*out, "last_activity", json_string(newest));
+	sessions_free(ss, n);
+	checkpoint_release(&head);
+	return rc;
+}
+
+enum smr_rc ops_space_overview(struct ops_ctx *ctx, json_t **out, struct smr_err *err)
+{
+	struct space *v = NULL;
+	size_t n = 0;
+	json_t *one = NULL;
+	enum smr_rc rc = store_space_list(ctx->st, &v, &n, err);
+
+	*out = rc ? NULL : json_array();
+	for (size_t i = 0; !rc && i < n; i++) {
+		rc = overview_one(ctx, &v[i], &one, err);
+		json_array_append_new(*out, one);
+	}
+	if (rc) {
+		json_decref(*out);
+		*out = NULL;
+	}
+	spaces_free(v, n);
+	return rc;
+}
+
+static uint64_t fnv1a(const char *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)p[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+static enum smr_rc add_sessions(struct ops_ctx *ctx, const char *space, struct buf *b,
+				struct smr_err *err)
+{
+	struct space sp = { 0 };
+	struct session *ss = NULL;
+	size_t n = 0;
+	enum smr_rc rc = store_space_get(ctx->st, space, &sp, err);
+
+	if (!rc)
+		rc = store_session_list(ctx->st, sp.id, &ss, &n, err);
+	for (size_t i = 0; !rc && i < n; i++)
+		buf_addf(b, "%s\037%s\037%" PRId64 "\036", ss[i].id, ss[i].title ? ss[i].title : "",
+			 ss[i].last_seq);
+	sessions_free(ss, n);
+	space_release(&sp);
+	return rc;
+}
+
+enum smr_rc ops_state_version(struct ops_ctx *ctx, const char *space, json_t **out,
+			      struct smr_err *err)
+{
+	struct buf b = BUF_INIT(0);
+	struct space *v = NULL;
+	size_t n = 0;
+	char hex[17];
+	enum smr_rc rc = store_space_list(ctx->st, &v, &n, err);
+
+	for (size_t i = 0; !rc && i < n; i++)
+		buf_addf(&b, "%s\037%s\037%s\037%s\036", v[i].id, v[i].name,
+			 v[i].head ? v[i].head : "", v[i].description ? v[i].description : "");
+	if (!rc && space)
+		rc = add_sessions(ctx, space, &b, err);
+	if (!rc) {
+		snprintf(hex, sizeof(hex), "%016" PRIx64, fnv1a(b.ptr, b.len));
+		*out = json_pack("{s:s}", "version", hex);
+	}
+	buf_release(&b);
+	spaces_free(v, n);
+	return rc;
+}
+
+enum smr_rc ops_diff_proposal(struct ops_ctx *ctx, const char *from, const json_t *fields,
+			      json_t **out, struct smr_err *err)
+{
+	struct checkpoint a, b;
+	enum smr_rc rc = SMR_OK;
+
+	checkpoint_init(&a);
+	checkpoint_init(&b);
+	if (from) {
+		checkpoint_release(&a);
+		rc = ops_resolve(ctx, from, &a, err);
+	}
+	if (!rc)
+		rc = checkpoint_from_json(fields, &b, err);
+	if (!rc)
+		*out = checkpoint_diff(&a, &b);
+	checkpoint_release(&a);
+	checkpoint_release(&b);
+	return rc;
+}
+
+static enum smr_rc op_diff_proposal(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				    struct smr_err *err)
+{
+	const json_t *fields = json_object_get(p, "checkpoint");
+	const char *from;
+	enum smr_rc rc = api_str(p, "from", 0, &from, err);
+
+	if (!rc && !json_is_object(fields))
+		rc = smr_errf(err, SMR_EINVAL, "parameter 'checkpoint' must be an object");
+	if (!rc)
+		rc = ops_diff_proposal(ctx, from, fields, result, err);
+	return rc;
+}
+
+static enum smr_rc op_overview(struct ops_ctx *ctx, const json_t *p, json_t **result,
+			       struct smr_err *err)
+{
+	(void)p;
+	return ops_space_overview(ctx, result, err);
+}
+
+static enum smr_rc op_version(struct ops_ctx *ctx, const json_t *p, json_t **result,
+			      struct smr_err *err)
+{
+	const char *space;
+	enum smr_rc rc = api_str(p, "space", 0, &space, err);
+
+	if (!rc)
+		rc = ops_state_version(ctx, space, result, err);
+	return rc;
+}
+
+const struct api_op view_ops[] = {
+	{ "space.graph", ops_api_space_graph, 0 },
+	{ "space.overview", op_overview, 0 },
+	{ "state.version", op_version, 0 },
+	{ "diff.proposal", op_diff_proposal, 0 },
+	{ NULL, NULL, 0 },
+};

@@ -1,0 +1,54 @@
+/*
+ * view.h -- read-only operations that a person's view of Smriti needs
+ * beyond what the agents use: the checkpoint graph of a Space with its
+ * forks, an overview of every Space, and a cheap version of what is shown so
+ * that a page can tell when anyone (the UI, the CLI, an MCP agent, another
+ * server on the same database) changed it.  None of them writes.
+ */
+#ifndef SMRITI_VIEW_H
+#define SMRITI_VIEW_H
+
+#include "ops/api.h"
+
+/*
+ * The checkpoint graph of a Space and its relatives (Spaces sharing its
+ * root), newest first, children before parents; a page of at most limit
+ * nodes (0: all) after the node `after` (NULL: from the newest).  *out is
+ * {space, total, nodes: [{hash, parent, merge_parent?, restored_from?,
+ * title, author, created_at, spaces, heads, own}], next: hash|null}; new
+ * reference.
+ */
+enum smr_rc ops_space_graph(struct ops_ctx *ctx, const char *space, const char *after,
+			    size_t limit, json_t **out, struct smr_err *err);
+
+/*
+ * Every Space with its HEAD's title, author and time, its number of
+ * sessions and its last activity (the newest of its creation, its HEAD and
+ * its latest turn).  *out is an array; new reference.
+ */
+enum smr_rc ops_space_overview(struct ops_ctx *ctx, json_t **out, struct smr_err *err);
+
+/*
+ * A fingerprint of what a page shows: the Spaces (names, HEADs), and with
+ * space the sessions of that Space (titles, turn counts).  It changes
+ * whenever any of that changes, whoever wrote it.  *out is {version};
+ * new reference.
+ */
+enum smr_rc ops_state_version(struct ops_ctx *ctx, const char *space, json_t **out,
+			      struct smr_err *err);
+
+/*
+ * The difference from ref (NULL: an empty state) to a proposed checkpoint
+ * that is not saved, given as checkpoint fields (validated as a save would
+ * validate them): what an editor shows against HEAD.  *out is a diff
+ * document (domain/diff.h); new reference.
+ */
+enum smr_rc ops_diff_proposal(struct ops_ctx *ctx, const char *from, const json_t *fields,
+			      json_t **out, struct smr_err *err);
+
+/* The JSON handlers of the operations above (space.graph, space.overview, state.version, diff.proposal). */
+extern const struct api_op view_ops[];
+enum smr_rc ops_api_space_graph(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				struct smr_err *err);
+
+#endif

@@ -1,0 +1,139 @@
+// app.js -- the web UI's shell: the token gate, the hash router, the change
+// poller that refreshes the view when anyone writes (the UI, the CLI, an
+// agent over MCP, another server), and keyboard shortcuts.
+//
+//   #/                        Spaces
+//   #/s/NAME                  history of a Space (#/s/NAME/c/HASH selects one)
+//   #/s/NAME/compare/A/B      the difference between two checkpoints
+//   #/s/NAME/chat[/ID]        sessions and chat
+//   #/s/NAME/new[/JOB]        save a checkpoint (from HEAD, or from a draft job)
+//   #/s/NAME/ingest           a transcript into a new session
+import { h, clear, dialog } from './dom.js';
+import { get, post, ApiError, setUnauthorizedHandler } from './api.js';
+import { spacesView } from './spaces.js';
+import { spaceView } from './space.js';
+
+const POLL_MS = 700;
+const main = h('main#main', { tabindex: '-1' });
+const crumbs = h('nav.crumbs', { 'aria-label': 'Breadcrumb' });
+const live = h('span.live', { title: 'Refreshes by itself when anyone writes' }, 'live');
+let current = null;          // { key, view }
+let version = null;
+let gone = null;             // a Space that no longer exists: watch the Space list instead
+
+function parseRoute() {
+  const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
+  if (parts[0] !== 's' || !parts[1]) return { name: 'spaces', key: 'spaces' };
+  return { name: 'space', key: 's/' + parts[1], space: parts[1], tab: parts[2] || 'history', args: parts.slice(3) };
+}
+
+function setCrumbs(route) {
+  clear(crumbs);
+  crumbs.append(h('a', { href: '#/' }, 'Spaces'));
+  if (route.space) crumbs.append(h('span.sep', { 'aria-hidden': 'true' }, '/'), h('span', route.space));
+}
+
+async function navigate() {
+  const route = parseRoute();
+  setCrumbs(route);
+  document.title = route.space ? `${route.space} · Smriti` : 'Spaces · Smriti';
+  if (current && current.key === route.key && current.view.update) {
+    current.view.update(route);
+    return;
+  }
+  current?.view.destroy?.();
+  clear(main);
+  const view = route.name === 'spaces' ? spacesView() : spaceView(route);
+  current = { key: route.key, view };
+  main.append(view.el);
+  version = null;
+  gone = null;
+}
+
+// Asks the server whether anything shown changed; refreshes the view if so.
+async function poll() {
+  const route = parseRoute();
+  try {
+    const q = route.space && route.space !== gone ? `?space=${encodeURIComponent(route.space)}` : '';
+    const v = (await get('/v4/changes' + q)).version;
+    live.classList.remove('off');
+    if (version !== null && v !== version) current?.view.refresh?.();
+    version = v;
+  } catch (e) {
+    const missing = e instanceof ApiError && e.status === 404;
+    if (missing) {
+      gone = route.space;
+      current?.view.refresh?.();
+    }
+    live.classList.toggle('off', !missing);
+  }
+  setTimeout(poll, document.hidden ? POLL_MS * 4 : POLL_MS);
+}
+
+const SHORTCUTS = [
+  ['j / k', 'next / previous checkpoint or Space'],
+  ['Enter', 'open the selected Space or checkpoint'],
+  ['c', 'compare the selected checkpoint with its parent'],
+  ['/', 'filter the history'],
+  ['Ctrl/Cmd + S', 'save the checkpoint being edited'],
+  ['Esc', 'close a dialog, leave a field'],
+  ['?', 'this list'],
+];
+
+function showShortcuts() {
+  const list = h('dl.shortcuts', SHORTCUTS.map(([k, v]) => [h('dt', h('kbd', k)), h('dd', v)]));
+  return dialog('Keyboard shortcuts', list, [{ label: 'Close', value: 'close', primary: true }]);
+}
+
+function typing(e) {
+  const t = e.target;
+  return t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName);
+}
+
+function onKey(e) {
+  if (document.querySelector('dialog[open]')) return;
+  if (e.key === 'Escape' && typing(e)) { e.target.blur(); return; }
+  if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 's') {
+    if (current?.view.keys?.(e)) e.preventDefault();
+    return;
+  }
+  if (typing(e) || e.ctrlKey || e.metaKey || e.altKey) return;
+  if (e.key === '?') { e.preventDefault(); showShortcuts(); return; }
+  if (current?.view.keys?.(e)) e.preventDefault();
+}
+
+// With SMRITI_TOKEN the server wants the token once; it answers with an
+// HttpOnly cookie, so no script ever holds the token after this form.
+async function askToken(message) {
+  const input = h('input', { type: 'password', name: 'token', autocomplete: 'current-password', required: true, 'aria-label': 'Token' });
+  const err = h('p.error', { role: 'alert' }, message || '');
+  const choice = await dialog('This server wants its token',
+    [h('p', 'Enter the SMRITI_TOKEN the server was started with. It is kept in an HttpOnly cookie, out of reach of scripts.'),
+      h('label', 'Token', input), err],
+    [{ label: 'Sign in', value: 'ok', primary: true }]);
+  if (choice !== 'ok') return askToken(message);
+  try {
+    await post('/v4/auth', { token: input.value });
+  } catch (e) {
+    return askToken(e.message);
+  }
+}
+
+async function start() {
+  document.body.append(
+    h('a.skip', { href: '#main' }, 'Skip to content'),
+    h('header.top', h('a.brand', { href: '#/' }, h('img', { src: '/ui/icon.svg', alt: '', width: 22, height: 22 }), 'Smriti'),
+      crumbs, h('span.grow'), live,
+      h('button.ghost', { type: 'button', 'aria-label': 'Keyboard shortcuts', title: 'Keyboard shortcuts (?)', onclick: showShortcuts }, '?')),
+    main,
+    h('div#toasts', { 'aria-live': 'polite' }));
+  const auth = await get('/v4/auth');
+  if (!auth.authenticated) await askToken();
+  setUnauthorizedHandler(() => { askToken('Your session ended; enter the token again.').then(() => location.reload()); });
+  window.addEventListener('hashchange', navigate);
+  document.addEventListener('keydown', onKey);
+  await navigate();
+  poll();
+}
+
+start();

@@ -1,0 +1,345 @@
+// history.js -- a Space's history: the checkpoint graph (the Space and the
+// Spaces forked from it, restores linked to what they restored) as a
+// virtual list that draws only the rows in view and loads pages as you
+// scroll; beside it the inspector of the selected checkpoint, a comparison
+// of two, the review, and the actions that steer: restore, fork, chat from
+// here, hand to the next agent.
+import { h, clear, dialog, toast, short, copy, time } from './dom.js';
+import { get, post, op, enc } from './api.js';
+import { LaneLayout, drawRow, ROW_H } from './graph.js';
+import { checkpointView, diffView, reviewView } from './inspect.js';
+
+const PAGE = 400;
+const OVERSCAN = 8;
+
+export function historyView(ctx, first) {
+  const filter = h('input.filter', { type: 'search', placeholder: 'Filter by title, author or hash  (/)', 'aria-label': 'Filter checkpoints', oninput: () => { draw(); } });
+  const count = h('span.muted.count-line');
+  const pickBar = h('div.pick-bar', { hidden: true });
+  const spacer = h('div.vspace');
+  const list = h('div.vlist', { role: 'listbox', tabindex: '0', 'aria-label': 'Checkpoints, newest first', onscroll: () => requestAnimationFrame(draw), onkeydown: listKeys }, spacer);
+  const detail = h('div.detail', { tabindex: '-1', 'aria-live': 'polite' });
+  const el = h('div.history', h('div.graph-pane', h('div.toolbar', filter, count), pickBar, list), detail);
+
+  let layout = new LaneLayout();
+  let nodes = [];
+  let total = 0;
+  let next = null;
+  let loading = null;
+  let selected = null;          // hash
+  let route = first;
+  let pickFrom = null;          // hash picked as the first of a comparison
+  let raw = false;
+  let detailKey = '';
+
+  async function loadFirst() {
+    const g = await get(`/v4/repos/${enc(ctx.space)}/graph?limit=${PAGE}`);
+    layout = new LaneLayout();
+    layout.add(g.nodes);
+    nodes = g.nodes;
+    total = g.total;
+    next = g.next;
+  }
+
+  function loadMore() {
+    if (!next || loading) return loading;
+    loading = get(`/v4/repos/${enc(ctx.space)}/graph?limit=${PAGE}&after=${next}`).then((g) => {
+      layout.add(g.nodes);
+      nodes = nodes.concat(g.nodes);
+      next = g.next;
+      loading = null;
+      draw();
+    }).catch((e) => { loading = null; toast(e.message, 'error'); });
+    return loading;
+  }
+
+  function matches(n, q) {
+    return n.title.toLowerCase().includes(q) || n.author.toLowerCase().includes(q) || n.hash.startsWith(q);
+  }
+
+  function visibleRows() {
+    const q = filter.value.trim().toLowerCase();
+    if (!q) return null;
+    return layout.rows.filter((r) => matches(r.node, q));
+  }
+
+  function rowEl(row, i, cols, filtered) {
+    const n = row.node;
+    const isSel = n.hash === selected;
+    const chips = [];
+    for (const s of n.heads) chips.push(h('span.chip.head', { title: `HEAD of ${s}` }, s === ctx.space ? 'HEAD' : `HEAD of ${s}`));
+    const elsewhere = n.spaces.filter((s) => !n.heads.includes(s));
+    if (!n.own && elsewhere.length) chips.push(h('span.chip.fork', { title: `In ${elsewhere.join(', ')}` }, elsewhere.join(', ')));
+    if (n.restored_from) chips.push(h('span.chip.restore', { title: `Restored from ${n.restored_from}` }, `↺ ${short(n.restored_from).slice(0, 7)}`));
+    if (n.merge_parent) chips.push(h('span.chip', 'merge'));
+    const r = h('div.row' + (isSel ? '.selected' : '') + (n.hash === pickFrom ? '.picked' : ''), {
+      role: 'option', id: `row-${n.hash}`, 'aria-selected': isSel ? 'true' : 'false', 'data-hash': n.hash,
+      onclick: (e) => clickRow(n.hash, e),
+    },
+    filtered ? h('span.lanes-none') : drawRow(row, cols, n.heads.includes(ctx.space)),
+    h('span.row-title', n.title || '(untitled)'), chips,
+    h('span.row-author', n.author || '—'), h('span.row-time', time(n.created_at)),
+    h('code.row-hash', short(n.hash).slice(0, 7)));
+    r.style.transform = `translateY(${i * ROW_H}px)`;
+    return r;
+  }
+
+  function draw() {
+    const rows = visibleRows();
+    const n = rows ? rows.length : total;
+    spacer.style.height = `${n * ROW_H}px`;
+    count.textContent = rows ? `${rows.length} of ${nodes.length} loaded match` : `${total} checkpoint${total === 1 ? '' : 's'}`;
+    const top = list.scrollTop;
+    const from = Math.max(0, Math.floor(top / ROW_H) - OVERSCAN);
+    const to = Math.min(n, Math.ceil((top + list.clientHeight) / ROW_H) + OVERSCAN);
+    for (const r of [...spacer.children]) r.remove();
+    const cols = layout.cols;
+    for (let i = from; i < to; i++) {
+      const row = rows ? rows[i] : layout.rows[i];
+      if (row) {
+        spacer.append(rowEl(row, i, cols, !!rows));
+        continue;
+      }
+      const ph = h('div.row.placeholder', { role: 'option', 'aria-selected': 'false' }, 'loading…');
+      ph.style.transform = `translateY(${i * ROW_H}px)`;
+      spacer.append(ph);
+    }
+    if (!rows && to + OVERSCAN * 4 > nodes.length) loadMore();
+    list.setAttribute('aria-activedescendant', selected && spacer.querySelector('.selected') ? `row-${selected}` : '');
+    if (!n) spacer.append(h('div.empty', rows ? 'Nothing matches the filter.' : 'No checkpoints yet. Save one from the “New checkpoint” tab, or let an agent write one.'));
+  }
+
+  function go(path, replace) {
+    const url = `#/s/${enc(ctx.space)}${path}`;
+    if (replace) location.replace(url);
+    else location.hash = url;
+  }
+
+  function clickRow(hash, e) {
+    if (pickFrom && pickFrom !== hash) {
+      const a = pickFrom;
+      endPick();
+      go(`/compare/${a}/${hash}`);
+    } else if (e.shiftKey && selected && selected !== hash) {
+      go(`/compare/${selected}/${hash}`);
+    } else {
+      go(`/c/${hash}`);
+    }
+  }
+
+  function startPick(hash) {
+    pickFrom = hash;
+    pickBar.hidden = false;
+    clear(pickBar).append(`Pick the checkpoint to compare ${short(hash).slice(0, 7)} with, or `,
+      h('button.link', { type: 'button', onclick: endPick }, 'cancel'), ' (Esc).');
+    draw();
+  }
+
+  function endPick() {
+    pickFrom = null;
+    pickBar.hidden = true;
+    draw();
+  }
+
+  function scrollTo(hash) {
+    const i = nodes.findIndex((n) => n.hash === hash);
+    if (i < 0) return;
+    const y = i * ROW_H;
+    if (y < list.scrollTop || y + ROW_H > list.scrollTop + list.clientHeight) list.scrollTop = y - list.clientHeight / 3;
+  }
+
+  const links = {
+    checkpoint: (hash) => h('a.hash', { href: `#/s/${enc(ctx.space)}/c/${hash}`, title: hash }, short(hash)),
+    session: (id) => h('a', { href: `#/s/${enc(ctx.space)}/chat/${enc(id)}` }, short(id).slice(0, 8)),
+  };
+
+  // ---- the detail pane ----
+
+  async function showCheckpoint(hash, force) {
+    const key = `c/${hash}/${raw}`;
+    if (key === detailKey && !force) return;
+    detailKey = key;
+    let c;
+    try {
+      c = await get(`/commits/${hash}`);
+    } catch (e) {
+      clear(detail).append(h('p.error', e.message));
+      return;
+    }
+    if (detailKey !== key) return;
+    const node = nodes.find((n) => n.hash === c.commit_hash);
+    const isHead = node ? node.heads.includes(ctx.space) : c.commit_hash === ctx.info?.head;
+    const actions = h('div.actions',
+      h('div.seg', { role: 'group', 'aria-label': 'View' },
+        h('button' + (raw ? '' : '.on'), { type: 'button', 'aria-pressed': String(!raw), onclick: () => { raw = false; showCheckpoint(hash); } }, 'Pretty'),
+        h('button' + (raw ? '.on' : ''), { type: 'button', 'aria-pressed': String(raw), onclick: () => { raw = true; showCheckpoint(hash); } }, 'JSON')),
+      c.parent_hash ? h('button', { type: 'button', onclick: () => go(`/compare/${c.parent_hash}/${hash}`) }, 'Compare with parent') : null,
+      h('button', { type: 'button', onclick: () => startPick(hash) }, 'Compare with…'),
+      h('button', { type: 'button', onclick: () => review(c) }, 'Review'),
+      isHead ? null : h('button', { type: 'button', onclick: () => restore(c) }, 'Restore…'),
+      h('button', { type: 'button', onclick: () => fork(c) }, 'Fork…'),
+      h('button', { type: 'button', onclick: () => chatFrom(c) }, 'Chat from here'),
+      h('button.primary', { type: 'button', onclick: () => handOff(c, isHead) }, 'Hand to next agent'));
+    clear(detail).append(actions, h('div.review-slot'), checkpointView(c, links, raw));
+  }
+
+  async function showCompare(a, b) {
+    const key = `cmp/${a}/${b}`;
+    if (key === detailKey) return;
+    detailKey = key;
+    try {
+      const [ca, cb, d] = await Promise.all([get(`/commits/${a}`), get(`/commits/${b}`), op('diff', { from: a, to: b })]);
+      if (detailKey !== key) return;
+      clear(detail).append(h('div.actions',
+        h('button', { type: 'button', onclick: () => go(`/c/${b}`) }, 'Back to checkpoint'),
+        h('button', { type: 'button', onclick: () => go(`/compare/${b}/${a}`) }, 'Swap')),
+      h('h2', 'Compare'),
+      h('p.compare-head', h('span.del', '− ', links.checkpoint(a), ' ', ca.title), h('span.add', '+ ', links.checkpoint(b), ' ', cb.title)),
+      diffView(d));
+    } catch (e) {
+      clear(detail).append(h('p.error', e.message));
+    }
+  }
+
+  async function review(c) {
+    const slot = detail.querySelector('.review-slot');
+    clear(slot).append(h('p.muted', { role: 'status' }, 'Reviewing…'));
+    try {
+      const providers = await get('/v4/providers').catch(() => null);
+      const usable = providers?.providers.some((p) => p.name === providers.default && p.configured);
+      const r = await post(`/v5/checkpoints/${c.commit_hash}/review`, { llm: !!usable });
+      clear(slot).append(h('section.review-box', h('h3', 'Review'), reviewView(r, (field, index) => {
+        if (raw) { raw = false; showCheckpoint(c.commit_hash); }
+        const target = detail.querySelector(`#item-${field}-${index}`);
+        if (target) {
+          target.scrollIntoView({ block: 'center' });
+          target.classList.add('flash-item');
+          setTimeout(() => target.classList.remove('flash-item'), 1600);
+        }
+      })));
+    } catch (e) {
+      clear(slot).append(h('p.error', e.message));
+    }
+  }
+
+  async function restore(c) {
+    const choice = await dialog('Restore this checkpoint?', [
+      h('p', 'A new checkpoint with the state of “', c.title || short(c.commit_hash), '” goes on top of HEAD of ', h('strong', ctx.space), '.'),
+      h('p.muted', 'Nothing is deleted: every checkpoint stays in the history, and the new one records where it came from.')],
+    [{ label: 'Cancel', value: '' }, { label: 'Restore', value: 'ok', primary: true }]);
+    if (choice !== 'ok') return;
+    try {
+      const nc = await op('restore', { space: ctx.space, ref: c.commit_hash, author: authorName() });
+      toast('Restored as a new checkpoint on top of HEAD');
+      await reload();
+      go(`/c/${nc.commit_hash}`);
+    } catch (e) { toast(e.message, 'error'); }
+  }
+
+  async function fork(c) {
+    const input = h('input', { name: 'into', required: true, maxlength: 100, value: `${ctx.space}-fork`, 'aria-label': 'Name of the new Space' });
+    const choice = await dialog('Fork into a new Space', [
+      h('p', 'A new Space whose HEAD is “', c.title || short(c.commit_hash), '”, sharing its history. This Space is not touched.'),
+      h('label', 'Name of the new Space', input)],
+    [{ label: 'Cancel', value: '' }, { label: 'Fork', value: 'ok', primary: true }]);
+    if (choice !== 'ok') return;
+    try {
+      const sp = await op('fork', { ref: c.commit_hash, into: input.value.trim() });
+      toast(`Forked into “${sp.name}”`);
+      location.hash = `#/s/${enc(sp.name)}`;
+    } catch (e) { toast(e.message, 'error'); }
+  }
+
+  async function chatFrom(c) {
+    try {
+      const s = await post(`/v4/repos/${enc(ctx.space)}/sessions`, { title: `From “${(c.title || short(c.commit_hash)).slice(0, 150)}”`, commit_hash: c.commit_hash });
+      location.hash = `#/s/${enc(ctx.space)}/chat/${enc(s.id)}`;
+    } catch (e) { toast(e.message, 'error'); }
+  }
+
+  function handOff(c, isHead) {
+    const q = (s) => `'${s.replace(/'/g, "'\\''")}'`;
+    const cli = isHead ? `smriti head ${q(ctx.space)} --json` : `smriti show ${c.commit_hash} --json`;
+    const mcp = JSON.stringify(isHead ? { name: 'read_head', arguments: { space: ctx.space } }
+      : { name: 'show_checkpoint', arguments: { ref: c.commit_hash } });
+    const field = (label, value) => {
+      const input = h('input.mono', { value, readonly: true, 'aria-label': label, onfocus: (e) => e.target.select() });
+      const btn = h('button', { type: 'button', onclick: () => copy(value, btn, input) }, 'Copy');
+      return h('div.copy-field', h('span.copy-label', label), input, btn);
+    };
+    dialog('Hand to the next agent', [
+      field('Hash', c.commit_hash),
+      field('CLI', cli),
+      field('MCP call', mcp),
+      h('p.muted', isHead ? 'This is HEAD: the next agent reads it and writes with it as --parent (MCP: parent).'
+        : 'This is not HEAD. An agent continues from HEAD, so restore it first, or fork a Space from it for the agent to work in.')],
+    [{ label: 'Done', value: 'done', primary: true }], { wide: true });
+  }
+
+  // ---- routing, refreshing, keys ----
+
+  function update(r) {
+    route = r;
+    if (r.tab === 'compare' && r.args[1]) {
+      selected = r.args[1];
+      showCompare(r.args[0], r.args[1]);
+    } else {
+      selected = (r.tab === 'c' && r.args[0]) || selected || nodes[0]?.hash || null;
+      if (selected) showCheckpoint(selected);
+      else clear(detail).append(h('p.muted', 'Nothing to inspect yet.'));
+    }
+    draw();
+    if (selected) scrollTo(selected);
+  }
+
+  async function reload() {
+    try {
+      const keep = list.scrollTop;
+      await loadFirst();
+      list.scrollTop = keep;
+      draw();
+    } catch (e) { toast(e.message, 'error'); }
+  }
+
+  async function refresh() {
+    await reload();
+    if (detailKey.startsWith('c/')) showCheckpoint(selected, true);
+  }
+
+  function move(delta) {
+    const i = nodes.findIndex((n) => n.hash === selected);
+    const j = Math.max(0, Math.min(nodes.length - 1, (i < 0 ? 0 : i + delta)));
+    if (!nodes[j]) return;
+    selected = nodes[j].hash;     /* at once, so that keys pressed quickly walk on */
+    go(`/c/${selected}`, true);
+  }
+
+  function listKeys(e) {
+    if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+      e.preventDefault();
+      move(e.key === 'ArrowDown' ? 1 : -1);
+    }
+  }
+
+  function keys(e) {
+    if (e.key === 'j' || e.key === 'k') { move(e.key === 'j' ? 1 : -1); return true; }
+    if (e.key === 'Enter' && selected) { detail.focus(); return true; }
+    if (e.key === '/') { filter.focus(); return true; }
+    if (e.key === 'c' && selected) {
+      const n = nodes.find((x) => x.hash === selected);
+      if (n?.parent) go(`/compare/${n.parent}/${n.hash}`);
+      return true;
+    }
+    if (e.key === 'Escape' && pickFrom) { endPick(); return true; }
+    return false;
+  }
+
+  loadFirst().then(() => update(route)).catch((e) => clear(detail).append(h('p.error', e.message)));
+  const onResize = () => draw();
+  window.addEventListener('resize', onResize);
+  return { el, update, refresh, keys, destroy: () => window.removeEventListener('resize', onResize) };
+}
+
+export function authorName() {
+  return localStorage.getItem('smriti.author') || 'person';
+}

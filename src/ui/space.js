@@ -1,0 +1,74 @@
+// space.js -- one Space: its name, HEAD and tabs (History, Chat, New
+// checkpoint, Ingest), each a sub-view that gets the route and refreshes.
+import { h, clear, append, short } from './dom.js';
+import { get, enc } from './api.js';
+import { historyView } from './history.js';
+import { chatView } from './chat.js';
+import { editorView } from './editor.js';
+import { ingestView } from './ingest.js';
+
+const TABS = [
+  ['history', 'History', historyView],
+  ['chat', 'Chat', chatView],
+  ['new', 'New checkpoint', editorView],
+  ['ingest', 'Ingest', ingestView],
+];
+
+export function spaceView(first) {
+  const title = h('h1');
+  const info = h('p.muted.space-info');
+  const tabs = h('nav.tabs', { 'aria-label': 'Space' });
+  const body = h('div.space-body');
+  const el = h('section.page.space', h('div.page-head', h('div', title, info), tabs), body);
+  const ctx = { space: first.space, info: null };
+  let sub = null;
+  let tab = null;
+
+  async function loadInfo() {
+    try {
+      ctx.info = await get(`/v4/repos/${enc(ctx.space)}`);
+      append(clear(info), [ctx.info.description || '', ctx.info.description ? ' · ' : '',
+        ctx.info.head ? ['HEAD ', h('code.hash', short(ctx.info.head))] : 'no checkpoints yet']);
+    } catch (e) {
+      ctx.info = null;
+      clear(info).append(h('span.error', e.status === 404 ? `There is no Space “${ctx.space}” (any more).` : e.message));
+    }
+  }
+
+  function drawTabs(active) {
+    clear(tabs);
+    for (const [id, label] of TABS) {
+      const tabTarget = id === 'history' ? '' : `/${id}`;
+      tabs.append(h('a' + (id === active ? '.active' : ''),
+        { href: `#/s/${enc(ctx.space)}${tabTarget}`, 'aria-current': id === active ? 'page' : null }, label));
+    }
+  }
+
+  function update(route) {
+    title.textContent = route.space;
+    const entry = TABS.find((t) => t[0] === route.tab) || TABS[0];
+    drawTabs(entry[0]);
+    if (tab !== entry[0]) {
+      sub?.destroy?.();
+      clear(body);
+      tab = entry[0];
+      sub = entry[2](ctx, route);
+      body.append(sub.el);
+    } else {
+      sub.update?.(route);
+    }
+  }
+
+  async function refresh() {
+    await loadInfo();
+    sub?.refresh?.();
+  }
+
+  loadInfo();
+  update(first);
+  return {
+    el, update, refresh,
+    keys: (e) => sub?.keys?.(e),
+    destroy: () => sub?.destroy?.(),
+  };
+}

@@ -1,0 +1,95 @@
+// spaces.js -- the Spaces view: every Space with its HEAD's title, author
+// and last activity; create, rename and delete (delete asks for the name).
+import { h, clear, time, dialog, toast, short } from './dom.js';
+import { get, post, api, enc } from './api.js';
+
+export function spacesView() {
+  const list = h('ul.space-list', { 'aria-label': 'Spaces' });
+  const name = h('input', { name: 'name', required: true, maxlength: 100, placeholder: 'New Space name', 'aria-label': 'New Space name' });
+  const desc = h('input', { name: 'description', placeholder: 'What is it for? (optional)', 'aria-label': 'Description' });
+  const form = h('form.create', { onsubmit: create }, name, desc, h('button.primary', { type: 'submit' }, 'Create Space'));
+  const el = h('section.page.spaces', h('div.page-head', h('h1', 'Spaces'), form), list);
+  let rows = [];
+  let selected = 0;
+
+  async function create(e) {
+    e.preventDefault();
+    try {
+      const sp = await post('/v4/repos', { name: name.value.trim(), description: desc.value.trim() || undefined });
+      name.value = desc.value = '';
+      location.hash = `#/s/${enc(sp.name)}`;
+    } catch (err) { toast(err.message, 'error'); }
+  }
+
+  async function rename(sp) {
+    const input = h('input', { name: 'name', value: sp.name, required: true, maxlength: 100, 'aria-label': 'New name' });
+    if (await dialog(`Rename “${sp.name}”`, h('label', 'New name', input),
+      [{ label: 'Cancel', value: '' }, { label: 'Rename', value: 'ok', primary: true }]) !== 'ok') return;
+    try {
+      await api('PATCH', `/v4/repos/${enc(sp.id)}`, { name: input.value.trim() });
+      refresh();
+    } catch (err) { toast(err.message, 'error'); }
+  }
+
+  async function remove(sp) {
+    const input = h('input', { name: 'confirm', autocomplete: 'off', 'aria-label': 'Type the Space name to confirm' });
+    const choice = await dialog(`Delete “${sp.name}”?`, [
+      h('p', `This deletes the Space with its ${sp.head ? 'checkpoints' : 'nothing saved yet'} and its ${sp.sessions} session(s). Checkpoints shared with forks stay in those forks. This cannot be undone.`),
+      h('label', 'Type the Space name to confirm', input)],
+    [{ label: 'Cancel', value: '' }, { label: 'Delete Space', value: 'ok', danger: true }]);
+    if (choice !== 'ok') return;
+    if (input.value !== sp.name) { toast('the name did not match; nothing was deleted', 'error'); return; }
+    try {
+      await api('DELETE', `/v4/repos/${enc(sp.id)}`);
+      toast(`Deleted “${sp.name}”`);
+      refresh();
+    } catch (err) { toast(err.message, 'error'); }
+  }
+
+  function row(sp, i) {
+    const hc = sp.head_checkpoint;
+    return h('li.space-row' + (i === selected ? '.selected' : ''), { 'data-name': sp.name },
+      h('div.space-main',
+        h('a.space-name', { href: `#/s/${enc(sp.name)}` }, sp.name),
+        sp.description ? h('span.muted.desc', sp.description) : null),
+      h('div.space-head', hc
+        ? [h('span.head-title', hc.title || '(untitled)'), hc.author ? h('span.chip.author', hc.author) : null,
+          h('code.hash', { title: sp.head }, short(sp.head))]
+        : h('span.muted', 'no checkpoints yet')),
+      h('div.space-meta', h('span.muted', `${sp.sessions} session${sp.sessions === 1 ? '' : 's'}`), ' · ', time(sp.last_activity)),
+      h('div.space-actions',
+        h('button.ghost.small', { type: 'button', onclick: () => rename(sp) }, 'Rename'),
+        h('button.ghost.small.danger', { type: 'button', onclick: () => remove(sp) }, 'Delete')));
+  }
+
+  function draw() {
+    clear(list);
+    if (!rows.length) list.append(h('li.empty', 'No Spaces yet. Create one above, or with ', h('code', 'smriti space create NAME'), '.'));
+    rows.forEach((sp, i) => list.append(row(sp, i)));
+  }
+
+  async function refresh() {
+    try {
+      rows = (await get('/v4/overview')).sort((a, b) => b.last_activity.localeCompare(a.last_activity));
+      selected = Math.min(selected, Math.max(rows.length - 1, 0));
+      draw();
+    } catch (err) { toast(err.message, 'error'); }
+  }
+
+  function keys(e) {
+    if (e.key === 'j' || e.key === 'k') {
+      selected = Math.max(0, Math.min(rows.length - 1, selected + (e.key === 'j' ? 1 : -1)));
+      draw();
+      list.querySelector('.selected')?.scrollIntoView({ block: 'nearest' });
+      return true;
+    }
+    if (e.key === 'Enter' && rows[selected]) {
+      location.hash = `#/s/${enc(rows[selected].name)}`;
+      return true;
+    }
+    return false;
+  }
+
+  refresh();
+  return { el, refresh, keys };
+}

@@ -1,0 +1,137 @@
+// perf.test.mjs -- figures of the web UI measured in the browser (reported,
+// never asserted: speed is not a test's business): the time to a rendered,
+// scrollable history of a Space with 5,000 checkpoints and to a session of
+// 2,000 turns, and the size of the UI's files, raw and gzipped.  The big
+// Space is written straight into SQLite in one transaction (the hashes are
+// placeholders: the views do not recompute them), the long session through
+// the ingest operation.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import path from 'node:path';
+import { tempDb, ok, ROOT } from '../js/helpers.mjs';
+import { startServer, request, expectStatus } from '../js/http-helpers.mjs';
+import { launch, guardedPage, shot } from './browser.mjs';
+
+const CHECKPOINTS = 5000;
+const TURNS = 2000;
+let tmp;
+let srv;
+let browser;
+
+function sql(db, text) {
+  return execFileSync('sqlite3', [db], { input: text, encoding: 'utf8' }).trim();
+}
+
+before(async () => {
+  tmp = tempDb();
+  ok(tmp.db, ['space', 'create', 'big']);
+  const id = sql(tmp.db, "SELECT id FROM repos WHERE name = 'big';");
+  sql(tmp.db, `BEGIN;
+    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${CHECKPOINTS})
+    INSERT INTO commits (repo_id, commit_hash, title, summary, decisions, assumptions, tasks,
+      open_questions, entities, artifacts, metadata_, author, created_at)
+    SELECT '${id}', printf('%064x', 4294967296 + i), 'Checkpoint ' || i, 'Summary of step ' || i,
+      '[{"text":"Decision ' || i || '"}]', '[]', '[{"text":"Task ' || i || '","status":"open"}]', '[]', '[]', '[]', '{}',
+      CASE i % 3 WHEN 0 THEN 'claude' WHEN 1 THEN 'codex' ELSE 'person' END,
+      strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || i || ' minutes') FROM n;
+    UPDATE commits SET parent_commit_id = id - 1
+      WHERE repo_id = '${id}' AND id > (SELECT min(id) FROM commits WHERE repo_id = '${id}');
+    INSERT OR REPLACE INTO refs (repo_id, name, commit_id)
+      VALUES ('${id}', 'main', (SELECT max(id) FROM commits WHERE repo_id = '${id}'));
+    COMMIT;`);
+  srv = await startServer(tmp.db, { args: ['--quiet'] });
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.cleanup();
+  await srv?.stop();
+  tmp?.cleanup();
+});
+
+test(`history of ${CHECKPOINTS} checkpoints: time to rendered and scrollable, and to the oldest`, async () => {
+  const page = await guardedPage(browser);
+  await page.goto(`${srv.url}/`);
+  await page.locator('.space-row').first().waitFor();
+  const ms = await page.evaluate(() => new Promise((resolve) => {
+    const t0 = performance.now();
+    location.hash = '#/s/big';
+    const tick = () => {
+      const list = document.querySelector('.vlist');
+      if (list && list.querySelector('.row:not(.placeholder)') && list.scrollHeight > list.clientHeight) resolve(performance.now() - t0);
+      else requestAnimationFrame(tick);
+    };
+    tick();
+  }));
+  console.log(`# figure: history of ${CHECKPOINTS} checkpoints rendered and scrollable in ${ms.toFixed(0)} ms`);
+  assert.match(await page.locator('.count-line').textContent(), new RegExp(`${CHECKPOINTS} checkpoints`));
+  const last = await page.evaluate(() => new Promise((resolve) => {
+    const list = document.querySelector('.vlist');
+    const t0 = performance.now();
+    list.scrollTop = list.scrollHeight;
+    const tick = () => {
+      list.scrollTop = list.scrollHeight;
+      const titles = [...list.querySelectorAll('.row-title')].map((e) => e.textContent);
+      if (titles.includes('Checkpoint 1')) resolve(performance.now() - t0);
+      else setTimeout(tick, 20);
+    };
+    tick();
+  }));
+  console.log(`# figure: scrolled to the oldest of ${CHECKPOINTS} checkpoints (all pages loaded) in ${last.toFixed(0)} ms`);
+  await shot(page, 'history-5000');
+  page.guard.check();
+  await page.close();
+});
+
+test(`session of ${TURNS} turns: time to rendered and scrollable`, async () => {
+  const lines = [];
+  for (let i = 1; i <= TURNS / 2; i++) {
+    lines.push(`User: Question ${i}: what about *item* ${i}?`);
+    lines.push(`Assistant: Answer ${i}.\n\n- point **one**\n- point \`two\`\n\nMore text for turn ${i}.`);
+  }
+  const r = await expectStatus(srv, 'POST', '/v1/ingest', 201,
+    { body: { space: 'big', transcript: lines.join('\n\n'), format: 'text', title: 'long' } });
+  assert.equal(r.turns, TURNS);
+  const page = await guardedPage(browser);
+  await page.goto(`${srv.url}/#/s/big/chat`);
+  await page.locator('.session-list li').first().waitFor();
+  const ms = await page.evaluate((id) => new Promise((resolve) => {
+    const t0 = performance.now();
+    location.hash = `#/s/big/chat/${id}`;
+    const tick = () => {
+      const box = document.querySelector('.turns');
+      if (box && box.querySelector('.turn') && box.scrollHeight > box.clientHeight && box.scrollTop > 0) resolve(performance.now() - t0);
+      else requestAnimationFrame(tick);
+    };
+    tick();
+  }), r.session.id);
+  console.log(`# figure: session of ${TURNS} turns rendered and scrollable (newest in view) in ${ms.toFixed(0)} ms`);
+  await page.locator('.turn', { hasText: `More text for turn ${TURNS / 2}.` }).waitFor();
+  await page.evaluate(() => { document.querySelector('.turns').scrollTop = 0; });
+  await page.locator('.turns .earlier, .turn').first().waitFor();
+  await shot(page, 'session-2000');
+  page.guard.check();
+  await page.close();
+});
+
+test('size of the UI files, raw and gzipped', async () => {
+  const dir = path.join(ROOT, 'src/ui');
+  const names = [...readdirSync(dir).filter((f) => /\.(html|css|js|svg)$/.test(f)),
+    ...readdirSync(path.join(dir, 'vendor')).filter((f) => f.endsWith('.mjs'))];
+  let raw = 0;
+  let gz = 0;
+  const rows = [];
+  for (const name of names) {
+    const res = await request(srv, 'GET', name === 'index.html' ? '/' : `/ui/${name}`);
+    assert.equal(res.status, 200, name);
+    const bytes = Buffer.from(res.text, 'utf8');
+    const z = gzipSync(bytes, { level: 9 }).length;
+    raw += bytes.length;
+    gz += z;
+    rows.push(`${name} ${bytes.length}/${z}`);
+  }
+  console.log(`# figure: UI files ${names.length}, ${(raw / 1024).toFixed(1)} KiB raw, ${(gz / 1024).toFixed(1)} KiB gzipped (${rows.join(', ')})`);
+});
