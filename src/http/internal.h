@@ -37,6 +37,7 @@ struct MHD_Daemon;
 struct MHD_Response;
 struct http_req;
 struct http_server;
+struct http_ui;
 
 /* ---- listening address (guard.c) ---- */
 
@@ -128,7 +129,9 @@ const struct http_route *http_route_find(const char *method, const char *path,
 /* The web UI's files (ui.c): "/" and "/ui/{name}"; release at shutdown. */
 void http_ui_index(struct http_req *r, struct ops_ctx *ctx);
 void http_ui_asset(struct http_req *r, struct ops_ctx *ctx);
-void http_ui_release(void);
+/* The UI's prebuilt responses (ui.c), made once at start-up; free with http_ui_free. */
+struct http_ui *http_ui_build(void);
+void http_ui_free(struct http_ui *ui);
 
 /* The UI's token cookie (auth.c): GET, POST and DELETE /v4/auth. */
 void http_auth_get(struct http_req *r, struct ops_ctx *ctx);
@@ -234,6 +237,7 @@ struct http_server {
 	struct MHD_Daemon *daemon;
 	struct workq pool;               /* --workers threads: run a request, then resume it */
 	struct MHD_Response *fixed[2];
+	struct http_ui *ui;              /* the web UI's files (ui.c) */
 	struct http_log log;
 	const char *store_name;
 	struct runtime *rt;              /* chat runtime (http_serve's), read-only in all threads */

@@ -700,6 +700,7 @@ enum smr_rc http_listen(const struct http_config *cfg, struct http_server **out,
 	http_guard_init(&srv->guard, srv->where.host, srv->where.port, cfg->allowed_hosts,
 			cfg->token);
 	build_fixed(srv);
+	srv->ui = http_ui_build();
 	*out = srv;
 	return SMR_OK;
 }
@@ -754,7 +755,7 @@ void http_close(struct http_server *srv)
 	for (int i = 0; i < 2; i++)
 		if (srv->fixed[i])
 			MHD_destroy_response(srv->fixed[i]);
-	http_ui_release();
+	http_ui_free(srv->ui);
 	http_guard_release(&srv->guard);
 	if (srv->fd >= 0)
 		close(srv->fd);

@@ -4,8 +4,8 @@
  * time, so the binary carries its UI and there is no directory to find.
  *
  * Each asset's two responses (200 with the bytes, 304 for a matching
- * If-None-Match) are built once, on first use, and shared by every thread
- * (MHD counts references).  Every one carries the security headers: a
+ * If-None-Match) are built once, when the server starts (http_ui_build), and
+ * shared by every thread (MHD counts references).  Every one carries the security headers: a
  * Content-Security-Policy that allows scripts, styles and requests from this
  * origin only (no inline script, no third-party origin, no framing), nosniff
  * and no referrer.  Cache-Control: no-cache makes the browser revalidate, so
@@ -13,9 +13,10 @@
  */
 #include "http/internal.h"
 #include "http/ui_assets.h"
+#include "util/err.h"
+#include "util/xalloc.h"
 
 #include <microhttpd.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,13 +24,10 @@
 	       " connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self';" \
 	       " frame-ancestors 'none'"
 
-struct ui_resp {
-	struct MHD_Response *full, *not_modified;
+struct http_ui {
+	struct MHD_Response **full, **not_modified;
+	size_t n;
 };
-
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static struct ui_resp *resps;
-static size_t n_assets;
 
 static void add_headers(struct MHD_Response *resp, const struct ui_asset *a)
 {
@@ -42,35 +40,45 @@ static void add_headers(struct MHD_Response *resp, const struct ui_asset *a)
 	MHD_add_response_header(resp, "X-Frame-Options", "DENY");
 }
 
-static void build(void)
+static struct MHD_Response *asset_response(const struct ui_asset *a, int with_body)
 {
-	while (ui_assets[n_assets].name)
-		n_assets++;
-	resps = calloc(n_assets ? n_assets : 1, sizeof(*resps));
-	if (!resps)
-		abort();
-	for (size_t i = 0; i < n_assets; i++) {
-		const struct ui_asset *a = &ui_assets[i];
+	struct MHD_Response *resp;
 
-		resps[i].full = MHD_create_response_from_buffer(a->len, (void *)a->data,
-								MHD_RESPMEM_PERSISTENT);
-		resps[i].not_modified = MHD_create_response_from_buffer(0, NULL,
-									MHD_RESPMEM_PERSISTENT);
-		if (!resps[i].full || !resps[i].not_modified)
-			abort();
-		add_headers(resps[i].full, a);
-		add_headers(resps[i].not_modified, a);
-	}
+	resp = MHD_create_response_from_buffer(with_body ? a->len : 0,
+					       with_body ? (void *)a->data : NULL,
+					       MHD_RESPMEM_PERSISTENT);
+	if (!resp)
+		BUG("cannot build the response of UI file '%s'", a->name);
+	add_headers(resp, a);
+	return resp;
 }
 
-void http_ui_release(void)
+struct http_ui *http_ui_build(void)
 {
-	for (size_t i = 0; resps && i < n_assets; i++) {
-		MHD_destroy_response(resps[i].full);
-		MHD_destroy_response(resps[i].not_modified);
+	struct http_ui *ui = xcalloc(1, sizeof(*ui));
+
+	while (ui_assets[ui->n].name)
+		ui->n++;
+	ui->full = xcalloc(ui->n + 1, sizeof(*ui->full));
+	ui->not_modified = xcalloc(ui->n + 1, sizeof(*ui->not_modified));
+	for (size_t i = 0; i < ui->n; i++) {
+		ui->full[i] = asset_response(&ui_assets[i], 1);
+		ui->not_modified[i] = asset_response(&ui_assets[i], 0);
 	}
-	free(resps);
-	resps = NULL;
+	return ui;
+}
+
+void http_ui_free(struct http_ui *ui)
+{
+	if (!ui)
+		return;
+	for (size_t i = 0; i < ui->n; i++) {
+		MHD_destroy_response(ui->full[i]);
+		MHD_destroy_response(ui->not_modified[i]);
+	}
+	free(ui->full);
+	free(ui->not_modified);
+	free(ui);
 }
 
 /* 1 if an If-None-Match list names etag (or is "*"). */
@@ -95,15 +103,15 @@ static int etag_matches(const char *inm, const char *etag)
 
 static void serve(struct http_req *r, const char *name)
 {
+	const struct http_ui *ui = r->srv->ui;
 	const char *inm;
 
-	pthread_once(&once, build);
-	for (size_t i = 0; i < n_assets; i++) {
+	for (size_t i = 0; i < ui->n; i++) {
 		if (strcmp(ui_assets[i].name, name))
 			continue;
 		inm = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "If-None-Match");
 		r->status = inm && etag_matches(inm, ui_assets[i].etag) ? 304 : 200;
-		r->fixed = r->status == 304 ? resps[i].not_modified : resps[i].full;
+		r->fixed = r->status == 304 ? ui->not_modified[i] : ui->full[i];
 		return;
 	}
 	http_error(r, 404, "not_found", "no UI file '%s'", name);
