@@ -5,7 +5,7 @@
 set -eu
 
 PACKAGES="gcc make pkg-config libsqlite3-dev libjansson-dev nettle-dev libmicrohttpd-dev
-libcurl4-openssl-dev libpq-dev sqlite3 postgresql wrk hyperfine curl ca-certificates"
+libcurl4-openssl-dev libpq-dev sqlite3 postgresql wrk hyperfine time curl ca-certificates"
 
 missing=""
 for p in $PACKAGES; do
