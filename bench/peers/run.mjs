@@ -60,11 +60,13 @@ const runJson = (cmd, args) => JSON.parse(run(cmd, args));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
 
-// Whole-process medians (ms) of each command by hyperfine, without a shell.
+// Whole processes by hyperfine, without a shell: per command the median
+// wall time and the mean CPU time (user + system), in ms.
 function hyperfine(runs, commands, env) {
   const out = file('hyperfine.json');
   run('hyperfine', ['-N', '--warmup', '5', '--runs', String(runs), '--export-json', out, ...commands], env);
-  return JSON.parse(readFileSync(out, 'utf8')).results.map((r) => r.median * 1000);
+  return JSON.parse(readFileSync(out, 'utf8')).results.map((r) => ({ wall: r.median * 1000,
+    cpu: (r.user + r.system) * 1000 }));
 }
 
 // Peak RSS (KiB) of a whole process, the largest of three runs.
@@ -113,17 +115,27 @@ async function mcpStart() {
   return { smriti: median(times.smriti), memory: median(times.memory) };
 }
 
-// Sequential calls per second over one session, and the server's peak RSS (KiB).
+const CLOCK_TICK_US = 1e6 / Number(run('getconf', ['CLK_TCK']));
+
+// CPU time (us) process pid has used: utime + stime of /proc/PID/stat.
+function cpuUs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_US;
+}
+
+// Sequential calls per second over one session, the server's CPU time per
+// call (us; what a loaded machine changes least) and its peak RSS (KiB).
 async function mcpSteady(side) {
   const { client, transport } = await connect(side);
   let bytes = 0;
   for (let i = 0; i < 200; i++) bytes = await call(client, side);
-  const t0 = nowMs();
+  const [t0, cpu0] = [nowMs(), cpuUs(transport.pid)];
   for (let i = 0; i < CALLS; i++) await call(client, side);
   const rate = CALLS * 1000 / (nowMs() - t0);
+  const cpu = (cpuUs(transport.pid) - cpu0) / CALLS;
   const status = readFileSync(`/proc/${transport.pid}/status`, 'utf8');
   await client.close();
-  return { rate, rss: Number(status.match(/VmHWM:\s+(\d+)/)[1]), bytes };
+  return { rate, cpu, rss: Number(status.match(/VmHWM:\s+(\d+)/)[1]), bytes };
 }
 
 function inProcessSqlite(fields) {
@@ -171,79 +183,97 @@ function machine() {
 const fmt = (x, digits) => x.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 function table(rows) {
-  const head = ['work', 'Smriti', 'peer', 'ratio'];
-  const cells = rows.map(([work, unit, s, p, lowerIsBetter]) => [work,
+  const head = ['work', 'against', 'Smriti', 'peer', 'ratio'];
+  const cells = rows.map(([work, peer, unit, s, p, lowerIsBetter]) => [work, peer,
     `${fmt(s, s < 100 ? 1 : 0)} ${unit}`, `${fmt(p, p < 100 ? 1 : 0)} ${unit}`,
     `${fmt(lowerIsBetter ? p / s : s / p, 2)}x`]);
   const width = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
-  const line = (c) => `| ${c.map((x, i) => (i ? x.padStart(width[i]) : x.padEnd(width[i]))).join(' | ')} |`;
+  const line = (c) => `| ${c.map((x, i) => (i > 1 ? x.padStart(width[i]) : x.padEnd(width[i]))).join(' | ')} |`;
   console.log(line(head));
-  console.log(`|${width.map((w, i) => (i ? '-'.repeat(w + 1) + ':' : '-'.repeat(w + 2))).join('|')}|`);
+  console.log(`|${width.map((w, i) => (i > 1 ? '-'.repeat(w + 1) + ':' : '-'.repeat(w + 2))).join('|')}|`);
   for (const c of cells) console.log(line(c));
 }
 
-async function main() {
-  const startLoad = machine();
+async function measure() {
   const fields = file('checkpoint.json');
   writeFileSync(fields, JSON.stringify(DOC));
   writeFileSync(file('memory.jsonl'), memoryGraph());
-
-  const lite = inProcessSqlite(fields);
-  const pgr = PG_URL ? await inProcessPostgres(fields) : null;
-
+  const m = { date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), machine: machine() };
+  m.lite = inProcessSqlite(fields);
+  m.pg = PG_URL ? await inProcessPostgres(fields) : null;
   const env = { ...process.env, SMRITI_DB: file('smriti.db') };
-  const coldPeer = [process.execPath, path.join(HERE, 'cold_read.mjs'), file('langgraph.db'), 'demo'];
-  const [floor, smritiCold] = hyperfine(Math.max(RUNS, 200), ['/bin/true', `${SMRITI} head demo --json`], env);
-  const [peerCold] = hyperfine(RUNS, [coldPeer.join(' ')], env);
-  const rssCold = { smriti: peakRss(SMRITI, ['head', 'demo', '--json'], env), peer: peakRss(coldPeer[0], coldPeer.slice(1), env) };
+  const peer = [process.execPath, path.join(HERE, 'cold_read.mjs'), file('langgraph.db'), 'demo'];
+  [m.floor, m.smritiCold] = hyperfine(Math.max(RUNS, 200), ['/bin/true', `${SMRITI} head demo --json`], env);
+  [m.peerCold] = hyperfine(RUNS, [peer.join(' ')], env);
+  m.rssCold = { smriti: peakRss(SMRITI, ['head', 'demo', '--json'], env), peer: peakRss(peer[0], peer.slice(1), env) };
+  m.start = await mcpStart();
+  m.steady = { smriti: await mcpSteady(SIDES.smriti), memory: await mcpSteady(SIDES.memory) };
+  return m;
+}
 
-  const start = await mcpStart();
-  const steady = { smriti: await mcpSteady(SIDES.smriti), memory: await mcpSteady(SIDES.memory) };
-
+function printHeader(m) {
   const gitRev = spawnSync('git', ['-C', ROOT, 'describe', '--always', '--dirty'], { encoding: 'utf8' })
     .stdout?.trim() || '(not a git checkout)';
-  console.log(`Smriti beside its peers, ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}`);
-  console.log(`machine: ${startLoad} (at start)`);
+  console.log(`Smriti beside its peers, ${m.date}`);
+  console.log(`machine: ${m.machine} (at start)`);
   console.log(`Smriti ${gitRev}, SQLite ${run('pkg-config', ['--modversion', 'sqlite3']).trim()} (Debian)` +
-    `; Node ${process.version}; PostgreSQL ${pgr ? pgr.version : 'not run'} on 127.0.0.1 (TCP)`);
-  console.log(`peers: ${versions()}; better-sqlite3's SQLite ${lite.durable.settings.sqlite}`);
-  console.log(`ratio: how many times Smriti is ahead (>1: Smriti better; times and memory: peer/Smriti, rates: Smriti/peer)`);
-  console.log('');
-  const rows = [
-    ['cold CLI read, whole process (median)', 'ms', smritiCold, peerCold, true],
-    ['MCP start to first tool result (median)', 'ms', start.smriti, start.memory, true],
-    ['MCP steady tool calls, one session', '/s', steady.smriti.rate, steady.memory.rate, false],
-    ['durable write, SQLite, 1 worker', '/s', lite.smriti.write_per_s, lite.durable.write_per_s, false],
-    ['HEAD read, SQLite, 1 worker', '/s', lite.smriti.read_per_s, lite.durable.read_per_s, false],
-  ];
-  if (pgr) {
-    rows.push(['durable write, PostgreSQL, 1 worker', '/s', pgr.smriti.write_per_s, pgr.saver.write_per_s, false]);
-    rows.push(['HEAD read, PostgreSQL, 1 worker', '/s', pgr.smriti.read_per_s, pgr.saver.read_per_s, false]);
-  }
-  rows.push(['(write, SQLite; peer at its default, not durable)', '/s', lite.smriti.write_per_s, lite.loose.write_per_s, false]);
+    `; Node ${process.version}; PostgreSQL ${m.pg ? m.pg.version : 'not run'} on 127.0.0.1 (TCP)`);
+  console.log(`peers: ${versions()}; better-sqlite3's SQLite ${m.lite.durable.settings.sqlite}`);
+  console.log('ratio: how many times Smriti is ahead (>1: Smriti better; times and memory: peer/Smriti, ' +
+    'rates: Smriti/peer)');
+}
+
+// [work, against, unit, Smriti, peer, lower is better]
+function rows(m) {
   const mib = (kib) => kib / 1024;
-  rows.push(['peak RSS, cold CLI read', 'MiB', mib(rssCold.smriti), mib(rssCold.peer), true]);
-  rows.push(['peak RSS, MCP server after steady calls', 'MiB', mib(steady.smriti.rss), mib(steady.memory.rss), true]);
-  rows.push(['peak RSS, in-process SQLite loop', 'MiB', mib(lite.smriti.max_rss_kb), mib(lite.durable.max_rss_kb), true]);
-  table(rows);
-  console.log('');
+  const { lite, pg: pgr, steady } = m;
+  return [
+    ['cold CLI read, whole process (median)', 'node: SqliteSaver getTuple', 'ms', m.smritiCold.wall, m.peerCold.wall,
+      true],
+    ['  its CPU time, user + system (mean)', 'node: SqliteSaver getTuple', 'ms', m.smritiCold.cpu, m.peerCold.cpu, true],
+    ['MCP start to first tool result (median)', 'server-memory read_graph', 'ms', m.start.smriti, m.start.memory, true],
+    ['MCP steady tool calls, one session', 'server-memory read_graph', '/s', steady.smriti.rate, steady.memory.rate],
+    ['  server CPU time per call', 'server-memory read_graph', 'us', steady.smriti.cpu, steady.memory.cpu, true],
+    ['durable write, SQLite, 1 worker', 'SqliteSaver put', '/s', lite.smriti.write_per_s, lite.durable.write_per_s],
+    ['HEAD read, SQLite, 1 worker', 'SqliteSaver getTuple', '/s', lite.smriti.read_per_s, lite.durable.read_per_s],
+    ...(pgr ? [
+      ['durable write, PostgreSQL, 1 worker', 'PostgresSaver put', '/s', pgr.smriti.write_per_s, pgr.saver.write_per_s],
+      ['HEAD read, PostgreSQL, 1 worker', 'PostgresSaver getTuple', '/s', pgr.smriti.read_per_s, pgr.saver.read_per_s],
+    ] : []),
+    ['write, SQLite (peer not durable: its default)', 'SqliteSaver put', '/s', lite.smriti.write_per_s,
+      lite.loose.write_per_s],
+    ['peak RSS, cold CLI read', 'node: SqliteSaver getTuple', 'MiB', mib(m.rssCold.smriti), mib(m.rssCold.peer), true],
+    ['peak RSS, MCP server after steady calls', 'server-memory', 'MiB', mib(steady.smriti.rss),
+      mib(steady.memory.rss), true],
+    ['peak RSS, in-process SQLite loop', 'node: SqliteSaver', 'MiB', mib(lite.smriti.max_rss_kb),
+      mib(lite.durable.max_rss_kb), true],
+  ];
+}
+
+function printNotes(m) {
+  const { lite, pg: pgr } = m;
   console.log(`machine at end: load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
-  console.log(`floor: /bin/true ${fmt(floor, 2)} ms (hyperfine -N); cold reads: ${Math.max(RUNS, 200)} runs of smriti, ` +
-    `${RUNS} of the peer; MCP start: ${RUNS} runs per side, interleaved; steady: ${CALLS} sequential calls`);
-  console.log(`MCP first result: read_head ${steady.smriti.bytes} characters, read_graph ${steady.memory.bytes} characters`);
+  console.log(`floor: /bin/true ${fmt(m.floor.wall, 2)} ms (hyperfine -N); cold reads: ${Math.max(RUNS, 200)} runs of ` +
+    `smriti, ${RUNS} of the peer; MCP start: ${RUNS} runs per side, interleaved; steady: ${CALLS} sequential calls`);
+  console.log(`MCP results: read_head ${m.steady.smriti.bytes} characters, read_graph ${m.steady.memory.bytes}`);
   console.log(`in process: ${WRITES} writes then ${READS} HEAD reads per side after 20 + 200 warm-up, ` +
-    `on a store holding the same checkpoint count; the Space and the thread are then the cold reads' data`);
-  console.log(`SQLite: Smriti WAL + synchronous=FULL, one transaction per write (HEAD compared with the parent, ` +
+    'on a store holding the same checkpoint count; the Space and the thread are then the cold reads\' data');
+  console.log('SQLite: Smriti WAL + synchronous=FULL, one transaction per write (HEAD compared with the parent, ' +
     `checkpoint inserted, HEAD moved); SqliteSaver ${lite.durable.settings.journal_mode} + ` +
     `synchronous=${lite.durable.settings.synchronous} (set by the bench; better-sqlite3 builds in ` +
     `${lite.loose.settings.synchronous}), put = one INSERT OR REPLACE, no parent check`);
   if (pgr) {
     console.log(`PostgreSQL: one cluster, synchronous_commit=${pgr.saver.settings.synchronous_commit}, ` +
       `fsync=${pgr.saver.settings.fsync}; Smriti: one transaction, HEAD locked and compared with the parent; ` +
-      `PostgresSaver put: BEGIN, upsert of the one channel blob, upsert of the checkpoint, COMMIT, no parent check`);
+      'PostgresSaver put: BEGIN, upsert of the one channel blob, upsert of the checkpoint, COMMIT, no parent check');
   }
   console.log('reads: Smriti ops_head (HEAD ref -> checkpoint, parsed); savers getTuple of the latest ' +
     'checkpoint (with its pending writes, deserialized)');
 }
 
-await main();
+const m = await measure();
+printHeader(m);
+console.log('');
+table(rows(m));
+console.log('');
+printNotes(m);
