@@ -11,7 +11,8 @@
  *
  * The Space is created first and left in the store (bench/peers.sh then
  * reads it with a cold `smriti head`).  Prints one JSON line:
- * {"write_per_s", "read_per_s", "max_rss_kb"}.
+ * {"write_per_s", "read_per_s", "read_cpu_us" (CPU time per read, which a
+ * loaded machine changes less than the rate), "max_rss_kb"}.
  */
 #include "ops/ops.h"
 #include "util/sys.h"
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #define WARM_WRITES 20
 #define WARM_READS 200
@@ -67,12 +69,24 @@ static double per_second(long n, int64_t t0, int64_t t1)
 	return t1 > t0 ? (double)n * 1e6 / (double)(t1 - t0) : 0;
 }
 
-/* Runs both loops after a warm-up; rates[0] writes/s, rates[1] reads/s. */
+static double cpu_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/*
+ * Runs both loops after a warm-up; rates[0] writes/s, rates[1] reads/s,
+ * rates[2] CPU us per read.
+ */
 static int measure(struct ops_ctx *ctx, const char *space, json_t *fields, long writes,
-		   long reads, double rates[2], struct smr_err *err)
+		   long reads, double rates[3], struct smr_err *err)
 {
 	char *parent = NULL;
 	int64_t t0, t1;
+	double cpu0;
 	int rc;
 
 	rc = write_loop(ctx, space, fields, WARM_WRITES, &parent, err) ||
@@ -81,8 +95,10 @@ static int measure(struct ops_ctx *ctx, const char *space, json_t *fields, long 
 	rc = rc || write_loop(ctx, space, fields, writes, &parent, err);
 	t1 = sys_monotonic_us();
 	rates[0] = per_second(writes, t0, t1);
+	cpu0 = cpu_us();
 	rc = rc || read_loop(ctx, space, reads, err);
 	rates[1] = per_second(reads, t1, sys_monotonic_us());
+	rates[2] = (cpu_us() - cpu0) / (double)reads;
 	free(parent);
 	return rc ? -1 : 0;
 }
@@ -106,7 +122,7 @@ int main(int argc, char **argv)
 	struct rusage ru;
 	json_error_t jerr;
 	json_t *fields;
-	double rates[2] = { 0, 0 };
+	double rates[3] = { 0, 0, 0 };
 	int rc;
 
 	if (argc != 6 || atol(argv[4]) < 1 || atol(argv[5]) < 1) {
@@ -134,7 +150,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	getrusage(RUSAGE_SELF, &ru);
-	printf("{\"write_per_s\": %.1f, \"read_per_s\": %.1f, \"max_rss_kb\": %ld}\n", rates[0],
-	       rates[1], ru.ru_maxrss);
+	printf("{\"write_per_s\": %.1f, \"read_per_s\": %.1f, \"read_cpu_us\": %.1f,"
+	       " \"max_rss_kb\": %ld}\n", rates[0], rates[1], rates[2], ru.ru_maxrss);
 	return 0;
 }

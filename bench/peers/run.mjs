@@ -17,7 +17,7 @@
 //
 // usage: node run.mjs BUILD_DIR WORK_DIR [POSTGRES_URL]
 // Environment: RUNS (cold starts per side, default 30), CALLS (steady MCP
-// calls, 2000), WRITES (300), READS (3000).
+// calls, 2000), WRITES (300), READS (3000), ROUNDS (in-process rounds, 3).
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -38,6 +38,7 @@ const RUNS = Number(process.env.RUNS || 30);
 const CALLS = Number(process.env.CALLS || 2000);
 const WRITES = Number(process.env.WRITES || 300);
 const READS = Number(process.env.READS || 3000);
+const ROUNDS = Number(process.env.ROUNDS || 3);
 const file = (name) => path.join(WORK, name);
 
 // The same state as the memory server's knowledge graph (JSON lines).
@@ -81,7 +82,7 @@ function peakRss(cmd, args, env) {
 }
 
 const SIDES = {
-  smriti: { server: { command: SMRITI, args: ['mcp'], env: { SMRITI_DB: file('smriti.db') } },
+  smriti: { server: { command: SMRITI, args: ['mcp'], env: { SMRITI_DB: file('smriti-0.db') } },
     tool: { name: 'read_head', arguments: { space: 'demo' } } },
   memory: { server: { command: process.execPath, args: [MEMORY_SERVER],
     env: { MEMORY_FILE_PATH: file('memory.jsonl') } }, tool: { name: 'read_graph', arguments: {} } },
@@ -138,30 +139,53 @@ async function mcpSteady(side) {
   return { rate, cpu, rss: Number(status.match(/VmHWM:\s+(\d+)/)[1]), bytes };
 }
 
-function inProcessSqlite(fields) {
-  const args = ['demo', fields, String(WRITES), String(READS)];
-  const savers = (db, mode) => runJson(process.execPath, [path.join(HERE, 'savers.mjs'), 'sqlite',
-    file(db), ...args, mode]);
-  return { smriti: runJson(BENCH, [file('smriti.db'), ...args]), durable: savers('langgraph.db', 'full'),
-    loose: savers('langgraph-default.db', 'default') };
+const SAVERS = path.join(HERE, 'savers.mjs');
+
+// One figure per side over the rounds: the median of each rate, the largest peak RSS.
+function combine(rounds) {
+  const sides = Object.keys(rounds[0]);
+  const one = (results) => ({ ...results[0], max_rss_kb: Math.max(...results.map((r) => r.max_rss_kb)),
+    ...Object.fromEntries(['write_per_s', 'read_per_s', 'read_cpu_us']
+      .map((key) => [key, median(results.map((r) => r[key]))])) });
+  return Object.fromEntries(sides.map((side) => [side, one(rounds.map((r) => r[side]))]));
 }
 
+// SQLite in process, ROUNDS rounds of the sides in turn, each on fresh files
+// (round 0's are the cold reads' and the MCP server's data).
+function inProcessSqlite(fields) {
+  const args = ['demo', fields, String(WRITES), String(READS)];
+  const rounds = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const savers = (db, mode) => runJson(process.execPath, [SAVERS, 'sqlite', file(`${db}-${i}.db`), ...args, mode]);
+    rounds.push({ smriti: runJson(BENCH, [file(`smriti-${i}.db`), ...args]), durable: savers('langgraph', 'full'),
+      loose: savers('langgraph-default', 'default') });
+  }
+  return combine(rounds);
+}
+
+// PostgreSQL in process, the same way, each round in fresh schemas.
 async function inProcessPostgres(fields) {
   const admin = new pg.Client({ connectionString: PG_URL });
   await admin.connect();
-  const tag = `${process.pid}_${Date.now()}`;
-  const version = (await admin.query('SHOW server_version')).rows[0].server_version;
+  const rounds = [];
+  try {
+    for (let i = 0; i < ROUNDS; i++) rounds.push(await postgresRound(admin, fields, `${process.pid}_${i}`));
+    return { version: (await admin.query('SHOW server_version')).rows[0].server_version, ...combine(rounds) };
+  } finally {
+    await admin.end();
+  }
+}
+
+async function postgresRound(admin, fields, tag) {
   await admin.query(`CREATE SCHEMA smriti_${tag}`);
   try {
     const url = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}options=-csearch_path%3Dsmriti_${tag}`;
     const args = ['demo', fields, String(WRITES), String(READS)];
-    return { version, smriti: runJson(BENCH, [url, ...args]),
-      saver: runJson(process.execPath, [path.join(HERE, 'savers.mjs'), 'postgres', PG_URL, ...args,
-        `langgraph_${tag}`]) };
+    return { smriti: runJson(BENCH, [url, ...args]),
+      saver: runJson(process.execPath, [SAVERS, 'postgres', PG_URL, ...args, `langgraph_${tag}`]) };
   } finally {
     await admin.query(`DROP SCHEMA IF EXISTS smriti_${tag} CASCADE`);
     await admin.query(`DROP SCHEMA IF EXISTS langgraph_${tag} CASCADE`);
-    await admin.end();
   }
 }
 
@@ -201,8 +225,8 @@ async function measure() {
   const m = { date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), machine: machine() };
   m.lite = inProcessSqlite(fields);
   m.pg = PG_URL ? await inProcessPostgres(fields) : null;
-  const env = { ...process.env, SMRITI_DB: file('smriti.db') };
-  const peer = [process.execPath, path.join(HERE, 'cold_read.mjs'), file('langgraph.db'), 'demo'];
+  const env = { ...process.env, SMRITI_DB: file('smriti-0.db') };
+  const peer = [process.execPath, path.join(HERE, 'cold_read.mjs'), file('langgraph-0.db'), 'demo'];
   [m.floor, m.smritiCold] = hyperfine(Math.max(RUNS, 200), ['/bin/true', `${SMRITI} head demo --json`], env);
   [m.peerCold] = hyperfine(RUNS, [peer.join(' ')], env);
   m.rssCold = { smriti: peakRss(SMRITI, ['head', 'demo', '--json'], env), peer: peakRss(peer[0], peer.slice(1), env) };
@@ -236,6 +260,7 @@ function rows(m) {
     ['  server CPU time per call', 'server-memory read_graph', 'us', steady.smriti.cpu, steady.memory.cpu, true],
     ['durable write, SQLite, 1 worker', 'SqliteSaver put', '/s', lite.smriti.write_per_s, lite.durable.write_per_s],
     ['HEAD read, SQLite, 1 worker', 'SqliteSaver getTuple', '/s', lite.smriti.read_per_s, lite.durable.read_per_s],
+    ['  its CPU time per read', 'SqliteSaver getTuple', 'us', lite.smriti.read_cpu_us, lite.durable.read_cpu_us, true],
     ...(pgr ? [
       ['durable write, PostgreSQL, 1 worker', 'PostgresSaver put', '/s', pgr.smriti.write_per_s, pgr.saver.write_per_s],
       ['HEAD read, PostgreSQL, 1 worker', 'PostgresSaver getTuple', '/s', pgr.smriti.read_per_s, pgr.saver.read_per_s],
@@ -257,7 +282,7 @@ function printNotes(m) {
     `smriti, ${RUNS} of the peer; MCP start: ${RUNS} runs per side, interleaved; steady: ${CALLS} sequential calls`);
   console.log(`MCP results: read_head ${m.steady.smriti.bytes} characters, read_graph ${m.steady.memory.bytes}`);
   console.log(`in process: ${WRITES} writes then ${READS} HEAD reads per side after 20 + 200 warm-up, ` +
-    'on a store holding the same checkpoint count; the Space and the thread are then the cold reads\' data');
+    `${ROUNDS} rounds of the sides in turn, medians; one round's Space and thread are the cold reads' data`);
   console.log('SQLite: Smriti WAL + synchronous=FULL, one transaction per write (HEAD compared with the parent, ' +
     `checkpoint inserted, HEAD moved); SqliteSaver ${lite.durable.settings.journal_mode} + ` +
     `synchronous=${lite.durable.settings.synchronous} (set by the bench; better-sqlite3 builds in ` +

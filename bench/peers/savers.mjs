@@ -12,8 +12,9 @@
 //
 // SQLite "full" sets synchronous=FULL on the saver's connection (durable
 // commits, as Smriti's store); "default" keeps what better-sqlite3 builds
-// in.  Prints one JSON line: write_per_s, read_per_s, max_rss_kb and the
-// durability settings read back from the database.
+// in.  Prints one JSON line: write_per_s, read_per_s, read_cpu_us (CPU time
+// per read), max_rss_kb and the durability settings read back from the
+// database.
 import { readFileSync } from 'node:fs';
 import { emptyCheckpoint } from '@langchain/langgraph-checkpoint';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
@@ -70,15 +71,18 @@ async function main() {
   let config = { configurable: { thread_id: thread, checkpoint_ns: '' } };
   config = await writeLoop(saver, config, fields, WARM_WRITES);
   await readLoop(saver, thread, config.configurable.checkpoint_id, WARM_READS);
-  let t0 = process.hrtime.bigint();
+  const t0 = process.hrtime.bigint();
   config = await writeLoop(saver, config, fields, Number(writes));
   const t1 = process.hrtime.bigint();
+  const cpu = process.cpuUsage();
   await readLoop(saver, thread, config.configurable.checkpoint_id, Number(reads));
   const t2 = process.hrtime.bigint();
+  const { user, system } = process.cpuUsage(cpu);
   await store.close();
   const rate = (n, a, b) => Number(n) * 1e9 / Number(b - a);
   console.log(JSON.stringify({ write_per_s: rate(writes, t0, t1), read_per_s: rate(reads, t1, t2),
-    max_rss_kb: process.resourceUsage().maxRSS, settings: store.settings }));
+    read_cpu_us: (user + system) / Number(reads), max_rss_kb: process.resourceUsage().maxRSS,
+    settings: store.settings }));
 }
 
 await main();
