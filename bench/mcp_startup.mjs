@@ -22,6 +22,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { CHECKPOINT_DOC } from './checkpoint_doc.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BUILD = path.resolve(ROOT, process.argv[2] || 'build');
@@ -36,16 +37,7 @@ export function seed(db) {
     if (r.status !== 0) throw new Error(`smriti ${args.join(' ')}: ${r.stderr}`);
   };
   runOk(['space', 'create', 'demo']);
-  const fields = {
-    title: 'storage decided', summary: 'We compared stores and picked one. '.repeat(4),
-    decisions: Array.from({ length: 8 }, (_, i) => `decision ${i}: keep it simple`),
-    assumptions: ['one writer at a time', 'fsync is honest'],
-    tasks: Array.from({ length: 6 }, (_, i) => ({ text: `task ${i}`, status: i % 2 ? 'done' : 'open' })),
-    open_questions: ['when do we shard?'],
-    entities: [{ name: 'SQLite', kind: 'library' }, { name: 'PostgreSQL', kind: 'service' }],
-    artifacts: [{ name: 'plan.md', kind: 'plan', content: '- step\n'.repeat(150) }],
-  };
-  runOk(['checkpoint', 'create', 'demo', '--from-json', '-'], JSON.stringify(fields));
+  runOk(['checkpoint', 'create', 'demo', '--from-json', '-'], JSON.stringify(CHECKPOINT_DOC));
   return env;
 }
 

@@ -13,23 +13,7 @@ set -eu
 cd "$(dirname "$0")/.."
 build=${BUILD:-build}
 make -s -j2 BUILD="$build" "$build/bench-store" >/dev/null
-dir=$(mktemp -d /tmp/smriti-store-bench-XXXXXX)
-chmod 755 "$dir"
-started=0
-cleanup() {
-	if [ "$started" = 1 ]; then
-		scripts/pg-cluster.sh stop "$dir/pg" >/dev/null 2>&1 || true
-	fi
-	rm -rf "$dir"
-}
-trap cleanup EXIT INT TERM
-
-if [ -n "${SMRITI_BENCH_PG:-}" ]; then
-	url=$SMRITI_BENCH_PG
-else
-	url=$(scripts/pg-cluster.sh start "$dir/pg")
-	started=1
-fi
+. bench/bench_pg.sh
 schema=bench_$(date +%s)_$$
 psql -q "$url" -c "CREATE SCHEMA $schema" >/dev/null
 case "$url" in *\?*) sep='&' ;; *) sep='?' ;; esac

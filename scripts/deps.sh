@@ -24,8 +24,9 @@ RUN_PACKAGES="ca-certificates"
 TEST_PACKAGES="postgresql sqlite3 jq man-db bash-completion zsh scdoc
 build-essential dpkg-dev debhelper lintian systemd chromium fonts-dejavu-core"
 
-# The benchmarks (bench/).
-BENCH_PACKAGES="wrk hyperfine curl"
+# The benchmarks (bench/): load generators, GNU time for peak memory, and a
+# PostgreSQL server for the PostgreSQL rows.
+BENCH_PACKAGES="wrk hyperfine curl time postgresql"
 
 purpose=${1:-test}
 case $purpose in
