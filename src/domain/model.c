@@ -68,6 +68,7 @@ void turn_release(struct turn *t)
 	free(t->model);
 	free(t->error);
 	free(t->created_at);
+	free(t->author);
 	memset(t, 0, sizeof(*t));
 }
 

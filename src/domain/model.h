@@ -63,6 +63,7 @@ struct turn {
 	int64_t latency_ms;          /* -1 when unknown */
 	char *error;                 /* provider failure recorded on a user turn */
 	char *created_at;
+	char *author;                /* who wrote a user turn ("alice", "alice/agent"), or NULL */
 };
 
 enum job_status { JOB_QUEUED, JOB_RUNNING, JOB_DONE, JOB_FAILED };

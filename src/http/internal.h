@@ -29,6 +29,7 @@
 
 #include "http/server.h"
 #include "ops/api.h"
+#include "ops/auth.h"
 #include "util/buf.h"
 #include "util/workq.h"
 
@@ -96,6 +97,7 @@ typedef void (*http_handler)(struct http_req *r, struct ops_ctx *ctx);
 #define ROUTE_BY_OP    2u   /* /api/ops/{op}: blocking when the operation writes */
 #define ROUTE_OPEN     4u   /* answered without the bearer token */
 #define ROUTE_NO_STORE 8u   /* needs no store handle */
+#define ROUTE_BY_TOOL  16u  /* /mcp: each tool is its operation, checked as such */
 
 struct route_doc {
 	const char *summary;
@@ -132,6 +134,15 @@ void http_ui_asset(struct http_req *r, struct ops_ctx *ctx);
 /* The UI's prebuilt responses (ui.c), made once at start-up; free with http_ui_free. */
 struct http_ui *http_ui_build(void);
 void http_ui_free(struct http_ui *ui);
+
+/*
+ * Decides who a request is (auth.c), on the event thread before routing:
+ * the SMRITI_TOKEN (admin), a user's or agent's token from the store, the
+ * UI's cookie for either, or nobody.  Nobody is let in only while the
+ * server has no SMRITI_TOKEN and its database no users (then it is
+ * loopback-only: http_listen).  Returns 0 to go on, else a 401 is set.
+ */
+int http_authenticate(struct http_req *r);
 
 /* The UI's token cookie (auth.c): GET, POST and DELETE /v4/auth. */
 void http_auth_get(struct http_req *r, struct ops_ctx *ctx);
@@ -170,6 +181,8 @@ struct http_req {
 	struct MHD_Response *fixed;      /* or a prebuilt response */
 	char *set_cookie;                /* Set-Cookie value to send, or NULL; owned */
 	int by_cookie;                   /* authenticated by the UI's cookie, not a bearer token */
+	int has_who;                     /* who is set: a token or cookie was accepted */
+	struct principal who;            /* the caller, for ctx->who while the handler runs */
 	enum req_state state;
 	int64_t start_us;
 	struct workq_item qi;            /* on the worker pool */
@@ -245,6 +258,8 @@ struct http_server {
 	atomic_size_t body_bytes;        /* request bodies buffered right now */
 	size_t body_bytes_max;           /* cap on that: 32 x --max-body */
 	atomic_int stopping;
+	atomic_int users_seen;           /* the database has users: every request needs a token */
+	_Atomic int64_t users_checked_us; /* when that was last looked up while it was 0 */
 	pthread_mutex_t ctx_lock;
 	struct http_ctx *ctxs;           /* every thread's context */
 };

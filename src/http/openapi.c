@@ -238,6 +238,50 @@ static json_t *parameters(const struct http_route *r)
 	return list;
 }
 
+/*
+ * What an operation declares (api.h) as a document: {need, role?, param?}.
+ * The role tests (tests/js/teams.test.mjs) are generated from these.
+ */
+static json_t *access_json(const struct api_access *a)
+{
+	json_t *o = json_pack("{s:s}", "need", api_need_name(a->need));
+
+	if (a->role != ROLE_NONE)
+		json_object_set_new(o, "role", json_string(role_name(a->role)));
+	if (a->param)
+		json_object_set_new(o, "param", json_string(a->param));
+	return o;
+}
+
+/* A route's rule: its operation's, or what the route itself stands for. */
+static json_t *route_access(const struct http_route *r)
+{
+	const struct api_op *op = r->doc.op ? api_find(r->doc.op) : NULL;
+
+	if (op)
+		return access_json(&op->access);
+	if (r->doc.op)
+		return json_pack("{s:s}", "need", "undeclared");
+	if (r->flags & ROUTE_OPEN)
+		return json_pack("{s:s}", "need", "public");
+	if (r->flags & ROUTE_BY_OP)
+		return json_pack("{s:s}", "need", "operation");
+	if (r->flags & ROUTE_BY_TOOL)
+		return json_pack("{s:s}", "need", "tool");
+	return json_pack("{s:s}", "need", "signed-in");
+}
+
+/* {operation name: its rule} for every operation of this binary. */
+static json_t *operations_access(void)
+{
+	json_t *all = json_object();
+
+	for (size_t t = 0; api_tables[t]; t++)
+		for (const struct api_op *op = api_tables[t]; op->name; op++)
+			json_object_set_new(all, op->name, access_json(&op->access));
+	return all;
+}
+
 static json_t *operation(const struct http_route *r)
 {
 	char status[8];
@@ -258,6 +302,7 @@ static json_t *operation(const struct http_route *r)
 					      json_content(r->doc.body)));
 	if (r->flags & ROUTE_OPEN)
 		json_object_set_new(op, "security", json_array());
+	json_object_set_new(op, "x-smriti-access", route_access(r));
 	return op;
 }
 
@@ -289,5 +334,6 @@ json_t *http_openapi(void)
 			" and Checkpoints are 'commits' in the API.",
 			"paths", paths, "components", components,
 			"security", "bearer");
+	json_object_set_new(doc, "x-smriti-operations", operations_access());
 	return doc;
 }

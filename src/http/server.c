@@ -216,6 +216,8 @@ static struct http_req *req_new(struct http_server *srv, struct MHD_Connection *
 	r->fixed = NULL;
 	r->set_cookie = NULL;
 	r->by_cookie = 0;
+	r->has_who = 0;
+	memset(&r->who, 0, sizeof(r->who));
 	r->state = REQ_NEW;
 	r->start_us = sys_monotonic_us();
 	r->qi.next = NULL;
@@ -318,14 +320,8 @@ static int admit(struct http_req *r, const char *url, const char *method)
 		return 1;
 	}
 	r->route = http_route_find(method, url, r->arg, &status, r->allow);
-	if (!(r->route && (r->route->flags & ROUTE_OPEN)) &&
-	    !http_guard_token(&srv->guard, header(r, "Authorization"))) {
-		r->by_cookie = http_guard_cookie(&srv->guard, header(r, "Cookie"));
-		if (!r->by_cookie) {
-			http_error(r, 401, "unauthorized", "missing or wrong bearer token");
-			return 1;
-		}
-	}
+	if (!(r->route && (r->route->flags & ROUTE_OPEN)) && http_authenticate(r))
+		return 1;
 	if (is_write(method) && refuse_write(r))
 		return 1;
 	if (!r->route) {
@@ -425,7 +421,11 @@ static void run_handler(struct http_req *r)
 			return;
 		}
 	}
+	if (ctx)
+		ctx->who = r->has_who ? &r->who : NULL;
 	r->route->run(r, ctx);
+	if (ctx)
+		ctx->who = NULL;
 }
 
 /* Worker side: run, then hand the connection back to its event thread. */

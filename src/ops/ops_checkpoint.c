@@ -5,6 +5,7 @@
 #include "domain/checkpoint.h"
 #include "domain/diff.h"
 #include "domain/ref.h"
+#include "ops/auth.h"
 #include "ops/ops.h"
 #include "util/xalloc.h"
 
@@ -14,6 +15,37 @@
 
 /* How often a write without an explicit parent retries after losing a race. */
 #define CAS_RETRIES 64
+/* Prefix matches a restricted caller's lookup looks through for ones it may read. */
+#define PREFIX_SCAN 64
+
+/* 1 when the caller may read the (oldest copy of the) checkpoint hash. */
+static int hash_readable(struct ops_ctx *ctx, const char *hash)
+{
+	struct checkpoint c = { 0 };
+	struct space sp = { 0 };
+	int ok = !store_checkpoint_get(ctx->st, NULL, hash, &c, NULL) &&
+		 !store_space_get(ctx->st, c.space, &sp, NULL) && ops_can_read(ctx, sp.id);
+
+	checkpoint_release(&c);
+	space_release(&sp);
+	return ok;
+}
+
+/* Drops the hits a restricted caller cannot read, so neither a lookup nor its errors show them. */
+static size_t keep_readable(struct ops_ctx *ctx, char **hits, size_t n)
+{
+	size_t kept = 0;
+
+	if (!ops_restricted(ctx))
+		return n;
+	for (size_t i = 0; i < n; i++) {
+		if (hash_readable(ctx, hits[i]))
+			hits[kept++] = hits[i];
+		else
+			free(hits[i]);
+	}
+	return kept;
+}
 
 /* The single hash a prefix names, into a new string. */
 static enum smr_rc unique_hash(struct ops_ctx *ctx, const char *prefix, char **out,
@@ -23,7 +55,10 @@ static enum smr_rc unique_hash(struct ops_ctx *ctx, const char *prefix, char **o
 	size_t n = 0;
 	enum smr_rc rc;
 
-	rc = store_checkpoint_find_prefix(ctx->st, prefix, 2, &hits, &n, err);
+	rc = store_checkpoint_find_prefix(ctx->st, prefix, ops_restricted(ctx) ? PREFIX_SCAN : 2,
+					  &hits, &n, err);
+	if (!rc)
+		n = keep_readable(ctx, hits, n);
 	if (!rc && n == 0)
 		rc = smr_errf(err, SMR_ENOTFOUND, "no checkpoint matches '%s'", prefix);
 	if (!rc && n > 1)
@@ -49,6 +84,10 @@ static enum smr_rc resolve_base(struct ops_ctx *ctx, const char *base, struct ch
 	enum smr_rc rc;
 
 	rc = store_space_get(ctx->st, base, &sp, NULL);
+	if (!rc && !ops_can_read(ctx, sp.id)) {
+		space_release(&sp);
+		rc = SMR_ENOTFOUND;       /* as if there were no such Space */
+	}
 	if (!rc) {
 		if (!sp.head)
 			rc = smr_errf(err, SMR_ENOTFOUND, "space '%s' has no checkpoints yet",
@@ -188,6 +227,24 @@ static enum smr_rc put_on_head(struct ops_ctx *ctx, struct space *sp, struct che
 	return rc;
 }
 
+/*
+ * On a server with users the author is who signed in; what the client
+ * called itself stays beside it as metadata.author_tool (a label, not a fact).
+ */
+static void set_author(struct ops_ctx *ctx, struct checkpoint *c)
+{
+	const char *author, *tool;
+	char *was = c->author;
+
+	ops_author(ctx, was, &author, &tool);
+	if (tool)
+		json_object_set_new(c->metadata, "author_tool", json_string(tool));
+	if (author != was) {
+		c->author = xstrdup(author);
+		free(was);
+	}
+}
+
 static enum smr_rc write_checkpoint(struct ops_ctx *ctx, const char *space, struct checkpoint *c,
 				    const char *parent, struct checkpoint *out,
 				    struct smr_err *err)
@@ -200,6 +257,7 @@ static enum smr_rc write_checkpoint(struct ops_ctx *ctx, const char *space, stru
 	if (rc)
 		return rc;
 	c->space = xstrdup(sp.name);
+	set_author(ctx, c);
 	if (parent) {
 		rc = unique_hash(ctx, parent, &parent_hash, err);
 		if (rc == SMR_ENOTFOUND)
@@ -336,6 +394,8 @@ enum smr_rc ops_fork(struct ops_ctx *ctx, const char *ref, const char *new_space
 		sp.created_at = now;
 		rc = store_space_fork(ctx->st, &sp, from.id, src.hash, err);
 		free(sp.description);
+		if (!rc)
+			rc = ops_grant_creator(ctx, id, err);
 	}
 	if (!rc)
 		rc = store_space_get(ctx->st, id, out, err);

@@ -1,6 +1,7 @@
 /*
  * ops_space.c -- operations on Spaces: create, read, list, rename, delete.
  */
+#include "ops/auth.h"
 #include "ops/ops.h"
 #include "ops/review_ingest.h"
 #include "util/sys.h"
@@ -19,6 +20,7 @@ void ops_ctx_init(struct ops_ctx *ctx, struct store *st)
 	ctx->llm_review = review_llm_builtin;
 	ctx->now = sys_now_iso;
 	ctx->new_id = sys_uuid;
+	ctx->who = NULL;
 }
 
 enum smr_rc ops_open(struct ops_ctx *ctx, const char *dsn, struct smr_err *err)
@@ -93,6 +95,11 @@ enum smr_rc ops_space_create(struct ops_ctx *ctx, const char *name, const char *
 	rc = store_space_create(ctx->st, &sp, err);
 	if (rc)
 		return rc;
+	rc = ops_grant_creator(ctx, id, err);
+	if (rc) {
+		store_space_delete(ctx->st, id, NULL);
+		return rc;
+	}
 	return store_space_get(ctx->st, id, out, err);
 }
 
@@ -102,10 +109,43 @@ enum smr_rc ops_space_get(struct ops_ctx *ctx, const char *space, struct space *
 	return store_space_get(ctx->st, space, out, err);
 }
 
+/* Keeps the Spaces of v that grants name, in place. */
+static size_t keep_granted(struct space *v, size_t n, const struct grant *g, size_t ng)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t j = 0;
+
+		while (j < ng && (strcmp(g[j].space_id, v[i].id) || g[j].role < ROLE_READER))
+			j++;
+		if (j < ng)
+			v[kept++] = v[i];
+		else
+			space_release(&v[i]);
+	}
+	return kept;
+}
+
 enum smr_rc ops_space_list(struct ops_ctx *ctx, struct space **out, size_t *n,
 			   struct smr_err *err)
 {
-	return store_space_list(ctx->st, out, n, err);
+	struct grant *g = NULL;
+	size_t ng = 0;
+	enum smr_rc rc = store_space_list(ctx->st, out, n, err);
+
+	if (rc || !ops_restricted(ctx))
+		return rc;
+	rc = store_grant_list(ctx->st, ctx->who->person_id, NULL, &g, &ng, err);
+	if (rc) {
+		spaces_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return rc;
+	}
+	*n = keep_granted(*out, *n, g, ng);
+	grants_free(g, ng);
+	return SMR_OK;
 }
 
 enum smr_rc ops_space_rename(struct ops_ctx *ctx, const char *space, const char *new_name,

@@ -18,6 +18,19 @@
 
 #include "store/store.h"
 
+/*
+ * Rows of text from sql_text: cells[row * cols + col], NULL for SQL NULL;
+ * changes is how many rows a write touched.  Owned by the caller:
+ * store_rows_release() (store.c).
+ */
+struct store_rows {
+	char **cells;
+	size_t rows, cols;
+	size_t changes;
+};
+
+void store_rows_release(struct store_rows *r);
+
 struct store_ops {
 	const char *name;
 	int shared;                      /* see store_is_shared() */
@@ -90,6 +103,18 @@ struct store_ops {
 	enum smr_rc (*job_update)(struct store *st, const struct draft_job *j, struct smr_err *err);
 	enum smr_rc (*job_fail_unfinished)(struct store *st, const char *reason, const char *now,
 					   size_t *n, struct smr_err *err);
+
+	/*
+	 * One statement of portable SQL on its own (autocommit), for the plain
+	 * rows of store/auth.c (users, tokens, grants), whose SQL is the same on
+	 * every backend: parameters are $1..$n in order of first use, passed as
+	 * text (NULL is SQL NULL), and every column comes back as text.  sql is
+	 * a string constant (backends cache its prepared form by address).  A
+	 * unique-constraint violation is SMR_ECONFLICT with no message (the
+	 * caller names what exists).
+	 */
+	enum smr_rc (*sql_text)(struct store *st, const char *sql, const char *const *params,
+				int n, struct store_rows *out, struct smr_err *err);
 };
 
 struct store {

@@ -156,10 +156,10 @@ static enum smr_rc op_chat_send(struct ops_ctx *ctx, const json_t *p, json_t **r
 }
 
 const struct api_op chat_api_ops[] = {
-	{ "session.create", op_session_create, 1 },
-	{ "session.list", op_session_list, 0 },
-	{ "session.get", op_session_get, 0 },
-	{ "session.mount", op_session_mount, 1 },
-	{ "chat.send", op_chat_send, 1 },
-	{ NULL, NULL, 0 },
+	{ "session.create", op_session_create, 1, 0, { NEED_SPACE, ROLE_WRITER, "space" } },
+	{ "session.list", op_session_list, 0, 0, { NEED_SPACE, ROLE_READER, "space" } },
+	{ "session.get", op_session_get, 0, 0, { NEED_SESSION, ROLE_READER, "session_id" } },
+	{ "session.mount", op_session_mount, 1, 0, { NEED_SESSION, ROLE_WRITER, "session_id" } },
+	{ "chat.send", op_chat_send, 1, 0, { NEED_SESSION, ROLE_WRITER, "session_id" } },
+	{ NULL, NULL, 0, 0, { 0, 0, NULL } },
 };

@@ -777,7 +777,7 @@ static enum smr_rc op_draft_get(struct ops_ctx *ctx, const json_t *p, json_t **r
 }
 
 const struct api_op draft_api_ops[] = {
-	{ "draft.create", op_draft_create, 1 },
-	{ "draft.get", op_draft_get, 0 },
-	{ NULL, NULL, 0 },
+	{ "draft.create", op_draft_create, 1, 0, { NEED_SESSION, ROLE_WRITER, "session_id" } },
+	{ "draft.get", op_draft_get, 0, 0, { NEED_JOB, ROLE_READER, "job_id" } },
+	{ NULL, NULL, 0, 0, { 0, 0, NULL } },
 };

@@ -41,6 +41,7 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 #define MAX_PARAMS 16
+#define GENERIC_MAX 48                   /* distinct sql_text statements (store/auth.c) */
 
 /* ---- statements ---- */
 
@@ -86,7 +87,7 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
 
 #define TURN_COLS \
 	"SELECT id, session_id, sequence_number, role, content, provider, model," \
-	" prompt_tokens, completion_tokens, latency_ms, error, created_at FROM turns"
+	" prompt_tokens, completion_tokens, latency_ms, error, created_at, author FROM turns"
 
 #define JOB_COLS \
 	"SELECT id, session_id, status, provider, model, result, error, created_at," \
@@ -141,8 +142,8 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_LAST_SEQ] = "SELECT COALESCE(MAX(sequence_number), 0) FROM turns WHERE session_id = $1",
 	[Q_TURN_INSERT] =
 		"INSERT INTO turns (session_id, sequence_number, role, content, provider, model,"
-		" prompt_tokens, completion_tokens, latency_ms, error, created_at)"
-		" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
+		" prompt_tokens, completion_tokens, latency_ms, error, created_at, author)"
+		" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
 	[Q_TURN_SET_ERROR] = "UPDATE turns SET error = $1 WHERE id = $2",
 	[Q_TURN_LIST] = TURN_COLS " WHERE session_id = $1 AND sequence_number > $2"
 		" ORDER BY sequence_number",
@@ -170,6 +171,7 @@ struct pg_store {
 	struct store base;
 	PGconn *conn;
 	unsigned char prepared[Q_COUNT];   /* on this connection */
+	const char *generic[GENERIC_MAX];  /* sql_text statements prepared on it, by address */
 	int lost;                          /* the last failure was a dead connection */
 	char sqlstate[6];                  /* of the last failure, "" if none */
 };
@@ -301,6 +303,7 @@ static enum smr_rc setup_connection(struct pg_store *s, struct smr_err *err)
 	enum smr_rc rc = SMR_OK;
 
 	memset(s->prepared, 0, sizeof(s->prepared));
+	memset(s->generic, 0, sizeof(s->generic));
 	s->lost = 0;
 	if (enc && strcmp(enc, "UTF8"))
 		return smr_errf(err, SMR_EINTERNAL,
@@ -1183,6 +1186,7 @@ static enum smr_rc insert_turn(struct store *st, struct turn *t, struct smr_err 
 	p_int_or_null(&p, t->latency_ms);
 	p_text(&p, t->error);
 	p_text(&p, t->created_at);
+	p_text(&p, t->author);
 	rc = run(s, Q_TURN_INSERT, &p, &r, "writing a turn", err);
 	if (!rc)
 		t->id = col_int(r, 0, 0);
@@ -1214,6 +1218,7 @@ static void read_turn(const PGresult *r, int row, struct turn *t)
 	t->latency_ms = col_int_or_neg(r, row, 9);
 	t->error = col_text(r, row, 10);
 	t->created_at = col_text(r, row, 11);
+	t->author = col_text(r, row, 12);
 }
 
 static enum smr_rc pg_turn_list(struct store *st, const char *session_id, int64_t after_seq,
@@ -1336,6 +1341,92 @@ static enum smr_rc pg_job_fail_unfinished(struct store *st, const char *reason,
 	return rc;
 }
 
+/* ---- portable SQL of store/auth.c ---- */
+
+/* The slot of sql on this connection, preparing it there first. */
+static enum smr_rc generic_slot(struct pg_store *s, const char *sql, char name[24],
+				struct smr_err *err)
+{
+	PGresult *r;
+	int i;
+
+	for (i = 0; i < GENERIC_MAX && s->generic[i] && s->generic[i] != sql; i++)
+		;
+	if (i == GENERIC_MAX)
+		BUG("more than %d sql_text statements: raise GENERIC_MAX", GENERIC_MAX);
+	snprintf(name, 24, "smriti_g%d", i);
+	if (s->generic[i])
+		return SMR_OK;
+	r = PQprepare(s->conn, name, sql, 0, NULL);
+	if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+		enum smr_rc rc = pg_fail(s, r, "preparing an access statement", err);
+
+		PQclear(r);
+		return rc;
+	}
+	PQclear(r);
+	s->generic[i] = sql;
+	return SMR_OK;
+}
+
+static enum smr_rc generic_run(struct pg_store *s, const char *sql, const char *const *params,
+			       int n, PGresult **out, struct smr_err *err)
+{
+	char name[24];
+	PGresult *r;
+	ExecStatusType st;
+	enum smr_rc rc = generic_slot(s, sql, name, err);
+
+	if (rc)
+		return rc;
+	r = PQexecPrepared(s->conn, name, n, params, NULL, NULL, 0);
+	st = PQresultStatus(r);
+	if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
+		*out = r;
+		return SMR_OK;
+	}
+	rc = pg_fail(s, r, "reading or writing access rows", err);
+	PQclear(r);
+	if (state_is(s, "23505"))
+		return SMR_ECONFLICT;
+	return rc;
+}
+
+static enum smr_rc pg_sql_text(struct store *st, const char *sql, const char *const *params,
+			       int n, struct store_rows *out, struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	struct smr_err first = SMR_ERR_INIT;
+	PGresult *r = NULL;
+	enum smr_rc rc = ready(s, err);
+	size_t rows, cols;
+
+	memset(out, 0, sizeof(*out));
+	if (rc)
+		return rc;
+	rc = generic_run(s, sql, params, n, &r, &first);
+	if (rc && s->lost) {
+		rc = reconnect(s, err);
+		if (!rc)
+			rc = generic_run(s, sql, params, n, &r, err);
+	} else if (rc && err && rc != SMR_ECONFLICT) {
+		*err = first;
+	}
+	if (rc)
+		return rc;
+	rows = (size_t)PQntuples(r);
+	cols = (size_t)PQnfields(r);
+	out->rows = rows;
+	out->cols = cols;
+	out->cells = xcalloc(rows * cols > 0 ? rows * cols : 1, sizeof(char *));
+	for (size_t i = 0; i < rows; i++)
+		for (size_t c = 0; c < cols; c++)
+			out->cells[i * cols + c] = col_text(r, (int)i, (int)c);
+	out->changes = strtoul(PQcmdTuples(r), NULL, 10);
+	PQclear(r);
+	return SMR_OK;
+}
+
 const struct store_ops store_postgres_ops = {
 	.shared = 1,
 	.name = "postgres",
@@ -1370,4 +1461,5 @@ const struct store_ops store_postgres_ops = {
 	.job_get = pg_job_get,
 	.job_update = pg_job_update,
 	.job_fail_unfinished = pg_job_fail_unfinished,
+	.sql_text = pg_sql_text,
 };
