@@ -111,6 +111,12 @@ int cmd_fsck(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_mcp(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_review(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_ingest(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_user(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_token(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_grant(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_revoke(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_access(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_whoami(int argc, char **argv, struct cli_ctx *ctx);
 
 /* Human renderings of result documents (render.c). */
 void render_checkpoint(const json_t *c);

@@ -107,7 +107,12 @@ static enum smr_rc op_space_get(struct ops_ctx *ctx, const json_t *p, json_t **r
 
 	if (!rc)
 		rc = ops_space_get(ctx, space, &sp, err);
-	return space_result(rc, &sp, result);
+	if (!rc) {
+		*result = ops_space_json(&sp);
+		ops_add_role(ctx, &sp, *result);
+	}
+	space_release(&sp);
+	return rc;
 }
 
 static enum smr_rc op_space_list(struct ops_ctx *ctx, const json_t *p, json_t **result,
@@ -121,8 +126,12 @@ static enum smr_rc op_space_list(struct ops_ctx *ctx, const json_t *p, json_t **
 	rc = ops_space_list(ctx, &v, &n, err);
 	if (!rc) {
 		*result = json_array();
-		for (size_t i = 0; i < n; i++)
-			json_array_append_new(*result, ops_space_json(&v[i]));
+		for (size_t i = 0; i < n; i++) {
+			json_t *one = ops_space_json(&v[i]);
+
+			ops_add_role(ctx, &v[i], one);
+			json_array_append_new(*result, one);
+		}
 	}
 	spaces_free(v, n);
 	return rc;

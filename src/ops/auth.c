@@ -213,6 +213,14 @@ void ops_author(const struct ops_ctx *ctx, const char *claimed, const char **aut
 		*tool = claimed;
 }
 
+void ops_add_role(struct ops_ctx *ctx, const struct space *sp, json_t *doc)
+{
+	enum role r = ROLE_NONE;
+
+	if (ctx->who && !ops_role(ctx, sp->id, &r, NULL))
+		json_object_set_new(doc, "role", json_string(role_name(r)));
+}
+
 enum smr_rc ops_grant_creator(struct ops_ctx *ctx, const char *space_id, struct smr_err *err)
 {
 	if (!ops_restricted(ctx))

@@ -73,6 +73,12 @@ int ops_restricted(const struct ops_ctx *ctx);
 void ops_author(const struct ops_ctx *ctx, const char *claimed, const char **author,
 		const char **tool);
 
+/*
+ * Adds "role" (the caller's, by name) to a Space's document when a transport
+ * authenticated the caller, so that a client can hide what it may not do.
+ */
+void ops_add_role(struct ops_ctx *ctx, const struct space *sp, json_t *doc);
+
 /* Gives the caller (a person, or an agent's person) the owner role on a new Space. */
 enum smr_rc ops_grant_creator(struct ops_ctx *ctx, const char *space_id, struct smr_err *err);
 

@@ -12,6 +12,7 @@
  * context (DECISIONS.md, "Why provider switching does not create a new
  * session").
  */
+#include "ops/auth.h"
 #include "ops/runtime/runtime.h"
 #include "domain/context.h"
 #include "domain/nudge.h"
@@ -179,6 +180,7 @@ static enum smr_rc store_user_turn(struct send *s, struct smr_err *err)
 		.content = xstrdup(s->req->message), .provider = xstrdup(s->p->name),
 		.model = xstrdup(s->model), .prompt_tokens = -1, .completion_tokens = -1,
 		.latency_ms = -1, .created_at = xstrdup(now),
+		.author = ops_restricted(s->ctx) ? xstrdup(s->ctx->who->name) : NULL,
 	};
 	rc = store_turn_append(s->ctx->st, &s->user, s->sn.last_seq, err);
 	if (rc == SMR_ECONFLICT)
