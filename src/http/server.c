@@ -579,16 +579,42 @@ static enum smr_rc open_listener(struct http_server *srv, int *fd, struct smr_er
 }
 
 /* Opens the store once up front: migrations run, and a bad DSN fails before we listen. */
+/*
+ * Beyond loopback every request must carry a token: SMRITI_TOKEN, or the
+ * database has users (whose tokens it then wants).  A server that has
+ * neither is refused, not opened to the network.
+ */
+static enum smr_rc check_exposure(struct http_server *srv, int has_users, struct smr_err *err)
+{
+	const struct http_config *cfg = srv->cfg;
+
+	if (http_is_loopback((struct sockaddr *)&srv->where.addr) ||
+	    (cfg->token && *cfg->token) || has_users)
+		return SMR_OK;
+	return smr_errf(err, SMR_EUSAGE,
+			"refusing to listen on '%s' without users or SMRITI_TOKEN: add users"
+			" (smriti user add NAME; smriti token create NAME) or set a token"
+			" (clients then send 'Authorization: Bearer TOKEN'), or listen on"
+			" 127.0.0.1", srv->where.host);
+}
+
 static enum smr_rc check_store(struct http_server *srv, struct smr_err *err)
 {
 	struct ops_ctx ctx;
 	enum smr_rc rc = ops_open(&ctx, srv->cfg->dsn, err);
+	int users = 0;
 
 	if (rc)
 		return rc;
+
 	srv->store_name = store_name(ctx.st);
+	rc = ops_auth_users_exist(&ctx, &users, err);
+	if (!rc)
+		rc = check_exposure(srv, users, err);
+	if (!rc && users)
+		atomic_store(&srv->users_seen, 1);
 	ops_close(&ctx);
-	return SMR_OK;
+	return rc;
 }
 
 static struct MHD_Response *json_fixed(json_t *doc)
@@ -669,14 +695,9 @@ static enum smr_rc check_config(struct http_server *srv, struct smr_err *err)
 	const struct http_config *cfg = srv->cfg;
 	enum smr_rc rc = http_parse_listen(cfg->listen, &srv->where, err);
 
-	if (!rc && !http_is_loopback((struct sockaddr *)&srv->where.addr) &&
-	    !(cfg->token && *cfg->token))
-		rc = smr_errf(err, SMR_EUSAGE,
-			      "refusing to listen on '%s' without SMRITI_TOKEN: set a token"
-			      " (clients then send 'Authorization: Bearer TOKEN') or listen on"
-			      " 127.0.0.1", srv->where.host);
 	return rc;
 }
+
 
 enum smr_rc http_listen(const struct http_config *cfg, struct http_server **out,
 			struct smr_err *err)

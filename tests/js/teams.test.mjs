@@ -12,7 +12,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { SMRITI_FULL, tempDb, run } from './helpers.mjs';
+import { SMRITI_FULL, tempDb, run, startProcess } from './helpers.mjs';
 import { startServer, request, assertError } from './http-helpers.mjs';
 import { startFakeProvider } from '../fake-provider/server.mjs';
 
@@ -524,6 +524,13 @@ describe('modes', () => {
       assert.equal(status, 401);
       assert.equal((await request(server, 'GET', '/v4/repos', { headers: { Authorization: `Bearer ${tk}` } })).status, 200);
       assert.equal((await request(server, 'GET', '/healthz')).status, 200);
+      // with users, the server may listen beyond loopback without SMRITI_TOKEN
+      const wide = await startProcess(SMRITI_FULL, ['serve', '--listen', '0.0.0.0:0', '--quiet'], {
+        env: { SMRITI_DB: t.db }, ready: (line) => /^listening on /.test(line),
+      });
+      const gone = new Promise((resolve) => wide.child.on('exit', resolve));
+      wide.child.kill('SIGTERM');
+      await gone;
     } finally {
       await server.stop();
       t.cleanup();
