@@ -154,6 +154,13 @@ int http_authenticate(struct http_req *r)
 	return 1;
 }
 
+static int https_page(struct http_req *r)
+{
+	const char *origin = header(r, "Origin");
+
+	return origin && !strncasecmp(origin, "https://", 8);
+}
+
 /* {token_required, authenticated, user}: user is whoami's document, or null. */
 static json_t *state(struct http_req *r, int authenticated)
 {
@@ -209,8 +216,9 @@ void http_auth_post(struct http_req *r, struct ops_ctx *ctx)
 			   "that is not a token of this server");
 		return;
 	}
-	r->set_cookie = xasprintf(HTTP_AUTH_COOKIE "=%s" COOKIE_ATTRS "; Max-Age=%d", value,
-				  COOKIE_MAX_AGE);
+	/* a page served over https (a TLS-terminating proxy) gets a Secure cookie */
+	r->set_cookie = xasprintf(HTTP_AUTH_COOKIE "=%s" COOKIE_ATTRS "; Max-Age=%d%s", value,
+				  COOKIE_MAX_AGE, https_page(r) ? "; Secure" : "");
 	free(value);
 	http_reply(r, 200, state(r, 1));
 }

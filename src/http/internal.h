@@ -60,6 +60,7 @@ int http_is_loopback(const struct sockaddr *sa);
 struct http_guard {
 	char **hosts;          /* accepted Host values ("name:port"), lower case */
 	size_t n;
+	size_t n_own;          /* hosts[0..n_own) are our own names; the rest SMRITI_ALLOWED_HOSTS */
 	int has_token;
 	uint8_t token_sha[32]; /* SHA-256 of SMRITI_TOKEN */
 	char cookie[65];       /* the UI's cookie value: hex SHA-256 of a prefix and the token */
@@ -75,7 +76,10 @@ void http_guard_init(struct http_guard *g, const char *bound_host, unsigned port
 void http_guard_release(struct http_guard *g);
 /* 1 if the Host header names this server. */
 int http_guard_host(const struct http_guard *g, const char *host);
-/* 1 if origin is "http://" followed by one of our Host values. */
+/*
+ * 1 if origin is "http://" followed by one of our Host values, or
+ * "https://" followed by a name of SMRITI_ALLOWED_HOSTS (a TLS proxy's).
+ */
 int http_guard_origin(const struct http_guard *g, const char *origin);
 /* 1 if authorization is "Bearer <token>" (compared in constant time). */
 int http_guard_token(const struct http_guard *g, const char *authorization);

@@ -181,14 +181,17 @@ static void log_path(char *out, size_t size, const char *url)
 /* One line per request: method, path, status, duration; never bodies or headers. */
 static void access_log(struct http_req *r, enum MHD_RequestTerminationCode toe)
 {
-	char line[256];
+	char line[512];
 	int64_t us = sys_monotonic_us() - r->start_us;
+	int by = r->has_who && !r->who.admin;
 	int n;
 
-	n = snprintf(line, sizeof(line), "http: %s %s %d %lld.%03lldms%s\n", r->method, r->path,
-		     r->state == REQ_SENT ? r->status : 0, (long long)(us / 1000),
+	/* who, for a person or an agent (names are [a-z0-9._-/] only); never a token */
+	n = snprintf(line, sizeof(line), "http: %s %s %d %lld.%03lldms%s%s%s\n", r->method,
+		     r->path, r->state == REQ_SENT ? r->status : 0, (long long)(us / 1000),
 		     (long long)(us % 1000),
-		     toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed)");
+		     toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed)",
+		     by ? " by " : "", by ? r->who.name : "");
 	if (n > 0)
 		http_log_line(&r->srv->log, line,
 			      (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);

@@ -508,7 +508,7 @@ if (process.env.SMRITI_TEST_PG) teamSuite('postgres', () => pgDb(process.env.SMR
 describe('modes', () => {
   test('no users and loopback: no sign-in, as before; users configured: every request needs a token', async () => {
     const t = tempDb();
-    const server = await startServer(t.db, { args: ['--quiet'] });
+    const server = await startServer(t.db);
     try {
       assert.equal((await request(server, 'GET', '/v4/repos')).status, 200);
       assert.deepEqual((await request(server, 'GET', '/v4/auth')).json,
@@ -524,6 +524,10 @@ describe('modes', () => {
       assert.equal(status, 401);
       assert.equal((await request(server, 'GET', '/v4/repos', { headers: { Authorization: `Bearer ${tk}` } })).status, 200);
       assert.equal((await request(server, 'GET', '/healthz')).status, 200);
+      // the access log names who asked, never the token
+      await new Promise((r) => setTimeout(r, 200));
+      assert.match(server.log(), /^http: GET \/v4\/repos 200 \d+\.\d{3}ms by alice$/m);
+      assert.ok(!server.log().includes(tk.slice(4)));
       // with users, the server may listen beyond loopback without SMRITI_TOKEN
       const wide = await startProcess(SMRITI_FULL, ['serve', '--listen', '0.0.0.0:0', '--quiet'], {
         env: { SMRITI_DB: t.db }, ready: (line) => /^listening on /.test(line),
