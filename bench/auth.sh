@@ -9,9 +9,11 @@
 #           read checks that person's role (one more)
 #   admin   the same server with SMRITI_TOKEN, sent as the bearer token
 #
-# Rounds alternate the servers (AUTH_BENCH_ROUNDS, default 3, of
-# AUTH_BENCH_SECONDS, default 5) and the medians are compared, so a busy
-# machine slows both sides alike.  Prints req/s, p99 and the ratios to open.
+# Rounds alternate the three (AUTH_BENCH_ROUNDS, default 3, of
+# AUTH_BENCH_SECONDS, default 5; each round starts with the next one) and
+# the medians are compared, so a busy machine slows every side alike.
+# Prints req/s, p99 and the ratios to open, and the person's token against
+# SMRITI_TOKEN on the same server (the lookups alone, one process).
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${SMRITI_BUILD:-build}
@@ -81,10 +83,18 @@ run() {
 SECS=1 run warm "$open_url/repos/$id/head"
 SECS=1 run warm "$user_url/repos/$id/head" "$token"
 r=0
+# each round starts with the next of the three, so none is always first after a pause
+run_one() {
+	case $1 in
+	0) run open "$open_url/repos/$id/head" ;;
+	1) run user "$user_url/repos/$id/head" "$token" ;;
+	2) run admin "$user_url/repos/$id/head" "$admin" ;;
+	esac
+}
 while [ $r -lt "$ROUNDS" ]; do
-	run open "$open_url/repos/$id/head"
-	run user "$user_url/repos/$id/head" "$token"
-	run admin "$user_url/repos/$id/head" "$admin"
+	run_one $((r % 3))
+	run_one $(((r + 1) % 3))
+	run_one $(((r + 2) % 3))
 	r=$((r + 1))
 done
 
@@ -96,4 +106,5 @@ printf '   %-34s %10s req/s   p99 %8s ms\n' "a person's token (reader)" $u
 printf '   %-34s %10s req/s   p99 %8s ms\n' "SMRITI_TOKEN (administrator)" $a
 echo "$o $u $a" | awk '{
 	printf "   person token: %.1f%% slower than no token (throughput ratio %.3f)\n", (1 - $3 / $1) * 100, $3 / $1
-	printf "   admin token:  %.1f%% slower than no token (throughput ratio %.3f)\n", (1 - $5 / $1) * 100, $5 / $1 }'
+	printf "   admin token:  %.1f%% slower than no token (throughput ratio %.3f)\n", (1 - $5 / $1) * 100, $5 / $1
+	printf "   person token against admin token, same server: ratio %.3f\n", $3 / $5 }'

@@ -427,8 +427,10 @@ static void run_handler(struct http_req *r)
 	if (ctx)
 		ctx->who = r->has_who ? &r->who : NULL;
 	r->route->run(r, ctx);
-	if (ctx)
+	if (ctx) {
 		ctx->who = NULL;
+		ops_auth_stale(ctx);    /* the next request reads the auth epoch again */
+	}
 }
 
 /* Worker side: run, then hand the connection back to its event thread. */

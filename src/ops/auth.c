@@ -19,6 +19,81 @@
 #include <time.h>
 
 #define DEFAULT_EXPIRY "90d"
+#define CACHE_TOKENS 16
+#define CACHE_ROLES 64
+#define CACHE_SPACES 32
+#define SPACE_KEY_MAX 128
+
+/*
+ * What one context (one thread) read of tokens and roles, kept while the
+ * store's auth epoch stays where it was.  ops_auth_token() re-reads the
+ * epoch once per request (one small query instead of the token's and the
+ * roles' lookups), so a revocation, a disabled user or a changed grant
+ * made anywhere takes effect on the next request.
+ */
+struct token_entry {
+	char hash[65];
+	struct principal who;
+	char expires_at[32];      /* "" when it never expires */
+	long long touched;        /* when this context last wrote last_used_at */
+};
+
+struct role_entry {
+	char person[40];
+	char space[40];
+	enum role role;
+};
+
+/* A Space as a caller named it (name or id), with that caller's role on it. */
+struct space_entry {
+	char person[40];
+	char key[SPACE_KEY_MAX];
+	char name[SPACE_KEY_MAX];
+	enum role role;
+};
+
+struct auth_cache {
+	int fresh;                /* the epoch was read for this request */
+	int64_t epoch;
+	struct space_entry space[CACHE_SPACES];
+	size_t nspace, next_space;
+	struct token_entry tok[CACHE_TOKENS];
+	size_t ntok, next_tok;
+	struct role_entry role[CACHE_ROLES];
+	size_t nrole, next_role;
+};
+
+void ops_auth_cache_free(struct ops_ctx *ctx)
+{
+	free(ctx->auth_cache);
+	ctx->auth_cache = NULL;
+}
+
+/* Empties the cache (a change through this context, or the epoch moved). */
+static void cache_clear(struct ops_ctx *ctx)
+{
+	if (ctx->auth_cache)
+		memset(ctx->auth_cache, 0, sizeof(*ctx->auth_cache));
+}
+
+/* The cache, checked against the store's epoch; NULL when it cannot be read. */
+static struct auth_cache *cache_refresh(struct ops_ctx *ctx)
+{
+	struct auth_cache *c = ctx->auth_cache;
+	int64_t epoch;
+
+	if (store_auth_epoch(ctx->st, &epoch, NULL)) {
+		cache_clear(ctx);
+		return NULL;
+	}
+	if (!c)
+		c = ctx->auth_cache = xcalloc(1, sizeof(*c));
+	if (c->epoch != epoch)
+		cache_clear(ctx);
+	c->epoch = epoch;
+	c->fresh = 1;
+	return c;
+}
 
 static void hex(const uint8_t *b, size_t n, char *out)
 {
@@ -93,10 +168,50 @@ static void touch(struct ops_ctx *ctx, const struct token *t, const char *now)
 		store_token_touch(ctx->st, t->id, now, NULL);
 }
 
+/* A token this context checked before, still valid at now; 1 and *out set when found. */
+static int cached_token(struct ops_ctx *ctx, struct auth_cache *c, const char *hash,
+			const char *now, struct principal *out)
+{
+	for (size_t i = 0; c && i < c->ntok; i++) {
+		struct token_entry *e = &c->tok[i];
+
+		if (!memeql_sec(e->hash, hash, 64))
+			continue;
+		if (e->expires_at[0] && strcmp(e->expires_at, now) <= 0)
+			return 0;               /* expired since: the store says why */
+		*out = e->who;
+		if (iso_seconds(now) - e->touched >= TOKEN_TOUCH_EVERY) {
+			store_token_touch(ctx->st, e->who.token_id, now, NULL);
+			e->touched = iso_seconds(now);
+		}
+		return 1;
+	}
+	return 0;
+}
+
+static void cache_token(struct auth_cache *c, const char *hash, const struct token *t,
+			const struct principal *who, const char *now)
+{
+	struct token_entry *e;
+
+	if (!c)
+		return;
+	e = &c->tok[c->next_tok];
+	c->next_tok = (c->next_tok + 1) % CACHE_TOKENS;
+	if (c->ntok < CACHE_TOKENS)
+		c->ntok++;
+	memcpy(e->hash, hash, 65);
+	e->who = *who;
+	set_field(e->expires_at, sizeof(e->expires_at), t->expires_at);
+	e->touched = iso_seconds(t->last_used_at) >= 0 ? iso_seconds(t->last_used_at) :
+		     iso_seconds(now);
+}
+
 enum smr_rc ops_auth_token(struct ops_ctx *ctx, const char *token, struct principal *out,
 			   struct smr_err *err)
 {
 	struct token t = { 0 };
+	struct auth_cache *c;
 	char hash[65], now[32];
 	const char *why;
 	enum smr_rc rc;
@@ -105,11 +220,14 @@ enum smr_rc ops_auth_token(struct ops_ctx *ctx, const char *token, struct princi
 	if (!token_shape_ok(token))
 		return smr_errf(err, SMR_EUNAUTH, "missing or wrong bearer token");
 	sha256_hex(token, hash);
+	c = cache_refresh(ctx);
+	ctx->now(now);
+	if (cached_token(ctx, c, hash, now, out))
+		return SMR_OK;
 	rc = store_token_find(ctx->st, hash, &t, err);
 	if (rc == SMR_ENOTFOUND || (!rc && (!t.hash || strlen(t.hash) != 64 ||
 					    !memeql_sec(t.hash, hash, 64))))
 		rc = smr_errf(err, SMR_EUNAUTH, "missing or wrong bearer token");
-	ctx->now(now);
 	why = rc ? NULL : token_refusal(&t, now);
 	if (why)
 		rc = smr_errf(err, SMR_EUNAUTH, "%s", why);
@@ -119,6 +237,7 @@ enum smr_rc ops_auth_token(struct ops_ctx *ctx, const char *token, struct princi
 		set_field(out->person_id, sizeof(out->person_id), t.person_id);
 		set_field(out->token_id, sizeof(out->token_id), t.id);
 		touch(ctx, &t, now);
+		cache_token(c, hash, &t, out, now);
 	}
 	token_release(&t);
 	return rc;
@@ -134,14 +253,56 @@ int ops_restricted(const struct ops_ctx *ctx)
 	return ctx->who && !ctx->who->admin;
 }
 
+/* The cache for this request, its epoch read once per request; NULL to go to the store. */
+static struct auth_cache *fresh_cache(struct ops_ctx *ctx)
+{
+	if (ctx->auth_cache && ctx->auth_cache->fresh)
+		return ctx->auth_cache;
+	return cache_refresh(ctx);
+}
+
+void ops_auth_changed(struct ops_ctx *ctx)
+{
+	store_auth_changed(ctx->st, NULL);
+	cache_clear(ctx);
+}
+
+void ops_auth_stale(struct ops_ctx *ctx)
+{
+	if (ctx->auth_cache)
+		ctx->auth_cache->fresh = 0;
+}
+
 enum smr_rc ops_role(struct ops_ctx *ctx, const char *space_id, enum role *out,
 		     struct smr_err *err)
 {
+	struct auth_cache *c = fresh_cache(ctx);
+	const char *person;
+	struct role_entry *e;
+	enum smr_rc rc;
+
 	if (!ops_restricted(ctx)) {
 		*out = ROLE_OWNER;
 		return SMR_OK;
 	}
-	return store_grant_get(ctx->st, ctx->who->person_id, space_id, out, err);
+	person = ctx->who->person_id;
+	for (size_t i = 0; c && i < c->nrole; i++) {
+		if (!strcmp(c->role[i].person, person) && !strcmp(c->role[i].space, space_id)) {
+			*out = c->role[i].role;
+			return SMR_OK;
+		}
+	}
+	rc = store_grant_get(ctx->st, person, space_id, out, err);
+	if (rc || !c || strlen(space_id) >= sizeof(e->space))
+		return rc;
+	e = &c->role[c->next_role];
+	c->next_role = (c->next_role + 1) % CACHE_ROLES;
+	if (c->nrole < CACHE_ROLES)
+		c->nrole++;
+	set_field(e->person, sizeof(e->person), person);
+	set_field(e->space, sizeof(e->space), space_id);
+	e->role = *out;
+	return SMR_OK;
 }
 
 int ops_can_read(struct ops_ctx *ctx, const char *space_id)
@@ -180,15 +341,60 @@ static enum smr_rc too_low(const struct space *sp, enum role have, enum role nee
 			role_name(have), sp->name, role_name(need));
 }
 
+/* The caller's role on the Space it named key, if this request's cache has it. */
+static const struct space_entry *cached_space(struct ops_ctx *ctx, const char *key)
+{
+	struct auth_cache *c = ops_restricted(ctx) ? fresh_cache(ctx) : NULL;
+
+	for (size_t i = 0; c && i < c->nspace; i++)
+		if (!strcmp(c->space[i].person, ctx->who->person_id) && !strcmp(c->space[i].key, key))
+			return &c->space[i];
+	return NULL;
+}
+
+static void cache_space(struct ops_ctx *ctx, const char *key, const struct space *sp,
+			enum role role)
+{
+	struct auth_cache *c = ops_restricted(ctx) ? ctx->auth_cache : NULL;
+	struct space_entry *e;
+
+	if (!c || !c->fresh || strlen(key) >= SPACE_KEY_MAX || strlen(sp->name) >= SPACE_KEY_MAX)
+		return;
+	e = &c->space[c->next_space];
+	c->next_space = (c->next_space + 1) % CACHE_SPACES;
+	if (c->nspace < CACHE_SPACES)
+		c->nspace++;
+	set_field(e->person, sizeof(e->person), ctx->who->person_id);
+	set_field(e->key, sizeof(e->key), key);
+	set_field(e->name, sizeof(e->name), sp->name);
+	e->role = role;
+}
+
+/*
+ * The check of a Space named by the caller.  With out NULL a name (or id)
+ * this request's cache knows costs no lookup: the cache is dropped when
+ * the auth epoch moves, which renaming or deleting a Space also moves.
+ */
 enum smr_rc ops_need_space(struct ops_ctx *ctx, const char *space, enum role need,
 			   struct space *out, struct smr_err *err)
 {
 	struct space sp = { 0 };
 	enum role have = ROLE_NONE;
-	enum smr_rc rc = store_space_get(ctx->st, space, &sp, err);
+	const struct space_entry *hit = out ? NULL : cached_space(ctx, space);
+	enum smr_rc rc;
 
+	if (hit) {
+		struct space named = { .name = (char *)hit->name };
+
+		if (hit->role < ROLE_READER)
+			return smr_errf(err, SMR_ENOTFOUND, "no space '%s'", space);
+		return hit->role < need ? too_low(&named, hit->role, need, err) : SMR_OK;
+	}
+	rc = store_space_get(ctx->st, space, &sp, err);
 	if (!rc)
 		rc = ops_role(ctx, sp.id, &have, err);
+	if (!rc)
+		cache_space(ctx, space, &sp, have);
 	/* the same words as store_space_get's for a Space that is not there */
 	if (!rc && have < ROLE_READER)
 		rc = smr_errf(err, SMR_ENOTFOUND, "no space '%s'", space);
@@ -225,6 +431,7 @@ enum smr_rc ops_grant_creator(struct ops_ctx *ctx, const char *space_id, struct 
 {
 	if (!ops_restricted(ctx))
 		return SMR_OK;
+	cache_clear(ctx);
 	return store_grant_set(ctx->st, ctx->who->person_id, space_id, ROLE_OWNER, err);
 }
 
@@ -277,6 +484,7 @@ static enum smr_rc op_user_add(struct ops_ctx *ctx, const json_t *p, json_t **re
 		u = (struct user){ .id = id, .name = (char *)name, .owner_id = owner.id,
 				   .created_at = now };
 		rc = store_user_create(ctx->st, &u, err);
+		cache_clear(ctx);
 	}
 	if (!rc)
 		*result = user_json(&u);
@@ -315,6 +523,7 @@ static enum smr_rc op_user_disable(struct ops_ctx *ctx, const json_t *p, json_t 
 		rc = store_user_get(ctx->st, name, &u, err);
 	if (!rc)
 		rc = store_user_set_disabled(ctx->st, u.id, disabled, err);
+	cache_clear(ctx);
 	if (!rc) {
 		u.disabled = disabled;
 		*result = user_json(&u);
@@ -382,6 +591,7 @@ static enum smr_rc op_token_create(struct ops_ctx *ctx, const json_t *p, json_t 
 	t = (struct token){ .id = id, .user_id = u.id, .user_name = u.name, .created_at = now,
 			    .expires_at = secs ? until : NULL };
 	rc = store_token_create(ctx->st, &t, hash, err);
+	cache_clear(ctx);
 	if (!rc) {
 		*result = token_json(&t);
 		json_object_set_new(*result, "token", json_string(token));
@@ -429,6 +639,7 @@ static enum smr_rc op_token_revoke(struct ops_ctx *ctx, const json_t *p, json_t 
 	ctx->now(now);
 	if (!rc)
 		rc = store_token_revoke(ctx->st, id, now, err);
+	cache_clear(ctx);
 	if (!rc)
 		rc = store_token_get(ctx->st, id, &t, err);
 	if (!rc)
@@ -458,6 +669,7 @@ static enum smr_rc set_grant(struct ops_ctx *ctx, const json_t *p, enum role rol
 		rc = store_space_get(ctx->st, space, &sp, err);
 	if (!rc)
 		rc = store_grant_set(ctx->st, u.id, sp.id, role, err);
+	cache_clear(ctx);
 	if (!rc)
 		*result = json_pack("{s:s, s:s, s:s}", "user", u.name, "space", sp.name, "role",
 				    role_name(role));

@@ -45,6 +45,20 @@ struct principal {
 enum smr_rc ops_auth_token(struct ops_ctx *ctx, const char *token, struct principal *out,
 			   struct smr_err *err);
 
+/*
+ * A context keeps what it read of tokens and roles for one request at a
+ * time: ops_auth_token() (or the first role lookup) reads the store's auth
+ * epoch and drops what it kept if the epoch moved.  A transport calls
+ * ops_auth_stale() when a request ends, so the next one looks again.
+ */
+void ops_auth_stale(struct ops_ctx *ctx);
+
+/* A Space was renamed or deleted: every context's cached names and roles are stale. */
+void ops_auth_changed(struct ops_ctx *ctx);
+
+/* Frees what ctx cached of tokens and roles (ops_close() does it too). */
+void ops_auth_cache_free(struct ops_ctx *ctx);
+
 /* *yes = 1 when the database has users (a server then wants a token on every request). */
 enum smr_rc ops_auth_users_exist(struct ops_ctx *ctx, int *yes, struct smr_err *err);
 

@@ -18,6 +18,7 @@
 
 struct runtime;       /* chat runtime of smriti-full (providers, jobs); opaque here */
 struct principal;     /* who is calling (ops/auth.h) */
+struct auth_cache;    /* what this context read of tokens and roles (ops/auth.c) */
 struct review_pass;   /* a second review pass (ops/review_ingest.h) */
 
 /*
@@ -37,6 +38,7 @@ struct ops_ctx {
 	 * (local CLI, a loopback server without users): no checks.
 	 */
 	const struct principal *who;
+	struct auth_cache *auth_cache;   /* owned; ops_close() frees it */
 };
 
 /*

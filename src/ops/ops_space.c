@@ -21,6 +21,7 @@ void ops_ctx_init(struct ops_ctx *ctx, struct store *st)
 	ctx->now = sys_now_iso;
 	ctx->new_id = sys_uuid;
 	ctx->who = NULL;
+	ctx->auth_cache = NULL;
 }
 
 enum smr_rc ops_open(struct ops_ctx *ctx, const char *dsn, struct smr_err *err)
@@ -36,6 +37,7 @@ void ops_close(struct ops_ctx *ctx)
 {
 	store_close(ctx->st);
 	ctx->st = NULL;
+	ops_auth_cache_free(ctx);
 }
 
 enum smr_rc ops_check_space_name(const char *name, struct smr_err *err)
@@ -160,6 +162,8 @@ enum smr_rc ops_space_rename(struct ops_ctx *ctx, const char *space, const char 
 	if (!rc)
 		rc = store_space_rename(ctx->st, sp.id, new_name, err);
 	if (!rc)
+		ops_auth_changed(ctx);   /* names cached with roles are stale */
+	if (!rc)
 		rc = store_space_get(ctx->st, sp.id, out, err);
 	space_release(&sp);
 	return rc;
@@ -173,6 +177,8 @@ enum smr_rc ops_space_delete(struct ops_ctx *ctx, const char *space, struct smr_
 	rc = store_space_get(ctx->st, space, &sp, err);
 	if (!rc)
 		rc = store_space_delete(ctx->st, sp.id, err);
+	if (!rc)
+		ops_auth_changed(ctx);   /* names cached with roles are stale */
 	space_release(&sp);
 	return rc;
 }

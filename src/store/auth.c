@@ -101,6 +101,33 @@ static int cell_int(const struct store_rows *r, size_t row, size_t col)
 	return s ? atoi(s) : 0;
 }
 
+/* After a change to users, tokens or grants: readers' caches are stale (store_auth_epoch). */
+static enum smr_rc bump(struct store *st, enum smr_rc rc, struct smr_err *err)
+{
+	static const char sql[] = "UPDATE auth_state SET epoch = epoch + 1 WHERE id = 1";
+
+	if (rc)
+		return rc;
+	return q_done(st, sql, NULL, 0, err);
+}
+
+enum smr_rc store_auth_changed(struct store *st, struct smr_err *err)
+{
+	return bump(st, SMR_OK, err);
+}
+
+enum smr_rc store_auth_epoch(struct store *st, int64_t *out, struct smr_err *err)
+{
+	static const char sql[] = "SELECT epoch FROM auth_state WHERE id = 1";
+	struct store_rows r;
+	enum smr_rc rc = q(st, sql, NULL, 0, &r, err);
+
+	if (!rc)
+		*out = r.rows && r.cells[0] ? strtoll(r.cells[0], NULL, 10) : 0;
+	store_rows_release(&r);
+	return rc;
+}
+
 /* ---- users ---- */
 
 #define USER_COLS "SELECT id, name, owner_id, disabled, created_at FROM users"
@@ -124,7 +151,7 @@ enum smr_rc store_user_create(struct store *st, const struct user *u, struct smr
 
 	if (rc == SMR_ECONFLICT)
 		return smr_errf(err, rc, "a user or agent named '%s' already exists", u->name);
-	return rc;
+	return bump(st, rc, err);
 }
 
 enum smr_rc store_user_get(struct store *st, const char *name, struct user *out,
@@ -167,7 +194,7 @@ enum smr_rc store_user_set_disabled(struct store *st, const char *id, int disabl
 	static const char sql[] = "UPDATE users SET disabled = $1 WHERE id = $2";
 	const char *p[] = { disabled ? "1" : "0", id };
 
-	return q_done(st, sql, p, 2, err);
+	return bump(st, q_done(st, sql, p, 2, err), err);
 }
 
 enum smr_rc store_users_exist(struct store *st, int *yes, struct smr_err *err)
@@ -216,7 +243,7 @@ enum smr_rc store_token_create(struct store *st, const struct token *t, const ch
 
 	if (rc == SMR_ECONFLICT)
 		return smr_errf(err, rc, "token id '%s' is taken; try again", t->id);
-	return rc;
+	return bump(st, rc, err);
 }
 
 static enum smr_rc token_one(struct store *st, const char *sql, const char *key,
@@ -281,7 +308,7 @@ enum smr_rc store_token_revoke(struct store *st, const char *id, const char *now
 		"UPDATE tokens SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2";
 	const char *p[] = { now, id };
 
-	return q_done(st, sql, p, 2, err);
+	return bump(st, q_done(st, sql, p, 2, err), err);
 }
 
 enum smr_rc store_token_touch(struct store *st, const char *id, const char *now,
@@ -306,7 +333,8 @@ enum smr_rc store_grant_set(struct store *st, const char *user_id, const char *s
 	const char *p[] = { user_id, space_id, num };
 
 	snprintf(num, sizeof(num), "%d", (int)role);
-	return q_done(st, role == ROLE_NONE ? del : upsert, p, role == ROLE_NONE ? 2 : 3, err);
+	return bump(st, q_done(st, role == ROLE_NONE ? del : upsert, p, role == ROLE_NONE ? 2 : 3,
+			       err), err);
 }
 
 enum smr_rc store_grant_get(struct store *st, const char *user_id, const char *space_id,

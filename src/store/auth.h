@@ -11,6 +11,7 @@
 #define SMRITI_STORE_AUTH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "store/store.h"
 
@@ -83,6 +84,15 @@ enum smr_rc store_token_revoke(struct store *st, const char *id, const char *now
 			       struct smr_err *err);
 enum smr_rc store_token_touch(struct store *st, const char *id, const char *now,
 			      struct smr_err *err);
+
+/*
+ * A number that grows with every change to users, tokens (but their last
+ * use) and grants, so that a reader may keep what it read until it moves.
+ */
+enum smr_rc store_auth_epoch(struct store *st, int64_t *out, struct smr_err *err);
+
+/* Moves the epoch: a Space was renamed or deleted, so names cached with roles are stale. */
+enum smr_rc store_auth_changed(struct store *st, struct smr_err *err);
 
 /* Sets user_id's role on space_id; ROLE_NONE removes the grant. */
 enum smr_rc store_grant_set(struct store *st, const char *user_id, const char *space_id,

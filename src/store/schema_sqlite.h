@@ -79,8 +79,9 @@ static const char *const sqlite_migrations[] = {
 	/*
 	 * 3: people and agents on one server.  An agent is a users row with an
 	 * owner (its person); tokens are stored as SHA-256 only; grants give a
-	 * person a role on a Space (1 reader, 2 writer, 3 owner); a turn
-	 * records who wrote it.
+	 * person a role on a Space (1 reader, 2 writer, 3 owner); auth_state's
+	 * epoch counts changes to all of these (servers cache what they read
+	 * until it moves); a turn records who wrote it.
 	 */
 	"CREATE TABLE users ("
 	"  id TEXT PRIMARY KEY,"
@@ -104,6 +105,8 @@ static const char *const sqlite_migrations[] = {
 	"  role INTEGER NOT NULL,"
 	"  PRIMARY KEY (user_id, repo_id));"
 	"CREATE INDEX grants_by_repo ON grants(repo_id);"
+	"CREATE TABLE auth_state (id INTEGER PRIMARY KEY, epoch INTEGER NOT NULL);"
+	"INSERT INTO auth_state (id, epoch) VALUES (1, 0);"
 	"ALTER TABLE turns ADD COLUMN author TEXT;",
 };
 

@@ -429,6 +429,28 @@ function teamSuite(kind, makeDb) {
       assertError(await op('rea', 'token.revoke', { id: tk.json.result.id }), 404, 'not_found');
     });
 
+    test('a change made elsewhere (another process) takes effect on the next request', async () => {
+      const name = await fresh();
+      for (let i = 0; i < 4; i++) assert.equal((await op('rea', 'head', { space: name })).status, 404);
+      assert.equal((await op('rea', 'space.get', { space: name })).status, 200);
+      cliOk(store.db, ['revoke', 'rea', name]);
+      assertError(await op('rea', 'space.get', { space: name }), 404, 'not_found');
+      cliOk(store.db, ['grant', 'rea', name, 'owner']);
+      assert.equal((await op('rea', 'space.delete', { space: name })).status, 200);
+      // a renamed Space's old name is gone for a caller that looked it up by that name
+      const other = await fresh();
+      assert.equal((await op('wri', 'space.get', { space: other })).status, 200);
+      assert.equal((await op('own', 'space.rename', { space: other, new_name: `${other}-b` })).status, 200);
+      assertError(await op('wri', 'space.get', { space: other }), 404, 'not_found');
+      assert.equal((await op('wri', 'space.get', { space: `${other}-b` })).status, 200);
+      // a token revoked by another process stops at once
+      const t = JSON.parse(cliOk(store.db, ['token', 'create', 'rea', '--json']));
+      const h = { Authorization: `Bearer ${t.token}` };
+      for (let i = 0; i < 4; i++) assert.equal((await request(server, 'GET', '/v4/repos', { headers: h })).status, 200);
+      cliOk(store.db, ['token', 'revoke', t.id]);
+      for (let i = 0; i < 4; i++) assertError(await request(server, 'GET', '/v4/repos', { headers: h }), 401);
+    });
+
     test('creating a Space (or a fork) makes you its owner', async () => {
       const name = uniq('mine');
       assert.equal((await op('out', 'space.create', { name })).status, 200);

@@ -74,6 +74,7 @@ static void setup(struct fixture *f)
 static void teardown(struct fixture *f)
 {
 	f->ctx.who = NULL;
+	ops_auth_cache_free(&f->ctx);
 	temp_store_close(f->path, f->st);
 }
 

@@ -121,6 +121,8 @@ static const char *const postgres_migrations[] = {
 	"  role INTEGER NOT NULL,"
 	"  PRIMARY KEY (user_id, repo_id));"
 	"CREATE INDEX grants_by_repo ON grants(repo_id);"
+	"CREATE TABLE auth_state (id INTEGER PRIMARY KEY, epoch BIGINT NOT NULL);"
+	"INSERT INTO auth_state (id, epoch) VALUES (1, 0);"
 	"ALTER TABLE turns ADD COLUMN author TEXT;",
 };
 
