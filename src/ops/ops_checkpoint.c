@@ -7,6 +7,7 @@
 #include "domain/ref.h"
 #include "ops/auth.h"
 #include "ops/ops.h"
+#include "store/auth.h"
 #include "util/xalloc.h"
 
 #include <ctype.h>
@@ -18,17 +19,35 @@
 /* Prefix matches a restricted caller's lookup looks through for ones it may read. */
 #define PREFIX_SCAN 64
 
-/* 1 when the caller may read the (oldest copy of the) checkpoint hash. */
+/*
+ * The id of the oldest Space holding hash that the caller may read, into a
+ * new string, or NULL: a fork shares its source's hashes, and a person who
+ * reads only the fork reaches them through it.
+ */
+static char *readable_copy(struct ops_ctx *ctx, const char *hash)
+{
+	char **ids = NULL, *found = NULL;
+	size_t n = 0;
+
+	if (!store_hash_spaces(ctx->st, hash, &ids, &n, NULL)) {
+		for (size_t i = 0; i < n; i++) {
+			if (!found && ops_can_read(ctx, ids[i])) {
+				found = ids[i];
+				ids[i] = NULL;
+			}
+			free(ids[i]);
+		}
+	}
+	free(ids);
+	return found;
+}
+
 static int hash_readable(struct ops_ctx *ctx, const char *hash)
 {
-	struct checkpoint c = { 0 };
-	struct space sp = { 0 };
-	int ok = !store_checkpoint_get(ctx->st, NULL, hash, &c, NULL) &&
-		 !store_space_get(ctx->st, c.space, &sp, NULL) && ops_can_read(ctx, sp.id);
+	char *id = readable_copy(ctx, hash);
 
-	checkpoint_release(&c);
-	space_release(&sp);
-	return ok;
+	free(id);
+	return id != NULL;
 }
 
 /* Drops the hits a restricted caller cannot read, so neither a lookup nor its errors show them. */
@@ -104,8 +123,15 @@ static enum smr_rc resolve_base(struct ops_ctx *ctx, const char *base, struct ch
 	if (!is_hash_prefix(base))
 		return smr_errf(err, SMR_ENOTFOUND, "no space or checkpoint named '%s'", base);
 	rc = unique_hash(ctx, base, &hash, err);
-	if (!rc)
+	if (!rc && ops_restricted(ctx)) {
+		char *copy = readable_copy(ctx, hash);
+
+		rc = copy ? store_checkpoint_get(ctx->st, copy, hash, out, err) :
+			    smr_errf(err, SMR_ENOTFOUND, "no checkpoint matches '%s'", base);
+		free(copy);
+	} else if (!rc) {
 		rc = store_checkpoint_get(ctx->st, NULL, hash, out, err);
+	}
 	if (!rc)
 		rc = store_space_get(ctx->st, out->space, &sp, err);
 	if (!rc) {

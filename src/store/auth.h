@@ -91,6 +91,13 @@ enum smr_rc store_token_touch(struct store *st, const char *id, const char *now,
  */
 enum smr_rc store_auth_epoch(struct store *st, int64_t *out, struct smr_err *err);
 
+/*
+ * The ids of the Spaces holding a copy of checkpoint hash (a fork shares
+ * its source's hashes), oldest copy first; caller frees each and *out.
+ */
+enum smr_rc store_hash_spaces(struct store *st, const char *hash, char ***out, size_t *n,
+			      struct smr_err *err);
+
 /* Moves the epoch: a Space was renamed or deleted, so names cached with roles are stale. */
 enum smr_rc store_auth_changed(struct store *st, struct smr_err *err);
 

@@ -451,6 +451,18 @@ function teamSuite(kind, makeDb) {
       for (let i = 0; i < 4; i++) assertError(await request(server, 'GET', '/v4/repos', { headers: h }), 401);
     });
 
+    test('a person who reads only a fork reaches its inherited Checkpoints by hash', async () => {
+      const f = uniq('shared-fork');
+      assert.equal((await op('own', 'fork', { ref: head, into: f })).status, 200);
+      assert.equal((await op('own', 'grant', { user: 'out', space: f, role: 'reader' })).status, 200);
+      const r = await request(server, 'GET', `/commits/${head}`, { headers: as('out') });
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.json.space, f);
+      assert.equal((await op('out', 'show', { ref: head.slice(0, 8) })).json.result.space, f);
+      assertError(await request(server, 'GET', '/repos/proj/head', { headers: as('out') }), 404);
+      assert.equal((await op('out', 'review', { ref: head, llm: false })).status, 403);
+    });
+
     test('creating a Space (or a fork) makes you its owner', async () => {
       const name = uniq('mine');
       assert.equal((await op('out', 'space.create', { name })).status, 200);
