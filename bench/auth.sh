@@ -1,19 +1,21 @@
 #!/bin/sh
 # auth.sh -- what authentication costs per request: GET /repos/{id}/head
-# under wrk (2 threads, 32 keep-alive connections) on two `smriti serve`
-# processes over copies of one SQLite store, in the same run:
+# under wrk (2 threads, 32 keep-alive connections), with a person's token
+# against without one, measured in the same server process (two `smriti
+# serve` processes on this machine differ by 20-40% on their own, which
+# would drown the difference).
 #
-#   open    no users, no token (loopback, as before teams): the baseline
-#   user    a database with users: every request carries a person's token,
-#           checked against its stored SHA-256 (one lookup), and the Space
-#           read checks that person's role (one more)
-#   admin   the same server with SMRITI_TOKEN, sent as the bearer token
+# Each round starts a server on a fresh copy of one store without users (no
+# token needed, as before teams), measures it, adds a person with a reader
+# role and a token (the server notices users within a second and from then
+# on wants a token on every request), and measures again with the token.
+# A second part compares, in one server with SMRITI_TOKEN and that person,
+# the person's token (a SHA-256, the auth epoch read, the role) with the
+# administrator's (a SHA-256 only), alternating.  Medians of
+# AUTH_BENCH_ROUNDS (default 3) rounds of AUTH_BENCH_SECONDS (default 5).
 #
-# Rounds alternate the three (AUTH_BENCH_ROUNDS, default 3, of
-# AUTH_BENCH_SECONDS, default 5; each round starts with the next one) and
-# the medians are compared, so a busy machine slows every side alike.
-# Prints req/s, p99 and the ratios to open, and the person's token against
-# SMRITI_TOKEN on the same server (the lookups alone, one process).
+#   bench/auth.sh                       SQLite
+#   AUTH_BENCH_PG=URL bench/auth.sh     PostgreSQL (a schema per round, dropped afterwards)
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${SMRITI_BUILD:-build}
@@ -23,44 +25,56 @@ command -v wrk >/dev/null || { echo "auth.sh needs wrk (apt-get install wrk)" >&
 make -s -j2 BUILD="$BUILD" "$BUILD/smriti-full" >/dev/null
 S=$PWD/$BUILD/smriti-full
 dir=$(mktemp -d /tmp/smriti-auth-bench-XXXXXX)
-pids=
+pid=
+schemas=
+admin=bench-admin-token-0123456789
 cleanup() {
-	for p in $pids; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	for x in $schemas; do psql -qAt "$AUTH_BENCH_PG" -c "DROP SCHEMA $x CASCADE" >/dev/null 2>&1; done
 	rm -rf "$dir"
 }
 trap cleanup EXIT
+kind=SQLite
+[ -n "${AUTH_BENCH_PG:-}" ] && kind=PostgreSQL
 
-$S --db "$dir/open.db" space create bench >/dev/null
-$S --db "$dir/open.db" commit bench -m "bench checkpoint" --summary "one checkpoint" \
-	--decision "measure the head read" --task "report req/s and p99" >/dev/null
-cp "$dir/open.db" "$dir/users.db"
-$S --db "$dir/users.db" user add alice >/dev/null
-$S --db "$dir/users.db" grant alice bench reader >/dev/null
-token=$($S --db "$dir/users.db" token create alice 2>/dev/null)
-admin=bench-admin-token-0123456789
-id=$($S --db "$dir/open.db" space list --json | sed -n 's/.*"id": "\([^"]*\)".*/\1/p' | head -n 1)
+# fresh NAME -> prints the DSN of a new store holding Space "bench" with one checkpoint
+fresh() {
+	if [ -n "${AUTH_BENCH_PG:-}" ]; then
+		x=smriti_auth_bench_$$_$1
+		psql -qAt -v ON_ERROR_STOP=1 "$AUTH_BENCH_PG" -c "CREATE SCHEMA $x" >/dev/null
+		schemas="$schemas $x"
+		sep='?'
+		case $AUTH_BENCH_PG in *\?*) sep='&' ;; esac
+		db="$AUTH_BENCH_PG${sep}options=-csearch_path%3D$x"
+	else
+		db=$dir/$1.db
+	fi
+	$S --db "$db" space create bench >/dev/null
+	$S --db "$db" commit bench -m "bench checkpoint" --summary "one checkpoint" \
+		--decision "measure the head read" --task "report req/s and p99" >/dev/null
+	echo "$db"
+}
 
-# serve DB LOG [env...] -> starts a server, prints its URL
+# serve DB [env...] -> starts a server (pid in $pid), sets $url
 serve() {
-	db=$1 log=$2
-	shift 2
-	env "$@" "$S" --db "$db" serve --listen 127.0.0.1:0 --quiet 2>"$log" >/dev/null &
-	pids="$pids $!"
+	db=$1
+	shift
+	: >"$dir/serve.log"
+	env "$@" "$S" --db "$db" serve --listen 127.0.0.1:0 --quiet 2>"$dir/serve.log" >/dev/null &
+	pid=$!
 	i=0
-	until grep -q '^listening on ' "$log" 2>/dev/null; do
+	until grep -q '^listening on ' "$dir/serve.log" 2>/dev/null; do
 		i=$((i + 1))
-		[ $i -gt 100 ] && { cat "$log" >&2; exit 1; }
+		[ $i -gt 100 ] && { cat "$dir/serve.log" >&2; exit 1; }
 		sleep 0.05
 	done
-	sed -n 's/^listening on //p' "$log" | head -n 1
+	url=$(sed -n 's/^listening on //p' "$dir/serve.log" | head -n 1)
 }
-open_url=$(serve "$dir/open.db" "$dir/open.log")
-user_url=$(serve "$dir/users.db" "$dir/users.log" SMRITI_TOKEN=$admin)
-curl -sf "$open_url/repos/$id/head" >/dev/null || { echo "open read failed" >&2; exit 1; }
-curl -sf -H "Authorization: Bearer $token" "$user_url/repos/$id/head" >/dev/null ||
-	{ echo "user read failed" >&2; exit 1; }
-[ "$(curl -s -o /dev/null -w '%{http_code}' "$user_url/repos/$id/head")" = 401 ] ||
-	{ echo "the users' server answered without a token" >&2; exit 1; }
+
+stop() {
+	kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
+	pid=
+}
 
 # run NAME URL [TOKEN] -> appends "req/s p99" to $dir/NAME
 run() {
@@ -69,7 +83,10 @@ run() {
 	else
 		wrk -t2 -c32 -d"${SECS}s" --latency "$2" >"$dir/wrk.txt"
 	fi
-	grep -q 'Non-2xx' "$dir/wrk.txt" && echo "   WARNING: $1 saw non-2xx answers" >&2
+	if grep -q 'Non-2xx' "$dir/wrk.txt"; then
+		echo "auth.sh: $1 saw non-2xx answers" >&2
+		exit 1
+	fi
 	awk '
 		/Requests\/sec:/ { rps = $2 }
 		/^ +99%/ {
@@ -80,31 +97,61 @@ run() {
 		END { printf "%.0f %.3f\n", rps, p99 }' "$dir/wrk.txt" >>"$dir/$1"
 }
 
-SECS=1 run warm "$open_url/repos/$id/head"
-SECS=1 run warm "$user_url/repos/$id/head" "$token"
+last() { tail -n 1 "$dir/$1" | cut -d' ' -f1; }
+
+# Part 1: the same process without users, then with a person's token.
 r=0
-# each round starts with the next of the three, so none is always first after a pause
-run_one() {
-	case $1 in
-	0) run open "$open_url/repos/$id/head" ;;
-	1) run user "$user_url/repos/$id/head" "$token" ;;
-	2) run admin "$user_url/repos/$id/head" "$admin" ;;
-	esac
-}
 while [ $r -lt "$ROUNDS" ]; do
-	run_one $((r % 3))
-	run_one $(((r + 1) % 3))
-	run_one $(((r + 2) % 3))
+	db=$(fresh "r$r")
+	id=$($S --db "$db" space list --json | sed -n 's/.*"id": "\([^"]*\)".*/\1/p' | head -n 1)
+	serve "$db"
+	SECS=1 run warm "$url/repos/$id/head"
+	run open "$url/repos/$id/head"
+	$S --db "$db" user add alice >/dev/null
+	$S --db "$db" grant alice bench reader >/dev/null
+	token=$($S --db "$db" token create alice 2>/dev/null)
+	i=0
+	until [ "$(curl -s -o /dev/null -w '%{http_code}' "$url/repos/$id/head")" = 401 ]; do
+		i=$((i + 1))
+		[ $i -gt 60 ] && { echo "the server did not notice its users" >&2; exit 1; }
+		sleep 0.05
+	done
+	SECS=1 run warm "$url/repos/$id/head" "$token"
+	run user "$url/repos/$id/head" "$token"
+	echo "$(last open) $(last user)" | awk '{ print $2 / $1 }' >>"$dir/ratio"
+	stop
 	r=$((r + 1))
 done
 
+# Part 2: one server with SMRITI_TOKEN and a person: person against administrator, alternating.
+db=$(fresh admin)
+id=$($S --db "$db" space list --json | sed -n 's/.*"id": "\([^"]*\)".*/\1/p' | head -n 1)
+$S --db "$db" user add alice >/dev/null
+$S --db "$db" grant alice bench reader >/dev/null
+token=$($S --db "$db" token create alice 2>/dev/null)
+serve "$db" SMRITI_TOKEN=$admin
+SECS=1 run warm "$url/repos/$id/head" "$token"
+r=0
+while [ $r -lt "$ROUNDS" ]; do
+	if [ $((r % 2)) = 0 ]; then
+		run admin "$url/repos/$id/head" "$admin"
+		run user2 "$url/repos/$id/head" "$token"
+	else
+		run user2 "$url/repos/$id/head" "$token"
+		run admin "$url/repos/$id/head" "$admin"
+	fi
+	echo "$(last admin) $(last user2)" | awk '{ print $2 / $1 }' >>"$dir/ratio2"
+	r=$((r + 1))
+done
+stop
+
 median() { sort -n -k1,1 "$dir/$1" | awk '{ a[NR] = $0 } END { print a[int((NR + 1) / 2)] }'; }
-o=$(median open) u=$(median user) a=$(median admin)
-echo "GET /repos/{id}/head, SQLite, wrk -t2 -c32, $ROUNDS x ${SECS}s alternating, $(nproc) cores"
-printf '   %-34s %10s req/s   p99 %8s ms\n' "no token (no users; baseline)" $o
-printf '   %-34s %10s req/s   p99 %8s ms\n' "a person's token (reader)" $u
-printf '   %-34s %10s req/s   p99 %8s ms\n' "SMRITI_TOKEN (administrator)" $a
-echo "$o $u $a" | awk '{
-	printf "   person token: %.1f%% slower than no token (throughput ratio %.3f)\n", (1 - $3 / $1) * 100, $3 / $1
-	printf "   admin token:  %.1f%% slower than no token (throughput ratio %.3f)\n", (1 - $5 / $1) * 100, $5 / $1
-	printf "   person token against admin token, same server: ratio %.3f\n", $3 / $5 }'
+echo "GET /repos/{id}/head, $kind, wrk -t2 -c32, $ROUNDS rounds of ${SECS}s, $(nproc) cores"
+echo " in one server process, before and after it has users:"
+printf '   %-34s %10s req/s   p99 %8s ms\n' "no token (no users; baseline)" $(median open)
+printf '   %-34s %10s req/s   p99 %8s ms\n' "a person's token (reader)" $(median user)
+median ratio | awk '{ printf "   person token / no token, median of the rounds: %.3f (%.1f%% slower)\n", $1, (1 - $1) * 100 }'
+echo " in one server with SMRITI_TOKEN and users, alternating:"
+printf '   %-34s %10s req/s   p99 %8s ms\n' "SMRITI_TOKEN (administrator)" $(median admin)
+printf '   %-34s %10s req/s   p99 %8s ms\n' "a person's token (reader)" $(median user2)
+median ratio2 | awk '{ printf "   person token / administrator token, median of the rounds: %.3f\n", $1 }'
