@@ -26,11 +26,15 @@ make -s -j2 BUILD="$BUILD" "$BUILD/smriti-full" >/dev/null
 S=$PWD/$BUILD/smriti-full
 dir=$(mktemp -d /tmp/smriti-auth-bench-XXXXXX)
 pid=
-schemas=
 admin=bench-admin-token-0123456789
 cleanup() {
 	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	for x in $schemas; do psql -qAt "$AUTH_BENCH_PG" -c "DROP SCHEMA $x CASCADE" >/dev/null 2>&1; done
+	# fresh() runs in a subshell: find its schemas by name
+	if [ -n "${AUTH_BENCH_PG:-}" ]; then
+		psql -qAt "$AUTH_BENCH_PG" -c "SELECT 'DROP SCHEMA ' || nspname || ' CASCADE;'
+			FROM pg_namespace WHERE nspname LIKE 'smriti_auth_bench_$$_%'" |
+			psql -qAt "$AUTH_BENCH_PG" >/dev/null 2>&1 || true
+	fi
 	rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -42,7 +46,6 @@ fresh() {
 	if [ -n "${AUTH_BENCH_PG:-}" ]; then
 		x=smriti_auth_bench_$$_$1
 		psql -qAt -v ON_ERROR_STOP=1 "$AUTH_BENCH_PG" -c "CREATE SCHEMA $x" >/dev/null
-		schemas="$schemas $x"
 		sep='?'
 		case $AUTH_BENCH_PG in *\?*) sep='&' ;; esac
 		db="$AUTH_BENCH_PG${sep}options=-csearch_path%3D$x"
