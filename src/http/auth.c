@@ -73,8 +73,13 @@ static void cookie_of(const char *h, char out[TOKEN_LEN + 1])
 	}
 }
 
-/* 1 when the database has users; once seen, for the server's lifetime (users are never deleted). */
-static int users_exist(struct http_server *srv)
+/*
+ * 1 when the database has users (once seen, for the server's lifetime:
+ * users are never deleted), 0 when it has none, -1 with err set when the
+ * store cannot tell (then nobody is let in: the request gets the store's
+ * error, 503 for an outage).
+ */
+static int users_exist_err(struct http_server *srv, struct smr_err *err)
 {
 	struct ops_ctx *ctx;
 	int64_t now = sys_monotonic_us();
@@ -84,13 +89,22 @@ static int users_exist(struct http_server *srv)
 		return 1;
 	if (now - atomic_load(&srv->users_checked_us) < USERS_RECHECK_US)
 		return 0;
-	ctx = http_thread_ops(srv, NULL);
-	if (!ctx || ops_auth_users_exist(ctx, &yes, NULL))
-		return 1;                   /* cannot tell: refuse rather than let in */
+	ctx = http_thread_ops(srv, err);
+	if (!ctx || ops_auth_users_exist(ctx, &yes, err)) {
+		if (err && !err->code)
+			smr_errf(err, SMR_EUNAVAIL, "the store is unreachable; try again");
+		return -1;
+	}
 	atomic_store(&srv->users_checked_us, now);
 	if (yes)
 		atomic_store(&srv->users_seen, 1);
 	return yes;
+}
+
+/* users_exist_err() where an error counts as "yes": ask for a token. */
+static int users_exist(struct http_server *srv)
+{
+	return users_exist_err(srv, NULL) != 0;
 }
 
 /* Checks a user's token; 0 and r->who set, or -1 with err set. */
@@ -148,9 +162,16 @@ int http_authenticate(struct http_req *r)
 		return 1;
 	}
 	r->by_cookie = 0;
-	if (!r->srv->guard.has_token && !users_exist(r->srv))
+	if (r->srv->guard.has_token)
+		got = 1;
+	else
+		got = users_exist_err(r->srv, &err);
+	if (got == 0)
 		return 0;
-	http_error(r, 401, "unauthorized", "missing or wrong bearer token");
+	if (got < 0)
+		http_fail(r, err.code, &err, NULL);
+	else
+		http_error(r, 401, "unauthorized", "missing or wrong bearer token");
 	return 1;
 }
 

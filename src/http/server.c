@@ -583,7 +583,6 @@ static enum smr_rc open_listener(struct http_server *srv, int *fd, struct smr_er
 	return SMR_OK;
 }
 
-/* Opens the store once up front: migrations run, and a bad DSN fails before we listen. */
 /*
  * Beyond loopback every request must carry a token: SMRITI_TOKEN, or the
  * database has users (whose tokens it then wants).  A server that has
@@ -603,6 +602,10 @@ static enum smr_rc check_exposure(struct http_server *srv, int has_users, struct
 			" 127.0.0.1", srv->where.host);
 }
 
+/*
+ * Opens the store once up front: migrations run, and a bad DSN fails before
+ * we listen; a server that already has users wants tokens from the start.
+ */
 static enum smr_rc check_store(struct http_server *srv, struct smr_err *err)
 {
 	struct ops_ctx ctx;
