@@ -177,3 +177,23 @@ enum smr_rc provider_complete(struct provider *p, const struct provider_req *req
 		out->latency_us = sys_monotonic_us() - t0;
 	return rc;
 }
+
+const char *provider_name(const struct provider *p)
+{
+	return p->name;
+}
+
+const char *provider_default_model(const struct provider *p)
+{
+	return p->cfg.default_model;
+}
+
+int provider_max_tokens(const struct provider *p)
+{
+	return p->cfg.max_tokens;
+}
+
+long provider_timeout_ms(const struct provider *p)
+{
+	return p->cfg.timeout_ms;
+}

@@ -103,37 +103,6 @@ struct provider_cfg {
 };
 
 struct provider;
-struct provider_loop;
-struct call_request;
-struct reply_decoder;
-struct sse_event;
-
-struct provider_ops {
-	const char *name;           /* wire format: "openai" | "anthropic" */
-	/* The HTTP request for req (stream: ask for server-sent events); out is released by the caller. */
-	void (*request)(struct provider *p, const struct provider_req *req, int stream,
-			struct call_request *out);
-	/*
-	 * Reads a whole reply document into out.  SMR_EPROVIDER when it is not
-	 * the reply expected, with the reason in err.
-	 */
-	enum smr_rc (*parse_reply)(struct provider *p, const struct provider_req *req,
-				   const json_t *doc, struct provider_resp *out,
-				   struct smr_err *err);
-	/* One event of a streamed reply, reported to the decoder (decode.h). */
-	void (*stream_event)(struct reply_decoder *d, const struct sse_event *ev);
-};
-
-struct provider {
-	const struct provider_ops *ops;
-	char *name;                 /* "openai" | "anthropic" | "local" */
-	struct provider_cfg cfg;
-	struct provider_loop *loop; /* started by the first call (loop.h); owned */
-	pthread_mutex_t loop_lock;  /* guards starting it */
-};
-
-extern const struct provider_ops provider_openai_ops;
-extern const struct provider_ops provider_anthropic_ops;
 
 /*
  * Initialises the HTTP client library once per process.  Not thread-safe:
@@ -169,6 +138,14 @@ void provider_free(struct provider *p);
  * an unknown name.  Caller provider_free()s.
  */
 struct provider *provider_from_env(const char *name);
+
+/* The handle's name ("openai", "anthropic", "local"); borrowed, valid while p lives. */
+const char *provider_name(const struct provider *p);
+/* The model used when a request names none; borrowed. */
+const char *provider_default_model(const struct provider *p);
+/* The configured reply cap (SMRITI_PROVIDER_MAX_TOKENS) and per-attempt timeout. */
+int provider_max_tokens(const struct provider *p);
+long provider_timeout_ms(const struct provider *p);
 
 /* Short reason the provider cannot be called (no key), or NULL when it can. */
 const char *provider_unusable(const struct provider *p);

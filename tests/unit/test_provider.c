@@ -10,6 +10,7 @@
 #include "harness.h"
 #include "fake_provider.h"
 #include "ops/runtime/runtime.h"
+#include "provider/internal.h"
 #include "util/xalloc.h"
 
 #include <sqlite3.h>

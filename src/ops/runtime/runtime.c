@@ -110,7 +110,7 @@ enum smr_rc runtime_required(const struct ops_ctx *ctx, struct smr_err *err)
 struct provider *runtime_provider(const struct runtime *rt, const char *name)
 {
 	for (int i = 0; i < RT_PROVIDERS; i++)
-		if (rt->providers[i] && !strcmp(rt->providers[i]->name, name))
+		if (rt->providers[i] && !strcmp(provider_name(rt->providers[i]), name))
 			return rt->providers[i];
 	return NULL;
 }

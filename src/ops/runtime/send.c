@@ -90,14 +90,14 @@ static enum smr_rc pick_provider(struct send *s, struct smr_err *err)
 	if (!s->p)
 		return smr_errf(err, SMR_EUNPROC,
 				"unknown provider '%s' (expected openai, anthropic or local)", name);
-	s->model = s->req->model ? s->req->model : s->p->cfg.default_model;
+	s->model = s->req->model ? s->req->model : provider_default_model(s->p);
 	n = strlen(s->model);
 	if (!n || !utf8_valid(s->model, n) || utf8_chars(s->model, n) > MODEL_MAX_CHARS)
 		return smr_errf(err, SMR_EINVAL, "model must be 1 to %d characters of text",
 				MODEL_MAX_CHARS);
 	why = provider_unusable(s->p);
 	if (why)
-		return smr_errf(err, SMR_EPROVIDER, "%s: %s", s->p->name, why);
+		return smr_errf(err, SMR_EPROVIDER, "%s: %s", provider_name(s->p), why);
 	return SMR_OK;
 }
 
@@ -176,7 +176,7 @@ static enum smr_rc store_user_turn(struct send *s, struct smr_err *err)
 	s->ctx->now(now);
 	s->user = (struct turn){
 		.session_id = xstrdup(s->sn.id), .role = xstrdup("user"),
-		.content = xstrdup(s->req->message), .provider = xstrdup(s->p->name),
+		.content = xstrdup(s->req->message), .provider = xstrdup(provider_name(s->p)),
 		.model = xstrdup(s->model), .prompt_tokens = -1, .completion_tokens = -1,
 		.latency_ms = -1, .created_at = xstrdup(now),
 	};
@@ -293,7 +293,7 @@ static enum smr_rc store_reply(struct send *s, struct smr_err *err)
 	s->ctx->now(now);
 	s->reply = (struct turn){
 		.session_id = xstrdup(s->sn.id), .role = xstrdup("assistant"),
-		.content = xstrdup(s->resp.text), .provider = xstrdup(s->p->name),
+		.content = xstrdup(s->resp.text), .provider = xstrdup(provider_name(s->p)),
 		.model = xstrdup(s->model), .prompt_tokens = s->resp.prompt_tokens,
 		.completion_tokens = s->resp.completion_tokens,
 		.latency_ms = s->resp.latency_us / 1000, .created_at = xstrdup(now),
