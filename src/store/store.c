@@ -146,6 +146,51 @@ enum smr_rc store_job_fail_unfinished(struct store *st, const char *reason, cons
 	return st->ops->job_fail_unfinished(st, reason, now, n, err);
 }
 
+enum smr_rc store_generation_create(struct store *st, const struct generation *g,
+				    struct smr_err *err)
+{
+	struct generation run = { 0 };
+	enum smr_rc rc = st->ops->generation_insert(st, g, err);
+
+	if (rc != SMR_ECONFLICT)
+		return rc;
+	if (!st->ops->generation_running(st, g->session_id, &run, NULL))
+		smr_errf(err, SMR_ECONFLICT, "session '%s' is already generating a reply"
+			 " (generation %s); wait for it or stop it"
+			 " (POST /v4/generations/%s/stop)", g->session_id, run.id, run.id);
+	else
+		smr_errf(err, SMR_ECONFLICT, "session '%s' is already generating a reply;"
+			 " wait for it or stop it", g->session_id);
+	generation_release(&run);
+	return SMR_ECONFLICT;
+}
+
+enum smr_rc store_generation_get(struct store *st, const char *id, struct generation *out,
+				 struct smr_err *err)
+{
+	enum smr_rc rc = st->ops->generation_get(st, id, out, err);
+
+	if (rc == SMR_ENOTFOUND)
+		smr_errf(err, rc, "no generation '%s'", id);
+	return rc;
+}
+
+enum smr_rc store_generation_running(struct store *st, const char *session_id,
+				     struct generation *out, struct smr_err *err)
+{
+	enum smr_rc rc = st->ops->generation_running(st, session_id, out, err);
+
+	if (rc == SMR_ENOTFOUND)
+		smr_errf(err, rc, "session '%s' has no reply being generated", session_id);
+	return rc;
+}
+
+enum smr_rc store_generation_update(struct store *st, const struct generation *g,
+				    struct smr_err *err)
+{
+	return st->ops->generation_update(st, g, err);
+}
+
 /* ---- writes whose rules live here, once for every backend ---- */
 
 /* Ends a write begun with txn_begin: commits, or rolls back and passes rc on. */
@@ -247,4 +292,15 @@ enum smr_rc store_turn_append(struct store *st, struct turn *t, int64_t expected
 		rc = st->ops->turn_insert(st, t, err);
 	}
 	return txn_end(st, rc, err);
+}
+
+enum smr_rc store_generation_interrupt_running(struct store *st, const char *reason,
+					       const char *now, size_t *n,
+					       struct smr_err *err)
+{
+	enum smr_rc rc = st->ops->txn_begin(st, err);
+
+	if (rc)
+		return rc;
+	return txn_end(st, st->ops->generation_interrupt(st, reason, now, n, err), err);
 }

@@ -119,4 +119,29 @@ enum smr_rc store_job_update(struct store *st, const struct draft_job *j, struct
 enum smr_rc store_job_fail_unfinished(struct store *st, const char *reason, const char *now,
 				      size_t *n, struct smr_err *err);
 
+/*
+ * Generations (model.h).  create: SMR_ECONFLICT naming the running one when
+ * the session already has one.  running: the session's running generation,
+ * SMR_ENOTFOUND when none.  update: status, user_seq, assistant_seq, error
+ * and finished_at (error and finished_at where non-NULL).  Out structs are
+ * the caller's to release.
+ */
+enum smr_rc store_generation_create(struct store *st, const struct generation *g,
+				    struct smr_err *err);
+enum smr_rc store_generation_get(struct store *st, const char *id, struct generation *out,
+				 struct smr_err *err);
+enum smr_rc store_generation_running(struct store *st, const char *session_id,
+				     struct generation *out, struct smr_err *err);
+enum smr_rc store_generation_update(struct store *st, const struct generation *g,
+				    struct smr_err *err);
+/*
+ * Server start-up: every generation still running was cut off by a stop
+ * of the server.  Each becomes interrupted, and its user turn keeps reason
+ * as its error (so the next send of the same message reuses it); one
+ * transaction.  *n gets the count.
+ */
+enum smr_rc store_generation_interrupt_running(struct store *st, const char *reason,
+					       const char *now, size_t *n,
+					       struct smr_err *err);
+
 #endif
