@@ -29,6 +29,7 @@
 
 #include "http/server.h"
 #include "ops/api.h"
+#include "ops/runtime/generation.h"
 #include "util/buf.h"
 #include "util/workq.h"
 
@@ -174,6 +175,13 @@ struct http_req {
 	int64_t start_us;
 	struct workq_item qi;            /* on the worker pool */
 	char allow[64];                  /* methods of the path, for a 405 */
+	/* a reply being generated that this request answers with (http_follow) */
+	struct chat_gen *gen;
+	int gen_stream;                  /* its events as server-sent events, else its result */
+	int want_stream;                 /* Accept names text/event-stream */
+	struct chat_gen_cursor cursor;   /* from Last-Event-ID, then as sent */
+	struct chat_gen_watch watch;
+	atomic_int gen_holds;            /* JSON: the worker and the end; the last resumes */
 	char method[8];
 	char path[160];                  /* escaped, for the access log */
 };
@@ -189,6 +197,14 @@ void http_error(struct http_req *r, int status, const char *code, const char *fm
  */
 void http_fail(struct http_req *r, enum smr_rc rc, const struct smr_err *err,
 	       const json_t *details);
+/*
+ * Answers r with generation g (taking the caller's reference): with stream,
+ * its events from r's Last-Event-ID on as text/event-stream, the connection
+ * suspended while there is nothing new; else, once it ended, its result as
+ * JSON (a worker's handler returns at once: the connection resumes at the
+ * end, so no thread waits for the provider).
+ */
+void http_follow(struct http_req *r, struct chat_gen *g, int stream);
 /* Value of a query parameter; event thread only (not on a worker). */
 const char *http_query(struct http_req *r, const char *key);
 /* Text of /openapi.json and /healthz, prebuilt at start. */

@@ -36,6 +36,8 @@
 #define RT_MESSAGE_MAX_CHARS 200000     /* one chat message */
 #define RT_TITLE_MAX_CHARS 200
 
+struct chat_gens;
+
 struct rt_budget {
 	char *model_prefix;
 	size_t chars;
@@ -50,6 +52,7 @@ struct runtime {
 	size_t n_budgets;
 	int64_t nudge_threshold;         /* SMRITI_NUDGE_TURNS, else 10 */
 	struct draft_runner *drafts;     /* draft job workers (draft.h); NULL: run inline */
+	struct chat_gens *gens;          /* replies being generated (generation.h) */
 };
 
 /*
