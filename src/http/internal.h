@@ -105,6 +105,7 @@ struct route_doc {
 	const char *result;   /* success schema (components) */
 	int status;           /* success status */
 	const char *query;    /* one integer query parameter, or NULL */
+	int events;           /* also answers text/event-stream */
 };
 
 struct http_route {

@@ -388,11 +388,12 @@ const struct http_route http_routes[] = {
 	{ "GET", "/v4/sessions/{id}", h_session_get, 0,
 	  { "A session with its turns", "session.get", NULL, "SessionWithTurns", 200, NULL } },
 	{ "POST", "/v4/chat/send", h_chat_send, ROUTE_BLOCKING,
-	  { "Send a message: stores the user turn, calls the provider, stores its answer",
-	    "chat.send", "ChatSend", "ChatSendResult", 200, NULL } },
+	  { "Send a message: stores the user turn, calls the provider, stores its answer"
+	    " (streamed as server-sent events with Accept: text/event-stream)",
+	    "chat.send", "ChatSend", "ChatSendResult", 200, NULL, 1 } },
 	{ "GET", "/v4/generations/{id}", h_generation_get, 0,
 	  { "A reply being generated: its events (Accept: text/event-stream, resuming after"
-	    " Last-Event-ID) or its state", "generation.get", NULL, "Generation", 200, NULL } },
+	    " Last-Event-ID) or its state", "generation.get", NULL, "Generation", 200, NULL, 1 } },
 	{ "POST", "/v4/generations/{id}/stop", h_generation_stop, ROUTE_BLOCKING,
 	  { "Stop a reply: the provider call is aborted and what arrived is stored as the"
 	    " assistant turn with status stopped", "generation.stop", NULL, "GenerationStop",
@@ -451,5 +452,5 @@ const struct http_route http_routes[] = {
 	  { "What the model sees: the context the session's next send would assemble"
 	    " (?provider=P&model=M); nothing is sent or written", "context.preview", NULL,
 	    "ContextPreview", 200, NULL } },
-	{ NULL, NULL, NULL, 0, { NULL, NULL, NULL, NULL, 0, NULL } },
+	{ NULL, NULL, NULL, 0, { NULL, NULL, NULL, NULL, 0, NULL, 0 } },
 };
