@@ -1,0 +1,197 @@
+// chat_stream.mjs -- the streaming chat server under load (issue 10): STREAMS
+// streaming sends at once (default 500), each in its own session, against a
+// fake provider that trickles every reply over TRICKLE_MS (default 5000) in
+// DELTAS deltas; while they run, an agent's writes (POST /chat/commit) and
+// reads (GET /repos/{id}/head) one after another.  Prints:
+//   - how many streams completed with the whole reply (and its status),
+//   - the server's peak resident set (VmHWM),
+//   - p50/p99 of /chat/commit and /repos/{id}/head during the load, against
+//     the same requests measured in the same run with no chat load (ratio),
+//   - the relay latency of deltas: from the fake provider writing a delta
+//     (its `stamp`, microseconds since the epoch) to this client reading it
+//     from the server's event stream, for one stream alone and under load.
+// The fake runs in its own process; this client is one Node process, so its
+// own event loop is part of every figure (an upper bound on the server's).
+//
+// usage: node bench/chat_stream.mjs [BUILD_DIR [STREAMS [TRICKLE_MS [DELTAS]]]]
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const BUILD = path.resolve(ROOT, process.argv[2] || 'build');
+const STREAMS = Number(process.argv[3] || 500);
+const TRICKLE_MS = Number(process.argv[4] || 5000);
+const DELTAS = Number(process.argv[5] || 50);
+const SAMPLES = 300;
+
+const nowMicros = () => (performance.timeOrigin + performance.now()) * 1000;
+
+function start(bin, args, env, ready) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, args, { env: { PATH: process.env.PATH, HOME: process.env.HOME || '/tmp', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const look = (d) => {
+      out += d;
+      const m = ready(out);
+      if (m) resolve({ child, match: m });
+    };
+    child.stdout.on('data', look);
+    child.stderr.on('data', look);
+    child.on('exit', (code) => reject(new Error(`${bin} exited (${code}): ${out}`)));
+  });
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+
+function call(port, method, p, body) {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path: p, agent,
+      headers: payload ? { 'Content-Type': 'application/json' } : {} }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => { text += c; });
+      res.on('end', () => resolve({ status: res.statusCode, json: text ? JSON.parse(text) : null }));
+    });
+    req.on('error', reject);
+    if (payload) req.write(payload);
+    req.end();
+  });
+}
+
+// One streaming send; resolves to {done, status, content, lags: [µs per delta]}.
+function stream(port, sessionId) {
+  const body = JSON.stringify({ session_id: sessionId, message: 'stream to me', provider: 'openai', model: 'm' });
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/v4/chat/send', agent: false,
+      headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' } }, (res) => {
+      const out = { done: false, status: null, content: '', lags: [] };
+      let buf = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => {
+        const at = nowMicros();
+        buf += c;
+        let i;
+        while ((i = buf.indexOf('\n\n')) >= 0) {
+          const block = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          const ev = /^event: (.*)$/m.exec(block)?.[1];
+          const data = JSON.parse(/^data: (.*)$/m.exec(block)[1]);
+          if (ev === 'delta') out.lags.push(at - Number(data.text));
+          if (ev === 'done') {
+            out.done = true;
+            out.status = data.assistant_turn.status;
+            out.content = data.assistant_turn.content;
+          }
+        }
+      });
+      res.on('end', () => resolve(out));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.write(body);
+    req.end();
+  });
+}
+
+const pct = (v, p) => {
+  const s = [...v].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))] : NaN;
+};
+
+async function timed(fn) {
+  const t = performance.now();
+  const r = await fn();
+  if (r.status >= 300) throw new Error(`status ${r.status}: ${JSON.stringify(r.json)}`);
+  return (performance.now() - t) * 1000;
+}
+
+// SAMPLES of each agent request, alternating, one at a time; or until deadline (ms).
+async function agentLatency(port, deadline = Infinity) {
+  const commit = [];
+  const head = [];
+  for (let i = 0; i < SAMPLES && performance.now() < deadline; i++) {
+    commit.push(await timed(() => call(port, 'POST', '/chat/commit', { repo_id: 'bench', title: `agent write ${i}` })));
+    head.push(await timed(() => call(port, 'GET', '/repos/bench/head')));
+  }
+  return { commit, head };
+}
+
+function rssPeakKiB(pid) {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) : NaN;
+}
+
+const fmt = (us) => (us >= 1000 ? `${(us / 1000).toFixed(2)} ms` : `${us.toFixed(0)} µs`);
+
+async function main() {
+  const dir = mkdtempSync(path.join(process.env.TMPDIR || tmpdir(), 'smriti-stream-'));
+  const fake = await start(process.execPath, [path.join(ROOT, 'tests/fake-provider/server.mjs'), '--port', '0'], {},
+    (out) => /LISTENING (\d+)/.exec(out));
+  const fport = Number(fake.match[1]);
+  const srv = await start(path.join(BUILD, 'smriti-full'), ['serve', '--listen', '127.0.0.1:0', '--quiet'], {
+    SMRITI_DB: path.join(dir, 'bench.db'), OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: `http://127.0.0.1:${fport}/v1`,
+    SMRITI_PROVIDER_RETRIES: '0',
+  }, (out) => /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out));
+  const port = Number(srv.match[1]);
+  const script = (steps) => new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port: fport, method: 'POST', path: '/_control/script' }, (res) => {
+      res.resume();
+      res.on('end', resolve);
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify({ steps }));
+  });
+  try {
+    await call(port, 'POST', '/v4/repos', { name: 'bench' });
+    const sessions = [];
+    for (let i = 0; i < STREAMS; i++) {
+      sessions.push((await call(port, 'POST', '/v4/repos/bench/sessions', {})).json.id);
+    }
+    await agentLatency(port);                      // warm-up
+    const base = await agentLatency(port);
+    // one stream alone: the relay latency with nothing else running
+    const alone = [];
+    for (let i = 0; i < 10; i++) {
+      await script([{ reply: 'x', deltas: 10, trickle_ms: 200, stamp: true }]);
+      alone.push(...(await stream(port, sessions[i])).lags);
+    }
+    const reply = Array.from({ length: DELTAS }, (_, i) => `w${i}`).join(' ');
+    await script(sessions.map(() => ({ reply, deltas: DELTAS, trickle_ms: TRICKLE_MS, stamp: true })));
+    const t0 = performance.now();
+    const runs = sessions.map((s) => stream(port, s));
+    await new Promise((r) => setTimeout(r, Math.min(1000, TRICKLE_MS / 5)));
+    const load = await agentLatency(port, t0 + TRICKLE_MS * 0.8);
+    const results = await Promise.all(runs);
+    const wall = performance.now() - t0;
+    const rss = rssPeakKiB(srv.child.pid);
+    const complete = results.filter((r) => r.done && r.status === 'complete'
+      && r.content.trim().split(' ').length === DELTAS).length;
+    const lags = results.flatMap((r) => r.lags);
+    console.log(`chat_stream: ${STREAMS} streaming sends at once, each trickled over ${TRICKLE_MS} ms in ${DELTAS} deltas`);
+    console.log(`  completed whole: ${complete}/${STREAMS} in ${(wall / 1000).toFixed(2)} s`);
+    console.log(`  server peak RSS: ${(rss / 1024).toFixed(1)} MiB`);
+    for (const k of ['commit', 'head']) {
+      const name = k === 'commit' ? 'POST /chat/commit' : 'GET /repos/{id}/head';
+      console.log(`  ${name}: no load p50 ${fmt(pct(base[k], 0.5))} p99 ${fmt(pct(base[k], 0.99))};`
+        + ` during load (${load[k].length}) p50 ${fmt(pct(load[k], 0.5))} p99 ${fmt(pct(load[k], 0.99))};`
+        + ` p99 ratio ${(pct(load[k], 0.99) / pct(base[k], 0.99)).toFixed(2)}x`);
+    }
+    console.log(`  delta relay (provider write -> client read): alone median ${fmt(pct(alone, 0.5))}`
+      + ` p99 ${fmt(pct(alone, 0.99))}; under load median ${fmt(pct(lags, 0.5))} p99 ${fmt(pct(lags, 0.99))}`);
+    if (complete !== STREAMS) process.exitCode = 1;
+  } finally {
+    srv.child.kill('SIGTERM');
+    fake.child.kill('SIGTERM');
+    agent.destroy();
+    await new Promise((r) => setTimeout(r, 300));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => { console.error(e); process.exit(1); });
