@@ -91,7 +91,10 @@ struct store_ops {
 	enum smr_rc (*job_fail_unfinished)(struct store *st, const char *reason, const char *now,
 					   size_t *n, struct smr_err *err);
 
-	/* SMR_ECONFLICT (message unset) when the session has a running one already. */
+	/*
+	 * Row methods (inside store.c's transaction).  insert: SMR_ECONFLICT
+	 * (message unset) when the session has a running one already.
+	 */
 	enum smr_rc (*generation_insert)(struct store *st, const struct generation *g,
 					 struct smr_err *err);
 	enum smr_rc (*generation_get)(struct store *st, const char *id, struct generation *out,

@@ -183,7 +183,8 @@ static enum smr_rc find_retry(struct send *s, struct smr_err *err)
 	return rc;
 }
 
-static enum smr_rc store_user_turn(struct send *s, struct smr_err *err)
+/* The user turn to store (begin_generation stores it), or the failed one reused. */
+static enum smr_rc user_turn(struct send *s, struct smr_err *err)
 {
 	char now[32];
 	enum smr_rc rc = find_retry(s, err);
@@ -197,11 +198,7 @@ static enum smr_rc store_user_turn(struct send *s, struct smr_err *err)
 		.model = xstrdup(s->model), .prompt_tokens = -1, .completion_tokens = -1,
 		.latency_ms = -1, .created_at = xstrdup(now),
 	};
-	rc = store_turn_append(s->ctx->st, &s->user, s->sn.last_seq, err);
-	if (rc == SMR_ECONFLICT)
-		rc = smr_errf(err, SMR_ECONFLICT, "session '%s' got a new turn while this message"
-			      " was being sent; reload it and send again", s->sn.id);
-	return rc;
+	return SMR_OK;
 }
 
 /* Sets n_turns to the loaded turns before the user's; with count, returns their characters. */
@@ -360,6 +357,7 @@ static enum smr_rc prepare(struct send *s, struct smr_err *err)
 
 /* ---- the generation row ---- */
 
+/* The generation's row and the user's turn, in one transaction (409 while one runs). */
 static enum smr_rc begin_generation(struct send *s, struct smr_err *err)
 {
 	char id[37], now[32];
@@ -370,16 +368,18 @@ static enum smr_rc begin_generation(struct send *s, struct smr_err *err)
 	s->gen = (struct generation){
 		.id = xstrdup(id), .session_id = xstrdup(s->sn.id), .status = xstrdup("running"),
 		.provider = xstrdup(provider_name(s->p)), .model = xstrdup(s->model),
-		.user_seq = -1, .assistant_seq = -1, .created_at = xstrdup(now),
+		.user_seq = s->reused ? s->user.seq : -1, .assistant_seq = -1,
+		.created_at = xstrdup(now),
 	};
-	rc = store_generation_create(s->ctx->st, &s->gen, err);
+	rc = store_generation_begin(s->ctx->st, &s->gen, s->reused ? NULL : &s->user,
+				    s->sn.last_seq, err);
 	s->gen_stored = !rc;
 	return rc;
 }
 
-/* Ends the row with status (and error), the reply's sequence number if one was stored. */
+/* Ends the row with status (and error), storing reply (may be NULL) in the same transaction. */
 static enum smr_rc end_generation(struct send *s, const char *status, const char *error,
-				  struct smr_err *err)
+				  struct turn *reply, struct smr_err *err)
 {
 	char now[32];
 
@@ -390,9 +390,8 @@ static enum smr_rc end_generation(struct send *s, const char *status, const char
 	s->gen.error = error ? xstrdup(error) : NULL;
 	free(s->gen.finished_at);
 	s->gen.finished_at = xstrdup(now);
-	s->gen.assistant_seq = s->reply.id ? s->reply.seq : -1;
 	s->gen_stored = 0;
-	return store_generation_update(s->ctx->st, &s->gen, err);
+	return store_generation_end(s->ctx->st, &s->gen, reply, err);
 }
 
 /* ---- the provider call (callbacks on the provider's loop thread) ---- */
@@ -487,8 +486,8 @@ static enum smr_rc store_reply(struct send *s, char *text, const char *status,
 		.error = !strcmp(status, TURN_ERROR) || !strcmp(status, TURN_INTERRUPTED) ?
 			 xstrdup(s->perr.msg[0] ? s->perr.msg : "the reply was cut off") : NULL,
 	};
-	/* never lose a paid-for reply to a race: append after whatever is last */
-	rc = store_turn_append(s->ctx->st, &s->reply, -1, err);
+	/* never lose a paid-for reply to a race: appended after whatever is last */
+	rc = end_generation(s, status, s->reply.error, &s->reply, err);
 	if (rc) {
 		store_turn_set_error(s->ctx->st, s->user.id, "the reply could not be stored", NULL);
 		turn_release(&s->reply);
@@ -514,7 +513,7 @@ static void finish_failed(struct send *s, struct chat_gen *g, const char *status
 	store_turn_set_error(s->ctx->st, s->user.id, e.msg, NULL);
 	free(s->user.error);
 	s->user.error = xstrdup(e.msg);
-	end_generation(s, status, e.msg, NULL);
+	end_generation(s, status, e.msg, NULL, NULL);
 	doc = json_pack("{s:o, s:o, s:o, s:o}", "error", error_member(rc, e.msg),
 			"generation", ops_generation_json(&s->gen), "user_turn",
 			ops_turn_json(&s->user), "context", context_json(s));
@@ -541,14 +540,13 @@ void send_finish(struct ops_ctx *ctx, struct chat_gen *g)
 		return;
 	}
 	rc = store_reply(s, text, status, &e);
-	if (!rc)
-		rc = nudge_json(s, &nudge, &e);
 	if (rc) {
 		s->perr = e;
 		finish_failed(s, g, TURN_ERROR);
 		return;
 	}
-	end_generation(s, status, failed ? s->reply.error : NULL, NULL);
+	if (nudge_json(s, &nudge, &e))
+		nudge = json_null();    /* the reply is stored; the hint is not worth failing it */
 	doc = json_pack("{s:o, s:o, s:o, s:o, s:o}", "generation", ops_generation_json(&s->gen),
 			"user_turn", ops_turn_json(&s->user), "assistant_turn",
 			ops_turn_json(&s->reply), "context", context_json(s), "nudge", nudge);
@@ -581,8 +579,10 @@ void send_free(struct send *s)
 /* A failure after the row was made: the row ends as an error, so the session is free again. */
 static enum smr_rc abandon(struct send *s, enum smr_rc rc, struct smr_err *err)
 {
-	if (s->gen_stored)
-		end_generation(s, TURN_ERROR, err->msg, NULL);
+	if (s->gen_stored) {
+		store_turn_set_error(s->ctx->st, s->user.id, err->msg, NULL);
+		end_generation(s, TURN_ERROR, err->msg, NULL, NULL);
+	}
 	send_free(s);
 	return rc;
 }
@@ -602,15 +602,11 @@ enum smr_rc chat_send_start(struct ops_ctx *ctx, struct runtime *rt,
 	*s = (struct send){ .ctx = ctx, .rt = rt, .req = req, .t0 = sys_monotonic_us() };
 	rc = prepare(s, err);
 	if (!rc)
+		rc = user_turn(s, err);
+	if (!rc)
 		rc = begin_generation(s, err);
 	if (!rc)
-		rc = store_user_turn(s, err);
-	if (!rc)
 		rc = assemble(s, err);
-	if (!rc) {
-		s->gen.user_seq = s->user.seq;
-		rc = store_generation_update(ctx->st, &s->gen, err);
-	}
 	if (rc)
 		return abandon(s, rc, err);
 	s->req = NULL;

@@ -1375,7 +1375,7 @@ static enum smr_rc pg_generation_insert(struct store *st, const struct generatio
 	p_text(&p, g->model);
 	p_int_or_null(&p, g->user_seq);
 	p_text(&p, g->created_at);
-	rc = write1(s, Q_GEN_INSERT, &p, NULL, "starting a generation", err);
+	rc = run_done(s, Q_GEN_INSERT, &p, "starting a generation", err);
 	if (rc && state_is(s, "23505"))
 		return SMR_ECONFLICT;
 	return rc;
@@ -1432,7 +1432,7 @@ static enum smr_rc pg_generation_update(struct store *st, const struct generatio
 	p_text(&p, g->error);
 	p_text(&p, g->finished_at);
 	p_text(&p, g->id);
-	return write1(P(st), Q_GEN_UPDATE, &p, NULL, "updating a generation", err);
+	return run_done(P(st), Q_GEN_UPDATE, &p, "updating a generation", err);
 }
 
 static enum smr_rc pg_generation_interrupt(struct store *st, const char *reason,
