@@ -10,10 +10,14 @@
 //   - the relay latency of deltas: from the fake provider writing a delta
 //     (its `stamp`, microseconds since the epoch) to this client reading it
 //     from the server's event stream, for one stream alone and under load.
-// The fake runs in its own process; this client is one Node process, so its
-// own event loop is part of every figure (an upper bound on the server's).
+// The fake runs in its own process, and so do the agent's requests (a child
+// of this script), so that parsing 500 streams here does not delay them; the
+// relay latency is read in this process, whose event loop is part of it (an
+// upper bound on the server's share).  The server's CPU time is printed too:
+// on a shared 2-core machine it says more than wall time.
 //
 // usage: node bench/chat_stream.mjs [BUILD_DIR [STREAMS [TRICKLE_MS [DELTAS]]]]
+//        node bench/chat_stream.mjs --agent PORT MS   (the agent's side; JSON out)
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -65,7 +69,7 @@ function call(port, method, p, body) {
 }
 
 // One streaming send; resolves to {done, status, content, lags: [µs per delta]}.
-function stream(port, sessionId) {
+function stream(port, sessionId, onStart = () => {}) {
   const body = JSON.stringify({ session_id: sessionId, message: 'stream to me', provider: 'openai', model: 'm' });
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/v4/chat/send', agent: false,
@@ -82,6 +86,7 @@ function stream(port, sessionId) {
           buf = buf.slice(i + 2);
           const ev = /^event: (.*)$/m.exec(block)?.[1];
           const data = JSON.parse(/^data: (.*)$/m.exec(block)[1]);
+          if (ev === 'generation') onStart();
           if (ev === 'delta') out.lags.push(at - Number(data.text));
           if (ev === 'done') {
             out.done = true;
@@ -112,7 +117,7 @@ async function timed(fn) {
 }
 
 // SAMPLES of each agent request, alternating, one at a time; or until deadline (ms).
-async function agentLatency(port, deadline = Infinity) {
+async function agentLatencyHere(port, deadline = Infinity) {
   const commit = [];
   const head = [];
   for (let i = 0; i < SAMPLES && performance.now() < deadline; i++) {
@@ -120,6 +125,22 @@ async function agentLatency(port, deadline = Infinity) {
     head.push(await timed(() => call(port, 'GET', '/repos/bench/head')));
   }
   return { commit, head };
+}
+
+// The agent's requests from a child process, for ms at most (0: no limit).
+function agentLatency(port, ms = 0) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--agent', String(port), String(ms)],
+      { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.on('exit', (code) => (code ? reject(new Error(`agent exited ${code}`)) : resolve(JSON.parse(out))));
+  });
+}
+
+function cpuSeconds(pid) {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;     // utime + stime, in clock ticks of 1/100 s
 }
 
 function rssPeakKiB(pid) {
@@ -155,6 +176,7 @@ async function main() {
     }
     await agentLatency(port);                      // warm-up
     const base = await agentLatency(port);
+    const cpu0 = cpuSeconds(srv.child.pid);
     // one stream alone: the relay latency with nothing else running
     const alone = [];
     for (let i = 0; i < 10; i++) {
@@ -164,22 +186,30 @@ async function main() {
     const reply = Array.from({ length: DELTAS }, (_, i) => `w${i}`).join(' ');
     await script(sessions.map(() => ({ reply, deltas: DELTAS, trickle_ms: TRICKLE_MS, stamp: true })));
     const t0 = performance.now();
-    const runs = sessions.map((s) => stream(port, s));
-    await new Promise((r) => setTimeout(r, Math.min(1000, TRICKLE_MS / 5)));
-    const load = await agentLatency(port, t0 + TRICKLE_MS * 0.8);
+    let started = 0;
+    let admitted;
+    const allStarted = new Promise((resolve) => { admitted = resolve; });
+    const runs = sessions.map((s) => stream(port, s, () => { if (++started === STREAMS) admitted(); }));
+    // admission: every send stores its user turn (SQLite has one writer); then all stream at once
+    await allStarted;
+    const admitMs = performance.now() - t0;
+    const load = await agentLatency(port, Math.max(500, TRICKLE_MS - admitMs - 500));
     const results = await Promise.all(runs);
     const wall = performance.now() - t0;
+    const cpu = cpuSeconds(srv.child.pid) - cpu0;
     const rss = rssPeakKiB(srv.child.pid);
     const complete = results.filter((r) => r.done && r.status === 'complete'
       && r.content.trim().split(' ').length === DELTAS).length;
     const lags = results.flatMap((r) => r.lags);
     console.log(`chat_stream: ${STREAMS} streaming sends at once, each trickled over ${TRICKLE_MS} ms in ${DELTAS} deltas`);
-    console.log(`  completed whole: ${complete}/${STREAMS} in ${(wall / 1000).toFixed(2)} s`);
-    console.log(`  server peak RSS: ${(rss / 1024).toFixed(1)} MiB`);
+    console.log(`  completed whole: ${complete}/${STREAMS} in ${(wall / 1000).toFixed(2)} s`
+      + ` (all ${STREAMS} admitted, user turns stored, after ${(admitMs / 1000).toFixed(2)} s)`);
+    console.log(`  server peak RSS: ${(rss / 1024).toFixed(1)} MiB; server CPU for the ${STREAMS} sends`
+      + ` (relay alone included): ${cpu.toFixed(2)} s`);
     for (const k of ['commit', 'head']) {
       const name = k === 'commit' ? 'POST /chat/commit' : 'GET /repos/{id}/head';
       console.log(`  ${name}: no load p50 ${fmt(pct(base[k], 0.5))} p99 ${fmt(pct(base[k], 0.99))};`
-        + ` during load (${load[k].length}) p50 ${fmt(pct(load[k], 0.5))} p99 ${fmt(pct(load[k], 0.99))};`
+        + ` while all ${STREAMS} stream (${load[k].length}) p50 ${fmt(pct(load[k], 0.5))} p99 ${fmt(pct(load[k], 0.99))};`
         + ` p99 ratio ${(pct(load[k], 0.99) / pct(base[k], 0.99)).toFixed(2)}x`);
     }
     console.log(`  delta relay (provider write -> client read): alone median ${fmt(pct(alone, 0.5))}`
@@ -194,4 +224,12 @@ async function main() {
   }
 }
 
-main().catch((e) => { console.error(e); process.exit(1); });
+if (process.argv[2] === '--agent') {
+  const port = Number(process.argv[3]);
+  const ms = Number(process.argv[4]);
+  agentLatencyHere(port, ms ? performance.now() + ms : Infinity)
+    .then((r) => { agent.destroy(); process.stdout.write(JSON.stringify(r)); })
+    .catch((e) => { console.error(e); process.exit(1); });
+} else {
+  main().catch((e) => { console.error(e); process.exit(1); });
+}
