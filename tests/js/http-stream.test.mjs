@@ -276,17 +276,26 @@ describe('generations', () => {
     assert.equal(stop.generation.status, 'complete');
   });
 
-  test('a write is answered at once while slow sends hold every worker', async () => {
-    const sessions = await Promise.all(Array.from({ length: 6 }, () => newSession()));
+  test('writes and reads are answered while 24 slow sends, streamed or not, outnumber the workers', async () => {
+    const sessions = [];
+    for (let i = 0; i < 24; i++) sessions.push(await newSession());
     fake.script(sessions.map(() => ({ reply: 'slow slow', deltas: 2, hold: 'slow', pause_after: 1 })));
-    const streams = await Promise.all(sessions.map((s) => send(s.id, 'wait', 'openai')));
-    await Promise.all(streams.map(async (st) => { await st.next(); await st.next(); }));
-    // six replies in flight on a server with two workers: a write still goes through
+    // half stream, half wait for one JSON answer (the case of issue 10: 24 sends, 8 workers)
+    const streams = await Promise.all(sessions.slice(0, 12).map((s) => send(s.id, 'wait', 'openai')));
+    const plain = sessions.slice(12).map((s) => request(srv, 'POST', '/v4/chat/send',
+      { body: { session_id: s.id, message: 'wait', provider: 'openai', model: 'm' } }));
+    await waitFor(() => fake.holds().slow?.waiting === 24);
+    // 24 replies in flight on a server with two workers: a write and a read still go through
     const c = await request(srv, 'POST', '/chat/commit', { body: { repo_id: 'stream', title: 'during the sends' } });
     assert.equal(c.status, 201, c.text);
-    assert.equal(fake.holds().slow.waiting, 6, 'the write did not wait for the replies');
+    assert.equal((await request(srv, 'GET', '/repos/stream/head')).status, 200);
+    assert.equal(fake.holds().slow.waiting, 24, 'the write did not wait for the replies');
     fake.release('slow');
     for (const st of streams) assert.equal((await st.all()).at(-1).event, 'done');
+    for (const r of await Promise.all(plain)) {
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.json.assistant_turn.content, 'slow slow');
+    }
   });
 });
 
