@@ -74,7 +74,7 @@ function stream(port, sessionId, onStart = () => {}) {
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/v4/chat/send', agent: false,
       headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' } }, (res) => {
-      const out = { done: false, status: null, content: '', lags: [] };
+      const out = { done: false, status: null, content: '', lags: [], lastDelta: 0, endLag: NaN };
       let buf = '';
       res.setEncoding('utf8');
       res.on('data', (c) => {
@@ -87,8 +87,12 @@ function stream(port, sessionId, onStart = () => {}) {
           const ev = /^event: (.*)$/m.exec(block)?.[1];
           const data = JSON.parse(/^data: (.*)$/m.exec(block)[1]);
           if (ev === 'generation') onStart();
-          if (ev === 'delta') out.lags.push(at - Number(data.text));
+          if (ev === 'delta') {
+            out.lags.push(at - Number(data.text));
+            out.lastDelta = at;
+          }
           if (ev === 'done') {
+            out.endLag = at - out.lastDelta;
             out.done = true;
             out.status = data.assistant_turn.status;
             out.content = data.assistant_turn.content;
@@ -201,6 +205,7 @@ async function main() {
     const complete = results.filter((r) => r.done && r.status === 'complete'
       && r.content.trim().split(' ').length === DELTAS).length;
     const lags = results.flatMap((r) => r.lags);
+    const ends = results.map((r) => r.endLag).filter((x) => !Number.isNaN(x));
     console.log(`chat_stream: ${STREAMS} streaming sends at once, each trickled over ${TRICKLE_MS} ms in ${DELTAS} deltas`);
     console.log(`  completed whole: ${complete}/${STREAMS} in ${(wall / 1000).toFixed(2)} s`
       + ` (all ${STREAMS} admitted, user turns stored, after ${(admitMs / 1000).toFixed(2)} s)`);
@@ -214,6 +219,8 @@ async function main() {
     }
     console.log(`  delta relay (provider write -> client read): alone median ${fmt(pct(alone, 0.5))}`
       + ` p99 ${fmt(pct(alone, 0.99))}; under load median ${fmt(pct(lags, 0.5))} p99 ${fmt(pct(lags, 0.99))}`);
+    console.log(`  last delta -> done (the reply stored, the nudge computed): median ${fmt(pct(ends, 0.5))}`
+      + ` p99 ${fmt(pct(ends, 0.99))}`);
     if (complete !== STREAMS) process.exitCode = 1;
   } finally {
     srv.child.kill('SIGTERM');
