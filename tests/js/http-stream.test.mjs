@@ -78,6 +78,7 @@ function openStream(server, method, path, { body, headers = {} } = {}) {
             else if (f === 'event') e.event = v;
             else if (f === 'data') e.data += v;
           }
+          if (!e.data) continue;     /* a comment (keep-alive) only */
           e.data = JSON.parse(e.data);
           push(e);
         }
@@ -264,6 +265,26 @@ describe('generations', () => {
     assert.equal((await st.all()).at(-1).event, 'done');
   });
 
+  test('a reader waiting for the first token gets keep-alive comments', async () => {
+    const t = tempDb();
+    const s2 = await startServer(t.db, { args: ['--quiet'], env: providerEnv({ SMRITI_SSE_KEEPALIVE_MS: '200' }) });
+    try {
+      await expectStatus(s2, 'POST', '/v4/repos', 201, { body: { name: 'k' } });
+      const sess = await expectStatus(s2, 'POST', '/v4/repos/k/sessions', 201, { body: {} });
+      fake.script([{ reply: 'after a long think', deltas: 2, hold: 'think', pause_after: 0 }]);
+      const st = await openStream(s2, 'POST', '/v4/chat/send', { body: { session_id: sess.id, message: 'think', provider: 'openai', model: 'm' } });
+      await st.next();
+      await waitFor(() => /\n: keep-alive\n\n/.test(st.text()));
+      fake.release('think');
+      const rest = await st.all();
+      assert.equal(rest.at(-1).event, 'done');
+      assert.equal(deltasText(rest), 'after a long think');
+    } finally {
+      await s2.stop();
+      t.cleanup();
+    }
+  });
+
   test('unknown generations are 404; stopping an ended one says it was not running', async () => {
     const r = await request(srv, 'GET', '/v4/generations/nope');
     assert.equal(r.status, 404);
@@ -300,6 +321,32 @@ describe('generations', () => {
 });
 
 describe('restart', () => {
+  test('SIGTERM: a reply that does not end in the grace period is stored as interrupted, and the stream says so', async () => {
+    const t = tempDb();
+    const s2 = await startServer(t.db, { args: ['--quiet'], env: providerEnv() });
+    try {
+      await expectStatus(s2, 'POST', '/v4/repos', 201, { body: { name: 'k' } });
+      const sess = await expectStatus(s2, 'POST', '/v4/repos/k/sessions', 201, { body: {} });
+      fake.script([{ reply: 'kept part lost part', deltas: 4, hold: 'term', pause_after: 2 }]);
+      const st = await openStream(s2, 'POST', '/v4/chat/send', { body: { session_id: sess.id, message: 'long one', provider: 'openai', model: 'm' } });
+      const gen = await st.next();
+      const seen = (await st.next()).data.text + (await st.next()).data.text;
+      s2.child.kill('SIGTERM');
+      const last = (await st.all()).at(-1);
+      assert.equal(last.event, 'error');
+      assert.equal(last.data.error.code, 'unavailable');
+      assert.match(last.data.error.message, /server stopped during the reply/);
+      assert.equal(last.data.assistant_turn.status, 'interrupted');
+      assert.equal(last.data.assistant_turn.content, seen);
+      assert.equal(last.data.generation.id, gen.data.generation.id);
+      assert.equal((await s2.exit).code, 0);
+      fake.release('term');
+    } finally {
+      await s2.stop();
+      t.cleanup();
+    }
+  });
+
   test('kill -9 during a reply: the user turn stays, the generation is interrupted, the session is usable', async () => {
     const t = tempDb();
     const env = providerEnv();

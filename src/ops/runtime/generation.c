@@ -26,6 +26,13 @@
 #define GEN_KEEP_S 300              /* an ended generation stays readable this long */
 #define GEN_DRAIN_S 5                /* at shutdown, replies get this long to finish */
 #define GEN_STOP_WAIT_S 3            /* then those stopped get this long to be stored */
+/*
+ * A reader that has had nothing for this long gets an SSE comment, so that
+ * a proxy (nginx's proxy_read_timeout is 60 s) keeps a connection whose
+ * model is thinking before its first token.  SMRITI_SSE_KEEPALIVE_MS.
+ */
+#define GEN_KEEPALIVE_MS 15000
+#define KEEPALIVE_TEXT ": keep-alive\n\n"
 
 struct gen_ev {
 	char *text;                 /* "id: N\nevent: T\ndata: {...}\n\n" */
@@ -50,6 +57,7 @@ struct chat_gen {
 	json_t *result;
 	struct buf text;            /* the reply so far: the deltas joined */
 	struct chat_gen_watch *watches;
+	unsigned keepalive;         /* bumped every GEN_KEEPALIVE_S while it runs */
 	struct send *s;
 	struct provider_stream *ps;
 	int64_t ended_us;
@@ -63,6 +71,10 @@ struct chat_gens {
 	struct workq finisher;
 	struct ops_ctx ctx;         /* the finisher's */
 	int running;
+	pthread_t ticker;           /* keep-alives */
+	pthread_cond_t tick;
+	int ticking, stop_ticking;  /* under lock */
+	long keepalive_ms;
 };
 
 /* ---- references and the list ---- */
@@ -295,6 +307,14 @@ long chat_gen_read(struct chat_gen *g, struct chat_gen_cursor *c, char *buf, siz
 		c->next = (int64_t)g->n_ev;     /* the rebuilt end is given whatever was read */
 	if (c->next < 1)
 		c->next = 1;
+	if (w && w->keepalive != g->keepalive && c->next > (int64_t)g->n_ev && !c->off &&
+	    max >= sizeof(KEEPALIVE_TEXT) - 1) {
+		/* nothing new since the last tick: a comment keeps proxies from closing */
+		w->keepalive = g->keepalive;
+		memcpy(buf, KEEPALIVE_TEXT, sizeof(KEEPALIVE_TEXT) - 1);
+		pthread_mutex_unlock(&g->lock);
+		return (long)(sizeof(KEEPALIVE_TEXT) - 1);
+	}
 	while (n < max && c->next <= (int64_t)g->n_ev) {
 		e = &g->ev[c->next - 1];
 		take = e->len - c->off < max - n ? e->len - c->off : max - n;
@@ -310,6 +330,8 @@ long chat_gen_read(struct chat_gen *g, struct chat_gen_cursor *c, char *buf, siz
 		pthread_mutex_unlock(&g->lock);
 		return -1;
 	}
+	if (w)
+		w->keepalive = g->keepalive;
 	if (!n && w) {
 		link_watch(g, w);
 		w->end_only = 0;
@@ -476,6 +498,40 @@ static void stop_gen(struct chat_gen *g, int shutdown)
 		provider_stream_cancel(ps);
 }
 
+/* ---- keep-alives ---- */
+
+static void *ticker_main(void *arg)
+{
+	struct chat_gens *gs = arg;
+	struct timespec until;
+
+	pthread_mutex_lock(&gs->lock);
+	while (!gs->stop_ticking) {
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += gs->keepalive_ms / 1000;
+		until.tv_nsec += (gs->keepalive_ms % 1000) * 1000000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		while (!gs->stop_ticking &&
+		       pthread_cond_timedwait(&gs->tick, &gs->lock, &until) == 0)
+			;
+		if (gs->stop_ticking)
+			break;
+		for (struct chat_gen *g = gs->list; g; g = g->next) {
+			pthread_mutex_lock(&g->lock);
+			if (!g->ended) {
+				g->keepalive++;
+				wake(g, 0);
+			}
+			pthread_mutex_unlock(&g->lock);
+		}
+	}
+	pthread_mutex_unlock(&gs->lock);
+	return NULL;
+}
+
 /* ---- server life ---- */
 
 enum smr_rc chat_generations_start(struct runtime *rt, const char *dsn, struct smr_err *err)
@@ -504,6 +560,9 @@ enum smr_rc chat_generations_start(struct runtime *rt, const char *dsn, struct s
 		return smr_errf(err, SMR_EINTERNAL, "cannot start the chat finisher thread");
 	}
 	gs->running = 1;
+	pthread_cond_init(&gs->tick, NULL);
+	gs->keepalive_ms = sys_env_long("SMRITI_SSE_KEEPALIVE_MS", GEN_KEEPALIVE_MS, 100, 3600000);
+	gs->ticking = !sys_thread_start(&gs->ticker, ticker_main, gs);
 	return SMR_OK;
 }
 
@@ -555,6 +614,15 @@ void chat_generations_stop(struct runtime *rt)
 
 	if (!gs || !gs->running)
 		return;
+	if (gs->ticking) {
+		pthread_mutex_lock(&gs->lock);
+		gs->stop_ticking = 1;
+		pthread_cond_signal(&gs->tick);
+		pthread_mutex_unlock(&gs->lock);
+		pthread_join(gs->ticker, NULL);
+		gs->ticking = 0;
+	}
+	pthread_cond_destroy(&gs->tick);
 	workq_stop(&gs->finisher);
 	workq_free(&gs->finisher);
 	ops_close(&gs->ctx);

@@ -54,6 +54,7 @@ struct chat_gen_watch {
 	void *ud;
 	int end_only;
 	int armed;
+	unsigned keepalive;     /* the generation's keep-alive tick this reader last had */
 	struct chat_gen_watch *next;
 };
 

@@ -531,11 +531,11 @@ void send_finish(struct ops_ctx *ctx, struct chat_gen *g)
 	enum smr_rc rc;
 
 	s->ctx = ctx;
+	if (failed && !s->perr.code)
+		smr_errf(&s->perr, SMR_EUNAVAIL, "%s: the server stopped during the reply",
+			 provider_name(s->p));
 	if (failed && !*text) {
 		free(text);
-		if (s->end != PROVIDER_END_ERROR && !s->perr.code)
-			smr_errf(&s->perr, SMR_EUNAVAIL, "%s: the server stopped during the reply",
-				 provider_name(s->p));
 		finish_failed(s, g, status);
 		return;
 	}
