@@ -761,13 +761,14 @@ static void print_listening(const struct http_server *srv)
 /* Finishes what was started: workers first, then requests still on the wire. */
 static void shut_down(struct http_server *srv)
 {
-	int64_t deadline = sys_monotonic_us() + SHUTDOWN_WAIT_US;
+	int64_t deadline;
 
 	atomic_store(&srv->stopping, 1);
 	MHD_quiesce_daemon(srv->daemon);
 	workq_stop(&srv->pool);
-	/* replies still running end as interrupted, and their readers get the end */
+	/* replies get a grace period, then end as interrupted; their readers get the end */
 	chat_generations_shutdown(srv->rt);
+	deadline = sys_monotonic_us() + SHUTDOWN_WAIT_US;
 	while (atomic_load(&srv->inflight) > 0 && sys_monotonic_us() < deadline)
 		usleep(10000);
 	MHD_stop_daemon(srv->daemon);
