@@ -323,6 +323,20 @@ enum smr_rc store_generation_begin(struct store *st, struct generation *g, struc
 	return busy ? running_conflict(st, g->session_id, err) : rc;
 }
 
+static enum smr_rc end_one(struct store *st, struct generation *g, struct turn *reply,
+			   struct smr_err *err)
+{
+	enum smr_rc rc = SMR_OK;
+
+	if (reply)
+		rc = append_turn(st, reply, -1, err);
+	if (!rc) {
+		g->assistant_seq = reply ? reply->seq : -1;
+		rc = st->ops->generation_update(st, g, err);
+	}
+	return rc;
+}
+
 enum smr_rc store_generation_end(struct store *st, struct generation *g, struct turn *reply,
 				 struct smr_err *err)
 {
@@ -330,12 +344,18 @@ enum smr_rc store_generation_end(struct store *st, struct generation *g, struct 
 
 	if (rc)
 		return rc;
-	if (reply)
-		rc = append_turn(st, reply, -1, err);
-	if (!rc) {
-		g->assistant_seq = reply ? reply->seq : -1;
-		rc = st->ops->generation_update(st, g, err);
-	}
+	return txn_end(st, end_one(st, g, reply, err), err);
+}
+
+enum smr_rc store_generation_end_many(struct store *st, struct generation **g,
+				      struct turn **reply, size_t n, struct smr_err *err)
+{
+	enum smr_rc rc = st->ops->txn_begin(st, err);
+
+	if (rc)
+		return rc;
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = end_one(st, g[i], reply[i], err);
 	return txn_end(st, rc, err);
 }
 

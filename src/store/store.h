@@ -134,6 +134,9 @@ enum smr_rc store_generation_begin(struct store *st, struct generation *g, struc
 				   int64_t expected_last, struct smr_err *err);
 enum smr_rc store_generation_end(struct store *st, struct generation *g, struct turn *reply,
 				 struct smr_err *err);
+/* store_generation_end for n generations, all in one transaction (all or nothing). */
+enum smr_rc store_generation_end_many(struct store *st, struct generation **g,
+				      struct turn **reply, size_t n, struct smr_err *err);
 enum smr_rc store_generation_get(struct store *st, const char *id, struct generation *out,
 				 struct smr_err *err);
 enum smr_rc store_generation_running(struct store *st, const char *session_id,

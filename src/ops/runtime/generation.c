@@ -13,7 +13,6 @@
 #include "provider/loop.h"
 #include "util/buf.h"
 #include "util/sys.h"
-#include "util/workq.h"
 #include "util/xalloc.h"
 
 #include <pthread.h>
@@ -61,14 +60,26 @@ struct chat_gen {
 	struct send *s;
 	struct provider_stream *ps;
 	int64_t ended_us;
-	struct workq_item qi;
+	struct chat_gen *fin_next;  /* in the finisher's queue */
 	struct chat_gen *next;      /* in the runtime's list */
 };
+
+/*
+ * The finisher takes every send whose call ended since its last round, up
+ * to FINISH_BATCH, and stores their replies in one transaction: when many
+ * replies end together (a burst of sends trickled at the same pace), one
+ * fsync serves them all instead of one each.
+ */
+#define FINISH_BATCH 64
 
 struct chat_gens {
 	pthread_mutex_t lock;
 	struct chat_gen *list;
-	struct workq finisher;
+	pthread_t finisher;
+	pthread_cond_t fin_cond;    /* under fin_lock: work, or stop */
+	pthread_mutex_t fin_lock;
+	struct chat_gen *fin_head, **fin_tail;
+	int fin_stop;
 	struct ops_ctx ctx;         /* the finisher's */
 	int running;
 	pthread_t ticker;           /* keep-alives */
@@ -135,6 +146,9 @@ struct chat_gens *chat_gens_new(void)
 	struct chat_gens *gs = xcalloc(1, sizeof(*gs));
 
 	pthread_mutex_init(&gs->lock, NULL);
+	pthread_mutex_init(&gs->fin_lock, NULL);
+	pthread_cond_init(&gs->fin_cond, NULL);
+	gs->fin_tail = &gs->fin_head;
 	return gs;
 }
 
@@ -149,6 +163,8 @@ void chat_gens_free(struct chat_gens *gs)
 		chat_gen_unref(g);
 	}
 	pthread_mutex_destroy(&gs->lock);
+	pthread_mutex_destroy(&gs->fin_lock);
+	pthread_cond_destroy(&gs->fin_cond);
 	free(gs);
 }
 
@@ -249,6 +265,16 @@ void gen_delta(struct chat_gen *g, const char *text, size_t len)
 	add_event_locked(g, "delta", data);
 	wake(g, 0);
 	pthread_mutex_unlock(&g->lock);
+}
+
+size_t gen_text_len(struct chat_gen *g)
+{
+	size_t n;
+
+	pthread_mutex_lock(&g->lock);
+	n = g->text.len;
+	pthread_mutex_unlock(&g->lock);
+	return n;
 }
 
 char *gen_text(struct chat_gen *g)
@@ -433,18 +459,31 @@ int gen_shutting_down(struct chat_gen *g)
 	return v;
 }
 
-static void finish_run(struct workq_item *it, void *arg)
+/* The finisher's thread: rounds of up to FINISH_BATCH; at stop, what is queued is still stored. */
+static void *finisher_main(void *arg)
 {
-	struct chat_gen *g = (struct chat_gen *)((char *)it - offsetof(struct chat_gen, qi));
 	struct chat_gens *gs = arg;
+	struct chat_gen *batch[FINISH_BATCH];
+	size_t n;
 
-	send_finish(&gs->ctx, g);
-	chat_gen_unref(g);
-}
-
-static void finish_cancel(struct workq_item *it, void *arg)
-{
-	finish_run(it, arg);        /* a reply already paid for is still stored */
+	for (;;) {
+		pthread_mutex_lock(&gs->fin_lock);
+		while (!gs->fin_head && !gs->fin_stop)
+			pthread_cond_wait(&gs->fin_cond, &gs->fin_lock);
+		for (n = 0; gs->fin_head && n < FINISH_BATCH; n++) {
+			batch[n] = gs->fin_head;
+			gs->fin_head = batch[n]->fin_next;
+		}
+		if (!gs->fin_head)
+			gs->fin_tail = &gs->fin_head;
+		pthread_mutex_unlock(&gs->fin_lock);
+		if (!n)
+			break;                  /* stopping, and nothing is left */
+		send_finish_batch(&gs->ctx, batch, n);
+		for (size_t i = 0; i < n; i++)
+			chat_gen_unref(batch[i]);
+	}
+	return NULL;
 }
 
 void gen_call_ended(struct chat_gen *g)
@@ -452,14 +491,16 @@ void gen_call_ended(struct chat_gen *g)
 	struct chat_gens *gs = g->rt->gens;
 	int queued = 0;
 
-	if (gs->running) {
+	pthread_mutex_lock(&gs->fin_lock);
+	if (gs->running && !gs->fin_stop) {
 		gen_ref(g);
-		if (workq_submit(&gs->finisher, &g->qi)) {
-			chat_gen_unref(g);
-		} else {
-			queued = 1;
-		}
+		g->fin_next = NULL;
+		*gs->fin_tail = g;
+		gs->fin_tail = &g->fin_next;
+		pthread_cond_signal(&gs->fin_cond);
+		queued = 1;
 	}
+	pthread_mutex_unlock(&gs->fin_lock);
 	if (queued)
 		return;
 	pthread_mutex_lock(&g->lock);
@@ -537,7 +578,6 @@ static void *ticker_main(void *arg)
 enum smr_rc chat_generations_start(struct runtime *rt, const char *dsn, struct smr_err *err)
 {
 	struct chat_gens *gs = rt->gens;
-	void *args[1] = { gs };
 	char now[32];
 	size_t n = 0;
 	enum smr_rc rc = ops_open(&gs->ctx, dsn, err);
@@ -553,13 +593,13 @@ enum smr_rc chat_generations_start(struct runtime *rt, const char *dsn, struct s
 		ops_close(&gs->ctx);
 		return rc;
 	}
-	gs->finisher.run = finish_run;
-	gs->finisher.cancel = finish_cancel;
-	if (workq_start(&gs->finisher, 1, args)) {
+	if (sys_thread_start(&gs->finisher, finisher_main, gs)) {
 		ops_close(&gs->ctx);
 		return smr_errf(err, SMR_EINTERNAL, "cannot start the chat finisher thread");
 	}
+	pthread_mutex_lock(&gs->fin_lock);
 	gs->running = 1;
+	pthread_mutex_unlock(&gs->fin_lock);
 	pthread_cond_init(&gs->tick, NULL);
 	gs->keepalive_ms = sys_env_long("SMRITI_SSE_KEEPALIVE_MS", GEN_KEEPALIVE_MS, 100, 3600000);
 	gs->ticking = !sys_thread_start(&gs->ticker, ticker_main, gs);
@@ -623,10 +663,15 @@ void chat_generations_stop(struct runtime *rt)
 		gs->ticking = 0;
 	}
 	pthread_cond_destroy(&gs->tick);
-	workq_stop(&gs->finisher);
-	workq_free(&gs->finisher);
+	pthread_mutex_lock(&gs->fin_lock);
+	gs->fin_stop = 1;
+	pthread_cond_signal(&gs->fin_cond);
+	pthread_mutex_unlock(&gs->fin_lock);
+	pthread_join(gs->finisher, NULL);
 	ops_close(&gs->ctx);
+	pthread_mutex_lock(&gs->fin_lock);
 	gs->running = 0;
+	pthread_mutex_unlock(&gs->fin_lock);
 }
 
 /* ---- the generation routes' operations ---- */

@@ -179,6 +179,10 @@ void gen_wait(struct chat_gen *g, struct ops_ctx *ctx);
 
 /* send.c: the send's provider callbacks, its finish, and its release. */
 void send_finish(struct ops_ctx *ctx, struct chat_gen *g);
+/* Finishes n sends whose calls ended, their replies stored in one transaction. */
+void send_finish_batch(struct ops_ctx *ctx, struct chat_gen **gs, size_t n);
+/* Bytes of text received so far. */
+size_t gen_text_len(struct chat_gen *g);
 void send_free(struct send *s);
 void gen_lock(struct chat_gen *g);
 void gen_unlock(struct chat_gen *g);

@@ -460,21 +460,11 @@ static const char *status_for(const struct send *s, struct chat_gen *g)
 	return TURN_ERROR;
 }
 
-static enum smr_rc store_reply(struct send *s, char *text, const char *status,
-			       struct smr_err *err)
+/* s->reply and the row's end, from the text received (taken); no I/O. */
+static void build_reply(struct send *s, char *text, const char *status)
 {
 	char now[32];
-	enum smr_rc rc = SMR_OK;
 
-	if (s->reused) {
-		rc = store_turn_set_error(s->ctx->st, s->user.id, NULL, err);
-		free(s->user.error);
-		s->user.error = NULL;
-	}
-	if (rc) {
-		free(text);
-		return rc;
-	}
 	s->ctx->now(now);
 	s->reply = (struct turn){
 		.session_id = xstrdup(s->sn.id), .role = xstrdup("assistant"),
@@ -486,8 +476,32 @@ static enum smr_rc store_reply(struct send *s, char *text, const char *status,
 		.error = !strcmp(status, TURN_ERROR) || !strcmp(status, TURN_INTERRUPTED) ?
 			 xstrdup(s->perr.msg[0] ? s->perr.msg : "the reply was cut off") : NULL,
 	};
+	free(s->gen.status);
+	s->gen.status = xstrdup(status);
+	free(s->gen.error);
+	s->gen.error = s->reply.error ? xstrdup(s->reply.error) : NULL;
+	free(s->gen.finished_at);
+	s->gen.finished_at = xstrdup(now);
+	s->gen_stored = 0;
+}
+
+static enum smr_rc store_reply(struct send *s, char *text, const char *status,
+			       struct smr_err *err)
+{
+	enum smr_rc rc = SMR_OK;
+
+	if (s->reused) {
+		rc = store_turn_set_error(s->ctx->st, s->user.id, NULL, err);
+		free(s->user.error);
+		s->user.error = NULL;
+	}
+	if (rc) {
+		free(text);
+		return rc;
+	}
+	build_reply(s, text, status);
 	/* never lose a paid-for reply to a race: appended after whatever is last */
-	rc = end_generation(s, status, s->reply.error, &s->reply, err);
+	rc = store_generation_end(s->ctx->st, &s->gen, &s->reply, err);
 	if (rc) {
 		store_turn_set_error(s->ctx->st, s->user.id, "the reply could not be stored", NULL);
 		turn_release(&s->reply);
@@ -520,31 +534,15 @@ static void finish_failed(struct send *s, struct chat_gen *g, const char *status
 	gen_end(g, "error", doc, rc, &e);
 }
 
-void send_finish(struct ops_ctx *ctx, struct chat_gen *g)
+/* The end of a send whose reply is stored: the nudge, the final event. */
+static void finish_stored(struct send *s, struct chat_gen *g)
 {
-	struct send *s = gen_send(g);
-	const char *status = status_for(s, g);
+	const char *status = s->gen.status;
 	int failed = !strcmp(status, TURN_ERROR) || !strcmp(status, TURN_INTERRUPTED);
-	char *text = gen_text(g);
 	struct smr_err e = SMR_ERR_INIT;
 	json_t *nudge = NULL, *doc;
 	enum smr_rc rc;
 
-	s->ctx = ctx;
-	if (failed && !s->perr.code)
-		smr_errf(&s->perr, SMR_EUNAVAIL, "%s: the server stopped during the reply",
-			 provider_name(s->p));
-	if (failed && !*text) {
-		free(text);
-		finish_failed(s, g, status);
-		return;
-	}
-	rc = store_reply(s, text, status, &e);
-	if (rc) {
-		s->perr = e;
-		finish_failed(s, g, TURN_ERROR);
-		return;
-	}
 	if (nudge_json(s, &nudge, &e))
 		nudge = json_null();    /* the reply is stored; the hint is not worth failing it */
 	doc = json_pack("{s:o, s:o, s:o, s:o, s:o}", "generation", ops_generation_json(&s->gen),
@@ -558,6 +556,87 @@ void send_finish(struct ops_ctx *ctx, struct chat_gen *g)
 	json_object_set_new(doc, "error", error_member(rc, s->reply.error));
 	smr_errf(&e, rc, "%s", s->reply.error);
 	gen_end(g, "error", doc, rc, &e);
+}
+
+/* Status and error of a call that ended; 1 when its reply can go in a batch. */
+static int finish_begin(struct ops_ctx *ctx, struct chat_gen *g, const char **status)
+{
+	struct send *s = gen_send(g);
+	int failed;
+
+	s->ctx = ctx;
+	*status = status_for(s, g);
+	failed = !strcmp(*status, TURN_ERROR) || !strcmp(*status, TURN_INTERRUPTED);
+	if (failed && !s->perr.code)
+		smr_errf(&s->perr, SMR_EUNAVAIL, "%s: the server stopped during the reply",
+			 provider_name(s->p));
+	return !s->reused && !(failed && !gen_text_len(g));
+}
+
+void send_finish(struct ops_ctx *ctx, struct chat_gen *g)
+{
+	struct send *s = gen_send(g);
+	struct smr_err e = SMR_ERR_INIT;
+	const char *status;
+	char *text;
+
+	finish_begin(ctx, g, &status);
+	text = gen_text(g);
+	if ((!strcmp(status, TURN_ERROR) || !strcmp(status, TURN_INTERRUPTED)) && !*text) {
+		free(text);
+		finish_failed(s, g, status);
+		return;
+	}
+	if (store_reply(s, text, status, &e)) {
+		s->perr = e;
+		finish_failed(s, g, TURN_ERROR);
+		return;
+	}
+	finish_stored(s, g);
+}
+
+void send_finish_batch(struct ops_ctx *ctx, struct chat_gen **gs, size_t n)
+{
+	struct generation **rows = xcalloc(n ? n : 1, sizeof(*rows));
+	struct turn **replies = xcalloc(n ? n : 1, sizeof(*replies));
+	struct chat_gen **batch = xcalloc(n ? n : 1, sizeof(*batch));
+	struct smr_err e = SMR_ERR_INIT;
+	const char *status;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct send *s = gen_send(gs[i]);
+
+		if (!finish_begin(ctx, gs[i], &status)) {
+			send_finish(ctx, gs[i]);
+			continue;
+		}
+		build_reply(s, gen_text(gs[i]), status);
+		batch[k] = gs[i];
+		rows[k] = &s->gen;
+		replies[k++] = &s->reply;
+	}
+	/* one transaction for them all; if it fails, each on its own (one bad row spoils none) */
+	if (k && store_generation_end_many(ctx->st, rows, replies, k, &e)) {
+		for (size_t i = 0; i < k; i++) {
+			struct send *s = gen_send(batch[i]);
+
+			if (store_generation_end(ctx->st, &s->gen, &s->reply, &e)) {
+				store_turn_set_error(ctx->st, s->user.id,
+						     "the reply could not be stored", NULL);
+				turn_release(&s->reply);
+				s->perr = e;
+				finish_failed(s, batch[i], TURN_ERROR);
+				batch[i] = NULL;
+			}
+		}
+	}
+	for (size_t i = 0; i < k; i++)
+		if (batch[i])
+			finish_stored(gen_send(batch[i]), batch[i]);
+	free(rows);
+	free(replies);
+	free(batch);
 }
 
 void send_free(struct send *s)
