@@ -189,14 +189,12 @@ static void h_chat_send(struct http_req *r, struct ops_ctx *ctx)
 	struct smr_err err = SMR_ERR_INIT;
 	struct chat_gen *g = NULL;
 	json_t *params = r->in ? json_incref(r->in) : json_object();
-	json_t *details = NULL;
-	enum smr_rc rc = chat_send_start_json(ctx, params, &g, &details, &err);
+	enum smr_rc rc = chat_send_start_json(ctx, params, &g, &err);
 
 	if (rc)
-		http_fail(r, rc, &err, details);
+		http_fail(r, rc, &err, NULL);
 	else
 		http_follow(r, g, r->want_stream || json_is_true(json_object_get(params, "stream")));
-	json_decref(details);
 	json_decref(params);
 }
 

@@ -170,7 +170,7 @@ static enum smr_rc send_params(struct ops_ctx *ctx, const json_t *p, struct chat
 }
 
 enum smr_rc chat_send_start_json(struct ops_ctx *ctx, const json_t *params,
-				 struct chat_gen **out, json_t **details, struct smr_err *err)
+				 struct chat_gen **out, struct smr_err *err)
 {
 	struct chat_send_req req = { 0 };
 	enum smr_rc rc = send_params(ctx, params, &req, err);
@@ -178,7 +178,7 @@ enum smr_rc chat_send_start_json(struct ops_ctx *ctx, const json_t *params,
 	*out = NULL;
 	if (rc)
 		return rc;
-	return chat_send_start(ctx, ctx->rt, &req, out, details, err);
+	return chat_send_start(ctx, ctx->rt, &req, out, err);
 }
 
 static enum smr_rc op_generation_get(struct ops_ctx *ctx, const json_t *p, json_t **result,

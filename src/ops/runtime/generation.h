@@ -61,17 +61,16 @@ struct chat_gen_watch {
 /*
  * Starts a send (runtime.h's chat_send, without waiting): validates, stores
  * the user turn, starts the provider call.  On success *out is a generation
- * the caller holds (chat_gen_unref).  On failure nothing runs and, when the
- * failure has details worth showing, *details is set (new reference).
- * SMR_ECONFLICT while the session has a reply running.
+ * the caller holds (chat_gen_unref).  On failure nothing runs and nothing
+ * was written.  SMR_ECONFLICT while the session has a reply running.
  */
 enum smr_rc chat_send_start(struct ops_ctx *ctx, struct runtime *rt,
 			    const struct chat_send_req *req, struct chat_gen **out,
-			    json_t **details, struct smr_err *err);
+			    struct smr_err *err);
 
 /* chat_send_start with chat.send's JSON parameters (api_chat.c). */
 enum smr_rc chat_send_start_json(struct ops_ctx *ctx, const json_t *params,
-				 struct chat_gen **out, json_t **details, struct smr_err *err);
+				 struct chat_gen **out, struct smr_err *err);
 
 /*
  * The generation id names, and the Space of its session: the one place the

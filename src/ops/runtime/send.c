@@ -668,7 +668,7 @@ static enum smr_rc abandon(struct send *s, enum smr_rc rc, struct smr_err *err)
 
 enum smr_rc chat_send_start(struct ops_ctx *ctx, struct runtime *rt,
 			    const struct chat_send_req *req, struct chat_gen **out,
-			    json_t **details, struct smr_err *err)
+			    struct smr_err *err)
 {
 	struct send *s = xcalloc(1, sizeof(*s));
 	int64_t cpu0 = thread_cpu_us();
@@ -676,7 +676,6 @@ enum smr_rc chat_send_start(struct ops_ctx *ctx, struct runtime *rt,
 	struct chat_gen *g;
 	enum smr_rc rc;
 
-	(void)details;
 	*out = NULL;
 	*s = (struct send){ .ctx = ctx, .rt = rt, .req = req, .t0 = sys_monotonic_us() };
 	rc = prepare(s, err);
@@ -710,7 +709,7 @@ enum smr_rc chat_send(struct ops_ctx *ctx, struct runtime *rt, const struct chat
 		      json_t **result, struct smr_err *err)
 {
 	struct chat_gen *g = NULL;
-	enum smr_rc rc = chat_send_start(ctx, rt, req, &g, result, err);
+	enum smr_rc rc = chat_send_start(ctx, rt, req, &g, err);
 
 	if (rc)
 		return rc;
