@@ -180,6 +180,7 @@ struct http_req {
 	struct chat_gen *gen;
 	int gen_stream;                  /* its events as server-sent events, else its result */
 	int want_stream;                 /* Accept names text/event-stream */
+	int gen_wrap;                    /* its result as {"result": ...} (/api/ops/{op}) */
 	struct chat_gen_cursor cursor;   /* from Last-Event-ID, then as sent */
 	struct chat_gen_watch watch;
 	atomic_int gen_holds;            /* JSON: the worker and the end; the last resumes */

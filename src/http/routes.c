@@ -83,8 +83,22 @@ static void h_api_op(struct http_req *r, struct ops_ctx *ctx)
 {
 	struct smr_err err = SMR_ERR_INIT;
 	json_t *result = NULL;
+	struct chat_gen *g = NULL;
 	enum smr_rc rc;
 
+	if (!strcmp(r->op->name, "chat.send")) {
+		/* as POST /v4/chat/send: the worker only starts it; the answer comes at the end */
+		json_t *params = r->in ? json_incref(r->in) : json_object();
+
+		rc = chat_send_start_json(ctx, params, &g, &err);
+		json_decref(params);
+		if (rc)
+			http_fail(r, rc, &err, NULL);
+		else
+			http_follow(r, g, 0);
+		r->gen_wrap = 1;
+		return;
+	}
 	rc = api_call(ctx, r->op->name, r->in, &result, &err);
 	if (rc)
 		http_fail(r, rc, &err, result);

@@ -200,6 +200,8 @@ static void gen_result(struct http_req *r)
 
 	if (rc)
 		http_fail(r, rc, &err, doc);
+	else if (r->gen_wrap)
+		http_reply(r, 200, json_pack("{s:O}", "result", doc));
 	else
 		http_reply(r, 200, json_incref(doc));
 	json_decref(doc);
@@ -309,6 +311,7 @@ static struct http_req *req_new(struct http_server *srv, struct MHD_Connection *
 	r->gen = NULL;
 	r->gen_stream = 0;
 	r->want_stream = 0;
+	r->gen_wrap = 0;
 	r->cursor = (struct chat_gen_cursor){ 1, 0 };
 	atomic_init(&r->gen_holds, 0);
 	snprintf(r->method, sizeof(r->method), "%s", method);
