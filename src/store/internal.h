@@ -106,11 +106,11 @@ struct store_ops {
 					 struct smr_err *err);
 	/*
 	 * Row method (inside store.c's transaction): the user turns of running
-	 * generations get error reason, then those generations become
-	 * interrupted; *n gets how many.
+	 * generations created before `before` (NULL: all) get error reason,
+	 * then those generations become interrupted; *n gets how many.
 	 */
 	enum smr_rc (*generation_interrupt)(struct store *st, const char *reason, const char *now,
-					    size_t *n, struct smr_err *err);
+					    const char *before, size_t *n, struct smr_err *err);
 };
 
 struct store {

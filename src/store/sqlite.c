@@ -1237,22 +1237,25 @@ static enum smr_rc sqlite_generation_update(struct store *st, const struct gener
 }
 
 static enum smr_rc sqlite_generation_interrupt(struct store *st, const char *reason,
-					       const char *now, size_t *n,
+					       const char *now, const char *before, size_t *n,
 					       struct smr_err *err)
 {
 	static const char turns_sql[] =
-		"UPDATE turns SET error = ? WHERE error IS NULL AND id IN (SELECT t.id FROM turns t"
+		"UPDATE turns SET error = ?1 WHERE error IS NULL AND id IN (SELECT t.id FROM turns t"
 		" JOIN generations g ON g.session_id = t.session_id"
-		" AND t.sequence_number = g.user_turn_seq WHERE g.status = 'running')";
+		" AND t.sequence_number = g.user_turn_seq WHERE g.status = 'running'"
+		" AND (?2 IS NULL OR g.created_at < ?2))";
 	static const char gens_sql[] =
-		"UPDATE generations SET status = 'interrupted', error = ?, finished_at = ?"
-		" WHERE status = 'running'";
+		"UPDATE generations SET status = 'interrupted', error = ?1, finished_at = ?2"
+		" WHERE status = 'running' AND (?3 IS NULL OR created_at < ?3)";
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, turns_sql);
 	enum smr_rc rc;
 
-	if (q)
+	if (q) {
 		bind_text(q, 1, reason);
+		bind_text(q, 2, before);
+	}
 	rc = step_done(s, q, "interrupting generations", err);
 	if (rc)
 		return rc;
@@ -1260,6 +1263,7 @@ static enum smr_rc sqlite_generation_interrupt(struct store *st, const char *rea
 	if (q) {
 		bind_text(q, 1, reason);
 		bind_text(q, 2, now);
+		bind_text(q, 3, before);
 	}
 	rc = step_done(s, q, "interrupting generations", err);
 	if (!rc && n)

@@ -360,14 +360,14 @@ enum smr_rc store_generation_end_many(struct store *st, struct generation **g,
 }
 
 enum smr_rc store_generation_interrupt_running(struct store *st, const char *reason,
-					       const char *now, size_t *n,
+					       const char *now, const char *before, size_t *n,
 					       struct smr_err *err)
 {
 	enum smr_rc rc = st->ops->txn_begin(st, err);
 
 	if (rc)
 		return rc;
-	return txn_end(st, st->ops->generation_interrupt(st, reason, now, n, err), err);
+	return txn_end(st, st->ops->generation_interrupt(st, reason, now, before, n, err), err);
 }
 
 enum smr_rc store_generation_update(struct store *st, const struct generation *g,

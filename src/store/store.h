@@ -144,13 +144,14 @@ enum smr_rc store_generation_running(struct store *st, const char *session_id,
 enum smr_rc store_generation_update(struct store *st, const struct generation *g,
 				    struct smr_err *err);
 /*
- * Server start-up: every generation still running was cut off by a stop
- * of the server.  Each becomes interrupted, and its user turn keeps reason
- * as its error (so the next send of the same message reuses it); one
- * transaction.  *n gets the count.
+ * Server start-up: generations still running that were created before
+ * `before` (NULL: all of them) were cut off by a stop of their server.  Each
+ * becomes interrupted, and its user turn keeps reason as its error (so the
+ * next send of the same message reuses it); one transaction.  *n gets the
+ * count.
  */
 enum smr_rc store_generation_interrupt_running(struct store *st, const char *reason,
-					       const char *now, size_t *n,
+					       const char *now, const char *before, size_t *n,
 					       struct smr_err *err);
 
 #endif

@@ -25,6 +25,7 @@
 #define GEN_KEEP_S 300              /* an ended generation stays readable this long */
 #define GEN_DRAIN_S 5                /* at shutdown, replies get this long to finish */
 #define GEN_STOP_WAIT_S 3            /* then those stopped get this long to be stored */
+#define GEN_ORPHAN_S 3600            /* on a shared store, a reply older than this is dead */
 /*
  * A reader that has had nothing for this long gets an SSE comment, so that
  * a proxy (nginx's proxy_read_timeout is 60 s) keeps a connection whose
@@ -575,10 +576,28 @@ static void *ticker_main(void *arg)
 
 /* ---- server life ---- */
 
+/* The ISO 8601 UTC time `seconds` before now (same format, so they compare as text). */
+static void iso_before(const char *now, long seconds, char out[32])
+{
+	struct tm tm = { 0 };
+	time_t t;
+
+	if (sscanf(now, "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+		   &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6) {
+		snprintf(out, 32, "%s", now);
+		return;
+	}
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	t = timegm(&tm) - seconds;
+	gmtime_r(&t, &tm);
+	strftime(out, 32, "%Y-%m-%dT%H:%M:%S.000000Z", &tm);
+}
+
 enum smr_rc chat_generations_start(struct runtime *rt, const char *dsn, struct smr_err *err)
 {
 	struct chat_gens *gs = rt->gens;
-	char now[32];
+	char now[32], before[32];
 	size_t n = 0;
 	enum smr_rc rc = ops_open(&gs->ctx, dsn, err);
 
@@ -586,9 +605,17 @@ enum smr_rc chat_generations_start(struct runtime *rt, const char *dsn, struct s
 		return rc;
 	gs->ctx.rt = rt;
 	gs->ctx.now(now);
+	/*
+	 * A store of its own: whatever runs was this server's, cut off by its
+	 * stop.  A shared one (PostgreSQL under several servers): only what is
+	 * older than any reply can run; the rest may be another server's.
+	 */
+	if (store_is_shared(gs->ctx.st))
+		iso_before(now, sys_env_long("SMRITI_GENERATION_ORPHAN_S", GEN_ORPHAN_S, 60,
+					     86400 * 30), before);
 	rc = store_generation_interrupt_running(gs->ctx.st,
 		"the server stopped while this reply was being generated; send the message again",
-		now, &n, err);
+		now, store_is_shared(gs->ctx.st) ? before : NULL, &n, err);
 	if (rc) {
 		ops_close(&gs->ctx);
 		return rc;

@@ -179,10 +179,10 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_GEN_INTERRUPT_TURNS] =
 		"UPDATE turns t SET error = $1 FROM generations g WHERE g.status = 'running'"
 		" AND g.session_id = t.session_id AND t.sequence_number = g.user_turn_seq"
-		" AND t.error IS NULL",
+		" AND t.error IS NULL AND ($2::text IS NULL OR g.created_at < $2::text)",
 	[Q_GEN_INTERRUPT] =
 		"UPDATE generations SET status = 'interrupted', error = $1, finished_at = $2"
-		" WHERE status = 'running'",
+		" WHERE status = 'running' AND ($3::text IS NULL OR created_at < $3::text)",
 };
 
 /* ---- the handle ---- */
@@ -1436,7 +1436,8 @@ static enum smr_rc pg_generation_update(struct store *st, const struct generatio
 }
 
 static enum smr_rc pg_generation_interrupt(struct store *st, const char *reason,
-					   const char *now, size_t *n, struct smr_err *err)
+					   const char *now, const char *before, size_t *n,
+					   struct smr_err *err)
 {
 	struct pg_store *s = P(st);
 	struct params p = { .n = 0 };
@@ -1444,10 +1445,14 @@ static enum smr_rc pg_generation_interrupt(struct store *st, const char *reason,
 	enum smr_rc rc;
 
 	p_text(&p, reason);
+	p_text(&p, before);
 	rc = run_done(s, Q_GEN_INTERRUPT_TURNS, &p, "interrupting generations", err);
 	if (rc)
 		return rc;
+	p = (struct params){ .n = 0 };
+	p_text(&p, reason);
 	p_text(&p, now);
+	p_text(&p, before);
 	rc = run(s, Q_GEN_INTERRUPT, &p, &r, "interrupting generations", err);
 	if (!rc && n)
 		*n = (size_t)strtoull(PQcmdTuples(r), NULL, 10);
