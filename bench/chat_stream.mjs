@@ -115,10 +115,12 @@ const pct = (v, p) => {
   return s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))] : NaN;
 };
 
-async function timed(fn) {
+// The request's time in µs; at[] gets when it started (ms since the epoch).
+async function timed(fn, at) {
   const t = performance.now();
   const r = await fn();
   if (r.status >= 300) throw new Error(`status ${r.status}: ${JSON.stringify(r.json)}`);
+  at.push(performance.timeOrigin + t);
   return (performance.now() - t) * 1000;
 }
 
@@ -126,11 +128,13 @@ async function timed(fn) {
 async function agentLatencyHere(port, deadline = Infinity) {
   const commit = [];
   const head = [];
+  const commitAt = [];
+  const headAt = [];
   for (let i = 0; i < SAMPLES && performance.now() < deadline; i++) {
-    commit.push(await timed(() => call(port, 'POST', '/chat/commit', { repo_id: 'bench', title: `agent write ${i}` })));
-    head.push(await timed(() => call(port, 'GET', '/repos/bench/head')));
+    commit.push(await timed(() => call(port, 'POST', '/chat/commit', { repo_id: 'bench', title: `agent write ${i}` }), commitAt));
+    head.push(await timed(() => call(port, 'GET', '/repos/bench/head'), headAt));
   }
-  return { commit, head };
+  return { commit, head, commitAt, headAt };
 }
 
 // The agent's requests from a child process, for ms at most (0: no limit).
@@ -185,9 +189,12 @@ async function main() {
     const cpu0 = cpuSeconds(srv.child.pid);
     // one stream alone: the relay latency with nothing else running
     const alone = [];
-    for (let i = 0; i < 10; i++) {
-      await script([{ reply: 'x', deltas: 10, trickle_ms: 200, stamp: true }]);
-      alone.push(...(await stream(port, sessions[i])).lags);
+    const aloneFirst = [];
+    for (let i = 0; i < 20; i++) {
+      await script([{ reply: 'a b c d e f g h i j', deltas: 10, trickle_ms: 200, stamp: true }]);
+      const r = await stream(port, sessions[i]);
+      alone.push(...r.lags);
+      aloneFirst.push(r.lags[0]);
     }
     const reply = Array.from({ length: DELTAS }, (_, i) => `w${i}`).join(' ');
     await script(sessions.map(() => ({ reply, deltas: DELTAS, trickle_ms: TRICKLE_MS, stamp: true })));
@@ -197,9 +204,14 @@ async function main() {
     const allStarted = new Promise((resolve) => { admitted = resolve; });
     const runs = sessions.map((s) => stream(port, s, () => { if (++started === STREAMS) admitted(); }));
     // admission: every send stores its user turn (SQLite has one writer); then all stream at once
+    const during = agentLatency(port, TRICKLE_MS * 0.9);
     await allStarted;
     const admitMs = performance.now() - t0;
-    const load = await agentLatency(port, Math.max(500, TRICKLE_MS - admitMs - 500));
+    const admitEnd = performance.timeOrigin + performance.now();
+    const all = await during;
+    const split = (k, streaming) => all[k].filter((_, i) => (all[`${k}At`][i] >= admitEnd) === streaming);
+    const load = { commit: split('commit', true), head: split('head', true) };
+    const admit = { commit: split('commit', false), head: split('head', false) };
     const results = await Promise.all(runs);
     const wall = performance.now() - t0;
     const cpu = cpuSeconds(srv.child.pid) - cpu0;
@@ -207,6 +219,7 @@ async function main() {
     const complete = results.filter((r) => r.done && r.status === 'complete'
       && r.content.trim().split(' ').length === DELTAS).length;
     const lags = results.flatMap((r) => r.lags);
+    const firsts = results.map((r) => r.lags[0]).filter((x) => x !== undefined);
     const ends = results.map((r) => r.endLag).filter((x) => !Number.isNaN(x));
     console.log(`chat_stream: ${STREAMS} streaming sends at once, each trickled over ${TRICKLE_MS} ms in ${DELTAS} deltas`);
     console.log(`  completed whole: ${complete}/${STREAMS} in ${(wall / 1000).toFixed(2)} s`
@@ -215,11 +228,15 @@ async function main() {
       + ` (relay alone included): ${cpu.toFixed(2)} s`);
     for (const k of ['commit', 'head']) {
       const name = k === 'commit' ? 'POST /chat/commit' : 'GET /repos/{id}/head';
-      console.log(`  ${name}: no load p50 ${fmt(pct(base[k], 0.5))} p99 ${fmt(pct(base[k], 0.99))};`
-        + ` while all ${STREAMS} stream (${load[k].length}) p50 ${fmt(pct(load[k], 0.5))} p99 ${fmt(pct(load[k], 0.99))};`
-        + ` p99 ratio ${(pct(load[k], 0.99) / pct(base[k], 0.99)).toFixed(2)}x`);
+      console.log(`  ${name}: no load (${base[k].length}) p50 ${fmt(pct(base[k], 0.5))} p99 ${fmt(pct(base[k], 0.99))}`);
+      console.log(`    while the sends are admitted (${admit[k].length}) p50 ${fmt(pct(admit[k], 0.5))}`
+        + ` p99 ${fmt(pct(admit[k], 0.99))} (p99 ratio ${(pct(admit[k], 0.99) / pct(base[k], 0.99)).toFixed(2)}x);`
+        + ` while all ${STREAMS} stream (${load[k].length}) p50 ${fmt(pct(load[k], 0.5))}`
+        + ` p99 ${fmt(pct(load[k], 0.99))} (p99 ratio ${(pct(load[k], 0.99) / pct(base[k], 0.99)).toFixed(2)}x)`);
     }
-    console.log(`  delta relay (provider write -> client read): alone median ${fmt(pct(alone, 0.5))}`
+    console.log(`  first delta relayed (provider write -> client read): alone median ${fmt(pct(aloneFirst, 0.5))}`
+      + ` p99 ${fmt(pct(aloneFirst, 0.99))}; under load median ${fmt(pct(firsts, 0.5))} p99 ${fmt(pct(firsts, 0.99))}`);
+    console.log(`  every delta relayed: alone median ${fmt(pct(alone, 0.5))}`
       + ` p99 ${fmt(pct(alone, 0.99))}; under load median ${fmt(pct(lags, 0.5))} p99 ${fmt(pct(lags, 0.99))}`);
     // the fake spaces its closing chunks (finish reason, usage, [DONE]) at the trickle's pace too
     const pacing = (TRICKLE_MS * 1000 / (DELTAS + 4)) * 3;

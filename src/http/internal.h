@@ -40,6 +40,16 @@ struct http_req;
 struct http_server;
 struct http_ui;
 
+/*
+ * Threads that start chat sends (store the user turn, start the provider
+ * call).  Their own pool, so that a burst of sends (hundreds of people
+ * pressing Send) queues behind itself, not in front of an agent's write.
+ * One: SQLite takes one writer at a time anyway, and a single thread leaves
+ * the write lock free while it reads the next send's session, so other
+ * writers get in (SQLite's busy handler polls; it does not queue).
+ */
+#define HTTP_CHAT_WORKERS 1
+
 /* ---- listening address (guard.c) ---- */
 
 struct http_listen {
@@ -97,6 +107,7 @@ typedef void (*http_handler)(struct http_req *r, struct ops_ctx *ctx);
 #define ROUTE_BY_OP    2u   /* /api/ops/{op}: blocking when the operation writes */
 #define ROUTE_OPEN     4u   /* answered without the bearer token */
 #define ROUTE_NO_STORE 8u   /* needs no store handle */
+#define ROUTE_CHAT 16u      /* starts a chat send: on the chat pool, not behind other writes */
 
 struct route_doc {
 	const char *summary;
@@ -254,6 +265,7 @@ struct http_server {
 	int fd;                          /* the listening socket, -1 before it is bound */
 	struct MHD_Daemon *daemon;
 	struct workq pool;               /* --workers threads: run a request, then resume it */
+	struct workq chat_pool;          /* HTTP_CHAT_WORKERS threads starting chat sends */
 	struct MHD_Response *fixed[2];
 	struct http_ui *ui;              /* the web UI's files (ui.c) */
 	struct http_log log;

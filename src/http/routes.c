@@ -399,7 +399,7 @@ const struct http_route http_routes[] = {
 	    NULL } },
 	{ "GET", "/v4/sessions/{id}", h_session_get, 0,
 	  { "A session with its turns", "session.get", NULL, "SessionWithTurns", 200, NULL } },
-	{ "POST", "/v4/chat/send", h_chat_send, ROUTE_BLOCKING,
+	{ "POST", "/v4/chat/send", h_chat_send, ROUTE_BLOCKING | ROUTE_CHAT,
 	  { "Send a message: stores the user turn, calls the provider, stores its answer"
 	    " (streamed as server-sent events with Accept: text/event-stream)",
 	    "chat.send", "ChatSend", "ChatSendResult", 200, NULL, 1 } },

@@ -591,7 +591,8 @@ static enum MHD_Result dispatch(struct http_req *r)
 	}
 	r->state = REQ_QUEUED;
 	MHD_suspend_connection(r->conn);
-	if (workq_submit(&r->srv->pool, &r->qi))
+	if (workq_submit(flags & ROUTE_CHAT || (r->op && !strcmp(r->op->name, "chat.send")) ?
+			 &r->srv->chat_pool : &r->srv->pool, &r->qi))
 		job_cancel(&r->qi, NULL);
 	return MHD_YES;
 }
@@ -768,6 +769,7 @@ static void shut_down(struct http_server *srv)
 
 	atomic_store(&srv->stopping, 1);
 	MHD_quiesce_daemon(srv->daemon);
+	workq_stop(&srv->chat_pool);
 	workq_stop(&srv->pool);
 	/* replies get a grace period, then end as interrupted; their readers get the end */
 	chat_generations_shutdown(srv->rt);
@@ -830,9 +832,10 @@ enum smr_rc http_listen(const struct http_config *cfg, struct http_server **out,
 /* Starts the workers, then the daemon that hands them requests. */
 static enum smr_rc start(struct http_server *srv, struct smr_err *err)
 {
-	srv->pool.run = job_run;
-	srv->pool.cancel = job_cancel;
-	if (workq_start(&srv->pool, srv->cfg->workers, NULL))
+	srv->pool.run = srv->chat_pool.run = job_run;
+	srv->pool.cancel = srv->chat_pool.cancel = job_cancel;
+	if (workq_start(&srv->pool, srv->cfg->workers, NULL) ||
+	    workq_start(&srv->chat_pool, HTTP_CHAT_WORKERS, NULL))
 		return smr_errf(err, SMR_EINTERNAL, "cannot start worker threads");
 	srv->daemon = start_daemon(srv, srv->fd);
 	if (!srv->daemon)
@@ -862,9 +865,11 @@ enum smr_rc http_serve(struct http_server *srv, struct runtime *rt, struct smr_e
 		shut_down(srv);
 	} else {
 		workq_stop(&srv->pool);
+		workq_stop(&srv->chat_pool);
 	}
 	http_log_stop(&srv->log);
 	workq_free(&srv->pool);
+	workq_free(&srv->chat_pool);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	http_close_contexts(srv);
 	return rc;
