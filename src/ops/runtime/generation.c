@@ -431,18 +431,17 @@ void gen_attach(struct chat_gen *g, struct send *s, struct provider_stream *ps)
 
 void gen_set_stream(struct chat_gen *g, struct provider_stream *ps)
 {
-	int release, cancel;
+	int release;
 
 	pthread_mutex_lock(&g->lock);
 	release = g->ended;
-	cancel = !release && g->stop_requested;
 	if (!release)
 		g->ps = ps;
+	if (!release && g->stop_requested)
+		provider_stream_cancel(ps);    /* under the lock: gen_end releases ps under it */
 	pthread_mutex_unlock(&g->lock);
 	if (release)
 		provider_stream_release(ps);
-	else if (cancel)
-		provider_stream_cancel(ps);
 }
 
 struct send *gen_send(struct chat_gen *g)
@@ -523,21 +522,21 @@ void gen_wait(struct chat_gen *g, struct ops_ctx *ctx)
 		send_finish(ctx, g);
 }
 
+/*
+ * Cancels under g's lock: g holds the stream handle until gen_end, which
+ * releases it under the same lock.  (provider_stream_cancel takes only the
+ * loop's queue lock, and the loop never holds that while calling back.)
+ */
 static void stop_gen(struct chat_gen *g, int shutdown)
 {
-	struct provider_stream *ps = NULL;
-
 	pthread_mutex_lock(&g->lock);
 	if (!g->ended) {
 		g->shutdown |= shutdown;
-		if (!g->stop_requested)
-			ps = g->ps;
+		if (!g->stop_requested && g->ps)
+			provider_stream_cancel(g->ps);
 		g->stop_requested = 1;
 	}
 	pthread_mutex_unlock(&g->lock);
-	/* the stream handle stays valid: g holds it until gen_end, which needs this lock */
-	if (ps)
-		provider_stream_cancel(ps);
 }
 
 /* ---- keep-alives ---- */
