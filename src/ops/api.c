@@ -327,9 +327,9 @@ const struct api_op *api_find(const char *name)
 const char *api_need_name(enum api_need need)
 {
 	static const char *const names[] = { "undeclared", "none", "admin", "self", "space",
-					     "session", "job", "ref", "token" };
+					     "session", "job", "ref", "token", "generation" };
 
-	return need <= NEED_TOKEN ? names[need] : "undeclared";
+	return need <= NEED_GENERATION ? names[need] : "undeclared";
 }
 
 /* The caller's role on space_id, or the not-found words fmt/key when it cannot read it. */
@@ -372,6 +372,22 @@ static enum smr_rc need_job(struct ops_ctx *ctx, const char *id, enum role need,
 		rc = need_on(ctx, s.repo_id, need, "draft job", id, err);
 	session_release(&s);
 	draft_job_release(&j);
+	return rc;
+}
+
+static enum smr_rc need_generation(struct ops_ctx *ctx, const char *id, enum role need,
+				   struct smr_err *err)
+{
+	struct generation g = { 0 };
+	struct session s = { 0 };
+	enum smr_rc rc = store_generation_get(ctx->st, id, &g, err);
+
+	if (!rc)
+		rc = store_session_get(ctx->st, g.session_id, &s, err);
+	if (!rc)
+		rc = need_on(ctx, s.repo_id, need, "generation", id, err);
+	session_release(&s);
+	generation_release(&g);
 	return rc;
 }
 
@@ -449,6 +465,8 @@ enum smr_rc api_check_access(struct ops_ctx *ctx, const struct api_op *op,
 		return v ? need_ref(ctx, v, a->role, err) : SMR_OK;
 	case NEED_TOKEN:
 		return v ? need_token(ctx, v, err) : SMR_OK;
+	case NEED_GENERATION:
+		return v ? need_generation(ctx, v, a->role, err) : SMR_OK;
 	case NEED_UNDECLARED:
 		break;
 	}

@@ -34,6 +34,7 @@ enum api_need {
 	NEED_JOB,        /* role on the Space of the draft job param */
 	NEED_REF,        /* role on the Space of the Checkpoint param ("hash" when absent) */
 	NEED_TOKEN,      /* admin, or the owner of the token param */
+	NEED_GENERATION, /* role on the Space of the session of the generation param */
 };
 
 struct api_access {

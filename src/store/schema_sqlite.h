@@ -77,7 +77,27 @@ static const char *const sqlite_migrations[] = {
 	/* 2: the nudge counts a Space's turns newer than its HEAD on every send */
 	"CREATE INDEX turns_by_session_time ON turns(session_id, created_at);",
 	/*
-	 * 3: people and agents on one server.  An agent is a users row with an
+	 * N: streaming replies (issue 10).  A turn says how it ended (NULL is an
+	 * older turn: complete); a generation is one send's reply in progress,
+	 * at most one running per session (the partial unique index).
+	 */
+	"ALTER TABLE turns ADD COLUMN status TEXT;"
+	"CREATE TABLE generations ("
+	"  id TEXT PRIMARY KEY,"
+	"  session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,"
+	"  status TEXT NOT NULL,"
+	"  provider TEXT,"
+	"  model TEXT,"
+	"  user_turn_seq INTEGER,"
+	"  assistant_turn_seq INTEGER,"
+	"  error TEXT,"
+	"  created_at TEXT NOT NULL,"
+	"  finished_at TEXT);"
+	"CREATE UNIQUE INDEX generations_running ON generations(session_id)"
+	"  WHERE status = 'running';"
+	"CREATE INDEX generations_by_session ON generations(session_id, created_at);",
+	/*
+	 * N: people and agents on one server.  An agent is a users row with an
 	 * owner (its person); tokens are stored as SHA-256 only; grants give a
 	 * person a role on a Space (1 reader, 2 writer, 3 owner); auth_state's
 	 * epoch counts changes to all of these (servers cache what they read

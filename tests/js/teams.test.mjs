@@ -69,7 +69,7 @@ function expected(a, caller) {
   if (caller.admin || a.need === 'none' || a.need === 'public' || a.need === 'signed-in') return 'ok';
   if (a.need === 'admin' || a.need === 'self') return 403;   // the cases name someone else (zed)
   if (a.need === 'token') return 404;                         // zed's token: as if there were none
-  if (['space', 'session', 'job', 'ref'].includes(a.need)) {
+  if (['space', 'session', 'job', 'ref', 'generation'].includes(a.need)) {
     if (caller.level === 0) return 404;
     return caller.level >= LEVEL[a.role] ? 'ok' : 403;
   }
@@ -78,7 +78,7 @@ function expected(a, caller) {
 
 function teamSuite(kind, makeDb) {
   describe(`teams on ${kind}`, () => {
-    let store, server, fake, head, session, job, tokens = {}, openapi, seq = 0;
+    let store, server, fake, head, session, job, gen, tokens = {}, openapi, seq = 0;
     const uniq = (p) => `${p}-${process.pid}-${++seq}`;
     const as = (who) => ({ Authorization: `Bearer ${who === 'admin' ? ADMIN : tokens[who]}` });
     const op = (who, name, body) => request(server, 'POST', `/api/ops/${name}`, { body, headers: as(who) });
@@ -115,7 +115,7 @@ function teamSuite(kind, makeDb) {
         env: { SMRITI_TOKEN: ADMIN, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: `${fake.url}/v1` },
       });
       session = (await adminOp('session.create', { space: 'proj' })).id;
-      await adminOp('chat.send', { session_id: session, message: 'hello there' });
+      gen = (await adminOp('chat.send', { session_id: session, message: 'hello there' })).generation.id;
       job = (await adminOp('draft.create', { session_id: session })).job_id;
       openapi = (await request(server, 'GET', '/openapi.json', { headers: as('admin') })).json;
     });
@@ -156,6 +156,8 @@ function teamSuite(kind, makeDb) {
       'draft.create': async () => ({ session_id: session }),
       'draft.get': async () => ({ job_id: job }),
       'providers.list': async () => ({}),
+      'generation.get': async () => ({ generation_id: gen }),
+      'generation.stop': async () => ({ generation_id: gen }),
       'context.preview': async () => ({ session_id: session }),
       whoami: async () => ({}),
       'user.add': async () => ({ name: uniq('zz') }),
@@ -195,6 +197,8 @@ function teamSuite(kind, makeDb) {
       'GET /v4/providers': async () => ({ path: '/v4/providers' }),
       'GET /v4/sessions/{id}/context': async () => ({ path: `/v4/sessions/${session}/context` }),
       'GET /openapi.json': async () => ({ path: '/openapi.json' }),
+      'GET /v4/generations/{id}': async () => ({ path: `/v4/generations/${gen}` }),
+      'POST /v4/generations/{id}/stop': async () => ({ path: `/v4/generations/${gen}/stop`, body: {} }),
     };
 
     const toolCases = {
@@ -342,6 +346,17 @@ function teamSuite(kind, makeDb) {
         assert.equal(r.json.error.message.replace(ref, 'X'), n.json.error.message.replace(made, 'X'));
       }
       assert.equal((await request(server, 'GET', `/commits/${hidden}`, { headers: as('admin') })).status, 200);
+      // following a reply's events is checked like reading it
+      const ev = await request(server, 'GET', `/v4/generations/${gen}`,
+        { headers: { ...as('out'), Accept: 'text/event-stream' } });
+      assertError(ev, 404, 'not_found');
+      const evOk = await request(server, 'GET', `/v4/generations/${gen}`,
+        { headers: { ...as('rea'), Accept: 'text/event-stream' } });
+      assert.equal(evOk.status, 200, evOk.text);
+      // and starting a streamed send like chat.send
+      assertError(await request(server, 'POST', '/v4/chat/send', {
+        headers: { ...as('rea'), Accept: 'text/event-stream' }, body: { session_id: session, message: 'x' },
+      }), 403, 'forbidden');
     });
 
     test('revoked, expired, malformed and wrong tokens are refused', async () => {
