@@ -4,6 +4,7 @@
  */
 #include "ops/api.h"
 #include "domain/checkpoint.h"
+#include "domain/patch.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -201,6 +202,45 @@ static enum smr_rc op_checkpoint_create(struct ops_ctx *ctx, const json_t *p, js
 	return checkpoint_result(rc, &c, result);
 }
 
+/* The patch of checkpoint.update: its params without space, parent and author; new ref. */
+static json_t *patch_of(const json_t *p)
+{
+	json_t *patch = json_deep_copy(p);
+
+	json_object_del(patch, "space");
+	json_object_del(patch, "parent");
+	json_object_del(patch, "author");
+	return patch;
+}
+
+static enum smr_rc op_checkpoint_update(struct ops_ctx *ctx, const json_t *p, json_t **result,
+					struct smr_err *err)
+{
+	const char *space, *parent, *author;
+	struct checkpoint c = { 0 };
+	json_t *patch = patch_of(p), *changes = NULL;
+	char *said;
+	enum smr_rc rc;
+
+	rc = api_str(p, "space", 1, &space, err);
+	if (!rc)
+		rc = api_str(p, "parent", 0, &parent, err);
+	if (!rc)
+		rc = api_str(p, "author", 0, &author, err);
+	if (!rc)
+		rc = ops_checkpoint_update(ctx, space, patch, parent, author, &c, &changes, err);
+	if (!rc) {
+		said = patch_describe(changes);
+		*result = json_pack("{s:o, s:O, s:s}", "checkpoint", checkpoint_to_json(&c),
+				    "changes", changes, "changed", said);
+		free(said);
+	}
+	json_decref(changes);
+	json_decref(patch);
+	checkpoint_release(&c);
+	return rc;
+}
+
 static enum smr_rc op_log(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			  struct smr_err *err)
 {
@@ -291,6 +331,7 @@ const struct api_op api_core_ops[] = {
 	{ "head", op_head, 0 },
 	{ "show", op_show, 0 },
 	{ "checkpoint.create", op_checkpoint_create, 1 },
+	{ "checkpoint.update", op_checkpoint_update, 1 },
 	{ "log", op_log, 0 },
 	{ "diff", op_diff, 0 },
 	{ "restore", op_restore, 1 },

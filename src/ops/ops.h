@@ -86,6 +86,19 @@ enum smr_rc ops_checkpoint_create(struct ops_ctx *ctx, const char *space, const 
 				  const char *parent, const char *author,
 				  struct checkpoint *out, struct smr_err *err);
 
+/*
+ * Writes the next checkpoint of a Space as a patch on its parent
+ * (domain/patch.h: add, drop, done, reopen, title, summary, metadata).
+ * With parent NULL the patch is applied to whatever HEAD is, read and
+ * written in one transaction, so concurrent patches all land; with parent
+ * given it is a compare-and-swap like ops_checkpoint_create.  A bad patch
+ * writes nothing.  out gets the stored checkpoint, *changes (may be NULL)
+ * a new reference counting what changed.
+ */
+enum smr_rc ops_checkpoint_update(struct ops_ctx *ctx, const char *space, const json_t *patch,
+				  const char *parent, const char *author,
+				  struct checkpoint *out, json_t **changes, struct smr_err *err);
+
 /* Ancestry of ref, newest first; limit 0 means all. */
 enum smr_rc ops_log(struct ops_ctx *ctx, const char *ref, size_t limit,
 		    struct checkpoint **out, size_t *n, struct smr_err *err);

@@ -1,9 +1,11 @@
 /*
  * ops_checkpoint.c -- operations on Checkpoints: resolve a reference, read
- * HEAD, write (compare-and-swap on HEAD), log, diff, restore and fork.
+ * HEAD, write (compare-and-swap on HEAD), update (a patch on top of the
+ * parent), log, diff, restore and fork.
  */
 #include "domain/checkpoint.h"
 #include "domain/diff.h"
+#include "domain/patch.h"
 #include "domain/ref.h"
 #include "ops/ops.h"
 #include "util/xalloc.h"
@@ -238,6 +240,98 @@ enum smr_rc ops_checkpoint_create(struct ops_ctx *ctx, const char *space, const 
 	if (!rc)
 		rc = write_checkpoint(ctx, space, &c, parent, out, err);
 	checkpoint_release(&c);
+	return rc;
+}
+
+/* What a patch needs while it is built on top of HEAD inside the store's transaction. */
+struct update {
+	struct ops_ctx *ctx;
+	const json_t *patch;
+	const char *author;
+	const char *space;
+	json_t *changes;         /* owned; set by build_update */
+};
+
+/* store_build_fn: the patch applied to head, sealed on top of it. */
+static enum smr_rc build_update(const struct checkpoint *head, struct checkpoint *out,
+				void *arg, struct smr_err *err)
+{
+	struct update *u = arg;
+	char now[32];
+	enum smr_rc rc;
+
+	json_decref(u->changes);
+	u->changes = NULL;
+	rc = patch_apply(head, u->patch, out, &u->changes, err);
+	if (rc)
+		return rc;
+	if (checkpoint_is_empty(out))
+		return smr_errf(err, SMR_EUNPROC,
+				"refusing to write an empty checkpoint: this change leaves nothing");
+	free(out->parent_hash);
+	free(out->author);
+	free(out->created_at);
+	free(out->space);
+	out->parent_hash = xstrdup(head ? head->hash : NULL);
+	out->author = xstrdup(u->author ? u->author : "");
+	u->ctx->now(now);
+	out->created_at = xstrdup(now);
+	out->space = xstrdup(u->space);
+	checkpoint_seal(out);
+	return SMR_OK;
+}
+
+/* With an explicit parent: the patch on that checkpoint, then a compare-and-swap on HEAD. */
+static enum smr_rc update_on(struct update *u, const struct space *sp, const char *parent,
+			     struct checkpoint *c, struct smr_err *err)
+{
+	struct checkpoint base = { 0 };
+	char *hash = NULL;
+	enum smr_rc rc = unique_hash(u->ctx, parent, &hash, err);
+
+	if (rc == SMR_ENOTFOUND)
+		rc = smr_errf(err, SMR_ECONFLICT,
+			      "parent %s is not a checkpoint; HEAD of '%s' is %s", parent,
+			      sp->name, sp->head ? sp->head : "empty");
+	if (!rc && (!sp->head || strcmp(hash, sp->head)))
+		rc = smr_errf(err, SMR_ECONFLICT, "parent is stale: HEAD is now %.12s (%s)",
+			      sp->head ? sp->head : "empty", sp->head ? sp->head : "empty");
+	if (!rc)
+		rc = store_checkpoint_get(u->ctx->st, sp->id, hash, &base, err);
+	if (!rc)
+		rc = build_update(&base, c, u, err);
+	if (!rc)
+		rc = store_checkpoint_put(u->ctx->st, sp->id, c, hash, err);
+	checkpoint_release(&base);
+	free(hash);
+	return rc;
+}
+
+enum smr_rc ops_checkpoint_update(struct ops_ctx *ctx, const char *space, const json_t *patch,
+				  const char *parent, const char *author,
+				  struct checkpoint *out, json_t **changes, struct smr_err *err)
+{
+	struct update u = { ctx, patch, author, NULL, NULL };
+	struct space sp = { 0 };
+	struct checkpoint c;
+	enum smr_rc rc;
+
+	checkpoint_init(&c);
+	rc = store_space_get(ctx->st, space, &sp, err);
+	if (!rc) {
+		u.space = sp.name;
+		if (parent)
+			rc = update_on(&u, &sp, parent, &c, err);
+		else
+			rc = store_checkpoint_update(ctx->st, sp.id, build_update, &u, &c, err);
+	}
+	if (!rc)
+		rc = store_checkpoint_get(ctx->st, sp.id, c.hash, out, err);
+	if (!rc && changes)
+		*changes = json_incref(u.changes);
+	json_decref(u.changes);
+	checkpoint_release(&c);
+	space_release(&sp);
 	return rc;
 }
 

@@ -29,7 +29,7 @@ before(async () => {
     '--entity', 'smriti', '--meta', 'tool=test']);
   local(['commit', 'shared', '-m', 'two', '--assumption', 'loopback only',
     '--question', 'which port?', '--summary', 'second step']);
-  local(['commit', 'shared', '-m', 'three', '--decision', 'use C', '--decision', 'use SQLite']);
+  local(['commit', 'shared', '--replace', '-m', 'three', '--decision', 'use C', '--decision', 'use SQLite']);
   local(['space', 'create', 'empty']);
 });
 
