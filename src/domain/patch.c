@@ -65,16 +65,16 @@ static long find_key(const json_t *list, const char *field, const char *key)
 	return -1;
 }
 
-/* A position written as digits only, 1-based; 0 when s is not one. */
+/* A position written as digits only, 1-based; -1 when s is not one. */
 static long position_of(const char *s)
 {
 	long v = 0;
 
 	if (!*s || strlen(s) > 9)
-		return 0;
+		return -1;
 	for (; *s; s++) {
 		if (*s < '0' || *s > '9')
-			return 0;
+			return -1;
 		v = v * 10 + (*s - '0');
 	}
 	return v;
@@ -102,7 +102,7 @@ static enum smr_rc resolve_ref(const json_t *list, const char *field, const json
 			return SMR_OK;
 		}
 		pos = position_of(json_string_value(ref));
-		if (!pos) {
+		if (pos < 0) {
 			char *q = xasprintf("'%s'", json_string_value(ref));
 
 			missing(field, q, n, err);

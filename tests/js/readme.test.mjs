@@ -38,6 +38,11 @@ test('the README walkthrough runs as pasted', () => {
   assert.deepEqual(log.map((c) => c.title), ['Dates fixed', 'Flights booked', 'Dates fixed']);
   assert.equal(log[0].artifacts[0].content, '# Kyoto, 3-10 April\n- Fushimi Inari at dawn; Arashiyama on a weekday\n');
   assert.equal(log[1].parent_hash, log[2].commit_hash);
+  // the second checkpoint kept what it did not mention: the dates, the question, the artifact
+  assert.deepEqual(log[1].decisions.map((d) => d.text), ['Travel 3-10 April', 'Fly via Helsinki']);
+  assert.deepEqual(log[1].tasks, [{ text: 'Book flights', status: 'done' }]);
+  assert.equal(log[1].open_questions[0].text, 'Ryokan or hotel?');
+  assert.equal(log[1].artifacts.length, 1);
   assert.deepEqual(run(['space', 'list']).map((s) => s.name).sort(), ['trip', 'trip-alt']);
   t.cleanup();
 });
