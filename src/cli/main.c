@@ -43,6 +43,7 @@ static const struct cli_cmd core_commands[] = {
 	{ "diff", "diff REF REF [--json]", cmd_diff, 0 },
 	{ "restore", "restore SPACE REF [--author NAME] [--json]", cmd_restore, 0 },
 	{ "fork", "fork REF --into NEWSPACE [--json]", cmd_fork, 0 },
+	{ "merge", "merge SPACE REF [--ours|--theirs|--resolve FILE] [--json]", cmd_merge, 0 },
 	{ "fsck", "fsck [SPACE] [--json]", cmd_fsck, 0 },
 	{ "review", "review REF [--provider P] [--model M] [--no-llm] [--json]", cmd_review,
 	  CLI_FULL_FOR_LLM | CLI_RUNTIME },

@@ -241,6 +241,26 @@ static enum smr_rc op_checkpoint_update(struct ops_ctx *ctx, const json_t *p, js
 	return rc;
 }
 
+static enum smr_rc op_merge(struct ops_ctx *ctx, const json_t *p, json_t **result,
+			    struct smr_err *err)
+{
+	const char *space, *ref, *author;
+	const json_t *res = json_object_get(p, "resolution");
+	enum smr_rc rc;
+
+	rc = api_str(p, "space", 1, &space, err);
+	if (!rc)
+		rc = api_str(p, "ref", 1, &ref, err);
+	if (!rc)
+		rc = api_str(p, "author", 0, &author, err);
+	if (!rc && res && !json_is_object(res) && !json_is_null(res))
+		rc = smr_errf(err, SMR_EINVAL, "parameter 'resolution' must be an object");
+	if (!rc)
+		rc = ops_merge(ctx, space, ref, json_is_object(res) ? res : NULL, author, result,
+			       err);
+	return rc;
+}
+
 static enum smr_rc op_log(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			  struct smr_err *err)
 {
@@ -332,6 +352,7 @@ const struct api_op api_core_ops[] = {
 	{ "show", op_show, 0 },
 	{ "checkpoint.create", op_checkpoint_create, 1 },
 	{ "checkpoint.update", op_checkpoint_update, 1 },
+	{ "merge", op_merge, 1 },
 	{ "log", op_log, 0 },
 	{ "diff", op_diff, 0 },
 	{ "restore", op_restore, 1 },

@@ -99,6 +99,19 @@ enum smr_rc ops_checkpoint_update(struct ops_ctx *ctx, const char *space, const 
 				  const char *parent, const char *author,
 				  struct checkpoint *out, json_t **changes, struct smr_err *err);
 
+/*
+ * Merges ref (a checkpoint of this Space's history or of one that shares
+ * it, e.g. a fork) into the Space's HEAD.  *result (a new reference, set on
+ * success and on a conflict of content) is {"status": "merged" |
+ * "fast-forward" | "up-to-date", "checkpoint", "base"?, "contradictions"?}
+ * or, with SMR_ECONFLICT, {"status": "conflict", "base", "conflicts"}
+ * (domain/merge.h) and nothing written.  resolution (may be NULL) settles
+ * conflicts as checkpoint_merge3 takes it.  author may be NULL.
+ */
+enum smr_rc ops_merge(struct ops_ctx *ctx, const char *space, const char *ref,
+		      const json_t *resolution, const char *author, json_t **result,
+		      struct smr_err *err);
+
 /* Ancestry of ref, newest first; limit 0 means all. */
 enum smr_rc ops_log(struct ops_ctx *ctx, const char *ref, size_t limit,
 		    struct checkpoint **out, size_t *n, struct smr_err *err);
