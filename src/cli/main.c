@@ -39,7 +39,7 @@ static const struct cli_cmd core_commands[] = {
 	{ "commit", "commit SPACE [options of checkpoint create]", cmd_commit, 0 },
 	{ "head", "head SPACE [--json]", cmd_head, 0 },
 	{ "show", "show REF [--json]", cmd_show, 0 },
-	{ "log", "log REF [--limit N] [--json]", cmd_log, 0 },
+	{ "log", "log REF [--limit N] [--first-parent] [--graph] [--json]", cmd_log, 0 },
 	{ "diff", "diff REF REF [--json]", cmd_diff, 0 },
 	{ "restore", "restore SPACE REF [--author NAME] [--json]", cmd_restore, 0 },
 	{ "fork", "fork REF --into NEWSPACE [--json]", cmd_fork, 0 },

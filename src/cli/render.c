@@ -82,11 +82,16 @@ void render_log(const json_t *list)
 
 	json_array_foreach(list, i, c) {
 		short_time(str(c, "created_at"), when);
-		printf("%.*s %s  %s", SHORT, str(c, "commit_hash"), when,
+		printf("%s%.*s %s  %s", str(c, "graph"), SHORT, str(c, "commit_hash"), when,
 		       *str(c, "title") ? str(c, "title") : "(untitled)");
 		if (*str(c, "author"))
 			printf("  (%s)", str(c, "author"));
+		if (*str(c, "merge_parent_hash"))
+			printf("  (merge %.*s %.*s)", SHORT, str(c, "parent_hash"), SHORT,
+			       str(c, "merge_parent_hash"));
 		putchar('\n');
+		if (*str(c, "graph_after"))
+			printf("%s\n", str(c, "graph_after"));
 	}
 }
 

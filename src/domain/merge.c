@@ -57,17 +57,17 @@ static enum smr_rc bad_side(struct merge *m, const char *what)
 static const char *chosen(struct merge *m, const char *field, const char *key)
 {
 	json_t *f = json_object_get(m->resolution, field), *v;
-	const char *side = NULL;
+	const char *side = NULL, *s;
 
 	v = key ? json_object_get(f, key) : f;
-	if (v && json_is_string(v))
-		side = json_string_value(v);
+	s = json_string_value(v);
+	if (s && !strcmp(s, "ours"))
+		side = "ours";
+	else if (s && !strcmp(s, "theirs"))
+		side = "theirs";
 	else if (v)
 		bad_side(m, field);
-	if (side && strcmp(side, "ours") && strcmp(side, "theirs")) {
-		bad_side(m, field);
-		side = NULL;
-	}
+	/* side points at a literal: the entry can go */
 	if (v && key)
 		json_object_del(f, key);
 	else if (v)

@@ -4,7 +4,10 @@
  */
 #include "ops/api.h"
 #include "domain/checkpoint.h"
+#include "domain/graph.h"
 #include "domain/patch.h"
+
+#include "util/xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -261,11 +264,49 @@ static enum smr_rc op_merge(struct ops_ctx *ctx, const json_t *p, json_t **resul
 	return rc;
 }
 
+/* Adds "graph" (the lanes before each line) and "graph_after" (lines below it) to a log. */
+static void add_graph(json_t *log, const struct checkpoint *v, size_t n)
+{
+	struct graph_node *g = xcalloc(n + 1, sizeof(*g));
+	char **row = xcalloc(n + 1, sizeof(*row)), **after = xcalloc(n + 1, sizeof(*after));
+
+	for (size_t i = 0; i < n; i++) {
+		g[i].hash = v[i].hash;
+		g[i].parent = v[i].parent_hash;
+		g[i].merge_parent = v[i].merge_parent_hash;
+		g[i].created_at = v[i].created_at;
+	}
+	graph_ascii(g, n, row, after);
+	for (size_t i = 0; i < n; i++) {
+		json_object_set_new(json_array_get(log, i), "graph", json_string(row[i]));
+		json_object_set_new(json_array_get(log, i), "graph_after", json_string(after[i]));
+		free(row[i]);
+		free(after[i]);
+	}
+	free(row);
+	free(after);
+	free(g);
+}
+
+static enum smr_rc api_bool(const json_t *p, const char *key, int *out, struct smr_err *err)
+{
+	const json_t *v = json_object_get(p, key);
+
+	*out = 0;
+	if (!v || json_is_null(v))
+		return SMR_OK;
+	if (!json_is_boolean(v))
+		return smr_errf(err, SMR_EINVAL, "parameter '%s' must be a boolean", key);
+	*out = json_is_true(v);
+	return SMR_OK;
+}
+
 static enum smr_rc op_log(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			  struct smr_err *err)
 {
 	const char *ref = NULL, *space;
 	long long limit = 0;
+	int first_parent = 0, graph = 0;
 	struct checkpoint *v = NULL;
 	size_t n = 0;
 	enum smr_rc rc;
@@ -275,12 +316,18 @@ static enum smr_rc op_log(struct ops_ctx *ctx, const json_t *p, json_t **result,
 		rc = api_str(p, "ref", 1, &ref, err);
 	if (!rc)
 		rc = api_int(p, "limit", 0, 1000000000, &limit, err);
+	if (!rc)
+		rc = api_bool(p, "first_parent", &first_parent, err);
+	if (!rc)
+		rc = api_bool(p, "graph", &graph, err);
 	if (!rc && space)
-		rc = ops_space_log(ctx, space, (size_t)limit, &v, &n, err);
+		rc = ops_space_log(ctx, space, (size_t)limit, first_parent, &v, &n, err);
 	else if (!rc)
-		rc = ops_log(ctx, ref, (size_t)limit, &v, &n, err);
+		rc = ops_log(ctx, ref, (size_t)limit, first_parent, &v, &n, err);
 	if (!rc)
 		*result = api_checkpoints_json(v, n);
+	if (!rc && graph)
+		add_graph(*result, v, n);
 	checkpoints_free(v, n);
 	return rc;
 }

@@ -112,8 +112,12 @@ enum smr_rc ops_merge(struct ops_ctx *ctx, const char *space, const char *ref,
 		      const json_t *resolution, const char *author, json_t **result,
 		      struct smr_err *err);
 
-/* Ancestry of ref, newest first; limit 0 means all. */
-enum smr_rc ops_log(struct ops_ctx *ctx, const char *ref, size_t limit,
+/*
+ * Ancestry of ref, newest first, every checkpoint before its parents: all
+ * ancestors through both parents of merges, or with first_parent only the
+ * first-parent chain.  limit 0 means all.
+ */
+enum smr_rc ops_log(struct ops_ctx *ctx, const char *ref, size_t limit, int first_parent,
 		    struct checkpoint **out, size_t *n, struct smr_err *err);
 
 /*
@@ -122,7 +126,8 @@ enum smr_rc ops_log(struct ops_ctx *ctx, const char *ref, size_t limit,
  * hash still means the Space.
  */
 enum smr_rc ops_space_log(struct ops_ctx *ctx, const char *space, size_t limit,
-			  struct checkpoint **out, size_t *n, struct smr_err *err);
+			  int first_parent, struct checkpoint **out, size_t *n,
+			  struct smr_err *err);
 
 /* Field-by-field difference; *out is a new reference (see domain/diff.h). */
 enum smr_rc ops_diff(struct ops_ctx *ctx, const char *ref_a, const char *ref_b, json_t **out,

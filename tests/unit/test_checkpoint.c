@@ -229,6 +229,24 @@ TEST(ref_parse_splits_ancestry)
 	ref_spec_release(&r);
 	CHECK_INT(ref_parse("", &r, NULL), SMR_EUSAGE);
 	ref_spec_release(&r);
+	/* a final ^ / ^1 / ^2 names a parent */
+	CHECK_INT(ref_parse("demo^2", &r, NULL), SMR_OK);
+	CHECK_STR(r.base, "demo");
+	CHECK_INT(r.parent, 2);
+	CHECK_INT(r.ancestors, 0);
+	ref_spec_release(&r);
+	CHECK_INT(ref_parse("demo~2^", &r, NULL), SMR_OK);
+	CHECK_STR(r.base, "demo");
+	CHECK_INT(r.ancestors, 2);
+	CHECK_INT(r.parent, 1);
+	ref_spec_release(&r);
+	CHECK_INT(ref_parse("demo^3", &r, NULL), SMR_OK);   /* not a parent: a name */
+	CHECK_STR(r.base, "demo^3");
+	CHECK_INT(r.parent, 0);
+	ref_spec_release(&r);
+	CHECK_INT(ref_parse("^2", &r, NULL), SMR_OK);
+	CHECK_STR(r.base, "^2");
+	ref_spec_release(&r);
 	CHECK(is_hash_prefix("abcd"));
 	CHECK(!is_hash_prefix("abc"));
 	CHECK(!is_hash_prefix("ABCD"));
