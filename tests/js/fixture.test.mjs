@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, tempDb, ok } from './helpers.mjs';
+import { ROOT, tempDb, ok, run } from './helpers.mjs';
 
 const FIXTURE = path.join(ROOT, 'tests/fixtures/db/v1.db');
 const EXPECTED = JSON.parse(readFileSync(path.join(ROOT, 'tests/fixtures/db/v1.hashes.json'), 'utf8'));
@@ -29,6 +29,37 @@ test('a database written before two-parent checkpoints passes fsck with the same
       assert.deepEqual(ok(t.db, ['log', space, '--json']).map((c) => c.commit_hash), hashes, space);
       for (const h of hashes) assert.equal(ok(t.db, ['show', h, '--json']).commit_hash, h);
     }
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('the old history takes new work: a carried-forward commit and the fork merged back', () => {
+  const t = copy();
+  try {
+    const out = ok(t.db, ['commit', 'trip', '--decision', 'Ryokan in Gion']);
+    assert.match(out, /\n \+1 decision\n$/);
+    const head = ok(t.db, ['head', 'trip', '--json']);
+    assert.deepEqual(head.decisions.map((d) => d.text), ['Stay in Gion', 'Ryokan in Gion']);
+    // both lines retitled their state since the fork: a conflict until one is chosen
+    const conflict = run(t.db, ['merge', 'trip', 'trip-alt']);
+    assert.equal(conflict.code, 4);
+    assert.match(conflict.stderr, /1 conflict: title/);
+    const merged = ok(t.db, ['merge', 'trip', 'trip-alt', '--ours', '--json']);
+    assert.equal(merged.status, 'merged');
+    assert.equal(merged.checkpoint.merge_parent_hash, EXPECTED.spaces['trip-alt'][0]);
+    assert.deepEqual(merged.checkpoint.decisions.map((d) => d.text),
+      ['Stay in Gion', 'Ryokan in Gion', 'Take the night train']);
+    assert.equal(merged.checkpoint.title, 'Hotel');
+    const report = ok(t.db, ['fsck', '--json']);
+    assert.equal(report.ok, true, JSON.stringify(report.problems));
+    // every hash written before is still there, unchanged, in its Space
+    for (const [space, hashes] of Object.entries(EXPECTED.spaces)) {
+      const all = new Set(ok(t.db, ['log', space, '--json']).map((c) => c.commit_hash));
+      for (const h of hashes) assert.ok(all.has(h), `${space} lost ${h}`);
+    }
+    assert.deepEqual(ok(t.db, ['log', 'trip~2', '--first-parent', '--json']).map((c) => c.commit_hash),
+      EXPECTED.spaces.trip);
   } finally {
     t.cleanup();
   }
