@@ -519,9 +519,10 @@ static const struct mcp_tool tools[] = {
 	  "Returns the checkpoint document.",
 	  in_ref, out_checkpoint, p_same, NULL, 1 },
 	{ "log", "Checkpoint history", "log",
-	  "List the history of a checkpoint, newest first, following first parents. Pass ref "
-	  "(usually a Space name) and optionally limit (default 20, at most 1000). Returns "
-	  "{checkpoints: [...]} with full checkpoint documents.",
+	  "List the history of a checkpoint, newest first, each before its parents (both "
+	  "lines of a merge; a merge has merge_parent_hash). Pass ref (usually a Space name) "
+	  "and optionally limit (default 20, at most 1000). Returns {checkpoints: [...]} with "
+	  "full checkpoint documents.",
 	  in_log, out_log, p_log, "checkpoints", 1 },
 	{ "diff", "Compare two checkpoints", "diff",
 	  "Compare two checkpoints field by field. Pass from and to (hashes, prefixes, Space "
