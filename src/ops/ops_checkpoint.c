@@ -311,17 +311,15 @@ static enum smr_rc update_on(struct update *u, const struct space *sp, const cha
 	char *hash = NULL;
 	enum smr_rc rc = unique_hash(u->ctx, parent, &hash, err);
 
-	if (rc == SMR_ENOTFOUND)
-		rc = smr_errf(err, SMR_ECONFLICT,
-			      "parent %s is not a checkpoint; HEAD of '%s' is %s", parent,
-			      sp->name, sp->head ? sp->head : "empty");
-	if (!rc && (!sp->head || strcmp(hash, sp->head)))
-		rc = smr_errf(err, SMR_ECONFLICT, "parent is stale: HEAD is now %.12s (%s)",
-			      sp->head ? sp->head : "empty", sp->head ? sp->head : "empty");
 	if (!rc)
 		rc = store_checkpoint_get(u->ctx->st, sp->id, hash, &base, err);
+	if (rc == SMR_ENOTFOUND)
+		rc = smr_errf(err, SMR_ECONFLICT,
+			      "parent %s is not a checkpoint of '%s'; its HEAD is %s", parent,
+			      sp->name, sp->head ? sp->head : "empty");
 	if (!rc)
 		rc = build_update(&base, c, u, err);
+	/* the compare-and-swap on HEAD, with the store's stale-parent message */
 	if (!rc)
 		rc = store_checkpoint_put(u->ctx->st, sp->id, c, hash, err);
 	checkpoint_release(&base);
