@@ -954,6 +954,61 @@ CONFORMANCE(merge_copies_the_other_line_and_records_both_parents)
 	free(base);
 }
 
+/* Deletes the row of hash in space_id behind the store's back (PostgreSQL: without the merge link's key). */
+static void delete_merge_parent_row(struct fixture *f, const char *space_id, const char *hash)
+{
+	char *sql;
+
+	if (f->pg) {
+		sql = xasprintf("SET search_path = %s;"
+				" ALTER TABLE commits DROP CONSTRAINT commits_merge_parent_commit_id_fkey;"
+				" DELETE FROM commits WHERE repo_id = '%s' AND commit_hash = '%s'",
+				f->schema, space_id, hash);
+		CHECK_INT(pg_admin(sql), 0);
+	} else {
+		sqlite3 *db = NULL;
+
+		sql = xasprintf("DELETE FROM commits WHERE repo_id = '%s' AND commit_hash = '%s'",
+				space_id, hash);
+		CHECK_INT(sqlite3_open(f->dsn, &db), SQLITE_OK);
+		CHECK_INT(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+		sqlite3_close(db);
+	}
+	free(sql);
+}
+
+/* fsck checks both links of a merge: a missing second parent is damage. */
+CONFORMANCE(scan_reports_a_missing_second_parent)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct scan_state s = { 0 };
+	struct space nsp = { 0 };
+	struct checkpoint m;
+	char a[37], b[37], *ha = NULL, *hb = NULL;
+
+	CHECK_INT(make_space(f, "merged", a, &err), SMR_OK);
+	CHECK_INT(put_next(f, a, &ha, "base", 1), SMR_OK);
+	sys_uuid(b);
+	nsp.id = b;
+	nsp.name = (char *)"side";
+	nsp.created_at = (char *)"2026-01-02T00:00:00.000000Z";
+	CHECK_INT(store_space_fork(f->st, &nsp, a, ha, &err), SMR_OK);
+	hb = xstrdup(ha);
+	CHECK_INT(put_next(f, a, &ha, "ours", 2), SMR_OK);
+	CHECK_INT(put_next(f, b, &hb, "theirs", 3), SMR_OK);
+	make_merge(&m, ha, hb, 4);
+	CHECK_INT(store_checkpoint_merge(f->st, a, &m, b, &err), SMR_OK);
+	CHECK(fsck_ok(f));
+	delete_merge_parent_row(f, a, hb);      /* "theirs" in a: only the merge points at it */
+	CHECK_INT(store_checkpoint_scan(f->st, a, scan_cb, &s, &err), SMR_OK);
+	CHECK_INT(s.rows, 3);
+	CHECK_INT(s.missing, 1);
+	CHECK(!fsck_clean(f, 0));
+	checkpoint_release(&m);
+	free(ha);
+	free(hb);
+}
+
 /* ---- sessions and turns ---- */
 
 static void make_session(struct fixture *f, const char *repo, char id[37], const char *created,
