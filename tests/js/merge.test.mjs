@@ -7,10 +7,10 @@
 // .../merge with a 409 that lists the conflicts).
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { tempDb, run, ok } from './helpers.mjs';
+import { tempDb, run, ok, SMRITI_FULL } from './helpers.mjs';
 import { startServer, request, expectStatus } from './http-helpers.mjs';
 
 const dump = (db) => execFileSync('sqlite3', [db, '.dump'], { encoding: 'utf8' });
@@ -180,5 +180,64 @@ describe('patch and merge over HTTP', () => {
     assert.equal(m.status, 'merged');
     assert.equal(m.checkpoint.title, 'next');
     assert.ok(m.checkpoint.merge_parent_hash);
+  });
+});
+
+// The same session of commits and merges on SQLite and on PostgreSQL: the
+// outputs agree once hashes and times are replaced by placeholders (hashes
+// cover the time, so they differ between runs; their pattern must not).
+describe('SQLite and PostgreSQL agree', () => {
+  const PG = process.env.SMRITI_TEST_PG;
+
+  function normalize(text) {
+    const seen = new Map();
+    const tag = (h) => {
+      if (!seen.has(h)) seen.set(h, `<H${seen.size}>`);
+      return seen.get(h);
+    };
+    return text.replace(/\b[0-9a-f]{64}\b/g, (m) => tag(m.slice(0, 12)))
+      .replace(/\b[0-9a-f]{12}\b/g, tag)
+      .replace(/\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?Z?/g, '<TIME>');
+  }
+
+  function session(db) {
+    const out = [];
+    const step = (args) => {
+      const r = run(db, args, { bin: SMRITI_FULL });
+      out.push(`${args.join(' ')} -> ${r.code}\n${normalize(r.stdout)}${normalize(r.stderr)}`);
+    };
+    step(['space', 'create', 'p']);
+    step(['commit', 'p', '-m', 'base', '--decision', 'Use C', '--task', 'Ship', '--question', 'When?']);
+    step(['fork', 'p', '--into', 'q']);
+    step(['commit', 'p', '--decision', 'Use SQLite', '--done', 'Ship']);
+    step(['commit', 'q', '--decision', 'Use PostgreSQL', '--drop', 'question=1']);
+    step(['merge', 'p', 'q']);
+    step(['commit', 'q', '-m', 'q title']);
+    step(['commit', 'p', '-m', 'p title']);
+    step(['merge', 'p', 'q']);
+    step(['merge', 'p', 'q', '--ours']);
+    step(['merge', 'q', 'p']);
+    step(['log', 'p', '--graph']);
+    step(['show', 'p^2']);
+    step(['diff', 'p^1', 'p']);
+    step(['fsck']);
+    return out;
+  }
+
+  test('one session, two stores, the same answers', { skip: PG ? false : 'SMRITI_TEST_PG is not set' }, () => {
+    const t = tempDb();
+    const schema = `smriti_merge_${process.pid}_${Math.floor(Math.random() * 1e6)}`;
+    const psql = (sql) => spawnSync('psql', ['-qAt', '-v', 'ON_ERROR_STOP=1', PG, '-c', sql], { encoding: 'utf8' });
+    assert.equal(psql(`CREATE SCHEMA ${schema}`).status, 0);
+    try {
+      const lite = session(t.db);
+      const pg = session(`${PG}${PG.includes('?') ? '&' : '?'}options=-csearch_path%3D${schema}`);
+      assert.deepEqual(pg, lite);
+      assert.match(lite.at(-1), /^fsck -> 0\n/);
+      assert.match(lite.join('\n'), /merge p q -> 4\n/);
+    } finally {
+      psql(`DROP SCHEMA ${schema} CASCADE`);
+      t.cleanup();
+    }
   });
 });
