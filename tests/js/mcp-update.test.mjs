@@ -88,6 +88,38 @@ describe('update_checkpoint from two agents at once', () => {
   });
 });
 
+describe('merge as an agent calls it', () => {
+  test('a conflict is an error result naming it; a resolution merges; again is up to date', async () => {
+    const t = tempDb();
+    const a = await agent(t.db, 'agent');
+    try {
+      ok(t.db, ['space', 'create', 'main-line']);
+      ok(t.db, ['commit', 'main-line', '-m', 'start', '--decision', 'Use C']);
+      ok(t.db, ['fork', 'main-line', '--into', 'experiment']);
+      await update(a, { space: 'experiment', title: 'try Rust', add: { decisions: ['Try Rust'] } });
+      await update(a, { space: 'main-line', title: 'stay', add: { tasks: ['Ship'] } });
+      const head = ok(t.db, ['head', 'main-line', '--json']);
+      const c = await a.callTool({ name: 'merge', arguments: { space: 'main-line', ref: 'experiment' } });
+      assert.equal(c.isError, true);
+      assert.match(c.content[0].text, /^conflict: 1 conflict: title; nothing was written/);
+      assert.equal(ok(t.db, ['head', 'main-line', '--json']).commit_hash, head.commit_hash);
+      const m = await a.callTool({ name: 'merge', arguments: { space: 'main-line', ref: 'experiment',
+        resolution: { title: 'theirs' } } });
+      assert.notEqual(m.isError, true, JSON.stringify(m.content));
+      assert.equal(m.structuredContent.status, 'merged');
+      assert.equal(m.structuredContent.checkpoint.title, 'try Rust');
+      assert.deepEqual(m.structuredContent.checkpoint.decisions.map((d) => d.text), ['Use C', 'Try Rust']);
+      assert.deepEqual(m.structuredContent.checkpoint.tasks.map((d) => d.text), ['Ship']);
+      assert.equal(m.structuredContent.checkpoint.author, 'agent');
+      const again = await a.callTool({ name: 'merge', arguments: { space: 'main-line', ref: 'experiment' } });
+      assert.equal(again.structuredContent.status, 'up-to-date');
+    } finally {
+      await a.close();
+      t.cleanup();
+    }
+  });
+});
+
 describe('update_checkpoint as an agent sends it', () => {
   test('add, drop by position, done by text; a bad patch saves nothing', async () => {
     const t = tempDb();
