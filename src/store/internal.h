@@ -52,6 +52,19 @@ struct store_ops {
 	/* checkpoint_get inside the current transaction (no reconnecting retry). */
 	enum smr_rc (*commit_read)(struct store *st, const char *space_id, const char *hash,
 				   struct checkpoint *out, struct smr_err *err);
+	/*
+	 * The parent hashes of hash in the Space (NULL for none; caller frees);
+	 * SMR_ENOTFOUND when hash is not there.
+	 */
+	enum smr_rc (*commit_parents)(struct store *st, const char *space_id, const char *hash,
+				      char **parent, char **merge_parent, struct smr_err *err);
+	/*
+	 * Copies the row of hash in src_space_id into space_id on parent rows
+	 * parent_id and merge_id (-1: none), fields as stored; *id gets the row.
+	 */
+	enum smr_rc (*commit_copy)(struct store *st, const char *space_id,
+				   const char *src_space_id, const char *hash, int64_t parent_id,
+				   int64_t merge_id, int64_t *id, struct smr_err *err);
 	/* Inserts the Space and its empty HEAD; SMR_ECONFLICT naming a taken name. */
 	enum smr_rc (*space_insert)(struct store *st, const struct space *sp,
 				    struct smr_err *err);

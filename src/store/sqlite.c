@@ -758,6 +758,62 @@ static enum smr_rc space_insert(struct store *st, const struct space *sp, struct
 	return insert_space(S(st), sp, err);
 }
 
+static enum smr_rc commit_parents(struct store *st, const char *space_id, const char *hash,
+				  char **parent, char **merge_parent, struct smr_err *err)
+{
+	static const char sql[] =
+		"SELECT p.commit_hash, m.commit_hash FROM commits c"
+		" LEFT JOIN commits p ON p.id = c.parent_commit_id"
+		" LEFT JOIN commits m ON m.id = c.merge_parent_commit_id"
+		" WHERE c.repo_id = ? AND c.commit_hash = ?";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	int step;
+
+	*parent = *merge_parent = NULL;
+	if (!q)
+		return db_error(s, err, "reading a checkpoint's parents");
+	bind_text(q, 1, space_id);
+	bind_text(q, 2, hash);
+	step = sqlite3_step(q);
+	if (step == SQLITE_ROW) {
+		*parent = col_text(q, 0);
+		*merge_parent = col_text(q, 1);
+	}
+	sqlite3_reset(q);
+	if (step == SQLITE_DONE)
+		return smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in the source space", hash);
+	if (step != SQLITE_ROW)
+		return db_error(s, err, "reading a checkpoint's parents");
+	return SMR_OK;
+}
+
+static enum smr_rc commit_copy(struct store *st, const char *space_id, const char *src_space_id,
+			       const char *hash, int64_t parent_id, int64_t merge_id, int64_t *id,
+			       struct smr_err *err)
+{
+	static const char sql[] =
+		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, merge_parent_commit_id,"
+		" title, summary, decisions, assumptions, tasks, open_questions, entities,"
+		" artifacts, metadata_, author, created_at) SELECT ?, commit_hash, ?, ?, title,"
+		" summary, decisions, assumptions, tasks, open_questions, entities, artifacts,"
+		" metadata_, author, created_at FROM commits WHERE repo_id = ? AND commit_hash = ?";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	enum smr_rc rc;
+
+	if (q) {
+		bind_text(q, 1, space_id);
+		bind_int_or_null(q, 2, parent_id);
+		bind_int_or_null(q, 3, merge_id);
+		bind_text(q, 4, src_space_id);
+		bind_text(q, 5, hash);
+	}
+	rc = step_done(s, q, "copying a checkpoint", err);
+	*id = sqlite3_last_insert_rowid(s->db);
+	return rc;
+}
+
 /* ---- sessions and turns ---- */
 
 #define SESSION_COLS \
@@ -1091,6 +1147,8 @@ const struct store_ops store_sqlite_ops = {
 	.commit_insert = insert_commit,
 	.commit_id = commit_id,
 	.commit_read = sqlite_checkpoint_get,
+	.commit_parents = commit_parents,
+	.commit_copy = commit_copy,
 	.space_insert = space_insert,
 	.head_move = move_head,
 	.last_seq_lock = last_seq,

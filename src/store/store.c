@@ -299,25 +299,26 @@ static enum smr_rc parent_row(struct store *st, const char *space_id, const char
 static enum smr_rc import_step(struct store *st, const char *space_id, const char *src_space_id,
 			       struct hash_stack *todo, struct smr_err *err)
 {
-	struct checkpoint c = { 0 };
 	const char *hash = todo->v[todo->n - 1];
+	char *parent = NULL, *merge_parent = NULL;
 	int64_t id = -1, pid = -1, mid = -1;
 	int pending = 0;
 	enum smr_rc rc = st->ops->commit_id(st, space_id, hash, &id, err);
 
 	if (!rc && id < 0)
-		rc = st->ops->commit_read(st, src_space_id, hash, &c, err);
+		rc = st->ops->commit_parents(st, src_space_id, hash, &parent, &merge_parent, err);
 	if (!rc && id < 0)
-		rc = parent_row(st, space_id, c.parent_hash, todo, &pid, &pending, err);
+		rc = parent_row(st, space_id, parent, todo, &pid, &pending, err);
 	if (!rc && id < 0)
-		rc = parent_row(st, space_id, c.merge_parent_hash, todo, &mid, &pending, err);
+		rc = parent_row(st, space_id, merge_parent, todo, &mid, &pending, err);
 	if (!rc && id < 0 && !pending)
-		rc = st->ops->commit_insert(st, space_id, &c, pid, mid, &id, err);
+		rc = st->ops->commit_copy(st, space_id, src_space_id, hash, pid, mid, &id, err);
 	if (!rc && !pending) {
 		/* todo->v[n - 1] is still hash: nothing was pushed */
 		free(todo->v[--todo->n]);
 	}
-	checkpoint_release(&c);
+	free(parent);
+	free(merge_parent);
 	return rc;
 }
 

@@ -48,6 +48,7 @@ enum stmt {
 	Q_SPACE_INSERT, Q_SPACE_GET, Q_SPACE_LIST, Q_SPACE_RENAME, Q_SPACE_DELETE,
 	Q_HEAD_LOCK, Q_HASH_BY_ID, Q_COMMIT_INSERT, Q_HEAD_MOVE,
 	Q_CKPT_IN_SPACE, Q_CKPT_ANY, Q_FIND_PREFIX, Q_LOG, Q_SCAN, Q_COMMIT_ID,
+	Q_COMMIT_PARENTS, Q_COMMIT_COPY,
 	Q_SESSION_INSERT, Q_SESSION_GET, Q_SESSION_LIST, Q_SESSION_LOCK, Q_LAST_SEQ,
 	Q_TURN_INSERT, Q_TURN_SET_ERROR, Q_TURN_LIST, Q_TURNS_SINCE_HEAD,
 	Q_JOB_INSERT, Q_JOB_GET, Q_JOB_UPDATE, Q_JOB_FAIL_UNFINISHED,
@@ -125,6 +126,18 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_SCAN] = CKPT_COLS " WHERE c.repo_id = $1 AND c.id > $2 ORDER BY c.id LIMIT "
 		STR(SCAN_BATCH),
 	[Q_COMMIT_ID] = "SELECT id FROM commits WHERE repo_id = $1 AND commit_hash = $2",
+	[Q_COMMIT_PARENTS] =
+		"SELECT p.commit_hash, m.commit_hash FROM commits c"
+		" LEFT JOIN commits p ON p.id = c.parent_commit_id"
+		" LEFT JOIN commits m ON m.id = c.merge_parent_commit_id"
+		" WHERE c.repo_id = $1 AND c.commit_hash = $2",
+	[Q_COMMIT_COPY] =
+		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, merge_parent_commit_id,"
+		" title, summary, decisions, assumptions, tasks, open_questions, entities, artifacts,"
+		" metadata_, fields_text, author, created_at) SELECT $1::text, commit_hash,"
+		" $2::bigint, $3::bigint, title, summary, decisions, assumptions, tasks,"
+		" open_questions, entities, artifacts, metadata_, fields_text, author, created_at"
+		" FROM commits WHERE repo_id = $4::text AND commit_hash = $5::text RETURNING id",
 	[Q_SESSION_INSERT] =
 		"INSERT INTO sessions (id, repo_id, title, mounted_commit_hash,"
 		" forked_from_session_id, history_base_seq, created_at)"
@@ -1031,6 +1044,49 @@ static enum smr_rc space_insert(struct store *st, const struct space *sp, struct
 	return insert_space(P(st), sp, err);
 }
 
+static enum smr_rc commit_parents(struct store *st, const char *space_id, const char *hash,
+				  char **parent, char **merge_parent, struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	enum smr_rc rc;
+
+	*parent = *merge_parent = NULL;
+	p_text(&p, space_id);
+	p_text(&p, hash);
+	rc = run(P(st), Q_COMMIT_PARENTS, &p, &r, "reading a checkpoint's parents", err);
+	if (!rc && PQntuples(r) == 0)
+		rc = smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in the source space", hash);
+	if (!rc) {
+		*parent = col_text(r, 0, 0);
+		*merge_parent = col_text(r, 0, 1);
+	}
+	PQclear(r);
+	return rc;
+}
+
+static enum smr_rc commit_copy(struct store *st, const char *space_id, const char *src_space_id,
+			       const char *hash, int64_t parent_id, int64_t merge_id, int64_t *id,
+			       struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	enum smr_rc rc;
+
+	p_text(&p, space_id);
+	p_int_or_null(&p, parent_id);
+	p_int_or_null(&p, merge_id);
+	p_text(&p, src_space_id);
+	p_text(&p, hash);
+	rc = run(P(st), Q_COMMIT_COPY, &p, &r, "copying a checkpoint", err);
+	if (!rc && PQntuples(r) != 1)
+		rc = smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in the source space", hash);
+	if (!rc)
+		*id = col_int(r, 0, 0);
+	PQclear(r);
+	return rc;
+}
+
 /* ---- sessions and turns ---- */
 
 static void read_session(const PGresult *r, int row, struct session *out)
@@ -1316,6 +1372,8 @@ const struct store_ops store_postgres_ops = {
 	.commit_insert = insert_commit,
 	.commit_id = commit_id,
 	.commit_read = commit_read,
+	.commit_parents = commit_parents,
+	.commit_copy = commit_copy,
 	.space_insert = space_insert,
 	.head_move = move_head,
 	.last_seq_lock = lock_last_seq,
