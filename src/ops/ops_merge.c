@@ -18,38 +18,6 @@
 
 #define MERGE_RETRIES 8   /* another writer moved HEAD while we merged: start again */
 
-/*
- * Adds hash and all its ancestors in space_id (both parents) to set, as
- * {hash: created_at}.  One first-parent chain per store call.
- */
-static enum smr_rc ancestry(struct ops_ctx *ctx, const char *space_id, const char *hash,
-			    json_t *set, struct smr_err *err)
-{
-	json_t *todo = json_pack("[s]", hash);
-	struct checkpoint *chain = NULL;
-	size_t n = 0, i;
-	enum smr_rc rc = SMR_OK;
-
-	while (!rc && json_array_size(todo)) {
-		char *h = xstrdup(json_string_value(json_array_get(todo, 0)));
-
-		json_array_remove(todo, 0);
-		if (!json_object_get(set, h))
-			rc = store_checkpoint_log(ctx->st, space_id, h, 0, &chain, &n, err);
-		for (i = 0; !rc && i < n && !json_object_get(set, chain[i].hash); i++) {
-			json_object_set_new(set, chain[i].hash, json_string(chain[i].created_at));
-			if (chain[i].merge_parent_hash)
-				json_array_append_new(todo, json_string(chain[i].merge_parent_hash));
-		}
-		checkpoints_free(chain, n);
-		chain = NULL;
-		n = 0;
-		free(h);
-	}
-	json_decref(todo);
-	return rc;
-}
-
 /* The newest checkpoint in both sets (ties: the greater hash); borrowed, NULL if none. */
 static const char *nearest_common(const json_t *ours, const json_t *theirs)
 {
@@ -163,9 +131,9 @@ static enum smr_rc merge_once(struct ops_ctx *ctx, const struct merge_job *j, js
 		json_decref(theirs);
 		return fast_forward(ctx, j, result, err);
 	}
-	rc = ancestry(ctx, j->sp->id, j->sp->head, ours, err);
+	rc = store_checkpoint_ancestry(ctx->st, j->sp->id, j->sp->head, ours, err);
 	if (!rc)
-		rc = ancestry(ctx, j->src_id, j->theirs->hash, theirs, err);
+		rc = store_checkpoint_ancestry(ctx->st, j->src_id, j->theirs->hash, theirs, err);
 	if (!rc && json_object_get(ours, j->theirs->hash)) {
 		rc = store_checkpoint_get(ctx->st, j->sp->id, j->sp->head, &head, err);
 		if (!rc)

@@ -53,11 +53,12 @@ struct store_ops {
 	enum smr_rc (*commit_read)(struct store *st, const char *space_id, const char *hash,
 				   struct checkpoint *out, struct smr_err *err);
 	/*
-	 * The parent hashes of hash in the Space (NULL for none; caller frees);
-	 * SMR_ENOTFOUND when hash is not there.
+	 * The parent hashes of hash in the Space (NULL for none) and its time;
+	 * caller frees the three.  SMR_ENOTFOUND when hash is not there.
 	 */
-	enum smr_rc (*commit_parents)(struct store *st, const char *space_id, const char *hash,
-				      char **parent, char **merge_parent, struct smr_err *err);
+	enum smr_rc (*commit_links)(struct store *st, const char *space_id, const char *hash,
+				    char **parent, char **merge_parent, char **created_at,
+				    struct smr_err *err);
 	/*
 	 * Copies the row of hash in src_space_id into space_id on parent rows
 	 * parent_id and merge_id (-1: none), fields as stored; *id gets the row.

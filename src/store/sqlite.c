@@ -758,11 +758,12 @@ static enum smr_rc space_insert(struct store *st, const struct space *sp, struct
 	return insert_space(S(st), sp, err);
 }
 
-static enum smr_rc commit_parents(struct store *st, const char *space_id, const char *hash,
-				  char **parent, char **merge_parent, struct smr_err *err)
+static enum smr_rc commit_links(struct store *st, const char *space_id, const char *hash,
+				char **parent, char **merge_parent, char **created_at,
+				struct smr_err *err)
 {
 	static const char sql[] =
-		"SELECT p.commit_hash, m.commit_hash FROM commits c"
+		"SELECT p.commit_hash, m.commit_hash, c.created_at FROM commits c"
 		" LEFT JOIN commits p ON p.id = c.parent_commit_id"
 		" LEFT JOIN commits m ON m.id = c.merge_parent_commit_id"
 		" WHERE c.repo_id = ? AND c.commit_hash = ?";
@@ -770,7 +771,7 @@ static enum smr_rc commit_parents(struct store *st, const char *space_id, const 
 	sqlite3_stmt *q = prep(s, sql);
 	int step;
 
-	*parent = *merge_parent = NULL;
+	*parent = *merge_parent = *created_at = NULL;
 	if (!q)
 		return db_error(s, err, "reading a checkpoint's parents");
 	bind_text(q, 1, space_id);
@@ -779,10 +780,11 @@ static enum smr_rc commit_parents(struct store *st, const char *space_id, const 
 	if (step == SQLITE_ROW) {
 		*parent = col_text(q, 0);
 		*merge_parent = col_text(q, 1);
+		*created_at = col_text(q, 2);
 	}
 	sqlite3_reset(q);
 	if (step == SQLITE_DONE)
-		return smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in the source space", hash);
+		return smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in this space", hash);
 	if (step != SQLITE_ROW)
 		return db_error(s, err, "reading a checkpoint's parents");
 	return SMR_OK;
@@ -1147,7 +1149,7 @@ const struct store_ops store_sqlite_ops = {
 	.commit_insert = insert_commit,
 	.commit_id = commit_id,
 	.commit_read = sqlite_checkpoint_get,
-	.commit_parents = commit_parents,
+	.commit_links = commit_links,
 	.commit_copy = commit_copy,
 	.space_insert = space_insert,
 	.head_move = move_head,

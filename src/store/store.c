@@ -300,13 +300,14 @@ static enum smr_rc import_step(struct store *st, const char *space_id, const cha
 			       struct hash_stack *todo, struct smr_err *err)
 {
 	const char *hash = todo->v[todo->n - 1];
-	char *parent = NULL, *merge_parent = NULL;
+	char *parent = NULL, *merge_parent = NULL, *created_at = NULL;
 	int64_t id = -1, pid = -1, mid = -1;
 	int pending = 0;
 	enum smr_rc rc = st->ops->commit_id(st, space_id, hash, &id, err);
 
 	if (!rc && id < 0)
-		rc = st->ops->commit_parents(st, src_space_id, hash, &parent, &merge_parent, err);
+		rc = st->ops->commit_links(st, src_space_id, hash, &parent, &merge_parent,
+					   &created_at, err);
 	if (!rc && id < 0)
 		rc = parent_row(st, space_id, parent, todo, &pid, &pending, err);
 	if (!rc && id < 0)
@@ -319,6 +320,7 @@ static enum smr_rc import_step(struct store *st, const char *space_id, const cha
 	}
 	free(parent);
 	free(merge_parent);
+	free(created_at);
 	return rc;
 }
 
@@ -342,6 +344,42 @@ static enum smr_rc import_history(struct store *st, const char *space_id,
 	free(todo.v);
 	if (!rc)
 		rc = row_of(st, space_id, hash, id, err);
+	return rc;
+}
+
+enum smr_rc store_checkpoint_ancestry(struct store *st, const char *space_id, const char *hash,
+				      json_t *into, struct smr_err *err)
+{
+	struct hash_stack todo = { NULL, 0, 0 };
+	char *h, *parent, *merge_parent, *created_at;
+	/* one transaction for the row methods, rolled back: it only reads */
+	enum smr_rc rc = st->ops->txn_begin(st, err);
+
+	if (rc)
+		return rc;
+	push_hash(&todo, hash);
+	while (!rc && todo.n) {
+		h = todo.v[--todo.n];
+		if (!json_object_get(into, h)) {
+			rc = st->ops->commit_links(st, space_id, h, &parent, &merge_parent,
+						   &created_at, err);
+			if (!rc) {
+				json_object_set_new(into, h, json_string(created_at));
+				if (parent)
+					push_hash(&todo, parent);
+				if (merge_parent)
+					push_hash(&todo, merge_parent);
+				free(parent);
+				free(merge_parent);
+				free(created_at);
+			}
+		}
+		free(h);
+	}
+	while (todo.n)
+		free(todo.v[--todo.n]);
+	free(todo.v);
+	st->ops->txn_rollback(st);
 	return rc;
 }
 

@@ -100,6 +100,13 @@ enum smr_rc store_checkpoint_find_prefix(struct store *st, const char *prefix, s
 enum smr_rc store_checkpoint_log(struct store *st, const char *space_id, const char *hash,
 				 size_t limit, struct checkpoint **out, size_t *n,
 				 struct smr_err *err);
+/*
+ * Adds hash and every ancestor of it in space_id (both parents of merges)
+ * to into, as {hash: created_at}; does not walk past a hash already there.
+ * Reads only the links, not the content (merge bases, up-to-date checks).
+ */
+enum smr_rc store_checkpoint_ancestry(struct store *st, const char *space_id, const char *hash,
+				      json_t *into, struct smr_err *err);
 /* Every checkpoint of a Space in insertion order, for fsck. */
 enum smr_rc store_checkpoint_scan(struct store *st, const char *space_id, store_scan_fn fn,
 				  void *ctx, struct smr_err *err);

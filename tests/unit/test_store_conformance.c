@@ -930,6 +930,17 @@ CONFORMANCE(merge_copies_the_other_line_and_records_both_parents)
 	CHECK_INT(store_checkpoint_log(f->st, a, h, 0, &log, &n, &err), SMR_OK);
 	CHECK_INT(n, 3);                 /* first parents: merged, ours, one */
 	checkpoints_free(log, n);
+	/* the ancestry follows both parents: all five, each with its time */
+	{
+		json_t *anc = json_object();
+
+		CHECK_INT(store_checkpoint_ancestry(f->st, a, h, anc, &err), SMR_OK);
+		CHECK_INT(json_object_size(anc), 5);
+		CHECK_STR(json_string_value(json_object_get(anc, hb)),
+			  "2026-01-01T00:00:04.000000Z");
+		CHECK_INT(store_checkpoint_ancestry(f->st, a, "beef", anc, &err), SMR_ENOTFOUND);
+		json_decref(anc);
+	}
 	/* the fork fast-forwards to the merge, copying it and "ours" */
 	CHECK_INT(store_head_fast_forward(f->st, b, base, a, m.hash, &err), SMR_ECONFLICT);
 	CHECK_INT(store_head_fast_forward(f->st, b, hb, a, m.hash, &err), SMR_OK);

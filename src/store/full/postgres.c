@@ -48,7 +48,7 @@ enum stmt {
 	Q_SPACE_INSERT, Q_SPACE_GET, Q_SPACE_LIST, Q_SPACE_RENAME, Q_SPACE_DELETE,
 	Q_HEAD_LOCK, Q_HASH_BY_ID, Q_COMMIT_INSERT, Q_HEAD_MOVE,
 	Q_CKPT_IN_SPACE, Q_CKPT_ANY, Q_FIND_PREFIX, Q_LOG, Q_SCAN, Q_COMMIT_ID,
-	Q_COMMIT_PARENTS, Q_COMMIT_COPY,
+	Q_COMMIT_LINKS, Q_COMMIT_COPY,
 	Q_SESSION_INSERT, Q_SESSION_GET, Q_SESSION_LIST, Q_SESSION_LOCK, Q_LAST_SEQ,
 	Q_TURN_INSERT, Q_TURN_SET_ERROR, Q_TURN_LIST, Q_TURNS_SINCE_HEAD,
 	Q_JOB_INSERT, Q_JOB_GET, Q_JOB_UPDATE, Q_JOB_FAIL_UNFINISHED,
@@ -126,8 +126,8 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_SCAN] = CKPT_COLS " WHERE c.repo_id = $1 AND c.id > $2 ORDER BY c.id LIMIT "
 		STR(SCAN_BATCH),
 	[Q_COMMIT_ID] = "SELECT id FROM commits WHERE repo_id = $1 AND commit_hash = $2",
-	[Q_COMMIT_PARENTS] =
-		"SELECT p.commit_hash, m.commit_hash FROM commits c"
+	[Q_COMMIT_LINKS] =
+		"SELECT p.commit_hash, m.commit_hash, c.created_at FROM commits c"
 		" LEFT JOIN commits p ON p.id = c.parent_commit_id"
 		" LEFT JOIN commits m ON m.id = c.merge_parent_commit_id"
 		" WHERE c.repo_id = $1 AND c.commit_hash = $2",
@@ -1044,22 +1044,25 @@ static enum smr_rc space_insert(struct store *st, const struct space *sp, struct
 	return insert_space(P(st), sp, err);
 }
 
-static enum smr_rc commit_parents(struct store *st, const char *space_id, const char *hash,
-				  char **parent, char **merge_parent, struct smr_err *err)
+static enum smr_rc commit_links(struct store *st, const char *space_id, const char *hash,
+				char **parent, char **merge_parent, char **created_at,
+				struct smr_err *err)
 {
+	struct pg_store *s = P(st);
 	struct params p = { .n = 0 };
 	PGresult *r = NULL;
 	enum smr_rc rc;
 
-	*parent = *merge_parent = NULL;
+	*parent = *merge_parent = *created_at = NULL;
 	p_text(&p, space_id);
 	p_text(&p, hash);
-	rc = run(P(st), Q_COMMIT_PARENTS, &p, &r, "reading a checkpoint's parents", err);
+	rc = run(s, Q_COMMIT_LINKS, &p, &r, "reading a checkpoint's parents", err);
 	if (!rc && PQntuples(r) == 0)
-		rc = smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in the source space", hash);
+		rc = smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in this space", hash);
 	if (!rc) {
 		*parent = col_text(r, 0, 0);
 		*merge_parent = col_text(r, 0, 1);
+		*created_at = col_text(r, 0, 2);
 	}
 	PQclear(r);
 	return rc;
@@ -1372,7 +1375,7 @@ const struct store_ops store_postgres_ops = {
 	.commit_insert = insert_commit,
 	.commit_id = commit_id,
 	.commit_read = commit_read,
-	.commit_parents = commit_parents,
+	.commit_links = commit_links,
 	.commit_copy = commit_copy,
 	.space_insert = space_insert,
 	.head_move = move_head,
