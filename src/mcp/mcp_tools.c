@@ -240,7 +240,7 @@ static json_t *in_create_space(void)
 {
 	json_t *o = s_object(1);
 
-	prop(o, "name", s_string("Name of the new Space: up to 100 characters, no '/' or '~'"),
+	prop(o, "name", s_string("Name of the new Space: up to 100 characters, no '/', '~' or '^'"),
 	     1);
 	prop(o, "description", s_text("What the Space is for"), 0);
 	return o;

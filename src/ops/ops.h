@@ -56,7 +56,7 @@ enum smr_rc ops_space_rename(struct ops_ctx *ctx, const char *space, const char 
 			     struct space *out, struct smr_err *err);
 enum smr_rc ops_space_delete(struct ops_ctx *ctx, const char *space, struct smr_err *err);
 
-/* Validates a Space name: 1..100 characters, no control characters, no '~' or '/'. */
+/* Validates a Space name: 1..100 characters, no control characters, no '~', '^' or '/'. */
 enum smr_rc ops_check_space_name(const char *name, struct smr_err *err);
 
 /* Resolves a REF (hash, unique prefix, SPACE, SPACE~N, HASH~N) to its checkpoint. */
