@@ -136,7 +136,10 @@ static char *padded(struct buf *b, size_t width)
 	return buf_detach(b, NULL);
 }
 
-/* Removes lanes after the first that wait for the same hash, drawing "|/" for each. */
+/*
+ * Removes lanes after the first that wait for the same hash, drawing "|/"
+ * for each ("|_|/" when other lanes lie between, as git draws it).
+ */
 static void collapse(struct lanes *l, struct buf *after)
 {
 	for (size_t i = 0; i < l->n; i++) {
@@ -146,7 +149,7 @@ static void collapse(struct lanes *l, struct buf *after)
 			if (after->len)
 				buf_addch(after, '\n');
 			for (size_t k = 0; k < j; k++)
-				buf_adds(after, k + 1 == j ? "|/" : "| ");
+				buf_adds(after, k + 1 == j ? "|/" : k >= i ? "|_" : "| ");
 			for (size_t k = j + 1; k < l->n; k++)
 				buf_adds(after, " /");
 			memmove(&l->want[j], &l->want[j + 1], (l->n - j - 1) * sizeof(*l->want));
