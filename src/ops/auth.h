@@ -93,6 +93,13 @@ void ops_author(const struct ops_ctx *ctx, const char *claimed, const char **aut
  */
 void ops_add_role(struct ops_ctx *ctx, const struct space *sp, json_t *doc);
 
+/*
+ * Sets c->author as ops_author() says (c->author holds the claimed one),
+ * keeping a claimed author that is not the caller as metadata.author_tool.
+ * Every write of a checkpoint calls it before sealing.
+ */
+void ops_set_author(struct ops_ctx *ctx, struct checkpoint *c);
+
 /* Gives the caller (a person, or an agent's person) the owner role on a new Space. */
 enum smr_rc ops_grant_creator(struct ops_ctx *ctx, const char *space_id, struct smr_err *err);
 

@@ -110,6 +110,10 @@ function teamSuite(kind, makeDb) {
       head = JSON.parse(cliOk(store.db, ['checkpoint', 'create', 'proj', '--title', 'first',
         '--decision', 'use C', '--json'])).commit_hash;
       cliOk(store.db, ['checkpoint', 'create', 'secret', '--title', 'hidden', '--json']);
+      // a line to merge back into proj: a fork with a checkpoint of its own, readable by proj's people
+      cliOk(store.db, ['fork', 'proj', '--into', 'projfork']);
+      cliOk(store.db, ['checkpoint', 'create', 'projfork', '--title', 'on the fork', '--decision', 'try B']);
+      for (const u of ['own', 'wri', 'rea']) cliOk(store.db, ['grant', u, 'projfork', 'reader']);
       server = await startServer(store.db, {
         args: ['--quiet'],
         env: { SMRITI_TOKEN: ADMIN, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: `${fake.url}/v1` },
@@ -136,6 +140,8 @@ function teamSuite(kind, makeDb) {
       head: async () => ({ space: 'proj' }),
       show: async () => ({ ref: head }),
       'checkpoint.create': async () => ({ space: 'proj', checkpoint: { title: 'by matrix' } }),
+      'checkpoint.update': async () => ({ space: 'proj', add: { decisions: [uniq('decided')] } }),
+      merge: async () => ({ space: 'proj', ref: 'projfork' }),
       log: async () => ({ space: 'proj' }),
       diff: async () => ({ from: head, to: head }),
       restore: async () => ({ space: 'proj', ref: head }),
@@ -197,6 +203,8 @@ function teamSuite(kind, makeDb) {
       'GET /v4/providers': async () => ({ path: '/v4/providers' }),
       'GET /v4/sessions/{id}/context': async () => ({ path: `/v4/sessions/${session}/context` }),
       'GET /openapi.json': async () => ({ path: '/openapi.json' }),
+      'PATCH /v4/repos/{id}/head': async () => ({ path: '/v4/repos/proj/head', body: { add: { decisions: [uniq('patched')] } } }),
+      'POST /v4/repos/{id}/merge': async () => ({ path: '/v4/repos/proj/merge', body: { ref: 'projfork' } }),
       'GET /v4/generations/{id}': async () => ({ path: `/v4/generations/${gen}` }),
       'POST /v4/generations/{id}/stop': async () => ({ path: `/v4/generations/${gen}/stop`, body: {} }),
     };
@@ -212,6 +220,8 @@ function teamSuite(kind, makeDb) {
       restore: async () => ({ space: 'proj', ref: head }),
       fork: async () => ({ ref: head, into: uniq('mcpfork') }),
       review: async () => ({ ref: head, llm: false }),
+      update_checkpoint: async () => ({ space: 'proj', add: { decisions: [uniq('via mcp')] } }),
+      merge: async () => ({ space: 'proj', ref: 'projfork' }),
     };
 
     test('every operation, route and MCP tool has a case and a declared rule', async () => {
@@ -235,7 +245,7 @@ function teamSuite(kind, makeDb) {
     });
 
     test('write operations need at least writer (or are the caller\'s own)', () => {
-      const writes = ['space.rename', 'space.delete', 'checkpoint.create', 'restore', 'ingest',
+      const writes = ['space.rename', 'space.delete', 'checkpoint.create', 'checkpoint.update', 'merge', 'restore', 'ingest',
         'session.create', 'session.mount', 'chat.send', 'draft.create', 'grant', 'grant.revoke'];
       const ops = openapi['x-smriti-operations'];
       for (const w of writes) assert.ok(LEVEL[ops[w].role] >= LEVEL.writer, `${w}: ${JSON.stringify(ops[w])}`);
@@ -415,6 +425,9 @@ function teamSuite(kind, makeDb) {
       assert.equal(r.json.result.metadata.author_tool, 'rea');
       r = await op('wri/bot', 'restore', { space: 'proj', ref: head, author: 'own' });
       assert.equal(r.json.result.author, 'wri/bot');
+      r = await op('wri/bot', 'checkpoint.update', { space: 'proj', author: 'own', add: { decisions: [uniq('upd')] } });
+      assert.equal(r.status, 200, r.text);
+      assert.equal((r.json.result.checkpoint || r.json.result).author, 'wri/bot');
       // through MCP too
       const res = await mcp('wri/bot', 'tools/call', { name: 'write_checkpoint', arguments: { space: 'proj', title: 'm', author: 'own' } });
       assert.equal(res.structuredContent.author, 'wri/bot');
