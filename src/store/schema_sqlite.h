@@ -97,7 +97,7 @@ static const char *const sqlite_migrations[] = {
 	"  WHERE status = 'running';"
 	"CREATE INDEX generations_by_session ON generations(session_id, created_at);",
 	/*
-	 * N: people and agents on one server.  An agent is a users row with an
+	 * 4: people and agents on one server.  An agent is a users row with an
 	 * owner (its person); tokens are stored as SHA-256 only; grants give a
 	 * person a role on a Space (1 reader, 2 writer, 3 owner); auth_state's
 	 * epoch counts changes to all of these (servers cache what they read

@@ -114,7 +114,7 @@ static const char *const postgres_migrations[] = {
 	"CREATE UNIQUE INDEX generations_running ON generations(session_id)"
 	"  WHERE status = 'running';"
 	"CREATE INDEX generations_by_session ON generations(session_id, created_at);",
-	/* N: people, agents, tokens (SHA-256 only), grants, turn authors (see schema_sqlite.h) */
+	/* 4: people, agents, tokens (SHA-256 only), grants, turn authors (see schema_sqlite.h) */
 	"CREATE TABLE users ("
 	"  id TEXT COLLATE \"C\" PRIMARY KEY,"
 	"  name TEXT COLLATE \"C\" NOT NULL UNIQUE,"
