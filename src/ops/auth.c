@@ -276,7 +276,7 @@ void ops_auth_stale(struct ops_ctx *ctx)
 enum smr_rc ops_role(struct ops_ctx *ctx, const char *space_id, enum role *out,
 		     struct smr_err *err)
 {
-	struct auth_cache *c = fresh_cache(ctx);
+	struct auth_cache *c;
 	const char *person;
 	struct role_entry *e;
 	enum smr_rc rc;
@@ -285,6 +285,7 @@ enum smr_rc ops_role(struct ops_ctx *ctx, const char *space_id, enum role *out,
 		*out = ROLE_OWNER;
 		return SMR_OK;
 	}
+	c = fresh_cache(ctx);
 	person = ctx->who->person_id;
 	for (size_t i = 0; c && i < c->nrole; i++) {
 		if (!strcmp(c->role[i].person, person) && !strcmp(c->role[i].space, space_id)) {
