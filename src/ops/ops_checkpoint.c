@@ -40,6 +40,14 @@ static enum smr_rc unique_hash(struct ops_ctx *ctx, const char *prefix, char **o
 	return rc;
 }
 
+/* 1 for 1 to 3 lower-case hex digits: meant as a prefix, but too short to be one. */
+static int is_short_hex(const char *s)
+{
+	size_t n = strspn(s, "0123456789abcdef");
+
+	return n > 0 && n < 4 && !s[n];
+}
+
 /* The checkpoint a base reference names (no ~N), looked up as a Space first. */
 static enum smr_rc resolve_base(struct ops_ctx *ctx, const char *base, struct checkpoint *out,
 				char **space_id, struct smr_err *err)
@@ -62,6 +70,10 @@ static enum smr_rc resolve_base(struct ops_ctx *ctx, const char *base, struct ch
 	}
 	if (rc != SMR_ENOTFOUND)
 		return smr_errf(err, rc, "cannot read space '%s'", base);
+	if (is_short_hex(base))
+		return smr_errf(err, SMR_ENOTFOUND,
+				"no space named '%s', and a checkpoint prefix needs at least 4 hex"
+				" digits", base);
 	if (!is_hash_prefix(base))
 		return smr_errf(err, SMR_ENOTFOUND, "no space or checkpoint named '%s'", base);
 	rc = unique_hash(ctx, base, &hash, err);
@@ -193,14 +205,23 @@ static enum smr_rc write_checkpoint(struct ops_ctx *ctx, const char *space, stru
 				    struct smr_err *err)
 {
 	struct space sp = { 0 };
-	char *parent_hash = NULL;
+	char *parent_hash = NULL, *lower = parent ? xstrdup(parent) : NULL;
 	enum smr_rc rc;
 
 	rc = store_space_get(ctx->st, space, &sp, err);
-	if (rc)
+	if (rc) {
+		free(lower);
 		return rc;
+	}
 	c->space = xstrdup(sp.name);
-	if (parent) {
+	for (char *p = lower; p && *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	parent = lower;
+	if (parent && !is_hash_prefix(parent)) {
+		/* malformed is bad input (exit 2, 400), not a lost race (exit 4, 409) */
+		rc = smr_errf(err, SMR_EINVAL,
+			      "parent '%s' is not a checkpoint hash (give 4 to 64 hex digits)", parent);
+	} else if (parent) {
 		rc = unique_hash(ctx, parent, &parent_hash, err);
 		if (rc == SMR_ENOTFOUND)
 			rc = smr_errf(err, SMR_ECONFLICT,
@@ -214,6 +235,7 @@ static enum smr_rc write_checkpoint(struct ops_ctx *ctx, const char *space, stru
 	if (!rc)
 		rc = store_checkpoint_get(ctx->st, sp.id, c->hash, out, err);
 	free(parent_hash);
+	free(lower);
 	space_release(&sp);
 	return rc;
 }
