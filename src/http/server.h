@@ -49,6 +49,13 @@ enum smr_rc http_listen(const struct http_config *cfg, struct http_server **out,
  */
 enum smr_rc http_serve(struct http_server *srv, struct runtime *rt, struct smr_err *err);
 
+/*
+ * The OpenAPI 3.1 document of the HTTP API, as /openapi.json serves it
+ * (indented); caller free()s.  Needs no server, so a client can be
+ * generated from `smriti openapi`.
+ */
+char *http_openapi_text(void);
+
 /* Frees what http_listen() made; NULL is a no-op. */
 void http_close(struct http_server *srv);
 

@@ -16,6 +16,27 @@
 #include <string.h>
 
 int cmd_serve(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_openapi(int argc, char **argv, struct cli_ctx *ctx);
+
+/* smriti openapi: the document /openapi.json serves, without a server or a store. */
+int cmd_openapi(int argc, char **argv, struct cli_ctx *ctx)
+{
+	char *text;
+
+	(void)ctx;
+	if (cli_wants_help(argc, argv)) {
+		printf("usage: smriti openapi\n\n"
+		       "Prints the OpenAPI 3.1 document of the HTTP API (what GET /openapi.json\n"
+		       "of 'smriti serve' answers), to generate a client from.\n");
+		return 0;
+	}
+	if (argc > 1)
+		return cli_usage(cli_find("openapi"), "takes no arguments");
+	text = http_openapi_text();
+	puts(text);
+	free(text);
+	return 0;
+}
 
 static const struct cli_cmd serve_cmd = {
 	"serve",
