@@ -111,6 +111,10 @@ static const char components_json[] =
 "    \"paths\":{\"type\":\"object\"}"
 "   }"
 "  },"
+"  \"Metrics\":{"
+"   \"type\":\"string\","
+"   \"description\":\"Prometheus text exposition format 0.0.4 (docs/operations.md lists the families)\""
+"  },"
 "  \"Html\":{"
 "   \"type\":\"string\","
 "   \"description\":\"not JSON: the file itself, with its own Content-Type\""
@@ -900,7 +904,8 @@ static json_t *ref(const char *schema)
 
 static json_t *json_content(const char *schema)
 {
-	const char *type = strcmp(schema, "Html") ? "application/json" : "text/html";
+	const char *type = !strcmp(schema, "Html")    ? "text/html" :
+			   !strcmp(schema, "Metrics") ? "text/plain" : "application/json";
 
 	return json_pack("{s:{s:o}}", type, "schema", ref(schema));
 }

@@ -79,6 +79,21 @@ static void h_openapi(struct http_req *r, struct ops_ctx *ctx)
 	http_reply_fixed(r, FIXED_OPENAPI);
 }
 
+/* Prometheus scrapes this: counters of the server and of the process (metrics.c). */
+static void h_metrics(struct http_req *r, struct ops_ctx *ctx)
+{
+	size_t len;
+	char *text;
+
+	(void)ctx;
+	if (!r->srv->metrics) {
+		http_error(r, 404, "not_found", "metrics are off (smriti serve --no-metrics)");
+		return;
+	}
+	text = http_metrics_render(r->srv->metrics, atomic_load(&r->srv->inflight), &len);
+	http_reply_text(r, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
+}
+
 static void h_api_op(struct http_req *r, struct ops_ctx *ctx)
 {
 	struct smr_err err = SMR_ERR_INIT;
@@ -322,6 +337,9 @@ const struct http_route http_routes[] = {
 	    "Html", 200, NULL, "404" } },
 	{ "GET", "/healthz", h_health, OPEN,
 	  { "Liveness and the storage backend in use", NULL, NULL, "Health", 200, NULL, "" } },
+	{ "GET", "/metrics", h_metrics, ROUTE_NO_STORE,
+	  { "Counters for monitoring, in the Prometheus text format (docs/operations.md)", NULL,
+	    NULL, "Metrics", 200, NULL, "404" } },
 	{ "GET", "/openapi.json", h_openapi, ROUTE_NO_STORE,
 	  { "This OpenAPI document", NULL, NULL, "OpenAPI", 200, NULL, "" } },
 	{ "POST", "/api/ops/{op}", h_api_op, ROUTE_BY_OP,

@@ -25,6 +25,8 @@ struct http_config {
 	const char *token;          /* SMRITI_TOKEN, or NULL: no token required */
 	const char *allowed_hosts;  /* SMRITI_ALLOWED_HOSTS, comma list, or NULL */
 	int access_log;             /* 1: one line per request on stderr */
+	int log_json;               /* 1: access log lines are JSON objects (--log-format json) */
+	int metrics;                /* 1: count requests and serve GET /metrics */
 };
 
 struct http_server;

@@ -13,6 +13,7 @@
 #include "ops/runtime/draft.h"
 #include "domain/checkpoint.h"
 #include "domain/draft.h"
+#include "util/metrics.h"
 #include "util/sys.h"
 #include "util/utf8.h"
 #include "util/workq.h"
@@ -372,6 +373,7 @@ static void run_queued(struct workq_item *it, void *arg)
 {
 	struct draft_worker *w = arg;
 
+	metrics_draft_queue(-1);
 	run_task(w->r, w->st, task_of(it));
 }
 
@@ -380,6 +382,7 @@ static void cancel_queued(struct workq_item *it, void *arg)
 	struct draft_worker *w = arg;
 	struct draft_task *t = task_of(it);
 
+	metrics_draft_queue(-1);
 	job_write(w->st, t->job_id, JOB_FAILED, NULL, stop_reason);
 	task_free(t);
 }
@@ -569,8 +572,10 @@ static enum smr_rc runner_room(struct draft_runner *r, struct smr_err *err)
 /* Hands t to a worker; when the runner stopped meanwhile, t fails here (on st). */
 static int runner_submit(struct draft_runner *r, struct store *st, struct draft_task *t)
 {
+	metrics_draft_queue(1);      /* before a worker can take it and count it down */
 	if (!workq_submit(&r->q, &t->qi))
 		return 0;
+	metrics_draft_queue(-1);
 	job_write(st, t->job_id, JOB_FAILED, NULL, stop_reason);
 	task_free(t);
 	return -1;
