@@ -142,4 +142,16 @@ describe('smriti draft through SMRITI_URL', () => {
     const missing = await runAsync('/nonexistent/db', ['draft', 'nope'], { env: { SMRITI_URL: srv.url } });
     assert.equal(missing.code, 3);
   });
+
+  test('--job JOB --save saves the draft of a job on the server, with no second model call', async () => {
+    fake.reset();
+    fake.script([{ json: EXTRACTED }]);
+    const remote = { env: { SMRITI_URL: srv.url, SMRITI_AUTHOR: 'remote-agent' } };
+    const d = await okAsync('/nonexistent/db', ['draft', sessionId, '--json'], remote);
+    const saved = await okAsync('/nonexistent/db', ['draft', '--job', d.metadata.draft.job_id, '--save', '--json'], remote);
+    assert.equal(draftRequests(fake).length, 1);
+    assert.equal(saved.author, 'remote-agent');
+    assert.deepEqual(saved.tasks, EXTRACTED.tasks);
+    assert.equal(saved.metadata.draft.job_id, d.metadata.draft.job_id);
+  });
 });
