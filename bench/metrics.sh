@@ -4,10 +4,15 @@
 # against the same server with --no-metrics, in the same run, under wrk
 # (2 threads, 32 keep-alive connections).  Both servers run with --quiet so
 # that the access log does not hide the difference, on the same database.
-# The runs alternate (off, on, off, on, ...) so that load from elsewhere on
-# the machine falls on both; each side's median is reported, and the ratio
-# on/off (goal: above 0.95, under 5% slower).  Ends with a `curl /metrics`
-# sample of the server that counted.
+# The runs alternate (off on, on off, off on, ...) so that load from
+# elsewhere on the machine falls on both alike; each side's median is reported, and the ratio
+# on/off (goal: above 0.95, under 5% slower), and the server's CPU time per
+# request on each side (from /proc/PID/stat over the runs), which other load
+# on a shared machine disturbs far less than req/s.  Ends with a
+# `curl /metrics` sample of the server that counted.  METRICS_BENCH_OFF_ARGS=""
+# makes both sides count: an A/A run that shows the noise of the machine.
+# Then bench-metrics (bench/metrics_bench.c) times the counting call alone,
+# in nanoseconds, against the clock read it needs.
 #
 #   bench/metrics.sh                     5 rounds of 5 s per side
 #   METRICS_BENCH_SECONDS=10 METRICS_BENCH_ROUNDS=3 bench/metrics.sh
@@ -17,7 +22,7 @@ BUILD=${SMRITI_BUILD:-build}
 SECS=${METRICS_BENCH_SECONDS:-5}
 ROUNDS=${METRICS_BENCH_ROUNDS:-5}
 command -v wrk >/dev/null || { echo "metrics.sh needs wrk (apt-get install wrk)" >&2; exit 1; }
-make -s -j2 BUILD="$BUILD" "$BUILD/smriti-full" >/dev/null
+make -s -j2 BUILD="$BUILD" "$BUILD/smriti-full" "$BUILD/bench-metrics" >/dev/null
 S=$PWD/$BUILD/smriti-full
 dir=$(mktemp -d /tmp/smriti-metrics-bench-XXXXXX)
 pids=
@@ -26,6 +31,7 @@ cleanup() {
 	rm -rf "$dir"
 }
 trap cleanup EXIT
+trap "exit 1" HUP INT TERM PIPE
 
 export SMRITI_DB="$dir/bench.db"
 $S space create bench >/dev/null
@@ -33,11 +39,12 @@ $S commit bench -m "bench checkpoint" --summary "a Space with one checkpoint" \
 	--decision "measure the head read" --assumption "loopback only" >/dev/null
 id=$($S space list --json | sed -n 's/.*"id": "\([^"]*\)".*/\1/p' | head -n 1)
 
-# start NAME ARGS... -> prints the server's URL
+# start NAME ARGS... -> the server's pid in $dir/NAME.pid, its URL in $dir/NAME.url
 start() {
 	name=$1
 	shift
 	$S serve --listen 127.0.0.1:0 --quiet "$@" 2>"$dir/$name.log" >/dev/null &
+	echo $! >"$dir/$name.pid"
 	pids="$pids $!"
 	i=0
 	until grep -q '^listening on ' "$dir/$name.log" 2>/dev/null; do
@@ -45,26 +52,45 @@ start() {
 		[ $i -gt 100 ] && { cat "$dir/$name.log" >&2; exit 1; }
 		sleep 0.05
 	done
-	sed -n 's/^listening on //p' "$dir/$name.log" | head -n 1
+	sed -n 's/^listening on //p' "$dir/$name.log" | head -n 1 >"$dir/$name.url"
 }
 
-on=$(start on)
-off=$(start off --no-metrics)
+start on
+start off ${METRICS_BENCH_OFF_ARGS---no-metrics}
+on=$(cat "$dir/on.url")
+off=$(cat "$dir/off.url")
 for u in "$on" "$off"; do
 	curl -sf "$u/repos/$id/head" >/dev/null || { echo "head read failed on $u" >&2; exit 1; }
 	wrk -t2 -c32 -d1s "$u/repos/$id/head" >/dev/null      # warm-up
 done
 
-rps() {
-	wrk -t2 -c32 -d"${SECS}s" "$1/repos/$id/head" | awk '/Requests\/sec:/ { printf "%.0f\n", $2 }'
+# CPU ticks (user + system) the server NAME has used so far
+ticks() { awk '{ print $14 + $15 }' "/proc/$(cat "$dir/$1.pid")/stat"; }
+
+# run NAME: one wrk run on that server; appends its req/s to NAME.txt and
+# "requests ticks" to NAME.cpu (the server's CPU time over the run)
+run() {
+	t0=$(ticks "$1")
+	wrk -t2 -c32 -d"${SECS}s" "$(cat "$dir/$1.url")/repos/$id/head" >"$dir/wrk.txt"
+	t1=$(ticks "$1")
+	awk '/Requests\/sec:/ { printf "%.0f\n", $2 }' "$dir/wrk.txt" >>"$dir/$1.txt"
+	awk -v t="$((t1 - t0))" '/requests in/ { print $1, t }' "$dir/wrk.txt" >>"$dir/$1.cpu"
 }
 
 : >"$dir/on.txt"
 : >"$dir/off.txt"
+: >"$dir/on.cpu"
+: >"$dir/off.cpu"
 r=0
 while [ $r -lt "$ROUNDS" ]; do
-	rps "$off" >>"$dir/off.txt"
-	rps "$on" >>"$dir/on.txt"
+	# which side goes first alternates too: off on, on off, off on, ...
+	if [ $((r % 2)) -eq 0 ]; then
+		run off
+		run on
+	else
+		run on
+		run off
+	fi
 	r=$((r + 1))
 done
 
@@ -78,6 +104,17 @@ awk -v a="$m_on" -v b="$m_off" 'BEGIN {
 	d = a / b - 1
 	printf "  ratio on/off: %.3f (%.1f%% %s)\n", a / b, (d < 0 ? -d : d) * 100, (d < 0 ? "slower" : "faster")
 }'
+# server CPU microseconds per request over all rounds: what counting costs, far
+# less sensitive than req/s to other load on the machine
+hz=$(getconf CLK_TCK)
+cpu() { awk -v hz="$hz" '{ n += $1; t += $2 } END { printf "%.2f\n", t / hz * 1e6 / n }' "$dir/$1.cpu"; }
+c_on=$(cpu on)
+c_off=$(cpu off)
+echo "  server CPU per request: off $c_off us, on $c_on us, ratio on/off $(awk -v a="$c_on" -v b="$c_off" 'BEGIN { printf "%.3f", a / b }')"
+echo
+"$BUILD/bench-metrics" 5000000 | tee "$dir/micro.txt"
+awk -v cpu="$c_off" '/2 threads/ { for (i = 1; i <= NF; i++) if ($i == "adds") ns = $(i + 1) }
+	END { printf "  = %.2f%% of the CPU time of one head read (%s us)\n", ns / 10 / cpu, cpu }' "$dir/micro.txt"
 echo
 echo "curl $on/metrics (first lines):"
 curl -sf "$on/metrics" | grep -v '^smriti_provider_calls_total.*} 0$' | head -n 40
