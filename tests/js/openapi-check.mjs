@@ -39,7 +39,7 @@ function check(ref, body, what) {
   const v = validator(ref);
   if (!v(body)) {
     const errs = v.errors.slice(0, 5).map((e) => `${e.instancePath || '/'} ${e.message} ${JSON.stringify(e.params)}`);
-    throw new Error(`${what}: the body does not match ${ref}:\n  ${errs.join('\n  ')}\n  body: ${JSON.stringify(body).slice(0, 600)}`);
+    throw new Error(`${what}: the body does not match ${ref} (the document is src/http/openapi.c):\n  ${errs.join('\n  ')}\n  body: ${JSON.stringify(body).slice(0, 600)}`);
   }
 }
 
@@ -60,7 +60,7 @@ export function checkResponse(method, rawPath, res) {
   }
   const doc = route.op.responses[String(res.status)] || route.op.responses.default;
   if (!doc) {
-    throw new Error(`${what}: status ${res.status} is not documented for ${method} ${route.template}`
+    throw new Error(`${what}: status ${res.status} is not documented for ${method} ${route.template} (doc.errors in src/http/routes.c)`
       + ` (documented: ${Object.keys(route.op.responses).join(', ')}); body: ${res.text.slice(0, 300)}`);
   }
   const json = doc.content?.['application/json'];
