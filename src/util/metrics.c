@@ -9,7 +9,7 @@
 #include <string.h>
 
 const int64_t metrics_bucket_us[METRICS_BUCKETS] = {
-	250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000,
+	50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000,
 	1000000, 2500000, 10000000, 30000000, 120000000,
 };
 
@@ -25,6 +25,18 @@ void metrics_hist_observe(struct metrics_hist *h, int64_t us)
 	atomic_fetch_add_explicit(&h->sum_us, (uint_fast64_t)us, memory_order_relaxed);
 }
 
+/* "0.00005", "2.5", "120": a bucket bound in seconds, without %g's exponents. */
+static void seconds(char out[24], int64_t us)
+{
+	size_t n = (size_t)snprintf(out, 24, "%lld.%06lld", (long long)(us / 1000000),
+				    (long long)(us % 1000000));
+
+	while (n > 1 && out[n - 1] == '0')
+		out[--n] = '\0';
+	if (n > 1 && out[n - 1] == '.')
+		out[--n] = '\0';
+}
+
 void metrics_hist_render(struct buf *out, const char *name, const char *labels,
 			 const struct metrics_hist *h)
 {
@@ -32,13 +44,17 @@ void metrics_hist_render(struct buf *out, const char *name, const char *labels,
 	uint_fast64_t total = 0;
 
 	for (size_t i = 0; i <= METRICS_BUCKETS; i++) {
+		char le[24];
+
 		total += atomic_load_explicit(&h->bucket[i], memory_order_relaxed);
-		if (i < METRICS_BUCKETS)
-			buf_addf(out, "%s_bucket{%s%sle=\"%g\"} %llu\n", name, labels, sep,
-				 (double)metrics_bucket_us[i] / 1e6, (unsigned long long)total);
-		else
+		if (i < METRICS_BUCKETS) {
+			seconds(le, metrics_bucket_us[i]);
+			buf_addf(out, "%s_bucket{%s%sle=\"%s\"} %llu\n", name, labels, sep, le,
+				 (unsigned long long)total);
+		} else {
 			buf_addf(out, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name, labels, sep,
 				 (unsigned long long)total);
+		}
 	}
 	buf_addf(out, "%s_sum{%s} %.6f\n", name, labels,
 		 (double)atomic_load_explicit(&h->sum_us, memory_order_relaxed) / 1e6);

@@ -19,7 +19,7 @@
 struct buf;
 
 /* Upper bounds of the latency buckets, in microseconds (then +Inf). */
-#define METRICS_BUCKETS 16
+#define METRICS_BUCKETS 18
 extern const int64_t metrics_bucket_us[METRICS_BUCKETS];
 
 /* A latency histogram; zero-initialised is empty. */

@@ -65,7 +65,7 @@ describe('GET /metrics', () => {
     const h = 'smriti_http_request_seconds';
     const lbl = 'method="GET",route="/repos/{id}/head"';
     const buckets = [...samples].filter(([k]) => k.startsWith(`${h}_bucket{${lbl},`)).map(([, v]) => v);
-    assert.equal(buckets.length, 17);
+    assert.equal(buckets.length, 19);
     for (let i = 1; i < buckets.length; i++) assert.ok(buckets[i] >= buckets[i - 1]);
     assert.equal(buckets.at(-1), 4);
     assert.equal(samples.get(`${h}_count{${lbl}}`), 4);

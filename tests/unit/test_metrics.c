@@ -16,11 +16,13 @@ TEST(metrics_histogram_buckets_are_cumulative_with_sum_and_count)
 	struct buf out = BUF_INIT(0);
 
 	memset(&h, 0, sizeof(h));
-	metrics_hist_observe(&h, 100);          /* <= 250 us */
+	metrics_hist_observe(&h, 100);          /* <= 100 us */
 	metrics_hist_observe(&h, 250);          /* the bound itself is in its bucket */
 	metrics_hist_observe(&h, 3000);         /* <= 5 ms */
 	metrics_hist_observe(&h, 500000000);    /* past the last bound: +Inf only */
 	metrics_hist_render(&out, "x_seconds", "r=\"a\"", &h);
+	CHECK(strstr(out.ptr, "x_seconds_bucket{r=\"a\",le=\"0.00005\"} 0\n"));
+	CHECK(strstr(out.ptr, "x_seconds_bucket{r=\"a\",le=\"0.0001\"} 1\n"));
 	CHECK(strstr(out.ptr, "x_seconds_bucket{r=\"a\",le=\"0.00025\"} 2\n"));
 	CHECK(strstr(out.ptr, "x_seconds_bucket{r=\"a\",le=\"0.0025\"} 2\n"));
 	CHECK(strstr(out.ptr, "x_seconds_bucket{r=\"a\",le=\"0.005\"} 3\n"));
