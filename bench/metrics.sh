@@ -14,13 +14,13 @@
 # Then bench-metrics (bench/metrics_bench.c) times the counting call alone,
 # in nanoseconds, against the clock read it needs.
 #
-#   bench/metrics.sh                     5 rounds of 5 s per side
+#   bench/metrics.sh                     10 rounds of 3 s per side
 #   METRICS_BENCH_SECONDS=10 METRICS_BENCH_ROUNDS=3 bench/metrics.sh
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${SMRITI_BUILD:-build}
-SECS=${METRICS_BENCH_SECONDS:-5}
-ROUNDS=${METRICS_BENCH_ROUNDS:-5}
+SECS=${METRICS_BENCH_SECONDS:-3}
+ROUNDS=${METRICS_BENCH_ROUNDS:-10}
 command -v wrk >/dev/null || { echo "metrics.sh needs wrk (apt-get install wrk)" >&2; exit 1; }
 make -s -j2 BUILD="$BUILD" "$BUILD/smriti-full" "$BUILD/bench-metrics" >/dev/null
 S=$PWD/$BUILD/smriti-full
@@ -104,6 +104,11 @@ awk -v a="$m_on" -v b="$m_off" 'BEGIN {
 	d = a / b - 1
 	printf "  ratio on/off: %.3f (%.1f%% %s)\n", a / b, (d < 0 ? -d : d) * 100, (d < 0 ? "slower" : "faster")
 }'
+# the median of the rounds' own ratios: each pair ran back to back, under
+# much the same load from elsewhere
+paste "$dir/on.txt" "$dir/off.txt" | awk '{ print $1 / $2 }' >"$dir/ratios.txt"
+echo "  per-round ratios on/off: $(awk '{ printf "%.3f ", $1 }' "$dir/ratios.txt")-> median $(median "$dir/ratios.txt")"
+
 # server CPU microseconds per request over all rounds: what counting costs, far
 # less sensitive than req/s to other load on the machine
 hz=$(getconf CLK_TCK)
