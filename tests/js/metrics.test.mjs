@@ -33,7 +33,10 @@ before(async () => {
   fake = await startFakeProvider({ port: 0 });
   srv = await startServer(t.db, {
     args: ['--log-format', 'json'],
-    env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: `${fake.url}/v1`, SMRITI_PROVIDER_RETRIES: '0' },
+    env: {
+      OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: `${fake.url}/v1`, SMRITI_PROVIDER_RETRIES: '0',
+      SMRITI_PROVIDER_TIMEOUT_MS: '1000',
+    },
   });
 });
 
@@ -83,14 +86,17 @@ describe('GET /metrics', () => {
   test('counts provider calls by outcome, with their latency', async () => {
     const s = await expectStatus(srv, 'POST', '/v4/repos/demo/sessions', 201, { body: {} });
     await fake.reset();
-    await fake.script([{ reply: 'fine' }, { status: 500, message: 'upstream broke' }]);
+    await fake.script([{ reply: 'fine' }, { status: 500, message: 'upstream broke' },
+      { delay_ms: 3000, reply: 'too late' }]);
     await expectStatus(srv, 'POST', '/v4/chat/send', 200, { body: { session_id: s.id, message: 'one' } });
     assertError(await request(srv, 'POST', '/v4/chat/send', { body: { session_id: s.id, message: 'two' } }), 502);
+    assertError(await request(srv, 'POST', '/v4/chat/send', { body: { session_id: s.id, message: 'three' } }), 504);
     const { samples } = parse((await request(srv, 'GET', '/metrics')).text);
     assert.equal(samples.get('smriti_provider_calls_total{provider="openai",outcome="ok"}'), 1);
     assert.equal(samples.get('smriti_provider_calls_total{provider="openai",outcome="http_error"}'), 1);
     assert.equal(samples.get('smriti_provider_calls_total{provider="anthropic",outcome="ok"}'), 0);
-    assert.equal(samples.get('smriti_provider_call_seconds_count{provider="openai"}'), 2);
+    assert.equal(samples.get('smriti_provider_calls_total{provider="openai",outcome="timeout"}'), 1);
+    assert.equal(samples.get('smriti_provider_call_seconds_count{provider="openai"}'), 3);
     assert.equal(samples.get('smriti_http_requests_total{method="POST",route="/v4/chat/send",status="502"}'), 1);
   });
 
