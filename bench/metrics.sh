@@ -12,7 +12,9 @@
 # `curl /metrics` sample of the server that counted.  METRICS_BENCH_OFF_ARGS=""
 # makes both sides count: an A/A run that shows the noise of the machine.
 # Then bench-metrics (bench/metrics_bench.c) times the counting call alone,
-# in nanoseconds, against the clock read it needs.
+# in nanoseconds, against the clock read it needs, and callgrind counts the
+# server's instructions per read on each side (valgrind), which no load
+# from elsewhere can move.
 #
 #   bench/metrics.sh                     10 rounds of 3 s per side
 #   METRICS_BENCH_SECONDS=10 METRICS_BENCH_ROUNDS=3 bench/metrics.sh
@@ -120,6 +122,49 @@ echo
 "$BUILD/bench-metrics" 5000000 | tee "$dir/micro.txt"
 awk -v cpu="$c_off" '/2 threads/ { for (i = 1; i <= NF; i++) if ($i == "adds") ns = $(i + 1) }
 	END { printf "  = %.2f%% of the CPU time of one head read (%s us)\n", ns / 10 / cpu, cpu }' "$dir/micro.txt"
+
+# instructions per request under callgrind: counted, not timed, so other
+# load on the machine does not move them.  Each side is a fresh server
+# (one event thread) under valgrind; after 2000 warm-up reads the counters
+# are zeroed, 2000 more reads run on one keep-alive connection, and the
+# server's instructions are dumped.  The counting functions' own share is
+# read from the dump of the side that counts.
+instructions() {
+	name=$1
+	shift
+	valgrind --tool=callgrind --callgrind-out-file="$dir/$name.cg" "$S" serve \
+		--listen 127.0.0.1:0 --quiet --threads 1 --workers 1 "$@" 2>"$dir/$name.vg.log" &
+	vg=$!
+	pids="$pids $vg"
+	i=0
+	until grep -q '^listening on ' "$dir/$name.vg.log" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -gt 600 ] && { cat "$dir/$name.vg.log" >&2; exit 1; }
+		sleep 0.1
+	done
+	u=$(sed -n 's/^listening on //p' "$dir/$name.vg.log" | head -n 1)
+	awk -v u="$u/repos/$id/head" 'BEGIN { for (i = 0; i < 2000; i++) printf "url = \"%s\"\noutput = \"/dev/null\"\n", u }' >"$dir/$name.curl"
+	curl -s -K "$dir/$name.curl"
+	callgrind_control -z "$vg" >/dev/null 2>&1
+	curl -s -K "$dir/$name.curl"
+	callgrind_control -d "$vg" >/dev/null 2>&1
+	kill "$vg"
+	wait "$vg" 2>/dev/null || true
+	sed -n 's/^summary: //p' "$dir/$name.cg".* | head -n 1
+}
+if command -v valgrind >/dev/null && command -v callgrind_control >/dev/null; then
+	ir_on=$(instructions on)
+	ir_off=$(instructions off --no-metrics)
+	own=$(callgrind_annotate --auto=no --inclusive=no --threshold=100 "$dir/on.cg".* 2>/dev/null |
+		awk '/metrics\.c:(metrics_hist_observe|http_metrics_count)/ { gsub(",", "", $1); n += $1 } END { print n + 0 }')
+	awk -v a="$ir_on" -v b="$ir_off" -v own="$own" 'BEGIN {
+		printf "  instructions per head read (callgrind, 2000 reads): off %.0f, on %.0f, ratio on/off %.4f\n", b / 2000, a / 2000, a / b
+		printf "  of which the counting functions: %.0f per read (%.3f%%)\n", own / 2000, own / a * 100
+	}'
+else
+	echo "  (valgrind not installed: no instruction counts)"
+fi
+
 echo
 echo "curl $on/metrics (first lines):"
 curl -sf "$on/metrics" | grep -v '^smriti_provider_calls_total.*} 0$' | head -n 40
