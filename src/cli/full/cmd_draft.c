@@ -153,7 +153,8 @@ static int usage_help(void)
 	       "                 in the form 'smriti checkpoint create --from-json' reads\n\n"
 	       "Runs on the local store, or on the server at SMRITI_URL.  The job times\n"
 	       "out after SMRITI_DRAFT_TIMEOUT_MS (default 120000).  Exit code 5 when the\n"
-	       "draft failed (provider error, timeout, a reply that is not a draft).\n",
+	       "draft failed (provider error or no key, timeout, a reply that is not a\n"
+	       "draft).\n",
 	       draft_cmd()->usage);
 	return 0;
 }
