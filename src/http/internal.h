@@ -104,12 +104,6 @@ struct route_doc {
 	const char *result;   /* success schema (components) */
 	int status;           /* success status */
 	const char *query;    /* query parameters, space separated (openapi.c describes them) */
-	/*
-	 * The error statuses of the operation, space separated ("404 409"); the
-	 * ones the server's admission gives are added by openapi.c.  NULL
-	 * documents a default error instead.
-	 */
-	const char *errors;
 };
 
 struct http_route {

@@ -60,7 +60,7 @@ export function checkResponse(method, rawPath, res) {
   }
   const doc = route.op.responses[String(res.status)] || route.op.responses.default;
   if (!doc) {
-    throw new Error(`${what}: status ${res.status} is not documented for ${method} ${route.template} (doc.errors in src/http/routes.c)`
+    throw new Error(`${what}: status ${res.status} is not documented for ${method} ${route.template} (route_errors in src/http/openapi.c)`
       + ` (documented: ${Object.keys(route.op.responses).join(', ')}); body: ${res.text.slice(0, 300)}`);
   }
   const json = doc.content?.['application/json'];
