@@ -89,6 +89,7 @@ static const char components_json[] =
 "     },"
 "     \"additionalProperties\":false"
 "    },"
+"    \"generation\":{\"$ref\":\"#/components/schemas/Generation\"},"
 "    \"user_turn\":{\"$ref\":\"#/components/schemas/Turn\"},"
 "    \"context\":{\"$ref\":\"#/components/schemas/SendContext\"}"
 "   },"
@@ -346,6 +347,7 @@ static const char components_json[] =
 "    \"completion_tokens\","
 "    \"latency_ms\","
 "    \"error\","
+"    \"status\","
 "    \"created_at\""
 "   ],"
 "   \"properties\":{"
@@ -360,11 +362,63 @@ static const char components_json[] =
 "    \"completion_tokens\":{\"type\":[\"integer\",\"null\"]},"
 "    \"latency_ms\":{\"type\":[\"integer\",\"null\"]},"
 "    \"error\":{\"type\":[\"string\",\"null\"]},"
+"    \"status\":{"
+"     \"type\":\"string\","
+"     \"enum\":[\"complete\",\"truncated\",\"stopped\",\"error\",\"interrupted\"],"
+"     \"description\":\"how the turn ended (docs/providers.md)\""
+"    },"
 "    \"created_at\":{"
 "     \"type\":\"string\","
 "     \"description\":\"UTC time, RFC 3339 with microseconds\","
 "     \"examples\":[\"2026-12-02T11:40:00.123456Z\"]"
 "    }"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"Generation\":{"
+"   \"type\":\"object\","
+"   \"description\":\"a send's reply being produced (docs/http.md, Streaming chat)\","
+"   \"required\":["
+"    \"id\","
+"    \"session_id\","
+"    \"status\","
+"    \"provider\","
+"    \"model\","
+"    \"user_turn_seq\","
+"    \"assistant_turn_seq\","
+"    \"error\","
+"    \"created_at\","
+"    \"finished_at\""
+"   ],"
+"   \"properties\":{"
+"    \"id\":{\"type\":\"string\"},"
+"    \"session_id\":{\"type\":\"string\"},"
+"    \"status\":{"
+"     \"type\":\"string\","
+"     \"enum\":[\"running\",\"complete\",\"truncated\",\"stopped\",\"error\",\"interrupted\"]"
+"    },"
+"    \"provider\":{\"type\":[\"string\",\"null\"]},"
+"    \"model\":{\"type\":[\"string\",\"null\"]},"
+"    \"user_turn_seq\":{\"type\":[\"integer\",\"null\"]},"
+"    \"assistant_turn_seq\":{\"type\":[\"integer\",\"null\"]},"
+"    \"error\":{\"type\":[\"string\",\"null\"]},"
+"    \"created_at\":{"
+"     \"type\":\"string\","
+"     \"description\":\"UTC time, RFC 3339 with microseconds\","
+"     \"examples\":[\"2026-12-02T11:40:00.123456Z\"]"
+"    },"
+"    \"finished_at\":{\"type\":[\"string\",\"null\"]},"
+"    \"space\":{\"type\":\"string\",\"description\":\"GET only\"},"
+"    \"text\":{\"type\":\"string\",\"description\":\"GET while it runs: the reply so far\"}"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"GenerationStop\":{"
+"   \"type\":\"object\","
+"   \"required\":[\"generation\",\"stopping\"],"
+"   \"properties\":{"
+"    \"generation\":{\"$ref\":\"#/components/schemas/Generation\"},"
+"    \"stopping\":{\"type\":\"boolean\",\"description\":\"false when it had already ended\"}"
 "   },"
 "   \"additionalProperties\":false"
 "  },"
@@ -380,7 +434,8 @@ static const char components_json[] =
 "    \"history_base_seq\","
 "    \"created_at\","
 "    \"last_seq\","
-"    \"turns\""
+"    \"turns\","
+"    \"generation\""
 "   ],"
 "   \"properties\":{"
 "    \"id\":{\"type\":\"string\"},"
@@ -396,7 +451,11 @@ static const char components_json[] =
 "     \"examples\":[\"2026-12-02T11:40:00.123456Z\"]"
 "    },"
 "    \"last_seq\":{\"type\":\"integer\",\"minimum\":0},"
-"    \"turns\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Turn\"}}"
+"    \"turns\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Turn\"}},"
+"    \"generation\":{"
+"     \"oneOf\":[{\"$ref\":\"#/components/schemas/Generation\"},{\"type\":\"null\"}],"
+"     \"description\":\"the reply running now\""
+"    }"
 "   },"
 "   \"additionalProperties\":false"
 "  },"
@@ -421,6 +480,10 @@ static const char components_json[] =
 "     \"type\":\"integer\","
 "     \"minimum\":0,"
 "     \"description\":\"v5.2: the client's boundary\""
+"    },"
+"    \"stream\":{"
+"     \"type\":\"boolean\","
+"     \"description\":\"answer server-sent events, as Accept: text/event-stream does\""
 "    }"
 "   }"
 "  },"
@@ -462,8 +525,9 @@ static const char components_json[] =
 "  },"
 "  \"ChatSendResult\":{"
 "   \"type\":\"object\","
-"   \"required\":[\"user_turn\",\"assistant_turn\",\"context\",\"nudge\"],"
+"   \"required\":[\"user_turn\",\"assistant_turn\"],"
 "   \"properties\":{"
+"    \"generation\":{\"$ref\":\"#/components/schemas/Generation\"},"
 "    \"user_turn\":{\"$ref\":\"#/components/schemas/Turn\"},"
 "    \"assistant_turn\":{\"$ref\":\"#/components/schemas/Turn\"},"
 "    \"context\":{\"$ref\":\"#/components/schemas/SendContext\"},"
@@ -947,6 +1011,7 @@ static const struct param_doc path_params[] = {
 	{ "/v4/repos/", "id", "demo", "a Space's id or name" },
 	{ "/repos/", "id", "demo", "a Space's id or name" },
 	{ "/v4/sessions/", "id", "5b0f8a4e-3c1d-4f7a-9e2b-6d8c1a0f4e21", "a session id" },
+	{ "/v4/generations/", "id", "2c7e9a14-8b3d-4f60-a1e5-7d9b3c2f8e06", "a generation id" },
 	{ "/v5/sessions/", "id", "5b0f8a4e-3c1d-4f7a-9e2b-6d8c1a0f4e21", "a session id" },
 	{ "/v5/checkpoints/draft/", "job_id", "9d2c4b7e-1a3f-4e8b-b6d0-2f5a7c9e1b34",
 	  "a draft job id" },
@@ -1110,6 +1175,8 @@ static const struct {
 	{ "POST", "/v4/repos/{id}/sessions", "404 422" },
 	{ "GET", "/v4/sessions/{id}", "404" },
 	{ "POST", "/v4/chat/send", "404 409 422 502 504" },
+	{ "GET", "/v4/generations/{id}", "404" },
+	{ "POST", "/v4/generations/{id}/stop", "404 409" },
 	{ "POST", "/v5/sessions/{id}/mount", "404 422" },
 	{ "GET", "/repos/{id}/head", "404" },
 	{ "GET", "/commits/{hash}", "404" },
@@ -1194,6 +1261,12 @@ static json_t *responses_of(const struct http_route *r)
 	ok = json_pack("{s:s, s:o}", "description", "success", "content",
 		       json_content(r->doc.result));
 	json_object_set_new(responses, status, ok);
+	if (r->doc.events)
+		json_object_set_new(json_object_get(ok, "content"), "text/event-stream",
+				    json_pack("{s:{s:s, s:s}}", "schema", "type", "string",
+					      "description", "server-sent events generation, delta...,"
+					      " then done or error, each with an id (docs/http.md,"
+					      " Streaming chat)"));
 	if (!strcmp(r->pattern, "/mcp"))
 		json_object_set_new(responses, "202",
 				    json_pack("{s:s, s:o}", "description",

@@ -207,10 +207,13 @@ static void count_call(const struct provider_stream *s, enum provider_end end,
 {
 	enum metrics_outcome o = METRICS_OK;
 
-	if (err)
-		o = err->code == SMR_ETIMEOUT ? METRICS_TIMEOUT : METRICS_ERROR;
+	/* a stream ends in an error for a non-2xx answer; a waiter's caller judges it later */
+	if (err && err->code == SMR_ETIMEOUT)
+		o = METRICS_TIMEOUT;
 	else if (s->reply.status && (s->reply.status < 200 || s->reply.status > 299))
 		o = METRICS_HTTP_ERROR;
+	else if (err)
+		o = METRICS_ERROR;
 	else if (end == PROVIDER_END_TRUNCATED)
 		o = METRICS_TRUNCATED;
 	else if (end == PROVIDER_END_STOPPED || end == PROVIDER_END_INTERRUPTED)
