@@ -122,7 +122,7 @@ _smriti()
 			_smriti_complete_spaces "$1"
 		fi
 		;;
-	commit | head | show | log | fork | fsck | review)
+	commit | head | show | log | fork | fsck | review | reflog)
 		[[ $nargs == 0 ]] && _smriti_complete_spaces "$1"
 		;;
 	diff | restore)

@@ -157,6 +157,16 @@ static void h_repo_commits(struct http_req *r, struct ops_ctx *ctx)
 		call(r, ctx, "log", json_pack("{s:s, s:I}", "space", r->arg, "limit", limit), 200);
 }
 
+/* The reflog of a Space, live or deleted (by its old name or id). */
+static void h_repo_reflog(struct http_req *r, struct ops_ctx *ctx)
+{
+	long long limit = query_limit(r);
+
+	if (limit >= 0)
+		call(r, ctx, "reflog", json_pack("{s:s, s:I}", "space", r->arg, "limit", limit),
+		     200);
+}
+
 static void h_repo_sessions(struct http_req *r, struct ops_ctx *ctx)
 {
 	call(r, ctx, "session.list", arg_params(r, "space"), 200);
@@ -336,8 +346,11 @@ const struct http_route http_routes[] = {
 	{ "PATCH", "/v4/repos/{id}", h_repo_rename, ROUTE_BLOCKING,
 	  { "Rename a Space", "space.rename", "SpaceRename", "Space", 200, NULL } },
 	{ "DELETE", "/v4/repos/{id}", h_repo_delete, ROUTE_BLOCKING,
-	  { "Delete a Space with its Checkpoints and sessions", "space.delete", NULL,
-	    "Deleted", 200, NULL } },
+	  { "Delete a Space (kept, reachable through its reflog, until gc with prune)",
+	    "space.delete", NULL, "Deleted", 200, NULL } },
+	{ "GET", "/v4/repos/{id}/reflog", h_repo_reflog, 0,
+	  { "Every move of a Space's HEAD, newest first (entry N is SPACE@{N})", "reflog",
+	    NULL, "Reflog", 200, "limit" } },
 	{ "GET", "/v4/repos/{id}/commits", h_repo_commits, 0,
 	  { "Checkpoints of a Space from HEAD back, newest first", "log", NULL,
 	    "CheckpointList", 200, "limit" } },

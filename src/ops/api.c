@@ -282,6 +282,40 @@ static enum smr_rc op_fsck(struct ops_ctx *ctx, const json_t *p, json_t **result
 	return rc;
 }
 
+static enum smr_rc op_reflog(struct ops_ctx *ctx, const json_t *p, json_t **result,
+			     struct smr_err *err)
+{
+	const char *space;
+	long long limit = 0;
+	struct reflog_entry *v = NULL;
+	size_t n = 0;
+	enum smr_rc rc;
+
+	rc = api_str(p, "space", 1, &space, err);
+	if (!rc)
+		rc = api_int(p, "limit", 0, 1000000000, &limit, err);
+	if (!rc)
+		rc = ops_reflog(ctx, space, (size_t)limit, &v, &n, err);
+	if (!rc)
+		*result = ops_reflog_json(v, n);
+	reflog_entries_free(v, n);
+	return rc;
+}
+
+static enum smr_rc op_gc(struct ops_ctx *ctx, const json_t *p, json_t **result,
+			 struct smr_err *err)
+{
+	const json_t *prune = json_object_get(p, "prune");
+	const char *before;
+	enum smr_rc rc = api_str(p, "before", 0, &before, err);
+
+	if (!rc && prune && !json_is_boolean(prune))
+		rc = smr_errf(err, SMR_EINVAL, "parameter 'prune' must be true or false");
+	if (!rc)
+		rc = ops_gc(ctx, json_is_true(prune), before, result, err);
+	return rc;
+}
+
 const struct api_op api_core_ops[] = {
 	{ "space.create", op_space_create, 1 },
 	{ "space.get", op_space_get, 0 },
@@ -296,6 +330,8 @@ const struct api_op api_core_ops[] = {
 	{ "restore", op_restore, 1 },
 	{ "fork", op_fork, 1 },
 	{ "fsck", op_fsck, 0 },
+	{ "reflog", op_reflog, 0 },
+	{ "gc", op_gc, 1 },
 	{ NULL, NULL, 0 },
 };
 

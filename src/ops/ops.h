@@ -30,6 +30,8 @@ struct ops_ctx {
 	const struct review_pass *llm_review; /* this binary's LLM review pass, or NULL */
 	void (*now)(char out[32]);       /* sys_now_iso unless a test swaps it */
 	void (*new_id)(char out[37]);    /* sys_uuid unless a test swaps it */
+	const char *actor;               /* who the reflog names for moves without an
+					    author of their own (borrowed; NULL: "") */
 };
 
 /*
@@ -59,9 +61,17 @@ enum smr_rc ops_space_delete(struct ops_ctx *ctx, const char *space, struct smr_
 /* Validates a Space name: 1..100 characters, no control characters, no '~' or '/'. */
 enum smr_rc ops_check_space_name(const char *name, struct smr_err *err);
 
-/* Resolves a REF (hash, unique prefix, SPACE, SPACE~N, HASH~N) to its checkpoint. */
+/*
+ * Resolves a REF (hash, unique prefix, SPACE, SPACE~N, HASH~N, SPACE@{N},
+ * SPACE@{DATE}; domain/ref.h) to its checkpoint.  SPACE@{...} also reads
+ * the reflog of a deleted Space, so its checkpoints stay reachable until
+ * `gc --prune`.
+ */
 enum smr_rc ops_resolve(struct ops_ctx *ctx, const char *ref, struct checkpoint *out,
 			struct smr_err *err);
+/* ops_resolve() where a bare @{...} means space's (NULL: an error). */
+enum smr_rc ops_resolve_in(struct ops_ctx *ctx, const char *space, const char *ref,
+			   struct checkpoint *out, struct smr_err *err);
 
 /*
  * ops_resolve() for a ref that must be a checkpoint hash or prefix: 4 to 64
@@ -118,6 +128,25 @@ enum smr_rc ops_fork(struct ops_ctx *ctx, const char *ref, const char *new_space
  */
 enum smr_rc ops_fsck(struct ops_ctx *ctx, const char *space, json_t **report,
 		     struct smr_err *err);
+
+/*
+ * The reflog of a Space (live, or deleted and not yet pruned: by its old
+ * name or id), newest first; limit 0 means all.  Caller
+ * reflog_entries_free()s.
+ */
+enum smr_rc ops_reflog(struct ops_ctx *ctx, const char *space, size_t limit,
+		       struct reflog_entry **out, size_t *n, struct smr_err *err);
+/* [{index, space_id, space, old, new, action, actor, reason, created_at}]; new reference. */
+json_t *ops_reflog_json(const struct reflog_entry *v, size_t n);
+
+/*
+ * Garbage collection: lists the soft-deleted Spaces (deleted at or before
+ * `before`, a DATE of domain/ref.h; NULL: all) and with prune removes them
+ * for good.  *report is a new reference: {"deleted": [{name, id,
+ * deleted_at, head}], "pruned": bool, "pruned_spaces": N}.
+ */
+enum smr_rc ops_gc(struct ops_ctx *ctx, int prune, const char *before, json_t **report,
+		   struct smr_err *err);
 
 /* JSON renderings shared by every transport; new references. */
 json_t *ops_space_json(const struct space *sp);

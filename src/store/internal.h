@@ -52,14 +52,36 @@ struct store_ops {
 	/* Inserts t with t->seq as given; sets t->id. */
 	enum smr_rc (*turn_insert)(struct store *st, struct turn *t, struct smr_err *err);
 
+	/*
+	 * Rows of one transaction of store.c (no transaction of their own):
+	 * the Space writes, and the reflog row of a move (its space_name is the
+	 * Space's name as the row is written).  space_delete marks the Space
+	 * deleted at mv->at and frees its name.
+	 */
 	enum smr_rc (*space_create)(struct store *st, const struct space *sp, struct smr_err *err);
+	enum smr_rc (*space_rename)(struct store *st, const char *id, const char *new_name,
+				    struct smr_err *err);
+	enum smr_rc (*space_delete)(struct store *st, const char *id, const char *at,
+				    struct smr_err *err);
+	enum smr_rc (*space_fork)(struct store *st, const struct space *new_space,
+				  const char *src_space_id, const char *hash, struct smr_err *err);
+	enum smr_rc (*reflog_insert)(struct store *st, const char *space_id, const char *old_hash,
+				     const char *new_hash, const char *action,
+				     const struct ref_move *mv, struct smr_err *err);
+
 	enum smr_rc (*space_get)(struct store *st, const char *id_or_name, struct space *out,
 				 struct smr_err *err);
 	enum smr_rc (*space_list)(struct store *st, struct space **out, size_t *n,
 				  struct smr_err *err);
-	enum smr_rc (*space_rename)(struct store *st, const char *id, const char *new_name,
-				    struct smr_err *err);
-	enum smr_rc (*space_delete)(struct store *st, const char *id, struct smr_err *err);
+	enum smr_rc (*space_find)(struct store *st, const char *id_or_name, struct space *out,
+				  struct smr_err *err);
+	enum smr_rc (*space_list_deleted)(struct store *st, struct space **out, size_t *n,
+					  struct smr_err *err);
+	enum smr_rc (*gc_prune)(struct store *st, const char *before, size_t *n,
+				struct smr_err *err);
+	enum smr_rc (*reflog_list)(struct store *st, const char *space_id, const char *before,
+				   size_t limit, struct reflog_entry **out, size_t *n,
+				   struct smr_err *err);
 
 	enum smr_rc (*checkpoint_get)(struct store *st, const char *space_id, const char *hash,
 				      struct checkpoint *out, struct smr_err *err);
@@ -70,8 +92,6 @@ struct store_ops {
 				      struct smr_err *err);
 	enum smr_rc (*checkpoint_scan)(struct store *st, const char *space_id,
 				       store_scan_fn fn, void *ctx, struct smr_err *err);
-	enum smr_rc (*space_fork)(struct store *st, const struct space *new_space,
-				  const char *src_space_id, const char *hash, struct smr_err *err);
 
 	enum smr_rc (*session_get)(struct store *st, const char *id, struct session *out,
 				   struct smr_err *err);

@@ -76,6 +76,45 @@ static const char *const sqlite_migrations[] = {
 	"  finished_at TEXT);",
 	/* 2: the nudge counts a Space's turns newer than its HEAD on every send */
 	"CREATE INDEX turns_by_session_time ON turns(session_id, created_at);",
+	/*
+	 * 3: the reflog (every move of a Space's HEAD, append-only), soft
+	 * deletion of Spaces (kept until `gc --prune`), and the search index:
+	 * one row per item a checkpoint introduced (or per turn), its words as
+	 * util/terms.c normalises them, under an FTS5 index whose "ascii"
+	 * tokenizer splits them exactly as PostgreSQL's array_to_tsvector sees
+	 * them (detail=none: phrases are checked in domain/search.c).
+	 */
+	"ALTER TABLE repos ADD COLUMN deleted_at TEXT;"
+	"CREATE TABLE reflog ("
+	"  id INTEGER PRIMARY KEY,"
+	"  repo_id TEXT NOT NULL REFERENCES repos(id) ON DELETE CASCADE,"
+	"  space_name TEXT NOT NULL,"
+	"  old_hash TEXT,"
+	"  new_hash TEXT,"
+	"  action TEXT NOT NULL,"
+	"  actor TEXT NOT NULL,"
+	"  reason TEXT NOT NULL,"
+	"  created_at TEXT NOT NULL);"
+	"CREATE INDEX reflog_by_repo ON reflog(repo_id, id);"
+	"CREATE INDEX reflog_by_name ON reflog(space_name, id);"
+	"CREATE TABLE search_items ("
+	"  id INTEGER PRIMARY KEY,"
+	"  commit_hash TEXT,"
+	"  turn_id INTEGER,"
+	"  field TEXT NOT NULL,"
+	"  ordinal INTEGER NOT NULL,"
+	"  terms TEXT NOT NULL,"
+	"  author TEXT NOT NULL,"
+	"  created_at TEXT NOT NULL);"
+	"CREATE INDEX search_items_by_hash ON search_items(commit_hash);"
+	"CREATE INDEX search_items_by_turn ON search_items(turn_id);"
+	"CREATE VIRTUAL TABLE search_fts USING fts5(terms, content='search_items',"
+	"  content_rowid='id', tokenize='ascii', detail='none');"
+	"CREATE TRIGGER search_items_ai AFTER INSERT ON search_items BEGIN"
+	"  INSERT INTO search_fts(rowid, terms) VALUES (new.id, new.terms); END;"
+	"CREATE TRIGGER search_items_ad AFTER DELETE ON search_items BEGIN"
+	"  INSERT INTO search_fts(search_fts, rowid, terms) VALUES ('delete', old.id, old.terms);"
+	"  END;",
 };
 
 #endif

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #define BUSY_TIMEOUT_MS 10000
-#define STMT_CACHE 48
+#define STMT_CACHE 64
 
 struct stmt_slot {
 	const char *sql;
@@ -302,7 +302,8 @@ static enum smr_rc sqlite_open(const char *dsn, struct store **out, struct smr_e
 /* ---- Spaces ---- */
 
 #define SPACE_COLS \
-	"SELECT r.id, r.name, r.description, r.created_at, c.commit_hash FROM repos r" \
+	"SELECT r.id, r.name, r.description, r.created_at, c.commit_hash, r.deleted_at" \
+	" FROM repos r" \
 	" LEFT JOIN refs f ON f.repo_id = r.id AND f.name = 'main'" \
 	" LEFT JOIN commits c ON c.id = f.commit_id"
 
@@ -313,6 +314,7 @@ static void read_space(sqlite3_stmt *st, struct space *sp)
 	sp->description = col_text(st, 2);
 	sp->created_at = col_text(st, 3);
 	sp->head = col_text(st, 4);
+	sp->deleted_at = col_text(st, 5);
 }
 
 static void read_space_row(sqlite3_stmt *q, void *elem)
@@ -351,23 +353,15 @@ static enum smr_rc insert_space(struct sqlite_store *s, const struct space *sp,
 static enum smr_rc sqlite_space_create(struct store *st, const struct space *sp,
 				       struct smr_err *err)
 {
-	struct sqlite_store *s = S(st);
-	enum smr_rc rc = begin(s, err);
-
-	if (rc)
-		return rc;
-	rc = insert_space(s, sp, err);
-	if (rc)
-		return rollback(s, rc);
-	return commit(s, err);
+	return insert_space(S(st), sp, err);
 }
 
 static enum smr_rc sqlite_space_get(struct store *st, const char *id_or_name,
 				    struct space *out, struct smr_err *err)
 {
 	/* one lookup by either key; a name wins over another Space's id */
-	static const char sql[] = SPACE_COLS " WHERE r.name = ?1 OR r.id = ?1"
-		" ORDER BY r.name = ?1 DESC LIMIT 1";
+	static const char sql[] = SPACE_COLS " WHERE r.deleted_at IS NULL"
+		" AND (r.name = ?1 OR r.id = ?1) ORDER BY r.name = ?1 DESC LIMIT 1";
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
 	enum smr_rc rc;
@@ -389,7 +383,7 @@ static void free_spaces(void *v, size_t n)
 static enum smr_rc sqlite_space_list(struct store *st, struct space **out, size_t *n,
 				     struct smr_err *err)
 {
-	static const char sql[] = SPACE_COLS " ORDER BY r.name";
+	static const char sql[] = SPACE_COLS " WHERE r.deleted_at IS NULL ORDER BY r.name";
 	static const struct row_reader rr = { sizeof(struct space), read_space_row, free_spaces };
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
@@ -399,52 +393,191 @@ static enum smr_rc sqlite_space_list(struct store *st, struct space **out, size_
 	return collect_rows(s, q, &rr, (void **)out, n, "listing spaces", err);
 }
 
+/* Runs a one-row write of the current transaction; SMR_ENOTFOUND when it touched nothing. */
+static enum smr_rc write_space_row(struct sqlite_store *s, sqlite3_stmt *q, const char *id,
+				   const char *what, struct smr_err *err)
+{
+	int step = q ? sqlite3_step(q) : SQLITE_ERROR;
+
+	if (q)
+		sqlite3_reset(q);
+	if (step == SQLITE_CONSTRAINT)
+		return SMR_ECONFLICT;
+	if (step != SQLITE_DONE)
+		return db_error(s, err, what);
+	if (sqlite3_changes(s->db) == 0)
+		return smr_errf(err, SMR_ENOTFOUND, "no space '%s'", id);
+	return SMR_OK;
+}
+
 static enum smr_rc sqlite_space_rename(struct store *st, const char *id, const char *new_name,
 				       struct smr_err *err)
 {
-	static const char sql[] = "UPDATE repos SET name = ? WHERE id = ?";
+	static const char sql[] =
+		"UPDATE repos SET name = ? WHERE id = ? AND deleted_at IS NULL";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	enum smr_rc rc;
+
+	if (q) {
+		bind_text(q, 1, new_name);
+		bind_text(q, 2, id);
+	}
+	rc = write_space_row(s, q, id, "renaming a space", err);
+	if (rc == SMR_ECONFLICT)
+		return smr_errf(err, rc, "a space named '%s' already exists", new_name);
+	return rc;
+}
+
+/*
+ * A deleted Space gives its name back: it becomes "NAME/ID", which no live
+ * Space can have ('/' is not allowed in names), so lookups by id and the
+ * reflog still find it.
+ */
+static enum smr_rc sqlite_space_delete(struct store *st, const char *id, const char *at,
+				       struct smr_err *err)
+{
+	static const char sql[] =
+		"UPDATE repos SET deleted_at = ?1, name = name || '/' || id"
+		" WHERE id = ?2 AND deleted_at IS NULL";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+
+	if (q) {
+		bind_text(q, 1, at);
+		bind_text(q, 2, id);
+	}
+	return write_space_row(s, q, id, "deleting a space", err);
+}
+
+static enum smr_rc sqlite_space_find(struct store *st, const char *id_or_name,
+				     struct space *out, struct smr_err *err)
+{
+	static const char sql[] = SPACE_COLS " WHERE r.id = ?1 OR r.name = ?1"
+		" OR r.id = (SELECT repo_id FROM reflog WHERE space_name = ?1"
+		"  AND action = 'delete' ORDER BY id DESC LIMIT 1)"
+		" ORDER BY r.deleted_at IS NULL AND r.name = ?1 DESC, r.name = ?1 DESC,"
+		" r.id = ?1 DESC LIMIT 1";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	enum smr_rc rc;
+
+	if (!q)
+		return db_error(s, err, "reading a space");
+	bind_text(q, 1, id_or_name);
+	rc = read_one(s, q, read_space_row, out, "reading a space", err);
+	if (rc == SMR_ENOTFOUND)
+		return smr_errf(err, rc, "no space '%s', live or deleted", id_or_name);
+	return rc;
+}
+
+static enum smr_rc sqlite_space_list_deleted(struct store *st, struct space **out, size_t *n,
+					     struct smr_err *err)
+{
+	static const char sql[] = SPACE_COLS " WHERE r.deleted_at IS NOT NULL"
+		" ORDER BY r.deleted_at, r.id";
+	static const struct row_reader rr = { sizeof(struct space), read_space_row, free_spaces };
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+
+	if (!q)
+		return db_error(s, err, "listing deleted spaces");
+	return collect_rows(s, q, &rr, (void **)out, n, "listing deleted spaces", err);
+}
+
+static enum smr_rc sqlite_gc_prune(struct store *st, const char *before, size_t *n,
+				   struct smr_err *err)
+{
+	static const char spaces[] =
+		"DELETE FROM repos WHERE deleted_at IS NOT NULL AND (?1 IS NULL OR deleted_at <= ?1)";
+	static const char orphans[] =
+		"DELETE FROM search_items WHERE (commit_hash IS NOT NULL AND NOT EXISTS"
+		" (SELECT 1 FROM commits c WHERE c.commit_hash = search_items.commit_hash))"
+		" OR (turn_id IS NOT NULL AND NOT EXISTS"
+		" (SELECT 1 FROM turns t WHERE t.id = search_items.turn_id))";
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q;
-	int step;
 	enum smr_rc rc = begin(s, err);
 
 	if (rc)
 		return rc;
-	q = prep(s, sql);
-	if (!q)
-		return rollback(s, db_error(s, err, "renaming a space"));
-	bind_text(q, 1, new_name);
-	bind_text(q, 2, id);
-	step = sqlite3_step(q);
-	sqlite3_reset(q);
-	if (step == SQLITE_CONSTRAINT)
-		return rollback(s, smr_errf(err, SMR_ECONFLICT,
-					    "a space named '%s' already exists", new_name));
-	if (step != SQLITE_DONE)
-		return rollback(s, db_error(s, err, "renaming a space"));
-	if (sqlite3_changes(s->db) == 0)
-		return rollback(s, smr_errf(err, SMR_ENOTFOUND, "no space '%s'", id));
+	q = prep(s, spaces);
+	if (q)
+		bind_text(q, 1, before);
+	rc = step_done(s, q, "pruning deleted spaces", err);
+	*n = rc ? 0 : (size_t)sqlite3_changes(s->db);
+	if (!rc)
+		rc = step_done(s, prep(s, orphans), "pruning the search index", err);
+	if (rc)
+		return rollback(s, rc);
 	return commit(s, err);
 }
 
-static enum smr_rc sqlite_space_delete(struct store *st, const char *id, struct smr_err *err)
-{
-	static const char sql[] = "DELETE FROM repos WHERE id = ?";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q;
-	enum smr_rc rc = begin(s, err);
+/* ---- the reflog ---- */
 
-	if (rc)
-		return rc;
-	q = prep(s, sql);
-	if (q)
-		bind_text(q, 1, id);
-	rc = step_done(s, q, "deleting a space", err);
-	if (rc)
-		return rollback(s, rc);
-	if (sqlite3_changes(s->db) == 0)
-		return rollback(s, smr_errf(err, SMR_ENOTFOUND, "no space '%s'", id));
-	return commit(s, err);
+static enum smr_rc sqlite_reflog_insert(struct store *st, const char *space_id,
+					const char *old_hash, const char *new_hash,
+					const char *action, const struct ref_move *mv,
+					struct smr_err *err)
+{
+	static const char sql[] =
+		"INSERT INTO reflog (repo_id, space_name, old_hash, new_hash, action, actor,"
+		" reason, created_at) SELECT id, name, ?2, ?3, ?4, ?5, ?6, ?7"
+		" FROM repos WHERE id = ?1";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+
+	if (q) {
+		bind_text(q, 1, space_id);
+		bind_text(q, 2, old_hash);
+		bind_text(q, 3, new_hash);
+		bind_text(q, 4, action);
+		bind_text(q, 5, mv->actor ? mv->actor : "");
+		bind_text(q, 6, mv->reason ? mv->reason : "");
+		bind_text(q, 7, mv->at);
+	}
+	return step_done(s, q, "writing the reflog", err);
+}
+
+static void read_reflog_row(sqlite3_stmt *q, void *elem)
+{
+	struct reflog_entry *e = elem;
+
+	e->id = sqlite3_column_int64(q, 0);
+	e->space_id = col_text(q, 1);
+	e->space_name = col_text(q, 2);
+	e->old_hash = col_text(q, 3);
+	e->new_hash = col_text(q, 4);
+	e->action = col_text(q, 5);
+	e->actor = col_text(q, 6);
+	e->reason = col_text(q, 7);
+	e->created_at = col_text(q, 8);
+}
+
+static void free_reflog(void *v, size_t n)
+{
+	reflog_entries_free(v, n);
+}
+
+static enum smr_rc sqlite_reflog_list(struct store *st, const char *space_id,
+				      const char *before, size_t limit,
+				      struct reflog_entry **out, size_t *n, struct smr_err *err)
+{
+	static const char sql[] =
+		"SELECT id, repo_id, space_name, old_hash, new_hash, action, actor, reason,"
+		" created_at FROM reflog WHERE repo_id = ?1 AND (?2 IS NULL OR created_at <= ?2)"
+		" ORDER BY id DESC LIMIT ?3";
+	static const struct row_reader rr = { sizeof(struct reflog_entry), read_reflog_row,
+					      free_reflog };
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+
+	if (!q)
+		return db_error(s, err, "reading the reflog");
+	bind_text(q, 1, space_id);
+	bind_text(q, 2, before);
+	sqlite3_bind_int64(q, 3, limit ? (sqlite3_int64)limit : -1);
+	return collect_rows(s, q, &rr, (void **)out, n, "reading the reflog", err);
 }
 
 /* ---- Checkpoints ---- */
@@ -586,7 +719,8 @@ static enum smr_rc sqlite_checkpoint_get(struct store *st, const char *space_id,
 					 struct smr_err *err)
 {
 	static const char in_space[] = CKPT_COLS " WHERE c.repo_id = ? AND c.commit_hash = ?";
-	static const char any[] = CKPT_COLS " WHERE c.commit_hash = ? ORDER BY c.id LIMIT 1";
+	static const char any[] = CKPT_COLS " WHERE c.commit_hash = ?"
+		" ORDER BY r.deleted_at IS NOT NULL, c.id LIMIT 1";
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, space_id ? in_space : any);
 	enum smr_rc rc;
@@ -803,9 +937,6 @@ static enum smr_rc sqlite_space_fork(struct store *st, const struct space *new_s
 	size_t n = 0;
 	enum smr_rc rc;
 
-	rc = begin(s, err);
-	if (rc)
-		return rc;
 	rc = insert_space(s, new_space, err);
 	if (!rc)
 		rc = ancestry_ids(s, src_space_id, hash, &ids, &n, err);
@@ -814,9 +945,7 @@ static enum smr_rc sqlite_space_fork(struct store *st, const struct space *new_s
 	if (!rc)
 		rc = move_head(st, new_space->id, parent, err);
 	free(ids);
-	if (rc)
-		return rollback(s, rc);
-	return commit(s, err);
+	return rc;
 }
 
 /* ---- sessions and turns ---- */
@@ -1159,6 +1288,11 @@ const struct store_ops store_sqlite_ops = {
 	.space_list = sqlite_space_list,
 	.space_rename = sqlite_space_rename,
 	.space_delete = sqlite_space_delete,
+	.space_find = sqlite_space_find,
+	.space_list_deleted = sqlite_space_list_deleted,
+	.gc_prune = sqlite_gc_prune,
+	.reflog_insert = sqlite_reflog_insert,
+	.reflog_list = sqlite_reflog_list,
 	.checkpoint_get = sqlite_checkpoint_get,
 	.checkpoint_find_prefix = sqlite_checkpoint_find_prefix,
 	.checkpoint_log = sqlite_checkpoint_log,

@@ -7,6 +7,8 @@
  * one (with PostgreSQL); see backends_*.c.
  */
 #include "store/internal.h"
+#include "util/sys.h"
+#include "util/xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -35,11 +37,6 @@ int store_is_shared(const struct store *st)
 	return st->ops->shared;
 }
 
-enum smr_rc store_space_create(struct store *st, const struct space *sp, struct smr_err *err)
-{
-	return st->ops->space_create(st, sp, err);
-}
-
 enum smr_rc store_space_get(struct store *st, const char *id_or_name, struct space *out,
 			    struct smr_err *err)
 {
@@ -52,21 +49,31 @@ enum smr_rc store_space_list(struct store *st, struct space **out, size_t *n,
 	return st->ops->space_list(st, out, n, err);
 }
 
-enum smr_rc store_space_rename(struct store *st, const char *id, const char *new_name,
-			       struct smr_err *err)
+enum smr_rc store_space_find(struct store *st, const char *id_or_name, struct space *out,
+			     struct smr_err *err)
 {
-	return st->ops->space_rename(st, id, new_name, err);
+	return st->ops->space_find(st, id_or_name, out, err);
 }
 
-enum smr_rc store_space_delete(struct store *st, const char *id, struct smr_err *err)
+enum smr_rc store_space_list_deleted(struct store *st, struct space **out, size_t *n,
+				     struct smr_err *err)
 {
-	return st->ops->space_delete(st, id, err);
+	return st->ops->space_list_deleted(st, out, n, err);
 }
 
-enum smr_rc store_space_fork(struct store *st, const struct space *new_space,
-			     const char *src_space_id, const char *hash, struct smr_err *err)
+enum smr_rc store_gc_prune(struct store *st, const char *before, size_t *n,
+			   struct smr_err *err)
 {
-	return st->ops->space_fork(st, new_space, src_space_id, hash, err);
+	return st->ops->gc_prune(st, before, n, err);
+}
+
+enum smr_rc store_reflog_list(struct store *st, const char *space_id, const char *before,
+			      size_t limit, struct reflog_entry **out, size_t *n,
+			      struct smr_err *err)
+{
+	*out = NULL;
+	*n = 0;
+	return st->ops->reflog_list(st, space_id, before, limit, out, n, err);
 }
 
 enum smr_rc store_checkpoint_get(struct store *st, const char *space_id, const char *hash,
@@ -171,18 +178,75 @@ static enum smr_rc stale_parent(const char *head, struct smr_err *err)
 			head);
 }
 
-/* Inserts c on top of HEAD (row head_id) and moves HEAD to it. */
-static enum smr_rc put_on_head(struct store *st, const char *space_id,
-			       const struct checkpoint *c, int64_t head_id, struct smr_err *err)
+/*
+ * The one way a move of a Space's HEAD reaches the reflog: every write
+ * below calls it inside its transaction, so a move and its record commit
+ * together or not at all.
+ */
+static enum smr_rc record_move(struct store *st, const char *space_id, const char *old_hash,
+			       const char *new_hash, const char *action,
+			       const struct ref_move *mv, struct smr_err *err)
 {
+	struct ref_move m = { NULL, NULL, NULL };
+	char now[32];
+
+	if (mv)
+		m = *mv;
+	if (!m.at) {
+		sys_now_iso(now);
+		m.at = now;
+	}
+	return st->ops->reflog_insert(st, space_id, old_hash, new_hash, action, &m, err);
+}
+
+/* The kind of move writing c is, from what it carries (see struct reflog_entry). */
+static const char *put_action(const struct checkpoint *c)
+{
+	if (c->merge_parent_hash)
+		return "merge";
+	if (json_object_get(c->metadata, "restored_from"))
+		return "restore";
+	return "commit";
+}
+
+/* git's reflog wording: "commit: TITLE", "restore: to HASH", "merge HASH: TITLE"; caller frees. */
+static char *put_reason(const struct checkpoint *c, const char *action)
+{
+	const char *title = c->title && *c->title ? c->title : "(untitled)";
+	const char *from = json_string_value(json_object_get(c->metadata, "restored_from"));
+
+	if (!strcmp(action, "merge"))
+		return xasprintf("merge %.12s: %s", c->merge_parent_hash, title);
+	if (!strcmp(action, "restore"))
+		return xasprintf("restore: to %.12s", from ? from : "?");
+	return xasprintf("commit%s: %s", c->parent_hash ? "" : " (initial)", title);
+}
+
+/*
+ * Inserts c on top of HEAD (row head_id, hash head), moves HEAD to it and
+ * records the move: who is the checkpoint's author, when its time.
+ */
+static enum smr_rc put_on_head(struct store *st, const char *space_id,
+			       const struct checkpoint *c, int64_t head_id, const char *head,
+			       struct smr_err *err)
+{
+	const char *action = put_action(c);
+	struct ref_move mv = { c->author, NULL, c->created_at };
+	char *reason = NULL;
 	int64_t id = -1;
 	enum smr_rc rc = st->ops->commit_insert(st, space_id, c, head_id, &id, err);
 
 	if (rc == SMR_ECONFLICT)
 		return smr_errf(err, rc, "checkpoint %.12s already exists", c->hash);
-	if (rc)
-		return rc;
-	return st->ops->head_move(st, space_id, id, err);
+	if (!rc)
+		rc = st->ops->head_move(st, space_id, id, err);
+	if (!rc) {
+		reason = put_reason(c, action);
+		mv.reason = reason;
+		rc = record_move(st, space_id, head, c->hash, action, &mv, err);
+	}
+	free(reason);
+	return rc;
 }
 
 enum smr_rc store_checkpoint_put(struct store *st, const char *space_id,
@@ -199,8 +263,72 @@ enum smr_rc store_checkpoint_put(struct store *st, const char *space_id,
 	if (!rc && !same_hash(head, expected_head))
 		rc = stale_parent(head, err);
 	if (!rc)
-		rc = put_on_head(st, space_id, c, head_id, err);
+		rc = put_on_head(st, space_id, c, head_id, head, err);
 	free(head);
+	return txn_end(st, rc, err);
+}
+
+enum smr_rc store_space_create(struct store *st, const struct space *sp,
+			       const struct ref_move *mv, struct smr_err *err)
+{
+	enum smr_rc rc = st->ops->txn_begin(st, err);
+
+	if (rc)
+		return rc;
+	rc = st->ops->space_create(st, sp, err);
+	if (!rc)
+		rc = record_move(st, sp->id, NULL, NULL, "create", mv, err);
+	return txn_end(st, rc, err);
+}
+
+enum smr_rc store_space_rename(struct store *st, const char *id, const char *new_name,
+			       const struct ref_move *mv, struct smr_err *err)
+{
+	int64_t head_id = -1;
+	char *head = NULL;
+	enum smr_rc rc = st->ops->txn_begin(st, err);
+
+	if (rc)
+		return rc;
+	rc = st->ops->head_lock(st, id, &head_id, &head, err);
+	if (!rc)
+		rc = st->ops->space_rename(st, id, new_name, err);
+	if (!rc)
+		rc = record_move(st, id, head, head, "rename", mv, err);
+	free(head);
+	return txn_end(st, rc, err);
+}
+
+enum smr_rc store_space_delete(struct store *st, const char *id, const struct ref_move *mv,
+			       struct smr_err *err)
+{
+	int64_t head_id = -1;
+	char *head = NULL;
+	enum smr_rc rc = st->ops->txn_begin(st, err);
+
+	if (rc)
+		return rc;
+	rc = st->ops->head_lock(st, id, &head_id, &head, err);
+	/* recorded first, so that the row takes the name the Space had */
+	if (!rc)
+		rc = record_move(st, id, head, NULL, "delete", mv, err);
+	if (!rc)
+		rc = st->ops->space_delete(st, id, mv && mv->at ? mv->at : "", err);
+	free(head);
+	return txn_end(st, rc, err);
+}
+
+enum smr_rc store_space_fork(struct store *st, const struct space *new_space,
+			     const char *src_space_id, const char *hash,
+			     const struct ref_move *mv, struct smr_err *err)
+{
+	enum smr_rc rc = st->ops->txn_begin(st, err);
+
+	if (rc)
+		return rc;
+	rc = st->ops->space_fork(st, new_space, src_space_id, hash, err);
+	if (!rc)
+		rc = record_move(st, new_space->id, NULL, hash, "fork", mv, err);
 	return txn_end(st, rc, err);
 }
 

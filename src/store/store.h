@@ -11,6 +11,8 @@
  * opens one per worker (or pools them).
  *
  * Contracts every backend meets (tests/unit/test_store_conformance.c):
+ *  - every move of a Space's HEAD (commit, restore, merge, fork, rename,
+ *    delete) writes its reflog row in the transaction of the move.
  *  - store_checkpoint_put is a compare-and-swap on the Space's HEAD: it
  *    succeeds only while HEAD equals expected_head (NULL: the Space is
  *    empty), else SMR_ECONFLICT naming the current HEAD, and nothing is
@@ -48,18 +50,65 @@ const char *store_name(const struct store *st);
  */
 int store_is_shared(const struct store *st);
 
-/* Spaces.  Lookups take a Space's id or its name. */
-enum smr_rc store_space_create(struct store *st, const struct space *sp, struct smr_err *err);
+/*
+ * Who moves a Space's HEAD, when and why: what the reflog row of the move
+ * records.  NULL actor or reason is recorded as "".  at is the time (ISO).
+ */
+struct ref_move {
+	const char *actor;
+	const char *reason;
+	const char *at;
+};
+
+/*
+ * Spaces.  Lookups take a Space's id or its name and see live Spaces only.
+ * Every write below records its move in the reflog in the same
+ * transaction.
+ */
+enum smr_rc store_space_create(struct store *st, const struct space *sp,
+			       const struct ref_move *mv, struct smr_err *err);
 enum smr_rc store_space_get(struct store *st, const char *id_or_name, struct space *out,
 			    struct smr_err *err);
 enum smr_rc store_space_list(struct store *st, struct space **out, size_t *n,
 			     struct smr_err *err);
 enum smr_rc store_space_rename(struct store *st, const char *id, const char *new_name,
+			       const struct ref_move *mv, struct smr_err *err);
+/*
+ * Soft delete: the Space leaves every lookup and list, and its name is
+ * free again; its rows stay (reachable through store_space_find and the
+ * reflog) until store_gc_prune.
+ */
+enum smr_rc store_space_delete(struct store *st, const char *id, const struct ref_move *mv,
 			       struct smr_err *err);
-enum smr_rc store_space_delete(struct store *st, const char *id, struct smr_err *err);
 /* Creates new_space with HEAD = hash, copying hash's ancestry from src_space_id. */
 enum smr_rc store_space_fork(struct store *st, const struct space *new_space,
-			     const char *src_space_id, const char *hash, struct smr_err *err);
+			     const char *src_space_id, const char *hash,
+			     const struct ref_move *mv, struct smr_err *err);
+/*
+ * A Space live or deleted: a live one by id or name, else a deleted one by
+ * id, else the most recently deleted Space that had that name.
+ */
+enum smr_rc store_space_find(struct store *st, const char *id_or_name, struct space *out,
+			     struct smr_err *err);
+/* Soft-deleted Spaces, oldest deletion first; caller spaces_free()s. */
+enum smr_rc store_space_list_deleted(struct store *st, struct space **out, size_t *n,
+				     struct smr_err *err);
+/*
+ * Removes for good the Spaces deleted at or before `before` (NULL: all),
+ * with their checkpoints, sessions, turns and reflog, and the search rows
+ * nothing refers to any more.  *n gets the number of Spaces removed.
+ */
+enum smr_rc store_gc_prune(struct store *st, const char *before, size_t *n,
+			   struct smr_err *err);
+
+/*
+ * The reflog of a Space (live or deleted), newest first: the entries at or
+ * before `before` (NULL: all), at most limit of them (0: all).  Caller
+ * reflog_entries_free()s.
+ */
+enum smr_rc store_reflog_list(struct store *st, const char *space_id, const char *before,
+			      size_t limit, struct reflog_entry **out, size_t *n,
+			      struct smr_err *err);
 
 /* Checkpoints.  c->hash must already be sealed. */
 enum smr_rc store_checkpoint_put(struct store *st, const char *space_id,

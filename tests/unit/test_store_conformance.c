@@ -184,7 +184,7 @@ static enum smr_rc make_space(struct fixture *f, const char *name, char id[37],
 	sp.name = (char *)name;
 	sp.description = (char *)"a test space";
 	sp.created_at = (char *)"2026-01-01T00:00:00.000000Z";
-	return store_space_create(f->st, &sp, err);
+	return store_space_create(f->st, &sp, NULL, err);
 }
 
 /* A sealed checkpoint on top of parent (may be NULL), created at second sec. */
@@ -336,26 +336,29 @@ CONFORMANCE(space_rename)
 
 	CHECK_INT(make_space(f, "one", a, &err), SMR_OK);
 	CHECK_INT(make_space(f, "two", b, &err), SMR_OK);
-	CHECK_INT(store_space_rename(f->st, a, "uno", &err), SMR_OK);
+	CHECK_INT(store_space_rename(f->st, a, "uno", NULL, &err), SMR_OK);
 	CHECK_INT(store_space_get(f->st, "uno", &sp, &err), SMR_OK);
 	CHECK_STR(sp.id, a);
 	space_release(&sp);
 	CHECK_INT(store_space_get(f->st, "one", &sp, &err), SMR_ENOTFOUND);
-	CHECK_INT(store_space_rename(f->st, a, "two", &err), SMR_ECONFLICT);
+	CHECK_INT(store_space_rename(f->st, a, "two", NULL, &err), SMR_ECONFLICT);
 	CHECK_STR(err.msg, "a space named 'two' already exists");
 	CHECK_INT(store_space_get(f->st, a, &sp, &err), SMR_OK);
 	CHECK_STR(sp.name, "uno");
 	space_release(&sp);
-	CHECK_INT(store_space_rename(f->st, "no-such-id", "three", &err), SMR_ENOTFOUND);
+	CHECK_INT(store_space_rename(f->st, "no-such-id", "three", NULL, &err), SMR_ENOTFOUND);
 	CHECK_STR(err.msg, "no space 'no-such-id'");
 }
 
-CONFORMANCE(space_delete_cascades)
+CONFORMANCE(space_delete_is_soft_until_gc_prune)
 {
 	struct smr_err err = SMR_ERR_INIT;
 	struct session sn = { 0 }, got = { 0 };
+	struct space sp = { 0 }, *gone = NULL;
+	struct reflog_entry *log = NULL;
 	struct checkpoint c;
-	char a[37], sid[37], *head = NULL, *root;
+	size_t n = 0;
+	char a[37], b[37], sid[37], *head = NULL, *root, *want;
 
 	CHECK_INT(make_space(f, "doomed", a, &err), SMR_OK);
 	CHECK_INT(put_next(f, a, &head, "root", 1), SMR_OK);
@@ -366,19 +369,124 @@ CONFORMANCE(space_delete_cascades)
 	sn.created_at = (char *)"2026-01-01T00:00:05.000000Z";
 	sn.history_base_seq = -1;
 	CHECK_INT(store_session_create(f->st, &sn, &err), SMR_OK);
-	CHECK_INT(store_space_delete(f->st, a, &err), SMR_OK);
-	CHECK_INT(store_space_get(f->st, a, &(struct space){ 0 }, &err), SMR_ENOTFOUND);
+	CHECK_INT(store_space_delete(f->st, a,
+				     &(struct ref_move){ "ann", "delete: doomed",
+							 "2026-01-01T00:01:00.000000Z" }, &err),
+		  SMR_OK);
+	/* gone from every lookup, its name free again ... */
+	CHECK_INT(store_space_get(f->st, a, &sp, &err), SMR_ENOTFOUND);
+	CHECK_INT(store_space_get(f->st, "doomed", &sp, &err), SMR_ENOTFOUND);
+	CHECK_INT(make_space(f, "doomed", b, &err), SMR_OK);
+	/* ... but recoverable: by id, by its old name, through the reflog */
+	CHECK_INT(store_space_find(f->st, a, &sp, &err), SMR_OK);
+	CHECK_STR(sp.deleted_at, "2026-01-01T00:01:00.000000Z");
+	want = xasprintf("doomed/%s", a);
+	CHECK_STR(sp.name, want);
+	free(want);
+	space_release(&sp);
+	CHECK_INT(store_space_find(f->st, "doomed", &sp, &err), SMR_OK);
+	CHECK_STR(sp.id, b);   /* a live Space of that name wins */
+	space_release(&sp);
+	CHECK_INT(store_reflog_list(f->st, a, NULL, 0, &log, &n, &err), SMR_OK);
+	CHECK_INT(n, 3);
+	if (n == 3) {
+		CHECK_STR(log[0].action, "delete");
+		CHECK_STR(log[0].space_name, "doomed");
+		CHECK_STR(log[0].old_hash, root);
+		CHECK(!log[0].new_hash);
+		CHECK_STR(log[0].actor, "ann");
+		CHECK_STR(log[1].action, "commit");
+		CHECK_STR(log[1].new_hash, root);
+		CHECK_STR(log[1].reason, "commit (initial): root");
+		CHECK_STR(log[2].action, "create");
+	}
+	reflog_entries_free(log, n);
+	CHECK_INT(store_checkpoint_get(f->st, a, root, &c, &err), SMR_OK);
+	checkpoint_release(&c);
+	CHECK_INT(store_session_get(f->st, sid, &got, &err), SMR_OK);
+	session_release(&got);
+	CHECK_INT(store_space_list_deleted(f->st, &gone, &n, &err), SMR_OK);
+	CHECK_INT(n, 1);
+	spaces_free(gone, n);
+	CHECK_INT(store_space_delete(f->st, a, NULL, &err), SMR_ENOTFOUND);
+	/* a prune before the deletion keeps it; one after removes everything */
+	CHECK_INT(store_gc_prune(f->st, "2026-01-01T00:00:59.000000Z", &n, &err), SMR_OK);
+	CHECK_INT(n, 0);
+	CHECK_INT(store_gc_prune(f->st, NULL, &n, &err), SMR_OK);
+	CHECK_INT(n, 1);
+	CHECK_INT(store_space_find(f->st, a, &sp, &err), SMR_ENOTFOUND);
 	CHECK_INT(store_checkpoint_get(f->st, NULL, root, &c, &err), SMR_ENOTFOUND);
 	CHECK_INT(store_session_get(f->st, sid, &got, &err), SMR_ENOTFOUND);
-	CHECK_INT(store_space_delete(f->st, a, &err), SMR_ENOTFOUND);
+	CHECK_INT(store_reflog_list(f->st, a, NULL, 0, &log, &n, &err), SMR_OK);
+	CHECK_INT(n, 0);
+	reflog_entries_free(log, n);
+	CHECK_INT(store_space_delete(f->st, a, NULL, &err), SMR_ENOTFOUND);
 	{
-		char want[64];
+		char msg[64];
 
-		snprintf(want, sizeof(want), "no space '%s'", a);
-		CHECK_STR(err.msg, want);
+		snprintf(msg, sizeof(msg), "no space '%s'", a);
+		CHECK_STR(err.msg, msg);
 	}
 	free(head);
 	free(root);
+}
+
+CONFORMANCE(reflog_records_every_move_in_order)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct reflog_entry *log = NULL;
+	struct space fork = { 0 };
+	size_t n = 0;
+	char a[37], b[37], *head = NULL, *first;
+
+	CHECK_INT(make_space(f, "moves", a, &err), SMR_OK);
+	CHECK_INT(put_next(f, a, &head, "one", 1), SMR_OK);
+	first = xstrdup(head);
+	CHECK_INT(put_next(f, a, &head, "two", 2), SMR_OK);
+	CHECK_INT(store_space_rename(f->st, a, "moved",
+				     &(struct ref_move){ "bo", "rename: moves -> moved",
+							 "2026-01-01T00:00:03.000000Z" }, &err),
+		  SMR_OK);
+	sys_uuid(b);
+	fork.id = b;
+	fork.name = (char *)"branch";
+	fork.created_at = (char *)"2026-01-01T00:00:04.000000Z";
+	CHECK_INT(store_space_fork(f->st, &fork, a, first,
+				   &(struct ref_move){ "cy", "fork", fork.created_at }, &err),
+		  SMR_OK);
+	CHECK_INT(store_reflog_list(f->st, a, NULL, 0, &log, &n, &err), SMR_OK);
+	CHECK_INT(n, 4);
+	if (n == 4) {
+		CHECK_STR(log[0].action, "rename");
+		CHECK_STR(log[0].space_name, "moved");
+		CHECK_STR(log[0].old_hash, head);
+		CHECK_STR(log[0].new_hash, head);
+		CHECK_STR(log[1].action, "commit");
+		CHECK_STR(log[1].old_hash, first);
+		CHECK_STR(log[1].actor, "tester");
+		CHECK_STR(log[1].created_at, "2026-01-01T00:00:02.000000Z");
+		CHECK_STR(log[2].reason, "commit (initial): one");
+		CHECK(!log[2].old_hash);
+		CHECK(log[0].id > log[1].id && log[1].id > log[2].id);
+	}
+	reflog_entries_free(log, n);
+	/* at or before a time, newest first, limited */
+	CHECK_INT(store_reflog_list(f->st, a, "2026-01-01T00:00:01.500000Z", 1, &log, &n, &err),
+		  SMR_OK);
+	CHECK_INT(n, 1);
+	if (n == 1)
+		CHECK_STR(log[0].new_hash, first);
+	reflog_entries_free(log, n);
+	CHECK_INT(store_reflog_list(f->st, b, NULL, 0, &log, &n, &err), SMR_OK);
+	CHECK_INT(n, 1);
+	if (n == 1) {
+		CHECK_STR(log[0].action, "fork");
+		CHECK_STR(log[0].new_hash, first);
+		CHECK_STR(log[0].actor, "cy");
+	}
+	reflog_entries_free(log, n);
+	free(head);
+	free(first);
 }
 
 /* ---- Checkpoints ---- */
@@ -460,7 +568,7 @@ CONFORMANCE(checkpoint_get_in_space_and_any)
 	nsp.id = nid;
 	nsp.name = (char *)"copy";
 	nsp.created_at = (char *)"2026-01-02T00:00:00.000000Z";
-	CHECK_INT(store_space_fork(f->st, &nsp, a, root, &err), SMR_OK);
+	CHECK_INT(store_space_fork(f->st, &nsp, a, root, NULL, &err), SMR_OK);
 	CHECK_INT(store_checkpoint_get(f->st, NULL, root, &got, &err), SMR_OK);
 	CHECK_STR(got.space, "src");
 	CHECK(got.parent_hash == NULL);
@@ -505,7 +613,7 @@ CONFORMANCE(checkpoint_find_prefix)
 	nsp.id = nid;
 	nsp.name = (char *)"fork";
 	nsp.created_at = (char *)"2026-01-02T00:00:00.000000Z";
-	CHECK_INT(store_space_fork(f->st, &nsp, a, h3, &err), SMR_OK);
+	CHECK_INT(store_space_fork(f->st, &nsp, a, h3, NULL, &err), SMR_OK);
 	CHECK_INT(store_checkpoint_find_prefix(f->st, "abcd0001", 2, &v, &n, &err), SMR_OK);
 	CHECK_INT(n, 1);
 	if (n == 1)
@@ -709,7 +817,7 @@ CONFORMANCE(space_fork_copies_ancestry)
 	nsp.name = (char *)"branch";
 	nsp.description = (char *)"forked";
 	nsp.created_at = (char *)"2026-01-03T00:00:00.000000Z";
-	CHECK_INT(store_space_fork(f->st, &nsp, a, mid, &err), SMR_OK);
+	CHECK_INT(store_space_fork(f->st, &nsp, a, mid, NULL, &err), SMR_OK);
 	CHECK_INT(store_space_get(f->st, "branch", &got, &err), SMR_OK);
 	CHECK_STR(got.head, mid);
 	CHECK_STR(got.description, "forked");
@@ -737,10 +845,10 @@ CONFORMANCE(space_fork_copies_ancestry)
 	/* A taken name or an unknown checkpoint: nothing created. */
 	sys_uuid(nid);
 	nsp.id = nid;
-	CHECK_INT(store_space_fork(f->st, &nsp, a, mid, &err), SMR_ECONFLICT);
+	CHECK_INT(store_space_fork(f->st, &nsp, a, mid, NULL, &err), SMR_ECONFLICT);
 	CHECK_STR(err.msg, "a space named 'branch' already exists");
 	nsp.name = (char *)"branch2";
-	CHECK_INT(store_space_fork(f->st, &nsp, a, "cafe", &err), SMR_ENOTFOUND);
+	CHECK_INT(store_space_fork(f->st, &nsp, a, "cafe", NULL, &err), SMR_ENOTFOUND);
 	CHECK_INT(store_space_get(f->st, "branch2", &got, &err), SMR_ENOTFOUND);
 	free(head);
 	free(mid);
@@ -1590,4 +1698,107 @@ TEST(pg_connection_lost_in_flight_then_recovers)
 	free(h);
 	free(head);
 	fixture_close(&f);
+}
+
+/* ---- time travel through the operations: every @{...} form ---- */
+
+static char conf_clock[32];
+
+static void conf_now(char out[32])
+{
+	snprintf(out, 32, "%s", conf_clock);
+}
+
+/* Writes a checkpoint titled title at time at through the operations. */
+static void commit_at(struct ops_ctx *ctx, const char *space, const char *title,
+		      const char *at, char hash[65])
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct checkpoint c = { 0 };
+	json_t *fields = json_pack("{s:s, s:[s]}", "title", title, "decisions", title);
+
+	snprintf(conf_clock, sizeof(conf_clock), "%s", at);
+	CHECK_INT(ops_checkpoint_create(ctx, space, fields, NULL, "ann", &c, &err), SMR_OK);
+	snprintf(hash, 65, "%s", c.hash ? c.hash : "");
+	checkpoint_release(&c);
+	json_decref(fields);
+}
+
+/* The title ref resolves to, or the error code as text. */
+static char *title_of(struct ops_ctx *ctx, const char *ref, struct smr_err *err)
+{
+	struct checkpoint c = { 0 };
+	enum smr_rc rc = ops_resolve(ctx, ref, &c, err);
+	char *t = rc ? xasprintf("error %d", (int)rc) : xstrdup(c.title);
+
+	checkpoint_release(&c);
+	return t;
+}
+
+#define CHECK_REF(ref, want)                                                \
+	do {                                                                \
+		char *t_ = title_of(&ctx, ref, &err);                       \
+		CHECK_STR(t_, want);                                        \
+		free(t_);                                                   \
+	} while (0)
+
+CONFORMANCE(at_refs_walk_the_reflog)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct ops_ctx ctx;
+	struct space sp = { 0 };
+	struct checkpoint c = { 0 };
+	char one[65], two[65], three[65];
+
+	ops_ctx_init(&ctx, f->st);
+	ctx.now = conf_now;
+	snprintf(conf_clock, sizeof(conf_clock), "2026-12-01T09:00:00.000000Z");
+	CHECK_INT(ops_space_create(&ctx, "tt", NULL, &sp, &err), SMR_OK);
+	space_release(&sp);
+	commit_at(&ctx, "tt", "one", "2026-12-01T10:00:00.000000Z", one);
+	commit_at(&ctx, "tt", "two", "2026-12-01T12:00:00.000000Z", two);
+	commit_at(&ctx, "tt", "three", "2026-12-02T08:00:00.000000Z", three);
+	snprintf(conf_clock, sizeof(conf_clock), "2026-12-03T12:00:00.000000Z");
+
+	/* @{N}: git's meaning, N moves ago; ~N applies after it */
+	CHECK_REF("tt@{0}", "three");
+	CHECK_REF("tt@{1}", "two");
+	CHECK_REF("tt@{2}", "one");
+	CHECK_REF("tt@{1}~1", "one");
+	CHECK_REF("tt@{3}", "error 5");      /* the creation: no checkpoint yet */
+	CHECK(strstr(err.msg, "had no checkpoints yet"));
+	CHECK_REF("tt@{4}", "error 5");      /* past the start of the reflog */
+	CHECK(strstr(err.msg, "goes back past the start of the reflog of 'tt' (4 entries)"));
+
+	/* @{DATE}: HEAD as it was then */
+	CHECK_REF("tt@{2026-12-01 12:00}", "two");
+	CHECK_REF("tt@{2026-12-01T11:59:59Z}", "one");
+	CHECK_REF("tt@{2026-12-01 10:00:00}", "one");
+	CHECK_REF("tt@{yesterday}", "three");        /* 2026-12-02 12:00 */
+	CHECK_REF("tt@{2.days.ago}", "two");         /* 2026-12-01 12:00 */
+	CHECK_REF("tt@{36 hours ago}", "two");       /* 2026-12-02 00:00 */
+	CHECK_REF("tt@{now}", "three");
+	/* after the last move: HEAD now; before the first: a clear error */
+	CHECK_REF("tt@{2030-01-01}", "three");
+	CHECK_REF("tt@{2026-12-01 09:30}", "error 5");
+	CHECK(strstr(err.msg, "had no checkpoints yet then"));
+	CHECK_REF("tt@{2026-11-30}", "error 5");
+	CHECK(strstr(err.msg, "did not exist yet"));
+	CHECK_REF("tt@{soon}", "error 2");
+	CHECK_REF("tt@{}", "error 2");
+	CHECK_REF("@{1}", "error 2");                /* no Space to read */
+
+	/* restore with a bare @{N} means the Space restored into */
+	CHECK_INT(ops_restore(&ctx, "tt", "@{2}", "ann", &c, &err), SMR_OK);
+	CHECK_STR(c.title, "one");
+	checkpoint_release(&c);
+	CHECK_REF("tt@{1}", "three");
+
+	/* a deleted Space stays reachable through its reflog */
+	CHECK_INT(ops_space_delete(&ctx, "tt", &err), SMR_OK);
+	CHECK_REF("tt", "error 5");
+	CHECK_REF("tt@{0}", "error 5");
+	CHECK(strstr(err.msg, "was deleted then"));
+	CHECK_REF("tt@{1}", "one");
+	CHECK_REF("tt@{2026-12-01 12:30}", "two");
 }

@@ -51,11 +51,14 @@ enum stmt {
 	Q_SESSION_INSERT, Q_SESSION_GET, Q_SESSION_LIST, Q_SESSION_LOCK, Q_LAST_SEQ,
 	Q_TURN_INSERT, Q_TURN_SET_ERROR, Q_TURN_LIST, Q_TURNS_SINCE_HEAD,
 	Q_JOB_INSERT, Q_JOB_GET, Q_JOB_UPDATE, Q_JOB_FAIL_UNFINISHED,
+	Q_SPACE_FIND, Q_SPACE_LIST_DELETED, Q_GC_SPACES, Q_GC_ORPHANS, Q_REFLOG_INSERT,
+	Q_REFLOG_LIST,
 	Q_COUNT
 };
 
 #define SPACE_COLS \
-	"SELECT r.id, r.name, r.description, r.created_at, c.commit_hash FROM repos r" \
+	"SELECT r.id, r.name, r.description, r.created_at, c.commit_hash, r.deleted_at" \
+	" FROM repos r" \
 	" LEFT JOIN refs f ON f.repo_id = r.id AND f.name = 'main'" \
 	" LEFT JOIN commits c ON c.id = f.commit_id"
 
@@ -98,11 +101,14 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" VALUES ($1, $2, $3, $4) RETURNING id)"
 		" INSERT INTO refs (repo_id, name, commit_id) SELECT id, 'main', NULL FROM r",
 	/* A name match wins over an id match, as in sqlite.c. */
-	[Q_SPACE_GET] = SPACE_COLS " WHERE r.name = $1::text OR r.id = $1::text"
+	[Q_SPACE_GET] = SPACE_COLS " WHERE r.deleted_at IS NULL"
+		" AND (r.name = $1::text OR r.id = $1::text)"
 		" ORDER BY r.name = $1::text DESC LIMIT 1",
-	[Q_SPACE_LIST] = SPACE_COLS " ORDER BY r.name",
-	[Q_SPACE_RENAME] = "UPDATE repos SET name = $1 WHERE id = $2",
-	[Q_SPACE_DELETE] = "DELETE FROM repos WHERE id = $1",
+	[Q_SPACE_LIST] = SPACE_COLS " WHERE r.deleted_at IS NULL ORDER BY r.name",
+	[Q_SPACE_RENAME] = "UPDATE repos SET name = $1 WHERE id = $2 AND deleted_at IS NULL",
+	/* a deleted Space gives its name back (see sqlite.c) */
+	[Q_SPACE_DELETE] = "UPDATE repos SET deleted_at = $1, name = name || '/' || id"
+		" WHERE id = $2 AND deleted_at IS NULL",
 	[Q_HEAD_LOCK] = "SELECT commit_id FROM refs WHERE repo_id = $1 AND name = 'main'"
 		" FOR NO KEY UPDATE",
 	[Q_HASH_BY_ID] = "SELECT commit_hash FROM commits WHERE id = $1",
@@ -116,7 +122,8 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" FROM (SELECT $6::text::jsonb AS j) x RETURNING id",
 	[Q_HEAD_MOVE] = "UPDATE refs SET commit_id = $1 WHERE repo_id = $2 AND name = 'main'",
 	[Q_CKPT_IN_SPACE] = CKPT_COLS " WHERE c.repo_id = $1 AND c.commit_hash = $2",
-	[Q_CKPT_ANY] = CKPT_COLS " WHERE c.commit_hash = $1 ORDER BY c.id LIMIT 1",
+	[Q_CKPT_ANY] = CKPT_COLS " WHERE c.commit_hash = $1"
+		" ORDER BY r.deleted_at IS NOT NULL, c.id LIMIT 1",
 	[Q_FIND_PREFIX] =
 		"SELECT DISTINCT commit_hash FROM commits WHERE commit_hash >= $1::text"
 		" AND commit_hash < $1::text || 'g' ORDER BY commit_hash LIMIT $2::bigint",
@@ -162,6 +169,29 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_JOB_FAIL_UNFINISHED] =
 		"UPDATE draft_jobs SET status = 'failed', error = $1, finished_at = $2"
 		" WHERE status IN ('queued', 'running')",
+	[Q_SPACE_FIND] = SPACE_COLS " WHERE r.id = $1::text OR r.name = $1::text"
+		" OR r.id = (SELECT repo_id FROM reflog WHERE space_name = $1::text"
+		"  AND action = 'delete' ORDER BY id DESC LIMIT 1)"
+		" ORDER BY (r.deleted_at IS NULL AND r.name = $1::text) DESC,"
+		" r.name = $1::text DESC, r.id = $1::text DESC LIMIT 1",
+	[Q_SPACE_LIST_DELETED] = SPACE_COLS " WHERE r.deleted_at IS NOT NULL"
+		" ORDER BY r.deleted_at, r.id",
+	[Q_GC_SPACES] = "DELETE FROM repos WHERE deleted_at IS NOT NULL"
+		" AND ($1::text IS NULL OR deleted_at <= $1::text)",
+	[Q_GC_ORPHANS] =
+		"DELETE FROM search_items i WHERE (i.commit_hash IS NOT NULL AND NOT EXISTS"
+		" (SELECT 1 FROM commits c WHERE c.commit_hash = i.commit_hash))"
+		" OR (i.turn_id IS NOT NULL AND NOT EXISTS"
+		" (SELECT 1 FROM turns t WHERE t.id = i.turn_id))",
+	[Q_REFLOG_INSERT] =
+		"INSERT INTO reflog (repo_id, space_name, old_hash, new_hash, action, actor,"
+		" reason, created_at) SELECT id, name, $2, $3, $4, $5, $6, $7"
+		" FROM repos WHERE id = $1",
+	[Q_REFLOG_LIST] =
+		"SELECT id, repo_id, space_name, old_hash, new_hash, action, actor, reason,"
+		" created_at FROM reflog WHERE repo_id = $1::text"
+		" AND ($2::text IS NULL OR created_at <= $2::text)"
+		" ORDER BY id DESC LIMIT NULLIF($3::bigint, 0)",
 };
 
 /* ---- the handle ---- */
@@ -631,6 +661,7 @@ static void read_space(const PGresult *r, int row, struct space *sp)
 	sp->description = col_text(r, row, 2);
 	sp->created_at = col_text(r, row, 3);
 	sp->head = col_text(r, row, 4);
+	sp->deleted_at = col_text(r, row, 5);
 }
 
 static enum smr_rc insert_space(struct pg_store *s, const struct space *sp,
@@ -652,15 +683,7 @@ static enum smr_rc insert_space(struct pg_store *s, const struct space *sp,
 static enum smr_rc pg_space_create(struct store *st, const struct space *sp,
 				   struct smr_err *err)
 {
-	struct pg_store *s = P(st);
-	enum smr_rc rc = begin(s, err);
-
-	if (rc)
-		return rc;
-	rc = insert_space(s, sp, err);
-	if (rc)
-		return rollback(s, rc);
-	return commit(s, err);
+	return insert_space(P(st), sp, err);
 }
 
 static enum smr_rc pg_space_get(struct store *st, const char *id_or_name, struct space *out,
@@ -720,36 +743,156 @@ static enum smr_rc write1(struct pg_store *s, enum stmt q, const struct params *
 	return commit(s, err);
 }
 
+/* Runs a one-row write of the current transaction; SMR_ENOTFOUND when it touched nothing. */
+static enum smr_rc write_space_row(struct pg_store *s, enum stmt q, const struct params *p,
+				   const char *id, const char *what, struct smr_err *err)
+{
+	PGresult *r = NULL;
+	enum smr_rc rc = run(s, q, p, &r, what, err);
+
+	if (!rc && strtoull(PQcmdTuples(r), NULL, 10) == 0)
+		rc = smr_errf(err, SMR_ENOTFOUND, "no space '%s'", id);
+	PQclear(r);
+	return rc;
+}
+
 static enum smr_rc pg_space_rename(struct store *st, const char *id, const char *new_name,
 				   struct smr_err *err)
 {
 	struct pg_store *s = P(st);
 	struct params p = { .n = 0 };
-	size_t changed = 0;
 	enum smr_rc rc;
 
 	p_text(&p, new_name);
 	p_text(&p, id);
-	rc = write1(s, Q_SPACE_RENAME, &p, &changed, "renaming a space", err);
+	rc = write_space_row(s, Q_SPACE_RENAME, &p, id, "renaming a space", err);
 	if (rc && state_is(s, "23505"))
 		return smr_errf(err, SMR_ECONFLICT, "a space named '%s' already exists", new_name);
-	if (!rc && !changed)
-		return smr_errf(err, SMR_ENOTFOUND, "no space '%s'", id);
 	return rc;
 }
 
-static enum smr_rc pg_space_delete(struct store *st, const char *id, struct smr_err *err)
+static enum smr_rc pg_space_delete(struct store *st, const char *id, const char *at,
+				   struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+
+	p_text(&p, at);
+	p_text(&p, id);
+	return write_space_row(P(st), Q_SPACE_DELETE, &p, id, "deleting a space", err);
+}
+
+static enum smr_rc pg_space_find(struct store *st, const char *id_or_name, struct space *out,
+				 struct smr_err *err)
 {
 	struct pg_store *s = P(st);
 	struct params p = { .n = 0 };
-	size_t changed = 0;
+	PGresult *r = NULL;
 	enum smr_rc rc;
 
-	p_text(&p, id);
-	rc = write1(s, Q_SPACE_DELETE, &p, &changed, "deleting a space", err);
-	if (!rc && !changed)
-		return smr_errf(err, SMR_ENOTFOUND, "no space '%s'", id);
+	p_text(&p, id_or_name);
+	rc = read1(s, Q_SPACE_FIND, &p, &r, "reading a space", err);
+	if (!rc && PQntuples(r) == 0)
+		rc = smr_errf(err, SMR_ENOTFOUND, "no space '%s', live or deleted", id_or_name);
+	if (!rc)
+		read_space(r, 0, out);
+	PQclear(r);
 	return rc;
+}
+
+static enum smr_rc pg_space_list_deleted(struct store *st, struct space **out, size_t *n,
+					 struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	PGresult *r = NULL;
+	struct space *v;
+	int rows;
+	enum smr_rc rc = read1(s, Q_SPACE_LIST_DELETED, NULL, &r, "listing deleted spaces", err);
+
+	if (rc)
+		return rc;
+	rows = PQntuples(r);
+	v = xcalloc(rows ? (size_t)rows : 1, sizeof(*v));
+	for (int i = 0; i < rows; i++)
+		read_space(r, i, &v[i]);
+	PQclear(r);
+	*out = v;
+	*n = (size_t)rows;
+	return SMR_OK;
+}
+
+static enum smr_rc pg_gc_prune(struct store *st, const char *before, size_t *n,
+			       struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	enum smr_rc rc = begin(s, err);
+
+	if (rc)
+		return rc;
+	p_text(&p, before);
+	rc = run(s, Q_GC_SPACES, &p, &r, "pruning deleted spaces", err);
+	*n = rc ? 0 : (size_t)strtoull(PQcmdTuples(r), NULL, 10);
+	PQclear(r);
+	if (!rc)
+		rc = run_done(s, Q_GC_ORPHANS, NULL, "pruning the search index", err);
+	if (rc)
+		return rollback(s, rc);
+	return commit(s, err);
+}
+
+/* ---- the reflog ---- */
+
+static enum smr_rc pg_reflog_insert(struct store *st, const char *space_id,
+				    const char *old_hash, const char *new_hash, const char *action,
+				    const struct ref_move *mv, struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+
+	p_text(&p, space_id);
+	p_text(&p, old_hash);
+	p_text(&p, new_hash);
+	p_text(&p, action);
+	p_text(&p, mv->actor ? mv->actor : "");
+	p_text(&p, mv->reason ? mv->reason : "");
+	p_text(&p, mv->at);
+	return run_done(P(st), Q_REFLOG_INSERT, &p, "writing the reflog", err);
+}
+
+static enum smr_rc pg_reflog_list(struct store *st, const char *space_id, const char *before,
+				  size_t limit, struct reflog_entry **out, size_t *n,
+				  struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	struct reflog_entry *v;
+	int rows;
+	enum smr_rc rc;
+
+	p_text(&p, space_id);
+	p_text(&p, before);
+	p_int(&p, (int64_t)limit);
+	rc = read1(s, Q_REFLOG_LIST, &p, &r, "reading the reflog", err);
+	if (rc)
+		return rc;
+	rows = PQntuples(r);
+	v = xcalloc(rows ? (size_t)rows : 1, sizeof(*v));
+	for (int i = 0; i < rows; i++) {
+		v[i].id = col_int(r, i, 0);
+		v[i].space_id = col_text(r, i, 1);
+		v[i].space_name = col_text(r, i, 2);
+		v[i].old_hash = col_text(r, i, 3);
+		v[i].new_hash = col_text(r, i, 4);
+		v[i].action = col_text(r, i, 5);
+		v[i].actor = col_text(r, i, 6);
+		v[i].reason = col_text(r, i, 7);
+		v[i].created_at = col_text(r, i, 8);
+	}
+	PQclear(r);
+	*out = v;
+	*n = (size_t)rows;
+	return SMR_OK;
 }
 
 /* ---- Checkpoints ---- */
@@ -1047,11 +1190,8 @@ static enum smr_rc pg_space_fork(struct store *st, const struct space *new_space
 	struct pg_store *s = P(st);
 	int64_t *ids = NULL, parent = -1;
 	size_t n = 0;
-	enum smr_rc rc = begin(s, err);
+	enum smr_rc rc = insert_space(s, new_space, err);
 
-	if (rc)
-		return rc;
-	rc = insert_space(s, new_space, err);
 	if (!rc)
 		rc = ancestry_ids(s, src_space_id, hash, &ids, &n, err);
 	for (size_t i = 0; !rc && i < n; i++)
@@ -1059,9 +1199,7 @@ static enum smr_rc pg_space_fork(struct store *st, const struct space *new_space
 	if (!rc)
 		rc = move_head(st, new_space->id, parent, err);
 	free(ids);
-	if (rc)
-		return rollback(s, rc);
-	return commit(s, err);
+	return rc;
 }
 
 /* ---- sessions and turns ---- */
@@ -1356,6 +1494,11 @@ const struct store_ops store_postgres_ops = {
 	.space_list = pg_space_list,
 	.space_rename = pg_space_rename,
 	.space_delete = pg_space_delete,
+	.space_find = pg_space_find,
+	.space_list_deleted = pg_space_list_deleted,
+	.gc_prune = pg_gc_prune,
+	.reflog_insert = pg_reflog_insert,
+	.reflog_list = pg_reflog_list,
 	.checkpoint_get = pg_checkpoint_get,
 	.checkpoint_find_prefix = pg_checkpoint_find_prefix,
 	.checkpoint_log = pg_checkpoint_log,
