@@ -74,7 +74,7 @@ _smriti()
 	--remote | --listen | --description | --title | --message | -m | --summary | \
 		--decision | --assumption | --task | --question | --entity | --meta | \
 		--parent | --author | --limit | -n | --workers | --threads | --max-body | \
-		--model | --into | --artifact)
+		--model | --into | --artifact | --since)
 		return
 		;;
 	--space)
@@ -87,6 +87,11 @@ _smriti()
 		;;
 	--format)
 		COMPREPLY=($(compgen -W "text markdown chatgpt claude" -- "$cur"))
+		return
+		;;
+	--field)
+		COMPREPLY=($(compgen -W "title summary decisions assumptions tasks open_questions
+			entities artifacts turn" -- "$cur"))
 		return
 		;;
 	esac

@@ -291,6 +291,28 @@ static void h_repo_graph(struct http_req *r, struct ops_ctx *ctx)
 	call(r, ctx, "space.graph", p, 200);
 }
 
+/* ?q=QUERY&space=&field=&author=&since=&turns=1&limit=N: full-text search. */
+static void h_search(struct http_req *r, struct ops_ctx *ctx)
+{
+	static const char *const keys[] = { "space", "field", "author", "since" };
+	long long limit = query_limit(r);
+	const char *q = http_query(r, "q"), *turns = http_query(r, "turns");
+	json_t *p;
+
+	if (limit < 0)
+		return;
+	p = json_pack("{s:s, s:I}", "query", q ? q : "", "limit", limit);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *v = http_query(r, keys[i]);
+
+		if (v && *v)
+			json_object_set_new(p, keys[i], json_string(v));
+	}
+	if (turns && (!strcmp(turns, "1") || !strcmp(turns, "true")))
+		json_object_set_new(p, "turns", json_true());
+	call(r, ctx, "search", p, 200);
+}
+
 /* ?space=NAME: the version of the Space list, and of that Space's sessions. */
 static void h_changes(struct http_req *r, struct ops_ctx *ctx)
 {
@@ -348,6 +370,10 @@ const struct http_route http_routes[] = {
 	{ "DELETE", "/v4/repos/{id}", h_repo_delete, ROUTE_BLOCKING,
 	  { "Delete a Space (kept, reachable through its reflog, until gc with prune)",
 	    "space.delete", NULL, "Deleted", 200, NULL } },
+	{ "GET", "/v4/search", h_search, 0,
+	  { "Full-text search over what checkpoints introduced (?q=QUERY, and optionally"
+	    " space, field, author, since, turns=1, limit)", "search", NULL, "SearchResult", 200,
+	    "limit" } },
 	{ "GET", "/v4/repos/{id}/reflog", h_repo_reflog, 0,
 	  { "Every move of a Space's HEAD, newest first (entry N is SPACE@{N})", "reflog",
 	    NULL, "Reflog", 200, "limit" } },

@@ -148,6 +148,32 @@ json_t *ops_reflog_json(const struct reflog_entry *v, size_t n);
 enum smr_rc ops_gc(struct ops_ctx *ctx, int prune, const char *before, json_t **report,
 		   struct smr_err *err);
 
+/* What to search for (ops_search). */
+struct search_params {
+	const char *query;            /* words, "phrases", word* (domain/search.h) */
+	const char *const *spaces;    /* names or ids; NULL: every live Space (a caller's
+					 access filter goes here) */
+	size_t n_spaces;
+	const char *field;            /* NULL, or one field ("turn" for turns) */
+	const char *author;           /* NULL, or who wrote the checkpoint (a turn's role) */
+	const char *since;            /* NULL, or a DATE of domain/ref.h */
+	int turns;                    /* 1: chat turns too */
+	size_t limit;                 /* 0: 20; at most 200 */
+};
+
+/*
+ * Full-text search over what each checkpoint introduced (and turns with
+ * p->turns).  *out is a new reference: {"query", "total", "truncated",
+ * "results": [{space, kind: "checkpoint"|"turn", field, snippet,
+ * highlights: [[start, end]...] (bytes of snippet), score, author,
+ * created_at, text, and for a checkpoint's item commit_hash (its newest
+ * copy), ordinal, in_head (HEAD still holds it), first: {commit_hash,
+ * author, created_at} (where it first appeared); for a turn session_id and
+ * seq}]}, best first; the same on every backend for the same data.
+ */
+enum smr_rc ops_search(struct ops_ctx *ctx, const struct search_params *p, json_t **out,
+		       struct smr_err *err);
+
 /* JSON renderings shared by every transport; new references. */
 json_t *ops_space_json(const struct space *sp);
 /* space_name may be NULL (rendered as null). */

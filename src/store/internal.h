@@ -69,6 +69,22 @@ struct store_ops {
 				     const char *new_hash, const char *action,
 				     const struct ref_move *mv, struct smr_err *err);
 
+	/*
+	 * The search index (index.c): whether a checkpoint's items are there,
+	 * one row (hash NULL and turn_id set for a turn) in the current
+	 * transaction, and the query of store_search with the Space filter as
+	 * a JSON array of ids (NULL: every live Space).
+	 */
+	enum smr_rc (*search_has)(struct store *st, const char *hash, int *yes,
+				  struct smr_err *err);
+	enum smr_rc (*search_insert)(struct store *st, const char *hash, int64_t turn_id,
+				     const char *field, int64_t ordinal, const char *words,
+				     const char *author, const char *created_at,
+				     struct smr_err *err);
+	enum smr_rc (*search)(struct store *st, const struct search_filter *f,
+			      const char *spaces_json, struct search_row **out, size_t *n,
+			      struct smr_err *err);
+
 	enum smr_rc (*space_get)(struct store *st, const char *id_or_name, struct space *out,
 				 struct smr_err *err);
 	enum smr_rc (*space_list)(struct store *st, struct space **out, size_t *n,
@@ -114,7 +130,23 @@ struct store_ops {
 
 struct store {
 	const struct store_ops *ops;
+	int migrated;   /* set by open when it brought an existing database up to date */
 };
+
+/*
+ * Indexes what c introduced over its first parent (index.c; parent NULL: a
+ * root, all of it), in the caller's transaction.
+ */
+enum smr_rc store_index_checkpoint(struct store *st, const struct checkpoint *c,
+				   const struct checkpoint *parent, struct smr_err *err);
+/*
+ * Indexes every checkpoint of a store that holds some written before the
+ * search index existed (store_open, after a migration); checkpoints already
+ * indexed are skipped.
+ */
+enum smr_rc store_index_backfill(struct store *st, struct smr_err *err);
+/* Indexes a stored turn (t->id set), in the caller's transaction. */
+enum smr_rc store_index_turn(struct store *st, const struct turn *t, struct smr_err *err);
 
 /* The backends compiled into this binary, NULL-terminated (backends_*.c). */
 extern const struct store_ops *const store_backends[];

@@ -9,6 +9,7 @@
  */
 #include "store/internal.h"
 #include "store/schema_sqlite.h"
+#include "util/buf.h"
 #include "util/xalloc.h"
 
 #include <sqlite3.h>
@@ -248,6 +249,7 @@ static enum smr_rc migrate(struct sqlite_store *s, struct smr_err *err)
 	    sqlite3_step(st) == SQLITE_ROW)
 		version = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
+	s->base.migrated = version > 0 && version < n;
 	for (; version < n; version++) {
 		rc = exec(s, sqlite_migrations[version], err);
 		if (rc)
@@ -511,6 +513,127 @@ static enum smr_rc sqlite_gc_prune(struct store *st, const char *before, size_t 
 	if (rc)
 		return rollback(s, rc);
 	return commit(s, err);
+}
+
+/* ---- the search index ---- */
+
+static enum smr_rc sqlite_search_has(struct store *st, const char *hash, int *yes,
+				     struct smr_err *err)
+{
+	static const char sql[] = "SELECT 1 FROM search_items WHERE commit_hash = ? LIMIT 1";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	int step;
+
+	if (!q)
+		return db_error(s, err, "reading the search index");
+	bind_text(q, 1, hash);
+	step = sqlite3_step(q);
+	sqlite3_reset(q);
+	if (step != SQLITE_ROW && step != SQLITE_DONE)
+		return db_error(s, err, "reading the search index");
+	*yes = step == SQLITE_ROW;
+	return SMR_OK;
+}
+
+static enum smr_rc sqlite_search_insert(struct store *st, const char *hash, int64_t turn_id,
+					const char *field, int64_t ordinal, const char *words,
+					const char *author, const char *created_at,
+					struct smr_err *err)
+{
+	static const char sql[] =
+		"INSERT INTO search_items (commit_hash, turn_id, field, ordinal, terms, author,"
+		" created_at) VALUES (?, ?, ?, ?, ?, ?, ?)";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+
+	if (q) {
+		bind_text(q, 1, hash);
+		bind_int_or_null(q, 2, turn_id);
+		bind_text(q, 3, field);
+		sqlite3_bind_int64(q, 4, ordinal);
+		bind_text(q, 5, words);
+		bind_text(q, 6, author);
+		bind_text(q, 7, created_at);
+	}
+	return step_done(s, q, "indexing for search", err);
+}
+
+/*
+ * The FTS5 query of f's words: each one quoted (words have no quotes: see
+ * util/terms.h), '*' after a prefix, all joined by AND.  No text of the
+ * user's reaches FTS5's query syntax.  Caller frees.
+ */
+static char *fts_query(const struct search_filter *f)
+{
+	struct buf b = BUF_INIT(0);
+
+	for (size_t i = 0; i < f->n_words; i++)
+		buf_addf(&b, "%s\"%s\"%s", i ? " AND " : "", f->words[i].word,
+			 f->words[i].prefix ? "*" : "");
+	return buf_detach(&b, NULL);
+}
+
+static void read_search_row(sqlite3_stmt *q, void *elem)
+{
+	struct search_row *r = elem;
+
+	r->space_id = col_text(q, 0);
+	r->space_name = col_text(q, 1);
+	r->commit_hash = col_text(q, 2);
+	r->session_id = col_text(q, 3);
+	r->seq = sqlite3_column_int64(q, 4);
+	r->field = col_text(q, 5);
+	r->ordinal = sqlite3_column_int64(q, 6);
+	r->words = col_text(q, 7);
+	r->author = col_text(q, 8);
+	r->created_at = col_text(q, 9);
+	r->text = col_text(q, 10);
+}
+
+static void free_search_rows(void *v, size_t n)
+{
+	search_rows_free(v, n);
+}
+
+static enum smr_rc sqlite_search(struct store *st, const struct search_filter *f,
+				 const char *spaces_json, struct search_row **out, size_t *n,
+				 struct smr_err *err)
+{
+	static const char sql[] =
+		"SELECT r.id, r.name, i.commit_hash, s.id, t.sequence_number, i.field, i.ordinal,"
+		" i.terms, i.author, i.created_at, t.content"
+		" FROM search_fts JOIN search_items i ON i.id = search_fts.rowid"
+		" LEFT JOIN commits c ON c.commit_hash = i.commit_hash"
+		" LEFT JOIN turns t ON t.id = i.turn_id"
+		" LEFT JOIN sessions s ON s.id = t.session_id"
+		" JOIN repos r ON r.id = COALESCE(c.repo_id, s.repo_id)"
+		" WHERE search_fts MATCH ?1 AND r.deleted_at IS NULL"
+		" AND (?2 IS NULL OR r.id IN (SELECT value FROM json_each(?2)))"
+		" AND (?3 IS NULL OR i.field = ?3) AND (?4 IS NULL OR i.author = ?4)"
+		" AND (?5 IS NULL OR i.created_at >= ?5)"
+		" AND (i.commit_hash IS NOT NULL OR ?6)"
+		" ORDER BY i.created_at DESC, i.id DESC LIMIT ?7";
+	static const struct row_reader rr = { sizeof(struct search_row), read_search_row,
+					      free_search_rows };
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	char *match = fts_query(f);
+	enum smr_rc rc;
+
+	if (!q) {
+		free(match);
+		return db_error(s, err, "searching");
+	}
+	sqlite3_bind_text(q, 1, match, -1, free);
+	bind_text(q, 2, spaces_json);
+	bind_text(q, 3, f->field);
+	bind_text(q, 4, f->author);
+	bind_text(q, 5, f->since);
+	sqlite3_bind_int(q, 6, f->turns ? 1 : 0);
+	sqlite3_bind_int64(q, 7, f->limit ? (sqlite3_int64)f->limit : -1);
+	rc = collect_rows(s, q, &rr, (void **)out, n, "searching", err);
+	return rc;
 }
 
 /* ---- the reflog ---- */
@@ -1293,6 +1416,9 @@ const struct store_ops store_sqlite_ops = {
 	.gc_prune = sqlite_gc_prune,
 	.reflog_insert = sqlite_reflog_insert,
 	.reflog_list = sqlite_reflog_list,
+	.search_has = sqlite_search_has,
+	.search_insert = sqlite_search_insert,
+	.search = sqlite_search,
 	.checkpoint_get = sqlite_checkpoint_get,
 	.checkpoint_find_prefix = sqlite_checkpoint_find_prefix,
 	.checkpoint_log = sqlite_checkpoint_log,

@@ -15,9 +15,22 @@
 
 enum smr_rc store_open(const char *dsn, struct store **out, struct smr_err *err)
 {
-	for (size_t i = 0; store_backends[i]; i++)
-		if (store_backends[i]->accepts(dsn))
-			return store_backends[i]->open(dsn, out, err);
+	enum smr_rc rc;
+
+	*out = NULL;
+	for (size_t i = 0; store_backends[i]; i++) {
+		if (!store_backends[i]->accepts(dsn))
+			continue;
+		rc = store_backends[i]->open(dsn, out, err);
+		/* a store older than the search index gets it filled once */
+		if (!rc && (*out)->migrated)
+			rc = store_index_backfill(*out, err);
+		if (rc && *out) {
+			store_close(*out);
+			*out = NULL;
+		}
+		return rc;
+	}
 	return smr_errf(err, SMR_EUSAGE, "no storage backend in this binary handles '%s'", dsn);
 }
 
@@ -74,6 +87,43 @@ enum smr_rc store_reflog_list(struct store *st, const char *space_id, const char
 	*out = NULL;
 	*n = 0;
 	return st->ops->reflog_list(st, space_id, before, limit, out, n, err);
+}
+
+enum smr_rc store_search(struct store *st, const struct search_filter *f,
+			 struct search_row **out, size_t *n, struct smr_err *err)
+{
+	char *spaces = NULL;
+	json_t *ids;
+	enum smr_rc rc;
+
+	*out = NULL;
+	*n = 0;
+	if (f->space_ids) {
+		ids = json_array();
+		for (size_t i = 0; i < f->n_spaces; i++)
+			json_array_append_new(ids, json_string(f->space_ids[i]));
+		spaces = json_dumps(ids, JSON_COMPACT);
+		json_decref(ids);
+	}
+	rc = st->ops->search(st, f, spaces, out, n, err);
+	free(spaces);
+	return rc;
+}
+
+void search_rows_free(struct search_row *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].space_id);
+		free(v[i].space_name);
+		free(v[i].commit_hash);
+		free(v[i].session_id);
+		free(v[i].field);
+		free(v[i].words);
+		free(v[i].author);
+		free(v[i].created_at);
+		free(v[i].text);
+	}
+	free(v);
 }
 
 enum smr_rc store_checkpoint_get(struct store *st, const char *space_id, const char *hash,
@@ -227,8 +277,8 @@ static char *put_reason(const struct checkpoint *c, const char *action)
  * records the move: who is the checkpoint's author, when its time.
  */
 static enum smr_rc put_on_head(struct store *st, const char *space_id,
-			       const struct checkpoint *c, int64_t head_id, const char *head,
-			       struct smr_err *err)
+			       const struct checkpoint *c, const struct checkpoint *parent,
+			       int64_t head_id, const char *head, struct smr_err *err)
 {
 	const char *action = put_action(c);
 	struct ref_move mv = { c->author, NULL, c->created_at };
@@ -240,6 +290,8 @@ static enum smr_rc put_on_head(struct store *st, const char *space_id,
 		return smr_errf(err, rc, "checkpoint %.12s already exists", c->hash);
 	if (!rc)
 		rc = st->ops->head_move(st, space_id, id, err);
+	if (!rc)
+		rc = store_index_checkpoint(st, c, parent, err);
 	if (!rc) {
 		reason = put_reason(c, action);
 		mv.reason = reason;
@@ -253,18 +305,39 @@ enum smr_rc store_checkpoint_put(struct store *st, const char *space_id,
 				 const struct checkpoint *c, const char *expected_head,
 				 struct smr_err *err)
 {
+	struct checkpoint parent = { 0 };
 	int64_t head_id = -1;
 	char *head = NULL;
-	enum smr_rc rc = st->ops->txn_begin(st, err);
+	int have_parent = 0;
+	enum smr_rc rc = SMR_OK;
 
-	if (rc)
+	/*
+	 * The parent, for the search index, is read before the transaction (a
+	 * checkpoint never changes); a missing one fails the HEAD check below.
+	 */
+	if (c->parent_hash) {
+		struct smr_err why = SMR_ERR_INIT;
+
+		rc = st->ops->checkpoint_get(st, space_id, c->parent_hash, &parent, &why);
+		have_parent = !rc;
+		if (rc == SMR_ENOTFOUND)
+			rc = SMR_OK;
+		else if (rc && err)
+			*err = why;
+	}
+	if (!rc)
+		rc = st->ops->txn_begin(st, err);
+	if (rc) {
+		checkpoint_release(&parent);
 		return rc;
+	}
 	rc = st->ops->head_lock(st, space_id, &head_id, &head, err);
 	if (!rc && !same_hash(head, expected_head))
 		rc = stale_parent(head, err);
 	if (!rc)
-		rc = put_on_head(st, space_id, c, head_id, head, err);
+		rc = put_on_head(st, space_id, c, have_parent ? &parent : NULL, head_id, head, err);
 	free(head);
+	checkpoint_release(&parent);
 	return txn_end(st, rc, err);
 }
 
@@ -353,6 +426,8 @@ enum smr_rc store_session_import(struct store *st, const struct session *s,
 	for (size_t i = 0; !rc && i < n; i++) {
 		turns[i].seq = (int64_t)i + 1;
 		rc = st->ops->turn_insert(st, &turns[i], err);
+		if (!rc)
+			rc = store_index_turn(st, &turns[i], err);
 	}
 	return txn_end(st, rc, err);
 }
@@ -373,6 +448,8 @@ enum smr_rc store_turn_append(struct store *st, struct turn *t, int64_t expected
 	if (!rc) {
 		t->seq = last + 1;
 		rc = st->ops->turn_insert(st, t, err);
+		if (!rc)
+			rc = store_index_turn(st, t, err);
 	}
 	return txn_end(st, rc, err);
 }

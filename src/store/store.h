@@ -110,6 +110,58 @@ enum smr_rc store_reflog_list(struct store *st, const char *space_id, const char
 			      size_t limit, struct reflog_entry **out, size_t *n,
 			      struct smr_err *err);
 
+/*
+ * The search index.  It holds what each checkpoint introduced (an item
+ * whose words its first parent does not have in that field), written with
+ * the checkpoint, and every turn, written with the turn.  Words are
+ * util/terms.h's.
+ */
+struct search_item {
+	const char *field;    /* "title", "summary", "decisions", ..., "artifacts" (static) */
+	size_t ordinal;       /* its index in that list; 0 for title and summary */
+	char *text;           /* owned */
+};
+/* The searchable items of c, in field order; caller store_search_items_free()s. */
+size_t store_search_items(const struct checkpoint *c, struct search_item **out);
+void store_search_items_free(struct search_item *v, size_t n);
+
+struct search_word {
+	const char *word;     /* one word as util/terms.h folds it */
+	int prefix;           /* 1: any word starting with it */
+};
+
+struct search_filter {
+	const struct search_word *words;   /* every one must match */
+	size_t n_words;
+	const char *const *space_ids;      /* only these Spaces; NULL: every live Space */
+	size_t n_spaces;
+	const char *field;                 /* NULL: any field ("turn" for turns) */
+	const char *author;                /* NULL: anyone (a turn's author is its role) */
+	const char *since;                 /* NULL: any time; else created_at >= since */
+	int turns;                         /* 1: chat turns as well as checkpoints */
+	size_t limit;                      /* at most this many rows, newest first */
+};
+
+/* One matching item in one live Space. */
+struct search_row {
+	char *space_id;
+	char *space_name;
+	char *commit_hash;    /* NULL for a turn */
+	char *session_id;     /* a turn's session, else NULL */
+	int64_t seq;          /* a turn's sequence number, else 0 */
+	char *field;
+	int64_t ordinal;
+	char *words;          /* the indexed words */
+	char *author;
+	char *created_at;
+	char *text;           /* a turn's content; NULL for a checkpoint's item */
+};
+
+/* Rows whose words match f, newest first; caller search_rows_free()s. */
+enum smr_rc store_search(struct store *st, const struct search_filter *f,
+			 struct search_row **out, size_t *n, struct smr_err *err);
+void search_rows_free(struct search_row *v, size_t n);
+
 /* Checkpoints.  c->hash must already be sealed. */
 enum smr_rc store_checkpoint_put(struct store *st, const char *space_id,
 				 const struct checkpoint *c, const char *expected_head,

@@ -15,6 +15,7 @@
 #include "domain/checkpoint.h"
 #include "ops/ops.h"
 #include "store/store.h"
+#include "util/buf.h"
 #include "util/sys.h"
 #include "util/xalloc.h"
 
@@ -1801,4 +1802,233 @@ CONFORMANCE(at_refs_walk_the_reflog)
 	CHECK(strstr(err.msg, "was deleted then"));
 	CHECK_REF("tt@{1}", "one");
 	CHECK_REF("tt@{2026-12-01 12:30}", "two");
+}
+
+/* ---- search: the same answers on every backend ---- */
+
+/* Commits fields (a JSON text) to space at time at through the operations. */
+static void commit_json(struct ops_ctx *ctx, const char *space, const char *json,
+			const char *author, const char *at)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct checkpoint c = { 0 };
+	json_t *fields = json_loads(json, 0, NULL);
+
+	CHECK(fields != NULL);
+	snprintf(conf_clock, sizeof(conf_clock), "%s", at);
+	if (ops_checkpoint_create(ctx, space, fields, NULL, author, &c, &err))
+		test_fail(__FILE__, __LINE__, "commit_json: %s", err.msg);
+	checkpoint_release(&c);
+	json_decref(fields);
+}
+
+/* Runs query (with field, when given) and returns the result document. */
+static json_t *search_for(struct ops_ctx *ctx, const char *query, const char *field,
+			  enum smr_rc want)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct search_params p = { .query = query, .field = field };
+	json_t *out = NULL;
+
+	if (ops_search(ctx, &p, &out, &err) != want)
+		test_fail(__FILE__, __LINE__, "search '%.40s': got '%s'", query, err.msg);
+	if (want && !*err.msg)
+		CHECK(!"an error without a message");
+	return out;
+}
+
+static const char *hit_str(const json_t *res, size_t i, const char *key)
+{
+	const json_t *r = json_array_get(json_object_get(res, "results"), i);
+
+	return json_string_value(json_object_get(r, key));
+}
+
+static size_t hits(const json_t *res)
+{
+	return json_array_size(json_object_get(res, "results"));
+}
+
+CONFORMANCE(search_ranks_snippets_and_first_appearance)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct ops_ctx ctx;
+	struct space sp = { 0 };
+	json_t *res;
+	char *big;
+
+	ops_ctx_init(&ctx, f->st);
+	ctx.now = conf_now;
+	snprintf(conf_clock, sizeof(conf_clock), "2026-12-01T09:00:00.000000Z");
+	CHECK_INT(ops_space_create(&ctx, "infra", NULL, &sp, &err), SMR_OK);
+	space_release(&sp);
+	commit_json(&ctx, "infra", "{\"title\":\"Event bus\",\"decisions\":"
+		    "[\"Use Kafka for the event bus\"],\"artifacts\":[{\"name\":\"notes.md\","
+		    "\"kind\":\"text\",\"content\":\"Long notes about queues, brokers, retention,"
+		    " partitions and consumer groups; kafka appears once here among many other"
+		    " words about operations and costs.\"}]}",
+		    "ann", "2026-12-01T10:00:00.000000Z");
+	commit_json(&ctx, "infra", "{\"title\":\"Kafka is too heavy\",\"decisions\":"
+		    "[\"Use Kafka for the event bus\", \"Drop Kafka; use Postgres LISTEN/NOTIFY\"]}",
+		    "bo", "2026-12-02T10:00:00.000000Z");
+	commit_json(&ctx, "infra", "{\"title\":\"Simpler\",\"decisions\":"
+		    "[\"Drop Kafka; use Postgres LISTEN/NOTIFY\"],\"open_questions\":"
+		    "[\"Who operates the database?\"]}",
+		    "cy", "2026-12-03T10:00:00.000000Z");
+
+	/* ranking: a title beats a list item beats one mention in a long artifact */
+	res = search_for(&ctx, "kafka", NULL, SMR_OK);
+	CHECK_INT(hits(res), 4);
+	CHECK_STR(hit_str(res, 0, "field"), "title");
+	CHECK_STR(hit_str(res, 0, "snippet"), "Kafka is too heavy");
+	CHECK_STR(hit_str(res, hits(res) - 1, "field"), "artifacts");
+	json_decref(res);
+
+	/* an item is indexed once, where it appeared; HEAD may have dropped it */
+	res = search_for(&ctx, "event bus", "decisions", SMR_OK);
+	CHECK_INT(hits(res), 1);
+	{
+		const json_t *r = json_array_get(json_object_get(res, "results"), 0);
+
+		CHECK_STR(json_string_value(json_object_get(json_object_get(r, "first"),
+							   "author")), "ann");
+		CHECK(json_is_false(json_object_get(r, "in_head")));
+		CHECK_STR(json_string_value(json_object_get(r, "snippet")),
+			  "Use Kafka for the event bus");
+		CHECK_INT(json_array_size(json_object_get(r, "highlights")), 2);
+	}
+	json_decref(res);
+	res = search_for(&ctx, "listen", NULL, SMR_OK);
+	CHECK_INT(hits(res), 1);
+	CHECK(json_is_true(json_object_get(json_array_get(json_object_get(res, "results"), 0),
+					   "in_head")));
+	CHECK_STR(hit_str(res, 0, "author"), "bo");
+	json_decref(res);
+
+	/* a phrase must be in order; a prefix matches longer words */
+	res = search_for(&ctx, "\"drop kafka\"", NULL, SMR_OK);
+	CHECK_INT(hits(res), 1);
+	json_decref(res);
+	res = search_for(&ctx, "\"kafka drop\"", NULL, SMR_OK);
+	CHECK_INT(hits(res), 0);
+	json_decref(res);
+	res = search_for(&ctx, "oper*", NULL, SMR_OK);
+	CHECK_INT(hits(res), 2);   /* "operates", "operations" */
+	json_decref(res);
+
+	/* hostile queries: results or a clear error, never a database error */
+	res = search_for(&ctx, "kafka NEAR/2 bus", NULL, SMR_OK);
+	CHECK_INT(hits(res), 0);   /* NEAR is a word like any other */
+	json_decref(res);
+	json_decref(search_for(&ctx, "\"unclosed kafka", NULL, SMR_OK));
+	json_decref(search_for(&ctx, "title:kafka AND (bus OR ^x) -y * \"\" '", NULL, SMR_OK));
+	json_decref(search_for(&ctx, "'; DROP TABLE commits; --", NULL, SMR_OK));
+	json_decref(search_for(&ctx, "* ** \" ( ) :", NULL, SMR_EINVAL));
+	json_decref(search_for(&ctx, "", NULL, SMR_EINVAL));
+	json_decref(search_for(&ctx, "\xff\xfe", NULL, SMR_EINVAL));
+	big = xcalloc(10 * 1024 + 1, 1);
+	memset(big, 'k', 10 * 1024);
+	json_decref(search_for(&ctx, big, NULL, SMR_ETOOBIG));
+	for (size_t i = 0; i < 10 * 1024; i += 2)
+		big[i] = ' ';
+	json_decref(search_for(&ctx, big, NULL, SMR_ETOOBIG));
+	free(big);
+	{
+		struct buf many = BUF_INIT(0);
+
+		for (int i = 0; i < 40; i++)   /* forty different words: too many */
+			buf_addf(&many, "w%d ", i);
+		json_decref(search_for(&ctx, many.ptr, NULL, SMR_EINVAL));
+		buf_release(&many);
+	}
+	json_decref(search_for(&ctx, "kafka", "nope", SMR_EINVAL));
+}
+
+CONFORMANCE(search_turns_with_the_turns_flag)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct ops_ctx ctx;
+	struct search_params p = { .query = "postgres", .turns = 1 };
+	json_t *res = NULL;
+	char a[37], s1[37];
+
+	ops_ctx_init(&ctx, f->st);
+	CHECK_INT(make_space(f, "chatty", a, &err), SMR_OK);
+	make_session(f, a, s1, "2026-01-01T00:00:01.000000Z", NULL, NULL, -1);
+	CHECK_INT(append(f, s1, "user", "Should we move the queue to Postgres?",
+			 "2026-01-01T00:00:02.000000Z", -1, NULL, &err), SMR_OK);
+	CHECK_INT(append(f, s1, "assistant", "Yes: LISTEN/NOTIFY is enough here.",
+			 "2026-01-01T00:00:03.000000Z", -1, NULL, &err), SMR_OK);
+	CHECK_INT(ops_search(&ctx, &p, &res, &err), SMR_OK);
+	CHECK_INT(hits(res), 1);
+	CHECK_STR(hit_str(res, 0, "kind"), "turn");
+	CHECK_STR(hit_str(res, 0, "author"), "user");
+	CHECK_STR(hit_str(res, 0, "session_id"), s1);
+	CHECK_STR(hit_str(res, 0, "snippet"), "Should we move the queue to Postgres?");
+	json_decref(res);
+	p.turns = 0;   /* without the flag, only checkpoints */
+	CHECK_INT(ops_search(&ctx, &p, &res, &err), SMR_OK);
+	CHECK_INT(hits(res), 0);
+	json_decref(res);
+	p.turns = 1;
+	p.query = "notify";
+	p.author = "assistant";
+	CHECK_INT(ops_search(&ctx, &p, &res, &err), SMR_OK);
+	CHECK_INT(hits(res), 1);
+	json_decref(res);
+	/* a deleted Space's turns are out of reach */
+	CHECK_INT(ops_space_delete(&ctx, "chatty", &err), SMR_OK);
+	CHECK_INT(ops_search(&ctx, &p, &res, &err), SMR_OK);
+	CHECK_INT(hits(res), 0);
+	json_decref(res);
+}
+
+#include "store/schema_sqlite.h"
+
+/* A store written before the search index existed gets it filled when it is opened. */
+TEST(sqlite_search_index_is_backfilled_on_upgrade)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	char tmpl[] = "/tmp/smriti-upgrade-XXXXXX", *dir = mkdtemp(tmpl), *a, *b, *sql;
+	struct store *st = NULL;
+	struct ops_ctx ctx;
+	struct space sp = { 0 };
+	struct search_params p = { .query = "kafka" };
+	sqlite3 *db = NULL;
+	json_t *res = NULL;
+
+	a = xasprintf("%s/new.db", dir);
+	b = xasprintf("%s/old.db", dir);
+	CHECK_INT(store_open(a, &st, &err), SMR_OK);
+	ops_ctx_init(&ctx, st);
+	CHECK_INT(ops_space_create(&ctx, "old", NULL, &sp, &err), SMR_OK);
+	space_release(&sp);
+	commit_json(&ctx, "old", "{\"title\":\"one\",\"decisions\":[\"use kafka\"]}", "ann",
+		    "2026-01-01T00:00:01.000000Z");
+	commit_json(&ctx, "old", "{\"title\":\"two\",\"decisions\":[\"use kafka\", \"drop kafka\"]}",
+		    "bo", "2026-01-01T00:00:02.000000Z");
+	store_close(st);
+	/* the same rows in a database at schema version 2 */
+	CHECK_INT(sqlite3_open(b, &db), SQLITE_OK);
+	CHECK_INT(sqlite3_exec(db, sqlite_migrations[0], NULL, NULL, NULL), SQLITE_OK);
+	CHECK_INT(sqlite3_exec(db, sqlite_migrations[1], NULL, NULL, NULL), SQLITE_OK);
+	sql = xasprintf("PRAGMA user_version=2; ATTACH '%s' AS a;"
+			"INSERT INTO repos SELECT id, name, description, created_at FROM a.repos;"
+			"INSERT INTO commits SELECT * FROM a.commits;"
+			"INSERT INTO refs SELECT * FROM a.refs;", a);
+	CHECK_INT(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	free(sql);
+	sqlite3_close(db);
+	CHECK_INT(store_open(b, &st, &err), SMR_OK);
+	ops_ctx_init(&ctx, st);
+	CHECK_INT(ops_search(&ctx, &p, &res, &err), SMR_OK);
+	CHECK_INT(json_integer_value(json_object_get(res, "total")), 2);
+	CHECK_STR(hit_str(res, 0, "snippet"), "drop kafka");
+	json_decref(res);
+	store_close(st);
+	sql = xasprintf("rm -rf '%s'", dir);
+	CHECK_INT(system(sql), 0);
+	free(sql);
+	free(a);
+	free(b);
 }

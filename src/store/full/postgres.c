@@ -28,6 +28,7 @@
  */
 #include "store/internal.h"
 #include "store/full/schema_postgres.h"
+#include "util/buf.h"
 #include "util/xalloc.h"
 
 #include <inttypes.h>
@@ -52,7 +53,7 @@ enum stmt {
 	Q_TURN_INSERT, Q_TURN_SET_ERROR, Q_TURN_LIST, Q_TURNS_SINCE_HEAD,
 	Q_JOB_INSERT, Q_JOB_GET, Q_JOB_UPDATE, Q_JOB_FAIL_UNFINISHED,
 	Q_SPACE_FIND, Q_SPACE_LIST_DELETED, Q_GC_SPACES, Q_GC_ORPHANS, Q_REFLOG_INSERT,
-	Q_REFLOG_LIST,
+	Q_REFLOG_LIST, Q_SEARCH_HAS, Q_SEARCH_INSERT, Q_SEARCH,
 	Q_COUNT
 };
 
@@ -192,6 +193,27 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" created_at FROM reflog WHERE repo_id = $1::text"
 		" AND ($2::text IS NULL OR created_at <= $2::text)"
 		" ORDER BY id DESC LIMIT NULLIF($3::bigint, 0)",
+	[Q_SEARCH_HAS] = "SELECT 1 FROM search_items WHERE commit_hash = $1 LIMIT 1",
+	[Q_SEARCH_INSERT] =
+		"INSERT INTO search_items (commit_hash, turn_id, field, ordinal, terms, author,"
+		" created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+	/* the expression is the index's (schema_postgres.h), so GIN serves it */
+	[Q_SEARCH] =
+		"SELECT r.id, r.name, i.commit_hash, s.id, t.sequence_number, i.field, i.ordinal,"
+		" i.terms, i.author, i.created_at, t.content"
+		" FROM search_items i"
+		" LEFT JOIN commits c ON c.commit_hash = i.commit_hash"
+		" LEFT JOIN turns t ON t.id = i.turn_id"
+		" LEFT JOIN sessions s ON s.id = t.session_id"
+		" JOIN repos r ON r.id = COALESCE(c.repo_id, s.repo_id)"
+		" WHERE array_to_tsvector(string_to_array(i.terms, ' ')) @@ $1::tsquery"
+		" AND r.deleted_at IS NULL"
+		" AND ($2::text IS NULL OR r.id IN (SELECT jsonb_array_elements_text($2::jsonb)))"
+		" AND ($3::text IS NULL OR i.field = $3::text)"
+		" AND ($4::text IS NULL OR i.author = $4::text)"
+		" AND ($5::text IS NULL OR i.created_at >= $5::text)"
+		" AND (i.commit_hash IS NOT NULL OR $6::boolean)"
+		" ORDER BY i.created_at DESC, i.id DESC LIMIT NULLIF($7::bigint, 0)",
 };
 
 /* ---- the handle ---- */
@@ -594,6 +616,8 @@ static enum smr_rc migrate(struct pg_store *s, struct smr_err *err)
 		rc = schema_version(s, &version, err);
 	if (!rc && version > n)
 		rc = too_new(version, n, err);
+	if (!rc)
+		s->base.migrated = version > 0 && version < n;
 	for (; !rc && version < n; version++)
 		rc = apply_migration(s, version + 1, err);
 	if (rc)
@@ -839,6 +863,99 @@ static enum smr_rc pg_gc_prune(struct store *st, const char *before, size_t *n,
 	if (rc)
 		return rollback(s, rc);
 	return commit(s, err);
+}
+
+/* ---- the search index ---- */
+
+static enum smr_rc pg_search_has(struct store *st, const char *hash, int *yes,
+				 struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	enum smr_rc rc;
+
+	p_text(&p, hash);
+	rc = run(P(st), Q_SEARCH_HAS, &p, &r, "reading the search index", err);
+	if (!rc)
+		*yes = PQntuples(r) > 0;
+	PQclear(r);
+	return rc;
+}
+
+static enum smr_rc pg_search_insert(struct store *st, const char *hash, int64_t turn_id,
+				    const char *field, int64_t ordinal, const char *words,
+				    const char *author, const char *created_at,
+				    struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+
+	p_text(&p, hash);
+	p_int_or_null(&p, turn_id);
+	p_text(&p, field);
+	p_int(&p, ordinal);
+	p_text(&p, words);
+	p_text(&p, author);
+	p_text(&p, created_at);
+	return run_done(P(st), Q_SEARCH_INSERT, &p, "indexing for search", err);
+}
+
+/*
+ * The tsquery of f's words: each one a quoted lexeme (words have no quotes
+ * or backslashes: see util/terms.h), ':*' after a prefix, joined by '&'.
+ * No text of the user's reaches the tsquery syntax.  Caller frees.
+ */
+static char *ts_query(const struct search_filter *f)
+{
+	struct buf b = BUF_INIT(0);
+
+	for (size_t i = 0; i < f->n_words; i++)
+		buf_addf(&b, "%s'%s'%s", i ? " & " : "", f->words[i].word,
+			 f->words[i].prefix ? ":*" : "");
+	return buf_detach(&b, NULL);
+}
+
+static enum smr_rc pg_search(struct store *st, const struct search_filter *f,
+			     const char *spaces_json, struct search_row **out, size_t *n,
+			     struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	struct params p = { .n = 0 };
+	char *query = ts_query(f);
+	PGresult *r = NULL;
+	struct search_row *v;
+	int rows;
+	enum smr_rc rc;
+
+	p_text(&p, query);
+	p_text(&p, spaces_json);
+	p_text(&p, f->field);
+	p_text(&p, f->author);
+	p_text(&p, f->since);
+	p_text(&p, f->turns ? "true" : "false");
+	p_int(&p, (int64_t)f->limit);
+	rc = read1(s, Q_SEARCH, &p, &r, "searching", err);
+	free(query);
+	if (rc)
+		return rc;
+	rows = PQntuples(r);
+	v = xcalloc(rows ? (size_t)rows : 1, sizeof(*v));
+	for (int i = 0; i < rows; i++) {
+		v[i].space_id = col_text(r, i, 0);
+		v[i].space_name = col_text(r, i, 1);
+		v[i].commit_hash = col_text(r, i, 2);
+		v[i].session_id = col_text(r, i, 3);
+		v[i].seq = PQgetisnull(r, i, 4) ? 0 : col_int(r, i, 4);
+		v[i].field = col_text(r, i, 5);
+		v[i].ordinal = col_int(r, i, 6);
+		v[i].words = col_text(r, i, 7);
+		v[i].author = col_text(r, i, 8);
+		v[i].created_at = col_text(r, i, 9);
+		v[i].text = col_text(r, i, 10);
+	}
+	PQclear(r);
+	*out = v;
+	*n = (size_t)rows;
+	return SMR_OK;
 }
 
 /* ---- the reflog ---- */
@@ -1499,6 +1616,9 @@ const struct store_ops store_postgres_ops = {
 	.gc_prune = pg_gc_prune,
 	.reflog_insert = pg_reflog_insert,
 	.reflog_list = pg_reflog_list,
+	.search_has = pg_search_has,
+	.search_insert = pg_search_insert,
+	.search = pg_search,
 	.checkpoint_get = pg_checkpoint_get,
 	.checkpoint_find_prefix = pg_checkpoint_find_prefix,
 	.checkpoint_log = pg_checkpoint_log,
