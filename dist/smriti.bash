@@ -67,7 +67,7 @@ _smriti()
 	done
 
 	case $prev in
-	--db | --from-json)
+	--db | --from-json | --output | -o)
 		_filedir
 		return
 		;;
@@ -129,6 +129,12 @@ _smriti()
 		;;
 	commit | head | show | log | fork | fsck | review | reflog)
 		[[ $nargs == 0 ]] && _smriti_complete_spaces "$1"
+		;;
+	export)
+		_smriti_complete_spaces "$1"
+		;;
+	import)
+		[[ $nargs == 0 ]] && _filedir
 		;;
 	diff | restore)
 		[[ $nargs -lt 2 ]] && _smriti_complete_spaces "$1"

@@ -375,6 +375,29 @@ static enum smr_rc op_search(struct ops_ctx *ctx, const json_t *p, json_t **resu
 	return rc;
 }
 
+static enum smr_rc op_export(struct ops_ctx *ctx, const json_t *p, json_t **result,
+			     struct smr_err *err)
+{
+	const char **spaces = NULL;
+	size_t n = 0;
+	enum smr_rc rc = space_list_param(p, &spaces, &n, err);
+
+	if (!rc)
+		rc = ops_export(ctx, spaces, n, result, err);
+	free(spaces);
+	return rc;
+}
+
+static enum smr_rc op_import(struct ops_ctx *ctx, const json_t *p, json_t **result,
+			     struct smr_err *err)
+{
+	const json_t *bundle = json_object_get(p, "bundle");
+
+	if (!json_is_object(bundle))
+		return smr_errf(err, SMR_EUSAGE, "missing required parameter 'bundle' (an object)");
+	return ops_import(ctx, bundle, result, err);
+}
+
 const struct api_op api_core_ops[] = {
 	{ "space.create", op_space_create, 1 },
 	{ "space.get", op_space_get, 0 },
@@ -392,6 +415,8 @@ const struct api_op api_core_ops[] = {
 	{ "reflog", op_reflog, 0 },
 	{ "gc", op_gc, 1 },
 	{ "search", op_search, 0 },
+	{ "export", op_export, 0 },
+	{ "import", op_import, 1 },
 	{ NULL, NULL, 0 },
 };
 

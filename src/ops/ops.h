@@ -174,6 +174,21 @@ struct search_params {
 enum smr_rc ops_search(struct ops_ctx *ctx, const struct search_params *p, json_t **out,
 		       struct smr_err *err);
 
+/*
+ * The bundle of the Spaces named in spaces[0..n) (NULL: every live Space),
+ * domain/bundle.h's document; *bundle is a new reference.
+ */
+enum smr_rc ops_export(struct ops_ctx *ctx, const char *const *spaces, size_t n,
+		       json_t **bundle, struct smr_err *err);
+/*
+ * Imports a bundle: all or nothing, after checking it whole (sha256, every
+ * checkpoint's hash, parents); idempotent.  *report is a new reference:
+ * {"spaces": [{name, created, checkpoints, sessions, turns, reflog, head}],
+ * "checkpoints": N added}.
+ */
+enum smr_rc ops_import(struct ops_ctx *ctx, const json_t *doc, json_t **report,
+		       struct smr_err *err);
+
 /* JSON renderings shared by every transport; new references. */
 json_t *ops_space_json(const struct space *sp);
 /* space_name may be NULL (rendered as null). */

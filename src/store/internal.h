@@ -65,9 +65,13 @@ struct store_ops {
 				    struct smr_err *err);
 	enum smr_rc (*space_fork)(struct store *st, const struct space *new_space,
 				  const char *src_space_id, const char *hash, struct smr_err *err);
-	enum smr_rc (*reflog_insert)(struct store *st, const char *space_id, const char *old_hash,
-				     const char *new_hash, const char *action,
+	/* space_name NULL: the Space's name now */
+	enum smr_rc (*reflog_insert)(struct store *st, const char *space_id, const char *space_name,
+				     const char *old_hash, const char *new_hash, const char *action,
 				     const struct ref_move *mv, struct smr_err *err);
+	/* The row id of hash in a Space, in the current transaction (SMR_ENOTFOUND: none). */
+	enum smr_rc (*commit_id)(struct store *st, const char *space_id, const char *hash,
+				 int64_t *id, struct smr_err *err);
 
 	/*
 	 * The search index (index.c): whether a checkpoint's items are there,

@@ -639,13 +639,13 @@ static enum smr_rc sqlite_search(struct store *st, const struct search_filter *f
 /* ---- the reflog ---- */
 
 static enum smr_rc sqlite_reflog_insert(struct store *st, const char *space_id,
-					const char *old_hash, const char *new_hash,
-					const char *action, const struct ref_move *mv,
-					struct smr_err *err)
+					const char *space_name, const char *old_hash,
+					const char *new_hash, const char *action,
+					const struct ref_move *mv, struct smr_err *err)
 {
 	static const char sql[] =
 		"INSERT INTO reflog (repo_id, space_name, old_hash, new_hash, action, actor,"
-		" reason, created_at) SELECT id, name, ?2, ?3, ?4, ?5, ?6, ?7"
+		" reason, created_at) SELECT id, COALESCE(?8, name), ?2, ?3, ?4, ?5, ?6, ?7"
 		" FROM repos WHERE id = ?1";
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
@@ -658,8 +658,32 @@ static enum smr_rc sqlite_reflog_insert(struct store *st, const char *space_id,
 		bind_text(q, 5, mv->actor ? mv->actor : "");
 		bind_text(q, 6, mv->reason ? mv->reason : "");
 		bind_text(q, 7, mv->at);
+		bind_text(q, 8, space_name);
 	}
 	return step_done(s, q, "writing the reflog", err);
+}
+
+static enum smr_rc sqlite_commit_id(struct store *st, const char *space_id, const char *hash,
+				    int64_t *id, struct smr_err *err)
+{
+	static const char sql[] = "SELECT id FROM commits WHERE repo_id = ? AND commit_hash = ?";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	int step;
+
+	if (!q)
+		return db_error(s, err, "reading a checkpoint");
+	bind_text(q, 1, space_id);
+	bind_text(q, 2, hash);
+	step = sqlite3_step(q);
+	if (step == SQLITE_ROW)
+		*id = sqlite3_column_int64(q, 0);
+	sqlite3_reset(q);
+	if (step == SQLITE_DONE)
+		return smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in this space", hash);
+	if (step != SQLITE_ROW)
+		return db_error(s, err, "reading a checkpoint");
+	return SMR_OK;
 }
 
 static void read_reflog_row(sqlite3_stmt *q, void *elem)
@@ -1416,6 +1440,7 @@ const struct store_ops store_sqlite_ops = {
 	.gc_prune = sqlite_gc_prune,
 	.reflog_insert = sqlite_reflog_insert,
 	.reflog_list = sqlite_reflog_list,
+	.commit_id = sqlite_commit_id,
 	.search_has = sqlite_search_has,
 	.search_insert = sqlite_search_insert,
 	.search = sqlite_search,

@@ -246,7 +246,7 @@ static enum smr_rc record_move(struct store *st, const char *space_id, const cha
 		sys_now_iso(now);
 		m.at = now;
 	}
-	return st->ops->reflog_insert(st, space_id, old_hash, new_hash, action, &m, err);
+	return st->ops->reflog_insert(st, space_id, NULL, old_hash, new_hash, action, &m, err);
 }
 
 /* The kind of move writing c is, from what it carries (see struct reflog_entry). */
@@ -451,5 +451,90 @@ enum smr_rc store_turn_append(struct store *st, struct turn *t, int64_t expected
 		if (!rc)
 			rc = store_index_turn(st, t, err);
 	}
+	return txn_end(st, rc, err);
+}
+
+/* ---- import: many rows, one transaction ---- */
+
+/* Inserts the new checkpoints of one Space; the parent is usually the one before. */
+static enum smr_rc import_commits(struct store *st, const struct import_space *s,
+				  struct smr_err *err)
+{
+	const char *last = NULL;
+	int64_t last_id = -1, parent_id, id;
+	enum smr_rc rc = SMR_OK;
+
+	for (size_t i = 0; !rc && i < s->n_commits; i++) {
+		const struct checkpoint *c = s->commits[i];
+
+		parent_id = -1;
+		if (c->parent_hash && last && !strcmp(c->parent_hash, last))
+			parent_id = last_id;
+		else if (c->parent_hash)
+			rc = st->ops->commit_id(st, s->space->id, c->parent_hash, &parent_id, err);
+		if (!rc)
+			rc = st->ops->commit_insert(st, s->space->id, c, parent_id, &id, err);
+		if (rc == SMR_ECONFLICT)
+			rc = smr_errf(err, rc, "checkpoint %.12s already exists", c->hash);
+		if (!rc)
+			rc = store_index_checkpoint(st, c, s->parents ? s->parents[i] : NULL, err);
+		last = c->hash;
+		last_id = id;
+	}
+	return rc;
+}
+
+static enum smr_rc import_head(struct store *st, const struct import_space *s,
+			       struct smr_err *err)
+{
+	int64_t head_id = -1, id = -1;
+	char *old = NULL;
+	enum smr_rc rc = st->ops->head_lock(st, s->space->id, &head_id, &old, err);
+
+	if (!rc)
+		rc = st->ops->commit_id(st, s->space->id, s->head, &id, err);
+	if (!rc)
+		rc = st->ops->head_move(st, s->space->id, id, err);
+	if (!rc && s->move)
+		rc = record_move(st, s->space->id, old, s->head, "import", s->move, err);
+	free(old);
+	return rc;
+}
+
+static enum smr_rc import_one(struct store *st, const struct import_space *s,
+			      struct smr_err *err)
+{
+	enum smr_rc rc = s->create ? st->ops->space_create(st, s->space, err) : SMR_OK;
+
+	if (!rc)
+		rc = import_commits(st, s, err);
+	for (size_t i = 0; !rc && i < s->n_sessions; i++)
+		rc = st->ops->session_insert(st, s->sessions[i], err);
+	for (size_t i = 0; !rc && i < s->n_turns; i++) {
+		rc = st->ops->turn_insert(st, s->turns[i], err);
+		if (!rc)
+			rc = store_index_turn(st, s->turns[i], err);
+	}
+	for (size_t i = 0; !rc && i < s->n_reflog; i++) {
+		const struct reflog_entry *e = s->reflog[i];
+		struct ref_move mv = { e->actor, e->reason, e->created_at };
+
+		rc = st->ops->reflog_insert(st, s->space->id, e->space_name, e->old_hash,
+					    e->new_hash, e->action, &mv, err);
+	}
+	if (!rc && s->head)
+		rc = import_head(st, s, err);
+	return rc;
+}
+
+enum smr_rc store_import(struct store *st, const struct import_space *v, size_t n,
+			 struct smr_err *err)
+{
+	enum smr_rc rc = st->ops->txn_begin(st, err);
+
+	if (rc)
+		return rc;
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = import_one(st, &v[i], err);
 	return txn_end(st, rc, err);
 }

@@ -162,6 +162,34 @@ enum smr_rc store_search(struct store *st, const struct search_filter *f,
 			 struct search_row **out, size_t *n, struct smr_err *err);
 void search_rows_free(struct search_row *v, size_t n);
 
+/*
+ * The rows one import adds to one Space, as the operations planned them
+ * from a bundle (see ops_import): only what the store does not hold yet.
+ */
+struct import_space {
+	const struct space *space;                 /* id, name, description, created_at */
+	int create;                                /* 1: the Space is new */
+	const struct checkpoint *const *commits;   /* new checkpoints, parents first */
+	const struct checkpoint *const *parents;   /* first parent of each (search index), or NULL */
+	size_t n_commits;
+	const char *head;                          /* where HEAD goes; NULL: it stays */
+	const struct ref_move *move;               /* HEAD moving on an existing Space: its row */
+	const struct session *const *sessions;     /* new sessions */
+	size_t n_sessions;
+	struct turn *const *turns;                 /* new turns, numbered as given (ids set) */
+	size_t n_turns;
+	const struct reflog_entry *const *reflog;  /* reflog rows to append as written, oldest first */
+	size_t n_reflog;
+};
+
+/*
+ * Writes the rows of v[0..n) in one transaction: all of them or, on any
+ * failure (a name or hash taken meanwhile), none.  Checkpoints and turns
+ * are indexed for search as they are written.
+ */
+enum smr_rc store_import(struct store *st, const struct import_space *v, size_t n,
+			 struct smr_err *err);
+
 /* Checkpoints.  c->hash must already be sealed. */
 enum smr_rc store_checkpoint_put(struct store *st, const char *space_id,
 				 const struct checkpoint *c, const char *expected_head,

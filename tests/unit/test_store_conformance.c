@@ -2032,3 +2032,188 @@ TEST(sqlite_search_index_is_backfilled_on_upgrade)
 	free(a);
 	free(b);
 }
+
+/* ---- export and import ---- */
+
+/* A Space with a history worth moving: commits, a restore, a rename, a session with turns. */
+static void fill_for_export(struct fixture *f, struct ops_ctx *ctx)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct space sp = { 0 };
+	struct checkpoint c = { 0 };
+	char sid[37];
+
+	snprintf(conf_clock, sizeof(conf_clock), "2026-12-01T09:00:00.000000Z");
+	CHECK_INT(ops_space_create(ctx, "moving", "to the team server", &sp, &err), SMR_OK);
+	commit_json(ctx, "moving", "{\"title\":\"one\",\"decisions\":[\"use kafka\"],"
+		    "\"metadata\":{\"ratio\":0.1,\"n\":3}}", "ann", "2026-12-01T10:00:00.000000Z");
+	commit_json(ctx, "moving", "{\"title\":\"two\",\"decisions\":[\"drop kafka\"],"
+		    "\"artifacts\":[{\"name\":\"plan.md\",\"kind\":\"plan\",\"content\":\"é ü 日本\"}]}",
+		    "bo", "2026-12-01T11:00:00.000000Z");
+	snprintf(conf_clock, sizeof(conf_clock), "2026-12-01T12:00:00.000000Z");
+	CHECK_INT(ops_restore(ctx, "moving", "moving~1", "cy", &c, &err), SMR_OK);
+	checkpoint_release(&c);
+	space_release(&sp);
+	CHECK_INT(ops_space_rename(ctx, "moving", "moved", &sp, &err), SMR_OK);
+	make_session(f, sp.id, sid, "2026-12-01T12:30:00.000000Z", NULL, NULL, -1);
+	CHECK_INT(append(f, sid, "user", "where do events go?", "2026-12-01T12:31:00.000000Z",
+			 -1, NULL, &err), SMR_OK);
+	CHECK_INT(append(f, sid, "assistant", "into Postgres", "2026-12-01T12:32:00.000000Z", -1,
+			 NULL, &err), SMR_OK);
+	space_release(&sp);
+}
+
+static char *export_text(struct ops_ctx *ctx)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	json_t *doc = NULL;
+	char *text = NULL;
+
+	CHECK_INT(ops_export(ctx, NULL, 0, &doc, &err), SMR_OK);
+	if (doc)
+		text = json_dumps(doc, JSON_COMPACT);
+	json_decref(doc);
+	return text ? text : xstrdup("");
+}
+
+static enum smr_rc import_text(struct ops_ctx *ctx, const char *text, json_t **report,
+			       struct smr_err *err)
+{
+	json_t *doc = json_loads(text, 0, NULL);
+	enum smr_rc rc;
+
+	*report = NULL;
+	if (!doc)
+		return smr_errf(err, SMR_EINVAL, "not JSON");
+	rc = ops_import(ctx, doc, report, err);
+	json_decref(doc);
+	return rc;
+}
+
+TEST(bundle_round_trip_sqlite_postgres_sqlite)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct fixture a, b, c;
+	struct ops_ctx ca, cb, cc;
+	char *one, *two, *three;
+	json_t *rep = NULL;
+	int have_pg;
+
+	CHECK_INT(fixture_open(&a, 0), 0);
+	have_pg = fixture_open(&b, 1) == 0;
+	if (!have_pg) {   /* without PostgreSQL: SQLite -> SQLite -> SQLite */
+		fixture_close(&b);
+		CHECK_INT(fixture_open(&b, 0), 0);
+	}
+	CHECK_INT(fixture_open(&c, 0), 0);
+	ops_ctx_init(&ca, a.st);
+	ops_ctx_init(&cb, b.st);
+	ops_ctx_init(&cc, c.st);
+	ca.now = cb.now = cc.now = conf_now;
+	fill_for_export(&a, &ca);
+	one = export_text(&ca);
+	CHECK_INT(import_text(&cb, one, &rep, &err), SMR_OK);
+	CHECK_INT(json_integer_value(json_object_get(rep, "checkpoints")), 3);
+	json_decref(rep);
+	two = export_text(&cb);
+	CHECK_STR(two, one);   /* hashes, turns and reflog identical, byte for byte */
+	CHECK_INT(import_text(&cc, two, &rep, &err), SMR_OK);
+	json_decref(rep);
+	three = export_text(&cc);
+	CHECK_STR(three, one);
+	CHECK(fsck_ok(&b) && fsck_ok(&c));
+	/* what was imported is searchable and time-travels like the original */
+	{
+		struct search_params p = { .query = "kafka" };
+		json_t *res = NULL;
+		char *t;
+
+		CHECK_INT(ops_search(&cb, &p, &res, &err), SMR_OK);
+		CHECK_INT(json_integer_value(json_object_get(res, "total")), 2);
+		json_decref(res);
+		t = title_of(&cb, "moved@{2}", &err);
+		CHECK_STR(t, "two");
+		free(t);
+	}
+	free(one);
+	free(two);
+	free(three);
+	fixture_close(&a);
+	fixture_close(&b);
+	fixture_close(&c);
+}
+
+CONFORMANCE(import_is_checked_whole_idempotent_and_all_or_nothing)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct fixture src;
+	struct ops_ctx cs, ctx;
+	struct space *v = NULL;
+	size_t n = 0;
+	json_t *rep = NULL;
+	char *bundle, *bad, *p, *later;
+
+	CHECK_INT(fixture_open(&src, 0), 0);
+	ops_ctx_init(&cs, src.st);
+	ops_ctx_init(&ctx, f->st);
+	cs.now = ctx.now = conf_now;
+	fill_for_export(&src, &cs);
+	bundle = export_text(&cs);
+
+	/* one byte changed anywhere: refused, nothing written */
+	bad = xstrdup(bundle);
+	p = strstr(bad, "into Postgres");
+	CHECK(p != NULL);
+	if (p)
+		p[0] = 'I';
+	CHECK_INT(import_text(&ctx, bad, &rep, &err), SMR_EUNPROC);
+	CHECK(strstr(err.msg, "does not match its sha256"));
+	free(bad);
+	bad = xstrdup(bundle);
+	p = strstr(bad, "drop kafka");
+	if (p)
+		p[0] = 'D';
+	CHECK_INT(import_text(&ctx, bad, &rep, &err), SMR_EUNPROC);
+	free(bad);
+	CHECK_INT(import_text(&ctx, "{\"format\":\"zip\"}", &rep, &err), SMR_EINVAL);
+	CHECK_INT(store_space_list(f->st, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 0);
+	spaces_free(v, n);
+
+	/* imported once, then again: the second adds nothing */
+	CHECK_INT(import_text(&ctx, bundle, &rep, &err), SMR_OK);
+	json_decref(rep);
+	CHECK_INT(import_text(&ctx, bundle, &rep, &err), SMR_OK);
+	CHECK_INT(json_integer_value(json_object_get(rep, "checkpoints")), 0);
+	CHECK_INT(json_integer_value(json_object_get(json_array_get(
+		json_object_get(rep, "spaces"), 0), "turns")), 0);
+	json_decref(rep);
+
+	/* a later export of the same Space moves HEAD forward, with a reflog row */
+	commit_json(&cs, "moved", "{\"title\":\"three\"}", "ann", "2026-12-02T10:00:00.000000Z");
+	later = export_text(&cs);
+	CHECK_INT(import_text(&ctx, later, &rep, &err), SMR_OK);
+	CHECK_INT(json_integer_value(json_object_get(rep, "checkpoints")), 1);
+	json_decref(rep);
+	{
+		char *t = title_of(&ctx, "moved", &err);
+
+		CHECK_STR(t, "three");
+		free(t);
+	}
+	/* the old bundle again: the store is ahead, nothing changes */
+	CHECK_INT(import_text(&ctx, bundle, &rep, &err), SMR_OK);
+	CHECK_INT(json_integer_value(json_object_get(rep, "checkpoints")), 0);
+	json_decref(rep);
+	/* a history that went another way is a conflict */
+	commit_json(&ctx, "moved", "{\"title\":\"here only\"}", "bo", "2026-12-03T10:00:00.000000Z");
+	commit_json(&cs, "moved", "{\"title\":\"there only\"}", "cy", "2026-12-03T11:00:00.000000Z");
+	free(later);
+	later = export_text(&cs);
+	CHECK_INT(import_text(&ctx, later, &rep, &err), SMR_ECONFLICT);
+	CHECK(strstr(err.msg, "has gone another way"));
+	free(later);
+	free(bundle);
+	fixture_close(&src);
+	CHECK(fsck_ok(f));
+}

@@ -53,7 +53,7 @@ enum stmt {
 	Q_TURN_INSERT, Q_TURN_SET_ERROR, Q_TURN_LIST, Q_TURNS_SINCE_HEAD,
 	Q_JOB_INSERT, Q_JOB_GET, Q_JOB_UPDATE, Q_JOB_FAIL_UNFINISHED,
 	Q_SPACE_FIND, Q_SPACE_LIST_DELETED, Q_GC_SPACES, Q_GC_ORPHANS, Q_REFLOG_INSERT,
-	Q_REFLOG_LIST, Q_SEARCH_HAS, Q_SEARCH_INSERT, Q_SEARCH,
+	Q_REFLOG_LIST, Q_COMMIT_ID, Q_SEARCH_HAS, Q_SEARCH_INSERT, Q_SEARCH,
 	Q_COUNT
 };
 
@@ -186,8 +186,9 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" (SELECT 1 FROM turns t WHERE t.id = i.turn_id))",
 	[Q_REFLOG_INSERT] =
 		"INSERT INTO reflog (repo_id, space_name, old_hash, new_hash, action, actor,"
-		" reason, created_at) SELECT id, name, $2, $3, $4, $5, $6, $7"
+		" reason, created_at) SELECT id, COALESCE($8, name), $2, $3, $4, $5, $6, $7"
 		" FROM repos WHERE id = $1",
+	[Q_COMMIT_ID] = "SELECT id FROM commits WHERE repo_id = $1 AND commit_hash = $2",
 	[Q_REFLOG_LIST] =
 		"SELECT id, repo_id, space_name, old_hash, new_hash, action, actor, reason,"
 		" created_at FROM reflog WHERE repo_id = $1::text"
@@ -961,7 +962,8 @@ static enum smr_rc pg_search(struct store *st, const struct search_filter *f,
 /* ---- the reflog ---- */
 
 static enum smr_rc pg_reflog_insert(struct store *st, const char *space_id,
-				    const char *old_hash, const char *new_hash, const char *action,
+				    const char *space_name, const char *old_hash,
+				    const char *new_hash, const char *action,
 				    const struct ref_move *mv, struct smr_err *err)
 {
 	struct params p = { .n = 0 };
@@ -973,7 +975,26 @@ static enum smr_rc pg_reflog_insert(struct store *st, const char *space_id,
 	p_text(&p, mv->actor ? mv->actor : "");
 	p_text(&p, mv->reason ? mv->reason : "");
 	p_text(&p, mv->at);
+	p_text(&p, space_name);
 	return run_done(P(st), Q_REFLOG_INSERT, &p, "writing the reflog", err);
+}
+
+static enum smr_rc pg_commit_id(struct store *st, const char *space_id, const char *hash,
+				int64_t *id, struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	enum smr_rc rc;
+
+	p_text(&p, space_id);
+	p_text(&p, hash);
+	rc = run(P(st), Q_COMMIT_ID, &p, &r, "reading a checkpoint", err);
+	if (!rc && PQntuples(r) == 0)
+		rc = smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in this space", hash);
+	if (!rc)
+		*id = col_int(r, 0, 0);
+	PQclear(r);
+	return rc;
 }
 
 static enum smr_rc pg_reflog_list(struct store *st, const char *space_id, const char *before,
@@ -1616,6 +1637,7 @@ const struct store_ops store_postgres_ops = {
 	.gc_prune = pg_gc_prune,
 	.reflog_insert = pg_reflog_insert,
 	.reflog_list = pg_reflog_list,
+	.commit_id = pg_commit_id,
 	.search_has = pg_search_has,
 	.search_insert = pg_search_insert,
 	.search = pg_search,
