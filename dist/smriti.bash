@@ -127,7 +127,7 @@ _smriti()
 			_smriti_complete_spaces "$1"
 		fi
 		;;
-	commit | head | show | log | fork | fsck | review | reflog)
+	commit | head | show | log | fork | fsck | review | reflog | blame)
 		[[ $nargs == 0 ]] && _smriti_complete_spaces "$1"
 		;;
 	export)

@@ -113,6 +113,7 @@ int cmd_review(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_ingest(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_reflog(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_gc(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_blame(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_search(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_export(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_import(int argc, char **argv, struct cli_ctx *ctx);

@@ -1,8 +1,9 @@
 /*
  * cmd_history.c -- `smriti reflog SPACE` (every move of a Space's HEAD,
- * newest first, as git prints its reflog) and `smriti gc [--prune[=DATE]]`
- * (lists soft-deleted Spaces; --prune removes them for good).  Thin
- * mappings onto the "reflog" and "gc" operations.
+ * newest first, as git prints its reflog), `smriti blame REF` (who
+ * introduced each item, and when) and `smriti gc [--prune[=DATE]]` (lists
+ * soft-deleted Spaces; --prune removes them for good).  Thin mappings onto
+ * the "reflog", "blame" and "gc" operations.
  */
 #include "cli/cli.h"
 
@@ -98,6 +99,52 @@ static int run(const char *name, int argc, char **argv, struct history_args *a, 
 	}
 	return cli_options(a->cmd, argc, argv, "h", history_opts, "unknown option", take, a,
 			   first);
+}
+
+static void render_blame(const json_t *res)
+{
+	size_t i;
+	json_t *it;
+
+	json_array_foreach(json_object_get(res, "items"), i, it) {
+		const json_t *by = json_object_get(it, "introduced");
+		const json_t *src = json_object_get(by, "source");
+		char where[48];
+		const char *text = str(it, "text");
+		const char *nl = strchr(text, '\n');
+
+		snprintf(where, sizeof(where), "%s[%lld]", str(it, "field"),
+			 (long long)json_integer_value(json_object_get(it, "ordinal")));
+		printf("%-18s %.*s %-12.12s %.16s  %.*s%s", where, SHORT, str(by, "commit_hash"),
+		       str(by, "author"), str(by, "created_at"),
+		       nl ? (int)(nl - text) : (int)strlen(text), text, nl ? " ..." : "");
+		if (json_is_object(src))
+			printf("  (drafted from session %.8s, turns %lld-%lld)", str(src, "session_id"),
+			       (long long)json_integer_value(json_object_get(src, "first_seq")),
+			       (long long)json_integer_value(json_object_get(src, "last_seq")));
+		printf("\n");
+	}
+}
+
+int cmd_blame(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct history_args a;
+	json_t *res = NULL;
+	int first, rc = run("blame", argc, argv, &a, &first);
+
+	if (rc)
+		return rc == CLI_OPT_DONE ? 0 : rc;
+	if (argc - first != 1)
+		return cli_usage(a.cmd, "give exactly one REF");
+	rc = cli_call(ctx, "blame", json_pack("{s:s}", "ref", argv[first]), &res);
+	if (rc)
+		return rc;
+	if (a.json)
+		cli_print_json(res);
+	else
+		render_blame(res);
+	json_decref(res);
+	return 0;
 }
 
 int cmd_reflog(int argc, char **argv, struct cli_ctx *ctx)

@@ -313,6 +313,14 @@ static void h_search(struct http_req *r, struct ops_ctx *ctx)
 	call(r, ctx, "search", p, 200);
 }
 
+/* ?ref=REF: who introduced each item of that checkpoint. */
+static void h_blame(struct http_req *r, struct ops_ctx *ctx)
+{
+	const char *ref = http_query(r, "ref");
+
+	call(r, ctx, "blame", json_pack("{s:s}", "ref", ref ? ref : ""), 200);
+}
+
 /* ?space=NAME: the version of the Space list, and of that Space's sessions. */
 static void h_changes(struct http_req *r, struct ops_ctx *ctx)
 {
@@ -374,6 +382,9 @@ const struct http_route http_routes[] = {
 	  { "Full-text search over what checkpoints introduced (?q=QUERY, and optionally"
 	    " space, field, author, since, turns=1, limit)", "search", NULL, "SearchResult", 200,
 	    "limit" } },
+	{ "GET", "/v4/blame", h_blame, 0,
+	  { "Blame (?ref=REF): the checkpoint, author and time that introduced each item",
+	    "blame", NULL, "Blame", 200, NULL } },
 	{ "GET", "/v4/repos/{id}/reflog", h_repo_reflog, 0,
 	  { "Every move of a Space's HEAD, newest first (entry N is SPACE@{N})", "reflog",
 	    NULL, "Reflog", 200, "limit" } },

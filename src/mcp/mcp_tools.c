@@ -388,6 +388,28 @@ static json_t *out_search(void)
 	return o;
 }
 
+static json_t *out_blame(void)
+{
+	json_t *o = s_object(0), *it = s_object(0), *by = s_object(0);
+
+	prop(by, "commit_hash", s_text("The checkpoint that introduced the item"), 1);
+	prop(by, "title", s_text("Its title"), 1);
+	prop(by, "author", s_text("Who wrote it"), 1);
+	prop(by, "created_at", s_text("When"), 1);
+	prop(by, "source", json_pack("{s:[s,s], s:s}", "type", "object", "null", "description",
+				     "{session_id, first_seq, last_seq} when it was drafted from "
+				     "a session"), 1);
+	prop(it, "field", s_text("title, summary, decisions, ..., artifacts"), 1);
+	prop(it, "ordinal", json_pack("{s:s}", "type", "integer"), 1);
+	prop(it, "text", s_text("The item"), 1);
+	prop(it, "here", json_pack("{s:s}", "type", "boolean"), 1);
+	prop(it, "introduced", by, 1);
+	prop(o, "commit_hash", s_text("The checkpoint blamed"), 1);
+	prop(o, "space", s_text("Its Space"), 1);
+	prop(o, "items", json_pack("{s:s, s:o}", "type", "array", "items", it), 1);
+	return o;
+}
+
 /* ---- argument mappings ---- */
 
 static json_t *p_same(const struct mcp_session *s, const json_t *args)
@@ -505,6 +527,15 @@ static const struct mcp_tool tools[] = {
 	  "index, text}], source}], passes}. Review only reads: fix what it finds with "
 	  "write_checkpoint.",
 	  in_review, out_review, p_same, "findings", 1 },
+	{ "blame", "Who introduced each item", "blame",
+	  "For every item of a checkpoint (title, summary, each decision, assumption, task, "
+	  "open question, entity, artifact): the checkpoint that introduced it, its author "
+	  "and time, and for a drafted checkpoint the session and turn range it came from. "
+	  "Follows restores and merges back to where the item was first written. Pass ref "
+	  "(a hash, a Space for its HEAD, SPACE~N, SPACE@{N}). Returns {commit_hash, space, "
+	  "items: [{field, ordinal, text, here, introduced: {commit_hash, title, author, "
+	  "created_at, source}}]}.",
+	  in_ref, out_blame, p_same, NULL, 1 },
 	{ "search", "Search checkpoints", "search",
 	  "Full-text search over every checkpoint field and artifact (and chat turns with "
 	  "turns: true): where was X decided, who said Y. Pass query and optionally space, "

@@ -398,6 +398,17 @@ static enum smr_rc op_import(struct ops_ctx *ctx, const json_t *p, json_t **resu
 	return ops_import(ctx, bundle, result, err);
 }
 
+static enum smr_rc op_blame(struct ops_ctx *ctx, const json_t *p, json_t **result,
+			    struct smr_err *err)
+{
+	const char *ref;
+	enum smr_rc rc = api_str(p, "ref", 1, &ref, err);
+
+	if (!rc)
+		rc = ops_blame(ctx, ref, result, err);
+	return rc;
+}
+
 const struct api_op api_core_ops[] = {
 	{ "space.create", op_space_create, 1 },
 	{ "space.get", op_space_get, 0 },
@@ -415,6 +426,7 @@ const struct api_op api_core_ops[] = {
 	{ "reflog", op_reflog, 0 },
 	{ "gc", op_gc, 1 },
 	{ "search", op_search, 0 },
+	{ "blame", op_blame, 0 },
 	{ "export", op_export, 0 },
 	{ "import", op_import, 1 },
 	{ NULL, NULL, 0 },

@@ -175,6 +175,18 @@ enum smr_rc ops_search(struct ops_ctx *ctx, const struct search_params *p, json_
 		       struct smr_err *err);
 
 /*
+ * Blame: for every item of ref's checkpoint (title, summary, each list item,
+ * entity and artifact), the checkpoint that introduced it, followed back
+ * through first parents, merges' second parents and restores.  *out is a
+ * new reference: {"commit_hash", "space", "items": [{field, ordinal, text,
+ * here (introduced by this very checkpoint), introduced: {commit_hash,
+ * title, author, created_at, source}}]}
+ * where source is {session_id, first_seq, last_seq} for a drafted
+ * checkpoint, else null.
+ */
+enum smr_rc ops_blame(struct ops_ctx *ctx, const char *ref, json_t **out, struct smr_err *err);
+
+/*
  * The bundle of the Spaces named in spaces[0..n) (NULL: every live Space),
  * domain/bundle.h's document; *bundle is a new reference.
  */

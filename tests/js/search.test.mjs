@@ -66,6 +66,10 @@ test('GET /v4/search and the MCP tool answer what the CLI answers', async () => 
     assertError(await request(server, 'GET', '/v4/search?q=kafka&space=nope'), 404);
     const doc = await expectStatus(server, 'GET', '/openapi.json', 200);
     assert.ok(doc.paths['/v4/search'].get);
+    const blame = await expectStatus(server, 'GET', '/v4/blame?ref=infra', 200);
+    assert.deepEqual(blame, ok(t.db, ['blame', 'infra', '--json']));
+    assert.equal(blame.items.find((i) => i.field === 'decisions').introduced.author, 'bo');
+    assertError(await request(server, 'GET', '/v4/blame?ref=nope'), 404);
   } finally {
     await server.stop();
   }
@@ -76,6 +80,8 @@ test('GET /v4/search and the MCP tool answer what the CLI answers', async () => 
     const res = await client.callTool({ name: 'search', arguments: { query: 'kafka' } });
     assert.notEqual(res.isError, true, JSON.stringify(res.content));
     assert.deepEqual(res.structuredContent, cli);
+    const blame = await client.callTool({ name: 'blame', arguments: { ref: 'infra~1' } });
+    assert.deepEqual(blame.structuredContent, ok(t.db, ['blame', 'infra~1', '--json']));
     const bad = await client.callTool({ name: 'search', arguments: { query: '!!!' } });
     assert.equal(bad.isError, true);
     assert.match(bad.content[0].text, /nothing to search for/);

@@ -2217,3 +2217,152 @@ CONFORMANCE(import_is_checked_whole_idempotent_and_all_or_nothing)
 	fixture_close(&src);
 	CHECK(fsck_ok(f));
 }
+
+/* ---- blame ---- */
+
+/* The introducer's author of the item of field whose text is text, or "?". */
+static const char *blamed(const json_t *res, const char *field, const char *text)
+{
+	size_t i;
+	json_t *it;
+
+	json_array_foreach(json_object_get(res, "items"), i, it)
+		if (!strcmp(json_string_value(json_object_get(it, "field")), field) &&
+		    !strcmp(json_string_value(json_object_get(it, "text")), text))
+			return json_string_value(json_object_get(json_object_get(it, "introduced"),
+								 "author"));
+	return "?";
+}
+
+CONFORMANCE(blame_follows_parents_and_restores)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct ops_ctx ctx;
+	struct space sp = { 0 };
+	struct checkpoint c = { 0 };
+	json_t *res = NULL;
+
+	ops_ctx_init(&ctx, f->st);
+	ctx.now = conf_now;
+	snprintf(conf_clock, sizeof(conf_clock), "2026-12-01T09:00:00.000000Z");
+	CHECK_INT(ops_space_create(&ctx, "b", NULL, &sp, &err), SMR_OK);
+	space_release(&sp);
+	commit_json(&ctx, "b", "{\"title\":\"start\",\"decisions\":[\"use kafka\",\"use go\"]}",
+		    "ann", "2026-12-01T10:00:00.000000Z");
+	commit_json(&ctx, "b", "{\"title\":\"start\",\"decisions\":[\"use go\",\"drop kafka\"],"
+		    "\"tasks\":[\"write adr\"],\"metadata\":{\"draft\":{\"session_id\":\"s-1\","
+		    "\"turn_range\":{\"first_seq\":3,\"last_seq\":9}}}}",
+		    "bo", "2026-12-01T11:00:00.000000Z");
+	commit_json(&ctx, "b", "{\"title\":\"reset\",\"decisions\":[\"use rust\"]}",
+		    "cy", "2026-12-01T12:00:00.000000Z");
+	snprintf(conf_clock, sizeof(conf_clock), "2026-12-01T13:00:00.000000Z");
+	/* bring back the second state: its items belong to whoever wrote them */
+	CHECK_INT(ops_restore(&ctx, "b", "b~1", "dee", &c, &err), SMR_OK);
+	checkpoint_release(&c);
+	commit_json(&ctx, "b", "{\"title\":\"start\",\"decisions\":[\"use go\",\"drop kafka\","
+		    "\"ship friday\"],\"tasks\":[\"write adr\"]}", "eve", "2026-12-01T14:00:00.000000Z");
+	CHECK_INT(ops_blame(&ctx, "b", &res, &err), SMR_OK);
+	CHECK_STR(blamed(res, "title", "start"), "ann");
+	CHECK_STR(blamed(res, "decisions", "use go"), "ann");
+	CHECK_STR(blamed(res, "decisions", "drop kafka"), "bo");
+	CHECK_STR(blamed(res, "tasks", "write adr"), "bo");
+	CHECK_STR(blamed(res, "decisions", "ship friday"), "eve");
+	CHECK_INT(json_array_size(json_object_get(res, "items")), 5);
+	json_decref(res);
+	/* a drafted checkpoint names its session and turns */
+	CHECK_INT(ops_blame(&ctx, "b~3", &res, &err), SMR_OK);
+	{
+		size_t i;
+		json_t *it;
+
+		json_array_foreach(json_object_get(res, "items"), i, it) {
+			const json_t *src = json_object_get(json_object_get(it, "introduced"),
+							    "source");
+
+			if (strcmp(json_string_value(json_object_get(it, "text")), "drop kafka"))
+				continue;
+			CHECK_STR(json_string_value(json_object_get(src, "session_id")), "s-1");
+			CHECK_INT(json_integer_value(json_object_get(src, "first_seq")), 3);
+			CHECK_INT(json_integer_value(json_object_get(src, "last_seq")), 9);
+			CHECK(json_is_true(json_object_get(it, "here")));
+		}
+	}
+	json_decref(res);
+	/* time travel and blame together: what HEAD was before the restore */
+	CHECK_INT(ops_blame(&ctx, "b@{2}", &res, &err), SMR_OK);
+	CHECK_STR(blamed(res, "decisions", "use rust"), "cy");
+	json_decref(res);
+	CHECK_INT(ops_blame(&ctx, "nope", &res, &err), SMR_ENOTFOUND);
+}
+
+/*
+ * A merge's second parent is followed too.  Merges are written by the merge
+ * operation (another change); here one is made by hand on SQLite.
+ */
+TEST(blame_follows_a_merge_into_the_other_line)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct fixture f;
+	struct ops_ctx ctx;
+	struct space sp = { 0 };
+	struct checkpoint side = { 0 }, m = { 0 }, head = { 0 };
+	json_t *res = NULL;
+	sqlite3 *db = NULL;
+	char *sql;
+
+	CHECK_INT(fixture_open(&f, 0), 0);
+	ops_ctx_init(&ctx, f.st);
+	ctx.now = conf_now;
+	snprintf(conf_clock, sizeof(conf_clock), "2026-12-01T09:00:00.000000Z");
+	CHECK_INT(ops_space_create(&ctx, "main", NULL, &sp, &err), SMR_OK);
+	space_release(&sp);
+	commit_json(&ctx, "main", "{\"title\":\"base\",\"decisions\":[\"a\"]}", "ann",
+		    "2026-12-01T10:00:00.000000Z");
+	snprintf(conf_clock, sizeof(conf_clock), "2026-12-01T10:30:00.000000Z");
+	CHECK_INT(ops_fork(&ctx, "main", "side", &sp, &err), SMR_OK);
+	space_release(&sp);
+	commit_json(&ctx, "side", "{\"title\":\"base\",\"decisions\":[\"a\",\"from side\"]}", "bo",
+		    "2026-12-01T11:00:00.000000Z");
+	CHECK_INT(ops_head(&ctx, "side", &side, &err), SMR_OK);
+	CHECK_INT(ops_head(&ctx, "main", &head, &err), SMR_OK);
+	/* the merge: first parent main's HEAD, second parent side's */
+	checkpoint_init(&m);
+	m.parent_hash = xstrdup(head.hash);
+	m.merge_parent_hash = xstrdup(side.hash);
+	m.title = xstrdup("merged");
+	m.author = xstrdup("cy");
+	m.created_at = xstrdup("2026-12-01T12:00:00.000000Z");
+	json_array_append_new(m.decisions, json_pack("{s:s}", "text", "a"));
+	json_array_append_new(m.decisions, json_pack("{s:s}", "text", "from side"));
+	checkpoint_seal(&m);
+	{
+		struct space msp = { 0 };
+
+		CHECK_INT(store_space_get(f.st, "main", &msp, &err), SMR_OK);
+		CHECK_INT(store_checkpoint_put(f.st, msp.id, &m, head.hash, &err), SMR_OK);
+		space_release(&msp);
+	}
+	CHECK_INT(sqlite3_open(f.dsn, &db), SQLITE_OK);
+	sql = xasprintf("INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title,"
+			" summary, decisions, assumptions, tasks, open_questions, entities, artifacts,"
+			" metadata_, author, created_at) SELECT r.id, c.commit_hash, NULL, c.title,"
+			" c.summary, c.decisions, c.assumptions, c.tasks, c.open_questions, c.entities,"
+			" c.artifacts, c.metadata_, c.author, c.created_at FROM commits c, repos r"
+			" WHERE c.commit_hash = '%s' AND r.name = 'main' AND NOT EXISTS (SELECT 1 FROM"
+			" commits x WHERE x.repo_id = r.id AND x.commit_hash = c.commit_hash);"
+			" UPDATE commits SET merge_parent_commit_id = (SELECT x.id FROM commits x JOIN"
+			" repos r ON r.id = x.repo_id WHERE r.name = 'main' AND x.commit_hash = '%s')"
+			" WHERE commit_hash = '%s'", side.hash, side.hash, m.hash);
+	CHECK_INT(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	free(sql);
+	sqlite3_close(db);
+	CHECK_INT(ops_blame(&ctx, "main", &res, &err), SMR_OK);
+	CHECK_STR(blamed(res, "decisions", "from side"), "bo");
+	CHECK_STR(blamed(res, "decisions", "a"), "ann");
+	CHECK_STR(blamed(res, "title", "merged"), "cy");
+	json_decref(res);
+	checkpoint_release(&side);
+	checkpoint_release(&head);
+	checkpoint_release(&m);
+	fixture_close(&f);
+}
