@@ -1,8 +1,10 @@
 /*
  * cmd_bundle.c -- `smriti export [SPACE...] [-o FILE]` writes one bundle
- * (domain/bundle.h) of the named Spaces, or of all of them; `smriti import
- * FILE|-` reads one back, all or nothing.  Thin mappings onto the "export"
- * and "import" operations.
+ * (domain/bundle.h) of the named Spaces, or of all of them; `smriti export
+ * --git DIR SPACE` turns one into a git repository (ops_git_export, here on
+ * the local machine even when the Space is on a server); `smriti import
+ * FILE|-` reads a bundle back, all or nothing.  Thin mappings onto the
+ * "export" and "import" operations.
  */
 #include "cli/cli.h"
 
@@ -12,12 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_JSON = 1, OPT_ALL, OPT_OUTPUT };
+enum { OPT_JSON = 1, OPT_ALL, OPT_OUTPUT, OPT_GIT };
 
 static const struct option bundle_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "all", no_argument, NULL, OPT_ALL },
 	{ "output", required_argument, NULL, OPT_OUTPUT },
+	{ "git", required_argument, NULL, OPT_GIT },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -25,7 +28,7 @@ static const struct option bundle_opts[] = {
 struct bundle_args {
 	const struct cli_cmd *cmd;
 	int json, all;
-	const char *output;
+	const char *output, *git;
 };
 
 static int take(int c, const char *val, void *arg)
@@ -33,8 +36,10 @@ static int take(int c, const char *val, void *arg)
 	struct bundle_args *a = arg;
 	int is_export = !strcmp(a->cmd->name, "export");
 
-	if (c == OPT_JSON && !is_export)
+	if (c == OPT_JSON)
 		a->json = 1;
+	else if (c == OPT_GIT && is_export)
+		a->git = val;
 	else if (c == OPT_ALL && is_export)
 		a->all = 1;
 	else if ((c == OPT_OUTPUT || c == 'o') && is_export)
@@ -90,6 +95,31 @@ static int write_bundle(const json_t *doc, const char *path)
 	return 0;
 }
 
+/* export --git DIR SPACE: the bundle (local or remote), written into a git repository here. */
+static int export_git(struct cli_ctx *ctx, const struct bundle_args *a, const char *space)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	json_t *bundle = NULL, *rep = NULL;
+	int rc = cli_call(ctx, "export", json_pack("{s:[s]}", "spaces", space), &bundle);
+	enum smr_rc src;
+
+	if (rc)
+		return rc;
+	src = ops_git_export(bundle, a->git, &rep, &err);
+	json_decref(bundle);
+	if (src)
+		return cli_fail(src, "%s", err.msg);
+	if (a->json)
+		cli_print_json(rep);
+	else
+		printf("%s: %lld new commits, %lld in all, branch main of %s\n",
+		       json_string_value(json_object_get(rep, "space")),
+		       (long long)json_integer_value(json_object_get(rep, "added")),
+		       (long long)json_integer_value(json_object_get(rep, "commits")), a->git);
+	json_decref(rep);
+	return 0;
+}
+
 int cmd_export(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct bundle_args a;
@@ -98,6 +128,10 @@ int cmd_export(int argc, char **argv, struct cli_ctx *ctx)
 
 	if (rc)
 		return rc == CLI_OPT_DONE ? 0 : rc;
+	if (a.git && (a.all || a.output || argc - first != 1))
+		return cli_usage(a.cmd, "--git DIR takes exactly one SPACE");
+	if (a.git)
+		return export_git(ctx, &a, argv[first]);
 	if (a.all && first < argc)
 		return cli_usage(a.cmd, "give SPACE names or --all, not both");
 	if (!a.all && first == argc)

@@ -201,6 +201,16 @@ enum smr_rc ops_export(struct ops_ctx *ctx, const char *const *spaces, size_t n,
 enum smr_rc ops_import(struct ops_ctx *ctx, const json_t *doc, json_t **report,
 		       struct smr_err *err);
 
+/*
+ * Writes the one Space of bundle (ops_export's document) into the git
+ * repository dir (a new or empty dir becomes a bare one) with git
+ * fast-import: a commit per checkpoint, merges as merge commits, branch
+ * main at HEAD; checkpoints exported before are skipped.  *report is a new
+ * reference: {space, dir, branch, added, commits}.  Needs git on PATH.
+ */
+enum smr_rc ops_git_export(const json_t *bundle, const char *dir, json_t **report,
+			   struct smr_err *err);
+
 /* JSON renderings shared by every transport; new references. */
 json_t *ops_space_json(const struct space *sp);
 /* space_name may be NULL (rendered as null). */
