@@ -3,6 +3,7 @@
  */
 #include "domain/bundle.h"
 #include "domain/checkpoint.h"
+#include "util/strmap.h"
 #include "util/xalloc.h"
 
 #include <nettle/sha2.h>
@@ -94,11 +95,33 @@ static json_t *space_json(const struct space_bundle *b)
 			 "checkpoints", ck, "sessions", ss, "reflog", rl);
 }
 
-/* Hex SHA-256 of the canonical text of spaces. */
+/*
+ * Hex SHA-256 of spaces with each checkpoint reduced to its commit_hash:
+ * a checkpoint is covered by its own hash, recomputed on import, so the
+ * digest needs only what no other hash covers (the Space, the order of
+ * its checkpoints, sessions, turns, reflog), and stays cheap.
+ */
 static void digest_of(const json_t *spaces, char out[65])
 {
 	static const char hex[] = "0123456789abcdef";
-	char *text = json_dumps(spaces, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+	json_t *light = json_array(), *sp, *ck, *hashes;
+	size_t s, j;
+	char *text;
+
+	json_array_foreach(spaces, s, sp) {
+		json_t *copy = json_copy(sp);
+
+		hashes = json_array();
+		json_array_foreach(json_object_get(sp, "checkpoints"), j, ck)
+			json_array_append(hashes, json_object_get(ck, "commit_hash") ?: json_null());
+		if (json_is_object(copy))
+			json_object_set_new(copy, "checkpoints", hashes);
+		else
+			json_decref(hashes);
+		json_array_append_new(light, copy ? copy : json_null());
+	}
+	text = json_dumps(light, JSON_COMPACT | JSON_REAL_PRECISION(17));
+	json_decref(light);
 	uint8_t d[SHA256_DIGEST_SIZE];
 	struct sha256_ctx ctx;
 
@@ -207,17 +230,10 @@ static enum smr_rc read_checkpoint(const json_t *doc, const char *space, struct 
 	return SMR_OK;
 }
 
-static int find_hash(const struct space_bundle *b, size_t before, const char *hash)
-{
-	for (size_t i = 0; i < before; i++)
-		if (!strcmp(b->checkpoints[i].hash, hash))
-			return 1;
-	return 0;
-}
-
 static enum smr_rc read_checkpoints(const json_t *list, struct space_bundle *b,
 				    struct smr_err *err)
 {
+	struct strmap seen = STRMAP_INIT;
 	enum smr_rc rc = SMR_OK;
 	size_t i;
 	json_t *doc;
@@ -230,18 +246,22 @@ static enum smr_rc read_checkpoints(const json_t *list, struct space_bundle *b,
 
 		b->n_checkpoints = i + 1;
 		rc = read_checkpoint(doc, b->space.name, c, err);
-		if (!rc && find_hash(b, i, c->hash))
+		if (!rc && strmap_get(&seen, c->hash, NULL))
 			rc = bad(err, b->space.name, "a checkpoint appears twice");
-		if (!rc && c->parent_hash && !find_hash(b, i, c->parent_hash))
+		if (!rc && c->parent_hash && !strmap_get(&seen, c->parent_hash, NULL))
 			rc = bad(err, b->space.name, "a checkpoint comes before its parent");
-		if (!rc && c->merge_parent_hash && !find_hash(b, i, c->merge_parent_hash))
+		if (!rc && c->merge_parent_hash && !strmap_get(&seen, c->merge_parent_hash, NULL))
 			rc = bad(err, b->space.name, "a merge comes before its second parent");
 		if (rc)
-			return rc;
+			break;
+		strmap_put(&seen, c->hash, i);
 		c->space = xstrdup(b->space.name);
 	}
-	if (b->space.head && !find_hash(b, b->n_checkpoints, b->space.head))
-		return bad(err, b->space.name, "its head is not one of its checkpoints");
+	if (!rc && b->space.head && !strmap_get(&seen, b->space.head, NULL))
+		rc = bad(err, b->space.name, "its head is not one of its checkpoints");
+	strmap_release(&seen);
+	if (rc)
+		return rc;
 	if (!b->space.head && b->n_checkpoints)
 		return bad(err, b->space.name, "it has checkpoints but no head");
 	return SMR_OK;

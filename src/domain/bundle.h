@@ -12,9 +12,10 @@
  *                "reflog": [{"space", "old", "new", "action", "actor",
  *                            "reason", "created_at"}, oldest first]}]}
  *
- * sha256 covers "spaces" (serialised compactly with sorted keys), so a
- * changed turn or reflog row is caught as surely as a changed checkpoint,
- * whose own hash is recomputed too.  The document has no time of export:
+ * sha256 covers "spaces" (serialised compactly, keys in the order they
+ * were written: jansson keeps the order it reads), each checkpoint by its
+ * commit_hash, so a changed turn or reflog row is caught as surely as a
+ * changed checkpoint, whose own hash is recomputed.  The document has no time of export:
  * the same data always gives the same bundle, byte for byte.
  */
 #ifndef SMRITI_BUNDLE_H

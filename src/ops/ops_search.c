@@ -9,6 +9,7 @@
 #include "domain/search.h"
 #include "ops/ops.h"
 #include "util/buf.h"
+#include "util/strmap.h"
 #include "util/terms.h"
 #include "util/xalloc.h"
 
@@ -84,29 +85,33 @@ static enum smr_rc check_filters(struct ops_ctx *ctx, const struct search_params
 	return rc;
 }
 
-/* Groups ranked rows into hits (copies of one item), best first; caller frees. */
+/* Groups ranked rows into hits (copies of one item in one Space); caller frees. */
 static struct hit *group(const struct search_row *rows, const double *scores, size_t n,
 			 size_t *nhits)
 {
 	struct hit *h = xcalloc(n ? n : 1, sizeof(*h));
+	struct strmap seen = STRMAP_INIT;
+	struct buf key = BUF_INIT(0);
 	size_t k = 0, j;
 
 	for (size_t i = 0; i < n; i++) {
 		if (scores[i] < 0)
 			continue;
-		for (j = 0; j < k; j++) {
-			const struct search_row *a = &rows[h[j].newest];
-
-			if (!strcmp(a->space_id, rows[i].space_id) &&
-			    !strcmp(a->field, rows[i].field) && !strcmp(a->words, rows[i].words) &&
-			    !a->session_id && !rows[i].session_id)
-				break;
-		}
-		if (j == k)
+		if (rows[i].session_id) {   /* a turn is its own hit */
 			h[k++] = (struct hit){ i, i, scores[i] };
-		else
+			continue;
+		}
+		key.len = 0;
+		buf_addf(&key, "%s\n%s\n%s", rows[i].space_id, rows[i].field, rows[i].words);
+		if (strmap_get(&seen, key.ptr, &j)) {
 			h[j].oldest = i;   /* rows come newest first */
+			continue;
+		}
+		strmap_put(&seen, key.ptr, k);
+		h[k++] = (struct hit){ i, i, scores[i] };
 	}
+	strmap_release(&seen);
+	buf_release(&key);
 	*nhits = k;
 	return h;
 }
@@ -169,20 +174,60 @@ static int holds(const struct checkpoint *c, const char *field, const char *word
 	return found;
 }
 
+/* Checkpoints read while rendering one answer, by "space\nhash" (a HEAD: "space\n"). */
+struct reads {
+	struct strmap index;
+	struct checkpoint *v;
+	int *ok;
+	size_t n, cap;
+};
+
+static const struct checkpoint *read_once(struct ops_ctx *ctx, struct reads *rd,
+					  const char *space_id, const char *hash)
+{
+	char *key = xasprintf("%s\n%s", space_id, hash ? hash : "");
+	size_t i;
+
+	if (!strmap_get(&rd->index, key, &i)) {
+		if (rd->n == rd->cap) {
+			rd->cap = rd->cap ? rd->cap * 2 : 16;
+			rd->v = xrealloc(rd->v, rd->cap * sizeof(*rd->v));
+			rd->ok = xrealloc(rd->ok, rd->cap * sizeof(*rd->ok));
+		}
+		i = rd->n++;
+		memset(&rd->v[i], 0, sizeof(rd->v[i]));
+		rd->ok[i] = hash ? !store_checkpoint_get(ctx->st, space_id, hash, &rd->v[i], NULL)
+				 : !ops_head(ctx, space_id, &rd->v[i], NULL);
+		strmap_put(&rd->index, key, i);
+	}
+	free(key);
+	return rd->ok[i] ? &rd->v[i] : NULL;
+}
+
+static void reads_release(struct reads *rd)
+{
+	checkpoints_free(rd->v, rd->n);
+	free(rd->ok);
+	strmap_release(&rd->index);
+}
+
 /* The JSON of one hit. */
-static json_t *hit_json(struct ops_ctx *ctx, const struct search_query *q,
+static json_t *hit_json(struct ops_ctx *ctx, struct reads *rd, const struct search_query *q,
 			const struct search_row *rows, const struct hit *h)
 {
 	const struct search_row *r = &rows[h->newest], *first = &rows[h->oldest];
-	struct checkpoint c = { 0 }, head = { 0 };
-	char *text = r->text ? xstrdup(r->text) : NULL, *snippet;
+	const struct checkpoint *c = NULL, *head = NULL;
+	char *text = NULL, *snippet;
 	json_t *out, *marks = NULL;
 	int in_head = 0;
 
-	if (r->commit_hash && !store_checkpoint_get(ctx->st, r->space_id, r->commit_hash, &c, NULL))
-		text = item_text(&c, r->field, r->ordinal);
-	if (r->commit_hash && !ops_head(ctx, r->space_id, &head, NULL))
-		in_head = holds(&head, r->field, r->words);
+	if (r->commit_hash) {
+		c = read_once(ctx, rd, r->space_id, r->commit_hash);
+		head = read_once(ctx, rd, r->space_id, NULL);
+	}
+	text = c ? item_text(c, r->field, r->ordinal) : r->text ? xstrdup(r->text) : NULL;
+	if (head)
+		in_head = holds(head, r->field, r->words);
 	snippet = search_snippet(q, text ? text : r->words, SNIPPET_BYTES, &marks);
 	out = json_pack("{s:s, s:s, s:s, s:s, s:f, s:s, s:o, s:s, s:s}", "space", r->space_name,
 			"kind", r->commit_hash ? "checkpoint" : "turn", "field", r->field,
@@ -203,8 +248,6 @@ static json_t *hit_json(struct ops_ctx *ctx, const struct search_query *q,
 	}
 	free(snippet);
 	free(text);
-	checkpoint_release(&c);
-	checkpoint_release(&head);
 	return out;
 }
 
@@ -216,6 +259,7 @@ static json_t *answer(struct ops_ctx *ctx, const struct search_query *q,
 	double *scores = xcalloc(n + 1, sizeof(*scores));
 	size_t nhits, limit = p->limit ? p->limit : SEARCH_LIMIT_DEFAULT;
 	struct hit *hits;
+	struct reads rd = { STRMAP_INIT, NULL, NULL, 0, 0 };
 	json_t *list = json_array();
 
 	for (size_t i = 0; i < n; i++) {
@@ -227,7 +271,8 @@ static json_t *answer(struct ops_ctx *ctx, const struct search_query *q,
 	sort_rows = rows;
 	qsort(hits, nhits, sizeof(*hits), by_rank);
 	for (size_t i = 0; i < nhits && i < limit; i++)
-		json_array_append_new(list, hit_json(ctx, q, rows, &hits[i]));
+		json_array_append_new(list, hit_json(ctx, &rd, q, rows, &hits[i]));
+	reads_release(&rd);
 	free(f);
 	free(w);
 	free(scores);

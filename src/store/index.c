@@ -21,6 +21,25 @@ static const char *const list_fields[] = {
 	"decisions", "assumptions", "tasks", "open_questions", NULL,
 };
 
+/* The codes of the fields in the index: never renumber one. */
+static const char *const field_codes[] = {
+	"title", "summary", "decisions", "assumptions", "tasks", "open_questions", "entities",
+	"artifacts", "turn", NULL,
+};
+
+int store_field_code(const char *name)
+{
+	for (int i = 0; name && field_codes[i]; i++)
+		if (!strcmp(field_codes[i], name))
+			return i;
+	return -1;
+}
+
+const char *store_field_name(int code)
+{
+	return code >= 0 && code < 9 ? field_codes[code] : "?";
+}
+
 static void add_item(struct search_item **v, size_t *n, size_t *cap, const char *field,
 		     size_t ordinal, char *text)
 {
@@ -106,7 +125,8 @@ static int parent_has(char *const *parent_words, const struct search_item *pv, s
 }
 
 enum smr_rc store_index_checkpoint(struct store *st, const struct checkpoint *c,
-				   const struct checkpoint *parent, struct smr_err *err)
+				   int64_t commit_id, const struct checkpoint *parent,
+				   struct smr_err *err)
 {
 	struct search_item *v = NULL, *pv = NULL;
 	char **pwords = NULL, *words;
@@ -126,9 +146,9 @@ enum smr_rc store_index_checkpoint(struct store *st, const struct checkpoint *c,
 	for (size_t i = 0; !rc && i < n; i++) {
 		words = words_of(v[i].text);
 		if (*words && !parent_has(pwords, pv, pn, v[i].field, words))
-			rc = st->ops->search_insert(st, c->hash, -1, v[i].field,
-						    (int64_t)v[i].ordinal, words,
-						    c->author ? c->author : "", c->created_at, err);
+			rc = st->ops->search_insert(st, commit_id, -1,
+						    store_field_code(v[i].field),
+						    (int64_t)v[i].ordinal, words, err);
 		free(words);
 	}
 	for (size_t i = 0; i < pn; i++)
@@ -145,8 +165,8 @@ enum smr_rc store_index_turn(struct store *st, const struct turn *t, struct smr_
 	enum smr_rc rc = SMR_OK;
 
 	if (*words)
-		rc = st->ops->search_insert(st, NULL, t->id, "turn", t->seq, words,
-					    t->role ? t->role : "", t->created_at, err);
+		rc = st->ops->search_insert(st, -1, t->id, store_field_code("turn"), t->seq,
+					    words, err);
 	free(words);
 	return rc;
 }
@@ -191,9 +211,15 @@ static enum smr_rc backfill_batch(struct store *st, const char *space_id, char *
 	if (!rc)
 		rc = st->ops->txn_begin(st, err);
 	if (!rc) {
-		for (i = from; !rc && i < to; i++)
-			rc = store_index_checkpoint(st, &c[i - from],
-						    p[i - from].hash ? &p[i - from] : NULL, err);
+		for (i = from; !rc && i < to; i++) {
+			int64_t id = -1;
+
+			rc = st->ops->commit_id(st, space_id, c[i - from].hash, &id, err);
+			if (!rc)
+				rc = store_index_checkpoint(st, &c[i - from], id,
+							    p[i - from].hash ? &p[i - from] : NULL,
+							    err);
+		}
 		if (rc)
 			st->ops->txn_rollback(st);
 		else

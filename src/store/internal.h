@@ -81,9 +81,9 @@ struct store_ops {
 	 */
 	enum smr_rc (*search_has)(struct store *st, const char *hash, int *yes,
 				  struct smr_err *err);
-	enum smr_rc (*search_insert)(struct store *st, const char *hash, int64_t turn_id,
-				     const char *field, int64_t ordinal, const char *words,
-				     const char *author, const char *created_at,
+	/* commit_id (a row of the checkpoint) or turn_id is -1; field is store_field_code's */
+	enum smr_rc (*search_insert)(struct store *st, int64_t commit_id, int64_t turn_id,
+				     int field, int64_t ordinal, const char *words,
 				     struct smr_err *err);
 	enum smr_rc (*search)(struct store *st, const struct search_filter *f,
 			      const char *spaces_json, struct search_row **out, size_t *n,
@@ -138,11 +138,15 @@ struct store {
 };
 
 /*
- * Indexes what c introduced over its first parent (index.c; parent NULL: a
- * root, all of it), in the caller's transaction.
+ * Indexes what c (stored as row commit_id) introduced over its first parent
+ * (index.c; parent NULL: a root, all of it), in the caller's transaction.
  */
 enum smr_rc store_index_checkpoint(struct store *st, const struct checkpoint *c,
-				   const struct checkpoint *parent, struct smr_err *err);
+				   int64_t commit_id, const struct checkpoint *parent,
+				   struct smr_err *err);
+/* The search index's code of a field name (-1: none) and the name of a code. */
+int store_field_code(const char *name);
+const char *store_field_name(int code);
 /*
  * Indexes every checkpoint of a store that holds some written before the
  * search index existed (store_open, after a migration); checkpoints already

@@ -79,10 +79,14 @@ static const char *const sqlite_migrations[] = {
 	/*
 	 * 3: the reflog (every move of a Space's HEAD, append-only), soft
 	 * deletion of Spaces (kept until `gc --prune`), and the search index:
-	 * one row per item a checkpoint introduced (or per turn), its words as
-	 * util/terms.c normalises them, under an FTS5 index whose "ascii"
-	 * tokenizer splits them exactly as PostgreSQL's array_to_tsvector sees
-	 * them (detail=none: phrases are checked in domain/search.c).
+	 * one row per item a checkpoint introduced (commit_id: one copy of it;
+	 * field: store/index.c's code) or per turn, its words as util/terms.c
+	 * normalises them, under an FTS5 index whose "ascii" tokenizer splits
+	 * them exactly as PostgreSQL's array_to_tsvector sees them (detail=none:
+	 * phrases are checked in domain/search.c).  Small on purpose: the
+	 * author, time and hash are the commit row's.  sqlite.c fills the FTS5
+	 * index once per transaction (one statement, not one per item); the
+	 * trigger takes deleted rows out of it.
 	 */
 	"ALTER TABLE repos ADD COLUMN deleted_at TEXT;"
 	"CREATE TABLE reflog ("
@@ -99,19 +103,16 @@ static const char *const sqlite_migrations[] = {
 	"CREATE INDEX reflog_by_name ON reflog(space_name, id);"
 	"CREATE TABLE search_items ("
 	"  id INTEGER PRIMARY KEY,"
-	"  commit_hash TEXT,"
+	"  commit_id INTEGER,"
 	"  turn_id INTEGER,"
-	"  field TEXT NOT NULL,"
+	"  field INTEGER NOT NULL,"
 	"  ordinal INTEGER NOT NULL,"
-	"  terms TEXT NOT NULL,"
-	"  author TEXT NOT NULL,"
-	"  created_at TEXT NOT NULL);"
-	"CREATE INDEX search_items_by_hash ON search_items(commit_hash);"
-	"CREATE INDEX search_items_by_turn ON search_items(turn_id);"
+	"  terms TEXT NOT NULL);"
+	"CREATE INDEX search_items_by_commit ON search_items(commit_id)"
+	"  WHERE commit_id IS NOT NULL;"
+	"CREATE INDEX search_items_by_turn ON search_items(turn_id) WHERE turn_id IS NOT NULL;"
 	"CREATE VIRTUAL TABLE search_fts USING fts5(terms, content='search_items',"
 	"  content_rowid='id', tokenize='ascii', detail='none');"
-	"CREATE TRIGGER search_items_ai AFTER INSERT ON search_items BEGIN"
-	"  INSERT INTO search_fts(rowid, terms) VALUES (new.id, new.terms); END;"
 	"CREATE TRIGGER search_items_ad AFTER DELETE ON search_items BEGIN"
 	"  INSERT INTO search_fts(search_fts, rowid, terms) VALUES ('delete', old.id, old.terms);"
 	"  END;",

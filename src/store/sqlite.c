@@ -28,6 +28,7 @@ struct stmt_slot {
 struct sqlite_store {
 	struct store base;
 	sqlite3 *db;
+	int64_t fts_from;      /* first search_items row of this transaction not in search_fts, or -1 */
 	struct stmt_slot cache[STMT_CACHE];
 };
 
@@ -128,13 +129,37 @@ static enum smr_rc sqlite_txn_begin(struct store *st, struct smr_err *err)
 	return begin(S(st), err);
 }
 
+static enum smr_rc step_done(struct sqlite_store *s, sqlite3_stmt *st, const char *what,
+			     struct smr_err *err);
+
+/* Puts the search rows this transaction wrote into the FTS5 index, in one statement. */
+static enum smr_rc fts_flush(struct sqlite_store *s, struct smr_err *err)
+{
+	static const char sql[] =
+		"INSERT INTO search_fts(rowid, terms) SELECT id, terms FROM search_items WHERE id >= ?";
+	sqlite3_stmt *q;
+
+	if (s->fts_from < 0)
+		return SMR_OK;
+	q = prep(s, sql);
+	if (q)
+		sqlite3_bind_int64(q, 1, s->fts_from);
+	s->fts_from = -1;
+	return step_done(s, q, "indexing for search", err);
+}
+
 static enum smr_rc sqlite_txn_commit(struct store *st, struct smr_err *err)
 {
+	enum smr_rc rc = fts_flush(S(st), err);
+
+	if (rc)
+		return rollback(S(st), rc);
 	return commit(S(st), err);
 }
 
 static void sqlite_txn_rollback(struct store *st)
 {
+	S(st)->fts_from = -1;
 	rollback(S(st), SMR_OK);
 }
 
@@ -280,6 +305,7 @@ static enum smr_rc sqlite_open(const char *dsn, struct store **out, struct smr_e
 	enum smr_rc rc;
 
 	s->base.ops = &store_sqlite_ops;
+	s->fts_from = -1;
 	if (!strncmp(dsn, "sqlite://", 9))
 		dsn += 9;
 	if (sqlite3_open_v2(dsn, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
@@ -490,11 +516,18 @@ static enum smr_rc sqlite_space_list_deleted(struct store *st, struct space **ou
 static enum smr_rc sqlite_gc_prune(struct store *st, const char *before, size_t *n,
 				   struct smr_err *err)
 {
+	/* index rows of a checkpoint that outlives the pruned Space move to a surviving copy */
+	static const char repoint[] =
+		"UPDATE search_items SET commit_id = (SELECT MIN(c2.id) FROM commits c1"
+		" JOIN commits c2 ON c2.commit_hash = c1.commit_hash JOIN repos r2 ON r2.id = c2.repo_id"
+		" WHERE c1.id = search_items.commit_id AND NOT (r2.deleted_at IS NOT NULL"
+		" AND (?1 IS NULL OR r2.deleted_at <= ?1)))"
+		" WHERE commit_id IN (SELECT c.id FROM commits c JOIN repos r ON r.id = c.repo_id"
+		" WHERE r.deleted_at IS NOT NULL AND (?1 IS NULL OR r.deleted_at <= ?1))";
 	static const char spaces[] =
 		"DELETE FROM repos WHERE deleted_at IS NOT NULL AND (?1 IS NULL OR deleted_at <= ?1)";
 	static const char orphans[] =
-		"DELETE FROM search_items WHERE (commit_hash IS NOT NULL AND NOT EXISTS"
-		" (SELECT 1 FROM commits c WHERE c.commit_hash = search_items.commit_hash))"
+		"DELETE FROM search_items WHERE (commit_id IS NULL AND turn_id IS NULL)"
 		" OR (turn_id IS NOT NULL AND NOT EXISTS"
 		" (SELECT 1 FROM turns t WHERE t.id = search_items.turn_id))";
 	struct sqlite_store *s = S(st);
@@ -503,10 +536,15 @@ static enum smr_rc sqlite_gc_prune(struct store *st, const char *before, size_t 
 
 	if (rc)
 		return rc;
-	q = prep(s, spaces);
+	q = prep(s, repoint);
 	if (q)
 		bind_text(q, 1, before);
-	rc = step_done(s, q, "pruning deleted spaces", err);
+	rc = step_done(s, q, "pruning the search index", err);
+	q = rc ? NULL : prep(s, spaces);
+	if (q)
+		bind_text(q, 1, before);
+	if (!rc)
+		rc = step_done(s, q, "pruning deleted spaces", err);
 	*n = rc ? 0 : (size_t)sqlite3_changes(s->db);
 	if (!rc)
 		rc = step_done(s, prep(s, orphans), "pruning the search index", err);
@@ -520,7 +558,8 @@ static enum smr_rc sqlite_gc_prune(struct store *st, const char *before, size_t 
 static enum smr_rc sqlite_search_has(struct store *st, const char *hash, int *yes,
 				     struct smr_err *err)
 {
-	static const char sql[] = "SELECT 1 FROM search_items WHERE commit_hash = ? LIMIT 1";
+	static const char sql[] = "SELECT 1 FROM commits c JOIN search_items i ON i.commit_id = c.id"
+		" WHERE c.commit_hash = ? LIMIT 1";
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
 	int step;
@@ -536,27 +575,28 @@ static enum smr_rc sqlite_search_has(struct store *st, const char *hash, int *ye
 	return SMR_OK;
 }
 
-static enum smr_rc sqlite_search_insert(struct store *st, const char *hash, int64_t turn_id,
-					const char *field, int64_t ordinal, const char *words,
-					const char *author, const char *created_at,
+static enum smr_rc sqlite_search_insert(struct store *st, int64_t commit_id, int64_t turn_id,
+					int field, int64_t ordinal, const char *words,
 					struct smr_err *err)
 {
 	static const char sql[] =
-		"INSERT INTO search_items (commit_hash, turn_id, field, ordinal, terms, author,"
-		" created_at) VALUES (?, ?, ?, ?, ?, ?, ?)";
+		"INSERT INTO search_items (commit_id, turn_id, field, ordinal, terms)"
+		" VALUES (?, ?, ?, ?, ?)";
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
+	enum smr_rc rc;
 
 	if (q) {
-		bind_text(q, 1, hash);
+		bind_int_or_null(q, 1, commit_id);
 		bind_int_or_null(q, 2, turn_id);
-		bind_text(q, 3, field);
+		sqlite3_bind_int(q, 3, field);
 		sqlite3_bind_int64(q, 4, ordinal);
 		bind_text(q, 5, words);
-		bind_text(q, 6, author);
-		bind_text(q, 7, created_at);
 	}
-	return step_done(s, q, "indexing for search", err);
+	rc = step_done(s, q, "indexing for search", err);
+	if (!rc && s->fts_from < 0)
+		s->fts_from = sqlite3_last_insert_rowid(s->db);
+	return rc;
 }
 
 /*
@@ -583,7 +623,7 @@ static void read_search_row(sqlite3_stmt *q, void *elem)
 	r->commit_hash = col_text(q, 2);
 	r->session_id = col_text(q, 3);
 	r->seq = sqlite3_column_int64(q, 4);
-	r->field = col_text(q, 5);
+	r->field = xstrdup(store_field_name(sqlite3_column_int(q, 5)));
 	r->ordinal = sqlite3_column_int64(q, 6);
 	r->words = col_text(q, 7);
 	r->author = col_text(q, 8);
@@ -600,20 +640,32 @@ static enum smr_rc sqlite_search(struct store *st, const struct search_filter *f
 				 const char *spaces_json, struct search_row **out, size_t *n,
 				 struct smr_err *err)
 {
-	static const char sql[] =
-		"SELECT r.id, r.name, i.commit_hash, s.id, t.sequence_number, i.field, i.ordinal,"
-		" i.terms, i.author, i.created_at, t.content"
-		" FROM search_fts JOIN search_items i ON i.id = search_fts.rowid"
-		" LEFT JOIN commits c ON c.commit_hash = i.commit_hash"
-		" LEFT JOIN turns t ON t.id = i.turn_id"
-		" LEFT JOIN sessions s ON s.id = t.session_id"
-		" JOIN repos r ON r.id = COALESCE(c.repo_id, s.repo_id)"
-		" WHERE search_fts MATCH ?1 AND r.deleted_at IS NULL"
-		" AND (?2 IS NULL OR r.id IN (SELECT value FROM json_each(?2)))"
-		" AND (?3 IS NULL OR i.field = ?3) AND (?4 IS NULL OR i.author = ?4)"
-		" AND (?5 IS NULL OR i.created_at >= ?5)"
-		" AND (i.commit_hash IS NOT NULL OR ?6)"
-		" ORDER BY i.created_at DESC, i.id DESC LIMIT ?7";
+	/* a checkpoint's item once per live copy of the checkpoint (forks share it) */
+#define SEARCH_CKPT \
+		"SELECT r.id, r.name, c.commit_hash, NULL, 0, i.field, i.ordinal, i.terms," \
+		" c0.author, c0.created_at AS at, NULL, i.id AS iid" \
+		" FROM search_fts JOIN search_items i ON i.id = search_fts.rowid" \
+		" JOIN commits c0 ON c0.id = i.commit_id" \
+		" JOIN commits c ON c.commit_hash = c0.commit_hash" \
+		" JOIN repos r ON r.id = c.repo_id" \
+		" WHERE search_fts MATCH ?1 AND r.deleted_at IS NULL" \
+		" AND (?2 IS NULL OR r.id IN (SELECT value FROM json_each(?2)))" \
+		" AND (?3 IS NULL OR i.field = ?3) AND (?4 IS NULL OR c0.author = ?4)" \
+		" AND (?5 IS NULL OR c0.created_at >= ?5)"
+#define SEARCH_TURN \
+		" UNION ALL SELECT r.id, r.name, NULL, s.id, t.sequence_number, i.field, i.ordinal," \
+		" i.terms, t.role, t.created_at, t.content, i.id" \
+		" FROM search_fts JOIN search_items i ON i.id = search_fts.rowid" \
+		" JOIN turns t ON t.id = i.turn_id JOIN sessions s ON s.id = t.session_id" \
+		" JOIN repos r ON r.id = s.repo_id" \
+		" WHERE search_fts MATCH ?1 AND r.deleted_at IS NULL" \
+		" AND (?2 IS NULL OR r.id IN (SELECT value FROM json_each(?2)))" \
+		" AND (?3 IS NULL OR i.field = ?3) AND (?4 IS NULL OR t.role = ?4)" \
+		" AND (?5 IS NULL OR t.created_at >= ?5)"
+	static const char ckpt_only[] = SEARCH_CKPT " ORDER BY at DESC, iid DESC LIMIT ?7";
+	static const char with_turns[] = SEARCH_CKPT SEARCH_TURN
+		" ORDER BY 10 DESC, 12 DESC LIMIT ?7";
+	const char *sql = f->turns ? with_turns : ckpt_only;
 	static const struct row_reader rr = { sizeof(struct search_row), read_search_row,
 					      free_search_rows };
 	struct sqlite_store *s = S(st);
@@ -627,10 +679,10 @@ static enum smr_rc sqlite_search(struct store *st, const struct search_filter *f
 	}
 	sqlite3_bind_text(q, 1, match, -1, free);
 	bind_text(q, 2, spaces_json);
-	bind_text(q, 3, f->field);
+	if (f->field)
+		sqlite3_bind_int(q, 3, store_field_code(f->field));
 	bind_text(q, 4, f->author);
 	bind_text(q, 5, f->since);
-	sqlite3_bind_int(q, 6, f->turns ? 1 : 0);
 	sqlite3_bind_int64(q, 7, f->limit ? (sqlite3_int64)f->limit : -1);
 	rc = collect_rows(s, q, &rr, (void **)out, n, "searching", err);
 	return rc;

@@ -291,7 +291,7 @@ static enum smr_rc put_on_head(struct store *st, const char *space_id,
 	if (!rc)
 		rc = st->ops->head_move(st, space_id, id, err);
 	if (!rc)
-		rc = store_index_checkpoint(st, c, parent, err);
+		rc = store_index_checkpoint(st, c, id, parent, err);
 	if (!rc) {
 		reason = put_reason(c, action);
 		mv.reason = reason;
@@ -477,7 +477,8 @@ static enum smr_rc import_commits(struct store *st, const struct import_space *s
 		if (rc == SMR_ECONFLICT)
 			rc = smr_errf(err, rc, "checkpoint %.12s already exists", c->hash);
 		if (!rc)
-			rc = store_index_checkpoint(st, c, s->parents ? s->parents[i] : NULL, err);
+			rc = store_index_checkpoint(st, c, id, s->parents ? s->parents[i] : NULL,
+						    err);
 		last = c->hash;
 		last_id = id;
 	}

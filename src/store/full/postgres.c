@@ -52,8 +52,8 @@ enum stmt {
 	Q_SESSION_INSERT, Q_SESSION_GET, Q_SESSION_LIST, Q_SESSION_LOCK, Q_LAST_SEQ,
 	Q_TURN_INSERT, Q_TURN_SET_ERROR, Q_TURN_LIST, Q_TURNS_SINCE_HEAD,
 	Q_JOB_INSERT, Q_JOB_GET, Q_JOB_UPDATE, Q_JOB_FAIL_UNFINISHED,
-	Q_SPACE_FIND, Q_SPACE_LIST_DELETED, Q_GC_SPACES, Q_GC_ORPHANS, Q_REFLOG_INSERT,
-	Q_REFLOG_LIST, Q_COMMIT_ID, Q_SEARCH_HAS, Q_SEARCH_INSERT, Q_SEARCH,
+	Q_SPACE_FIND, Q_SPACE_LIST_DELETED, Q_GC_REPOINT, Q_GC_SPACES, Q_GC_ORPHANS, Q_REFLOG_INSERT,
+	Q_REFLOG_LIST, Q_COMMIT_ID, Q_SEARCH_HAS, Q_SEARCH_INSERT, Q_SEARCH, Q_SEARCH_TURNS,
 	Q_COUNT
 };
 
@@ -81,6 +81,32 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
 	"  UNION ALL SELECT c.parent_commit_id, anc.depth + 1 FROM commits c" \
 	"  JOIN anc ON c.id = anc.id WHERE c.parent_commit_id IS NOT NULL" \
 	"  AND ($3::bigint = 0 OR anc.depth < $3::bigint)) "
+
+/*
+ * Search ($1 tsquery, $2 Space ids as JSON, $3 field code, $4 author, $5
+ * since, $6 unused, $7 limit): a checkpoint's item once per live copy of
+ * the checkpoint; the expression is the GIN index's (schema_postgres.h).
+ */
+#define PG_SEARCH_CKPT \
+	"SELECT r.id, r.name, c.commit_hash, NULL::text, 0::bigint, i.field, i.ordinal, i.terms," \
+	" c0.author, c0.created_at, NULL::text, i.id" \
+	" FROM search_items i JOIN commits c0 ON c0.id = i.commit_id" \
+	" JOIN commits c ON c.commit_hash = c0.commit_hash JOIN repos r ON r.id = c.repo_id" \
+	" WHERE array_to_tsvector(string_to_array(i.terms, ' ')) @@ $1::tsquery" \
+	" AND r.deleted_at IS NULL" \
+	" AND ($2::text IS NULL OR r.id IN (SELECT jsonb_array_elements_text($2::jsonb)))" \
+	" AND ($3::int IS NULL OR i.field = $3::int) AND ($4::text IS NULL OR c0.author = $4::text)" \
+	" AND ($5::text IS NULL OR c0.created_at >= $5::text) AND $6::text IS NULL"
+#define PG_SEARCH_TURN \
+	" UNION ALL SELECT r.id, r.name, NULL, s.id, t.sequence_number, i.field, i.ordinal," \
+	" i.terms, t.role, t.created_at, t.content, i.id" \
+	" FROM search_items i JOIN turns t ON t.id = i.turn_id" \
+	" JOIN sessions s ON s.id = t.session_id JOIN repos r ON r.id = s.repo_id" \
+	" WHERE array_to_tsvector(string_to_array(i.terms, ' ')) @@ $1::tsquery" \
+	" AND r.deleted_at IS NULL" \
+	" AND ($2::text IS NULL OR r.id IN (SELECT jsonb_array_elements_text($2::jsonb)))" \
+	" AND ($3::int IS NULL OR i.field = $3::int) AND ($4::text IS NULL OR t.role = $4::text)" \
+	" AND ($5::text IS NULL OR t.created_at >= $5::text)"
 
 #define SESSION_COLS \
 	"SELECT s.id, s.repo_id, s.title, s.mounted_commit_hash, s.forked_from_session_id," \
@@ -177,11 +203,17 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" r.name = $1::text DESC, r.id = $1::text DESC LIMIT 1",
 	[Q_SPACE_LIST_DELETED] = SPACE_COLS " WHERE r.deleted_at IS NOT NULL"
 		" ORDER BY r.deleted_at, r.id",
+	[Q_GC_REPOINT] =
+		"UPDATE search_items i SET commit_id = (SELECT MIN(c2.id) FROM commits c1"
+		" JOIN commits c2 ON c2.commit_hash = c1.commit_hash JOIN repos r2 ON r2.id = c2.repo_id"
+		" WHERE c1.id = i.commit_id AND NOT (r2.deleted_at IS NOT NULL"
+		" AND ($1::text IS NULL OR r2.deleted_at <= $1::text)))"
+		" WHERE i.commit_id IN (SELECT c.id FROM commits c JOIN repos r ON r.id = c.repo_id"
+		" WHERE r.deleted_at IS NOT NULL AND ($1::text IS NULL OR r.deleted_at <= $1::text))",
 	[Q_GC_SPACES] = "DELETE FROM repos WHERE deleted_at IS NOT NULL"
 		" AND ($1::text IS NULL OR deleted_at <= $1::text)",
 	[Q_GC_ORPHANS] =
-		"DELETE FROM search_items i WHERE (i.commit_hash IS NOT NULL AND NOT EXISTS"
-		" (SELECT 1 FROM commits c WHERE c.commit_hash = i.commit_hash))"
+		"DELETE FROM search_items i WHERE (i.commit_id IS NULL AND i.turn_id IS NULL)"
 		" OR (i.turn_id IS NOT NULL AND NOT EXISTS"
 		" (SELECT 1 FROM turns t WHERE t.id = i.turn_id))",
 	[Q_REFLOG_INSERT] =
@@ -194,27 +226,15 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" created_at FROM reflog WHERE repo_id = $1::text"
 		" AND ($2::text IS NULL OR created_at <= $2::text)"
 		" ORDER BY id DESC LIMIT NULLIF($3::bigint, 0)",
-	[Q_SEARCH_HAS] = "SELECT 1 FROM search_items WHERE commit_hash = $1 LIMIT 1",
+	[Q_SEARCH_HAS] = "SELECT 1 FROM commits c JOIN search_items i ON i.commit_id = c.id"
+		" WHERE c.commit_hash = $1 LIMIT 1",
 	[Q_SEARCH_INSERT] =
-		"INSERT INTO search_items (commit_hash, turn_id, field, ordinal, terms, author,"
-		" created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+		"INSERT INTO search_items (commit_id, turn_id, field, ordinal, terms)"
+		" VALUES ($1, $2, $3, $4, $5)",
 	/* the expression is the index's (schema_postgres.h), so GIN serves it */
-	[Q_SEARCH] =
-		"SELECT r.id, r.name, i.commit_hash, s.id, t.sequence_number, i.field, i.ordinal,"
-		" i.terms, i.author, i.created_at, t.content"
-		" FROM search_items i"
-		" LEFT JOIN commits c ON c.commit_hash = i.commit_hash"
-		" LEFT JOIN turns t ON t.id = i.turn_id"
-		" LEFT JOIN sessions s ON s.id = t.session_id"
-		" JOIN repos r ON r.id = COALESCE(c.repo_id, s.repo_id)"
-		" WHERE array_to_tsvector(string_to_array(i.terms, ' ')) @@ $1::tsquery"
-		" AND r.deleted_at IS NULL"
-		" AND ($2::text IS NULL OR r.id IN (SELECT jsonb_array_elements_text($2::jsonb)))"
-		" AND ($3::text IS NULL OR i.field = $3::text)"
-		" AND ($4::text IS NULL OR i.author = $4::text)"
-		" AND ($5::text IS NULL OR i.created_at >= $5::text)"
-		" AND (i.commit_hash IS NOT NULL OR $6::boolean)"
-		" ORDER BY i.created_at DESC, i.id DESC LIMIT NULLIF($7::bigint, 0)",
+	[Q_SEARCH] = PG_SEARCH_CKPT " ORDER BY 10 DESC, 12 DESC LIMIT NULLIF($7::bigint, 0)",
+	[Q_SEARCH_TURNS] = PG_SEARCH_CKPT PG_SEARCH_TURN
+		" ORDER BY 10 DESC, 12 DESC LIMIT NULLIF($7::bigint, 0)",
 };
 
 /* ---- the handle ---- */
@@ -856,7 +876,9 @@ static enum smr_rc pg_gc_prune(struct store *st, const char *before, size_t *n,
 	if (rc)
 		return rc;
 	p_text(&p, before);
-	rc = run(s, Q_GC_SPACES, &p, &r, "pruning deleted spaces", err);
+	rc = run_done(s, Q_GC_REPOINT, &p, "pruning the search index", err);
+	if (!rc)
+		rc = run(s, Q_GC_SPACES, &p, &r, "pruning deleted spaces", err);
 	*n = rc ? 0 : (size_t)strtoull(PQcmdTuples(r), NULL, 10);
 	PQclear(r);
 	if (!rc)
@@ -883,20 +905,17 @@ static enum smr_rc pg_search_has(struct store *st, const char *hash, int *yes,
 	return rc;
 }
 
-static enum smr_rc pg_search_insert(struct store *st, const char *hash, int64_t turn_id,
-				    const char *field, int64_t ordinal, const char *words,
-				    const char *author, const char *created_at,
+static enum smr_rc pg_search_insert(struct store *st, int64_t commit_id, int64_t turn_id,
+				    int field, int64_t ordinal, const char *words,
 				    struct smr_err *err)
 {
 	struct params p = { .n = 0 };
 
-	p_text(&p, hash);
+	p_int_or_null(&p, commit_id);
 	p_int_or_null(&p, turn_id);
-	p_text(&p, field);
+	p_int(&p, field);
 	p_int(&p, ordinal);
 	p_text(&p, words);
-	p_text(&p, author);
-	p_text(&p, created_at);
 	return run_done(P(st), Q_SEARCH_INSERT, &p, "indexing for search", err);
 }
 
@@ -929,12 +948,15 @@ static enum smr_rc pg_search(struct store *st, const struct search_filter *f,
 
 	p_text(&p, query);
 	p_text(&p, spaces_json);
-	p_text(&p, f->field);
+	if (f->field)
+		p_int(&p, store_field_code(f->field));
+	else
+		p_text(&p, NULL);
 	p_text(&p, f->author);
 	p_text(&p, f->since);
-	p_text(&p, f->turns ? "true" : "false");
+	p_text(&p, NULL);
 	p_int(&p, (int64_t)f->limit);
-	rc = read1(s, Q_SEARCH, &p, &r, "searching", err);
+	rc = read1(s, f->turns ? Q_SEARCH_TURNS : Q_SEARCH, &p, &r, "searching", err);
 	free(query);
 	if (rc)
 		return rc;
@@ -946,7 +968,7 @@ static enum smr_rc pg_search(struct store *st, const struct search_filter *f,
 		v[i].commit_hash = col_text(r, i, 2);
 		v[i].session_id = col_text(r, i, 3);
 		v[i].seq = PQgetisnull(r, i, 4) ? 0 : col_int(r, i, 4);
-		v[i].field = col_text(r, i, 5);
+		v[i].field = xstrdup(store_field_name((int)col_int(r, i, 5)));
 		v[i].ordinal = col_int(r, i, 6);
 		v[i].words = col_text(r, i, 7);
 		v[i].author = col_text(r, i, 8);
