@@ -210,11 +210,11 @@ static enum smr_rc read_checkpoint(const json_t *doc, const char *space, struct 
 
 		if (!json_is_array(v))
 			return bad(err, space, "a checkpoint's list is not an array");
-		*slots[i] = json_deep_copy(v);
+		*slots[i] = json_incref((json_t *)v);   /* shared with doc, which nobody changes */
 	}
 	if (!json_is_object(json_object_get(doc, "metadata")))
 		return bad(err, space, "a checkpoint's metadata is not an object");
-	c->metadata = json_deep_copy(json_object_get(doc, "metadata"));
+	c->metadata = json_incref(json_object_get(doc, "metadata"));
 	/* the rules of any checkpoint hold (types, sizes, UTF-8) */
 	checkpoint_init(&check);
 	rc = checkpoint_from_json(doc, &check, &why);

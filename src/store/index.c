@@ -11,6 +11,7 @@
  * util/terms.c's, so both backends match alike.
  */
 #include "store/internal.h"
+#include "util/strmap.h"
 #include "util/terms.h"
 #include "util/xalloc.h"
 
@@ -114,48 +115,85 @@ static char *words_of(const char *text)
 	return buf_detach(&b, NULL);
 }
 
-/* 1 when the parent has an item of that field with those words. */
-static int parent_has(char *const *parent_words, const struct search_item *pv, size_t pn,
-		      const char *field, const char *words)
+/* A checkpoint's items with their words: what the next checkpoint is compared with. */
+struct index_memo {
+	char *hash;
+	struct search_item *items;
+	char **words;
+	size_t n;
+};
+
+static void memo_clear(struct index_memo *m)
 {
-	for (size_t i = 0; i < pn; i++)
-		if (!strcmp(pv[i].field, field) && !strcmp(parent_words[i], words))
+	for (size_t i = 0; i < m->n; i++)
+		free(m->words[i]);
+	free(m->words);
+	store_search_items_free(m->items, m->n);
+	free(m->hash);
+	memset(m, 0, sizeof(*m));
+}
+
+void store_index_memo_free(struct store *st)
+{
+	if (st->memo)
+		memo_clear(st->memo);
+	free(st->memo);
+	st->memo = NULL;
+}
+
+/* c's items and words into m (replacing what it held). */
+static void memo_fill(struct index_memo *m, const struct checkpoint *c)
+{
+	memo_clear(m);
+	m->hash = xstrdup(c->hash);
+	m->n = store_search_items(c, &m->items);
+	m->words = xcalloc(m->n + 1, sizeof(*m->words));
+	for (size_t i = 0; i < m->n; i++)
+		m->words[i] = words_of(m->items[i].text);
+}
+
+/* 1 when m has an item of that field with those words. */
+static int memo_has(const struct index_memo *m, const char *field, const char *words)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (!strcmp(m->items[i].field, field) && !strcmp(m->words[i], words))
 			return 1;
 	return 0;
 }
 
 enum smr_rc store_index_checkpoint(struct store *st, const struct checkpoint *c,
 				   int64_t commit_id, const struct checkpoint *parent,
-				   struct smr_err *err)
+				   int check, struct smr_err *err)
 {
-	struct search_item *v = NULL, *pv = NULL;
-	char **pwords = NULL, *words;
-	size_t n, pn = 0;
+	struct index_memo pm = { 0 }, *prev;
 	int have = 0;
-	enum smr_rc rc = st->ops->search_has(st, c->hash, &have, err);
+	enum smr_rc rc = check ? st->ops->search_has(st, c->hash, &have, err) : SMR_OK;
 
 	if (rc || have)
 		return rc;
-	if (parent) {
-		pn = store_search_items(parent, &pv);
-		pwords = xcalloc(pn ? pn : 1, sizeof(*pwords));
-		for (size_t i = 0; i < pn; i++)
-			pwords[i] = words_of(pv[i].text);
+	if (!st->memo)
+		st->memo = xcalloc(1, sizeof(*st->memo));
+	/* a history is usually written in order: the parent is the last one indexed */
+	prev = st->memo;
+	if (parent && (!prev->hash || strcmp(prev->hash, parent->hash))) {
+		memo_fill(&pm, parent);
+		prev = &pm;
 	}
-	n = store_search_items(c, &v);
-	for (size_t i = 0; !rc && i < n; i++) {
-		words = words_of(v[i].text);
-		if (*words && !parent_has(pwords, pv, pn, v[i].field, words))
-			rc = st->ops->search_insert(st, commit_id, -1,
-						    store_field_code(v[i].field),
-						    (int64_t)v[i].ordinal, words, err);
-		free(words);
+	{
+		struct index_memo cur = { 0 };
+
+		memo_fill(&cur, c);
+		for (size_t i = 0; !rc && i < cur.n; i++)
+			if (*cur.words[i] &&
+			    !(parent && memo_has(prev, cur.items[i].field, cur.words[i])))
+				rc = st->ops->search_insert(st, commit_id, -1,
+							    store_field_code(cur.items[i].field),
+							    (int64_t)cur.items[i].ordinal, cur.words[i],
+							    err);
+		memo_clear(&pm);
+		memo_clear(st->memo);
+		*st->memo = cur;
 	}
-	for (size_t i = 0; i < pn; i++)
-		free(pwords[i]);
-	free(pwords);
-	store_search_items_free(pv, pn);
-	store_search_items_free(v, n);
 	return rc;
 }
 
@@ -195,7 +233,7 @@ static int collect_hash(const struct checkpoint *c, int parent_missing, void *ar
 
 /* Indexes checkpoints [from, to) of a Space: read first, then one transaction. */
 static enum smr_rc backfill_batch(struct store *st, const char *space_id, char **hashes,
-				  size_t from, size_t to, struct smr_err *err)
+				  size_t from, size_t to, struct strmap *seen, struct smr_err *err)
 {
 	struct checkpoint *c = xcalloc(to - from, sizeof(*c)), *p = xcalloc(to - from, sizeof(*p));
 	enum smr_rc rc = SMR_OK;
@@ -214,11 +252,14 @@ static enum smr_rc backfill_batch(struct store *st, const char *space_id, char *
 		for (i = from; !rc && i < to; i++) {
 			int64_t id = -1;
 
+			if (strmap_get(seen, c[i - from].hash, NULL))
+				continue;   /* a fork's copy: indexed with the first */
 			rc = st->ops->commit_id(st, space_id, c[i - from].hash, &id, err);
 			if (!rc)
 				rc = store_index_checkpoint(st, &c[i - from], id,
 							    p[i - from].hash ? &p[i - from] : NULL,
-							    err);
+							    0, err);
+			strmap_put(seen, c[i - from].hash, 1);
 		}
 		if (rc)
 			st->ops->txn_rollback(st);
@@ -234,14 +275,15 @@ static enum smr_rc backfill_batch(struct store *st, const char *space_id, char *
 	return rc;
 }
 
-static enum smr_rc backfill_space(struct store *st, const char *space_id, struct smr_err *err)
+static enum smr_rc backfill_space(struct store *st, const char *space_id, struct strmap *seen,
+				  struct smr_err *err)
 {
 	struct hashes h = { NULL, 0, 0 };
 	enum smr_rc rc = st->ops->checkpoint_scan(st, space_id, collect_hash, &h, err);
 
 	for (size_t i = 0; !rc && i < h.n; i += BACKFILL_BATCH)
 		rc = backfill_batch(st, space_id, h.v, i,
-				    i + BACKFILL_BATCH < h.n ? i + BACKFILL_BATCH : h.n, err);
+				    i + BACKFILL_BATCH < h.n ? i + BACKFILL_BATCH : h.n, seen, err);
 	for (size_t i = 0; i < h.n; i++)
 		free(h.v[i]);
 	free(h.v);
@@ -251,13 +293,15 @@ static enum smr_rc backfill_space(struct store *st, const char *space_id, struct
 enum smr_rc store_index_backfill(struct store *st, struct smr_err *err)
 {
 	struct space *live = NULL, *gone = NULL;
+	struct strmap seen = STRMAP_INIT;
 	size_t nl = 0, ng = 0;
 	enum smr_rc rc = st->ops->space_list(st, &live, &nl, err);
 
 	if (!rc)
 		rc = st->ops->space_list_deleted(st, &gone, &ng, err);
 	for (size_t i = 0; !rc && i < nl + ng; i++)
-		rc = backfill_space(st, i < nl ? live[i].id : gone[i - nl].id, err);
+		rc = backfill_space(st, i < nl ? live[i].id : gone[i - nl].id, &seen, err);
+	strmap_release(&seen);
 	spaces_free(live, nl);
 	spaces_free(gone, ng);
 	return rc;

@@ -79,6 +79,7 @@ struct store_ops {
 	 * transaction, and the query of store_search with the Space filter as
 	 * a JSON array of ids (NULL: every live Space).
 	 */
+	/* *yes: more than one row holds hash (so it was indexed with an earlier one) */
 	enum smr_rc (*search_has)(struct store *st, const char *hash, int *yes,
 				  struct smr_err *err);
 	/* commit_id (a row of the checkpoint) or turn_id is -1; field is store_field_code's */
@@ -132,18 +133,24 @@ struct store_ops {
 					   size_t *n, struct smr_err *err);
 };
 
+struct index_memo;   /* index.c's last indexed checkpoint */
+
 struct store {
 	const struct store_ops *ops;
-	int migrated;   /* set by open when it brought an existing database up to date */
+	int migrated;              /* set by open when it brought an existing database up to date */
+	struct index_memo *memo;   /* index.c's; store_close frees it */
 };
 
 /*
  * Indexes what c (stored as row commit_id) introduced over its first parent
  * (index.c; parent NULL: a root, all of it), in the caller's transaction.
+ * With check, nothing happens when another copy of c is stored already
+ * (a fork's, or an import's of a hash this store has): it was indexed then.
  */
 enum smr_rc store_index_checkpoint(struct store *st, const struct checkpoint *c,
 				   int64_t commit_id, const struct checkpoint *parent,
-				   struct smr_err *err);
+				   int check, struct smr_err *err);
+void store_index_memo_free(struct store *st);
 /* The search index's code of a field name (-1: none) and the name of a code. */
 int store_field_code(const char *name);
 const char *store_field_name(int code);

@@ -108,8 +108,6 @@ static const char *const sqlite_migrations[] = {
 	"  field INTEGER NOT NULL,"
 	"  ordinal INTEGER NOT NULL,"
 	"  terms TEXT NOT NULL);"
-	"CREATE INDEX search_items_by_commit ON search_items(commit_id)"
-	"  WHERE commit_id IS NOT NULL;"
 	"CREATE INDEX search_items_by_turn ON search_items(turn_id) WHERE turn_id IS NOT NULL;"
 	"CREATE VIRTUAL TABLE search_fts USING fts5(terms, content='search_items',"
 	"  content_rowid='id', tokenize='ascii', detail='none');"

@@ -558,8 +558,7 @@ static enum smr_rc sqlite_gc_prune(struct store *st, const char *before, size_t 
 static enum smr_rc sqlite_search_has(struct store *st, const char *hash, int *yes,
 				     struct smr_err *err)
 {
-	static const char sql[] = "SELECT 1 FROM commits c JOIN search_items i ON i.commit_id = c.id"
-		" WHERE c.commit_hash = ? LIMIT 1";
+	static const char sql[] = "SELECT COUNT(*) > 1 FROM commits WHERE commit_hash = ?";
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
 	int step;
@@ -568,10 +567,10 @@ static enum smr_rc sqlite_search_has(struct store *st, const char *hash, int *ye
 		return db_error(s, err, "reading the search index");
 	bind_text(q, 1, hash);
 	step = sqlite3_step(q);
+	*yes = step == SQLITE_ROW && sqlite3_column_int(q, 0);
 	sqlite3_reset(q);
-	if (step != SQLITE_ROW && step != SQLITE_DONE)
+	if (step != SQLITE_ROW)
 		return db_error(s, err, "reading the search index");
-	*yes = step == SQLITE_ROW;
 	return SMR_OK;
 }
 

@@ -36,8 +36,10 @@ enum smr_rc store_open(const char *dsn, struct store **out, struct smr_err *err)
 
 void store_close(struct store *st)
 {
-	if (st)
+	if (st) {
+		store_index_memo_free(st);
 		st->ops->close(st);
+	}
 }
 
 const char *store_name(const struct store *st)
@@ -291,7 +293,7 @@ static enum smr_rc put_on_head(struct store *st, const char *space_id,
 	if (!rc)
 		rc = st->ops->head_move(st, space_id, id, err);
 	if (!rc)
-		rc = store_index_checkpoint(st, c, id, parent, err);
+		rc = store_index_checkpoint(st, c, id, parent, 1, err);
 	if (!rc) {
 		reason = put_reason(c, action);
 		mv.reason = reason;
@@ -478,7 +480,7 @@ static enum smr_rc import_commits(struct store *st, const struct import_space *s
 			rc = smr_errf(err, rc, "checkpoint %.12s already exists", c->hash);
 		if (!rc)
 			rc = store_index_checkpoint(st, c, id, s->parents ? s->parents[i] : NULL,
-						    err);
+						    1, err);
 		last = c->hash;
 		last_id = id;
 	}

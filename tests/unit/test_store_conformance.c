@@ -2366,3 +2366,40 @@ TEST(blame_follows_a_merge_into_the_other_line)
 	checkpoint_release(&m);
 	fixture_close(&f);
 }
+
+CONFORMANCE(search_finds_every_copy_and_survives_gc)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct ops_ctx ctx;
+	struct space sp = { 0 };
+	struct search_params p = { .query = "zeppelin" };
+	json_t *res = NULL;
+	size_t n = 0;
+
+	ops_ctx_init(&ctx, f->st);
+	ctx.now = conf_now;
+	snprintf(conf_clock, sizeof(conf_clock), "2026-12-01T09:00:00.000000Z");
+	CHECK_INT(ops_space_create(&ctx, "orig", NULL, &sp, &err), SMR_OK);
+	space_release(&sp);
+	commit_json(&ctx, "orig", "{\"title\":\"ride the zeppelin\"}", "ann",
+		    "2026-12-01T10:00:00.000000Z");
+	CHECK_INT(ops_fork(&ctx, "orig", "copy", &sp, &err), SMR_OK);
+	space_release(&sp);
+	CHECK_INT(ops_search(&ctx, &p, &res, &err), SMR_OK);
+	CHECK_INT(json_integer_value(json_object_get(res, "total")), 2);   /* one per Space */
+	json_decref(res);
+	/* the original goes, for good: the fork's copy still answers */
+	CHECK_INT(ops_space_delete(&ctx, "orig", &err), SMR_OK);
+	CHECK_INT(store_gc_prune(f->st, NULL, &n, &err), SMR_OK);
+	CHECK_INT(n, 1);
+	CHECK_INT(ops_search(&ctx, &p, &res, &err), SMR_OK);
+	CHECK_INT(json_integer_value(json_object_get(res, "total")), 1);
+	CHECK_STR(hit_str(res, 0, "space"), "copy");
+	json_decref(res);
+	/* a checkpoint written after the fork is indexed in the fork */
+	commit_json(&ctx, "copy", "{\"title\":\"zeppelin landed\"}", "bo",
+		    "2026-12-02T10:00:00.000000Z");
+	CHECK_INT(ops_search(&ctx, &p, &res, &err), SMR_OK);
+	CHECK_INT(json_integer_value(json_object_get(res, "total")), 2);
+	json_decref(res);
+}

@@ -226,8 +226,7 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" created_at FROM reflog WHERE repo_id = $1::text"
 		" AND ($2::text IS NULL OR created_at <= $2::text)"
 		" ORDER BY id DESC LIMIT NULLIF($3::bigint, 0)",
-	[Q_SEARCH_HAS] = "SELECT 1 FROM commits c JOIN search_items i ON i.commit_id = c.id"
-		" WHERE c.commit_hash = $1 LIMIT 1",
+	[Q_SEARCH_HAS] = "SELECT 1 FROM commits WHERE commit_hash = $1 OFFSET 1 LIMIT 1",
 	[Q_SEARCH_INSERT] =
 		"INSERT INTO search_items (commit_id, turn_id, field, ordinal, terms)"
 		" VALUES ($1, $2, $3, $4, $5)",

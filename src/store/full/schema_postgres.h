@@ -124,8 +124,6 @@ static const char *const postgres_migrations[] = {
 	"  field SMALLINT NOT NULL,"
 	"  ordinal INTEGER NOT NULL,"
 	"  terms TEXT NOT NULL);"
-	"CREATE INDEX search_items_by_commit ON search_items(commit_id)"
-	"  WHERE commit_id IS NOT NULL;"
 	"CREATE INDEX search_items_by_turn ON search_items(turn_id) WHERE turn_id IS NOT NULL;"
 	"CREATE INDEX search_items_terms ON search_items"
 	"  USING GIN (array_to_tsvector(string_to_array(terms, ' ')));",
