@@ -44,13 +44,13 @@ static json_t *int_or_null(int64_t v)
 
 static json_t *turn_json(const struct turn *t)
 {
-	return json_pack("{s:I, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:s}",
+	return json_pack("{s:I, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s}",
 			 "seq", (json_int_t)t->seq, "role", t->role, "content", t->content,
 			 "provider", str_or_null(t->provider), "model", str_or_null(t->model),
 			 "prompt_tokens", int_or_null(t->prompt_tokens),
 			 "completion_tokens", int_or_null(t->completion_tokens),
 			 "latency_ms", int_or_null(t->latency_ms), "error", str_or_null(t->error),
-			 "created_at", t->created_at);
+			 "status", str_or_null(t->status), "created_at", t->created_at);
 }
 
 static json_t *session_json(const struct session *s, const struct turn *turns, size_t n)
@@ -276,6 +276,7 @@ static int read_turn(const json_t *o, const char *session_id, int64_t want, stru
 	    get_int(o, "prompt_tokens", &t->prompt_tokens) ||
 	    get_int(o, "completion_tokens", &t->completion_tokens) ||
 	    get_int(o, "latency_ms", &t->latency_ms) || get_str(o, "error", 0, &t->error) ||
+	    get_str(o, "status", 0, &t->status) ||
 	    get_str(o, "created_at", 1, &t->created_at))
 		return -1;
 	t->session_id = xstrdup(session_id);

@@ -77,7 +77,27 @@ static const char *const sqlite_migrations[] = {
 	/* 2: the nudge counts a Space's turns newer than its HEAD on every send */
 	"CREATE INDEX turns_by_session_time ON turns(session_id, created_at);",
 	/*
-	 * 3: the reflog (every move of a Space's HEAD, append-only), soft
+	 * N: streaming replies (issue 10).  A turn says how it ended (NULL is an
+	 * older turn: complete); a generation is one send's reply in progress,
+	 * at most one running per session (the partial unique index).
+	 */
+	"ALTER TABLE turns ADD COLUMN status TEXT;"
+	"CREATE TABLE generations ("
+	"  id TEXT PRIMARY KEY,"
+	"  session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,"
+	"  status TEXT NOT NULL,"
+	"  provider TEXT,"
+	"  model TEXT,"
+	"  user_turn_seq INTEGER,"
+	"  assistant_turn_seq INTEGER,"
+	"  error TEXT,"
+	"  created_at TEXT NOT NULL,"
+	"  finished_at TEXT);"
+	"CREATE UNIQUE INDEX generations_running ON generations(session_id)"
+	"  WHERE status = 'running';"
+	"CREATE INDEX generations_by_session ON generations(session_id, created_at);",
+	/*
+	 * 4: the reflog (every move of a Space's HEAD, append-only), soft
 	 * deletion of Spaces (kept until `gc --prune`), and the search index:
 	 * one row per item a checkpoint introduced (commit_id: one copy of it;
 	 * field: store/index.c's code) or per turn, its words as util/terms.c
