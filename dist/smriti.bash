@@ -67,14 +67,14 @@ _smriti()
 	done
 
 	case $prev in
-	--db | --from-json | --output | -o)
+	--db | --from-json | --resolve | --output | -o)
 		_filedir
 		return
 		;;
 	--remote | --listen | --description | --title | --message | -m | --summary | \
 		--decision | --assumption | --task | --question | --entity | --meta | \
 		--parent | --author | --limit | -n | --workers | --threads | --max-body | \
-		--model | --into | --artifact | --since)
+		--model | --into | --artifact | --drop | --done | --reopen | --since)
 		return
 		;;
 	--space)
@@ -136,7 +136,7 @@ _smriti()
 	import)
 		[[ $nargs == 0 ]] && _filedir
 		;;
-	diff | restore)
+	diff | restore | merge)
 		[[ $nargs -lt 2 ]] && _smriti_complete_spaces "$1"
 		;;
 	ingest)

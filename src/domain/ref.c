@@ -1,6 +1,6 @@
 /*
- * ref.c -- parse "BASE", "BASE~N", "BASE@{N}" and "BASE@{DATE}" (see
- * ref.h).  Dates are read as UTC with timegm(), never the local zone, so a
+ * ref.c -- parse "BASE", "BASE~N", "BASE@{N}", "BASE@{DATE}" and a final
+ * "^P" (see ref.h).  Dates are read as UTC with timegm(), never the local zone, so a
  * ref means the same instant on every machine.
  */
 #include "domain/ref.h"
@@ -143,35 +143,67 @@ static enum smr_rc parse_at(const char *ref, char *base, const char *now,
 	return parse_date(ref, open, now, out->at_time, err);
 }
 
-enum smr_rc ref_parse(const char *s, const char *now, struct ref_spec *out,
-		      struct smr_err *err)
+/* Takes a final "^", "^1" or "^2" off s into *parent; returns the rest's length. */
+static size_t take_parent(const char *s, int *parent)
+{
+	size_t n = strlen(s);
+
+	*parent = 0;
+	if (n >= 2 && s[n - 1] == '^') {
+		*parent = 1;
+		return n - 1;
+	}
+	if (n >= 3 && s[n - 2] == '^' && (s[n - 1] == '1' || s[n - 1] == '2')) {
+		*parent = s[n - 1] - '0';
+		return n - 2;
+	}
+	return n;
+}
+
+/* ref_parse() of s, the reference without its final ^P. */
+static enum smr_rc parse_rest(const char *in, const char *s, const char *now,
+			      struct ref_spec *out, struct smr_err *err)
 {
 	const char *tilde = strrchr(s, '~');
 	char *end;
 	long n = 0;
 	enum smr_rc rc;
 
-	memset(out, 0, sizeof(*out));
-	if (!*s)
-		return smr_errf(err, SMR_EUSAGE, "empty checkpoint reference");
 	if (tilde && strchr(tilde, '}'))
 		tilde = NULL;   /* a '~' inside @{...} is not an ancestry step */
 	if (tilde) {
 		if (tilde == s)
-			return smr_errf(err, SMR_EUSAGE, "bad reference '%s': nothing before '~'", s);
+			return smr_errf(err, SMR_EUSAGE, "bad reference '%s': nothing before '~'", in);
 		errno = 0;
 		n = tilde[1] ? strtol(tilde + 1, &end, 10) : 1;
 		if (tilde[1] && (errno || *end || n < 0 || tilde[1] == '-' || tilde[1] == '+'))
 			return smr_errf(err, SMR_EUSAGE,
-					"bad reference '%s': '~' must be followed by a number", s);
+					"bad reference '%s': '~' must be followed by a number", in);
 		out->base = xstrndup(s, (size_t)(tilde - s));
 	} else {
 		out->base = xstrdup(s);
 	}
 	out->ancestors = n;
-	rc = parse_at(s, out->base, now, out, err);
+	rc = parse_at(in, out->base, now, out, err);
 	if (!rc && !*out->base && out->at == REF_AT_NONE)
-		rc = smr_errf(err, SMR_EUSAGE, "bad reference '%s': nothing before '~'", s);
+		rc = smr_errf(err, SMR_EUSAGE, "bad reference '%s': nothing before '~'", in);
+	return rc;
+}
+
+enum smr_rc ref_parse(const char *in, const char *now, struct ref_spec *out,
+		      struct smr_err *err)
+{
+	int parent;
+	char *s;
+	enum smr_rc rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!*in)
+		return smr_errf(err, SMR_EUSAGE, "empty checkpoint reference");
+	s = xstrndup(in, take_parent(in, &parent));
+	rc = parse_rest(in, s, now, out, err);
+	free(s);
+	out->parent = parent;
 	if (rc)
 		ref_spec_release(out);
 	return rc;

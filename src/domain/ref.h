@@ -10,6 +10,8 @@
  *                   is HEAD now, @{1} the value before the last move)
  *   SPACE@{DATE}    what HEAD was at DATE (the last move at or before it)
  *   @{N}, @{DATE}   the same for the Space a command is about (restore)
+ *   REF^ REF^1      the (first) parent of any of the above
+ *   REF^2           the second parent of a merge
  *
  * DATE is UTC: "2026-12-01", "2026-12-01 12:00", "2026-12-01T12:00:05Z",
  * "now", "yesterday" (24 hours ago), or "N unit(s) ago" with units second,
@@ -27,11 +29,12 @@
 enum ref_at { REF_AT_NONE, REF_AT_INDEX, REF_AT_TIME };
 
 struct ref_spec {
-	char *base;        /* the part before '@{' or '~'; "" for a bare @{...} */
+	char *base;        /* the part before '@{', '~' and '^'; "" for a bare @{...} */
 	enum ref_at at;    /* what @{...} gave, if anything */
 	long at_index;     /* N of @{N} */
 	char at_time[32];  /* @{DATE}: its last instant, "YYYY-MM-DDTHH:MM:SS.999999Z" */
 	long ancestors;    /* N of ~N, 0 without */
+	int parent;        /* P of a final ^P (1 or 2), 0 without */
 };
 
 /*

@@ -255,7 +255,7 @@ static enum smr_rc backfill_batch(struct store *st, const char *space_id, char *
 			if (strmap_get(seen, c[i - from].hash, NULL))
 				continue;   /* a fork's copy: indexed with the first */
 			rc = st->ops->commit_id(st, space_id, c[i - from].hash, &id, err);
-			if (!rc)
+			if (!rc && id >= 0)
 				rc = store_index_checkpoint(st, &c[i - from], id,
 							    p[i - from].hash ? &p[i - from] : NULL,
 							    0, err);

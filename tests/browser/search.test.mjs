@@ -18,11 +18,11 @@ before(async () => {
   tmp = tempDb();
   const db = tmp.db;
   ok(db, ['space', 'create', 'infra']);
-  ok(db, ['commit', 'infra', '--title', 'Event bus', '--decision', 'Use Kafka for the event bus', '--author', 'ann']);
-  ok(db, ['commit', 'infra', '--title', 'Kafka is too heavy', '--decision', 'Drop Kafka; use Postgres LISTEN/NOTIFY',
+  ok(db, ['commit', '--replace', 'infra', '--title', 'Event bus', '--decision', 'Use Kafka for the event bus', '--author', 'ann']);
+  ok(db, ['commit', '--replace', 'infra', '--title', 'Kafka is too heavy', '--decision', 'Drop Kafka; use Postgres LISTEN/NOTIFY',
     '--question', '<img src=x onerror=alert(1)> kafka?', '--author', 'bo']);
   ok(db, ['space', 'create', 'web']);
-  ok(db, ['commit', 'web', '--title', 'Front end', '--decision', 'No Kafka in the browser', '--author', 'cy']);
+  ok(db, ['commit', '--replace', 'web', '--title', 'Front end', '--decision', 'No Kafka in the browser', '--author', 'cy']);
   srv = await startServer(db, { args: ['--quiet'] });
   browser = await launch();
 });

@@ -13,10 +13,10 @@ let t;
 before(() => {
   t = tempDb('from.db');
   ok(t.db, ['space', 'create', 'trip']);
-  ok(t.db, ['commit', 'trip', '--title', 'Kyoto', '--decision', 'Go in April']);
-  ok(t.db, ['commit', 'trip', '--title', 'Osaka too', '--decision', 'Go in April', '--task', 'book ryokan']);
+  ok(t.db, ['commit', '--replace', 'trip', '--title', 'Kyoto', '--decision', 'Go in April']);
+  ok(t.db, ['commit', '--replace', 'trip', '--title', 'Osaka too', '--decision', 'Go in April', '--task', 'book ryokan']);
   ok(t.db, ['space', 'create', 'work']);
-  ok(t.db, ['commit', 'work', '--title', 'Plan', '--summary', 'ünïcödé ✓']);
+  ok(t.db, ['commit', '--replace', 'work', '--title', 'Plan', '--summary', 'ünïcödé ✓']);
 });
 after(() => t.cleanup());
 

@@ -18,9 +18,9 @@ before(() => {
   const plan = path.join(t.dir, 'plan.md');
   writeFileSync(plan, '# Plan\n\nShip on Friday.\n');
   ok(t.db, ['space', 'create', 'ship']);
-  ok(t.db, ['commit', 'ship', '--title', 'First idea', '--summary', 'We start.', '--decision', 'Use Go', '--author', 'Ann Lee']);
-  ok(t.db, ['commit', 'ship', '--title', 'With a plan', '--decision', 'Use Go', '--artifact', `plan/v1.md=@${plan}`, '--author', 'Bo']);
-  ok(t.db, ['commit', 'ship', '--title', 'Rust instead', '--decision', 'Use Rust', '--author', 'Cy']);
+  ok(t.db, ['commit', '--replace', 'ship', '--title', 'First idea', '--summary', 'We start.', '--decision', 'Use Go', '--author', 'Ann Lee']);
+  ok(t.db, ['commit', '--replace', 'ship', '--title', 'With a plan', '--decision', 'Use Go', '--artifact', `plan/v1.md=@${plan}`, '--author', 'Bo']);
+  ok(t.db, ['commit', '--replace', 'ship', '--title', 'Rust instead', '--decision', 'Use Rust', '--author', 'Cy']);
   ok(t.db, ['restore', 'ship', 'ship~1', '--author', 'Dee']);
 });
 after(() => t.cleanup());
@@ -44,7 +44,7 @@ test('every checkpoint is a commit, git fsck is clean, titles in order', () => {
 test('running it again adds only the new checkpoints', () => {
   const dir = path.join(t.dir, 'repo');
   assert.equal(ok(t.db, ['export', '--git', dir, 'ship', '--json']).added, 0);
-  ok(t.db, ['commit', 'ship', '--title', 'Shipped', '--decision', 'Use Go']);
+  ok(t.db, ['commit', '--replace', 'ship', '--title', 'Shipped', '--decision', 'Use Go']);
   const out = ok(t.db, ['export', '--git', dir, 'ship', '--json']);
   assert.equal(out.added, 1);
   assert.equal(out.commits, 5);

@@ -13,10 +13,10 @@ let t;
 before(() => {
   t = tempDb();
   ok(t.db, ['space', 'create', 'infra']);
-  ok(t.db, ['commit', 'infra', '--title', 'Event bus', '--decision', 'Use Kafka for events', '--author', 'ann']);
-  ok(t.db, ['commit', 'infra', '--title', 'Simpler', '--decision', 'Drop Kafka; use Postgres LISTEN/NOTIFY', '--author', 'bo']);
+  ok(t.db, ['commit', '--replace', 'infra', '--title', 'Event bus', '--decision', 'Use Kafka for events', '--author', 'ann']);
+  ok(t.db, ['commit', '--replace', 'infra', '--title', 'Simpler', '--decision', 'Drop Kafka; use Postgres LISTEN/NOTIFY', '--author', 'bo']);
   ok(t.db, ['space', 'create', 'web']);
-  ok(t.db, ['commit', 'web', '--title', 'Frontend', '--decision', 'Plain ES modules, no bundler']);
+  ok(t.db, ['commit', '--replace', 'web', '--title', 'Frontend', '--decision', 'Plain ES modules, no bundler']);
 });
 after(() => t.cleanup());
 
