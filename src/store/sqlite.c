@@ -6,12 +6,21 @@
  * file.  Writers take the write lock up front (BEGIN IMMEDIATE), which makes
  * the HEAD compare-and-swap and sequence assignment race-free.  Prepared
  * statements are cached per connection, keyed by the SQL literal.
+ *
+ * Within one process, write transactions also queue at a FIFO gate before
+ * BEGIN IMMEDIATE: SQLite's busy handler polls with growing sleeps rather
+ * than queueing, so under a burst of writes from some threads (a server
+ * admitting hundreds of chat sends) another thread's single write could
+ * wait a second or more; in line, it waits for those ahead of it only.
+ * The gate is one for the process (a thread never holds two write
+ * transactions at once); other processes still meet the busy handler.
  */
 #include "store/internal.h"
 #include "store/schema_sqlite.h"
 #include "util/buf.h"
 #include "util/xalloc.h"
 
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +39,38 @@ struct sqlite_store {
 	sqlite3 *db;
 	int64_t fts_from;      /* first search_items row of this transaction not in search_fts, or -1 */
 	struct stmt_slot cache[STMT_CACHE];
+	int gated;                     /* this handle holds the write gate */
 };
+
+/* The write gate: a ticket lock, so writers get in in the order they came. */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t turn;
+	unsigned long next, serving;
+} gate = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0 };
+
+static void gate_enter(struct sqlite_store *s)
+{
+	unsigned long me;
+
+	pthread_mutex_lock(&gate.lock);
+	me = gate.next++;
+	while (gate.serving != me)
+		pthread_cond_wait(&gate.turn, &gate.lock);
+	pthread_mutex_unlock(&gate.lock);
+	s->gated = 1;
+}
+
+static void gate_leave(struct sqlite_store *s)
+{
+	if (!s->gated)
+		return;
+	s->gated = 0;
+	pthread_mutex_lock(&gate.lock);
+	gate.serving++;
+	pthread_cond_broadcast(&gate.turn);
+	pthread_mutex_unlock(&gate.lock);
+}
 
 static struct sqlite_store *S(struct store *st)
 {
@@ -105,7 +145,13 @@ static enum smr_rc exec(struct sqlite_store *s, const char *sql, struct smr_err 
 
 static enum smr_rc begin(struct sqlite_store *s, struct smr_err *err)
 {
-	return exec(s, "BEGIN IMMEDIATE", err);
+	enum smr_rc rc;
+
+	gate_enter(s);
+	rc = exec(s, "BEGIN IMMEDIATE", err);
+	if (rc)
+		gate_leave(s);
+	return rc;
 }
 
 static enum smr_rc commit(struct sqlite_store *s, struct smr_err *err)
@@ -114,6 +160,7 @@ static enum smr_rc commit(struct sqlite_store *s, struct smr_err *err)
 
 	if (rc)
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	gate_leave(s);
 	return rc;
 }
 
@@ -121,6 +168,7 @@ static enum smr_rc commit(struct sqlite_store *s, struct smr_err *err)
 static enum smr_rc rollback(struct sqlite_store *s, enum smr_rc rc)
 {
 	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	gate_leave(s);
 	return rc;
 }
 
@@ -293,6 +341,7 @@ static void sqlite_close(struct store *st)
 
 	if (!s)
 		return;
+	gate_leave(s);          /* a transaction left open must not block the process's writers */
 	for (int i = 0; i < STMT_CACHE && s->cache[i].sql; i++)
 		sqlite3_finalize(s->cache[i].stmt);
 	sqlite3_close(s->db);
