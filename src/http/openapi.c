@@ -400,6 +400,93 @@ static const char components_json[] =
 "   },"
 "   \"additionalProperties\":false"
 "  },"
+"  \"SearchResult\":{"
+"   \"type\":\"object\","
+"   \"required\":[\"query\",\"total\",\"truncated\",\"results\"],"
+"   \"properties\":{"
+"    \"query\":{\"type\":\"string\"},"
+"    \"total\":{\"type\":\"integer\",\"minimum\":0},"
+"    \"truncated\":{\"type\":\"boolean\"},"
+"    \"results\":{"
+"     \"type\":\"array\","
+"     \"items\":{"
+"      \"type\":\"object\","
+"      \"description\":\"A checkpoint item (commit_hash, ordinal, in_head, first) or a chat turn (session_id, seq)\","
+"      \"required\":[\"space\",\"kind\",\"snippet\",\"score\",\"text\"],"
+"      \"properties\":{"
+"       \"space\":{\"type\":\"string\"},"
+"       \"kind\":{\"type\":\"string\"},"
+"       \"field\":{\"type\":\"string\"},"
+"       \"snippet\":{\"type\":\"string\"},"
+"       \"highlights\":{\"type\":\"array\"},"
+"       \"score\":{\"type\":\"number\"},"
+"       \"text\":{\"type\":\"string\"},"
+"       \"author\":{\"type\":\"string\"},"
+"       \"created_at\":{\"type\":\"string\"},"
+"       \"commit_hash\":{\"type\":\"string\",\"pattern\":\"^[0-9a-f]{64}$\"},"
+"       \"ordinal\":{\"type\":\"integer\"},"
+"       \"in_head\":{\"type\":\"boolean\"},"
+"       \"first\":{\"type\":\"object\"},"
+"       \"session_id\":{\"type\":\"string\"},"
+"       \"seq\":{\"type\":\"integer\"}"
+"      }"
+"     }"
+"    }"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"Blame\":{"
+"   \"type\":\"object\","
+"   \"required\":[\"commit_hash\",\"space\",\"items\"],"
+"   \"properties\":{"
+"    \"commit_hash\":{\"type\":\"string\",\"pattern\":\"^[0-9a-f]{64}$\"},"
+"    \"space\":{\"type\":\"string\"},"
+"    \"items\":{"
+"     \"type\":\"array\","
+"     \"items\":{"
+"      \"type\":\"object\","
+"      \"required\":[\"field\",\"text\",\"introduced\"],"
+"      \"properties\":{"
+"       \"field\":{\"type\":\"string\"},"
+"       \"ordinal\":{\"type\":\"integer\"},"
+"       \"text\":{\"type\":\"string\"},"
+"       \"here\":{\"type\":\"boolean\"},"
+"       \"introduced\":{"
+"        \"type\":\"object\","
+"        \"required\":[\"commit_hash\"],"
+"        \"properties\":{"
+"         \"commit_hash\":{\"type\":\"string\",\"pattern\":\"^[0-9a-f]{64}$\"},"
+"         \"title\":{\"type\":\"string\"},"
+"         \"author\":{\"type\":\"string\"},"
+"         \"created_at\":{\"type\":\"string\"},"
+"         \"source\":{\"type\":[\"object\",\"null\"],\"description\":\"A drafted checkpoint's session and turn range\"}"
+"        }"
+"       }"
+"      }"
+"     }"
+"    }"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"Reflog\":{"
+"   \"type\":\"array\","
+"   \"items\":{"
+"    \"type\":\"object\","
+"    \"required\":[\"index\",\"space_id\",\"space\",\"old\",\"new\",\"action\",\"created_at\"],"
+"    \"properties\":{"
+"     \"index\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"N of SPACE@{N}\"},"
+"     \"space_id\":{\"type\":\"string\"},"
+"     \"space\":{\"type\":\"string\"},"
+"     \"old\":{\"type\":[\"string\",\"null\"]},"
+"     \"new\":{\"type\":[\"string\",\"null\"]},"
+"     \"action\":{\"type\":\"string\"},"
+"     \"actor\":{\"type\":\"string\"},"
+"     \"reason\":{\"type\":\"string\"},"
+"     \"created_at\":{\"type\":\"string\"}"
+"    },"
+"    \"additionalProperties\":false"
+"   }"
+"  },"
 "  \"Session\":{"
 "   \"type\":\"object\","
 "   \"required\":["
@@ -1136,7 +1223,17 @@ static const struct {
 } query_params[] = {
 	{ "limit", "integer", "at most this many (0 or absent: all)", 0 },
 	{ "after", "string", "the hash of the last node of the previous page", -1 },
-	{ "space", "string", "a Space's name: also follow its sessions", -1 },
+	{ "space", "string", "a Space's name (/v4/changes: also follow its sessions; /v4/search: only"
+	  " that Space)", -1 },
+	{ "q", "string", "the words to search for; \"a phrase\" in quotes, prefix* with a star", -1 },
+	{ "field", "string", "only this field (decisions, assumptions, tasks, open_questions,"
+	  " entities, artifacts, title, summary)", -1 },
+	{ "author", "string", "only what this author wrote", -1 },
+	{ "since", "string", "only what was written at or after this time (the forms of @{DATE})",
+	  -1 },
+	{ "turns", "integer", "1: search chat turns too", 0 },
+	{ "ref", "string", "a checkpoint reference (hash, prefix, SPACE, SPACE~N, SPACE@{N}, ...)",
+	  -1 },
 	{ "provider", "string", "the provider the send would use (default: the server's)", -1 },
 	{ "model", "string", "the model the send would use (default: the provider's)", -1 },
 	{ NULL, NULL, NULL, 0 },
@@ -1310,6 +1407,9 @@ static const struct {
 	{ "GET", "/v4/changes", "404" },
 	{ "GET", "/v4/providers", "" },
 	{ "GET", "/v4/sessions/{id}/context", "404 422" },
+	{ "GET", "/v4/search", "404 413 422" },
+	{ "GET", "/v4/blame", "404 422" },
+	{ "GET", "/v4/repos/{id}/reflog", "404" },
 	{ NULL, NULL, NULL },
 };
 
