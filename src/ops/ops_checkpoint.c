@@ -298,17 +298,22 @@ static enum smr_rc put_on_head(struct ops_ctx *ctx, struct space *sp, struct che
 }
 
 /*
- * Lowercases a --parent in place and checks its syntax: malformed is bad
- * input (exit 2, 400), not a lost race (exit 4, 409).
+ * A --parent / parent_commit_id as given, lower-cased into a new string
+ * (*out, caller frees); a malformed one is bad input (exit 2, 400), not a
+ * lost race (exit 4, 409).
  */
-static enum smr_rc parent_syntax(char *parent, struct smr_err *err)
+static enum smr_rc parent_arg(const char *parent, char **out, struct smr_err *err)
 {
-	for (char *p = parent; p && *p; p++)
+	char *lower = xstrdup(parent);
+
+	for (char *p = lower; *p; p++)
 		*p = (char)tolower((unsigned char)*p);
-	if (parent && !is_hash_prefix(parent))
+	if (!is_hash_prefix(lower)) {
+		free(lower);
 		return smr_errf(err, SMR_EINVAL,
-				"parent '%s' is not a checkpoint hash (give 4 to 64 hex digits)",
-				parent);
+				"parent '%s' is not a checkpoint hash (give 4 to 64 hex digits)", parent);
+	}
+	*out = lower;
 	return SMR_OK;
 }
 
@@ -317,17 +322,17 @@ static enum smr_rc write_checkpoint(struct ops_ctx *ctx, const char *space, stru
 				    struct smr_err *err)
 {
 	struct space sp = { 0 };
-	char *parent_hash = NULL, *lower = parent ? xstrdup(parent) : NULL;
+	char *parent_hash = NULL, *lower = NULL;
 	enum smr_rc rc;
 
 	rc = store_space_get(ctx->st, space, &sp, err);
-	if (rc) {
-		free(lower);
+	if (rc)
 		return rc;
-	}
 	c->space = xstrdup(sp.name);
-	parent = lower;
-	rc = parent_syntax(lower, err);
+	if (parent) {
+		rc = parent_arg(parent, &lower, err);
+		parent = lower;
+	}
 	if (!rc && parent) {
 		rc = unique_hash(ctx, parent, &parent_hash, err);
 		if (rc == SMR_ENOTFOUND)
@@ -413,12 +418,11 @@ static enum smr_rc update_on(struct update *u, const struct space *sp, const cha
 			     struct checkpoint *c, struct smr_err *err)
 {
 	struct checkpoint base = { 0 };
-	char *hash = NULL, *lower = xstrdup(parent);
-	enum smr_rc rc = parent_syntax(lower, err);
+	char *hash = NULL, *lower = NULL;
+	enum smr_rc rc = parent_arg(parent, &lower, err);
 
-	parent = lower;
 	if (!rc)
-		rc = unique_hash(u->ctx, parent, &hash, err);
+		rc = unique_hash(u->ctx, lower, &hash, err);
 	if (!rc)
 		rc = store_checkpoint_get(u->ctx->st, sp->id, hash, &base, err);
 	if (rc == SMR_ENOTFOUND)
