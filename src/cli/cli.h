@@ -143,6 +143,12 @@ int cmd_grant(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_revoke(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_access(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_whoami(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_reflog(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_gc(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_blame(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_search(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_export(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_import(int argc, char **argv, struct cli_ctx *ctx);
 
 /* Human renderings of result documents (render.c). */
 void render_checkpoint(const json_t *c);

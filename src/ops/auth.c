@@ -420,6 +420,11 @@ void ops_author(const struct ops_ctx *ctx, const char *claimed, const char **aut
 		*tool = claimed;
 }
 
+const char *ops_actor(const struct ops_ctx *ctx)
+{
+	return ops_restricted(ctx) ? ctx->who->name : ctx->actor;
+}
+
 void ops_add_role(struct ops_ctx *ctx, const struct space *sp, json_t *doc)
 {
 	enum role r = ROLE_NONE;

@@ -88,6 +88,13 @@ void ops_author(const struct ops_ctx *ctx, const char *claimed, const char **aut
 		const char **tool);
 
 /*
+ * Who the reflog names for a move without an author of its own: the signed-in
+ * person or agent when there is one, else ctx->actor (the local user, or
+ * NULL); borrowed.
+ */
+const char *ops_actor(const struct ops_ctx *ctx);
+
+/*
  * Adds "role" (the caller's, by name) to a Space's document when a transport
  * authenticated the caller, so that a client can hide what it may not do.
  */

@@ -176,6 +176,12 @@ function teamSuite(kind, makeDb) {
       grant: async () => ({ user: 'zed', space: 'proj', role: 'reader' }),
       'grant.revoke': async () => ({ user: 'zed', space: 'proj' }),
       'grant.list': async () => ({ space: 'proj' }),
+      reflog: async () => ({ space: 'proj' }),
+      gc: async () => ({}),
+      search: async () => ({ query: 'first' }),
+      blame: async () => ({ ref: 'proj' }),
+      export: async () => ({}),
+      import: async () => ({ bundle: await adminOp('export', { space: 'proj' }) }),
     };
 
     const routeCases = {
@@ -209,6 +215,9 @@ function teamSuite(kind, makeDb) {
       'POST /v4/repos/{id}/merge': async () => ({ path: '/v4/repos/proj/merge', body: { ref: 'projfork' } }),
       'GET /v4/generations/{id}': async () => ({ path: `/v4/generations/${gen}` }),
       'POST /v4/generations/{id}/stop': async () => ({ path: `/v4/generations/${gen}/stop`, body: {} }),
+      'GET /v4/search': async () => ({ path: '/v4/search?q=first' }),
+      'GET /v4/blame': async () => ({ path: '/v4/blame?ref=proj' }),
+      'GET /v4/repos/{id}/reflog': async () => ({ path: '/v4/repos/proj/reflog' }),
     };
 
     const toolCases = {
@@ -224,6 +233,8 @@ function teamSuite(kind, makeDb) {
       review: async () => ({ ref: head, llm: false }),
       update_checkpoint: async () => ({ space: 'proj', add: { decisions: [uniq('via mcp')] } }),
       merge: async () => ({ space: 'proj', ref: 'projfork' }),
+      search: async () => ({ query: 'first' }),
+      blame: async () => ({ ref: 'proj' }),
     };
 
     test('every operation, route and MCP tool has a case and a declared rule', async () => {
@@ -335,6 +346,46 @@ function teamSuite(kind, makeDb) {
       assert.ok(!JSON.stringify(res).includes('secret'));
       const roles = (await op('rea', 'space.list', {})).json.result.find((s) => s.name === 'proj');
       assert.equal(roles.role, 'reader');
+    });
+
+    test('search, export, blame and the reflog keep to the Spaces one can read', async () => {
+      // 'hidden' is the title of secret's checkpoint: found by the admin, by no one else
+      const hits = async (who, params) => (await op(who, 'search', params)).json.result.results.map((h) => h.space);
+      assert.ok((await hits('admin', { query: 'hidden' })).includes('secret'));
+      for (const who of ['own', 'rea', 'wri/bot', 'out']) {
+        assert.deepEqual(await hits(who, { query: 'hidden' }), [], who);
+      }
+      assert.ok((await hits('rea', { query: 'first' })).includes('proj'));
+      assert.deepEqual(await hits('out', { query: 'first' }), []);
+      const r = await request(server, 'GET', '/v4/search?q=hidden&space=secret', { headers: as('rea') });
+      assertError(r, 404, 'not_found');
+      assert.equal((await request(server, 'GET', '/v4/search?q=hidden', { headers: as('rea') })).json.results.length, 0);
+      // export without a filter: every Space one can read, and only those
+      const names = (who) => op(who, 'export', {}).then((x) => x.json.result.spaces.map((b) => b.name));
+      const reaNames = await names('rea');
+      assert.ok(reaNames.includes('proj') && !reaNames.includes('secret'), reaNames.join());
+      const outNames = await names('out');   // out owns the Spaces it created, nothing more
+      assert.ok(!outNames.includes('proj') && !outNames.includes('secret'), outNames.join());
+      assertError(await op('rea', 'export', { space: 'secret' }), 404, 'not_found');
+      // reflog and SPACE@{N}: not found, as for a Space that is not there
+      assertError(await request(server, 'GET', '/v4/repos/secret/reflog', { headers: as('rea') }), 404, 'not_found');
+      assertError(await op('rea', 'show', { ref: 'secret@{0}' }), 404, 'not_found');
+      assertError(await op('rea', 'blame', { ref: 'secret' }), 404, 'not_found');
+      assert.equal((await op('rea', 'show', { ref: 'proj@{0}' })).status, 200);
+    });
+
+    test('the reflog names the signed-in caller, not what the client claims', async () => {
+      const name = uniq('logged');
+      const made = await request(server, 'POST', '/api/ops/space.create', { body: { name }, headers: as('own') });
+      assert.equal(made.status, 200, made.text);
+      const ren = await op('own', 'space.rename', { space: name, new_name: `${name}-b` });
+      assert.equal(ren.status, 200, ren.text);
+      const log = (await op('own', 'reflog', { space: `${name}-b` })).json.result;
+      assert.deepEqual(log.map((e) => e.actor), ['own', 'own']);
+      const botLog = await op('wri/bot', 'checkpoint.create', { space: 'proj', checkpoint: { title: 'bot wrote' }, author: 'claude' });
+      assert.equal(botLog.status, 200, botLog.text);
+      const top = (await op('wri', 'reflog', { space: 'proj', limit: 1 })).json.result[0];
+      assert.equal(top.actor, 'wri/bot');
     });
 
     test('guessing Space ids and hashes: 404 with the same words as for nothing', async () => {
