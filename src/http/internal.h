@@ -170,6 +170,7 @@ struct http_req {
 	struct MHD_Response *fixed;      /* or a prebuilt response */
 	char *set_cookie;                /* Set-Cookie value to send, or NULL; owned */
 	int by_cookie;                   /* authenticated by the UI's cookie, not a bearer token */
+	int at_once;                     /* refused before its body is read (length, framing) */
 	enum req_state state;
 	int64_t start_us;
 	struct workq_item qi;            /* on the worker pool */

@@ -250,3 +250,48 @@ TEST(utf8_validation_and_character_prefixes)
 	CHECK(!utf8_valid("\xf4\x90\x80\x80", 4)); /* > U+10FFFF */
 	CHECK(!utf8_valid("\xff", 1));
 }
+
+/* Runs checkpoint_from_json on doc (stolen); returns its code, message in err. */
+static enum smr_rc from_doc(json_t *doc, struct smr_err *err)
+{
+	struct checkpoint c;
+	enum smr_rc rc;
+
+	checkpoint_init(&c);
+	rc = checkpoint_from_json(doc, &c, err);
+	checkpoint_release(&c);
+	json_decref(doc);
+	return rc;
+}
+
+static json_t *strings(size_t n, size_t len)
+{
+	json_t *a = json_array();
+	char *s = malloc(len + 1);
+
+	memset(s, 'x', len);
+	s[len] = '\0';
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_string(s));
+	free(s);
+	return a;
+}
+
+TEST(checkpoint_limits_name_the_limit)
+{
+	struct smr_err err = SMR_ERR_INIT;
+
+	CHECK_INT(from_doc(json_pack("{s:o}", "decisions", strings(CHECKPOINT_MAX_ITEMS, 1)), &err),
+		  SMR_OK);
+	CHECK_INT(from_doc(json_pack("{s:o}", "decisions", strings(CHECKPOINT_MAX_ITEMS + 1, 1)),
+			   &err), SMR_ETOOBIG);
+	CHECK_STR(err.msg, "'decisions' has 1001 items; a list may have at most 1000");
+	CHECK_INT(from_doc(json_pack("{s:o}", "tasks", strings(1, CHECKPOINT_MAX_ITEM_CHARS)), &err),
+		  SMR_OK);
+	CHECK_INT(from_doc(json_pack("{s:o}", "tasks", strings(2, CHECKPOINT_MAX_ITEM_CHARS + 1)),
+			   &err), SMR_ETOOBIG);
+	CHECK_STR(err.msg, "tasks[0] has 10001 characters; an item may have at most 10000");
+	/* every string of an item counts, not only its text */
+	CHECK_INT(from_doc(json_pack("{s:[{s:s, s:o}]}", "entities", "name", "e", "tags",
+				     strings(2, 5000)), &err), SMR_ETOOBIG);
+}
