@@ -37,7 +37,7 @@ static inline void fuzz_store_open(struct ops_ctx *ctx)
 	ctx->new_id = fuzz_new_id;
 }
 
-/* The operations that need no provider, in table order; *n of them. */
+/* The operations that call no provider (not slow), in table order; *n of them. */
 static inline const struct api_op **fuzz_ops(size_t *n)
 {
 	static const struct api_op *ops[256];
