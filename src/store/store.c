@@ -146,6 +146,26 @@ enum smr_rc store_job_fail_unfinished(struct store *st, const char *reason, cons
 	return st->ops->job_fail_unfinished(st, reason, now, n, err);
 }
 
+enum smr_rc store_generation_get(struct store *st, const char *id, struct generation *out,
+				 struct smr_err *err)
+{
+	enum smr_rc rc = st->ops->generation_get(st, id, out, err);
+
+	if (rc == SMR_ENOTFOUND)
+		smr_errf(err, rc, "no generation '%s'", id);
+	return rc;
+}
+
+enum smr_rc store_generation_running(struct store *st, const char *session_id,
+				     struct generation *out, struct smr_err *err)
+{
+	enum smr_rc rc = st->ops->generation_running(st, session_id, out, err);
+
+	if (rc == SMR_ENOTFOUND)
+		smr_errf(err, rc, "session '%s' has no reply being generated", session_id);
+	return rc;
+}
+
 /* ---- writes whose rules live here, once for every backend ---- */
 
 /* Ends a write begun with txn_begin: commits, or rolls back and passes rc on. */
@@ -229,15 +249,18 @@ enum smr_rc store_session_import(struct store *st, const struct session *s,
 	return txn_end(st, rc, err);
 }
 
-enum smr_rc store_turn_append(struct store *st, struct turn *t, int64_t expected_last,
-			      struct smr_err *err)
+/*
+ * The one way a turn joins a session (inside a transaction): numbered
+ * last + 1 under the session's lock, refused when the session moved past
+ * expected_last (>= 0).  Every append -- a send's user turn, a reply, a
+ * generation's -- goes through here.
+ */
+static enum smr_rc append_turn(struct store *st, struct turn *t, int64_t expected_last,
+			       struct smr_err *err)
 {
 	int64_t last = 0;
-	enum smr_rc rc = st->ops->txn_begin(st, err);
+	enum smr_rc rc = st->ops->last_seq_lock(st, t->session_id, &last, err);
 
-	if (rc)
-		return rc;
-	rc = st->ops->last_seq_lock(st, t->session_id, &last, err);
 	if (!rc && expected_last >= 0 && last != expected_last)
 		rc = smr_errf(err, SMR_ECONFLICT,
 			      "session has moved on: its last turn is now %lld, not %lld",
@@ -246,5 +269,113 @@ enum smr_rc store_turn_append(struct store *st, struct turn *t, int64_t expected
 		t->seq = last + 1;
 		rc = st->ops->turn_insert(st, t, err);
 	}
+	return rc;
+}
+
+enum smr_rc store_turn_append(struct store *st, struct turn *t, int64_t expected_last,
+			      struct smr_err *err)
+{
+	enum smr_rc rc = st->ops->txn_begin(st, err);
+
+	if (rc)
+		return rc;
+	return txn_end(st, append_turn(st, t, expected_last, err), err);
+}
+
+/* The 409 of a session whose reply is running, naming the generation when it can. */
+static enum smr_rc running_conflict(struct store *st, const char *session_id,
+				    struct smr_err *err)
+{
+	struct generation run = { 0 };
+
+	if (!st->ops->generation_running(st, session_id, &run, NULL))
+		smr_errf(err, SMR_ECONFLICT, "session '%s' is already generating a reply"
+			 " (generation %s); wait for it or stop it"
+			 " (POST /v4/generations/%s/stop)", session_id, run.id, run.id);
+	else
+		smr_errf(err, SMR_ECONFLICT, "session '%s' is already generating a reply;"
+			 " wait for it or stop it", session_id);
+	generation_release(&run);
+	return SMR_ECONFLICT;
+}
+
+enum smr_rc store_generation_begin(struct store *st, struct generation *g, struct turn *user,
+				   int64_t expected_last, struct smr_err *err)
+{
+	enum smr_rc rc = st->ops->txn_begin(st, err);
+	int busy = 0;
+
+	if (rc)
+		return rc;
+	rc = st->ops->generation_insert(st, g, err);
+	busy = rc == SMR_ECONFLICT;
+	if (!rc && user) {
+		rc = append_turn(st, user, expected_last, err);
+		if (rc == SMR_ECONFLICT)
+			smr_errf(err, rc, "session '%s' got a new turn while this message was being"
+				 " sent; reload it and send again", g->session_id);
+	}
+	if (!rc && user) {
+		g->user_seq = user->seq;
+		rc = st->ops->generation_update(st, g, err);
+	}
+	rc = txn_end(st, rc, err);
+	return busy ? running_conflict(st, g->session_id, err) : rc;
+}
+
+static enum smr_rc end_one(struct store *st, struct generation *g, struct turn *reply,
+			   struct smr_err *err)
+{
+	enum smr_rc rc = SMR_OK;
+
+	if (reply)
+		rc = append_turn(st, reply, -1, err);
+	if (!rc) {
+		g->assistant_seq = reply ? reply->seq : -1;
+		rc = st->ops->generation_update(st, g, err);
+	}
+	return rc;
+}
+
+enum smr_rc store_generation_end(struct store *st, struct generation *g, struct turn *reply,
+				 struct smr_err *err)
+{
+	enum smr_rc rc = st->ops->txn_begin(st, err);
+
+	if (rc)
+		return rc;
+	return txn_end(st, end_one(st, g, reply, err), err);
+}
+
+enum smr_rc store_generation_end_many(struct store *st, struct generation **g,
+				      struct turn **reply, size_t n, struct smr_err *err)
+{
+	enum smr_rc rc = st->ops->txn_begin(st, err);
+
+	if (rc)
+		return rc;
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = end_one(st, g[i], reply[i], err);
 	return txn_end(st, rc, err);
+}
+
+enum smr_rc store_generation_interrupt_running(struct store *st, const char *reason,
+					       const char *now, const char *before, size_t *n,
+					       struct smr_err *err)
+{
+	enum smr_rc rc = st->ops->txn_begin(st, err);
+
+	if (rc)
+		return rc;
+	return txn_end(st, st->ops->generation_interrupt(st, reason, now, before, n, err), err);
+}
+
+enum smr_rc store_generation_update(struct store *st, const struct generation *g,
+				    struct smr_err *err)
+{
+	enum smr_rc rc = st->ops->txn_begin(st, err);
+
+	if (rc)
+		return rc;
+	return txn_end(st, st->ops->generation_update(st, g, err), err);
 }
