@@ -7,6 +7,8 @@
 
 #include "domain/checkpoint.h"
 #include "domain/diff.h"
+#include "domain/merge.h"
+#include "domain/patch.h"
 #include "domain/ref.h"
 #include "util/utf8.h"
 
@@ -339,4 +341,46 @@ TEST(checkpoint_limits_name_the_limit)
 	/* every string of an item counts, not only its text */
 	CHECK_INT(from_doc(json_pack("{s:[{s:s, s:o}]}", "entities", "name", "e", "tags",
 				     strings(2, 5000)), &err), SMR_ETOOBIG);
+}
+
+/* A checkpoint with n decisions "PREFIX0", "PREFIX1", ... (init'ed; caller releases). */
+static void with_decisions(struct checkpoint *c, size_t n, const char *prefix)
+{
+	char text[32];
+
+	checkpoint_init(c);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(text, sizeof(text), "%s%zu", prefix, i);
+		json_array_append_new(c->decisions, json_pack("{s:s}", "text", text));
+	}
+}
+
+/* Patches and merges build checkpoints without checkpoint_from_json: the limits hold there too. */
+TEST(checkpoint_limits_hold_for_patches_and_merges)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct checkpoint base, ours, theirs, out;
+	json_t *patch, *changes = NULL, *conflicts = NULL;
+
+	with_decisions(&ours, CHECKPOINT_MAX_ITEMS, "d");
+	patch = json_pack("{s:{s:[s]}}", "add", "decision", "one too many");
+	checkpoint_init(&out);
+	CHECK_INT(patch_apply(&ours, patch, &out, &changes, &err), SMR_ETOOBIG);
+	CHECK_STR(err.msg, "'decisions' has 1001 items; a list may have at most 1000");
+	json_decref(changes);
+	json_decref(patch);
+	checkpoint_release(&out);
+
+	/* each side within the limit, their union past it */
+	with_decisions(&base, 0, "b");
+	with_decisions(&theirs, CHECKPOINT_MAX_ITEMS, "t");
+	checkpoint_init(&out);
+	CHECK_INT(checkpoint_merge3(&base, &ours, &theirs, NULL, &out, &conflicts, &err),
+		  SMR_ETOOBIG);
+	CHECK_STR(err.msg, "'decisions' has 2000 items; a list may have at most 1000");
+	json_decref(conflicts);
+	checkpoint_release(&out);
+	checkpoint_release(&base);
+	checkpoint_release(&ours);
+	checkpoint_release(&theirs);
 }
