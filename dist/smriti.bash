@@ -74,7 +74,11 @@ _smriti()
 	--remote | --listen | --description | --title | --message | -m | --summary | \
 		--decision | --assumption | --task | --question | --entity | --meta | \
 		--parent | --author | --limit | -n | --workers | --threads | --max-body | \
-		--model | --into | --artifact | --drop | --done | --reopen)
+		--model | --into | --artifact | --drop | --done | --reopen | --job)
+		return
+		;;
+	--log-format)
+		COMPREPLY=($(compgen -W "text json" -- "$cur"))
 		return
 		;;
 	--space)
@@ -93,7 +97,7 @@ _smriti()
 
 	if [[ -z $cmd ]]; then
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--db --remote --version --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--db --remote --no-pager --version --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -W "$("$1" help 2>/dev/null |
 				sed -n 's/^  smriti \([a-z-]*\).*/\1/p') help version" -- "$cur"))

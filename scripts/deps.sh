@@ -28,7 +28,7 @@ clang libclang-rt-dev"
 
 # The benchmarks (bench/): load generators, GNU time for peak memory, and a
 # PostgreSQL server for the PostgreSQL rows.
-BENCH_PACKAGES="wrk hyperfine curl time postgresql"
+BENCH_PACKAGES="wrk hyperfine curl time postgresql valgrind"
 
 purpose=${1:-test}
 case $purpose in

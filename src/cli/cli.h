@@ -34,6 +34,7 @@ struct cli_cmd {
 #define CLI_FULL 1u          /* needs the full binary (network, providers) */
 #define CLI_FULL_FOR_LLM 2u  /* runs in the full binary when a provider is configured */
 #define CLI_RUNTIME 4u       /* main builds the chat runtime for it (smriti-full) */
+#define CLI_PAGER 8u         /* long output: paged on a terminal (cli_pager_start) */
 
 /* Opens ctx->ops on the local store (once), with ctx->rt in it. */
 enum smr_rc cli_open(struct cli_ctx *ctx, struct smr_err *err);
@@ -80,6 +81,22 @@ typedef int (*cli_take_fn)(int c, const char *val, void *arg);
 int cli_options(const struct cli_cmd *cmd, int argc, char **argv, const char *shortopts,
 		const struct option *longopts, const char *refused, cli_take_fn take, void *arg,
 		int *operand);
+
+/*
+ * The author of a write from the command line, as git takes its identity
+ * from the environment: SMRITI_AUTHOR, else the login name (USER, LOGNAME,
+ * then the password database).  Static storage; NULL only when none is known.
+ */
+const char *cli_default_author(void);
+
+/*
+ * Long output goes through a pager when stdout is a terminal, as git's
+ * log does: SMRITI_PAGER, else PAGER, else less (none on a dumb terminal;
+ * "" or "cat" turn it off), run by sh with LESS=FRX and LV=-c unless they
+ * are set.  Never when stdout is a pipe or a file.  Stop waits for it.
+ */
+void cli_pager_start(void);
+void cli_pager_stop(void);
 
 /* Prints a JSON document on stdout, indented, with a final newline. */
 void cli_print_json(const json_t *doc);

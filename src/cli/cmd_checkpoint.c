@@ -261,15 +261,6 @@ static int merge_from_json(struct ckpt_args *a)
 	return 0;
 }
 
-static const char *default_author(void)
-{
-	const char *a = getenv("SMRITI_AUTHOR");
-
-	if (!a || !*a)
-		a = getenv("USER");
-	return a && *a ? a : NULL;
-}
-
 static void print_created(const json_t *c, const char *changed)
 {
 	const char *parent = json_string_value(json_object_get(c, "parent_hash"));
@@ -359,7 +350,7 @@ static int create(int argc, char **argv, struct cli_ctx *ctx)
 	if (!rc && a.from_json)
 		rc = merge_from_json(&a);
 	if (!rc && !a.author && !json_object_get(a.fields, "author"))
-		a.author = default_author();
+		a.author = cli_default_author();
 	if (!rc && !a.author)
 		a.author = json_string_value(json_object_get(a.fields, "author"));
 	if (!rc)

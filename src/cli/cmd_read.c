@@ -53,9 +53,14 @@ static int take(int c, const char *val, void *arg)
 	if (c == OPT_AUTHOR)
 		a->author = val;
 	if (c == OPT_LIMIT) {
+		/*
+		 * git's -n 0 prints nothing, and a limit of 0 meaning "all" surprised
+		 * people: 0 is refused, and leaving --limit out is the whole history.
+		 */
 		a->limit = strtol(val, &end, 10);
-		if (*end || !*val || a->limit < 0)
-			return cli_usage(a->cmd, "--limit wants a number >= 0, got '%s'", val);
+		if (*end || !*val || a->limit < 1)
+			return cli_usage(a->cmd, "--limit wants a number >= 1 (leave it out for the"
+					 " whole history), got '%s'", val);
 	}
 	return 0;
 }
@@ -164,9 +169,7 @@ int cmd_restore(int argc, char **argv, struct cli_ctx *ctx)
 		return rc < 0 ? 0 : rc;
 	if (a.npos != 2)
 		return cli_usage(cli_find("restore"), "give a SPACE and a REF");
-	author = a.author ? a.author : getenv("SMRITI_AUTHOR");
-	if (!author)
-		author = getenv("USER");
+	author = a.author ? a.author : cli_default_author();
 	rc = cli_call(ctx, "restore",
 		      json_pack("{s:s, s:s, s:s?}", "space", a.pos[0], "ref", a.pos[1],
 				"author", author), &res);

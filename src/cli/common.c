@@ -5,9 +5,16 @@
 #include "cli/cli.h"
 #include "ops/api.h"
 
+#include <errno.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static pid_t pager_pid;
 
 int cli_fail(enum smr_rc rc, const char *fmt, ...)
 {
@@ -31,6 +38,82 @@ int cli_usage(const struct cli_cmd *cmd, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, " (see 'smriti %s --help')\n", cmd->name);
 	return smr_rc_exit_code(SMR_EUSAGE);
+}
+
+const char *cli_default_author(void)
+{
+	const char *names[] = { "SMRITI_AUTHOR", "USER", "LOGNAME" };
+	const struct passwd *pw;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+		const char *v = getenv(names[i]);
+
+		if (v && *v)
+			return v;
+	}
+	/* no login environment (a service, env -i): the account's name */
+	pw = getpwuid(getuid());
+	return pw && pw->pw_name && *pw->pw_name ? pw->pw_name : NULL;
+}
+
+/* The pager command, as git picks it; NULL for none. */
+static const char *pager_command(void)
+{
+	const char *p = getenv("SMRITI_PAGER"), *term = getenv("TERM");
+
+	if (!p)
+		p = getenv("PAGER");
+	if (!p && (!term || !strcmp(term, "dumb")))
+		return NULL;
+	if (!p)
+		p = "less";
+	return *p && strcmp(p, "cat") ? p : NULL;
+}
+
+void cli_pager_start(void)
+{
+	const char *cmd;
+	int fds[2];
+	pid_t pid;
+
+	if (pager_pid || !isatty(STDOUT_FILENO) || !(cmd = pager_command()))
+		return;
+	if (pipe(fds))
+		return;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return;
+	}
+	if (!pid) {
+		dup2(fds[0], STDIN_FILENO);
+		close(fds[0]);
+		close(fds[1]);
+		/* git's defaults: quit if one screen, raw colours, keep the screen */
+		setenv("LESS", "FRX", 0);
+		setenv("LV", "-c", 0);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	dup2(fds[1], STDOUT_FILENO);
+	close(fds[0]);
+	close(fds[1]);
+	pager_pid = pid;
+}
+
+void cli_pager_stop(void)
+{
+	int status;
+
+	if (!pager_pid)
+		return;
+	fflush(stdout);
+	close(STDOUT_FILENO);      /* the pager sees end of input */
+	while (waitpid(pager_pid, &status, 0) < 0 && errno == EINTR)
+		;
+	pager_pid = 0;
 }
 
 void cli_print_json(const json_t *doc)

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,9 +39,9 @@ static const struct cli_cmd core_commands[] = {
 	  cmd_checkpoint, 0 },
 	{ "commit", "commit SPACE [options of checkpoint create]", cmd_commit, 0 },
 	{ "head", "head SPACE [--json]", cmd_head, 0 },
-	{ "show", "show REF [--json]", cmd_show, 0 },
-	{ "log", "log REF [--limit N] [--first-parent] [--graph] [--json]", cmd_log, 0 },
-	{ "diff", "diff REF REF [--json]", cmd_diff, 0 },
+	{ "show", "show REF [--json]", cmd_show, CLI_PAGER },
+	{ "log", "log REF [--limit N] [--first-parent] [--graph] [--json]", cmd_log, CLI_PAGER },
+	{ "diff", "diff REF REF [--json]", cmd_diff, CLI_PAGER },
 	{ "restore", "restore SPACE REF [--author NAME] [--json]", cmd_restore, 0 },
 	{ "fork", "fork REF --into NEWSPACE [--json]", cmd_fork, 0 },
 	{ "merge", "merge SPACE REF [--ours|--theirs|--resolve FILE] [--json]", cmd_merge, 0 },
@@ -66,11 +67,85 @@ const struct cli_cmd *cli_find(const char *name)
 	return NULL;
 }
 
+/*
+ * Edit distance with adjacent transpositions (optimal string alignment),
+ * so "lgo" is one edit from "log" as a typist sees it.  Names are short:
+ * longer ones are "far".
+ */
+static size_t edit_distance(const char *a, const char *b)
+{
+	enum { MAXN = 32 };
+	size_t d[MAXN + 1][MAXN + 1];
+	size_t n = strlen(a), m = strlen(b);
+
+	if (n > MAXN || m > MAXN)
+		return SIZE_MAX;
+	for (size_t i = 0; i <= n; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= m; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= n; i++) {
+		for (size_t j = 1; j <= m; j++) {
+			size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	}
+	return d[n][m];
+}
+
+/*
+ * "'lgo' is not a smriti command", followed, as git does, by the commands
+ * within two edits of it (one for names of three letters or fewer).
+ */
+static int unknown_command(const char *name)
+{
+	const struct cli_cmd *tables[2] = { core_commands, cli_full_commands };
+	const char *extra[] = { "help", "version" };
+	const char *hits[8];
+	size_t nhits = 0, best = SIZE_MAX, limit = strlen(name) <= 3 ? 1 : 2;
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (int t = 0; t < 3; t++) {
+			size_t count = t < 2 ? SIZE_MAX : sizeof(extra) / sizeof(*extra);
+
+			for (size_t i = 0; i < count; i++) {
+				const char *cand = t < 2 ? tables[t][i].name : extra[i];
+				size_t d;
+
+				if (!cand)
+					break;
+				d = edit_distance(name, cand);
+				if (!pass && d < best)
+					best = d;
+				else if (pass && d == best && nhits < 8)
+					hits[nhits++] = cand;
+			}
+		}
+		if (best > limit)
+			break;
+	}
+	fprintf(stderr, "smriti: '%s' is not a smriti command; see 'smriti help'\n", name);
+	if (nhits)
+		fprintf(stderr, "\nThe most similar command%s\n", nhits > 1 ? "s are" : " is");
+	for (size_t i = 0; i < nhits; i++)
+		fprintf(stderr, "\t%s\n", hits[i]);
+	return smr_rc_exit_code(SMR_EUSAGE);
+}
+
 static void print_help(FILE *f)
 {
 	const struct cli_cmd *tables[2] = { core_commands, cli_full_commands };
 
-	fprintf(f, "usage: smriti [--version] [--db PATH|URL] [--remote URL] COMMAND [ARGS]\n\n"
+	fprintf(f, "usage: smriti [--version] [--no-pager] [--db PATH|URL] [--remote URL] COMMAND"
+		   " [ARGS]\n\n"
 		   "Version control for reasoning state: Spaces hold chains of Checkpoints.\n\n"
 		   "Commands:\n");
 	for (int t = 0; t < 2; t++)
@@ -80,7 +155,7 @@ static void print_help(FILE *f)
 		   " (its HEAD)\nor SPACE~N (N checkpoints before HEAD).\n"
 		   "Run 'smriti COMMAND --help' for the options of one command.\n\n"
 		   "Environment: SMRITI_DB (SQLite path or postgres:// URL), SMRITI_URL"
-		   " (a server),\nSMRITI_TOKEN, SMRITI_AUTHOR, XDG_DATA_HOME.\n"
+		   " (a server),\nSMRITI_TOKEN, SMRITI_AUTHOR, SMRITI_PAGER or PAGER, XDG_DATA_HOME.\n"
 		   "Exit codes: 0 ok, 1 internal error, 2 invalid usage or input, 3 not found,\n"
 		   "4 conflict, 5 provider failure.\n");
 }
@@ -141,6 +216,16 @@ static const char *take_global(int *argc, char **argv, const char *name)
 		*argc -= drop;
 	}
 	return val;
+}
+
+/* Removes a global flag given before the command (as git's --no-pager); 1 if it was there. */
+static int take_flag(int *argc, char **argv, const char *name)
+{
+	if (*argc < 2 || strcmp(argv[1], name))
+		return 0;
+	memmove(&argv[1], &argv[2], (size_t)(*argc - 1) * sizeof(*argv));
+	(*argc)--;
+	return 1;
 }
 
 static char *default_db(void)
@@ -238,9 +323,10 @@ int main(int argc, char **argv)
 	const struct cli_cmd *cmd;
 	char **orig = xmalloc((size_t)(argc + 1) * sizeof(*argv));
 	char *db_alloc = NULL;
-	int rc;
+	int rc, no_pager;
 
 	memcpy(orig, argv, (size_t)(argc + 1) * sizeof(*argv));
+	no_pager = take_flag(&argc, argv, "--no-pager");
 	ctx.db = take_global(&argc, argv, "--db");
 	ctx.remote = take_global(&argc, argv, "--remote");
 	if (!ctx.db)
@@ -269,8 +355,7 @@ int main(int argc, char **argv)
 	}
 	if (!cmd) {
 		free(orig);
-		return cli_fail(SMR_EUSAGE, "'%s' is not a smriti command; see 'smriti help'",
-				argv[1]);
+		return unknown_command(argv[1]);
 	}
 	if (!ctx.db || !*ctx.db) {
 		ctx.db = db_alloc = default_db();
@@ -278,7 +363,10 @@ int main(int argc, char **argv)
 	}
 	if (cmd->flags & CLI_RUNTIME)
 		ctx.rt = cli_runtime_new();
+	if ((cmd->flags & CLI_PAGER) && !no_pager)
+		cli_pager_start();
 	rc = cmd->run(argc - 1, argv + 1, &ctx);
+	cli_pager_stop();
 	ops_close(&ctx.ops);
 	cli_runtime_free(ctx.rt);
 	free(db_alloc);

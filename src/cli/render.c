@@ -4,11 +4,13 @@
  * --json prints, so local and remote runs look alike.
  */
 #include "cli/cli.h"
+#include "util/utf8.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #define SHORT 12
+#define NAME_COLS 24               /* the name column of `space list` */
 
 static const char *str(const json_t *o, const char *key)
 {
@@ -150,8 +152,12 @@ void render_spaces(const json_t *list)
 	json_array_foreach(list, i, sp) {
 		const char *head = str(sp, "head");
 
-		printf("%-24s %-12.12s %s\n", str(sp, "name"), *head ? head : "(empty)",
-		       str(sp, "description"));
+		const char *name = str(sp, "name");
+		size_t cols = utf8_width(name, strlen(name));
+
+		/* padded by columns, not bytes, so "démo" lines up with "demo" */
+		printf("%s%*s %-12.12s %s\n", name, cols < NAME_COLS ? (int)(NAME_COLS - cols) : 0,
+		       "", *head ? head : "(empty)", str(sp, "description"));
 	}
 }
 

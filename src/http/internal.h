@@ -115,7 +115,7 @@ struct route_doc {
 	const char *body;     /* request body schema (components), NULL when none */
 	const char *result;   /* success schema (components) */
 	int status;           /* success status */
-	const char *query;    /* one integer query parameter, or NULL */
+	const char *query;    /* query parameters, space separated (openapi.c describes them) */
 	int events;           /* also answers text/event-stream */
 };
 
@@ -152,6 +152,18 @@ void http_auth_post(struct http_req *r, struct ops_ctx *ctx);
 void http_auth_delete(struct http_req *r, struct ops_ctx *ctx);
 #define HTTP_AUTH_COOKIE "smriti_auth"
 
+/* ---- GET /metrics (metrics.c) ---- */
+
+struct http_metrics;
+/* Counters for every route of http_routes; free with http_metrics_free. */
+struct http_metrics *http_metrics_new(void);
+void http_metrics_free(struct http_metrics *m);
+/* One answered request (route NULL: none matched; status 0: none was sent). */
+void http_metrics_count(struct http_metrics *m, const struct http_route *route, int status,
+			int64_t us);
+/* The Prometheus text of every counter; caller free()s, *len its length. */
+char *http_metrics_render(const struct http_metrics *m, int inflight, size_t *len);
+
 /* The OpenAPI 3.1 document of http_routes; new reference (openapi.c). */
 json_t *http_openapi(void);
 
@@ -182,6 +194,9 @@ struct http_req {
 	json_t *out;                     /* response document */
 	struct MHD_Response *fixed;      /* or a prebuilt response */
 	char *set_cookie;                /* Set-Cookie value to send, or NULL; owned */
+	char *text;                      /* or a text body (owned), of Content-Type text_type */
+	size_t text_len;
+	const char *text_type;
 	int by_cookie;                   /* authenticated by the UI's cookie, not a bearer token */
 	int at_once;                     /* refused before its body is read (length, framing) */
 	enum req_state state;
@@ -221,6 +236,8 @@ void http_fail(struct http_req *r, enum smr_rc rc, const struct smr_err *err,
 void http_follow(struct http_req *r, struct chat_gen *g, int stream);
 /* Value of a query parameter; event thread only (not on a worker). */
 const char *http_query(struct http_req *r, const char *key);
+/* Sets a text response (text owned, stolen) of Content-Type type with status. */
+void http_reply_text(struct http_req *r, int status, const char *type, char *text, size_t len);
 /* Text of /openapi.json and /healthz, prebuilt at start. */
 void http_reply_fixed(struct http_req *r, int which);
 #define FIXED_OPENAPI 0
@@ -270,6 +287,7 @@ struct http_server {
 	struct MHD_Response *fixed[2];
 	struct http_ui *ui;              /* the web UI's files (ui.c) */
 	struct http_log log;
+	struct http_metrics *metrics;    /* NULL with --no-metrics */
 	const char *store_name;
 	struct runtime *rt;              /* chat runtime (http_serve's), read-only in all threads */
 	atomic_int inflight;             /* requests admitted and not completed */

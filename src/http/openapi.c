@@ -2,8 +2,17 @@
  * openapi.c -- the OpenAPI 3.1 document served at /openapi.json.
  *
  * Paths come from http_routes[] itself (pattern, method, summary, success
- * status and schema names), so a route cannot exist without being
- * documented; the component schemas below describe the bodies.
+ * status, schema names, query parameters), with the errors each route's
+ * operation can give from route_errors below, so a route cannot exist
+ * without being documented; the component
+ * schemas below describe the bodies exactly: every property a response has
+ * is listed, required and typed, and objects the server builds are closed
+ * (additionalProperties: false), so that validating a response proves
+ * something.  Request bodies are closed where the server refuses unknown
+ * keys.  tests/js/openapi.test.mjs validates the document with
+ * swagger-parser, and the HTTP tests validate every response they receive
+ * against its route's schema (tests/js/http-helpers.mjs), so the document
+ * cannot drift from the server.
  */
 #include "http/internal.h"
 
@@ -12,227 +21,1052 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Generated once from a readable description, then edited here by hand. */
 static const char components_json[] =
 "{"
-"\"securitySchemes\":{\"bearer\":{\"type\":\"http\",\"scheme\":\"bearer\","
-" \"description\":\"Required on every route but /healthz, /v4/auth and the web UI's files"
-" when the server runs with SMRITI_TOKEN (the web UI's cookie from POST /v4/auth also"
-" admits)\"}},"
-"\"schemas\":{"
-"\"Error\":{\"type\":\"object\",\"required\":[\"error\"],\"properties\":{\"error\":{"
-"  \"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{"
-"  \"code\":{\"type\":\"string\",\"examples\":[\"invalid_input\",\"not_found\",\"conflict\","
-"   \"too_large\",\"unprocessable\",\"provider_error\",\"provider_timeout\"]},"
-"  \"message\":{\"type\":\"string\"}}}},"
-" \"description\":\"Every failure. A provider failure of chat.send also carries the stored"
-" user_turn beside error.\"},"
-"\"Health\":{\"type\":\"object\",\"properties\":{\"ok\":{\"type\":\"boolean\"},"
-" \"store\":{\"type\":\"string\",\"examples\":[\"sqlite\",\"postgres\"]}}},"
-"\"OpenAPI\":{\"type\":\"object\"},"
-"\"Html\":{\"type\":\"string\",\"description\":\"not JSON: the file itself, with its own"
-" Content-Type\"},"
-"\"OpParams\":{\"type\":\"object\",\"description\":\"The operation's parameters, e.g."
-" {\\\"space\\\":\\\"demo\\\"} for head\"},"
-"\"OpResult\":{\"type\":\"object\",\"required\":[\"result\"],\"properties\":{\"result\":{}}},"
-"\"Space\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},"
-" \"name\":{\"type\":\"string\"},\"description\":{\"type\":\"string\"},"
-" \"created_at\":{\"type\":\"string\"},\"head\":{\"type\":[\"string\",\"null\"]}}},"
-"\"SpaceList\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Space\"}},"
-"\"SpaceCreate\":{\"type\":\"object\",\"required\":[\"name\"],\"properties\":{"
-" \"name\":{\"type\":\"string\"},\"description\":{\"type\":\"string\"}}},"
-"\"SpaceRename\":{\"type\":\"object\",\"required\":[\"name\"],\"properties\":{"
-" \"name\":{\"type\":\"string\"}}},"
-"\"Deleted\":{\"type\":\"object\",\"properties\":{\"deleted\":{\"type\":\"string\"},"
-" \"id\":{\"type\":\"string\"}}},"
-"\"Item\":{\"oneOf\":[{\"type\":\"string\"},{\"type\":\"object\"}]},"
-"\"Checkpoint\":{\"type\":\"object\",\"properties\":{"
-" \"commit_hash\":{\"type\":\"string\"},\"parent_hash\":{\"type\":[\"string\",\"null\"]},"
-" \"merge_parent_hash\":{\"type\":\"string\",\"description\":\"Second parent of a merge\"},"
-" \"space\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"},"
-" \"summary\":{\"type\":\"string\"},"
-" \"decisions\":{\"type\":\"array\"},\"assumptions\":{\"type\":\"array\"},"
-" \"tasks\":{\"type\":\"array\"},\"open_questions\":{\"type\":\"array\"},"
-" \"entities\":{\"type\":\"array\"},\"artifacts\":{\"type\":\"array\",\"items\":{"
-"  \"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},"
-"  \"kind\":{\"type\":\"string\"},\"content\":{\"type\":\"string\"}}}},"
-" \"metadata\":{\"type\":\"object\"},\"author\":{\"type\":\"string\"},"
-" \"created_at\":{\"type\":\"string\"}}},"
-"\"CheckpointList\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Checkpoint\"}},"
-"\"ChatCommit\":{\"type\":\"object\",\"required\":[\"repo_id\"],\"properties\":{"
-" \"repo_id\":{\"type\":\"string\",\"description\":\"Space id or name\"},"
-" \"parent_commit_id\":{\"type\":[\"string\",\"null\"],\"description\":"
-"  \"HEAD the agent built on; if HEAD moved since, 409 and nothing is written\"},"
-" \"title\":{\"type\":\"string\"},\"summary\":{\"type\":\"string\"},"
-" \"decisions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Item\"}},"
-" \"assumptions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Item\"}},"
-" \"tasks\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Item\"}},"
-" \"open_questions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Item\"}},"
-" \"entities\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Item\"}},"
-" \"artifacts\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},"
-" \"metadata\":{\"type\":\"object\"},\"author\":{\"type\":\"string\"}},"
-" \"additionalProperties\":false},"
-"\"Refs\":{\"type\":\"array\",\"items\":{\"oneOf\":[{\"type\":\"string\"},"
-" {\"type\":\"integer\",\"minimum\":1}]},\"description\":"
-" \"Items of the parent by exact text (name for entities and artifacts) or 1-based position\"},"
-"\"CheckpointPatch\":{\"type\":\"object\",\"description\":"
-" \"A change to the parent's state; everything not named is kept (docs/http.md)\",\"properties\":{"
-" \"parent\":{\"type\":\"string\",\"description\":"
-"  \"Apply only while this is HEAD (else 409); without it the patch goes on whatever HEAD is,"
-" atomically\"},"
-" \"add\":{\"type\":\"object\",\"description\":\"{decisions: [Item], tasks: [Item], ...}\"},"
-" \"drop\":{\"type\":\"object\",\"description\":\"{decisions: Refs, ...}\"},"
-" \"done\":{\"$ref\":\"#/components/schemas/Refs\"},"
-" \"reopen\":{\"$ref\":\"#/components/schemas/Refs\"},"
-" \"title\":{\"type\":\"string\"},\"summary\":{\"type\":\"string\"},"
-" \"metadata\":{\"type\":\"object\"},\"author\":{\"type\":\"string\"}}},"
-"\"CheckpointUpdate\":{\"type\":\"object\",\"properties\":{"
-" \"checkpoint\":{\"$ref\":\"#/components/schemas/Checkpoint\"},"
-" \"changes\":{\"type\":\"object\"},\"changed\":{\"type\":\"string\"}}},"
-"\"MergeParams\":{\"type\":\"object\",\"required\":[\"ref\"],\"properties\":{"
-" \"ref\":{\"type\":\"string\",\"description\":\"The checkpoint or Space (a fork) to merge in\"},"
-" \"resolution\":{\"type\":\"object\",\"description\":"
-"  \"{\\\"*\\\": \\\"ours\\\"|\\\"theirs\\\"} or per field and item\"},"
-" \"author\":{\"type\":\"string\"}}},"
-"\"MergeResult\":{\"type\":\"object\",\"properties\":{"
-" \"status\":{\"type\":\"string\",\"enum\":[\"merged\",\"fast-forward\",\"up-to-date\"]},"
-" \"checkpoint\":{\"$ref\":\"#/components/schemas/Checkpoint\"},"
-" \"base\":{\"type\":\"string\"},\"contradictions\":{\"type\":\"array\"}}},"
-"\"Session\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},"
-" \"repo_id\":{\"type\":\"string\"},\"space\":{\"type\":\"string\"},"
-" \"title\":{\"type\":\"string\"},"
-" \"mounted_commit_hash\":{\"type\":[\"string\",\"null\"]},"
-" \"forked_from_session_id\":{\"type\":[\"string\",\"null\"]},"
-" \"history_base_seq\":{\"type\":[\"integer\",\"null\"]},"
-" \"created_at\":{\"type\":\"string\"},\"last_seq\":{\"type\":\"integer\"}}},"
-"\"SessionList\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Session\"}},"
-"\"SessionCreate\":{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\"},"
-" \"commit_hash\":{\"type\":\"string\",\"description\":\"mount this Checkpoint of the Space"
-"  from the first turn\"}}},"
-"\"Turn\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\"},"
-" \"session_id\":{\"type\":\"string\"},\"sequence_number\":{\"type\":\"integer\"},"
-" \"role\":{\"type\":\"string\",\"enum\":[\"user\",\"assistant\"]},"
-" \"content\":{\"type\":\"string\"},\"provider\":{\"type\":[\"string\",\"null\"]},"
-" \"model\":{\"type\":[\"string\",\"null\"]},"
-" \"prompt_tokens\":{\"type\":[\"integer\",\"null\"]},"
-" \"completion_tokens\":{\"type\":[\"integer\",\"null\"]},"
-" \"latency_ms\":{\"type\":[\"integer\",\"null\"]},"
-" \"error\":{\"type\":[\"string\",\"null\"]},"
-" \"status\":{\"type\":\"string\",\"enum\":[\"complete\",\"truncated\",\"stopped\","
-"  \"error\",\"interrupted\"],\"description\":\"how the turn ended (docs/providers.md)\"},"
-" \"created_at\":{\"type\":\"string\"}}},"
-"\"Generation\":{\"type\":\"object\",\"required\":[\"id\",\"session_id\",\"status\"],"
-" \"description\":\"a send's reply being produced (docs/http.md, Streaming chat)\","
-" \"properties\":{\"id\":{\"type\":\"string\"},\"session_id\":{\"type\":\"string\"},"
-" \"status\":{\"type\":\"string\",\"enum\":[\"running\",\"complete\",\"truncated\","
-"  \"stopped\",\"error\",\"interrupted\"]},"
-" \"provider\":{\"type\":[\"string\",\"null\"]},\"model\":{\"type\":[\"string\",\"null\"]},"
-" \"user_turn_seq\":{\"type\":[\"integer\",\"null\"]},"
-" \"assistant_turn_seq\":{\"type\":[\"integer\",\"null\"]},"
-" \"error\":{\"type\":[\"string\",\"null\"]},\"created_at\":{\"type\":\"string\"},"
-" \"finished_at\":{\"type\":[\"string\",\"null\"]},"
-" \"space\":{\"type\":\"string\",\"description\":\"GET only\"},"
-" \"text\":{\"type\":\"string\",\"description\":\"GET while it runs: the reply so far\"}}},"
-"\"GenerationStop\":{\"type\":\"object\",\"properties\":{"
-" \"generation\":{\"$ref\":\"#/components/schemas/Generation\"},"
-" \"stopping\":{\"type\":\"boolean\",\"description\":\"false when it had already ended\"}}},"
-"\"SessionWithTurns\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Session\"},"
-" {\"type\":\"object\",\"properties\":{\"turns\":{\"type\":\"array\","
-"  \"items\":{\"$ref\":\"#/components/schemas/Turn\"}},"
-"  \"generation\":{\"oneOf\":[{\"$ref\":\"#/components/schemas/Generation\"},"
-"   {\"type\":\"null\"}],\"description\":\"the reply running now\"}}}]},"
-"\"ChatSend\":{\"type\":\"object\",\"required\":[\"session_id\",\"message\"],"
-" \"properties\":{\"session_id\":{\"type\":\"string\"},"
-" \"message\":{\"type\":\"string\"},"
-" \"provider\":{\"type\":\"string\",\"examples\":[\"openai\",\"anthropic\"]},"
-" \"model\":{\"type\":\"string\"},\"commit_hash\":{\"type\":\"string\"},"
-" \"history_base_seq\":{\"type\":\"integer\",\"minimum\":0},"
-" \"stream\":{\"type\":\"boolean\",\"description\":\"answer server-sent events, as"
-"  Accept: text/event-stream does\"}}},"
-"\"ChatSendResult\":{\"type\":\"object\",\"properties\":{"
-" \"generation\":{\"$ref\":\"#/components/schemas/Generation\"},"
-" \"user_turn\":{\"$ref\":\"#/components/schemas/Turn\"},"
-" \"assistant_turn\":{\"$ref\":\"#/components/schemas/Turn\"},"
-" \"context\":{\"type\":\"object\",\"description\":\"which turns and Checkpoint the"
-"  model saw\"},"
-" \"nudge\":{\"type\":\"object\",\"properties\":{\"suggested\":{\"type\":\"boolean\"},"
-"  \"reasons\":{\"type\":\"array\"}}}}},"
-"\"JsonRpc\":{\"type\":\"object\",\"description\":\"A JSON-RPC 2.0 message of the Model"
-" Context Protocol; a notification is answered 202\",\"properties\":{"
-" \"jsonrpc\":{\"const\":\"2.0\"},\"id\":{},\"method\":{\"type\":\"string\"},"
-" \"params\":{},\"result\":{},\"error\":{}}},"
-"\"Mount\":{\"type\":\"object\",\"required\":[\"commit_hash\"],\"properties\":{"
-" \"commit_hash\":{\"type\":\"string\",\"description\":\"full hash or unique prefix\"},"
-" \"title\":{\"type\":\"string\",\"description\":\"default: the old session's\"}}},"
-"\"DraftCreate\":{\"type\":\"object\",\"required\":[\"session_id\"],\"properties\":{"
-" \"session_id\":{\"type\":\"string\"},"
-" \"provider\":{\"type\":\"string\",\"examples\":[\"openai\",\"anthropic\",\"local\"]},"
-" \"model\":{\"type\":\"string\"}},\"additionalProperties\":false},"
-"\"DraftJob\":{\"type\":\"object\",\"required\":[\"job_id\",\"session_id\",\"status\"],"
-" \"properties\":{\"job_id\":{\"type\":\"string\"},\"session_id\":{\"type\":\"string\"},"
-" \"status\":{\"type\":\"string\",\"enum\":[\"queued\",\"running\",\"done\",\"failed\"]},"
-" \"provider\":{\"type\":\"string\"},\"model\":{\"type\":\"string\"},"
-" \"created_at\":{\"type\":\"string\"},\"started_at\":{\"type\":[\"string\",\"null\"]},"
-" \"finished_at\":{\"type\":[\"string\",\"null\"]},"
-" \"error\":{\"type\":\"string\",\"description\":\"only when failed\"},"
-" \"draft\":{\"type\":\"object\",\"description\":\"only when done: the proposed"
-"  checkpoint {title, summary, decisions, assumptions, tasks, open_questions, entities,"
-"  artifacts, metadata: {draft: {session_id, turn_range: {first_seq, last_seq}, provider,"
-"  model, job_id}}}; not saved\"}}},"
-"\"ReviewParams\":{\"type\":\"object\",\"properties\":{"
-" \"llm\":{\"type\":\"boolean\",\"description\":\"false skips the LLM pass\"},"
-" \"provider\":{\"type\":\"string\"},\"model\":{\"type\":\"string\"}}},"
-"\"Review\":{\"type\":\"object\",\"properties\":{\"commit_hash\":{\"type\":\"string\"},"
-" \"space\":{\"type\":\"string\"},\"findings\":{\"type\":\"array\",\"items\":{"
-"  \"type\":\"object\",\"properties\":{\"type\":{\"type\":\"string\"},"
-"  \"message\":{\"type\":\"string\"},\"items\":{\"type\":\"array\"},"
-"  \"source\":{\"type\":\"string\",\"enum\":[\"deterministic\",\"llm\"]}}}},"
-" \"passes\":{\"type\":\"array\"}}},"
-"\"Ingest\":{\"type\":\"object\",\"required\":[\"space\",\"transcript\"],\"properties\":{"
-" \"space\":{\"type\":\"string\"},\"transcript\":{\"type\":\"string\"},"
-" \"format\":{\"type\":\"string\",\"enum\":[\"auto\",\"text\",\"markdown\",\"chatgpt\",\"claude\"]},"
-" \"title\":{\"type\":\"string\"}}},"
-"\"IngestResult\":{\"type\":\"object\",\"properties\":{"
-" \"session\":{\"$ref\":\"#/components/schemas/Session\"},\"turns\":{\"type\":\"integer\"},"
-" \"format\":{\"type\":\"string\"}}},"
-"\"ContextPackParams\":{\"type\":\"object\",\"properties\":{"
-" \"session_id\":{\"type\":\"string\"},\"transcript\":{\"type\":\"string\"},"
-" \"format\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"}}},"
-"\"Overview\":{\"type\":\"array\",\"items\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Space\"},"
-" {\"type\":\"object\",\"properties\":{\"head_checkpoint\":{\"type\":[\"object\",\"null\"],"
-"  \"properties\":{\"title\":{\"type\":\"string\"},\"author\":{\"type\":\"string\"},"
-"  \"created_at\":{\"type\":\"string\"}}},\"sessions\":{\"type\":\"integer\"},"
-"  \"last_activity\":{\"type\":\"string\"}}}]}},"
-"\"Graph\":{\"type\":\"object\",\"properties\":{\"space\":{\"type\":\"string\"},"
-" \"total\":{\"type\":\"integer\"},\"next\":{\"type\":[\"string\",\"null\"],"
-"  \"description\":\"pass as ?after= for the next page\"},"
-" \"nodes\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
-"  \"hash\":{\"type\":\"string\"},\"parent\":{\"type\":[\"string\",\"null\"]},"
-"  \"merge_parent\":{\"type\":\"string\"},\"restored_from\":{\"type\":\"string\"},"
-"  \"title\":{\"type\":\"string\"},\"author\":{\"type\":\"string\"},"
-"  \"created_at\":{\"type\":\"string\"},\"spaces\":{\"type\":\"array\"},"
-"  \"heads\":{\"type\":\"array\"},\"own\":{\"type\":\"boolean\"}}}}}},"
-"\"AuthState\":{\"type\":\"object\",\"properties\":{"
-" \"token_required\":{\"type\":\"boolean\"},\"authenticated\":{\"type\":\"boolean\"}}},"
-"\"AuthToken\":{\"type\":\"object\",\"required\":[\"token\"],\"properties\":{"
-" \"token\":{\"type\":\"string\"}}},"
-"\"Version\":{\"type\":\"object\",\"properties\":{\"version\":{\"type\":\"string\"}}},"
-"\"Providers\":{\"type\":\"object\",\"properties\":{\"default\":{\"type\":\"string\"},"
-" \"providers\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
-"  \"name\":{\"type\":\"string\"},\"default_model\":{\"type\":\"string\"},"
-"  \"configured\":{\"type\":\"boolean\"},\"reason\":{\"type\":\"string\"}}}}}},"
-"\"ContextPreview\":{\"type\":\"object\",\"properties\":{\"session_id\":{\"type\":\"string\"},"
-" \"provider\":{\"type\":\"string\"},\"model\":{\"type\":\"string\"},"
-" \"system\":{\"type\":\"string\"},\"messages\":{\"type\":\"array\",\"items\":{"
-"  \"type\":\"object\",\"properties\":{\"role\":{\"type\":\"string\"},"
-"  \"content\":{\"type\":\"string\"},\"seq\":{\"type\":\"integer\"}}}},"
-" \"commit_hash\":{\"type\":[\"string\",\"null\"]},\"history_base_seq\":{\"type\":\"integer\"},"
-" \"turns_included\":{\"type\":\"array\"},\"turns_dropped\":{\"type\":\"array\"},"
-" \"trimmed\":{\"type\":\"boolean\"},\"budget_chars\":{\"type\":\"integer\"},"
-" \"chars\":{\"type\":\"integer\"}}},"
-"\"ContextPack\":{\"type\":\"object\",\"properties\":{"
-" \"markdown\":{\"type\":\"string\"},\"turns\":{\"type\":\"integer\"},"
-" \"title\":{\"type\":\"string\"},\"source\":{\"type\":\"string\"}}}"
-"}}";
+" \"securitySchemes\":{"
+"  \"bearer\":{"
+"   \"type\":\"http\","
+"   \"scheme\":\"bearer\","
+"   \"description\":\"Required on every route but /healthz, /v4/auth and the web UI's files when the server runs with SMRITI_TOKEN (the web UI's cookie from POST /v4/auth also admits)\""
+"  }"
+" },"
+" \"schemas\":{"
+"  \"Error\":{"
+"   \"type\":\"object\","
+"   \"description\":\"Every failure but those of chat.send's provider call (ChatFailure) and of MCP (JsonRpc)\","
+"   \"required\":[\"error\"],"
+"   \"properties\":{"
+"    \"error\":{"
+"     \"type\":\"object\","
+"     \"required\":[\"code\",\"message\"],"
+"     \"properties\":{"
+"      \"code\":{"
+"       \"type\":\"string\","
+"       \"examples\":["
+"        \"invalid_input\","
+"        \"not_found\","
+"        \"conflict\","
+"        \"too_large\","
+"        \"unprocessable\","
+"        \"provider_error\","
+"        \"provider_timeout\","
+"        \"unauthorized\","
+"        \"misdirected\""
+"       ]"
+"      },"
+"      \"message\":{\"type\":\"string\",\"minLength\":1}"
+"     },"
+"     \"additionalProperties\":false"
+"    }"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"ChatFailure\":{"
+"   \"type\":\"object\","
+"   \"description\":\"A chat.send whose provider failed: the user turn is kept (with its error) and the context that was sent is described\","
+"   \"required\":[\"error\"],"
+"   \"properties\":{"
+"    \"error\":{"
+"     \"type\":\"object\","
+"     \"required\":[\"code\",\"message\"],"
+"     \"properties\":{"
+"      \"code\":{"
+"       \"type\":\"string\","
+"       \"examples\":["
+"        \"invalid_input\","
+"        \"not_found\","
+"        \"conflict\","
+"        \"too_large\","
+"        \"unprocessable\","
+"        \"provider_error\","
+"        \"provider_timeout\","
+"        \"unauthorized\","
+"        \"misdirected\""
+"       ]"
+"      },"
+"      \"message\":{\"type\":\"string\",\"minLength\":1}"
+"     },"
+"     \"additionalProperties\":false"
+"    },"
+"    \"generation\":{\"$ref\":\"#/components/schemas/Generation\"},"
+"    \"user_turn\":{\"$ref\":\"#/components/schemas/Turn\"},"
+"    \"context\":{\"$ref\":\"#/components/schemas/SendContext\"}"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"MergeConflict\":{"
+"   \"type\":\"object\","
+"   \"description\":\"A merge whose two sides changed the same thing differently: nothing was written; each conflict is named (resolve with ours or theirs)\","
+"   \"required\":[\"error\"],"
+"   \"properties\":{"
+"    \"error\":{\"$ref\":\"#/components/schemas/Error/properties/error\"},"
+"    \"status\":{\"type\":\"string\",\"enum\":[\"conflict\"]},"
+"    \"base\":{\"type\":\"string\",\"description\":\"The nearest common ancestor\"},"
+"    \"conflicts\":{"
+"     \"type\":\"array\","
+"     \"items\":{"
+"      \"type\":\"object\","
+"      \"required\":[\"field\"],"
+"      \"properties\":{"
+"       \"field\":{\"type\":\"string\"},"
+"       \"item\":{\"type\":\"string\"},"
+"       \"base\":{},"
+"       \"ours\":{},"
+"       \"theirs\":{}"
+"      }"
+"     }"
+"    }"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"Health\":{"
+"   \"type\":\"object\","
+"   \"required\":[\"ok\",\"store\"],"
+"   \"properties\":{"
+"    \"ok\":{\"type\":\"boolean\"},"
+"    \"store\":{\"type\":\"string\",\"enum\":[\"sqlite\",\"postgres\"]}"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"OpenAPI\":{"
+"   \"type\":\"object\","
+"   \"required\":[\"openapi\",\"info\",\"paths\"],"
+"   \"properties\":{"
+"    \"openapi\":{\"type\":\"string\"},"
+"    \"info\":{\"type\":\"object\"},"
+"    \"paths\":{\"type\":\"object\"}"
+"   }"
+"  },"
+"  \"Metrics\":{"
+"   \"type\":\"string\","
+"   \"description\":\"Prometheus text exposition format 0.0.4 (docs/operations.md lists the families)\""
+"  },"
+"  \"Html\":{"
+"   \"type\":\"string\","
+"   \"description\":\"not JSON: the file itself, with its own Content-Type\""
+"  },"
+"  \"OpParams\":{"
+"   \"type\":\"object\","
+"   \"description\":\"The operation's parameters, e.g. {\\\"space\\\":\\\"demo\\\"} for head\","
+"   \"properties\":{}"
+"  },"
+"  \"OpResult\":{"
+"   \"type\":\"object\","
+"   \"description\":\"The operation's result document\","
+"   \"required\":[\"result\"],"
+"   \"properties\":{\"result\":{}},"
+"   \"additionalProperties\":false"
+"  },"
+"  \"Space\":{"
+"   \"type\":\"object\","
+"   \"required\":[\"id\",\"name\",\"description\",\"created_at\",\"head\"],"
+"   \"properties\":{"
+"    \"id\":{\"type\":\"string\",\"format\":\"uuid\"},"
+"    \"name\":{\"type\":\"string\",\"minLength\":1},"
+"    \"description\":{\"type\":\"string\"},"
+"    \"created_at\":{"
+"     \"type\":\"string\","
+"     \"description\":\"UTC time, RFC 3339 with microseconds\","
+"     \"examples\":[\"2026-12-02T11:40:00.123456Z\"]"
+"    },"
+"    \"head\":{"
+"     \"type\":[\"string\",\"null\"],"
+"     \"pattern\":\"^[0-9a-f]{64}$\","
+"     \"description\":\"hash of the HEAD Checkpoint; null while the Space is empty\""
+"    }"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"SpaceList\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Space\"}},"
+"  \"SpaceCreate\":{"
+"   \"type\":\"object\","
+"   \"description\":\"Other keys are ignored\","
+"   \"required\":[\"name\"],"
+"   \"properties\":{\"name\":{\"type\":\"string\",\"minLength\":1},\"description\":{\"type\":\"string\"}}"
+"  },"
+"  \"SpaceRename\":{"
+"   \"type\":\"object\","
+"   \"description\":\"Other keys are ignored\","
+"   \"required\":[\"name\"],"
+"   \"properties\":{\"name\":{\"type\":\"string\",\"minLength\":1}}"
+"  },"
+"  \"Deleted\":{"
+"   \"type\":\"object\","
+"   \"required\":[\"deleted\",\"id\"],"
+"   \"properties\":{"
+"    \"deleted\":{\"type\":\"string\",\"description\":\"the name the Space had\"},"
+"    \"id\":{\"type\":\"string\"}"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"Decision\":{"
+"   \"type\":\"object\","
+"   \"description\":\"Other keys of the item are kept as given\","
+"   \"required\":[\"text\"],"
+"   \"properties\":{\"text\":{\"type\":\"string\",\"minLength\":1}}"
+"  },"
+"  \"Task\":{"
+"   \"type\":\"object\","
+"   \"description\":\"Other keys of the item are kept as given\","
+"   \"required\":[\"text\"],"
+"   \"properties\":{"
+"    \"text\":{\"type\":\"string\",\"minLength\":1},"
+"    \"status\":{\"type\":\"string\",\"enum\":[\"open\",\"done\"]}"
+"   }"
+"  },"
+"  \"Entity\":{"
+"   \"type\":\"object\","
+"   \"description\":\"Other keys of the item are kept as given\","
+"   \"required\":[\"name\"],"
+"   \"properties\":{"
+"    \"name\":{\"type\":\"string\",\"minLength\":1},"
+"    \"kind\":{\"type\":\"string\"},"
+"    \"description\":{\"type\":\"string\"}"
+"   }"
+"  },"
+"  \"Artifact\":{"
+"   \"type\":\"object\","
+"   \"required\":[\"name\",\"content\"],"
+"   \"properties\":{"
+"    \"name\":{\"type\":\"string\",\"minLength\":1},"
+"    \"kind\":{\"type\":\"string\",\"examples\":[\"text\",\"markdown\"]},"
+"    \"content\":{\"type\":\"string\"}"
+"   }"
+"  },"
+"  \"ItemIn\":{"
+"   \"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\"}],"
+"   \"description\":\"a string, or an object with the item's key (\\\"text\\\"; \\\"name\\\" for entities and artifacts)\""
+"  },"
+"  \"Checkpoint\":{"
+"   \"type\":\"object\","
+"   \"required\":["
+"    \"commit_hash\","
+"    \"parent_hash\","
+"    \"space\","
+"    \"title\","
+"    \"summary\","
+"    \"decisions\","
+"    \"assumptions\","
+"    \"tasks\","
+"    \"open_questions\","
+"    \"entities\","
+"    \"artifacts\","
+"    \"metadata\","
+"    \"author\","
+"    \"created_at\""
+"   ],"
+"   \"properties\":{"
+"    \"commit_hash\":{"
+"     \"type\":\"string\","
+"     \"pattern\":\"^[0-9a-f]{64}$\","
+"     \"description\":\"SHA-256 of the checkpoint, hex\""
+"    },"
+"    \"parent_hash\":{\"type\":[\"string\",\"null\"],\"pattern\":\"^[0-9a-f]{64}$\"},"
+"    \"merge_parent_hash\":{"
+"     \"type\":\"string\","
+"     \"pattern\":\"^[0-9a-f]{64}$\","
+"     \"description\":\"SHA-256 of the checkpoint, hex\""
+"    },"
+"    \"space\":{\"type\":\"string\"},"
+"    \"title\":{\"type\":\"string\"},"
+"    \"summary\":{\"type\":\"string\"},"
+"    \"decisions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Decision\"}},"
+"    \"assumptions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Decision\"}},"
+"    \"tasks\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Task\"}},"
+"    \"open_questions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Decision\"}},"
+"    \"entities\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Entity\"}},"
+"    \"artifacts\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Artifact\"}},"
+"    \"metadata\":{\"type\":\"object\"},"
+"    \"author\":{\"type\":\"string\"},"
+"    \"created_at\":{"
+"     \"type\":\"string\","
+"     \"description\":\"UTC time, RFC 3339 with microseconds\","
+"     \"examples\":[\"2026-12-02T11:40:00.123456Z\"]"
+"    }"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"CheckpointList\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Checkpoint\"}},"
+"  \"ChatCommit\":{"
+"   \"type\":\"object\","
+"   \"description\":\"Unknown keys are refused (400)\","
+"   \"required\":[\"repo_id\"],"
+"   \"properties\":{"
+"    \"repo_id\":{\"type\":\"string\",\"description\":\"Space id or name\"},"
+"    \"parent_commit_id\":{"
+"     \"type\":[\"string\",\"null\"],"
+"     \"description\":\"HEAD the agent built on (4 to 64 hex digits); if HEAD moved since, 409 and nothing is written\""
+"    },"
+"    \"title\":{\"type\":[\"string\",\"null\"]},"
+"    \"summary\":{\"type\":[\"string\",\"null\"]},"
+"    \"decisions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/ItemIn\"}},"
+"    \"assumptions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/ItemIn\"}},"
+"    \"tasks\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/ItemIn\"}},"
+"    \"open_questions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/ItemIn\"}},"
+"    \"entities\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/ItemIn\"}},"
+"    \"artifacts\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Artifact\"}},"
+"    \"metadata\":{\"type\":\"object\"},"
+"    \"author\":{\"type\":[\"string\",\"null\"]},"
+"    \"commit_hash\":{\"description\":\"ignored (so a Checkpoint document can be sent back)\"},"
+"    \"parent_hash\":{\"description\":\"ignored\"},"
+"    \"merge_parent_hash\":{\"description\":\"ignored\"},"
+"    \"space\":{\"description\":\"ignored\"},"
+"    \"created_at\":{\"description\":\"ignored\"}"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"Refs\":{"
+"   \"type\":\"array\","
+"   \"description\":\"Items of the parent by exact text (name for entities and artifacts) or 1-based position as smriti show prints it\","
+"   \"items\":{\"oneOf\":[{\"type\":\"string\"},{\"type\":\"integer\",\"minimum\":1}]}"
+"  },"
+"  \"CheckpointPatch\":{"
+"   \"type\":\"object\","
+"   \"description\":\"A change to the parent's state; everything not named is kept (docs/http.md). Unknown keys are refused (400)\","
+"   \"properties\":{"
+"    \"parent\":{"
+"     \"type\":\"string\","
+"     \"description\":\"Apply only while this is HEAD (else 409); without it the patch goes on whatever HEAD is, atomically\""
+"    },"
+"    \"add\":{"
+"     \"type\":\"object\","
+"     \"description\":\"Items to add per field; an artifact replaces one of the same name\","
+"     \"properties\":{"
+"      \"decisions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/ItemIn\"}},"
+"      \"assumptions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/ItemIn\"}},"
+"      \"tasks\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/ItemIn\"}},"
+"      \"open_questions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/ItemIn\"}},"
+"      \"entities\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/ItemIn\"}},"
+"      \"artifacts\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Artifact\"}}"
+"     },"
+"     \"additionalProperties\":false"
+"    },"
+"    \"drop\":{"
+"     \"type\":\"object\","
+"     \"description\":\"Items to remove per field\","
+"     \"properties\":{"
+"      \"decisions\":{\"$ref\":\"#/components/schemas/Refs\"},"
+"      \"assumptions\":{\"$ref\":\"#/components/schemas/Refs\"},"
+"      \"tasks\":{\"$ref\":\"#/components/schemas/Refs\"},"
+"      \"open_questions\":{\"$ref\":\"#/components/schemas/Refs\"},"
+"      \"entities\":{\"$ref\":\"#/components/schemas/Refs\"},"
+"      \"artifacts\":{\"$ref\":\"#/components/schemas/Refs\"}"
+"     },"
+"     \"additionalProperties\":false"
+"    },"
+"    \"done\":{\"$ref\":\"#/components/schemas/Refs\"},"
+"    \"reopen\":{\"$ref\":\"#/components/schemas/Refs\"},"
+"    \"title\":{\"type\":\"string\"},"
+"    \"summary\":{\"type\":\"string\"},"
+"    \"metadata\":{\"type\":\"object\"},"
+"    \"author\":{\"type\":\"string\"}"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"CheckpointUpdate\":{"
+"   \"type\":\"object\","
+"   \"required\":[\"checkpoint\",\"changes\",\"changed\"],"
+"   \"properties\":{"
+"    \"checkpoint\":{\"$ref\":\"#/components/schemas/Checkpoint\"},"
+"    \"changes\":{"
+"     \"type\":\"object\","
+"     \"description\":\"Per field, counts of added, dropped, replaced, done and reopened items; title and summary true when replaced\""
+"    },"
+"    \"changed\":{\"type\":\"string\",\"examples\":[\"+2 decisions, 1 task done\"]}"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"MergeParams\":{"
+"   \"type\":\"object\","
+"   \"required\":[\"ref\"],"
+"   \"properties\":{"
+"    \"ref\":{\"type\":\"string\",\"description\":\"The checkpoint or Space (a fork) to merge in\"},"
+"    \"resolution\":{"
+"     \"type\":[\"object\",\"null\"],"
+"     \"description\":\"{\\\"*\\\": \\\"ours\\\"|\\\"theirs\\\"}, or per field and item\""
+"    },"
+"    \"author\":{\"type\":\"string\"}"
+"   }"
+"  },"
+"  \"MergeResult\":{"
+"   \"type\":\"object\","
+"   \"required\":[\"status\",\"checkpoint\"],"
+"   \"properties\":{"
+"    \"status\":{\"type\":\"string\",\"enum\":[\"merged\",\"fast-forward\",\"up-to-date\"]},"
+"    \"checkpoint\":{\"$ref\":\"#/components/schemas/Checkpoint\"},"
+"    \"base\":{\"type\":\"string\",\"description\":\"The nearest common ancestor (empty when HEAD was empty)\"},"
+"    \"contradictions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Finding\"}}"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"Session\":{"
+"   \"type\":\"object\","
+"   \"required\":["
+"    \"id\","
+"    \"repo_id\","
+"    \"space\","
+"    \"title\","
+"    \"mounted_commit_hash\","
+"    \"forked_from_session_id\","
+"    \"history_base_seq\","
+"    \"created_at\","
+"    \"last_seq\""
+"   ],"
+"   \"properties\":{"
+"    \"id\":{\"type\":\"string\"},"
+"    \"repo_id\":{\"type\":\"string\"},"
+"    \"space\":{\"type\":[\"string\",\"null\"]},"
+"    \"title\":{\"type\":\"string\"},"
+"    \"mounted_commit_hash\":{\"type\":[\"string\",\"null\"]},"
+"    \"forked_from_session_id\":{\"type\":[\"string\",\"null\"]},"
+"    \"history_base_seq\":{\"type\":[\"integer\",\"null\"]},"
+"    \"created_at\":{"
+"     \"type\":\"string\","
+"     \"description\":\"UTC time, RFC 3339 with microseconds\","
+"     \"examples\":[\"2026-12-02T11:40:00.123456Z\"]"
+"    },"
+"    \"last_seq\":{\"type\":\"integer\",\"minimum\":0}"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"SessionList\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Session\"}},"
+"  \"SessionCreate\":{"
+"   \"type\":\"object\","
+"   \"description\":\"Other keys are ignored\","
+"   \"properties\":{"
+"    \"title\":{\"type\":\"string\"},"
+"    \"commit_hash\":{"
+"     \"type\":\"string\","
+"     \"description\":\"mount this Checkpoint of the Space from the first turn\""
+"    }"
+"   }"
+"  },"
+"  \"Turn\":{"
+"   \"type\":\"object\","
+"   \"required\":["
+"    \"id\","
+"    \"session_id\","
+"    \"sequence_number\","
+"    \"role\","
+"    \"content\","
+"    \"provider\","
+"    \"model\","
+"    \"prompt_tokens\","
+"    \"completion_tokens\","
+"    \"latency_ms\","
+"    \"error\","
+"    \"status\","
+"    \"created_at\""
+"   ],"
+"   \"properties\":{"
+"    \"id\":{\"type\":\"integer\"},"
+"    \"session_id\":{\"type\":\"string\"},"
+"    \"sequence_number\":{\"type\":\"integer\",\"minimum\":1},"
+"    \"role\":{\"type\":\"string\",\"enum\":[\"user\",\"assistant\"]},"
+"    \"content\":{\"type\":\"string\"},"
+"    \"provider\":{\"type\":[\"string\",\"null\"]},"
+"    \"model\":{\"type\":[\"string\",\"null\"]},"
+"    \"prompt_tokens\":{\"type\":[\"integer\",\"null\"]},"
+"    \"completion_tokens\":{\"type\":[\"integer\",\"null\"]},"
+"    \"latency_ms\":{\"type\":[\"integer\",\"null\"]},"
+"    \"error\":{\"type\":[\"string\",\"null\"]},"
+"    \"status\":{"
+"     \"type\":\"string\","
+"     \"enum\":[\"complete\",\"truncated\",\"stopped\",\"error\",\"interrupted\"],"
+"     \"description\":\"how the turn ended (docs/providers.md)\""
+"    },"
+"    \"created_at\":{"
+"     \"type\":\"string\","
+"     \"description\":\"UTC time, RFC 3339 with microseconds\","
+"     \"examples\":[\"2026-12-02T11:40:00.123456Z\"]"
+"    }"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"Generation\":{"
+"   \"type\":\"object\","
+"   \"description\":\"a send's reply being produced (docs/http.md, Streaming chat)\","
+"   \"required\":["
+"    \"id\","
+"    \"session_id\","
+"    \"status\","
+"    \"provider\","
+"    \"model\","
+"    \"user_turn_seq\","
+"    \"assistant_turn_seq\","
+"    \"error\","
+"    \"created_at\","
+"    \"finished_at\""
+"   ],"
+"   \"properties\":{"
+"    \"id\":{\"type\":\"string\"},"
+"    \"session_id\":{\"type\":\"string\"},"
+"    \"status\":{"
+"     \"type\":\"string\","
+"     \"enum\":[\"running\",\"complete\",\"truncated\",\"stopped\",\"error\",\"interrupted\"]"
+"    },"
+"    \"provider\":{\"type\":[\"string\",\"null\"]},"
+"    \"model\":{\"type\":[\"string\",\"null\"]},"
+"    \"user_turn_seq\":{\"type\":[\"integer\",\"null\"]},"
+"    \"assistant_turn_seq\":{\"type\":[\"integer\",\"null\"]},"
+"    \"error\":{\"type\":[\"string\",\"null\"]},"
+"    \"created_at\":{"
+"     \"type\":\"string\","
+"     \"description\":\"UTC time, RFC 3339 with microseconds\","
+"     \"examples\":[\"2026-12-02T11:40:00.123456Z\"]"
+"    },"
+"    \"finished_at\":{\"type\":[\"string\",\"null\"]},"
+"    \"space\":{\"type\":\"string\",\"description\":\"GET only\"},"
+"    \"text\":{\"type\":\"string\",\"description\":\"GET while it runs: the reply so far\"}"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"GenerationStop\":{"
+"   \"type\":\"object\","
+"   \"required\":[\"generation\",\"stopping\"],"
+"   \"properties\":{"
+"    \"generation\":{\"$ref\":\"#/components/schemas/Generation\"},"
+"    \"stopping\":{\"type\":\"boolean\",\"description\":\"false when it had already ended\"}"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"SessionWithTurns\":{"
+"   \"type\":\"object\","
+"   \"required\":["
+"    \"id\","
+"    \"repo_id\","
+"    \"space\","
+"    \"title\","
+"    \"mounted_commit_hash\","
+"    \"forked_from_session_id\","
+"    \"history_base_seq\","
+"    \"created_at\","
+"    \"last_seq\","
+"    \"turns\","
+"    \"generation\""
+"   ],"
+"   \"properties\":{"
+"    \"id\":{\"type\":\"string\"},"
+"    \"repo_id\":{\"type\":\"string\"},"
+"    \"space\":{\"type\":[\"string\",\"null\"]},"
+"    \"title\":{\"type\":\"string\"},"
+"    \"mounted_commit_hash\":{\"type\":[\"string\",\"null\"]},"
+"    \"forked_from_session_id\":{\"type\":[\"string\",\"null\"]},"
+"    \"history_base_seq\":{\"type\":[\"integer\",\"null\"]},"
+"    \"created_at\":{"
+"     \"type\":\"string\","
+"     \"description\":\"UTC time, RFC 3339 with microseconds\","
+"     \"examples\":[\"2026-12-02T11:40:00.123456Z\"]"
+"    },"
+"    \"last_seq\":{\"type\":\"integer\",\"minimum\":0},"
+"    \"turns\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Turn\"}},"
+"    \"generation\":{"
+"     \"oneOf\":[{\"$ref\":\"#/components/schemas/Generation\"},{\"type\":\"null\"}],"
+"     \"description\":\"the reply running now\""
+"    }"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"ChatSend\":{"
+"   \"type\":\"object\","
+"   \"description\":\"Other keys are ignored\","
+"   \"required\":[\"session_id\",\"message\"],"
+"   \"properties\":{"
+"    \"session_id\":{\"type\":\"string\"},"
+"    \"message\":{\"type\":\"string\",\"minLength\":1},"
+"    \"provider\":{"
+"     \"type\":\"string\","
+"     \"examples\":[\"openai\",\"anthropic\",\"local\"],"
+"     \"description\":\"default: SMRITI_PROVIDER, else openai\""
+"    },"
+"    \"model\":{\"type\":\"string\",\"description\":\"default: the provider's configured model\"},"
+"    \"commit_hash\":{"
+"     \"type\":\"string\","
+"     \"description\":\"v5.2: the Checkpoint the client mounted\""
+"    },"
+"    \"history_base_seq\":{"
+"     \"type\":\"integer\","
+"     \"minimum\":0,"
+"     \"description\":\"v5.2: the client's boundary\""
+"    },"
+"    \"stream\":{"
+"     \"type\":\"boolean\","
+"     \"description\":\"answer server-sent events, as Accept: text/event-stream does\""
+"    }"
+"   }"
+"  },"
+"  \"SendContext\":{"
+"   \"type\":\"object\","
+"   \"description\":\"which turns and Checkpoint the model saw\","
+"   \"required\":["
+"    \"commit_hash\","
+"    \"history_base_seq\","
+"    \"turns_included\","
+"    \"turns_dropped\","
+"    \"trimmed\","
+"    \"mode\","
+"    \"budget_chars\","
+"    \"chars\","
+"    \"timing\""
+"   ],"
+"   \"properties\":{"
+"    \"commit_hash\":{\"type\":[\"string\",\"null\"]},"
+"    \"history_base_seq\":{\"type\":\"integer\"},"
+"    \"turns_included\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"}},"
+"    \"turns_dropped\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"}},"
+"    \"trimmed\":{\"type\":\"boolean\"},"
+"    \"mode\":{\"type\":\"string\",\"enum\":[\"structural\",\"client\"]},"
+"    \"budget_chars\":{\"type\":\"integer\"},"
+"    \"chars\":{\"type\":\"integer\"},"
+"    \"timing\":{"
+"     \"type\":\"object\","
+"     \"required\":[\"total_us\",\"provider_us\",\"cpu_us\"],"
+"     \"properties\":{"
+"      \"total_us\":{\"type\":\"integer\"},"
+"      \"provider_us\":{\"type\":\"integer\"},"
+"      \"cpu_us\":{\"type\":\"integer\"}"
+"     },"
+"     \"additionalProperties\":false"
+"    }"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"ChatSendResult\":{"
+"   \"type\":\"object\","
+"   \"required\":[\"user_turn\",\"assistant_turn\"],"
+"   \"properties\":{"
+"    \"generation\":{\"$ref\":\"#/components/schemas/Generation\"},"
+"    \"user_turn\":{\"$ref\":\"#/components/schemas/Turn\"},"
+"    \"assistant_turn\":{\"$ref\":\"#/components/schemas/Turn\"},"
+"    \"context\":{\"$ref\":\"#/components/schemas/SendContext\"},"
+"    \"nudge\":{"
+"     \"type\":\"object\","
+"     \"required\":[\"suggested\",\"reasons\",\"turns_since_checkpoint\"],"
+"     \"properties\":{"
+"      \"suggested\":{\"type\":\"boolean\"},"
+"      \"reasons\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+"      \"turns_since_checkpoint\":{\"type\":\"integer\",\"minimum\":0}"
+"     },"
+"     \"additionalProperties\":false"
+"    }"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"JsonRpc\":{"
+"   \"type\":\"object\","
+"   \"description\":\"A JSON-RPC 2.0 message of the Model Context Protocol\","
+"   \"required\":[\"jsonrpc\"],"
+"   \"properties\":{"
+"    \"jsonrpc\":{\"const\":\"2.0\"},"
+"    \"id\":{\"type\":[\"string\",\"integer\",\"null\"]},"
+"    \"method\":{\"type\":\"string\"},"
+"    \"params\":{\"type\":\"object\"},"
+"    \"result\":{},"
+"    \"error\":{"
+"     \"type\":\"object\","
+"     \"required\":[\"code\",\"message\"],"
+"     \"properties\":{\"code\":{\"type\":\"integer\"},\"message\":{\"type\":\"string\"},\"data\":{}},"
+"     \"additionalProperties\":false"
+"    }"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"Accepted\":{"
+"   \"type\":\"object\","
+"   \"description\":\"An empty object: the notification or response was accepted\","
+"   \"properties\":{},"
+"   \"additionalProperties\":false"
+"  },"
+"  \"Mount\":{"
+"   \"type\":\"object\","
+"   \"description\":\"Other keys are ignored\","
+"   \"required\":[\"commit_hash\"],"
+"   \"properties\":{"
+"    \"commit_hash\":{\"type\":\"string\",\"description\":\"full hash or unique prefix\"},"
+"    \"title\":{\"type\":\"string\",\"description\":\"default: the old session's\"}"
+"   }"
+"  },"
+"  \"Draft\":{"
+"   \"type\":\"object\","
+"   \"description\":\"A proposed checkpoint; not saved\","
+"   \"required\":["
+"    \"title\","
+"    \"summary\","
+"    \"decisions\","
+"    \"assumptions\","
+"    \"tasks\","
+"    \"open_questions\","
+"    \"entities\","
+"    \"artifacts\","
+"    \"metadata\""
+"   ],"
+"   \"properties\":{"
+"    \"title\":{\"type\":\"string\"},"
+"    \"summary\":{\"type\":\"string\"},"
+"    \"decisions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Decision\"}},"
+"    \"assumptions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Decision\"}},"
+"    \"tasks\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Task\"}},"
+"    \"open_questions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Decision\"}},"
+"    \"entities\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Entity\"}},"
+"    \"artifacts\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Artifact\"}},"
+"    \"metadata\":{"
+"     \"type\":\"object\","
+"     \"required\":[\"draft\"],"
+"     \"properties\":{"
+"      \"draft\":{"
+"       \"type\":\"object\","
+"       \"required\":[\"session_id\",\"turn_range\"],"
+"       \"properties\":{"
+"        \"session_id\":{\"type\":\"string\"},"
+"        \"turn_range\":{"
+"         \"type\":\"object\","
+"         \"required\":[\"first_seq\",\"last_seq\"],"
+"         \"properties\":{\"first_seq\":{\"type\":\"integer\"},\"last_seq\":{\"type\":\"integer\"}},"
+"         \"additionalProperties\":false"
+"        },"
+"        \"provider\":{\"type\":\"string\"},"
+"        \"model\":{\"type\":\"string\"},"
+"        \"job_id\":{\"type\":\"string\"}"
+"       }"
+"      }"
+"     }"
+"    }"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"DraftCreate\":{"
+"   \"type\":\"object\","
+"   \"description\":\"Unknown keys are refused (400)\","
+"   \"required\":[\"session_id\"],"
+"   \"properties\":{"
+"    \"session_id\":{\"type\":\"string\"},"
+"    \"provider\":{\"type\":\"string\",\"examples\":[\"openai\",\"anthropic\",\"local\"]},"
+"    \"model\":{\"type\":\"string\"}"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"DraftJob\":{"
+"   \"type\":\"object\","
+"   \"required\":["
+"    \"job_id\","
+"    \"session_id\","
+"    \"status\","
+"    \"provider\","
+"    \"model\","
+"    \"created_at\","
+"    \"started_at\","
+"    \"finished_at\""
+"   ],"
+"   \"properties\":{"
+"    \"job_id\":{\"type\":\"string\"},"
+"    \"session_id\":{\"type\":\"string\"},"
+"    \"status\":{\"type\":\"string\",\"enum\":[\"queued\",\"running\",\"done\",\"failed\"]},"
+"    \"provider\":{\"type\":[\"string\",\"null\"]},"
+"    \"model\":{\"type\":[\"string\",\"null\"]},"
+"    \"created_at\":{"
+"     \"type\":\"string\","
+"     \"description\":\"UTC time, RFC 3339 with microseconds\","
+"     \"examples\":[\"2026-12-02T11:40:00.123456Z\"]"
+"    },"
+"    \"started_at\":{\"type\":[\"string\",\"null\"]},"
+"    \"finished_at\":{\"type\":[\"string\",\"null\"]},"
+"    \"error\":{\"type\":\"string\",\"description\":\"only when failed\"},"
+"    \"draft\":{\"$ref\":\"#/components/schemas/Draft\"}"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"ReviewParams\":{"
+"   \"type\":\"object\","
+"   \"description\":\"Other keys are ignored\","
+"   \"properties\":{"
+"    \"llm\":{\"type\":\"boolean\",\"description\":\"false skips the LLM pass\"},"
+"    \"provider\":{\"type\":\"string\"},"
+"    \"model\":{\"type\":\"string\"}"
+"   }"
+"  },"
+"  \"Finding\":{"
+"   \"type\":\"object\","
+"   \"required\":[\"type\",\"message\",\"items\",\"source\"],"
+"   \"properties\":{"
+"    \"type\":{"
+"     \"type\":\"string\","
+"     \"examples\":["
+"      \"contradiction\","
+"      \"duplicate\","
+"      \"unsupported_decision\","
+"      \"resolved_question\","
+"      \"orphan_entity\""
+"     ]"
+"    },"
+"    \"message\":{\"type\":\"string\"},"
+"    \"items\":{"
+"     \"type\":\"array\","
+"     \"items\":{"
+"      \"type\":\"object\","
+"      \"required\":[\"field\",\"index\",\"text\"],"
+"      \"properties\":{"
+"       \"field\":{\"type\":\"string\"},"
+"       \"index\":{\"type\":\"integer\",\"minimum\":0},"
+"       \"text\":{\"type\":\"string\"}"
+"      },"
+"      \"additionalProperties\":false"
+"     }"
+"    },"
+"    \"source\":{\"type\":\"string\",\"enum\":[\"deterministic\",\"llm\"]}"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"Review\":{"
+"   \"type\":\"object\","
+"   \"required\":[\"commit_hash\",\"space\",\"findings\",\"passes\"],"
+"   \"properties\":{"
+"    \"commit_hash\":{"
+"     \"type\":\"string\","
+"     \"pattern\":\"^[0-9a-f]{64}$\","
+"     \"description\":\"SHA-256 of the checkpoint, hex\""
+"    },"
+"    \"space\":{\"type\":\"string\"},"
+"    \"findings\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Finding\"}},"
+"    \"passes\":{"
+"     \"type\":\"array\","
+"     \"items\":{"
+"      \"type\":\"object\","
+"      \"required\":[\"source\",\"ran\"],"
+"      \"properties\":{"
+"       \"source\":{\"type\":\"string\",\"enum\":[\"deterministic\",\"llm\"]},"
+"       \"ran\":{\"type\":\"boolean\"},"
+"       \"findings\":{\"type\":\"integer\",\"minimum\":0},"
+"       \"dropped\":{\"type\":\"integer\",\"minimum\":0},"
+"       \"reason\":{\"type\":\"string\"},"
+"       \"error\":{\"type\":\"string\"}"
+"      },"
+"      \"additionalProperties\":false"
+"     }"
+"    }"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"Ingest\":{"
+"   \"type\":\"object\","
+"   \"description\":\"Other keys are ignored\","
+"   \"required\":[\"space\",\"transcript\"],"
+"   \"properties\":{"
+"    \"space\":{\"type\":\"string\"},"
+"    \"transcript\":{\"type\":\"string\"},"
+"    \"format\":{\"type\":\"string\",\"enum\":[\"auto\",\"text\",\"markdown\",\"chatgpt\",\"claude\"]},"
+"    \"title\":{\"type\":\"string\"}"
+"   }"
+"  },"
+"  \"IngestResult\":{"
+"   \"type\":\"object\","
+"   \"required\":[\"session\",\"turns\",\"format\"],"
+"   \"properties\":{"
+"    \"session\":{\"$ref\":\"#/components/schemas/Session\"},"
+"    \"turns\":{\"type\":\"integer\",\"minimum\":0},"
+"    \"format\":{\"type\":\"string\"}"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"ContextPackParams\":{"
+"   \"type\":\"object\","
+"   \"description\":\"session_id or transcript; other keys are ignored\","
+"   \"properties\":{"
+"    \"session_id\":{\"type\":\"string\"},"
+"    \"transcript\":{\"type\":\"string\"},"
+"    \"format\":{\"type\":\"string\"},"
+"    \"title\":{\"type\":\"string\"}"
+"   }"
+"  },"
+"  \"ContextPack\":{"
+"   \"type\":\"object\","
+"   \"required\":[\"markdown\",\"turns\",\"title\",\"source\"],"
+"   \"properties\":{"
+"    \"markdown\":{\"type\":\"string\"},"
+"    \"turns\":{\"type\":\"integer\",\"minimum\":0},"
+"    \"title\":{\"type\":\"string\"},"
+"    \"source\":{\"type\":\"string\"}"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"Overview\":{"
+"   \"type\":\"array\","
+"   \"items\":{"
+"    \"type\":\"object\","
+"    \"required\":["
+"     \"id\","
+"     \"name\","
+"     \"description\","
+"     \"created_at\","
+"     \"head\","
+"     \"head_checkpoint\","
+"     \"sessions\","
+"     \"last_activity\""
+"    ],"
+"    \"properties\":{"
+"     \"id\":{\"type\":\"string\",\"format\":\"uuid\"},"
+"     \"name\":{\"type\":\"string\",\"minLength\":1},"
+"     \"description\":{\"type\":\"string\"},"
+"     \"created_at\":{"
+"      \"type\":\"string\","
+"      \"description\":\"UTC time, RFC 3339 with microseconds\","
+"      \"examples\":[\"2026-12-02T11:40:00.123456Z\"]"
+"     },"
+"     \"head\":{"
+"      \"type\":[\"string\",\"null\"],"
+"      \"pattern\":\"^[0-9a-f]{64}$\","
+"      \"description\":\"hash of the HEAD Checkpoint; null while the Space is empty\""
+"     },"
+"     \"head_checkpoint\":{"
+"      \"oneOf\":["
+"       {\"type\":\"null\"},"
+"       {"
+"        \"type\":\"object\","
+"        \"required\":[\"title\",\"author\",\"created_at\"],"
+"        \"properties\":{"
+"         \"title\":{\"type\":\"string\"},"
+"         \"author\":{\"type\":\"string\"},"
+"         \"created_at\":{"
+"          \"type\":\"string\","
+"          \"description\":\"UTC time, RFC 3339 with microseconds\","
+"          \"examples\":[\"2026-12-02T11:40:00.123456Z\"]"
+"         }"
+"        },"
+"        \"additionalProperties\":false"
+"       }"
+"      ]"
+"     },"
+"     \"sessions\":{\"type\":\"integer\",\"minimum\":0},"
+"     \"last_activity\":{"
+"      \"type\":\"string\","
+"      \"description\":\"UTC time, RFC 3339 with microseconds\","
+"      \"examples\":[\"2026-12-02T11:40:00.123456Z\"]"
+"     }"
+"    },"
+"    \"additionalProperties\":false"
+"   }"
+"  },"
+"  \"GraphNode\":{"
+"   \"type\":\"object\","
+"   \"required\":[\"hash\",\"parent\",\"title\",\"author\",\"created_at\",\"spaces\",\"heads\",\"own\"],"
+"   \"properties\":{"
+"    \"hash\":{"
+"     \"type\":\"string\","
+"     \"pattern\":\"^[0-9a-f]{64}$\","
+"     \"description\":\"SHA-256 of the checkpoint, hex\""
+"    },"
+"    \"parent\":{\"type\":[\"string\",\"null\"]},"
+"    \"merge_parent\":{\"type\":\"string\"},"
+"    \"restored_from\":{\"type\":\"string\"},"
+"    \"title\":{\"type\":\"string\"},"
+"    \"author\":{\"type\":\"string\"},"
+"    \"created_at\":{"
+"     \"type\":\"string\","
+"     \"description\":\"UTC time, RFC 3339 with microseconds\","
+"     \"examples\":[\"2026-12-02T11:40:00.123456Z\"]"
+"    },"
+"    \"spaces\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+"    \"heads\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+"    \"own\":{\"type\":\"boolean\"}"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"Graph\":{"
+"   \"type\":\"object\","
+"   \"required\":[\"space\",\"total\",\"next\",\"nodes\"],"
+"   \"properties\":{"
+"    \"space\":{\"type\":\"string\"},"
+"    \"total\":{\"type\":\"integer\",\"minimum\":0},"
+"    \"next\":{\"type\":[\"string\",\"null\"],\"description\":\"pass as ?after= for the next page\"},"
+"    \"nodes\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/GraphNode\"}}"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"AuthState\":{"
+"   \"type\":\"object\","
+"   \"required\":[\"token_required\",\"authenticated\"],"
+"   \"properties\":{\"token_required\":{\"type\":\"boolean\"},\"authenticated\":{\"type\":\"boolean\"}},"
+"   \"additionalProperties\":false"
+"  },"
+"  \"AuthToken\":{"
+"   \"type\":\"object\","
+"   \"required\":[\"token\"],"
+"   \"properties\":{\"token\":{\"type\":\"string\"}}"
+"  },"
+"  \"Version\":{"
+"   \"type\":\"object\","
+"   \"required\":[\"version\"],"
+"   \"properties\":{\"version\":{\"type\":\"string\"}},"
+"   \"additionalProperties\":false"
+"  },"
+"  \"Providers\":{"
+"   \"type\":\"object\","
+"   \"required\":[\"providers\"],"
+"   \"properties\":{"
+"    \"default\":{\"type\":\"string\"},"
+"    \"providers\":{"
+"     \"type\":\"array\","
+"     \"items\":{"
+"      \"type\":\"object\","
+"      \"required\":[\"name\",\"default_model\",\"configured\"],"
+"      \"properties\":{"
+"       \"name\":{\"type\":\"string\"},"
+"       \"default_model\":{\"type\":\"string\"},"
+"       \"configured\":{\"type\":\"boolean\"},"
+"       \"reason\":{\"type\":[\"string\",\"null\"]}"
+"      },"
+"      \"additionalProperties\":false"
+"     }"
+"    }"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
+"  \"ContextPreview\":{"
+"   \"type\":\"object\","
+"   \"required\":["
+"    \"session_id\","
+"    \"provider\","
+"    \"model\","
+"    \"system\","
+"    \"messages\","
+"    \"commit_hash\","
+"    \"history_base_seq\","
+"    \"turns_included\","
+"    \"turns_dropped\","
+"    \"trimmed\","
+"    \"budget_chars\","
+"    \"chars\""
+"   ],"
+"   \"properties\":{"
+"    \"session_id\":{\"type\":\"string\"},"
+"    \"provider\":{\"type\":\"string\"},"
+"    \"model\":{\"type\":\"string\"},"
+"    \"system\":{\"type\":\"string\"},"
+"    \"messages\":{"
+"     \"type\":\"array\","
+"     \"items\":{"
+"      \"type\":\"object\","
+"      \"required\":[\"role\",\"content\",\"seq\"],"
+"      \"properties\":{"
+"       \"role\":{\"type\":\"string\"},"
+"       \"content\":{\"type\":\"string\"},"
+"       \"seq\":{\"type\":\"integer\"}"
+"      },"
+"      \"additionalProperties\":false"
+"     }"
+"    },"
+"    \"commit_hash\":{\"type\":[\"string\",\"null\"]},"
+"    \"history_base_seq\":{\"type\":\"integer\"},"
+"    \"turns_included\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"}},"
+"    \"turns_dropped\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"}},"
+"    \"trimmed\":{\"type\":\"boolean\"},"
+"    \"budget_chars\":{\"type\":\"integer\"},"
+"    \"chars\":{\"type\":\"integer\"}"
+"   },"
+"   \"additionalProperties\":false"
+"  }"
+" }"
+"}";
 
 static json_t *ref(const char *schema)
 {
@@ -244,7 +1078,8 @@ static json_t *ref(const char *schema)
 
 static json_t *json_content(const char *schema)
 {
-	const char *type = strcmp(schema, "Html") ? "application/json" : "text/html";
+	const char *type = !strcmp(schema, "Html")    ? "text/html" :
+			   !strcmp(schema, "Metrics") ? "text/plain" : "application/json";
 
 	return json_pack("{s:{s:o}}", type, "schema", ref(schema));
 }
@@ -269,52 +1104,322 @@ static json_t *operation_id(const struct http_route *r)
 	return json_string(id);
 }
 
+/* ---- parameters ---- */
+
+struct param_doc {
+	const char *prefix;      /* of the route pattern */
+	const char *name;
+	const char *example;
+	const char *description;
+};
+
+/* What a path segment holds, by the route it is in (first match wins). */
+static const struct param_doc path_params[] = {
+	{ "/api/ops/", "op", "head", "an operation name (docs/http.md lists them)" },
+	{ "/ui/", "name", "app.js", "a file of the web UI" },
+	{ "/v4/repos/", "id", "demo", "a Space's id or name" },
+	{ "/repos/", "id", "demo", "a Space's id or name" },
+	{ "/v4/sessions/", "id", "5b0f8a4e-3c1d-4f7a-9e2b-6d8c1a0f4e21", "a session id" },
+	{ "/v4/generations/", "id", "2c7e9a14-8b3d-4f60-a1e5-7d9b3c2f8e06", "a generation id" },
+	{ "/v5/sessions/", "id", "5b0f8a4e-3c1d-4f7a-9e2b-6d8c1a0f4e21", "a session id" },
+	{ "/v5/checkpoints/draft/", "job_id", "9d2c4b7e-1a3f-4e8b-b6d0-2f5a7c9e1b34",
+	  "a draft job id" },
+	{ "/", "hash", "3f9a0c12",
+	  "a checkpoint hash or a unique prefix of it (4 to 64 hex digits)" },
+	{ NULL, NULL, NULL, NULL },
+};
+
+/* The query parameters routes may name in their doc.query (a space-separated list). */
+static const struct {
+	const char *name, *type, *description;
+	long minimum;            /* -1: none */
+} query_params[] = {
+	{ "limit", "integer", "at most this many (0 or absent: all)", 0 },
+	{ "after", "string", "the hash of the last node of the previous page", -1 },
+	{ "space", "string", "a Space's name: also follow its sessions", -1 },
+	{ "provider", "string", "the provider the send would use (default: the server's)", -1 },
+	{ "model", "string", "the model the send would use (default: the provider's)", -1 },
+	{ NULL, NULL, NULL, 0 },
+};
+
+static json_t *path_param(const struct http_route *r, const char *open)
+{
+	const char *close = strchr(open, '}');
+	size_t n = (size_t)(close - open - 1);
+	const struct param_doc *d;
+
+	for (d = path_params; d->prefix; d++)
+		if (!strncmp(r->pattern, d->prefix, strlen(d->prefix)) &&
+		    strlen(d->name) == n && !strncmp(open + 1, d->name, n))
+			break;
+	if (!d->prefix)
+		BUG("openapi.c has no description of the parameter of %s", r->pattern);
+	return json_pack("{s:s%, s:s, s:b, s:s, s:{s:s}, s:s}", "name", open + 1, n, "in", "path",
+			 "required", 1, "description", d->description, "schema", "type", "string",
+			 "example", d->example);
+}
+
+static json_t *query_param(const char *name, size_t n)
+{
+	json_t *schema;
+
+	for (size_t i = 0; query_params[i].name; i++) {
+		if (strlen(query_params[i].name) != n || strncmp(query_params[i].name, name, n))
+			continue;
+		schema = json_pack("{s:s}", "type", query_params[i].type);
+		if (query_params[i].minimum >= 0)
+			json_object_set_new(schema, "minimum", json_integer(query_params[i].minimum));
+		return json_pack("{s:s, s:s, s:b, s:s, s:o}", "name", query_params[i].name, "in",
+				 "query", "required", 0, "description", query_params[i].description,
+				 "schema", schema);
+	}
+	BUG("openapi.c has no description of the query parameter '%.*s'", (int)n, name);
+}
+
 static json_t *parameters(const struct http_route *r)
 {
 	json_t *list = json_array();
 	const char *open = strchr(r->pattern, '{');
 
-	if (open) {
-		const char *close = strchr(open, '}');
+	if (open)
+		json_array_append_new(list, path_param(r, open));
+	for (const char *q = r->doc.query; q && *q;) {
+		size_t n = strcspn(q, " ");
 
-		json_array_append_new(list, json_pack("{s:s%, s:s, s:b, s:{s:s}}", "name", open + 1,
-						       (size_t)(close - open - 1), "in", "path",
-						       "required", 1, "schema", "type", "string"));
+		if (n)
+			json_array_append_new(list, query_param(q, n));
+		q += n + (q[n] == ' ');
+	}
+	return list;
+}
+
+/* ---- responses ---- */
+
+static const struct {
+	int status;
+	const char *description;
+} error_text[] = {
+	{ 400, "Bad input: malformed JSON, a wrong type, a missing field, invalid UTF-8" },
+	{ 401, "Missing or wrong bearer token (when the server has SMRITI_TOKEN)" },
+	{ 403, "A cross-origin or cross-site write" },
+	{ 404, "No such Space, Checkpoint, session, job or operation" },
+	{ 406, "The MCP client does not accept application/json and text/event-stream" },
+	{ 409, "Conflict: the name is taken, or HEAD moved since the parent given" },
+	{ 413, "The request body is larger than --max-body" },
+	{ 414, "A path segment is too long" },
+	{ 415, "The request body is not JSON" },
+	{ 421, "The Host header does not name this server (DNS-rebinding defence)" },
+	{ 422, "Well-formed but not acceptable: an empty Checkpoint, an unknown provider,"
+	       " nothing to draft" },
+	{ 500, "An internal error" },
+	{ 501, "The operation is not in this build" },
+	{ 502, "The language-model provider failed, or has no key" },
+	{ 503, "The store is unavailable, the server is shutting down or busy" },
+	{ 504, "The language-model provider timed out" },
+	{ 0, NULL },
+};
+
+static const char *error_description(int status)
+{
+	for (size_t i = 0; error_text[i].status; i++)
+		if (error_text[i].status == status)
+			return error_text[i].description;
+	BUG("openapi.c has no description of status %d", status);
+}
+
+static int is_write(const char *method)
+{
+	return strcmp(method, "GET") && strcmp(method, "HEAD");
+}
+
+/*
+ * The error body of a status on route r: MCP answers its own refusals as
+ * JSON-RPC, chat.send's provider failures carry the user turn, a merge's
+ * conflicts are named beside the error.
+ */
+static const char *error_schema(const struct http_route *r, int status)
+{
+	if (!strcmp(r->pattern, "/mcp") && status != 421 && status != 413 && status != 500 &&
+	    status != 503)
+		return "ErrorOrJsonRpc";
+	if (!strcmp(r->pattern, "/v4/chat/send") && (status == 502 || status == 504))
+		return "ChatFailure";
+	if ((!strcmp(r->pattern, "/v4/repos/{id}/merge") || !strcmp(r->pattern, "/api/ops/{op}")) &&
+	    status == 409)
+		return "MergeConflict";
+	return "Error";
+}
+
+static void add_error(json_t *responses, const struct http_route *r, int status)
+{
+	char key[8];
+
+	snprintf(key, sizeof(key), "%d", status);
+	if (json_object_get(responses, key))
+		return;
+	json_object_set_new(responses, key,
+			    json_pack("{s:s, s:o}", "description", error_description(status),
+				      "content", json_content(error_schema(r, status))));
+}
+
+/*
+ * The error statuses each route's operation gives, beyond the ones every
+ * route of its kind gets from the server's admission (add_errors).  A route
+ * missing here documents a "default" error instead, whose shape the tests
+ * still check; tests/js/openapi.test.mjs insists that none is missing.
+ */
+static const struct {
+	const char *method, *pattern, *errors;
+} route_errors[] = {
+	{ "GET", "/", "" },
+	{ "GET", "/ui/{name}", "404" },
+	{ "GET", "/healthz", "" },
+	{ "GET", "/metrics", "404" },
+	{ "GET", "/metrics", "404" },
+	{ "GET", "/openapi.json", "" },
+	{ "POST", "/api/ops/{op}", "404 409 422 501 502 504" },
+	{ "GET", "/v4/repos", "" },
+	{ "POST", "/v4/repos", "409 422" },
+	{ "GET", "/v4/repos/{id}", "404" },
+	{ "PATCH", "/v4/repos/{id}", "404 409" },
+	{ "DELETE", "/v4/repos/{id}", "404" },
+	{ "GET", "/v4/repos/{id}/commits", "404" },
+	{ "PATCH", "/v4/repos/{id}/head", "404 409 422" },
+	{ "POST", "/v4/repos/{id}/merge", "404 409 422" },
+	{ "GET", "/v4/repos/{id}/sessions", "404" },
+	{ "POST", "/v4/repos/{id}/sessions", "404 422" },
+	{ "GET", "/v4/sessions/{id}", "404" },
+	{ "POST", "/v4/chat/send", "404 409 422 502 504" },
+	{ "GET", "/v4/generations/{id}", "404" },
+	{ "POST", "/v4/generations/{id}/stop", "404 409" },
+	{ "POST", "/v5/sessions/{id}/mount", "404 422" },
+	{ "GET", "/repos/{id}/head", "404" },
+	{ "GET", "/commits/{hash}", "404" },
+	{ "POST", "/chat/commit", "404 409 422" },
+	{ "POST", "/mcp", "406" },
+	{ "POST", "/v5/checkpoints/draft", "404 422 502" },
+	{ "GET", "/v5/checkpoints/draft/{job_id}", "404" },
+	{ "POST", "/v5/checkpoints/{hash}/review", "404 422 502 504" },
+	{ "POST", "/v1/ingest", "404 422" },
+	{ "POST", "/v1/context-pack", "404 422" },
+	{ "GET", "/v4/auth", "" },
+	{ "POST", "/v4/auth", "401" },
+	{ "DELETE", "/v4/auth", "" },
+	{ "GET", "/v4/overview", "" },
+	{ "GET", "/v4/repos/{id}/graph", "404" },
+	{ "GET", "/v4/changes", "404" },
+	{ "GET", "/v4/providers", "" },
+	{ "GET", "/v4/sessions/{id}/context", "404 422" },
+	{ NULL, NULL, NULL },
+};
+
+/* route_errors' list for r, or NULL. */
+static const char *errors_of(const struct http_route *r)
+{
+	for (size_t i = 0; route_errors[i].method; i++)
+		if (!strcmp(route_errors[i].method, r->method) &&
+		    !strcmp(route_errors[i].pattern, r->pattern))
+			return route_errors[i].errors;
+	return NULL;
+}
+
+/*
+ * The errors every route of its kind can give (the server's admission, see
+ * server.c), then the ones its operation gives (route_errors).
+ */
+static void add_errors(json_t *responses, const struct http_route *r)
+{
+	const char *e = errors_of(r);
+
+	add_error(responses, r, 421);
+	add_error(responses, r, 500);
+	if (!(r->flags & ROUTE_OPEN))
+		add_error(responses, r, 401);
+	if (strchr(r->pattern, '{')) {
+		add_error(responses, r, 400);     /* a path that is not UTF-8 */
+		add_error(responses, r, 414);
+	}
+	if (!(r->flags & ROUTE_NO_STORE) || (r->flags & ROUTE_BLOCKING))
+		add_error(responses, r, 503);
+	if (is_write(r->method)) {
+		add_error(responses, r, 400);
+		add_error(responses, r, 403);
+		add_error(responses, r, 413);
+		add_error(responses, r, 415);
+		add_error(responses, r, 503);
 	}
 	if (r->doc.query)
-		json_array_append_new(list, json_pack("{s:s, s:s, s:b, s:{s:s, s:i}}", "name",
-						       r->doc.query, "in", "query", "required", 0,
-						       "schema", "type", "integer", "minimum", 0));
-	return list;
+		add_error(responses, r, 400);
+	if (!e) {
+		json_object_set_new(responses, "default",
+				    json_pack("{s:s, s:o}", "description", "an error", "content",
+					      json_content("Error")));
+		return;
+	}
+	while (*e) {
+		char *end;
+		long status = strtol(e, &end, 10);
+
+		if (end == e)
+			BUG("bad route_errors entry of %s %s", r->method, r->pattern);
+		add_error(responses, r, (int)status);
+		e = end + strspn(end, " ");
+	}
+}
+
+static json_t *responses_of(const struct http_route *r)
+{
+	char status[8];
+	json_t *responses = json_object(), *ok;
+
+	snprintf(status, sizeof(status), "%d", r->doc.status);
+	ok = json_pack("{s:s, s:o}", "description", "success", "content",
+		       json_content(r->doc.result));
+	json_object_set_new(responses, status, ok);
+	if (r->doc.events)
+		json_object_set_new(json_object_get(ok, "content"), "text/event-stream",
+				    json_pack("{s:{s:s, s:s}}", "schema", "type", "string",
+					      "description", "server-sent events generation, delta...,"
+					      " then done or error, each with an id (docs/http.md,"
+					      " Streaming chat)"));
+	if (!strcmp(r->pattern, "/mcp"))
+		json_object_set_new(responses, "202",
+				    json_pack("{s:s, s:o}", "description",
+					      "a notification or a response was accepted; the body is {}",
+					      "content", json_content("Accepted")));
+	if (r->run == http_ui_index || r->run == http_ui_asset)
+		json_object_set_new(responses, "304",
+				    json_pack("{s:s}", "description",
+					      "Not Modified: the If-None-Match given names this ETag"));
+	add_errors(responses, r);
+	return responses;
 }
 
 static json_t *operation(const struct http_route *r)
 {
-	char status[8];
-	json_t *op, *responses;
+	json_t *op;
 
-	snprintf(status, sizeof(status), "%d", r->doc.status);
-	responses = json_pack("{s:{s:s, s:o}, s:{s:s, s:o}}", status, "description", "success",
-			      "content", json_content(r->doc.result), "default", "description",
-			      "an error", "content", json_content("Error"));
-	if (r->doc.events)
-		json_object_set_new(json_object_get(json_object_get(responses, status), "content"),
-				    "text/event-stream", json_pack("{s:{s:s, s:s}}", "schema",
-				    "type", "string", "description",
-				    "server-sent events generation, delta..., then done or error, each with"
-				    " an id (docs/http.md, Streaming chat)"));
 	op = json_pack("{s:s, s:o, s:o, s:o}", "summary", r->doc.summary, "operationId",
-		       operation_id(r), "parameters", parameters(r), "responses", responses);
+		       operation_id(r), "parameters", parameters(r), "responses", responses_of(r));
 	if (r->doc.op)
 		json_object_set_new(op, "description",
 				    json_sprintf("Calls the operation '%s'.", r->doc.op));
 	if (r->doc.body)
 		json_object_set_new(op, "requestBody",
-				    json_pack("{s:b, s:o}", "required", 1, "content",
-					      json_content(r->doc.body)));
+				    json_pack("{s:b, s:o}", "required", !!strcmp(r->doc.body, "OpParams"),
+					      "content", json_content(r->doc.body)));
 	if (r->flags & ROUTE_OPEN)
 		json_object_set_new(op, "security", json_array());
 	return op;
+}
+
+/* Schemas shared by more than one error body, added to the components. */
+static void add_shared_schemas(json_t *components)
+{
+	json_t *schemas = json_object_get(components, "schemas");
+
+	json_object_set_new(schemas, "ErrorOrJsonRpc",
+			    json_pack("{s:[o, o]}", "anyOf", ref("Error"), ref("JsonRpc")));
 }
 
 json_t *http_openapi(void)
@@ -324,6 +1429,7 @@ json_t *http_openapi(void)
 
 	if (!components)
 		BUG("the components literal of openapi.c is not valid JSON");
+	add_shared_schemas(components);
 	for (const struct http_route *r = http_routes; r->method; r++) {
 		char method[8];
 		json_t *item = json_object_get(paths, r->pattern);
@@ -338,12 +1444,25 @@ json_t *http_openapi(void)
 		}
 		json_object_set_new(item, method, operation(r));
 	}
-	doc = json_pack("{s:s, s:{s:s, s:s, s:s}, s:o, s:o, s:[{s:[]}, {}]}",
+	doc = json_pack("{s:s, s:{s:s, s:s, s:s}, s:[{s:s, s:s}], s:o, s:o, s:[{s:[]}, {}]}",
 			"openapi", "3.1.0",
 			"info", "title", "Smriti HTTP API", "version", "1",
 			"description", "Version control for reasoning state. Spaces are 'repos'"
 			" and Checkpoints are 'commits' in the API.",
+			"servers", "url", "http://127.0.0.1:7411",
+			"description", "smriti serve's default address (--listen changes it)",
 			"paths", paths, "components", components,
 			"security", "bearer");
 	return doc;
+}
+
+char *http_openapi_text(void)
+{
+	json_t *doc = http_openapi();
+	char *text = json_dumps(doc, JSON_INDENT(2));
+
+	json_decref(doc);
+	if (!text)
+		BUG("cannot serialise the OpenAPI document");
+	return text;
 }

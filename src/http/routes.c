@@ -79,6 +79,21 @@ static void h_openapi(struct http_req *r, struct ops_ctx *ctx)
 	http_reply_fixed(r, FIXED_OPENAPI);
 }
 
+/* Prometheus scrapes this: counters of the server and of the process (metrics.c). */
+static void h_metrics(struct http_req *r, struct ops_ctx *ctx)
+{
+	size_t len;
+	char *text;
+
+	(void)ctx;
+	if (!r->srv->metrics) {
+		http_error(r, 404, "not_found", "metrics are off (smriti serve --no-metrics)");
+		return;
+	}
+	text = http_metrics_render(r->srv->metrics, atomic_load(&r->srv->inflight), &len);
+	http_reply_text(r, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
+}
+
 static void h_api_op(struct http_req *r, struct ops_ctx *ctx)
 {
 	struct smr_err err = SMR_ERR_INIT;
@@ -391,6 +406,9 @@ const struct http_route http_routes[] = {
 	    "Html", 200, NULL } },
 	{ "GET", "/healthz", h_health, OPEN,
 	  { "Liveness and the storage backend in use", NULL, NULL, "Health", 200, NULL } },
+	{ "GET", "/metrics", h_metrics, ROUTE_NO_STORE,
+	  { "Counters for monitoring, in the Prometheus text format (docs/operations.md)", NULL,
+	    NULL, "Metrics", 200, NULL } },
 	{ "GET", "/openapi.json", h_openapi, ROUTE_NO_STORE,
 	  { "This OpenAPI document", NULL, NULL, "OpenAPI", 200, NULL } },
 	{ "POST", "/api/ops/{op}", h_api_op, ROUTE_BY_OP,
@@ -478,16 +496,16 @@ const struct http_route http_routes[] = {
 	    "space.overview", NULL, "Overview", 200, NULL } },
 	{ "GET", "/v4/repos/{id}/graph", h_repo_graph, 0,
 	  { "The checkpoint graph of a Space and the Spaces forked from it, newest first"
-	    " (?after=HASH for the next page)", "space.graph", NULL, "Graph", 200, "limit" } },
+	    " (?after=HASH for the next page)", "space.graph", NULL, "Graph", 200, "limit after" } },
 	{ "GET", "/v4/changes", h_changes, 0,
 	  { "A version that changes whenever the Spaces (or, with ?space=NAME, that Space's"
-	    " sessions) change, whoever wrote", "state.version", NULL, "Version", 200, NULL } },
+	    " sessions) change, whoever wrote", "state.version", NULL, "Version", 200, "space" } },
 	{ "GET", "/v4/providers", h_providers, 0,
 	  { "The providers configured and their default models (never keys)", "providers.list",
 	    NULL, "Providers", 200, NULL } },
 	{ "GET", "/v4/sessions/{id}/context", h_session_context, 0,
 	  { "What the model sees: the context the session's next send would assemble"
 	    " (?provider=P&model=M); nothing is sent or written", "context.preview", NULL,
-	    "ContextPreview", 200, NULL } },
+	    "ContextPreview", 200, "provider model" } },
 	{ NULL, NULL, NULL, 0, { NULL, NULL, NULL, NULL, 0, NULL, 0 } },
 };

@@ -109,6 +109,15 @@ const char *http_query(struct http_req *r, const char *key)
 	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
 }
 
+void http_reply_text(struct http_req *r, int status, const char *type, char *text, size_t len)
+{
+	free(r->text);
+	r->text = text;
+	r->text_len = len;
+	r->text_type = type;
+	r->status = status;
+}
+
 void http_reply_fixed(struct http_req *r, int which)
 {
 	r->fixed = r->srv->fixed[which];
@@ -234,7 +243,15 @@ static enum MHD_Result send_reply(struct http_req *r)
 		return send_events(r);
 	if (r->gen)
 		gen_result(r);
-	if (!resp) {
+	if (!resp && r->text) {
+		resp = MHD_create_response_from_buffer(r->text_len, r->text, MHD_RESPMEM_MUST_FREE);
+		r->text = NULL;
+		if (!resp)
+			return MHD_NO;
+		MHD_add_response_header(resp, "Content-Type", r->text_type);
+		MHD_add_response_header(resp, "Cache-Control", "no-store");
+		MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	} else if (!resp) {
 		if (!r->out)
 			error_doc(r, 500, "internal", "no response was produced");
 		json_dump_callback(r->out, dump_to_buf, &text, JSON_COMPACT | JSON_ENCODE_ANY);
@@ -280,17 +297,36 @@ static void log_path(char *out, size_t size, const char *url)
 	out[n] = '\0';
 }
 
-/* One line per request: method, path, status, duration; never bodies or headers. */
+/*
+ * One line per request: method, path, status, duration; never bodies or
+ * headers.  As JSON (--log-format json) it also has the time and the route
+ * template; the path is already escaped to printable ASCII without '"' or
+ * '\\' (log_path), so it needs no further quoting.
+ */
 static void access_log(struct http_req *r, enum MHD_RequestTerminationCode toe)
 {
-	char line[256];
+	char line[512], now[32];
 	int64_t us = sys_monotonic_us() - r->start_us;
+	int status = r->state == REQ_SENT ? r->status : 0;
+	int closed = toe != MHD_REQUEST_TERMINATED_COMPLETED_OK;
 	int n;
 
-	n = snprintf(line, sizeof(line), "http: %s %s %d %lld.%03lldms%s\n", r->method, r->path,
-		     r->state == REQ_SENT ? r->status : 0, (long long)(us / 1000),
-		     (long long)(us % 1000),
-		     toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed)");
+	if (r->srv->cfg->log_json) {
+		char method[32];
+
+		log_path(method, sizeof(method), r->method);   /* a token, but MHD does not insist */
+		sys_now_iso(now);
+		n = snprintf(line, sizeof(line),
+			     "{\"time\":\"%s\",\"method\":\"%s\",\"path\":\"%s\",\"route\":%s%s%s,"
+			     "\"status\":%d,\"duration_ms\":%lld.%03lld,\"closed\":%s}\n", now,
+			     method, r->path, r->route ? "\"" : "",
+			     r->route ? r->route->pattern : "null", r->route ? "\"" : "", status,
+			     (long long)(us / 1000), (long long)(us % 1000), closed ? "true" : "false");
+	} else {
+		n = snprintf(line, sizeof(line), "http: %s %s %d %lld.%03lldms%s\n", r->method,
+			     r->path, status, (long long)(us / 1000), (long long)(us % 1000),
+			     closed ? " (connection closed)" : "");
+	}
 	if (n > 0)
 		http_log_line(&r->srv->log, line,
 			      (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
@@ -317,6 +353,9 @@ static struct http_req *req_new(struct http_server *srv, struct MHD_Connection *
 	r->out = NULL;
 	r->fixed = NULL;
 	r->set_cookie = NULL;
+	r->text = NULL;
+	r->text_len = 0;
+	r->text_type = NULL;
 	r->by_cookie = 0;
 	r->at_once = 0;
 	r->state = REQ_NEW;
@@ -356,6 +395,7 @@ static void req_free(struct http_req *r)
 	json_decref(r->out);
 	drop_body(r);
 	free(r->set_cookie);
+	free(r->text);
 	free(r);
 }
 
@@ -725,6 +765,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 
 	if (!r)
 		return;
+	if (srv->metrics)
+		http_metrics_count(srv->metrics, r->route,
+				   r->state == REQ_SENT ? r->status : 0,
+				   sys_monotonic_us() - r->start_us);
 	if (srv->cfg->access_log)
 		access_log(r, toe);
 	/* back to waiting for a request head (keep-alive); not on a closing connection */
@@ -906,6 +950,8 @@ enum smr_rc http_listen(const struct http_config *cfg, struct http_server **out,
 			cfg->token);
 	build_fixed(srv);
 	srv->ui = http_ui_build();
+	if (cfg->metrics)
+		srv->metrics = http_metrics_new();
 	*out = srv;
 	return SMR_OK;
 }
@@ -964,6 +1010,7 @@ void http_close(struct http_server *srv)
 		if (srv->fixed[i])
 			MHD_destroy_response(srv->fixed[i]);
 	http_ui_free(srv->ui);
+	http_metrics_free(srv->metrics);
 	http_guard_release(&srv->guard);
 	if (srv->fd >= 0)
 		close(srv->fd);

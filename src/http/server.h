@@ -25,6 +25,8 @@ struct http_config {
 	const char *token;          /* SMRITI_TOKEN, or NULL: no token required */
 	const char *allowed_hosts;  /* SMRITI_ALLOWED_HOSTS, comma list, or NULL */
 	int access_log;             /* 1: one line per request on stderr */
+	int log_json;               /* 1: access log lines are JSON objects (--log-format json) */
+	int metrics;                /* 1: count requests and serve GET /metrics */
 };
 
 struct http_server;
@@ -48,6 +50,13 @@ enum smr_rc http_listen(const struct http_config *cfg, struct http_server **out,
  * it returns no request is running any more.
  */
 enum smr_rc http_serve(struct http_server *srv, struct runtime *rt, struct smr_err *err);
+
+/*
+ * The OpenAPI 3.1 document of the HTTP API, as /openapi.json serves it
+ * (indented); caller free()s.  Needs no server, so a client can be
+ * generated from `smriti openapi`.
+ */
+char *http_openapi_text(void);
 
 /* Frees what http_listen() made; NULL is a no-op. */
 void http_close(struct http_server *srv);

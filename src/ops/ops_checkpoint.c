@@ -43,6 +43,14 @@ static enum smr_rc unique_hash(struct ops_ctx *ctx, const char *prefix, char **o
 	return rc;
 }
 
+/* 1 for 1 to 3 lower-case hex digits: meant as a prefix, but too short to be one. */
+static int is_short_hex(const char *s)
+{
+	size_t n = strspn(s, "0123456789abcdef");
+
+	return n > 0 && n < 4 && !s[n];
+}
+
 /* The checkpoint a base reference names (no ~N), looked up as a Space first. */
 static enum smr_rc resolve_base(struct ops_ctx *ctx, const char *base, struct checkpoint *out,
 				char **space_id, struct smr_err *err)
@@ -65,6 +73,10 @@ static enum smr_rc resolve_base(struct ops_ctx *ctx, const char *base, struct ch
 	}
 	if (rc != SMR_ENOTFOUND)
 		return smr_errf(err, rc, "cannot read space '%s'", base);
+	if (is_short_hex(base))
+		return smr_errf(err, SMR_ENOTFOUND,
+				"no space named '%s', and a checkpoint prefix needs at least 4 hex"
+				" digits", base);
 	if (!is_hash_prefix(base))
 		return smr_errf(err, SMR_ENOTFOUND, "no space or checkpoint named '%s'", base);
 	rc = unique_hash(ctx, base, &hash, err);
@@ -212,19 +224,38 @@ static enum smr_rc put_on_head(struct ops_ctx *ctx, struct space *sp, struct che
 	return rc;
 }
 
+/*
+ * Lowercases a --parent in place and checks its syntax: malformed is bad
+ * input (exit 2, 400), not a lost race (exit 4, 409).
+ */
+static enum smr_rc parent_syntax(char *parent, struct smr_err *err)
+{
+	for (char *p = parent; p && *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	if (parent && !is_hash_prefix(parent))
+		return smr_errf(err, SMR_EINVAL,
+				"parent '%s' is not a checkpoint hash (give 4 to 64 hex digits)",
+				parent);
+	return SMR_OK;
+}
+
 static enum smr_rc write_checkpoint(struct ops_ctx *ctx, const char *space, struct checkpoint *c,
 				    const char *parent, struct checkpoint *out,
 				    struct smr_err *err)
 {
 	struct space sp = { 0 };
-	char *parent_hash = NULL;
+	char *parent_hash = NULL, *lower = parent ? xstrdup(parent) : NULL;
 	enum smr_rc rc;
 
 	rc = store_space_get(ctx->st, space, &sp, err);
-	if (rc)
+	if (rc) {
+		free(lower);
 		return rc;
+	}
 	c->space = xstrdup(sp.name);
-	if (parent) {
+	parent = lower;
+	rc = parent_syntax(lower, err);
+	if (!rc && parent) {
 		rc = unique_hash(ctx, parent, &parent_hash, err);
 		if (rc == SMR_ENOTFOUND)
 			rc = smr_errf(err, SMR_ECONFLICT,
@@ -232,12 +263,13 @@ static enum smr_rc write_checkpoint(struct ops_ctx *ctx, const char *space, stru
 				      sp.name, sp.head ? sp.head : "empty");
 		if (!rc)
 			rc = put_on(ctx, &sp, c, parent_hash, err);
-	} else {
+	} else if (!rc) {
 		rc = put_on_head(ctx, &sp, c, err);
 	}
 	if (!rc)
 		rc = store_checkpoint_get(ctx->st, sp.id, c->hash, out, err);
 	free(parent_hash);
+	free(lower);
 	space_release(&sp);
 	return rc;
 }
@@ -308,9 +340,12 @@ static enum smr_rc update_on(struct update *u, const struct space *sp, const cha
 			     struct checkpoint *c, struct smr_err *err)
 {
 	struct checkpoint base = { 0 };
-	char *hash = NULL;
-	enum smr_rc rc = unique_hash(u->ctx, parent, &hash, err);
+	char *hash = NULL, *lower = xstrdup(parent);
+	enum smr_rc rc = parent_syntax(lower, err);
 
+	parent = lower;
+	if (!rc)
+		rc = unique_hash(u->ctx, parent, &hash, err);
 	if (!rc)
 		rc = store_checkpoint_get(u->ctx->st, sp->id, hash, &base, err);
 	if (rc == SMR_ENOTFOUND)
@@ -324,6 +359,7 @@ static enum smr_rc update_on(struct update *u, const struct space *sp, const cha
 		rc = store_checkpoint_put(u->ctx->st, sp->id, c, hash, err);
 	checkpoint_release(&base);
 	free(hash);
+	free(lower);
 	return rc;
 }
 

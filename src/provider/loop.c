@@ -11,6 +11,7 @@
 #include "provider/call.h"
 #include "provider/decode.h"
 #include "provider/loop.h"
+#include "util/metrics.h"
 #include "util/sys.h"
 #include "util/xalloc.h"
 
@@ -200,6 +201,26 @@ static void tell_caller(struct provider_stream *s, enum provider_end end,
 		s->cbs.on_done(s->ud, &o);
 }
 
+/* Counts the call for GET /metrics: how it ended and how long it took. */
+static void count_call(const struct provider_stream *s, enum provider_end end,
+		       const struct smr_err *err)
+{
+	enum metrics_outcome o = METRICS_OK;
+
+	/* a stream ends in an error for a non-2xx answer; a waiter's caller judges it later */
+	if (err && err->code == SMR_ETIMEOUT)
+		o = METRICS_TIMEOUT;
+	else if (s->reply.status && (s->reply.status < 200 || s->reply.status > 299))
+		o = METRICS_HTTP_ERROR;
+	else if (err)
+		o = METRICS_ERROR;
+	else if (end == PROVIDER_END_TRUNCATED)
+		o = METRICS_TRUNCATED;
+	else if (end == PROVIDER_END_STOPPED || end == PROVIDER_END_INTERRUPTED)
+		o = METRICS_STOPPED;
+	metrics_provider_call(s->p->name, o, sys_monotonic_us() - s->start_us);
+}
+
 /* Ends s: exactly one callback (or the waiter's wake-up), then the loop lets go of it. */
 static void finish(struct provider_loop *l, struct provider_stream *s, enum provider_end end,
 		   const struct smr_err *err)
@@ -211,6 +232,7 @@ static void finish(struct provider_loop *l, struct provider_stream *s, enum prov
 		curl_easy_cleanup(s->easy);
 	s->easy = NULL;
 	s->state = CALL_DONE;
+	count_call(s, end, err);
 	if (s->waiter)
 		wake_waiter(s, err);
 	else

@@ -17,6 +17,7 @@
  */
 #include "store/internal.h"
 #include "store/schema_sqlite.h"
+#include "util/metrics.h"
 #include "util/xalloc.h"
 
 #include <pthread.h>
@@ -79,6 +80,7 @@ static enum smr_rc db_error(struct sqlite_store *s, struct smr_err *err, const c
 {
 	int code = sqlite3_errcode(s->db);
 
+	metrics_store_error("sqlite", code == SQLITE_BUSY || code == SQLITE_LOCKED);
 	if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
 		return smr_errf(err, SMR_EUNAVAIL, "database is busy (%s); try again", what);
 	return smr_errf(err, SMR_EINTERNAL, "database error while %s: %s", what,

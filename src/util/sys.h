@@ -21,6 +21,9 @@ void sys_now_iso(char out[32]);
 /* Microseconds on a monotonic clock, for latencies. */
 int64_t sys_monotonic_us(void);
 
+/* Wall-clock microseconds since the Unix epoch. */
+int64_t sys_realtime_us(void);
+
 /* A random RFC 4122 version-4 UUID, lower-case, into out[37]. */
 void sys_uuid(char out[37]);
 

@@ -125,3 +125,72 @@ void utf8_repair(const char *s, size_t n, struct buf *out)
 		}
 	}
 }
+
+/* ---- display width ---- */
+
+struct cp_range {
+	unsigned lo, hi;
+};
+
+/* Combining marks and zero-width characters: they take no column. */
+static const struct cp_range zero_width[] = {
+	{ 0x0300, 0x036F }, { 0x0483, 0x0489 }, { 0x0591, 0x05BD }, { 0x0610, 0x061A },
+	{ 0x064B, 0x065F }, { 0x0E31, 0x0E31 }, { 0x0E34, 0x0E3A }, { 0x0E47, 0x0E4E },
+	{ 0x1AB0, 0x1AFF }, { 0x1DC0, 0x1DFF }, { 0x200B, 0x200F }, { 0x20D0, 0x20FF },
+	{ 0xFE00, 0xFE0F }, { 0xFE20, 0xFE2F }, { 0xE0100, 0xE01EF },
+};
+
+/* East Asian Wide and Fullwidth blocks, and the emoji planes: two columns. */
+static const struct cp_range double_width[] = {
+	{ 0x1100, 0x115F }, { 0x2E80, 0x303E }, { 0x3041, 0x33FF }, { 0x3400, 0x4DBF },
+	{ 0x4E00, 0x9FFF }, { 0xA000, 0xA4CF }, { 0xAC00, 0xD7A3 }, { 0xF900, 0xFAFF },
+	{ 0xFE30, 0xFE4F }, { 0xFF00, 0xFF60 }, { 0xFFE0, 0xFFE6 }, { 0x1F300, 0x1F64F },
+	{ 0x1F900, 0x1F9FF }, { 0x20000, 0x3FFFD },
+};
+
+static int in_ranges(unsigned cp, const struct cp_range *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (cp >= r[i].lo && cp <= r[i].hi)
+			return 1;
+	return 0;
+}
+
+/* Decodes one code point of well-formed s (len from seq_len). */
+static unsigned decode(const unsigned char *s, size_t len)
+{
+	static const unsigned char lead_mask[5] = { 0, 0x7F, 0x1F, 0x0F, 0x07 };
+	unsigned cp = s[0] & lead_mask[len];
+
+	for (size_t i = 1; i < len; i++)
+		cp = (cp << 6) | (s[i] & 0x3F);
+	return cp;
+}
+
+size_t utf8_width(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t cols = 0;
+
+	while (n) {
+		size_t len = seq_len(p, n);
+		unsigned cp;
+
+		if (!len) {                /* malformed: one column per byte, as a terminal shows it */
+			cols++;
+			p++;
+			n--;
+			continue;
+		}
+		cp = decode(p, len);
+		if (in_ranges(cp, zero_width, sizeof(zero_width) / sizeof(*zero_width)))
+			;
+		else if (in_ranges(cp, double_width, sizeof(double_width) / sizeof(*double_width)))
+			cols += 2;
+		else
+			cols++;
+		p += len;
+		n -= len;
+	}
+	return cols;
+}

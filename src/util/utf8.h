@@ -18,6 +18,13 @@ size_t utf8_chars(const char *s, size_t n);
 /* Byte length of the first max_chars code points of well-formed s[0..n). */
 size_t utf8_prefix_bytes(const char *s, size_t n, size_t max_chars);
 
+/*
+ * Terminal columns s[0..n) takes: combining marks none, East Asian wide
+ * and emoji two, the rest one (malformed bytes one each).  A small table,
+ * not wcwidth(3), so it holds in the C locale that services run in.
+ */
+size_t utf8_width(const char *s, size_t n);
+
 struct buf;
 
 /*

@@ -59,13 +59,44 @@ describe('smriti draft, local', () => {
     fake.script([{ json: EXTRACTED, provider: 'anthropic' }]);
     const out = await okAsync(t.db, ['draft', sessionId, '--provider', 'anthropic', '--model', 'claude-x'],
       { env: env() });
-    assert.match(out, new RegExp(`^draft of session ${sessionId}, turns 1 to 4, by anthropic claude-x \\(not saved\\)\\n`));
+    assert.match(out, new RegExp(`^draft \\S+ of session ${sessionId}, turns 1 to 4, by anthropic claude-x \\(not saved\\)\\n`));
     assert.match(out, /\n    Lisbon offsite\n/);
     assert.match(out, /\nDecisions:\n  - Hold the offsite in Lisbon in May\n  - Book the Alfama venue\n/);
     assert.match(out, /\nAssumptions:\n  - Everyone can travel without a visa\n/);
     assert.match(out, /\nTasks:\n  \[ \] Priya books the flights by Friday\n/);
     assert.match(out, /\nOpen questions:\n  - Do we need a translator\?\n/);
     assert.match(out, /smriti checkpoint create SPACE --from-json draft.json/);
+    assert.doesNotMatch(out, new RegExp(`smriti draft ${sessionId}`), 'never re-run the model to save');
+  });
+
+  test('the draft shown is the draft saved: --job JOB --save makes no second model call', async () => {
+    fake.reset();
+    fake.script([{ json: EXTRACTED }]);
+    const out = await okAsync(t.db, ['draft', sessionId], { env: env() });
+    const job = out.match(/^draft (\S+) of session/)[1];
+    assert.match(out, new RegExp(`To save this draft as shown: smriti draft --job ${job} --save\n`));
+    const calls = fake.requests().length;
+    const before = run(t.db, ['log', 'offsite', '--json']);
+    const saved = await okAsync(t.db, ['draft', '--job', job, '--save', '--json'],
+      { env: { ...env(), SMRITI_AUTHOR: 'priya' } });
+    assert.equal(fake.requests().length, calls, 'saving called no model');
+    assert.equal(saved.space, 'offsite');
+    assert.equal(saved.author, 'priya');
+    assert.equal(saved.title, EXTRACTED.title);
+    assert.deepEqual(saved.decisions, EXTRACTED.decisions);
+    assert.equal(saved.metadata.draft.job_id, job);
+    assert.equal(ok(t.db, ['head', 'offsite', '--json']).commit_hash, saved.commit_hash);
+    if (before.code === 0) assert.equal(saved.parent_hash, before.json()[0].commit_hash);
+    // one step: draft and save
+    fake.script([{ json: EXTRACTED }]);
+    const both = await okAsync(t.db, ['draft', sessionId, '--save'], { env: env() });
+    assert.match(both, /\nsaved the draft of job \S+ as \[offsite [0-9a-f]{12}\] Lisbon offsite\n$/);
+    assert.doesNotMatch(both, /not saved/);
+    assert.equal(ok(t.db, ['log', 'offsite', '--json'])[0].author, 'tester', 'the login name by default');
+    // usage
+    assert.equal((await runAsync(t.db, ['draft', sessionId, '--job', job], { env: env() })).code, 2);
+    assert.equal((await runAsync(t.db, ['draft', '--job', job, '--model', 'm'], { env: env() })).code, 2);
+    assert.equal((await runAsync(t.db, ['draft', '--job', 'no-such-job', '--save'], { env: env() })).code, 3);
   });
 
   test('a failed draft exits 5 with the reason; bad input exits 2 or 3', async () => {
@@ -79,8 +110,8 @@ describe('smriti draft, local', () => {
     assert.equal(missing.code, 3);
     assert.match(missing.stderr, /^smriti: no session 'no-such-session'\n$/);
     const nokey = await runAsync(t.db, ['draft', sessionId]);
-    assert.equal(nokey.code, 2);
-    assert.equal(nokey.stderr, 'smriti: cannot draft with openai: OPENAI_API_KEY is not set\n');
+    assert.equal(nokey.code, 5, 'the exit code of chat.send without its key');
+    assert.equal(nokey.stderr, 'smriti: openai: OPENAI_API_KEY is not set\n');
     assert.equal((await runAsync(t.db, ['draft'], { env: env() })).code, 2);
     assert.equal((await runAsync(t.db, ['draft', sessionId, '--bogus'], { env: env() })).code, 2);
     assert.match(await okAsync(t.db, ['draft', '--help']), /^usage: smriti draft SESSION/);
@@ -110,5 +141,17 @@ describe('smriti draft through SMRITI_URL', () => {
     assert.match(r.stderr, /failed: the provider failed: openai: 400 .*bad model/);
     const missing = await runAsync('/nonexistent/db', ['draft', 'nope'], { env: { SMRITI_URL: srv.url } });
     assert.equal(missing.code, 3);
+  });
+
+  test('--job JOB --save saves the draft of a job on the server, with no second model call', async () => {
+    fake.reset();
+    fake.script([{ json: EXTRACTED }]);
+    const remote = { env: { SMRITI_URL: srv.url, SMRITI_AUTHOR: 'remote-agent' } };
+    const d = await okAsync('/nonexistent/db', ['draft', sessionId, '--json'], remote);
+    const saved = await okAsync('/nonexistent/db', ['draft', '--job', d.metadata.draft.job_id, '--save', '--json'], remote);
+    assert.equal(draftRequests(fake).length, 1);
+    assert.equal(saved.author, 'remote-agent');
+    assert.deepEqual(saved.tasks, EXTRACTED.tasks);
+    assert.equal(saved.metadata.draft.job_id, d.metadata.draft.job_id);
   });
 });

@@ -88,6 +88,8 @@ test('kill -9 with a job running and one queued: both failed on the next start',
   await waitStatus(srv, running.job_id, 'running');
   const queued = await create(srv, s.id);
   assert.equal((await expectStatus(srv, 'GET', `/v5/checkpoints/draft/${queued.job_id}`, 200)).status, 'queued');
+  // GET /metrics sees the one job waiting for the only worker
+  assert.match((await request(srv, 'GET', '/metrics')).text, /^smriti_draft_queue_depth 1$/m);
   srv.child.kill('SIGKILL');
   await srv.exit;
 

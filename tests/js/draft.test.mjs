@@ -297,15 +297,15 @@ describe('refused before any job is made', () => {
     assert.equal(fake.requests().length, before, 'nothing reached the provider');
   });
 
-  test('a provider without its key is 422 naming the variable', async () => {
+  test('a provider without its key is 502 naming the variable, as on chat.send', async () => {
     const t = tempDb();
     const bare = await startServer(t.db, { env: { OPENAI_BASE_URL: `${fake.url}/v1` } });
     try {
       await expectStatus(bare, 'POST', '/v4/repos', 201, { body: { name: 'k' } });
       const s = await ingestSession(bare, 'k');
       const r = await request(bare, 'POST', '/v5/checkpoints/draft', { body: { session_id: s.id } });
-      assertError(r, 422, 'unprocessable');
-      assert.equal(r.json.error.message, 'cannot draft with openai: OPENAI_API_KEY is not set');
+      assertError(r, 502, 'provider_error');
+      assert.equal(r.json.error.message, 'openai: OPENAI_API_KEY is not set');
     } finally {
       await bare.stop();
       t.cleanup();

@@ -51,11 +51,45 @@ export function startProcess(bin, args, { env = {}, ready = () => true, timeoutM
     const onData = (d) => {
       out += d;
       for (const line of out.split('\n')) {
-        if (ready(line)) { clearTimeout(timer); resolve({ child, output: () => out }); return; }
+        if (ready(line)) {
+          clearTimeout(timer);
+          const served = args[0] === 'serve' && out.match(/^listening on (http:\/\/\S+)$/m);
+          if (served) checkFetchesTo(served[1]);
+          resolve({ child, output: () => out });
+          return;
+        }
       }
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
     child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`${bin} exited ${code}: ${out}`)); });
   });
+}
+
+// Every fetch() a test makes to a `smriti serve` started here is checked
+// against the OpenAPI document like http-helpers.mjs's request() (an
+// undocumented status or a JSON body off its schema rejects the fetch), so
+// tests and clients on fetch (the MCP SDK's HTTP transport among them)
+// cannot see the server drift from its document either.
+const servers = new Set();
+let realFetch = null;
+
+function checkFetchesTo(url) {
+  servers.add(new URL(url).origin);
+  if (realFetch) return;
+  realFetch = globalThis.fetch;
+  globalThis.fetch = async (input, init = {}) => {
+    const res = await realFetch(input, init);
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    if (!servers.has(url.origin)) return res;
+    const method = (init.method || (input instanceof Request ? input.method : 'GET')).toUpperCase();
+    const type = res.headers.get('content-type') || '';
+    const isJson = /^application\/json\b/.test(type);
+    const text = isJson ? await res.clone().text() : '';
+    let json = null;
+    try { json = JSON.parse(text); } catch { /* not JSON */ }
+    const { checkResponse } = await import('./openapi-check.mjs');
+    checkResponse(method, url.pathname + url.search, { status: res.status, headers: { 'content-type': type }, text, json });
+    return res;
+  };
 }

@@ -1,9 +1,13 @@
 // http-helpers.mjs -- helpers of the HTTP server tests: start `smriti serve`
 // on a free port and make raw HTTP requests (node:http, so that tests can
 // set any Host, Origin or Content-Type header, which fetch forbids).
+// Every response request() receives is validated against the OpenAPI
+// document (openapi-check.mjs): an undocumented status or a body that does
+// not match its route's schema fails the test that received it.
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { SMRITI_FULL, startProcess } from './helpers.mjs';
+import { checkResponse } from './openapi-check.mjs';
 
 // Starts `smriti-full serve` on 127.0.0.1:0 with db; resolves to
 // { url, port, host, child, log(), stop() } once it printed its address.
@@ -42,8 +46,16 @@ export async function startServer(db, { args = [], env = {} } = {}) {
 }
 
 // One HTTP request.  body: an object (sent as JSON), a string or a Buffer.
-// Resolves to { status, headers, text, json } (json null when not JSON).
-export function request(server, method, path, { body, headers = {}, agent = false } = {}) {
+// Resolves to { status, headers, text, json } (json null when not JSON),
+// after checking it against the OpenAPI document (unchecked: true skips
+// that, for a test that sends something no client would).
+export async function request(server, method, path, opts = {}) {
+  const res = await rawRequest(server, method, path, opts);
+  if (!opts.unchecked) checkResponse(method, path, res);
+  return res;
+}
+
+function rawRequest(server, method, path, { body, headers = {}, agent = false } = {}) {
   let payload = body;
   const h = { Host: server.host, ...headers };
   if (body !== undefined && typeof body !== 'string' && !Buffer.isBuffer(body)) {

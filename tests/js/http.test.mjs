@@ -192,6 +192,8 @@ describe('agent surface', () => {
       [{ title: 'no repo' }, 400],
       [{ repo_id: 5, title: 'x' }, 400],
       [{ repo_id: 'strict', parent_commit_id: 7, title: 'x' }, 400],
+      [{ repo_id: 'strict', parent_commit_id: 'not-a-hash!', title: 'x' }, 400],
+      [{ repo_id: 'strict', parent_commit_id: 'ab', title: 'x' }, 400],
       [{ repo_id: 'strict', title: 5 }, 400],
       [{ repo_id: 'strict', decisions: 'not a list' }, 400],
       [{ repo_id: 'strict', title: 'x', bogus_field: 1 }, 400],

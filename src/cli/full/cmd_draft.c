@@ -2,8 +2,11 @@
  * cmd_draft.c -- `smriti draft SESSION`: Draft with AI from the command
  * line.  It creates a draft job (draft.create) and waits for it
  * (draft.get), locally or on the server at SMRITI_URL, then prints the
- * proposed checkpoint.  Nothing is saved: `--json` prints the draft in the
- * form `smriti checkpoint create SPACE --from-json -` reads.
+ * proposed checkpoint.  The job keeps its draft, so the draft a person
+ * read is the one that gets saved: `--save` saves it right away, and
+ * `smriti draft --job JOB --save` saves a job's draft later (draft.save),
+ * without calling the model again.  `--json` prints the draft in the form
+ * `smriti checkpoint create SPACE --from-json -` reads.
  */
 #include "cli/cli.h"
 
@@ -88,17 +91,18 @@ static void render_list(const json_t *draft, const char *field, const char *head
 	}
 }
 
-static void render_draft(const json_t *job)
+/* Prints the draft; the closing hint says how to save it unless it is being saved. */
+static void render_draft(const json_t *job, int saving)
 {
 	const json_t *draft = json_object_get(job, "draft");
 	const json_t *range = json_object_get(json_object_get(json_object_get(draft, "metadata"),
 							      "draft"), "turn_range");
 
-	printf("draft of session %s, turns %lld to %lld, by %s %s (not saved)\n",
+	printf("draft %s of session %s, turns %lld to %lld, by %s %s%s\n", str(job, "job_id"),
 	       str(job, "session_id"),
 	       (long long)json_integer_value(json_object_get(range, "first_seq")),
 	       (long long)json_integer_value(json_object_get(range, "last_seq")),
-	       str(job, "provider"), str(job, "model"));
+	       str(job, "provider"), str(job, "model"), saving ? "" : " (not saved)");
 	printf("\n    %s\n", *str(draft, "title") ? str(draft, "title") : "(untitled)");
 	if (*str(draft, "summary"))
 		printf("\n    %s\n", str(draft, "summary"));
@@ -108,15 +112,23 @@ static void render_draft(const json_t *job)
 	render_list(draft, "open_questions", "Open questions");
 	render_list(draft, "entities", "Entities");
 	render_list(draft, "artifacts", "Artifacts");
-	printf("\nTo save it: smriti draft %s --json > draft.json, edit it, then\n"
+	if (saving) {
+		putchar('\n');
+		return;
+	}
+	printf("\nTo save this draft as shown: smriti draft --job %s --save\n"
+	       "To edit it first: smriti draft --job %s --json > draft.json, then\n"
 	       "  smriti checkpoint create SPACE --from-json draft.json\n",
-	       str(job, "session_id"));
+	       str(job, "job_id"), str(job, "job_id"));
 }
 
 static const struct option opts[] = {
 	{ "provider", required_argument, NULL, 'p' },
 	{ "model", required_argument, NULL, 'm' },
 	{ "json", no_argument, NULL, 'j' },
+	{ "save", no_argument, NULL, 's' },
+	{ "job", required_argument, NULL, 'J' },
+	{ "author", required_argument, NULL, 'a' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -127,14 +139,22 @@ static int usage_help(void)
 	       "Drafts a checkpoint from the turns of SESSION after its mount boundary:\n"
 	       "a model extracts only the decisions, assumptions, tasks, open questions,\n"
 	       "entities and artifacts the conversation states.  No earlier checkpoint is\n"
-	       "shown to it.  The draft is printed, not saved; --json prints it in the\n"
-	       "form 'smriti checkpoint create SPACE --from-json FILE' reads.\n\n"
+	       "shown to it.  The draft is printed; it is saved only when you ask:\n"
+	       "--save saves it as a checkpoint of the session's Space, and\n"
+	       "'smriti draft --job JOB --save' saves the draft a job already made,\n"
+	       "exactly as it was shown, without calling the model again.\n\n"
 	       "  --provider P   openai, anthropic or local (default: SMRITI_PROVIDER)\n"
 	       "  --model M      the provider's model (default: its configured one)\n"
-	       "  --json         print the draft as JSON\n\n"
+	       "  --job JOB      use the draft of job JOB instead of drafting anew\n"
+	       "  --save         save the draft as a checkpoint (author: --author,\n"
+	       "                 else SMRITI_AUTHOR, else your login name)\n"
+	       "  --author NAME  the saved checkpoint's author\n"
+	       "  --json         print the draft (with --save: the checkpoint) as JSON,\n"
+	       "                 in the form 'smriti checkpoint create --from-json' reads\n\n"
 	       "Runs on the local store, or on the server at SMRITI_URL.  The job times\n"
 	       "out after SMRITI_DRAFT_TIMEOUT_MS (default 120000).  Exit code 5 when the\n"
-	       "draft failed (provider error, timeout, a reply that is not a draft).\n",
+	       "draft failed (provider error or no key, timeout, a reply that is not a\n"
+	       "draft).\n",
 	       draft_cmd()->usage);
 	return 0;
 }
@@ -152,7 +172,8 @@ static int set_str(json_t *params, const char *key, const char *val)
 
 struct draft_args {
 	json_t *params;
-	int json, bad;
+	const char *job, *author;
+	int json, save, bad;
 };
 
 static int take(int c, const char *val, void *arg)
@@ -161,6 +182,12 @@ static int take(int c, const char *val, void *arg)
 
 	if (c == 'j')
 		a->json = 1;
+	else if (c == 's')
+		a->save = 1;
+	else if (c == 'J')
+		a->job = val;
+	else if (c == 'a')
+		a->author = val;
 	else if (c == 'p')
 		a->bad |= set_str(a->params, "provider", val);
 	else if (c == 'm')
@@ -170,48 +197,77 @@ static int take(int c, const char *val, void *arg)
 	return 0;
 }
 
-static int parse(int argc, char **argv, json_t *params, int *json)
+static int parse(int argc, char **argv, struct draft_args *a)
 {
-	struct draft_args a = { params, 0, 0 };
 	int first, rc;
 
 	rc = cli_options(draft_cmd(), argc, argv, "", opts, "unknown option or missing value",
-			 take, &a, &first);
+			 take, a, &first);
 	if (rc)
 		return rc;
-	*json = a.json;
-	if (argc - first != 1)
-		return cli_usage(draft_cmd(), "give exactly one SESSION");
-	a.bad |= set_str(params, "session_id", argv[first]);
-	if (a.bad)
+	if (a->job && argc - first != 0)
+		return cli_usage(draft_cmd(), "give either SESSION or --job JOB, not both");
+	if (!a->job && argc - first != 1)
+		return cli_usage(draft_cmd(), "give exactly one SESSION (or --job JOB)");
+	if (a->job && (json_object_get(a->params, "provider") ||
+		       json_object_get(a->params, "model")))
+		return cli_usage(draft_cmd(), "--job reuses a finished draft: it takes no"
+				 " --provider or --model");
+	if (!a->job)
+		a->bad |= set_str(a->params, "session_id", argv[first]);
+	if (a->bad)
 		return cli_fail(SMR_EINVAL, "arguments must be valid UTF-8");
+	return 0;
+}
+
+/* Saves the draft of job (done) as shown: draft.save, no second model call. */
+static int save(struct cli_ctx *ctx, const json_t *job, const struct draft_args *a)
+{
+	json_t *c = NULL;
+	const char *author = a->author ? a->author : cli_default_author();
+	int rc = cli_call(ctx, "draft.save", json_pack("{s:s, s:s?}", "job_id",
+						       str(job, "job_id"), "author", author), &c);
+
+	if (rc)
+		return rc;
+	if (a->json)
+		cli_print_json(c);
+	else
+		printf("saved the draft of job %s as [%s %.12s] %s\n", str(job, "job_id"),
+		       str(c, "space"), str(c, "commit_hash"), str(c, "title"));
+	json_decref(c);
 	return 0;
 }
 
 int cmd_draft(int argc, char **argv, struct cli_ctx *ctx)
 {
-	json_t *params = json_object(), *job = NULL;
-	int json = 0, rc;
+	struct draft_args a = { json_object(), NULL, NULL, 0, 0, 0 };
+	json_t *job = NULL;
+	int rc;
 
 	if (cli_wants_help(argc, argv)) {
-		json_decref(params);
+		json_decref(a.params);
 		return usage_help();
 	}
-	rc = parse(argc, argv, params, &json);
-	if (rc) {
-		json_decref(params);
-		return rc;
-	}
-	rc = cli_call(ctx, "draft.create", params, &job);
+	rc = parse(argc, argv, &a);
+	if (!rc && a.job)
+		rc = cli_call(ctx, "draft.get", json_pack("{s:s}", "job_id", a.job), &job);
+	else if (!rc)
+		rc = cli_call(ctx, "draft.create", json_incref(a.params), &job);
 	if (!rc)
 		rc = wait_for(ctx, &job);
 	if (!rc && !strcmp(str(job, "status"), "failed"))
 		rc = cli_fail(SMR_EPROVIDER, "draft job %s failed: %s", str(job, "job_id"),
 			      str(job, "error"));
-	if (!rc && json)
+	if (!rc && a.save && !a.json)
+		render_draft(job, 1);
+	if (!rc && a.save)
+		rc = save(ctx, job, &a);
+	else if (!rc && a.json)
 		cli_print_json(json_object_get(job, "draft"));
 	else if (!rc)
-		render_draft(job);
+		render_draft(job, 0);
 	json_decref(job);
+	json_decref(a.params);
 	return rc;
 }

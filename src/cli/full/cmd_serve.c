@@ -17,11 +17,32 @@
 #include <string.h>
 
 int cmd_serve(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_openapi(int argc, char **argv, struct cli_ctx *ctx);
+
+/* smriti openapi: the document /openapi.json serves, without a server or a store. */
+int cmd_openapi(int argc, char **argv, struct cli_ctx *ctx)
+{
+	char *text;
+
+	(void)ctx;
+	if (cli_wants_help(argc, argv)) {
+		printf("usage: smriti openapi\n\n"
+		       "Prints the OpenAPI 3.1 document of the HTTP API (what GET /openapi.json\n"
+		       "of 'smriti serve' answers), to generate a client from.\n");
+		return 0;
+	}
+	if (argc > 1)
+		return cli_usage(cli_find("openapi"), "takes no arguments");
+	text = http_openapi_text();
+	puts(text);
+	free(text);
+	return 0;
+}
 
 static const struct cli_cmd serve_cmd = {
 	"serve",
 	"serve [--listen HOST:PORT] [--db PATH|URL] [--workers N] [--threads N]\n"
-	"         [--max-body BYTES] [--quiet]",
+	"         [--max-body BYTES] [--quiet] [--log-format text|json] [--no-metrics]",
 	cmd_serve, CLI_FULL,
 };
 
@@ -32,7 +53,9 @@ static void serve_help(void)
 	       "port 0 picks a free port.  --workers N threads run writes and chat sends\n"
 	       "(default %d); reads are answered on --threads event threads (default one\n"
 	       "per CPU, at most 8).  Request bodies over --max-body bytes (default %u)\n"
-	       "get 413.  --quiet drops the access log (one line per request on stderr).\n\n"
+	       "get 413.  --quiet drops the access log (one line per request on stderr);\n"
+	       "--log-format json writes each line as a JSON object.  GET /metrics\n"
+	       "answers in the Prometheus text format; --no-metrics turns it off.\n\n"
 	       "Security: listening anywhere but loopback needs SMRITI_TOKEN, and with a\n"
 	       "token every request but /healthz needs 'Authorization: Bearer TOKEN'.\n"
 	       "Requests must name the server in Host (localhost, 127.0.0.1, [::1], the\n"
@@ -103,6 +126,14 @@ static int take(int c, const char *val, void *arg)
 	case 'q':
 		cfg->access_log = 0;
 		return 0;
+	case 'f':
+		if (strcmp(val, "text") && strcmp(val, "json"))
+			return cli_usage(&serve_cmd, "--log-format wants text or json, got '%s'", val);
+		cfg->log_json = !strcmp(val, "json");
+		return 0;
+	case 'M':
+		cfg->metrics = 0;
+		return 0;
 	case 'h':
 		serve_help();
 		return CLI_OPT_DONE;
@@ -118,12 +149,14 @@ int cmd_serve(int argc, char **argv, struct cli_ctx *ctx)
 		{ "threads", required_argument, NULL, 't' },
 		{ "max-body", required_argument, NULL, 'm' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "log-format", required_argument, NULL, 'f' },
+		{ "no-metrics", no_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct http_config cfg = {
 		HTTP_DEFAULT_LISTEN, ctx->db, HTTP_DEFAULT_WORKERS, 0, HTTP_DEFAULT_MAX_BODY,
-		getenv("SMRITI_TOKEN"), getenv("SMRITI_ALLOWED_HOSTS"), 1,
+		getenv("SMRITI_TOKEN"), getenv("SMRITI_ALLOWED_HOSTS"), 1, 0, 1,
 	};
 	int first, rc;
 

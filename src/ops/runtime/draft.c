@@ -11,7 +11,9 @@
  * queued or running; the next draft_runner_start() fails them.
  */
 #include "ops/runtime/draft.h"
+#include "domain/checkpoint.h"
 #include "domain/draft.h"
+#include "util/metrics.h"
 #include "util/sys.h"
 #include "util/utf8.h"
 #include "util/workq.h"
@@ -371,6 +373,7 @@ static void run_queued(struct workq_item *it, void *arg)
 {
 	struct draft_worker *w = arg;
 
+	metrics_draft_queue(-1);
 	run_task(w->r, w->st, task_of(it));
 }
 
@@ -379,6 +382,7 @@ static void cancel_queued(struct workq_item *it, void *arg)
 	struct draft_worker *w = arg;
 	struct draft_task *t = task_of(it);
 
+	metrics_draft_queue(-1);
 	job_write(w->st, t->job_id, JOB_FAILED, NULL, stop_reason);
 	task_free(t);
 }
@@ -568,8 +572,10 @@ static enum smr_rc runner_room(struct draft_runner *r, struct smr_err *err)
 /* Hands t to a worker; when the runner stopped meanwhile, t fails here (on st). */
 static int runner_submit(struct draft_runner *r, struct store *st, struct draft_task *t)
 {
+	metrics_draft_queue(1);      /* before a worker can take it and count it down */
 	if (!workq_submit(&r->q, &t->qi))
 		return 0;
+	metrics_draft_queue(-1);
 	job_write(st, t->job_id, JOB_FAILED, NULL, stop_reason);
 	task_free(t);
 	return -1;
@@ -589,8 +595,9 @@ static enum smr_rc pick_provider(struct runtime *rt, const struct draft_req *req
 		return smr_errf(err, SMR_EUNPROC,
 				"unknown provider '%s' (expected openai, anthropic or local)", name);
 	why = provider_unusable(*p);
+	/* the same answer as chat.send and review give: a provider failure (502, exit 5) */
 	if (why)
-		return smr_errf(err, SMR_EUNPROC, "cannot draft with %s: %s", name, why);
+		return smr_errf(err, SMR_EPROVIDER, "%s: %s", name, why);
 	*model = req->model ? req->model : provider_default_model(*p);
 	n = strlen(*model);
 	if (!n || !utf8_valid(*model, n) || utf8_chars(*model, n) > MODEL_MAX_CHARS)
@@ -727,6 +734,38 @@ enum smr_rc draft_get(struct ops_ctx *ctx, const char *job_id, json_t **out,
 	return rc;
 }
 
+/*
+ * Saves the draft a finished job proposed as a checkpoint of its session's
+ * Space: the very draft that was shown, so saving never calls the model
+ * again (and never gets a different, paid-for draft).  parent and author
+ * as in ops_checkpoint_create.
+ */
+static enum smr_rc draft_save(struct ops_ctx *ctx, const char *job_id, const char *parent,
+			      const char *author, struct checkpoint *out, struct smr_err *err)
+{
+	struct draft_job j = { 0 };
+	struct session s = { 0 };
+	json_t *fields = NULL;
+	enum smr_rc rc = store_job_get(ctx->st, job_id, &j, err);
+
+	if (!rc)
+		expire_abandoned(ctx, &j);
+	if (!rc && j.status != JOB_DONE)
+		rc = smr_errf(err, SMR_EUNPROC,
+			      "draft job %s is %s; only a finished draft can be saved", j.id,
+			      job_status_name(j.status));
+	if (!rc && !(fields = json_loads(j.result ? j.result : "", 0, NULL)))
+		rc = smr_errf(err, SMR_EINTERNAL, "draft job %s holds no readable draft", j.id);
+	if (!rc)
+		rc = store_session_get(ctx->st, j.session_id, &s, err);
+	if (!rc)
+		rc = ops_checkpoint_create(ctx, s.repo_id, fields, parent, author, out, err);
+	json_decref(fields);
+	session_release(&s);
+	draft_job_release(&j);
+	return rc;
+}
+
 /* ---- operations by name ---- */
 
 static enum smr_rc check_keys(const json_t *p, const char *const *known, struct smr_err *err)
@@ -776,8 +815,31 @@ static enum smr_rc op_draft_get(struct ops_ctx *ctx, const json_t *p, json_t **r
 	return rc;
 }
 
+static enum smr_rc op_draft_save(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				 struct smr_err *err)
+{
+	static const char *const known[] = { "job_id", "parent", "author", NULL };
+	const char *id, *parent = NULL, *author = NULL;
+	struct checkpoint c = { 0 };
+	enum smr_rc rc = check_keys(p, known, err);
+
+	if (!rc)
+		rc = api_str(p, "job_id", 1, &id, err);
+	if (!rc)
+		rc = api_str(p, "parent", 0, &parent, err);
+	if (!rc)
+		rc = api_str(p, "author", 0, &author, err);
+	if (!rc)
+		rc = draft_save(ctx, id, parent, author, &c, err);
+	if (!rc)
+		*result = checkpoint_to_json(&c);
+	checkpoint_release(&c);
+	return rc;
+}
+
 const struct api_op draft_api_ops[] = {
 	{ "draft.create", op_draft_create, 1 },
 	{ "draft.get", op_draft_get, 0 },
+	{ "draft.save", op_draft_save, 1 },
 	{ NULL, NULL, 0 },
 };

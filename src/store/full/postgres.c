@@ -28,6 +28,7 @@
  */
 #include "store/internal.h"
 #include "store/full/schema_postgres.h"
+#include "util/metrics.h"
 #include "util/xalloc.h"
 
 #include <inttypes.h>
@@ -284,7 +285,7 @@ static int connection_gone(struct pg_store *s)
 }
 
 /* Classifies a failed result r (may be NULL) of doing what. */
-static enum smr_rc pg_fail(struct pg_store *s, const PGresult *r, const char *what,
+static enum smr_rc pg_classify(struct pg_store *s, const PGresult *r, const char *what,
 			   struct smr_err *err)
 {
 	const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
@@ -307,6 +308,17 @@ static enum smr_rc pg_fail(struct pg_store *s, const PGresult *r, const char *wh
 	if (state_is(s, "22"))
 		return smr_errf(err, SMR_EINVAL, "invalid data while %s: %s", what, msg);
 	return smr_errf(err, SMR_EINTERNAL, "database error while %s: %s", what, msg);
+}
+
+/* pg_classify, counting the failures that are the database's own for GET /metrics. */
+static enum smr_rc pg_fail(struct pg_store *s, const PGresult *r, const char *what,
+			   struct smr_err *err)
+{
+	enum smr_rc rc = pg_classify(s, r, what, err);
+
+	if (rc == SMR_EUNAVAIL || rc == SMR_EINTERNAL)
+		metrics_store_error("postgres", rc == SMR_EUNAVAIL);
+	return rc;
 }
 
 /* ---- connections ---- */

@@ -1,0 +1,145 @@
+/*
+ * metrics.c -- the process-wide counters of metrics.h and their rendering
+ * in the Prometheus text exposition format (version 0.0.4).
+ */
+#include "util/metrics.h"
+#include "util/buf.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const int64_t metrics_bucket_us[METRICS_BUCKETS] = {
+	50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000,
+	1000000, 2500000, 10000000, 30000000, 120000000,
+};
+
+void metrics_hist_observe(struct metrics_hist *h, int64_t us)
+{
+	size_t i = 0;
+
+	if (us < 0)
+		us = 0;
+	while (i < METRICS_BUCKETS && us > metrics_bucket_us[i])
+		i++;
+	atomic_fetch_add_explicit(&h->bucket[i], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->sum_us, (uint_fast64_t)us, memory_order_relaxed);
+}
+
+/* "0.00005", "2.5", "120": a bucket bound in seconds, without %g's exponents. */
+static void seconds(char out[24], int64_t us)
+{
+	size_t n = (size_t)snprintf(out, 24, "%lld.%06lld", (long long)(us / 1000000),
+				    (long long)(us % 1000000));
+
+	while (n > 1 && out[n - 1] == '0')
+		out[--n] = '\0';
+	if (n > 1 && out[n - 1] == '.')
+		out[--n] = '\0';
+}
+
+void metrics_hist_render(struct buf *out, const char *name, const char *labels,
+			 const struct metrics_hist *h)
+{
+	const char *sep = *labels ? "," : "";
+	uint_fast64_t total = 0;
+
+	for (size_t i = 0; i <= METRICS_BUCKETS; i++) {
+		char le[24];
+
+		total += atomic_load_explicit(&h->bucket[i], memory_order_relaxed);
+		if (i < METRICS_BUCKETS) {
+			seconds(le, metrics_bucket_us[i]);
+			buf_addf(out, "%s_bucket{%s%sle=\"%s\"} %llu\n", name, labels, sep, le,
+				 (unsigned long long)total);
+		} else {
+			buf_addf(out, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name, labels, sep,
+				 (unsigned long long)total);
+		}
+	}
+	buf_addf(out, "%s_sum{%s} %.6f\n", name, labels,
+		 (double)atomic_load_explicit(&h->sum_us, memory_order_relaxed) / 1e6);
+	buf_addf(out, "%s_count{%s} %llu\n", name, labels, (unsigned long long)total);
+}
+
+/* ---- providers ---- */
+
+static const char *const provider_names[] = { "openai", "anthropic", "local", "other" };
+#define PROVIDERS (sizeof(provider_names) / sizeof(*provider_names))
+
+static const char *const outcome_names[METRICS_OUTCOMES] = {
+	"ok", "truncated", "stopped", "http_error", "timeout", "error",
+};
+
+static atomic_uint_fast64_t provider_calls[PROVIDERS][METRICS_OUTCOMES];
+static struct metrics_hist provider_latency[PROVIDERS];
+
+void metrics_provider_call(const char *provider, enum metrics_outcome outcome, int64_t us)
+{
+	size_t p = 0;
+
+	while (p < PROVIDERS - 1 && strcmp(provider ? provider : "", provider_names[p]))
+		p++;
+	if ((unsigned)outcome >= METRICS_OUTCOMES)
+		outcome = METRICS_ERROR;
+	atomic_fetch_add_explicit(&provider_calls[p][outcome], 1, memory_order_relaxed);
+	metrics_hist_observe(&provider_latency[p], us);
+}
+
+/* ---- stores and drafts ---- */
+
+static const char *const backend_names[] = { "sqlite", "postgres" };
+static atomic_uint_fast64_t store_errors[2][2];       /* [backend][unavailable] */
+static atomic_int_fast64_t draft_queue;
+
+void metrics_store_error(const char *backend, int unavailable)
+{
+	int b = backend && !strcmp(backend, "postgres");
+
+	atomic_fetch_add_explicit(&store_errors[b][!!unavailable], 1, memory_order_relaxed);
+}
+
+void metrics_draft_queue(int delta)
+{
+	atomic_fetch_add_explicit(&draft_queue, delta, memory_order_relaxed);
+}
+
+void metrics_render(struct buf *out)
+{
+	char labels[64];
+
+	buf_adds(out, "# HELP smriti_provider_calls_total Language-model provider calls by how they"
+		      " ended.\n# TYPE smriti_provider_calls_total counter\n");
+	for (size_t p = 0; p < PROVIDERS; p++)
+		for (size_t o = 0; o < METRICS_OUTCOMES; o++)
+			buf_addf(out, "smriti_provider_calls_total{provider=\"%s\",outcome=\"%s\"}"
+				 " %llu\n", provider_names[p], outcome_names[o],
+				 (unsigned long long)atomic_load_explicit(&provider_calls[p][o],
+									  memory_order_relaxed));
+	buf_adds(out, "# HELP smriti_provider_call_seconds Time from a provider call's start to"
+		      " its end, retries included.\n"
+		      "# TYPE smriti_provider_call_seconds histogram\n");
+	for (size_t p = 0; p < PROVIDERS; p++) {
+		uint_fast64_t calls = 0;
+
+		for (size_t o = 0; o < METRICS_OUTCOMES; o++)
+			calls += atomic_load_explicit(&provider_calls[p][o], memory_order_relaxed);
+		if (!calls)
+			continue;          /* a provider never called: its counters say enough */
+		snprintf(labels, sizeof(labels), "provider=\"%s\"", provider_names[p]);
+		metrics_hist_render(out, "smriti_provider_call_seconds", labels,
+				    &provider_latency[p]);
+	}
+	buf_adds(out, "# HELP smriti_store_errors_total Store calls that failed for the store's own"
+		      " reasons (busy, connection lost, I/O), not the data's.\n"
+		      "# TYPE smriti_store_errors_total counter\n");
+	for (size_t b = 0; b < 2; b++)
+		for (size_t u = 0; u < 2; u++)
+			buf_addf(out, "smriti_store_errors_total{backend=\"%s\",kind=\"%s\"} %llu\n",
+				 backend_names[b], u ? "unavailable" : "internal",
+				 (unsigned long long)atomic_load_explicit(&store_errors[b][u],
+									  memory_order_relaxed));
+	buf_adds(out, "# HELP smriti_draft_queue_depth Draft with AI jobs waiting for a worker.\n"
+		      "# TYPE smriti_draft_queue_depth gauge\n");
+	buf_addf(out, "smriti_draft_queue_depth %lld\n",
+		 (long long)atomic_load_explicit(&draft_queue, memory_order_relaxed));
+}

@@ -1,0 +1,63 @@
+/*
+ * metrics.h -- the process-wide counters that `smriti serve` exposes at
+ * GET /metrics (Prometheus text format): provider calls by outcome and
+ * latency, store errors, the draft queue's depth.  The HTTP server keeps
+ * its own request counters (src/http/metrics.c) and renders these beside
+ * them.
+ *
+ * Every update is one or two relaxed atomic additions: no lock, no
+ * allocation, so the layers below the transports (providers, stores, the
+ * draft runner) can count on their hot paths.  Counters only grow; a
+ * reader sees each one consistent on its own (Prometheus asks no more).
+ */
+#ifndef SMRITI_METRICS_H
+#define SMRITI_METRICS_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+struct buf;
+
+/* Upper bounds of the latency buckets, in microseconds (then +Inf). */
+#define METRICS_BUCKETS 18
+extern const int64_t metrics_bucket_us[METRICS_BUCKETS];
+
+/* A latency histogram; zero-initialised is empty. */
+struct metrics_hist {
+	atomic_uint_fast64_t bucket[METRICS_BUCKETS + 1];   /* not cumulative; last is +Inf */
+	atomic_uint_fast64_t sum_us;
+};
+
+void metrics_hist_observe(struct metrics_hist *h, int64_t us);
+
+/*
+ * Appends the histogram family member NAME{LABELS,le="..."} lines, _sum
+ * and _count (labels: "a=\"x\"" or ""); the # TYPE line is the caller's.
+ */
+void metrics_hist_render(struct buf *out, const char *name, const char *labels,
+			 const struct metrics_hist *h);
+
+/* How a provider call ended (provider/loop.c). */
+enum metrics_outcome {
+	METRICS_OK,            /* a complete answer */
+	METRICS_TRUNCATED,     /* cut by the token limit */
+	METRICS_STOPPED,       /* cancelled by the user */
+	METRICS_HTTP_ERROR,    /* the provider answered with a non-2xx status */
+	METRICS_TIMEOUT,
+	METRICS_ERROR,         /* transport or protocol failure */
+	METRICS_OUTCOMES
+};
+
+/* One finished provider call of provider (openai, anthropic, local, other) that took us. */
+void metrics_provider_call(const char *provider, enum metrics_outcome outcome, int64_t us);
+
+/* A store call failed for a reason of the store's own (busy, lost, I/O), not the data's. */
+void metrics_store_error(const char *backend, int unavailable);
+
+/* The draft runner queued (+1) or took (-1) a job. */
+void metrics_draft_queue(int delta);
+
+/* Appends the families above in the Prometheus text format. */
+void metrics_render(struct buf *out);
+
+#endif
