@@ -41,14 +41,14 @@ LDFLAGS_ALL = $(OPT) -Wl,--as-needed $(LDFLAGS)
 # The lean binary links Debian's static archives of its three libraries:
 # resolving shared objects at every start costs ~0.7 ms of a ~5 ms `head`.
 CORE_LIBS = -Wl,-Bstatic $(shell pkg-config --libs $(CORE_PKGS)) -Wl,-Bdynamic \
-            $(filter-out $(shell pkg-config --libs $(CORE_PKGS)),$(shell pkg-config --libs --static $(CORE_PKGS)))
-FULL_LIBS = $(shell pkg-config --libs $(FULL_PKGS)) -lpthread
+            $(filter-out $(shell pkg-config --libs $(CORE_PKGS)),$(shell pkg-config --libs --static $(CORE_PKGS))) -lm
+FULL_LIBS = $(shell pkg-config --libs $(FULL_PKGS)) -lpthread -lm
 
 # Code every binary carries: utilities, the pure domain, the core
 # operations, the SQLite store, the local CLI commands and the MCP stdio
 # server (so an agent host starting `smriti mcp` pays the lean start-up).
 CORE_SRC = $(wildcard src/util/*.c src/domain/*.c src/ops/*.c src/cli/*.c src/mcp/*.c) \
-           src/store/store.c src/store/sqlite.c
+           src/store/store.c src/store/index.c src/store/sqlite.c
 LEAN_SRC = src/store/backends_lean.c
 # Only in smriti-full: providers, the HTTP server (with MCP over HTTP),
 # PostgreSQL, the chat runtime and the commands that need them.

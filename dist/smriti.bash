@@ -67,14 +67,14 @@ _smriti()
 	done
 
 	case $prev in
-	--db | --from-json | --resolve)
+	--db | --from-json | --resolve | --output | -o)
 		_filedir
 		return
 		;;
 	--remote | --listen | --description | --title | --message | -m | --summary | \
 		--decision | --assumption | --task | --question | --entity | --meta | \
 		--parent | --author | --limit | -n | --workers | --threads | --max-body | \
-		--model | --into | --artifact | --drop | --done | --reopen | --job)
+		--model | --into | --artifact | --drop | --done | --reopen | --job | --since)
 		return
 		;;
 	--log-format)
@@ -91,6 +91,11 @@ _smriti()
 		;;
 	--format)
 		COMPREPLY=($(compgen -W "text markdown chatgpt claude" -- "$cur"))
+		return
+		;;
+	--field)
+		COMPREPLY=($(compgen -W "title summary decisions assumptions tasks open_questions
+			entities artifacts turn" -- "$cur"))
 		return
 		;;
 	esac
@@ -126,8 +131,14 @@ _smriti()
 			_smriti_complete_spaces "$1"
 		fi
 		;;
-	commit | head | show | log | fork | fsck | review)
+	commit | head | show | log | fork | fsck | review | reflog | blame)
 		[[ $nargs == 0 ]] && _smriti_complete_spaces "$1"
+		;;
+	export)
+		_smriti_complete_spaces "$1"
+		;;
+	import)
+		[[ $nargs == 0 ]] && _filedir
 		;;
 	diff | restore | merge)
 		[[ $nargs -lt 2 ]] && _smriti_complete_spaces "$1"

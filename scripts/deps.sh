@@ -14,8 +14,9 @@ set -eu
 BUILD_PACKAGES="gcc make pkg-config libsqlite3-dev libjansson-dev nettle-dev
 libmicrohttpd-dev libcurl4-openssl-dev libpq-dev"
 
-# Running them: the certificates behind the providers' HTTPS.
-RUN_PACKAGES="ca-certificates"
+# Running them: the certificates behind the providers' HTTPS, and git for
+# `smriti export --git` (git fast-import builds the repository).
+RUN_PACKAGES="ca-certificates git"
 
 # The tests: a PostgreSQL server for the PostgreSQL backend, the sqlite3 and
 # jq tools they drive, the man page and shell completion checks, and

@@ -137,6 +137,12 @@ int cmd_fsck(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_mcp(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_review(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_ingest(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_reflog(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_gc(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_blame(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_search(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_export(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_import(int argc, char **argv, struct cli_ctx *ctx);
 
 /* Human renderings of result documents (render.c). */
 void render_checkpoint(const json_t *c);

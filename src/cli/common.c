@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,6 +159,10 @@ enum smr_rc cli_open(struct cli_ctx *ctx, struct smr_err *err)
 		return SMR_OK;
 	rc = ops_open(&ctx->ops, ctx->db, err);
 	ctx->ops.rt = ctx->rt;
+	/* who the reflog names for moves without an author (rename, delete, fork) */
+	ctx->ops.actor = getenv("SMRITI_AUTHOR");
+	if (!ctx->ops.actor)
+		ctx->ops.actor = getenv("USER");
 	return rc;
 }
 

@@ -46,6 +46,13 @@ static const struct cli_cmd core_commands[] = {
 	{ "fork", "fork REF --into NEWSPACE [--json]", cmd_fork, 0 },
 	{ "merge", "merge SPACE REF [--ours|--theirs|--resolve FILE] [--json]", cmd_merge, 0 },
 	{ "fsck", "fsck [SPACE] [--json]", cmd_fsck, 0 },
+	{ "reflog", "reflog SPACE [--limit N] [--json]", cmd_reflog, 0 },
+	{ "gc", "gc [--prune[=DATE]] [--json]", cmd_gc, 0 },
+	{ "blame", "blame REF [--json]", cmd_blame, 0 },
+	{ "search", "search QUERY [--space S]... [--field F] [--author A] [--since DATE]"
+	  " [--turns] [--limit N] [--json]", cmd_search, 0 },
+	{ "export", "export SPACE...|--all [-o FILE] | --git DIR SPACE [--json]", cmd_export, 0 },
+	{ "import", "import FILE|- [--json]", cmd_import, 0 },
 	{ "review", "review REF [--provider P] [--model M] [--no-llm] [--json]", cmd_review,
 	  CLI_FULL_FOR_LLM | CLI_RUNTIME },
 	{ "ingest", "ingest FILE|- --space SPACE [--format F] [--title T] [--json]",

@@ -13,6 +13,7 @@ void space_release(struct space *sp)
 	free(sp->description);
 	free(sp->created_at);
 	free(sp->head);
+	free(sp->deleted_at);
 	memset(sp, 0, sizeof(*sp));
 }
 
@@ -143,4 +144,24 @@ int job_status_parse(const char *s, enum job_status *out)
 		}
 	}
 	return -1;
+}
+
+void reflog_entry_release(struct reflog_entry *e)
+{
+	free(e->space_id);
+	free(e->space_name);
+	free(e->old_hash);
+	free(e->new_hash);
+	free(e->action);
+	free(e->actor);
+	free(e->reason);
+	free(e->created_at);
+	memset(e, 0, sizeof(*e));
+}
+
+void reflog_entries_free(struct reflog_entry *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		reflog_entry_release(&v[i]);
+	free(v);
 }

@@ -19,6 +19,7 @@ struct space {
 	char *description;
 	char *created_at;
 	char *head;          /* hash of HEAD, NULL while the Space is empty */
+	char *deleted_at;    /* NULL unless soft-deleted (kept until `gc --prune`) */
 };
 
 struct checkpoint {
@@ -63,6 +64,24 @@ struct turn {
 	int64_t latency_ms;          /* -1 when unknown */
 	char *error;                 /* a provider failure: on a user turn, or a partial reply's */
 	char *status;                /* how the turn ended (TURN_*); NULL reads as "complete" */
+	char *created_at;
+};
+
+/*
+ * One move of a Space's HEAD, as the reflog keeps it (append-only): what
+ * HEAD was and became (NULL: empty, or the Space deleted), which kind of
+ * move ("create", "commit", "restore", "merge", "fork", "rename",
+ * "delete"), who made it and why.
+ */
+struct reflog_entry {
+	int64_t id;                  /* increases with every move */
+	char *space_id;
+	char *space_name;            /* the Space's name when the move happened */
+	char *old_hash;
+	char *new_hash;
+	char *action;
+	char *actor;
+	char *reason;
 	char *created_at;
 };
 
@@ -119,6 +138,7 @@ void checkpoint_release(struct checkpoint *c);
 void session_release(struct session *s);
 void turn_release(struct turn *t);
 void draft_job_release(struct draft_job *j);
+void reflog_entry_release(struct reflog_entry *e);
 void generation_release(struct generation *g);
 
 /* Free arrays of n structs returned by the store, contents and array. */
@@ -126,6 +146,7 @@ void spaces_free(struct space *v, size_t n);
 void checkpoints_free(struct checkpoint *v, size_t n);
 void sessions_free(struct session *v, size_t n);
 void turns_free(struct turn *v, size_t n);
+void reflog_entries_free(struct reflog_entry *v, size_t n);
 
 const char *job_status_name(enum job_status s);
 int job_status_parse(const char *s, enum job_status *out);

@@ -186,6 +186,16 @@ static void h_repo_commits(struct http_req *r, struct ops_ctx *ctx)
 		call(r, ctx, "log", json_pack("{s:s, s:I}", "space", r->arg, "limit", limit), 200);
 }
 
+/* The reflog of a Space, live or deleted (by its old name or id). */
+static void h_repo_reflog(struct http_req *r, struct ops_ctx *ctx)
+{
+	long long limit = query_limit(r);
+
+	if (limit >= 0)
+		call(r, ctx, "reflog", json_pack("{s:s, s:I}", "space", r->arg, "limit", limit),
+		     200);
+}
+
 static void h_repo_sessions(struct http_req *r, struct ops_ctx *ctx)
 {
 	call(r, ctx, "session.list", arg_params(r, "space"), 200);
@@ -365,6 +375,36 @@ static void h_repo_graph(struct http_req *r, struct ops_ctx *ctx)
 	call(r, ctx, "space.graph", p, 200);
 }
 
+/* ?q=QUERY&space=&field=&author=&since=&turns=1&limit=N: full-text search. */
+static void h_search(struct http_req *r, struct ops_ctx *ctx)
+{
+	static const char *const keys[] = { "space", "field", "author", "since" };
+	long long limit = query_limit(r);
+	const char *q = http_query(r, "q"), *turns = http_query(r, "turns");
+	json_t *p;
+
+	if (limit < 0)
+		return;
+	p = json_pack("{s:s, s:I}", "query", q ? q : "", "limit", limit);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *v = http_query(r, keys[i]);
+
+		if (v && *v)
+			json_object_set_new(p, keys[i], json_string(v));
+	}
+	if (turns && (!strcmp(turns, "1") || !strcmp(turns, "true")))
+		json_object_set_new(p, "turns", json_true());
+	call(r, ctx, "search", p, 200);
+}
+
+/* ?ref=REF: who introduced each item of that checkpoint. */
+static void h_blame(struct http_req *r, struct ops_ctx *ctx)
+{
+	const char *ref = http_query(r, "ref");
+
+	call(r, ctx, "blame", json_pack("{s:s}", "ref", ref ? ref : ""), 200);
+}
+
 /* ?space=NAME: the version of the Space list, and of that Space's sessions. */
 static void h_changes(struct http_req *r, struct ops_ctx *ctx)
 {
@@ -423,8 +463,18 @@ const struct http_route http_routes[] = {
 	{ "PATCH", "/v4/repos/{id}", h_repo_rename, ROUTE_BLOCKING,
 	  { "Rename a Space", "space.rename", "SpaceRename", "Space", 200, NULL } },
 	{ "DELETE", "/v4/repos/{id}", h_repo_delete, ROUTE_BLOCKING,
-	  { "Delete a Space with its Checkpoints and sessions", "space.delete", NULL,
-	    "Deleted", 200, NULL } },
+	  { "Delete a Space (kept, reachable through its reflog, until gc with prune)",
+	    "space.delete", NULL, "Deleted", 200, NULL } },
+	{ "GET", "/v4/search", h_search, 0,
+	  { "Full-text search over what checkpoints introduced (?q=QUERY, and optionally"
+	    " space, field, author, since, turns=1, limit)", "search", NULL, "SearchResult", 200,
+	    "q space field author since turns limit" } },
+	{ "GET", "/v4/blame", h_blame, 0,
+	  { "Blame (?ref=REF): the checkpoint, author and time that introduced each item",
+	    "blame", NULL, "Blame", 200, "ref" } },
+	{ "GET", "/v4/repos/{id}/reflog", h_repo_reflog, 0,
+	  { "Every move of a Space's HEAD, newest first (entry N is SPACE@{N})", "reflog",
+	    NULL, "Reflog", 200, "limit" } },
 	{ "GET", "/v4/repos/{id}/commits", h_repo_commits, 0,
 	  { "Checkpoints of a Space from HEAD back, newest first", "log", NULL,
 	    "CheckpointList", 200, "limit" } },

@@ -175,11 +175,6 @@ static json_t *out_diff(void)
 	return o;
 }
 
-static json_t *out_any(void)
-{
-	return s_object(0);
-}
-
 static json_t *out_review(void)
 {
 	json_t *o = s_object(0), *f = s_object(0), *item = s_object(0), *pass = s_object(0);
@@ -432,10 +427,72 @@ static json_t *in_search(void)
 {
 	json_t *o = s_object(1);
 
-	prop(o, "query", s_string("Words to look for"), 1);
+	prop(o, "query", s_string("Words to look for (all must appear), \"an exact phrase\", "
+				  "or word* for any word starting with it. Other punctuation "
+				  "is ignored."), 1);
 	prop(o, "space", s_string("Only this Space"), 0);
-	prop(o, "limit", json_pack("{s:s, s:i, s:i}", "type", "integer", "minimum", 1,
-				   "maximum", LOG_MAX_LIMIT), 0);
+	prop(o, "field", json_pack("{s:s, s:[s,s,s,s,s,s,s,s,s], s:s}", "type", "string",
+				   "enum", "title", "summary", "decisions", "assumptions", "tasks",
+				   "open_questions", "entities", "artifacts", "turn",
+				   "description", "Only items of this field"), 0);
+	prop(o, "author", s_string("Only what this author wrote"), 0);
+	prop(o, "since", s_string("Only items written since: 2026-12-01, '2026-12-01 12:00', "
+				  "yesterday, '3 days ago'"), 0);
+	prop(o, "turns", json_pack("{s:s, s:s}", "type", "boolean", "description",
+				   "Search chat turns too (default false)"), 0);
+	prop(o, "limit", json_pack("{s:s, s:i, s:i, s:s}", "type", "integer", "minimum", 1,
+				   "maximum", 200, "description", "How many results (default 20)"),
+	     0);
+	return o;
+}
+
+static json_t *out_search(void)
+{
+	json_t *o = s_object(0), *r = s_object(0), *first = s_object(0);
+
+	prop(first, "commit_hash", s_text("The checkpoint that introduced the item"), 1);
+	prop(first, "author", s_text("Who wrote it"), 1);
+	prop(first, "created_at", s_text("When"), 1);
+	prop(r, "space", s_text("The Space"), 1);
+	prop(r, "kind", s_text("checkpoint or turn"), 1);
+	prop(r, "field", s_text("title, summary, decisions, ..., artifacts, or turn"), 1);
+	prop(r, "snippet", s_text("The matching text, cut around the first match"), 1);
+	prop(r, "highlights", json_pack("{s:s, s:s}", "type", "array", "description",
+					"[start, end) byte offsets of the matches in snippet"), 1);
+	prop(r, "score", json_pack("{s:s}", "type", "number"), 1);
+	prop(r, "text", s_text("The whole item"), 1);
+	prop(r, "commit_hash", s_text("Newest checkpoint carrying the item as introduced"), 0);
+	prop(r, "in_head", json_pack("{s:s, s:s}", "type", "boolean", "description",
+				     "Whether the Space's HEAD still holds the item"), 0);
+	prop(r, "first", first, 0);
+	prop(r, "session_id", s_text("A turn's session"), 0);
+	prop(r, "seq", json_pack("{s:s}", "type", "integer"), 0);
+	prop(o, "query", s_text("The query"), 1);
+	prop(o, "total", json_pack("{s:s}", "type", "integer"), 1);
+	prop(o, "truncated", json_pack("{s:s}", "type", "boolean"), 1);
+	prop(o, "results", json_pack("{s:s, s:o}", "type", "array", "items", r), 1);
+	return o;
+}
+
+static json_t *out_blame(void)
+{
+	json_t *o = s_object(0), *it = s_object(0), *by = s_object(0);
+
+	prop(by, "commit_hash", s_text("The checkpoint that introduced the item"), 1);
+	prop(by, "title", s_text("Its title"), 1);
+	prop(by, "author", s_text("Who wrote it"), 1);
+	prop(by, "created_at", s_text("When"), 1);
+	prop(by, "source", json_pack("{s:[s,s], s:s}", "type", "object", "null", "description",
+				     "{session_id, first_seq, last_seq} when it was drafted from "
+				     "a session"), 1);
+	prop(it, "field", s_text("title, summary, decisions, ..., artifacts"), 1);
+	prop(it, "ordinal", json_pack("{s:s}", "type", "integer"), 1);
+	prop(it, "text", s_text("The item"), 1);
+	prop(it, "here", json_pack("{s:s}", "type", "boolean"), 1);
+	prop(it, "introduced", by, 1);
+	prop(o, "commit_hash", s_text("The checkpoint blamed"), 1);
+	prop(o, "space", s_text("Its Space"), 1);
+	prop(o, "items", json_pack("{s:s, s:o}", "type", "array", "items", it), 1);
 	return o;
 }
 
@@ -574,10 +631,23 @@ static const struct mcp_tool tools[] = {
 	  "index, text}], source}], passes}. Review only reads: fix what it finds with "
 	  "write_checkpoint.",
 	  in_review, out_review, p_same, "findings", 1 },
+	{ "blame", "Who introduced each item", "blame",
+	  "For every item of a checkpoint (title, summary, each decision, assumption, task, "
+	  "open question, entity, artifact): the checkpoint that introduced it, its author "
+	  "and time, and for a drafted checkpoint the session and turn range it came from. "
+	  "Follows restores and merges back to where the item was first written. Pass ref "
+	  "(a hash, a Space for its HEAD, SPACE~N, SPACE@{N}). Returns {commit_hash, space, "
+	  "items: [{field, ordinal, text, here, introduced: {commit_hash, title, author, "
+	  "created_at, source}}]}.",
+	  in_ref, out_blame, p_same, NULL, 1 },
 	{ "search", "Search checkpoints", "search",
-	  "Search checkpoints for words. Pass query and optionally space and limit. Returns "
-	  "the matching checkpoints.",
-	  in_search, out_any, p_same, "results", 1 },
+	  "Full-text search over every checkpoint field and artifact (and chat turns with "
+	  "turns: true): where was X decided, who said Y. Pass query and optionally space, "
+	  "field, author, since, limit. Returns {results: [{space, field, snippet, "
+	  "commit_hash, first: {commit_hash, author, created_at}, in_head, text, ...}]}, "
+	  "best first: first is where the item first appeared, in_head whether the Space's "
+	  "HEAD still holds it.",
+	  in_search, out_search, p_same, NULL, 1 },
 };
 
 #define NTOOLS (sizeof(tools) / sizeof(tools[0]))

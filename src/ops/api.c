@@ -6,7 +6,6 @@
 #include "domain/checkpoint.h"
 #include "domain/graph.h"
 #include "domain/patch.h"
-
 #include "util/xalloc.h"
 
 #include <stdlib.h>
@@ -389,6 +388,132 @@ static enum smr_rc op_fsck(struct ops_ctx *ctx, const json_t *p, json_t **result
 	return rc;
 }
 
+static enum smr_rc op_reflog(struct ops_ctx *ctx, const json_t *p, json_t **result,
+			     struct smr_err *err)
+{
+	const char *space;
+	long long limit = 0;
+	struct reflog_entry *v = NULL;
+	size_t n = 0;
+	enum smr_rc rc;
+
+	rc = api_str(p, "space", 1, &space, err);
+	if (!rc)
+		rc = api_int(p, "limit", 0, 1000000000, &limit, err);
+	if (!rc)
+		rc = ops_reflog(ctx, space, (size_t)limit, &v, &n, err);
+	if (!rc)
+		*result = ops_reflog_json(v, n);
+	reflog_entries_free(v, n);
+	return rc;
+}
+
+static enum smr_rc op_gc(struct ops_ctx *ctx, const json_t *p, json_t **result,
+			 struct smr_err *err)
+{
+	const json_t *prune = json_object_get(p, "prune");
+	const char *before;
+	enum smr_rc rc = api_str(p, "before", 0, &before, err);
+
+	if (!rc && prune && !json_is_boolean(prune))
+		rc = smr_errf(err, SMR_EINVAL, "parameter 'prune' must be true or false");
+	if (!rc)
+		rc = ops_gc(ctx, json_is_true(prune), before, result, err);
+	return rc;
+}
+
+/* "space": one Space, or "spaces": [names]; *out NULL when neither (every Space). */
+static enum smr_rc space_list_param(const json_t *p, const char ***out, size_t *n,
+				    struct smr_err *err)
+{
+	const json_t *list = json_object_get(p, "spaces"), *v;
+	const char *one;
+	size_t i;
+	enum smr_rc rc = api_str(p, "space", 0, &one, err);
+
+	*out = NULL;
+	*n = 0;
+	if (rc)
+		return rc;
+	if (list && !json_is_null(list) && !json_is_array(list))
+		return smr_errf(err, SMR_EINVAL, "parameter 'spaces' must be an array of names");
+	if (one || json_array_size(list))
+		*out = xcalloc(json_array_size(list) + 2, sizeof(**out));
+	if (one)
+		(*out)[(*n)++] = one;
+	json_array_foreach(list, i, v) {
+		if (!json_is_string(v))
+			return smr_errf(err, SMR_EINVAL, "parameter 'spaces' must be an array of names");
+		(*out)[(*n)++] = json_string_value(v);
+	}
+	return SMR_OK;
+}
+
+static enum smr_rc op_search(struct ops_ctx *ctx, const json_t *p, json_t **result,
+			     struct smr_err *err)
+{
+	struct search_params sp = { 0 };
+	const json_t *turns = json_object_get(p, "turns");
+	const char **spaces = NULL;
+	long long limit = 0;
+	enum smr_rc rc = api_str(p, "query", 1, &sp.query, err);
+
+	if (!rc)
+		rc = api_str(p, "field", 0, &sp.field, err);
+	if (!rc)
+		rc = api_str(p, "author", 0, &sp.author, err);
+	if (!rc)
+		rc = api_str(p, "since", 0, &sp.since, err);
+	if (!rc)
+		rc = api_int(p, "limit", 0, 200, &limit, err);
+	if (!rc && turns && !json_is_boolean(turns))
+		rc = smr_errf(err, SMR_EINVAL, "parameter 'turns' must be true or false");
+	if (!rc)
+		rc = space_list_param(p, &spaces, &sp.n_spaces, err);
+	if (!rc) {
+		sp.spaces = spaces;
+		sp.turns = json_is_true(turns);
+		sp.limit = (size_t)limit;
+		rc = ops_search(ctx, &sp, result, err);
+	}
+	free(spaces);
+	return rc;
+}
+
+static enum smr_rc op_export(struct ops_ctx *ctx, const json_t *p, json_t **result,
+			     struct smr_err *err)
+{
+	const char **spaces = NULL;
+	size_t n = 0;
+	enum smr_rc rc = space_list_param(p, &spaces, &n, err);
+
+	if (!rc)
+		rc = ops_export(ctx, spaces, n, result, err);
+	free(spaces);
+	return rc;
+}
+
+static enum smr_rc op_import(struct ops_ctx *ctx, const json_t *p, json_t **result,
+			     struct smr_err *err)
+{
+	const json_t *bundle = json_object_get(p, "bundle");
+
+	if (!json_is_object(bundle))
+		return smr_errf(err, SMR_EUSAGE, "missing required parameter 'bundle' (an object)");
+	return ops_import(ctx, bundle, result, err);
+}
+
+static enum smr_rc op_blame(struct ops_ctx *ctx, const json_t *p, json_t **result,
+			    struct smr_err *err)
+{
+	const char *ref;
+	enum smr_rc rc = api_str(p, "ref", 1, &ref, err);
+
+	if (!rc)
+		rc = ops_blame(ctx, ref, result, err);
+	return rc;
+}
+
 const struct api_op api_core_ops[] = {
 	{ "space.create", op_space_create, 1 },
 	{ "space.get", op_space_get, 0 },
@@ -405,6 +530,12 @@ const struct api_op api_core_ops[] = {
 	{ "restore", op_restore, 1 },
 	{ "fork", op_fork, 1 },
 	{ "fsck", op_fsck, 0 },
+	{ "reflog", op_reflog, 0 },
+	{ "gc", op_gc, 1 },
+	{ "search", op_search, 0 },
+	{ "blame", op_blame, 0 },
+	{ "export", op_export, 0 },
+	{ "import", op_import, 1 },
 	{ NULL, NULL, 0 },
 };
 

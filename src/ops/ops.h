@@ -30,6 +30,8 @@ struct ops_ctx {
 	const struct review_pass *llm_review; /* this binary's LLM review pass, or NULL */
 	void (*now)(char out[32]);       /* sys_now_iso unless a test swaps it */
 	void (*new_id)(char out[37]);    /* sys_uuid unless a test swaps it */
+	const char *actor;               /* who the reflog names for moves without an
+					    author of their own (borrowed; NULL: "") */
 };
 
 /*
@@ -59,9 +61,17 @@ enum smr_rc ops_space_delete(struct ops_ctx *ctx, const char *space, struct smr_
 /* Validates a Space name: 1..100 characters, no control characters, no '~', '^' or '/'. */
 enum smr_rc ops_check_space_name(const char *name, struct smr_err *err);
 
-/* Resolves a REF (hash, unique prefix, SPACE, SPACE~N, HASH~N) to its checkpoint. */
+/*
+ * Resolves a REF (hash, unique prefix, SPACE, SPACE~N, HASH~N, SPACE@{N},
+ * SPACE@{DATE}; domain/ref.h) to its checkpoint.  SPACE@{...} also reads
+ * the reflog of a deleted Space, so its checkpoints stay reachable until
+ * `gc --prune`.
+ */
 enum smr_rc ops_resolve(struct ops_ctx *ctx, const char *ref, struct checkpoint *out,
 			struct smr_err *err);
+/* ops_resolve() where a bare @{...} means space's (NULL: an error). */
+enum smr_rc ops_resolve_in(struct ops_ctx *ctx, const char *space, const char *ref,
+			   struct checkpoint *out, struct smr_err *err);
 
 /*
  * ops_resolve() for a ref that must be a checkpoint hash or prefix: 4 to 64
@@ -149,6 +159,88 @@ enum smr_rc ops_fork(struct ops_ctx *ctx, const char *ref, const char *new_space
  */
 enum smr_rc ops_fsck(struct ops_ctx *ctx, const char *space, json_t **report,
 		     struct smr_err *err);
+
+/*
+ * The reflog of a Space (live, or deleted and not yet pruned: by its old
+ * name or id), newest first; limit 0 means all.  Caller
+ * reflog_entries_free()s.
+ */
+enum smr_rc ops_reflog(struct ops_ctx *ctx, const char *space, size_t limit,
+		       struct reflog_entry **out, size_t *n, struct smr_err *err);
+/* [{index, space_id, space, old, new, action, actor, reason, created_at}]; new reference. */
+json_t *ops_reflog_json(const struct reflog_entry *v, size_t n);
+
+/*
+ * Garbage collection: lists the soft-deleted Spaces (deleted at or before
+ * `before`, a DATE of domain/ref.h; NULL: all) and with prune removes them
+ * for good.  *report is a new reference: {"deleted": [{name, id,
+ * deleted_at, head}], "pruned": bool, "pruned_spaces": N}.
+ */
+enum smr_rc ops_gc(struct ops_ctx *ctx, int prune, const char *before, json_t **report,
+		   struct smr_err *err);
+
+/* What to search for (ops_search). */
+struct search_params {
+	const char *query;            /* words, "phrases", word* (domain/search.h) */
+	const char *const *spaces;    /* names or ids; NULL: every live Space (a caller's
+					 access filter goes here) */
+	size_t n_spaces;
+	const char *field;            /* NULL, or one field ("turn" for turns) */
+	const char *author;           /* NULL, or who wrote the checkpoint (a turn's role) */
+	const char *since;            /* NULL, or a DATE of domain/ref.h */
+	int turns;                    /* 1: chat turns too */
+	size_t limit;                 /* 0: 20; at most 200 */
+};
+
+/*
+ * Full-text search over what each checkpoint introduced (and turns with
+ * p->turns).  *out is a new reference: {"query", "total", "truncated",
+ * "results": [{space, kind: "checkpoint"|"turn", field, snippet,
+ * highlights: [[start, end]...] (bytes of snippet), score, author,
+ * created_at, text, and for a checkpoint's item commit_hash (its newest
+ * copy), ordinal, in_head (HEAD still holds it), first: {commit_hash,
+ * author, created_at} (where it first appeared); for a turn session_id and
+ * seq}]}, best first; the same on every backend for the same data.
+ */
+enum smr_rc ops_search(struct ops_ctx *ctx, const struct search_params *p, json_t **out,
+		       struct smr_err *err);
+
+/*
+ * Blame: for every item of ref's checkpoint (title, summary, each list item,
+ * entity and artifact), the checkpoint that introduced it, followed back
+ * through first parents, merges' second parents and restores.  *out is a
+ * new reference: {"commit_hash", "space", "items": [{field, ordinal, text,
+ * here (introduced by this very checkpoint), introduced: {commit_hash,
+ * title, author, created_at, source}}]}
+ * where source is {session_id, first_seq, last_seq} for a drafted
+ * checkpoint, else null.
+ */
+enum smr_rc ops_blame(struct ops_ctx *ctx, const char *ref, json_t **out, struct smr_err *err);
+
+/*
+ * The bundle of the Spaces named in spaces[0..n) (NULL: every live Space),
+ * domain/bundle.h's document; *bundle is a new reference.
+ */
+enum smr_rc ops_export(struct ops_ctx *ctx, const char *const *spaces, size_t n,
+		       json_t **bundle, struct smr_err *err);
+/*
+ * Imports a bundle: all or nothing, after checking it whole (sha256, every
+ * checkpoint's hash, parents); idempotent.  *report is a new reference:
+ * {"spaces": [{name, created, checkpoints, sessions, turns, reflog, head}],
+ * "checkpoints": N added}.
+ */
+enum smr_rc ops_import(struct ops_ctx *ctx, const json_t *doc, json_t **report,
+		       struct smr_err *err);
+
+/*
+ * Writes the one Space of bundle (ops_export's document) into the git
+ * repository dir (a new or empty dir becomes a bare one) with git
+ * fast-import: a commit per checkpoint, merges as merge commits, branch
+ * main at HEAD; checkpoints exported before are skipped.  *report is a new
+ * reference: {space, dir, branch, added, commits}.  Needs git on PATH.
+ */
+enum smr_rc ops_git_export(const json_t *bundle, const char *dir, json_t **report,
+			   struct smr_err *err);
 
 /* JSON renderings shared by every transport; new references. */
 json_t *ops_space_json(const struct space *sp);

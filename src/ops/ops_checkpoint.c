@@ -83,13 +83,70 @@ static enum smr_rc resolve_base(struct ops_ctx *ctx, const char *base, struct ch
 	if (!rc)
 		rc = store_checkpoint_get(ctx->st, NULL, hash, out, err);
 	if (!rc)
-		rc = store_space_get(ctx->st, out->space, &sp, err);
+		rc = store_space_find(ctx->st, out->space, &sp, err);
 	if (!rc) {
 		*space_id = sp.id;
 		sp.id = NULL;
 	}
 	space_release(&sp);
 	free(hash);
+	return rc;
+}
+
+/* The reflog entry a @{...} names in the Space sp; caller releases *e. */
+static enum smr_rc reflog_pick(struct ops_ctx *ctx, const char *ref, const struct space *sp,
+			       const struct ref_spec *spec, struct reflog_entry *e,
+			       struct smr_err *err)
+{
+	struct reflog_entry *v = NULL;
+	size_t n = 0;
+	int by_index = spec->at == REF_AT_INDEX;
+	enum smr_rc rc;
+
+	rc = store_reflog_list(ctx->st, sp->id, by_index ? NULL : spec->at_time,
+			       by_index ? (size_t)spec->at_index + 1 : 1, &v, &n, err);
+	if (!rc && by_index && n <= (size_t)spec->at_index)
+		rc = smr_errf(err, SMR_ENOTFOUND,
+			      "'%s' goes back past the start of the reflog of '%s' (%zu %s)",
+			      ref, spec->base, n, n == 1 ? "entry" : "entries");
+	else if (!rc && !n)
+		rc = smr_errf(err, SMR_ENOTFOUND,
+			      "'%s': space '%s' did not exist yet at %.19sZ (it was created %.19sZ)",
+			      ref, spec->base, spec->at_time, sp->created_at);
+	if (!rc) {
+		*e = v[n - 1];
+		memset(&v[n - 1], 0, sizeof(v[n - 1]));
+	}
+	reflog_entries_free(v, n);
+	return rc;
+}
+
+/* The checkpoint SPACE@{...} names (in a live or deleted Space). */
+static enum smr_rc resolve_at(struct ops_ctx *ctx, const char *ref, struct ref_spec *spec,
+			      struct checkpoint *out, char **space_id, struct smr_err *err)
+{
+	struct space sp = { 0 };
+	struct reflog_entry e = { 0 };
+	enum smr_rc rc = store_space_find(ctx->st, spec->base, &sp, err);
+
+	if (!rc)
+		rc = reflog_pick(ctx, ref, &sp, spec, &e, err);
+	if (!rc && !e.new_hash && !strcmp(e.action, "delete"))
+		rc = smr_errf(err, SMR_ENOTFOUND,
+			      "'%s': space '%s' was deleted then (%.19sZ); its last checkpoint"
+			      " was %.12s", ref, spec->base, e.created_at,
+			      e.old_hash ? e.old_hash : "(none)");
+	else if (!rc && !e.new_hash)
+		rc = smr_errf(err, SMR_ENOTFOUND, "'%s': space '%s' had no checkpoints yet then",
+			      ref, spec->base);
+	if (!rc)
+		rc = store_checkpoint_get(ctx->st, sp.id, e.new_hash, out, err);
+	if (!rc) {
+		*space_id = sp.id;
+		sp.id = NULL;
+	}
+	reflog_entry_release(&e);
+	space_release(&sp);
 	return rc;
 }
 
@@ -137,17 +194,27 @@ static enum smr_rc take_parent(struct ops_ctx *ctx, const char *space_id, const 
 	return rc;
 }
 
-enum smr_rc ops_resolve(struct ops_ctx *ctx, const char *ref, struct checkpoint *out,
-			struct smr_err *err)
+enum smr_rc ops_resolve_in(struct ops_ctx *ctx, const char *space, const char *ref,
+			   struct checkpoint *out, struct smr_err *err)
 {
 	struct ref_spec spec;
-	char *space_id = NULL;
+	char *space_id = NULL, now[32];
 	enum smr_rc rc;
 
-	rc = ref_parse(ref, &spec, err);
+	ctx->now(now);
+	rc = ref_parse(ref, now, &spec, err);
 	if (rc)
 		return rc;
-	rc = resolve_base(ctx, spec.base, out, &space_id, err);
+	if (!*spec.base && space) {
+		free(spec.base);
+		spec.base = xstrdup(space);
+	}
+	if (!*spec.base)
+		rc = smr_errf(err, SMR_EUSAGE, "'%s' needs a Space: write SPACE%s", ref, ref);
+	else if (spec.at != REF_AT_NONE)
+		rc = resolve_at(ctx, ref, &spec, out, &space_id, err);
+	else
+		rc = resolve_base(ctx, spec.base, out, &space_id, err);
 	if (!rc && spec.ancestors > 0)
 		rc = walk_back(ctx, space_id, ref, spec.ancestors, out, err);
 	if (!rc && spec.parent)
@@ -157,6 +224,12 @@ enum smr_rc ops_resolve(struct ops_ctx *ctx, const char *ref, struct checkpoint 
 	free(space_id);
 	ref_spec_release(&spec);
 	return rc;
+}
+
+enum smr_rc ops_resolve(struct ops_ctx *ctx, const char *ref, struct checkpoint *out,
+			struct smr_err *err)
+{
+	return ops_resolve_in(ctx, NULL, ref, out, err);
 }
 
 enum smr_rc ops_resolve_hash(struct ops_ctx *ctx, const char *hash, struct checkpoint *out,
@@ -225,17 +298,22 @@ static enum smr_rc put_on_head(struct ops_ctx *ctx, struct space *sp, struct che
 }
 
 /*
- * Lowercases a --parent in place and checks its syntax: malformed is bad
- * input (exit 2, 400), not a lost race (exit 4, 409).
+ * A --parent / parent_commit_id as given, lower-cased into a new string
+ * (*out, caller frees); a malformed one is bad input (exit 2, 400), not a
+ * lost race (exit 4, 409).
  */
-static enum smr_rc parent_syntax(char *parent, struct smr_err *err)
+static enum smr_rc parent_arg(const char *parent, char **out, struct smr_err *err)
 {
-	for (char *p = parent; p && *p; p++)
+	char *lower = xstrdup(parent);
+
+	for (char *p = lower; *p; p++)
 		*p = (char)tolower((unsigned char)*p);
-	if (parent && !is_hash_prefix(parent))
+	if (!is_hash_prefix(lower)) {
+		free(lower);
 		return smr_errf(err, SMR_EINVAL,
-				"parent '%s' is not a checkpoint hash (give 4 to 64 hex digits)",
-				parent);
+				"parent '%s' is not a checkpoint hash (give 4 to 64 hex digits)", parent);
+	}
+	*out = lower;
 	return SMR_OK;
 }
 
@@ -244,17 +322,17 @@ static enum smr_rc write_checkpoint(struct ops_ctx *ctx, const char *space, stru
 				    struct smr_err *err)
 {
 	struct space sp = { 0 };
-	char *parent_hash = NULL, *lower = parent ? xstrdup(parent) : NULL;
+	char *parent_hash = NULL, *lower = NULL;
 	enum smr_rc rc;
 
 	rc = store_space_get(ctx->st, space, &sp, err);
-	if (rc) {
-		free(lower);
+	if (rc)
 		return rc;
-	}
 	c->space = xstrdup(sp.name);
-	parent = lower;
-	rc = parent_syntax(lower, err);
+	if (parent) {
+		rc = parent_arg(parent, &lower, err);
+		parent = lower;
+	}
 	if (!rc && parent) {
 		rc = unique_hash(ctx, parent, &parent_hash, err);
 		if (rc == SMR_ENOTFOUND)
@@ -340,12 +418,11 @@ static enum smr_rc update_on(struct update *u, const struct space *sp, const cha
 			     struct checkpoint *c, struct smr_err *err)
 {
 	struct checkpoint base = { 0 };
-	char *hash = NULL, *lower = xstrdup(parent);
-	enum smr_rc rc = parent_syntax(lower, err);
+	char *hash = NULL, *lower = NULL;
+	enum smr_rc rc = parent_arg(parent, &lower, err);
 
-	parent = lower;
 	if (!rc)
-		rc = unique_hash(u->ctx, parent, &hash, err);
+		rc = unique_hash(u->ctx, lower, &hash, err);
 	if (!rc)
 		rc = store_checkpoint_get(u->ctx->st, sp->id, hash, &base, err);
 	if (rc == SMR_ENOTFOUND)
@@ -499,7 +576,7 @@ enum smr_rc ops_log(struct ops_ctx *ctx, const char *ref, size_t limit, int firs
 
 	rc = ops_resolve(ctx, ref, &tip, err);
 	if (!rc)
-		rc = store_space_get(ctx->st, tip.space, &sp, err);
+		rc = store_space_find(ctx->st, tip.space, &sp, err);
 	if (!rc)
 		rc = history(ctx, sp.id, tip.hash, limit, first_parent, out, n, err);
 	checkpoint_release(&tip);
@@ -533,7 +610,7 @@ enum smr_rc ops_restore(struct ops_ctx *ctx, const char *space, const char *ref,
 	checkpoint_init(&c);
 	rc = store_space_get(ctx->st, space, &sp, err);
 	if (!rc)
-		rc = ops_resolve(ctx, ref, &src, err);
+		rc = ops_resolve_in(ctx, sp.name, ref, &src, err);
 	if (!rc) {
 		checkpoint_copy_content(&c, &src);
 		json_object_set_new(c.metadata, "restored_from", json_string(src.hash));
@@ -554,14 +631,14 @@ enum smr_rc ops_fork(struct ops_ctx *ctx, const char *ref, const char *new_space
 {
 	struct checkpoint src = { 0 };
 	struct space from = { 0 }, sp = { 0 };
-	char id[37], now[32];
+	char id[37], now[32], *why = NULL;
 	enum smr_rc rc;
 
 	rc = ops_check_space_name(new_space, err);
 	if (!rc)
 		rc = ops_resolve(ctx, ref, &src, err);
 	if (!rc)
-		rc = store_space_get(ctx->st, src.space, &from, err);
+		rc = store_space_find(ctx->st, src.space, &from, err);
 	if (!rc) {
 		ctx->new_id(id);
 		ctx->now(now);
@@ -569,8 +646,11 @@ enum smr_rc ops_fork(struct ops_ctx *ctx, const char *ref, const char *new_space
 		sp.name = (char *)new_space;
 		sp.description = xasprintf("forked from %s at %.12s", from.name, src.hash);
 		sp.created_at = now;
-		rc = store_space_fork(ctx->st, &sp, from.id, src.hash, err);
+		why = xasprintf("fork: from %s at %.12s", from.name, src.hash);
+		rc = store_space_fork(ctx->st, &sp, from.id, src.hash,
+				      &(struct ref_move){ ctx->actor, why, now }, err);
 		free(sp.description);
+		free(why);
 	}
 	if (!rc)
 		rc = store_space_get(ctx->st, id, out, err);

@@ -7,6 +7,7 @@
 #include "util/utf8.h"
 #include "util/xalloc.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define SPACE_NAME_MAX 100
@@ -19,6 +20,7 @@ void ops_ctx_init(struct ops_ctx *ctx, struct store *st)
 	ctx->llm_review = review_llm_builtin;
 	ctx->now = sys_now_iso;
 	ctx->new_id = sys_uuid;
+	ctx->actor = NULL;
 }
 
 enum smr_rc ops_open(struct ops_ctx *ctx, const char *dsn, struct smr_err *err)
@@ -91,7 +93,8 @@ enum smr_rc ops_space_create(struct ops_ctx *ctx, const char *name, const char *
 	sp.name = (char *)name;
 	sp.description = (char *)(description ? description : "");
 	sp.created_at = now;
-	rc = store_space_create(ctx->st, &sp, err);
+	rc = store_space_create(ctx->st, &sp,
+				&(struct ref_move){ ctx->actor, "create", now }, err);
 	if (rc)
 		return rc;
 	return store_space_get(ctx->st, id, out, err);
@@ -113,13 +116,19 @@ enum smr_rc ops_space_rename(struct ops_ctx *ctx, const char *space, const char 
 			     struct space *out, struct smr_err *err)
 {
 	struct space sp = { 0 };
+	char now[32], *why = NULL;
 	enum smr_rc rc;
 
 	rc = ops_check_space_name(new_name, err);
 	if (!rc)
 		rc = store_space_get(ctx->st, space, &sp, err);
-	if (!rc)
-		rc = store_space_rename(ctx->st, sp.id, new_name, err);
+	if (!rc) {
+		ctx->now(now);
+		why = xasprintf("rename: %s -> %s", sp.name, new_name);
+		rc = store_space_rename(ctx->st, sp.id, new_name,
+					&(struct ref_move){ ctx->actor, why, now }, err);
+		free(why);
+	}
 	if (!rc)
 		rc = store_space_get(ctx->st, sp.id, out, err);
 	space_release(&sp);
@@ -129,11 +138,17 @@ enum smr_rc ops_space_rename(struct ops_ctx *ctx, const char *space, const char 
 enum smr_rc ops_space_delete(struct ops_ctx *ctx, const char *space, struct smr_err *err)
 {
 	struct space sp = { 0 };
+	char now[32], *why = NULL;
 	enum smr_rc rc;
 
 	rc = store_space_get(ctx->st, space, &sp, err);
-	if (!rc)
-		rc = store_space_delete(ctx->st, sp.id, err);
+	if (!rc) {
+		ctx->now(now);
+		why = xasprintf("delete: %s", sp.name);
+		rc = store_space_delete(ctx->st, sp.id, &(struct ref_move){ ctx->actor, why, now },
+					err);
+		free(why);
+	}
 	space_release(&sp);
 	return rc;
 }

@@ -79,14 +79,52 @@ struct store_ops {
 	/* Inserts t with t->seq as given; sets t->id. */
 	enum smr_rc (*turn_insert)(struct store *st, struct turn *t, struct smr_err *err);
 
+	/*
+	 * Rows of one transaction of store.c (no transaction of their own):
+	 * the Space writes, and the reflog row of a move (its space_name is the
+	 * Space's name as the row is written).  space_delete marks the Space
+	 * deleted at mv->at and frees its name.
+	 */
 	enum smr_rc (*space_create)(struct store *st, const struct space *sp, struct smr_err *err);
+	enum smr_rc (*space_rename)(struct store *st, const char *id, const char *new_name,
+				    struct smr_err *err);
+	enum smr_rc (*space_delete)(struct store *st, const char *id, const char *at,
+				    struct smr_err *err);
+	/* space_name NULL: the Space's name now */
+	enum smr_rc (*reflog_insert)(struct store *st, const char *space_id, const char *space_name,
+				     const char *old_hash, const char *new_hash, const char *action,
+				     const struct ref_move *mv, struct smr_err *err);
+
+	/*
+	 * The search index (index.c): whether a checkpoint's items are there,
+	 * one row (hash NULL and turn_id set for a turn) in the current
+	 * transaction, and the query of store_search with the Space filter as
+	 * a JSON array of ids (NULL: every live Space).
+	 */
+	/* *yes: more than one row holds hash (so it was indexed with an earlier one) */
+	enum smr_rc (*search_has)(struct store *st, const char *hash, int *yes,
+				  struct smr_err *err);
+	/* commit_id (a row of the checkpoint) or turn_id is -1; field is store_field_code's */
+	enum smr_rc (*search_insert)(struct store *st, int64_t commit_id, int64_t turn_id,
+				     int field, int64_t ordinal, const char *words,
+				     struct smr_err *err);
+	enum smr_rc (*search)(struct store *st, const struct search_filter *f,
+			      const char *spaces_json, struct search_row **out, size_t *n,
+			      struct smr_err *err);
+
 	enum smr_rc (*space_get)(struct store *st, const char *id_or_name, struct space *out,
 				 struct smr_err *err);
 	enum smr_rc (*space_list)(struct store *st, struct space **out, size_t *n,
 				  struct smr_err *err);
-	enum smr_rc (*space_rename)(struct store *st, const char *id, const char *new_name,
-				    struct smr_err *err);
-	enum smr_rc (*space_delete)(struct store *st, const char *id, struct smr_err *err);
+	enum smr_rc (*space_find)(struct store *st, const char *id_or_name, struct space *out,
+				  struct smr_err *err);
+	enum smr_rc (*space_list_deleted)(struct store *st, struct space **out, size_t *n,
+					  struct smr_err *err);
+	enum smr_rc (*gc_prune)(struct store *st, const char *before, size_t *n,
+				struct smr_err *err);
+	enum smr_rc (*reflog_list)(struct store *st, const char *space_id, const char *before,
+				   size_t limit, struct reflog_entry **out, size_t *n,
+				   struct smr_err *err);
 
 	enum smr_rc (*checkpoint_get)(struct store *st, const char *space_id, const char *hash,
 				      struct checkpoint *out, struct smr_err *err);
@@ -138,9 +176,35 @@ struct store_ops {
 					    const char *before, size_t *n, struct smr_err *err);
 };
 
+struct index_memo;   /* index.c's last indexed checkpoint */
+
 struct store {
 	const struct store_ops *ops;
+	int migrated;              /* set by open when it brought an existing database up to date */
+	struct index_memo *memo;   /* index.c's; store_close frees it */
 };
+
+/*
+ * Indexes what c (stored as row commit_id) introduced over its first parent
+ * (index.c; parent NULL: a root, all of it), in the caller's transaction.
+ * With check, nothing happens when another copy of c is stored already
+ * (a fork's, or an import's of a hash this store has): it was indexed then.
+ */
+enum smr_rc store_index_checkpoint(struct store *st, const struct checkpoint *c,
+				   int64_t commit_id, const struct checkpoint *parent,
+				   int check, struct smr_err *err);
+void store_index_memo_free(struct store *st);
+/* The search index's code of a field name (-1: none) and the name of a code. */
+int store_field_code(const char *name);
+const char *store_field_name(int code);
+/*
+ * Indexes every checkpoint of a store that holds some written before the
+ * search index existed (store_open, after a migration); checkpoints already
+ * indexed are skipped.
+ */
+enum smr_rc store_index_backfill(struct store *st, struct smr_err *err);
+/* Indexes a stored turn (t->id set), in the caller's transaction. */
+enum smr_rc store_index_turn(struct store *st, const struct turn *t, struct smr_err *err);
 
 /* The backends compiled into this binary, NULL-terminated (backends_*.c). */
 extern const struct store_ops *const store_backends[];

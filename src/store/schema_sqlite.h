@@ -96,6 +96,44 @@ static const char *const sqlite_migrations[] = {
 	"CREATE UNIQUE INDEX generations_running ON generations(session_id)"
 	"  WHERE status = 'running';"
 	"CREATE INDEX generations_by_session ON generations(session_id, created_at);",
+	/*
+	 * 4: the reflog (every move of a Space's HEAD, append-only), soft
+	 * deletion of Spaces (kept until `gc --prune`), and the search index:
+	 * one row per item a checkpoint introduced (commit_id: one copy of it;
+	 * field: store/index.c's code) or per turn, its words as util/terms.c
+	 * normalises them, under an FTS5 index whose "ascii" tokenizer splits
+	 * them exactly as PostgreSQL's array_to_tsvector sees them (detail=none:
+	 * phrases are checked in domain/search.c).  Small on purpose: the
+	 * author, time and hash are the commit row's.  sqlite.c fills the FTS5
+	 * index once per transaction (one statement, not one per item); the
+	 * trigger takes deleted rows out of it.
+	 */
+	"ALTER TABLE repos ADD COLUMN deleted_at TEXT;"
+	"CREATE TABLE reflog ("
+	"  id INTEGER PRIMARY KEY,"
+	"  repo_id TEXT NOT NULL REFERENCES repos(id) ON DELETE CASCADE,"
+	"  space_name TEXT NOT NULL,"
+	"  old_hash TEXT,"
+	"  new_hash TEXT,"
+	"  action TEXT NOT NULL,"
+	"  actor TEXT NOT NULL,"
+	"  reason TEXT NOT NULL,"
+	"  created_at TEXT NOT NULL);"
+	"CREATE INDEX reflog_by_repo ON reflog(repo_id, id);"
+	"CREATE INDEX reflog_by_name ON reflog(space_name, id);"
+	"CREATE TABLE search_items ("
+	"  id INTEGER PRIMARY KEY,"
+	"  commit_id INTEGER,"
+	"  turn_id INTEGER,"
+	"  field INTEGER NOT NULL,"
+	"  ordinal INTEGER NOT NULL,"
+	"  terms TEXT NOT NULL);"
+	"CREATE INDEX search_items_by_turn ON search_items(turn_id) WHERE turn_id IS NOT NULL;"
+	"CREATE VIRTUAL TABLE search_fts USING fts5(terms, content='search_items',"
+	"  content_rowid='id', tokenize='ascii', detail='none');"
+	"CREATE TRIGGER search_items_ad AFTER DELETE ON search_items BEGIN"
+	"  INSERT INTO search_fts(search_fts, rowid, terms) VALUES ('delete', old.id, old.terms);"
+	"  END;",
 };
 
 #endif

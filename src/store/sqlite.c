@@ -18,6 +18,7 @@
 #include "store/internal.h"
 #include "store/schema_sqlite.h"
 #include "util/metrics.h"
+#include "util/buf.h"
 #include "util/xalloc.h"
 
 #include <pthread.h>
@@ -27,7 +28,7 @@
 #include <string.h>
 
 #define BUSY_TIMEOUT_MS 10000
-#define STMT_CACHE 48
+#define STMT_CACHE 64
 
 struct stmt_slot {
 	const char *sql;
@@ -37,6 +38,7 @@ struct stmt_slot {
 struct sqlite_store {
 	struct store base;
 	sqlite3 *db;
+	int64_t fts_from;      /* first search_items row of this transaction not in search_fts, or -1 */
 	struct stmt_slot cache[STMT_CACHE];
 	int gated;                     /* this handle holds the write gate */
 };
@@ -177,13 +179,37 @@ static enum smr_rc sqlite_txn_begin(struct store *st, struct smr_err *err)
 	return begin(S(st), err);
 }
 
+static enum smr_rc step_done(struct sqlite_store *s, sqlite3_stmt *st, const char *what,
+			     struct smr_err *err);
+
+/* Puts the search rows this transaction wrote into the FTS5 index, in one statement. */
+static enum smr_rc fts_flush(struct sqlite_store *s, struct smr_err *err)
+{
+	static const char sql[] =
+		"INSERT INTO search_fts(rowid, terms) SELECT id, terms FROM search_items WHERE id >= ?";
+	sqlite3_stmt *q;
+
+	if (s->fts_from < 0)
+		return SMR_OK;
+	q = prep(s, sql);
+	if (q)
+		sqlite3_bind_int64(q, 1, s->fts_from);
+	s->fts_from = -1;
+	return step_done(s, q, "indexing for search", err);
+}
+
 static enum smr_rc sqlite_txn_commit(struct store *st, struct smr_err *err)
 {
+	enum smr_rc rc = fts_flush(S(st), err);
+
+	if (rc)
+		return rollback(S(st), rc);
 	return commit(S(st), err);
 }
 
 static void sqlite_txn_rollback(struct store *st)
 {
+	S(st)->fts_from = -1;
 	rollback(S(st), SMR_OK);
 }
 
@@ -298,6 +324,7 @@ static enum smr_rc migrate(struct sqlite_store *s, struct smr_err *err)
 	    sqlite3_step(st) == SQLITE_ROW)
 		version = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
+	s->base.migrated = version > 0 && version < n;
 	for (; version < n; version++) {
 		rc = exec(s, sqlite_migrations[version], err);
 		if (rc)
@@ -329,6 +356,7 @@ static enum smr_rc sqlite_open(const char *dsn, struct store **out, struct smr_e
 	enum smr_rc rc;
 
 	s->base.ops = &store_sqlite_ops;
+	s->fts_from = -1;
 	if (!strncmp(dsn, "sqlite://", 9))
 		dsn += 9;
 	if (sqlite3_open_v2(dsn, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
@@ -353,7 +381,8 @@ static enum smr_rc sqlite_open(const char *dsn, struct store **out, struct smr_e
 /* ---- Spaces ---- */
 
 #define SPACE_COLS \
-	"SELECT r.id, r.name, r.description, r.created_at, c.commit_hash FROM repos r" \
+	"SELECT r.id, r.name, r.description, r.created_at, c.commit_hash, r.deleted_at" \
+	" FROM repos r" \
 	" LEFT JOIN refs f ON f.repo_id = r.id AND f.name = 'main'" \
 	" LEFT JOIN commits c ON c.id = f.commit_id"
 
@@ -364,6 +393,7 @@ static void read_space(sqlite3_stmt *st, struct space *sp)
 	sp->description = col_text(st, 2);
 	sp->created_at = col_text(st, 3);
 	sp->head = col_text(st, 4);
+	sp->deleted_at = col_text(st, 5);
 }
 
 static void read_space_row(sqlite3_stmt *q, void *elem)
@@ -402,23 +432,15 @@ static enum smr_rc insert_space(struct sqlite_store *s, const struct space *sp,
 static enum smr_rc sqlite_space_create(struct store *st, const struct space *sp,
 				       struct smr_err *err)
 {
-	struct sqlite_store *s = S(st);
-	enum smr_rc rc = begin(s, err);
-
-	if (rc)
-		return rc;
-	rc = insert_space(s, sp, err);
-	if (rc)
-		return rollback(s, rc);
-	return commit(s, err);
+	return insert_space(S(st), sp, err);
 }
 
 static enum smr_rc sqlite_space_get(struct store *st, const char *id_or_name,
 				    struct space *out, struct smr_err *err)
 {
 	/* one lookup by either key; a name wins over another Space's id */
-	static const char sql[] = SPACE_COLS " WHERE r.name = ?1 OR r.id = ?1"
-		" ORDER BY r.name = ?1 DESC LIMIT 1";
+	static const char sql[] = SPACE_COLS " WHERE r.deleted_at IS NULL"
+		" AND (r.name = ?1 OR r.id = ?1) ORDER BY r.name = ?1 DESC LIMIT 1";
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
 	enum smr_rc rc;
@@ -440,7 +462,7 @@ static void free_spaces(void *v, size_t n)
 static enum smr_rc sqlite_space_list(struct store *st, struct space **out, size_t *n,
 				     struct smr_err *err)
 {
-	static const char sql[] = SPACE_COLS " ORDER BY r.name";
+	static const char sql[] = SPACE_COLS " WHERE r.deleted_at IS NULL ORDER BY r.name";
 	static const struct row_reader rr = { sizeof(struct space), read_space_row, free_spaces };
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
@@ -450,52 +472,338 @@ static enum smr_rc sqlite_space_list(struct store *st, struct space **out, size_
 	return collect_rows(s, q, &rr, (void **)out, n, "listing spaces", err);
 }
 
+/* Runs a one-row write of the current transaction; SMR_ENOTFOUND when it touched nothing. */
+static enum smr_rc write_space_row(struct sqlite_store *s, sqlite3_stmt *q, const char *id,
+				   const char *what, struct smr_err *err)
+{
+	int step = q ? sqlite3_step(q) : SQLITE_ERROR;
+
+	if (q)
+		sqlite3_reset(q);
+	if (step == SQLITE_CONSTRAINT)
+		return SMR_ECONFLICT;
+	if (step != SQLITE_DONE)
+		return db_error(s, err, what);
+	if (sqlite3_changes(s->db) == 0)
+		return smr_errf(err, SMR_ENOTFOUND, "no space '%s'", id);
+	return SMR_OK;
+}
+
 static enum smr_rc sqlite_space_rename(struct store *st, const char *id, const char *new_name,
 				       struct smr_err *err)
 {
-	static const char sql[] = "UPDATE repos SET name = ? WHERE id = ?";
+	static const char sql[] =
+		"UPDATE repos SET name = ? WHERE id = ? AND deleted_at IS NULL";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	enum smr_rc rc;
+
+	if (q) {
+		bind_text(q, 1, new_name);
+		bind_text(q, 2, id);
+	}
+	rc = write_space_row(s, q, id, "renaming a space", err);
+	if (rc == SMR_ECONFLICT)
+		return smr_errf(err, rc, "a space named '%s' already exists", new_name);
+	return rc;
+}
+
+/*
+ * A deleted Space gives its name back: it becomes "NAME/ID", which no live
+ * Space can have ('/' is not allowed in names), so lookups by id and the
+ * reflog still find it.
+ */
+static enum smr_rc sqlite_space_delete(struct store *st, const char *id, const char *at,
+				       struct smr_err *err)
+{
+	static const char sql[] =
+		"UPDATE repos SET deleted_at = ?1, name = name || '/' || id"
+		" WHERE id = ?2 AND deleted_at IS NULL";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+
+	if (q) {
+		bind_text(q, 1, at);
+		bind_text(q, 2, id);
+	}
+	return write_space_row(s, q, id, "deleting a space", err);
+}
+
+static enum smr_rc sqlite_space_find(struct store *st, const char *id_or_name,
+				     struct space *out, struct smr_err *err)
+{
+	static const char sql[] = SPACE_COLS " WHERE r.id = ?1 OR r.name = ?1"
+		" OR r.id = (SELECT repo_id FROM reflog WHERE space_name = ?1"
+		"  AND action = 'delete' ORDER BY id DESC LIMIT 1)"
+		" ORDER BY r.deleted_at IS NULL AND r.name = ?1 DESC, r.name = ?1 DESC,"
+		" r.id = ?1 DESC LIMIT 1";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	enum smr_rc rc;
+
+	if (!q)
+		return db_error(s, err, "reading a space");
+	bind_text(q, 1, id_or_name);
+	rc = read_one(s, q, read_space_row, out, "reading a space", err);
+	if (rc == SMR_ENOTFOUND)
+		return smr_errf(err, rc, "no space '%s', live or deleted", id_or_name);
+	return rc;
+}
+
+static enum smr_rc sqlite_space_list_deleted(struct store *st, struct space **out, size_t *n,
+					     struct smr_err *err)
+{
+	static const char sql[] = SPACE_COLS " WHERE r.deleted_at IS NOT NULL"
+		" ORDER BY r.deleted_at, r.id";
+	static const struct row_reader rr = { sizeof(struct space), read_space_row, free_spaces };
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+
+	if (!q)
+		return db_error(s, err, "listing deleted spaces");
+	return collect_rows(s, q, &rr, (void **)out, n, "listing deleted spaces", err);
+}
+
+static enum smr_rc sqlite_gc_prune(struct store *st, const char *before, size_t *n,
+				   struct smr_err *err)
+{
+	/* index rows of a checkpoint that outlives the pruned Space move to a surviving copy */
+	static const char repoint[] =
+		"UPDATE search_items SET commit_id = (SELECT MIN(c2.id) FROM commits c1"
+		" JOIN commits c2 ON c2.commit_hash = c1.commit_hash JOIN repos r2 ON r2.id = c2.repo_id"
+		" WHERE c1.id = search_items.commit_id AND NOT (r2.deleted_at IS NOT NULL"
+		" AND (?1 IS NULL OR r2.deleted_at <= ?1)))"
+		" WHERE commit_id IN (SELECT c.id FROM commits c JOIN repos r ON r.id = c.repo_id"
+		" WHERE r.deleted_at IS NOT NULL AND (?1 IS NULL OR r.deleted_at <= ?1))";
+	static const char spaces[] =
+		"DELETE FROM repos WHERE deleted_at IS NOT NULL AND (?1 IS NULL OR deleted_at <= ?1)";
+	static const char orphans[] =
+		"DELETE FROM search_items WHERE (commit_id IS NULL AND turn_id IS NULL)"
+		" OR (turn_id IS NOT NULL AND NOT EXISTS"
+		" (SELECT 1 FROM turns t WHERE t.id = search_items.turn_id))";
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q;
-	int step;
 	enum smr_rc rc = begin(s, err);
 
 	if (rc)
 		return rc;
-	q = prep(s, sql);
-	if (!q)
-		return rollback(s, db_error(s, err, "renaming a space"));
-	bind_text(q, 1, new_name);
-	bind_text(q, 2, id);
-	step = sqlite3_step(q);
-	sqlite3_reset(q);
-	if (step == SQLITE_CONSTRAINT)
-		return rollback(s, smr_errf(err, SMR_ECONFLICT,
-					    "a space named '%s' already exists", new_name));
-	if (step != SQLITE_DONE)
-		return rollback(s, db_error(s, err, "renaming a space"));
-	if (sqlite3_changes(s->db) == 0)
-		return rollback(s, smr_errf(err, SMR_ENOTFOUND, "no space '%s'", id));
+	q = prep(s, repoint);
+	if (q)
+		bind_text(q, 1, before);
+	rc = step_done(s, q, "pruning the search index", err);
+	q = rc ? NULL : prep(s, spaces);
+	if (q)
+		bind_text(q, 1, before);
+	if (!rc)
+		rc = step_done(s, q, "pruning deleted spaces", err);
+	*n = rc ? 0 : (size_t)sqlite3_changes(s->db);
+	if (!rc)
+		rc = step_done(s, prep(s, orphans), "pruning the search index", err);
+	if (rc)
+		return rollback(s, rc);
 	return commit(s, err);
 }
 
-static enum smr_rc sqlite_space_delete(struct store *st, const char *id, struct smr_err *err)
-{
-	static const char sql[] = "DELETE FROM repos WHERE id = ?";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q;
-	enum smr_rc rc = begin(s, err);
+/* ---- the search index ---- */
 
-	if (rc)
-		return rc;
-	q = prep(s, sql);
-	if (q)
-		bind_text(q, 1, id);
-	rc = step_done(s, q, "deleting a space", err);
-	if (rc)
-		return rollback(s, rc);
-	if (sqlite3_changes(s->db) == 0)
-		return rollback(s, smr_errf(err, SMR_ENOTFOUND, "no space '%s'", id));
-	return commit(s, err);
+static enum smr_rc sqlite_search_has(struct store *st, const char *hash, int *yes,
+				     struct smr_err *err)
+{
+	static const char sql[] = "SELECT COUNT(*) > 1 FROM commits WHERE commit_hash = ?";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	int step;
+
+	if (!q)
+		return db_error(s, err, "reading the search index");
+	bind_text(q, 1, hash);
+	step = sqlite3_step(q);
+	*yes = step == SQLITE_ROW && sqlite3_column_int(q, 0);
+	sqlite3_reset(q);
+	if (step != SQLITE_ROW)
+		return db_error(s, err, "reading the search index");
+	return SMR_OK;
+}
+
+static enum smr_rc sqlite_search_insert(struct store *st, int64_t commit_id, int64_t turn_id,
+					int field, int64_t ordinal, const char *words,
+					struct smr_err *err)
+{
+	static const char sql[] =
+		"INSERT INTO search_items (commit_id, turn_id, field, ordinal, terms)"
+		" VALUES (?, ?, ?, ?, ?)";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	enum smr_rc rc;
+
+	if (q) {
+		bind_int_or_null(q, 1, commit_id);
+		bind_int_or_null(q, 2, turn_id);
+		sqlite3_bind_int(q, 3, field);
+		sqlite3_bind_int64(q, 4, ordinal);
+		bind_text(q, 5, words);
+	}
+	rc = step_done(s, q, "indexing for search", err);
+	if (!rc && s->fts_from < 0)
+		s->fts_from = sqlite3_last_insert_rowid(s->db);
+	return rc;
+}
+
+/*
+ * The FTS5 query of f's words: each one quoted (words have no quotes: see
+ * util/terms.h), '*' after a prefix, all joined by AND.  No text of the
+ * user's reaches FTS5's query syntax.  Caller frees.
+ */
+static char *fts_query(const struct search_filter *f)
+{
+	struct buf b = BUF_INIT(0);
+
+	for (size_t i = 0; i < f->n_words; i++)
+		buf_addf(&b, "%s\"%s\"%s", i ? " AND " : "", f->words[i].word,
+			 f->words[i].prefix ? "*" : "");
+	return buf_detach(&b, NULL);
+}
+
+static void read_search_row(sqlite3_stmt *q, void *elem)
+{
+	struct search_row *r = elem;
+
+	r->space_id = col_text(q, 0);
+	r->space_name = col_text(q, 1);
+	r->commit_hash = col_text(q, 2);
+	r->session_id = col_text(q, 3);
+	r->seq = sqlite3_column_int64(q, 4);
+	r->field = xstrdup(store_field_name(sqlite3_column_int(q, 5)));
+	r->ordinal = sqlite3_column_int64(q, 6);
+	r->words = col_text(q, 7);
+	r->author = col_text(q, 8);
+	r->created_at = col_text(q, 9);
+	r->text = col_text(q, 10);
+}
+
+static void free_search_rows(void *v, size_t n)
+{
+	search_rows_free(v, n);
+}
+
+static enum smr_rc sqlite_search(struct store *st, const struct search_filter *f,
+				 const char *spaces_json, struct search_row **out, size_t *n,
+				 struct smr_err *err)
+{
+	/* a checkpoint's item once per live copy of the checkpoint (forks share it) */
+#define SEARCH_CKPT \
+		"SELECT r.id, r.name, c.commit_hash, NULL, 0, i.field, i.ordinal, i.terms," \
+		" c0.author, c0.created_at AS at, NULL, i.id AS iid" \
+		" FROM search_fts JOIN search_items i ON i.id = search_fts.rowid" \
+		" JOIN commits c0 ON c0.id = i.commit_id" \
+		" JOIN commits c ON c.commit_hash = c0.commit_hash" \
+		" JOIN repos r ON r.id = c.repo_id" \
+		" WHERE search_fts MATCH ?1 AND r.deleted_at IS NULL" \
+		" AND (?2 IS NULL OR r.id IN (SELECT value FROM json_each(?2)))" \
+		" AND (?3 IS NULL OR i.field = ?3) AND (?4 IS NULL OR c0.author = ?4)" \
+		" AND (?5 IS NULL OR c0.created_at >= ?5)"
+#define SEARCH_TURN \
+		" UNION ALL SELECT r.id, r.name, NULL, s.id, t.sequence_number, i.field, i.ordinal," \
+		" i.terms, t.role, t.created_at, t.content, i.id" \
+		" FROM search_fts JOIN search_items i ON i.id = search_fts.rowid" \
+		" JOIN turns t ON t.id = i.turn_id JOIN sessions s ON s.id = t.session_id" \
+		" JOIN repos r ON r.id = s.repo_id" \
+		" WHERE search_fts MATCH ?1 AND r.deleted_at IS NULL" \
+		" AND (?2 IS NULL OR r.id IN (SELECT value FROM json_each(?2)))" \
+		" AND (?3 IS NULL OR i.field = ?3) AND (?4 IS NULL OR t.role = ?4)" \
+		" AND (?5 IS NULL OR t.created_at >= ?5)"
+	static const char ckpt_only[] = SEARCH_CKPT " ORDER BY at DESC, iid DESC LIMIT ?7";
+	static const char with_turns[] = SEARCH_CKPT SEARCH_TURN
+		" ORDER BY 10 DESC, 12 DESC LIMIT ?7";
+	const char *sql = f->turns ? with_turns : ckpt_only;
+	static const struct row_reader rr = { sizeof(struct search_row), read_search_row,
+					      free_search_rows };
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	char *match = fts_query(f);
+	enum smr_rc rc;
+
+	if (!q) {
+		free(match);
+		return db_error(s, err, "searching");
+	}
+	sqlite3_bind_text(q, 1, match, -1, free);
+	bind_text(q, 2, spaces_json);
+	if (f->field)
+		sqlite3_bind_int(q, 3, store_field_code(f->field));
+	bind_text(q, 4, f->author);
+	bind_text(q, 5, f->since);
+	sqlite3_bind_int64(q, 7, f->limit ? (sqlite3_int64)f->limit : -1);
+	rc = collect_rows(s, q, &rr, (void **)out, n, "searching", err);
+	return rc;
+}
+
+/* ---- the reflog ---- */
+
+static enum smr_rc sqlite_reflog_insert(struct store *st, const char *space_id,
+					const char *space_name, const char *old_hash,
+					const char *new_hash, const char *action,
+					const struct ref_move *mv, struct smr_err *err)
+{
+	static const char sql[] =
+		"INSERT INTO reflog (repo_id, space_name, old_hash, new_hash, action, actor,"
+		" reason, created_at) SELECT id, COALESCE(?8, name), ?2, ?3, ?4, ?5, ?6, ?7"
+		" FROM repos WHERE id = ?1";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+
+	if (q) {
+		bind_text(q, 1, space_id);
+		bind_text(q, 2, old_hash);
+		bind_text(q, 3, new_hash);
+		bind_text(q, 4, action);
+		bind_text(q, 5, mv->actor ? mv->actor : "");
+		bind_text(q, 6, mv->reason ? mv->reason : "");
+		bind_text(q, 7, mv->at);
+		bind_text(q, 8, space_name);
+	}
+	return step_done(s, q, "writing the reflog", err);
+}
+
+static void read_reflog_row(sqlite3_stmt *q, void *elem)
+{
+	struct reflog_entry *e = elem;
+
+	e->id = sqlite3_column_int64(q, 0);
+	e->space_id = col_text(q, 1);
+	e->space_name = col_text(q, 2);
+	e->old_hash = col_text(q, 3);
+	e->new_hash = col_text(q, 4);
+	e->action = col_text(q, 5);
+	e->actor = col_text(q, 6);
+	e->reason = col_text(q, 7);
+	e->created_at = col_text(q, 8);
+}
+
+static void free_reflog(void *v, size_t n)
+{
+	reflog_entries_free(v, n);
+}
+
+static enum smr_rc sqlite_reflog_list(struct store *st, const char *space_id,
+				      const char *before, size_t limit,
+				      struct reflog_entry **out, size_t *n, struct smr_err *err)
+{
+	static const char sql[] =
+		"SELECT id, repo_id, space_name, old_hash, new_hash, action, actor, reason,"
+		" created_at FROM reflog WHERE repo_id = ?1 AND (?2 IS NULL OR created_at <= ?2)"
+		" ORDER BY id DESC LIMIT ?3";
+	static const struct row_reader rr = { sizeof(struct reflog_entry), read_reflog_row,
+					      free_reflog };
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+
+	if (!q)
+		return db_error(s, err, "reading the reflog");
+	bind_text(q, 1, space_id);
+	bind_text(q, 2, before);
+	sqlite3_bind_int64(q, 3, limit ? (sqlite3_int64)limit : -1);
+	return collect_rows(s, q, &rr, (void **)out, n, "reading the reflog", err);
 }
 
 /* ---- Checkpoints ---- */
@@ -641,7 +949,8 @@ static enum smr_rc sqlite_checkpoint_get(struct store *st, const char *space_id,
 					 struct smr_err *err)
 {
 	static const char in_space[] = CKPT_COLS " WHERE c.repo_id = ? AND c.commit_hash = ?";
-	static const char any[] = CKPT_COLS " WHERE c.commit_hash = ? ORDER BY c.id LIMIT 1";
+	static const char any[] = CKPT_COLS " WHERE c.commit_hash = ?"
+		" ORDER BY r.deleted_at IS NOT NULL, c.id LIMIT 1";
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, space_id ? in_space : any);
 	enum smr_rc rc;
@@ -1344,6 +1653,14 @@ const struct store_ops store_sqlite_ops = {
 	.space_list = sqlite_space_list,
 	.space_rename = sqlite_space_rename,
 	.space_delete = sqlite_space_delete,
+	.space_find = sqlite_space_find,
+	.space_list_deleted = sqlite_space_list_deleted,
+	.gc_prune = sqlite_gc_prune,
+	.reflog_insert = sqlite_reflog_insert,
+	.reflog_list = sqlite_reflog_list,
+	.search_has = sqlite_search_has,
+	.search_insert = sqlite_search_insert,
+	.search = sqlite_search,
 	.checkpoint_get = sqlite_checkpoint_get,
 	.checkpoint_find_prefix = sqlite_checkpoint_find_prefix,
 	.checkpoint_log = sqlite_checkpoint_log,

@@ -8,6 +8,7 @@
  * one (with PostgreSQL); see backends_*.c.
  */
 #include "store/internal.h"
+#include "util/sys.h"
 
 #include "util/xalloc.h"
 
@@ -16,16 +17,31 @@
 
 enum smr_rc store_open(const char *dsn, struct store **out, struct smr_err *err)
 {
-	for (size_t i = 0; store_backends[i]; i++)
-		if (store_backends[i]->accepts(dsn))
-			return store_backends[i]->open(dsn, out, err);
+	enum smr_rc rc;
+
+	*out = NULL;
+	for (size_t i = 0; store_backends[i]; i++) {
+		if (!store_backends[i]->accepts(dsn))
+			continue;
+		rc = store_backends[i]->open(dsn, out, err);
+		/* a store older than the search index gets it filled once */
+		if (!rc && (*out)->migrated)
+			rc = store_index_backfill(*out, err);
+		if (rc && *out) {
+			store_close(*out);
+			*out = NULL;
+		}
+		return rc;
+	}
 	return smr_errf(err, SMR_EUSAGE, "no storage backend in this binary handles '%s'", dsn);
 }
 
 void store_close(struct store *st)
 {
-	if (st)
+	if (st) {
+		store_index_memo_free(st);
 		st->ops->close(st);
+	}
 }
 
 const char *store_name(const struct store *st)
@@ -36,11 +52,6 @@ const char *store_name(const struct store *st)
 int store_is_shared(const struct store *st)
 {
 	return st->ops->shared;
-}
-
-enum smr_rc store_space_create(struct store *st, const struct space *sp, struct smr_err *err)
-{
-	return st->ops->space_create(st, sp, err);
 }
 
 enum smr_rc store_space_get(struct store *st, const char *id_or_name, struct space *out,
@@ -55,15 +66,68 @@ enum smr_rc store_space_list(struct store *st, struct space **out, size_t *n,
 	return st->ops->space_list(st, out, n, err);
 }
 
-enum smr_rc store_space_rename(struct store *st, const char *id, const char *new_name,
-			       struct smr_err *err)
+enum smr_rc store_space_find(struct store *st, const char *id_or_name, struct space *out,
+			     struct smr_err *err)
 {
-	return st->ops->space_rename(st, id, new_name, err);
+	return st->ops->space_find(st, id_or_name, out, err);
 }
 
-enum smr_rc store_space_delete(struct store *st, const char *id, struct smr_err *err)
+enum smr_rc store_space_list_deleted(struct store *st, struct space **out, size_t *n,
+				     struct smr_err *err)
 {
-	return st->ops->space_delete(st, id, err);
+	return st->ops->space_list_deleted(st, out, n, err);
+}
+
+enum smr_rc store_gc_prune(struct store *st, const char *before, size_t *n,
+			   struct smr_err *err)
+{
+	return st->ops->gc_prune(st, before, n, err);
+}
+
+enum smr_rc store_reflog_list(struct store *st, const char *space_id, const char *before,
+			      size_t limit, struct reflog_entry **out, size_t *n,
+			      struct smr_err *err)
+{
+	*out = NULL;
+	*n = 0;
+	return st->ops->reflog_list(st, space_id, before, limit, out, n, err);
+}
+
+enum smr_rc store_search(struct store *st, const struct search_filter *f,
+			 struct search_row **out, size_t *n, struct smr_err *err)
+{
+	char *spaces = NULL;
+	json_t *ids;
+	enum smr_rc rc;
+
+	*out = NULL;
+	*n = 0;
+	if (f->space_ids) {
+		ids = json_array();
+		for (size_t i = 0; i < f->n_spaces; i++)
+			json_array_append_new(ids, json_string(f->space_ids[i]));
+		spaces = json_dumps(ids, JSON_COMPACT);
+		json_decref(ids);
+	}
+	rc = st->ops->search(st, f, spaces, out, n, err);
+	free(spaces);
+	return rc;
+}
+
+void search_rows_free(struct search_row *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].space_id);
+		free(v[i].space_name);
+		free(v[i].commit_hash);
+		free(v[i].session_id);
+		free(v[i].field);
+		free(v[i].words);
+		free(v[i].author);
+		free(v[i].created_at);
+		free(v[i].text);
+	}
+	free(v);
 }
 
 enum smr_rc store_checkpoint_get(struct store *st, const char *space_id, const char *hash,
@@ -189,6 +253,50 @@ static enum smr_rc stale_parent(const char *head, struct smr_err *err)
 }
 
 /*
+ * The one way a move of a Space's HEAD reaches the reflog: every write
+ * below calls it inside its transaction, so a move and its record commit
+ * together or not at all.
+ */
+static enum smr_rc record_move(struct store *st, const char *space_id, const char *old_hash,
+			       const char *new_hash, const char *action,
+			       const struct ref_move *mv, struct smr_err *err)
+{
+	struct ref_move m = { NULL, NULL, NULL };
+	char now[32];
+
+	if (mv)
+		m = *mv;
+	if (!m.at) {
+		sys_now_iso(now);
+		m.at = now;
+	}
+	return st->ops->reflog_insert(st, space_id, NULL, old_hash, new_hash, action, &m, err);
+}
+
+/* The kind of move writing c is, from what it carries (see struct reflog_entry). */
+static const char *put_action(const struct checkpoint *c)
+{
+	if (c->merge_parent_hash)
+		return "merge";
+	if (json_object_get(c->metadata, "restored_from"))
+		return "restore";
+	return "commit";
+}
+
+/* git's reflog wording: "commit: TITLE", "restore: to HASH", "merge HASH: TITLE"; caller frees. */
+static char *put_reason(const struct checkpoint *c, const char *action)
+{
+	const char *title = c->title && *c->title ? c->title : "(untitled)";
+	const char *from = json_string_value(json_object_get(c->metadata, "restored_from"));
+
+	if (!strcmp(action, "merge"))
+		return xasprintf("merge %.12s: %s", c->merge_parent_hash, title);
+	if (!strcmp(action, "restore"))
+		return xasprintf("restore: to %.12s", from ? from : "?");
+	return xasprintf("commit%s: %s", c->parent_hash ? "" : " (initial)", title);
+}
+
+/*
  * Every move of a Space's HEAD goes through here (commit, patch, merge,
  * fast-forward, fork), so there is one place to hook what follows a move.
  */
@@ -209,6 +317,34 @@ static enum smr_rc row_of(struct store *st, const char *space_id, const char *ha
 	return rc;
 }
 
+/*
+ * Indexes for search what c (row id) introduced over its first parent and
+ * records the move to it in the reflog: who is the checkpoint's author,
+ * when its time, what kind of move what it carries.
+ */
+static enum smr_rc after_put(struct store *st, const char *space_id,
+			     const struct checkpoint *c, int64_t id, struct smr_err *err)
+{
+	const char *action = put_action(c);
+	struct ref_move mv = { c->author, NULL, c->created_at };
+	struct checkpoint parent = { 0 };
+	char *reason = NULL;
+	enum smr_rc rc = SMR_OK;
+
+	if (c->parent_hash)
+		rc = st->ops->commit_read(st, space_id, c->parent_hash, &parent, err);
+	if (!rc)
+		rc = store_index_checkpoint(st, c, id, c->parent_hash ? &parent : NULL, 1, err);
+	if (!rc) {
+		reason = put_reason(c, action);
+		mv.reason = reason;
+		rc = record_move(st, space_id, c->parent_hash, c->hash, action, &mv, err);
+	}
+	free(reason);
+	checkpoint_release(&parent);
+	return rc;
+}
+
 /* Inserts c on top of HEAD (row head_id) and moves HEAD to it. */
 static enum smr_rc put_on_head(struct store *st, const char *space_id,
 			       const struct checkpoint *c, int64_t head_id, struct smr_err *err)
@@ -222,9 +358,11 @@ static enum smr_rc put_on_head(struct store *st, const char *space_id,
 		rc = st->ops->commit_insert(st, space_id, c, head_id, merge_id, &id, err);
 	if (rc == SMR_ECONFLICT)
 		return smr_errf(err, rc, "checkpoint %.12s already exists", c->hash);
-	if (rc)
-		return rc;
-	return head_set(st, space_id, id, err);
+	if (!rc)
+		rc = head_set(st, space_id, id, err);
+	if (!rc)
+		rc = after_put(st, space_id, c, id, err);
+	return rc;
 }
 
 /* Locks HEAD and checks it is still expected_head. */
@@ -404,7 +542,8 @@ enum smr_rc store_checkpoint_ancestry(struct store *st, const char *space_id, co
 }
 
 enum smr_rc store_space_fork(struct store *st, const struct space *new_space,
-			     const char *src_space_id, const char *hash, struct smr_err *err)
+			     const char *src_space_id, const char *hash,
+			     const struct ref_move *mv, struct smr_err *err)
 {
 	int64_t id = -1;
 	enum smr_rc rc = st->ops->txn_begin(st, err);
@@ -418,6 +557,8 @@ enum smr_rc store_space_fork(struct store *st, const struct space *new_space,
 		rc = smr_errf(err, rc, "no checkpoint %s in the source space", hash);
 	if (!rc)
 		rc = head_set(st, new_space->id, id, err);
+	if (!rc)
+		rc = record_move(st, new_space->id, NULL, hash, "fork", mv, err);
 	return txn_end(st, rc, err);
 }
 
@@ -452,6 +593,13 @@ enum smr_rc store_head_fast_forward(struct store *st, const char *space_id,
 		rc = import_history(st, space_id, src_space_id, hash, &id, err);
 	if (!rc)
 		rc = head_set(st, space_id, id, err);
+	if (!rc) {
+		char *why = xasprintf("merge: fast-forward to %.12s", hash);
+
+		rc = record_move(st, space_id, expected_head, hash, "merge",
+				 &(struct ref_move){ NULL, why, NULL }, err);
+		free(why);
+	}
 	return txn_end(st, rc, err);
 }
 
@@ -476,6 +624,8 @@ enum smr_rc store_session_import(struct store *st, const struct session *s,
 	for (size_t i = 0; !rc && i < n; i++) {
 		turns[i].seq = (int64_t)i + 1;
 		rc = st->ops->turn_insert(st, &turns[i], err);
+		if (!rc)
+			rc = store_index_turn(st, &turns[i], err);
 	}
 	return txn_end(st, rc, err);
 }
@@ -499,6 +649,8 @@ static enum smr_rc append_turn(struct store *st, struct turn *t, int64_t expecte
 	if (!rc) {
 		t->seq = last + 1;
 		rc = st->ops->turn_insert(st, t, err);
+		if (!rc)
+			rc = store_index_turn(st, t, err);
 	}
 	return rc;
 }
@@ -609,4 +761,143 @@ enum smr_rc store_generation_update(struct store *st, const struct generation *g
 	if (rc)
 		return rc;
 	return txn_end(st, st->ops->generation_update(st, g, err), err);
+}
+
+enum smr_rc store_space_create(struct store *st, const struct space *sp,
+			       const struct ref_move *mv, struct smr_err *err)
+{
+	enum smr_rc rc = st->ops->txn_begin(st, err);
+
+	if (rc)
+		return rc;
+	rc = st->ops->space_create(st, sp, err);
+	if (!rc)
+		rc = record_move(st, sp->id, NULL, NULL, "create", mv, err);
+	return txn_end(st, rc, err);
+}
+
+enum smr_rc store_space_rename(struct store *st, const char *id, const char *new_name,
+			       const struct ref_move *mv, struct smr_err *err)
+{
+	int64_t head_id = -1;
+	char *head = NULL;
+	enum smr_rc rc = st->ops->txn_begin(st, err);
+
+	if (rc)
+		return rc;
+	rc = st->ops->head_lock(st, id, &head_id, &head, err);
+	if (!rc)
+		rc = st->ops->space_rename(st, id, new_name, err);
+	if (!rc)
+		rc = record_move(st, id, head, head, "rename", mv, err);
+	free(head);
+	return txn_end(st, rc, err);
+}
+
+enum smr_rc store_space_delete(struct store *st, const char *id, const struct ref_move *mv,
+			       struct smr_err *err)
+{
+	int64_t head_id = -1;
+	char *head = NULL;
+	enum smr_rc rc = st->ops->txn_begin(st, err);
+
+	if (rc)
+		return rc;
+	rc = st->ops->head_lock(st, id, &head_id, &head, err);
+	/* recorded first, so that the row takes the name the Space had */
+	if (!rc)
+		rc = record_move(st, id, head, NULL, "delete", mv, err);
+	if (!rc)
+		rc = st->ops->space_delete(st, id, mv && mv->at ? mv->at : "", err);
+	free(head);
+	return txn_end(st, rc, err);
+}
+
+/* ---- import: many rows, one transaction ---- */
+
+/* Inserts the new checkpoints of one Space; the parent is usually the one before. */
+static enum smr_rc import_commits(struct store *st, const struct import_space *s,
+				  struct smr_err *err)
+{
+	const char *last = NULL;
+	int64_t last_id = -1, parent_id, merge_id, id = -1;
+	enum smr_rc rc = SMR_OK;
+
+	for (size_t i = 0; !rc && i < s->n_commits; i++) {
+		const struct checkpoint *c = s->commits[i];
+
+		parent_id = merge_id = -1;
+		if (c->parent_hash && last && !strcmp(c->parent_hash, last))
+			parent_id = last_id;
+		else if (c->parent_hash)
+			rc = row_of(st, s->space->id, c->parent_hash, &parent_id, err);
+		if (!rc && c->merge_parent_hash)
+			rc = row_of(st, s->space->id, c->merge_parent_hash, &merge_id, err);
+		if (!rc)
+			rc = st->ops->commit_insert(st, s->space->id, c, parent_id, merge_id, &id,
+						    err);
+		if (rc == SMR_ECONFLICT)
+			rc = smr_errf(err, rc, "checkpoint %.12s already exists", c->hash);
+		if (!rc)
+			rc = store_index_checkpoint(st, c, id, s->parents ? s->parents[i] : NULL,
+						    1, err);
+		last = c->hash;
+		last_id = id;
+	}
+	return rc;
+}
+
+static enum smr_rc import_head(struct store *st, const struct import_space *s,
+			       struct smr_err *err)
+{
+	int64_t head_id = -1, id = -1;
+	char *old = NULL;
+	enum smr_rc rc = st->ops->head_lock(st, s->space->id, &head_id, &old, err);
+
+	if (!rc)
+		rc = row_of(st, s->space->id, s->head, &id, err);
+	if (!rc)
+		rc = head_set(st, s->space->id, id, err);
+	if (!rc && s->move)
+		rc = record_move(st, s->space->id, old, s->head, "import", s->move, err);
+	free(old);
+	return rc;
+}
+
+static enum smr_rc import_one(struct store *st, const struct import_space *s,
+			      struct smr_err *err)
+{
+	enum smr_rc rc = s->create ? st->ops->space_create(st, s->space, err) : SMR_OK;
+
+	if (!rc)
+		rc = import_commits(st, s, err);
+	for (size_t i = 0; !rc && i < s->n_sessions; i++)
+		rc = st->ops->session_insert(st, s->sessions[i], err);
+	for (size_t i = 0; !rc && i < s->n_turns; i++) {
+		rc = st->ops->turn_insert(st, s->turns[i], err);
+		if (!rc)
+			rc = store_index_turn(st, s->turns[i], err);
+	}
+	for (size_t i = 0; !rc && i < s->n_reflog; i++) {
+		const struct reflog_entry *e = s->reflog[i];
+		struct ref_move mv = { e->actor, e->reason, e->created_at };
+
+		rc = st->ops->reflog_insert(st, s->space->id, e->space_name, e->old_hash,
+					    e->new_hash, e->action, &mv, err);
+	}
+	if (!rc && s->head)
+		rc = import_head(st, s, err);
+	return rc;
+}
+
+enum smr_rc store_import(struct store *st, const struct import_space *v, size_t n,
+			 struct smr_err *err)
+{
+	enum smr_rc rc = st->ops->txn_begin(st, err);
+
+	if (rc)
+		return rc;
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = import_one(st, &v[i], err);
+	return txn_end(st, rc, err);
 }

@@ -11,6 +11,8 @@
  * opens one per worker (or pools them).
  *
  * Contracts every backend meets (tests/unit/test_store_conformance.c):
+ *  - every move of a Space's HEAD (commit, restore, merge, fork, rename,
+ *    delete) writes its reflog row in the transaction of the move.
  *  - store_checkpoint_put is a compare-and-swap on the Space's HEAD: it
  *    succeeds only while HEAD equals expected_head (NULL: the Space is
  *    empty), else SMR_ECONFLICT naming the current HEAD, and nothing is
@@ -48,18 +50,145 @@ const char *store_name(const struct store *st);
  */
 int store_is_shared(const struct store *st);
 
-/* Spaces.  Lookups take a Space's id or its name. */
-enum smr_rc store_space_create(struct store *st, const struct space *sp, struct smr_err *err);
+/*
+ * Who moves a Space's HEAD, when and why: what the reflog row of the move
+ * records.  NULL actor or reason is recorded as "".  at is the time (ISO).
+ */
+struct ref_move {
+	const char *actor;
+	const char *reason;
+	const char *at;
+};
+
+/*
+ * Spaces.  Lookups take a Space's id or its name and see live Spaces only.
+ * Every write below records its move in the reflog in the same
+ * transaction.
+ */
+enum smr_rc store_space_create(struct store *st, const struct space *sp,
+			       const struct ref_move *mv, struct smr_err *err);
 enum smr_rc store_space_get(struct store *st, const char *id_or_name, struct space *out,
 			    struct smr_err *err);
 enum smr_rc store_space_list(struct store *st, struct space **out, size_t *n,
 			     struct smr_err *err);
 enum smr_rc store_space_rename(struct store *st, const char *id, const char *new_name,
+			       const struct ref_move *mv, struct smr_err *err);
+/*
+ * Soft delete: the Space leaves every lookup and list, and its name is
+ * free again; its rows stay (reachable through store_space_find and the
+ * reflog) until store_gc_prune.
+ */
+enum smr_rc store_space_delete(struct store *st, const char *id, const struct ref_move *mv,
 			       struct smr_err *err);
-enum smr_rc store_space_delete(struct store *st, const char *id, struct smr_err *err);
 /* Creates new_space with HEAD = hash, copying hash's ancestry (both parents) from src_space_id. */
 enum smr_rc store_space_fork(struct store *st, const struct space *new_space,
-			     const char *src_space_id, const char *hash, struct smr_err *err);
+			     const char *src_space_id, const char *hash,
+			     const struct ref_move *mv, struct smr_err *err);
+/*
+ * A Space live or deleted: a live one by id or name, else a deleted one by
+ * id, else the most recently deleted Space that had that name.
+ */
+enum smr_rc store_space_find(struct store *st, const char *id_or_name, struct space *out,
+			     struct smr_err *err);
+/* Soft-deleted Spaces, oldest deletion first; caller spaces_free()s. */
+enum smr_rc store_space_list_deleted(struct store *st, struct space **out, size_t *n,
+				     struct smr_err *err);
+/*
+ * Removes for good the Spaces deleted at or before `before` (NULL: all),
+ * with their checkpoints, sessions, turns and reflog, and the search rows
+ * nothing refers to any more.  *n gets the number of Spaces removed.
+ */
+enum smr_rc store_gc_prune(struct store *st, const char *before, size_t *n,
+			   struct smr_err *err);
+
+/*
+ * The reflog of a Space (live or deleted), newest first: the entries at or
+ * before `before` (NULL: all), at most limit of them (0: all).  Caller
+ * reflog_entries_free()s.
+ */
+enum smr_rc store_reflog_list(struct store *st, const char *space_id, const char *before,
+			      size_t limit, struct reflog_entry **out, size_t *n,
+			      struct smr_err *err);
+
+/*
+ * The search index.  It holds what each checkpoint introduced (an item
+ * whose words its first parent does not have in that field), written with
+ * the checkpoint, and every turn, written with the turn.  Words are
+ * util/terms.h's.
+ */
+struct search_item {
+	const char *field;    /* "title", "summary", "decisions", ..., "artifacts" (static) */
+	size_t ordinal;       /* its index in that list; 0 for title and summary */
+	char *text;           /* owned */
+};
+/* The searchable items of c, in field order; caller store_search_items_free()s. */
+size_t store_search_items(const struct checkpoint *c, struct search_item **out);
+void store_search_items_free(struct search_item *v, size_t n);
+
+struct search_word {
+	const char *word;     /* one word as util/terms.h folds it */
+	int prefix;           /* 1: any word starting with it */
+};
+
+struct search_filter {
+	const struct search_word *words;   /* every one must match */
+	size_t n_words;
+	const char *const *space_ids;      /* only these Spaces; NULL: every live Space */
+	size_t n_spaces;
+	const char *field;                 /* NULL: any field ("turn" for turns) */
+	const char *author;                /* NULL: anyone (a turn's author is its role) */
+	const char *since;                 /* NULL: any time; else created_at >= since */
+	int turns;                         /* 1: chat turns as well as checkpoints */
+	size_t limit;                      /* at most this many rows, newest first */
+};
+
+/* One matching item in one live Space. */
+struct search_row {
+	char *space_id;
+	char *space_name;
+	char *commit_hash;    /* NULL for a turn */
+	char *session_id;     /* a turn's session, else NULL */
+	int64_t seq;          /* a turn's sequence number, else 0 */
+	char *field;
+	int64_t ordinal;
+	char *words;          /* the indexed words */
+	char *author;
+	char *created_at;
+	char *text;           /* a turn's content; NULL for a checkpoint's item */
+};
+
+/* Rows whose words match f, newest first; caller search_rows_free()s. */
+enum smr_rc store_search(struct store *st, const struct search_filter *f,
+			 struct search_row **out, size_t *n, struct smr_err *err);
+void search_rows_free(struct search_row *v, size_t n);
+
+/*
+ * The rows one import adds to one Space, as the operations planned them
+ * from a bundle (see ops_import): only what the store does not hold yet.
+ */
+struct import_space {
+	const struct space *space;                 /* id, name, description, created_at */
+	int create;                                /* 1: the Space is new */
+	const struct checkpoint *const *commits;   /* new checkpoints, parents first */
+	const struct checkpoint *const *parents;   /* first parent of each (search index), or NULL */
+	size_t n_commits;
+	const char *head;                          /* where HEAD goes; NULL: it stays */
+	const struct ref_move *move;               /* HEAD moving on an existing Space: its row */
+	const struct session *const *sessions;     /* new sessions */
+	size_t n_sessions;
+	struct turn *const *turns;                 /* new turns, numbered as given (ids set) */
+	size_t n_turns;
+	const struct reflog_entry *const *reflog;  /* reflog rows to append as written, oldest first */
+	size_t n_reflog;
+};
+
+/*
+ * Writes the rows of v[0..n) in one transaction: all of them or, on any
+ * failure (a name or hash taken meanwhile), none.  Checkpoints and turns
+ * are indexed for search as they are written.
+ */
+enum smr_rc store_import(struct store *st, const struct import_space *v, size_t n,
+			 struct smr_err *err);
 
 /* Checkpoints.  c->hash must already be sealed. */
 enum smr_rc store_checkpoint_put(struct store *st, const char *space_id,

@@ -8,10 +8,12 @@
 //   #/s/NAME/chat[/ID]        sessions and chat
 //   #/s/NAME/new[/JOB]        save a checkpoint (from HEAD, or from a draft job)
 //   #/s/NAME/ingest           a transcript into a new session
+//   #/search/QUERY[/turns]    search every Space's checkpoints (and turns)
 import { h, clear, dialog } from './dom.js';
 import { get, post, ApiError, setUnauthorizedHandler } from './api.js';
 import { spacesView } from './spaces.js';
 import { spaceView } from './space.js';
+import { searchView } from './search.js';
 
 const POLL_MS = 700;
 const main = h('main#main', { tabindex: '-1' });
@@ -23,6 +25,7 @@ let gone = null;             // a Space that no longer exists: watch the Space l
 
 function parseRoute() {
   const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
+  if (parts[0] === 'search') return { name: 'search', key: 'search', args: parts.slice(1) };
   if (parts[0] !== 's' || !parts[1]) return { name: 'spaces', key: 'spaces' };
   return { name: 'space', key: 's/' + parts[1], space: parts[1], tab: parts[2] || 'history', args: parts.slice(3) };
 }
@@ -31,19 +34,20 @@ function setCrumbs(route) {
   clear(crumbs);
   crumbs.append(h('a', { href: '#/' }, 'Spaces'));
   if (route.space) crumbs.append(h('span.sep', { 'aria-hidden': 'true' }, '/'), h('span', route.space));
+  if (route.name === 'search') crumbs.append(h('span.sep', { 'aria-hidden': 'true' }, '/'), h('span', 'Search'));
 }
 
 async function navigate() {
   const route = parseRoute();
   setCrumbs(route);
-  document.title = route.space ? `${route.space} · Smriti` : 'Spaces · Smriti';
+  document.title = route.space ? `${route.space} · Smriti` : route.name === 'search' ? 'Search · Smriti' : 'Spaces · Smriti';
   if (current && current.key === route.key && current.view.update) {
     current.view.update(route);
     return;
   }
   current?.view.destroy?.();
   clear(main);
-  const view = route.name === 'spaces' ? spacesView() : spaceView(route);
+  const view = route.name === 'spaces' ? spacesView() : route.name === 'search' ? searchView(route) : spaceView(route);
   current = { key: route.key, view };
   main.append(view.el);
   version = null;
@@ -75,6 +79,7 @@ const SHORTCUTS = [
   ['Enter', 'open the selected Space or checkpoint'],
   ['c', 'compare the selected checkpoint with its parent'],
   ['/', 'filter the history'],
+  ['s', 'search every Space'],
   ['Ctrl/Cmd + S', 'save the checkpoint being edited'],
   ['Esc', 'close a dialog, leave a field'],
   ['?', 'this list'],
@@ -99,6 +104,7 @@ function onKey(e) {
   }
   if (typing(e) || e.ctrlKey || e.metaKey || e.altKey) return;
   if (e.key === '?') { e.preventDefault(); showShortcuts(); return; }
+  if (e.key === 's') { e.preventDefault(); topSearch.focus(); return; }
   if (current?.view.keys?.(e)) e.preventDefault();
 }
 
@@ -119,11 +125,24 @@ async function askToken(message) {
   }
 }
 
+// The search box of the header: Enter opens the search view.
+const topSearch = h('input', { type: 'search', name: 'top-q', placeholder: 'Search checkpoints (s)', 'aria-label': 'Search checkpoints' });
+const topForm = h('form.top-search', {
+  role: 'search',
+  onsubmit: (e) => {
+    e.preventDefault();
+    const q = topSearch.value.trim();
+    if (q) location.hash = `#/search/${encodeURIComponent(q)}`;
+    topSearch.value = '';
+    topSearch.blur();
+  },
+}, topSearch);
+
 async function start() {
   document.body.append(
     h('a.skip', { href: '#main' }, 'Skip to content'),
     h('header.top', h('a.brand', { href: '#/' }, h('img', { src: '/ui/icon.svg', alt: '', width: 22, height: 22 }), 'Smriti'),
-      crumbs, h('span.grow'), live,
+      crumbs, h('span.grow'), topForm, live,
       h('button.ghost', { type: 'button', 'aria-label': 'Keyboard shortcuts', title: 'Keyboard shortcuts (?)', onclick: showShortcuts }, '?')),
     main,
     h('div#toasts', { 'aria-live': 'polite' }));

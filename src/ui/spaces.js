@@ -34,7 +34,7 @@ export function spacesView() {
   async function remove(sp) {
     const input = h('input', { name: 'confirm', autocomplete: 'off', 'aria-label': 'Type the Space name to confirm' });
     const choice = await dialog(`Delete “${sp.name}”?`, [
-      h('p', `This deletes the Space with its ${sp.head ? 'checkpoints' : 'nothing saved yet'} and its ${sp.sessions} session(s). Checkpoints shared with forks stay in those forks. This cannot be undone.`),
+      h('p', `This deletes the Space with its ${sp.head ? 'checkpoints' : 'nothing saved yet'} and its ${sp.sessions} session(s). Checkpoints shared with forks stay in those forks. Until someone runs “smriti gc --prune”, the deleted Space stays recoverable from the command line (smriti reflog ${sp.name}).`),
       h('label', 'Type the Space name to confirm', input)],
     [{ label: 'Cancel', value: '' }, { label: 'Delete Space', value: 'ok', danger: true }]);
     if (choice !== 'ok') return;

@@ -1,17 +1,22 @@
 /*
- * sys.c -- clock, random ids, file reads, the environment and threads (see sys.h).
+ * sys.c -- clock, random ids, file reads, the environment, threads and
+ * running a program (see sys.h).
  */
 #include "util/sys.h"
 #include "util/buf.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 void sys_now_iso(char out[32])
 {
@@ -122,4 +127,70 @@ int sys_thread_start(pthread_t *th, void *(*fn)(void *), void *arg)
 	rc = pthread_create(th, NULL, fn, arg);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return rc;
+}
+
+/* The environment with extra entries added in front; caller frees the array. */
+static char **with_env(const char *const extra[])
+{
+	extern char **environ;
+	size_t n = 0, k = 0;
+	char **v;
+
+	while (environ[n])
+		n++;
+	for (size_t i = 0; extra && extra[i]; i++)
+		k++;
+	v = xcalloc(n + k + 1, sizeof(*v));
+	for (size_t i = 0; i < k; i++)
+		v[i] = (char *)extra[i];
+	for (size_t i = 0; i < n; i++)
+		v[k + i] = environ[i];
+	return v;
+}
+
+enum smr_rc sys_run(const char *const argv[], const char *const env[], const char *input,
+		    size_t len, struct smr_err *err)
+{
+	posix_spawn_file_actions_t fa;
+	char **envp = with_env(env);
+	int in[2] = { -1, -1 }, status = 0, rc;
+	pid_t pid;
+	void (*old)(int);
+
+	if (pipe(in)) {
+		free(envp);
+		return smr_errf(err, SMR_EINTERNAL, "cannot run %s: %s", argv[0], strerror(errno));
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+	posix_spawn_file_actions_addclose(&fa, in[1]);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	free(envp);
+	close(in[0]);
+	if (rc) {
+		close(in[1]);
+		return smr_errf(err, rc == ENOENT ? SMR_ENOTFOUND : SMR_EINTERNAL,
+				"cannot run %s: %s%s", argv[0], strerror(rc),
+				rc == ENOENT ? " (is it installed?)" : "");
+	}
+	old = signal(SIGPIPE, SIG_IGN);   /* a child that dies early must not kill us */
+	for (size_t off = 0; input && off < len;) {
+		ssize_t w = write(in[1], input + off, len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	close(in[1]);
+	signal(SIGPIPE, old);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		return smr_errf(err, SMR_EINTERNAL, "%s %s failed (exit status %d)", argv[0],
+				argv[1] ? argv[1] : "", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	return SMR_OK;
 }

@@ -43,4 +43,14 @@ long sys_env_long(const char *name, long def, long min, long max);
  */
 int sys_thread_start(pthread_t *th, void *(*fn)(void *), void *arg);
 
+/*
+ * Runs argv[0] (found on PATH) with argv, GIT_DIR-style extra variables in
+ * env ("NAME=value", NULL-terminated, may be NULL) added to the
+ * environment, input[0..len) on its standard input (NULL: none) and its
+ * standard output discarded.  SMR_ENOTFOUND when the program is not
+ * installed, SMR_EINTERNAL naming the exit status when it fails.
+ */
+enum smr_rc sys_run(const char *const argv[], const char *const env[], const char *input,
+		    size_t len, struct smr_err *err);
+
 #endif

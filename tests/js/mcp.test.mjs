@@ -14,7 +14,7 @@ import { tempDb, ok, SMRITI_FULL } from './helpers.mjs';
 
 const BASE_TOOLS = ['list_spaces', 'create_space', 'read_head', 'show_checkpoint', 'log', 'diff',
   'update_checkpoint', 'merge', 'write_checkpoint', 'restore', 'fork'];
-const OPTIONAL_TOOLS = ['review', 'search'];
+const OPTIONAL_TOOLS = ['review', 'search', 'blame'];
 
 // The SDK passes the child only HOME, LOGNAME, PATH, SHELL, TERM and USER:
 // everything else (the database, sanitizer options) must be explicit.

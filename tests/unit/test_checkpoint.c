@@ -7,8 +7,8 @@
 
 #include "domain/checkpoint.h"
 #include "domain/diff.h"
-#include "domain/merge.h"
 #include "domain/patch.h"
+#include "domain/merge.h"
 #include "domain/ref.h"
 #include "util/utf8.h"
 
@@ -239,41 +239,41 @@ TEST(ref_parse_splits_ancestry)
 {
 	struct ref_spec r;
 
-	CHECK_INT(ref_parse("demo", &r, NULL), SMR_OK);
+	CHECK_INT(ref_parse("demo", NULL, &r, NULL), SMR_OK);
 	CHECK_STR(r.base, "demo");
 	CHECK_INT(r.ancestors, 0);
 	ref_spec_release(&r);
-	CHECK_INT(ref_parse("demo~3", &r, NULL), SMR_OK);
+	CHECK_INT(ref_parse("demo~3", NULL, &r, NULL), SMR_OK);
 	CHECK_STR(r.base, "demo");
 	CHECK_INT(r.ancestors, 3);
 	ref_spec_release(&r);
-	CHECK_INT(ref_parse("abcd~", &r, NULL), SMR_OK);
+	CHECK_INT(ref_parse("abcd~", NULL, &r, NULL), SMR_OK);
 	CHECK_INT(r.ancestors, 1);
 	ref_spec_release(&r);
-	CHECK_INT(ref_parse("demo~x", &r, NULL), SMR_EUSAGE);
+	CHECK_INT(ref_parse("demo~x", NULL, &r, NULL), SMR_EUSAGE);
 	ref_spec_release(&r);
-	CHECK_INT(ref_parse("demo~-1", &r, NULL), SMR_EUSAGE);
+	CHECK_INT(ref_parse("demo~-1", NULL, &r, NULL), SMR_EUSAGE);
 	ref_spec_release(&r);
-	CHECK_INT(ref_parse("~2", &r, NULL), SMR_EUSAGE);
+	CHECK_INT(ref_parse("~2", NULL, &r, NULL), SMR_EUSAGE);
 	ref_spec_release(&r);
-	CHECK_INT(ref_parse("", &r, NULL), SMR_EUSAGE);
+	CHECK_INT(ref_parse("", NULL, &r, NULL), SMR_EUSAGE);
 	ref_spec_release(&r);
 	/* a final ^ / ^1 / ^2 names a parent */
-	CHECK_INT(ref_parse("demo^2", &r, NULL), SMR_OK);
+	CHECK_INT(ref_parse("demo^2", NULL, &r, NULL), SMR_OK);
 	CHECK_STR(r.base, "demo");
 	CHECK_INT(r.parent, 2);
 	CHECK_INT(r.ancestors, 0);
 	ref_spec_release(&r);
-	CHECK_INT(ref_parse("demo~2^", &r, NULL), SMR_OK);
+	CHECK_INT(ref_parse("demo~2^", NULL, &r, NULL), SMR_OK);
 	CHECK_STR(r.base, "demo");
 	CHECK_INT(r.ancestors, 2);
 	CHECK_INT(r.parent, 1);
 	ref_spec_release(&r);
-	CHECK_INT(ref_parse("demo^3", &r, NULL), SMR_OK);   /* not a parent: a name */
+	CHECK_INT(ref_parse("demo^3", NULL, &r, NULL), SMR_OK);   /* not a parent: a name */
 	CHECK_STR(r.base, "demo^3");
 	CHECK_INT(r.parent, 0);
 	ref_spec_release(&r);
-	CHECK_INT(ref_parse("^2", &r, NULL), SMR_OK);
+	CHECK_INT(ref_parse("^2", NULL, &r, NULL), SMR_OK);
 	CHECK_STR(r.base, "^2");
 	ref_spec_release(&r);
 	CHECK(is_hash_prefix("abcd"));
@@ -296,6 +296,48 @@ TEST(utf8_validation_and_character_prefixes)
 	CHECK(!utf8_valid("\xed\xa0\x80", 3));     /* surrogate */
 	CHECK(!utf8_valid("\xf4\x90\x80\x80", 4)); /* > U+10FFFF */
 	CHECK(!utf8_valid("\xff", 1));
+}
+
+TEST(ref_parse_reads_reflog_forms)
+{
+	const char *now = "2026-12-03T12:00:00.123456Z";
+	struct ref_spec r;
+
+	CHECK_INT(ref_parse("demo@{3}~2", now, &r, NULL), SMR_OK);
+	CHECK_STR(r.base, "demo");
+	CHECK_INT(r.at, REF_AT_INDEX);
+	CHECK_INT(r.at_index, 3);
+	CHECK_INT(r.ancestors, 2);
+	ref_spec_release(&r);
+	CHECK_INT(ref_parse("@{yesterday}", now, &r, NULL), SMR_OK);
+	CHECK_STR(r.base, "");
+	CHECK_INT(r.at, REF_AT_TIME);
+	CHECK_STR(r.at_time, "2026-12-02T12:00:00.999999Z");
+	ref_spec_release(&r);
+	CHECK_INT(ref_parse("a b@{2026-12-01 12:00}", now, &r, NULL), SMR_OK);
+	CHECK_STR(r.base, "a b");
+	CHECK_STR(r.at_time, "2026-12-01T12:00:00.999999Z");
+	ref_spec_release(&r);
+	CHECK_INT(ref_parse("x@{2026-12-01}", now, &r, NULL), SMR_OK);
+	CHECK_STR(r.at_time, "2026-12-01T00:00:00.999999Z");
+	ref_spec_release(&r);
+	CHECK_INT(ref_parse("x@{1.week.ago}", now, &r, NULL), SMR_OK);
+	CHECK_STR(r.at_time, "2026-11-26T12:00:00.999999Z");
+	ref_spec_release(&r);
+	CHECK_INT(ref_parse("x@{90 minutes ago}", now, &r, NULL), SMR_OK);
+	CHECK_STR(r.at_time, "2026-12-03T10:30:00.999999Z");
+	ref_spec_release(&r);
+	CHECK_INT(ref_parse("x@{2026-13-01}", now, &r, NULL), SMR_EUSAGE);
+	CHECK_INT(ref_parse("x@{3 fortnights ago}", now, &r, NULL), SMR_EUSAGE);
+	CHECK_INT(ref_parse("x@{}", now, &r, NULL), SMR_EUSAGE);
+	CHECK_INT(ref_parse("x@{-1}", now, &r, NULL), SMR_EUSAGE);
+	CHECK_INT(ref_parse("x@{99999999999999999999}", now, &r, NULL), SMR_EUSAGE);
+	CHECK_INT(ref_parse("x@{yesterday}", NULL, &r, NULL), SMR_EUSAGE);
+	/* without a closing brace it is a plain name */
+	CHECK_INT(ref_parse("x@{1", now, &r, NULL), SMR_OK);
+	CHECK_STR(r.base, "x@{1");
+	CHECK_INT(r.at, REF_AT_NONE);
+	ref_spec_release(&r);
 }
 
 /* Runs checkpoint_from_json on doc (stolen); returns its code, message in err. */
@@ -383,4 +425,19 @@ TEST(checkpoint_limits_hold_for_patches_and_merges)
 	checkpoint_release(&base);
 	checkpoint_release(&ours);
 	checkpoint_release(&theirs);
+}
+
+/* Found by fuzz/ref.c: "+026-12-01" was the year 26, "0622-12-01" printed as "622-...". */
+TEST(ref_parse_date_wants_four_digits)
+{
+	const char *now = "2026-12-03T09:00:00.000000Z";
+	char out[32];
+
+	CHECK_INT(ref_parse_date("+026-12-01", now, out, NULL), SMR_EUSAGE);
+	CHECK_INT(ref_parse_date("-026-12-01", now, out, NULL), SMR_EUSAGE);
+	CHECK_INT(ref_parse_date("2026-+1-01", now, out, NULL), SMR_EUSAGE);
+	CHECK_INT(ref_parse_date("2026-12-01 +1:00", now, out, NULL), SMR_EUSAGE);
+	CHECK_INT(ref_parse_date("0622-12-01", now, out, NULL), SMR_EUSAGE);   /* printed "622-..." */
+	CHECK_INT(ref_parse_date("2026-12-01", now, out, NULL), SMR_OK);
+	CHECK_INT(strlen(out), 27);
 }

@@ -15,6 +15,7 @@
 #include "domain/checkpoint.h"
 #include "ops/ops.h"
 #include "store/store.h"
+#include "util/buf.h"
 #include "util/sys.h"
 #include "util/xalloc.h"
 
@@ -184,7 +185,7 @@ static enum smr_rc make_space(struct fixture *f, const char *name, char id[37],
 	sp.name = (char *)name;
 	sp.description = (char *)"a test space";
 	sp.created_at = (char *)"2026-01-01T00:00:00.000000Z";
-	return store_space_create(f->st, &sp, err);
+	return store_space_create(f->st, &sp, NULL, err);
 }
 
 /* A sealed checkpoint on top of parent (may be NULL), created at second sec. */
@@ -336,26 +337,29 @@ CONFORMANCE(space_rename)
 
 	CHECK_INT(make_space(f, "one", a, &err), SMR_OK);
 	CHECK_INT(make_space(f, "two", b, &err), SMR_OK);
-	CHECK_INT(store_space_rename(f->st, a, "uno", &err), SMR_OK);
+	CHECK_INT(store_space_rename(f->st, a, "uno", NULL, &err), SMR_OK);
 	CHECK_INT(store_space_get(f->st, "uno", &sp, &err), SMR_OK);
 	CHECK_STR(sp.id, a);
 	space_release(&sp);
 	CHECK_INT(store_space_get(f->st, "one", &sp, &err), SMR_ENOTFOUND);
-	CHECK_INT(store_space_rename(f->st, a, "two", &err), SMR_ECONFLICT);
+	CHECK_INT(store_space_rename(f->st, a, "two", NULL, &err), SMR_ECONFLICT);
 	CHECK_STR(err.msg, "a space named 'two' already exists");
 	CHECK_INT(store_space_get(f->st, a, &sp, &err), SMR_OK);
 	CHECK_STR(sp.name, "uno");
 	space_release(&sp);
-	CHECK_INT(store_space_rename(f->st, "no-such-id", "three", &err), SMR_ENOTFOUND);
+	CHECK_INT(store_space_rename(f->st, "no-such-id", "three", NULL, &err), SMR_ENOTFOUND);
 	CHECK_STR(err.msg, "no space 'no-such-id'");
 }
 
-CONFORMANCE(space_delete_cascades)
+CONFORMANCE(space_delete_is_soft_until_gc_prune)
 {
 	struct smr_err err = SMR_ERR_INIT;
 	struct session sn = { 0 }, got = { 0 };
+	struct space sp = { 0 }, *gone = NULL;
+	struct reflog_entry *log = NULL;
 	struct checkpoint c;
-	char a[37], sid[37], *head = NULL, *root;
+	size_t n = 0;
+	char a[37], b[37], sid[37], *head = NULL, *root, *want;
 
 	CHECK_INT(make_space(f, "doomed", a, &err), SMR_OK);
 	CHECK_INT(put_next(f, a, &head, "root", 1), SMR_OK);
@@ -366,19 +370,124 @@ CONFORMANCE(space_delete_cascades)
 	sn.created_at = (char *)"2026-01-01T00:00:05.000000Z";
 	sn.history_base_seq = -1;
 	CHECK_INT(store_session_create(f->st, &sn, &err), SMR_OK);
-	CHECK_INT(store_space_delete(f->st, a, &err), SMR_OK);
-	CHECK_INT(store_space_get(f->st, a, &(struct space){ 0 }, &err), SMR_ENOTFOUND);
+	CHECK_INT(store_space_delete(f->st, a,
+				     &(struct ref_move){ "ann", "delete: doomed",
+							 "2026-01-01T00:01:00.000000Z" }, &err),
+		  SMR_OK);
+	/* gone from every lookup, its name free again ... */
+	CHECK_INT(store_space_get(f->st, a, &sp, &err), SMR_ENOTFOUND);
+	CHECK_INT(store_space_get(f->st, "doomed", &sp, &err), SMR_ENOTFOUND);
+	CHECK_INT(make_space(f, "doomed", b, &err), SMR_OK);
+	/* ... but recoverable: by id, by its old name, through the reflog */
+	CHECK_INT(store_space_find(f->st, a, &sp, &err), SMR_OK);
+	CHECK_STR(sp.deleted_at, "2026-01-01T00:01:00.000000Z");
+	want = xasprintf("doomed/%s", a);
+	CHECK_STR(sp.name, want);
+	free(want);
+	space_release(&sp);
+	CHECK_INT(store_space_find(f->st, "doomed", &sp, &err), SMR_OK);
+	CHECK_STR(sp.id, b);   /* a live Space of that name wins */
+	space_release(&sp);
+	CHECK_INT(store_reflog_list(f->st, a, NULL, 0, &log, &n, &err), SMR_OK);
+	CHECK_INT(n, 3);
+	if (n == 3) {
+		CHECK_STR(log[0].action, "delete");
+		CHECK_STR(log[0].space_name, "doomed");
+		CHECK_STR(log[0].old_hash, root);
+		CHECK(!log[0].new_hash);
+		CHECK_STR(log[0].actor, "ann");
+		CHECK_STR(log[1].action, "commit");
+		CHECK_STR(log[1].new_hash, root);
+		CHECK_STR(log[1].reason, "commit (initial): root");
+		CHECK_STR(log[2].action, "create");
+	}
+	reflog_entries_free(log, n);
+	CHECK_INT(store_checkpoint_get(f->st, a, root, &c, &err), SMR_OK);
+	checkpoint_release(&c);
+	CHECK_INT(store_session_get(f->st, sid, &got, &err), SMR_OK);
+	session_release(&got);
+	CHECK_INT(store_space_list_deleted(f->st, &gone, &n, &err), SMR_OK);
+	CHECK_INT(n, 1);
+	spaces_free(gone, n);
+	CHECK_INT(store_space_delete(f->st, a, NULL, &err), SMR_ENOTFOUND);
+	/* a prune before the deletion keeps it; one after removes everything */
+	CHECK_INT(store_gc_prune(f->st, "2026-01-01T00:00:59.000000Z", &n, &err), SMR_OK);
+	CHECK_INT(n, 0);
+	CHECK_INT(store_gc_prune(f->st, NULL, &n, &err), SMR_OK);
+	CHECK_INT(n, 1);
+	CHECK_INT(store_space_find(f->st, a, &sp, &err), SMR_ENOTFOUND);
 	CHECK_INT(store_checkpoint_get(f->st, NULL, root, &c, &err), SMR_ENOTFOUND);
 	CHECK_INT(store_session_get(f->st, sid, &got, &err), SMR_ENOTFOUND);
-	CHECK_INT(store_space_delete(f->st, a, &err), SMR_ENOTFOUND);
+	CHECK_INT(store_reflog_list(f->st, a, NULL, 0, &log, &n, &err), SMR_OK);
+	CHECK_INT(n, 0);
+	reflog_entries_free(log, n);
+	CHECK_INT(store_space_delete(f->st, a, NULL, &err), SMR_ENOTFOUND);
 	{
-		char want[64];
+		char msg[64];
 
-		snprintf(want, sizeof(want), "no space '%s'", a);
-		CHECK_STR(err.msg, want);
+		snprintf(msg, sizeof(msg), "no space '%s'", a);
+		CHECK_STR(err.msg, msg);
 	}
 	free(head);
 	free(root);
+}
+
+CONFORMANCE(reflog_records_every_move_in_order)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct reflog_entry *log = NULL;
+	struct space fork = { 0 };
+	size_t n = 0;
+	char a[37], b[37], *head = NULL, *first;
+
+	CHECK_INT(make_space(f, "moves", a, &err), SMR_OK);
+	CHECK_INT(put_next(f, a, &head, "one", 1), SMR_OK);
+	first = xstrdup(head);
+	CHECK_INT(put_next(f, a, &head, "two", 2), SMR_OK);
+	CHECK_INT(store_space_rename(f->st, a, "moved",
+				     &(struct ref_move){ "bo", "rename: moves -> moved",
+							 "2026-01-01T00:00:03.000000Z" }, &err),
+		  SMR_OK);
+	sys_uuid(b);
+	fork.id = b;
+	fork.name = (char *)"branch";
+	fork.created_at = (char *)"2026-01-01T00:00:04.000000Z";
+	CHECK_INT(store_space_fork(f->st, &fork, a, first,
+				   &(struct ref_move){ "cy", "fork", fork.created_at }, &err),
+		  SMR_OK);
+	CHECK_INT(store_reflog_list(f->st, a, NULL, 0, &log, &n, &err), SMR_OK);
+	CHECK_INT(n, 4);
+	if (n == 4) {
+		CHECK_STR(log[0].action, "rename");
+		CHECK_STR(log[0].space_name, "moved");
+		CHECK_STR(log[0].old_hash, head);
+		CHECK_STR(log[0].new_hash, head);
+		CHECK_STR(log[1].action, "commit");
+		CHECK_STR(log[1].old_hash, first);
+		CHECK_STR(log[1].actor, "tester");
+		CHECK_STR(log[1].created_at, "2026-01-01T00:00:02.000000Z");
+		CHECK_STR(log[2].reason, "commit (initial): one");
+		CHECK(!log[2].old_hash);
+		CHECK(log[0].id > log[1].id && log[1].id > log[2].id);
+	}
+	reflog_entries_free(log, n);
+	/* at or before a time, newest first, limited */
+	CHECK_INT(store_reflog_list(f->st, a, "2026-01-01T00:00:01.500000Z", 1, &log, &n, &err),
+		  SMR_OK);
+	CHECK_INT(n, 1);
+	if (n == 1)
+		CHECK_STR(log[0].new_hash, first);
+	reflog_entries_free(log, n);
+	CHECK_INT(store_reflog_list(f->st, b, NULL, 0, &log, &n, &err), SMR_OK);
+	CHECK_INT(n, 1);
+	if (n == 1) {
+		CHECK_STR(log[0].action, "fork");
+		CHECK_STR(log[0].new_hash, first);
+		CHECK_STR(log[0].actor, "cy");
+	}
+	reflog_entries_free(log, n);
+	free(head);
+	free(first);
 }
 
 /* ---- Checkpoints ---- */
@@ -460,7 +569,7 @@ CONFORMANCE(checkpoint_get_in_space_and_any)
 	nsp.id = nid;
 	nsp.name = (char *)"copy";
 	nsp.created_at = (char *)"2026-01-02T00:00:00.000000Z";
-	CHECK_INT(store_space_fork(f->st, &nsp, a, root, &err), SMR_OK);
+	CHECK_INT(store_space_fork(f->st, &nsp, a, root, NULL, &err), SMR_OK);
 	CHECK_INT(store_checkpoint_get(f->st, NULL, root, &got, &err), SMR_OK);
 	CHECK_STR(got.space, "src");
 	CHECK(got.parent_hash == NULL);
@@ -505,7 +614,7 @@ CONFORMANCE(checkpoint_find_prefix)
 	nsp.id = nid;
 	nsp.name = (char *)"fork";
 	nsp.created_at = (char *)"2026-01-02T00:00:00.000000Z";
-	CHECK_INT(store_space_fork(f->st, &nsp, a, h3, &err), SMR_OK);
+	CHECK_INT(store_space_fork(f->st, &nsp, a, h3, NULL, &err), SMR_OK);
 	CHECK_INT(store_checkpoint_find_prefix(f->st, "abcd0001", 2, &v, &n, &err), SMR_OK);
 	CHECK_INT(n, 1);
 	if (n == 1)
@@ -709,7 +818,7 @@ CONFORMANCE(space_fork_copies_ancestry)
 	nsp.name = (char *)"branch";
 	nsp.description = (char *)"forked";
 	nsp.created_at = (char *)"2026-01-03T00:00:00.000000Z";
-	CHECK_INT(store_space_fork(f->st, &nsp, a, mid, &err), SMR_OK);
+	CHECK_INT(store_space_fork(f->st, &nsp, a, mid, NULL, &err), SMR_OK);
 	CHECK_INT(store_space_get(f->st, "branch", &got, &err), SMR_OK);
 	CHECK_STR(got.head, mid);
 	CHECK_STR(got.description, "forked");
@@ -737,10 +846,10 @@ CONFORMANCE(space_fork_copies_ancestry)
 	/* A taken name or an unknown checkpoint: nothing created. */
 	sys_uuid(nid);
 	nsp.id = nid;
-	CHECK_INT(store_space_fork(f->st, &nsp, a, mid, &err), SMR_ECONFLICT);
+	CHECK_INT(store_space_fork(f->st, &nsp, a, mid, NULL, &err), SMR_ECONFLICT);
 	CHECK_STR(err.msg, "a space named 'branch' already exists");
 	nsp.name = (char *)"branch2";
-	CHECK_INT(store_space_fork(f->st, &nsp, a, "cafe", &err), SMR_ENOTFOUND);
+	CHECK_INT(store_space_fork(f->st, &nsp, a, "cafe", NULL, &err), SMR_ENOTFOUND);
 	CHECK_INT(store_space_get(f->st, "branch2", &got, &err), SMR_ENOTFOUND);
 	free(head);
 	free(mid);
@@ -902,7 +1011,7 @@ CONFORMANCE(merge_copies_the_other_line_and_records_both_parents)
 	nsp.id = b;
 	nsp.name = (char *)"fork";
 	nsp.created_at = (char *)"2026-01-02T00:00:00.000000Z";
-	CHECK_INT(store_space_fork(f->st, &nsp, a, base, &err), SMR_OK);
+	CHECK_INT(store_space_fork(f->st, &nsp, a, base, NULL, &err), SMR_OK);
 	hb = xstrdup(base);
 	CHECK_INT(put_next(f, a, &ha, "ours", 2), SMR_OK);
 	CHECK_INT(put_next(f, b, &hb, "theirs 1", 3), SMR_OK);
@@ -952,7 +1061,7 @@ CONFORMANCE(merge_copies_the_other_line_and_records_both_parents)
 	sys_uuid(c3);
 	nsp.id = c3;
 	nsp.name = (char *)"copy";
-	CHECK_INT(store_space_fork(f->st, &nsp, a, m.hash, &err), SMR_OK);
+	CHECK_INT(store_space_fork(f->st, &nsp, a, m.hash, NULL, &err), SMR_OK);
 	CHECK_INT(count_checkpoints(f, c3), 5);
 	CHECK_INT(store_checkpoint_get(f->st, c3, m.hash, &got, &err), SMR_OK);
 	CHECK_STR(got.merge_parent_hash, hb);
@@ -1003,7 +1112,7 @@ CONFORMANCE(scan_reports_a_missing_second_parent)
 	nsp.id = b;
 	nsp.name = (char *)"side";
 	nsp.created_at = (char *)"2026-01-02T00:00:00.000000Z";
-	CHECK_INT(store_space_fork(f->st, &nsp, a, ha, &err), SMR_OK);
+	CHECK_INT(store_space_fork(f->st, &nsp, a, ha, NULL, &err), SMR_OK);
 	hb = xstrdup(ha);
 	CHECK_INT(put_next(f, a, &ha, "ours", 2), SMR_OK);
 	CHECK_INT(put_next(f, b, &hb, "theirs", 3), SMR_OK);
@@ -1864,6 +1973,684 @@ TEST(pg_connection_lost_in_flight_then_recovers)
 	free(h);
 	free(head);
 	fixture_close(&f);
+}
+
+/* ---- time travel through the operations: every @{...} form ---- */
+
+static char conf_clock[32];
+
+static void conf_now(char out[32])
+{
+	snprintf(out, 32, "%s", conf_clock);
+}
+
+/* Writes a checkpoint titled title at time at through the operations. */
+static void commit_at(struct ops_ctx *ctx, const char *space, const char *title,
+		      const char *at, char hash[65])
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct checkpoint c = { 0 };
+	json_t *fields = json_pack("{s:s, s:[s]}", "title", title, "decisions", title);
+
+	snprintf(conf_clock, sizeof(conf_clock), "%s", at);
+	CHECK_INT(ops_checkpoint_create(ctx, space, fields, NULL, "ann", &c, &err), SMR_OK);
+	snprintf(hash, 65, "%s", c.hash ? c.hash : "");
+	checkpoint_release(&c);
+	json_decref(fields);
+}
+
+/* The title ref resolves to, or the error code as text. */
+static char *title_of(struct ops_ctx *ctx, const char *ref, struct smr_err *err)
+{
+	struct checkpoint c = { 0 };
+	enum smr_rc rc = ops_resolve(ctx, ref, &c, err);
+	char *t = rc ? xasprintf("error %d", (int)rc) : xstrdup(c.title);
+
+	checkpoint_release(&c);
+	return t;
+}
+
+#define CHECK_REF(ref, want)                                                \
+	do {                                                                \
+		char *t_ = title_of(&ctx, ref, &err);                       \
+		CHECK_STR(t_, want);                                        \
+		free(t_);                                                   \
+	} while (0)
+
+CONFORMANCE(at_refs_walk_the_reflog)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct ops_ctx ctx;
+	struct space sp = { 0 };
+	struct checkpoint c = { 0 };
+	char one[65], two[65], three[65];
+
+	ops_ctx_init(&ctx, f->st);
+	ctx.now = conf_now;
+	snprintf(conf_clock, sizeof(conf_clock), "2026-12-01T09:00:00.000000Z");
+	CHECK_INT(ops_space_create(&ctx, "tt", NULL, &sp, &err), SMR_OK);
+	space_release(&sp);
+	commit_at(&ctx, "tt", "one", "2026-12-01T10:00:00.000000Z", one);
+	commit_at(&ctx, "tt", "two", "2026-12-01T12:00:00.000000Z", two);
+	commit_at(&ctx, "tt", "three", "2026-12-02T08:00:00.000000Z", three);
+	snprintf(conf_clock, sizeof(conf_clock), "2026-12-03T12:00:00.000000Z");
+
+	/* @{N}: git's meaning, N moves ago; ~N applies after it */
+	CHECK_REF("tt@{0}", "three");
+	CHECK_REF("tt@{1}", "two");
+	CHECK_REF("tt@{2}", "one");
+	CHECK_REF("tt@{1}~1", "one");
+	CHECK_REF("tt@{3}", "error 5");      /* the creation: no checkpoint yet */
+	CHECK(strstr(err.msg, "had no checkpoints yet"));
+	CHECK_REF("tt@{4}", "error 5");      /* past the start of the reflog */
+	CHECK(strstr(err.msg, "goes back past the start of the reflog of 'tt' (4 entries)"));
+
+	/* @{DATE}: HEAD as it was then */
+	CHECK_REF("tt@{2026-12-01 12:00}", "two");
+	CHECK_REF("tt@{2026-12-01T11:59:59Z}", "one");
+	CHECK_REF("tt@{2026-12-01 10:00:00}", "one");
+	CHECK_REF("tt@{yesterday}", "three");        /* 2026-12-02 12:00 */
+	CHECK_REF("tt@{2.days.ago}", "two");         /* 2026-12-01 12:00 */
+	CHECK_REF("tt@{36 hours ago}", "two");       /* 2026-12-02 00:00 */
+	CHECK_REF("tt@{now}", "three");
+	/* after the last move: HEAD now; before the first: a clear error */
+	CHECK_REF("tt@{2030-01-01}", "three");
+	CHECK_REF("tt@{2026-12-01 09:30}", "error 5");
+	CHECK(strstr(err.msg, "had no checkpoints yet then"));
+	CHECK_REF("tt@{2026-11-30}", "error 5");
+	CHECK(strstr(err.msg, "did not exist yet"));
+	CHECK_REF("tt@{soon}", "error 2");
+	CHECK_REF("tt@{}", "error 2");
+	CHECK_REF("@{1}", "error 2");                /* no Space to read */
+
+	/* restore with a bare @{N} means the Space restored into */
+	CHECK_INT(ops_restore(&ctx, "tt", "@{2}", "ann", &c, &err), SMR_OK);
+	CHECK_STR(c.title, "one");
+	checkpoint_release(&c);
+	CHECK_REF("tt@{1}", "three");
+
+	/* a deleted Space stays reachable through its reflog */
+	CHECK_INT(ops_space_delete(&ctx, "tt", &err), SMR_OK);
+	CHECK_REF("tt", "error 5");
+	CHECK_REF("tt@{0}", "error 5");
+	CHECK(strstr(err.msg, "was deleted then"));
+	CHECK_REF("tt@{1}", "one");
+	CHECK_REF("tt@{2026-12-01 12:30}", "two");
+}
+
+/* ---- search: the same answers on every backend ---- */
+
+/* Commits fields (a JSON text) to space at time at through the operations. */
+static void commit_json(struct ops_ctx *ctx, const char *space, const char *json,
+			const char *author, const char *at)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct checkpoint c = { 0 };
+	json_t *fields = json_loads(json, 0, NULL);
+
+	CHECK(fields != NULL);
+	snprintf(conf_clock, sizeof(conf_clock), "%s", at);
+	if (ops_checkpoint_create(ctx, space, fields, NULL, author, &c, &err))
+		test_fail(__FILE__, __LINE__, "commit_json: %s", err.msg);
+	checkpoint_release(&c);
+	json_decref(fields);
+}
+
+/* Runs query (with field, when given) and returns the result document. */
+static json_t *search_for(struct ops_ctx *ctx, const char *query, const char *field,
+			  enum smr_rc want)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct search_params p = { .query = query, .field = field };
+	json_t *out = NULL;
+
+	if (ops_search(ctx, &p, &out, &err) != want)
+		test_fail(__FILE__, __LINE__, "search '%.40s': got '%s'", query, err.msg);
+	if (want && !*err.msg)
+		CHECK(!"an error without a message");
+	return out;
+}
+
+static const char *hit_str(const json_t *res, size_t i, const char *key)
+{
+	const json_t *r = json_array_get(json_object_get(res, "results"), i);
+
+	return json_string_value(json_object_get(r, key));
+}
+
+static size_t hits(const json_t *res)
+{
+	return json_array_size(json_object_get(res, "results"));
+}
+
+CONFORMANCE(search_ranks_snippets_and_first_appearance)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct ops_ctx ctx;
+	struct space sp = { 0 };
+	json_t *res;
+	char *big;
+
+	ops_ctx_init(&ctx, f->st);
+	ctx.now = conf_now;
+	snprintf(conf_clock, sizeof(conf_clock), "2026-12-01T09:00:00.000000Z");
+	CHECK_INT(ops_space_create(&ctx, "infra", NULL, &sp, &err), SMR_OK);
+	space_release(&sp);
+	commit_json(&ctx, "infra", "{\"title\":\"Event bus\",\"decisions\":"
+		    "[\"Use Kafka for the event bus\"],\"artifacts\":[{\"name\":\"notes.md\","
+		    "\"kind\":\"text\",\"content\":\"Long notes about queues, brokers, retention,"
+		    " partitions and consumer groups; kafka appears once here among many other"
+		    " words about operations and costs.\"}]}",
+		    "ann", "2026-12-01T10:00:00.000000Z");
+	commit_json(&ctx, "infra", "{\"title\":\"Kafka is too heavy\",\"decisions\":"
+		    "[\"Use Kafka for the event bus\", \"Drop Kafka; use Postgres LISTEN/NOTIFY\"]}",
+		    "bo", "2026-12-02T10:00:00.000000Z");
+	commit_json(&ctx, "infra", "{\"title\":\"Simpler\",\"decisions\":"
+		    "[\"Drop Kafka; use Postgres LISTEN/NOTIFY\"],\"open_questions\":"
+		    "[\"Who operates the database?\"]}",
+		    "cy", "2026-12-03T10:00:00.000000Z");
+
+	/* ranking: a title beats a list item beats one mention in a long artifact */
+	res = search_for(&ctx, "kafka", NULL, SMR_OK);
+	CHECK_INT(hits(res), 4);
+	CHECK_STR(hit_str(res, 0, "field"), "title");
+	CHECK_STR(hit_str(res, 0, "snippet"), "Kafka is too heavy");
+	CHECK_STR(hit_str(res, hits(res) - 1, "field"), "artifacts");
+	json_decref(res);
+
+	/* an item is indexed once, where it appeared; HEAD may have dropped it */
+	res = search_for(&ctx, "event bus", "decisions", SMR_OK);
+	CHECK_INT(hits(res), 1);
+	{
+		const json_t *r = json_array_get(json_object_get(res, "results"), 0);
+
+		CHECK_STR(json_string_value(json_object_get(json_object_get(r, "first"),
+							   "author")), "ann");
+		CHECK(json_is_false(json_object_get(r, "in_head")));
+		CHECK_STR(json_string_value(json_object_get(r, "snippet")),
+			  "Use Kafka for the event bus");
+		CHECK_INT(json_array_size(json_object_get(r, "highlights")), 2);
+	}
+	json_decref(res);
+	res = search_for(&ctx, "listen", NULL, SMR_OK);
+	CHECK_INT(hits(res), 1);
+	CHECK(json_is_true(json_object_get(json_array_get(json_object_get(res, "results"), 0),
+					   "in_head")));
+	CHECK_STR(hit_str(res, 0, "author"), "bo");
+	json_decref(res);
+
+	/* a phrase must be in order; a prefix matches longer words */
+	res = search_for(&ctx, "\"drop kafka\"", NULL, SMR_OK);
+	CHECK_INT(hits(res), 1);
+	json_decref(res);
+	res = search_for(&ctx, "\"kafka drop\"", NULL, SMR_OK);
+	CHECK_INT(hits(res), 0);
+	json_decref(res);
+	res = search_for(&ctx, "oper*", NULL, SMR_OK);
+	CHECK_INT(hits(res), 2);   /* "operates", "operations" */
+	json_decref(res);
+
+	/* hostile queries: results or a clear error, never a database error */
+	res = search_for(&ctx, "kafka NEAR/2 bus", NULL, SMR_OK);
+	CHECK_INT(hits(res), 0);   /* NEAR is a word like any other */
+	json_decref(res);
+	json_decref(search_for(&ctx, "\"unclosed kafka", NULL, SMR_OK));
+	json_decref(search_for(&ctx, "title:kafka AND (bus OR ^x) -y * \"\" '", NULL, SMR_OK));
+	json_decref(search_for(&ctx, "'; DROP TABLE commits; --", NULL, SMR_OK));
+	json_decref(search_for(&ctx, "* ** \" ( ) :", NULL, SMR_EINVAL));
+	json_decref(search_for(&ctx, "", NULL, SMR_EINVAL));
+	json_decref(search_for(&ctx, "\xff\xfe", NULL, SMR_EINVAL));
+	big = xcalloc(10 * 1024 + 1, 1);
+	memset(big, 'k', 10 * 1024);
+	json_decref(search_for(&ctx, big, NULL, SMR_ETOOBIG));
+	for (size_t i = 0; i < 10 * 1024; i += 2)
+		big[i] = ' ';
+	json_decref(search_for(&ctx, big, NULL, SMR_ETOOBIG));
+	free(big);
+	{
+		struct buf many = BUF_INIT(0);
+
+		for (int i = 0; i < 40; i++)   /* forty different words: too many */
+			buf_addf(&many, "w%d ", i);
+		json_decref(search_for(&ctx, many.ptr, NULL, SMR_EINVAL));
+		buf_release(&many);
+	}
+	json_decref(search_for(&ctx, "kafka", "nope", SMR_EINVAL));
+}
+
+CONFORMANCE(search_turns_with_the_turns_flag)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct ops_ctx ctx;
+	struct search_params p = { .query = "postgres", .turns = 1 };
+	json_t *res = NULL;
+	char a[37], s1[37];
+
+	ops_ctx_init(&ctx, f->st);
+	CHECK_INT(make_space(f, "chatty", a, &err), SMR_OK);
+	make_session(f, a, s1, "2026-01-01T00:00:01.000000Z", NULL, NULL, -1);
+	CHECK_INT(append(f, s1, "user", "Should we move the queue to Postgres?",
+			 "2026-01-01T00:00:02.000000Z", -1, NULL, &err), SMR_OK);
+	CHECK_INT(append(f, s1, "assistant", "Yes: LISTEN/NOTIFY is enough here.",
+			 "2026-01-01T00:00:03.000000Z", -1, NULL, &err), SMR_OK);
+	CHECK_INT(ops_search(&ctx, &p, &res, &err), SMR_OK);
+	CHECK_INT(hits(res), 1);
+	CHECK_STR(hit_str(res, 0, "kind"), "turn");
+	CHECK_STR(hit_str(res, 0, "author"), "user");
+	CHECK_STR(hit_str(res, 0, "session_id"), s1);
+	CHECK_STR(hit_str(res, 0, "snippet"), "Should we move the queue to Postgres?");
+	json_decref(res);
+	p.turns = 0;   /* without the flag, only checkpoints */
+	CHECK_INT(ops_search(&ctx, &p, &res, &err), SMR_OK);
+	CHECK_INT(hits(res), 0);
+	json_decref(res);
+	p.turns = 1;
+	p.query = "notify";
+	p.author = "assistant";
+	CHECK_INT(ops_search(&ctx, &p, &res, &err), SMR_OK);
+	CHECK_INT(hits(res), 1);
+	json_decref(res);
+	/* a deleted Space's turns are out of reach */
+	CHECK_INT(ops_space_delete(&ctx, "chatty", &err), SMR_OK);
+	CHECK_INT(ops_search(&ctx, &p, &res, &err), SMR_OK);
+	CHECK_INT(hits(res), 0);
+	json_decref(res);
+}
+
+#include "store/schema_sqlite.h"
+
+/* A store written before the search index existed gets it filled when it is opened. */
+TEST(sqlite_search_index_is_backfilled_on_upgrade)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	char tmpl[] = "/tmp/smriti-upgrade-XXXXXX", *dir = mkdtemp(tmpl), *a, *b, *sql;
+	struct store *st = NULL;
+	struct ops_ctx ctx;
+	struct space sp = { 0 };
+	struct search_params p = { .query = "kafka" };
+	sqlite3 *db = NULL;
+	json_t *res = NULL;
+
+	a = xasprintf("%s/new.db", dir);
+	b = xasprintf("%s/old.db", dir);
+	CHECK_INT(store_open(a, &st, &err), SMR_OK);
+	ops_ctx_init(&ctx, st);
+	CHECK_INT(ops_space_create(&ctx, "old", NULL, &sp, &err), SMR_OK);
+	space_release(&sp);
+	commit_json(&ctx, "old", "{\"title\":\"one\",\"decisions\":[\"use kafka\"]}", "ann",
+		    "2026-01-01T00:00:01.000000Z");
+	commit_json(&ctx, "old", "{\"title\":\"two\",\"decisions\":[\"use kafka\", \"drop kafka\"]}",
+		    "bo", "2026-01-01T00:00:02.000000Z");
+	store_close(st);
+	/* the same rows in a database at schema version 2 */
+	CHECK_INT(sqlite3_open(b, &db), SQLITE_OK);
+	CHECK_INT(sqlite3_exec(db, sqlite_migrations[0], NULL, NULL, NULL), SQLITE_OK);
+	CHECK_INT(sqlite3_exec(db, sqlite_migrations[1], NULL, NULL, NULL), SQLITE_OK);
+	sql = xasprintf("PRAGMA user_version=2; ATTACH '%s' AS a;"
+			"INSERT INTO repos SELECT id, name, description, created_at FROM a.repos;"
+			"INSERT INTO commits SELECT * FROM a.commits;"
+			"INSERT INTO refs SELECT * FROM a.refs;", a);
+	CHECK_INT(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	free(sql);
+	sqlite3_close(db);
+	CHECK_INT(store_open(b, &st, &err), SMR_OK);
+	ops_ctx_init(&ctx, st);
+	CHECK_INT(ops_search(&ctx, &p, &res, &err), SMR_OK);
+	CHECK_INT(json_integer_value(json_object_get(res, "total")), 2);
+	CHECK_STR(hit_str(res, 0, "snippet"), "drop kafka");
+	json_decref(res);
+	store_close(st);
+	sql = xasprintf("rm -rf '%s'", dir);
+	CHECK_INT(system(sql), 0);
+	free(sql);
+	free(a);
+	free(b);
+}
+
+/* ---- export and import ---- */
+
+/* A Space with a history worth moving: commits, a restore, a rename, a session with turns. */
+static void fill_for_export(struct fixture *f, struct ops_ctx *ctx)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct space sp = { 0 };
+	struct checkpoint c = { 0 };
+	char sid[37];
+
+	snprintf(conf_clock, sizeof(conf_clock), "2026-12-01T09:00:00.000000Z");
+	CHECK_INT(ops_space_create(ctx, "moving", "to the team server", &sp, &err), SMR_OK);
+	commit_json(ctx, "moving", "{\"title\":\"one\",\"decisions\":[\"use kafka\"],"
+		    "\"metadata\":{\"ratio\":0.1,\"n\":3}}", "ann", "2026-12-01T10:00:00.000000Z");
+	commit_json(ctx, "moving", "{\"title\":\"two\",\"decisions\":[\"drop kafka\"],"
+		    "\"artifacts\":[{\"name\":\"plan.md\",\"kind\":\"plan\",\"content\":\"é ü 日本\"}]}",
+		    "bo", "2026-12-01T11:00:00.000000Z");
+	snprintf(conf_clock, sizeof(conf_clock), "2026-12-01T12:00:00.000000Z");
+	CHECK_INT(ops_restore(ctx, "moving", "moving~1", "cy", &c, &err), SMR_OK);
+	checkpoint_release(&c);
+	space_release(&sp);
+	CHECK_INT(ops_space_rename(ctx, "moving", "moved", &sp, &err), SMR_OK);
+	make_session(f, sp.id, sid, "2026-12-01T12:30:00.000000Z", NULL, NULL, -1);
+	CHECK_INT(append(f, sid, "user", "where do events go?", "2026-12-01T12:31:00.000000Z",
+			 -1, NULL, &err), SMR_OK);
+	CHECK_INT(append(f, sid, "assistant", "into Postgres", "2026-12-01T12:32:00.000000Z", -1,
+			 NULL, &err), SMR_OK);
+	space_release(&sp);
+}
+
+static char *export_text(struct ops_ctx *ctx)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	json_t *doc = NULL;
+	char *text = NULL;
+
+	CHECK_INT(ops_export(ctx, NULL, 0, &doc, &err), SMR_OK);
+	if (doc)
+		text = json_dumps(doc, JSON_COMPACT);
+	json_decref(doc);
+	return text ? text : xstrdup("");
+}
+
+static enum smr_rc import_text(struct ops_ctx *ctx, const char *text, json_t **report,
+			       struct smr_err *err)
+{
+	json_t *doc = json_loads(text, 0, NULL);
+	enum smr_rc rc;
+
+	*report = NULL;
+	if (!doc)
+		return smr_errf(err, SMR_EINVAL, "not JSON");
+	rc = ops_import(ctx, doc, report, err);
+	json_decref(doc);
+	return rc;
+}
+
+TEST(bundle_round_trip_sqlite_postgres_sqlite)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct fixture a, b, c;
+	struct ops_ctx ca, cb, cc;
+	char *one, *two, *three;
+	json_t *rep = NULL;
+	int have_pg;
+
+	CHECK_INT(fixture_open(&a, 0), 0);
+	have_pg = fixture_open(&b, 1) == 0;
+	if (!have_pg) {   /* without PostgreSQL: SQLite -> SQLite -> SQLite */
+		fixture_close(&b);
+		CHECK_INT(fixture_open(&b, 0), 0);
+	}
+	CHECK_INT(fixture_open(&c, 0), 0);
+	ops_ctx_init(&ca, a.st);
+	ops_ctx_init(&cb, b.st);
+	ops_ctx_init(&cc, c.st);
+	ca.now = cb.now = cc.now = conf_now;
+	fill_for_export(&a, &ca);
+	one = export_text(&ca);
+	CHECK_INT(import_text(&cb, one, &rep, &err), SMR_OK);
+	CHECK_INT(json_integer_value(json_object_get(rep, "checkpoints")), 3);
+	json_decref(rep);
+	two = export_text(&cb);
+	CHECK_STR(two, one);   /* hashes, turns and reflog identical, byte for byte */
+	CHECK_INT(import_text(&cc, two, &rep, &err), SMR_OK);
+	json_decref(rep);
+	three = export_text(&cc);
+	CHECK_STR(three, one);
+	CHECK(fsck_ok(&b) && fsck_ok(&c));
+	/* what was imported is searchable and time-travels like the original */
+	{
+		struct search_params p = { .query = "kafka" };
+		json_t *res = NULL;
+		char *t;
+
+		CHECK_INT(ops_search(&cb, &p, &res, &err), SMR_OK);
+		CHECK_INT(json_integer_value(json_object_get(res, "total")), 2);
+		json_decref(res);
+		t = title_of(&cb, "moved@{2}", &err);
+		CHECK_STR(t, "two");
+		free(t);
+	}
+	free(one);
+	free(two);
+	free(three);
+	fixture_close(&a);
+	fixture_close(&b);
+	fixture_close(&c);
+}
+
+CONFORMANCE(import_is_checked_whole_idempotent_and_all_or_nothing)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct fixture src;
+	struct ops_ctx cs, ctx;
+	struct space *v = NULL;
+	size_t n = 0;
+	json_t *rep = NULL;
+	char *bundle, *bad, *p, *later;
+
+	CHECK_INT(fixture_open(&src, 0), 0);
+	ops_ctx_init(&cs, src.st);
+	ops_ctx_init(&ctx, f->st);
+	cs.now = ctx.now = conf_now;
+	fill_for_export(&src, &cs);
+	bundle = export_text(&cs);
+
+	/* one byte changed anywhere: refused, nothing written */
+	bad = xstrdup(bundle);
+	p = strstr(bad, "into Postgres");
+	CHECK(p != NULL);
+	if (p)
+		p[0] = 'I';
+	CHECK_INT(import_text(&ctx, bad, &rep, &err), SMR_EUNPROC);
+	CHECK(strstr(err.msg, "does not match its sha256"));
+	free(bad);
+	bad = xstrdup(bundle);
+	p = strstr(bad, "drop kafka");
+	if (p)
+		p[0] = 'D';
+	CHECK_INT(import_text(&ctx, bad, &rep, &err), SMR_EUNPROC);
+	free(bad);
+	CHECK_INT(import_text(&ctx, "{\"format\":\"zip\"}", &rep, &err), SMR_EINVAL);
+	CHECK_INT(store_space_list(f->st, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 0);
+	spaces_free(v, n);
+
+	/* imported once, then again: the second adds nothing */
+	CHECK_INT(import_text(&ctx, bundle, &rep, &err), SMR_OK);
+	json_decref(rep);
+	CHECK_INT(import_text(&ctx, bundle, &rep, &err), SMR_OK);
+	CHECK_INT(json_integer_value(json_object_get(rep, "checkpoints")), 0);
+	CHECK_INT(json_integer_value(json_object_get(json_array_get(
+		json_object_get(rep, "spaces"), 0), "turns")), 0);
+	json_decref(rep);
+
+	/* a later export of the same Space moves HEAD forward, with a reflog row */
+	commit_json(&cs, "moved", "{\"title\":\"three\"}", "ann", "2026-12-02T10:00:00.000000Z");
+	later = export_text(&cs);
+	CHECK_INT(import_text(&ctx, later, &rep, &err), SMR_OK);
+	CHECK_INT(json_integer_value(json_object_get(rep, "checkpoints")), 1);
+	json_decref(rep);
+	{
+		char *t = title_of(&ctx, "moved", &err);
+
+		CHECK_STR(t, "three");
+		free(t);
+	}
+	/* the old bundle again: the store is ahead, nothing changes */
+	CHECK_INT(import_text(&ctx, bundle, &rep, &err), SMR_OK);
+	CHECK_INT(json_integer_value(json_object_get(rep, "checkpoints")), 0);
+	json_decref(rep);
+	/* a history that went another way is a conflict */
+	commit_json(&ctx, "moved", "{\"title\":\"here only\"}", "bo", "2026-12-03T10:00:00.000000Z");
+	commit_json(&cs, "moved", "{\"title\":\"there only\"}", "cy", "2026-12-03T11:00:00.000000Z");
+	free(later);
+	later = export_text(&cs);
+	CHECK_INT(import_text(&ctx, later, &rep, &err), SMR_ECONFLICT);
+	CHECK(strstr(err.msg, "has gone another way"));
+	free(later);
+	free(bundle);
+	fixture_close(&src);
+	CHECK(fsck_ok(f));
+}
+
+/* ---- blame ---- */
+
+/* The introducer's author of the item of field whose text is text, or "?". */
+static const char *blamed(const json_t *res, const char *field, const char *text)
+{
+	size_t i;
+	json_t *it;
+
+	json_array_foreach(json_object_get(res, "items"), i, it)
+		if (!strcmp(json_string_value(json_object_get(it, "field")), field) &&
+		    !strcmp(json_string_value(json_object_get(it, "text")), text))
+			return json_string_value(json_object_get(json_object_get(it, "introduced"),
+								 "author"));
+	return "?";
+}
+
+CONFORMANCE(blame_follows_parents_and_restores)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct ops_ctx ctx;
+	struct space sp = { 0 };
+	struct checkpoint c = { 0 };
+	json_t *res = NULL;
+
+	ops_ctx_init(&ctx, f->st);
+	ctx.now = conf_now;
+	snprintf(conf_clock, sizeof(conf_clock), "2026-12-01T09:00:00.000000Z");
+	CHECK_INT(ops_space_create(&ctx, "b", NULL, &sp, &err), SMR_OK);
+	space_release(&sp);
+	commit_json(&ctx, "b", "{\"title\":\"start\",\"decisions\":[\"use kafka\",\"use go\"]}",
+		    "ann", "2026-12-01T10:00:00.000000Z");
+	commit_json(&ctx, "b", "{\"title\":\"start\",\"decisions\":[\"use go\",\"drop kafka\"],"
+		    "\"tasks\":[\"write adr\"],\"metadata\":{\"draft\":{\"session_id\":\"s-1\","
+		    "\"turn_range\":{\"first_seq\":3,\"last_seq\":9}}}}",
+		    "bo", "2026-12-01T11:00:00.000000Z");
+	commit_json(&ctx, "b", "{\"title\":\"reset\",\"decisions\":[\"use rust\"]}",
+		    "cy", "2026-12-01T12:00:00.000000Z");
+	snprintf(conf_clock, sizeof(conf_clock), "2026-12-01T13:00:00.000000Z");
+	/* bring back the second state: its items belong to whoever wrote them */
+	CHECK_INT(ops_restore(&ctx, "b", "b~1", "dee", &c, &err), SMR_OK);
+	checkpoint_release(&c);
+	commit_json(&ctx, "b", "{\"title\":\"start\",\"decisions\":[\"use go\",\"drop kafka\","
+		    "\"ship friday\"],\"tasks\":[\"write adr\"]}", "eve", "2026-12-01T14:00:00.000000Z");
+	CHECK_INT(ops_blame(&ctx, "b", &res, &err), SMR_OK);
+	CHECK_STR(blamed(res, "title", "start"), "ann");
+	CHECK_STR(blamed(res, "decisions", "use go"), "ann");
+	CHECK_STR(blamed(res, "decisions", "drop kafka"), "bo");
+	CHECK_STR(blamed(res, "tasks", "write adr"), "bo");
+	CHECK_STR(blamed(res, "decisions", "ship friday"), "eve");
+	CHECK_INT(json_array_size(json_object_get(res, "items")), 5);
+	json_decref(res);
+	/* a drafted checkpoint names its session and turns */
+	CHECK_INT(ops_blame(&ctx, "b~3", &res, &err), SMR_OK);
+	{
+		size_t i;
+		json_t *it;
+
+		json_array_foreach(json_object_get(res, "items"), i, it) {
+			const json_t *src = json_object_get(json_object_get(it, "introduced"),
+							    "source");
+
+			if (strcmp(json_string_value(json_object_get(it, "text")), "drop kafka"))
+				continue;
+			CHECK_STR(json_string_value(json_object_get(src, "session_id")), "s-1");
+			CHECK_INT(json_integer_value(json_object_get(src, "first_seq")), 3);
+			CHECK_INT(json_integer_value(json_object_get(src, "last_seq")), 9);
+			CHECK(json_is_true(json_object_get(it, "here")));
+		}
+	}
+	json_decref(res);
+	/* time travel and blame together: what HEAD was before the restore */
+	CHECK_INT(ops_blame(&ctx, "b@{2}", &res, &err), SMR_OK);
+	CHECK_STR(blamed(res, "decisions", "use rust"), "cy");
+	json_decref(res);
+	CHECK_INT(ops_blame(&ctx, "nope", &res, &err), SMR_ENOTFOUND);
+}
+
+/* A merge's second parent is followed too: an item from the other line is blamed there. */
+CONFORMANCE(blame_follows_a_merge_into_the_other_line)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct ops_ctx ctx;
+	struct space sp = { 0 };
+	json_t *res = NULL;
+
+	ops_ctx_init(&ctx, f->st);
+	ctx.now = conf_now;
+	snprintf(conf_clock, sizeof(conf_clock), "2026-12-01T09:00:00.000000Z");
+	CHECK_INT(ops_space_create(&ctx, "main", NULL, &sp, &err), SMR_OK);
+	space_release(&sp);
+	commit_json(&ctx, "main", "{\"title\":\"base\",\"decisions\":[\"a\"]}", "ann",
+		    "2026-12-01T10:00:00.000000Z");
+	snprintf(conf_clock, sizeof(conf_clock), "2026-12-01T10:30:00.000000Z");
+	CHECK_INT(ops_fork(&ctx, "main", "side", &sp, &err), SMR_OK);
+	space_release(&sp);
+	commit_json(&ctx, "side", "{\"title\":\"base\",\"decisions\":[\"a\",\"from side\"]}",
+		    "bo", "2026-12-01T11:00:00.000000Z");
+	commit_json(&ctx, "main", "{\"title\":\"base\",\"decisions\":[\"a\",\"from main\"]}",
+		    "cy", "2026-12-01T11:30:00.000000Z");
+	snprintf(conf_clock, sizeof(conf_clock), "2026-12-01T12:00:00.000000Z");
+	CHECK_INT(ops_merge(&ctx, "main", "side", NULL, "dee", &res, &err), SMR_OK);
+	CHECK_STR(json_string_value(json_object_get(res, "status")), "merged");
+	json_decref(res);
+	CHECK_INT(ops_blame(&ctx, "main", &res, &err), SMR_OK);
+	CHECK_STR(blamed(res, "decisions", "from side"), "bo");
+	CHECK_STR(blamed(res, "decisions", "from main"), "cy");
+	CHECK_STR(blamed(res, "decisions", "a"), "ann");
+	json_decref(res);
+	/* the merge is in the reflog of the Space it moved */
+	{
+		struct reflog_entry *log = NULL;
+		size_t n = 0;
+		struct space m = { 0 };
+
+		CHECK_INT(store_space_get(f->st, "main", &m, &err), SMR_OK);
+		CHECK_INT(store_reflog_list(f->st, m.id, NULL, 1, &log, &n, &err), SMR_OK);
+		CHECK_INT(n, 1);
+		if (n)
+			CHECK_STR(log[0].action, "merge");
+		reflog_entries_free(log, n);
+		space_release(&m);
+	}
+}
+
+CONFORMANCE(search_finds_every_copy_and_survives_gc)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct ops_ctx ctx;
+	struct space sp = { 0 };
+	struct search_params p = { .query = "zeppelin" };
+	json_t *res = NULL;
+	size_t n = 0;
+
+	ops_ctx_init(&ctx, f->st);
+	ctx.now = conf_now;
+	snprintf(conf_clock, sizeof(conf_clock), "2026-12-01T09:00:00.000000Z");
+	CHECK_INT(ops_space_create(&ctx, "orig", NULL, &sp, &err), SMR_OK);
+	space_release(&sp);
+	commit_json(&ctx, "orig", "{\"title\":\"ride the zeppelin\"}", "ann",
+		    "2026-12-01T10:00:00.000000Z");
+	CHECK_INT(ops_fork(&ctx, "orig", "copy", &sp, &err), SMR_OK);
+	space_release(&sp);
+	CHECK_INT(ops_search(&ctx, &p, &res, &err), SMR_OK);
+	CHECK_INT(json_integer_value(json_object_get(res, "total")), 2);   /* one per Space */
+	json_decref(res);
+	/* the original goes, for good: the fork's copy still answers */
+	CHECK_INT(ops_space_delete(&ctx, "orig", &err), SMR_OK);
+	CHECK_INT(store_gc_prune(f->st, NULL, &n, &err), SMR_OK);
+	CHECK_INT(n, 1);
+	CHECK_INT(ops_search(&ctx, &p, &res, &err), SMR_OK);
+	CHECK_INT(json_integer_value(json_object_get(res, "total")), 1);
+	CHECK_STR(hit_str(res, 0, "space"), "copy");
+	json_decref(res);
+	/* a checkpoint written after the fork is indexed in the fork */
+	commit_json(&ctx, "copy", "{\"title\":\"zeppelin landed\"}", "bo",
+		    "2026-12-02T10:00:00.000000Z");
+	CHECK_INT(ops_search(&ctx, &p, &res, &err), SMR_OK);
+	CHECK_INT(json_integer_value(json_object_get(res, "total")), 2);
+	json_decref(res);
 }
 
 /*

@@ -29,6 +29,7 @@
 #include "store/internal.h"
 #include "store/full/schema_postgres.h"
 #include "util/metrics.h"
+#include "util/buf.h"
 #include "util/xalloc.h"
 
 #include <inttypes.h>
@@ -53,13 +54,16 @@ enum stmt {
 	Q_SESSION_INSERT, Q_SESSION_GET, Q_SESSION_LIST, Q_SESSION_LOCK, Q_LAST_SEQ,
 	Q_TURN_INSERT, Q_TURN_SET_ERROR, Q_TURN_LIST, Q_TURNS_SINCE_HEAD,
 	Q_JOB_INSERT, Q_JOB_GET, Q_JOB_UPDATE, Q_JOB_FAIL_UNFINISHED,
+	Q_SPACE_FIND, Q_SPACE_LIST_DELETED, Q_GC_REPOINT, Q_GC_SPACES, Q_GC_ORPHANS, Q_REFLOG_INSERT,
+	Q_REFLOG_LIST, Q_SEARCH_HAS, Q_SEARCH_INSERT, Q_SEARCH, Q_SEARCH_TURNS,
 	Q_GEN_INSERT, Q_GEN_GET, Q_GEN_RUNNING, Q_GEN_UPDATE, Q_GEN_INTERRUPT_TURNS,
 	Q_GEN_INTERRUPT,
 	Q_COUNT
 };
 
 #define SPACE_COLS \
-	"SELECT r.id, r.name, r.description, r.created_at, c.commit_hash FROM repos r" \
+	"SELECT r.id, r.name, r.description, r.created_at, c.commit_hash, r.deleted_at" \
+	" FROM repos r" \
 	" LEFT JOIN refs f ON f.repo_id = r.id AND f.name = 'main'" \
 	" LEFT JOIN commits c ON c.id = f.commit_id"
 
@@ -82,6 +86,32 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
 	"  UNION ALL SELECT c.parent_commit_id, anc.depth + 1 FROM commits c" \
 	"  JOIN anc ON c.id = anc.id WHERE c.parent_commit_id IS NOT NULL" \
 	"  AND ($3::bigint = 0 OR anc.depth < $3::bigint)) "
+
+/*
+ * Search ($1 tsquery, $2 Space ids as JSON, $3 field code, $4 author, $5
+ * since, $6 unused, $7 limit): a checkpoint's item once per live copy of
+ * the checkpoint; the expression is the GIN index's (schema_postgres.h).
+ */
+#define PG_SEARCH_CKPT \
+	"SELECT r.id, r.name, c.commit_hash, NULL::text, 0::bigint, i.field, i.ordinal, i.terms," \
+	" c0.author, c0.created_at, NULL::text, i.id" \
+	" FROM search_items i JOIN commits c0 ON c0.id = i.commit_id" \
+	" JOIN commits c ON c.commit_hash = c0.commit_hash JOIN repos r ON r.id = c.repo_id" \
+	" WHERE array_to_tsvector(string_to_array(i.terms, ' ')) @@ $1::tsquery" \
+	" AND r.deleted_at IS NULL" \
+	" AND ($2::text IS NULL OR r.id IN (SELECT jsonb_array_elements_text($2::jsonb)))" \
+	" AND ($3::int IS NULL OR i.field = $3::int) AND ($4::text IS NULL OR c0.author = $4::text)" \
+	" AND ($5::text IS NULL OR c0.created_at >= $5::text) AND $6::text IS NULL"
+#define PG_SEARCH_TURN \
+	" UNION ALL SELECT r.id, r.name, NULL, s.id, t.sequence_number, i.field, i.ordinal," \
+	" i.terms, t.role, t.created_at, t.content, i.id" \
+	" FROM search_items i JOIN turns t ON t.id = i.turn_id" \
+	" JOIN sessions s ON s.id = t.session_id JOIN repos r ON r.id = s.repo_id" \
+	" WHERE array_to_tsvector(string_to_array(i.terms, ' ')) @@ $1::tsquery" \
+	" AND r.deleted_at IS NULL" \
+	" AND ($2::text IS NULL OR r.id IN (SELECT jsonb_array_elements_text($2::jsonb)))" \
+	" AND ($3::int IS NULL OR i.field = $3::int) AND ($4::text IS NULL OR t.role = $4::text)" \
+	" AND ($5::text IS NULL OR t.created_at >= $5::text)"
 
 #define SESSION_COLS \
 	"SELECT s.id, s.repo_id, s.title, s.mounted_commit_hash, s.forked_from_session_id," \
@@ -107,11 +137,14 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" VALUES ($1, $2, $3, $4) RETURNING id)"
 		" INSERT INTO refs (repo_id, name, commit_id) SELECT id, 'main', NULL FROM r",
 	/* A name match wins over an id match, as in sqlite.c. */
-	[Q_SPACE_GET] = SPACE_COLS " WHERE r.name = $1::text OR r.id = $1::text"
+	[Q_SPACE_GET] = SPACE_COLS " WHERE r.deleted_at IS NULL"
+		" AND (r.name = $1::text OR r.id = $1::text)"
 		" ORDER BY r.name = $1::text DESC LIMIT 1",
-	[Q_SPACE_LIST] = SPACE_COLS " ORDER BY r.name",
-	[Q_SPACE_RENAME] = "UPDATE repos SET name = $1 WHERE id = $2",
-	[Q_SPACE_DELETE] = "DELETE FROM repos WHERE id = $1",
+	[Q_SPACE_LIST] = SPACE_COLS " WHERE r.deleted_at IS NULL ORDER BY r.name",
+	[Q_SPACE_RENAME] = "UPDATE repos SET name = $1 WHERE id = $2 AND deleted_at IS NULL",
+	/* a deleted Space gives its name back (see sqlite.c) */
+	[Q_SPACE_DELETE] = "UPDATE repos SET deleted_at = $1, name = name || '/' || id"
+		" WHERE id = $2 AND deleted_at IS NULL",
 	[Q_HEAD_LOCK] = "SELECT commit_id FROM refs WHERE repo_id = $1 AND name = 'main'"
 		" FOR NO KEY UPDATE",
 	[Q_HASH_BY_ID] = "SELECT commit_hash FROM commits WHERE id = $1",
@@ -125,7 +158,8 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" FROM (SELECT $6::text::jsonb AS j) x RETURNING id",
 	[Q_HEAD_MOVE] = "UPDATE refs SET commit_id = $1 WHERE repo_id = $2 AND name = 'main'",
 	[Q_CKPT_IN_SPACE] = CKPT_COLS " WHERE c.repo_id = $1 AND c.commit_hash = $2",
-	[Q_CKPT_ANY] = CKPT_COLS " WHERE c.commit_hash = $1 ORDER BY c.id LIMIT 1",
+	[Q_CKPT_ANY] = CKPT_COLS " WHERE c.commit_hash = $1"
+		" ORDER BY r.deleted_at IS NOT NULL, c.id LIMIT 1",
 	[Q_FIND_PREFIX] =
 		"SELECT DISTINCT commit_hash FROM commits WHERE commit_hash >= $1::text"
 		" AND commit_hash < $1::text || 'g' ORDER BY commit_hash LIMIT $2::bigint",
@@ -176,6 +210,43 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_JOB_FAIL_UNFINISHED] =
 		"UPDATE draft_jobs SET status = 'failed', error = $1, finished_at = $2"
 		" WHERE status IN ('queued', 'running')",
+	[Q_SPACE_FIND] = SPACE_COLS " WHERE r.id = $1::text OR r.name = $1::text"
+		" OR r.id = (SELECT repo_id FROM reflog WHERE space_name = $1::text"
+		"  AND action = 'delete' ORDER BY id DESC LIMIT 1)"
+		" ORDER BY (r.deleted_at IS NULL AND r.name = $1::text) DESC,"
+		" r.name = $1::text DESC, r.id = $1::text DESC LIMIT 1",
+	[Q_SPACE_LIST_DELETED] = SPACE_COLS " WHERE r.deleted_at IS NOT NULL"
+		" ORDER BY r.deleted_at, r.id",
+	[Q_GC_REPOINT] =
+		"UPDATE search_items i SET commit_id = (SELECT MIN(c2.id) FROM commits c1"
+		" JOIN commits c2 ON c2.commit_hash = c1.commit_hash JOIN repos r2 ON r2.id = c2.repo_id"
+		" WHERE c1.id = i.commit_id AND NOT (r2.deleted_at IS NOT NULL"
+		" AND ($1::text IS NULL OR r2.deleted_at <= $1::text)))"
+		" WHERE i.commit_id IN (SELECT c.id FROM commits c JOIN repos r ON r.id = c.repo_id"
+		" WHERE r.deleted_at IS NOT NULL AND ($1::text IS NULL OR r.deleted_at <= $1::text))",
+	[Q_GC_SPACES] = "DELETE FROM repos WHERE deleted_at IS NOT NULL"
+		" AND ($1::text IS NULL OR deleted_at <= $1::text)",
+	[Q_GC_ORPHANS] =
+		"DELETE FROM search_items i WHERE (i.commit_id IS NULL AND i.turn_id IS NULL)"
+		" OR (i.turn_id IS NOT NULL AND NOT EXISTS"
+		" (SELECT 1 FROM turns t WHERE t.id = i.turn_id))",
+	[Q_REFLOG_INSERT] =
+		"INSERT INTO reflog (repo_id, space_name, old_hash, new_hash, action, actor,"
+		" reason, created_at) SELECT id, COALESCE($8, name), $2, $3, $4, $5, $6, $7"
+		" FROM repos WHERE id = $1",
+	[Q_REFLOG_LIST] =
+		"SELECT id, repo_id, space_name, old_hash, new_hash, action, actor, reason,"
+		" created_at FROM reflog WHERE repo_id = $1::text"
+		" AND ($2::text IS NULL OR created_at <= $2::text)"
+		" ORDER BY id DESC LIMIT NULLIF($3::bigint, 0)",
+	[Q_SEARCH_HAS] = "SELECT 1 FROM commits WHERE commit_hash = $1 OFFSET 1 LIMIT 1",
+	[Q_SEARCH_INSERT] =
+		"INSERT INTO search_items (commit_id, turn_id, field, ordinal, terms)"
+		" VALUES ($1, $2, $3, $4, $5)",
+	/* the expression is the index's (schema_postgres.h), so GIN serves it */
+	[Q_SEARCH] = PG_SEARCH_CKPT " ORDER BY 10 DESC, 12 DESC LIMIT NULLIF($7::bigint, 0)",
+	[Q_SEARCH_TURNS] = PG_SEARCH_CKPT PG_SEARCH_TURN
+		" ORDER BY 10 DESC, 12 DESC LIMIT NULLIF($7::bigint, 0)",
 	[Q_GEN_INSERT] =
 		"INSERT INTO generations (id, session_id, status, provider, model, user_turn_seq,"
 		" created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
@@ -604,6 +675,8 @@ static enum smr_rc migrate(struct pg_store *s, struct smr_err *err)
 		rc = schema_version(s, &version, err);
 	if (!rc && version > n)
 		rc = too_new(version, n, err);
+	if (!rc)
+		s->base.migrated = version > 0 && version < n;
 	for (; !rc && version < n; version++)
 		rc = apply_migration(s, version + 1, err);
 	if (rc)
@@ -671,6 +744,7 @@ static void read_space(const PGresult *r, int row, struct space *sp)
 	sp->description = col_text(r, row, 2);
 	sp->created_at = col_text(r, row, 3);
 	sp->head = col_text(r, row, 4);
+	sp->deleted_at = col_text(r, row, 5);
 }
 
 static enum smr_rc insert_space(struct pg_store *s, const struct space *sp,
@@ -692,15 +766,7 @@ static enum smr_rc insert_space(struct pg_store *s, const struct space *sp,
 static enum smr_rc pg_space_create(struct store *st, const struct space *sp,
 				   struct smr_err *err)
 {
-	struct pg_store *s = P(st);
-	enum smr_rc rc = begin(s, err);
-
-	if (rc)
-		return rc;
-	rc = insert_space(s, sp, err);
-	if (rc)
-		return rollback(s, rc);
-	return commit(s, err);
+	return insert_space(P(st), sp, err);
 }
 
 static enum smr_rc pg_space_get(struct store *st, const char *id_or_name, struct space *out,
@@ -760,36 +826,253 @@ static enum smr_rc write1(struct pg_store *s, enum stmt q, const struct params *
 	return commit(s, err);
 }
 
+/* Runs a one-row write of the current transaction; SMR_ENOTFOUND when it touched nothing. */
+static enum smr_rc write_space_row(struct pg_store *s, enum stmt q, const struct params *p,
+				   const char *id, const char *what, struct smr_err *err)
+{
+	PGresult *r = NULL;
+	enum smr_rc rc = run(s, q, p, &r, what, err);
+
+	if (!rc && strtoull(PQcmdTuples(r), NULL, 10) == 0)
+		rc = smr_errf(err, SMR_ENOTFOUND, "no space '%s'", id);
+	PQclear(r);
+	return rc;
+}
+
 static enum smr_rc pg_space_rename(struct store *st, const char *id, const char *new_name,
 				   struct smr_err *err)
 {
 	struct pg_store *s = P(st);
 	struct params p = { .n = 0 };
-	size_t changed = 0;
 	enum smr_rc rc;
 
 	p_text(&p, new_name);
 	p_text(&p, id);
-	rc = write1(s, Q_SPACE_RENAME, &p, &changed, "renaming a space", err);
+	rc = write_space_row(s, Q_SPACE_RENAME, &p, id, "renaming a space", err);
 	if (rc && state_is(s, "23505"))
 		return smr_errf(err, SMR_ECONFLICT, "a space named '%s' already exists", new_name);
-	if (!rc && !changed)
-		return smr_errf(err, SMR_ENOTFOUND, "no space '%s'", id);
 	return rc;
 }
 
-static enum smr_rc pg_space_delete(struct store *st, const char *id, struct smr_err *err)
+static enum smr_rc pg_space_delete(struct store *st, const char *id, const char *at,
+				   struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+
+	p_text(&p, at);
+	p_text(&p, id);
+	return write_space_row(P(st), Q_SPACE_DELETE, &p, id, "deleting a space", err);
+}
+
+static enum smr_rc pg_space_find(struct store *st, const char *id_or_name, struct space *out,
+				 struct smr_err *err)
 {
 	struct pg_store *s = P(st);
 	struct params p = { .n = 0 };
-	size_t changed = 0;
+	PGresult *r = NULL;
 	enum smr_rc rc;
 
-	p_text(&p, id);
-	rc = write1(s, Q_SPACE_DELETE, &p, &changed, "deleting a space", err);
-	if (!rc && !changed)
-		return smr_errf(err, SMR_ENOTFOUND, "no space '%s'", id);
+	p_text(&p, id_or_name);
+	rc = read1(s, Q_SPACE_FIND, &p, &r, "reading a space", err);
+	if (!rc && PQntuples(r) == 0)
+		rc = smr_errf(err, SMR_ENOTFOUND, "no space '%s', live or deleted", id_or_name);
+	if (!rc)
+		read_space(r, 0, out);
+	PQclear(r);
 	return rc;
+}
+
+static enum smr_rc pg_space_list_deleted(struct store *st, struct space **out, size_t *n,
+					 struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	PGresult *r = NULL;
+	struct space *v;
+	int rows;
+	enum smr_rc rc = read1(s, Q_SPACE_LIST_DELETED, NULL, &r, "listing deleted spaces", err);
+
+	if (rc)
+		return rc;
+	rows = PQntuples(r);
+	v = xcalloc(rows ? (size_t)rows : 1, sizeof(*v));
+	for (int i = 0; i < rows; i++)
+		read_space(r, i, &v[i]);
+	PQclear(r);
+	*out = v;
+	*n = (size_t)rows;
+	return SMR_OK;
+}
+
+static enum smr_rc pg_gc_prune(struct store *st, const char *before, size_t *n,
+			       struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	enum smr_rc rc = begin(s, err);
+
+	if (rc)
+		return rc;
+	p_text(&p, before);
+	rc = run_done(s, Q_GC_REPOINT, &p, "pruning the search index", err);
+	if (!rc)
+		rc = run(s, Q_GC_SPACES, &p, &r, "pruning deleted spaces", err);
+	*n = rc ? 0 : (size_t)strtoull(PQcmdTuples(r), NULL, 10);
+	PQclear(r);
+	if (!rc)
+		rc = run_done(s, Q_GC_ORPHANS, NULL, "pruning the search index", err);
+	if (rc)
+		return rollback(s, rc);
+	return commit(s, err);
+}
+
+/* ---- the search index ---- */
+
+static enum smr_rc pg_search_has(struct store *st, const char *hash, int *yes,
+				 struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	enum smr_rc rc;
+
+	p_text(&p, hash);
+	rc = run(P(st), Q_SEARCH_HAS, &p, &r, "reading the search index", err);
+	if (!rc)
+		*yes = PQntuples(r) > 0;
+	PQclear(r);
+	return rc;
+}
+
+static enum smr_rc pg_search_insert(struct store *st, int64_t commit_id, int64_t turn_id,
+				    int field, int64_t ordinal, const char *words,
+				    struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+
+	p_int_or_null(&p, commit_id);
+	p_int_or_null(&p, turn_id);
+	p_int(&p, field);
+	p_int(&p, ordinal);
+	p_text(&p, words);
+	return run_done(P(st), Q_SEARCH_INSERT, &p, "indexing for search", err);
+}
+
+/*
+ * The tsquery of f's words: each one a quoted lexeme (words have no quotes
+ * or backslashes: see util/terms.h), ':*' after a prefix, joined by '&'.
+ * No text of the user's reaches the tsquery syntax.  Caller frees.
+ */
+static char *ts_query(const struct search_filter *f)
+{
+	struct buf b = BUF_INIT(0);
+
+	for (size_t i = 0; i < f->n_words; i++)
+		buf_addf(&b, "%s'%s'%s", i ? " & " : "", f->words[i].word,
+			 f->words[i].prefix ? ":*" : "");
+	return buf_detach(&b, NULL);
+}
+
+static enum smr_rc pg_search(struct store *st, const struct search_filter *f,
+			     const char *spaces_json, struct search_row **out, size_t *n,
+			     struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	struct params p = { .n = 0 };
+	char *query = ts_query(f);
+	PGresult *r = NULL;
+	struct search_row *v;
+	int rows;
+	enum smr_rc rc;
+
+	p_text(&p, query);
+	p_text(&p, spaces_json);
+	if (f->field)
+		p_int(&p, store_field_code(f->field));
+	else
+		p_text(&p, NULL);
+	p_text(&p, f->author);
+	p_text(&p, f->since);
+	p_text(&p, NULL);
+	p_int(&p, (int64_t)f->limit);
+	rc = read1(s, f->turns ? Q_SEARCH_TURNS : Q_SEARCH, &p, &r, "searching", err);
+	free(query);
+	if (rc)
+		return rc;
+	rows = PQntuples(r);
+	v = xcalloc(rows ? (size_t)rows : 1, sizeof(*v));
+	for (int i = 0; i < rows; i++) {
+		v[i].space_id = col_text(r, i, 0);
+		v[i].space_name = col_text(r, i, 1);
+		v[i].commit_hash = col_text(r, i, 2);
+		v[i].session_id = col_text(r, i, 3);
+		v[i].seq = PQgetisnull(r, i, 4) ? 0 : col_int(r, i, 4);
+		v[i].field = xstrdup(store_field_name((int)col_int(r, i, 5)));
+		v[i].ordinal = col_int(r, i, 6);
+		v[i].words = col_text(r, i, 7);
+		v[i].author = col_text(r, i, 8);
+		v[i].created_at = col_text(r, i, 9);
+		v[i].text = col_text(r, i, 10);
+	}
+	PQclear(r);
+	*out = v;
+	*n = (size_t)rows;
+	return SMR_OK;
+}
+
+/* ---- the reflog ---- */
+
+static enum smr_rc pg_reflog_insert(struct store *st, const char *space_id,
+				    const char *space_name, const char *old_hash,
+				    const char *new_hash, const char *action,
+				    const struct ref_move *mv, struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+
+	p_text(&p, space_id);
+	p_text(&p, old_hash);
+	p_text(&p, new_hash);
+	p_text(&p, action);
+	p_text(&p, mv->actor ? mv->actor : "");
+	p_text(&p, mv->reason ? mv->reason : "");
+	p_text(&p, mv->at);
+	p_text(&p, space_name);
+	return run_done(P(st), Q_REFLOG_INSERT, &p, "writing the reflog", err);
+}
+
+static enum smr_rc pg_reflog_list(struct store *st, const char *space_id, const char *before,
+				  size_t limit, struct reflog_entry **out, size_t *n,
+				  struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	struct reflog_entry *v;
+	int rows;
+	enum smr_rc rc;
+
+	p_text(&p, space_id);
+	p_text(&p, before);
+	p_int(&p, (int64_t)limit);
+	rc = read1(s, Q_REFLOG_LIST, &p, &r, "reading the reflog", err);
+	if (rc)
+		return rc;
+	rows = PQntuples(r);
+	v = xcalloc(rows ? (size_t)rows : 1, sizeof(*v));
+	for (int i = 0; i < rows; i++) {
+		v[i].id = col_int(r, i, 0);
+		v[i].space_id = col_text(r, i, 1);
+		v[i].space_name = col_text(r, i, 2);
+		v[i].old_hash = col_text(r, i, 3);
+		v[i].new_hash = col_text(r, i, 4);
+		v[i].action = col_text(r, i, 5);
+		v[i].actor = col_text(r, i, 6);
+		v[i].reason = col_text(r, i, 7);
+		v[i].created_at = col_text(r, i, 8);
+	}
+	PQclear(r);
+	*out = v;
+	*n = (size_t)rows;
+	return SMR_OK;
 }
 
 /* ---- Checkpoints ---- */
@@ -1523,6 +1806,14 @@ const struct store_ops store_postgres_ops = {
 	.space_list = pg_space_list,
 	.space_rename = pg_space_rename,
 	.space_delete = pg_space_delete,
+	.space_find = pg_space_find,
+	.space_list_deleted = pg_space_list_deleted,
+	.gc_prune = pg_gc_prune,
+	.reflog_insert = pg_reflog_insert,
+	.reflog_list = pg_reflog_list,
+	.search_has = pg_search_has,
+	.search_insert = pg_search_insert,
+	.search = pg_search,
 	.checkpoint_get = pg_checkpoint_get,
 	.checkpoint_find_prefix = pg_checkpoint_find_prefix,
 	.checkpoint_log = pg_checkpoint_log,

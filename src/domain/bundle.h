@@ -1,0 +1,62 @@
+/*
+ * bundle.h -- the export bundle: one versioned JSON document holding Spaces
+ * with their checkpoints, sessions, turns and reflog, and the rules that
+ * make importing it safe.  Pure code.
+ *
+ *   {"format": "smriti-bundle", "version": 1, "sha256": HEX,
+ *    "spaces": [{"id", "name", "description", "created_at", "head",
+ *                "checkpoints": [checkpoint document, parents first],
+ *                "sessions": [{"id", "title", "mounted_commit_hash",
+ *                              "forked_from_session_id", "history_base_seq",
+ *                              "created_at", "turns": [{"seq", "role", ...}]}],
+ *                "reflog": [{"space", "old", "new", "action", "actor",
+ *                            "reason", "created_at"}, oldest first]}]}
+ *
+ * sha256 covers "spaces" (serialised compactly, keys in the order they
+ * were written: jansson keeps the order it reads), each checkpoint by its
+ * commit_hash, so a changed turn or reflog row is caught as surely as a
+ * changed checkpoint, whose own hash is recomputed.  The document has no time of export:
+ * the same data always gives the same bundle, byte for byte.
+ */
+#ifndef SMRITI_BUNDLE_H
+#define SMRITI_BUNDLE_H
+
+#include <jansson.h>
+
+#include "domain/model.h"
+#include "util/err.h"
+
+#define BUNDLE_FORMAT "smriti-bundle"
+#define BUNDLE_VERSION 1
+
+/* A Space with everything it holds. */
+struct space_bundle {
+	struct space space;              /* head: the bundle's HEAD */
+	struct checkpoint *checkpoints;  /* parents before children */
+	size_t n_checkpoints;
+	struct session *sessions;
+	size_t n_sessions;
+	struct turn **turns;             /* turns[i]: those of sessions[i], by seq */
+	size_t *n_turns;
+	struct reflog_entry *reflog;     /* oldest first */
+	size_t n_reflog;
+};
+
+void space_bundle_release(struct space_bundle *b);
+void space_bundles_free(struct space_bundle *v, size_t n);
+
+/* The bundle document of v[0..n); new reference. */
+json_t *bundle_to_json(const struct space_bundle *v, size_t n);
+
+/*
+ * Reads and checks a bundle document: format and version, the sha256 over
+ * its Spaces, every field's type, every checkpoint's hash recomputed, each
+ * parent earlier in its Space, HEAD one of its checkpoints, turns numbered
+ * 1, 2, ...  Any problem is SMR_EUNPROC naming it (SMR_EINVAL when it is
+ * not a bundle at all).  *out (caller space_bundles_free()s) is set only on
+ * success.
+ */
+enum smr_rc bundle_from_json(const json_t *doc, struct space_bundle **out, size_t *n,
+			     struct smr_err *err);
+
+#endif

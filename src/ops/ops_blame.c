@@ -1,0 +1,223 @@
+/*
+ * ops_blame.c -- blame: for every item of a checkpoint, the checkpoint that
+ * introduced it, with its author and time and, for a drafted checkpoint,
+ * the session and turns it was drafted from.
+ *
+ * An item (one decision, task, entity, artifact, the title, the summary)
+ * is followed back through every parent that still has it (same field,
+ * same text): the first parent, then a merge's second parent, then the
+ * checkpoint a restore brought back.  Where no parent has it, it was
+ * introduced.  So an item a restore brought back is blamed on whoever
+ * wrote it first, and one that came in through a merge on the other line.
+ * Checkpoints are read in runs of the first-parent log and kept in a hash
+ * table for the walk.
+ */
+#include "domain/checkpoint.h"
+#include "ops/ops.h"
+#include "util/xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PREFETCH 256          /* first-parent ancestors read at once */
+#define WALK_MAX 10000000     /* steps of one item's walk; a DAG never needs more */
+
+struct node {
+	struct checkpoint c;
+	struct search_item *items;
+	size_t n_items;
+};
+
+struct walk {
+	struct ops_ctx *ctx;
+	const char *space_id;
+	struct node **slots;      /* open addressing by hash */
+	size_t cap, n;
+};
+
+static size_t slot_of(const struct walk *w, const char *hash)
+{
+	size_t h = 5381;
+
+	for (const char *p = hash; *p; p++)
+		h = h * 33 + (unsigned char)*p;
+	return h & (w->cap - 1);
+}
+
+static struct node *lookup(const struct walk *w, const char *hash)
+{
+	if (!w->cap)
+		return NULL;
+	for (size_t i = slot_of(w, hash);; i = (i + 1) & (w->cap - 1)) {
+		if (!w->slots[i])
+			return NULL;
+		if (!strcmp(w->slots[i]->c.hash, hash))
+			return w->slots[i];
+	}
+}
+
+static void grow(struct walk *w);
+
+/* Takes c (moved into the table) unless its hash is there; returns the node. */
+static struct node *keep(struct walk *w, struct checkpoint *c)
+{
+	struct node *nd = lookup(w, c->hash);
+	size_t i;
+
+	if (nd) {
+		checkpoint_release(c);
+		return nd;
+	}
+	if (2 * (w->n + 1) > w->cap)
+		grow(w);
+	nd = xcalloc(1, sizeof(*nd));
+	nd->c = *c;
+	memset(c, 0, sizeof(*c));
+	nd->n_items = store_search_items(&nd->c, &nd->items);
+	for (i = slot_of(w, nd->c.hash); w->slots[i]; i = (i + 1) & (w->cap - 1))
+		;
+	w->slots[i] = nd;
+	w->n++;
+	return nd;
+}
+
+static void grow(struct walk *w)
+{
+	struct node **old = w->slots;
+	size_t cap = w->cap;
+
+	w->cap = cap ? cap * 2 : 1024;
+	w->slots = xcalloc(w->cap, sizeof(*w->slots));
+	w->n = 0;
+	for (size_t i = 0; i < cap; i++) {
+		if (!old[i])
+			continue;
+		size_t j;
+
+		for (j = slot_of(w, old[i]->c.hash); w->slots[j]; j = (j + 1) & (w->cap - 1))
+			;
+		w->slots[j] = old[i];
+		w->n++;
+	}
+	free(old);
+}
+
+static void walk_release(struct walk *w)
+{
+	for (size_t i = 0; i < w->cap; i++) {
+		if (!w->slots[i])
+			continue;
+		checkpoint_release(&w->slots[i]->c);
+		store_search_items_free(w->slots[i]->items, w->slots[i]->n_items);
+		free(w->slots[i]);
+	}
+	free(w->slots);
+}
+
+/* The checkpoint hash, read with a run of its first-parent ancestors; NULL if absent. */
+static struct node *load(struct walk *w, const char *hash)
+{
+	struct checkpoint *run = NULL;
+	struct node *nd = lookup(w, hash);
+	size_t n = 0;
+
+	if (nd)
+		return nd;
+	if (store_checkpoint_log(w->ctx->st, w->space_id, hash, PREFETCH, &run, &n, NULL) || !n) {
+		struct checkpoint one = { 0 };
+
+		/* a restore may name a checkpoint of another Space */
+		if (store_checkpoint_get(w->ctx->st, NULL, hash, &one, NULL))
+			return NULL;
+		return keep(w, &one);
+	}
+	for (size_t i = 0; i < n; i++)
+		keep(w, &run[i]);
+	free(run);
+	return lookup(w, hash);
+}
+
+static int has_item(const struct node *nd, const struct search_item *it)
+{
+	for (size_t i = 0; i < nd->n_items; i++)
+		if (!strcmp(nd->items[i].field, it->field) && !strcmp(nd->items[i].text, it->text))
+			return 1;
+	return 0;
+}
+
+/* The checkpoint that introduced item `it` of node `from`. */
+static const struct node *introducer(struct walk *w, const struct node *from,
+				     const struct search_item *it)
+{
+	const struct node *cur = from;
+
+	for (long step = 0; step < WALK_MAX; step++) {
+		const char *parents[3] = {
+			cur->c.parent_hash, cur->c.merge_parent_hash,
+			json_string_value(json_object_get(cur->c.metadata, "restored_from")),
+		};
+		const struct node *next = NULL;
+
+		for (size_t i = 0; i < 3 && !next; i++) {
+			struct node *p = parents[i] ? load(w, parents[i]) : NULL;
+
+			if (p && has_item(p, it))
+				next = p;
+		}
+		if (!next)
+			return cur;
+		cur = next;
+	}
+	return cur;
+}
+
+/* {session_id, first_seq, last_seq} of a drafted checkpoint, or null. */
+static json_t *source_of(const struct checkpoint *c)
+{
+	const json_t *d = json_object_get(c->metadata, "draft");
+	const json_t *range = json_object_get(d, "turn_range");
+
+	if (!json_is_string(json_object_get(d, "session_id")))
+		return json_null();
+	return json_pack("{s:O, s:O, s:O}", "session_id", json_object_get(d, "session_id"),
+			 "first_seq", json_object_get(range, "first_seq") ?: json_null(),
+			 "last_seq", json_object_get(range, "last_seq") ?: json_null());
+}
+
+static json_t *item_json(const struct node *top, const struct search_item *it,
+			 const struct node *by)
+{
+	return json_pack("{s:s, s:I, s:s, s:b, s:{s:s, s:s, s:s, s:s, s:o}}", "field", it->field,
+			 "ordinal", (json_int_t)it->ordinal, "text", it->text, "here", by == top,
+			 "introduced", "commit_hash", by->c.hash, "title",
+			 by->c.title ? by->c.title : "", "author", by->c.author ? by->c.author : "",
+			 "created_at", by->c.created_at, "source", source_of(&by->c));
+}
+
+enum smr_rc ops_blame(struct ops_ctx *ctx, const char *ref, json_t **out, struct smr_err *err)
+{
+	struct checkpoint c = { 0 };
+	struct space sp = { 0 };
+	struct walk w = { ctx, NULL, NULL, 0, 0 };
+	struct node *top;
+	json_t *items;
+	enum smr_rc rc = ops_resolve(ctx, ref, &c, err);
+
+	if (!rc)
+		rc = store_space_find(ctx->st, c.space, &sp, err);
+	if (rc) {
+		checkpoint_release(&c);
+		return rc;
+	}
+	w.space_id = sp.id;
+	top = keep(&w, &c);
+	items = json_array();
+	for (size_t i = 0; i < top->n_items; i++)
+		json_array_append_new(items, item_json(top, &top->items[i],
+						       introducer(&w, top, &top->items[i])));
+	*out = json_pack("{s:s, s:s, s:o}", "commit_hash", top->c.hash, "space", sp.name,
+			 "items", items);
+	walk_release(&w);
+	space_release(&sp);
+	return SMR_OK;
+}

@@ -1,0 +1,315 @@
+/*
+ * ops_search.c -- full-text search over what checkpoints introduced (and,
+ * asked, over chat turns): the store finds the items holding every word,
+ * domain/search.c checks phrases and ranks them, and this file groups an
+ * item's copies, says where it first appeared and whether HEAD still
+ * holds it, and cuts the snippets.
+ */
+#include "domain/ref.h"
+#include "domain/search.h"
+#include "ops/ops.h"
+#include "util/buf.h"
+#include "util/strmap.h"
+#include "util/terms.h"
+#include "util/xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SEARCH_CANDIDATES 5000   /* rows read from the store, newest first */
+#define SEARCH_LIMIT_DEFAULT 20
+#define SEARCH_LIMIT_MAX 200
+#define SNIPPET_BYTES 160
+
+static const char *const fields[] = {
+	"title", "summary", "decisions", "assumptions", "tasks", "open_questions", "entities",
+	"artifacts", "turn", NULL,
+};
+
+/* One item found: the rows of its copies (same Space, field and words). */
+struct hit {
+	size_t newest, oldest;   /* rows */
+	double score;
+};
+
+/* Resolves the Space filter to ids; *ids NULL when there is none. */
+static enum smr_rc space_ids(struct ops_ctx *ctx, const struct search_params *p, char ***ids,
+			     struct smr_err *err)
+{
+	struct space sp = { 0 };
+	enum smr_rc rc = SMR_OK;
+
+	*ids = NULL;
+	if (!p->spaces)
+		return SMR_OK;
+	*ids = xcalloc(p->n_spaces + 1, sizeof(**ids));
+	for (size_t i = 0; !rc && i < p->n_spaces; i++) {
+		rc = store_space_get(ctx->st, p->spaces[i], &sp, err);
+		if (!rc) {
+			(*ids)[i] = sp.id;
+			sp.id = NULL;
+		}
+		space_release(&sp);
+	}
+	return rc;
+}
+
+static void free_ids(char **ids)
+{
+	for (size_t i = 0; ids && ids[i]; i++)
+		free(ids[i]);
+	free(ids);
+}
+
+static enum smr_rc check_filters(struct ops_ctx *ctx, const struct search_params *p,
+				 char since[32], struct smr_err *err)
+{
+	char now[32];
+	int known = !p->field;
+	enum smr_rc rc;
+
+	for (size_t i = 0; !known && fields[i]; i++)
+		known = !strcmp(fields[i], p->field);
+	if (!known)
+		return smr_errf(err, SMR_EINVAL, "unknown field '%s' (title, summary, decisions,"
+				" assumptions, tasks, open_questions, entities, artifacts, turn)",
+				p->field);
+	if (p->limit > SEARCH_LIMIT_MAX)
+		return smr_errf(err, SMR_EINVAL, "limit must be at most %d", SEARCH_LIMIT_MAX);
+	if (!p->since)
+		return SMR_OK;
+	ctx->now(now);
+	rc = ref_parse_date(p->since, now, since, err);
+	if (!rc)   /* from the first instant of that second on */
+		memcpy(since + 20, "000000Z", 8);
+	return rc;
+}
+
+/* Groups ranked rows into hits (copies of one item in one Space); caller frees. */
+static struct hit *group(const struct search_row *rows, const double *scores, size_t n,
+			 size_t *nhits)
+{
+	struct hit *h = xcalloc(n ? n : 1, sizeof(*h));
+	struct strmap seen = STRMAP_INIT;
+	struct buf key = BUF_INIT(0);
+	size_t k = 0, j;
+
+	for (size_t i = 0; i < n; i++) {
+		if (scores[i] < 0)
+			continue;
+		if (rows[i].session_id) {   /* a turn is its own hit */
+			h[k++] = (struct hit){ i, i, scores[i] };
+			continue;
+		}
+		key.len = 0;
+		buf_addf(&key, "%s\n%s\n%s", rows[i].space_id, rows[i].field, rows[i].words);
+		if (strmap_get(&seen, key.ptr, &j)) {
+			h[j].oldest = i;   /* rows come newest first */
+			continue;
+		}
+		strmap_put(&seen, key.ptr, k);
+		h[k++] = (struct hit){ i, i, scores[i] };
+	}
+	strmap_release(&seen);
+	buf_release(&key);
+	*nhits = k;
+	return h;
+}
+
+static const struct search_row *sort_rows;
+
+static int by_rank(const void *a, const void *b)
+{
+	const struct hit *x = a, *y = b;
+	const struct search_row *rx = &sort_rows[x->newest], *ry = &sort_rows[y->newest];
+	int c;
+
+	if (x->score != y->score)
+		return x->score > y->score ? -1 : 1;
+	c = strcmp(ry->created_at, rx->created_at);
+	if (!c)
+		c = strcmp(rx->space_name, ry->space_name);
+	if (!c)
+		c = strcmp(rx->commit_hash ? rx->commit_hash : "", ry->commit_hash ? ry->commit_hash : "");
+	if (!c)
+		c = strcmp(rx->field, ry->field);
+	if (!c)
+		c = rx->ordinal < ry->ordinal ? -1 : rx->ordinal > ry->ordinal;
+	return c ? c : (rx->seq < ry->seq ? -1 : rx->seq > ry->seq);
+}
+
+/* The text of item (field, ordinal) of checkpoint c; NULL if it has none. */
+static char *item_text(const struct checkpoint *c, const char *field, int64_t ordinal)
+{
+	struct search_item *v = NULL;
+	size_t n = store_search_items(c, &v);
+	char *text = NULL;
+
+	for (size_t i = 0; i < n && !text; i++)
+		if (!strcmp(v[i].field, field) && (int64_t)v[i].ordinal == ordinal) {
+			text = v[i].text;
+			v[i].text = NULL;
+		}
+	store_search_items_free(v, n);
+	return text;
+}
+
+/* 1 when checkpoint c has an item of field with exactly these words. */
+static int holds(const struct checkpoint *c, const char *field, const char *words)
+{
+	struct search_item *v = NULL;
+	size_t n = store_search_items(c, &v);
+	int found = 0;
+
+	for (size_t i = 0; i < n && !found; i++) {
+		struct buf b = BUF_INIT(0);
+
+		if (strcmp(v[i].field, field))
+			continue;
+		terms_normalize(v[i].text, strlen(v[i].text), &b);
+		found = !strcmp(b.ptr, words);
+		buf_release(&b);
+	}
+	store_search_items_free(v, n);
+	return found;
+}
+
+/* Checkpoints read while rendering one answer, by "space\nhash" (a HEAD: "space\n"). */
+struct reads {
+	struct strmap index;
+	struct checkpoint *v;
+	int *ok;
+	size_t n, cap;
+};
+
+static const struct checkpoint *read_once(struct ops_ctx *ctx, struct reads *rd,
+					  const char *space_id, const char *hash)
+{
+	char *key = xasprintf("%s\n%s", space_id, hash ? hash : "");
+	size_t i;
+
+	if (!strmap_get(&rd->index, key, &i)) {
+		if (rd->n == rd->cap) {
+			rd->cap = rd->cap ? rd->cap * 2 : 16;
+			rd->v = xrealloc(rd->v, rd->cap * sizeof(*rd->v));
+			rd->ok = xrealloc(rd->ok, rd->cap * sizeof(*rd->ok));
+		}
+		i = rd->n++;
+		memset(&rd->v[i], 0, sizeof(rd->v[i]));
+		rd->ok[i] = hash ? !store_checkpoint_get(ctx->st, space_id, hash, &rd->v[i], NULL)
+				 : !ops_head(ctx, space_id, &rd->v[i], NULL);
+		strmap_put(&rd->index, key, i);
+	}
+	free(key);
+	return rd->ok[i] ? &rd->v[i] : NULL;
+}
+
+static void reads_release(struct reads *rd)
+{
+	checkpoints_free(rd->v, rd->n);
+	free(rd->ok);
+	strmap_release(&rd->index);
+}
+
+/* The JSON of one hit. */
+static json_t *hit_json(struct ops_ctx *ctx, struct reads *rd, const struct search_query *q,
+			const struct search_row *rows, const struct hit *h)
+{
+	const struct search_row *r = &rows[h->newest], *first = &rows[h->oldest];
+	const struct checkpoint *c = NULL, *head = NULL;
+	char *text = NULL, *snippet;
+	json_t *out, *marks = NULL;
+	int in_head = 0;
+
+	if (r->commit_hash) {
+		c = read_once(ctx, rd, r->space_id, r->commit_hash);
+		head = read_once(ctx, rd, r->space_id, NULL);
+	}
+	text = c ? item_text(c, r->field, r->ordinal) : r->text ? xstrdup(r->text) : NULL;
+	if (head)
+		in_head = holds(head, r->field, r->words);
+	snippet = search_snippet(q, text ? text : r->words, SNIPPET_BYTES, &marks);
+	out = json_pack("{s:s, s:s, s:s, s:s, s:f, s:s, s:o, s:s, s:s}", "space", r->space_name,
+			"kind", r->commit_hash ? "checkpoint" : "turn", "field", r->field,
+			"snippet", snippet, "score", h->score, "author", r->author,
+			"highlights", marks, "created_at", r->created_at, "text",
+			text ? text : "");
+	if (r->commit_hash) {
+		json_object_set_new(out, "commit_hash", json_string(r->commit_hash));
+		json_object_set_new(out, "ordinal", json_integer(r->ordinal));
+		json_object_set_new(out, "in_head", json_boolean(in_head));
+		json_object_set_new(out, "first", json_pack("{s:s, s:s, s:s}", "commit_hash",
+							    first->commit_hash, "author",
+							    first->author, "created_at",
+							    first->created_at));
+	} else {
+		json_object_set_new(out, "session_id", json_string(r->session_id));
+		json_object_set_new(out, "seq", json_integer(r->seq));
+	}
+	free(snippet);
+	free(text);
+	return out;
+}
+
+/* Ranks rows and renders the best limit of them. */
+static json_t *answer(struct ops_ctx *ctx, const struct search_query *q,
+		      const struct search_params *p, const struct search_row *rows, size_t n)
+{
+	const char **f = xcalloc(n + 1, sizeof(*f)), **w = xcalloc(n + 1, sizeof(*w));
+	double *scores = xcalloc(n + 1, sizeof(*scores));
+	size_t nhits, limit = p->limit ? p->limit : SEARCH_LIMIT_DEFAULT;
+	struct hit *hits;
+	struct reads rd = { STRMAP_INIT, NULL, NULL, 0, 0 };
+	json_t *list = json_array();
+
+	for (size_t i = 0; i < n; i++) {
+		f[i] = rows[i].field;
+		w[i] = rows[i].words;
+	}
+	search_rank(q, n, f, w, scores);
+	hits = group(rows, scores, n, &nhits);
+	sort_rows = rows;
+	qsort(hits, nhits, sizeof(*hits), by_rank);
+	for (size_t i = 0; i < nhits && i < limit; i++)
+		json_array_append_new(list, hit_json(ctx, &rd, q, rows, &hits[i]));
+	reads_release(&rd);
+	free(f);
+	free(w);
+	free(scores);
+	free(hits);
+	return json_pack("{s:s, s:I, s:b, s:o}", "query", p->query, "total", (json_int_t)nhits,
+			 "truncated", n >= SEARCH_CANDIDATES, "results", list);
+}
+
+enum smr_rc ops_search(struct ops_ctx *ctx, const struct search_params *p, json_t **out,
+		       struct smr_err *err)
+{
+	struct search_query q;
+	struct search_word *words = NULL;
+	struct search_filter f = { 0 };
+	struct search_row *rows = NULL;
+	char **ids = NULL, since[32] = "";
+	size_t n = 0;
+	enum smr_rc rc = search_parse(p->query ? p->query : "", &q, err);
+
+	if (!rc)
+		rc = check_filters(ctx, p, since, err);
+	if (!rc)
+		rc = space_ids(ctx, p, &ids, err);
+	if (!rc) {
+		words = xcalloc(q.n_terms, sizeof(*words));
+		for (size_t i = 0; i < q.n_terms; i++)
+			words[i] = (struct search_word){ q.terms[i].word, q.terms[i].prefix };
+		f = (struct search_filter){ words, q.n_terms, (const char *const *)ids,
+					    p->n_spaces, p->field, p->author,
+					    *since ? since : NULL, p->turns, SEARCH_CANDIDATES };
+		rc = store_search(ctx->st, &f, &rows, &n, err);
+	}
+	if (!rc)
+		*out = answer(ctx, &q, p, rows, n);
+	search_rows_free(rows, n);
+	free(words);
+	free_ids(ids);
+	search_query_release(&q);
+	return rc;
+}

@@ -1,0 +1,83 @@
+// search.test.mjs -- the web UI's search box in a real headless Chromium
+// against a real `smriti serve`: the header's box opens the search view,
+// matches are marked, each result says where the item first appeared and
+// whether HEAD still holds it, hostile text stays text, a result opens its
+// checkpoint, and the view passes axe.  Screenshots go to
+// tests/browser/screenshots/ (not committed).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { tempDb, ok } from '../js/helpers.mjs';
+import { startServer } from '../js/http-helpers.mjs';
+import { launch, guardedPage, axe, shot } from './browser.mjs';
+
+let tmp;
+let srv;
+let browser;
+
+before(async () => {
+  tmp = tempDb();
+  const db = tmp.db;
+  ok(db, ['space', 'create', 'infra']);
+  ok(db, ['commit', '--replace', 'infra', '--title', 'Event bus', '--decision', 'Use Kafka for the event bus', '--author', 'ann']);
+  ok(db, ['commit', '--replace', 'infra', '--title', 'Kafka is too heavy', '--decision', 'Drop Kafka; use Postgres LISTEN/NOTIFY',
+    '--question', '<img src=x onerror=alert(1)> kafka?', '--author', 'bo']);
+  ok(db, ['space', 'create', 'web']);
+  ok(db, ['commit', '--replace', 'web', '--title', 'Front end', '--decision', 'No Kafka in the browser', '--author', 'cy']);
+  srv = await startServer(db, { args: ['--quiet'] });
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.cleanup();
+  await srv?.stop();
+  tmp?.cleanup();
+});
+
+test('the header search box finds what was decided, where and by whom', async () => {
+  const page = await guardedPage(browser, { origin: srv.url });
+  await page.goto(`${srv.url}/`);
+  await page.locator('.space-row[data-name="infra"]').waitFor();
+  await page.keyboard.press('s');
+  await page.keyboard.type('kafka');
+  await page.keyboard.press('Enter');
+  await page.waitForURL(/#\/search\/kafka$/);
+  const results = page.locator('ol.results li.result');
+  await results.first().waitFor();
+  assert.equal(await results.count(), 5);
+  assert.match(await page.locator('.search-status').textContent(), /^5 matches for “kafka”\.$/);
+  // the best match is a title; every snippet marks the word
+  assert.equal(await results.first().locator('.chip.field').textContent(), 'title');
+  assert.equal(await results.first().locator('mark').first().textContent(), 'Kafka');
+  const gone = results.filter({ hasText: 'Use Kafka for the event bus' });
+  assert.equal(await gone.locator('.badge.gone').textContent(), 'no longer in HEAD');
+  assert.equal(await gone.locator('.chip.author').textContent(), 'ann');
+  assert.equal(await results.filter({ hasText: 'Drop Kafka' }).locator('.badge.in-head').count(), 1);
+  // hostile text is shown as text
+  assert.equal(await page.locator('ol.results img').count(), 0);
+  assert.match(await results.filter({ hasText: 'onerror' }).locator('.snippet').textContent(), /<img src=x onerror=alert\(1\)> kafka\?/);
+  await axe(page, 'Search');
+  await shot(page, 'search');
+  // a phrase narrows it; the search box of the view runs the next query
+  await page.fill('.search-form input[name=q]', '"drop kafka"');
+  await page.click('.search-form button[type=submit]');
+  await page.waitForURL(/#\/search\/%22drop%20kafka%22$/);
+  await page.locator('.search-status', { hasText: '1 match for' }).waitFor();
+  // a result opens its checkpoint in the Space's history
+  await results.first().locator('a').click();
+  await page.waitForURL(/#\/s\/infra\/c\/[0-9a-f]{64}$/);
+  await page.locator('.detail h2.ck-title', { hasText: 'Kafka is too heavy' }).waitFor();
+  page.guard.check();
+  await page.close();
+});
+
+test('no matches and a query with no words say so', async () => {
+  const page = await guardedPage(browser, { origin: srv.url });
+  await page.goto(`${srv.url}/#/search/zeppelin`);
+  await page.locator('.search-status', { hasText: 'Nothing matches “zeppelin”.' }).waitFor();
+  page.guard.expect(400, '/v4/search');
+  await page.goto(`${srv.url}/#/search/%22%22`);
+  await page.locator('.search-status', { hasText: 'nothing to search for' }).waitFor();
+  await shot(page, 'search-empty');
+  page.guard.check();
+  await page.close();
+});

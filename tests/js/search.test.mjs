@@ -1,0 +1,91 @@
+// search.test.mjs -- `smriti search` as a person and an agent see it: the
+// CLI's marked snippets and --json, the HTTP route GET /v4/search with its
+// errors, and the MCP tool through the official SDK client, all giving the
+// same document for the same data.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { tempDb, ok, run, SMRITI_FULL } from './helpers.mjs';
+import { startServer, expectStatus, request, assertError } from './http-helpers.mjs';
+
+let t;
+before(() => {
+  t = tempDb();
+  ok(t.db, ['space', 'create', 'infra']);
+  ok(t.db, ['commit', '--replace', 'infra', '--title', 'Event bus', '--decision', 'Use Kafka for events', '--author', 'ann']);
+  ok(t.db, ['commit', '--replace', 'infra', '--title', 'Simpler', '--decision', 'Drop Kafka; use Postgres LISTEN/NOTIFY', '--author', 'bo']);
+  ok(t.db, ['space', 'create', 'web']);
+  ok(t.db, ['commit', '--replace', 'web', '--title', 'Frontend', '--decision', 'Plain ES modules, no bundler']);
+});
+after(() => t.cleanup());
+
+test('the CLI marks matches and says where an item appeared and whether HEAD holds it', () => {
+  const out = ok(t.db, ['search', 'kafka']);
+  assert.match(out, /^infra {2}decisions {2}[0-9a-f]{12} {2}\(bo, .*\) {2}in HEAD\n {4}Drop \*\*Kafka\*\*; use Postgres LISTEN\/NOTIFY$/m);
+  assert.match(out, /^infra {2}decisions {2}[0-9a-f]{12} {2}\(ann, .*\) {2}no longer in HEAD\n {4}Use \*\*Kafka\*\* for events$/m);
+  const res = ok(t.db, ['search', 'kafka', '--author', 'ann', '--json']);
+  assert.equal(res.total, 1);
+  assert.equal(res.results[0].in_head, false);
+  assert.equal(res.results[0].first.author, 'ann');
+  assert.equal(ok(t.db, ['search', 'plain', '--space', 'infra', '--json']).total, 0);
+  assert.equal(ok(t.db, ['search', 'plain', '--space', 'web', '--json']).total, 1);
+  assert.equal(ok(t.db, ['search', 'mod*', '--field', 'decisions', '--json']).total, 1);
+  assert.equal(ok(t.db, ['search', 'kafka', '--since', '2999-01-01', '--json']).total, 0);
+  assert.match(ok(t.db, ['search', 'nothing-like-this']), /^no matches$/m);
+});
+
+test('hostile queries get results or a clear error, never a database error', () => {
+  for (const q of ['NEAR(kafka events)', '"unclosed', 'title:kafka OR ^x', "'; DROP TABLE commits; --", 'kafka*"*']) {
+    const r = run(t.db, ['search', q, '--json']);
+    assert.equal(r.code, 0, `${q}: ${r.stderr}`);
+  }
+  const empty = run(t.db, ['search', '"*()"']);
+  assert.equal(empty.code, 2);
+  assert.match(empty.stderr, /nothing to search for/);
+  const big = run(t.db, ['search', 'x'.repeat(10240)]);
+  assert.equal(big.code, 2);
+  assert.match(big.stderr, /the limit is 4096/);
+  assert.equal(run(t.db, ['search', 'kafka', '--field', 'nope']).code, 2);
+  assert.equal(run(t.db, ['search', 'kafka', '--space', 'nope']).code, 3);
+  assert.equal(run(t.db, ['search']).code, 2);
+});
+
+test('GET /v4/search and the MCP tool answer what the CLI answers', async () => {
+  const cli = ok(t.db, ['search', 'kafka', '--json']);
+  assert.equal(cli.total, 2);
+  const server = await startServer(t.db);
+  try {
+    const http = await expectStatus(server, 'GET', '/v4/search?q=kafka', 200);
+    assert.deepEqual(http, cli);
+    const one = await expectStatus(server, 'GET', '/v4/search?q=kafka&space=infra&limit=1', 200);
+    assert.equal(one.results.length, 1);
+    assert.equal(one.total, 2);
+    assertError(await request(server, 'GET', '/v4/search?q=%22%22'), 400);
+    assertError(await request(server, 'GET', `/v4/search?q=${'x'.repeat(5000)}`), 413);
+    assertError(await request(server, 'GET', '/v4/search?q=kafka&space=nope'), 404);
+    const doc = await expectStatus(server, 'GET', '/openapi.json', 200);
+    assert.ok(doc.paths['/v4/search'].get);
+    const blame = await expectStatus(server, 'GET', '/v4/blame?ref=infra', 200);
+    assert.deepEqual(blame, ok(t.db, ['blame', 'infra', '--json']));
+    assert.equal(blame.items.find((i) => i.field === 'decisions').introduced.author, 'bo');
+    assertError(await request(server, 'GET', '/v4/blame?ref=nope'), 404);
+  } finally {
+    await server.stop();
+  }
+  const transport = new StdioClientTransport({ command: SMRITI_FULL, args: ['mcp'], env: { SMRITI_DB: t.db } });
+  const client = new Client({ name: 'search-test', version: '1.0.0' });
+  await client.connect(transport);
+  try {
+    const res = await client.callTool({ name: 'search', arguments: { query: 'kafka' } });
+    assert.notEqual(res.isError, true, JSON.stringify(res.content));
+    assert.deepEqual(res.structuredContent, cli);
+    const blame = await client.callTool({ name: 'blame', arguments: { ref: 'infra~1' } });
+    assert.deepEqual(blame.structuredContent, ok(t.db, ['blame', 'infra~1', '--json']));
+    const bad = await client.callTool({ name: 'search', arguments: { query: '!!!' } });
+    assert.equal(bad.isError, true);
+    assert.match(bad.content[0].text, /nothing to search for/);
+  } finally {
+    await client.close();
+  }
+});
