@@ -215,6 +215,7 @@ struct http_req {
 	int by_cookie;                   /* authenticated by the UI's cookie, not a bearer token */
 	int has_who;                     /* who is set: a token or cookie was accepted */
 	struct principal who;            /* the caller, for ctx->who while the handler runs */
+	int at_once;                     /* refused before its body is read (length, framing) */
 	enum req_state state;
 	int64_t start_us;
 	struct workq_item qi;            /* on the worker pool */
