@@ -106,7 +106,7 @@ static enum smr_rc fast_forward(struct ops_ctx *ctx, const struct merge_job *j,
 {
 	struct checkpoint stored = { 0 };
 	enum smr_rc rc = store_head_fast_forward(ctx->st, j->sp->id, j->sp->head, j->src_id,
-						 j->theirs->hash, err);
+						 j->theirs->hash, ops_actor(ctx), err);
 
 	if (!rc)
 		rc = store_checkpoint_get(ctx->st, j->sp->id, j->theirs->hash, &stored, err);
