@@ -143,15 +143,12 @@ enum smr_rc ops_resolve_hash(struct ops_ctx *ctx, const char *hash, struct check
 enum smr_rc ops_head(struct ops_ctx *ctx, const char *space, struct checkpoint *out,
 		     struct smr_err *err)
 {
-	struct space sp = { 0 };
-	enum smr_rc rc;
+	enum smr_rc rc = store_head_get(ctx->st, space, out, err);
 
-	rc = store_space_get(ctx->st, space, &sp, err);
-	if (!rc && !sp.head)
-		rc = smr_errf(err, SMR_ENOTFOUND, "space '%s' has no checkpoints yet", sp.name);
-	if (!rc)
-		rc = store_checkpoint_get(ctx->st, sp.id, sp.head, out, err);
-	space_release(&sp);
+	if (!rc && !out->hash) {
+		rc = smr_errf(err, SMR_ENOTFOUND, "space '%s' has no checkpoints yet", out->space);
+		checkpoint_release(out);
+	}
 	return rc;
 }
 
@@ -200,7 +197,10 @@ static enum smr_rc write_checkpoint(struct ops_ctx *ctx, const char *space, stru
 	if (rc)
 		return rc;
 	c->space = xstrdup(sp.name);
-	if (parent) {
+	if (parent && sp.head && !strcmp(parent, sp.head)) {
+		/* the usual case, a writer on the HEAD it read: no lookup, the CAS decides */
+		rc = put_on(ctx, &sp, c, parent, err);
+	} else if (parent) {
 		rc = unique_hash(ctx, parent, &parent_hash, err);
 		if (rc == SMR_ENOTFOUND)
 			rc = smr_errf(err, SMR_ECONFLICT,
@@ -211,8 +211,11 @@ static enum smr_rc write_checkpoint(struct ops_ctx *ctx, const char *space, stru
 	} else {
 		rc = put_on_head(ctx, &sp, c, err);
 	}
-	if (!rc)
-		rc = store_checkpoint_get(ctx->st, sp.id, c->hash, out, err);
+	if (!rc) {
+		/* what was stored is c, sealed: hand it over rather than read it back */
+		*out = *c;
+		memset(c, 0, sizeof(*c));
+	}
 	free(parent_hash);
 	space_release(&sp);
 	return rc;

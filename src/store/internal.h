@@ -28,29 +28,57 @@ struct store_ops {
 
 	/*
 	 * One write transaction of store.c.  Between txn_begin and txn_commit
-	 * the rows that head_lock and last_seq_lock read stay as read until the
-	 * transaction ends (a write lock, or row locks).  txn_commit returns
-	 * SMR_OK only once the write is durable; txn_rollback ends a failed one.
+	 * the rows that head_lock and last_seq_lock lock stay as they read
+	 * until the transaction ends (a write lock, or row locks).  txn_commit
+	 * returns SMR_OK only once the write is durable; txn_rollback ends a
+	 * failed one.
+	 *
+	 * A backend may pipeline the row methods below (postgres.c sends
+	 * BEGIN ... COMMIT in one round trip): then what a method reports
+	 * through its pointers, and the failure of its statement, arrive at
+	 * txn_commit rather than at the call.  So a method takes what it needs
+	 * by name (Space id, hash, session id), never from an earlier method's
+	 * output; the pointers it is given stay valid until txn_commit or
+	 * txn_rollback returns; and a failed check dooms the transaction:
+	 * nothing after it is written and txn_commit returns the first failure.
 	 */
 	enum smr_rc (*txn_begin)(struct store *st, struct smr_err *err);
 	enum smr_rc (*txn_commit)(struct store *st, struct smr_err *err);
 	void (*txn_rollback)(struct store *st);
-	/* The Space's HEAD row id and hash (-1 and NULL: empty; caller frees *hash). */
-	enum smr_rc (*head_lock)(struct store *st, const char *space_id, int64_t *id, char **hash,
-				 struct smr_err *err);
-	/* Inserts c on parent row parent_id; *id gets its row.  SMR_ECONFLICT: hash is there. */
+	/*
+	 * 1 when the last write failed before the database began it (its BEGIN
+	 * met a connection that had died while idle): nothing of it happened,
+	 * and store.c runs it once more on the fresh connection.  NULL: never.
+	 */
+	int (*txn_not_started)(struct store *st);
+	/*
+	 * Locks the Space's HEAD and reads it into *hash (NULL: empty; caller
+	 * frees).  Unless it is expected (NULL: empty), SMR_ECONFLICT (store.c
+	 * words it).  SMR_ENOTFOUND: no such Space.
+	 */
+	enum smr_rc (*head_lock)(struct store *st, const char *space_id, const char *expected,
+				 char **hash, struct smr_err *err);
+	/* Inserts c on top of the HEAD head_lock locked.  SMR_ECONFLICT: c's hash is there. */
 	enum smr_rc (*commit_insert)(struct store *st, const char *space_id,
-				     const struct checkpoint *c, int64_t parent_id, int64_t *id,
-				     struct smr_err *err);
-	enum smr_rc (*head_move)(struct store *st, const char *space_id, int64_t commit_id,
+				     const struct checkpoint *c, struct smr_err *err);
+	/* Moves HEAD to the Space's checkpoint hash. */
+	enum smr_rc (*head_move)(struct store *st, const char *space_id, const char *hash,
 				 struct smr_err *err);
-	/* The session's last sequence number (0: no turns); SMR_ENOTFOUND naming it. */
-	enum smr_rc (*last_seq_lock)(struct store *st, const char *session_id, int64_t *last,
-				     struct smr_err *err);
+	/*
+	 * Locks the session and reads its last sequence number into *last (0:
+	 * no turns).  Unless expected_last < 0 or *last == expected_last,
+	 * SMR_ECONFLICT (store.c words it).  SMR_ENOTFOUND naming the session.
+	 */
+	enum smr_rc (*last_seq_lock)(struct store *st, const char *session_id,
+				     int64_t expected_last, int64_t *last, struct smr_err *err);
 	enum smr_rc (*session_insert)(struct store *st, const struct session *s,
 				      struct smr_err *err);
-	/* Inserts t with t->seq as given; sets t->id. */
+	/* Inserts t as its session's next turn (last + 1); sets t->seq and t->id. */
 	enum smr_rc (*turn_insert)(struct store *st, struct turn *t, struct smr_err *err);
+
+	/* The HEAD checkpoint of a Space (id or name) in one read; see store_head_get. */
+	enum smr_rc (*head_get)(struct store *st, const char *space, struct checkpoint *out,
+				struct smr_err *err);
 
 	enum smr_rc (*space_create)(struct store *st, const struct space *sp, struct smr_err *err);
 	enum smr_rc (*space_get)(struct store *st, const char *id_or_name, struct space *out,

@@ -500,12 +500,17 @@ static void bind_json(sqlite3_stmt *st, int i, const json_t *v)
 	sqlite3_bind_text(st, i, s, -1, free);
 }
 
-/* Reads the Space's HEAD row id and hash under the current transaction. */
-static enum smr_rc read_head(struct store *st, const char *space_id, int64_t *id, char **hash,
-			     struct smr_err *err)
+static int same_hash(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/* Reads the Space's HEAD under the write lock that BEGIN IMMEDIATE took. */
+static enum smr_rc read_head(struct store *st, const char *space_id, const char *expected,
+			     char **hash, struct smr_err *err)
 {
 	static const char sql[] =
-		"SELECT f.commit_id, c.commit_hash FROM refs f"
+		"SELECT c.commit_hash FROM refs f"
 		" LEFT JOIN commits c ON c.id = f.commit_id"
 		" WHERE f.repo_id = ? AND f.name = 'main'";
 	struct sqlite_store *s = S(st);
@@ -516,26 +521,25 @@ static enum smr_rc read_head(struct store *st, const char *space_id, int64_t *id
 		return db_error(s, err, "reading HEAD");
 	bind_text(q, 1, space_id);
 	step = sqlite3_step(q);
-	if (step == SQLITE_ROW) {
-		*id = col_int_or_neg(q, 0);
-		*hash = col_text(q, 1);
-	}
+	if (step == SQLITE_ROW)
+		*hash = col_text(q, 0);
 	sqlite3_reset(q);
 	if (step == SQLITE_DONE)
 		return smr_errf(err, SMR_ENOTFOUND, "no space '%s'", space_id);
 	if (step != SQLITE_ROW)
 		return db_error(s, err, "reading HEAD");
-	return SMR_OK;
+	return same_hash(*hash, expected) ? SMR_OK : SMR_ECONFLICT;
 }
 
 static enum smr_rc insert_commit(struct store *st, const char *space_id,
-				 const struct checkpoint *c, int64_t parent_id, int64_t *id,
-				 struct smr_err *err)
+				 const struct checkpoint *c, struct smr_err *err)
 {
 	static const char sql[] =
 		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title, summary,"
 		" decisions, assumptions, tasks, open_questions, entities, artifacts, metadata_,"
-		" author, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+		" author, created_at) VALUES (?1, ?2,"
+		" (SELECT commit_id FROM refs WHERE repo_id = ?1 AND name = 'main'),"
+		" ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
 	int step;
@@ -544,34 +548,32 @@ static enum smr_rc insert_commit(struct store *st, const char *space_id,
 		return db_error(s, err, "writing a checkpoint");
 	bind_text(q, 1, space_id);
 	bind_text(q, 2, c->hash);
-	bind_int_or_null(q, 3, parent_id);
-	bind_text(q, 4, c->title ? c->title : "");
-	bind_text(q, 5, c->summary ? c->summary : "");
-	bind_json(q, 6, c->decisions);
-	bind_json(q, 7, c->assumptions);
-	bind_json(q, 8, c->tasks);
-	bind_json(q, 9, c->open_questions);
-	bind_json(q, 10, c->entities);
-	bind_json(q, 11, c->artifacts);
-	bind_json(q, 12, c->metadata);
-	bind_text(q, 13, c->author ? c->author : "");
-	bind_text(q, 14, c->created_at);
+	bind_text(q, 3, c->title ? c->title : "");
+	bind_text(q, 4, c->summary ? c->summary : "");
+	bind_json(q, 5, c->decisions);
+	bind_json(q, 6, c->assumptions);
+	bind_json(q, 7, c->tasks);
+	bind_json(q, 8, c->open_questions);
+	bind_json(q, 9, c->entities);
+	bind_json(q, 10, c->artifacts);
+	bind_json(q, 11, c->metadata);
+	bind_text(q, 12, c->author ? c->author : "");
+	bind_text(q, 13, c->created_at);
 	step = sqlite3_step(q);
 	sqlite3_reset(q);
 	if (step == SQLITE_CONSTRAINT)
 		return SMR_ECONFLICT;
 	if (step != SQLITE_DONE)
 		return db_error(s, err, "writing a checkpoint");
-	*id = sqlite3_last_insert_rowid(s->db);
 	return SMR_OK;
 }
 
-static enum smr_rc move_head(struct store *st, const char *space_id, int64_t commit_id,
-			     struct smr_err *err)
+/* Moves HEAD to row commit_id (a fork's copies). */
+static enum smr_rc move_head_id(struct sqlite_store *s, const char *space_id,
+				int64_t commit_id, struct smr_err *err)
 {
 	static const char sql[] =
 		"UPDATE refs SET commit_id = ? WHERE repo_id = ? AND name = 'main'";
-	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
 
 	if (q) {
@@ -579,6 +581,50 @@ static enum smr_rc move_head(struct store *st, const char *space_id, int64_t com
 		bind_text(q, 2, space_id);
 	}
 	return step_done(s, q, "moving HEAD", err);
+}
+
+static enum smr_rc move_head(struct store *st, const char *space_id, const char *hash,
+			     struct smr_err *err)
+{
+	static const char sql[] =
+		"UPDATE refs SET commit_id = (SELECT id FROM commits"
+		" WHERE repo_id = ?1 AND commit_hash = ?2) WHERE repo_id = ?1 AND name = 'main'";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+
+	if (q) {
+		bind_text(q, 1, space_id);
+		bind_text(q, 2, hash);
+	}
+	return step_done(s, q, "moving HEAD", err);
+}
+
+#define HEAD_COLS \
+	"SELECT c.commit_hash, p.commit_hash, m.commit_hash, r.name, c.title, c.summary," \
+	" c.decisions, c.assumptions, c.tasks, c.open_questions, c.entities, c.artifacts," \
+	" c.metadata_, c.author, c.created_at, c.parent_commit_id, c.id FROM repos r" \
+	" LEFT JOIN refs f ON f.repo_id = r.id AND f.name = 'main'" \
+	" LEFT JOIN commits c ON c.id = f.commit_id" \
+	" LEFT JOIN commits p ON p.id = c.parent_commit_id" \
+	" LEFT JOIN commits m ON m.id = c.merge_parent_commit_id"
+
+static enum smr_rc sqlite_head_get(struct store *st, const char *space, struct checkpoint *out,
+				   struct smr_err *err)
+{
+	/* as sqlite_space_get: a name wins over another Space's id */
+	static const char sql[] = HEAD_COLS " WHERE r.name = ?1 OR r.id = ?1"
+		" ORDER BY r.name = ?1 DESC LIMIT 1";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	enum smr_rc rc;
+
+	if (!q)
+		return db_error(s, err, "reading HEAD");
+	bind_text(q, 1, space);
+	rc = read_one(s, q, read_checkpoint_row, out, "reading HEAD", err);
+	if (rc == SMR_ENOTFOUND)
+		return smr_errf(err, rc, "no space '%s'", space);
+	return rc;
 }
 
 static enum smr_rc sqlite_checkpoint_get(struct store *st, const char *space_id,
@@ -812,7 +858,7 @@ static enum smr_rc sqlite_space_fork(struct store *st, const struct space *new_s
 	for (size_t i = 0; !rc && i < n; i++)
 		rc = copy_commit(s, new_space->id, ids[i], parent, &parent, err);
 	if (!rc)
-		rc = move_head(st, new_space->id, parent, err);
+		rc = move_head_id(s, new_space->id, parent, err);
 	free(ids);
 	if (rc)
 		return rollback(s, rc);
@@ -905,8 +951,8 @@ static enum smr_rc sqlite_session_list(struct store *st, const char *repo_id,
 	return collect_rows(s, q, &rr, (void **)out, n, "listing sessions", err);
 }
 
-static enum smr_rc last_seq(struct store *st, const char *session_id, int64_t *out,
-			    struct smr_err *err)
+static enum smr_rc last_seq(struct store *st, const char *session_id, int64_t expected_last,
+			    int64_t *out, struct smr_err *err)
 {
 	static const char sql[] =
 		"SELECT (SELECT COUNT(*) FROM sessions WHERE id = ?1),"
@@ -925,6 +971,8 @@ static enum smr_rc last_seq(struct store *st, const char *session_id, int64_t *o
 	sqlite3_reset(q);
 	if (!exists)
 		return smr_errf(err, SMR_ENOTFOUND, "no session '%s'", session_id);
+	if (expected_last >= 0 && *out != expected_last)
+		return SMR_ECONFLICT;
 	return SMR_OK;
 }
 
@@ -933,27 +981,35 @@ static enum smr_rc insert_turn(struct store *st, struct turn *t, struct smr_err 
 	static const char sql[] =
 		"INSERT INTO turns (session_id, sequence_number, role, content, provider, model,"
 		" prompt_tokens, completion_tokens, latency_ms, error, created_at)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+		" VALUES (?1, (SELECT COALESCE(MAX(sequence_number), 0) + 1 FROM turns"
+		" WHERE session_id = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+		" RETURNING id, sequence_number";
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
-	enum smr_rc rc;
+	int step;
 
-	if (q) {
-		bind_text(q, 1, t->session_id);
-		sqlite3_bind_int64(q, 2, t->seq);
-		bind_text(q, 3, t->role);
-		bind_text(q, 4, t->content);
-		bind_text(q, 5, t->provider);
-		bind_text(q, 6, t->model);
-		bind_int_or_null(q, 7, t->prompt_tokens);
-		bind_int_or_null(q, 8, t->completion_tokens);
-		bind_int_or_null(q, 9, t->latency_ms);
-		bind_text(q, 10, t->error);
-		bind_text(q, 11, t->created_at);
+	if (!q)
+		return db_error(s, err, "writing a turn");
+	bind_text(q, 1, t->session_id);
+	bind_text(q, 2, t->role);
+	bind_text(q, 3, t->content);
+	bind_text(q, 4, t->provider);
+	bind_text(q, 5, t->model);
+	bind_int_or_null(q, 6, t->prompt_tokens);
+	bind_int_or_null(q, 7, t->completion_tokens);
+	bind_int_or_null(q, 8, t->latency_ms);
+	bind_text(q, 9, t->error);
+	bind_text(q, 10, t->created_at);
+	step = sqlite3_step(q);
+	if (step == SQLITE_ROW) {
+		t->id = sqlite3_column_int64(q, 0);
+		t->seq = sqlite3_column_int64(q, 1);
+		step = sqlite3_step(q);
 	}
-	rc = step_done(s, q, "writing a turn", err);
-	t->id = sqlite3_last_insert_rowid(s->db);
-	return rc;
+	sqlite3_reset(q);
+	if (step != SQLITE_DONE)
+		return db_error(s, err, "writing a turn");
+	return SMR_OK;
 }
 
 static enum smr_rc sqlite_turn_set_error(struct store *st, int64_t turn_id, const char *error,
@@ -1154,6 +1210,7 @@ const struct store_ops store_sqlite_ops = {
 	.last_seq_lock = last_seq,
 	.session_insert = insert_session,
 	.turn_insert = insert_turn,
+	.head_get = sqlite_head_get,
 	.space_create = sqlite_space_create,
 	.space_get = sqlite_space_get,
 	.space_list = sqlite_space_list,

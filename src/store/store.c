@@ -157,6 +157,17 @@ static enum smr_rc txn_end(struct store *st, enum smr_rc rc, struct smr_err *err
 	return rc;
 }
 
+/*
+ * 1 when a write must run once more: the backend says its first try never
+ * reached the database (a connection that died while idle), so nothing of
+ * it happened.  Only the first try is retried.
+ */
+static int again(struct store *st, enum smr_rc rc, int *tries)
+{
+	return rc == SMR_EUNAVAIL && (*tries)++ == 0 && st->ops->txn_not_started &&
+	       st->ops->txn_not_started(st);
+}
+
 static int same_hash(const char *a, const char *b)
 {
 	return (!a && !b) || (a && b && !strcmp(a, b));
@@ -171,41 +182,60 @@ static enum smr_rc stale_parent(const char *head, struct smr_err *err)
 			head);
 }
 
-/* Inserts c on top of HEAD (row head_id) and moves HEAD to it. */
-static enum smr_rc put_on_head(struct store *st, const char *space_id,
-			       const struct checkpoint *c, int64_t head_id, struct smr_err *err)
+static enum smr_rc exists_already(const struct checkpoint *c, struct smr_err *err)
 {
-	int64_t id = -1;
-	enum smr_rc rc = st->ops->commit_insert(st, space_id, c, head_id, &id, err);
+	return smr_errf(err, SMR_ECONFLICT, "checkpoint %.12s already exists", c->hash);
+}
 
-	if (rc == SMR_ECONFLICT)
-		return smr_errf(err, rc, "checkpoint %.12s already exists", c->hash);
+/*
+ * Locks HEAD, checks it is expected_head, inserts c on it and moves HEAD to
+ * c.  A pipelining backend learns of a conflict only at commit, so which
+ * conflict it was (stale parent, or c already there) is told afterwards
+ * from the HEAD that head_lock read.
+ */
+static enum smr_rc put_once(struct store *st, const char *space_id,
+			    const struct checkpoint *c, const char *expected_head,
+			    struct smr_err *err)
+{
+	char *head = NULL;
+	enum smr_rc rc = st->ops->txn_begin(st, err);
+
 	if (rc)
 		return rc;
-	return st->ops->head_move(st, space_id, id, err);
+	rc = st->ops->head_lock(st, space_id, expected_head, &head, err);
+	if (!rc)
+		rc = st->ops->commit_insert(st, space_id, c, err);
+	if (!rc)
+		rc = st->ops->head_move(st, space_id, c->hash, err);
+	rc = txn_end(st, rc, err);
+	if (rc == SMR_ECONFLICT)
+		rc = same_hash(head, expected_head) ? exists_already(c, err)
+						    : stale_parent(head, err);
+	free(head);
+	return rc;
 }
 
 enum smr_rc store_checkpoint_put(struct store *st, const char *space_id,
 				 const struct checkpoint *c, const char *expected_head,
 				 struct smr_err *err)
 {
-	int64_t head_id = -1;
-	char *head = NULL;
-	enum smr_rc rc = st->ops->txn_begin(st, err);
+	int tries = 0;
+	enum smr_rc rc;
 
-	if (rc)
-		return rc;
-	rc = st->ops->head_lock(st, space_id, &head_id, &head, err);
-	if (!rc && !same_hash(head, expected_head))
-		rc = stale_parent(head, err);
-	if (!rc)
-		rc = put_on_head(st, space_id, c, head_id, err);
-	free(head);
-	return txn_end(st, rc, err);
+	do
+		rc = put_once(st, space_id, c, expected_head, err);
+	while (again(st, rc, &tries));
+	return rc;
 }
 
-enum smr_rc store_session_create(struct store *st, const struct session *s,
-				 struct smr_err *err)
+enum smr_rc store_head_get(struct store *st, const char *space, struct checkpoint *out,
+			   struct smr_err *err)
+{
+	return st->ops->head_get(st, space, out, err);
+}
+
+static enum smr_rc session_create_once(struct store *st, const struct session *s,
+				       struct smr_err *err)
 {
 	enum smr_rc rc = st->ops->txn_begin(st, err);
 
@@ -214,37 +244,70 @@ enum smr_rc store_session_create(struct store *st, const struct session *s,
 	return txn_end(st, st->ops->session_insert(st, s, err), err);
 }
 
-enum smr_rc store_session_import(struct store *st, const struct session *s,
-				 struct turn *turns, size_t n, struct smr_err *err)
+enum smr_rc store_session_create(struct store *st, const struct session *s,
+				 struct smr_err *err)
+{
+	int tries = 0;
+	enum smr_rc rc;
+
+	do
+		rc = session_create_once(st, s, err);
+	while (again(st, rc, &tries));
+	return rc;
+}
+
+static enum smr_rc import_once(struct store *st, const struct session *s, struct turn *turns,
+			       size_t n, struct smr_err *err)
 {
 	enum smr_rc rc = st->ops->txn_begin(st, err);
 
 	if (rc)
 		return rc;
 	rc = st->ops->session_insert(st, s, err);
-	for (size_t i = 0; !rc && i < n; i++) {
-		turns[i].seq = (int64_t)i + 1;
-		rc = st->ops->turn_insert(st, &turns[i], err);
-	}
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = st->ops->turn_insert(st, &turns[i], err);   /* numbered 1..n */
 	return txn_end(st, rc, err);
 }
 
-enum smr_rc store_turn_append(struct store *st, struct turn *t, int64_t expected_last,
-			      struct smr_err *err)
+enum smr_rc store_session_import(struct store *st, const struct session *s,
+				 struct turn *turns, size_t n, struct smr_err *err)
+{
+	int tries = 0;
+	enum smr_rc rc;
+
+	do
+		rc = import_once(st, s, turns, n, err);
+	while (again(st, rc, &tries));
+	return rc;
+}
+
+static enum smr_rc append_once(struct store *st, struct turn *t, int64_t expected_last,
+			       struct smr_err *err)
 {
 	int64_t last = 0;
 	enum smr_rc rc = st->ops->txn_begin(st, err);
 
 	if (rc)
 		return rc;
-	rc = st->ops->last_seq_lock(st, t->session_id, &last, err);
-	if (!rc && expected_last >= 0 && last != expected_last)
+	rc = st->ops->last_seq_lock(st, t->session_id, expected_last, &last, err);
+	if (!rc)
+		rc = st->ops->turn_insert(st, t, err);
+	rc = txn_end(st, rc, err);
+	if (rc == SMR_ECONFLICT)
 		rc = smr_errf(err, SMR_ECONFLICT,
 			      "session has moved on: its last turn is now %lld, not %lld",
 			      (long long)last, (long long)expected_last);
-	if (!rc) {
-		t->seq = last + 1;
-		rc = st->ops->turn_insert(st, t, err);
-	}
-	return txn_end(st, rc, err);
+	return rc;
+}
+
+enum smr_rc store_turn_append(struct store *st, struct turn *t, int64_t expected_last,
+			      struct smr_err *err)
+{
+	int tries = 0;
+	enum smr_rc rc;
+
+	do
+		rc = append_once(st, t, expected_last, err);
+	while (again(st, rc, &tries));
+	return rc;
 }

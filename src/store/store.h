@@ -65,6 +65,13 @@ enum smr_rc store_space_fork(struct store *st, const struct space *new_space,
 enum smr_rc store_checkpoint_put(struct store *st, const char *space_id,
 				 const struct checkpoint *c, const char *expected_head,
 				 struct smr_err *err);
+/*
+ * The HEAD checkpoint of a Space (id or name) in one read.  An empty Space
+ * gives SMR_OK with out->hash NULL and out->space its name; SMR_ENOTFOUND:
+ * no such Space.
+ */
+enum smr_rc store_head_get(struct store *st, const char *space, struct checkpoint *out,
+			   struct smr_err *err);
 /* space_id NULL: any Space (the oldest copy of that hash). */
 enum smr_rc store_checkpoint_get(struct store *st, const char *space_id, const char *hash,
 				 struct checkpoint *out, struct smr_err *err);
