@@ -18,6 +18,11 @@
 
 #include "store/store.h"
 
+/* Rows of one write that store.c runs inside a transaction (see group.h). */
+typedef enum smr_rc (*store_rows_fn)(struct store *st, void *arg, struct smr_err *err);
+
+enum savepoint_op { SAVEPOINT_BEGIN, SAVEPOINT_END, SAVEPOINT_UNDO };
+
 struct store_ops {
 	const char *name;
 	int shared;                      /* see store_is_shared() */
@@ -76,6 +81,17 @@ struct store_ops {
 	/* Inserts t as its session's next turn (last + 1); sets t->seq and t->id. */
 	enum smr_rc (*turn_insert)(struct store *st, struct turn *t, struct smr_err *err);
 
+	/*
+	 * Group commit (both NULL: the backend does not group).  group_key
+	 * names the database this handle writes, the same for every handle on
+	 * it (SQLite: the file's full path), or NULL for one not to group (an
+	 * in-memory database).  savepoint opens (BEGIN), releases (END) or
+	 * rolls back and releases (UNDO) the savepoint that keeps one write of
+	 * a group apart inside its transaction.
+	 */
+	const char *(*group_key)(struct store *st);
+	enum smr_rc (*savepoint)(struct store *st, enum savepoint_op op, struct smr_err *err);
+
 	/* The HEAD checkpoint of a Space (id or name) in one read; see store_head_get. */
 	enum smr_rc (*head_get)(struct store *st, const char *space, struct checkpoint *out,
 				struct smr_err *err);
@@ -122,6 +138,7 @@ struct store_ops {
 
 struct store {
 	const struct store_ops *ops;
+	struct commit_group *group;      /* set by store_open when the backend groups */
 };
 
 /* The backends compiled into this binary, NULL-terminated (backends_*.c). */

@@ -137,6 +137,26 @@ static void sqlite_txn_rollback(struct store *st)
 	rollback(S(st), SMR_OK);
 }
 
+/* The file's full path: every handle on it groups its commits (store/group.c). */
+static const char *sqlite_group_key(struct store *st)
+{
+	const char *path = sqlite3_db_filename(S(st)->db, "main");
+
+	return path && *path ? path : NULL;
+}
+
+static enum smr_rc sqlite_savepoint(struct store *st, enum savepoint_op op,
+				    struct smr_err *err)
+{
+	static const char *const sql[] = {
+		[SAVEPOINT_BEGIN] = "SAVEPOINT w",
+		[SAVEPOINT_END] = "RELEASE w",
+		[SAVEPOINT_UNDO] = "ROLLBACK TO w; RELEASE w",
+	};
+
+	return exec(S(st), sql[op], err);
+}
+
 /* Steps a statement that returns no rows. */
 static enum smr_rc step_done(struct sqlite_store *s, sqlite3_stmt *st, const char *what,
 			     struct smr_err *err)
@@ -1211,6 +1231,8 @@ const struct store_ops store_sqlite_ops = {
 	.session_insert = insert_session,
 	.turn_insert = insert_turn,
 	.head_get = sqlite_head_get,
+	.group_key = sqlite_group_key,
+	.savepoint = sqlite_savepoint,
 	.space_create = sqlite_space_create,
 	.space_get = sqlite_space_get,
 	.space_list = sqlite_space_list,

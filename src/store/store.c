@@ -6,23 +6,33 @@
  * of backends differs between the lean binary (SQLite only) and the full
  * one (with PostgreSQL); see backends_*.c.
  */
-#include "store/internal.h"
+#include "store/group.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 enum smr_rc store_open(const char *dsn, struct store **out, struct smr_err *err)
 {
-	for (size_t i = 0; store_backends[i]; i++)
-		if (store_backends[i]->accepts(dsn))
-			return store_backends[i]->open(dsn, out, err);
+	const char *key;
+	enum smr_rc rc;
+
+	for (size_t i = 0; store_backends[i]; i++) {
+		if (!store_backends[i]->accepts(dsn))
+			continue;
+		rc = store_backends[i]->open(dsn, out, err);
+		if (!rc && (*out)->ops->group_key && (key = (*out)->ops->group_key(*out)))
+			(*out)->group = group_join(key);
+		return rc;
+	}
 	return smr_errf(err, SMR_EUSAGE, "no storage backend in this binary handles '%s'", dsn);
 }
 
 void store_close(struct store *st)
 {
-	if (st)
-		st->ops->close(st);
+	if (!st)
+		return;
+	group_leave(st->group);
+	st->ops->close(st);
 }
 
 const char *store_name(const struct store *st)
@@ -148,9 +158,21 @@ enum smr_rc store_job_fail_unfinished(struct store *st, const char *reason, cons
 
 /* ---- writes whose rules live here, once for every backend ---- */
 
-/* Ends a write begun with txn_begin: commits, or rolls back and passes rc on. */
-static enum smr_rc txn_end(struct store *st, enum smr_rc rc, struct smr_err *err)
+/*
+ * One write transaction around rows: the handle's commit group's next one
+ * when it has a group (store/group.h), else its own.
+ */
+static enum smr_rc write_txn(struct store *st, store_rows_fn rows, void *arg,
+			     struct smr_err *err)
 {
+	enum smr_rc rc;
+
+	if (st->group)
+		return group_write(st->group, st, rows, arg, err);
+	rc = st->ops->txn_begin(st, err);
+	if (rc)
+		return rc;
+	rc = rows(st, arg, err);
 	if (!rc)
 		return st->ops->txn_commit(st, err);
 	st->ops->txn_rollback(st);
@@ -166,6 +188,19 @@ static int again(struct store *st, enum smr_rc rc, int *tries)
 {
 	return rc == SMR_EUNAVAIL && (*tries)++ == 0 && st->ops->txn_not_started &&
 	       st->ops->txn_not_started(st);
+}
+
+/* write_txn, retried once when it never reached the database. */
+static enum smr_rc write_rows(struct store *st, store_rows_fn rows, void *arg,
+			      struct smr_err *err)
+{
+	int tries = 0;
+	enum smr_rc rc;
+
+	do
+		rc = write_txn(st, rows, arg, err);
+	while (again(st, rc, &tries));
+	return rc;
 }
 
 static int same_hash(const char *a, const char *b)
@@ -187,44 +222,44 @@ static enum smr_rc exists_already(const struct checkpoint *c, struct smr_err *er
 	return smr_errf(err, SMR_ECONFLICT, "checkpoint %.12s already exists", c->hash);
 }
 
-/*
- * Locks HEAD, checks it is expected_head, inserts c on it and moves HEAD to
- * c.  A pipelining backend learns of a conflict only at commit, so which
- * conflict it was (stale parent, or c already there) is told afterwards
- * from the HEAD that head_lock read.
- */
-static enum smr_rc put_once(struct store *st, const char *space_id,
-			    const struct checkpoint *c, const char *expected_head,
-			    struct smr_err *err)
-{
-	char *head = NULL;
-	enum smr_rc rc = st->ops->txn_begin(st, err);
+struct put {
+	const char *space_id, *expected;
+	const struct checkpoint *c;
+	char *head;                      /* what head_lock read */
+};
 
-	if (rc)
-		return rc;
-	rc = st->ops->head_lock(st, space_id, expected_head, &head, err);
+/* Locks HEAD, checks it is the expected parent, inserts c on it and moves HEAD to c. */
+static enum smr_rc put_rows(struct store *st, void *arg, struct smr_err *err)
+{
+	struct put *p = arg;
+	enum smr_rc rc;
+
+	free(p->head);   /* a retry reads it again */
+	p->head = NULL;
+	rc = st->ops->head_lock(st, p->space_id, p->expected, &p->head, err);
 	if (!rc)
-		rc = st->ops->commit_insert(st, space_id, c, err);
+		rc = st->ops->commit_insert(st, p->space_id, p->c, err);
 	if (!rc)
-		rc = st->ops->head_move(st, space_id, c->hash, err);
-	rc = txn_end(st, rc, err);
-	if (rc == SMR_ECONFLICT)
-		rc = same_hash(head, expected_head) ? exists_already(c, err)
-						    : stale_parent(head, err);
-	free(head);
+		rc = st->ops->head_move(st, p->space_id, p->c->hash, err);
 	return rc;
 }
 
+/*
+ * A pipelining backend learns of a conflict only at commit, so which one it
+ * was (stale parent, or c already there) is told afterwards from the HEAD
+ * that head_lock read.
+ */
 enum smr_rc store_checkpoint_put(struct store *st, const char *space_id,
 				 const struct checkpoint *c, const char *expected_head,
 				 struct smr_err *err)
 {
-	int tries = 0;
-	enum smr_rc rc;
+	struct put p = { .space_id = space_id, .expected = expected_head, .c = c };
+	enum smr_rc rc = write_rows(st, put_rows, &p, err);
 
-	do
-		rc = put_once(st, space_id, c, expected_head, err);
-	while (again(st, rc, &tries));
+	if (rc == SMR_ECONFLICT)
+		rc = same_hash(p.head, expected_head) ? exists_already(c, err)
+						      : stale_parent(p.head, err);
+	free(p.head);
 	return rc;
 }
 
@@ -234,80 +269,64 @@ enum smr_rc store_head_get(struct store *st, const char *space, struct checkpoin
 	return st->ops->head_get(st, space, out, err);
 }
 
-static enum smr_rc session_create_once(struct store *st, const struct session *s,
-				       struct smr_err *err)
-{
-	enum smr_rc rc = st->ops->txn_begin(st, err);
+struct import {
+	const struct session *s;
+	struct turn *turns;
+	size_t n;
+};
 
-	if (rc)
-		return rc;
-	return txn_end(st, st->ops->session_insert(st, s, err), err);
+static enum smr_rc import_rows(struct store *st, void *arg, struct smr_err *err)
+{
+	struct import *im = arg;
+	enum smr_rc rc = st->ops->session_insert(st, im->s, err);
+
+	for (size_t i = 0; !rc && i < im->n; i++)
+		rc = st->ops->turn_insert(st, &im->turns[i], err);   /* numbered 1..n */
+	return rc;
 }
 
 enum smr_rc store_session_create(struct store *st, const struct session *s,
 				 struct smr_err *err)
 {
-	int tries = 0;
-	enum smr_rc rc;
+	struct import im = { .s = s };
 
-	do
-		rc = session_create_once(st, s, err);
-	while (again(st, rc, &tries));
-	return rc;
-}
-
-static enum smr_rc import_once(struct store *st, const struct session *s, struct turn *turns,
-			       size_t n, struct smr_err *err)
-{
-	enum smr_rc rc = st->ops->txn_begin(st, err);
-
-	if (rc)
-		return rc;
-	rc = st->ops->session_insert(st, s, err);
-	for (size_t i = 0; !rc && i < n; i++)
-		rc = st->ops->turn_insert(st, &turns[i], err);   /* numbered 1..n */
-	return txn_end(st, rc, err);
+	return write_rows(st, import_rows, &im, err);
 }
 
 enum smr_rc store_session_import(struct store *st, const struct session *s,
 				 struct turn *turns, size_t n, struct smr_err *err)
 {
-	int tries = 0;
-	enum smr_rc rc;
+	struct import im = { .s = s, .turns = turns, .n = n };
 
-	do
-		rc = import_once(st, s, turns, n, err);
-	while (again(st, rc, &tries));
-	return rc;
+	return write_rows(st, import_rows, &im, err);
 }
 
-static enum smr_rc append_once(struct store *st, struct turn *t, int64_t expected_last,
-			       struct smr_err *err)
-{
-	int64_t last = 0;
-	enum smr_rc rc = st->ops->txn_begin(st, err);
+struct append {
+	struct turn *t;
+	int64_t expected_last, last;
+};
 
-	if (rc)
-		return rc;
-	rc = st->ops->last_seq_lock(st, t->session_id, expected_last, &last, err);
+/* Locks the session, checks its last number, and inserts t as the next. */
+static enum smr_rc append_rows(struct store *st, void *arg, struct smr_err *err)
+{
+	struct append *a = arg;
+	enum smr_rc rc = st->ops->last_seq_lock(st, a->t->session_id, a->expected_last,
+						 &a->last, err);
+
 	if (!rc)
-		rc = st->ops->turn_insert(st, t, err);
-	rc = txn_end(st, rc, err);
-	if (rc == SMR_ECONFLICT)
-		rc = smr_errf(err, SMR_ECONFLICT,
-			      "session has moved on: its last turn is now %lld, not %lld",
-			      (long long)last, (long long)expected_last);
+		rc = st->ops->turn_insert(st, a->t, err);
 	return rc;
 }
 
 enum smr_rc store_turn_append(struct store *st, struct turn *t, int64_t expected_last,
 			      struct smr_err *err)
 {
-	int tries = 0;
-	enum smr_rc rc;
+	struct append a = { .t = t, .expected_last = expected_last };
+	enum smr_rc rc = write_rows(st, append_rows, &a, err);
 
-	do
-		rc = append_once(st, t, expected_last, err);
-	while (again(st, rc, &tries));
+	if (rc == SMR_ECONFLICT)
+		rc = smr_errf(err, SMR_ECONFLICT,
+			      "session has moved on: its last turn is now %lld, not %lld",
+			      (long long)a.last, (long long)expected_last);
 	return rc;
 }
