@@ -152,6 +152,35 @@ enum smr_rc ops_head(struct ops_ctx *ctx, const char *space, struct checkpoint *
 	return rc;
 }
 
+enum smr_rc ops_head_doc(struct ops_ctx *ctx, const char *space, json_t **out,
+			 struct smr_err *err)
+{
+	struct head_cache *h = &ctx->head;
+	struct checkpoint c = { 0 };
+	uint64_t version = 0;
+	enum smr_rc rc = h->on ? store_data_version(ctx->st, &version, err) : SMR_OK;
+
+	if (rc)
+		return rc;
+	if (version && h->doc && h->version == version && !strcmp(h->space, space)) {
+		*out = json_incref(h->doc);
+		return SMR_OK;
+	}
+	rc = ops_head(ctx, space, &c, err);
+	if (rc)
+		return rc;
+	*out = checkpoint_to_json(&c);
+	checkpoint_release(&c);
+	if (version) {
+		free(h->space);
+		json_decref(h->doc);
+		h->space = xstrdup(space);
+		h->version = version;
+		h->doc = json_incref(*out);
+	}
+	return SMR_OK;
+}
+
 /* One compare-and-swap attempt of c on top of parent (NULL: empty Space). */
 static enum smr_rc put_on(struct ops_ctx *ctx, const struct space *sp, struct checkpoint *c,
 			  const char *parent, struct smr_err *err)

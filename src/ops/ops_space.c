@@ -7,6 +7,7 @@
 #include "util/utf8.h"
 #include "util/xalloc.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define SPACE_NAME_MAX 100
@@ -15,6 +16,7 @@
 void ops_ctx_init(struct ops_ctx *ctx, struct store *st)
 {
 	ctx->st = st;
+	memset(&ctx->head, 0, sizeof(ctx->head));
 	ctx->rt = NULL;
 	ctx->llm_review = review_llm_builtin;
 	ctx->now = sys_now_iso;
@@ -27,11 +29,15 @@ enum smr_rc ops_open(struct ops_ctx *ctx, const char *dsn, struct smr_err *err)
 	enum smr_rc rc = store_open(dsn, &st, err);
 
 	ops_ctx_init(ctx, rc ? NULL : st);
+	ctx->head.on = !rc;
 	return rc;
 }
 
 void ops_close(struct ops_ctx *ctx)
 {
+	free(ctx->head.space);
+	json_decref(ctx->head.doc);
+	memset(&ctx->head, 0, sizeof(ctx->head));
 	store_close(ctx->st);
 	ctx->st = NULL;
 }

@@ -92,6 +92,9 @@ struct store_ops {
 	const char *(*group_key)(struct store *st);
 	enum smr_rc (*savepoint)(struct store *st, enum savepoint_op op, struct smr_err *err);
 
+	/* See store_data_version; NULL: the backend has no cheap version. */
+	enum smr_rc (*data_version)(struct store *st, uint64_t *v, struct smr_err *err);
+
 	/* The HEAD checkpoint of a Space (id or name) in one read; see store_head_get. */
 	enum smr_rc (*head_get)(struct store *st, const char *space, struct checkpoint *out,
 				struct smr_err *err);

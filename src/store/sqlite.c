@@ -137,6 +137,31 @@ static void sqlite_txn_rollback(struct store *st)
 	rollback(S(st), SMR_OK);
 }
 
+/*
+ * PRAGMA data_version changes when another connection (or process) commits;
+ * this connection's own changes count in total_changes.  Both only grow, so
+ * the pair says "nothing changed" exactly when it is the same.
+ */
+static enum smr_rc sqlite_data_version(struct store *st, uint64_t *v, struct smr_err *err)
+{
+	struct sqlite_store *s = S(st);
+	static const char sql[] = "PRAGMA data_version";
+	sqlite3_stmt *q = prep(s, sql);
+	uint64_t others = 0;
+	int step;
+
+	if (!q)
+		return db_error(s, err, "reading the data version");
+	step = sqlite3_step(q);
+	if (step == SQLITE_ROW)
+		others = (uint64_t)sqlite3_column_int64(q, 0);
+	sqlite3_reset(q);
+	if (step != SQLITE_ROW)
+		return db_error(s, err, "reading the data version");
+	*v = ((uint64_t)sqlite3_total_changes64(s->db) << 32) + (others & 0xffffffffu) + 1;
+	return SMR_OK;
+}
+
 /* The file's full path: every handle on it groups its commits (store/group.c). */
 static const char *sqlite_group_key(struct store *st)
 {
@@ -1231,6 +1256,7 @@ const struct store_ops store_sqlite_ops = {
 	.session_insert = insert_session,
 	.turn_insert = insert_turn,
 	.head_get = sqlite_head_get,
+	.data_version = sqlite_data_version,
 	.group_key = sqlite_group_key,
 	.savepoint = sqlite_savepoint,
 	.space_create = sqlite_space_create,

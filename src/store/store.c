@@ -263,6 +263,12 @@ enum smr_rc store_checkpoint_put(struct store *st, const char *space_id,
 	return rc;
 }
 
+enum smr_rc store_data_version(struct store *st, uint64_t *v, struct smr_err *err)
+{
+	*v = 0;
+	return st->ops->data_version ? st->ops->data_version(st, v, err) : SMR_OK;
+}
+
 enum smr_rc store_head_get(struct store *st, const char *space, struct checkpoint *out,
 			   struct smr_err *err)
 {

@@ -66,6 +66,15 @@ enum smr_rc store_checkpoint_put(struct store *st, const char *space_id,
 				 const struct checkpoint *c, const char *expected_head,
 				 struct smr_err *err);
 /*
+ * A version of the whole database as this handle sees it: it changes
+ * whenever anything was committed since it was last read, by this handle,
+ * another handle or another process, so a caller may keep what it read
+ * while the version stays the same.  Read the version before what it
+ * guards.  *v = 0: this backend has no cheap version (PostgreSQL), keep
+ * nothing.
+ */
+enum smr_rc store_data_version(struct store *st, uint64_t *v, struct smr_err *err);
+/*
  * The HEAD checkpoint of a Space (id or name) in one read.  An empty Space
  * gives SMR_OK with out->hash NULL and out->space its name; SMR_ENOTFOUND:
  * no such Space.

@@ -1351,6 +1351,40 @@ CONFORMANCE(concurrent_writers_lose_nothing)
 			free(w[i].won[k]);
 }
 
+/* The data version moves with every commit, this handle's or another's; PostgreSQL has none. */
+CONFORMANCE(data_version_moves_with_every_commit)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct store *other = NULL;
+	uint64_t v0 = 0, v1 = 0, v2 = 0, v3 = 0;
+	char a[37], *head = NULL;
+
+	CHECK_INT(make_space(f, "versioned", a, &err), SMR_OK);
+	CHECK_INT(store_data_version(f->st, &v0, &err), SMR_OK);
+	if (f->pg) {
+		CHECK(v0 == 0);
+		return;
+	}
+	CHECK(v0 != 0);
+	CHECK_INT(store_data_version(f->st, &v1, &err), SMR_OK);
+	CHECK(v1 == v0);                                  /* nothing happened */
+	CHECK_INT(put_next(f, a, &head, "own write", 1), SMR_OK);
+	CHECK_INT(store_data_version(f->st, &v2, &err), SMR_OK);
+	CHECK(v2 != v1);
+	CHECK_INT(store_open(f->dsn, &other, &err), SMR_OK);
+	{
+		struct checkpoint c;
+
+		make_ckpt(&c, head, "another handle", 2);
+		CHECK_INT(store_checkpoint_put(other, a, &c, head, &err), SMR_OK);
+		checkpoint_release(&c);
+	}
+	CHECK_INT(store_data_version(f->st, &v3, &err), SMR_OK);
+	CHECK(v3 != v2);
+	store_close(other);
+	free(head);
+}
+
 /*
  * Racers: every thread opens its own handle, waits at a barrier, then
  * writes on the same parent (a checkpoint, and a turn after the same last
