@@ -32,9 +32,21 @@ struct head_cache {
 	json_t *doc;
 };
 
+/*
+ * The Space the last checkpoint write named (see ops_checkpoint_create): a
+ * write on a parent then skips looking the Space up, and the store checks
+ * in the write's own transaction that the name still means that Space.
+ */
+struct space_memo {
+	int on;                          /* set by ops_open(); ops_ctx_init() leaves it off */
+	char *ref;                       /* as given: id or name */
+	struct space sp;                 /* its id and name */
+};
+
 struct ops_ctx {
 	struct store *st;                /* owned: ops_close() closes it */
 	struct head_cache head;          /* owned; released by ops_close() */
+	struct space_memo space;         /* owned; released by ops_close() */
 	struct runtime *rt;              /* borrowed; NULL in the lean binary */
 	const struct review_pass *llm_review; /* this binary's LLM review pass, or NULL */
 	void (*now)(char out[32]);       /* sys_now_iso unless a test swaps it */

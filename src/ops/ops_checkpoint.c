@@ -214,6 +214,60 @@ static enum smr_rc put_on_head(struct ops_ctx *ctx, struct space *sp, struct che
 	return rc;
 }
 
+static int is_full_hash(const char *s)
+{
+	size_t n = strspn(s, "0123456789abcdef");
+
+	return n == 64 && !s[n];
+}
+
+/* Remembers that ref named sp (see struct space_memo). */
+static void memo_space(struct ops_ctx *ctx, const char *ref, const struct space *sp)
+{
+	struct space_memo *m = &ctx->space;
+
+	if (!m->on)
+		return;
+	free(m->ref);
+	space_release(&m->sp);
+	m->ref = xstrdup(ref);
+	m->sp.id = xstrdup(sp->id);
+	m->sp.name = xstrdup(sp->name);
+}
+
+/*
+ * The write of a writer that names the Space it wrote to last and a full
+ * parent hash: no lookup before it, one round trip on PostgreSQL.  1 when
+ * it is done (*rc its result); 0 when the caller must take the long way
+ * (nothing remembered, or a conflict or a missing Space, whose messages
+ * the long way words from a fresh look at the Space).
+ */
+static int write_remembered(struct ops_ctx *ctx, const char *space, struct checkpoint *c,
+			    const char *parent, enum smr_rc *rc, struct smr_err *err)
+{
+	struct space_memo *m = &ctx->space;
+	char now[32];
+
+	if (!m->on || !m->ref || !parent || strcmp(m->ref, space) || !is_full_hash(parent))
+		return 0;
+	c->space = xstrdup(m->sp.name);
+	free(c->parent_hash);
+	c->parent_hash = xstrdup(parent);
+	ctx->now(now);
+	free(c->created_at);
+	c->created_at = xstrdup(now);
+	checkpoint_seal(c);
+	*rc = store_checkpoint_put_checked(ctx->st, &m->sp, space, c, parent, err);
+	if (*rc == SMR_ECONFLICT || *rc == SMR_ENOTFOUND) {
+		free(c->space);
+		c->space = NULL;
+		free(m->ref);
+		m->ref = NULL;
+		return 0;
+	}
+	return 1;
+}
+
 static enum smr_rc write_checkpoint(struct ops_ctx *ctx, const char *space, struct checkpoint *c,
 				    const char *parent, struct checkpoint *out,
 				    struct smr_err *err)
@@ -222,9 +276,17 @@ static enum smr_rc write_checkpoint(struct ops_ctx *ctx, const char *space, stru
 	char *parent_hash = NULL;
 	enum smr_rc rc;
 
+	if (write_remembered(ctx, space, c, parent, &rc, err)) {
+		if (!rc) {
+			*out = *c;
+			memset(c, 0, sizeof(*c));
+		}
+		return rc;
+	}
 	rc = store_space_get(ctx->st, space, &sp, err);
 	if (rc)
 		return rc;
+	memo_space(ctx, space, &sp);
 	c->space = xstrdup(sp.name);
 	if (parent && sp.head && !strcmp(parent, sp.head)) {
 		/* the usual case, a writer on the HEAD it read: no lookup, the CAS decides */

@@ -63,6 +63,13 @@ struct store_ops {
 	 */
 	enum smr_rc (*head_lock)(struct store *st, const char *space_id, const char *expected,
 				 char **hash, struct smr_err *err);
+	/*
+	 * Checks that ref (a name or an id, resolved as space_get resolves it)
+	 * still names Space space_id and that its name is still name; else
+	 * SMR_ENOTFOUND (no message needed: store.c words it).
+	 */
+	enum smr_rc (*space_check)(struct store *st, const char *space_id, const char *ref,
+				   const char *name, struct smr_err *err);
 	/* Inserts c on top of the HEAD head_lock locked.  SMR_ECONFLICT: c's hash is there. */
 	enum smr_rc (*commit_insert)(struct store *st, const char *space_id,
 				     const struct checkpoint *c, struct smr_err *err);

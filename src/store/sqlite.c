@@ -597,6 +597,32 @@ static enum smr_rc read_head(struct store *st, const char *space_id, const char 
 	return same_hash(*hash, expected) ? SMR_OK : SMR_ECONFLICT;
 }
 
+/* Does ref still name Space space_id, called name (a name match wins over an id)? */
+static enum smr_rc check_space(struct store *st, const char *space_id, const char *ref,
+			       const char *name, struct smr_err *err)
+{
+	static const char sql[] =
+		"SELECT EXISTS (SELECT 1 FROM repos WHERE id = ?1 AND name = ?3"
+		" AND (name = ?2 OR id = ?2))"
+		" AND NOT EXISTS (SELECT 1 FROM repos WHERE name = ?2 AND id <> ?1)";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	int step, ok = 0;
+
+	if (!q)
+		return db_error(s, err, "reading a space");
+	bind_text(q, 1, space_id);
+	bind_text(q, 2, ref);
+	bind_text(q, 3, name);
+	step = sqlite3_step(q);
+	if (step == SQLITE_ROW)
+		ok = sqlite3_column_int(q, 0);
+	sqlite3_reset(q);
+	if (step != SQLITE_ROW)
+		return db_error(s, err, "reading a space");
+	return ok ? SMR_OK : SMR_ENOTFOUND;
+}
+
 static enum smr_rc insert_commit(struct store *st, const char *space_id,
 				 const struct checkpoint *c, struct smr_err *err)
 {
@@ -1270,6 +1296,7 @@ const struct store_ops store_sqlite_ops = {
 	.txn_begin = sqlite_txn_begin,
 	.txn_commit = sqlite_txn_commit,
 	.txn_rollback = sqlite_txn_rollback,
+	.space_check = check_space,
 	.head_lock = read_head,
 	.commit_insert = insert_commit,
 	.head_move = move_head,

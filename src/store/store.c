@@ -224,6 +224,7 @@ static enum smr_rc exists_already(const struct checkpoint *c, struct smr_err *er
 
 struct put {
 	const char *space_id, *expected;
+	const char *ref, *name;          /* put_checked: what must still name the Space */
 	const struct checkpoint *c;
 	char *head;                      /* what head_lock read */
 };
@@ -236,7 +237,9 @@ static enum smr_rc put_rows(struct store *st, void *arg, struct smr_err *err)
 
 	free(p->head);   /* a retry reads it again */
 	p->head = NULL;
-	rc = st->ops->head_lock(st, p->space_id, p->expected, &p->head, err);
+	rc = p->ref ? st->ops->space_check(st, p->space_id, p->ref, p->name, err) : SMR_OK;
+	if (!rc)
+		rc = st->ops->head_lock(st, p->space_id, p->expected, &p->head, err);
 	if (!rc)
 		rc = st->ops->commit_insert(st, p->space_id, p->c, err);
 	if (!rc)
@@ -257,6 +260,24 @@ enum smr_rc store_checkpoint_put(struct store *st, const char *space_id,
 	enum smr_rc rc = write_rows(st, put_rows, &p, err);
 
 	if (rc == SMR_ECONFLICT)
+		rc = same_hash(p.head, expected_head) ? exists_already(c, err)
+						      : stale_parent(p.head, err);
+	free(p.head);
+	return rc;
+}
+
+enum smr_rc store_checkpoint_put_checked(struct store *st, const struct space *sp,
+					 const char *ref, const struct checkpoint *c,
+					 const char *expected_head, struct smr_err *err)
+{
+	struct put p = { .space_id = sp->id, .expected = expected_head, .c = c, .ref = ref,
+			 .name = sp->name };
+	enum smr_rc rc = write_rows(st, put_rows, &p, err);
+
+	if (rc == SMR_ENOTFOUND)
+		rc = smr_errf(err, rc, "'%s' no longer names space %s ('%s')", ref, sp->id,
+			      sp->name);
+	else if (rc == SMR_ECONFLICT)
 		rc = same_hash(p.head, expected_head) ? exists_already(c, err)
 						      : stale_parent(p.head, err);
 	free(p.head);

@@ -66,6 +66,15 @@ enum smr_rc store_checkpoint_put(struct store *st, const char *space_id,
 				 const struct checkpoint *c, const char *expected_head,
 				 struct smr_err *err);
 /*
+ * store_checkpoint_put on Space sp->id, in the same transaction checking
+ * that ref (a name or id) still names that Space and that it is still
+ * called sp->name, so a caller may skip looking the Space up before a
+ * write: SMR_ENOTFOUND, nothing written, when it no longer does.
+ */
+enum smr_rc store_checkpoint_put_checked(struct store *st, const struct space *sp,
+					 const char *ref, const struct checkpoint *c,
+					 const char *expected_head, struct smr_err *err);
+/*
  * A version of the whole database as this handle sees it: it changes
  * whenever anything was committed since it was last read, by this handle,
  * another handle or another process, so a caller may keep what it read

@@ -1351,6 +1351,39 @@ CONFORMANCE(concurrent_writers_lose_nothing)
 			free(w[i].won[k]);
 }
 
+/* A put that checks its Space is still named as the caller remembers it. */
+CONFORMANCE(checkpoint_put_checked_refuses_a_renamed_space)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct space sp = { 0 };
+	struct checkpoint c;
+	char a[37], b[37], *h;
+
+	CHECK_INT(make_space(f, "first", a, &err), SMR_OK);
+	CHECK_INT(make_space(f, "second", b, &err), SMR_OK);
+	sp.id = a;
+	sp.name = (char *)"first";
+	make_ckpt(&c, NULL, "by name", 1);
+	CHECK_INT(store_checkpoint_put_checked(f->st, &sp, "first", &c, NULL, &err), SMR_OK);
+	checkpoint_release(&c);
+	h = space_head(f, a);
+	make_ckpt(&c, h, "by id", 2);
+	CHECK_INT(store_checkpoint_put_checked(f->st, &sp, a, &c, h, &err), SMR_OK);
+	checkpoint_release(&c);
+	free(h);
+	h = space_head(f, a);
+	/* the name means another Space now, or the Space has another name: nothing written */
+	make_ckpt(&c, h, "stale memory", 3);
+	CHECK_INT(store_checkpoint_put_checked(f->st, &sp, "second", &c, h, &err), SMR_ENOTFOUND);
+	CHECK_INT(store_space_rename(f->st, a, "renamed", &err), SMR_OK);
+	CHECK_INT(store_checkpoint_put_checked(f->st, &sp, a, &c, h, &err), SMR_ENOTFOUND);
+	CHECK(strstr(err.msg, "no longer names") != NULL);
+	checkpoint_release(&c);
+	CHECK_INT(count_checkpoints(f, a), 2);
+	CHECK_INT(count_checkpoints(f, b), 0);
+	free(h);
+}
+
 /* The data version moves with every commit, this handle's or another's; PostgreSQL has none. */
 CONFORMANCE(data_version_moves_with_every_commit)
 {

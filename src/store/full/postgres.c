@@ -55,7 +55,7 @@
 
 enum stmt {
 	Q_SPACE_INSERT, Q_SPACE_GET, Q_SPACE_LIST, Q_SPACE_RENAME, Q_SPACE_DELETE,
-	Q_HEAD_LOCK, Q_HEAD_READ, Q_HEAD_CHECK, Q_COMMIT_INSERT, Q_HEAD_MOVE, Q_HEAD_MOVE_TO,
+	Q_SPACE_CHECK, Q_HEAD_LOCK, Q_HEAD_READ, Q_HEAD_CHECK, Q_COMMIT_INSERT, Q_HEAD_MOVE, Q_HEAD_MOVE_TO,
 	Q_HEAD_GET,
 	Q_CKPT_IN_SPACE, Q_CKPT_ANY, Q_FIND_PREFIX, Q_LOG, Q_SCAN, Q_ANCESTRY, Q_COPY_COMMIT,
 	Q_SESSION_INSERT, Q_SESSION_GET, Q_SESSION_LIST, Q_SESSION_LOCK, Q_LAST_SEQ, Q_SEQ_CHECK,
@@ -139,6 +139,10 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_SPACE_DELETE] = "DELETE FROM repos WHERE id = $1",
 	[Q_HEAD_LOCK] = "SELECT commit_id FROM refs WHERE repo_id = $1 AND name = 'main'"
 		" FOR NO KEY UPDATE",
+	[Q_SPACE_CHECK] = FAIL_UNLESS("EXISTS (SELECT 1 FROM repos WHERE id = $1::text"
+		" AND name = $3::text AND (name = $2::text OR id = $2::text)) AND NOT EXISTS"
+		" (SELECT 1 FROM repos WHERE name = $2::text AND id <> $1::text)",
+		"the space has another name"),
 	[Q_HEAD_READ] = "SELECT " HEAD_HASH,
 	[Q_HEAD_CHECK] = FAIL_UNLESS("EXISTS (SELECT 1 FROM refs WHERE repo_id = $1::text"
 		" AND name = 'main') AND " HEAD_HASH " IS NOT DISTINCT FROM $2::text",
@@ -234,7 +238,8 @@ struct pipe_entry {
 	take_fn take;
 	void *out;                /* where take puts what it read */
 	const char *what;         /* for error messages: "writing a checkpoint" */
-	const char *conflict;     /* the SQLSTATE that means SMR_ECONFLICT, or NULL */
+	const char *conflict;     /* the SQLSTATE that means a conflict, or NULL */
+	enum smr_rc conflict_rc;  /* what that conflict is: SMR_ECONFLICT unless set */
 	int begin, commit;        /* it is the BEGIN, the COMMIT */
 	char arg[80];             /* the name a not-found message names */
 };
@@ -488,7 +493,8 @@ static enum smr_rc pipe_fail(struct pg_store *s, const struct pipe_entry *e, con
 
 	if (e->conflict && state && !strcmp(state, e->conflict)) {
 		snprintf(s->sqlstate, sizeof(s->sqlstate), "%s", state);
-		return smr_errf(err, SMR_ECONFLICT, "conflict while %s", e->what);
+		return smr_errf(err, e->conflict_rc ? e->conflict_rc : SMR_ECONFLICT,
+				"conflict while %s", e->what);
 	}
 	rc = pg_fail(s, r, e->what, err);
 	if (!s->lost)
@@ -1242,6 +1248,18 @@ static enum smr_rc row(struct pg_store *s, enum stmt q, const struct params *p,
 	return pipe_send(s, q, p, e, err);
 }
 
+static enum smr_rc check_space(struct store *st, const char *space_id, const char *ref,
+			       const char *name, struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+
+	p_text(&p, space_id);
+	p_text(&p, ref);
+	p_text(&p, name);
+	return row(P(st), Q_SPACE_CHECK, &p, &(struct pipe_entry){ .conflict = CHECK_FAILED,
+		   .conflict_rc = SMR_ENOTFOUND, .what = "checking a space" }, err);
+}
+
 /*
  * Locks the Space's HEAD ref (FOR NO KEY UPDATE), then, in new statements
  * that see what writers we waited for committed, reads HEAD into *hash and
@@ -1792,6 +1810,7 @@ const struct store_ops store_postgres_ops = {
 	.txn_begin = pg_txn_begin,
 	.txn_commit = pg_txn_commit,
 	.txn_rollback = pg_txn_rollback,
+	.space_check = check_space,
 	.head_lock = lock_head,
 	.commit_insert = insert_commit,
 	.head_move = move_head,
