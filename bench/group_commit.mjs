@@ -7,9 +7,14 @@
 // 201 is counted only after the server acknowledged it, which it does after
 // the fsync.  Same server, same run, same checkpoint document.
 //
+// With DB=postgres://... the same runs on PostgreSQL (fresh Spaces each
+// run), where the server does no grouping of its own: each worker commits on
+// its connection, and what 32 writers gain is PostgreSQL's group commit
+// (concurrent commits flushed by one WAL write).
+//
 // usage: node bench/group_commit.mjs [BUILD_DIR]
 // Environment: SECS (per phase, default 5), WRITERS (32), SERVE_WORKERS
-// (--workers of the server, default 32; the server's own default is 8).
+// (--workers of the server, default 32; the server's own default is 8), DB.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -84,17 +89,20 @@ async function phase(srv, n, tag) {
 const dir = mkdtempSync(path.join(os.tmpdir(), 'smriti-group-bench-'));
 let srv;
 try {
-  srv = await startServer(path.join(dir, 'bench.db'));
+  const db = process.env.DB || path.join(dir, 'bench.db');
+  const run = `${process.pid}-${Date.now()}`;
+  srv = await startServer(db);
   for (const tag of ['warm', 'one', 'many'])
     for (let i = 0; i < (tag === 'one' ? 1 : WRITERS); i++) {
-      const r = await request(srv, 'POST', '/v4/repos', { name: `${tag}-${i}` });
+      const r = await request(srv, 'POST', '/v4/repos', { name: `${run}-${tag}-${i}` });
       if (r.status !== 201) throw new Error(`space: ${r.status} ${JSON.stringify(r.json)}`);
     }
-  await phase(srv, WRITERS, 'warm');
-  const one = await phase(srv, 1, 'one');
-  const many = await phase(srv, WRITERS, 'many');
+  await phase(srv, WRITERS, `${run}-warm`);
+  const one = await phase(srv, 1, `${run}-one`);
+  const many = await phase(srv, WRITERS, `${run}-many`);
   const load = os.loadavg().map((x) => x.toFixed(2)).join(' ');
-  console.log(`durable checkpoint writes through smriti serve (SQLite, --workers ${SERVE_WORKERS}), ${SECS} s per phase, ${os.cpus().length} cores, load ${load}`);
+  const store = db.startsWith('postgres') ? 'PostgreSQL' : 'SQLite';
+  console.log(`durable checkpoint writes through smriti serve (${store}, --workers ${SERVE_WORKERS}), ${SECS} s per phase, ${os.cpus().length} cores, load ${load}`);
   console.log(`   1 writer                  ${one.toFixed(0).padStart(8)} acknowledged writes/s`);
   console.log(`   ${String(WRITERS).padEnd(2)} writers at once        ${many.toFixed(0).padStart(8)} acknowledged writes/s`);
   console.log(`   ratio (${WRITERS} writers / 1 writer): ${(many / one).toFixed(2)}x`);
