@@ -350,11 +350,15 @@ static enum smr_rc sqlite_open(const char *dsn, struct store **out, struct smr_e
 	 * Keep the -wal and -shm files when the last connection closes (it still
 	 * checkpoints, so the main file stays complete): a CLI run that
 	 * created and deleted them paid a file creation, an unlink and an inode
-	 * eviction, about a tenth of `smriti head`.
+	 * eviction, about a tenth of `smriti head`.  A journal size limit makes
+	 * that last close truncate the WAL to nothing, or the next process to
+	 * open the file would rebuild its index from every frame left in it
+	 * (up to the 4 MiB of an auto-checkpoint, several milliseconds); while
+	 * writers run, the WAL keeps up to that size between checkpoints.
 	 */
 	sqlite3_file_control(s->db, "main", SQLITE_FCNTL_PERSIST_WAL, &(int){ 1 });
 	sqlite3_db_config(s->db, SQLITE_DBCONFIG_ENABLE_FKEY, 1, NULL);
-	rc = exec(s, "PRAGMA synchronous=FULL", err);
+	rc = exec(s, "PRAGMA synchronous=FULL; PRAGMA journal_size_limit=4194304", err);
 	if (!rc)
 		rc = migrate(s, err);
 	if (rc) {
