@@ -67,8 +67,22 @@ void turn_release(struct turn *t)
 	free(t->provider);
 	free(t->model);
 	free(t->error);
+	free(t->status);
 	free(t->created_at);
 	memset(t, 0, sizeof(*t));
+}
+
+void generation_release(struct generation *g)
+{
+	free(g->id);
+	free(g->session_id);
+	free(g->status);
+	free(g->provider);
+	free(g->model);
+	free(g->error);
+	free(g->created_at);
+	free(g->finished_at);
+	memset(g, 0, sizeof(*g));
 }
 
 void draft_job_release(struct draft_job *j)

@@ -61,8 +61,41 @@ struct turn {
 	int64_t prompt_tokens;       /* -1 when unknown */
 	int64_t completion_tokens;   /* -1 when unknown */
 	int64_t latency_ms;          /* -1 when unknown */
-	char *error;                 /* provider failure recorded on a user turn */
+	char *error;                 /* a provider failure: on a user turn, or a partial reply's */
+	char *status;                /* how the turn ended (TURN_*); NULL reads as "complete" */
 	char *created_at;
+};
+
+/*
+ * How a turn ended.  A user turn is always complete (a failed send records
+ * its error on it); an assistant turn is complete, or holds the text that
+ * arrived before the person stopped it, the provider failed (error names
+ * why), or the token limit cut it.  interrupted is a generation's status
+ * only: the server stopped while the reply ran, and no reply was stored.
+ */
+#define TURN_COMPLETE "complete"
+#define TURN_STOPPED "stopped"
+#define TURN_ERROR "error"
+#define TURN_INTERRUPTED "interrupted"
+#define TURN_TRUNCATED "truncated"
+
+/*
+ * A generation: one send's reply being produced.  It belongs to its session
+ * (one running per session at a time), outlives the connection that asked
+ * for it, and ends with the status of the assistant turn it stored (or
+ * "interrupted" when the server stopped under it).
+ */
+struct generation {
+	char *id;                    /* uuid */
+	char *session_id;
+	char *status;                /* "running", then a TURN_* status */
+	char *provider;
+	char *model;
+	int64_t user_seq;            /* the user turn it answers; -1 before it is stored */
+	int64_t assistant_seq;       /* the reply stored; -1 when none */
+	char *error;                 /* why it failed or was interrupted, or NULL */
+	char *created_at;
+	char *finished_at;           /* NULL while running */
 };
 
 enum job_status { JOB_QUEUED, JOB_RUNNING, JOB_DONE, JOB_FAILED };
@@ -86,6 +119,7 @@ void checkpoint_release(struct checkpoint *c);
 void session_release(struct session *s);
 void turn_release(struct turn *t);
 void draft_job_release(struct draft_job *j);
+void generation_release(struct generation *g);
 
 /* Free arrays of n structs returned by the store, contents and array. */
 void spaces_free(struct space *v, size_t n);

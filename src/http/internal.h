@@ -29,6 +29,7 @@
 
 #include "http/server.h"
 #include "ops/api.h"
+#include "ops/runtime/generation.h"
 #include "util/buf.h"
 #include "util/workq.h"
 
@@ -38,6 +39,16 @@ struct MHD_Response;
 struct http_req;
 struct http_server;
 struct http_ui;
+
+/*
+ * Threads that start chat sends (store the user turn, start the provider
+ * call).  Their own pool, so that a burst of sends (hundreds of people
+ * pressing Send) queues behind itself, not in front of an agent's write.
+ * One: SQLite takes one writer at a time anyway, and a single thread leaves
+ * the write lock free while it reads the next send's session, so other
+ * writers get in (SQLite's busy handler polls; it does not queue).
+ */
+#define HTTP_CHAT_WORKERS 1
 
 /* ---- listening address (guard.c) ---- */
 
@@ -96,6 +107,7 @@ typedef void (*http_handler)(struct http_req *r, struct ops_ctx *ctx);
 #define ROUTE_BY_OP    2u   /* /api/ops/{op}: blocking when the operation writes */
 #define ROUTE_OPEN     4u   /* answered without the bearer token */
 #define ROUTE_NO_STORE 8u   /* needs no store handle */
+#define ROUTE_CHAT 16u      /* starts a chat send: on the chat pool, not behind other writes */
 
 struct route_doc {
 	const char *summary;
@@ -104,6 +116,7 @@ struct route_doc {
 	const char *result;   /* success schema (components) */
 	int status;           /* success status */
 	const char *query;    /* one integer query parameter, or NULL */
+	int events;           /* also answers text/event-stream */
 };
 
 struct http_route {
@@ -174,6 +187,14 @@ struct http_req {
 	int64_t start_us;
 	struct workq_item qi;            /* on the worker pool */
 	char allow[64];                  /* methods of the path, for a 405 */
+	/* a reply being generated that this request answers with (http_follow) */
+	struct chat_gen *gen;
+	int gen_stream;                  /* its events as server-sent events, else its result */
+	int want_stream;                 /* Accept names text/event-stream */
+	int gen_wrap;                    /* its result as {"result": ...} (/api/ops/{op}) */
+	struct chat_gen_cursor cursor;   /* from Last-Event-ID, then as sent */
+	struct chat_gen_watch watch;
+	atomic_int gen_holds;            /* JSON: the worker and the end; the last resumes */
 	char method[8];
 	char path[160];                  /* escaped, for the access log */
 };
@@ -189,6 +210,14 @@ void http_error(struct http_req *r, int status, const char *code, const char *fm
  */
 void http_fail(struct http_req *r, enum smr_rc rc, const struct smr_err *err,
 	       const json_t *details);
+/*
+ * Answers r with generation g (taking the caller's reference): with stream,
+ * its events from r's Last-Event-ID on as text/event-stream, the connection
+ * suspended while there is nothing new; else, once it ended, its result as
+ * JSON (a worker's handler returns at once: the connection resumes at the
+ * end, so no thread waits for the provider).
+ */
+void http_follow(struct http_req *r, struct chat_gen *g, int stream);
 /* Value of a query parameter; event thread only (not on a worker). */
 const char *http_query(struct http_req *r, const char *key);
 /* Text of /openapi.json and /healthz, prebuilt at start. */
@@ -248,6 +277,7 @@ struct http_server {
 	int fd;                          /* the listening socket, -1 before it is bound */
 	struct MHD_Daemon *daemon;
 	struct workq pool;               /* --workers threads: run a request, then resume it */
+	struct workq chat_pool;          /* HTTP_CHAT_WORKERS threads starting chat sends */
 	struct MHD_Response *fixed[2];
 	struct http_ui *ui;              /* the web UI's files (ui.c) */
 	struct http_log log;

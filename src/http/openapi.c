@@ -89,17 +89,40 @@ static const char components_json[] =
 " \"prompt_tokens\":{\"type\":[\"integer\",\"null\"]},"
 " \"completion_tokens\":{\"type\":[\"integer\",\"null\"]},"
 " \"latency_ms\":{\"type\":[\"integer\",\"null\"]},"
-" \"error\":{\"type\":[\"string\",\"null\"]},\"created_at\":{\"type\":\"string\"}}},"
+" \"error\":{\"type\":[\"string\",\"null\"]},"
+" \"status\":{\"type\":\"string\",\"enum\":[\"complete\",\"truncated\",\"stopped\","
+"  \"error\",\"interrupted\"],\"description\":\"how the turn ended (docs/providers.md)\"},"
+" \"created_at\":{\"type\":\"string\"}}},"
+"\"Generation\":{\"type\":\"object\",\"required\":[\"id\",\"session_id\",\"status\"],"
+" \"description\":\"a send's reply being produced (docs/http.md, Streaming chat)\","
+" \"properties\":{\"id\":{\"type\":\"string\"},\"session_id\":{\"type\":\"string\"},"
+" \"status\":{\"type\":\"string\",\"enum\":[\"running\",\"complete\",\"truncated\","
+"  \"stopped\",\"error\",\"interrupted\"]},"
+" \"provider\":{\"type\":[\"string\",\"null\"]},\"model\":{\"type\":[\"string\",\"null\"]},"
+" \"user_turn_seq\":{\"type\":[\"integer\",\"null\"]},"
+" \"assistant_turn_seq\":{\"type\":[\"integer\",\"null\"]},"
+" \"error\":{\"type\":[\"string\",\"null\"]},\"created_at\":{\"type\":\"string\"},"
+" \"finished_at\":{\"type\":[\"string\",\"null\"]},"
+" \"space\":{\"type\":\"string\",\"description\":\"GET only\"},"
+" \"text\":{\"type\":\"string\",\"description\":\"GET while it runs: the reply so far\"}}},"
+"\"GenerationStop\":{\"type\":\"object\",\"properties\":{"
+" \"generation\":{\"$ref\":\"#/components/schemas/Generation\"},"
+" \"stopping\":{\"type\":\"boolean\",\"description\":\"false when it had already ended\"}}},"
 "\"SessionWithTurns\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Session\"},"
 " {\"type\":\"object\",\"properties\":{\"turns\":{\"type\":\"array\","
-"  \"items\":{\"$ref\":\"#/components/schemas/Turn\"}}}}]},"
-"\"ChatSend\":{\"type\":\"object\",\"required\":[\"session_id\",\"message\",\"provider\","
-" \"model\"],\"properties\":{\"session_id\":{\"type\":\"string\"},"
+"  \"items\":{\"$ref\":\"#/components/schemas/Turn\"}},"
+"  \"generation\":{\"oneOf\":[{\"$ref\":\"#/components/schemas/Generation\"},"
+"   {\"type\":\"null\"}],\"description\":\"the reply running now\"}}}]},"
+"\"ChatSend\":{\"type\":\"object\",\"required\":[\"session_id\",\"message\"],"
+" \"properties\":{\"session_id\":{\"type\":\"string\"},"
 " \"message\":{\"type\":\"string\"},"
 " \"provider\":{\"type\":\"string\",\"examples\":[\"openai\",\"anthropic\"]},"
 " \"model\":{\"type\":\"string\"},\"commit_hash\":{\"type\":\"string\"},"
-" \"history_base_seq\":{\"type\":\"integer\",\"minimum\":0}}},"
+" \"history_base_seq\":{\"type\":\"integer\",\"minimum\":0},"
+" \"stream\":{\"type\":\"boolean\",\"description\":\"answer server-sent events, as"
+"  Accept: text/event-stream does\"}}},"
 "\"ChatSendResult\":{\"type\":\"object\",\"properties\":{"
+" \"generation\":{\"$ref\":\"#/components/schemas/Generation\"},"
 " \"user_turn\":{\"$ref\":\"#/components/schemas/Turn\"},"
 " \"assistant_turn\":{\"$ref\":\"#/components/schemas/Turn\"},"
 " \"context\":{\"type\":\"object\",\"description\":\"which turns and Checkpoint the"
@@ -247,6 +270,12 @@ static json_t *operation(const struct http_route *r)
 	responses = json_pack("{s:{s:s, s:o}, s:{s:s, s:o}}", status, "description", "success",
 			      "content", json_content(r->doc.result), "default", "description",
 			      "an error", "content", json_content("Error"));
+	if (r->doc.events)
+		json_object_set_new(json_object_get(json_object_get(responses, status), "content"),
+				    "text/event-stream", json_pack("{s:{s:s, s:s}}", "schema",
+				    "type", "string", "description",
+				    "server-sent events generation, delta..., then done or error, each with"
+				    " an id (docs/http.md, Streaming chat)"));
 	op = json_pack("{s:s, s:o, s:o, s:o}", "summary", r->doc.summary, "operationId",
 		       operation_id(r), "parameters", parameters(r), "responses", responses);
 	if (r->doc.op)

@@ -83,8 +83,22 @@ static void h_api_op(struct http_req *r, struct ops_ctx *ctx)
 {
 	struct smr_err err = SMR_ERR_INIT;
 	json_t *result = NULL;
+	struct chat_gen *g = NULL;
 	enum smr_rc rc;
 
+	if (!strcmp(r->op->name, "chat.send")) {
+		/* as POST /v4/chat/send: the worker only starts it; the answer comes at the end */
+		json_t *params = r->in ? json_incref(r->in) : json_object();
+
+		rc = chat_send_start_json(ctx, params, &g, &err);
+		json_decref(params);
+		if (rc)
+			http_fail(r, rc, &err, NULL);
+		else
+			http_follow(r, g, 0);
+		r->gen_wrap = 1;
+		return;
+	}
 	rc = api_call(ctx, r->op->name, r->in, &result, &err);
 	if (rc)
 		http_fail(r, rc, &err, result);
@@ -179,9 +193,46 @@ static void h_session_get(struct http_req *r, struct ops_ctx *ctx)
 	call(r, ctx, "session.get", arg_params(r, "session_id"), 200);
 }
 
+/*
+ * Streams (Accept: text/event-stream, or "stream": true) or answers one
+ * JSON document; either way the worker only starts the send (docs/http.md,
+ * "Streaming chat").
+ */
 static void h_chat_send(struct http_req *r, struct ops_ctx *ctx)
 {
-	call(r, ctx, "chat.send", r->in ? json_incref(r->in) : json_object(), 200);
+	struct smr_err err = SMR_ERR_INIT;
+	struct chat_gen *g = NULL;
+	json_t *params = r->in ? json_incref(r->in) : json_object();
+	enum smr_rc rc = chat_send_start_json(ctx, params, &g, &err);
+
+	if (rc)
+		http_fail(r, rc, &err, NULL);
+	else
+		http_follow(r, g, r->want_stream || json_is_true(json_object_get(params, "stream")));
+	json_decref(params);
+}
+
+/* The generation's events (Accept: text/event-stream, Last-Event-ID), or its state as JSON. */
+static void h_generation_get(struct http_req *r, struct ops_ctx *ctx)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct chat_gen *g = NULL;
+	enum smr_rc rc;
+
+	if (!r->want_stream) {
+		call(r, ctx, "generation.get", arg_params(r, "generation_id"), 200);
+		return;
+	}
+	rc = chat_generation_open(ctx, r->arg, &g, &err);
+	if (rc)
+		http_fail(r, rc, &err, NULL);
+	else
+		http_follow(r, g, 1);
+}
+
+static void h_generation_stop(struct http_req *r, struct ops_ctx *ctx)
+{
+	call(r, ctx, "generation.stop", arg_params(r, "generation_id"), 200);
 }
 
 static void h_session_mount(struct http_req *r, struct ops_ctx *ctx)
@@ -348,9 +399,17 @@ const struct http_route http_routes[] = {
 	    NULL } },
 	{ "GET", "/v4/sessions/{id}", h_session_get, 0,
 	  { "A session with its turns", "session.get", NULL, "SessionWithTurns", 200, NULL } },
-	{ "POST", "/v4/chat/send", h_chat_send, ROUTE_BLOCKING,
-	  { "Send a message: stores the user turn, calls the provider, stores its answer",
-	    "chat.send", "ChatSend", "ChatSendResult", 200, NULL } },
+	{ "POST", "/v4/chat/send", h_chat_send, ROUTE_BLOCKING | ROUTE_CHAT,
+	  { "Send a message: stores the user turn, calls the provider, stores its answer"
+	    " (streamed as server-sent events with Accept: text/event-stream)",
+	    "chat.send", "ChatSend", "ChatSendResult", 200, NULL, 1 } },
+	{ "GET", "/v4/generations/{id}", h_generation_get, 0,
+	  { "A reply being generated: its events (Accept: text/event-stream, resuming after"
+	    " Last-Event-ID) or its state", "generation.get", NULL, "Generation", 200, NULL, 1 } },
+	{ "POST", "/v4/generations/{id}/stop", h_generation_stop, ROUTE_BLOCKING,
+	  { "Stop a reply: the provider call is aborted and what arrived is stored as the"
+	    " assistant turn with status stopped", "generation.stop", NULL, "GenerationStop",
+	    200, NULL } },
 	{ "POST", "/v5/sessions/{id}/mount", h_session_mount, ROUTE_BLOCKING,
 	  { "Mount a Checkpoint: forks a new session that sees only that state",
 	    "session.mount", "Mount", "Session", 201, NULL } },
@@ -405,5 +464,5 @@ const struct http_route http_routes[] = {
 	  { "What the model sees: the context the session's next send would assemble"
 	    " (?provider=P&model=M); nothing is sent or written", "context.preview", NULL,
 	    "ContextPreview", 200, NULL } },
-	{ NULL, NULL, NULL, 0, { NULL, NULL, NULL, NULL, 0, NULL } },
+	{ NULL, NULL, NULL, 0, { NULL, NULL, NULL, NULL, 0, NULL, 0 } },
 };

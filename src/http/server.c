@@ -8,14 +8,16 @@
  * Reads run inline on those threads: a SQLite read on a cached prepared
  * statement takes microseconds, and skipping a hand-off to another thread
  * is what lets two cores answer over 20,000 /repos/{id}/head reads a
- * second.  Anything that may wait -- a write (SQLite's write lock, fsync), and above all a chat send
- * whose provider call can take a minute -- suspends its connection
- * (MHD_suspend_connection) and goes to the worker pool (util/workq.h); the worker
- * resumes the connection when the result is ready.  So a slow provider
- * never blocks an event thread, and reads keep flowing while --workers
- * sends are in flight.  Thread-per-connection would give the same isolation
- * but would cost a thread (and a store handle) per keep-alive connection and
- * a context switch per request.
+ * second.  Anything that may wait on the store -- a write (SQLite's write
+ * lock, fsync) -- suspends its connection (MHD_suspend_connection) and goes
+ * to the worker pool (util/workq.h); the worker resumes the connection when
+ * the result is ready.  A chat send uses a worker only to store the user's
+ * turn and start the provider call: the reply streams on the provider's
+ * event loop, and the connection stays suspended until its generation has
+ * something new (http_follow), so no thread waits for a provider and writes
+ * never queue behind chat sends.  Thread-per-connection would give the same
+ * isolation but would cost a thread (and a store handle) per keep-alive
+ * connection and a context switch per request.
  */
 #include "http/internal.h"
 #include "util/sys.h"
@@ -151,6 +153,88 @@ static struct MHD_Response *kept_reply(const struct http_req *r)
 	return NULL;
 }
 
+/* ---- following a generation ---- */
+
+static void gen_suspend(void *ud)
+{
+	MHD_suspend_connection(((struct http_req *)ud)->conn);
+}
+
+static void gen_resume(void *ud)
+{
+	MHD_resume_connection(((struct http_req *)ud)->conn);
+}
+
+/* The end of a generation answered as JSON: the last of the worker and the end resumes. */
+static void gen_release_hold(struct http_req *r)
+{
+	if (atomic_fetch_sub(&r->gen_holds, 1) != 1)
+		return;
+	r->state = REQ_DONE;
+	MHD_resume_connection(r->conn);
+}
+
+static void gen_ended(void *ud)
+{
+	gen_release_hold(ud);
+}
+
+void http_follow(struct http_req *r, struct chat_gen *g, int stream)
+{
+	r->gen = g;
+	r->gen_stream = stream;
+	r->watch = (struct chat_gen_watch){ .suspend = gen_suspend, .resume = gen_resume,
+					    .ud = r };
+	if (stream)
+		return;
+	atomic_store(&r->gen_holds, 2);
+	r->watch.resume = gen_ended;
+	chat_gen_watch_end(g, &r->watch);
+}
+
+static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct http_req *r = cls;
+	long n = chat_gen_read(r->gen, &r->cursor, buf, max, &r->watch);
+
+	(void)pos;
+	return n < 0 ? (ssize_t)MHD_CONTENT_READER_END_OF_STREAM : (ssize_t)n;
+}
+
+static enum MHD_Result send_events(struct http_req *r)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ok;
+
+	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 << 10, sse_read, r, NULL);
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, "Content-Type", "text/event-stream; charset=utf-8");
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(resp, "X-Accel-Buffering", "no");
+	r->status = 200;
+	ok = MHD_queue_response(r->conn, 200, resp);
+	MHD_destroy_response(resp);
+	return ok;
+}
+
+/* A generation answered as JSON: its result (it has ended). */
+static void gen_result(struct http_req *r)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	json_t *doc = NULL;
+	enum smr_rc rc = chat_gen_result(r->gen, &doc, &err);
+
+	if (rc)
+		http_fail(r, rc, &err, doc);
+	else if (r->gen_wrap)
+		http_reply(r, 200, json_pack("{s:O}", "result", doc));
+	else
+		http_reply(r, 200, json_incref(doc));
+	json_decref(doc);
+}
+
 static enum MHD_Result send_reply(struct http_req *r)
 {
 	struct MHD_Response *resp = r->fixed;
@@ -161,6 +245,10 @@ static enum MHD_Result send_reply(struct http_req *r)
 	char *body;
 
 	r->state = REQ_SENT;
+	if (r->gen && r->gen_stream)
+		return send_events(r);
+	if (r->gen)
+		gen_result(r);
 	if (!resp && (resp = kept_reply(r)) != NULL)
 		shared = 1;
 	if (!resp) {
@@ -252,6 +340,12 @@ static struct http_req *req_new(struct http_server *srv, struct MHD_Connection *
 	r->start_us = sys_monotonic_us();
 	r->qi.next = NULL;
 	r->allow[0] = '\0';
+	r->gen = NULL;
+	r->gen_stream = 0;
+	r->want_stream = 0;
+	r->gen_wrap = 0;
+	r->cursor = (struct chat_gen_cursor){ 1, 0 };
+	atomic_init(&r->gen_holds, 0);
 	snprintf(r->method, sizeof(r->method), "%s", method);
 	if (srv->cfg->access_log)
 		log_path(r->path, sizeof(r->path), url);
@@ -271,6 +365,10 @@ static void drop_body(struct http_req *r)
 
 static void req_free(struct http_req *r)
 {
+	if (r->gen) {
+		chat_gen_unwatch(r->gen, &r->watch);
+		chat_gen_unref(r->gen);
+	}
 	json_decref(r->in);
 	json_decref(r->out);
 	drop_body(r);
@@ -467,6 +565,10 @@ static void job_run(struct workq_item *it, void *unused)
 
 	(void)unused;
 	run_handler(r);
+	if (r->gen && !r->gen_stream) {
+		gen_release_hold(r);        /* the reply's end resumes it, if it is not over */
+		return;
+	}
 	r->state = REQ_DONE;
 	MHD_resume_connection(r->conn);    /* r may be freed from here on */
 }
@@ -481,11 +583,28 @@ static void job_cancel(struct workq_item *it, void *unused)
 	MHD_resume_connection(r->conn);
 }
 
+/* Accept: text/event-stream, and Last-Event-ID for where to resume. */
+static void stream_headers(struct http_req *r)
+{
+	const char *accept = header(r, "Accept");
+	const char *last = header(r, "Last-Event-ID");
+	char *end;
+	long long id;
+
+	r->want_stream = accept && strstr(accept, "text/event-stream") != NULL;
+	if (last && *last) {
+		id = strtoll(last, &end, 10);
+		if (!*end && id >= 0 && id < INT64_MAX)
+			r->cursor.next = id + 1;
+	}
+}
+
 static enum MHD_Result dispatch(struct http_req *r)
 {
 	unsigned flags = r->route->flags;
 	int blocking = flags & ROUTE_BLOCKING;
 
+	stream_headers(r);
 	if (flags & ROUTE_BY_OP) {
 		r->op = api_find(r->arg);
 		if (!r->op) {
@@ -504,7 +623,8 @@ static enum MHD_Result dispatch(struct http_req *r)
 	}
 	r->state = REQ_QUEUED;
 	MHD_suspend_connection(r->conn);
-	if (workq_submit(&r->srv->pool, &r->qi))
+	if (workq_submit(flags & ROUTE_CHAT || (r->op && !strcmp(r->op->name, "chat.send")) ?
+			 &r->srv->chat_pool : &r->srv->pool, &r->qi))
 		job_cancel(&r->qi, NULL);
 	return MHD_YES;
 }
@@ -677,11 +797,15 @@ static void print_listening(const struct http_server *srv)
 /* Finishes what was started: workers first, then requests still on the wire. */
 static void shut_down(struct http_server *srv)
 {
-	int64_t deadline = sys_monotonic_us() + SHUTDOWN_WAIT_US;
+	int64_t deadline;
 
 	atomic_store(&srv->stopping, 1);
 	MHD_quiesce_daemon(srv->daemon);
+	workq_stop(&srv->chat_pool);
 	workq_stop(&srv->pool);
+	/* replies get a grace period, then end as interrupted; their readers get the end */
+	chat_generations_shutdown(srv->rt);
+	deadline = sys_monotonic_us() + SHUTDOWN_WAIT_US;
 	while (atomic_load(&srv->inflight) > 0 && sys_monotonic_us() < deadline)
 		usleep(10000);
 	MHD_stop_daemon(srv->daemon);
@@ -740,9 +864,10 @@ enum smr_rc http_listen(const struct http_config *cfg, struct http_server **out,
 /* Starts the workers, then the daemon that hands them requests. */
 static enum smr_rc start(struct http_server *srv, struct smr_err *err)
 {
-	srv->pool.run = job_run;
-	srv->pool.cancel = job_cancel;
-	if (workq_start(&srv->pool, srv->cfg->workers, NULL))
+	srv->pool.run = srv->chat_pool.run = job_run;
+	srv->pool.cancel = srv->chat_pool.cancel = job_cancel;
+	if (workq_start(&srv->pool, srv->cfg->workers, NULL) ||
+	    workq_start(&srv->chat_pool, HTTP_CHAT_WORKERS, NULL))
 		return smr_errf(err, SMR_EINTERNAL, "cannot start worker threads");
 	srv->daemon = start_daemon(srv, srv->fd);
 	if (!srv->daemon)
@@ -772,9 +897,11 @@ enum smr_rc http_serve(struct http_server *srv, struct runtime *rt, struct smr_e
 		shut_down(srv);
 	} else {
 		workq_stop(&srv->pool);
+		workq_stop(&srv->chat_pool);
 	}
 	http_log_stop(&srv->log);
 	workq_free(&srv->pool);
+	workq_free(&srv->chat_pool);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	http_close_contexts(srv);
 	return rc;

@@ -46,6 +46,24 @@ json_t *ops_turn_json(const struct turn *t)
 	json_object_set_new(o, "completion_tokens", int_or_null(t->completion_tokens));
 	json_object_set_new(o, "latency_ms", int_or_null(t->latency_ms));
 	json_object_set_new(o, "error", str_or_null(t->error));
+	json_object_set_new(o, "status", json_string(t->status ? t->status : TURN_COMPLETE));
 	json_object_set_new(o, "created_at", json_string(t->created_at));
+	return o;
+}
+
+json_t *ops_generation_json(const struct generation *g)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "id", json_string(g->id));
+	json_object_set_new(o, "session_id", json_string(g->session_id));
+	json_object_set_new(o, "status", json_string(g->status));
+	json_object_set_new(o, "provider", str_or_null(g->provider));
+	json_object_set_new(o, "model", str_or_null(g->model));
+	json_object_set_new(o, "user_turn_seq", int_or_null(g->user_seq));
+	json_object_set_new(o, "assistant_turn_seq", int_or_null(g->assistant_seq));
+	json_object_set_new(o, "error", str_or_null(g->error));
+	json_object_set_new(o, "created_at", json_string(g->created_at));
+	json_object_set_new(o, "finished_at", str_or_null(g->finished_at));
 	return o;
 }

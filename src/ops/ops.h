@@ -155,5 +155,6 @@ json_t *ops_space_json(const struct space *sp);
 /* space_name may be NULL (rendered as null). */
 json_t *ops_session_json(const struct session *s, const char *space_name);
 json_t *ops_turn_json(const struct turn *t);
+json_t *ops_generation_json(const struct generation *g);
 
 #endif

@@ -22,7 +22,7 @@
 
 #include <curl/curl.h>
 
-#include "provider/provider.h"
+#include "provider/internal.h"
 #include "util/buf.h"
 
 struct call_reply {

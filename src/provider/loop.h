@@ -105,6 +105,7 @@ void provider_stream_release(struct provider_stream *s);
 
 /* ---- internal to src/provider ---- */
 
+struct provider_loop;
 struct call_request;
 struct call_reply;
 

@@ -5,7 +5,10 @@
  *
  * POST {base}/chat/completions, where base includes /v1.  The reply cap is
  * sent as max_completion_tokens to api.openai.com (max_tokens is deprecated
- * there) and as max_tokens elsewhere (Ollama ignores the newer name).  A
+ * there) and, elsewhere, for the model families that refuse max_tokens (o1,
+ * o3, gpt-5, ...), else as max_tokens (Ollama ignores the newer name); see
+ * provider_token_param_name.  OPENAI_ORG_ID / OPENAI_PROJECT_ID go out as
+ * OpenAI-Organization / OpenAI-Project, as the official SDKs send them.  A
  * schema request becomes response_format {type: json_schema, json_schema:
  * {name, schema, strict}}, the nesting llama.cpp also reads.
  *
@@ -42,8 +45,8 @@ static char *build_body(const struct provider *p, const struct provider_req *req
 	char *s;
 
 	json_object_set_new(body, "model", json_string(req->model));
-	json_object_set_new(body, p->cfg.max_completion_tokens ? "max_completion_tokens" :
-				  "max_tokens", json_integer(max));
+	json_object_set_new(body, provider_token_param_name(p->cfg.token_param, p->cfg.base_url,
+							    req->model), json_integer(max));
 	if (req->temperature >= 0)
 		json_object_set_new(body, "temperature", json_real(req->temperature));
 	if (req->schema)
@@ -117,12 +120,26 @@ static enum smr_rc parse_reply(struct provider *p, const struct provider_req *re
 	return req->schema ? take_json(p, out, err) : SMR_OK;
 }
 
+/* h plus "name: value", the value cut at a line break (a header cannot hold one). */
+static struct curl_slist *add_header(struct curl_slist *h, const char *name, const char *value)
+{
+	char *line = xasprintf("%s: %.*s", name, (int)strcspn(value, "\r\n"), value);
+
+	h = curl_slist_append(h, line);
+	free(line);
+	return h;
+}
+
 static void openai_request(struct provider *p, const struct provider_req *req, int stream,
 			   struct call_request *out)
 {
 	out->url = xasprintf("%s/chat/completions", p->cfg.base_url);
 	out->body = build_body(p, req, stream);
 	out->headers = call_key_header(NULL, "Authorization: Bearer ", p->cfg.api_key);
+	if (p->cfg.org_id)
+		out->headers = add_header(out->headers, "OpenAI-Organization", p->cfg.org_id);
+	if (p->cfg.project_id)
+		out->headers = add_header(out->headers, "OpenAI-Project", p->cfg.project_id);
 }
 
 static int is_error_chunk(const json_t *doc)

@@ -9,6 +9,7 @@
 
 #include <curl/curl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,7 +43,10 @@ static void cfg_release(struct provider_cfg *cfg)
 	free(cfg->base_url);
 	free(cfg->api_key);
 	free(cfg->default_model);
+	free(cfg->org_id);
+	free(cfg->project_id);
 	cfg->base_url = cfg->api_key = cfg->default_model = NULL;
+	cfg->org_id = cfg->project_id = NULL;
 }
 
 void provider_global_init(void)
@@ -100,6 +104,60 @@ static char *env_str(const char *name, const char *def)
 	return xstrdup(v && *v ? v : def);
 }
 
+static char *env_nonempty(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? xstrdup(v) : NULL;
+}
+
+/* "max_tokens", "max_completion_tokens", else auto (an unknown value too, with a warning). */
+static enum provider_token_param token_param_from_env(const char *name)
+{
+	const char *v = getenv(name);
+
+	if (!v || !*v || !strcmp(v, "auto"))
+		return PROVIDER_TOKENS_AUTO;
+	if (!strcmp(v, "max_tokens"))
+		return PROVIDER_TOKENS_MAX_TOKENS;
+	if (!strcmp(v, "max_completion_tokens"))
+		return PROVIDER_TOKENS_MAX_COMPLETION_TOKENS;
+	fprintf(stderr, "smriti: %s='%s' is not auto, max_tokens or max_completion_tokens;"
+		" using auto\n", name, v);
+	return PROVIDER_TOKENS_AUTO;
+}
+
+/* Model families that refuse max_tokens (OpenAI's reasoning models and their successors). */
+static int needs_completion_tokens(const char *model)
+{
+	static const char *const families[] = { "gpt-5", "gpt-4.1", "gpt-4.5", "codex" };
+	const char *slash = strrchr(model, '/');
+
+	if (slash)
+		model = slash + 1;      /* a gateway's "openai/o3" */
+	if (model[0] == 'o' && model[1] >= '1' && model[1] <= '9')
+		return 1;
+	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++)
+		if (!strncmp(model, families[i], strlen(families[i])))
+			return 1;
+	return 0;
+}
+
+const char *provider_token_param_name(enum provider_token_param mode, const char *base_url,
+				      const char *model)
+{
+	int mct;
+
+	if (mode == PROVIDER_TOKENS_MAX_TOKENS)
+		mct = 0;
+	else if (mode == PROVIDER_TOKENS_MAX_COMPLETION_TOKENS)
+		mct = 1;
+	else
+		mct = (base_url && !strncmp(base_url, "https://api.openai.com", 22)) ||
+		      (model && needs_completion_tokens(model));
+	return mct ? "max_completion_tokens" : "max_tokens";
+}
+
 static void cfg_from_env(struct provider_cfg *cfg)
 {
 	provider_cfg_defaults(cfg);
@@ -127,8 +185,9 @@ struct provider *provider_from_env(const char *name)
 		cfg.base_url = env_str("OPENAI_BASE_URL", "https://api.openai.com/v1");
 		cfg.api_key = xstrdup(getenv("OPENAI_API_KEY"));
 		cfg.default_model = env_str("SMRITI_OPENAI_MODEL", "gpt-4o-mini");
-		/* Ollama and others ignore max_completion_tokens; only OpenAI gets it */
-		cfg.max_completion_tokens = !strncmp(cfg.base_url, "https://api.openai.com", 22);
+		cfg.token_param = token_param_from_env("SMRITI_OPENAI_TOKEN_PARAM");
+		cfg.org_id = env_nonempty("OPENAI_ORG_ID");
+		cfg.project_id = env_nonempty("OPENAI_PROJECT_ID");
 	} else if (!strcmp(name, "anthropic")) {
 		cfg.base_url = env_str("ANTHROPIC_BASE_URL", "https://api.anthropic.com");
 		cfg.api_key = xstrdup(getenv("ANTHROPIC_API_KEY"));
@@ -137,6 +196,7 @@ struct provider *provider_from_env(const char *name)
 		cfg.base_url = env_str("SMRITI_LOCAL_BASE_URL", "http://127.0.0.1:11434/v1");
 		cfg.api_key = xstrdup(getenv("SMRITI_LOCAL_API_KEY"));
 		cfg.default_model = env_str("SMRITI_LOCAL_MODEL", "llama3.2");
+		cfg.token_param = token_param_from_env("SMRITI_LOCAL_TOKEN_PARAM");
 	} else {
 		return NULL;
 	}
@@ -176,4 +236,24 @@ enum smr_rc provider_complete(struct provider *p, const struct provider_req *req
 	else
 		out->latency_us = sys_monotonic_us() - t0;
 	return rc;
+}
+
+const char *provider_name(const struct provider *p)
+{
+	return p->name;
+}
+
+const char *provider_default_model(const struct provider *p)
+{
+	return p->cfg.default_model;
+}
+
+int provider_max_tokens(const struct provider *p)
+{
+	return p->cfg.max_tokens;
+}
+
+long provider_timeout_ms(const struct provider *p)
+{
+	return p->cfg.timeout_ms;
 }

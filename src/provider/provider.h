@@ -84,6 +84,24 @@ enum provider_end {
 	PROVIDER_END_INTERRUPTED,   /* the provider was freed while the call ran */
 };
 
+/*
+ * Chat Completions' reply cap: "max_tokens" (deprecated by OpenAI, the only
+ * name Ollama reads) or "max_completion_tokens" (what OpenAI's reasoning
+ * models require).  AUTO: max_completion_tokens to api.openai.com, and
+ * elsewhere (gateways, Azure, local servers) for the model families that
+ * require it (o1, o3, o4..., gpt-5, gpt-4.1, gpt-4.5, codex), max_tokens for
+ * the rest.
+ */
+enum provider_token_param {
+	PROVIDER_TOKENS_AUTO,
+	PROVIDER_TOKENS_MAX_TOKENS,
+	PROVIDER_TOKENS_MAX_COMPLETION_TOKENS,
+};
+
+/* The name the reply cap goes out as for model on a provider at base_url (see above). */
+const char *provider_token_param_name(enum provider_token_param mode, const char *base_url,
+				      const char *model);
+
 /* Connection, timeout and retry settings of one provider; strings owned. */
 struct provider_cfg {
 	char *base_url;             /* no trailing slash; OpenAI's includes /v1 */
@@ -99,41 +117,13 @@ struct provider_cfg {
 	long backoff_max_ms;        /* 8 s */
 	long retry_after_max_ms;    /* a longer retry-after means no retry (60 s) */
 	size_t max_reply_bytes;     /* 8 MiB */
-	int max_completion_tokens;  /* 1: send max_completion_tokens (api.openai.com) */
+	/* which name the reply cap goes out as (openai.c); SMRITI_{OPENAI,LOCAL}_TOKEN_PARAM */
+	enum provider_token_param token_param;
+	char *org_id;               /* OPENAI_ORG_ID: OpenAI-Organization header, or NULL */
+	char *project_id;           /* OPENAI_PROJECT_ID: OpenAI-Project header, or NULL */
 };
 
 struct provider;
-struct provider_loop;
-struct call_request;
-struct reply_decoder;
-struct sse_event;
-
-struct provider_ops {
-	const char *name;           /* wire format: "openai" | "anthropic" */
-	/* The HTTP request for req (stream: ask for server-sent events); out is released by the caller. */
-	void (*request)(struct provider *p, const struct provider_req *req, int stream,
-			struct call_request *out);
-	/*
-	 * Reads a whole reply document into out.  SMR_EPROVIDER when it is not
-	 * the reply expected, with the reason in err.
-	 */
-	enum smr_rc (*parse_reply)(struct provider *p, const struct provider_req *req,
-				   const json_t *doc, struct provider_resp *out,
-				   struct smr_err *err);
-	/* One event of a streamed reply, reported to the decoder (decode.h). */
-	void (*stream_event)(struct reply_decoder *d, const struct sse_event *ev);
-};
-
-struct provider {
-	const struct provider_ops *ops;
-	char *name;                 /* "openai" | "anthropic" | "local" */
-	struct provider_cfg cfg;
-	struct provider_loop *loop; /* started by the first call (loop.h); owned */
-	pthread_mutex_t loop_lock;  /* guards starting it */
-};
-
-extern const struct provider_ops provider_openai_ops;
-extern const struct provider_ops provider_anthropic_ops;
 
 /*
  * Initialises the HTTP client library once per process.  Not thread-safe:
@@ -163,12 +153,22 @@ void provider_free(struct provider *p);
  * Settings for name from the environment: OPENAI_API_KEY / OPENAI_BASE_URL /
  * SMRITI_OPENAI_MODEL, ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL /
  * SMRITI_ANTHROPIC_MODEL, SMRITI_LOCAL_BASE_URL / SMRITI_LOCAL_API_KEY /
- * SMRITI_LOCAL_MODEL, and for all SMRITI_PROVIDER_TIMEOUT_MS,
+ * SMRITI_LOCAL_MODEL, OPENAI_ORG_ID / OPENAI_PROJECT_ID (openai only),
+ * SMRITI_OPENAI_TOKEN_PARAM / SMRITI_LOCAL_TOKEN_PARAM ("auto",
+ * "max_tokens", "max_completion_tokens"), and for all SMRITI_PROVIDER_TIMEOUT_MS,
  * SMRITI_PROVIDER_CONNECT_TIMEOUT_MS, SMRITI_PROVIDER_RETRIES,
  * SMRITI_PROVIDER_BACKOFF_MS, SMRITI_PROVIDER_MAX_TOKENS.  Returns NULL for
  * an unknown name.  Caller provider_free()s.
  */
 struct provider *provider_from_env(const char *name);
+
+/* The handle's name ("openai", "anthropic", "local"); borrowed, valid while p lives. */
+const char *provider_name(const struct provider *p);
+/* The model used when a request names none; borrowed. */
+const char *provider_default_model(const struct provider *p);
+/* The configured reply cap (SMRITI_PROVIDER_MAX_TOKENS) and per-attempt timeout. */
+int provider_max_tokens(const struct provider *p);
+long provider_timeout_ms(const struct provider *p);
 
 /* Short reason the provider cannot be called (no key), or NULL when it can. */
 const char *provider_unusable(const struct provider *p);

@@ -51,6 +51,13 @@ struct store_ops {
 	enum smr_rc (*txn_commit)(struct store *st, struct smr_err *err);
 	void (*txn_rollback)(struct store *st);
 	/*
+	 * Makes what the row methods called so far report through their
+	 * pointers readable now (a pipelining backend reads their results; one
+	 * round trip); their first failure, if any, is returned.  NULL: the
+	 * backend reports at once anyway.
+	 */
+	enum smr_rc (*txn_flush)(struct store *st, struct smr_err *err);
+	/*
 	 * 1 when the last write failed before the database began it (its BEGIN
 	 * met a connection that had died while idle): nothing of it happened,
 	 * and store.c runs it once more on the fresh connection.  NULL: never.
@@ -144,6 +151,27 @@ struct store_ops {
 	enum smr_rc (*job_update)(struct store *st, const struct draft_job *j, struct smr_err *err);
 	enum smr_rc (*job_fail_unfinished)(struct store *st, const char *reason, const char *now,
 					   size_t *n, struct smr_err *err);
+
+	/*
+	 * Row methods (inside store.c's transaction).  insert: SMR_ECONFLICT
+	 * (message unset) when the session has a running one already.
+	 */
+	enum smr_rc (*generation_insert)(struct store *st, const struct generation *g,
+					 struct smr_err *err);
+	enum smr_rc (*generation_get)(struct store *st, const char *id, struct generation *out,
+				      struct smr_err *err);
+	/* SMR_ENOTFOUND (message unset) when none runs. */
+	enum smr_rc (*generation_running)(struct store *st, const char *session_id,
+					  struct generation *out, struct smr_err *err);
+	enum smr_rc (*generation_update)(struct store *st, const struct generation *g,
+					 struct smr_err *err);
+	/*
+	 * Row method (inside store.c's transaction): the user turns of running
+	 * generations created before `before` (NULL: all) get error reason,
+	 * then those generations become interrupted; *n gets how many.
+	 */
+	enum smr_rc (*generation_interrupt)(struct store *st, const char *reason, const char *now,
+					    const char *before, size_t *n, struct smr_err *err);
 };
 
 struct store {

@@ -76,6 +76,26 @@ static const char *const sqlite_migrations[] = {
 	"  finished_at TEXT);",
 	/* 2: the nudge counts a Space's turns newer than its HEAD on every send */
 	"CREATE INDEX turns_by_session_time ON turns(session_id, created_at);",
+	/*
+	 * N: streaming replies (issue 10).  A turn says how it ended (NULL is an
+	 * older turn: complete); a generation is one send's reply in progress,
+	 * at most one running per session (the partial unique index).
+	 */
+	"ALTER TABLE turns ADD COLUMN status TEXT;"
+	"CREATE TABLE generations ("
+	"  id TEXT PRIMARY KEY,"
+	"  session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,"
+	"  status TEXT NOT NULL,"
+	"  provider TEXT,"
+	"  model TEXT,"
+	"  user_turn_seq INTEGER,"
+	"  assistant_turn_seq INTEGER,"
+	"  error TEXT,"
+	"  created_at TEXT NOT NULL,"
+	"  finished_at TEXT);"
+	"CREATE UNIQUE INDEX generations_running ON generations(session_id)"
+	"  WHERE status = 'running';"
+	"CREATE INDEX generations_by_session ON generations(session_id, created_at);",
 };
 
 #endif

@@ -1076,9 +1076,9 @@ static enum smr_rc insert_turn(struct store *st, struct turn *t, struct smr_err 
 {
 	static const char sql[] =
 		"INSERT INTO turns (session_id, sequence_number, role, content, provider, model,"
-		" prompt_tokens, completion_tokens, latency_ms, error, created_at)"
+		" prompt_tokens, completion_tokens, latency_ms, error, created_at, status)"
 		" VALUES (?1, (SELECT COALESCE(MAX(sequence_number), 0) + 1 FROM turns"
-		" WHERE session_id = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+		" WHERE session_id = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
 		" RETURNING id, sequence_number";
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
@@ -1096,6 +1096,7 @@ static enum smr_rc insert_turn(struct store *st, struct turn *t, struct smr_err 
 	bind_int_or_null(q, 8, t->latency_ms);
 	bind_text(q, 9, t->error);
 	bind_text(q, 10, t->created_at);
+	bind_text(q, 11, t->status);
 	step = sqlite3_step(q);
 	if (step == SQLITE_ROW) {
 		t->id = sqlite3_column_int64(q, 0);
@@ -1138,6 +1139,7 @@ static void read_turn_row(sqlite3_stmt *q, void *elem)
 	t->latency_ms = col_int_or_neg(q, 9);
 	t->error = col_text(q, 10);
 	t->created_at = col_text(q, 11);
+	t->status = col_text(q, 12);
 }
 
 static void free_turns(void *v, size_t n)
@@ -1151,7 +1153,7 @@ static enum smr_rc sqlite_turn_list(struct store *st, const char *session_id,
 {
 	static const char sql[] =
 		"SELECT id, session_id, sequence_number, role, content, provider, model,"
-		" prompt_tokens, completion_tokens, latency_ms, error, created_at FROM turns"
+		" prompt_tokens, completion_tokens, latency_ms, error, created_at, status FROM turns"
 		" WHERE session_id = ? AND sequence_number > ? ORDER BY sequence_number";
 	static const struct row_reader rr = { sizeof(struct turn), read_turn_row, free_turns };
 	struct sqlite_store *s = S(st);
@@ -1291,6 +1293,136 @@ static enum smr_rc sqlite_job_fail_unfinished(struct store *st, const char *reas
 	return rc;
 }
 
+/* ---- generations ---- */
+
+static enum smr_rc sqlite_generation_insert(struct store *st, const struct generation *g,
+					    struct smr_err *err)
+{
+	static const char sql[] =
+		"INSERT INTO generations (id, session_id, status, provider, model, user_turn_seq,"
+		" created_at) VALUES (?, ?, ?, ?, ?, ?, ?)";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	int step;
+
+	if (!q)
+		return db_error(s, err, "starting a generation");
+	bind_text(q, 1, g->id);
+	bind_text(q, 2, g->session_id);
+	bind_text(q, 3, g->status);
+	bind_text(q, 4, g->provider);
+	bind_text(q, 5, g->model);
+	bind_int_or_null(q, 6, g->user_seq);
+	bind_text(q, 7, g->created_at);
+	step = sqlite3_step(q);
+	sqlite3_reset(q);
+	if (step == SQLITE_CONSTRAINT)
+		return SMR_ECONFLICT;
+	if (step != SQLITE_DONE)
+		return db_error(s, err, "starting a generation");
+	return SMR_OK;
+}
+
+#define GENERATION_COLS \
+	"SELECT id, session_id, status, provider, model, user_turn_seq, assistant_turn_seq," \
+	" error, created_at, finished_at FROM generations"
+
+static void read_generation_row(sqlite3_stmt *q, void *elem)
+{
+	struct generation *g = elem;
+
+	g->id = col_text(q, 0);
+	g->session_id = col_text(q, 1);
+	g->status = col_text(q, 2);
+	g->provider = col_text(q, 3);
+	g->model = col_text(q, 4);
+	g->user_seq = col_int_or_neg(q, 5);
+	g->assistant_seq = col_int_or_neg(q, 6);
+	g->error = col_text(q, 7);
+	g->created_at = col_text(q, 8);
+	g->finished_at = col_text(q, 9);
+}
+
+static enum smr_rc read_generation(struct sqlite_store *s, const char *sql, const char *key,
+				   struct generation *out, struct smr_err *err)
+{
+	sqlite3_stmt *q = prep(s, sql);
+
+	memset(out, 0, sizeof(*out));
+	if (!q)
+		return db_error(s, err, "reading a generation");
+	bind_text(q, 1, key);
+	return read_one(s, q, read_generation_row, out, "reading a generation", err);
+}
+
+static enum smr_rc sqlite_generation_get(struct store *st, const char *id,
+					 struct generation *out, struct smr_err *err)
+{
+	return read_generation(S(st), GENERATION_COLS " WHERE id = ?", id, out, err);
+}
+
+static enum smr_rc sqlite_generation_running(struct store *st, const char *session_id,
+					     struct generation *out, struct smr_err *err)
+{
+	return read_generation(S(st), GENERATION_COLS " WHERE session_id = ?"
+			       " AND status = 'running'", session_id, out, err);
+}
+
+static enum smr_rc sqlite_generation_update(struct store *st, const struct generation *g,
+					    struct smr_err *err)
+{
+	static const char sql[] =
+		"UPDATE generations SET status = ?, user_turn_seq = ?, assistant_turn_seq = ?,"
+		" error = COALESCE(?, error), finished_at = COALESCE(?, finished_at) WHERE id = ?";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+
+	if (q) {
+		bind_text(q, 1, g->status);
+		bind_int_or_null(q, 2, g->user_seq);
+		bind_int_or_null(q, 3, g->assistant_seq);
+		bind_text(q, 4, g->error);
+		bind_text(q, 5, g->finished_at);
+		bind_text(q, 6, g->id);
+	}
+	return step_done(s, q, "updating a generation", err);
+}
+
+static enum smr_rc sqlite_generation_interrupt(struct store *st, const char *reason,
+					       const char *now, const char *before, size_t *n,
+					       struct smr_err *err)
+{
+	static const char turns_sql[] =
+		"UPDATE turns SET error = ?1 WHERE error IS NULL AND id IN (SELECT t.id FROM turns t"
+		" JOIN generations g ON g.session_id = t.session_id"
+		" AND t.sequence_number = g.user_turn_seq WHERE g.status = 'running'"
+		" AND (?2 IS NULL OR g.created_at < ?2))";
+	static const char gens_sql[] =
+		"UPDATE generations SET status = 'interrupted', error = ?1, finished_at = ?2"
+		" WHERE status = 'running' AND (?3 IS NULL OR created_at < ?3)";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, turns_sql);
+	enum smr_rc rc;
+
+	if (q) {
+		bind_text(q, 1, reason);
+		bind_text(q, 2, before);
+	}
+	rc = step_done(s, q, "interrupting generations", err);
+	if (rc)
+		return rc;
+	q = prep(s, gens_sql);
+	if (q) {
+		bind_text(q, 1, reason);
+		bind_text(q, 2, now);
+		bind_text(q, 3, before);
+	}
+	rc = step_done(s, q, "interrupting generations", err);
+	if (!rc && n)
+		*n = (size_t)sqlite3_changes(s->db);
+	return rc;
+}
+
 const struct store_ops store_sqlite_ops = {
 	.shared = 0,
 	.name = "sqlite",
@@ -1330,4 +1462,9 @@ const struct store_ops store_sqlite_ops = {
 	.job_get = sqlite_job_get,
 	.job_update = sqlite_job_update,
 	.job_fail_unfinished = sqlite_job_fail_unfinished,
+	.generation_insert = sqlite_generation_insert,
+	.generation_get = sqlite_generation_get,
+	.generation_running = sqlite_generation_running,
+	.generation_update = sqlite_generation_update,
+	.generation_interrupt = sqlite_generation_interrupt,
 };

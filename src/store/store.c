@@ -156,6 +156,26 @@ enum smr_rc store_job_fail_unfinished(struct store *st, const char *reason, cons
 	return st->ops->job_fail_unfinished(st, reason, now, n, err);
 }
 
+enum smr_rc store_generation_get(struct store *st, const char *id, struct generation *out,
+				 struct smr_err *err)
+{
+	enum smr_rc rc = st->ops->generation_get(st, id, out, err);
+
+	if (rc == SMR_ENOTFOUND)
+		smr_errf(err, rc, "no generation '%s'", id);
+	return rc;
+}
+
+enum smr_rc store_generation_running(struct store *st, const char *session_id,
+				     struct generation *out, struct smr_err *err)
+{
+	enum smr_rc rc = st->ops->generation_running(st, session_id, out, err);
+
+	if (rc == SMR_ENOTFOUND)
+		smr_errf(err, rc, "session '%s' has no reply being generated", session_id);
+	return rc;
+}
+
 /* ---- writes whose rules live here, once for every backend ---- */
 
 /*
@@ -328,12 +348,28 @@ enum smr_rc store_session_import(struct store *st, const struct session *s,
 	return write_rows(st, import_rows, &im, err);
 }
 
+/*
+ * Makes what the rows run so far report through their pointers readable
+ * now: a pipelining backend reads their results (one more round trip).  For
+ * a write that needs one row's output in the next (a generation records the
+ * number its turn got).
+ */
+static enum smr_rc flush_rows(struct store *st, struct smr_err *err)
+{
+	return st->ops->txn_flush ? st->ops->txn_flush(st, err) : SMR_OK;
+}
+
 struct append {
 	struct turn *t;
 	int64_t expected_last, last;
 };
 
-/* Locks the session, checks its last number, and inserts t as the next. */
+/*
+ * The one way a turn joins a session (inside a transaction): numbered
+ * last + 1 under the session's lock, refused when the session moved past
+ * expected_last (>= 0).  Every append -- a send's user turn, a reply, a
+ * generation's -- goes through here.
+ */
 static enum smr_rc append_rows(struct store *st, void *arg, struct smr_err *err)
 {
 	struct append *a = arg;
@@ -345,15 +381,149 @@ static enum smr_rc append_rows(struct store *st, void *arg, struct smr_err *err)
 	return rc;
 }
 
+static enum smr_rc moved_on(const struct append *a, struct smr_err *err)
+{
+	return smr_errf(err, SMR_ECONFLICT,
+			"session has moved on: its last turn is now %lld, not %lld",
+			(long long)a->last, (long long)a->expected_last);
+}
+
 enum smr_rc store_turn_append(struct store *st, struct turn *t, int64_t expected_last,
 			      struct smr_err *err)
 {
 	struct append a = { .t = t, .expected_last = expected_last };
 	enum smr_rc rc = write_rows(st, append_rows, &a, err);
 
-	if (rc == SMR_ECONFLICT)
-		rc = smr_errf(err, SMR_ECONFLICT,
-			      "session has moved on: its last turn is now %lld, not %lld",
-			      (long long)a.last, (long long)expected_last);
+	return rc == SMR_ECONFLICT ? moved_on(&a, err) : rc;
+}
+
+/* The 409 of a session whose reply is running, naming the generation when it can. */
+static enum smr_rc running_conflict(struct store *st, const char *session_id,
+				    struct smr_err *err)
+{
+	struct generation run = { 0 };
+
+	if (!st->ops->generation_running(st, session_id, &run, NULL))
+		smr_errf(err, SMR_ECONFLICT, "session '%s' is already generating a reply"
+			 " (generation %s); wait for it or stop it"
+			 " (POST /v4/generations/%s/stop)", session_id, run.id, run.id);
+	else
+		smr_errf(err, SMR_ECONFLICT, "session '%s' is already generating a reply;"
+			 " wait for it or stop it", session_id);
+	generation_release(&run);
+	return SMR_ECONFLICT;
+}
+
+struct gen_begin {
+	struct generation *g;
+	struct append user;              /* .t NULL: a failed turn reused */
+	int busy;                        /* the session has a running generation */
+};
+
+static enum smr_rc begin_rows(struct store *st, void *arg, struct smr_err *err)
+{
+	struct gen_begin *b = arg;
+	enum smr_rc rc = st->ops->generation_insert(st, b->g, err);
+
+	b->busy = rc == SMR_ECONFLICT;
+	if (rc || !b->user.t)
+		return rc;
+	rc = append_rows(st, &b->user, err);
+	if (!rc)
+		rc = flush_rows(st, err);        /* the turn's number, for the generation */
+	if (!rc) {
+		b->g->user_seq = b->user.t->seq;
+		rc = st->ops->generation_update(st, b->g, err);
+	}
 	return rc;
+}
+
+enum smr_rc store_generation_begin(struct store *st, struct generation *g, struct turn *user,
+				   int64_t expected_last, struct smr_err *err)
+{
+	struct gen_begin b = { .g = g, .user = { .t = user, .expected_last = expected_last } };
+	enum smr_rc rc = write_rows(st, begin_rows, &b, err);
+
+	if (b.busy)
+		return running_conflict(st, g->session_id, err);
+	if (rc == SMR_ECONFLICT && user)
+		smr_errf(err, rc, "session '%s' got a new turn while this message was being"
+			 " sent; reload it and send again", g->session_id);
+	return rc;
+}
+
+struct gen_end {
+	struct generation **g;
+	struct turn **reply;
+	size_t n;
+};
+
+/* Appends each reply (if any), records its number and updates its generation. */
+static enum smr_rc end_rows(struct store *st, void *arg, struct smr_err *err)
+{
+	struct gen_end *e = arg;
+	enum smr_rc rc = SMR_OK;
+
+	for (size_t i = 0; !rc && i < e->n; i++) {
+		struct append a = { .t = e->reply[i], .expected_last = -1 };
+
+		if (a.t) {
+			rc = append_rows(st, &a, err);
+			if (!rc)
+				rc = flush_rows(st, err);   /* a and the turn's number, read now */
+		}
+		if (!rc) {
+			e->g[i]->assistant_seq = a.t ? a.t->seq : -1;
+			rc = st->ops->generation_update(st, e->g[i], err);
+		}
+	}
+	return rc;
+}
+
+enum smr_rc store_generation_end(struct store *st, struct generation *g, struct turn *reply,
+				 struct smr_err *err)
+{
+	struct gen_end e = { .g = &g, .reply = &reply, .n = 1 };
+
+	return write_rows(st, end_rows, &e, err);
+}
+
+enum smr_rc store_generation_end_many(struct store *st, struct generation **g,
+				      struct turn **reply, size_t n, struct smr_err *err)
+{
+	struct gen_end e = { .g = g, .reply = reply, .n = n };
+
+	return write_rows(st, end_rows, &e, err);
+}
+
+struct gen_interrupt {
+	const char *reason, *now, *before;
+	size_t *n;
+};
+
+static enum smr_rc interrupt_rows(struct store *st, void *arg, struct smr_err *err)
+{
+	struct gen_interrupt *i = arg;
+
+	return st->ops->generation_interrupt(st, i->reason, i->now, i->before, i->n, err);
+}
+
+enum smr_rc store_generation_interrupt_running(struct store *st, const char *reason,
+					       const char *now, const char *before, size_t *n,
+					       struct smr_err *err)
+{
+	struct gen_interrupt i = { .reason = reason, .now = now, .before = before, .n = n };
+
+	return write_rows(st, interrupt_rows, &i, err);
+}
+
+static enum smr_rc update_rows(struct store *st, void *arg, struct smr_err *err)
+{
+	return st->ops->generation_update(st, arg, err);
+}
+
+enum smr_rc store_generation_update(struct store *st, const struct generation *g,
+				    struct smr_err *err)
+{
+	return write_rows(st, update_rows, (void *)g, err);
 }

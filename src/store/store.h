@@ -144,4 +144,39 @@ enum smr_rc store_job_update(struct store *st, const struct draft_job *j, struct
 enum smr_rc store_job_fail_unfinished(struct store *st, const char *reason, const char *now,
 				      size_t *n, struct smr_err *err);
 
+/*
+ * Generations (model.h), each write one transaction.  begin: inserts g
+ * (SMR_ECONFLICT naming the running one when the session already has one)
+ * and, unless user is NULL (a failed turn reused: g->user_seq names it),
+ * appends user after expected_last (store_turn_append's rule) and records
+ * its number in g->user_seq.  end: appends reply (if not NULL) after
+ * whatever is last, records its number in g->assistant_seq, and updates
+ * g's row.  running: the session's running generation, SMR_ENOTFOUND when
+ * none.  update: status, user_seq, assistant_seq, and error and
+ * finished_at where non-NULL.  Out structs are the caller's to release.
+ */
+enum smr_rc store_generation_begin(struct store *st, struct generation *g, struct turn *user,
+				   int64_t expected_last, struct smr_err *err);
+enum smr_rc store_generation_end(struct store *st, struct generation *g, struct turn *reply,
+				 struct smr_err *err);
+/* store_generation_end for n generations, all in one transaction (all or nothing). */
+enum smr_rc store_generation_end_many(struct store *st, struct generation **g,
+				      struct turn **reply, size_t n, struct smr_err *err);
+enum smr_rc store_generation_get(struct store *st, const char *id, struct generation *out,
+				 struct smr_err *err);
+enum smr_rc store_generation_running(struct store *st, const char *session_id,
+				     struct generation *out, struct smr_err *err);
+enum smr_rc store_generation_update(struct store *st, const struct generation *g,
+				    struct smr_err *err);
+/*
+ * Server start-up: generations still running that were created before
+ * `before` (NULL: all of them) were cut off by a stop of their server.  Each
+ * becomes interrupted, and its user turn keeps reason as its error (so the
+ * next send of the same message reuses it); one transaction.  *n gets the
+ * count.
+ */
+enum smr_rc store_generation_interrupt_running(struct store *st, const char *reason,
+					       const char *now, const char *before, size_t *n,
+					       struct smr_err *err);
+
 #endif

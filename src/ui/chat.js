@@ -300,7 +300,8 @@ function sessionView(ctx, id, providers) {
     },
     onError: (e) => {
       const b = e.body || {};
-      if (b.user_turn) upsert({ ...b.user_turn, error: b.user_turn.error || e.message });
+      // with a partial reply stored, the error belongs to that reply, not to the question
+      if (b.user_turn) upsert(b.assistant_turn ? b.user_turn : { ...b.user_turn, error: b.user_turn.error || e.message });
       if (b.assistant_turn) upsert(b.assistant_turn);
       endGenerating();
       drawTurns();

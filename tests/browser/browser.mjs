@@ -48,7 +48,11 @@ export async function guardedPage(browser, { origin } = {}) {
   });
   page.on('pageerror', (e) => problems.push(`uncaught: ${e.message}`));
   page.on('requestfailed', (r) => {
-    if (r.failure()?.errorText === 'net::ERR_ABORTED' && r.url().includes('/v4/generations/')) return;
+    // Chromium reports a fetch whose body a script reads with a stream reader,
+    // yielding between reads, as ERR_ABORTED once it is read whole (any URL,
+    // even /openapi.json); the UI reads replies that way.
+    if (r.failure()?.errorText === 'net::ERR_ABORTED'
+      && (r.url().includes('/v4/generations/') || r.url().endsWith('/v4/chat/send'))) return;
     problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`);
   });
   page.on('response', (r) => {

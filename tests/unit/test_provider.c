@@ -10,6 +10,7 @@
 #include "harness.h"
 #include "fake_provider.h"
 #include "ops/runtime/runtime.h"
+#include "provider/internal.h"
 #include "util/xalloc.h"
 
 #include <sqlite3.h>
@@ -94,7 +95,7 @@ TEST(provider_openai_max_completion_tokens_for_openai_itself)
 
 	SCRIPT("[]");
 	p = fake_provider("openai", "/v1");
-	p->cfg.max_completion_tokens = 1;
+	p->cfg.token_param = PROVIDER_TOKENS_MAX_COMPLETION_TOKENS;
 	req.max_tokens = 77;
 	req.temperature = 0.5;
 	CHECK_INT(provider_complete(p, &req, &resp, &err), SMR_OK);
@@ -257,12 +258,13 @@ TEST(provider_timeout_from_env)
 	p = provider_from_env("openai");
 	CHECK_INT(p->cfg.timeout_ms, 4321);
 	CHECK_STR(p->cfg.base_url, "http://127.0.0.1:1/v1");
-	CHECK_INT(p->cfg.max_completion_tokens, 0);
+	CHECK_INT(p->cfg.token_param, PROVIDER_TOKENS_AUTO);
 	provider_free(p);
 	unsetenv("OPENAI_BASE_URL");
 	p = provider_from_env("openai");
 	CHECK_STR(p->cfg.base_url, "https://api.openai.com/v1");
-	CHECK_INT(p->cfg.max_completion_tokens, 1);
+	CHECK_STR(provider_token_param_name(p->cfg.token_param, p->cfg.base_url, "gpt-4o-mini"),
+		  "max_completion_tokens");
 	provider_free(p);
 	unsetenv("SMRITI_PROVIDER_TIMEOUT_MS");
 	CHECK(provider_from_env("nonesuch") == NULL);
@@ -483,4 +485,62 @@ TEST(provider_runtime_long_session_reads_a_window_and_reports_every_turn)
 	rmdir(dir);
 	free(db);
 	free(url);
+}
+
+/* issue 15: the reply cap's name per model family, and the gateway override */
+TEST(provider_token_param_by_model_family)
+{
+	const char *gw = "https://gateway.example/v1";
+
+	CHECK_STR(provider_token_param_name(PROVIDER_TOKENS_AUTO, gw, "o3"), "max_completion_tokens");
+	CHECK_STR(provider_token_param_name(PROVIDER_TOKENS_AUTO, gw, "o4-mini"),
+		  "max_completion_tokens");
+	CHECK_STR(provider_token_param_name(PROVIDER_TOKENS_AUTO, gw, "openai/o1-preview"),
+		  "max_completion_tokens");
+	CHECK_STR(provider_token_param_name(PROVIDER_TOKENS_AUTO, gw, "gpt-5-mini"),
+		  "max_completion_tokens");
+	CHECK_STR(provider_token_param_name(PROVIDER_TOKENS_AUTO, gw, "gpt-4.1-nano"),
+		  "max_completion_tokens");
+	CHECK_STR(provider_token_param_name(PROVIDER_TOKENS_AUTO, gw, "gpt-4o-mini"), "max_tokens");
+	CHECK_STR(provider_token_param_name(PROVIDER_TOKENS_AUTO, gw, "llama3.2"), "max_tokens");
+	CHECK_STR(provider_token_param_name(PROVIDER_TOKENS_AUTO, gw, "olmo-2"), "max_tokens");
+	CHECK_STR(provider_token_param_name(PROVIDER_TOKENS_AUTO, "https://api.openai.com/v1",
+					    "gpt-4o-mini"), "max_completion_tokens");
+	CHECK_STR(provider_token_param_name(PROVIDER_TOKENS_MAX_TOKENS, gw, "o3"), "max_tokens");
+	CHECK_STR(provider_token_param_name(PROVIDER_TOKENS_MAX_COMPLETION_TOKENS, gw, "llama3.2"),
+		  "max_completion_tokens");
+}
+
+TEST(provider_openai_org_and_project_headers)
+{
+	struct provider *p;
+	struct provider_req req = basic_req();
+	struct provider_resp resp;
+	struct smr_err err = SMR_ERR_INIT;
+	json_t *reqs;
+
+	SCRIPT("[]");
+	setenv("SMRITI_OPENAI_TOKEN_PARAM", "max_completion_tokens", 1);
+	setenv("OPENAI_ORG_ID", "org-test123", 1);
+	setenv("OPENAI_PROJECT_ID", "proj_abc", 1);
+	p = provider_from_env("openai");
+	CHECK_INT(p->cfg.token_param, PROVIDER_TOKENS_MAX_COMPLETION_TOKENS);
+	provider_free(p);
+	unsetenv("SMRITI_OPENAI_TOKEN_PARAM");
+	p = fake_provider("openai", "/v1");
+	p->cfg.org_id = xstrdup("org-test123");
+	p->cfg.project_id = xstrdup("proj_abc");
+	req.model = "o3-mini";
+	CHECK_INT(provider_complete(p, &req, &resp, &err), SMR_OK);
+	reqs = fake_requests();
+	CHECK_STR(hdr(json_array_get(reqs, 0), "openai-organization"), "org-test123");
+	CHECK_STR(hdr(json_array_get(reqs, 0), "openai-project"), "proj_abc");
+	CHECK_INT(json_integer_value(json_object_get(body_at(reqs, 0), "max_completion_tokens")),
+		  1024);
+	CHECK(json_object_get(body_at(reqs, 0), "max_tokens") == NULL);
+	json_decref(reqs);
+	provider_resp_release(&resp);
+	provider_free(p);
+	unsetenv("OPENAI_ORG_ID");
+	unsetenv("OPENAI_PROJECT_ID");
 }

@@ -9,6 +9,7 @@
 #include "harness.h"
 #include "fake_provider.h"
 #include "provider/loop.h"
+#include "provider/internal.h"
 #include "util/buf.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"

@@ -1766,3 +1766,109 @@ TEST(pg_connection_lost_in_flight_then_recovers)
 	free(head);
 	fixture_close(&f);
 }
+
+/*
+ * Generations (issue 10): one running per session (the second is a 409
+ * naming the first, with nothing written), the user turn stored with the
+ * row, the reply and the end in one write, and the start-up sweep that
+ * turns what a killed server left running into interrupted, recording why
+ * on the user turn.
+ */
+static struct generation gen_row(const char *id, const char *session)
+{
+	return (struct generation){ .id = (char *)id, .session_id = (char *)session,
+				    .status = (char *)"running", .provider = (char *)"openai",
+				    .model = (char *)"m", .user_seq = -1, .assistant_seq = -1,
+				    .created_at = (char *)"2026-01-01T00:02:00.000000Z" };
+}
+
+static struct turn new_turn(const char *session, const char *role, const char *content,
+			    const char *status)
+{
+	return (struct turn){ .session_id = (char *)session, .role = (char *)role,
+			      .content = (char *)content, .prompt_tokens = -1,
+			      .completion_tokens = -1, .latency_ms = -1, .status = (char *)status,
+			      .created_at = (char *)"2026-01-01T00:02:01.000000Z" };
+}
+
+CONFORMANCE(generations)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct generation g1 = gen_row("gen-1", NULL), g2, got = { 0 };
+	struct turn u = { 0 }, r = { 0 }, *v = NULL;
+	char a[37], s1[37], s2[37];
+	size_t n = 0;
+
+	CHECK_INT(make_space(f, "gens", a, &err), SMR_OK);
+	make_session(f, a, s1, "2026-01-01T00:00:01.000000Z", NULL, NULL, -1);
+	make_session(f, a, s2, "2026-01-01T00:00:02.000000Z", NULL, NULL, -1);
+	g1.session_id = s1;
+	u = new_turn(s1, "user", "hello?", NULL);
+	CHECK_INT(store_generation_begin(f->st, &g1, &u, 0, &err), SMR_OK);
+	CHECK_INT(u.seq, 1);
+	CHECK_INT(g1.user_seq, 1);
+	CHECK_INT(store_generation_running(f->st, s1, &got, &err), SMR_OK);
+	CHECK_STR(got.id, "gen-1");
+	CHECK_INT(got.user_seq, 1);
+	generation_release(&got);
+	/* a second one in the same session: 409 naming the first, nothing written */
+	g2 = gen_row("gen-2", s1);
+	u = new_turn(s1, "user", "again?", NULL);
+	CHECK_INT(store_generation_begin(f->st, &g2, &u, 1, &err), SMR_ECONFLICT);
+	CHECK(strstr(err.msg, "already generating a reply (generation gen-1)") != NULL);
+	CHECK_INT(store_generation_get(f->st, "gen-2", &got, &err), SMR_ENOTFOUND);
+	CHECK_STR(err.msg, "no generation 'gen-2'");
+	CHECK_INT(store_turn_list(f->st, s1, 0, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 1);
+	turns_free(v, n);
+	/* another session is free; a stale expected_last is a conflict of its own */
+	g2.session_id = s2;
+	u = new_turn(s2, "user", "other", NULL);
+	CHECK_INT(store_generation_begin(f->st, &g2, &u, 5, &err), SMR_ECONFLICT);
+	CHECK(strstr(err.msg, "got a new turn while this message was being sent") != NULL);
+	CHECK_INT(store_generation_get(f->st, "gen-2", &got, &err), SMR_ENOTFOUND);
+	CHECK_INT(store_generation_begin(f->st, &g2, &u, 0, &err), SMR_OK);
+	/* the reply and the end together */
+	r = new_turn(s1, "assistant", "partial", "stopped");
+	g1.status = (char *)"stopped";
+	g1.finished_at = (char *)"2026-01-01T00:02:05.000000Z";
+	CHECK_INT(store_generation_end(f->st, &g1, &r, &err), SMR_OK);
+	CHECK_INT(r.seq, 2);
+	CHECK_INT(g1.assistant_seq, 2);
+	CHECK_INT(store_generation_get(f->st, "gen-1", &got, &err), SMR_OK);
+	CHECK_STR(got.status, "stopped");
+	CHECK_INT(got.assistant_seq, 2);
+	CHECK_STR(got.finished_at, "2026-01-01T00:02:05.000000Z");
+	generation_release(&got);
+	CHECK_INT(store_generation_running(f->st, s1, &got, &err), SMR_ENOTFOUND);
+	CHECK_INT(store_turn_list(f->st, s1, 1, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 1);
+	if (n == 1)
+		CHECK_STR(v[0].status, "stopped");
+	turns_free(v, n);
+	/* start-up: what still runs becomes interrupted, its user turn says why */
+	/* one started after `before` may be another server's: left alone */
+	CHECK_INT(store_generation_interrupt_running(f->st, "server stopped",
+						     "2026-01-01T00:03:00.000000Z",
+						     "2026-01-01T00:01:00.000000Z", &n, &err),
+		  SMR_OK);
+	CHECK_INT(n, 0);
+	CHECK_INT(store_generation_interrupt_running(f->st, "server stopped",
+						     "2026-01-01T00:03:00.000000Z", NULL, &n, &err),
+		  SMR_OK);
+	CHECK_INT(n, 1);
+	CHECK_INT(store_generation_get(f->st, "gen-2", &got, &err), SMR_OK);
+	CHECK_STR(got.status, "interrupted");
+	CHECK_STR(got.error, "server stopped");
+	generation_release(&got);
+	CHECK_INT(store_turn_list(f->st, s2, 0, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 1);
+	if (n == 1) {
+		CHECK_STR(v[0].error, "server stopped");
+		CHECK(v[0].status == NULL);
+	}
+	turns_free(v, n);
+	CHECK_INT(store_generation_get(f->st, "gen-1", &got, &err), SMR_OK);
+	CHECK_STR(got.status, "stopped");   /* ended ones are left alone */
+	generation_release(&got);
+}

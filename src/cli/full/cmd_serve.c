@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "http/server.h"
 #include "ops/runtime/draft.h"
+#include "ops/runtime/generation.h"
 #include "ops/runtime/runtime.h"
 
 #include <getopt.h>
@@ -65,10 +66,12 @@ static int serve(const struct http_config *cfg)
 	rt = runtime_new_from_env();    /* before any thread: the provider port's global set-up */
 	rc = draft_runner_start(cfg->dsn, rt, &rt->drafts, &err);
 	if (!rc)
+		rc = chat_generations_start(rt, cfg->dsn, &err);
+	if (!rc)
 		rc = http_serve(srv, rt, &err);
 	http_close(srv);
 	draft_runner_stop(rt->drafts);  /* after the server's workers: no more draft.create */
-	runtime_free(rt);
+	runtime_free(rt);               /* stops the chat finisher, then the provider loops */
 	return rc ? cli_fail(rc, "%s", err.msg) : 0;
 }
 

@@ -1,11 +1,13 @@
 /*
  * api_chat.c -- the chat runtime's operations by name (ops/api.h):
- * session.create, session.list, session.get, session.mount and chat.send.
+ * session.create, session.list, session.get, session.mount, chat.send, and
+ * generation.get / generation.stop for a reply being generated.
  *
  * Operations that need providers use ctx->rt, the runtime the program built
  * at start-up, so that provider connections (and TLS sessions) are reused
  * across sends.
  */
+#include "ops/runtime/generation.h"
 #include "ops/runtime/runtime.h"
 
 #include <stdlib.h>
@@ -65,6 +67,20 @@ static enum smr_rc op_session_list(struct ops_ctx *ctx, const json_t *p, json_t 
 	return rc;
 }
 
+/* The session's reply being generated, or JSON null. */
+static json_t *running_generation(struct ops_ctx *ctx, const char *session_id)
+{
+	struct generation g = { 0 };
+	json_t *out = json_null();
+
+	if (!store_generation_running(ctx->st, session_id, &g, NULL)) {
+		json_decref(out);
+		out = ops_generation_json(&g);
+	}
+	generation_release(&g);
+	return out;
+}
+
 static enum smr_rc op_session_get(struct ops_ctx *ctx, const json_t *p, json_t **result,
 				  struct smr_err *err)
 {
@@ -84,10 +100,12 @@ static enum smr_rc op_session_get(struct ops_ctx *ctx, const json_t *p, json_t *
 			json_array_append_new(a, ops_turn_json(&turns[i]));
 		turns_free(turns, n);
 		rc = session_result(rc, ctx, &s, result, err);
-		if (!rc)
+		if (!rc) {
 			json_object_set_new(*result, "turns", a);
-		else
+			json_object_set_new(*result, "generation", running_generation(ctx, id));
+		} else {
 			json_decref(a);
+		}
 		return rc;
 	}
 	session_release(&s);
@@ -133,23 +151,65 @@ static enum smr_rc client_params(const json_t *p, struct chat_send_req *req,
 	return SMR_OK;
 }
 
+static enum smr_rc send_params(struct ops_ctx *ctx, const json_t *p, struct chat_send_req *req,
+			       struct smr_err *err)
+{
+	enum smr_rc rc = api_str(p, "session_id", 1, &req->session_id, err);
+
+	if (!rc)
+		rc = api_str(p, "message", 1, &req->message, err);
+	if (!rc)
+		rc = api_str(p, "provider", 0, &req->provider, err);
+	if (!rc)
+		rc = api_str(p, "model", 0, &req->model, err);
+	if (!rc)
+		rc = client_params(p, req, err);
+	if (!rc)
+		rc = runtime_required(ctx, err);
+	return rc;
+}
+
+enum smr_rc chat_send_start_json(struct ops_ctx *ctx, const json_t *params,
+				 struct chat_gen **out, struct smr_err *err)
+{
+	struct chat_send_req req = { 0 };
+	enum smr_rc rc = send_params(ctx, params, &req, err);
+
+	*out = NULL;
+	if (rc)
+		return rc;
+	return chat_send_start(ctx, ctx->rt, &req, out, err);
+}
+
+static enum smr_rc op_generation_get(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				     struct smr_err *err)
+{
+	const char *id;
+	enum smr_rc rc = api_str(p, "generation_id", 1, &id, err);
+
+	if (!rc)
+		rc = chat_generation_get(ctx, id, result, err);
+	return rc;
+}
+
+static enum smr_rc op_generation_stop(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				      struct smr_err *err)
+{
+	const char *id;
+	enum smr_rc rc = api_str(p, "generation_id", 1, &id, err);
+
+	if (!rc)
+		rc = chat_generation_stop(ctx, id, result, err);
+	return rc;
+}
+
 static enum smr_rc op_chat_send(struct ops_ctx *ctx, const json_t *p, json_t **result,
 				struct smr_err *err)
 {
 	struct chat_send_req req = { 0 };
 	enum smr_rc rc;
 
-	rc = api_str(p, "session_id", 1, &req.session_id, err);
-	if (!rc)
-		rc = api_str(p, "message", 1, &req.message, err);
-	if (!rc)
-		rc = api_str(p, "provider", 0, &req.provider, err);
-	if (!rc)
-		rc = api_str(p, "model", 0, &req.model, err);
-	if (!rc)
-		rc = client_params(p, &req, err);
-	if (!rc)
-		rc = runtime_required(ctx, err);
+	rc = send_params(ctx, p, &req, err);
 	if (rc)
 		return rc;
 	return chat_send(ctx, ctx->rt, &req, result, err);
@@ -161,5 +221,7 @@ const struct api_op chat_api_ops[] = {
 	{ "session.get", op_session_get, 0 },
 	{ "session.mount", op_session_mount, 1 },
 	{ "chat.send", op_chat_send, 1 },
+	{ "generation.get", op_generation_get, 0 },
+	{ "generation.stop", op_generation_stop, 1 },
 	{ NULL, NULL, 0 },
 };

@@ -173,10 +173,10 @@ static enum smr_rc ask(struct job_run *jr, const struct provider_msg *msgs, size
 	req.system = jr->prompt.system;
 	req.msgs = msgs;
 	req.n_msgs = n;
-	req.max_tokens = jr->p->cfg.max_tokens < DRAFT_MIN_REPLY_TOKENS ?
-			 DRAFT_MIN_REPLY_TOKENS : jr->p->cfg.max_tokens;
+	req.max_tokens = provider_max_tokens(jr->p) < DRAFT_MIN_REPLY_TOKENS ?
+			 DRAFT_MIN_REPLY_TOKENS : provider_max_tokens(jr->p);
 	req.temperature = -1;
-	req.timeout_ms = left_ms < jr->p->cfg.timeout_ms ? (long)left_ms : jr->p->cfg.timeout_ms;
+	req.timeout_ms = left_ms < provider_timeout_ms(jr->p) ? (long)left_ms : provider_timeout_ms(jr->p);
 	req.schema = jr->schema;
 	req.schema_name = DRAFT_SCHEMA_NAME;
 	req.schema_description = "The proposed checkpoint: only what the conversation states";
@@ -591,7 +591,7 @@ static enum smr_rc pick_provider(struct runtime *rt, const struct draft_req *req
 	why = provider_unusable(*p);
 	if (why)
 		return smr_errf(err, SMR_EUNPROC, "cannot draft with %s: %s", name, why);
-	*model = req->model ? req->model : (*p)->cfg.default_model;
+	*model = req->model ? req->model : provider_default_model(*p);
 	n = strlen(*model);
 	if (!n || !utf8_valid(*model, n) || utf8_chars(*model, n) > MODEL_MAX_CHARS)
 		return smr_errf(err, SMR_EINVAL, "model must be 1 to %d characters of text",
@@ -625,7 +625,7 @@ static struct draft_task *task_new(const char *job_id, const struct draft_req *r
 
 	t->job_id = xstrdup(job_id);
 	t->session_id = xstrdup(req->session_id);
-	t->provider = xstrdup(p->name);
+	t->provider = xstrdup(provider_name(p));
 	t->model = xstrdup(model);
 	t->base = base;
 	t->upto = upto;
@@ -653,7 +653,7 @@ enum smr_rc draft_create(struct ops_ctx *ctx, struct runtime *rt, const struct d
 	ctx->new_id(id);
 	ctx->now(now);
 	j = (struct draft_job){ .id = id, .session_id = (char *)req->session_id,
-				.status = JOB_QUEUED, .provider = p->name, .model = (char *)model,
+				.status = JOB_QUEUED, .provider = (char *)provider_name(p), .model = (char *)model,
 				.created_at = now };
 	rc = store_job_create(ctx->st, &j, err);
 	if (rc)

@@ -27,8 +27,8 @@ static enum smr_rc op_providers(struct ops_ctx *ctx, const json_t *p, json_t **r
 		if (!pv)
 			continue;
 		why = provider_unusable(pv);
-		json_array_append_new(list, json_pack("{s:s, s:s, s:b, s:s?}", "name", pv->name,
-			"default_model", pv->cfg.default_model ? pv->cfg.default_model : "",
+		json_array_append_new(list, json_pack("{s:s, s:s, s:b, s:s?}", "name", provider_name(pv),
+			"default_model", provider_default_model(pv) ? provider_default_model(pv) : "",
 			"configured", !why, "reason", why));
 	}
 	*result = json_pack("{s:s?, s:o}", "default", rt ? rt->default_provider : NULL,
@@ -127,7 +127,7 @@ static enum smr_rc op_preview(struct ops_ctx *ctx, const json_t *p, json_t **res
 	if (!prov)
 		return smr_errf(err, SMR_EUNPROC,
 				"unknown provider '%s' (expected openai, anthropic or local)", name);
-	model = model ? model : prov->cfg.default_model;
+	model = model ? model : provider_default_model(prov);
 	budget = runtime_budget_for(ctx->rt, model);
 	rc = store_session_get(ctx->st, id, &pv.sn, err);
 	if (!rc)

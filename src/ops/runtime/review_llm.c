@@ -154,7 +154,7 @@ static enum smr_rc pick(struct runtime *rt, const json_t *params, struct provide
 	if (why)
 		return smr_errf(err, SMR_EPROVIDER, "%s: %s", name, why);
 	if (!*model)
-		*model = (*p)->cfg.default_model;
+		*model = provider_default_model(*p);
 	n = strlen(*model);
 	if (!n || !utf8_valid(*model, n) || utf8_chars(*model, n) > MODEL_MAX_CHARS)
 		return smr_errf(err, SMR_EINVAL, "model must be 1 to %d characters of text",
@@ -185,7 +185,7 @@ static enum smr_rc take_findings(const struct provider *p, const json_t *reply, 
 
 	if (!json_is_object(reply) || !json_is_array(findings))
 		return smr_errf(err, SMR_EPROVIDER, "%s: the review reply has no 'findings' list",
-				p->name);
+				provider_name(p));
 	json_array_foreach(findings, i, f) {
 		if (i >= REVIEW_LLM_MAX_FINDINGS)
 			break;

@@ -3,6 +3,7 @@
  * environment, the system preamble, context budgets per model and the nudge
  * threshold (see runtime.h).
  */
+#include "ops/runtime/generation.h"
 #include "ops/runtime/runtime.h"
 #include "util/sys.h"
 #include "util/xalloc.h"
@@ -83,6 +84,7 @@ struct runtime *runtime_new_from_env(void)
 		add_budget(rt, builtin_budgets[i].prefix, strlen(builtin_budgets[i].prefix),
 			   builtin_budgets[i].chars);
 	rt->nudge_threshold = sys_env_long("SMRITI_NUDGE_TURNS", 10, 1, LONG_MAX);
+	rt->gens = chat_gens_new();
 	return rt;
 }
 
@@ -90,8 +92,11 @@ void runtime_free(struct runtime *rt)
 {
 	if (!rt)
 		return;
+	chat_generations_stop(rt);
+	/* the loops end calls still running (INTERRUPTED) before the generations go */
 	for (int i = 0; i < RT_PROVIDERS; i++)
 		provider_free(rt->providers[i]);
+	chat_gens_free(rt->gens);
 	for (size_t i = 0; i < rt->n_budgets; i++)
 		free(rt->budgets[i].model_prefix);
 	free(rt->budgets);
@@ -110,7 +115,7 @@ enum smr_rc runtime_required(const struct ops_ctx *ctx, struct smr_err *err)
 struct provider *runtime_provider(const struct runtime *rt, const char *name)
 {
 	for (int i = 0; i < RT_PROVIDERS; i++)
-		if (rt->providers[i] && !strcmp(rt->providers[i]->name, name))
+		if (rt->providers[i] && !strcmp(provider_name(rt->providers[i]), name))
 			return rt->providers[i];
 	return NULL;
 }

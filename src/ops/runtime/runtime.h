@@ -36,6 +36,8 @@
 #define RT_MESSAGE_MAX_CHARS 200000     /* one chat message */
 #define RT_TITLE_MAX_CHARS 200
 
+struct chat_gens;
+
 struct rt_budget {
 	char *model_prefix;
 	size_t chars;
@@ -50,6 +52,7 @@ struct runtime {
 	size_t n_budgets;
 	int64_t nudge_threshold;         /* SMRITI_NUDGE_TURNS, else 10 */
 	struct draft_runner *drafts;     /* draft job workers (draft.h); NULL: run inline */
+	struct chat_gens *gens;          /* replies being generated (generation.h) */
 };
 
 /*
@@ -115,13 +118,18 @@ struct chat_send_req {
 };
 
 /*
- * Sends one message; see runtime.h's header comment for the boundary and
- * docs/providers.md for the result document.  The user turn is stored
- * before the provider is called.  On a provider failure the turn stays with
- * its error recorded, the call returns SMR_EPROVIDER or SMR_ETIMEOUT, and
- * *result is still set to {user_turn, error, context}.  A send repeating a
- * failed, unanswered last user turn reuses it instead of adding another.
- * *result is a new reference in both cases (caller json_decref()s).
+ * Sends one message and waits for the reply (generation.h's
+ * chat_send_start, for callers that want the whole answer); see runtime.h's
+ * header comment for the boundary and docs/providers.md for the result
+ * document.  The user turn is stored before the provider is called.  The
+ * reply is stored with its status (complete, truncated, stopped, or error /
+ * interrupted with the text received).  When the provider failed before
+ * any text came, the user turn keeps the error, the call returns
+ * SMR_EPROVIDER or SMR_ETIMEOUT, and *result is still set to {generation,
+ * user_turn, error, context}.  A send repeating a failed, unanswered last
+ * user turn reuses it instead of adding another.  SMR_ECONFLICT while the
+ * session has a reply running.  *result is a new reference whenever set
+ * (caller json_decref()s).
  */
 enum smr_rc chat_send(struct ops_ctx *ctx, struct runtime *rt, const struct chat_send_req *req,
 		      json_t **result, struct smr_err *err);

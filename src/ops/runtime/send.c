@@ -1,18 +1,27 @@
 /*
  * send.c -- chat.send: store the user's turn, rebuild the context from the
- * store, call the provider, store the reply, and say whether to checkpoint.
+ * store, stream the provider's reply, store it, and say whether to
+ * checkpoint.
  *
- *   validate --ok--> store user turn --> assemble context --> provider
- *      |                  (or reuse a failed,       |            |  \--fail--> record error on the
- *      |                   unanswered one)          |            |             user turn, return it
- *   422/400, nothing written                        |           ok--> store reply --> nudge
+ *   validate --ok--> generation (409 if one runs) --> store user turn
+ *      |              (or reuse a failed, unanswered one) --> assemble context
+ *   422/400, nothing written                                       |
+ *                                 provider call on its event loop <+  (chat_send_start returns)
+ *                                   | deltas --> generation events
+ *                                   v end (loop thread)
+ *               finisher thread: store the reply with its status (complete, truncated,
+ *               stopped, error with the partial text, interrupted), or, when nothing
+ *               arrived and the call failed, the error on the user turn --> nudge
+ *               --> final event (generation.h)
  *
  * Nothing is written before validation passes.  The context is rebuilt on
  * every send, so switching provider or model keeps the session and its
  * context (DECISIONS.md, "Why provider switching does not create a new
  * session").
  */
+#include "ops/runtime/generation.h"
 #include "ops/runtime/runtime.h"
+#include "provider/loop.h"
 #include "domain/context.h"
 #include "domain/nudge.h"
 #include "util/sys.h"
@@ -27,11 +36,11 @@
 #define WINDOW_ALL 2048         /* sessions this long are read whole */
 
 struct send {
-	struct ops_ctx *ctx;
+	struct ops_ctx *ctx;           /* the caller's while starting; the finisher's after */
 	struct runtime *rt;
-	const struct chat_send_req *req;
+	const struct chat_send_req *req;  /* while starting only */
 	struct provider *p;
-	const char *model;
+	char *model;
 	struct session sn;
 	struct checkpoint ck;
 	int has_ck;
@@ -44,10 +53,18 @@ struct send {
 	int64_t window;                /* turns with base < seq <= window were not loaded */
 	struct context cx;
 	size_t budget;
-	struct provider_resp resp;
+	struct generation gen;         /* its row */
+	int gen_stored;                /* the row exists: it must end */
+	struct chat_gen *g;            /* the generation owning this send (borrowed) */
+	/* the call's outcome, written on the loop thread before the finish is queued */
+	enum provider_end end;
+	struct smr_err perr;
+	char *finish_reason;
+	int64_t prompt_tokens, completion_tokens;
+	int64_t provider_us;
 	struct turn reply;
-	int64_t t0, provider_us;
-	int64_t cpu0;                  /* thread CPU time at the start */
+	int64_t t0;
+	int64_t cpu_us;                /* thread CPU time spent preparing */
 };
 
 static int64_t thread_cpu_us(void)
@@ -90,14 +107,14 @@ static enum smr_rc pick_provider(struct send *s, struct smr_err *err)
 	if (!s->p)
 		return smr_errf(err, SMR_EUNPROC,
 				"unknown provider '%s' (expected openai, anthropic or local)", name);
-	s->model = s->req->model ? s->req->model : s->p->cfg.default_model;
+	s->model = xstrdup(s->req->model ? s->req->model : provider_default_model(s->p));
 	n = strlen(s->model);
 	if (!n || !utf8_valid(s->model, n) || utf8_chars(s->model, n) > MODEL_MAX_CHARS)
 		return smr_errf(err, SMR_EINVAL, "model must be 1 to %d characters of text",
 				MODEL_MAX_CHARS);
 	why = provider_unusable(s->p);
 	if (why)
-		return smr_errf(err, SMR_EPROVIDER, "%s: %s", s->p->name, why);
+		return smr_errf(err, SMR_EPROVIDER, "%s: %s", provider_name(s->p), why);
 	return SMR_OK;
 }
 
@@ -166,7 +183,8 @@ static enum smr_rc find_retry(struct send *s, struct smr_err *err)
 	return rc;
 }
 
-static enum smr_rc store_user_turn(struct send *s, struct smr_err *err)
+/* The user turn to store (begin_generation stores it), or the failed one reused. */
+static enum smr_rc user_turn(struct send *s, struct smr_err *err)
 {
 	char now[32];
 	enum smr_rc rc = find_retry(s, err);
@@ -176,15 +194,11 @@ static enum smr_rc store_user_turn(struct send *s, struct smr_err *err)
 	s->ctx->now(now);
 	s->user = (struct turn){
 		.session_id = xstrdup(s->sn.id), .role = xstrdup("user"),
-		.content = xstrdup(s->req->message), .provider = xstrdup(s->p->name),
+		.content = xstrdup(s->req->message), .provider = xstrdup(provider_name(s->p)),
 		.model = xstrdup(s->model), .prompt_tokens = -1, .completion_tokens = -1,
 		.latency_ms = -1, .created_at = xstrdup(now),
 	};
-	rc = store_turn_append(s->ctx->st, &s->user, s->sn.last_seq, err);
-	if (rc == SMR_ECONFLICT)
-		rc = smr_errf(err, SMR_ECONFLICT, "session '%s' got a new turn while this message"
-			      " was being sent; reload it and send again", s->sn.id);
-	return rc;
+	return SMR_OK;
 }
 
 /* Sets n_turns to the loaded turns before the user's; with count, returns their characters. */
@@ -257,55 +271,6 @@ static enum smr_rc assemble(struct send *s, struct smr_err *err)
 	return SMR_OK;
 }
 
-static enum smr_rc call_provider(struct send *s, struct smr_err *err)
-{
-	struct provider_msg *msgs = xcalloc(s->cx.n_msgs, sizeof(*msgs));
-	struct provider_req req = { 0 };
-	int64_t t0 = sys_monotonic_us();
-	enum smr_rc rc;
-
-	for (size_t i = 0; i < s->cx.n_msgs; i++)
-		msgs[i] = (struct provider_msg){ s->cx.msgs[i].role, s->cx.msgs[i].content };
-	req.model = s->model;
-	req.system = s->cx.system;
-	req.msgs = msgs;
-	req.n_msgs = s->cx.n_msgs;
-	req.temperature = -1;
-	rc = provider_complete(s->p, &req, &s->resp, err);
-	/* the provider's share is its HTTP time; building and parsing bodies is ours */
-	s->provider_us = rc ? sys_monotonic_us() - t0 : s->resp.http_us;
-	free(msgs);
-	return rc;
-}
-
-static enum smr_rc store_reply(struct send *s, struct smr_err *err)
-{
-	char now[32];
-	enum smr_rc rc = SMR_OK;
-
-	if (s->reused) {
-		rc = store_turn_set_error(s->ctx->st, s->user.id, NULL, err);
-		free(s->user.error);
-		s->user.error = NULL;
-	}
-	if (rc)
-		return rc;
-	s->ctx->now(now);
-	s->reply = (struct turn){
-		.session_id = xstrdup(s->sn.id), .role = xstrdup("assistant"),
-		.content = xstrdup(s->resp.text), .provider = xstrdup(s->p->name),
-		.model = xstrdup(s->model), .prompt_tokens = s->resp.prompt_tokens,
-		.completion_tokens = s->resp.completion_tokens,
-		.latency_ms = s->resp.latency_us / 1000, .created_at = xstrdup(now),
-	};
-	/* never lose a paid-for reply to a race: append after whatever is last */
-	rc = store_turn_append(s->ctx->st, &s->reply, -1, err);
-	if (rc)
-		store_turn_set_error(s->ctx->st, s->user.id,
-				     "the reply could not be stored", NULL);
-	return rc;
-}
-
 static json_t *seq_array(const int64_t *v, size_t n)
 {
 	json_t *a = json_array();
@@ -342,7 +307,7 @@ static json_t *context_json(const struct send *s)
 	json_object_set_new(o, "timing", json_pack("{s:I, s:I, s:I}",
 		"total_us", (json_int_t)(sys_monotonic_us() - s->t0),
 		"provider_us", (json_int_t)s->provider_us,
-		"cpu_us", (json_int_t)(thread_cpu_us() - s->cpu0)));
+		"cpu_us", (json_int_t)s->cpu_us));
 	return o;
 }
 
@@ -370,19 +335,6 @@ static enum smr_rc nudge_json(struct send *s, json_t **out, struct smr_err *err)
 	return SMR_OK;
 }
 
-/* The provider failed: keep the user turn, record the error, describe both. */
-static enum smr_rc record_failure(struct send *s, enum smr_rc failure, json_t **result,
-				  struct smr_err *err)
-{
-	/* a store failure here must not hide the provider's message */
-	store_turn_set_error(s->ctx->st, s->user.id, err->msg, NULL);
-	free(s->user.error);
-	s->user.error = xstrdup(err->msg);
-	*result = json_pack("{s:o, s:s, s:o}", "user_turn", ops_turn_json(&s->user),
-			    "error", err->msg, "context", context_json(s));
-	return failure;
-}
-
 static enum smr_rc prepare(struct send *s, struct smr_err *err)
 {
 	enum smr_rc rc;
@@ -403,46 +355,366 @@ static enum smr_rc prepare(struct send *s, struct smr_err *err)
 	return rc;
 }
 
-static void send_release(struct send *s)
+/* ---- the generation row ---- */
+
+/* The generation's row and the user's turn, in one transaction (409 while one runs). */
+static enum smr_rc begin_generation(struct send *s, struct smr_err *err)
 {
+	char id[37], now[32];
+	enum smr_rc rc;
+
+	s->ctx->new_id(id);
+	s->ctx->now(now);
+	s->gen = (struct generation){
+		.id = xstrdup(id), .session_id = xstrdup(s->sn.id), .status = xstrdup("running"),
+		.provider = xstrdup(provider_name(s->p)), .model = xstrdup(s->model),
+		.user_seq = s->reused ? s->user.seq : -1, .assistant_seq = -1,
+		.created_at = xstrdup(now),
+	};
+	rc = store_generation_begin(s->ctx->st, &s->gen, s->reused ? NULL : &s->user,
+				    s->sn.last_seq, err);
+	s->gen_stored = !rc;
+	return rc;
+}
+
+/* Ends the row with status (and error), storing reply (may be NULL) in the same transaction. */
+static enum smr_rc end_generation(struct send *s, const char *status, const char *error,
+				  struct turn *reply, struct smr_err *err)
+{
+	char now[32];
+
+	s->ctx->now(now);
+	free(s->gen.status);
+	s->gen.status = xstrdup(status);
+	free(s->gen.error);
+	s->gen.error = error ? xstrdup(error) : NULL;
+	free(s->gen.finished_at);
+	s->gen.finished_at = xstrdup(now);
+	s->gen_stored = 0;
+	return store_generation_end(s->ctx->st, &s->gen, reply, err);
+}
+
+/* ---- the provider call (callbacks on the provider's loop thread) ---- */
+
+static void on_delta(void *ud, const char *text, size_t len)
+{
+	gen_delta(ud, text, len);
+}
+
+static void take_outcome(struct chat_gen *g, const struct provider_outcome *o)
+{
+	struct send *s = gen_send(g);
+
+	s->end = o->end;
+	if (o->err)
+		s->perr = *o->err;
+	s->finish_reason = o->finish_reason ? xstrdup(o->finish_reason) : NULL;
+	s->prompt_tokens = o->usage.prompt_tokens;
+	s->completion_tokens = o->usage.completion_tokens;
+	s->provider_us = o->latency_us;
+	gen_call_ended(g);
+}
+
+static void on_end(void *ud, const struct provider_outcome *o)
+{
+	take_outcome(ud, o);
+}
+
+static enum smr_rc start_call(struct send *s, struct provider_stream **ps, struct smr_err *err)
+{
+	static const struct provider_stream_cbs cbs = {
+		.on_delta = on_delta, .on_done = on_end, .on_error = on_end,
+	};
+	struct provider_msg *msgs = xcalloc(s->cx.n_msgs, sizeof(*msgs));
+	struct provider_req req = { 0 };
+	enum smr_rc rc;
+
+	for (size_t i = 0; i < s->cx.n_msgs; i++)
+		msgs[i] = (struct provider_msg){ s->cx.msgs[i].role, s->cx.msgs[i].content };
+	req.model = s->model;
+	req.system = s->cx.system;
+	req.msgs = msgs;
+	req.n_msgs = s->cx.n_msgs;
+	req.temperature = -1;
+	rc = provider_stream_start(s->p, &req, &cbs, s->g, ps, err);
+	free(msgs);
+	return rc;
+}
+
+/* ---- the finish (finisher thread, or chat_send's caller) ---- */
+
+static const char *status_for(const struct send *s, struct chat_gen *g)
+{
+	switch (s->end) {
+	case PROVIDER_END_COMPLETE:
+		return TURN_COMPLETE;
+	case PROVIDER_END_TRUNCATED:
+		return TURN_TRUNCATED;
+	case PROVIDER_END_STOPPED:
+		return gen_shutting_down(g) ? TURN_INTERRUPTED : TURN_STOPPED;
+	case PROVIDER_END_INTERRUPTED:
+		return TURN_INTERRUPTED;
+	case PROVIDER_END_ERROR:
+		break;
+	}
+	return TURN_ERROR;
+}
+
+/* s->reply and the row's end, from the text received (taken); no I/O. */
+static void build_reply(struct send *s, char *text, const char *status)
+{
+	char now[32];
+
+	s->ctx->now(now);
+	s->reply = (struct turn){
+		.session_id = xstrdup(s->sn.id), .role = xstrdup("assistant"),
+		.content = text, .provider = xstrdup(provider_name(s->p)),
+		.model = xstrdup(s->model), .prompt_tokens = s->prompt_tokens,
+		.completion_tokens = s->completion_tokens,
+		.latency_ms = s->provider_us / 1000, .created_at = xstrdup(now),
+		.status = xstrdup(status),
+		.error = !strcmp(status, TURN_ERROR) || !strcmp(status, TURN_INTERRUPTED) ?
+			 xstrdup(s->perr.msg[0] ? s->perr.msg : "the reply was cut off") : NULL,
+	};
+	free(s->gen.status);
+	s->gen.status = xstrdup(status);
+	free(s->gen.error);
+	s->gen.error = s->reply.error ? xstrdup(s->reply.error) : NULL;
+	free(s->gen.finished_at);
+	s->gen.finished_at = xstrdup(now);
+	s->gen_stored = 0;
+}
+
+static enum smr_rc store_reply(struct send *s, char *text, const char *status,
+			       struct smr_err *err)
+{
+	enum smr_rc rc = SMR_OK;
+
+	if (s->reused) {
+		rc = store_turn_set_error(s->ctx->st, s->user.id, NULL, err);
+		free(s->user.error);
+		s->user.error = NULL;
+	}
+	if (rc) {
+		free(text);
+		return rc;
+	}
+	build_reply(s, text, status);
+	/* never lose a paid-for reply to a race: appended after whatever is last */
+	rc = store_generation_end(s->ctx->st, &s->gen, &s->reply, err);
+	if (rc) {
+		store_turn_set_error(s->ctx->st, s->user.id, "the reply could not be stored", NULL);
+		turn_release(&s->reply);
+	}
+	return rc;
+}
+
+static json_t *error_member(enum smr_rc rc, const char *msg)
+{
+	return json_pack("{s:s, s:s}", "code", smr_rc_name(rc), "message", msg);
+}
+
+/* Nothing arrived and the call failed: the error goes on the user turn, as before streaming. */
+static void finish_failed(struct send *s, struct chat_gen *g, const char *status)
+{
+	struct smr_err e = s->perr;
+	enum smr_rc rc = e.code ? e.code : SMR_EPROVIDER;
+	json_t *doc;
+
+	if (!e.msg[0])
+		smr_errf(&e, rc, "%s: the reply failed", provider_name(s->p));
+	/* a store failure here must not hide the provider's message */
+	store_turn_set_error(s->ctx->st, s->user.id, e.msg, NULL);
+	free(s->user.error);
+	s->user.error = xstrdup(e.msg);
+	end_generation(s, status, e.msg, NULL, NULL);
+	doc = json_pack("{s:o, s:o, s:o, s:o}", "error", error_member(rc, e.msg),
+			"generation", ops_generation_json(&s->gen), "user_turn",
+			ops_turn_json(&s->user), "context", context_json(s));
+	gen_end(g, "error", doc, rc, &e);
+}
+
+/* The end of a send whose reply is stored: the nudge, the final event. */
+static void finish_stored(struct send *s, struct chat_gen *g)
+{
+	const char *status = s->gen.status;
+	int failed = !strcmp(status, TURN_ERROR) || !strcmp(status, TURN_INTERRUPTED);
+	struct smr_err e = SMR_ERR_INIT;
+	json_t *nudge = NULL, *doc;
+	enum smr_rc rc;
+
+	if (nudge_json(s, &nudge, &e))
+		nudge = json_null();    /* the reply is stored; the hint is not worth failing it */
+	doc = json_pack("{s:o, s:o, s:o, s:o, s:o}", "generation", ops_generation_json(&s->gen),
+			"user_turn", ops_turn_json(&s->user), "assistant_turn",
+			ops_turn_json(&s->reply), "context", context_json(s), "nudge", nudge);
+	if (!failed) {
+		gen_end(g, "done", doc, SMR_OK, NULL);
+		return;
+	}
+	rc = s->perr.code ? s->perr.code : SMR_EUNAVAIL;
+	json_object_set_new(doc, "error", error_member(rc, s->reply.error));
+	smr_errf(&e, rc, "%s", s->reply.error);
+	gen_end(g, "error", doc, rc, &e);
+}
+
+/* Status and error of a call that ended; 1 when its reply can go in a batch. */
+static int finish_begin(struct ops_ctx *ctx, struct chat_gen *g, const char **status)
+{
+	struct send *s = gen_send(g);
+	int failed;
+
+	s->ctx = ctx;
+	*status = status_for(s, g);
+	failed = !strcmp(*status, TURN_ERROR) || !strcmp(*status, TURN_INTERRUPTED);
+	if (failed && !s->perr.code)
+		smr_errf(&s->perr, SMR_EUNAVAIL, "%s: the server stopped during the reply",
+			 provider_name(s->p));
+	return !s->reused && !(failed && !gen_text_len(g));
+}
+
+void send_finish(struct ops_ctx *ctx, struct chat_gen *g)
+{
+	struct send *s = gen_send(g);
+	struct smr_err e = SMR_ERR_INIT;
+	const char *status;
+	char *text;
+
+	finish_begin(ctx, g, &status);
+	text = gen_text(g);
+	if ((!strcmp(status, TURN_ERROR) || !strcmp(status, TURN_INTERRUPTED)) && !*text) {
+		free(text);
+		finish_failed(s, g, status);
+		return;
+	}
+	if (store_reply(s, text, status, &e)) {
+		s->perr = e;
+		finish_failed(s, g, TURN_ERROR);
+		return;
+	}
+	finish_stored(s, g);
+}
+
+void send_finish_batch(struct ops_ctx *ctx, struct chat_gen **gs, size_t n)
+{
+	struct generation **rows = xcalloc(n ? n : 1, sizeof(*rows));
+	struct turn **replies = xcalloc(n ? n : 1, sizeof(*replies));
+	struct chat_gen **batch = xcalloc(n ? n : 1, sizeof(*batch));
+	struct smr_err e = SMR_ERR_INIT;
+	const char *status;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct send *s = gen_send(gs[i]);
+
+		if (!finish_begin(ctx, gs[i], &status)) {
+			send_finish(ctx, gs[i]);
+			continue;
+		}
+		build_reply(s, gen_text(gs[i]), status);
+		batch[k] = gs[i];
+		rows[k] = &s->gen;
+		replies[k++] = &s->reply;
+	}
+	/* one transaction for them all; if it fails, each on its own (one bad row spoils none) */
+	if (k && store_generation_end_many(ctx->st, rows, replies, k, &e)) {
+		for (size_t i = 0; i < k; i++) {
+			struct send *s = gen_send(batch[i]);
+
+			if (store_generation_end(ctx->st, &s->gen, &s->reply, &e)) {
+				store_turn_set_error(ctx->st, s->user.id,
+						     "the reply could not be stored", NULL);
+				turn_release(&s->reply);
+				s->perr = e;
+				finish_failed(s, batch[i], TURN_ERROR);
+				batch[i] = NULL;
+			}
+		}
+	}
+	for (size_t i = 0; i < k; i++)
+		if (batch[i])
+			finish_stored(gen_send(batch[i]), batch[i]);
+	free(rows);
+	free(replies);
+	free(batch);
+}
+
+void send_free(struct send *s)
+{
+	if (!s)
+		return;
+	free(s->model);
 	session_release(&s->sn);
 	checkpoint_release(&s->ck);
 	turn_release(&s->user);
 	turns_free(s->turns, s->n_loaded);
 	context_release(&s->cx);
-	provider_resp_release(&s->resp);
+	generation_release(&s->gen);
+	free(s->finish_reason);
 	turn_release(&s->reply);
+	free(s);
+}
+
+/* A failure after the row was made: the row ends as an error, so the session is free again. */
+static enum smr_rc abandon(struct send *s, enum smr_rc rc, struct smr_err *err)
+{
+	if (s->gen_stored) {
+		store_turn_set_error(s->ctx->st, s->user.id, err->msg, NULL);
+		end_generation(s, TURN_ERROR, err->msg, NULL, NULL);
+	}
+	send_free(s);
+	return rc;
+}
+
+enum smr_rc chat_send_start(struct ops_ctx *ctx, struct runtime *rt,
+			    const struct chat_send_req *req, struct chat_gen **out,
+			    struct smr_err *err)
+{
+	struct send *s = xcalloc(1, sizeof(*s));
+	int64_t cpu0 = thread_cpu_us();
+	struct provider_stream *ps = NULL;
+	struct chat_gen *g;
+	enum smr_rc rc;
+
+	*out = NULL;
+	*s = (struct send){ .ctx = ctx, .rt = rt, .req = req, .t0 = sys_monotonic_us() };
+	rc = prepare(s, err);
+	if (!rc)
+		rc = user_turn(s, err);
+	if (!rc)
+		rc = begin_generation(s, err);
+	if (!rc)
+		rc = assemble(s, err);
+	if (rc)
+		return abandon(s, rc, err);
+	s->req = NULL;
+	s->cpu_us = thread_cpu_us() - cpu0;
+	g = gen_new(rt, s->gen.id, s->sn.id);
+	s->g = g;
+	gen_attach(g, s, NULL);
+	gen_event(g, "generation", json_pack("{s:o, s:o}", "generation",
+					     ops_generation_json(&s->gen), "user_turn",
+					     ops_turn_json(&s->user)));
+	if (start_call(s, &ps, &s->perr)) {
+		s->end = PROVIDER_END_ERROR;
+		gen_call_ended(g);
+	} else {
+		gen_set_stream(g, ps);
+	}
+	*out = g;
+	return SMR_OK;
 }
 
 enum smr_rc chat_send(struct ops_ctx *ctx, struct runtime *rt, const struct chat_send_req *req,
 		      json_t **result, struct smr_err *err)
 {
-	struct send s = { .ctx = ctx, .rt = rt, .req = req, .t0 = sys_monotonic_us(),
-			  .cpu0 = thread_cpu_us() };
-	json_t *nudge = NULL;
-	enum smr_rc rc;
+	struct chat_gen *g = NULL;
+	enum smr_rc rc = chat_send_start(ctx, rt, req, &g, err);
 
-	rc = prepare(&s, err);
-	if (!rc)
-		rc = store_user_turn(&s, err);
-	if (!rc)
-		rc = assemble(&s, err);
-	if (!rc) {
-		rc = call_provider(&s, err);
-		if (rc == SMR_EPROVIDER || rc == SMR_ETIMEOUT) {
-			rc = record_failure(&s, rc, result, err);
-			goto out;
-		}
-	}
-	if (!rc)
-		rc = store_reply(&s, err);
-	if (!rc)
-		rc = nudge_json(&s, &nudge, err);
-	if (!rc)
-		*result = json_pack("{s:o, s:o, s:o, s:o}", "user_turn", ops_turn_json(&s.user),
-				    "assistant_turn", ops_turn_json(&s.reply),
-				    "context", context_json(&s), "nudge", nudge);
-out:
-	send_release(&s);
+	if (rc)
+		return rc;
+	gen_wait(g, ctx);
+	rc = chat_gen_result(g, result, err);
+	chat_gen_unref(g);
 	return rc;
 }

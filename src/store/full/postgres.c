@@ -61,6 +61,8 @@ enum stmt {
 	Q_SESSION_INSERT, Q_SESSION_GET, Q_SESSION_LIST, Q_SESSION_LOCK, Q_LAST_SEQ, Q_SEQ_CHECK,
 	Q_TURN_INSERT, Q_TURN_SET_ERROR, Q_TURN_LIST, Q_TURNS_SINCE_HEAD,
 	Q_JOB_INSERT, Q_JOB_GET, Q_JOB_UPDATE, Q_JOB_FAIL_UNFINISHED,
+	Q_GEN_INSERT, Q_GEN_GET, Q_GEN_RUNNING, Q_GEN_UPDATE, Q_GEN_INTERRUPT_TURNS,
+	Q_GEN_INTERRUPT,
 	Q_COUNT
 };
 
@@ -120,7 +122,11 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
 
 #define TURN_COLS \
 	"SELECT id, session_id, sequence_number, role, content, provider, model," \
-	" prompt_tokens, completion_tokens, latency_ms, error, created_at FROM turns"
+	" prompt_tokens, completion_tokens, latency_ms, error, created_at, status FROM turns"
+
+#define GEN_COLS \
+	"SELECT id, session_id, status, provider, model, user_turn_seq, assistant_turn_seq," \
+	" error, created_at, finished_at FROM generations"
 
 #define JOB_COLS \
 	"SELECT id, session_id, status, provider, model, result, error, created_at," \
@@ -194,9 +200,9 @@ static const char *const stmt_sql[Q_COUNT] = {
 	/* the session's next number: its row is locked (Q_SESSION_LOCK) or new */
 	[Q_TURN_INSERT] =
 		"INSERT INTO turns (session_id, sequence_number, role, content, provider, model,"
-		" prompt_tokens, completion_tokens, latency_ms, error, created_at)"
+		" prompt_tokens, completion_tokens, latency_ms, error, created_at, status)"
 		" VALUES ($1::text, (SELECT COALESCE(MAX(sequence_number), 0) + 1 FROM turns"
-		" WHERE session_id = $1::text), $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+		" WHERE session_id = $1::text), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
 		" RETURNING id, sequence_number",
 	[Q_TURN_SET_ERROR] = "UPDATE turns SET error = $1 WHERE id = $2",
 	[Q_TURN_LIST] = TURN_COLS " WHERE session_id = $1 AND sequence_number > $2"
@@ -217,6 +223,21 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_JOB_FAIL_UNFINISHED] =
 		"UPDATE draft_jobs SET status = 'failed', error = $1, finished_at = $2"
 		" WHERE status IN ('queued', 'running')",
+	[Q_GEN_INSERT] =
+		"INSERT INTO generations (id, session_id, status, provider, model, user_turn_seq,"
+		" created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+	[Q_GEN_GET] = GEN_COLS " WHERE id = $1",
+	[Q_GEN_RUNNING] = GEN_COLS " WHERE session_id = $1 AND status = 'running'",
+	[Q_GEN_UPDATE] =
+		"UPDATE generations SET status = $1, user_turn_seq = $2, assistant_turn_seq = $3,"
+		" error = COALESCE($4, error), finished_at = COALESCE($5, finished_at) WHERE id = $6",
+	[Q_GEN_INTERRUPT_TURNS] =
+		"UPDATE turns t SET error = $1 FROM generations g WHERE g.status = 'running'"
+		" AND g.session_id = t.session_id AND t.sequence_number = g.user_turn_seq"
+		" AND t.error IS NULL AND ($2::text IS NULL OR g.created_at < $2::text)",
+	[Q_GEN_INTERRUPT] =
+		"UPDATE generations SET status = 'interrupted', error = $1, finished_at = $2"
+		" WHERE status = 'running' AND ($3::text IS NULL OR created_at < $3::text)",
 };
 
 /* ---- the handle ---- */
@@ -852,6 +873,18 @@ static void pg_txn_rollback(struct store *st)
 	    !pipe_sync(s, NULL))
 		pipe_drain(s, NULL);
 	pipe_end(s);
+}
+
+/* Has the server flush what it has done so far and reads it (txn_flush). */
+static enum smr_rc pg_txn_flush(struct store *st, struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+
+	if (!in_pipeline(s) || s->pipe_read == s->npipe)
+		return SMR_OK;
+	if (!PQsendFlushRequest(s->conn) || PQflush(s->conn))
+		return pipe_send_failed(s, "sending statements", err);
+	return pipe_drain(s, err);
 }
 
 static int pg_txn_not_started(struct store *st)
@@ -1651,6 +1684,7 @@ static enum smr_rc insert_turn(struct store *st, struct turn *t, struct smr_err 
 	p_int_or_null(&p, t->latency_ms);
 	p_text(&p, t->error);
 	p_text(&p, t->created_at);
+	p_text(&p, t->status);
 	return row(P(st), Q_TURN_INSERT, &p, &(struct pipe_entry){ .take = take_turn, .out = t,
 		   .what = "writing a turn" }, err);
 }
@@ -1679,6 +1713,7 @@ static void read_turn(const PGresult *r, int row, struct turn *t)
 	t->latency_ms = col_int_or_neg(r, row, 9);
 	t->error = col_text(r, row, 10);
 	t->created_at = col_text(r, row, 11);
+	t->status = col_text(r, row, 12);
 }
 
 static enum smr_rc pg_turn_list(struct store *st, const char *session_id, int64_t after_seq,
@@ -1801,6 +1836,107 @@ static enum smr_rc pg_job_fail_unfinished(struct store *st, const char *reason,
 	return rc;
 }
 
+/* ---- generations ---- */
+
+static enum smr_rc pg_generation_insert(struct store *st, const struct generation *g,
+					struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	struct params p = { .n = 0 };
+	enum smr_rc rc;
+
+	p_text(&p, g->id);
+	p_text(&p, g->session_id);
+	p_text(&p, g->status);
+	p_text(&p, g->provider);
+	p_text(&p, g->model);
+	p_int_or_null(&p, g->user_seq);
+	p_text(&p, g->created_at);
+	rc = run_done(s, Q_GEN_INSERT, &p, "starting a generation", err);
+	if (rc && state_is(s, "23505"))
+		return SMR_ECONFLICT;
+	return rc;
+}
+
+static enum smr_rc read_generation(struct pg_store *s, enum stmt q, const char *key,
+				   struct generation *out, struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	enum smr_rc rc;
+
+	memset(out, 0, sizeof(*out));
+	p_text(&p, key);
+	rc = read1(s, q, &p, &r, "reading a generation", err);
+	if (!rc && PQntuples(r) == 0)
+		rc = SMR_ENOTFOUND;
+	if (!rc) {
+		out->id = col_text(r, 0, 0);
+		out->session_id = col_text(r, 0, 1);
+		out->status = col_text(r, 0, 2);
+		out->provider = col_text(r, 0, 3);
+		out->model = col_text(r, 0, 4);
+		out->user_seq = col_int_or_neg(r, 0, 5);
+		out->assistant_seq = col_int_or_neg(r, 0, 6);
+		out->error = col_text(r, 0, 7);
+		out->created_at = col_text(r, 0, 8);
+		out->finished_at = col_text(r, 0, 9);
+	}
+	PQclear(r);
+	return rc;
+}
+
+static enum smr_rc pg_generation_get(struct store *st, const char *id, struct generation *out,
+				     struct smr_err *err)
+{
+	return read_generation(P(st), Q_GEN_GET, id, out, err);
+}
+
+static enum smr_rc pg_generation_running(struct store *st, const char *session_id,
+					 struct generation *out, struct smr_err *err)
+{
+	return read_generation(P(st), Q_GEN_RUNNING, session_id, out, err);
+}
+
+static enum smr_rc pg_generation_update(struct store *st, const struct generation *g,
+					struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+
+	p_text(&p, g->status);
+	p_int_or_null(&p, g->user_seq);
+	p_int_or_null(&p, g->assistant_seq);
+	p_text(&p, g->error);
+	p_text(&p, g->finished_at);
+	p_text(&p, g->id);
+	return run_done(P(st), Q_GEN_UPDATE, &p, "updating a generation", err);
+}
+
+static enum smr_rc pg_generation_interrupt(struct store *st, const char *reason,
+					   const char *now, const char *before, size_t *n,
+					   struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	enum smr_rc rc;
+
+	p_text(&p, reason);
+	p_text(&p, before);
+	rc = run_done(s, Q_GEN_INTERRUPT_TURNS, &p, "interrupting generations", err);
+	if (rc)
+		return rc;
+	p = (struct params){ .n = 0 };
+	p_text(&p, reason);
+	p_text(&p, now);
+	p_text(&p, before);
+	rc = run(s, Q_GEN_INTERRUPT, &p, &r, "interrupting generations", err);
+	if (!rc && n)
+		*n = (size_t)strtoull(PQcmdTuples(r), NULL, 10);
+	PQclear(r);
+	return rc;
+}
+
 const struct store_ops store_postgres_ops = {
 	.shared = 1,
 	.name = "postgres",
@@ -1819,6 +1955,7 @@ const struct store_ops store_postgres_ops = {
 	.turn_insert = insert_turn,
 	.head_get = pg_head_get,
 	.txn_not_started = pg_txn_not_started,
+	.txn_flush = pg_txn_flush,
 	.space_create = pg_space_create,
 	.space_get = pg_space_get,
 	.space_list = pg_space_list,
@@ -1838,4 +1975,9 @@ const struct store_ops store_postgres_ops = {
 	.job_get = pg_job_get,
 	.job_update = pg_job_update,
 	.job_fail_unfinished = pg_job_fail_unfinished,
+	.generation_insert = pg_generation_insert,
+	.generation_get = pg_generation_get,
+	.generation_running = pg_generation_running,
+	.generation_update = pg_generation_update,
+	.generation_interrupt = pg_generation_interrupt,
 };

@@ -98,6 +98,22 @@ static const char *const postgres_migrations[] = {
 	"  WHERE status IN ('queued', 'running');",
 	/* 2: the nudge counts a Space's turns newer than its HEAD on every send */
 	"CREATE INDEX turns_by_session_time ON turns(session_id, created_at);",
+	/* N: streaming replies (issue 10); as schema_sqlite.h */
+	"ALTER TABLE turns ADD COLUMN status TEXT;"
+	"CREATE TABLE generations ("
+	"  id TEXT COLLATE \"C\" PRIMARY KEY,"
+	"  session_id TEXT COLLATE \"C\" NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,"
+	"  status TEXT NOT NULL,"
+	"  provider TEXT,"
+	"  model TEXT,"
+	"  user_turn_seq BIGINT,"
+	"  assistant_turn_seq BIGINT,"
+	"  error TEXT,"
+	"  created_at TEXT COLLATE \"C\" NOT NULL,"
+	"  finished_at TEXT);"
+	"CREATE UNIQUE INDEX generations_running ON generations(session_id)"
+	"  WHERE status = 'running';"
+	"CREATE INDEX generations_by_session ON generations(session_id, created_at);",
 };
 
 #endif

@@ -1,0 +1,263 @@
+// chat_stream.mjs -- the streaming chat server under load (issue 10): STREAMS
+// streaming sends at once (default 500), each in its own session, against a
+// fake provider that trickles every reply over TRICKLE_MS (default 5000) in
+// DELTAS deltas; while they run, an agent's writes (POST /chat/commit) and
+// reads (GET /repos/{id}/head) one after another.  Prints:
+//   - how many streams completed with the whole reply (and its status),
+//   - the server's peak resident set (VmHWM),
+//   - p50/p99 of /chat/commit and /repos/{id}/head during the load, against
+//     the same requests measured in the same run with no chat load (ratio),
+//   - the relay latency of deltas: from the fake provider writing a delta
+//     (its `stamp`, microseconds since the epoch) to this client reading it
+//     from the server's event stream, for one stream alone and under load.
+// The fake runs in its own process, and so do the agent's requests (a child
+// of this script), so that parsing 500 streams here does not delay them; the
+// relay latency is read in this process, whose event loop is part of it (an
+// upper bound on the server's share).  The server's CPU time is printed too:
+// on a shared 2-core machine it says more than wall time.
+//
+// usage: node bench/chat_stream.mjs [BUILD_DIR [STREAMS [TRICKLE_MS [DELTAS]]]]
+//        node bench/chat_stream.mjs --agent PORT MS   (the agent's side; JSON out)
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const BUILD = path.resolve(ROOT, process.argv[2] || 'build');
+const STREAMS = Number(process.argv[3] || 500);
+const TRICKLE_MS = Number(process.argv[4] || 5000);
+const DELTAS = Number(process.argv[5] || 50);
+const SAMPLES = 300;
+
+const nowMicros = () => (performance.timeOrigin + performance.now()) * 1000;
+
+function start(bin, args, env, ready) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, args, { env: { PATH: process.env.PATH, HOME: process.env.HOME || '/tmp', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const look = (d) => {
+      out += d;
+      const m = ready(out);
+      if (m) resolve({ child, match: m });
+    };
+    child.stdout.on('data', look);
+    child.stderr.on('data', look);
+    child.on('exit', (code) => reject(new Error(`${bin} exited (${code}): ${out}`)));
+  });
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+
+function call(port, method, p, body) {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path: p, agent,
+      headers: payload ? { 'Content-Type': 'application/json' } : {} }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => { text += c; });
+      res.on('end', () => resolve({ status: res.statusCode, json: text ? JSON.parse(text) : null }));
+    });
+    req.on('error', reject);
+    if (payload) req.write(payload);
+    req.end();
+  });
+}
+
+// One streaming send; resolves to {done, status, content, lags: [µs per delta]}.
+function stream(port, sessionId, onStart = () => {}) {
+  const body = JSON.stringify({ session_id: sessionId, message: 'stream to me', provider: 'openai', model: 'm' });
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/v4/chat/send', agent: false,
+      headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' } }, (res) => {
+      const out = { done: false, status: null, content: '', lags: [], lastDelta: 0, endLag: NaN };
+      let buf = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => {
+        const at = nowMicros();
+        buf += c;
+        let i;
+        while ((i = buf.indexOf('\n\n')) >= 0) {
+          const block = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          const line = /^data: (.*)$/m.exec(block);
+          if (!line) continue;           // a keep-alive comment
+          const ev = /^event: (.*)$/m.exec(block)?.[1];
+          const data = JSON.parse(line[1]);
+          if (ev === 'generation') onStart();
+          if (ev === 'delta') {
+            out.lags.push(at - Number(data.text));
+            out.lastDelta = at;
+          }
+          if (ev === 'done') {
+            out.endLag = at - out.lastDelta;
+            out.done = true;
+            out.status = data.assistant_turn.status;
+            out.content = data.assistant_turn.content;
+          }
+        }
+      });
+      res.on('end', () => resolve(out));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.write(body);
+    req.end();
+  });
+}
+
+const pct = (v, p) => {
+  const s = [...v].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))] : NaN;
+};
+
+// The request's time in µs; at[] gets when it started (ms since the epoch).
+async function timed(fn, at) {
+  const t = performance.now();
+  const r = await fn();
+  if (r.status >= 300) throw new Error(`status ${r.status}: ${JSON.stringify(r.json)}`);
+  at.push(performance.timeOrigin + t);
+  return (performance.now() - t) * 1000;
+}
+
+// SAMPLES of each agent request, alternating, one at a time; or until deadline (ms).
+async function agentLatencyHere(port, deadline = Infinity) {
+  const commit = [];
+  const head = [];
+  const commitAt = [];
+  const headAt = [];
+  for (let i = 0; i < SAMPLES && performance.now() < deadline; i++) {
+    commit.push(await timed(() => call(port, 'POST', '/chat/commit', { repo_id: 'bench', title: `agent write ${i}` }), commitAt));
+    head.push(await timed(() => call(port, 'GET', '/repos/bench/head'), headAt));
+  }
+  return { commit, head, commitAt, headAt };
+}
+
+// The agent's requests from a child process, for ms at most (0: no limit).
+function agentLatency(port, ms = 0) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--agent', String(port), String(ms)],
+      { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.on('exit', (code) => (code ? reject(new Error(`agent exited ${code}`)) : resolve(JSON.parse(out))));
+  });
+}
+
+function cpuSeconds(pid) {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;     // utime + stime, in clock ticks of 1/100 s
+}
+
+function rssPeakKiB(pid) {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) : NaN;
+}
+
+const fmt = (us) => (us >= 1000 ? `${(us / 1000).toFixed(2)} ms` : `${us.toFixed(0)} µs`);
+
+async function main() {
+  const dir = mkdtempSync(path.join(process.env.TMPDIR || tmpdir(), 'smriti-stream-'));
+  const fake = await start(process.execPath, [path.join(ROOT, 'tests/fake-provider/server.mjs'), '--port', '0'], {},
+    (out) => /LISTENING (\d+)/.exec(out));
+  const fport = Number(fake.match[1]);
+  const srv = await start(path.join(BUILD, 'smriti-full'), ['serve', '--listen', '127.0.0.1:0', '--quiet'], {
+    SMRITI_DB: path.join(dir, 'bench.db'), OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: `http://127.0.0.1:${fport}/v1`,
+    SMRITI_PROVIDER_RETRIES: '0',
+  }, (out) => /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out));
+  const port = Number(srv.match[1]);
+  const script = (steps) => new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port: fport, method: 'POST', path: '/_control/script' }, (res) => {
+      res.resume();
+      res.on('end', resolve);
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify({ steps }));
+  });
+  try {
+    await call(port, 'POST', '/v4/repos', { name: 'bench' });
+    const sessions = [];
+    for (let i = 0; i < STREAMS; i++) {
+      sessions.push((await call(port, 'POST', '/v4/repos/bench/sessions', {})).json.id);
+    }
+    await agentLatency(port);                      // warm-up
+    const base = await agentLatency(port);
+    const cpu0 = cpuSeconds(srv.child.pid);
+    // one stream alone: the relay latency with nothing else running
+    const alone = [];
+    const aloneFirst = [];
+    for (let i = 0; i < 20; i++) {
+      await script([{ reply: 'a b c d e f g h i j', deltas: 10, trickle_ms: 200, stamp: true }]);
+      const r = await stream(port, sessions[i]);
+      alone.push(...r.lags);
+      aloneFirst.push(r.lags[0]);
+    }
+    const reply = Array.from({ length: DELTAS }, (_, i) => `w${i}`).join(' ');
+    await script(sessions.map(() => ({ reply, deltas: DELTAS, trickle_ms: TRICKLE_MS, stamp: true })));
+    const t0 = performance.now();
+    let started = 0;
+    let admitted;
+    const allStarted = new Promise((resolve) => { admitted = resolve; });
+    const runs = sessions.map((s) => stream(port, s, () => { if (++started === STREAMS) admitted(); }));
+    // admission: every send stores its user turn (SQLite has one writer); then all stream at once
+    const during = agentLatency(port, TRICKLE_MS * 0.9);
+    await allStarted;
+    const admitMs = performance.now() - t0;
+    const admitEnd = performance.timeOrigin + performance.now();
+    const all = await during;
+    const split = (k, streaming) => all[k].filter((_, i) => (all[`${k}At`][i] >= admitEnd) === streaming);
+    const load = { commit: split('commit', true), head: split('head', true) };
+    const admit = { commit: split('commit', false), head: split('head', false) };
+    const results = await Promise.all(runs);
+    const wall = performance.now() - t0;
+    const cpu = cpuSeconds(srv.child.pid) - cpu0;
+    const rss = rssPeakKiB(srv.child.pid);
+    const complete = results.filter((r) => r.done && r.status === 'complete'
+      && r.content.trim().split(' ').length === DELTAS).length;
+    const lags = results.flatMap((r) => r.lags);
+    const firsts = results.map((r) => r.lags[0]).filter((x) => x !== undefined);
+    const ends = results.map((r) => r.endLag).filter((x) => !Number.isNaN(x));
+    console.log(`chat_stream: ${STREAMS} streaming sends at once, each trickled over ${TRICKLE_MS} ms in ${DELTAS} deltas`);
+    console.log(`  completed whole: ${complete}/${STREAMS} in ${(wall / 1000).toFixed(2)} s`
+      + ` (all ${STREAMS} admitted, user turns stored, after ${(admitMs / 1000).toFixed(2)} s)`);
+    console.log(`  server peak RSS: ${(rss / 1024).toFixed(1)} MiB; server CPU for the ${STREAMS} sends`
+      + ` (relay alone included): ${cpu.toFixed(2)} s`);
+    for (const k of ['commit', 'head']) {
+      const name = k === 'commit' ? 'POST /chat/commit' : 'GET /repos/{id}/head';
+      console.log(`  ${name}: no load (${base[k].length}) p50 ${fmt(pct(base[k], 0.5))} p99 ${fmt(pct(base[k], 0.99))}`);
+      console.log(`    while the sends are admitted (${admit[k].length}) p50 ${fmt(pct(admit[k], 0.5))}`
+        + ` p99 ${fmt(pct(admit[k], 0.99))} (p99 ratio ${(pct(admit[k], 0.99) / pct(base[k], 0.99)).toFixed(2)}x);`
+        + ` while all ${STREAMS} stream (${load[k].length}) p50 ${fmt(pct(load[k], 0.5))}`
+        + ` p99 ${fmt(pct(load[k], 0.99))} (p99 ratio ${(pct(load[k], 0.99) / pct(base[k], 0.99)).toFixed(2)}x)`);
+    }
+    console.log(`  first delta relayed (provider write -> client read): alone median ${fmt(pct(aloneFirst, 0.5))}`
+      + ` p99 ${fmt(pct(aloneFirst, 0.99))}; under load median ${fmt(pct(firsts, 0.5))} p99 ${fmt(pct(firsts, 0.99))}`);
+    console.log(`  every delta relayed: alone median ${fmt(pct(alone, 0.5))}`
+      + ` p99 ${fmt(pct(alone, 0.99))}; under load median ${fmt(pct(lags, 0.5))} p99 ${fmt(pct(lags, 0.99))}`);
+    // the fake spaces its closing chunks (finish reason, usage, [DONE]) at the trickle's pace too
+    const pacing = (TRICKLE_MS * 1000 / (DELTAS + 4)) * 3;
+    console.log(`  last delta -> done (the reply stored, the nudge computed): median ${fmt(pct(ends, 0.5))}`
+      + ` p99 ${fmt(pct(ends, 0.99))}, of which the fake's pacing of its 3 closing chunks ~${fmt(pacing)}`);
+    if (complete !== STREAMS) process.exitCode = 1;
+  } finally {
+    srv.child.kill('SIGTERM');
+    fake.child.kill('SIGTERM');
+    agent.destroy();
+    await new Promise((r) => setTimeout(r, 300));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[2] === '--agent') {
+  const port = Number(process.argv[3]);
+  const ms = Number(process.argv[4]);
+  agentLatencyHere(port, ms ? performance.now() + ms : Infinity)
+    .then((r) => { agent.destroy(); process.stdout.write(JSON.stringify(r)); })
+    .catch((e) => { console.error(e); process.exit(1); });
+} else {
+  main().catch((e) => { console.error(e); process.exit(1); });
+}

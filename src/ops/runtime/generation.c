@@ -1,0 +1,836 @@
+/*
+ * generation.c -- generations in memory: their numbered events, the readers
+ * waiting on them, the list of live ones, and the finisher thread that
+ * writes each reply to the store when its provider call ends (see
+ * generation.h for the events and the threading rules).
+ *
+ * A generation is reference counted: its creator (the send), the finisher
+ * while a finish is queued, each reader, and the runtime's list (which
+ * keeps an ended generation for GEN_KEEP_S seconds so that a client that
+ * lost its connection can still read the end).
+ */
+#include "ops/runtime/generation.h"
+#include "provider/loop.h"
+#include "util/buf.h"
+#include "util/sys.h"
+#include "util/xalloc.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define GEN_KEEP_S 300              /* an ended generation stays readable this long */
+#define GEN_DRAIN_S 5                /* at shutdown, replies get this long to finish */
+#define GEN_STOP_WAIT_S 3            /* then those stopped get this long to be stored */
+#define GEN_ORPHAN_S 3600            /* on a shared store, a reply older than this is dead */
+/*
+ * A reader that has had nothing for this long gets an SSE comment, so that
+ * a proxy (nginx's proxy_read_timeout is 60 s) keeps a connection whose
+ * model is thinking before its first token.  SMRITI_SSE_KEEPALIVE_MS.
+ */
+#define GEN_KEEPALIVE_MS 15000
+#define KEEPALIVE_TEXT ": keep-alive\n\n"
+
+struct gen_ev {
+	char *text;                 /* "id: N\nevent: T\ndata: {...}\n\n" */
+	size_t len;
+};
+
+struct chat_gen {
+	atomic_int refs;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;        /* the end, and the call's end for a waiter without finisher */
+	char id[37];
+	char *session_id;
+	struct runtime *rt;
+	struct gen_ev *ev;
+	size_t n_ev, cap;
+	int ended;
+	int rebuilt;                /* from the store: its one event is the final one */
+	int call_ended;             /* the provider call is over; the finish may run */
+	int stop_requested, shutdown;
+	enum smr_rc rc;
+	struct smr_err err;
+	json_t *result;
+	struct buf text;            /* the reply so far: the deltas joined */
+	struct chat_gen_watch *watches;
+	unsigned keepalive;         /* bumped every GEN_KEEPALIVE_S while it runs */
+	struct send *s;
+	struct provider_stream *ps;
+	int64_t ended_us;
+	struct chat_gen *fin_next;  /* in the finisher's queue */
+	struct chat_gen *next;      /* in the runtime's list */
+};
+
+/*
+ * The finisher takes every send whose call ended since its last round, up
+ * to FINISH_BATCH, and stores their replies in one transaction: when many
+ * replies end together (a burst of sends trickled at the same pace), one
+ * fsync serves them all instead of one each.
+ */
+#define FINISH_BATCH 64
+
+struct chat_gens {
+	pthread_mutex_t lock;
+	struct chat_gen *list;
+	pthread_t finisher;
+	pthread_cond_t fin_cond;    /* under fin_lock: work, or stop */
+	pthread_mutex_t fin_lock;
+	struct chat_gen *fin_head, **fin_tail;
+	int fin_stop;
+	struct ops_ctx ctx;         /* the finisher's */
+	int running;
+	pthread_t ticker;           /* keep-alives */
+	pthread_cond_t tick;
+	int ticking, stop_ticking;  /* under lock */
+	long keepalive_ms;
+};
+
+/* ---- references and the list ---- */
+
+static struct chat_gen *gen_alloc(struct runtime *rt, const char *id, const char *session_id)
+{
+	struct chat_gen *g = xcalloc(1, sizeof(*g));
+
+	atomic_init(&g->refs, 1);
+	pthread_mutex_init(&g->lock, NULL);
+	pthread_cond_init(&g->cond, NULL);
+	snprintf(g->id, sizeof(g->id), "%s", id);
+	g->session_id = xstrdup(session_id);
+	g->rt = rt;
+	g->text = (struct buf)BUF_INIT(0);
+	return g;
+}
+
+static void gen_ref(struct chat_gen *g)
+{
+	atomic_fetch_add(&g->refs, 1);
+}
+
+void chat_gen_unref(struct chat_gen *g)
+{
+	if (!g || atomic_fetch_sub(&g->refs, 1) != 1)
+		return;
+	for (size_t i = 0; i < g->n_ev; i++)
+		free(g->ev[i].text);
+	free(g->ev);
+	json_decref(g->result);
+	buf_release(&g->text);
+	if (g->s)
+		send_free(g->s);
+	free(g->session_id);
+	pthread_mutex_destroy(&g->lock);
+	pthread_cond_destroy(&g->cond);
+	free(g);
+}
+
+const char *chat_gen_id(const struct chat_gen *g)
+{
+	return g->id;
+}
+
+void gen_lock(struct chat_gen *g)
+{
+	pthread_mutex_lock(&g->lock);
+}
+
+void gen_unlock(struct chat_gen *g)
+{
+	pthread_mutex_unlock(&g->lock);
+}
+
+struct chat_gens *chat_gens_new(void)
+{
+	struct chat_gens *gs = xcalloc(1, sizeof(*gs));
+
+	pthread_mutex_init(&gs->lock, NULL);
+	pthread_mutex_init(&gs->fin_lock, NULL);
+	pthread_cond_init(&gs->fin_cond, NULL);
+	gs->fin_tail = &gs->fin_head;
+	return gs;
+}
+
+void chat_gens_free(struct chat_gens *gs)
+{
+	struct chat_gen *g, *next;
+
+	if (!gs)
+		return;
+	for (g = gs->list; g; g = next) {
+		next = g->next;
+		chat_gen_unref(g);
+	}
+	pthread_mutex_destroy(&gs->lock);
+	pthread_mutex_destroy(&gs->fin_lock);
+	pthread_cond_destroy(&gs->fin_cond);
+	free(gs);
+}
+
+/* Drops ended generations older than GEN_KEEP_S; under gs->lock. */
+static void prune(struct chat_gens *gs)
+{
+	int64_t old = sys_monotonic_us() - (int64_t)GEN_KEEP_S * 1000000;
+	struct chat_gen **pp = &gs->list, *g;
+	int drop;
+
+	while ((g = *pp)) {
+		pthread_mutex_lock(&g->lock);
+		drop = g->ended && g->ended_us < old;
+		pthread_mutex_unlock(&g->lock);
+		if (drop) {
+			*pp = g->next;
+			chat_gen_unref(g);
+		} else {
+			pp = &g->next;
+		}
+	}
+}
+
+struct chat_gen *gen_new(struct runtime *rt, const char *id, const char *session_id)
+{
+	struct chat_gens *gs = rt->gens;
+	struct chat_gen *g = gen_alloc(rt, id, session_id);
+
+	gen_ref(g);                 /* the list's */
+	pthread_mutex_lock(&gs->lock);
+	prune(gs);
+	g->next = gs->list;
+	gs->list = g;
+	pthread_mutex_unlock(&gs->lock);
+	return g;
+}
+
+/* The live generation id, with a reference, or NULL. */
+static struct chat_gen *find_live(struct runtime *rt, const char *id)
+{
+	struct chat_gens *gs = rt ? rt->gens : NULL;
+	struct chat_gen *g;
+
+	if (!gs)
+		return NULL;
+	pthread_mutex_lock(&gs->lock);
+	for (g = gs->list; g && strcmp(g->id, id); g = g->next)
+		;
+	if (g)
+		gen_ref(g);
+	pthread_mutex_unlock(&gs->lock);
+	return g;
+}
+
+/* ---- events and readers ---- */
+
+static void wake(struct chat_gen *g, int final)
+{
+	for (struct chat_gen_watch *w = g->watches; w; w = w->next) {
+		if (w->armed && (!w->end_only || final)) {
+			w->armed = 0;
+			w->resume(w->ud);
+		}
+	}
+}
+
+static void add_event_locked(struct chat_gen *g, const char *type, json_t *data)
+{
+	char *json = json_dumps(data, JSON_COMPACT | JSON_ENSURE_ASCII);
+	struct gen_ev *e;
+
+	if (g->n_ev == g->cap) {
+		g->cap = g->cap ? g->cap * 2 : 16;
+		g->ev = xrealloc(g->ev, g->cap * sizeof(*g->ev));
+	}
+	e = &g->ev[g->n_ev++];
+	e->text = xasprintf("id: %zu\nevent: %s\ndata: %s\n\n", g->n_ev, type, json);
+	e->len = strlen(e->text);
+	free(json);
+	json_decref(data);
+}
+
+void gen_event(struct chat_gen *g, const char *type, json_t *data)
+{
+	pthread_mutex_lock(&g->lock);
+	add_event_locked(g, type, data);
+	wake(g, 0);
+	pthread_mutex_unlock(&g->lock);
+}
+
+void gen_delta(struct chat_gen *g, const char *text, size_t len)
+{
+	json_t *data = json_object();
+
+	json_object_set_new(data, "text", json_stringn(text, len));
+	pthread_mutex_lock(&g->lock);
+	buf_add(&g->text, text, len);
+	add_event_locked(g, "delta", data);
+	wake(g, 0);
+	pthread_mutex_unlock(&g->lock);
+}
+
+size_t gen_text_len(struct chat_gen *g)
+{
+	size_t n;
+
+	pthread_mutex_lock(&g->lock);
+	n = g->text.len;
+	pthread_mutex_unlock(&g->lock);
+	return n;
+}
+
+char *gen_text(struct chat_gen *g)
+{
+	char *s;
+
+	pthread_mutex_lock(&g->lock);
+	s = xstrndup(g->text.ptr, g->text.len);
+	pthread_mutex_unlock(&g->lock);
+	return s;
+}
+
+void gen_end(struct chat_gen *g, const char *type, json_t *data, enum smr_rc rc,
+	     const struct smr_err *err)
+{
+	struct send *s;
+	struct provider_stream *ps;
+
+	pthread_mutex_lock(&g->lock);
+	g->result = json_incref(data);
+	add_event_locked(g, type, data);
+	g->rc = rc;
+	if (err)
+		g->err = *err;
+	g->ended = 1;
+	g->ended_us = sys_monotonic_us();
+	s = g->s;
+	ps = g->ps;
+	g->s = NULL;
+	g->ps = NULL;
+	wake(g, 1);
+	pthread_cond_broadcast(&g->cond);
+	pthread_mutex_unlock(&g->lock);
+	provider_stream_release(ps);
+	if (s)
+		send_free(s);
+}
+
+static void link_watch(struct chat_gen *g, struct chat_gen_watch *w)
+{
+	for (struct chat_gen_watch *x = g->watches; x; x = x->next)
+		if (x == w)
+			return;
+	w->next = g->watches;
+	g->watches = w;
+}
+
+long chat_gen_read(struct chat_gen *g, struct chat_gen_cursor *c, char *buf, size_t max,
+		   struct chat_gen_watch *w)
+{
+	size_t n = 0, take;
+	struct gen_ev *e;
+
+	pthread_mutex_lock(&g->lock);
+	if (g->rebuilt && c->next > (int64_t)g->n_ev && !c->off)
+		c->next = (int64_t)g->n_ev;     /* the rebuilt end is given whatever was read */
+	if (c->next < 1)
+		c->next = 1;
+	if (w && w->keepalive != g->keepalive && c->next > (int64_t)g->n_ev && !c->off &&
+	    max >= sizeof(KEEPALIVE_TEXT) - 1) {
+		/* nothing new since the last tick: a comment keeps proxies from closing */
+		w->keepalive = g->keepalive;
+		memcpy(buf, KEEPALIVE_TEXT, sizeof(KEEPALIVE_TEXT) - 1);
+		pthread_mutex_unlock(&g->lock);
+		return (long)(sizeof(KEEPALIVE_TEXT) - 1);
+	}
+	while (n < max && c->next <= (int64_t)g->n_ev) {
+		e = &g->ev[c->next - 1];
+		take = e->len - c->off < max - n ? e->len - c->off : max - n;
+		memcpy(buf + n, e->text + c->off, take);
+		n += take;
+		c->off += take;
+		if (c->off == e->len) {
+			c->next++;
+			c->off = 0;
+		}
+	}
+	if (!n && g->ended) {
+		pthread_mutex_unlock(&g->lock);
+		return -1;
+	}
+	if (w)
+		w->keepalive = g->keepalive;
+	if (!n && w) {
+		link_watch(g, w);
+		w->end_only = 0;
+		w->armed = 1;
+		w->suspend(w->ud);
+	}
+	pthread_mutex_unlock(&g->lock);
+	return (long)n;
+}
+
+void chat_gen_watch_end(struct chat_gen *g, struct chat_gen_watch *w)
+{
+	pthread_mutex_lock(&g->lock);
+	w->end_only = 1;
+	if (g->ended) {
+		w->resume(w->ud);
+	} else {
+		w->armed = 1;
+		link_watch(g, w);
+	}
+	pthread_mutex_unlock(&g->lock);
+}
+
+void chat_gen_unwatch(struct chat_gen *g, struct chat_gen_watch *w)
+{
+	pthread_mutex_lock(&g->lock);
+	for (struct chat_gen_watch **pp = &g->watches; *pp; pp = &(*pp)->next) {
+		if (*pp == w) {
+			*pp = w->next;
+			break;
+		}
+	}
+	w->armed = 0;
+	w->next = NULL;
+	pthread_mutex_unlock(&g->lock);
+}
+
+enum smr_rc chat_gen_result(struct chat_gen *g, json_t **doc, struct smr_err *err)
+{
+	enum smr_rc rc;
+
+	pthread_mutex_lock(&g->lock);
+	if (!g->ended)
+		BUG("chat_gen_result before the generation ended");
+	rc = g->rc;
+	*doc = json_incref(g->result);
+	if (rc && err)
+		*err = g->err;
+	pthread_mutex_unlock(&g->lock);
+	if (rc && *doc) {
+		/* details beside an error: "error" is the message, as before streaming */
+		json_t *copy = json_copy(*doc);
+
+		json_decref(*doc);
+		json_object_set_new(copy, "error", json_string(err ? err->msg : ""));
+		*doc = copy;
+	}
+	return rc;
+}
+
+/* ---- the end of the provider call, and the finisher ---- */
+
+void gen_attach(struct chat_gen *g, struct send *s, struct provider_stream *ps)
+{
+	pthread_mutex_lock(&g->lock);
+	g->s = s;
+	g->ps = ps;
+	pthread_mutex_unlock(&g->lock);
+}
+
+void gen_set_stream(struct chat_gen *g, struct provider_stream *ps)
+{
+	int release;
+
+	pthread_mutex_lock(&g->lock);
+	release = g->ended;
+	if (!release)
+		g->ps = ps;
+	if (!release && g->stop_requested)
+		provider_stream_cancel(ps);    /* under the lock: gen_end releases ps under it */
+	pthread_mutex_unlock(&g->lock);
+	if (release)
+		provider_stream_release(ps);
+}
+
+struct send *gen_send(struct chat_gen *g)
+{
+	return g->s;
+}
+
+int gen_shutting_down(struct chat_gen *g)
+{
+	int v;
+
+	pthread_mutex_lock(&g->lock);
+	v = g->shutdown;
+	pthread_mutex_unlock(&g->lock);
+	return v;
+}
+
+/* The finisher's thread: rounds of up to FINISH_BATCH; at stop, what is queued is still stored. */
+static void *finisher_main(void *arg)
+{
+	struct chat_gens *gs = arg;
+	struct chat_gen *batch[FINISH_BATCH];
+	size_t n;
+
+	for (;;) {
+		pthread_mutex_lock(&gs->fin_lock);
+		while (!gs->fin_head && !gs->fin_stop)
+			pthread_cond_wait(&gs->fin_cond, &gs->fin_lock);
+		for (n = 0; gs->fin_head && n < FINISH_BATCH; n++) {
+			batch[n] = gs->fin_head;
+			gs->fin_head = batch[n]->fin_next;
+		}
+		if (!gs->fin_head)
+			gs->fin_tail = &gs->fin_head;
+		pthread_mutex_unlock(&gs->fin_lock);
+		if (!n)
+			break;                  /* stopping, and nothing is left */
+		send_finish_batch(&gs->ctx, batch, n);
+		for (size_t i = 0; i < n; i++)
+			chat_gen_unref(batch[i]);
+	}
+	return NULL;
+}
+
+void gen_call_ended(struct chat_gen *g)
+{
+	struct chat_gens *gs = g->rt->gens;
+	int queued = 0;
+
+	pthread_mutex_lock(&gs->fin_lock);
+	if (gs->running && !gs->fin_stop) {
+		gen_ref(g);
+		g->fin_next = NULL;
+		*gs->fin_tail = g;
+		gs->fin_tail = &g->fin_next;
+		pthread_cond_signal(&gs->fin_cond);
+		queued = 1;
+	}
+	pthread_mutex_unlock(&gs->fin_lock);
+	if (queued)
+		return;
+	pthread_mutex_lock(&g->lock);
+	g->call_ended = 1;
+	pthread_cond_broadcast(&g->cond);
+	pthread_mutex_unlock(&g->lock);
+}
+
+void gen_wait(struct chat_gen *g, struct ops_ctx *ctx)
+{
+	int finish;
+
+	pthread_mutex_lock(&g->lock);
+	while (!g->ended && !g->call_ended)
+		pthread_cond_wait(&g->cond, &g->lock);
+	finish = !g->ended;
+	pthread_mutex_unlock(&g->lock);
+	if (finish)
+		send_finish(ctx, g);
+}
+
+/*
+ * Cancels under g's lock: g holds the stream handle until gen_end, which
+ * releases it under the same lock.  (provider_stream_cancel takes only the
+ * loop's queue lock, and the loop never holds that while calling back.)
+ */
+static void stop_gen(struct chat_gen *g, int shutdown)
+{
+	pthread_mutex_lock(&g->lock);
+	if (!g->ended) {
+		g->shutdown |= shutdown;
+		if (!g->stop_requested && g->ps)
+			provider_stream_cancel(g->ps);
+		g->stop_requested = 1;
+	}
+	pthread_mutex_unlock(&g->lock);
+}
+
+/* ---- keep-alives ---- */
+
+static void *ticker_main(void *arg)
+{
+	struct chat_gens *gs = arg;
+	struct timespec until;
+
+	pthread_mutex_lock(&gs->lock);
+	while (!gs->stop_ticking) {
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += gs->keepalive_ms / 1000;
+		until.tv_nsec += (gs->keepalive_ms % 1000) * 1000000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		while (!gs->stop_ticking &&
+		       pthread_cond_timedwait(&gs->tick, &gs->lock, &until) == 0)
+			;
+		if (gs->stop_ticking)
+			break;
+		for (struct chat_gen *g = gs->list; g; g = g->next) {
+			pthread_mutex_lock(&g->lock);
+			if (!g->ended) {
+				g->keepalive++;
+				wake(g, 0);
+			}
+			pthread_mutex_unlock(&g->lock);
+		}
+	}
+	pthread_mutex_unlock(&gs->lock);
+	return NULL;
+}
+
+/* ---- server life ---- */
+
+/* The ISO 8601 UTC time `seconds` before now (same format, so they compare as text). */
+static void iso_before(const char *now, long seconds, char out[32])
+{
+	struct tm tm = { 0 };
+	time_t t;
+
+	if (sscanf(now, "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+		   &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6) {
+		snprintf(out, 32, "%s", now);
+		return;
+	}
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	t = timegm(&tm) - seconds;
+	gmtime_r(&t, &tm);
+	strftime(out, 32, "%Y-%m-%dT%H:%M:%S.000000Z", &tm);
+}
+
+enum smr_rc chat_generations_start(struct runtime *rt, const char *dsn, struct smr_err *err)
+{
+	struct chat_gens *gs = rt->gens;
+	char now[32], before[32];
+	size_t n = 0;
+	enum smr_rc rc = ops_open(&gs->ctx, dsn, err);
+
+	if (rc)
+		return rc;
+	gs->ctx.rt = rt;
+	gs->ctx.now(now);
+	/*
+	 * A store of its own: whatever runs was this server's, cut off by its
+	 * stop.  A shared one (PostgreSQL under several servers): only what is
+	 * older than any reply can run; the rest may be another server's.
+	 */
+	if (store_is_shared(gs->ctx.st))
+		iso_before(now, sys_env_long("SMRITI_GENERATION_ORPHAN_S", GEN_ORPHAN_S, 60,
+					     86400 * 30), before);
+	rc = store_generation_interrupt_running(gs->ctx.st,
+		"the server stopped while this reply was being generated; send the message again",
+		now, store_is_shared(gs->ctx.st) ? before : NULL, &n, err);
+	if (rc) {
+		ops_close(&gs->ctx);
+		return rc;
+	}
+	if (sys_thread_start(&gs->finisher, finisher_main, gs)) {
+		ops_close(&gs->ctx);
+		return smr_errf(err, SMR_EINTERNAL, "cannot start the chat finisher thread");
+	}
+	pthread_mutex_lock(&gs->fin_lock);
+	gs->running = 1;
+	pthread_mutex_unlock(&gs->fin_lock);
+	pthread_cond_init(&gs->tick, NULL);
+	gs->keepalive_ms = sys_env_long("SMRITI_SSE_KEEPALIVE_MS", GEN_KEEPALIVE_MS, 100, 3600000);
+	gs->ticking = !sys_thread_start(&gs->ticker, ticker_main, gs);
+	return SMR_OK;
+}
+
+/* Waits until every one of all[0..n) ended, or seconds passed. */
+static void wait_ended(struct chat_gen **all, size_t n, int seconds)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += seconds;
+	for (size_t i = 0; i < n; i++) {
+		pthread_mutex_lock(&all[i]->lock);
+		while (!all[i]->ended &&
+		       pthread_cond_timedwait(&all[i]->cond, &all[i]->lock, &until) == 0)
+			;
+		pthread_mutex_unlock(&all[i]->lock);
+	}
+}
+
+void chat_generations_shutdown(struct runtime *rt)
+{
+	struct chat_gens *gs = rt ? rt->gens : NULL;
+	struct chat_gen **all = NULL, *g;
+	size_t n = 0, i;
+
+	if (!gs)
+		return;
+	pthread_mutex_lock(&gs->lock);
+	for (g = gs->list; g; g = g->next)
+		n++;
+	all = xcalloc(n ? n : 1, sizeof(*all));
+	for (g = gs->list, i = 0; g; g = g->next, i++) {
+		gen_ref(g);
+		all[i] = g;
+	}
+	pthread_mutex_unlock(&gs->lock);
+	wait_ended(all, n, GEN_DRAIN_S);
+	for (i = 0; i < n; i++)
+		stop_gen(all[i], 1);
+	wait_ended(all, n, GEN_STOP_WAIT_S);
+	for (i = 0; i < n; i++)
+		chat_gen_unref(all[i]);
+	free(all);
+}
+
+void chat_generations_stop(struct runtime *rt)
+{
+	struct chat_gens *gs = rt ? rt->gens : NULL;
+
+	if (!gs || !gs->running)
+		return;
+	if (gs->ticking) {
+		pthread_mutex_lock(&gs->lock);
+		gs->stop_ticking = 1;
+		pthread_cond_signal(&gs->tick);
+		pthread_mutex_unlock(&gs->lock);
+		pthread_join(gs->ticker, NULL);
+		gs->ticking = 0;
+	}
+	pthread_cond_destroy(&gs->tick);
+	pthread_mutex_lock(&gs->fin_lock);
+	gs->fin_stop = 1;
+	pthread_cond_signal(&gs->fin_cond);
+	pthread_mutex_unlock(&gs->fin_lock);
+	pthread_join(gs->finisher, NULL);
+	ops_close(&gs->ctx);
+	pthread_mutex_lock(&gs->fin_lock);
+	gs->running = 0;
+	pthread_mutex_unlock(&gs->fin_lock);
+}
+
+/* ---- the generation routes' operations ---- */
+
+enum smr_rc chat_generation_resolve(struct ops_ctx *ctx, const char *id,
+				    struct generation *row, struct space *sp,
+				    struct smr_err *err)
+{
+	struct session sn = { 0 };
+	enum smr_rc rc = store_generation_get(ctx->st, id, row, err);
+
+	if (!rc)
+		rc = store_session_get(ctx->st, row->session_id, &sn, err);
+	if (!rc)
+		rc = store_space_get(ctx->st, sn.repo_id, sp, err);
+	session_release(&sn);
+	if (rc)
+		generation_release(row);
+	return rc;
+}
+
+/* The turn of session with sequence number seq as JSON, or JSON null. */
+static json_t *stored_turn(struct ops_ctx *ctx, const char *session_id, int64_t seq)
+{
+	struct turn *t = NULL;
+	size_t n = 0;
+	json_t *out = json_null();
+
+	if (seq > 0 && !store_turn_list(ctx->st, session_id, seq - 1, &t, &n, NULL) && n) {
+		json_decref(out);
+		out = ops_turn_json(&t[0]);
+	}
+	turns_free(t, n);
+	return out;
+}
+
+/* A generation holding only the final event of one that ended, read from the store. */
+static struct chat_gen *rebuild(struct ops_ctx *ctx, const struct generation *row)
+{
+	struct chat_gen *g = gen_alloc(ctx->rt, row->id, row->session_id);
+	json_t *doc = json_pack("{s:o, s:o, s:o}", "generation", ops_generation_json(row),
+				"user_turn", stored_turn(ctx, row->session_id, row->user_seq),
+				"assistant_turn",
+				stored_turn(ctx, row->session_id, row->assistant_seq));
+	int failed = !strcmp(row->status, TURN_ERROR) || !strcmp(row->status, TURN_INTERRUPTED);
+
+	if (!strcmp(row->status, "running")) {
+		/* running in another process: what is stored so far */
+		json_decref(doc);
+		g->rebuilt = 1;
+		add_event_locked(g, "generation", json_pack("{s:o, s:o}", "generation",
+			ops_generation_json(row), "user_turn",
+			stored_turn(ctx, row->session_id, row->user_seq)));
+		g->ended = 1;
+		return g;
+	}
+	if (failed)
+		json_object_set_new(doc, "error", json_pack("{s:s, s:s}", "code",
+			!strcmp(row->status, TURN_ERROR) ? "provider_error" : "interrupted",
+			"message", row->error ? row->error : "the reply failed"));
+	g->rebuilt = 1;
+	add_event_locked(g, failed ? "error" : "done", doc);
+	g->ended = 1;
+	return g;
+}
+
+enum smr_rc chat_generation_open(struct ops_ctx *ctx, const char *id, struct chat_gen **out,
+				 struct smr_err *err)
+{
+	struct generation row = { 0 };
+	struct space sp = { 0 };
+	enum smr_rc rc = chat_generation_resolve(ctx, id, &row, &sp, err);
+
+	if (!rc) {
+		*out = find_live(ctx->rt, id);
+		if (!*out)
+			*out = rebuild(ctx, &row);
+	}
+	generation_release(&row);
+	space_release(&sp);
+	return rc;
+}
+
+enum smr_rc chat_generation_stop(struct ops_ctx *ctx, const char *id, json_t **result,
+				 struct smr_err *err)
+{
+	struct generation row = { 0 };
+	struct space sp = { 0 };
+	struct chat_gen *g = NULL;
+	int stopping = 0;
+	enum smr_rc rc = chat_generation_resolve(ctx, id, &row, &sp, err);
+
+	if (!rc)
+		g = find_live(ctx->rt, id);
+	if (g) {
+		pthread_mutex_lock(&g->lock);
+		stopping = !g->ended;
+		pthread_mutex_unlock(&g->lock);
+		stop_gen(g, 0);
+		chat_gen_unref(g);
+	} else if (!rc && !strcmp(row.status, "running")) {
+		rc = smr_errf(err, SMR_ECONFLICT, "generation '%s' runs in another server process;"
+			      " stop it there", id);
+	}
+	if (!rc)
+		*result = json_pack("{s:o, s:b}", "generation", ops_generation_json(&row),
+				    "stopping", stopping);
+	generation_release(&row);
+	space_release(&sp);
+	return rc;
+}
+
+enum smr_rc chat_generation_get(struct ops_ctx *ctx, const char *id, json_t **result,
+				struct smr_err *err)
+{
+	struct generation row = { 0 };
+	struct space sp = { 0 };
+	struct chat_gen *g;
+	char *text;
+	enum smr_rc rc = chat_generation_resolve(ctx, id, &row, &sp, err);
+
+	if (rc)
+		return rc;
+	*result = ops_generation_json(&row);
+	json_object_set_new(*result, "space", json_string(sp.name));
+	g = find_live(ctx->rt, id);
+	if (g) {
+		text = gen_text(g);
+		json_object_set_new(*result, "text", json_string(text));
+		free(text);
+		chat_gen_unref(g);
+	}
+	generation_release(&row);
+	space_release(&sp);
+	return SMR_OK;
+}
