@@ -114,6 +114,14 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
 	" LEFT JOIN commits p ON p.id = c.parent_commit_id" \
 	" LEFT JOIN commits m ON m.id = c.merge_parent_commit_id"
 
+/*
+ * The id of the Space $1 names, a name match winning over an id match: two
+ * index look-ups (an OR of the two columns scanned every Space).
+ */
+#define SPACE_BY_REF \
+	"(SELECT id FROM (SELECT id, 0 AS k FROM repos WHERE name = $1::text" \
+	" UNION ALL SELECT id, 1 FROM repos WHERE id = $1::text) x ORDER BY k LIMIT 1)"
+
 #define SESSION_COLS \
 	"SELECT s.id, s.repo_id, s.title, s.mounted_commit_hash, s.forked_from_session_id," \
 	" s.history_base_seq, s.created_at," \
@@ -138,8 +146,7 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" VALUES ($1, $2, $3, $4) RETURNING id)"
 		" INSERT INTO refs (repo_id, name, commit_id) SELECT id, 'main', NULL FROM r",
 	/* A name match wins over an id match, as in sqlite.c. */
-	[Q_SPACE_GET] = SPACE_COLS " WHERE r.name = $1::text OR r.id = $1::text"
-		" ORDER BY r.name = $1::text DESC LIMIT 1",
+	[Q_SPACE_GET] = SPACE_COLS " WHERE r.id = " SPACE_BY_REF,
 	[Q_SPACE_LIST] = SPACE_COLS " ORDER BY r.name",
 	[Q_SPACE_RENAME] = "UPDATE repos SET name = $1 WHERE id = $2",
 	[Q_SPACE_DELETE] = "DELETE FROM repos WHERE id = $1",
@@ -168,8 +175,7 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" WHERE repo_id = $1::text AND commit_hash = $2::text)"
 		" WHERE repo_id = $1::text AND name = 'main'",
 	/* A name match wins over an id match, as in Q_SPACE_GET. */
-	[Q_HEAD_GET] = HEAD_COLS " WHERE r.name = $1::text OR r.id = $1::text"
-		" ORDER BY r.name = $1::text DESC LIMIT 1",
+	[Q_HEAD_GET] = HEAD_COLS " WHERE r.id = " SPACE_BY_REF,
 	[Q_CKPT_IN_SPACE] = CKPT_COLS " WHERE c.repo_id = $1 AND c.commit_hash = $2",
 	[Q_CKPT_ANY] = CKPT_COLS " WHERE c.commit_hash = $1 ORDER BY c.id LIMIT 1",
 	[Q_FIND_PREFIX] =
