@@ -29,7 +29,7 @@ n=300
 t0=$(date +%s.%N)
 i=0
 while [ $i -lt $n ]; do
-	$S commit bench -m "step $i" --decision "keep going" >/dev/null
+	$S commit bench --replace -m "step $i" --decision "keep going" >/dev/null
 	i=$((i + 1))
 done
 t1=$(date +%s.%N)

@@ -67,14 +67,14 @@ _smriti()
 	done
 
 	case $prev in
-	--db | --from-json)
+	--db | --from-json | --resolve)
 		_filedir
 		return
 		;;
 	--remote | --listen | --description | --title | --message | -m | --summary | \
 		--decision | --assumption | --task | --question | --entity | --meta | \
 		--parent | --author | --limit | -n | --workers | --threads | --max-body | \
-		--model | --into | --artifact)
+		--model | --into | --artifact | --drop | --done | --reopen)
 		return
 		;;
 	--space)
@@ -125,7 +125,7 @@ _smriti()
 	commit | head | show | log | fork | fsck | review)
 		[[ $nargs == 0 ]] && _smriti_complete_spaces "$1"
 		;;
-	diff | restore)
+	diff | restore | merge)
 		[[ $nargs -lt 2 ]] && _smriti_complete_spaces "$1"
 		;;
 	ingest)

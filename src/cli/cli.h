@@ -44,6 +44,14 @@ enum smr_rc cli_open(struct cli_ctx *ctx, struct smr_err *err);
  */
 int cli_call(struct cli_ctx *ctx, const char *op, json_t *params, json_t **result);
 
+/*
+ * cli_call() that prints nothing: returns the result code with err filled,
+ * and *result as the operation left it (details of a failure, e.g. merge
+ * conflicts; NULL remotely).  Caller json_decref()s *result either way.
+ */
+enum smr_rc cli_call_keep(struct cli_ctx *ctx, const char *op, json_t *params,
+			  json_t **result, struct smr_err *err);
+
 /* Prints an error line ("smriti: ...") and returns the exit code for rc. */
 int cli_fail(enum smr_rc rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -107,6 +115,7 @@ int cmd_log(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_diff(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_restore(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_fork(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_merge(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_fsck(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_mcp(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_review(int argc, char **argv, struct cli_ctx *ctx);

@@ -1,6 +1,11 @@
 /*
  * cmd_checkpoint.c -- `smriti checkpoint create` (alias `smriti commit`):
  * gather a checkpoint's fields from flags, files and JSON, and write it.
+ *
+ * The flags change the parent's state (checkpoint.update: --decision adds,
+ * --drop removes, --done marks a task done, --title replaces), so the next
+ * checkpoint keeps what it does not mention.  --replace and --from-json
+ * write exactly the state given instead (checkpoint.create).
  */
 #include "cli/cli.h"
 #include "util/sys.h"
@@ -18,15 +23,21 @@ static const struct cli_cmd checkpoint_cmd = {
 	"checkpoint",
 	"checkpoint create SPACE [--title T] [--summary S] [--decision D]...\n"
 	"         [--assumption A]... [--task T]... [--question Q]... [--entity E]...\n"
-	"         [--artifact NAME=@FILE]... [--meta KEY=VALUE]... [--from-json FILE|-]\n"
+	"         [--artifact NAME=@FILE]... [--drop FIELD=TEXT|N]... [--done TASK|N]...\n"
+	"         [--reopen TASK|N]... [--meta KEY=VALUE]... [--replace | --from-json FILE|-]\n"
 	"         [--parent HASH] [--author NAME] [--json]\n"
-	"       (alias: smriti commit SPACE ...)",
+	"       (alias: smriti commit SPACE ...)\n"
+	"       Starts from the parent (HEAD, or --parent): items are added, --drop removes\n"
+	"       one (FIELD is decision, assumption, task, question, entity or artifact; an\n"
+	"       item is named by its text or the number `smriti show` prints), --title and\n"
+	"       --summary replace.  --replace and --from-json write exactly what is given.",
 	cmd_checkpoint, 0,
 };
 
 enum {
 	OPT_TITLE = 1, OPT_SUMMARY, OPT_DECISION, OPT_ASSUMPTION, OPT_TASK, OPT_QUESTION,
 	OPT_ENTITY, OPT_ARTIFACT, OPT_META, OPT_FROM_JSON, OPT_PARENT, OPT_AUTHOR, OPT_JSON,
+	OPT_DROP, OPT_DONE, OPT_REOPEN, OPT_REPLACE,
 };
 
 static const struct option opts[] = {
@@ -44,14 +55,19 @@ static const struct option opts[] = {
 	{ "parent", required_argument, NULL, OPT_PARENT },
 	{ "author", required_argument, NULL, OPT_AUTHOR },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "drop", required_argument, NULL, OPT_DROP },
+	{ "done", required_argument, NULL, OPT_DONE },
+	{ "reopen", required_argument, NULL, OPT_REOPEN },
+	{ "replace", no_argument, NULL, OPT_REPLACE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
 struct ckpt_args {
 	json_t *fields;          /* the checkpoint being assembled */
+	json_t *changes;         /* --drop, --done, --reopen as patch fields */
 	const char *from_json, *parent, *author;
-	int json;
+	int json, replace;
 };
 
 static int check_utf8(const char *opt, const char *s)
@@ -119,6 +135,27 @@ static int add_meta(json_t *fields, const char *spec)
 	return 0;
 }
 
+/* --drop FIELD=TEXT into changes.drop.FIELD (the field name is checked by the operation). */
+static int add_drop(json_t *changes, const char *spec)
+{
+	const char *eq = strchr(spec, '=');
+	json_t *drop = json_object_get(changes, "drop");
+	char *field;
+
+	if (!eq || eq == spec || !eq[1])
+		return cli_fail(SMR_EUSAGE,
+				"--drop wants FIELD=TEXT (or FIELD=N), e.g. --drop decision=\"Use X\";"
+				" got '%s'", spec);
+	if (!drop) {
+		drop = json_object();
+		json_object_set_new(changes, "drop", drop);
+	}
+	field = xstrndup(spec, (size_t)(eq - spec));
+	append_item(drop, field, json_string(eq + 1));
+	free(field);
+	return 0;
+}
+
 static const char *list_of(int opt)
 {
 	switch (opt) {
@@ -169,6 +206,17 @@ static int take_option(int c, const char *val, void *arg)
 		return 0;
 	case OPT_JSON:
 		a->json = 1;
+		return 0;
+	case OPT_REPLACE:
+		a->replace = 1;
+		return 0;
+	case OPT_DROP:
+		return add_drop(a->changes, val);
+	case OPT_DONE:
+		append_item(a->changes, "done", json_string(val));
+		return 0;
+	case OPT_REOPEN:
+		append_item(a->changes, "reopen", json_string(val));
 		return 0;
 	}
 	if (list_of(c)) {
@@ -222,40 +270,102 @@ static const char *default_author(void)
 	return a && *a ? a : NULL;
 }
 
-static void print_created(const json_t *c)
+static void print_created(const json_t *c, const char *changed)
 {
 	const char *parent = json_string_value(json_object_get(c, "parent_hash"));
 
 	printf("[%s%s %.12s] %s\n", json_string_value(json_object_get(c, "space")),
 	       parent ? "" : " (root)", json_string_value(json_object_get(c, "commit_hash")),
 	       json_string_value(json_object_get(c, "title")));
+	if (changed)
+		printf(" %s\n", changed);
+}
+
+/* The flags as a patch on the parent: lists to add, the rest as they are; new reference. */
+static json_t *patch_of(const struct ckpt_args *a)
+{
+	json_t *patch = json_deep_copy(a->changes), *add = json_object(), *v;
+	const char *key;
+
+	json_object_foreach(a->fields, key, v) {
+		if (json_is_array(v))
+			json_object_set(add, key, v);
+		else
+			json_object_set(patch, key, v);
+	}
+	if (json_object_size(add))
+		json_object_set(patch, "add", add);
+	json_decref(add);
+	json_object_del(patch, "author");
+	return patch;
+}
+
+/* Writes the flags on top of the parent (checkpoint.update). */
+static int update(struct cli_ctx *ctx, const struct ckpt_args *a, const char *space)
+{
+	json_t *params = patch_of(a), *res = NULL;
+	int rc;
+
+	json_object_set_new(params, "space", json_string(space));
+	if (a->parent)
+		json_object_set_new(params, "parent", json_string(a->parent));
+	if (a->author)
+		json_object_set_new(params, "author", json_string(a->author));
+	rc = cli_call(ctx, "checkpoint.update", params, &res);
+	if (!rc && a->json)
+		cli_print_json(json_object_get(res, "checkpoint"));
+	else if (!rc)
+		print_created(json_object_get(res, "checkpoint"),
+			      json_string_value(json_object_get(res, "changed")));
+	json_decref(res);
+	return rc;
+}
+
+/* Writes exactly the state given (checkpoint.create). */
+static int create_exact(struct cli_ctx *ctx, const struct ckpt_args *a, const char *space)
+{
+	json_t *res = NULL;
+	int rc;
+
+	rc = cli_call(ctx, "checkpoint.create",
+		      json_pack("{s:s, s:O, s:s?, s:s?}", "space", space, "checkpoint", a->fields,
+				"parent", a->parent, "author", a->author), &res);
+	if (!rc && a->json)
+		cli_print_json(res);
+	else if (!rc)
+		print_created(res, NULL);
+	json_decref(res);
+	return rc;
 }
 
 static int create(int argc, char **argv, struct cli_ctx *ctx)
 {
-	struct ckpt_args a = { json_object(), NULL, NULL, NULL, 0 };
-	json_t *res = NULL;
-	int first, rc;
+	struct ckpt_args a = { json_object(), json_object(), NULL, NULL, NULL, 0, 0 };
+	int first, rc, exact;
 
 	rc = cli_options(&checkpoint_cmd, argc, argv, "hm:", opts, "unknown option", take_option,
 			 &a, &first);
 	if (!rc && argc - first != 1)
 		rc = cli_usage(&checkpoint_cmd, "give exactly one SPACE");
+	exact = a.replace || a.from_json;
+	if (!rc && exact && json_object_size(a.changes))
+		rc = cli_usage(&checkpoint_cmd, "--drop, --done and --reopen change the parent's"
+			       " state; they do not go with --replace or --from-json");
+	if (!rc && !exact && !json_object_size(a.changes) && !json_object_size(a.fields))
+		rc = cli_usage(&checkpoint_cmd, "nothing to change: give --decision, --task, ...,"
+			       " --drop, --done, --title or --summary");
+	if (!rc && a.replace && a.from_json)
+		rc = cli_usage(&checkpoint_cmd, "give --replace or --from-json, not both");
 	if (!rc && a.from_json)
 		rc = merge_from_json(&a);
 	if (!rc && !a.author && !json_object_get(a.fields, "author"))
 		a.author = default_author();
+	if (!rc && !a.author)
+		a.author = json_string_value(json_object_get(a.fields, "author"));
 	if (!rc)
-		rc = cli_call(ctx, "checkpoint.create",
-			      json_pack("{s:s, s:O, s:s?, s:s?}", "space", argv[first],
-					"checkpoint", a.fields, "parent", a.parent,
-					"author", a.author), &res);
-	if (!rc && a.json)
-		cli_print_json(res);
-	else if (!rc)
-		print_created(res);
-	json_decref(res);
+		rc = exact ? create_exact(ctx, &a, argv[first]) : update(ctx, &a, argv[first]);
 	json_decref(a.fields);
+	json_decref(a.changes);
 	return rc;
 }
 

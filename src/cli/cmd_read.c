@@ -10,13 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_JSON = 1, OPT_LIMIT, OPT_INTO, OPT_AUTHOR };
+enum { OPT_JSON = 1, OPT_LIMIT, OPT_INTO, OPT_AUTHOR, OPT_FIRST_PARENT, OPT_GRAPH };
 
 static const struct option read_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "limit", required_argument, NULL, OPT_LIMIT },
 	{ "into", required_argument, NULL, OPT_INTO },
 	{ "author", required_argument, NULL, OPT_AUTHOR },
+	{ "first-parent", no_argument, NULL, OPT_FIRST_PARENT },
+	{ "graph", no_argument, NULL, OPT_GRAPH },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -24,7 +26,7 @@ static const struct option read_opts[] = {
 struct read_args {
 	const struct cli_cmd *cmd;
 	unsigned allowed;        /* 1 << OPT_x for each option the command takes */
-	int json;
+	int json, first_parent, graph;
 	long limit;
 	const char *into, *author;
 	int npos;
@@ -38,10 +40,14 @@ static int take(int c, const char *val, void *arg)
 
 	if (c == 'n')
 		c = OPT_LIMIT;
-	if (c <= 0 || c > OPT_AUTHOR || !(a->allowed & (1u << c)))
+	if (c <= 0 || c > OPT_GRAPH || !(a->allowed & (1u << c)))
 		return CLI_OPT_REFUSED;
 	if (c == OPT_JSON)
 		a->json = 1;
+	if (c == OPT_FIRST_PARENT)
+		a->first_parent = 1;
+	if (c == OPT_GRAPH)
+		a->graph = 1;
 	if (c == OPT_INTO)
 		a->into = val;
 	if (c == OPT_AUTHOR)
@@ -118,15 +124,17 @@ int cmd_log(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct read_args a;
 	json_t *res = NULL;
-	int rc = parse("log", argc, argv, J | (1u << OPT_LIMIT), &a);
+	int rc = parse("log", argc, argv, J | (1u << OPT_LIMIT) | (1u << OPT_FIRST_PARENT) |
+		       (1u << OPT_GRAPH), &a);
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	if (a.npos != 1)
 		return cli_usage(cli_find("log"), "give exactly one SPACE or REF");
 	rc = cli_call(ctx, "log",
-		      json_pack("{s:s, s:I}", "ref", a.pos[0],
-				"limit", (json_int_t)(a.limit < 0 ? 0 : a.limit)), &res);
+		      json_pack("{s:s, s:I, s:b, s:b}", "ref", a.pos[0],
+				"limit", (json_int_t)(a.limit < 0 ? 0 : a.limit),
+				"first_parent", a.first_parent, "graph", a.graph), &res);
 	return output(rc, res, a.json, render_log);
 }
 

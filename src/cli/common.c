@@ -78,19 +78,27 @@ enum smr_rc cli_open(struct cli_ctx *ctx, struct smr_err *err)
 	return rc;
 }
 
-int cli_call(struct cli_ctx *ctx, const char *op, json_t *params, json_t **result)
+enum smr_rc cli_call_keep(struct cli_ctx *ctx, const char *op, json_t *params,
+			  json_t **result, struct smr_err *err)
 {
-	struct smr_err err = SMR_ERR_INIT;
 	enum smr_rc rc;
 
 	if (ctx->remote) {
-		rc = cli_remote_call(ctx, op, params, result, &err);
+		rc = cli_remote_call(ctx, op, params, result, err);
 	} else {
-		rc = cli_open(ctx, &err);
+		rc = cli_open(ctx, err);
 		if (!rc)
-			rc = api_call(&ctx->ops, op, params, result, &err);
+			rc = api_call(&ctx->ops, op, params, result, err);
 	}
 	json_decref(params);
+	return rc;
+}
+
+int cli_call(struct cli_ctx *ctx, const char *op, json_t *params, json_t **result)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	enum smr_rc rc = cli_call_keep(ctx, op, params, result, &err);
+
 	if (rc) {
 		json_decref(*result);
 		*result = NULL;

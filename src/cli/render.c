@@ -23,6 +23,7 @@ static void short_time(const char *iso, char out[20])
 	snprintf(out, 20, "%.10s %.8s", iso, strlen(iso) > 11 ? iso + 11 : "");
 }
 
+/* Items numbered from 1, the positions --drop, --done and --reopen take. */
 static void render_items(const char *heading, const json_t *list, const char *key)
 {
 	size_t i;
@@ -35,15 +36,16 @@ static void render_items(const char *heading, const json_t *list, const char *ke
 		const char *status = str(item, "status");
 		const char *kind = str(item, "kind");
 
+		printf("  %zu. ", i + 1);
 		if (!strcmp(heading, "Tasks"))
-			printf("  [%c] %s\n", !strcmp(status, "done") ? 'x' : ' ', str(item, key));
+			printf("[%c] %s\n", !strcmp(status, "done") ? 'x' : ' ', str(item, key));
 		else if (*kind && !strcmp(heading, "Artifacts"))
-			printf("  - %s (%s, %zu bytes)\n", str(item, key), kind,
+			printf("%s (%s, %zu bytes)\n", str(item, key), kind,
 			       strlen(str(item, "content")));
 		else if (*kind)
-			printf("  - %s (%s)\n", str(item, key), kind);
+			printf("%s (%s)\n", str(item, key), kind);
 		else
-			printf("  - %s\n", str(item, key));
+			printf("%s\n", str(item, key));
 	}
 }
 
@@ -54,7 +56,9 @@ void render_checkpoint(const json_t *c)
 
 	printf("checkpoint %s\n", str(c, "commit_hash"));
 	printf("Space:   %s\n", str(c, "space"));
-	if (*parent)
+	if (*parent && *str(c, "merge_parent_hash"))
+		printf("Merge:   %.*s %.*s\n", SHORT, parent, SHORT, str(c, "merge_parent_hash"));
+	else if (*parent)
 		printf("Parent:  %.*s\n", SHORT, parent);
 	if (*str(c, "author"))
 		printf("Author:  %s\n", str(c, "author"));
@@ -78,11 +82,16 @@ void render_log(const json_t *list)
 
 	json_array_foreach(list, i, c) {
 		short_time(str(c, "created_at"), when);
-		printf("%.*s %s  %s", SHORT, str(c, "commit_hash"), when,
+		printf("%s%.*s %s  %s", str(c, "graph"), SHORT, str(c, "commit_hash"), when,
 		       *str(c, "title") ? str(c, "title") : "(untitled)");
 		if (*str(c, "author"))
 			printf("  (%s)", str(c, "author"));
+		if (*str(c, "merge_parent_hash"))
+			printf("  (merge %.*s %.*s)", SHORT, str(c, "parent_hash"), SHORT,
+			       str(c, "merge_parent_hash"));
 		putchar('\n');
+		if (*str(c, "graph_after"))
+			printf("%s\n", str(c, "graph_after"));
 	}
 }
 

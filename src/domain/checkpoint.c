@@ -37,7 +37,7 @@ const json_t *checkpoint_list(const struct checkpoint *c, const char *name)
 	return NULL;
 }
 
-static json_t **list_slot(struct checkpoint *c, const char *name)
+json_t **checkpoint_list_slot(struct checkpoint *c, const char *name)
 {
 	if (!strcmp(name, "decisions"))
 		return &c->decisions;
@@ -62,8 +62,7 @@ static int is_blank(const char *s)
 	return 1;
 }
 
-/* The key that names an item of this list: "name" for entities and artifacts. */
-static const char *item_key(const char *field)
+const char *checkpoint_item_key(const char *field)
 {
 	return !strcmp(field, "entities") || !strcmp(field, "artifacts") ? "name" : "text";
 }
@@ -116,7 +115,7 @@ static enum smr_rc normalize_artifact(json_t *item, size_t idx, struct smr_err *
 static json_t *normalize_item(const char *field, const json_t *in, size_t idx,
 			      struct smr_err *err)
 {
-	const char *key = item_key(field);
+	const char *key = checkpoint_item_key(field);
 	const json_t *name;
 	json_t *item;
 	enum smr_rc rc = SMR_OK;
@@ -216,7 +215,7 @@ static enum smr_rc take_field(const char *key, const json_t *v,
 		out->metadata = json_deep_copy(v);
 		return SMR_OK;
 	}
-	slot = list_slot(out, key);
+	slot = checkpoint_list_slot(out, key);
 	if (slot) {
 		json_t *norm = checkpoint_normalize_list(key, v, err);
 
@@ -350,7 +349,7 @@ void checkpoint_copy_content(struct checkpoint *dst, const struct checkpoint *sr
 	dst->summary = xstrdup(src->summary);
 	dst->author = xstrdup(src->author);
 	for (size_t i = 0; checkpoint_list_fields[i]; i++) {
-		slot = list_slot(dst, checkpoint_list_fields[i]);
+		slot = checkpoint_list_slot(dst, checkpoint_list_fields[i]);
 		json_decref(*slot);
 		*slot = json_deep_copy(checkpoint_list(src, checkpoint_list_fields[i]));
 	}

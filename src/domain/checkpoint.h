@@ -52,6 +52,12 @@ extern const char *const checkpoint_list_fields[];
 /* The list member of c called name ("decisions", ..., "artifacts"), borrowed; NULL if none. */
 const json_t *checkpoint_list(const struct checkpoint *c, const char *name);
 
+/* The key that names an item of a list field: "name" for entities and artifacts, else "text". */
+const char *checkpoint_item_key(const char *field);
+
+/* The list member of c called name, writable (NULL if none); the slot holds one reference. */
+json_t **checkpoint_list_slot(struct checkpoint *c, const char *name);
+
 /* 1 if s looks like a hex hash prefix (lower-case hex, 4..64 chars). */
 int is_hash_prefix(const char *s);
 

@@ -1,9 +1,11 @@
 /*
  * graph.c -- topological order of a checkpoint graph for drawing (graph.h):
  * Kahn's algorithm over "child before parent", with a max-heap choosing the
- * newest ready checkpoint, O(n log n).
+ * newest ready checkpoint, O(n log n); and the lanes of a text graph
+ * (graph_ascii), drawn as git's log --graph draws them.
  */
 #include "domain/graph.h"
+#include "util/buf.h"
 #include "util/xalloc.h"
 
 #include <stdlib.h>
@@ -110,4 +112,88 @@ void graph_order(const struct graph_node *v, size_t n, size_t *order)
 	free(children);
 	free(w.by_hash);
 	free(w.heap);
+}
+
+/* ---- the text graph of `smriti log --graph` ---- */
+
+struct lanes {
+	const char **want;   /* the hash each lane waits for */
+	size_t n;
+};
+
+/* "| | " for lanes [0, upto), a star in lane star (or none: star >= upto). */
+static void lane_marks(struct buf *b, size_t upto, size_t star)
+{
+	for (size_t i = 0; i < upto; i++)
+		buf_adds(b, i == star ? "* " : "| ");
+}
+
+/* b's text padded with spaces to width, trailing spaces then trimmed to one. */
+static char *padded(struct buf *b, size_t width)
+{
+	while (b->len < width)
+		buf_addch(b, ' ');
+	return buf_detach(b, NULL);
+}
+
+/*
+ * Removes lanes after the first that wait for the same hash, drawing "|/"
+ * for each ("|_|/" when other lanes lie between, as git draws it).
+ */
+static void collapse(struct lanes *l, struct buf *after)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		for (size_t j = i + 1; j < l->n; j++) {
+			if (!l->want[i] || !l->want[j] || strcmp(l->want[i], l->want[j]))
+				continue;
+			if (after->len)
+				buf_addch(after, '\n');
+			for (size_t k = 0; k < j; k++)
+				buf_adds(after, k + 1 == j ? "|/" : k >= i ? "|_" : "| ");
+			for (size_t k = j + 1; k < l->n; k++)
+				buf_adds(after, " /");
+			memmove(&l->want[j], &l->want[j + 1], (l->n - j - 1) * sizeof(*l->want));
+			l->n--;
+			j--;
+		}
+	}
+}
+
+static void draw_one(struct lanes *l, const struct graph_node *c, char **row, char **after)
+{
+	struct buf r = BUF_INIT(0), a = BUF_INIT(0);
+	size_t col, before;
+
+	for (col = 0; col < l->n && (!l->want[col] || strcmp(l->want[col], c->hash)); col++)
+		;
+	if (col == l->n)
+		l->want[l->n++] = c->hash;
+	before = l->n;
+	lane_marks(&r, l->n, col);
+	l->want[col] = c->parent;
+	if (c->merge_parent) {
+		memmove(&l->want[col + 2], &l->want[col + 1], (l->n - col - 1) * sizeof(*l->want));
+		l->want[col + 1] = c->merge_parent;
+		l->n++;
+		for (size_t k = 0; k <= col; k++)
+			buf_adds(&a, k == col ? "|\\" : "| ");
+		for (size_t k = col + 2; k < l->n; k++)
+			buf_adds(&a, " \\");
+	}
+	if (!c->parent) {               /* a root: its lane ends */
+		memmove(&l->want[col], &l->want[col + 1], (l->n - col - 1) * sizeof(*l->want));
+		l->n--;
+	}
+	collapse(l, &a);
+	*row = padded(&r, 2 * (before > l->n ? before : l->n));
+	*after = buf_detach(&a, NULL);
+}
+
+void graph_ascii(const struct graph_node *v, size_t n, char **row, char **after)
+{
+	struct lanes l = { xcalloc(2 * n + 2, sizeof(*l.want)), 0 };
+
+	for (size_t i = 0; i < n; i++)
+		draw_one(&l, &v[i], &row[i], &after[i]);
+	free(l.want);
 }

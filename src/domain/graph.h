@@ -22,4 +22,12 @@ struct graph_node {
  */
 void graph_order(const struct graph_node *v, size_t n, size_t *order);
 
+/*
+ * The text graph beside a list already in graph_order (git log --graph):
+ * row[i] gets checkpoint i's lanes ("* |", "*   " for a merge) and after[i]
+ * the connecting lines drawn below it ("|\\", "|/"), separated by '\n', or
+ * "" when none.  The caller frees each string (row and after are n long).
+ */
+void graph_ascii(const struct graph_node *v, size_t n, char **row, char **after);
+
 #endif

@@ -30,11 +30,14 @@ static const char instructions[] =
 	"Smriti keeps versioned reasoning state. A Space holds a chain of immutable "
 	"Checkpoints (title, summary, decisions, assumptions, tasks, open questions, "
 	"entities, artifacts). To pick up work: call read_head with the Space name "
-	"(list_spaces shows them) and keep its commit_hash. To hand work on: call "
-	"write_checkpoint with parent set to that commit_hash. If it fails with a "
-	"conflict, another agent wrote first: call read_head again, fold their "
-	"checkpoint into yours and retry with the new parent. Nothing is saved unless "
-	"you call write_checkpoint.";
+	"(list_spaces shows them). To record progress: call update_checkpoint with only "
+	"what changed (add, drop, done, reopen, title, summary); everything else is "
+	"carried forward from HEAD, and agents writing at the same moment all land. Pass "
+	"parent (the commit_hash you read) when your change only makes sense on that "
+	"state: if another agent wrote first it fails as a conflict; read_head again and "
+	"retry. write_checkpoint replaces the whole state; use it only to start over. "
+	"merge brings another line (a fork) back. Nothing is saved unless you call one "
+	"of these.";
 
 int mcp_version_supported(const char *v)
 {

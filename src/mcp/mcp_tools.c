@@ -203,6 +203,32 @@ static json_t *out_review(void)
 	return o;
 }
 
+static json_t *out_update(void)
+{
+	json_t *o = s_object(0);
+
+	prop(o, "checkpoint", out_checkpoint(), 1);
+	prop(o, "changes", json_pack("{s:s, s:s}", "type", "object", "description",
+				     "What changed, per field: {decisions: {added: 2}, tasks: "
+				     "{done: 1}, title: true, ...}"), 1);
+	prop(o, "changed", s_text("The same in words: \"+2 decisions, 1 task done\""), 1);
+	return o;
+}
+
+static json_t *out_merge(void)
+{
+	json_t *o = s_object(0);
+
+	prop(o, "status", s_text("merged, fast-forward, up-to-date or conflict"), 1);
+	prop(o, "checkpoint", out_checkpoint(), 0);
+	prop(o, "base", nullable_string("The nearest common ancestor"), 0);
+	prop(o, "conflicts", json_pack("{s:s, s:s}", "type", "array", "description",
+				       "[{field, item?, base, ours, theirs}] left to resolve"), 0);
+	prop(o, "contradictions", json_pack("{s:s, s:s}", "type", "array", "description",
+					    "Review findings of the merged state"), 0);
+	return o;
+}
+
 /* ---- input schemas ---- */
 
 static json_t *in_none(void)
@@ -214,7 +240,7 @@ static json_t *in_create_space(void)
 {
 	json_t *o = s_object(1);
 
-	prop(o, "name", s_string("Name of the new Space: up to 100 characters, no '/' or '~'"),
+	prop(o, "name", s_string("Name of the new Space: up to 100 characters, no '/', '~' or '^'"),
 	     1);
 	prop(o, "description", s_text("What the Space is for"), 0);
 	return o;
@@ -308,6 +334,66 @@ static json_t *in_write(void)
 				      "Free-form provenance (source, tool, turn range)"), 0);
 	prop(o, "author", s_text("Who is writing (defaults to SMRITI_AUTHOR or the MCP "
 				 "client's name)"), 0);
+	return o;
+}
+
+/* Refs to items of the parent: their text (name) or their 1-based position. */
+static json_t *in_refs(const char *desc)
+{
+	return json_pack("{s:s, s:{s:[{s:s, s:i}, {s:s, s:i}]}, s:s}", "type", "array", "items",
+			 "anyOf", "type", "string", "minLength", 1, "type", "integer", "minimum",
+			 1, "description", desc);
+}
+
+static json_t *in_update(void)
+{
+	json_t *o = s_object(1), *add = s_object(1), *drop = s_object(1);
+	const char *lists[] = { "decisions", "assumptions", "tasks", "open_questions",
+				"entities", "artifacts" };
+
+	prop(add, "decisions", in_list("text", "Decisions taken", 0), 0);
+	prop(add, "assumptions", in_list("text", "Assumptions relied on", 0), 0);
+	prop(add, "tasks", in_list("text", "Tasks (strings, or {text, status})", 1), 0);
+	prop(add, "open_questions", in_list("text", "Questions now open", 0), 0);
+	prop(add, "entities", in_list("name", "Things the work is about", 0), 0);
+	prop(add, "artifacts", in_artifacts(), 0);
+	json_object_set_new(add, "description", json_string(
+		"Items to add; an item already there is an error (an artifact of the same name "
+		"is replaced)"));
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
+		prop(drop, lists[i], in_refs("Items to remove"), 0);
+	json_object_set_new(drop, "description", json_string(
+		"Items to remove, by exact text (name for entities and artifacts) or 1-based "
+		"position in the parent"));
+	prop(o, "space", s_string(space_desc), 1);
+	prop(o, "parent", s_string("Optional. With it the change only lands while that "
+				   "commit_hash is still HEAD (else a conflict); without it the "
+				   "change is applied to whatever HEAD is, atomically"), 0);
+	prop(o, "add", add, 0);
+	prop(o, "drop", drop, 0);
+	prop(o, "done", in_refs("Tasks to mark done (text or 1-based position)"), 0);
+	prop(o, "reopen", in_refs("Tasks to mark open again"), 0);
+	prop(o, "title", s_text("A new title (replaces the parent's)"), 0);
+	prop(o, "summary", s_text("A new summary (replaces the parent's)"), 0);
+	prop(o, "metadata", json_pack("{s:s, s:s}", "type", "object", "description",
+				      "This checkpoint's own provenance (not carried forward)"), 0);
+	prop(o, "author", s_text("Who is writing (defaults to SMRITI_AUTHOR or the MCP "
+				 "client's name)"), 0);
+	return o;
+}
+
+static json_t *in_merge(void)
+{
+	json_t *o = s_object(1);
+
+	prop(o, "space", s_string("The Space whose HEAD receives the merge"), 1);
+	prop(o, "ref", s_string("The checkpoint to merge in: a hash, SPACE or SPACE~N; another "
+				"Space's checkpoint works when it shares history (a fork)"), 1);
+	prop(o, "resolution", json_pack("{s:s, s:s}", "type", "object", "description",
+					"How to settle conflicts: {\"*\": \"ours\"|\"theirs\"} for all,"
+					" or {\"title\": \"ours\", \"decisions\": {\"<text>\": "
+					"\"theirs\"}} one by one"), 0);
+	prop(o, "author", s_text("Who is merging"), 0);
 	return o;
 }
 
@@ -433,9 +519,10 @@ static const struct mcp_tool tools[] = {
 	  "Returns the checkpoint document.",
 	  in_ref, out_checkpoint, p_same, NULL, 1 },
 	{ "log", "Checkpoint history", "log",
-	  "List the history of a checkpoint, newest first, following first parents. Pass ref "
-	  "(usually a Space name) and optionally limit (default 20, at most 1000). Returns "
-	  "{checkpoints: [...]} with full checkpoint documents.",
+	  "List the history of a checkpoint, newest first, each before its parents (both "
+	  "lines of a merge; a merge has merge_parent_hash). Pass ref (usually a Space name) "
+	  "and optionally limit (default 20, at most 1000). Returns {checkpoints: [...]} with "
+	  "full checkpoint documents.",
 	  in_log, out_log, p_log, "checkpoints", 1 },
 	{ "diff", "Compare two checkpoints", "diff",
 	  "Compare two checkpoints field by field. Pass from and to (hashes, prefixes, Space "
@@ -443,12 +530,29 @@ static const struct mcp_tool tools[] = {
 	  "changed, {from, to} for title and summary or {added, removed, changed} for the "
 	  "lists.",
 	  in_diff, out_diff, p_same, NULL, 1 },
+	{ "update_checkpoint", "Update the state", "checkpoint.update",
+	  "Write the next checkpoint as a change to its parent: everything you do not "
+	  "mention is kept. Pass space and any of add ({decisions: [...], tasks: [...], ...}), "
+	  "drop ({decisions: [text or position], ...}), done and reopen (tasks by text or "
+	  "position), title, summary. Without parent the change is applied to whatever HEAD "
+	  "is, atomically, so agents writing at once never lose each other's items; with "
+	  "parent it lands only while that is still HEAD. Naming an item that is not there, "
+	  "or adding one that is, fails and saves nothing. Returns {checkpoint, changes, "
+	  "changed}.",
+	  in_update, out_update, p_restore, NULL, 0 },
+	{ "merge", "Merge another line", "merge",
+	  "Merge another line of work (ref: a checkpoint, or a fork's Space) into a Space's "
+	  "HEAD, item by item from their nearest common ancestor. Returns {status: merged | "
+	  "fast-forward | up-to-date, checkpoint, contradictions}. When both sides changed "
+	  "the same item differently it fails with the conflicts named and saves nothing: "
+	  "call again with resolution.",
+	  in_merge, out_merge, p_restore, NULL, 0 },
 	{ "write_checkpoint", "Write a checkpoint", "checkpoint.create",
 	  "Save the current reasoning state as a new checkpoint on top of a Space's HEAD. "
 	  "Pass space, parent (the commit_hash read_head gave you) and the state: title, "
-	  "summary, decisions, assumptions, tasks, open_questions, entities, artifacts. Each "
-	  "checkpoint is a complete state, not a patch: carry over what still holds from the "
-	  "parent. If HEAD moved since you read it the write is refused as a conflict that "
+	  "summary, decisions, assumptions, tasks, open_questions, entities, artifacts. This "
+	  "writes the complete state exactly as given (anything left out is gone): to change "
+	  "a few items use update_checkpoint instead. If HEAD moved since you read it the write is refused as a conflict that "
 	  "names the current HEAD and nothing is saved: read it, merge, and retry. Returns "
 	  "the stored checkpoint with its commit_hash.",
 	  in_write, out_checkpoint, p_write, NULL, 0 },

@@ -4,6 +4,10 @@
  */
 #include "ops/api.h"
 #include "domain/checkpoint.h"
+#include "domain/graph.h"
+#include "domain/patch.h"
+
+#include "util/xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -198,11 +202,108 @@ static enum smr_rc op_checkpoint_create(struct ops_ctx *ctx, const json_t *p, js
 	return checkpoint_result(rc, &c, result);
 }
 
+/* The patch of checkpoint.update: its params without space, parent and author; new ref. */
+static json_t *patch_of(const json_t *p)
+{
+	json_t *patch = json_deep_copy(p);
+
+	json_object_del(patch, "space");
+	json_object_del(patch, "parent");
+	json_object_del(patch, "author");
+	return patch;
+}
+
+static enum smr_rc op_checkpoint_update(struct ops_ctx *ctx, const json_t *p, json_t **result,
+					struct smr_err *err)
+{
+	const char *space, *parent, *author;
+	struct checkpoint c = { 0 };
+	json_t *patch = patch_of(p), *changes = NULL;
+	char *said;
+	enum smr_rc rc;
+
+	rc = api_str(p, "space", 1, &space, err);
+	if (!rc)
+		rc = api_str(p, "parent", 0, &parent, err);
+	if (!rc)
+		rc = api_str(p, "author", 0, &author, err);
+	if (!rc)
+		rc = ops_checkpoint_update(ctx, space, patch, parent, author, &c, &changes, err);
+	if (!rc) {
+		said = patch_describe(changes);
+		*result = json_pack("{s:o, s:O, s:s}", "checkpoint", checkpoint_to_json(&c),
+				    "changes", changes, "changed", said);
+		free(said);
+	}
+	json_decref(changes);
+	json_decref(patch);
+	checkpoint_release(&c);
+	return rc;
+}
+
+static enum smr_rc op_merge(struct ops_ctx *ctx, const json_t *p, json_t **result,
+			    struct smr_err *err)
+{
+	const char *space, *ref, *author;
+	const json_t *res = json_object_get(p, "resolution");
+	enum smr_rc rc;
+
+	rc = api_str(p, "space", 1, &space, err);
+	if (!rc)
+		rc = api_str(p, "ref", 1, &ref, err);
+	if (!rc)
+		rc = api_str(p, "author", 0, &author, err);
+	if (!rc && res && !json_is_object(res) && !json_is_null(res))
+		rc = smr_errf(err, SMR_EINVAL, "parameter 'resolution' must be an object");
+	if (!rc)
+		rc = ops_merge(ctx, space, ref, json_is_object(res) ? res : NULL, author, result,
+			       err);
+	return rc;
+}
+
+/* Adds "graph" (the lanes before each line) and "graph_after" (lines below it) to a log. */
+static void add_graph(json_t *log, const struct checkpoint *v, size_t n)
+{
+	struct graph_node *g = xcalloc(n + 1, sizeof(*g));
+	char **row = xcalloc(n + 1, sizeof(*row)), **after = xcalloc(n + 1, sizeof(*after));
+
+	for (size_t i = 0; i < n; i++) {
+		g[i].hash = v[i].hash;
+		g[i].parent = v[i].parent_hash;
+		g[i].merge_parent = v[i].merge_parent_hash;
+		g[i].created_at = v[i].created_at;
+	}
+	graph_ascii(g, n, row, after);
+	for (size_t i = 0; i < n; i++) {
+		json_object_set_new(json_array_get(log, i), "graph", json_string(row[i]));
+		json_object_set_new(json_array_get(log, i), "graph_after", json_string(after[i]));
+		free(row[i]);
+		free(after[i]);
+	}
+	free(row);
+	free(after);
+	free(g);
+}
+
+static enum smr_rc api_bool(const json_t *p, const char *key, int *out, struct smr_err *err)
+{
+	const json_t *v = json_object_get(p, key);
+
+	*out = 0;
+	if (!v || json_is_null(v))
+		return SMR_OK;
+	if (!json_is_boolean(v))
+		return smr_errf(err, SMR_EINVAL, "parameter '%s' must be a boolean", key);
+	*out = json_is_true(v);
+	return SMR_OK;
+}
+
 static enum smr_rc op_log(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			  struct smr_err *err)
 {
 	const char *ref = NULL, *space;
 	long long limit = 0;
+	int first_parent = 0, graph = 0;
 	struct checkpoint *v = NULL;
 	size_t n = 0;
 	enum smr_rc rc;
@@ -212,12 +313,18 @@ static enum smr_rc op_log(struct ops_ctx *ctx, const json_t *p, json_t **result,
 		rc = api_str(p, "ref", 1, &ref, err);
 	if (!rc)
 		rc = api_int(p, "limit", 0, 1000000000, &limit, err);
+	if (!rc)
+		rc = api_bool(p, "first_parent", &first_parent, err);
+	if (!rc)
+		rc = api_bool(p, "graph", &graph, err);
 	if (!rc && space)
-		rc = ops_space_log(ctx, space, (size_t)limit, &v, &n, err);
+		rc = ops_space_log(ctx, space, (size_t)limit, first_parent, &v, &n, err);
 	else if (!rc)
-		rc = ops_log(ctx, ref, (size_t)limit, &v, &n, err);
+		rc = ops_log(ctx, ref, (size_t)limit, first_parent, &v, &n, err);
 	if (!rc)
 		*result = api_checkpoints_json(v, n);
+	if (!rc && graph)
+		add_graph(*result, v, n);
 	checkpoints_free(v, n);
 	return rc;
 }
@@ -288,6 +395,8 @@ const struct api_op api_core_ops[] = {
 	{ "head", op_head, 0 },
 	{ "show", op_show, 0 },
 	{ "checkpoint.create", op_checkpoint_create, 1 },
+	{ "checkpoint.update", op_checkpoint_update, 1 },
+	{ "merge", op_merge, 1 },
 	{ "log", op_log, 0 },
 	{ "diff", op_diff, 0 },
 	{ "restore", op_restore, 1 },

@@ -77,7 +77,7 @@ enum smr_rc ops_space_rename(struct ops_ctx *ctx, const char *space, const char 
 			     struct space *out, struct smr_err *err);
 enum smr_rc ops_space_delete(struct ops_ctx *ctx, const char *space, struct smr_err *err);
 
-/* Validates a Space name: 1..100 characters, no control characters, no '~' or '/'. */
+/* Validates a Space name: 1..100 characters, no control characters, no '~', '^' or '/'. */
 enum smr_rc ops_check_space_name(const char *name, struct smr_err *err);
 
 /* Resolves a REF (hash, unique prefix, SPACE, SPACE~N, HASH~N) to its checkpoint. */
@@ -117,8 +117,38 @@ enum smr_rc ops_checkpoint_create(struct ops_ctx *ctx, const char *space, const 
 				  const char *parent, const char *author,
 				  struct checkpoint *out, struct smr_err *err);
 
-/* Ancestry of ref, newest first; limit 0 means all. */
-enum smr_rc ops_log(struct ops_ctx *ctx, const char *ref, size_t limit,
+/*
+ * Writes the next checkpoint of a Space as a patch on its parent
+ * (domain/patch.h: add, drop, done, reopen, title, summary, metadata).
+ * With parent NULL the patch is applied to whatever HEAD is, read and
+ * written in one transaction, so concurrent patches all land; with parent
+ * given it is a compare-and-swap like ops_checkpoint_create.  A bad patch
+ * writes nothing.  out gets the stored checkpoint, *changes (may be NULL)
+ * a new reference counting what changed.
+ */
+enum smr_rc ops_checkpoint_update(struct ops_ctx *ctx, const char *space, const json_t *patch,
+				  const char *parent, const char *author,
+				  struct checkpoint *out, json_t **changes, struct smr_err *err);
+
+/*
+ * Merges ref (a checkpoint of this Space's history or of one that shares
+ * it, e.g. a fork) into the Space's HEAD.  *result (a new reference, set on
+ * success and on a conflict of content) is {"status": "merged" |
+ * "fast-forward" | "up-to-date", "checkpoint", "base"?, "contradictions"?}
+ * or, with SMR_ECONFLICT, {"status": "conflict", "base", "conflicts"}
+ * (domain/merge.h) and nothing written.  resolution (may be NULL) settles
+ * conflicts as checkpoint_merge3 takes it.  author may be NULL.
+ */
+enum smr_rc ops_merge(struct ops_ctx *ctx, const char *space, const char *ref,
+		      const json_t *resolution, const char *author, json_t **result,
+		      struct smr_err *err);
+
+/*
+ * Ancestry of ref, newest first, every checkpoint before its parents: all
+ * ancestors through both parents of merges, or with first_parent only the
+ * first-parent chain.  limit 0 means all.
+ */
+enum smr_rc ops_log(struct ops_ctx *ctx, const char *ref, size_t limit, int first_parent,
 		    struct checkpoint **out, size_t *n, struct smr_err *err);
 
 /*
@@ -127,7 +157,8 @@ enum smr_rc ops_log(struct ops_ctx *ctx, const char *ref, size_t limit,
  * hash still means the Space.
  */
 enum smr_rc ops_space_log(struct ops_ctx *ctx, const char *space, size_t limit,
-			  struct checkpoint **out, size_t *n, struct smr_err *err);
+			  int first_parent, struct checkpoint **out, size_t *n,
+			  struct smr_err *err);
 
 /* Field-by-field difference; *out is a new reference (see domain/diff.h). */
 enum smr_rc ops_diff(struct ops_ctx *ctx, const char *ref_a, const char *ref_b, json_t **out,

@@ -1,9 +1,12 @@
 /*
  * ops_checkpoint.c -- operations on Checkpoints: resolve a reference, read
- * HEAD, write (compare-and-swap on HEAD), log, diff, restore and fork.
+ * HEAD, write (compare-and-swap on HEAD), update (a patch on top of the
+ * parent), log, diff, restore and fork.
  */
 #include "domain/checkpoint.h"
 #include "domain/diff.h"
+#include "domain/graph.h"
+#include "domain/patch.h"
 #include "domain/ref.h"
 #include "ops/ops.h"
 #include "util/xalloc.h"
@@ -103,6 +106,25 @@ static enum smr_rc walk_back(struct ops_ctx *ctx, const char *space_id, const ch
 	return SMR_OK;
 }
 
+/* Replaces *c with its parent (which 1) or second parent (which 2). */
+static enum smr_rc take_parent(struct ops_ctx *ctx, const char *space_id, const char *ref,
+			       int which, struct checkpoint *c, struct smr_err *err)
+{
+	const char *hash = which == 2 ? c->merge_parent_hash : c->parent_hash;
+	struct checkpoint p = { 0 };
+	enum smr_rc rc;
+
+	if (!hash)
+		return smr_errf(err, SMR_ENOTFOUND, "'%s': %.12s has no %s", ref, c->hash,
+				which == 2 ? "second parent (it is not a merge)" : "parent");
+	rc = store_checkpoint_get(ctx->st, space_id, hash, &p, err);
+	if (!rc) {
+		checkpoint_release(c);
+		*c = p;
+	}
+	return rc;
+}
+
 enum smr_rc ops_resolve(struct ops_ctx *ctx, const char *ref, struct checkpoint *out,
 			struct smr_err *err)
 {
@@ -116,6 +138,8 @@ enum smr_rc ops_resolve(struct ops_ctx *ctx, const char *ref, struct checkpoint 
 	rc = resolve_base(ctx, spec.base, out, &space_id, err);
 	if (!rc && spec.ancestors > 0)
 		rc = walk_back(ctx, space_id, ref, spec.ancestors, out, err);
+	if (!rc && spec.parent)
+		rc = take_parent(ctx, space_id, ref, spec.parent, out, err);
 	if (rc)
 		checkpoint_release(out);
 	free(space_id);
@@ -335,8 +359,183 @@ enum smr_rc ops_checkpoint_create(struct ops_ctx *ctx, const char *space, const 
 	return rc;
 }
 
+/* What a patch needs while it is built on top of HEAD inside the store's transaction. */
+struct update {
+	struct ops_ctx *ctx;
+	const json_t *patch;
+	const char *author;
+	const char *space;
+	json_t *changes;         /* owned; set by build_update */
+};
+
+/* store_build_fn: the patch applied to head, sealed on top of it. */
+static enum smr_rc build_update(const struct checkpoint *head, struct checkpoint *out,
+				void *arg, struct smr_err *err)
+{
+	struct update *u = arg;
+	char now[32];
+	enum smr_rc rc;
+
+	json_decref(u->changes);
+	u->changes = NULL;
+	rc = patch_apply(head, u->patch, out, &u->changes, err);
+	if (rc)
+		return rc;
+	if (checkpoint_is_empty(out))
+		return smr_errf(err, SMR_EUNPROC,
+				"refusing to write an empty checkpoint: this change leaves nothing");
+	free(out->parent_hash);
+	free(out->author);
+	free(out->created_at);
+	free(out->space);
+	out->parent_hash = xstrdup(head ? head->hash : NULL);
+	out->author = xstrdup(u->author ? u->author : "");
+	u->ctx->now(now);
+	out->created_at = xstrdup(now);
+	out->space = xstrdup(u->space);
+	checkpoint_seal(out);
+	return SMR_OK;
+}
+
+/* With an explicit parent: the patch on that checkpoint, then a compare-and-swap on HEAD. */
+static enum smr_rc update_on(struct update *u, const struct space *sp, const char *parent,
+			     struct checkpoint *c, struct smr_err *err)
+{
+	struct checkpoint base = { 0 };
+	char *hash = NULL;
+	enum smr_rc rc = unique_hash(u->ctx, parent, &hash, err);
+
+	if (!rc)
+		rc = store_checkpoint_get(u->ctx->st, sp->id, hash, &base, err);
+	if (rc == SMR_ENOTFOUND)
+		rc = smr_errf(err, SMR_ECONFLICT,
+			      "parent %s is not a checkpoint of '%s'; its HEAD is %s", parent,
+			      sp->name, sp->head ? sp->head : "empty");
+	if (!rc)
+		rc = build_update(&base, c, u, err);
+	/* the compare-and-swap on HEAD, with the store's stale-parent message */
+	if (!rc)
+		rc = store_checkpoint_put(u->ctx->st, sp->id, c, hash, err);
+	checkpoint_release(&base);
+	free(hash);
+	return rc;
+}
+
+enum smr_rc ops_checkpoint_update(struct ops_ctx *ctx, const char *space, const json_t *patch,
+				  const char *parent, const char *author,
+				  struct checkpoint *out, json_t **changes, struct smr_err *err)
+{
+	struct update u = { ctx, patch, author, NULL, NULL };
+	struct space sp = { 0 };
+	struct checkpoint c;
+	enum smr_rc rc;
+
+	checkpoint_init(&c);
+	rc = store_space_get(ctx->st, space, &sp, err);
+	if (!rc) {
+		u.space = sp.name;
+		if (parent)
+			rc = update_on(&u, &sp, parent, &c, err);
+		else
+			rc = store_checkpoint_update(ctx->st, sp.id, build_update, &u, &c, err);
+	}
+	if (!rc)
+		rc = store_checkpoint_get(ctx->st, sp.id, c.hash, out, err);
+	if (!rc && changes)
+		*changes = json_incref(u.changes);
+	json_decref(u.changes);
+	checkpoint_release(&c);
+	space_release(&sp);
+	return rc;
+}
+
+/* Appends the first-parent chain from hash (until a checkpoint already in seen) to *v. */
+static enum smr_rc add_chain(struct ops_ctx *ctx, const char *space_id, const char *hash,
+			     size_t limit, json_t *seen, json_t *todo, struct checkpoint **v,
+			     size_t *n, struct smr_err *err)
+{
+	struct checkpoint *chain = NULL;
+	size_t len = 0, i;
+	enum smr_rc rc = store_checkpoint_log(ctx->st, space_id, hash, limit, &chain, &len, err);
+
+	for (i = 0; !rc && i < len && !json_object_get(seen, chain[i].hash); i++) {
+		json_object_set_new(seen, chain[i].hash, json_true());
+		if (chain[i].merge_parent_hash)
+			json_array_append_new(todo, json_string(chain[i].merge_parent_hash));
+		*v = xrealloc(*v, (*n + 1) * sizeof(**v));
+		(*v)[(*n)++] = chain[i];
+		memset(&chain[i], 0, sizeof(chain[i]));
+	}
+	checkpoints_free(chain, len);
+	return rc;
+}
+
+/* v in drawing order: children before parents, newest first (domain/graph.h). */
+static void graph_sort(struct checkpoint *v, size_t n)
+{
+	struct graph_node *g = xcalloc(n + 1, sizeof(*g));
+	size_t *order = xcalloc(n + 1, sizeof(*order));
+	struct checkpoint *tmp = xcalloc(n + 1, sizeof(*tmp));
+
+	for (size_t i = 0; i < n; i++) {
+		g[i].hash = v[i].hash;
+		g[i].parent = v[i].parent_hash;
+		g[i].merge_parent = v[i].merge_parent_hash;
+		g[i].created_at = v[i].created_at ? v[i].created_at : "";
+	}
+	graph_order(g, n, order);
+	for (size_t i = 0; i < n; i++)
+		tmp[i] = v[order[i]];
+	memcpy(v, tmp, n * sizeof(*v));
+	free(tmp);
+	free(order);
+	free(g);
+}
+
+/*
+ * The history of hash in space_id: the first-parent chain, or with
+ * first_parent 0 every ancestor through both parents, in drawing order;
+ * at most limit (0: all).
+ */
+static enum smr_rc history(struct ops_ctx *ctx, const char *space_id, const char *hash,
+			   size_t limit, int first_parent, struct checkpoint **out, size_t *n,
+			   struct smr_err *err)
+{
+	json_t *seen = json_object(), *todo = json_pack("[s]", hash);
+	struct checkpoint *v = NULL;
+	size_t len = 0;
+	enum smr_rc rc = SMR_OK;
+
+	if (first_parent) {
+		json_decref(seen);
+		json_decref(todo);
+		return store_checkpoint_log(ctx->st, space_id, hash, limit, out, n, err);
+	}
+	while (!rc && json_array_size(todo)) {
+		char *h = xstrdup(json_string_value(json_array_get(todo, 0)));
+
+		json_array_remove(todo, 0);
+		if (!json_object_get(seen, h))
+			rc = add_chain(ctx, space_id, h, limit, seen, todo, &v, &len, err);
+		free(h);
+	}
+	json_decref(seen);
+	json_decref(todo);
+	if (rc) {
+		checkpoints_free(v, len);
+		return rc;
+	}
+	graph_sort(v, len);
+	while (limit && len > limit)
+		checkpoint_release(&v[--len]);
+	*out = v;
+	*n = len;
+	return SMR_OK;
+}
+
 enum smr_rc ops_space_log(struct ops_ctx *ctx, const char *space, size_t limit,
-			  struct checkpoint **out, size_t *n, struct smr_err *err)
+			  int first_parent, struct checkpoint **out, size_t *n,
+			  struct smr_err *err)
 {
 	struct space sp = { 0 };
 	enum smr_rc rc = store_space_get(ctx->st, space, &sp, err);
@@ -344,12 +543,12 @@ enum smr_rc ops_space_log(struct ops_ctx *ctx, const char *space, size_t limit,
 	*out = NULL;
 	*n = 0;
 	if (!rc && sp.head)
-		rc = store_checkpoint_log(ctx->st, sp.id, sp.head, limit, out, n, err);
+		rc = history(ctx, sp.id, sp.head, limit, first_parent, out, n, err);
 	space_release(&sp);
 	return rc;
 }
 
-enum smr_rc ops_log(struct ops_ctx *ctx, const char *ref, size_t limit,
+enum smr_rc ops_log(struct ops_ctx *ctx, const char *ref, size_t limit, int first_parent,
 		    struct checkpoint **out, size_t *n, struct smr_err *err)
 {
 	struct checkpoint tip = { 0 };
@@ -360,7 +559,7 @@ enum smr_rc ops_log(struct ops_ctx *ctx, const char *ref, size_t limit,
 	if (!rc)
 		rc = store_space_get(ctx->st, tip.space, &sp, err);
 	if (!rc)
-		rc = store_checkpoint_log(ctx->st, sp.id, tip.hash, limit, out, n, err);
+		rc = history(ctx, sp.id, tip.hash, limit, first_parent, out, n, err);
 	checkpoint_release(&tip);
 	space_release(&sp);
 	return rc;

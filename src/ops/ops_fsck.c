@@ -1,7 +1,8 @@
 /*
  * ops_fsck.c -- verify the integrity of stored history: every checkpoint's
  * hash is recomputed from its fields and parent link, every parent link must
- * resolve, and HEAD must be a checkpoint of its own Space.
+ * (both parents of a merge) resolve, and HEAD must be a checkpoint of its
+ * own Space.
  */
 #include "domain/checkpoint.h"
 #include "ops/ops.h"
@@ -38,7 +39,8 @@ static int check_one(const struct checkpoint *c, int parent_missing, void *ctx)
 
 	fs->checked++;
 	if (parent_missing)
-		problem(fs, c->hash, "parent link points at a checkpoint that does not exist");
+		problem(fs, c->hash, "a parent link (first or second parent) points at a checkpoint"
+			" that does not exist");
 	if (!lists_well_formed(c))
 		problem(fs, c->hash, "stored fields are not well-formed JSON of the right type");
 	checkpoint_compute_hash(c, hash);

@@ -61,10 +61,11 @@ enum smr_rc ops_check_space_name(const char *name, struct smr_err *err)
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)name[i];
 
-		if (c < 0x20 || c == 0x7f || c == '~' || c == '/')
+		/* '~' and '^' would read as SPACE~N and REF^2 */
+		if (c < 0x20 || c == 0x7f || c == '~' || c == '^' || c == '/')
 			return smr_errf(err, SMR_EINVAL,
 					"space name '%s' has a character that is not allowed"
-					" (control characters, '~' and '/' are reserved)", name);
+					" (control characters, '~', '^' and '/' are reserved)", name);
 	}
 	if (name[0] == ' ' || name[n - 1] == ' ')
 		return smr_errf(err, SMR_EINVAL, "space name '%s' starts or ends with a space",

@@ -8,8 +8,9 @@
  * contract of the store.h function of the same name.
  *
  * Policy is not a backend's business: the HEAD compare-and-swap, the
- * stale-parent and duplicate-hash conflicts and their messages, and the
- * sequence rule of turns live once in store.c, which runs them between
+ * stale-parent and duplicate-hash conflicts and their messages, copying a
+ * history between Spaces (fork, merge), and the sequence rule of turns
+ * live once in store.c, which runs them between
  * txn_begin and txn_commit over the row-level methods below.  So a backend
  * is its SQL, and a new one is one new file (plus a line in backends_*.c).
  */
@@ -68,8 +69,8 @@ struct store_ops {
 	 * frees).  Unless it is expected (NULL: empty), SMR_ECONFLICT (store.c
 	 * words it).  SMR_ENOTFOUND: no such Space.
 	 */
-	enum smr_rc (*head_lock)(struct store *st, const char *space_id, const char *expected,
-				 char **hash, struct smr_err *err);
+	enum smr_rc (*head_check)(struct store *st, const char *space_id, const char *expected,
+				  char **hash, struct smr_err *err);
 	/*
 	 * Checks that ref (a name or an id, resolved as space_get resolves it)
 	 * still names Space space_id and that its name is still name; else
@@ -77,11 +78,52 @@ struct store_ops {
 	 */
 	enum smr_rc (*space_check)(struct store *st, const char *space_id, const char *ref,
 				   const char *name, struct smr_err *err);
-	/* Inserts c on top of the HEAD head_lock locked.  SMR_ECONFLICT: c's hash is there. */
-	enum smr_rc (*commit_insert)(struct store *st, const char *space_id,
-				     const struct checkpoint *c, struct smr_err *err);
+	/* Inserts c on top of the HEAD head_check locked.  SMR_ECONFLICT: c's hash is there. */
+	enum smr_rc (*commit_insert_on_head)(struct store *st, const char *space_id,
+					     const struct checkpoint *c, struct smr_err *err);
 	/* Moves HEAD to the Space's checkpoint hash. */
-	enum smr_rc (*head_move)(struct store *st, const char *space_id, const char *hash,
+	enum smr_rc (*head_move_to)(struct store *st, const char *space_id, const char *hash,
+				    struct smr_err *err);
+	/*
+	 * The rows below take and give row ids, so a pipelining backend runs
+	 * each at once (one round trip each): store.c uses them where a write
+	 * needs what it read (update, merge, fork), and the by-name rows above
+	 * for a plain put.
+	 */
+	/* The Space's HEAD row id and hash (-1 and NULL: empty; caller frees *hash). */
+	enum smr_rc (*head_lock)(struct store *st, const char *space_id, int64_t *id, char **hash,
+				 struct smr_err *err);
+	/*
+	 * Inserts c on parent row parent_id and second parent row merge_id (-1:
+	 * none); *id gets its row.  SMR_ECONFLICT: hash is there.
+	 */
+	enum smr_rc (*commit_insert)(struct store *st, const char *space_id,
+				     const struct checkpoint *c, int64_t parent_id, int64_t merge_id,
+				     int64_t *id, struct smr_err *err);
+	/* The row of hash in the Space, -1 when it is not there. */
+	enum smr_rc (*commit_id)(struct store *st, const char *space_id, const char *hash,
+				 int64_t *id, struct smr_err *err);
+	/* checkpoint_get inside the current transaction (no reconnecting retry). */
+	enum smr_rc (*commit_read)(struct store *st, const char *space_id, const char *hash,
+				   struct checkpoint *out, struct smr_err *err);
+	/*
+	 * The parent hashes of hash in the Space (NULL for none) and its time;
+	 * caller frees the three.  SMR_ENOTFOUND when hash is not there.
+	 */
+	enum smr_rc (*commit_links)(struct store *st, const char *space_id, const char *hash,
+				    char **parent, char **merge_parent, char **created_at,
+				    struct smr_err *err);
+	/*
+	 * Copies the row of hash in src_space_id into space_id on parent rows
+	 * parent_id and merge_id (-1: none), fields as stored; *id gets the row.
+	 */
+	enum smr_rc (*commit_copy)(struct store *st, const char *space_id,
+				   const char *src_space_id, const char *hash, int64_t parent_id,
+				   int64_t merge_id, int64_t *id, struct smr_err *err);
+	/* Inserts the Space and its empty HEAD; SMR_ECONFLICT naming a taken name. */
+	enum smr_rc (*space_insert)(struct store *st, const struct space *sp,
+				    struct smr_err *err);
+	enum smr_rc (*head_move)(struct store *st, const char *space_id, int64_t commit_id,
 				 struct smr_err *err);
 	/*
 	 * Locks the session and reads its last sequence number into *last (0:
@@ -131,8 +173,6 @@ struct store_ops {
 				      struct smr_err *err);
 	enum smr_rc (*checkpoint_scan)(struct store *st, const char *space_id,
 				       store_scan_fn fn, void *ctx, struct smr_err *err);
-	enum smr_rc (*space_fork)(struct store *st, const struct space *new_space,
-				  const char *src_space_id, const char *hash, struct smr_err *err);
 
 	enum smr_rc (*session_get)(struct store *st, const char *id, struct session *out,
 				   struct smr_err *err);

@@ -77,7 +77,7 @@ static const char *const sqlite_migrations[] = {
 	/* 2: the nudge counts a Space's turns newer than its HEAD on every send */
 	"CREATE INDEX turns_by_session_time ON turns(session_id, created_at);",
 	/*
-	 * N: streaming replies (issue 10).  A turn says how it ended (NULL is an
+	 * 3: streaming replies (issue 10).  A turn says how it ended (NULL is an
 	 * older turn: complete); a generation is one send's reply in progress,
 	 * at most one running per session (the partial unique index).
 	 */

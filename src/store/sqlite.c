@@ -6,6 +6,14 @@
  * file.  Writers take the write lock up front (BEGIN IMMEDIATE), which makes
  * the HEAD compare-and-swap and sequence assignment race-free.  Prepared
  * statements are cached per connection, keyed by the SQL literal.
+ *
+ * Within one process, write transactions also queue at a FIFO gate before
+ * BEGIN IMMEDIATE: SQLite's busy handler polls with growing sleeps rather
+ * than queueing, so under a burst of writes from some threads (a server
+ * admitting hundreds of chat sends) another thread's single write could
+ * wait a second or more; in line, it waits for those ahead of it only.
+ * The gate is one for the process (a thread never holds two write
+ * transactions at once); other processes still meet the busy handler.
  */
 #include "store/internal.h"
 #include "store/schema_sqlite.h"
@@ -29,7 +37,38 @@ struct sqlite_store {
 	struct store base;
 	sqlite3 *db;
 	struct stmt_slot cache[STMT_CACHE];
+	int gated;                     /* this handle holds the write gate */
 };
+
+/* The write gate: a ticket lock, so writers get in in the order they came. */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t turn;
+	unsigned long next, serving;
+} gate = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0 };
+
+static void gate_enter(struct sqlite_store *s)
+{
+	unsigned long me;
+
+	pthread_mutex_lock(&gate.lock);
+	me = gate.next++;
+	while (gate.serving != me)
+		pthread_cond_wait(&gate.turn, &gate.lock);
+	pthread_mutex_unlock(&gate.lock);
+	s->gated = 1;
+}
+
+static void gate_leave(struct sqlite_store *s)
+{
+	if (!s->gated)
+		return;
+	s->gated = 0;
+	pthread_mutex_lock(&gate.lock);
+	gate.serving++;
+	pthread_cond_broadcast(&gate.turn);
+	pthread_mutex_unlock(&gate.lock);
+}
 
 static struct sqlite_store *S(struct store *st)
 {
@@ -104,7 +143,13 @@ static enum smr_rc exec(struct sqlite_store *s, const char *sql, struct smr_err 
 
 static enum smr_rc begin(struct sqlite_store *s, struct smr_err *err)
 {
-	return exec(s, "BEGIN IMMEDIATE", err);
+	enum smr_rc rc;
+
+	gate_enter(s);
+	rc = exec(s, "BEGIN IMMEDIATE", err);
+	if (rc)
+		gate_leave(s);
+	return rc;
 }
 
 static enum smr_rc commit(struct sqlite_store *s, struct smr_err *err)
@@ -113,6 +158,7 @@ static enum smr_rc commit(struct sqlite_store *s, struct smr_err *err)
 
 	if (rc)
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	gate_leave(s);
 	return rc;
 }
 
@@ -120,6 +166,7 @@ static enum smr_rc commit(struct sqlite_store *s, struct smr_err *err)
 static enum smr_rc rollback(struct sqlite_store *s, enum smr_rc rc)
 {
 	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	gate_leave(s);
 	return rc;
 }
 
@@ -312,6 +359,7 @@ static void sqlite_close(struct store *st)
 
 	if (!s)
 		return;
+	gate_leave(s);          /* a transaction left open must not block the process's writers */
 	for (int i = 0; i < STMT_CACHE && s->cache[i].sql; i++)
 		sqlite3_finalize(s->cache[i].stmt);
 	sqlite3_close(s->db);
@@ -522,7 +570,8 @@ static enum smr_rc sqlite_space_delete(struct store *st, const char *id, struct 
 #define CKPT_COLS \
 	"SELECT c.commit_hash, p.commit_hash, m.commit_hash, r.name, c.title, c.summary," \
 	" c.decisions, c.assumptions, c.tasks, c.open_questions, c.entities, c.artifacts," \
-	" c.metadata_, c.author, c.created_at, c.parent_commit_id, c.id FROM commits c" \
+	" c.metadata_, c.author, c.created_at, c.parent_commit_id, c.id," \
+	" c.merge_parent_commit_id FROM commits c" \
 	" JOIN repos r ON r.id = c.repo_id" \
 	" LEFT JOIN commits p ON p.id = c.parent_commit_id" \
 	" LEFT JOIN commits m ON m.id = c.merge_parent_commit_id"
@@ -536,7 +585,7 @@ static json_t *col_json(sqlite3_stmt *st, int i)
 	return v ? v : json_null();
 }
 
-/* Fills c (not init'ed); returns 1 when the row names a parent that does not exist. */
+/* Fills c (not init'ed); returns 1 when the row names a parent (or second parent) that does not exist. */
 static int read_checkpoint(sqlite3_stmt *st, struct checkpoint *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -555,7 +604,8 @@ static int read_checkpoint(sqlite3_stmt *st, struct checkpoint *c)
 	c->metadata = col_json(st, 12);
 	c->author = col_text(st, 13);
 	c->created_at = col_text(st, 14);
-	return sqlite3_column_type(st, 15) != SQLITE_NULL && !c->parent_hash;
+	return (sqlite3_column_type(st, 15) != SQLITE_NULL && !c->parent_hash) ||
+	       (sqlite3_column_type(st, 17) != SQLITE_NULL && !c->merge_parent_hash);
 }
 
 static void read_checkpoint_row(sqlite3_stmt *q, void *elem)
@@ -575,9 +625,9 @@ static int same_hash(const char *a, const char *b)
 	return (!a && !b) || (a && b && !strcmp(a, b));
 }
 
-/* Reads the Space's HEAD under the write lock that BEGIN IMMEDIATE took. */
-static enum smr_rc read_head(struct store *st, const char *space_id, const char *expected,
-			     char **hash, struct smr_err *err)
+/* Reads the Space's HEAD under the write lock that BEGIN IMMEDIATE took, and checks it. */
+static enum smr_rc check_head(struct store *st, const char *space_id, const char *expected,
+			      char **hash, struct smr_err *err)
 {
 	static const char sql[] =
 		"SELECT c.commit_hash FROM refs f"
@@ -627,8 +677,77 @@ static enum smr_rc check_space(struct store *st, const char *space_id, const cha
 	return ok ? SMR_OK : SMR_ENOTFOUND;
 }
 
+/* The Space's HEAD row and hash under the current transaction. */
+static enum smr_rc read_head(struct store *st, const char *space_id, int64_t *id, char **hash,
+			     struct smr_err *err)
+{
+	static const char sql[] =
+		"SELECT f.commit_id, c.commit_hash FROM refs f"
+		" LEFT JOIN commits c ON c.id = f.commit_id"
+		" WHERE f.repo_id = ? AND f.name = 'main'";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	int step;
+
+	if (!q)
+		return db_error(s, err, "reading HEAD");
+	bind_text(q, 1, space_id);
+	step = sqlite3_step(q);
+	if (step == SQLITE_ROW) {
+		*id = col_int_or_neg(q, 0);
+		*hash = col_text(q, 1);
+	}
+	sqlite3_reset(q);
+	if (step == SQLITE_DONE)
+		return smr_errf(err, SMR_ENOTFOUND, "no space '%s'", space_id);
+	if (step != SQLITE_ROW)
+		return db_error(s, err, "reading HEAD");
+	return SMR_OK;
+}
+
 static enum smr_rc insert_commit(struct store *st, const char *space_id,
-				 const struct checkpoint *c, struct smr_err *err)
+				 const struct checkpoint *c, int64_t parent_id, int64_t merge_id,
+				 int64_t *id, struct smr_err *err)
+{
+	static const char sql[] =
+		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title, summary,"
+		" decisions, assumptions, tasks, open_questions, entities, artifacts, metadata_,"
+		" author, created_at, merge_parent_commit_id)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	int step;
+
+	if (!q)
+		return db_error(s, err, "writing a checkpoint");
+	bind_text(q, 1, space_id);
+	bind_text(q, 2, c->hash);
+	bind_int_or_null(q, 3, parent_id);
+	bind_text(q, 4, c->title ? c->title : "");
+	bind_text(q, 5, c->summary ? c->summary : "");
+	bind_json(q, 6, c->decisions);
+	bind_json(q, 7, c->assumptions);
+	bind_json(q, 8, c->tasks);
+	bind_json(q, 9, c->open_questions);
+	bind_json(q, 10, c->entities);
+	bind_json(q, 11, c->artifacts);
+	bind_json(q, 12, c->metadata);
+	bind_text(q, 13, c->author ? c->author : "");
+	bind_text(q, 14, c->created_at);
+	bind_int_or_null(q, 15, merge_id);
+	step = sqlite3_step(q);
+	sqlite3_reset(q);
+	if (step == SQLITE_CONSTRAINT)
+		return SMR_ECONFLICT;
+	if (step != SQLITE_DONE)
+		return db_error(s, err, "writing a checkpoint");
+	*id = sqlite3_last_insert_rowid(s->db);
+	return SMR_OK;
+}
+
+/* Inserts c on top of the HEAD check_head locked (store.c's put). */
+static enum smr_rc insert_on_head(struct store *st, const char *space_id,
+				  const struct checkpoint *c, struct smr_err *err)
 {
 	static const char sql[] =
 		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title, summary,"
@@ -664,12 +783,12 @@ static enum smr_rc insert_commit(struct store *st, const char *space_id,
 	return SMR_OK;
 }
 
-/* Moves HEAD to row commit_id (a fork's copies). */
-static enum smr_rc move_head_id(struct sqlite_store *s, const char *space_id,
-				int64_t commit_id, struct smr_err *err)
+static enum smr_rc move_head(struct store *st, const char *space_id, int64_t commit_id,
+			     struct smr_err *err)
 {
 	static const char sql[] =
 		"UPDATE refs SET commit_id = ? WHERE repo_id = ? AND name = 'main'";
+	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
 
 	if (q) {
@@ -679,8 +798,9 @@ static enum smr_rc move_head_id(struct sqlite_store *s, const char *space_id,
 	return step_done(s, q, "moving HEAD", err);
 }
 
-static enum smr_rc move_head(struct store *st, const char *space_id, const char *hash,
-			     struct smr_err *err)
+/* Moves HEAD to the Space's checkpoint hash (store.c's put). */
+static enum smr_rc move_head_to(struct store *st, const char *space_id, const char *hash,
+				struct smr_err *err)
 {
 	static const char sql[] =
 		"UPDATE refs SET commit_id = (SELECT id FROM commits"
@@ -871,94 +991,87 @@ static enum smr_rc sqlite_checkpoint_scan(struct store *st, const char *space_id
 	return SMR_OK;
 }
 
-/* Row ids of hash and its first-parent ancestors in a Space, root first. */
-static enum smr_rc ancestry_ids(struct sqlite_store *s, const char *space_id,
-				const char *hash, int64_t **ids, size_t *n,
-				struct smr_err *err)
+static enum smr_rc commit_id(struct store *st, const char *space_id, const char *hash,
+			    int64_t *id, struct smr_err *err)
 {
-	static const char sql[] =
-		"WITH RECURSIVE anc(id, depth) AS ("
-		"  SELECT id, 0 FROM commits WHERE repo_id = ? AND commit_hash = ?"
-		"  UNION ALL SELECT c.parent_commit_id, anc.depth + 1 FROM commits c"
-		"  JOIN anc ON c.id = anc.id WHERE c.parent_commit_id IS NOT NULL)"
-		" SELECT id FROM anc ORDER BY depth DESC";
+	static const char sql[] = "SELECT id FROM commits WHERE repo_id = ? AND commit_hash = ?";
+	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
-	int64_t *v = NULL;
-	size_t len = 0, cap = 0;
 	int step;
 
 	if (!q)
-		return db_error(s, err, "reading ancestry");
+		return db_error(s, err, "looking up a checkpoint");
 	bind_text(q, 1, space_id);
 	bind_text(q, 2, hash);
-	for (;;) {
-		step = sqlite3_step(q);
-		if (step != SQLITE_ROW)
-			break;
-		if (len == cap) {
-			cap = cap ? cap * 2 : 64;
-			v = xrealloc(v, cap * sizeof(*v));
-		}
-		v[len++] = sqlite3_column_int64(q, 0);
-	}
+	step = sqlite3_step(q);
+	*id = step == SQLITE_ROW ? sqlite3_column_int64(q, 0) : -1;
 	sqlite3_reset(q);
-	if (step != SQLITE_DONE) {
-		free(v);
-		return db_error(s, err, "reading ancestry");
-	}
-	if (!len)
-		return smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in the source space", hash);
-	*ids = v;
-	*n = len;
+	if (step != SQLITE_ROW && step != SQLITE_DONE)
+		return db_error(s, err, "looking up a checkpoint");
 	return SMR_OK;
 }
 
-/* Copies commit row old_id into space_id on top of parent_id; *new_id gets its row id. */
-static enum smr_rc copy_commit(struct sqlite_store *s, const char *space_id, int64_t old_id,
-			       int64_t parent_id, int64_t *new_id, struct smr_err *err)
+static enum smr_rc space_insert(struct store *st, const struct space *sp, struct smr_err *err)
+{
+	return insert_space(S(st), sp, err);
+}
+
+static enum smr_rc commit_links(struct store *st, const char *space_id, const char *hash,
+				char **parent, char **merge_parent, char **created_at,
+				struct smr_err *err)
 {
 	static const char sql[] =
-		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title, summary,"
-		" decisions, assumptions, tasks, open_questions, entities, artifacts, metadata_,"
-		" author, created_at) SELECT ?, commit_hash, ?, title, summary, decisions,"
-		" assumptions, tasks, open_questions, entities, artifacts, metadata_, author,"
-		" created_at FROM commits WHERE id = ?";
+		"SELECT p.commit_hash, m.commit_hash, c.created_at FROM commits c"
+		" LEFT JOIN commits p ON p.id = c.parent_commit_id"
+		" LEFT JOIN commits m ON m.id = c.merge_parent_commit_id"
+		" WHERE c.repo_id = ? AND c.commit_hash = ?";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	int step;
+
+	*parent = *merge_parent = *created_at = NULL;
+	if (!q)
+		return db_error(s, err, "reading a checkpoint's parents");
+	bind_text(q, 1, space_id);
+	bind_text(q, 2, hash);
+	step = sqlite3_step(q);
+	if (step == SQLITE_ROW) {
+		*parent = col_text(q, 0);
+		*merge_parent = col_text(q, 1);
+		*created_at = col_text(q, 2);
+	}
+	sqlite3_reset(q);
+	if (step == SQLITE_DONE)
+		return smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in this space", hash);
+	if (step != SQLITE_ROW)
+		return db_error(s, err, "reading a checkpoint's parents");
+	return SMR_OK;
+}
+
+static enum smr_rc commit_copy(struct store *st, const char *space_id, const char *src_space_id,
+			       const char *hash, int64_t parent_id, int64_t merge_id, int64_t *id,
+			       struct smr_err *err)
+{
+	static const char sql[] =
+		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, merge_parent_commit_id,"
+		" title, summary, decisions, assumptions, tasks, open_questions, entities,"
+		" artifacts, metadata_, author, created_at) SELECT ?, commit_hash, ?, ?, title,"
+		" summary, decisions, assumptions, tasks, open_questions, entities, artifacts,"
+		" metadata_, author, created_at FROM commits WHERE repo_id = ? AND commit_hash = ?";
+	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
 	enum smr_rc rc;
 
 	if (q) {
 		bind_text(q, 1, space_id);
 		bind_int_or_null(q, 2, parent_id);
-		sqlite3_bind_int64(q, 3, old_id);
+		bind_int_or_null(q, 3, merge_id);
+		bind_text(q, 4, src_space_id);
+		bind_text(q, 5, hash);
 	}
 	rc = step_done(s, q, "copying a checkpoint", err);
-	*new_id = sqlite3_last_insert_rowid(s->db);
+	*id = sqlite3_last_insert_rowid(s->db);
 	return rc;
-}
-
-static enum smr_rc sqlite_space_fork(struct store *st, const struct space *new_space,
-				     const char *src_space_id, const char *hash,
-				     struct smr_err *err)
-{
-	struct sqlite_store *s = S(st);
-	int64_t *ids = NULL, parent = -1;
-	size_t n = 0;
-	enum smr_rc rc;
-
-	rc = begin(s, err);
-	if (rc)
-		return rc;
-	rc = insert_space(s, new_space, err);
-	if (!rc)
-		rc = ancestry_ids(s, src_space_id, hash, &ids, &n, err);
-	for (size_t i = 0; !rc && i < n; i++)
-		rc = copy_commit(s, new_space->id, ids[i], parent, &parent, err);
-	if (!rc)
-		rc = move_head_id(s, new_space->id, parent, err);
-	free(ids);
-	if (rc)
-		return rollback(s, rc);
-	return commit(s, err);
 }
 
 /* ---- sessions and turns ---- */
@@ -1434,7 +1547,15 @@ const struct store_ops store_sqlite_ops = {
 	.txn_rollback = sqlite_txn_rollback,
 	.space_check = check_space,
 	.head_lock = read_head,
+	.head_check = check_head,
+	.commit_insert_on_head = insert_on_head,
+	.head_move_to = move_head_to,
 	.commit_insert = insert_commit,
+	.commit_id = commit_id,
+	.commit_read = sqlite_checkpoint_get,
+	.commit_links = commit_links,
+	.commit_copy = commit_copy,
+	.space_insert = space_insert,
 	.head_move = move_head,
 	.last_seq_lock = last_seq,
 	.session_insert = insert_session,
@@ -1452,7 +1573,6 @@ const struct store_ops store_sqlite_ops = {
 	.checkpoint_find_prefix = sqlite_checkpoint_find_prefix,
 	.checkpoint_log = sqlite_checkpoint_log,
 	.checkpoint_scan = sqlite_checkpoint_scan,
-	.space_fork = sqlite_space_fork,
 	.session_get = sqlite_session_get,
 	.session_list = sqlite_session_list,
 	.turn_set_error = sqlite_turn_set_error,

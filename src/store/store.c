@@ -1,12 +1,15 @@
 /*
  * store.c -- the storage port's front door: store_open() picks the backend
  * for a DSN, the writes with a rule to keep (HEAD's compare-and-swap, turn
- * numbering) run that rule here over the backend's row methods, and every
+ * numbering, copying history between Spaces) run here over the backend's
+ * row methods, every move of HEAD goes through head_set(), and every
  * other function of store.h dispatches to the backend's method.  The list
  * of backends differs between the lean binary (SQLite only) and the full
  * one (with PostgreSQL); see backends_*.c.
  */
 #include "store/group.h"
+
+#include "util/xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -71,12 +74,6 @@ enum smr_rc store_space_rename(struct store *st, const char *id, const char *new
 enum smr_rc store_space_delete(struct store *st, const char *id, struct smr_err *err)
 {
 	return st->ops->space_delete(st, id, err);
-}
-
-enum smr_rc store_space_fork(struct store *st, const struct space *new_space,
-			     const char *src_space_id, const char *hash, struct smr_err *err)
-{
-	return st->ops->space_fork(st, new_space, src_space_id, hash, err);
 }
 
 enum smr_rc store_checkpoint_get(struct store *st, const char *space_id, const char *hash,
@@ -210,6 +207,15 @@ static int again(struct store *st, enum smr_rc rc, int *tries)
 	       st->ops->txn_not_started(st);
 }
 
+/* Ends a write begun with txn_begin: commits, or rolls back and passes rc on. */
+static enum smr_rc txn_end(struct store *st, enum smr_rc rc, struct smr_err *err)
+{
+	if (!rc)
+		return st->ops->txn_commit(st, err);
+	st->ops->txn_rollback(st);
+	return rc;
+}
+
 /* write_txn, retried once when it never reached the database. */
 static enum smr_rc write_rows(struct store *st, store_rows_fn rows, void *arg,
 			      struct smr_err *err)
@@ -242,12 +248,80 @@ static enum smr_rc exists_already(const struct checkpoint *c, struct smr_err *er
 	return smr_errf(err, SMR_ECONFLICT, "checkpoint %.12s already exists", c->hash);
 }
 
+/*
+ * Every move of a Space's HEAD goes through here (commit, patch, merge,
+ * fast-forward, fork), so there is one place to hook what follows a move.
+ */
+static enum smr_rc head_set(struct store *st, const char *space_id, int64_t commit_id,
+			    struct smr_err *err)
+{
+	return st->ops->head_move(st, space_id, commit_id, err);
+}
+
+/* The row of hash in space_id, or SMR_ENOTFOUND naming it. */
+static enum smr_rc row_of(struct store *st, const char *space_id, const char *hash,
+			  int64_t *id, struct smr_err *err)
+{
+	enum smr_rc rc = st->ops->commit_id(st, space_id, hash, id, err);
+
+	if (!rc && *id < 0)
+		rc = smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in this space", hash);
+	return rc;
+}
+
+/* Inserts c on top of HEAD (row head_id) and moves HEAD to it. */
+static enum smr_rc put_on_head(struct store *st, const char *space_id,
+			       const struct checkpoint *c, int64_t head_id, struct smr_err *err)
+{
+	int64_t id = -1, merge_id = -1;
+	enum smr_rc rc = SMR_OK;
+
+	if (c->merge_parent_hash)
+		rc = row_of(st, space_id, c->merge_parent_hash, &merge_id, err);
+	if (!rc)
+		rc = st->ops->commit_insert(st, space_id, c, head_id, merge_id, &id, err);
+	if (rc == SMR_ECONFLICT)
+		return smr_errf(err, rc, "checkpoint %.12s already exists", c->hash);
+	if (rc)
+		return rc;
+	return head_set(st, space_id, id, err);
+}
+
+/* Locks HEAD and checks it is still expected_head. */
+static enum smr_rc lock_expected(struct store *st, const char *space_id,
+				 const char *expected_head, int64_t *head_id, struct smr_err *err)
+{
+	char *head = NULL;
+	enum smr_rc rc = st->ops->head_lock(st, space_id, head_id, &head, err);
+
+	if (!rc && !same_hash(head, expected_head))
+		rc = stale_parent(head, err);
+	free(head);
+	return rc;
+}
+
 struct put {
 	const char *space_id, *expected;
 	const char *ref, *name;          /* put_checked: what must still name the Space */
 	const struct checkpoint *c;
-	char *head;                      /* what head_lock read */
+	char *head;                      /* what head_check (head_lock) read */
 };
+
+/*
+ * put_rows for a checkpoint with a second parent, over the rows that give
+ * ids (the second parent's row is looked up mid-transaction).
+ */
+static enum smr_rc put_merge_rows(struct store *st, struct put *p, struct smr_err *err)
+{
+	int64_t head_id = -1;
+	enum smr_rc rc = st->ops->head_lock(st, p->space_id, &head_id, &p->head, err);
+
+	if (!rc && !same_hash(p->head, p->expected))
+		rc = SMR_ECONFLICT;
+	if (!rc)
+		rc = put_on_head(st, p->space_id, p->c, head_id, err);
+	return rc;
+}
 
 /* Locks HEAD, checks it is the expected parent, inserts c on it and moves HEAD to c. */
 static enum smr_rc put_rows(struct store *st, void *arg, struct smr_err *err)
@@ -258,12 +332,14 @@ static enum smr_rc put_rows(struct store *st, void *arg, struct smr_err *err)
 	free(p->head);   /* a retry reads it again */
 	p->head = NULL;
 	rc = p->ref ? st->ops->space_check(st, p->space_id, p->ref, p->name, err) : SMR_OK;
+	if (!rc && p->c->merge_parent_hash)
+		return put_merge_rows(st, p, err);
 	if (!rc)
-		rc = st->ops->head_lock(st, p->space_id, p->expected, &p->head, err);
+		rc = st->ops->head_check(st, p->space_id, p->expected, &p->head, err);
 	if (!rc)
-		rc = st->ops->commit_insert(st, p->space_id, p->c, err);
+		rc = st->ops->commit_insert_on_head(st, p->space_id, p->c, err);
 	if (!rc)
-		rc = st->ops->head_move(st, p->space_id, p->c->hash, err);
+		rc = st->ops->head_move_to(st, p->space_id, p->c->hash, err);
 	return rc;
 }
 
@@ -330,6 +406,206 @@ static enum smr_rc import_rows(struct store *st, void *arg, struct smr_err *err)
 	for (size_t i = 0; !rc && i < im->n; i++)
 		rc = st->ops->turn_insert(st, &im->turns[i], err);   /* numbered 1..n */
 	return rc;
+}
+
+enum smr_rc store_checkpoint_update(struct store *st, const char *space_id,
+				    store_build_fn build, void *arg, struct checkpoint *out,
+				    struct smr_err *err)
+{
+	struct checkpoint head = { 0 };
+	int64_t head_id = -1;
+	char *hash = NULL;
+	enum smr_rc rc = st->ops->txn_begin(st, err);
+
+	if (rc)
+		return rc;
+	rc = st->ops->head_lock(st, space_id, &head_id, &hash, err);
+	if (!rc && hash)
+		rc = st->ops->commit_read(st, space_id, hash, &head, err);
+	if (!rc)
+		rc = build(hash ? &head : NULL, out, arg, err);
+	if (!rc && !same_hash(out->parent_hash, hash))
+		BUG("a checkpoint built on HEAD %.12s names parent %.12s", hash ? hash : "none",
+		    out->parent_hash ? out->parent_hash : "none");
+	if (!rc)
+		rc = put_on_head(st, space_id, out, head_id, err);
+	checkpoint_release(&head);
+	free(hash);
+	return txn_end(st, rc, err);
+}
+
+/* ---- copying history between Spaces (fork, merge) ---- */
+
+struct hash_stack {
+	char **v;
+	size_t n, cap;
+};
+
+static void push_hash(struct hash_stack *s, const char *hash)
+{
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 16;
+		s->v = xrealloc(s->v, s->cap * sizeof(*s->v));
+	}
+	s->v[s->n++] = xstrdup(hash);
+}
+
+/* Row of parent hash p in space_id; *pending set (and p pushed) when it is not there yet. */
+static enum smr_rc parent_row(struct store *st, const char *space_id, const char *p,
+			      struct hash_stack *todo, int64_t *id, int *pending,
+			      struct smr_err *err)
+{
+	enum smr_rc rc;
+
+	*id = -1;
+	if (!p)
+		return SMR_OK;
+	rc = st->ops->commit_id(st, space_id, p, id, err);
+	if (!rc && *id < 0) {
+		push_hash(todo, p);
+		*pending = 1;
+	}
+	return rc;
+}
+
+/* Copies the checkpoint on top of todo into space_id once its parents are there. */
+static enum smr_rc import_step(struct store *st, const char *space_id, const char *src_space_id,
+			       struct hash_stack *todo, struct smr_err *err)
+{
+	const char *hash = todo->v[todo->n - 1];
+	char *parent = NULL, *merge_parent = NULL, *created_at = NULL;
+	int64_t id = -1, pid = -1, mid = -1;
+	int pending = 0;
+	enum smr_rc rc = st->ops->commit_id(st, space_id, hash, &id, err);
+
+	if (!rc && id < 0)
+		rc = st->ops->commit_links(st, src_space_id, hash, &parent, &merge_parent,
+					   &created_at, err);
+	if (!rc && id < 0)
+		rc = parent_row(st, space_id, parent, todo, &pid, &pending, err);
+	if (!rc && id < 0)
+		rc = parent_row(st, space_id, merge_parent, todo, &mid, &pending, err);
+	if (!rc && id < 0 && !pending)
+		rc = st->ops->commit_copy(st, space_id, src_space_id, hash, pid, mid, &id, err);
+	if (!rc && !pending) {
+		/* todo->v[n - 1] is still hash: nothing was pushed */
+		free(todo->v[--todo->n]);
+	}
+	free(parent);
+	free(merge_parent);
+	free(created_at);
+	return rc;
+}
+
+/*
+ * Makes hash and all its ancestors (both parents) present in space_id,
+ * copying from src_space_id the ones that are missing, parents first; *id
+ * gets hash's row.  Inside the caller's transaction.
+ */
+static enum smr_rc import_history(struct store *st, const char *space_id,
+				  const char *src_space_id, const char *hash, int64_t *id,
+				  struct smr_err *err)
+{
+	struct hash_stack todo = { NULL, 0, 0 };
+	enum smr_rc rc = SMR_OK;
+
+	push_hash(&todo, hash);
+	while (!rc && todo.n)
+		rc = import_step(st, space_id, src_space_id, &todo, err);
+	for (size_t i = 0; i < todo.n; i++)
+		free(todo.v[i]);
+	free(todo.v);
+	if (!rc)
+		rc = row_of(st, space_id, hash, id, err);
+	return rc;
+}
+
+enum smr_rc store_checkpoint_ancestry(struct store *st, const char *space_id, const char *hash,
+				      json_t *into, struct smr_err *err)
+{
+	struct hash_stack todo = { NULL, 0, 0 };
+	char *h, *parent, *merge_parent, *created_at;
+	/* one transaction for the row methods, rolled back: it only reads */
+	enum smr_rc rc = st->ops->txn_begin(st, err);
+
+	if (rc)
+		return rc;
+	push_hash(&todo, hash);
+	while (!rc && todo.n) {
+		h = todo.v[--todo.n];
+		if (!json_object_get(into, h)) {
+			rc = st->ops->commit_links(st, space_id, h, &parent, &merge_parent,
+						   &created_at, err);
+			if (!rc) {
+				json_object_set_new(into, h, json_string(created_at));
+				if (parent)
+					push_hash(&todo, parent);
+				if (merge_parent)
+					push_hash(&todo, merge_parent);
+				free(parent);
+				free(merge_parent);
+				free(created_at);
+			}
+		}
+		free(h);
+	}
+	while (todo.n)
+		free(todo.v[--todo.n]);
+	free(todo.v);
+	st->ops->txn_rollback(st);
+	return rc;
+}
+
+enum smr_rc store_space_fork(struct store *st, const struct space *new_space,
+			     const char *src_space_id, const char *hash, struct smr_err *err)
+{
+	int64_t id = -1;
+	enum smr_rc rc = st->ops->txn_begin(st, err);
+
+	if (rc)
+		return rc;
+	rc = st->ops->space_insert(st, new_space, err);
+	if (!rc)
+		rc = import_history(st, new_space->id, src_space_id, hash, &id, err);
+	if (rc == SMR_ENOTFOUND)
+		rc = smr_errf(err, rc, "no checkpoint %s in the source space", hash);
+	if (!rc)
+		rc = head_set(st, new_space->id, id, err);
+	return txn_end(st, rc, err);
+}
+
+enum smr_rc store_checkpoint_merge(struct store *st, const char *space_id,
+				   const struct checkpoint *c, const char *src_space_id,
+				   struct smr_err *err)
+{
+	int64_t head_id = -1, id = -1;
+	enum smr_rc rc = st->ops->txn_begin(st, err);
+
+	if (rc)
+		return rc;
+	rc = lock_expected(st, space_id, c->parent_hash, &head_id, err);
+	if (!rc)
+		rc = import_history(st, space_id, src_space_id, c->merge_parent_hash, &id, err);
+	if (!rc)
+		rc = put_on_head(st, space_id, c, head_id, err);
+	return txn_end(st, rc, err);
+}
+
+enum smr_rc store_head_fast_forward(struct store *st, const char *space_id,
+				    const char *expected_head, const char *src_space_id,
+				    const char *hash, struct smr_err *err)
+{
+	int64_t head_id = -1, id = -1;
+	enum smr_rc rc = st->ops->txn_begin(st, err);
+
+	if (rc)
+		return rc;
+	rc = lock_expected(st, space_id, expected_head, &head_id, err);
+	if (!rc)
+		rc = import_history(st, space_id, src_space_id, hash, &id, err);
+	if (!rc)
+		rc = head_set(st, space_id, id, err);
+	return txn_end(st, rc, err);
 }
 
 enum smr_rc store_session_create(struct store *st, const struct session *s,

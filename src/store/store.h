@@ -57,7 +57,7 @@ enum smr_rc store_space_list(struct store *st, struct space **out, size_t *n,
 enum smr_rc store_space_rename(struct store *st, const char *id, const char *new_name,
 			       struct smr_err *err);
 enum smr_rc store_space_delete(struct store *st, const char *id, struct smr_err *err);
-/* Creates new_space with HEAD = hash, copying hash's ancestry from src_space_id. */
+/* Creates new_space with HEAD = hash, copying hash's ancestry (both parents) from src_space_id. */
 enum smr_rc store_space_fork(struct store *st, const struct space *new_space,
 			     const char *src_space_id, const char *hash, struct smr_err *err);
 
@@ -65,6 +65,31 @@ enum smr_rc store_space_fork(struct store *st, const struct space *new_space,
 enum smr_rc store_checkpoint_put(struct store *st, const char *space_id,
 				 const struct checkpoint *c, const char *expected_head,
 				 struct smr_err *err);
+/*
+ * Builds a checkpoint on top of HEAD and writes it, in one transaction:
+ * HEAD is locked and read, build(head (NULL: empty Space), out, arg) fills
+ * and seals out (out->parent_hash must be head's hash), then out is
+ * inserted and HEAD moved.  Concurrent updates queue on the lock, so none
+ * is lost.  out is the caller's (checkpoint_init()ed, released by them).
+ */
+typedef enum smr_rc (*store_build_fn)(const struct checkpoint *head, struct checkpoint *out,
+				      void *arg, struct smr_err *err);
+enum smr_rc store_checkpoint_update(struct store *st, const char *space_id,
+				    store_build_fn build, void *arg, struct checkpoint *out,
+				    struct smr_err *err);
+/*
+ * Writes merge checkpoint c (sealed, both parents set) on top of HEAD, which
+ * must still be c->parent_hash (else SMR_ECONFLICT): first copies
+ * c->merge_parent_hash and its missing ancestors from src_space_id (the
+ * same Space, or one that shares history, e.g. a fork).
+ */
+enum smr_rc store_checkpoint_merge(struct store *st, const char *space_id,
+				   const struct checkpoint *c, const char *src_space_id,
+				   struct smr_err *err);
+/* Moves HEAD from expected_head to hash (a descendant), copying its history from src_space_id. */
+enum smr_rc store_head_fast_forward(struct store *st, const char *space_id,
+				    const char *expected_head, const char *src_space_id,
+				    const char *hash, struct smr_err *err);
 /*
  * store_checkpoint_put on Space sp->id, in the same transaction checking
  * that ref (a name or id) still names that Space and that it is still
@@ -100,6 +125,13 @@ enum smr_rc store_checkpoint_find_prefix(struct store *st, const char *prefix, s
 enum smr_rc store_checkpoint_log(struct store *st, const char *space_id, const char *hash,
 				 size_t limit, struct checkpoint **out, size_t *n,
 				 struct smr_err *err);
+/*
+ * Adds hash and every ancestor of it in space_id (both parents of merges)
+ * to into, as {hash: created_at}; does not walk past a hash already there.
+ * Reads only the links, not the content (merge bases, up-to-date checks).
+ */
+enum smr_rc store_checkpoint_ancestry(struct store *st, const char *space_id, const char *hash,
+				      json_t *into, struct smr_err *err);
 /* Every checkpoint of a Space in insertion order, for fsck. */
 enum smr_rc store_checkpoint_scan(struct store *st, const char *space_id, store_scan_fn fn,
 				  void *ctx, struct smr_err *err);

@@ -32,13 +32,13 @@ before(async () => {
   tmp = tempDb();
   const db = tmp.db;
   ok(db, ['space', 'create', 'trip', '--description', 'Planning the Kyoto trip']);
-  ok(db, ['checkpoint', 'create', 'trip', '--title', 'Dates fixed', '--decision', 'Travel 3-10 April',
+  ok(db, ['checkpoint', 'create', 'trip', '--replace', '--title', 'Dates fixed', '--decision', 'Travel 3-10 April',
     '--assumption', 'Blossoms peak early April', '--task', 'Book flights', '--question', 'Ryokan or hotel?',
     '--entity', 'Kyoto', '--author', 'claude']);
-  ok(db, ['checkpoint', 'create', 'trip', '--title', 'Flights booked', '--decision', 'Fly via Helsinki',
+  ok(db, ['checkpoint', 'create', 'trip', '--replace', '--title', 'Flights booked', '--decision', 'Fly via Helsinki',
     '--task', 'Book the ryokan', '--author', 'codex']);
   ok(db, ['fork', 'trip~1', '--into', 'trip-alt']);
-  ok(db, ['checkpoint', 'create', 'trip-alt', '--title', 'Try Osaka instead', '--decision', 'Base in Osaka', '--author', 'gemini']);
+  ok(db, ['checkpoint', 'create', 'trip-alt', '--replace', '--title', 'Try Osaka instead', '--decision', 'Base in Osaka', '--author', 'gemini']);
   ok(db, ['restore', 'trip', 'trip~1', '--author', 'person']);
   srv = await startServer(db, { args: ['--quiet'], env: providerEnv(fake, { SMRITI_NUDGE_TURNS: '2', SMRITI_PROVIDER_TIMEOUT_MS: '3000' }) });
   browser = await launch();
@@ -170,7 +170,7 @@ describe('2-4 History, inspect, compare', () => {
     await open('#/s/trip');
     await page.waitForSelector('.vlist .row');
     const t0 = Date.now();
-    ok(tmp.db, ['checkpoint', 'create', 'trip', '--title', 'Agent hand-off', '--decision', 'Fly via Helsinki', '--author', 'codex']);
+    ok(tmp.db, ['checkpoint', 'create', 'trip', '--replace', '--title', 'Agent hand-off', '--decision', 'Fly via Helsinki', '--author', 'codex']);
     await page.locator('.vlist .row .row-title', { hasText: 'Agent hand-off' }).waitFor({ timeout: 5000 });
     const ms = Date.now() - t0;
     console.log(`# figure: CLI write visible in the open history after ${ms} ms`);
@@ -393,7 +393,7 @@ describe('7 Draft, edit, save', () => {
     await open('#/s/trip/new');
     await page.locator('label.block >> input[aria-label=Title]').waitFor();
     await page.fill('label.block >> input[aria-label=Title]', 'My view of it');
-    ok(tmp.db, ['checkpoint', 'create', 'trip', '--title', 'Written meanwhile', '--decision', 'x', '--author', 'codex']);
+    ok(tmp.db, ['checkpoint', 'create', 'trip', '--replace', '--title', 'Written meanwhile', '--decision', 'x', '--author', 'codex']);
     page.guard.expect(409, '/chat/commit');
     await page.click('button:has-text("Save checkpoint")');
     const banner = page.locator('.banner.warn', { hasText: 'HEAD moved' });

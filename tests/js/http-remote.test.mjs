@@ -29,7 +29,7 @@ before(async () => {
     '--entity', 'smriti', '--meta', 'tool=test']);
   local(['commit', 'shared', '-m', 'two', '--assumption', 'loopback only',
     '--question', 'which port?', '--summary', 'second step']);
-  local(['commit', 'shared', '-m', 'three', '--decision', 'use C', '--decision', 'use SQLite']);
+  local(['commit', 'shared', '--replace', '-m', 'three', '--decision', 'use C', '--decision', 'use SQLite']);
   local(['space', 'create', 'empty']);
 });
 
@@ -188,5 +188,21 @@ describe('writes have the same shape locally and remotely', () => {
     const spaces = local(['space', 'list', '--json']).json().map((s) => s.name).sort();
     assert.deepEqual(spaces, ['empty', 'shared', 'wl', 'wr']);
     assert.equal(same(['fsck']).code, 0);
+  });
+
+  test('commit on top of the parent and merge, conflicts included', () => {
+    const names = ['ml', 'mr', 'mlf', 'mrf'];
+    twin(['space', 'create', 'ml'], ['space', 'create', 'mr'], names);
+    twin(['commit', 'ml', '-m', 'base', '--task', 't1'], ['commit', 'mr', '-m', 'base', '--task', 't1'], names);
+    twin(['commit', 'ml', '--done', '1', '--decision', 'd'], ['commit', 'mr', '--done', '1', '--decision', 'd'], names);
+    twin(['commit', 'ml', '--drop', 'task=9'], ['commit', 'mr', '--drop', 'task=9'], names);
+    twin(['fork', 'ml~1', '--into', 'mlf'], ['fork', 'mr~1', '--into', 'mrf'], names);
+    twin(['commit', 'mlf', '-m', 'other'], ['commit', 'mrf', '-m', 'other'], names);
+    twin(['commit', 'ml', '-m', 'mine'], ['commit', 'mr', '-m', 'mine'], names);
+    twin(['merge', 'ml', 'mlf'], ['merge', 'mr', 'mrf'], names);               // exit 4, conflicts listed
+    twin(['merge', 'ml', 'mlf', '--json'], ['merge', 'mr', 'mrf', '--json'], names);
+    twin(['merge', 'ml', 'mlf', '--theirs'], ['merge', 'mr', 'mrf', '--theirs'], names);
+    twin(['merge', 'mlf', 'ml', '--json'], ['merge', 'mrf', 'mr', '--json'], names);
+    twin(['log', 'ml', '--graph'], ['log', 'mr', '--graph'], names);
   });
 });

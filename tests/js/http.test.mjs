@@ -63,6 +63,7 @@ describe('health and documentation', () => {
       ['get', '/v4/repos'], ['post', '/v4/repos'], ['get', '/v4/repos/{id}'],
       ['patch', '/v4/repos/{id}'], ['delete', '/v4/repos/{id}'],
       ['get', '/v4/repos/{id}/commits'], ['get', '/v4/repos/{id}/sessions'],
+      ['patch', '/v4/repos/{id}/head'], ['post', '/v4/repos/{id}/merge'],
       ['post', '/v4/repos/{id}/sessions'], ['get', '/v4/sessions/{id}'],
       ['post', '/v4/chat/send'], ['post', '/v5/sessions/{id}/mount'],
       ['get', '/repos/{id}/head'], ['get', '/commits/{hash}'], ['post', '/chat/commit'],

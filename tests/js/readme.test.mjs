@@ -34,10 +34,19 @@ test('the README walkthrough runs as pasted', () => {
   const [scratch] = readdirSync(t.dir).filter((f) => f.startsWith('tmp.'));
   const db = path.join(t.dir, scratch, 'smriti.db');
   const run = (args) => JSON.parse(spawnSync(SMRITI, ['--db', db, ...args, '--json'], { encoding: 'utf8', env: childEnv() }).stdout);
-  const log = run(['log', 'trip']);
+  const merge = run(['head', 'trip']);
+  assert.equal(merge.title, 'Rail instead');
+  assert.ok(merge.decisions.some((d) => d.text === 'Night train to Kyoto'));
+  assert.ok(merge.merge_parent_hash);
+  const log = run(['log', 'trip~1', '--first-parent']);
   assert.deepEqual(log.map((c) => c.title), ['Dates fixed', 'Flights booked', 'Dates fixed']);
   assert.equal(log[0].artifacts[0].content, '# Kyoto, 3-10 April\n- Fushimi Inari at dawn; Arashiyama on a weekday\n');
   assert.equal(log[1].parent_hash, log[2].commit_hash);
+  // the second checkpoint kept what it did not mention: the dates, the question, the artifact
+  assert.deepEqual(log[1].decisions.map((d) => d.text), ['Travel 3-10 April', 'Fly via Helsinki']);
+  assert.deepEqual(log[1].tasks, [{ text: 'Book flights', status: 'done' }]);
+  assert.equal(log[1].open_questions[0].text, 'Ryokan or hotel?');
+  assert.equal(log[1].artifacts.length, 1);
   assert.deepEqual(run(['space', 'list']).map((s) => s.name).sort(), ['trip', 'trip-alt']);
   t.cleanup();
 });

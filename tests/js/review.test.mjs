@@ -117,7 +117,7 @@ describe('smriti review', () => {
   });
 
   test('older checkpoints are reviewed by REF', () => {
-    ok(t.db, ['checkpoint', 'create', 'plan', '--decision', 'Avoid MySQL', '--decision', "Don't use MySQL"]);
+    ok(t.db, ['checkpoint', 'create', 'plan', '--replace', '--decision', 'Avoid MySQL', '--decision', "Don't use MySQL"]);
     const now = ok(t.db, ['review', 'plan', '--json']);
     assert.deepEqual(now.findings.map((f) => f.type), ['duplicate_decision']);
     const old = ok(t.db, ['review', 'plan~1', '--json']);

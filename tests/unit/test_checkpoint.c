@@ -69,6 +69,33 @@ TEST(checkpoint_hash_matches_fixed_vectors)
 	checkpoint_release(&c);
 }
 
+/* A merge: both parents are hashed, in order (docs/checkpoint-hash.md's merge vector). */
+TEST(checkpoint_hash_of_a_merge_covers_both_parents)
+{
+	struct checkpoint c;
+
+	load_vector(&c);
+	c.parent_hash = strdup("6fa5ac51b42ffbcab7d5e6d7d0d15cb9419dd1b124fef31efcdf20043f20cf3c");
+	c.merge_parent_hash =
+		strdup("ba5b5ba8608c17d5a1f81e96ff0cdc51ac49da7a2c2aa861e6d8f3dc77b6bfd2");
+	json_object_clear(c.metadata);
+	json_object_set_new(c.metadata, "merge_base", json_string(
+		"070133e460cdd18b75753706f2df9b89c74274ef2f4148d96e2a521ad739435c"));
+	free(c.created_at);
+	c.created_at = strdup("2026-01-03T00:00:00.000000Z");
+	checkpoint_seal(&c);
+	CHECK_STR(c.hash, "8d85fde114bc610c3441fcefcb8276001d75c76aaa6adf3bb713f4944a9da455");
+	/* the same two parents the other way round is another checkpoint */
+	free(c.parent_hash);
+	c.parent_hash = strdup("ba5b5ba8608c17d5a1f81e96ff0cdc51ac49da7a2c2aa861e6d8f3dc77b6bfd2");
+	free(c.merge_parent_hash);
+	c.merge_parent_hash =
+		strdup("6fa5ac51b42ffbcab7d5e6d7d0d15cb9419dd1b124fef31efcdf20043f20cf3c");
+	checkpoint_seal(&c);
+	CHECK_STR(c.hash, "46f57113e3d0262740f11f0e13cddc2261a616cf0f6753b86e1e6bf13c92830b");
+	checkpoint_release(&c);
+}
+
 TEST(checkpoint_hash_covers_every_field_but_not_the_space)
 {
 	struct checkpoint c;
@@ -228,6 +255,24 @@ TEST(ref_parse_splits_ancestry)
 	CHECK_INT(ref_parse("~2", &r, NULL), SMR_EUSAGE);
 	ref_spec_release(&r);
 	CHECK_INT(ref_parse("", &r, NULL), SMR_EUSAGE);
+	ref_spec_release(&r);
+	/* a final ^ / ^1 / ^2 names a parent */
+	CHECK_INT(ref_parse("demo^2", &r, NULL), SMR_OK);
+	CHECK_STR(r.base, "demo");
+	CHECK_INT(r.parent, 2);
+	CHECK_INT(r.ancestors, 0);
+	ref_spec_release(&r);
+	CHECK_INT(ref_parse("demo~2^", &r, NULL), SMR_OK);
+	CHECK_STR(r.base, "demo");
+	CHECK_INT(r.ancestors, 2);
+	CHECK_INT(r.parent, 1);
+	ref_spec_release(&r);
+	CHECK_INT(ref_parse("demo^3", &r, NULL), SMR_OK);   /* not a parent: a name */
+	CHECK_STR(r.base, "demo^3");
+	CHECK_INT(r.parent, 0);
+	ref_spec_release(&r);
+	CHECK_INT(ref_parse("^2", &r, NULL), SMR_OK);
+	CHECK_STR(r.base, "^2");
 	ref_spec_release(&r);
 	CHECK(is_hash_prefix("abcd"));
 	CHECK(!is_hash_prefix("abc"));

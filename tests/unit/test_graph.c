@@ -5,6 +5,8 @@
 #include "harness.h"
 #include "domain/graph.h"
 
+#include <stdlib.h>
+
 /* Position of hash in the order. */
 static size_t pos(const struct graph_node *v, const size_t *order, size_t n, const char *h)
 {
@@ -65,4 +67,47 @@ TEST(graph_order_parent_outside_and_ties)
 	CHECK_STR(v[order[0]].hash, "b");
 	CHECK_STR(v[order[1]].hash, "a");
 	graph_order(v, 0, order);
+}
+
+/* Draws v (already in drawing order) and checks each row and the lines below it. */
+static void check_ascii(const struct graph_node *v, size_t n, const char *const *rows,
+			const char *const *afters)
+{
+	char *row[8], *after[8];
+
+	graph_ascii(v, n, row, after);
+	for (size_t i = 0; i < n; i++) {
+		CHECK_STR(row[i], rows[i]);
+		CHECK_STR(after[i], afters[i]);
+		free(row[i]);
+		free(after[i]);
+	}
+}
+
+TEST(graph_ascii_line_merge_and_two_merges)
+{
+	/* a line: one lane */
+	struct graph_node line[] = {
+		{ "c", "b", NULL, "3" }, { "b", "a", NULL, "2" }, { "a", NULL, NULL, "1" },
+	};
+	const char *const line_rows[] = { "* ", "* ", "* " };
+	const char *const line_after[] = { "", "", "" };
+	/* m merges o (ours) and t (theirs), both on b: git's diamond */
+	struct graph_node diamond[] = {
+		{ "m", "o", "t", "4" }, { "t", "b", NULL, "3" }, { "o", "b", NULL, "2" },
+		{ "b", NULL, NULL, "1" },
+	};
+	const char *const diamond_rows[] = { "*   ", "| * ", "* | ", "* " };
+	const char *const diamond_after[] = { "|\\", "", "|/", "" };
+	/* n merges m (itself a merge) and u, a second line from o */
+	struct graph_node twice[] = {
+		{ "n", "m", "u", "6" }, { "u", "o", NULL, "5" }, { "m", "o", "t", "4" },
+		{ "t", "b", NULL, "3" }, { "o", "b", NULL, "2" }, { "b", NULL, NULL, "1" },
+	};
+	const char *const twice_rows[] = { "*   ", "| * ", "* | ", "| * ", "* | ", "* " };
+	const char *const twice_after[] = { "|\\", "", "|\\ \\\n|_|/", "", "|/", "" };
+
+	check_ascii(line, 3, line_rows, line_after);
+	check_ascii(diamond, 4, diamond_rows, diamond_after);
+	check_ascii(twice, 6, twice_rows, twice_after);
 }

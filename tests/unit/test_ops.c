@@ -140,7 +140,7 @@ TEST(ops_stale_parent_conflicts_and_writes_nothing)
 	h2 = commit(&f, "demo", "two", h1, SMR_OK);
 	h3 = commit(&f, "demo", "late", h1, SMR_ECONFLICT);   /* h1 is no longer HEAD */
 	CHECK(h3 == NULL);
-	CHECK_INT(ops_log(&f.ctx, "demo", 0, &log, &n, NULL), SMR_OK);
+	CHECK_INT(ops_log(&f.ctx, "demo", 0, 1, &log, &n, NULL), SMR_OK);
 	CHECK_INT(n, 2);
 	CHECK_STR(log[0].hash, h2);
 	checkpoints_free(log, n);
@@ -198,7 +198,7 @@ TEST(ops_fork_shares_history_with_same_hashes)
 	h3 = commit(&f, "demo", "three", NULL, SMR_OK);
 	CHECK_INT(ops_fork(&f.ctx, "demo~1", "alt", &fork, NULL), SMR_OK);
 	CHECK_STR(fork.head, h2);
-	CHECK_INT(ops_log(&f.ctx, "alt", 0, &log, &n, NULL), SMR_OK);
+	CHECK_INT(ops_log(&f.ctx, "alt", 0, 1, &log, &n, NULL), SMR_OK);
 	CHECK_INT(n, 2);
 	CHECK_STR(log[0].hash, h2);
 	CHECK_STR(log[1].hash, h1);

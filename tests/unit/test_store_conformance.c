@@ -746,6 +746,280 @@ CONFORMANCE(space_fork_copies_ancestry)
 	free(mid);
 }
 
+/* ---- updates on HEAD, merges, fast-forwards ---- */
+
+struct add_one {
+	const char *text;
+	int sec;
+	int fail;            /* 1: the build refuses */
+	int saw_head;        /* 1 when it was called with a HEAD */
+};
+
+/* store_build_fn: HEAD's decisions plus one. */
+static enum smr_rc build_add(const struct checkpoint *head, struct checkpoint *out, void *arg,
+			     struct smr_err *err)
+{
+	struct add_one *a = arg;
+
+	if (a->fail)
+		return smr_errf(err, SMR_EUNPROC, "refused by the build");
+	a->saw_head = head != NULL;
+	if (head)
+		checkpoint_copy_content(out, head);
+	json_array_append_new(out->decisions, json_pack("{s:s}", "text", a->text));
+	free(out->parent_hash);
+	free(out->created_at);
+	out->parent_hash = xstrdup(head ? head->hash : NULL);
+	out->created_at = xasprintf("2026-01-01T01:00:%02d.000000Z", a->sec % 60);
+	checkpoint_seal(out);
+	return SMR_OK;
+}
+
+static enum smr_rc update_add(struct store *st, const char *space_id, const char *text,
+			      int sec, struct smr_err *err)
+{
+	struct add_one a = { text, sec, 0, 0 };
+	struct checkpoint c;
+	enum smr_rc rc;
+
+	checkpoint_init(&c);
+	rc = store_checkpoint_update(st, space_id, build_add, &a, &c, err);
+	checkpoint_release(&c);
+	return rc;
+}
+
+CONFORMANCE(checkpoint_update_builds_on_head)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct add_one refuse = { "never", 9, 1, 0 };
+	struct checkpoint c, head = { 0 };
+	char a[37], *h = NULL, *before = NULL;
+
+	CHECK_INT(make_space(f, "upd", a, &err), SMR_OK);
+	CHECK_INT(update_add(f->st, a, "first", 1, &err), SMR_OK);     /* on an empty Space */
+	CHECK_INT(update_add(f->st, a, "second", 2, &err), SMR_OK);
+	h = space_head(f, a);
+	CHECK_INT(store_checkpoint_get(f->st, a, h, &head, &err), SMR_OK);
+	CHECK_INT(json_array_size(head.decisions), 2);
+	CHECK(head.parent_hash != NULL);
+	checkpoint_release(&head);
+	/* a build that fails writes nothing */
+	before = space_head(f, a);
+	checkpoint_init(&c);
+	CHECK_INT(store_checkpoint_update(f->st, a, build_add, &refuse, &c, &err), SMR_EUNPROC);
+	CHECK_STR(err.msg, "refused by the build");
+	checkpoint_release(&c);
+	free(h);
+	h = space_head(f, a);
+	CHECK_STR(h, before);
+	CHECK_INT(count_checkpoints(f, a), 2);
+	CHECK_INT(update_add(f->st, "no such space", "x", 3, &err), SMR_ENOTFOUND);
+	CHECK(fsck_ok(f));
+	free(h);
+	free(before);
+}
+
+#define UPDATERS 4
+#define UPDATES 10
+
+struct updater {
+	const char *dsn, *space_id;
+	int index, failed;
+	char last_err[512];
+};
+
+static void *updater_main(void *arg)
+{
+	struct updater *u = arg;
+	struct smr_err err = SMR_ERR_INIT;
+	struct store *st = NULL;
+	char text[32];
+
+	if (store_open(u->dsn, &st, &err)) {
+		u->failed = UPDATES;
+		return NULL;
+	}
+	for (int i = 0; i < UPDATES; i++) {
+		snprintf(text, sizeof(text), "u%d-%d", u->index, i);
+		if (update_add(st, u->space_id, text, i, &err)) {
+			u->failed++;
+			snprintf(u->last_err, sizeof(u->last_err), "%s", err.msg);
+		}
+	}
+	store_close(st);
+	return NULL;
+}
+
+/* Read-modify-write inside the transaction: concurrent updates all land. */
+CONFORMANCE(concurrent_updates_lose_nothing)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct updater u[UPDATERS];
+	pthread_t th[UPDATERS];
+	struct checkpoint head = { 0 };
+	char a[37], *h;
+
+	CHECK_INT(make_space(f, "busy", a, &err), SMR_OK);
+	for (int i = 0; i < UPDATERS; i++) {
+		u[i] = (struct updater){ f->dsn, a, i, 0, "" };
+		pthread_create(&th[i], NULL, updater_main, &u[i]);
+	}
+	for (int i = 0; i < UPDATERS; i++) {
+		pthread_join(th[i], NULL);
+		CHECK_INT(u[i].failed, 0);
+		if (u[i].failed)
+			fprintf(stderr, "  updater %d: %s\n", i, u[i].last_err);
+	}
+	h = space_head(f, a);
+	CHECK_INT(store_checkpoint_get(f->st, a, h, &head, &err), SMR_OK);
+	CHECK_INT(json_array_size(head.decisions), UPDATERS * UPDATES);
+	CHECK_INT(count_checkpoints(f, a), UPDATERS * UPDATES);
+	checkpoint_release(&head);
+	free(h);
+	CHECK(fsck_ok(f));
+}
+
+/* The merge of ours and theirs on head (content: a title), created at second sec. */
+static void make_merge(struct checkpoint *c, const char *ours, const char *theirs, int sec)
+{
+	make_ckpt(c, ours, "merged", sec);
+	c->merge_parent_hash = xstrdup(theirs);
+	checkpoint_seal(c);
+}
+
+CONFORMANCE(merge_copies_the_other_line_and_records_both_parents)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct space nsp = { 0 };
+	struct checkpoint m, got = { 0 }, *log = NULL;
+	char a[37], b[37], c3[37], *ha = NULL, *hb = NULL, *base = NULL, *h;
+	size_t n = 0;
+
+	CHECK_INT(make_space(f, "origin", a, &err), SMR_OK);
+	CHECK_INT(put_next(f, a, &ha, "one", 1), SMR_OK);
+	base = xstrdup(ha);
+	sys_uuid(b);
+	nsp.id = b;
+	nsp.name = (char *)"fork";
+	nsp.created_at = (char *)"2026-01-02T00:00:00.000000Z";
+	CHECK_INT(store_space_fork(f->st, &nsp, a, base, &err), SMR_OK);
+	hb = xstrdup(base);
+	CHECK_INT(put_next(f, a, &ha, "ours", 2), SMR_OK);
+	CHECK_INT(put_next(f, b, &hb, "theirs 1", 3), SMR_OK);
+	CHECK_INT(put_next(f, b, &hb, "theirs 2", 4), SMR_OK);
+	/* a stale HEAD is refused and copies nothing */
+	make_merge(&m, base, hb, 5);
+	CHECK_INT(store_checkpoint_merge(f->st, a, &m, b, &err), SMR_ECONFLICT);
+	checkpoint_release(&m);
+	CHECK_INT(count_checkpoints(f, a), 2);
+	/* the merge copies the fork's two new checkpoints, then writes itself */
+	make_merge(&m, ha, hb, 5);
+	CHECK_INT(store_checkpoint_merge(f->st, a, &m, b, &err), SMR_OK);
+	/* both backends store and hash the same merge (fixed inputs, fixed hash) */
+	CHECK_STR(m.hash, "a0c5cab957cac8fa74b8b0ddff312402bb4481fa02314b03aea0186081829686");
+	h = space_head(f, a);
+	CHECK_STR(h, m.hash);
+	CHECK_INT(count_checkpoints(f, a), 5);
+	CHECK_INT(store_checkpoint_get(f->st, a, m.hash, &got, &err), SMR_OK);
+	CHECK_STR(got.parent_hash, ha);
+	CHECK_STR(got.merge_parent_hash, hb);
+	checkpoint_release(&got);
+	CHECK_INT(store_checkpoint_get(f->st, a, hb, &got, &err), SMR_OK);
+	CHECK_STR(got.space, "origin");
+	checkpoint_release(&got);
+	CHECK_INT(store_checkpoint_log(f->st, a, h, 0, &log, &n, &err), SMR_OK);
+	CHECK_INT(n, 3);                 /* first parents: merged, ours, one */
+	checkpoints_free(log, n);
+	/* the ancestry follows both parents: all five, each with its time */
+	{
+		json_t *anc = json_object();
+
+		CHECK_INT(store_checkpoint_ancestry(f->st, a, h, anc, &err), SMR_OK);
+		CHECK_INT(json_object_size(anc), 5);
+		CHECK_STR(json_string_value(json_object_get(anc, hb)),
+			  "2026-01-01T00:00:04.000000Z");
+		CHECK_INT(store_checkpoint_ancestry(f->st, a, "beef", anc, &err), SMR_ENOTFOUND);
+		json_decref(anc);
+	}
+	/* the fork fast-forwards to the merge, copying it and "ours" */
+	CHECK_INT(store_head_fast_forward(f->st, b, base, a, m.hash, &err), SMR_ECONFLICT);
+	CHECK_INT(store_head_fast_forward(f->st, b, hb, a, m.hash, &err), SMR_OK);
+	free(h);
+	h = space_head(f, b);
+	CHECK_STR(h, m.hash);
+	CHECK_INT(count_checkpoints(f, b), 5);
+	/* a fork of a history with a merge keeps both parents of every checkpoint */
+	sys_uuid(c3);
+	nsp.id = c3;
+	nsp.name = (char *)"copy";
+	CHECK_INT(store_space_fork(f->st, &nsp, a, m.hash, &err), SMR_OK);
+	CHECK_INT(count_checkpoints(f, c3), 5);
+	CHECK_INT(store_checkpoint_get(f->st, c3, m.hash, &got, &err), SMR_OK);
+	CHECK_STR(got.merge_parent_hash, hb);
+	checkpoint_release(&got);
+	CHECK(fsck_ok(f));
+	checkpoint_release(&m);
+	free(h);
+	free(ha);
+	free(hb);
+	free(base);
+}
+
+/* Deletes the row of hash in space_id behind the store's back (PostgreSQL: without the merge link's key). */
+static void delete_merge_parent_row(struct fixture *f, const char *space_id, const char *hash)
+{
+	char *sql;
+
+	if (f->pg) {
+		sql = xasprintf("SET search_path = %s;"
+				" ALTER TABLE commits DROP CONSTRAINT commits_merge_parent_commit_id_fkey;"
+				" DELETE FROM commits WHERE repo_id = '%s' AND commit_hash = '%s'",
+				f->schema, space_id, hash);
+		CHECK_INT(pg_admin(sql), 0);
+	} else {
+		sqlite3 *db = NULL;
+
+		sql = xasprintf("DELETE FROM commits WHERE repo_id = '%s' AND commit_hash = '%s'",
+				space_id, hash);
+		CHECK_INT(sqlite3_open(f->dsn, &db), SQLITE_OK);
+		CHECK_INT(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+		sqlite3_close(db);
+	}
+	free(sql);
+}
+
+/* fsck checks both links of a merge: a missing second parent is damage. */
+CONFORMANCE(scan_reports_a_missing_second_parent)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct scan_state s = { 0 };
+	struct space nsp = { 0 };
+	struct checkpoint m;
+	char a[37], b[37], *ha = NULL, *hb = NULL;
+
+	CHECK_INT(make_space(f, "merged", a, &err), SMR_OK);
+	CHECK_INT(put_next(f, a, &ha, "base", 1), SMR_OK);
+	sys_uuid(b);
+	nsp.id = b;
+	nsp.name = (char *)"side";
+	nsp.created_at = (char *)"2026-01-02T00:00:00.000000Z";
+	CHECK_INT(store_space_fork(f->st, &nsp, a, ha, &err), SMR_OK);
+	hb = xstrdup(ha);
+	CHECK_INT(put_next(f, a, &ha, "ours", 2), SMR_OK);
+	CHECK_INT(put_next(f, b, &hb, "theirs", 3), SMR_OK);
+	make_merge(&m, ha, hb, 4);
+	CHECK_INT(store_checkpoint_merge(f->st, a, &m, b, &err), SMR_OK);
+	CHECK(fsck_ok(f));
+	delete_merge_parent_row(f, a, hb);      /* "theirs" in a: only the merge points at it */
+	CHECK_INT(store_checkpoint_scan(f->st, a, scan_cb, &s, &err), SMR_OK);
+	CHECK_INT(s.rows, 3);
+	CHECK_INT(s.missing, 1);
+	CHECK(!fsck_clean(f, 0));
+	checkpoint_release(&m);
+	free(ha);
+	free(hb);
+}
+
 /* ---- sessions and turns ---- */
 
 static void make_session(struct fixture *f, const char *repo, char id[37], const char *created,

@@ -55,6 +55,11 @@ static enum smr_rc decode(long status, const struct buf *body, json_t **result,
 	rc = rc_from_name(json_string_value(json_object_get(e, "code")));
 	smr_errf(err, rc, "%s", json_string_value(json_object_get(e, "message")) ?
 		 json_string_value(json_object_get(e, "message")) : "server error");
+	/* details beside the error (a merge's conflicts) come back as the result, as locally */
+	if (json_is_object(doc) && json_object_size(doc) > 1) {
+		json_object_del(doc, "error");
+		*result = json_incref(doc);
+	}
 	json_decref(doc);
 	return rc;
 }

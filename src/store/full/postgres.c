@@ -55,9 +55,10 @@
 
 enum stmt {
 	Q_SPACE_INSERT, Q_SPACE_GET, Q_SPACE_LIST, Q_SPACE_RENAME, Q_SPACE_DELETE,
-	Q_SPACE_CHECK, Q_HEAD_LOCK, Q_HEAD_READ, Q_HEAD_CHECK, Q_COMMIT_INSERT, Q_HEAD_MOVE, Q_HEAD_MOVE_TO,
-	Q_HEAD_GET,
-	Q_CKPT_IN_SPACE, Q_CKPT_ANY, Q_FIND_PREFIX, Q_LOG, Q_SCAN, Q_ANCESTRY, Q_COPY_COMMIT,
+	Q_SPACE_CHECK, Q_HEAD_LOCK, Q_HASH_BY_ID, Q_HEAD_READ, Q_HEAD_CHECK, Q_COMMIT_INSERT,
+	Q_COMMIT_INSERT_ON_HEAD, Q_HEAD_MOVE, Q_HEAD_MOVE_TO, Q_HEAD_GET,
+	Q_CKPT_IN_SPACE, Q_CKPT_ANY, Q_FIND_PREFIX, Q_LOG, Q_SCAN, Q_COMMIT_ID,
+	Q_COMMIT_LINKS, Q_COMMIT_COPY,
 	Q_SESSION_INSERT, Q_SESSION_GET, Q_SESSION_LIST, Q_SESSION_LOCK, Q_LAST_SEQ, Q_SEQ_CHECK,
 	Q_TURN_INSERT, Q_TURN_SET_ERROR, Q_TURN_LIST, Q_TURNS_SINCE_HEAD,
 	Q_JOB_INSERT, Q_JOB_GET, Q_JOB_UPDATE, Q_JOB_FAIL_UNFINISHED,
@@ -73,14 +74,15 @@ enum stmt {
 
 #define CKPT_COLS \
 	"SELECT c.commit_hash, p.commit_hash, m.commit_hash, r.name, c.title, c.summary," \
-	" c.fields_text, c.author, c.created_at, c.parent_commit_id, c.id FROM commits c" \
+	" c.fields_text, c.author, c.created_at, c.parent_commit_id, c.id," \
+	" c.merge_parent_commit_id FROM commits c" \
 	" JOIN repos r ON r.id = c.repo_id" \
 	" LEFT JOIN commits p ON p.id = c.parent_commit_id" \
 	" LEFT JOIN commits m ON m.id = c.merge_parent_commit_id"
 
 /* Column numbers of CKPT_COLS. */
 enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, CK_AUTHOR,
-       CK_CREATED, CK_PARENT_ID, CK_ID };
+       CK_CREATED, CK_PARENT_ID, CK_ID, CK_MERGE_ID };
 
 /* First-parent chain from ($1 space, $2 hash); depth 1 is the start; $3 caps depth (0: all). */
 #define ANCESTRY_CTE \
@@ -156,12 +158,22 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" AND name = $3::text AND (name = $2::text OR id = $2::text)) AND NOT EXISTS"
 		" (SELECT 1 FROM repos WHERE name = $2::text AND id <> $1::text)",
 		"the space has another name"),
+	[Q_HASH_BY_ID] = "SELECT commit_hash FROM commits WHERE id = $1",
 	[Q_HEAD_READ] = "SELECT " HEAD_HASH,
 	[Q_HEAD_CHECK] = FAIL_UNLESS("EXISTS (SELECT 1 FROM refs WHERE repo_id = $1::text"
 		" AND name = 'main') AND " HEAD_HASH " IS NOT DISTINCT FROM $2::text",
 		"HEAD is not the expected parent"),
 	/* on top of the HEAD that Q_HEAD_LOCK locked */
 	[Q_COMMIT_INSERT] =
+		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title, summary,"
+		" decisions, assumptions, tasks, open_questions, entities, artifacts, metadata_,"
+		" fields_text, author, created_at, merge_parent_commit_id)"
+		" SELECT $1::text, $2::text, $3::bigint, $4::text, $5::text, j->'decisions',"
+		" j->'assumptions', j->'tasks', j->'open_questions', j->'entities', j->'artifacts',"
+		" j->'metadata', $6::text, $7::text, $8::text, $9::bigint"
+		" FROM (SELECT $6::text::jsonb AS j) x RETURNING id",
+	/* on top of the HEAD that Q_HEAD_LOCK locked (store.c's pipelined put) */
+	[Q_COMMIT_INSERT_ON_HEAD] =
 		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title, summary,"
 		" decisions, assumptions, tasks, open_questions, entities, artifacts, metadata_,"
 		" fields_text, author, created_at)"
@@ -184,14 +196,19 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_LOG] = ANCESTRY_CTE CKPT_COLS " JOIN anc ON anc.id = c.id ORDER BY anc.depth",
 	[Q_SCAN] = CKPT_COLS " WHERE c.repo_id = $1 AND c.id > $2 ORDER BY c.id LIMIT "
 		STR(SCAN_BATCH),
-	[Q_ANCESTRY] = ANCESTRY_CTE "SELECT id FROM anc ORDER BY depth DESC",
-	[Q_COPY_COMMIT] =
-		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title, summary,"
-		" decisions, assumptions, tasks, open_questions, entities, artifacts, metadata_,"
-		" fields_text, author, created_at) SELECT $1::text, commit_hash, $2::bigint, title,"
-		" summary, decisions, assumptions, tasks, open_questions, entities, artifacts,"
-		" metadata_, fields_text, author, created_at FROM commits WHERE id = $3::bigint"
-		" RETURNING id",
+	[Q_COMMIT_ID] = "SELECT id FROM commits WHERE repo_id = $1 AND commit_hash = $2",
+	[Q_COMMIT_LINKS] =
+		"SELECT p.commit_hash, m.commit_hash, c.created_at FROM commits c"
+		" LEFT JOIN commits p ON p.id = c.parent_commit_id"
+		" LEFT JOIN commits m ON m.id = c.merge_parent_commit_id"
+		" WHERE c.repo_id = $1 AND c.commit_hash = $2",
+	[Q_COMMIT_COPY] =
+		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, merge_parent_commit_id,"
+		" title, summary, decisions, assumptions, tasks, open_questions, entities, artifacts,"
+		" metadata_, fields_text, author, created_at) SELECT $1::text, commit_hash,"
+		" $2::bigint, $3::bigint, title, summary, decisions, assumptions, tasks,"
+		" open_questions, entities, artifacts, metadata_, fields_text, author, created_at"
+		" FROM commits WHERE repo_id = $4::text AND commit_hash = $5::text RETURNING id",
 	[Q_SESSION_INSERT] =
 		"INSERT INTO sessions (id, repo_id, title, mounted_commit_hash,"
 		" forked_from_session_id, history_base_seq, created_at)"
@@ -1197,7 +1214,7 @@ static json_t *field(json_t *o, const char *key)
 	return v ? json_incref(v) : json_null();
 }
 
-/* Fills c (not init'ed) from row; returns 1 when it names a parent that does not exist. */
+/* Fills c (not init'ed) from row; returns 1 when it names a parent (or second parent) that does not exist. */
 static int read_checkpoint(const PGresult *r, int row, struct checkpoint *c)
 {
 	const char *text = PQgetisnull(r, row, CK_FIELDS) ? NULL : PQgetvalue(r, row, CK_FIELDS);
@@ -1220,7 +1237,8 @@ static int read_checkpoint(const PGresult *r, int row, struct checkpoint *c)
 	c->author = col_text(r, row, CK_AUTHOR);
 	c->created_at = col_text(r, row, CK_CREATED);
 	json_decref(o);
-	return !PQgetisnull(r, row, CK_PARENT_ID) && !c->parent_hash;
+	return (!PQgetisnull(r, row, CK_PARENT_ID) && !c->parent_hash) ||
+	       (!PQgetisnull(r, row, CK_MERGE_ID) && !c->merge_parent_hash);
 }
 
 /* ---- the rows of store.c's writes, sent in its pipelined transaction ---- */
@@ -1305,8 +1323,8 @@ static enum smr_rc check_space(struct store *st, const char *space_id, const cha
  * checks it is expected: unless it is, the check fails and with it the
  * rest of the transaction.
  */
-static enum smr_rc lock_head(struct store *st, const char *space_id, const char *expected,
-			     char **hash, struct smr_err *err)
+static enum smr_rc check_head(struct store *st, const char *space_id, const char *expected,
+			      char **hash, struct smr_err *err)
 {
 	struct pg_store *s = P(st);
 	struct params p = { .n = 0 };
@@ -1326,8 +1344,37 @@ static enum smr_rc lock_head(struct store *st, const char *space_id, const char 
 	return rc;
 }
 
-static enum smr_rc insert_commit(struct store *st, const char *space_id,
-				 const struct checkpoint *c, struct smr_err *err)
+/* Locks the Space's HEAD ref for this transaction and reads it (*id -1, *hash NULL: empty). */
+static enum smr_rc lock_head(struct store *st, const char *space_id, int64_t *id,
+			     char **hash, struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	enum smr_rc rc;
+
+	p_text(&p, space_id);
+	rc = run(s, Q_HEAD_LOCK, &p, &r, "reading HEAD", err);
+	if (!rc && PQntuples(r) == 0)
+		rc = smr_errf(err, SMR_ENOTFOUND, "no space '%s'", space_id);
+	if (!rc)
+		*id = col_int_or_neg(r, 0, 0);
+	PQclear(r);
+	if (rc || *id < 0)
+		return rc;
+	/* A new statement: it sees a HEAD committed while we waited for the lock. */
+	p.n = 0;
+	p_int(&p, *id);
+	rc = run(s, Q_HASH_BY_ID, &p, &r, "reading HEAD", err);
+	if (!rc && PQntuples(r) == 1)
+		*hash = col_text(r, 0, 0);
+	PQclear(r);
+	return rc;
+}
+
+/* Inserts c on top of the HEAD check_head locked (pipelined). */
+static enum smr_rc insert_on_head(struct store *st, const char *space_id,
+				  const struct checkpoint *c, struct smr_err *err)
 {
 	struct params p = { .n = 0 };
 	char *text = fields_text(c);
@@ -1340,14 +1387,43 @@ static enum smr_rc insert_commit(struct store *st, const char *space_id,
 	p_text(&p, text);
 	p_text(&p, c->author ? c->author : "");
 	p_text(&p, c->created_at);
-	rc = row(P(st), Q_COMMIT_INSERT, &p, &(struct pipe_entry){ .conflict = "23505",
+	rc = row(P(st), Q_COMMIT_INSERT_ON_HEAD, &p, &(struct pipe_entry){ .conflict = "23505",
 		 .what = "writing a checkpoint" }, err);
 	free(text);
 	return rc;
 }
 
-static enum smr_rc move_head(struct store *st, const char *space_id, const char *hash,
-			     struct smr_err *err)
+static enum smr_rc insert_commit(struct store *st, const char *space_id,
+				 const struct checkpoint *c, int64_t parent_id, int64_t merge_id,
+				 int64_t *new_id, struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	struct params p = { .n = 0 };
+	char *text = fields_text(c);
+	PGresult *r = NULL;
+	enum smr_rc rc;
+
+	p_text(&p, space_id);
+	p_text(&p, c->hash);
+	p_int_or_null(&p, parent_id);
+	p_text(&p, c->title ? c->title : "");
+	p_text(&p, c->summary ? c->summary : "");
+	p_text(&p, text);
+	p_text(&p, c->author ? c->author : "");
+	p_text(&p, c->created_at);
+	p_int_or_null(&p, merge_id);
+	rc = run(s, Q_COMMIT_INSERT, &p, &r, "writing a checkpoint", err);
+	if (rc && state_is(s, "23505"))
+		rc = SMR_ECONFLICT;
+	if (!rc)
+		*new_id = col_int(r, 0, 0);
+	PQclear(r);
+	free(text);
+	return rc;
+}
+
+static enum smr_rc move_head_to(struct store *st, const char *space_id, const char *hash,
+				struct smr_err *err)
 {
 	struct params p = { .n = 0 };
 
@@ -1356,15 +1432,14 @@ static enum smr_rc move_head(struct store *st, const char *space_id, const char 
 	return row(P(st), Q_HEAD_MOVE_TO, &p, &(struct pipe_entry){ .what = "moving HEAD" }, err);
 }
 
-/* Moves HEAD to row commit_id (a fork's copies, in a transaction of its own). */
-static enum smr_rc move_head_id(struct pg_store *s, const char *space_id, int64_t commit_id,
-				struct smr_err *err)
+static enum smr_rc move_head(struct store *st, const char *space_id, int64_t commit_id,
+			     struct smr_err *err)
 {
 	struct params p = { .n = 0 };
 
 	p_int(&p, commit_id);
 	p_text(&p, space_id);
-	return run_done(s, Q_HEAD_MOVE, &p, "moving HEAD", err);
+	return run_done(P(st), Q_HEAD_MOVE, &p, "moving HEAD", err);
 }
 
 static enum smr_rc pg_head_get(struct store *st, const char *space, struct checkpoint *out,
@@ -1505,37 +1580,73 @@ static enum smr_rc pg_checkpoint_scan(struct store *st, const char *space_id,
 	return commit(s, err);
 }
 
-/* Row ids of hash and its first-parent ancestors in a Space, root first. */
-static enum smr_rc ancestry_ids(struct pg_store *s, const char *space_id, const char *hash,
-				int64_t **ids, size_t *n, struct smr_err *err)
+static enum smr_rc commit_id(struct store *st, const char *space_id, const char *hash,
+			    int64_t *id, struct smr_err *err)
 {
 	struct params p = { .n = 0 };
 	PGresult *r = NULL;
-	int rows;
 	enum smr_rc rc;
 
 	p_text(&p, space_id);
 	p_text(&p, hash);
-	p_int(&p, 0);
-	rc = run(s, Q_ANCESTRY, &p, &r, "reading ancestry", err);
-	if (rc)
-		return rc;
-	rows = PQntuples(r);
-	if (!rows) {
-		PQclear(r);
-		return smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in the source space", hash);
-	}
-	*ids = xcalloc((size_t)rows, sizeof(**ids));
-	for (int i = 0; i < rows; i++)
-		(*ids)[i] = col_int(r, i, 0);
-	*n = (size_t)rows;
+	rc = run(P(st), Q_COMMIT_ID, &p, &r, "looking up a checkpoint", err);
+	if (!rc)
+		*id = PQntuples(r) ? col_int(r, 0, 0) : -1;
 	PQclear(r);
-	return SMR_OK;
+	return rc;
 }
 
-/* Copies commit row old_id into space_id on top of parent_id; *new_id gets its row id. */
-static enum smr_rc copy_commit(struct pg_store *s, const char *space_id, int64_t old_id,
-			       int64_t parent_id, int64_t *new_id, struct smr_err *err)
+/* pg_checkpoint_get inside a transaction: a lost connection is an error, not a retry. */
+static enum smr_rc commit_read(struct store *st, const char *space_id, const char *hash,
+			       struct checkpoint *out, struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	enum smr_rc rc;
+
+	p_text(&p, space_id);
+	p_text(&p, hash);
+	rc = run(P(st), Q_CKPT_IN_SPACE, &p, &r, "reading a checkpoint", err);
+	if (!rc && PQntuples(r) == 0)
+		rc = smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s", hash);
+	if (!rc)
+		read_checkpoint(r, 0, out);
+	PQclear(r);
+	return rc;
+}
+
+static enum smr_rc space_insert(struct store *st, const struct space *sp, struct smr_err *err)
+{
+	return insert_space(P(st), sp, err);
+}
+
+static enum smr_rc commit_links(struct store *st, const char *space_id, const char *hash,
+				char **parent, char **merge_parent, char **created_at,
+				struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	enum smr_rc rc;
+
+	*parent = *merge_parent = *created_at = NULL;
+	p_text(&p, space_id);
+	p_text(&p, hash);
+	rc = run(s, Q_COMMIT_LINKS, &p, &r, "reading a checkpoint's parents", err);
+	if (!rc && PQntuples(r) == 0)
+		rc = smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in this space", hash);
+	if (!rc) {
+		*parent = col_text(r, 0, 0);
+		*merge_parent = col_text(r, 0, 1);
+		*created_at = col_text(r, 0, 2);
+	}
+	PQclear(r);
+	return rc;
+}
+
+static enum smr_rc commit_copy(struct store *st, const char *space_id, const char *src_space_id,
+			       const char *hash, int64_t parent_id, int64_t merge_id, int64_t *id,
+			       struct smr_err *err)
 {
 	struct params p = { .n = 0 };
 	PGresult *r = NULL;
@@ -1543,35 +1654,16 @@ static enum smr_rc copy_commit(struct pg_store *s, const char *space_id, int64_t
 
 	p_text(&p, space_id);
 	p_int_or_null(&p, parent_id);
-	p_int(&p, old_id);
-	rc = run(s, Q_COPY_COMMIT, &p, &r, "copying a checkpoint", err);
+	p_int_or_null(&p, merge_id);
+	p_text(&p, src_space_id);
+	p_text(&p, hash);
+	rc = run(P(st), Q_COMMIT_COPY, &p, &r, "copying a checkpoint", err);
+	if (!rc && PQntuples(r) != 1)
+		rc = smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in the source space", hash);
 	if (!rc)
-		*new_id = col_int(r, 0, 0);
+		*id = col_int(r, 0, 0);
 	PQclear(r);
 	return rc;
-}
-
-static enum smr_rc pg_space_fork(struct store *st, const struct space *new_space,
-				 const char *src_space_id, const char *hash, struct smr_err *err)
-{
-	struct pg_store *s = P(st);
-	int64_t *ids = NULL, parent = -1;
-	size_t n = 0;
-	enum smr_rc rc = begin(s, err);
-
-	if (rc)
-		return rc;
-	rc = insert_space(s, new_space, err);
-	if (!rc)
-		rc = ancestry_ids(s, src_space_id, hash, &ids, &n, err);
-	for (size_t i = 0; !rc && i < n; i++)
-		rc = copy_commit(s, new_space->id, ids[i], parent, &parent, err);
-	if (!rc)
-		rc = move_head_id(s, new_space->id, parent, err);
-	free(ids);
-	if (rc)
-		return rollback(s, rc);
-	return commit(s, err);
 }
 
 /* ---- sessions and turns ---- */
@@ -1954,7 +2046,15 @@ const struct store_ops store_postgres_ops = {
 	.txn_rollback = pg_txn_rollback,
 	.space_check = check_space,
 	.head_lock = lock_head,
+	.head_check = check_head,
+	.commit_insert_on_head = insert_on_head,
+	.head_move_to = move_head_to,
 	.commit_insert = insert_commit,
+	.commit_id = commit_id,
+	.commit_read = commit_read,
+	.commit_links = commit_links,
+	.commit_copy = commit_copy,
+	.space_insert = space_insert,
 	.head_move = move_head,
 	.last_seq_lock = lock_last_seq,
 	.session_insert = insert_session,
@@ -1971,7 +2071,6 @@ const struct store_ops store_postgres_ops = {
 	.checkpoint_find_prefix = pg_checkpoint_find_prefix,
 	.checkpoint_log = pg_checkpoint_log,
 	.checkpoint_scan = pg_checkpoint_scan,
-	.space_fork = pg_space_fork,
 	.session_get = pg_session_get,
 	.session_list = pg_session_list,
 	.turn_set_error = pg_turn_set_error,

@@ -98,7 +98,7 @@ static const char *const postgres_migrations[] = {
 	"  WHERE status IN ('queued', 'running');",
 	/* 2: the nudge counts a Space's turns newer than its HEAD on every send */
 	"CREATE INDEX turns_by_session_time ON turns(session_id, created_at);",
-	/* N: streaming replies (issue 10); as schema_sqlite.h */
+	/* 3: streaming replies (issue 10); as schema_sqlite.h */
 	"ALTER TABLE turns ADD COLUMN status TEXT;"
 	"CREATE TABLE generations ("
 	"  id TEXT COLLATE \"C\" PRIMARY KEY,"

@@ -1,0 +1,198 @@
+/*
+ * cmd_merge.c -- `smriti merge SPACE REF`: bring another line of work (a
+ * fork, an older branch of history) into SPACE's HEAD.  Says whether it
+ * merged, fast-forwarded or found nothing to do; names each conflict and
+ * exits 4 with nothing written until they are resolved (--ours, --theirs,
+ * or --resolve FILE with per-item choices).
+ */
+#include "cli/cli.h"
+#include "util/sys.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RESOLUTION_MAX (1u << 20)
+
+static const struct cli_cmd merge_cmd = {
+	"merge",
+	"merge SPACE REF [--ours | --theirs | --resolve FILE|-] [--author NAME] [--json]\n"
+	"       Merges REF (a checkpoint, or another Space that shares history, e.g. a\n"
+	"       fork) into the HEAD of SPACE, item by item from their nearest common\n"
+	"       ancestor.  Conflicts write nothing: settle all with --ours or --theirs,\n"
+	"       or one by one with a JSON resolution such as\n"
+	"       {\"title\": \"ours\", \"decisions\": {\"Use SQLite\": \"theirs\"}}.",
+	cmd_merge, 0,
+};
+
+enum { OPT_OURS = 1, OPT_THEIRS, OPT_RESOLVE, OPT_AUTHOR, OPT_JSON };
+
+static const struct option opts[] = {
+	{ "ours", no_argument, NULL, OPT_OURS },
+	{ "theirs", no_argument, NULL, OPT_THEIRS },
+	{ "resolve", required_argument, NULL, OPT_RESOLVE },
+	{ "author", required_argument, NULL, OPT_AUTHOR },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct merge_args {
+	const char *side, *resolve, *author;
+	int json, sides;
+};
+
+static int take(int c, const char *val, void *arg)
+{
+	struct merge_args *a = arg;
+
+	switch (c) {
+	case OPT_OURS:
+	case OPT_THEIRS:
+		a->side = c == OPT_OURS ? "ours" : "theirs";
+		a->sides++;
+		return 0;
+	case OPT_RESOLVE:
+		a->resolve = val;
+		a->sides++;
+		return 0;
+	case OPT_AUTHOR:
+		a->author = val;
+		return 0;
+	case OPT_JSON:
+		a->json = 1;
+		return 0;
+	}
+	return CLI_OPT_REFUSED;
+}
+
+/* The resolution document: {"*": side} or the file's object; *out a new reference. */
+static int resolution(const struct merge_args *a, json_t **out)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	json_error_t jerr;
+	char *text = NULL;
+	size_t len = 0;
+
+	*out = NULL;
+	if (a->side) {
+		*out = json_pack("{s:s}", "*", a->side);
+		return 0;
+	}
+	if (!a->resolve)
+		return 0;
+	if (sys_read_file(a->resolve, RESOLUTION_MAX, &text, &len, &err))
+		return cli_fail(err.code, "%s", err.msg);
+	*out = json_loadb(text, len, 0, &jerr);
+	free(text);
+	if (!*out)
+		return cli_fail(SMR_EINVAL, "cannot parse '%s': %s (line %d, column %d)",
+				a->resolve, jerr.text, jerr.line, jerr.column);
+	if (!json_is_object(*out))
+		return cli_fail(SMR_EINVAL, "'%s' must hold a JSON object", a->resolve);
+	return 0;
+}
+
+/* One side of a conflict in a few words. */
+static void side_text(const char *name, const json_t *v)
+{
+	char *s;
+
+	if (json_is_null(v) || !v) {
+		fprintf(stderr, "%s: (not there)", name);
+		return;
+	}
+	if (json_is_string(v)) {
+		fprintf(stderr, "%s: \"%s\"", name, json_string_value(v));
+		return;
+	}
+	s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
+	fprintf(stderr, "%s: %s", name, s ? s : "?");
+	free(s);
+}
+
+static void print_conflicts(const json_t *res)
+{
+	const json_t *c;
+	size_t i;
+
+	json_array_foreach(json_object_get(res, "conflicts"), i, c) {
+		const char *item = json_string_value(json_object_get(c, "item"));
+
+		fprintf(stderr, "  %s", json_string_value(json_object_get(c, "field")));
+		if (item)
+			fprintf(stderr, " '%s'", item);
+		fputs(":  ", stderr);
+		side_text("ours", json_object_get(c, "ours"));
+		fputs(";  ", stderr);
+		side_text("theirs", json_object_get(c, "theirs"));
+		fputc('\n', stderr);
+	}
+	fputs("resolve with --ours, --theirs or --resolve FILE (see smriti merge --help)\n",
+	      stderr);
+}
+
+static void print_result(const char *space, const char *ref, const json_t *res)
+{
+	const char *status = json_string_value(json_object_get(res, "status"));
+	const json_t *c = json_object_get(res, "checkpoint"), *f;
+	const char *hash = json_string_value(json_object_get(c, "commit_hash"));
+	size_t i, n = json_array_size(json_object_get(res, "contradictions"));
+
+	if (!strcmp(status, "up-to-date"))
+		printf("already up to date: %s has everything of %s\n", space, ref);
+	else if (!strcmp(status, "fast-forward"))
+		printf("fast-forward: %s is now at %.12s (%s)\n", space, hash,
+		       json_string_value(json_object_get(c, "title")));
+	else
+		printf("[%s %.12s] merged %s (common ancestor %.12s)\n", space, hash, ref,
+		       json_string_value(json_object_get(res, "base")));
+	if (!n)
+		return;
+	printf("review: %zu contradiction%s in the merged state:\n", n, n == 1 ? "" : "s");
+	json_array_foreach(json_object_get(res, "contradictions"), i, f)
+		printf("  - %s\n", json_string_value(json_object_get(f, "message")));
+}
+
+int cmd_merge(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct merge_args a = { NULL, NULL, NULL, 0, 0 };
+	struct smr_err err = SMR_ERR_INIT;
+	json_t *res = NULL, *reso = NULL;
+	int first, rc;
+
+	if (cli_wants_help(argc, argv)) {
+		printf("usage: smriti %s\n", merge_cmd.usage);
+		return 0;
+	}
+	rc = cli_options(&merge_cmd, argc, argv, "h", opts, "unknown option", take, &a, &first);
+	if (rc == CLI_OPT_DONE)
+		return 0;
+	if (!rc && argc - first != 2)
+		rc = cli_usage(&merge_cmd, "give a SPACE and a REF to merge into it");
+	if (!rc && a.sides > 1)
+		rc = cli_usage(&merge_cmd, "give one of --ours, --theirs and --resolve");
+	if (!rc)
+		rc = resolution(&a, &reso);
+	if (rc)
+		return rc;
+	rc = (int)cli_call_keep(ctx, "merge",
+				json_pack("{s:s, s:s, s:O?, s:s?}", "space", argv[first], "ref",
+					  argv[first + 1], "resolution", reso, "author", a.author),
+				&res, &err);
+	if (rc) {
+		rc = cli_fail((enum smr_rc)rc, "%s", err.msg);
+		if (res && !a.json)
+			print_conflicts(res);
+		else if (res)
+			cli_print_json(res);
+	} else if (a.json) {
+		cli_print_json(res);
+	} else {
+		print_result(argv[first], argv[first + 1], res);
+	}
+	json_decref(res);
+	json_decref(reso);
+	return rc;
+}

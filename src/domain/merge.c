@@ -1,0 +1,294 @@
+/*
+ * merge.c -- three-way merge of Checkpoint states (see merge.h).
+ *
+ * Every cell of the table in merge.h is one rule over three values (base,
+ * ours, theirs; NULL for absent): both sides alike -> that; one side as in
+ * base -> the other side; else a conflict.  Resolutions are consumed as
+ * they are used, so one left over names no conflict and is refused.
+ */
+#include "domain/merge.h"
+#include "domain/checkpoint.h"
+#include "domain/patch.h"
+#include "util/buf.h"
+#include "util/xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct merge {
+	json_t *resolution;      /* owned copy, canonical field names; entries removed when used */
+	const char *all;         /* "ours" | "theirs" | NULL, borrowed from resolution */
+	json_t *conflicts;
+	struct smr_err *err;
+	enum smr_rc rc;          /* first error (not conflicts) */
+};
+
+static int same(const json_t *a, const json_t *b)
+{
+	if (!a || !b)
+		return a == b;
+	return json_equal((json_t *)a, (json_t *)b);
+}
+
+/* The three-way rule: sets *out (borrowed, may be NULL) and returns 0, or 1 for a conflict. */
+static int decide(const json_t *b, const json_t *o, const json_t *t, const json_t **out)
+{
+	if (same(o, t) || same(b, t))
+		*out = o;
+	else if (same(b, o))
+		*out = t;
+	else
+		return 1;
+	return 0;
+}
+
+static enum smr_rc bad_side(struct merge *m, const char *what)
+{
+	if (!m->rc)
+		m->rc = smr_errf(m->err, SMR_EINVAL,
+				 "a resolution of %s must be \"ours\" or \"theirs\"", what);
+	return m->rc;
+}
+
+/*
+ * The side chosen for a conflict of field (item key, or NULL for title and
+ * summary): "ours", "theirs" or NULL when unresolved.  Consumes the entry.
+ */
+static const char *chosen(struct merge *m, const char *field, const char *key)
+{
+	json_t *f = json_object_get(m->resolution, field), *v;
+	const char *side = NULL, *s;
+
+	v = key ? json_object_get(f, key) : f;
+	s = json_string_value(v);
+	if (s && !strcmp(s, "ours"))
+		side = "ours";
+	else if (s && !strcmp(s, "theirs"))
+		side = "theirs";
+	else if (v)
+		bad_side(m, field);
+	/* side points at a literal: the entry can go */
+	if (v && key)
+		json_object_del(f, key);
+	else if (v)
+		json_object_del(m->resolution, field);
+	return side ? side : m->all;
+}
+
+static json_t *or_null(const json_t *v)
+{
+	return v ? json_deep_copy(v) : json_null();
+}
+
+/* Decides one value; on a conflict records it or applies its resolution.  *out borrowed. */
+static void merge_value(struct merge *m, const char *field, const char *key, const json_t *b,
+			const json_t *o, const json_t *t, const json_t **out)
+{
+	const char *side;
+	json_t *c;
+
+	if (!decide(b, o, t, out))
+		return;
+	side = chosen(m, field, key);
+	if (side) {
+		*out = !strcmp(side, "ours") ? o : t;
+		return;
+	}
+	*out = NULL;
+	c = json_pack("{s:s}", "field", field);
+	if (key)
+		json_object_set_new(c, "item", json_string(key));
+	json_object_set_new(c, "base", or_null(b));
+	json_object_set_new(c, "ours", or_null(o));
+	json_object_set_new(c, "theirs", or_null(t));
+	json_array_append_new(m->conflicts, c);
+}
+
+static const json_t *find_item(const json_t *list, const char *field, const char *key)
+{
+	const char *k = checkpoint_item_key(field);
+	size_t i;
+	json_t *item;
+
+	json_array_foreach(list, i, item) {
+		const char *v = json_string_value(json_object_get(item, k));
+
+		if (v && !strcmp(v, key))
+			return item;
+	}
+	return NULL;
+}
+
+static void merge_item(struct merge *m, const char *field, const char *key,
+		       const struct checkpoint *base, const struct checkpoint *ours,
+		       const struct checkpoint *theirs, json_t *out)
+{
+	const json_t *v;
+
+	merge_value(m, field, key, find_item(checkpoint_list(base, field), field, key),
+		    find_item(checkpoint_list(ours, field), field, key),
+		    find_item(checkpoint_list(theirs, field), field, key), &v);
+	if (v)
+		json_array_append_new(out, json_deep_copy(v));
+}
+
+/* One list: ours' items in order, then the items only theirs has. */
+static json_t *merge_list(struct merge *m, const char *field, const struct checkpoint *base,
+			  const struct checkpoint *ours, const struct checkpoint *theirs)
+{
+	const json_t *ol = checkpoint_list(ours, field), *tl = checkpoint_list(theirs, field);
+	const char *k = checkpoint_item_key(field), *key;
+	json_t *out = json_array(), *item;
+	size_t i;
+
+	json_array_foreach(ol, i, item) {
+		key = json_string_value(json_object_get(item, k));
+		if (key)
+			merge_item(m, field, key, base, ours, theirs, out);
+	}
+	json_array_foreach(tl, i, item) {
+		key = json_string_value(json_object_get(item, k));
+		if (key && !find_item(ol, field, key))
+			merge_item(m, field, key, base, ours, theirs, out);
+	}
+	return out;
+}
+
+static char *merge_text(struct merge *m, const char *field, const char *b, const char *o,
+			const char *t)
+{
+	json_t *jb = json_string(b ? b : ""), *jo = json_string(o ? o : "");
+	json_t *jt = json_string(t ? t : "");
+	const json_t *v;
+	char *s;
+
+	merge_value(m, field, NULL, jb, jo, jt, &v);
+	s = xstrdup(v ? json_string_value(v) : "");
+	json_decref(jb);
+	json_decref(jo);
+	json_decref(jt);
+	return s;
+}
+
+/* A copy of the resolution with canonical field names; NULL with m->rc set on error. */
+static json_t *canonical_resolution(struct merge *m, const json_t *in)
+{
+	json_t *out = json_object(), *v;
+	const char *name, *field;
+
+	if (in && !json_is_object(in)) {
+		m->rc = smr_errf(m->err, SMR_EINVAL, "a merge resolution must be a JSON object");
+		return out;
+	}
+	json_object_foreach((json_t *)in, name, v) {
+		field = patch_field_name(name);
+		if (!field && (!strcmp(name, "title") || !strcmp(name, "summary") ||
+			       !strcmp(name, "*")))
+			field = name;
+		if (!field) {
+			m->rc = smr_errf(m->err, SMR_EINVAL,
+					 "a merge resolution names unknown field '%s'", name);
+			break;
+		}
+		if (strcmp(field, "title") && strcmp(field, "summary") && strcmp(field, "*") &&
+		    !json_is_object(v)) {
+			m->rc = smr_errf(m->err, SMR_EINVAL,
+					 "the resolution of '%s' must map each item to"
+					 " \"ours\" or \"theirs\"", name);
+			break;
+		}
+		json_object_set_new(out, field, json_deep_copy(v));
+	}
+	return out;
+}
+
+/* Refuses resolution entries that matched no conflict. */
+static void check_leftovers(struct merge *m)
+{
+	const char *field, *key;
+	json_t *v, *item;
+
+	json_object_foreach(m->resolution, field, v) {
+		if (m->rc || !strcmp(field, "*"))
+			continue;
+		if (!json_is_object(v)) {
+			m->rc = smr_errf(m->err, SMR_EINVAL,
+					 "the resolution names %s, which is not in conflict", field);
+			return;
+		}
+		json_object_foreach(v, key, item) {
+			m->rc = smr_errf(m->err, SMR_EINVAL,
+					 "the resolution names %s '%s', which is not in conflict",
+					 field, key);
+			return;
+		}
+	}
+}
+
+static void conflict_message(const json_t *conflicts, struct smr_err *err)
+{
+	struct buf b = BUF_INIT(0);
+	size_t i, n = json_array_size(conflicts);
+	json_t *c;
+	char *s;
+
+	json_array_foreach(conflicts, i, c) {
+		const char *item = json_string_value(json_object_get(c, "item"));
+
+		if (i == 4) {
+			buf_addf(&b, ", and %zu more", n - i);
+			break;
+		}
+		buf_addf(&b, "%s%s", i ? ", " : "",
+			 json_string_value(json_object_get(c, "field")));
+		if (item)
+			buf_addf(&b, " '%s'", item);
+	}
+	s = buf_detach(&b, NULL);
+	smr_errf(err, SMR_ECONFLICT,
+		 "%zu conflict%s: %s; nothing was written (resolve each with ours or theirs)", n,
+		 n == 1 ? "" : "s", s);
+	free(s);
+}
+
+enum smr_rc checkpoint_merge3(const struct checkpoint *base, const struct checkpoint *ours,
+			      const struct checkpoint *theirs, const json_t *resolution,
+			      struct checkpoint *out, json_t **conflicts, struct smr_err *err)
+{
+	struct merge m = { NULL, NULL, json_array(), err, SMR_OK };
+	struct checkpoint empty;
+	const char *f;
+	json_t **slot;
+
+	checkpoint_init(&empty);
+	if (!base)
+		base = &empty;
+	m.resolution = canonical_resolution(&m, resolution);
+	m.all = json_string_value(json_object_get(m.resolution, "*"));
+	if (!m.rc && json_object_get(m.resolution, "*") && !m.all)
+		bad_side(&m, "*");
+	if (m.all && strcmp(m.all, "ours") && strcmp(m.all, "theirs"))
+		bad_side(&m, "*");
+	if (!m.rc) {
+		free(out->title);
+		free(out->summary);
+		out->title = merge_text(&m, "title", base->title, ours->title, theirs->title);
+		out->summary = merge_text(&m, "summary", base->summary, ours->summary,
+					  theirs->summary);
+		for (size_t i = 0; checkpoint_list_fields[i]; i++) {
+			f = checkpoint_list_fields[i];
+			slot = checkpoint_list_slot(out, f);
+			json_decref(*slot);
+			*slot = merge_list(&m, f, base, ours, theirs);
+		}
+		check_leftovers(&m);
+	}
+	if (!m.rc && json_array_size(m.conflicts)) {
+		conflict_message(m.conflicts, err);
+		m.rc = SMR_ECONFLICT;
+	}
+	*conflicts = m.conflicts;
+	json_decref(m.resolution);
+	checkpoint_release(&empty);
+	return m.rc;
+}

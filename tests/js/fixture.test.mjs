@@ -1,0 +1,66 @@
+// fixture.test.mjs -- a database written by the release before two-parent
+// Checkpoints (tests/fixtures/db/v1.db: three Spaces with history, a fork
+// and an empty Space) opens with today's binary, passes fsck and shows
+// exactly the hashes it was written with (v1.hashes.json).  The fixture is
+// copied first: opening a database may run migrations.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFileSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT, tempDb, ok, run } from './helpers.mjs';
+
+const FIXTURE = path.join(ROOT, 'tests/fixtures/db/v1.db');
+const EXPECTED = JSON.parse(readFileSync(path.join(ROOT, 'tests/fixtures/db/v1.hashes.json'), 'utf8'));
+
+function copy() {
+  const t = tempDb();
+  copyFileSync(FIXTURE, t.db);
+  return t;
+}
+
+test('a database written before two-parent checkpoints passes fsck with the same hashes', () => {
+  const t = copy();
+  try {
+    const report = ok(t.db, ['fsck', '--json']);
+    assert.equal(report.ok, true, JSON.stringify(report.problems));
+    assert.equal(report.spaces, 4);
+    assert.equal(report.checkpoints, 9);
+    for (const [space, hashes] of Object.entries(EXPECTED.spaces)) {
+      assert.deepEqual(ok(t.db, ['log', space, '--json']).map((c) => c.commit_hash), hashes, space);
+      for (const h of hashes) assert.equal(ok(t.db, ['show', h, '--json']).commit_hash, h);
+    }
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('the old history takes new work: a carried-forward commit and the fork merged back', () => {
+  const t = copy();
+  try {
+    const out = ok(t.db, ['commit', 'trip', '--decision', 'Ryokan in Gion']);
+    assert.match(out, /\n \+1 decision\n$/);
+    const head = ok(t.db, ['head', 'trip', '--json']);
+    assert.deepEqual(head.decisions.map((d) => d.text), ['Stay in Gion', 'Ryokan in Gion']);
+    // both lines retitled their state since the fork: a conflict until one is chosen
+    const conflict = run(t.db, ['merge', 'trip', 'trip-alt']);
+    assert.equal(conflict.code, 4);
+    assert.match(conflict.stderr, /1 conflict: title/);
+    const merged = ok(t.db, ['merge', 'trip', 'trip-alt', '--ours', '--json']);
+    assert.equal(merged.status, 'merged');
+    assert.equal(merged.checkpoint.merge_parent_hash, EXPECTED.spaces['trip-alt'][0]);
+    assert.deepEqual(merged.checkpoint.decisions.map((d) => d.text),
+      ['Stay in Gion', 'Ryokan in Gion', 'Take the night train']);
+    assert.equal(merged.checkpoint.title, 'Hotel');
+    const report = ok(t.db, ['fsck', '--json']);
+    assert.equal(report.ok, true, JSON.stringify(report.problems));
+    // every hash written before is still there, unchanged, in its Space
+    for (const [space, hashes] of Object.entries(EXPECTED.spaces)) {
+      const all = new Set(ok(t.db, ['log', space, '--json']).map((c) => c.commit_hash));
+      for (const h of hashes) assert.ok(all.has(h), `${space} lost ${h}`);
+    }
+    assert.deepEqual(ok(t.db, ['log', 'trip~2', '--first-parent', '--json']).map((c) => c.commit_hash),
+      EXPECTED.spaces.trip);
+  } finally {
+    t.cleanup();
+  }
+});

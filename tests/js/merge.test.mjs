@@ -1,0 +1,243 @@
+// merge.test.mjs -- `smriti merge` end to end: a merge without conflicts
+// (two parents, the state item by item), with conflicts (named, exit 4,
+// nothing written, then settled by --theirs or a resolution file), a fork
+// merged back into its origin and the origin fast-forwarded into the fork,
+// "already up to date", unrelated histories refused, contradictions of the
+// merged state reported; and the same over HTTP (PATCH .../head, POST
+// .../merge with a 409 that lists the conflicts).
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { tempDb, run, ok, SMRITI_FULL } from './helpers.mjs';
+import { startServer, request, expectStatus } from './http-helpers.mjs';
+
+const dump = (db) => execFileSync('sqlite3', [db, '.dump'], { encoding: 'utf8' });
+
+describe('smriti merge', () => {
+  let t;
+  before(() => {
+    t = tempDb();
+    ok(t.db, ['space', 'create', 'trip']);
+    ok(t.db, ['commit', 'trip', '-m', 'Dates fixed', '--decision', 'Travel 3-10 April', '--task', 'Book flights',
+      '--task', 'Book ryokan', '--question', 'Ryokan or hotel?', '--entity', 'Kyoto']);
+    ok(t.db, ['fork', 'trip', '--into', 'trip-alt']);
+  });
+  after(() => t.cleanup());
+
+  test('a fork merged back into its origin: two parents, item by item', () => {
+    ok(t.db, ['commit', 'trip', '--decision', 'Fly via Helsinki', '--done', 'Book flights']);
+    ok(t.db, ['commit', 'trip-alt', '--decision', 'Night train to Kyoto', '--drop', 'question=Ryokan or hotel?',
+      '--done', 'Book ryokan']);
+    const ours = ok(t.db, ['head', 'trip', '--json']);
+    const theirs = ok(t.db, ['head', 'trip-alt', '--json']);
+    const out = ok(t.db, ['merge', 'trip', 'trip-alt']);
+    assert.match(out, /^\[trip [0-9a-f]{12}\] merged trip-alt \(common ancestor [0-9a-f]{12}\)\n$/);
+    const m = ok(t.db, ['head', 'trip', '--json']);
+    assert.equal(m.parent_hash, ours.commit_hash);
+    assert.equal(m.merge_parent_hash, theirs.commit_hash);
+    assert.deepEqual(m.decisions.map((d) => d.text), ['Travel 3-10 April', 'Fly via Helsinki', 'Night train to Kyoto']);
+    assert.deepEqual(m.tasks, [{ text: 'Book flights', status: 'done' }, { text: 'Book ryokan', status: 'done' }]);
+    assert.deepEqual(m.open_questions, [], 'dropped on one side, untouched on the other');
+    assert.deepEqual(m.entities.map((e) => e.name), ['Kyoto']);
+    assert.match(ok(t.db, ['show', 'trip']), /\nMerge: {3}[0-9a-f]{12} [0-9a-f]{12}\n/);
+    // diff against either parent, the second as REF^2
+    const d1 = ok(t.db, ['diff', 'trip^1', 'trip', '--json']);
+    assert.deepEqual(d1.decisions.added.map((d) => d.text), ['Night train to Kyoto']);
+    const d2 = ok(t.db, ['diff', 'trip^2', 'trip', '--json']);
+    assert.deepEqual(d2.decisions.added.map((d) => d.text), ['Fly via Helsinki']);
+    assert.equal(ok(t.db, ['show', 'trip^2', '--json']).commit_hash, theirs.commit_hash);
+    const fsck = ok(t.db, ['fsck', '--json']);
+    assert.equal(fsck.ok, true, JSON.stringify(fsck.problems));
+  });
+
+  test('merging again is a no-op; the origin fast-forwards the fork', () => {
+    const head = ok(t.db, ['head', 'trip', '--json']);
+    assert.match(ok(t.db, ['merge', 'trip', 'trip-alt']), /^already up to date: trip has everything of trip-alt\n$/);
+    assert.match(ok(t.db, ['merge', 'trip', 'trip~1']), /already up to date/);
+    assert.equal(ok(t.db, ['head', 'trip', '--json']).commit_hash, head.commit_hash);
+    const ff = ok(t.db, ['merge', 'trip-alt', 'trip', '--json']);
+    assert.equal(ff.status, 'fast-forward');
+    assert.equal(ok(t.db, ['head', 'trip-alt', '--json']).commit_hash, head.commit_hash);
+    assert.equal(ok(t.db, ['fsck', 'trip-alt', '--json']).ok, true);
+  });
+
+  test('conflicts are named and nothing is written until they are resolved', () => {
+    ok(t.db, ['commit', 'trip', '-m', 'Hotel in Gion', '--drop', 'task=Book ryokan', '--summary', 'ours']);
+    ok(t.db, ['commit', 'trip-alt', '-m', 'Ryokan in Arashiyama', '--reopen', 'Book ryokan', '--summary', 'theirs']);
+    const before = dump(t.db);
+    const r = run(t.db, ['merge', 'trip', 'trip-alt']);
+    assert.equal(r.code, 4, r.stderr);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, /^smriti: 3 conflicts: title, summary, tasks 'Book ryokan'; nothing was written/);
+    assert.match(r.stderr, /\n {2}title: {2}ours: "Hotel in Gion"; {2}theirs: "Ryokan in Arashiyama"\n/);
+    assert.match(r.stderr, /\n {2}tasks 'Book ryokan': {2}ours: \(not there\); {2}theirs: \{"status":"open","text":"Book ryokan"\}\n/);
+    assert.equal(dump(t.db), before);
+    const j = run(t.db, ['merge', 'trip', 'trip-alt', '--json']);
+    assert.equal(j.code, 4);
+    assert.equal(j.json().status, 'conflict');
+    assert.deepEqual(j.json().conflicts.map((c) => c.field), ['title', 'summary', 'tasks']);
+    // half a resolution is still a conflict; a resolution of nothing in conflict is refused
+    const half = path.join(t.dir, 'half.json');
+    writeFileSync(half, JSON.stringify({ title: 'ours' }));
+    assert.equal(run(t.db, ['merge', 'trip', 'trip-alt', '--resolve', half]).code, 4);
+    writeFileSync(half, JSON.stringify({ decisions: { 'Travel 3-10 April': 'ours' } }));
+    assert.match(run(t.db, ['merge', 'trip', 'trip-alt', '--resolve', half]).stderr, /not in conflict/);
+    assert.equal(dump(t.db), before);
+    // one by one
+    const file = path.join(t.dir, 'resolution.json');
+    writeFileSync(file, JSON.stringify({ title: 'theirs', summary: 'ours', task: { 'Book ryokan': 'ours' } }));
+    ok(t.db, ['merge', 'trip', 'trip-alt', '--resolve', file]);
+    const m = ok(t.db, ['head', 'trip', '--json']);
+    assert.equal(m.title, 'Ryokan in Arashiyama');
+    assert.equal(m.summary, 'ours');
+    assert.ok(!m.tasks.some((x) => x.text === 'Book ryokan'));
+    assert.equal(ok(t.db, ['fsck', '--json']).ok, true);
+  });
+
+  test('--ours and --theirs settle every conflict', () => {
+    ok(t.db, ['commit', 'trip', '-m', 'A']);
+    ok(t.db, ['commit', 'trip-alt', '-m', 'B']);
+    ok(t.db, ['merge', 'trip', 'trip-alt', '--theirs']);
+    assert.equal(ok(t.db, ['head', 'trip', '--json']).title, 'B');
+    assert.equal(run(t.db, ['merge', 'trip', 'trip-alt', '--ours', '--theirs']).code, 2);
+  });
+
+  test('the merged state is reviewed: contradictions are reported', () => {
+    ok(t.db, ['commit', 'trip', '--decision', 'Use a rail pass']);
+    ok(t.db, ['commit', 'trip-alt', '--decision', "Don't use a rail pass"]);
+    const out = ok(t.db, ['merge', 'trip', 'trip-alt']);
+    assert.match(out, /\nreview: 1 contradiction in the merged state:\n {2}- .*rail pass/);
+    const res = ok(t.db, ['merge', 'trip-alt', 'trip', '--json']);
+    assert.equal(res.status, 'fast-forward');
+    assert.equal(res.contradictions.length, 1);
+  });
+
+  test('log shows merges; --graph draws them; --first-parent follows one line', () => {
+    const all = ok(t.db, ['log', 'trip', '--json']);
+    const first = ok(t.db, ['log', 'trip', '--first-parent', '--json']);
+    assert.ok(all.length > first.length);
+    assert.ok(first.every((c, i) => i === 0 || c.commit_hash === first[i - 1].parent_hash));
+    assert.equal(new Set(all.map((c) => c.commit_hash)).size, all.length);
+    const text = ok(t.db, ['log', 'trip']);
+    assert.match(text, /^[0-9a-f]{12} .*\(merge [0-9a-f]{12} [0-9a-f]{12}\)/m);
+    const graph = ok(t.db, ['log', 'trip', '--graph']);
+    assert.match(graph, /^\*   [0-9a-f]{12} /m);
+    assert.match(graph, /^\|\\ *$/m);
+    assert.match(graph, /^\| \* [0-9a-f]{12} /m);
+    assert.match(graph, /^\|\/ *$/m);
+  });
+
+  test('unrelated histories and bad arguments are refused', () => {
+    ok(t.db, ['space', 'create', 'other']);
+    ok(t.db, ['commit', 'other', '-m', 'elsewhere']);
+    const before = dump(t.db);
+    const r = run(t.db, ['merge', 'trip', 'other']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /shares no history with space 'trip'/);
+    assert.equal(run(t.db, ['merge', 'trip']).code, 2);
+    assert.equal(run(t.db, ['merge', 'nosuch', 'trip']).code, 3);
+    assert.equal(run(t.db, ['merge', 'trip', 'nosuch']).code, 3);
+    assert.equal(dump(t.db), before);
+  });
+});
+
+describe('patch and merge over HTTP', () => {
+  let t, srv;
+  before(async () => {
+    t = tempDb();
+    ok(t.db, ['space', 'create', 'web']);
+    ok(t.db, ['commit', 'web', '-m', 'start', '--decision', 'Use C', '--task', 'Ship']);
+    ok(t.db, ['fork', 'web', '--into', 'web-alt']);
+    srv = await startServer(t.db);
+  });
+  after(async () => {
+    await srv.stop();
+    t.cleanup();
+  });
+
+  test('PATCH /v4/repos/{id}/head applies a patch to HEAD', async () => {
+    const r = await expectStatus(srv, 'PATCH', '/v4/repos/web/head', 201,
+      { body: { add: { decisions: ['Use SQLite'] }, done: [1], title: 'next' } });
+    assert.equal(r.changed, '+1 decision, 1 task done, new title');
+    assert.deepEqual(r.checkpoint.decisions.map((d) => d.text), ['Use C', 'Use SQLite']);
+    const bad = await request(srv, 'PATCH', '/v4/repos/web/head', { body: { drop: { decisions: ['Use Go'] } } });
+    assert.equal(bad.status, 422);
+    const stale = await request(srv, 'PATCH', '/v4/repos/web/head',
+      { body: { parent: r.checkpoint.parent_hash, title: 'late' } });
+    assert.equal(stale.status, 409);
+  });
+
+  test('POST /v4/repos/{id}/merge: 409 with the conflicts, then merged', async () => {
+    await expectStatus(srv, 'PATCH', '/v4/repos/web-alt/head', 201, { body: { title: 'alt' } });
+    const c = await request(srv, 'POST', '/v4/repos/web/merge', { body: { ref: 'web-alt' } });
+    assert.equal(c.status, 409, c.text);
+    assert.equal(c.json.error.code, 'conflict');
+    assert.deepEqual(c.json.conflicts.map((x) => x.field), ['title']);
+    const m = await expectStatus(srv, 'POST', '/v4/repos/web/merge', 200,
+      { body: { ref: 'web-alt', resolution: { title: 'ours' } } });
+    assert.equal(m.status, 'merged');
+    assert.equal(m.checkpoint.title, 'next');
+    assert.ok(m.checkpoint.merge_parent_hash);
+  });
+});
+
+// The same session of commits and merges on SQLite and on PostgreSQL: the
+// outputs agree once hashes and times are replaced by placeholders (hashes
+// cover the time, so they differ between runs; their pattern must not).
+describe('SQLite and PostgreSQL agree', () => {
+  const PG = process.env.SMRITI_TEST_PG;
+
+  function normalize(text) {
+    const seen = new Map();
+    const tag = (h) => {
+      if (!seen.has(h)) seen.set(h, `<H${seen.size}>`);
+      return seen.get(h);
+    };
+    return text.replace(/\b[0-9a-f]{64}\b/g, (m) => tag(m.slice(0, 12)))
+      .replace(/\b[0-9a-f]{12}\b/g, tag)
+      .replace(/\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?Z?/g, '<TIME>');
+  }
+
+  function session(db) {
+    const out = [];
+    const step = (args) => {
+      const r = run(db, args, { bin: SMRITI_FULL });
+      out.push(`${args.join(' ')} -> ${r.code}\n${normalize(r.stdout)}${normalize(r.stderr)}`);
+    };
+    step(['space', 'create', 'p']);
+    step(['commit', 'p', '-m', 'base', '--decision', 'Use C', '--task', 'Ship', '--question', 'When?']);
+    step(['fork', 'p', '--into', 'q']);
+    step(['commit', 'p', '--decision', 'Use SQLite', '--done', 'Ship']);
+    step(['commit', 'q', '--decision', 'Use PostgreSQL', '--drop', 'question=1']);
+    step(['merge', 'p', 'q']);
+    step(['commit', 'q', '-m', 'q title']);
+    step(['commit', 'p', '-m', 'p title']);
+    step(['merge', 'p', 'q']);
+    step(['merge', 'p', 'q', '--ours']);
+    step(['merge', 'q', 'p']);
+    step(['log', 'p', '--graph']);
+    step(['show', 'p^2']);
+    step(['diff', 'p^1', 'p']);
+    step(['fsck']);
+    return out;
+  }
+
+  test('one session, two stores, the same answers', { skip: PG ? false : 'SMRITI_TEST_PG is not set' }, () => {
+    const t = tempDb();
+    const schema = `smriti_merge_${process.pid}_${Math.floor(Math.random() * 1e6)}`;
+    const psql = (sql) => spawnSync('psql', ['-qAt', '-v', 'ON_ERROR_STOP=1', PG, '-c', sql], { encoding: 'utf8' });
+    assert.equal(psql(`CREATE SCHEMA ${schema}`).status, 0);
+    try {
+      const lite = session(t.db);
+      const pg = session(`${PG}${PG.includes('?') ? '&' : '?'}options=-csearch_path%3D${schema}`);
+      assert.deepEqual(pg, lite);
+      assert.match(lite.at(-1), /^fsck -> 0\n/);
+      assert.match(lite.join('\n'), /merge p q -> 4\n/);
+    } finally {
+      psql(`DROP SCHEMA ${schema} CASCADE`);
+      t.cleanup();
+    }
+  });
+});
