@@ -3,6 +3,8 @@
 #   make               build/smriti (lean CLI) and build/smriti-full (everything)
 #   make test          unit tests and end-to-end tests
 #   make SANITIZE=1    the same under AddressSanitizer + UBSan, in build-asan/
+#   make FUZZ=1 fuzz   the libFuzzer targets of fuzz/ (clang, ASan + UBSan), in
+#                      build-fuzz/; run them with scripts/fuzz
 #   make install       both binaries, the man page, shell completion, the systemd
 #                      unit and the docs under PREFIX (/usr/local), with DESTDIR
 #
@@ -11,8 +13,17 @@
 
 CC      ?= cc
 SANITIZE ?= 0
+FUZZ    ?= 0
 
-ifeq ($(SANITIZE),1)
+ifeq ($(FUZZ),1)
+# libFuzzer comes with Debian's clang (libclang-rt-dev); every object is
+# built with its coverage hooks and the sanitizers, and only the targets
+# link libFuzzer's main.
+CC      = clang
+BUILD   ?= build-fuzz
+OPT     ?= -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
+           -fno-sanitize-recover=all
+else ifeq ($(SANITIZE),1)
 BUILD   ?= build-asan
 OPT     ?= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 else
@@ -84,6 +95,13 @@ $(BUILD)/unit-tests: $(TEST_OBJ) $(LIB_OBJ)
 # bench/NAME_bench.c -> $(BUILD)/bench-NAME, linked like the unit tests
 $(BUILD)/bench-%: $(BUILD)/obj/bench/%_bench.o $(LIB_OBJ)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(FULL_LIBS)
+
+# fuzz/NAME.c -> $(BUILD)/fuzz-NAME (make FUZZ=1; see docs/testing.md)
+FUZZ_TARGETS = $(patsubst fuzz/%.c,%,$(wildcard fuzz/*.c))
+$(BUILD)/fuzz-%: $(BUILD)/obj/fuzz/%.o $(LIB_OBJ)
+	$(CC) $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(FULL_LIBS)
+
+fuzz: $(addprefix $(BUILD)/fuzz-,$(FUZZ_TARGETS))
 
 $(BUILD)/embed: tools/embed.c
 	@mkdir -p $(dir $@)
@@ -158,10 +176,10 @@ test: all $(BUILD)/unit-tests
 	SMRITI_BUILD=$(BUILD) node --test --test-concurrency=2 tests/js/ tests/fake-provider/
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
 bench: all $(BUILD)/bench-commit
 	bench/cli.sh
 
-.PHONY: all man install uninstall unit test bench clean
+.PHONY: all man install uninstall unit test bench clean fuzz
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

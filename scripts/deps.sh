@@ -20,10 +20,12 @@ RUN_PACKAGES="ca-certificates git"
 
 # The tests: a PostgreSQL server for the PostgreSQL backend, the sqlite3 and
 # jq tools they drive, the man page and shell completion checks, and
-# building, linting and installing the Debian package (tests/package), and
-# the browser tests (Debian's chromium, with a font for its screenshots).
+# building, linting and installing the Debian package (tests/package), the
+# browser tests (Debian's chromium, with a font for its screenshots), and
+# the fuzz targets (clang with libFuzzer and the sanitizers' runtimes).
 TEST_PACKAGES="postgresql sqlite3 jq man-db bash-completion zsh scdoc
-build-essential dpkg-dev debhelper lintian systemd chromium fonts-dejavu-core"
+build-essential dpkg-dev debhelper lintian systemd chromium fonts-dejavu-core
+clang libclang-rt-dev"
 
 # The benchmarks (bench/): load generators, GNU time for peak memory, and a
 # PostgreSQL server for the PostgreSQL rows.

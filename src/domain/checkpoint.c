@@ -111,6 +111,45 @@ static enum smr_rc normalize_artifact(json_t *item, size_t idx, struct smr_err *
 	return SMR_OK;
 }
 
+/* Characters in every string of v (keys aside), skipping an artifact's content. */
+static size_t item_chars(const json_t *v, int skip_content)
+{
+	const char *key;
+	json_t *x;
+	size_t n = 0, i;
+
+	if (json_is_string(v))
+		return utf8_chars(json_string_value(v), json_string_length(v));
+	if (json_is_array(v))
+		json_array_foreach(v, i, x)
+			n += item_chars(x, 0);
+	if (json_is_object(v))
+		json_object_foreach((json_t *)v, key, x)
+			if (!(skip_content && !strcmp(key, "content")))
+				n += item_chars(x, 0);
+	return n;
+}
+
+static enum smr_rc check_item_size(const char *field, const json_t *item, size_t idx,
+				   struct smr_err *err)
+{
+	int artifact = !strcmp(field, "artifacts");
+	const json_t *content = json_is_object(item) && artifact ?
+				json_object_get(item, "content") : NULL;
+	size_t n = item_chars(item, artifact);
+
+	if (n > CHECKPOINT_MAX_ITEM_CHARS)
+		return smr_errf(err, SMR_ETOOBIG,
+				"%s[%zu] has %zu characters; an item may have at most %d",
+				field, idx, n, CHECKPOINT_MAX_ITEM_CHARS);
+	n = content ? item_chars(content, 0) : 0;
+	if (n > CHECKPOINT_MAX_CONTENT_CHARS)
+		return smr_errf(err, SMR_ETOOBIG,
+				"artifacts[%zu].content has %zu characters; an artifact's content"
+				" may have at most %d", idx, n, CHECKPOINT_MAX_CONTENT_CHARS);
+	return SMR_OK;
+}
+
 /* Turns one input element into a new normalised item object, or NULL with err set. */
 static json_t *normalize_item(const char *field, const json_t *in, size_t idx,
 			      struct smr_err *err)
@@ -143,6 +182,8 @@ static json_t *normalize_item(const char *field, const json_t *in, size_t idx,
 		rc = check_optional_string(item, "kind", field, idx, err);
 	if (!rc && !strcmp(field, "entities"))
 		rc = check_optional_string(item, "description", field, idx, err);
+	if (!rc)   /* what was given, not the defaults added ("status": "open") */
+		rc = check_item_size(field, in, idx, err);
 	if (rc) {
 		json_decref(item);
 		return NULL;
@@ -158,6 +199,12 @@ json_t *checkpoint_normalize_list(const char *field, const json_t *in,
 
 	if (!json_is_array(in)) {
 		smr_errf(err, SMR_EINVAL, "'%s' must be an array", field);
+		return NULL;
+	}
+	/* before any work: a million items would otherwise be normalised first */
+	if (json_array_size(in) > CHECKPOINT_MAX_ITEMS) {
+		smr_errf(err, SMR_ETOOBIG, "'%s' has %zu items; a list may have at most %d",
+			 field, json_array_size(in), CHECKPOINT_MAX_ITEMS);
 		return NULL;
 	}
 	out = json_array();
@@ -244,6 +291,33 @@ enum smr_rc checkpoint_from_json(const json_t *in, struct checkpoint *out,
 		if (rc)
 			return rc;
 	}
+	return checkpoint_check_limits(out, err);
+}
+
+enum smr_rc checkpoint_check_limits(const struct checkpoint *c, struct smr_err *err)
+{
+	size_t n = c->title ? utf8_chars(c->title, strlen(c->title)) : 0;
+	char *canon;
+
+	if (n > CHECKPOINT_MAX_ITEM_CHARS)
+		return smr_errf(err, SMR_ETOOBIG, "the title has %zu characters; at most %d",
+				n, CHECKPOINT_MAX_ITEM_CHARS);
+	for (size_t i = 0; checkpoint_list_fields[i]; i++) {
+		const json_t *list = checkpoint_list(c, checkpoint_list_fields[i]);
+
+		if (json_array_size(list) > CHECKPOINT_MAX_ITEMS)
+			return smr_errf(err, SMR_ETOOBIG,
+					"'%s' has %zu items; a list may have at most %d",
+					checkpoint_list_fields[i], json_array_size(list),
+					CHECKPOINT_MAX_ITEMS);
+	}
+	canon = checkpoint_canonical(c);
+	n = strlen(canon);
+	free(canon);
+	if (n > CHECKPOINT_MAX_BYTES)
+		return smr_errf(err, SMR_ETOOBIG,
+				"the checkpoint is %zu bytes as JSON; at most %u bytes (4 MiB)"
+				" are allowed", n, CHECKPOINT_MAX_BYTES);
 	return SMR_OK;
 }
 

@@ -13,6 +13,17 @@
 #include "util/err.h"
 
 /*
+ * Hard limits on what one checkpoint may hold, so that a write cannot tie
+ * up a worker for seconds or make every later read of its Space huge.
+ * Past one, the write is refused with SMR_ETOOBIG (413) naming the limit.
+ * docs/http.md and docs/mcp.md list them.
+ */
+#define CHECKPOINT_MAX_ITEMS 1000               /* items in each list */
+#define CHECKPOINT_MAX_ITEM_CHARS 10000         /* characters of one item, and of the title */
+#define CHECKPOINT_MAX_CONTENT_CHARS 1000000    /* characters of one artifact's content */
+#define CHECKPOINT_MAX_BYTES (4u << 20)         /* its canonical JSON, in bytes */
+
+/*
  * Validates the user-supplied fields of in (title, summary, the six lists,
  * artifacts, metadata, author) and normalises them into out, which must be
  * checkpoint_init()ed.  Plain strings in lists become {"text": s} (entities:
@@ -23,6 +34,13 @@
  */
 enum smr_rc checkpoint_from_json(const json_t *in, struct checkpoint *out,
 				 struct smr_err *err);
+
+/*
+ * SMR_OK when c is within the CHECKPOINT_MAX_* limits, else SMR_ETOOBIG
+ * naming the limit.  checkpoint_from_json() applies it; a checkpoint built
+ * another way must be checked before it is written.
+ */
+enum smr_rc checkpoint_check_limits(const struct checkpoint *c, struct smr_err *err);
 
 /* Normalises one list field in place-by-copy; returns a new array or NULL with err set. */
 json_t *checkpoint_normalize_list(const char *field, const json_t *in,

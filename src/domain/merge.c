@@ -287,6 +287,9 @@ enum smr_rc checkpoint_merge3(const struct checkpoint *base, const struct checkp
 		conflict_message(m.conflicts, err);
 		m.rc = SMR_ECONFLICT;
 	}
+	/* two lines within the limits can merge into one past them */
+	if (!m.rc)
+		m.rc = checkpoint_check_limits(out, err);
 	*conflicts = m.conflicts;
 	json_decref(m.resolution);
 	checkpoint_release(&empty);

@@ -360,6 +360,9 @@ enum smr_rc patch_apply(const struct checkpoint *base, const json_t *patch,
 		rc = replace_text(patch, "title", &out->title, ch, err);
 	if (!rc)
 		rc = replace_text(patch, "summary", &out->summary, ch, err);
+	/* adds accumulate over patches: the result must stay within the limits */
+	if (!rc)
+		rc = checkpoint_check_limits(out, err);
 	checkpoint_release(&empty);
 	if (!rc && changes)
 		*changes = json_incref(ch);

@@ -13,22 +13,36 @@
 #include <string.h>
 #include <time.h>
 
-/* "YYYY-MM-DD[( |T)HH:MM[:SS[.frac]]][Z]" into *out; 0 on success. */
+/* 1 if s starts with the layout, where '9' is a digit and any other byte itself. */
+static int shaped(const char *s, const char *layout)
+{
+	for (; *layout; s++, layout++)
+		if (*layout == '9' ? !isdigit((unsigned char)*s) : *s != *layout)
+			return 0;
+	return 1;
+}
+
+/*
+ * "YYYY-MM-DD[( |T)HH:MM[:SS[.frac]]][Z]" into *out; 0 on success.  The
+ * digits are checked first: sscanf's %4d alone takes "+026" or " 26" too.
+ */
 static int parse_iso(const char *s, time_t *out)
 {
 	struct tm tm = { 0 };
 	int y, mo, d, h = 0, mi = 0, sec = 0, n = 0;
 	const char *p;
 
-	if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3 || n != 10)
+	if (!shaped(s, "9999-99-99") || sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3 ||
+	    n != 10)
 		return -1;
 	p = s + n;
 	if (*p == ' ' || *p == 'T') {
-		if (sscanf(p + 1, "%2d:%2d%n", &h, &mi, &n) != 2 || n != 5)
+		if (!shaped(p + 1, "99:99") || sscanf(p + 1, "%2d:%2d%n", &h, &mi, &n) != 2 ||
+		    n != 5)
 			return -1;
 		p += 1 + n;
 		if (*p == ':') {
-			if (sscanf(p + 1, "%2d%n", &sec, &n) != 1 || n != 2)
+			if (!shaped(p + 1, "99") || sscanf(p + 1, "%2d%n", &sec, &n) != 1 || n != 2)
 				return -1;
 			p += 1 + n;
 			if (*p == '.')
@@ -38,7 +52,9 @@ static int parse_iso(const char *s, time_t *out)
 	}
 	if (*p == 'Z')
 		p++;
-	if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+	/* before 1970 nothing was written, and a 3-digit year would print short */
+	if (*p || y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
+	    sec > 60)
 		return -1;
 	tm.tm_year = y - 1900;
 	tm.tm_mon = mo - 1;

@@ -198,6 +198,7 @@ struct http_req {
 	size_t text_len;
 	const char *text_type;
 	int by_cookie;                   /* authenticated by the UI's cookie, not a bearer token */
+	int at_once;                     /* refused before its body is read (length, framing) */
 	enum req_state state;
 	int64_t start_us;
 	struct workq_item qi;            /* on the worker pool */

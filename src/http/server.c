@@ -38,7 +38,21 @@
 #include <unistd.h>
 
 #define CONN_LIMIT 1024
-#define CONN_TIMEOUT_S 120          /* idle keep-alive and slow uploads */
+/*
+ * One address may hold a quarter of the connections: 1,100 idle sockets
+ * from one client then cannot shut out everyone else (/healthz included).
+ * Behind a reverse proxy every client is the proxy's address.
+ */
+#define CONN_PER_ADDRESS 256
+/*
+ * A connection that has not sent a whole request head (a fresh one, or a
+ * keep-alive one between requests) is closed after IDLE_TIMEOUT_S without a
+ * byte; once the head is in, a slow upload or a slow reader of the answer
+ * gets REQUEST_TIMEOUT_S.  Suspended connections (a request at work) never
+ * time out.
+ */
+#define IDLE_TIMEOUT_S 15
+#define REQUEST_TIMEOUT_S 120
 /*
  * Per-connection pool for the request line, headers and read buffer.  MHD
  * zeroes it between requests, so a larger one costs time on every request.
@@ -376,6 +390,7 @@ static struct http_req *req_new(struct http_server *srv, struct MHD_Connection *
 	r->text_len = 0;
 	r->text_type = NULL;
 	r->by_cookie = 0;
+	r->at_once = 0;
 	r->state = REQ_NEW;
 	r->start_us = sys_monotonic_us();
 	r->qi.next = NULL;
@@ -466,10 +481,66 @@ static int refuse_length(struct http_req *r)
 	errno = 0;
 	n = strtoull(cl, &end, 10);
 	if (errno || *end || n > r->srv->cfg->max_body) {
+		r->at_once = 1;
 		http_error(r, 413, "too_large", "request body is larger than %zu bytes",
 			   r->srv->cfg->max_body);
 		return 1;
 	}
+	return 0;
+}
+
+struct framing {
+	unsigned content_length, transfer_encoding;
+	int chunked;                     /* the one Transfer-Encoding is "chunked" */
+};
+
+static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key,
+				     const char *value)
+{
+	struct framing *f = cls;
+
+	(void)kind;
+	if (!strcasecmp(key, "Content-Length")) {
+		f->content_length++;
+	} else if (!strcasecmp(key, "Transfer-Encoding")) {
+		f->transfer_encoding++;
+		f->chunked = value && !strcasecmp(value, "chunked");
+	}
+	return MHD_YES;
+}
+
+/*
+ * Where the body ends must be beyond doubt (RFC 9112 section 6.3): two
+ * Content-Length headers, or Transfer-Encoding beside Content-Length, are
+ * how a request is smuggled past a proxy that reads the other one, so they
+ * are a 400; so is a transfer coding other than a lone "chunked", which
+ * would leave the body's end to the connection's close.  The answer goes
+ * out before the body is read, and the connection closes after it.
+ */
+static int refuse_framing(struct http_req *r)
+{
+	struct framing f = { 0, 0, 0 };
+
+	MHD_get_connection_values(r->conn, MHD_HEADER_KIND, count_framing, &f);
+	r->at_once = f.content_length > 1 || f.transfer_encoding;
+	if (f.content_length > 1) {
+		http_error(r, 400, "invalid_framing",
+			   "the request has %u Content-Length headers; send exactly one",
+			   f.content_length);
+		return 1;
+	}
+	if (f.transfer_encoding && f.content_length) {
+		http_error(r, 400, "invalid_framing",
+			   "the request has both Transfer-Encoding and Content-Length;"
+			   " send only one of them");
+		return 1;
+	}
+	if (f.transfer_encoding > 1 || (f.transfer_encoding && !f.chunked)) {
+		http_error(r, 400, "invalid_framing",
+			   "the only Transfer-Encoding accepted is 'chunked'; or send Content-Length");
+		return 1;
+	}
+	r->at_once = 0;
 	return 0;
 }
 
@@ -478,6 +549,8 @@ static int admit(struct http_req *r, const char *url, const char *method)
 	struct http_server *srv = r->srv;
 	int status = 404;
 
+	if (refuse_framing(r))
+		return 1;
 	if (!http_guard_host(&srv->guard, header(r, "Host"))) {
 		http_error(r, 421, "misdirected",
 			   "this server does not answer to that Host header"
@@ -685,11 +758,14 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 	if (!r) {
 		r = req_new(cls, conn, method, url);
 		*con_cls = r;
+		/* the head is in: a slow body or a slow reader gets the longer timeout */
+		MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT,
+					  (unsigned)REQUEST_TIMEOUT_S);
 		r->state = admit(r, url, method) ? REQ_REFUSED : REQ_BODY;
 		/* a body on GET or HEAD means nothing here: it is read and dropped */
 		if (!strcmp(method, "GET") || !strcmp(method, "HEAD"))
 			r->body_mode = BODY_IGNORE;
-		if (r->status == 413)
+		if (r->at_once)
 			return send_reply(r);
 		return MHD_YES;
 	}
@@ -720,7 +796,6 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	struct http_server *srv = cls;
 	struct http_req *r = *con_cls;
 
-	(void)conn;
 	if (!r)
 		return;
 	if (srv->metrics)
@@ -729,11 +804,16 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 				   sys_monotonic_us() - r->start_us);
 	if (srv->cfg->access_log)
 		access_log(r, toe);
+	/* back to waiting for a request head (keep-alive); not on a closing connection */
+	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT,
+					  (unsigned)IDLE_TIMEOUT_S);
 	req_free(r);
 	*con_cls = NULL;
 	atomic_fetch_sub(&srv->inflight, 1);
 }
 
+__attribute__((format(printf, 2, 0)))
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	char line[512];
@@ -824,7 +904,8 @@ static struct MHD_Daemon *start_daemon(struct http_server *srv, int fd)
 				MHD_OPTION_LISTEN_SOCKET, fd,
 				MHD_OPTION_THREAD_POOL_SIZE, event_threads(srv->cfg),
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONN_LIMIT,
-				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONN_TIMEOUT_S,
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)CONN_PER_ADDRESS,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
 				MHD_OPTION_END);

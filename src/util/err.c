@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+__attribute__((format(printf, 4, 0)))
 static enum smr_rc verrf(struct smr_err *err, enum smr_rc code, enum smr_why why,
 			 const char *fmt, va_list ap)
 {

@@ -208,19 +208,26 @@ describe('mcp stdio framing and envelope', () => {
   });
 
   test('a result too big for one message: the text copy goes first, then a -32603', async () => {
+    // A checkpoint is at most 4 MiB as JSON (docs/http.md), but quotes grow when the text
+    // copy escapes them again: two artifacts of a million '"' each are ~4 MB in
+    // structuredContent and ~8 MB more as text, so only the text copy is left out.
     ok(t.db, ['space', 'create', 'six']);
+    const quotes = '"'.repeat(1_000_000);
     const six = { jsonrpc: '2.0', id: 'six', method: 'tools/call', params: { name: 'write_checkpoint',
-      arguments: { space: 'six', title: 'big', artifacts: [{ name: 'blob', content: 'b'.repeat(6_000_000) }] } } };
+      arguments: { space: 'six', title: 'big', artifacts: [{ name: 'a', content: quotes }, { name: 'b', content: quotes }] } } };
     const line = await s.ask(six);
     assert.equal(line.result.isError, false);
-    assert.equal(line.result.structuredContent.artifacts[0].content.length, 6_000_000);
+    assert.equal(line.result.structuredContent.artifacts[0].content.length, 1_000_000);
     assert.match(line.result.content[0].text, /left out/);
-    // eleven megabytes only fit through the CLI; reading them back over MCP cannot fit a line
+    // three checkpoints of ~4 MB each: their log cannot fit a line at all
     ok(t.db, ['space', 'create', 'huge']);
-    ok(t.db, ['checkpoint', 'create', 'huge', '--from-json', '-'],
-      { input: JSON.stringify({ title: 'huge', artifacts: [{ name: 'x', content: 'h'.repeat(11_000_000) }] }) });
+    const blob = 'h'.repeat(1_000_000);
+    for (let i = 0; i < 3; i++) {
+      ok(t.db, ['checkpoint', 'create', 'huge', '--from-json', '-'],
+        { input: JSON.stringify({ title: `huge ${i}`, artifacts: ['w', 'x', 'y', 'z'].map((name) => ({ name, content: blob })) }) });
+    }
     const r = await s.ask({ jsonrpc: '2.0', id: 'huge', method: 'tools/call',
-      params: { name: 'read_head', arguments: { space: 'huge' } } });
+      params: { name: 'log', arguments: { ref: 'huge' } } });
     assert.deepEqual([r.id, r.error.code], ['huge', -32603]);
     assert.match(r.error.message, /message limit/);
     await stillServing(s);

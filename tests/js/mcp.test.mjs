@@ -173,6 +173,15 @@ describe('mcp over stdio with the SDK client', () => {
     await callFails(client, 'write_checkpoint', { space: 'handoff', parent: 'abcd', title: 'x' },
       new RegExp(`conflict: .*${second.commit_hash}`));
     assert.equal(dump(t.db), before, 'database unchanged');
+
+    // the checkpoint limits hold here as on every transport (issue 16)
+    await callFails(client, 'write_checkpoint', {
+      space: 'handoff', title: 'too many', decisions: Array.from({ length: 1001 }, (_, i) => `d${i}`),
+    }, /'decisions' has 1001 items; a list may have at most 1000/);
+    await callFails(client, 'write_checkpoint', {
+      space: 'handoff', title: 'too long', open_questions: ['q'.repeat(10001)],
+    }, /open_questions\[0\] has 10001 characters; an item may have at most 10000/);
+    assert.equal(dump(t.db), before, 'database unchanged');
   });
 
   test('show_checkpoint, log, diff, restore, fork and list_spaces', async () => {

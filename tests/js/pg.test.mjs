@@ -330,4 +330,48 @@ describe('PostgreSQL going away under two servers', { skip }, () => {
     const fsck = ok(db.dsn, ['fsck', '--json']);
     assert.equal(fsck.ok, true, JSON.stringify(fsck));
   });
+
+  // Issue 16: not the server going away but one backend, killed in the middle
+  // of its work (pg_terminate_backend), again and again under load.
+  test('backends killed mid-transaction under load: every acknowledged write is there', async (t) => {
+    const results = [];
+    let stop = false;
+    const loops = [];
+    for (let i = 0; i < 8; i++) {
+      loops.push((async () => {
+        for (let k = 0; !stop; k++) await agent(servers, 'busy', `kill-${i}-${k}`, 1, results);
+      })());
+    }
+    // every client backend of the database that is working (in a statement
+    // or inside an open transaction), but not this psql
+    const kill = `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+      WHERE datname = current_database() AND pid <> pg_backend_pid()
+        AND backend_type = 'client backend'
+        AND state IN ('active', 'idle in transaction', 'idle in transaction (aborted)')`;
+    let killed = 0;
+    for (let round = 0; round < 40; round++) {
+      const r = await execFileP('psql', ['-qAt', '-v', 'ON_ERROR_STOP=1', cluster.url, '-c', kill],
+        { encoding: 'utf8' });
+      killed += Number(r.stdout.trim());
+      await new Promise((res) => setTimeout(res, 25));
+    }
+    stop = true;
+    await Promise.all(loops);
+
+    const count = (st) => results.filter((r) => r.status === st).length;
+    t.diagnostic(`${killed} backends killed mid-work; ${results.length} writes: ${count(201)} acknowledged,`
+      + ` ${count(409)} conflicts, ${count(503)} unavailable`);
+    assert.ok(killed > 0, 'no backend was caught working');
+    assert.ok(count(201) > 0, 'nothing was acknowledged');
+    const bad = results.filter((r) => ![200, 201, 409, 503].includes(r.status));
+    assert.deepEqual(bad, [], 'no other statuses (no 500s)');
+    await allRecovered();
+    const titles = titlesOf(await history(servers[0], 'busy'));
+    for (const r of results) {
+      if (r.status === 201) assert.ok(titles.has(r.title), `acknowledged '${r.title}' is in the history`);
+      if (r.status === 409) assert.ok(!titles.has(r.title), `rejected '${r.title}' is not`);
+    }
+    const fsck = ok(db.dsn, ['fsck', '--json']);
+    assert.equal(fsck.ok, true, JSON.stringify(fsck));
+  });
 });

@@ -7,6 +7,8 @@
 
 #include "domain/checkpoint.h"
 #include "domain/diff.h"
+#include "domain/patch.h"
+#include "domain/merge.h"
 #include "domain/ref.h"
 #include "util/utf8.h"
 
@@ -336,4 +338,106 @@ TEST(ref_parse_reads_reflog_forms)
 	CHECK_STR(r.base, "x@{1");
 	CHECK_INT(r.at, REF_AT_NONE);
 	ref_spec_release(&r);
+}
+
+/* Runs checkpoint_from_json on doc (stolen); returns its code, message in err. */
+static enum smr_rc from_doc(json_t *doc, struct smr_err *err)
+{
+	struct checkpoint c;
+	enum smr_rc rc;
+
+	checkpoint_init(&c);
+	rc = checkpoint_from_json(doc, &c, err);
+	checkpoint_release(&c);
+	json_decref(doc);
+	return rc;
+}
+
+static json_t *strings(size_t n, size_t len)
+{
+	json_t *a = json_array();
+	char *s = malloc(len + 1);
+
+	memset(s, 'x', len);
+	s[len] = '\0';
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_string(s));
+	free(s);
+	return a;
+}
+
+TEST(checkpoint_limits_name_the_limit)
+{
+	struct smr_err err = SMR_ERR_INIT;
+
+	CHECK_INT(from_doc(json_pack("{s:o}", "decisions", strings(CHECKPOINT_MAX_ITEMS, 1)), &err),
+		  SMR_OK);
+	CHECK_INT(from_doc(json_pack("{s:o}", "decisions", strings(CHECKPOINT_MAX_ITEMS + 1, 1)),
+			   &err), SMR_ETOOBIG);
+	CHECK_STR(err.msg, "'decisions' has 1001 items; a list may have at most 1000");
+	CHECK_INT(from_doc(json_pack("{s:o}", "tasks", strings(1, CHECKPOINT_MAX_ITEM_CHARS)), &err),
+		  SMR_OK);
+	CHECK_INT(from_doc(json_pack("{s:o}", "tasks", strings(2, CHECKPOINT_MAX_ITEM_CHARS + 1)),
+			   &err), SMR_ETOOBIG);
+	CHECK_STR(err.msg, "tasks[0] has 10001 characters; an item may have at most 10000");
+	/* every string of an item counts, not only its text */
+	CHECK_INT(from_doc(json_pack("{s:[{s:s, s:o}]}", "entities", "name", "e", "tags",
+				     strings(2, 5000)), &err), SMR_ETOOBIG);
+}
+
+/* A checkpoint with n decisions "PREFIX0", "PREFIX1", ... (init'ed; caller releases). */
+static void with_decisions(struct checkpoint *c, size_t n, const char *prefix)
+{
+	char text[32];
+
+	checkpoint_init(c);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(text, sizeof(text), "%s%zu", prefix, i);
+		json_array_append_new(c->decisions, json_pack("{s:s}", "text", text));
+	}
+}
+
+/* Patches and merges build checkpoints without checkpoint_from_json: the limits hold there too. */
+TEST(checkpoint_limits_hold_for_patches_and_merges)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct checkpoint base, ours, theirs, out;
+	json_t *patch, *changes = NULL, *conflicts = NULL;
+
+	with_decisions(&ours, CHECKPOINT_MAX_ITEMS, "d");
+	patch = json_pack("{s:{s:[s]}}", "add", "decision", "one too many");
+	checkpoint_init(&out);
+	CHECK_INT(patch_apply(&ours, patch, &out, &changes, &err), SMR_ETOOBIG);
+	CHECK_STR(err.msg, "'decisions' has 1001 items; a list may have at most 1000");
+	json_decref(changes);
+	json_decref(patch);
+	checkpoint_release(&out);
+
+	/* each side within the limit, their union past it */
+	with_decisions(&base, 0, "b");
+	with_decisions(&theirs, CHECKPOINT_MAX_ITEMS, "t");
+	checkpoint_init(&out);
+	CHECK_INT(checkpoint_merge3(&base, &ours, &theirs, NULL, &out, &conflicts, &err),
+		  SMR_ETOOBIG);
+	CHECK_STR(err.msg, "'decisions' has 2000 items; a list may have at most 1000");
+	json_decref(conflicts);
+	checkpoint_release(&out);
+	checkpoint_release(&base);
+	checkpoint_release(&ours);
+	checkpoint_release(&theirs);
+}
+
+/* Found by fuzz/ref.c: "+026-12-01" was the year 26, "0622-12-01" printed as "622-...". */
+TEST(ref_parse_date_wants_four_digits)
+{
+	const char *now = "2026-12-03T09:00:00.000000Z";
+	char out[32];
+
+	CHECK_INT(ref_parse_date("+026-12-01", now, out, NULL), SMR_EUSAGE);
+	CHECK_INT(ref_parse_date("-026-12-01", now, out, NULL), SMR_EUSAGE);
+	CHECK_INT(ref_parse_date("2026-+1-01", now, out, NULL), SMR_EUSAGE);
+	CHECK_INT(ref_parse_date("2026-12-01 +1:00", now, out, NULL), SMR_EUSAGE);
+	CHECK_INT(ref_parse_date("0622-12-01", now, out, NULL), SMR_EUSAGE);   /* printed "622-..." */
+	CHECK_INT(ref_parse_date("2026-12-01", now, out, NULL), SMR_OK);
+	CHECK_INT(strlen(out), 27);
 }

@@ -344,10 +344,11 @@ static enum smr_rc prepare(struct send *s, struct smr_err *err)
 	if (!s->req->message)
 		return smr_errf(err, SMR_EUSAGE, "missing required parameter 'message'");
 	rc = check_message(s->req->message, err);
-	if (!rc)
-		rc = pick_provider(s, err);
+	/* "no such session" (404) before "no provider" (502): the caller's mistake first */
 	if (!rc)
 		rc = store_session_get(s->ctx->st, s->req->session_id, &s->sn, err);
+	if (!rc)
+		rc = pick_provider(s, err);
 	if (!rc && (s->req->commit_hash || s->req->has_base))
 		rc = client_boundary(s, err);
 	else if (!rc)
