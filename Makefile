@@ -38,17 +38,27 @@ FULL_PKGS = $(CORE_PKGS) libmicrohttpd libcurl libpq
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(WARN) $(OPT) -Isrc $(shell pkg-config --cflags $(FULL_PKGS)) \
              $(CPPFLAGS) $(CFLAGS)
 LDFLAGS_ALL = $(OPT) -Wl,--as-needed $(LDFLAGS)
-# The lean binary links Debian's static archives of its three libraries:
-# resolving shared objects at every start costs ~0.7 ms of a ~5 ms `head`.
+# The lean binary is linked statically, C library included: loading and
+# relocating shared objects at every start cost ~0.7 ms of a ~5 ms `head`,
+# and the dynamic loader alone (libc, libm) about a fifth of what was left
+# (perf, `bench/peers.sh`'s cold read).  It resolves no host names and loads
+# no modules, so static glibc's limits (NSS, dlopen) do not touch it; the
+# linker's warning about SQLite's unused extension loader is expected.
+# AddressSanitizer needs a dynamic binary, so SANITIZE=1 keeps one.
+ifeq ($(SANITIZE),1)
 CORE_LIBS = -Wl,-Bstatic $(shell pkg-config --libs $(CORE_PKGS)) -Wl,-Bdynamic \
             $(filter-out $(shell pkg-config --libs $(CORE_PKGS)),$(shell pkg-config --libs --static $(CORE_PKGS))) -lm
+else
+CORE_LIBS = -static $(shell pkg-config --libs $(CORE_PKGS)) -lm -lpthread
+endif
 FULL_LIBS = $(shell pkg-config --libs $(FULL_PKGS)) -lpthread -lm
 
 # Code every binary carries: utilities, the pure domain, the core
 # operations, the SQLite store, the local CLI commands and the MCP stdio
 # server (so an agent host starting `smriti mcp` pays the lean start-up).
 CORE_SRC = $(wildcard src/util/*.c src/domain/*.c src/ops/*.c src/cli/*.c src/mcp/*.c) \
-           src/store/store.c src/store/index.c src/store/sqlite.c src/store/auth.c
+           src/store/store.c src/store/index.c src/store/group.c src/store/sqlite.c \
+           src/store/auth.c
 LEAN_SRC = src/store/backends_lean.c
 # Only in smriti-full: providers, the HTTP server (with MCP over HTTP),
 # PostgreSQL, the chat runtime and the commands that need them.

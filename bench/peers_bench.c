@@ -117,7 +117,6 @@ static int create_space(struct ops_ctx *ctx, const char *space, struct smr_err *
 int main(int argc, char **argv)
 {
 	struct smr_err err = SMR_ERR_INIT;
-	struct store *st = NULL;
 	struct ops_ctx ctx;
 	struct rusage ru;
 	json_error_t jerr;
@@ -135,15 +134,15 @@ int main(int argc, char **argv)
 		json_decref(fields);
 		return 1;
 	}
-	if (store_open(argv[1], &st, &err)) {
+	/* ops_open, as every transport opens Smriti (with what a context keeps between calls) */
+	if (ops_open(&ctx, argv[1], &err)) {
 		fprintf(stderr, "bench-peers: cannot open '%s': %s\n", argv[1], err.msg);
 		json_decref(fields);
 		return 1;
 	}
-	ops_ctx_init(&ctx, st);
 	rc = create_space(&ctx, argv[2], &err) ||
 	     measure(&ctx, argv[2], fields, atol(argv[4]), atol(argv[5]), rates, &err);
-	store_close(st);
+	ops_close(&ctx);
 	json_decref(fields);
 	if (rc) {
 		fprintf(stderr, "bench-peers: %s\n", err.msg);

@@ -284,15 +284,17 @@ function printNotes(m) {
   console.log(`in process: ${WRITES} writes then ${READS} HEAD reads per side after 20 + 200 warm-up, ` +
     `${ROUNDS} rounds of the sides in turn, medians; one round's Space and thread are the cold reads' data`);
   console.log('SQLite: Smriti WAL + synchronous=FULL, one transaction per write (HEAD compared with the parent, ' +
-    `checkpoint inserted, HEAD moved); SqliteSaver ${lite.durable.settings.journal_mode} + ` +
+    `checkpoint inserted, HEAD moved; one worker, so no group commit); SqliteSaver ${lite.durable.settings.journal_mode} + ` +
     `synchronous=${lite.durable.settings.synchronous} (set by the bench; better-sqlite3 builds in ` +
     `${lite.loose.settings.synchronous}), put = one INSERT OR REPLACE, no parent check`);
   if (pgr) {
     console.log(`PostgreSQL: one cluster, synchronous_commit=${pgr.saver.settings.synchronous_commit}, ` +
-      `fsync=${pgr.saver.settings.fsync}; Smriti: one transaction, HEAD locked and compared with the parent; ` +
+      `fsync=${pgr.saver.settings.fsync}; Smriti: one transaction in one round trip (libpq pipeline: ` +
+      'BEGIN, Space name checked, HEAD locked and compared with the parent, insert, HEAD moved, COMMIT); ' +
       'PostgresSaver put: BEGIN, upsert of the one channel blob, upsert of the checkpoint, COMMIT, no parent check');
   }
-  console.log('reads: Smriti ops_head (HEAD ref -> checkpoint, parsed); savers getTuple of the latest ' +
+  console.log('reads: Smriti ops_head (HEAD ref -> checkpoint, parsed, one query; not the cached document of ' +
+    'the head operation); savers getTuple of the latest ' +
     'checkpoint (with its pending writes, deserialized)');
 }
 

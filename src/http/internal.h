@@ -262,8 +262,18 @@ void http_reply_fixed(struct http_req *r, int which);
 
 /* ---- per-thread contexts (pool.c) ---- */
 
+struct MHD_Response;
+
 struct http_ctx {
 	struct ops_ctx ops;
+	/*
+	 * The last 200 response this thread rendered and the document it
+	 * rendered (a reference held, so no other document can take its
+	 * address): a reply with the very same document, such as a HEAD that
+	 * ops_head_doc() handed out again, is sent without rendering it again.
+	 */
+	json_t *doc;
+	struct MHD_Response *resp;
 	struct http_ctx *next;
 };
 
@@ -272,6 +282,8 @@ struct http_ctx {
  * with err set when the store cannot be opened.
  */
 struct ops_ctx *http_thread_ops(struct http_server *srv, struct smr_err *err);
+/* The calling thread's context if it has opened one, else NULL. */
+struct http_ctx *http_thread_ctx(void);
 /* Closes every thread's store (after all threads stopped). */
 void http_close_contexts(struct http_server *srv);
 

@@ -8,6 +8,7 @@
 #include "http/internal.h"
 #include "util/xalloc.h"
 
+#include <microhttpd.h>
 #include <stdlib.h>
 
 static __thread struct http_ctx *tls_ctx;
@@ -32,12 +33,20 @@ struct ops_ctx *http_thread_ops(struct http_server *srv, struct smr_err *err)
 	return &c->ops;
 }
 
+struct http_ctx *http_thread_ctx(void)
+{
+	return tls_ctx;
+}
+
 void http_close_contexts(struct http_server *srv)
 {
 	struct http_ctx *c = srv->ctxs, *next;
 
 	for (; c; c = next) {
 		next = c->next;
+		if (c->resp)
+			MHD_destroy_response(c->resp);
+		json_decref(c->doc);
 		ops_close(&c->ops);
 		free(c);
 	}

@@ -148,6 +148,34 @@ static int dump_to_buf(const char *data, size_t n, void *b)
 	return 0;
 }
 
+/*
+ * Keeps resp, the rendering of a plain 200 reply, as this thread's last
+ * (struct http_ctx); 1 when kept (the context then owns it).
+ */
+static int keep_reply(struct http_req *r, struct MHD_Response *resp)
+{
+	struct http_ctx *c = http_thread_ctx();
+
+	if (!c || r->status != 200 || r->set_cookie)
+		return 0;
+	if (c->resp)
+		MHD_destroy_response(c->resp);
+	json_decref(c->doc);
+	c->doc = json_incref(r->out);
+	c->resp = resp;
+	return 1;
+}
+
+/* This thread's last rendering when r replies with the very same document, else NULL. */
+static struct MHD_Response *kept_reply(const struct http_req *r)
+{
+	struct http_ctx *c = http_thread_ctx();
+
+	if (c && c->resp && r->out == c->doc && r->status == 200 && !r->set_cookie)
+		return c->resp;
+	return NULL;
+}
+
 /* ---- following a generation ---- */
 
 static void gen_suspend(void *ud)
@@ -235,6 +263,7 @@ static enum MHD_Result send_reply(struct http_req *r)
 	struct MHD_Response *resp = r->fixed;
 	struct buf text = BUF_INIT(0);
 	enum MHD_Result ok;
+	int shared = r->fixed != NULL;
 	size_t len;
 	char *body;
 
@@ -251,7 +280,10 @@ static enum MHD_Result send_reply(struct http_req *r)
 		MHD_add_response_header(resp, "Content-Type", r->text_type);
 		MHD_add_response_header(resp, "Cache-Control", "no-store");
 		MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-	} else if (!resp) {
+	}
+	if (!resp && (resp = kept_reply(r)) != NULL)
+		shared = 1;
+	if (!resp) {
 		if (!r->out)
 			error_doc(r, 500, "internal", "no response was produced");
 		json_dump_callback(r->out, dump_to_buf, &text, JSON_COMPACT | JSON_ENCODE_ANY);
@@ -265,9 +297,10 @@ static enum MHD_Result send_reply(struct http_req *r)
 			MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
 		if (r->set_cookie)
 			MHD_add_response_header(resp, "Set-Cookie", r->set_cookie);
+		shared = keep_reply(r, resp);
 	}
 	ok = MHD_queue_response(r->conn, (unsigned)r->status, resp);
-	if (!r->fixed)
+	if (!shared)
 		MHD_destroy_response(resp);
 	return ok;
 }

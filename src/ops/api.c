@@ -178,12 +178,9 @@ static enum smr_rc op_head(struct ops_ctx *ctx, const json_t *p, json_t **result
 			   struct smr_err *err)
 {
 	const char *space;
-	struct checkpoint c = { 0 };
 	enum smr_rc rc = api_str(p, "space", 1, &space, err);
 
-	if (!rc)
-		rc = ops_head(ctx, space, &c, err);
-	return checkpoint_result(rc, &c, result);
+	return rc ? rc : ops_head_doc(ctx, space, result, err);
 }
 
 static enum smr_rc op_show(struct ops_ctx *ctx, const json_t *p, json_t **result,

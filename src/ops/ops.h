@@ -26,8 +26,29 @@ struct review_pass;   /* a second review pass (ops/review_ingest.h) */
  * thread that runs operations, and passes down what it built at start-up
  * (main, cmd_serve) in rt.  Nothing here is global.
  */
+/* The last HEAD document a context read (see ops_head_doc). */
+struct head_cache {
+	int on;                          /* set by ops_open(); ops_ctx_init() leaves it off */
+	char *space;                     /* as asked for: id or name */
+	uint64_t version;                /* store_data_version() read before it */
+	json_t *doc;
+};
+
+/*
+ * The Space the last checkpoint write named (see ops_checkpoint_create): a
+ * write on a parent then skips looking the Space up, and the store checks
+ * in the write's own transaction that the name still means that Space.
+ */
+struct space_memo {
+	int on;                          /* set by ops_open(); ops_ctx_init() leaves it off */
+	char *ref;                       /* as given: id or name */
+	struct space sp;                 /* its id and name */
+};
+
 struct ops_ctx {
 	struct store *st;                /* owned: ops_close() closes it */
+	struct head_cache head;          /* owned; released by ops_close() */
+	struct space_memo space;         /* owned; released by ops_close() */
 	struct runtime *rt;              /* borrowed; NULL in the lean binary */
 	const struct review_pass *llm_review; /* this binary's LLM review pass, or NULL */
 	void (*now)(char out[32]);       /* sys_now_iso unless a test swaps it */
@@ -90,6 +111,16 @@ enum smr_rc ops_resolve_in(struct ops_ctx *ctx, const char *space, const char *r
 enum smr_rc ops_resolve_hash(struct ops_ctx *ctx, const char *hash, struct checkpoint *out,
 			     struct smr_err *err);
 
+/*
+ * The HEAD checkpoint of a Space as the "head" operation's document (new
+ * reference, shared: do not modify it).  A context from ops_open() keeps
+ * the last one it read with the store's data version (store_data_version)
+ * and hands it out again while that version has not moved, so an unchanged
+ * HEAD is neither read nor rebuilt; any write committed before the call,
+ * by any handle or process, is seen.
+ */
+enum smr_rc ops_head_doc(struct ops_ctx *ctx, const char *space, json_t **out,
+			 struct smr_err *err);
 /* The HEAD checkpoint of a Space; SMR_ENOTFOUND while the Space is empty. */
 enum smr_rc ops_head(struct ops_ctx *ctx, const char *space, struct checkpoint *out,
 		     struct smr_err *err);

@@ -319,16 +319,42 @@ enum smr_rc ops_resolve_hash(struct ops_ctx *ctx, const char *hash, struct check
 enum smr_rc ops_head(struct ops_ctx *ctx, const char *space, struct checkpoint *out,
 		     struct smr_err *err)
 {
-	struct space sp = { 0 };
-	enum smr_rc rc;
+	enum smr_rc rc = store_head_get(ctx->st, space, out, err);
 
-	rc = store_space_get(ctx->st, space, &sp, err);
-	if (!rc && !sp.head)
-		rc = smr_errf(err, SMR_ENOTFOUND, "space '%s' has no checkpoints yet", sp.name);
-	if (!rc)
-		rc = store_checkpoint_get(ctx->st, sp.id, sp.head, out, err);
-	space_release(&sp);
+	if (!rc && !out->hash) {
+		rc = smr_errf(err, SMR_ENOTFOUND, "space '%s' has no checkpoints yet", out->space);
+		checkpoint_release(out);
+	}
 	return rc;
+}
+
+enum smr_rc ops_head_doc(struct ops_ctx *ctx, const char *space, json_t **out,
+			 struct smr_err *err)
+{
+	struct head_cache *h = &ctx->head;
+	struct checkpoint c = { 0 };
+	uint64_t version = 0;
+	enum smr_rc rc = h->on ? store_data_version(ctx->st, &version, err) : SMR_OK;
+
+	if (rc)
+		return rc;
+	if (version && h->doc && h->version == version && !strcmp(h->space, space)) {
+		*out = json_incref(h->doc);
+		return SMR_OK;
+	}
+	rc = ops_head(ctx, space, &c, err);
+	if (rc)
+		return rc;
+	*out = checkpoint_to_json(&c);
+	checkpoint_release(&c);
+	if (version) {
+		free(h->space);
+		json_decref(h->doc);
+		h->space = xstrdup(space);
+		h->version = version;
+		h->doc = json_incref(*out);
+	}
+	return SMR_OK;
 }
 
 /* One compare-and-swap attempt of c on top of parent (NULL: empty Space). */
@@ -402,24 +428,104 @@ static enum smr_rc parent_arg(const char *parent, char **out, struct smr_err *er
 	return SMR_OK;
 }
 
+static int is_full_hash(const char *s)
+{
+	size_t n = strspn(s, "0123456789abcdef");
+
+	return n == 64 && !s[n];
+}
+
+/* Remembers that ref named sp (see struct space_memo). */
+static void memo_space(struct ops_ctx *ctx, const char *ref, const struct space *sp)
+{
+	struct space_memo *m = &ctx->space;
+
+	if (!m->on)
+		return;
+	free(m->ref);
+	space_release(&m->sp);
+	m->ref = xstrdup(ref);
+	m->sp.id = xstrdup(sp->id);
+	m->sp.name = xstrdup(sp->name);
+}
+
+/*
+ * The write of a writer that names the Space it wrote to last and a full
+ * parent hash: no lookup before it, one round trip on PostgreSQL.  1 when
+ * it is done (*rc its result); 0 when the caller must take the long way
+ * (nothing remembered, or a conflict or a missing Space, whose messages
+ * the long way words from a fresh look at the Space).
+ */
+static int write_remembered(struct ops_ctx *ctx, const char *space, struct checkpoint *c,
+			    const char *parent, enum smr_rc *rc, struct smr_err *err)
+{
+	struct space_memo *m = &ctx->space;
+	char now[32];
+
+	if (!m->on || !m->ref || !parent || strcmp(m->ref, space) || !is_full_hash(parent))
+		return 0;
+	c->space = xstrdup(m->sp.name);
+	free(c->parent_hash);
+	c->parent_hash = xstrdup(parent);
+	ctx->now(now);
+	free(c->created_at);
+	c->created_at = xstrdup(now);
+	checkpoint_seal(c);
+	*rc = store_checkpoint_put_checked(ctx->st, &m->sp, space, c, parent, err);
+	if (*rc == SMR_ECONFLICT || *rc == SMR_ENOTFOUND) {
+		free(c->space);
+		c->space = NULL;
+		free(m->ref);
+		m->ref = NULL;
+		return 0;
+	}
+	return 1;
+}
+
 static enum smr_rc write_checkpoint(struct ops_ctx *ctx, const char *space, struct checkpoint *c,
 				    const char *parent, struct checkpoint *out,
 				    struct smr_err *err)
 {
 	struct space sp = { 0 };
+	struct smr_err perr = SMR_ERR_INIT;
 	char *parent_hash = NULL, *lower = NULL;
-	enum smr_rc rc;
+	enum smr_rc rc, prc = SMR_OK;
 
-	rc = store_space_get(ctx->st, space, &sp, err);
-	if (rc)
-		return rc;
-	c->space = xstrdup(sp.name);
-	ops_set_author(ctx, c);
+	ops_set_author(ctx, c);   /* before either path seals it */
+	/*
+	 * A malformed parent is bad input on every path, the remembered-Space
+	 * shortcut included; it is reported after the Space look-up, as the
+	 * long way always did (a missing Space is still "not found").
+	 */
 	if (parent) {
-		rc = parent_arg(parent, &lower, err);
+		prc = parent_arg(parent, &lower, &perr);
 		parent = lower;
 	}
-	if (!rc && parent) {
+	if (!prc && write_remembered(ctx, space, c, parent, &rc, err)) {
+		if (!rc) {
+			*out = *c;
+			memset(c, 0, sizeof(*c));
+		}
+		free(lower);
+		return rc;
+	}
+	rc = store_space_get(ctx->st, space, &sp, err);
+	if (!rc && prc) {
+		if (err)
+			*err = perr;
+		rc = prc;
+	}
+	if (rc) {
+		free(lower);
+		space_release(&sp);
+		return rc;
+	}
+	memo_space(ctx, space, &sp);
+	c->space = xstrdup(sp.name);
+	if (parent && sp.head && !strcmp(parent, sp.head)) {
+		/* the usual case, a writer on the HEAD it read: no lookup, the CAS decides */
+		rc = put_on(ctx, &sp, c, parent, err);
+	} else if (parent) {
 		rc = unique_hash(ctx, parent, &parent_hash, err);
 		if (rc == SMR_ENOTFOUND)
 			rc = smr_errf(err, SMR_ECONFLICT,
@@ -427,11 +533,14 @@ static enum smr_rc write_checkpoint(struct ops_ctx *ctx, const char *space, stru
 				      sp.name, sp.head ? sp.head : "empty");
 		if (!rc)
 			rc = put_on(ctx, &sp, c, parent_hash, err);
-	} else if (!rc) {
+	} else {
 		rc = put_on_head(ctx, &sp, c, err);
 	}
-	if (!rc)
-		rc = store_checkpoint_get(ctx->st, sp.id, c->hash, out, err);
+	if (!rc) {
+		/* what was stored is c, sealed: hand it over rather than read it back */
+		*out = *c;
+		memset(c, 0, sizeof(*c));
+	}
 	free(parent_hash);
 	free(lower);
 	space_release(&sp);

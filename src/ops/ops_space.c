@@ -17,6 +17,8 @@
 void ops_ctx_init(struct ops_ctx *ctx, struct store *st)
 {
 	ctx->st = st;
+	memset(&ctx->head, 0, sizeof(ctx->head));
+	memset(&ctx->space, 0, sizeof(ctx->space));
 	ctx->rt = NULL;
 	ctx->llm_review = review_llm_builtin;
 	ctx->now = sys_now_iso;
@@ -32,11 +34,19 @@ enum smr_rc ops_open(struct ops_ctx *ctx, const char *dsn, struct smr_err *err)
 	enum smr_rc rc = store_open(dsn, &st, err);
 
 	ops_ctx_init(ctx, rc ? NULL : st);
+	ctx->head.on = !rc;
+	ctx->space.on = !rc;
 	return rc;
 }
 
 void ops_close(struct ops_ctx *ctx)
 {
+	free(ctx->head.space);
+	json_decref(ctx->head.doc);
+	memset(&ctx->head, 0, sizeof(ctx->head));
+	free(ctx->space.ref);
+	space_release(&ctx->space.sp);
+	memset(&ctx->space, 0, sizeof(ctx->space));
 	store_close(ctx->st);
 	ctx->st = NULL;
 	ops_auth_cache_free(ctx);

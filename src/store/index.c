@@ -161,16 +161,17 @@ static int memo_has(const struct index_memo *m, const char *field, const char *w
 	return 0;
 }
 
-enum smr_rc store_index_checkpoint(struct store *st, const struct checkpoint *c,
-				   int64_t commit_id, const struct checkpoint *parent,
-				   int check, struct smr_err *err)
+/*
+ * Inserts c's items that its parent does not have: by row id (commit_id),
+ * or by Space and hash (space_id set; see store_index_put).
+ */
+static enum smr_rc index_items(struct store *st, const struct checkpoint *c, int64_t commit_id,
+			       const char *space_id, const struct checkpoint *parent,
+			       struct smr_err *err)
 {
-	struct index_memo pm = { 0 }, *prev;
-	int have = 0;
-	enum smr_rc rc = check ? st->ops->search_has(st, c->hash, &have, err) : SMR_OK;
+	struct index_memo pm = { 0 }, cur = { 0 }, *prev;
+	enum smr_rc rc = SMR_OK;
 
-	if (rc || have)
-		return rc;
 	if (!st->memo)
 		st->memo = xcalloc(1, sizeof(*st->memo));
 	/* a history is usually written in order: the parent is the last one indexed */
@@ -179,21 +180,57 @@ enum smr_rc store_index_checkpoint(struct store *st, const struct checkpoint *c,
 		memo_fill(&pm, parent);
 		prev = &pm;
 	}
-	{
-		struct index_memo cur = { 0 };
+	memo_fill(&cur, c);
+	for (size_t i = 0; !rc && i < cur.n; i++) {
+		int field = store_field_code(cur.items[i].field);
+		int64_t ordinal = (int64_t)cur.items[i].ordinal;
 
-		memo_fill(&cur, c);
-		for (size_t i = 0; !rc && i < cur.n; i++)
-			if (*cur.words[i] &&
-			    !(parent && memo_has(prev, cur.items[i].field, cur.words[i])))
-				rc = st->ops->search_insert(st, commit_id, -1,
-							    store_field_code(cur.items[i].field),
-							    (int64_t)cur.items[i].ordinal, cur.words[i],
-							    err);
-		memo_clear(&pm);
-		memo_clear(st->memo);
-		*st->memo = cur;
+		if (!*cur.words[i] || (parent && memo_has(prev, cur.items[i].field, cur.words[i])))
+			continue;
+		if (space_id)
+			rc = st->ops->search_insert_at(st, space_id, c->hash, field, ordinal,
+						       cur.words[i], err);
+		else
+			rc = st->ops->search_insert(st, commit_id, -1, field, ordinal, cur.words[i],
+						    err);
 	}
+	memo_clear(&pm);
+	memo_clear(st->memo);
+	*st->memo = cur;
+	return rc;
+}
+
+enum smr_rc store_index_checkpoint(struct store *st, const struct checkpoint *c,
+				   int64_t commit_id, const struct checkpoint *parent,
+				   int check, struct smr_err *err)
+{
+	int have = 0;
+	enum smr_rc rc = check ? st->ops->search_has(st, c->hash, &have, err) : SMR_OK;
+
+	if (rc || have)
+		return rc;
+	return index_items(st, c, commit_id, NULL, parent, err);
+}
+
+int store_index_knows(const struct store *st, const char *hash)
+{
+	return st->memo && st->memo->hash && !strcmp(st->memo->hash, hash);
+}
+
+enum smr_rc store_index_put(struct store *st, const char *space_id, const struct checkpoint *c,
+			    const struct checkpoint *parent, struct smr_err *err)
+{
+	int64_t id = -1;
+	enum smr_rc rc;
+
+	/* the statement itself skips a hash another Space holds */
+	if (st->ops->search_insert_at)
+		return index_items(st, c, -1, space_id, parent, err);
+	rc = st->ops->commit_id(st, space_id, c->hash, &id, err);
+	if (!rc && id < 0)
+		rc = smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in this space", c->hash);
+	if (!rc)
+		rc = store_index_checkpoint(st, c, id, parent, 1, err);
 	return rc;
 }
 
@@ -205,6 +242,21 @@ enum smr_rc store_index_turn(struct store *st, const struct turn *t, struct smr_
 	if (*words)
 		rc = st->ops->search_insert(st, -1, t->id, store_field_code("turn"), t->seq,
 					    words, err);
+	free(words);
+	return rc;
+}
+
+enum smr_rc store_index_appended(struct store *st, const struct turn *t, struct smr_err *err)
+{
+	char *words;
+	enum smr_rc rc = SMR_OK;
+
+	if (!st->ops->search_insert_turn)
+		return store_index_turn(st, t, err);
+	words = words_of(t->content ? t->content : "");
+	if (*words)
+		rc = st->ops->search_insert_turn(st, t->session_id, store_field_code("turn"), words,
+						 err);
 	free(words);
 	return rc;
 }

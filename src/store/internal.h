@@ -32,6 +32,11 @@ struct store_rows {
 
 void store_rows_release(struct store_rows *r);
 
+/* Rows of one write that store.c runs inside a transaction (see group.h). */
+typedef enum smr_rc (*store_rows_fn)(struct store *st, void *arg, struct smr_err *err);
+
+enum savepoint_op { SAVEPOINT_BEGIN, SAVEPOINT_END, SAVEPOINT_UNDO };
+
 struct store_ops {
 	const char *name;
 	int shared;                      /* see store_is_shared() */
@@ -42,13 +47,62 @@ struct store_ops {
 
 	/*
 	 * One write transaction of store.c.  Between txn_begin and txn_commit
-	 * the rows that head_lock and last_seq_lock read stay as read until the
-	 * transaction ends (a write lock, or row locks).  txn_commit returns
-	 * SMR_OK only once the write is durable; txn_rollback ends a failed one.
+	 * the rows that head_lock and last_seq_lock lock stay as they read
+	 * until the transaction ends (a write lock, or row locks).  txn_commit
+	 * returns SMR_OK only once the write is durable; txn_rollback ends a
+	 * failed one.
+	 *
+	 * A backend may pipeline the row methods below (postgres.c sends
+	 * BEGIN ... COMMIT in one round trip): then what a method reports
+	 * through its pointers, and the failure of its statement, arrive at
+	 * txn_commit rather than at the call.  So a method takes what it needs
+	 * by name (Space id, hash, session id), never from an earlier method's
+	 * output; the pointers it is given stay valid until txn_commit or
+	 * txn_rollback returns; and a failed check dooms the transaction:
+	 * nothing after it is written and txn_commit returns the first failure.
 	 */
 	enum smr_rc (*txn_begin)(struct store *st, struct smr_err *err);
 	enum smr_rc (*txn_commit)(struct store *st, struct smr_err *err);
 	void (*txn_rollback)(struct store *st);
+	/*
+	 * Makes what the row methods called so far report through their
+	 * pointers readable now (a pipelining backend reads their results; one
+	 * round trip); their first failure, if any, is returned.  NULL: the
+	 * backend reports at once anyway.
+	 */
+	enum smr_rc (*txn_flush)(struct store *st, struct smr_err *err);
+	/*
+	 * 1 when the last write failed before the database began it (its BEGIN
+	 * met a connection that had died while idle): nothing of it happened,
+	 * and store.c runs it once more on the fresh connection.  NULL: never.
+	 */
+	int (*txn_not_started)(struct store *st);
+	/*
+	 * Locks the Space's HEAD and reads it into *hash (NULL: empty; caller
+	 * frees).  Unless it is expected (NULL: empty), SMR_ECONFLICT (store.c
+	 * words it).  SMR_ENOTFOUND: no such Space.
+	 */
+	enum smr_rc (*head_check)(struct store *st, const char *space_id, const char *expected,
+				  char **hash, struct smr_err *err);
+	/*
+	 * Checks that ref (a name or an id, resolved as space_get resolves it)
+	 * still names Space space_id and that its name is still name; else
+	 * SMR_ENOTFOUND (no message needed: store.c words it).
+	 */
+	enum smr_rc (*space_check)(struct store *st, const char *space_id, const char *ref,
+				   const char *name, struct smr_err *err);
+	/* Inserts c on top of the HEAD head_check locked.  SMR_ECONFLICT: c's hash is there. */
+	enum smr_rc (*commit_insert_on_head)(struct store *st, const char *space_id,
+					     const struct checkpoint *c, struct smr_err *err);
+	/* Moves HEAD to the Space's checkpoint hash. */
+	enum smr_rc (*head_move_to)(struct store *st, const char *space_id, const char *hash,
+				    struct smr_err *err);
+	/*
+	 * The rows below take and give row ids, so a pipelining backend runs
+	 * each at once (one round trip each): store.c uses them where a write
+	 * needs what it read (update, merge, fork), and the by-name rows above
+	 * for a plain put.
+	 */
 	/* The Space's HEAD row id and hash (-1 and NULL: empty; caller frees *hash). */
 	enum smr_rc (*head_lock)(struct store *st, const char *space_id, int64_t *id, char **hash,
 				 struct smr_err *err);
@@ -84,13 +138,35 @@ struct store_ops {
 				    struct smr_err *err);
 	enum smr_rc (*head_move)(struct store *st, const char *space_id, int64_t commit_id,
 				 struct smr_err *err);
-	/* The session's last sequence number (0: no turns); SMR_ENOTFOUND naming it. */
-	enum smr_rc (*last_seq_lock)(struct store *st, const char *session_id, int64_t *last,
-				     struct smr_err *err);
+	/*
+	 * Locks the session and reads its last sequence number into *last (0:
+	 * no turns).  Unless expected_last < 0 or *last == expected_last,
+	 * SMR_ECONFLICT (store.c words it).  SMR_ENOTFOUND naming the session.
+	 */
+	enum smr_rc (*last_seq_lock)(struct store *st, const char *session_id,
+				     int64_t expected_last, int64_t *last, struct smr_err *err);
 	enum smr_rc (*session_insert)(struct store *st, const struct session *s,
 				      struct smr_err *err);
-	/* Inserts t with t->seq as given; sets t->id. */
+	/* Inserts t as its session's next turn (last + 1); sets t->seq and t->id. */
 	enum smr_rc (*turn_insert)(struct store *st, struct turn *t, struct smr_err *err);
+
+	/*
+	 * Group commit (both NULL: the backend does not group).  group_key
+	 * names the database this handle writes, the same for every handle on
+	 * it (SQLite: the file's full path), or NULL for one not to group (an
+	 * in-memory database).  savepoint opens (BEGIN), releases (END) or
+	 * rolls back and releases (UNDO) the savepoint that keeps one write of
+	 * a group apart inside its transaction.
+	 */
+	const char *(*group_key)(struct store *st);
+	enum smr_rc (*savepoint)(struct store *st, enum savepoint_op op, struct smr_err *err);
+
+	/* See store_data_version; NULL: the backend has no cheap version. */
+	enum smr_rc (*data_version)(struct store *st, uint64_t *v, struct smr_err *err);
+
+	/* The HEAD checkpoint of a Space (id or name) in one read; see store_head_get. */
+	enum smr_rc (*head_get)(struct store *st, const char *space, struct checkpoint *out,
+				struct smr_err *err);
 
 	/*
 	 * Rows of one transaction of store.c (no transaction of their own):
@@ -121,6 +197,17 @@ struct store_ops {
 	enum smr_rc (*search_insert)(struct store *st, int64_t commit_id, int64_t turn_id,
 				     int field, int64_t ordinal, const char *words,
 				     struct smr_err *err);
+	/*
+	 * By name, so a pipelining backend sends them with a put (NULL: the
+	 * backend reports ids at once; index.c uses search_insert).  The row of
+	 * checkpoint hash in the Space, unless another Space holds a copy of
+	 * it; and session_id's last turn (ordinal its sequence number).
+	 */
+	enum smr_rc (*search_insert_at)(struct store *st, const char *space_id, const char *hash,
+					int field, int64_t ordinal, const char *words,
+					struct smr_err *err);
+	enum smr_rc (*search_insert_turn)(struct store *st, const char *session_id, int field,
+					  const char *words, struct smr_err *err);
 	enum smr_rc (*search)(struct store *st, const struct search_filter *f,
 			      const char *spaces_json, struct search_row **out, size_t *n,
 			      struct smr_err *err);
@@ -207,6 +294,7 @@ struct store {
 	const struct store_ops *ops;
 	int migrated;              /* set by open when it brought an existing database up to date */
 	struct index_memo *memo;   /* index.c's; store_close frees it */
+	struct commit_group *group;      /* set by store_open when the backend groups */
 };
 
 /*
@@ -218,6 +306,16 @@ struct store {
 enum smr_rc store_index_checkpoint(struct store *st, const struct checkpoint *c,
 				   int64_t commit_id, const struct checkpoint *parent,
 				   int check, struct smr_err *err);
+/*
+ * store_index_checkpoint for a put that knows c by Space and hash only (its
+ * row id may not be read yet): with check, as a pipelined statement where
+ * the backend has search_insert_at.  parent may carry only its hash when
+ * store_index_knows(parent's hash).
+ */
+enum smr_rc store_index_put(struct store *st, const char *space_id, const struct checkpoint *c,
+			    const struct checkpoint *parent, struct smr_err *err);
+/* 1 when hash is the checkpoint index.c indexed last on this handle (its items are kept). */
+int store_index_knows(const struct store *st, const char *hash);
 void store_index_memo_free(struct store *st);
 /* The search index's code of a field name (-1: none) and the name of a code. */
 int store_field_code(const char *name);
@@ -230,6 +328,8 @@ const char *store_field_name(int code);
 enum smr_rc store_index_backfill(struct store *st, struct smr_err *err);
 /* Indexes a stored turn (t->id set), in the caller's transaction. */
 enum smr_rc store_index_turn(struct store *st, const struct turn *t, struct smr_err *err);
+/* Indexes the turn just appended to t's session (t->id and t->seq may not be read yet). */
+enum smr_rc store_index_appended(struct store *st, const struct turn *t, struct smr_err *err);
 
 /* The backends compiled into this binary, NULL-terminated (backends_*.c). */
 extern const struct store_ops *const store_backends[];

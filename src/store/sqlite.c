@@ -213,6 +213,51 @@ static void sqlite_txn_rollback(struct store *st)
 	rollback(S(st), SMR_OK);
 }
 
+/*
+ * PRAGMA data_version changes when another connection (or process) commits;
+ * this connection's own changes count in total_changes.  Both only grow, so
+ * the pair says "nothing changed" exactly when it is the same.
+ */
+static enum smr_rc sqlite_data_version(struct store *st, uint64_t *v, struct smr_err *err)
+{
+	struct sqlite_store *s = S(st);
+	static const char sql[] = "PRAGMA data_version";
+	sqlite3_stmt *q = prep(s, sql);
+	uint64_t others = 0;
+	int step;
+
+	if (!q)
+		return db_error(s, err, "reading the data version");
+	step = sqlite3_step(q);
+	if (step == SQLITE_ROW)
+		others = (uint64_t)sqlite3_column_int64(q, 0);
+	sqlite3_reset(q);
+	if (step != SQLITE_ROW)
+		return db_error(s, err, "reading the data version");
+	*v = ((uint64_t)sqlite3_total_changes64(s->db) << 32) + (others & 0xffffffffu) + 1;
+	return SMR_OK;
+}
+
+/* The file's full path: every handle on it groups its commits (store/group.c). */
+static const char *sqlite_group_key(struct store *st)
+{
+	const char *path = sqlite3_db_filename(S(st)->db, "main");
+
+	return path && *path ? path : NULL;
+}
+
+static enum smr_rc sqlite_savepoint(struct store *st, enum savepoint_op op,
+				    struct smr_err *err)
+{
+	static const char *const sql[] = {
+		[SAVEPOINT_BEGIN] = "SAVEPOINT w",
+		[SAVEPOINT_END] = "RELEASE w",
+		[SAVEPOINT_UNDO] = "ROLLBACK TO w; RELEASE w",
+	};
+
+	return exec(S(st), sql[op], err);
+}
+
 /* Steps a statement that returns no rows. */
 static enum smr_rc step_done(struct sqlite_store *s, sqlite3_stmt *st, const char *what,
 			     struct smr_err *err)
@@ -350,11 +395,23 @@ static void sqlite_close(struct store *st)
 	free(s);
 }
 
+/*
+ * Before SQLite's first use: no initial bulk allocation of page-cache lines
+ * per connection (it touched some twenty pages at every open; a `head`
+ * reads a handful).
+ */
+static void configure_sqlite(void)
+{
+	sqlite3_config(SQLITE_CONFIG_PAGECACHE, NULL, 0, 0);
+}
+
 static enum smr_rc sqlite_open(const char *dsn, struct store **out, struct smr_err *err)
 {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	struct sqlite_store *s = xcalloc(1, sizeof(*s));
 	enum smr_rc rc;
 
+	pthread_once(&once, configure_sqlite);
 	s->base.ops = &store_sqlite_ops;
 	s->fts_from = -1;
 	if (!strncmp(dsn, "sqlite://", 9))
@@ -367,7 +424,19 @@ static enum smr_rc sqlite_open(const char *dsn, struct store **out, struct smr_e
 		return rc;
 	}
 	sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
-	rc = exec(s, "PRAGMA foreign_keys=ON; PRAGMA synchronous=FULL", err);
+	/*
+	 * Keep the -wal and -shm files when the last connection closes (it still
+	 * checkpoints, so the main file stays complete): a CLI run that
+	 * created and deleted them paid a file creation, an unlink and an inode
+	 * eviction, about a tenth of `smriti head`.  A journal size limit makes
+	 * that last close truncate the WAL to nothing, or the next process to
+	 * open the file would rebuild its index from every frame left in it
+	 * (up to the 4 MiB of an auto-checkpoint, several milliseconds); while
+	 * writers run, the WAL keeps up to that size between checkpoints.
+	 */
+	sqlite3_file_control(s->db, "main", SQLITE_FCNTL_PERSIST_WAL, &(int){ 1 });
+	sqlite3_db_config(s->db, SQLITE_DBCONFIG_ENABLE_FKEY, 1, NULL);
+	rc = exec(s, "PRAGMA synchronous=FULL; PRAGMA journal_size_limit=4194304", err);
 	if (!rc)
 		rc = migrate(s, err);
 	if (rc) {
@@ -861,7 +930,64 @@ static void bind_json(sqlite3_stmt *st, int i, const json_t *v)
 	sqlite3_bind_text(st, i, s, -1, free);
 }
 
-/* Reads the Space's HEAD row id and hash under the current transaction. */
+static int same_hash(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/* Reads the Space's HEAD under the write lock that BEGIN IMMEDIATE took, and checks it. */
+static enum smr_rc check_head(struct store *st, const char *space_id, const char *expected,
+			      char **hash, struct smr_err *err)
+{
+	static const char sql[] =
+		"SELECT c.commit_hash FROM refs f"
+		" LEFT JOIN commits c ON c.id = f.commit_id"
+		" WHERE f.repo_id = ? AND f.name = 'main'";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	int step;
+
+	if (!q)
+		return db_error(s, err, "reading HEAD");
+	bind_text(q, 1, space_id);
+	step = sqlite3_step(q);
+	if (step == SQLITE_ROW)
+		*hash = col_text(q, 0);
+	sqlite3_reset(q);
+	if (step == SQLITE_DONE)
+		return smr_errf(err, SMR_ENOTFOUND, "no space '%s'", space_id);
+	if (step != SQLITE_ROW)
+		return db_error(s, err, "reading HEAD");
+	return same_hash(*hash, expected) ? SMR_OK : SMR_ECONFLICT;
+}
+
+/* Does ref still name Space space_id, called name (a name match wins over an id)? */
+static enum smr_rc check_space(struct store *st, const char *space_id, const char *ref,
+			       const char *name, struct smr_err *err)
+{
+	static const char sql[] =
+		"SELECT EXISTS (SELECT 1 FROM repos WHERE id = ?1 AND name = ?3"
+		" AND (name = ?2 OR id = ?2))"
+		" AND NOT EXISTS (SELECT 1 FROM repos WHERE name = ?2 AND id <> ?1)";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	int step, ok = 0;
+
+	if (!q)
+		return db_error(s, err, "reading a space");
+	bind_text(q, 1, space_id);
+	bind_text(q, 2, ref);
+	bind_text(q, 3, name);
+	step = sqlite3_step(q);
+	if (step == SQLITE_ROW)
+		ok = sqlite3_column_int(q, 0);
+	sqlite3_reset(q);
+	if (step != SQLITE_ROW)
+		return db_error(s, err, "reading a space");
+	return ok ? SMR_OK : SMR_ENOTFOUND;
+}
+
+/* The Space's HEAD row and hash under the current transaction. */
 static enum smr_rc read_head(struct store *st, const char *space_id, int64_t *id, char **hash,
 			     struct smr_err *err)
 {
@@ -929,6 +1055,44 @@ static enum smr_rc insert_commit(struct store *st, const char *space_id,
 	return SMR_OK;
 }
 
+/* Inserts c on top of the HEAD check_head locked (store.c's put). */
+static enum smr_rc insert_on_head(struct store *st, const char *space_id,
+				  const struct checkpoint *c, struct smr_err *err)
+{
+	static const char sql[] =
+		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title, summary,"
+		" decisions, assumptions, tasks, open_questions, entities, artifacts, metadata_,"
+		" author, created_at) VALUES (?1, ?2,"
+		" (SELECT commit_id FROM refs WHERE repo_id = ?1 AND name = 'main'),"
+		" ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	int step;
+
+	if (!q)
+		return db_error(s, err, "writing a checkpoint");
+	bind_text(q, 1, space_id);
+	bind_text(q, 2, c->hash);
+	bind_text(q, 3, c->title ? c->title : "");
+	bind_text(q, 4, c->summary ? c->summary : "");
+	bind_json(q, 5, c->decisions);
+	bind_json(q, 6, c->assumptions);
+	bind_json(q, 7, c->tasks);
+	bind_json(q, 8, c->open_questions);
+	bind_json(q, 9, c->entities);
+	bind_json(q, 10, c->artifacts);
+	bind_json(q, 11, c->metadata);
+	bind_text(q, 12, c->author ? c->author : "");
+	bind_text(q, 13, c->created_at);
+	step = sqlite3_step(q);
+	sqlite3_reset(q);
+	if (step == SQLITE_CONSTRAINT)
+		return SMR_ECONFLICT;
+	if (step != SQLITE_DONE)
+		return db_error(s, err, "writing a checkpoint");
+	return SMR_OK;
+}
+
 static enum smr_rc move_head(struct store *st, const char *space_id, int64_t commit_id,
 			     struct smr_err *err)
 {
@@ -942,6 +1106,51 @@ static enum smr_rc move_head(struct store *st, const char *space_id, int64_t com
 		bind_text(q, 2, space_id);
 	}
 	return step_done(s, q, "moving HEAD", err);
+}
+
+/* Moves HEAD to the Space's checkpoint hash (store.c's put). */
+static enum smr_rc move_head_to(struct store *st, const char *space_id, const char *hash,
+				struct smr_err *err)
+{
+	static const char sql[] =
+		"UPDATE refs SET commit_id = (SELECT id FROM commits"
+		" WHERE repo_id = ?1 AND commit_hash = ?2) WHERE repo_id = ?1 AND name = 'main'";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+
+	if (q) {
+		bind_text(q, 1, space_id);
+		bind_text(q, 2, hash);
+	}
+	return step_done(s, q, "moving HEAD", err);
+}
+
+#define HEAD_COLS \
+	"SELECT c.commit_hash, p.commit_hash, m.commit_hash, r.name, c.title, c.summary," \
+	" c.decisions, c.assumptions, c.tasks, c.open_questions, c.entities, c.artifacts," \
+	" c.metadata_, c.author, c.created_at, c.parent_commit_id, c.id FROM repos r" \
+	" LEFT JOIN refs f ON f.repo_id = r.id AND f.name = 'main'" \
+	" LEFT JOIN commits c ON c.id = f.commit_id" \
+	" LEFT JOIN commits p ON p.id = c.parent_commit_id" \
+	" LEFT JOIN commits m ON m.id = c.merge_parent_commit_id"
+
+static enum smr_rc sqlite_head_get(struct store *st, const char *space, struct checkpoint *out,
+				   struct smr_err *err)
+{
+	/* as sqlite_space_get: a name wins over another Space's id */
+	static const char sql[] = HEAD_COLS " WHERE r.deleted_at IS NULL"
+		" AND (r.name = ?1 OR r.id = ?1) ORDER BY r.name = ?1 DESC LIMIT 1";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	enum smr_rc rc;
+
+	if (!q)
+		return db_error(s, err, "reading HEAD");
+	bind_text(q, 1, space);
+	rc = read_one(s, q, read_checkpoint_row, out, "reading HEAD", err);
+	if (rc == SMR_ENOTFOUND)
+		return smr_errf(err, rc, "no space '%s'", space);
+	return rc;
 }
 
 static enum smr_rc sqlite_checkpoint_get(struct store *st, const char *space_id,
@@ -1262,8 +1471,8 @@ static enum smr_rc sqlite_session_list(struct store *st, const char *repo_id,
 	return collect_rows(s, q, &rr, (void **)out, n, "listing sessions", err);
 }
 
-static enum smr_rc last_seq(struct store *st, const char *session_id, int64_t *out,
-			    struct smr_err *err)
+static enum smr_rc last_seq(struct store *st, const char *session_id, int64_t expected_last,
+			    int64_t *out, struct smr_err *err)
 {
 	static const char sql[] =
 		"SELECT (SELECT COUNT(*) FROM sessions WHERE id = ?1),"
@@ -1282,6 +1491,8 @@ static enum smr_rc last_seq(struct store *st, const char *session_id, int64_t *o
 	sqlite3_reset(q);
 	if (!exists)
 		return smr_errf(err, SMR_ENOTFOUND, "no session '%s'", session_id);
+	if (expected_last >= 0 && *out != expected_last)
+		return SMR_ECONFLICT;
 	return SMR_OK;
 }
 
@@ -1290,29 +1501,37 @@ static enum smr_rc insert_turn(struct store *st, struct turn *t, struct smr_err 
 	static const char sql[] =
 		"INSERT INTO turns (session_id, sequence_number, role, content, provider, model,"
 		" prompt_tokens, completion_tokens, latency_ms, error, created_at, status, author)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+		" VALUES (?1, (SELECT COALESCE(MAX(sequence_number), 0) + 1 FROM turns"
+		" WHERE session_id = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+		" RETURNING id, sequence_number";
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
-	enum smr_rc rc;
+	int step;
 
-	if (q) {
-		bind_text(q, 1, t->session_id);
-		sqlite3_bind_int64(q, 2, t->seq);
-		bind_text(q, 3, t->role);
-		bind_text(q, 4, t->content);
-		bind_text(q, 5, t->provider);
-		bind_text(q, 6, t->model);
-		bind_int_or_null(q, 7, t->prompt_tokens);
-		bind_int_or_null(q, 8, t->completion_tokens);
-		bind_int_or_null(q, 9, t->latency_ms);
-		bind_text(q, 10, t->error);
-		bind_text(q, 11, t->created_at);
-		bind_text(q, 12, t->status);
-		bind_text(q, 13, t->author);
+	if (!q)
+		return db_error(s, err, "writing a turn");
+	bind_text(q, 1, t->session_id);
+	bind_text(q, 2, t->role);
+	bind_text(q, 3, t->content);
+	bind_text(q, 4, t->provider);
+	bind_text(q, 5, t->model);
+	bind_int_or_null(q, 6, t->prompt_tokens);
+	bind_int_or_null(q, 7, t->completion_tokens);
+	bind_int_or_null(q, 8, t->latency_ms);
+	bind_text(q, 9, t->error);
+	bind_text(q, 10, t->created_at);
+	bind_text(q, 11, t->status);
+	bind_text(q, 12, t->author);
+	step = sqlite3_step(q);
+	if (step == SQLITE_ROW) {
+		t->id = sqlite3_column_int64(q, 0);
+		t->seq = sqlite3_column_int64(q, 1);
+		step = sqlite3_step(q);
 	}
-	rc = step_done(s, q, "writing a turn", err);
-	t->id = sqlite3_last_insert_rowid(s->db);
-	return rc;
+	sqlite3_reset(q);
+	if (step != SQLITE_DONE)
+		return db_error(s, err, "writing a turn");
+	return SMR_OK;
 }
 
 static enum smr_rc sqlite_turn_set_error(struct store *st, int64_t turn_id, const char *error,
@@ -1682,7 +1901,11 @@ const struct store_ops store_sqlite_ops = {
 	.txn_begin = sqlite_txn_begin,
 	.txn_commit = sqlite_txn_commit,
 	.txn_rollback = sqlite_txn_rollback,
+	.space_check = check_space,
 	.head_lock = read_head,
+	.head_check = check_head,
+	.commit_insert_on_head = insert_on_head,
+	.head_move_to = move_head_to,
 	.commit_insert = insert_commit,
 	.commit_id = commit_id,
 	.commit_read = sqlite_checkpoint_get,
@@ -1693,6 +1916,10 @@ const struct store_ops store_sqlite_ops = {
 	.last_seq_lock = last_seq,
 	.session_insert = insert_session,
 	.turn_insert = insert_turn,
+	.head_get = sqlite_head_get,
+	.data_version = sqlite_data_version,
+	.group_key = sqlite_group_key,
+	.savepoint = sqlite_savepoint,
 	.space_create = sqlite_space_create,
 	.space_get = sqlite_space_get,
 	.space_list = sqlite_space_list,

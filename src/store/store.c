@@ -7,7 +7,7 @@
  * of backends differs between the lean binary (SQLite only) and the full
  * one (with PostgreSQL); see backends_*.c.
  */
-#include "store/internal.h"
+#include "store/group.h"
 #include "util/sys.h"
 
 #include "util/xalloc.h"
@@ -17,6 +17,7 @@
 
 enum smr_rc store_open(const char *dsn, struct store **out, struct smr_err *err)
 {
+	const char *key;
 	enum smr_rc rc;
 
 	*out = NULL;
@@ -24,6 +25,8 @@ enum smr_rc store_open(const char *dsn, struct store **out, struct smr_err *err)
 		if (!store_backends[i]->accepts(dsn))
 			continue;
 		rc = store_backends[i]->open(dsn, out, err);
+		if (!rc && (*out)->ops->group_key && (key = (*out)->ops->group_key(*out)))
+			(*out)->group = group_join(key);
 		/* a store older than the search index gets it filled once */
 		if (!rc && (*out)->migrated)
 			rc = store_index_backfill(*out, err);
@@ -38,10 +41,11 @@ enum smr_rc store_open(const char *dsn, struct store **out, struct smr_err *err)
 
 void store_close(struct store *st)
 {
-	if (st) {
-		store_index_memo_free(st);
-		st->ops->close(st);
-	}
+	if (!st)
+		return;
+	store_index_memo_free(st);
+	group_leave(st->group);
+	st->ops->close(st);
 }
 
 const char *store_name(const struct store *st)
@@ -229,12 +233,57 @@ enum smr_rc store_generation_running(struct store *st, const char *session_id,
 
 /* ---- writes whose rules live here, once for every backend ---- */
 
+/*
+ * One write transaction around rows: the handle's commit group's next one
+ * when it has a group (store/group.h), else its own.
+ */
+static enum smr_rc write_txn(struct store *st, store_rows_fn rows, void *arg,
+			     struct smr_err *err)
+{
+	enum smr_rc rc;
+
+	if (st->group)
+		return group_write(st->group, st, rows, arg, err);
+	rc = st->ops->txn_begin(st, err);
+	if (rc)
+		return rc;
+	rc = rows(st, arg, err);
+	if (!rc)
+		return st->ops->txn_commit(st, err);
+	st->ops->txn_rollback(st);
+	return rc;
+}
+
+/*
+ * 1 when a write must run once more: the backend says its first try never
+ * reached the database (a connection that died while idle), so nothing of
+ * it happened.  Only the first try is retried.
+ */
+static int again(struct store *st, enum smr_rc rc, int *tries)
+{
+	return rc == SMR_EUNAVAIL && (*tries)++ == 0 && st->ops->txn_not_started &&
+	       st->ops->txn_not_started(st);
+}
+
 /* Ends a write begun with txn_begin: commits, or rolls back and passes rc on. */
 static enum smr_rc txn_end(struct store *st, enum smr_rc rc, struct smr_err *err)
 {
 	if (!rc)
 		return st->ops->txn_commit(st, err);
 	st->ops->txn_rollback(st);
+	return rc;
+}
+
+/* write_txn, retried once when it never reached the database. */
+static enum smr_rc write_rows(struct store *st, store_rows_fn rows, void *arg,
+			      struct smr_err *err)
+{
+	int tries = 0;
+	enum smr_rc rc;
+
+	do
+		rc = write_txn(st, rows, arg, err);
+	while (again(st, rc, &tries));
 	return rc;
 }
 
@@ -250,6 +299,11 @@ static enum smr_rc stale_parent(const char *head, struct smr_err *err)
 				"parent is stale: the space has no checkpoints yet");
 	return smr_errf(err, SMR_ECONFLICT, "parent is stale: HEAD is now %.12s (%s)", head,
 			head);
+}
+
+static enum smr_rc exists_already(const struct checkpoint *c, struct smr_err *err)
+{
+	return smr_errf(err, SMR_ECONFLICT, "checkpoint %.12s already exists", c->hash);
 }
 
 /*
@@ -318,29 +372,39 @@ static enum smr_rc row_of(struct store *st, const char *space_id, const char *ha
 }
 
 /*
+ * Records the move to c in the reflog: who is the checkpoint's author, when
+ * its time, what kind of move what it carries.  Takes names only, so a
+ * pipelining backend sends it with the put.
+ */
+static enum smr_rc record_put(struct store *st, const char *space_id,
+			      const struct checkpoint *c, struct smr_err *err)
+{
+	const char *action = put_action(c);
+	struct ref_move mv = { c->author, NULL, c->created_at };
+	enum smr_rc rc;
+
+	mv.reason = put_reason(c, action);
+	rc = record_move(st, space_id, c->parent_hash, c->hash, action, &mv, err);
+	free((char *)mv.reason);
+	return rc;
+}
+
+/*
  * Indexes for search what c (row id) introduced over its first parent and
- * records the move to it in the reflog: who is the checkpoint's author,
- * when its time, what kind of move what it carries.
+ * records the move to it in the reflog.
  */
 static enum smr_rc after_put(struct store *st, const char *space_id,
 			     const struct checkpoint *c, int64_t id, struct smr_err *err)
 {
-	const char *action = put_action(c);
-	struct ref_move mv = { c->author, NULL, c->created_at };
 	struct checkpoint parent = { 0 };
-	char *reason = NULL;
 	enum smr_rc rc = SMR_OK;
 
 	if (c->parent_hash)
 		rc = st->ops->commit_read(st, space_id, c->parent_hash, &parent, err);
 	if (!rc)
 		rc = store_index_checkpoint(st, c, id, c->parent_hash ? &parent : NULL, 1, err);
-	if (!rc) {
-		reason = put_reason(c, action);
-		mv.reason = reason;
-		rc = record_move(st, space_id, c->parent_hash, c->hash, action, &mv, err);
-	}
-	free(reason);
+	if (!rc)
+		rc = record_put(st, space_id, c, err);
 	checkpoint_release(&parent);
 	return rc;
 }
@@ -378,19 +442,163 @@ static enum smr_rc lock_expected(struct store *st, const char *space_id,
 	return rc;
 }
 
+struct put {
+	const char *space_id, *expected;
+	const char *ref, *name;          /* put_checked: what must still name the Space */
+	const struct checkpoint *c;
+	char *head;                      /* what head_check (head_lock) read */
+	struct checkpoint parent;        /* c's parent for the index (see put_parent) */
+};
+
+/*
+ * put_rows for a checkpoint with a second parent, over the rows that give
+ * ids (the second parent's row is looked up mid-transaction).
+ */
+static enum smr_rc put_merge_rows(struct store *st, struct put *p, struct smr_err *err)
+{
+	int64_t head_id = -1;
+	enum smr_rc rc = st->ops->head_lock(st, p->space_id, &head_id, &p->head, err);
+
+	if (!rc && !same_hash(p->head, p->expected))
+		rc = SMR_ECONFLICT;
+	if (!rc)
+		rc = put_on_head(st, p->space_id, p->c, head_id, err);
+	return rc;
+}
+
+/*
+ * What the index compares c with: its parent as index.c kept it (only the
+ * hash is needed), else read now -- the one read of a plain put, made only
+ * when this handle did not write the parent itself (a pipelining backend
+ * then spends one more round trip).  A parent not there leaves *parent
+ * empty: HEAD cannot be it, so the put fails its check and writes nothing.
+ */
+static enum smr_rc put_parent(struct store *st, struct put *p, struct smr_err *err)
+{
+	const char *hash = p->c->parent_hash;
+	enum smr_rc rc;
+
+	checkpoint_release(&p->parent);
+	memset(&p->parent, 0, sizeof(p->parent));
+	if (!hash)
+		return SMR_OK;
+	if (store_index_knows(st, hash)) {
+		p->parent.hash = xstrdup(hash);
+		return SMR_OK;
+	}
+	rc = st->ops->commit_read(st, p->space_id, hash, &p->parent, NULL);
+	if (rc == SMR_ENOTFOUND) {
+		memset(&p->parent, 0, sizeof(p->parent));
+		return SMR_OK;
+	}
+	if (rc)
+		return smr_errf(err, rc, "reading checkpoint %.12s: %s", hash,
+				rc == SMR_EUNAVAIL ? "database connection lost; retry"
+						   : "the store failed");
+	return SMR_OK;
+}
+
+/*
+ * Locks HEAD, checks it is the expected parent, inserts c on it, moves
+ * HEAD to c, and indexes c and records the move in the same transaction:
+ * by name, so a pipelining backend sends all of it in one round trip (a
+ * failed check aborts every statement after it).
+ */
+static enum smr_rc put_rows(struct store *st, void *arg, struct smr_err *err)
+{
+	struct put *p = arg;
+	enum smr_rc rc;
+
+	free(p->head);   /* a retry reads it again */
+	p->head = NULL;
+	/* first: a read inside the pipeline must not follow a check that may fail */
+	rc = p->c->merge_parent_hash ? SMR_OK : put_parent(st, p, err);
+	if (!rc && p->ref)
+		rc = st->ops->space_check(st, p->space_id, p->ref, p->name, err);
+	if (!rc && p->c->merge_parent_hash)
+		return put_merge_rows(st, p, err);
+	if (!rc)
+		rc = st->ops->head_check(st, p->space_id, p->expected, &p->head, err);
+	if (!rc)
+		rc = st->ops->commit_insert_on_head(st, p->space_id, p->c, err);
+	if (!rc)
+		rc = st->ops->head_move_to(st, p->space_id, p->c->hash, err);
+	if (!rc)
+		rc = store_index_put(st, p->space_id, p->c, p->parent.hash ? &p->parent : NULL,
+				     err);
+	if (!rc)
+		rc = record_put(st, p->space_id, p->c, err);
+	return rc;
+}
+
+/*
+ * A pipelining backend learns of a conflict only at commit, so which one it
+ * was (stale parent, or c already there) is told afterwards from the HEAD
+ * that head_lock read.
+ */
 enum smr_rc store_checkpoint_put(struct store *st, const char *space_id,
 				 const struct checkpoint *c, const char *expected_head,
 				 struct smr_err *err)
 {
-	int64_t head_id = -1;
-	enum smr_rc rc = st->ops->txn_begin(st, err);
+	struct put p = { .space_id = space_id, .expected = expected_head, .c = c };
+	enum smr_rc rc = write_rows(st, put_rows, &p, err);
 
-	if (rc)
-		return rc;
-	rc = lock_expected(st, space_id, expected_head, &head_id, err);
-	if (!rc)
-		rc = put_on_head(st, space_id, c, head_id, err);
-	return txn_end(st, rc, err);
+	if (rc == SMR_ECONFLICT)
+		rc = same_hash(p.head, expected_head) ? exists_already(c, err)
+						      : stale_parent(p.head, err);
+	free(p.head);
+	checkpoint_release(&p.parent);
+	return rc;
+}
+
+enum smr_rc store_checkpoint_put_checked(struct store *st, const struct space *sp,
+					 const char *ref, const struct checkpoint *c,
+					 const char *expected_head, struct smr_err *err)
+{
+	struct put p = { .space_id = sp->id, .expected = expected_head, .c = c, .ref = ref,
+			 .name = sp->name };
+	enum smr_rc rc = write_rows(st, put_rows, &p, err);
+
+	if (rc == SMR_ENOTFOUND)
+		rc = smr_errf(err, rc, "'%s' no longer names space %s ('%s')", ref, sp->id,
+			      sp->name);
+	else if (rc == SMR_ECONFLICT)
+		rc = same_hash(p.head, expected_head) ? exists_already(c, err)
+						      : stale_parent(p.head, err);
+	free(p.head);
+	checkpoint_release(&p.parent);
+	return rc;
+}
+
+enum smr_rc store_data_version(struct store *st, uint64_t *v, struct smr_err *err)
+{
+	*v = 0;
+	return st->ops->data_version ? st->ops->data_version(st, v, err) : SMR_OK;
+}
+
+enum smr_rc store_head_get(struct store *st, const char *space, struct checkpoint *out,
+			   struct smr_err *err)
+{
+	return st->ops->head_get(st, space, out, err);
+}
+
+struct import {
+	const struct session *s;
+	struct turn *turns;
+	size_t n;
+};
+
+static enum smr_rc import_rows(struct store *st, void *arg, struct smr_err *err)
+{
+	struct import *im = arg;
+	enum smr_rc rc = st->ops->session_insert(st, im->s, err);
+
+	for (size_t i = 0; !rc && i < im->n; i++) {
+		rc = st->ops->turn_insert(st, &im->turns[i], err);   /* numbered 1..n */
+		if (!rc)
+			rc = store_index_appended(st, &im->turns[i], err);
+	}
+	return rc;
 }
 
 enum smr_rc store_checkpoint_update(struct store *st, const char *space_id,
@@ -606,29 +814,34 @@ enum smr_rc store_head_fast_forward(struct store *st, const char *space_id,
 enum smr_rc store_session_create(struct store *st, const struct session *s,
 				 struct smr_err *err)
 {
-	enum smr_rc rc = st->ops->txn_begin(st, err);
+	struct import im = { .s = s };
 
-	if (rc)
-		return rc;
-	return txn_end(st, st->ops->session_insert(st, s, err), err);
+	return write_rows(st, import_rows, &im, err);
 }
 
 enum smr_rc store_session_import(struct store *st, const struct session *s,
 				 struct turn *turns, size_t n, struct smr_err *err)
 {
-	enum smr_rc rc = st->ops->txn_begin(st, err);
+	struct import im = { .s = s, .turns = turns, .n = n };
 
-	if (rc)
-		return rc;
-	rc = st->ops->session_insert(st, s, err);
-	for (size_t i = 0; !rc && i < n; i++) {
-		turns[i].seq = (int64_t)i + 1;
-		rc = st->ops->turn_insert(st, &turns[i], err);
-		if (!rc)
-			rc = store_index_turn(st, &turns[i], err);
-	}
-	return txn_end(st, rc, err);
+	return write_rows(st, import_rows, &im, err);
 }
+
+/*
+ * Makes what the rows run so far report through their pointers readable
+ * now: a pipelining backend reads their results (one more round trip).  For
+ * a write that needs one row's output in the next (a generation records the
+ * number its turn got).
+ */
+static enum smr_rc flush_rows(struct store *st, struct smr_err *err)
+{
+	return st->ops->txn_flush ? st->ops->txn_flush(st, err) : SMR_OK;
+}
+
+struct append {
+	struct turn *t;
+	int64_t expected_last, last;
+};
 
 /*
  * The one way a turn joins a session (inside a transaction): numbered
@@ -636,33 +849,33 @@ enum smr_rc store_session_import(struct store *st, const struct session *s,
  * expected_last (>= 0).  Every append -- a send's user turn, a reply, a
  * generation's -- goes through here.
  */
-static enum smr_rc append_turn(struct store *st, struct turn *t, int64_t expected_last,
-			       struct smr_err *err)
+static enum smr_rc append_rows(struct store *st, void *arg, struct smr_err *err)
 {
-	int64_t last = 0;
-	enum smr_rc rc = st->ops->last_seq_lock(st, t->session_id, &last, err);
+	struct append *a = arg;
+	enum smr_rc rc = st->ops->last_seq_lock(st, a->t->session_id, a->expected_last,
+						 &a->last, err);
 
-	if (!rc && expected_last >= 0 && last != expected_last)
-		rc = smr_errf(err, SMR_ECONFLICT,
-			      "session has moved on: its last turn is now %lld, not %lld",
-			      (long long)last, (long long)expected_last);
-	if (!rc) {
-		t->seq = last + 1;
-		rc = st->ops->turn_insert(st, t, err);
-		if (!rc)
-			rc = store_index_turn(st, t, err);
-	}
+	if (!rc)
+		rc = st->ops->turn_insert(st, a->t, err);
+	if (!rc)
+		rc = store_index_appended(st, a->t, err);
 	return rc;
+}
+
+static enum smr_rc moved_on(const struct append *a, struct smr_err *err)
+{
+	return smr_errf(err, SMR_ECONFLICT,
+			"session has moved on: its last turn is now %lld, not %lld",
+			(long long)a->last, (long long)a->expected_last);
 }
 
 enum smr_rc store_turn_append(struct store *st, struct turn *t, int64_t expected_last,
 			      struct smr_err *err)
 {
-	enum smr_rc rc = st->ops->txn_begin(st, err);
+	struct append a = { .t = t, .expected_last = expected_last };
+	enum smr_rc rc = write_rows(st, append_rows, &a, err);
 
-	if (rc)
-		return rc;
-	return txn_end(st, append_turn(st, t, expected_last, err), err);
+	return rc == SMR_ECONFLICT ? moved_on(&a, err) : rc;
 }
 
 /* The 409 of a session whose reply is running, naming the generation when it can. */
@@ -682,40 +895,68 @@ static enum smr_rc running_conflict(struct store *st, const char *session_id,
 	return SMR_ECONFLICT;
 }
 
+struct gen_begin {
+	struct generation *g;
+	struct append user;              /* .t NULL: a failed turn reused */
+	int busy;                        /* the session has a running generation */
+};
+
+static enum smr_rc begin_rows(struct store *st, void *arg, struct smr_err *err)
+{
+	struct gen_begin *b = arg;
+	enum smr_rc rc = st->ops->generation_insert(st, b->g, err);
+
+	b->busy = rc == SMR_ECONFLICT;
+	if (rc || !b->user.t)
+		return rc;
+	rc = append_rows(st, &b->user, err);
+	if (!rc)
+		rc = flush_rows(st, err);        /* the turn's number, for the generation */
+	if (!rc) {
+		b->g->user_seq = b->user.t->seq;
+		rc = st->ops->generation_update(st, b->g, err);
+	}
+	return rc;
+}
+
 enum smr_rc store_generation_begin(struct store *st, struct generation *g, struct turn *user,
 				   int64_t expected_last, struct smr_err *err)
 {
-	enum smr_rc rc = st->ops->txn_begin(st, err);
-	int busy = 0;
+	struct gen_begin b = { .g = g, .user = { .t = user, .expected_last = expected_last } };
+	enum smr_rc rc = write_rows(st, begin_rows, &b, err);
 
-	if (rc)
-		return rc;
-	rc = st->ops->generation_insert(st, g, err);
-	busy = rc == SMR_ECONFLICT;
-	if (!rc && user) {
-		rc = append_turn(st, user, expected_last, err);
-		if (rc == SMR_ECONFLICT)
-			smr_errf(err, rc, "session '%s' got a new turn while this message was being"
-				 " sent; reload it and send again", g->session_id);
-	}
-	if (!rc && user) {
-		g->user_seq = user->seq;
-		rc = st->ops->generation_update(st, g, err);
-	}
-	rc = txn_end(st, rc, err);
-	return busy ? running_conflict(st, g->session_id, err) : rc;
+	if (b.busy)
+		return running_conflict(st, g->session_id, err);
+	if (rc == SMR_ECONFLICT && user)
+		smr_errf(err, rc, "session '%s' got a new turn while this message was being"
+			 " sent; reload it and send again", g->session_id);
+	return rc;
 }
 
-static enum smr_rc end_one(struct store *st, struct generation *g, struct turn *reply,
-			   struct smr_err *err)
+struct gen_end {
+	struct generation **g;
+	struct turn **reply;
+	size_t n;
+};
+
+/* Appends each reply (if any), records its number and updates its generation. */
+static enum smr_rc end_rows(struct store *st, void *arg, struct smr_err *err)
 {
+	struct gen_end *e = arg;
 	enum smr_rc rc = SMR_OK;
 
-	if (reply)
-		rc = append_turn(st, reply, -1, err);
-	if (!rc) {
-		g->assistant_seq = reply ? reply->seq : -1;
-		rc = st->ops->generation_update(st, g, err);
+	for (size_t i = 0; !rc && i < e->n; i++) {
+		struct append a = { .t = e->reply[i], .expected_last = -1 };
+
+		if (a.t) {
+			rc = append_rows(st, &a, err);
+			if (!rc)
+				rc = flush_rows(st, err);   /* a and the turn's number, read now */
+		}
+		if (!rc) {
+			e->g[i]->assistant_seq = a.t ? a.t->seq : -1;
+			rc = st->ops->generation_update(st, e->g[i], err);
+		}
 	}
 	return rc;
 }
@@ -723,44 +964,49 @@ static enum smr_rc end_one(struct store *st, struct generation *g, struct turn *
 enum smr_rc store_generation_end(struct store *st, struct generation *g, struct turn *reply,
 				 struct smr_err *err)
 {
-	enum smr_rc rc = st->ops->txn_begin(st, err);
+	struct gen_end e = { .g = &g, .reply = &reply, .n = 1 };
 
-	if (rc)
-		return rc;
-	return txn_end(st, end_one(st, g, reply, err), err);
+	return write_rows(st, end_rows, &e, err);
 }
 
 enum smr_rc store_generation_end_many(struct store *st, struct generation **g,
 				      struct turn **reply, size_t n, struct smr_err *err)
 {
-	enum smr_rc rc = st->ops->txn_begin(st, err);
+	struct gen_end e = { .g = g, .reply = reply, .n = n };
 
-	if (rc)
-		return rc;
-	for (size_t i = 0; !rc && i < n; i++)
-		rc = end_one(st, g[i], reply[i], err);
-	return txn_end(st, rc, err);
+	return write_rows(st, end_rows, &e, err);
+}
+
+struct gen_interrupt {
+	const char *reason, *now, *before;
+	size_t *n;
+};
+
+static enum smr_rc interrupt_rows(struct store *st, void *arg, struct smr_err *err)
+{
+	struct gen_interrupt *i = arg;
+
+	return st->ops->generation_interrupt(st, i->reason, i->now, i->before, i->n, err);
 }
 
 enum smr_rc store_generation_interrupt_running(struct store *st, const char *reason,
 					       const char *now, const char *before, size_t *n,
 					       struct smr_err *err)
 {
-	enum smr_rc rc = st->ops->txn_begin(st, err);
+	struct gen_interrupt i = { .reason = reason, .now = now, .before = before, .n = n };
 
-	if (rc)
-		return rc;
-	return txn_end(st, st->ops->generation_interrupt(st, reason, now, before, n, err), err);
+	return write_rows(st, interrupt_rows, &i, err);
+}
+
+static enum smr_rc update_rows(struct store *st, void *arg, struct smr_err *err)
+{
+	return st->ops->generation_update(st, arg, err);
 }
 
 enum smr_rc store_generation_update(struct store *st, const struct generation *g,
 				    struct smr_err *err)
 {
-	enum smr_rc rc = st->ops->txn_begin(st, err);
-
-	if (rc)
-		return rc;
-	return txn_end(st, st->ops->generation_update(st, g, err), err);
+	return write_rows(st, update_rows, (void *)g, err);
 }
 
 enum smr_rc store_space_create(struct store *st, const struct space *sp,
@@ -876,7 +1122,7 @@ static enum smr_rc import_one(struct store *st, const struct import_space *s,
 	for (size_t i = 0; !rc && i < s->n_turns; i++) {
 		rc = st->ops->turn_insert(st, s->turns[i], err);
 		if (!rc)
-			rc = store_index_turn(st, s->turns[i], err);
+			rc = store_index_appended(st, s->turns[i], err);
 	}
 	for (size_t i = 0; !rc && i < s->n_reflog; i++) {
 		const struct reflog_entry *e = s->reflog[i];

@@ -222,6 +222,31 @@ enum smr_rc store_checkpoint_merge(struct store *st, const char *space_id,
 enum smr_rc store_head_fast_forward(struct store *st, const char *space_id,
 				    const char *expected_head, const char *src_space_id,
 				    const char *hash, const char *actor, struct smr_err *err);
+/*
+ * store_checkpoint_put on Space sp->id, in the same transaction checking
+ * that ref (a name or id) still names that Space and that it is still
+ * called sp->name, so a caller may skip looking the Space up before a
+ * write: SMR_ENOTFOUND, nothing written, when it no longer does.
+ */
+enum smr_rc store_checkpoint_put_checked(struct store *st, const struct space *sp,
+					 const char *ref, const struct checkpoint *c,
+					 const char *expected_head, struct smr_err *err);
+/*
+ * A version of the whole database as this handle sees it: it changes
+ * whenever anything was committed since it was last read, by this handle,
+ * another handle or another process, so a caller may keep what it read
+ * while the version stays the same.  Read the version before what it
+ * guards.  *v = 0: this backend has no cheap version (PostgreSQL), keep
+ * nothing.
+ */
+enum smr_rc store_data_version(struct store *st, uint64_t *v, struct smr_err *err);
+/*
+ * The HEAD checkpoint of a Space (id or name) in one read.  An empty Space
+ * gives SMR_OK with out->hash NULL and out->space its name; SMR_ENOTFOUND:
+ * no such Space.
+ */
+enum smr_rc store_head_get(struct store *st, const char *space, struct checkpoint *out,
+			   struct smr_err *err);
 /* space_id NULL: any Space (the oldest copy of that hash). */
 enum smr_rc store_checkpoint_get(struct store *st, const char *space_id, const char *hash,
 				 struct checkpoint *out, struct smr_err *err);

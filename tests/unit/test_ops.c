@@ -268,3 +268,62 @@ TEST(ops_rejects_empty_checkpoints_and_bad_space_names)
 	json_decref(empty);
 	teardown(&f);
 }
+
+/* Creates a checkpoint titled title in space on parent (NULL: on HEAD); its hash into hash[65]. */
+static enum smr_rc write_titled(struct ops_ctx *ctx, const char *space, const char *parent,
+				const char *title, char hash[65], struct smr_err *err)
+{
+	json_t *fields = json_pack("{s:s}", "title", title);
+	struct checkpoint c = { 0 };
+	enum smr_rc rc = ops_checkpoint_create(ctx, space, fields, parent, NULL, &c, err);
+
+	if (!rc)
+		snprintf(hash, 65, "%s", c.hash);
+	checkpoint_release(&c);
+	json_decref(fields);
+	return rc;
+}
+
+/*
+ * A context remembers the Space its last write named, and the next write
+ * on a parent skips the lookup: it must still land in the Space the name
+ * means now (renamed meanwhile by another handle), and conflict as before.
+ */
+TEST(ops_write_on_a_remembered_space_follows_renames)
+{
+	char path[TEMP_STORE_PATH_MAX], root[65], next[65], other[65], mine[65];
+	struct smr_err err = SMR_ERR_INIT;
+	struct ops_ctx ctx, admin;
+	struct store *st = NULL;
+	struct space sp = { 0 };
+	struct checkpoint head = { 0 };
+
+	temp_store_open(path, &st, &admin);
+	CHECK_INT(ops_open(&ctx, path, &err), SMR_OK);
+	CHECK_INT(ops_space_create(&admin, "a", "", &sp, &err), SMR_OK);
+	space_release(&sp);
+	CHECK_INT(write_titled(&ctx, "a", NULL, "root", root, &err), SMR_OK);
+	CHECK_INT(write_titled(&ctx, "a", root, "next", next, &err), SMR_OK);
+	/* a stale parent on the short way is the same conflict as on the long one */
+	CHECK_INT(write_titled(&ctx, "a", root, "stale", other, &err), SMR_ECONFLICT);
+	CHECK(strstr(err.msg, "parent is stale: HEAD is now") != NULL);
+	/* another handle renames a to b and makes a new a */
+	CHECK_INT(ops_space_get(&admin, "a", &sp, &err), SMR_OK);
+	CHECK_INT(store_space_rename(st, sp.id, "b", NULL, &err), SMR_OK);
+	space_release(&sp);
+	CHECK_INT(ops_space_create(&admin, "a", "", &sp, &err), SMR_OK);
+	space_release(&sp);
+	CHECK_INT(write_titled(&admin, "a", NULL, "new a", other, &err), SMR_OK);
+	/* b's HEAD is no parent in the new a: a conflict, and b is left alone */
+	CHECK_INT(write_titled(&ctx, "a", next, "into b?", mine, &err), SMR_ECONFLICT);
+	CHECK_INT(write_titled(&ctx, "a", other, "mine", mine, &err), SMR_OK);
+	CHECK_INT(ops_head(&admin, "a", &head, &err), SMR_OK);
+	CHECK_STR(head.hash, mine);
+	CHECK_STR(head.space, "a");
+	checkpoint_release(&head);
+	CHECK_INT(ops_head(&admin, "b", &head, &err), SMR_OK);
+	CHECK_STR(head.hash, next);
+	checkpoint_release(&head);
+	ops_close(&ctx);
+	temp_store_close(path, st);
+}

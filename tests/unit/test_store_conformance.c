@@ -1744,6 +1744,204 @@ CONFORMANCE(concurrent_writers_lose_nothing)
 			free(w[i].won[k]);
 }
 
+/* A put that checks its Space is still named as the caller remembers it. */
+CONFORMANCE(checkpoint_put_checked_refuses_a_renamed_space)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct space sp = { 0 };
+	struct checkpoint c;
+	char a[37], b[37], *h;
+
+	CHECK_INT(make_space(f, "first", a, &err), SMR_OK);
+	CHECK_INT(make_space(f, "second", b, &err), SMR_OK);
+	sp.id = a;
+	sp.name = (char *)"first";
+	make_ckpt(&c, NULL, "by name", 1);
+	CHECK_INT(store_checkpoint_put_checked(f->st, &sp, "first", &c, NULL, &err), SMR_OK);
+	checkpoint_release(&c);
+	h = space_head(f, a);
+	make_ckpt(&c, h, "by id", 2);
+	CHECK_INT(store_checkpoint_put_checked(f->st, &sp, a, &c, h, &err), SMR_OK);
+	checkpoint_release(&c);
+	free(h);
+	h = space_head(f, a);
+	/* the reflog and the search index are written with the move, as for any put */
+	{
+		static const struct search_word w = { "id", 0 };
+		struct search_filter sf = { .words = &w, .n_words = 1 };
+		struct reflog_entry *log = NULL;
+		struct search_row *rows = NULL;
+		size_t n = 0;
+
+		CHECK_INT(store_reflog_list(f->st, a, NULL, 0, &log, &n, &err), SMR_OK);
+		CHECK_INT(n, 3);
+		if (n == 3) {
+			CHECK_STR(log[0].action, "commit");
+			CHECK_STR(log[0].new_hash, h);
+			CHECK_STR(log[0].reason, "commit: by id");
+			CHECK_STR(log[1].action, "commit");
+		}
+		reflog_entries_free(log, n);
+		CHECK_INT(store_search(f->st, &sf, &rows, &n, &err), SMR_OK);
+		CHECK_INT(n, 2);   /* the title and the decision "by id", not those of "by name" */
+		for (size_t i = 0; i < n; i++)
+			CHECK_STR(rows[i].commit_hash, h);
+		search_rows_free(rows, n);
+	}
+	/* the name means another Space now, or the Space has another name: nothing written */
+	make_ckpt(&c, h, "stale memory", 3);
+	CHECK_INT(store_checkpoint_put_checked(f->st, &sp, "second", &c, h, &err), SMR_ENOTFOUND);
+	CHECK_INT(store_space_rename(f->st, a, "renamed", NULL, &err), SMR_OK);
+	CHECK_INT(store_checkpoint_put_checked(f->st, &sp, a, &c, h, &err), SMR_ENOTFOUND);
+	CHECK(strstr(err.msg, "no longer names") != NULL);
+	checkpoint_release(&c);
+	CHECK_INT(count_checkpoints(f, a), 2);
+	CHECK_INT(count_checkpoints(f, b), 0);
+	free(h);
+}
+
+/* The data version moves with every commit, this handle's or another's; PostgreSQL has none. */
+CONFORMANCE(data_version_moves_with_every_commit)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct store *other = NULL;
+	uint64_t v0 = 0, v1 = 0, v2 = 0, v3 = 0;
+	char a[37], *head = NULL;
+
+	CHECK_INT(make_space(f, "versioned", a, &err), SMR_OK);
+	CHECK_INT(store_data_version(f->st, &v0, &err), SMR_OK);
+	if (f->pg) {
+		CHECK(v0 == 0);
+		return;
+	}
+	CHECK(v0 != 0);
+	CHECK_INT(store_data_version(f->st, &v1, &err), SMR_OK);
+	CHECK(v1 == v0);                                  /* nothing happened */
+	CHECK_INT(put_next(f, a, &head, "own write", 1), SMR_OK);
+	CHECK_INT(store_data_version(f->st, &v2, &err), SMR_OK);
+	CHECK(v2 != v1);
+	CHECK_INT(store_open(f->dsn, &other, &err), SMR_OK);
+	{
+		struct checkpoint c;
+
+		make_ckpt(&c, head, "another handle", 2);
+		CHECK_INT(store_checkpoint_put(other, a, &c, head, &err), SMR_OK);
+		checkpoint_release(&c);
+	}
+	CHECK_INT(store_data_version(f->st, &v3, &err), SMR_OK);
+	CHECK(v3 != v2);
+	store_close(other);
+	free(head);
+}
+
+/*
+ * Racers: every thread opens its own handle, waits at a barrier, then
+ * writes on the same parent (a checkpoint, and a turn after the same last
+ * number): exactly one of each wins, every other gets SMR_ECONFLICT.
+ */
+#define RACERS 8
+
+struct racer {
+	const char *dsn, *space_id, *session_id, *parent;
+	pthread_barrier_t *start;
+	int index;
+	enum smr_rc put_rc, turn_rc;
+	char hash[65], put_msg[512];
+	int64_t seq;
+};
+
+static void *racer_main(void *arg)
+{
+	struct racer *r = arg;
+	struct smr_err err = SMR_ERR_INIT;
+	struct store *st = NULL;
+	struct turn t = { 0 };
+	struct checkpoint c;
+	char title[32];
+
+	r->put_rc = r->turn_rc = SMR_EINTERNAL;
+	if (store_open(r->dsn, &st, NULL))
+		st = NULL;
+	snprintf(title, sizeof(title), "racer %d", r->index);
+	make_ckpt(&c, r->parent, title, r->index);
+	snprintf(r->hash, sizeof(r->hash), "%s", c.hash);
+	t.session_id = (char *)r->session_id;
+	t.role = (char *)"user";
+	t.content = title;
+	t.prompt_tokens = t.completion_tokens = t.latency_ms = -1;
+	t.created_at = (char *)"2026-01-01T00:00:02.000000Z";
+	pthread_barrier_wait(r->start);
+	if (st) {
+		r->put_rc = store_checkpoint_put(st, r->space_id, &c, r->parent, &err);
+		snprintf(r->put_msg, sizeof(r->put_msg), "%s", err.msg);
+	}
+	pthread_barrier_wait(r->start);
+	if (st) {
+		r->turn_rc = store_turn_append(st, &t, 1, NULL);
+		r->seq = t.seq;
+	}
+	checkpoint_release(&c);
+	store_close(st);
+	return NULL;
+}
+
+CONFORMANCE(racing_writers_on_one_parent_exactly_one_wins)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct racer r[RACERS];
+	pthread_t th[RACERS];
+	pthread_barrier_t start;
+	char a[37], s1[37], *root = NULL, *head, want[128];
+	struct turn *v = NULL;
+	size_t n = 0;
+	int won = -1, turn_won = -1, wins = 0, turn_wins = 0;
+
+	CHECK_INT(make_space(f, "race", a, &err), SMR_OK);
+	CHECK_INT(put_next(f, a, &root, "root", 0), SMR_OK);
+	make_session(f, a, s1, "2026-01-01T00:00:01.000000Z", NULL, NULL, -1);
+	CHECK_INT(append(f, s1, "user", "first", "2026-01-01T00:00:01.000000Z", 0, NULL, &err),
+		  SMR_OK);
+	pthread_barrier_init(&start, NULL, RACERS);
+	memset(r, 0, sizeof(r));
+	for (int i = 0; i < RACERS; i++) {
+		r[i] = (struct racer){ .dsn = f->dsn, .space_id = a, .session_id = s1,
+				       .parent = root, .start = &start, .index = i + 1 };
+		pthread_create(&th[i], NULL, racer_main, &r[i]);
+	}
+	for (int i = 0; i < RACERS; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&start);
+	for (int i = 0; i < RACERS; i++) {
+		CHECK(r[i].put_rc == SMR_OK || r[i].put_rc == SMR_ECONFLICT);
+		CHECK(r[i].turn_rc == SMR_OK || r[i].turn_rc == SMR_ECONFLICT);
+		if (r[i].put_rc == SMR_OK)
+			won = i, wins++;
+		if (r[i].turn_rc == SMR_OK)
+			turn_won = i, turn_wins++;
+	}
+	CHECK_INT(wins, 1);
+	CHECK_INT(turn_wins, 1);
+	if (wins != 1 || turn_wins != 1)
+		goto out;
+	/* HEAD is the winner's; every loser was told so, and wrote nothing */
+	head = space_head(f, a);
+	CHECK_STR(head, r[won].hash);
+	free(head);
+	CHECK_INT(count_checkpoints(f, a), 2);
+	snprintf(want, sizeof(want), "parent is stale: HEAD is now %.12s (%s)", r[won].hash,
+		 r[won].hash);
+	for (int i = 0; i < RACERS; i++)
+		if (i != won)
+			CHECK_STR(r[i].put_msg, want);
+	CHECK_INT(r[turn_won].seq, 2);
+	CHECK_INT(store_turn_list(f->st, s1, 0, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 2);
+	turns_free(v, n);
+	CHECK(fsck_ok(f));
+out:
+	free(root);
+}
+
 /* ---- PostgreSQL only ---- */
 
 /* Opens a PostgreSQL fixture for a pg_* test; 0 when it should run. */

@@ -5,13 +5,18 @@
  * thread, so its workers' handles are its connection pool.  Every method is
  * one transaction, or a step of one that store.c runs, with the guarantees
  * of sqlite.c:
+ *  - store.c's writes are pipelined (libpq pipeline mode): BEGIN, the row
+ *    statements and COMMIT go out together and their results come back
+ *    together, one round trip per write;
  *  - HEAD moves by compare-and-swap: head_lock locks the Space's ref row
- *    (SELECT ... FOR NO KEY UPDATE) so that store.c compares it with the
- *    expected HEAD and only then inserts and moves it;
- *  - last_seq_lock locks the session row before computing MAX + 1, so
- *    sequence numbers are unique and gap-free under concurrent writers (in
- *    READ COMMITTED the MAX runs as a new statement, after the lock, and sees
- *    every turn committed before it);
+ *    (SELECT ... FOR NO KEY UPDATE), then reads it and checks it against
+ *    the expected HEAD in new statements; a failed check (FAIL_UNLESS)
+ *    aborts the rest of the transaction in the server, so nothing is
+ *    inserted or moved, and store.c words the conflict;
+ *  - last_seq_lock locks the session row before the MAX + 1 of turn_insert,
+ *    so sequence numbers are unique and gap-free under concurrent writers
+ *    (in READ COMMITTED each statement after the lock sees every turn
+ *    committed before it);
  *  - a method returns SMR_OK only after COMMIT succeeded with
  *    synchronous_commit on (forced back on if the server has it off).
  *
@@ -21,10 +26,14 @@
  * Connection loss: a call that fails because the connection died returns
  * SMR_EUNAVAIL ("database connection lost; retry") and the handle reconnects
  * (PQreset, statements prepared again) at the start of the next call, so a
- * restart or failover of PostgreSQL needs no restart of Smriti.  Work that
- * cannot have happened yet is retried once on a fresh connection: BEGIN of a
- * write and a read-only statement.  A write whose COMMIT got no answer is
- * reported as possibly applied.
+ * restart or failover of PostgreSQL needs no restart of Smriti.  A call
+ * first reads what the server sent while the handle was idle
+ * (PQconsumeInput, no round trip), so a hang-up is usually noticed before
+ * anything is sent.  Work that cannot have happened yet is retried once on
+ * a fresh connection: a read-only statement, and a write whose BEGIN the
+ * server refused because it was going away (store.c retries it, see
+ * txn_not_started).  A write whose COMMIT got no answer is reported as
+ * possibly applied.
  */
 #include "store/internal.h"
 #include "store/full/schema_postgres.h"
@@ -49,14 +58,16 @@
 
 enum stmt {
 	Q_SPACE_INSERT, Q_SPACE_GET, Q_SPACE_LIST, Q_SPACE_RENAME, Q_SPACE_DELETE,
-	Q_HEAD_LOCK, Q_HASH_BY_ID, Q_COMMIT_INSERT, Q_HEAD_MOVE,
+	Q_SPACE_CHECK, Q_HEAD_LOCK, Q_HASH_BY_ID, Q_HEAD_READ, Q_HEAD_CHECK, Q_COMMIT_INSERT,
+	Q_COMMIT_INSERT_ON_HEAD, Q_HEAD_MOVE, Q_HEAD_MOVE_TO, Q_HEAD_GET,
 	Q_CKPT_IN_SPACE, Q_CKPT_ANY, Q_FIND_PREFIX, Q_LOG, Q_SCAN, Q_COMMIT_ID,
 	Q_COMMIT_LINKS, Q_COMMIT_COPY,
-	Q_SESSION_INSERT, Q_SESSION_GET, Q_SESSION_LIST, Q_SESSION_LOCK, Q_LAST_SEQ,
+	Q_SESSION_INSERT, Q_SESSION_GET, Q_SESSION_LIST, Q_SESSION_LOCK, Q_LAST_SEQ, Q_SEQ_CHECK,
 	Q_TURN_INSERT, Q_TURN_SET_ERROR, Q_TURN_LIST, Q_TURNS_SINCE_HEAD,
 	Q_JOB_INSERT, Q_JOB_GET, Q_JOB_UPDATE, Q_JOB_FAIL_UNFINISHED,
 	Q_SPACE_FIND, Q_SPACE_LIST_DELETED, Q_GC_REPOINT, Q_GC_SPACES, Q_GC_ORPHANS, Q_REFLOG_INSERT,
-	Q_REFLOG_LIST, Q_SEARCH_HAS, Q_SEARCH_INSERT, Q_SEARCH, Q_SEARCH_TURNS,
+	Q_REFLOG_LIST, Q_SEARCH_HAS, Q_SEARCH_INSERT, Q_SEARCH_INSERT_AT,
+	Q_SEARCH_INSERT_TURN, Q_SEARCH, Q_SEARCH_TURNS,
 	Q_GEN_INSERT, Q_GEN_GET, Q_GEN_RUNNING, Q_GEN_UPDATE, Q_GEN_INTERRUPT_TURNS,
 	Q_GEN_INTERRUPT,
 	Q_COUNT
@@ -113,6 +124,38 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
 	" AND ($2::text IS NULL OR r.id IN (SELECT jsonb_array_elements_text($2::jsonb)))" \
 	" AND ($3::int IS NULL OR i.field = $3::int) AND ($4::text IS NULL OR t.role = $4::text)" \
 	" AND ($5::text IS NULL OR t.created_at >= $5::text)"
+/* The hash of the Space $1's HEAD (NULL: empty), read by a statement of its own. */
+#define HEAD_HASH \
+	"(SELECT c.commit_hash FROM refs f JOIN commits c ON c.id = f.commit_id" \
+	" WHERE f.repo_id = $1::text AND f.name = 'main')"
+
+/*
+ * A check that fails its statement (SQLSTATE 22P02) unless ok, and with it
+ * the pipelined transaction it belongs to, so that nothing after it is
+ * written.  The cast applies to a value only known at run time, so the
+ * planner cannot fold it.
+ */
+#define FAIL_UNLESS(ok, why) \
+	"SELECT CAST(CASE WHEN " ok " THEN '0' ELSE '" why "' END AS integer)"
+#define CHECK_FAILED "22P02"
+
+/* HEAD of a Space named by id or name, with the checkpoint's columns (CKPT_COLS' order). */
+#define HEAD_COLS \
+	"SELECT c.commit_hash, p.commit_hash, m.commit_hash, r.name, c.title, c.summary," \
+	" c.fields_text, c.author, c.created_at, c.parent_commit_id, c.id FROM repos r" \
+	" LEFT JOIN refs f ON f.repo_id = r.id AND f.name = 'main'" \
+	" LEFT JOIN commits c ON c.id = f.commit_id" \
+	" LEFT JOIN commits p ON p.id = c.parent_commit_id" \
+	" LEFT JOIN commits m ON m.id = c.merge_parent_commit_id"
+
+/*
+ * The id of the live Space $1 names, a name match winning over an id match: two
+ * index look-ups (an OR of the two columns scanned every Space).
+ */
+#define SPACE_BY_REF \
+	"(SELECT id FROM (SELECT id, 0 AS k FROM repos WHERE name = $1::text" \
+	" AND deleted_at IS NULL UNION ALL SELECT id, 1 FROM repos WHERE id = $1::text" \
+	" AND deleted_at IS NULL) x ORDER BY k LIMIT 1)"
 
 #define SESSION_COLS \
 	"SELECT s.id, s.repo_id, s.title, s.mounted_commit_hash, s.forked_from_session_id," \
@@ -138,9 +181,7 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" VALUES ($1, $2, $3, $4) RETURNING id)"
 		" INSERT INTO refs (repo_id, name, commit_id) SELECT id, 'main', NULL FROM r",
 	/* A name match wins over an id match, as in sqlite.c. */
-	[Q_SPACE_GET] = SPACE_COLS " WHERE r.deleted_at IS NULL"
-		" AND (r.name = $1::text OR r.id = $1::text)"
-		" ORDER BY r.name = $1::text DESC LIMIT 1",
+	[Q_SPACE_GET] = SPACE_COLS " WHERE r.id = " SPACE_BY_REF,
 	[Q_SPACE_LIST] = SPACE_COLS " WHERE r.deleted_at IS NULL ORDER BY r.name",
 	[Q_SPACE_RENAME] = "UPDATE repos SET name = $1 WHERE id = $2 AND deleted_at IS NULL",
 	/* a deleted Space gives its name back (see sqlite.c) */
@@ -148,7 +189,16 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" WHERE id = $2 AND deleted_at IS NULL",
 	[Q_HEAD_LOCK] = "SELECT commit_id FROM refs WHERE repo_id = $1 AND name = 'main'"
 		" FOR NO KEY UPDATE",
+	[Q_SPACE_CHECK] = FAIL_UNLESS("EXISTS (SELECT 1 FROM repos WHERE id = $1::text"
+		" AND name = $3::text AND (name = $2::text OR id = $2::text)) AND NOT EXISTS"
+		" (SELECT 1 FROM repos WHERE name = $2::text AND id <> $1::text)",
+		"the space has another name"),
 	[Q_HASH_BY_ID] = "SELECT commit_hash FROM commits WHERE id = $1",
+	[Q_HEAD_READ] = "SELECT " HEAD_HASH,
+	[Q_HEAD_CHECK] = FAIL_UNLESS("EXISTS (SELECT 1 FROM refs WHERE repo_id = $1::text"
+		" AND name = 'main') AND " HEAD_HASH " IS NOT DISTINCT FROM $2::text",
+		"HEAD is not the expected parent"),
+	/* on top of the HEAD that Q_HEAD_LOCK locked */
 	[Q_COMMIT_INSERT] =
 		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title, summary,"
 		" decisions, assumptions, tasks, open_questions, entities, artifacts, metadata_,"
@@ -157,7 +207,22 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" j->'assumptions', j->'tasks', j->'open_questions', j->'entities', j->'artifacts',"
 		" j->'metadata', $6::text, $7::text, $8::text, $9::bigint"
 		" FROM (SELECT $6::text::jsonb AS j) x RETURNING id",
+	/* on top of the HEAD that Q_HEAD_LOCK locked (store.c's pipelined put) */
+	[Q_COMMIT_INSERT_ON_HEAD] =
+		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title, summary,"
+		" decisions, assumptions, tasks, open_questions, entities, artifacts, metadata_,"
+		" fields_text, author, created_at)"
+		" SELECT $1::text, $2::text, (SELECT commit_id FROM refs WHERE repo_id = $1::text"
+		" AND name = 'main'), $3::text, $4::text, j->'decisions',"
+		" j->'assumptions', j->'tasks', j->'open_questions', j->'entities', j->'artifacts',"
+		" j->'metadata', $5::text, $6::text, $7::text"
+		" FROM (SELECT $5::text::jsonb AS j) x",
 	[Q_HEAD_MOVE] = "UPDATE refs SET commit_id = $1 WHERE repo_id = $2 AND name = 'main'",
+	[Q_HEAD_MOVE_TO] = "UPDATE refs SET commit_id = (SELECT id FROM commits"
+		" WHERE repo_id = $1::text AND commit_hash = $2::text)"
+		" WHERE repo_id = $1::text AND name = 'main'",
+	/* A name match wins over an id match, as in Q_SPACE_GET. */
+	[Q_HEAD_GET] = HEAD_COLS " WHERE r.id = " SPACE_BY_REF,
 	[Q_CKPT_IN_SPACE] = CKPT_COLS " WHERE c.repo_id = $1 AND c.commit_hash = $2",
 	[Q_CKPT_ANY] = CKPT_COLS " WHERE c.commit_hash = $1"
 		" ORDER BY r.deleted_at IS NOT NULL, c.id LIMIT 1",
@@ -188,10 +253,16 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_SESSION_LIST] = SESSION_COLS " WHERE s.repo_id = $1 ORDER BY s.created_at, s.id",
 	[Q_SESSION_LOCK] = "SELECT 1 FROM sessions WHERE id = $1 FOR NO KEY UPDATE",
 	[Q_LAST_SEQ] = "SELECT COALESCE(MAX(sequence_number), 0) FROM turns WHERE session_id = $1",
+	[Q_SEQ_CHECK] = FAIL_UNLESS("$2::bigint < 0 OR (SELECT COALESCE(MAX(sequence_number), 0)"
+		" FROM turns WHERE session_id = $1::text) = $2::bigint",
+		"the session has moved on"),
+	/* the session's next number: its row is locked (Q_SESSION_LOCK) or new */
 	[Q_TURN_INSERT] =
 		"INSERT INTO turns (session_id, sequence_number, role, content, provider, model,"
 		" prompt_tokens, completion_tokens, latency_ms, error, created_at, status, author)"
-		" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id",
+		" VALUES ($1::text, (SELECT COALESCE(MAX(sequence_number), 0) + 1 FROM turns"
+		" WHERE session_id = $1::text), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+		" RETURNING id, sequence_number",
 	[Q_TURN_SET_ERROR] = "UPDATE turns SET error = $1 WHERE id = $2",
 	[Q_TURN_LIST] = TURN_COLS " WHERE session_id = $1 AND sequence_number > $2"
 		" ORDER BY sequence_number",
@@ -244,6 +315,21 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_SEARCH_INSERT] =
 		"INSERT INTO search_items (commit_id, turn_id, field, ordinal, terms)"
 		" VALUES ($1, $2, $3, $4, $5)",
+	/*
+	 * By name, for a pipelined put: the row of hash $2 in Space $1, unless
+	 * another Space holds a copy of it (indexed with that one, as
+	 * Q_SEARCH_HAS tells the id-based writes).
+	 */
+	[Q_SEARCH_INSERT_AT] =
+		"INSERT INTO search_items (commit_id, turn_id, field, ordinal, terms)"
+		" SELECT c.id, NULL::bigint, $3::int, $4::bigint, $5::text FROM commits c"
+		" WHERE c.repo_id = $1::text AND c.commit_hash = $2::text AND NOT EXISTS"
+		" (SELECT 1 FROM commits o WHERE o.commit_hash = $2::text AND o.repo_id <> $1::text)",
+	/* the session $1's last turn (the one this transaction appended, under its lock) */
+	[Q_SEARCH_INSERT_TURN] =
+		"INSERT INTO search_items (commit_id, turn_id, field, ordinal, terms)"
+		" SELECT NULL::bigint, t.id, $2::int, t.sequence_number, $3::text FROM turns t"
+		" WHERE t.session_id = $1::text ORDER BY t.sequence_number DESC LIMIT 1",
 	/* the expression is the index's (schema_postgres.h), so GIN serves it */
 	[Q_SEARCH] = PG_SEARCH_CKPT " ORDER BY 10 DESC, 12 DESC LIMIT NULLIF($7::bigint, 0)",
 	[Q_SEARCH_TURNS] = PG_SEARCH_CKPT PG_SEARCH_TURN
@@ -267,13 +353,43 @@ static const char *const stmt_sql[Q_COUNT] = {
 
 /* ---- the handle ---- */
 
+/*
+ * One statement sent in pipeline mode, whose result is read later, in
+ * order.  take reads its rows when it succeeded (NULL: none wanted).
+ */
+struct pg_store;
+struct pipe_entry;
+typedef enum smr_rc (*take_fn)(struct pg_store *s, PGresult *r, struct pipe_entry *e,
+			       struct smr_err *err);
+
+enum pipe_kind { PE_QUERY, PE_PREPARE, PE_SYNC };
+
+struct pipe_entry {
+	enum pipe_kind kind;
+	enum stmt q;              /* PE_PREPARE: the statement prepared */
+	take_fn take;
+	void *out;                /* where take puts what it read */
+	const char *what;         /* for error messages: "writing a checkpoint" */
+	const char *conflict;     /* the SQLSTATE that means a conflict, or NULL */
+	enum smr_rc conflict_rc;  /* what that conflict is: SMR_ECONFLICT unless set */
+	int begin, commit;        /* it is the BEGIN, the COMMIT */
+	char arg[80];             /* the name a not-found message names */
+};
+
+#define PIPE_MAX 32
+
 struct pg_store {
 	struct store base;
 	PGconn *conn;
+	char *dsn;                         /* to connect afresh */
 	unsigned char prepared[Q_COUNT];   /* on this connection */
 	const char *generic[GENERIC_MAX];  /* sql_text statements prepared on it, by address */
 	int lost;                          /* the last failure was a dead connection */
+	int not_started;                   /* the last write's BEGIN met a dead connection */
 	char sqlstate[6];                  /* of the last failure, "" if none */
+	struct pipe_entry pipe[PIPE_MAX];  /* sent, results not read yet */
+	int npipe, pipe_read;              /* entries sent; entries whose results are read */
+	PGresult *kept;                    /* a result run() asked for inside a pipeline */
 };
 
 static struct pg_store *P(struct store *st)
@@ -427,12 +543,26 @@ static enum smr_rc setup_connection(struct pg_store *s, struct smr_err *err)
 	return rc;
 }
 
+static PGconn *connect_dsn(const char *dsn);
+
+/*
+ * A fresh connection: PQreset, or a new connection when a pipeline died
+ * half-read (nothing of its state is worth keeping).
+ */
 static enum smr_rc reconnect(struct pg_store *s, struct smr_err *err)
 {
 	char buf[256];
 
-	PQreset(s->conn);
-	if (PQstatus(s->conn) != CONNECTION_OK) {
+	s->npipe = s->pipe_read = 0;
+	if (PQpipelineStatus(s->conn) == PQ_PIPELINE_OFF) {
+		PQreset(s->conn);
+	} else {
+		PQfinish(s->conn);
+		s->conn = connect_dsn(s->dsn);
+		if (s->conn)
+			PQsetNoticeProcessor(s->conn, quiet_notices, NULL);
+	}
+	if (!s->conn || PQstatus(s->conn) != CONNECTION_OK) {
 		s->lost = 1;
 		return smr_errf(err, SMR_EUNAVAIL, "cannot reach the database: %s",
 				conn_message(s, buf, sizeof(buf)));
@@ -440,13 +570,22 @@ static enum smr_rc reconnect(struct pg_store *s, struct smr_err *err)
 	return setup_connection(s, err);
 }
 
-/* At the start of every call: a live connection outside any transaction. */
+/*
+ * At the start of every call: a live connection outside any transaction.
+ * PQconsumeInput reads what the server sent while we were idle without a
+ * round trip, so a server that hung up (restart, failover, terminated
+ * backend) is noticed before anything is sent.
+ */
 static enum smr_rc ready(struct pg_store *s, struct smr_err *err)
 {
 	PGresult *r;
 
 	s->sqlstate[0] = '\0';
-	if (PQstatus(s->conn) != CONNECTION_OK)
+	s->not_started = 0;
+	s->lost = 0;
+	if (PQstatus(s->conn) == CONNECTION_OK && PQpipelineStatus(s->conn) == PQ_PIPELINE_OFF)
+		PQconsumeInput(s->conn);
+	if (PQstatus(s->conn) != CONNECTION_OK || PQpipelineStatus(s->conn) != PQ_PIPELINE_OFF)
 		return reconnect(s, err);
 	if (PQtransactionStatus(s->conn) != PQTRANS_IDLE) {
 		r = PQexec(s->conn, "ROLLBACK");
@@ -469,6 +608,222 @@ static enum smr_rc simple(struct pg_store *s, const char *sql, const char *what,
 	return rc;
 }
 
+/* ---- pipelined transactions ----
+ *
+ * store.c's writes (txn_begin, the row methods, txn_commit) go out in
+ * pipeline mode: BEGIN, the statements and COMMIT are sent together and
+ * their results read back in order at txn_commit, one round trip in all.
+ * A check that fails aborts what follows it in the server (FAIL_UNLESS), so
+ * nothing after it is written.  A row method that needs a result before
+ * the commit (run() inside a pipeline) costs one more round trip: it asks
+ * the server to flush and reads up to its own result.
+ */
+
+static int in_pipeline(const struct pg_store *s)
+{
+	return PQpipelineStatus(s->conn) != PQ_PIPELINE_OFF;
+}
+
+/*
+ * Maps the failed result r of entry e.  A dead connection after a COMMIT
+ * was sent leaves the write's fate unknown, unless the server itself said
+ * it stopped at a statement before the COMMIT; a BEGIN the server refused
+ * because it was going away means nothing of the write happened.
+ */
+static enum smr_rc pipe_fail(struct pg_store *s, const struct pipe_entry *e, const PGresult *r,
+			     int commit_sent, struct smr_err *err)
+{
+	const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+	enum smr_rc rc;
+
+	if (e->conflict && state && !strcmp(state, e->conflict)) {
+		snprintf(s->sqlstate, sizeof(s->sqlstate), "%s", state);
+		return smr_errf(err, e->conflict_rc ? e->conflict_rc : SMR_ECONFLICT,
+				"conflict while %s", e->what);
+	}
+	rc = pg_fail(s, r, e->what, err);
+	if (!s->lost)
+		return rc;
+	if (e->begin && state)
+		s->not_started = 1;
+	else if (commit_sent && (!state || e->commit))
+		rc = smr_errf(err, SMR_EUNAVAIL, "database connection lost while committing;"
+			      " the write may or may not have been saved");
+	return rc;
+}
+
+/* Handles the result r of entry e (and frees it unless e keeps it). */
+static enum smr_rc pipe_result(struct pg_store *s, struct pipe_entry *e, PGresult *r,
+			       int commit_sent, struct smr_err *err)
+{
+	ExecStatusType st = PQresultStatus(r);
+	enum smr_rc rc = SMR_OK;
+	int keep = 0;
+
+	if (e->kind == PE_SYNC) {
+		if (st != PGRES_PIPELINE_SYNC)
+			rc = pg_fail(s, r, e->what, err);
+	} else if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
+		if (e->take)
+			rc = e->take(s, r, e, err);
+		keep = e->out == &s->kept;
+	} else if (st == PGRES_PIPELINE_ABORTED) {
+		rc = smr_errf(err, SMR_EINTERNAL, "skipped after a failure while %s", e->what);
+	} else {
+		rc = pipe_fail(s, e, r, commit_sent, err);
+	}
+	if (e->kind == PE_PREPARE && st != PGRES_COMMAND_OK)
+		s->prepared[e->q] = 0;
+	if (!keep)
+		PQclear(r);
+	return rc;
+}
+
+/*
+ * Reads the results of every entry sent so far, in order; returns the
+ * first failure (err describes that one).  A dead connection stops it.
+ */
+static enum smr_rc pipe_drain(struct pg_store *s, struct smr_err *err)
+{
+	enum smr_rc rc = SMR_OK, one;
+	int commit_sent = 0;
+	PGresult *r;
+
+	for (int i = 0; i < s->npipe; i++)
+		commit_sent |= s->pipe[i].commit;
+	while (s->pipe_read < s->npipe && !s->lost) {
+		struct pipe_entry *e = &s->pipe[s->pipe_read++];
+
+		r = PQgetResult(s->conn);
+		if (!r) {
+			one = pipe_fail(s, e, NULL, commit_sent, rc ? NULL : err);
+			rc = rc ? rc : one;
+			s->lost = 1;
+			break;
+		}
+		one = pipe_result(s, e, r, commit_sent, rc ? NULL : err);
+		rc = rc ? rc : one;
+		if (e->kind != PE_SYNC && (r = PQgetResult(s->conn)) != NULL) {
+			PQclear(r);   /* out of step with the server: start afresh */
+			s->lost = 1;
+		}
+	}
+	if (s->pipe_read == s->npipe)
+		s->npipe = s->pipe_read = 0;
+	return rc;
+}
+
+static enum smr_rc pipe_send_failed(struct pg_store *s, const char *what, struct smr_err *err)
+{
+	enum smr_rc rc = pg_fail(s, NULL, what, err);
+
+	s->lost = 1;   /* whatever went out, the pipeline is not worth reading */
+	return rc;
+}
+
+/* Room for n more entries: reads what is in flight when the list is full. */
+static enum smr_rc pipe_room(struct pg_store *s, int n, struct smr_err *err)
+{
+	if (s->npipe + n <= PIPE_MAX)
+		return SMR_OK;
+	if (!PQsendFlushRequest(s->conn) || PQflush(s->conn))
+		return pipe_send_failed(s, "sending statements", err);
+	return pipe_drain(s, err);
+}
+
+/* Sends a statement without parameters (BEGIN, COMMIT, ROLLBACK) in the pipeline. */
+static enum smr_rc pipe_plain(struct pg_store *s, const char *sql, const struct pipe_entry *e,
+			      struct smr_err *err)
+{
+	enum smr_rc rc = pipe_room(s, 1, err);
+
+	if (rc)
+		return rc;
+	if (!PQsendQueryParams(s->conn, sql, 0, NULL, NULL, NULL, NULL, 0))
+		return pipe_send_failed(s, e->what, err);
+	s->pipe[s->npipe] = *e;
+	s->pipe[s->npipe++].kind = PE_QUERY;
+	return SMR_OK;
+}
+
+/* Sends prepared statement q in the pipeline, preparing it first on this connection. */
+static enum smr_rc pipe_send(struct pg_store *s, enum stmt q, const struct params *p,
+			     const struct pipe_entry *e, struct smr_err *err)
+{
+	char name[16];
+	enum smr_rc rc = pipe_room(s, 2, err);
+
+	if (rc)
+		return rc;
+	snprintf(name, sizeof(name), "smriti_%d", (int)q);
+	if (!s->prepared[q]) {
+		if (!PQsendPrepare(s->conn, name, stmt_sql[q], 0, NULL))
+			return pipe_send_failed(s, e->what, err);
+		s->pipe[s->npipe++] = (struct pipe_entry){ .kind = PE_PREPARE, .q = q,
+							   .what = e->what };
+		s->prepared[q] = 1;
+	}
+	if (!PQsendQueryPrepared(s->conn, name, p ? p->n : 0, p ? p->v : NULL, NULL, NULL, 0))
+		return pipe_send_failed(s, e->what, err);
+	s->pipe[s->npipe] = *e;
+	s->pipe[s->npipe].kind = PE_QUERY;
+	s->pipe[s->npipe++].q = q;
+	return SMR_OK;
+}
+
+static enum smr_rc pipe_sync(struct pg_store *s, struct smr_err *err)
+{
+	enum smr_rc rc = pipe_room(s, 1, err);
+
+	if (rc)
+		return rc;
+	if (!PQpipelineSync(s->conn))
+		return pipe_send_failed(s, "sending statements", err);
+	s->pipe[s->npipe++] = (struct pipe_entry){ .kind = PE_SYNC, .what = "ending a pipeline" };
+	return SMR_OK;
+}
+
+/*
+ * Leaves pipeline mode once every result is read; a pipeline that could
+ * not be read to the end leaves a connection that the next call replaces.
+ */
+static void pipe_end(struct pg_store *s)
+{
+	if (s->pipe_read != s->npipe || !PQexitPipelineMode(s->conn))
+		s->lost = 1;
+	s->npipe = s->pipe_read = 0;
+}
+
+static enum smr_rc take_keep(struct pg_store *s, PGresult *r, struct pipe_entry *e,
+			     struct smr_err *err)
+{
+	(void)e;
+	(void)err;
+	s->kept = r;
+	return SMR_OK;
+}
+
+/* run() inside a pipeline: sends q, has the server flush, and reads up to its result. */
+static enum smr_rc pipe_run(struct pg_store *s, enum stmt q, const struct params *p,
+			    PGresult **out, const char *what, struct smr_err *err)
+{
+	struct pipe_entry e = { .take = take_keep, .out = &s->kept, .what = what };
+	enum smr_rc rc = pipe_send(s, q, p, &e, err);
+
+	if (!rc && (!PQsendFlushRequest(s->conn) || PQflush(s->conn)))
+		rc = pipe_send_failed(s, what, err);
+	if (!rc)
+		rc = pipe_drain(s, err);
+	if (rc) {
+		PQclear(s->kept);
+		s->kept = NULL;
+		return rc;
+	}
+	*out = s->kept;
+	s->kept = NULL;
+	return SMR_OK;
+}
+
 /*
  * Runs prepared statement q (preparing it first on this connection); *out
  * gets the rows (caller PQclear()s), or NULL on failure.
@@ -482,6 +837,8 @@ static enum smr_rc run(struct pg_store *s, enum stmt q, const struct params *p,
 	enum smr_rc rc;
 
 	*out = NULL;
+	if (in_pipeline(s))
+		return pipe_run(s, q, p, out, what, err);
 	snprintf(name, sizeof(name), "smriti_%d", (int)q);
 	if (!s->prepared[q]) {
 		r = PQprepare(s->conn, name, stmt_sql[q], 0, NULL);
@@ -586,17 +943,77 @@ static enum smr_rc commit(struct pg_store *s, struct smr_err *err)
 
 static enum smr_rc pg_txn_begin(struct store *st, struct smr_err *err)
 {
-	return begin(P(st), err);
+	struct pg_store *s = P(st);
+	enum smr_rc rc = ready(s, err);
+
+	if (rc)
+		return rc;
+	if (!PQenterPipelineMode(s->conn))
+		return pg_fail(s, NULL, "starting a transaction", err);
+	return pipe_plain(s, "BEGIN",
+			  &(struct pipe_entry){ .what = "starting a transaction", .begin = 1 }, err);
 }
 
+/*
+ * COMMIT, a sync point, then a ROLLBACK that ends the transaction if one of
+ * its statements failed (outside a transaction it only warns), all sent
+ * with the rest; the results are read in one go.
+ */
 static enum smr_rc pg_txn_commit(struct store *st, struct smr_err *err)
 {
-	return commit(P(st), err);
+	struct pg_store *s = P(st);
+	enum smr_rc rc;
+
+	if (!in_pipeline(s))
+		return commit(s, err);
+	rc = pipe_plain(s, "COMMIT", &(struct pipe_entry){ .what = "committing", .commit = 1 },
+			err);
+	if (!rc)
+		rc = pipe_sync(s, err);
+	if (!rc)
+		rc = pipe_plain(s, "ROLLBACK", &(struct pipe_entry){ .what = "ending a transaction" },
+				err);
+	if (!rc)
+		rc = pipe_sync(s, err);
+	if (!rc || !s->lost) {
+		enum smr_rc drained = pipe_drain(s, err);
+
+		rc = rc ? rc : drained;
+	}
+	pipe_end(s);
+	return rc;
 }
 
 static void pg_txn_rollback(struct store *st)
 {
-	rollback(P(st), SMR_OK);
+	struct pg_store *s = P(st);
+
+	if (!in_pipeline(s)) {
+		rollback(s, SMR_OK);
+		return;
+	}
+	if (!s->lost && !pipe_sync(s, NULL) &&
+	    !pipe_plain(s, "ROLLBACK", &(struct pipe_entry){ .what = "rolling back" }, NULL) &&
+	    !pipe_sync(s, NULL))
+		pipe_drain(s, NULL);
+	pipe_end(s);
+}
+
+/* Has the server flush what it has done so far and reads it (txn_flush). */
+static enum smr_rc pg_txn_flush(struct store *st, struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+
+	if (!in_pipeline(s) || s->pipe_read == s->npipe)
+		return SMR_OK;
+	if (!PQsendFlushRequest(s->conn) || PQflush(s->conn))
+		return pipe_send_failed(s, "sending statements", err);
+	return pipe_drain(s, err);
+}
+
+static int pg_txn_not_started(struct store *st)
+{
+	return P(st)->not_started;
 }
 
 /* ---- opening and migrations ---- */
@@ -694,6 +1111,7 @@ static void pg_close(struct store *st)
 	if (!s)
 		return;
 	PQfinish(s->conn);
+	free(s->dsn);
 	free(s);
 }
 
@@ -719,6 +1137,7 @@ static enum smr_rc pg_open(const char *dsn, struct store **out, struct smr_err *
 	char buf[256];
 
 	s->base.ops = &store_postgres_ops;
+	s->dsn = xstrdup(dsn);
 	s->conn = connect_dsn(dsn);
 	if (!s->conn || PQstatus(s->conn) != CONNECTION_OK) {
 		rc = smr_errf(err, SMR_EUNAVAIL, "cannot connect to the database: %s",
@@ -946,6 +1365,44 @@ static enum smr_rc pg_search_has(struct store *st, const char *hash, int *yes,
 	return rc;
 }
 
+/*
+ * A statement without a result: inside store.c's pipelined transaction it
+ * joins the pipeline (no round trip of its own; a failure arrives at
+ * commit), else it runs now.
+ */
+static enum smr_rc write_stmt(struct pg_store *s, enum stmt q, const struct params *p,
+			      const char *what, struct smr_err *err)
+{
+	if (in_pipeline(s))
+		return pipe_send(s, q, p, &(struct pipe_entry){ .what = what }, err);
+	return run_done(s, q, p, what, err);
+}
+
+static enum smr_rc pg_search_insert_at(struct store *st, const char *space_id,
+				       const char *hash, int field, int64_t ordinal,
+				       const char *words, struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+
+	p_text(&p, space_id);
+	p_text(&p, hash);
+	p_int(&p, field);
+	p_int(&p, ordinal);
+	p_text(&p, words);
+	return write_stmt(P(st), Q_SEARCH_INSERT_AT, &p, "indexing for search", err);
+}
+
+static enum smr_rc pg_search_insert_turn(struct store *st, const char *session_id, int field,
+					 const char *words, struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+
+	p_text(&p, session_id);
+	p_int(&p, field);
+	p_text(&p, words);
+	return write_stmt(P(st), Q_SEARCH_INSERT_TURN, &p, "indexing for search", err);
+}
+
 static enum smr_rc pg_search_insert(struct store *st, int64_t commit_id, int64_t turn_id,
 				    int field, int64_t ordinal, const char *words,
 				    struct smr_err *err)
@@ -957,7 +1414,7 @@ static enum smr_rc pg_search_insert(struct store *st, int64_t commit_id, int64_t
 	p_int(&p, field);
 	p_int(&p, ordinal);
 	p_text(&p, words);
-	return run_done(P(st), Q_SEARCH_INSERT, &p, "indexing for search", err);
+	return write_stmt(P(st), Q_SEARCH_INSERT, &p, "indexing for search", err);
 }
 
 /*
@@ -1039,7 +1496,7 @@ static enum smr_rc pg_reflog_insert(struct store *st, const char *space_id,
 	p_text(&p, mv->reason ? mv->reason : "");
 	p_text(&p, mv->at);
 	p_text(&p, space_name);
-	return run_done(P(st), Q_REFLOG_INSERT, &p, "writing the reflog", err);
+	return write_stmt(P(st), Q_REFLOG_INSERT, &p, "writing the reflog", err);
 }
 
 static enum smr_rc pg_reflog_list(struct store *st, const char *space_id, const char *before,
@@ -1135,6 +1592,109 @@ static int read_checkpoint(const PGresult *r, int row, struct checkpoint *c)
 	       (!PQgetisnull(r, row, CK_MERGE_ID) && !c->merge_parent_hash);
 }
 
+/* ---- the rows of store.c's writes, sent in its pipelined transaction ---- */
+
+static enum smr_rc take_found(const PGresult *r, const struct pipe_entry *e, const char *kind,
+			      struct smr_err *err)
+{
+	if (PQntuples(r) == 0)
+		return smr_errf(err, SMR_ENOTFOUND, "no %s '%s'", kind, e->arg);
+	return SMR_OK;
+}
+
+static enum smr_rc take_space_found(struct pg_store *s, PGresult *r, struct pipe_entry *e,
+				    struct smr_err *err)
+{
+	(void)s;
+	return take_found(r, e, "space", err);
+}
+
+static enum smr_rc take_session_found(struct pg_store *s, PGresult *r, struct pipe_entry *e,
+				      struct smr_err *err)
+{
+	(void)s;
+	return take_found(r, e, "session", err);
+}
+
+static enum smr_rc take_text(struct pg_store *s, PGresult *r, struct pipe_entry *e,
+			     struct smr_err *err)
+{
+	(void)s;
+	(void)err;
+	*(char **)e->out = PQntuples(r) ? col_text(r, 0, 0) : NULL;
+	return SMR_OK;
+}
+
+static enum smr_rc take_int(struct pg_store *s, PGresult *r, struct pipe_entry *e,
+			    struct smr_err *err)
+{
+	(void)s;
+	(void)err;
+	if (PQntuples(r))
+		*(int64_t *)e->out = col_int(r, 0, 0);
+	return SMR_OK;
+}
+
+static enum smr_rc take_turn(struct pg_store *s, PGresult *r, struct pipe_entry *e,
+			     struct smr_err *err)
+{
+	struct turn *t = e->out;
+
+	(void)s;
+	(void)err;
+	t->id = col_int(r, 0, 0);
+	t->seq = col_int(r, 0, 1);
+	return SMR_OK;
+}
+
+/* A row statement of store.c's transaction: pipelined, or on its own outside one. */
+static enum smr_rc row(struct pg_store *s, enum stmt q, const struct params *p,
+		       const struct pipe_entry *e, struct smr_err *err)
+{
+	if (!in_pipeline(s))
+		BUG("a row method of store.c outside its pipelined transaction");
+	return pipe_send(s, q, p, e, err);
+}
+
+static enum smr_rc check_space(struct store *st, const char *space_id, const char *ref,
+			       const char *name, struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+
+	p_text(&p, space_id);
+	p_text(&p, ref);
+	p_text(&p, name);
+	return row(P(st), Q_SPACE_CHECK, &p, &(struct pipe_entry){ .conflict = CHECK_FAILED,
+		   .conflict_rc = SMR_ENOTFOUND, .what = "checking a space" }, err);
+}
+
+/*
+ * Locks the Space's HEAD ref (FOR NO KEY UPDATE), then, in new statements
+ * that see what writers we waited for committed, reads HEAD into *hash and
+ * checks it is expected: unless it is, the check fails and with it the
+ * rest of the transaction.
+ */
+static enum smr_rc check_head(struct store *st, const char *space_id, const char *expected,
+			      char **hash, struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	struct params p = { .n = 0 };
+	struct pipe_entry e = { .take = take_space_found, .what = "reading HEAD" };
+	enum smr_rc rc;
+
+	snprintf(e.arg, sizeof(e.arg), "%s", space_id);
+	p_text(&p, space_id);
+	rc = row(s, Q_HEAD_LOCK, &p, &e, err);
+	if (!rc)
+		rc = row(s, Q_HEAD_READ, &p, &(struct pipe_entry){ .take = take_text, .out = hash,
+								 .what = "reading HEAD" }, err);
+	p_text(&p, expected);
+	if (!rc)
+		rc = row(s, Q_HEAD_CHECK, &p, &(struct pipe_entry){ .conflict = CHECK_FAILED,
+								  .what = "checking HEAD" }, err);
+	return rc;
+}
+
 /* Locks the Space's HEAD ref for this transaction and reads it (*id -1, *hash NULL: empty). */
 static enum smr_rc lock_head(struct store *st, const char *space_id, int64_t *id,
 			     char **hash, struct smr_err *err)
@@ -1160,6 +1720,27 @@ static enum smr_rc lock_head(struct store *st, const char *space_id, int64_t *id
 	if (!rc && PQntuples(r) == 1)
 		*hash = col_text(r, 0, 0);
 	PQclear(r);
+	return rc;
+}
+
+/* Inserts c on top of the HEAD check_head locked (pipelined). */
+static enum smr_rc insert_on_head(struct store *st, const char *space_id,
+				  const struct checkpoint *c, struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+	char *text = fields_text(c);
+	enum smr_rc rc;
+
+	p_text(&p, space_id);
+	p_text(&p, c->hash);
+	p_text(&p, c->title ? c->title : "");
+	p_text(&p, c->summary ? c->summary : "");
+	p_text(&p, text);
+	p_text(&p, c->author ? c->author : "");
+	p_text(&p, c->created_at);
+	rc = row(P(st), Q_COMMIT_INSERT_ON_HEAD, &p, &(struct pipe_entry){ .conflict = "23505",
+		 .what = "writing a checkpoint" }, err);
+	free(text);
 	return rc;
 }
 
@@ -1192,6 +1773,16 @@ static enum smr_rc insert_commit(struct store *st, const char *space_id,
 	return rc;
 }
 
+static enum smr_rc move_head_to(struct store *st, const char *space_id, const char *hash,
+				struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+
+	p_text(&p, space_id);
+	p_text(&p, hash);
+	return row(P(st), Q_HEAD_MOVE_TO, &p, &(struct pipe_entry){ .what = "moving HEAD" }, err);
+}
+
 static enum smr_rc move_head(struct store *st, const char *space_id, int64_t commit_id,
 			     struct smr_err *err)
 {
@@ -1200,6 +1791,23 @@ static enum smr_rc move_head(struct store *st, const char *space_id, int64_t com
 	p_int(&p, commit_id);
 	p_text(&p, space_id);
 	return run_done(P(st), Q_HEAD_MOVE, &p, "moving HEAD", err);
+}
+
+static enum smr_rc pg_head_get(struct store *st, const char *space, struct checkpoint *out,
+			       struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	enum smr_rc rc;
+
+	p_text(&p, space);
+	rc = read1(P(st), Q_HEAD_GET, &p, &r, "reading HEAD", err);
+	if (!rc && PQntuples(r) == 0)
+		rc = smr_errf(err, SMR_ENOTFOUND, "no space '%s'", space);
+	if (!rc)
+		read_checkpoint(r, 0, out);
+	PQclear(r);
+	return rc;
 }
 
 static enum smr_rc pg_checkpoint_get(struct store *st, const char *space_id, const char *hash,
@@ -1441,7 +2049,8 @@ static enum smr_rc insert_session(struct store *st, const struct session *sn,
 	struct params p = { .n = 0 };
 
 	session_params(sn, &p);
-	return run_done(P(st), Q_SESSION_INSERT, &p, "creating a session", err);
+	return row(P(st), Q_SESSION_INSERT, &p, &(struct pipe_entry){ .what = "creating a session" },
+		   err);
 }
 
 static enum smr_rc pg_session_get(struct store *st, const char *id, struct session *out,
@@ -1485,40 +2094,36 @@ static enum smr_rc pg_session_list(struct store *st, const char *repo_id,
 }
 
 /*
- * Locks the session row, then reads its last sequence number in a new
- * statement, which sees every turn committed by writers we waited for.
+ * Locks the session row, then reads its last sequence number and checks it
+ * in new statements, which see every turn committed by writers we waited
+ * for.
  */
-static enum smr_rc lock_last_seq(struct store *st, const char *session_id, int64_t *last,
-				 struct smr_err *err)
+static enum smr_rc lock_last_seq(struct store *st, const char *session_id,
+				 int64_t expected_last, int64_t *last, struct smr_err *err)
 {
 	struct pg_store *s = P(st);
 	struct params p = { .n = 0 };
-	PGresult *r = NULL;
+	struct pipe_entry e = { .take = take_session_found, .what = "reading a session" };
 	enum smr_rc rc;
 
+	snprintf(e.arg, sizeof(e.arg), "%s", session_id);
 	p_text(&p, session_id);
-	rc = run(s, Q_SESSION_LOCK, &p, &r, "reading a session", err);
-	if (!rc && PQntuples(r) == 0)
-		rc = smr_errf(err, SMR_ENOTFOUND, "no session '%s'", session_id);
-	PQclear(r);
-	r = NULL;
+	rc = row(s, Q_SESSION_LOCK, &p, &e, err);
 	if (!rc)
-		rc = run(s, Q_LAST_SEQ, &p, &r, "reading a session", err);
+		rc = row(s, Q_LAST_SEQ, &p, &(struct pipe_entry){ .take = take_int, .out = last,
+								.what = "reading a session" }, err);
+	p_int(&p, expected_last < 0 ? -1 : expected_last);
 	if (!rc)
-		*last = col_int(r, 0, 0);
-	PQclear(r);
+		rc = row(s, Q_SEQ_CHECK, &p, &(struct pipe_entry){ .conflict = CHECK_FAILED,
+								 .what = "checking a session" }, err);
 	return rc;
 }
 
 static enum smr_rc insert_turn(struct store *st, struct turn *t, struct smr_err *err)
 {
-	struct pg_store *s = P(st);
 	struct params p = { .n = 0 };
-	PGresult *r = NULL;
-	enum smr_rc rc;
 
 	p_text(&p, t->session_id);
-	p_int(&p, t->seq);
 	p_text(&p, t->role);
 	p_text(&p, t->content);
 	p_text(&p, t->provider);
@@ -1530,11 +2135,8 @@ static enum smr_rc insert_turn(struct store *st, struct turn *t, struct smr_err 
 	p_text(&p, t->created_at);
 	p_text(&p, t->status);
 	p_text(&p, t->author);
-	rc = run(s, Q_TURN_INSERT, &p, &r, "writing a turn", err);
-	if (!rc)
-		t->id = col_int(r, 0, 0);
-	PQclear(r);
-	return rc;
+	return row(P(st), Q_TURN_INSERT, &p, &(struct pipe_entry){ .take = take_turn, .out = t,
+		   .what = "writing a turn" }, err);
 }
 
 static enum smr_rc pg_turn_set_error(struct store *st, int64_t turn_id, const char *error,
@@ -1881,7 +2483,11 @@ const struct store_ops store_postgres_ops = {
 	.txn_begin = pg_txn_begin,
 	.txn_commit = pg_txn_commit,
 	.txn_rollback = pg_txn_rollback,
+	.space_check = check_space,
 	.head_lock = lock_head,
+	.head_check = check_head,
+	.commit_insert_on_head = insert_on_head,
+	.head_move_to = move_head_to,
 	.commit_insert = insert_commit,
 	.commit_id = commit_id,
 	.commit_read = commit_read,
@@ -1892,6 +2498,9 @@ const struct store_ops store_postgres_ops = {
 	.last_seq_lock = lock_last_seq,
 	.session_insert = insert_session,
 	.turn_insert = insert_turn,
+	.head_get = pg_head_get,
+	.txn_not_started = pg_txn_not_started,
+	.txn_flush = pg_txn_flush,
 	.space_create = pg_space_create,
 	.space_get = pg_space_get,
 	.space_list = pg_space_list,
@@ -1904,6 +2513,8 @@ const struct store_ops store_postgres_ops = {
 	.reflog_list = pg_reflog_list,
 	.search_has = pg_search_has,
 	.search_insert = pg_search_insert,
+	.search_insert_at = pg_search_insert_at,
+	.search_insert_turn = pg_search_insert_turn,
 	.search = pg_search,
 	.checkpoint_get = pg_checkpoint_get,
 	.checkpoint_find_prefix = pg_checkpoint_find_prefix,

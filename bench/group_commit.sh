@@ -1,0 +1,9 @@
+#!/bin/sh
+# group_commit.sh -- acknowledged durable writes per second through
+# `smriti serve` on SQLite, 1 writer vs 32 at once (group commit); see
+# group_commit.mjs.   BUILD=build-x bench/group_commit.sh  (default build/)
+set -eu
+cd "$(dirname "$0")/.."
+B=${BUILD:-build}
+make -s -j2 BUILD="$B" "$B/smriti-full" >/dev/null
+exec node bench/group_commit.mjs "$B"

@@ -1,0 +1,147 @@
+/*
+ * group.c -- group commit: writes that arrive together share one
+ * transaction and one fsync (see group.h).
+ *
+ * Leader and followers, as in databases' group commit: a writer queues its
+ * request; if nobody leads, it leads: it takes the whole queue, runs it,
+ * commits, marks every request done and wakes the others.  Writes that
+ * arrive while a leader is committing wait for the next leader, so the
+ * group grows with the load and no writer waits on a timer.
+ *
+ * The registry of groups (one per database key) is process-wide, the way
+ * SQLite's shared cache is; a group lives while a handle holds it.
+ */
+#include "store/group.h"
+#include "util/xalloc.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct group_req {
+	store_rows_fn rows;
+	void *arg;
+	struct smr_err *err;           /* the writer's, may be NULL */
+	enum smr_rc rc;
+	int done;                      /* under the group's mutex */
+	struct group_req *next;
+};
+
+struct commit_group {
+	char *key;
+	int refs;                      /* under registry_mu */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct group_req *queue, **tail;
+	int leading;
+	struct commit_group *next;     /* in the registry */
+};
+
+static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct commit_group *registry;
+
+struct commit_group *group_join(const char *key)
+{
+	struct commit_group *g;
+
+	pthread_mutex_lock(&registry_mu);
+	for (g = registry; g && strcmp(g->key, key); g = g->next)
+		;
+	if (!g) {
+		g = xcalloc(1, sizeof(*g));
+		g->key = xstrdup(key);
+		pthread_mutex_init(&g->mu, NULL);
+		pthread_cond_init(&g->cv, NULL);
+		g->tail = &g->queue;
+		g->next = registry;
+		registry = g;
+	}
+	g->refs++;
+	pthread_mutex_unlock(&registry_mu);
+	return g;
+}
+
+void group_leave(struct commit_group *g)
+{
+	struct commit_group **p;
+
+	if (!g)
+		return;
+	pthread_mutex_lock(&registry_mu);
+	if (--g->refs == 0) {
+		for (p = &registry; *p != g; p = &(*p)->next)
+			;
+		*p = g->next;
+		pthread_cond_destroy(&g->cv);
+		pthread_mutex_destroy(&g->mu);
+		free(g->key);
+		free(g);
+	}
+	pthread_mutex_unlock(&registry_mu);
+}
+
+/* Gives every request of batch that has not failed on its own the failure rc (e). */
+static void fail_rest(struct group_req *batch, enum smr_rc rc, const struct smr_err *e)
+{
+	for (struct group_req *r = batch; r; r = r->next) {
+		if (r->rc)
+			continue;
+		r->rc = rc;
+		if (r->err)
+			*r->err = *e;
+	}
+}
+
+/* One transaction for the whole batch, each request in a savepoint of its own. */
+static void run_batch(struct store *st, struct group_req *batch)
+{
+	struct smr_err e = SMR_ERR_INIT;
+	enum smr_rc rc = st->ops->txn_begin(st, &e);
+
+	for (struct group_req *r = batch; r && !rc; r = r->next) {
+		rc = st->ops->savepoint(st, SAVEPOINT_BEGIN, &e);
+		if (rc)
+			break;
+		r->rc = r->rows(st, r->arg, r->err);
+		rc = st->ops->savepoint(st, r->rc ? SAVEPOINT_UNDO : SAVEPOINT_END, &e);
+	}
+	if (!rc) {
+		rc = st->ops->txn_commit(st, &e);
+	} else {
+		st->ops->txn_rollback(st);
+	}
+	if (rc)
+		fail_rest(batch, rc, &e);
+}
+
+enum smr_rc group_write(struct commit_group *g, struct store *st, store_rows_fn rows,
+			void *arg, struct smr_err *err)
+{
+	struct group_req req = { .rows = rows, .arg = arg, .err = err };
+	struct group_req *batch, *r, *next;
+
+	pthread_mutex_lock(&g->mu);
+	*g->tail = &req;
+	g->tail = &req.next;
+	while (!req.done) {
+		if (g->leading) {
+			pthread_cond_wait(&g->cv, &g->mu);
+			continue;
+		}
+		g->leading = 1;
+		batch = g->queue;
+		g->queue = NULL;
+		g->tail = &g->queue;
+		pthread_mutex_unlock(&g->mu);
+		run_batch(st, batch);
+		pthread_mutex_lock(&g->mu);
+		for (r = batch; r; r = next) {
+			next = r->next;   /* r may be gone once done is seen */
+			r->done = 1;
+		}
+		g->leading = 0;
+		pthread_cond_broadcast(&g->cv);
+	}
+	pthread_mutex_unlock(&g->mu);
+	return req.rc;
+}

@@ -1,0 +1,33 @@
+/*
+ * group.h -- group commit for store.c's writes, private to src/store.
+ *
+ * Handles of one process that write the same database file (the server's
+ * workers on one SQLite file) join one commit group.  A write hands its
+ * rows to the group; one writer at a time leads: it takes every write
+ * waiting, runs them in one transaction on its own handle, each inside a
+ * savepoint of its own, and commits once (one fsync for all).  Each write
+ * keeps its own checks and result: a failed one is rolled back to its
+ * savepoint and never fails another.  Every writer returns only after the
+ * commit that made its write durable.
+ */
+#ifndef SMRITI_STORE_GROUP_H
+#define SMRITI_STORE_GROUP_H
+
+#include "store/internal.h"
+
+struct commit_group;
+
+/* The group of the database named key (joined, or made); group_leave() when done. */
+struct commit_group *group_join(const char *key);
+/* NULL is a no-op. */
+void group_leave(struct commit_group *g);
+
+/*
+ * Runs rows(st', arg, err) inside the group's next transaction, on the
+ * leader's handle st' (st itself when this writer leads), and returns its
+ * result once that transaction committed (or failed: then its error).
+ */
+enum smr_rc group_write(struct commit_group *g, struct store *st, store_rows_fn rows,
+			void *arg, struct smr_err *err);
+
+#endif
