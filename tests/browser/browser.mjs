@@ -47,7 +47,10 @@ export async function guardedPage(browser, { origin } = {}) {
     problems.push(`console error: ${m.text()}`);
   });
   page.on('pageerror', (e) => problems.push(`uncaught: ${e.message}`));
+  let reloading = false;
   page.on('requestfailed', (r) => {
+    // A reload cancels what the old page had in flight; that is the reload, not a fault.
+    if (reloading && r.failure()?.errorText === 'net::ERR_ABORTED') return;
     // Chromium reports a fetch whose body a script reads with a stream reader,
     // yielding between reads, as ERR_ABORTED once it is read whole (any URL,
     // even /openapi.json); the UI reads replies that way.
@@ -62,6 +65,10 @@ export async function guardedPage(browser, { origin } = {}) {
   if (origin) await browser.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
   page.guard = {
     expect(status, part) { allowed.push({ status, part }); },
+    async reload() {
+      reloading = true;
+      try { await page.reload(); } finally { reloading = false; }
+    },
     check() {
       const p = problems.splice(0);
       allowed.splice(0);

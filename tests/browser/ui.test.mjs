@@ -331,7 +331,7 @@ describe('6 Chat', () => {
     await page.fill('textarea[aria-label=Message]', 'Reply after a pause');
     await page.keyboard.press('Enter');
     await page.waitForFunction(() => !document.querySelector('.composer button.danger')?.disabled);
-    await page.reload();
+    await page.guard.reload();
     await page.locator('.turn.assistant', { hasText: 'Worth the wait.' }).waitFor({ timeout: 10000 });
     await done();
   });
