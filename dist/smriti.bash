@@ -57,7 +57,7 @@ _smriti()
 		*)
 			if [[ -z $cmd ]]; then
 				cmd=${words[i]}
-			elif [[ $cmd == space && -z $sub ]]; then
+			elif [[ ($cmd == space || $cmd == user || $cmd == token) && -z $sub ]]; then
 				sub=${words[i]}
 			else
 				((nargs++))
@@ -74,7 +74,7 @@ _smriti()
 	--remote | --listen | --description | --title | --message | -m | --summary | \
 		--decision | --assumption | --task | --question | --entity | --meta | \
 		--parent | --author | --limit | -n | --workers | --threads | --max-body | \
-		--model | --into | --artifact | --drop | --done | --reopen | --job | --since)
+		--model | --into | --artifact | --drop | --done | --reopen | --job | --expires | --since)
 		return
 		;;
 	--log-format)
@@ -145,6 +145,25 @@ _smriti()
 		;;
 	ingest)
 		[[ $nargs == 0 ]] && _filedir
+		;;
+	user)
+		[[ -z $sub ]] && COMPREPLY=($(compgen -W "add list disable enable" -- "$cur"))
+		;;
+	token)
+		[[ -z $sub ]] && COMPREPLY=($(compgen -W "create list revoke" -- "$cur"))
+		;;
+	grant)
+		if [[ $nargs == 1 ]]; then
+			_smriti_complete_spaces "$1"
+		elif [[ $nargs == 2 ]]; then
+			COMPREPLY=($(compgen -W "reader writer owner" -- "$cur"))
+		fi
+		;;
+	revoke)
+		[[ $nargs == 1 ]] && _smriti_complete_spaces "$1"
+		;;
+	access)
+		[[ $nargs == 0 ]] && _smriti_complete_spaces "$1"
 		;;
 	esac
 } &&

@@ -57,6 +57,12 @@ static const struct cli_cmd core_commands[] = {
 	  CLI_FULL_FOR_LLM | CLI_RUNTIME },
 	{ "ingest", "ingest FILE|- --space SPACE [--format F] [--title T] [--json]",
 	  cmd_ingest, 0 },
+	{ "user", "user add|list|disable|enable NAME  (people and their agents)", cmd_user, 0 },
+	{ "token", "token create|list|revoke ...  (shown once, stored as a hash)", cmd_token, 0 },
+	{ "grant", "grant USER SPACE reader|writer|owner [--json]", cmd_grant, 0 },
+	{ "revoke", "revoke USER SPACE [--json]", cmd_revoke, 0 },
+	{ "access", "access SPACE [--json]  (who holds which role)", cmd_access, 0 },
+	{ "whoami", "whoami [--json]", cmd_whoami, 0 },
 	/* with a provider configured, MCP's review tool wants the LLM pass */
 	{ "mcp", "mcp  (serve MCP over stdio for agent hosts)", cmd_mcp,
 	  CLI_FULL_FOR_LLM | CLI_RUNTIME },

@@ -70,6 +70,7 @@ void turn_release(struct turn *t)
 	free(t->error);
 	free(t->status);
 	free(t->created_at);
+	free(t->author);
 	memset(t, 0, sizeof(*t));
 }
 

@@ -65,6 +65,7 @@ struct turn {
 	char *error;                 /* a provider failure: on a user turn, or a partial reply's */
 	char *status;                /* how the turn ended (TURN_*); NULL reads as "complete" */
 	char *created_at;
+	char *author;                /* who wrote a user turn ("alice", "alice/agent"), or NULL */
 };
 
 /*

@@ -1,71 +1,253 @@
 /*
- * auth.c -- the web UI's way through SMRITI_TOKEN.  A page cannot set an
- * Authorization header on its own navigation, and a token kept where
- * script can read it is one injection away from leaking, so the UI asks
- * for the token once and POSTs it here; the server answers with an
- * HttpOnly, SameSite=Strict cookie holding a hash of the token (guard.c),
- * which then stands in for the bearer token.  Writes authenticated by that
- * cookie must also carry this server's Origin (server.c).
+ * auth.c -- who a request is, and the web UI's way to sign in.
  *
- *   GET    /v4/auth   {token_required, authenticated}, never 401
+ * A request carries a bearer token (Authorization: Bearer ...) or the UI's
+ * cookie.  The token is either the server's SMRITI_TOKEN (the
+ * administrator: every right, no identity of its own) or a person's or
+ * agent's token from the store, checked by ops_auth_token().  Without
+ * either, a request is let in only while the server has no SMRITI_TOKEN
+ * and no users (a loopback server as before teams existed).
+ *
+ * A page cannot set an Authorization header on its own navigation, and a
+ * token kept where script can read it is one injection away from leaking,
+ * so the UI POSTs the token here once and gets an HttpOnly,
+ * SameSite=Strict cookie: for SMRITI_TOKEN a hash of it (guard.c), for a
+ * user's token the token itself (only the store's hash can check it).
+ * Writes authenticated by the cookie must also carry this server's Origin
+ * (server.c).
+ *
+ *   GET    /v4/auth   {token_required, authenticated, user}, never 401
  *   POST   /v4/auth   {token}: sets the cookie, or 401 and nothing set
  *   DELETE /v4/auth   clears the cookie
  */
 #include "http/internal.h"
+#include "util/sys.h"
 #include "util/xalloc.h"
 
 #include <microhttpd.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
 
 #define COOKIE_ATTRS "; Path=/; HttpOnly; SameSite=Strict"
 #define COOKIE_MAX_AGE 2592000        /* 30 days */
+#define USERS_RECHECK_US 1000000      /* while there are no users, look again at most every 1 s */
 
 static const char *header(struct http_req *r, const char *name)
 {
 	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
 }
 
-static json_t *state(int required, int authenticated)
+/* The token of an "Authorization: Bearer ..." header, or NULL. */
+static const char *bearer(const char *authorization)
 {
-	return json_pack("{s:b, s:b}", "token_required", required, "authenticated",
-			 authenticated);
+	const char *t;
+
+	if (!authorization || strncasecmp(authorization, "Bearer ", 7))
+		return NULL;
+	t = authorization + 7;
+	while (*t == ' ')
+		t++;
+	return t;
+}
+
+/* Copies the smriti_auth cookie's value into out (empty when absent). */
+static void cookie_of(const char *h, char out[TOKEN_LEN + 1])
+{
+	const size_t klen = strlen(HTTP_AUTH_COOKIE);
+
+	out[0] = '\0';
+	for (const char *p = h; p && *p; p++) {
+		while (*p == ' ' || *p == ';')
+			p++;
+		if (!strncmp(p, HTTP_AUTH_COOKIE, klen) && p[klen] == '=') {
+			size_t n = strcspn(p + klen + 1, "; ");
+
+			if (n <= TOKEN_LEN)
+				snprintf(out, TOKEN_LEN + 1, "%.*s", (int)n, p + klen + 1);
+			return;
+		}
+		p = strchr(p, ';');
+		if (!p)
+			break;
+	}
+}
+
+/*
+ * 1 when the database has users (once seen, for the server's lifetime:
+ * users are never deleted), 0 when it has none, -1 with err set when the
+ * store cannot tell (then nobody is let in: the request gets the store's
+ * error, 503 for an outage).
+ */
+static int users_exist_err(struct http_server *srv, struct smr_err *err)
+{
+	struct ops_ctx *ctx;
+	int64_t now = sys_monotonic_us();
+	int yes = 0;
+
+	if (atomic_load(&srv->users_seen))
+		return 1;
+	if (now - atomic_load(&srv->users_checked_us) < USERS_RECHECK_US)
+		return 0;
+	ctx = http_thread_ops(srv, err);
+	if (!ctx || ops_auth_users_exist(ctx, &yes, err)) {
+		if (err && !err->code)
+			smr_errf(err, SMR_EUNAVAIL, "the store is unreachable; try again");
+		return -1;
+	}
+	atomic_store(&srv->users_checked_us, now);
+	if (yes)
+		atomic_store(&srv->users_seen, 1);
+	return yes;
+}
+
+/* users_exist_err() where an error counts as "yes": ask for a token. */
+static int users_exist(struct http_server *srv)
+{
+	return users_exist_err(srv, NULL) != 0;
+}
+
+/* Checks a user's token; 0 and r->who set, or -1 with err set. */
+static int user_token(struct http_req *r, const char *token, struct smr_err *err)
+{
+	struct ops_ctx *ctx = http_thread_ops(r->srv, err);
+
+	if (!ctx)
+		return -1;
+	if (ops_auth_token(ctx, token, &r->who, err))
+		return -1;
+	r->has_who = 1;
+	atomic_store(&r->srv->users_seen, 1);
+	return 0;
+}
+
+/* Who r is, from its headers: 1 someone, 0 nobody, -1 refused (err set). */
+static int identify(struct http_req *r, struct smr_err *err)
+{
+	const struct http_guard *g = &r->srv->guard;
+	const char *t = bearer(header(r, "Authorization"));
+	char cookie[TOKEN_LEN + 1];
+
+	if (t && http_guard_token_is(g, t)) {
+		r->who.admin = 1;
+		r->has_who = 1;
+		return 1;
+	}
+	if (t)
+		return user_token(r, t, err) ? -1 : 1;
+	cookie_of(header(r, "Cookie"), cookie);
+	if (!cookie[0])
+		return 0;
+	if (http_guard_cookie(g, header(r, "Cookie"))) {
+		r->by_cookie = 1;
+		r->who.admin = 1;
+		r->has_who = 1;
+		return 1;
+	}
+	if (strncmp(cookie, TOKEN_PREFIX, 4))
+		return 0;                   /* a stale cookie of another token: as if none */
+	r->by_cookie = 1;
+	return user_token(r, cookie, err) ? -1 : 1;
+}
+
+int http_authenticate(struct http_req *r)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	int got = identify(r, &err);
+
+	if (got > 0)
+		return 0;
+	if (got < 0) {
+		http_fail(r, err.code ? err.code : SMR_EUNAUTH, &err, NULL);
+		return 1;
+	}
+	r->by_cookie = 0;
+	if (r->srv->guard.has_token)
+		got = 1;
+	else
+		got = users_exist_err(r->srv, &err);
+	if (got == 0)
+		return 0;
+	if (got < 0)
+		http_fail(r, err.code, &err, NULL);
+	else
+		http_error(r, 401, "unauthorized", "missing or wrong bearer token");
+	return 1;
+}
+
+static int https_page(struct http_req *r)
+{
+	const char *origin = header(r, "Origin");
+
+	return origin && !strncasecmp(origin, "https://", 8);
+}
+
+/* {token_required, authenticated, user}: user is whoami's document, or null. */
+static json_t *state(struct http_req *r, int authenticated)
+{
+	int required = r->srv->guard.has_token || users_exist(r->srv);
+	json_t *user = json_null();
+
+	if (authenticated && r->has_who && !r->who.admin)
+		user = json_pack("{s:s, s:s, s:b}", "name", r->who.name, "kind",
+				 strcmp(r->who.user_id, r->who.person_id) ? "agent" : "person",
+				 "admin", 0);
+	else if (authenticated)
+		user = json_pack("{s:n, s:s, s:b}", "name", "kind", r->has_who ? "admin" : "local",
+				 "admin", 1);
+	return json_pack("{s:b, s:b, s:o}", "token_required", required, "authenticated",
+			 authenticated, "user", user);
 }
 
 void http_auth_get(struct http_req *r, struct ops_ctx *ctx)
 {
-	const struct http_guard *g = &r->srv->guard;
-	int ok = !g->has_token || http_guard_token(g, header(r, "Authorization")) ||
-		 http_guard_cookie(g, header(r, "Cookie"));
+	struct smr_err err = SMR_ERR_INIT;
+	int got = identify(r, &err);
 
 	(void)ctx;
-	http_reply(r, 200, state(g->has_token, ok));
+	if (got == 0 && (r->srv->guard.has_token || users_exist(r->srv)))
+		got = -1;
+	http_reply(r, 200, state(r, got >= 0));
 }
 
 void http_auth_post(struct http_req *r, struct ops_ctx *ctx)
 {
 	const struct http_guard *g = &r->srv->guard;
 	const char *token = json_string_value(json_object_get(r->in, "token"));
+	struct smr_err err = SMR_ERR_INIT;
+	char *value;
 
 	(void)ctx;
-	if (!g->has_token) {
-		http_reply(r, 200, state(0, 1));
+	if (!g->has_token && !users_exist(r->srv)) {
+		http_reply(r, 200, state(r, 1));
 		return;
 	}
 	if (!token) {
-		http_error(r, 400, "invalid_input", "give the server's token as {\"token\": \"...\"}");
+		http_error(r, 400, "invalid_input", "give your token as {\"token\": \"...\"}");
 		return;
 	}
-	if (!http_guard_token_is(g, token)) {
-		http_error(r, 401, "unauthorized", "that is not this server's token");
+	if (http_guard_token_is(g, token)) {
+		r->who.admin = 1;
+		r->has_who = 1;
+		value = xstrdup(g->cookie);
+	} else if (!user_token(r, token, &err)) {
+		value = xstrdup(token);
+	} else {
+		http_error(r, 401, "unauthorized", "%s", err.msg[0] ? err.msg :
+			   "that is not a token of this server");
 		return;
 	}
-	r->set_cookie = xasprintf(HTTP_AUTH_COOKIE "=%s" COOKIE_ATTRS "; Max-Age=%d", g->cookie,
-				  COOKIE_MAX_AGE);
-	http_reply(r, 200, state(1, 1));
+	/* a page served over https (a TLS-terminating proxy) gets a Secure cookie */
+	r->set_cookie = xasprintf(HTTP_AUTH_COOKIE "=%s" COOKIE_ATTRS "; Max-Age=%d%s", value,
+				  COOKIE_MAX_AGE, https_page(r) ? "; Secure" : "");
+	free(value);
+	http_reply(r, 200, state(r, 1));
 }
 
 void http_auth_delete(struct http_req *r, struct ops_ctx *ctx)
 {
 	(void)ctx;
 	r->set_cookie = xasprintf(HTTP_AUTH_COOKIE "=" COOKIE_ATTRS "; Max-Age=0");
-	http_reply(r, 200, state(r->srv->guard.has_token, !r->srv->guard.has_token));
+	r->has_who = 0;
+	http_reply(r, 200, state(r, !(r->srv->guard.has_token || users_exist(r->srv))));
 }

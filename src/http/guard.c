@@ -187,6 +187,7 @@ void http_guard_init(struct http_guard *g, const char *bound_host, unsigned port
 		add_host(g, "127.0.0.1", 0);
 		add_host(g, "[::1]", 0);
 	}
+	g->n_own = g->n;
 	for (const char *p = allowed; p && *p;) {
 		const char *comma = strchr(p, ',');
 		size_t n = comma ? (size_t)(comma - p) : strlen(p);
@@ -221,11 +222,28 @@ int http_guard_host(const struct http_guard *g, const char *host)
 	return 0;
 }
 
+/*
+ * Behind a TLS-terminating proxy the page's origin is https:// and one of
+ * the names of SMRITI_ALLOWED_HOSTS; the server's own names speak http only.
+ */
 int http_guard_origin(const struct http_guard *g, const char *origin)
 {
-	if (!origin || strncasecmp(origin, "http://", 7))
+	if (origin && !strncasecmp(origin, "http://", 7))
+		return http_guard_host(g, origin + 7);
+	const char *name = origin ? origin + 8 : NULL;
+	const char *close;
+	char with_port[300];
+
+	if (!origin || strncasecmp(origin, "https://", 8) || strlen(name) > 256)
 		return 0;
-	return http_guard_host(g, origin + 7);
+	/* a browser leaves out https's default port: the entry names it (name:443) */
+	close = name[0] == '[' ? strchr(name, ']') : NULL;
+	snprintf(with_port, sizeof(with_port), "%s%s", name,
+		 strchr(close ? close : name, ':') ? "" : ":443");
+	for (size_t i = g->n_own; i < g->n; i++)
+		if (!strcasecmp(g->hosts[i], with_port))
+			return 1;
+	return 0;
 }
 
 int http_guard_token_is(const struct http_guard *g, const char *t)

@@ -29,6 +29,7 @@
 
 #include "http/server.h"
 #include "ops/api.h"
+#include "ops/auth.h"
 #include "ops/runtime/generation.h"
 #include "util/buf.h"
 #include "util/workq.h"
@@ -70,6 +71,7 @@ int http_is_loopback(const struct sockaddr *sa);
 struct http_guard {
 	char **hosts;          /* accepted Host values ("name:port"), lower case */
 	size_t n;
+	size_t n_own;          /* hosts[0..n_own) are our own names; the rest SMRITI_ALLOWED_HOSTS */
 	int has_token;
 	uint8_t token_sha[32]; /* SHA-256 of SMRITI_TOKEN */
 	char cookie[65];       /* the UI's cookie value: hex SHA-256 of a prefix and the token */
@@ -85,7 +87,10 @@ void http_guard_init(struct http_guard *g, const char *bound_host, unsigned port
 void http_guard_release(struct http_guard *g);
 /* 1 if the Host header names this server. */
 int http_guard_host(const struct http_guard *g, const char *host);
-/* 1 if origin is "http://" followed by one of our Host values. */
+/*
+ * 1 if origin is "http://" followed by one of our Host values, or
+ * "https://" followed by a name of SMRITI_ALLOWED_HOSTS (a TLS proxy's).
+ */
 int http_guard_origin(const struct http_guard *g, const char *origin);
 /* 1 if authorization is "Bearer <token>" (compared in constant time). */
 int http_guard_token(const struct http_guard *g, const char *authorization);
@@ -108,6 +113,7 @@ typedef void (*http_handler)(struct http_req *r, struct ops_ctx *ctx);
 #define ROUTE_OPEN     4u   /* answered without the bearer token */
 #define ROUTE_NO_STORE 8u   /* needs no store handle */
 #define ROUTE_CHAT 16u      /* starts a chat send: on the chat pool, not behind other writes */
+#define ROUTE_BY_TOOL  32u  /* /mcp: each tool is its operation, checked as such */
 
 struct route_doc {
 	const char *summary;
@@ -145,6 +151,15 @@ void http_ui_asset(struct http_req *r, struct ops_ctx *ctx);
 /* The UI's prebuilt responses (ui.c), made once at start-up; free with http_ui_free. */
 struct http_ui *http_ui_build(void);
 void http_ui_free(struct http_ui *ui);
+
+/*
+ * Decides who a request is (auth.c), on the event thread before routing:
+ * the SMRITI_TOKEN (admin), a user's or agent's token from the store, the
+ * UI's cookie for either, or nobody.  Nobody is let in only while the
+ * server has no SMRITI_TOKEN and its database no users (then it is
+ * loopback-only: http_listen).  Returns 0 to go on, else a 401 is set.
+ */
+int http_authenticate(struct http_req *r);
 
 /* The UI's token cookie (auth.c): GET, POST and DELETE /v4/auth. */
 void http_auth_get(struct http_req *r, struct ops_ctx *ctx);
@@ -198,6 +213,8 @@ struct http_req {
 	size_t text_len;
 	const char *text_type;
 	int by_cookie;                   /* authenticated by the UI's cookie, not a bearer token */
+	int has_who;                     /* who is set: a token or cookie was accepted */
+	struct principal who;            /* the caller, for ctx->who while the handler runs */
 	int at_once;                     /* refused before its body is read (length, framing) */
 	enum req_state state;
 	int64_t start_us;
@@ -306,6 +323,8 @@ struct http_server {
 	atomic_size_t body_bytes;        /* request bodies buffered right now */
 	size_t body_bytes_max;           /* cap on that: 32 x --max-body */
 	atomic_int stopping;
+	atomic_int users_seen;           /* the database has users: every request needs a token */
+	_Atomic int64_t users_checked_us; /* when that was last looked up while it was 0 */
 	pthread_mutex_t ctx_lock;
 	struct http_ctx *ctxs;           /* every thread's context */
 };

@@ -145,6 +145,7 @@ static const char components_json[] =
 "     \"description\":\"UTC time, RFC 3339 with microseconds\","
 "     \"examples\":[\"2026-12-02T11:40:00.123456Z\"]"
 "    },"
+"    \"role\":{\"type\":\"string\",\"enum\":[\"none\",\"reader\",\"writer\",\"owner\"],\"description\":\"the signed-in caller's role (absent without sign-in)\"},"
 "    \"head\":{"
 "     \"type\":[\"string\",\"null\"],"
 "     \"pattern\":\"^[0-9a-f]{64}$\","
@@ -595,6 +596,7 @@ static const char components_json[] =
 "    \"completion_tokens\":{\"type\":[\"integer\",\"null\"]},"
 "    \"latency_ms\":{\"type\":[\"integer\",\"null\"]},"
 "    \"error\":{\"type\":[\"string\",\"null\"]},"
+"    \"author\":{\"type\":\"string\",\"description\":\"who wrote a user turn on a server with users (alice, alice/claude-code)\"},"
 "    \"status\":{"
 "     \"type\":\"string\","
 "     \"enum\":[\"complete\",\"truncated\",\"stopped\",\"error\",\"interrupted\"],"
@@ -1041,6 +1043,7 @@ static const char components_json[] =
 "      \"pattern\":\"^[0-9a-f]{64}$\","
 "      \"description\":\"hash of the HEAD Checkpoint; null while the Space is empty\""
 "     },"
+"     \"role\":{\"type\":\"string\",\"enum\":[\"none\",\"reader\",\"writer\",\"owner\"]},"
 "     \"head_checkpoint\":{"
 "      \"oneOf\":["
 "       {\"type\":\"null\"},"
@@ -1108,8 +1111,11 @@ static const char components_json[] =
 "  },"
 "  \"AuthState\":{"
 "   \"type\":\"object\","
-"   \"required\":[\"token_required\",\"authenticated\"],"
-"   \"properties\":{\"token_required\":{\"type\":\"boolean\"},\"authenticated\":{\"type\":\"boolean\"}},"
+"   \"required\":[\"token_required\",\"authenticated\",\"user\"],"
+"   \"properties\":{\"token_required\":{\"type\":\"boolean\"},\"authenticated\":{\"type\":\"boolean\"},"
+"    \"user\":{\"oneOf\":[{\"type\":\"null\"},{\"type\":\"object\",\"required\":[\"name\",\"kind\",\"admin\"],"
+"     \"properties\":{\"name\":{\"type\":[\"string\",\"null\"]},\"kind\":{\"type\":\"string\",\"enum\":[\"person\",\"agent\",\"admin\",\"local\"]},"
+"      \"admin\":{\"type\":\"boolean\"}},\"additionalProperties\":false}]}},"
 "   \"additionalProperties\":false"
 "  },"
 "  \"AuthToken\":{"
@@ -1533,6 +1539,50 @@ static json_t *responses_of(const struct http_route *r)
 	return responses;
 }
 
+/*
+ * What an operation declares (api.h) as a document: {need, role?, param?}.
+ * The role tests (tests/js/teams.test.mjs) are generated from these.
+ */
+static json_t *access_json(const struct api_access *a)
+{
+	json_t *o = json_pack("{s:s}", "need", api_need_name(a->need));
+
+	if (a->role != ROLE_NONE)
+		json_object_set_new(o, "role", json_string(role_name(a->role)));
+	if (a->param)
+		json_object_set_new(o, "param", json_string(a->param));
+	return o;
+}
+
+/* A route's rule: its operation's, or what the route itself stands for. */
+static json_t *route_access(const struct http_route *r)
+{
+	const struct api_op *op = r->doc.op ? api_find(r->doc.op) : NULL;
+
+	if (op)
+		return access_json(&op->access);
+	if (r->doc.op)
+		return json_pack("{s:s}", "need", "undeclared");
+	if (r->flags & ROUTE_OPEN)
+		return json_pack("{s:s}", "need", "public");
+	if (r->flags & ROUTE_BY_OP)
+		return json_pack("{s:s}", "need", "operation");
+	if (r->flags & ROUTE_BY_TOOL)
+		return json_pack("{s:s}", "need", "tool");
+	return json_pack("{s:s}", "need", "signed-in");
+}
+
+/* {operation name: its rule} for every operation of this binary. */
+static json_t *operations_access(void)
+{
+	json_t *all = json_object();
+
+	for (size_t t = 0; api_tables[t]; t++)
+		for (const struct api_op *op = api_tables[t]; op->name; op++)
+			json_object_set_new(all, op->name, access_json(&op->access));
+	return all;
+}
+
 static json_t *operation(const struct http_route *r)
 {
 	json_t *op;
@@ -1548,6 +1598,7 @@ static json_t *operation(const struct http_route *r)
 					      "content", json_content(r->doc.body)));
 	if (r->flags & ROUTE_OPEN)
 		json_object_set_new(op, "security", json_array());
+	json_object_set_new(op, "x-smriti-access", route_access(r));
 	return op;
 }
 
@@ -1591,6 +1642,7 @@ json_t *http_openapi(void)
 			"description", "smriti serve's default address (--listen changes it)",
 			"paths", paths, "components", components,
 			"security", "bearer");
+	json_object_set_new(doc, "x-smriti-operations", operations_access());
 	return doc;
 }
 

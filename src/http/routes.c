@@ -515,7 +515,7 @@ const struct http_route http_routes[] = {
 	{ "POST", "/chat/commit", h_chat_commit, ROUTE_BLOCKING,
 	  { "Write a Checkpoint (agent surface); a stale parent_commit_id is a 409",
 	    "checkpoint.create", "ChatCommit", "Checkpoint", 201, NULL } },
-	{ "POST", "/mcp", mcp_http_route, ROUTE_BLOCKING,
+	{ "POST", "/mcp", mcp_http_route, ROUTE_BLOCKING | ROUTE_BY_TOOL,
 	  { "MCP Streamable HTTP: one JSON-RPC message per POST (docs/mcp.md)", NULL,
 	    "JsonRpc", "JsonRpc", 200, NULL } },
 	{ "POST", "/v5/checkpoints/draft", h_draft_create, ROUTE_BLOCKING,

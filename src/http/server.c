@@ -342,6 +342,7 @@ static void access_log(struct http_req *r, enum MHD_RequestTerminationCode toe)
 	int64_t us = sys_monotonic_us() - r->start_us;
 	int status = r->state == REQ_SENT ? r->status : 0;
 	int closed = toe != MHD_REQUEST_TERMINATED_COMPLETED_OK;
+	int by = r->has_who && !r->who.admin;   /* a person or an agent; never a token */
 	int n;
 
 	if (r->srv->cfg->log_json) {
@@ -351,14 +352,17 @@ static void access_log(struct http_req *r, enum MHD_RequestTerminationCode toe)
 		sys_now_iso(now);
 		n = snprintf(line, sizeof(line),
 			     "{\"time\":\"%s\",\"method\":\"%s\",\"path\":\"%s\",\"route\":%s%s%s,"
-			     "\"status\":%d,\"duration_ms\":%lld.%03lld,\"closed\":%s}\n", now,
+			     "\"status\":%d,\"duration_ms\":%lld.%03lld,\"closed\":%s%s%s%s}\n", now,
 			     method, r->path, r->route ? "\"" : "",
 			     r->route ? r->route->pattern : "null", r->route ? "\"" : "", status,
-			     (long long)(us / 1000), (long long)(us % 1000), closed ? "true" : "false");
+			     (long long)(us / 1000), (long long)(us % 1000), closed ? "true" : "false",
+			     by ? ",\"user\":\"" : "", by ? r->who.name : "", by ? "\"" : "");
 	} else {
-		n = snprintf(line, sizeof(line), "http: %s %s %d %lld.%03lldms%s\n", r->method,
+		/* names are [a-z0-9._-/] only */
+		n = snprintf(line, sizeof(line), "http: %s %s %d %lld.%03lldms%s%s%s\n", r->method,
 			     r->path, status, (long long)(us / 1000), (long long)(us % 1000),
-			     closed ? " (connection closed)" : "");
+			     closed ? " (connection closed)" : "", by ? " by " : "",
+			     by ? r->who.name : "");
 	}
 	if (n > 0)
 		http_log_line(&r->srv->log, line,
@@ -390,6 +394,8 @@ static struct http_req *req_new(struct http_server *srv, struct MHD_Connection *
 	r->text_len = 0;
 	r->text_type = NULL;
 	r->by_cookie = 0;
+	r->has_who = 0;
+	memset(&r->who, 0, sizeof(r->who));
 	r->at_once = 0;
 	r->state = REQ_NEW;
 	r->start_us = sys_monotonic_us();
@@ -562,14 +568,8 @@ static int admit(struct http_req *r, const char *url, const char *method)
 		return 1;
 	}
 	r->route = http_route_find(method, url, r->arg, &status, r->allow);
-	if (!(r->route && (r->route->flags & ROUTE_OPEN)) &&
-	    !http_guard_token(&srv->guard, header(r, "Authorization"))) {
-		r->by_cookie = http_guard_cookie(&srv->guard, header(r, "Cookie"));
-		if (!r->by_cookie) {
-			http_error(r, 401, "unauthorized", "missing or wrong bearer token");
-			return 1;
-		}
-	}
+	if (!(r->route && (r->route->flags & ROUTE_OPEN)) && http_authenticate(r))
+		return 1;
 	if (is_write(method) && refuse_write(r))
 		return 1;
 	if (!r->route) {
@@ -669,7 +669,13 @@ static void run_handler(struct http_req *r)
 			return;
 		}
 	}
+	if (ctx)
+		ctx->who = r->has_who ? &r->who : NULL;
 	r->route->run(r, ctx);
+	if (ctx) {
+		ctx->who = NULL;
+		ops_auth_stale(ctx);    /* the next request reads the auth epoch again */
+	}
 }
 
 /* Worker side: run, then hand the connection back to its event thread. */
@@ -855,17 +861,46 @@ static enum smr_rc open_listener(struct http_server *srv, int *fd, struct smr_er
 	return SMR_OK;
 }
 
-/* Opens the store once up front: migrations run, and a bad DSN fails before we listen. */
+/*
+ * Beyond loopback every request must carry a token: SMRITI_TOKEN, or the
+ * database has users (whose tokens it then wants).  A server that has
+ * neither is refused, not opened to the network.
+ */
+static enum smr_rc check_exposure(struct http_server *srv, int has_users, struct smr_err *err)
+{
+	const struct http_config *cfg = srv->cfg;
+
+	if (http_is_loopback((struct sockaddr *)&srv->where.addr) ||
+	    (cfg->token && *cfg->token) || has_users)
+		return SMR_OK;
+	return smr_errf(err, SMR_EUSAGE,
+			"refusing to listen on '%s' without users or SMRITI_TOKEN: add users"
+			" (smriti user add NAME; smriti token create NAME) or set a token"
+			" (clients then send 'Authorization: Bearer TOKEN'), or listen on"
+			" 127.0.0.1", srv->where.host);
+}
+
+/*
+ * Opens the store once up front: migrations run, and a bad DSN fails before
+ * we listen; a server that already has users wants tokens from the start.
+ */
 static enum smr_rc check_store(struct http_server *srv, struct smr_err *err)
 {
 	struct ops_ctx ctx;
 	enum smr_rc rc = ops_open(&ctx, srv->cfg->dsn, err);
+	int users = 0;
 
 	if (rc)
 		return rc;
+
 	srv->store_name = store_name(ctx.st);
+	rc = ops_auth_users_exist(&ctx, &users, err);
+	if (!rc)
+		rc = check_exposure(srv, users, err);
+	if (!rc && users)
+		atomic_store(&srv->users_seen, 1);
 	ops_close(&ctx);
-	return SMR_OK;
+	return rc;
 }
 
 static struct MHD_Response *json_fixed(json_t *doc)
@@ -951,14 +986,9 @@ static enum smr_rc check_config(struct http_server *srv, struct smr_err *err)
 	const struct http_config *cfg = srv->cfg;
 	enum smr_rc rc = http_parse_listen(cfg->listen, &srv->where, err);
 
-	if (!rc && !http_is_loopback((struct sockaddr *)&srv->where.addr) &&
-	    !(cfg->token && *cfg->token))
-		rc = smr_errf(err, SMR_EUSAGE,
-			      "refusing to listen on '%s' without SMRITI_TOKEN: set a token"
-			      " (clients then send 'Authorization: Bearer TOKEN') or listen on"
-			      " 127.0.0.1", srv->where.host);
 	return rc;
 }
+
 
 enum smr_rc http_listen(const struct http_config *cfg, struct http_server **out,
 			struct smr_err *err)

@@ -660,13 +660,14 @@ static void build_defs(void)
 	for (size_t i = 0; i < NTOOLS; i++) {
 		const struct mcp_tool *t = &tools[i];
 
-		defs[i] = json_pack("{s:s, s:s, s:s, s:o, s:o, s:{s:b, s:b, s:b, s:b}}",
+		/* _meta names the operation, whose access rule (x-smriti-operations) applies */
+		defs[i] = json_pack("{s:s, s:s, s:s, s:o, s:o, s:{s:b, s:b, s:b, s:b}, s:{s:s}}",
 				    "name", t->name, "title", t->title,
 				    "description", t->description,
 				    "inputSchema", t->input(), "outputSchema", t->output(),
 				    "annotations", "readOnlyHint", t->read_only,
 				    "destructiveHint", 0, "idempotentHint", t->read_only,
-				    "openWorldHint", 0);
+				    "openWorldHint", 0, "_meta", "smriti/operation", t->op);
 		if (!defs[i])
 			BUG("the definition of tool '%s' does not pack", t->name);
 	}

@@ -6,6 +6,8 @@
 #include "domain/checkpoint.h"
 #include "domain/graph.h"
 #include "domain/patch.h"
+#include "ops/auth.h"
+
 #include "util/xalloc.h"
 
 #include <stdlib.h>
@@ -109,7 +111,12 @@ static enum smr_rc op_space_get(struct ops_ctx *ctx, const json_t *p, json_t **r
 
 	if (!rc)
 		rc = ops_space_get(ctx, space, &sp, err);
-	return space_result(rc, &sp, result);
+	if (!rc) {
+		*result = ops_space_json(&sp);
+		ops_add_role(ctx, &sp, *result);
+	}
+	space_release(&sp);
+	return rc;
 }
 
 static enum smr_rc op_space_list(struct ops_ctx *ctx, const json_t *p, json_t **result,
@@ -123,8 +130,12 @@ static enum smr_rc op_space_list(struct ops_ctx *ctx, const json_t *p, json_t **
 	rc = ops_space_list(ctx, &v, &n, err);
 	if (!rc) {
 		*result = json_array();
-		for (size_t i = 0; i < n; i++)
-			json_array_append_new(*result, ops_space_json(&v[i]));
+		for (size_t i = 0; i < n; i++) {
+			json_t *one = ops_space_json(&v[i]);
+
+			ops_add_role(ctx, &v[i], one);
+			json_array_append_new(*result, one);
+		}
 	}
 	spaces_free(v, n);
 	return rc;
@@ -511,29 +522,36 @@ static enum smr_rc op_blame(struct ops_ctx *ctx, const json_t *p, json_t **resul
 	return rc;
 }
 
+#define READ(param) { NEED_SPACE, ROLE_READER, param }
+#define WRITE(param) { NEED_SPACE, ROLE_WRITER, param }
+#define OWN(param) { NEED_SPACE, ROLE_OWNER, param }
+#define REF_READ(param) { NEED_REF, ROLE_READER, param }
+#define ANYONE { NEED_NONE, ROLE_NONE, NULL }
+#define ADMIN { NEED_ADMIN, ROLE_NONE, NULL }
+
 const struct api_op api_core_ops[] = {
-	{ "space.create", op_space_create, 1 },
-	{ "space.get", op_space_get, 0 },
-	{ "space.list", op_space_list, 0 },
-	{ "space.rename", op_space_rename, 1 },
-	{ "space.delete", op_space_delete, 1 },
-	{ "head", op_head, 0 },
-	{ "show", op_show, 0 },
-	{ "checkpoint.create", op_checkpoint_create, 1 },
-	{ "checkpoint.update", op_checkpoint_update, 1 },
-	{ "merge", op_merge, 1 },
-	{ "log", op_log, 0 },
-	{ "diff", op_diff, 0 },
-	{ "restore", op_restore, 1 },
-	{ "fork", op_fork, 1 },
-	{ "fsck", op_fsck, 0 },
-	{ "reflog", op_reflog, 0 },
-	{ "gc", op_gc, 1 },
-	{ "search", op_search, 0 },
-	{ "blame", op_blame, 0 },
-	{ "export", op_export, 0 },
-	{ "import", op_import, 1 },
-	{ NULL, NULL, 0 },
+	{ "space.create", op_space_create, 1, 0, ANYONE },
+	{ "space.get", op_space_get, 0, 0, READ("space") },
+	{ "space.list", op_space_list, 0, 0, ANYONE },
+	{ "space.rename", op_space_rename, 1, 0, OWN("space") },
+	{ "space.delete", op_space_delete, 1, 0, OWN("space") },
+	{ "head", op_head, 0, 0, READ("space") },
+	{ "show", op_show, 0, 0, REF_READ("ref") },
+	{ "checkpoint.create", op_checkpoint_create, 1, 0, WRITE("space") },
+	{ "checkpoint.update", op_checkpoint_update, 1, 0, WRITE("space") },
+	{ "merge", op_merge, 1, 0, WRITE("space") },
+	{ "log", op_log, 0, 0, READ("space") },
+	{ "diff", op_diff, 0, 0, REF_READ("from") },
+	{ "restore", op_restore, 1, 0, WRITE("space") },
+	{ "fork", op_fork, 1, 0, REF_READ("ref") },
+	{ "fsck", op_fsck, 0, 0, READ("space") },
+	{ "reflog", op_reflog, 0, 0, READ("space") },
+	{ "gc", op_gc, 1, 0, ADMIN },
+	{ "search", op_search, 0, 0, ANYONE },
+	{ "blame", op_blame, 0, 0, REF_READ("ref") },
+	{ "export", op_export, 0, 0, ANYONE },
+	{ "import", op_import, 1, 0, ADMIN },
+	{ NULL, NULL, 0, 0, { 0, 0, NULL } },
 };
 
 const struct api_op *api_find(const char *name)
@@ -543,6 +561,155 @@ const struct api_op *api_find(const char *name)
 			if (!strcmp(op->name, name))
 				return op;
 	return NULL;
+}
+
+const char *api_need_name(enum api_need need)
+{
+	static const char *const names[] = { "undeclared", "none", "admin", "self", "space",
+					     "session", "job", "ref", "token", "generation" };
+
+	return need <= NEED_GENERATION ? names[need] : "undeclared";
+}
+
+/* The caller's role on space_id, or the not-found words fmt/key when it cannot read it. */
+static enum smr_rc need_on(struct ops_ctx *ctx, const char *space_id, enum role need,
+			   const char *what, const char *key, struct smr_err *err)
+{
+	struct space sp = { 0 };
+	enum smr_rc rc = store_space_get(ctx->st, space_id, &sp, err);
+
+	if (!rc)
+		rc = ops_need_space(ctx, sp.id, need, NULL, err);
+	if (rc == SMR_ENOTFOUND)
+		rc = smr_errf(err, rc, "no %s '%s'", what, key);
+	space_release(&sp);
+	return rc;
+}
+
+static enum smr_rc need_session(struct ops_ctx *ctx, const char *id, enum role need,
+				struct smr_err *err)
+{
+	struct session s = { 0 };
+	enum smr_rc rc = store_session_get(ctx->st, id, &s, err);
+
+	if (!rc)
+		rc = need_on(ctx, s.repo_id, need, "session", id, err);
+	session_release(&s);
+	return rc;
+}
+
+static enum smr_rc need_job(struct ops_ctx *ctx, const char *id, enum role need,
+			    struct smr_err *err)
+{
+	struct draft_job j = { 0 };
+	struct session s = { 0 };
+	enum smr_rc rc = store_job_get(ctx->st, id, &j, err);
+
+	if (!rc)
+		rc = store_session_get(ctx->st, j.session_id, &s, err);
+	if (!rc)
+		rc = need_on(ctx, s.repo_id, need, "draft job", id, err);
+	session_release(&s);
+	draft_job_release(&j);
+	return rc;
+}
+
+static enum smr_rc need_generation(struct ops_ctx *ctx, const char *id, enum role need,
+				   struct smr_err *err)
+{
+	struct generation g = { 0 };
+	struct session s = { 0 };
+	enum smr_rc rc = store_generation_get(ctx->st, id, &g, err);
+
+	if (!rc)
+		rc = store_session_get(ctx->st, g.session_id, &s, err);
+	if (!rc)
+		rc = need_on(ctx, s.repo_id, need, "generation", id, err);
+	session_release(&s);
+	generation_release(&g);
+	return rc;
+}
+
+/* ops_resolve() already hides what the caller cannot read; this checks the role beyond reading. */
+static enum smr_rc need_ref(struct ops_ctx *ctx, const char *ref, enum role need,
+			    struct smr_err *err)
+{
+	struct checkpoint c = { 0 };
+	enum smr_rc rc = ops_resolve(ctx, ref, &c, err);
+
+	if (!rc && need > ROLE_READER)
+		rc = ops_need_space(ctx, c.space, need, NULL, err);
+	checkpoint_release(&c);
+	return rc;
+}
+
+/* A person naming itself or one of its agents ("alice", "alice/claude-code"). */
+static enum smr_rc need_self(struct ops_ctx *ctx, const struct api_op *op, const char *name,
+			     struct smr_err *err)
+{
+	const struct principal *w = ctx->who;
+	size_t n = strlen(w->name);
+
+	if (strcmp(w->user_id, w->person_id))
+		return smr_errf(err, SMR_EFORBIDDEN, "an agent cannot run '%s'; its person can",
+				op->name);
+	if (!name || !strcmp(name, w->name) ||
+	    (!strncmp(name, w->name, n) && name[n] == '/'))
+		return SMR_OK;
+	return smr_errf(err, SMR_EFORBIDDEN,
+			"'%s' for '%s' needs the administrator; you may name yourself or your"
+			" agents (%s/NAME)", op->name, name, w->name);
+}
+
+static enum smr_rc need_token(struct ops_ctx *ctx, const char *id, struct smr_err *err)
+{
+	const struct principal *w = ctx->who;
+	struct token t = { 0 };
+	enum smr_rc rc = store_token_get(ctx->st, id, &t, err);
+
+	if (!rc && !(!strcmp(t.person_id, w->person_id) &&
+		     (!strcmp(w->user_id, w->person_id) || !strcmp(t.user_id, w->user_id))))
+		rc = smr_errf(err, SMR_ENOTFOUND, "no token '%s'", id);
+	token_release(&t);
+	return rc;
+}
+
+enum smr_rc api_check_access(struct ops_ctx *ctx, const struct api_op *op,
+			     const json_t *params, struct smr_err *err)
+{
+	const struct api_access *a = &op->access;
+	const char *v = NULL;
+
+	if (!ops_restricted(ctx))
+		return SMR_OK;
+	if (a->param)
+		v = json_string_value(json_object_get(params, a->param));
+	if (a->need == NEED_REF && !v)
+		v = json_string_value(json_object_get(params, "hash"));
+	switch (a->need) {
+	case NEED_NONE:
+		return SMR_OK;
+	case NEED_ADMIN:
+		return smr_errf(err, SMR_EFORBIDDEN, "only the administrator may run '%s'",
+				op->name);
+	case NEED_SELF:
+		return need_self(ctx, op, v, err);
+	case NEED_SPACE:
+		return v ? ops_need_space(ctx, v, a->role, NULL, err) : SMR_OK;
+	case NEED_SESSION:
+		return v ? need_session(ctx, v, a->role, err) : SMR_OK;
+	case NEED_JOB:
+		return v ? need_job(ctx, v, a->role, err) : SMR_OK;
+	case NEED_REF:
+		return v ? need_ref(ctx, v, a->role, err) : SMR_OK;
+	case NEED_TOKEN:
+		return v ? need_token(ctx, v, err) : SMR_OK;
+	case NEED_GENERATION:
+		return v ? need_generation(ctx, v, a->role, err) : SMR_OK;
+	case NEED_UNDECLARED:
+		break;
+	}
+	return smr_errf(err, SMR_EFORBIDDEN, "operation '%s' declares no access rule", op->name);
 }
 
 enum smr_rc api_call(struct ops_ctx *ctx, const char *name, const json_t *params,
@@ -558,7 +725,9 @@ enum smr_rc api_call(struct ops_ctx *ctx, const char *name, const json_t *params
 		params = empty = json_object();
 	if (!json_is_object(params))
 		return smr_errf(err, SMR_EINVAL, "parameters must be a JSON object");
-	rc = op->run(ctx, params, result, err);
+	rc = api_check_access(ctx, op, params, err);
+	if (!rc)
+		rc = op->run(ctx, params, result, err);
 	json_decref(empty);
 	return rc;
 }

@@ -13,6 +13,35 @@
 #include <jansson.h>
 
 #include "ops/ops.h"
+#include "store/auth.h"
+
+/*
+ * What an operation needs of a signed-in caller (ops/auth.h), checked by
+ * api_call() before the operation runs.  An operation that declares
+ * nothing (NEED_UNDECLARED) is refused to every signed-in caller, so a new
+ * operation cannot be open by omission; /openapi.json publishes every
+ * declaration (x-smriti-access) and the role tests are generated from it.
+ * When param is absent from the call, the operation itself keeps to what
+ * the caller may read (ops_resolve, lists).
+ */
+enum api_need {
+	NEED_UNDECLARED = 0,
+	NEED_NONE,       /* any signed-in caller; results keep to what it may read */
+	NEED_ADMIN,      /* the administrator (SMRITI_TOKEN) or the database's owner */
+	NEED_SELF,       /* admin, or a person naming itself or one of its agents in param */
+	NEED_SPACE,      /* role on the Space named by param */
+	NEED_SESSION,    /* role on the Space of the session param */
+	NEED_JOB,        /* role on the Space of the draft job param */
+	NEED_REF,        /* role on the Space of the Checkpoint param ("hash" when absent) */
+	NEED_TOKEN,      /* admin, or the owner of the token param */
+	NEED_GENERATION, /* role on the Space of the session of the generation param */
+};
+
+struct api_access {
+	enum api_need need;
+	enum role role;           /* for NEED_SPACE, _SESSION, _JOB, _REF */
+	const char *param;
+};
 
 struct api_op {
 	const char *name;         /* "space.create", "head", ... */
@@ -20,7 +49,11 @@ struct api_op {
 			   struct smr_err *err);
 	int writes;               /* 1 when the operation changes state */
 	int slow;                 /* 1 when it may wait on a provider (HTTP: on a worker) */
+	struct api_access access;
 };
+
+/* "none", "admin", "self", "space", ... for documents; static storage. */
+const char *api_need_name(enum api_need need);
 
 /* Looks up an operation by name; NULL if there is none. */
 const struct api_op *api_find(const char *name);
@@ -34,6 +67,15 @@ const struct api_op *api_find(const char *name);
  */
 enum smr_rc api_call(struct ops_ctx *ctx, const char *name, const json_t *params,
 		     json_t **result, struct smr_err *err);
+
+/*
+ * What api_call() checks before running op for ctx->who: SMR_OK, or
+ * SMR_ENOTFOUND for what the caller cannot read, SMR_EFORBIDDEN for a role
+ * too low.  For transports that must decide before calling (MCP's tool
+ * list does not need it; nothing else should).
+ */
+enum smr_rc api_check_access(struct ops_ctx *ctx, const struct api_op *op,
+			     const json_t *params, struct smr_err *err);
 
 /* Parameter helpers for operation handlers (also used by other api_*.c files). */
 enum smr_rc api_str(const json_t *params, const char *key, int required, const char **out,

@@ -5,9 +5,12 @@
  * ops/runtime/builtins_full.c instead.
  */
 #include "ops/api.h"
+#include "ops/auth.h"
 #include "ops/review_ingest.h"
 #include "ops/view.h"
 
-const struct api_op *const api_tables[] = { api_core_ops, review_ingest_ops, view_ops, NULL };
+const struct api_op *const api_tables[] = {
+	api_core_ops, review_ingest_ops, view_ops, auth_ops, NULL,
+};
 
 const struct review_pass *const review_llm_builtin = NULL;

@@ -48,6 +48,8 @@ json_t *ops_turn_json(const struct turn *t)
 	json_object_set_new(o, "error", str_or_null(t->error));
 	json_object_set_new(o, "status", json_string(t->status ? t->status : TURN_COMPLETE));
 	json_object_set_new(o, "created_at", json_string(t->created_at));
+	if (t->author)
+		json_object_set_new(o, "author", json_string(t->author));
 	return o;
 }
 

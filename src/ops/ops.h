@@ -17,6 +17,8 @@
 #include "util/err.h"
 
 struct runtime;       /* chat runtime of smriti-full (providers, jobs); opaque here */
+struct principal;     /* who is calling (ops/auth.h) */
+struct auth_cache;    /* what this context read of tokens and roles (ops/auth.c) */
 struct review_pass;   /* a second review pass (ops/review_ingest.h) */
 
 /*
@@ -51,6 +53,13 @@ struct ops_ctx {
 	const struct review_pass *llm_review; /* this binary's LLM review pass, or NULL */
 	void (*now)(char out[32]);       /* sys_now_iso unless a test swaps it */
 	void (*new_id)(char out[37]);    /* sys_uuid unless a test swaps it */
+	/*
+	 * The caller a transport authenticated, borrowed for the calls it makes
+	 * (the HTTP server sets it per request); NULL is the database's owner
+	 * (local CLI, a loopback server without users): no checks.
+	 */
+	const struct principal *who;
+	struct auth_cache *auth_cache;   /* owned; ops_close() frees it */
 	const char *actor;               /* who the reflog names for moves without an
 					    author of their own (borrowed; NULL: "") */
 };

@@ -12,6 +12,7 @@
  * conflict, and nothing is written.
  */
 #include "domain/bundle.h"
+#include "ops/auth.h"
 #include "ops/ops.h"
 #include "util/xalloc.h"
 
@@ -54,7 +55,8 @@ static enum smr_rc export_space(struct ops_ctx *ctx, const char *name, struct sp
 	struct collect k = { NULL, 0, 0 };
 	struct reflog_entry *log = NULL;
 	size_t nlog = 0;
-	enum smr_rc rc = store_space_get(ctx->st, name, &b->space, err);
+	/* a signed-in caller exports only what it may read (ops/auth.h) */
+	enum smr_rc rc = ops_need_space(ctx, name, ROLE_READER, &b->space, err);
 
 	if (!rc)
 		rc = store_checkpoint_scan(ctx->st, b->space.id, keep_checkpoint, &k, err);
@@ -89,8 +91,8 @@ enum smr_rc ops_export(struct ops_ctx *ctx, const char *const *spaces, size_t n,
 	size_t nall = 0;
 	enum smr_rc rc = SMR_OK;
 
-	if (!spaces) {
-		rc = store_space_list(ctx->st, &all, &nall, err);
+	if (!spaces) {   /* every Space the caller can read */
+		rc = ops_space_list(ctx, &all, &nall, err);
 		n = nall;
 	}
 	v = xcalloc(n + 1, sizeof(*v));
@@ -194,7 +196,7 @@ static enum smr_rc plan_head(struct ops_ctx *ctx, const struct space_bundle *b,
 	}
 	ctx->now(p->now);
 	p->why = xasprintf("import: fast-forward to %.12s", want);
-	p->move = (struct ref_move){ ctx->actor, p->why, p->now };
+	p->move = (struct ref_move){ ops_actor(ctx), p->why, p->now };
 	p->in.head = want;
 	p->in.move = &p->move;
 	return SMR_OK;

@@ -8,7 +8,9 @@
 #include "domain/graph.h"
 #include "domain/patch.h"
 #include "domain/ref.h"
+#include "ops/auth.h"
 #include "ops/ops.h"
+#include "store/auth.h"
 #include "util/xalloc.h"
 
 #include <ctype.h>
@@ -17,6 +19,55 @@
 
 /* How often a write without an explicit parent retries after losing a race. */
 #define CAS_RETRIES 64
+/* Prefix matches a restricted caller's lookup looks through for ones it may read. */
+#define PREFIX_SCAN 64
+
+/*
+ * The id of the oldest Space holding hash that the caller may read, into a
+ * new string, or NULL: a fork shares its source's hashes, and a person who
+ * reads only the fork reaches them through it.
+ */
+static char *readable_copy(struct ops_ctx *ctx, const char *hash)
+{
+	char **ids = NULL, *found = NULL;
+	size_t n = 0;
+
+	if (!store_hash_spaces(ctx->st, hash, &ids, &n, NULL)) {
+		for (size_t i = 0; i < n; i++) {
+			if (!found && ops_can_read(ctx, ids[i])) {
+				found = ids[i];
+				ids[i] = NULL;
+			}
+			free(ids[i]);
+		}
+	}
+	free(ids);
+	return found;
+}
+
+static int hash_readable(struct ops_ctx *ctx, const char *hash)
+{
+	char *id = readable_copy(ctx, hash);
+
+	free(id);
+	return id != NULL;
+}
+
+/* Drops the hits a restricted caller cannot read, so neither a lookup nor its errors show them. */
+static size_t keep_readable(struct ops_ctx *ctx, char **hits, size_t n)
+{
+	size_t kept = 0;
+
+	if (!ops_restricted(ctx))
+		return n;
+	for (size_t i = 0; i < n; i++) {
+		if (hash_readable(ctx, hits[i]))
+			hits[kept++] = hits[i];
+		else
+			free(hits[i]);
+	}
+	return kept;
+}
 
 /* The single hash a prefix names, into a new string. */
 static enum smr_rc unique_hash(struct ops_ctx *ctx, const char *prefix, char **out,
@@ -26,7 +77,10 @@ static enum smr_rc unique_hash(struct ops_ctx *ctx, const char *prefix, char **o
 	size_t n = 0;
 	enum smr_rc rc;
 
-	rc = store_checkpoint_find_prefix(ctx->st, prefix, 2, &hits, &n, err);
+	rc = store_checkpoint_find_prefix(ctx->st, prefix, ops_restricted(ctx) ? PREFIX_SCAN : 2,
+					  &hits, &n, err);
+	if (!rc)
+		n = keep_readable(ctx, hits, n);
 	if (!rc && n == 0)
 		rc = smr_errf(err, SMR_ENOTFOUND, "no checkpoint matches '%s'", prefix);
 	if (!rc && n > 1)
@@ -60,6 +114,10 @@ static enum smr_rc resolve_base(struct ops_ctx *ctx, const char *base, struct ch
 	enum smr_rc rc;
 
 	rc = store_space_get(ctx->st, base, &sp, NULL);
+	if (!rc && !ops_can_read(ctx, sp.id)) {
+		space_release(&sp);
+		rc = SMR_ENOTFOUND;       /* as if there were no such Space */
+	}
 	if (!rc) {
 		if (!sp.head)
 			rc = smr_errf(err, SMR_ENOTFOUND, "space '%s' has no checkpoints yet",
@@ -80,8 +138,15 @@ static enum smr_rc resolve_base(struct ops_ctx *ctx, const char *base, struct ch
 	if (!is_hash_prefix(base))
 		return smr_errf(err, SMR_ENOTFOUND, "no space or checkpoint named '%s'", base);
 	rc = unique_hash(ctx, base, &hash, err);
-	if (!rc)
+	if (!rc && ops_restricted(ctx)) {
+		char *copy = readable_copy(ctx, hash);
+
+		rc = copy ? store_checkpoint_get(ctx->st, copy, hash, out, err) :
+			    smr_errf(err, SMR_ENOTFOUND, "no checkpoint matches '%s'", base);
+		free(copy);
+	} else if (!rc) {
 		rc = store_checkpoint_get(ctx->st, NULL, hash, out, err);
+	}
 	if (!rc)
 		rc = store_space_find(ctx->st, out->space, &sp, err);
 	if (!rc) {
@@ -129,6 +194,8 @@ static enum smr_rc resolve_at(struct ops_ctx *ctx, const char *ref, struct ref_s
 	struct reflog_entry e = { 0 };
 	enum smr_rc rc = store_space_find(ctx->st, spec->base, &sp, err);
 
+	if (!rc && !ops_can_read(ctx, sp.id))   /* as if there were no such Space */
+		rc = smr_errf(err, SMR_ENOTFOUND, "no space '%s', live or deleted", spec->base);
 	if (!rc)
 		rc = reflog_pick(ctx, ref, &sp, spec, &e, err);
 	if (!rc && !e.new_hash && !strcmp(e.action, "delete"))
@@ -324,6 +391,24 @@ static enum smr_rc put_on_head(struct ops_ctx *ctx, struct space *sp, struct che
 }
 
 /*
+ * On a server with users the author is who signed in; what the client
+ * called itself stays beside it as metadata.author_tool (a label, not a fact).
+ */
+void ops_set_author(struct ops_ctx *ctx, struct checkpoint *c)
+{
+	const char *author, *tool;
+	char *was = c->author;
+
+	ops_author(ctx, was, &author, &tool);
+	if (tool)
+		json_object_set_new(c->metadata, "author_tool", json_string(tool));
+	if (author != was) {
+		c->author = xstrdup(author);
+		free(was);
+	}
+}
+
+/*
  * A --parent / parent_commit_id as given, lower-cased into a new string
  * (*out, caller frees); a malformed one is bad input (exit 2, 400), not a
  * lost race (exit 4, 409).
@@ -406,6 +491,7 @@ static enum smr_rc write_checkpoint(struct ops_ctx *ctx, const char *space, stru
 	char *parent_hash = NULL, *lower = NULL;
 	enum smr_rc rc, prc = SMR_OK;
 
+	ops_set_author(ctx, c);   /* before either path seals it */
 	/*
 	 * A malformed parent is bad input on every path, the remembered-Space
 	 * shortcut included; it is reported after the Space look-up, as the
@@ -515,6 +601,7 @@ static enum smr_rc build_update(const struct checkpoint *head, struct checkpoint
 	free(out->space);
 	out->parent_hash = xstrdup(head ? head->hash : NULL);
 	out->author = xstrdup(u->author ? u->author : "");
+	ops_set_author(u->ctx, out);
 	u->ctx->now(now);
 	out->created_at = xstrdup(now);
 	out->space = xstrdup(u->space);
@@ -757,8 +844,10 @@ enum smr_rc ops_fork(struct ops_ctx *ctx, const char *ref, const char *new_space
 		sp.created_at = now;
 		why = xasprintf("fork: from %s at %.12s", from.name, src.hash);
 		rc = store_space_fork(ctx->st, &sp, from.id, src.hash,
-				      &(struct ref_move){ ctx->actor, why, now }, err);
+				      &(struct ref_move){ ops_actor(ctx), why, now }, err);
 		free(sp.description);
+		if (!rc)
+			rc = ops_grant_creator(ctx, id, err);
 		free(why);
 	}
 	if (!rc)

@@ -79,7 +79,7 @@ enum smr_rc ops_fsck(struct ops_ctx *ctx, const char *space, json_t **report,
 		rc = store_space_get(ctx->st, space, spaces, err);
 		n = rc ? 0 : 1;
 	} else {
-		rc = store_space_list(ctx->st, &spaces, &n, err);
+		rc = ops_space_list(ctx, &spaces, &n, err);
 	}
 	for (size_t i = 0; !rc && i < n; i++)
 		rc = fsck_space(ctx, &spaces[i], &fs, err);

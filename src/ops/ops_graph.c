@@ -212,7 +212,7 @@ enum smr_rc ops_space_graph(struct ops_ctx *ctx, const char *space, const char *
 
 	rc = store_space_get(ctx->st, space, &self, err);
 	if (!rc)
-		rc = store_space_list(ctx->st, &all, &n_all, err);
+		rc = ops_space_list(ctx, &all, &n_all, err);
 	if (!rc)
 		rc = collect(ctx, &self, all, n_all, &gc, err);
 	if (!rc) {

@@ -4,6 +4,7 @@
  * soft-deleted Spaces.
  */
 #include "domain/ref.h"
+#include "ops/auth.h"
 #include "ops/ops.h"
 
 #include <stdlib.h>
@@ -17,6 +18,8 @@ enum smr_rc ops_reflog(struct ops_ctx *ctx, const char *space, size_t limit,
 
 	*out = NULL;
 	*n = 0;
+	if (!rc && !ops_can_read(ctx, sp.id))   /* as if there were no such Space */
+		rc = smr_errf(err, SMR_ENOTFOUND, "no space '%s', live or deleted", space);
 	if (!rc)
 		rc = store_reflog_list(ctx->st, sp.id, NULL, limit, out, n, err);
 	space_release(&sp);

@@ -10,6 +10,7 @@
 #include "domain/checkpoint.h"
 #include "domain/merge.h"
 #include "domain/review.h"
+#include "ops/auth.h"
 #include "ops/ops.h"
 #include "util/xalloc.h"
 
@@ -80,6 +81,7 @@ static enum smr_rc write_merge(struct ops_ctx *ctx, const struct merge_job *j,
 		c.space = xstrdup(j->sp->name);
 		free(c.author);
 		c.author = xstrdup(j->author ? j->author : "");
+		ops_set_author(ctx, &c);
 		ctx->now(now);
 		c.created_at = xstrdup(now);
 		checkpoint_seal(&c);
@@ -104,7 +106,7 @@ static enum smr_rc fast_forward(struct ops_ctx *ctx, const struct merge_job *j,
 {
 	struct checkpoint stored = { 0 };
 	enum smr_rc rc = store_head_fast_forward(ctx->st, j->sp->id, j->sp->head, j->src_id,
-						 j->theirs->hash, err);
+						 j->theirs->hash, ops_actor(ctx), err);
 
 	if (!rc)
 		rc = store_checkpoint_get(ctx->st, j->sp->id, j->theirs->hash, &stored, err);

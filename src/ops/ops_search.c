@@ -7,6 +7,7 @@
  */
 #include "domain/ref.h"
 #include "domain/search.h"
+#include "ops/auth.h"
 #include "ops/ops.h"
 #include "util/buf.h"
 #include "util/strmap.h"
@@ -32,25 +33,44 @@ struct hit {
 	double score;
 };
 
-/* Resolves the Space filter to ids; *ids NULL when there is none. */
+/*
+ * Resolves the Space filter to ids (*n of them); *ids NULL when there is
+ * none.  A signed-in caller only ever searches the Spaces it may read: a
+ * Space it names that it cannot read is not there (ops_need_space), and
+ * no filter means every Space it can read (ops_space_list).
+ */
 static enum smr_rc space_ids(struct ops_ctx *ctx, const struct search_params *p, char ***ids,
-			     struct smr_err *err)
+			     size_t *n, struct smr_err *err)
 {
-	struct space sp = { 0 };
+	struct space sp = { 0 }, *all = NULL;
+	size_t nall = 0;
 	enum smr_rc rc = SMR_OK;
 
 	*ids = NULL;
-	if (!p->spaces)
+	*n = 0;
+	if (!p->spaces && !ops_restricted(ctx))
 		return SMR_OK;
+	if (!p->spaces) {
+		rc = ops_space_list(ctx, &all, &nall, err);
+		*ids = xcalloc(nall + 1, sizeof(**ids));
+		for (size_t i = 0; !rc && i < nall; i++) {
+			(*ids)[i] = all[i].id;
+			all[i].id = NULL;
+		}
+		*n = rc ? 0 : nall;
+		spaces_free(all, nall);
+		return rc;
+	}
 	*ids = xcalloc(p->n_spaces + 1, sizeof(**ids));
 	for (size_t i = 0; !rc && i < p->n_spaces; i++) {
-		rc = store_space_get(ctx->st, p->spaces[i], &sp, err);
+		rc = ops_need_space(ctx, p->spaces[i], ROLE_READER, &sp, err);
 		if (!rc) {
 			(*ids)[i] = sp.id;
 			sp.id = NULL;
 		}
 		space_release(&sp);
 	}
+	*n = p->n_spaces;
 	return rc;
 }
 
@@ -289,19 +309,21 @@ enum smr_rc ops_search(struct ops_ctx *ctx, const struct search_params *p, json_
 	struct search_filter f = { 0 };
 	struct search_row *rows = NULL;
 	char **ids = NULL, since[32] = "";
-	size_t n = 0;
+	size_t n = 0, n_ids = 0;
 	enum smr_rc rc = search_parse(p->query ? p->query : "", &q, err);
 
 	if (!rc)
 		rc = check_filters(ctx, p, since, err);
 	if (!rc)
-		rc = space_ids(ctx, p, &ids, err);
-	if (!rc) {
+		rc = space_ids(ctx, p, &ids, &n_ids, err);
+	if (!rc && ids && !n_ids) {
+		/* a signed-in caller who can read no Space finds nothing */
+	} else if (!rc) {
 		words = xcalloc(q.n_terms, sizeof(*words));
 		for (size_t i = 0; i < q.n_terms; i++)
 			words[i] = (struct search_word){ q.terms[i].word, q.terms[i].prefix };
 		f = (struct search_filter){ words, q.n_terms, (const char *const *)ids,
-					    p->n_spaces, p->field, p->author,
+					    n_ids, p->field, p->author,
 					    *since ? since : NULL, p->turns, SEARCH_CANDIDATES };
 		rc = store_search(ctx->st, &f, &rows, &n, err);
 	}

@@ -1,6 +1,7 @@
 /*
  * ops_space.c -- operations on Spaces: create, read, list, rename, delete.
  */
+#include "ops/auth.h"
 #include "ops/ops.h"
 #include "ops/review_ingest.h"
 #include "util/sys.h"
@@ -22,6 +23,8 @@ void ops_ctx_init(struct ops_ctx *ctx, struct store *st)
 	ctx->llm_review = review_llm_builtin;
 	ctx->now = sys_now_iso;
 	ctx->new_id = sys_uuid;
+	ctx->who = NULL;
+	ctx->auth_cache = NULL;
 	ctx->actor = NULL;
 }
 
@@ -46,6 +49,7 @@ void ops_close(struct ops_ctx *ctx)
 	memset(&ctx->space, 0, sizeof(ctx->space));
 	store_close(ctx->st);
 	ctx->st = NULL;
+	ops_auth_cache_free(ctx);
 }
 
 enum smr_rc ops_check_space_name(const char *name, struct smr_err *err)
@@ -104,9 +108,16 @@ enum smr_rc ops_space_create(struct ops_ctx *ctx, const char *name, const char *
 	sp.description = (char *)(description ? description : "");
 	sp.created_at = now;
 	rc = store_space_create(ctx->st, &sp,
-				&(struct ref_move){ ctx->actor, "create", now }, err);
+				&(struct ref_move){ ops_actor(ctx), "create", now }, err);
 	if (rc)
 		return rc;
+	rc = ops_grant_creator(ctx, id, err);
+	if (rc) {
+		store_space_delete(ctx->st, id,
+				   &(struct ref_move){ ops_actor(ctx), "create: undone, no owner grant", now },
+				   NULL);
+		return rc;
+	}
 	return store_space_get(ctx->st, id, out, err);
 }
 
@@ -116,10 +127,43 @@ enum smr_rc ops_space_get(struct ops_ctx *ctx, const char *space, struct space *
 	return store_space_get(ctx->st, space, out, err);
 }
 
+/* Keeps the Spaces of v that grants name, in place. */
+static size_t keep_granted(struct space *v, size_t n, const struct grant *g, size_t ng)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t j = 0;
+
+		while (j < ng && (strcmp(g[j].space_id, v[i].id) || g[j].role < ROLE_READER))
+			j++;
+		if (j < ng)
+			v[kept++] = v[i];
+		else
+			space_release(&v[i]);
+	}
+	return kept;
+}
+
 enum smr_rc ops_space_list(struct ops_ctx *ctx, struct space **out, size_t *n,
 			   struct smr_err *err)
 {
-	return store_space_list(ctx->st, out, n, err);
+	struct grant *g = NULL;
+	size_t ng = 0;
+	enum smr_rc rc = store_space_list(ctx->st, out, n, err);
+
+	if (rc || !ops_restricted(ctx))
+		return rc;
+	rc = store_grant_list(ctx->st, ctx->who->person_id, NULL, &g, &ng, err);
+	if (rc) {
+		spaces_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return rc;
+	}
+	*n = keep_granted(*out, *n, g, ng);
+	grants_free(g, ng);
+	return SMR_OK;
 }
 
 enum smr_rc ops_space_rename(struct ops_ctx *ctx, const char *space, const char *new_name,
@@ -136,9 +180,11 @@ enum smr_rc ops_space_rename(struct ops_ctx *ctx, const char *space, const char 
 		ctx->now(now);
 		why = xasprintf("rename: %s -> %s", sp.name, new_name);
 		rc = store_space_rename(ctx->st, sp.id, new_name,
-					&(struct ref_move){ ctx->actor, why, now }, err);
+					&(struct ref_move){ ops_actor(ctx), why, now }, err);
 		free(why);
 	}
+	if (!rc)
+		ops_auth_changed(ctx);   /* names cached with roles are stale */
 	if (!rc)
 		rc = store_space_get(ctx->st, sp.id, out, err);
 	space_release(&sp);
@@ -155,10 +201,12 @@ enum smr_rc ops_space_delete(struct ops_ctx *ctx, const char *space, struct smr_
 	if (!rc) {
 		ctx->now(now);
 		why = xasprintf("delete: %s", sp.name);
-		rc = store_space_delete(ctx->st, sp.id, &(struct ref_move){ ctx->actor, why, now },
+		rc = store_space_delete(ctx->st, sp.id, &(struct ref_move){ ops_actor(ctx), why, now },
 					err);
 		free(why);
 	}
+	if (!rc)
+		ops_auth_changed(ctx);   /* names cached with roles are stale */
 	space_release(&sp);
 	return rc;
 }

@@ -2,6 +2,7 @@
  * ops_view.c -- space.overview and state.version (see view.h), and the
  * operation table of the view operations.
  */
+#include "ops/auth.h"
 #include "ops/view.h"
 #include "domain/checkpoint.h"
 #include "domain/diff.h"
@@ -40,6 +41,7 @@ static enum smr_rc overview_one(struct ops_ctx *ctx, const struct space *sp, jso
 
 	snprintf(newest, sizeof(newest), "%s", sp->created_at);
 	*out = ops_space_json(sp);
+	ops_add_role(ctx, sp, *out);
 	if (sp->head)
 		rc = store_checkpoint_get(ctx->st, sp->id, sp->head, &head, err);
 	if (!rc)
@@ -67,7 +69,7 @@ enum smr_rc ops_space_overview(struct ops_ctx *ctx, json_t **out, struct smr_err
 	struct space *v = NULL;
 	size_t n = 0;
 	json_t *one = NULL;
-	enum smr_rc rc = store_space_list(ctx->st, &v, &n, err);
+	enum smr_rc rc = ops_space_list(ctx, &v, &n, err);
 
 	*out = rc ? NULL : json_array();
 	for (size_t i = 0; !rc && i < n; i++) {
@@ -118,7 +120,7 @@ enum smr_rc ops_state_version(struct ops_ctx *ctx, const char *space, json_t **o
 	struct space *v = NULL;
 	size_t n = 0;
 	char hex[17];
-	enum smr_rc rc = store_space_list(ctx->st, &v, &n, err);
+	enum smr_rc rc = ops_space_list(ctx, &v, &n, err);
 
 	for (size_t i = 0; !rc && i < n; i++)
 		buf_addf(&b, "%s\037%s\037%s\037%s\036", v[i].id, v[i].name,
@@ -188,9 +190,9 @@ static enum smr_rc op_version(struct ops_ctx *ctx, const json_t *p, json_t **res
 }
 
 const struct api_op view_ops[] = {
-	{ "space.graph", ops_api_space_graph, 0 },
-	{ "space.overview", op_overview, 0 },
-	{ "state.version", op_version, 0 },
-	{ "diff.proposal", op_diff_proposal, 0 },
-	{ NULL, NULL, 0 },
+	{ "space.graph", ops_api_space_graph, 0, 0, { NEED_SPACE, ROLE_READER, "space" } },
+	{ "space.overview", op_overview, 0, 0, { NEED_NONE, ROLE_NONE, NULL } },
+	{ "state.version", op_version, 0, 0, { NEED_SPACE, ROLE_READER, "space" } },
+	{ "diff.proposal", op_diff_proposal, 0, 0, { NEED_REF, ROLE_READER, "from" } },
+	{ NULL, NULL, 0, 0, { 0, 0, NULL } },
 };

@@ -19,6 +19,19 @@
 
 #include "store/store.h"
 
+/*
+ * Rows of text from sql_text: cells[row * cols + col], NULL for SQL NULL;
+ * changes is how many rows a write touched.  Owned by the caller:
+ * store_rows_release() (store.c).
+ */
+struct store_rows {
+	char **cells;
+	size_t rows, cols;
+	size_t changes;
+};
+
+void store_rows_release(struct store_rows *r);
+
 /* Rows of one write that store.c runs inside a transaction (see group.h). */
 typedef enum smr_rc (*store_rows_fn)(struct store *st, void *arg, struct smr_err *err);
 
@@ -261,6 +274,18 @@ struct store_ops {
 	 */
 	enum smr_rc (*generation_interrupt)(struct store *st, const char *reason, const char *now,
 					    const char *before, size_t *n, struct smr_err *err);
+
+	/*
+	 * One statement of portable SQL on its own (autocommit), for the plain
+	 * rows of store/auth.c (users, tokens, grants), whose SQL is the same on
+	 * every backend: parameters are $1..$n in order of first use, passed as
+	 * text (NULL is SQL NULL), and every column comes back as text.  sql is
+	 * a string constant (backends cache its prepared form by address).  A
+	 * unique-constraint violation is SMR_ECONFLICT with no message (the
+	 * caller names what exists).
+	 */
+	enum smr_rc (*sql_text)(struct store *st, const char *sql, const char *const *params,
+				int n, struct store_rows *out, struct smr_err *err);
 };
 
 struct index_memo;   /* index.c's last indexed checkpoint */

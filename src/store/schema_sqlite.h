@@ -134,6 +134,38 @@ static const char *const sqlite_migrations[] = {
 	"CREATE TRIGGER search_items_ad AFTER DELETE ON search_items BEGIN"
 	"  INSERT INTO search_fts(search_fts, rowid, terms) VALUES ('delete', old.id, old.terms);"
 	"  END;",
+	/*
+	 * 5: people and agents on one server.  An agent is a users row with an
+	 * owner (its person); tokens are stored as SHA-256 only; grants give a
+	 * person a role on a Space (1 reader, 2 writer, 3 owner); auth_state's
+	 * epoch counts changes to all of these (servers cache what they read
+	 * until it moves); a turn records who wrote it.
+	 */
+	"CREATE TABLE users ("
+	"  id TEXT PRIMARY KEY,"
+	"  name TEXT NOT NULL UNIQUE,"
+	"  owner_id TEXT REFERENCES users(id) ON DELETE CASCADE,"
+	"  disabled INTEGER NOT NULL DEFAULT 0,"
+	"  created_at TEXT NOT NULL);"
+	"CREATE INDEX users_by_owner ON users(owner_id);"
+	"CREATE TABLE tokens ("
+	"  id TEXT PRIMARY KEY,"
+	"  token_hash TEXT NOT NULL UNIQUE,"
+	"  user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,"
+	"  created_at TEXT NOT NULL,"
+	"  expires_at TEXT,"
+	"  last_used_at TEXT,"
+	"  revoked_at TEXT);"
+	"CREATE INDEX tokens_by_user ON tokens(user_id);"
+	"CREATE TABLE grants ("
+	"  user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,"
+	"  repo_id TEXT NOT NULL REFERENCES repos(id) ON DELETE CASCADE,"
+	"  role INTEGER NOT NULL,"
+	"  PRIMARY KEY (user_id, repo_id));"
+	"CREATE INDEX grants_by_repo ON grants(repo_id);"
+	"CREATE TABLE auth_state (id INTEGER PRIMARY KEY, epoch INTEGER NOT NULL);"
+	"INSERT INTO auth_state (id, epoch) VALUES (1, 0);"
+	"ALTER TABLE turns ADD COLUMN author TEXT;",
 };
 
 #endif

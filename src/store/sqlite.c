@@ -28,7 +28,7 @@
 #include <string.h>
 
 #define BUSY_TIMEOUT_MS 10000
-#define STMT_CACHE 64
+#define STMT_CACHE 128
 
 struct stmt_slot {
 	const char *sql;
@@ -1500,9 +1500,9 @@ static enum smr_rc insert_turn(struct store *st, struct turn *t, struct smr_err 
 {
 	static const char sql[] =
 		"INSERT INTO turns (session_id, sequence_number, role, content, provider, model,"
-		" prompt_tokens, completion_tokens, latency_ms, error, created_at, status)"
+		" prompt_tokens, completion_tokens, latency_ms, error, created_at, status, author)"
 		" VALUES (?1, (SELECT COALESCE(MAX(sequence_number), 0) + 1 FROM turns"
-		" WHERE session_id = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+		" WHERE session_id = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
 		" RETURNING id, sequence_number";
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
@@ -1521,6 +1521,7 @@ static enum smr_rc insert_turn(struct store *st, struct turn *t, struct smr_err 
 	bind_text(q, 9, t->error);
 	bind_text(q, 10, t->created_at);
 	bind_text(q, 11, t->status);
+	bind_text(q, 12, t->author);
 	step = sqlite3_step(q);
 	if (step == SQLITE_ROW) {
 		t->id = sqlite3_column_int64(q, 0);
@@ -1564,6 +1565,7 @@ static void read_turn_row(sqlite3_stmt *q, void *elem)
 	t->error = col_text(q, 10);
 	t->created_at = col_text(q, 11);
 	t->status = col_text(q, 12);
+	t->author = col_text(q, 13);
 }
 
 static void free_turns(void *v, size_t n)
@@ -1577,7 +1579,7 @@ static enum smr_rc sqlite_turn_list(struct store *st, const char *session_id,
 {
 	static const char sql[] =
 		"SELECT id, session_id, sequence_number, role, content, provider, model,"
-		" prompt_tokens, completion_tokens, latency_ms, error, created_at, status FROM turns"
+		" prompt_tokens, completion_tokens, latency_ms, error, created_at, status, author FROM turns"
 		" WHERE session_id = ? AND sequence_number > ? ORDER BY sequence_number";
 	static const struct row_reader rr = { sizeof(struct turn), read_turn_row, free_turns };
 	struct sqlite_store *s = S(st);
@@ -1847,6 +1849,49 @@ static enum smr_rc sqlite_generation_interrupt(struct store *st, const char *rea
 	return rc;
 }
 
+/* ---- portable SQL of store/auth.c ---- */
+
+static void rows_add(struct store_rows *out, sqlite3_stmt *q, size_t *cap)
+{
+	size_t cols = out->cols;
+
+	if ((out->rows + 1) * cols > *cap) {
+		*cap = *cap ? *cap * 2 : 16 * cols;
+		out->cells = xrealloc(out->cells, *cap * sizeof(char *));
+	}
+	for (size_t c = 0; c < cols; c++)
+		out->cells[out->rows * cols + c] = col_text(q, (int)c);
+	out->rows++;
+}
+
+static enum smr_rc sqlite_sql_text(struct store *st, const char *sql,
+				   const char *const *params, int n, struct store_rows *out,
+				   struct smr_err *err)
+{
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	size_t cap = 0;
+	int step;
+
+	memset(out, 0, sizeof(*out));
+	if (!q)
+		return db_error(s, err, "preparing an access statement");
+	for (int i = 0; i < n; i++)
+		bind_text(q, i + 1, params[i]);
+	out->cols = (size_t)sqlite3_column_count(q);
+	while ((step = sqlite3_step(q)) == SQLITE_ROW)
+		rows_add(out, q, &cap);
+	sqlite3_reset(q);
+	if (step == SQLITE_DONE) {
+		out->changes = (size_t)sqlite3_changes(s->db);
+		return SMR_OK;
+	}
+	store_rows_release(out);
+	if (sqlite3_errcode(s->db) == SQLITE_CONSTRAINT)
+		return SMR_ECONFLICT;
+	return db_error(s, err, "reading or writing access rows");
+}
+
 const struct store_ops store_sqlite_ops = {
 	.shared = 0,
 	.name = "sqlite",
@@ -1906,4 +1951,5 @@ const struct store_ops store_sqlite_ops = {
 	.generation_running = sqlite_generation_running,
 	.generation_update = sqlite_generation_update,
 	.generation_interrupt = sqlite_generation_interrupt,
+	.sql_text = sqlite_sql_text,
 };

@@ -789,7 +789,7 @@ enum smr_rc store_checkpoint_merge(struct store *st, const char *space_id,
 
 enum smr_rc store_head_fast_forward(struct store *st, const char *space_id,
 				    const char *expected_head, const char *src_space_id,
-				    const char *hash, struct smr_err *err)
+				    const char *hash, const char *actor, struct smr_err *err)
 {
 	int64_t head_id = -1, id = -1;
 	enum smr_rc rc = st->ops->txn_begin(st, err);
@@ -805,7 +805,7 @@ enum smr_rc store_head_fast_forward(struct store *st, const char *space_id,
 		char *why = xasprintf("merge: fast-forward to %.12s", hash);
 
 		rc = record_move(st, space_id, expected_head, hash, "merge",
-				 &(struct ref_move){ NULL, why, NULL }, err);
+				 &(struct ref_move){ actor, why, NULL }, err);
 		free(why);
 	}
 	return txn_end(st, rc, err);

@@ -215,10 +215,13 @@ enum smr_rc store_checkpoint_update(struct store *st, const char *space_id,
 enum smr_rc store_checkpoint_merge(struct store *st, const char *space_id,
 				   const struct checkpoint *c, const char *src_space_id,
 				   struct smr_err *err);
-/* Moves HEAD from expected_head to hash (a descendant), copying its history from src_space_id. */
+/*
+ * Moves HEAD from expected_head to hash (a descendant), copying its history
+ * from src_space_id; the reflog names actor (NULL: "") for the move.
+ */
 enum smr_rc store_head_fast_forward(struct store *st, const char *space_id,
 				    const char *expected_head, const char *src_space_id,
-				    const char *hash, struct smr_err *err);
+				    const char *hash, const char *actor, struct smr_err *err);
 /*
  * store_checkpoint_put on Space sp->id, in the same transaction checking
  * that ref (a name or id) still names that Space and that it is still

@@ -10,7 +10,7 @@
 //   #/s/NAME/ingest           a transcript into a new session
 //   #/search/QUERY[/turns]    search every Space's checkpoints (and turns)
 import { h, clear, dialog } from './dom.js';
-import { get, post, ApiError, setUnauthorizedHandler } from './api.js';
+import { api, get, post, ApiError, setUnauthorizedHandler } from './api.js';
 import { spacesView } from './spaces.js';
 import { spaceView } from './space.js';
 import { searchView } from './search.js';
@@ -18,6 +18,7 @@ import { searchView } from './search.js';
 const POLL_MS = 700;
 const main = h('main#main', { tabindex: '-1' });
 const crumbs = h('nav.crumbs', { 'aria-label': 'Breadcrumb' });
+const who = h('span.who', { 'aria-live': 'polite' });
 const live = h('span.live', { title: 'Refreshes by itself when anyone writes' }, 'live');
 let current = null;          // { key, view }
 let version = null;
@@ -108,21 +109,35 @@ function onKey(e) {
   if (current?.view.keys?.(e)) e.preventDefault();
 }
 
-// With SMRITI_TOKEN the server wants the token once; it answers with an
-// HttpOnly cookie, so no script ever holds the token after this form.
+// A server with users (or SMRITI_TOKEN) wants a token once; it answers with
+// an HttpOnly cookie, so no script ever holds the token after this form.
 async function askToken(message) {
   const input = h('input', { type: 'password', name: 'token', autocomplete: 'current-password', required: true, 'aria-label': 'Token' });
   const err = h('p.error', { role: 'alert' }, message || '');
-  const choice = await dialog('This server wants its token',
-    [h('p', 'Enter the SMRITI_TOKEN the server was started with. It is kept in an HttpOnly cookie, out of reach of scripts.'),
+  const choice = await dialog('This server wants your token',
+    [h('p', 'Enter your token (from ', h('code', 'smriti token create NAME'), '), or the server\'s SMRITI_TOKEN. It is kept in an HttpOnly cookie, out of reach of scripts.'),
       h('label', 'Token', input), err],
     [{ label: 'Sign in', value: 'ok', primary: true }]);
   if (choice !== 'ok') return askToken(message);
   try {
-    await post('/v4/auth', { token: input.value });
+    return await post('/v4/auth', { token: input.value });
   } catch (e) {
     return askToken(e.message);
   }
+}
+
+// Who is signed in, in the header, with a way out (when signing in is a thing here).
+function showWho(auth) {
+  clear(who);
+  if (!auth?.token_required || !auth.user) return;
+  const name = auth.user.kind === 'admin' ? 'administrator' : auth.user.name;
+  who.append(h('span', 'Signed in as ', h('strong', name), auth.user.kind === 'agent' ? ' (agent)' : ''),
+    h('button.ghost.small', { type: 'button', onclick: signOut }, 'Sign out'));
+}
+
+async function signOut() {
+  try { await api('DELETE', '/v4/auth'); } catch { /* the cookie is gone either way */ }
+  location.reload();
 }
 
 // The search box of the header: Enter opens the search view.
@@ -142,12 +157,13 @@ async function start() {
   document.body.append(
     h('a.skip', { href: '#main' }, 'Skip to content'),
     h('header.top', h('a.brand', { href: '#/' }, h('img', { src: '/ui/icon.svg', alt: '', width: 22, height: 22 }), 'Smriti'),
-      crumbs, h('span.grow'), topForm, live,
+      crumbs, h('span.grow'), topForm, who, live,
       h('button.ghost', { type: 'button', 'aria-label': 'Keyboard shortcuts', title: 'Keyboard shortcuts (?)', onclick: showShortcuts }, '?')),
     main,
     h('div#toasts', { 'aria-live': 'polite' }));
-  const auth = await get('/v4/auth');
-  if (!auth.authenticated) await askToken();
+  let auth = await get('/v4/auth');
+  if (!auth.authenticated) auth = await askToken();
+  showWho(auth);
   setUnauthorizedHandler(() => { askToken('Your session ended; enter the token again.').then(() => location.reload()); });
   window.addEventListener('hashchange', navigate);
   document.addEventListener('keydown', onKey);

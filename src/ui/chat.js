@@ -15,7 +15,7 @@ const STATUS_LABEL = { stopped: 'stopped', error: 'failed', truncated: 'cut at t
 
 export function chatView(ctx, first) {
   const sessions = h('ul.session-list', { 'aria-label': 'Sessions' });
-  const newBtn = h('button.small', { type: 'button', onclick: newSession }, 'New session');
+  const newBtn = h('button.small', { type: 'button', 'data-needs': 'writer', onclick: newSession }, 'New session');
   const pane = h('div.chat-pane');
   const el = h('div.chat', h('aside.sessions', h('div.toolbar', h('h2', 'Sessions'), newBtn), sessions), pane);
   let list = [];
@@ -87,7 +87,7 @@ function sessionView(ctx, id, providers) {
   const box = h('textarea', { rows: 3, 'aria-label': 'Message', placeholder: 'Message (Enter sends, Shift+Enter for a new line)', onkeydown: onBoxKey });
   const sendBtn = h('button.primary', { type: 'submit' }, 'Send');
   const stopBtn = h('button.danger', { type: 'button', hidden: true, onclick: stop }, 'Stop');
-  const composer = h('form.composer', { onsubmit: (e) => { e.preventDefault(); send(box.value); } },
+  const composer = h('form.composer', { 'data-needs': 'writer', onsubmit: (e) => { e.preventDefault(); send(box.value); } },
     box, h('div.composer-bar', h('label.inline', 'Provider ', provSel), h('label.inline', 'Model ', modelIn), models,
       h('span.grow'), stopBtn, sendBtn));
   const el = h('section.session', header, banner, notice, turnsBox, composer);
@@ -199,9 +199,9 @@ function sessionView(ctx, id, providers) {
   function drawHeader() {
     append(clear(header), [h('h2', session.title || 'Untitled session'),
       h('span.grow'),
-      nudge ? h('button.nudge', { type: 'button', title: nudge.reasons.join('; '), onclick: draft }, h('span.dot', { 'aria-hidden': 'true' }), 'Consider a checkpoint') : null,
+      nudge ? h('button.nudge', { type: 'button', 'data-needs': 'writer', title: nudge.reasons.join('; '), onclick: draft }, h('span.dot', { 'aria-hidden': 'true' }), 'Consider a checkpoint') : null,
       h('button.small', { type: 'button', onclick: showContext }, 'What the model sees'),
-      h('button.small', { type: 'button', onclick: draft }, 'Draft checkpoint')]);
+      h('button.small', { type: 'button', 'data-needs': 'writer', onclick: draft }, 'Draft checkpoint')]);
   }
 
   async function drawBanner() {

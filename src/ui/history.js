@@ -175,10 +175,10 @@ export function historyView(ctx, first) {
         h('button' + (raw ? '.on' : ''), { type: 'button', 'aria-pressed': String(raw), onclick: () => { raw = true; showCheckpoint(hash); } }, 'JSON')),
       c.parent_hash ? h('button', { type: 'button', onclick: () => go(`/compare/${c.parent_hash}/${hash}`) }, 'Compare with parent') : null,
       h('button', { type: 'button', onclick: () => startPick(hash) }, 'Compare with…'),
-      h('button', { type: 'button', onclick: () => review(c) }, 'Review'),
-      isHead ? null : h('button', { type: 'button', onclick: () => restore(c) }, 'Restore…'),
+      h('button', { type: 'button', 'data-needs': 'writer', onclick: () => review(c) }, 'Review'),
+      isHead ? null : h('button', { type: 'button', 'data-needs': 'writer', onclick: () => restore(c) }, 'Restore…'),
       h('button', { type: 'button', onclick: () => fork(c) }, 'Fork…'),
-      h('button', { type: 'button', onclick: () => chatFrom(c) }, 'Chat from here'),
+      h('button', { type: 'button', 'data-needs': 'writer', onclick: () => chatFrom(c) }, 'Chat from here'),
       h('button.primary', { type: 'button', onclick: () => handOff(c, isHead) }, 'Hand to next agent'));
     clear(detail).append(actions, h('div.review-slot'), checkpointView(c, links, raw));
   }

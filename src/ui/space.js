@@ -7,11 +7,12 @@ import { chatView } from './chat.js';
 import { editorView } from './editor.js';
 import { ingestView } from './ingest.js';
 
+// [id, label, view, role it needs]: a reader sees history and sessions only
 const TABS = [
-  ['history', 'History', historyView],
-  ['chat', 'Chat', chatView],
-  ['new', 'New checkpoint', editorView],
-  ['ingest', 'Ingest', ingestView],
+  ['history', 'History', historyView, 'reader'],
+  ['chat', 'Chat', chatView, 'reader'],
+  ['new', 'New checkpoint', editorView, 'writer'],
+  ['ingest', 'Ingest', ingestView, 'writer'],
 ];
 
 export function spaceView(first) {
@@ -27,6 +28,8 @@ export function spaceView(first) {
   async function loadInfo() {
     try {
       ctx.info = await get(`/v4/repos/${enc(ctx.space)}`);
+      // the signed-in caller's role (absent without sign-in: every right); CSS hides the rest
+      el.dataset.role = ctx.info.role || 'owner';
       append(clear(info), [ctx.info.description || '', ctx.info.description ? ' · ' : '',
         ctx.info.head ? ['HEAD ', h('code.hash', short(ctx.info.head))] : 'no checkpoints yet']);
     } catch (e) {
@@ -37,10 +40,11 @@ export function spaceView(first) {
 
   function drawTabs(active) {
     clear(tabs);
-    for (const [id, label] of TABS) {
+    for (const [id, label, , needs] of TABS) {
       const tabTarget = id === 'history' ? '' : `/${id}`;
       tabs.append(h('a' + (id === active ? '.active' : ''),
-        { href: `#/s/${enc(ctx.space)}${tabTarget}`, 'aria-current': id === active ? 'page' : null }, label));
+        { href: `#/s/${enc(ctx.space)}${tabTarget}`, 'aria-current': id === active ? 'page' : null,
+          'data-needs': needs === 'reader' ? null : needs }, label));
     }
   }
 

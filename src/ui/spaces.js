@@ -57,9 +57,10 @@ export function spacesView() {
           h('code.hash', { title: sp.head }, short(sp.head))]
         : h('span.muted', 'no checkpoints yet')),
       h('div.space-meta', h('span.muted', `${sp.sessions} session${sp.sessions === 1 ? '' : 's'}`), ' · ', time(sp.last_activity)),
-      h('div.space-actions',
+      // renaming and deleting are an owner's (sp.role is absent without sign-in)
+      !sp.role || sp.role === 'owner' ? h('div.space-actions',
         h('button.ghost.small', { type: 'button', onclick: () => rename(sp) }, 'Rename'),
-        h('button.ghost.small.danger', { type: 'button', onclick: () => remove(sp) }, 'Delete')));
+        h('button.ghost.small.danger', { type: 'button', onclick: () => remove(sp) }, 'Delete')) : h('div.space-actions', h('span.chip.role', sp.role)));
   }
 
   function draw() {

@@ -88,6 +88,9 @@ int smr_rc_exit_code(enum smr_rc rc)
 	case SMR_EPROVIDER:
 	case SMR_ETIMEOUT:
 		return 5;
+	case SMR_EUNAUTH:
+	case SMR_EFORBIDDEN:
+		return 6;
 	case SMR_EINTERNAL:
 	case SMR_EUNAVAIL:
 		break;
@@ -117,6 +120,10 @@ int smr_rc_http_status(enum smr_rc rc)
 		return 504;
 	case SMR_EUNAVAIL:
 		return 503;
+	case SMR_EUNAUTH:
+		return 401;
+	case SMR_EFORBIDDEN:
+		return 403;
 	case SMR_EINTERNAL:
 		break;
 	}
@@ -146,6 +153,10 @@ const char *smr_rc_name(enum smr_rc rc)
 		return "provider_timeout";
 	case SMR_EUNAVAIL:
 		return "unavailable";
+	case SMR_EUNAUTH:
+		return "unauthorized";
+	case SMR_EFORBIDDEN:
+		return "forbidden";
 	case SMR_EINTERNAL:
 		break;
 	}

@@ -26,6 +26,8 @@ enum smr_rc {
 	SMR_EPROVIDER,     /* the LLM provider failed: exit 5, HTTP 502 */
 	SMR_ETIMEOUT,      /* the LLM provider timed out: exit 5, HTTP 504 */
 	SMR_EUNAVAIL,      /* the store is unreachable right now: exit 1, HTTP 503 */
+	SMR_EUNAUTH,       /* no valid token (missing, wrong, expired, revoked): exit 6, HTTP 401 */
+	SMR_EFORBIDDEN,    /* the caller's role does not allow it: exit 6, HTTP 403 */
 };
 
 /* Finer reasons beside the code, for the few callers that act on one; most errors have none. */
@@ -62,7 +64,11 @@ enum smr_rc smr_err_prefix(struct smr_err *err, enum smr_rc code, const char *fm
 _Noreturn void smr_bug(const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* Process exit code for a result: 0 ok, 1 internal, 2 usage/input, 3 not found, 4 conflict, 5 provider. */
+/*
+ * Process exit code for a result: 0 ok, 1 internal, 2 usage/input, 3 not
+ * found, 4 conflict, 5 provider, 6 not allowed (no valid token, or a role
+ * too low).
+ */
 int smr_rc_exit_code(enum smr_rc rc);
 
 /* HTTP status for a result. */

@@ -46,14 +46,14 @@ int64_t sys_realtime_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-void sys_uuid(char out[37])
+void sys_random(void *buf, size_t len)
 {
-	unsigned char b[16];
+	unsigned char *b = buf;
 	size_t got = 0;
 	ssize_t n;
 
-	while (got < sizeof(b)) {
-		n = getrandom(b + got, sizeof(b) - got, 0);
+	while (got < len) {
+		n = getrandom(b + got, len - got, 0);
 		if (n < 0 && errno != EINTR) {
 			perror("smriti: getrandom");
 			abort();
@@ -61,6 +61,13 @@ void sys_uuid(char out[37])
 		if (n > 0)
 			got += (size_t)n;
 	}
+}
+
+void sys_uuid(char out[37])
+{
+	unsigned char b[16];
+
+	sys_random(b, sizeof(b));
 	b[6] = (b[6] & 0x0F) | 0x40;
 	b[8] = (b[8] & 0x3F) | 0x80;
 	snprintf(out, 37,

@@ -26,6 +26,8 @@ int64_t sys_realtime_us(void);
 
 /* A random RFC 4122 version-4 UUID, lower-case, into out[37]. */
 void sys_uuid(char out[37]);
+/* len bytes from the kernel's CSPRNG (getrandom); aborts if it cannot read them. */
+void sys_random(void *buf, size_t len);
 
 /*
  * Reads a whole file ("-" means stdin) into a new NUL-terminated buffer;

@@ -477,7 +477,7 @@ describe('10 Keyboard, themes, narrow window, token', () => {
     try {
       page = await guardedPage(browser);
       await page.goto(`${guarded.url}/`);
-      await page.locator('dialog', { hasText: 'wants its token' }).waitFor();
+      await page.locator('dialog', { hasText: 'wants your token' }).waitFor();
       await page.fill('dialog input[name=token]', 'browser-token-42');
       await page.click('dialog >> text=Sign in');
       await page.locator('h1', { hasText: 'Spaces' }).waitFor();

@@ -142,7 +142,7 @@ describe('errors give the same message and exit code', () => {
     assert.deepEqual(local(['log', 'shared', '--json']).json(), log);
   });
 
-  test('an unreachable server or a missing token exits 1 with a message', async () => {
+  test('an unreachable server exits 1, a missing token 6 (not allowed), each with a message', async () => {
     const down = run(tmp.db, ['head', 'shared'], { env: { SMRITI_URL: 'http://127.0.0.1:1' } });
     assert.equal(down.code, 1);
     assert.match(down.stderr, /cannot reach server/);
@@ -151,7 +151,7 @@ describe('errors give the same message and exit code', () => {
     try {
       const env = { SMRITI_URL: guarded.url };
       const no = run(t.db, ['space', 'list'], { env });
-      assert.equal(no.code, 1);
+      assert.equal(no.code, 6);
       assert.match(no.stderr, /bearer token/);
       const yes = run(t.db, ['space', 'create', 'tok', '--json'], { env: { ...env, SMRITI_TOKEN: 'remote-tok' } });
       assert.equal(yes.code, 0, yes.stderr);

@@ -169,7 +169,7 @@ describe('token cookie', () => {
     assert.equal((await request(tsrv, 'GET', '/')).status, 200);
     assert.equal((await request(tsrv, 'GET', '/ui/app.js')).status, 200);
     assert.deepEqual((await request(tsrv, 'GET', '/v4/auth')).json,
-      { token_required: true, authenticated: false });
+      { token_required: true, authenticated: false, user: null });
     assertError(await request(tsrv, 'GET', '/v4/repos'), 401, 'unauthorized');
     const origin = `http://${tsrv.host}`;
     const wrong = await request(tsrv, 'POST', '/v4/auth', { body: { token: 'nope' }, headers: { Origin: origin } });
@@ -184,7 +184,7 @@ describe('token cookie', () => {
     const jar = cookie.split(';')[0];
     assert.equal((await request(tsrv, 'GET', '/v4/repos', { headers: { Cookie: jar } })).status, 200);
     assert.deepEqual((await request(tsrv, 'GET', '/v4/auth', { headers: { Cookie: jar } })).json,
-      { token_required: true, authenticated: true });
+      { token_required: true, authenticated: true, user: { name: null, kind: 'admin', admin: true } });
     // writes with the cookie need our Origin; a foreign one is refused
     assertError(await request(tsrv, 'POST', '/v4/repos', { body: { name: 'x' }, headers: { Cookie: jar } }), 403);
     assertError(await request(tsrv, 'POST', '/v4/repos',

@@ -55,6 +55,9 @@ TEST(http_guard_host_names)
 	CHECK(!http_guard_host(&g, NULL));
 	CHECK(http_guard_origin(&g, "http://localhost:7411"));
 	CHECK(!http_guard_origin(&g, "https://localhost:7411"));
+	CHECK(http_guard_origin(&g, "https://smriti.test:7411"));   /* a TLS proxy's name */
+	CHECK(!http_guard_origin(&g, "https://smriti.test"));
+	CHECK(!http_guard_origin(&g, "https://evil.example:7411"));
 	CHECK(!http_guard_origin(&g, "http://evil.example:7411"));
 	CHECK(!http_guard_origin(&g, "null"));
 	CHECK(http_guard_token(&g, NULL));   /* no token configured */
@@ -63,6 +66,13 @@ TEST(http_guard_host_names)
 	http_guard_init(&g, "10.0.0.5", 80, NULL, NULL);
 	CHECK(http_guard_host(&g, "localhost"));
 	CHECK(http_guard_host(&g, "10.0.0.5:80"));
+	http_guard_release(&g);
+
+	http_guard_init(&g, "127.0.0.1", 7411, "smriti.example.com:443", NULL);
+	CHECK(http_guard_origin(&g, "https://smriti.example.com"));
+	CHECK(http_guard_origin(&g, "https://SMRITI.example.com:443"));
+	CHECK(!http_guard_origin(&g, "http://smriti.example.com"));
+	CHECK(!http_guard_origin(&g, "https://127.0.0.1:7411"));
 	http_guard_release(&g);
 }
 

@@ -1051,12 +1051,22 @@ CONFORMANCE(merge_copies_the_other_line_and_records_both_parents)
 		json_decref(anc);
 	}
 	/* the fork fast-forwards to the merge, copying it and "ours" */
-	CHECK_INT(store_head_fast_forward(f->st, b, base, a, m.hash, &err), SMR_ECONFLICT);
-	CHECK_INT(store_head_fast_forward(f->st, b, hb, a, m.hash, &err), SMR_OK);
+	CHECK_INT(store_head_fast_forward(f->st, b, base, a, m.hash, NULL, &err), SMR_ECONFLICT);
+	CHECK_INT(store_head_fast_forward(f->st, b, hb, a, m.hash, "merger", &err), SMR_OK);
 	free(h);
 	h = space_head(f, b);
 	CHECK_STR(h, m.hash);
 	CHECK_INT(count_checkpoints(f, b), 5);
+	{   /* the reflog names who fast-forwarded */
+		struct reflog_entry *moves = NULL;
+		size_t nmoves = 0;
+
+		CHECK_INT(store_reflog_list(f->st, b, NULL, 1, &moves, &nmoves, &err), SMR_OK);
+		CHECK_INT(nmoves, 1);
+		CHECK_STR(moves[0].actor, "merger");
+		CHECK_STR(moves[0].action, "merge");
+		reflog_entries_free(moves, nmoves);
+	}
 	/* a fork of a history with a merge keeps both parents of every checkpoint */
 	sys_uuid(c3);
 	nsp.id = c3;

@@ -27,6 +27,7 @@ static enum smr_rc rc_from_name(const char *name)
 	static const enum smr_rc all[] = {
 		SMR_EINTERNAL, SMR_EUSAGE, SMR_EINVAL, SMR_EUNPROC, SMR_ENOTFOUND,
 		SMR_ECONFLICT, SMR_ETOOBIG, SMR_EPROVIDER, SMR_ETIMEOUT, SMR_EUNAVAIL,
+		SMR_EUNAUTH, SMR_EFORBIDDEN,
 	};
 
 	for (size_t i = 0; name && i < sizeof(all) / sizeof(all[0]); i++)

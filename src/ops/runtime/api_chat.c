@@ -173,9 +173,12 @@ enum smr_rc chat_send_start_json(struct ops_ctx *ctx, const json_t *params,
 				 struct chat_gen **out, struct smr_err *err)
 {
 	struct chat_send_req req = { 0 };
-	enum smr_rc rc = send_params(ctx, params, &req, err);
+	/* the streaming entry point gets chat.send's access check, as api_call() would do */
+	enum smr_rc rc = api_check_access(ctx, api_find("chat.send"), params, err);
 
 	*out = NULL;
+	if (!rc)
+		rc = send_params(ctx, params, &req, err);
 	if (rc)
 		return rc;
 	return chat_send_start(ctx, ctx->rt, &req, out, err);
@@ -216,12 +219,12 @@ static enum smr_rc op_chat_send(struct ops_ctx *ctx, const json_t *p, json_t **r
 }
 
 const struct api_op chat_api_ops[] = {
-	{ "session.create", op_session_create, 1 },
-	{ "session.list", op_session_list, 0 },
-	{ "session.get", op_session_get, 0 },
-	{ "session.mount", op_session_mount, 1 },
-	{ "chat.send", op_chat_send, 1 },
-	{ "generation.get", op_generation_get, 0 },
-	{ "generation.stop", op_generation_stop, 1 },
-	{ NULL, NULL, 0 },
+	{ "session.create", op_session_create, 1, 0, { NEED_SPACE, ROLE_WRITER, "space" } },
+	{ "session.list", op_session_list, 0, 0, { NEED_SPACE, ROLE_READER, "space" } },
+	{ "session.get", op_session_get, 0, 0, { NEED_SESSION, ROLE_READER, "session_id" } },
+	{ "session.mount", op_session_mount, 1, 0, { NEED_SESSION, ROLE_WRITER, "session_id" } },
+	{ "chat.send", op_chat_send, 1, 0, { NEED_SESSION, ROLE_WRITER, "session_id" } },
+	{ "generation.get", op_generation_get, 0, 0, { NEED_GENERATION, ROLE_READER, "generation_id" } },
+	{ "generation.stop", op_generation_stop, 1, 0, { NEED_GENERATION, ROLE_WRITER, "generation_id" } },
+	{ NULL, NULL, 0, 0, { 0, 0, NULL } },
 };

@@ -4,6 +4,7 @@
  * operation tables plus chat and drafts, and the LLM review pass.
  */
 #include "ops/api.h"
+#include "ops/auth.h"
 #include "ops/review_ingest.h"
 #include "ops/runtime/draft.h"
 #include "ops/runtime/review_llm.h"
@@ -11,7 +12,7 @@
 #include "ops/view.h"
 
 const struct api_op *const api_tables[] = {
-	api_core_ops, review_ingest_ops, view_ops, chat_api_ops, chat_view_ops, draft_api_ops,
+	api_core_ops, review_ingest_ops, view_ops, chat_api_ops, chat_view_ops, draft_api_ops, auth_ops,
 	NULL,
 };
 

@@ -769,8 +769,13 @@ enum smr_rc chat_generation_open(struct ops_ctx *ctx, const char *id, struct cha
 {
 	struct generation row = { 0 };
 	struct space sp = { 0 };
-	enum smr_rc rc = chat_generation_resolve(ctx, id, &row, &sp, err);
+	json_t *p = json_pack("{s:s}", "generation_id", id);
+	/* following a reply's events is generation.get's: the same access check */
+	enum smr_rc rc = api_check_access(ctx, api_find("generation.get"), p, err);
 
+	json_decref(p);
+	if (!rc)
+		rc = chat_generation_resolve(ctx, id, &row, &sp, err);
 	if (!rc) {
 		*out = find_live(ctx->rt, id);
 		if (!*out)

@@ -19,6 +19,7 @@
  * context (DECISIONS.md, "Why provider switching does not create a new
  * session").
  */
+#include "ops/auth.h"
 #include "ops/runtime/generation.h"
 #include "ops/runtime/runtime.h"
 #include "provider/loop.h"
@@ -197,6 +198,7 @@ static enum smr_rc user_turn(struct send *s, struct smr_err *err)
 		.content = xstrdup(s->req->message), .provider = xstrdup(provider_name(s->p)),
 		.model = xstrdup(s->model), .prompt_tokens = -1, .completion_tokens = -1,
 		.latency_ms = -1, .created_at = xstrdup(now),
+		.author = ops_restricted(s->ctx) ? xstrdup(s->ctx->who->name) : NULL,
 	};
 	return SMR_OK;
 }

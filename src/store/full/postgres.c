@@ -52,6 +52,7 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 #define MAX_PARAMS 16
+#define GENERIC_MAX 48                   /* distinct sql_text statements (store/auth.c) */
 
 /* ---- statements ---- */
 
@@ -164,7 +165,7 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
 
 #define TURN_COLS \
 	"SELECT id, session_id, sequence_number, role, content, provider, model," \
-	" prompt_tokens, completion_tokens, latency_ms, error, created_at, status FROM turns"
+	" prompt_tokens, completion_tokens, latency_ms, error, created_at, status, author FROM turns"
 
 #define GEN_COLS \
 	"SELECT id, session_id, status, provider, model, user_turn_seq, assistant_turn_seq," \
@@ -258,9 +259,9 @@ static const char *const stmt_sql[Q_COUNT] = {
 	/* the session's next number: its row is locked (Q_SESSION_LOCK) or new */
 	[Q_TURN_INSERT] =
 		"INSERT INTO turns (session_id, sequence_number, role, content, provider, model,"
-		" prompt_tokens, completion_tokens, latency_ms, error, created_at, status)"
+		" prompt_tokens, completion_tokens, latency_ms, error, created_at, status, author)"
 		" VALUES ($1::text, (SELECT COALESCE(MAX(sequence_number), 0) + 1 FROM turns"
-		" WHERE session_id = $1::text), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+		" WHERE session_id = $1::text), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
 		" RETURNING id, sequence_number",
 	[Q_TURN_SET_ERROR] = "UPDATE turns SET error = $1 WHERE id = $2",
 	[Q_TURN_LIST] = TURN_COLS " WHERE session_id = $1 AND sequence_number > $2"
@@ -382,6 +383,7 @@ struct pg_store {
 	PGconn *conn;
 	char *dsn;                         /* to connect afresh */
 	unsigned char prepared[Q_COUNT];   /* on this connection */
+	const char *generic[GENERIC_MAX];  /* sql_text statements prepared on it, by address */
 	int lost;                          /* the last failure was a dead connection */
 	int not_started;                   /* the last write's BEGIN met a dead connection */
 	char sqlstate[6];                  /* of the last failure, "" if none */
@@ -528,6 +530,7 @@ static enum smr_rc setup_connection(struct pg_store *s, struct smr_err *err)
 	enum smr_rc rc = SMR_OK;
 
 	memset(s->prepared, 0, sizeof(s->prepared));
+	memset(s->generic, 0, sizeof(s->generic));
 	s->lost = 0;
 	if (enc && strcmp(enc, "UTF8"))
 		return smr_errf(err, SMR_EINTERNAL,
@@ -2131,6 +2134,7 @@ static enum smr_rc insert_turn(struct store *st, struct turn *t, struct smr_err 
 	p_text(&p, t->error);
 	p_text(&p, t->created_at);
 	p_text(&p, t->status);
+	p_text(&p, t->author);
 	return row(P(st), Q_TURN_INSERT, &p, &(struct pipe_entry){ .take = take_turn, .out = t,
 		   .what = "writing a turn" }, err);
 }
@@ -2160,6 +2164,7 @@ static void read_turn(const PGresult *r, int row, struct turn *t)
 	t->error = col_text(r, row, 10);
 	t->created_at = col_text(r, row, 11);
 	t->status = col_text(r, row, 12);
+	t->author = col_text(r, row, 13);
 }
 
 static enum smr_rc pg_turn_list(struct store *st, const char *session_id, int64_t after_seq,
@@ -2383,6 +2388,92 @@ static enum smr_rc pg_generation_interrupt(struct store *st, const char *reason,
 	return rc;
 }
 
+/* ---- portable SQL of store/auth.c ---- */
+
+/* The slot of sql on this connection, preparing it there first. */
+static enum smr_rc generic_slot(struct pg_store *s, const char *sql, char name[24],
+				struct smr_err *err)
+{
+	PGresult *r;
+	int i;
+
+	for (i = 0; i < GENERIC_MAX && s->generic[i] && s->generic[i] != sql; i++)
+		;
+	if (i == GENERIC_MAX)
+		BUG("more than %d sql_text statements: raise GENERIC_MAX", GENERIC_MAX);
+	snprintf(name, 24, "smriti_g%d", i);
+	if (s->generic[i])
+		return SMR_OK;
+	r = PQprepare(s->conn, name, sql, 0, NULL);
+	if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+		enum smr_rc rc = pg_fail(s, r, "preparing an access statement", err);
+
+		PQclear(r);
+		return rc;
+	}
+	PQclear(r);
+	s->generic[i] = sql;
+	return SMR_OK;
+}
+
+static enum smr_rc generic_run(struct pg_store *s, const char *sql, const char *const *params,
+			       int n, PGresult **out, struct smr_err *err)
+{
+	char name[24];
+	PGresult *r;
+	ExecStatusType st;
+	enum smr_rc rc = generic_slot(s, sql, name, err);
+
+	if (rc)
+		return rc;
+	r = PQexecPrepared(s->conn, name, n, params, NULL, NULL, 0);
+	st = PQresultStatus(r);
+	if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
+		*out = r;
+		return SMR_OK;
+	}
+	rc = pg_fail(s, r, "reading or writing access rows", err);
+	PQclear(r);
+	if (state_is(s, "23505"))
+		return SMR_ECONFLICT;
+	return rc;
+}
+
+static enum smr_rc pg_sql_text(struct store *st, const char *sql, const char *const *params,
+			       int n, struct store_rows *out, struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	struct smr_err first = SMR_ERR_INIT;
+	PGresult *r = NULL;
+	enum smr_rc rc = ready(s, err);
+	size_t rows, cols;
+
+	memset(out, 0, sizeof(*out));
+	if (rc)
+		return rc;
+	rc = generic_run(s, sql, params, n, &r, &first);
+	if (rc && s->lost) {
+		rc = reconnect(s, err);
+		if (!rc)
+			rc = generic_run(s, sql, params, n, &r, err);
+	} else if (rc && err && rc != SMR_ECONFLICT) {
+		*err = first;
+	}
+	if (rc)
+		return rc;
+	rows = (size_t)PQntuples(r);
+	cols = (size_t)PQnfields(r);
+	out->rows = rows;
+	out->cols = cols;
+	out->cells = xcalloc(rows * cols > 0 ? rows * cols : 1, sizeof(char *));
+	for (size_t i = 0; i < rows; i++)
+		for (size_t c = 0; c < cols; c++)
+			out->cells[i * cols + c] = col_text(r, (int)i, (int)c);
+	out->changes = strtoul(PQcmdTuples(r), NULL, 10);
+	PQclear(r);
+	return SMR_OK;
+}
+
 const struct store_ops store_postgres_ops = {
 	.shared = 1,
 	.name = "postgres",
@@ -2443,4 +2534,5 @@ const struct store_ops store_postgres_ops = {
 	.generation_running = pg_generation_running,
 	.generation_update = pg_generation_update,
 	.generation_interrupt = pg_generation_interrupt,
+	.sql_text = pg_sql_text,
 };

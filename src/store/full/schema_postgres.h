@@ -143,6 +143,32 @@ static const char *const postgres_migrations[] = {
 	"CREATE INDEX search_items_by_turn ON search_items(turn_id) WHERE turn_id IS NOT NULL;"
 	"CREATE INDEX search_items_terms ON search_items"
 	"  USING GIN (array_to_tsvector(string_to_array(terms, ' ')));",
+	/* 5: people, agents, tokens (SHA-256 only), grants, turn authors (see schema_sqlite.h) */
+	"CREATE TABLE users ("
+	"  id TEXT COLLATE \"C\" PRIMARY KEY,"
+	"  name TEXT COLLATE \"C\" NOT NULL UNIQUE,"
+	"  owner_id TEXT COLLATE \"C\" REFERENCES users(id) ON DELETE CASCADE,"
+	"  disabled INTEGER NOT NULL DEFAULT 0,"
+	"  created_at TEXT COLLATE \"C\" NOT NULL);"
+	"CREATE INDEX users_by_owner ON users(owner_id);"
+	"CREATE TABLE tokens ("
+	"  id TEXT COLLATE \"C\" PRIMARY KEY,"
+	"  token_hash TEXT COLLATE \"C\" NOT NULL UNIQUE,"
+	"  user_id TEXT COLLATE \"C\" NOT NULL REFERENCES users(id) ON DELETE CASCADE,"
+	"  created_at TEXT COLLATE \"C\" NOT NULL,"
+	"  expires_at TEXT COLLATE \"C\","
+	"  last_used_at TEXT COLLATE \"C\","
+	"  revoked_at TEXT COLLATE \"C\");"
+	"CREATE INDEX tokens_by_user ON tokens(user_id);"
+	"CREATE TABLE grants ("
+	"  user_id TEXT COLLATE \"C\" NOT NULL REFERENCES users(id) ON DELETE CASCADE,"
+	"  repo_id TEXT COLLATE \"C\" NOT NULL REFERENCES repos(id) ON DELETE CASCADE,"
+	"  role INTEGER NOT NULL,"
+	"  PRIMARY KEY (user_id, repo_id));"
+	"CREATE INDEX grants_by_repo ON grants(repo_id);"
+	"CREATE TABLE auth_state (id INTEGER PRIMARY KEY, epoch BIGINT NOT NULL);"
+	"INSERT INTO auth_state (id, epoch) VALUES (1, 0);"
+	"ALTER TABLE turns ADD COLUMN author TEXT;",
 };
 
 #endif

@@ -1,0 +1,160 @@
+#!/bin/sh
+# auth.sh -- what authentication costs per request: GET /repos/{id}/head
+# under wrk (2 threads, 32 keep-alive connections), with a person's token
+# against without one, measured in the same server process (two `smriti
+# serve` processes on this machine differ by 20-40% on their own, which
+# would drown the difference).
+#
+# Each round starts a server on a fresh copy of one store without users (no
+# token needed, as before teams), measures it, adds a person with a reader
+# role and a token (the server notices users within a second and from then
+# on wants a token on every request), and measures again with the token.
+# A second part compares, in one server with SMRITI_TOKEN and that person,
+# the person's token (a SHA-256, the auth epoch read, the role) with the
+# administrator's (a SHA-256 only), alternating.  Medians of
+# AUTH_BENCH_ROUNDS (default 3) rounds of AUTH_BENCH_SECONDS (default 5).
+#
+#   bench/auth.sh                       SQLite
+#   AUTH_BENCH_PG=URL bench/auth.sh     PostgreSQL (a schema per round, dropped afterwards)
+set -eu
+cd "$(dirname "$0")/.."
+BUILD=${SMRITI_BUILD:-build}
+SECS=${AUTH_BENCH_SECONDS:-5}
+ROUNDS=${AUTH_BENCH_ROUNDS:-3}
+command -v wrk >/dev/null || { echo "auth.sh needs wrk (apt-get install wrk)" >&2; exit 1; }
+make -s -j2 BUILD="$BUILD" "$BUILD/smriti-full" >/dev/null
+S=$PWD/$BUILD/smriti-full
+dir=$(mktemp -d /tmp/smriti-auth-bench-XXXXXX)
+pid=
+admin=bench-admin-token-0123456789
+cleanup() {
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	# fresh() runs in a subshell: find its schemas by name
+	if [ -n "${AUTH_BENCH_PG:-}" ]; then
+		psql -qAt "$AUTH_BENCH_PG" -c "SELECT 'DROP SCHEMA ' || nspname || ' CASCADE;'
+			FROM pg_namespace WHERE nspname LIKE 'smriti_auth_bench_$$_%'" |
+			psql -qAt "$AUTH_BENCH_PG" >/dev/null 2>&1 || true
+	fi
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+kind=SQLite
+[ -n "${AUTH_BENCH_PG:-}" ] && kind=PostgreSQL
+
+# fresh NAME -> prints the DSN of a new store holding Space "bench" with one checkpoint
+fresh() {
+	if [ -n "${AUTH_BENCH_PG:-}" ]; then
+		x=smriti_auth_bench_$$_$1
+		psql -qAt -v ON_ERROR_STOP=1 "$AUTH_BENCH_PG" -c "CREATE SCHEMA $x" >/dev/null
+		sep='?'
+		case $AUTH_BENCH_PG in *\?*) sep='&' ;; esac
+		db="$AUTH_BENCH_PG${sep}options=-csearch_path%3D$x"
+	else
+		db=$dir/$1.db
+	fi
+	$S --db "$db" space create bench >/dev/null
+	$S --db "$db" commit bench -m "bench checkpoint" --summary "one checkpoint" \
+		--decision "measure the head read" --task "report req/s and p99" >/dev/null
+	echo "$db"
+}
+
+# serve DB [env...] -> starts a server (pid in $pid), sets $url
+serve() {
+	db=$1
+	shift
+	: >"$dir/serve.log"
+	env "$@" "$S" --db "$db" serve --listen 127.0.0.1:0 --quiet 2>"$dir/serve.log" >/dev/null &
+	pid=$!
+	i=0
+	until grep -q '^listening on ' "$dir/serve.log" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -gt 100 ] && { cat "$dir/serve.log" >&2; exit 1; }
+		sleep 0.05
+	done
+	url=$(sed -n 's/^listening on //p' "$dir/serve.log" | head -n 1)
+}
+
+stop() {
+	kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
+	pid=
+}
+
+# run NAME URL [TOKEN] -> appends "req/s p99" to $dir/NAME
+run() {
+	if [ -n "${3:-}" ]; then
+		wrk -t2 -c32 -d"${SECS}s" --latency -H "Authorization: Bearer $3" "$2" >"$dir/wrk.txt"
+	else
+		wrk -t2 -c32 -d"${SECS}s" --latency "$2" >"$dir/wrk.txt"
+	fi
+	if grep -q 'Non-2xx' "$dir/wrk.txt"; then
+		echo "auth.sh: $1 saw non-2xx answers" >&2
+		exit 1
+	fi
+	awk '
+		/Requests\/sec:/ { rps = $2 }
+		/^ +99%/ {
+			v = $2; u = v; sub(/[a-z]+$/, "", v); sub(/^[0-9.]+/, "", u)
+			if (u == "us") v /= 1000; else if (u == "s") v *= 1000
+			p99 = v
+		}
+		END { printf "%.0f %.3f\n", rps, p99 }' "$dir/wrk.txt" >>"$dir/$1"
+}
+
+last() { tail -n 1 "$dir/$1" | cut -d' ' -f1; }
+
+# Part 1: the same process without users, then with a person's token.
+r=0
+while [ $r -lt "$ROUNDS" ]; do
+	db=$(fresh "r$r")
+	id=$($S --db "$db" space list --json | sed -n 's/.*"id": "\([^"]*\)".*/\1/p' | head -n 1)
+	serve "$db"
+	SECS=1 run warm "$url/repos/$id/head"
+	run open "$url/repos/$id/head"
+	$S --db "$db" user add alice >/dev/null
+	$S --db "$db" grant alice bench reader >/dev/null
+	token=$($S --db "$db" token create alice 2>/dev/null)
+	i=0
+	until [ "$(curl -s -o /dev/null -w '%{http_code}' "$url/repos/$id/head")" = 401 ]; do
+		i=$((i + 1))
+		[ $i -gt 60 ] && { echo "the server did not notice its users" >&2; exit 1; }
+		sleep 0.05
+	done
+	SECS=1 run warm "$url/repos/$id/head" "$token"
+	run user "$url/repos/$id/head" "$token"
+	echo "$(last open) $(last user)" | awk '{ print $2 / $1 }' >>"$dir/ratio"
+	stop
+	r=$((r + 1))
+done
+
+# Part 2: one server with SMRITI_TOKEN and a person: person against administrator, alternating.
+db=$(fresh admin)
+id=$($S --db "$db" space list --json | sed -n 's/.*"id": "\([^"]*\)".*/\1/p' | head -n 1)
+$S --db "$db" user add alice >/dev/null
+$S --db "$db" grant alice bench reader >/dev/null
+token=$($S --db "$db" token create alice 2>/dev/null)
+serve "$db" SMRITI_TOKEN=$admin
+SECS=1 run warm "$url/repos/$id/head" "$token"
+r=0
+while [ $r -lt "$ROUNDS" ]; do
+	if [ $((r % 2)) = 0 ]; then
+		run admin "$url/repos/$id/head" "$admin"
+		run user2 "$url/repos/$id/head" "$token"
+	else
+		run user2 "$url/repos/$id/head" "$token"
+		run admin "$url/repos/$id/head" "$admin"
+	fi
+	echo "$(last admin) $(last user2)" | awk '{ print $2 / $1 }' >>"$dir/ratio2"
+	r=$((r + 1))
+done
+stop
+
+median() { sort -n -k1,1 "$dir/$1" | awk '{ a[NR] = $0 } END { print a[int((NR + 1) / 2)] }'; }
+echo "GET /repos/{id}/head, $kind, wrk -t2 -c32, $ROUNDS rounds of ${SECS}s, $(nproc) cores"
+echo " in one server process, before and after it has users:"
+printf '   %-34s %10s req/s   p99 %8s ms\n' "no token (no users; baseline)" $(median open)
+printf '   %-34s %10s req/s   p99 %8s ms\n' "a person's token (reader)" $(median user)
+median ratio | awk '{ printf "   person token / no token, median of the rounds: %.3f (%.1f%% slower)\n", $1, (1 - $1) * 100 }'
+echo " in one server with SMRITI_TOKEN and users, alternating:"
+printf '   %-34s %10s req/s   p99 %8s ms\n' "SMRITI_TOKEN (administrator)" $(median admin)
+printf '   %-34s %10s req/s   p99 %8s ms\n' "a person's token (reader)" $(median user2)
+median ratio2 | awk '{ printf "   person token / administrator token, median of the rounds: %.3f\n", $1 }'

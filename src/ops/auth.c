@@ -1,0 +1,766 @@
+/*
+ * auth.c -- identities, tokens, roles and the operations that manage them
+ * (see auth.h).  Tokens are "smr_" and 64 hex digits of getrandom(); only
+ * their SHA-256 is stored.  A presented token is looked up by its hash (so
+ * the lookup's timing depends on the hash, never on how much of a real
+ * token the caller guessed) and the stored hash is then compared in
+ * constant time.
+ */
+#include "ops/api.h"
+#include "ops/auth.h"
+#include "util/sys.h"
+#include "util/xalloc.h"
+
+#include <nettle/memops.h>
+#include <nettle/sha2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define DEFAULT_EXPIRY "90d"
+#define CACHE_TOKENS 16
+#define CACHE_ROLES 64
+#define CACHE_SPACES 32
+#define SPACE_KEY_MAX 128
+
+/*
+ * What one context (one thread) read of tokens and roles, kept while the
+ * store's auth epoch stays where it was.  ops_auth_token() re-reads the
+ * epoch once per request (one small query instead of the token's and the
+ * roles' lookups), so a revocation, a disabled user or a changed grant
+ * made anywhere takes effect on the next request.
+ */
+struct token_entry {
+	char hash[65];
+	struct principal who;
+	char expires_at[32];      /* "" when it never expires */
+	long long touched;        /* when this context last wrote last_used_at */
+};
+
+struct role_entry {
+	char person[40];
+	char space[40];
+	enum role role;
+};
+
+/* A Space as a caller named it (name or id), with that caller's role on it. */
+struct space_entry {
+	char person[40];
+	char key[SPACE_KEY_MAX];
+	char name[SPACE_KEY_MAX];
+	enum role role;
+};
+
+struct auth_cache {
+	int fresh;                /* the epoch was read for this request */
+	int64_t epoch;
+	struct space_entry space[CACHE_SPACES];
+	size_t nspace, next_space;
+	struct token_entry tok[CACHE_TOKENS];
+	size_t ntok, next_tok;
+	struct role_entry role[CACHE_ROLES];
+	size_t nrole, next_role;
+};
+
+void ops_auth_cache_free(struct ops_ctx *ctx)
+{
+	free(ctx->auth_cache);
+	ctx->auth_cache = NULL;
+}
+
+/* Empties the cache (a change through this context, or the epoch moved). */
+static void cache_clear(struct ops_ctx *ctx)
+{
+	if (ctx->auth_cache)
+		memset(ctx->auth_cache, 0, sizeof(*ctx->auth_cache));
+}
+
+/* The cache, checked against the store's epoch; NULL when it cannot be read. */
+static struct auth_cache *cache_refresh(struct ops_ctx *ctx)
+{
+	struct auth_cache *c = ctx->auth_cache;
+	int64_t epoch;
+
+	if (store_auth_epoch(ctx->st, &epoch, NULL)) {
+		cache_clear(ctx);
+		return NULL;
+	}
+	if (!c)
+		c = ctx->auth_cache = xcalloc(1, sizeof(*c));
+	if (c->epoch != epoch)
+		cache_clear(ctx);
+	c->epoch = epoch;
+	c->fresh = 1;
+	return c;
+}
+
+static void hex(const uint8_t *b, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[b[i] >> 4];
+		out[2 * i + 1] = digits[b[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+static void sha256_hex(const char *s, char out[65])
+{
+	struct sha256_ctx sha;
+	uint8_t d[SHA256_DIGEST_SIZE];
+
+	sha256_init(&sha);
+	sha256_update(&sha, strlen(s), (const uint8_t *)s);
+	sha256_digest(&sha, sizeof(d), d);
+	hex(d, sizeof(d), out);
+}
+
+/* Seconds since the epoch of one of sys_now_iso()'s timestamps; -1 if it is not one. */
+static long long iso_seconds(const char *iso)
+{
+	struct tm tm = { 0 };
+	const char *end = iso ? strptime(iso, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
+
+	return end ? (long long)timegm(&tm) : -1;
+}
+
+static void iso_from_seconds(long long t, char out[32])
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+	char date[24];
+
+	gmtime_r(&tt, &tm);
+	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out, 32, "%.19s.000000Z", date);
+}
+
+static int token_shape_ok(const char *t)
+{
+	return t && strlen(t) == TOKEN_LEN && !strncmp(t, TOKEN_PREFIX, 4) &&
+	       strspn(t + 4, "0123456789abcdef") == TOKEN_SECRET_HEX;
+}
+
+static void set_field(char *dst, size_t size, const char *src)
+{
+	snprintf(dst, size, "%s", src ? src : "");
+}
+
+/* Why a stored token no longer lets anyone in, or NULL. */
+static const char *token_refusal(const struct token *t, const char *now)
+{
+	if (t->revoked_at)
+		return "this token was revoked";
+	if (t->expires_at && strcmp(t->expires_at, now) <= 0)
+		return "this token has expired";
+	if (t->disabled)
+		return "the user of this token is disabled";
+	return NULL;
+}
+
+static void touch(struct ops_ctx *ctx, const struct token *t, const char *now)
+{
+	long long last = iso_seconds(t->last_used_at);
+
+	if (last < 0 || iso_seconds(now) - last >= TOKEN_TOUCH_EVERY)
+		store_token_touch(ctx->st, t->id, now, NULL);
+}
+
+/* A token this context checked before, still valid at now; 1 and *out set when found. */
+static int cached_token(struct ops_ctx *ctx, struct auth_cache *c, const char *hash,
+			const char *now, struct principal *out)
+{
+	for (size_t i = 0; c && i < c->ntok; i++) {
+		struct token_entry *e = &c->tok[i];
+
+		if (!memeql_sec(e->hash, hash, 64))
+			continue;
+		if (e->expires_at[0] && strcmp(e->expires_at, now) <= 0)
+			return 0;               /* expired since: the store says why */
+		*out = e->who;
+		if (iso_seconds(now) - e->touched >= TOKEN_TOUCH_EVERY) {
+			store_token_touch(ctx->st, e->who.token_id, now, NULL);
+			e->touched = iso_seconds(now);
+		}
+		return 1;
+	}
+	return 0;
+}
+
+static void cache_token(struct auth_cache *c, const char *hash, const struct token *t,
+			const struct principal *who, const char *now)
+{
+	struct token_entry *e;
+
+	if (!c)
+		return;
+	e = &c->tok[c->next_tok];
+	c->next_tok = (c->next_tok + 1) % CACHE_TOKENS;
+	if (c->ntok < CACHE_TOKENS)
+		c->ntok++;
+	memcpy(e->hash, hash, 65);
+	e->who = *who;
+	set_field(e->expires_at, sizeof(e->expires_at), t->expires_at);
+	e->touched = iso_seconds(t->last_used_at) >= 0 ? iso_seconds(t->last_used_at) :
+		     iso_seconds(now);
+}
+
+enum smr_rc ops_auth_token(struct ops_ctx *ctx, const char *token, struct principal *out,
+			   struct smr_err *err)
+{
+	struct token t = { 0 };
+	struct auth_cache *c;
+	char hash[65], now[32];
+	const char *why;
+	enum smr_rc rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!token_shape_ok(token))
+		return smr_errf(err, SMR_EUNAUTH, "missing or wrong bearer token");
+	sha256_hex(token, hash);
+	c = cache_refresh(ctx);
+	ctx->now(now);
+	if (cached_token(ctx, c, hash, now, out))
+		return SMR_OK;
+	rc = store_token_find(ctx->st, hash, &t, err);
+	if (rc == SMR_ENOTFOUND || (!rc && (!t.hash || strlen(t.hash) != 64 ||
+					    !memeql_sec(t.hash, hash, 64))))
+		rc = smr_errf(err, SMR_EUNAUTH, "missing or wrong bearer token");
+	why = rc ? NULL : token_refusal(&t, now);
+	if (why)
+		rc = smr_errf(err, SMR_EUNAUTH, "%s", why);
+	if (!rc) {
+		set_field(out->name, sizeof(out->name), t.user_name);
+		set_field(out->user_id, sizeof(out->user_id), t.user_id);
+		set_field(out->person_id, sizeof(out->person_id), t.person_id);
+		set_field(out->token_id, sizeof(out->token_id), t.id);
+		touch(ctx, &t, now);
+		cache_token(c, hash, &t, out, now);
+	}
+	token_release(&t);
+	return rc;
+}
+
+enum smr_rc ops_auth_users_exist(struct ops_ctx *ctx, int *yes, struct smr_err *err)
+{
+	return store_users_exist(ctx->st, yes, err);
+}
+
+int ops_restricted(const struct ops_ctx *ctx)
+{
+	return ctx->who && !ctx->who->admin;
+}
+
+/* The cache for this request, its epoch read once per request; NULL to go to the store. */
+static struct auth_cache *fresh_cache(struct ops_ctx *ctx)
+{
+	if (ctx->auth_cache && ctx->auth_cache->fresh)
+		return ctx->auth_cache;
+	return cache_refresh(ctx);
+}
+
+void ops_auth_changed(struct ops_ctx *ctx)
+{
+	store_auth_changed(ctx->st, NULL);
+	cache_clear(ctx);
+}
+
+void ops_auth_stale(struct ops_ctx *ctx)
+{
+	if (ctx->auth_cache)
+		ctx->auth_cache->fresh = 0;
+}
+
+enum smr_rc ops_role(struct ops_ctx *ctx, const char *space_id, enum role *out,
+		     struct smr_err *err)
+{
+	struct auth_cache *c;
+	const char *person;
+	struct role_entry *e;
+	enum smr_rc rc;
+
+	if (!ops_restricted(ctx)) {
+		*out = ROLE_OWNER;
+		return SMR_OK;
+	}
+	c = fresh_cache(ctx);
+	person = ctx->who->person_id;
+	for (size_t i = 0; c && i < c->nrole; i++) {
+		if (!strcmp(c->role[i].person, person) && !strcmp(c->role[i].space, space_id)) {
+			*out = c->role[i].role;
+			return SMR_OK;
+		}
+	}
+	rc = store_grant_get(ctx->st, person, space_id, out, err);
+	if (rc || !c || strlen(space_id) >= sizeof(e->space))
+		return rc;
+	e = &c->role[c->next_role];
+	c->next_role = (c->next_role + 1) % CACHE_ROLES;
+	if (c->nrole < CACHE_ROLES)
+		c->nrole++;
+	set_field(e->person, sizeof(e->person), person);
+	set_field(e->space, sizeof(e->space), space_id);
+	e->role = *out;
+	return SMR_OK;
+}
+
+int ops_can_read(struct ops_ctx *ctx, const char *space_id)
+{
+	enum role r = ROLE_NONE;
+
+	return !ops_role(ctx, space_id, &r, NULL) && r >= ROLE_READER;
+}
+
+const char *role_name(enum role r)
+{
+	static const char *const names[] = { "none", "reader", "writer", "owner" };
+
+	return r <= ROLE_OWNER ? names[r] : "none";
+}
+
+enum smr_rc role_parse(const char *s, enum role *out, struct smr_err *err)
+{
+	for (int r = ROLE_READER; r <= ROLE_OWNER; r++) {
+		if (s && !strcmp(s, role_name((enum role)r))) {
+			*out = (enum role)r;
+			return SMR_OK;
+		}
+	}
+	*out = ROLE_NONE;
+	return smr_errf(err, SMR_EINVAL, "'%s' is not a role (give reader, writer or owner)",
+			s ? s : "");
+}
+
+/* The words of a role that is too low, naming what it would take. */
+static enum smr_rc too_low(const struct space *sp, enum role have, enum role need,
+			   struct smr_err *err)
+{
+	return smr_errf(err, SMR_EFORBIDDEN,
+			"you are a %s of space '%s'; this needs %s (ask an owner: smriti grant)",
+			role_name(have), sp->name, role_name(need));
+}
+
+/* The caller's role on the Space it named key, if this request's cache has it. */
+static const struct space_entry *cached_space(struct ops_ctx *ctx, const char *key)
+{
+	struct auth_cache *c = ops_restricted(ctx) ? fresh_cache(ctx) : NULL;
+
+	for (size_t i = 0; c && i < c->nspace; i++)
+		if (!strcmp(c->space[i].person, ctx->who->person_id) && !strcmp(c->space[i].key, key))
+			return &c->space[i];
+	return NULL;
+}
+
+static void cache_space(struct ops_ctx *ctx, const char *key, const struct space *sp,
+			enum role role)
+{
+	struct auth_cache *c = ops_restricted(ctx) ? ctx->auth_cache : NULL;
+	struct space_entry *e;
+
+	if (!c || !c->fresh || strlen(key) >= SPACE_KEY_MAX || strlen(sp->name) >= SPACE_KEY_MAX)
+		return;
+	e = &c->space[c->next_space];
+	c->next_space = (c->next_space + 1) % CACHE_SPACES;
+	if (c->nspace < CACHE_SPACES)
+		c->nspace++;
+	set_field(e->person, sizeof(e->person), ctx->who->person_id);
+	set_field(e->key, sizeof(e->key), key);
+	set_field(e->name, sizeof(e->name), sp->name);
+	e->role = role;
+}
+
+/*
+ * The check of a Space named by the caller.  With out NULL a name (or id)
+ * this request's cache knows costs no lookup: the cache is dropped when
+ * the auth epoch moves, which renaming or deleting a Space also moves.
+ */
+enum smr_rc ops_need_space(struct ops_ctx *ctx, const char *space, enum role need,
+			   struct space *out, struct smr_err *err)
+{
+	struct space sp = { 0 };
+	enum role have = ROLE_NONE;
+	const struct space_entry *hit = out ? NULL : cached_space(ctx, space);
+	enum smr_rc rc;
+
+	if (hit) {
+		struct space named = { .name = (char *)hit->name };
+
+		if (hit->role < ROLE_READER)
+			return smr_errf(err, SMR_ENOTFOUND, "no space '%s'", space);
+		return hit->role < need ? too_low(&named, hit->role, need, err) : SMR_OK;
+	}
+	rc = store_space_get(ctx->st, space, &sp, err);
+	if (!rc)
+		rc = ops_role(ctx, sp.id, &have, err);
+	if (!rc)
+		cache_space(ctx, space, &sp, have);
+	/* the same words as store_space_get's for a Space that is not there */
+	if (!rc && have < ROLE_READER)
+		rc = smr_errf(err, SMR_ENOTFOUND, "no space '%s'", space);
+	else if (!rc && have < need)
+		rc = too_low(&sp, have, need, err);
+	if (!rc && out)
+		*out = sp;
+	else
+		space_release(&sp);
+	return rc;
+}
+
+void ops_author(const struct ops_ctx *ctx, const char *claimed, const char **author,
+		const char **tool)
+{
+	*tool = NULL;
+	*author = claimed;
+	if (!ops_restricted(ctx))
+		return;
+	*author = ctx->who->name;
+	if (claimed && *claimed && strcmp(claimed, ctx->who->name))
+		*tool = claimed;
+}
+
+const char *ops_actor(const struct ops_ctx *ctx)
+{
+	return ops_restricted(ctx) ? ctx->who->name : ctx->actor;
+}
+
+void ops_add_role(struct ops_ctx *ctx, const struct space *sp, json_t *doc)
+{
+	enum role r = ROLE_NONE;
+
+	if (ctx->who && !ops_role(ctx, sp->id, &r, NULL))
+		json_object_set_new(doc, "role", json_string(role_name(r)));
+}
+
+enum smr_rc ops_grant_creator(struct ops_ctx *ctx, const char *space_id, struct smr_err *err)
+{
+	if (!ops_restricted(ctx))
+		return SMR_OK;
+	cache_clear(ctx);
+	return store_grant_set(ctx->st, ctx->who->person_id, space_id, ROLE_OWNER, err);
+}
+
+/* ---- operations ---- */
+
+/* A user or agent name: 1..64 of [a-z0-9._-], starting with a letter or digit. */
+static enum smr_rc check_name(const char *name, const char *what, struct smr_err *err)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n > 64 || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789._-") != n ||
+	    name[0] == '.' || name[0] == '-' || name[0] == '_')
+		return smr_errf(err, SMR_EINVAL,
+				"%s name '%.80s' must be 1 to 64 of a-z, 0-9, '.', '_' and '-',"
+				" starting with a letter or digit", what, name);
+	return SMR_OK;
+}
+
+static json_t *user_json(const struct user *u)
+{
+	return json_pack("{s:s, s:s, s:b, s:s}", "name", u->name, "kind",
+			 u->owner_id ? "agent" : "person", "disabled", u->disabled,
+			 "created_at", u->created_at);
+}
+
+/* user.add {name}: "alice" is a person, "alice/claude-code" an agent of alice. */
+static enum smr_rc op_user_add(struct ops_ctx *ctx, const json_t *p, json_t **result,
+			       struct smr_err *err)
+{
+	const char *name, *slash;
+	struct user owner = { 0 }, u = { 0 };
+	char id[37], now[32];
+	char *person = NULL;
+	enum smr_rc rc = api_str(p, "name", 1, &name, err);
+
+	if (rc)
+		return rc;
+	slash = strchr(name, '/');
+	person = slash ? xstrndup(name, (size_t)(slash - name)) : xstrdup(name);
+	rc = check_name(person, "user", err);
+	if (!rc && slash)
+		rc = check_name(slash + 1, "agent", err);
+	if (!rc && slash)
+		rc = store_user_get(ctx->st, person, &owner, err);
+	if (!rc && owner.owner_id)
+		rc = smr_errf(err, SMR_EINVAL, "'%s' is an agent; agents belong to people", person);
+	if (!rc) {
+		ctx->new_id(id);
+		ctx->now(now);
+		u = (struct user){ .id = id, .name = (char *)name, .owner_id = owner.id,
+				   .created_at = now };
+		rc = store_user_create(ctx->st, &u, err);
+		cache_clear(ctx);
+	}
+	if (!rc)
+		*result = user_json(&u);
+	user_release(&owner);
+	free(person);
+	return rc;
+}
+
+static enum smr_rc op_user_list(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				struct smr_err *err)
+{
+	struct user *v = NULL;
+	size_t n = 0;
+	enum smr_rc rc = store_user_list(ctx->st, &v, &n, err);
+
+	(void)p;
+	if (!rc) {
+		*result = json_array();
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(*result, user_json(&v[i]));
+	}
+	users_free(v, n);
+	return rc;
+}
+
+/* user.disable {name, enable?}: a disabled user's tokens (and its agents') stop working. */
+static enum smr_rc op_user_disable(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				   struct smr_err *err)
+{
+	const char *name;
+	struct user u = { 0 };
+	int disabled = !json_is_true(json_object_get(p, "enable"));
+	enum smr_rc rc = api_str(p, "name", 1, &name, err);
+
+	if (!rc)
+		rc = store_user_get(ctx->st, name, &u, err);
+	if (!rc)
+		rc = store_user_set_disabled(ctx->st, u.id, disabled, err);
+	cache_clear(ctx);
+	if (!rc) {
+		u.disabled = disabled;
+		*result = user_json(&u);
+	}
+	user_release(&u);
+	return rc;
+}
+
+/* "90d", "12h", "30m", "2w" into seconds; "never" is 0. */
+static enum smr_rc parse_duration(const char *s, long long *out, struct smr_err *err)
+{
+	char *end;
+	long long v;
+
+	if (!strcmp(s, "never")) {
+		*out = 0;
+		return SMR_OK;
+	}
+	v = strtoll(s, &end, 10);
+	if (end == s || v <= 0 || v > 100000 || strlen(end) != 1 || !strchr("mhdw", *end))
+		return smr_errf(err, SMR_EINVAL,
+				"expiry '%.40s' must be a number with m, h, d or w (30d), or never", s);
+	*out = v * (*end == 'm' ? 60 : *end == 'h' ? 3600 : *end == 'd' ? 86400 : 604800);
+	return SMR_OK;
+}
+
+static json_t *token_json(const struct token *t)
+{
+	return json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:s?, s:b}", "id", t->id, "user",
+			 t->user_name, "created_at", t->created_at, "expires_at", t->expires_at,
+			 "last_used_at", t->last_used_at, "revoked_at", t->revoked_at,
+			 "disabled", t->disabled);
+}
+
+/* token.create {name, expires?}: the secret is in the result once and never again. */
+static enum smr_rc op_token_create(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				   struct smr_err *err)
+{
+	const char *name, *expires = DEFAULT_EXPIRY;
+	struct user u = { 0 };
+	struct token t = { 0 };
+	uint8_t secret[TOKEN_SECRET_HEX / 2], idb[6];
+	char token[TOKEN_LEN + 1], hash[65], id[24], now[32], until[32];
+	long long secs = 0;
+	enum smr_rc rc = api_str(p, "name", 1, &name, err);
+
+	if (!rc)
+		rc = api_str(p, "expires", 0, &expires, err);
+	if (!rc)
+		rc = parse_duration(expires ? expires : DEFAULT_EXPIRY, &secs, err);
+	if (!rc)
+		rc = store_user_get(ctx->st, name, &u, err);
+	if (rc)
+		goto out;
+	sys_random(secret, sizeof(secret));
+	memcpy(token, TOKEN_PREFIX, 4);
+	hex(secret, sizeof(secret), token + 4);
+	sha256_hex(token, hash);
+	sys_random(idb, sizeof(idb));
+	memcpy(id, "tok_", 4);
+	hex(idb, sizeof(idb), id + 4);
+	ctx->now(now);
+	if (secs)
+		iso_from_seconds(iso_seconds(now) + secs, until);
+	t = (struct token){ .id = id, .user_id = u.id, .user_name = u.name, .created_at = now,
+			    .expires_at = secs ? until : NULL };
+	rc = store_token_create(ctx->st, &t, hash, err);
+	cache_clear(ctx);
+	if (!rc) {
+		*result = token_json(&t);
+		json_object_set_new(*result, "token", json_string(token));
+	}
+	memset(token, 0, sizeof(token));
+out:
+	user_release(&u);
+	return rc;
+}
+
+/* token.list {name?}: without name, every token (admin) or the caller's own. */
+static enum smr_rc op_token_list(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				 struct smr_err *err)
+{
+	const char *name;
+	struct user u = { 0 };
+	struct token *v = NULL;
+	size_t n = 0;
+	enum smr_rc rc = api_str(p, "name", 0, &name, err);
+
+	if (!rc && !name && ops_restricted(ctx))
+		name = ctx->who->name;
+	if (!rc && name)
+		rc = store_user_get(ctx->st, name, &u, err);
+	if (!rc)
+		rc = store_token_list(ctx->st, name ? u.id : NULL, &v, &n, err);
+	if (!rc) {
+		*result = json_array();
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(*result, token_json(&v[i]));
+	}
+	tokens_free(v, n);
+	user_release(&u);
+	return rc;
+}
+
+static enum smr_rc op_token_revoke(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				   struct smr_err *err)
+{
+	const char *id;
+	struct token t = { 0 };
+	char now[32];
+	enum smr_rc rc = api_str(p, "id", 1, &id, err);
+
+	ctx->now(now);
+	if (!rc)
+		rc = store_token_revoke(ctx->st, id, now, err);
+	cache_clear(ctx);
+	if (!rc)
+		rc = store_token_get(ctx->st, id, &t, err);
+	if (!rc)
+		*result = token_json(&t);
+	token_release(&t);
+	return rc;
+}
+
+/* grant {user, space, role} and grant.revoke {user, space}: people only, not agents. */
+static enum smr_rc set_grant(struct ops_ctx *ctx, const json_t *p, enum role role,
+			     json_t **result, struct smr_err *err)
+{
+	const char *user, *space;
+	struct user u = { 0 };
+	struct space sp = { 0 };
+	enum smr_rc rc = api_str(p, "user", 1, &user, err);
+
+	if (!rc)
+		rc = api_str(p, "space", 1, &space, err);
+	if (!rc)
+		rc = store_user_get(ctx->st, user, &u, err);
+	if (!rc && u.owner_id)
+		rc = smr_errf(err, SMR_EINVAL,
+			      "'%s' is an agent; grant its person instead (agents act with their"
+			      " person's roles)", user);
+	if (!rc)
+		rc = store_space_get(ctx->st, space, &sp, err);
+	if (!rc)
+		rc = store_grant_set(ctx->st, u.id, sp.id, role, err);
+	cache_clear(ctx);
+	if (!rc)
+		*result = json_pack("{s:s, s:s, s:s}", "user", u.name, "space", sp.name, "role",
+				    role_name(role));
+	space_release(&sp);
+	user_release(&u);
+	return rc;
+}
+
+static enum smr_rc op_grant(struct ops_ctx *ctx, const json_t *p, json_t **result,
+			    struct smr_err *err)
+{
+	const char *name;
+	enum role role = ROLE_NONE;
+	enum smr_rc rc = api_str(p, "role", 1, &name, err);
+
+	if (!rc)
+		rc = role_parse(name, &role, err);
+	if (!rc)
+		rc = set_grant(ctx, p, role, result, err);
+	return rc;
+}
+
+static enum smr_rc op_grant_revoke(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				   struct smr_err *err)
+{
+	return set_grant(ctx, p, ROLE_NONE, result, err);
+}
+
+static enum smr_rc op_grant_list(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				 struct smr_err *err)
+{
+	const char *space;
+	struct space sp = { 0 };
+	struct grant *v = NULL;
+	size_t n = 0;
+	enum smr_rc rc = api_str(p, "space", 1, &space, err);
+
+	if (!rc)
+		rc = store_space_get(ctx->st, space, &sp, err);
+	if (!rc)
+		rc = store_grant_list(ctx->st, NULL, sp.id, &v, &n, err);
+	if (!rc) {
+		*result = json_array();
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(*result, json_pack("{s:s, s:s}", "user",
+								 v[i].user_name, "role",
+								 role_name(v[i].role)));
+	}
+	grants_free(v, n);
+	space_release(&sp);
+	return rc;
+}
+
+/* whoami: the caller's identity and its Spaces' roles. */
+static enum smr_rc op_whoami(struct ops_ctx *ctx, const json_t *p, json_t **result,
+			     struct smr_err *err)
+{
+	const struct principal *w = ctx->who;
+
+	(void)p;
+	(void)err;
+	if (!w)
+		*result = json_pack("{s:n, s:s, s:b}", "name", "kind", "local", "admin", 1);
+	else if (w->admin)
+		*result = json_pack("{s:n, s:s, s:b}", "name", "kind", "admin", "admin", 1);
+	else
+		*result = json_pack("{s:s, s:s, s:b, s:s}", "name", w->name, "kind",
+				    strcmp(w->user_id, w->person_id) ? "agent" : "person", "admin",
+				    0, "token", w->token_id);
+	return SMR_OK;
+}
+
+#define SELF(param) { NEED_SELF, ROLE_NONE, param }
+#define ADMIN { NEED_ADMIN, ROLE_NONE, NULL }
+
+const struct api_op auth_ops[] = {
+	{ "whoami", op_whoami, 0, 0, { NEED_NONE, ROLE_NONE, NULL } },
+	{ "user.add", op_user_add, 1, 0, SELF("name") },
+	{ "user.list", op_user_list, 0, 0, ADMIN },
+	{ "user.disable", op_user_disable, 1, 0, SELF("name") },
+	{ "token.create", op_token_create, 1, 0, SELF("name") },
+	{ "token.list", op_token_list, 0, 0, SELF("name") },
+	{ "token.revoke", op_token_revoke, 1, 0, { NEED_TOKEN, ROLE_NONE, "id" } },
+	{ "grant", op_grant, 1, 0, { NEED_SPACE, ROLE_OWNER, "space" } },
+	{ "grant.revoke", op_grant_revoke, 1, 0, { NEED_SPACE, ROLE_OWNER, "space" } },
+	{ "grant.list", op_grant_list, 0, 0, { NEED_SPACE, ROLE_READER, "space" } },
+	{ NULL, NULL, 0, 0, { 0, 0, NULL } },
+};

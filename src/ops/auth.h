@@ -1,0 +1,121 @@
+/*
+ * auth.h -- who is calling and what they may do: the identity a transport
+ * established (struct principal, in ctx->who), the role it has on a Space,
+ * and the checks the operations layer makes with them.
+ *
+ * The rule is applied once, here and in api_call() (api.h), so the CLI
+ * against a server, HTTP, MCP over HTTP and the web UI all get the same
+ * answer.  A Space the caller cannot read does not exist for it: lookups
+ * answer SMR_ENOTFOUND with the same words as for a Space that really is
+ * not there, and lists leave it out.  A Space it can read but not change
+ * answers SMR_EFORBIDDEN.
+ *
+ * ctx->who == NULL is the owner of the database itself (the local CLI, a
+ * loopback server without users): every right, as before teams existed.
+ */
+#ifndef SMRITI_OPS_AUTH_H
+#define SMRITI_OPS_AUTH_H
+
+#include "ops/api.h"
+#include "ops/ops.h"
+#include "store/auth.h"
+
+#define TOKEN_PREFIX "smr_"
+#define TOKEN_SECRET_HEX 64          /* 32 random bytes */
+#define TOKEN_LEN (4 + TOKEN_SECRET_HEX)
+/* last_used_at is written at most this often per token (seconds): not a write per request */
+#define TOKEN_TOUCH_EVERY 60
+
+/* The caller, as a transport authenticated it; plain data, copied freely. */
+struct principal {
+	int admin;                 /* SMRITI_TOKEN: every right, no identity of its own */
+	char name[208];            /* "alice" or "alice/claude-code"; "" for admin */
+	char user_id[40];          /* the token's user (person or agent) */
+	char person_id[40];        /* whose grants apply: the person, or the agent's owner */
+	char token_id[24];
+};
+
+/*
+ * Checks a bearer token against the stored hashes: format, then a lookup by
+ * its SHA-256, then a constant-time comparison of the hashes, then
+ * revocation, expiry and a disabled user or owner.  SMR_EUNAUTH with the
+ * reason on failure.  Records last use at most every TOKEN_TOUCH_EVERY
+ * seconds.
+ */
+enum smr_rc ops_auth_token(struct ops_ctx *ctx, const char *token, struct principal *out,
+			   struct smr_err *err);
+
+/*
+ * A context keeps what it read of tokens and roles for one request at a
+ * time: ops_auth_token() (or the first role lookup) reads the store's auth
+ * epoch and drops what it kept if the epoch moved.  A transport calls
+ * ops_auth_stale() when a request ends, so the next one looks again.
+ */
+void ops_auth_stale(struct ops_ctx *ctx);
+
+/* A Space was renamed or deleted: every context's cached names and roles are stale. */
+void ops_auth_changed(struct ops_ctx *ctx);
+
+/* Frees what ctx cached of tokens and roles (ops_close() does it too). */
+void ops_auth_cache_free(struct ops_ctx *ctx);
+
+/* *yes = 1 when the database has users (a server then wants a token on every request). */
+enum smr_rc ops_auth_users_exist(struct ops_ctx *ctx, int *yes, struct smr_err *err);
+
+/* The caller's role on a Space (by id): owner for the database owner and the admin. */
+enum smr_rc ops_role(struct ops_ctx *ctx, const char *space_id, enum role *out,
+		     struct smr_err *err);
+
+/* 1 when the caller may read the Space with this id (errors count as no). */
+int ops_can_read(struct ops_ctx *ctx, const char *space_id);
+
+/*
+ * Looks up a Space (name or id) the caller holds at least need on; out may
+ * be NULL.  Unreadable answers exactly what a missing Space answers.
+ */
+enum smr_rc ops_need_space(struct ops_ctx *ctx, const char *space, enum role need,
+			   struct space *out, struct smr_err *err);
+
+/* 1 when the caller is restricted (a signed-in person or agent, not admin or local). */
+int ops_restricted(const struct ops_ctx *ctx);
+
+/*
+ * The author a write records: the caller's identity when restricted (then
+ * a claimed author is returned in *tool, to be kept as a label), else the
+ * claimed author itself.  Borrowed strings.
+ */
+void ops_author(const struct ops_ctx *ctx, const char *claimed, const char **author,
+		const char **tool);
+
+/*
+ * Who the reflog names for a move without an author of its own: the signed-in
+ * person or agent when there is one, else ctx->actor (the local user, or
+ * NULL); borrowed.
+ */
+const char *ops_actor(const struct ops_ctx *ctx);
+
+/*
+ * Adds "role" (the caller's, by name) to a Space's document when a transport
+ * authenticated the caller, so that a client can hide what it may not do.
+ */
+void ops_add_role(struct ops_ctx *ctx, const struct space *sp, json_t *doc);
+
+/*
+ * Sets c->author as ops_author() says (c->author holds the claimed one),
+ * keeping a claimed author that is not the caller as metadata.author_tool.
+ * Every write of a checkpoint calls it before sealing.
+ */
+void ops_set_author(struct ops_ctx *ctx, struct checkpoint *c);
+
+/* Gives the caller (a person, or an agent's person) the owner role on a new Space. */
+enum smr_rc ops_grant_creator(struct ops_ctx *ctx, const char *space_id, struct smr_err *err);
+
+/* "reader", "writer", "owner" (or "none"); static storage. */
+const char *role_name(enum role r);
+/* Parses a role name; ROLE_NONE and SMR_EINVAL on anything else. */
+enum smr_rc role_parse(const char *s, enum role *out, struct smr_err *err);
+
+/* The operations on users, tokens and grants (auth.c). */
+extern const struct api_op auth_ops[];
+
+#endif

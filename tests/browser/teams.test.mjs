@@ -1,0 +1,104 @@
+// teams.test.mjs -- the web UI on a server with users (issue 14): signing in
+// with a person's token, who is signed in, signing out, and what a role
+// does not allow staying out of sight (a reader sees history and sessions
+// but no write control; an owner sees rename and delete).  Every page is
+// guarded (browser.mjs) and passes axe; screenshots go to
+// tests/browser/screenshots/ (not committed).
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { tempDb, run } from '../js/helpers.mjs';
+import { startServer } from '../js/http-helpers.mjs';
+import { SMRITI_FULL } from '../js/helpers.mjs';
+import { launch, guardedPage, axe, shot } from './browser.mjs';
+
+let tmp;
+let srv;
+let browser;
+const tokens = {};
+
+function cli(args) {
+  const r = run(tmp.db, args, { bin: SMRITI_FULL });
+  if (r.code !== 0) throw new Error(`smriti ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout.trim();
+}
+
+before(async () => {
+  tmp = tempDb();
+  cli(['space', 'create', 'plan', '--description', 'the team plan']);
+  cli(['checkpoint', 'create', 'plan', '--title', 'Start', '--decision', 'Ship in May']);
+  cli(['checkpoint', 'create', 'plan', '--title', 'Scope cut', '--decision', 'Drop the mobile app']);
+  cli(['space', 'create', 'hidden']);
+  for (const u of ['ravi', 'olga']) {
+    cli(['user', 'add', u]);
+    tokens[u] = cli(['token', 'create', u]);
+  }
+  cli(['grant', 'ravi', 'plan', 'reader']);
+  cli(['grant', 'olga', 'plan', 'owner']);
+  srv = await startServer(tmp.db, { args: ['--quiet'] });
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.cleanup();
+  await srv?.stop();
+  tmp?.cleanup();
+});
+
+async function signIn(page, token) {
+  await page.goto(`${srv.url}/`);
+  await page.locator('dialog', { hasText: 'wants your token' }).waitFor();
+  await page.fill('dialog input[name=token]', token);
+  await page.click('dialog >> text=Sign in');
+  await page.locator('h1', { hasText: 'Spaces' }).waitFor();
+}
+
+describe('signing in as a person', () => {
+  test('a reader sees who is signed in, its Spaces only, and no write control', async () => {
+    const page = await guardedPage(browser, { origin: srv.url });
+    await signIn(page, tokens.ravi);
+    await page.locator('.who', { hasText: 'Signed in as ravi' }).waitFor();
+    assert.equal(await page.evaluate(() => document.cookie), '', 'no script can read the token');
+    const names = await page.locator('.space-row').evaluateAll((rows) => rows.map((r) => r.dataset.name));
+    assert.deepEqual(names, ['plan'], 'a Space ravi cannot read is not listed');
+    assert.equal(await page.locator('.space-row[data-name="plan"] button', { hasText: 'Delete' }).count(), 0);
+    await page.locator('.space-row[data-name="plan"] .chip.role', { hasText: 'reader' }).waitFor();
+    await shot(page, 'teams-reader-spaces');
+    await axe(page, 'the Spaces list of a reader');
+
+    await page.goto(`${srv.url}/#/s/plan`);
+    await page.locator('.space[data-role="reader"]').waitFor();
+    await page.getByText('Start', { exact: true }).first().click();
+    await page.locator('h2, h3', { hasText: 'Start' }).first().waitFor().catch(() => {});
+    await page.locator('button', { hasText: 'Compare with…' }).waitFor();
+    for (const label of ['Restore…', 'Review', 'Chat from here']) {
+      assert.equal(await page.locator('button', { hasText: label }).first().isVisible().catch(() => false), false,
+        `a reader does not see '${label}'`);
+    }
+    assert.equal(await page.locator('.tabs a', { hasText: 'New checkpoint' }).isVisible(), false);
+    assert.equal(await page.locator('.tabs a', { hasText: 'Ingest' }).isVisible(), false);
+    assert.ok(await page.locator('button', { hasText: 'Fork…' }).isVisible(), 'forking into a Space of one\'s own stays');
+    await shot(page, 'teams-reader-history');
+    await axe(page, 'the history of a reader');
+    page.guard.check();
+
+    // signing out asks again
+    await page.click('.who >> text=Sign out');
+    await page.locator('dialog', { hasText: 'wants your token' }).waitFor();
+    await shot(page, 'teams-sign-in');
+    await page.close();
+  });
+
+  test('an owner sees rename and delete', async () => {
+    await browser.clearCookies();
+    const page = await guardedPage(browser, { origin: srv.url });
+    await signIn(page, tokens.olga);
+    await page.locator('.who', { hasText: 'Signed in as olga' }).waitFor();
+    await page.locator('.space-row[data-name="plan"] button', { hasText: 'Rename' }).waitFor();
+    await page.goto(`${srv.url}/#/s/plan`);
+    await page.locator('.space[data-role="owner"]').waitFor();
+    assert.ok(await page.locator('.tabs a', { hasText: 'New checkpoint' }).isVisible());
+    await shot(page, 'teams-owner-space');
+    page.guard.check();
+    await page.close();
+  });
+});

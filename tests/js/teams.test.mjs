@@ -1,0 +1,658 @@
+// teams.test.mjs -- people, agents, tokens and per-Space roles on one server
+// (issue 14), on SQLite and, when SMRITI_TEST_PG is set, on PostgreSQL.
+//
+// The role matrix is generated from the server's own tables: every
+// operation in /openapi.json's x-smriti-operations, every route with its
+// x-smriti-access, and every tool of MCP's tools/list (its
+// _meta["smriti/operation"]).  Each one needs a case below; a new route,
+// operation or tool without one fails "every ... has a case", so nothing
+// new can skip the check.  The expected answer for each role comes from
+// the declared rule, and the declared rules themselves are pinned by
+// "write operations need at least writer".
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { SMRITI_FULL, tempDb, run, startProcess } from './helpers.mjs';
+import { startServer, request, assertError } from './http-helpers.mjs';
+import { startFakeProvider } from '../fake-provider/server.mjs';
+
+const ADMIN = 'admin-secret-token-0123456789';
+const LEVEL = { none: 0, reader: 1, writer: 2, owner: 3 };
+// the callers of the matrix: a role on Space "proj" each (the agent acts with its person's)
+const CALLERS = [
+  { name: 'out', level: 0 }, { name: 'rea', level: 1 }, { name: 'wri', level: 2 },
+  { name: 'wri/bot', level: 2 }, { name: 'own', level: 3 }, { name: 'admin', admin: true },
+];
+
+let schemas = 0;
+function pgDb(base) {
+  const schema = `smriti_teams_${process.pid}_${++schemas}_${Math.floor(Math.random() * 1e6)}`;
+  const psql = (sql) => {
+    const r = spawnSync('psql', ['-qAt', '-v', 'ON_ERROR_STOP=1', base, '-c', sql], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`psql ${sql}: ${r.stderr}`);
+    return r.stdout;
+  };
+  psql(`CREATE SCHEMA ${schema}`);
+  const sep = base.includes('?') ? '&' : '?';
+  return {
+    db: `${base}${sep}options=-csearch_path%3D${schema}`,
+    sql: (q) => psql(`SET search_path TO ${schema}; ${q}`),
+    cleanup: () => { try { psql(`DROP SCHEMA ${schema} CASCADE`); } catch { /* cluster gone */ } },
+  };
+}
+
+function sqliteDb() {
+  const t = tempDb();
+  return {
+    db: t.db,
+    sql: (q) => {
+      const r = spawnSync('sqlite3', [t.db, q], { encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`sqlite3 ${q}: ${r.stderr}`);
+      return r.stdout;
+    },
+    cleanup: t.cleanup,
+  };
+}
+
+function cli(db, args, env = {}) {
+  return run(db, args, { bin: SMRITI_FULL, env });
+}
+
+function cliOk(db, args) {
+  const r = cli(db, args);
+  if (r.code !== 0) throw new Error(`smriti ${args.join(' ')}: ${r.code} ${r.stderr}`);
+  return r.stdout.trim();
+}
+
+// What a caller should get from an operation whose rule is a: 'ok', or the HTTP status.
+function expected(a, caller) {
+  if (caller.admin || a.need === 'none' || a.need === 'public' || a.need === 'signed-in') return 'ok';
+  if (a.need === 'admin' || a.need === 'self') return 403;   // the cases name someone else (zed)
+  if (a.need === 'token') return 404;                         // zed's token: as if there were none
+  if (['space', 'session', 'job', 'ref', 'generation'].includes(a.need)) {
+    if (caller.level === 0) return 404;
+    return caller.level >= LEVEL[a.role] ? 'ok' : 403;
+  }
+  throw new Error(`no expectation for access ${JSON.stringify(a)}`);
+}
+
+function teamSuite(kind, makeDb) {
+  describe(`teams on ${kind}`, () => {
+    let store, server, fake, head, session, job, gen, tokens = {}, openapi, seq = 0;
+    const uniq = (p) => `${p}-${process.pid}-${++seq}`;
+    const as = (who) => ({ Authorization: `Bearer ${who === 'admin' ? ADMIN : tokens[who]}` });
+    const op = (who, name, body) => request(server, 'POST', `/api/ops/${name}`, { body, headers: as(who) });
+    async function adminOp(name, body) {
+      const r = await op('admin', name, body);
+      assert.equal(r.status, 200, `${name}: ${r.text}`);
+      return r.json.result;
+    }
+    // A new Space with the matrix's grants, for the operations that delete or rename.
+    async function fresh() {
+      const name = uniq('tmp');
+      await adminOp('space.create', { name });
+      for (const [u, role] of [['own', 'owner'], ['wri', 'writer'], ['rea', 'reader']]) {
+        await adminOp('grant', { user: u, space: name, role });
+      }
+      return name;
+    }
+
+    before(async () => {
+      store = makeDb();
+      fake = await startFakeProvider({ port: 0 });
+      for (const u of ['own', 'wri', 'rea', 'out', 'zed', 'wri/bot']) cliOk(store.db, ['user', 'add', u]);
+      for (const u of ['own', 'wri', 'rea', 'out', 'wri/bot']) tokens[u] = cliOk(store.db, ['token', 'create', u]);
+      cliOk(store.db, ['space', 'create', 'proj']);
+      cliOk(store.db, ['space', 'create', 'secret']);
+      cliOk(store.db, ['grant', 'own', 'proj', 'owner']);
+      cliOk(store.db, ['grant', 'wri', 'proj', 'writer']);
+      cliOk(store.db, ['grant', 'rea', 'proj', 'reader']);
+      head = JSON.parse(cliOk(store.db, ['checkpoint', 'create', 'proj', '--title', 'first',
+        '--decision', 'use C', '--json'])).commit_hash;
+      cliOk(store.db, ['checkpoint', 'create', 'secret', '--title', 'hidden', '--json']);
+      // a line to merge back into proj: a fork with a checkpoint of its own, readable by proj's people
+      cliOk(store.db, ['fork', 'proj', '--into', 'projfork']);
+      cliOk(store.db, ['checkpoint', 'create', 'projfork', '--title', 'on the fork', '--decision', 'try B']);
+      for (const u of ['own', 'wri', 'rea']) cliOk(store.db, ['grant', u, 'projfork', 'reader']);
+      server = await startServer(store.db, {
+        args: ['--quiet'],
+        env: { SMRITI_TOKEN: ADMIN, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: `${fake.url}/v1` },
+      });
+      session = (await adminOp('session.create', { space: 'proj' })).id;
+      gen = (await adminOp('chat.send', { session_id: session, message: 'hello there' })).generation.id;
+      job = (await adminOp('draft.create', { session_id: session })).job_id;
+      openapi = (await request(server, 'GET', '/openapi.json', { headers: as('admin') })).json;
+    });
+
+    after(async () => {
+      await server?.stop();
+      await fake?.close();
+      store?.cleanup();
+    });
+
+    // ---- the cases: parameters for every operation, request for every route, arguments for every tool ----
+    const opCases = {
+      'space.create': async () => ({ name: uniq('new') }),
+      'space.get': async () => ({ space: 'proj' }),
+      'space.list': async () => ({}),
+      'space.rename': async () => ({ space: await fresh(), new_name: uniq('renamed') }),
+      'space.delete': async () => ({ space: await fresh() }),
+      head: async () => ({ space: 'proj' }),
+      show: async () => ({ ref: head }),
+      'checkpoint.create': async () => ({ space: 'proj', checkpoint: { title: 'by matrix' } }),
+      'checkpoint.update': async () => ({ space: 'proj', add: { decisions: [uniq('decided')] } }),
+      merge: async () => ({ space: 'proj', ref: 'projfork' }),
+      log: async () => ({ space: 'proj' }),
+      diff: async () => ({ from: head, to: head }),
+      restore: async () => ({ space: 'proj', ref: head }),
+      fork: async () => ({ ref: head, into: uniq('fork') }),
+      fsck: async () => ({ space: 'proj' }),
+      review: async () => ({ ref: head, llm: false }),
+      ingest: async () => ({ space: 'proj', transcript: 'User: hi\nAssistant: hello' }),
+      context_pack: async () => ({ session_id: session }),
+      'space.graph': async () => ({ space: 'proj' }),
+      'space.overview': async () => ({}),
+      'state.version': async () => ({ space: 'proj' }),
+      'diff.proposal': async () => ({ from: head, checkpoint: { title: 'proposal' } }),
+      'session.create': async () => ({ space: 'proj' }),
+      'session.list': async () => ({ space: 'proj' }),
+      'session.get': async () => ({ session_id: session }),
+      'session.mount': async () => ({ session_id: session, commit_hash: head }),
+      'chat.send': async () => ({ session_id: session, message: 'matrix says hi' }),
+      'draft.create': async () => ({ session_id: session }),
+      'draft.get': async () => ({ job_id: job }),
+      'draft.save': async () => ({ job_id: job }),
+      'providers.list': async () => ({}),
+      'generation.get': async () => ({ generation_id: gen }),
+      'generation.stop': async () => ({ generation_id: gen }),
+      'context.preview': async () => ({ session_id: session }),
+      whoami: async () => ({}),
+      'user.add': async () => ({ name: uniq('zz') }),
+      'user.list': async () => ({}),
+      'user.disable': async () => ({ name: 'zed' }),
+      'token.create': async () => ({ name: 'zed' }),
+      'token.list': async () => ({ name: 'zed' }),
+      'token.revoke': async () => ({ id: (await adminOp('token.create', { name: 'zed' })).id }),
+      grant: async () => ({ user: 'zed', space: 'proj', role: 'reader' }),
+      'grant.revoke': async () => ({ user: 'zed', space: 'proj' }),
+      'grant.list': async () => ({ space: 'proj' }),
+      reflog: async () => ({ space: 'proj' }),
+      gc: async () => ({}),
+      search: async () => ({ query: 'first' }),
+      blame: async () => ({ ref: 'proj' }),
+      export: async () => ({}),
+      import: async () => ({ bundle: await adminOp('export', { space: 'proj' }) }),
+    };
+
+    const routeCases = {
+      'GET /v4/repos': async () => ({ path: '/v4/repos' }),
+      'POST /v4/repos': async () => ({ path: '/v4/repos', body: { name: uniq('r') } }),
+      'GET /v4/repos/{id}': async () => ({ path: '/v4/repos/proj' }),
+      'PATCH /v4/repos/{id}': async () => ({ path: `/v4/repos/${await fresh()}`, body: { name: uniq('p') } }),
+      'DELETE /v4/repos/{id}': async () => ({ path: `/v4/repos/${await fresh()}` }),
+      'GET /v4/repos/{id}/commits': async () => ({ path: '/v4/repos/proj/commits' }),
+      'GET /v4/repos/{id}/sessions': async () => ({ path: '/v4/repos/proj/sessions' }),
+      'POST /v4/repos/{id}/sessions': async () => ({ path: '/v4/repos/proj/sessions', body: {} }),
+      'GET /v4/sessions/{id}': async () => ({ path: `/v4/sessions/${session}` }),
+      'POST /v4/chat/send': async () => ({ path: '/v4/chat/send', body: { session_id: session, message: 'hi' } }),
+      'POST /v5/sessions/{id}/mount': async () => ({ path: `/v5/sessions/${session}/mount`, body: { commit_hash: head } }),
+      'GET /repos/{id}/head': async () => ({ path: '/repos/proj/head' }),
+      'GET /commits/{hash}': async () => ({ path: `/commits/${head}` }),
+      'POST /chat/commit': async () => ({ path: '/chat/commit', body: { repo_id: 'proj', title: 'route' } }),
+      'POST /v5/checkpoints/draft': async () => ({ path: '/v5/checkpoints/draft', body: { session_id: session } }),
+      'GET /v5/checkpoints/draft/{job_id}': async () => ({ path: `/v5/checkpoints/draft/${job}` }),
+      'POST /v5/checkpoints/{hash}/review': async () => ({ path: `/v5/checkpoints/${head}/review`, body: { llm: false } }),
+      'POST /v1/ingest': async () => ({ path: '/v1/ingest', body: { space: 'proj', transcript: 'User: a\nAssistant: b' } }),
+      'POST /v1/context-pack': async () => ({ path: '/v1/context-pack', body: { session_id: session } }),
+      'GET /v4/overview': async () => ({ path: '/v4/overview' }),
+      'GET /v4/repos/{id}/graph': async () => ({ path: '/v4/repos/proj/graph' }),
+      'GET /v4/changes': async () => ({ path: '/v4/changes?space=proj' }),
+      'GET /v4/providers': async () => ({ path: '/v4/providers' }),
+      'GET /v4/sessions/{id}/context': async () => ({ path: `/v4/sessions/${session}/context` }),
+      'GET /openapi.json': async () => ({ path: '/openapi.json' }),
+      'GET /metrics': async () => ({ path: '/metrics' }),
+      'PATCH /v4/repos/{id}/head': async () => ({ path: '/v4/repos/proj/head', body: { add: { decisions: [uniq('patched')] } } }),
+      'POST /v4/repos/{id}/merge': async () => ({ path: '/v4/repos/proj/merge', body: { ref: 'projfork' } }),
+      'GET /v4/generations/{id}': async () => ({ path: `/v4/generations/${gen}` }),
+      'POST /v4/generations/{id}/stop': async () => ({ path: `/v4/generations/${gen}/stop`, body: {} }),
+      'GET /v4/search': async () => ({ path: '/v4/search?q=first' }),
+      'GET /v4/blame': async () => ({ path: '/v4/blame?ref=proj' }),
+      'GET /v4/repos/{id}/reflog': async () => ({ path: '/v4/repos/proj/reflog' }),
+    };
+
+    const toolCases = {
+      list_spaces: async () => ({}),
+      create_space: async () => ({ name: uniq('mcp') }),
+      read_head: async () => ({ space: 'proj' }),
+      show_checkpoint: async () => ({ ref: head }),
+      log: async () => ({ ref: 'proj' }),
+      diff: async () => ({ from: head, to: head }),
+      write_checkpoint: async () => ({ space: 'proj', title: 'via mcp' }),
+      restore: async () => ({ space: 'proj', ref: head }),
+      fork: async () => ({ ref: head, into: uniq('mcpfork') }),
+      review: async () => ({ ref: head, llm: false }),
+      update_checkpoint: async () => ({ space: 'proj', add: { decisions: [uniq('via mcp')] } }),
+      merge: async () => ({ space: 'proj', ref: 'projfork' }),
+      search: async () => ({ query: 'first' }),
+      blame: async () => ({ ref: 'proj' }),
+    };
+
+    test('every operation, route and MCP tool has a case and a declared rule', async () => {
+      const ops = openapi['x-smriti-operations'];
+      for (const [name, a] of Object.entries(ops)) {
+        assert.ok(opCases[name], `operation '${name}' has no case in tests/js/teams.test.mjs`);
+        assert.notEqual(a.need, 'undeclared', `operation '${name}' declares no access`);
+      }
+      for (const [p, item] of Object.entries(openapi.paths)) {
+        for (const [m, o] of Object.entries(item)) {
+          const a = o['x-smriti-access'];
+          assert.ok(a && a.need !== 'undeclared', `${m} ${p} declares no access`);
+          if (['public', 'operation', 'tool'].includes(a.need)) continue;
+          assert.ok(routeCases[`${m.toUpperCase()} ${p}`], `route ${m.toUpperCase()} ${p} has no case`);
+        }
+      }
+      for (const t of await toolsList('admin')) {
+        assert.ok(toolCases[t.name], `MCP tool '${t.name}' has no case`);
+        assert.ok(ops[t._meta['smriti/operation']], `tool '${t.name}' names an operation`);
+      }
+    });
+
+    test('write operations need at least writer (or are the caller\'s own)', () => {
+      const writes = ['space.rename', 'space.delete', 'checkpoint.create', 'checkpoint.update', 'merge', 'restore', 'ingest',
+        'session.create', 'session.mount', 'chat.send', 'draft.create', 'grant', 'grant.revoke'];
+      const ops = openapi['x-smriti-operations'];
+      for (const w of writes) assert.ok(LEVEL[ops[w].role] >= LEVEL.writer, `${w}: ${JSON.stringify(ops[w])}`);
+      assert.equal(ops['space.delete'].role, 'owner');
+      assert.equal(ops.grant.role, 'owner');
+      assert.equal(ops['user.list'].need, 'admin');
+    });
+
+    function check(what, a, caller, r) {
+      const want = expected(a, caller);
+      const label = `${what} as ${caller.name} (${JSON.stringify(a)}): ${r.status} ${r.text.slice(0, 300)}`;
+      if (want === 'ok') {
+        assert.ok(![401, 403, 404].includes(r.status), label);
+      } else {
+        assert.equal(r.status, want, label);
+        assert.equal(r.json.error.code, want === 403 ? 'forbidden' : 'not_found', label);
+      }
+    }
+
+    test('each role against each operation (POST /api/ops/{op})', async () => {
+      const ops = openapi['x-smriti-operations'];
+      for (const [name, a] of Object.entries(ops)) {
+        for (const caller of CALLERS) {
+          const params = await opCases[name]();
+          check(name, a, caller, await op(caller.name, name, params));
+        }
+      }
+    });
+
+    test('each role against each route', async () => {
+      for (const [p, item] of Object.entries(openapi.paths)) {
+        for (const [m, o] of Object.entries(item)) {
+          const a = o['x-smriti-access'];
+          const c = routeCases[`${m.toUpperCase()} ${p}`];
+          if (!c) continue;
+          for (const caller of CALLERS) {
+            const { path, body } = await c();
+            const r = await request(server, m.toUpperCase(), path, { body, headers: as(caller.name) });
+            check(`${m.toUpperCase()} ${p}`, a, caller, r);
+          }
+          const { path, body } = await c();
+          assertError(await request(server, m.toUpperCase(), path, { body }), 401, 'unauthorized');
+        }
+      }
+    });
+
+    async function mcp(who, method, params) {
+      const r = await request(server, 'POST', '/mcp', {
+        body: { jsonrpc: '2.0', id: 1, method, params },
+        headers: { ...as(who), Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2025-06-18' },
+      });
+      assert.equal(r.status, 200, r.text);
+      return r.json.result;
+    }
+    async function toolsList(who) {
+      return (await mcp(who, 'tools/list', {})).tools;
+    }
+
+    test('each role against each MCP tool (MCP over HTTP)', async () => {
+      const ops = openapi['x-smriti-operations'];
+      for (const t of await toolsList('admin')) {
+        const a = ops[t._meta['smriti/operation']];
+        for (const caller of CALLERS) {
+          const res = await mcp(caller.name, 'tools/call', { name: t.name, arguments: await toolCases[t.name]() });
+          const want = expected(a, caller);
+          const text = res.content?.[0]?.text || '';
+          const label = `${t.name} as ${caller.name}: ${text.slice(0, 200)}`;
+          if (want === 'ok') assert.notEqual(res.isError, true, label);
+          else assert.match(text, want === 403 ? /^forbidden: / : /^not_found: /, label);
+        }
+      }
+    });
+
+    test('a Space one cannot read is absent from lists and MCP resources', async () => {
+      for (const who of ['rea', 'wri/bot']) {
+        const names = (await op(who, 'space.list', {})).json.result.map((s) => s.name);
+        assert.ok(names.includes('proj'));
+        assert.ok(!names.includes('secret'), `${who} sees ${names}`);
+        const ov = (await request(server, 'GET', '/v4/overview', { headers: as(who) })).json;
+        assert.ok(!ov.some((s) => s.name === 'secret'));
+      }
+      const outs = (await op('out', 'space.list', {})).json.result.map((s) => s.name);
+      assert.ok(!outs.includes('proj') && !outs.includes('secret'), outs.join());
+      const res = await mcp('out', 'resources/list', {});
+      assert.ok(!JSON.stringify(res).includes('secret'));
+      const roles = (await op('rea', 'space.list', {})).json.result.find((s) => s.name === 'proj');
+      assert.equal(roles.role, 'reader');
+    });
+
+    test('search, export, blame and the reflog keep to the Spaces one can read', async () => {
+      // 'hidden' is the title of secret's checkpoint: found by the admin, by no one else
+      const hits = async (who, params) => (await op(who, 'search', params)).json.result.results.map((h) => h.space);
+      assert.ok((await hits('admin', { query: 'hidden' })).includes('secret'));
+      for (const who of ['own', 'rea', 'wri/bot', 'out']) {
+        assert.deepEqual(await hits(who, { query: 'hidden' }), [], who);
+      }
+      assert.ok((await hits('rea', { query: 'first' })).includes('proj'));
+      assert.deepEqual(await hits('out', { query: 'first' }), []);
+      const r = await request(server, 'GET', '/v4/search?q=hidden&space=secret', { headers: as('rea') });
+      assertError(r, 404, 'not_found');
+      assert.equal((await request(server, 'GET', '/v4/search?q=hidden', { headers: as('rea') })).json.results.length, 0);
+      // export without a filter: every Space one can read, and only those
+      const names = (who) => op(who, 'export', {}).then((x) => x.json.result.spaces.map((b) => b.name));
+      const reaNames = await names('rea');
+      assert.ok(reaNames.includes('proj') && !reaNames.includes('secret'), reaNames.join());
+      const outNames = await names('out');   // out owns the Spaces it created, nothing more
+      assert.ok(!outNames.includes('proj') && !outNames.includes('secret'), outNames.join());
+      assertError(await op('rea', 'export', { space: 'secret' }), 404, 'not_found');
+      // reflog and SPACE@{N}: not found, as for a Space that is not there
+      assertError(await request(server, 'GET', '/v4/repos/secret/reflog', { headers: as('rea') }), 404, 'not_found');
+      assertError(await op('rea', 'show', { ref: 'secret@{0}' }), 404, 'not_found');
+      assertError(await op('rea', 'blame', { ref: 'secret' }), 404, 'not_found');
+      assert.equal((await op('rea', 'show', { ref: 'proj@{0}' })).status, 200);
+    });
+
+    test('the reflog names the signed-in caller, not what the client claims', async () => {
+      const name = uniq('logged');
+      const made = await request(server, 'POST', '/api/ops/space.create', { body: { name }, headers: as('own') });
+      assert.equal(made.status, 200, made.text);
+      const ren = await op('own', 'space.rename', { space: name, new_name: `${name}-b` });
+      assert.equal(ren.status, 200, ren.text);
+      const log = (await op('own', 'reflog', { space: `${name}-b` })).json.result;
+      assert.deepEqual(log.map((e) => e.actor), ['own', 'own']);
+      const botLog = await op('wri/bot', 'checkpoint.create', { space: 'proj', checkpoint: { title: 'bot wrote' }, author: 'claude' });
+      assert.equal(botLog.status, 200, botLog.text);
+      const top = (await op('wri', 'reflog', { space: 'proj', limit: 1 })).json.result[0];
+      assert.equal(top.actor, 'wri/bot');
+    });
+
+    test('guessing Space ids and hashes: 404 with the same words as for nothing', async () => {
+      const secret = (await adminOp('space.get', { space: 'secret' }));
+      const real = await request(server, 'GET', `/v4/repos/${secret.id}`, { headers: as('rea') });
+      const none = await request(server, 'GET', '/v4/repos/00000000-0000-4000-8000-000000000000', { headers: as('rea') });
+      assertError(real, 404, 'not_found');
+      assertError(none, 404, 'not_found');
+      assert.equal(real.json.error.message.replace(secret.id, 'X'),
+        none.json.error.message.replace('00000000-0000-4000-8000-000000000000', 'X'));
+      const byName = await request(server, 'GET', '/repos/secret/head', { headers: as('rea') });
+      const byNoName = await request(server, 'GET', '/repos/nothere/head', { headers: as('rea') });
+      assert.equal(byName.json.error.message.replace('secret', 'X'), byNoName.json.error.message.replace('nothere', 'X'));
+      // a hash (or prefix) of a hidden checkpoint is not found, and an ambiguous prefix never names it
+      const hidden = secret.head;
+      for (const ref of [hidden, hidden.slice(0, 6)]) {
+        const r = await request(server, 'GET', `/commits/${ref}`, { headers: as('rea') });
+        const made = ref.replace(/./g, (c) => (c === 'f' ? 'e' : 'f'));
+        const n = await request(server, 'GET', `/commits/${made}`, { headers: as('rea') });
+        assertError(r, 404, 'not_found');
+        assert.equal(r.json.error.message.replace(ref, 'X'), n.json.error.message.replace(made, 'X'));
+      }
+      assert.equal((await request(server, 'GET', `/commits/${hidden}`, { headers: as('admin') })).status, 200);
+      // following a reply's events is checked like reading it
+      const ev = await request(server, 'GET', `/v4/generations/${gen}`,
+        { headers: { ...as('out'), Accept: 'text/event-stream' } });
+      assertError(ev, 404, 'not_found');
+      const evOk = await request(server, 'GET', `/v4/generations/${gen}`,
+        { headers: { ...as('rea'), Accept: 'text/event-stream' } });
+      assert.equal(evOk.status, 200, evOk.text);
+      // and starting a streamed send like chat.send
+      assertError(await request(server, 'POST', '/v4/chat/send', {
+        headers: { ...as('rea'), Accept: 'text/event-stream' }, body: { session_id: session, message: 'x' },
+      }), 403, 'forbidden');
+    });
+
+    test('revoked, expired, malformed and wrong tokens are refused', async () => {
+      const t = cliOk(store.db, ['token', 'create', 'rea', '--json']);
+      const doc = JSON.parse(t);
+      const h = { Authorization: `Bearer ${doc.token}` };
+      assert.equal((await request(server, 'GET', '/v4/repos', { headers: h })).status, 200);
+      cliOk(store.db, ['token', 'revoke', doc.id]);
+      let r = await request(server, 'GET', '/v4/repos', { headers: h });
+      assertError(r, 401, 'unauthorized');
+      assert.match(r.json.error.message, /revoked/);
+      const e = JSON.parse(cliOk(store.db, ['token', 'create', 'rea', '--json']));
+      store.sql(`UPDATE tokens SET expires_at = '2000-01-01T00:00:00.000000Z' WHERE id = '${e.id}'`);
+      r = await request(server, 'GET', '/v4/repos', { headers: { Authorization: `Bearer ${e.token}` } });
+      assertError(r, 401, 'unauthorized');
+      assert.match(r.json.error.message, /expired/);
+      for (const bad of ['smr_', 'smr_xyz', `smr_${'g'.repeat(64)}`, 'Basic abc', `${tokens.rea}0`,
+        tokens.rea.slice(0, -1) + (tokens.rea.endsWith('0') ? '1' : '0'), '\u00e9\u00e9']) {
+        r = await request(server, 'GET', '/v4/repos', { headers: { Authorization: `Bearer ${bad}` } });
+        assertError(r, 401, 'unauthorized');
+      }
+      // tokens are stored as hashes only
+      const rows = store.sql('SELECT token_hash FROM tokens');
+      assert.ok(!rows.includes(tokens.rea.slice(4)), 'the secret is not in the database');
+      // expiry must be a duration
+      assert.equal(cli(store.db, ['token', 'create', 'rea', '--expires', 'soon']).code, 2);
+    });
+
+    test('a disabled user\'s tokens, and its agents\', stop working; enabling brings them back', async () => {
+      const u = uniq('dis');
+      cliOk(store.db, ['user', 'add', u]);
+      cliOk(store.db, ['user', 'add', `${u}/helper`]);
+      const tp = cliOk(store.db, ['token', 'create', u]);
+      const ta = cliOk(store.db, ['token', 'create', `${u}/helper`]);
+      cliOk(store.db, ['user', 'disable', u]);
+      for (const tk of [tp, ta]) {
+        const r = await request(server, 'GET', '/v4/repos', { headers: { Authorization: `Bearer ${tk}` } });
+        assertError(r, 401, 'unauthorized');
+        assert.match(r.json.error.message, /disabled/);
+      }
+      cliOk(store.db, ['user', 'enable', u]);
+      assert.equal((await request(server, 'GET', '/v4/repos', { headers: { Authorization: `Bearer ${ta}` } })).status, 200);
+    });
+
+    test('the author is the token\'s identity; a claimed author is only a label', async () => {
+      // a person claiming to be someone else
+      let r = await request(server, 'POST', '/chat/commit', {
+        headers: as('wri'), body: { repo_id: 'proj', title: 'spoof', author: 'own' },
+      });
+      assert.equal(r.status, 201, r.text);
+      assert.equal(r.json.author, 'wri');
+      assert.equal(r.json.metadata.author_tool, 'own');
+      // an agent writing as another identity
+      r = await op('wri/bot', 'checkpoint.create', { space: 'proj', author: 'rea', checkpoint: { title: 'agent' } });
+      assert.equal(r.json.result.author, 'wri/bot');
+      assert.equal(r.json.result.metadata.author_tool, 'rea');
+      r = await op('wri/bot', 'restore', { space: 'proj', ref: head, author: 'own' });
+      assert.equal(r.json.result.author, 'wri/bot');
+      r = await op('wri/bot', 'checkpoint.update', { space: 'proj', author: 'own', add: { decisions: [uniq('upd')] } });
+      assert.equal(r.status, 200, r.text);
+      assert.equal((r.json.result.checkpoint || r.json.result).author, 'wri/bot');
+      // through MCP too
+      const res = await mcp('wri/bot', 'tools/call', { name: 'write_checkpoint', arguments: { space: 'proj', title: 'm', author: 'own' } });
+      assert.equal(res.structuredContent.author, 'wri/bot');
+      // the admin token has no identity: what it claims stays (as before teams)
+      r = await op('admin', 'checkpoint.create', { space: 'proj', author: 'ops-script', checkpoint: { title: 'adm' } });
+      assert.equal(r.json.result.author, 'ops-script');
+      // a turn's author
+      const s = (await op('wri/bot', 'session.create', { space: 'proj' })).json.result.id;
+      assert.equal((await op('wri/bot', 'chat.send', { session_id: s, message: 'hello' })).status, 200);
+      const turns = (await op('rea', 'session.get', { session_id: s })).json.result.turns;
+      assert.equal(turns.find((t) => t.role === 'user').author, 'wri/bot');
+    });
+
+    test('an agent cannot manage identities; a person manages its own tokens and agents', async () => {
+      assertError(await op('wri/bot', 'token.create', { name: 'wri/bot' }), 403, 'forbidden');
+      assertError(await op('wri/bot', 'user.add', { name: 'wri/other' }), 403, 'forbidden');
+      const made = await op('wri', 'user.add', { name: `wri/${uniq('a')}` });
+      assert.equal(made.status, 200, made.text);
+      const tk = await op('wri', 'token.create', { name: made.json.result.name, expires: '1h' });
+      assert.equal(tk.status, 200, tk.text);
+      assert.match(tk.json.result.token, /^smr_[0-9a-f]{64}$/);
+      const mine = (await op('wri', 'token.list', {})).json.result;
+      assert.ok(mine.some((t) => t.id === tk.json.result.id));
+      assert.ok(mine.every((t) => t.user === 'wri' || t.user.startsWith('wri/')));
+      assert.ok(!mine.some((t) => 'token' in t), 'a list never shows secrets');
+      assert.equal((await op('wri', 'token.revoke', { id: tk.json.result.id })).status, 200);
+      assertError(await op('rea', 'token.revoke', { id: tk.json.result.id }), 404, 'not_found');
+    });
+
+    test('a change made elsewhere (another process) takes effect on the next request', async () => {
+      const name = await fresh();
+      for (let i = 0; i < 4; i++) assert.equal((await op('rea', 'head', { space: name })).status, 404);
+      assert.equal((await op('rea', 'space.get', { space: name })).status, 200);
+      cliOk(store.db, ['revoke', 'rea', name]);
+      assertError(await op('rea', 'space.get', { space: name }), 404, 'not_found');
+      cliOk(store.db, ['grant', 'rea', name, 'owner']);
+      assert.equal((await op('rea', 'space.delete', { space: name })).status, 200);
+      // a renamed Space's old name is gone for a caller that looked it up by that name
+      const other = await fresh();
+      assert.equal((await op('wri', 'space.get', { space: other })).status, 200);
+      assert.equal((await op('own', 'space.rename', { space: other, new_name: `${other}-b` })).status, 200);
+      assertError(await op('wri', 'space.get', { space: other }), 404, 'not_found');
+      assert.equal((await op('wri', 'space.get', { space: `${other}-b` })).status, 200);
+      // a token revoked by another process stops at once
+      const t = JSON.parse(cliOk(store.db, ['token', 'create', 'rea', '--json']));
+      const h = { Authorization: `Bearer ${t.token}` };
+      for (let i = 0; i < 4; i++) assert.equal((await request(server, 'GET', '/v4/repos', { headers: h })).status, 200);
+      cliOk(store.db, ['token', 'revoke', t.id]);
+      for (let i = 0; i < 4; i++) assertError(await request(server, 'GET', '/v4/repos', { headers: h }), 401);
+    });
+
+    test('a person who reads only a fork reaches its inherited Checkpoints by hash', async () => {
+      const f = uniq('shared-fork');
+      assert.equal((await op('own', 'fork', { ref: head, into: f })).status, 200);
+      assert.equal((await op('own', 'grant', { user: 'out', space: f, role: 'reader' })).status, 200);
+      const r = await request(server, 'GET', `/commits/${head}`, { headers: as('out') });
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.json.space, f);
+      assert.equal((await op('out', 'show', { ref: head.slice(0, 8) })).json.result.space, f);
+      assertError(await request(server, 'GET', '/repos/proj/head', { headers: as('out') }), 404);
+      assert.equal((await op('out', 'review', { ref: head, llm: false })).status, 403);
+    });
+
+    test('creating a Space (or a fork) makes you its owner', async () => {
+      const name = uniq('mine');
+      assert.equal((await op('out', 'space.create', { name })).status, 200);
+      assert.equal((await op('out', 'space.get', { space: name })).json.result.role, 'owner');
+      assert.equal((await op('out', 'grant', { user: 'rea', space: name, role: 'reader' })).status, 200);
+      assert.equal((await op('rea', 'space.get', { space: name })).json.result.role, 'reader');
+      const f = uniq('myfork');
+      assert.equal((await op('rea', 'fork', { ref: head, into: f })).status, 200);
+      assert.equal((await op('rea', 'space.get', { space: f })).json.result.role, 'owner');
+    });
+
+    test('the CLI against the server: same rule, exit 6 for not allowed, 3 for unreadable', () => {
+      const env = { SMRITI_URL: server.url, SMRITI_TOKEN: tokens.rea };
+      let r = cli('', ['head', 'proj', '--json'], env);
+      assert.equal(r.code, 0, r.stderr);
+      r = cli('', ['space', 'delete', 'proj', '--yes'], env);
+      assert.equal(r.code, 6, r.stderr);
+      assert.match(r.stderr, /reader of space 'proj'/);
+      r = cli('', ['head', 'secret'], env);
+      assert.equal(r.code, 3, r.stderr);
+      r = cli('', ['whoami'], env);
+      assert.match(r.stdout, /^rea \(person/);
+      r = cli('', ['head', 'proj'], { SMRITI_URL: server.url, SMRITI_TOKEN: 'smr_nope' });
+      assert.equal(r.code, 6, r.stderr);
+    });
+
+    test('the UI cookie carries a user\'s token: HttpOnly, SameSite=Strict, Origin on writes', async () => {
+      const origin = `http://${server.host}`;
+      const good = await request(server, 'POST', '/v4/auth', { body: { token: tokens.rea }, headers: { Origin: origin } });
+      assert.equal(good.status, 200, good.text);
+      assert.deepEqual(good.json.user, { name: 'rea', kind: 'person', admin: false });
+      const cookie = good.headers['set-cookie'][0];
+      assert.match(cookie, /HttpOnly/);
+      assert.match(cookie, /SameSite=Strict/);
+      const jar = cookie.split(';')[0];
+      const me = await request(server, 'GET', '/v4/auth', { headers: { Cookie: jar } });
+      assert.equal(me.json.user.name, 'rea');
+      assert.equal((await request(server, 'GET', '/v4/repos', { headers: { Cookie: jar } })).status, 200);
+      assertError(await request(server, 'POST', '/chat/commit',
+        { body: { repo_id: 'proj', title: 'x' }, headers: { Cookie: jar } }), 403);
+      assertError(await request(server, 'POST', '/chat/commit',
+        { body: { repo_id: 'proj', title: 'x' }, headers: { Cookie: jar, Origin: origin } }), 403, 'forbidden');
+      const bad = await request(server, 'POST', '/v4/auth', { body: { token: 'smr_' + '0'.repeat(64) }, headers: { Origin: origin } });
+      assertError(bad, 401);
+      assert.equal(bad.headers['set-cookie'], undefined);
+    });
+
+    test('timing of a wrong token does not follow how much of it matched (measured, not asserted)', async () => {
+      const real = tokens.rea;
+      const flip = (c) => (c === '0' ? '1' : '0');
+      const variants = {
+        'nothing in common': 'smr_' + [...real.slice(4)].map(flip).join(''),
+        'all but the last digit': real.slice(0, -1) + flip(real.slice(-1)),
+        'first half': real.slice(0, 36) + [...real.slice(36)].map(flip).join(''),
+      };
+      const times = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
+      for (let i = 0; i < 150; i++) {
+        for (const [k, v] of Object.entries(variants)) {
+          const t0 = process.hrtime.bigint();
+          const r = await request(server, 'GET', '/repos/proj/head', { headers: { Authorization: `Bearer ${v}` } });
+          times[k].push(Number(process.hrtime.bigint() - t0) / 1000);
+          assert.equal(r.status, 401);
+        }
+      }
+      const median = (a) => a.sort((x, y) => x - y)[a.length >> 1];
+      const base = median(times['nothing in common']);
+      for (const [k, v] of Object.entries(times)) {
+        console.log(`# ${kind}: wrong token, ${k}: median ${median(v).toFixed(0)} us (${(median(v) / base).toFixed(3)}x)`);
+      }
+    });
+  });
+}
+
+teamSuite('sqlite', sqliteDb);
+if (process.env.SMRITI_TEST_PG) teamSuite('postgres', () => pgDb(process.env.SMRITI_TEST_PG));
+
+describe('modes', () => {
+  test('no users and loopback: no sign-in, as before; users configured: every request needs a token', async () => {
+    const t = tempDb();
+    const server = await startServer(t.db);
+    try {
+      assert.equal((await request(server, 'GET', '/v4/repos')).status, 200);
+      assert.deepEqual((await request(server, 'GET', '/v4/auth')).json,
+        { token_required: false, authenticated: true, user: { name: null, kind: 'local', admin: true } });
+      cliOk(t.db, ['user', 'add', 'alice']);
+      const tk = cliOk(t.db, ['token', 'create', 'alice']);
+      // the server notices users within a second
+      let status = 200;
+      for (let i = 0; i < 40 && status === 200; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        status = (await request(server, 'GET', '/v4/repos')).status;
+      }
+      assert.equal(status, 401);
+      assert.equal((await request(server, 'GET', '/v4/repos', { headers: { Authorization: `Bearer ${tk}` } })).status, 200);
+      assert.equal((await request(server, 'GET', '/healthz')).status, 200);
+      // the access log names who asked, never the token
+      await new Promise((r) => setTimeout(r, 200));
+      assert.match(server.log(), /^http: GET \/v4\/repos 200 \d+\.\d{3}ms by alice$/m);
+      assert.ok(!server.log().includes(tk.slice(4)));
+      // with users, the server may listen beyond loopback without SMRITI_TOKEN
+      const wide = await startProcess(SMRITI_FULL, ['serve', '--listen', '0.0.0.0:0', '--quiet'], {
+        env: { SMRITI_DB: t.db }, ready: (line) => /^listening on /.test(line),
+      });
+      const gone = new Promise((resolve) => wide.child.on('exit', resolve));
+      wide.child.kill('SIGTERM');
+      await gone;
+    } finally {
+      await server.stop();
+      t.cleanup();
+    }
+  });
+});

@@ -1,0 +1,176 @@
+/*
+ * test_auth.c -- identities, tokens and roles in the operations layer on a
+ * real SQLite store (tests/js/teams.test.mjs runs them on both backends
+ * through the server): a token's checks, the roles api_call() enforces,
+ * hidden Spaces answering like missing ones, and authors from the token.
+ */
+#include "harness.h"
+#include "temp_store.h"
+
+#include "ops/api.h"
+#include "ops/auth.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct fixture {
+	char path[TEMP_STORE_PATH_MAX];
+	struct store *st;
+	struct ops_ctx ctx;
+};
+
+static const char *clock_now = "2026-01-01T00:00:00.000000Z";
+
+static void test_now(char out[32])
+{
+	snprintf(out, 32, "%s", clock_now);
+}
+
+/* Runs op as the context's caller; returns the code, *out the result (or NULL). */
+static enum smr_rc call(struct fixture *f, const char *op, json_t *params, json_t **out)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	json_t *res = NULL;
+	enum smr_rc rc = api_call(&f->ctx, op, params, &res, &err);
+
+	json_decref(params);
+	if (out)
+		*out = res;
+	else
+		json_decref(res);
+	return rc;
+}
+
+/* A token for name, made by the database's owner; caller frees. */
+static char *token_for(struct fixture *f, const char *name, const char *expires)
+{
+	json_t *res = NULL;
+	char *t;
+
+	f->ctx.who = NULL;
+	if (call(f, "token.create", json_pack("{s:s, s:s?}", "name", name, "expires", expires), &res))
+		return NULL;
+	t = strdup(json_string_value(json_object_get(res, "token")));
+	json_decref(res);
+	return t;
+}
+
+static void setup(struct fixture *f)
+{
+	temp_store_open(f->path, &f->st, &f->ctx);
+	f->ctx.now = test_now;
+	clock_now = "2026-01-01T00:00:00.000000Z";
+	call(f, "user.add", json_pack("{s:s}", "name", "ann"), NULL);
+	call(f, "user.add", json_pack("{s:s}", "name", "ann/bot"), NULL);
+	call(f, "user.add", json_pack("{s:s}", "name", "ben"), NULL);
+	call(f, "space.create", json_pack("{s:s}", "name", "work"), NULL);
+	call(f, "space.create", json_pack("{s:s}", "name", "private"), NULL);
+	call(f, "checkpoint.create", json_pack("{s:s, s:{s:s}}", "space", "private", "checkpoint",
+					       "title", "hidden"), NULL);
+	call(f, "grant", json_pack("{s:s, s:s, s:s}", "user", "ann", "space", "work", "role",
+				   "writer"), NULL);
+}
+
+static void teardown(struct fixture *f)
+{
+	f->ctx.who = NULL;
+	ops_auth_cache_free(&f->ctx);
+	temp_store_close(f->path, f->st);
+}
+
+TEST(auth_token_checks)
+{
+	struct fixture f;
+	struct principal p;
+	struct smr_err err = SMR_ERR_INIT;
+	char *t, *wrong;
+
+	setup(&f);
+	t = token_for(&f, "ann/bot", "1h");
+	CHECK(t && strlen(t) == TOKEN_LEN && !strncmp(t, "smr_", 4));
+	CHECK_INT(ops_auth_token(&f.ctx, t, &p, &err), SMR_OK);
+	CHECK_STR(p.name, "ann/bot");
+	CHECK(strcmp(p.user_id, p.person_id) != 0);     /* an agent acts with its person's roles */
+	wrong = strdup(t);
+	wrong[TOKEN_LEN - 1] = wrong[TOKEN_LEN - 1] == '0' ? '1' : '0';
+	CHECK_INT(ops_auth_token(&f.ctx, wrong, &p, &err), SMR_EUNAUTH);
+	CHECK_INT(ops_auth_token(&f.ctx, "smr_short", &p, &err), SMR_EUNAUTH);
+	CHECK_INT(ops_auth_token(&f.ctx, "", &p, &err), SMR_EUNAUTH);
+	/* an hour later it has expired */
+	clock_now = "2026-01-01T01:00:00.000000Z";
+	CHECK_INT(ops_auth_token(&f.ctx, t, &p, &err), SMR_EUNAUTH);
+	CHECK(strstr(err.msg, "expired") != NULL);
+	free(wrong);
+	free(t);
+	teardown(&f);
+}
+
+TEST(auth_revoked_and_disabled)
+{
+	struct fixture f;
+	struct principal p;
+	struct smr_err err = SMR_ERR_INIT;
+	json_t *res = NULL;
+	char *t, *a;
+
+	setup(&f);
+	t = token_for(&f, "ann", NULL);
+	a = token_for(&f, "ann/bot", "never");
+	CHECK_INT(call(&f, "user.disable", json_pack("{s:s}", "name", "ann"), NULL), SMR_OK);
+	CHECK_INT(ops_auth_token(&f.ctx, t, &p, &err), SMR_EUNAUTH);
+	CHECK_INT(ops_auth_token(&f.ctx, a, &p, &err), SMR_EUNAUTH);   /* its agent too */
+	CHECK_INT(call(&f, "user.disable", json_pack("{s:s, s:b}", "name", "ann", "enable", 1), NULL),
+		  SMR_OK);
+	CHECK_INT(ops_auth_token(&f.ctx, a, &p, &err), SMR_OK);
+	CHECK_INT(call(&f, "token.list", json_pack("{s:s}", "name", "ann"), &res), SMR_OK);
+	CHECK_INT((int)json_array_size(res), 2);
+	CHECK_INT(call(&f, "token.revoke", json_pack("{s:s}", "id",
+		  json_string_value(json_object_get(json_array_get(res, 0), "id"))), NULL), SMR_OK);
+	json_decref(res);
+	CHECK(ops_auth_token(&f.ctx, t, &p, &err) == SMR_EUNAUTH ||
+	      ops_auth_token(&f.ctx, a, &p, &err) == SMR_EUNAUTH);
+	free(t);
+	free(a);
+	teardown(&f);
+}
+
+TEST(auth_roles_in_api_call)
+{
+	struct fixture f;
+	struct principal ben = { 0 }, ann = { 0 };
+	struct smr_err err = SMR_ERR_INIT;
+	json_t *res = NULL;
+	char *tb, *ta;
+
+	setup(&f);
+	tb = token_for(&f, "ben", NULL);
+	ta = token_for(&f, "ann", NULL);
+	CHECK_INT(ops_auth_token(&f.ctx, tb, &ben, &err), SMR_OK);
+	CHECK_INT(ops_auth_token(&f.ctx, ta, &ann, &err), SMR_OK);
+	/* ben has no role: no Space is there for him (answers as a missing one) */
+	f.ctx.who = &ben;
+	CHECK_INT(call(&f, "head", json_pack("{s:s}", "space", "private"), NULL), SMR_ENOTFOUND);
+	CHECK_INT(call(&f, "space.list", json_object(), &res), SMR_OK);
+	CHECK_INT((int)json_array_size(res), 0);
+	json_decref(res);
+	CHECK_INT(call(&f, "user.list", json_object(), NULL), SMR_EFORBIDDEN);
+	/* ann writes "work" but cannot delete it; her author is her name */
+	f.ctx.who = &ann;
+	CHECK_INT(call(&f, "checkpoint.create", json_pack("{s:s, s:s, s:{s:s}}", "space", "work",
+							  "author", "ben", "checkpoint", "title", "t"),
+		       &res), SMR_OK);
+	CHECK_STR(json_string_value(json_object_get(res, "author")), "ann");
+	CHECK_STR(json_string_value(json_object_get(json_object_get(res, "metadata"),
+						    "author_tool")), "ben");
+	json_decref(res);
+	CHECK_INT(call(&f, "space.delete", json_pack("{s:s}", "space", "work"), NULL),
+		  SMR_EFORBIDDEN);
+	CHECK_INT(call(&f, "grant", json_pack("{s:s, s:s, s:s}", "user", "ben", "space", "work",
+					      "role", "owner"), NULL), SMR_EFORBIDDEN);
+	/* a Space she creates is hers */
+	CHECK_INT(call(&f, "space.create", json_pack("{s:s}", "name", "ann-own"), NULL), SMR_OK);
+	CHECK_INT(call(&f, "space.delete", json_pack("{s:s}", "space", "ann-own"), NULL), SMR_OK);
+	free(tb);
+	free(ta);
+	teardown(&f);
+}
