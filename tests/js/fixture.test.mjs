@@ -1,20 +1,22 @@
 // fixture.test.mjs -- a database written by the release before two-parent
-// Checkpoints (tests/fixtures/db/v1.db: three Spaces with history, a fork
+// Checkpoints (tests/fixtures/db/v1.sql, sqlite3's dump of it: three Spaces with history, a fork
 // and an empty Space) opens with today's binary, passes fsck and shows
-// exactly the hashes it was written with (v1.hashes.json).  The fixture is
-// copied first: opening a database may run migrations.
+// exactly the hashes it was written with (v1.hashes.json).  Each test builds
+// its own copy from the dump: opening a database may run migrations.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, tempDb, ok, run } from './helpers.mjs';
 
-const FIXTURE = path.join(ROOT, 'tests/fixtures/db/v1.db');
+const FIXTURE = readFileSync(path.join(ROOT, 'tests/fixtures/db/v1.sql'), 'utf8');
 const EXPECTED = JSON.parse(readFileSync(path.join(ROOT, 'tests/fixtures/db/v1.hashes.json'), 'utf8'));
 
 function copy() {
   const t = tempDb();
-  copyFileSync(FIXTURE, t.db);
+  const r = spawnSync('sqlite3', [t.db], { input: FIXTURE, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
   return t;
 }
 
