@@ -586,30 +586,33 @@ static enum smr_rc need_on(struct ops_ctx *ctx, const char *space_id, enum role 
 	return rc;
 }
 
+/* The role need on the Space of session session_id, for the `what` named id. */
+static enum smr_rc need_via_session(struct ops_ctx *ctx, const char *session_id, enum role need,
+				    const char *what, const char *id, struct smr_err *err)
+{
+	struct session s = { 0 };
+	enum smr_rc rc = store_session_get(ctx->st, session_id, &s, err);
+
+	if (!rc)
+		rc = need_on(ctx, s.repo_id, need, what, id, err);
+	session_release(&s);
+	return rc;
+}
+
 static enum smr_rc need_session(struct ops_ctx *ctx, const char *id, enum role need,
 				struct smr_err *err)
 {
-	struct session s = { 0 };
-	enum smr_rc rc = store_session_get(ctx->st, id, &s, err);
-
-	if (!rc)
-		rc = need_on(ctx, s.repo_id, need, "session", id, err);
-	session_release(&s);
-	return rc;
+	return need_via_session(ctx, id, need, "session", id, err);
 }
 
 static enum smr_rc need_job(struct ops_ctx *ctx, const char *id, enum role need,
 			    struct smr_err *err)
 {
 	struct draft_job j = { 0 };
-	struct session s = { 0 };
 	enum smr_rc rc = store_job_get(ctx->st, id, &j, err);
 
 	if (!rc)
-		rc = store_session_get(ctx->st, j.session_id, &s, err);
-	if (!rc)
-		rc = need_on(ctx, s.repo_id, need, "draft job", id, err);
-	session_release(&s);
+		rc = need_via_session(ctx, j.session_id, need, "draft job", id, err);
 	draft_job_release(&j);
 	return rc;
 }
@@ -618,14 +621,10 @@ static enum smr_rc need_generation(struct ops_ctx *ctx, const char *id, enum rol
 				   struct smr_err *err)
 {
 	struct generation g = { 0 };
-	struct session s = { 0 };
 	enum smr_rc rc = store_generation_get(ctx->st, id, &g, err);
 
 	if (!rc)
-		rc = store_session_get(ctx->st, g.session_id, &s, err);
-	if (!rc)
-		rc = need_on(ctx, s.repo_id, need, "generation", id, err);
-	session_release(&s);
+		rc = need_via_session(ctx, g.session_id, need, "generation", id, err);
 	generation_release(&g);
 	return rc;
 }
