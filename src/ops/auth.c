@@ -8,6 +8,7 @@
  */
 #include "ops/api.h"
 #include "ops/auth.h"
+#include "ops/auth_keeper.h"
 #include "util/sys.h"
 #include "util/xalloc.h"
 
@@ -26,10 +27,14 @@
 
 /*
  * What one context (one thread) read of tokens and roles, kept while the
- * store's auth epoch stays where it was.  ops_auth_token() re-reads the
- * epoch once per request (one small query instead of the token's and the
- * roles' lookups), so a revocation, a disabled user or a changed grant
- * made anywhere takes effect on the next request.
+ * auth state stays as it was.  The first lookup of a request checks that
+ * (cache_refresh): against the server's keeper when its watch is up (no
+ * query: a change anywhere moves its gen when the change commits), else
+ * by reading the store's auth epoch, which SQLite skips while its
+ * data_version has not moved.  So a revocation, a disabled user or a
+ * changed grant made through this server takes effect on the next request,
+ * and one made elsewhere as soon as this server hears of it (auth.h).
+ * Expiry is compared with the clock on every request.
  */
 struct token_entry {
 	char hash[65];
@@ -53,8 +58,12 @@ struct space_entry {
 };
 
 struct auth_cache {
-	int fresh;                /* the epoch was read for this request */
+	int fresh;                /* checked for this request */
+	int by_gen;               /* checked against the keeper's gen ... */
+	uint64_t gen;
+	int has_epoch;            /* ... or against the epoch, read at data_version */
 	int64_t epoch;
+	uint64_t version;
 	struct space_entry space[CACHE_SPACES];
 	size_t nspace, next_space;
 	struct token_entry tok[CACHE_TOKENS];
@@ -69,28 +78,68 @@ void ops_auth_cache_free(struct ops_ctx *ctx)
 	ctx->auth_cache = NULL;
 }
 
-/* Empties the cache (a change through this context, or the epoch moved). */
+/* Forgets the tokens, roles and Spaces kept (the state they were read in is kept). */
 static void cache_clear(struct ops_ctx *ctx)
 {
-	if (ctx->auth_cache)
-		memset(ctx->auth_cache, 0, sizeof(*ctx->auth_cache));
+	struct auth_cache *c = ctx->auth_cache;
+
+	if (c)
+		c->nspace = c->next_space = c->ntok = c->next_tok = c->nrole = c->next_role = 0;
 }
 
-/* The cache, checked against the store's epoch; NULL when it cannot be read. */
+/* A change through this context: its cache, and every other one of this server, is stale. */
+static void changed(struct ops_ctx *ctx)
+{
+	cache_clear(ctx);
+	if (ctx->keeper)
+		auth_keeper_bump(ctx->keeper);
+}
+
+/* The check against the epoch: skipped while SQLite's data_version stays; -1 unreadable. */
+static int refresh_by_epoch(struct ops_ctx *ctx, struct auth_cache *c)
+{
+	uint64_t version = 0;
+	int64_t epoch;
+
+	if (store_data_version(ctx->st, &version, NULL))
+		version = 0;
+	if (version && c->has_epoch && c->version == version)
+		return 0;
+	if (store_auth_epoch(ctx->st, &epoch, NULL)) {
+		cache_clear(ctx);
+		c->has_epoch = 0;
+		return -1;
+	}
+	if (!c->has_epoch || c->epoch != epoch)
+		cache_clear(ctx);
+	c->has_epoch = 1;
+	c->epoch = epoch;
+	c->version = version;
+	return 0;
+}
+
+/* The cache, checked for this request; NULL when the state cannot be read. */
 static struct auth_cache *cache_refresh(struct ops_ctx *ctx)
 {
 	struct auth_cache *c = ctx->auth_cache;
-	int64_t epoch;
+	uint64_t gen;
 
-	if (store_auth_epoch(ctx->st, &epoch, NULL)) {
-		cache_clear(ctx);
-		return NULL;
-	}
 	if (!c)
 		c = ctx->auth_cache = xcalloc(1, sizeof(*c));
-	if (c->epoch != epoch)
-		cache_clear(ctx);
-	c->epoch = epoch;
+	c->fresh = 0;
+	if (ctx->keeper && auth_keeper_gen(ctx->keeper, &gen)) {
+		if (!c->by_gen || c->gen != gen)
+			cache_clear(ctx);
+		c->by_gen = 1;
+		c->gen = gen;
+		c->has_epoch = 0;
+	} else {
+		if (c->by_gen)
+			cache_clear(ctx);
+		c->by_gen = 0;
+		if (refresh_by_epoch(ctx, c))
+			return NULL;
+	}
 	c->fresh = 1;
 	return c;
 }
@@ -160,12 +209,21 @@ static const char *token_refusal(const struct token *t, const char *now)
 	return NULL;
 }
 
+/* Records a use of token id: by the server's keeper, off the request path, when there is one. */
+static void touch_id(struct ops_ctx *ctx, const char *id, const char *now)
+{
+	if (ctx->keeper)
+		auth_keeper_touch(ctx->keeper, id, now);
+	else
+		store_token_touch(ctx->st, id, now, NULL);
+}
+
 static void touch(struct ops_ctx *ctx, const struct token *t, const char *now)
 {
 	long long last = iso_seconds(t->last_used_at);
 
 	if (last < 0 || iso_seconds(now) - last >= TOKEN_TOUCH_EVERY)
-		store_token_touch(ctx->st, t->id, now, NULL);
+		touch_id(ctx, t->id, now);
 }
 
 /* A token this context checked before, still valid at now; 1 and *out set when found. */
@@ -181,7 +239,7 @@ static int cached_token(struct ops_ctx *ctx, struct auth_cache *c, const char *h
 			return 0;               /* expired since: the store says why */
 		*out = e->who;
 		if (iso_seconds(now) - e->touched >= TOKEN_TOUCH_EVERY) {
-			store_token_touch(ctx->st, e->who.token_id, now, NULL);
+			touch_id(ctx, e->who.token_id, now);
 			e->touched = iso_seconds(now);
 		}
 		return 1;
@@ -264,7 +322,7 @@ static struct auth_cache *fresh_cache(struct ops_ctx *ctx)
 void ops_auth_changed(struct ops_ctx *ctx)
 {
 	store_auth_changed(ctx->st, NULL);
-	cache_clear(ctx);
+	changed(ctx);
 }
 
 void ops_auth_stale(struct ops_ctx *ctx)
@@ -435,10 +493,13 @@ void ops_add_role(struct ops_ctx *ctx, const struct space *sp, json_t *doc)
 
 enum smr_rc ops_grant_creator(struct ops_ctx *ctx, const char *space_id, struct smr_err *err)
 {
+	enum smr_rc rc;
+
 	if (!ops_restricted(ctx))
 		return SMR_OK;
-	cache_clear(ctx);
-	return store_grant_set(ctx->st, ctx->who->person_id, space_id, ROLE_OWNER, err);
+	rc = store_grant_set(ctx->st, ctx->who->person_id, space_id, ROLE_OWNER, err);
+	changed(ctx);
+	return rc;
 }
 
 /* ---- operations ---- */
@@ -490,7 +551,7 @@ static enum smr_rc op_user_add(struct ops_ctx *ctx, const json_t *p, json_t **re
 		u = (struct user){ .id = id, .name = (char *)name, .owner_id = owner.id,
 				   .created_at = now };
 		rc = store_user_create(ctx->st, &u, err);
-		cache_clear(ctx);
+		changed(ctx);
 	}
 	if (!rc)
 		*result = user_json(&u);
@@ -529,7 +590,7 @@ static enum smr_rc op_user_disable(struct ops_ctx *ctx, const json_t *p, json_t 
 		rc = store_user_get(ctx->st, name, &u, err);
 	if (!rc)
 		rc = store_user_set_disabled(ctx->st, u.id, disabled, err);
-	cache_clear(ctx);
+	changed(ctx);
 	if (!rc) {
 		u.disabled = disabled;
 		*result = user_json(&u);
@@ -597,7 +658,7 @@ static enum smr_rc op_token_create(struct ops_ctx *ctx, const json_t *p, json_t 
 	t = (struct token){ .id = id, .user_id = u.id, .user_name = u.name, .created_at = now,
 			    .expires_at = secs ? until : NULL };
 	rc = store_token_create(ctx->st, &t, hash, err);
-	cache_clear(ctx);
+	changed(ctx);
 	if (!rc) {
 		*result = token_json(&t);
 		json_object_set_new(*result, "token", json_string(token));
@@ -645,7 +706,7 @@ static enum smr_rc op_token_revoke(struct ops_ctx *ctx, const json_t *p, json_t 
 	ctx->now(now);
 	if (!rc)
 		rc = store_token_revoke(ctx->st, id, now, err);
-	cache_clear(ctx);
+	changed(ctx);
 	if (!rc)
 		rc = store_token_get(ctx->st, id, &t, err);
 	if (!rc)
@@ -675,7 +736,7 @@ static enum smr_rc set_grant(struct ops_ctx *ctx, const json_t *p, enum role rol
 		rc = store_space_get(ctx->st, space, &sp, err);
 	if (!rc)
 		rc = store_grant_set(ctx->st, u.id, sp.id, role, err);
-	cache_clear(ctx);
+	changed(ctx);
 	if (!rc)
 		*result = json_pack("{s:s, s:s, s:s}", "user", u.name, "space", sp.name, "role",
 				    role_name(role));

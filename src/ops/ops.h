@@ -19,6 +19,7 @@
 struct runtime;       /* chat runtime of smriti-full (providers, jobs); opaque here */
 struct principal;     /* who is calling (ops/auth.h) */
 struct auth_cache;    /* what this context read of tokens and roles (ops/auth.c) */
+struct auth_keeper;   /* a server's watch on the auth state (ops/auth.h) */
 struct review_pass;   /* a second review pass (ops/review_ingest.h) */
 
 /*
@@ -60,6 +61,7 @@ struct ops_ctx {
 	 */
 	const struct principal *who;
 	struct auth_cache *auth_cache;   /* owned; ops_close() frees it */
+	struct auth_keeper *keeper;      /* borrowed: a server's (ops/auth.h), or NULL */
 	const char *actor;               /* who the reflog names for moves without an
 					    author of their own (borrowed; NULL: "") */
 };

@@ -80,6 +80,18 @@ function teamSuite(kind, makeDb) {
   describe(`teams on ${kind}`, () => {
     let store, server, fake, head, session, job, gen, tokens = {}, openapi, seq = 0;
     const uniq = (p) => `${p}-${process.pid}-${++seq}`;
+    // A change made by another process reaches this server at once on SQLite (its
+    // data_version moved) and, on PostgreSQL, when the NOTIFY of the change arrives:
+    // poll f until it gives what want says, up to a deadline (no assertion of speed).
+    async function elsewhere(f, want, what) {
+      const deadline = Date.now() + (kind === 'postgres' ? 10000 : 0);
+      for (;;) {
+        const r = await f();
+        if (want(r)) return r;
+        if (Date.now() >= deadline) assert.fail(`${what}: still ${r.status} ${r.text}`);
+        await new Promise((res) => setTimeout(res, 20));
+      }
+    }
     const as = (who) => ({ Authorization: `Bearer ${who === 'admin' ? ADMIN : tokens[who]}` });
     const op = (who, name, body) => request(server, 'POST', `/api/ops/${name}`, { body, headers: as(who) });
     async function adminOp(name, body) {
@@ -428,7 +440,8 @@ function teamSuite(kind, makeDb) {
       const h = { Authorization: `Bearer ${doc.token}` };
       assert.equal((await request(server, 'GET', '/v4/repos', { headers: h })).status, 200);
       cliOk(store.db, ['token', 'revoke', doc.id]);
-      let r = await request(server, 'GET', '/v4/repos', { headers: h });
+      let r = await elsewhere(() => request(server, 'GET', '/v4/repos', { headers: h }),
+        (x) => x.status === 401, 'a token revoked by the CLI');
       assertError(r, 401, 'unauthorized');
       assert.match(r.json.error.message, /revoked/);
       const e = JSON.parse(cliOk(store.db, ['token', 'create', 'rea', '--json']));
@@ -515,8 +528,10 @@ function teamSuite(kind, makeDb) {
       for (let i = 0; i < 4; i++) assert.equal((await op('rea', 'head', { space: name })).status, 404);
       assert.equal((await op('rea', 'space.get', { space: name })).status, 200);
       cliOk(store.db, ['revoke', 'rea', name]);
-      assertError(await op('rea', 'space.get', { space: name }), 404, 'not_found');
+      assertError(await elsewhere(() => op('rea', 'space.get', { space: name }), (x) => x.status === 404,
+        'a grant revoked by the CLI'), 404, 'not_found');
       cliOk(store.db, ['grant', 'rea', name, 'owner']);
+      await elsewhere(() => op('rea', 'grant.list', { space: name }), (x) => x.status === 200, 'a grant by the CLI');
       assert.equal((await op('rea', 'space.delete', { space: name })).status, 200);
       // a renamed Space's old name is gone for a caller that looked it up by that name
       const other = await fresh();
@@ -524,12 +539,52 @@ function teamSuite(kind, makeDb) {
       assert.equal((await op('own', 'space.rename', { space: other, new_name: `${other}-b` })).status, 200);
       assertError(await op('wri', 'space.get', { space: other }), 404, 'not_found');
       assert.equal((await op('wri', 'space.get', { space: `${other}-b` })).status, 200);
-      // a token revoked by another process stops at once
+      // a token revoked by another process stops (SQLite: at once; PostgreSQL: at the notice)
       const t = JSON.parse(cliOk(store.db, ['token', 'create', 'rea', '--json']));
       const h = { Authorization: `Bearer ${t.token}` };
       for (let i = 0; i < 4; i++) assert.equal((await request(server, 'GET', '/v4/repos', { headers: h })).status, 200);
       cliOk(store.db, ['token', 'revoke', t.id]);
+      await elsewhere(() => request(server, 'GET', '/v4/repos', { headers: h }), (x) => x.status === 401,
+        'a token revoked by the CLI');
       for (let i = 0; i < 4; i++) assertError(await request(server, 'GET', '/v4/repos', { headers: h }), 401);
+    });
+
+    test('a token revoked through a server is refused by it at once, and by a second server after the notice', async () => {
+      const t = JSON.parse(cliOk(store.db, ['token', 'create', 'rea', '--json']));
+      const h = { Authorization: `Bearer ${t.token}` };
+      const second = await startServer(store.db, { args: ['--quiet'], env: { SMRITI_TOKEN: ADMIN } });
+      try {
+        // many at once, so that every worker of both servers has checked (and kept) the token
+        const burst = (srv) => Promise.all(Array.from({ length: 24 },
+          () => request(srv, 'GET', '/v4/repos', { headers: h })));
+        for (const srv of [server, second]) {
+          for (const r of await burst(srv)) assert.equal(r.status, 200, r.text);
+        }
+        assert.equal((await op('admin', 'token.revoke', { id: t.id })).status, 200);
+        for (const r of await burst(server)) {
+          assertError(r, 401, 'unauthorized');
+          assert.match(r.json.error.message, /revoked/);
+        }
+        await elsewhere(async () => {
+          const all = await burst(second);
+          return all.find((r) => r.status !== 401) || all[0];
+        }, (r) => r.status === 401, 'the second server');
+        for (const r of await burst(second)) assertError(r, 401, 'unauthorized');
+        if (kind === 'postgres') {
+          // a listener cut off (restart, failover) misses notices: what the servers kept is
+          // dropped when it is back, and until then they read the epoch on every request
+          const u = JSON.parse(cliOk(store.db, ['token', 'create', 'rea', '--json']));
+          const hu = { Authorization: `Bearer ${u.token}` };
+          for (const r of await Promise.all(Array.from({ length: 24 },
+            () => request(second, 'GET', '/v4/repos', { headers: hu })))) assert.equal(r.status, 200, r.text);
+          store.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'smriti-watch'");
+          cliOk(store.db, ['token', 'revoke', u.id]);
+          await elsewhere(() => request(second, 'GET', '/v4/repos', { headers: hu }), (r) => r.status === 401,
+            'after the listener was cut off');
+        }
+      } finally {
+        await second.stop();
+      }
     });
 
     test('a person who reads only a fork reaches its inherited Checkpoints by hash', async () => {
