@@ -461,6 +461,21 @@ function teamSuite(kind, makeDb) {
       assert.equal(cli(store.db, ['token', 'create', 'rea', '--expires', 'soon']).code, 2);
     });
 
+    test('a token\'s last use is recorded, off the request path and at most once a minute', async () => {
+      const t = JSON.parse(cliOk(store.db, ['token', 'create', 'rea', '--json']));
+      const h = { Authorization: `Bearer ${t.token}` };
+      const used = async () => (await adminOp('token.list', { name: 'rea' })).find((x) => x.id === t.id).last_used_at;
+      assert.equal(await used(), null);
+      assert.equal((await request(server, 'GET', '/v4/repos', { headers: h })).status, 200);
+      const deadline = Date.now() + 10000;
+      let first;
+      while (!(first = await used()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      assert.ok(first, 'last_used_at is written');
+      for (let i = 0; i < 8; i++) assert.equal((await request(server, 'GET', '/v4/repos', { headers: h })).status, 200);
+      await new Promise((r) => setTimeout(r, 600));
+      assert.equal(await used(), first, 'not written again within the minute');
+    });
+
     test('a disabled user\'s tokens, and its agents\', stop working; enabling brings them back', async () => {
       const u = uniq('dis');
       cliOk(store.db, ['user', 'add', u]);
