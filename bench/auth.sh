@@ -10,8 +10,10 @@
 # role and a token (the server notices users within a second and from then
 # on wants a token on every request), and measures again with the token.
 # A second part compares, in one server with SMRITI_TOKEN and that person,
-# the person's token (a SHA-256, the auth epoch read, the role) with the
-# administrator's (a SHA-256 only), alternating.  Medians of
+# the person's token (a SHA-256 and the lookups in what the thread kept;
+# see docs/security.md) with the administrator's (a SHA-256 only),
+# alternating; on PostgreSQL it also counts the database's transactions
+# per request of each, which does not depend on the machine's load.  Medians of
 # AUTH_BENCH_ROUNDS (default 3) rounds of AUTH_BENCH_SECONDS (default 5).
 #
 #   bench/auth.sh                       SQLite
@@ -79,7 +81,19 @@ stop() {
 	pid=
 }
 
-# run NAME URL [TOKEN] -> appends "req/s p99" to $dir/NAME
+# PostgreSQL: transactions committed in the database so far (each statement of Smriti outside
+# a write is one), to count what a request costs in round trips; 0 on SQLite
+xacts() {
+	if [ -n "${AUTH_BENCH_PG:-}" ]; then
+		psql -qAt "$AUTH_BENCH_PG" -c "SELECT pg_stat_clear_snapshot();
+			SELECT xact_commit + xact_rollback FROM pg_stat_database
+			WHERE datname = current_database()" | tail -n 1
+	else
+		echo 0
+	fi
+}
+
+# run NAME URL [TOKEN] -> appends "req/s p99" to $dir/NAME, and the requests to $dir/NAME.n
 run() {
 	if [ -n "${3:-}" ]; then
 		wrk -t2 -c32 -d"${SECS}s" --latency -H "Authorization: Bearer $3" "$2" >"$dir/wrk.txt"
@@ -98,6 +112,16 @@ run() {
 			p99 = v
 		}
 		END { printf "%.0f %.3f\n", rps, p99 }' "$dir/wrk.txt" >>"$dir/$1"
+	sed -n 's/^ *\([0-9]*\) requests in .*/\1/p' "$dir/wrk.txt" >"$dir/$1.n"
+}
+
+# count NAME URL [TOKEN] -> appends "transactions per request" to $dir/NAME.tx (PostgreSQL)
+count() {
+	a=$(xacts)
+	SECS=2 run "$@"
+	sleep 1        # the statistics collector reports with a delay
+	b=$(xacts)
+	echo "$a $b $(cat "$dir/$1.n")" | awk '{ printf "%.3f\n", ($2 - $1) / $3 }' >>"$dir/$1.tx"
 }
 
 last() { tail -n 1 "$dir/$1" | cut -d' ' -f1; }
@@ -146,6 +170,10 @@ while [ $r -lt "$ROUNDS" ]; do
 	echo "$(last admin) $(last user2)" | awk '{ print $2 / $1 }' >>"$dir/ratio2"
 	r=$((r + 1))
 done
+if [ -n "${AUTH_BENCH_PG:-}" ]; then
+	count admintx "$url/repos/$id/head" "$admin"
+	count usertx "$url/repos/$id/head" "$token"
+fi
 stop
 
 median() { sort -n -k1,1 "$dir/$1" | awk '{ a[NR] = $0 } END { print a[int((NR + 1) / 2)] }'; }
@@ -158,3 +186,8 @@ echo " in one server with SMRITI_TOKEN and users, alternating:"
 printf '   %-34s %10s req/s   p99 %8s ms\n' "SMRITI_TOKEN (administrator)" $(median admin)
 printf '   %-34s %10s req/s   p99 %8s ms\n' "a person's token (reader)" $(median user2)
 median ratio2 | awk '{ printf "   person token / administrator token, median of the rounds: %.3f\n", $1 }'
+if [ -n "${AUTH_BENCH_PG:-}" ]; then
+	echo " PostgreSQL transactions per request (pg_stat_database; the head read is one):"
+	printf '   %-34s %10s\n' "SMRITI_TOKEN (administrator)" "$(cat "$dir/admintx.tx")"
+	printf '   %-34s %10s\n' "a person's token (reader)" "$(cat "$dir/usertx.tx")"
+fi
