@@ -153,7 +153,12 @@ static int identify(struct http_req *r, struct smr_err *err)
 int http_authenticate(struct http_req *r)
 {
 	struct smr_err err = SMR_ERR_INIT;
-	int got = identify(r, &err);
+	struct http_ctx *tc = http_thread_ctx();
+	int got;
+
+	if (tc)
+		ops_auth_stale(&tc->ops);    /* nothing of an earlier request on this thread counts */
+	got = identify(r, &err);
 
 	if (got > 0)
 		return 0;

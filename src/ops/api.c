@@ -725,6 +725,8 @@ enum smr_rc api_call(struct ops_ctx *ctx, const char *name, const json_t *params
 	if (!json_is_object(params))
 		return smr_errf(err, SMR_EINVAL, "parameters must be a JSON object");
 	rc = api_check_access(ctx, op, params, err);
+	if (op->writes)
+		ctx->head.seen = 0;
 	if (!rc)
 		rc = op->run(ctx, params, result, err);
 	json_decref(empty);

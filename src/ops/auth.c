@@ -40,7 +40,7 @@ struct token_entry {
 	char hash[65];
 	struct principal who;
 	char expires_at[32];      /* "" when it never expires */
-	long long touched;        /* when this context last wrote last_used_at */
+	int64_t touched_us;       /* monotonic: when this context last recorded a use */
 };
 
 struct role_entry {
@@ -103,6 +103,7 @@ static int refresh_by_epoch(struct ops_ctx *ctx, struct auth_cache *c)
 
 	if (store_data_version(ctx->st, &version, NULL))
 		version = 0;
+	ctx->head.seen = version;        /* this request's HEAD read need not read it again */
 	if (version && c->has_epoch && c->version == version)
 		return 0;
 	if (store_auth_epoch(ctx->st, &epoch, NULL)) {
@@ -238,9 +239,9 @@ static int cached_token(struct ops_ctx *ctx, struct auth_cache *c, const char *h
 		if (e->expires_at[0] && strcmp(e->expires_at, now) <= 0)
 			return 0;               /* expired since: the store says why */
 		*out = e->who;
-		if (iso_seconds(now) - e->touched >= TOKEN_TOUCH_EVERY) {
+		if (sys_monotonic_us() - e->touched_us >= TOKEN_TOUCH_EVERY * 1000000LL) {
 			touch_id(ctx, e->who.token_id, now);
-			e->touched = iso_seconds(now);
+			e->touched_us = sys_monotonic_us();
 		}
 		return 1;
 	}
@@ -248,7 +249,7 @@ static int cached_token(struct ops_ctx *ctx, struct auth_cache *c, const char *h
 }
 
 static void cache_token(struct auth_cache *c, const char *hash, const struct token *t,
-			const struct principal *who, const char *now)
+			const struct principal *who)
 {
 	struct token_entry *e;
 
@@ -261,8 +262,7 @@ static void cache_token(struct auth_cache *c, const char *hash, const struct tok
 	memcpy(e->hash, hash, 65);
 	e->who = *who;
 	set_field(e->expires_at, sizeof(e->expires_at), t->expires_at);
-	e->touched = iso_seconds(t->last_used_at) >= 0 ? iso_seconds(t->last_used_at) :
-		     iso_seconds(now);
+	e->touched_us = sys_monotonic_us();     /* touch() just looked at its last use */
 }
 
 enum smr_rc ops_auth_token(struct ops_ctx *ctx, const char *token, struct principal *out,
@@ -295,7 +295,7 @@ enum smr_rc ops_auth_token(struct ops_ctx *ctx, const char *token, struct princi
 		set_field(out->person_id, sizeof(out->person_id), t.person_id);
 		set_field(out->token_id, sizeof(out->token_id), t.id);
 		touch(ctx, &t, now);
-		cache_token(c, hash, &t, out, now);
+		cache_token(c, hash, &t, out);
 	}
 	token_release(&t);
 	return rc;
@@ -327,6 +327,7 @@ void ops_auth_changed(struct ops_ctx *ctx)
 
 void ops_auth_stale(struct ops_ctx *ctx)
 {
+	ctx->head.seen = 0;
 	if (ctx->auth_cache)
 		ctx->auth_cache->fresh = 0;
 }

@@ -33,6 +33,13 @@ struct head_cache {
 	char *space;                     /* as asked for: id or name */
 	uint64_t version;                /* store_data_version() read before it */
 	json_t *doc;
+	/*
+	 * The data version this request's auth check read (ops/auth.c), reused
+	 * instead of a second read; 0: none.  Cleared when a request ends and
+	 * before any write (api_call), so a write is never followed by a HEAD
+	 * read that would not see it.
+	 */
+	uint64_t seen;
 };
 
 /*

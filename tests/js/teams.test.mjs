@@ -476,6 +476,23 @@ function teamSuite(kind, makeDb) {
       assert.equal(await used(), first, 'not written again within the minute');
     });
 
+    test('a HEAD read with a token sees every checkpoint written before it (the auth check\'s data version is reused)', async () => {
+      const name = await fresh();
+      const headOf = async (who) => {
+        const r = await request(server, 'GET', `/repos/${encodeURIComponent(name)}/head`, { headers: as(who) });
+        return r.status === 200 ? r.json.commit_hash : r.status;
+      };
+      for (let i = 0; i < 3; i++) {
+        const mine = JSON.parse(cliOk(store.db, ['checkpoint', 'create', name, '--title', `cli ${i}`, '--json'])).commit_hash;
+        assert.equal(await headOf('rea'), mine);
+        assert.equal(await headOf('admin'), mine);
+        const w = await op('wri', 'checkpoint.create', { space: name, checkpoint: { title: `http ${i}` } });
+        assert.equal(w.status, 200, w.text);
+        assert.equal(await headOf('admin'), w.json.result.commit_hash);
+        assert.equal(await headOf('rea'), w.json.result.commit_hash);
+      }
+    });
+
     test('a disabled user\'s tokens, and its agents\', stop working; enabling brings them back', async () => {
       const u = uniq('dis');
       cliOk(store.db, ['user', 'add', u]);
