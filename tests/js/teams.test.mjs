@@ -386,6 +386,41 @@ function teamSuite(kind, makeDb) {
       assert.equal((await op('rea', 'show', { ref: 'proj@{0}' })).status, 200);
     });
 
+    test('blame stops at a checkpoint of a Space one cannot read (brought back by a restore): its hash only', async () => {
+      const name = await fresh();                     // rea reads it; nobody but the admin reads secret
+      const hidden = (await adminOp('head', { space: 'secret' })).commit_hash;
+      await adminOp('checkpoint.create', { space: name, checkpoint: { title: 'base', decisions: ['ours'] } });
+      await adminOp('restore', { space: name, ref: hidden });
+      const title = (who) => op(who, 'blame', { ref: name })
+        .then((r) => r.json.result.items.find((i) => i.field === 'title'));
+      const seen = await title('rea');
+      assert.equal(seen.text, 'hidden');              // the text is the readable checkpoint's own
+      assert.deepEqual(seen.introduced, { commit_hash: hidden, source: null, hidden: true });
+      assert.equal(seen.here, false);
+      // whoever can read secret sees who wrote it
+      const full = await title('admin');
+      assert.equal(full.introduced.commit_hash, hidden);
+      assert.equal(full.introduced.title, 'hidden');
+      assert.ok(!('hidden' in full.introduced));
+      assert.equal((await op('admin', 'grant', { user: 'rea', space: 'secret', role: 'reader' })).status, 200);
+      try {
+        assert.equal((await title('rea')).introduced.title, 'hidden');
+      } finally {
+        assert.equal((await op('admin', 'grant.revoke', { user: 'rea', space: 'secret' })).status, 200);
+      }
+      // a merge from a Space rea cannot read copies that line into the Space: its checkpoints
+      // are the Space's own history now (log shows them to its readers), so blame shows them too
+      const side = uniq('side');
+      await adminOp('fork', { ref: name, into: side });
+      await adminOp('checkpoint.create', { space: side, author: 'x', checkpoint: { title: 'side work', decisions: ['from the side'] } });
+      assert.equal((await op('own', 'merge', { space: name, ref: side })).status, 404);   // own cannot read side
+      await adminOp('merge', { space: name, ref: side });
+      const item = (await op('rea', 'blame', { ref: name })).json.result.items.find((i) => i.text === 'from the side');
+      assert.equal(item.introduced.title, 'side work');
+      const log = (await op('rea', 'log', { space: name })).json.result;
+      assert.ok(JSON.stringify(log).includes('side work'));
+    });
+
     test('the reflog names the signed-in caller, not what the client claims', async () => {
       const name = uniq('logged');
       const made = await request(server, 'POST', '/api/ops/space.create', { body: { name }, headers: as('own') });
