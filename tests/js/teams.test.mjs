@@ -572,6 +572,17 @@ function teamSuite(kind, makeDb) {
       assert.equal((await op('wri/bot', 'chat.send', { session_id: s, message: 'hello' })).status, 200);
       const turns = (await op('rea', 'session.get', { session_id: s })).json.result.turns;
       assert.equal(turns.find((t) => t.role === 'user').author, 'wri/bot');
+      // an ingested transcript's user turns: the caller too, whatever the transcript says
+      const ing = await op('wri/bot', 'ingest', { space: 'proj', transcript: 'User: from a log\nAssistant: ok\nUser: again' });
+      assert.equal(ing.status, 200, ing.text);
+      const sid = ing.json.result.session.id;
+      const it = (await op('rea', 'session.get', { session_id: sid })).json.result.turns;
+      assert.deepEqual(it.map((t) => [t.role, t.author ?? null]),
+        [['user', 'wri/bot'], ['assistant', null], ['user', 'wri/bot']]);
+      // the admin token has no identity: no author, as before teams
+      const adm = await op('admin', 'ingest', { space: 'proj', transcript: 'User: x\nAssistant: y' });
+      const at = (await op('rea', 'session.get', { session_id: adm.json.result.session.id })).json.result.turns;
+      assert.ok(at.every((t) => (t.author ?? null) === null));
     });
 
     test('an agent cannot manage identities; a person manages its own tokens and agents', async () => {
