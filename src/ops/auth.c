@@ -467,6 +467,23 @@ enum smr_rc ops_need_space(struct ops_ctx *ctx, const char *space, enum role nee
 	return rc;
 }
 
+enum smr_rc ops_need_space_any(struct ops_ctx *ctx, const char *space, enum role need,
+			       struct smr_err *err)
+{
+	struct space sp = { 0 };
+	enum role have = ROLE_NONE;
+	enum smr_rc rc = store_space_find(ctx->st, space, &sp, err);
+
+	if (!rc)
+		rc = ops_role(ctx, sp.id, &have, err);
+	if (!rc && have < ROLE_READER)
+		rc = smr_errf(err, SMR_ENOTFOUND, "no space '%s', live or deleted", space);
+	else if (!rc && have < need)
+		rc = too_low(&sp, have, need, err);
+	space_release(&sp);
+	return rc;
+}
+
 void ops_author(const struct ops_ctx *ctx, const char *claimed, const char **author,
 		const char **tool)
 {

@@ -92,6 +92,14 @@ int ops_can_read(struct ops_ctx *ctx, const char *space_id);
 enum smr_rc ops_need_space(struct ops_ctx *ctx, const char *space, enum role need,
 			   struct space *out, struct smr_err *err);
 
+/*
+ * ops_need_space() for a Space live or deleted (store_space_find): a role
+ * given on a Space outlives its soft delete, so what stays of it (its
+ * reflog) stays its people's.  Unreadable: "no space '...', live or deleted".
+ */
+enum smr_rc ops_need_space_any(struct ops_ctx *ctx, const char *space, enum role need,
+			       struct smr_err *err);
+
 /* 1 when the caller is restricted (a signed-in person or agent, not admin or local). */
 int ops_restricted(const struct ops_ctx *ctx);
 

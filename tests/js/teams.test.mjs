@@ -69,7 +69,7 @@ function expected(a, caller) {
   if (caller.admin || a.need === 'none' || a.need === 'public' || a.need === 'signed-in') return 'ok';
   if (a.need === 'admin' || a.need === 'self') return 403;   // the cases name someone else (zed)
   if (a.need === 'token') return 404;                         // zed's token: as if there were none
-  if (['space', 'session', 'job', 'ref', 'generation'].includes(a.need)) {
+  if (['space', 'space-or-deleted', 'session', 'job', 'ref', 'generation'].includes(a.need)) {
     if (caller.level === 0) return 404;
     return caller.level >= LEVEL[a.role] ? 'ok' : 403;
   }
@@ -419,6 +419,37 @@ function teamSuite(kind, makeDb) {
       assert.equal(item.introduced.title, 'side work');
       const log = (await op('rea', 'log', { space: name })).json.result;
       assert.ok(JSON.stringify(log).includes('side work'));
+    });
+
+    test('a deleted Space\'s reflog stays readable by the people who had a role on it', async () => {
+      const name = await fresh();                     // own, wri, rea have roles; out has none
+      const sp = await adminOp('space.get', { space: name });
+      const last = (await adminOp('checkpoint.create', { space: name, checkpoint: { title: 'before the delete' } })).commit_hash;
+      assert.equal((await op('own', 'space.delete', { space: name })).status, 200);
+      for (const who of ['own', 'rea', 'admin']) {
+        for (const key of [name, sp.id]) {
+          const r = await request(server, 'GET', `/v4/repos/${encodeURIComponent(key)}/reflog`, { headers: as(who) });
+          assert.equal(r.status, 200, `${who} ${key}: ${r.text}`);
+          assert.equal(r.json[0].action, 'delete');
+          assert.equal(r.json[0].actor, 'own');
+        }
+      }
+      for (const key of [name, sp.id]) {
+        assertError(await op('out', 'reflog', { space: key }), 404, 'not_found');
+      }
+      // and so do its Checkpoints through NAME@{N}, as the reflog names them
+      const back = await op('rea', 'show', { ref: `${name}@{1}` });
+      assert.equal(back.status, 200, back.text);
+      assert.equal(back.json.result.commit_hash, last);
+      assertError(await op('out', 'show', { ref: `${name}@{1}` }), 404, 'not_found');
+      // what needs a live Space still does not find it
+      assertError(await op('own', 'head', { space: name }), 404, 'not_found');
+      assertError(await op('own', 'grant', { user: 'out', space: name, role: 'reader' }), 404, 'not_found');
+      // a new Space that takes the name is what the name means from then on
+      assert.equal((await op('out', 'space.create', { name })).status, 200);
+      assertError(await op('rea', 'reflog', { space: name }), 404, 'not_found');
+      assert.equal((await op('rea', 'reflog', { space: sp.id })).status, 200);
+      assert.equal((await op('out', 'reflog', { space: name })).json.result[0].action, 'create');
     });
 
     test('the reflog names the signed-in caller, not what the client claims', async () => {
