@@ -117,9 +117,10 @@ run() {
 
 # count NAME URL [TOKEN] -> appends "transactions per request" to $dir/NAME.tx (PostgreSQL)
 count() {
+	sleep 11       # what came before is reported
 	a=$(xacts)
 	SECS=2 run "$@"
-	sleep 1        # the statistics collector reports with a delay
+	sleep 11       # an idle backend reports its counts within 10 s (PGSTAT_IDLE_INTERVAL)
 	b=$(xacts)
 	echo "$a $b $(cat "$dir/$1.n")" | awk '{ printf "%.3f\n", ($2 - $1) / $3 }' >>"$dir/$1.tx"
 }
