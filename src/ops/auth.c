@@ -40,6 +40,7 @@ struct token_entry {
 	char hash[65];
 	struct principal who;
 	char expires_at[32];      /* "" when it never expires */
+	int64_t expires_us;       /* the same in microseconds since the Unix epoch */
 	int64_t touched_us;       /* monotonic: when this context last recorded a use */
 };
 
@@ -228,18 +229,48 @@ static void touch(struct ops_ctx *ctx, const struct token *t, const char *now)
 }
 
 /* A token this context checked before, still valid at now; 1 and *out set when found. */
-static int cached_token(struct ops_ctx *ctx, struct auth_cache *c, const char *hash,
-			const char *now, struct principal *out)
+/* Microseconds since the Unix epoch of an ISO UTC time ("...T..:..:..[.ffffff]Z"); -1 if none. */
+static int64_t iso_us(const char *iso)
 {
+	long long s = iso_seconds(iso);
+	const char *dot = s >= 0 ? strchr(iso, '.') : NULL;
+	long frac = dot ? strtol(dot + 1, NULL, 10) : 0;
+
+	return s < 0 ? -1 : (int64_t)s * 1000000 + (frac >= 0 && frac < 1000000 ? frac : 0);
+}
+
+/*
+ * Whether a kept token has expired.  The system clock is read as a number
+ * (no formatting, and none of gmtime's time zone lock, which every worker
+ * would share); a clock a test swapped in is asked for its time.
+ */
+static int expired(struct ops_ctx *ctx, const struct token_entry *e)
+{
+	char now[32];
+
+	if (!e->expires_at[0])
+		return 0;
+	if (ctx->now == sys_now_iso)
+		return e->expires_us <= sys_realtime_us();
+	ctx->now(now);
+	return strcmp(e->expires_at, now) <= 0;
+}
+
+static int cached_token(struct ops_ctx *ctx, struct auth_cache *c, const char *hash,
+			struct principal *out)
+{
+	char now[32];
+
 	for (size_t i = 0; c && i < c->ntok; i++) {
 		struct token_entry *e = &c->tok[i];
 
 		if (!memeql_sec(e->hash, hash, 64))
 			continue;
-		if (e->expires_at[0] && strcmp(e->expires_at, now) <= 0)
+		if (expired(ctx, e))
 			return 0;               /* expired since: the store says why */
 		*out = e->who;
 		if (sys_monotonic_us() - e->touched_us >= TOKEN_TOUCH_EVERY * 1000000LL) {
+			ctx->now(now);
 			touch_id(ctx, e->who.token_id, now);
 			e->touched_us = sys_monotonic_us();
 		}
@@ -262,6 +293,7 @@ static void cache_token(struct auth_cache *c, const char *hash, const struct tok
 	memcpy(e->hash, hash, 65);
 	e->who = *who;
 	set_field(e->expires_at, sizeof(e->expires_at), t->expires_at);
+	e->expires_us = t->expires_at ? iso_us(t->expires_at) : 0;
 	e->touched_us = sys_monotonic_us();     /* touch() just looked at its last use */
 }
 
@@ -279,9 +311,9 @@ enum smr_rc ops_auth_token(struct ops_ctx *ctx, const char *token, struct princi
 		return smr_errf(err, SMR_EUNAUTH, "missing or wrong bearer token");
 	sha256_hex(token, hash);
 	c = cache_refresh(ctx);
-	ctx->now(now);
-	if (cached_token(ctx, c, hash, now, out))
+	if (cached_token(ctx, c, hash, out))
 		return SMR_OK;
+	ctx->now(now);
 	rc = store_token_find(ctx->st, hash, &t, err);
 	if (rc == SMR_ENOTFOUND || (!rc && (!t.hash || strlen(t.hash) != 64 ||
 					    !memeql_sec(t.hash, hash, 64))))

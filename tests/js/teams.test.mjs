@@ -515,6 +515,17 @@ function teamSuite(kind, makeDb) {
       r = await request(server, 'GET', '/v4/repos', { headers: { Authorization: `Bearer ${e.token}` } });
       assertError(r, 401, 'unauthorized');
       assert.match(r.json.error.message, /expired/);
+      // a token the server has checked and kept is refused once its expiry passes (the clock is
+      // compared on every request; nothing in the database changes)
+      const k = JSON.parse(cliOk(store.db, ['token', 'create', 'rea', '--json']));
+      const until = new Date(Date.now() + 1500);
+      store.sql(`UPDATE tokens SET expires_at = '${until.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z')}' WHERE id = '${k.id}'`);
+      const hk = { Authorization: `Bearer ${k.token}` };
+      await elsewhere(() => request(server, 'GET', '/v4/repos', { headers: hk }), (x) => x.status === 200, 'a new expiry');
+      await new Promise((res) => setTimeout(res, Math.max(0, until - Date.now()) + 100));
+      r = await request(server, 'GET', '/v4/repos', { headers: hk });
+      assertError(r, 401, 'unauthorized');
+      assert.match(r.json.error.message, /expired/);
       for (const bad of ['smr_', 'smr_xyz', `smr_${'g'.repeat(64)}`, 'Basic abc', `${tokens.rea}0`,
         tokens.rea.slice(0, -1) + (tokens.rea.endsWith('0') ? '1' : '0'), '\u00e9\u00e9']) {
         r = await request(server, 'GET', '/v4/repos', { headers: { Authorization: `Bearer ${bad}` } });
