@@ -581,6 +581,73 @@ CONFORMANCE(checkpoint_get_in_space_and_any)
 	free(root);
 }
 
+/* The text of decision i of c, or "" (borrowed). */
+static const char *decision_text(const struct checkpoint *c, size_t i)
+{
+	const char *t = json_string_value(json_object_get(json_array_get(c->decisions, i),
+							  "text"));
+
+	return t ? t : "";
+}
+
+/*
+ * HEAD reads of one handle, between writes of another: each read sees the
+ * last acknowledged write, whole, and what a read hands out is the caller's
+ * to change (PostgreSQL's handle keeps the fields of the HEAD it parsed
+ * last, so this holds it to handing out copies).  A copy of that HEAD in
+ * another Space reads back with its own Space's name.
+ */
+CONFORMANCE(head_read_after_writes_of_another_handle)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct store *other = NULL;
+	struct checkpoint got, c1, c2;
+	char a[37], b[37];
+
+	CHECK_INT(make_space(f, "read", a, &err), SMR_OK);
+	CHECK_INT(make_space(f, "copy", b, &err), SMR_OK);
+	CHECK_INT(store_open(f->dsn, &other, &err), SMR_OK);
+	make_ckpt(&c1, NULL, "one", 1);
+	make_ckpt(&c2, c1.hash, "two", 2);
+	CHECK_INT(store_checkpoint_put(other, a, &c1, NULL, &err), SMR_OK);
+	for (int i = 0; i < 2; i++) {
+		CHECK_INT(store_head_get(f->st, "read", &got, &err), SMR_OK);
+		CHECK_STR(got.hash, c1.hash);
+		CHECK_STR(got.title, "one");
+		CHECK_INT(json_array_size(got.decisions), 1);
+		CHECK_STR(decision_text(&got, 0), "one");
+		json_array_append_new(got.decisions, json_pack("{s:s}", "text", "mine"));
+		json_object_set_new(got.metadata, "mine", json_true());
+		checkpoint_release(&got);
+	}
+	CHECK_INT(store_checkpoint_put(other, a, &c2, c1.hash, &err), SMR_OK);
+	for (int i = 0; i < 2; i++) {
+		CHECK_INT(store_head_get(f->st, i ? a : "read", &got, &err), SMR_OK);
+		CHECK_STR(got.hash, c2.hash);
+		CHECK_STR(got.parent_hash, c1.hash);
+		CHECK_STR(got.title, "two");
+		CHECK_INT(json_array_size(got.decisions), 1);
+		CHECK_STR(decision_text(&got, 0), "two");
+		CHECK_INT(json_object_size(got.metadata), 0);
+		checkpoint_release(&got);
+	}
+	CHECK_INT(store_checkpoint_put(other, b, &c1, NULL, &err), SMR_OK);
+	CHECK_INT(store_checkpoint_put(other, b, &c2, c1.hash, &err), SMR_OK);
+	CHECK_INT(store_head_get(f->st, "copy", &got, &err), SMR_OK);
+	CHECK_STR(got.hash, c2.hash);
+	CHECK_STR(got.space, "copy");
+	CHECK_STR(decision_text(&got, 0), "two");
+	checkpoint_release(&got);
+	CHECK_INT(store_space_rename(other, b, "renamed", NULL, &err), SMR_OK);
+	CHECK_INT(store_head_get(f->st, b, &got, &err), SMR_OK);
+	CHECK_STR(got.space, "renamed");
+	CHECK_STR(decision_text(&got, 0), "two");
+	checkpoint_release(&got);
+	checkpoint_release(&c1);
+	checkpoint_release(&c2);
+	store_close(other);
+}
+
 /* Puts a checkpoint whose hash is the given string (the store does not recompute it). */
 static void put_fake(struct fixture *f, const char *space_id, char **head, const char *hash)
 {

@@ -139,10 +139,15 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
 	"SELECT CAST(CASE WHEN " ok " THEN '0' ELSE '" why "' END AS integer)"
 #define CHECK_FAILED "22P02"
 
-/* HEAD of a Space named by id or name, with the checkpoint's columns (CKPT_COLS' order). */
+/*
+ * HEAD of a Space named by id or name, with the checkpoint's columns
+ * (CKPT_COLS' order), except that the fields come back NULL when HEAD is
+ * checkpoint $2, whose fields the handle has parsed already (fields_memo).
+ */
 #define HEAD_COLS \
 	"SELECT c.commit_hash, p.commit_hash, m.commit_hash, r.name, c.title, c.summary," \
-	" c.fields_text, c.author, c.created_at, c.parent_commit_id, c.id FROM repos r" \
+	" CASE WHEN c.commit_hash = $2::text THEN NULL ELSE c.fields_text END," \
+	" c.author, c.created_at, c.parent_commit_id, c.id FROM repos r" \
 	" LEFT JOIN refs f ON f.repo_id = r.id AND f.name = 'main'" \
 	" LEFT JOIN commits c ON c.id = f.commit_id" \
 	" LEFT JOIN commits p ON p.id = c.parent_commit_id" \
@@ -378,6 +383,18 @@ struct pipe_entry {
 
 #define PIPE_MAX 32
 
+/*
+ * The fields of the last checkpoint a HEAD read parsed.  A checkpoint is
+ * immutable and named by the hash of its content, so a HEAD read that finds
+ * that hash again (the server still says which checkpoint HEAD is, every
+ * time) has the server leave the JSON out and copies these instead of
+ * parsing it again: the parse was most of a read's CPU time.
+ */
+struct fields_memo {
+	char hash[HASH_HEX_LEN + 1];       /* "" while empty */
+	json_t *fields;                    /* owned: the parsed fields_text */
+};
+
 struct pg_store {
 	struct store base;
 	PGconn *conn;
@@ -390,6 +407,7 @@ struct pg_store {
 	struct pipe_entry pipe[PIPE_MAX];  /* sent, results not read yet */
 	int npipe, pipe_read;              /* entries sent; entries whose results are read */
 	PGresult *kept;                    /* a result run() asked for inside a pipeline */
+	struct fields_memo memo;           /* of the last HEAD read */
 };
 
 static struct pg_store *P(struct store *st)
@@ -1111,6 +1129,7 @@ static void pg_close(struct store *st)
 	if (!s)
 		return;
 	PQfinish(s->conn);
+	json_decref(s->memo.fields);
 	free(s->dsn);
 	free(s);
 }
@@ -1557,20 +1576,38 @@ static char *fields_text(const struct checkpoint *c)
 	return text;
 }
 
-/* One field of the parsed fields_text; a damaged row gives null, which fsck reports. */
-static json_t *field(json_t *o, const char *key)
+/*
+ * One field of the parsed fields_text, a new reference; a damaged row gives
+ * null, which fsck reports.  copy: o is shared (a memo), so the caller gets
+ * its own copy to change as it likes.
+ */
+static json_t *field(json_t *o, const char *key, int copy)
 {
 	json_t *v = json_object_get(o, key);
 
-	return v ? json_incref(v) : json_null();
+	if (!v)
+		return json_null();
+	return copy ? json_deep_copy(v) : json_incref(v);
 }
 
-/* Fills c (not init'ed) from row; returns 1 when it names a parent (or second parent) that does not exist. */
-static int read_checkpoint(const PGresult *r, int row, struct checkpoint *c)
+/* Fills c's seven JSON fields from o, the parsed fields_text (NULL: damaged). */
+static void fill_fields(struct checkpoint *c, json_t *o, int copy)
 {
-	const char *text = PQgetisnull(r, row, CK_FIELDS) ? NULL : PQgetvalue(r, row, CK_FIELDS);
-	json_t *o = text ? json_loads(text, 0, NULL) : NULL;
+	c->decisions = field(o, "decisions", copy);
+	c->assumptions = field(o, "assumptions", copy);
+	c->tasks = field(o, "tasks", copy);
+	c->open_questions = field(o, "open_questions", copy);
+	c->entities = field(o, "entities", copy);
+	c->artifacts = field(o, "artifacts", copy);
+	c->metadata = field(o, "metadata", copy);
+}
 
+/*
+ * Fills c (not init'ed) from row but for its JSON fields; returns 1 when it
+ * names a parent (or second parent) that does not exist.
+ */
+static int read_checkpoint_row(const PGresult *r, int row, struct checkpoint *c)
+{
 	memset(c, 0, sizeof(*c));
 	c->hash = col_text(r, row, CK_HASH);
 	c->parent_hash = col_text(r, row, CK_PARENT);
@@ -1578,18 +1615,29 @@ static int read_checkpoint(const PGresult *r, int row, struct checkpoint *c)
 	c->space = col_text(r, row, CK_SPACE);
 	c->title = col_text(r, row, CK_TITLE);
 	c->summary = col_text(r, row, CK_SUMMARY);
-	c->decisions = field(o, "decisions");
-	c->assumptions = field(o, "assumptions");
-	c->tasks = field(o, "tasks");
-	c->open_questions = field(o, "open_questions");
-	c->entities = field(o, "entities");
-	c->artifacts = field(o, "artifacts");
-	c->metadata = field(o, "metadata");
 	c->author = col_text(r, row, CK_AUTHOR);
 	c->created_at = col_text(r, row, CK_CREATED);
-	json_decref(o);
 	return (!PQgetisnull(r, row, CK_PARENT_ID) && !c->parent_hash) ||
 	       (!PQgetisnull(r, row, CK_MERGE_ID) && !c->merge_parent_hash);
+}
+
+/* The row's fields_text parsed (new reference), or NULL when it is NULL or damaged. */
+static json_t *row_fields(const PGresult *r, int row)
+{
+	if (PQgetisnull(r, row, CK_FIELDS))
+		return NULL;
+	return json_loads(PQgetvalue(r, row, CK_FIELDS), 0, NULL);
+}
+
+/* Fills c (not init'ed) from row; returns 1 when it names a parent (or second parent) that does not exist. */
+static int read_checkpoint(const PGresult *r, int row, struct checkpoint *c)
+{
+	json_t *o = row_fields(r, row);
+	int missing = read_checkpoint_row(r, row, c);
+
+	fill_fields(c, o, 0);
+	json_decref(o);
+	return missing;
 }
 
 /* ---- the rows of store.c's writes, sent in its pipelined transaction ---- */
@@ -1793,19 +1841,53 @@ static enum smr_rc move_head(struct store *st, const char *space_id, int64_t com
 	return run_done(P(st), Q_HEAD_MOVE, &p, "moving HEAD", err);
 }
 
+/*
+ * Fills c's JSON fields from a Q_HEAD_GET row: from the memo when the row
+ * is its checkpoint (the server left the fields out), else parsed from the
+ * row, which then becomes the memo.
+ */
+static void head_fields(struct pg_store *s, const PGresult *r, struct checkpoint *c)
+{
+	json_t *o;
+
+	if (!c->hash) {                          /* an empty Space */
+		fill_fields(c, NULL, 0);
+		return;
+	}
+	if (!s->memo.fields || strcmp(s->memo.hash, c->hash) ||
+	    !PQgetisnull(r, 0, CK_FIELDS)) {
+		o = row_fields(r, 0);
+		json_decref(s->memo.fields);
+		s->memo.fields = NULL;
+		if (o && strlen(c->hash) < sizeof(s->memo.hash)) {
+			strcpy(s->memo.hash, c->hash);
+			s->memo.fields = o;
+		} else {
+			fill_fields(c, o, 0);
+			json_decref(o);
+			return;
+		}
+	}
+	fill_fields(c, s->memo.fields, 1);
+}
+
 static enum smr_rc pg_head_get(struct store *st, const char *space, struct checkpoint *out,
 			       struct smr_err *err)
 {
+	struct pg_store *s = P(st);
 	struct params p = { .n = 0 };
 	PGresult *r = NULL;
 	enum smr_rc rc;
 
 	p_text(&p, space);
-	rc = read1(P(st), Q_HEAD_GET, &p, &r, "reading HEAD", err);
+	p_text(&p, s->memo.fields ? s->memo.hash : NULL);
+	rc = read1(s, Q_HEAD_GET, &p, &r, "reading HEAD", err);
 	if (!rc && PQntuples(r) == 0)
 		rc = smr_errf(err, SMR_ENOTFOUND, "no space '%s'", space);
-	if (!rc)
-		read_checkpoint(r, 0, out);
+	if (!rc) {
+		read_checkpoint_row(r, 0, out);
+		head_fields(s, r, out);
+	}
 	PQclear(r);
 	return rc;
 }
