@@ -1902,6 +1902,38 @@ CONFORMANCE(data_version_moves_with_every_commit)
 }
 
 /*
+ * SQLite reads its data version from the WAL-index header: a checkpoint
+ * that empties the WAL restarts it at frame 0, and the next commit still
+ * gives a version this handle has not seen.
+ */
+TEST(store_sqlite_data_version_moves_across_wal_restarts)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct fixture fx;
+	sqlite3 *raw = NULL;
+	uint64_t seen[12];
+	char a[37], *head = NULL;
+	int n = 0;
+
+	CHECK_INT(fixture_open(&fx, 0), 0);
+	CHECK_INT(make_space(&fx, "restarted", a, &err), SMR_OK);
+	CHECK_INT(sqlite3_open(fx.dsn, &raw), SQLITE_OK);
+	for (int i = 0; i < 6; i++) {
+		CHECK_INT(store_data_version(fx.st, &seen[n++], &err), SMR_OK);
+		CHECK_INT(put_next(&fx, a, &head, "step", i), SMR_OK);
+		CHECK_INT(store_data_version(fx.st, &seen[n++], &err), SMR_OK);
+		CHECK_INT(sqlite3_exec(raw, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL),
+			  SQLITE_OK);
+		CHECK(seen[n - 1] != seen[n - 2]);
+		for (int k = 0; k < n - 2; k++)
+			CHECK(seen[n - 1] != seen[k]);
+	}
+	sqlite3_close(raw);
+	free(head);
+	fixture_close(&fx);
+}
+
+/*
  * Racers: every thread opens its own handle, waits at a barrier, then
  * writes on the same parent (a checkpoint, and a turn after the same last
  * number): exactly one of each wins, every other gets SMR_ECONFLICT.
