@@ -43,6 +43,7 @@
 
 #include <inttypes.h>
 #include <libpq-fe.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -764,16 +765,32 @@ static enum smr_rc pipe_plain(struct pg_store *s, const char *sql, const struct 
 	return SMR_OK;
 }
 
+static char stmt_names[Q_COUNT][24];
+
+static void name_statements(void)
+{
+	for (int q = 0; q < Q_COUNT; q++)
+		snprintf(stmt_names[q], sizeof(stmt_names[q]), "smriti_%d", q);
+}
+
+/* The name statement q is prepared under on every connection (formatted once per process). */
+static const char *stmt_name(enum stmt q)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, name_statements);
+	return stmt_names[q];
+}
+
 /* Sends prepared statement q in the pipeline, preparing it first on this connection. */
 static enum smr_rc pipe_send(struct pg_store *s, enum stmt q, const struct params *p,
 			     const struct pipe_entry *e, struct smr_err *err)
 {
-	char name[16];
+	const char *name = stmt_name(q);
 	enum smr_rc rc = pipe_room(s, 2, err);
 
 	if (rc)
 		return rc;
-	snprintf(name, sizeof(name), "smriti_%d", (int)q);
 	if (!s->prepared[q]) {
 		if (!PQsendPrepare(s->conn, name, stmt_sql[q], 0, NULL))
 			return pipe_send_failed(s, e->what, err);
@@ -849,7 +866,7 @@ static enum smr_rc pipe_run(struct pg_store *s, enum stmt q, const struct params
 static enum smr_rc run(struct pg_store *s, enum stmt q, const struct params *p,
 		       PGresult **out, const char *what, struct smr_err *err)
 {
-	char name[16];
+	const char *name = stmt_name(q);
 	PGresult *r;
 	ExecStatusType st;
 	enum smr_rc rc;
@@ -857,7 +874,6 @@ static enum smr_rc run(struct pg_store *s, enum stmt q, const struct params *p,
 	*out = NULL;
 	if (in_pipeline(s))
 		return pipe_run(s, q, p, out, what, err);
-	snprintf(name, sizeof(name), "smriti_%d", (int)q);
 	if (!s->prepared[q]) {
 		r = PQprepare(s->conn, name, stmt_sql[q], 0, NULL);
 		rc = PQresultStatus(r) == PGRES_COMMAND_OK ? SMR_OK : pg_fail(s, r, what, err);
