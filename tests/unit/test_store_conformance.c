@@ -648,6 +648,54 @@ CONFORMANCE(head_read_after_writes_of_another_handle)
 	store_close(other);
 }
 
+/* The "space" member of a HEAD document, or "" (borrowed). */
+static const char *doc_space(const json_t *doc)
+{
+	const char *v = json_string_value(json_object_get(doc, "space"));
+
+	return v ? v : "";
+}
+
+/*
+ * ops_head_doc on a context from ops_open: the same checkpoint under the
+ * same name is the same document (one rendering), on either backend, even
+ * when another Space was written in between; a rename or a new HEAD is a
+ * new document at once.
+ */
+CONFORMANCE(head_doc_is_one_document_per_checkpoint_and_name)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct ops_ctx ctx;
+	json_t *d[6] = { 0 };
+	char a[37], b[37], *head = NULL, *other = NULL;
+
+	CHECK_INT(make_space(f, "doc", a, &err), SMR_OK);
+	CHECK_INT(make_space(f, "elsewhere", b, &err), SMR_OK);
+	CHECK_INT(put_next(f, a, &head, "one", 1), SMR_OK);
+	CHECK_INT(ops_open(&ctx, f->dsn, &err), SMR_OK);
+	CHECK_INT(ops_head_doc(&ctx, "doc", &d[0], &err), SMR_OK);
+	CHECK_INT(ops_head_doc(&ctx, "doc", &d[1], &err), SMR_OK);
+	CHECK(d[1] == d[0]);
+	CHECK_INT(put_next(f, b, &other, "another Space", 2), SMR_OK);
+	CHECK_INT(ops_head_doc(&ctx, a, &d[2], &err), SMR_OK);
+	CHECK(d[2] == d[0]);
+	CHECK_STR(json_string_value(json_object_get(d[2], "commit_hash")), head);
+	CHECK_INT(store_space_rename(f->st, a, "renamed", NULL, &err), SMR_OK);
+	CHECK_INT(ops_head_doc(&ctx, a, &d[3], &err), SMR_OK);
+	CHECK(d[3] != d[0]);
+	CHECK_STR(doc_space(d[3]), "renamed");
+	CHECK_INT(put_next(f, a, &head, "two", 3), SMR_OK);
+	CHECK_INT(ops_head_doc(&ctx, "renamed", &d[4], &err), SMR_OK);
+	CHECK_STR(json_string_value(json_object_get(d[4], "commit_hash")), head);
+	CHECK_STR(json_string_value(json_object_get(d[4], "title")), "two");
+	CHECK_INT(ops_head_doc(&ctx, "doc", &d[5], &err), SMR_ENOTFOUND);
+	for (int i = 0; i < 6; i++)
+		json_decref(d[i]);
+	ops_close(&ctx);
+	free(head);
+	free(other);
+}
+
 /* Puts a checkpoint whose hash is the given string (the store does not recompute it). */
 static void put_fake(struct fixture *f, const char *space_id, char **head, const char *hash)
 {
