@@ -601,30 +601,62 @@ static enum smr_rc import_rows(struct store *st, void *arg, struct smr_err *err)
 	return rc;
 }
 
+struct patch_job {
+	const char *space_id;
+	store_build_fn build;
+	void *arg;
+	struct checkpoint *out;
+	int built;                       /* build succeeded: a conflict now is out's */
+};
+
+/*
+ * Locks and reads HEAD, builds out on it, then writes out by name as a put
+ * does (insert on the locked HEAD, move HEAD to its hash, index it against
+ * HEAD, record the move), so a pipelining backend sends all of that with
+ * the COMMIT.  A second run (a retry, or a group's) builds out afresh.
+ */
+static enum smr_rc patch_rows(struct store *st, void *arg, struct smr_err *err)
+{
+	struct patch_job *u = arg;
+	struct checkpoint head = { 0 };
+	int64_t head_id = -1;
+	char *hash = NULL;
+	enum smr_rc rc = st->ops->head_lock(st, u->space_id, &head_id, &hash, err);
+
+	u->built = 0;
+	if (!rc && hash)
+		rc = st->ops->commit_read(st, u->space_id, hash, &head, err);
+	if (!rc)
+		rc = u->build(hash ? &head : NULL, u->out, u->arg, err);
+	if (!rc && (!same_hash(u->out->parent_hash, hash) || u->out->merge_parent_hash))
+		BUG("a checkpoint built on HEAD %.12s names parent %.12s%s", hash ? hash : "none",
+		    u->out->parent_hash ? u->out->parent_hash : "none",
+		    u->out->merge_parent_hash ? " and a second one" : "");
+	u->built = !rc;
+	if (!rc)
+		rc = st->ops->commit_insert_on_head(st, u->space_id, u->out, err);
+	if (!rc)
+		rc = st->ops->head_move_to(st, u->space_id, u->out->hash, err);
+	if (!rc)
+		rc = store_index_put(st, u->space_id, u->out, hash ? &head : NULL, err);
+	if (!rc)
+		rc = record_put(st, u->space_id, u->out, err);
+	checkpoint_release(&head);
+	free(hash);
+	return rc;
+}
+
 enum smr_rc store_checkpoint_update(struct store *st, const char *space_id,
 				    store_build_fn build, void *arg, struct checkpoint *out,
 				    struct smr_err *err)
 {
-	struct checkpoint head = { 0 };
-	int64_t head_id = -1;
-	char *hash = NULL;
-	enum smr_rc rc = st->ops->txn_begin(st, err);
+	struct patch_job u = { space_id, build, arg, out, 0 };
+	enum smr_rc rc = write_rows(st, patch_rows, &u, err);
 
-	if (rc)
-		return rc;
-	rc = st->ops->head_lock(st, space_id, &head_id, &hash, err);
-	if (!rc && hash)
-		rc = st->ops->commit_read(st, space_id, hash, &head, err);
-	if (!rc)
-		rc = build(hash ? &head : NULL, out, arg, err);
-	if (!rc && !same_hash(out->parent_hash, hash))
-		BUG("a checkpoint built on HEAD %.12s names parent %.12s", hash ? hash : "none",
-		    out->parent_hash ? out->parent_hash : "none");
-	if (!rc)
-		rc = put_on_head(st, space_id, out, head_id, err);
-	checkpoint_release(&head);
-	free(hash);
-	return txn_end(st, rc, err);
+	/* under HEAD's lock the one conflict left is a checkpoint already there */
+	if (rc == SMR_ECONFLICT && u.built)
+		rc = exists_already(out, err);
+	return rc;
 }
 
 /* ---- copying history between Spaces (fork, merge) ---- */
