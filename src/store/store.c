@@ -781,66 +781,85 @@ enum smr_rc store_checkpoint_ancestry(struct store *st, const char *space_id, co
 	return rc;
 }
 
+struct fork {
+	const struct space *sp;
+	const char *src_space_id, *hash;
+	const struct ref_move *mv;
+};
+
+static enum smr_rc fork_rows(struct store *st, void *arg, struct smr_err *err)
+{
+	struct fork *f = arg;
+	int64_t id = -1;
+	enum smr_rc rc = st->ops->space_insert(st, f->sp, err);
+
+	if (!rc)
+		rc = import_history(st, f->sp->id, f->src_space_id, f->hash, &id, err);
+	if (rc == SMR_ENOTFOUND)
+		rc = smr_errf(err, rc, "no checkpoint %s in the source space", f->hash);
+	if (!rc)
+		rc = head_set(st, f->sp->id, id, err);
+	if (!rc)
+		rc = record_move(st, f->sp->id, NULL, f->hash, "fork", f->mv, err);
+	return rc;
+}
+
 enum smr_rc store_space_fork(struct store *st, const struct space *new_space,
 			     const char *src_space_id, const char *hash,
 			     const struct ref_move *mv, struct smr_err *err)
 {
-	int64_t id = -1;
-	enum smr_rc rc = st->ops->txn_begin(st, err);
+	struct fork f = { new_space, src_space_id, hash, mv };
 
-	if (rc)
-		return rc;
-	rc = st->ops->space_insert(st, new_space, err);
+	return write_rows(st, fork_rows, &f, err);
+}
+
+/* A merge's write, or a fast-forward's (c NULL: HEAD moves to hash). */
+struct merge {
+	const char *space_id, *src_space_id;
+	const struct checkpoint *c;
+	const char *expected, *hash, *actor;
+};
+
+static enum smr_rc merge_rows(struct store *st, void *arg, struct smr_err *err)
+{
+	struct merge *m = arg;
+	int64_t head_id = -1, id = -1;
+	enum smr_rc rc = lock_expected(st, m->space_id, m->expected, &head_id, err);
+
 	if (!rc)
-		rc = import_history(st, new_space->id, src_space_id, hash, &id, err);
-	if (rc == SMR_ENOTFOUND)
-		rc = smr_errf(err, rc, "no checkpoint %s in the source space", hash);
+		rc = import_history(st, m->space_id, m->src_space_id, m->hash, &id, err);
+	if (!rc && m->c)
+		return put_on_head(st, m->space_id, m->c, head_id, err);
 	if (!rc)
-		rc = head_set(st, new_space->id, id, err);
-	if (!rc)
-		rc = record_move(st, new_space->id, NULL, hash, "fork", mv, err);
-	return txn_end(st, rc, err);
+		rc = head_set(st, m->space_id, id, err);
+	if (!rc) {
+		char *why = xasprintf("merge: fast-forward to %.12s", m->hash);
+
+		rc = record_move(st, m->space_id, m->expected, m->hash, "merge",
+				 &(struct ref_move){ m->actor, why, NULL }, err);
+		free(why);
+	}
+	return rc;
 }
 
 enum smr_rc store_checkpoint_merge(struct store *st, const char *space_id,
 				   const struct checkpoint *c, const char *src_space_id,
 				   struct smr_err *err)
 {
-	int64_t head_id = -1, id = -1;
-	enum smr_rc rc = st->ops->txn_begin(st, err);
+	struct merge m = { .space_id = space_id, .src_space_id = src_space_id, .c = c,
+			   .expected = c->parent_hash, .hash = c->merge_parent_hash };
 
-	if (rc)
-		return rc;
-	rc = lock_expected(st, space_id, c->parent_hash, &head_id, err);
-	if (!rc)
-		rc = import_history(st, space_id, src_space_id, c->merge_parent_hash, &id, err);
-	if (!rc)
-		rc = put_on_head(st, space_id, c, head_id, err);
-	return txn_end(st, rc, err);
+	return write_rows(st, merge_rows, &m, err);
 }
 
 enum smr_rc store_head_fast_forward(struct store *st, const char *space_id,
 				    const char *expected_head, const char *src_space_id,
 				    const char *hash, const char *actor, struct smr_err *err)
 {
-	int64_t head_id = -1, id = -1;
-	enum smr_rc rc = st->ops->txn_begin(st, err);
+	struct merge m = { .space_id = space_id, .src_space_id = src_space_id,
+			   .expected = expected_head, .hash = hash, .actor = actor };
 
-	if (rc)
-		return rc;
-	rc = lock_expected(st, space_id, expected_head, &head_id, err);
-	if (!rc)
-		rc = import_history(st, space_id, src_space_id, hash, &id, err);
-	if (!rc)
-		rc = head_set(st, space_id, id, err);
-	if (!rc) {
-		char *why = xasprintf("merge: fast-forward to %.12s", hash);
-
-		rc = record_move(st, space_id, expected_head, hash, "merge",
-				 &(struct ref_move){ actor, why, NULL }, err);
-		free(why);
-	}
-	return txn_end(st, rc, err);
+	return write_rows(st, merge_rows, &m, err);
 }
 
 enum smr_rc store_session_create(struct store *st, const struct session *s,
