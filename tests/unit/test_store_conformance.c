@@ -1915,6 +1915,47 @@ CONFORMANCE(checkpoint_put_checked_refuses_a_renamed_space)
 	free(h);
 }
 
+/*
+ * A put whose search-index rows outnumber what PostgreSQL's pipeline holds
+ * at once (it reads what is in flight and goes on): every row is written,
+ * and the next put on the same handle is whole too.
+ */
+CONFORMANCE(put_with_more_index_rows_than_a_pipeline_holds)
+{
+	static const struct search_word w = { "bulk", 0 };
+	struct search_filter sf = { .words = &w, .n_words = 1, .limit = 5000 };
+	struct smr_err err = SMR_ERR_INIT;
+	struct search_row *rows = NULL;
+	struct checkpoint c;
+	char a[37], text[48], *head = NULL;
+	size_t n = 0;
+
+	CHECK_INT(make_space(f, "bulk", a, &err), SMR_OK);
+	checkpoint_init(&c);
+	c.title = xstrdup("many items");
+	c.summary = xstrdup("");
+	c.author = xstrdup("tester");
+	c.created_at = xstrdup("2026-01-01T00:00:01.000000Z");
+	for (int i = 0; i < 1100; i++) {
+		snprintf(text, sizeof(text), "bulk item number %d", i);
+		json_array_append_new(i < 700 ? c.decisions : c.assumptions,
+				      json_pack("{s:s}", "text", text));
+	}
+	checkpoint_seal(&c);
+	CHECK_INT(store_checkpoint_put(f->st, a, &c, NULL, &err), SMR_OK);
+	head = xstrdup(c.hash);
+	checkpoint_release(&c);
+	CHECK_INT(store_search(f->st, &sf, &rows, &n, &err), SMR_OK);
+	CHECK_INT(n, 1100);
+	search_rows_free(rows, n);
+	CHECK_INT(put_next(f, a, &head, "bulk after", 2), SMR_OK);
+	CHECK_INT(store_search(f->st, &sf, &rows, &n, &err), SMR_OK);
+	CHECK_INT(n, 1102);   /* the new title and decision */
+	search_rows_free(rows, n);
+	CHECK(fsck_ok(f));
+	free(head);
+}
+
 /* The data version moves with every commit, this handle's or another's; PostgreSQL has none. */
 CONFORMANCE(data_version_moves_with_every_commit)
 {

@@ -382,7 +382,14 @@ struct pipe_entry {
 	char arg[80];             /* the name a not-found message names */
 };
 
-#define PIPE_MAX 32
+/*
+ * Entries a pipeline holds before its results are read (one more round
+ * trip): enough for a checkpoint's search-index rows in all but the largest
+ * writes.  The list grows to it as needed.  The statements' results are a
+ * few bytes each, so a full pipeline's fit in the socket's buffers and the
+ * server never blocks on a client that is still sending.
+ */
+#define PIPE_MAX 1024
 
 /*
  * The fields of the last checkpoint a HEAD read parsed.  A checkpoint is
@@ -405,7 +412,8 @@ struct pg_store {
 	int lost;                          /* the last failure was a dead connection */
 	int not_started;                   /* the last write's BEGIN met a dead connection */
 	char sqlstate[6];                  /* of the last failure, "" if none */
-	struct pipe_entry pipe[PIPE_MAX];  /* sent, results not read yet */
+	struct pipe_entry *pipe;           /* owned: sent, results not read yet */
+	int pipe_cap;                      /* entries pipe has room for */
 	int npipe, pipe_read;              /* entries sent; entries whose results are read */
 	PGresult *kept;                    /* a result run() asked for inside a pipeline */
 	struct fields_memo memo;           /* of the last HEAD read */
@@ -740,11 +748,19 @@ static enum smr_rc pipe_send_failed(struct pg_store *s, const char *what, struct
 	return rc;
 }
 
-/* Room for n more entries: reads what is in flight when the list is full. */
+/* Room for n more entries: the list grows up to PIPE_MAX, then what is in flight is read. */
 static enum smr_rc pipe_room(struct pg_store *s, int n, struct smr_err *err)
 {
-	if (s->npipe + n <= PIPE_MAX)
+	if (s->npipe + n <= s->pipe_cap)
 		return SMR_OK;
+	if (s->npipe + n <= PIPE_MAX) {
+		while (s->pipe_cap < s->npipe + n)
+			s->pipe_cap = s->pipe_cap ? 2 * s->pipe_cap : 32;
+		if (s->pipe_cap > PIPE_MAX)
+			s->pipe_cap = PIPE_MAX;
+		s->pipe = xrealloc(s->pipe, (size_t)s->pipe_cap * sizeof(*s->pipe));
+		return SMR_OK;
+	}
 	if (!PQsendFlushRequest(s->conn) || PQflush(s->conn))
 		return pipe_send_failed(s, "sending statements", err);
 	return pipe_drain(s, err);
@@ -1146,6 +1162,7 @@ static void pg_close(struct store *st)
 		return;
 	PQfinish(s->conn);
 	json_decref(s->memo.fields);
+	free(s->pipe);
 	free(s->dsn);
 	free(s);
 }
