@@ -1060,54 +1060,66 @@ enum smr_rc store_generation_update(struct store *st, const struct generation *g
 	return write_rows(st, update_rows, (void *)g, err);
 }
 
+/* A Space's own move: created, renamed or deleted. */
+struct space_move {
+	const struct space *sp;          /* create */
+	const char *id, *new_name;       /* rename (new_name) and delete */
+	const struct ref_move *mv;
+};
+
+static enum smr_rc create_rows(struct store *st, void *arg, struct smr_err *err)
+{
+	struct space_move *m = arg;
+	enum smr_rc rc = st->ops->space_create(st, m->sp, err);
+
+	if (!rc)
+		rc = record_move(st, m->sp->id, NULL, NULL, "create", m->mv, err);
+	return rc;
+}
+
 enum smr_rc store_space_create(struct store *st, const struct space *sp,
 			       const struct ref_move *mv, struct smr_err *err)
 {
-	enum smr_rc rc = st->ops->txn_begin(st, err);
+	struct space_move m = { .sp = sp, .mv = mv };
 
-	if (rc)
-		return rc;
-	rc = st->ops->space_create(st, sp, err);
-	if (!rc)
-		rc = record_move(st, sp->id, NULL, NULL, "create", mv, err);
-	return txn_end(st, rc, err);
+	return write_rows(st, create_rows, &m, err);
+}
+
+/* Renames (new_name) or deletes a Space under its HEAD's lock, recording the move. */
+static enum smr_rc space_move_rows(struct store *st, void *arg, struct smr_err *err)
+{
+	struct space_move *m = arg;
+	int64_t head_id = -1;
+	char *head = NULL;
+	enum smr_rc rc = st->ops->head_lock(st, m->id, &head_id, &head, err);
+
+	if (!rc && m->new_name)
+		rc = st->ops->space_rename(st, m->id, m->new_name, err);
+	if (!rc && m->new_name)
+		rc = record_move(st, m->id, head, head, "rename", m->mv, err);
+	/* a deletion is recorded first, so that the row takes the name the Space had */
+	if (!rc && !m->new_name)
+		rc = record_move(st, m->id, head, NULL, "delete", m->mv, err);
+	if (!rc && !m->new_name)
+		rc = st->ops->space_delete(st, m->id, m->mv && m->mv->at ? m->mv->at : "", err);
+	free(head);
+	return rc;
 }
 
 enum smr_rc store_space_rename(struct store *st, const char *id, const char *new_name,
 			       const struct ref_move *mv, struct smr_err *err)
 {
-	int64_t head_id = -1;
-	char *head = NULL;
-	enum smr_rc rc = st->ops->txn_begin(st, err);
+	struct space_move m = { .id = id, .new_name = new_name, .mv = mv };
 
-	if (rc)
-		return rc;
-	rc = st->ops->head_lock(st, id, &head_id, &head, err);
-	if (!rc)
-		rc = st->ops->space_rename(st, id, new_name, err);
-	if (!rc)
-		rc = record_move(st, id, head, head, "rename", mv, err);
-	free(head);
-	return txn_end(st, rc, err);
+	return write_rows(st, space_move_rows, &m, err);
 }
 
 enum smr_rc store_space_delete(struct store *st, const char *id, const struct ref_move *mv,
 			       struct smr_err *err)
 {
-	int64_t head_id = -1;
-	char *head = NULL;
-	enum smr_rc rc = st->ops->txn_begin(st, err);
+	struct space_move m = { .id = id, .mv = mv };
 
-	if (rc)
-		return rc;
-	rc = st->ops->head_lock(st, id, &head_id, &head, err);
-	/* recorded first, so that the row takes the name the Space had */
-	if (!rc)
-		rc = record_move(st, id, head, NULL, "delete", mv, err);
-	if (!rc)
-		rc = st->ops->space_delete(st, id, mv && mv->at ? mv->at : "", err);
-	free(head);
-	return txn_end(st, rc, err);
+	return write_rows(st, space_move_rows, &m, err);
 }
 
 /* ---- import: many rows, one transaction ---- */
