@@ -37,12 +37,32 @@ struct stmt_slot {
 	sqlite3_stmt *stmt;
 };
 
+/*
+ * The JSON fields of the last checkpoint a HEAD read parsed.  A checkpoint
+ * is immutable and named by the hash of its content, so a HEAD read that
+ * finds that hash again copies these instead of parsing seven columns of
+ * JSON again (most of a read's time).
+ */
+#define MEMO_FIELDS 7
+struct fields_memo {
+	char hash[HASH_HEX_LEN + 1];
+	json_t *fields[MEMO_FIELDS];   /* owned; fields[0] NULL: empty */
+};
+
+static void memo_clear(struct fields_memo *m)
+{
+	for (int i = 0; i < MEMO_FIELDS; i++)
+		json_decref(m->fields[i]);
+	memset(m, 0, sizeof(*m));
+}
+
 struct sqlite_store {
 	struct store base;
 	sqlite3 *db;
 	int64_t fts_from;      /* first search_items row of this transaction not in search_fts, or -1 */
 	struct stmt_slot cache[STMT_CACHE];
 	int gated;                     /* this handle holds the write gate */
+	struct fields_memo memo;       /* of the last HEAD read */
 	/* sqlite_data_version: what it saw last of each source, and its count of changes seen */
 	unsigned char wal_seen[WAL_HDR];
 	uint64_t pragma_seen;
@@ -477,6 +497,7 @@ static void sqlite_close(struct store *st)
 	gate_leave(s);          /* a transaction left open must not block the process's writers */
 	for (int i = 0; i < STMT_CACHE && s->cache[i].sql; i++)
 		sqlite3_finalize(s->cache[i].stmt);
+	memo_clear(&s->memo);
 	sqlite3_close(s->db);
 	free(s);
 }
@@ -981,8 +1002,18 @@ static json_t *col_json(sqlite3_stmt *st, int i)
 	return v ? v : json_null();
 }
 
-/* Fills c (not init'ed); returns 1 when the row names a parent (or second parent) that does not exist. */
-static int read_checkpoint(sqlite3_stmt *st, struct checkpoint *c)
+/* The slots of c's JSON fields, in the order of their columns (6 to 12). */
+static json_t **json_slot(struct checkpoint *c, int i)
+{
+	json_t **slots[MEMO_FIELDS] = { &c->decisions, &c->assumptions, &c->tasks,
+					&c->open_questions, &c->entities, &c->artifacts,
+					&c->metadata };
+
+	return slots[i];
+}
+
+/* Fills c (not init'ed) but for its JSON fields; returns what read_checkpoint does. */
+static int read_checkpoint_text(sqlite3_stmt *st, struct checkpoint *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->hash = col_text(st, 0);
@@ -991,17 +1022,20 @@ static int read_checkpoint(sqlite3_stmt *st, struct checkpoint *c)
 	c->space = col_text(st, 3);
 	c->title = col_text(st, 4);
 	c->summary = col_text(st, 5);
-	c->decisions = col_json(st, 6);
-	c->assumptions = col_json(st, 7);
-	c->tasks = col_json(st, 8);
-	c->open_questions = col_json(st, 9);
-	c->entities = col_json(st, 10);
-	c->artifacts = col_json(st, 11);
-	c->metadata = col_json(st, 12);
 	c->author = col_text(st, 13);
 	c->created_at = col_text(st, 14);
 	return (sqlite3_column_type(st, 15) != SQLITE_NULL && !c->parent_hash) ||
 	       (sqlite3_column_type(st, 17) != SQLITE_NULL && !c->merge_parent_hash);
+}
+
+/* Fills c (not init'ed); returns 1 when the row names a parent (or second parent) that does not exist. */
+static int read_checkpoint(sqlite3_stmt *st, struct checkpoint *c)
+{
+	int missing = read_checkpoint_text(st, c);
+
+	for (int i = 0; i < MEMO_FIELDS; i++)
+		*json_slot(c, i) = col_json(st, 6 + i);
+	return missing;
 }
 
 static void read_checkpoint_row(sqlite3_stmt *q, void *elem)
@@ -1220,6 +1254,36 @@ static enum smr_rc move_head_to(struct store *st, const char *space_id, const ch
 	" LEFT JOIN commits p ON p.id = c.parent_commit_id" \
 	" LEFT JOIN commits m ON m.id = c.merge_parent_commit_id"
 
+struct head_read {
+	struct sqlite_store *s;
+	struct checkpoint *out;
+};
+
+/*
+ * A HEAD row into h->out: its JSON fields are copies of the memo's when it
+ * is the memo's checkpoint, else parsed, and the memo is now this one.
+ */
+static void read_head_row(sqlite3_stmt *q, void *elem)
+{
+	struct head_read *h = elem;
+	struct fields_memo *m = &h->s->memo;
+	const char *hash = (const char *)sqlite3_column_text(q, 0);
+
+	if (!hash || strlen(hash) >= sizeof(m->hash)) {   /* an empty Space */
+		read_checkpoint(q, h->out);
+		return;
+	}
+	if (!m->fields[0] || strcmp(m->hash, hash)) {
+		memo_clear(m);
+		for (int i = 0; i < MEMO_FIELDS; i++)
+			m->fields[i] = col_json(q, 6 + i);
+		strcpy(m->hash, hash);
+	}
+	read_checkpoint_text(q, h->out);
+	for (int i = 0; i < MEMO_FIELDS; i++)
+		*json_slot(h->out, i) = json_deep_copy(m->fields[i]);
+}
+
 static enum smr_rc sqlite_head_get(struct store *st, const char *space, struct checkpoint *out,
 				   struct smr_err *err)
 {
@@ -1233,7 +1297,7 @@ static enum smr_rc sqlite_head_get(struct store *st, const char *space, struct c
 	if (!q)
 		return db_error(s, err, "reading HEAD");
 	bind_text(q, 1, space);
-	rc = read_one(s, q, read_checkpoint_row, out, "reading HEAD", err);
+	rc = read_one(s, q, read_head_row, &(struct head_read){ s, out }, "reading HEAD", err);
 	if (rc == SMR_ENOTFOUND)
 		return smr_errf(err, rc, "no space '%s'", space);
 	return rc;
