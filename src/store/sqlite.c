@@ -64,6 +64,7 @@ struct sqlite_store {
 	int gated;                     /* this handle holds the write gate */
 	struct fields_memo memo;       /* of the last HEAD read */
 	/* sqlite_data_version: what it saw last of each source, and its count of changes seen */
+	int wal;                       /* 1: in WAL mode, 0: not, -1: not asked yet */
 	unsigned char wal_seen[WAL_HDR];
 	uint64_t pragma_seen;
 	uint64_t generation;
@@ -239,6 +240,19 @@ static void sqlite_txn_rollback(struct store *st)
 	rollback(S(st), SMR_OK);
 }
 
+/* 1 when the connection's database is in WAL mode (it stays so while the connection is open). */
+static int in_wal_mode(struct sqlite_store *s)
+{
+	sqlite3_stmt *q = NULL;
+	int wal = 0;
+
+	if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode", -1, &q, NULL) == SQLITE_OK &&
+	    sqlite3_step(q) == SQLITE_ROW)
+		wal = !sqlite3_stricmp((const char *)sqlite3_column_text(q, 0), "wal");
+	sqlite3_finalize(q);
+	return wal;
+}
+
 /*
  * The WAL-index header as it is now, read from the -shm file this
  * connection has mapped, without a transaction, a lock or a system call;
@@ -265,7 +279,11 @@ static int wal_header(struct sqlite_store *s, unsigned char out[WAL_HDR])
 	unsigned char second[WAL_HDR];
 	uint32_t version;
 
-	if (sqlite3_file_control(s->db, "main", SQLITE_FCNTL_FILE_POINTER, &f) != SQLITE_OK ||
+	if (s->wal < 0)
+		s->wal = in_wal_mode(s);
+	/* a database in another journal mode has no WAL index: mapping one would make it */
+	if (!s->wal ||
+	    sqlite3_file_control(s->db, "main", SQLITE_FCNTL_FILE_POINTER, &f) != SQLITE_OK ||
 	    !f || !f->pMethods || f->pMethods->iVersion < 2 || !f->pMethods->xShmMap ||
 	    f->pMethods->xShmMap(f, 0, 32768, 0, &map) != SQLITE_OK || !map)
 		return -1;
@@ -521,6 +539,7 @@ static enum smr_rc sqlite_open(const char *dsn, struct store **out, struct smr_e
 	pthread_once(&once, configure_sqlite);
 	s->base.ops = &store_sqlite_ops;
 	s->fts_from = -1;
+	s->wal = -1;
 	if (!strncmp(dsn, "sqlite://", 9))
 		dsn += 9;
 	if (sqlite3_open_v2(dsn, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |

@@ -1991,6 +1991,49 @@ CONFORMANCE(data_version_moves_with_every_commit)
 }
 
 /*
+ * A database left in a rollback-journal mode (by another tool) has no WAL
+ * index: the data version still moves with a commit of another handle, and
+ * reading it makes no -shm file.
+ */
+TEST(store_sqlite_data_version_without_wal)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct fixture fx;
+	struct store *other = NULL;
+	sqlite3 *raw = NULL;
+	uint64_t v0 = 0, v1 = 0, v2 = 0;
+	char a[37], *head = NULL, *shm;
+
+	CHECK_INT(fixture_open(&fx, 0), 0);
+	CHECK_INT(make_space(&fx, "journal", a, &err), SMR_OK);
+	store_close(fx.st);
+	fx.st = NULL;
+	CHECK_INT(sqlite3_open(fx.dsn, &raw), SQLITE_OK);
+	CHECK_INT(sqlite3_exec(raw, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(raw);
+	shm = xasprintf("%s-shm", fx.dsn);
+	unlink(shm);
+	CHECK_INT(store_open(fx.dsn, &fx.st, &err), SMR_OK);
+	CHECK_INT(store_open(fx.dsn, &other, &err), SMR_OK);
+	CHECK_INT(store_data_version(fx.st, &v0, &err), SMR_OK);
+	CHECK_INT(store_data_version(fx.st, &v1, &err), SMR_OK);
+	CHECK(v1 == v0);
+	{
+		struct fixture of = fx;
+
+		of.st = other;
+		CHECK_INT(put_next(&of, a, &head, "by another handle", 1), SMR_OK);
+	}
+	CHECK_INT(store_data_version(fx.st, &v2, &err), SMR_OK);
+	CHECK(v2 != v1);
+	CHECK(access(shm, F_OK) != 0);
+	store_close(other);
+	free(shm);
+	free(head);
+	fixture_close(&fx);
+}
+
+/*
  * SQLite reads its data version from the WAL-index header: a checkpoint
  * that empties the WAL restarts it at frame 0, and the next commit still
  * gives a version this handle has not seen.
