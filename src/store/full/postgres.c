@@ -143,7 +143,7 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
 /*
  * HEAD of a Space named by id or name, with the checkpoint's columns
  * (CKPT_COLS' order), except that when HEAD is checkpoint $2, whose content
- * the handle has read already (head_memo), the parents' hashes and the
+ * the handle has read already (fields_memo), the parents' hashes and the
  * fields come back NULL and the parents' rows are not even looked up (a
  * subquery under a CASE runs only when its branch is taken).
  */
@@ -390,7 +390,7 @@ struct pipe_entry {
  * Entries a pipeline holds before its results are read (one more round
  * trip): enough for a checkpoint's search-index rows in all but the largest
  * writes.  The list grows to it as needed.  The statements' results are a
- * few bytes each, so a full pipeline's fit in the socket's buffers and the
+ * few bytes each, so a full pipeline's results fit in the socket's buffers and the
  * server never blocks on a client that is still sending.
  */
 #define PIPE_MAX 1024
@@ -400,8 +400,8 @@ struct pipe_entry {
  * immutable and named by the hash of its content (parents included), so a
  * HEAD read that finds that hash again (the server still says which
  * checkpoint HEAD is, every time) has the server leave out the JSON and the
- * parents' hashes and copies these instead: parsing the JSON was most of a
- * read's CPU time, and the parents' look-ups a third of the server's.
+ * parents' hashes (and skip looking them up) and copies these instead:
+ * parsing the JSON was most of a read's CPU time.
  */
 struct fields_memo {
 	char hash[HASH_HEX_LEN + 1];       /* "" while empty */
