@@ -844,18 +844,13 @@ static enum smr_rc sqlite_search_insert(struct store *st, int64_t commit_id, int
 	return rc;
 }
 
-/*
- * The FTS5 query of f's words: each one quoted (words have no quotes: see
- * util/terms.h), '*' after a prefix, all joined by AND.  No text of the
- * user's reaches FTS5's query syntax.  Caller frees.
- */
-static char *fts_query(const struct search_filter *f)
+char *store_fts5_query(const struct search_word *words, size_t n)
 {
 	struct buf b = BUF_INIT(0);
 
-	for (size_t i = 0; i < f->n_words; i++)
-		buf_addf(&b, "%s\"%s\"%s", i ? " AND " : "", f->words[i].word,
-			 f->words[i].prefix ? "*" : "");
+	for (size_t i = 0; i < n; i++)
+		buf_addf(&b, "%s\"%s\"%s", i ? " AND " : "", words[i].word,
+			 words[i].prefix ? "*" : "");
 	return buf_detach(&b, NULL);
 }
 
@@ -915,7 +910,7 @@ static enum smr_rc sqlite_search(struct store *st, const struct search_filter *f
 					      free_search_rows };
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
-	char *match = fts_query(f);
+	char *match = store_fts5_query(f->words, f->n_words);
 	enum smr_rc rc;
 
 	if (!q) {
