@@ -117,7 +117,8 @@ static int user_token(struct http_req *r, const char *token, struct smr_err *err
 	if (ops_auth_token(ctx, token, &r->who, err))
 		return -1;
 	r->has_who = 1;
-	atomic_store(&r->srv->users_seen, 1);
+	if (!atomic_load(&r->srv->users_seen))   /* no write to a line every worker reads */
+		atomic_store(&r->srv->users_seen, 1);
 	return 0;
 }
 
