@@ -141,15 +141,35 @@ void store_index_memo_free(struct store *st)
 	st->memo = NULL;
 }
 
-/* c's items and words into m (replacing what it held). */
-static void memo_fill(struct index_memo *m, const struct checkpoint *c)
+/*
+ * The words of item i of m, taken from like when it holds an item of the
+ * same field with the same text (a checkpoint carries most of its parent's
+ * items, and normalising their words again was most of indexing's time).
+ */
+static char *words_like(const struct index_memo *m, size_t i, const struct index_memo *like)
+{
+	const struct search_item *it = &m->items[i];
+
+	for (size_t j = 0; like && j < like->n; j++) {
+		/* the same position first: an unchanged item usually keeps it */
+		size_t k = (i + j) % like->n;
+
+		if (!strcmp(like->items[k].field, it->field) && !strcmp(like->items[k].text, it->text))
+			return xstrdup(like->words[k]);
+	}
+	return words_of(it->text);
+}
+
+/* c's items and words into m (replacing what it held); like: words known, or NULL. */
+static void memo_fill(struct index_memo *m, const struct checkpoint *c,
+		      const struct index_memo *like)
 {
 	memo_clear(m);
 	m->hash = xstrdup(c->hash);
 	m->n = store_search_items(c, &m->items);
 	m->words = xcalloc(m->n + 1, sizeof(*m->words));
 	for (size_t i = 0; i < m->n; i++)
-		m->words[i] = words_of(m->items[i].text);
+		m->words[i] = words_like(m, i, like);
 }
 
 /* 1 when m has an item of that field with those words. */
@@ -177,10 +197,10 @@ static enum smr_rc index_items(struct store *st, const struct checkpoint *c, int
 	/* a history is usually written in order: the parent is the last one indexed */
 	prev = st->memo;
 	if (parent && (!prev->hash || strcmp(prev->hash, parent->hash))) {
-		memo_fill(&pm, parent);
+		memo_fill(&pm, parent, NULL);
 		prev = &pm;
 	}
-	memo_fill(&cur, c);
+	memo_fill(&cur, c, prev);   /* any memo will do: words depend on the text only */
 	for (size_t i = 0; !rc && i < cur.n; i++) {
 		int field = store_field_code(cur.items[i].field);
 		int64_t ordinal = (int64_t)cur.items[i].ordinal;
