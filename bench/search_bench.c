@@ -284,11 +284,9 @@ int main(int argc, char **argv)
 		return fprintf(stderr, "open: %s\n", err.msg), 1;
 	ops_ctx_init(&ctx, st);
 	t0 = now_s();
-	doc = json_loads(text, 0, NULL);
-	if (ops_import(&ctx, doc, &rep, &err))
+	if (ops_import_text(&ctx, text, strlen(text), &rep, &err))
 		return fprintf(stderr, "import: %s\n", err.msg), 1;
 	t_import = now_s() - t0;
-	json_decref(doc);
 	json_decref(rep);
 	t0 = now_s();
 	{

@@ -40,22 +40,38 @@ struct space_bundle {
 	size_t *n_turns;
 	struct reflog_entry *reflog;     /* oldest first */
 	size_t n_reflog;
+	/*
+	 * From bundle_read(): each checkpoint's lists and metadata as a store
+	 * writes them, mostly borrowed from the bundle's text (which must
+	 * outlive them), the rest in owned[]; NULL otherwise.
+	 */
+	struct checkpoint_text *texts;
+	char **owned;
+	size_t n_owned, cap_owned;
 };
 
 void space_bundle_release(struct space_bundle *b);
 void space_bundles_free(struct space_bundle *v, size_t n);
+/* Frees b->texts (and what they own); the rest of b stays. */
+void bundle_drop_texts(struct space_bundle *b);
 
 /* The bundle document of v[0..n); new reference. */
 json_t *bundle_to_json(const struct space_bundle *v, size_t n);
 
 /*
- * Reads and checks a bundle document: format and version, the sha256 over
- * its Spaces, every field's type, every checkpoint's hash recomputed, each
- * parent earlier in its Space, HEAD one of its checkpoints, turns numbered
- * 1, 2, ...  Any problem is SMR_EUNPROC naming it (SMR_EINVAL when it is
- * not a bundle at all).  *out (caller space_bundles_free()s) is set only on
- * success.
+ * Reads and checks the bundle text[0..len): format and version, the sha256
+ * over its Spaces, every field's type, every checkpoint's hash recomputed
+ * and its items checked as a checkpoint's, each parent earlier in its
+ * Space, HEAD one of its checkpoints, turns numbered 1, 2, ...  Any problem
+ * is SMR_EUNPROC naming it (SMR_EINVAL when it is not a bundle at all).
+ * *out (caller space_bundles_free()s) is set only on success; its texts
+ * point into text.  The text is walked, not parsed whole: memory holds the
+ * text, the checkpoints' structs and one copy of each distinct item.
  */
+enum smr_rc bundle_read(const char *text, size_t len, struct space_bundle **out, size_t *n,
+			struct smr_err *err);
+
+/* bundle_read() of a document already parsed (no texts kept). */
 enum smr_rc bundle_from_json(const json_t *doc, struct space_bundle **out, size_t *n,
 			     struct smr_err *err);
 

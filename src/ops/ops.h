@@ -271,6 +271,9 @@ enum smr_rc ops_export(struct ops_ctx *ctx, const char *const *spaces, size_t n,
  */
 enum smr_rc ops_import(struct ops_ctx *ctx, const json_t *doc, json_t **report,
 		       struct smr_err *err);
+/* ops_import() of the bundle's text[0..len), read as it is walked (domain/bundle.h). */
+enum smr_rc ops_import_text(struct ops_ctx *ctx, const char *text, size_t len,
+			    json_t **report, struct smr_err *err);
 
 /*
  * Writes the one Space of bundle (ops_export's document) into the git

@@ -113,6 +113,7 @@ struct plan {
 	struct space current;                /* the Space as stored, if it exists */
 	const struct checkpoint **commits;
 	const struct checkpoint **parents;
+	const struct checkpoint_text **texts;
 	const struct session **sessions;
 	struct turn **turns;
 	const struct reflog_entry **reflog;
@@ -126,6 +127,7 @@ static void plan_release(struct plan *p)
 	space_release(&p->current);
 	free(p->commits);
 	free(p->parents);
+	free(p->texts);
 	free(p->sessions);
 	free(p->turns);
 	free(p->reflog);
@@ -160,16 +162,19 @@ static enum smr_rc plan_commits(struct ops_ctx *ctx, const struct space_bundle *
 
 	p->commits = xcalloc(b->n_checkpoints + 1, sizeof(*p->commits));
 	p->parents = xcalloc(b->n_checkpoints + 1, sizeof(*p->parents));
+	p->texts = xcalloc(b->n_checkpoints + 1, sizeof(*p->texts));
 	for (size_t i = 0; i < b->n_checkpoints; i++) {
 		const struct checkpoint *c = &b->checkpoints[i];
 
 		if (!p->in.create && stored(ctx, b->space.id, c->hash))
 			continue;
 		p->commits[k] = c;
+		p->texts[k] = b->texts ? &b->texts[i] : NULL;
 		p->parents[k++] = in_bundle(b, i, c->parent_hash);
 	}
 	p->in.commits = p->commits;
 	p->in.parents = p->parents;
+	p->in.texts = p->texts;
 	p->in.n_commits = k;
 	return SMR_OK;
 }
@@ -312,20 +317,15 @@ static json_t *report_json(const struct plan *v, size_t n)
 	return json_pack("{s:o, s:I}", "spaces", spaces, "checkpoints", (json_int_t)added);
 }
 
-enum smr_rc ops_import(struct ops_ctx *ctx, const json_t *doc, json_t **report,
-		       struct smr_err *err)
+enum smr_rc ops_import_text(struct ops_ctx *ctx, const char *text, size_t len,
+			    json_t **report, struct smr_err *err)
 {
 	struct space_bundle *v = NULL;
 	struct plan *plans = NULL;
 	struct import_space *in = NULL;
 	size_t n = 0;
-	enum smr_rc rc = bundle_from_json(doc, &v, &n, err);
+	enum smr_rc rc = bundle_read(text, len, &v, &n, err);
 
-	for (size_t i = 0; !rc && i < n; i++)
-		for (size_t j = 0; !rc && j < i; j++)
-			if (!strcmp(v[i].space.id, v[j].space.id))
-				rc = smr_errf(err, SMR_EUNPROC, "bundle refused: space '%s' appears"
-					      " twice; nothing was imported", v[i].space.name);
 	if (!rc) {
 		plans = xcalloc(n + 1, sizeof(*plans));
 		in = xcalloc(n + 1, sizeof(*in));
@@ -343,5 +343,18 @@ enum smr_rc ops_import(struct ops_ctx *ctx, const json_t *doc, json_t **report,
 	free(plans);
 	free(in);
 	space_bundles_free(v, n);
+	return rc;
+}
+
+enum smr_rc ops_import(struct ops_ctx *ctx, const json_t *doc, json_t **report,
+		       struct smr_err *err)
+{
+	char *text = json_is_object(doc) ? json_dumps(doc, JSON_COMPACT) : NULL;
+	enum smr_rc rc;
+
+	if (!text)
+		return smr_errf(err, SMR_EINVAL, "not a Smriti bundle (a JSON object expected)");
+	rc = ops_import_text(ctx, text, strlen(text), report, err);
+	free(text);
 	return rc;
 }

@@ -419,7 +419,7 @@ static enum smr_rc put_on_head(struct store *st, const char *space_id,
 	if (c->merge_parent_hash)
 		rc = row_of(st, space_id, c->merge_parent_hash, &merge_id, err);
 	if (!rc)
-		rc = st->ops->commit_insert(st, space_id, c, head_id, merge_id, &id, err);
+		rc = st->ops->commit_insert(st, space_id, c, NULL, head_id, merge_id, &id, err);
 	if (rc == SMR_ECONFLICT)
 		return smr_errf(err, rc, "checkpoint %.12s already exists", c->hash);
 	if (!rc)
@@ -1080,8 +1080,9 @@ static enum smr_rc import_commits(struct store *st, const struct import_space *s
 		if (!rc && c->merge_parent_hash)
 			rc = row_of(st, s->space->id, c->merge_parent_hash, &merge_id, err);
 		if (!rc)
-			rc = st->ops->commit_insert(st, s->space->id, c, parent_id, merge_id, &id,
-						    err);
+			rc = st->ops->commit_insert(st, s->space->id, c,
+						    s->texts ? s->texts[i] : NULL, parent_id,
+						    merge_id, &id, err);
 		if (rc == SMR_ECONFLICT)
 			rc = smr_errf(err, rc, "checkpoint %.12s already exists", c->hash);
 		if (!rc)
@@ -1143,7 +1144,12 @@ enum smr_rc store_import(struct store *st, const struct import_space *v, size_t 
 
 	if (rc)
 		return rc;
+	if (st->ops->bulk)
+		st->ops->bulk(st, 1);
 	for (size_t i = 0; !rc && i < n; i++)
 		rc = import_one(st, &v[i], err);
-	return txn_end(st, rc, err);
+	rc = txn_end(st, rc, err);
+	if (st->ops->bulk)
+		st->ops->bulk(st, 0);
+	return rc;
 }

@@ -171,6 +171,7 @@ struct import_space {
 	int create;                                /* 1: the Space is new */
 	const struct checkpoint *const *commits;   /* new checkpoints, parents first */
 	const struct checkpoint *const *parents;   /* first parent of each (search index), or NULL */
+	const struct checkpoint_text *const *texts;   /* each one's JSON text (or NULL), or NULL */
 	size_t n_commits;
 	const char *head;                          /* where HEAD goes; NULL: it stays */
 	const struct ref_move *move;               /* HEAD moving on an existing Space: its row */
