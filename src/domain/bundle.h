@@ -59,6 +59,27 @@ void bundle_drop_texts(struct space_bundle *b);
 json_t *bundle_to_json(const struct space_bundle *v, size_t n);
 
 /*
+ * The same bundle, written as text while its parts come, the way an export
+ * reads them from a store: no tree of the whole, and a list whose stored
+ * text is already what jansson writes goes out as it is.  Per Space:
+ * bundle_writer_space(), then each checkpoint in order (t: its lists' text
+ * as stored, or NULL to write c's values), then bundle_writer_space_end()
+ * with the sessions, turns and reflog of b (its other members unused).
+ * bundle_writer_finish() returns the text (caller frees; *len its length)
+ * and frees w.  The text is byte for byte json_dumps(bundle_to_json(),
+ * JSON_COMPACT).
+ */
+struct bundle_writer;
+struct bundle_writer *bundle_writer_new(void);
+void bundle_writer_space(struct bundle_writer *w, const struct space *sp);
+void bundle_writer_checkpoint(struct bundle_writer *w, const struct checkpoint *c,
+			      const struct checkpoint_text *t);
+void bundle_writer_space_end(struct bundle_writer *w, const struct space_bundle *b);
+char *bundle_writer_finish(struct bundle_writer *w, size_t *len);
+/* Frees w without finishing it (an export that failed). */
+void bundle_writer_free(struct bundle_writer *w);
+
+/*
  * Reads and checks the bundle text[0..len): format and version, the sha256
  * over its Spaces, every field's type, every checkpoint's hash recomputed
  * and its items checked as a checkpoint's, each parent earlier in its

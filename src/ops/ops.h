@@ -263,6 +263,9 @@ enum smr_rc ops_blame(struct ops_ctx *ctx, const char *ref, json_t **out, struct
  */
 enum smr_rc ops_export(struct ops_ctx *ctx, const char *const *spaces, size_t n,
 		       json_t **bundle, struct smr_err *err);
+/* ops_export() as the bundle's compact text (caller frees *text), written as it is read. */
+enum smr_rc ops_export_text(struct ops_ctx *ctx, const char *const *spaces, size_t n,
+			    char **text, size_t *len, struct smr_err *err);
 /*
  * Imports a bundle: all or nothing, after checking it whole (sha256, every
  * checkpoint's hash, parents); idempotent.  *report is a new reference:

@@ -243,6 +243,10 @@ struct store_ops {
 				      struct smr_err *err);
 	enum smr_rc (*checkpoint_scan)(struct store *st, const char *space_id,
 				       store_scan_fn fn, void *ctx, struct smr_err *err);
+	/* Optional: checkpoint_scan handing the lists' text as stored. */
+	enum smr_rc (*checkpoint_scan_text)(struct store *st, const char *space_id,
+					    store_scan_text_fn fn, void *ctx,
+					    struct smr_err *err);
 
 	enum smr_rc (*session_get)(struct store *st, const char *id, struct session *out,
 				   struct smr_err *err);

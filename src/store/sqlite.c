@@ -1324,6 +1324,57 @@ static enum smr_rc sqlite_checkpoint_scan(struct store *st, const char *space_id
 	return SMR_OK;
 }
 
+/* The row's strings into c (lists left NULL), its lists' text into t (borrowed from the row). */
+static void read_checkpoint_text(sqlite3_stmt *q, struct checkpoint *c, struct checkpoint_text *t)
+{
+	static const int str_cols[] = { 0, 1, 2, 3, 4, 5, 13, 14 };
+	char **dst[] = { &c->hash, &c->parent_hash, &c->merge_parent_hash, &c->space, &c->title,
+			 &c->summary, &c->author, &c->created_at };
+
+	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < sizeof(str_cols) / sizeof(*str_cols); i++)
+		*dst[i] = col_text(q, str_cols[i]);
+	for (int k = 0; k < CHECKPOINT_TEXT_COLS; k++) {
+		t->json[k] = (const char *)sqlite3_column_text(q, 6 + k);
+		t->len[k] = (size_t)sqlite3_column_bytes(q, 6 + k);
+		if (!t->json[k]) {   /* NULL: what col_json reads as null */
+			t->json[k] = "null";
+			t->len[k] = 4;
+		}
+	}
+}
+
+static enum smr_rc sqlite_checkpoint_scan_text(struct store *st, const char *space_id,
+					       store_scan_text_fn fn, void *ctx,
+					       struct smr_err *err)
+{
+	static const char sql[] = CKPT_COLS " WHERE c.repo_id = ? ORDER BY c.id";
+	struct sqlite_store *s = S(st);
+	struct checkpoint c;
+	struct checkpoint_text t;
+	sqlite3_stmt *q;
+	int step, stop = 0;
+
+	exec(s, "BEGIN", NULL);
+	q = prep(s, sql);
+	if (!q)
+		return rollback(s, db_error(s, err, "scanning checkpoints"));
+	bind_text(q, 1, space_id);
+	for (;;) {
+		step = sqlite3_step(q);
+		if (step != SQLITE_ROW || stop)
+			break;
+		read_checkpoint_text(q, &c, &t);
+		stop = fn(&c, &t, ctx);
+		checkpoint_release(&c);
+	}
+	sqlite3_reset(q);
+	exec(s, "COMMIT", NULL);
+	if (step != SQLITE_DONE && step != SQLITE_ROW)
+		return db_error(s, err, "scanning checkpoints");
+	return SMR_OK;
+}
+
 static enum smr_rc commit_id(struct store *st, const char *space_id, const char *hash,
 			    int64_t *id, struct smr_err *err)
 {
@@ -1960,6 +2011,7 @@ const struct store_ops store_sqlite_ops = {
 	.checkpoint_find_prefix = sqlite_checkpoint_find_prefix,
 	.checkpoint_log = sqlite_checkpoint_log,
 	.checkpoint_scan = sqlite_checkpoint_scan,
+	.checkpoint_scan_text = sqlite_checkpoint_scan_text,
 	.session_get = sqlite_session_get,
 	.session_list = sqlite_session_list,
 	.turn_set_error = sqlite_turn_set_error,

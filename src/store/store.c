@@ -159,6 +159,29 @@ enum smr_rc store_checkpoint_scan(struct store *st, const char *space_id, store_
 	return st->ops->checkpoint_scan(st, space_id, fn, ctx, err);
 }
 
+struct scan_whole {
+	store_scan_text_fn fn;
+	void *ctx;
+};
+
+static int scan_whole(const struct checkpoint *c, int parent_missing, void *arg)
+{
+	struct scan_whole *w = arg;
+
+	(void)parent_missing;
+	return w->fn(c, NULL, w->ctx);
+}
+
+enum smr_rc store_checkpoint_scan_text(struct store *st, const char *space_id,
+				       store_scan_text_fn fn, void *ctx, struct smr_err *err)
+{
+	struct scan_whole w = { fn, ctx };
+
+	if (st->ops->checkpoint_scan_text)
+		return st->ops->checkpoint_scan_text(st, space_id, fn, ctx, err);
+	return st->ops->checkpoint_scan(st, space_id, scan_whole, &w, err);
+}
+
 enum smr_rc store_session_get(struct store *st, const char *id, struct session *out,
 			      struct smr_err *err)
 {
