@@ -395,12 +395,11 @@ static struct item *reader_find(const struct reader *r, int field, const char *p
 /* jansson's text of v with flags; caller frees. */
 static char *dump(const json_t *v, size_t flags, size_t *len)
 {
-	size_t n = json_dumpb(v, NULL, 0, flags | JSON_ENCODE_ANY);
-	char *s = xmalloc(n + 1);
+	char *s = json_dumps(v, flags | JSON_ENCODE_ANY);
 
-	json_dumpb(v, s, n, flags | JSON_ENCODE_ANY);
-	s[n] = '\0';
-	*len = n;
+	if (!s)
+		BUG("cannot serialise a value jansson parsed");
+	*len = strlen(s);
 	return s;
 }
 
@@ -411,6 +410,7 @@ static enum smr_rc item_new(int field, const char *p, size_t n, size_t idx, uint
 	struct item *it = xcalloc(1, sizeof(*it));
 	json_error_t jerr;
 	enum smr_rc rc = SMR_OK;
+	int form;
 
 	*it = (struct item){ .span = p, .len = n, .h = h, .field = field };
 	it->value = json_loadb(p, n, JSON_DECODE_ANY, &jerr);
@@ -426,16 +426,24 @@ static enum smr_rc item_new(int field, const char *p, size_t n, size_t idx, uint
 		item_free(it);
 		return rc;
 	}
-	it->compact = dump(it->value, JSON_COMPACT, &it->clen);
-	if (it->clen == n && !memcmp(it->compact, p, n)) {
-		free(it->compact);
-		it->compact = NULL;
+	/* serialised again only where the text is not already jansson's (util/jspan.h) */
+	form = jspan_compact(p, n);
+	it->clen = n;
+	if (!form) {
+		it->compact = dump(it->value, JSON_COMPACT, &it->clen);
+		if (it->clen == n && !memcmp(it->compact, p, n)) {
+			free(it->compact);
+			it->compact = NULL;
+		}
 	}
-	it->canon = dump(it->value, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17),
-			 &it->nlen);
-	if (it->nlen == it->clen && !memcmp(it->canon, it->compact ? it->compact : p, n)) {
-		free(it->canon);
-		it->canon = NULL;
+	if (!stored && form != JSPAN_SORTED) {   /* a store's item is never hashed here */
+		it->canon = dump(it->value, JSON_COMPACT | JSON_SORT_KEYS |
+				 JSON_REAL_PRECISION(17), &it->nlen);
+		if (it->nlen == it->clen &&
+		    !memcmp(it->canon, it->compact ? it->compact : p, it->clen)) {
+			free(it->canon);
+			it->canon = NULL;
+		}
 	}
 	if (stored) {   /* the row it came from is gone at the next one */
 		it->own = xstrndup(p, n);
@@ -827,6 +835,17 @@ static void ck_hash(const struct reader *r, const struct ck_text *t, char out[65
 	*len = h.len;
 }
 
+/* s (its length in *len), kept by b: the store text that is not the bundle's bytes. */
+static const char *keep(struct space_bundle *b, char *s)
+{
+	if (b->n_owned == b->cap_owned) {
+		b->cap_owned = b->cap_owned ? 2 * b->cap_owned : 16;
+		b->owned = xrealloc(b->owned, b->cap_owned * sizeof(*b->owned));
+	}
+	b->owned[b->n_owned++] = s;
+	return s;
+}
+
 /* The text a store writes for list f: the bundle's own when exact, else built (kept in b). */
 static void ck_column(const struct reader *r, const struct ck_text *t, int f,
 		      struct space_bundle *b, struct checkpoint_text *out)
@@ -848,12 +867,7 @@ static void ck_column(const struct reader *r, const struct ck_text *t, int f,
 		buf_add(&s, p, n);
 	}
 	buf_addch(&s, ']');
-	if (b->n_owned == b->cap_owned) {
-		b->cap_owned = b->cap_owned ? 2 * b->cap_owned : 16;
-		b->owned = xrealloc(b->owned, b->cap_owned * sizeof(*b->owned));
-	}
-	b->owned[b->n_owned++] = buf_detach(&s, &out->len[f]);
-	out->json[f] = b->owned[b->n_owned - 1];
+	out->json[f] = keep(b, buf_detach(&s, &out->len[f]));
 }
 
 /* The checkpoint of t as a struct (lists of the shared item values) and its store text. */
@@ -879,6 +893,8 @@ static void ck_fill(const struct reader *r, struct ck_text *t, struct space_bund
 	}
 	c->metadata = json_incref(meta->value);
 	text->json[META] = item_compact(meta, &text->len[META]);
+	if (meta->compact)   /* the cache's, which goes before the text is used */
+		text->json[META] = keep(b, xstrndup(meta->compact, meta->clen));
 }
 
 /* Reads, checks and hashes the checkpoint object m into c (and its store text). */

@@ -30,4 +30,16 @@ const char *jspan_end(const char *p, const char *end);
  */
 int jspan_plain_string(const char *p, const char *q);
 
+/*
+ * What jansson would write for the value [p, p + n), which it parsed
+ * (so the text is valid JSON), with JSON_COMPACT: JSPAN_COMPACT when it is
+ * these very bytes (no white space, strings escaped as jansson escapes,
+ * integers without a sign or zero to drop, no reals, no key twice),
+ * JSPAN_SORTED when, besides, every object's keys are in byte order (so
+ * JSON_SORT_KEYS writes them too), 0 when it may not be.
+ */
+#define JSPAN_COMPACT 1
+#define JSPAN_SORTED 2
+int jspan_compact(const char *p, size_t n);
+
 #endif
