@@ -2,10 +2,12 @@
  * search_bench.c -- issue 13's figures, each next to a baseline measured in
  * the same run on the same data:
  *
- *   1. import of N checkpoints from a bundle (parse, every hash
- *      recomputed, one transaction, search index written) and export back
- *      to bundle text, in checkpoints/s; baseline: the same checkpoints'
- *      rows inserted into a plain SQLite table in one transaction;
+ *   1. import of N checkpoints from a bundle's text (ops_import_text: the
+ *      text walked, every hash recomputed, every item checked, one
+ *      transaction, search index written) and export back to bundle text
+ *      (ops_export_text, compared with what was imported), in
+ *      checkpoints/s; baseline: the same checkpoints' rows inserted into a
+ *      plain SQLite table in one transaction;
  *   2. search on that Space of N checkpoints, in-process (ops_search,
  *      everything from query parsing to snippets), median and p90 over a
  *      set of one-word, two-word, phrase and prefix queries; baseline: the

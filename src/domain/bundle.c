@@ -340,13 +340,22 @@ static void reader_release(struct reader *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* A hash of the text, eight bytes a step (every item of every checkpoint goes through it). */
 static uint64_t span_hash(int field, const char *p, size_t n)
 {
-	uint64_t h = 1469598103934665603ULL ^ (uint64_t)field;
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ ((uint64_t)field << 56) ^ n, w;
+	size_t i = 0;
 
-	for (size_t i = 0; i < n; i++)
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 32;
+	}
+	for (; i < n; i++)
 		h = (h ^ (unsigned char)p[i]) * 1099511628211ULL;
-	return h;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	return h ^ (h >> 33);
 }
 
 static void slot_put(struct item **slot, size_t cap, struct item *it)
@@ -582,6 +591,20 @@ static const struct member *member_of(const struct member *v, size_t n, const ch
 
 /* ---- one checkpoint ---- */
 
+/* The key of m decoded; caller frees; NULL when it is not a string. */
+static char *key_of(const struct member *m)
+{
+	json_t *k;
+	char *s;
+
+	if (jspan_plain_string(m->key, m->key + m->klen))
+		return xstrndup(m->key + 1, m->klen - 2);
+	k = json_loadb(m->key, m->klen, JSON_DECODE_ANY, NULL);
+	s = json_is_string(k) ? xstrdup(json_string_value(k)) : NULL;
+	json_decref(k);
+	return s;
+}
+
 /* A string member: its value (owned) and its JSON text as jansson writes it. */
 struct str {
 	char *value;                      /* NULL: null */
@@ -628,11 +651,6 @@ static int read_str(const struct member *m, int required, struct str *s)
 
 enum { S_HASH, S_PARENT, S_MERGE, S_TITLE, S_SUMMARY, S_AUTHOR, S_CREATED, N_STR };
 
-static const char *const str_keys[N_STR] = {
-	"commit_hash", "parent_hash", "merge_parent_hash", "title", "summary", "author",
-	"created_at",
-};
-
 /* What one checkpoint object of the bundle holds while it is read. */
 struct ck_text {
 	struct str s[N_STR];
@@ -640,20 +658,40 @@ struct ck_text {
 	int exact[6];                     /* the list's text is what a store writes */
 };
 
-/* Which field of a checkpoint m is: 0..N_STR-1, N_STR + list, 2 * N_STR: metadata, -1: space. */
+/*
+ * Which field of a checkpoint m is: 0..N_STR-1, N_STR + list, 2 * N_STR:
+ * metadata, -1: space (output-only: the Space is the one around it), -2:
+ * none.  Its key is read once (this ran for every member of every
+ * checkpoint).
+ */
 static int ck_key(const struct member *m)
 {
-	for (int i = 0; i < N_STR; i++)
-		if (key_is(m, str_keys[i]))
-			return i;
-	for (int i = 0; checkpoint_list_fields[i]; i++)
-		if (key_is(m, checkpoint_list_fields[i]))
-			return N_STR + i;
-	if (key_is(m, "metadata"))
-		return 2 * N_STR;
-	if (key_is(m, "space"))   /* output-only: the Space is the one around it */
-		return -1;
-	return -2;
+	static const struct { const char *name; size_t len; int code; } keys[] = {
+		{ "commit_hash", 11, S_HASH }, { "parent_hash", 11, S_PARENT },
+		{ "merge_parent_hash", 17, S_MERGE }, { "title", 5, S_TITLE },
+		{ "summary", 7, S_SUMMARY }, { "author", 6, S_AUTHOR },
+		{ "created_at", 10, S_CREATED }, { "decisions", 9, N_STR },
+		{ "assumptions", 11, N_STR + 1 }, { "tasks", 5, N_STR + 2 },
+		{ "open_questions", 14, N_STR + 3 }, { "entities", 8, N_STR + 4 },
+		{ "artifacts", 9, N_STR + 5 }, { "metadata", 8, 2 * N_STR }, { "space", 5, -1 },
+	};
+	char *own = NULL;
+	const char *k = m->key + 1;
+	size_t len = m->klen - 2;
+	int code = -2;
+
+	if (memchr(k, '\\', len)) {   /* escaped: decoded first */
+		own = key_of(m);
+		k = own ? own : "";
+		len = strlen(k);
+	}
+	for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++)
+		if (keys[i].len == len && !memcmp(keys[i].name, k, len)) {
+			code = keys[i].code;
+			break;
+		}
+	free(own);
+	return code;
 }
 
 static enum smr_rc ck_bad(struct smr_err *err, const char *space, const char *hash,
@@ -1006,20 +1044,6 @@ static enum smr_rc read_checkpoints(struct reader *r, const struct member *m,
 }
 
 /* ---- a Space, and the whole bundle ---- */
-
-/* The key of m decoded; caller frees; NULL when it is not a string. */
-static char *key_of(const struct member *m)
-{
-	json_t *k;
-	char *s;
-
-	if (jspan_plain_string(m->key, m->key + m->klen))
-		return xstrndup(m->key + 1, m->klen - 2);
-	k = json_loadb(m->key, m->klen, JSON_DECODE_ANY, NULL);
-	s = json_is_string(k) ? xstrdup(json_string_value(k)) : NULL;
-	json_decref(k);
-	return s;
-}
 
 /*
  * *light: the Space object with its checkpoints member (*ck) a new empty

@@ -87,9 +87,12 @@ static void each_item(const struct checkpoint *c, item_fn fn, void *arg)
 				     : !strcmp(*f, "assumptions") ? c->assumptions
 				     : !strcmp(*f, "tasks") ? c->tasks : c->open_questions;
 
-		json_array_foreach(list, i, item)
-			if (*member(item, "text"))
-				fn(*f, i, member(item, "text"), item, arg);
+		json_array_foreach(list, i, item) {
+			const char *text = member(item, "text");
+
+			if (*text)
+				fn(*f, i, text, item, arg);
+		}
 	}
 	json_array_foreach(c->entities, i, item)
 		pair("entities", i, item, "name", "description", fn, arg);
