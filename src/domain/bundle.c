@@ -1302,12 +1302,13 @@ static void put_str(struct bundle_writer *w, const char *s, int to)
 {
 	size_t n = s ? strlen(s) : 0, len;
 	const char *p = s;
+	unsigned char high = 0;
 	json_t *v;
 	char *text;
 
-	while (p && p < s + n && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
-		p++;
-	if (s && p == s + n && utf8_valid(s, n)) {
+	for (; p && p < s + n && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20; p++)
+		high |= (unsigned char)*p;
+	if (s && p == s + n && (high < 0x80 || utf8_valid(s, n))) {
 		put(w, "\"", 1, to);
 		put(w, s, n, to);
 		put(w, "\"", 1, to);

@@ -77,12 +77,17 @@ const char *jspan_end(const char *p, const char *end)
 
 int jspan_plain_string(const char *p, const char *q)
 {
+	unsigned char high = 0;
+
 	if (q - p < 2 || *p != '"' || q[-1] != '"')
 		return 0;
-	for (const char *s = p + 1; s < q - 1; s++)
+	for (const char *s = p + 1; s < q - 1; s++) {
 		if (*s == '\\' || (unsigned char)*s < 0x20)
 			return 0;
-	return utf8_valid(p + 1, (size_t)(q - p - 2));
+		high |= (unsigned char)*s;
+	}
+	/* ASCII is UTF-8: the check of multi-byte sequences only where there are some */
+	return high < 0x80 || utf8_valid(p + 1, (size_t)(q - p - 2));
 }
 
 /* ---- is it jansson's compact text? ---- */
