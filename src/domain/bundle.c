@@ -318,6 +318,12 @@ struct reader {
 	int stored;                       /* items from a store's rows: copied, checked no more */
 	struct item **items[CHECKPOINT_TEXT_COLS];   /* the checkpoint's, per field */
 	size_t n_items[CHECKPOINT_TEXT_COLS], cap_items[CHECKPOINT_TEXT_COLS];
+	/* the last checkpoint's lists: a list written the same is the same value */
+	const char *last_span[6];
+	size_t last_len[6];
+	json_t *last_list[6];                        /* a reference */
+	const char *last_text[6];
+	size_t last_tlen[6];
 };
 
 static void item_free(struct item *it)
@@ -337,6 +343,8 @@ static void reader_release(struct reader *r)
 	free(r->slot);
 	for (int f = 0; f < CHECKPOINT_TEXT_COLS; f++)
 		free(r->items[f]);
+	for (int f = 0; f < 6; f++)
+		json_decref(r->last_list[f]);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -656,6 +664,7 @@ struct ck_text {
 	struct str s[N_STR];
 	const struct member *list[6], *meta;
 	int exact[6];                     /* the list's text is what a store writes */
+	int same[6];                      /* the list is written as the last checkpoint's */
 };
 
 /*
@@ -909,7 +918,7 @@ static void ck_column(const struct reader *r, const struct ck_text *t, int f,
 }
 
 /* The checkpoint of t as a struct (lists of the shared item values) and its store text. */
-static void ck_fill(const struct reader *r, struct ck_text *t, struct space_bundle *b,
+static void ck_fill(struct reader *r, struct ck_text *t, struct space_bundle *b,
 		    struct checkpoint *c, struct checkpoint_text *text)
 {
 	json_t **slots[] = { &c->decisions, &c->assumptions, &c->tasks, &c->open_questions,
@@ -924,10 +933,24 @@ static void ck_fill(const struct reader *r, struct ck_text *t, struct space_bund
 	}
 	c->space = xstrdup(b->space.name);
 	for (int f = 0; f < 6; f++) {
+		const struct member *m = t->list[f];
+
+		if (t->same[f]) {   /* as the last checkpoint's: that value, that text */
+			*slots[f] = json_incref(r->last_list[f]);
+			text->json[f] = r->last_text[f];
+			text->len[f] = r->last_tlen[f];
+			continue;
+		}
 		*slots[f] = json_array();
 		for (size_t i = 0; i < r->n_items[f]; i++)
 			json_array_append(*slots[f], r->items[f][i]->value);
 		ck_column(r, t, f, b, text);
+		json_decref(r->last_list[f]);
+		r->last_list[f] = json_incref(*slots[f]);
+		r->last_span[f] = m->val;
+		r->last_len[f] = m->vlen;
+		r->last_text[f] = text->json[f];
+		r->last_tlen[f] = text->len[f];
 	}
 	c->metadata = json_incref(meta->value);
 	text->json[META] = item_compact(meta, &text->len[META]);
@@ -952,8 +975,17 @@ static enum smr_rc read_checkpoint(struct reader *r, const struct member *m,
 	if (members(m->val, m->val + m->vlen, &v, &n))
 		return bad(err, space, "a checkpoint is not an object");
 	rc = ck_members(v, n, space, &t, err);
-	for (int f = 0; !rc && f < 6; f++)
-		rc = ck_list(r, f, &t, space, err);
+	for (int f = 0; !rc && f < 6; f++) {
+		const struct member *l = t.list[f];
+
+		/* most lists are written as in the last checkpoint: its items, read then */
+		t.same[f] = l && r->last_list[f] && r->last_len[f] == l->vlen &&
+			    !memcmp(r->last_span[f], l->val, l->vlen);
+		for (size_t i = 0; t.same[f] && i < r->n_items[f]; i++)
+			r->items[f][i]->used = r->tick;
+		if (!t.same[f])
+			rc = ck_list(r, f, &t, space, err);
+	}
 	if (!rc && !t.meta)
 		rc = ck_bad(err, space, t.s[S_HASH].value, "its metadata is not an object");
 	if (!rc) {

@@ -124,7 +124,12 @@ TEST(jspan_compact_claims_only_what_jansson_writes)
 
 /* ---- bundles ---- */
 
-/* A history of n checkpoints; every 100th brings back an item last seen 100 before. */
+/*
+ * A history of n checkpoints; every 100th brings back an item last seen 100
+ * before, and one entity stays from the first to the last (a list the
+ * reader takes as the last checkpoint's for longer than its cache keeps
+ * items nobody reads).
+ */
 static struct checkpoint *history(long n)
 {
 	struct checkpoint *v = xcalloc((size_t)n, sizeof(*v));
@@ -137,6 +142,9 @@ static struct checkpoint *history(long n)
 		if (i) {
 			checkpoint_copy_content(c, &v[i - 1]);
 			c->parent_hash = xstrdup(v[i - 1].hash);
+		} else {
+			json_array_append_new(c->entities, json_pack("{s:s, s:s}", "name", "kafka",
+								     "kind", "queue"));
 		}
 		free(c->title);
 		c->title = xasprintf("step %ld \"quoted\" caf\xc3\xa9", i);
