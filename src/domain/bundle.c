@@ -137,7 +137,7 @@ static void digest_light(const json_t *light, char out[65])
  * digest needs only what no other hash covers (the Space, the order of
  * its checkpoints, sessions, turns, reflog), and stays cheap.
  */
-static void digest_of(const json_t *spaces, char out[65])
+void bundle_digest(const json_t *spaces, char out[65])
 {
 	json_t *light = json_array(), *sp, *ck, *hashes;
 	size_t s, j;
@@ -165,7 +165,7 @@ json_t *bundle_to_json(const struct space_bundle *v, size_t n)
 
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(spaces, space_json(&v[i]));
-	digest_of(spaces, digest);
+	bundle_digest(spaces, digest);
 	return json_pack("{s:s, s:i, s:s, s:o}", "format", BUNDLE_FORMAT, "version",
 			 BUNDLE_VERSION, "sha256", digest, "spaces", spaces);
 }
@@ -1202,7 +1202,7 @@ static enum smr_rc refused(const char *p, const char *end, const char *sum,
 	char digest[65];
 
 	if (spaces)
-		digest_of(spaces, digest);
+		bundle_digest(spaces, digest);
 	json_decref(spaces);
 	if (!spaces || strcmp(digest, sum))
 		return damaged(err);
