@@ -10,8 +10,13 @@
 # role and a token (the server notices users within a second and from then
 # on wants a token on every request), and measures again with the token.
 # A second part compares, in one server with SMRITI_TOKEN and that person,
-# the person's token (a SHA-256, the auth epoch read, the role) with the
-# administrator's (a SHA-256 only), alternating.  Medians of
+# the person's token (a SHA-256 and the lookups in what the thread kept;
+# see docs/security.md) with the administrator's (a SHA-256 only),
+# alternating; on PostgreSQL it also counts the database's transactions
+# per request of each, which does not depend on the machine's load.  Each
+# measurement also reads the server's own CPU time (/proc/PID/stat) per
+# request: on a busy shared machine req/s moves with everyone else's work,
+# what the server spent per request much less.  Medians of
 # AUTH_BENCH_ROUNDS (default 3) rounds of AUTH_BENCH_SECONDS (default 5).
 #
 #   bench/auth.sh                       SQLite
@@ -79,8 +84,26 @@ stop() {
 	pid=
 }
 
-# run NAME URL [TOKEN] -> appends "req/s p99" to $dir/NAME
+# PostgreSQL: transactions committed in the database so far (each statement of Smriti outside
+# a write is one), to count what a request costs in round trips; 0 on SQLite
+xacts() {
+	if [ -n "${AUTH_BENCH_PG:-}" ]; then
+		psql -qAt "$AUTH_BENCH_PG" -c "SELECT pg_stat_clear_snapshot();
+			SELECT xact_commit + xact_rollback FROM pg_stat_database
+			WHERE datname = current_database()" | tail -n 1
+	else
+		echo 0
+	fi
+}
+
+# the server's CPU time so far, in clock ticks (user + system)
+cpu() { awk '{ print $14 + $15 }' "/proc/$pid/stat"; }
+
+# run NAME URL [TOKEN] -> appends "req/s p99" to $dir/NAME, the requests to $dir/NAME.n and
+# the server's CPU microseconds per request to $dir/NAME.cpu (less at the mercy of the
+# machine's other work than req/s: what the server itself spent)
 run() {
+	c0=$(cpu)
 	if [ -n "${3:-}" ]; then
 		wrk -t2 -c32 -d"${SECS}s" --latency -H "Authorization: Bearer $3" "$2" >"$dir/wrk.txt"
 	else
@@ -98,6 +121,19 @@ run() {
 			p99 = v
 		}
 		END { printf "%.0f %.3f\n", rps, p99 }' "$dir/wrk.txt" >>"$dir/$1"
+	sed -n 's/^ *\([0-9]*\) requests in .*/\1/p' "$dir/wrk.txt" >"$dir/$1.n"
+	echo "$c0 $(cpu) $(cat "$dir/$1.n") $(getconf CLK_TCK)" |
+		awk '{ printf "%.2f\n", ($2 - $1) * 1e6 / $4 / $3 }' >>"$dir/$1.cpu"
+}
+
+# count NAME URL [TOKEN] -> appends "transactions per request" to $dir/NAME.tx (PostgreSQL)
+count() {
+	sleep 11       # what came before is reported
+	a=$(xacts)
+	SECS=2 run "$@"
+	sleep 11       # an idle backend reports its counts within 10 s (PGSTAT_IDLE_INTERVAL)
+	b=$(xacts)
+	echo "$a $b $(cat "$dir/$1.n")" | awk '{ printf "%.3f\n", ($2 - $1) / $3 }' >>"$dir/$1.tx"
 }
 
 last() { tail -n 1 "$dir/$1" | cut -d' ' -f1; }
@@ -122,6 +158,7 @@ while [ $r -lt "$ROUNDS" ]; do
 	SECS=1 run warm "$url/repos/$id/head" "$token"
 	run user "$url/repos/$id/head" "$token"
 	echo "$(last open) $(last user)" | awk '{ print $2 / $1 }' >>"$dir/ratio"
+	echo "$(tail -n 1 "$dir/open.cpu") $(tail -n 1 "$dir/user.cpu")" | awk '{ print $1 / $2 }' >>"$dir/cratio"
 	stop
 	r=$((r + 1))
 done
@@ -144,8 +181,13 @@ while [ $r -lt "$ROUNDS" ]; do
 		run admin "$url/repos/$id/head" "$admin"
 	fi
 	echo "$(last admin) $(last user2)" | awk '{ print $2 / $1 }' >>"$dir/ratio2"
+	echo "$(tail -n 1 "$dir/admin.cpu") $(tail -n 1 "$dir/user2.cpu")" | awk '{ print $1 / $2 }' >>"$dir/cratio2"
 	r=$((r + 1))
 done
+if [ -n "${AUTH_BENCH_PG:-}" ]; then
+	count admintx "$url/repos/$id/head" "$admin"
+	count usertx "$url/repos/$id/head" "$token"
+fi
 stop
 
 median() { sort -n -k1,1 "$dir/$1" | awk '{ a[NR] = $0 } END { print a[int((NR + 1) / 2)] }'; }
@@ -154,7 +196,16 @@ echo " in one server process, before and after it has users:"
 printf '   %-34s %10s req/s   p99 %8s ms\n' "no token (no users; baseline)" $(median open)
 printf '   %-34s %10s req/s   p99 %8s ms\n' "a person's token (reader)" $(median user)
 median ratio | awk '{ printf "   person token / no token, median of the rounds: %.3f (%.1f%% slower)\n", $1, (1 - $1) * 100 }'
+printf '   server CPU per request: no token %s us, person token %s us\n' "$(median open.cpu)" "$(median user.cpu)"
+median cratio | awk '{ printf "   as a throughput ratio (CPU no token / CPU person), median: %.3f\n", $1 }'
 echo " in one server with SMRITI_TOKEN and users, alternating:"
 printf '   %-34s %10s req/s   p99 %8s ms\n' "SMRITI_TOKEN (administrator)" $(median admin)
 printf '   %-34s %10s req/s   p99 %8s ms\n' "a person's token (reader)" $(median user2)
 median ratio2 | awk '{ printf "   person token / administrator token, median of the rounds: %.3f\n", $1 }'
+printf '   server CPU per request: administrator %s us, person token %s us\n' "$(median admin.cpu)" "$(median user2.cpu)"
+median cratio2 | awk '{ printf "   as a throughput ratio (CPU administrator / CPU person), median: %.3f\n", $1 }'
+if [ -n "${AUTH_BENCH_PG:-}" ]; then
+	echo " PostgreSQL transactions per request (pg_stat_database; the head read is one):"
+	printf '   %-34s %10s\n' "SMRITI_TOKEN (administrator)" "$(cat "$dir/admintx.tx")"
+	printf '   %-34s %10s\n' "a person's token (reader)" "$(cat "$dir/usertx.tx")"
+fi

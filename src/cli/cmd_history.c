@@ -116,7 +116,8 @@ static void render_blame(const json_t *res)
 		snprintf(where, sizeof(where), "%s[%lld]", str(it, "field"),
 			 (long long)json_integer_value(json_object_get(it, "ordinal")));
 		printf("%-18s %.*s %-12.12s %.16s  %.*s%s", where, SHORT, str(by, "commit_hash"),
-		       str(by, "author"), str(by, "created_at"),
+		       json_is_true(json_object_get(by, "hidden")) ? "(hidden)" : str(by, "author"),
+		       str(by, "created_at"),
 		       nl ? (int)(nl - text) : (int)strlen(text), text, nl ? " ..." : "");
 		if (json_is_object(src))
 			printf("  (drafted from session %.8s, turns %lld-%lld)", str(src, "session_id"),

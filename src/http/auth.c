@@ -117,7 +117,8 @@ static int user_token(struct http_req *r, const char *token, struct smr_err *err
 	if (ops_auth_token(ctx, token, &r->who, err))
 		return -1;
 	r->has_who = 1;
-	atomic_store(&r->srv->users_seen, 1);
+	if (!atomic_load(&r->srv->users_seen))   /* no write to a line every worker reads */
+		atomic_store(&r->srv->users_seen, 1);
 	return 0;
 }
 
@@ -153,7 +154,12 @@ static int identify(struct http_req *r, struct smr_err *err)
 int http_authenticate(struct http_req *r)
 {
 	struct smr_err err = SMR_ERR_INIT;
-	int got = identify(r, &err);
+	struct http_ctx *tc = http_thread_ctx();
+	int got;
+
+	if (tc)
+		ops_auth_stale(&tc->ops);    /* nothing of an earlier request on this thread counts */
+	got = identify(r, &err);
 
 	if (got > 0)
 		return 0;

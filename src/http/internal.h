@@ -327,6 +327,7 @@ struct http_server {
 	_Atomic int64_t users_checked_us; /* when that was last looked up while it was 0 */
 	pthread_mutex_t ctx_lock;
 	struct http_ctx *ctxs;           /* every thread's context */
+	struct auth_keeper *keeper;      /* http_serve's: every context's ctx->keeper */
 };
 
 #endif

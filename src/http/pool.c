@@ -25,6 +25,7 @@ struct ops_ctx *http_thread_ops(struct http_server *srv, struct smr_err *err)
 		return NULL;
 	}
 	c->ops.rt = srv->rt;
+	c->ops.keeper = srv->keeper;
 	pthread_mutex_lock(&srv->ctx_lock);
 	c->next = srv->ctxs;
 	srv->ctxs = c;

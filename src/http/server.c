@@ -1048,7 +1048,9 @@ enum smr_rc http_serve(struct http_server *srv, struct runtime *rt, struct smr_e
 	/* before any request thread exists, which then sees log.running set */
 	if (srv->cfg->access_log && http_log_start(&srv->log))
 		fprintf(stderr, "smriti: cannot start the log thread; logging without it\n");
-	rc = start(srv, err);
+	rc = ops_auth_keeper_start(srv->cfg->dsn, &srv->keeper, err);
+	if (!rc)
+		rc = start(srv, err);
 	if (!rc) {
 		print_listening(srv);
 		wait_for_signal(&sigs);
@@ -1062,6 +1064,8 @@ enum smr_rc http_serve(struct http_server *srv, struct runtime *rt, struct smr_e
 	workq_free(&srv->chat_pool);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	http_close_contexts(srv);
+	ops_auth_keeper_stop(srv->keeper);     /* after the last request */
+	srv->keeper = NULL;
 	return rc;
 }
 

@@ -560,7 +560,7 @@ const struct api_op api_core_ops[] = {
 	{ "restore", op_restore, 1, 0, WRITE("space") },
 	{ "fork", op_fork, 1, 0, REF_READ("ref") },
 	{ "fsck", op_fsck, 0, 0, READ("space") },
-	{ "reflog", op_reflog, 0, 0, READ("space") },
+	{ "reflog", op_reflog, 0, 0, { NEED_SPACE_ANY, ROLE_READER, "space" } },
 	{ "gc", op_gc, 1, 0, ADMIN },
 	{ "search", op_search, 0, 0, ANYONE },
 	{ "blame", op_blame, 0, 0, REF_READ("ref") },
@@ -581,9 +581,10 @@ const struct api_op *api_find(const char *name)
 const char *api_need_name(enum api_need need)
 {
 	static const char *const names[] = { "undeclared", "none", "admin", "self", "space",
-					     "session", "job", "ref", "token", "generation" };
+					     "session", "job", "ref", "token", "generation",
+					     "space-or-deleted" };
 
-	return need <= NEED_GENERATION ? names[need] : "undeclared";
+	return need <= NEED_SPACE_ANY ? names[need] : "undeclared";
 }
 
 /* The caller's role on space_id, or the not-found words fmt/key when it cannot read it. */
@@ -710,6 +711,8 @@ enum smr_rc api_check_access(struct ops_ctx *ctx, const struct api_op *op,
 		return need_self(ctx, op, v, err);
 	case NEED_SPACE:
 		return v ? ops_need_space(ctx, v, a->role, NULL, err) : SMR_OK;
+	case NEED_SPACE_ANY:
+		return v ? ops_need_space_any(ctx, v, a->role, err) : SMR_OK;
 	case NEED_SESSION:
 		return v ? need_session(ctx, v, a->role, err) : SMR_OK;
 	case NEED_JOB:
@@ -740,6 +743,8 @@ enum smr_rc api_call(struct ops_ctx *ctx, const char *name, const json_t *params
 	if (!json_is_object(params))
 		return smr_errf(err, SMR_EINVAL, "parameters must be a JSON object");
 	rc = api_check_access(ctx, op, params, err);
+	if (op->writes)
+		ctx->head.seen = 0;
 	if (!rc)
 		rc = op->run(ctx, params, result, err);
 	json_decref(empty);

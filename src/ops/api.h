@@ -35,6 +35,8 @@ enum api_need {
 	NEED_REF,        /* role on the Space of the Checkpoint param ("hash" when absent) */
 	NEED_TOKEN,      /* admin, or the owner of the token param */
 	NEED_GENERATION, /* role on the Space of the session of the generation param */
+	NEED_SPACE_ANY,  /* role on the Space named by param, live or deleted (grants outlive a
+			    soft delete, so a deleted Space's reflog stays its people's) */
 };
 
 struct api_access {

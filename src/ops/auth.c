@@ -8,6 +8,7 @@
  */
 #include "ops/api.h"
 #include "ops/auth.h"
+#include "ops/auth_keeper.h"
 #include "util/sys.h"
 #include "util/xalloc.h"
 
@@ -26,16 +27,21 @@
 
 /*
  * What one context (one thread) read of tokens and roles, kept while the
- * store's auth epoch stays where it was.  ops_auth_token() re-reads the
- * epoch once per request (one small query instead of the token's and the
- * roles' lookups), so a revocation, a disabled user or a changed grant
- * made anywhere takes effect on the next request.
+ * auth state stays as it was.  The first lookup of a request checks that
+ * (cache_refresh): against the server's keeper when its watch is up (no
+ * query: a change anywhere moves its gen when the change commits), else
+ * by reading the store's auth epoch, which SQLite skips while its
+ * data_version has not moved.  So a revocation, a disabled user or a
+ * changed grant made through this server takes effect on the next request,
+ * and one made elsewhere as soon as this server hears of it (auth.h).
+ * Expiry is compared with the clock on every request.
  */
 struct token_entry {
 	char hash[65];
 	struct principal who;
 	char expires_at[32];      /* "" when it never expires */
-	long long touched;        /* when this context last wrote last_used_at */
+	int64_t expires_us;       /* the same in microseconds since the Unix epoch */
+	int64_t touched_us;       /* monotonic: when this context last recorded a use */
 };
 
 struct role_entry {
@@ -53,8 +59,12 @@ struct space_entry {
 };
 
 struct auth_cache {
-	int fresh;                /* the epoch was read for this request */
+	int fresh;                /* checked for this request */
+	int by_gen;               /* checked against the keeper's gen ... */
+	uint64_t gen;
+	int has_epoch;            /* ... or against the epoch, read at data_version */
 	int64_t epoch;
+	uint64_t version;
 	struct space_entry space[CACHE_SPACES];
 	size_t nspace, next_space;
 	struct token_entry tok[CACHE_TOKENS];
@@ -69,28 +79,69 @@ void ops_auth_cache_free(struct ops_ctx *ctx)
 	ctx->auth_cache = NULL;
 }
 
-/* Empties the cache (a change through this context, or the epoch moved). */
+/* Forgets the tokens, roles and Spaces kept (the state they were read in is kept). */
 static void cache_clear(struct ops_ctx *ctx)
 {
-	if (ctx->auth_cache)
-		memset(ctx->auth_cache, 0, sizeof(*ctx->auth_cache));
+	struct auth_cache *c = ctx->auth_cache;
+
+	if (c)
+		c->nspace = c->next_space = c->ntok = c->next_tok = c->nrole = c->next_role = 0;
 }
 
-/* The cache, checked against the store's epoch; NULL when it cannot be read. */
+/* A change through this context: its cache, and every other one of this server, is stale. */
+static void changed(struct ops_ctx *ctx)
+{
+	cache_clear(ctx);
+	if (ctx->keeper)
+		auth_keeper_bump(ctx->keeper);
+}
+
+/* The check against the epoch: skipped while SQLite's data_version stays; -1 unreadable. */
+static int refresh_by_epoch(struct ops_ctx *ctx, struct auth_cache *c)
+{
+	uint64_t version = 0;
+	int64_t epoch;
+
+	if (store_data_version(ctx->st, &version, NULL))
+		version = 0;
+	ctx->head.seen = version;        /* this request's HEAD read need not read it again */
+	if (version && c->has_epoch && c->version == version)
+		return 0;
+	if (store_auth_epoch(ctx->st, &epoch, NULL)) {
+		cache_clear(ctx);
+		c->has_epoch = 0;
+		return -1;
+	}
+	if (!c->has_epoch || c->epoch != epoch)
+		cache_clear(ctx);
+	c->has_epoch = 1;
+	c->epoch = epoch;
+	c->version = version;
+	return 0;
+}
+
+/* The cache, checked for this request; NULL when the state cannot be read. */
 static struct auth_cache *cache_refresh(struct ops_ctx *ctx)
 {
 	struct auth_cache *c = ctx->auth_cache;
-	int64_t epoch;
+	uint64_t gen;
 
-	if (store_auth_epoch(ctx->st, &epoch, NULL)) {
-		cache_clear(ctx);
-		return NULL;
-	}
 	if (!c)
 		c = ctx->auth_cache = xcalloc(1, sizeof(*c));
-	if (c->epoch != epoch)
-		cache_clear(ctx);
-	c->epoch = epoch;
+	c->fresh = 0;
+	if (ctx->keeper && auth_keeper_gen(ctx->keeper, &gen)) {
+		if (!c->by_gen || c->gen != gen)
+			cache_clear(ctx);
+		c->by_gen = 1;
+		c->gen = gen;
+		c->has_epoch = 0;
+	} else {
+		if (c->by_gen)
+			cache_clear(ctx);
+		c->by_gen = 0;
+		if (refresh_by_epoch(ctx, c))
+			return NULL;
+	}
 	c->fresh = 1;
 	return c;
 }
@@ -160,29 +211,68 @@ static const char *token_refusal(const struct token *t, const char *now)
 	return NULL;
 }
 
+/* Records a use of token id: by the server's keeper, off the request path, when there is one. */
+static void touch_id(struct ops_ctx *ctx, const char *id, const char *now)
+{
+	if (ctx->keeper)
+		auth_keeper_touch(ctx->keeper, id, now);
+	else
+		store_token_touch(ctx->st, id, now, NULL);
+}
+
 static void touch(struct ops_ctx *ctx, const struct token *t, const char *now)
 {
 	long long last = iso_seconds(t->last_used_at);
 
 	if (last < 0 || iso_seconds(now) - last >= TOKEN_TOUCH_EVERY)
-		store_token_touch(ctx->st, t->id, now, NULL);
+		touch_id(ctx, t->id, now);
 }
 
 /* A token this context checked before, still valid at now; 1 and *out set when found. */
-static int cached_token(struct ops_ctx *ctx, struct auth_cache *c, const char *hash,
-			const char *now, struct principal *out)
+/* Microseconds since the Unix epoch of an ISO UTC time ("...T..:..:..[.ffffff]Z"); -1 if none. */
+static int64_t iso_us(const char *iso)
 {
+	long long s = iso_seconds(iso);
+	const char *dot = s >= 0 ? strchr(iso, '.') : NULL;
+	long frac = dot ? strtol(dot + 1, NULL, 10) : 0;
+
+	return s < 0 ? -1 : (int64_t)s * 1000000 + (frac >= 0 && frac < 1000000 ? frac : 0);
+}
+
+/*
+ * Whether a kept token has expired.  The system clock is read as a number
+ * (no formatting, and none of gmtime's time zone lock, which every worker
+ * would share); a clock a test swapped in is asked for its time.
+ */
+static int expired(struct ops_ctx *ctx, const struct token_entry *e)
+{
+	char now[32];
+
+	if (!e->expires_at[0])
+		return 0;
+	if (ctx->now == sys_now_iso)
+		return e->expires_us <= sys_realtime_us();
+	ctx->now(now);
+	return strcmp(e->expires_at, now) <= 0;
+}
+
+static int cached_token(struct ops_ctx *ctx, struct auth_cache *c, const char *hash,
+			struct principal *out)
+{
+	char now[32];
+
 	for (size_t i = 0; c && i < c->ntok; i++) {
 		struct token_entry *e = &c->tok[i];
 
 		if (!memeql_sec(e->hash, hash, 64))
 			continue;
-		if (e->expires_at[0] && strcmp(e->expires_at, now) <= 0)
+		if (expired(ctx, e))
 			return 0;               /* expired since: the store says why */
 		*out = e->who;
-		if (iso_seconds(now) - e->touched >= TOKEN_TOUCH_EVERY) {
-			store_token_touch(ctx->st, e->who.token_id, now, NULL);
-			e->touched = iso_seconds(now);
+		if (sys_monotonic_us() - e->touched_us >= TOKEN_TOUCH_EVERY * 1000000LL) {
+			ctx->now(now);
+			touch_id(ctx, e->who.token_id, now);
+			e->touched_us = sys_monotonic_us();
 		}
 		return 1;
 	}
@@ -190,7 +280,7 @@ static int cached_token(struct ops_ctx *ctx, struct auth_cache *c, const char *h
 }
 
 static void cache_token(struct auth_cache *c, const char *hash, const struct token *t,
-			const struct principal *who, const char *now)
+			const struct principal *who)
 {
 	struct token_entry *e;
 
@@ -203,8 +293,8 @@ static void cache_token(struct auth_cache *c, const char *hash, const struct tok
 	memcpy(e->hash, hash, 65);
 	e->who = *who;
 	set_field(e->expires_at, sizeof(e->expires_at), t->expires_at);
-	e->touched = iso_seconds(t->last_used_at) >= 0 ? iso_seconds(t->last_used_at) :
-		     iso_seconds(now);
+	e->expires_us = t->expires_at ? iso_us(t->expires_at) : 0;
+	e->touched_us = sys_monotonic_us();     /* touch() just looked at its last use */
 }
 
 enum smr_rc ops_auth_token(struct ops_ctx *ctx, const char *token, struct principal *out,
@@ -221,9 +311,9 @@ enum smr_rc ops_auth_token(struct ops_ctx *ctx, const char *token, struct princi
 		return smr_errf(err, SMR_EUNAUTH, "missing or wrong bearer token");
 	sha256_hex(token, hash);
 	c = cache_refresh(ctx);
-	ctx->now(now);
-	if (cached_token(ctx, c, hash, now, out))
+	if (cached_token(ctx, c, hash, out))
 		return SMR_OK;
+	ctx->now(now);
 	rc = store_token_find(ctx->st, hash, &t, err);
 	if (rc == SMR_ENOTFOUND || (!rc && (!t.hash || strlen(t.hash) != 64 ||
 					    !memeql_sec(t.hash, hash, 64))))
@@ -237,7 +327,7 @@ enum smr_rc ops_auth_token(struct ops_ctx *ctx, const char *token, struct princi
 		set_field(out->person_id, sizeof(out->person_id), t.person_id);
 		set_field(out->token_id, sizeof(out->token_id), t.id);
 		touch(ctx, &t, now);
-		cache_token(c, hash, &t, out, now);
+		cache_token(c, hash, &t, out);
 	}
 	token_release(&t);
 	return rc;
@@ -264,11 +354,12 @@ static struct auth_cache *fresh_cache(struct ops_ctx *ctx)
 void ops_auth_changed(struct ops_ctx *ctx)
 {
 	store_auth_changed(ctx->st, NULL);
-	cache_clear(ctx);
+	changed(ctx);
 }
 
 void ops_auth_stale(struct ops_ctx *ctx)
 {
+	ctx->head.seen = 0;
 	if (ctx->auth_cache)
 		ctx->auth_cache->fresh = 0;
 }
@@ -408,6 +499,23 @@ enum smr_rc ops_need_space(struct ops_ctx *ctx, const char *space, enum role nee
 	return rc;
 }
 
+enum smr_rc ops_need_space_any(struct ops_ctx *ctx, const char *space, enum role need,
+			       struct smr_err *err)
+{
+	struct space sp = { 0 };
+	enum role have = ROLE_NONE;
+	enum smr_rc rc = store_space_find(ctx->st, space, &sp, err);
+
+	if (!rc)
+		rc = ops_role(ctx, sp.id, &have, err);
+	if (!rc && have < ROLE_READER)
+		rc = smr_errf(err, SMR_ENOTFOUND, "no space '%s', live or deleted", space);
+	else if (!rc && have < need)
+		rc = too_low(&sp, have, need, err);
+	space_release(&sp);
+	return rc;
+}
+
 void ops_author(const struct ops_ctx *ctx, const char *claimed, const char **author,
 		const char **tool)
 {
@@ -435,10 +543,13 @@ void ops_add_role(struct ops_ctx *ctx, const struct space *sp, json_t *doc)
 
 enum smr_rc ops_grant_creator(struct ops_ctx *ctx, const char *space_id, struct smr_err *err)
 {
+	enum smr_rc rc;
+
 	if (!ops_restricted(ctx))
 		return SMR_OK;
-	cache_clear(ctx);
-	return store_grant_set(ctx->st, ctx->who->person_id, space_id, ROLE_OWNER, err);
+	rc = store_grant_set(ctx->st, ctx->who->person_id, space_id, ROLE_OWNER, err);
+	changed(ctx);
+	return rc;
 }
 
 /* ---- operations ---- */
@@ -490,7 +601,7 @@ static enum smr_rc op_user_add(struct ops_ctx *ctx, const json_t *p, json_t **re
 		u = (struct user){ .id = id, .name = (char *)name, .owner_id = owner.id,
 				   .created_at = now };
 		rc = store_user_create(ctx->st, &u, err);
-		cache_clear(ctx);
+		changed(ctx);
 	}
 	if (!rc)
 		*result = user_json(&u);
@@ -529,7 +640,7 @@ static enum smr_rc op_user_disable(struct ops_ctx *ctx, const json_t *p, json_t 
 		rc = store_user_get(ctx->st, name, &u, err);
 	if (!rc)
 		rc = store_user_set_disabled(ctx->st, u.id, disabled, err);
-	cache_clear(ctx);
+	changed(ctx);
 	if (!rc) {
 		u.disabled = disabled;
 		*result = user_json(&u);
@@ -597,7 +708,7 @@ static enum smr_rc op_token_create(struct ops_ctx *ctx, const json_t *p, json_t 
 	t = (struct token){ .id = id, .user_id = u.id, .user_name = u.name, .created_at = now,
 			    .expires_at = secs ? until : NULL };
 	rc = store_token_create(ctx->st, &t, hash, err);
-	cache_clear(ctx);
+	changed(ctx);
 	if (!rc) {
 		*result = token_json(&t);
 		json_object_set_new(*result, "token", json_string(token));
@@ -645,7 +756,7 @@ static enum smr_rc op_token_revoke(struct ops_ctx *ctx, const json_t *p, json_t 
 	ctx->now(now);
 	if (!rc)
 		rc = store_token_revoke(ctx->st, id, now, err);
-	cache_clear(ctx);
+	changed(ctx);
 	if (!rc)
 		rc = store_token_get(ctx->st, id, &t, err);
 	if (!rc)
@@ -675,7 +786,7 @@ static enum smr_rc set_grant(struct ops_ctx *ctx, const json_t *p, enum role rol
 		rc = store_space_get(ctx->st, space, &sp, err);
 	if (!rc)
 		rc = store_grant_set(ctx->st, u.id, sp.id, role, err);
-	cache_clear(ctx);
+	changed(ctx);
 	if (!rc)
 		*result = json_pack("{s:s, s:s, s:s}", "user", u.name, "space", sp.name, "role",
 				    role_name(role));

@@ -46,12 +46,28 @@ enum smr_rc ops_auth_token(struct ops_ctx *ctx, const char *token, struct princi
 			   struct smr_err *err);
 
 /*
- * A context keeps what it read of tokens and roles for one request at a
- * time: ops_auth_token() (or the first role lookup) reads the store's auth
- * epoch and drops what it kept if the epoch moved.  A transport calls
- * ops_auth_stale() when a request ends, so the next one looks again.
+ * A context keeps what it read of tokens and roles while the auth state
+ * stays as it was.  ops_auth_token() (or the first role lookup) of a
+ * request checks that once: with a keeper whose watch is up, against the
+ * keeper's gen (no query); else, when the store's data_version has moved
+ * (SQLite: no query while nothing was committed), by reading the auth
+ * epoch.  A transport calls ops_auth_stale() when a request ends, so the
+ * next one checks again.
  */
 void ops_auth_stale(struct ops_ctx *ctx);
+
+/*
+ * A server's auth keeper (auth_keeper.c): one thread that tells its
+ * contexts when the auth state may have changed (on PostgreSQL it LISTENs
+ * for the epoch's notices), so that a context checks a token it has seen
+ * without a query, and that writes tokens' last use off the request path.
+ * A server starts one and sets every context's ctx->keeper to it (borrowed;
+ * stop it after the last request).  Caller ops_auth_keeper_stop()s.
+ */
+struct auth_keeper;
+enum smr_rc ops_auth_keeper_start(const char *dsn, struct auth_keeper **out,
+				  struct smr_err *err);
+void ops_auth_keeper_stop(struct auth_keeper *k);
 
 /* A Space was renamed or deleted: every context's cached names and roles are stale. */
 void ops_auth_changed(struct ops_ctx *ctx);
@@ -75,6 +91,14 @@ int ops_can_read(struct ops_ctx *ctx, const char *space_id);
  */
 enum smr_rc ops_need_space(struct ops_ctx *ctx, const char *space, enum role need,
 			   struct space *out, struct smr_err *err);
+
+/*
+ * ops_need_space() for a Space live or deleted (store_space_find): a role
+ * given on a Space outlives its soft delete, so what stays of it (its
+ * reflog) stays its people's.  Unreadable: "no space '...', live or deleted".
+ */
+enum smr_rc ops_need_space_any(struct ops_ctx *ctx, const char *space, enum role need,
+			       struct smr_err *err);
 
 /* 1 when the caller is restricted (a signed-in person or agent, not admin or local). */
 int ops_restricted(const struct ops_ctx *ctx);

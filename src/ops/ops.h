@@ -19,6 +19,7 @@
 struct runtime;       /* chat runtime of smriti-full (providers, jobs); opaque here */
 struct principal;     /* who is calling (ops/auth.h) */
 struct auth_cache;    /* what this context read of tokens and roles (ops/auth.c) */
+struct auth_keeper;   /* a server's watch on the auth state (ops/auth.h) */
 struct review_pass;   /* a second review pass (ops/review_ingest.h) */
 
 /*
@@ -38,6 +39,13 @@ struct head_cache {
 	uint64_t version;                /* store_data_version() read before that (0: none) */
 	json_t *doc;
 	char *hash, *name;               /* the checkpoint doc renders, and its Space's name */
+	/*
+	 * The data version this request's auth check read (ops/auth.c), reused
+	 * instead of a second read; 0: none.  Cleared when a request ends and
+	 * before any write (api_call), so a write is never followed by a HEAD
+	 * read that would not see it.
+	 */
+	uint64_t seen;
 };
 
 /*
@@ -66,6 +74,7 @@ struct ops_ctx {
 	 */
 	const struct principal *who;
 	struct auth_cache *auth_cache;   /* owned; ops_close() frees it */
+	struct auth_keeper *keeper;      /* borrowed: a server's (ops/auth.h), or NULL */
 	const char *actor;               /* who the reflog names for moves without an
 					    author of their own (borrowed; NULL: "") */
 };

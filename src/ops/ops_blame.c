@@ -11,8 +11,19 @@
  * wrote it first, and one that came in through a merge on the other line.
  * Checkpoints are read in runs of the first-parent log and kept in a hash
  * table for the walk.
+ *
+ * What a signed-in caller may not read stays hidden.  A merge copies the
+ * merged line into the Space (fork and merge copy history), so what came
+ * in through a merge is part of the Space's own history and shows as it
+ * is.  A restore, though, may bring back a checkpoint of another Space,
+ * found by hash anywhere: when no Space holding it is readable by the
+ * caller, the walk stops there and the item is blamed on that checkpoint
+ * by hash only (the restored checkpoint's metadata shows that hash
+ * already), "hidden": true, without its title, author, time or source,
+ * and without walking on into a history the caller cannot see.
  */
 #include "domain/checkpoint.h"
+#include "ops/auth.h"
 #include "ops/ops.h"
 #include "util/xalloc.h"
 
@@ -26,6 +37,7 @@ struct node {
 	struct checkpoint c;
 	struct search_item *items;
 	size_t n_items;
+	int hidden;               /* in no Space the caller can read: not shown, not walked past */
 };
 
 struct walk {
@@ -114,6 +126,25 @@ static void walk_release(struct walk *w)
 	free(w->slots);
 }
 
+/* 1 when the caller can read some Space holding a copy of hash. */
+static int readable_somewhere(struct ops_ctx *ctx, const char *hash)
+{
+	char **ids = NULL;
+	size_t n = 0;
+	int yes = 0;
+
+	if (!ops_restricted(ctx))
+		return 1;
+	if (store_hash_spaces(ctx->st, hash, &ids, &n, NULL))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		yes = yes || ops_can_read(ctx, ids[i]);
+		free(ids[i]);
+	}
+	free(ids);
+	return yes;
+}
+
 /* The checkpoint hash, read with a run of its first-parent ancestors; NULL if absent. */
 static struct node *load(struct walk *w, const char *hash)
 {
@@ -129,7 +160,9 @@ static struct node *load(struct walk *w, const char *hash)
 		/* a restore may name a checkpoint of another Space */
 		if (store_checkpoint_get(w->ctx->st, NULL, hash, &one, NULL))
 			return NULL;
-		return keep(w, &one);
+		nd = keep(w, &one);      /* new: load() looked it up first */
+		nd->hidden = !readable_somewhere(w->ctx, hash);
+		return nd;
 	}
 	for (size_t i = 0; i < n; i++)
 		keep(w, &run[i]);
@@ -164,8 +197,8 @@ static const struct node *introducer(struct walk *w, const struct node *from,
 			if (p && has_item(p, it))
 				next = p;
 		}
-		if (!next)
-			return cur;
+		if (!next || next->hidden)
+			return next ? next : cur;
 		cur = next;
 	}
 	return cur;
@@ -187,6 +220,10 @@ static json_t *source_of(const struct checkpoint *c)
 static json_t *item_json(const struct node *top, const struct search_item *it,
 			 const struct node *by)
 {
+	if (by->hidden)
+		return json_pack("{s:s, s:I, s:s, s:b, s:{s:s, s:n, s:b}}", "field", it->field,
+				 "ordinal", (json_int_t)it->ordinal, "text", it->text, "here", 0,
+				 "introduced", "commit_hash", by->c.hash, "source", "hidden", 1);
 	return json_pack("{s:s, s:I, s:s, s:b, s:{s:s, s:s, s:s, s:s, s:o}}", "field", it->field,
 			 "ordinal", (json_int_t)it->ordinal, "text", it->text, "here", by == top,
 			 "introduced", "commit_hash", by->c.hash, "title",

@@ -334,8 +334,14 @@ enum smr_rc ops_head_doc(struct ops_ctx *ctx, const char *space, json_t **out,
 	struct head_cache *h = &ctx->head;
 	struct checkpoint c = { 0 };
 	uint64_t version = 0;
-	enum smr_rc rc = h->on ? store_data_version(ctx->st, &version, err) : SMR_OK;
+	enum smr_rc rc = SMR_OK;
 
+	if (h->on && h->seen) {
+		version = h->seen;       /* read by this request's auth check: used once */
+		h->seen = 0;
+	} else if (h->on) {
+		rc = store_data_version(ctx->st, &version, err);
+	}
 	if (rc)
 		return rc;
 	if (version && h->doc && h->version == version && !strcmp(h->space, space)) {

@@ -4,10 +4,13 @@
  * turns in order, and render a session or transcript as Markdown.
  *
  * The transcript is parsed and checked whole before anything is written,
- * so a rejected transcript leaves the store as it was.
+ * so a rejected transcript leaves the store as it was.  On a server with
+ * users the user's turns get the signed-in caller as author, as a chat
+ * send's do: the transcript's own speaker names are not identities.
  */
 #include "domain/contextpack.h"
 #include "domain/ingest.h"
+#include "ops/auth.h"
 #include "ops/review_ingest.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
@@ -74,6 +77,9 @@ static enum smr_rc store_session(struct ops_ctx *ctx, const struct space *sp, co
 		turns[i].provider = (char *)PROVIDER_INGEST;
 		turns[i].prompt_tokens = turns[i].completion_tokens = turns[i].latency_ms = -1;
 		turns[i].created_at = now;
+		/* as a chat send's: the person (or agent) who brought the user's turns in */
+		if (ops_restricted(ctx) && !strcmp(turns[i].role, "user"))
+			turns[i].author = (char *)ctx->who->name;
 	}
 	rc = store_session_import(ctx->st, &s, turns, t->n, err);
 	free(turns);

@@ -25,6 +25,7 @@ void ops_ctx_init(struct ops_ctx *ctx, struct store *st)
 	ctx->new_id = sys_uuid;
 	ctx->who = NULL;
 	ctx->auth_cache = NULL;
+	ctx->keeper = NULL;
 	ctx->actor = NULL;
 }
 

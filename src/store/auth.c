@@ -108,7 +108,28 @@ static enum smr_rc bump(struct store *st, enum smr_rc rc, struct smr_err *err)
 
 	if (rc)
 		return rc;
-	return q_done(st, sql, NULL, 0, err);
+	return q_done(st, st->ops->auth_bump_sql ? st->ops->auth_bump_sql : sql, NULL, 0, err);
+}
+
+enum smr_rc store_watch_open(const char *dsn, struct store_watch **out, struct smr_err *err)
+{
+	*out = NULL;
+	for (size_t i = 0; store_backends[i]; i++)
+		if (store_backends[i]->accepts(dsn))
+			return store_backends[i]->watch_open ?
+			       store_backends[i]->watch_open(dsn, out, err) : SMR_OK;
+	return smr_errf(err, SMR_EUSAGE, "no storage backend in this binary handles '%s'", dsn);
+}
+
+int store_watch_wait(struct store_watch *w, int ms, struct smr_err *err)
+{
+	return w->wait(w, ms, err);
+}
+
+void store_watch_close(struct store_watch *w)
+{
+	if (w)
+		w->close(w);
 }
 
 enum smr_rc store_hash_spaces(struct store *st, const char *hash, char ***out, size_t *n,

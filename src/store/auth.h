@@ -101,6 +101,30 @@ enum smr_rc store_hash_spaces(struct store *st, const char *hash, char ***out, s
 /* Moves the epoch: a Space was renamed or deleted, so names cached with roles are stale. */
 enum smr_rc store_auth_changed(struct store *st, struct smr_err *err);
 
+/*
+ * Change notices of the auth epoch, for a server that keeps what it read
+ * (ops/auth_keeper.c).  A watch is one connection of its own listening on
+ * STORE_AUTH_CHANNEL (PostgreSQL's LISTEN): every move of the epoch, by any
+ * process, sends a notice when it commits.
+ */
+#define STORE_AUTH_CHANNEL "smriti_auth"
+struct store_watch;
+/*
+ * Opens a watch on dsn's database; *out NULL (and SMR_OK) when its backend
+ * has no notices (SQLite: store_data_version tells a reader as cheaply).
+ * A watch that cannot connect now is still returned: store_watch_wait
+ * reports it down and tries again.  Caller store_watch_close()s.
+ */
+enum smr_rc store_watch_open(const char *dsn, struct store_watch **out, struct smr_err *err);
+/*
+ * Waits up to ms milliseconds: 1 when the epoch may have moved (a notice
+ * came, or the watch just (re)connected and so may have missed some), 0
+ * when nothing came, -1 with err set when the watch is down (the next call
+ * tries to connect again).
+ */
+int store_watch_wait(struct store_watch *w, int ms, struct smr_err *err);
+void store_watch_close(struct store_watch *w);
+
 /* Sets user_id's role on space_id; ROLE_NONE removes the grant. */
 enum smr_rc store_grant_set(struct store *st, const char *user_id, const char *space_id,
 			    enum role role, struct smr_err *err);

@@ -35,6 +35,8 @@ void store_rows_release(struct store_rows *r);
 /* Rows of one write that store.c runs inside a transaction (see group.h). */
 typedef enum smr_rc (*store_rows_fn)(struct store *st, void *arg, struct smr_err *err);
 
+struct store_watch;   /* store/auth.h; defined below */
+
 enum savepoint_op { SAVEPOINT_BEGIN, SAVEPOINT_END, SAVEPOINT_UNDO };
 
 struct store_ops {
@@ -298,6 +300,21 @@ struct store_ops {
 	 */
 	enum smr_rc (*sql_text)(struct store *st, const char *sql, const char *const *params,
 				int n, struct store_rows *out, struct smr_err *err);
+	/*
+	 * The statement (for sql_text) that moves the auth epoch, when the
+	 * backend has one of its own; NULL: the portable UPDATE of store/auth.c.
+	 * PostgreSQL's also NOTIFYs STORE_AUTH_CHANNEL in the same statement, so
+	 * the notice goes out only when the new epoch is committed.
+	 */
+	const char *auth_bump_sql;
+	/* See store_watch_open; NULL: the backend has no change notices (SQLite). */
+	enum smr_rc (*watch_open)(const char *dsn, struct store_watch **out, struct smr_err *err);
+};
+
+/* A backend's watch embeds this first (full/pg_watch.c). */
+struct store_watch {
+	int (*wait)(struct store_watch *w, int ms, struct smr_err *err);
+	void (*close)(struct store_watch *w);
 };
 
 struct index_memo;   /* index.c's last indexed checkpoint */
@@ -347,5 +364,7 @@ enum smr_rc store_index_appended(struct store *st, const struct turn *t, struct 
 extern const struct store_ops *const store_backends[];
 extern const struct store_ops store_sqlite_ops;
 extern const struct store_ops store_postgres_ops;
+/* PostgreSQL's store_watch (full/pg_watch.c). */
+enum smr_rc pg_watch_open(const char *dsn, struct store_watch **out, struct smr_err *err);
 
 #endif

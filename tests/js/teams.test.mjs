@@ -69,7 +69,7 @@ function expected(a, caller) {
   if (caller.admin || a.need === 'none' || a.need === 'public' || a.need === 'signed-in') return 'ok';
   if (a.need === 'admin' || a.need === 'self') return 403;   // the cases name someone else (zed)
   if (a.need === 'token') return 404;                         // zed's token: as if there were none
-  if (['space', 'session', 'job', 'ref', 'generation'].includes(a.need)) {
+  if (['space', 'space-or-deleted', 'session', 'job', 'ref', 'generation'].includes(a.need)) {
     if (caller.level === 0) return 404;
     return caller.level >= LEVEL[a.role] ? 'ok' : 403;
   }
@@ -80,6 +80,18 @@ function teamSuite(kind, makeDb) {
   describe(`teams on ${kind}`, () => {
     let store, server, fake, head, session, job, gen, tokens = {}, openapi, seq = 0;
     const uniq = (p) => `${p}-${process.pid}-${++seq}`;
+    // A change made by another process reaches this server at once on SQLite (its
+    // data_version moved) and, on PostgreSQL, when the NOTIFY of the change arrives:
+    // poll f until it gives what want says, up to a deadline (no assertion of speed).
+    async function elsewhere(f, want, what) {
+      const deadline = Date.now() + (kind === 'postgres' ? 10000 : 0);
+      for (;;) {
+        const r = await f();
+        if (want(r)) return r;
+        if (Date.now() >= deadline) assert.fail(`${what}: still ${r.status} ${r.text}`);
+        await new Promise((res) => setTimeout(res, 20));
+      }
+    }
     const as = (who) => ({ Authorization: `Bearer ${who === 'admin' ? ADMIN : tokens[who]}` });
     const op = (who, name, body) => request(server, 'POST', `/api/ops/${name}`, { body, headers: as(who) });
     async function adminOp(name, body) {
@@ -374,6 +386,72 @@ function teamSuite(kind, makeDb) {
       assert.equal((await op('rea', 'show', { ref: 'proj@{0}' })).status, 200);
     });
 
+    test('blame stops at a checkpoint of a Space one cannot read (brought back by a restore): its hash only', async () => {
+      const name = await fresh();                     // rea reads it; nobody but the admin reads secret
+      const hidden = (await adminOp('head', { space: 'secret' })).commit_hash;
+      await adminOp('checkpoint.create', { space: name, checkpoint: { title: 'base', decisions: ['ours'] } });
+      await adminOp('restore', { space: name, ref: hidden });
+      const title = (who) => op(who, 'blame', { ref: name })
+        .then((r) => r.json.result.items.find((i) => i.field === 'title'));
+      const seen = await title('rea');
+      assert.equal(seen.text, 'hidden');              // the text is the readable checkpoint's own
+      assert.deepEqual(seen.introduced, { commit_hash: hidden, source: null, hidden: true });
+      assert.equal(seen.here, false);
+      // whoever can read secret sees who wrote it
+      const full = await title('admin');
+      assert.equal(full.introduced.commit_hash, hidden);
+      assert.equal(full.introduced.title, 'hidden');
+      assert.ok(!('hidden' in full.introduced));
+      assert.equal((await op('admin', 'grant', { user: 'rea', space: 'secret', role: 'reader' })).status, 200);
+      try {
+        assert.equal((await title('rea')).introduced.title, 'hidden');
+      } finally {
+        assert.equal((await op('admin', 'grant.revoke', { user: 'rea', space: 'secret' })).status, 200);
+      }
+      // a merge from a Space rea cannot read copies that line into the Space: its checkpoints
+      // are the Space's own history now (log shows them to its readers), so blame shows them too
+      const side = uniq('side');
+      await adminOp('fork', { ref: name, into: side });
+      await adminOp('checkpoint.create', { space: side, author: 'x', checkpoint: { title: 'side work', decisions: ['from the side'] } });
+      assert.equal((await op('own', 'merge', { space: name, ref: side })).status, 404);   // own cannot read side
+      await adminOp('merge', { space: name, ref: side });
+      const item = (await op('rea', 'blame', { ref: name })).json.result.items.find((i) => i.text === 'from the side');
+      assert.equal(item.introduced.title, 'side work');
+      const log = (await op('rea', 'log', { space: name })).json.result;
+      assert.ok(JSON.stringify(log).includes('side work'));
+    });
+
+    test('a deleted Space\'s reflog stays readable by the people who had a role on it', async () => {
+      const name = await fresh();                     // own, wri, rea have roles; out has none
+      const sp = await adminOp('space.get', { space: name });
+      const last = (await adminOp('checkpoint.create', { space: name, checkpoint: { title: 'before the delete' } })).commit_hash;
+      assert.equal((await op('own', 'space.delete', { space: name })).status, 200);
+      for (const who of ['own', 'rea', 'admin']) {
+        for (const key of [name, sp.id]) {
+          const r = await request(server, 'GET', `/v4/repos/${encodeURIComponent(key)}/reflog`, { headers: as(who) });
+          assert.equal(r.status, 200, `${who} ${key}: ${r.text}`);
+          assert.equal(r.json[0].action, 'delete');
+          assert.equal(r.json[0].actor, 'own');
+        }
+      }
+      for (const key of [name, sp.id]) {
+        assertError(await op('out', 'reflog', { space: key }), 404, 'not_found');
+      }
+      // and so do its Checkpoints through NAME@{N}, as the reflog names them
+      const back = await op('rea', 'show', { ref: `${name}@{1}` });
+      assert.equal(back.status, 200, back.text);
+      assert.equal(back.json.result.commit_hash, last);
+      assertError(await op('out', 'show', { ref: `${name}@{1}` }), 404, 'not_found');
+      // what needs a live Space still does not find it
+      assertError(await op('own', 'head', { space: name }), 404, 'not_found');
+      assertError(await op('own', 'grant', { user: 'out', space: name, role: 'reader' }), 404, 'not_found');
+      // a new Space that takes the name is what the name means from then on
+      assert.equal((await op('out', 'space.create', { name })).status, 200);
+      assertError(await op('rea', 'reflog', { space: name }), 404, 'not_found');
+      assert.equal((await op('rea', 'reflog', { space: sp.id })).status, 200);
+      assert.equal((await op('out', 'reflog', { space: name })).json.result[0].action, 'create');
+    });
+
     test('the reflog names the signed-in caller, not what the client claims', async () => {
       const name = uniq('logged');
       const made = await request(server, 'POST', '/api/ops/space.create', { body: { name }, headers: as('own') });
@@ -428,12 +506,24 @@ function teamSuite(kind, makeDb) {
       const h = { Authorization: `Bearer ${doc.token}` };
       assert.equal((await request(server, 'GET', '/v4/repos', { headers: h })).status, 200);
       cliOk(store.db, ['token', 'revoke', doc.id]);
-      let r = await request(server, 'GET', '/v4/repos', { headers: h });
+      let r = await elsewhere(() => request(server, 'GET', '/v4/repos', { headers: h }),
+        (x) => x.status === 401, 'a token revoked by the CLI');
       assertError(r, 401, 'unauthorized');
       assert.match(r.json.error.message, /revoked/);
       const e = JSON.parse(cliOk(store.db, ['token', 'create', 'rea', '--json']));
       store.sql(`UPDATE tokens SET expires_at = '2000-01-01T00:00:00.000000Z' WHERE id = '${e.id}'`);
       r = await request(server, 'GET', '/v4/repos', { headers: { Authorization: `Bearer ${e.token}` } });
+      assertError(r, 401, 'unauthorized');
+      assert.match(r.json.error.message, /expired/);
+      // a token the server has checked and kept is refused once its expiry passes (the clock is
+      // compared on every request; nothing in the database changes)
+      const k = JSON.parse(cliOk(store.db, ['token', 'create', 'rea', '--json']));
+      const until = new Date(Date.now() + 1500);
+      store.sql(`UPDATE tokens SET expires_at = '${until.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z')}' WHERE id = '${k.id}'`);
+      const hk = { Authorization: `Bearer ${k.token}` };
+      await elsewhere(() => request(server, 'GET', '/v4/repos', { headers: hk }), (x) => x.status === 200, 'a new expiry');
+      await new Promise((res) => setTimeout(res, Math.max(0, until - Date.now()) + 100));
+      r = await request(server, 'GET', '/v4/repos', { headers: hk });
       assertError(r, 401, 'unauthorized');
       assert.match(r.json.error.message, /expired/);
       for (const bad of ['smr_', 'smr_xyz', `smr_${'g'.repeat(64)}`, 'Basic abc', `${tokens.rea}0`,
@@ -446,6 +536,38 @@ function teamSuite(kind, makeDb) {
       assert.ok(!rows.includes(tokens.rea.slice(4)), 'the secret is not in the database');
       // expiry must be a duration
       assert.equal(cli(store.db, ['token', 'create', 'rea', '--expires', 'soon']).code, 2);
+    });
+
+    test('a token\'s last use is recorded, off the request path and at most once a minute', async () => {
+      const t = JSON.parse(cliOk(store.db, ['token', 'create', 'rea', '--json']));
+      const h = { Authorization: `Bearer ${t.token}` };
+      const used = async () => (await adminOp('token.list', { name: 'rea' })).find((x) => x.id === t.id).last_used_at;
+      assert.equal(await used(), null);
+      assert.equal((await request(server, 'GET', '/v4/repos', { headers: h })).status, 200);
+      const deadline = Date.now() + 10000;
+      let first;
+      while (!(first = await used()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      assert.ok(first, 'last_used_at is written');
+      for (let i = 0; i < 8; i++) assert.equal((await request(server, 'GET', '/v4/repos', { headers: h })).status, 200);
+      await new Promise((r) => setTimeout(r, 600));
+      assert.equal(await used(), first, 'not written again within the minute');
+    });
+
+    test('a HEAD read with a token sees every checkpoint written before it (the auth check\'s data version is reused)', async () => {
+      const name = await fresh();
+      const headOf = async (who) => {
+        const r = await request(server, 'GET', `/repos/${encodeURIComponent(name)}/head`, { headers: as(who) });
+        return r.status === 200 ? r.json.commit_hash : r.status;
+      };
+      for (let i = 0; i < 3; i++) {
+        const mine = JSON.parse(cliOk(store.db, ['checkpoint', 'create', name, '--title', `cli ${i}`, '--json'])).commit_hash;
+        assert.equal(await headOf('rea'), mine);
+        assert.equal(await headOf('admin'), mine);
+        const w = await op('wri', 'checkpoint.create', { space: name, checkpoint: { title: `http ${i}` } });
+        assert.equal(w.status, 200, w.text);
+        assert.equal(await headOf('admin'), w.json.result.commit_hash);
+        assert.equal(await headOf('rea'), w.json.result.commit_hash);
+      }
     });
 
     test('a disabled user\'s tokens, and its agents\', stop working; enabling brings them back', async () => {
@@ -492,6 +614,17 @@ function teamSuite(kind, makeDb) {
       assert.equal((await op('wri/bot', 'chat.send', { session_id: s, message: 'hello' })).status, 200);
       const turns = (await op('rea', 'session.get', { session_id: s })).json.result.turns;
       assert.equal(turns.find((t) => t.role === 'user').author, 'wri/bot');
+      // an ingested transcript's user turns: the caller too, whatever the transcript says
+      const ing = await op('wri/bot', 'ingest', { space: 'proj', transcript: 'User: from a log\nAssistant: ok\nUser: again' });
+      assert.equal(ing.status, 200, ing.text);
+      const sid = ing.json.result.session.id;
+      const it = (await op('rea', 'session.get', { session_id: sid })).json.result.turns;
+      assert.deepEqual(it.map((t) => [t.role, t.author ?? null]),
+        [['user', 'wri/bot'], ['assistant', null], ['user', 'wri/bot']]);
+      // the admin token has no identity: no author, as before teams
+      const adm = await op('admin', 'ingest', { space: 'proj', transcript: 'User: x\nAssistant: y' });
+      const at = (await op('rea', 'session.get', { session_id: adm.json.result.session.id })).json.result.turns;
+      assert.ok(at.every((t) => (t.author ?? null) === null));
     });
 
     test('an agent cannot manage identities; a person manages its own tokens and agents', async () => {
@@ -515,8 +648,10 @@ function teamSuite(kind, makeDb) {
       for (let i = 0; i < 4; i++) assert.equal((await op('rea', 'head', { space: name })).status, 404);
       assert.equal((await op('rea', 'space.get', { space: name })).status, 200);
       cliOk(store.db, ['revoke', 'rea', name]);
-      assertError(await op('rea', 'space.get', { space: name }), 404, 'not_found');
+      assertError(await elsewhere(() => op('rea', 'space.get', { space: name }), (x) => x.status === 404,
+        'a grant revoked by the CLI'), 404, 'not_found');
       cliOk(store.db, ['grant', 'rea', name, 'owner']);
+      await elsewhere(() => op('rea', 'grant.list', { space: name }), (x) => x.status === 200, 'a grant by the CLI');
       assert.equal((await op('rea', 'space.delete', { space: name })).status, 200);
       // a renamed Space's old name is gone for a caller that looked it up by that name
       const other = await fresh();
@@ -524,12 +659,52 @@ function teamSuite(kind, makeDb) {
       assert.equal((await op('own', 'space.rename', { space: other, new_name: `${other}-b` })).status, 200);
       assertError(await op('wri', 'space.get', { space: other }), 404, 'not_found');
       assert.equal((await op('wri', 'space.get', { space: `${other}-b` })).status, 200);
-      // a token revoked by another process stops at once
+      // a token revoked by another process stops (SQLite: at once; PostgreSQL: at the notice)
       const t = JSON.parse(cliOk(store.db, ['token', 'create', 'rea', '--json']));
       const h = { Authorization: `Bearer ${t.token}` };
       for (let i = 0; i < 4; i++) assert.equal((await request(server, 'GET', '/v4/repos', { headers: h })).status, 200);
       cliOk(store.db, ['token', 'revoke', t.id]);
+      await elsewhere(() => request(server, 'GET', '/v4/repos', { headers: h }), (x) => x.status === 401,
+        'a token revoked by the CLI');
       for (let i = 0; i < 4; i++) assertError(await request(server, 'GET', '/v4/repos', { headers: h }), 401);
+    });
+
+    test('a token revoked through a server is refused by it at once, and by a second server after the notice', async () => {
+      const t = JSON.parse(cliOk(store.db, ['token', 'create', 'rea', '--json']));
+      const h = { Authorization: `Bearer ${t.token}` };
+      const second = await startServer(store.db, { args: ['--quiet'], env: { SMRITI_TOKEN: ADMIN } });
+      try {
+        // many at once, so that every worker of both servers has checked (and kept) the token
+        const burst = (srv) => Promise.all(Array.from({ length: 24 },
+          () => request(srv, 'GET', '/v4/repos', { headers: h })));
+        for (const srv of [server, second]) {
+          for (const r of await burst(srv)) assert.equal(r.status, 200, r.text);
+        }
+        assert.equal((await op('admin', 'token.revoke', { id: t.id })).status, 200);
+        for (const r of await burst(server)) {
+          assertError(r, 401, 'unauthorized');
+          assert.match(r.json.error.message, /revoked/);
+        }
+        await elsewhere(async () => {
+          const all = await burst(second);
+          return all.find((r) => r.status !== 401) || all[0];
+        }, (r) => r.status === 401, 'the second server');
+        for (const r of await burst(second)) assertError(r, 401, 'unauthorized');
+        if (kind === 'postgres') {
+          // a listener cut off (restart, failover) misses notices: what the servers kept is
+          // dropped when it is back, and until then they read the epoch on every request
+          const u = JSON.parse(cliOk(store.db, ['token', 'create', 'rea', '--json']));
+          const hu = { Authorization: `Bearer ${u.token}` };
+          for (const r of await Promise.all(Array.from({ length: 24 },
+            () => request(second, 'GET', '/v4/repos', { headers: hu })))) assert.equal(r.status, 200, r.text);
+          store.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'smriti-watch'");
+          cliOk(store.db, ['token', 'revoke', u.id]);
+          await elsewhere(() => request(second, 'GET', '/v4/repos', { headers: hu }), (r) => r.status === 401,
+            'after the listener was cut off');
+        }
+      } finally {
+        await second.stop();
+      }
     });
 
     test('a person who reads only a fork reaches its inherited Checkpoints by hash', async () => {

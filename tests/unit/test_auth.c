@@ -12,6 +12,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct fixture {
 	char path[TEMP_STORE_PATH_MAX];
@@ -172,5 +173,62 @@ TEST(auth_roles_in_api_call)
 	CHECK_INT(call(&f, "space.delete", json_pack("{s:s}", "space", "ann-own"), NULL), SMR_OK);
 	free(tb);
 	free(ta);
+	teardown(&f);
+}
+
+/*
+ * A context keeps the tokens it checked: a revocation through another
+ * handle (another thread or process) is seen at its next request, because
+ * SQLite's data_version moved; a server's keeper writes the last use.
+ */
+TEST(auth_kept_token_and_keeper)
+{
+	struct fixture f;
+	struct ops_ctx other;
+	struct auth_keeper *k = NULL;
+	struct principal p;
+	struct smr_err err = SMR_ERR_INIT;
+	json_t *res = NULL, *params;
+	const char *used = NULL;
+	char *t, *u;
+
+	setup(&f);
+	t = token_for(&f, "ann", NULL);
+	u = token_for(&f, "ben", NULL);
+	CHECK_INT(ops_open(&other, f.path, &err), SMR_OK);
+	for (int i = 0; i < 3; i++) {
+		ops_auth_stale(&f.ctx);
+		CHECK_INT(ops_auth_token(&f.ctx, t, &p, &err), SMR_OK);
+	}
+	params = json_pack("{s:s}", "id", p.token_id);
+	CHECK_INT(api_call(&other, "token.revoke", params, &res, &err), SMR_OK);
+	json_decref(params);
+	json_decref(res);
+	ops_auth_stale(&f.ctx);
+	CHECK_INT(ops_auth_token(&f.ctx, t, &p, &err), SMR_EUNAUTH);
+	CHECK(strstr(err.msg, "revoked") != NULL);
+
+	/* the keeper records ben's use on its own thread */
+	CHECK_INT(ops_auth_keeper_start(f.path, &k, &err), SMR_OK);
+	f.ctx.keeper = k;
+	ops_auth_stale(&f.ctx);
+	CHECK_INT(ops_auth_token(&f.ctx, u, &p, &err), SMR_OK);
+	for (int i = 0; i < 500 && !used; i++) {
+		res = NULL;
+		params = json_pack("{s:s}", "name", "ben");
+		CHECK_INT(api_call(&other, "token.list", params, &res, &err), SMR_OK);
+		json_decref(params);
+		used = json_string_value(json_object_get(json_array_get(res, 0), "last_used_at"));
+		used = used ? "yes" : NULL;
+		json_decref(res);
+		if (!used)
+			nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
+	}
+	CHECK(used != NULL);
+	f.ctx.keeper = NULL;
+	ops_auth_keeper_stop(k);
+	ops_close(&other);
+	free(t);
+	free(u);
 	teardown(&f);
 }

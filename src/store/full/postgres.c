@@ -35,6 +35,7 @@
  * txn_not_started).  A write whose COMMIT got no answer is reported as
  * possibly applied.
  */
+#include "store/auth.h"
 #include "store/internal.h"
 #include "store/full/schema_postgres.h"
 #include "util/metrics.h"
@@ -2688,4 +2689,8 @@ const struct store_ops store_postgres_ops = {
 	.generation_update = pg_generation_update,
 	.generation_interrupt = pg_generation_interrupt,
 	.sql_text = pg_sql_text,
+	/* the notice is sent when this statement's transaction commits (pg_watch.c) */
+	.auth_bump_sql = "UPDATE auth_state SET epoch = epoch + 1 WHERE id = 1"
+			 " RETURNING pg_notify('" STORE_AUTH_CHANNEL "', current_schema())",
+	.watch_open = pg_watch_open,
 };

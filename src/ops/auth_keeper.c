@@ -1,0 +1,243 @@
+/*
+ * auth_keeper.c -- a server's one thread that keeps its contexts' caches of
+ * tokens and roles honest without a query per request (see auth.h).
+ *
+ * Each worker's context (ops/auth.c) keeps the tokens it checked and the
+ * roles it read.  They stay valid until the auth state changes, and the
+ * keeper says when that may have happened:
+ *  - PostgreSQL: a watch (store_watch, a LISTEN connection) hears every
+ *    move of the auth epoch when it commits, from any process, and moves
+ *    gen.  While the watch is down (live 0) contexts read the epoch on
+ *    every request instead, as they would without a keeper.  The keeper
+ *    also reads the epoch every KEEPER_POLL_MS, which bounds what a lost
+ *    notice (a change written without one) could cost.
+ *  - SQLite: no watch (live stays 0); a context compares the store's
+ *    data_version first, which costs no query while nothing was committed.
+ *  - A change made through this server moves gen at once (auth_keeper_bump),
+ *    so on the server that made it the change is seen by the next request.
+ * It also writes tokens' last use (at most once a minute per token), so
+ * that no request waits for that write.
+ *
+ *        live 0 --wait ok: gen++--> live 1 --wait/poll fails--> live 0
+ */
+#include "ops/auth.h"
+#include "ops/auth_keeper.h"
+#include "util/sys.h"
+#include "util/xalloc.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define KEEPER_TICK_MS 250       /* how long the watch waits before looking at stop and touches */
+#define KEEPER_RETRY_MS 1000     /* after a failed connection */
+#define KEEPER_POLL_MS 5000      /* the epoch read that bounds a lost notice */
+#define KEEPER_TOUCHES 64
+
+struct touch {
+	char id[24];
+	char now[32];              /* the last use to write; "" when written */
+	long long written;         /* monotonic seconds of the last write, 0: never */
+};
+
+struct auth_keeper {
+	char *dsn;
+	struct store_watch *watch;        /* NULL: the backend has none */
+	_Atomic uint64_t gen;
+	atomic_int live;
+	atomic_int stop;
+	pthread_t thread;
+	pthread_mutex_t lock;             /* guards touch[] and wakes the thread */
+	pthread_cond_t wake;
+	struct touch touch[KEEPER_TOUCHES];
+};
+
+static long long mono_s(void)
+{
+	return (long long)(sys_monotonic_us() / 1000000);
+}
+
+int auth_keeper_gen(struct auth_keeper *k, uint64_t *gen)
+{
+	if (!atomic_load(&k->live))
+		return 0;
+	*gen = atomic_load(&k->gen);
+	return 1;
+}
+
+void auth_keeper_bump(struct auth_keeper *k)
+{
+	atomic_fetch_add(&k->gen, 1);
+}
+
+/* The slot of token_id, else the free slot written longest ago; NULL when all are pending. */
+static struct touch *touch_slot(struct auth_keeper *k, const char *token_id)
+{
+	struct touch *best = NULL;
+
+	for (size_t i = 0; i < KEEPER_TOUCHES; i++) {
+		struct touch *t = &k->touch[i];
+
+		if (!strcmp(t->id, token_id))
+			return t;
+		if (!t->now[0] && (!best || t->written < best->written))
+			best = t;
+	}
+	if (best) {
+		snprintf(best->id, sizeof(best->id), "%s", token_id);
+		best->written = 0;
+	}
+	return best;
+}
+
+void auth_keeper_touch(struct auth_keeper *k, const char *token_id, const char *now)
+{
+	struct touch *t;
+
+	pthread_mutex_lock(&k->lock);
+	t = touch_slot(k, token_id);
+	if (t && (!t->written || mono_s() - t->written >= TOKEN_TOUCH_EVERY)) {
+		snprintf(t->now, sizeof(t->now), "%s", now);
+		pthread_cond_signal(&k->wake);
+	}
+	pthread_mutex_unlock(&k->lock);
+}
+
+/* Writes the pending last uses (errors are dropped: the time is advice, not a record). */
+static void flush_touches(struct auth_keeper *k, struct ops_ctx *ctx)
+{
+	struct touch due[KEEPER_TOUCHES];
+	size_t n = 0;
+
+	pthread_mutex_lock(&k->lock);
+	for (size_t i = 0; i < KEEPER_TOUCHES; i++) {
+		if (!k->touch[i].now[0])
+			continue;
+		due[n++] = k->touch[i];
+		k->touch[i].now[0] = '\0';
+		k->touch[i].written = mono_s();
+	}
+	pthread_mutex_unlock(&k->lock);
+	for (size_t i = 0; ctx && i < n; i++)
+		store_token_touch(ctx->st, due[i].id, due[i].now, NULL);
+}
+
+/* Sleeps ms, or less when stopped or given a touch. */
+static void nap(struct auth_keeper *k, int ms)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&k->lock);
+	if (!atomic_load(&k->stop))
+		pthread_cond_timedwait(&k->wake, &k->lock, &until);
+	pthread_mutex_unlock(&k->lock);
+}
+
+/* One wait on the watch: gen and live as it says. */
+static void listen_once(struct auth_keeper *k)
+{
+	int got = store_watch_wait(k->watch, KEEPER_TICK_MS, NULL);
+
+	if (got < 0) {
+		atomic_store(&k->live, 0);
+		nap(k, KEEPER_RETRY_MS);
+		return;
+	}
+	if (got > 0 || !atomic_load(&k->live)) {
+		atomic_fetch_add(&k->gen, 1);      /* before live: nothing read while down is kept */
+		atomic_store(&k->live, 1);
+	}
+}
+
+/* The read of the epoch every KEEPER_POLL_MS: a move nobody announced still counts. */
+static void poll_epoch(struct auth_keeper *k, struct ops_ctx *ctx, int64_t *last)
+{
+	int64_t epoch;
+
+	if (store_auth_epoch(ctx->st, &epoch, NULL)) {
+		atomic_store(&k->live, 0);
+		return;
+	}
+	if (*last != epoch)
+		atomic_fetch_add(&k->gen, 1);
+	*last = epoch;
+}
+
+static void *keeper_main(void *arg)
+{
+	struct auth_keeper *k = arg;
+	struct ops_ctx ctx = { 0 };
+	int opened = 0;
+	int64_t epoch = -1, next_poll = 0;
+
+	while (!atomic_load(&k->stop)) {
+		if (!opened)
+			opened = !ops_open(&ctx, k->dsn, NULL);
+		if (k->watch)
+			listen_once(k);
+		else
+			nap(k, opened ? KEEPER_TICK_MS * 4 : KEEPER_RETRY_MS);
+		if (!opened)
+			continue;
+		flush_touches(k, &ctx);
+		if (k->watch && sys_monotonic_us() >= next_poll) {
+			poll_epoch(k, &ctx, &epoch);
+			next_poll = sys_monotonic_us() + KEEPER_POLL_MS * 1000LL;
+		}
+	}
+	flush_touches(k, opened ? &ctx : NULL);
+	if (opened)
+		ops_close(&ctx);
+	return NULL;
+}
+
+enum smr_rc ops_auth_keeper_start(const char *dsn, struct auth_keeper **out,
+				  struct smr_err *err)
+{
+	struct auth_keeper *k = xcalloc(1, sizeof(*k));
+	enum smr_rc rc = store_watch_open(dsn, &k->watch, err);
+
+	if (rc) {
+		free(k);
+		return rc;
+	}
+	k->dsn = xstrdup(dsn);
+	pthread_mutex_init(&k->lock, NULL);
+	pthread_cond_init(&k->wake, NULL);
+	if (sys_thread_start(&k->thread, keeper_main, k)) {
+		store_watch_close(k->watch);
+		pthread_cond_destroy(&k->wake);
+		pthread_mutex_destroy(&k->lock);
+		free(k->dsn);
+		free(k);
+		return smr_errf(err, SMR_EINTERNAL, "cannot start the auth keeper thread");
+	}
+	*out = k;
+	return SMR_OK;
+}
+
+void ops_auth_keeper_stop(struct auth_keeper *k)
+{
+	if (!k)
+		return;
+	pthread_mutex_lock(&k->lock);
+	atomic_store(&k->stop, 1);
+	pthread_cond_signal(&k->wake);
+	pthread_mutex_unlock(&k->lock);
+	pthread_join(k->thread, NULL);
+	store_watch_close(k->watch);
+	pthread_cond_destroy(&k->wake);
+	pthread_mutex_destroy(&k->lock);
+	free(k->dsn);
+	free(k);
+}
