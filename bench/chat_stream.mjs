@@ -205,6 +205,57 @@ function rssPeakKiB(pid) {
   return m ? Number(m[1]) : NaN;
 }
 
+// The server's latency histograms (GET /metrics), cumulative: {series: {les: [[le, n]], sum, count}}.
+async function scrape(port) {
+  const text = await new Promise((resolve, reject) => {
+    http.get({ host: '127.0.0.1', port, path: '/metrics', agent }, (res) => {
+      let t = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => { t += c; });
+      res.on('end', () => resolve(t));
+    }).on('error', reject);
+  });
+  const out = {};
+  const get = (k) => (out[k] ??= { les: [], sum: 0, count: 0 });
+  for (const line of text.split('\n')) {
+    let m = /^(\w+)_bucket\{(.*?),?le="([^"]+)"\} (\d+)$/.exec(line);
+    if (m) { get(`${m[1]}{${m[2]}}`).les.push([m[3] === '+Inf' ? Infinity : Number(m[3]), Number(m[4])]); continue; }
+    m = /^(\w+)_(sum|count)\{(.*)\} ([\d.]+)$/.exec(line);
+    if (m) get(`${m[1]}{${m[3]}}`)[m[2]] = Number(m[4]);
+  }
+  return out;
+}
+
+// What the server saw between two scrapes, summed over windows: [[before, after], ...].
+const SERIES = [
+  ['commit, whole request', 'smriti_http_request_seconds{method="POST",route="/chat/commit"}'],
+  ['head, whole request', 'smriti_http_request_seconds{method="GET",route="/repos/{id}/head"}'],
+  ['waiting for a worker', 'smriti_http_worker_queue_seconds{pool="worker"}'],
+  ['write waiting behind others', 'smriti_store_write_wait_seconds{writer="foreground"}'],
+  ['write transaction + fsync', 'smriti_store_write_seconds{writer="foreground"}'],
+  ['chat sends: waiting for a chat worker', 'smriti_http_worker_queue_seconds{pool="chat"}'],
+  ['chat sends: write waiting', 'smriti_store_write_wait_seconds{writer="background"}'],
+  ['chat sends: write transaction + fsync', 'smriti_store_write_seconds{writer="background"}'],
+];
+
+function serverSide(windows) {
+  return SERIES.map(([label, key]) => {
+    let count = 0;
+    let sum = 0;
+    const les = new Map();
+    for (const [a, b] of windows) {
+      const x = a[key];
+      const y = b[key];
+      if (!y) continue;
+      count += y.count - (x?.count ?? 0);
+      sum += y.sum - (x?.sum ?? 0);
+      y.les.forEach(([le, n], i) => les.set(le, (les.get(le) ?? 0) + n - (x?.les[i]?.[1] ?? 0)));
+    }
+    const p99 = [...les].find(([, n]) => n >= 0.99 * count)?.[0];
+    return { label, count, mean: count ? (sum / count) * 1e6 : NaN, p99: p99 === undefined ? NaN : p99 * 1e6 };
+  });
+}
+
 const fmt = (us) => (us >= 1000 ? `${(us / 1000).toFixed(2)} ms` : `${us.toFixed(0)} µs`);
 
 async function main() {
@@ -215,6 +266,7 @@ async function main() {
   const srv = await start(path.join(BUILD, 'smriti-full'), ['serve', '--listen', '127.0.0.1:0', '--quiet'], {
     SMRITI_DB: path.join(dir, 'bench.db'), OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: `http://127.0.0.1:${fport}/v1`,
     SMRITI_PROVIDER_RETRIES: '0',
+    ...(process.env.SMRITI_BACKGROUND_NICE ? { SMRITI_BACKGROUND_NICE: process.env.SMRITI_BACKGROUND_NICE } : {}),
   }, (out) => /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out));
   const port = Number(srv.match[1]);
   const script = (steps) => new Promise((resolve, reject) => {
@@ -252,11 +304,14 @@ async function main() {
     const admit = { commit: [], head: [] };
     const load = { commit: [], head: [] };
     const rounds = [];
+    const windows = { base: [], admit: [], load: [] };
     const cpu = { srv: 0, fake: 0, me: 0, agent: 0 };
     let complete = 0;
     let results = [];
     for (let round = 0; round < ROUNDS; round++) {
+      const m0 = await scrape(port);
       const b = await agentProc.measure();
+      const m1 = await scrape(port);
       await script(sessions.map(() => ({ reply, deltas: DELTAS, trickle_ms: TRICKLE_MS, stamp: true })));
       const t0 = performance.now();
       const c0 = { srv: cpuSeconds(srv.child.pid), fake: cpuSeconds(fake.child.pid), me: process.cpuUsage() };
@@ -269,7 +324,12 @@ async function main() {
       await allStarted;
       const admitMs = performance.now() - t0;
       const admitEnd = performance.timeOrigin + performance.now();
+      const m2 = await scrape(port);
       const all = await during;
+      const m3 = await scrape(port);
+      windows.base.push([m0, m1]);
+      windows.admit.push([m1, m2]);
+      windows.load.push([m2, m3]);
       const split = (k, streaming) => all[k].filter((_, i) => (all[`${k}At`][i] >= admitEnd) === streaming);
       const r = { base: b, admit: { commit: split('commit', false), head: split('head', false) },
         load: { commit: split('commit', true), head: split('head', true) }, admitMs };
@@ -317,6 +377,13 @@ async function main() {
         + ` while all ${STREAMS} stream (${load[k].length}) p50 ${fmt(pct(load[k], 0.5))}`
         + ` p99 ${fmt(pct(load[k], 0.99))} (p99 ratio ${ratio(load[k], base[k])}x)`);
     }
+    // the server's side of the agent's requests (bucket bounds: p99 is "at most")
+    const side = { base: serverSide(windows.base), admit: serverSide(windows.admit), load: serverSide(windows.load) };
+    console.log('  server side (GET /metrics histograms; count, mean, p99 as its bucket bound): no load | admitting | streaming');
+    side.base.forEach((x, i) => {
+      const cell = (y) => `${y.count} ${fmt(y.mean)} ≤${fmt(y.p99)}`;
+      console.log(`    ${x.label}: ${cell(x)} | ${cell(side.admit[i])} | ${cell(side.load[i])}`);
+    });
     console.log(`  first delta relayed (provider write -> client read): alone median ${fmt(pct(aloneFirst, 0.5))}`
       + ` p99 ${fmt(pct(aloneFirst, 0.99))}; under load median ${fmt(pct(firsts, 0.5))} p99 ${fmt(pct(firsts, 0.99))}`);
     console.log(`  every delta relayed: alone median ${fmt(pct(alone, 0.5))}`

@@ -636,6 +636,9 @@ static void *loop_main(void *arg)
 {
 	struct provider_loop *l = arg;
 
+	/* relaying deltas may wait a little; the threads people wait on may not */
+	sys_thread_name("smr-loop");
+	sys_thread_background();
 	for (;;) {
 		run_once(l);
 		if (take_commands(l))

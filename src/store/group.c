@@ -8,10 +8,18 @@
  * arrive while a leader is committing wait for the next leader, so the
  * group grows with the load and no writer waits on a timer.
  *
+ * Background writers (threads that called sys_thread_background: those
+ * starting chat sends) do not lead while a foreground writer (an agent's
+ * commit, a person's edit) waits: the foreground writer leads and runs their
+ * rows with its own, so its write never waits for a low-priority thread to
+ * get the CPU between its rows and the commit.
+ *
  * The registry of groups (one per database key) is process-wide, the way
  * SQLite's shared cache is; a group lives while a handle holds it.
  */
 #include "store/group.h"
+#include "util/metrics.h"
+#include "util/sys.h"
 #include "util/xalloc.h"
 
 #include <pthread.h>
@@ -24,6 +32,8 @@ struct group_req {
 	struct smr_err *err;           /* the writer's, may be NULL */
 	enum smr_rc rc;
 	int done;                      /* under the group's mutex */
+	int background;                /* from a background thread */
+	int64_t queued_us, began_us, ended_us;   /* for metrics_store_write */
 	struct group_req *next;
 };
 
@@ -34,6 +44,7 @@ struct commit_group {
 	pthread_cond_t cv;
 	struct group_req *queue, **tail;
 	int leading;
+	int foreground;                /* foreground requests in the queue */
 	struct commit_group *next;     /* in the registry */
 };
 
@@ -117,14 +128,19 @@ static void run_batch(struct store *st, struct group_req *batch)
 enum smr_rc group_write(struct commit_group *g, struct store *st, store_rows_fn rows,
 			void *arg, struct smr_err *err)
 {
-	struct group_req req = { .rows = rows, .arg = arg, .err = err };
+	struct group_req req = { .rows = rows, .arg = arg, .err = err,
+				 .background = sys_thread_is_background(),
+				 .queued_us = sys_monotonic_us() };
 	struct group_req *batch, *r, *next;
+	int64_t began, ended;
 
 	pthread_mutex_lock(&g->mu);
 	*g->tail = &req;
 	g->tail = &req.next;
+	g->foreground += !req.background;
 	while (!req.done) {
-		if (g->leading) {
+		/* a foreground writer in the queue is awake too, and leads */
+		if (g->leading || (req.background && g->foreground)) {
 			pthread_cond_wait(&g->cv, &g->mu);
 			continue;
 		}
@@ -132,16 +148,23 @@ enum smr_rc group_write(struct commit_group *g, struct store *st, store_rows_fn 
 		batch = g->queue;
 		g->queue = NULL;
 		g->tail = &g->queue;
+		g->foreground = 0;
 		pthread_mutex_unlock(&g->mu);
+		began = sys_monotonic_us();
 		run_batch(st, batch);
+		ended = sys_monotonic_us();
 		pthread_mutex_lock(&g->mu);
 		for (r = batch; r; r = next) {
 			next = r->next;   /* r may be gone once done is seen */
+			r->began_us = began;
+			r->ended_us = ended;
 			r->done = 1;
 		}
 		g->leading = 0;
 		pthread_cond_broadcast(&g->cv);
 	}
 	pthread_mutex_unlock(&g->mu);
+	metrics_store_write(req.background, req.began_us - req.queued_us,
+			    req.ended_us - req.began_us);
 	return req.rc;
 }

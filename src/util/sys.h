@@ -46,6 +46,29 @@ long sys_env_long(const char *name, long def, long min, long max);
 int sys_thread_start(pthread_t *th, void *(*fn)(void *), void *arg);
 
 /*
+ * Names the calling thread (15 bytes show), so that top -H, perf and
+ * /proc/PID/task/TID/comm tell the server's threads apart.
+ */
+void sys_thread_name(const char *name);
+
+/*
+ * Moves the calling thread to the background: nice SMRITI_BACKGROUND_NICE
+ * (default 10; 0 leaves it alone) steps below the process's priority, so
+ * that when both want a CPU the threads someone waits on (HTTP event
+ * threads and workers) get it first.  Linux nices each thread on its own
+ * (setpriority on the thread id).  An unprivileged thread cannot take its
+ * priority back, so this is for threads that never hold, for more than a
+ * few instructions, a lock a foreground thread waits on -- not for one
+ * that leads the store's writes (store/group.c lets a foreground writer
+ * lead when one waits: see sys_thread_is_background).  Returns the nice
+ * value added (0 if none).
+ */
+int sys_thread_background(void);
+
+/* Nonzero on a thread that called sys_thread_background(), even when the nice was 0. */
+int sys_thread_is_background(void);
+
+/*
  * Runs argv[0] (found on PATH) with argv, GIT_DIR-style extra variables in
  * env ("NAME=value", NULL-terminated, may be NULL) added to the
  * environment, input[0..len) on its standard input (NULL: none) and its

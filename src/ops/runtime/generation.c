@@ -232,19 +232,33 @@ static void wake(struct chat_gen *g, int final)
 	}
 }
 
-static void add_event_locked(struct chat_gen *g, const char *type, json_t *data)
+/* Event number id of type with data as server-sent-event text; caller free()s. */
+static char *render_event(size_t id, const char *type, const json_t *data, size_t *len)
 {
 	char *json = json_dumps(data, JSON_COMPACT | JSON_ENSURE_ASCII);
-	struct gen_ev *e;
+	char *text = xasprintf("id: %zu\nevent: %s\ndata: %s\n\n", id, type, json);
 
+	free(json);
+	*len = strlen(text);
+	return text;
+}
+
+/* Appends text (taken), rendered as event number g->n_ev + 1. */
+static void push_event_locked(struct chat_gen *g, char *text, size_t len)
+{
 	if (g->n_ev == g->cap) {
 		g->cap = g->cap ? g->cap * 2 : 16;
 		g->ev = xrealloc(g->ev, g->cap * sizeof(*g->ev));
 	}
-	e = &g->ev[g->n_ev++];
-	e->text = xasprintf("id: %zu\nevent: %s\ndata: %s\n\n", g->n_ev, type, json);
-	e->len = strlen(e->text);
-	free(json);
+	g->ev[g->n_ev++] = (struct gen_ev){ text, len };
+}
+
+static void add_event_locked(struct chat_gen *g, const char *type, json_t *data)
+{
+	size_t len;
+	char *text = render_event(g->n_ev + 1, type, data, &len);
+
+	push_event_locked(g, text, len);
 	json_decref(data);
 }
 
@@ -256,16 +270,36 @@ void gen_event(struct chat_gen *g, const char *type, json_t *data)
 	pthread_mutex_unlock(&g->lock);
 }
 
+/*
+ * The event is rendered before the lock is taken, numbered as the next one:
+ * the lock is held for a copy, so a reader on an HTTP event thread never
+ * waits for JSON work on the provider's loop thread (which may run at a
+ * lower priority; sys_thread_background).  Deltas come from the loop thread
+ * alone, between the first event and the end, so the number still holds
+ * when the lock is taken; if another event came in between, it is rendered
+ * again.
+ */
 void gen_delta(struct chat_gen *g, const char *text, size_t len)
 {
 	json_t *data = json_object();
+	size_t id, ev_len;
+	char *ev;
 
 	json_object_set_new(data, "text", json_stringn(text, len));
 	pthread_mutex_lock(&g->lock);
+	id = g->n_ev + 1;
+	pthread_mutex_unlock(&g->lock);
+	ev = render_event(id, "delta", data, &ev_len);
+	pthread_mutex_lock(&g->lock);
+	if (id != g->n_ev + 1) {
+		free(ev);
+		ev = render_event(g->n_ev + 1, "delta", data, &ev_len);
+	}
 	buf_add(&g->text, text, len);
-	add_event_locked(g, "delta", data);
+	push_event_locked(g, ev, ev_len);
 	wake(g, 0);
 	pthread_mutex_unlock(&g->lock);
+	json_decref(data);
 }
 
 size_t gen_text_len(struct chat_gen *g)
@@ -466,6 +500,7 @@ static void *finisher_main(void *arg)
 	struct chat_gen *batch[FINISH_BATCH];
 	size_t n;
 
+	sys_thread_name("smr-finisher");
 	for (;;) {
 		pthread_mutex_lock(&gs->fin_lock);
 		while (!gs->fin_head && !gs->fin_stop)
@@ -546,6 +581,8 @@ static void *ticker_main(void *arg)
 	struct chat_gens *gs = arg;
 	struct timespec until;
 
+	sys_thread_name("smr-keepalive");
+	sys_thread_background();
 	pthread_mutex_lock(&gs->lock);
 	while (!gs->stop_ticking) {
 		clock_gettime(CLOCK_REALTIME, &until);
