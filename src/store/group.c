@@ -125,6 +125,17 @@ static void run_batch(struct store *st, struct group_req *batch)
 		fail_rest(batch, rc, &e);
 }
 
+size_t group_queued(struct commit_group *g)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&g->mu);
+	for (struct group_req *r = g->queue; r; r = r->next)
+		n++;
+	pthread_mutex_unlock(&g->mu);
+	return n;
+}
+
 enum smr_rc group_write(struct commit_group *g, struct store *st, store_rows_fn rows,
 			void *arg, struct smr_err *err)
 {

@@ -58,10 +58,10 @@ void sys_thread_name(const char *name);
  * threads and workers) get it first.  Linux nices each thread on its own
  * (setpriority on the thread id).  An unprivileged thread cannot take its
  * priority back, so this is for threads that never hold, for more than a
- * few instructions, a lock a foreground thread waits on -- not for one
- * that leads the store's writes (store/group.c lets a foreground writer
- * lead when one waits: see sys_thread_is_background).  Returns the nice
- * value added (0 if none).
+ * few instructions, a lock a foreground thread waits on.  The store's
+ * commit group asks sys_thread_is_background(): such a thread's write
+ * leads a transaction only when no foreground write waits (store/group.c).
+ * Returns the nice value added (0 if none).
  */
 int sys_thread_background(void);
 
