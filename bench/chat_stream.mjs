@@ -9,7 +9,7 @@
 //     admitted and while they all stream, against the same requests with no
 //     chat load measured just before each round (ratio of the p99s),
 //   - the relay latency of deltas: from the fake provider writing a delta
-//     (its `stamp`, microseconds since the epoch) to this client reading it
+//     (its `stamp`, on the machine's monotonic clock) to this client reading it
 //     from the server's event stream, for one stream alone and under load,
 //   - the CPU time of each process during the load (on a shared 2-core
 //     machine it says more than wall time).
@@ -50,7 +50,8 @@ const SAMPLES = 300;
 const ROUNDS = Math.max(1, Number(process.env.ROUNDS || 3));
 const LOAD_NICE = Math.min(19, Math.max(0, Number(process.env.LOAD_NICE || 0)));
 
-const nowMicros = () => (performance.timeOrigin + performance.now()) * 1000;
+// the fake's `stamp` clock: CLOCK_MONOTONIC, the same in every process of the machine
+const nowMicros = () => Number(process.hrtime.bigint() / 1000n);
 
 function start(bin, args, env, ready) {
   return new Promise((resolve, reject) => {
@@ -137,12 +138,12 @@ const pct = (v, p) => {
   return s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))] : NaN;
 };
 
-// The request's time in µs; at[] gets when it started (ms since the epoch).
+// The request's time in µs; at[] gets when it started (nowMicros: comparable across processes).
 async function timed(fn, at) {
   const t = performance.now();
+  at.push(nowMicros());
   const r = await fn();
   if (r.status >= 300) throw new Error(`status ${r.status}: ${JSON.stringify(r.json)}`);
-  at.push(performance.timeOrigin + t);
   return (performance.now() - t) * 1000;
 }
 
@@ -323,7 +324,7 @@ async function main() {
       const during = agentProc.measure(TRICKLE_MS * 0.9);
       await allStarted;
       const admitMs = performance.now() - t0;
-      const admitEnd = performance.timeOrigin + performance.now();
+      const admitEnd = nowMicros();
       const m2 = await scrape(port);
       const all = await during;
       const m3 = await scrape(port);
