@@ -268,6 +268,7 @@ async function main() {
     SMRITI_DB: path.join(dir, 'bench.db'), OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: `http://127.0.0.1:${fport}/v1`,
     SMRITI_PROVIDER_RETRIES: '0',
     ...(process.env.SMRITI_BACKGROUND_NICE ? { SMRITI_BACKGROUND_NICE: process.env.SMRITI_BACKGROUND_NICE } : {}),
+    ...(process.env.MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX } : {}),
   }, (out) => /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out));
   const port = Number(srv.match[1]);
   const script = (steps) => new Promise((resolve, reject) => {

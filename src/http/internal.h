@@ -45,9 +45,8 @@ struct http_ui;
  * Threads that start chat sends (store the user turn, start the provider
  * call).  Their own pool, so that a burst of sends (hundreds of people
  * pressing Send) queues behind itself, not in front of an agent's write.
- * They run in the background (util/sys.h: a lower CPU priority, and their
- * store writes never lead a commit group while a foreground write waits),
- * and there are a few of them so that the user turns of sends that arrive
+ * They are background threads (util/sys.h: their store writes never lead a
+ * commit group while a foreground write waits), and there are a few of them so that the user turns of sends that arrive
  * together share a transaction and its fsync (store/group.c) instead of
  * taking one each, one after another.
  */

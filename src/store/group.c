@@ -8,11 +8,12 @@
  * arrive while a leader is committing wait for the next leader, so the
  * group grows with the load and no writer waits on a timer.
  *
- * Background writers (threads that called sys_thread_background: those
- * starting chat sends) do not lead while a foreground writer (an agent's
- * commit, a person's edit) waits: the foreground writer leads and runs their
- * rows with its own, so its write never waits for a low-priority thread to
- * get the CPU between its rows and the commit.
+ * Background writers (threads that called sys_thread_mark_background:
+ * those starting chat sends) do not lead while a foreground writer (an
+ * agent's commit, a person's edit) waits: the foreground writer leads and
+ * runs their rows with its own, so it waits for the transaction in flight
+ * and no other, on a thread of its own that the scheduler serves as it
+ * would any request, and the background writes share its fsync.
  *
  * The registry of groups (one per database key) is process-wide, the way
  * SQLite's shared cache is; a group lives while a handle holds it.

@@ -145,22 +145,24 @@ void sys_thread_name(const char *name)
 	pthread_setname_np(pthread_self(), shown);
 }
 
-#define BACKGROUND_NICE 10
-
 static __thread int background;
+
+void sys_thread_mark_background(void)
+{
+	background = 1;
+}
 
 int sys_thread_is_background(void)
 {
 	return background;
 }
 
-int sys_thread_background(void)
+int sys_thread_lower_priority(void)
 {
-	long steps = sys_env_long("SMRITI_BACKGROUND_NICE", BACKGROUND_NICE, 0, 19);
+	long steps = sys_env_long("SMRITI_BACKGROUND_NICE", 0, 0, 19);
 	pid_t tid = gettid();
 	int now;
 
-	background = 1;
 	if (!steps)
 		return 0;
 	errno = 0;

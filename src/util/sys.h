@@ -52,21 +52,26 @@ int sys_thread_start(pthread_t *th, void *(*fn)(void *), void *arg);
 void sys_thread_name(const char *name);
 
 /*
- * Moves the calling thread to the background: nice SMRITI_BACKGROUND_NICE
- * (default 10; 0 leaves it alone) steps below the process's priority, so
- * that when both want a CPU the threads someone waits on (HTTP event
- * threads and workers) get it first.  Linux nices each thread on its own
- * (setpriority on the thread id).  An unprivileged thread cannot take its
- * priority back, so this is for threads that never hold, for more than a
- * few instructions, a lock a foreground thread waits on.  The store's
- * commit group asks sys_thread_is_background(): such a thread's write
- * leads a transaction only when no foreground write waits (store/group.c).
- * Returns the nice value added (0 if none).
+ * Marks the calling thread as background work: work nobody waits on at the
+ * moment (starting chat sends behind a burst of them).  The store's commit
+ * group asks sys_thread_is_background(): such a thread's write leads a
+ * transaction only when no foreground write waits (store/group.c).
  */
-int sys_thread_background(void);
-
-/* Nonzero on a thread that called sys_thread_background(), even when the nice was 0. */
+void sys_thread_mark_background(void);
 int sys_thread_is_background(void);
+
+/*
+ * Lowers the calling thread's CPU priority by SMRITI_BACKGROUND_NICE nice
+ * steps (default 0: not at all; at most 19), for a thread whose work may
+ * wait a little and that holds no lock a foreground thread waits on for
+ * more than a copy (the provider's loop, relaying deltas).  Linux nices
+ * each thread on its own (setpriority on the thread id); an unprivileged
+ * thread cannot take its priority back, which is why no thread that leads
+ * the store's writes is ever niced: it would hold the write lock at the low
+ * priority (measured: bench/chat_stream.sh, docs/http.md).  Returns the nice
+ * value added.
+ */
+int sys_thread_lower_priority(void);
 
 /*
  * Runs argv[0] (found on PATH) with argv, GIT_DIR-style extra variables in

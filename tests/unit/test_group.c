@@ -51,10 +51,8 @@ static void *write_main(void *arg)
 {
 	struct writer *w = arg;
 
-	if (w->background) {
-		setenv("SMRITI_BACKGROUND_NICE", "0", 1);   /* the role, not the nice */
-		sys_thread_background();
-	}
+	if (w->background)
+		sys_thread_mark_background();
 	w->rc = group_write(w->st->group, w->st, w->ran_on ? hold_rows : note_rows, w, NULL);
 	return NULL;
 }

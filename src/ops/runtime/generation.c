@@ -274,7 +274,7 @@ void gen_event(struct chat_gen *g, const char *type, json_t *data)
  * The event is rendered before the lock is taken, numbered as the next one:
  * the lock is held for a copy, so a reader on an HTTP event thread never
  * waits for JSON work on the provider's loop thread (which may run at a
- * lower priority; sys_thread_background).  Deltas come from the loop thread
+ * lower priority: sys_thread_lower_priority).  Deltas come from the loop thread
  * alone, between the first event and the end, so the number still holds
  * when the lock is taken; if another event came in between, it is rendered
  * again.
@@ -582,7 +582,7 @@ static void *ticker_main(void *arg)
 	struct timespec until;
 
 	sys_thread_name("smr-keepalive");
-	sys_thread_background();
+	sys_thread_lower_priority();
 	pthread_mutex_lock(&gs->lock);
 	while (!gs->stop_ticking) {
 		clock_gettime(CLOCK_REALTIME, &until);
