@@ -222,7 +222,9 @@ async function scrape(port) {
     let m = /^(\w+)_bucket\{(.*?),?le="([^"]+)"\} (\d+)$/.exec(line);
     if (m) { get(`${m[1]}{${m[2]}}`).les.push([m[3] === '+Inf' ? Infinity : Number(m[3]), Number(m[4])]); continue; }
     m = /^(\w+)_(sum|count)\{(.*)\} ([\d.]+)$/.exec(line);
-    if (m) get(`${m[1]}{${m[3]}}`)[m[2]] = Number(m[4]);
+    if (m) { get(`${m[1]}{${m[3]}}`)[m[2]] = Number(m[4]); continue; }
+    m = /^(\w+) ([\d.]+)$/.exec(line);
+    if (m) get(`${m[1]}{}`).value = Number(m[2]);
   }
   return out;
 }
@@ -237,6 +239,7 @@ const SERIES = [
   ['chat sends: waiting for a chat worker', 'smriti_http_worker_queue_seconds{pool="chat"}'],
   ['chat sends: write waiting', 'smriti_store_write_wait_seconds{writer="background"}'],
   ['chat sends: write transaction + fsync', 'smriti_store_write_seconds{writer="background"}'],
+  ['transactions (commit group)', 'smriti_store_write_batches_total{}'],
 ];
 
 function serverSide(windows) {
@@ -251,6 +254,10 @@ function serverSide(windows) {
       count += y.count - (x?.count ?? 0);
       sum += y.sum - (x?.sum ?? 0);
       y.les.forEach(([le, n], i) => les.set(le, (les.get(le) ?? 0) + n - (x?.les[i]?.[1] ?? 0)));
+    }
+    if (!les.size) {          // a counter
+      for (const [a, b] of windows) count += (b[key]?.value ?? 0) - (a[key]?.value ?? 0);
+      return { label, count, mean: NaN, p99: NaN };
     }
     const p99 = [...les].find(([, n]) => n >= 0.99 * count)?.[0];
     return { label, count, mean: count ? (sum / count) * 1e6 : NaN, p99: p99 === undefined ? NaN : p99 * 1e6 };

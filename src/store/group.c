@@ -164,6 +164,7 @@ enum smr_rc group_write(struct commit_group *g, struct store *st, store_rows_fn 
 		pthread_mutex_unlock(&g->mu);
 		began = sys_monotonic_us();
 		run_batch(st, batch);
+		metrics_store_batch();
 		ended = sys_monotonic_us();
 		pthread_mutex_lock(&g->mu);
 		for (r = batch; r; r = next) {

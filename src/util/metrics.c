@@ -114,6 +114,13 @@ void metrics_store_write(int background, int64_t wait_us, int64_t txn_us)
 	metrics_hist_observe(&write_txn[!!background], txn_us);
 }
 
+static atomic_uint_fast64_t write_batches;
+
+void metrics_store_batch(void)
+{
+	atomic_fetch_add_explicit(&write_batches, 1, memory_order_relaxed);
+}
+
 void metrics_worker_queue(int chat, int64_t us)
 {
 	metrics_hist_observe(&queue_wait[!!chat], us);
@@ -138,6 +145,11 @@ static void render_waits(struct buf *out)
 		snprintf(labels, sizeof(labels), "writer=\"%s\"", writer_names[w]);
 		metrics_hist_render(out, "smriti_store_write_seconds", labels, &write_txn[w]);
 	}
+	buf_adds(out, "# HELP smriti_store_write_batches_total Transactions the SQLite commit group"
+		      " ran (writes over transactions: how many share an fsync).\n"
+		      "# TYPE smriti_store_write_batches_total counter\n");
+	buf_addf(out, "smriti_store_write_batches_total %llu\n",
+		 (unsigned long long)atomic_load_explicit(&write_batches, memory_order_relaxed));
 	buf_adds(out, "# HELP smriti_http_worker_queue_seconds Time a request waited for a"
 		      " worker thread.\n# TYPE smriti_http_worker_queue_seconds histogram\n");
 	for (size_t p = 0; p < 2; p++) {

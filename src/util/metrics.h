@@ -64,6 +64,9 @@ void metrics_draft_queue(int delta);
  */
 void metrics_store_write(int background, int64_t wait_us, int64_t txn_us);
 
+/* A commit group ran one transaction (its writes over its transactions: the batch size). */
+void metrics_store_batch(void);
+
 /* A request waited us in the HTTP server's worker queue (chat: the chat-send pool's). */
 void metrics_worker_queue(int chat, int64_t us);
 

@@ -88,6 +88,8 @@ describe('GET /metrics', () => {
     assert.equal(samples.get('smriti_store_write_wait_seconds_count{writer="foreground"}'),
       samples.get('smriti_store_write_seconds_count{writer="foreground"}'));
     assert.equal(samples.get('smriti_store_write_seconds_count{writer="background"}'), 0);
+    const batches = samples.get('smriti_store_write_batches_total');
+    assert.ok(batches >= 1 && batches <= samples.get('smriti_store_write_seconds_count{writer="foreground"}'));
     assert.ok(samples.get('smriti_http_worker_queue_seconds_count{pool="worker"}') >= 2);
     assert.equal(samples.get('smriti_http_worker_queue_seconds_count{pool="chat"}'), 0);
   });
