@@ -50,7 +50,7 @@ struct http_ui;
  * together share a transaction and its fsync (store/group.c) instead of
  * taking one each, one after another.
  */
-#define HTTP_CHAT_WORKERS 4
+#define HTTP_CHAT_WORKERS 8
 
 /* ---- listening address (guard.c) ---- */
 
