@@ -323,7 +323,8 @@ async function main() {
       const m1 = await scrape(port);
       await script(sessions.map(() => ({ reply, deltas: DELTAS, trickle_ms: TRICKLE_MS, stamp: true })));
       const t0 = performance.now();
-      const c0 = { srv: cpuSeconds(srv.child.pid), fake: cpuSeconds(fake.child.pid), me: process.cpuUsage() };
+      const c0 = { srv: cpuSeconds(srv.child.pid), fake: cpuSeconds(fake.child.pid), me: process.cpuUsage(),
+        mono: nowMicros() };
       let started = 0;
       let admitted;
       const allStarted = new Promise((resolve) => { admitted = resolve; });
@@ -333,6 +334,10 @@ async function main() {
       await allStarted;
       const admitMs = performance.now() - t0;
       const admitEnd = nowMicros();
+      if (process.env.BENCH_WINDOWS) {
+        // for perf record -k CLOCK_MONOTONIC, then perf report --time A,B
+        console.error(`round ${round + 1}: admitting ${(Number(c0.mono) / 1e6).toFixed(6)},${(admitEnd / 1e6).toFixed(6)}`);
+      }
       const m2 = await scrape(port);
       const all = await during;
       const m3 = await scrape(port);

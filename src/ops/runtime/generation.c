@@ -23,6 +23,13 @@
 #include <time.h>
 
 #define GEN_KEEP_S 300              /* an ended generation stays readable this long */
+/*
+ * The list is walked for ended generations at most this often: a walk locks
+ * every generation in it, and a burst of 500 sends over a list of 1,000
+ * (the last burst's, kept GEN_KEEP_S) spent more time there than in
+ * storing their user turns.
+ */
+#define GEN_PRUNE_EVERY_US 1000000
 #define GEN_DRAIN_S 5                /* at shutdown, replies get this long to finish */
 #define GEN_STOP_WAIT_S 3            /* then those stopped get this long to be stored */
 #define GEN_ORPHAN_S 3600            /* on a shared store, a reply older than this is dead */
@@ -83,6 +90,7 @@ struct chat_gens {
 	int fin_stop;
 	struct ops_ctx ctx;         /* the finisher's */
 	int running;
+	int64_t pruned_us;          /* when ended generations were last dropped (under lock) */
 	pthread_t ticker;           /* keep-alives */
 	pthread_cond_t tick;
 	int ticking, stop_ticking;  /* under lock */
@@ -193,10 +201,14 @@ struct chat_gen *gen_new(struct runtime *rt, const char *id, const char *session
 {
 	struct chat_gens *gs = rt->gens;
 	struct chat_gen *g = gen_alloc(rt, id, session_id);
+	int64_t now = sys_monotonic_us();
 
 	gen_ref(g);                 /* the list's */
 	pthread_mutex_lock(&gs->lock);
-	prune(gs);
+	if (now - gs->pruned_us >= GEN_PRUNE_EVERY_US) {
+		prune(gs);
+		gs->pruned_us = now;
+	}
 	g->next = gs->list;
 	gs->list = g;
 	pthread_mutex_unlock(&gs->lock);
