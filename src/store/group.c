@@ -6,7 +6,7 @@
  * request; if nobody leads, it leads: it takes the whole queue, runs it,
  * commits, marks every request done and wakes the others.  Writes that
  * arrive while a leader is committing wait for the next leader, so the
- * group grows with the load and no writer waits on a timer.
+ * group grows with the load and no foreground writer waits on a timer.
  *
  * Background writers (threads that called sys_thread_mark_background:
  * those starting chat sends) do not lead while a foreground writer (an
