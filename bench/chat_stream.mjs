@@ -4,21 +4,27 @@
 // DELTAS deltas; while they run, an agent's writes (POST /chat/commit) and
 // reads (GET /repos/{id}/head) one after another.  Prints:
 //   - how many streams completed with the whole reply (and its status),
-//   - the server's peak resident set (VmHWM),
+//   - the server's peak resident set (VmHWM) after each round: the first is
+//     STREAMS sends at once; later rounds add the ended generations of the
+//     earlier ones, which the server keeps readable for five minutes,
 //   - p50/p99 of /chat/commit and /repos/{id}/head while the sends are
 //     admitted and while they all stream, against the same requests with no
 //     chat load measured just before each round (ratio of the p99s),
 //   - the relay latency of deltas: from the fake provider writing a delta
 //     (its `stamp`, on the machine's monotonic clock) to this client reading it
 //     from the server's event stream, for one stream alone and under load,
+//   - the server's side of the agent's requests in each window, from its
+//     GET /metrics histograms: whole request, waiting for a worker, waiting
+//     behind other transactions, the transaction with its fsync (and the chat
+//     sends' own), so that a tail can be placed,
 //   - the CPU time of each process during the load (on a shared 2-core
 //     machine it says more than wall time).
 //
 // ROUNDS (default 3) rounds of [no load, load] run on one server and their
-// samples are pooled: one round gives the agent about 150 requests of each
-// kind during the streaming, whose p99 is then nearly their maximum, one
-// scheduler hiccup of another process on the machine.  Each round's ratios
-// are printed too.
+// samples are pooled: one round gives the agent about a hundred requests of
+// each kind while the sends are admitted, whose p99 is then nearly their
+// maximum -- one scheduler hiccup of another process on the machine.  Each
+// round's ratios are printed too.
 //
 // The fake provider and the stream clients stand in for other machines (the
 // provider's servers, people's browsers), yet here they share the server's
@@ -31,6 +37,10 @@
 // up), since the server admits at most 256 connections from one address.
 // The relay latency is read in this process, whose event loop is part of it
 // (an upper bound on the server's share; with LOAD_NICE, a looser one).
+//
+// SMRITI_BACKGROUND_NICE and MALLOC_ARENA_MAX are passed to the server;
+// BENCH_WINDOWS=1 prints each round's admission window on the monotonic clock
+// (perf record -k CLOCK_MONOTONIC, then perf report --time START,END).
 //
 // usage: [ROUNDS=3] [LOAD_NICE=0] node bench/chat_stream.mjs [BUILD_DIR [STREAMS [TRICKLE_MS [DELTAS]]]]
 //        node bench/chat_stream.mjs --agent PORT   (the agent's side: reads "MS" lines, writes JSON lines)
