@@ -10,10 +10,10 @@
  *
  * Background writers (threads that called sys_thread_mark_background:
  * those starting chat sends) do not lead while a foreground writer (an
- * agent's commit, a person's edit) waits: the foreground writer leads and
- * runs their rows with its own, so it waits for the transaction in flight
- * and no other, on a thread of its own that the scheduler serves as it
- * would any request, and the background writes share its fsync.
+ * agent's commit, a person's edit) waits, and a foreground leader takes
+ * only the foreground writes: an agent's write waits for the transaction in
+ * flight and no other, and its own carries no chat send's rows; the
+ * background writes go in the next transaction.
  *
  * In a burst of background writes (500 people pressing Send at once) a
  * background writer also waits a little for company before it leads: up to
@@ -160,6 +160,35 @@ static int gather(struct commit_group *g, const struct group_req *req)
 	return 1;
 }
 
+/*
+ * Takes the next transaction's writes off the queue (under g->mu): a
+ * background leader takes them all (all are background: it leads only when
+ * no foreground write waits), a foreground one only the foreground writes.
+ * Returns how many background writes it took.
+ */
+static int take_batch(struct commit_group *g, int background, struct group_req **batch)
+{
+	struct group_req **in = batch, **pp = &g->queue, *r;
+	int bg = 0;
+
+	while ((r = *pp)) {
+		if (background || !r->background) {
+			*pp = r->next;
+			r->next = NULL;
+			*in = r;
+			in = &r->next;
+			bg += r->background;
+		} else {
+			pp = &r->next;
+		}
+	}
+	*in = NULL;
+	g->tail = pp;
+	g->foreground = 0;
+	g->background -= bg;
+	return bg;
+}
+
 size_t group_queued(struct commit_group *g)
 {
 	size_t n = 0;
@@ -195,12 +224,7 @@ enum smr_rc group_write(struct commit_group *g, struct store *st, store_rows_fn 
 		if (req.background && gather(g, &req))
 			continue;
 		g->leading = 1;
-		batch = g->queue;
-		g->queue = NULL;
-		g->tail = &g->queue;
-		g->foreground = 0;
-		bg = g->background;
-		g->background = 0;
+		bg = take_batch(g, req.background, &batch);
 		pthread_mutex_unlock(&g->mu);
 		began = sys_monotonic_us();
 		run_batch(st, batch);

@@ -1,8 +1,9 @@
 /*
  * test_group.c -- the SQLite commit group (store/group.c): a background
  * thread's write (a chat send's user turn) never leads a transaction while a
- * foreground write (an agent's commit) waits; the foreground writer runs
- * both, and both are committed.
+ * foreground write (an agent's commit) waits, and the foreground writer's
+ * transaction carries its own write alone; the background one follows in a
+ * transaction of its own, and both are committed.
  */
 #include "harness.h"
 #include "temp_store.h"
@@ -11,14 +12,18 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 struct writer {
 	struct store *st;          /* its own handle on the shared file */
 	int background;
 	struct store *ran_on;      /* the handle its rows ran on: the leader's */
+	int order;                 /* when its rows ran: 1, 2, 3 */
 	enum smr_rc rc;
 };
+
+static atomic_int rows_run;
 
 static pthread_mutex_t hold_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t hold_cond = PTHREAD_COND_INITIALIZER;
@@ -31,6 +36,7 @@ static enum smr_rc hold_rows(struct store *st, void *arg, struct smr_err *err)
 
 	(void)err;
 	w->ran_on = st;
+	w->order = atomic_fetch_add(&rows_run, 1) + 1;
 	pthread_mutex_lock(&hold_lock);
 	holding = 1;
 	pthread_cond_broadcast(&hold_cond);
@@ -42,8 +48,11 @@ static enum smr_rc hold_rows(struct store *st, void *arg, struct smr_err *err)
 
 static enum smr_rc note_rows(struct store *st, void *arg, struct smr_err *err)
 {
+	struct writer *w = arg;
+
 	(void)err;
-	((struct writer *)arg)->ran_on = st;
+	w->ran_on = st;
+	w->order = atomic_fetch_add(&rows_run, 1) + 1;
 	return SMR_OK;
 }
 
@@ -94,9 +103,11 @@ TEST(group_background_write_waits_for_a_foreground_leader)
 	CHECK_INT(lead.rc, SMR_OK);
 	CHECK_INT(bg.rc, SMR_OK);
 	CHECK_INT(fg.rc, SMR_OK);
-	/* the foreground writer led the second transaction, with the background rows in it */
+	/* the foreground writer led the second transaction, alone; the background one came next */
 	CHECK(fg.ran_on == fg_st);
-	CHECK(bg.ran_on == fg_st);
+	CHECK_INT(fg.order, 2);
+	CHECK(bg.ran_on == bg_st);
+	CHECK_INT(bg.order, 3);
 	store_close(bg_st);
 	store_close(fg_st);
 	temp_store_close(path, first);
