@@ -6,7 +6,12 @@
  * THREADS workers, each worker on its own store handle as the server's
  * workers are.
  *
- *   bench-store [-n COMMITS] [-r READS] [-t THREADS] NAME=DSN...
+ *   bench-store [-u] [-n COMMITS] [-r READS] [-t THREADS] NAME=DSN...
+ *
+ * -u: the commits are patches on HEAD (ops_checkpoint_update without a
+ * parent: HEAD locked and read, the patch applied, the result written in
+ * the same transaction), as `smriti update` and MCP's update_checkpoint
+ * write them.
  *
  * e.g. bench-store sqlite=/tmp/b.db postgres=postgres://smriti@127.0.0.1:5432/smriti
  * Each worker commits into a Space of its own (no conflicts: this measures
@@ -31,6 +36,7 @@ struct job {
 	char space[64];
 	long count;
 	int commit;         /* 1: commits, 0: head reads */
+	int patch;          /* commits are patches on HEAD (-u) */
 	int failed;
 	char msg[512];
 };
@@ -39,6 +45,24 @@ static void fail(struct job *j, const struct smr_err *err)
 {
 	j->failed = 1;
 	snprintf(j->msg, sizeof(j->msg), "%s", err->msg);
+}
+
+static void patch_loop(struct job *j, struct ops_ctx *ctx)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct checkpoint c;
+	char title[32];
+	json_t *patch;
+
+	for (long i = 0; i < j->count && !j->failed; i++) {
+		snprintf(title, sizeof(title), "step %ld", i);
+		patch = json_pack("{s:s, s:{s:I}}", "title", title, "metadata", "i", (json_int_t)i);
+		memset(&c, 0, sizeof(c));
+		if (ops_checkpoint_update(ctx, j->space, patch, NULL, "bench", &c, NULL, &err))
+			fail(j, &err);
+		checkpoint_release(&c);
+		json_decref(patch);
+	}
 }
 
 static void commit_loop(struct job *j, struct ops_ctx *ctx)
@@ -88,7 +112,9 @@ static void *worker(void *arg)
 		return NULL;
 	}
 	ops_ctx_init(&ctx, st);
-	if (j->commit)
+	if (j->commit && j->patch)
+		patch_loop(j, &ctx);
+	else if (j->commit)
 		commit_loop(j, &ctx);
 	else
 		read_loop(j, &ctx);
@@ -97,6 +123,8 @@ static void *worker(void *arg)
 }
 
 /* Runs threads workers of count operations each; returns operations per second (0 on error). */
+static int patches;   /* -u */
+
 static double run(const char *dsn, const char *tag, int threads, long count, int commit)
 {
 	struct job jobs[MAX_THREADS];
@@ -109,6 +137,7 @@ static double run(const char *dsn, const char *tag, int threads, long count, int
 		jobs[i].dsn = dsn;
 		jobs[i].count = count;
 		jobs[i].commit = commit;
+		jobs[i].patch = patches;
 		snprintf(jobs[i].space, sizeof(jobs[i].space), "bench-%s-%d", tag, i);
 	}
 	t0 = sys_monotonic_us();
@@ -188,8 +217,9 @@ static int measure(struct row *r, const char *dsn, int threads, long commits, lo
 
 static void print_table(const struct row *rows, int n, int threads)
 {
-	printf("%-10s %14s %14s %14s %14s\n", "backend", "commits/s", "commits/s", "head reads/s",
-	       "head reads/s");
+	const char *w = patches ? "patches/s" : "commits/s";
+
+	printf("%-10s %14s %14s %14s %14s\n", "backend", w, w, "head reads/s", "head reads/s");
 	printf("%-10s %14s %14d %14s %14d\n", "", "1 worker", threads, "1 worker", threads);
 	for (int i = 0; i < n; i++)
 		printf("%-10s %14.0f %14.0f %14.0f %14.0f\n", rows[i].name, rows[i].rate[0],
@@ -204,7 +234,7 @@ static void print_table(const struct row *rows, int n, int threads)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: bench-store [-n COMMITS] [-r READS] [-t THREADS] NAME=DSN...\n");
+	fprintf(stderr, "usage: bench-store [-u] [-n COMMITS] [-r READS] [-t THREADS] NAME=DSN...\n");
 	return 2;
 }
 
@@ -214,8 +244,10 @@ int main(int argc, char **argv)
 	long commits = 300, reads = 3000;
 	int threads = 4, n = 0, opt;
 
-	while ((opt = getopt(argc, argv, "n:r:t:")) != -1) {
-		if (opt == 'n')
+	while ((opt = getopt(argc, argv, "un:r:t:")) != -1) {
+		if (opt == 'u')
+			patches = 1;
+		else if (opt == 'n')
 			commits = strtol(optarg, NULL, 10);
 		else if (opt == 'r')
 			reads = strtol(optarg, NULL, 10);
@@ -238,9 +270,9 @@ int main(int argc, char **argv)
 			return 1;
 		n++;
 	}
-	printf("%ld commits and %ld head reads per worker; every commit is durable"
+	printf("%ld %s and %ld head reads per worker; every commit is durable"
 	       " (SQLite synchronous=FULL, PostgreSQL synchronous_commit=on, fsync on)\n",
-	       commits, reads);
+	       commits, patches ? "patches on HEAD" : "commits", reads);
 	print_table(rows, n, threads);
 	return 0;
 }

@@ -8,7 +8,7 @@
 #                                  (the benchmark writes Spaces into a fresh schema)
 #
 # BUILD selects the build directory (default build); extra arguments go to
-# bench-store (-n COMMITS -r READS -t THREADS).
+# bench-store (-n COMMITS -r READS -t THREADS; -u: the commits are patches on HEAD).
 set -eu
 cd "$(dirname "$0")/.."
 build=${BUILD:-build}

@@ -3,7 +3,8 @@
  * prefixes, SPACE~N, ^P, @{N} and @{DATE}, dates on their own, and the
  * hash-prefix test beside them.  Properties: a parsed REF's base prefixes
  * the input and is empty only before @{...}; N >= 0; P is 0, 1 or 2; a
- * time is a NUL-terminated ISO instant.
+ * time is a NUL-terminated ISO instant, the last microsecond of a second;
+ * a date alone is its own day's midnight (domain/ref.h).
  */
 #include "fuzz.h"
 
@@ -31,8 +32,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(err.code == SMR_EUSAGE && err.msg[0]);
 	}
 	ref_spec_release(&r);
-	if (ref_parse_date(s, NOW, when, &err) == SMR_OK)
+	if (ref_parse_date(s, NOW, when, &err) == SMR_OK) {
 		FUZZ_CHECK(strlen(when) == 27);
+		FUZZ_CHECK(!strcmp(when + 19, ".999999Z"));
+		/* a date alone is that day's midnight, in the same day */
+		if (strlen(s) == 10 && s[4] == '-')
+			FUZZ_CHECK(!strncmp(when, s, 10) && !strcmp(when + 10, "T00:00:00.999999Z"));
+	}
 	(void)is_hash_prefix(s);
 	free(s);
 	return 0;

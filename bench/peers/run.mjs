@@ -293,8 +293,9 @@ function printNotes(m) {
       'BEGIN, Space name checked, HEAD locked and compared with the parent, insert, HEAD moved, COMMIT); ' +
       'PostgresSaver put: BEGIN, upsert of the one channel blob, upsert of the checkpoint, COMMIT, no parent check');
   }
-  console.log('reads: Smriti ops_head (HEAD ref -> checkpoint, parsed, one query; not the cached document of ' +
-    'the head operation); savers getTuple of the latest ' +
+  console.log('reads: Smriti ops_head (one query: HEAD ref -> checkpoint, a struct with its own copy of every ' +
+    'field; the handle parses a checkpoint\'s JSON once and copies it while the server says HEAD is still ' +
+    'that checkpoint; not the cached document of the head operation); savers getTuple of the latest ' +
     'checkpoint (with its pending writes, deserialized)');
 }
 

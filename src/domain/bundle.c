@@ -101,7 +101,7 @@ static json_t *space_json(const struct space_bundle *b)
  * digest needs only what no other hash covers (the Space, the order of
  * its checkpoints, sessions, turns, reflog), and stays cheap.
  */
-static void digest_of(const json_t *spaces, char out[65])
+void bundle_digest(const json_t *spaces, char out[65])
 {
 	static const char hex[] = "0123456789abcdef";
 	json_t *light = json_array(), *sp, *ck, *hashes;
@@ -145,7 +145,7 @@ json_t *bundle_to_json(const struct space_bundle *v, size_t n)
 
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(spaces, space_json(&v[i]));
-	digest_of(spaces, digest);
+	bundle_digest(spaces, digest);
 	return json_pack("{s:s, s:i, s:s, s:o}", "format", BUNDLE_FORMAT, "version",
 			 BUNDLE_VERSION, "sha256", digest, "spaces", spaces);
 }
@@ -382,7 +382,7 @@ enum smr_rc bundle_from_json(const json_t *doc, struct space_bundle **out, size_
 		return smr_errf(err, SMR_EUNPROC, "bundle version %lld is not one this smriti reads"
 				" (%d)", (long long)json_integer_value(json_object_get(doc, "version")),
 				BUNDLE_VERSION);
-	digest_of(spaces, digest);
+	bundle_digest(spaces, digest);
 	if (strcmp(digest, sum))
 		return smr_errf(err, SMR_EUNPROC, "bundle refused: its content does not match its"
 				" sha256 (damaged or edited); nothing was imported");

@@ -45,6 +45,14 @@ struct space_bundle {
 void space_bundle_release(struct space_bundle *b);
 void space_bundles_free(struct space_bundle *v, size_t n);
 
+/*
+ * The hex SHA-256 a bundle's "sha256" must equal, over its "spaces" as
+ * given (each checkpoint reduced to its commit_hash).  Exposed for the fuzz
+ * target, which re-seals the bundles it mutates so that the checks behind
+ * the digest are reached.
+ */
+void bundle_digest(const json_t *spaces, char out[65]);
+
 /* The bundle document of v[0..n); new reference. */
 json_t *bundle_to_json(const struct space_bundle *v, size_t n);
 

@@ -3,8 +3,14 @@
  *
  * Every cell of the table in merge.h is one rule over three values (base,
  * ours, theirs; NULL for absent): both sides alike -> that; one side as in
- * base -> the other side; else a conflict.  Resolutions are consumed as
- * they are used, so one left over names no conflict and is refused.
+ * base -> the other side; else a conflict.  Resolutions are marked as
+ * they are used, so one never used names no conflict and is refused.
+ *
+ * A list may hold two items with the same text (or name): nothing forbids
+ * it in a write.  They are told apart by occurrence: the second "X" of
+ * ours is matched with the second "X" of base and of theirs, so no copy is
+ * lost or duplicated (a first-match lookup silently dropped theirs' second
+ * copy, found by fuzz/merge.c).
  */
 #include "domain/merge.h"
 #include "domain/checkpoint.h"
@@ -16,7 +22,8 @@
 #include <string.h>
 
 struct merge {
-	json_t *resolution;      /* owned copy, canonical field names; entries removed when used */
+	json_t *resolution;      /* owned copy, canonical field names */
+	json_t *used;            /* {field: true} or {field: {key: true}}: entries that were used */
 	const char *all;         /* "ours" | "theirs" | NULL, borrowed from resolution */
 	json_t *conflicts;
 	struct smr_err *err;
@@ -52,7 +59,8 @@ static enum smr_rc bad_side(struct merge *m, const char *what)
 
 /*
  * The side chosen for a conflict of field (item key, or NULL for title and
- * summary): "ours", "theirs" or NULL when unresolved.  Consumes the entry.
+ * summary): "ours", "theirs" or NULL when unresolved.  Marks the entry used
+ * (not removed: two items of the same text share it).
  */
 static const char *chosen(struct merge *m, const char *field, const char *key)
 {
@@ -67,11 +75,17 @@ static const char *chosen(struct merge *m, const char *field, const char *key)
 		side = "theirs";
 	else if (v)
 		bad_side(m, field);
-	/* side points at a literal: the entry can go */
-	if (v && key)
-		json_object_del(f, key);
-	else if (v)
-		json_object_del(m->resolution, field);
+	if (v && key) {
+		json_t *keys = json_object_get(m->used, field);
+
+		if (!keys) {
+			keys = json_object();
+			json_object_set_new(m->used, field, keys);
+		}
+		json_object_set_new(keys, key, json_true());
+	} else if (v) {
+		json_object_set_new(m->used, field, json_true());
+	}
 	return side ? side : m->all;
 }
 
@@ -104,7 +118,9 @@ static void merge_value(struct merge *m, const char *field, const char *key, con
 	json_array_append_new(m->conflicts, c);
 }
 
-static const json_t *find_item(const json_t *list, const char *field, const char *key)
+/* The item of list whose key (text or name) is key, its nth such (from 0); NULL if none. */
+static const json_t *find_item(const json_t *list, const char *field, const char *key,
+			       size_t nth)
 {
 	const char *k = checkpoint_item_key(field);
 	size_t i;
@@ -113,21 +129,35 @@ static const json_t *find_item(const json_t *list, const char *field, const char
 	json_array_foreach(list, i, item) {
 		const char *v = json_string_value(json_object_get(item, k));
 
-		if (v && !strcmp(v, key))
+		if (v && !strcmp(v, key) && !nth--)
 			return item;
 	}
 	return NULL;
 }
 
-static void merge_item(struct merge *m, const char *field, const char *key,
+/* How many items before list[upto] have key: which occurrence list[upto] is. */
+static size_t occurrence(const json_t *list, const char *field, size_t upto, const char *key)
+{
+	const char *k = checkpoint_item_key(field);
+	size_t n = 0;
+
+	for (size_t i = 0; i < upto; i++) {
+		const char *v = json_string_value(json_object_get(json_array_get(list, i), k));
+
+		n += v && !strcmp(v, key);
+	}
+	return n;
+}
+
+static void merge_item(struct merge *m, const char *field, const char *key, size_t nth,
 		       const struct checkpoint *base, const struct checkpoint *ours,
 		       const struct checkpoint *theirs, json_t *out)
 {
 	const json_t *v;
 
-	merge_value(m, field, key, find_item(checkpoint_list(base, field), field, key),
-		    find_item(checkpoint_list(ours, field), field, key),
-		    find_item(checkpoint_list(theirs, field), field, key), &v);
+	merge_value(m, field, key, find_item(checkpoint_list(base, field), field, key, nth),
+		    find_item(checkpoint_list(ours, field), field, key, nth),
+		    find_item(checkpoint_list(theirs, field), field, key, nth), &v);
 	if (v)
 		json_array_append_new(out, json_deep_copy(v));
 }
@@ -139,17 +169,21 @@ static json_t *merge_list(struct merge *m, const char *field, const struct check
 	const json_t *ol = checkpoint_list(ours, field), *tl = checkpoint_list(theirs, field);
 	const char *k = checkpoint_item_key(field), *key;
 	json_t *out = json_array(), *item;
-	size_t i;
+	size_t i, nth;
 
 	json_array_foreach(ol, i, item) {
 		key = json_string_value(json_object_get(item, k));
 		if (key)
-			merge_item(m, field, key, base, ours, theirs, out);
+			merge_item(m, field, key, occurrence(ol, field, i, key), base, ours,
+				   theirs, out);
 	}
 	json_array_foreach(tl, i, item) {
 		key = json_string_value(json_object_get(item, k));
-		if (key && !find_item(ol, field, key))
-			merge_item(m, field, key, base, ours, theirs, out);
+		if (!key)
+			continue;
+		nth = occurrence(tl, field, i, key);
+		if (!find_item(ol, field, key, nth))
+			merge_item(m, field, key, nth, base, ours, theirs, out);
 	}
 	return out;
 }
@@ -206,10 +240,11 @@ static json_t *canonical_resolution(struct merge *m, const json_t *in)
 static void check_leftovers(struct merge *m)
 {
 	const char *field, *key;
-	json_t *v, *item;
+	json_t *v, *item, *used;
 
 	json_object_foreach(m->resolution, field, v) {
-		if (m->rc || !strcmp(field, "*"))
+		used = json_object_get(m->used, field);
+		if (m->rc || !strcmp(field, "*") || json_is_true(used))
 			continue;
 		if (!json_is_object(v)) {
 			m->rc = smr_errf(m->err, SMR_EINVAL,
@@ -217,6 +252,8 @@ static void check_leftovers(struct merge *m)
 			return;
 		}
 		json_object_foreach(v, key, item) {
+			if (json_object_get(used, key))
+				continue;
 			m->rc = smr_errf(m->err, SMR_EINVAL,
 					 "the resolution names %s '%s', which is not in conflict",
 					 field, key);
@@ -255,7 +292,7 @@ enum smr_rc checkpoint_merge3(const struct checkpoint *base, const struct checkp
 			      const struct checkpoint *theirs, const json_t *resolution,
 			      struct checkpoint *out, json_t **conflicts, struct smr_err *err)
 {
-	struct merge m = { NULL, NULL, json_array(), err, SMR_OK };
+	struct merge m = { NULL, json_object(), NULL, json_array(), err, SMR_OK };
 	struct checkpoint empty;
 	const char *f;
 	json_t **slot;
@@ -292,6 +329,7 @@ enum smr_rc checkpoint_merge3(const struct checkpoint *base, const struct checkp
 		m.rc = checkpoint_check_limits(out, err);
 	*conflicts = m.conflicts;
 	json_decref(m.resolution);
+	json_decref(m.used);
 	checkpoint_release(&empty);
 	return m.rc;
 }

@@ -3,7 +3,9 @@
  * common ancestor.
  *
  * Item by item for each list (items matched by text; entities and
- * artifacts by name), and for the title and the summary:
+ * artifacts by name; two items of the same text in one list are the first
+ * and the second of that text, matched as such), and for the title and the
+ * summary:
  *
  *   base      ours       theirs     result
  *   absent    X          absent     X           added on one side

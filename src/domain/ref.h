@@ -17,7 +17,19 @@
  * "now", "yesterday" (24 hours ago), or "N unit(s) ago" with units second,
  * minute, hour, day, week, month (30 days) or year (365 days), words
  * separated by spaces or dots ("2.days.ago").  @{...} may be followed by
- * ~N.  A name that is both a Space and a hex prefix means the Space
+ * ~N.
+ *
+ * A DATE names one second, and all of it counts (reflog times have
+ * microseconds): the instant used is its last microsecond.  A date alone
+ * is midnight as that day begins -- 2026-12-01 is 2026-12-01T00:00:00Z, so
+ * SPACE@{2026-12-01} is HEAD as of 00:00:00.999999Z -- as ISO 8601, SQL
+ * and date(1) read it, and as `search --since` and `gc --prune=` need (a
+ * day's items from its start; what was deleted before that day).  git
+ * reads a date alone at the current time of day, so one ref names
+ * different states as the day goes on; a script cannot rely on that.  The
+ * day's end is written 2026-12-01 23:59:59.  Before the first move of
+ * HEAD a DATE is an error (the ops layer says the Space did not exist
+ * yet); after the last move it is HEAD now.  A name that is both a Space and a hex prefix means the Space
  * (resolution in the ops layer tries the Space first).  Pure code: the
  * clock comes in as an argument.
  */
@@ -32,7 +44,7 @@ struct ref_spec {
 	char *base;        /* the part before '@{', '~' and '^'; "" for a bare @{...} */
 	enum ref_at at;    /* what @{...} gave, if anything */
 	long at_index;     /* N of @{N} */
-	char at_time[32];  /* @{DATE}: its last instant, "YYYY-MM-DDTHH:MM:SS.999999Z" */
+	char at_time[32];  /* @{DATE}: its second's last microsecond, "YYYY-MM-DDTHH:MM:SS.999999Z" */
 	long ancestors;    /* N of ~N, 0 without */
 	int parent;        /* P of a final ^P (1 or 2), 0 without */
 };
@@ -46,9 +58,10 @@ enum smr_rc ref_parse(const char *s, const char *now, struct ref_spec *out,
 void ref_spec_release(struct ref_spec *r);
 
 /*
- * A DATE of @{DATE} on its own (gc --prune=DATE, search --since): its last
- * instant into out, "YYYY-MM-DDTHH:MM:SS.999999Z".  SMR_EUSAGE if it is
- * not a date.
+ * A DATE of @{DATE} on its own (gc --prune=DATE, search --since): the last
+ * microsecond of the second it names into out, "YYYY-MM-DDTHH:MM:SS.999999Z"
+ * (a date alone: 00:00:00.999999 of that day).  SMR_EUSAGE if it is not a
+ * date.
  */
 enum smr_rc ref_parse_date(const char *text, const char *now, char out[32],
 			   struct smr_err *err);

@@ -93,6 +93,9 @@ void mcp_session_free(struct mcp_session *s)
 	free(s->default_author);
 	free(s->client_name);
 	mcp_subs_free(s);
+	json_decref(s->last_doc);
+	json_decref(s->last_result);
+	free(s->last_result_text);
 	free(s);
 }
 
@@ -249,6 +252,32 @@ static char *dump_fitting(json_t *resp)
 	return out;
 }
 
+/*
+ * resp serialized with the session's text of its last tool result when resp
+ * carries that result (see struct mcp_session); NULL when it does not.
+ * Caller free()s.
+ */
+static char *cached_line(struct mcp_session *s, const json_t *resp)
+{
+	const json_t *id = json_object_get(resp, "id");
+	char *idtext, *out;
+
+	if (!s->last_result || json_object_get(resp, "result") != s->last_result || !id)
+		return NULL;
+	if (!s->last_result_text) {
+		s->last_result_text = json_dumps(s->last_result, JSON_COMPACT);
+		if (!s->last_result_text)
+			BUG("cannot serialise a JSON-RPC result");
+	}
+	idtext = json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY);
+	if (!idtext)
+		BUG("cannot serialise a JSON-RPC id");
+	out = xasprintf("{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}", idtext,
+			s->last_result_text);
+	free(idtext);
+	return out;
+}
+
 char *mcp_handle_text(struct mcp_session *s, const char *text, size_t len)
 {
 	json_error_t jerr;
@@ -264,7 +293,9 @@ char *mcp_handle_text(struct mcp_session *s, const char *text, size_t len)
 	json_decref(msg);
 	if (!resp)
 		return NULL;
-	out = dump_fitting(resp);
+	out = cached_line(s, resp);
+	if (!out)
+		out = dump_fitting(resp);
 	json_decref(resp);
 	return out;
 }

@@ -29,6 +29,17 @@ struct mcp_session {
 	int can_notify;                  /* the transport delivers server notifications */
 	struct mcp_sub *subs;
 	size_t n_subs;
+	/*
+	 * The last tool result, the document it carries (both held) and, once
+	 * a response carried it, its serialization: a tool that hands out the
+	 * very same document again (read_head while HEAD has not moved;
+	 * ops_head_doc's documents are never modified) answers with the same
+	 * result, and the response reuses its text instead of serializing the
+	 * document twice again.  Only results well under MCP_MAX_MESSAGE are
+	 * kept, so the trimming of an oversized response never changes one.
+	 */
+	json_t *last_doc, *last_result;
+	char *last_result_text;          /* owned; NULL until a response needed it */
 };
 
 /* Why a method failed: a JSON-RPC error code and message (data optional, owned). */

@@ -714,22 +714,44 @@ static json_t *tool_error(const char *fmt, ...)
 			 mcp_json_text(msg), "isError", 1);
 }
 
-/* The successful result: structuredContent plus the same JSON as text. */
-static json_t *tool_result(const struct mcp_tool *t, json_t *doc)
+/* Makes result (carrying doc) the session's last tool result (see struct mcp_session). */
+static void keep_result(struct mcp_session *s, json_t *doc, json_t *result)
 {
-	json_t *sc = doc;
-	char *text;
-	json_t *out;
+	json_decref(s->last_doc);
+	json_decref(s->last_result);
+	free(s->last_result_text);
+	s->last_doc = json_incref(doc);
+	s->last_result = json_incref(result);
+	s->last_result_text = NULL;
+}
 
+/*
+ * The successful result: structuredContent plus the same JSON as text;
+ * consumes doc.  The very document of the session's last result gives that
+ * result again.
+ */
+static json_t *tool_result(struct mcp_session *s, const struct mcp_tool *t, json_t *doc)
+{
+	json_t *sc = doc, *out;
+	size_t len;
+	char *text;
+
+	if (doc == s->last_doc && s->last_result) {
+		json_decref(doc);
+		return json_incref(s->last_result);
+	}
 	if (!json_is_object(doc))
 		sc = json_pack("{s:o}", t->wrap ? t->wrap : "result", doc);
 	text = json_dumps(sc, JSON_COMPACT);
 	if (!text)
 		BUG("cannot serialise the result of tool '%s'", t->name);
+	len = strlen(text);
 	/* jansson wrote text, so it is valid UTF-8: skip the second check */
 	out = json_pack("{s:[{s:s, s:o}], s:o, s:b}", "content", "type", "text", "text",
 			json_string_nocheck(text), "structuredContent", sc, "isError", 0);
 	free(text);
+	if (sc == doc && len < MCP_MAX_MESSAGE / 4)
+		keep_result(s, doc, out);
 	return out;
 }
 
@@ -761,7 +783,7 @@ static json_t *run_tool(struct mcp_session *s, size_t i, const json_t *args)
 	}
 	if (!result)
 		return tool_error("internal: %s returned nothing", t->op);
-	return tool_result(t, result);
+	return tool_result(s, t, result);
 }
 
 json_t *mcp_tools_call(struct mcp_session *s, const json_t *params, struct mcp_fail *fail)

@@ -26,12 +26,18 @@ struct review_pass;   /* a second review pass (ops/review_ingest.h) */
  * thread that runs operations, and passes down what it built at start-up
  * (main, cmd_serve) in rt.  Nothing here is global.
  */
-/* The last HEAD document a context read (see ops_head_doc). */
+/*
+ * The last HEAD document a context read (see ops_head_doc).  The document
+ * is a function of the checkpoint's hash and its Space's name alone (the
+ * hash covers every other member), so a read that finds the same pair again
+ * hands out the same document, rendered once.
+ */
 struct head_cache {
 	int on;                          /* set by ops_open(); ops_ctx_init() leaves it off */
-	char *space;                     /* as asked for: id or name */
-	uint64_t version;                /* store_data_version() read before it */
+	char *space;                     /* as asked for last: id or name */
+	uint64_t version;                /* store_data_version() read before that (0: none) */
 	json_t *doc;
+	char *hash, *name;               /* the checkpoint doc renders, and its Space's name */
 };
 
 /*
@@ -117,7 +123,11 @@ enum smr_rc ops_resolve_hash(struct ops_ctx *ctx, const char *hash, struct check
  * the last one it read with the store's data version (store_data_version)
  * and hands it out again while that version has not moved, so an unchanged
  * HEAD is neither read nor rebuilt; any write committed before the call,
- * by any handle or process, is seen.
+ * by any handle or process, is seen.  Where the version moved (or the
+ * store has none, as PostgreSQL) HEAD is read again, and the same document
+ * is handed out when it is the same checkpoint under the same name, so a
+ * transport that keeps what it rendered for a document (the HTTP server)
+ * renders it once.
  */
 enum smr_rc ops_head_doc(struct ops_ctx *ctx, const char *space, json_t **out,
 			 struct smr_err *err);

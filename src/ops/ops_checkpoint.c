@@ -345,14 +345,25 @@ enum smr_rc ops_head_doc(struct ops_ctx *ctx, const char *space, json_t **out,
 	rc = ops_head(ctx, space, &c, err);
 	if (rc)
 		return rc;
-	*out = checkpoint_to_json(&c);
+	if (h->doc && !strcmp(h->hash, c.hash) && !strcmp(h->name, c.space)) {
+		/* the same checkpoint under the same name: the same document */
+		*out = json_incref(h->doc);
+	} else {
+		*out = checkpoint_to_json(&c);
+		if (h->on) {
+			json_decref(h->doc);
+			free(h->hash);
+			free(h->name);
+			h->doc = json_incref(*out);
+			h->hash = xstrdup(c.hash);
+			h->name = xstrdup(c.space);
+		}
+	}
 	checkpoint_release(&c);
-	if (version) {
+	if (h->on) {
 		free(h->space);
-		json_decref(h->doc);
 		h->space = xstrdup(space);
 		h->version = version;
-		h->doc = json_incref(*out);
 	}
 	return SMR_OK;
 }

@@ -42,6 +42,8 @@ enum smr_rc ops_open(struct ops_ctx *ctx, const char *dsn, struct smr_err *err)
 void ops_close(struct ops_ctx *ctx)
 {
 	free(ctx->head.space);
+	free(ctx->head.hash);
+	free(ctx->head.name);
 	json_decref(ctx->head.doc);
 	memset(&ctx->head, 0, sizeof(ctx->head));
 	free(ctx->space.ref);

@@ -29,11 +29,32 @@
 
 #define BUSY_TIMEOUT_MS 10000
 #define STMT_CACHE 128
+#define WAL_HDR 48                 /* bytes of one copy of the WAL-index header */
+#define WAL_INDEX_VERSION 3007000u /* its iVersion, unchanged since SQLite 3.7.0 */
 
 struct stmt_slot {
 	const char *sql;
 	sqlite3_stmt *stmt;
 };
+
+/*
+ * The JSON fields of the last checkpoint a HEAD read parsed.  A checkpoint
+ * is immutable and named by the hash of its content, so a HEAD read that
+ * finds that hash again copies these instead of parsing seven columns of
+ * JSON again (most of a read's time).
+ */
+#define MEMO_FIELDS 7
+struct fields_memo {
+	char hash[HASH_HEX_LEN + 1];
+	json_t *fields[MEMO_FIELDS];   /* owned; fields[0] NULL: empty */
+};
+
+static void memo_clear(struct fields_memo *m)
+{
+	for (int i = 0; i < MEMO_FIELDS; i++)
+		json_decref(m->fields[i]);
+	memset(m, 0, sizeof(*m));
+}
 
 struct sqlite_store {
 	struct store base;
@@ -41,6 +62,12 @@ struct sqlite_store {
 	int64_t fts_from;      /* first search_items row of this transaction not in search_fts, or -1 */
 	struct stmt_slot cache[STMT_CACHE];
 	int gated;                     /* this handle holds the write gate */
+	struct fields_memo memo;       /* of the last HEAD read */
+	/* sqlite_data_version: what it saw last of each source, and its count of changes seen */
+	int wal;                       /* 1: in WAL mode, 0: not, -1: not asked yet */
+	unsigned char wal_seen[WAL_HDR];
+	uint64_t pragma_seen;
+	uint64_t generation;
 };
 
 /* The write gate: a ticket lock, so writers get in in the order they came. */
@@ -213,14 +240,77 @@ static void sqlite_txn_rollback(struct store *st)
 	rollback(S(st), SMR_OK);
 }
 
+/* 1 when the connection's database is in WAL mode (it stays so while the connection is open). */
+static int in_wal_mode(struct sqlite_store *s)
+{
+	sqlite3_stmt *q = NULL;
+	int wal = 0;
+
+	if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode", -1, &q, NULL) == SQLITE_OK &&
+	    sqlite3_step(q) == SQLITE_ROW)
+		wal = !sqlite3_stricmp((const char *)sqlite3_column_text(q, 0), "wal");
+	sqlite3_finalize(q);
+	return wal;
+}
+
+/*
+ * The WAL-index header as it is now, read from the -shm file this
+ * connection has mapped, without a transaction, a lock or a system call;
+ * 0 on success, -1 when it cannot be read that way (no WAL index mapped, a
+ * VFS without shared memory, a header being rewritten at every try).
+ *
+ * The layout is SQLite's documented WAL-index format
+ * (https://www.sqlite.org/walformat.html), which processes running
+ * different SQLite versions share, so it does not change: two copies of a
+ * 48-byte header (iVersion, unused, iChange, isInit, ..., mxFrame, nPage,
+ * checksums, salts).  A writer commits by appending frames and then
+ * rewriting the header, copy 2 first and copy 1 after a memory barrier,
+ * before its COMMIT returns; a reader that reads copy 1, then copy 2, and
+ * finds them equal has a whole header (SQLite's own walIndexTryHdr).  Every
+ * commit appends at least its commit frame, so mxFrame grows, or it
+ * restarts the WAL, which changes the salts: the header differs from what
+ * it was before any commit, by any connection of any process.
+ */
+static int wal_header(struct sqlite_store *s, unsigned char out[WAL_HDR])
+{
+	sqlite3_file *f = NULL;
+	volatile void *map = NULL;
+	const volatile unsigned char *shm;
+	unsigned char second[WAL_HDR];
+	uint32_t version;
+
+	if (s->wal < 0)
+		s->wal = in_wal_mode(s);
+	/* a database in another journal mode has no WAL index: mapping one would make it */
+	if (!s->wal ||
+	    sqlite3_file_control(s->db, "main", SQLITE_FCNTL_FILE_POINTER, &f) != SQLITE_OK ||
+	    !f || !f->pMethods || f->pMethods->iVersion < 2 || !f->pMethods->xShmMap ||
+	    f->pMethods->xShmMap(f, 0, 32768, 0, &map) != SQLITE_OK || !map)
+		return -1;
+	shm = map;
+	for (int tries = 0; tries < 4; tries++) {
+		for (size_t i = 0; i < WAL_HDR; i++)
+			out[i] = shm[i];
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		for (size_t i = 0; i < WAL_HDR; i++)
+			second[i] = shm[WAL_HDR + i];
+		if (memcmp(out, second, WAL_HDR))
+			continue;                   /* a writer is rewriting it */
+		memcpy(&version, out, sizeof(version));
+		return version == WAL_INDEX_VERSION && out[12] ? 0 : -1;   /* isInit */
+	}
+	return -1;
+}
+
 /*
  * PRAGMA data_version changes when another connection (or process) commits;
  * this connection's own changes count in total_changes.  Both only grow, so
- * the pair says "nothing changed" exactly when it is the same.
+ * the pair says "nothing changed" exactly when it is the same.  A
+ * statement, a read transaction and its file locks: the slow way, for when
+ * wal_header cannot say.
  */
-static enum smr_rc sqlite_data_version(struct store *st, uint64_t *v, struct smr_err *err)
+static enum smr_rc pragma_version(struct sqlite_store *s, uint64_t *v, struct smr_err *err)
 {
-	struct sqlite_store *s = S(st);
 	static const char sql[] = "PRAGMA data_version";
 	sqlite3_stmt *q = prep(s, sql);
 	uint64_t others = 0;
@@ -235,6 +325,40 @@ static enum smr_rc sqlite_data_version(struct store *st, uint64_t *v, struct smr
 	if (step != SQLITE_ROW)
 		return db_error(s, err, "reading the data version");
 	*v = ((uint64_t)sqlite3_total_changes64(s->db) << 32) + (others & 0xffffffffu) + 1;
+	return SMR_OK;
+}
+
+/*
+ * A count of the changes this handle has seen: it moves when the WAL-index
+ * header (or, failing that, the PRAGMA's pair) differs from what it was at
+ * the last call.  Each source only moves forward, so a source that says
+ * "the same" since its own last reading means nothing was committed, by
+ * anyone, in between; which source a call used does not matter.  The header
+ * costs a few loads where the PRAGMA cost a statement and four fcntl locks,
+ * on every cached HEAD read of the server.
+ */
+static enum smr_rc sqlite_data_version(struct store *st, uint64_t *v, struct smr_err *err)
+{
+	struct sqlite_store *s = S(st);
+	unsigned char hdr[WAL_HDR];
+	uint64_t p = 0;
+	enum smr_rc rc;
+
+	if (!wal_header(s, hdr)) {
+		if (!s->generation || memcmp(hdr, s->wal_seen, WAL_HDR)) {
+			memcpy(s->wal_seen, hdr, WAL_HDR);
+			s->generation++;
+		}
+	} else {
+		rc = pragma_version(s, &p, err);
+		if (rc)
+			return rc;
+		if (p != s->pragma_seen) {
+			s->pragma_seen = p;
+			s->generation++;
+		}
+	}
+	*v = s->generation;
 	return SMR_OK;
 }
 
@@ -391,6 +515,7 @@ static void sqlite_close(struct store *st)
 	gate_leave(s);          /* a transaction left open must not block the process's writers */
 	for (int i = 0; i < STMT_CACHE && s->cache[i].sql; i++)
 		sqlite3_finalize(s->cache[i].stmt);
+	memo_clear(&s->memo);
 	sqlite3_close(s->db);
 	free(s);
 }
@@ -418,6 +543,7 @@ static enum smr_rc sqlite_open(const char *dsn, struct store **out, struct smr_e
 	pthread_once(&once, configure_sqlite);
 	s->base.ops = &store_sqlite_ops;
 	s->fts_from = -1;
+	s->wal = -1;
 	if (!strncmp(dsn, "sqlite://", 9))
 		dsn += 9;
 	if (sqlite3_open_v2(dsn, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
@@ -722,18 +848,13 @@ static enum smr_rc sqlite_search_insert(struct store *st, int64_t commit_id, int
 	return rc;
 }
 
-/*
- * The FTS5 query of f's words: each one quoted (words have no quotes: see
- * util/terms.h), '*' after a prefix, all joined by AND.  No text of the
- * user's reaches FTS5's query syntax.  Caller frees.
- */
-static char *fts_query(const struct search_filter *f)
+char *store_fts5_query(const struct search_word *words, size_t n)
 {
 	struct buf b = BUF_INIT(0);
 
-	for (size_t i = 0; i < f->n_words; i++)
-		buf_addf(&b, "%s\"%s\"%s", i ? " AND " : "", f->words[i].word,
-			 f->words[i].prefix ? "*" : "");
+	for (size_t i = 0; i < n; i++)
+		buf_addf(&b, "%s\"%s\"%s", i ? " AND " : "", words[i].word,
+			 words[i].prefix ? "*" : "");
 	return buf_detach(&b, NULL);
 }
 
@@ -793,7 +914,7 @@ static enum smr_rc sqlite_search(struct store *st, const struct search_filter *f
 					      free_search_rows };
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
-	char *match = fts_query(f);
+	char *match = store_fts5_query(f->words, f->n_words);
 	enum smr_rc rc;
 
 	if (!q) {
@@ -899,8 +1020,18 @@ static json_t *col_json(sqlite3_stmt *st, int i)
 	return v ? v : json_null();
 }
 
-/* Fills c (not init'ed); returns 1 when the row names a parent (or second parent) that does not exist. */
-static int read_checkpoint(sqlite3_stmt *st, struct checkpoint *c)
+/* The slots of c's JSON fields, in the order of their columns (6 to 12). */
+static json_t **json_slot(struct checkpoint *c, int i)
+{
+	json_t **slots[MEMO_FIELDS] = { &c->decisions, &c->assumptions, &c->tasks,
+					&c->open_questions, &c->entities, &c->artifacts,
+					&c->metadata };
+
+	return slots[i];
+}
+
+/* Fills c (not init'ed) but for its JSON fields; returns what read_checkpoint does. */
+static int read_checkpoint_text(sqlite3_stmt *st, struct checkpoint *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->hash = col_text(st, 0);
@@ -909,17 +1040,20 @@ static int read_checkpoint(sqlite3_stmt *st, struct checkpoint *c)
 	c->space = col_text(st, 3);
 	c->title = col_text(st, 4);
 	c->summary = col_text(st, 5);
-	c->decisions = col_json(st, 6);
-	c->assumptions = col_json(st, 7);
-	c->tasks = col_json(st, 8);
-	c->open_questions = col_json(st, 9);
-	c->entities = col_json(st, 10);
-	c->artifacts = col_json(st, 11);
-	c->metadata = col_json(st, 12);
 	c->author = col_text(st, 13);
 	c->created_at = col_text(st, 14);
 	return (sqlite3_column_type(st, 15) != SQLITE_NULL && !c->parent_hash) ||
 	       (sqlite3_column_type(st, 17) != SQLITE_NULL && !c->merge_parent_hash);
+}
+
+/* Fills c (not init'ed); returns 1 when the row names a parent (or second parent) that does not exist. */
+static int read_checkpoint(sqlite3_stmt *st, struct checkpoint *c)
+{
+	int missing = read_checkpoint_text(st, c);
+
+	for (int i = 0; i < MEMO_FIELDS; i++)
+		*json_slot(c, i) = col_json(st, 6 + i);
+	return missing;
 }
 
 static void read_checkpoint_row(sqlite3_stmt *q, void *elem)
@@ -1138,6 +1272,36 @@ static enum smr_rc move_head_to(struct store *st, const char *space_id, const ch
 	" LEFT JOIN commits p ON p.id = c.parent_commit_id" \
 	" LEFT JOIN commits m ON m.id = c.merge_parent_commit_id"
 
+struct head_read {
+	struct sqlite_store *s;
+	struct checkpoint *out;
+};
+
+/*
+ * A HEAD row into h->out: its JSON fields are copies of the memo's when it
+ * is the memo's checkpoint, else parsed, and the memo is now this one.
+ */
+static void read_head_row(sqlite3_stmt *q, void *elem)
+{
+	struct head_read *h = elem;
+	struct fields_memo *m = &h->s->memo;
+	const char *hash = (const char *)sqlite3_column_text(q, 0);
+
+	if (!hash || strlen(hash) >= sizeof(m->hash)) {   /* an empty Space */
+		read_checkpoint(q, h->out);
+		return;
+	}
+	if (!m->fields[0] || strcmp(m->hash, hash)) {
+		memo_clear(m);
+		for (int i = 0; i < MEMO_FIELDS; i++)
+			m->fields[i] = col_json(q, 6 + i);
+		strcpy(m->hash, hash);
+	}
+	read_checkpoint_text(q, h->out);
+	for (int i = 0; i < MEMO_FIELDS; i++)
+		*json_slot(h->out, i) = json_deep_copy(m->fields[i]);
+}
+
 static enum smr_rc sqlite_head_get(struct store *st, const char *space, struct checkpoint *out,
 				   struct smr_err *err)
 {
@@ -1151,7 +1315,7 @@ static enum smr_rc sqlite_head_get(struct store *st, const char *space, struct c
 	if (!q)
 		return db_error(s, err, "reading HEAD");
 	bind_text(q, 1, space);
-	rc = read_one(s, q, read_checkpoint_row, out, "reading HEAD", err);
+	rc = read_one(s, q, read_head_row, &(struct head_read){ s, out }, "reading HEAD", err);
 	if (rc == SMR_ENOTFOUND)
 		return smr_errf(err, rc, "no space '%s'", space);
 	return rc;

@@ -601,30 +601,62 @@ static enum smr_rc import_rows(struct store *st, void *arg, struct smr_err *err)
 	return rc;
 }
 
+struct patch_job {
+	const char *space_id;
+	store_build_fn build;
+	void *arg;
+	struct checkpoint *out;
+	int built;                       /* build succeeded: a conflict now is out's */
+};
+
+/*
+ * Locks and reads HEAD, builds out on it, then writes out by name as a put
+ * does (insert on the locked HEAD, move HEAD to its hash, index it against
+ * HEAD, record the move), so a pipelining backend sends all of that with
+ * the COMMIT.  A second run (a retry, or a group's) builds out afresh.
+ */
+static enum smr_rc patch_rows(struct store *st, void *arg, struct smr_err *err)
+{
+	struct patch_job *u = arg;
+	struct checkpoint head = { 0 };
+	int64_t head_id = -1;
+	char *hash = NULL;
+	enum smr_rc rc = st->ops->head_lock(st, u->space_id, &head_id, &hash, err);
+
+	u->built = 0;
+	if (!rc && hash)
+		rc = st->ops->commit_read(st, u->space_id, hash, &head, err);
+	if (!rc)
+		rc = u->build(hash ? &head : NULL, u->out, u->arg, err);
+	if (!rc && (!same_hash(u->out->parent_hash, hash) || u->out->merge_parent_hash))
+		BUG("a checkpoint built on HEAD %.12s names parent %.12s%s", hash ? hash : "none",
+		    u->out->parent_hash ? u->out->parent_hash : "none",
+		    u->out->merge_parent_hash ? " and a second one" : "");
+	u->built = !rc;
+	if (!rc)
+		rc = st->ops->commit_insert_on_head(st, u->space_id, u->out, err);
+	if (!rc)
+		rc = st->ops->head_move_to(st, u->space_id, u->out->hash, err);
+	if (!rc)
+		rc = store_index_put(st, u->space_id, u->out, hash ? &head : NULL, err);
+	if (!rc)
+		rc = record_put(st, u->space_id, u->out, err);
+	checkpoint_release(&head);
+	free(hash);
+	return rc;
+}
+
 enum smr_rc store_checkpoint_update(struct store *st, const char *space_id,
 				    store_build_fn build, void *arg, struct checkpoint *out,
 				    struct smr_err *err)
 {
-	struct checkpoint head = { 0 };
-	int64_t head_id = -1;
-	char *hash = NULL;
-	enum smr_rc rc = st->ops->txn_begin(st, err);
+	struct patch_job u = { space_id, build, arg, out, 0 };
+	enum smr_rc rc = write_rows(st, patch_rows, &u, err);
 
-	if (rc)
-		return rc;
-	rc = st->ops->head_lock(st, space_id, &head_id, &hash, err);
-	if (!rc && hash)
-		rc = st->ops->commit_read(st, space_id, hash, &head, err);
-	if (!rc)
-		rc = build(hash ? &head : NULL, out, arg, err);
-	if (!rc && !same_hash(out->parent_hash, hash))
-		BUG("a checkpoint built on HEAD %.12s names parent %.12s", hash ? hash : "none",
-		    out->parent_hash ? out->parent_hash : "none");
-	if (!rc)
-		rc = put_on_head(st, space_id, out, head_id, err);
-	checkpoint_release(&head);
-	free(hash);
-	return txn_end(st, rc, err);
+	/* under HEAD's lock the one conflict left is a checkpoint already there */
+	if (rc == SMR_ECONFLICT && u.built)
+		rc = exists_already(out, err);
+	return rc;
 }
 
 /* ---- copying history between Spaces (fork, merge) ---- */
@@ -749,66 +781,85 @@ enum smr_rc store_checkpoint_ancestry(struct store *st, const char *space_id, co
 	return rc;
 }
 
+struct fork {
+	const struct space *sp;
+	const char *src_space_id, *hash;
+	const struct ref_move *mv;
+};
+
+static enum smr_rc fork_rows(struct store *st, void *arg, struct smr_err *err)
+{
+	struct fork *f = arg;
+	int64_t id = -1;
+	enum smr_rc rc = st->ops->space_insert(st, f->sp, err);
+
+	if (!rc)
+		rc = import_history(st, f->sp->id, f->src_space_id, f->hash, &id, err);
+	if (rc == SMR_ENOTFOUND)
+		rc = smr_errf(err, rc, "no checkpoint %s in the source space", f->hash);
+	if (!rc)
+		rc = head_set(st, f->sp->id, id, err);
+	if (!rc)
+		rc = record_move(st, f->sp->id, NULL, f->hash, "fork", f->mv, err);
+	return rc;
+}
+
 enum smr_rc store_space_fork(struct store *st, const struct space *new_space,
 			     const char *src_space_id, const char *hash,
 			     const struct ref_move *mv, struct smr_err *err)
 {
-	int64_t id = -1;
-	enum smr_rc rc = st->ops->txn_begin(st, err);
+	struct fork f = { new_space, src_space_id, hash, mv };
 
-	if (rc)
-		return rc;
-	rc = st->ops->space_insert(st, new_space, err);
+	return write_rows(st, fork_rows, &f, err);
+}
+
+/* A merge's write, or a fast-forward's (c NULL: HEAD moves to hash). */
+struct merge {
+	const char *space_id, *src_space_id;
+	const struct checkpoint *c;
+	const char *expected, *hash, *actor;
+};
+
+static enum smr_rc merge_rows(struct store *st, void *arg, struct smr_err *err)
+{
+	struct merge *m = arg;
+	int64_t head_id = -1, id = -1;
+	enum smr_rc rc = lock_expected(st, m->space_id, m->expected, &head_id, err);
+
 	if (!rc)
-		rc = import_history(st, new_space->id, src_space_id, hash, &id, err);
-	if (rc == SMR_ENOTFOUND)
-		rc = smr_errf(err, rc, "no checkpoint %s in the source space", hash);
+		rc = import_history(st, m->space_id, m->src_space_id, m->hash, &id, err);
+	if (!rc && m->c)
+		return put_on_head(st, m->space_id, m->c, head_id, err);
 	if (!rc)
-		rc = head_set(st, new_space->id, id, err);
-	if (!rc)
-		rc = record_move(st, new_space->id, NULL, hash, "fork", mv, err);
-	return txn_end(st, rc, err);
+		rc = head_set(st, m->space_id, id, err);
+	if (!rc) {
+		char *why = xasprintf("merge: fast-forward to %.12s", m->hash);
+
+		rc = record_move(st, m->space_id, m->expected, m->hash, "merge",
+				 &(struct ref_move){ m->actor, why, NULL }, err);
+		free(why);
+	}
+	return rc;
 }
 
 enum smr_rc store_checkpoint_merge(struct store *st, const char *space_id,
 				   const struct checkpoint *c, const char *src_space_id,
 				   struct smr_err *err)
 {
-	int64_t head_id = -1, id = -1;
-	enum smr_rc rc = st->ops->txn_begin(st, err);
+	struct merge m = { .space_id = space_id, .src_space_id = src_space_id, .c = c,
+			   .expected = c->parent_hash, .hash = c->merge_parent_hash };
 
-	if (rc)
-		return rc;
-	rc = lock_expected(st, space_id, c->parent_hash, &head_id, err);
-	if (!rc)
-		rc = import_history(st, space_id, src_space_id, c->merge_parent_hash, &id, err);
-	if (!rc)
-		rc = put_on_head(st, space_id, c, head_id, err);
-	return txn_end(st, rc, err);
+	return write_rows(st, merge_rows, &m, err);
 }
 
 enum smr_rc store_head_fast_forward(struct store *st, const char *space_id,
 				    const char *expected_head, const char *src_space_id,
 				    const char *hash, const char *actor, struct smr_err *err)
 {
-	int64_t head_id = -1, id = -1;
-	enum smr_rc rc = st->ops->txn_begin(st, err);
+	struct merge m = { .space_id = space_id, .src_space_id = src_space_id,
+			   .expected = expected_head, .hash = hash, .actor = actor };
 
-	if (rc)
-		return rc;
-	rc = lock_expected(st, space_id, expected_head, &head_id, err);
-	if (!rc)
-		rc = import_history(st, space_id, src_space_id, hash, &id, err);
-	if (!rc)
-		rc = head_set(st, space_id, id, err);
-	if (!rc) {
-		char *why = xasprintf("merge: fast-forward to %.12s", hash);
-
-		rc = record_move(st, space_id, expected_head, hash, "merge",
-				 &(struct ref_move){ actor, why, NULL }, err);
-		free(why);
-	}
-	return txn_end(st, rc, err);
+	return write_rows(st, merge_rows, &m, err);
 }
 
 enum smr_rc store_session_create(struct store *st, const struct session *s,
@@ -1009,54 +1060,66 @@ enum smr_rc store_generation_update(struct store *st, const struct generation *g
 	return write_rows(st, update_rows, (void *)g, err);
 }
 
+/* A Space's own move: created, renamed or deleted. */
+struct space_move {
+	const struct space *sp;          /* create */
+	const char *id, *new_name;       /* rename (new_name) and delete */
+	const struct ref_move *mv;
+};
+
+static enum smr_rc create_rows(struct store *st, void *arg, struct smr_err *err)
+{
+	struct space_move *m = arg;
+	enum smr_rc rc = st->ops->space_create(st, m->sp, err);
+
+	if (!rc)
+		rc = record_move(st, m->sp->id, NULL, NULL, "create", m->mv, err);
+	return rc;
+}
+
 enum smr_rc store_space_create(struct store *st, const struct space *sp,
 			       const struct ref_move *mv, struct smr_err *err)
 {
-	enum smr_rc rc = st->ops->txn_begin(st, err);
+	struct space_move m = { .sp = sp, .mv = mv };
 
-	if (rc)
-		return rc;
-	rc = st->ops->space_create(st, sp, err);
-	if (!rc)
-		rc = record_move(st, sp->id, NULL, NULL, "create", mv, err);
-	return txn_end(st, rc, err);
+	return write_rows(st, create_rows, &m, err);
+}
+
+/* Renames (new_name) or deletes a Space under its HEAD's lock, recording the move. */
+static enum smr_rc space_move_rows(struct store *st, void *arg, struct smr_err *err)
+{
+	struct space_move *m = arg;
+	int64_t head_id = -1;
+	char *head = NULL;
+	enum smr_rc rc = st->ops->head_lock(st, m->id, &head_id, &head, err);
+
+	if (!rc && m->new_name)
+		rc = st->ops->space_rename(st, m->id, m->new_name, err);
+	if (!rc && m->new_name)
+		rc = record_move(st, m->id, head, head, "rename", m->mv, err);
+	/* a deletion is recorded first, so that the row takes the name the Space had */
+	if (!rc && !m->new_name)
+		rc = record_move(st, m->id, head, NULL, "delete", m->mv, err);
+	if (!rc && !m->new_name)
+		rc = st->ops->space_delete(st, m->id, m->mv && m->mv->at ? m->mv->at : "", err);
+	free(head);
+	return rc;
 }
 
 enum smr_rc store_space_rename(struct store *st, const char *id, const char *new_name,
 			       const struct ref_move *mv, struct smr_err *err)
 {
-	int64_t head_id = -1;
-	char *head = NULL;
-	enum smr_rc rc = st->ops->txn_begin(st, err);
+	struct space_move m = { .id = id, .new_name = new_name, .mv = mv };
 
-	if (rc)
-		return rc;
-	rc = st->ops->head_lock(st, id, &head_id, &head, err);
-	if (!rc)
-		rc = st->ops->space_rename(st, id, new_name, err);
-	if (!rc)
-		rc = record_move(st, id, head, head, "rename", mv, err);
-	free(head);
-	return txn_end(st, rc, err);
+	return write_rows(st, space_move_rows, &m, err);
 }
 
 enum smr_rc store_space_delete(struct store *st, const char *id, const struct ref_move *mv,
 			       struct smr_err *err)
 {
-	int64_t head_id = -1;
-	char *head = NULL;
-	enum smr_rc rc = st->ops->txn_begin(st, err);
+	struct space_move m = { .id = id, .mv = mv };
 
-	if (rc)
-		return rc;
-	rc = st->ops->head_lock(st, id, &head_id, &head, err);
-	/* recorded first, so that the row takes the name the Space had */
-	if (!rc)
-		rc = record_move(st, id, head, NULL, "delete", mv, err);
-	if (!rc)
-		rc = st->ops->space_delete(st, id, mv && mv->at ? mv->at : "", err);
-	free(head);
-	return txn_end(st, rc, err);
+	return write_rows(st, space_move_rows, &m, err);
 }
 
 /* ---- import: many rows, one transaction ---- */

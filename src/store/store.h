@@ -130,6 +130,15 @@ struct search_word {
 	int prefix;           /* 1: any word starting with it */
 };
 
+/*
+ * The FTS5 MATCH expression the SQLite backend runs for words[0..n): each
+ * word quoted (words have no quotes: see util/terms.h), '*' after a
+ * prefix, all joined by AND, so no text of the user's reaches FTS5's query
+ * syntax.  Public for the search fuzz target, which runs it against a real
+ * FTS5 table.  Caller frees.
+ */
+char *store_fts5_query(const struct search_word *words, size_t n);
+
 struct search_filter {
 	const struct search_word *words;   /* every one must match */
 	size_t n_words;

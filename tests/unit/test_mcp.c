@@ -151,6 +151,58 @@ static void seed(struct fixture *f)
 	json_decref(r);
 }
 
+static const char *head_hash(const json_t *r)
+{
+	const json_t *sc = json_object_get(json_object_get(r, "result"), "structuredContent");
+
+	return json_string_value(json_object_get(sc, "commit_hash"));
+}
+
+/*
+ * read_head while HEAD stays gives the same result under each request's own
+ * id (the session reuses the result's text), and the next checkpoint at once.
+ */
+TEST(mcp_read_head_again_answers_each_id)
+{
+	struct fixture f;
+	json_t *r[3], *w;
+	char *first, write[256];
+
+	setup(&f);
+	f.ctx.head.on = 1;                 /* the HEAD document kept, as ops_open() does */
+	seed(&f);
+	r[0] = ask(&f, "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/call\",\"params\":"
+		      "{\"name\":\"read_head\",\"arguments\":{\"space\":\"a b\"}}}");
+	r[1] = ask(&f, "{\"jsonrpc\":\"2.0\",\"id\":\"s\\\"q\",\"method\":\"tools/call\",\"params\":"
+		      "{\"name\":\"read_head\",\"arguments\":{\"space\":\"a b\"}}}");
+	CHECK_INT(json_integer_value(json_object_get(r[0], "id")), 10);
+	CHECK_STR(json_string_value(json_object_get(r[1], "id")), "s\"q");
+	CHECK(tool_text(r[0]) && tool_text(r[1]));
+	if (tool_text(r[0]) && tool_text(r[1]))
+		CHECK_STR(tool_text(r[1]), tool_text(r[0]));
+	first = strdup(head_hash(r[0]) ? head_hash(r[0]) : "");
+	snprintf(write, sizeof(write), "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+		 "\"params\":{\"name\":\"write_checkpoint\",\"arguments\":{\"space\":\"a b\","
+		 "\"parent\":\"%s\",\"title\":\"next\"}}}", first);
+	w = ask(&f, write);
+	r[2] = ask(&f, "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"tools/call\",\"params\":"
+		      "{\"name\":\"read_head\",\"arguments\":{\"space\":\"a b\"}}}");
+	CHECK_INT(json_integer_value(json_object_get(r[2], "id")), 11);
+	CHECK(head_hash(r[2]) && strcmp(head_hash(r[2]), first));
+	CHECK_STR(head_hash(r[2]), head_hash(w));
+	CHECK(tool_text(r[2]) && strstr(tool_text(r[2]), "\"next\""));
+	for (int i = 0; i < 3; i++)
+		json_decref(r[i]);
+	json_decref(w);
+	free(first);
+	/* what ops_close() would release (the store is temp_store_close()'s) */
+	json_decref(f.ctx.head.doc);
+	free(f.ctx.head.space);
+	free(f.ctx.head.hash);
+	free(f.ctx.head.name);
+	teardown(&f);
+}
+
 static const char *read_text(const json_t *r)
 {
 	const json_t *c = json_array_get(json_object_get(json_object_get(r, "result"), "contents"),

@@ -225,6 +225,91 @@ TEST(merge_resolutions)
 	checkpoint_release(&theirs);
 }
 
+/* The canonical text of c's state, for comparing two of them; caller frees. */
+static char *content(const struct checkpoint *c)
+{
+	struct checkpoint copy;
+	char *s;
+
+	checkpoint_init(&copy);
+	checkpoint_copy_content(&copy, c);
+	s = checkpoint_canonical(&copy);
+	checkpoint_release(&copy);
+	return s;
+}
+
+/*
+ * Found by fuzz/merge.c (input fuzz/corpus/merge/duplicate-items): a list
+ * may hold two items of the same text, and a merge matched only the first,
+ * so merging an ancestor lost theirs' second "t2" (merge(a, a, b) was not
+ * b) and merge(base, a, a) turned a's second copy into its first.
+ */
+TEST(merge_keeps_items_of_the_same_text_apart)
+{
+	struct checkpoint base, a, b, out;
+	json_t *conflicts = NULL, *res;
+	char *want, *got;
+
+	load(&base, "{\"decisions\":[\"a\",\"b\"],\"tasks\":[\"t1\",\"t2\"]}");
+	load(&a, "{\"decisions\":[\"a\",\"b\"],\"tasks\":[\"t1\",\"t2\"]}");
+	load(&b, "{\"decisions\":[\"b\"],\"tasks\":[{\"text\":\"t2\",\"status\":\"done\"},"
+		 "\"t2\"]}");
+
+	/* an ancestor merged: the other side, both copies of t2 */
+	checkpoint_init(&out);
+	CHECK_INT(checkpoint_merge3(&a, &a, &b, NULL, &out, &conflicts, NULL), SMR_OK);
+	CHECK_INT(json_array_size(out.tasks), 2);
+	json_decref(conflicts);
+	checkpoint_release(&out);
+	checkpoint_init(&out);
+	CHECK_INT(checkpoint_merge3(&a, &b, &a, NULL, &out, &conflicts, NULL), SMR_OK);
+	want = content(&b);
+	got = content(&out);
+	CHECK_STR(got, want);
+	free(got);
+	json_decref(conflicts);
+	checkpoint_release(&out);
+
+	/* merge(base, b, b) = b: the second t2 stays open */
+	checkpoint_init(&out);
+	CHECK_INT(checkpoint_merge3(&base, &b, &b, NULL, &out, &conflicts, NULL), SMR_OK);
+	got = content(&out);
+	CHECK_STR(got, want);
+	free(got);
+	free(want);
+	json_decref(conflicts);
+	checkpoint_release(&out);
+
+	/* one resolution entry settles both copies' conflicts */
+	checkpoint_release(&a);
+	load(&a, "{\"decisions\":[\"a\",\"b\"],\"tasks\":[\"t1\",{\"text\":\"t2\",\"note\":\"x\"},"
+		 "{\"text\":\"t2\",\"note\":\"y\"}]}");
+	checkpoint_release(&base);
+	load(&base, "{\"tasks\":[\"t2\",{\"text\":\"t2\",\"note\":\"z\"}]}");
+	res = json_pack("{s:{s:s}}", "tasks", "t2", "theirs");
+	checkpoint_init(&out);
+	CHECK_INT(checkpoint_merge3(&base, &a, &b, NULL, &out, &conflicts, NULL), SMR_ECONFLICT);
+	CHECK_INT(json_array_size(conflicts), 2);
+	json_decref(conflicts);
+	checkpoint_release(&out);
+	checkpoint_init(&out);
+	CHECK_INT(checkpoint_merge3(&base, &a, &b, res, &out, &conflicts, NULL), SMR_OK);
+	want = content(&b);
+	got = content(&out);
+	CHECK(strstr(got, "\"tasks\":[{\"status\":\"open\",\"text\":\"t1\"},"
+		     "{\"status\":\"done\",\"text\":\"t2\"},"
+		     "{\"status\":\"open\",\"text\":\"t2\"}]") != NULL);
+	free(want);
+	free(got);
+	json_decref(res);
+	json_decref(conflicts);
+	checkpoint_release(&out);
+
+	checkpoint_release(&base);
+	checkpoint_release(&a);
+	checkpoint_release(&b);
+}
+
 /* ---- property test over random histories ---- */
 
 static unsigned long long rng_state;

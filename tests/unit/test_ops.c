@@ -327,3 +327,77 @@ TEST(ops_write_on_a_remembered_space_follows_renames)
 	ops_close(&ctx);
 	temp_store_close(path, st);
 }
+
+/* The clock of ops_dates_*: a fixed instant each write is told. */
+static const char *date_now;
+
+static void date_clock(char out[32])
+{
+	snprintf(out, 32, "%s", date_now);
+}
+
+/* The title of what ref resolves to, or its error code as text; caller frees. */
+static char *title_at(struct fixture *f, const char *ref, struct smr_err *err)
+{
+	struct checkpoint c = { 0 };
+	enum smr_rc rc = ops_resolve(&f->ctx, ref, &c, err);
+	char *s = rc ? strdup(smr_rc_name(rc)) : strdup(c.title);
+
+	checkpoint_release(&c);
+	return s;
+}
+
+/*
+ * SPACE@{DATE}: the last move of HEAD at or before DATE (ref.h).  A date
+ * alone is midnight UTC as the day begins (docs/man/smriti.1.scd), the
+ * whole of that first second included; before the first move it is an
+ * error that says so; after the last one it is HEAD now.
+ */
+TEST(ops_dates_name_midnight_and_the_ends_of_the_reflog)
+{
+	struct fixture f;
+	struct space sp = { 0 };
+	struct smr_err err = SMR_ERR_INIT;
+	static const struct {
+		const char *ref, *want;
+	} cases[] = {
+		{ "demo@{2026-11-30}", "not_found" },              /* before the Space */
+		{ "demo@{2026-12-01}", "not_found" },              /* midnight: before the first move */
+		{ "demo@{2026-12-01 11:59}", "not_found" },
+		{ "demo@{2026-12-01 12:00}", "one" },              /* the move's own second */
+		{ "demo@{2026-12-01T12:00:00.5Z}", "one" },
+		{ "demo@{2026-12-02}", "one" },                    /* midnight after it */
+		{ "demo@{2026-12-02T23:59:59Z}", "two" },
+		{ "demo@{2026-12-03}", "two" },
+		{ "demo@{2026-12-04}", "three" },                  /* written at that midnight */
+		{ "demo@{2030-01-01}", "three" },                  /* after the last move: HEAD */
+		{ "demo@{now}", "three" },
+		{ "demo@{yesterday}", "three" },
+		{ "demo@{3 days ago}", "two" },                    /* 2026-12-02T18:00 */
+		{ "demo@{2026-12-03}~1", "one" },
+	};
+	char *got;
+
+	setup(&f);
+	f.ctx.now = date_clock;
+	date_now = "2026-12-01T12:00:00.000000Z";
+	CHECK_INT(ops_space_create(&f.ctx, "demo", NULL, &sp, NULL), SMR_OK);
+	space_release(&sp);
+	free(commit(&f, "demo", "one", NULL, SMR_OK));
+	date_now = "2026-12-02T18:00:00.000000Z";
+	free(commit(&f, "demo", "two", NULL, SMR_OK));
+	date_now = "2026-12-04T00:00:00.000000Z";
+	free(commit(&f, "demo", "three", NULL, SMR_OK));
+	date_now = "2026-12-05T18:00:00.000000Z";
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		got = title_at(&f, cases[i].ref, &err);
+		if (strcmp(got, cases[i].want))
+			fprintf(stderr, "  %s: %s (%s)\n", cases[i].ref, got, err.msg);
+		CHECK_STR(got, cases[i].want);
+		free(got);
+	}
+	got = title_at(&f, "demo@{2026-12-01}", &err);
+	CHECK(strstr(err.msg, "did not exist yet at 2026-12-01T00:00:00Z") != NULL);
+	free(got);
+	teardown(&f);
+}

@@ -581,6 +581,121 @@ CONFORMANCE(checkpoint_get_in_space_and_any)
 	free(root);
 }
 
+/* The text of decision i of c, or "" (borrowed). */
+static const char *decision_text(const struct checkpoint *c, size_t i)
+{
+	const char *t = json_string_value(json_object_get(json_array_get(c->decisions, i),
+							  "text"));
+
+	return t ? t : "";
+}
+
+/*
+ * HEAD reads of one handle, between writes of another: each read sees the
+ * last acknowledged write, whole, and what a read hands out is the caller's
+ * to change (PostgreSQL's handle keeps the fields of the HEAD it parsed
+ * last, so this holds it to handing out copies).  A copy of that HEAD in
+ * another Space reads back with its own Space's name.
+ */
+CONFORMANCE(head_read_after_writes_of_another_handle)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct store *other = NULL;
+	struct checkpoint got, c1, c2;
+	char a[37], b[37];
+
+	CHECK_INT(make_space(f, "read", a, &err), SMR_OK);
+	CHECK_INT(make_space(f, "copy", b, &err), SMR_OK);
+	CHECK_INT(store_open(f->dsn, &other, &err), SMR_OK);
+	make_ckpt(&c1, NULL, "one", 1);
+	make_ckpt(&c2, c1.hash, "two", 2);
+	CHECK_INT(store_checkpoint_put(other, a, &c1, NULL, &err), SMR_OK);
+	for (int i = 0; i < 2; i++) {
+		CHECK_INT(store_head_get(f->st, "read", &got, &err), SMR_OK);
+		CHECK_STR(got.hash, c1.hash);
+		CHECK_STR(got.title, "one");
+		CHECK_INT(json_array_size(got.decisions), 1);
+		CHECK_STR(decision_text(&got, 0), "one");
+		json_array_append_new(got.decisions, json_pack("{s:s}", "text", "mine"));
+		json_object_set_new(got.metadata, "mine", json_true());
+		checkpoint_release(&got);
+	}
+	CHECK_INT(store_checkpoint_put(other, a, &c2, c1.hash, &err), SMR_OK);
+	for (int i = 0; i < 2; i++) {
+		CHECK_INT(store_head_get(f->st, i ? a : "read", &got, &err), SMR_OK);
+		CHECK_STR(got.hash, c2.hash);
+		CHECK_STR(got.parent_hash, c1.hash);
+		CHECK_STR(got.title, "two");
+		CHECK_INT(json_array_size(got.decisions), 1);
+		CHECK_STR(decision_text(&got, 0), "two");
+		CHECK_INT(json_object_size(got.metadata), 0);
+		checkpoint_release(&got);
+	}
+	CHECK_INT(store_checkpoint_put(other, b, &c1, NULL, &err), SMR_OK);
+	CHECK_INT(store_checkpoint_put(other, b, &c2, c1.hash, &err), SMR_OK);
+	CHECK_INT(store_head_get(f->st, "copy", &got, &err), SMR_OK);
+	CHECK_STR(got.hash, c2.hash);
+	CHECK_STR(got.space, "copy");
+	CHECK_STR(decision_text(&got, 0), "two");
+	checkpoint_release(&got);
+	CHECK_INT(store_space_rename(other, b, "renamed", NULL, &err), SMR_OK);
+	CHECK_INT(store_head_get(f->st, b, &got, &err), SMR_OK);
+	CHECK_STR(got.space, "renamed");
+	CHECK_STR(decision_text(&got, 0), "two");
+	checkpoint_release(&got);
+	checkpoint_release(&c1);
+	checkpoint_release(&c2);
+	store_close(other);
+}
+
+/* The "space" member of a HEAD document, or "" (borrowed). */
+static const char *doc_space(const json_t *doc)
+{
+	const char *v = json_string_value(json_object_get(doc, "space"));
+
+	return v ? v : "";
+}
+
+/*
+ * ops_head_doc on a context from ops_open: the same checkpoint under the
+ * same name is the same document (one rendering), on either backend, even
+ * when another Space was written in between; a rename or a new HEAD is a
+ * new document at once.
+ */
+CONFORMANCE(head_doc_is_one_document_per_checkpoint_and_name)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct ops_ctx ctx;
+	json_t *d[6] = { 0 };
+	char a[37], b[37], *head = NULL, *other = NULL;
+
+	CHECK_INT(make_space(f, "doc", a, &err), SMR_OK);
+	CHECK_INT(make_space(f, "elsewhere", b, &err), SMR_OK);
+	CHECK_INT(put_next(f, a, &head, "one", 1), SMR_OK);
+	CHECK_INT(ops_open(&ctx, f->dsn, &err), SMR_OK);
+	CHECK_INT(ops_head_doc(&ctx, "doc", &d[0], &err), SMR_OK);
+	CHECK_INT(ops_head_doc(&ctx, "doc", &d[1], &err), SMR_OK);
+	CHECK(d[1] == d[0]);
+	CHECK_INT(put_next(f, b, &other, "another Space", 2), SMR_OK);
+	CHECK_INT(ops_head_doc(&ctx, a, &d[2], &err), SMR_OK);
+	CHECK(d[2] == d[0]);
+	CHECK_STR(json_string_value(json_object_get(d[2], "commit_hash")), head);
+	CHECK_INT(store_space_rename(f->st, a, "renamed", NULL, &err), SMR_OK);
+	CHECK_INT(ops_head_doc(&ctx, a, &d[3], &err), SMR_OK);
+	CHECK(d[3] != d[0]);
+	CHECK_STR(doc_space(d[3]), "renamed");
+	CHECK_INT(put_next(f, a, &head, "two", 3), SMR_OK);
+	CHECK_INT(ops_head_doc(&ctx, "renamed", &d[4], &err), SMR_OK);
+	CHECK_STR(json_string_value(json_object_get(d[4], "commit_hash")), head);
+	CHECK_STR(json_string_value(json_object_get(d[4], "title")), "two");
+	CHECK_INT(ops_head_doc(&ctx, "doc", &d[5], &err), SMR_ENOTFOUND);
+	for (int i = 0; i < 6; i++)
+		json_decref(d[i]);
+	ops_close(&ctx);
+	free(head);
+	free(other);
+}
+
 /* Puts a checkpoint whose hash is the given string (the store does not recompute it). */
 static void put_fake(struct fixture *f, const char *space_id, char **head, const char *hash)
 {
@@ -1800,6 +1915,47 @@ CONFORMANCE(checkpoint_put_checked_refuses_a_renamed_space)
 	free(h);
 }
 
+/*
+ * A put whose search-index rows outnumber what PostgreSQL's pipeline holds
+ * at once (it reads what is in flight and goes on): every row is written,
+ * and the next put on the same handle is whole too.
+ */
+CONFORMANCE(put_with_more_index_rows_than_a_pipeline_holds)
+{
+	static const struct search_word w = { "bulk", 0 };
+	struct search_filter sf = { .words = &w, .n_words = 1, .limit = 5000 };
+	struct smr_err err = SMR_ERR_INIT;
+	struct search_row *rows = NULL;
+	struct checkpoint c;
+	char a[37], text[48], *head = NULL;
+	size_t n = 0;
+
+	CHECK_INT(make_space(f, "bulk", a, &err), SMR_OK);
+	checkpoint_init(&c);
+	c.title = xstrdup("many items");
+	c.summary = xstrdup("");
+	c.author = xstrdup("tester");
+	c.created_at = xstrdup("2026-01-01T00:00:01.000000Z");
+	for (int i = 0; i < 1100; i++) {
+		snprintf(text, sizeof(text), "bulk item number %d", i);
+		json_array_append_new(i < 700 ? c.decisions : c.assumptions,
+				      json_pack("{s:s}", "text", text));
+	}
+	checkpoint_seal(&c);
+	CHECK_INT(store_checkpoint_put(f->st, a, &c, NULL, &err), SMR_OK);
+	head = xstrdup(c.hash);
+	checkpoint_release(&c);
+	CHECK_INT(store_search(f->st, &sf, &rows, &n, &err), SMR_OK);
+	CHECK_INT(n, 1100);
+	search_rows_free(rows, n);
+	CHECK_INT(put_next(f, a, &head, "bulk after", 2), SMR_OK);
+	CHECK_INT(store_search(f->st, &sf, &rows, &n, &err), SMR_OK);
+	CHECK_INT(n, 1102);   /* the new title and decision */
+	search_rows_free(rows, n);
+	CHECK(fsck_ok(f));
+	free(head);
+}
+
 /* The data version moves with every commit, this handle's or another's; PostgreSQL has none. */
 CONFORMANCE(data_version_moves_with_every_commit)
 {
@@ -1832,6 +1988,81 @@ CONFORMANCE(data_version_moves_with_every_commit)
 	CHECK(v3 != v2);
 	store_close(other);
 	free(head);
+}
+
+/*
+ * A database left in a rollback-journal mode (by another tool) has no WAL
+ * index: the data version still moves with a commit of another handle, and
+ * reading it makes no -shm file.
+ */
+TEST(store_sqlite_data_version_without_wal)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct fixture fx;
+	struct store *other = NULL;
+	sqlite3 *raw = NULL;
+	uint64_t v0 = 0, v1 = 0, v2 = 0;
+	char a[37], *head = NULL, *shm;
+
+	CHECK_INT(fixture_open(&fx, 0), 0);
+	CHECK_INT(make_space(&fx, "journal", a, &err), SMR_OK);
+	store_close(fx.st);
+	fx.st = NULL;
+	CHECK_INT(sqlite3_open(fx.dsn, &raw), SQLITE_OK);
+	CHECK_INT(sqlite3_exec(raw, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(raw);
+	shm = xasprintf("%s-shm", fx.dsn);
+	unlink(shm);
+	CHECK_INT(store_open(fx.dsn, &fx.st, &err), SMR_OK);
+	CHECK_INT(store_open(fx.dsn, &other, &err), SMR_OK);
+	CHECK_INT(store_data_version(fx.st, &v0, &err), SMR_OK);
+	CHECK_INT(store_data_version(fx.st, &v1, &err), SMR_OK);
+	CHECK(v1 == v0);
+	{
+		struct fixture of = fx;
+
+		of.st = other;
+		CHECK_INT(put_next(&of, a, &head, "by another handle", 1), SMR_OK);
+	}
+	CHECK_INT(store_data_version(fx.st, &v2, &err), SMR_OK);
+	CHECK(v2 != v1);
+	CHECK(access(shm, F_OK) != 0);
+	store_close(other);
+	free(shm);
+	free(head);
+	fixture_close(&fx);
+}
+
+/*
+ * SQLite reads its data version from the WAL-index header: a checkpoint
+ * that empties the WAL restarts it at frame 0, and the next commit still
+ * gives a version this handle has not seen.
+ */
+TEST(store_sqlite_data_version_moves_across_wal_restarts)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct fixture fx;
+	sqlite3 *raw = NULL;
+	uint64_t seen[12];
+	char a[37], *head = NULL;
+	int n = 0;
+
+	CHECK_INT(fixture_open(&fx, 0), 0);
+	CHECK_INT(make_space(&fx, "restarted", a, &err), SMR_OK);
+	CHECK_INT(sqlite3_open(fx.dsn, &raw), SQLITE_OK);
+	for (int i = 0; i < 6; i++) {
+		CHECK_INT(store_data_version(fx.st, &seen[n++], &err), SMR_OK);
+		CHECK_INT(put_next(&fx, a, &head, "step", i), SMR_OK);
+		CHECK_INT(store_data_version(fx.st, &seen[n++], &err), SMR_OK);
+		CHECK_INT(sqlite3_exec(raw, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL),
+			  SQLITE_OK);
+		CHECK(seen[n - 1] != seen[n - 2]);
+		for (int k = 0; k < n - 2; k++)
+			CHECK(seen[n - 1] != seen[k]);
+	}
+	sqlite3_close(raw);
+	free(head);
+	fixture_close(&fx);
 }
 
 /*

@@ -43,6 +43,7 @@
 
 #include <inttypes.h>
 #include <libpq-fe.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,23 +140,32 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
 	"SELECT CAST(CASE WHEN " ok " THEN '0' ELSE '" why "' END AS integer)"
 #define CHECK_FAILED "22P02"
 
-/* HEAD of a Space named by id or name, with the checkpoint's columns (CKPT_COLS' order). */
+/*
+ * HEAD of a Space named by id or name, with the checkpoint's columns
+ * (CKPT_COLS' order), except that when HEAD is checkpoint $2, whose content
+ * the handle has read already (fields_memo), the parents' hashes and the
+ * fields come back NULL and the parents' rows are not even looked up (a
+ * subquery under a CASE runs only when its branch is taken).
+ */
 #define HEAD_COLS \
-	"SELECT c.commit_hash, p.commit_hash, m.commit_hash, r.name, c.title, c.summary," \
-	" c.fields_text, c.author, c.created_at, c.parent_commit_id, c.id FROM repos r" \
+	"SELECT c.commit_hash, CASE WHEN c.commit_hash = $2::text THEN NULL ELSE" \
+	" (SELECT commit_hash FROM commits WHERE id = c.parent_commit_id) END," \
+	" CASE WHEN c.commit_hash = $2::text THEN NULL ELSE" \
+	" (SELECT commit_hash FROM commits WHERE id = c.merge_parent_commit_id) END," \
+	" r.name, c.title, c.summary," \
+	" CASE WHEN c.commit_hash = $2::text THEN NULL ELSE c.fields_text END," \
+	" c.author, c.created_at, c.parent_commit_id, c.id FROM repos r" \
 	" LEFT JOIN refs f ON f.repo_id = r.id AND f.name = 'main'" \
-	" LEFT JOIN commits c ON c.id = f.commit_id" \
-	" LEFT JOIN commits p ON p.id = c.parent_commit_id" \
-	" LEFT JOIN commits m ON m.id = c.merge_parent_commit_id"
+	" LEFT JOIN commits c ON c.id = f.commit_id"
 
 /*
  * The id of the live Space $1 names, a name match winning over an id match: two
- * index look-ups (an OR of the two columns scanned every Space).
+ * index look-ups (an OR of the two columns scanned every Space), the second
+ * only when the first finds nothing.
  */
 #define SPACE_BY_REF \
-	"(SELECT id FROM (SELECT id, 0 AS k FROM repos WHERE name = $1::text" \
-	" AND deleted_at IS NULL UNION ALL SELECT id, 1 FROM repos WHERE id = $1::text" \
-	" AND deleted_at IS NULL) x ORDER BY k LIMIT 1)"
+	"COALESCE((SELECT id FROM repos WHERE name = $1::text AND deleted_at IS NULL)," \
+	" (SELECT id FROM repos WHERE id = $1::text AND deleted_at IS NULL))"
 
 #define SESSION_COLS \
 	"SELECT s.id, s.repo_id, s.title, s.mounted_commit_hash, s.forked_from_session_id," \
@@ -376,7 +386,28 @@ struct pipe_entry {
 	char arg[80];             /* the name a not-found message names */
 };
 
-#define PIPE_MAX 32
+/*
+ * Entries a pipeline holds before its results are read (one more round
+ * trip): enough for a checkpoint's search-index rows in all but the largest
+ * writes.  The list grows to it as needed.  The statements' results are a
+ * few bytes each, so a full pipeline's results fit in the socket's buffers and the
+ * server never blocks on a client that is still sending.
+ */
+#define PIPE_MAX 1024
+
+/*
+ * The content of the last checkpoint a HEAD read parsed.  A checkpoint is
+ * immutable and named by the hash of its content (parents included), so a
+ * HEAD read that finds that hash again (the server still says which
+ * checkpoint HEAD is, every time) has the server leave out the JSON and the
+ * parents' hashes (and skip looking them up) and copies these instead:
+ * parsing the JSON was most of a read's CPU time.
+ */
+struct fields_memo {
+	char hash[HASH_HEX_LEN + 1];       /* "" while empty */
+	char *parent, *merge_parent;       /* owned; NULL: none */
+	json_t *fields;                    /* owned: the parsed fields_text; NULL: empty */
+};
 
 struct pg_store {
 	struct store base;
@@ -387,9 +418,11 @@ struct pg_store {
 	int lost;                          /* the last failure was a dead connection */
 	int not_started;                   /* the last write's BEGIN met a dead connection */
 	char sqlstate[6];                  /* of the last failure, "" if none */
-	struct pipe_entry pipe[PIPE_MAX];  /* sent, results not read yet */
+	struct pipe_entry *pipe;           /* owned: sent, results not read yet */
+	int pipe_cap;                      /* entries pipe has room for */
 	int npipe, pipe_read;              /* entries sent; entries whose results are read */
 	PGresult *kept;                    /* a result run() asked for inside a pipeline */
+	struct fields_memo memo;           /* of the last HEAD read */
 };
 
 static struct pg_store *P(struct store *st)
@@ -721,11 +754,19 @@ static enum smr_rc pipe_send_failed(struct pg_store *s, const char *what, struct
 	return rc;
 }
 
-/* Room for n more entries: reads what is in flight when the list is full. */
+/* Room for n more entries: the list grows up to PIPE_MAX, then what is in flight is read. */
 static enum smr_rc pipe_room(struct pg_store *s, int n, struct smr_err *err)
 {
-	if (s->npipe + n <= PIPE_MAX)
+	if (s->npipe + n <= s->pipe_cap)
 		return SMR_OK;
+	if (s->npipe + n <= PIPE_MAX) {
+		while (s->pipe_cap < s->npipe + n)
+			s->pipe_cap = s->pipe_cap ? 2 * s->pipe_cap : 32;
+		if (s->pipe_cap > PIPE_MAX)
+			s->pipe_cap = PIPE_MAX;
+		s->pipe = xrealloc(s->pipe, (size_t)s->pipe_cap * sizeof(*s->pipe));
+		return SMR_OK;
+	}
 	if (!PQsendFlushRequest(s->conn) || PQflush(s->conn))
 		return pipe_send_failed(s, "sending statements", err);
 	return pipe_drain(s, err);
@@ -746,16 +787,32 @@ static enum smr_rc pipe_plain(struct pg_store *s, const char *sql, const struct 
 	return SMR_OK;
 }
 
+static char stmt_names[Q_COUNT][24];
+
+static void name_statements(void)
+{
+	for (int q = 0; q < Q_COUNT; q++)
+		snprintf(stmt_names[q], sizeof(stmt_names[q]), "smriti_%d", q);
+}
+
+/* The name statement q is prepared under on every connection (formatted once per process). */
+static const char *stmt_name(enum stmt q)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, name_statements);
+	return stmt_names[q];
+}
+
 /* Sends prepared statement q in the pipeline, preparing it first on this connection. */
 static enum smr_rc pipe_send(struct pg_store *s, enum stmt q, const struct params *p,
 			     const struct pipe_entry *e, struct smr_err *err)
 {
-	char name[16];
+	const char *name = stmt_name(q);
 	enum smr_rc rc = pipe_room(s, 2, err);
 
 	if (rc)
 		return rc;
-	snprintf(name, sizeof(name), "smriti_%d", (int)q);
 	if (!s->prepared[q]) {
 		if (!PQsendPrepare(s->conn, name, stmt_sql[q], 0, NULL))
 			return pipe_send_failed(s, e->what, err);
@@ -831,7 +888,7 @@ static enum smr_rc pipe_run(struct pg_store *s, enum stmt q, const struct params
 static enum smr_rc run(struct pg_store *s, enum stmt q, const struct params *p,
 		       PGresult **out, const char *what, struct smr_err *err)
 {
-	char name[16];
+	const char *name = stmt_name(q);
 	PGresult *r;
 	ExecStatusType st;
 	enum smr_rc rc;
@@ -839,7 +896,6 @@ static enum smr_rc run(struct pg_store *s, enum stmt q, const struct params *p,
 	*out = NULL;
 	if (in_pipeline(s))
 		return pipe_run(s, q, p, out, what, err);
-	snprintf(name, sizeof(name), "smriti_%d", (int)q);
 	if (!s->prepared[q]) {
 		r = PQprepare(s->conn, name, stmt_sql[q], 0, NULL);
 		rc = PQresultStatus(r) == PGRES_COMMAND_OK ? SMR_OK : pg_fail(s, r, what, err);
@@ -1104,6 +1160,14 @@ static enum smr_rc migrate(struct pg_store *s, struct smr_err *err)
 	return commit(s, err);
 }
 
+static void memo_clear(struct fields_memo *m)
+{
+	json_decref(m->fields);
+	free(m->parent);
+	free(m->merge_parent);
+	memset(m, 0, sizeof(*m));
+}
+
 static void pg_close(struct store *st)
 {
 	struct pg_store *s = P(st);
@@ -1111,6 +1175,8 @@ static void pg_close(struct store *st)
 	if (!s)
 		return;
 	PQfinish(s->conn);
+	memo_clear(&s->memo);
+	free(s->pipe);
 	free(s->dsn);
 	free(s);
 }
@@ -1557,20 +1623,38 @@ static char *fields_text(const struct checkpoint *c)
 	return text;
 }
 
-/* One field of the parsed fields_text; a damaged row gives null, which fsck reports. */
-static json_t *field(json_t *o, const char *key)
+/*
+ * One field of the parsed fields_text, a new reference; a damaged row gives
+ * null, which fsck reports.  copy: o is shared (a memo), so the caller gets
+ * its own copy to change as it likes.
+ */
+static json_t *field(json_t *o, const char *key, int copy)
 {
 	json_t *v = json_object_get(o, key);
 
-	return v ? json_incref(v) : json_null();
+	if (!v)
+		return json_null();
+	return copy ? json_deep_copy(v) : json_incref(v);
 }
 
-/* Fills c (not init'ed) from row; returns 1 when it names a parent (or second parent) that does not exist. */
-static int read_checkpoint(const PGresult *r, int row, struct checkpoint *c)
+/* Fills c's seven JSON fields from o, the parsed fields_text (NULL: damaged). */
+static void fill_fields(struct checkpoint *c, json_t *o, int copy)
 {
-	const char *text = PQgetisnull(r, row, CK_FIELDS) ? NULL : PQgetvalue(r, row, CK_FIELDS);
-	json_t *o = text ? json_loads(text, 0, NULL) : NULL;
+	c->decisions = field(o, "decisions", copy);
+	c->assumptions = field(o, "assumptions", copy);
+	c->tasks = field(o, "tasks", copy);
+	c->open_questions = field(o, "open_questions", copy);
+	c->entities = field(o, "entities", copy);
+	c->artifacts = field(o, "artifacts", copy);
+	c->metadata = field(o, "metadata", copy);
+}
 
+/*
+ * Fills c (not init'ed) from row but for its JSON fields; returns 1 when it
+ * names a parent (or second parent) that does not exist.
+ */
+static int read_checkpoint_row(const PGresult *r, int row, struct checkpoint *c)
+{
 	memset(c, 0, sizeof(*c));
 	c->hash = col_text(r, row, CK_HASH);
 	c->parent_hash = col_text(r, row, CK_PARENT);
@@ -1578,18 +1662,29 @@ static int read_checkpoint(const PGresult *r, int row, struct checkpoint *c)
 	c->space = col_text(r, row, CK_SPACE);
 	c->title = col_text(r, row, CK_TITLE);
 	c->summary = col_text(r, row, CK_SUMMARY);
-	c->decisions = field(o, "decisions");
-	c->assumptions = field(o, "assumptions");
-	c->tasks = field(o, "tasks");
-	c->open_questions = field(o, "open_questions");
-	c->entities = field(o, "entities");
-	c->artifacts = field(o, "artifacts");
-	c->metadata = field(o, "metadata");
 	c->author = col_text(r, row, CK_AUTHOR);
 	c->created_at = col_text(r, row, CK_CREATED);
-	json_decref(o);
 	return (!PQgetisnull(r, row, CK_PARENT_ID) && !c->parent_hash) ||
 	       (!PQgetisnull(r, row, CK_MERGE_ID) && !c->merge_parent_hash);
+}
+
+/* The row's fields_text parsed (new reference), or NULL when it is NULL or damaged. */
+static json_t *row_fields(const PGresult *r, int row)
+{
+	if (PQgetisnull(r, row, CK_FIELDS))
+		return NULL;
+	return json_loads(PQgetvalue(r, row, CK_FIELDS), 0, NULL);
+}
+
+/* Fills c (not init'ed) from row; returns 1 when it names a parent (or second parent) that does not exist. */
+static int read_checkpoint(const PGresult *r, int row, struct checkpoint *c)
+{
+	json_t *o = row_fields(r, row);
+	int missing = read_checkpoint_row(r, row, c);
+
+	fill_fields(c, o, 0);
+	json_decref(o);
+	return missing;
 }
 
 /* ---- the rows of store.c's writes, sent in its pipelined transaction ---- */
@@ -1793,19 +1888,54 @@ static enum smr_rc move_head(struct store *st, const char *space_id, int64_t com
 	return run_done(P(st), Q_HEAD_MOVE, &p, "moving HEAD", err);
 }
 
+/*
+ * Fills what c lacks from a Q_HEAD_GET row (read_checkpoint_row filled the
+ * rest): from the memo when the row is its checkpoint (the server left
+ * those columns out), else from the row, which then becomes the memo.
+ */
+static void head_fields(struct pg_store *s, const PGresult *r, struct checkpoint *c)
+{
+	struct fields_memo *m = &s->memo;
+	json_t *o;
+
+	if (!c->hash || strlen(c->hash) >= sizeof(m->hash)) {   /* an empty Space */
+		o = row_fields(r, 0);
+		fill_fields(c, o, 0);
+		json_decref(o);
+		return;
+	}
+	if (!m->fields || strcmp(m->hash, c->hash) || !PQgetisnull(r, 0, CK_FIELDS)) {
+		memo_clear(m);
+		m->fields = row_fields(r, 0);
+		if (!m->fields)
+			m->fields = json_object();     /* damaged: every field null */
+		strcpy(m->hash, c->hash);
+		m->parent = xstrdup(c->parent_hash);
+		m->merge_parent = xstrdup(c->merge_parent_hash);
+	} else {
+		c->parent_hash = xstrdup(m->parent);
+		c->merge_parent_hash = xstrdup(m->merge_parent);
+	}
+	fill_fields(c, m->fields, 1);
+}
+
 static enum smr_rc pg_head_get(struct store *st, const char *space, struct checkpoint *out,
 			       struct smr_err *err)
 {
+	struct pg_store *s = P(st);
 	struct params p = { .n = 0 };
 	PGresult *r = NULL;
 	enum smr_rc rc;
 
 	p_text(&p, space);
-	rc = read1(P(st), Q_HEAD_GET, &p, &r, "reading HEAD", err);
+	p_text(&p, s->memo.fields ? s->memo.hash : NULL);
+	rc = read1(s, Q_HEAD_GET, &p, &r, "reading HEAD", err);
 	if (!rc && PQntuples(r) == 0)
 		rc = smr_errf(err, SMR_ENOTFOUND, "no space '%s'", space);
-	if (!rc)
-		read_checkpoint(r, 0, out);
+	if (!rc) {
+		read_checkpoint_row(r, 0, out);
+		head_fields(s, r, out);
+	}
 	PQclear(r);
 	return rc;
 }
