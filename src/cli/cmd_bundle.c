@@ -61,7 +61,21 @@ static int parse(const char *name, int argc, char **argv, struct bundle_args *a,
 			   "unknown option or missing value", take, a, first);
 }
 
-/* Writes doc to path (or stdout for NULL / "-"), replacing the file only once it is whole. */
+/* The bundle's text and a newline to f; nonzero on a write error. */
+static int put_bundle(const json_t *res, FILE *f)
+{
+	const json_t *text = json_object_get(res, "bundle_text");
+
+	if (json_is_string(text))   /* a local export: its text as written */
+		return fwrite(json_string_value(text), 1, json_string_length(text), f) !=
+		       json_string_length(text) || fputc('\n', f) == EOF;
+	return json_dumpf(res, f, JSON_COMPACT) || fputc('\n', f) == EOF;
+}
+
+/*
+ * Writes the bundle (the export's result) to path (or stdout for NULL /
+ * "-"), replacing the file only once it is whole.
+ */
 static int write_bundle(const json_t *doc, const char *path)
 {
 	char *tmp;
@@ -69,8 +83,7 @@ static int write_bundle(const json_t *doc, const char *path)
 	int bad;
 
 	if (!path || !strcmp(path, "-")) {
-		bad = json_dumpf(doc, stdout, JSON_COMPACT) || fputc('\n', stdout) == EOF ||
-		      fflush(stdout);
+		bad = put_bundle(doc, stdout) || fflush(stdout);
 		return bad ? cli_fail(SMR_EINTERNAL, "cannot write the bundle: %s",
 				      strerror(errno)) : 0;
 	}
@@ -79,7 +92,7 @@ static int write_bundle(const json_t *doc, const char *path)
 		return cli_fail(SMR_EINTERNAL, "out of memory");
 	snprintf(tmp, strlen(path) + 8, "%s.part", path);
 	f = fopen(tmp, "w");
-	bad = !f || json_dumpf(doc, f, JSON_COMPACT) || fputc('\n', f) == EOF;
+	bad = !f || put_bundle(doc, f);
 	if (f && fclose(f))
 		bad = 1;
 	if (!bad && rename(tmp, path))
@@ -123,7 +136,7 @@ static int export_git(struct cli_ctx *ctx, const struct bundle_args *a, const ch
 int cmd_export(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct bundle_args a;
-	json_t *res = NULL, *spaces;
+	json_t *res = NULL, *spaces, *params;
 	int first, rc = parse("export", argc, argv, &a, &first);
 
 	if (rc)
@@ -139,8 +152,10 @@ int cmd_export(int argc, char **argv, struct cli_ctx *ctx)
 	spaces = json_array();
 	for (int i = first; i < argc; i++)
 		json_array_append_new(spaces, json_string(argv[i]));
-	rc = cli_call(ctx, "export", a.all ? (json_decref(spaces), json_object())
-				: json_pack("{s:o}", "spaces", spaces), &res);
+	params = a.all ? (json_decref(spaces), json_object()) : json_pack("{s:o}", "spaces", spaces);
+	if (!ctx->remote)   /* the text as written: nothing parsed on the way */
+		json_object_set_new(params, "text", json_true());
+	rc = cli_call(ctx, "export", params, &res);
 	if (!rc)
 		rc = write_bundle(res, a.output);
 	json_decref(res);
@@ -163,6 +178,57 @@ static void render_import(const json_t *r)
 		       (long long)json_integer_value(json_object_get(s, "reflog")));
 }
 
+/* The whole of f; caller frees; NULL on a read error. */
+static char *slurp(FILE *f, size_t *len)
+{
+	size_t cap = 1 << 20, n = 0, got;
+	char *s = malloc(cap);
+
+	while (s && (got = fread(s + n, 1, cap - n, f)) > 0) {
+		n += got;
+		if (n == cap) {
+			char *t = realloc(s, cap *= 2);
+
+			if (!t)
+				free(s);
+			s = t;
+		}
+	}
+	if (s && ferror(f)) {
+		free(s);
+		s = NULL;
+	}
+	*len = n;
+	return s;
+}
+
+/* import on the local store: the file's text to the operation, which walks it. */
+static int import_local(struct cli_ctx *ctx, const struct bundle_args *a, const char *path)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	json_t *res = NULL, *text;
+	size_t len = 0;
+	char *s = f ? slurp(f, &len) : NULL;
+	int rc;
+
+	if (f && f != stdin)
+		fclose(f);
+	if (!s)
+		return cli_fail(SMR_EINVAL, "cannot read the bundle '%s': %s", path,
+				strerror(errno));
+	text = json_stringn(s, len);
+	free(s);
+	if (!text)
+		return cli_fail(SMR_EINVAL, "cannot read the bundle '%s': not UTF-8 text", path);
+	rc = cli_call(ctx, "import", json_pack("{s:o}", "bundle_text", text), &res);
+	if (!rc && a->json)
+		cli_print_json(res);
+	else if (!rc)
+		render_import(res);
+	json_decref(res);
+	return rc;
+}
+
 int cmd_import(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct bundle_args a;
@@ -174,6 +240,8 @@ int cmd_import(int argc, char **argv, struct cli_ctx *ctx)
 		return rc == CLI_OPT_DONE ? 0 : rc;
 	if (argc - first != 1)
 		return cli_usage(a.cmd, "give one bundle FILE (or - for standard input)");
+	if (!ctx->remote)
+		return import_local(ctx, &a, argv[first]);
 	if (!strcmp(argv[first], "-"))
 		doc = json_loadf(stdin, 0, &jerr);
 	else

@@ -40,10 +40,20 @@ struct space_bundle {
 	size_t *n_turns;
 	struct reflog_entry *reflog;     /* oldest first */
 	size_t n_reflog;
+	/*
+	 * From bundle_read(): each checkpoint's lists and metadata as a store
+	 * writes them, mostly borrowed from the bundle's text (which must
+	 * outlive them), the rest in owned[]; NULL otherwise.
+	 */
+	struct checkpoint_text *texts;
+	char **owned;
+	size_t n_owned, cap_owned;
 };
 
 void space_bundle_release(struct space_bundle *b);
 void space_bundles_free(struct space_bundle *v, size_t n);
+/* Frees b->texts (and what they own); the rest of b stays. */
+void bundle_drop_texts(struct space_bundle *b);
 
 /*
  * The hex SHA-256 a bundle's "sha256" must equal, over its "spaces" as
@@ -57,13 +67,40 @@ void bundle_digest(const json_t *spaces, char out[65]);
 json_t *bundle_to_json(const struct space_bundle *v, size_t n);
 
 /*
- * Reads and checks a bundle document: format and version, the sha256 over
- * its Spaces, every field's type, every checkpoint's hash recomputed, each
- * parent earlier in its Space, HEAD one of its checkpoints, turns numbered
- * 1, 2, ...  Any problem is SMR_EUNPROC naming it (SMR_EINVAL when it is
- * not a bundle at all).  *out (caller space_bundles_free()s) is set only on
- * success.
+ * The same bundle, written as text while its parts come, the way an export
+ * reads them from a store: no tree of the whole, and a list whose stored
+ * text is already what jansson writes goes out as it is.  Per Space:
+ * bundle_writer_space(), then each checkpoint in order (t: its lists' text
+ * as stored, or NULL to write c's values), then bundle_writer_space_end()
+ * with the sessions, turns and reflog of b (its other members unused).
+ * bundle_writer_finish() returns the text (caller frees; *len its length)
+ * and frees w.  The text is byte for byte json_dumps(bundle_to_json(),
+ * JSON_COMPACT).
  */
+struct bundle_writer;
+struct bundle_writer *bundle_writer_new(void);
+void bundle_writer_space(struct bundle_writer *w, const struct space *sp);
+void bundle_writer_checkpoint(struct bundle_writer *w, const struct checkpoint *c,
+			      const struct checkpoint_text *t);
+void bundle_writer_space_end(struct bundle_writer *w, const struct space_bundle *b);
+char *bundle_writer_finish(struct bundle_writer *w, size_t *len);
+/* Frees w without finishing it (an export that failed). */
+void bundle_writer_free(struct bundle_writer *w);
+
+/*
+ * Reads and checks the bundle text[0..len): format and version, the sha256
+ * over its Spaces, every field's type, every checkpoint's hash recomputed
+ * and its items checked as a checkpoint's, each parent earlier in its
+ * Space, HEAD one of its checkpoints, turns numbered 1, 2, ...  Any problem
+ * is SMR_EUNPROC naming it (SMR_EINVAL when it is not a bundle at all).
+ * *out (caller space_bundles_free()s) is set only on success; its texts
+ * point into text.  The text is walked, not parsed whole: memory holds the
+ * text, the checkpoints' structs and one copy of each distinct item.
+ */
+enum smr_rc bundle_read(const char *text, size_t len, struct space_bundle **out, size_t *n,
+			struct smr_err *err);
+
+/* bundle_read() of a document already parsed (no texts kept). */
 enum smr_rc bundle_from_json(const json_t *doc, struct space_bundle **out, size_t *n,
 			     struct smr_err *err);
 

@@ -191,6 +191,17 @@ static json_t *normalize_item(const char *field, const json_t *in, size_t idx,
 	return item;
 }
 
+enum smr_rc checkpoint_check_item(const char *field, const json_t *item, size_t idx,
+				  struct smr_err *err)
+{
+	json_t *norm = normalize_item(field, item, idx, err);
+
+	if (!norm)
+		return err ? err->code : SMR_EINVAL;
+	json_decref(norm);
+	return SMR_OK;
+}
+
 json_t *checkpoint_normalize_list(const char *field, const json_t *in,
 				  struct smr_err *err)
 {

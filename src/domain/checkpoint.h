@@ -46,6 +46,13 @@ enum smr_rc checkpoint_check_limits(const struct checkpoint *c, struct smr_err *
 json_t *checkpoint_normalize_list(const char *field, const json_t *in,
 				  struct smr_err *err);
 
+/*
+ * SMR_OK when item may be item idx of list field (what
+ * checkpoint_normalize_list() accepts), else the error it would give.
+ */
+enum smr_rc checkpoint_check_item(const char *field, const json_t *item, size_t idx,
+				  struct smr_err *err);
+
 /* 1 when nothing at all would be recorded (no title, summary, items, artifacts). */
 int checkpoint_is_empty(const struct checkpoint *c);
 

@@ -40,6 +40,18 @@ struct checkpoint {
 	char *created_at;
 };
 
+/*
+ * A checkpoint's six lists (checkpoint_list_fields' order) and its metadata
+ * as the compact JSON text a store writes for them, when it is at hand
+ * already (a bundle's reader has it): json[i] is len[i] bytes, not
+ * NUL-terminated, borrowed from whoever made it.
+ */
+#define CHECKPOINT_TEXT_COLS 7
+struct checkpoint_text {
+	const char *json[CHECKPOINT_TEXT_COLS];
+	size_t len[CHECKPOINT_TEXT_COLS];
+};
+
 struct session {
 	char *id;
 	char *repo_id;

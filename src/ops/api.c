@@ -495,8 +495,18 @@ static enum smr_rc op_export(struct ops_ctx *ctx, const json_t *p, json_t **resu
 	size_t n = 0;
 	enum smr_rc rc = space_list_param(p, &spaces, &n, err);
 
-	if (!rc)
+	if (!rc && json_is_true(json_object_get(p, "text"))) {
+		/* the bundle's text as a string: written and read back by the CLI, never parsed */
+		char *text = NULL;
+		size_t len = 0;
+
+		rc = ops_export_text(ctx, spaces, n, &text, &len, err);
+		if (!rc)
+			*result = json_pack("{s:o}", "bundle_text", json_stringn_nocheck(text, len));
+		free(text);
+	} else if (!rc) {
 		rc = ops_export(ctx, spaces, n, result, err);
+	}
 	free(spaces);
 	return rc;
 }
@@ -505,9 +515,14 @@ static enum smr_rc op_import(struct ops_ctx *ctx, const json_t *p, json_t **resu
 			     struct smr_err *err)
 {
 	const json_t *bundle = json_object_get(p, "bundle");
+	const json_t *text = json_object_get(p, "bundle_text");
 
+	if (json_is_string(text))   /* the bundle as it was written: read as it is walked */
+		return ops_import_text(ctx, json_string_value(text), json_string_length(text),
+				       result, err);
 	if (!json_is_object(bundle))
-		return smr_errf(err, SMR_EUSAGE, "missing required parameter 'bundle' (an object)");
+		return smr_errf(err, SMR_EUSAGE, "missing required parameter 'bundle' (an object)"
+				" or 'bundle_text' (its text)");
 	return ops_import(ctx, bundle, result, err);
 }
 

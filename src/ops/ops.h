@@ -273,6 +273,9 @@ enum smr_rc ops_blame(struct ops_ctx *ctx, const char *ref, json_t **out, struct
  */
 enum smr_rc ops_export(struct ops_ctx *ctx, const char *const *spaces, size_t n,
 		       json_t **bundle, struct smr_err *err);
+/* ops_export() as the bundle's compact text (caller frees *text), written as it is read. */
+enum smr_rc ops_export_text(struct ops_ctx *ctx, const char *const *spaces, size_t n,
+			    char **text, size_t *len, struct smr_err *err);
 /*
  * Imports a bundle: all or nothing, after checking it whole (sha256, every
  * checkpoint's hash, parents); idempotent.  *report is a new reference:
@@ -281,6 +284,9 @@ enum smr_rc ops_export(struct ops_ctx *ctx, const char *const *spaces, size_t n,
  */
 enum smr_rc ops_import(struct ops_ctx *ctx, const json_t *doc, json_t **report,
 		       struct smr_err *err);
+/* ops_import() of the bundle's text[0..len), read as it is walked (domain/bundle.h). */
+enum smr_rc ops_import_text(struct ops_ctx *ctx, const char *text, size_t len,
+			    json_t **report, struct smr_err *err);
 
 /*
  * Writes the one Space of bundle (ops_export's document) into the git

@@ -21,73 +21,54 @@
 
 /* ---- export ---- */
 
-struct collect {
-	struct checkpoint *v;
-	size_t n, cap;
-};
-
-/* Keeps a copy of c (strings copied, the immutable JSON values shared). */
-static int keep_checkpoint(const struct checkpoint *c, int parent_missing, void *arg)
+static int write_checkpoint(const struct checkpoint *c, const struct checkpoint_text *t,
+			    void *w)
 {
-	struct collect *k = arg;
-	struct checkpoint *d;
-
-	(void)parent_missing;
-	if (k->n == k->cap) {
-		k->cap = k->cap ? k->cap * 2 : 64;
-		k->v = xrealloc(k->v, k->cap * sizeof(*k->v));
-	}
-	d = &k->v[k->n++];
-	*d = (struct checkpoint){
-		xstrdup(c->hash), xstrdup(c->parent_hash), xstrdup(c->merge_parent_hash),
-		xstrdup(c->space), xstrdup(c->title), xstrdup(c->summary),
-		json_incref(c->decisions), json_incref(c->assumptions), json_incref(c->tasks),
-		json_incref(c->open_questions), json_incref(c->entities),
-		json_incref(c->artifacts), json_incref(c->metadata), xstrdup(c->author),
-		xstrdup(c->created_at),
-	};
+	bundle_writer_checkpoint(w, c, t);
 	return 0;
 }
 
-static enum smr_rc export_space(struct ops_ctx *ctx, const char *name, struct space_bundle *b,
-				struct smr_err *err)
+/* The Space called name into w: its checkpoints as the store scans them, then the rest. */
+static enum smr_rc export_space(struct ops_ctx *ctx, const char *name,
+				struct bundle_writer *w, struct smr_err *err)
 {
-	struct collect k = { NULL, 0, 0 };
+	struct space_bundle b = { 0 };
 	struct reflog_entry *log = NULL;
 	size_t nlog = 0;
 	/* a signed-in caller exports only what it may read (ops/auth.h) */
-	enum smr_rc rc = ops_need_space(ctx, name, ROLE_READER, &b->space, err);
+	enum smr_rc rc = ops_need_space(ctx, name, ROLE_READER, &b.space, err);
 
-	if (!rc)
-		rc = store_checkpoint_scan(ctx->st, b->space.id, keep_checkpoint, &k, err);
-	b->checkpoints = k.v;
-	b->n_checkpoints = k.n;
-	if (!rc)
-		rc = store_session_list(ctx->st, b->space.id, &b->sessions, &b->n_sessions, err);
 	if (!rc) {
-		b->turns = xcalloc(b->n_sessions + 1, sizeof(*b->turns));
-		b->n_turns = xcalloc(b->n_sessions + 1, sizeof(*b->n_turns));
+		bundle_writer_space(w, &b.space);
+		rc = store_checkpoint_scan_text(ctx->st, b.space.id, write_checkpoint, w, err);
 	}
-	for (size_t i = 0; !rc && i < b->n_sessions; i++)
-		rc = store_turn_list(ctx->st, b->sessions[i].id, 0, &b->turns[i], &b->n_turns[i],
-				     err);
 	if (!rc)
-		rc = store_reflog_list(ctx->st, b->space.id, NULL, 0, &log, &nlog, err);
-	if (!rc) {   /* oldest first */
-		b->reflog = xcalloc(nlog + 1, sizeof(*b->reflog));
-		for (size_t i = 0; i < nlog; i++)
-			b->reflog[i] = log[nlog - 1 - i];
-		b->n_reflog = nlog;
-		free(log);
+		rc = store_session_list(ctx->st, b.space.id, &b.sessions, &b.n_sessions, err);
+	if (!rc) {
+		b.turns = xcalloc(b.n_sessions + 1, sizeof(*b.turns));
+		b.n_turns = xcalloc(b.n_sessions + 1, sizeof(*b.n_turns));
 	}
+	for (size_t i = 0; !rc && i < b.n_sessions; i++)
+		rc = store_turn_list(ctx->st, b.sessions[i].id, 0, &b.turns[i], &b.n_turns[i], err);
+	if (!rc)
+		rc = store_reflog_list(ctx->st, b.space.id, NULL, 0, &log, &nlog, err);
+	if (!rc) {   /* oldest first */
+		b.reflog = xcalloc(nlog + 1, sizeof(*b.reflog));
+		for (size_t i = 0; i < nlog; i++)
+			b.reflog[i] = log[nlog - 1 - i];
+		b.n_reflog = nlog;
+		free(log);
+		bundle_writer_space_end(w, &b);
+	}
+	space_bundle_release(&b);
 	return rc;
 }
 
-enum smr_rc ops_export(struct ops_ctx *ctx, const char *const *spaces, size_t n,
-		       json_t **bundle, struct smr_err *err)
+enum smr_rc ops_export_text(struct ops_ctx *ctx, const char *const *spaces, size_t n,
+			    char **text, size_t *len, struct smr_err *err)
 {
+	struct bundle_writer *w = bundle_writer_new();
 	struct space *all = NULL;
-	struct space_bundle *v;
 	size_t nall = 0;
 	enum smr_rc rc = SMR_OK;
 
@@ -95,13 +76,31 @@ enum smr_rc ops_export(struct ops_ctx *ctx, const char *const *spaces, size_t n,
 		rc = ops_space_list(ctx, &all, &nall, err);
 		n = nall;
 	}
-	v = xcalloc(n + 1, sizeof(*v));
 	for (size_t i = 0; !rc && i < n; i++)
-		rc = export_space(ctx, spaces ? spaces[i] : all[i].id, &v[i], err);
-	if (!rc)
-		*bundle = bundle_to_json(v, n);
-	space_bundles_free(v, n);
+		rc = export_space(ctx, spaces ? spaces[i] : all[i].id, w, err);
 	spaces_free(all, nall);
+	if (rc) {
+		bundle_writer_free(w);
+		return rc;
+	}
+	*text = bundle_writer_finish(w, len);
+	return SMR_OK;
+}
+
+enum smr_rc ops_export(struct ops_ctx *ctx, const char *const *spaces, size_t n,
+		       json_t **bundle, struct smr_err *err)
+{
+	char *text = NULL;
+	size_t len = 0;
+	json_error_t jerr;
+	enum smr_rc rc = ops_export_text(ctx, spaces, n, &text, &len, err);
+
+	if (!rc) {
+		*bundle = json_loadb(text, len, 0, &jerr);
+		if (!*bundle)
+			BUG("an export is not JSON: %s", jerr.text);
+	}
+	free(text);
 	return rc;
 }
 
@@ -113,6 +112,7 @@ struct plan {
 	struct space current;                /* the Space as stored, if it exists */
 	const struct checkpoint **commits;
 	const struct checkpoint **parents;
+	const struct checkpoint_text **texts;
 	const struct session **sessions;
 	struct turn **turns;
 	const struct reflog_entry **reflog;
@@ -126,6 +126,7 @@ static void plan_release(struct plan *p)
 	space_release(&p->current);
 	free(p->commits);
 	free(p->parents);
+	free(p->texts);
 	free(p->sessions);
 	free(p->turns);
 	free(p->reflog);
@@ -160,16 +161,19 @@ static enum smr_rc plan_commits(struct ops_ctx *ctx, const struct space_bundle *
 
 	p->commits = xcalloc(b->n_checkpoints + 1, sizeof(*p->commits));
 	p->parents = xcalloc(b->n_checkpoints + 1, sizeof(*p->parents));
+	p->texts = xcalloc(b->n_checkpoints + 1, sizeof(*p->texts));
 	for (size_t i = 0; i < b->n_checkpoints; i++) {
 		const struct checkpoint *c = &b->checkpoints[i];
 
 		if (!p->in.create && stored(ctx, b->space.id, c->hash))
 			continue;
 		p->commits[k] = c;
+		p->texts[k] = b->texts ? &b->texts[i] : NULL;
 		p->parents[k++] = in_bundle(b, i, c->parent_hash);
 	}
 	p->in.commits = p->commits;
 	p->in.parents = p->parents;
+	p->in.texts = p->texts;
 	p->in.n_commits = k;
 	return SMR_OK;
 }
@@ -312,20 +316,15 @@ static json_t *report_json(const struct plan *v, size_t n)
 	return json_pack("{s:o, s:I}", "spaces", spaces, "checkpoints", (json_int_t)added);
 }
 
-enum smr_rc ops_import(struct ops_ctx *ctx, const json_t *doc, json_t **report,
-		       struct smr_err *err)
+enum smr_rc ops_import_text(struct ops_ctx *ctx, const char *text, size_t len,
+			    json_t **report, struct smr_err *err)
 {
 	struct space_bundle *v = NULL;
 	struct plan *plans = NULL;
 	struct import_space *in = NULL;
 	size_t n = 0;
-	enum smr_rc rc = bundle_from_json(doc, &v, &n, err);
+	enum smr_rc rc = bundle_read(text, len, &v, &n, err);
 
-	for (size_t i = 0; !rc && i < n; i++)
-		for (size_t j = 0; !rc && j < i; j++)
-			if (!strcmp(v[i].space.id, v[j].space.id))
-				rc = smr_errf(err, SMR_EUNPROC, "bundle refused: space '%s' appears"
-					      " twice; nothing was imported", v[i].space.name);
 	if (!rc) {
 		plans = xcalloc(n + 1, sizeof(*plans));
 		in = xcalloc(n + 1, sizeof(*in));
@@ -343,5 +342,18 @@ enum smr_rc ops_import(struct ops_ctx *ctx, const json_t *doc, json_t **report,
 	free(plans);
 	free(in);
 	space_bundles_free(v, n);
+	return rc;
+}
+
+enum smr_rc ops_import(struct ops_ctx *ctx, const json_t *doc, json_t **report,
+		       struct smr_err *err)
+{
+	char *text = json_is_object(doc) ? json_dumps(doc, JSON_COMPACT) : NULL;
+	enum smr_rc rc;
+
+	if (!text)
+		return smr_errf(err, SMR_EINVAL, "not a Smriti bundle (a JSON object expected)");
+	rc = ops_import_text(ctx, text, strlen(text), report, err);
+	free(text);
 	return rc;
 }

@@ -41,22 +41,13 @@ const char *store_field_name(int code)
 	return code >= 0 && code < 9 ? field_codes[code] : "?";
 }
 
-static void add_item(struct search_item **v, size_t *n, size_t *cap, const char *field,
-		     size_t ordinal, char *text)
-{
-	if (!text || !*text) {
-		free(text);
-		return;
-	}
-	if (*n == *cap) {
-		*cap = *cap ? *cap * 2 : 16;
-		*v = xrealloc(*v, *cap * sizeof(**v));
-	}
-	(*v)[*n].field = field;
-	(*v)[*n].ordinal = ordinal;
-	(*v)[*n].text = text;
-	(*n)++;
-}
+/*
+ * Calls fn for each item of c worth indexing (its text not empty): text
+ * lives in holder (an item of c's lists) when holder is not NULL, else
+ * only for the call.
+ */
+typedef void (*item_fn)(const char *field, size_t ordinal, const char *text,
+			const json_t *holder, void *arg);
 
 static const char *member(const json_t *o, const char *key)
 {
@@ -65,38 +56,75 @@ static const char *member(const json_t *o, const char *key)
 	return s ? s : "";
 }
 
-/* "A: B" from two members, or whichever is not empty; caller frees. */
-static char *pair(const json_t *o, const char *a, const char *b)
+/* "A: B" from two members, or whichever is not empty, to fn. */
+static void pair(const char *field, size_t ordinal, const json_t *o, const char *a,
+		 const char *b, item_fn fn, void *arg)
 {
 	const char *x = member(o, a), *y = member(o, b);
+	char *both;
 
-	if (*x && *y)
-		return xasprintf("%s: %s", x, y);
-	return xstrdup(*x ? x : y);
+	if (!*x || !*y) {
+		if (*x || *y)
+			fn(field, ordinal, *x ? x : y, o, arg);
+		return;
+	}
+	both = xasprintf("%s: %s", x, y);
+	fn(field, ordinal, both, NULL, arg);
+	free(both);
 }
 
-size_t store_search_items(const struct checkpoint *c, struct search_item **out)
+static void each_item(const struct checkpoint *c, item_fn fn, void *arg)
 {
-	struct search_item *v = NULL;
-	size_t n = 0, cap = 0, i;
+	size_t i;
 	const json_t *item;
 
-	add_item(&v, &n, &cap, "title", 0, xstrdup(c->title ? c->title : ""));
-	add_item(&v, &n, &cap, "summary", 0, xstrdup(c->summary ? c->summary : ""));
+	if (c->title && *c->title)
+		fn("title", 0, c->title, NULL, arg);
+	if (c->summary && *c->summary)
+		fn("summary", 0, c->summary, NULL, arg);
 	for (const char *const *f = list_fields; *f; f++) {
 		const json_t *list = !strcmp(*f, "decisions") ? c->decisions
 				     : !strcmp(*f, "assumptions") ? c->assumptions
 				     : !strcmp(*f, "tasks") ? c->tasks : c->open_questions;
 
-		json_array_foreach(list, i, item)
-			add_item(&v, &n, &cap, *f, i, xstrdup(member(item, "text")));
+		json_array_foreach(list, i, item) {
+			const char *text = member(item, "text");
+
+			if (*text)
+				fn(*f, i, text, item, arg);
+		}
 	}
 	json_array_foreach(c->entities, i, item)
-		add_item(&v, &n, &cap, "entities", i, pair(item, "name", "description"));
+		pair("entities", i, item, "name", "description", fn, arg);
 	json_array_foreach(c->artifacts, i, item)
-		add_item(&v, &n, &cap, "artifacts", i, pair(item, "name", "content"));
-	*out = v;
-	return n;
+		pair("artifacts", i, item, "name", "content", fn, arg);
+}
+
+struct item_list {
+	struct search_item *v;
+	size_t n, cap;
+};
+
+static void add_item(const char *field, size_t ordinal, const char *text, const json_t *holder,
+		     void *arg)
+{
+	struct item_list *l = arg;
+
+	(void)holder;
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 16;
+		l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
+	}
+	l->v[l->n++] = (struct search_item){ field, ordinal, xstrdup(text) };
+}
+
+size_t store_search_items(const struct checkpoint *c, struct search_item **out)
+{
+	struct item_list l = { NULL, 0, 0 };
+
+	each_item(c, add_item, &l);
+	*out = l.v;
+	return l.n;
 }
 
 void store_search_items_free(struct search_item *v, size_t n)
@@ -115,20 +143,38 @@ static char *words_of(const char *text)
 	return buf_detach(&b, NULL);
 }
 
-/* A checkpoint's items with their words: what the next checkpoint is compared with. */
+/*
+ * A checkpoint's items with their words: what the next checkpoint is
+ * compared with.  An item's text is borrowed from its list item (a
+ * reference held) where it can be; its words move to the next memo when
+ * that one has the same item (and this one is about to go).
+ */
+struct memo_item {
+	const char *field;
+	size_t ordinal;
+	const char *text;                 /* in holder, or own */
+	json_t *holder;
+	char *own;
+	char *words;
+	int lent;                         /* words now the next memo's */
+	int inherited;                    /* the same item was in the memo compared with */
+};
+
 struct index_memo {
 	char *hash;
-	struct search_item *items;
-	char **words;
-	size_t n;
+	struct memo_item *v;
+	size_t n, cap;
 };
 
 static void memo_clear(struct index_memo *m)
 {
-	for (size_t i = 0; i < m->n; i++)
-		free(m->words[i]);
-	free(m->words);
-	store_search_items_free(m->items, m->n);
+	for (size_t i = 0; i < m->n; i++) {
+		json_decref(m->v[i].holder);
+		free(m->v[i].own);
+		if (!m->v[i].lent)
+			free(m->v[i].words);
+	}
+	free(m->v);
 	free(m->hash);
 	memset(m, 0, sizeof(*m));
 }
@@ -141,22 +187,72 @@ void store_index_memo_free(struct store *st)
 	st->memo = NULL;
 }
 
-/* c's items and words into m (replacing what it held). */
-static void memo_fill(struct index_memo *m, const struct checkpoint *c)
+static void memo_add(const char *field, size_t ordinal, const char *text, const json_t *holder,
+		     void *arg)
+{
+	struct index_memo *m = arg;
+	struct memo_item *it;
+
+	if (m->n == m->cap) {
+		m->cap = m->cap ? m->cap * 2 : 16;
+		m->v = xrealloc(m->v, m->cap * sizeof(*m->v));
+	}
+	it = &m->v[m->n++];
+	*it = (struct memo_item){ .field = field, .ordinal = ordinal };
+	if (holder) {
+		it->holder = json_incref((json_t *)holder);
+		it->text = text;
+	} else {
+		it->own = xstrdup(text);
+		it->text = it->own;
+	}
+}
+
+/*
+ * The words of item i of m, taken from like when it holds an item of the
+ * same field with the same text (a checkpoint carries most of its parent's
+ * items, and normalising their words again was most of indexing's time).
+ */
+static void words_like(struct memo_item *it, size_t i, struct index_memo *like)
+{
+	for (size_t j = 0; like && j < like->n; j++) {
+		/* the same position first: an unchanged item usually keeps it */
+		struct memo_item *o = &like->v[(i + j) % like->n];
+
+		if (strcmp(o->field, it->field) || (o->text != it->text && strcmp(o->text, it->text)))
+			continue;
+		if (o->lent) {
+			it->words = xstrdup(o->words);
+		} else {
+			it->words = o->words;
+			o->lent = 1;
+		}
+		it->inherited = 1;
+		return;
+	}
+	it->words = words_of(it->text);
+}
+
+/*
+ * c's items and words into m (replacing what it held); like: a memo whose
+ * words may be taken (it is cleared next, its words still readable until
+ * m is), or NULL.
+ */
+static void memo_fill(struct index_memo *m, const struct checkpoint *c,
+		      struct index_memo *like)
 {
 	memo_clear(m);
 	m->hash = xstrdup(c->hash);
-	m->n = store_search_items(c, &m->items);
-	m->words = xcalloc(m->n + 1, sizeof(*m->words));
+	each_item(c, memo_add, m);
 	for (size_t i = 0; i < m->n; i++)
-		m->words[i] = words_of(m->items[i].text);
+		words_like(&m->v[i], i, like);
 }
 
 /* 1 when m has an item of that field with those words. */
 static int memo_has(const struct index_memo *m, const char *field, const char *words)
 {
 	for (size_t i = 0; i < m->n; i++)
-		if (!strcmp(m->items[i].field, field) && !strcmp(m->words[i], words))
+		if (!strcmp(m->v[i].field, field) && !strcmp(m->v[i].words, words))
 			return 1;
 	return 0;
 }
@@ -177,22 +273,23 @@ static enum smr_rc index_items(struct store *st, const struct checkpoint *c, int
 	/* a history is usually written in order: the parent is the last one indexed */
 	prev = st->memo;
 	if (parent && (!prev->hash || strcmp(prev->hash, parent->hash))) {
-		memo_fill(&pm, parent);
+		memo_fill(&pm, parent, NULL);
 		prev = &pm;
 	}
-	memo_fill(&cur, c);
+	memo_fill(&cur, c, prev);   /* any memo will do: words depend on the text only */
 	for (size_t i = 0; !rc && i < cur.n; i++) {
-		int field = store_field_code(cur.items[i].field);
-		int64_t ordinal = (int64_t)cur.items[i].ordinal;
+		const struct memo_item *it = &cur.v[i];
+		int field = store_field_code(it->field);
 
-		if (!*cur.words[i] || (parent && memo_has(prev, cur.items[i].field, cur.words[i])))
+		if (!*it->words ||
+		    (parent && (it->inherited || memo_has(prev, it->field, it->words))))
 			continue;
 		if (space_id)
-			rc = st->ops->search_insert_at(st, space_id, c->hash, field, ordinal,
-						       cur.words[i], err);
+			rc = st->ops->search_insert_at(st, space_id, c->hash, field,
+						       (int64_t)it->ordinal, it->words, err);
 		else
-			rc = st->ops->search_insert(st, commit_id, -1, field, ordinal, cur.words[i],
-						    err);
+			rc = st->ops->search_insert(st, commit_id, -1, field, (int64_t)it->ordinal,
+						    it->words, err);
 	}
 	memo_clear(&pm);
 	memo_clear(st->memo);

@@ -65,6 +65,11 @@ struct store_ops {
 	enum smr_rc (*txn_commit)(struct store *st, struct smr_err *err);
 	void (*txn_rollback)(struct store *st);
 	/*
+	 * Optional: a bulk load (an import) starts (on = 1) or has ended (0), so
+	 * the backend may size its caches for it and back.
+	 */
+	void (*bulk)(struct store *st, int on);
+	/*
 	 * Makes what the row methods called so far report through their
 	 * pointers readable now (a pipelining backend reads their results; one
 	 * round trip); their first failure, if any, is returned.  NULL: the
@@ -108,11 +113,14 @@ struct store_ops {
 				 struct smr_err *err);
 	/*
 	 * Inserts c on parent row parent_id and second parent row merge_id (-1:
-	 * none); *id gets its row.  SMR_ECONFLICT: hash is there.
+	 * none); *id gets its row.  SMR_ECONFLICT: hash is there.  text, when
+	 * not NULL, is c's lists and metadata as JSON text already (an import's),
+	 * which a backend may write instead of serialising them again.
 	 */
 	enum smr_rc (*commit_insert)(struct store *st, const char *space_id,
-				     const struct checkpoint *c, int64_t parent_id, int64_t merge_id,
-				     int64_t *id, struct smr_err *err);
+				     const struct checkpoint *c, const struct checkpoint_text *text,
+				     int64_t parent_id, int64_t merge_id, int64_t *id,
+				     struct smr_err *err);
 	/* The row of hash in the Space, -1 when it is not there. */
 	enum smr_rc (*commit_id)(struct store *st, const char *space_id, const char *hash,
 				 int64_t *id, struct smr_err *err);
@@ -235,6 +243,10 @@ struct store_ops {
 				      struct smr_err *err);
 	enum smr_rc (*checkpoint_scan)(struct store *st, const char *space_id,
 				       store_scan_fn fn, void *ctx, struct smr_err *err);
+	/* Optional: checkpoint_scan handing the lists' text as stored. */
+	enum smr_rc (*checkpoint_scan_text)(struct store *st, const char *space_id,
+					    store_scan_text_fn fn, void *ctx,
+					    struct smr_err *err);
 
 	enum smr_rc (*session_get)(struct store *st, const char *id, struct session *out,
 				   struct smr_err *err);

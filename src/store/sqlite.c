@@ -303,6 +303,17 @@ static int wal_header(struct sqlite_store *s, unsigned char out[WAL_HDR])
 }
 
 /*
+ * An import writes every page of its indexes many times over, in hash
+ * order: with the default 2 MB of cache, SQLite spilled each dirty page
+ * to the WAL again and again before the commit.  64 MB for the length of
+ * the load, then SQLite's default again.
+ */
+static void sqlite_bulk(struct store *st, int on)
+{
+	exec(S(st), on ? "PRAGMA cache_size=-65536" : "PRAGMA cache_size=-2000", NULL);
+}
+
+/*
  * PRAGMA data_version changes when another connection (or process) commits;
  * this connection's own changes count in total_changes.  Both only grow, so
  * the pair says "nothing changed" exactly when it is the same.  A
@@ -1153,9 +1164,20 @@ static enum smr_rc read_head(struct store *st, const char *space_id, int64_t *id
 	return SMR_OK;
 }
 
+/* Column i: the text given for c's list or metadata k, else v serialised. */
+static void bind_json_as(sqlite3_stmt *st, int i, const struct checkpoint_text *text, int k,
+			 const json_t *v)
+{
+	if (text && text->json[k])
+		sqlite3_bind_text(st, i, text->json[k], (int)text->len[k], SQLITE_STATIC);
+	else
+		bind_json(st, i, v);
+}
+
 static enum smr_rc insert_commit(struct store *st, const char *space_id,
-				 const struct checkpoint *c, int64_t parent_id, int64_t merge_id,
-				 int64_t *id, struct smr_err *err)
+				 const struct checkpoint *c, const struct checkpoint_text *text,
+				 int64_t parent_id, int64_t merge_id, int64_t *id,
+				 struct smr_err *err)
 {
 	static const char sql[] =
 		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title, summary,"
@@ -1173,13 +1195,13 @@ static enum smr_rc insert_commit(struct store *st, const char *space_id,
 	bind_int_or_null(q, 3, parent_id);
 	bind_text(q, 4, c->title ? c->title : "");
 	bind_text(q, 5, c->summary ? c->summary : "");
-	bind_json(q, 6, c->decisions);
-	bind_json(q, 7, c->assumptions);
-	bind_json(q, 8, c->tasks);
-	bind_json(q, 9, c->open_questions);
-	bind_json(q, 10, c->entities);
-	bind_json(q, 11, c->artifacts);
-	bind_json(q, 12, c->metadata);
+	bind_json_as(q, 6, text, 0, c->decisions);
+	bind_json_as(q, 7, text, 1, c->assumptions);
+	bind_json_as(q, 8, text, 2, c->tasks);
+	bind_json_as(q, 9, text, 3, c->open_questions);
+	bind_json_as(q, 10, text, 4, c->entities);
+	bind_json_as(q, 11, text, 5, c->artifacts);
+	bind_json_as(q, 12, text, 6, c->metadata);
 	bind_text(q, 13, c->author ? c->author : "");
 	bind_text(q, 14, c->created_at);
 	bind_int_or_null(q, 15, merge_id);
@@ -1461,6 +1483,52 @@ static enum smr_rc sqlite_checkpoint_scan(struct store *st, const char *space_id
 			break;
 		missing = read_checkpoint(q, &c);
 		stop = fn(&c, missing, ctx);
+		checkpoint_release(&c);
+	}
+	sqlite3_reset(q);
+	exec(s, "COMMIT", NULL);
+	if (step != SQLITE_DONE && step != SQLITE_ROW)
+		return db_error(s, err, "scanning checkpoints");
+	return SMR_OK;
+}
+
+/* The row's strings into c (lists left NULL), its lists' text into t (borrowed from the row). */
+static void read_checkpoint_columns(sqlite3_stmt *q, struct checkpoint *c,
+				    struct checkpoint_text *t)
+{
+	read_checkpoint_text(q, c);
+	for (int k = 0; k < CHECKPOINT_TEXT_COLS; k++) {
+		t->json[k] = (const char *)sqlite3_column_text(q, 6 + k);
+		t->len[k] = (size_t)sqlite3_column_bytes(q, 6 + k);
+		if (!t->json[k]) {   /* NULL: what col_json reads as null */
+			t->json[k] = "null";
+			t->len[k] = 4;
+		}
+	}
+}
+
+static enum smr_rc sqlite_checkpoint_scan_text(struct store *st, const char *space_id,
+					       store_scan_text_fn fn, void *ctx,
+					       struct smr_err *err)
+{
+	static const char sql[] = CKPT_COLS " WHERE c.repo_id = ? ORDER BY c.id";
+	struct sqlite_store *s = S(st);
+	struct checkpoint c;
+	struct checkpoint_text t;
+	sqlite3_stmt *q;
+	int step, stop = 0;
+
+	exec(s, "BEGIN", NULL);
+	q = prep(s, sql);
+	if (!q)
+		return rollback(s, db_error(s, err, "scanning checkpoints"));
+	bind_text(q, 1, space_id);
+	for (;;) {
+		step = sqlite3_step(q);
+		if (step != SQLITE_ROW || stop)
+			break;
+		read_checkpoint_columns(q, &c, &t);
+		stop = fn(&c, &t, ctx);
 		checkpoint_release(&c);
 	}
 	sqlite3_reset(q);
@@ -2067,6 +2135,7 @@ const struct store_ops store_sqlite_ops = {
 	.open = sqlite_open,
 	.close = sqlite_close,
 	.txn_begin = sqlite_txn_begin,
+	.bulk = sqlite_bulk,
 	.txn_commit = sqlite_txn_commit,
 	.txn_rollback = sqlite_txn_rollback,
 	.space_check = check_space,
@@ -2105,6 +2174,7 @@ const struct store_ops store_sqlite_ops = {
 	.checkpoint_find_prefix = sqlite_checkpoint_find_prefix,
 	.checkpoint_log = sqlite_checkpoint_log,
 	.checkpoint_scan = sqlite_checkpoint_scan,
+	.checkpoint_scan_text = sqlite_checkpoint_scan_text,
 	.session_get = sqlite_session_get,
 	.session_list = sqlite_session_list,
 	.turn_set_error = sqlite_turn_set_error,

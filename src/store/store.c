@@ -159,6 +159,29 @@ enum smr_rc store_checkpoint_scan(struct store *st, const char *space_id, store_
 	return st->ops->checkpoint_scan(st, space_id, fn, ctx, err);
 }
 
+struct scan_whole {
+	store_scan_text_fn fn;
+	void *ctx;
+};
+
+static int scan_whole(const struct checkpoint *c, int parent_missing, void *arg)
+{
+	struct scan_whole *w = arg;
+
+	(void)parent_missing;
+	return w->fn(c, NULL, w->ctx);
+}
+
+enum smr_rc store_checkpoint_scan_text(struct store *st, const char *space_id,
+				       store_scan_text_fn fn, void *ctx, struct smr_err *err)
+{
+	struct scan_whole w = { fn, ctx };
+
+	if (st->ops->checkpoint_scan_text)
+		return st->ops->checkpoint_scan_text(st, space_id, fn, ctx, err);
+	return st->ops->checkpoint_scan(st, space_id, scan_whole, &w, err);
+}
+
 enum smr_rc store_session_get(struct store *st, const char *id, struct session *out,
 			      struct smr_err *err)
 {
@@ -419,7 +442,7 @@ static enum smr_rc put_on_head(struct store *st, const char *space_id,
 	if (c->merge_parent_hash)
 		rc = row_of(st, space_id, c->merge_parent_hash, &merge_id, err);
 	if (!rc)
-		rc = st->ops->commit_insert(st, space_id, c, head_id, merge_id, &id, err);
+		rc = st->ops->commit_insert(st, space_id, c, NULL, head_id, merge_id, &id, err);
 	if (rc == SMR_ECONFLICT)
 		return smr_errf(err, rc, "checkpoint %.12s already exists", c->hash);
 	if (!rc)
@@ -1143,8 +1166,9 @@ static enum smr_rc import_commits(struct store *st, const struct import_space *s
 		if (!rc && c->merge_parent_hash)
 			rc = row_of(st, s->space->id, c->merge_parent_hash, &merge_id, err);
 		if (!rc)
-			rc = st->ops->commit_insert(st, s->space->id, c, parent_id, merge_id, &id,
-						    err);
+			rc = st->ops->commit_insert(st, s->space->id, c,
+						    s->texts ? s->texts[i] : NULL, parent_id,
+						    merge_id, &id, err);
 		if (rc == SMR_ECONFLICT)
 			rc = smr_errf(err, rc, "checkpoint %.12s already exists", c->hash);
 		if (!rc)
@@ -1206,7 +1230,12 @@ enum smr_rc store_import(struct store *st, const struct import_space *v, size_t 
 
 	if (rc)
 		return rc;
+	if (st->ops->bulk)
+		st->ops->bulk(st, 1);
 	for (size_t i = 0; !rc && i < n; i++)
 		rc = import_one(st, &v[i], err);
-	return txn_end(st, rc, err);
+	rc = txn_end(st, rc, err);
+	if (st->ops->bulk)
+		st->ops->bulk(st, 0);
+	return rc;
 }

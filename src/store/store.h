@@ -180,6 +180,7 @@ struct import_space {
 	int create;                                /* 1: the Space is new */
 	const struct checkpoint *const *commits;   /* new checkpoints, parents first */
 	const struct checkpoint *const *parents;   /* first parent of each (search index), or NULL */
+	const struct checkpoint_text *const *texts;   /* each one's JSON text (or NULL), or NULL */
 	size_t n_commits;
 	const char *head;                          /* where HEAD goes; NULL: it stays */
 	const struct ref_move *move;               /* HEAD moving on an existing Space: its row */
@@ -276,6 +277,16 @@ enum smr_rc store_checkpoint_ancestry(struct store *st, const char *space_id, co
 /* Every checkpoint of a Space in insertion order, for fsck. */
 enum smr_rc store_checkpoint_scan(struct store *st, const char *space_id, store_scan_fn fn,
 				  void *ctx, struct smr_err *err);
+/*
+ * Called by store_checkpoint_scan_text: c without its lists and metadata
+ * (NULL) and t their JSON text as stored, or c whole and t NULL (a
+ * backend that has no text at hand); both valid for the call only.
+ */
+typedef int (*store_scan_text_fn)(const struct checkpoint *c, const struct checkpoint_text *t,
+				  void *ctx);
+/* store_checkpoint_scan() that leaves the lists as text where it can (an export). */
+enum smr_rc store_checkpoint_scan_text(struct store *st, const char *space_id,
+				       store_scan_text_fn fn, void *ctx, struct smr_err *err);
 
 /* Sessions and turns. */
 enum smr_rc store_session_create(struct store *st, const struct session *s,

@@ -1839,13 +1839,36 @@ static enum smr_rc insert_on_head(struct store *st, const char *space_id,
 	return rc;
 }
 
+/* fields_text() from the lists' text at hand: the same bytes, nothing parsed. */
+static char *fields_text_of(const struct checkpoint *c, const struct checkpoint_text *ct)
+{
+	static const char *const keys[CHECKPOINT_TEXT_COLS] = {
+		"{\"decisions\":", ",\"assumptions\":", ",\"tasks\":", ",\"open_questions\":",
+		",\"entities\":", ",\"artifacts\":", ",\"metadata\":",
+	};
+	struct buf b = BUF_INIT(0);
+
+	for (int i = 0; ct && i < CHECKPOINT_TEXT_COLS; i++)
+		if (!ct->json[i])
+			ct = NULL;
+	if (!ct)
+		return fields_text(c);
+	for (int i = 0; i < CHECKPOINT_TEXT_COLS; i++) {
+		buf_adds(&b, keys[i]);
+		buf_add(&b, ct->json[i], ct->len[i]);
+	}
+	buf_addch(&b, '}');
+	return buf_detach(&b, NULL);
+}
+
 static enum smr_rc insert_commit(struct store *st, const char *space_id,
-				 const struct checkpoint *c, int64_t parent_id, int64_t merge_id,
-				 int64_t *new_id, struct smr_err *err)
+				 const struct checkpoint *c, const struct checkpoint_text *ct,
+				 int64_t parent_id, int64_t merge_id, int64_t *new_id,
+				 struct smr_err *err)
 {
 	struct pg_store *s = P(st);
 	struct params p = { .n = 0 };
-	char *text = fields_text(c);
+	char *text = fields_text_of(c, ct);
 	PGresult *r = NULL;
 	enum smr_rc rc;
 
