@@ -2,8 +2,11 @@
 # chat_stream.sh -- the streaming chat server under load: STREAMS streaming
 # sends at once (default 500) against a fake provider trickling each reply
 # over TRICKLE_MS (5000), with an agent's writes and reads measured during
-# the load against the same run with none.  See chat_stream.mjs.
-#   BUILD=build-x bench/chat_stream.sh [STREAMS [TRICKLE_MS [DELTAS]]]
+# the load against the same requests with none, in ROUNDS rounds (3) whose
+# samples are pooled.  LOAD_NICE=19 runs the fake provider and the stream
+# clients (stand-ins for other machines) at nice 19; report figures both
+# ways.  See chat_stream.mjs.
+#   BUILD=build-x [ROUNDS=3] [LOAD_NICE=0] bench/chat_stream.sh [STREAMS [TRICKLE_MS [DELTAS]]]
 set -eu
 cd "$(dirname "$0")/.."
 B=${BUILD:-build}

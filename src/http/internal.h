@@ -45,11 +45,12 @@ struct http_ui;
  * Threads that start chat sends (store the user turn, start the provider
  * call).  Their own pool, so that a burst of sends (hundreds of people
  * pressing Send) queues behind itself, not in front of an agent's write.
- * One: SQLite takes one writer at a time anyway, and a single thread leaves
- * the write lock free while it reads the next send's session, so other
- * writers get in (SQLite's busy handler polls; it does not queue).
+ * They are background threads (util/sys.h: their store writes never lead a
+ * commit group while a foreground write waits), and there are a few of them so that the user turns of sends that arrive
+ * together share a transaction and its fsync (store/group.c) instead of
+ * taking one each, one after another.
  */
-#define HTTP_CHAT_WORKERS 1
+#define HTTP_CHAT_WORKERS 8
 
 /* ---- listening address (guard.c) ---- */
 
@@ -219,6 +220,8 @@ struct http_req {
 	enum req_state state;
 	int64_t start_us;
 	struct workq_item qi;            /* on the worker pool */
+	int64_t queued_us;               /* when it went there */
+	int chat_pool;                   /* on the chat-send pool */
 	char allow[64];                  /* methods of the path, for a 405 */
 	/* a reply being generated that this request answers with (http_follow) */
 	struct chat_gen *gen;

@@ -10,6 +10,7 @@
  * requests; the count is logged when writing resumes.
  */
 #include "http/internal.h"
+#include "util/sys.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -67,6 +68,7 @@ static void *log_main(void *arg)
 	struct timespec until;
 	int stop = 0;
 
+	sys_thread_name("smr-log");
 	while (!stop) {
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_nsec += LOG_FLUSH_MS * 1000000L;

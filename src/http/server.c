@@ -20,6 +20,7 @@
  * connection and a context switch per request.
  */
 #include "http/internal.h"
+#include "util/metrics.h"
 #include "util/sys.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
@@ -684,6 +685,7 @@ static void job_run(struct workq_item *it, void *unused)
 	struct http_req *r = (struct http_req *)((char *)it - offsetof(struct http_req, qi));
 
 	(void)unused;
+	metrics_worker_queue(r->chat_pool, sys_monotonic_us() - r->queued_us);
 	run_handler(r);
 	if (r->gen && !r->gen_stream) {
 		gen_release_hold(r);        /* the reply's end resumes it, if it is not over */
@@ -742,9 +744,10 @@ static enum MHD_Result dispatch(struct http_req *r)
 		return send_reply(r);
 	}
 	r->state = REQ_QUEUED;
+	r->chat_pool = flags & ROUTE_CHAT || (r->op && !strcmp(r->op->name, "chat.send"));
+	r->queued_us = sys_monotonic_us();
 	MHD_suspend_connection(r->conn);
-	if (workq_submit(flags & ROUTE_CHAT || (r->op && !strcmp(r->op->name, "chat.send")) ?
-			 &r->srv->chat_pool : &r->srv->pool, &r->qi))
+	if (workq_submit(r->chat_pool ? &r->srv->chat_pool : &r->srv->pool, &r->qi))
 		job_cancel(&r->qi, NULL);
 	return MHD_YES;
 }
@@ -1024,6 +1027,9 @@ static enum smr_rc start(struct http_server *srv, struct smr_err *err)
 {
 	srv->pool.run = srv->chat_pool.run = job_run;
 	srv->pool.cancel = srv->chat_pool.cancel = job_cancel;
+	srv->pool.name = "smr-worker";
+	srv->chat_pool.name = "smr-chat";
+	srv->chat_pool.background = 1;
 	if (workq_start(&srv->pool, srv->cfg->workers, NULL) ||
 	    workq_start(&srv->chat_pool, HTTP_CHAT_WORKERS, NULL))
 		return smr_errf(err, SMR_EINTERNAL, "cannot start worker threads");

@@ -636,6 +636,9 @@ static void *loop_main(void *arg)
 {
 	struct provider_loop *l = arg;
 
+	/* relaying deltas may wait a little (if the operator says so: SMRITI_BACKGROUND_NICE) */
+	sys_thread_name("smr-loop");
+	sys_thread_lower_priority();
 	for (;;) {
 		run_once(l);
 		if (take_commands(l))

@@ -6,17 +6,38 @@
  * request; if nobody leads, it leads: it takes the whole queue, runs it,
  * commits, marks every request done and wakes the others.  Writes that
  * arrive while a leader is committing wait for the next leader, so the
- * group grows with the load and no writer waits on a timer.
+ * group grows with the load and no foreground writer waits on a timer.
+ *
+ * Background writers (threads that called sys_thread_mark_background:
+ * those starting chat sends) do not lead while a foreground writer (an
+ * agent's commit, a person's edit) waits, and a foreground leader takes
+ * only the foreground writes: an agent's write waits for the transaction in
+ * flight and no other, and its own carries no chat send's rows; the
+ * background writes go in the next transaction.
+ *
+ * In a burst of background writes (500 people pressing Send at once) a
+ * background writer also waits a little for company before it leads: up to
+ * BG_GATHER_US, or until BG_BATCH background writes wait.  Each of their
+ * transactions holds SQLite's one write lock for an fsync, and a foreground
+ * write that arrives meanwhile waits for it; fewer, fuller transactions
+ * leave the lock free most of the time.  A background write with no burst
+ * around it (none committed in the last 2 x BG_GATHER_US) leads at once.
  *
  * The registry of groups (one per database key) is process-wide, the way
  * SQLite's shared cache is; a group lives while a handle holds it.
  */
 #include "store/group.h"
+#include "util/metrics.h"
+#include "util/sys.h"
 #include "util/xalloc.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#define BG_GATHER_US 10000
+#define BG_BATCH 8
 
 struct group_req {
 	store_rows_fn rows;
@@ -24,6 +45,8 @@ struct group_req {
 	struct smr_err *err;           /* the writer's, may be NULL */
 	enum smr_rc rc;
 	int done;                      /* under the group's mutex */
+	int background;                /* from a background thread */
+	int64_t queued_us, began_us, ended_us;   /* for metrics_store_write */
 	struct group_req *next;
 };
 
@@ -34,6 +57,9 @@ struct commit_group {
 	pthread_cond_t cv;
 	struct group_req *queue, **tail;
 	int leading;
+	int foreground;                /* foreground requests in the queue */
+	int background;                /* background requests in the queue */
+	int64_t last_bg_us;            /* when a transaction with background writes ended */
 	struct commit_group *next;     /* in the registry */
 };
 
@@ -114,34 +140,110 @@ static void run_batch(struct store *st, struct group_req *batch)
 		fail_rest(batch, rc, &e);
 }
 
+/*
+ * A background writer that could lead, in a burst: waits (under g->mu) for
+ * more background writes, a foreground leader, or its time.  1 when it
+ * waited (look again), 0 when it should lead now.
+ */
+static int gather(struct commit_group *g, const struct group_req *req)
+{
+	int64_t now = sys_monotonic_us(), left = req->queued_us + BG_GATHER_US - now;
+	struct timespec until;
+
+	if (g->background >= BG_BATCH || left <= 0 || now - g->last_bg_us > 2 * BG_GATHER_US)
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += (long)(left % 1000000) * 1000;
+	until.tv_sec += (time_t)(left / 1000000) + until.tv_nsec / 1000000000;
+	until.tv_nsec %= 1000000000;
+	pthread_cond_timedwait(&g->cv, &g->mu, &until);
+	return 1;
+}
+
+/*
+ * Takes the next transaction's writes off the queue (under g->mu): a
+ * background leader takes them all (all are background: it leads only when
+ * no foreground write waits), a foreground one only the foreground writes.
+ * Returns how many background writes it took.
+ */
+static int take_batch(struct commit_group *g, int background, struct group_req **batch)
+{
+	struct group_req **in = batch, **pp = &g->queue, *r;
+	int bg = 0;
+
+	while ((r = *pp)) {
+		if (background || !r->background) {
+			*pp = r->next;
+			r->next = NULL;
+			*in = r;
+			in = &r->next;
+			bg += r->background;
+		} else {
+			pp = &r->next;
+		}
+	}
+	*in = NULL;
+	g->tail = pp;
+	g->foreground = 0;
+	g->background -= bg;
+	return bg;
+}
+
+size_t group_queued(struct commit_group *g)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&g->mu);
+	for (struct group_req *r = g->queue; r; r = r->next)
+		n++;
+	pthread_mutex_unlock(&g->mu);
+	return n;
+}
+
 enum smr_rc group_write(struct commit_group *g, struct store *st, store_rows_fn rows,
 			void *arg, struct smr_err *err)
 {
-	struct group_req req = { .rows = rows, .arg = arg, .err = err };
+	struct group_req req = { .rows = rows, .arg = arg, .err = err,
+				 .background = sys_thread_is_background(),
+				 .queued_us = sys_monotonic_us() };
 	struct group_req *batch, *r, *next;
+	int64_t began, ended;
+	int bg;
 
 	pthread_mutex_lock(&g->mu);
 	*g->tail = &req;
 	g->tail = &req.next;
+	g->foreground += !req.background;
+	g->background += req.background;
 	while (!req.done) {
-		if (g->leading) {
+		/* a foreground writer in the queue is awake too, and leads */
+		if (g->leading || (req.background && g->foreground)) {
 			pthread_cond_wait(&g->cv, &g->mu);
 			continue;
 		}
+		if (req.background && gather(g, &req))
+			continue;
 		g->leading = 1;
-		batch = g->queue;
-		g->queue = NULL;
-		g->tail = &g->queue;
+		bg = take_batch(g, req.background, &batch);
 		pthread_mutex_unlock(&g->mu);
+		began = sys_monotonic_us();
 		run_batch(st, batch);
+		metrics_store_batch();
+		ended = sys_monotonic_us();
 		pthread_mutex_lock(&g->mu);
+		if (bg)
+			g->last_bg_us = ended;
 		for (r = batch; r; r = next) {
 			next = r->next;   /* r may be gone once done is seen */
+			r->began_us = began;
+			r->ended_us = ended;
 			r->done = 1;
 		}
 		g->leading = 0;
 		pthread_cond_broadcast(&g->cv);
 	}
 	pthread_mutex_unlock(&g->mu);
+	metrics_store_write(req.background, req.began_us - req.queued_us,
+			    req.ended_us - req.began_us);
 	return req.rc;
 }

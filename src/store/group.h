@@ -30,4 +30,7 @@ void group_leave(struct commit_group *g);
 enum smr_rc group_write(struct commit_group *g, struct store *st, store_rows_fn rows,
 			void *arg, struct smr_err *err);
 
+/* Writes waiting for the next transaction (for tests: when two have queued). */
+size_t group_queued(struct commit_group *g);
+
 #endif

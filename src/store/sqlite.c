@@ -534,11 +534,15 @@ static void sqlite_close(struct store *st)
 /*
  * Before SQLite's first use: no initial bulk allocation of page-cache lines
  * per connection (it touched some twenty pages at every open; a `head`
- * reads a handful).
+ * reads a handful), and no memory statistics: with them every SQLite
+ * allocation takes one process-wide mutex, which the server's threads
+ * (event threads reading, workers and chat-send threads writing) then
+ * queue on; nothing here reads the statistics.
  */
 static void configure_sqlite(void)
 {
 	sqlite3_config(SQLITE_CONFIG_PAGECACHE, NULL, 0, 0);
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
 
 static enum smr_rc sqlite_open(const char *dsn, struct store **out, struct smr_err *err)

@@ -103,6 +103,61 @@ void metrics_draft_queue(int delta)
 	atomic_fetch_add_explicit(&draft_queue, delta, memory_order_relaxed);
 }
 
+static const char *const writer_names[] = { "foreground", "background" };
+static struct metrics_hist write_wait[2], write_txn[2];
+static const char *const pool_names[] = { "worker", "chat" };
+static struct metrics_hist queue_wait[2];
+
+void metrics_store_write(int background, int64_t wait_us, int64_t txn_us)
+{
+	metrics_hist_observe(&write_wait[!!background], wait_us);
+	metrics_hist_observe(&write_txn[!!background], txn_us);
+}
+
+static atomic_uint_fast64_t write_batches;
+
+void metrics_store_batch(void)
+{
+	atomic_fetch_add_explicit(&write_batches, 1, memory_order_relaxed);
+}
+
+void metrics_worker_queue(int chat, int64_t us)
+{
+	metrics_hist_observe(&queue_wait[!!chat], us);
+}
+
+/* What a write waited for and what it cost, and how long requests queued for a worker. */
+static void render_waits(struct buf *out)
+{
+	char labels[64];
+
+	buf_adds(out, "# HELP smriti_store_write_wait_seconds Time a store write waited behind"
+		      " other transactions before its own began (SQLite commit group).\n"
+		      "# TYPE smriti_store_write_wait_seconds histogram\n");
+	for (size_t w = 0; w < 2; w++) {
+		snprintf(labels, sizeof(labels), "writer=\"%s\"", writer_names[w]);
+		metrics_hist_render(out, "smriti_store_write_wait_seconds", labels, &write_wait[w]);
+	}
+	buf_adds(out, "# HELP smriti_store_write_seconds Time from a store write's transaction"
+		      " beginning to its commit (the writes batched with it and the fsync"
+		      " included).\n# TYPE smriti_store_write_seconds histogram\n");
+	for (size_t w = 0; w < 2; w++) {
+		snprintf(labels, sizeof(labels), "writer=\"%s\"", writer_names[w]);
+		metrics_hist_render(out, "smriti_store_write_seconds", labels, &write_txn[w]);
+	}
+	buf_adds(out, "# HELP smriti_store_write_batches_total Transactions the SQLite commit group"
+		      " ran (writes over transactions: how many share an fsync).\n"
+		      "# TYPE smriti_store_write_batches_total counter\n");
+	buf_addf(out, "smriti_store_write_batches_total %llu\n",
+		 (unsigned long long)atomic_load_explicit(&write_batches, memory_order_relaxed));
+	buf_adds(out, "# HELP smriti_http_worker_queue_seconds Time a request waited for a"
+		      " worker thread.\n# TYPE smriti_http_worker_queue_seconds histogram\n");
+	for (size_t p = 0; p < 2; p++) {
+		snprintf(labels, sizeof(labels), "pool=\"%s\"", pool_names[p]);
+		metrics_hist_render(out, "smriti_http_worker_queue_seconds", labels, &queue_wait[p]);
+	}
+}
+
 void metrics_render(struct buf *out)
 {
 	char labels[64];
@@ -142,4 +197,5 @@ void metrics_render(struct buf *out)
 		      "# TYPE smriti_draft_queue_depth gauge\n");
 	buf_addf(out, "smriti_draft_queue_depth %lld\n",
 		 (long long)atomic_load_explicit(&draft_queue, memory_order_relaxed));
+	render_waits(out);
 }

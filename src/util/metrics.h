@@ -57,6 +57,19 @@ void metrics_store_error(const char *backend, int unavailable);
 /* The draft runner queued (+1) or took (-1) a job. */
 void metrics_draft_queue(int delta);
 
+/*
+ * A store write through a commit group (store/group.c), from a background
+ * thread or not: waited wait_us behind other transactions, then took txn_us
+ * in its transaction (its rows, the others in the batch, the commit's fsync).
+ */
+void metrics_store_write(int background, int64_t wait_us, int64_t txn_us);
+
+/* A commit group ran one transaction (its writes over its transactions: the batch size). */
+void metrics_store_batch(void);
+
+/* A request waited us in the HTTP server's worker queue (chat: the chat-send pool's). */
+void metrics_worker_queue(int chat, int64_t us);
+
 /* Appends the families above in the Prometheus text format. */
 void metrics_render(struct buf *out);
 

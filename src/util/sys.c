@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -134,6 +135,45 @@ int sys_thread_start(pthread_t *th, void *(*fn)(void *), void *arg)
 	rc = pthread_create(th, NULL, fn, arg);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return rc;
+}
+
+void sys_thread_name(const char *name)
+{
+	char shown[16];
+
+	snprintf(shown, sizeof(shown), "%s", name);
+	pthread_setname_np(pthread_self(), shown);
+}
+
+static __thread int background;
+
+void sys_thread_mark_background(void)
+{
+	background = 1;
+}
+
+int sys_thread_is_background(void)
+{
+	return background;
+}
+
+int sys_thread_lower_priority(void)
+{
+	long steps = sys_env_long("SMRITI_BACKGROUND_NICE", 0, 0, 19);
+	pid_t tid = gettid();
+	int now;
+
+	if (!steps)
+		return 0;
+	errno = 0;
+	now = getpriority(PRIO_PROCESS, (id_t)tid);
+	if (errno)
+		return 0;
+	if (now + steps > 19)
+		steps = 19 - now;
+	if (steps <= 0 || setpriority(PRIO_PROCESS, (id_t)tid, now + (int)steps))
+		return 0;
+	return (int)steps;
 }
 
 /* The environment with extra entries added in front; caller frees the array. */

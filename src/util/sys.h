@@ -46,6 +46,34 @@ long sys_env_long(const char *name, long def, long min, long max);
 int sys_thread_start(pthread_t *th, void *(*fn)(void *), void *arg);
 
 /*
+ * Names the calling thread (15 bytes show), so that top -H, perf and
+ * /proc/PID/task/TID/comm tell the server's threads apart.
+ */
+void sys_thread_name(const char *name);
+
+/*
+ * Marks the calling thread as background work: work nobody waits on at the
+ * moment (starting chat sends behind a burst of them).  The store's commit
+ * group asks sys_thread_is_background(): such a thread's write leads a
+ * transaction only when no foreground write waits (store/group.c).
+ */
+void sys_thread_mark_background(void);
+int sys_thread_is_background(void);
+
+/*
+ * Lowers the calling thread's CPU priority by SMRITI_BACKGROUND_NICE nice
+ * steps (default 0: not at all; at most 19), for a thread whose work may
+ * wait a little and that holds no lock a foreground thread waits on for
+ * more than a copy (the provider's loop, relaying deltas).  Linux nices
+ * each thread on its own (setpriority on the thread id); an unprivileged
+ * thread cannot take its priority back, which is why no thread that leads
+ * the store's writes is ever niced: it would hold the write lock at the low
+ * priority (measured: bench/chat_stream.sh, docs/http.md).  Returns the nice
+ * value added.
+ */
+int sys_thread_lower_priority(void);
+
+/*
  * Runs argv[0] (found on PATH) with argv, GIT_DIR-style extra variables in
  * env ("NAME=value", NULL-terminated, may be NULL) added to the
  * environment, input[0..len) on its standard input (NULL: none) and its

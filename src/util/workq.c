@@ -39,6 +39,10 @@ static void *worker_main(void *p)
 	int stopping;
 
 	free(p);
+	if (w.q->name)
+		sys_thread_name(w.q->name);
+	if (w.q->background)
+		sys_thread_mark_background();
 	for (;;) {
 		it = take(w.q, &stopping);
 		if (!it)

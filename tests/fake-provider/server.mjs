@@ -173,8 +173,12 @@ function planReply(providerName, body, step) {
  */
 const sseEvent = (data, event, withText) => ({ data, event, withText });
 
-/** Microseconds since the epoch, the clock a `stamp` step writes into each delta. */
-const epochMicros = () => Math.round((performance.timeOrigin + performance.now()) * 1000);
+/**
+ * Microseconds on the machine's monotonic clock (CLOCK_MONOTONIC, the same in every process), the
+ * clock a `stamp` step writes into each delta: the epoch through performance.timeOrigin is off by
+ * up to a millisecond between two processes, more than the latency it would measure.
+ */
+const monoMicros = () => process.hrtime.bigint() / 1000n;
 
 /** Deltas sent before a scripted mid-stream error or cut: `fail_after`, else a couple, never all. */
 const deltasBeforeFailure = (step, n) => step.fail_after ?? Math.min(2, Math.max(1, n - 1));
@@ -197,7 +201,7 @@ function streamPlan(step, { head, deltas, tail, error }) {
 /** An event's bytes: a keep-alive comment first with `comments`, lines ended per `line_ending`. */
 function renderEvent(step, ev) {
   const eol = LINE_ENDINGS[step.line_ending ?? 'lf'];
-  const value = step.stamp && ev.withText ? ev.withText(`${epochMicros()} `) : ev.data;
+  const value = step.stamp && ev.withText ? ev.withText(`${monoMicros()} `) : ev.data;
   const payload = typeof value === 'string' ? value : JSON.stringify(value);
   return (step.comments ? `: keep-alive${eol}` : '') + (ev.event ? `event: ${ev.event}${eol}` : '')
     + `data: ${payload}${eol}${eol}`;

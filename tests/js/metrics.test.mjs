@@ -81,6 +81,17 @@ describe('GET /metrics', () => {
     }
     assert.equal(samples.get('smriti_store_errors_total{backend="sqlite",kind="internal"}'), 0);
     assert.equal(samples.get('smriti_draft_queue_depth'), 0);
+    // where a write's time went: the worker queue, behind other transactions, its own
+    for (const fam of ['smriti_store_write_wait_seconds', 'smriti_store_write_seconds',
+      'smriti_http_worker_queue_seconds']) assert.equal(types.get(fam), 'histogram');
+    assert.ok(samples.get('smriti_store_write_seconds_count{writer="foreground"}') >= 2, 'the Space and the commit');
+    assert.equal(samples.get('smriti_store_write_wait_seconds_count{writer="foreground"}'),
+      samples.get('smriti_store_write_seconds_count{writer="foreground"}'));
+    assert.equal(samples.get('smriti_store_write_seconds_count{writer="background"}'), 0);
+    const batches = samples.get('smriti_store_write_batches_total');
+    assert.ok(batches >= 1 && batches <= samples.get('smriti_store_write_seconds_count{writer="foreground"}'));
+    assert.ok(samples.get('smriti_http_worker_queue_seconds_count{pool="worker"}') >= 2);
+    assert.equal(samples.get('smriti_http_worker_queue_seconds_count{pool="chat"}'), 0);
   });
 
   test('counts provider calls by outcome, with their latency', async () => {
@@ -98,6 +109,9 @@ describe('GET /metrics', () => {
     assert.equal(samples.get('smriti_provider_calls_total{provider="openai",outcome="timeout"}'), 1);
     assert.equal(samples.get('smriti_provider_call_seconds_count{provider="openai"}'), 3);
     assert.equal(samples.get('smriti_http_requests_total{method="POST",route="/v4/chat/send",status="502"}'), 1);
+    // sends start on the chat pool, whose store writes (the user turns) count as background
+    assert.equal(samples.get('smriti_http_worker_queue_seconds_count{pool="chat"}'), 3);
+    assert.ok(samples.get('smriti_store_write_seconds_count{writer="background"}') >= 3);
   });
 
   test('the access log is one JSON object a line with --log-format json', () => {

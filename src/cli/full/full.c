@@ -10,11 +10,14 @@ const int cli_is_full = 1;
 int cmd_draft(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_serve(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_openapi(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_session(int argc, char **argv, struct cli_ctx *ctx);
 
 const struct cli_cmd cli_full_commands[] = {
 	{ "draft", "draft SESSION|--job JOB [--provider P] [--model M] [--save] [--json]"
 	  "  (Draft with AI)",
 	  cmd_draft, CLI_FULL | CLI_RUNTIME },
+	{ "session", "session list SPACE | show SESSION [--json]  (chat turns and their status)",
+	  cmd_session, CLI_FULL | CLI_PAGER },
 	{ "serve", "serve [--listen HOST:PORT] [--workers N]  (the HTTP API)", cmd_serve,
 	  CLI_FULL },
 	{ "openapi", "openapi  (print the HTTP API's OpenAPI document)", cmd_openapi, CLI_FULL },

@@ -429,6 +429,7 @@ static void *watchdog_main(void *arg)
 	int64_t next_us;
 	size_t n;
 
+	sys_thread_name("smr-draft-watch");
 	snprintf(msg, sizeof(msg), "the draft timed out after %ld ms (SMRITI_DRAFT_TIMEOUT_MS)",
 		 r->timeout_ms);
 	pthread_mutex_lock(&r->lock);
@@ -493,6 +494,7 @@ static enum smr_rc start_threads(struct draft_runner *r, struct smr_err *err)
 		args[i] = &r->workers[i];
 	}
 	r->q.run = run_queued;
+	r->q.name = "smr-draft";
 	r->q.cancel = cancel_queued;
 	r->q_started = 1;
 	failed = workq_start(&r->q, r->n, args);

@@ -23,6 +23,13 @@
 #include <time.h>
 
 #define GEN_KEEP_S 300              /* an ended generation stays readable this long */
+/*
+ * The list is walked for ended generations at most this often: a walk locks
+ * every generation in it, and a burst of 500 sends over a list of 1,000
+ * (the last burst's, kept GEN_KEEP_S) spent more time there than in
+ * storing their user turns.
+ */
+#define GEN_PRUNE_EVERY_US 1000000
 #define GEN_DRAIN_S 5                /* at shutdown, replies get this long to finish */
 #define GEN_STOP_WAIT_S 3            /* then those stopped get this long to be stored */
 #define GEN_ORPHAN_S 3600            /* on a shared store, a reply older than this is dead */
@@ -83,6 +90,7 @@ struct chat_gens {
 	int fin_stop;
 	struct ops_ctx ctx;         /* the finisher's */
 	int running;
+	int64_t pruned_us;          /* when ended generations were last dropped (under lock) */
 	pthread_t ticker;           /* keep-alives */
 	pthread_cond_t tick;
 	int ticking, stop_ticking;  /* under lock */
@@ -193,10 +201,14 @@ struct chat_gen *gen_new(struct runtime *rt, const char *id, const char *session
 {
 	struct chat_gens *gs = rt->gens;
 	struct chat_gen *g = gen_alloc(rt, id, session_id);
+	int64_t now = sys_monotonic_us();
 
 	gen_ref(g);                 /* the list's */
 	pthread_mutex_lock(&gs->lock);
-	prune(gs);
+	if (now - gs->pruned_us >= GEN_PRUNE_EVERY_US) {
+		prune(gs);
+		gs->pruned_us = now;
+	}
 	g->next = gs->list;
 	gs->list = g;
 	pthread_mutex_unlock(&gs->lock);
@@ -232,19 +244,33 @@ static void wake(struct chat_gen *g, int final)
 	}
 }
 
-static void add_event_locked(struct chat_gen *g, const char *type, json_t *data)
+/* Event number id of type with data as server-sent-event text; caller free()s. */
+static char *render_event(size_t id, const char *type, const json_t *data, size_t *len)
 {
 	char *json = json_dumps(data, JSON_COMPACT | JSON_ENSURE_ASCII);
-	struct gen_ev *e;
+	char *text = xasprintf("id: %zu\nevent: %s\ndata: %s\n\n", id, type, json);
 
+	free(json);
+	*len = strlen(text);
+	return text;
+}
+
+/* Appends text (taken), rendered as event number g->n_ev + 1. */
+static void push_event_locked(struct chat_gen *g, char *text, size_t len)
+{
 	if (g->n_ev == g->cap) {
 		g->cap = g->cap ? g->cap * 2 : 16;
 		g->ev = xrealloc(g->ev, g->cap * sizeof(*g->ev));
 	}
-	e = &g->ev[g->n_ev++];
-	e->text = xasprintf("id: %zu\nevent: %s\ndata: %s\n\n", g->n_ev, type, json);
-	e->len = strlen(e->text);
-	free(json);
+	g->ev[g->n_ev++] = (struct gen_ev){ text, len };
+}
+
+static void add_event_locked(struct chat_gen *g, const char *type, json_t *data)
+{
+	size_t len;
+	char *text = render_event(g->n_ev + 1, type, data, &len);
+
+	push_event_locked(g, text, len);
 	json_decref(data);
 }
 
@@ -256,16 +282,36 @@ void gen_event(struct chat_gen *g, const char *type, json_t *data)
 	pthread_mutex_unlock(&g->lock);
 }
 
+/*
+ * The event is rendered before the lock is taken, numbered as the next one:
+ * the lock is held for a copy, so a reader on an HTTP event thread never
+ * waits for JSON work on the provider's loop thread (which may run at a
+ * lower priority: sys_thread_lower_priority).  Deltas come from the loop thread
+ * alone, between the first event and the end, so the number still holds
+ * when the lock is taken; if another event came in between, it is rendered
+ * again.
+ */
 void gen_delta(struct chat_gen *g, const char *text, size_t len)
 {
 	json_t *data = json_object();
+	size_t id, ev_len;
+	char *ev;
 
 	json_object_set_new(data, "text", json_stringn(text, len));
 	pthread_mutex_lock(&g->lock);
+	id = g->n_ev + 1;
+	pthread_mutex_unlock(&g->lock);
+	ev = render_event(id, "delta", data, &ev_len);
+	pthread_mutex_lock(&g->lock);
+	if (id != g->n_ev + 1) {
+		free(ev);
+		ev = render_event(g->n_ev + 1, "delta", data, &ev_len);
+	}
 	buf_add(&g->text, text, len);
-	add_event_locked(g, "delta", data);
+	push_event_locked(g, ev, ev_len);
 	wake(g, 0);
 	pthread_mutex_unlock(&g->lock);
+	json_decref(data);
 }
 
 size_t gen_text_len(struct chat_gen *g)
@@ -466,6 +512,7 @@ static void *finisher_main(void *arg)
 	struct chat_gen *batch[FINISH_BATCH];
 	size_t n;
 
+	sys_thread_name("smr-finisher");
 	for (;;) {
 		pthread_mutex_lock(&gs->fin_lock);
 		while (!gs->fin_head && !gs->fin_stop)
@@ -546,6 +593,8 @@ static void *ticker_main(void *arg)
 	struct chat_gens *gs = arg;
 	struct timespec until;
 
+	sys_thread_name("smr-keepalive");
+	sys_thread_lower_priority();
 	pthread_mutex_lock(&gs->lock);
 	while (!gs->stop_ticking) {
 		clock_gettime(CLOCK_REALTIME, &until);
