@@ -275,6 +275,17 @@ describe('PostgreSQL going away under two servers', { skip }, () => {
     }
   }
 
+  // Acknowledged writes are all there; a 503 write may or may not have landed; a 409 never did.
+  async function acknowledgedKept(results) {
+    const titles = titlesOf(await history(servers[0], 'busy'));
+    for (const r of results) {
+      if (r.status === 201) assert.ok(titles.has(r.title), `acknowledged '${r.title}' is in the history`);
+      if (r.status === 409) assert.ok(!titles.has(r.title), `rejected '${r.title}' is not`);
+    }
+    const fsck = ok(db.dsn, ['fsck', '--json']);
+    assert.equal(fsck.ok, true, JSON.stringify(fsck));
+  }
+
   test('an outage answers 503 with a clear message, writes nothing, and ends by itself', async () => {
     const before = await history(servers[0], 'busy');
     await cluster.halt();
@@ -321,14 +332,7 @@ describe('PostgreSQL going away under two servers', { skip }, () => {
       assert.match(r.body.error.message, /database/);
     }
     await allRecovered();
-    // Acknowledged writes are all there; a 503 write may or may not have landed; a 409 never did.
-    const titles = titlesOf(await history(servers[0], 'busy'));
-    for (const r of results) {
-      if (r.status === 201) assert.ok(titles.has(r.title), `acknowledged '${r.title}' is in the history`);
-      if (r.status === 409) assert.ok(!titles.has(r.title), `rejected '${r.title}' is not`);
-    }
-    const fsck = ok(db.dsn, ['fsck', '--json']);
-    assert.equal(fsck.ok, true, JSON.stringify(fsck));
+    await acknowledgedKept(results);
   });
 
   // Issue 16: not the server going away but one backend, killed in the middle
@@ -366,12 +370,6 @@ describe('PostgreSQL going away under two servers', { skip }, () => {
     const bad = results.filter((r) => ![200, 201, 409, 503].includes(r.status));
     assert.deepEqual(bad, [], 'no other statuses (no 500s)');
     await allRecovered();
-    const titles = titlesOf(await history(servers[0], 'busy'));
-    for (const r of results) {
-      if (r.status === 201) assert.ok(titles.has(r.title), `acknowledged '${r.title}' is in the history`);
-      if (r.status === 409) assert.ok(!titles.has(r.title), `rejected '${r.title}' is not`);
-    }
-    const fsck = ok(db.dsn, ['fsck', '--json']);
-    assert.equal(fsck.ok, true, JSON.stringify(fsck));
+    await acknowledgedKept(results);
   });
 });
