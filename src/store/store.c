@@ -256,6 +256,15 @@ enum smr_rc store_generation_running(struct store *st, const char *session_id,
 
 /* ---- writes whose rules live here, once for every backend ---- */
 
+/* Ends a write begun with txn_begin: commits, or rolls back and passes rc on. */
+static enum smr_rc txn_end(struct store *st, enum smr_rc rc, struct smr_err *err)
+{
+	if (!rc)
+		return st->ops->txn_commit(st, err);
+	st->ops->txn_rollback(st);
+	return rc;
+}
+
 /*
  * One write transaction around rows: the handle's commit group's next one
  * when it has a group (store/group.h), else its own.
@@ -270,11 +279,7 @@ static enum smr_rc write_txn(struct store *st, store_rows_fn rows, void *arg,
 	rc = st->ops->txn_begin(st, err);
 	if (rc)
 		return rc;
-	rc = rows(st, arg, err);
-	if (!rc)
-		return st->ops->txn_commit(st, err);
-	st->ops->txn_rollback(st);
-	return rc;
+	return txn_end(st, rows(st, arg, err), err);
 }
 
 /*
@@ -286,15 +291,6 @@ static int again(struct store *st, enum smr_rc rc, int *tries)
 {
 	return rc == SMR_EUNAVAIL && (*tries)++ == 0 && st->ops->txn_not_started &&
 	       st->ops->txn_not_started(st);
-}
-
-/* Ends a write begun with txn_begin: commits, or rolls back and passes rc on. */
-static enum smr_rc txn_end(struct store *st, enum smr_rc rc, struct smr_err *err)
-{
-	if (!rc)
-		return st->ops->txn_commit(st, err);
-	st->ops->txn_rollback(st);
-	return rc;
 }
 
 /* write_txn, retried once when it never reached the database. */

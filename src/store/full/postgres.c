@@ -1258,32 +1258,31 @@ static enum smr_rc pg_space_create(struct store *st, const struct space *sp,
 	return insert_space(P(st), sp, err);
 }
 
-static enum smr_rc pg_space_get(struct store *st, const char *id_or_name, struct space *out,
-				struct smr_err *err)
+/* Reads the one space Q finds for ID_OR_NAME; MISSING ends "no space 'X'" when none. */
+static enum smr_rc read_one_space(struct pg_store *s, enum stmt q, const char *id_or_name,
+				  const char *missing, struct space *out, struct smr_err *err)
 {
-	struct pg_store *s = P(st);
 	struct params p = { .n = 0 };
 	PGresult *r = NULL;
 	enum smr_rc rc;
 
 	p_text(&p, id_or_name);
-	rc = read1(s, Q_SPACE_GET, &p, &r, "reading a space", err);
+	rc = read1(s, q, &p, &r, "reading a space", err);
 	if (!rc && PQntuples(r) == 0)
-		rc = smr_errf(err, SMR_ENOTFOUND, "no space '%s'", id_or_name);
+		rc = smr_errf(err, SMR_ENOTFOUND, "no space '%s'%s", id_or_name, missing);
 	if (!rc)
 		read_space(r, 0, out);
 	PQclear(r);
 	return rc;
 }
 
-static enum smr_rc pg_space_list(struct store *st, struct space **out, size_t *n,
-				 struct smr_err *err)
+static enum smr_rc read_spaces(struct pg_store *s, enum stmt q, const char *what,
+			       struct space **out, size_t *n, struct smr_err *err)
 {
-	struct pg_store *s = P(st);
 	PGresult *r = NULL;
 	struct space *v;
 	int rows;
-	enum smr_rc rc = read1(s, Q_SPACE_LIST, NULL, &r, "listing spaces", err);
+	enum smr_rc rc = read1(s, q, NULL, &r, what, err);
 
 	if (rc)
 		return rc;
@@ -1295,6 +1294,18 @@ static enum smr_rc pg_space_list(struct store *st, struct space **out, size_t *n
 	*out = v;
 	*n = (size_t)rows;
 	return SMR_OK;
+}
+
+static enum smr_rc pg_space_get(struct store *st, const char *id_or_name, struct space *out,
+				struct smr_err *err)
+{
+	return read_one_space(P(st), Q_SPACE_GET, id_or_name, "", out, err);
+}
+
+static enum smr_rc pg_space_list(struct store *st, struct space **out, size_t *n,
+				 struct smr_err *err)
+{
+	return read_spaces(P(st), Q_SPACE_LIST, "listing spaces", out, n, err);
 }
 
 /* Runs a one-statement write in its own transaction; *changed gets the rows it touched. */
@@ -1356,40 +1367,13 @@ static enum smr_rc pg_space_delete(struct store *st, const char *id, const char 
 static enum smr_rc pg_space_find(struct store *st, const char *id_or_name, struct space *out,
 				 struct smr_err *err)
 {
-	struct pg_store *s = P(st);
-	struct params p = { .n = 0 };
-	PGresult *r = NULL;
-	enum smr_rc rc;
-
-	p_text(&p, id_or_name);
-	rc = read1(s, Q_SPACE_FIND, &p, &r, "reading a space", err);
-	if (!rc && PQntuples(r) == 0)
-		rc = smr_errf(err, SMR_ENOTFOUND, "no space '%s', live or deleted", id_or_name);
-	if (!rc)
-		read_space(r, 0, out);
-	PQclear(r);
-	return rc;
+	return read_one_space(P(st), Q_SPACE_FIND, id_or_name, ", live or deleted", out, err);
 }
 
 static enum smr_rc pg_space_list_deleted(struct store *st, struct space **out, size_t *n,
 					 struct smr_err *err)
 {
-	struct pg_store *s = P(st);
-	PGresult *r = NULL;
-	struct space *v;
-	int rows;
-	enum smr_rc rc = read1(s, Q_SPACE_LIST_DELETED, NULL, &r, "listing deleted spaces", err);
-
-	if (rc)
-		return rc;
-	rows = PQntuples(r);
-	v = xcalloc(rows ? (size_t)rows : 1, sizeof(*v));
-	for (int i = 0; i < rows; i++)
-		read_space(r, i, &v[i]);
-	PQclear(r);
-	*out = v;
-	*n = (size_t)rows;
-	return SMR_OK;
+	return read_spaces(P(st), Q_SPACE_LIST_DELETED, "listing deleted spaces", out, n, err);
 }
 
 static enum smr_rc pg_gc_prune(struct store *st, const char *before, size_t *n,
