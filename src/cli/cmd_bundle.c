@@ -8,6 +8,7 @@
  */
 #include "cli/cli.h"
 #include "util/sys.h"
+#include "util/xalloc.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -88,10 +89,7 @@ static int write_bundle(const json_t *doc, const char *path)
 		return bad ? cli_fail(SMR_EINTERNAL, "cannot write the bundle: %s",
 				      strerror(errno)) : 0;
 	}
-	tmp = malloc(strlen(path) + 8);
-	if (!tmp)
-		return cli_fail(SMR_EINTERNAL, "out of memory");
-	snprintf(tmp, strlen(path) + 8, "%s.part", path);
+	tmp = xasprintf("%s.part", path);
 	f = fopen(tmp, "w");
 	bad = !f || put_bundle(doc, f);
 	if (f && fclose(f))
