@@ -132,7 +132,7 @@ static int identify(struct http_req *r, struct smr_err *err)
 		r->has_who = 1;
 		return 1;
 	}
-	if (strncmp(cookie, TOKEN_PREFIX, 4))
+	if (strncmp(cookie, TOKEN_PREFIX, strlen(TOKEN_PREFIX)))
 		return 0;                   /* a stale cookie of another token: as if none */
 	r->by_cookie = 1;
 	return user_token(r, cookie, err) ? -1 : 1;
