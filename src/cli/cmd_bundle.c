@@ -7,6 +7,8 @@
  * "export" and "import" operations.
  */
 #include "cli/cli.h"
+#include "util/sys.h"
+#include "util/xalloc.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -87,10 +89,7 @@ static int write_bundle(const json_t *doc, const char *path)
 		return bad ? cli_fail(SMR_EINTERNAL, "cannot write the bundle: %s",
 				      strerror(errno)) : 0;
 	}
-	tmp = malloc(strlen(path) + 8);
-	if (!tmp)
-		return cli_fail(SMR_EINTERNAL, "out of memory");
-	snprintf(tmp, strlen(path) + 8, "%s.part", path);
+	tmp = xasprintf("%s.part", path);
 	f = fopen(tmp, "w");
 	bad = !f || put_bundle(doc, f);
 	if (f && fclose(f))
@@ -178,44 +177,17 @@ static void render_import(const json_t *r)
 		       (long long)json_integer_value(json_object_get(s, "reflog")));
 }
 
-/* The whole of f; caller frees; NULL on a read error. */
-static char *slurp(FILE *f, size_t *len)
-{
-	size_t cap = 1 << 20, n = 0, got;
-	char *s = malloc(cap);
-
-	while (s && (got = fread(s + n, 1, cap - n, f)) > 0) {
-		n += got;
-		if (n == cap) {
-			char *t = realloc(s, cap *= 2);
-
-			if (!t)
-				free(s);
-			s = t;
-		}
-	}
-	if (s && ferror(f)) {
-		free(s);
-		s = NULL;
-	}
-	*len = n;
-	return s;
-}
-
 /* import on the local store: the file's text to the operation, which walks it. */
 static int import_local(struct cli_ctx *ctx, const struct bundle_args *a, const char *path)
 {
-	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	struct smr_err err = SMR_ERR_INIT;
 	json_t *res = NULL, *text;
 	size_t len = 0;
-	char *s = f ? slurp(f, &len) : NULL;
+	char *s = NULL;
 	int rc;
 
-	if (f && f != stdin)
-		fclose(f);
-	if (!s)
-		return cli_fail(SMR_EINVAL, "cannot read the bundle '%s': %s", path,
-				strerror(errno));
+	if (sys_read_file(path, 0, &s, &len, &err))
+		return cli_fail(SMR_EINVAL, "cannot read the bundle: %s", err.msg);
 	text = json_stringn(s, len);
 	free(s);
 	if (!text)

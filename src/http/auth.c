@@ -38,19 +38,6 @@ static const char *header(struct http_req *r, const char *name)
 	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
 }
 
-/* The token of an "Authorization: Bearer ..." header, or NULL. */
-static const char *bearer(const char *authorization)
-{
-	const char *t;
-
-	if (!authorization || strncasecmp(authorization, "Bearer ", 7))
-		return NULL;
-	t = authorization + 7;
-	while (*t == ' ')
-		t++;
-	return t;
-}
-
 /* Copies the smriti_auth cookie's value into out (empty when absent). */
 static void cookie_of(const char *h, char out[TOKEN_LEN + 1])
 {
@@ -126,7 +113,7 @@ static int user_token(struct http_req *r, const char *token, struct smr_err *err
 static int identify(struct http_req *r, struct smr_err *err)
 {
 	const struct http_guard *g = &r->srv->guard;
-	const char *t = bearer(header(r, "Authorization"));
+	const char *t = http_bearer(header(r, "Authorization"));
 	char cookie[TOKEN_LEN + 1];
 
 	if (t && http_guard_token_is(g, t)) {
@@ -145,7 +132,7 @@ static int identify(struct http_req *r, struct smr_err *err)
 		r->has_who = 1;
 		return 1;
 	}
-	if (strncmp(cookie, TOKEN_PREFIX, 4))
+	if (strncmp(cookie, TOKEN_PREFIX, strlen(TOKEN_PREFIX)))
 		return 0;                   /* a stale cookie of another token: as if none */
 	r->by_cookie = 1;
 	return user_token(r, cookie, err) ? -1 : 1;

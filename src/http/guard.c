@@ -260,18 +260,25 @@ int http_guard_token_is(const struct http_guard *g, const char *t)
 	return memeql_sec(got, g->token_sha, sizeof(got));
 }
 
-int http_guard_token(const struct http_guard *g, const char *authorization)
+const char *http_bearer(const char *authorization)
 {
 	const char *t;
 
-	if (!g->has_token)
-		return 1;
 	if (!authorization || strncasecmp(authorization, "Bearer ", 7))
-		return 0;
+		return NULL;
 	t = authorization + 7;
 	while (*t == ' ')
 		t++;
-	return http_guard_token_is(g, t);
+	return t;
+}
+
+int http_guard_token(const struct http_guard *g, const char *authorization)
+{
+	const char *t = http_bearer(authorization);
+
+	if (!g->has_token)
+		return 1;
+	return t && http_guard_token_is(g, t);
 }
 
 int http_guard_cookie(const struct http_guard *g, const char *h)

@@ -93,6 +93,8 @@ int http_guard_host(const struct http_guard *g, const char *host);
  * "https://" followed by a name of SMRITI_ALLOWED_HOSTS (a TLS proxy's).
  */
 int http_guard_origin(const struct http_guard *g, const char *origin);
+/* The token of an "Authorization: Bearer ..." header, or NULL. */
+const char *http_bearer(const char *authorization);
 /* 1 if authorization is "Bearer <token>" (compared in constant time). */
 int http_guard_token(const struct http_guard *g, const char *authorization);
 /*
