@@ -1333,14 +1333,10 @@ static void puts_both(struct bundle_writer *w, const char *s)
 static void put_str(struct bundle_writer *w, const char *s, int to)
 {
 	size_t n = s ? strlen(s) : 0, len;
-	const char *p = s;
-	unsigned char high = 0;
 	json_t *v;
 	char *text;
 
-	for (; p && p < s + n && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20; p++)
-		high |= (unsigned char)*p;
-	if (s && p == s + n && (high < 0x80 || utf8_valid(s, n))) {
+	if (s && jspan_plain(s, n)) {
 		put(w, "\"", 1, to);
 		put(w, s, n, to);
 		put(w, "\"", 1, to);
