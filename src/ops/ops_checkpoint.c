@@ -192,10 +192,8 @@ static enum smr_rc resolve_at(struct ops_ctx *ctx, const char *ref, struct ref_s
 {
 	struct space sp = { 0 };
 	struct reflog_entry e = { 0 };
-	enum smr_rc rc = store_space_find(ctx->st, spec->base, &sp, err);
+	enum smr_rc rc = ops_find_readable(ctx, spec->base, &sp, err);
 
-	if (!rc && !ops_can_read(ctx, sp.id))   /* as if there were no such Space */
-		rc = smr_errf(err, SMR_ENOTFOUND, "no space '%s', live or deleted", spec->base);
 	if (!rc)
 		rc = reflog_pick(ctx, ref, &sp, spec, &e, err);
 	if (!rc && !e.new_hash && !strcmp(e.action, "delete"))
