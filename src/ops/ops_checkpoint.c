@@ -45,10 +45,13 @@ static char *readable_copy(struct ops_ctx *ctx, const char *hash)
 	return found;
 }
 
-static int hash_readable(struct ops_ctx *ctx, const char *hash)
+int ops_hash_readable(struct ops_ctx *ctx, const char *hash)
 {
-	char *id = readable_copy(ctx, hash);
+	char *id;
 
+	if (!ops_restricted(ctx))
+		return 1;
+	id = readable_copy(ctx, hash);
 	free(id);
 	return id != NULL;
 }
@@ -61,7 +64,7 @@ static size_t keep_readable(struct ops_ctx *ctx, char **hits, size_t n)
 	if (!ops_restricted(ctx))
 		return n;
 	for (size_t i = 0; i < n; i++) {
-		if (hash_readable(ctx, hits[i]))
+		if (ops_hash_readable(ctx, hits[i]))
 			hits[kept++] = hits[i];
 		else
 			free(hits[i]);
