@@ -110,10 +110,20 @@ static json_t *space_json(const struct space_bundle *b)
 			 "checkpoints", ck, "sessions", ss, "reflog", rl);
 }
 
+/* The 64 hex digits of a SHA-256 digest into out (no NUL). */
+static void digest_hex(const uint8_t d[SHA256_DIGEST_SIZE], char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < SHA256_DIGEST_SIZE; i++) {
+		out[2 * i] = hex[d[i] >> 4];
+		out[2 * i + 1] = hex[d[i] & 15];
+	}
+}
+
 /* Hex SHA-256 of the compact text of light, the Spaces as the digest sees them. */
 static void digest_light(const json_t *light, char out[65])
 {
-	static const char hex[] = "0123456789abcdef";
 	char *text = json_dumps(light, JSON_COMPACT | JSON_REAL_PRECISION(17));
 	uint8_t d[SHA256_DIGEST_SIZE];
 	struct sha256_ctx ctx;
@@ -124,10 +134,7 @@ static void digest_light(const json_t *light, char out[65])
 	sha256_update(&ctx, strlen(text), (const uint8_t *)text);
 	sha256_digest(&ctx, sizeof(d), d);
 	free(text);
-	for (size_t i = 0; i < sizeof(d); i++) {
-		out[2 * i] = hex[d[i] >> 4];
-		out[2 * i + 1] = hex[d[i] & 15];
-	}
+	digest_hex(d, out);
 	out[64] = '\0';
 }
 
@@ -837,7 +844,6 @@ static void hadd_str(struct hasher *h, const struct str *s)
 static void ck_hash(const struct reader *r, const struct ck_text *t, char out[65],
 		    size_t *len)
 {
-	static const char hex[] = "0123456789abcdef";
 	const struct item *meta = r->items[META][0];
 	struct hasher h = { .len = 0 };
 	uint8_t d[SHA256_DIGEST_SIZE];
@@ -874,10 +880,7 @@ static void ck_hash(const struct reader *r, const struct ck_text *t, char out[65
 	hadd_str(&h, &t->s[S_TITLE]);
 	hadds(&h, ",\"v\":1}");
 	sha256_digest(&h.ctx, sizeof(d), d);
-	for (size_t i = 0; i < sizeof(d); i++) {
-		out[2 * i] = hex[d[i] >> 4];
-		out[2 * i + 1] = hex[d[i] & 15];
-	}
+	digest_hex(d, out);
 	out[64] = '\0';
 	*len = h.len;
 }
@@ -1333,14 +1336,10 @@ static void puts_both(struct bundle_writer *w, const char *s)
 static void put_str(struct bundle_writer *w, const char *s, int to)
 {
 	size_t n = s ? strlen(s) : 0, len;
-	const char *p = s;
-	unsigned char high = 0;
 	json_t *v;
 	char *text;
 
-	for (; p && p < s + n && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20; p++)
-		high |= (unsigned char)*p;
-	if (s && p == s + n && (high < 0x80 || utf8_valid(s, n))) {
+	if (s && jspan_plain(s, n)) {
 		put(w, "\"", 1, to);
 		put(w, s, n, to);
 		put(w, "\"", 1, to);
@@ -1491,17 +1490,13 @@ void bundle_writer_space_end(struct bundle_writer *w, const struct space_bundle 
 
 char *bundle_writer_finish(struct bundle_writer *w, size_t *len)
 {
-	static const char hex[] = "0123456789abcdef";
 	uint8_t d[SHA256_DIGEST_SIZE];
 	char *text;
 
 	buf_adds(&w->out, "]}");
 	sha256_update(&w->digest, 1, (const uint8_t *)"]");
 	sha256_digest(&w->digest, sizeof(d), d);
-	for (size_t i = 0; i < sizeof(d); i++) {
-		w->out.ptr[strlen(TOP) + 2 * i] = hex[d[i] >> 4];
-		w->out.ptr[strlen(TOP) + 2 * i + 1] = hex[d[i] & 15];
-	}
+	digest_hex(d, w->out.ptr + strlen(TOP));
 	text = buf_detach(&w->out, len);
 	bundle_writer_free(w);
 	return text;

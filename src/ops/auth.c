@@ -516,6 +516,18 @@ enum smr_rc ops_need_space_any(struct ops_ctx *ctx, const char *space, enum role
 	return rc;
 }
 
+enum smr_rc ops_find_readable(struct ops_ctx *ctx, const char *space, struct space *out,
+			      struct smr_err *err)
+{
+	enum smr_rc rc = store_space_find(ctx->st, space, out, err);
+
+	if (!rc && !ops_can_read(ctx, out->id)) {   /* as if there were no such Space */
+		space_release(out);
+		rc = smr_errf(err, SMR_ENOTFOUND, "no space '%s', live or deleted", space);
+	}
+	return rc;
+}
+
 void ops_author(const struct ops_ctx *ctx, const char *claimed, const char **author,
 		const char **tool)
 {

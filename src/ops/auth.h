@@ -100,6 +100,16 @@ enum smr_rc ops_need_space(struct ops_ctx *ctx, const char *space, enum role nee
 enum smr_rc ops_need_space_any(struct ops_ctx *ctx, const char *space, enum role need,
 			       struct smr_err *err);
 
+/*
+ * store_space_find() (a Space live or deleted) for a caller who may read it
+ * (ops_can_read); unreadable: "no space '...', live or deleted", as missing.
+ */
+enum smr_rc ops_find_readable(struct ops_ctx *ctx, const char *space, struct space *out,
+			      struct smr_err *err);
+
+/* 1 when the caller may read some Space holding a copy of hash (errors count as no). */
+int ops_hash_readable(struct ops_ctx *ctx, const char *hash);
+
 /* 1 when the caller is restricted (a signed-in person or agent, not admin or local). */
 int ops_restricted(const struct ops_ctx *ctx);
 

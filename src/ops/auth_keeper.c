@@ -130,13 +130,7 @@ static void nap(struct auth_keeper *k, int ms)
 {
 	struct timespec until;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	sys_deadline(&until, ms);
 	pthread_mutex_lock(&k->lock);
 	if (!atomic_load(&k->stop))
 		pthread_cond_timedwait(&k->wake, &k->lock, &until);

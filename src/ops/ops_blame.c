@@ -126,25 +126,6 @@ static void walk_release(struct walk *w)
 	free(w->slots);
 }
 
-/* 1 when the caller can read some Space holding a copy of hash. */
-static int readable_somewhere(struct ops_ctx *ctx, const char *hash)
-{
-	char **ids = NULL;
-	size_t n = 0;
-	int yes = 0;
-
-	if (!ops_restricted(ctx))
-		return 1;
-	if (store_hash_spaces(ctx->st, hash, &ids, &n, NULL))
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		yes = yes || ops_can_read(ctx, ids[i]);
-		free(ids[i]);
-	}
-	free(ids);
-	return yes;
-}
-
 /* The checkpoint hash, read with a run of its first-parent ancestors; NULL if absent. */
 static struct node *load(struct walk *w, const char *hash)
 {
@@ -161,7 +142,7 @@ static struct node *load(struct walk *w, const char *hash)
 		if (store_checkpoint_get(w->ctx->st, NULL, hash, &one, NULL))
 			return NULL;
 		nd = keep(w, &one);      /* new: load() looked it up first */
-		nd->hidden = !readable_somewhere(w->ctx, hash);
+		nd->hidden = !ops_hash_readable(w->ctx, hash);
 		return nd;
 	}
 	for (size_t i = 0; i < n; i++)

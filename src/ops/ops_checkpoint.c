@@ -45,10 +45,13 @@ static char *readable_copy(struct ops_ctx *ctx, const char *hash)
 	return found;
 }
 
-static int hash_readable(struct ops_ctx *ctx, const char *hash)
+int ops_hash_readable(struct ops_ctx *ctx, const char *hash)
 {
-	char *id = readable_copy(ctx, hash);
+	char *id;
 
+	if (!ops_restricted(ctx))
+		return 1;
+	id = readable_copy(ctx, hash);
 	free(id);
 	return id != NULL;
 }
@@ -61,7 +64,7 @@ static size_t keep_readable(struct ops_ctx *ctx, char **hits, size_t n)
 	if (!ops_restricted(ctx))
 		return n;
 	for (size_t i = 0; i < n; i++) {
-		if (hash_readable(ctx, hits[i]))
+		if (ops_hash_readable(ctx, hits[i]))
 			hits[kept++] = hits[i];
 		else
 			free(hits[i]);
@@ -192,10 +195,8 @@ static enum smr_rc resolve_at(struct ops_ctx *ctx, const char *ref, struct ref_s
 {
 	struct space sp = { 0 };
 	struct reflog_entry e = { 0 };
-	enum smr_rc rc = store_space_find(ctx->st, spec->base, &sp, err);
+	enum smr_rc rc = ops_find_readable(ctx, spec->base, &sp, err);
 
-	if (!rc && !ops_can_read(ctx, sp.id))   /* as if there were no such Space */
-		rc = smr_errf(err, SMR_ENOTFOUND, "no space '%s', live or deleted", spec->base);
 	if (!rc)
 		rc = reflog_pick(ctx, ref, &sp, spec, &e, err);
 	if (!rc && !e.new_hash && !strcmp(e.action, "delete"))

@@ -14,6 +14,7 @@
 #include "domain/bundle.h"
 #include "domain/gitexport.h"
 #include "ops/ops.h"
+#include "util/strmap.h"
 #include "util/sys.h"
 #include "util/xalloc.h"
 
@@ -28,64 +29,14 @@
 
 #define BRANCH "refs/heads/main"
 
-/* checkpoint hash -> mark, by open addressing */
-struct marks {
-	char **hash;
-	size_t *mark;
-	size_t cap, n;
-};
-
-static size_t slot(const struct marks *m, const char *hash)
+/* A checkpoint's mark in m (checkpoint hash -> mark), 0 when it has none. */
+static size_t mark_of(const struct strmap *m, const char *hash)
 {
-	size_t h = 5381;
+	size_t mark = 0;
 
-	for (const char *p = hash; *p; p++)
-		h = h * 33 + (unsigned char)*p;
-	return h & (m->cap - 1);
-}
-
-static size_t mark_of(const struct marks *m, const char *hash)
-{
-	if (!hash || !m->cap)
-		return 0;
-	for (size_t i = slot(m, hash); m->hash[i]; i = (i + 1) & (m->cap - 1))
-		if (!strcmp(m->hash[i], hash))
-			return m->mark[i];
-	return 0;
-}
-
-static void add_mark(struct marks *m, const char *hash, size_t mark)
-{
-	size_t i;
-
-	if (2 * (m->n + 1) > m->cap) {
-		struct marks old = *m;
-
-		m->cap = old.cap ? old.cap * 2 : 1024;
-		m->hash = xcalloc(m->cap, sizeof(*m->hash));
-		m->mark = xcalloc(m->cap, sizeof(*m->mark));
-		m->n = 0;
-		for (size_t j = 0; j < old.cap; j++)
-			if (old.hash[j]) {
-				add_mark(m, old.hash[j], old.mark[j]);
-				free(old.hash[j]);
-			}
-		free(old.hash);
-		free(old.mark);
-	}
-	for (i = slot(m, hash); m->hash[i]; i = (i + 1) & (m->cap - 1))
-		;
-	m->hash[i] = xstrdup(hash);
-	m->mark[i] = mark;
-	m->n++;
-}
-
-static void marks_release(struct marks *m)
-{
-	for (size_t i = 0; i < m->cap; i++)
-		free(m->hash[i]);
-	free(m->hash);
-	free(m->mark);
+	if (hash)
+		strmap_get(m, hash, &mark);
+	return mark;
 }
 
 static int is_dir(const char *path)
@@ -137,7 +88,7 @@ static enum smr_rc git_dir(const char *dir, char **out, struct smr_err *err)
 }
 
 /* The checkpoints already exported (line N: mark N) into m; *n gets their number. */
-static enum smr_rc read_map(const char *path, struct marks *m, size_t *n, struct smr_err *err)
+static enum smr_rc read_map(const char *path, struct strmap *m, size_t *n, struct smr_err *err)
 {
 	FILE *f = fopen(path, "r");
 	char line[128];
@@ -148,8 +99,11 @@ static enum smr_rc read_map(const char *path, struct marks *m, size_t *n, struct
 			: smr_errf(err, SMR_EINTERNAL, "cannot read '%s': %s", path, strerror(errno));
 	while (fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = '\0';
-		if (*line)
-			add_mark(m, line, ++*n);
+		if (!*line)
+			continue;
+		++*n;
+		if (!strmap_get(m, line, NULL))   /* a line repeated keeps its first mark */
+			strmap_put(m, line, *n);
 	}
 	fclose(f);
 	return SMR_OK;
@@ -159,7 +113,7 @@ static enum smr_rc read_map(const char *path, struct marks *m, size_t *n, struct
  * The fast-import stream of b's checkpoints not in m (marked from *n + 1
  * on); fresh[] gets them, in order (borrowed from b).
  */
-static void build_stream(const struct space_bundle *b, struct marks *m, size_t *n,
+static void build_stream(const struct space_bundle *b, struct strmap *m, size_t *n,
 			 struct buf *out, const char **fresh, size_t *added)
 {
 	*added = 0;
@@ -168,7 +122,7 @@ static void build_stream(const struct space_bundle *b, struct marks *m, size_t *
 
 		if (mark_of(m, c->hash))
 			continue;
-		add_mark(m, c->hash, ++*n);
+		strmap_put(m, c->hash, ++*n);
 		gitexport_commit(out, BRANCH, b->space.name, c, *n, mark_of(m, c->parent_hash),
 				 mark_of(m, c->merge_parent_hash));
 		fresh[(*added)++] = c->hash;
@@ -220,7 +174,7 @@ enum smr_rc ops_git_export(const json_t *bundle, const char *dir, json_t **repor
 			   struct smr_err *err)
 {
 	struct space_bundle *v = NULL;
-	struct marks m = { NULL, NULL, 0, 0 };
+	struct strmap m = STRMAP_INIT;
 	struct buf stream = BUF_INIT(0);
 	const char **fresh = NULL;
 	char *gitdir = NULL, *map = NULL;
@@ -250,7 +204,7 @@ enum smr_rc ops_git_export(const json_t *bundle, const char *dir, json_t **repor
 	free(map);
 	free(gitdir);
 	buf_release(&stream);
-	marks_release(&m);
+	strmap_release(&m);
 	space_bundles_free(v, n);
 	return rc;
 }

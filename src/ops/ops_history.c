@@ -14,12 +14,10 @@ enum smr_rc ops_reflog(struct ops_ctx *ctx, const char *space, size_t limit,
 		       struct reflog_entry **out, size_t *n, struct smr_err *err)
 {
 	struct space sp = { 0 };
-	enum smr_rc rc = store_space_find(ctx->st, space, &sp, err);
+	enum smr_rc rc = ops_find_readable(ctx, space, &sp, err);
 
 	*out = NULL;
 	*n = 0;
-	if (!rc && !ops_can_read(ctx, sp.id))   /* as if there were no such Space */
-		rc = smr_errf(err, SMR_ENOTFOUND, "no space '%s', live or deleted", space);
 	if (!rc)
 		rc = store_reflog_list(ctx->st, sp.id, NULL, limit, out, n, err);
 	space_release(&sp);

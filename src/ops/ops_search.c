@@ -136,12 +136,12 @@ static struct hit *group(const struct search_row *rows, const double *scores, si
 	return h;
 }
 
-static const struct search_row *sort_rows;
-
-static int by_rank(const void *a, const void *b)
+/* qsort_r order of hits over rows (arg): searches run on many threads at once. */
+static int by_rank(const void *a, const void *b, void *arg)
 {
 	const struct hit *x = a, *y = b;
-	const struct search_row *rx = &sort_rows[x->newest], *ry = &sort_rows[y->newest];
+	const struct search_row *rows = arg;
+	const struct search_row *rx = &rows[x->newest], *ry = &rows[y->newest];
 	int c;
 
 	if (x->score != y->score)
@@ -288,8 +288,7 @@ static json_t *answer(struct ops_ctx *ctx, const struct search_query *q,
 	}
 	search_rank(q, n, f, w, scores);
 	hits = group(rows, scores, n, &nhits);
-	sort_rows = rows;
-	qsort(hits, nhits, sizeof(*hits), by_rank);
+	qsort_r(hits, nhits, sizeof(*hits), by_rank, (void *)rows);
 	for (size_t i = 0; i < nhits && i < limit; i++)
 		json_array_append_new(list, hit_json(ctx, &rd, q, rows, &hits[i]));
 	reads_release(&rd);

@@ -75,19 +75,22 @@ const char *jspan_end(const char *p, const char *end)
 	return p;
 }
 
-int jspan_plain_string(const char *p, const char *q)
+int jspan_plain(const char *s, size_t n)
 {
 	unsigned char high = 0;
 
-	if (q - p < 2 || *p != '"' || q[-1] != '"')
-		return 0;
-	for (const char *s = p + 1; s < q - 1; s++) {
-		if (*s == '\\' || (unsigned char)*s < 0x20)
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '"' || s[i] == '\\' || (unsigned char)s[i] < 0x20)
 			return 0;
-		high |= (unsigned char)*s;
+		high |= (unsigned char)s[i];
 	}
 	/* ASCII is UTF-8: the check of multi-byte sequences only where there are some */
-	return high < 0x80 || utf8_valid(p + 1, (size_t)(q - p - 2));
+	return high < 0x80 || utf8_valid(s, n);
+}
+
+int jspan_plain_string(const char *p, const char *q)
+{
+	return q - p >= 2 && *p == '"' && q[-1] == '"' && jspan_plain(p + 1, (size_t)(q - p - 2));
 }
 
 /* ---- is it jansson's compact text? ---- */

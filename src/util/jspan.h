@@ -24,6 +24,12 @@ const char *jspan_ws(const char *p, const char *end);
 const char *jspan_end(const char *p, const char *end);
 
 /*
+ * 1 when the bytes [s, s + n) need nothing escaped in a JSON string (no
+ * quote, backslash or control character) and are well-formed UTF-8.
+ */
+int jspan_plain(const char *s, size_t n);
+
+/*
  * 1 when the string token [p, q) (quotes included) holds no escape and no
  * control character and is well-formed UTF-8: then its value is the bytes
  * between the quotes, and jansson writes it back exactly as [p, q).

@@ -126,36 +126,35 @@ void metrics_worker_queue(int chat, int64_t us)
 	metrics_hist_observe(&queue_wait[!!chat], us);
 }
 
-/* What a write waited for and what it cost, and how long requests queued for a worker. */
-static void render_waits(struct buf *out)
+/* One histogram family over a two-valued label (key="names[i]"), HELP and TYPE first. */
+static void render_pair(struct buf *out, const char *name, const char *help, const char *key,
+			const char *const names[2], const struct metrics_hist hists[2])
 {
 	char labels[64];
 
-	buf_adds(out, "# HELP smriti_store_write_wait_seconds Time a store write waited behind"
-		      " other transactions before its own began (SQLite commit group).\n"
-		      "# TYPE smriti_store_write_wait_seconds histogram\n");
-	for (size_t w = 0; w < 2; w++) {
-		snprintf(labels, sizeof(labels), "writer=\"%s\"", writer_names[w]);
-		metrics_hist_render(out, "smriti_store_write_wait_seconds", labels, &write_wait[w]);
+	buf_addf(out, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(labels, sizeof(labels), "%s=\"%s\"", key, names[i]);
+		metrics_hist_render(out, name, labels, &hists[i]);
 	}
-	buf_adds(out, "# HELP smriti_store_write_seconds Time from a store write's transaction"
-		      " beginning to its commit (the writes batched with it and the fsync"
-		      " included).\n# TYPE smriti_store_write_seconds histogram\n");
-	for (size_t w = 0; w < 2; w++) {
-		snprintf(labels, sizeof(labels), "writer=\"%s\"", writer_names[w]);
-		metrics_hist_render(out, "smriti_store_write_seconds", labels, &write_txn[w]);
-	}
+}
+
+/* What a write waited for and what it cost, and how long requests queued for a worker. */
+static void render_waits(struct buf *out)
+{
+	render_pair(out, "smriti_store_write_wait_seconds",
+		    "Time a store write waited behind other transactions before its own began"
+		    " (SQLite commit group).", "writer", writer_names, write_wait);
+	render_pair(out, "smriti_store_write_seconds",
+		    "Time from a store write's transaction beginning to its commit (the writes"
+		    " batched with it and the fsync included).", "writer", writer_names, write_txn);
 	buf_adds(out, "# HELP smriti_store_write_batches_total Transactions the SQLite commit group"
 		      " ran (writes over transactions: how many share an fsync).\n"
 		      "# TYPE smriti_store_write_batches_total counter\n");
 	buf_addf(out, "smriti_store_write_batches_total %llu\n",
 		 (unsigned long long)atomic_load_explicit(&write_batches, memory_order_relaxed));
-	buf_adds(out, "# HELP smriti_http_worker_queue_seconds Time a request waited for a"
-		      " worker thread.\n# TYPE smriti_http_worker_queue_seconds histogram\n");
-	for (size_t p = 0; p < 2; p++) {
-		snprintf(labels, sizeof(labels), "pool=\"%s\"", pool_names[p]);
-		metrics_hist_render(out, "smriti_http_worker_queue_seconds", labels, &queue_wait[p]);
-	}
+	render_pair(out, "smriti_http_worker_queue_seconds",
+		    "Time a request waited for a worker thread.", "pool", pool_names, queue_wait);
 }
 
 void metrics_render(struct buf *out)

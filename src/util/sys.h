@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "util/err.h"
 
@@ -23,6 +24,9 @@ int64_t sys_monotonic_us(void);
 
 /* Wall-clock microseconds since the Unix epoch. */
 int64_t sys_realtime_us(void);
+
+/* CLOCK_REALTIME now plus ms, for pthread_cond_timedwait(). */
+void sys_deadline(struct timespec *until, long ms);
 
 /* A random RFC 4122 version-4 UUID, lower-case, into out[37]. */
 void sys_uuid(char out[37]);

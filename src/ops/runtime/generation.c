@@ -597,13 +597,7 @@ static void *ticker_main(void *arg)
 	sys_thread_lower_priority();
 	pthread_mutex_lock(&gs->lock);
 	while (!gs->stop_ticking) {
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += gs->keepalive_ms / 1000;
-		until.tv_nsec += (gs->keepalive_ms % 1000) * 1000000;
-		if (until.tv_nsec >= 1000000000) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000;
-		}
+		sys_deadline(&until, gs->keepalive_ms);
 		while (!gs->stop_ticking &&
 		       pthread_cond_timedwait(&gs->tick, &gs->lock, &until) == 0)
 			;
