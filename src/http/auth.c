@@ -179,15 +179,8 @@ static int https_page(struct http_req *r)
 static json_t *state(struct http_req *r, int authenticated)
 {
 	int required = r->srv->guard.has_token || users_exist(r->srv);
-	json_t *user = json_null();
+	json_t *user = authenticated ? ops_identity_json(r->has_who ? &r->who : NULL) : json_null();
 
-	if (authenticated && r->has_who && !r->who.admin)
-		user = json_pack("{s:s, s:s, s:b}", "name", r->who.name, "kind",
-				 strcmp(r->who.user_id, r->who.person_id) ? "agent" : "person",
-				 "admin", 0);
-	else if (authenticated)
-		user = json_pack("{s:n, s:s, s:b}", "name", "kind", r->has_who ? "admin" : "local",
-				 "admin", 1);
 	return json_pack("{s:b, s:b, s:o}", "token_required", required, "authenticated",
 			 authenticated, "user", user);
 }

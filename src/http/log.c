@@ -70,12 +70,7 @@ static void *log_main(void *arg)
 
 	sys_thread_name("smr-log");
 	while (!stop) {
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += LOG_FLUSH_MS * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
+		sys_deadline(&until, LOG_FLUSH_MS);
 		pthread_mutex_lock(&l->lock);
 		if (!l->stop && l->pending.len < LOG_KICK_BYTES)
 			pthread_cond_timedwait(&l->cond, &l->lock, &until);

@@ -441,7 +441,7 @@ static json_t *in_search(void)
 	prop(o, "turns", json_pack("{s:s, s:s}", "type", "boolean", "description",
 				   "Search chat turns too (default false)"), 0);
 	prop(o, "limit", json_pack("{s:s, s:i, s:i, s:s}", "type", "integer", "minimum", 1,
-				   "maximum", 200, "description", "How many results (default 20)"),
+				   "maximum", SEARCH_LIMIT_MAX, "description", "How many results (default 20)"),
 	     0);
 	return o;
 }

@@ -852,7 +852,17 @@ static enum smr_rc op_grant_list(struct ops_ctx *ctx, const json_t *p, json_t **
 	return rc;
 }
 
-/* whoami: the caller's identity and its Spaces' roles. */
+json_t *ops_identity_json(const struct principal *who)
+{
+	if (!who)
+		return json_pack("{s:n, s:s, s:b}", "name", "kind", "local", "admin", 1);
+	if (who->admin)
+		return json_pack("{s:n, s:s, s:b}", "name", "kind", "admin", "admin", 1);
+	return json_pack("{s:s, s:s, s:b}", "name", who->name, "kind",
+			 strcmp(who->user_id, who->person_id) ? "agent" : "person", "admin", 0);
+}
+
+/* whoami: the caller's identity, and the token it came with. */
 static enum smr_rc op_whoami(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			     struct smr_err *err)
 {
@@ -860,14 +870,9 @@ static enum smr_rc op_whoami(struct ops_ctx *ctx, const json_t *p, json_t **resu
 
 	(void)p;
 	(void)err;
-	if (!w)
-		*result = json_pack("{s:n, s:s, s:b}", "name", "kind", "local", "admin", 1);
-	else if (w->admin)
-		*result = json_pack("{s:n, s:s, s:b}", "name", "kind", "admin", "admin", 1);
-	else
-		*result = json_pack("{s:s, s:s, s:b, s:s}", "name", w->name, "kind",
-				    strcmp(w->user_id, w->person_id) ? "agent" : "person", "admin",
-				    0, "token", w->token_id);
+	*result = ops_identity_json(w);
+	if (w && !w->admin)
+		json_object_set_new(*result, "token", json_string(w->token_id));
 	return SMR_OK;
 }
 

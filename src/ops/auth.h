@@ -110,6 +110,13 @@ enum smr_rc ops_find_readable(struct ops_ctx *ctx, const char *space, struct spa
 /* 1 when the caller may read some Space holding a copy of hash (errors count as no). */
 int ops_hash_readable(struct ops_ctx *ctx, const char *hash);
 
+/*
+ * {name, kind, admin} of an identity: who (a person or an agent), an
+ * administrator (who->admin), or the local caller of a server without
+ * sign-in (who NULL).  New reference; the caller owns it.
+ */
+json_t *ops_identity_json(const struct principal *who);
+
 /* 1 when the caller is restricted (a signed-in person or agent, not admin or local). */
 int ops_restricted(const struct ops_ctx *ctx);
 

@@ -238,6 +238,9 @@ json_t *ops_reflog_json(const struct reflog_entry *v, size_t n);
 enum smr_rc ops_gc(struct ops_ctx *ctx, int prune, const char *before, json_t **report,
 		   struct smr_err *err);
 
+/* How many results a search answers at the most (search_params.limit). */
+#define SEARCH_LIMIT_MAX 200
+
 /* What to search for (ops_search). */
 struct search_params {
 	const char *query;            /* words, "phrases", word* (domain/search.h) */
@@ -248,7 +251,7 @@ struct search_params {
 	const char *author;           /* NULL, or who wrote the checkpoint (a turn's role) */
 	const char *since;            /* NULL, or a DATE of domain/ref.h */
 	int turns;                    /* 1: chat turns too */
-	size_t limit;                 /* 0: 20; at most 200 */
+	size_t limit;                 /* 0: 20; at most SEARCH_LIMIT_MAX */
 };
 
 /*

@@ -19,7 +19,6 @@
 
 #define SEARCH_CANDIDATES 5000   /* rows read from the store, newest first */
 #define SEARCH_LIMIT_DEFAULT 20
-#define SEARCH_LIMIT_MAX 200
 #define SNIPPET_BYTES 160
 
 static const char *const fields[] = {
