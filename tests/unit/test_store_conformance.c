@@ -316,6 +316,7 @@ CONFORMANCE(space_list_empty_and_name_wins_over_id)
 {
 	struct smr_err err = SMR_ERR_INIT;
 	struct space sp = { 0 }, *v = NULL;
+	struct checkpoint in_a, in_b, h = { 0 };
 	char a[37], b[37];
 	size_t n = 9;
 
@@ -328,6 +329,25 @@ CONFORMANCE(space_list_empty_and_name_wins_over_id)
 	CHECK_INT(store_space_get(f->st, a, &sp, &err), SMR_OK);
 	CHECK_STR(sp.id, b);
 	space_release(&sp);
+	/* and so do HEAD reads; an id no Space is named finds its Space */
+	make_ckpt(&in_a, NULL, "in first", 1);
+	make_ckpt(&in_b, NULL, "in second", 2);
+	CHECK_INT(store_checkpoint_put(f->st, a, &in_a, NULL, &err), SMR_OK);
+	CHECK_INT(store_checkpoint_put(f->st, b, &in_b, NULL, &err), SMR_OK);
+	CHECK_INT(store_head_get(f->st, a, &h, &err), SMR_OK);
+	CHECK_STR(h.hash, in_b.hash);
+	CHECK_STR(h.space, a);
+	checkpoint_release(&h);
+	CHECK_INT(store_head_get(f->st, b, &h, &err), SMR_OK);
+	CHECK_STR(h.hash, in_b.hash);
+	checkpoint_release(&h);
+	CHECK_INT(store_head_get(f->st, "first", &h, &err), SMR_OK);
+	CHECK_STR(h.hash, in_a.hash);
+	CHECK_STR(h.space, "first");
+	checkpoint_release(&h);
+	CHECK_INT(store_head_get(f->st, "nothing", &h, &err), SMR_ENOTFOUND);
+	checkpoint_release(&in_a);
+	checkpoint_release(&in_b);
 }
 
 CONFORMANCE(space_rename)

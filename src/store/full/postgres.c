@@ -154,6 +154,19 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
 #define CHECK_FAILED "22P02"
 
 /*
+ * The row (id, name) of the live Space $1 names, a name match winning over
+ * an id match, for the hottest read: the id match is guarded by NOT EXISTS
+ * so at most one branch gives a row, whatever order they run in, and LIMIT
+ * stops after the name's branch when it found one.  One index look-up for a
+ * name where SPACE_BY_REF takes two and a third to join repos on the id.
+ */
+#define SPACE_ROW_BY_REF \
+	"(SELECT id, name FROM repos WHERE name = $1::text AND deleted_at IS NULL" \
+	" UNION ALL SELECT id, name FROM repos WHERE id = $1::text AND deleted_at IS NULL" \
+	" AND NOT EXISTS (SELECT 1 FROM repos WHERE name = $1::text AND deleted_at IS NULL)" \
+	" LIMIT 1)"
+
+/*
  * HEAD of a Space named by id or name, with the checkpoint's columns
  * (CKPT_COLS' order), except that when HEAD is checkpoint $2, whose content
  * the handle has read already (fields_memo), the parents' hashes and the
@@ -167,7 +180,7 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
 	" (SELECT commit_hash FROM commits WHERE id = c.merge_parent_commit_id) END," \
 	" r.name, c.title, c.summary," \
 	" CASE WHEN c.commit_hash = $2::text THEN NULL ELSE c.fields_text END," \
-	" c.author, c.created_at, c.parent_commit_id, c.id FROM repos r" \
+	" c.author, c.created_at, c.parent_commit_id, c.id FROM " SPACE_ROW_BY_REF " r" \
 	" LEFT JOIN refs f ON f.repo_id = r.id AND f.name = 'main'" \
 	" LEFT JOIN commits c ON c.id = f.commit_id"
 
@@ -245,7 +258,7 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" WHERE repo_id = $1::text AND commit_hash = $2::text)"
 		" WHERE repo_id = $1::text AND name = 'main'",
 	/* A name match wins over an id match, as in Q_SPACE_GET. */
-	[Q_HEAD_GET] = HEAD_COLS " WHERE r.id = " SPACE_BY_REF,
+	[Q_HEAD_GET] = HEAD_COLS,
 	[Q_CKPT_IN_SPACE] = CKPT_COLS " WHERE c.repo_id = $1 AND c.commit_hash = $2",
 	[Q_CKPT_ANY] = CKPT_COLS " WHERE c.commit_hash = $1"
 		" ORDER BY r.deleted_at IS NOT NULL, c.id LIMIT 1",
