@@ -426,8 +426,10 @@ struct pipe_entry {
  * immutable and named by the hash of its content (parents included), so a
  * HEAD read that finds that hash again (the server still says which
  * checkpoint HEAD is, every time) has the server leave out the JSON and the
- * parents' hashes (and skip looking them up) and copies these instead:
- * parsing the JSON was most of a read's CPU time.
+ * parents' hashes (and skip looking them up) and uses these instead:
+ * parsing the JSON was most of a read's CPU time, and copying it (a deep
+ * copy per read) most of what was left, so the read's checkpoint shares
+ * these JSON values, read-only (store_head_get says so).
  */
 struct fields_memo {
 	char hash[HASH_HEX_LEN + 1];       /* "" while empty */
@@ -1710,29 +1712,26 @@ static char *fields_text(const struct checkpoint *c)
 }
 
 /*
- * One field of the parsed fields_text, a new reference; a damaged row gives
- * null, which fsck reports.  copy: o is shared (a memo), so the caller gets
- * its own copy to change as it likes.
+ * One field of the parsed fields_text, a new reference (shared with o); a
+ * damaged row gives null, which fsck reports.
  */
-static json_t *field(json_t *o, const char *key, int copy)
+static json_t *field(json_t *o, const char *key)
 {
 	json_t *v = json_object_get(o, key);
 
-	if (!v)
-		return json_null();
-	return copy ? json_deep_copy(v) : json_incref(v);
+	return v ? json_incref(v) : json_null();
 }
 
 /* Fills c's seven JSON fields from o, the parsed fields_text (NULL: damaged). */
-static void fill_fields(struct checkpoint *c, json_t *o, int copy)
+static void fill_fields(struct checkpoint *c, json_t *o)
 {
-	c->decisions = field(o, "decisions", copy);
-	c->assumptions = field(o, "assumptions", copy);
-	c->tasks = field(o, "tasks", copy);
-	c->open_questions = field(o, "open_questions", copy);
-	c->entities = field(o, "entities", copy);
-	c->artifacts = field(o, "artifacts", copy);
-	c->metadata = field(o, "metadata", copy);
+	c->decisions = field(o, "decisions");
+	c->assumptions = field(o, "assumptions");
+	c->tasks = field(o, "tasks");
+	c->open_questions = field(o, "open_questions");
+	c->entities = field(o, "entities");
+	c->artifacts = field(o, "artifacts");
+	c->metadata = field(o, "metadata");
 }
 
 /*
@@ -1768,7 +1767,7 @@ static int read_checkpoint(const PGresult *r, int row, struct checkpoint *c)
 	json_t *o = row_fields(r, row);
 	int missing = read_checkpoint_row(r, row, c);
 
-	fill_fields(c, o, 0);
+	fill_fields(c, o);
 	json_decref(o);
 	return missing;
 }
@@ -2009,7 +2008,7 @@ static void head_fields(struct pg_store *s, const PGresult *r, struct checkpoint
 
 	if (!c->hash || strlen(c->hash) >= sizeof(m->hash)) {   /* an empty Space */
 		o = row_fields(r, 0);
-		fill_fields(c, o, 0);
+		fill_fields(c, o);
 		json_decref(o);
 		return;
 	}
@@ -2025,7 +2024,7 @@ static void head_fields(struct pg_store *s, const PGresult *r, struct checkpoint
 		c->parent_hash = xstrdup(m->parent);
 		c->merge_parent_hash = xstrdup(m->merge_parent);
 	}
-	fill_fields(c, m->fields, 1);
+	fill_fields(c, m->fields);   /* shared with the memo: read-only (store_head_get) */
 }
 
 static enum smr_rc pg_head_get(struct store *st, const char *space, struct checkpoint *out,
