@@ -308,8 +308,8 @@ function printNotes(m) {
       'Smriti waits for a reply by polling the socket for up to 50 us before it blocks, while replies come that ' +
       'quickly (src/store/full/postgres.c, await_reply)');
   }
-  console.log('reads: Smriti ops_head (one query: HEAD ref -> checkpoint, a struct with its own copy of every ' +
-    'field; the handle parses a checkpoint\'s JSON once and copies it while the server says HEAD is still ' +
+  console.log('reads: Smriti ops_head (one query: HEAD ref -> checkpoint, a struct of every field; the handle ' +
+    'parses a checkpoint\'s JSON once and hands it out, read-only, while the server says HEAD is still ' +
     'that checkpoint; not the cached document of the head operation); savers getTuple of the latest ' +
     'checkpoint (with its pending writes, deserialized)');
 }
