@@ -51,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MIGRATION_LOCK 0x736d72697469LL   /* pg_advisory_xact_lock key: "smriti" */
 #define SCAN_BATCH 256                   /* rows per query of checkpoint_scan */
@@ -438,12 +439,19 @@ struct fields_memo {
 };
 
 /*
- * Whether waits for one kind of reply spin first (see await_reply): credit
- * counts recent replies that came within the spin, skipped the waits since
- * the last probe while it is 0.
+ * How long waits for one kind of reply spin before they block (see
+ * await_reply): window_us, 0 while such replies come too slowly to be worth
+ * it.
  */
 struct spin {
-	unsigned credit, skipped;
+	int64_t window_us;
+};
+
+/* Whether the machine has a CPU to spare for spinning (see cpus_spare). */
+struct spare {
+	long cpus;                         /* online */
+	int yes;
+	int64_t checked_us;                /* when yes was last decided */
 };
 
 struct pg_store {
@@ -462,6 +470,7 @@ struct pg_store {
 	struct fields_memo memo;           /* of the last HEAD read */
 	struct spin spin_read;             /* replies to one statement */
 	struct spin spin_commit;           /* replies to a pipeline with a COMMIT (fsync-bound) */
+	struct spare spare;
 };
 
 static struct pg_store *P(struct store *st)
@@ -476,47 +485,103 @@ static struct pg_store *P(struct store *st)
  * that blocks in poll() puts its CPU to sleep, and on a virtual machine
  * whose idle vCPUs halt (cpuidle haltpoll without guest polling) waking it
  * costs tens of microseconds more than the answer took.  So, as Linux's
- * busy polling and haltpoll do, a wait first polls the socket without
- * blocking for up to SPIN_US, yielding the CPU between looks (a server on
- * the same CPU gets to run), and blocks only after that.
+ * haltpoll does for an idle vCPU, a wait first polls the socket without
+ * blocking (PQconsumeInput), yielding the CPU between looks so that a
+ * server on the same CPU gets to run, and blocks in libpq only after that.
  *
- * Only while it pays: each kind of reply keeps a credit of recent replies
- * that came within the spin, halved by every one that did not; at 0 it
- * stops spinning and tries again every SPIN_PROBE-th wait, so waits for
- * slow replies (a commit's fsync, a lock held by another writer) spin at
- * most one in SPIN_PROBE.  Nothing spins unless a statement was sent and
- * its reply is awaited: an idle handle, and an idle server, use no CPU.
+ * Only while it pays, and haltpoll's way: each kind of reply keeps a spin
+ * window, which a reply that came while the wait was blocked, but within
+ * SPIN_MAX_US of the request, doubles (a longer spin would have caught
+ * it), and a slower one halves, down to none.  Waits for slow replies (a
+ * commit's fsync, a lock held by another writer) so stop spinning after a
+ * few, and start again only after a blocked wait found the server quick
+ * again: that costs no spin.  Nothing spins unless a statement was sent and
+ * its reply is awaited, so an idle handle, and an idle server, use no CPU.
+ *
+ * And only while the machine has a CPU to spare: spinning helps when the
+ * CPUs would otherwise sit idle (and halt), and hurts when they are busy,
+ * where a spinning or yielding client takes turns from the server it waits
+ * for (measured: with load 10 on 2 CPUs reads ran at half the rate).  So no
+ * wait spins while the 1-minute load average is within half a task of the
+ * number of CPUs.
+ *
  * This changes when a reply is read, never which: every read still asks
  * the server.
  */
-#define SPIN_US 50
-#define SPIN_CREDIT_MAX 8
-#define SPIN_PROBE 16
+#define SPIN_MAX_US 200
+#define SPIN_MIN_US 20
+#define SPARE_CHECK_US 250000    /* how often the load average is read */
 
-static void await_reply(struct pg_store *s, struct spin *sp)
+/* 1 when the load average leaves a CPU to spare; read at most every SPARE_CHECK_US. */
+static int cpus_spare(struct spare *sp, int64_t now)
 {
-	int64_t until;
+	double load;
 
-	if (!PQisBusy(s->conn))
-		return;
-	if (!sp->credit && ++sp->skipped < SPIN_PROBE)
-		return;
-	sp->skipped = 0;
-	until = sys_monotonic_us() + SPIN_US;
-	do {
-		if (!PQconsumeInput(s->conn))
-			return;           /* PQgetResult reports the failure */
-		if (!PQisBusy(s->conn)) {
-			sp->credit += sp->credit < SPIN_CREDIT_MAX;
-			return;
-		}
-		sched_yield();
-	} while (sys_monotonic_us() < until);
-	sp->credit /= 2;
+	if (!sp->checked_us || now - sp->checked_us >= SPARE_CHECK_US) {
+		sp->checked_us = now;
+		if (!sp->cpus)
+			sp->cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		sp->yes = getloadavg(&load, 1) == 1 && load < (double)sp->cpus - 0.5;
+	}
+	return sp->yes;
 }
 
 /*
- * PQexecPrepared, waiting through await_reply: the result of the one
+ * Spins for the reply to what was sent, up to sp's window.  Returns when it
+ * started waiting (us) if the reply is still not complete, so that the
+ * caller, once libpq's blocking wait ends, tells replied(); 0 when it is.
+ */
+static int64_t await_reply(struct pg_store *s, struct spin *sp)
+{
+	int64_t t0, now;
+
+	if (!PQisBusy(s->conn))
+		return 0;
+	now = t0 = sys_monotonic_us();
+	while (now - t0 < sp->window_us && cpus_spare(&s->spare, now)) {
+		if (!PQconsumeInput(s->conn))
+			return 0;         /* PQgetResult reports the failure */
+		if (!PQisBusy(s->conn))
+			return 0;
+		sched_yield();
+		now = sys_monotonic_us();
+	}
+	return t0;
+}
+
+/* Adapts sp's window to a reply that came after a blocked wait begun at t0. */
+static void replied(struct spin *sp, int64_t t0)
+{
+	int64_t took;
+
+	if (!t0)
+		return;
+	took = sys_monotonic_us() - t0;
+	if (took <= SPIN_MAX_US) {
+		sp->window_us = sp->window_us ? 2 * sp->window_us : SPIN_MIN_US;
+		if (sp->window_us < took)
+			sp->window_us = took;
+		if (sp->window_us > SPIN_MAX_US)
+			sp->window_us = SPIN_MAX_US;
+	} else {
+		sp->window_us /= 2;
+		if (sp->window_us < SPIN_MIN_US)
+			sp->window_us = 0;
+	}
+}
+
+/* PQgetResult, spinning first (await_reply) when the reply is still to come. */
+static PGresult *get_result(struct pg_store *s, struct spin *sp)
+{
+	int64_t t0 = await_reply(s, sp);
+	PGresult *r = PQgetResult(s->conn);
+
+	replied(sp, t0);
+	return r;
+}
+
+/*
+ * PQexecPrepared, waiting through get_result: the result of the one
  * statement (caller PQclear()s), or NULL when it could not be sent.
  */
 static PGresult *exec_prepared(struct pg_store *s, const char *name, int n,
@@ -526,8 +591,7 @@ static PGresult *exec_prepared(struct pg_store *s, const char *name, int n,
 
 	if (!PQsendQueryPrepared(s->conn, name, n, values, NULL, NULL, 0))
 		return NULL;
-	await_reply(s, &s->spin_read);
-	while ((r = PQgetResult(s->conn)) != NULL) {
+	while ((r = get_result(s, &s->spin_read)) != NULL) {
 		PQclear(last);    /* one statement gives one result; keep the last, as PQexec */
 		last = r;
 	}
@@ -831,8 +895,7 @@ static enum smr_rc pipe_drain(struct pg_store *s, struct smr_err *err)
 	while (s->pipe_read < s->npipe && !s->lost) {
 		struct pipe_entry *e = &s->pipe[s->pipe_read++];
 
-		await_reply(s, commit_sent ? &s->spin_commit : &s->spin_read);
-		r = PQgetResult(s->conn);
+		r = get_result(s, commit_sent ? &s->spin_commit : &s->spin_read);
 		if (!r) {
 			one = pipe_fail(s, e, NULL, commit_sent, rc ? NULL : err);
 			rc = rc ? rc : one;
@@ -1307,7 +1370,7 @@ static enum smr_rc pg_open(const char *dsn, struct store **out, struct smr_err *
 
 	s->base.ops = &store_postgres_ops;
 	s->dsn = xstrdup(dsn);
-	s->spin_read.credit = 1;     /* a read is usually quick: try spinning from the first */
+	s->spin_read.window_us = SPIN_MIN_US;    /* a read is usually quick: spin from the first */
 	s->conn = connect_dsn(dsn);
 	if (!s->conn || PQstatus(s->conn) != CONNECTION_OK) {
 		rc = smr_errf(err, SMR_EUNAVAIL, "cannot connect to the database: %s",
