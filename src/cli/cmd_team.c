@@ -76,7 +76,8 @@ static int take(int c, const char *val, void *arg)
 	return 0;
 }
 
-/* Parses argv (from the word after the command); 0, CLI_OPT_DONE or an exit code. */
+/* Parses argv (from the word after the command); 0 or an exit code.  Help
+ * never gets here: main answers --help before it runs a command. */
 static int parse(const struct cli_cmd *cmd, int argc, char **argv, struct team_args *a)
 {
 	int rc, first;
@@ -85,7 +86,7 @@ static int parse(const struct cli_cmd *cmd, int argc, char **argv, struct team_a
 	rc = cli_options(cmd, argc, argv, "h", team_opts, "unknown option", take, a, &first);
 	a->npos = argc - first;
 	a->pos = argv + first;
-	return rc == CLI_OPT_DONE ? 0 : rc;
+	return rc;
 }
 
 /* A member as shown in the tables: "-" when it is missing. */
