@@ -551,6 +551,38 @@ static int refuse_framing(struct http_req *r)
 	return 0;
 }
 
+/* Finds the first query parameter whose decoded key or value is not UTF-8. */
+static enum MHD_Result find_non_utf8(void *cls, enum MHD_ValueKind kind, const char *key,
+				     const char *value)
+{
+	const char **bad = cls;
+
+	(void)kind;
+	if (utf8_valid(key, strlen(key)) && (!value || utf8_valid(value, strlen(value))))
+		return MHD_YES;
+	*bad = key;
+	return MHD_NO;
+}
+
+/*
+ * A query parameter that decodes to bytes that are not UTF-8 is refused
+ * here, for every route, naming it: the operations take text, and a handler
+ * that could not put it in a JSON document would report it missing.
+ */
+static int refuse_query_bytes(struct http_req *r)
+{
+	const char *bad = NULL;
+
+	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, find_non_utf8, &bad);
+	if (!bad)
+		return 0;
+	if (utf8_valid(bad, strlen(bad)))
+		http_error(r, 400, "invalid_input", "query parameter '%.64s' is not valid UTF-8", bad);
+	else
+		http_error(r, 400, "invalid_input", "a query parameter's name is not valid UTF-8");
+	return 1;
+}
+
 static int admit(struct http_req *r, const char *url, const char *method)
 {
 	struct http_server *srv = r->srv;
@@ -568,6 +600,8 @@ static int admit(struct http_req *r, const char *url, const char *method)
 		http_error(r, 400, "invalid_input", "the request path is not valid UTF-8");
 		return 1;
 	}
+	if (refuse_query_bytes(r))
+		return 1;
 	r->route = http_route_find(method, url, r->arg, &status, r->allow);
 	if (!(r->route && (r->route->flags & ROUTE_OPEN)) && http_authenticate(r))
 		return 1;
