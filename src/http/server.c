@@ -857,16 +857,37 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 }
 
 __attribute__((format(printf, 2, 0)))
+/*
+ * libmicrohttpd's own messages (a connection it refused, a socket error):
+ * a line on stderr, and under --log-format json a JSON object like the
+ * access log's, so that a log collector reading JSON is not handed text.
+ */
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
-	char line[512];
-	int n;
+	const struct http_server *srv = cls;
+	char line[512], now[32];
+	size_t n;
+	json_t *o;
+	char *text;
 
-	(void)cls;
-	n = vsnprintf(line, sizeof(line), fmt, ap);
-	if (n > 0)
-		fprintf(stderr, "smriti: http: %s%s", line,
-			line[strlen(line) - 1] == '\n' ? "" : "\n");
+	if (vsnprintf(line, sizeof(line), fmt, ap) <= 0)
+		return;
+	n = strlen(line);
+	while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+		line[--n] = '\0';
+	if (!srv->cfg->log_json) {
+		fprintf(stderr, "smriti: http: %s\n", line);
+		return;
+	}
+	sys_now_iso(now);
+	o = json_pack("{s:s, s:s, s:s, s:s}", "time", now, "level", "error", "source",
+		      "libmicrohttpd", "message",
+		      utf8_valid(line, n) ? line : "(a message that is not UTF-8)");
+	text = json_dumps(o, JSON_COMPACT);
+	if (text)
+		fprintf(stderr, "%s\n", text);
+	free(text);
+	json_decref(o);
 }
 
 /* ---- start-up and shutdown ---- */
@@ -972,7 +993,7 @@ static struct MHD_Daemon *start_daemon(struct http_server *srv, int fd)
 			 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | MHD_USE_TURBO;
 
 	return MHD_start_daemon(flags, 0, NULL, NULL, on_access, srv,
-				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv,
 				MHD_OPTION_LISTEN_SOCKET, fd,
 				MHD_OPTION_THREAD_POOL_SIZE, event_threads(srv->cfg),
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONN_LIMIT,
