@@ -502,26 +502,43 @@ static struct pg_store *P(struct store *st)
  * CPUs would otherwise sit idle (and halt), and hurts when they are busy,
  * where a spinning or yielding client takes turns from the server it waits
  * for (measured: with load 10 on 2 CPUs reads ran at half the rate).  So no
- * wait spins while the 1-minute load average is within half a task of the
- * number of CPUs.
+ * wait spins while more tasks are running than there are CPUs (the kernel's
+ * count of runnable tasks, /proc/loadavg, read at most every
+ * SPARE_CHECK_US; the 1-minute average lags by a minute and kept the spin
+ * off when it would have helped).
  *
  * This changes when a reply is read, never which: every read still asks
  * the server.
  */
 #define SPIN_MAX_US 200
 #define SPIN_MIN_US 20
-#define SPARE_CHECK_US 250000    /* how often the load average is read */
+#define SPARE_CHECK_US 20000     /* how often the runnable tasks are counted */
 
-/* 1 when the load average leaves a CPU to spare; read at most every SPARE_CHECK_US. */
+/* The number of runnable tasks now (this one included), or -1 if unknown. */
+static long tasks_running(void)
+{
+	char buf[128];
+	FILE *f = fopen("/proc/loadavg", "re");   /* "0.52 0.80 0.91 2/158 4242" */
+	long n = -1;
+
+	if (f && fgets(buf, sizeof(buf), f) && sscanf(buf, "%*s %*s %*s %ld/", &n) != 1)
+		n = -1;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* 1 when no more tasks run than there are CPUs; counted at most every SPARE_CHECK_US. */
 static int cpus_spare(struct spare *sp, int64_t now)
 {
-	double load;
+	long running;
 
 	if (!sp->checked_us || now - sp->checked_us >= SPARE_CHECK_US) {
 		sp->checked_us = now;
 		if (!sp->cpus)
 			sp->cpus = sysconf(_SC_NPROCESSORS_ONLN);
-		sp->yes = getloadavg(&load, 1) == 1 && load < (double)sp->cpus - 0.5;
+		running = tasks_running();
+		sp->yes = running > 0 && running <= sp->cpus;
 	}
 	return sp->yes;
 }
