@@ -306,7 +306,7 @@ function printNotes(m) {
       'BEGIN, Space name checked, HEAD locked and compared with the parent, insert, HEAD moved, COMMIT); ' +
       'PostgresSaver put: BEGIN, upsert of the one channel blob, upsert of the checkpoint, COMMIT, no parent check; ' +
       'Smriti waits for a reply by polling the socket before it blocks, up to 200 us while replies come that ' +
-      'quickly and the load average leaves a CPU idle (src/store/full/postgres.c, await_reply)');
+      'quickly and no more tasks run than there are CPUs (src/store/full/postgres.c, await_reply)');
   }
   console.log('reads: Smriti ops_head (one query: HEAD ref -> checkpoint, a struct of every field; the handle ' +
     'parses a checkpoint\'s JSON once and hands it out, read-only, while the server says HEAD is still ' +
