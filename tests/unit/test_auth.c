@@ -181,6 +181,67 @@ TEST(auth_roles_in_api_call)
  * handle (another thread or process) is seen at its next request, because
  * SQLite's data_version moved; a server's keeper writes the last use.
  */
+/* A connection's memo: the same token again costs no lookup, anything else goes the full way. */
+TEST(auth_memo_of_a_connection)
+{
+	struct fixture f;
+	struct ops_ctx other;
+	struct auth_memo memo = { 0 };
+	struct principal p;
+	struct smr_err err = SMR_ERR_INIT;
+	json_t *res = NULL, *params;
+	char *t, *u;
+
+	setup(&f);
+	t = token_for(&f, "ann", NULL);
+	u = token_for(&f, "ben", NULL);
+	CHECK_INT(ops_open(&other, f.path, &err), SMR_OK);
+	CHECK(!ops_auth_memo_take(&f.ctx, &memo, t, &p));        /* empty */
+	CHECK_INT(ops_auth_token_digest(&f.ctx, t, NULL, &memo, &p, &err), SMR_OK);
+	CHECK_STR(p.name, "ann");
+	for (int i = 0; i < 3; i++) {
+		ops_auth_stale(&f.ctx);
+		memset(&p, 0, sizeof(p));
+		CHECK(ops_auth_memo_take(&f.ctx, &memo, t, &p));
+		CHECK_STR(p.name, "ann");
+	}
+	/* another token, a prefix of it, or a longer one is not the memo's */
+	CHECK(!ops_auth_memo_take(&f.ctx, &memo, u, &p));
+	t[TOKEN_LEN - 1] ^= 1;
+	CHECK(!ops_auth_memo_take(&f.ctx, &memo, t, &p));
+	t[TOKEN_LEN - 1] ^= 1;
+	CHECK(!ops_auth_memo_take(&f.ctx, &memo, "smr_", &p));
+	/* revoked by another handle: the memo is no longer good, the full check says why */
+	ops_auth_stale(&f.ctx);
+	CHECK_INT(ops_auth_token_digest(&f.ctx, t, NULL, &memo, &p, &err), SMR_OK);
+	params = json_pack("{s:s}", "id", p.token_id);
+	CHECK_INT(api_call(&other, "token.revoke", params, &res, &err), SMR_OK);
+	json_decref(params);
+	json_decref(res);
+	ops_auth_stale(&f.ctx);
+	CHECK(!ops_auth_memo_take(&f.ctx, &memo, t, &p));
+	CHECK_INT(ops_auth_token_digest(&f.ctx, t, NULL, &memo, &p, &err), SMR_EUNAUTH);
+	CHECK(strstr(err.msg, "revoked") != NULL);
+	CHECK(memo.serial == 0);                                  /* wiped */
+	/* expiry is compared on every take (the test clock here) */
+	free(t);
+	t = token_for(&f, "ann", "1h");
+	ops_auth_stale(&f.ctx);
+	CHECK_INT(ops_auth_token_digest(&f.ctx, t, NULL, &memo, &p, &err), SMR_OK);
+	ops_auth_stale(&f.ctx);
+	CHECK(ops_auth_memo_take(&f.ctx, &memo, t, &p));
+	clock_now = "2026-01-01T02:00:00.000000Z";
+	ops_auth_stale(&f.ctx);
+	CHECK(!ops_auth_memo_take(&f.ctx, &memo, t, &p));
+	CHECK_INT(ops_auth_token_digest(&f.ctx, t, NULL, &memo, &p, &err), SMR_EUNAUTH);
+	CHECK(strstr(err.msg, "expired") != NULL);
+	ops_auth_memo_wipe(&memo);
+	ops_close(&other);
+	free(t);
+	free(u);
+	teardown(&f);
+}
+
 TEST(auth_kept_token_and_keeper)
 {
 	struct fixture f;
