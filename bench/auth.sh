@@ -45,6 +45,7 @@ cleanup() {
 trap cleanup EXIT
 kind=SQLite
 [ -n "${AUTH_BENCH_PG:-}" ] && kind=PostgreSQL
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # fresh NAME -> prints the DSN of a new store holding Space "bench" with one checkpoint
 fresh() {
@@ -191,19 +192,24 @@ fi
 stop
 
 median() { sort -n -k1,1 "$dir/$1" | awk '{ a[NR] = $0 } END { print a[int((NR + 1) / 2)] }'; }
+rounds() { awk '{ printf "%s%.3f", NR > 1 ? " " : "", $1 }' "$dir/$1"; }
 echo "GET /repos/{id}/head, $kind, wrk -t2 -c32, $ROUNDS rounds of ${SECS}s, $(nproc) cores"
+echo " load average at the start: $load0; at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo " in one server process, before and after it has users:"
 printf '   %-34s %10s req/s   p99 %8s ms\n' "no token (no users; baseline)" $(median open)
 printf '   %-34s %10s req/s   p99 %8s ms\n' "a person's token (reader)" $(median user)
-median ratio | awk '{ printf "   person token / no token, median of the rounds: %.3f (%.1f%% slower)\n", $1, (1 - $1) * 100 }'
+median ratio | awk '{ printf "   person token / no token, median of the rounds: %.3f (%.1f%% %s)\n", $1,
+	($1 < 1 ? 1 - $1 : $1 - 1) * 100, $1 < 1 ? "slower" : "faster" }'
 printf '   server CPU per request: no token %s us, person token %s us\n' "$(median open.cpu)" "$(median user.cpu)"
 median cratio | awk '{ printf "   as a throughput ratio (CPU no token / CPU person), median: %.3f\n", $1 }'
+printf '   every round, req/s ratio: %s; CPU ratio: %s\n' "$(rounds ratio)" "$(rounds cratio)"
 echo " in one server with SMRITI_TOKEN and users, alternating:"
 printf '   %-34s %10s req/s   p99 %8s ms\n' "SMRITI_TOKEN (administrator)" $(median admin)
 printf '   %-34s %10s req/s   p99 %8s ms\n' "a person's token (reader)" $(median user2)
 median ratio2 | awk '{ printf "   person token / administrator token, median of the rounds: %.3f\n", $1 }'
 printf '   server CPU per request: administrator %s us, person token %s us\n' "$(median admin.cpu)" "$(median user2.cpu)"
 median cratio2 | awk '{ printf "   as a throughput ratio (CPU administrator / CPU person), median: %.3f\n", $1 }'
+printf '   every round, req/s ratio: %s; CPU ratio: %s\n' "$(rounds ratio2)" "$(rounds cratio2)"
 if [ -n "${AUTH_BENCH_PG:-}" ]; then
 	echo " PostgreSQL transactions per request (pg_stat_database; the head read is one):"
 	printf '   %-34s %10s\n' "SMRITI_TOKEN (administrator)" "$(cat "$dir/admintx.tx")"
