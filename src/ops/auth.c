@@ -681,15 +681,15 @@ void ops_add_role(struct ops_ctx *ctx, const struct space *sp, json_t *doc)
 		json_object_set_new(doc, "role", json_string(role_name(r)));
 }
 
-enum smr_rc ops_grant_creator(struct ops_ctx *ctx, const char *space_id, struct smr_err *err)
+const char *ops_new_space_owner(const struct ops_ctx *ctx)
 {
-	enum smr_rc rc;
+	return ops_restricted(ctx) ? ctx->who->person_id : NULL;
+}
 
-	if (!ops_restricted(ctx))
-		return SMR_OK;
-	rc = store_grant_set(ctx->st, ctx->who->person_id, space_id, ROLE_OWNER, err);
-	changed(ctx);
-	return rc;
+void ops_new_space_owned(struct ops_ctx *ctx)
+{
+	if (ops_restricted(ctx))
+		changed(ctx);
 }
 
 /* ---- operations ---- */

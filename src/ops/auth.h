@@ -192,8 +192,16 @@ void ops_add_role(struct ops_ctx *ctx, const struct space *sp, json_t *doc);
  */
 void ops_set_author(struct ops_ctx *ctx, struct checkpoint *c);
 
-/* Gives the caller (a person, or an agent's person) the owner role on a new Space. */
-enum smr_rc ops_grant_creator(struct ops_ctx *ctx, const char *space_id, struct smr_err *err);
+/*
+ * The person (user id) a Space the caller creates or forks is granted to as
+ * its owner, in the transaction that makes it (struct ref_move's owner): a
+ * person, or an agent's person.  NULL when the caller is not restricted
+ * (the database's owner, the administrator).  Borrowed.
+ */
+const char *ops_new_space_owner(const struct ops_ctx *ctx);
+
+/* After a Space was made for an owner: this server's kept roles are stale at once. */
+void ops_new_space_owned(struct ops_ctx *ctx);
 
 /* "reader", "writer", "owner" (or "none"); static storage. */
 const char *role_name(enum role r);

@@ -15,6 +15,7 @@
  * The gate is one for the process (a thread never holds two write
  * transactions at once); other processes still meet the busy handler.
  */
+#include "store/auth.h"
 #include "store/internal.h"
 #include "store/schema_sqlite.h"
 #include "util/metrics.h"
@@ -656,6 +657,28 @@ static enum smr_rc sqlite_space_create(struct store *st, const struct space *sp,
 				       struct smr_err *err)
 {
 	return insert_space(S(st), sp, err);
+}
+
+static enum smr_rc sqlite_space_owner(struct store *st, const char *space_id,
+				      const char *user_id, struct smr_err *err)
+{
+	static const char grant[] =
+		"INSERT INTO grants (user_id, repo_id, role) VALUES (?1, ?2, ?3)"
+		" ON CONFLICT (user_id, repo_id) DO UPDATE SET role = excluded.role";
+	static const char bump[] = "UPDATE auth_state SET epoch = epoch + 1 WHERE id = 1";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, grant);
+	enum smr_rc rc;
+
+	if (q) {
+		bind_text(q, 1, user_id);
+		bind_text(q, 2, space_id);
+		sqlite3_bind_int(q, 3, ROLE_OWNER);
+	}
+	rc = step_done(s, q, "making you the new space's owner", err);
+	if (!rc)
+		rc = step_done(s, prep(s, bump), "moving the auth epoch", err);
+	return rc;
 }
 
 static enum smr_rc sqlite_space_get(struct store *st, const char *id_or_name,
@@ -2171,6 +2194,7 @@ const struct store_ops store_sqlite_ops = {
 	.group_key = sqlite_group_key,
 	.savepoint = sqlite_savepoint,
 	.space_create = sqlite_space_create,
+	.space_owner = sqlite_space_owner,
 	.space_get = sqlite_space_get,
 	.space_list = sqlite_space_list,
 	.space_rename = sqlite_space_rename,
