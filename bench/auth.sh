@@ -19,6 +19,10 @@
 # what the server spent per request much less.  Medians of
 # AUTH_BENCH_ROUNDS (default 3) rounds of AUTH_BENCH_SECONDS (default 5).
 #
+# With AUTH_BENCH_CALLGRIND=1 it also runs the first comparison with the
+# server under valgrind's callgrind and reports the instructions it executed
+# per request: a count the machine's other work does not move.
+#
 #   bench/auth.sh                       SQLite
 #   AUTH_BENCH_PG=URL bench/auth.sh     PostgreSQL (a schema per round, dropped afterwards)
 set -eu
@@ -31,6 +35,7 @@ make -s -j2 BUILD="$BUILD" "$BUILD/smriti-full" >/dev/null
 S=$PWD/$BUILD/smriti-full
 dir=$(mktemp -d /tmp/smriti-auth-bench-XXXXXX)
 pid=
+WRAP=
 admin=bench-admin-token-0123456789
 cleanup() {
 	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
@@ -69,12 +74,12 @@ serve() {
 	db=$1
 	shift
 	: >"$dir/serve.log"
-	env "$@" "$S" --db "$db" serve --listen 127.0.0.1:0 --quiet 2>"$dir/serve.log" >/dev/null &
+	env "$@" $WRAP "$S" --db "$db" serve --listen 127.0.0.1:0 --quiet 2>"$dir/serve.log" >/dev/null &
 	pid=$!
 	i=0
 	until grep -q '^listening on ' "$dir/serve.log" 2>/dev/null; do
 		i=$((i + 1))
-		[ $i -gt 100 ] && { cat "$dir/serve.log" >&2; exit 1; }
+		[ $i -gt 600 ] && { cat "$dir/serve.log" >&2; exit 1; }
 		sleep 0.05
 	done
 	url=$(sed -n 's/^listening on //p' "$dir/serve.log" | head -n 1)
@@ -139,6 +144,39 @@ count() {
 
 last() { tail -n 1 "$dir/$1" | cut -d' ' -f1; }
 
+# add_person: gives the store $db a person with a reader role (its token in $token) and waits
+# until the server at $url wants a token
+add_person() {
+	$S --db "$db" user add alice >/dev/null
+	$S --db "$db" grant alice bench reader >/dev/null
+	token=$($S --db "$db" token create alice 2>/dev/null)
+	i=0
+	until [ "$(curl -s -o /dev/null -w '%{http_code}' "$url/repos/$id/head")" = 401 ]; do
+		i=$((i + 1))
+		[ $i -gt 100 ] && { echo "the server did not notice its users" >&2; exit 1; }
+		sleep 0.05
+	done
+}
+
+# instr NAME URL [TOKEN] -> appends the server's instructions per request (callgrind: what
+# the process executed in user space, whatever else the machine runs) to $dir/NAME.ir
+instr() {
+	SECS=2 run warm "$2" "${3:-}"
+	callgrind_control -z "$pid" >/dev/null 2>&1
+	n0=$(ls "$dir"/cg.* 2>/dev/null | wc -l)
+	SECS=5 run "$1" "$2" "${3:-}"
+	callgrind_control -d "$pid" >/dev/null 2>&1
+	i=0
+	until [ "$(ls "$dir"/cg.* 2>/dev/null | wc -l)" -gt "$n0" ]; do
+		i=$((i + 1))
+		[ $i -gt 100 ] && { echo "callgrind wrote no dump" >&2; exit 1; }
+		sleep 0.1
+	done
+	sleep 0.5
+	echo "$(sed -n 's/^summary: //p' "$(ls -t "$dir"/cg.* | head -n 1)") $(cat "$dir/$1.n")" |
+		awk '{ printf "%.0f\n", $1 / $2 }' >>"$dir/$1.ir"
+}
+
 # Part 1: the same process without users, then with a person's token.
 r=0
 while [ $r -lt "$ROUNDS" ]; do
@@ -147,15 +185,7 @@ while [ $r -lt "$ROUNDS" ]; do
 	serve "$db"
 	SECS=1 run warm "$url/repos/$id/head"
 	run open "$url/repos/$id/head"
-	$S --db "$db" user add alice >/dev/null
-	$S --db "$db" grant alice bench reader >/dev/null
-	token=$($S --db "$db" token create alice 2>/dev/null)
-	i=0
-	until [ "$(curl -s -o /dev/null -w '%{http_code}' "$url/repos/$id/head")" = 401 ]; do
-		i=$((i + 1))
-		[ $i -gt 60 ] && { echo "the server did not notice its users" >&2; exit 1; }
-		sleep 0.05
-	done
+	add_person
 	SECS=1 run warm "$url/repos/$id/head" "$token"
 	run user "$url/repos/$id/head" "$token"
 	echo "$(last open) $(last user)" | awk '{ print $2 / $1 }' >>"$dir/ratio"
@@ -191,8 +221,21 @@ if [ -n "${AUTH_BENCH_PG:-}" ]; then
 fi
 stop
 
+# Part 3 (AUTH_BENCH_CALLGRIND=1): part 1 with the server under callgrind, counting the
+# instructions it executes per request, which the machine's other work does not move.
+if [ -n "${AUTH_BENCH_CALLGRIND:-}" ]; then
+	command -v valgrind >/dev/null || { echo "AUTH_BENCH_CALLGRIND needs valgrind" >&2; exit 1; }
+	db=$(fresh cg)
+	id=$($S --db "$db" space list --json | sed -n 's/.*"id": "\([^"]*\)".*/\1/p' | head -n 1)
+	WRAP="valgrind --tool=callgrind --callgrind-out-file=$dir/cg.%p" serve "$db"
+	instr cgopen "$url/repos/$id/head"
+	add_person
+	instr cguser "$url/repos/$id/head" "$token"
+	stop
+fi
+
 median() { sort -n -k1,1 "$dir/$1" | awk '{ a[NR] = $0 } END { print a[int((NR + 1) / 2)] }'; }
-rounds() { awk '{ printf "%s%.3f", NR > 1 ? " " : "", $1 }' "$dir/$1"; }
+rounds() { awk '{ printf "%s%.3f", (NR > 1 ? " " : ""), $1 }' "$dir/$1"; }
 echo "GET /repos/{id}/head, $kind, wrk -t2 -c32, $ROUNDS rounds of ${SECS}s, $(nproc) cores"
 echo " load average at the start: $load0; at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo " in one server process, before and after it has users:"
@@ -210,6 +253,13 @@ median ratio2 | awk '{ printf "   person token / administrator token, median of 
 printf '   server CPU per request: administrator %s us, person token %s us\n' "$(median admin.cpu)" "$(median user2.cpu)"
 median cratio2 | awk '{ printf "   as a throughput ratio (CPU administrator / CPU person), median: %.3f\n", $1 }'
 printf '   every round, req/s ratio: %s; CPU ratio: %s\n' "$(rounds ratio2)" "$(rounds cratio2)"
+if [ -n "${AUTH_BENCH_CALLGRIND:-}" ]; then
+	echo " under callgrind, instructions per request (user space, all threads; before and after users):"
+	printf '   %-34s %10s\n' "no token (no users; baseline)" "$(cat "$dir/cgopen.ir")"
+	printf '   %-34s %10s\n' "a person's token (reader)" "$(cat "$dir/cguser.ir")"
+	echo "$(cat "$dir/cgopen.ir") $(cat "$dir/cguser.ir")" |
+		awk '{ printf "   as a throughput ratio (no token / person): %.3f\n", $1 / $2 }'
+fi
 if [ -n "${AUTH_BENCH_PG:-}" ]; then
 	echo " PostgreSQL transactions per request (pg_stat_database; the head read is one):"
 	printf '   %-34s %10s\n' "SMRITI_TOKEN (administrator)" "$(cat "$dir/admintx.tx")"
