@@ -21,6 +21,7 @@
  *    valid state, and merge(ours, ours, patched) = patched.
  */
 #include "fuzz.h"
+#include "../tests/unit/json_sets.h"
 
 #include "domain/checkpoint.h"
 #include "domain/merge.h"
@@ -47,31 +48,6 @@ static int read_state(const char *line, size_t len, struct checkpoint *c)
 	return ok;
 }
 
-static int by_text(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* A JSON array's elements as a sorted array of their canonical texts (a set); new ref. */
-static json_t *as_set(const json_t *arr)
-{
-	size_t n = json_array_size(arr);
-	char **v = calloc(n + 1, sizeof(*v));
-	json_t *out = json_array();
-
-	FUZZ_CHECK(v);
-	for (size_t i = 0; i < n; i++)
-		v[i] = json_dumps(json_array_get(arr, i),
-				  JSON_SORT_KEYS | JSON_COMPACT | JSON_ENCODE_ANY);
-	qsort(v, n, sizeof(*v), by_text);
-	for (size_t i = 0; i < n; i++) {
-		json_array_append_new(out, json_string(v[i]));
-		free(v[i]);
-	}
-	free(v);
-	return out;
-}
-
 /* c's state (title, summary, lists; as sets unless ordered); new reference. */
 static json_t *state(const struct checkpoint *c, int ordered)
 {
@@ -82,8 +58,7 @@ static json_t *state(const struct checkpoint *c, int ordered)
 		const json_t *l = checkpoint_list(c, checkpoint_list_fields[i]);
 
 		json_object_set_new(o, checkpoint_list_fields[i],
-				    ordered ? json_deep_copy(l ? l : json_array()) :
-				    as_set(l ? l : json_array()));
+				    !ordered ? json_as_set(l) : l ? json_deep_copy(l) : json_array());
 	}
 	return o;
 }
@@ -151,24 +126,6 @@ static void check_rereads(const struct checkpoint *c)
 	free(text);
 }
 
-/* Conflicts with ours and theirs swapped, as a set; new reference. */
-static json_t *mirrored(const json_t *conflicts)
-{
-	json_t *m = json_array(), *c, *out;
-	size_t i;
-
-	json_array_foreach(conflicts, i, c) {
-		json_t *d = json_deep_copy(c);
-
-		json_object_set(d, "ours", json_object_get(c, "theirs"));
-		json_object_set(d, "theirs", json_object_get(c, "ours"));
-		json_array_append_new(m, d);
-	}
-	out = as_set(m);
-	json_decref(m);
-	return out;
-}
-
 static void check_identities(const struct checkpoint *base, const struct checkpoint *a,
 			     const struct checkpoint *b)
 {
@@ -196,8 +153,8 @@ static void check_identities(const struct checkpoint *base, const struct checkpo
 	rc1 = merge(base, a, b, NULL, &out, &c1);
 	rc2 = merge(base, b, a, NULL, &out2, &c2);
 	FUZZ_CHECK(rc1 == rc2);
-	m = mirrored(c1);
-	s = as_set(c2);
+	m = conflicts_mirrored(c1);
+	s = json_as_set(c2);
 	FUZZ_CHECK(json_equal(m, s));
 	json_decref(m);
 	json_decref(s);

@@ -6,6 +6,7 @@
  * the "reflog", "blame" and "gc" operations.
  */
 #include "cli/cli.h"
+#include "util/jfield.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -51,13 +52,6 @@ static int take(int c, const char *val, void *arg)
 	return 0;
 }
 
-static const char *str(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s ? s : "";
-}
-
 static void render_reflog(const json_t *list)
 {
 	size_t i;
@@ -67,8 +61,8 @@ static void render_reflog(const json_t *list)
 		const char *h = json_string_value(json_object_get(e, "new"));
 
 		printf("%-*.*s %s@{%zu}: %s  (%s%s%.19sZ)\n", SHORT, SHORT,
-		       h ? h : "-", str(e, "space"), i, str(e, "reason"), str(e, "actor"),
-		       *str(e, "actor") ? ", " : "", str(e, "created_at"));
+		       h ? h : "-", jfield_str(e, "space"), i, jfield_str(e, "reason"), jfield_str(e, "actor"),
+		       *jfield_str(e, "actor") ? ", " : "", jfield_str(e, "created_at"));
 	}
 }
 
@@ -81,8 +75,8 @@ static void render_gc(const json_t *r)
 
 	json_array_foreach(deleted, i, sp)
 		printf("%s deleted space %s (deleted %.19sZ, last checkpoint %.*s)\n",
-		       pruned ? "removed" : "keeps", str(sp, "name"), str(sp, "deleted_at"), SHORT,
-		       json_is_string(json_object_get(sp, "head")) ? str(sp, "head") : "none");
+		       pruned ? "removed" : "keeps", jfield_str(sp, "name"), jfield_str(sp, "deleted_at"), SHORT,
+		       json_is_string(json_object_get(sp, "head")) ? jfield_str(sp, "head") : "none");
 	if (!pruned && json_array_size(deleted))
 		printf("run `smriti gc --prune` to remove them for good\n");
 	if (!json_array_size(deleted))
@@ -110,17 +104,17 @@ static void render_blame(const json_t *res)
 		const json_t *by = json_object_get(it, "introduced");
 		const json_t *src = json_object_get(by, "source");
 		char where[48];
-		const char *text = str(it, "text");
+		const char *text = jfield_str(it, "text");
 		const char *nl = strchr(text, '\n');
 
-		snprintf(where, sizeof(where), "%s[%lld]", str(it, "field"),
+		snprintf(where, sizeof(where), "%s[%lld]", jfield_str(it, "field"),
 			 (long long)json_integer_value(json_object_get(it, "ordinal")));
-		printf("%-18s %.*s %-12.12s %.16s  %.*s%s", where, SHORT, str(by, "commit_hash"),
-		       json_is_true(json_object_get(by, "hidden")) ? "(hidden)" : str(by, "author"),
-		       str(by, "created_at"),
+		printf("%-18s %.*s %-12.12s %.16s  %.*s%s", where, SHORT, jfield_str(by, "commit_hash"),
+		       json_is_true(json_object_get(by, "hidden")) ? "(hidden)" : jfield_str(by, "author"),
+		       jfield_str(by, "created_at"),
 		       nl ? (int)(nl - text) : (int)strlen(text), text, nl ? " ..." : "");
 		if (json_is_object(src))
-			printf("  (drafted from session %.8s, turns %lld-%lld)", str(src, "session_id"),
+			printf("  (drafted from session %.8s, turns %lld-%lld)", jfield_str(src, "session_id"),
 			       (long long)json_integer_value(json_object_get(src, "first_seq")),
 			       (long long)json_integer_value(json_object_get(src, "last_seq")));
 		printf("\n");

@@ -4,6 +4,7 @@
  * the pass (deterministic or llm) that produced it.
  */
 #include "cli/cli.h"
+#include "util/jfield.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -21,23 +22,16 @@ static const struct {
 
 #define NGROUPS (sizeof(groups) / sizeof(groups[0]))
 
-static const char *str(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s ? s : "";
-}
-
 static void render_finding(const json_t *f)
 {
 	const json_t *item;
 	size_t i;
 
-	printf("  - %s  [%s]\n", str(f, "message"), str(f, "source"));
+	printf("  - %s  [%s]\n", jfield_str(f, "message"), jfield_str(f, "source"));
 	json_array_foreach(json_object_get(f, "items"), i, item)
-		printf("      %s[%lld]: %s\n", str(item, "field"),
+		printf("      %s[%lld]: %s\n", jfield_str(item, "field"),
 		       (long long)json_integer_value(json_object_get(item, "index")),
-		       str(item, "text"));
+		       jfield_str(item, "text"));
 }
 
 /* Prints the findings of one type (type NULL: those of no known type). */
@@ -50,8 +44,8 @@ static void render_group(const json_t *findings, const char *type, const char *h
 	json_array_foreach(findings, i, f) {
 		known = 0;
 		for (size_t g = 0; g < NGROUPS; g++)
-			known |= !strcmp(str(f, "type"), groups[g].type);
-		if (type ? strcmp(str(f, "type"), type) : known)
+			known |= !strcmp(jfield_str(f, "type"), groups[g].type);
+		if (type ? strcmp(jfield_str(f, "type"), type) : known)
 			continue;
 		if (!n++)
 			printf("\n%s:\n", heading);
@@ -66,11 +60,11 @@ static void render_passes(const json_t *passes)
 
 	json_array_foreach(passes, i, p) {
 		if (json_is_true(json_object_get(p, "ran")))
-			printf("%s pass: ran, %lld finding%s\n", str(p, "source"),
+			printf("%s pass: ran, %lld finding%s\n", jfield_str(p, "source"),
 			       (long long)json_integer_value(json_object_get(p, "findings")),
 			       json_integer_value(json_object_get(p, "findings")) == 1 ? "" : "s");
 		else
-			printf("%s pass: did not run (%s)\n", str(p, "source"), str(p, "reason"));
+			printf("%s pass: did not run (%s)\n", jfield_str(p, "source"), jfield_str(p, "reason"));
 	}
 }
 
@@ -79,8 +73,8 @@ static void render_review(const json_t *r)
 	const json_t *findings = json_object_get(r, "findings");
 	size_t n = json_array_size(findings);
 
-	printf("review of checkpoint %.12s in space '%s'\n", str(r, "commit_hash"),
-	       str(r, "space"));
+	printf("review of checkpoint %.12s in space '%s'\n", jfield_str(r, "commit_hash"),
+	       jfield_str(r, "space"));
 	render_passes(json_object_get(r, "passes"));
 	if (!n) {
 		printf("\nno findings\n");

@@ -6,6 +6,7 @@
  */
 #include "cli/cli.h"
 #include "util/buf.h"
+#include "util/jfield.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -70,17 +71,10 @@ static int take(int c, const char *val, void *arg)
 	return CLI_OPT_REFUSED;
 }
 
-static const char *str(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s ? s : "";
-}
-
 /* The snippet with its highlights marked (bold on a terminal, else **). */
 static void print_snippet(const json_t *r, int tty)
 {
-	const char *s = str(r, "snippet");
+	const char *s = jfield_str(r, "snippet");
 	const char *on = tty ? "\033[1m" : "**", *off = tty ? "\033[0m" : "**";
 	size_t at = 0, i;
 	json_t *h;
@@ -107,20 +101,20 @@ static void render_search(const json_t *res)
 	json_array_foreach(json_object_get(res, "results"), i, r) {
 		const json_t *first = json_object_get(r, "first");
 
-		if (!strcmp(str(r, "kind"), "turn"))
-			printf("%s  turn %lld of session %.8s  (%s, %.16s)\n", str(r, "space"),
+		if (!strcmp(jfield_str(r, "kind"), "turn"))
+			printf("%s  turn %lld of session %.8s  (%s, %.16s)\n", jfield_str(r, "space"),
 			       (long long)json_integer_value(json_object_get(r, "seq")),
-			       str(r, "session_id"), str(r, "author"), str(r, "created_at"));
+			       jfield_str(r, "session_id"), jfield_str(r, "author"), jfield_str(r, "created_at"));
 		else
-			printf("%s  %s  %.*s  (%s%s%.16s)%s\n", str(r, "space"), str(r, "field"),
-			       SHORT, str(r, "commit_hash"), str(r, "author"),
-			       *str(r, "author") ? ", " : "", str(r, "created_at"),
+			printf("%s  %s  %.*s  (%s%s%.16s)%s\n", jfield_str(r, "space"), jfield_str(r, "field"),
+			       SHORT, jfield_str(r, "commit_hash"), jfield_str(r, "author"),
+			       *jfield_str(r, "author") ? ", " : "", jfield_str(r, "created_at"),
 			       json_is_true(json_object_get(r, "in_head")) ? "  in HEAD"
 									   : "  no longer in HEAD");
 		print_snippet(r, tty);
-		if (first && strcmp(str(first, "commit_hash"), str(r, "commit_hash")))
-			printf("    first in %.*s (%s, %.16s)\n", SHORT, str(first, "commit_hash"),
-			       str(first, "author"), str(first, "created_at"));
+		if (first && strcmp(jfield_str(first, "commit_hash"), jfield_str(r, "commit_hash")))
+			printf("    first in %.*s (%s, %.16s)\n", SHORT, jfield_str(first, "commit_hash"),
+			       jfield_str(first, "author"), jfield_str(first, "created_at"));
 	}
 	if (!json_array_size(json_object_get(res, "results")))
 		printf("no matches\n");

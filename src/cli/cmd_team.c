@@ -9,6 +9,7 @@
  * owner can grant its Space, but only the administrator adds people.
  */
 #include "cli/cli.h"
+#include "util/jfield.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -75,7 +76,8 @@ static int take(int c, const char *val, void *arg)
 	return 0;
 }
 
-/* Parses argv (from the word after the command); 0, CLI_OPT_DONE or an exit code. */
+/* Parses argv (from the word after the command); 0 or an exit code.  Help
+ * never gets here: main answers --help before it runs a command. */
 static int parse(const struct cli_cmd *cmd, int argc, char **argv, struct team_args *a)
 {
 	int rc, first;
@@ -84,14 +86,13 @@ static int parse(const struct cli_cmd *cmd, int argc, char **argv, struct team_a
 	rc = cli_options(cmd, argc, argv, "h", team_opts, "unknown option", take, a, &first);
 	a->npos = argc - first;
 	a->pos = argv + first;
-	return rc == CLI_OPT_DONE ? 0 : rc;
+	return rc;
 }
 
-static const char *str(const json_t *o, const char *key)
+/* A member as shown in the tables: "-" when it is missing. */
+static const char *shown(const json_t *o, const char *key)
 {
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s ? s : "-";
+	return jfield_str_or(o, key, "-");
 }
 
 /* Runs op and prints its result: JSON, or one line per object through line(). */
@@ -117,7 +118,7 @@ static int run(struct cli_ctx *ctx, const char *op, json_t *params, int json,
 
 static void user_line(const json_t *u)
 {
-	printf("%-32s %-6s %s%s\n", str(u, "name"), str(u, "kind"), str(u, "created_at"),
+	printf("%-32s %-6s %s%s\n", shown(u, "name"), shown(u, "kind"), shown(u, "created_at"),
 	       json_is_true(json_object_get(u, "disabled")) ? "  disabled" : "");
 }
 
@@ -126,40 +127,40 @@ static void token_line(const json_t *t)
 	const char *state = json_string_value(json_object_get(t, "revoked_at")) ? "revoked" :
 			    json_is_true(json_object_get(t, "disabled")) ? "user disabled" : "live";
 
-	printf("%-16s %-32s expires %-27s last used %-27s %s\n", str(t, "id"), str(t, "user"),
-	       str(t, "expires_at"), str(t, "last_used_at"), state);
+	printf("%-16s %-32s expires %-27s last used %-27s %s\n", shown(t, "id"), shown(t, "user"),
+	       shown(t, "expires_at"), shown(t, "last_used_at"), state);
 }
 
 /* The secret goes to stdout alone (for $(...)); what it is goes to stderr. */
 static void new_token_line(const json_t *t)
 {
 	fprintf(stderr, "token %s for '%s', expires %s; it is shown once: keep it now\n",
-		str(t, "id"), str(t, "user"), str(t, "expires_at"));
-	printf("%s\n", str(t, "token"));
+		shown(t, "id"), shown(t, "user"), shown(t, "expires_at"));
+	printf("%s\n", shown(t, "token"));
 }
 
 static void grant_line(const json_t *g)
 {
-	printf("%-32s %s\n", str(g, "user"), str(g, "role"));
+	printf("%-32s %s\n", shown(g, "user"), shown(g, "role"));
 }
 
 static void granted_line(const json_t *g)
 {
-	if (!strcmp(str(g, "role"), "none"))
-		printf("'%s' has no role on space '%s' now\n", str(g, "user"), str(g, "space"));
+	if (!strcmp(shown(g, "role"), "none"))
+		printf("'%s' has no role on space '%s' now\n", shown(g, "user"), shown(g, "space"));
 	else
-		printf("'%s' is %s of space '%s'\n", str(g, "user"), str(g, "role"),
-		       str(g, "space"));
+		printf("'%s' is %s of space '%s'\n", shown(g, "user"), shown(g, "role"),
+		       shown(g, "space"));
 }
 
 static void whoami_line(const json_t *w)
 {
-	if (!strcmp(str(w, "kind"), "local"))
+	if (!strcmp(shown(w, "kind"), "local"))
 		printf("the owner of this database (no sign-in: every right)\n");
-	else if (!strcmp(str(w, "kind"), "admin"))
+	else if (!strcmp(shown(w, "kind"), "admin"))
 		printf("administrator (SMRITI_TOKEN: every right, no identity)\n");
 	else
-		printf("%s (%s, token %s)\n", str(w, "name"), str(w, "kind"), str(w, "token"));
+		printf("%s (%s, token %s)\n", shown(w, "name"), shown(w, "kind"), shown(w, "token"));
 }
 
 /* Prints the usage of cmd; 0 when asked for, 2 when the command was bare. */

@@ -7,21 +7,15 @@
  * cannot close the fence early.
  */
 #include "domain/markdown.h"
+#include "util/jfield.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static const char *str(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s ? s : "";
-}
-
 /* An item's text: items are {text, ...}; a draft may still hold bare strings. */
 static const char *item_text(const json_t *item)
 {
-	return json_is_string(item) ? json_string_value(item) : str(item, "text");
+	return json_is_string(item) ? json_string_value(item) : jfield_str(item, "text");
 }
 
 static void add_heading(struct buf *b, int level, const char *text)
@@ -55,7 +49,7 @@ static void render_items(struct buf *b, int level, const char *heading, const js
 	json_array_foreach(list, i, item) {
 		buf_adds(b, "- ");
 		if (tasks)
-			buf_adds(b, strcmp(str(item, "status"), "done") ? "[ ] " : "[x] ");
+			buf_adds(b, strcmp(jfield_str(item, "status"), "done") ? "[ ] " : "[x] ");
 		add_indented(b, item_text(item));
 		buf_addch(b, '\n');
 	}
@@ -75,13 +69,13 @@ static void render_entities(struct buf *b, int level, const json_t *list)
 		if (i)
 			buf_adds(b, "- ");
 		buf_adds(b, "**");
-		add_indented(b, json_is_string(e) ? json_string_value(e) : str(e, "name"));
+		add_indented(b, json_is_string(e) ? json_string_value(e) : jfield_str(e, "name"));
 		buf_adds(b, "**");
-		if (*str(e, "kind"))
-			buf_addf(b, " (%s)", str(e, "kind"));
-		if (*str(e, "description")) {
+		if (*jfield_str(e, "kind"))
+			buf_addf(b, " (%s)", jfield_str(e, "kind"));
+		if (*jfield_str(e, "description")) {
 			buf_adds(b, ": ");
-			add_indented(b, str(e, "description"));
+			add_indented(b, jfield_str(e, "description"));
 		}
 		buf_addch(b, '\n');
 	}
@@ -128,40 +122,40 @@ static void render_artifacts(struct buf *b, int level, const json_t *list)
 		}
 		buf_addch(b, '\n');
 		add_heading(b, level + 1, "");
-		add_indented(b, str(a, "name"));
+		add_indented(b, jfield_str(a, "name"));
 		if (json_is_string(json_object_get(a, "kind")))
-			buf_addf(b, " (%s)", str(a, "kind"));
+			buf_addf(b, " (%s)", jfield_str(a, "kind"));
 		buf_adds(b, "\n\n");
-		add_fenced(b, "", str(a, "content"));
+		add_fenced(b, "", jfield_str(a, "content"));
 	}
 }
 
 /* Where it is and where it came from; only a stored checkpoint has these. */
 static void render_provenance(struct buf *b, const json_t *c)
 {
-	const char *parent = str(c, "parent_hash");
+	const char *parent = jfield_str(c, "parent_hash");
 
-	buf_addf(b, "- Checkpoint: `%s`\n", str(c, "commit_hash"));
-	buf_addf(b, "- Space: %s\n", str(c, "space"));
+	buf_addf(b, "- Checkpoint: `%s`\n", jfield_str(c, "commit_hash"));
+	buf_addf(b, "- Space: %s\n", jfield_str(c, "space"));
 	if (*parent)
 		buf_addf(b, "- Parent: `%s`\n", parent);
 	else
 		buf_adds(b, "- Parent: none (first checkpoint)\n");
-	if (*str(c, "author"))
-		buf_addf(b, "- Author: %s\n", str(c, "author"));
-	buf_addf(b, "- Created: %s\n", str(c, "created_at"));
+	if (*jfield_str(c, "author"))
+		buf_addf(b, "- Author: %s\n", jfield_str(c, "author"));
+	buf_addf(b, "- Created: %s\n", jfield_str(c, "created_at"));
 }
 
 void checkpoint_markdown(struct buf *b, const json_t *c, int level)
 {
-	add_heading(b, level, *str(c, "title") ? str(c, "title") : "(untitled)");
+	add_heading(b, level, *jfield_str(c, "title") ? jfield_str(c, "title") : "(untitled)");
 	buf_addch(b, '\n');
 	if (json_object_get(c, "commit_hash")) {
 		buf_addch(b, '\n');
 		render_provenance(b, c);
 	}
-	if (*str(c, "summary"))
-		buf_addf(b, "\n%s\n", str(c, "summary"));
+	if (*jfield_str(c, "summary"))
+		buf_addf(b, "\n%s\n", jfield_str(c, "summary"));
 	render_items(b, level + 1, "Decisions", json_object_get(c, "decisions"), 0);
 	render_items(b, level + 1, "Assumptions", json_object_get(c, "assumptions"), 0);
 	render_items(b, level + 1, "Tasks", json_object_get(c, "tasks"), 1);

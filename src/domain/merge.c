@@ -16,6 +16,7 @@
 #include "domain/checkpoint.h"
 #include "domain/patch.h"
 #include "util/buf.h"
+#include "util/strmap.h"
 #include "util/xalloc.h"
 
 #include <stdlib.h>
@@ -118,46 +119,80 @@ static void merge_value(struct merge *m, const char *field, const char *key, con
 	json_array_append_new(m->conflicts, c);
 }
 
-/* The item of list whose key (text or name) is key, its nth such (from 0); NULL if none. */
-static const json_t *find_item(const json_t *list, const char *field, const char *key,
-			       size_t nth)
+/*
+ * A list's items by key and occurrence: "nth:key" -> position, so matching
+ * items across the three lists stays linear in their length (a list may
+ * hold CHECKPOINT_MAX_ITEMS items, and each item is looked up in three).
+ */
+struct item_index {
+	const json_t *list;
+	struct strmap at;
+};
+
+/* "nth:key", which no two (nth, key) pairs share.  Caller frees. */
+static char *occurrence_key(size_t nth, const char *key)
 {
-	const char *k = checkpoint_item_key(field);
-	size_t i;
-	json_t *item;
-
-	json_array_foreach(list, i, item) {
-		const char *v = json_string_value(json_object_get(item, k));
-
-		if (v && !strcmp(v, key) && !nth--)
-			return item;
-	}
-	return NULL;
+	return xasprintf("%zu:%s", nth, key);
 }
 
-/* How many items before list[upto] have key: which occurrence list[upto] is. */
-static size_t occurrence(const json_t *list, const char *field, size_t upto, const char *key)
+/*
+ * Which occurrence of key the next item with that key is, counting in seen
+ * (key -> items so far), and counts it.
+ */
+static size_t next_occurrence(struct strmap *seen, const char *key)
 {
-	const char *k = checkpoint_item_key(field);
 	size_t n = 0;
 
-	for (size_t i = 0; i < upto; i++) {
-		const char *v = json_string_value(json_object_get(json_array_get(list, i), k));
-
-		n += v && !strcmp(v, key);
-	}
+	strmap_get(seen, key, &n);
+	strmap_put(seen, key, n + 1);
 	return n;
 }
 
+static void index_list(struct item_index *ix, const json_t *list, const char *field)
+{
+	const char *k = checkpoint_item_key(field);
+	struct strmap seen = STRMAP_INIT;
+	size_t i;
+	json_t *item;
+
+	ix->list = list;
+	memset(&ix->at, 0, sizeof(ix->at));
+	json_array_foreach(list, i, item) {
+		const char *v = json_string_value(json_object_get(item, k));
+		char *at;
+
+		if (!v)
+			continue;
+		at = occurrence_key(next_occurrence(&seen, v), v);
+		strmap_put(&ix->at, at, i);
+		free(at);
+	}
+	strmap_release(&seen);
+}
+
+/* The item whose key is key, its nth such (from 0); NULL if none.  Borrowed. */
+static const json_t *find_item(const struct item_index *ix, const char *key, size_t nth)
+{
+	char *at = occurrence_key(nth, key);
+	size_t i;
+	int found = strmap_get(&ix->at, at, &i);
+
+	free(at);
+	return found ? json_array_get(ix->list, i) : NULL;
+}
+
+/* The three lists of field, indexed. */
+struct item_lists {
+	struct item_index base, ours, theirs;
+};
+
 static void merge_item(struct merge *m, const char *field, const char *key, size_t nth,
-		       const struct checkpoint *base, const struct checkpoint *ours,
-		       const struct checkpoint *theirs, json_t *out)
+		       const struct item_lists *l, json_t *out)
 {
 	const json_t *v;
 
-	merge_value(m, field, key, find_item(checkpoint_list(base, field), field, key, nth),
-		    find_item(checkpoint_list(ours, field), field, key, nth),
-		    find_item(checkpoint_list(theirs, field), field, key, nth), &v);
+	merge_value(m, field, key, find_item(&l->base, key, nth), find_item(&l->ours, key, nth),
+		    find_item(&l->theirs, key, nth), &v);
 	if (v)
 		json_array_append_new(out, json_deep_copy(v));
 }
@@ -168,23 +203,32 @@ static json_t *merge_list(struct merge *m, const char *field, const struct check
 {
 	const json_t *ol = checkpoint_list(ours, field), *tl = checkpoint_list(theirs, field);
 	const char *k = checkpoint_item_key(field), *key;
+	struct strmap seen_ours = STRMAP_INIT, seen_theirs = STRMAP_INIT;
+	struct item_lists l;
 	json_t *out = json_array(), *item;
 	size_t i, nth;
 
+	index_list(&l.base, checkpoint_list(base, field), field);
+	index_list(&l.ours, ol, field);
+	index_list(&l.theirs, tl, field);
 	json_array_foreach(ol, i, item) {
 		key = json_string_value(json_object_get(item, k));
 		if (key)
-			merge_item(m, field, key, occurrence(ol, field, i, key), base, ours,
-				   theirs, out);
+			merge_item(m, field, key, next_occurrence(&seen_ours, key), &l, out);
 	}
 	json_array_foreach(tl, i, item) {
 		key = json_string_value(json_object_get(item, k));
 		if (!key)
 			continue;
-		nth = occurrence(tl, field, i, key);
-		if (!find_item(ol, field, key, nth))
-			merge_item(m, field, key, nth, base, ours, theirs, out);
+		nth = next_occurrence(&seen_theirs, key);
+		if (!find_item(&l.ours, key, nth))
+			merge_item(m, field, key, nth, &l, out);
 	}
+	strmap_release(&seen_ours);
+	strmap_release(&seen_theirs);
+	strmap_release(&l.base.at);
+	strmap_release(&l.ours.at);
+	strmap_release(&l.theirs.at);
 	return out;
 }
 

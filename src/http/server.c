@@ -551,6 +551,38 @@ static int refuse_framing(struct http_req *r)
 	return 0;
 }
 
+/* Finds the first query parameter whose decoded key or value is not UTF-8. */
+static enum MHD_Result find_non_utf8(void *cls, enum MHD_ValueKind kind, const char *key,
+				     const char *value)
+{
+	const char **bad = cls;
+
+	(void)kind;
+	if (utf8_valid(key, strlen(key)) && (!value || utf8_valid(value, strlen(value))))
+		return MHD_YES;
+	*bad = key;
+	return MHD_NO;
+}
+
+/*
+ * A query parameter that decodes to bytes that are not UTF-8 is refused
+ * here, for every route, naming it: the operations take text, and a handler
+ * that could not put it in a JSON document would report it missing.
+ */
+static int refuse_query_bytes(struct http_req *r)
+{
+	const char *bad = NULL;
+
+	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, find_non_utf8, &bad);
+	if (!bad)
+		return 0;
+	if (utf8_valid(bad, strlen(bad)))
+		http_error(r, 400, "invalid_input", "query parameter '%.64s' is not valid UTF-8", bad);
+	else
+		http_error(r, 400, "invalid_input", "a query parameter's name is not valid UTF-8");
+	return 1;
+}
+
 static int admit(struct http_req *r, const char *url, const char *method)
 {
 	struct http_server *srv = r->srv;
@@ -568,6 +600,8 @@ static int admit(struct http_req *r, const char *url, const char *method)
 		http_error(r, 400, "invalid_input", "the request path is not valid UTF-8");
 		return 1;
 	}
+	if (refuse_query_bytes(r))
+		return 1;
 	r->route = http_route_find(method, url, r->arg, &status, r->allow);
 	if (!(r->route && (r->route->flags & ROUTE_OPEN)) && http_authenticate(r))
 		return 1;
@@ -823,16 +857,37 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 }
 
 __attribute__((format(printf, 2, 0)))
+/*
+ * libmicrohttpd's own messages (a connection it refused, a socket error):
+ * a line on stderr, and under --log-format json a JSON object like the
+ * access log's, so that a log collector reading JSON is not handed text.
+ */
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
-	char line[512];
-	int n;
+	const struct http_server *srv = cls;
+	char line[512], now[32];
+	size_t n;
+	json_t *o;
+	char *text;
 
-	(void)cls;
-	n = vsnprintf(line, sizeof(line), fmt, ap);
-	if (n > 0)
-		fprintf(stderr, "smriti: http: %s%s", line,
-			line[strlen(line) - 1] == '\n' ? "" : "\n");
+	if (vsnprintf(line, sizeof(line), fmt, ap) <= 0)
+		return;
+	n = strlen(line);
+	while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+		line[--n] = '\0';
+	if (!srv->cfg->log_json) {
+		fprintf(stderr, "smriti: http: %s\n", line);
+		return;
+	}
+	sys_now_iso(now);
+	o = json_pack("{s:s, s:s, s:s, s:s}", "time", now, "level", "error", "source",
+		      "libmicrohttpd", "message",
+		      utf8_valid(line, n) ? line : "(a message that is not UTF-8)");
+	text = json_dumps(o, JSON_COMPACT);
+	if (text)
+		fprintf(stderr, "%s\n", text);
+	free(text);
+	json_decref(o);
 }
 
 /* ---- start-up and shutdown ---- */
@@ -938,7 +993,7 @@ static struct MHD_Daemon *start_daemon(struct http_server *srv, int fd)
 			 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | MHD_USE_TURBO;
 
 	return MHD_start_daemon(flags, 0, NULL, NULL, on_access, srv,
-				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv,
 				MHD_OPTION_LISTEN_SOCKET, fd,
 				MHD_OPTION_THREAD_POOL_SIZE, event_threads(srv->cfg),
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONN_LIMIT,

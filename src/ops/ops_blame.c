@@ -25,6 +25,7 @@
 #include "domain/checkpoint.h"
 #include "ops/auth.h"
 #include "ops/ops.h"
+#include "util/strmap.h"
 #include "util/xalloc.h"
 
 #include <stdlib.h>
@@ -43,87 +44,49 @@ struct node {
 struct walk {
 	struct ops_ctx *ctx;
 	const char *space_id;
-	struct node **slots;      /* open addressing by hash */
-	size_t cap, n;
+	struct strmap at;         /* hash -> index in nodes */
+	struct node **nodes;      /* each its own allocation: pointers to them stay valid */
+	size_t n, cap;
 };
-
-static size_t slot_of(const struct walk *w, const char *hash)
-{
-	size_t h = 5381;
-
-	for (const char *p = hash; *p; p++)
-		h = h * 33 + (unsigned char)*p;
-	return h & (w->cap - 1);
-}
 
 static struct node *lookup(const struct walk *w, const char *hash)
 {
-	if (!w->cap)
-		return NULL;
-	for (size_t i = slot_of(w, hash);; i = (i + 1) & (w->cap - 1)) {
-		if (!w->slots[i])
-			return NULL;
-		if (!strcmp(w->slots[i]->c.hash, hash))
-			return w->slots[i];
-	}
-}
+	size_t i;
 
-static void grow(struct walk *w);
+	return strmap_get(&w->at, hash, &i) ? w->nodes[i] : NULL;
+}
 
 /* Takes c (moved into the table) unless its hash is there; returns the node. */
 static struct node *keep(struct walk *w, struct checkpoint *c)
 {
 	struct node *nd = lookup(w, c->hash);
-	size_t i;
 
 	if (nd) {
 		checkpoint_release(c);
 		return nd;
 	}
-	if (2 * (w->n + 1) > w->cap)
-		grow(w);
+	if (w->n == w->cap) {
+		w->cap = w->cap ? 2 * w->cap : 256;
+		w->nodes = xrealloc(w->nodes, w->cap * sizeof(*w->nodes));
+	}
 	nd = xcalloc(1, sizeof(*nd));
 	nd->c = *c;
 	memset(c, 0, sizeof(*c));
 	nd->n_items = store_search_items(&nd->c, &nd->items);
-	for (i = slot_of(w, nd->c.hash); w->slots[i]; i = (i + 1) & (w->cap - 1))
-		;
-	w->slots[i] = nd;
-	w->n++;
+	strmap_put(&w->at, nd->c.hash, w->n);
+	w->nodes[w->n++] = nd;
 	return nd;
-}
-
-static void grow(struct walk *w)
-{
-	struct node **old = w->slots;
-	size_t cap = w->cap;
-
-	w->cap = cap ? cap * 2 : 1024;
-	w->slots = xcalloc(w->cap, sizeof(*w->slots));
-	w->n = 0;
-	for (size_t i = 0; i < cap; i++) {
-		if (!old[i])
-			continue;
-		size_t j;
-
-		for (j = slot_of(w, old[i]->c.hash); w->slots[j]; j = (j + 1) & (w->cap - 1))
-			;
-		w->slots[j] = old[i];
-		w->n++;
-	}
-	free(old);
 }
 
 static void walk_release(struct walk *w)
 {
-	for (size_t i = 0; i < w->cap; i++) {
-		if (!w->slots[i])
-			continue;
-		checkpoint_release(&w->slots[i]->c);
-		store_search_items_free(w->slots[i]->items, w->slots[i]->n_items);
-		free(w->slots[i]);
+	for (size_t i = 0; i < w->n; i++) {
+		checkpoint_release(&w->nodes[i]->c);
+		store_search_items_free(w->nodes[i]->items, w->nodes[i]->n_items);
+		free(w->nodes[i]);
 	}
-	free(w->slots);
+	free(w->nodes);
+	strmap_release(&w->at);
 }
 
 /* The checkpoint hash, read with a run of its first-parent ancestors; NULL if absent. */
@@ -216,7 +179,7 @@ enum smr_rc ops_blame(struct ops_ctx *ctx, const char *ref, json_t **out, struct
 {
 	struct checkpoint c = { 0 };
 	struct space sp = { 0 };
-	struct walk w = { ctx, NULL, NULL, 0, 0 };
+	struct walk w = { ctx, NULL, STRMAP_INIT, NULL, 0, 0 };
 	struct node *top;
 	json_t *items;
 	enum smr_rc rc = ops_resolve(ctx, ref, &c, err);

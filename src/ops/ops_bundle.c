@@ -154,8 +154,8 @@ static int stored(struct ops_ctx *ctx, const char *space_id, const char *hash)
 	return yes;
 }
 
-static enum smr_rc plan_commits(struct ops_ctx *ctx, const struct space_bundle *b,
-				struct plan *p)
+/* The bundle's checkpoints the store does not hold yet, each with its parent's place. */
+static void plan_commits(struct ops_ctx *ctx, const struct space_bundle *b, struct plan *p)
 {
 	size_t k = 0;
 
@@ -175,7 +175,6 @@ static enum smr_rc plan_commits(struct ops_ctx *ctx, const struct space_bundle *
 	p->in.parents = p->parents;
 	p->in.texts = p->texts;
 	p->in.n_commits = k;
-	return SMR_OK;
 }
 
 /* Where HEAD goes: the bundle's, unless the store is there already or ahead. */
@@ -287,9 +286,8 @@ static enum smr_rc plan_space(struct ops_ctx *ctx, const struct space_bundle *b,
 				" run `smriti gc --prune` first to import it again; nothing was"
 				" imported", b->space.name);
 	}
-	rc = plan_commits(ctx, b, p);
-	if (!rc)
-		rc = plan_head(ctx, b, p, err);
+	plan_commits(ctx, b, p);
+	rc = plan_head(ctx, b, p, err);
 	if (!rc)
 		rc = plan_sessions(ctx, b, p, err);
 	if (!rc)

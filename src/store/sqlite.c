@@ -1653,6 +1653,8 @@ static enum smr_rc commit_copy(struct store *st, const char *space_id, const cha
 		bind_text(q, 5, hash);
 	}
 	rc = step_done(s, q, "copying a checkpoint", err);
+	if (!rc && sqlite3_changes(s->db) != 1)   /* its row went since the caller read it */
+		return smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in the source space", hash);
 	*id = sqlite3_last_insert_rowid(s->db);
 	return rc;
 }

@@ -260,6 +260,13 @@ describe('bad requests change nothing', () => {
     assertError(await request(srv, 'POST', '/v4/repos', { body: { name: 'ok', description: [] } }), 400);
     assertError(await request(srv, 'POST', '/api/ops/space.create', { body: { name: true } }), 400);
     assertError(await request(srv, 'GET', '/v4/repos/%FF%FE'), 400, 'invalid_input');
+    // a query parameter that decodes to bytes that are not UTF-8 is named, not taken as missing
+    for (const path of ['/v4/search?q=%FF%FE', '/v4/blame?ref=main%C0', '/v4/search?q=ok&since=%FE']) {
+      const r = await request(srv, 'GET', path);
+      assertError(r, 400, 'invalid_input');
+      assert.match(r.json.error.message, /query parameter '(q|ref|since)' is not valid UTF-8/);
+    }
+    assertError(await request(srv, 'GET', '/v4/search?q=ok&x%FF=1'), 400, 'invalid_input');
     assert.equal(await snapshot(), before);
   });
 

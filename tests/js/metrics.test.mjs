@@ -4,6 +4,7 @@
 // log of --log-format json (issue 15).
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { tempDb, run, SMRITI_FULL } from './helpers.mjs';
 import { startServer, request, expectStatus, assertError } from './http-helpers.mjs';
 import { startFakeProvider } from '../fake-provider/server.mjs';
@@ -126,6 +127,31 @@ describe('GET /metrics', () => {
     const unmatched = lines.map((l) => JSON.parse(l)).find((e) => e.path === '/no/such/route');
     assert.equal(unmatched.route, null);
     assert.ok(!srv.log().includes('sk-test'), 'no key in the log');
+  });
+
+  test("libmicrohttpd's own messages are JSON lines too", async () => {
+    // a header larger than a connection's memory: the library answers 431 and logs it itself
+    const answer = await new Promise((resolve, reject) => {
+      const sock = net.connect({ port: srv.port, host: '127.0.0.1' });
+      let got = '';
+      sock.on('connect', () => sock.write(`GET /healthz HTTP/1.1\r\nHost: ${srv.host}\r\nX-Big: ${'y'.repeat(70000)}\r\n\r\n`));
+      sock.on('data', (d) => { got += d; });
+      sock.on('error', (e) => (got ? resolve(got) : reject(e)));
+      sock.on('close', () => resolve(got));
+    });
+    assert.match(answer, /^HTTP\/1\.1 431 /);
+    let lib;
+    for (let i = 0; i < 100 && !lib; i++) {
+      const lines = srv.log().split('\n').filter((l) => l.startsWith('{') || l.includes('http: '));
+      lib = lines.find((l) => /431/.test(l) && !/"status"/.test(l));
+      if (!lib) await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.ok(lib, srv.log().slice(-2000));
+    const e = JSON.parse(lib);
+    assert.equal(e.source, 'libmicrohttpd');
+    assert.equal(e.level, 'error');
+    assert.match(e.message, /431/);
+    assert.match(e.time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
   });
 });
 

@@ -7,6 +7,7 @@
  * ancestor changes nothing, and the merge is deterministic.
  */
 #include "harness.h"
+#include "json_sets.h"
 
 #include "domain/checkpoint.h"
 #include "domain/merge.h"
@@ -377,33 +378,6 @@ static void derive(struct checkpoint *out, const struct checkpoint *from, int ed
 		mutate(out);
 }
 
-static int by_key(const void *a, const void *b)
-{
-	const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
-	char *sx = json_dumps(x, JSON_SORT_KEYS | JSON_COMPACT);
-	char *sy = json_dumps(y, JSON_SORT_KEYS | JSON_COMPACT);
-	int r = strcmp(sx, sy);
-
-	free(sx);
-	free(sy);
-	return r;
-}
-
-/* A JSON array's elements sorted by their canonical text (a set, for comparison); new ref. */
-static json_t *as_set(const json_t *arr)
-{
-	size_t n = json_array_size(arr);
-	json_t **v = calloc(n + 1, sizeof(*v)), *out = json_array();
-
-	for (size_t i = 0; i < n; i++)
-		v[i] = json_array_get(arr, i);
-	qsort(v, n, sizeof(*v), by_key);
-	for (size_t i = 0; i < n; i++)
-		json_array_append(out, v[i]);
-	free(v);
-	return out;
-}
-
 /* The state of c with every list as a set; new reference. */
 static json_t *state_set(const struct checkpoint *c)
 {
@@ -412,26 +386,8 @@ static json_t *state_set(const struct checkpoint *c)
 
 	for (size_t i = 0; checkpoint_list_fields[i]; i++)
 		json_object_set_new(o, checkpoint_list_fields[i],
-				    as_set(checkpoint_list(c, checkpoint_list_fields[i])));
+				    json_as_set(checkpoint_list(c, checkpoint_list_fields[i])));
 	return o;
-}
-
-/* Conflicts with ours and theirs swapped, as a set; new reference. */
-static json_t *mirrored(const json_t *conflicts)
-{
-	json_t *m = json_array(), *c, *out;
-	size_t i;
-
-	json_array_foreach(conflicts, i, c) {
-		json_t *d = json_deep_copy(c);
-
-		json_object_set(d, "ours", json_object_get(c, "theirs"));
-		json_object_set(d, "theirs", json_object_get(c, "ours"));
-		json_array_append_new(m, d);
-	}
-	out = as_set(m);
-	json_decref(m);
-	return out;
 }
 
 static char *merged_text(const struct checkpoint *b, const struct checkpoint *o,
@@ -470,8 +426,8 @@ static void one_history(void)
 	CHECK_INT(rc_ab, rc_ba);
 	with_conflicts += rc_ab == SMR_ECONFLICT;
 	clean += rc_ab == SMR_OK;
-	m = mirrored(c_ab);
-	s1 = as_set(c_ba);
+	m = conflicts_mirrored(c_ab);
+	s1 = json_as_set(c_ba);
 	CHECK(json_equal(m, s1));
 	json_decref(m);
 	json_decref(s1);

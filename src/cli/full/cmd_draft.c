@@ -9,6 +9,7 @@
  * `smriti checkpoint create SPACE --from-json -` reads.
  */
 #include "cli/cli.h"
+#include "util/jfield.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -26,13 +27,6 @@ static const struct cli_cmd *draft_cmd(void)
 	return cli_find("draft");
 }
 
-static const char *str(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s ? s : "";
-}
-
 static void sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -42,7 +36,7 @@ static void sleep_ms(long ms)
 
 static int finished(const json_t *job)
 {
-	return !strcmp(str(job, "status"), "done") || !strcmp(str(job, "status"), "failed");
+	return !strcmp(jfield_str(job, "status"), "done") || !strcmp(jfield_str(job, "status"), "failed");
 }
 
 /* Polls draft.get until the job is done or failed; *job is replaced. */
@@ -55,12 +49,12 @@ static int wait_for(struct cli_ctx *ctx, json_t **job)
 	while (!finished(*job)) {
 		if (waited > WAIT_MAX_S * 1000L)
 			return cli_fail(SMR_ETIMEOUT, "gave up waiting for draft job %s",
-					str(*job, "job_id"));
+					jfield_str(*job, "job_id"));
 		sleep_ms(delay);
 		waited += delay;
 		delay = delay * 2 > POLL_MAX_MS ? POLL_MAX_MS : delay * 2;
 		next = NULL;
-		rc = cli_call(ctx, "draft.get", json_pack("{s:s}", "job_id", str(*job, "job_id")),
+		rc = cli_call(ctx, "draft.get", json_pack("{s:s}", "job_id", jfield_str(*job, "job_id")),
 			      &next);
 		if (rc)
 			return rc;
@@ -82,12 +76,12 @@ static void render_list(const json_t *draft, const char *field, const char *head
 	printf("\n%s:\n", heading);
 	json_array_foreach(list, i, item) {
 		if (!strcmp(field, "tasks"))
-			printf("  [%c] %s\n", strcmp(str(item, "status"), "done") ? ' ' : 'x',
-			       str(item, key));
-		else if (*str(item, "kind"))
-			printf("  - %s (%s)\n", str(item, key), str(item, "kind"));
+			printf("  [%c] %s\n", strcmp(jfield_str(item, "status"), "done") ? ' ' : 'x',
+			       jfield_str(item, key));
+		else if (*jfield_str(item, "kind"))
+			printf("  - %s (%s)\n", jfield_str(item, key), jfield_str(item, "kind"));
 		else
-			printf("  - %s\n", str(item, key));
+			printf("  - %s\n", jfield_str(item, key));
 	}
 }
 
@@ -98,14 +92,14 @@ static void render_draft(const json_t *job, int saving)
 	const json_t *range = json_object_get(json_object_get(json_object_get(draft, "metadata"),
 							      "draft"), "turn_range");
 
-	printf("draft %s of session %s, turns %lld to %lld, by %s %s%s\n", str(job, "job_id"),
-	       str(job, "session_id"),
+	printf("draft %s of session %s, turns %lld to %lld, by %s %s%s\n", jfield_str(job, "job_id"),
+	       jfield_str(job, "session_id"),
 	       (long long)json_integer_value(json_object_get(range, "first_seq")),
 	       (long long)json_integer_value(json_object_get(range, "last_seq")),
-	       str(job, "provider"), str(job, "model"), saving ? "" : " (not saved)");
-	printf("\n    %s\n", *str(draft, "title") ? str(draft, "title") : "(untitled)");
-	if (*str(draft, "summary"))
-		printf("\n    %s\n", str(draft, "summary"));
+	       jfield_str(job, "provider"), jfield_str(job, "model"), saving ? "" : " (not saved)");
+	printf("\n    %s\n", *jfield_str(draft, "title") ? jfield_str(draft, "title") : "(untitled)");
+	if (*jfield_str(draft, "summary"))
+		printf("\n    %s\n", jfield_str(draft, "summary"));
 	render_list(draft, "decisions", "Decisions");
 	render_list(draft, "assumptions", "Assumptions");
 	render_list(draft, "tasks", "Tasks");
@@ -119,7 +113,7 @@ static void render_draft(const json_t *job, int saving)
 	printf("\nTo save this draft as shown: smriti draft --job %s --save\n"
 	       "To edit it first: smriti draft --job %s --json > draft.json, then\n"
 	       "  smriti checkpoint create SPACE --from-json draft.json\n",
-	       str(job, "job_id"), str(job, "job_id"));
+	       jfield_str(job, "job_id"), jfield_str(job, "job_id"));
 }
 
 static const struct option opts[] = {
@@ -226,15 +220,15 @@ static int save(struct cli_ctx *ctx, const json_t *job, const struct draft_args 
 	json_t *c = NULL;
 	const char *author = a->author ? a->author : cli_default_author();
 	int rc = cli_call(ctx, "draft.save", json_pack("{s:s, s:s?}", "job_id",
-						       str(job, "job_id"), "author", author), &c);
+						       jfield_str(job, "job_id"), "author", author), &c);
 
 	if (rc)
 		return rc;
 	if (a->json)
 		cli_print_json(c);
 	else
-		printf("saved the draft of job %s as [%s %.12s] %s\n", str(job, "job_id"),
-		       str(c, "space"), str(c, "commit_hash"), str(c, "title"));
+		printf("saved the draft of job %s as [%s %.12s] %s\n", jfield_str(job, "job_id"),
+		       jfield_str(c, "space"), jfield_str(c, "commit_hash"), jfield_str(c, "title"));
 	json_decref(c);
 	return 0;
 }
@@ -256,9 +250,9 @@ int cmd_draft(int argc, char **argv, struct cli_ctx *ctx)
 		rc = cli_call(ctx, "draft.create", json_incref(a.params), &job);
 	if (!rc)
 		rc = wait_for(ctx, &job);
-	if (!rc && !strcmp(str(job, "status"), "failed"))
-		rc = cli_fail(SMR_EPROVIDER, "draft job %s failed: %s", str(job, "job_id"),
-			      str(job, "error"));
+	if (!rc && !strcmp(jfield_str(job, "status"), "failed"))
+		rc = cli_fail(SMR_EPROVIDER, "draft job %s failed: %s", jfield_str(job, "job_id"),
+			      jfield_str(job, "error"));
 	if (!rc && a.save && !a.json)
 		render_draft(job, 1);
 	if (!rc && a.save)

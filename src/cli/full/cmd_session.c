@@ -7,6 +7,7 @@
  * or on the server at SMRITI_URL.
  */
 #include "cli/cli.h"
+#include "util/jfield.h"
 #include "util/utf8.h"
 
 #include <getopt.h>
@@ -20,13 +21,6 @@ int cmd_session(int argc, char **argv, struct cli_ctx *ctx);
 static const struct cli_cmd *session_cmd(void)
 {
 	return cli_find("session");
-}
-
-static const char *str(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s ? s : "";
 }
 
 static int usage_help(void)
@@ -65,11 +59,11 @@ static void render_list(const json_t *list)
 	if (!json_array_size(list))
 		printf("no sessions\n");
 	json_array_foreach(list, i, s) {
-		printf("%s  %3lld turns  ", str(s, "id"),
+		printf("%s  %3lld turns  ", jfield_str(s, "id"),
 		       (long long)json_integer_value(json_object_get(s, "last_seq")));
-		if (*str(s, "mounted_commit_hash"))
-			printf("mounted %.12s  ", str(s, "mounted_commit_hash"));
-		print_preview(*str(s, "title") ? str(s, "title") : "(untitled)");
+		if (*jfield_str(s, "mounted_commit_hash"))
+			printf("mounted %.12s  ", jfield_str(s, "mounted_commit_hash"));
+		print_preview(*jfield_str(s, "title") ? jfield_str(s, "title") : "(untitled)");
 		putchar('\n');
 	}
 }
@@ -77,15 +71,15 @@ static void render_list(const json_t *list)
 /* One turn: "#SEQ ROLE STATUS (provider model)", its error, then its text indented. */
 static void render_turn(const json_t *t)
 {
-	const char *text = str(t, "content"), *eol;
+	const char *text = jfield_str(t, "content"), *eol;
 
 	printf("\n#%lld %s %s", (long long)json_integer_value(json_object_get(t, "sequence_number")),
-	       str(t, "role"), str(t, "status"));
-	if (*str(t, "provider"))
-		printf(" (%s %s)", str(t, "provider"), str(t, "model"));
+	       jfield_str(t, "role"), jfield_str(t, "status"));
+	if (*jfield_str(t, "provider"))
+		printf(" (%s %s)", jfield_str(t, "provider"), jfield_str(t, "model"));
 	putchar('\n');
-	if (*str(t, "error"))
-		printf("    error: %s\n", str(t, "error"));
+	if (*jfield_str(t, "error"))
+		printf("    error: %s\n", jfield_str(t, "error"));
 	for (; *text; text = *eol ? eol + 1 : eol) {
 		eol = strchr(text, '\n');
 		if (!eol)
@@ -99,17 +93,17 @@ static void render_session(const json_t *s)
 	const json_t *turns = json_object_get(s, "turns"), *t, *gen = json_object_get(s, "generation");
 	size_t i;
 
-	printf("session %s in Space '%s'", str(s, "id"), str(s, "space"));
-	if (*str(s, "title"))
-		printf(": %s", str(s, "title"));
+	printf("session %s in Space '%s'", jfield_str(s, "id"), jfield_str(s, "space"));
+	if (*jfield_str(s, "title"))
+		printf(": %s", jfield_str(s, "title"));
 	putchar('\n');
-	if (*str(s, "mounted_commit_hash"))
+	if (*jfield_str(s, "mounted_commit_hash"))
 		printf("mounted %.12s: the model sees that checkpoint and the turns after #%lld\n",
-		       str(s, "mounted_commit_hash"),
+		       jfield_str(s, "mounted_commit_hash"),
 		       (long long)json_integer_value(json_object_get(s, "history_base_seq")));
 	if (json_is_object(gen))
-		printf("generating a reply now: generation %s (%s %s)\n", str(gen, "id"),
-		       str(gen, "provider"), str(gen, "model"));
+		printf("generating a reply now: generation %s (%s %s)\n", jfield_str(gen, "id"),
+		       jfield_str(gen, "provider"), jfield_str(gen, "model"));
 	if (!json_array_size(turns))
 		printf("no turns yet\n");
 	json_array_foreach(turns, i, t)

@@ -13,8 +13,9 @@
 #include "domain/context.h"
 #include "domain/review.h"
 #include "ops/runtime/runtime.h"
-#include "util/json_schema.h"
 #include "util/buf.h"
+#include "util/jfield.h"
+#include "util/json_schema.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
 
@@ -50,31 +51,24 @@ static const char *const finding_types[] = {
 
 /* ---- the checkpoint as numbered text ---- */
 
-static const char *str(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s ? s : "";
-}
-
 static void add_item(struct buf *b, const char *field, const json_t *item)
 {
 	if (!strcmp(field, "entities")) {
-		context_add_capped(b, str(item, "name"), ITEM_MAX_CHARS);
-		if (*str(item, "kind"))
-			buf_addf(b, " (kind: %s)", str(item, "kind"));
-		if (*str(item, "description")) {
+		context_add_capped(b, jfield_str(item, "name"), ITEM_MAX_CHARS);
+		if (*jfield_str(item, "kind"))
+			buf_addf(b, " (kind: %s)", jfield_str(item, "kind"));
+		if (*jfield_str(item, "description")) {
 			buf_adds(b, ": ");
-			context_add_capped(b, str(item, "description"), ITEM_MAX_CHARS);
+			context_add_capped(b, jfield_str(item, "description"), ITEM_MAX_CHARS);
 		}
 	} else if (!strcmp(field, "artifacts")) {
-		context_add_capped(b, str(item, "name"), ITEM_MAX_CHARS);
-		buf_addf(b, " (%s):\n", str(item, "kind"));
-		context_add_capped(b, str(item, "content"), CONTEXT_ARTIFACT_MAX_CHARS);
+		context_add_capped(b, jfield_str(item, "name"), ITEM_MAX_CHARS);
+		buf_addf(b, " (%s):\n", jfield_str(item, "kind"));
+		context_add_capped(b, jfield_str(item, "content"), CONTEXT_ARTIFACT_MAX_CHARS);
 	} else {
-		context_add_capped(b, str(item, "text"), ITEM_MAX_CHARS);
+		context_add_capped(b, jfield_str(item, "text"), ITEM_MAX_CHARS);
 		if (!strcmp(field, "tasks"))
-			buf_addf(b, " (status: %s)", str(item, "status"));
+			buf_addf(b, " (status: %s)", jfield_str(item, "status"));
 	}
 	buf_addch(b, '\n');
 }
