@@ -26,6 +26,7 @@
 
 #include <microhttpd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -94,19 +95,87 @@ static int users_exist(struct http_server *srv)
 	return users_exist_err(srv, NULL) != 0;
 }
 
-/* Checks a user's token; 0 and r->who set, or -1 with err set. */
-static int user_token(struct http_req *r, const char *token, struct smr_err *err)
+/*
+ * The memo of r's connection (http_conn_notify), or NULL: what the
+ * connection's last accepted person's or agent's token was.
+ */
+static struct auth_memo *conn_memo(struct http_req *r)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+void http_conn_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+		      enum MHD_ConnectionNotificationCode code)
+{
+	struct http_server *srv = cls;
+
+	(void)conn;
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		/* a server that wants no token keeps nothing: its connections cost what they did */
+		if (srv->guard.has_token || atomic_load(&srv->users_seen))
+			*socket_context = xcalloc(1, sizeof(struct auth_memo));
+	} else if (*socket_context) {
+		ops_auth_memo_wipe(*socket_context);
+		free(*socket_context);
+		*socket_context = NULL;
+	}
+}
+
+static void users_now_seen(struct http_server *srv)
+{
+	if (!atomic_load(&srv->users_seen))   /* no write to a line every worker reads */
+		atomic_store(&srv->users_seen, 1);
+}
+
+/* Checks a user's token (its SHA-256 digest when known, else NULL); 0 and r->who set, or -1. */
+static int user_token(struct http_req *r, const char *token, const uint8_t *digest,
+		      struct auth_memo *memo, struct smr_err *err)
 {
 	struct ops_ctx *ctx = http_thread_ops(r->srv, err);
 
 	if (!ctx)
 		return -1;
-	if (ops_auth_token(ctx, token, &r->who, err))
+	if (ops_auth_token_digest(ctx, token, digest, memo, &r->who, err))
 		return -1;
 	r->has_who = 1;
-	if (!atomic_load(&r->srv->users_seen))   /* no write to a line every worker reads */
-		atomic_store(&r->srv->users_seen, 1);
+	users_now_seen(r->srv);
 	return 0;
+}
+
+/* 1 and r->who set when t is the token memo (NULL: none) holds, still good. */
+static int kept(struct http_req *r, const char *t, struct auth_memo *memo)
+{
+	struct ops_ctx *ctx = memo ? http_thread_ops(r->srv, NULL) : NULL;
+
+	if (!ctx || !ops_auth_memo_take(ctx, memo, t, &r->who))
+		return 0;
+	r->has_who = 1;
+	users_now_seen(r->srv);
+	return 1;
+}
+
+/*
+ * A token on r's connection: the one its memo holds (no hashing), else the
+ * SMRITI_TOKEN or a user's, from one SHA-256 for both checks.  0 and
+ * r->who set, or -1 with err set.
+ */
+static int bearer(struct http_req *r, const char *t, struct smr_err *err)
+{
+	struct auth_memo *memo = conn_memo(r);
+	uint8_t digest[32];
+
+	if (kept(r, t, memo))
+		return 0;
+	http_token_digest(t, digest);
+	if (http_guard_digest_is(&r->srv->guard, digest)) {
+		r->who.admin = 1;
+		r->has_who = 1;
+		return 0;
+	}
+	return user_token(r, t, digest, memo, err);
 }
 
 /* Who r is, from its headers: 1 someone, 0 nobody, -1 refused (err set). */
@@ -114,15 +183,11 @@ static int identify(struct http_req *r, struct smr_err *err)
 {
 	const struct http_guard *g = &r->srv->guard;
 	const char *t = http_bearer(header(r, "Authorization"));
+	struct auth_memo *memo;
 	char cookie[TOKEN_LEN + 1];
 
-	if (t && http_guard_token_is(g, t)) {
-		r->who.admin = 1;
-		r->has_who = 1;
-		return 1;
-	}
 	if (t)
-		return user_token(r, t, err) ? -1 : 1;
+		return bearer(r, t, err) ? -1 : 1;
 	cookie_of(header(r, "Cookie"), cookie);
 	if (!cookie[0])
 		return 0;
@@ -135,7 +200,10 @@ static int identify(struct http_req *r, struct smr_err *err)
 	if (strncmp(cookie, TOKEN_PREFIX, strlen(TOKEN_PREFIX)))
 		return 0;                   /* a stale cookie of another token: as if none */
 	r->by_cookie = 1;
-	return user_token(r, cookie, err) ? -1 : 1;
+	memo = conn_memo(r);
+	if (kept(r, cookie, memo))
+		return 1;
+	return user_token(r, cookie, NULL, memo, err) ? -1 : 1;
 }
 
 int http_authenticate(struct http_req *r)
@@ -216,7 +284,7 @@ void http_auth_post(struct http_req *r, struct ops_ctx *ctx)
 		r->who.admin = 1;
 		r->has_who = 1;
 		value = xstrdup(g->cookie);
-	} else if (!user_token(r, token, &err)) {
+	} else if (!user_token(r, token, NULL, NULL, &err)) {
 		value = xstrdup(token);
 	} else {
 		http_error(r, 401, "unauthorized", "%s", err.msg[0] ? err.msg :

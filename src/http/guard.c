@@ -246,18 +246,29 @@ int http_guard_origin(const struct http_guard *g, const char *origin)
 	return 0;
 }
 
-int http_guard_token_is(const struct http_guard *g, const char *t)
+void http_token_digest(const char *t, uint8_t out[32])
 {
 	struct sha256_ctx sha;
+
+	sha256_init(&sha);
+	sha256_update(&sha, strlen(t), (const uint8_t *)t);
+	sha256_digest(&sha, 32, out);
+}
+
+int http_guard_digest_is(const struct http_guard *g, const uint8_t digest[32])
+{
+	return g->has_token && memeql_sec(digest, g->token_sha, 32);
+}
+
+int http_guard_token_is(const struct http_guard *g, const char *t)
+{
 	uint8_t got[32];
 
 	if (!g->has_token || !t)
 		return 0;
 	/* Hashing first makes the comparison independent of the token's length. */
-	sha256_init(&sha);
-	sha256_update(&sha, strlen(t), (const uint8_t *)t);
-	sha256_digest(&sha, sizeof(got), got);
-	return memeql_sec(got, g->token_sha, sizeof(got));
+	http_token_digest(t, got);
+	return http_guard_digest_is(g, got);
 }
 
 const char *http_bearer(const char *authorization)

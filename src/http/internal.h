@@ -104,6 +104,10 @@ int http_guard_token(const struct http_guard *g, const char *authorization);
 int http_guard_cookie(const struct http_guard *g, const char *cookie_header);
 /* 1 if token is the server's token (constant time); 0 without a token. */
 int http_guard_token_is(const struct http_guard *g, const char *token);
+/* The SHA-256 of a presented token, for http_guard_digest_is and the store's check alike. */
+void http_token_digest(const char *token, uint8_t out[32]);
+/* http_guard_token_is() for a token's http_token_digest (constant time); 0 without a token. */
+int http_guard_digest_is(const struct http_guard *g, const uint8_t digest[32]);
 /* 1 if a Content-Type may carry a JSON body: absent, application/json or x/y+json. */
 int http_json_type(const char *content_type);
 
@@ -163,6 +167,15 @@ void http_ui_free(struct http_ui *ui);
  * loopback-only: http_listen).  Returns 0 to go on, else a 401 is set.
  */
 int http_authenticate(struct http_req *r);
+
+/*
+ * MHD_OPTION_NOTIFY_CONNECTION (auth.c): a connection of a server that
+ * wants tokens gets a memo of the last person's or agent's token accepted
+ * on it (ops/auth.h struct auth_memo), wiped and freed when it closes.
+ */
+enum MHD_ConnectionNotificationCode;
+void http_conn_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+		      enum MHD_ConnectionNotificationCode code);
 
 /* The UI's token cookie (auth.c): GET, POST and DELETE /v4/auth. */
 void http_auth_get(struct http_req *r, struct ops_ctx *ctx);

@@ -1001,6 +1001,7 @@ static struct MHD_Daemon *start_daemon(struct http_server *srv, int fd)
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+				MHD_OPTION_NOTIFY_CONNECTION, http_conn_notify, srv,
 				MHD_OPTION_END);
 }
 

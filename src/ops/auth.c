@@ -14,6 +14,7 @@
 
 #include <nettle/memops.h>
 #include <nettle/sha2.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,11 +38,12 @@
  * Expiry is compared with the clock on every request.
  */
 struct token_entry {
-	char hash[65];
+	uint64_t key;             /* the digest's first 8 bytes: where a lookup looks first */
+	uint8_t digest[SHA256_DIGEST_SIZE];
 	struct principal who;
 	char expires_at[32];      /* "" when it never expires */
 	int64_t expires_us;       /* the same in microseconds since the Unix epoch */
-	int64_t touched_us;       /* monotonic: when this context last recorded a use */
+	int64_t touched_us;       /* coarse monotonic: when this context last recorded a use */
 };
 
 struct role_entry {
@@ -59,6 +61,7 @@ struct space_entry {
 };
 
 struct auth_cache {
+	uint64_t serial;          /* names what tok[] holds: new at every clear (auth_memo) */
 	int fresh;                /* checked for this request */
 	int by_gen;               /* checked against the keeper's gen ... */
 	uint64_t gen;
@@ -79,13 +82,18 @@ void ops_auth_cache_free(struct ops_ctx *ctx)
 	ctx->auth_cache = NULL;
 }
 
+/* Serials of every cache of the process: a memo checked in one never matches another. */
+static _Atomic uint64_t serials;
+
 /* Forgets the tokens, roles and Spaces kept (the state they were read in is kept). */
 static void cache_clear(struct ops_ctx *ctx)
 {
 	struct auth_cache *c = ctx->auth_cache;
 
-	if (c)
-		c->nspace = c->next_space = c->ntok = c->next_tok = c->nrole = c->next_role = 0;
+	if (!c)
+		return;
+	c->nspace = c->next_space = c->ntok = c->next_tok = c->nrole = c->next_role = 0;
+	c->serial = atomic_fetch_add(&serials, 1) + 1;
 }
 
 /* A change through this context: its cache, and every other one of this server, is stale. */
@@ -126,8 +134,10 @@ static struct auth_cache *cache_refresh(struct ops_ctx *ctx)
 	struct auth_cache *c = ctx->auth_cache;
 	uint64_t gen;
 
-	if (!c)
+	if (!c) {
 		c = ctx->auth_cache = xcalloc(1, sizeof(*c));
+		cache_clear(ctx);
+	}
 	c->fresh = 0;
 	if (ctx->keeper && auth_keeper_gen(ctx->keeper, &gen)) {
 		if (!c->by_gen || c->gen != gen)
@@ -157,16 +167,6 @@ static void hex(const uint8_t *b, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
-static void sha256_hex(const char *s, char out[65])
-{
-	struct sha256_ctx sha;
-	uint8_t d[SHA256_DIGEST_SIZE];
-
-	sha256_init(&sha);
-	sha256_update(&sha, strlen(s), (const uint8_t *)s);
-	sha256_digest(&sha, sizeof(d), d);
-	hex(d, sizeof(d), out);
-}
 
 /* Seconds since the epoch of one of sys_now_iso()'s timestamps; -1 if it is not one. */
 static long long iso_seconds(const char *iso)
@@ -228,7 +228,23 @@ static void touch(struct ops_ctx *ctx, const struct token *t, const char *now)
 		touch_id(ctx, t->id, now);
 }
 
-/* A token this context checked before, still valid at now; 1 and *out set when found. */
+/*
+ * A use of a kept token (a cache entry's or a memo's): recorded when the
+ * last one this holder recorded is a minute old.  A coarse clock is plenty
+ * for a minute.
+ */
+static void touch_kept(struct ops_ctx *ctx, int64_t *touched_us, const char *token_id)
+{
+	int64_t now_us = sys_coarse_monotonic_us();
+	char now[32];
+
+	if (now_us - *touched_us < TOKEN_TOUCH_EVERY * 1000000LL)
+		return;
+	ctx->now(now);
+	touch_id(ctx, token_id, now);
+	*touched_us = now_us;
+}
+
 /* Microseconds since the Unix epoch of an ISO UTC time ("...T..:..:..[.ffffff]Z"); -1 if none. */
 static int64_t iso_us(const char *iso)
 {
@@ -239,47 +255,78 @@ static int64_t iso_us(const char *iso)
 	return s < 0 ? -1 : (int64_t)s * 1000000 + (frac >= 0 && frac < 1000000 ? frac : 0);
 }
 
+/* How far from its expiry a kept token must be for the coarse clock to decide (a tick is ms). */
+#define COARSE_SLACK_US 1000000
+
 /*
- * Whether a kept token has expired.  The system clock is read as a number
- * (no formatting, and none of gmtime's time zone lock, which every worker
- * would share); a clock a test swapped in is asked for its time.
+ * Whether a kept token (expires_at "" for never, expires_us the same in
+ * microseconds) has expired.  The system clock is read as a number (no
+ * formatting, and none of gmtime's time zone lock, which every worker
+ * would share), and while the expiry is more than a second away the
+ * coarse clock answers: it is never ahead of the precise one, so it cannot
+ * let a token through late.  A clock a test swapped in is asked for its
+ * time.
  */
-static int expired(struct ops_ctx *ctx, const struct token_entry *e)
+static int expired(struct ops_ctx *ctx, const char *expires_at, int64_t expires_us)
 {
 	char now[32];
 
-	if (!e->expires_at[0])
+	if (!expires_at[0])
 		return 0;
-	if (ctx->now == sys_now_iso)
-		return e->expires_us <= sys_realtime_us();
+	if (ctx->now == sys_now_iso) {
+		if (expires_us - COARSE_SLACK_US > sys_coarse_realtime_us())
+			return 0;
+		return expires_us <= sys_realtime_us();
+	}
 	ctx->now(now);
-	return strcmp(e->expires_at, now) <= 0;
+	return strcmp(expires_at, now) <= 0;
 }
 
-static int cached_token(struct ops_ctx *ctx, struct auth_cache *c, const char *hash,
-			struct principal *out)
+static void sha256_of(const char *s, uint8_t d[SHA256_DIGEST_SIZE])
 {
-	char now[32];
+	struct sha256_ctx sha;
+
+	sha256_init(&sha);
+	sha256_update(&sha, strlen(s), (const uint8_t *)s);
+	sha256_digest(&sha, SHA256_DIGEST_SIZE, d);
+}
+
+static uint64_t digest_key(const uint8_t *d)
+{
+	uint64_t key;
+
+	memcpy(&key, d, sizeof(key));
+	return key;
+}
+
+/*
+ * A token this context checked before, still valid; 1 and *out (and *e)
+ * set when found.  Entries are told apart by their digest's first 8 bytes,
+ * then the whole digest is compared in constant time: what the lookup's
+ * time depends on is the SHA-256 of what the caller sent, which says
+ * nothing about a token the caller does not have (docs/security.md).
+ */
+static int cached_token(struct ops_ctx *ctx, struct auth_cache *c, const uint8_t *digest,
+			struct principal *out, const struct token_entry **found)
+{
+	uint64_t key = digest_key(digest);
 
 	for (size_t i = 0; c && i < c->ntok; i++) {
 		struct token_entry *e = &c->tok[i];
 
-		if (!memeql_sec(e->hash, hash, 64))
+		if (e->key != key || !memeql_sec(e->digest, digest, SHA256_DIGEST_SIZE))
 			continue;
-		if (expired(ctx, e))
+		if (expired(ctx, e->expires_at, e->expires_us))
 			return 0;               /* expired since: the store says why */
 		*out = e->who;
-		if (sys_monotonic_us() - e->touched_us >= TOKEN_TOUCH_EVERY * 1000000LL) {
-			ctx->now(now);
-			touch_id(ctx, e->who.token_id, now);
-			e->touched_us = sys_monotonic_us();
-		}
+		*found = e;
+		touch_kept(ctx, &e->touched_us, e->who.token_id);
 		return 1;
 	}
 	return 0;
 }
 
-static void cache_token(struct auth_cache *c, const char *hash, const struct token *t,
+static void cache_token(struct auth_cache *c, const uint8_t *digest, const struct token *t,
 			const struct principal *who)
 {
 	struct token_entry *e;
@@ -290,29 +337,101 @@ static void cache_token(struct auth_cache *c, const char *hash, const struct tok
 	c->next_tok = (c->next_tok + 1) % CACHE_TOKENS;
 	if (c->ntok < CACHE_TOKENS)
 		c->ntok++;
-	memcpy(e->hash, hash, 65);
+	memcpy(e->digest, digest, SHA256_DIGEST_SIZE);
+	e->key = digest_key(digest);
 	e->who = *who;
 	set_field(e->expires_at, sizeof(e->expires_at), t->expires_at);
 	e->expires_us = t->expires_at ? iso_us(t->expires_at) : 0;
-	e->touched_us = sys_monotonic_us();     /* touch() just looked at its last use */
+	e->touched_us = sys_coarse_monotonic_us();     /* touch() just looked at its last use */
 }
 
-enum smr_rc ops_auth_token(struct ops_ctx *ctx, const char *token, struct principal *out,
-			   struct smr_err *err)
+/*
+ * 1 when the n bytes at a and b are equal, in a time that depends on n
+ * only: a word at a time, every word, no early exit.
+ */
+static int same_bytes(const void *a, const void *b, size_t n)
 {
+	const unsigned char *x = a, *y = b;
+	uint64_t diff = 0, u, v;
+	size_t i = 0;
+
+	for (; i + sizeof(u) <= n; i += sizeof(u)) {
+		memcpy(&u, x + i, sizeof(u));
+		memcpy(&v, y + i, sizeof(v));
+		diff |= u ^ v;
+	}
+	for (; i < n; i++)
+		diff |= (uint64_t)(x[i] ^ y[i]);
+	return diff == 0;
+}
+
+void ops_auth_memo_wipe(struct auth_memo *m)
+{
+	explicit_bzero(m, sizeof(*m));
+}
+
+int ops_auth_memo_take(struct ops_ctx *ctx, struct auth_memo *m, const char *token,
+		       struct principal *out)
+{
+	struct auth_cache *c;
+
+	if (!m->serial || strnlen(token, TOKEN_LEN + 1) != TOKEN_LEN ||
+	    !same_bytes(m->token, token, TOKEN_LEN))
+		return 0;
+	c = cache_refresh(ctx);
+	if (!c || c->serial != m->serial || expired(ctx, m->expires_at, m->expires_us))
+		return 0;                       /* the full check says what it is now */
+	*out = m->who;
+	touch_kept(ctx, &m->touched_us, m->who.token_id);
+	return 1;
+}
+
+/* Keeps token, just checked in the state c holds, in memo (NULL: none). */
+static void memo_keep(struct auth_memo *m, const char *token, const struct auth_cache *c,
+		      const struct token_entry *e)
+{
+	if (!m)
+		return;
+	if (!c || !e) {
+		ops_auth_memo_wipe(m);
+		return;
+	}
+	memcpy(m->token, token, TOKEN_LEN);
+	m->serial = c->serial;
+	memcpy(m->expires_at, e->expires_at, sizeof(m->expires_at));
+	m->expires_us = e->expires_us;
+	m->touched_us = e->touched_us;
+	m->who = e->who;
+}
+
+enum smr_rc ops_auth_token_digest(struct ops_ctx *ctx, const char *token,
+				  const uint8_t *digest, struct auth_memo *memo,
+				  struct principal *out, struct smr_err *err)
+{
+	const struct token_entry *e = NULL;
 	struct token t = { 0 };
 	struct auth_cache *c;
+	uint8_t d[SHA256_DIGEST_SIZE];
 	char hash[65], now[32];
 	const char *why;
 	enum smr_rc rc;
 
 	memset(out, 0, sizeof(*out));
-	if (!token_shape_ok(token))
+	if (!token_shape_ok(token)) {
+		if (memo)
+			ops_auth_memo_wipe(memo);
 		return smr_errf(err, SMR_EUNAUTH, "missing or wrong bearer token");
-	sha256_hex(token, hash);
+	}
+	if (!digest) {
+		sha256_of(token, d);
+		digest = d;
+	}
 	c = cache_refresh(ctx);
-	if (cached_token(ctx, c, hash, out))
+	if (cached_token(ctx, c, digest, out, &e)) {
+		memo_keep(memo, token, c, e);
 		return SMR_OK;
+	}
+	hex(digest, SHA256_DIGEST_SIZE, hash);
 	ctx->now(now);
 	rc = store_token_find(ctx->st, hash, &t, err);
 	if (rc == SMR_ENOTFOUND || (!rc && (!t.hash || strlen(t.hash) != 64 ||
@@ -327,10 +446,19 @@ enum smr_rc ops_auth_token(struct ops_ctx *ctx, const char *token, struct princi
 		set_field(out->person_id, sizeof(out->person_id), t.person_id);
 		set_field(out->token_id, sizeof(out->token_id), t.id);
 		touch(ctx, &t, now);
-		cache_token(c, hash, &t, out);
+		cache_token(c, digest, &t, out);
+		/* the entry just written: c->tok[] holds it until the next clear */
+		e = c ? &c->tok[(c->next_tok + CACHE_TOKENS - 1) % CACHE_TOKENS] : NULL;
 	}
+	memo_keep(memo, token, rc ? NULL : c, e);
 	token_release(&t);
 	return rc;
+}
+
+enum smr_rc ops_auth_token(struct ops_ctx *ctx, const char *token, struct principal *out,
+			   struct smr_err *err)
+{
+	return ops_auth_token_digest(ctx, token, NULL, NULL, out, err);
 }
 
 enum smr_rc ops_auth_users_exist(struct ops_ctx *ctx, int *yes, struct smr_err *err)
@@ -553,15 +681,15 @@ void ops_add_role(struct ops_ctx *ctx, const struct space *sp, json_t *doc)
 		json_object_set_new(doc, "role", json_string(role_name(r)));
 }
 
-enum smr_rc ops_grant_creator(struct ops_ctx *ctx, const char *space_id, struct smr_err *err)
+const char *ops_new_space_owner(const struct ops_ctx *ctx)
 {
-	enum smr_rc rc;
+	return ops_restricted(ctx) ? ctx->who->person_id : NULL;
+}
 
-	if (!ops_restricted(ctx))
-		return SMR_OK;
-	rc = store_grant_set(ctx->st, ctx->who->person_id, space_id, ROLE_OWNER, err);
-	changed(ctx);
-	return rc;
+void ops_new_space_owned(struct ops_ctx *ctx)
+{
+	if (ops_restricted(ctx))
+		changed(ctx);
 }
 
 /* ---- operations ---- */
@@ -694,7 +822,7 @@ static enum smr_rc op_token_create(struct ops_ctx *ctx, const json_t *p, json_t 
 	const char *name, *expires = DEFAULT_EXPIRY;
 	struct user u = { 0 };
 	struct token t = { 0 };
-	uint8_t secret[TOKEN_SECRET_HEX / 2], idb[6];
+	uint8_t secret[TOKEN_SECRET_HEX / 2], digest[SHA256_DIGEST_SIZE], idb[6];
 	char token[TOKEN_LEN + 1], hash[65], id[24], now[32], until[32];
 	long long secs = 0;
 	enum smr_rc rc = api_str(p, "name", 1, &name, err);
@@ -710,7 +838,9 @@ static enum smr_rc op_token_create(struct ops_ctx *ctx, const json_t *p, json_t 
 	sys_random(secret, sizeof(secret));
 	memcpy(token, TOKEN_PREFIX, 4);
 	hex(secret, sizeof(secret), token + 4);
-	sha256_hex(token, hash);
+	explicit_bzero(secret, sizeof(secret));
+	sha256_of(token, digest);
+	hex(digest, sizeof(digest), hash);
 	sys_random(idb, sizeof(idb));
 	memcpy(id, "tok_", 4);
 	hex(idb, sizeof(idb), id + 4);
@@ -725,7 +855,7 @@ static enum smr_rc op_token_create(struct ops_ctx *ctx, const json_t *p, json_t 
 		*result = token_json(&t);
 		json_object_set_new(*result, "token", json_string(token));
 	}
-	memset(token, 0, sizeof(token));
+	explicit_bzero(token, sizeof(token));
 out:
 	user_release(&u);
 	return rc;

@@ -46,6 +46,50 @@ enum smr_rc ops_auth_token(struct ops_ctx *ctx, const char *token, struct princi
 			   struct smr_err *err);
 
 /*
+ * ops_auth_token() for a caller that already has the token's SHA-256
+ * (digest, 32 bytes; NULL: computed here) and keeps a memo for the
+ * connection it came on (NULL: none).  On success the memo holds this
+ * token; on failure it is wiped.
+ */
+struct auth_memo;
+enum smr_rc ops_auth_token_digest(struct ops_ctx *ctx, const char *token,
+				  const uint8_t *digest, struct auth_memo *memo,
+				  struct principal *out, struct smr_err *err);
+
+/*
+ * What a transport keeps of the token last accepted on one connection (an
+ * HTTP keep-alive connection), so that the connection's next requests with
+ * the same token cost a comparison instead of a SHA-256 and a lookup.  A
+ * memo is good while its context's cache holds what it held when the token
+ * was checked (the serial of its tokens): any change of the auth state (a
+ * revocation, a disabled user, a new epoch) that the context notices drops
+ * it, exactly when the context's own cache of tokens is dropped, and the
+ * expiry is compared on every request.  It holds the token itself: a
+ * transport wipes it (ops_auth_memo_wipe) when the connection closes.
+ * Zeroed: empty.
+ */
+struct auth_memo {
+	char token[TOKEN_LEN];     /* not NUL-terminated */
+	uint64_t serial;           /* of the cache it was checked in; 0: empty */
+	char expires_at[32];       /* "" when it never expires */
+	int64_t expires_us;
+	int64_t touched_us;        /* coarse monotonic: when its last use was recorded */
+	struct principal who;
+};
+
+/*
+ * 1 and *out set when token is the one memo holds (compared in constant
+ * time) and the memo is still good for ctx (checks the auth state as
+ * ops_auth_token() does: one of them per request); else 0, and the caller
+ * goes on with ops_auth_token_digest(..., memo, ...).
+ */
+int ops_auth_memo_take(struct ops_ctx *ctx, struct auth_memo *memo, const char *token,
+		       struct principal *out);
+
+/* Empties a memo, overwriting the token it held. */
+void ops_auth_memo_wipe(struct auth_memo *memo);
+
+/*
  * A context keeps what it read of tokens and roles while the auth state
  * stays as it was.  ops_auth_token() (or the first role lookup) of a
  * request checks that once: with a keeper whose watch is up, against the
@@ -148,8 +192,16 @@ void ops_add_role(struct ops_ctx *ctx, const struct space *sp, json_t *doc);
  */
 void ops_set_author(struct ops_ctx *ctx, struct checkpoint *c);
 
-/* Gives the caller (a person, or an agent's person) the owner role on a new Space. */
-enum smr_rc ops_grant_creator(struct ops_ctx *ctx, const char *space_id, struct smr_err *err);
+/*
+ * The person (user id) a Space the caller creates or forks is granted to as
+ * its owner, in the transaction that makes it (struct ref_move's owner): a
+ * person, or an agent's person.  NULL when the caller is not restricted
+ * (the database's owner, the administrator).  Borrowed.
+ */
+const char *ops_new_space_owner(const struct ops_ctx *ctx);
+
+/* After a Space was made for an owner: this server's kept roles are stale at once. */
+void ops_new_space_owned(struct ops_ctx *ctx);
 
 /* "reader", "writer", "owner" (or "none"); static storage. */
 const char *role_name(enum role r);

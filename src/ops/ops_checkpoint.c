@@ -862,10 +862,11 @@ enum smr_rc ops_fork(struct ops_ctx *ctx, const char *ref, const char *new_space
 		sp.created_at = now;
 		why = xasprintf("fork: from %s at %.12s", from.name, src.hash);
 		rc = store_space_fork(ctx->st, &sp, from.id, src.hash,
-				      &(struct ref_move){ ops_actor(ctx), why, now }, err);
+				      &(struct ref_move){ ops_actor(ctx), why, now,
+							  ops_new_space_owner(ctx) }, err);
 		free(sp.description);
 		if (!rc)
-			rc = ops_grant_creator(ctx, id, err);
+			ops_new_space_owned(ctx);
 		free(why);
 	}
 	if (!rc)

@@ -110,17 +110,13 @@ enum smr_rc ops_space_create(struct ops_ctx *ctx, const char *name, const char *
 	sp.name = (char *)name;
 	sp.description = (char *)(description ? description : "");
 	sp.created_at = now;
+	/* its owner's grant is part of the same transaction: no Space without the owner it was made for */
 	rc = store_space_create(ctx->st, &sp,
-				&(struct ref_move){ ops_actor(ctx), "create", now }, err);
+				&(struct ref_move){ ops_actor(ctx), "create", now,
+						    ops_new_space_owner(ctx) }, err);
 	if (rc)
 		return rc;
-	rc = ops_grant_creator(ctx, id, err);
-	if (rc) {
-		store_space_delete(ctx->st, id,
-				   &(struct ref_move){ ops_actor(ctx), "create: undone, no owner grant", now },
-				   NULL);
-		return rc;
-	}
+	ops_new_space_owned(ctx);
 	return store_space_get(ctx->st, id, out, err);
 }
 

@@ -189,6 +189,9 @@ struct store_ops {
 				    struct smr_err *err);
 	enum smr_rc (*space_delete)(struct store *st, const char *id, const char *at,
 				    struct smr_err *err);
+	/* Grants user_id the owner role on space_id and moves the auth epoch (ref_move.owner). */
+	enum smr_rc (*space_owner)(struct store *st, const char *space_id, const char *user_id,
+				   struct smr_err *err);
 	/* space_name NULL: the Space's name now */
 	enum smr_rc (*reflog_insert)(struct store *st, const char *space_id, const char *space_name,
 				     const char *old_hash, const char *new_hash, const char *action,

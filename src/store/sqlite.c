@@ -15,6 +15,7 @@
  * The gate is one for the process (a thread never holds two write
  * transactions at once); other processes still meet the busy handler.
  */
+#include "store/auth.h"
 #include "store/internal.h"
 #include "store/schema_sqlite.h"
 #include "util/metrics.h"
@@ -65,6 +66,7 @@ struct sqlite_store {
 	struct fields_memo memo;       /* of the last HEAD read */
 	/* sqlite_data_version: what it saw last of each source, and its count of changes seen */
 	int wal;                       /* 1: in WAL mode, 0: not, -1: not asked yet */
+	const volatile unsigned char *shm;   /* the WAL index's first region, once mapped */
 	unsigned char wal_seen[WAL_HDR];
 	uint64_t pragma_seen;
 	uint64_t generation;
@@ -270,24 +272,36 @@ static int in_wal_mode(struct sqlite_store *s)
  * commit appends at least its commit frame, so mxFrame grows, or it
  * restarts the WAL, which changes the salts: the header differs from what
  * it was before any commit, by any connection of any process.
+ *
+ * The header lies in the first 32 KiB region, which is mapped once per
+ * handle and kept (s->shm): asking the VFS every time cost a file-control
+ * lookup, the VFS's shm mutex and a sysconf() on every request.  The
+ * pointer stays valid while the connection is open: the unix VFS maps each
+ * region once and unmaps only in xShmUnmap, which the pager calls when it
+ * closes the WAL -- at sqlite3_close(), or when leaving WAL mode, which
+ * this handle never does and no other connection can do while this one
+ * holds the WAL open; a -shm that grows gets new regions beside the old.
  */
 static int wal_header(struct sqlite_store *s, unsigned char out[WAL_HDR])
 {
-	sqlite3_file *f = NULL;
-	volatile void *map = NULL;
-	const volatile unsigned char *shm;
+	const volatile unsigned char *shm = s->shm;
 	unsigned char second[WAL_HDR];
 	uint32_t version;
 
-	if (s->wal < 0)
-		s->wal = in_wal_mode(s);
-	/* a database in another journal mode has no WAL index: mapping one would make it */
-	if (!s->wal ||
-	    sqlite3_file_control(s->db, "main", SQLITE_FCNTL_FILE_POINTER, &f) != SQLITE_OK ||
-	    !f || !f->pMethods || f->pMethods->iVersion < 2 || !f->pMethods->xShmMap ||
-	    f->pMethods->xShmMap(f, 0, 32768, 0, &map) != SQLITE_OK || !map)
-		return -1;
-	shm = map;
+	if (!shm) {
+		sqlite3_file *f = NULL;
+		volatile void *map = NULL;
+
+		if (s->wal < 0)
+			s->wal = in_wal_mode(s);
+		/* a database in another journal mode has no WAL index: mapping one would make it */
+		if (!s->wal ||
+		    sqlite3_file_control(s->db, "main", SQLITE_FCNTL_FILE_POINTER, &f) != SQLITE_OK ||
+		    !f || !f->pMethods || f->pMethods->iVersion < 2 || !f->pMethods->xShmMap ||
+		    f->pMethods->xShmMap(f, 0, 32768, 0, &map) != SQLITE_OK || !map)
+			return -1;
+		shm = s->shm = map;
+	}
 	for (int tries = 0; tries < 4; tries++) {
 		for (size_t i = 0; i < WAL_HDR; i++)
 			out[i] = shm[i];
@@ -643,6 +657,28 @@ static enum smr_rc sqlite_space_create(struct store *st, const struct space *sp,
 				       struct smr_err *err)
 {
 	return insert_space(S(st), sp, err);
+}
+
+static enum smr_rc sqlite_space_owner(struct store *st, const char *space_id,
+				      const char *user_id, struct smr_err *err)
+{
+	static const char grant[] =
+		"INSERT INTO grants (user_id, repo_id, role) VALUES (?1, ?2, ?3)"
+		" ON CONFLICT (user_id, repo_id) DO UPDATE SET role = excluded.role";
+	static const char bump[] = "UPDATE auth_state SET epoch = epoch + 1 WHERE id = 1";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, grant);
+	enum smr_rc rc;
+
+	if (q) {
+		bind_text(q, 1, user_id);
+		bind_text(q, 2, space_id);
+		sqlite3_bind_int(q, 3, ROLE_OWNER);
+	}
+	rc = step_done(s, q, "making you the new space's owner", err);
+	if (!rc)
+		rc = step_done(s, prep(s, bump), "moving the auth epoch", err);
+	return rc;
 }
 
 static enum smr_rc sqlite_space_get(struct store *st, const char *id_or_name,
@@ -2160,6 +2196,7 @@ const struct store_ops store_sqlite_ops = {
 	.group_key = sqlite_group_key,
 	.savepoint = sqlite_savepoint,
 	.space_create = sqlite_space_create,
+	.space_owner = sqlite_space_owner,
 	.space_get = sqlite_space_get,
 	.space_list = sqlite_space_list,
 	.space_rename = sqlite_space_rename,

@@ -806,6 +806,15 @@ struct fork {
 	const struct ref_move *mv;
 };
 
+/* The grant of a new Space to the person it was made for (ref_move.owner), when there is one. */
+static enum smr_rc owner_rows(struct store *st, const char *space_id, const struct ref_move *mv,
+			      struct smr_err *err)
+{
+	if (!mv || !mv->owner)
+		return SMR_OK;
+	return st->ops->space_owner(st, space_id, mv->owner, err);
+}
+
 static enum smr_rc fork_rows(struct store *st, void *arg, struct smr_err *err)
 {
 	struct fork *f = arg;
@@ -820,6 +829,8 @@ static enum smr_rc fork_rows(struct store *st, void *arg, struct smr_err *err)
 		rc = head_set(st, f->sp->id, id, err);
 	if (!rc)
 		rc = record_move(st, f->sp->id, NULL, f->hash, "fork", f->mv, err);
+	if (!rc)
+		rc = owner_rows(st, f->sp->id, f->mv, err);
 	return rc;
 }
 
@@ -1093,6 +1104,8 @@ static enum smr_rc create_rows(struct store *st, void *arg, struct smr_err *err)
 
 	if (!rc)
 		rc = record_move(st, m->sp->id, NULL, NULL, "create", m->mv, err);
+	if (!rc)
+		rc = owner_rows(st, m->sp->id, m->mv, err);
 	return rc;
 }
 

@@ -58,6 +58,12 @@ struct ref_move {
 	const char *actor;
 	const char *reason;
 	const char *at;
+	/*
+	 * Creating or forking a Space: the person (user id) made its owner in
+	 * the same transaction, with the auth epoch moved (store/auth.h), so a
+	 * Space never exists without the owner it was made for; NULL: none.
+	 */
+	const char *owner;
 };
 
 /*

@@ -245,6 +245,10 @@ describe('generations', () => {
     // a reader from the start gets the whole stream, end included
     const whole = await (await openStream(srv, 'GET', `/v4/generations/${genId}`)).all();
     assert.deepEqual(whole.map((e) => e.event), all.map((e) => e.event));
+    assert.deepEqual(whole, all, 'the ended generation keeps every event as it was sent');
+    // and one that comes back after the end resumes where it was, too
+    const late = await (await openStream(srv, 'GET', `/v4/generations/${genId}`, { headers: { 'Last-Event-ID': '5' } })).all();
+    assert.deepEqual(late, all.slice(5));
   });
 
   test('a second send while a reply runs is 409 and writes nothing', async () => {

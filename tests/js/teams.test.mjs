@@ -12,6 +12,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import http from 'node:http';
 import { SMRITI_FULL, tempDb, run, startProcess } from './helpers.mjs';
 import { startServer, request, assertError } from './http-helpers.mjs';
 import { startFakeProvider } from '../fake-provider/server.mjs';
@@ -704,6 +705,61 @@ function teamSuite(kind, makeDb) {
         }
       } finally {
         await second.stop();
+      }
+    });
+
+    test('a kept-alive connection: each request is checked anew, a revoked token is refused on the next one', async () => {
+      // the server remembers the last token it accepted on a connection (one SHA-256 per
+      // connection, not per request); what changes in between must still count at once
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      let sockets = 0;
+      const create = agent.createConnection.bind(agent);
+      agent.createConnection = (...a) => { sockets++; return create(...a); };
+      const on = (token, path = '/v4/repos') => request(server, 'GET', path, {
+        agent, headers: token === null ? {} : { Authorization: `Bearer ${token}` } });
+      const who = async (token) => (await request(server, 'POST', '/api/ops/whoami', {
+        agent, body: {}, headers: { Authorization: `Bearer ${token}` } })).json?.result?.name;
+      try {
+        const a = JSON.parse(cliOk(store.db, ['token', 'create', 'rea', '--json']));
+        const b = JSON.parse(cliOk(store.db, ['token', 'create', 'wri', '--json']));
+        for (let i = 0; i < 3; i++) assert.equal((await on(a.token)).status, 200);
+        // another token, a wrong one, or none on the same connection is that, not the last one
+        assert.equal(await who(b.token), 'wri');
+        assert.equal(await who(a.token), 'rea');
+        assertError(await on(a.token.slice(0, -1) + (a.token.endsWith('0') ? '1' : '0')), 401, 'unauthorized');
+        assertError(await on(null), 401, 'unauthorized');
+        assert.equal(await who(a.token), 'rea');
+        // revoked through this server (on another connection): refused on the very next request
+        assert.equal((await op('admin', 'token.revoke', { id: a.id })).status, 200);
+        let r = await on(a.token);
+        assertError(r, 401, 'unauthorized');
+        assert.match(r.json.error.message, /revoked/);
+        // revoked by another process: at once on SQLite, at the notice on PostgreSQL
+        assert.equal(await who(b.token), 'wri');
+        cliOk(store.db, ['token', 'revoke', b.id]);
+        r = await elsewhere(() => on(b.token), (x) => x.status === 401, 'a kept token revoked by the CLI');
+        assert.match(r.json.error.message, /revoked/);
+        // a disabled user's token, and one that expired while the connection stayed open
+        const c = JSON.parse(cliOk(store.db, ['token', 'create', 'out', '--json']));
+        const until = new Date(Date.now() + 1500);
+        store.sql(`UPDATE tokens SET expires_at = '${until.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z')}' WHERE id = '${c.id}'`);
+        await elsewhere(() => on(c.token), (x) => x.status === 200, 'a new expiry');
+        assert.equal((await on(c.token)).status, 200);
+        await new Promise((res) => setTimeout(res, Math.max(0, until - Date.now()) + 100));
+        r = await on(c.token);
+        assertError(r, 401, 'unauthorized');
+        assert.match(r.json.error.message, /expired/);
+        const kept = uniq('kept');
+        cliOk(store.db, ['user', 'add', kept]);
+        const d = JSON.parse(cliOk(store.db, ['token', 'create', kept, '--json']));
+        assert.equal(await who(d.token), kept);
+        assert.equal((await op('admin', 'user.disable', { name: kept })).status, 200);
+        r = await on(d.token);
+        assertError(r, 401, 'unauthorized');
+        assert.match(r.json.error.message, /disabled/);
+        assert.equal(sockets, 1, 'every request went over one kept-alive connection');
+      } finally {
+        agent.destroy();
       }
     });
 

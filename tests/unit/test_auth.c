@@ -135,6 +135,61 @@ TEST(auth_revoked_and_disabled)
 	teardown(&f);
 }
 
+/*
+ * A Space and its owner's grant are one transaction: when the grant cannot
+ * be written (here: a person the database does not have), nothing of the
+ * Space is left, live or deleted; the same for a fork.
+ */
+TEST(auth_new_space_and_its_owner_are_one_write)
+{
+	struct fixture f;
+	struct principal ghost = { 0 };
+	struct space sp = { 0 }, from = { 0 }, *gone = NULL;
+	struct smr_err err = SMR_ERR_INIT;
+	struct checkpoint head = { 0 };
+	size_t n = 9;
+
+	setup(&f);
+	snprintf(ghost.name, sizeof(ghost.name), "ghost");
+	snprintf(ghost.user_id, sizeof(ghost.user_id), "no-such-user");
+	snprintf(ghost.person_id, sizeof(ghost.person_id), "no-such-user");
+	f.ctx.who = &ghost;
+	CHECK(call(&f, "space.create", json_pack("{s:s}", "name", "orphan"), NULL) != SMR_OK);
+	f.ctx.who = NULL;
+	CHECK_INT(store_space_find(f.st, "orphan", &sp, &err), SMR_ENOTFOUND);
+	CHECK_INT(store_space_list_deleted(f.st, &gone, &n, &err), SMR_OK);
+	CHECK_INT((int)n, 0);
+	free(gone);
+	/* the store's fork, with an owner it cannot grant */
+	CHECK_INT(store_head_get(f.st, "private", &head, &err), SMR_OK);
+	CHECK_INT(store_space_get(f.st, "private", &from, &err), SMR_OK);
+	sp = (struct space){ .id = "00000000-0000-4000-8000-00000000f0f0", .name = "orphan-fork",
+			     .description = "", .created_at = "2026-01-01T00:00:00.000000Z" };
+	CHECK(store_space_fork(f.st, &sp, from.id, head.hash,
+			       &(struct ref_move){ "ghost", "fork", sp.created_at, "no-such-user" },
+			       &err) != SMR_OK);
+	memset(&sp, 0, sizeof(sp));
+	CHECK_INT(store_space_find(f.st, "orphan-fork", &sp, &err), SMR_ENOTFOUND);
+	/* and with one it can: the person owns it */
+	sp = (struct space){ .id = "00000000-0000-4000-8000-00000000f0f1", .name = "ann-fork",
+			     .description = "", .created_at = "2026-01-01T00:00:00.000000Z" };
+	{
+		struct user ann = { 0 };
+		enum role role = ROLE_NONE;
+
+		CHECK_INT(store_user_get(f.st, "ann", &ann, &err), SMR_OK);
+		CHECK_INT(store_space_fork(f.st, &sp, from.id, head.hash,
+					   &(struct ref_move){ "ann", "fork", sp.created_at, ann.id },
+					   &err), SMR_OK);
+		CHECK_INT(store_grant_get(f.st, ann.id, sp.id, &role, &err), SMR_OK);
+		CHECK_INT((int)role, (int)ROLE_OWNER);
+		user_release(&ann);
+	}
+	checkpoint_release(&head);
+	space_release(&from);
+	teardown(&f);
+}
+
 TEST(auth_roles_in_api_call)
 {
 	struct fixture f;
@@ -181,6 +236,67 @@ TEST(auth_roles_in_api_call)
  * handle (another thread or process) is seen at its next request, because
  * SQLite's data_version moved; a server's keeper writes the last use.
  */
+/* A connection's memo: the same token again costs no lookup, anything else goes the full way. */
+TEST(auth_memo_of_a_connection)
+{
+	struct fixture f;
+	struct ops_ctx other;
+	struct auth_memo memo = { 0 };
+	struct principal p;
+	struct smr_err err = SMR_ERR_INIT;
+	json_t *res = NULL, *params;
+	char *t, *u;
+
+	setup(&f);
+	t = token_for(&f, "ann", NULL);
+	u = token_for(&f, "ben", NULL);
+	CHECK_INT(ops_open(&other, f.path, &err), SMR_OK);
+	CHECK(!ops_auth_memo_take(&f.ctx, &memo, t, &p));        /* empty */
+	CHECK_INT(ops_auth_token_digest(&f.ctx, t, NULL, &memo, &p, &err), SMR_OK);
+	CHECK_STR(p.name, "ann");
+	for (int i = 0; i < 3; i++) {
+		ops_auth_stale(&f.ctx);
+		memset(&p, 0, sizeof(p));
+		CHECK(ops_auth_memo_take(&f.ctx, &memo, t, &p));
+		CHECK_STR(p.name, "ann");
+	}
+	/* another token, a prefix of it, or a longer one is not the memo's */
+	CHECK(!ops_auth_memo_take(&f.ctx, &memo, u, &p));
+	t[TOKEN_LEN - 1] ^= 1;
+	CHECK(!ops_auth_memo_take(&f.ctx, &memo, t, &p));
+	t[TOKEN_LEN - 1] ^= 1;
+	CHECK(!ops_auth_memo_take(&f.ctx, &memo, "smr_", &p));
+	/* revoked by another handle: the memo is no longer good, the full check says why */
+	ops_auth_stale(&f.ctx);
+	CHECK_INT(ops_auth_token_digest(&f.ctx, t, NULL, &memo, &p, &err), SMR_OK);
+	params = json_pack("{s:s}", "id", p.token_id);
+	CHECK_INT(api_call(&other, "token.revoke", params, &res, &err), SMR_OK);
+	json_decref(params);
+	json_decref(res);
+	ops_auth_stale(&f.ctx);
+	CHECK(!ops_auth_memo_take(&f.ctx, &memo, t, &p));
+	CHECK_INT(ops_auth_token_digest(&f.ctx, t, NULL, &memo, &p, &err), SMR_EUNAUTH);
+	CHECK(strstr(err.msg, "revoked") != NULL);
+	CHECK(memo.serial == 0);                                  /* wiped */
+	/* expiry is compared on every take (the test clock here) */
+	free(t);
+	t = token_for(&f, "ann", "1h");
+	ops_auth_stale(&f.ctx);
+	CHECK_INT(ops_auth_token_digest(&f.ctx, t, NULL, &memo, &p, &err), SMR_OK);
+	ops_auth_stale(&f.ctx);
+	CHECK(ops_auth_memo_take(&f.ctx, &memo, t, &p));
+	clock_now = "2026-01-01T02:00:00.000000Z";
+	ops_auth_stale(&f.ctx);
+	CHECK(!ops_auth_memo_take(&f.ctx, &memo, t, &p));
+	CHECK_INT(ops_auth_token_digest(&f.ctx, t, NULL, &memo, &p, &err), SMR_EUNAUTH);
+	CHECK(strstr(err.msg, "expired") != NULL);
+	ops_auth_memo_wipe(&memo);
+	ops_close(&other);
+	free(t);
+	free(u);
+	teardown(&f);
+}
+
 TEST(auth_kept_token_and_keeper)
 {
 	struct fixture f;

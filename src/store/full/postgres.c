@@ -75,9 +75,14 @@ enum stmt {
 	Q_REFLOG_LIST, Q_SEARCH_HAS, Q_SEARCH_INSERT, Q_SEARCH_INSERT_AT,
 	Q_SEARCH_INSERT_TURN, Q_SEARCH, Q_SEARCH_TURNS,
 	Q_GEN_INSERT, Q_GEN_GET, Q_GEN_RUNNING, Q_GEN_UPDATE, Q_GEN_INTERRUPT_TURNS,
-	Q_GEN_INTERRUPT,
+	Q_GEN_INTERRUPT, Q_SPACE_OWNER, Q_AUTH_BUMP,
 	Q_COUNT
 };
+
+/* The auth epoch's move, with its notice to every server's watch (pg_watch.c). */
+#define PG_AUTH_BUMP \
+	"UPDATE auth_state SET epoch = epoch + 1 WHERE id = 1" \
+	" RETURNING pg_notify('" STORE_AUTH_CHANNEL "', current_schema())"
 
 #define SPACE_COLS \
 	"SELECT r.id, r.name, r.description, r.created_at, c.commit_hash, r.deleted_at" \
@@ -219,6 +224,10 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" INSERT INTO refs (repo_id, name, commit_id) SELECT id, 'main', NULL FROM r",
 	/* A name match wins over an id match, as in sqlite.c. */
 	[Q_SPACE_GET] = SPACE_COLS " WHERE r.id = " SPACE_BY_REF,
+	[Q_SPACE_OWNER] = "INSERT INTO grants (user_id, repo_id, role) VALUES ($1, $2, $3)"
+		" ON CONFLICT (user_id, repo_id) DO UPDATE SET role = excluded.role",
+	/* as auth_bump_sql: the notice goes out when the transaction commits */
+	[Q_AUTH_BUMP] = PG_AUTH_BUMP,
 	[Q_SPACE_LIST] = SPACE_COLS " WHERE r.deleted_at IS NULL ORDER BY r.name",
 	[Q_SPACE_RENAME] = "UPDATE repos SET name = $1 WHERE id = $2 AND deleted_at IS NULL",
 	/* a deleted Space gives its name back (see sqlite.c) */
@@ -1439,6 +1448,23 @@ static enum smr_rc pg_space_create(struct store *st, const struct space *sp,
 				   struct smr_err *err)
 {
 	return insert_space(P(st), sp, err);
+}
+
+static enum smr_rc pg_space_owner(struct store *st, const char *space_id, const char *user_id,
+				  struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+	char role[4];
+	enum smr_rc rc;
+
+	snprintf(role, sizeof(role), "%d", (int)ROLE_OWNER);
+	p_text(&p, user_id);
+	p_text(&p, space_id);
+	p_text(&p, role);
+	rc = run_done(P(st), Q_SPACE_OWNER, &p, "making you the new space's owner", err);
+	if (!rc)
+		rc = run_done(P(st), Q_AUTH_BUMP, NULL, "moving the auth epoch", err);
+	return rc;
 }
 
 /* Reads the one space Q finds for ID_OR_NAME; MISSING ends "no space 'X'" when none. */
@@ -2820,6 +2846,7 @@ const struct store_ops store_postgres_ops = {
 	.txn_not_started = pg_txn_not_started,
 	.txn_flush = pg_txn_flush,
 	.space_create = pg_space_create,
+	.space_owner = pg_space_owner,
 	.space_get = pg_space_get,
 	.space_list = pg_space_list,
 	.space_rename = pg_space_rename,
@@ -2854,7 +2881,6 @@ const struct store_ops store_postgres_ops = {
 	.generation_interrupt = pg_generation_interrupt,
 	.sql_text = pg_sql_text,
 	/* the notice is sent when this statement's transaction commits (pg_watch.c) */
-	.auth_bump_sql = "UPDATE auth_state SET epoch = epoch + 1 WHERE id = 1"
-			 " RETURNING pg_notify('" STORE_AUTH_CHANNEL "', current_schema())",
+	.auth_bump_sql = PG_AUTH_BUMP,
 	.watch_open = pg_watch_open,
 };
