@@ -197,11 +197,24 @@ function versions() {
   return names.map((n) => `${n} ${v(n)}`).join(', ');
 }
 
+// How idle CPUs sleep (Linux cpuidle), which sets what waking one for a
+// round trip costs: e.g. "haltpoll/haltpoll, no guest polling" on a VM
+// whose idle vCPUs halt at once.
+function cpuidle() {
+  const read = (f) => { try { return readFileSync(f, 'utf8').trim(); } catch { return null; } };
+  const driver = read('/sys/devices/system/cpu/cpuidle/current_driver');
+  if (!driver) return 'cpuidle unknown';
+  const governor = read('/sys/devices/system/cpu/cpuidle/current_governor_ro') ||
+    read('/sys/devices/system/cpu/cpuidle/current_governor');
+  const poll = read('/sys/module/haltpoll/parameters/guest_halt_poll_ns');
+  return `cpuidle ${driver}/${governor}${poll === '0' ? ', no guest polling' : poll ? `, guest polls ${poll} ns` : ''}`;
+}
+
 function machine() {
   const cpus = os.cpus();
   const load = os.loadavg().map((x) => x.toFixed(2)).join(' ');
   return `${cpus[0].model}, ${cpus.length} cores, ${os.type()} ${os.release()}, ` +
-    `${(os.totalmem() / 2 ** 30).toFixed(1)} GiB; load average ${load}`;
+    `${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, ${cpuidle()}; load average ${load}`;
 }
 
 const fmt = (x, digits) => x.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
@@ -291,10 +304,12 @@ function printNotes(m) {
     console.log(`PostgreSQL: one cluster, synchronous_commit=${pgr.saver.settings.synchronous_commit}, ` +
       `fsync=${pgr.saver.settings.fsync}; Smriti: one transaction in one round trip (libpq pipeline: ` +
       'BEGIN, Space name checked, HEAD locked and compared with the parent, insert, HEAD moved, COMMIT); ' +
-      'PostgresSaver put: BEGIN, upsert of the one channel blob, upsert of the checkpoint, COMMIT, no parent check');
+      'PostgresSaver put: BEGIN, upsert of the one channel blob, upsert of the checkpoint, COMMIT, no parent check; ' +
+      'Smriti waits for a reply by polling the socket before it blocks, up to 200 us while replies come that ' +
+      'quickly and no more tasks run than there are CPUs (src/store/full/postgres.c, await_reply)');
   }
-  console.log('reads: Smriti ops_head (one query: HEAD ref -> checkpoint, a struct with its own copy of every ' +
-    'field; the handle parses a checkpoint\'s JSON once and copies it while the server says HEAD is still ' +
+  console.log('reads: Smriti ops_head (one query: HEAD ref -> checkpoint, a struct of every field; the handle ' +
+    'parses a checkpoint\'s JSON once and hands it out, read-only, while the server says HEAD is still ' +
     'that checkpoint; not the cached document of the head operation); savers getTuple of the latest ' +
     'checkpoint (with its pending writes, deserialized)');
 }

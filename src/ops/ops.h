@@ -140,7 +140,11 @@ enum smr_rc ops_resolve_hash(struct ops_ctx *ctx, const char *hash, struct check
  */
 enum smr_rc ops_head_doc(struct ops_ctx *ctx, const char *space, json_t **out,
 			 struct smr_err *err);
-/* The HEAD checkpoint of a Space; SMR_ENOTFOUND while the Space is empty. */
+/*
+ * The HEAD checkpoint of a Space; SMR_ENOTFOUND while the Space is empty.
+ * out's JSON fields are read-only (shared with the store, see
+ * store_head_get); checkpoint_release(out).
+ */
 enum smr_rc ops_head(struct ops_ctx *ctx, const char *space, struct checkpoint *out,
 		     struct smr_err *err);
 

@@ -259,7 +259,9 @@ enum smr_rc store_data_version(struct store *st, uint64_t *v, struct smr_err *er
 /*
  * The HEAD checkpoint of a Space (id or name) in one read.  An empty Space
  * gives SMR_OK with out->hash NULL and out->space its name; SMR_ENOTFOUND:
- * no such Space.
+ * no such Space.  out's JSON fields may be shared with the handle (a
+ * backend may keep the last HEAD it parsed): read them, and json_deep_copy
+ * one before changing it.  checkpoint_release(out) as ever.
  */
 enum smr_rc store_head_get(struct store *st, const char *space, struct checkpoint *out,
 			   struct smr_err *err);

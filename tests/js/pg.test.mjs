@@ -11,7 +11,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync, execFile } from 'node:child_process';
-import { mkdtempSync, chmodSync, rmSync } from 'node:fs';
+import { mkdtempSync, chmodSync, rmSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -244,6 +244,46 @@ describe('two servers on one PostgreSQL', { skip }, () => {
     for (const r of replies) {
       assert.ok(r.json.assistant_turn.sequence_number > r.json.user_turn.sequence_number);
     }
+  });
+});
+
+// The server's CPU time so far, in clock ticks (utime + stime of /proc/PID/stat).
+function cpuTicks(pid) {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return Number(f[11]) + Number(f[12]);
+}
+
+describe('HEAD reads on PostgreSQL', { skip }, () => {
+  let db;
+  let servers;
+  before(async () => {
+    db = freshDb();
+    servers = await twoServers(db.dsn, {});
+  });
+  after(() => cleanupAll([...(servers || []).map((s) => () => s.stop()), () => db?.cleanup()]));
+
+  // A read waits for the server's reply by polling briefly before it blocks
+  // (postgres.c, await_reply): only while a reply is awaited, so a server
+  // with nothing to do uses no CPU however busy it just was.
+  test('every read after a write sees it, through either server; then an idle server uses no CPU', async () => {
+    const [a, b] = servers;
+    await expectStatus(a, 'POST', '/v4/repos', 201, { body: { name: 'hot' } });
+    let head = null;
+    for (let i = 0; i < 60; i++) {
+      const w = await expectStatus(servers[i % 2], 'POST', '/chat/commit', 201, {
+        body: { repo_id: 'hot', parent_commit_id: head, title: `step ${i}` },
+      });
+      head = w.commit_hash;
+      for (let k = 0; k < 5; k++) {
+        const r = await expectStatus(servers[(i + k + 1) % 2], 'GET', '/repos/hot/head', 200);
+        assert.equal(r.commit_hash, head, `read ${k} after write ${i}`);
+      }
+    }
+    const before = [a, b].map((s) => cpuTicks(s.child.pid));
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const used = [a, b].map((s, i) => cpuTicks(s.child.pid) - before[i]);
+    // a thread spinning through the 2 s would use about 200 ticks
+    for (const t of used) assert.ok(t <= 5, `idle servers used ${used.join(' and ')} ticks in 2 s`);
   });
 });
 

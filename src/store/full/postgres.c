@@ -21,7 +21,8 @@
  *    synchronous_commit on (forced back on if the server has it off).
  *
  * Statements are prepared once per connection (lazily, on first use) and run
- * with PQexecPrepared; values never enter SQL text.
+ * by name with their values as parameters; values never enter SQL text.  A
+ * wait for a reply polls briefly before it blocks (await_reply).
  *
  * Connection loss: a call that fails because the connection died returns
  * SMR_EUNAVAIL ("database connection lost; retry") and the handle reconnects
@@ -40,14 +41,17 @@
 #include "store/full/schema_postgres.h"
 #include "util/metrics.h"
 #include "util/buf.h"
+#include "util/sys.h"
 #include "util/xalloc.h"
 
 #include <inttypes.h>
 #include <libpq-fe.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MIGRATION_LOCK 0x736d72697469LL   /* pg_advisory_xact_lock key: "smriti" */
 #define SCAN_BATCH 256                   /* rows per query of checkpoint_scan */
@@ -137,6 +141,15 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
 	" WHERE f.repo_id = $1::text AND f.name = 'main')"
 
 /*
+ * Ends the subquery that parses a checkpoint's fields as JSONB once: without
+ * it the planner pulls the subquery up and puts the cast in each of the
+ * seven j->'...' that use it, so the server parsed the whole document seven
+ * times per insert (OFFSET 0 keeps a subquery from being pulled up; about
+ * three quarters of the insert's time, measured with pg_stat_statements).
+ */
+#define PARSE_ONCE "OFFSET 0"
+
+/*
  * A check that fails its statement (SQLSTATE 22P02) unless ok, and with it
  * the pipelined transaction it belongs to, so that nothing after it is
  * written.  The cast applies to a value only known at run time, so the
@@ -145,6 +158,19 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
 #define FAIL_UNLESS(ok, why) \
 	"SELECT CAST(CASE WHEN " ok " THEN '0' ELSE '" why "' END AS integer)"
 #define CHECK_FAILED "22P02"
+
+/*
+ * The row (id, name) of the live Space $1 names, a name match winning over
+ * an id match, for the hottest read: the id match is guarded by NOT EXISTS
+ * so at most one branch gives a row, whatever order they run in, and LIMIT
+ * stops after the name's branch when it found one.  One index look-up for a
+ * name where SPACE_BY_REF takes two and a third to join repos on the id.
+ */
+#define SPACE_ROW_BY_REF \
+	"(SELECT id, name FROM repos WHERE name = $1::text AND deleted_at IS NULL" \
+	" UNION ALL SELECT id, name FROM repos WHERE id = $1::text AND deleted_at IS NULL" \
+	" AND NOT EXISTS (SELECT 1 FROM repos WHERE name = $1::text AND deleted_at IS NULL)" \
+	" LIMIT 1)"
 
 /*
  * HEAD of a Space named by id or name, with the checkpoint's columns
@@ -160,7 +186,7 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
 	" (SELECT commit_hash FROM commits WHERE id = c.merge_parent_commit_id) END," \
 	" r.name, c.title, c.summary," \
 	" CASE WHEN c.commit_hash = $2::text THEN NULL ELSE c.fields_text END," \
-	" c.author, c.created_at, c.parent_commit_id, c.id FROM repos r" \
+	" c.author, c.created_at, c.parent_commit_id, c.id FROM " SPACE_ROW_BY_REF " r" \
 	" LEFT JOIN refs f ON f.repo_id = r.id AND f.name = 'main'" \
 	" LEFT JOIN commits c ON c.id = f.commit_id"
 
@@ -226,7 +252,7 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" SELECT $1::text, $2::text, $3::bigint, $4::text, $5::text, j->'decisions',"
 		" j->'assumptions', j->'tasks', j->'open_questions', j->'entities', j->'artifacts',"
 		" j->'metadata', $6::text, $7::text, $8::text, $9::bigint"
-		" FROM (SELECT $6::text::jsonb AS j) x RETURNING id",
+		" FROM (SELECT $6::text::jsonb AS j " PARSE_ONCE ") x RETURNING id",
 	/* on top of the HEAD that Q_HEAD_LOCK locked (store.c's pipelined put) */
 	[Q_COMMIT_INSERT_ON_HEAD] =
 		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title, summary,"
@@ -236,13 +262,13 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" AND name = 'main'), $3::text, $4::text, j->'decisions',"
 		" j->'assumptions', j->'tasks', j->'open_questions', j->'entities', j->'artifacts',"
 		" j->'metadata', $5::text, $6::text, $7::text"
-		" FROM (SELECT $5::text::jsonb AS j) x",
+		" FROM (SELECT $5::text::jsonb AS j " PARSE_ONCE ") x",
 	[Q_HEAD_MOVE] = "UPDATE refs SET commit_id = $1 WHERE repo_id = $2 AND name = 'main'",
 	[Q_HEAD_MOVE_TO] = "UPDATE refs SET commit_id = (SELECT id FROM commits"
 		" WHERE repo_id = $1::text AND commit_hash = $2::text)"
 		" WHERE repo_id = $1::text AND name = 'main'",
 	/* A name match wins over an id match, as in Q_SPACE_GET. */
-	[Q_HEAD_GET] = HEAD_COLS " WHERE r.id = " SPACE_BY_REF,
+	[Q_HEAD_GET] = HEAD_COLS,
 	[Q_CKPT_IN_SPACE] = CKPT_COLS " WHERE c.repo_id = $1 AND c.commit_hash = $2",
 	[Q_CKPT_ANY] = CKPT_COLS " WHERE c.commit_hash = $1"
 		" ORDER BY r.deleted_at IS NOT NULL, c.id LIMIT 1",
@@ -410,13 +436,31 @@ struct pipe_entry {
  * immutable and named by the hash of its content (parents included), so a
  * HEAD read that finds that hash again (the server still says which
  * checkpoint HEAD is, every time) has the server leave out the JSON and the
- * parents' hashes (and skip looking them up) and copies these instead:
- * parsing the JSON was most of a read's CPU time.
+ * parents' hashes (and skip looking them up) and uses these instead:
+ * parsing the JSON was most of a read's CPU time, and copying it (a deep
+ * copy per read) most of what was left, so the read's checkpoint shares
+ * these JSON values, read-only (store_head_get says so).
  */
 struct fields_memo {
 	char hash[HASH_HEX_LEN + 1];       /* "" while empty */
 	char *parent, *merge_parent;       /* owned; NULL: none */
 	json_t *fields;                    /* owned: the parsed fields_text; NULL: empty */
+};
+
+/*
+ * How long waits for one kind of reply spin before they block (see
+ * await_reply): window_us, 0 while such replies come too slowly to be worth
+ * it.
+ */
+struct spin {
+	int64_t window_us;
+};
+
+/* Whether the machine has a CPU to spare for spinning (see cpus_spare). */
+struct spare {
+	long cpus;                         /* online */
+	int yes;
+	int64_t checked_us;                /* when yes was last decided */
 };
 
 struct pg_store {
@@ -433,11 +477,151 @@ struct pg_store {
 	int npipe, pipe_read;              /* entries sent; entries whose results are read */
 	PGresult *kept;                    /* a result run() asked for inside a pipeline */
 	struct fields_memo memo;           /* of the last HEAD read */
+	struct spin spin_read;             /* replies to one statement */
+	struct spin spin_commit;           /* replies to a pipeline with a COMMIT (fsync-bound) */
+	struct spare spare;
 };
 
 static struct pg_store *P(struct store *st)
 {
 	return (struct pg_store *)st;
+}
+
+/* ---- waiting for a reply ----
+ *
+ * A HEAD read is one round trip to a server that answers in about ten
+ * microseconds; what it costs beyond that is mostly waking up: a client
+ * that blocks in poll() puts its CPU to sleep, and on a virtual machine
+ * whose idle vCPUs halt (cpuidle haltpoll without guest polling) waking it
+ * costs tens of microseconds more than the answer took.  So, as Linux's
+ * haltpoll does for an idle vCPU, a wait first polls the socket without
+ * blocking (PQconsumeInput), yielding the CPU between looks so that a
+ * server on the same CPU gets to run, and blocks in libpq only after that.
+ *
+ * Only while it pays, and haltpoll's way: each kind of reply keeps a spin
+ * window, which a reply that came while the wait was blocked, but within
+ * SPIN_MAX_US of the request, doubles (a longer spin would have caught
+ * it), and a slower one halves, down to none.  Waits for slow replies (a
+ * commit's fsync, a lock held by another writer) so stop spinning after a
+ * few, and start again only after a blocked wait found the server quick
+ * again: that costs no spin.  Nothing spins unless a statement was sent and
+ * its reply is awaited, so an idle handle, and an idle server, use no CPU.
+ *
+ * And only while the machine has a CPU to spare: spinning helps when the
+ * CPUs would otherwise sit idle (and halt), and hurts when they are busy,
+ * where a spinning or yielding client takes turns from the server it waits
+ * for (measured: with load 10 on 2 CPUs reads ran at half the rate).  So no
+ * wait spins while more tasks are running than there are CPUs (the kernel's
+ * count of runnable tasks, /proc/loadavg, read at most every
+ * SPARE_CHECK_US; the 1-minute average lags by a minute and kept the spin
+ * off when it would have helped).
+ *
+ * This changes when a reply is read, never which: every read still asks
+ * the server.
+ */
+#define SPIN_MAX_US 200
+#define SPIN_MIN_US 20
+#define SPARE_CHECK_US 20000     /* how often the runnable tasks are counted */
+
+/* The number of runnable tasks now (this one included), or -1 if unknown. */
+static long tasks_running(void)
+{
+	char buf[128];
+	FILE *f = fopen("/proc/loadavg", "re");   /* "0.52 0.80 0.91 2/158 4242" */
+	long n = -1;
+
+	if (f && fgets(buf, sizeof(buf), f) && sscanf(buf, "%*s %*s %*s %ld/", &n) != 1)
+		n = -1;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* 1 when no more tasks run than there are CPUs; counted at most every SPARE_CHECK_US. */
+static int cpus_spare(struct spare *sp, int64_t now)
+{
+	long running;
+
+	if (!sp->checked_us || now - sp->checked_us >= SPARE_CHECK_US) {
+		sp->checked_us = now;
+		if (!sp->cpus)
+			sp->cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		running = tasks_running();
+		sp->yes = running > 0 && running <= sp->cpus;
+	}
+	return sp->yes;
+}
+
+/*
+ * Spins for the reply to what was sent, up to sp's window.  Returns when it
+ * started waiting (us) if the reply is still not complete, so that the
+ * caller, once libpq's blocking wait ends, tells replied(); 0 when it is.
+ */
+static int64_t await_reply(struct pg_store *s, struct spin *sp)
+{
+	int64_t t0, now;
+
+	if (!PQisBusy(s->conn))
+		return 0;
+	now = t0 = sys_monotonic_us();
+	while (now - t0 < sp->window_us && cpus_spare(&s->spare, now)) {
+		if (!PQconsumeInput(s->conn))
+			return 0;         /* PQgetResult reports the failure */
+		if (!PQisBusy(s->conn))
+			return 0;
+		sched_yield();
+		now = sys_monotonic_us();
+	}
+	return t0;
+}
+
+/* Adapts sp's window to a reply that came after a blocked wait begun at t0. */
+static void replied(struct spin *sp, int64_t t0)
+{
+	int64_t took;
+
+	if (!t0)
+		return;
+	took = sys_monotonic_us() - t0;
+	if (took <= SPIN_MAX_US) {
+		sp->window_us = sp->window_us ? 2 * sp->window_us : SPIN_MIN_US;
+		if (sp->window_us < took)
+			sp->window_us = took;
+		if (sp->window_us > SPIN_MAX_US)
+			sp->window_us = SPIN_MAX_US;
+	} else {
+		sp->window_us /= 2;
+		if (sp->window_us < SPIN_MIN_US)
+			sp->window_us = 0;
+	}
+}
+
+/* PQgetResult, spinning first (await_reply) when the reply is still to come. */
+static PGresult *get_result(struct pg_store *s, struct spin *sp)
+{
+	int64_t t0 = await_reply(s, sp);
+	PGresult *r = PQgetResult(s->conn);
+
+	replied(sp, t0);
+	return r;
+}
+
+/*
+ * PQexecPrepared, waiting through get_result: the result of the one
+ * statement (caller PQclear()s), or NULL when it could not be sent.
+ */
+static PGresult *exec_prepared(struct pg_store *s, const char *name, int n,
+			       const char *const *values)
+{
+	PGresult *r, *last = NULL;
+
+	if (!PQsendQueryPrepared(s->conn, name, n, values, NULL, NULL, 0))
+		return NULL;
+	while ((r = get_result(s, &s->spin_read)) != NULL) {
+		PQclear(last);    /* one statement gives one result; keep the last, as PQexec */
+		last = r;
+	}
+	return last;
 }
 
 /* Parameters of one statement, all in text format; NULL is SQL NULL. */
@@ -737,7 +921,7 @@ static enum smr_rc pipe_drain(struct pg_store *s, struct smr_err *err)
 	while (s->pipe_read < s->npipe && !s->lost) {
 		struct pipe_entry *e = &s->pipe[s->pipe_read++];
 
-		r = PQgetResult(s->conn);
+		r = get_result(s, commit_sent ? &s->spin_commit : &s->spin_read);
 		if (!r) {
 			one = pipe_fail(s, e, NULL, commit_sent, rc ? NULL : err);
 			rc = rc ? rc : one;
@@ -914,7 +1098,7 @@ static enum smr_rc run(struct pg_store *s, enum stmt q, const struct params *p,
 			return rc;
 		s->prepared[q] = 1;
 	}
-	r = PQexecPrepared(s->conn, name, p ? p->n : 0, p ? p->v : NULL, NULL, NULL, 0);
+	r = exec_prepared(s, name, p ? p->n : 0, p ? p->v : NULL);
 	st = PQresultStatus(r);
 	if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
 		*out = r;
@@ -1021,9 +1205,12 @@ static enum smr_rc pg_txn_begin(struct store *st, struct smr_err *err)
 }
 
 /*
- * COMMIT, a sync point, then a ROLLBACK that ends the transaction if one of
- * its statements failed (outside a transaction it only warns), all sent
- * with the rest; the results are read in one go.
+ * COMMIT and a sync point, sent with the rest; the results are read in one
+ * go.  When a statement failed, the server skipped the rest (COMMIT too)
+ * and left the transaction aborted: only then does a ROLLBACK follow, one
+ * more round trip on a failed write rather than a statement on every
+ * write (a ROLLBACK sent with every write cost the server as much as the
+ * HEAD update, a warning "no transaction in progress" included).
  */
 static enum smr_rc pg_txn_commit(struct store *st, struct smr_err *err)
 {
@@ -1036,18 +1223,13 @@ static enum smr_rc pg_txn_commit(struct store *st, struct smr_err *err)
 			err);
 	if (!rc)
 		rc = pipe_sync(s, err);
-	if (!rc)
-		rc = pipe_plain(s, "ROLLBACK", &(struct pipe_entry){ .what = "ending a transaction" },
-				err);
-	if (!rc)
-		rc = pipe_sync(s, err);
 	if (!rc || !s->lost) {
 		enum smr_rc drained = pipe_drain(s, err);
 
 		rc = rc ? rc : drained;
 	}
 	pipe_end(s);
-	return rc;
+	return rc && !s->lost ? rollback(s, rc) : rc;
 }
 
 static void pg_txn_rollback(struct store *st)
@@ -1214,6 +1396,7 @@ static enum smr_rc pg_open(const char *dsn, struct store **out, struct smr_err *
 
 	s->base.ops = &store_postgres_ops;
 	s->dsn = xstrdup(dsn);
+	s->spin_read.window_us = SPIN_MIN_US;    /* a read is usually quick: spin from the first */
 	s->conn = connect_dsn(dsn);
 	if (!s->conn || PQstatus(s->conn) != CONNECTION_OK) {
 		rc = smr_errf(err, SMR_EUNAVAIL, "cannot connect to the database: %s",
@@ -1635,29 +1818,26 @@ static char *fields_text(const struct checkpoint *c)
 }
 
 /*
- * One field of the parsed fields_text, a new reference; a damaged row gives
- * null, which fsck reports.  copy: o is shared (a memo), so the caller gets
- * its own copy to change as it likes.
+ * One field of the parsed fields_text, a new reference (shared with o); a
+ * damaged row gives null, which fsck reports.
  */
-static json_t *field(json_t *o, const char *key, int copy)
+static json_t *field(json_t *o, const char *key)
 {
 	json_t *v = json_object_get(o, key);
 
-	if (!v)
-		return json_null();
-	return copy ? json_deep_copy(v) : json_incref(v);
+	return v ? json_incref(v) : json_null();
 }
 
 /* Fills c's seven JSON fields from o, the parsed fields_text (NULL: damaged). */
-static void fill_fields(struct checkpoint *c, json_t *o, int copy)
+static void fill_fields(struct checkpoint *c, json_t *o)
 {
-	c->decisions = field(o, "decisions", copy);
-	c->assumptions = field(o, "assumptions", copy);
-	c->tasks = field(o, "tasks", copy);
-	c->open_questions = field(o, "open_questions", copy);
-	c->entities = field(o, "entities", copy);
-	c->artifacts = field(o, "artifacts", copy);
-	c->metadata = field(o, "metadata", copy);
+	c->decisions = field(o, "decisions");
+	c->assumptions = field(o, "assumptions");
+	c->tasks = field(o, "tasks");
+	c->open_questions = field(o, "open_questions");
+	c->entities = field(o, "entities");
+	c->artifacts = field(o, "artifacts");
+	c->metadata = field(o, "metadata");
 }
 
 /*
@@ -1693,7 +1873,7 @@ static int read_checkpoint(const PGresult *r, int row, struct checkpoint *c)
 	json_t *o = row_fields(r, row);
 	int missing = read_checkpoint_row(r, row, c);
 
-	fill_fields(c, o, 0);
+	fill_fields(c, o);
 	json_decref(o);
 	return missing;
 }
@@ -1934,7 +2114,7 @@ static void head_fields(struct pg_store *s, const PGresult *r, struct checkpoint
 
 	if (!c->hash || strlen(c->hash) >= sizeof(m->hash)) {   /* an empty Space */
 		o = row_fields(r, 0);
-		fill_fields(c, o, 0);
+		fill_fields(c, o);
 		json_decref(o);
 		return;
 	}
@@ -1950,7 +2130,7 @@ static void head_fields(struct pg_store *s, const PGresult *r, struct checkpoint
 		c->parent_hash = xstrdup(m->parent);
 		c->merge_parent_hash = xstrdup(m->merge_parent);
 	}
-	fill_fields(c, m->fields, 1);
+	fill_fields(c, m->fields);   /* shared with the memo: read-only (store_head_get) */
 }
 
 static enum smr_rc pg_head_get(struct store *st, const char *space, struct checkpoint *out,
@@ -2590,7 +2770,7 @@ static enum smr_rc generic_run(struct pg_store *s, const char *sql, const char *
 
 	if (rc)
 		return rc;
-	r = PQexecPrepared(s->conn, name, n, params, NULL, NULL, 0);
+	r = exec_prepared(s, name, n, params);
 	st = PQresultStatus(r);
 	if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
 		*out = r;
