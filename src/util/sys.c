@@ -31,36 +31,33 @@ void sys_now_iso(char out[32])
 	snprintf(out, 32, "%.19s.%06dZ", date, (int)(ts.tv_nsec / 1000));
 }
 
-int64_t sys_monotonic_us(void)
+/* Microseconds on clock id. */
+static int64_t clock_us(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t sys_monotonic_us(void)
+{
+	return clock_us(CLOCK_MONOTONIC);
 }
 
 int64_t sys_realtime_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	return clock_us(CLOCK_REALTIME);
 }
 
 int64_t sys_coarse_monotonic_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	return clock_us(CLOCK_MONOTONIC_COARSE);
 }
 
 int64_t sys_coarse_realtime_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	return clock_us(CLOCK_REALTIME_COARSE);
 }
 
 void sys_deadline(struct timespec *until, long ms)
