@@ -1499,14 +1499,16 @@ static enum smr_rc sqlite_checkpoint_log(struct store *st, const char *space_id,
 	return SMR_OK;
 }
 
-static enum smr_rc sqlite_checkpoint_scan(struct store *st, const char *space_id,
-					  store_scan_fn fn, void *ctx, struct smr_err *err)
+/* Reads a scanned row from q and hands it on; non-zero stops the scan. */
+typedef int (*scan_row_fn)(sqlite3_stmt *q, void *arg);
+
+/* A Space's checkpoint rows, oldest first, in one read transaction. */
+static enum smr_rc scan_checkpoint_rows(struct sqlite_store *s, const char *space_id,
+					scan_row_fn row, void *arg, struct smr_err *err)
 {
 	static const char sql[] = CKPT_COLS " WHERE c.repo_id = ? ORDER BY c.id";
-	struct sqlite_store *s = S(st);
-	struct checkpoint c;
 	sqlite3_stmt *q;
-	int step, missing, stop = 0;
+	int step, stop = 0;
 
 	exec(s, "BEGIN", NULL);
 	q = prep(s, sql);
@@ -1517,15 +1519,37 @@ static enum smr_rc sqlite_checkpoint_scan(struct store *st, const char *space_id
 		step = sqlite3_step(q);
 		if (step != SQLITE_ROW || stop)
 			break;
-		missing = read_checkpoint(q, &c);
-		stop = fn(&c, missing, ctx);
-		checkpoint_release(&c);
+		stop = row(q, arg);
 	}
 	sqlite3_reset(q);
 	exec(s, "COMMIT", NULL);
 	if (step != SQLITE_DONE && step != SQLITE_ROW)
 		return db_error(s, err, "scanning checkpoints");
 	return SMR_OK;
+}
+
+struct scan_parsed {
+	store_scan_fn fn;
+	void *ctx;
+};
+
+static int row_parsed(sqlite3_stmt *q, void *arg)
+{
+	struct scan_parsed *a = arg;
+	struct checkpoint c;
+	int missing = read_checkpoint(q, &c);
+	int stop = a->fn(&c, missing, a->ctx);
+
+	checkpoint_release(&c);
+	return stop;
+}
+
+static enum smr_rc sqlite_checkpoint_scan(struct store *st, const char *space_id,
+					  store_scan_fn fn, void *ctx, struct smr_err *err)
+{
+	struct scan_parsed a = { fn, ctx };
+
+	return scan_checkpoint_rows(S(st), space_id, row_parsed, &a, err);
 }
 
 /* The row's strings into c (lists left NULL), its lists' text into t (borrowed from the row). */
@@ -1543,35 +1567,31 @@ static void read_checkpoint_columns(sqlite3_stmt *q, struct checkpoint *c,
 	}
 }
 
+struct scan_text {
+	store_scan_text_fn fn;
+	void *ctx;
+};
+
+static int row_text(sqlite3_stmt *q, void *arg)
+{
+	struct scan_text *a = arg;
+	struct checkpoint c;
+	struct checkpoint_text t;
+	int stop;
+
+	read_checkpoint_columns(q, &c, &t);
+	stop = a->fn(&c, &t, a->ctx);
+	checkpoint_release(&c);
+	return stop;
+}
+
 static enum smr_rc sqlite_checkpoint_scan_text(struct store *st, const char *space_id,
 					       store_scan_text_fn fn, void *ctx,
 					       struct smr_err *err)
 {
-	static const char sql[] = CKPT_COLS " WHERE c.repo_id = ? ORDER BY c.id";
-	struct sqlite_store *s = S(st);
-	struct checkpoint c;
-	struct checkpoint_text t;
-	sqlite3_stmt *q;
-	int step, stop = 0;
+	struct scan_text a = { fn, ctx };
 
-	exec(s, "BEGIN", NULL);
-	q = prep(s, sql);
-	if (!q)
-		return rollback(s, db_error(s, err, "scanning checkpoints"));
-	bind_text(q, 1, space_id);
-	for (;;) {
-		step = sqlite3_step(q);
-		if (step != SQLITE_ROW || stop)
-			break;
-		read_checkpoint_columns(q, &c, &t);
-		stop = fn(&c, &t, ctx);
-		checkpoint_release(&c);
-	}
-	sqlite3_reset(q);
-	exec(s, "COMMIT", NULL);
-	if (step != SQLITE_DONE && step != SQLITE_ROW)
-		return db_error(s, err, "scanning checkpoints");
-	return SMR_OK;
+	return scan_checkpoint_rows(S(st), space_id, row_text, &a, err);
 }
 
 static enum smr_rc commit_id(struct store *st, const char *space_id, const char *hash,
