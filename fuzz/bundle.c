@@ -166,22 +166,6 @@ static int shared_names(const struct space_bundle *v, size_t n)
 	return 0;
 }
 
-static void check_fsck(struct ops_ctx *ctx)
-{
-	struct smr_err err = SMR_ERR_INIT;
-	json_t *params = json_object(), *report = NULL;
-	enum smr_rc rc = api_call(ctx, "fsck", params, &report, &err);
-
-	if (rc != SMR_OK || !json_is_true(json_object_get(report, "ok"))) {
-		char *text = report ? json_dumps(report, 0) : NULL;
-
-		fprintf(stderr, "fsck after the import: %s %s\n", err.msg, text ? text : "");
-		abort();
-	}
-	json_decref(report);
-	json_decref(params);
-}
-
 /* doc (verified; v its n Spaces, text its re-export) imported into a fresh store. */
 static void check_import(const json_t *doc, const struct space_bundle *v, size_t n,
 			 const char *text)
@@ -218,7 +202,7 @@ static void check_import(const json_t *doc, const struct space_bundle *v, size_t
 		free(again);
 		FUZZ_CHECK(ops_import(&ctx, doc, &report, &err) == SMR_OK);
 		FUZZ_CHECK(json_integer_value(json_object_get(report, "checkpoints")) == 0);
-		check_fsck(&ctx);
+		fuzz_check_fsck(&ctx, "after the import");
 	}
 	json_decref(report);
 	json_decref(out);

@@ -46,23 +46,6 @@ static void run_line(struct ops_ctx *ctx, const char *line, size_t len)
 	json_decref(params);
 }
 
-static void check_fsck(struct ops_ctx *ctx)
-{
-	struct smr_err err = SMR_ERR_INIT;
-	json_t *params = json_object(), *report = NULL;
-	enum smr_rc rc = api_call(ctx, "fsck", params, &report, &err);
-
-	if (rc != SMR_OK || !json_is_true(json_object_get(report, "ok"))) {
-		char *text = report ? json_dumps(report, 0) : NULL;
-
-		fprintf(stderr, "fsck after the sequence: %s %s\n", err.msg, text ? text : "");
-		free(text);
-		abort();
-	}
-	json_decref(report);
-	json_decref(params);
-}
-
 /* SMRITI_FUZZ_LIST_OPS=1 prints "BYTE NAME" per operation, for writing seeds. */
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -95,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		run_line(&ctx, p, len);
 		p += len + 1;
 	}
-	check_fsck(&ctx);
+	fuzz_check_fsck(&ctx, "after the sequence");
 	ops_close(&ctx);
 	return 0;
 }

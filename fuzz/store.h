@@ -52,4 +52,22 @@ static inline const struct api_op **fuzz_ops(size_t *n)
 	return ops;
 }
 
+/* fsck of the store in ctx must say ok; else report it (when: "after the import") and abort. */
+static inline void fuzz_check_fsck(struct ops_ctx *ctx, const char *when)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	json_t *params = json_object(), *report = NULL;
+	enum smr_rc rc = api_call(ctx, "fsck", params, &report, &err);
+
+	if (rc != SMR_OK || !json_is_true(json_object_get(report, "ok"))) {
+		char *text = report ? json_dumps(report, 0) : NULL;
+
+		fprintf(stderr, "fsck %s: %s %s\n", when, err.msg, text ? text : "");
+		free(text);
+		abort();
+	}
+	json_decref(report);
+	json_decref(params);
+}
+
 #endif
