@@ -34,7 +34,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define BG_GATHER_US 10000
 #define BG_BATCH 8
@@ -152,10 +151,7 @@ static int gather(struct commit_group *g, const struct group_req *req)
 
 	if (g->background >= BG_BATCH || left <= 0 || now - g->last_bg_us > 2 * BG_GATHER_US)
 		return 0;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_nsec += (long)(left % 1000000) * 1000;
-	until.tv_sec += (time_t)(left / 1000000) + until.tv_nsec / 1000000000;
-	until.tv_nsec %= 1000000000;
+	sys_deadline_us(&until, left);
 	pthread_cond_timedwait(&g->cv, &g->mu, &until);
 	return 1;
 }

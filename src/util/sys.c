@@ -60,15 +60,20 @@ int64_t sys_coarse_realtime_us(void)
 	return clock_us(CLOCK_REALTIME_COARSE);
 }
 
-void sys_deadline(struct timespec *until, long ms)
+void sys_deadline_us(struct timespec *until, int64_t us)
 {
 	clock_gettime(CLOCK_REALTIME, until);
-	until->tv_sec += ms / 1000;
-	until->tv_nsec += (ms % 1000) * 1000000L;
+	until->tv_sec += (time_t)(us / 1000000);
+	until->tv_nsec += (long)(us % 1000000) * 1000L;
 	if (until->tv_nsec >= 1000000000L) {
 		until->tv_sec++;
 		until->tv_nsec -= 1000000000L;
 	}
+}
+
+void sys_deadline(struct timespec *until, long ms)
+{
+	sys_deadline_us(until, (int64_t)ms * 1000);
 }
 
 void sys_random(void *buf, size_t len)

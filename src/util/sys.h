@@ -33,8 +33,9 @@ int64_t sys_realtime_us(void);
 int64_t sys_coarse_monotonic_us(void);
 int64_t sys_coarse_realtime_us(void);
 
-/* CLOCK_REALTIME now plus ms, for pthread_cond_timedwait(). */
+/* CLOCK_REALTIME now plus ms (or us), for pthread_cond_timedwait(). */
 void sys_deadline(struct timespec *until, long ms);
+void sys_deadline_us(struct timespec *until, int64_t us);
 
 /* A random RFC 4122 version-4 UUID, lower-case, into out[37]. */
 void sys_uuid(char out[37]);

@@ -2112,7 +2112,8 @@ static void head_fields(struct pg_store *s, const PGresult *r, struct checkpoint
 	struct fields_memo *m = &s->memo;
 	json_t *o;
 
-	if (!c->hash || strlen(c->hash) >= sizeof(m->hash)) {   /* an empty Space */
+	/* an empty Space, or a hash too long for the memo: read from the row, not memoised */
+	if (!c->hash || strlen(c->hash) >= sizeof(m->hash)) {
 		o = row_fields(r, 0);
 		fill_fields(c, o);
 		json_decref(o);
