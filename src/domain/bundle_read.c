@@ -840,11 +840,14 @@ enum smr_rc bundle_read(const char *text, size_t len, struct space_bundle **out,
 	}
 	while (!rc && (p = jspan_ws(p, end)) < end) {
 		if (len_v && *p++ != ',')
+			q = NULL;   /* two values without a comma */
+		else
+			q = jspan_end(jspan_ws(p, end), end);
+		if (!q) {       /* or a comma with no value after it */
+			rc = refused(sp, se, sum, bad(err, "?", "spaces is malformed"), err);
 			break;
+		}
 		p = jspan_ws(p, end);
-		q = jspan_end(p, end);
-		if (!q)
-			break;
 		if (len_v == cap) {
 			cap = cap ? 2 * cap : 4;
 			v = xrealloc(v, (cap + 1) * sizeof(*v));
@@ -855,8 +858,6 @@ enum smr_rc bundle_read(const char *text, size_t len, struct space_bundle **out,
 			rc = refused(sp, se, sum, rc, err);
 		p = q;
 	}
-	if (!rc && p < end)   /* not a list of values */
-		rc = refused(sp, se, sum, bad(err, "?", "spaces is malformed"), err);
 	for (size_t i = 0; !rc && i < len_v; i++)
 		for (size_t j = 0; !rc && j < i; j++)
 			if (!strcmp(v[i].space.id, v[j].space.id))

@@ -357,6 +357,22 @@ TEST(bundle_read_refuses_every_kind_of_damage)
 	CHECK(read_edited(text, "]}]}", "]}", &err) != SMR_OK);
 	CHECK_INT(read_edited(text, "smriti-bundle", "zip", &err), SMR_EINVAL);
 	CHECK_INT(read_edited(text, "\"version\":1", "\"version\":2", &err), SMR_EUNPROC);
+	/* the list of Spaces with a comma and nothing after it, or a stray byte: not JSON, refused */
+	for (int i = 0; i < 2; i++) {
+		static const char *const stray[] = { ",", " x" };
+		size_t len = strlen(text);
+		struct space_bundle *r = NULL;
+		size_t n = 0;
+		char *bad;
+
+		CHECK(len > 2 && !strcmp(text + len - 2, "]}"));
+		bad = xasprintf("%.*s%s]}", (int)(len - 2), text, stray[i]);
+		CHECK_INT(bundle_read(bad, strlen(bad), &r, &n, &err), SMR_EUNPROC);
+		CHECK(strstr(err.msg, "does not match its sha256") != NULL);   /* text that is not JSON */
+		CHECK(r == NULL);
+		space_bundles_free(r, n);
+		free(bad);
+	}
 	{
 		struct space_bundle *r = NULL;
 		size_t n = 0;
