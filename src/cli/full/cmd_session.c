@@ -112,8 +112,7 @@ static void render_session(const json_t *s)
 
 static const struct option opts[] = {
 	{ "json", no_argument, NULL, 'j' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+	{ NULL, 0, NULL, 0 },   /* --help: cli_wants_help() answers it first */
 };
 
 static int take(int c, const char *val, void *arg)
@@ -140,7 +139,7 @@ int cmd_session(int argc, char **argv, struct cli_ctx *ctx)
 	rc = cli_options(session_cmd(), argc - 1, argv + 1, "", opts, "unknown option", take,
 			 &json, &first);
 	if (rc)
-		return rc == CLI_OPT_DONE ? 0 : rc;
+		return rc;
 	if (argc - 1 - first != 1)
 		return cli_usage(session_cmd(), "give exactly one %s", list ? "SPACE" : "SESSION");
 	params = json_pack("{s:s}", list ? "space" : "session_id", argv[1 + first]);
