@@ -321,6 +321,12 @@ void gen_delta(struct chat_gen *g, const char *text, size_t len)
 	pthread_mutex_unlock(&g->lock);
 	ev = render_event(id, "delta", data, &ev_len);
 	pthread_mutex_lock(&g->lock);
+	if (g->ended) {   /* a delta after the end (never expected): its events are packed */
+		pthread_mutex_unlock(&g->lock);
+		free(ev);
+		json_decref(data);
+		return;
+	}
 	if (id != g->n_ev + 1) {
 		free(ev);
 		ev = render_event(g->n_ev + 1, "delta", data, &ev_len);
