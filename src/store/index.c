@@ -15,6 +15,7 @@
 #include "util/terms.h"
 #include "util/xalloc.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -164,7 +165,30 @@ struct index_memo {
 	char *hash;
 	struct memo_item *v;
 	size_t n, cap;
+	size_t bytes;                     /* its texts and words, about */
 };
+
+/*
+ * The memos of the checkpoints indexed last, process-wide and keyed by
+ * hash: a memo is a function of the checkpoint's content, which its hash
+ * covers, so one made on any handle (of any database) will do.  A
+ * server's writes go to whichever worker's handle is free, and a group
+ * commit's leader writes many Spaces in one transaction, so the one memo a
+ * handle kept was another Space's nearly always and each write read its
+ * parent back and normalised its words again.  A handle claims its
+ * parent's memo (store_index_knows) and shelves the new one when it has
+ * indexed (index_items).  Bounded in count and in bytes, oldest out first;
+ * emptied when the last handle that used it closes.
+ */
+#define SHELF_SLOTS 128
+#define SHELF_BYTES (16u << 20)
+
+static struct {
+	pthread_mutex_t mu;
+	struct index_memo *v[SHELF_SLOTS];   /* oldest first */
+	size_t n, bytes;
+	int users;                           /* handles with a memo (st->memo) */
+} shelf = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 static void memo_clear(struct index_memo *m)
 {
@@ -179,12 +203,88 @@ static void memo_clear(struct index_memo *m)
 	memset(m, 0, sizeof(*m));
 }
 
+/* The shelf's memo of hash, taken off it (caller owns it), or NULL. */
+static struct index_memo *shelf_take(const char *hash)
+{
+	struct index_memo *m = NULL;
+
+	pthread_mutex_lock(&shelf.mu);
+	for (size_t i = shelf.n; i-- > 0;) {
+		if (strcmp(shelf.v[i]->hash, hash))
+			continue;
+		m = shelf.v[i];
+		memmove(&shelf.v[i], &shelf.v[i + 1], (shelf.n - i - 1) * sizeof(m));
+		shelf.n--;
+		shelf.bytes -= m->bytes;
+		break;
+	}
+	pthread_mutex_unlock(&shelf.mu);
+	return m;
+}
+
+/* Moves m's memo onto the shelf (m is left empty), dropping the oldest to make room. */
+static void shelf_keep(struct index_memo *m)
+{
+	struct index_memo *out[SHELF_SLOTS], *kept = NULL;
+	size_t n = 0;
+
+	if (m->hash && m->bytes <= SHELF_BYTES / 4) {
+		kept = xmalloc(sizeof(*kept));
+		*kept = *m;
+		memset(m, 0, sizeof(*m));
+	}
+	memo_clear(m);
+	if (!kept)
+		return;
+	pthread_mutex_lock(&shelf.mu);
+	while (shelf.n && (shelf.n == SHELF_SLOTS || shelf.bytes + kept->bytes > SHELF_BYTES)) {
+		out[n++] = shelf.v[0];
+		shelf.bytes -= shelf.v[0]->bytes;
+		memmove(&shelf.v[0], &shelf.v[1], --shelf.n * sizeof(kept));
+	}
+	shelf.v[shelf.n++] = kept;
+	shelf.bytes += kept->bytes;
+	pthread_mutex_unlock(&shelf.mu);
+	for (size_t i = 0; i < n; i++) {   /* freed outside the lock */
+		memo_clear(out[i]);
+		free(out[i]);
+	}
+}
+
+/* st's own memo (the one it claimed or indexed with), made on first use. */
+static struct index_memo *handle_memo(struct store *st)
+{
+	if (!st->memo) {
+		st->memo = xcalloc(1, sizeof(*st->memo));
+		pthread_mutex_lock(&shelf.mu);
+		shelf.users++;
+		pthread_mutex_unlock(&shelf.mu);
+	}
+	return st->memo;
+}
+
 void store_index_memo_free(struct store *st)
 {
-	if (st->memo)
-		memo_clear(st->memo);
+	struct index_memo *gone[SHELF_SLOTS];
+	size_t n = 0;
+
+	if (!st->memo)
+		return;
+	memo_clear(st->memo);
 	free(st->memo);
 	st->memo = NULL;
+	pthread_mutex_lock(&shelf.mu);
+	if (--shelf.users == 0) {
+		n = shelf.n;
+		memcpy(gone, shelf.v, n * sizeof(gone[0]));
+		shelf.n = 0;
+		shelf.bytes = 0;
+	}
+	pthread_mutex_unlock(&shelf.mu);
+	for (size_t i = 0; i < n; i++) {
+		memo_clear(gone[i]);
+		free(gone[i]);
+	}
 }
 
 static void memo_add(const char *field, size_t ordinal, const char *text, const json_t *holder,
@@ -199,6 +299,7 @@ static void memo_add(const char *field, size_t ordinal, const char *text, const 
 	}
 	it = &m->v[m->n++];
 	*it = (struct memo_item){ .field = field, .ordinal = ordinal };
+	m->bytes += sizeof(*it) + 2 * strlen(text);   /* its text, and words as long */
 	if (holder) {
 		it->holder = json_incref((json_t *)holder);
 		it->text = text;
@@ -265,13 +366,10 @@ static enum smr_rc index_items(struct store *st, const struct checkpoint *c, int
 			       const char *space_id, const struct checkpoint *parent,
 			       struct smr_err *err)
 {
-	struct index_memo pm = { 0 }, cur = { 0 }, *prev;
+	struct index_memo pm = { 0 }, cur = { 0 }, *prev = handle_memo(st);
 	enum smr_rc rc = SMR_OK;
 
-	if (!st->memo)
-		st->memo = xcalloc(1, sizeof(*st->memo));
 	/* a history is usually written in order: the parent is the last one indexed */
-	prev = st->memo;
 	if (parent && (!prev->hash || strcmp(prev->hash, parent->hash))) {
 		memo_fill(&pm, parent, NULL);
 		prev = &pm;
@@ -293,7 +391,7 @@ static enum smr_rc index_items(struct store *st, const struct checkpoint *c, int
 	}
 	memo_clear(&pm);
 	memo_clear(st->memo);
-	*st->memo = cur;
+	shelf_keep(&cur);
 	return rc;
 }
 
@@ -309,9 +407,19 @@ enum smr_rc store_index_checkpoint(struct store *st, const struct checkpoint *c,
 	return index_items(st, c, commit_id, NULL, parent, err);
 }
 
-int store_index_knows(const struct store *st, const char *hash)
+int store_index_knows(struct store *st, const char *hash)
 {
-	return st->memo && st->memo->hash && !strcmp(st->memo->hash, hash);
+	struct index_memo *m, *mine = handle_memo(st);
+
+	if (mine->hash && !strcmp(mine->hash, hash))
+		return 1;
+	m = shelf_take(hash);
+	if (!m)
+		return 0;
+	shelf_keep(mine);   /* another checkpoint's, still good for its child */
+	*mine = *m;
+	free(m);
+	return 1;
 }
 
 enum smr_rc store_index_put(struct store *st, const char *space_id, const struct checkpoint *c,

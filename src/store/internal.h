@@ -325,7 +325,7 @@ struct index_memo;   /* index.c's last indexed checkpoint */
 struct store {
 	const struct store_ops *ops;
 	int migrated;              /* set by open when it brought an existing database up to date */
-	struct index_memo *memo;   /* index.c's; store_close frees it */
+	struct index_memo *memo;   /* index.c's, claimed by this handle; store_close frees it */
 	struct commit_group *group;      /* set by store_open when the backend groups */
 };
 
@@ -346,8 +346,12 @@ enum smr_rc store_index_checkpoint(struct store *st, const struct checkpoint *c,
  */
 enum smr_rc store_index_put(struct store *st, const char *space_id, const struct checkpoint *c,
 			    const struct checkpoint *parent, struct smr_err *err);
-/* 1 when hash is the checkpoint index.c indexed last on this handle (its items are kept). */
-int store_index_knows(const struct store *st, const char *hash);
+/*
+ * 1 when index.c keeps the items of checkpoint hash (it indexed it lately,
+ * on any handle): this handle then holds them for its next index of a
+ * child of hash.
+ */
+int store_index_knows(struct store *st, const char *hash);
 void store_index_memo_free(struct store *st);
 /* The search index's code of a field name (-1: none) and the name of a code. */
 int store_field_code(const char *name);
