@@ -98,9 +98,14 @@ struct store_ops {
 	 */
 	enum smr_rc (*space_check)(struct store *st, const char *space_id, const char *ref,
 				   const char *name, struct smr_err *err);
-	/* Inserts c on top of the HEAD head_check locked.  SMR_ECONFLICT: c's hash is there. */
+	/*
+	 * Inserts c on top of the HEAD head_check locked.  SMR_ECONFLICT: c's
+	 * hash is there.  text: c's lists as JSON text made already, or NULL.
+	 */
 	enum smr_rc (*commit_insert_on_head)(struct store *st, const char *space_id,
-					     const struct checkpoint *c, struct smr_err *err);
+					     const struct checkpoint *c,
+					     const struct checkpoint_text *text,
+					     struct smr_err *err);
 	/* Moves HEAD to the Space's checkpoint hash. */
 	enum smr_rc (*head_move_to)(struct store *st, const char *space_id, const char *hash,
 				    struct smr_err *err);

@@ -1253,7 +1253,8 @@ static enum smr_rc insert_commit(struct store *st, const char *space_id,
 
 /* Inserts c on top of the HEAD check_head locked (store.c's put). */
 static enum smr_rc insert_on_head(struct store *st, const char *space_id,
-				  const struct checkpoint *c, struct smr_err *err)
+				  const struct checkpoint *c, const struct checkpoint_text *text,
+				  struct smr_err *err)
 {
 	static const char sql[] =
 		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title, summary,"
@@ -1271,13 +1272,13 @@ static enum smr_rc insert_on_head(struct store *st, const char *space_id,
 	bind_text(q, 2, c->hash);
 	bind_text(q, 3, c->title ? c->title : "");
 	bind_text(q, 4, c->summary ? c->summary : "");
-	bind_json(q, 5, c->decisions);
-	bind_json(q, 6, c->assumptions);
-	bind_json(q, 7, c->tasks);
-	bind_json(q, 8, c->open_questions);
-	bind_json(q, 9, c->entities);
-	bind_json(q, 10, c->artifacts);
-	bind_json(q, 11, c->metadata);
+	bind_json_as(q, 5, text, 0, c->decisions);
+	bind_json_as(q, 6, text, 1, c->assumptions);
+	bind_json_as(q, 7, text, 2, c->tasks);
+	bind_json_as(q, 8, text, 3, c->open_questions);
+	bind_json_as(q, 9, text, 4, c->entities);
+	bind_json_as(q, 10, text, 5, c->artifacts);
+	bind_json_as(q, 11, text, 6, c->metadata);
 	bind_text(q, 12, c->author ? c->author : "");
 	bind_text(q, 13, c->created_at);
 	step = sqlite3_step(q);
