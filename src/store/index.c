@@ -359,28 +359,53 @@ static int memo_has(const struct index_memo *m, const char *field, const char *w
 }
 
 /*
- * Inserts c's items that its parent does not have: by row id (commit_id),
- * or by Space and hash (space_id set; see store_index_put).
+ * What indexing c inserts: c's items with their words, and which of them
+ * its first parent does not have.  A grouped write makes it before it
+ * queues (store_index_plan), the leader of its transaction only inserts.
  */
-static enum smr_rc index_items(struct store *st, const struct checkpoint *c, int64_t commit_id,
-			       const char *space_id, const struct checkpoint *parent,
-			       struct smr_err *err)
+struct index_plan {
+	struct index_memo cur;
+	unsigned char *fresh;             /* per item of cur: 1 to insert */
+};
+
+static void plan_make(struct store *st, const struct checkpoint *c,
+		      const struct checkpoint *parent, struct index_plan *pl)
 {
-	struct index_memo pm = { 0 }, cur = { 0 }, *prev = handle_memo(st);
-	enum smr_rc rc = SMR_OK;
+	struct index_memo pm = { 0 }, *prev = handle_memo(st);
 
 	/* a history is usually written in order: the parent is the last one indexed */
 	if (parent && (!prev->hash || strcmp(prev->hash, parent->hash))) {
 		memo_fill(&pm, parent, NULL);
 		prev = &pm;
 	}
-	memo_fill(&cur, c, prev);   /* any memo will do: words depend on the text only */
-	for (size_t i = 0; !rc && i < cur.n; i++) {
-		const struct memo_item *it = &cur.v[i];
+	memset(pl, 0, sizeof(*pl));
+	memo_fill(&pl->cur, c, prev);   /* any memo will do: words depend on the text only */
+	pl->fresh = xcalloc(pl->cur.n + 1, 1);
+	for (size_t i = 0; i < pl->cur.n; i++) {
+		const struct memo_item *it = &pl->cur.v[i];
+
+		pl->fresh[i] = *it->words && !(parent && (it->inherited ||
+							  memo_has(prev, it->field, it->words)));
+	}
+	memo_clear(&pm);
+	memo_clear(st->memo);
+}
+
+/*
+ * Inserts the plan's fresh items: by row id (commit_id), or by Space and
+ * hash (space_id set; see store_index_put).
+ */
+static enum smr_rc plan_insert(struct store *st, const struct checkpoint *c, int64_t commit_id,
+			       const char *space_id, const struct index_plan *pl,
+			       struct smr_err *err)
+{
+	enum smr_rc rc = SMR_OK;
+
+	for (size_t i = 0; !rc && i < pl->cur.n; i++) {
+		const struct memo_item *it = &pl->cur.v[i];
 		int field = store_field_code(it->field);
 
-		if (!*it->words ||
-		    (parent && (it->inherited || memo_has(prev, it->field, it->words))))
+		if (!pl->fresh[i])
 			continue;
 		if (space_id)
 			rc = st->ops->search_insert_at(st, space_id, c->hash, field,
@@ -389,9 +414,65 @@ static enum smr_rc index_items(struct store *st, const struct checkpoint *c, int
 			rc = st->ops->search_insert(st, commit_id, -1, field, (int64_t)it->ordinal,
 						    it->words, err);
 	}
-	memo_clear(&pm);
-	memo_clear(st->memo);
-	shelf_keep(&cur);
+	return rc;
+}
+
+/* Shelves the plan's memo for c's child and frees the rest. */
+static void plan_shelve(struct index_plan *pl)
+{
+	shelf_keep(&pl->cur);
+	free(pl->fresh);
+	pl->fresh = NULL;
+}
+
+/* Inserts c's items that its parent does not have (see plan_insert). */
+static enum smr_rc index_items(struct store *st, const struct checkpoint *c, int64_t commit_id,
+			       const char *space_id, const struct checkpoint *parent,
+			       struct smr_err *err)
+{
+	struct index_plan pl;
+	enum smr_rc rc;
+
+	plan_make(st, c, parent, &pl);
+	rc = plan_insert(st, c, commit_id, space_id, &pl, err);
+	plan_shelve(&pl);
+	return rc;
+}
+
+struct index_plan *store_index_plan(struct store *st, const struct checkpoint *c,
+				    const struct checkpoint *parent)
+{
+	struct index_plan *pl = xmalloc(sizeof(*pl));
+
+	plan_make(st, c, parent, pl);
+	return pl;
+}
+
+void store_index_plan_done(struct index_plan *plan)
+{
+	if (!plan)
+		return;
+	plan_shelve(plan);
+	free(plan);
+}
+
+enum smr_rc store_index_put_planned(struct store *st, const char *space_id,
+				    const struct checkpoint *c, const struct index_plan *plan,
+				    struct smr_err *err)
+{
+	int64_t id = -1;
+	int have = 0;
+	enum smr_rc rc;
+
+	if (st->ops->search_insert_at)
+		return plan_insert(st, c, -1, space_id, plan, err);
+	rc = st->ops->commit_id(st, space_id, c->hash, &id, err);
+	if (!rc && id < 0)
+		rc = smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in this space", c->hash);
+	if (!rc)
+		rc = st->ops->search_has(st, c->hash, &have, err);
+	if (!rc && !have)
+		rc = plan_insert(st, c, id, NULL, plan, err);
 	return rc;
 }
 

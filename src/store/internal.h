@@ -352,6 +352,21 @@ enum smr_rc store_index_checkpoint(struct store *st, const struct checkpoint *c,
 enum smr_rc store_index_put(struct store *st, const char *space_id, const struct checkpoint *c,
 			    const struct checkpoint *parent, struct smr_err *err);
 /*
+ * store_index_put in two halves, for a write that queues for a commit
+ * group's leader: the plan (c's items and words, and which are new over
+ * parent, which may carry only its hash as for store_index_put) made
+ * before, on the writer's handle; the inserts in the transaction, on any.
+ * store_index_plan_done() shelves the plan's items for c's child (NULL: a
+ * no-op).
+ */
+struct index_plan;
+struct index_plan *store_index_plan(struct store *st, const struct checkpoint *c,
+				    const struct checkpoint *parent);
+enum smr_rc store_index_put_planned(struct store *st, const char *space_id,
+				    const struct checkpoint *c, const struct index_plan *plan,
+				    struct smr_err *err);
+void store_index_plan_done(struct index_plan *plan);
+/*
  * 1 when index.c keeps the items of checkpoint hash (it indexed it lately,
  * on any handle): this handle then holds them for its next index of a
  * child of hash.
