@@ -8,7 +8,8 @@
  * arrive while a leader is committing wait for the next leader, so the
  * group grows with the load and no foreground writer waits on a timer.
  * Each waiter sleeps on a condition of its own: a leader wakes the writers
- * it committed and the one that leads next, no other.
+ * it committed and the one that leads next, no other.  Leaders write on a
+ * handle the group keeps (see leader_handle).
  *
  * Background writers (threads that called sys_thread_mark_background:
  * those starting chat sends) do not lead while a foreground writer (an
@@ -61,6 +62,7 @@ struct commit_group {
 	int foreground;                /* foreground requests in the queue */
 	int background;                /* background requests in the queue */
 	int64_t last_bg_us;            /* when a transaction with background writes ended */
+	struct store *conn;            /* the leaders' handle (see leader_handle), or NULL */
 	struct commit_group *next;     /* in the registry */
 };
 
@@ -90,6 +92,7 @@ struct commit_group *group_join(const char *key)
 void group_leave(struct commit_group *g)
 {
 	struct commit_group **p;
+	struct store *conn = NULL;
 
 	if (!g)
 		return;
@@ -98,11 +101,37 @@ void group_leave(struct commit_group *g)
 		for (p = &registry; *p != g; p = &(*p)->next)
 			;
 		*p = g->next;
+		conn = g->conn;
 		pthread_mutex_destroy(&g->mu);
 		free(g->key);
 		free(g);
 	}
 	pthread_mutex_unlock(&registry_mu);
+	store_close(conn);   /* of no group: it does not come back here */
+}
+
+/*
+ * The handle a leader writes on: one the group keeps, once it has more
+ * than one (a server's workers).  A leader on its own handle found
+ * SQLite's page cache emptied by the other handles' commits at each BEGIN
+ * and read back every page it touched, in the one part of a write that
+ * runs alone; the group's handle writes every transaction, so its cache
+ * holds.  Opened by the first leader that needs it (a CLI's one handle
+ * never does); the leader's own handle if that fails.  Only a leader
+ * touches it.
+ */
+static struct store *leader_handle(struct commit_group *g, struct store *st)
+{
+	int shared;
+
+	if (g->conn)
+		return g->conn;
+	pthread_mutex_lock(&registry_mu);
+	shared = g->refs > 1;
+	pthread_mutex_unlock(&registry_mu);
+	if (shared && st->ops->open(g->key, &g->conn, NULL))
+		g->conn = NULL;
+	return g->conn ? g->conn : st;
 }
 
 /* Gives every request of batch that has not failed on its own the failure rc (e). */
@@ -241,7 +270,7 @@ enum smr_rc group_write(struct commit_group *g, struct store *st, store_rows_fn 
 		bg = take_batch(g, req.background, &batch);
 		pthread_mutex_unlock(&g->mu);
 		began = sys_monotonic_us();
-		run_batch(st, batch);
+		run_batch(leader_handle(g, st), batch);
 		metrics_store_batch();
 		ended = sys_monotonic_us();
 		pthread_mutex_lock(&g->mu);
