@@ -249,8 +249,9 @@ enum smr_rc group_write(struct commit_group *g, struct store *st, store_rows_fn 
 				 .background = sys_thread_is_background(),
 				 .queued_us = sys_monotonic_us() };
 	struct group_req *batch, *r, *next;
+	struct store *h;
 	int64_t began, ended;
-	int bg;
+	int bg, due = 0;
 
 	pthread_cond_init(&req.cv, NULL);
 	pthread_mutex_lock(&g->mu);
@@ -270,7 +271,12 @@ enum smr_rc group_write(struct commit_group *g, struct store *st, store_rows_fn 
 		bg = take_batch(g, req.background, &batch);
 		pthread_mutex_unlock(&g->mu);
 		began = sys_monotonic_us();
-		run_batch(leader_handle(g, st), batch);
+		h = leader_handle(g, st);
+		run_batch(h, batch);
+		/* the group's handle leaves its WAL checkpoints to the group (see checkpoint_due) */
+		due = h != st && h->ops->checkpoint_due ? h->ops->checkpoint_due(h) : 0;
+		if (due == 2)
+			h->ops->checkpoint(h);
 		metrics_store_batch();
 		ended = sys_monotonic_us();
 		pthread_mutex_lock(&g->mu);
@@ -288,6 +294,8 @@ enum smr_rc group_write(struct commit_group *g, struct store *st, store_rows_fn 
 	}
 	pthread_mutex_unlock(&g->mu);
 	pthread_cond_destroy(&req.cv);
+	if (due == 1)
+		st->ops->checkpoint(st);   /* on this writer's own handle, while the next leader writes */
 	metrics_store_write(req.background, req.began_us - req.queued_us,
 			    req.ended_us - req.began_us);
 	return req.rc;

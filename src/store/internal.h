@@ -175,6 +175,17 @@ struct store_ops {
 	 */
 	const char *(*group_key)(struct store *st);
 	enum smr_rc (*savepoint)(struct store *st, enum savepoint_op op, struct smr_err *err);
+	/*
+	 * For the handle a group's leaders write on (NULL: the backend's
+	 * commits checkpoint as they always did).  checkpoint_due makes the
+	 * handle's WAL checkpoints the group's to run, no longer at the end of
+	 * its commits, and says which is due after the last one: 0 none, 1 one
+	 * to run on another handle while the next transaction goes on, 2 one to
+	 * run before it (the WAL has grown that far).  checkpoint runs one on st
+	 * without waiting for readers or writers.
+	 */
+	int (*checkpoint_due)(struct store *st);
+	void (*checkpoint)(struct store *st);
 
 	/* See store_data_version; NULL: the backend has no cheap version. */
 	enum smr_rc (*data_version)(struct store *st, uint64_t *v, struct smr_err *err);
