@@ -417,7 +417,12 @@ static int note_frames(void *arg, sqlite3 *db, const char *name, int frames)
  * on (passive: copying what is committed, waiting for no one).  Writers
  * that never pause could keep a passive checkpoint from ever reaching the
  * WAL's end and so from restarting it: at four times the size the next
- * transaction waits for one.
+ * transaction waits for one.  So the WAL may reach about 16 MiB, and the
+ * group's handle (the one that restarts it) keeps it that size: truncated
+ * to the 4 MiB of the other handles at each restart, it grew again, and
+ * on ext4 an fdatasync that grows a file also writes its inode and block
+ * map, waiting for the disk three times where it waited once (most of
+ * the leader's time, measured with sched_switch stacks).
  */
 static int sqlite_checkpoint_due(struct store *st)
 {
@@ -425,6 +430,7 @@ static int sqlite_checkpoint_due(struct store *st)
 
 	if (!s->own_checkpoints) {
 		sqlite3_wal_hook(s->db, note_frames, s);   /* in place of the auto-checkpoint */
+		exec(s, "PRAGMA journal_size_limit=25165824", NULL);   /* 24 MiB */
 		s->own_checkpoints = 1;
 		return 0;
 	}
