@@ -65,6 +65,7 @@ struct sqlite_store {
 	int gated;                     /* this handle holds the write gate */
 	int own_checkpoints;           /* 0: SQLite's at each commit; 1: see checkpoint_due */
 	int wal_frames;                /* in the WAL after its last commit (own_checkpoints) */
+	int wal_checkpointed;          /* wal_frames when it asked for a checkpoint last */
 	struct fields_memo memo;       /* of the last HEAD read */
 	/* sqlite_data_version: what it saw last of each source, and its count of changes seen */
 	int wal;                       /* 1: in WAL mode, 0: not, -1: not asked yet */
@@ -434,9 +435,15 @@ static int sqlite_checkpoint_due(struct store *st)
 		s->own_checkpoints = 1;
 		return 0;
 	}
+	if (s->wal_frames < s->wal_checkpointed)
+		s->wal_checkpointed = 0;   /* the WAL restarted */
 	if (s->wal_frames >= 4 * WAL_CHECKPOINT_FRAMES)
 		return 2;
-	return s->wal_frames >= WAL_CHECKPOINT_FRAMES;
+	/* once per 1000 new frames, as SQLite would: a checkpoint after every commit copied the same pages again */
+	if (s->wal_frames - s->wal_checkpointed < WAL_CHECKPOINT_FRAMES)
+		return 0;
+	s->wal_checkpointed = s->wal_frames;
+	return 1;
 }
 
 static void sqlite_checkpoint(struct store *st)
