@@ -53,7 +53,7 @@ struct http_ui;
  * sends at once were admitted in 0.5-1.8 s with both cores saturated, and
  * an agent's commit meanwhile had a p99 3-12x its figure with no chat;
  * with two (each waiting up to 10 ms for the other's company before its
- * transaction) the burst is admitted in 3-4 s and the commit's p99 is
+ * transaction) the burst is admitted in 3-6.4 s and the commit's p99 is
  * about 2-3x (bench/chat_stream.sh, docs/http.md).  One took 7 s, longer
  * than the replies themselves.
  */
