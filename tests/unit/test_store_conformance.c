@@ -2366,6 +2366,61 @@ TEST(pg_schema_has_jsonb_and_migration_rows)
 	fixture_close(&f);
 }
 
+/* Runs sql (no rows) in f's schema on a connection of its own; 0 when it succeeded. */
+static int pg_do(struct fixture *f, const char *sql)
+{
+	PGconn *c = PQconnectdb(f->dsn);
+	PGresult *r;
+	int ok;
+
+	PQsetNoticeProcessor(c, quiet, NULL);
+	r = PQexec(c, sql);
+	ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+	if (!ok)
+		fprintf(stderr, "  %s: %s", sql, PQerrorMessage(c));
+	PQclear(r);
+	PQfinish(c);
+	return ok ? 0 : -1;
+}
+
+/*
+ * A handle's HEAD re-read asks whether HEAD is still the commit id it read
+ * last: after the tables are emptied under it with their ids restarted
+ * (what an operator's TRUNCATE ... RESTART IDENTITY does), the same id names
+ * another checkpoint, and the read gives that one.
+ */
+TEST(pg_head_reread_after_ids_restart)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct fixture f;
+	struct checkpoint c1, c2, got;
+	char a[37], b[37];
+
+	if (pg_fixture(&f)) {
+		fixture_close(&f);
+		return;
+	}
+	make_ckpt(&c1, NULL, "before", 1);
+	make_ckpt(&c2, NULL, "after", 2);
+	CHECK_INT(make_space(&f, "again", a, &err), SMR_OK);
+	CHECK_INT(store_checkpoint_put(f.st, a, &c1, NULL, &err), SMR_OK);
+	for (int i = 0; i < 2; i++) {
+		CHECK_INT(store_head_get(f.st, "again", &got, &err), SMR_OK);
+		CHECK_STR(got.title, "before");
+		checkpoint_release(&got);
+	}
+	CHECK_INT(pg_do(&f, "TRUNCATE repos, commits RESTART IDENTITY CASCADE"), 0);
+	CHECK_INT(make_space(&f, "again", b, &err), SMR_OK);
+	CHECK_INT(store_checkpoint_put(f.st, b, &c2, NULL, &err), SMR_OK);
+	CHECK_INT(store_head_get(f.st, "again", &got, &err), SMR_OK);
+	CHECK_STR(got.hash, c2.hash);
+	CHECK_STR(got.title, "after");
+	checkpoint_release(&got);
+	checkpoint_release(&c1);
+	checkpoint_release(&c2);
+	fixture_close(&f);
+}
+
 struct opener {
 	const char *dsn;
 	enum smr_rc rc;
