@@ -2173,12 +2173,13 @@ static void head_fields(struct pg_store *s, const PGresult *r, struct checkpoint
 		m->summary = xstrdup(c->summary);
 		m->author = xstrdup(c->author);
 		m->created_at = xstrdup(c->created_at);
-		m->id = col_int(r, 0, CK_ID);
-		m->file = col_int(r, 0, HC_FILE);
 	} else {
 		c->parent_hash = xstrdup(m->parent);
 		c->merge_parent_hash = xstrdup(m->merge_parent);
 	}
+	/* the row's: a copy in another Space has the same content under another id */
+	m->id = col_int(r, 0, CK_ID);
+	m->file = col_int(r, 0, HC_FILE);
 	fill_fields(c, m->fields);   /* shared with the memo: read-only (store_head_get) */
 }
 
