@@ -514,6 +514,7 @@ struct pg_store {
 	struct fields_memo memo;           /* of the last HEAD read */
 	char *head_ref;                    /* owned: the Space the last HEAD read named; NULL: none */
 	int head_by_name;                  /* ... found by its name (else by its id) */
+	int quick_off;                     /* the last HEAD read found it moved (see pg_head_get) */
 	struct spin spin_read;             /* replies to one statement */
 	struct spin spin_commit;           /* replies to a pipeline with a COMMIT (fsync-bound) */
 	struct spare spare;
@@ -2240,11 +2241,15 @@ static void head_remember(struct pg_store *s, const char *ref, const struct chec
 }
 
 /*
- * One round trip when HEAD is the checkpoint this handle's last read of
- * the Space found, or has none, and whenever the handle has read no HEAD of
- * that Space last; two when HEAD moved since (the quick statement finds
- * another checkpoint, then HEAD_COLS reads it).  Every read asks the
- * server, in a statement sent after the call began.
+ * One round trip, and in the server the least work when HEAD is the
+ * checkpoint this handle's last read of the Space found (or has none):
+ * HEAD_QUICK asks whether it still is, HEAD_COLS reads HEAD whole.  When
+ * the quick statement finds HEAD moved, HEAD_COLS reads it in a second
+ * round trip; so that a Space whose HEAD moves between most reads (a
+ * writer reading back what it wrote) does not pay two each time, a read
+ * that found HEAD moved is followed by a whole read, and the quick
+ * statement comes back once a whole read finds HEAD where it was.  Every
+ * read asks the server, in a statement sent after the call began.
  */
 static enum smr_rc pg_head_get(struct store *st, const char *space, struct checkpoint *out,
 			       struct smr_err *err)
@@ -2256,7 +2261,7 @@ static enum smr_rc pg_head_get(struct store *st, const char *space, struct check
 	enum smr_rc rc;
 
 	p_text(&p, space);
-	if (q != Q_COUNT) {
+	if (q != Q_COUNT && !s->quick_off) {
 		rc = read1(s, q, &p, &r, "reading HEAD", err);
 		if (!rc && !quick_head(s, r, out)) {
 			PQclear(r);
@@ -2272,6 +2277,9 @@ static enum smr_rc pg_head_get(struct store *st, const char *space, struct check
 	if (!rc && PQntuples(r) == 0)
 		rc = smr_errf(err, SMR_ENOTFOUND, "no space '%s'", space);
 	if (!rc) {
+		/* HEAD moved since this Space's last read: not where the memo's checkpoint is */
+		s->quick_off = q != Q_COUNT && !PQgetisnull(r, 0, CK_HASH) &&
+			       !PQgetisnull(r, 0, CK_FIELDS);
 		read_checkpoint_row(r, 0, out);
 		head_fields(s, r, out);
 		head_remember(s, space, out);
