@@ -861,10 +861,12 @@ __attribute__((format(printf, 2, 0)))
  * libmicrohttpd's own messages (a connection it refused, a socket error):
  * a line on stderr, and under --log-format json a JSON object like the
  * access log's, so that a log collector reading JSON is not handed text.
+ * They go through the access log's buffer (written directly when there is
+ * no access log), so that the two never interleave out of order.
  */
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
-	const struct http_server *srv = cls;
+	struct http_server *srv = cls;
 	char line[512], now[32];
 	size_t n;
 	json_t *o;
@@ -876,18 +878,24 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
 		line[--n] = '\0';
 	if (!srv->cfg->log_json) {
-		fprintf(stderr, "smriti: http: %s\n", line);
-		return;
+		text = xasprintf("smriti: http: %s\n", line);
+	} else {
+		sys_now_iso(now);
+		o = json_pack("{s:s, s:s, s:s, s:s}", "time", now, "level", "error", "source",
+			      "libmicrohttpd", "message",
+			      utf8_valid(line, n) ? line : "(a message that is not UTF-8)");
+		text = json_dumps(o, JSON_COMPACT);
+		json_decref(o);
+		if (text) {
+			char *t = xasprintf("%s\n", text);
+
+			free(text);
+			text = t;
+		}
 	}
-	sys_now_iso(now);
-	o = json_pack("{s:s, s:s, s:s, s:s}", "time", now, "level", "error", "source",
-		      "libmicrohttpd", "message",
-		      utf8_valid(line, n) ? line : "(a message that is not UTF-8)");
-	text = json_dumps(o, JSON_COMPACT);
 	if (text)
-		fprintf(stderr, "%s\n", text);
+		http_log_line(&srv->log, text, strlen(text));
 	free(text);
-	json_decref(o);
 }
 
 /* ---- start-up and shutdown ---- */

@@ -324,7 +324,9 @@ struct index_memo;   /* index.c's last indexed checkpoint */
 
 struct store {
 	const struct store_ops *ops;
-	int migrated;              /* set by open when it brought an existing database up to date */
+	/* the schema version open found when it brought an existing database
+	 * up to date; 0 when the database was new or already current */
+	int migrated_from;
 	struct index_memo *memo;   /* index.c's; store_close frees it */
 	struct commit_group *group;      /* set by store_open when the backend groups */
 };
@@ -354,9 +356,13 @@ int store_field_code(const char *name);
 const char *store_field_name(int code);
 /*
  * Indexes every checkpoint of a store that holds some written before the
- * search index existed (store_open, after a migration); checkpoints already
- * indexed are skipped.
+ * search index existed: store_open calls it once, right after the
+ * migration that created the index (SEARCH_INDEX_MIGRATION, the same
+ * number in schema_sqlite.h and schema_postgres.h).  A checkpoint copied
+ * into several Spaces is indexed once; nothing checks for rows already
+ * there, so it must not run on an indexed store.
  */
+#define SEARCH_INDEX_MIGRATION 4
 enum smr_rc store_index_backfill(struct store *st, struct smr_err *err);
 /* Indexes a stored turn (t->id set), in the caller's transaction. */
 enum smr_rc store_index_turn(struct store *st, const struct turn *t, struct smr_err *err);

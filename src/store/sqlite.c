@@ -518,7 +518,7 @@ static enum smr_rc migrate(struct sqlite_store *s, struct smr_err *err)
 	    sqlite3_step(st) == SQLITE_ROW)
 		version = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
-	s->base.migrated = version > 0 && version < n;
+	s->base.migrated_from = version < n ? version : 0;
 	for (; version < n; version++) {
 		rc = exec(s, sqlite_migrations[version], err);
 		if (rc)

@@ -27,8 +27,13 @@ enum smr_rc store_open(const char *dsn, struct store **out, struct smr_err *err)
 		rc = store_backends[i]->open(dsn, out, err);
 		if (!rc && (*out)->ops->group_key && (key = (*out)->ops->group_key(*out)))
 			(*out)->group = group_join(key);
-		/* a store older than the search index gets it filled once */
-		if (!rc && (*out)->migrated)
+		/*
+		 * A store older than the search index gets it filled once, when
+		 * the index's migration ran -- not on every later migration,
+		 * which would index every checkpoint a second time.
+		 */
+		if (!rc && (*out)->migrated_from > 0 &&
+		    (*out)->migrated_from < SEARCH_INDEX_MIGRATION)
 			rc = store_index_backfill(*out, err);
 		if (rc && *out) {
 			store_close(*out);

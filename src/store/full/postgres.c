@@ -1382,7 +1382,7 @@ static enum smr_rc migrate(struct pg_store *s, struct smr_err *err)
 	if (!rc && version > n)
 		rc = too_new(version, n, err);
 	if (!rc)
-		s->base.migrated = version > 0 && version < n;
+		s->base.migrated_from = version < n ? version : 0;
 	for (; !rc && version < n; version++)
 		rc = apply_migration(s, version + 1, err);
 	if (rc)
