@@ -46,11 +46,18 @@ struct http_ui;
  * call).  Their own pool, so that a burst of sends (hundreds of people
  * pressing Send) queues behind itself, not in front of an agent's write.
  * They are background threads (util/sys.h: their store writes never lead a
- * commit group while a foreground write waits), and there are a few of them so that the user turns of sends that arrive
- * together share a transaction and its fsync (store/group.c) instead of
- * taking one each, one after another.
+ * commit group while a foreground write waits), and their user turns that
+ * arrive together share a transaction and its fsync (store/group.c).
+ * Two of them, not one per send in a burst: how many run at once is how
+ * much of the machine a burst takes from everyone else.  With eight, 500
+ * sends at once were admitted in 0.5-1.8 s with both cores saturated, and
+ * an agent's commit meanwhile had a p99 3-12x its figure with no chat;
+ * with two (each waiting up to 10 ms for the other's company before its
+ * transaction) the burst is admitted in 3-6.4 s and the commit's p99 is
+ * about 2-3x (bench/chat_stream.sh, docs/http.md).  One took 7 s, longer
+ * than the replies themselves.
  */
-#define HTTP_CHAT_WORKERS 8
+#define HTTP_CHAT_WORKERS 2
 
 /* ---- listening address (guard.c) ---- */
 
