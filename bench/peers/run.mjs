@@ -308,9 +308,10 @@ function printNotes(m) {
       'Smriti waits for a reply by polling the socket before it blocks, up to 200 us while replies come that ' +
       'quickly and no more tasks run than there are CPUs (src/store/full/postgres.c, await_reply)');
   }
-  console.log('reads: Smriti ops_head (one query: HEAD ref -> checkpoint, a struct of every field; the handle ' +
-    'parses a checkpoint\'s JSON once and hands it out, read-only, while the server says HEAD is still ' +
-    'that checkpoint; not the cached document of the head operation); savers getTuple of the latest ' +
+  console.log('reads: Smriti ops_head (one query per read: HEAD ref -> checkpoint, a struct of every field; the ' +
+    'handle keeps the checkpoint it read and hands it out, read-only, while the server says HEAD is still ' +
+    'that checkpoint: on PostgreSQL a re-read asks only for the Space\'s name and its HEAD\'s commit id; ' +
+    'not the cached document of the head operation); savers getTuple of the latest ' +
     'checkpoint (with its pending writes, deserialized)');
 }
 

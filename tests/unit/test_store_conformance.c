@@ -673,6 +673,117 @@ CONFORMANCE(head_read_after_writes_of_another_handle)
 	store_close(other);
 }
 
+/*
+ * Checks f's handle's read of Space ref's HEAD: want's checkpoint (hash,
+ * parents, title, first decision) in Space want_space, or an empty Space
+ * when want is NULL, or no such Space when want_space is NULL too.  The
+ * caller's line shows in a failure.
+ */
+#define CHECK_HEAD(ref, want, want_space) check_head(f, (ref), (want), (want_space), __LINE__)
+
+static const char *or_none(const char *s)
+{
+	return s ? s : "(none)";
+}
+
+static void check_head(struct fixture *f, const char *ref, const struct checkpoint *want,
+		       const char *want_space, int line)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct checkpoint got;
+	enum smr_rc rc;
+
+	memset(&got, 0, sizeof(got));
+	rc = store_head_get(f->st, ref, &got, &err);
+	if (!want_space) {
+		if (rc != SMR_ENOTFOUND)
+			test_fail(__FILE__, line, "HEAD of '%s' found (%d), want none", ref, rc);
+	} else if (rc) {
+		test_fail(__FILE__, line, "HEAD of '%s': %s", ref, err.msg);
+	} else if (strcmp(or_none(got.space), want_space) ||
+		   strcmp(or_none(got.hash), or_none(want ? want->hash : NULL)) ||
+		   strcmp(or_none(got.parent_hash), or_none(want ? want->parent_hash : NULL)) ||
+		   strcmp(or_none(got.merge_parent_hash), "(none)") ||
+		   strcmp(or_none(got.title), or_none(want ? want->title : NULL)) ||
+		   (want && strcmp(or_none(decision_text(&got, 0)), want->title))) {
+		test_fail(__FILE__, line, "HEAD of '%s' is '%s' (%.12s, parent %.12s) in '%s',"
+			  " want '%s' (%.12s, parent %.12s) in '%s'", ref, or_none(got.title),
+			  or_none(got.hash), or_none(got.parent_hash), or_none(got.space),
+			  want ? want->title : "(none)", want ? want->hash : "(none)",
+			  want ? or_none(want->parent_hash) : "(none)", want_space);
+	}
+	checkpoint_release(&got);
+}
+
+/*
+ * Repeated HEAD reads of one Space by one handle (PostgreSQL's handle then
+ * asks the server only whether HEAD is still the checkpoint it read, by the
+ * way it found the Space last time) follow what another handle does
+ * between them: HEAD moved, the Space renamed, its name taken by another
+ * Space (empty, then with a HEAD), a Space named like its id, the Space
+ * deleted.  Each read, read twice, gives what a first read would.
+ */
+CONFORMANCE(head_rereads_follow_the_space)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct store *other = NULL;
+	struct checkpoint c1, c2, c3;
+	struct space sp = { 0 };
+	char a[37], b[37], shadow[37];
+
+	CHECK_INT(make_space(f, "alpha", a, &err), SMR_OK);
+	CHECK_INT(store_open(f->dsn, &other, &err), SMR_OK);
+	make_ckpt(&c1, NULL, "one", 1);
+	make_ckpt(&c2, c1.hash, "two", 2);
+	make_ckpt(&c3, NULL, "three", 3);
+	CHECK_HEAD("alpha", NULL, "alpha");
+	CHECK_INT(store_checkpoint_put(other, a, &c1, NULL, &err), SMR_OK);
+	for (int i = 0; i < 3; i++)
+		CHECK_HEAD("alpha", &c1, "alpha");
+	CHECK_INT(store_checkpoint_put(other, a, &c2, c1.hash, &err), SMR_OK);
+	for (int i = 0; i < 2; i++)
+		CHECK_HEAD("alpha", &c2, "alpha");
+	/* renamed: the old name finds nothing, then another Space takes it */
+	CHECK_INT(store_space_rename(other, a, "beta", NULL, &err), SMR_OK);
+	CHECK_HEAD("alpha", NULL, NULL);
+	CHECK_HEAD("alpha", NULL, NULL);
+	CHECK_HEAD("beta", &c2, "beta");
+	CHECK_HEAD("beta", &c2, "beta");
+	sys_uuid(b);
+	sp.id = b;
+	sp.name = (char *)"beta";
+	sp.description = (char *)"";
+	sp.created_at = (char *)"2026-01-01T00:00:00.000000Z";
+	CHECK_INT(store_space_rename(other, a, "alpha", NULL, &err), SMR_OK);
+	CHECK_INT(store_space_create(other, &sp, NULL, &err), SMR_OK);
+	CHECK_HEAD("beta", NULL, "beta");
+	CHECK_HEAD("beta", NULL, "beta");
+	CHECK_INT(store_checkpoint_put(other, b, &c3, NULL, &err), SMR_OK);
+	CHECK_HEAD("beta", &c3, "beta");
+	CHECK_HEAD("alpha", &c2, "alpha");
+	/* by id, until a Space is named like that id: a name match wins */
+	for (int i = 0; i < 2; i++)
+		CHECK_HEAD(a, &c2, "alpha");
+	sys_uuid(shadow);
+	sp.id = shadow;
+	sp.name = a;
+	CHECK_INT(store_space_create(other, &sp, NULL, &err), SMR_OK);
+	CHECK_HEAD(a, NULL, a);
+	CHECK_HEAD(a, NULL, a);
+	CHECK_INT(store_space_delete(other, shadow, NULL, &err), SMR_OK);
+	CHECK_HEAD(a, &c2, "alpha");
+	CHECK_HEAD(a, &c2, "alpha");
+	/* deleted: neither its name nor its id finds it */
+	CHECK_INT(store_space_delete(other, a, NULL, &err), SMR_OK);
+	CHECK_HEAD(a, NULL, NULL);
+	CHECK_HEAD("alpha", NULL, NULL);
+	CHECK_HEAD("beta", &c3, "beta");
+	checkpoint_release(&c1);
+	checkpoint_release(&c2);
+	checkpoint_release(&c3);
+	store_close(other);
+}
+
 /* The "space" member of a HEAD document, or "" (borrowed). */
 static const char *doc_space(const json_t *doc)
 {
@@ -2252,6 +2363,61 @@ TEST(pg_schema_has_jsonb_and_migration_rows)
 	CHECK_STR(v, all_migrations());
 	free(v);
 	checkpoint_release(&c);
+	fixture_close(&f);
+}
+
+/* Runs sql (no rows) in f's schema on a connection of its own; 0 when it succeeded. */
+static int pg_do(struct fixture *f, const char *sql)
+{
+	PGconn *c = PQconnectdb(f->dsn);
+	PGresult *r;
+	int ok;
+
+	PQsetNoticeProcessor(c, quiet, NULL);
+	r = PQexec(c, sql);
+	ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+	if (!ok)
+		fprintf(stderr, "  %s: %s", sql, PQerrorMessage(c));
+	PQclear(r);
+	PQfinish(c);
+	return ok ? 0 : -1;
+}
+
+/*
+ * A handle's HEAD re-read asks whether HEAD is still the commit id it read
+ * last: after the tables are emptied under it with their ids restarted
+ * (what an operator's TRUNCATE ... RESTART IDENTITY does), the same id names
+ * another checkpoint, and the read gives that one.
+ */
+TEST(pg_head_reread_after_ids_restart)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct fixture f;
+	struct checkpoint c1, c2, got;
+	char a[37], b[37];
+
+	if (pg_fixture(&f)) {
+		fixture_close(&f);
+		return;
+	}
+	make_ckpt(&c1, NULL, "before", 1);
+	make_ckpt(&c2, NULL, "after", 2);
+	CHECK_INT(make_space(&f, "again", a, &err), SMR_OK);
+	CHECK_INT(store_checkpoint_put(f.st, a, &c1, NULL, &err), SMR_OK);
+	for (int i = 0; i < 2; i++) {
+		CHECK_INT(store_head_get(f.st, "again", &got, &err), SMR_OK);
+		CHECK_STR(got.title, "before");
+		checkpoint_release(&got);
+	}
+	CHECK_INT(pg_do(&f, "TRUNCATE repos, commits RESTART IDENTITY CASCADE"), 0);
+	CHECK_INT(make_space(&f, "again", b, &err), SMR_OK);
+	CHECK_INT(store_checkpoint_put(f.st, b, &c2, NULL, &err), SMR_OK);
+	CHECK_INT(store_head_get(f.st, "again", &got, &err), SMR_OK);
+	CHECK_STR(got.hash, c2.hash);
+	CHECK_STR(got.title, "after");
+	checkpoint_release(&got);
+	checkpoint_release(&c1);
+	checkpoint_release(&c2);
 	fixture_close(&f);
 }
 

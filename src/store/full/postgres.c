@@ -65,7 +65,8 @@
 enum stmt {
 	Q_SPACE_INSERT, Q_SPACE_GET, Q_SPACE_LIST, Q_SPACE_RENAME, Q_SPACE_DELETE,
 	Q_SPACE_CHECK, Q_HEAD_LOCK, Q_HASH_BY_ID, Q_HEAD_READ, Q_HEAD_CHECK, Q_COMMIT_INSERT,
-	Q_COMMIT_INSERT_ON_HEAD, Q_HEAD_MOVE, Q_HEAD_MOVE_TO, Q_HEAD_GET,
+	Q_COMMIT_INSERT_ON_HEAD, Q_HEAD_MOVE, Q_HEAD_MOVE_TO, Q_HEAD_GET, Q_HEAD_BY_NAME,
+	Q_HEAD_BY_ID,
 	Q_CKPT_IN_SPACE, Q_CKPT_ANY, Q_FIND_PREFIX, Q_LOG, Q_SCAN, Q_COMMIT_ID,
 	Q_COMMIT_LINKS, Q_COMMIT_COPY,
 	Q_SESSION_INSERT, Q_SESSION_GET, Q_SESSION_LIST, Q_SESSION_LOCK, Q_LAST_SEQ, Q_SEQ_CHECK,
@@ -98,9 +99,9 @@ enum stmt {
 	" LEFT JOIN commits p ON p.id = c.parent_commit_id" \
 	" LEFT JOIN commits m ON m.id = c.merge_parent_commit_id"
 
-/* Column numbers of CKPT_COLS. */
+/* Column numbers of CKPT_COLS; HEAD_COLS adds HEAD_FILE. */
 enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, CK_AUTHOR,
-       CK_CREATED, CK_PARENT_ID, CK_ID, CK_MERGE_ID };
+       CK_CREATED, CK_PARENT_ID, CK_ID, CK_MERGE_ID, HC_FILE };
 
 /* First-parent chain from ($1 space, $2 hash); depth 1 is the start; $3 caps depth (0: all). */
 #define ANCESTRY_CTE \
@@ -177,7 +178,8 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
  * (CKPT_COLS' order), except that when HEAD is checkpoint $2, whose content
  * the handle has read already (fields_memo), the parents' hashes and the
  * fields come back NULL and the parents' rows are not even looked up (a
- * subquery under a CASE runs only when its branch is taken).
+ * subquery under a CASE runs only when its branch is taken); then HEAD_FILE
+ * (see HEAD_QUICK).
  */
 #define HEAD_COLS \
 	"SELECT c.commit_hash, CASE WHEN c.commit_hash = $2::text THEN NULL ELSE" \
@@ -186,9 +188,38 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
 	" (SELECT commit_hash FROM commits WHERE id = c.merge_parent_commit_id) END," \
 	" r.name, c.title, c.summary," \
 	" CASE WHEN c.commit_hash = $2::text THEN NULL ELSE c.fields_text END," \
-	" c.author, c.created_at, c.parent_commit_id, c.id FROM " SPACE_ROW_BY_REF " r" \
+	" c.author, c.created_at, c.parent_commit_id, c.id, c.merge_parent_commit_id," \
+	" " HEAD_FILE " FROM " SPACE_ROW_BY_REF " r" \
 	" LEFT JOIN refs f ON f.repo_id = r.id AND f.name = 'main'" \
 	" LEFT JOIN commits c ON c.id = f.commit_id"
+
+/*
+ * Whether the HEAD of a Space is still the checkpoint a handle holds (see
+ * pg_head_get), with the least work in the server: the Space by name
+ * (HEAD_BY_NAME) or by id (HEAD_BY_ID, guarded as in SPACE_ROW_BY_REF), its
+ * name and its ref's commit id (NULL: no checkpoint), which the handle
+ * compares with the id of the checkpoint it holds.  The server opens every
+ * relation and index a plan names before it runs any of it, whether or not
+ * a branch runs (about five microseconds of its time each, measured), so
+ * these name two relations where HEAD_COLS names seven, and return three
+ * columns: about half HEAD_COLS' time in the server.
+ *
+ * A commit id names one row for good: rows of commits are never updated,
+ * and ids come from the table's identity, never given and never reissued.
+ * What could reissue them (the table dropped and created again, or
+ * truncated, under a live connection) gives the table a new file, and
+ * HEAD_FILE, the file's number, is compared too.
+ */
+#define HEAD_FILE "pg_relation_filenode('commits')"
+#define HEAD_QUICK \
+	"SELECT f.commit_id, r.name, " HEAD_FILE " FROM repos r" \
+	" LEFT JOIN refs f ON f.repo_id = r.id AND f.name = 'main'" \
+	" WHERE r.deleted_at IS NULL AND "
+#define HEAD_BY_NAME HEAD_QUICK "r.name = $1::text"
+#define HEAD_BY_ID HEAD_QUICK "r.id = $1::text AND NOT EXISTS" \
+	" (SELECT 1 FROM repos WHERE name = $1::text AND deleted_at IS NULL)"
+/* Column numbers of HEAD_QUICK. */
+enum { HQ_ID, HQ_SPACE, HQ_FILE };
 
 /*
  * The id of the live Space $1 names, a name match winning over an id match: two
@@ -269,6 +300,8 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" WHERE repo_id = $1::text AND name = 'main'",
 	/* A name match wins over an id match, as in Q_SPACE_GET. */
 	[Q_HEAD_GET] = HEAD_COLS,
+	[Q_HEAD_BY_NAME] = HEAD_BY_NAME,
+	[Q_HEAD_BY_ID] = HEAD_BY_ID,
 	[Q_CKPT_IN_SPACE] = CKPT_COLS " WHERE c.repo_id = $1 AND c.commit_hash = $2",
 	[Q_CKPT_ANY] = CKPT_COLS " WHERE c.commit_hash = $1"
 		" ORDER BY r.deleted_at IS NOT NULL, c.id LIMIT 1",
@@ -444,7 +477,9 @@ struct pipe_entry {
 struct fields_memo {
 	char hash[HASH_HEX_LEN + 1];       /* "" while empty */
 	char *parent, *merge_parent;       /* owned; NULL: none */
+	char *title, *summary, *author, *created_at;   /* owned */
 	json_t *fields;                    /* owned: the parsed fields_text; NULL: empty */
+	int64_t id, file;                  /* its commit id, and HEAD_FILE when read */
 };
 
 /*
@@ -477,6 +512,9 @@ struct pg_store {
 	int npipe, pipe_read;              /* entries sent; entries whose results are read */
 	PGresult *kept;                    /* a result run() asked for inside a pipeline */
 	struct fields_memo memo;           /* of the last HEAD read */
+	char *head_ref;                    /* owned: the Space the last HEAD read named; NULL: none */
+	int head_by_name;                  /* ... found by its name (else by its id) */
+	int quick_off;                     /* the last HEAD read found it moved (see pg_head_get) */
 	struct spin spin_read;             /* replies to one statement */
 	struct spin spin_commit;           /* replies to a pipeline with a COMMIT (fsync-bound) */
 	struct spare spare;
@@ -1357,6 +1395,10 @@ static void memo_clear(struct fields_memo *m)
 	json_decref(m->fields);
 	free(m->parent);
 	free(m->merge_parent);
+	free(m->title);
+	free(m->summary);
+	free(m->author);
+	free(m->created_at);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -1368,6 +1410,7 @@ static void pg_close(struct store *st)
 		return;
 	PQfinish(s->conn);
 	memo_clear(&s->memo);
+	free(s->head_ref);
 	free(s->pipe);
 	free(s->dsn);
 	free(s);
@@ -2129,29 +2172,119 @@ static void head_fields(struct pg_store *s, const PGresult *r, struct checkpoint
 		strcpy(m->hash, c->hash);
 		m->parent = xstrdup(c->parent_hash);
 		m->merge_parent = xstrdup(c->merge_parent_hash);
+		m->title = xstrdup(c->title);
+		m->summary = xstrdup(c->summary);
+		m->author = xstrdup(c->author);
+		m->created_at = xstrdup(c->created_at);
 	} else {
 		c->parent_hash = xstrdup(m->parent);
 		c->merge_parent_hash = xstrdup(m->merge_parent);
 	}
+	/* the row's: a copy in another Space has the same content under another id */
+	m->id = col_int(r, 0, CK_ID);
+	m->file = col_int(r, 0, HC_FILE);
 	fill_fields(c, m->fields);   /* shared with the memo: read-only (store_head_get) */
 }
 
+/*
+ * The statement that asks whether the HEAD of Space ref is still the memo's
+ * checkpoint (HEAD_QUICK), by name or by id as the last read found it, when
+ * the last HEAD read named that Space and memoised a checkpoint; else
+ * Q_COUNT.
+ */
+static enum stmt quick_stmt(const struct pg_store *s, const char *ref)
+{
+	if (!s->memo.fields || !s->head_ref || strcmp(s->head_ref, ref))
+		return Q_COUNT;
+	return s->head_by_name ? Q_HEAD_BY_NAME : Q_HEAD_BY_ID;
+}
+
+/*
+ * Fills c (not init'ed) from a HEAD_QUICK row when it answers the read: a
+ * Space whose HEAD is the memo's checkpoint (shared fields, as head_fields)
+ * or that has none.  Returns 0 when it did, -1 when HEAD_COLS must read
+ * HEAD (no such Space found that way, or HEAD moved).
+ */
+static int quick_head(struct pg_store *s, const PGresult *r, struct checkpoint *c)
+{
+	struct fields_memo *m = &s->memo;
+	int empty;
+
+	if (PQntuples(r) != 1)
+		return -1;
+	empty = PQgetisnull(r, 0, HQ_ID);
+	if (!empty && (col_int(r, 0, HQ_ID) != m->id || col_int(r, 0, HQ_FILE) != m->file))
+		return -1;
+	memset(c, 0, sizeof(*c));
+	c->space = col_text(r, 0, HQ_SPACE);
+	if (empty) {
+		fill_fields(c, NULL);
+		return 0;
+	}
+	c->hash = xstrdup(m->hash);
+	c->parent_hash = xstrdup(m->parent);
+	c->merge_parent_hash = xstrdup(m->merge_parent);
+	c->title = xstrdup(m->title);
+	c->summary = xstrdup(m->summary);
+	c->author = xstrdup(m->author);
+	c->created_at = xstrdup(m->created_at);
+	fill_fields(c, m->fields);   /* shared with the memo: read-only (store_head_get) */
+	return 0;
+}
+
+/* Remembers that ref named c's Space, and how it was found (a name match wins). */
+static void head_remember(struct pg_store *s, const char *ref, const struct checkpoint *c)
+{
+	if (!s->head_ref || strcmp(s->head_ref, ref)) {
+		free(s->head_ref);
+		s->head_ref = xstrdup(ref);
+	}
+	s->head_by_name = c->space && !strcmp(c->space, ref);
+}
+
+/*
+ * One round trip, and in the server the least work when HEAD is the
+ * checkpoint this handle's last read of the Space found (or has none):
+ * HEAD_QUICK asks whether it still is, HEAD_COLS reads HEAD whole.  When
+ * the quick statement finds HEAD moved, HEAD_COLS reads it in a second
+ * round trip; so that a Space whose HEAD moves between most reads (a
+ * writer reading back what it wrote) does not pay two each time, a read
+ * that found HEAD moved is followed by a whole read, and the quick
+ * statement comes back once a whole read finds HEAD where it was.  Every
+ * read asks the server, in a statement sent after the call began.
+ */
 static enum smr_rc pg_head_get(struct store *st, const char *space, struct checkpoint *out,
 			       struct smr_err *err)
 {
 	struct pg_store *s = P(st);
 	struct params p = { .n = 0 };
+	enum stmt q = quick_stmt(s, space);
 	PGresult *r = NULL;
 	enum smr_rc rc;
 
 	p_text(&p, space);
+	if (q != Q_COUNT && !s->quick_off) {
+		rc = read1(s, q, &p, &r, "reading HEAD", err);
+		if (!rc && !quick_head(s, r, out)) {
+			PQclear(r);
+			return SMR_OK;   /* same Space, same way: head_remember holds */
+		}
+		PQclear(r);
+		r = NULL;
+		if (rc)
+			return rc;
+	}
 	p_text(&p, s->memo.fields ? s->memo.hash : NULL);
 	rc = read1(s, Q_HEAD_GET, &p, &r, "reading HEAD", err);
 	if (!rc && PQntuples(r) == 0)
 		rc = smr_errf(err, SMR_ENOTFOUND, "no space '%s'", space);
 	if (!rc) {
+		/* HEAD moved since this Space's last read: not where the memo's checkpoint is */
+		s->quick_off = q != Q_COUNT && !PQgetisnull(r, 0, CK_HASH) &&
+			       !PQgetisnull(r, 0, CK_FIELDS);
 		read_checkpoint_row(r, 0, out);
 		head_fields(s, r, out);
+		head_remember(s, space, out);
 	}
 	PQclear(r);
 	return rc;
