@@ -290,7 +290,8 @@ static void h_commit_get(struct http_req *r, struct ops_ctx *ctx)
 static void h_chat_commit(struct http_req *r, struct ops_ctx *ctx)
 {
 	json_t *p = json_object();
-	json_t *fields = r->in ? json_deep_copy(r->in) : json_object();
+	/* a shallow copy: only its two members go, and the checkpoint is built from a copy */
+	json_t *fields = r->in ? json_copy(r->in) : json_object();
 
 	if (take_str(r, p, "repo_id", "space", 1) ||
 	    take_str(r, p, "parent_commit_id", "parent", 0)) {

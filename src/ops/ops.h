@@ -57,6 +57,7 @@ struct space_memo {
 	int on;                          /* set by ops_open(); ops_ctx_init() leaves it off */
 	char *ref;                       /* as given: id or name */
 	struct space sp;                 /* its id and name */
+	int joined;                      /* counted among the shelf's users (ops_checkpoint.c) */
 };
 
 struct ops_ctx {
@@ -88,6 +89,8 @@ struct ops_ctx {
 enum smr_rc ops_open(struct ops_ctx *ctx, const char *dsn, struct smr_err *err);
 /* Closes what ops_open() opened; a zeroed or closed ctx is a no-op. */
 void ops_close(struct ops_ctx *ctx);
+/* Frees ctx->space (ops_close calls it); the last one out empties the shared shelf. */
+void ops_space_memo_release(struct ops_ctx *ctx);
 
 /* For tests and benchmarks that hold a store of their own: ops_open() without opening. */
 void ops_ctx_init(struct ops_ctx *ctx, struct store *st);

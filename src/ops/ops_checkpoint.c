@@ -14,6 +14,7 @@
 #include "util/xalloc.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -453,7 +454,120 @@ static int is_full_hash(const char *s)
 	return n == 64 && !s[n];
 }
 
-/* Remembers that ref named sp (see struct space_memo). */
+/*
+ * The Spaces that writes named lately, process-wide: a server's writes go
+ * to whichever worker is free, so the one a context remembered was nearly
+ * always another Space's, and each write looked its Space up again.  A
+ * hint only, as a context's own memo is: the write's transaction checks
+ * that the name still means that Space (store_checkpoint_put_checked), so
+ * an entry from any context, or any database, costs at worst the long way.
+ * Emptied when the last context that used it closes.
+ */
+#define SPACE_SHELF 64
+
+static struct {
+	pthread_mutex_t mu;
+	struct { char *ref, *id, *name; } v[SPACE_SHELF];
+	size_t next;                     /* the slot to fill next (oldest) */
+	int users;                       /* contexts that shelved or looked */
+} shelf = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static void shelf_join(struct space_memo *m)
+{
+	if (m->joined)
+		return;
+	m->joined = 1;
+	pthread_mutex_lock(&shelf.mu);
+	shelf.users++;
+	pthread_mutex_unlock(&shelf.mu);
+}
+
+/* Copies the Space the shelf has for ref into m (as memo_space would); 0 when it has none. */
+static int shelf_find(struct space_memo *m, const char *ref)
+{
+	int found = 0;
+
+	shelf_join(m);
+	pthread_mutex_lock(&shelf.mu);
+	for (size_t i = 0; i < SPACE_SHELF && !found; i++) {
+		if (!shelf.v[i].ref || strcmp(shelf.v[i].ref, ref))
+			continue;
+		free(m->ref);
+		space_release(&m->sp);
+		m->ref = xstrdup(ref);
+		m->sp.id = xstrdup(shelf.v[i].id);
+		m->sp.name = xstrdup(shelf.v[i].name);
+		found = 1;
+	}
+	pthread_mutex_unlock(&shelf.mu);
+	return found;
+}
+
+static void shelf_put(const char *ref, const struct space *sp)
+{
+	char *gone[3];
+	size_t i;
+
+	pthread_mutex_lock(&shelf.mu);
+	for (i = 0; i < SPACE_SHELF && shelf.v[i].ref && strcmp(shelf.v[i].ref, ref); i++)
+		;
+	if (i == SPACE_SHELF) {
+		i = shelf.next;
+		shelf.next = (shelf.next + 1) % SPACE_SHELF;
+	}
+	gone[0] = shelf.v[i].ref;
+	gone[1] = shelf.v[i].id;
+	gone[2] = shelf.v[i].name;
+	shelf.v[i].ref = xstrdup(ref);
+	shelf.v[i].id = xstrdup(sp->id);
+	shelf.v[i].name = xstrdup(sp->name);
+	pthread_mutex_unlock(&shelf.mu);
+	for (i = 0; i < 3; i++)
+		free(gone[i]);
+}
+
+static void shelf_drop(const char *ref)
+{
+	char *gone[3] = { NULL, NULL, NULL };
+
+	pthread_mutex_lock(&shelf.mu);
+	for (size_t i = 0; i < SPACE_SHELF; i++) {
+		if (!shelf.v[i].ref || strcmp(shelf.v[i].ref, ref))
+			continue;
+		gone[0] = shelf.v[i].ref;
+		gone[1] = shelf.v[i].id;
+		gone[2] = shelf.v[i].name;
+		memset(&shelf.v[i], 0, sizeof(shelf.v[i]));
+		break;
+	}
+	pthread_mutex_unlock(&shelf.mu);
+	for (size_t i = 0; i < 3; i++)
+		free(gone[i]);
+}
+
+void ops_space_memo_release(struct ops_ctx *ctx)
+{
+	struct space_memo *m = &ctx->space;
+
+	free(m->ref);
+	space_release(&m->sp);
+	if (m->joined) {
+		pthread_mutex_lock(&shelf.mu);
+		if (--shelf.users == 0) {
+			for (size_t i = 0; i < SPACE_SHELF; i++) {
+				free(shelf.v[i].ref);
+				free(shelf.v[i].id);
+				free(shelf.v[i].name);
+			}
+			memset(shelf.v, 0, sizeof(shelf.v));
+			shelf.next = 0;
+		}
+		pthread_mutex_unlock(&shelf.mu);
+	}
+	memset(m, 0, sizeof(*m));
+}
+
+/* Remembers that ref named sp (see struct space_memo), here and on the shelf. */
 static void memo_space(struct ops_ctx *ctx, const char *ref, const struct space *sp)
 {
 	struct space_memo *m = &ctx->space;
@@ -465,6 +579,8 @@ static void memo_space(struct ops_ctx *ctx, const char *ref, const struct space 
 	m->ref = xstrdup(ref);
 	m->sp.id = xstrdup(sp->id);
 	m->sp.name = xstrdup(sp->name);
+	shelf_join(m);
+	shelf_put(ref, sp);
 }
 
 /*
@@ -480,7 +596,9 @@ static int write_remembered(struct ops_ctx *ctx, const char *space, struct check
 	struct space_memo *m = &ctx->space;
 	char now[32];
 
-	if (!m->on || !m->ref || !parent || strcmp(m->ref, space) || !is_full_hash(parent))
+	if (!m->on || !parent || !is_full_hash(parent))
+		return 0;
+	if ((!m->ref || strcmp(m->ref, space)) && !shelf_find(m, space))
 		return 0;
 	c->space = xstrdup(m->sp.name);
 	free(c->parent_hash);
@@ -491,6 +609,8 @@ static int write_remembered(struct ops_ctx *ctx, const char *space, struct check
 	checkpoint_seal(c);
 	*rc = store_checkpoint_put_checked(ctx->st, &m->sp, space, c, parent, err);
 	if (*rc == SMR_ECONFLICT || *rc == SMR_ENOTFOUND) {
+		if (*rc == SMR_ENOTFOUND)
+			shelf_drop(space);   /* the name means another Space now, or none */
 		free(c->space);
 		c->space = NULL;
 		free(m->ref);

@@ -47,9 +47,7 @@ void ops_close(struct ops_ctx *ctx)
 	free(ctx->head.name);
 	json_decref(ctx->head.doc);
 	memset(&ctx->head, 0, sizeof(ctx->head));
-	free(ctx->space.ref);
-	space_release(&ctx->space.sp);
-	memset(&ctx->space, 0, sizeof(ctx->space));
+	ops_space_memo_release(ctx);
 	store_close(ctx->st);
 	ctx->st = NULL;
 	ops_auth_cache_free(ctx);

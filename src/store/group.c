@@ -4,9 +4,12 @@
  *
  * Leader and followers, as in databases' group commit: a writer queues its
  * request; if nobody leads, it leads: it takes the whole queue, runs it,
- * commits, marks every request done and wakes the others.  Writes that
+ * commits, marks every request done and wakes them.  Writes that
  * arrive while a leader is committing wait for the next leader, so the
  * group grows with the load and no foreground writer waits on a timer.
+ * Each waiter sleeps on a condition of its own: a leader wakes the writers
+ * it committed and the one that leads next, no other.  Leaders write on a
+ * handle the group keeps (see leader_handle).
  *
  * Background writers (threads that called sys_thread_mark_background:
  * those starting chat sends) do not lead while a foreground writer (an
@@ -46,6 +49,7 @@ struct group_req {
 	int done;                      /* under the group's mutex */
 	int background;                /* from a background thread */
 	int64_t queued_us, began_us, ended_us;   /* for metrics_store_write */
+	pthread_cond_t cv;             /* signalled when done, or when it may lead */
 	struct group_req *next;
 };
 
@@ -53,12 +57,12 @@ struct commit_group {
 	char *key;
 	int refs;                      /* under registry_mu */
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
 	struct group_req *queue, **tail;
 	int leading;
 	int foreground;                /* foreground requests in the queue */
 	int background;                /* background requests in the queue */
 	int64_t last_bg_us;            /* when a transaction with background writes ended */
+	struct store *conn;            /* the leaders' handle (see leader_handle), or NULL */
 	struct commit_group *next;     /* in the registry */
 };
 
@@ -76,7 +80,6 @@ struct commit_group *group_join(const char *key)
 		g = xcalloc(1, sizeof(*g));
 		g->key = xstrdup(key);
 		pthread_mutex_init(&g->mu, NULL);
-		pthread_cond_init(&g->cv, NULL);
 		g->tail = &g->queue;
 		g->next = registry;
 		registry = g;
@@ -89,6 +92,7 @@ struct commit_group *group_join(const char *key)
 void group_leave(struct commit_group *g)
 {
 	struct commit_group **p;
+	struct store *conn = NULL;
 
 	if (!g)
 		return;
@@ -97,12 +101,37 @@ void group_leave(struct commit_group *g)
 		for (p = &registry; *p != g; p = &(*p)->next)
 			;
 		*p = g->next;
-		pthread_cond_destroy(&g->cv);
+		conn = g->conn;
 		pthread_mutex_destroy(&g->mu);
 		free(g->key);
 		free(g);
 	}
 	pthread_mutex_unlock(&registry_mu);
+	store_close(conn);   /* of no group: it does not come back here */
+}
+
+/*
+ * The handle a leader writes on: one the group keeps, once it has more
+ * than one (a server's workers).  A leader on its own handle found
+ * SQLite's page cache emptied by the other handles' commits at each BEGIN
+ * and read back every page it touched, in the one part of a write that
+ * runs alone; the group's handle writes every transaction, so its cache
+ * holds.  Opened by the first leader that needs it (a CLI's one handle
+ * never does); the leader's own handle if that fails.  Only a leader
+ * touches it.
+ */
+static struct store *leader_handle(struct commit_group *g, struct store *st)
+{
+	int shared;
+
+	if (g->conn)
+		return g->conn;
+	pthread_mutex_lock(&registry_mu);
+	shared = g->refs > 1;
+	pthread_mutex_unlock(&registry_mu);
+	if (shared && st->ops->open(g->key, &g->conn, NULL))
+		g->conn = NULL;
+	return g->conn ? g->conn : st;
 }
 
 /* Gives every request of batch that has not failed on its own the failure rc (e). */
@@ -144,7 +173,7 @@ static void run_batch(struct store *st, struct group_req *batch)
  * more background writes, a foreground leader, or its time.  1 when it
  * waited (look again), 0 when it should lead now.
  */
-static int gather(struct commit_group *g, const struct group_req *req)
+static int gather(struct commit_group *g, struct group_req *req)
 {
 	int64_t now = sys_monotonic_us(), left = req->queued_us + BG_GATHER_US - now;
 	struct timespec until;
@@ -152,7 +181,7 @@ static int gather(struct commit_group *g, const struct group_req *req)
 	if (g->background >= BG_BATCH || left <= 0 || now - g->last_bg_us > 2 * BG_GATHER_US)
 		return 0;
 	sys_deadline_us(&until, left);
-	pthread_cond_timedwait(&g->cv, &g->mu, &until);
+	pthread_cond_timedwait(&req->cv, &g->mu, &until);
 	return 1;
 }
 
@@ -185,6 +214,23 @@ static int take_batch(struct commit_group *g, int background, struct group_req *
 	return bg;
 }
 
+/*
+ * Wakes the writer that leads next, if one waits (under g->mu): the first
+ * foreground one, else the first.  Only it: waking every waiter after each
+ * transaction (32 writers on 2 cores) cost more than the writes' own work
+ * in the scheduler and on g->mu, and all but one went back to sleep.
+ */
+static void wake_next(struct commit_group *g)
+{
+	struct group_req *r = g->queue;
+
+	if (g->foreground)
+		while (r && r->background)
+			r = r->next;
+	if (r)
+		pthread_cond_signal(&r->cv);
+}
+
 size_t group_queued(struct commit_group *g)
 {
 	size_t n = 0;
@@ -203,9 +249,11 @@ enum smr_rc group_write(struct commit_group *g, struct store *st, store_rows_fn 
 				 .background = sys_thread_is_background(),
 				 .queued_us = sys_monotonic_us() };
 	struct group_req *batch, *r, *next;
+	struct store *h;
 	int64_t began, ended;
-	int bg;
+	int bg, due = 0;
 
+	pthread_cond_init(&req.cv, NULL);
 	pthread_mutex_lock(&g->mu);
 	*g->tail = &req;
 	g->tail = &req.next;
@@ -214,7 +262,7 @@ enum smr_rc group_write(struct commit_group *g, struct store *st, store_rows_fn 
 	while (!req.done) {
 		/* a foreground writer in the queue is awake too, and leads */
 		if (g->leading || (req.background && g->foreground)) {
-			pthread_cond_wait(&g->cv, &g->mu);
+			pthread_cond_wait(&req.cv, &g->mu);
 			continue;
 		}
 		if (req.background && gather(g, &req))
@@ -223,7 +271,12 @@ enum smr_rc group_write(struct commit_group *g, struct store *st, store_rows_fn 
 		bg = take_batch(g, req.background, &batch);
 		pthread_mutex_unlock(&g->mu);
 		began = sys_monotonic_us();
-		run_batch(st, batch);
+		h = leader_handle(g, st);
+		run_batch(h, batch);
+		/* the group's handle leaves its WAL checkpoints to the group (see checkpoint_due) */
+		due = h != st && h->ops->checkpoint_due ? h->ops->checkpoint_due(h) : 0;
+		if (due == 2)
+			h->ops->checkpoint(h);
 		metrics_store_batch();
 		ended = sys_monotonic_us();
 		pthread_mutex_lock(&g->mu);
@@ -234,11 +287,15 @@ enum smr_rc group_write(struct commit_group *g, struct store *st, store_rows_fn 
 			r->began_us = began;
 			r->ended_us = ended;
 			r->done = 1;
+			pthread_cond_signal(&r->cv);   /* under g->mu: r is there until it sees done */
 		}
 		g->leading = 0;
-		pthread_cond_broadcast(&g->cv);
+		wake_next(g);
 	}
 	pthread_mutex_unlock(&g->mu);
+	pthread_cond_destroy(&req.cv);
+	if (due == 1)
+		st->ops->checkpoint(st);   /* on this writer's own handle, while the next leader writes */
 	metrics_store_write(req.background, req.began_us - req.queued_us,
 			    req.ended_us - req.began_us);
 	return req.rc;

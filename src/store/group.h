@@ -4,8 +4,9 @@
  * Handles of one process that write the same database file (the server's
  * workers on one SQLite file) join one commit group.  A write hands its
  * rows to the group; one writer at a time leads: it takes every write
- * waiting, runs them in one transaction on its own handle, each inside a
- * savepoint of its own, and commits once (one fsync for all).  Each write
+ * waiting, runs them in one transaction (on a handle the group keeps once
+ * it has more than one, else on its own), each inside a savepoint of its
+ * own, and commits once (one fsync for all).  Each write
  * keeps its own checks and result: a failed one is rolled back to its
  * savepoint and never fails another.  Every writer returns only after the
  * commit that made its write durable.
@@ -24,8 +25,9 @@ void group_leave(struct commit_group *g);
 
 /*
  * Runs rows(st', arg, err) inside the group's next transaction, on the
- * leader's handle st' (st itself when this writer leads), and returns its
- * result once that transaction committed (or failed: then its error).
+ * handle st' its leader writes on (the group's own, or the leader's: st
+ * itself when this writer leads), and returns its result once that
+ * transaction committed (or failed: then its error).
  */
 enum smr_rc group_write(struct commit_group *g, struct store *st, store_rows_fn rows,
 			void *arg, struct smr_err *err);

@@ -15,6 +15,7 @@
 #include "util/terms.h"
 #include "util/xalloc.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -164,7 +165,30 @@ struct index_memo {
 	char *hash;
 	struct memo_item *v;
 	size_t n, cap;
+	size_t bytes;                     /* its texts and words, about */
 };
+
+/*
+ * The memos of the checkpoints indexed last, process-wide and keyed by
+ * hash: a memo is a function of the checkpoint's content, which its hash
+ * covers, so one made on any handle (of any database) will do.  A
+ * server's writes go to whichever worker's handle is free, and a group
+ * commit's leader writes many Spaces in one transaction, so the one memo a
+ * handle kept was another Space's nearly always and each write read its
+ * parent back and normalised its words again.  A handle claims its
+ * parent's memo (store_index_knows) and shelves the new one when it has
+ * indexed (index_items).  Bounded in count and in bytes, oldest out first;
+ * emptied when the last handle that used it closes.
+ */
+#define SHELF_SLOTS 128
+#define SHELF_BYTES (16u << 20)
+
+static struct {
+	pthread_mutex_t mu;
+	struct index_memo *v[SHELF_SLOTS];   /* oldest first */
+	size_t n, bytes;
+	int users;                           /* handles with a memo (st->memo) */
+} shelf = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 static void memo_clear(struct index_memo *m)
 {
@@ -179,12 +203,88 @@ static void memo_clear(struct index_memo *m)
 	memset(m, 0, sizeof(*m));
 }
 
+/* The shelf's memo of hash, taken off it (caller owns it), or NULL. */
+static struct index_memo *shelf_take(const char *hash)
+{
+	struct index_memo *m = NULL;
+
+	pthread_mutex_lock(&shelf.mu);
+	for (size_t i = shelf.n; i-- > 0;) {
+		if (strcmp(shelf.v[i]->hash, hash))
+			continue;
+		m = shelf.v[i];
+		memmove(&shelf.v[i], &shelf.v[i + 1], (shelf.n - i - 1) * sizeof(m));
+		shelf.n--;
+		shelf.bytes -= m->bytes;
+		break;
+	}
+	pthread_mutex_unlock(&shelf.mu);
+	return m;
+}
+
+/* Moves m's memo onto the shelf (m is left empty), dropping the oldest to make room. */
+static void shelf_keep(struct index_memo *m)
+{
+	struct index_memo *out[SHELF_SLOTS], *kept = NULL;
+	size_t n = 0;
+
+	if (m->hash && m->bytes <= SHELF_BYTES / 4) {
+		kept = xmalloc(sizeof(*kept));
+		*kept = *m;
+		memset(m, 0, sizeof(*m));
+	}
+	memo_clear(m);
+	if (!kept)
+		return;
+	pthread_mutex_lock(&shelf.mu);
+	while (shelf.n && (shelf.n == SHELF_SLOTS || shelf.bytes + kept->bytes > SHELF_BYTES)) {
+		out[n++] = shelf.v[0];
+		shelf.bytes -= shelf.v[0]->bytes;
+		memmove(&shelf.v[0], &shelf.v[1], --shelf.n * sizeof(kept));
+	}
+	shelf.v[shelf.n++] = kept;
+	shelf.bytes += kept->bytes;
+	pthread_mutex_unlock(&shelf.mu);
+	for (size_t i = 0; i < n; i++) {   /* freed outside the lock */
+		memo_clear(out[i]);
+		free(out[i]);
+	}
+}
+
+/* st's own memo (the one it claimed or indexed with), made on first use. */
+static struct index_memo *handle_memo(struct store *st)
+{
+	if (!st->memo) {
+		st->memo = xcalloc(1, sizeof(*st->memo));
+		pthread_mutex_lock(&shelf.mu);
+		shelf.users++;
+		pthread_mutex_unlock(&shelf.mu);
+	}
+	return st->memo;
+}
+
 void store_index_memo_free(struct store *st)
 {
-	if (st->memo)
-		memo_clear(st->memo);
+	struct index_memo *gone[SHELF_SLOTS];
+	size_t n = 0;
+
+	if (!st->memo)
+		return;
+	memo_clear(st->memo);
 	free(st->memo);
 	st->memo = NULL;
+	pthread_mutex_lock(&shelf.mu);
+	if (--shelf.users == 0) {
+		n = shelf.n;
+		memcpy(gone, shelf.v, n * sizeof(gone[0]));
+		shelf.n = 0;
+		shelf.bytes = 0;
+	}
+	pthread_mutex_unlock(&shelf.mu);
+	for (size_t i = 0; i < n; i++) {
+		memo_clear(gone[i]);
+		free(gone[i]);
+	}
 }
 
 static void memo_add(const char *field, size_t ordinal, const char *text, const json_t *holder,
@@ -199,6 +299,7 @@ static void memo_add(const char *field, size_t ordinal, const char *text, const 
 	}
 	it = &m->v[m->n++];
 	*it = (struct memo_item){ .field = field, .ordinal = ordinal };
+	m->bytes += sizeof(*it) + 2 * strlen(text);   /* its text, and words as long */
 	if (holder) {
 		it->holder = json_incref((json_t *)holder);
 		it->text = text;
@@ -258,31 +359,53 @@ static int memo_has(const struct index_memo *m, const char *field, const char *w
 }
 
 /*
- * Inserts c's items that its parent does not have: by row id (commit_id),
- * or by Space and hash (space_id set; see store_index_put).
+ * What indexing c inserts: c's items with their words, and which of them
+ * its first parent does not have.  A grouped write makes it before it
+ * queues (store_index_plan), the leader of its transaction only inserts.
  */
-static enum smr_rc index_items(struct store *st, const struct checkpoint *c, int64_t commit_id,
-			       const char *space_id, const struct checkpoint *parent,
-			       struct smr_err *err)
-{
-	struct index_memo pm = { 0 }, cur = { 0 }, *prev;
-	enum smr_rc rc = SMR_OK;
+struct index_plan {
+	struct index_memo cur;
+	unsigned char *fresh;             /* per item of cur: 1 to insert */
+};
 
-	if (!st->memo)
-		st->memo = xcalloc(1, sizeof(*st->memo));
+static void plan_make(struct store *st, const struct checkpoint *c,
+		      const struct checkpoint *parent, struct index_plan *pl)
+{
+	struct index_memo pm = { 0 }, *prev = handle_memo(st);
+
 	/* a history is usually written in order: the parent is the last one indexed */
-	prev = st->memo;
 	if (parent && (!prev->hash || strcmp(prev->hash, parent->hash))) {
 		memo_fill(&pm, parent, NULL);
 		prev = &pm;
 	}
-	memo_fill(&cur, c, prev);   /* any memo will do: words depend on the text only */
-	for (size_t i = 0; !rc && i < cur.n; i++) {
-		const struct memo_item *it = &cur.v[i];
+	memset(pl, 0, sizeof(*pl));
+	memo_fill(&pl->cur, c, prev);   /* any memo will do: words depend on the text only */
+	pl->fresh = xcalloc(pl->cur.n + 1, 1);
+	for (size_t i = 0; i < pl->cur.n; i++) {
+		const struct memo_item *it = &pl->cur.v[i];
+
+		pl->fresh[i] = *it->words && !(parent && (it->inherited ||
+							  memo_has(prev, it->field, it->words)));
+	}
+	memo_clear(&pm);
+	memo_clear(st->memo);
+}
+
+/*
+ * Inserts the plan's fresh items: by row id (commit_id), or by Space and
+ * hash (space_id set; see store_index_put).
+ */
+static enum smr_rc plan_insert(struct store *st, const struct checkpoint *c, int64_t commit_id,
+			       const char *space_id, const struct index_plan *pl,
+			       struct smr_err *err)
+{
+	enum smr_rc rc = SMR_OK;
+
+	for (size_t i = 0; !rc && i < pl->cur.n; i++) {
+		const struct memo_item *it = &pl->cur.v[i];
 		int field = store_field_code(it->field);
 
-		if (!*it->words ||
-		    (parent && (it->inherited || memo_has(prev, it->field, it->words))))
+		if (!pl->fresh[i])
 			continue;
 		if (space_id)
 			rc = st->ops->search_insert_at(st, space_id, c->hash, field,
@@ -291,9 +414,65 @@ static enum smr_rc index_items(struct store *st, const struct checkpoint *c, int
 			rc = st->ops->search_insert(st, commit_id, -1, field, (int64_t)it->ordinal,
 						    it->words, err);
 	}
-	memo_clear(&pm);
-	memo_clear(st->memo);
-	*st->memo = cur;
+	return rc;
+}
+
+/* Shelves the plan's memo for c's child and frees the rest. */
+static void plan_shelve(struct index_plan *pl)
+{
+	shelf_keep(&pl->cur);
+	free(pl->fresh);
+	pl->fresh = NULL;
+}
+
+/* Inserts c's items that its parent does not have (see plan_insert). */
+static enum smr_rc index_items(struct store *st, const struct checkpoint *c, int64_t commit_id,
+			       const char *space_id, const struct checkpoint *parent,
+			       struct smr_err *err)
+{
+	struct index_plan pl;
+	enum smr_rc rc;
+
+	plan_make(st, c, parent, &pl);
+	rc = plan_insert(st, c, commit_id, space_id, &pl, err);
+	plan_shelve(&pl);
+	return rc;
+}
+
+struct index_plan *store_index_plan(struct store *st, const struct checkpoint *c,
+				    const struct checkpoint *parent)
+{
+	struct index_plan *pl = xmalloc(sizeof(*pl));
+
+	plan_make(st, c, parent, pl);
+	return pl;
+}
+
+void store_index_plan_done(struct index_plan *plan)
+{
+	if (!plan)
+		return;
+	plan_shelve(plan);
+	free(plan);
+}
+
+enum smr_rc store_index_put_planned(struct store *st, const char *space_id,
+				    const struct checkpoint *c, const struct index_plan *plan,
+				    struct smr_err *err)
+{
+	int64_t id = -1;
+	int have = 0;
+	enum smr_rc rc;
+
+	if (st->ops->search_insert_at)
+		return plan_insert(st, c, -1, space_id, plan, err);
+	rc = st->ops->commit_id(st, space_id, c->hash, &id, err);
+	if (!rc && id < 0)
+		rc = smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in this space", c->hash);
+	if (!rc)
+		rc = st->ops->search_has(st, c->hash, &have, err);
+	if (!rc && !have)
+		rc = plan_insert(st, c, id, NULL, plan, err);
 	return rc;
 }
 
@@ -309,9 +488,19 @@ enum smr_rc store_index_checkpoint(struct store *st, const struct checkpoint *c,
 	return index_items(st, c, commit_id, NULL, parent, err);
 }
 
-int store_index_knows(const struct store *st, const char *hash)
+int store_index_knows(struct store *st, const char *hash)
 {
-	return st->memo && st->memo->hash && !strcmp(st->memo->hash, hash);
+	struct index_memo *m, *mine = handle_memo(st);
+
+	if (mine->hash && !strcmp(mine->hash, hash))
+		return 1;
+	m = shelf_take(hash);
+	if (!m)
+		return 0;
+	shelf_keep(mine);   /* another checkpoint's, still good for its child */
+	*mine = *m;
+	free(m);
+	return 1;
 }
 
 enum smr_rc store_index_put(struct store *st, const char *space_id, const struct checkpoint *c,

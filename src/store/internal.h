@@ -98,9 +98,14 @@ struct store_ops {
 	 */
 	enum smr_rc (*space_check)(struct store *st, const char *space_id, const char *ref,
 				   const char *name, struct smr_err *err);
-	/* Inserts c on top of the HEAD head_check locked.  SMR_ECONFLICT: c's hash is there. */
+	/*
+	 * Inserts c on top of the HEAD head_check locked.  SMR_ECONFLICT: c's
+	 * hash is there.  text: c's lists as JSON text made already, or NULL.
+	 */
 	enum smr_rc (*commit_insert_on_head)(struct store *st, const char *space_id,
-					     const struct checkpoint *c, struct smr_err *err);
+					     const struct checkpoint *c,
+					     const struct checkpoint_text *text,
+					     struct smr_err *err);
 	/* Moves HEAD to the Space's checkpoint hash. */
 	enum smr_rc (*head_move_to)(struct store *st, const char *space_id, const char *hash,
 				    struct smr_err *err);
@@ -170,6 +175,17 @@ struct store_ops {
 	 */
 	const char *(*group_key)(struct store *st);
 	enum smr_rc (*savepoint)(struct store *st, enum savepoint_op op, struct smr_err *err);
+	/*
+	 * For the handle a group's leaders write on (NULL: the backend's
+	 * commits checkpoint as they always did).  checkpoint_due makes the
+	 * handle's WAL checkpoints the group's to run, no longer at the end of
+	 * its commits, and says which is due after the last one: 0 none, 1 one
+	 * to run on another handle while the next transaction goes on, 2 one to
+	 * run before it (the WAL has grown that far).  checkpoint runs one on st
+	 * without waiting for readers or writers.
+	 */
+	int (*checkpoint_due)(struct store *st);
+	void (*checkpoint)(struct store *st);
 
 	/* See store_data_version; NULL: the backend has no cheap version. */
 	enum smr_rc (*data_version)(struct store *st, uint64_t *v, struct smr_err *err);
@@ -327,7 +343,7 @@ struct store {
 	/* the schema version open found when it brought an existing database
 	 * up to date; 0 when the database was new or already current */
 	int migrated_from;
-	struct index_memo *memo;   /* index.c's; store_close frees it */
+	struct index_memo *memo;   /* index.c's, claimed by this handle; store_close frees it */
 	struct commit_group *group;      /* set by store_open when the backend groups */
 };
 
@@ -348,8 +364,27 @@ enum smr_rc store_index_checkpoint(struct store *st, const struct checkpoint *c,
  */
 enum smr_rc store_index_put(struct store *st, const char *space_id, const struct checkpoint *c,
 			    const struct checkpoint *parent, struct smr_err *err);
-/* 1 when hash is the checkpoint index.c indexed last on this handle (its items are kept). */
-int store_index_knows(const struct store *st, const char *hash);
+/*
+ * store_index_put in two halves, for a write that queues for a commit
+ * group's leader: the plan (c's items and words, and which are new over
+ * parent, which may carry only its hash as for store_index_put) made
+ * before, on the writer's handle; the inserts in the transaction, on any.
+ * store_index_plan_done() shelves the plan's items for c's child (NULL: a
+ * no-op).
+ */
+struct index_plan;
+struct index_plan *store_index_plan(struct store *st, const struct checkpoint *c,
+				    const struct checkpoint *parent);
+enum smr_rc store_index_put_planned(struct store *st, const char *space_id,
+				    const struct checkpoint *c, const struct index_plan *plan,
+				    struct smr_err *err);
+void store_index_plan_done(struct index_plan *plan);
+/*
+ * 1 when index.c keeps the items of checkpoint hash (it indexed it lately,
+ * on any handle): this handle then holds them for its next index of a
+ * child of hash.
+ */
+int store_index_knows(struct store *st, const char *hash);
 void store_index_memo_free(struct store *st);
 /* The search index's code of a field name (-1: none) and the name of a code. */
 int store_field_code(const char *name);

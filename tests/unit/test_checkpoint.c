@@ -385,6 +385,42 @@ TEST(checkpoint_limits_name_the_limit)
 				     strings(2, 5000)), &err), SMR_ETOOBIG);
 }
 
+/* n artifacts whose content is len copies of ch. */
+static json_t *artifacts(size_t n, size_t len, char ch)
+{
+	json_t *a = json_array();
+	char *s = malloc(len + 1);
+
+	memset(s, ch, len);
+	s[len] = '\0';
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_pack("{s:s, s:s}", "name", "a", "content", s));
+	free(s);
+	return a;
+}
+
+/*
+ * The whole checkpoint's limit is on its canonical JSON, escapes counted
+ * as written: a newline is two bytes there, a letter one.
+ */
+TEST(checkpoint_limit_in_bytes_counts_the_json)
+{
+	struct smr_err err = SMR_ERR_INIT;
+
+	CHECK_INT(from_doc(json_pack("{s:o}", "artifacts", artifacts(4, 1000000, 'x')), &err),
+		  SMR_OK);
+	CHECK_INT(from_doc(json_pack("{s:o}", "artifacts", artifacts(5, 900000, 'x')), &err),
+		  SMR_ETOOBIG);
+	CHECK(strstr(err.msg, "the checkpoint is 45") == err.msg);
+	CHECK(strstr(err.msg, "bytes as JSON; at most 4194304 bytes (4 MiB)") != NULL);
+	/* 2 MB as JSON, though six bytes a character would be too many */
+	CHECK_INT(from_doc(json_pack("{s:o}", "artifacts", artifacts(1, 1000000, '\n')), &err),
+		  SMR_OK);
+	CHECK_INT(from_doc(json_pack("{s:o}", "artifacts", artifacts(3, 700000, '\n')), &err),
+		  SMR_ETOOBIG);
+	CHECK(strstr(err.msg, "the checkpoint is 42") == err.msg);
+}
+
 /* A checkpoint with n decisions "PREFIX0", "PREFIX1", ... (init'ed; caller releases). */
 static void with_decisions(struct checkpoint *c, size_t n, const char *prefix)
 {

@@ -328,6 +328,93 @@ TEST(ops_write_on_a_remembered_space_follows_renames)
 	temp_store_close(path, st);
 }
 
+/* Writes fields (JSON text) to space on parent through ctx; its hash into hash[65]. */
+static enum smr_rc write_fields(struct ops_ctx *ctx, const char *space, const char *parent,
+				const char *json, char hash[65], struct smr_err *err)
+{
+	json_t *fields = json_loads(json, 0, NULL);
+	struct checkpoint c = { 0 };
+	enum smr_rc rc = ops_checkpoint_create(ctx, space, fields, parent, NULL, &c, err);
+
+	if (!rc)
+		snprintf(hash, 65, "%s", c.hash);
+	checkpoint_release(&c);
+	json_decref(fields);
+	return rc;
+}
+
+/* How many items search finds for query in field. */
+static size_t search_hits(struct ops_ctx *ctx, const char *query, const char *field)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct search_params p = { .query = query, .field = field };
+	json_t *out = NULL;
+	size_t n;
+
+	CHECK_INT(ops_search(ctx, &p, &out, &err), SMR_OK);
+	n = json_array_size(json_object_get(out, "results"));
+	json_decref(out);
+	return n;
+}
+
+/*
+ * A server's writes go to whichever worker is free: what one context's
+ * write remembered (the Space a name means, the items the search index
+ * compared with) serves the next write on that Space from another context.
+ * It must still land where the name means now, and index an item once,
+ * where it appeared.
+ */
+TEST(ops_writes_of_one_space_through_several_contexts)
+{
+	char path[TEMP_STORE_PATH_MAX], h[4][65], other[65];
+	struct smr_err err = SMR_ERR_INIT;
+	struct ops_ctx one, two, admin;
+	struct store *st = NULL;
+	struct space sp = { 0 };
+	struct checkpoint head = { 0 };
+
+	temp_store_open(path, &st, &admin);
+	CHECK_INT(ops_open(&one, path, &err), SMR_OK);
+	CHECK_INT(ops_open(&two, path, &err), SMR_OK);
+	CHECK_INT(ops_space_create(&admin, "a", "", &sp, &err), SMR_OK);
+	space_release(&sp);
+	CHECK_INT(write_fields(&one, "a", NULL, "{\"title\":\"root\",\"decisions\":"
+			       "[\"keep the ledger\"]}", h[0], &err), SMR_OK);
+	CHECK_INT(write_fields(&two, "a", h[0], "{\"title\":\"second\",\"decisions\":"
+			       "[\"keep the ledger\",\"add a queue\"]}", h[1], &err), SMR_OK);
+	CHECK_INT(write_fields(&one, "a", h[1], "{\"title\":\"third\",\"decisions\":"
+			       "[\"keep the ledger\",\"add a queue\",\"drop the cron\"]}", h[2],
+			       &err), SMR_OK);
+	CHECK_INT(write_fields(&two, "a", h[2], "{\"title\":\"fourth\",\"decisions\":"
+			       "[\"keep the ledger\",\"drop the cron\"]}", h[3], &err), SMR_OK);
+	CHECK_INT(search_hits(&admin, "ledger", "decisions"), 1);
+	CHECK_INT(search_hits(&admin, "queue", "decisions"), 1);
+	CHECK_INT(search_hits(&admin, "cron", "decisions"), 1);
+	/* a stale parent from the other context is the same conflict */
+	CHECK_INT(write_titled(&one, "a", h[2], "stale", other, &err), SMR_ECONFLICT);
+	CHECK(strstr(err.msg, "parent is stale: HEAD is now") != NULL);
+	/* another handle renames a to b and makes a new a: neither context writes into b */
+	CHECK_INT(ops_space_get(&admin, "a", &sp, &err), SMR_OK);
+	CHECK_INT(store_space_rename(st, sp.id, "b", NULL, &err), SMR_OK);
+	space_release(&sp);
+	CHECK_INT(ops_space_create(&admin, "a", "", &sp, &err), SMR_OK);
+	space_release(&sp);
+	CHECK_INT(write_titled(&admin, "a", NULL, "new a", other, &err), SMR_OK);
+	CHECK_INT(write_titled(&one, "a", h[3], "into b?", h[0], &err), SMR_ECONFLICT);
+	CHECK_INT(write_titled(&two, "a", h[3], "into b?", h[0], &err), SMR_ECONFLICT);
+	CHECK_INT(write_titled(&two, "a", other, "mine", h[0], &err), SMR_OK);
+	CHECK_INT(write_titled(&one, "a", h[0], "and mine", h[1], &err), SMR_OK);
+	CHECK_INT(ops_head(&admin, "a", &head, &err), SMR_OK);
+	CHECK_STR(head.hash, h[1]);
+	checkpoint_release(&head);
+	CHECK_INT(ops_head(&admin, "b", &head, &err), SMR_OK);
+	CHECK_STR(head.hash, h[3]);
+	checkpoint_release(&head);
+	ops_close(&one);
+	ops_close(&two);
+	temp_store_close(path, st);
+}
+
 /* The clock of ops_dates_*: a fixed instant each write is told. */
 static const char *date_now;
 

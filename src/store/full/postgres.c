@@ -2054,12 +2054,14 @@ static enum smr_rc lock_head(struct store *st, const char *space_id, int64_t *id
 
 /* Inserts c on top of the HEAD check_head locked (pipelined). */
 static enum smr_rc insert_on_head(struct store *st, const char *space_id,
-				  const struct checkpoint *c, struct smr_err *err)
+				  const struct checkpoint *c, const struct checkpoint_text *ct,
+				  struct smr_err *err)
 {
 	struct params p = { .n = 0 };
 	char *text = fields_text(c);
 	enum smr_rc rc;
 
+	(void)ct;   /* only a grouping backend gets it */
 	p_text(&p, space_id);
 	p_text(&p, c->hash);
 	p_text(&p, c->title ? c->title : "");
