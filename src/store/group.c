@@ -19,8 +19,10 @@
  * background writes go in the next transaction.
  *
  * In a burst of background writes (500 people pressing Send at once) a
- * background writer also waits a little for company before it leads: up to
- * BG_GATHER_US, or until BG_BATCH background writes wait.  Each of their
+ * background writer also waits a little for company before it leads:
+ * BG_GATHER_US, however many gather (with the server's two chat threads
+ * this wait is what paces a burst; stopping once both waited admitted it
+ * faster and left agents' writes a worse tail, docs/http.md).  Each of their
  * transactions holds SQLite's one write lock for an fsync, and a foreground
  * write that arrives meanwhile waits for it; fewer, fuller transactions
  * leave the lock free most of the time.  A background write with no burst
@@ -39,7 +41,6 @@
 #include <string.h>
 
 #define BG_GATHER_US 10000
-#define BG_BATCH 8
 
 struct group_req {
 	store_rows_fn rows;
@@ -60,7 +61,6 @@ struct commit_group {
 	struct group_req *queue, **tail;
 	int leading;
 	int foreground;                /* foreground requests in the queue */
-	int background;                /* background requests in the queue */
 	int64_t last_bg_us;            /* when a transaction with background writes ended */
 	struct store *conn;            /* the leaders' handle (see leader_handle), or NULL */
 	struct commit_group *next;     /* in the registry */
@@ -170,15 +170,15 @@ static void run_batch(struct store *st, struct group_req *batch)
 
 /*
  * A background writer that could lead, in a burst: waits (under g->mu) for
- * more background writes, a foreground leader, or its time.  1 when it
- * waited (look again), 0 when it should lead now.
+ * a foreground leader or its time, while more background writes gather.
+ * 1 when it waited (look again), 0 when it should lead now.
  */
 static int gather(struct commit_group *g, struct group_req *req)
 {
 	int64_t now = sys_monotonic_us(), left = req->queued_us + BG_GATHER_US - now;
 	struct timespec until;
 
-	if (g->background >= BG_BATCH || left <= 0 || now - g->last_bg_us > 2 * BG_GATHER_US)
+	if (left <= 0 || now - g->last_bg_us > 2 * BG_GATHER_US)
 		return 0;
 	sys_deadline_us(&until, left);
 	pthread_cond_timedwait(&req->cv, &g->mu, &until);
@@ -210,7 +210,6 @@ static int take_batch(struct commit_group *g, int background, struct group_req *
 	*in = NULL;
 	g->tail = pp;
 	g->foreground = 0;
-	g->background -= bg;
 	return bg;
 }
 
@@ -258,7 +257,6 @@ enum smr_rc group_write(struct commit_group *g, struct store *st, store_rows_fn 
 	*g->tail = &req;
 	g->tail = &req.next;
 	g->foreground += !req.background;
-	g->background += req.background;
 	while (!req.done) {
 		/* a foreground writer in the queue is awake too, and leads */
 		if (g->leading || (req.background && g->foreground)) {
@@ -275,8 +273,6 @@ enum smr_rc group_write(struct commit_group *g, struct store *st, store_rows_fn 
 		run_batch(h, batch);
 		/* the group's handle leaves its WAL checkpoints to the group (see checkpoint_due) */
 		due = h != st && h->ops->checkpoint_due ? h->ops->checkpoint_due(h) : 0;
-		if (due == 2)
-			h->ops->checkpoint(h);
 		metrics_store_batch();
 		ended = sys_monotonic_us();
 		pthread_mutex_lock(&g->mu);
@@ -289,13 +285,24 @@ enum smr_rc group_write(struct commit_group *g, struct store *st, store_rows_fn 
 			r->done = 1;
 			pthread_cond_signal(&r->cv);   /* under g->mu: r is there until it sees done */
 		}
+		if (due == 2) {
+			/* still leading: the next transaction waits for it, the committed ones do not */
+			pthread_mutex_unlock(&g->mu);
+			h->ops->checkpoint(h);
+			pthread_mutex_lock(&g->mu);
+		}
 		g->leading = 0;
 		wake_next(g);
 	}
 	pthread_mutex_unlock(&g->mu);
 	pthread_cond_destroy(&req.cv);
+	/*
+	 * On this writer's own handle, while the next leader writes: off the
+	 * group's serial path, but this one writer's reply waits for it (about
+	 * one write per 1000 new WAL frames; not counted in its metrics).
+	 */
 	if (due == 1)
-		st->ops->checkpoint(st);   /* on this writer's own handle, while the next leader writes */
+		st->ops->checkpoint(st);
 	metrics_store_write(req.background, req.began_us - req.queued_us,
 			    req.ended_us - req.began_us);
 	return req.rc;
