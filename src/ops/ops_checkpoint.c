@@ -509,8 +509,12 @@ static void shelf_put(const char *ref, const struct space *sp)
 	size_t i;
 
 	pthread_mutex_lock(&shelf.mu);
-	for (i = 0; i < SPACE_SHELF && shelf.v[i].ref && strcmp(shelf.v[i].ref, ref); i++)
+	/* ref's own slot, else an empty one (shelf_drop leaves holes), else the oldest */
+	for (i = 0; i < SPACE_SHELF && !(shelf.v[i].ref && !strcmp(shelf.v[i].ref, ref)); i++)
 		;
+	for (size_t j = 0; i == SPACE_SHELF && j < SPACE_SHELF; j++)
+		if (!shelf.v[j].ref)
+			i = j;
 	if (i == SPACE_SHELF) {
 		i = shelf.next;
 		shelf.next = (shelf.next + 1) % SPACE_SHELF;
