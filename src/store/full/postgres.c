@@ -205,10 +205,12 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
  * columns: about half HEAD_COLS' time in the server.
  *
  * A commit id names one row for good: rows of commits are never updated,
- * and ids come from the table's identity, never given and never reissued.
- * What could reissue them (the table dropped and created again, or
- * truncated, under a live connection) gives the table a new file, and
- * HEAD_FILE, the file's number, is compared too.
+ * and Smriti never gives an id itself, so the table's identity never
+ * reissues one.  What could reissue them through Smriti's own tools (the
+ * table dropped and created again, or truncated, under a live connection)
+ * gives the table a new file, and HEAD_FILE, the file's number, is
+ * compared too.  Rows inserted by hand with ids of their own, or the
+ * identity restarted by hand, are outside what this can see.
  */
 #define HEAD_FILE "pg_relation_filenode('commits')"
 #define HEAD_QUICK \
