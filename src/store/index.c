@@ -456,24 +456,38 @@ void store_index_plan_done(struct index_plan *plan)
 	free(plan);
 }
 
-enum smr_rc store_index_put_planned(struct store *st, const char *space_id,
-				    const struct checkpoint *c, const struct index_plan *plan,
-				    struct smr_err *err)
+/*
+ * The search rows of checkpoint c of a Space, once per hash: worked out
+ * now from parent (plan NULL) or before (store_index_plan).
+ */
+static enum smr_rc put_rows(struct store *st, const char *space_id, const struct checkpoint *c,
+			    const struct checkpoint *parent, const struct index_plan *plan,
+			    struct smr_err *err)
 {
 	int64_t id = -1;
 	int have = 0;
 	enum smr_rc rc;
 
+	/* the statement itself skips a hash another Space holds */
 	if (st->ops->search_insert_at)
-		return plan_insert(st, c, -1, space_id, plan, err);
+		return plan ? plan_insert(st, c, -1, space_id, plan, err) :
+			      index_items(st, c, -1, space_id, parent, err);
 	rc = st->ops->commit_id(st, space_id, c->hash, &id, err);
 	if (!rc && id < 0)
 		rc = smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in this space", c->hash);
 	if (!rc)
 		rc = st->ops->search_has(st, c->hash, &have, err);
 	if (!rc && !have)
-		rc = plan_insert(st, c, id, NULL, plan, err);
+		rc = plan ? plan_insert(st, c, id, NULL, plan, err) :
+			    index_items(st, c, id, NULL, parent, err);
 	return rc;
+}
+
+enum smr_rc store_index_put_planned(struct store *st, const char *space_id,
+				    const struct checkpoint *c, const struct index_plan *plan,
+				    struct smr_err *err)
+{
+	return put_rows(st, space_id, c, NULL, plan, err);
 }
 
 enum smr_rc store_index_checkpoint(struct store *st, const struct checkpoint *c,
@@ -506,18 +520,7 @@ int store_index_knows(struct store *st, const char *hash)
 enum smr_rc store_index_put(struct store *st, const char *space_id, const struct checkpoint *c,
 			    const struct checkpoint *parent, struct smr_err *err)
 {
-	int64_t id = -1;
-	enum smr_rc rc;
-
-	/* the statement itself skips a hash another Space holds */
-	if (st->ops->search_insert_at)
-		return index_items(st, c, -1, space_id, parent, err);
-	rc = st->ops->commit_id(st, space_id, c->hash, &id, err);
-	if (!rc && id < 0)
-		rc = smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in this space", c->hash);
-	if (!rc)
-		rc = store_index_checkpoint(st, c, id, parent, 1, err);
-	return rc;
+	return put_rows(st, space_id, c, parent, NULL, err);
 }
 
 enum smr_rc store_index_turn(struct store *st, const struct turn *t, struct smr_err *err)
