@@ -1266,6 +1266,21 @@ static void bind_json_as(sqlite3_stmt *st, int i, const struct checkpoint_text *
 		bind_json(st, i, v);
 }
 
+/* A checkpoint's title .. created_at (the commits columns both inserts share) at ?first on. */
+static void bind_body(sqlite3_stmt *q, int first, const struct checkpoint *c,
+		      const struct checkpoint_text *text)
+{
+	const json_t *lists[] = { c->decisions, c->assumptions, c->tasks, c->open_questions,
+				  c->entities, c->artifacts, c->metadata };
+
+	bind_text(q, first, c->title ? c->title : "");
+	bind_text(q, first + 1, c->summary ? c->summary : "");
+	for (int k = 0; k < 7; k++)
+		bind_json_as(q, first + 2 + k, text, k, lists[k]);
+	bind_text(q, first + 9, c->author ? c->author : "");
+	bind_text(q, first + 10, c->created_at);
+}
+
 static enum smr_rc insert_commit(struct store *st, const char *space_id,
 				 const struct checkpoint *c, const struct checkpoint_text *text,
 				 int64_t parent_id, int64_t merge_id, int64_t *id,
@@ -1285,17 +1300,7 @@ static enum smr_rc insert_commit(struct store *st, const char *space_id,
 	bind_text(q, 1, space_id);
 	bind_text(q, 2, c->hash);
 	bind_int_or_null(q, 3, parent_id);
-	bind_text(q, 4, c->title ? c->title : "");
-	bind_text(q, 5, c->summary ? c->summary : "");
-	bind_json_as(q, 6, text, 0, c->decisions);
-	bind_json_as(q, 7, text, 1, c->assumptions);
-	bind_json_as(q, 8, text, 2, c->tasks);
-	bind_json_as(q, 9, text, 3, c->open_questions);
-	bind_json_as(q, 10, text, 4, c->entities);
-	bind_json_as(q, 11, text, 5, c->artifacts);
-	bind_json_as(q, 12, text, 6, c->metadata);
-	bind_text(q, 13, c->author ? c->author : "");
-	bind_text(q, 14, c->created_at);
+	bind_body(q, 4, c, text);
 	bind_int_or_null(q, 15, merge_id);
 	step = sqlite3_step(q);
 	sqlite3_reset(q);
@@ -1326,17 +1331,7 @@ static enum smr_rc insert_on_head(struct store *st, const char *space_id,
 		return db_error(s, err, "writing a checkpoint");
 	bind_text(q, 1, space_id);
 	bind_text(q, 2, c->hash);
-	bind_text(q, 3, c->title ? c->title : "");
-	bind_text(q, 4, c->summary ? c->summary : "");
-	bind_json_as(q, 5, text, 0, c->decisions);
-	bind_json_as(q, 6, text, 1, c->assumptions);
-	bind_json_as(q, 7, text, 2, c->tasks);
-	bind_json_as(q, 8, text, 3, c->open_questions);
-	bind_json_as(q, 9, text, 4, c->entities);
-	bind_json_as(q, 10, text, 5, c->artifacts);
-	bind_json_as(q, 11, text, 6, c->metadata);
-	bind_text(q, 12, c->author ? c->author : "");
-	bind_text(q, 13, c->created_at);
+	bind_body(q, 3, c, text);
 	step = sqlite3_step(q);
 	sqlite3_reset(q);
 	if (step == SQLITE_CONSTRAINT)
