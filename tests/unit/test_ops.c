@@ -269,11 +269,10 @@ TEST(ops_rejects_empty_checkpoints_and_bad_space_names)
 	teardown(&f);
 }
 
-/* Creates a checkpoint titled title in space on parent (NULL: on HEAD); its hash into hash[65]. */
-static enum smr_rc write_titled(struct ops_ctx *ctx, const char *space, const char *parent,
-				const char *title, char hash[65], struct smr_err *err)
+/* Writes fields (taken) to space on parent (NULL: on HEAD) through ctx; its hash into hash[65]. */
+static enum smr_rc write_json(struct ops_ctx *ctx, const char *space, const char *parent,
+			      json_t *fields, char hash[65], struct smr_err *err)
 {
-	json_t *fields = json_pack("{s:s}", "title", title);
 	struct checkpoint c = { 0 };
 	enum smr_rc rc = ops_checkpoint_create(ctx, space, fields, parent, NULL, &c, err);
 
@@ -282,6 +281,13 @@ static enum smr_rc write_titled(struct ops_ctx *ctx, const char *space, const ch
 	checkpoint_release(&c);
 	json_decref(fields);
 	return rc;
+}
+
+/* Creates a checkpoint titled title in space on parent (NULL: on HEAD); its hash into hash[65]. */
+static enum smr_rc write_titled(struct ops_ctx *ctx, const char *space, const char *parent,
+				const char *title, char hash[65], struct smr_err *err)
+{
+	return write_json(ctx, space, parent, json_pack("{s:s}", "title", title), hash, err);
 }
 
 /*
@@ -332,15 +338,7 @@ TEST(ops_write_on_a_remembered_space_follows_renames)
 static enum smr_rc write_fields(struct ops_ctx *ctx, const char *space, const char *parent,
 				const char *json, char hash[65], struct smr_err *err)
 {
-	json_t *fields = json_loads(json, 0, NULL);
-	struct checkpoint c = { 0 };
-	enum smr_rc rc = ops_checkpoint_create(ctx, space, fields, parent, NULL, &c, err);
-
-	if (!rc)
-		snprintf(hash, 65, "%s", c.hash);
-	checkpoint_release(&c);
-	json_decref(fields);
-	return rc;
+	return write_json(ctx, space, parent, json_loads(json, 0, NULL), hash, err);
 }
 
 /* How many items search finds for query in field. */
