@@ -291,6 +291,23 @@ static enum smr_rc write_titled(struct ops_ctx *ctx, const char *space, const ch
 }
 
 /*
+ * Another handle renames Space a to b and makes a new a, with one
+ * checkpoint ("new a", its hash into other[65]).
+ */
+static void a_becomes_b(struct store *st, struct ops_ctx *admin, char other[65])
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct space sp = { 0 };
+
+	CHECK_INT(ops_space_get(admin, "a", &sp, &err), SMR_OK);
+	CHECK_INT(store_space_rename(st, sp.id, "b", NULL, &err), SMR_OK);
+	space_release(&sp);
+	CHECK_INT(ops_space_create(admin, "a", "", &sp, &err), SMR_OK);
+	space_release(&sp);
+	CHECK_INT(write_titled(admin, "a", NULL, "new a", other, &err), SMR_OK);
+}
+
+/*
  * A context remembers the Space its last write named, and the next write
  * on a parent skips the lookup: it must still land in the Space the name
  * means now (renamed meanwhile by another handle), and conflict as before.
@@ -314,12 +331,7 @@ TEST(ops_write_on_a_remembered_space_follows_renames)
 	CHECK_INT(write_titled(&ctx, "a", root, "stale", other, &err), SMR_ECONFLICT);
 	CHECK(strstr(err.msg, "parent is stale: HEAD is now") != NULL);
 	/* another handle renames a to b and makes a new a */
-	CHECK_INT(ops_space_get(&admin, "a", &sp, &err), SMR_OK);
-	CHECK_INT(store_space_rename(st, sp.id, "b", NULL, &err), SMR_OK);
-	space_release(&sp);
-	CHECK_INT(ops_space_create(&admin, "a", "", &sp, &err), SMR_OK);
-	space_release(&sp);
-	CHECK_INT(write_titled(&admin, "a", NULL, "new a", other, &err), SMR_OK);
+	a_becomes_b(st, &admin, other);
 	/* b's HEAD is no parent in the new a: a conflict, and b is left alone */
 	CHECK_INT(write_titled(&ctx, "a", next, "into b?", mine, &err), SMR_ECONFLICT);
 	CHECK_INT(write_titled(&ctx, "a", other, "mine", mine, &err), SMR_OK);
@@ -392,12 +404,7 @@ TEST(ops_writes_of_one_space_through_several_contexts)
 	CHECK_INT(write_titled(&one, "a", h[2], "stale", other, &err), SMR_ECONFLICT);
 	CHECK(strstr(err.msg, "parent is stale: HEAD is now") != NULL);
 	/* another handle renames a to b and makes a new a: neither context writes into b */
-	CHECK_INT(ops_space_get(&admin, "a", &sp, &err), SMR_OK);
-	CHECK_INT(store_space_rename(st, sp.id, "b", NULL, &err), SMR_OK);
-	space_release(&sp);
-	CHECK_INT(ops_space_create(&admin, "a", "", &sp, &err), SMR_OK);
-	space_release(&sp);
-	CHECK_INT(write_titled(&admin, "a", NULL, "new a", other, &err), SMR_OK);
+	a_becomes_b(st, &admin, other);
 	CHECK_INT(write_titled(&one, "a", h[3], "into b?", h[0], &err), SMR_ECONFLICT);
 	CHECK_INT(write_titled(&two, "a", h[3], "into b?", h[0], &err), SMR_ECONFLICT);
 	CHECK_INT(write_titled(&two, "a", other, "mine", h[0], &err), SMR_OK);
