@@ -500,8 +500,13 @@ static void put_ahead(struct store *st, struct put *p)
 		p->text.json[i] = p->own[i];
 		p->text.len[i] = p->own[i] ? strlen(p->own[i]) : 0;
 	}
-	/* c and its parent are what they are: no need of the transaction to read or compare */
-	if (!p->c->merge_parent_hash && !put_parent(st, p, NULL))
+	/*
+	 * c and its parent are what they are: no need of the transaction to
+	 * read or compare.  Unless the parent is not there yet (its write not
+	 * yet acknowledged): it may be by the transaction, which then reads it.
+	 */
+	if (!p->c->merge_parent_hash && !put_parent(st, p, NULL) &&
+	    (!p->c->parent_hash || p->parent.hash))
 		p->plan = store_index_plan(st, p->c, p->parent.hash ? &p->parent : NULL);
 }
 
