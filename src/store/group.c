@@ -63,6 +63,7 @@ struct commit_group {
 	int foreground;                /* foreground requests in the queue */
 	int64_t last_bg_us;            /* when a transaction with background writes ended */
 	struct store *conn;            /* the leaders' handle (see leader_handle), or NULL */
+	int64_t conn_failed_us;        /* when opening it last failed */
 	struct commit_group *next;     /* in the registry */
 };
 
@@ -129,8 +130,12 @@ static struct store *leader_handle(struct commit_group *g, struct store *st)
 	pthread_mutex_lock(&registry_mu);
 	shared = g->refs > 1;
 	pthread_mutex_unlock(&registry_mu);
-	if (shared && st->ops->open(g->key, &g->conn, NULL))
+	/* a failed open is tried again after a second, not on every transaction */
+	if (shared && sys_monotonic_us() - g->conn_failed_us > 1000000 &&
+	    st->ops->open(g->key, &g->conn, NULL)) {
 		g->conn = NULL;
+		g->conn_failed_us = sys_monotonic_us();
+	}
 	return g->conn ? g->conn : st;
 }
 
