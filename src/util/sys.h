@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "util/buf.h"
 #include "util/err.h"
 
 /* Current UTC time as "YYYY-MM-DDTHH:MM:SS.uuuuuuZ" into out[32]. */
@@ -95,5 +96,13 @@ int sys_thread_lower_priority(void);
  */
 enum smr_rc sys_run(const char *const argv[], const char *const env[], const char *input,
 		    size_t len, struct smr_err *err);
+
+/*
+ * sys_run() of a program that reads nothing (its standard input is
+ * /dev/null) and prints what the caller wants: its standard output is
+ * appended to out, read to the end; SMR_ETOOBIG when it passed out's cap.
+ */
+enum smr_rc sys_run_read(const char *const argv[], const char *const env[], struct buf *out,
+			 struct smr_err *err);
 
 #endif
