@@ -322,7 +322,8 @@ struct ops_git_opts {
  * wrote (else SMR_ECONFLICT unless opt->force); never a branch checked out
  * in a work tree (SMR_ECONFLICT); never HEAD, the index or a work tree.
  * SMR_EUSAGE for a branch name git refuses.  *report is a new reference:
- * {space, dir, branch, added, commits}.  Needs git on PATH.
+ * {space, dir, branch, added: commits written now, commits: the Space's
+ * checkpoints}.  Needs git on PATH.
  */
 enum smr_rc ops_git_export(const json_t *bundle, const char *dir,
 			   const struct ops_git_opts *opt, json_t **report, struct smr_err *err);

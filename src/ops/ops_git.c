@@ -363,6 +363,11 @@ static enum smr_rc fast_import(const char *dir, const char *gitdir, const struct
 
 		rc = sys_run(argv, NULL, stream->ptr, stream->len, err);
 	}
+	if (rc == SMR_EINTERNAL)   /* git said why above; what a person can do about it */
+		smr_errf(err, rc, "git fast-import failed in '%s'; if an object was not found,"
+			 " a commit an export wrote is gone (branch deleted, then gc): remove"
+			 " smriti-checkpoints and smriti-marks from %s, export each Space again"
+			 " with --force", dir, abs);
 	free(imp);
 	free(exp);
 	free(abs);

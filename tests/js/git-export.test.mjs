@@ -9,7 +9,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { writeFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { writeFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { tempDb, ok, run, SMRITI_FULL } from './helpers.mjs';
 
@@ -270,6 +270,29 @@ describe('Spaces as branches of one repository', () => {
     // and main, written by Smriti, can still be chosen on purpose
     assert.equal(ok(u.db, ['export', '--git', dir, 'ship', '--branch', 'main', '--json']).added, 0);
     assert.equal(tipCheckpoint(dir, 'main'), headOf(u.db, 'ship'));
+  });
+
+  test('commits an export wrote, gone after a deleted branch and git gc: the error says how to recover', () => {
+    const dir = path.join(u.dir, 'pruned.git');
+    ok(u.db, ['export', '--git', dir, 'ship']);
+    ok(u.db, ['export', '--git', dir, 'notes']);
+    git(dir, 'update-ref', '-d', 'refs/heads/smriti/notes');
+    git(dir, 'reflog', 'expire', '--expire=now', '--all');
+    git(dir, 'gc', '--quiet', '--prune=now');
+    ok(u.db, ['commit', '--replace', 'notes', '--title', 'N3', '--decision', 'n3']);
+    const r = run(u.db, ['export', '--git', dir, 'notes']);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /a commit an export wrote is gone .*remove smriti-checkpoints and smriti-marks/);
+    for (const f of ['smriti-checkpoints', 'smriti-marks']) rmSync(path.join(dir, f));
+    ok(u.db, ['export', '--git', dir, 'notes']);
+    assert.equal(git(dir, 'log', '-1', '--format=%s', 'smriti/notes'), 'N3\n');
+    // ship's branch is no longer known as the export's until it is written again, the same
+    const ship = git(dir, 'rev-parse', 'smriti/ship');
+    assert.equal(run(u.db, ['export', '--git', dir, 'ship']).code, 4);
+    ok(u.db, ['export', '--git', dir, 'ship', '--force']);
+    assert.equal(git(dir, 'rev-parse', 'smriti/ship'), ship);
+    assert.equal(ok(u.db, ['export', '--git', dir, 'ship', '--json']).added, 0);
+    git(dir, 'fsck', '--strict');
   });
 
   test('an export already running into the repository (its lock file) is refused', () => {
