@@ -205,22 +205,40 @@ int sys_thread_lower_priority(void)
 	return (int)steps;
 }
 
-/* The environment with extra entries added in front; caller frees the array. */
+/* Whether the environment entry e ("NAME=value") names a variable extra sets or removes. */
+static int replaced(const char *e, const char *const extra[])
+{
+	for (size_t i = 0; extra && extra[i]; i++) {
+		size_t n = strcspn(extra[i], "=");
+
+		if (!strncmp(e, extra[i], n) && e[n] == '=')
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The environment with extra's "NAME=value" entries in place of NAME's and
+ * its "NAME" entries taken out; caller frees the array (not the strings).
+ */
 static char **with_env(const char *const extra[])
 {
 	extern char **environ;
-	size_t n = 0, k = 0;
+	size_t n = 0, k = 0, i;
 	char **v;
 
 	while (environ[n])
 		n++;
-	for (size_t i = 0; extra && extra[i]; i++)
+	for (i = 0; extra && extra[i]; i++)
 		k++;
 	v = xcalloc(n + k + 1, sizeof(*v));
-	for (size_t i = 0; i < k; i++)
-		v[i] = (char *)extra[i];
-	for (size_t i = 0; i < n; i++)
-		v[k + i] = environ[i];
+	k = 0;
+	for (i = 0; extra && extra[i]; i++)
+		if (strchr(extra[i], '='))
+			v[k++] = (char *)extra[i];
+	for (i = 0; i < n; i++)
+		if (!replaced(environ[i], extra))
+			v[k++] = environ[i];
 	return v;
 }
 

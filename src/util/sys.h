@@ -88,9 +88,10 @@ int sys_thread_is_background(void);
 int sys_thread_lower_priority(void);
 
 /*
- * Runs argv[0] (found on PATH) with argv, GIT_DIR-style extra variables in
- * env ("NAME=value", NULL-terminated, may be NULL) added to the
- * environment, input[0..len) on its standard input (NULL: none) and its
+ * Runs argv[0] (found on PATH) with argv, the environment changed by env
+ * (NULL-terminated, may be NULL: "NAME=value" sets NAME, "NAME" removes it,
+ * as a program run in another git repository must not see GIT_DIR),
+ * input[0..len) on its standard input (NULL: none) and its
  * standard output discarded.  SMR_ENOTFOUND when the program is not
  * installed, SMR_EINTERNAL naming the exit status when it fails.
  */
