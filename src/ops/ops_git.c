@@ -42,6 +42,19 @@
 #define HEADS "refs/heads/"
 #define BRANCH_MAX 200   /* bytes: a ref is a file name on git's files backend */
 
+/*
+ * What git must not inherit, as it would point it at another repository
+ * (say a hook's): `git rev-parse --local-env-vars`, which git itself clears
+ * before it runs a command in another repository.
+ */
+static const char *const git_env[] = {
+	"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS",
+	"GIT_CONFIG_COUNT", "GIT_OBJECT_DIRECTORY", "GIT_DIR", "GIT_WORK_TREE",
+	"GIT_IMPLICIT_WORK_TREE", "GIT_GRAFT_FILE", "GIT_INDEX_FILE", "GIT_NO_REPLACE_OBJECTS",
+	"GIT_REPLACE_REF_BASE", "GIT_PREFIX", "GIT_INTERNAL_SUPER_PREFIX", "GIT_SHALLOW_FILE",
+	"GIT_COMMON_DIR", NULL,
+};
+
 /* One export's state; export_release() frees it. */
 struct export {
 	const char *dir;
@@ -95,7 +108,7 @@ static enum smr_rc check_ref(const char *ref, struct smr_err *err)
 {
 	const char *argv[] = { "git", "check-ref-format", ref, NULL };
 	struct smr_err quiet = SMR_ERR_INIT;
-	enum smr_rc rc = sys_run(argv, NULL, NULL, 0, &quiet);
+	enum smr_rc rc = sys_run(argv, git_env, NULL, 0, &quiet);
 
 	if (rc == SMR_ENOTFOUND)
 		*err = quiet;
@@ -133,6 +146,24 @@ static enum smr_rc branch_ref(struct export *x, const char *chosen, struct smr_e
 			" choose one with --branch", x->b->space.name);
 }
 
+/* The git directory a linked work tree dir shares with its repository; caller frees. */
+static enum smr_rc common_dir(const char *dir, char **out, struct smr_err *err)
+{
+	const char *argv[] = { "git", "-C", dir, "rev-parse", "--path-format=absolute",
+			       "--git-common-dir", NULL };
+	struct buf path = BUF_INIT(PATH_MAX);
+	enum smr_rc rc = sys_run_read(argv, git_env, &path, err);
+	size_t n = strcspn(path.ptr, "\n");
+
+	if (!rc && !n)
+		rc = smr_errf(err, SMR_EUSAGE, "'%s' is neither a git repository nor a new"
+			      " directory", dir);
+	if (!rc)
+		*out = xstrndup(path.ptr, n);
+	buf_release(&path);
+	return rc;
+}
+
 /*
  * The git directory of dir, creating a bare repository, with HEAD on
  * branch, in a new or empty dir; caller frees.
@@ -149,10 +180,12 @@ static enum smr_rc git_dir(const char *dir, const char *branch, char **out,
 	if (is_dir(dotgit)) {
 		*out = dotgit;
 		dotgit = NULL;
+	} else if (!access(dotgit, F_OK)) {   /* a linked work tree: its .git names where */
+		rc = common_dir(dir, out, err);
 	} else if (!access(head, F_OK)) {
 		*out = xstrdup(dir);
 	} else if (!is_dir(dir) || is_empty_dir(dir)) {
-		rc = sys_run(init, NULL, NULL, 0, err);
+		rc = sys_run(init, git_env, NULL, 0, err);
 		if (!rc)
 			*out = xstrdup(dir);
 	} else {
@@ -206,7 +239,7 @@ static enum smr_rc refuse_checked_out(const struct export *x, struct smr_err *er
 	const char *argv[] = { "git", "-C", x->dir, "worktree", "list", "--porcelain", NULL };
 	struct buf out = BUF_INIT(1 << 20);
 	const char *tree = "", *line, *next;
-	enum smr_rc rc = sys_run_read(argv, NULL, &out, err);
+	enum smr_rc rc = sys_run_read(argv, git_env, &out, err);
 
 	for (line = out.ptr; !rc && *line; line = next) {
 		size_t n = line_len(line, &next);
@@ -284,7 +317,7 @@ static enum smr_rc read_tip(struct export *x, struct smr_err *err)
 	const char *argv[] = { "git", "-C", x->dir, "for-each-ref",
 			       "--format=%(objectname) %(refname)", x->ref, NULL };
 	struct buf out = BUF_INIT(1 << 20);
-	enum smr_rc rc = sys_run_read(argv, NULL, &out, err);
+	enum smr_rc rc = sys_run_read(argv, git_env, &out, err);
 	const char *line, *next;
 
 	for (line = out.ptr; !rc && *line && !x->tip; line = next) {
@@ -361,7 +394,7 @@ static enum smr_rc fast_import(const char *dir, const char *gitdir, const struct
 	{
 		const char *argv[] = { "git", "-C", dir, "fast-import", "--quiet", imp, exp, NULL };
 
-		rc = sys_run(argv, NULL, stream->ptr, stream->len, err);
+		rc = sys_run(argv, git_env, stream->ptr, stream->len, err);
 	}
 	if (rc == SMR_EINTERNAL)   /* git said why above; what a person can do about it */
 		smr_errf(err, rc, "git fast-import failed in '%s'; if an object was not found,"
@@ -383,7 +416,7 @@ static enum smr_rc move_branch(const struct export *x, const char *id, struct sm
 	enum smr_rc rc = SMR_OK;
 
 	if (!x->tip || strcmp(x->tip, id))
-		rc = sys_run(argv, NULL, NULL, 0, err);
+		rc = sys_run(argv, git_env, NULL, 0, err);
 	free(why);
 	if (rc == SMR_EINTERNAL)
 		rc = smr_errf(err, SMR_ECONFLICT, "branch '%s' of '%s' moved during the export and"

@@ -295,6 +295,27 @@ describe('Spaces as branches of one repository', () => {
     git(dir, 'fsck', '--strict');
   });
 
+  test('a linked work tree is its repository; its checked-out branch is refused; GIT_DIR around does not redirect', () => {
+    const dir = path.join(u.dir, 'linked-main');
+    const g = userRepo(dir);
+    g('branch', 'side');
+    const linked = path.join(u.dir, 'linked-side');
+    g('worktree', 'add', '--quiet', linked, 'side');
+    const before = [userState(dir), git(linked, 'status', '--porcelain=v1', '--branch'), git(linked, 'rev-parse', 'side')];
+    // as from a hook of the person's repository, where git sets GIT_DIR and GIT_INDEX_FILE
+    const hook = { GIT_DIR: path.join(dir, '.git'), GIT_INDEX_FILE: path.join(dir, '.git', 'index') };
+    const other = path.join(u.dir, 'other.git');
+    assert.equal(ok(u.db, ['export', '--git', other, 'ship', '--json'], { env: hook }).added, 2);
+    assert.equal(git(other, 'rev-list', '--count', 'smriti/ship'), '2\n');
+    assert.equal(ok(u.db, ['export', '--git', linked, 'notes', '--json'], { env: hook }).branch, 'smriti/notes');
+    assert.match(git(dir, 'for-each-ref', '--format=%(refname)'), /refs\/heads\/smriti\/notes/);
+    const r = run(u.db, ['export', '--git', linked, 'notes', '--branch', 'side', '--force']);
+    assert.equal(r.code, 4, r.stderr);
+    assert.match(r.stderr, /branch 'side' is checked out in '.*linked-side'/);
+    assert.deepEqual([userState(dir), git(linked, 'status', '--porcelain=v1', '--branch'), git(linked, 'rev-parse', 'side')], before);
+    git(dir, 'fsck', '--strict', '--no-dangling');
+  });
+
   test('an export already running into the repository (its lock file) is refused', () => {
     const dir = path.join(u.dir, 'locked.git');
     ok(u.db, ['export', '--git', dir, 'notes']);
