@@ -11,8 +11,8 @@
  * brought them.
  *
  * It never moves a ref it did not write, and never touches HEAD, the index
- * or a work tree: fast-import builds the commits on a scratch ref it drops
- * when it ends, and the branch moves last, by `git update-ref` from the tip
+ * or a work tree: fast-import builds the commits on a scratch ref it forgets
+ * before it ends (so never writes), and the branch moves last, by `git update-ref` from the tip
  * read at the start, which must be a commit of smriti-marks (or --force), in
  * no work tree's checkout.  <git dir>/smriti-export.lock keeps two exports
  * from numbering marks at once.
