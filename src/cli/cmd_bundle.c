@@ -1,8 +1,9 @@
 /*
  * cmd_bundle.c -- `smriti export [SPACE...] [-o FILE]` writes one bundle
  * (domain/bundle.h) of the named Spaces, or of all of them; `smriti export
- * --git DIR SPACE` turns one into a git repository (ops_git_export, here on
- * the local machine even when the Space is on a server); `smriti import
+ * --git DIR SPACE [--branch NAME] [--force]` turns one into a branch of a git
+ * repository (ops_git_export, here on the local machine even when the Space
+ * is on a server); `smriti import
  * FILE|-` reads a bundle back, all or nothing.  Thin mappings onto the
  * "export" and "import" operations.
  */
@@ -16,13 +17,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_JSON = 1, OPT_ALL, OPT_OUTPUT, OPT_GIT };
+enum { OPT_JSON = 1, OPT_ALL, OPT_OUTPUT, OPT_GIT, OPT_BRANCH, OPT_FORCE };
 
 static const struct option bundle_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "all", no_argument, NULL, OPT_ALL },
 	{ "output", required_argument, NULL, OPT_OUTPUT },
 	{ "git", required_argument, NULL, OPT_GIT },
+	{ "branch", required_argument, NULL, OPT_BRANCH },
+	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -31,6 +34,7 @@ struct bundle_args {
 	const struct cli_cmd *cmd;
 	int json, all;
 	const char *output, *git;
+	struct ops_git_opts to;   /* --branch, --force */
 };
 
 static int take(int c, const char *val, void *arg)
@@ -42,6 +46,10 @@ static int take(int c, const char *val, void *arg)
 		a->json = 1;
 	else if (c == OPT_GIT && is_export)
 		a->git = val;
+	else if (c == OPT_BRANCH && is_export)
+		a->to.branch = val;
+	else if (c == OPT_FORCE && is_export)
+		a->to.force = 1;
 	else if (c == OPT_ALL && is_export)
 		a->all = 1;
 	else if ((c == OPT_OUTPUT || c == 'o') && is_export)
@@ -117,17 +125,18 @@ static int export_git(struct cli_ctx *ctx, const struct bundle_args *a, const ch
 
 	if (rc)
 		return rc;
-	src = ops_git_export(bundle, a->git, &rep, &err);
+	src = ops_git_export(bundle, a->git, &a->to, &rep, &err);
 	json_decref(bundle);
 	if (src)
 		return cli_fail(src, "%s", err.msg);
 	if (a->json)
 		cli_print_json(rep);
 	else
-		printf("%s: %lld new commits, %lld in all, branch main of %s\n",
+		printf("%s: %lld new commits, %lld in all, branch %s of %s\n",
 		       json_string_value(json_object_get(rep, "space")),
 		       (long long)json_integer_value(json_object_get(rep, "added")),
-		       (long long)json_integer_value(json_object_get(rep, "commits")), a->git);
+		       (long long)json_integer_value(json_object_get(rep, "commits")),
+		       json_string_value(json_object_get(rep, "branch")), a->git);
 	json_decref(rep);
 	return 0;
 }
@@ -142,6 +151,8 @@ int cmd_export(int argc, char **argv, struct cli_ctx *ctx)
 		return rc == CLI_OPT_DONE ? 0 : rc;
 	if (a.git && (a.all || a.output || argc - first != 1))
 		return cli_usage(a.cmd, "--git DIR takes exactly one SPACE");
+	if (!a.git && (a.to.branch || a.to.force))
+		return cli_usage(a.cmd, "--branch and --force go with --git DIR");
 	if (a.git)
 		return export_git(ctx, &a, argv[first]);
 	if (a.all && first < argc)

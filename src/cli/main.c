@@ -51,7 +51,8 @@ static const struct cli_cmd core_commands[] = {
 	{ "blame", "blame REF [--json]", cmd_blame, 0 },
 	{ "search", "search QUERY [--space S]... [--field F] [--author A] [--since DATE]"
 	  " [--turns] [--limit N] [--json]", cmd_search, 0 },
-	{ "export", "export SPACE...|--all [-o FILE] | --git DIR SPACE [--json]", cmd_export, 0 },
+	{ "export", "export SPACE...|--all [-o FILE] | --git DIR SPACE [--branch NAME] [--force]"
+	  " [--json]", cmd_export, 0 },
 	{ "import", "import FILE|- [--json]", cmd_import, 0 },
 	{ "review", "review REF [--provider P] [--model M] [--no-llm] [--json]", cmd_review,
 	  CLI_FULL_FOR_LLM | CLI_RUNTIME },

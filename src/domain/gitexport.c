@@ -61,6 +61,31 @@ void gitexport_file_name(const char *name, struct buf *out)
 		buf_adds(out, "artifact");
 }
 
+/* Whether the '.' at name[i] must be escaped to keep the branch name valid. */
+static int dot_needs_escape(const char *name, size_t i, size_t n)
+{
+	return i == 0 || i == n - 1 || name[i - 1] == '.' ||
+	       (n - i == 5 && !strcmp(name + i, ".lock"));
+}
+
+void gitexport_branch_name(const char *space, struct buf *out)
+{
+	size_t n = strlen(space);
+
+	buf_adds(out, "smriti/");
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)space[i];
+		int keep = c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			   (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+			   (c == '.' && !dot_needs_escape(space, i, n));
+
+		if (keep)
+			buf_addch(out, (char)c);
+		else
+			buf_addf(out, "%%%02X", c);
+	}
+}
+
 /* M lines for the artifacts, names made unique with -2, -3, ... */
 static void artifacts(struct buf *b, const struct checkpoint *c)
 {
@@ -138,5 +163,8 @@ void gitexport_commit(struct buf *b, const char *ref, const char *space,
 
 void gitexport_reset(struct buf *b, const char *ref, size_t mark)
 {
-	buf_addf(b, "reset %s\nfrom :%zu\n\n", ref, mark);
+	buf_addf(b, "reset %s\n", ref);
+	if (mark)
+		buf_addf(b, "from :%zu\n", mark);
+	buf_addch(b, '\n');
 }

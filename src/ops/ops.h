@@ -307,15 +307,26 @@ enum smr_rc ops_import(struct ops_ctx *ctx, const json_t *doc, json_t **report,
 enum smr_rc ops_import_text(struct ops_ctx *ctx, const char *text, size_t len,
 			    json_t **report, struct smr_err *err);
 
+/* Where and how ops_git_export() writes; all zero: smriti/SPACE, refusing a foreign tip. */
+struct ops_git_opts {
+	const char *branch;   /* the branch (without refs/heads/); NULL: smriti/SPACE */
+	int force;            /* move the branch even when no export wrote its tip */
+};
+
 /*
  * Writes the one Space of bundle (ops_export's document) into the git
- * repository dir (a new or empty dir becomes a bare one) with git
- * fast-import: a commit per checkpoint, merges as merge commits, branch
- * main at HEAD; checkpoints exported before are skipped.  *report is a new
- * reference: {space, dir, branch, added, commits}.  Needs git on PATH.
+ * repository dir (a new or empty dir becomes a bare one, HEAD on the
+ * branch) with git fast-import: a commit per checkpoint, merges as merge
+ * commits, the branch at HEAD; checkpoints exported before, by any Space,
+ * are skipped.  Moves only the branch, and only from a commit an export
+ * wrote (else SMR_ECONFLICT unless opt->force); never a branch checked out
+ * in a work tree (SMR_ECONFLICT); never HEAD, the index or a work tree.
+ * SMR_EUSAGE for a branch name git refuses.  *report is a new reference:
+ * {space, dir, branch, added: commits written now, commits: the Space's
+ * checkpoints}.  Needs git on PATH.
  */
-enum smr_rc ops_git_export(const json_t *bundle, const char *dir, json_t **report,
-			   struct smr_err *err);
+enum smr_rc ops_git_export(const json_t *bundle, const char *dir,
+			   const struct ops_git_opts *opt, json_t **report, struct smr_err *err);
 
 /* JSON renderings shared by every transport; new references. */
 json_t *ops_space_json(const struct space *sp);

@@ -205,51 +205,104 @@ int sys_thread_lower_priority(void)
 	return (int)steps;
 }
 
-/* The environment with extra entries added in front; caller frees the array. */
+/* Whether the environment entry e ("NAME=value") names a variable extra sets or removes. */
+static int replaced(const char *e, const char *const extra[])
+{
+	for (size_t i = 0; extra && extra[i]; i++) {
+		size_t n = strcspn(extra[i], "=");
+
+		if (!strncmp(e, extra[i], n) && e[n] == '=')
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The environment with extra's "NAME=value" entries in place of NAME's and
+ * its "NAME" entries taken out; caller frees the array (not the strings).
+ */
 static char **with_env(const char *const extra[])
 {
 	extern char **environ;
-	size_t n = 0, k = 0;
+	size_t n = 0, k = 0, i;
 	char **v;
 
 	while (environ[n])
 		n++;
-	for (size_t i = 0; extra && extra[i]; i++)
+	for (i = 0; extra && extra[i]; i++)
 		k++;
 	v = xcalloc(n + k + 1, sizeof(*v));
-	for (size_t i = 0; i < k; i++)
-		v[i] = (char *)extra[i];
-	for (size_t i = 0; i < n; i++)
-		v[k + i] = environ[i];
+	k = 0;
+	for (i = 0; extra && extra[i]; i++)
+		if (strchr(extra[i], '='))
+			v[k++] = (char *)extra[i];
+	for (i = 0; i < n; i++)
+		if (!replaced(environ[i], extra))
+			v[k++] = environ[i];
 	return v;
+}
+
+/*
+ * Starts argv[0] with in_fd as its standard input and out_fd as its
+ * standard output (-1: /dev/null); close_fd (-1: none) is closed in the
+ * child, the parent's end of a pipe it must not hold.
+ */
+static enum smr_rc spawn(const char *const argv[], const char *const env[], int in_fd,
+			 int out_fd, int close_fd, pid_t *pid, struct smr_err *err)
+{
+	posix_spawn_file_actions_t fa;
+	char **envp = with_env(env);
+	int rc;
+
+	posix_spawn_file_actions_init(&fa);
+	if (in_fd >= 0)
+		posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
+	else
+		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	if (out_fd >= 0)
+		posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+	else
+		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	if (close_fd >= 0)
+		posix_spawn_file_actions_addclose(&fa, close_fd);
+	rc = posix_spawnp(pid, argv[0], &fa, NULL, (char *const *)argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	free(envp);
+	if (rc)
+		return smr_errf(err, rc == ENOENT ? SMR_ENOTFOUND : SMR_EINTERNAL,
+				"cannot run %s: %s%s", argv[0], strerror(rc),
+				rc == ENOENT ? " (is it installed?)" : "");
+	return SMR_OK;
+}
+
+/* Waits for pid, a run of argv; SMR_EINTERNAL naming the exit status when it failed. */
+static enum smr_rc reap(pid_t pid, const char *const argv[], struct smr_err *err)
+{
+	int status = 0;
+
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		return smr_errf(err, SMR_EINTERNAL, "%s %s failed (exit status %d)", argv[0],
+				argv[1] ? argv[1] : "", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	return SMR_OK;
 }
 
 enum smr_rc sys_run(const char *const argv[], const char *const env[], const char *input,
 		    size_t len, struct smr_err *err)
 {
-	posix_spawn_file_actions_t fa;
-	char **envp = with_env(env);
-	int in[2] = { -1, -1 }, status = 0, rc;
+	int in[2] = { -1, -1 };
+	enum smr_rc rc;
 	pid_t pid;
 	void (*old)(int);
 
-	if (pipe(in)) {
-		free(envp);
+	if (pipe(in))
 		return smr_errf(err, SMR_EINTERNAL, "cannot run %s: %s", argv[0], strerror(errno));
-	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-	posix_spawn_file_actions_addclose(&fa, in[1]);
-	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-	rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, envp);
-	posix_spawn_file_actions_destroy(&fa);
-	free(envp);
+	rc = spawn(argv, env, in[0], -1, in[1], &pid, err);
 	close(in[0]);
 	if (rc) {
 		close(in[1]);
-		return smr_errf(err, rc == ENOENT ? SMR_ENOTFOUND : SMR_EINTERNAL,
-				"cannot run %s: %s%s", argv[0], strerror(rc),
-				rc == ENOENT ? " (is it installed?)" : "");
+		return rc;
 	}
 	old = signal(SIGPIPE, SIG_IGN);   /* a child that dies early must not kill us */
 	for (size_t off = 0; input && off < len;) {
@@ -263,10 +316,38 @@ enum smr_rc sys_run(const char *const argv[], const char *const env[], const cha
 	}
 	close(in[1]);
 	signal(SIGPIPE, old);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		return smr_errf(err, SMR_EINTERNAL, "%s %s failed (exit status %d)", argv[0],
-				argv[1] ? argv[1] : "", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-	return SMR_OK;
+	return reap(pid, argv, err);
+}
+
+enum smr_rc sys_run_read(const char *const argv[], const char *const env[], struct buf *out,
+			 struct smr_err *err)
+{
+	int fd[2] = { -1, -1 };
+	enum smr_rc rc;
+	char chunk[4096];
+	pid_t pid;
+
+	if (pipe(fd))
+		return smr_errf(err, SMR_EINTERNAL, "cannot run %s: %s", argv[0], strerror(errno));
+	rc = spawn(argv, env, -1, fd[1], fd[0], &pid, err);
+	close(fd[1]);
+	if (rc) {
+		close(fd[0]);
+		return rc;
+	}
+	for (;;) {   /* read to the end, past out's cap too, so the child never blocks */
+		ssize_t r = read(fd[0], chunk, sizeof(chunk));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		buf_add(out, chunk, (size_t)r);
+	}
+	close(fd[0]);
+	rc = reap(pid, argv, err);
+	if (!rc && out->err)
+		rc = smr_errf(err, SMR_ETOOBIG, "%s %s printed more than %zu bytes", argv[0],
+			      argv[1] ? argv[1] : "", out->max);
+	return rc;
 }

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "util/buf.h"
 #include "util/err.h"
 
 /* Current UTC time as "YYYY-MM-DDTHH:MM:SS.uuuuuuZ" into out[32]. */
@@ -87,13 +88,22 @@ int sys_thread_is_background(void);
 int sys_thread_lower_priority(void);
 
 /*
- * Runs argv[0] (found on PATH) with argv, GIT_DIR-style extra variables in
- * env ("NAME=value", NULL-terminated, may be NULL) added to the
- * environment, input[0..len) on its standard input (NULL: none) and its
+ * Runs argv[0] (found on PATH) with argv, the environment changed by env
+ * (NULL-terminated, may be NULL: "NAME=value" sets NAME, "NAME" removes it,
+ * as a program run in another git repository must not see GIT_DIR),
+ * input[0..len) on its standard input (NULL: none) and its
  * standard output discarded.  SMR_ENOTFOUND when the program is not
  * installed, SMR_EINTERNAL naming the exit status when it fails.
  */
 enum smr_rc sys_run(const char *const argv[], const char *const env[], const char *input,
 		    size_t len, struct smr_err *err);
+
+/*
+ * sys_run() of a program that reads nothing (its standard input is
+ * /dev/null) and prints what the caller wants: its standard output is
+ * appended to out, read to the end; SMR_ETOOBIG when it passed out's cap.
+ */
+enum smr_rc sys_run_read(const char *const argv[], const char *const env[], struct buf *out,
+			 struct smr_err *err);
 
 #endif
