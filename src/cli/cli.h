@@ -84,8 +84,10 @@ int cli_options(const struct cli_cmd *cmd, int argc, char **argv, const char *sh
 
 /*
  * The author of a write from the command line, as git takes its identity
- * from the environment: SMRITI_AUTHOR, else the login name (USER, LOGNAME,
- * then the password database).  Static storage; NULL only when none is known.
+ * from the environment: SMRITI_AUTHOR, else the login name (USER, then
+ * LOGNAME), else the numeric uid ("12345").  Never NULL; never a lookup in
+ * the password database (no NSS in the static binary).  The result is the
+ * environment's string or static storage: do not free it.
  */
 const char *cli_default_author(void);
 

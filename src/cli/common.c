@@ -6,7 +6,6 @@
 #include "ops/api.h"
 
 #include <errno.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,8 +41,8 @@ int cli_usage(const struct cli_cmd *cmd, const char *fmt, ...)
 
 const char *cli_default_author(void)
 {
+	static char uid[24];
 	const char *names[] = { "SMRITI_AUTHOR", "USER", "LOGNAME" };
-	const struct passwd *pw;
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
 		const char *v = getenv(names[i]);
@@ -51,9 +50,14 @@ const char *cli_default_author(void)
 		if (v && *v)
 			return v;
 	}
-	/* no login environment (a service, env -i): the account's name */
-	pw = getpwuid(getuid());
-	return pw && pw->pw_name && *pw->pw_name ? pw->pw_name : NULL;
+	/*
+	 * No login environment (a service, env -i, a container's arbitrary
+	 * uid): the number, as `id -u` prints it.  Not the password database:
+	 * the lean binary is static, and a static glibc's getpwuid() loads NSS
+	 * modules at run time, which crashed it for a uid without an entry.
+	 */
+	snprintf(uid, sizeof(uid), "%lu", (unsigned long)getuid());
+	return uid;
 }
 
 /* The pager command, as git picks it; NULL for none. */
