@@ -636,6 +636,8 @@ void gen_settle_later(struct runtime *rt, const struct generation *row, int64_t 
 		u->next = gs->unsettled;
 		gs->unsettled = u;
 		u = NULL;
+		/* at once: a cut connection is replaced, and the database may be right there */
+		pthread_cond_signal(&gs->fin_cond);
 	}
 	pthread_mutex_unlock(&gs->fin_lock);
 	if (u)
