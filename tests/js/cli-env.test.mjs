@@ -56,7 +56,8 @@ describe('the default database by the XDG Base Directory rules', () => {
 
   test('no HOME and no XDG_DATA_HOME: a clear error naming --db and SMRITI_DB, nothing created', () => {
     const t = tempDb();
-    for (const args of [['space', 'create', 'x'], ['space', 'list']]) {
+    // the servers too: smriti serve (smriti-full) and smriti mcp
+    for (const args of [['space', 'create', 'x'], ['space', 'list'], ['serve', '--listen', '127.0.0.1:0'], ['mcp']]) {
       const r = bare(args, { cwd: t.dir });
       assert.equal(r.code, 2, `${args}: ${r.stderr}`);
       assert.match(r.stderr, /neither XDG_DATA_HOME nor HOME is set/);
