@@ -596,6 +596,7 @@ describe('PostgreSQL crashing and connections cut mid-COMMIT, under writers and 
   // then refused the session's next message (409) for an hour.
   test('a reply that ends while the database is down: its session takes messages once it is back', async () => {
     const sid = sessions[0].id;
+    fake.reset();                 /* the held step must be the next one taken */
     fake.script([{ reply: 'held back reply', deltas: 3, hold: 'pgdown', pause_after: 1 }]);
     const pending = request(servers[0], 'POST', '/v4/chat/send', {
       body: { session_id: sid, message: 'during the outage', provider: 'openai', model: 'gpt-test' },
