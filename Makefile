@@ -41,13 +41,20 @@ LDFLAGS_ALL = $(OPT) -Wl,--as-needed $(LDFLAGS)
 # The lean binary is linked statically, C library included: loading and
 # relocating shared objects at every start cost ~0.7 ms of a ~5 ms `head`,
 # and the dynamic loader alone (libc, libm) about a fifth of what was left
-# (perf, `bench/peers.sh`'s cold read).  It resolves no host names and loads
-# no modules, so static glibc's limits (NSS, dlopen) do not touch it; the
-# linker's warning about SQLite's unused extension loader is expected.
-# AddressSanitizer needs a dynamic binary, so SANITIZE=1 keeps one.
+# (perf, `bench/peers.sh`'s cold read).  A static glibc cannot use NSS
+# safely (getpwuid, getaddrinfo and the like load modules at run time: a
+# uid without a passwd entry crashed it), so the lean code makes no such
+# call, and the link fails if one creeps in (no __nss_ symbol may be linked
+# in).  The linker's warning about SQLite's unused extension loader
+# (dlopen) is expected.  AddressSanitizer and valgrind need a dynamic
+# binary: SANITIZE=1 keeps one, and LEAN_STATIC=0 links the lean binary
+# dynamically (docs/testing.md, "valgrind").
+LEAN_STATIC ?= $(if $(filter 1,$(SANITIZE)),0,1)
 ifeq ($(SANITIZE),1)
 CORE_LIBS = -Wl,-Bstatic $(shell pkg-config --libs $(CORE_PKGS)) -Wl,-Bdynamic \
             $(filter-out $(shell pkg-config --libs $(CORE_PKGS)),$(shell pkg-config --libs --static $(CORE_PKGS))) -lm
+else ifeq ($(LEAN_STATIC),0)
+CORE_LIBS = $(shell pkg-config --libs $(CORE_PKGS)) -lm -lpthread
 else
 CORE_LIBS = -static $(shell pkg-config --libs $(CORE_PKGS)) -lm -lpthread
 endif
@@ -86,6 +93,11 @@ all: $(BUILD)/smriti $(BUILD)/smriti-full
 
 $(BUILD)/smriti: $(LEAN_OBJ)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(CORE_LIBS)
+ifeq ($(LEAN_STATIC),1)
+	@if nm $@ | grep -q ' [TtWw] __nss_'; then \
+		echo "$@: static glibc's NSS is linked in (getpwuid, getaddrinfo, ...);" \
+		     "the lean binary must not call it (see the Makefile)" >&2; rm -f $@; exit 1; fi
+endif
 
 $(BUILD)/smriti-full: $(FULL_OBJ)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(FULL_LIBS)

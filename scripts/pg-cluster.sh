@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # pg-cluster.sh -- a throwaway PostgreSQL cluster for Smriti's tests and benchmarks.
 #
-# usage: scripts/pg-cluster.sh start|url|restart|halt|resume|stop [DIR]
+# usage: scripts/pg-cluster.sh start|url|restart|halt|crash|resume|stop [DIR]
 #
 #   start    initdb a new cluster in DIR, start it listening only on 127.0.0.1 on
 #            a free port, create the role "smriti" (trust auth, superuser of this
@@ -12,6 +12,9 @@
 #   restart  pg_ctl restart -m fast (same port, same data): what an operator's
 #            restart or a failover looks like to connected clients
 #   halt     stop the server but keep DIR (an outage); resume starts it again
+#   crash    pg_ctl stop -m immediate: every backend ends at once without a
+#            checkpoint, as in a power cut or a kill -9 of the postmaster;
+#            resume starts it again, with crash recovery from the WAL
 #   stop     stop the server and remove DIR
 #
 # DIR defaults to $SMRITI_PG_DIR, else ${TMPDIR:-/tmp}/smriti-pg.  Typical use:
@@ -132,6 +135,11 @@ halt() {
 	as_server "$bin/pg_ctl" -D "$dir/data" -w -t 60 -m fast stop >/dev/null
 }
 
+crash() {
+	[ -d "$dir/data" ] || die "no cluster in '$dir'"
+	as_server "$bin/pg_ctl" -D "$dir/data" -w -t 60 -m immediate stop >/dev/null
+}
+
 resume() {
 	[ -d "$dir/data" ] || die "no cluster in '$dir'"
 	as_server "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null
@@ -146,7 +154,7 @@ stop() {
 }
 
 case "$cmd" in
-start | url | restart | halt | resume | stop) ;;
+start | url | restart | halt | crash | resume | stop) ;;
 *) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac
 bin=$(find_bin)

@@ -16,10 +16,14 @@
 #include "ops/ops.h"
 
 struct cli_ctx {
-	const char *db;          /* DSN of the store, resolved from --db / SMRITI_DB / XDG */
+	const char *db;          /* DSN of the store, resolved from --db / SMRITI_DB / XDG;
+				    NULL when no default could be named (db_problem says why) */
+	const char *db_problem;  /* static message for db == NULL: names --db and SMRITI_DB */
 	const char *remote;      /* server URL from --remote / SMRITI_URL, or NULL */
 	const char *token;       /* SMRITI_TOKEN for the remote server, or NULL */
 	int db_is_default;       /* 1 when db is the XDG default path */
+	int db_stand_in;         /* 1 while ops holds an empty in-memory store standing in
+				    for a database that does not exist (reads create none) */
 	struct runtime *rt;      /* built by main for CLI_RUNTIME commands (smriti-full) */
 	struct ops_ctx ops;      /* opened lazily by cli_open; main closes it */
 };
@@ -36,8 +40,26 @@ struct cli_cmd {
 #define CLI_RUNTIME 4u       /* main builds the chat runtime for it (smriti-full) */
 #define CLI_PAGER 8u         /* long output: paged on a terminal (cli_pager_start) */
 
-/* Opens ctx->ops on the local store (once), with ctx->rt in it. */
+/*
+ * Opens ctx->ops on the local store (once), with ctx->rt in it, creating the
+ * database if it does not exist (for a command that writes, or serves).
+ */
 enum smr_rc cli_open(struct cli_ctx *ctx, struct smr_err *err);
+
+/*
+ * cli_open() for an operation: one that only reads (api_op.writes == 0)
+ * creates no database; when the SQLite file is missing it runs on an empty
+ * in-memory store instead, so a list is empty and a named thing is not
+ * found (exit 3).  A write later in the same command opens the real one.
+ */
+enum smr_rc cli_open_for(struct cli_ctx *ctx, int writes, struct smr_err *err);
+
+/*
+ * Makes ctx->db ready to be created: SMR_EUSAGE with db_problem when no
+ * database could be named, else, for the default path, its directory
+ * (mode 0700, parents included, as the XDG rules ask of a writer).
+ */
+enum smr_rc cli_db_prepare(struct cli_ctx *ctx, struct smr_err *err);
 
 /*
  * Runs an operation locally or remotely.  On success *result is a new
@@ -84,8 +106,10 @@ int cli_options(const struct cli_cmd *cmd, int argc, char **argv, const char *sh
 
 /*
  * The author of a write from the command line, as git takes its identity
- * from the environment: SMRITI_AUTHOR, else the login name (USER, LOGNAME,
- * then the password database).  Static storage; NULL only when none is known.
+ * from the environment: SMRITI_AUTHOR, else the login name (USER, then
+ * LOGNAME), else the numeric uid ("12345").  Never NULL; never a lookup in
+ * the password database (no NSS in the static binary).  The result is the
+ * environment's string or static storage: do not free it.
  */
 const char *cli_default_author(void);
 

@@ -4,13 +4,14 @@
  */
 #include "cli/cli.h"
 #include "ops/api.h"
+#include "util/xalloc.h"
 
 #include <errno.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,8 +43,8 @@ int cli_usage(const struct cli_cmd *cmd, const char *fmt, ...)
 
 const char *cli_default_author(void)
 {
+	static char uid[24];
 	const char *names[] = { "SMRITI_AUTHOR", "USER", "LOGNAME" };
-	const struct passwd *pw;
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
 		const char *v = getenv(names[i]);
@@ -51,9 +52,14 @@ const char *cli_default_author(void)
 		if (v && *v)
 			return v;
 	}
-	/* no login environment (a service, env -i): the account's name */
-	pw = getpwuid(getuid());
-	return pw && pw->pw_name && *pw->pw_name ? pw->pw_name : NULL;
+	/*
+	 * No login environment (a service, env -i, a container's arbitrary
+	 * uid): the number, as `id -u` prints it.  Not the password database:
+	 * the lean binary is static, and a static glibc's getpwuid() loads NSS
+	 * modules at run time, which crashed it for a uid without an entry.
+	 */
+	snprintf(uid, sizeof(uid), "%lu", (unsigned long)getuid());
+	return uid;
 }
 
 /* The pager command, as git picks it; NULL for none. */
@@ -150,19 +156,83 @@ int cli_wants_help(int argc, char **argv)
 	return 0;
 }
 
-enum smr_rc cli_open(struct cli_ctx *ctx, struct smr_err *err)
+/* mkdir -p of the directory path is in, each new level 0700; errors show at the open. */
+static void make_parent_dirs(const char *path)
 {
-	enum smr_rc rc;
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
 
-	if (ctx->ops.st)
-		return SMR_OK;
-	rc = ops_open(&ctx->ops, ctx->db, err);
+	if (slash && slash != dir) {
+		*slash = '\0';
+		for (char *p = dir + 1; *p; p++) {
+			if (*p == '/') {
+				*p = '\0';
+				mkdir(dir, 0700);
+				*p = '/';
+			}
+		}
+		mkdir(dir, 0700);
+	}
+	free(dir);
+}
+
+enum smr_rc cli_db_prepare(struct cli_ctx *ctx, struct smr_err *err)
+{
+	if (!ctx->db)
+		return smr_errf(err, SMR_EUSAGE, "%s", ctx->db_problem);
+	if (ctx->db_is_default)
+		make_parent_dirs(ctx->db);
+	return SMR_OK;
+}
+
+/* 1 when dsn names a SQLite file that is not there. */
+static int sqlite_file_missing(const char *dsn)
+{
+	struct stat st;
+
+	if (!strncmp(dsn, "postgres://", 11) || !strncmp(dsn, "postgresql://", 13) ||
+	    !strncmp(dsn, "file:", 5) || !strcmp(dsn, ":memory:"))
+		return 0;
+	if (!strncmp(dsn, "sqlite://", 9))
+		dsn += 9;
+	return stat(dsn, &st) && errno == ENOENT;
+}
+
+static enum smr_rc open_store(struct cli_ctx *ctx, const char *dsn, struct smr_err *err)
+{
+	enum smr_rc rc = ops_open(&ctx->ops, dsn, err);
+
 	ctx->ops.rt = ctx->rt;
 	/* who the reflog names for moves without an author (rename, delete, fork) */
 	ctx->ops.actor = getenv("SMRITI_AUTHOR");
 	if (!ctx->ops.actor)
 		ctx->ops.actor = getenv("USER");
 	return rc;
+}
+
+enum smr_rc cli_open_for(struct cli_ctx *ctx, int writes, struct smr_err *err)
+{
+	enum smr_rc rc;
+
+	if (ctx->ops.st && !(ctx->db_stand_in && writes))
+		return SMR_OK;
+	if (ctx->ops.st) {              /* a read stood in; now the real one */
+		ops_close(&ctx->ops);
+		ctx->db_stand_in = 0;
+	}
+	if (!ctx->db)
+		return smr_errf(err, SMR_EUSAGE, "%s", ctx->db_problem);
+	if (!writes && sqlite_file_missing(ctx->db)) {
+		rc = open_store(ctx, ":memory:", err);
+		ctx->db_stand_in = !rc;
+		return rc;
+	}
+	rc = cli_db_prepare(ctx, err);
+	return rc ? rc : open_store(ctx, ctx->db, err);
+}
+
+enum smr_rc cli_open(struct cli_ctx *ctx, struct smr_err *err)
+{
+	return cli_open_for(ctx, 1, err);
 }
 
 enum smr_rc cli_call_keep(struct cli_ctx *ctx, const char *op, json_t *params,
@@ -173,7 +243,9 @@ enum smr_rc cli_call_keep(struct cli_ctx *ctx, const char *op, json_t *params,
 	if (ctx->remote) {
 		rc = cli_remote_call(ctx, op, params, result, err);
 	} else {
-		rc = cli_open(ctx, err);
+		const struct api_op *o = api_find(op);
+
+		rc = cli_open_for(ctx, !o || o->writes, err);
 		if (!rc)
 			rc = api_call(&ctx->ops, op, params, result, err);
 	}

@@ -242,31 +242,35 @@ static int take_flag(int *argc, char **argv, const char *name)
 	return 1;
 }
 
-static char *default_db(void)
+/*
+ * The default database by the XDG Base Directory rules:
+ * $XDG_DATA_HOME/smriti/smriti.db when XDG_DATA_HOME is an absolute path (a
+ * relative one is ignored, as the specification says), else
+ * $HOME/.local/share/smriti/smriti.db when HOME is an existing directory.
+ * Nothing is created here: a write makes the directory (cli_db_prepare), a
+ * read on a missing database creates nothing.  Returns the path (caller
+ * free()s) or NULL with *why set to a message naming --db and SMRITI_DB.
+ */
+static char *default_db(const char **why)
 {
 	const char *xdg = getenv("XDG_DATA_HOME");
 	const char *home = getenv("HOME");
-	char *dir;
+	struct stat st;
 
-	if (xdg && *xdg)
-		dir = xasprintf("%s/smriti", xdg);
-	else
-		dir = xasprintf("%s/.local/share/smriti", home && *home ? home : ".");
-	/* mkdir -p of the two levels that may be missing */
-	for (char *p = dir + 1; *p; p++) {
-		if (*p == '/') {
-			*p = '\0';
-			mkdir(dir, 0700);
-			*p = '/';
-		}
+	if (xdg && xdg[0] == '/')
+		return xasprintf("%s/smriti/smriti.db", xdg);
+	if (!home || !*home) {
+		*why = "no place for the database: neither XDG_DATA_HOME nor HOME is set;"
+		       " name one with --db PATH or SMRITI_DB";
+		return NULL;
 	}
-	mkdir(dir, 0700);
-	{
-		char *path = xasprintf("%s/smriti.db", dir);
-
-		free(dir);
-		return path;
+	/* a home that is not there is not made: a typo or a service account's /nonexistent */
+	if (home[0] != '/' || stat(home, &st) || !S_ISDIR(st.st_mode)) {
+		*why = "no place for the database: HOME is not an existing directory"
+		       " (absolute path); name one with --db PATH or SMRITI_DB";
+		return NULL;
 	}
+	return xasprintf("%s/.local/share/smriti/smriti.db", home);
 }
 
 static int is_postgres(const char *dsn)
@@ -343,6 +347,11 @@ int main(int argc, char **argv)
 	no_pager = take_flag(&argc, argv, "--no-pager");
 	ctx.db = take_global(&argc, argv, "--db");
 	ctx.remote = take_global(&argc, argv, "--remote");
+	if (ctx.db && !*ctx.db) {
+		free(orig);
+		return cli_fail(SMR_EUSAGE, "--db needs a SQLite path or a postgres:// URL");
+	}
+	/* an empty SMRITI_DB is unset, as for every variable of the environment */
 	if (!ctx.db)
 		ctx.db = getenv("SMRITI_DB");
 	if (!ctx.remote)
@@ -372,7 +381,7 @@ int main(int argc, char **argv)
 		return unknown_command(argv[1]);
 	}
 	if (!ctx.db || !*ctx.db) {
-		ctx.db = db_alloc = default_db();
+		ctx.db = db_alloc = default_db(&ctx.db_problem);
 		ctx.db_is_default = 1;
 	}
 	if (cmd->flags & CLI_RUNTIME)

@@ -42,7 +42,7 @@ function freshDb(base = PG) {
   };
 }
 
-// A private cluster (scripts/pg-cluster.sh in a temp dir): { url, dir, restart(), halt(), resume(), stop() }.
+// A private cluster (scripts/pg-cluster.sh in a temp dir): { url, dir, restart(), halt(), crash(), resume(), stop() }.
 async function privateCluster() {
   const dir = mkdtempSync(path.join(tmpdir(), 'smriti-pgtest-'));
   chmodSync(dir, 0o755);
@@ -53,6 +53,7 @@ async function privateCluster() {
     url,
     restart: () => cl('restart'),
     halt: () => cl('halt'),
+    crash: () => cl('crash'),
     resume: () => cl('resume'),
     async stop() { await cl('stop').catch(() => {}); rmSync(dir, { recursive: true, force: true }); },
   };
@@ -411,5 +412,256 @@ describe('PostgreSQL going away under two servers', { skip }, () => {
     assert.deepEqual(bad, [], 'no other statuses (no 500s)');
     await allRecovered();
     await acknowledgedKept(results);
+  });
+});
+
+// The events of a server-sent-events body, [{event, data}], data parsed.
+function sseEvents(text) {
+  const out = [];
+  for (const block of text.split('\n\n')) {
+    const e = { event: 'message', data: '' };
+    for (const line of block.split('\n')) {
+      if (line.startsWith('event:')) e.event = line.slice(6).trim();
+      else if (line.startsWith('data:')) e.data += line.slice(5).replace(/^ /, '');
+    }
+    if (e.data) out.push({ event: e.event, data: JSON.parse(e.data) });
+  }
+  return out;
+}
+
+// Issue 25: PostgreSQL itself dying (an immediate shutdown: every backend
+// ends at once, no checkpoint, crash recovery at the next start) and every
+// Smriti connection cut while one of them is in its COMMIT, both under 8
+// writers and chat replies streaming slowly through two servers.  What a
+// client was told was saved must be there; a write answered 503 may or may
+// not have landed; nothing else may be answered; both servers must serve
+// every route again without a restart.
+describe('PostgreSQL crashing and connections cut mid-COMMIT, under writers and streams', { skip }, () => {
+  let cluster;
+  let db;
+  let servers;
+  let fake;
+  const sessions = [];
+  before(async () => {
+    cluster = await privateCluster();
+    db = freshDb(cluster.url);
+    fake = await startFakeProvider({ port: 0 });
+    servers = await twoServers(db.dsn, {
+      OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: `${fake.url}/v1`, SMRITI_PROVIDER_RETRIES: '0',
+    });
+    await expectStatus(servers[0], 'POST', '/v4/repos', 201, { body: { name: 'load' } });
+    await expectStatus(servers[1], 'POST', '/chat/commit', 201, { body: { repo_id: 'load', title: 'root' } });
+    for (let i = 0; i < 4; i++) {
+      sessions.push(await expectStatus(servers[i % 2], 'POST', '/v4/repos/load/sessions', 201, { body: {} }));
+    }
+  });
+  after(() => cleanupAll([...(servers || []).map((s) => () => s.stop()),
+    () => fake?.close(), () => db?.cleanup(), () => cluster?.stop()]));
+
+  // One streamed send: { status, body, events } (events when it was a stream).
+  async function streamSend(srv, sid, message) {
+    fake.script([{ reply: 'slowly one word at a time', deltas: 6, trickle_ms: 500 }]);
+    const r = await request(srv, 'POST', '/v4/chat/send', {
+      body: { session_id: sid, message, provider: 'openai', model: 'gpt-test' },
+      headers: { Accept: 'text/event-stream' },
+    });
+    const stream = r.status === 200 && /event-stream/.test(r.headers['content-type']);
+    return { status: r.status, body: r.json, message, sid, events: stream ? sseEvents(r.text) : null };
+  }
+
+  // 8 writers and one streaming client per session until fault() has
+  // settled and a second more has passed.
+  async function underLoad(fault) {
+    const writes = [];
+    const streams = [];
+    let stop = false;
+    const loops = [];
+    for (let i = 0; i < 8; i++) {
+      loops.push((async () => {
+        for (let k = 0; !stop; k++) await agent(servers, 'load', `w-${i}-${k}-${Date.now()}`, 1, writes);
+      })());
+    }
+    sessions.forEach((s, i) => loops.push((async () => {
+      for (let k = 0; !stop; k++) streams.push(await streamSend(servers[(i + k) % 2], s.id, `m-${i}-${k}-${Date.now()}`));
+    })()));
+    await new Promise((r) => setTimeout(r, 700));
+    const detail = await fault();
+    await new Promise((r) => setTimeout(r, 1000));
+    stop = true;
+    await Promise.all(loops);
+    return { writes, streams, detail };
+  }
+
+  // The turns a client was shown as stored, with the session they belong to.
+  function acknowledgedTurns(streams) {
+    const turns = [];
+    for (const s of streams) {
+      for (const e of s.events || []) {
+        for (const k of ['user_turn', 'assistant_turn']) {
+          if (e.data[k]) turns.push({ sid: s.sid, event: e.event, turn: e.data[k] });
+        }
+      }
+    }
+    return turns;
+  }
+
+  async function check(t, what, { writes, streams, detail }) {
+    const count = (st) => writes.filter((r) => r.status === st).length;
+    const sent = (st) => streams.filter((r) => r.status === st).length;
+    const bad = writes.filter((r) => ![200, 201, 409, 503].includes(r.status));
+    assert.deepEqual(bad, [], 'writes: only 200/201/409/503');
+    // a send that meets its session's last reply not yet ended in the store
+    // (its end waits for the database, gen_settle_later) is told 409 and writes nothing
+    const badSends = streams.filter((r) => ![200, 503].includes(r.status)
+      && !(r.status === 409 && /is already generating a reply/.test(r.body?.error?.message)));
+    assert.deepEqual(badSends.map((r) => [r.status, r.body]), [], 'sends: only a stream, 409 or 503');
+    for (const r of [...writes, ...streams].filter((x) => x.status === 503)) {
+      assert.equal(r.body.error.code, 'unavailable', JSON.stringify(r.body));
+      assert.match(r.body.error.message, /database/);
+    }
+    // every stream ends with its last event: done, or error saying what failed
+    for (const s of streams.filter((x) => x.events)) {
+      const last = s.events.at(-1);
+      assert.ok(['done', 'error'].includes(last?.event), `stream ended with ${JSON.stringify(last)}`);
+      if (last.event === 'error') assert.equal(typeof last.data.error.message, 'string');
+    }
+    // the servers recover by themselves: every thread writes and reads, every session answers
+    for (const srv of servers) {
+      for (let i = 0; i < 12; i++) {
+        const h = await request(srv, 'GET', '/repos/load/head');
+        assert.equal(h.status, 200, h.text);
+        const c = await request(srv, 'POST', '/chat/commit', {
+          body: { repo_id: 'load', parent_commit_id: h.json.commit_hash, title: `after ${what} ${srv.port} ${i}` },
+        });
+        assert.equal(c.status, 201, c.text);
+      }
+    }
+    for (const [i, s] of sessions.entries()) {
+      const r = await streamSend(servers[i % 2], s.id, `after ${what} ${i}`);
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.equal(r.events.at(-1).event, 'done', JSON.stringify(r.events.at(-1)));
+    }
+    // every acknowledged checkpoint is in the history, no refused one is
+    const titles = titlesOf(await history(servers[0], 'load'));
+    for (const r of writes) {
+      if (r.status === 201) assert.ok(titles.has(r.title), `acknowledged '${r.title}' is in the history`);
+      if (r.status === 409) assert.ok(!titles.has(r.title), `refused '${r.title}' is not`);
+    }
+    // every turn a stream showed is stored as shown
+    const stored = new Map();
+    for (const s of sessions) {
+      for (const turn of (await expectStatus(servers[1], 'GET', `/v4/sessions/${s.id}`, 200)).turns) {
+        stored.set(`${s.id}/${turn.sequence_number}`, turn);
+      }
+    }
+    const shown = acknowledgedTurns(streams);
+    for (const { sid, event, turn } of shown) {
+      const got = stored.get(`${sid}/${turn.sequence_number}`);
+      assert.ok(got, `turn ${turn.sequence_number} (${turn.role}, shown in '${event}') is stored`);
+      assert.equal(got.role, turn.role);
+      assert.equal(got.content, turn.content, `turn ${turn.sequence_number}: content as shown`);
+    }
+    const fsck = ok(db.dsn, ['fsck', '--json']);
+    assert.equal(fsck.ok, true, JSON.stringify(fsck));
+    const replies = shown.filter((x) => x.event === 'done' && x.turn.role === 'assistant').length;
+    t.diagnostic(`${what}${detail ? ` (${detail})` : ''}: ${writes.length} writes, ${count(201)} acknowledged`
+      + ` and found, ${count(409)} conflicts, ${count(503)} 503s; ${streams.length} streamed sends,`
+      + ` ${sent(200)} streams, ${sent(503)} 503s, ${sent(409)} 409s, ${shown.length} turns shown as stored and found`
+      + ` (${replies} complete replies)`);
+    assert.ok(count(201) > 0, 'nothing was acknowledged');
+    return { acknowledged: count(201), unavailable: count(503) + sent(503) };
+  }
+
+  // An immediate shutdown ends each backend with a WARNING (57P01), not an
+  // error, before it hangs up; libpq keeps such an idle connection "OK"
+  // until it reads the hang-up, so the next write went out on it and failed
+  // in its COMMIT ("may or may not have been saved") with the database back.
+  test('connections ended by an immediate shutdown while idle are replaced before the next write', async () => {
+    for (const srv of servers) for (let i = 0; i < 8; i++) await expectStatus(srv, 'GET', '/repos/load/head', 200);
+    await cluster.crash();
+    await cluster.resume();
+    for (const srv of servers) {
+      for (let i = 0; i < 12; i++) {
+        const h = await expectStatus(srv, 'GET', '/repos/load/head', 200);
+        const c = await request(srv, 'POST', '/chat/commit', {
+          body: { repo_id: 'load', parent_commit_id: h.commit_hash, title: `after the crash ${srv.port} ${i}` },
+        });
+        assert.equal(c.status, 201, `write ${i} through ${srv.port} with the database back: ${c.text}`);
+      }
+    }
+  });
+
+  // A reply whose end cannot be stored (the database went away while it
+  // streamed) left its generation "running" in the database: every server
+  // then refused the session's next message (409) for an hour.
+  test('a reply that ends while the database is down: its session takes messages once it is back', async () => {
+    const sid = sessions[0].id;
+    fake.reset();                 /* the held step must be the next one taken */
+    fake.script([{ reply: 'held back reply', deltas: 3, hold: 'pgdown', pause_after: 1 }]);
+    const pending = request(servers[0], 'POST', '/v4/chat/send', {
+      body: { session_id: sid, message: 'during the outage', provider: 'openai', model: 'gpt-test' },
+      headers: { Accept: 'text/event-stream' },
+    });
+    for (let i = 0; i < 500 && fake.holds().pgdown?.waiting !== 1; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(fake.holds().pgdown?.waiting, 1, 'the reply never started');
+    await cluster.halt();
+    fake.release('pgdown');
+    const events = sseEvents((await pending).text);
+    const last = events.at(-1);
+    assert.equal(last.event, 'error', JSON.stringify(last));
+    assert.match(last.data.error.message, /database|stored/);
+    await cluster.resume();
+    let r;
+    for (let i = 0; i < 30; i++) {
+      r = await streamSend(servers[i % 2], sid, `after the outage ${i}`);
+      if (r.status !== 409 && r.status !== 503) break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.events.at(-1).event, 'done');
+    const gen = await expectStatus(servers[1], 'GET', `/v4/generations/${last.data.generation.id}`, 200);
+    assert.equal(gen.status, 'error');
+  });
+
+  test('pg_ctl stop -m immediate under load, then start: nothing acknowledged is lost', async (t) => {
+    const load = await underLoad(async () => {
+      await cluster.crash();
+      await new Promise((r) => setTimeout(r, 800));
+      await cluster.resume();
+    });
+    const { unavailable } = await check(t, 'immediate shutdown', load);
+    assert.ok(unavailable > 0, 'the outage was not seen');
+  });
+
+  test('every Smriti connection terminated whenever one is in COMMIT: nothing acknowledged is lost', async (t) => {
+    // One psql session watches pg_stat_activity for 3 s (a fresh snapshot
+    // each turn); when a client backend is running COMMIT it terminates
+    // every Smriti connection, the committing one included.
+    const watch = `DO $$
+      DECLARE n int := 0; rounds int := 0; t0 timestamptz := clock_timestamp();
+      BEGIN
+        WHILE clock_timestamp() - t0 < interval '3 seconds' LOOP
+          PERFORM pg_stat_clear_snapshot();
+          IF EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database()
+                     AND application_name = 'smriti' AND state = 'active'
+                     AND query ILIKE 'commit%') THEN
+            n := n + (SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+                      WHERE datname = current_database() AND pid <> pg_backend_pid()
+                        AND application_name = 'smriti');
+            rounds := rounds + 1;
+          END IF;
+          PERFORM pg_sleep(0.003);
+        END LOOP;
+        RAISE NOTICE 'cut % connections in % COMMITs', n, rounds;
+      END $$`;
+    let caught = '';
+    const load = await underLoad(async () => {
+      const r = await execFileP('psql', ['-qAt', '-v', 'ON_ERROR_STOP=1', cluster.url, '-c', watch],
+        { encoding: 'utf8' });
+      caught = (r.stderr.match(/cut \d+ connections in \d+ COMMITs/) || [''])[0];
+      return caught;
+    });
+    assert.match(caught, /in [1-9]\d* COMMITs/, 'no COMMIT was caught');
+    await check(t, 'connections cut in COMMIT', load);
   });
 });

@@ -158,6 +158,7 @@ int cmd_serve(int argc, char **argv, struct cli_ctx *ctx)
 		HTTP_DEFAULT_LISTEN, ctx->db, HTTP_DEFAULT_WORKERS, 0, HTTP_DEFAULT_MAX_BODY,
 		getenv("SMRITI_TOKEN"), getenv("SMRITI_ALLOWED_HOSTS"), 1, 0, 1,
 	};
+	struct smr_err err = SMR_ERR_INIT;
 	int first, rc;
 
 	rc = cli_options(&serve_cmd, argc, argv, "+h", opts, "unknown option", take, &cfg, &first);
@@ -165,5 +166,7 @@ int cmd_serve(int argc, char **argv, struct cli_ctx *ctx)
 		return rc == CLI_OPT_DONE ? 0 : rc;
 	if (first < argc)
 		return cli_usage(&serve_cmd, "unexpected argument '%s'", argv[first]);
+	if (cli_db_prepare(ctx, &err))
+		return cli_fail(err.code, "%s", err.msg);
 	return serve(&cfg);
 }

@@ -43,6 +43,7 @@
 #define GEN_DRAIN_S 5                /* at shutdown, replies get this long to finish */
 #define GEN_STOP_WAIT_S 3            /* then those stopped get this long to be stored */
 #define GEN_ORPHAN_S 3600            /* on a shared store, a reply older than this is dead */
+#define GEN_SETTLE_RETRY_MS 500      /* an end the store could not take is tried again so often */
 /*
  * A reader that has had nothing for this long gets an SSE comment, so that
  * a proxy (nginx's proxy_read_timeout is 60 s) keeps a connection whose
@@ -92,6 +93,18 @@ struct chat_gen {
  */
 #define FINISH_BATCH 64
 
+/*
+ * The end of a failed send that the store could not take (the database was
+ * unreachable): a generation row left "running" would hold its session at
+ * 409 for every server, so the finisher writes it once the database is
+ * back (gen_settle_later).
+ */
+struct gen_settle {
+	struct generation row;       /* ended: status, error, finished_at set */
+	int64_t user_id;             /* the user turn that gets the error; 0: none */
+	struct gen_settle *next;
+};
+
 struct chat_gens {
 	pthread_mutex_t lock;
 	struct chat_gen *list;
@@ -102,6 +115,7 @@ struct chat_gens {
 	int fin_stop;
 	atomic_int live;            /* generations made by gen_new that have not ended */
 	int trim_due;               /* under fin_lock: replies ended since the last trim */
+	struct gen_settle *unsettled; /* under fin_lock: ends waiting for the store */
 	struct ops_ctx ctx;         /* the finisher's */
 	int running;
 	int64_t pruned_us;          /* when ended generations were last dropped (under lock) */
@@ -595,28 +609,125 @@ static int idle_trim(struct chat_gens *gs)
 	return 1;
 }
 
-/* The finisher's thread: rounds of up to FINISH_BATCH; at stop, what is queued is still stored. */
+static void settle_free(struct gen_settle *u)
+{
+	generation_release(&u->row);
+	free(u);
+}
+
+void gen_settle_later(struct runtime *rt, const struct generation *row, int64_t user_id)
+{
+	struct chat_gens *gs = rt ? rt->gens : NULL;
+	struct gen_settle *u;
+
+	if (!gs || !row->id)
+		return;
+	u = xcalloc(1, sizeof(*u));
+	u->row = (struct generation){
+		.id = xstrdup(row->id), .session_id = xstrdup(row->session_id),
+		.status = xstrdup(row->status), .provider = xstrdup(row->provider),
+		.model = xstrdup(row->model), .user_seq = row->user_seq,
+		.assistant_seq = row->assistant_seq, .error = xstrdup(row->error),
+		.created_at = xstrdup(row->created_at), .finished_at = xstrdup(row->finished_at),
+	};
+	u->user_id = user_id;
+	pthread_mutex_lock(&gs->fin_lock);
+	if (gs->running && !gs->fin_stop) {
+		u->next = gs->unsettled;
+		gs->unsettled = u;
+		u = NULL;
+		/* at once: a cut connection is replaced, and the database may be right there */
+		pthread_cond_signal(&gs->fin_cond);
+	}
+	pthread_mutex_unlock(&gs->fin_lock);
+	if (u)
+		settle_free(u);          /* no finisher: the next start interrupts the row */
+}
+
+/* Writes one end; 1 while the database is unreachable (try again), 0 when done with it. */
+static int settle_one(struct ops_ctx *ctx, struct gen_settle *u)
+{
+	enum smr_rc rc = SMR_OK;
+
+	if (u->user_id > 0)
+		rc = store_turn_set_error(ctx->st, u->user_id, u->row.error, NULL);
+	if (!rc)
+		rc = store_generation_end(ctx->st, &u->row, NULL, NULL);
+	return rc == SMR_EUNAVAIL;
+}
+
+/* Tries the ends waiting for the store; after one fails the rest wait for the next round. */
+static void settle_pending(struct chat_gens *gs)
+{
+	struct gen_settle *list, *u, *keep = NULL, *last = NULL;
+	int down = 0;
+
+	pthread_mutex_lock(&gs->fin_lock);
+	list = gs->unsettled;
+	gs->unsettled = NULL;
+	pthread_mutex_unlock(&gs->fin_lock);
+	while ((u = list)) {
+		list = u->next;
+		if (!down && !(down = settle_one(&gs->ctx, u))) {
+			settle_free(u);
+			continue;
+		}
+		u->next = keep;
+		keep = u;
+		last = last ? last : u;
+	}
+	if (!keep)
+		return;
+	pthread_mutex_lock(&gs->fin_lock);
+	last->next = gs->unsettled;
+	gs->unsettled = keep;
+	pthread_mutex_unlock(&gs->fin_lock);
+}
+
+/* Under fin_lock: waits for work; while ends wait for the store, no longer than a retry. */
+static void finisher_wait(struct chat_gens *gs)
+{
+	struct timespec until;
+
+	if (gs->fin_head || gs->fin_stop)
+		return;
+	if (gs->unsettled) {
+		sys_deadline(&until, GEN_SETTLE_RETRY_MS);
+		pthread_cond_timedwait(&gs->fin_cond, &gs->fin_lock, &until);
+	} else if (!idle_trim(gs)) {
+		pthread_cond_wait(&gs->fin_cond, &gs->fin_lock);
+	}
+}
+
+/*
+ * The finisher's thread: rounds of up to FINISH_BATCH, and the ends still
+ * waiting for the store; at stop, what is queued is still stored (and the
+ * waiting ends tried once more).
+ */
 static void *finisher_main(void *arg)
 {
 	struct chat_gens *gs = arg;
 	struct chat_gen *batch[FINISH_BATCH];
 	size_t n;
+	int stopping;
 
 	sys_thread_name("smr-finisher");
 	for (;;) {
 		pthread_mutex_lock(&gs->fin_lock);
-		while (!gs->fin_head && !gs->fin_stop)
-			if (!idle_trim(gs))
-				pthread_cond_wait(&gs->fin_cond, &gs->fin_lock);
+		finisher_wait(gs);
 		for (n = 0; gs->fin_head && n < FINISH_BATCH; n++) {
 			batch[n] = gs->fin_head;
 			gs->fin_head = batch[n]->fin_next;
 		}
 		if (!gs->fin_head)
 			gs->fin_tail = &gs->fin_head;
+		stopping = gs->fin_stop && !n;
 		pthread_mutex_unlock(&gs->fin_lock);
+		settle_pending(gs);
+		if (stopping)
+			break;                  /* nothing is left */
 		if (!n)
-			break;                  /* stopping, and nothing is left */
+			continue;
 		send_finish_batch(&gs->ctx, batch, n);
 		for (size_t i = 0; i < n; i++)
 			chat_gen_unref(batch[i]);
@@ -834,6 +945,13 @@ void chat_generations_stop(struct runtime *rt)
 	ops_close(&gs->ctx);
 	pthread_mutex_lock(&gs->fin_lock);
 	gs->running = 0;
+	/* still unreachable: the next start (or, shared, the orphan rule) interrupts them */
+	while (gs->unsettled) {
+		struct gen_settle *u = gs->unsettled;
+
+		gs->unsettled = u->next;
+		settle_free(u);
+	}
 	pthread_mutex_unlock(&gs->fin_lock);
 }
 

@@ -175,6 +175,14 @@ void gen_end(struct chat_gen *g, const char *type, json_t *data, enum smr_rc rc,
 	     const struct smr_err *err);
 /* Waits for the end (with a finisher) or for the call's end and finishes on ctx. */
 void gen_wait(struct chat_gen *g, struct ops_ctx *ctx);
+/*
+ * For a send whose end the store could not take (SMR_EUNAVAIL): the
+ * finisher writes row (already ended: status, error, finished_at) and puts
+ * row->error on the user turn user_id (0: none), again every
+ * GEN_SETTLE_RETRY_MS until the database takes them, so the session is not
+ * held at 409 by a row left running.  Copies what it needs.
+ */
+void gen_settle_later(struct runtime *rt, const struct generation *row, int64_t user_id);
 
 /* send.c: the send's provider callbacks, its finish, and its release. */
 void send_finish(struct ops_ctx *ctx, struct chat_gen *g);

@@ -380,9 +380,8 @@ static enum smr_rc begin_generation(struct send *s, struct smr_err *err)
 	return rc;
 }
 
-/* Ends the row with status (and error), storing reply (may be NULL) in the same transaction. */
-static enum smr_rc end_generation(struct send *s, const char *status, const char *error,
-				  struct turn *reply, struct smr_err *err)
+/* The row's end in memory: status, error and now. */
+static void mark_ended(struct send *s, const char *status, const char *error)
 {
 	char now[32];
 
@@ -394,7 +393,22 @@ static enum smr_rc end_generation(struct send *s, const char *status, const char
 	free(s->gen.finished_at);
 	s->gen.finished_at = xstrdup(now);
 	s->gen_stored = 0;
-	return store_generation_end(s->ctx->st, &s->gen, reply, err);
+}
+
+/*
+ * Ends the row as failed with error, which also goes on the user turn.
+ * When the database is unreachable the finisher writes both once it is
+ * back: a row left running would hold the session at 409.
+ */
+static void end_failed(struct send *s, const char *status, const char *error)
+{
+	enum smr_rc rc = store_turn_set_error(s->ctx->st, s->user.id, error, NULL);
+
+	mark_ended(s, status, error);
+	if (!rc)
+		rc = store_generation_end(s->ctx->st, &s->gen, NULL, NULL);
+	if (rc == SMR_EUNAVAIL)
+		gen_settle_later(s->rt, &s->gen, s->user.id);
 }
 
 /* ---- the provider call (callbacks on the provider's loop thread) ---- */
@@ -527,10 +541,9 @@ static void finish_failed(struct send *s, struct chat_gen *g, const char *status
 	if (!e.msg[0])
 		smr_errf(&e, rc, "%s: the reply failed", provider_name(s->p));
 	/* a store failure here must not hide the provider's message */
-	store_turn_set_error(s->ctx->st, s->user.id, e.msg, NULL);
+	end_failed(s, status, e.msg);
 	free(s->user.error);
 	s->user.error = xstrdup(e.msg);
-	end_generation(s, status, e.msg, NULL, NULL);
 	doc = json_pack("{s:o, s:o, s:o, s:o}", "error", error_member(rc, e.msg),
 			"generation", ops_generation_json(&s->gen), "user_turn",
 			ops_turn_json(&s->user), "context", context_json(s));
@@ -658,12 +671,19 @@ void send_free(struct send *s)
 	free(s);
 }
 
-/* A failure after the row was made: the row ends as an error, so the session is free again. */
+/*
+ * A failure after the row was made: the row ends as an error, so the
+ * session is free again.  A row whose write was cut off in its COMMIT
+ * (unavailable) may have been made all the same: the finisher ends it too,
+ * without touching a user turn whose id may not be its own.
+ */
 static enum smr_rc abandon(struct send *s, enum smr_rc rc, struct smr_err *err)
 {
 	if (s->gen_stored) {
-		store_turn_set_error(s->ctx->st, s->user.id, err->msg, NULL);
-		end_generation(s, TURN_ERROR, err->msg, NULL, NULL);
+		end_failed(s, TURN_ERROR, err->msg);
+	} else if (rc == SMR_EUNAVAIL && s->gen.id) {
+		mark_ended(s, TURN_ERROR, err->msg);
+		gen_settle_later(s->rt, &s->gen, 0);
 	}
 	send_free(s);
 	return rc;

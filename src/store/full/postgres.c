@@ -507,6 +507,7 @@ struct pg_store {
 	unsigned char prepared[Q_COUNT];   /* on this connection */
 	const char *generic[GENERIC_MAX];  /* sql_text statements prepared on it, by address */
 	int lost;                          /* the last failure was a dead connection */
+	int ending;                        /* the server said it is ending this connection */
 	int not_started;                   /* the last write's BEGIN met a dead connection */
 	char sqlstate[6];                  /* of the last failure, "" if none */
 	struct pipe_entry *pipe;           /* owned: sent, results not read yet */
@@ -779,10 +780,25 @@ static enum smr_rc pg_fail(struct pg_store *s, const PGresult *r, const char *wh
 
 /* ---- connections ---- */
 
-static void quiet_notices(void *arg, const char *message)
+/*
+ * What the server says outside a query, which is never shown.  A server
+ * that ends an idle connection says so before it hangs up: FATAL
+ * "terminating connection due to administrator command"
+ * (pg_terminate_backend), a WARNING with SQLSTATE 57P01 for an immediate
+ * shutdown, 57P02 when another backend crashed.  libpq keeps the status OK
+ * until it reads the hang-up itself, so without this the next write went
+ * out on a dead connection and failed in its COMMIT ("may or may not have
+ * been saved") although the database was back.
+ */
+static void server_notice(void *arg, const PGresult *r)
 {
-	(void)arg;
-	(void)message;
+	struct pg_store *s = arg;
+	const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+	const char *severity = PQresultErrorField(r, PG_DIAG_SEVERITY_NONLOCALIZED);
+
+	if ((state && !strncmp(state, "57P", 3)) ||
+	    (severity && (!strcmp(severity, "FATAL") || !strcmp(severity, "PANIC"))))
+		s->ending = 1;
 }
 
 /*
@@ -799,6 +815,8 @@ static enum smr_rc setup_connection(struct pg_store *s, struct smr_err *err)
 	memset(s->prepared, 0, sizeof(s->prepared));
 	memset(s->generic, 0, sizeof(s->generic));
 	s->lost = 0;
+	s->ending = 0;
+	PQsetNoticeReceiver(s->conn, server_notice, s);
 	if (enc && strcmp(enc, "UTF8"))
 		return smr_errf(err, SMR_EINTERNAL,
 				"database encoding is %s; smriti needs a UTF8 database", enc);
@@ -826,8 +844,6 @@ static enum smr_rc reconnect(struct pg_store *s, struct smr_err *err)
 	} else {
 		PQfinish(s->conn);
 		s->conn = connect_dsn(s->dsn);
-		if (s->conn)
-			PQsetNoticeProcessor(s->conn, quiet_notices, NULL);
 	}
 	if (!s->conn || PQstatus(s->conn) != CONNECTION_OK) {
 		s->lost = 1;
@@ -840,8 +856,9 @@ static enum smr_rc reconnect(struct pg_store *s, struct smr_err *err)
 /*
  * At the start of every call: a live connection outside any transaction.
  * PQconsumeInput reads what the server sent while we were idle without a
- * round trip, so a server that hung up (restart, failover, terminated
- * backend) is noticed before anything is sent.
+ * round trip, and PQisBusy parses it, so a server that hung up (restart,
+ * failover, terminated backend) or said it is about to (server_notice) is
+ * noticed before anything is sent.
  */
 static enum smr_rc ready(struct pg_store *s, struct smr_err *err)
 {
@@ -850,9 +867,12 @@ static enum smr_rc ready(struct pg_store *s, struct smr_err *err)
 	s->sqlstate[0] = '\0';
 	s->not_started = 0;
 	s->lost = 0;
-	if (PQstatus(s->conn) == CONNECTION_OK && PQpipelineStatus(s->conn) == PQ_PIPELINE_OFF)
+	if (PQstatus(s->conn) == CONNECTION_OK && PQpipelineStatus(s->conn) == PQ_PIPELINE_OFF) {
 		PQconsumeInput(s->conn);
-	if (PQstatus(s->conn) != CONNECTION_OK || PQpipelineStatus(s->conn) != PQ_PIPELINE_OFF)
+		PQisBusy(s->conn);
+	}
+	if (s->ending || PQstatus(s->conn) != CONNECTION_OK ||
+	    PQpipelineStatus(s->conn) != PQ_PIPELINE_OFF)
 		return reconnect(s, err);
 	if (PQtransactionStatus(s->conn) != PQTRANS_IDLE) {
 		r = PQexec(s->conn, "ROLLBACK");
@@ -1449,7 +1469,6 @@ static enum smr_rc pg_open(const char *dsn, struct store **out, struct smr_err *
 		pg_close(&s->base);
 		return rc;
 	}
-	PQsetNoticeProcessor(s->conn, quiet_notices, NULL);
 	rc = setup_connection(s, err);
 	if (!rc)
 		rc = migrate(s, err);
