@@ -253,6 +253,12 @@ struct http_req {
 	struct chat_gen_cursor cursor;   /* from Last-Event-ID, then as sent */
 	struct chat_gen_watch watch;
 	atomic_int gen_holds;            /* JSON: the worker and the end; the last resumes */
+	/* a stream's hold on its caller's access (ops/auth.h): the keeper ends it when it ends */
+	uint64_t auth_gen;               /* the keeper's gen before the caller was checked */
+	struct auth_hold hold;
+	atomic_int access_lost;          /* set (by the keeper's thread) once lost_text is */
+	char *lost_text;                 /* the stream's closing event; owned */
+	size_t lost_off;                 /* bytes of it sent */
 	char method[8];
 	char path[160];                  /* escaped, for the access log */
 };
