@@ -763,6 +763,30 @@ function teamSuite(kind, makeDb) {
       }
     });
 
+    test('a hidden Space\'s name is taken: create, fork into and rename to it answer 409, with the words a visible one gets and nothing more', async () => {
+      // Space names are one namespace for the server (docs/security.md): a taken name cannot be
+      // given twice, so creating one says it is taken whoever asks; that is all it says
+      const same = (r, name) => {
+        assertError(r, 409, 'conflict');
+        assert.deepEqual(Object.keys(r.json), ['error']);
+        assert.equal(r.json.error.message, `a space named '${name}' already exists`);
+      };
+      same(await request(server, 'POST', '/v4/repos', { body: { name: 'secret' }, headers: as('out') }), 'secret');
+      same(await request(server, 'POST', '/v4/repos', { body: { name: 'proj' }, headers: as('out') }), 'proj');
+      same(await request(server, 'POST', '/v4/repos', { body: { name: 'proj' }, headers: as('own') }), 'proj');
+      const mine = uniq('mine');
+      assert.equal((await op('out', 'space.create', { name: mine })).status, 200);
+      assert.equal((await op('out', 'checkpoint.create', { space: mine, checkpoint: { title: 'mine' } })).status, 200);
+      for (const [who, ref, name] of [['out', mine, 'secret'], ['rea', head, 'secret'], ['rea', head, 'proj']]) {
+        same(await op(who, 'fork', { ref, into: name }), name);
+      }
+      same(await op('out', 'space.rename', { space: mine, new_name: 'secret' }), 'secret');
+      same(await request(server, 'PATCH', `/v4/repos/${mine}`, { body: { name: 'secret' }, headers: as('out') }), 'secret');
+      // and nothing else of it shows: it still does not exist for them
+      assertError(await op('out', 'space.get', { space: 'secret' }), 404, 'not_found');
+      assert.equal((await op('out', 'space.get', { space: mine })).status, 200);
+    });
+
     // ---- open reply streams end with their caller's access (issue 25) ----
     // A reply trickled over seconds to a person of its own (its own token, the writer role on
     // a fresh Space), followed on the send's own stream and on GET /v4/generations/{id}, and
