@@ -132,7 +132,7 @@ struct hold_check {
 	const char *op;
 	json_t *params;                   /* a reference of the round's */
 	enum smr_rc rc;
-	char msg[256];
+	struct smr_err err;
 };
 
 /* Copies up to KEEPER_CHECKS holds not checked at gen into c[]; their gen becomes gen. */
@@ -172,7 +172,7 @@ static void holds_tell(struct auth_keeper *k, struct hold_check *c, size_t n, ui
 			*pp = h->next;              /* told once: it is no longer held */
 			h->serial = 0;
 			h->next = NULL;
-			h->lost(h->ud, c[i].rc, c[i].msg);
+			h->lost(h->ud, c[i].rc, c[i].err.msg);
 			continue;
 		}
 		if (i < n && c[i].rc)
@@ -190,10 +190,8 @@ static void check_holds(struct auth_keeper *k, struct ops_ctx *ctx)
 	size_t n = holds_due(k, gen, c);
 
 	for (size_t i = 0; i < n; i++) {
-		struct smr_err err = SMR_ERR_INIT;
-
-		c[i].rc = ops_auth_recheck(ctx, &c[i].who, c[i].op, c[i].params, &err);
-		snprintf(c[i].msg, sizeof(c[i].msg), "%s", err.msg);
+		c[i].err = (struct smr_err)SMR_ERR_INIT;
+		c[i].rc = ops_auth_recheck(ctx, &c[i].who, c[i].op, c[i].params, &c[i].err);
 	}
 	if (n)
 		holds_tell(k, c, n, gen);
@@ -299,8 +297,8 @@ static void track_epoch(struct auth_keeper *k, struct ops_ctx *ctx)
 		k->has_epoch = 0;
 		return;
 	}
-	if (k->has_epoch && epoch != k->epoch)
-		atomic_fetch_add(&k->gen, 1);
+	if (!k->has_epoch || epoch != k->epoch)
+		atomic_fetch_add(&k->gen, 1);   /* a first read, too: what came before is unknown */
 	k->has_epoch = 1;
 	k->epoch = epoch;
 	k->version = version;
