@@ -968,9 +968,9 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 
 /* ---- start-up and shutdown ---- */
 
-static enum smr_rc open_listener(struct http_server *srv, int *fd, struct smr_err *err)
+enum smr_rc http_open_listener(struct http_listen *w, const char *what, int *fd,
+			       struct smr_err *err)
 {
-	struct http_listen *w = &srv->where;
 	int one = 1;
 	int s = socket(w->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
@@ -983,8 +983,7 @@ static enum smr_rc open_listener(struct http_server *srv, int *fd, struct smr_er
 		int e = errno;
 
 		close(s);
-		return smr_errf(err, SMR_EUNAVAIL, "cannot listen on %s: %s", srv->cfg->listen,
-				strerror(e));
+		return smr_errf(err, SMR_EUNAVAIL, "cannot listen on %s: %s", what, strerror(e));
 	}
 	w->addrlen = sizeof(w->addr);
 	getsockname(s, (struct sockaddr *)&w->addr, &w->addrlen);
@@ -1083,8 +1082,13 @@ static struct MHD_Daemon *start_daemon(struct http_server *srv, int fd)
 
 static void print_listening(const struct http_server *srv)
 {
+	const struct http_listen *door = http_metrics_door_where(srv);
 	int v6 = srv->where.addr.ss_family == AF_INET6 && strcmp(srv->where.host, "localhost");
 
+	if (door)
+		fprintf(stderr, "metrics on http://%s%s%s:%u/metrics\n",
+			door->addr.ss_family == AF_INET6 ? "[" : "", door->host,
+			door->addr.ss_family == AF_INET6 ? "]" : "", door->port);
 	fprintf(stderr, "listening on http://%s%s%s:%u\n", v6 ? "[" : "", srv->where.host,
 		v6 ? "]" : "", srv->where.port);
 	fflush(stderr);
@@ -1096,6 +1100,7 @@ static void shut_down(struct http_server *srv)
 	int64_t deadline;
 
 	atomic_store(&srv->stopping, 1);
+	http_metrics_door_stop(srv);
 	MHD_quiesce_daemon(srv->daemon);
 	workq_stop(&srv->chat_pool);
 	workq_stop(&srv->pool);
@@ -1139,7 +1144,9 @@ enum smr_rc http_listen(const struct http_config *cfg, struct http_server **out,
 	if (!rc)
 		rc = check_store(srv, err);
 	if (!rc)
-		rc = open_listener(srv, &srv->fd, err);
+		rc = http_open_listener(&srv->where, cfg->listen, &srv->fd, err);
+	if (!rc)
+		rc = http_metrics_door_open(srv, err);
 	if (rc) {
 		http_close(srv);
 		return rc;
@@ -1157,6 +1164,8 @@ enum smr_rc http_listen(const struct http_config *cfg, struct http_server **out,
 /* Starts the workers, then the daemon that hands them requests. */
 static enum smr_rc start(struct http_server *srv, struct smr_err *err)
 {
+	enum smr_rc rc;
+
 	srv->pool.run = srv->chat_pool.run = job_run;
 	srv->pool.cancel = srv->chat_pool.cancel = job_cancel;
 	srv->pool.name = "smr-worker";
@@ -1165,6 +1174,9 @@ static enum smr_rc start(struct http_server *srv, struct smr_err *err)
 	if (workq_start(&srv->pool, srv->cfg->workers, NULL) ||
 	    workq_start(&srv->chat_pool, HTTP_CHAT_WORKERS, NULL))
 		return smr_errf(err, SMR_EINTERNAL, "cannot start worker threads");
+	rc = http_metrics_door_start(srv, err);
+	if (rc)
+		return rc;
 	srv->daemon = start_daemon(srv, srv->fd);
 	if (!srv->daemon)
 		return smr_errf(err, SMR_EINTERNAL, "cannot start the HTTP server on %s",
@@ -1215,6 +1227,7 @@ void http_close(struct http_server *srv)
 		if (srv->fixed[i])
 			MHD_destroy_response(srv->fixed[i]);
 	http_ui_free(srv->ui);
+	http_metrics_door_free(srv);
 	http_metrics_free(srv->metrics);
 	http_guard_release(&srv->guard);
 	if (srv->fd >= 0)
