@@ -215,7 +215,9 @@ static void stream_lost(void *ud, enum smr_rc rc, const char *msg)
 				 "error", "code", smr_rc_name(rc), "message", msg);
 	char *json = json_dumps(data, JSON_COMPACT | JSON_ENSURE_ASCII);
 
-	r->lost_text = xasprintf("event: closed\ndata: %s\n\n", json);
+	r->lost_text = xasprintf("event: closed\ndata: %s\n\n",
+				 json ? json : "{\"error\":{\"code\":\"unauthorized\","
+					       "\"message\":\"access to this reply ended\"}}");
 	free(json);
 	json_decref(data);
 	atomic_store(&r->access_lost, 1);
