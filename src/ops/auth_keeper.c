@@ -40,7 +40,7 @@
 #include <string.h>
 #include <time.h>
 
-#define KEEPER_TICK_MS 250       /* how long the watch waits before looking at stop and touches */
+#define KEEPER_TICK_MS 250       /* a round: the watch's wait (or, without one, a nap) */
 #define KEEPER_RETRY_MS 1000     /* after a failed connection */
 #define KEEPER_POLL_MS 5000      /* the epoch read that bounds a lost notice */
 #define KEEPER_TOUCHES 64
