@@ -214,6 +214,7 @@ int http_authenticate(struct http_req *r)
 
 	if (tc)
 		ops_auth_stale(&tc->ops);    /* nothing of an earlier request on this thread counts */
+	r->auth_gen = ops_auth_keeper_mark(r->srv->keeper);   /* before: a stream's hold */
 	got = identify(r, &err);
 
 	if (got > 0)

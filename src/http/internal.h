@@ -74,6 +74,13 @@ enum smr_rc http_parse_listen(const char *s, struct http_listen *out, struct smr
 /* 1 if sa is 127.0.0.0/8 or ::1 (or ::ffff:127.x). */
 int http_is_loopback(const struct sockaddr *sa);
 
+/*
+ * Binds and listens on w (server.c); w->port becomes the port bound (port 0
+ * picks one).  what names the address in an error.  *fd is the socket.
+ */
+enum smr_rc http_open_listener(struct http_listen *w, const char *what, int *fd,
+			       struct smr_err *err);
+
 /* ---- request guards (guard.c): DNS rebinding, CSRF, bearer token ---- */
 
 struct http_guard {
@@ -128,6 +135,7 @@ typedef void (*http_handler)(struct http_req *r, struct ops_ctx *ctx);
 #define ROUTE_NO_STORE 8u   /* needs no store handle */
 #define ROUTE_CHAT 16u      /* starts a chat send: on the chat pool, not behind other writes */
 #define ROUTE_BY_TOOL  32u  /* /mcp: each tool is its operation, checked as such */
+#define ROUTE_ADMIN 64u     /* the administrator's (or a server's without sign-in): /metrics */
 
 struct route_doc {
 	const char *summary;
@@ -202,6 +210,21 @@ void http_metrics_count(struct http_metrics *m, const struct http_route *route, 
 /* The Prometheus text of every counter; caller free()s, *len its length. */
 char *http_metrics_render(const struct http_metrics *m, int inflight, size_t *len);
 
+/*
+ * --metrics-listen (metrics.c): GET /metrics alone, without a token, on a
+ * listener of its own, for a Prometheus that should not hold the
+ * administrator's token.  open binds it (in http_listen, so a bad address
+ * fails before anything starts; nothing without cfg->metrics_listen),
+ * start serves it and prints its address, stop stops serving, free closes
+ * it (http_close).
+ */
+enum smr_rc http_metrics_door_open(struct http_server *srv, struct smr_err *err);
+enum smr_rc http_metrics_door_start(struct http_server *srv, struct smr_err *err);
+void http_metrics_door_stop(struct http_server *srv);
+void http_metrics_door_free(struct http_server *srv);
+/* Where the door listens, or NULL without one. */
+const struct http_listen *http_metrics_door_where(const struct http_server *srv);
+
 /* The OpenAPI 3.1 document of http_routes; new reference (openapi.c). */
 json_t *http_openapi(void);
 
@@ -253,6 +276,12 @@ struct http_req {
 	struct chat_gen_cursor cursor;   /* from Last-Event-ID, then as sent */
 	struct chat_gen_watch watch;
 	atomic_int gen_holds;            /* JSON: the worker and the end; the last resumes */
+	/* a stream's hold on its caller's access (ops/auth.h): the keeper ends it when it ends */
+	uint64_t auth_gen;               /* the keeper's gen before the caller was checked */
+	struct auth_hold hold;
+	atomic_int access_lost;          /* set (by the keeper's thread) once lost_text is */
+	char *lost_text;                 /* the stream's closing event; owned */
+	size_t lost_off;                 /* bytes of it sent */
 	char method[8];
 	char path[160];                  /* escaped, for the access log */
 };
@@ -342,6 +371,7 @@ struct http_server {
 	struct http_ui *ui;              /* the web UI's files (ui.c) */
 	struct http_log log;
 	struct http_metrics *metrics;    /* NULL with --no-metrics */
+	struct http_metrics_door *door;  /* --metrics-listen's, or NULL */
 	const char *store_name;
 	struct runtime *rt;              /* chat runtime (http_serve's), read-only in all threads */
 	atomic_int inflight;             /* requests admitted and not completed */

@@ -7,6 +7,10 @@
  * per route.  Counting is on the hot path of every request, so it is a few
  * relaxed atomic additions into arrays sized once at start-up: no lock, no
  * allocation (bench/metrics.sh measures what it costs).
+ *
+ * On the main listener /metrics is the administrator's (routes.c): its
+ * counters show everyone's activity.  --metrics-listen serves it alone on
+ * a listener of its own (the end of this file).
  */
 #include "http/internal.h"
 #include "util/metrics.h"
@@ -14,8 +18,11 @@
 #include "util/xalloc.h"
 #include "version.h"
 
+#include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #define STATUS_MIN 100
 #define STATUS_SPAN 500             /* 100..599 */
@@ -122,4 +129,166 @@ char *http_metrics_render(const struct http_metrics *m, int inflight, size_t *le
 	render_requests(m, &out);
 	metrics_render(&out);
 	return buf_detach(&out, len);
+}
+
+/* ---- --metrics-listen: GET /metrics alone on a listener of its own ---- */
+
+/*
+ * A Prometheus scraping the main listener would have to hold the
+ * administrator's token (every right).  The door serves the counters and
+ * nothing else, without a token, where the operator puts it: loopback
+ * unless told otherwise, as Prometheus exporters are deployed.  It still
+ * checks Host (a web page reaching a loopback port by DNS rebinding reads
+ * nothing) and takes GET and HEAD only.
+ */
+#define DOOR_CONNECTIONS 16
+#define DOOR_TIMEOUT_S 10
+#define DOOR_DEFAULT_HOST "127.0.0.1"
+
+struct http_metrics_door {
+	struct http_listen where;
+	struct http_guard guard;
+	int fd;
+	struct MHD_Daemon *daemon;
+};
+
+/* A {"error":{code,message}} answer on conn. */
+static enum MHD_Result door_error(struct MHD_Connection *conn, unsigned status,
+				  const char *code, const char *msg)
+{
+	json_t *doc = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", msg);
+	char *text = json_dumps(doc, JSON_COMPACT);
+	struct MHD_Response *resp =
+		MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result ok;
+
+	json_decref(doc);
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, "Content-Type", "application/json");
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	if (status == 405)
+		MHD_add_response_header(resp, "Allow", "GET, HEAD");
+	ok = MHD_queue_response(conn, status, resp);
+	MHD_destroy_response(resp);
+	return ok;
+}
+
+static enum MHD_Result door_metrics(struct http_server *srv, struct MHD_Connection *conn)
+{
+	size_t len;
+	char *text = http_metrics_render(srv->metrics, atomic_load(&srv->inflight), &len);
+	struct MHD_Response *resp =
+		MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result ok;
+
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	ok = MHD_queue_response(conn, 200, resp);
+	MHD_destroy_response(resp);
+	return ok;
+}
+
+static enum MHD_Result door_access(void *cls, struct MHD_Connection *conn, const char *url,
+				   const char *method, const char *version,
+				   const char *upload, size_t *upload_size, void **state)
+{
+	struct http_server *srv = cls;
+	const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
+
+	(void)version;
+	(void)upload;
+	if (!*state) {                  /* the head is in: answer once the body (if any) is */
+		*state = srv;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		*upload_size = 0;       /* a body is read and dropped */
+		return MHD_YES;
+	}
+	if (!http_guard_host(&srv->door->guard, host))
+		return door_error(conn, 421, "misdirected",
+				  "this listener does not answer to that Host header");
+	if (strcmp(url, "/metrics"))
+		return door_error(conn, 404, "not_found",
+				  "this listener serves GET /metrics only (--metrics-listen)");
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return door_error(conn, 405, "method_not_allowed",
+				  "/metrics takes GET (or HEAD)");
+	return door_metrics(srv, conn);
+}
+
+enum smr_rc http_metrics_door_open(struct http_server *srv, struct smr_err *err)
+{
+	const char *spec = srv->cfg->metrics_listen;
+	struct http_metrics_door *d;
+	char *full = NULL;
+	enum smr_rc rc;
+
+	if (!spec)
+		return SMR_OK;
+	if (!srv->cfg->metrics)
+		return smr_errf(err, SMR_EUSAGE, "--metrics-listen serves the metrics that"
+				" --no-metrics turns off; give one or the other");
+	if (strspn(spec, "0123456789") == strlen(spec))   /* a port alone: loopback */
+		spec = full = xasprintf(DOOR_DEFAULT_HOST ":%s", spec);
+	d = xcalloc(1, sizeof(*d));
+	d->fd = -1;
+	rc = http_parse_listen(spec, &d->where, err);
+	if (!rc)
+		rc = http_open_listener(&d->where, spec, &d->fd, err);
+	free(full);
+	if (rc) {
+		free(d);
+		return smr_err_prefix(err, rc, "--metrics-listen: ");
+	}
+	http_guard_init(&d->guard, d->where.host, d->where.port, NULL, NULL);
+	srv->door = d;
+	return SMR_OK;
+}
+
+enum smr_rc http_metrics_door_start(struct http_server *srv, struct smr_err *err)
+{
+	struct http_metrics_door *d = srv->door;
+
+	if (!d)
+		return SMR_OK;
+	/* no MHD_USE_ERROR_LOG: the server's log (and its format) is the main listener's */
+	d->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL,
+				     0, NULL, NULL, door_access, srv,
+				     MHD_OPTION_LISTEN_SOCKET, d->fd,
+				     MHD_OPTION_CONNECTION_LIMIT, (unsigned)DOOR_CONNECTIONS,
+				     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)DOOR_TIMEOUT_S,
+				     MHD_OPTION_END);
+	if (!d->daemon)
+		return smr_errf(err, SMR_EINTERNAL, "cannot start the metrics listener on %s:%u",
+				d->where.host, d->where.port);
+	return SMR_OK;
+}
+
+const struct http_listen *http_metrics_door_where(const struct http_server *srv)
+{
+	return srv->door ? &srv->door->where : NULL;
+}
+
+void http_metrics_door_stop(struct http_server *srv)
+{
+	if (srv->door && srv->door->daemon) {
+		MHD_stop_daemon(srv->door->daemon);
+		srv->door->daemon = NULL;
+	}
+}
+
+void http_metrics_door_free(struct http_server *srv)
+{
+	if (!srv->door)
+		return;
+	http_metrics_door_stop(srv);
+	http_guard_release(&srv->door->guard);
+	if (srv->door->fd >= 0)
+		close(srv->door->fd);
+	free(srv->door);
+	srv->door = NULL;
 }

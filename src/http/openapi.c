@@ -1281,7 +1281,8 @@ static const struct {
 } error_text[] = {
 	{ 400, "Bad input: malformed JSON, a wrong type, a missing field, invalid UTF-8" },
 	{ 401, "Missing or wrong bearer token (when the server has SMRITI_TOKEN)" },
-	{ 403, "A cross-origin or cross-site write" },
+	{ 403, "Forbidden: a cross-origin or cross-site write, a role too low, or a route that is"
+	       " the administrator's" },
 	{ 404, "No such Space, Checkpoint, session, job or operation" },
 	{ 406, "The MCP client does not accept application/json and text/event-stream" },
 	{ 409, "Conflict: the name is taken, or HEAD moved since the parent given" },
@@ -1355,8 +1356,7 @@ static const struct {
 	{ "GET", "/", "" },
 	{ "GET", "/ui/{name}", "404" },
 	{ "GET", "/healthz", "" },
-	{ "GET", "/metrics", "404" },
-	{ "GET", "/metrics", "404" },
+	{ "GET", "/metrics", "403 404" },
 	{ "GET", "/openapi.json", "" },
 	{ "POST", "/api/ops/{op}", "404 409 422 501 502 504" },
 	{ "GET", "/v4/repos", "" },
@@ -1505,6 +1505,8 @@ static json_t *route_access(const struct http_route *r)
 		return json_pack("{s:s}", "need", "undeclared");
 	if (r->flags & ROUTE_OPEN)
 		return json_pack("{s:s}", "need", "public");
+	if (r->flags & ROUTE_ADMIN)
+		return json_pack("{s:s}", "need", "admin");
 	if (r->flags & ROUTE_BY_OP)
 		return json_pack("{s:s}", "need", "operation");
 	if (r->flags & ROUTE_BY_TOOL)

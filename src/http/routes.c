@@ -86,6 +86,11 @@ static void h_metrics(struct http_req *r, struct ops_ctx *ctx)
 	char *text;
 
 	(void)ctx;
+	if (r->has_who && !r->who.admin) {      /* ROUTE_ADMIN: the counters show everyone's work */
+		http_error(r, 403, "forbidden", "only the administrator may read /metrics"
+			   " (SMRITI_TOKEN); Prometheus can scrape smriti serve --metrics-listen");
+		return;
+	}
 	if (!r->srv->metrics) {
 		http_error(r, 404, "not_found", "metrics are off (smriti serve --no-metrics)");
 		return;
@@ -447,8 +452,9 @@ const struct http_route http_routes[] = {
 	    "Html", 200, NULL } },
 	{ "GET", "/healthz", h_health, OPEN,
 	  { "Liveness and the storage backend in use", NULL, NULL, "Health", 200, NULL } },
-	{ "GET", "/metrics", h_metrics, ROUTE_NO_STORE,
-	  { "Counters for monitoring, in the Prometheus text format (docs/operations.md)", NULL,
+	{ "GET", "/metrics", h_metrics, ROUTE_NO_STORE | ROUTE_ADMIN,
+	  { "Counters for monitoring, in the Prometheus text format (docs/operations.md); the"
+	    " administrator's only", NULL,
 	    NULL, "Metrics", 200, NULL } },
 	{ "GET", "/openapi.json", h_openapi, ROUTE_NO_STORE,
 	  { "This OpenAPI document", NULL, NULL, "OpenAPI", 200, NULL } },

@@ -203,25 +203,78 @@ static void gen_ended(void *ud)
 	gen_release_hold(ud);
 }
 
+/*
+ * The keeper found that the caller of r's stream may no longer read it (on
+ * the keeper's thread, under its lock of holds): the stream ends with an
+ * event saying why, after the event it is in; the reply goes on.
+ */
+static void stream_lost(void *ud, enum smr_rc rc, const char *msg)
+{
+	struct http_req *r = ud;
+	json_t *data = json_pack("{s:s, s:{s:s, s:s}}", "generation", chat_gen_id(r->gen),
+				 "error", "code", smr_rc_name(rc), "message", msg);
+	char *json = json_dumps(data, JSON_COMPACT | JSON_ENSURE_ASCII);
+
+	r->lost_text = xasprintf("event: closed\ndata: %s\n\n",
+				 json ? json : "{\"error\":{\"code\":\"unauthorized\","
+					       "\"message\":\"access to this reply ended\"}}");
+	free(json);
+	json_decref(data);
+	atomic_store(&r->access_lost, 1);
+	chat_gen_poke(r->gen, &r->watch);
+}
+
+/* A signed-in person's or agent's stream is held (ops/auth.h): it ends with their access. */
+static void hold_access(struct http_req *r)
+{
+	if (!r->has_who || r->who.admin || !r->srv->keeper)
+		return;
+	r->hold = (struct auth_hold){ .who = r->who, .op = "generation.get",
+		.params = json_pack("{s:s}", "generation_id", chat_gen_id(r->gen)),
+		.lost = stream_lost, .ud = r, .gen = r->auth_gen };
+	ops_auth_hold(r->srv->keeper, &r->hold);
+}
+
 void http_follow(struct http_req *r, struct chat_gen *g, int stream)
 {
 	r->gen = g;
 	r->gen_stream = stream;
 	r->watch = (struct chat_gen_watch){ .suspend = gen_suspend, .resume = gen_resume,
 					    .ud = r };
-	if (stream)
+	if (stream) {
+		hold_access(r);
 		return;
+	}
 	atomic_store(&r->gen_holds, 2);
 	r->watch.resume = gen_ended;
 	chat_gen_watch_end(g, &r->watch);
 }
 
+/* The end of a stream whose caller lost access: the event under way, then the closing one. */
+static ssize_t sse_closing(struct http_req *r, char *buf, size_t max)
+{
+	size_t left = chat_gen_event_left(r->gen, &r->cursor), n;
+
+	if (left)
+		return chat_gen_read(r->gen, &r->cursor, buf, left < max ? left : max, NULL);
+	n = strlen(r->lost_text + r->lost_off);
+	if (!n)
+		return (ssize_t)MHD_CONTENT_READER_END_OF_STREAM;
+	n = n < max ? n : max;
+	memcpy(buf, r->lost_text + r->lost_off, n);
+	r->lost_off += n;
+	return (ssize_t)n;
+}
+
 static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	struct http_req *r = cls;
-	long n = chat_gen_read(r->gen, &r->cursor, buf, max, &r->watch);
+	long n;
 
 	(void)pos;
+	if (atomic_load(&r->access_lost))
+		return sse_closing(r, buf, max);
+	n = chat_gen_read(r->gen, &r->cursor, buf, max, &r->watch);
 	return n < 0 ? (ssize_t)MHD_CONTENT_READER_END_OF_STREAM : (ssize_t)n;
 }
 
@@ -418,6 +471,11 @@ static struct http_req *req_new(struct http_server *srv, struct MHD_Connection *
 	r->gen_wrap = 0;
 	r->cursor = (struct chat_gen_cursor){ 1, 0 };
 	atomic_init(&r->gen_holds, 0);
+	r->auth_gen = 0;
+	memset(&r->hold, 0, sizeof(r->hold));
+	atomic_init(&r->access_lost, 0);
+	r->lost_text = NULL;
+	r->lost_off = 0;
 	snprintf(r->method, sizeof(r->method), "%s", method);
 	if (srv->cfg->access_log)
 		log_path(r->path, sizeof(r->path), url);
@@ -437,6 +495,8 @@ static void drop_body(struct http_req *r)
 
 static void req_free(struct http_req *r)
 {
+	ops_auth_unhold(r->srv->keeper, &r->hold);   /* first: the keeper no longer calls back */
+	free(r->lost_text);
 	if (r->gen) {
 		chat_gen_unwatch(r->gen, &r->watch);
 		chat_gen_unref(r->gen);
@@ -910,9 +970,9 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 
 /* ---- start-up and shutdown ---- */
 
-static enum smr_rc open_listener(struct http_server *srv, int *fd, struct smr_err *err)
+enum smr_rc http_open_listener(struct http_listen *w, const char *what, int *fd,
+			       struct smr_err *err)
 {
-	struct http_listen *w = &srv->where;
 	int one = 1;
 	int s = socket(w->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
@@ -925,8 +985,7 @@ static enum smr_rc open_listener(struct http_server *srv, int *fd, struct smr_er
 		int e = errno;
 
 		close(s);
-		return smr_errf(err, SMR_EUNAVAIL, "cannot listen on %s: %s", srv->cfg->listen,
-				strerror(e));
+		return smr_errf(err, SMR_EUNAVAIL, "cannot listen on %s: %s", what, strerror(e));
 	}
 	w->addrlen = sizeof(w->addr);
 	getsockname(s, (struct sockaddr *)&w->addr, &w->addrlen);
@@ -1025,8 +1084,13 @@ static struct MHD_Daemon *start_daemon(struct http_server *srv, int fd)
 
 static void print_listening(const struct http_server *srv)
 {
+	const struct http_listen *door = http_metrics_door_where(srv);
 	int v6 = srv->where.addr.ss_family == AF_INET6 && strcmp(srv->where.host, "localhost");
 
+	if (door)
+		fprintf(stderr, "metrics on http://%s%s%s:%u/metrics\n",
+			door->addr.ss_family == AF_INET6 ? "[" : "", door->host,
+			door->addr.ss_family == AF_INET6 ? "]" : "", door->port);
 	fprintf(stderr, "listening on http://%s%s%s:%u\n", v6 ? "[" : "", srv->where.host,
 		v6 ? "]" : "", srv->where.port);
 	fflush(stderr);
@@ -1038,6 +1102,7 @@ static void shut_down(struct http_server *srv)
 	int64_t deadline;
 
 	atomic_store(&srv->stopping, 1);
+	http_metrics_door_stop(srv);
 	MHD_quiesce_daemon(srv->daemon);
 	workq_stop(&srv->chat_pool);
 	workq_stop(&srv->pool);
@@ -1081,7 +1146,9 @@ enum smr_rc http_listen(const struct http_config *cfg, struct http_server **out,
 	if (!rc)
 		rc = check_store(srv, err);
 	if (!rc)
-		rc = open_listener(srv, &srv->fd, err);
+		rc = http_open_listener(&srv->where, cfg->listen, &srv->fd, err);
+	if (!rc)
+		rc = http_metrics_door_open(srv, err);
 	if (rc) {
 		http_close(srv);
 		return rc;
@@ -1099,6 +1166,8 @@ enum smr_rc http_listen(const struct http_config *cfg, struct http_server **out,
 /* Starts the workers, then the daemon that hands them requests. */
 static enum smr_rc start(struct http_server *srv, struct smr_err *err)
 {
+	enum smr_rc rc;
+
 	srv->pool.run = srv->chat_pool.run = job_run;
 	srv->pool.cancel = srv->chat_pool.cancel = job_cancel;
 	srv->pool.name = "smr-worker";
@@ -1107,6 +1176,9 @@ static enum smr_rc start(struct http_server *srv, struct smr_err *err)
 	if (workq_start(&srv->pool, srv->cfg->workers, NULL) ||
 	    workq_start(&srv->chat_pool, HTTP_CHAT_WORKERS, NULL))
 		return smr_errf(err, SMR_EINTERNAL, "cannot start worker threads");
+	rc = http_metrics_door_start(srv, err);
+	if (rc)
+		return rc;
 	srv->daemon = start_daemon(srv, srv->fd);
 	if (!srv->daemon)
 		return smr_errf(err, SMR_EINTERNAL, "cannot start the HTTP server on %s",
@@ -1157,6 +1229,7 @@ void http_close(struct http_server *srv)
 		if (srv->fixed[i])
 			MHD_destroy_response(srv->fixed[i]);
 	http_ui_free(srv->ui);
+	http_metrics_door_free(srv);
 	http_metrics_free(srv->metrics);
 	http_guard_release(&srv->guard);
 	if (srv->fd >= 0)

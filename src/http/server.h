@@ -27,6 +27,8 @@ struct http_config {
 	int access_log;             /* 1: one line per request on stderr */
 	int log_json;               /* 1: access log lines are JSON objects (--log-format json) */
 	int metrics;                /* 1: count requests and serve GET /metrics */
+	const char *metrics_listen; /* HOST:PORT (or PORT: loopback) of a listener serving
+				       GET /metrics alone without a token, or NULL */
 };
 
 struct http_server;

@@ -461,6 +461,46 @@ enum smr_rc ops_auth_token(struct ops_ctx *ctx, const char *token, struct princi
 	return ops_auth_token_digest(ctx, token, NULL, NULL, out, err);
 }
 
+/* Whether the token who came with still lets anyone in (read from the store, not a cache). */
+static enum smr_rc token_still_good(struct ops_ctx *ctx, const struct principal *who,
+				    struct smr_err *err)
+{
+	struct token t = { 0 };
+	char now[32];
+	const char *why;
+	enum smr_rc rc = store_token_get(ctx->st, who->token_id, &t, err);
+
+	if (rc == SMR_ENOTFOUND)
+		rc = smr_errf(err, SMR_EUNAUTH, "missing or wrong bearer token");
+	ctx->now(now);
+	why = rc ? NULL : token_refusal(&t, now);
+	if (why)
+		rc = smr_errf(err, SMR_EUNAUTH, "%s", why);
+	token_release(&t);
+	return rc;
+}
+
+enum smr_rc ops_auth_recheck(struct ops_ctx *ctx, const struct principal *who,
+			     const char *op, const json_t *params, struct smr_err *err)
+{
+	const struct principal *was = ctx->who;
+	const struct api_op *o = api_find(op);
+	enum smr_rc rc;
+
+	if (!who || who->admin)
+		return SMR_OK;
+	if (!o)
+		BUG("ops_auth_recheck of an unknown operation '%s'", op);
+	ops_auth_stale(ctx);            /* what this check reads is read now */
+	rc = token_still_good(ctx, who, err);
+	ctx->who = who;
+	if (!rc)
+		rc = api_check_access(ctx, o, params, err);
+	ctx->who = was;
+	ops_auth_stale(ctx);
+	return rc;
+}
+
 enum smr_rc ops_auth_users_exist(struct ops_ctx *ctx, int *yes, struct smr_err *err)
 {
 	return store_users_exist(ctx->st, yes, err);

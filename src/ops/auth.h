@@ -113,6 +113,52 @@ enum smr_rc ops_auth_keeper_start(const char *dsn, struct auth_keeper **out,
 				  struct smr_err *err);
 void ops_auth_keeper_stop(struct auth_keeper *k);
 
+/*
+ * An open stream's hold on its caller's access (an SSE stream of a reply).
+ * A request is checked when it starts; a stream outlives that check, so
+ * while a hold is registered the server's keeper checks it again each time
+ * the auth state moves (a token revoked, a user disabled, a grant changed
+ * or a Space renamed or deleted, by this process or another, heard within
+ * a tick of the keeper: well under a second), and calls lost() once when
+ * the caller may no longer run op with params.  The transport then ends
+ * the stream; nothing else stops (a reply goes on and is stored).
+ *
+ * The transport fills who, op, params (a reference the hold keeps until
+ * ops_auth_unhold), lost, ud and gen: ops_auth_keeper_mark() read before
+ * the request's token was checked, so that a change committed between that
+ * check and the hold still reaches it.  lost() runs on the keeper's thread
+ * with the keeper's lock of holds held: it must be quick and must not call
+ * ops_auth_hold/unhold; after ops_auth_unhold returns it no longer runs.
+ */
+struct auth_hold {
+	struct principal who;
+	const char *op;                   /* static: the operation the stream reads as */
+	json_t *params;
+	void (*lost)(void *ud, enum smr_rc rc, const char *msg);
+	void *ud;
+	uint64_t gen;                     /* the keeper's gen it was last checked at */
+	/* the keeper's */
+	uint64_t serial;
+	struct auth_hold *next;
+};
+
+/* The keeper's gen now (0 without a keeper): read before a request is checked. */
+uint64_t ops_auth_keeper_mark(struct auth_keeper *k);
+/* Registers h (k NULL: nothing to watch, nothing done); the keeper checks it from now on. */
+void ops_auth_hold(struct auth_keeper *k, struct auth_hold *h);
+/* Forgets h and drops its params; a no-op for a hold never registered. */
+void ops_auth_unhold(struct auth_keeper *k, struct auth_hold *h);
+
+/*
+ * The check a hold gets again: who's token is still good (not revoked, not
+ * expired, its user and that user's person not disabled; the administrator
+ * always is) and who may still run op with params.  SMR_EUNAUTH,
+ * SMR_ENOTFOUND or SMR_EFORBIDDEN with the reason when not; another code
+ * when the store could not say.
+ */
+enum smr_rc ops_auth_recheck(struct ops_ctx *ctx, const struct principal *who,
+			     const char *op, const json_t *params, struct smr_err *err);
+
 /* A Space was renamed or deleted: every context's cached names and roles are stale. */
 void ops_auth_changed(struct ops_ctx *ctx);
 

@@ -108,6 +108,10 @@ async function followStream(res, genId, handlers) {
     } else if (e.event === 'error') {
       ended = true;
       handlers.onError({ message: e.data.error.message, code: e.data.error.code, body: e.data });
+    } else if (e.event === 'closed') {
+      // this tab's access to the reply ended (token revoked, role removed); the reply goes on
+      ended = true;
+      handlers.onError({ message: `the stream was closed: ${e.data.error.message}`, code: e.data.error.code, body: e.data });
     }
   };
   for (let attempt = 0; ; attempt++) {

@@ -1,18 +1,22 @@
 // teams.test.mjs -- the web UI on a server with users (issue 14): signing in
 // with a person's token, who is signed in, signing out, and what a role
 // does not allow staying out of sight (a reader sees history and sessions
-// but no write control; an owner sees rename and delete).  Every page is
+// but no write control; an owner sees rename and delete), and a reply's
+// stream closing when the token is revoked while it runs.  Every page is
 // guarded (browser.mjs) and passes axe; screenshots go to
 // tests/browser/screenshots/ (not committed).
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { tempDb, run } from '../js/helpers.mjs';
-import { startServer } from '../js/http-helpers.mjs';
+import { startServer, request } from '../js/http-helpers.mjs';
+import { providerEnv } from '../js/draft-helpers.mjs';
+import { startFakeProvider } from '../fake-provider/server.mjs';
 import { SMRITI_FULL } from '../js/helpers.mjs';
 import { launch, guardedPage, axe, shot } from './browser.mjs';
 
 let tmp;
 let srv;
+let fake;
 let browser;
 const tokens = {};
 
@@ -34,13 +38,15 @@ before(async () => {
   }
   cli(['grant', 'ravi', 'plan', 'reader']);
   cli(['grant', 'olga', 'plan', 'owner']);
-  srv = await startServer(tmp.db, { args: ['--quiet'] });
+  fake = await startFakeProvider({ port: 0 });
+  srv = await startServer(tmp.db, { args: ['--quiet'], env: providerEnv(fake) });
   browser = await launch();
 });
 
 after(async () => {
   await browser?.cleanup();
   await srv?.stop();
+  await fake?.close();
   tmp?.cleanup();
 });
 
@@ -98,6 +104,43 @@ describe('signing in as a person', () => {
     await page.locator('.space[data-role="owner"]').waitFor();
     assert.ok(await page.locator('.tabs a', { hasText: 'New checkpoint' }).isVisible());
     await shot(page, 'teams-owner-space');
+    page.guard.check();
+    await page.close();
+  });
+});
+
+describe('a reply streaming when access ends', () => {
+  test('the token revoked mid-reply: the stream closes with the reason, the reply is stored whole', async () => {
+    cli(['user', 'add', 'mia']);
+    cli(['grant', 'mia', 'plan', 'writer']);
+    const tok = JSON.parse(cli(['token', 'create', 'mia', '--json']));
+    const auth = (token) => ({ Authorization: `Bearer ${token}` });
+    const sid = (await request(srv, 'POST', '/v4/repos/plan/sessions', { body: {}, headers: auth(tok.token) })).json.id;
+    await browser.clearCookies();
+    const page = await guardedPage(browser, { origin: srv.url });
+    await signIn(page, tok.token);
+    await page.goto(`${srv.url}/#/s/plan/chat/${sid}`);
+    await page.locator('textarea[aria-label=Message]').waitFor();
+    const reply = Array.from({ length: 40 }, (_, i) => `w${i}`).join(' ');
+    fake.script([{ reply, deltas: 40, trickle_ms: 8000, provider: 'openai' }]);
+    await page.selectOption('select[aria-label=Provider]', 'openai');
+    await page.fill('textarea[aria-label=Message]', 'Tell it slowly');
+    await page.keyboard.press('Enter');
+    await page.locator('.turn.assistant', { hasText: 'w1' }).waitFor();
+    // from here on the page's own requests are refused: the token is gone
+    page.guard.expect(401, srv.url);
+    cli(['token', 'revoke', tok.id]);
+    await page.locator('.toast.error', { hasText: 'the stream was closed: this token was revoked' }).waitFor();
+    await shot(page, 'teams-stream-closed');
+    // the reply went on without the stream and was stored whole
+    const olga = auth(tokens.olga);
+    let turns = [];
+    for (let i = 0; i < 400; i++) {
+      turns = (await request(srv, 'GET', `/v4/sessions/${sid}`, { headers: olga })).json.turns;
+      if (turns.some((t) => t.role === 'assistant')) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.deepEqual(turns.filter((t) => t.role === 'assistant').map((t) => t.content), [reply]);
     page.guard.check();
     await page.close();
   });

@@ -10,9 +10,8 @@
 // write is answered while many slow sends run.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { tempDb } from './helpers.mjs';
-import { startServer, request, expectStatus } from './http-helpers.mjs';
+import { startServer, request, expectStatus, openStream } from './http-helpers.mjs';
 import { startFakeProvider } from '../fake-provider/server.mjs';
 
 let tmp;
@@ -43,69 +42,6 @@ after(async () => {
   await fake?.close();
   tmp?.cleanup();
 });
-
-// Opens a request answered with server-sent events.  Resolves once the
-// headers are in, to { status, headers, next(), all(), close() }: next()
-// resolves to the next event {id, event, data} or null at the end.
-function openStream(server, method, path, { body, headers = {} } = {}) {
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  const h = { Host: server.host, Accept: 'text/event-stream', ...headers };
-  if (payload) h['Content-Type'] = 'application/json';
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port: server.port, method, path, headers: h,
-      agent: false, setHost: false }, (res) => {
-      const queue = [];
-      const waiters = [];
-      let ended = false;
-      let buf = '';
-      let text = '';
-      const push = (e) => { const w = waiters.shift(); if (w) w(e); else queue.push(e); };
-      res.setEncoding('utf8');
-      res.on('data', (chunk) => {
-        text += chunk;
-        buf += chunk;
-        let i;
-        while ((i = buf.indexOf('\n\n')) >= 0) {
-          const block = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          const e = { id: null, event: 'message', data: '' };
-          for (const line of block.split('\n')) {
-            if (line.startsWith(':')) continue;
-            const k = line.indexOf(':');
-            const f = line.slice(0, k);
-            const v = line.slice(k + 1).replace(/^ /, '');
-            if (f === 'id') e.id = Number(v);
-            else if (f === 'event') e.event = v;
-            else if (f === 'data') e.data += v;
-          }
-          if (!e.data) continue;     /* a comment (keep-alive) only */
-          e.data = JSON.parse(e.data);
-          push(e);
-        }
-      });
-      const end = () => { if (!ended) { ended = true; while (waiters.length) waiters.shift()(null); } };
-      res.on('end', end);
-      res.on('close', end);
-      res.on('error', end);
-      resolve({
-        status: res.statusCode,
-        headers: res.headers,
-        text: () => text,
-        next: () => (queue.length ? Promise.resolve(queue.shift())
-          : ended ? Promise.resolve(null) : new Promise((r) => waiters.push(r))),
-        async all() {
-          const out = [];
-          for (let e = await this.next(); e; e = await this.next()) out.push(e);
-          return out;
-        },
-        close: () => req.destroy(),
-      });
-    });
-    req.on('error', reject);
-    if (payload) req.write(payload);
-    req.end();
-  });
-}
 
 async function newSession() {
   return expectStatus(srv, 'POST', '/v4/repos/stream/sessions', 201, { body: {} });

@@ -180,6 +180,67 @@ describe('switches', () => {
     }
   });
 
+  test('with users, /metrics is the administrator\'s: a reader, a writer and an owner get 403', async () => {
+    const t2 = tempDb();
+    const cli = (args) => {
+      const r = run(t2.db, args, { bin: SMRITI_FULL });
+      assert.equal(r.code, 0, r.stderr);
+      return r.stdout.trim();
+    };
+    cli(['space', 'create', 'mon']);
+    const tokens = {};
+    for (const [u, role] of [['rea', 'reader'], ['wri', 'writer'], ['own', 'owner']]) {
+      cli(['user', 'add', u]);
+      cli(['grant', u, 'mon', role]);
+      tokens[u] = cli(['token', 'create', u]);
+    }
+    const s2 = await startServer(t2.db, { args: ['--quiet'], env: { SMRITI_TOKEN: 'tok-admin' } });
+    try {
+      for (const u of ['rea', 'wri', 'own']) {
+        const r = await request(s2, 'GET', '/metrics', { headers: { Authorization: `Bearer ${tokens[u]}` } });
+        assertError(r, 403, 'forbidden');
+        assert.match(r.json.error.message, /administrator/);
+        assert.doesNotMatch(r.text, /smriti_http_requests_total/);
+      }
+      const r = await request(s2, 'GET', '/metrics', { headers: { Authorization: 'Bearer tok-admin' } });
+      assert.equal(r.status, 200);
+      assert.match(r.text, /smriti_http_requests_total\{method="GET",route="\/metrics",status="403"\} 3/);
+    } finally {
+      await s2.stop();
+      t2.cleanup();
+    }
+  });
+
+  test('--metrics-listen: /metrics alone on a listener of its own, without a token, loopback by default', async () => {
+    const t2 = tempDb();
+    const s2 = await startServer(t2.db, { args: ['--quiet', '--metrics-listen', '0'],
+      env: { SMRITI_TOKEN: 'tok-admin' } });
+    try {
+      const m = s2.log().match(/^metrics on http:\/\/(127\.0\.0\.1):(\d+)\/metrics$/m);
+      assert.ok(m, s2.log());
+      const door = { port: Number(m[2]), host: `127.0.0.1:${m[2]}` };
+      const r = await request(door, 'GET', '/metrics', { unchecked: true });
+      assert.equal(r.status, 200, r.text);
+      assert.match(r.headers['content-type'], /^text\/plain; version=0\.0\.4/);
+      const { samples } = parse(r.text);
+      assert.ok(samples.size > 0);
+      // nothing else is served there, and nothing but a GET
+      assertError(await request(door, 'GET', '/v4/repos', { unchecked: true }), 404, 'not_found');
+      assertError(await request(door, 'GET', '/healthz', { unchecked: true }), 404, 'not_found');
+      assertError(await request(door, 'POST', '/metrics', { body: {}, unchecked: true }), 405);
+      // the Host check (DNS rebinding) holds there too
+      assertError(await request(door, 'GET', '/metrics', { headers: { Host: 'evil.example:80' }, unchecked: true }), 421);
+      // the main listener still wants the administrator
+      assertError(await request(s2, 'GET', '/metrics'), 401);
+    } finally {
+      await s2.stop();
+      t2.cleanup();
+    }
+    const bad = run(t.db, ['serve', '--no-metrics', '--metrics-listen', '127.0.0.1:0'], { bin: SMRITI_FULL });
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--metrics-listen/);
+  });
+
   test('--log-format takes text or json only', () => {
     const r = run(t.db, ['serve', '--log-format', 'xml'], { bin: SMRITI_FULL });
     assert.equal(r.code, 2);

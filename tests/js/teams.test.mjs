@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import http from 'node:http';
 import { SMRITI_FULL, tempDb, run, startProcess } from './helpers.mjs';
-import { startServer, request, assertError } from './http-helpers.mjs';
+import { startServer, request, assertError, openStream } from './http-helpers.mjs';
 import { startFakeProvider } from '../fake-provider/server.mjs';
 
 const ADMIN = 'admin-secret-token-0123456789';
@@ -761,6 +761,107 @@ function teamSuite(kind, makeDb) {
       } finally {
         agent.destroy();
       }
+    });
+
+    test('a hidden Space\'s name is taken: create, fork into and rename to it answer 409, with the words a visible one gets and nothing more', async () => {
+      // Space names are one namespace for the server (docs/security.md): a taken name cannot be
+      // given twice, so creating one says it is taken whoever asks; that is all it says
+      const same = (r, name) => {
+        assertError(r, 409, 'conflict');
+        assert.deepEqual(Object.keys(r.json), ['error']);
+        assert.equal(r.json.error.message, `a space named '${name}' already exists`);
+      };
+      same(await request(server, 'POST', '/v4/repos', { body: { name: 'secret' }, headers: as('out') }), 'secret');
+      same(await request(server, 'POST', '/v4/repos', { body: { name: 'proj' }, headers: as('out') }), 'proj');
+      same(await request(server, 'POST', '/v4/repos', { body: { name: 'proj' }, headers: as('own') }), 'proj');
+      const mine = uniq('mine');
+      assert.equal((await op('out', 'space.create', { name: mine })).status, 200);
+      assert.equal((await op('out', 'checkpoint.create', { space: mine, checkpoint: { title: 'mine' } })).status, 200);
+      for (const [who, ref, name] of [['out', mine, 'secret'], ['rea', head, 'secret'], ['rea', head, 'proj']]) {
+        same(await op(who, 'fork', { ref, into: name }), name);
+      }
+      same(await op('out', 'space.rename', { space: mine, new_name: 'secret' }), 'secret');
+      same(await request(server, 'PATCH', `/v4/repos/${mine}`, { body: { name: 'secret' }, headers: as('out') }), 'secret');
+      // and nothing else of it shows: it still does not exist for them
+      assertError(await op('out', 'space.get', { space: 'secret' }), 404, 'not_found');
+      assert.equal((await op('out', 'space.get', { space: mine })).status, 200);
+    });
+
+    // ---- open reply streams end with their caller's access (issue 25) ----
+    // A reply trickled over seconds to a person of its own (its own token, the writer role on
+    // a fresh Space), followed on the send's own stream and on GET /v4/generations/{id}, and
+    // by 'rea' (a reader of that Space) on a third stream.
+    async function streamingReply(tag) {
+      const space = await fresh();
+      const user = uniq(tag);
+      await adminOp('user.add', { name: user });
+      const token = await adminOp('token.create', { name: user });
+      await adminOp('grant', { user, space, role: 'writer' });
+      const sid = (await adminOp('session.create', { space })).id;
+      const reply = Array.from({ length: 40 }, (_, i) => `w${i}`).join(' ');
+      fake.script([{ reply, deltas: 40, trickle_ms: 8000 }]);
+      const headers = { Authorization: `Bearer ${token.token}` };
+      const sent = await openStream(server, 'POST', '/v4/chat/send',
+        { body: { session_id: sid, message: 'slowly, please', stream: true }, headers });
+      assert.equal(sent.status, 200);
+      const first = await sent.next();
+      assert.equal(first?.event, 'generation', JSON.stringify(first));
+      const genId = first.data.generation.id;
+      const attached = await openStream(server, 'GET', `/v4/generations/${genId}`, { headers });
+      const other = await openStream(server, 'GET', `/v4/generations/${genId}`, { headers: as('rea') });
+      for (const st of [sent, attached, other]) {
+        assert.equal(st.status, 200);
+        for (let e = await st.next(); e?.event !== 'delta'; e = await st.next()) assert.ok(e, 'a delta');
+      }
+      return { space, user, token, sid, reply, genId, streams: [sent, attached], other };
+    }
+
+    // The caller's streams end within a second of its access ending, with a closing event that
+    // says why, before the reply ended; another reader's goes on to the end; the reply is then
+    // stored whole.
+    async function closedAndStored(tc, t, endedAt, code) {
+      const took = [];
+      for (const st of t.streams) {
+        const rest = await st.all();
+        const last = rest[rest.length - 1];
+        assert.equal(last?.event, 'closed', `the stream's last events: ${JSON.stringify(rest.slice(-2))}`);
+        assert.equal(last.data.error.code, code, JSON.stringify(last.data));
+        assert.equal(last.data.generation, t.genId);
+        assert.ok(!rest.some((e) => e.event === 'done'), 'closed before the reply ended');
+        const after = st.endedAt() - endedAt;
+        assert.ok(after <= 1000, `the stream closed ${after} ms after the access ended`);
+        took.push(after);
+      }
+      tc.diagnostic(`${kind}: the streams closed ${took.join(' and ')} ms after the access ended`);
+      const seen = await t.other.all();
+      assert.equal(seen[seen.length - 1]?.event, 'done', 'a reader who kept access reads to the end');
+      let g;
+      for (let i = 0; i < 600; i++) {
+        g = await adminOp('generation.get', { generation_id: t.genId });
+        if (g.status !== 'running') break;
+        await new Promise((res) => setTimeout(res, 50));
+      }
+      assert.equal(g.status, 'complete', JSON.stringify(g));
+      const turns = (await adminOp('session.get', { session_id: t.sid })).turns;
+      assert.deepEqual(turns.filter((x) => x.role === 'assistant').map((x) => x.content), [t.reply]);
+    }
+
+    test('an open reply stream ends within a second of its token\'s revocation; the reply goes on and is stored whole', async (tc) => {
+      const t = await streamingReply('streamer');
+      cliOk(store.db, ['token', 'revoke', t.token.id]);   // another process: the server hears of it
+      await closedAndStored(tc, t, Date.now(), 'unauthorized');
+    });
+
+    test('an open reply stream ends within a second of its role\'s removal; the reply goes on and is stored whole', async (tc) => {
+      const t = await streamingReply('roleless');
+      assert.equal((await op('admin', 'grant.revoke', { user: t.user, space: t.space })).status, 200);
+      await closedAndStored(tc, t, Date.now(), 'not_found');
+    });
+
+    test('an open reply stream ends within a second of its user being disabled; the reply goes on and is stored whole', async (tc) => {
+      const t = await streamingReply('disabled');
+      cliOk(store.db, ['user', 'disable', t.user]);
+      await closedAndStored(tc, t, Date.now(), 'unauthorized');
     });
 
     test('a person who reads only a fork reaches its inherited Checkpoints by hash', async () => {

@@ -2,7 +2,8 @@
  * test_auth.c -- identities, tokens and roles in the operations layer on a
  * real SQLite store (tests/js/teams.test.mjs runs them on both backends
  * through the server): a token's checks, the roles api_call() enforces,
- * hidden Spaces answering like missing ones, and authors from the token.
+ * hidden Spaces answering like missing ones, authors from the token, and
+ * the keeper telling an open stream's hold that its caller's access ended.
  */
 #include "harness.h"
 #include "temp_store.h"
@@ -10,6 +11,8 @@
 #include "ops/api.h"
 #include "ops/auth.h"
 
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -342,6 +345,97 @@ TEST(auth_kept_token_and_keeper)
 	}
 	CHECK(used != NULL);
 	f.ctx.keeper = NULL;
+	ops_auth_keeper_stop(k);
+	ops_close(&other);
+	free(t);
+	free(u);
+	teardown(&f);
+}
+
+/* What a hold's lost() was told (on the keeper's thread). */
+struct told {
+	atomic_int n;
+	enum smr_rc rc;
+	char msg[256];
+};
+
+static void on_lost(void *ud, enum smr_rc rc, const char *msg)
+{
+	struct told *t = ud;
+
+	t->rc = rc;
+	snprintf(t->msg, sizeof(t->msg), "%s", msg);
+	atomic_fetch_add(&t->n, 1);
+}
+
+/* Waits up to 5 s for t to be told (a bound for a loaded machine, not a speed). */
+static int told_soon(struct told *t)
+{
+	for (int i = 0; i < 500 && !atomic_load(&t->n); i++)
+		nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
+	return atomic_load(&t->n);
+}
+
+static void hold_for(struct auth_keeper *k, struct auth_hold *h, const struct principal *who,
+		     struct told *t)
+{
+	*h = (struct auth_hold){ .who = *who, .op = "head",
+				 .params = json_pack("{s:s}", "space", "work"), .lost = on_lost,
+				 .ud = t, .gen = ops_auth_keeper_mark(k) };
+	ops_auth_hold(k, h);
+}
+
+/*
+ * A held stream's caller is checked again when another handle (another
+ * process, for SQLite) changes the auth state: a removed role and a revoked
+ * token are told once each, with the reason; a hold whose access stays is
+ * not told.
+ */
+TEST(auth_hold_told_when_access_ends)
+{
+	struct fixture f;
+	struct ops_ctx other;
+	struct auth_keeper *k = NULL;
+	struct auth_hold ha, hb;
+	struct told ta = { 0 }, tb = { 0 };
+	struct principal pa, pb;
+	struct smr_err err = SMR_ERR_INIT;
+	json_t *params, *res = NULL;
+	char *t, *u;
+
+	setup(&f);
+	call(&f, "grant", json_pack("{s:s, s:s, s:s}", "user", "ben", "space", "work", "role",
+				    "reader"), NULL);
+	/* the keeper reads the real clock: tokens made at the test's clock must not expire */
+	t = token_for(&f, "ann", "never");
+	u = token_for(&f, "ben", "never");
+	CHECK_INT(ops_auth_token(&f.ctx, t, &pa, &err), SMR_OK);
+	CHECK_INT(ops_auth_token(&f.ctx, u, &pb, &err), SMR_OK);
+	CHECK_INT(ops_open(&other, f.path, &err), SMR_OK);
+	CHECK_INT(ops_auth_keeper_start(f.path, &k, &err), SMR_OK);
+	hold_for(k, &ha, &pa, &ta);
+	hold_for(k, &hb, &pb, &tb);
+
+	params = json_pack("{s:s, s:s}", "user", "ann", "space", "work");
+	CHECK_INT(api_call(&other, "grant.revoke", params, &res, &err), SMR_OK);
+	json_decref(params);
+	json_decref(res);
+	CHECK(told_soon(&ta));
+	CHECK_INT(ta.rc, SMR_ENOTFOUND);
+	CHECK(strstr(ta.msg, "work") != NULL);
+
+	res = NULL;
+	params = json_pack("{s:s}", "id", pb.token_id);
+	CHECK_INT(api_call(&other, "token.revoke", params, &res, &err), SMR_OK);
+	json_decref(params);
+	json_decref(res);
+	CHECK(told_soon(&tb));
+	CHECK_INT(tb.rc, SMR_EUNAUTH);
+	CHECK(strstr(tb.msg, "revoked") != NULL);
+	CHECK_INT(atomic_load(&ta.n), 1);           /* told once: no longer held */
+
+	ops_auth_unhold(k, &ha);
+	ops_auth_unhold(k, &hb);
 	ops_auth_keeper_stop(k);
 	ops_close(&other);
 	free(t);

@@ -42,7 +42,8 @@ int cmd_openapi(int argc, char **argv, struct cli_ctx *ctx)
 static const struct cli_cmd serve_cmd = {
 	"serve",
 	"serve [--listen HOST:PORT] [--db PATH|URL] [--workers N] [--threads N]\n"
-	"         [--max-body BYTES] [--quiet] [--log-format text|json] [--no-metrics]",
+	"         [--max-body BYTES] [--quiet] [--log-format text|json] [--no-metrics]\n"
+	"         [--metrics-listen [HOST:]PORT]",
 	cmd_serve, CLI_FULL,
 };
 
@@ -55,7 +56,10 @@ static void serve_help(void)
 	       "per CPU, at most 8).  Request bodies over --max-body bytes (default %u)\n"
 	       "get 413.  --quiet drops the access log (one line per request on stderr);\n"
 	       "--log-format json writes each line as a JSON object.  GET /metrics\n"
-	       "answers in the Prometheus text format; --no-metrics turns it off.\n\n"
+	       "answers in the Prometheus text format, to the administrator only (or to\n"
+	       "anyone on a server without sign-in); --metrics-listen serves it alone,\n"
+	       "without a token, on a listener of its own (a port alone: 127.0.0.1);\n"
+	       "--no-metrics turns it off.\n\n"
 	       "Security: listening anywhere but loopback needs SMRITI_TOKEN, and with a\n"
 	       "token every request but /healthz needs 'Authorization: Bearer TOKEN'.\n"
 	       "Requests must name the server in Host (localhost, 127.0.0.1, [::1], the\n"
@@ -134,6 +138,9 @@ static int take(int c, const char *val, void *arg)
 	case 'M':
 		cfg->metrics = 0;
 		return 0;
+	case 'P':
+		cfg->metrics_listen = val;
+		return 0;
 	case 'h':
 		serve_help();
 		return CLI_OPT_DONE;
@@ -151,12 +158,13 @@ int cmd_serve(int argc, char **argv, struct cli_ctx *ctx)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "log-format", required_argument, NULL, 'f' },
 		{ "no-metrics", no_argument, NULL, 'M' },
+		{ "metrics-listen", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct http_config cfg = {
 		HTTP_DEFAULT_LISTEN, ctx->db, HTTP_DEFAULT_WORKERS, 0, HTTP_DEFAULT_MAX_BODY,
-		getenv("SMRITI_TOKEN"), getenv("SMRITI_ALLOWED_HOSTS"), 1, 0, 1,
+		getenv("SMRITI_TOKEN"), getenv("SMRITI_ALLOWED_HOSTS"), 1, 0, 1, NULL,
 	};
 	struct smr_err err = SMR_ERR_INIT;
 	int first, rc;

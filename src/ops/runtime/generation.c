@@ -510,6 +510,27 @@ void chat_gen_unwatch(struct chat_gen *g, struct chat_gen_watch *w)
 	pthread_mutex_unlock(&g->lock);
 }
 
+void chat_gen_poke(struct chat_gen *g, struct chat_gen_watch *w)
+{
+	pthread_mutex_lock(&g->lock);
+	if (w->armed && !w->end_only) {
+		w->armed = 0;
+		w->resume(w->ud);
+	}
+	pthread_mutex_unlock(&g->lock);
+}
+
+size_t chat_gen_event_left(struct chat_gen *g, const struct chat_gen_cursor *c)
+{
+	size_t left = 0;
+
+	pthread_mutex_lock(&g->lock);
+	if (c->off && c->next >= 1 && c->next <= (int64_t)g->n_ev)
+		left = g->ev[c->next - 1].len - c->off;
+	pthread_mutex_unlock(&g->lock);
+	return left;
+}
+
 enum smr_rc chat_gen_result(struct chat_gen *g, json_t **doc, struct smr_err *err)
 {
 	enum smr_rc rc;

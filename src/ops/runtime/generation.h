@@ -106,6 +106,16 @@ void chat_gen_watch_end(struct chat_gen *g, struct chat_gen_watch *w);
 void chat_gen_unwatch(struct chat_gen *g, struct chat_gen_watch *w);
 
 /*
+ * Wakes the reader of w now if a read left it waiting (its resume runs, as
+ * for a new event), so that it reads again: a transport that must end a
+ * stream (its caller's access ended) uses it from any thread.
+ */
+void chat_gen_poke(struct chat_gen *g, struct chat_gen_watch *w);
+
+/* Bytes of the event cursor c is inside that are still unread; 0 between events. */
+size_t chat_gen_event_left(struct chat_gen *g, const struct chat_gen_cursor *c);
+
+/*
  * How the send came out, once ended: SMR_OK with the done document, or the
  * failure with the error document (without its "error" member, which err
  * says).  *doc is a new reference.  Only once it ended (chat_gen_watch_end).
