@@ -28,7 +28,7 @@
  * Environment (docs/testing.md, "Context exactness"):
  *   SMRITI_EXACTNESS_SCENARIOS=N       in process on SQLite (10,000; 1,000 under ASan)
  *   SMRITI_EXACTNESS_PG_SCENARIOS=N    on PostgreSQL, with SMRITI_TEST_PG (30; 15)
- *   SMRITI_EXACTNESS_WIRE_SCENARIOS=N  through smriti serve (100; 40)
+ *   SMRITI_EXACTNESS_WIRE_SCENARIOS=N  through smriti serve (200; 40)
  *   SMRITI_EXACTNESS_SEED=S            the run's seed (default: from the clock)
  *   SMRITI_EXACTNESS_REPLAY=S          run the one scenario of seed S (what a failure prints)
  */
@@ -60,7 +60,7 @@
 #if defined(__SANITIZE_ADDRESS__)
 #define EX_WIRE_DEFAULT 40
 #else
-#define EX_WIRE_DEFAULT 100
+#define EX_WIRE_DEFAULT 200
 #endif
 #define EX_BATCH 100
 
