@@ -72,6 +72,7 @@ struct ex_sess {
 	int client_on;        /* a v5.2 client sends commit_hash / history_base_seq */
 	int client_ck;        /* -1: only history_base_seq */
 	int64_t client_base;
+	int last_provider;    /* of its last send, -1: none (to count switches mid-session) */
 };
 
 struct ex_space {
@@ -104,7 +105,6 @@ struct ex_scen {
 	struct ex_tok toks[EX_MAX_TOKS];
 	int n_tok;
 	int next_tok;
-	int last_provider;    /* of the last send, for counting switches */
 	char hold[24];        /* the Node fake's name of the hold of a stopped reply */
 	struct buf log;       /* what the scenario did, printed on a failure */
 	struct buf why;       /* the first failure */

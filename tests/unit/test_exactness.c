@@ -602,6 +602,7 @@ static int sess_new(struct ex_scen *sc, const json_t *doc, int p, int ck, int fo
 	s->ck = ck;
 	s->forked = forked;
 	s->client_ck = -1;
+	s->last_provider = -1;
 	say(sc, "  -> session %d", sc->n_ss);
 	return sc->n_ss++;
 }
@@ -945,8 +946,8 @@ static void op_send(struct ex_scen *sc, int si, int resend)
 	check_requests(sc, prov, ck, want, o == O_RETRIED ? 2 : 1);
 	model_after_send(s, reuse, message, got);
 	check_turns(sc, si);
-	sc->st->switches += sc->last_provider >= 0 && sc->last_provider != prov;
-	sc->last_provider = prov;
+	sc->st->switches += s->last_provider >= 0 && s->last_provider != prov;
+	s->last_provider = prov;
 	sc->st->sends++;
 	sc->st->outcomes[o]++;
 	json_decref(want);
@@ -1095,7 +1096,6 @@ static int scenario(struct ops_ctx *ctx, uint64_t seed, long index, struct ex_st
 	sc->tag = (unsigned)(seed & 0xffffff);
 	sc->ctx = ctx;
 	sc->st = st;
-	sc->last_provider = -1;
 	sc->log = (struct buf)BUF_INIT(0);
 	sc->why = (struct buf)BUF_INIT(0);
 	/* the process in the name: a PostgreSQL database outlives a run, and a replay repeats one */
@@ -1181,7 +1181,7 @@ static long env_count(const char *name, long dflt)
 static void print_stats(const struct ex_stats *st, const char *where, uint64_t base)
 {
 	printf("exactness: %ld scenarios on %s (seed %#llx): %ld sends, %ld provider requests"
-	       " checked, %ld provider switches, %ld client-boundary sends, %ld mounts, %ld drafts,"
+	       " checked, %ld provider switches mid-session, %ld client-boundary sends, %ld mounts, %ld drafts,"
 	       " %ld refused; replies:", st->scenarios, where, (unsigned long long)base, st->sends,
 	       st->requests, st->switches, st->client_sends, st->mounts, st->drafts, st->refused);
 	for (int o = 0; o <= O_RETRIED; o++)
