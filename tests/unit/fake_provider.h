@@ -40,4 +40,51 @@ struct provider *fake_provider(const char *name, const char *path_base);
 		}                                                            \
 	} while (0)
 
+/*
+ * The same fake in this process, for tests that make many thousands of calls
+ * (test_exactness.c): an HTTP server on loopback (libmicrohttpd, a thread
+ * per connection) speaking the wire formats the Node fake speaks (WIRE.md:
+ * OpenAI Chat Completions at {base}/chat/completions, Anthropic Messages at
+ * {base}/v1/messages; streamed and whole replies), scripted and read by
+ * direct calls instead of a control API.  Each request takes the first
+ * queued step (none: a complete reply "fake reply").
+ */
+enum fake_end {
+	FAKE_COMPLETE,          /* every delta, then the normal end */
+	FAKE_TRUNCATED,         /* every delta, then the token-limit end */
+	FAKE_STREAM_ERROR,      /* `after` deltas, then the provider's error event */
+	FAKE_CUT,               /* `after` deltas, then the connection drops */
+	FAKE_HOLD,              /* `after` deltas, then nothing until fake_inproc_release() */
+	FAKE_STATUS,            /* an error reply with `status`, before any text */
+};
+
+struct fake_step {
+	enum fake_end end;
+	const char *reply;      /* streamed text: split after each space, one word a delta */
+	int after;
+	int status;
+	const char *json;       /* a whole (non-streamed) reply's structured output, JSON text */
+};
+
+/* Starts the server once (0, or -1 when it cannot); its port after that. */
+int fake_inproc_start(void);
+extern int fake_inproc_port;
+
+/* Queues a copy of step. */
+void fake_inproc_queue(const struct fake_step *step);
+/* Forgets queued steps and recorded requests (and releases a hold). */
+void fake_inproc_reset(void);
+/*
+ * The requests received since the last take, oldest first: [{path, body}]
+ * with body the parsed JSON (or the raw text when it is not JSON).  New
+ * reference; the record is emptied.
+ */
+json_t *fake_inproc_take(void);
+/* How many streams reached their hold so far. */
+unsigned fake_inproc_holds(void);
+/* Waits up to timeout_ms until more than after streams reached their hold; 1 when they did. */
+int fake_inproc_wait_hold(unsigned after, long timeout_ms);
+/* Lets a held stream end (it ends by dropping its connection). */
+void fake_inproc_release(void);
+
 #endif
