@@ -133,4 +133,13 @@ json_t *draft_review(const struct checkpoint *base, const json_t *draft);
 enum smr_rc draft_patch(const struct checkpoint *base, const json_t *draft,
 			const struct draft_choice *ch, json_t **out, struct smr_err *err);
 
+/*
+ * What a save changed, as patch_describe() reads it ({"decisions":
+ * {"added": 1, "dropped": 2}, "tasks": {"done": 1}, "title": true}),
+ * counted from the difference of base (NULL: empty) and next: the net
+ * change, where a replacing patch drops and adds again the items the draft
+ * kept.  New reference.
+ */
+json_t *draft_changes(const struct checkpoint *base, const struct checkpoint *next);
+
 #endif

@@ -7,6 +7,7 @@
  * nothing it has is repeated.  Pure code.
  */
 #include "domain/checkpoint.h"
+#include "domain/diff.h"
 #include "domain/draft.h"
 #include "domain/patch.h"
 
@@ -238,4 +239,53 @@ enum smr_rc draft_patch(const struct checkpoint *base, const json_t *draft,
 	else
 		*out = patch;
 	return rc;
+}
+
+static void count_n(json_t *changes, const char *field, const char *what, size_t n)
+{
+	json_t *f;
+
+	if (!n)
+		return;
+	f = json_object_get(changes, field);
+	if (!f) {
+		f = json_object();
+		json_object_set_new(changes, field, f);
+	}
+	json_object_set_new(f, what, json_integer((json_int_t)n +
+						  json_integer_value(json_object_get(f, what))));
+}
+
+/* A changed item: a task marked done or reopened, any other item replaced. */
+static const char *change_kind(const char *field, const json_t *change)
+{
+	if (strcmp(field, "tasks"))
+		return "replaced";
+	return is_done(json_object_get(change, "to")) ? "done" : "reopened";
+}
+
+json_t *draft_changes(const struct checkpoint *base, const struct checkpoint *next)
+{
+	struct checkpoint empty;
+	json_t *d, *changes = json_object(), *f, *c;
+	size_t i;
+
+	checkpoint_init(&empty);
+	d = checkpoint_diff(base ? base : &empty, next);
+	for (size_t k = 0; checkpoint_list_fields[k]; k++) {
+		const char *field = checkpoint_list_fields[k];
+
+		f = json_object_get(d, field);
+		count_n(changes, field, "added", json_array_size(json_object_get(f, "added")));
+		count_n(changes, field, "dropped", json_array_size(json_object_get(f, "removed")));
+		json_array_foreach(json_object_get(f, "changed"), i, c)
+			count_n(changes, field, change_kind(field, c), 1);
+	}
+	if (json_object_get(d, "title"))
+		json_object_set_new(changes, "title", json_true());
+	if (json_object_get(d, "summary"))
+		json_object_set_new(changes, "summary", json_true());
+	json_decref(d);
+	checkpoint_release(&empty);
+	return changes;
 }

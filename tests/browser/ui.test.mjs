@@ -364,14 +364,18 @@ describe('7 Draft, edit, save', () => {
     assert.equal(await page.inputValue('label.block >> input[aria-label=Title]'), 'Lisbon offsite');
     const side = page.locator('.against');
     await side.locator('[data-field=decisions] li.add', { hasText: 'Hold the offsite in Lisbon in May' }).waitFor();
-    await side.locator('[data-field=decisions] li.del').first().waitFor();   // HEAD's decisions it drops
+    assert.equal(await side.locator('li.del').count(), 0, "saving a draft drops nothing of HEAD's");
+    await page.locator('.review-list[data-field=decisions] .review-head li', { hasText: 'Travel 3-10 April' }).waitFor();
+    // every field: the checkpoint the draft would save (HEAD's items and the draft's) in the editor
+    await page.click('button:has-text("Edit every field instead")');
     // edit: add a decision, move it up, remove another, mark the task done, change the title
     const decisions = page.locator('fieldset[data-field=decisions]');
     await decisions.locator('button', { hasText: 'Add decision' }).click();
     await decisions.locator('li').last().locator('input').fill('Stay near the river');
     await decisions.locator('li').last().getByRole('button', { name: /up$/ }).click();
-    assert.equal(await decisions.locator('li').nth(1).locator('input').inputValue(), 'Stay near the river');
+    assert.equal(await decisions.locator('li').nth(2).locator('input').inputValue(), 'Stay near the river');
     await decisions.locator('li').first().getByRole('button', { name: /^Remove/ }).click();
+    await side.locator('[data-field=decisions] li.del', { hasText: 'Travel 3-10 April' }).waitFor();
     await page.locator('fieldset[data-field=tasks] li input[type=checkbox]').first().check();
     await page.fill('label.block >> input[aria-label=Title]', 'Lisbon offsite, edited');
     await side.locator('[data-field=decisions] li.add', { hasText: 'Stay near the river' }).waitFor();
@@ -382,7 +386,8 @@ describe('7 Draft, edit, save', () => {
     await page.waitForURL(/\/c\/[0-9a-f]{64}$/);
     const head = await expectStatus(srv, 'GET', '/repos/trip/head', 200);
     assert.equal(head.title, 'Lisbon offsite, edited');
-    assert.deepEqual(head.decisions.map((d) => d.text), ['Stay near the river', 'Book the Alfama venue']);
+    assert.deepEqual(head.decisions.map((d) => d.text), ['Hold the offsite in Lisbon in May', 'Stay near the river', 'Book the Alfama venue']);
+    assert.deepEqual(head.entities.map((e) => e.name), ['Kyoto'], "HEAD's entity kept");
     assert.equal(head.tasks[0].status, 'done');
     assert.equal(head.metadata.draft.session_id, s.id, 'draft provenance kept');
     await page.locator('.detail', { hasText: 'Drafted with AI from turns 1–4' }).waitFor();

@@ -16,35 +16,11 @@ import path from 'node:path';
 import { tempDb, run, ok, ROOT, SMRITI_FULL } from './helpers.mjs';
 import { startServer, request, expectStatus } from './http-helpers.mjs';
 import { startFakeProvider } from '../fake-provider/server.mjs';
-import { providerEnv, TRANSCRIPT, ingestSession, draft, runAsync, okAsync } from './draft-helpers.mjs';
+import {
+  providerEnv, TRANSCRIPT, RICH, LATEST, ingestSession, draft, runAsync, okAsync,
+} from './draft-helpers.mjs';
 
 const PG = process.env.SMRITI_TEST_PG;
-
-// HEAD of the Space: 35 decisions, 32 tasks (task 3 open, task 4 done), 3 entities, an artifact.
-export const RICH = {
-  title: 'Months of planning',
-  summary: 'Everything decided so far.',
-  decisions: Array.from({ length: 35 }, (_, i) => ({ text: `Decision ${i + 1}` })),
-  assumptions: [{ text: 'The budget holds' }],
-  tasks: Array.from({ length: 32 }, (_, i) => ({ text: `Task ${i + 1}`, status: i === 3 ? 'done' : 'open' })),
-  open_questions: [{ text: 'Which hotel?' }],
-  entities: [{ name: 'Lisbon', kind: 'place' }, { name: 'Priya', kind: 'person' }, { name: 'Alfama' }],
-  artifacts: [{ name: 'budget.md', kind: 'markdown', content: '# Budget\n\n1000 EUR' }],
-};
-
-// What the model drafts from the latest turns: some new, some HEAD has, a task done, a repeat.
-export const LATEST = {
-  title: 'Venue booked',
-  summary: 'The Alfama venue is booked; flights next.',
-  decisions: [{ text: 'Book the Alfama venue' }, { text: 'Decision 7' }, { text: 'Fly on Monday' },
-    { text: 'Book the Alfama venue' }],
-  assumptions: [{ text: 'The budget holds' }],
-  tasks: [{ text: 'Task 3', status: 'done' }, { text: 'Task 4', status: 'open' },
-    { text: 'Priya books the flights', status: 'open' }],
-  open_questions: [],
-  entities: [{ name: 'Priya', kind: 'person' }, { name: 'Alfama venue', kind: 'place' }],
-  artifacts: [],
-};
 
 // HEAD after the draft is saved on it by default.
 function expectedCarry() {

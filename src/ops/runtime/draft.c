@@ -777,6 +777,8 @@ static enum smr_rc load_draft(struct ops_ctx *ctx, const char *job_id, json_t **
 struct save_arg {
 	const json_t *draft;
 	const struct draft_choice *ch;
+	struct checkpoint base;       /* the content it landed on, to count the change */
+	int on_base;                  /* 0: it landed on an empty Space */
 };
 
 /* ops_patch_fn: the draft on the HEAD it lands on. */
@@ -785,6 +787,11 @@ static enum smr_rc save_patch(const struct checkpoint *base, void *arg, json_t *
 {
 	struct save_arg *a = arg;
 
+	checkpoint_release(&a->base);
+	checkpoint_init(&a->base);
+	a->on_base = base != NULL;
+	if (base)
+		checkpoint_copy_content(&a->base, base);
 	return draft_patch(base, a->draft, a->ch, patch, err);
 }
 
@@ -802,11 +809,15 @@ static enum smr_rc draft_save(struct ops_ctx *ctx, const struct save_req *req,
 	json_t *draft = NULL;
 	char *space_id = NULL;
 	enum smr_rc rc = load_draft(ctx, req->job_id, &draft, &space_id, err);
-	struct save_arg arg = { draft, &req->ch };
+	struct save_arg arg = { draft, &req->ch, { 0 }, 0 };
 
+	checkpoint_init(&arg.base);
 	if (!rc)
 		rc = ops_checkpoint_update_with(ctx, space_id, save_patch, &arg, req->parent,
-						req->author, out, changes, err);
+						req->author, out, NULL, err);
+	if (!rc)
+		*changes = draft_changes(arg.on_base ? &arg.base : NULL, out);
+	checkpoint_release(&arg.base);
 	json_decref(draft);
 	free(space_id);
 	return rc;
@@ -842,8 +853,9 @@ static enum smr_rc draft_plan(struct ops_ctx *ctx, const struct save_req *req, j
 	if (!rc)
 		rc = draft_patch(b, draft, &req->ch, &patch, err);
 	if (!rc)
-		rc = patch_apply(b, patch, &next, &changes, err);
+		rc = patch_apply(b, patch, &next, NULL, err);
 	if (!rc) {
+		changes = draft_changes(b, &next);
 		said = patch_describe(changes);
 		*out = json_pack("{s:s?, s:s?, s:o, s:O, s:o, s:O, s:s, s:o}", "space", base.space,
 				 "parent", base.hash, "review", draft_review(b, draft), "patch", patch,
