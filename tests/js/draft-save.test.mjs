@@ -150,6 +150,20 @@ for (const kind of ['sqlite', 'postgres']) {
       assert.equal((await expectStatus(srv, 'GET', '/repos/offsite/head', 200)).commit_hash, now.commit_hash);
     });
 
+    test('on an empty Space the draft is the first checkpoint, each item once', async () => {
+      ok(st.db, ['space', 'create', 'fresh']);
+      const fresh = (await ingestSession(srv, 'fresh', TRANSCRIPT)).id;
+      fake.script([{ json: LATEST }]);
+      const job = await draft(srv, { session_id: fresh });
+      const plan = (await expectStatus(srv, 'POST', '/api/ops/draft.plan', 200, { body: { job_id: job.job_id } })).result;
+      assert.equal(plan.parent, null);
+      assert.deepEqual(plan.review.decisions.map((d) => d.status), ['new', 'new', 'new', 'repeated']);
+      const r = await request(srv, 'POST', `/v5/checkpoints/draft/${job.job_id}/save`, { body: {} });
+      assert.equal(r.status, 201, r.text);
+      assert.equal(r.json.checkpoint.parent_hash, null);
+      assert.deepEqual(content(r.json.checkpoint), { ...LATEST, decisions: LATEST.decisions.slice(0, 3) });
+    });
+
     test('CLI: --save keeps HEAD, --replace writes the draft, a stale --parent exits 4', async () => {
       const env = providerEnv(fake);
       let { head, job } = await richAndDraft();
