@@ -397,6 +397,64 @@ enum smr_rc checkpoint_check_limits(const struct checkpoint *c, struct smr_err *
 	return SMR_OK;
 }
 
+#define DUP_QUOTE_CHARS 200
+
+const char *checkpoint_item_noun(const char *field)
+{
+	static const char *const singular[][2] = {
+		{ "decisions", "decision" }, { "assumptions", "assumption" }, { "tasks", "task" },
+		{ "open_questions", "question" }, { "entities", "entity" },
+		{ "artifacts", "artifact" },
+	};
+
+	for (size_t i = 0; i < sizeof(singular) / sizeof(singular[0]); i++)
+		if (!strcmp(field, singular[i][0]))
+			return singular[i][1];
+	return field;
+}
+
+enum smr_rc checkpoint_err_duplicate(const char *field, const char *key, struct smr_err *err)
+{
+	size_t n = strlen(key), cut = utf8_prefix_bytes(key, n, DUP_QUOTE_CHARS);
+
+	return smr_errf(err, SMR_EUNPROC, "%s '%.*s%s' is already there (a list holds each item"
+			" once)", checkpoint_item_noun(field), (int)cut, key, cut < n ? "..." : "");
+}
+
+/* The first key of list that an earlier item has too, or NULL. */
+static const char *first_repeat(const json_t *list, const char *field)
+{
+	json_t *seen = json_object(), *item;
+	const char *key, *found = NULL;
+	size_t i;
+
+	json_array_foreach(list, i, item) {
+		key = json_string_value(json_object_get(item, checkpoint_item_key(field)));
+		if (!key)
+			continue;
+		if (json_object_get(seen, key)) {
+			found = key;
+			break;
+		}
+		json_object_set_new(seen, key, json_true());
+	}
+	json_decref(seen);
+	return found;
+}
+
+enum smr_rc checkpoint_check_unique(const struct checkpoint *c, struct smr_err *err)
+{
+	const char *field, *key;
+
+	for (size_t i = 0; checkpoint_list_fields[i]; i++) {
+		field = checkpoint_list_fields[i];
+		key = first_repeat(checkpoint_list(c, field), field);
+		if (key)
+			return checkpoint_err_duplicate(field, key, err);
+	}
+	return SMR_OK;
+}
+
 int checkpoint_is_empty(const struct checkpoint *c)
 {
 	if (c->title && !is_blank(c->title))

@@ -42,6 +42,24 @@ enum smr_rc checkpoint_from_json(const json_t *in, struct checkpoint *out,
  */
 enum smr_rc checkpoint_check_limits(const struct checkpoint *c, struct smr_err *err);
 
+/*
+ * The refusal of an item a list already holds (SMR_EUNPROC): "decision 'X'
+ * is already there (a list holds each item once)".  One text for every way
+ * a write can repeat an item: a whole state listing it twice, a patch
+ * adding what its parent has.  field is a list name; key the item's text
+ * (name for entities and artifacts), quoted up to 200 characters.
+ */
+enum smr_rc checkpoint_err_duplicate(const char *field, const char *key, struct smr_err *err);
+
+/*
+ * SMR_OK when no list of c holds two items of one key (text; name for
+ * entities and artifacts: what a patch names an item by), else
+ * checkpoint_err_duplicate() of the first repeat.  For new writes of a
+ * whole state: checkpoints and bundles written before the rule may hold
+ * such items, and stay readable, importable and restorable.
+ */
+enum smr_rc checkpoint_check_unique(const struct checkpoint *c, struct smr_err *err);
+
 /* Normalises one list field in place-by-copy; returns a new array or NULL with err set. */
 json_t *checkpoint_normalize_list(const char *field, const json_t *in,
 				  struct smr_err *err);
@@ -76,6 +94,9 @@ extern const char *const checkpoint_list_fields[];
 
 /* The list member of c called name ("decisions", ..., "artifacts"), borrowed; NULL if none. */
 const json_t *checkpoint_list(const struct checkpoint *c, const char *name);
+
+/* "decision", "question", ... for a list field's name; the name itself if it is none. */
+const char *checkpoint_item_noun(const char *field);
 
 /* The key that names an item of a list field: "name" for entities and artifacts, else "text". */
 const char *checkpoint_item_key(const char *field);

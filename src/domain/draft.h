@@ -92,4 +92,54 @@ struct draft_provenance {
  */
 void draft_set_provenance(json_t *draft, const struct draft_provenance *p);
 
+/*
+ * Saving a draft is a write on top of HEAD (draft_save.c): the draft's
+ * items are matched to HEAD's by their key (text; name for entities and
+ * artifacts, as a patch names them), and each gets a status:
+ *
+ *   "new"       HEAD has no such item: added
+ *   "in_head"   HEAD has it: not repeated (an open task HEAD has done stays done)
+ *   "done"      a task HEAD has open that the draft reports done: marked done
+ *   "replaces"  an artifact HEAD has under that name with another content
+ *               or kind: the draft's takes its place
+ *   "repeated"  the draft listed it already: taken once
+ */
+struct draft_choice {
+	int replace;                /* 1: HEAD's items are all dropped (the draft exactly) */
+	const json_t *reject;       /* {field: [key...]}: draft items not taken; may be NULL */
+	const json_t *drop;         /* {field: [ref...]}: HEAD items dropped (patch.h refs); may be NULL */
+	const char *title;          /* instead of the draft's; NULL: the draft's (if any) */
+	const char *summary;        /* likewise */
+};
+
+/*
+ * {"decisions": [{"item": {...}, "status": "new"}, ...], ...}: every list
+ * field of draft, each item with its status against base (NULL: an empty
+ * Space).  New reference.
+ */
+json_t *draft_review(const struct checkpoint *base, const json_t *draft);
+
+/*
+ * The patch (domain/patch.h) that saving draft on base makes, into *out (a
+ * new reference): without replace, add the items "new" and "replaces",
+ * mark the "done" tasks done (unless the choice drops them), drop what
+ * ch->drop names; with replace, drop every item of base and add the
+ * draft's (each once).  Items ch->reject names are not taken.  Title and
+ * summary are ch's, else the draft's when it has them (else base's stay);
+ * metadata is the draft's (its provenance).  SMR_EINVAL for a malformed
+ * reject, SMR_EUNPROC when it names no item of the draft or when nothing
+ * would change.
+ */
+enum smr_rc draft_patch(const struct checkpoint *base, const json_t *draft,
+			const struct draft_choice *ch, json_t **out, struct smr_err *err);
+
+/*
+ * What a save changed, as patch_describe() reads it ({"decisions":
+ * {"added": 1, "dropped": 2}, "tasks": {"done": 1}, "title": true}),
+ * counted from the difference of base (NULL: empty) and next: the net
+ * change, where a replacing patch drops and adds again the items the draft
+ * kept.  New reference.
+ */
+json_t *draft_changes(const struct checkpoint *base, const struct checkpoint *next);
+
 #endif

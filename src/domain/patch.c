@@ -248,9 +248,10 @@ static enum smr_rc add_items(struct checkpoint *out, const char *field, const js
 		key = item_name(item, field);
 		at = find_key(*slot, field, key);
 		if (at >= 0 && strcmp(field, "artifacts")) {
+			enum smr_rc rc = checkpoint_err_duplicate(field, key, err);
+
 			json_decref(norm);
-			return smr_errf(err, SMR_EUNPROC, "%s '%s' is already there",
-					noun(field, 1), key);
+			return rc;
 		}
 		if (at >= 0) {
 			json_array_set(*slot, (size_t)at, item);

@@ -812,6 +812,31 @@ static const char components_json[] =
 "   },"
 "   \"additionalProperties\":false"
 "  },"
+"  \"DraftSave\":{"
+"   \"type\":\"object\","
+"   \"description\":\"How to save the draft (docs/draft.md). Unknown keys are refused (400)\","
+"   \"properties\":{"
+"    \"parent\":{"
+"     \"type\":\"string\","
+"     \"description\":\"Save only while this is HEAD (else 409); without it the draft goes on whatever HEAD is\""
+"    },"
+"    \"author\":{\"type\":\"string\"},"
+"    \"replace\":{\"type\":\"boolean\",\"description\":\"Drop every item of HEAD: write exactly the draft\"},"
+"    \"reject\":{"
+"     \"type\":\"object\","
+"     \"description\":\"Items of the draft not to take, by list, by exact text (name for entities and artifacts)\","
+"     \"additionalProperties\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}"
+"    },"
+"    \"drop\":{"
+"     \"type\":\"object\","
+"     \"description\":\"Items of HEAD to drop, by list\","
+"     \"additionalProperties\":{\"$ref\":\"#/components/schemas/Refs\"}"
+"    },"
+"    \"title\":{\"type\":\"string\",\"description\":\"Instead of the draft's\"},"
+"    \"summary\":{\"type\":\"string\",\"description\":\"Instead of the draft's\"}"
+"   },"
+"   \"additionalProperties\":false"
+"  },"
 "  \"DraftJob\":{"
 "   \"type\":\"object\","
 "   \"required\":["
@@ -1380,6 +1405,7 @@ static const struct {
 	{ "POST", "/mcp", "406" },
 	{ "POST", "/v5/checkpoints/draft", "404 422 502" },
 	{ "GET", "/v5/checkpoints/draft/{job_id}", "404" },
+	{ "POST", "/v5/checkpoints/draft/{job_id}/save", "404 409 422" },
 	{ "POST", "/v5/checkpoints/{hash}/review", "404 422 502 504" },
 	{ "POST", "/v1/ingest", "404 422" },
 	{ "POST", "/v1/context-pack", "404 422" },

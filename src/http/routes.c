@@ -339,6 +339,15 @@ static void h_draft_get(struct http_req *r, struct ops_ctx *ctx)
 	call(r, ctx, "draft.get", arg_params(r, "job_id"), 200);
 }
 
+/* Save a finished draft on top of HEAD: draft.save's parameters but the job in the path. */
+static void h_draft_save(struct http_req *r, struct ops_ctx *ctx)
+{
+	json_t *p = r->in ? json_deep_copy(r->in) : json_object();
+
+	json_object_set_new(p, "job_id", json_string(r->arg));
+	call(r, ctx, "draft.save", p, 201);
+}
+
 /* Review on demand: {provider?, model?, llm?} in the body, the checkpoint in the path. */
 static void h_review(struct http_req *r, struct ops_ctx *ctx)
 {
@@ -531,6 +540,10 @@ const struct http_route http_routes[] = {
 	{ "GET", "/v5/checkpoints/draft/{job_id}", h_draft_get, 0,
 	  { "A draft job: status, and the proposed checkpoint once done", "draft.get", NULL,
 	    "DraftJob", 200, NULL } },
+	{ "POST", "/v5/checkpoints/draft/{job_id}/save", h_draft_save, ROUTE_BLOCKING,
+	  { "Save a finished draft on top of HEAD: HEAD's items stay, the draft's new ones are"
+	    " added; replace: true writes exactly the draft", "draft.save", "DraftSave",
+	    "CheckpointUpdate", 201, NULL } },
 	{ "POST", "/v5/checkpoints/{hash}/review", h_review, ROUTE_BLOCKING,
 	  { "Review a Checkpoint on demand (deterministic pass, then the LLM pass)", "review",
 	    "ReviewParams", "Review", 200, NULL } },

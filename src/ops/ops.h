@@ -176,6 +176,24 @@ enum smr_rc ops_checkpoint_update(struct ops_ctx *ctx, const char *space, const 
 				  struct checkpoint *out, json_t **changes, struct smr_err *err);
 
 /*
+ * Makes the patch for base (the checkpoint it is applied to; NULL: an empty
+ * Space) into *patch, a new reference.  May run more than once for one
+ * write (each time HEAD is read again).
+ */
+typedef enum smr_rc (*ops_patch_fn)(const struct checkpoint *base, void *arg, json_t **patch,
+				    struct smr_err *err);
+
+/*
+ * ops_checkpoint_update() with a patch made from the parent it lands on,
+ * for a change that depends on what HEAD holds when it is written (a saved
+ * draft: items HEAD has are not added again).
+ */
+enum smr_rc ops_checkpoint_update_with(struct ops_ctx *ctx, const char *space,
+				       ops_patch_fn make, void *arg, const char *parent,
+				       const char *author, struct checkpoint *out,
+				       json_t **changes, struct smr_err *err);
+
+/*
  * Merges ref (a checkpoint of this Space's history or of one that shares
  * it, e.g. a fork) into the Space's HEAD.  *result (a new reference, set on
  * success and on a conflict of content) is {"status": "merged" |

@@ -707,6 +707,8 @@ enum smr_rc ops_checkpoint_create(struct ops_ctx *ctx, const char *space, const 
 			      "refusing to write an empty checkpoint: give a title, a summary"
 			      " or at least one item");
 	if (!rc)
+		rc = checkpoint_check_unique(&c, err);
+	if (!rc)
 		rc = write_checkpoint(ctx, space, &c, parent, out, err);
 	checkpoint_release(&c);
 	return rc;
@@ -716,6 +718,9 @@ enum smr_rc ops_checkpoint_create(struct ops_ctx *ctx, const char *space, const 
 struct update {
 	struct ops_ctx *ctx;
 	const json_t *patch;
+	ops_patch_fn make;       /* or a patch made from the parent */
+	void *make_arg;
+	json_t *made;            /* owned; what make gave last */
 	const char *author;
 	const char *space;
 	json_t *changes;         /* owned; set by build_update */
@@ -731,7 +736,14 @@ static enum smr_rc build_update(const struct checkpoint *head, struct checkpoint
 
 	json_decref(u->changes);
 	u->changes = NULL;
-	rc = patch_apply(head, u->patch, out, &u->changes, err);
+	if (u->make) {
+		json_decref(u->made);
+		u->made = NULL;
+		rc = u->make(head, u->make_arg, &u->made, err);
+		if (rc)
+			return rc;
+	}
+	rc = patch_apply(head, u->make ? u->made : u->patch, out, &u->changes, err);
 	if (rc)
 		return rc;
 	if (checkpoint_is_empty(out))
@@ -778,32 +790,51 @@ static enum smr_rc update_on(struct update *u, const struct space *sp, const cha
 	return rc;
 }
 
-enum smr_rc ops_checkpoint_update(struct ops_ctx *ctx, const char *space, const json_t *patch,
-				  const char *parent, const char *author,
-				  struct checkpoint *out, json_t **changes, struct smr_err *err)
+/* ops_checkpoint_update and ops_checkpoint_update_with, once u is filled. */
+static enum smr_rc update(struct update *u, const char *space, const char *parent,
+			  struct checkpoint *out, json_t **changes, struct smr_err *err)
 {
-	struct update u = { ctx, patch, author, NULL, NULL };
 	struct space sp = { 0 };
 	struct checkpoint c;
 	enum smr_rc rc;
 
 	checkpoint_init(&c);
-	rc = store_space_get(ctx->st, space, &sp, err);
+	rc = store_space_get(u->ctx->st, space, &sp, err);
 	if (!rc) {
-		u.space = sp.name;
+		u->space = sp.name;
 		if (parent)
-			rc = update_on(&u, &sp, parent, &c, err);
+			rc = update_on(u, &sp, parent, &c, err);
 		else
-			rc = store_checkpoint_update(ctx->st, sp.id, build_update, &u, &c, err);
+			rc = store_checkpoint_update(u->ctx->st, sp.id, build_update, u, &c, err);
 	}
 	if (!rc)
-		rc = store_checkpoint_get(ctx->st, sp.id, c.hash, out, err);
+		rc = store_checkpoint_get(u->ctx->st, sp.id, c.hash, out, err);
 	if (!rc && changes)
-		*changes = json_incref(u.changes);
-	json_decref(u.changes);
+		*changes = json_incref(u->changes);
+	json_decref(u->changes);
+	json_decref(u->made);
 	checkpoint_release(&c);
 	space_release(&sp);
 	return rc;
+}
+
+enum smr_rc ops_checkpoint_update(struct ops_ctx *ctx, const char *space, const json_t *patch,
+				  const char *parent, const char *author,
+				  struct checkpoint *out, json_t **changes, struct smr_err *err)
+{
+	struct update u = { .ctx = ctx, .patch = patch, .author = author };
+
+	return update(&u, space, parent, out, changes, err);
+}
+
+enum smr_rc ops_checkpoint_update_with(struct ops_ctx *ctx, const char *space,
+				       ops_patch_fn make, void *arg, const char *parent,
+				       const char *author, struct checkpoint *out,
+				       json_t **changes, struct smr_err *err)
+{
+	struct update u = { .ctx = ctx, .make = make, .make_arg = arg, .author = author };
+
+	return update(&u, space, parent, out, changes, err);
 }
 
 /* Appends the first-parent chain from hash (until a checkpoint already in seen) to *v. */

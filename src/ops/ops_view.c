@@ -140,6 +140,7 @@ enum smr_rc ops_diff_proposal(struct ops_ctx *ctx, const char *from, const json_
 			      json_t **out, struct smr_err *err)
 {
 	struct checkpoint a, b;
+	struct smr_err dup = SMR_ERR_INIT;
 	enum smr_rc rc = SMR_OK;
 
 	checkpoint_init(&a);
@@ -152,6 +153,9 @@ enum smr_rc ops_diff_proposal(struct ops_ctx *ctx, const char *from, const json_
 		rc = checkpoint_from_json(fields, &b, err);
 	if (!rc)
 		*out = checkpoint_diff(&a, &b);
+	/* what saving it would be refused for, said before the person tries */
+	if (!rc && checkpoint_check_unique(&b, &dup))
+		json_object_set_new(*out, "refused", json_string(dup.msg));
 	checkpoint_release(&a);
 	checkpoint_release(&b);
 	return rc;

@@ -41,7 +41,9 @@ enum smr_rc ops_state_version(struct ops_ctx *ctx, const char *space, json_t **o
  * The difference from ref (NULL: an empty state) to a proposed checkpoint
  * that is not saved, given as checkpoint fields (validated as a save would
  * validate them): what an editor shows against HEAD.  *out is a diff
- * document (domain/diff.h); new reference.
+ * document (domain/diff.h), with "refused": the message a save of it would
+ * be refused with (a list holding an item twice) when there is one; new
+ * reference.
  */
 enum smr_rc ops_diff_proposal(struct ops_ctx *ctx, const char *from, const json_t *fields,
 			      json_t **out, struct smr_err *err);

@@ -1,14 +1,20 @@
 // editor.js -- saving a checkpoint: starts from HEAD, or from the proposal
-// of a Draft with AI job (with its progress shown while it runs).  Every
-// field is editable (lists: add, remove, reorder, mark tasks done); beside
-// it the difference against HEAD, computed by the server's diff (what the
-// save adds, drops and changes).  Saving writes on the HEAD the editor
-// started from: if anyone moved HEAD meanwhile the save is refused and the
-// person can reload HEAD, keeping their edits.  Ctrl/Cmd+S saves.
-import { h, clear, toast, short } from './dom.js';
+// of a Draft with AI job (with its progress shown while it runs).  A draft
+// opens in review mode (draftreview.js): saving it is a write on top of
+// HEAD (draft.save), HEAD's items stay unless the person drops them, each
+// draft item is taken or left, and replacing HEAD's state is an explicit
+// choice; "Edit every field" turns the planned result into the editor.  In
+// the editor every field is editable (lists: add, remove, reorder, mark
+// tasks done).  Beside either, the difference against HEAD, computed by
+// the server (what the save adds, drops and changes).  Saving writes on
+// the HEAD the editor started from: if anyone moved HEAD meanwhile the
+// save is refused and the person can reload HEAD, keeping their edits or
+// choices.  Ctrl/Cmd+S saves.
+import { h, clear, append, toast, short } from './dom.js';
 import { get, post, op, enc } from './api.js';
 import { FIELDS, diffView } from './inspect.js';
 import { authorName } from './history.js';
+import { newChoices, choiceParams, reviewForm } from './draftreview.js';
 
 const EMPTY_ITEM = {
   decisions: () => ({ text: '' }), assumptions: () => ({ text: '' }), open_questions: () => ({ text: '' }),
@@ -29,6 +35,7 @@ export function editorView(ctx, first) {
   let state = null;             // { title, summary, lists..., metadata }
   let base = null;              // HEAD checkpoint the edit started from, or null
   let jobId = null;
+  let review = null;            // { job, choices, plan } while a draft is reviewed
   let diffTimer = 0;
   let alive = true;
 
@@ -105,14 +112,21 @@ export function editorView(ctx, first) {
 
   function schedule() {
     clearTimeout(diffTimer);
-    diffTimer = setTimeout(compare, 250);
+    diffTimer = setTimeout(review ? replan : compare, 250);
+  }
+
+  function headLine() {
+    return base ? h('p.muted', 'HEAD: “', base.title, '” ', h('code.hash', short(base.commit_hash)))
+      : h('p.muted', 'This Space has no checkpoint yet: everything is new.');
   }
 
   async function compare() {
     try {
       const d = await op('diff.proposal', { from: base?.commit_hash, checkpoint: fields() });
       if (!alive) return;
-      clear(against).append(base ? h('p.muted', 'HEAD: “', base.title, '” ', h('code.hash', short(base.commit_hash))) : h('p.muted', 'This Space has no checkpoint yet: everything is new.'), diffView(d));
+      clear(against).append(headLine(),
+        d.refused ? h('p.error.refusal', { role: 'alert' }, h('strong', 'Saving would be refused: '), d.refused) : null,
+        diffView(d));
     } catch (e) {
       clear(against).append(h('p.error', e.message));
     }
@@ -130,20 +144,77 @@ export function editorView(ctx, first) {
   async function reloadHead() {
     await loadBase();
     clear(status).append(h('div.banner', h('p', 'Now comparing with the new HEAD “', base?.title || '', '”. Save puts your checkpoint on top of it.')));
+    if (review) {
+      review.choices.dropped = newChoices(review.job.draft, base).dropped;   // HEAD's positions moved
+      await replan();
+      drawReview();
+    } else {
+      compare();
+    }
+  }
+
+  // ---- reviewing a draft ----
+
+  async function replan() {
+    try {
+      const params = { job_id: jobId, ...choiceParams(review.choices) };
+      if (base) params.parent = base.commit_hash;
+      review.plan = await op('draft.plan', params);
+      if (!alive) return;
+      clear(against).append(headLine(), h('p.plan-said', 'Saving: ', h('strong', review.plan.changed)), diffView(review.plan.diff));
+    } catch (e) {
+      clear(against).append(headLine(), h('p.error', { role: 'alert' }, e.message));
+    }
+  }
+
+  function drawReview() {
+    const ch = review.choices;
+    const headSummary = base?.summary && base.summary !== ch.summary
+      ? h('p.muted.small', 'HEAD’s summary: “', base.summary, '” ',
+        h('button.small', { type: 'button', onclick: () => { ch.summary = base.summary; drawReview(); schedule(); } }, 'Use HEAD’s summary'))
+      : null;
+    append(clear(formBox), [
+      h('label.block', 'Title', input(ch.title, 'Title', (v) => { ch.title = v; })),
+      h('label.block', 'Summary', input(ch.summary, 'Summary', (v) => { ch.summary = v; }, { area: true, rows: 3 })), headSummary,
+      reviewForm(review.plan?.review || {}, base, ch, (redraw) => { if (redraw) drawReview(); schedule(); }),
+      h('p.edit-all', h('button.small', { type: 'button', onclick: editAll }, 'Edit every field instead'),
+        h('span.muted.small', ' the checkpoint this would save, in the full editor'))]);
+  }
+
+  // Leaves the review for the full editor, holding what the review would save.
+  function editAll() {
+    if (!review.plan) return;
+    state = fromCheckpoint(review.plan.checkpoint);
+    review = null;
+    clear(status).append(h('div.banner', h('p', 'Editing the checkpoint the draft would save on HEAD: every field is yours now.')));
+    drawForm();
     compare();
+  }
+
+  async function saveDraft() {
+    const body = { ...choiceParams(review.choices), author: authorIn.value.trim() || 'person' };
+    if (base) body.parent = base.commit_hash;
+    const r = await post(`/v5/checkpoints/draft/${enc(jobId)}/save`, body);
+    return r.checkpoint;
   }
 
   async function save() {
     saveBtn.disabled = true;
     try {
-      const body = { repo_id: ctx.space, ...fields(), author: authorIn.value.trim() || 'person' };
-      if (base) body.parent_commit_id = base.commit_hash;
-      const c = await post('/chat/commit', body);
+      let c;
+      if (review) {
+        c = await saveDraft();
+      } else {
+        const body = { repo_id: ctx.space, ...fields(), author: authorIn.value.trim() || 'person' };
+        if (base) body.parent_commit_id = base.commit_hash;
+        c = await post('/chat/commit', body);
+      }
       toast('Checkpoint saved');
       location.hash = `#/s/${enc(ctx.space)}/c/${c.commit_hash}`;
     } catch (e) {
       if (e.code === 'conflict') conflict(e.message);
       else clear(status).append(h('div.banner.error', { role: 'alert' }, e.message));
+      status.scrollIntoView({ block: 'nearest' });
     } finally {
       saveBtn.disabled = false;
     }
@@ -163,8 +234,8 @@ export function editorView(ctx, first) {
         return null;
       }
       if (job.status === 'done') {
-        clear(status).append(h('div.banner', h('p', 'Draft ready (', job.provider, '/', job.model, '): review every field, edit, then save. Nothing is saved until you do.')));
-        return job.draft;
+        clear(status).append(h('div.banner', h('p', 'Draft ready (', job.provider, '/', job.model, '). Saving adds it to HEAD: HEAD’s items stay unless you drop them. Take or leave each item of the draft; nothing is saved until you do.')));
+        return job;
       }
       if (job.status === 'failed') {
         clear(status).append(h('div.banner.error', { role: 'alert' }, h('p', h('strong', 'The draft failed: '), job.error),
@@ -179,6 +250,7 @@ export function editorView(ctx, first) {
 
   async function open(route) {
     jobId = route.args[0] || null;
+    review = null;
     clear(status);
     try {
       await loadBase();
@@ -190,11 +262,11 @@ export function editorView(ctx, first) {
     drawForm();
     compare();
     if (jobId) {
-      const draft = await followJob(jobId);
-      if (draft) {
-        state = fromCheckpoint(draft);
-        drawForm();
-        compare();
+      const job = await followJob(jobId);
+      if (job && alive && jobId === route.args[0]) {
+        review = { job, choices: newChoices(job.draft, base), plan: null };
+        await replan();
+        drawReview();
       }
     }
   }

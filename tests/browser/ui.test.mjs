@@ -355,6 +355,11 @@ describe('6 Chat', () => {
 describe('7 Draft, edit, save', () => {
   test('Draft with AI shows progress, opens against HEAD, edits lists and saves with Ctrl+S', async () => {
     const s = await ingestSession(srv, 'trip', TRANSCRIPT);
+    const before = await expectStatus(srv, 'GET', '/repos/trip/head', 200);
+    const headTexts = before.decisions.map((d) => d.text);
+    assert.ok(headTexts.length > 0);
+    // what the editor holds after "Edit every field": HEAD's decisions, then the draft's new ones
+    const planned = [...headTexts, ...EXTRACTED.decisions.map((d) => d.text).filter((t) => !headTexts.includes(t))];
     fake.script([{ json: EXTRACTED, delay_ms: 600 }]);
     await open(`#/s/trip/chat/${s.id}`);
     await page.click('text=Draft checkpoint');
@@ -364,14 +369,18 @@ describe('7 Draft, edit, save', () => {
     assert.equal(await page.inputValue('label.block >> input[aria-label=Title]'), 'Lisbon offsite');
     const side = page.locator('.against');
     await side.locator('[data-field=decisions] li.add', { hasText: 'Hold the offsite in Lisbon in May' }).waitFor();
-    await side.locator('[data-field=decisions] li.del').first().waitFor();   // HEAD's decisions it drops
+    assert.equal(await side.locator('li.del').count(), 0, "saving a draft drops nothing of HEAD's");
+    await page.locator('.review-list[data-field=decisions] .review-head li', { hasText: headTexts[0] }).first().waitFor();
+    // every field: the checkpoint the draft would save (HEAD's items and the draft's) in the editor
+    await page.click('button:has-text("Edit every field instead")');
     // edit: add a decision, move it up, remove another, mark the task done, change the title
     const decisions = page.locator('fieldset[data-field=decisions]');
     await decisions.locator('button', { hasText: 'Add decision' }).click();
     await decisions.locator('li').last().locator('input').fill('Stay near the river');
     await decisions.locator('li').last().getByRole('button', { name: /up$/ }).click();
-    assert.equal(await decisions.locator('li').nth(1).locator('input').inputValue(), 'Stay near the river');
+    assert.equal(await decisions.locator('li').nth(planned.length - 1).locator('input').inputValue(), 'Stay near the river');
     await decisions.locator('li').first().getByRole('button', { name: /^Remove/ }).click();
+    await side.locator('[data-field=decisions] li.del', { hasText: headTexts[0] }).first().waitFor();
     await page.locator('fieldset[data-field=tasks] li input[type=checkbox]').first().check();
     await page.fill('label.block >> input[aria-label=Title]', 'Lisbon offsite, edited');
     await side.locator('[data-field=decisions] li.add', { hasText: 'Stay near the river' }).waitFor();
@@ -382,7 +391,11 @@ describe('7 Draft, edit, save', () => {
     await page.waitForURL(/\/c\/[0-9a-f]{64}$/);
     const head = await expectStatus(srv, 'GET', '/repos/trip/head', 200);
     assert.equal(head.title, 'Lisbon offsite, edited');
-    assert.deepEqual(head.decisions.map((d) => d.text), ['Stay near the river', 'Book the Alfama venue']);
+    const expected = [...planned];
+    expected.splice(expected.length - 1, 0, 'Stay near the river');
+    expected.shift();
+    assert.deepEqual(head.decisions.map((d) => d.text), expected);
+    assert.deepEqual(head.entities, before.entities, "HEAD's entities kept");
     assert.equal(head.tasks[0].status, 'done');
     assert.equal(head.metadata.draft.session_id, s.id, 'draft provenance kept');
     await page.locator('.detail', { hasText: 'Drafted with AI from turns 1–4' }).waitFor();

@@ -90,7 +90,7 @@ describe('smriti draft, local', () => {
     // one step: draft and save
     fake.script([{ json: EXTRACTED }]);
     const both = await okAsync(t.db, ['draft', sessionId, '--save'], { env: env() });
-    assert.match(both, /\nsaved the draft of job \S+ as \[offsite [0-9a-f]{12}\] Lisbon offsite\n$/);
+    assert.match(both, /\nsaved the draft of job \S+ on top of HEAD as \[offsite [0-9a-f]{12}\] Lisbon offsite\n .+\n$/);
     assert.doesNotMatch(both, /not saved/);
     assert.equal(ok(t.db, ['log', 'offsite', '--json'])[0].author, 'tester', 'the login name by default');
     // usage

@@ -1,7 +1,8 @@
 // draft-helpers.mjs -- shared parts of the Draft with AI and LLM review
 // tests: provider environment pointing at the fake provider, a conversation
 // that states two decisions, an assumption, a task and a question, and
-// waiting for a draft job to finish.
+// waiting for a draft job to finish; a rich HEAD and a draft of the latest
+// turns to save on it (issue 24).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { SMRITI, childEnv } from './helpers.mjs';
@@ -45,6 +46,32 @@ export const EXTRACTED = {
   tasks: [{ text: 'Priya books the flights by Friday', status: 'open' }],
   open_questions: [{ text: 'Do we need a translator?' }],
   entities: [],
+  artifacts: [],
+};
+
+// HEAD of the Space: 35 decisions, 32 tasks (task 3 open, task 4 done), 3 entities, an artifact.
+export const RICH = {
+  title: 'Months of planning',
+  summary: 'Everything decided so far.',
+  decisions: Array.from({ length: 35 }, (_, i) => ({ text: `Decision ${i + 1}` })),
+  assumptions: [{ text: 'The budget holds' }],
+  tasks: Array.from({ length: 32 }, (_, i) => ({ text: `Task ${i + 1}`, status: i === 3 ? 'done' : 'open' })),
+  open_questions: [{ text: 'Which hotel?' }],
+  entities: [{ name: 'Lisbon', kind: 'place' }, { name: 'Priya', kind: 'person' }, { name: 'Alfama' }],
+  artifacts: [{ name: 'budget.md', kind: 'markdown', content: '# Budget\n\n1000 EUR' }],
+};
+
+// What the model drafts from the latest turns: some new, some HEAD has, a task done, a repeat.
+export const LATEST = {
+  title: 'Venue booked',
+  summary: 'The Alfama venue is booked; flights next.',
+  decisions: [{ text: 'Book the Alfama venue' }, { text: 'Decision 7' }, { text: 'Fly on Monday' },
+    { text: 'Book the Alfama venue' }],
+  assumptions: [{ text: 'The budget holds' }],
+  tasks: [{ text: 'Task 3', status: 'done' }, { text: 'Task 4', status: 'open' },
+    { text: 'Priya books the flights', status: 'open' }],
+  open_questions: [],
+  entities: [{ name: 'Priya', kind: 'person' }, { name: 'Alfama venue', kind: 'place' }],
   artifacts: [],
 };
 

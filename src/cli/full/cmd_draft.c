@@ -5,11 +5,14 @@
  * proposed checkpoint.  The job keeps its draft, so the draft a person
  * read is the one that gets saved: `--save` saves it right away, and
  * `smriti draft --job JOB --save` saves a job's draft later (draft.save),
- * without calling the model again.  `--json` prints the draft in the form
+ * without calling the model again.  Saving writes on top of HEAD (HEAD's
+ * items stay, the draft's new ones are added); `--replace` writes exactly
+ * the draft instead.  `--json` prints the draft in the form
  * `smriti checkpoint create SPACE --from-json -` reads.
  */
 #include "cli/cli.h"
 #include "util/jfield.h"
+#include "util/utf8.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -123,6 +126,8 @@ static const struct option opts[] = {
 	{ "save", no_argument, NULL, 's' },
 	{ "job", required_argument, NULL, 'J' },
 	{ "author", required_argument, NULL, 'a' },
+	{ "replace", no_argument, NULL, 'r' },
+	{ "parent", required_argument, NULL, 'P' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -137,12 +142,19 @@ static int usage_help(void)
 	       "--save saves it as a checkpoint of the session's Space, and\n"
 	       "'smriti draft --job JOB --save' saves the draft a job already made,\n"
 	       "exactly as it was shown, without calling the model again.\n\n"
+	       "Saving writes on top of HEAD: every item of HEAD stays, the draft's\n"
+	       "items HEAD does not have are added (each once), a task the draft\n"
+	       "reports done is marked done, and the title and summary are the\n"
+	       "draft's.  --replace writes exactly the draft instead, dropping every\n"
+	       "item of HEAD the draft does not state.\n\n"
 	       "  --provider P   openai, anthropic or local (default: SMRITI_PROVIDER)\n"
 	       "  --model M      the provider's model (default: its configured one)\n"
 	       "  --job JOB      use the draft of job JOB instead of drafting anew\n"
 	       "  --save         save the draft as a checkpoint (author: --author,\n"
 	       "                 else SMRITI_AUTHOR, else your login name)\n"
 	       "  --author NAME  the saved checkpoint's author\n"
+	       "  --replace      with --save: replace HEAD's state with the draft\n"
+	       "  --parent HASH  with --save: save only while HASH is HEAD (else exit 4)\n"
 	       "  --json         print the draft (with --save: the checkpoint) as JSON,\n"
 	       "                 in the form 'smriti checkpoint create --from-json' reads\n\n"
 	       "Runs on the local store, or on the server at SMRITI_URL.  The job times\n"
@@ -166,8 +178,8 @@ static int set_str(json_t *params, const char *key, const char *val)
 
 struct draft_args {
 	json_t *params;
-	const char *job, *author;
-	int json, save, bad;
+	const char *job, *author, *parent;
+	int json, save, replace, bad;
 };
 
 static int take(int c, const char *val, void *arg)
@@ -182,6 +194,10 @@ static int take(int c, const char *val, void *arg)
 		a->job = val;
 	else if (c == 'a')
 		a->author = val;
+	else if (c == 'r')
+		a->replace = 1;
+	else if (c == 'P')
+		a->parent = val;
 	else if (c == 'p')
 		a->bad |= set_str(a->params, "provider", val);
 	else if (c == 'm')
@@ -207,35 +223,47 @@ static int parse(int argc, char **argv, struct draft_args *a)
 		       json_object_get(a->params, "model")))
 		return cli_usage(draft_cmd(), "--job reuses a finished draft: it takes no"
 				 " --provider or --model");
+	if ((a->replace || a->parent) && !a->save)
+		return cli_usage(draft_cmd(), "--replace and --parent go with --save");
 	if (!a->job)
 		a->bad |= set_str(a->params, "session_id", argv[first]);
+	if (a->parent && !utf8_valid(a->parent, strlen(a->parent)))
+		a->bad = 1;
 	if (a->bad)
 		return cli_fail(SMR_EINVAL, "arguments must be valid UTF-8");
 	return 0;
 }
 
-/* Saves the draft of job (done) as shown: draft.save, no second model call. */
+/*
+ * Saves the draft of job (done) as shown, on top of HEAD or in place of
+ * its state (--replace): draft.save, no second model call.
+ */
 static int save(struct cli_ctx *ctx, const json_t *job, const struct draft_args *a)
 {
-	json_t *c = NULL;
+	json_t *r = NULL, *c;
 	const char *author = a->author ? a->author : cli_default_author();
-	int rc = cli_call(ctx, "draft.save", json_pack("{s:s, s:s?}", "job_id",
-						       jfield_str(job, "job_id"), "author", author), &c);
+	int rc = cli_call(ctx, "draft.save", json_pack("{s:s, s:s?, s:s?, s:b}", "job_id",
+						       jfield_str(job, "job_id"), "author", author,
+						       "parent", a->parent, "replace", a->replace), &r);
 
 	if (rc)
 		return rc;
+	c = json_object_get(r, "checkpoint");
 	if (a->json)
 		cli_print_json(c);
 	else
-		printf("saved the draft of job %s as [%s %.12s] %s\n", jfield_str(job, "job_id"),
-		       jfield_str(c, "space"), jfield_str(c, "commit_hash"), jfield_str(c, "title"));
-	json_decref(c);
+		printf("saved the draft of job %s %s as [%s %.12s] %s\n %s\n",
+		       jfield_str(job, "job_id"),
+		       a->replace ? "in place of HEAD's state" : "on top of HEAD",
+		       jfield_str(c, "space"), jfield_str(c, "commit_hash"), jfield_str(c, "title"),
+		       jfield_str(r, "changed"));
+	json_decref(r);
 	return 0;
 }
 
 int cmd_draft(int argc, char **argv, struct cli_ctx *ctx)
 {
-	struct draft_args a = { json_object(), NULL, NULL, 0, 0, 0 };
+	struct draft_args a = { .params = json_object() };
 	json_t *job = NULL;
 	int rc;
 

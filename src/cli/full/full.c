@@ -13,7 +13,7 @@ int cmd_openapi(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_session(int argc, char **argv, struct cli_ctx *ctx);
 
 const struct cli_cmd cli_full_commands[] = {
-	{ "draft", "draft SESSION|--job JOB [--provider P] [--model M] [--save] [--json]"
+	{ "draft", "draft SESSION|--job JOB [--provider P] [--model M] [--save [--replace]] [--json]"
 	  "  (Draft with AI)",
 	  cmd_draft, CLI_FULL | CLI_RUNTIME },
 	{ "session", "session list SPACE | show SESSION [--json]  (chat turns and their status)",

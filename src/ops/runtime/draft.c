@@ -12,7 +12,9 @@
  */
 #include "ops/runtime/draft.h"
 #include "domain/checkpoint.h"
+#include "domain/diff.h"
 #include "domain/draft.h"
+#include "domain/patch.h"
 #include "util/metrics.h"
 #include "util/sys.h"
 #include "util/utf8.h"
@@ -736,35 +738,137 @@ enum smr_rc draft_get(struct ops_ctx *ctx, const char *job_id, json_t **out,
 	return rc;
 }
 
-/*
- * Saves the draft a finished job proposed as a checkpoint of its session's
- * Space: the very draft that was shown, so saving never calls the model
- * again (and never gets a different, paid-for draft).  parent and author
- * as in ops_checkpoint_create.
- */
-static enum smr_rc draft_save(struct ops_ctx *ctx, const char *job_id, const char *parent,
-			      const char *author, struct checkpoint *out, struct smr_err *err)
+/* What saving a draft is asked to do (draft.save, draft.plan). */
+struct save_req {
+	const char *job_id;
+	const char *parent;          /* NULL: whatever HEAD is when it is written */
+	const char *author;
+	struct draft_choice ch;
+};
+
+/* The finished draft of job_id (*draft, new reference) and its session's Space (*space_id). */
+static enum smr_rc load_draft(struct ops_ctx *ctx, const char *job_id, json_t **draft,
+			      char **space_id, struct smr_err *err)
 {
 	struct draft_job j = { 0 };
 	struct session s = { 0 };
-	json_t *fields = NULL;
 	enum smr_rc rc = store_job_get(ctx->st, job_id, &j, err);
 
+	*draft = NULL;
 	if (!rc)
 		expire_abandoned(ctx, &j);
 	if (!rc && j.status != JOB_DONE)
 		rc = smr_errf(err, SMR_EUNPROC,
 			      "draft job %s is %s; only a finished draft can be saved", j.id,
 			      job_status_name(j.status));
-	if (!rc && !(fields = json_loads(j.result ? j.result : "", 0, NULL)))
+	if (!rc && !(*draft = json_loads(j.result ? j.result : "", 0, NULL)))
 		rc = smr_errf(err, SMR_EINTERNAL, "draft job %s holds no readable draft", j.id);
 	if (!rc)
 		rc = store_session_get(ctx->st, j.session_id, &s, err);
-	if (!rc)
-		rc = ops_checkpoint_create(ctx, s.repo_id, fields, parent, author, out, err);
-	json_decref(fields);
+	if (!rc) {
+		*space_id = s.repo_id;
+		s.repo_id = NULL;
+	}
 	session_release(&s);
 	draft_job_release(&j);
+	return rc;
+}
+
+struct save_arg {
+	const json_t *draft;
+	const struct draft_choice *ch;
+	struct checkpoint base;       /* the content it landed on, to count the change */
+	int on_base;                  /* 0: it landed on an empty Space */
+};
+
+/* ops_patch_fn: the draft on the HEAD it lands on. */
+static enum smr_rc save_patch(const struct checkpoint *base, void *arg, json_t **patch,
+			      struct smr_err *err)
+{
+	struct save_arg *a = arg;
+
+	checkpoint_release(&a->base);
+	checkpoint_init(&a->base);
+	a->on_base = base != NULL;
+	if (base)
+		checkpoint_copy_content(&a->base, base);
+	return draft_patch(base, a->draft, a->ch, patch, err);
+}
+
+/*
+ * Saves the draft a finished job proposed as a checkpoint of its session's
+ * Space: the very draft that was shown, so saving never calls the model
+ * again (and never gets a different, paid-for draft).  It is a write on
+ * top of HEAD (domain/draft.h: draft_patch): HEAD's items stay unless
+ * req->ch drops them or replaces them all.  parent as in
+ * ops_checkpoint_update (given and not HEAD: SMR_ECONFLICT).
+ */
+static enum smr_rc draft_save(struct ops_ctx *ctx, const struct save_req *req,
+			      struct checkpoint *out, json_t **changes, struct smr_err *err)
+{
+	json_t *draft = NULL;
+	char *space_id = NULL;
+	enum smr_rc rc = load_draft(ctx, req->job_id, &draft, &space_id, err);
+	struct save_arg arg = { draft, &req->ch, { 0 }, 0 };
+
+	checkpoint_init(&arg.base);
+	if (!rc)
+		rc = ops_checkpoint_update_with(ctx, space_id, save_patch, &arg, req->parent,
+						req->author, out, NULL, err);
+	if (!rc)
+		*changes = draft_changes(arg.on_base ? &arg.base : NULL, out);
+	checkpoint_release(&arg.base);
+	json_decref(draft);
+	free(space_id);
+	return rc;
+}
+
+/* The checkpoint a plan starts from: parent, else HEAD (base->hash NULL: an empty Space). */
+static enum smr_rc plan_base(struct ops_ctx *ctx, const char *space_id, const char *parent,
+			     struct checkpoint *base, struct smr_err *err)
+{
+	if (parent)
+		return ops_resolve_hash(ctx, parent, base, err);
+	return store_head_get(ctx->st, space_id, base, err);
+}
+
+/*
+ * What draft.save would write, without writing: {space, parent, review
+ * (every draft item with its status), patch, checkpoint (the state it
+ * would write), changes, changed, diff (against the parent)}.
+ */
+static enum smr_rc draft_plan(struct ops_ctx *ctx, const struct save_req *req, json_t **out,
+			      struct smr_err *err)
+{
+	struct checkpoint base = { 0 }, next;
+	json_t *draft = NULL, *patch = NULL, *changes = NULL;
+	char *space_id = NULL, *said;
+	const struct checkpoint *b;
+	enum smr_rc rc = load_draft(ctx, req->job_id, &draft, &space_id, err);
+
+	checkpoint_init(&next);
+	if (!rc)
+		rc = plan_base(ctx, space_id, req->parent, &base, err);
+	b = base.hash ? &base : NULL;
+	if (!rc)
+		rc = draft_patch(b, draft, &req->ch, &patch, err);
+	if (!rc)
+		rc = patch_apply(b, patch, &next, NULL, err);
+	if (!rc) {
+		changes = draft_changes(b, &next);
+		said = patch_describe(changes);
+		*out = json_pack("{s:s?, s:s?, s:o, s:O, s:o, s:O, s:s, s:o}", "space", base.space,
+				 "parent", base.hash, "review", draft_review(b, draft), "patch", patch,
+				 "checkpoint", checkpoint_to_json(&next), "changes", changes,
+				 "changed", said, "diff", checkpoint_diff(b ? b : &next, &next));
+		free(said);
+	}
+	json_decref(draft);
+	json_decref(patch);
+	json_decref(changes);
+	free(space_id);
+	checkpoint_release(&base);
+	checkpoint_release(&next);
 	return rc;
 }
 
@@ -817,31 +921,82 @@ static enum smr_rc op_draft_get(struct ops_ctx *ctx, const json_t *p, json_t **r
 	return rc;
 }
 
-static enum smr_rc op_draft_save(struct ops_ctx *ctx, const json_t *p, json_t **result,
-				 struct smr_err *err)
+static enum smr_rc opt_object(const json_t *p, const char *key, const json_t **out,
+			      struct smr_err *err)
 {
-	static const char *const known[] = { "job_id", "parent", "author", NULL };
-	const char *id, *parent = NULL, *author = NULL;
-	struct checkpoint c = { 0 };
+	const json_t *v = json_object_get(p, key);
+
+	*out = NULL;
+	if (v && !json_is_null(v) && !json_is_object(v))
+		return smr_errf(err, SMR_EINVAL, "parameter '%s' must be an object of lists", key);
+	if (json_is_object(v))
+		*out = v;
+	return SMR_OK;
+}
+
+/* draft.save's and draft.plan's parameters into req (borrowed from p). */
+static enum smr_rc save_params(const json_t *p, struct save_req *req, struct smr_err *err)
+{
+	static const char *const known[] = { "job_id", "parent", "author", "replace", "reject",
+					     "drop", "title", "summary", NULL };
+	const json_t *replace = json_object_get(p, "replace");
 	enum smr_rc rc = check_keys(p, known, err);
 
 	if (!rc)
-		rc = api_str(p, "job_id", 1, &id, err);
+		rc = api_str(p, "job_id", 1, &req->job_id, err);
 	if (!rc)
-		rc = api_str(p, "parent", 0, &parent, err);
+		rc = api_str(p, "parent", 0, &req->parent, err);
 	if (!rc)
-		rc = api_str(p, "author", 0, &author, err);
+		rc = api_str(p, "author", 0, &req->author, err);
 	if (!rc)
-		rc = draft_save(ctx, id, parent, author, &c, err);
+		rc = api_str(p, "title", 0, &req->ch.title, err);
 	if (!rc)
-		*result = checkpoint_to_json(&c);
+		rc = api_str(p, "summary", 0, &req->ch.summary, err);
+	if (!rc)
+		rc = opt_object(p, "reject", &req->ch.reject, err);
+	if (!rc)
+		rc = opt_object(p, "drop", &req->ch.drop, err);
+	if (!rc && replace && !json_is_boolean(replace) && !json_is_null(replace))
+		rc = smr_errf(err, SMR_EINVAL, "parameter 'replace' must be true or false");
+	req->ch.replace = json_is_true(replace);
+	return rc;
+}
+
+static enum smr_rc op_draft_save(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				 struct smr_err *err)
+{
+	struct save_req req = { 0 };
+	struct checkpoint c = { 0 };
+	json_t *changes = NULL;
+	char *said;
+	enum smr_rc rc = save_params(p, &req, err);
+
+	if (!rc)
+		rc = draft_save(ctx, &req, &c, &changes, err);
+	if (!rc) {
+		said = patch_describe(changes);
+		*result = json_pack("{s:o, s:O, s:s}", "checkpoint", checkpoint_to_json(&c),
+				    "changes", changes, "changed", said);
+		free(said);
+	}
+	json_decref(changes);
 	checkpoint_release(&c);
 	return rc;
+}
+
+static enum smr_rc op_draft_plan(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				 struct smr_err *err)
+{
+	struct save_req req = { 0 };
+	enum smr_rc rc = save_params(p, &req, err);
+
+	return rc ? rc : draft_plan(ctx, &req, result, err);
 }
 
 const struct api_op draft_api_ops[] = {
 	{ "draft.create", op_draft_create, 1, 0, { NEED_SESSION, ROLE_WRITER, "session_id" } },
 	{ "draft.get", op_draft_get, 0, 0, { NEED_JOB, ROLE_READER, "job_id" } },
 	{ "draft.save", op_draft_save, 1, 0, { NEED_JOB, ROLE_WRITER, "job_id" } },
+	{ "draft.plan", op_draft_plan, 0, 0, { NEED_JOB, ROLE_READER, "job_id" } },
 	{ NULL, NULL, 0, 0, { 0, 0, NULL } },
 };
