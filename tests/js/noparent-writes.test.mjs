@@ -230,7 +230,7 @@ for (const [name, open] of Object.entries(backends)) {
           await c.connect(new StdioClientTransport({ command: SMRITI_FULL, args: ['mcp'], env, stderr: 'pipe' }));
           stdio.push(c);
         }
-        const hashes = await race(4, async (w, i) => {
+        const hashes = await race(3, async (w, i) => {
           const decisions = ['--decision', SHARED, '--decision', `w${w} decided ${i}`];
           if (w < 8) {
             const res = await stdio[w].callTool({ name: 'write_checkpoint',
