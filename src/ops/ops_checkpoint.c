@@ -18,8 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* How often a write without an explicit parent retries after losing a race. */
-#define CAS_RETRIES 64
 /* Prefix matches a restricted caller's lookup looks through for ones it may read. */
 #define PREFIX_SCAN 64
 
@@ -376,9 +374,8 @@ enum smr_rc ops_head_doc(struct ops_ctx *ctx, const char *space, json_t **out,
 	return SMR_OK;
 }
 
-/* One compare-and-swap attempt of c on top of parent (NULL: empty Space). */
-static enum smr_rc put_on(struct ops_ctx *ctx, const struct space *sp, struct checkpoint *c,
-			  const char *parent, struct smr_err *err)
+/* Seals c on top of parent (NULL: an empty Space), stamped with the context's time. */
+static void seal_on(struct ops_ctx *ctx, struct checkpoint *c, const char *parent)
 {
 	char now[32];
 
@@ -388,25 +385,32 @@ static enum smr_rc put_on(struct ops_ctx *ctx, const struct space *sp, struct ch
 	free(c->created_at);
 	c->created_at = xstrdup(now);
 	checkpoint_seal(c);
+}
+
+/* One compare-and-swap attempt of c on top of parent (NULL: empty Space). */
+static enum smr_rc put_on(struct ops_ctx *ctx, const struct space *sp, struct checkpoint *c,
+			  const char *parent, struct smr_err *err)
+{
+	seal_on(ctx, c, parent);
 	return store_checkpoint_put(ctx->st, sp->id, c, parent, err);
 }
 
-/* Writes c on top of the current HEAD, re-reading HEAD when another writer got there first. */
-static enum smr_rc put_on_head(struct ops_ctx *ctx, struct space *sp, struct checkpoint *c,
-			       struct smr_err *err)
+/* store_reseal_fn: c moved onto the HEAD its write locked (arg: the context). */
+static void reseal_on(const char *head, struct checkpoint *c, void *arg)
 {
-	enum smr_rc rc = SMR_ECONFLICT;
+	seal_on(arg, c, head);
+}
 
-	for (int i = 0; i < CAS_RETRIES && rc == SMR_ECONFLICT; i++) {
-		if (i) {
-			space_release(sp);
-			rc = store_space_get(ctx->st, c->space, sp, err);
-			if (rc)
-				return rc;
-		}
-		rc = put_on(ctx, sp, c, sp->head, err);
-	}
-	return rc;
+/*
+ * A write that names no parent: on whatever HEAD is when its transaction
+ * locks it (sealed on the HEAD read here, and again there if it moved), so
+ * however many writers race it is never refused for a race.
+ */
+static enum smr_rc put_on_head(struct ops_ctx *ctx, const struct space *sp,
+			       struct checkpoint *c, struct smr_err *err)
+{
+	seal_on(ctx, c, sp->head);
+	return store_checkpoint_put_on_head(ctx->st, sp->id, c, reseal_on, ctx, err);
 }
 
 /*
@@ -598,19 +602,13 @@ static int write_remembered(struct ops_ctx *ctx, const char *space, struct check
 			    const char *parent, enum smr_rc *rc, struct smr_err *err)
 {
 	struct space_memo *m = &ctx->space;
-	char now[32];
 
 	if (!m->on || !parent || !is_full_hash(parent))
 		return 0;
 	if ((!m->ref || strcmp(m->ref, space)) && !shelf_find(m, space))
 		return 0;
 	c->space = xstrdup(m->sp.name);
-	free(c->parent_hash);
-	c->parent_hash = xstrdup(parent);
-	ctx->now(now);
-	free(c->created_at);
-	c->created_at = xstrdup(now);
-	checkpoint_seal(c);
+	seal_on(ctx, c, parent);
 	*rc = store_checkpoint_put_checked(ctx->st, &m->sp, space, c, parent, err);
 	if (*rc == SMR_ECONFLICT || *rc == SMR_ENOTFOUND) {
 		if (*rc == SMR_ENOTFOUND)

@@ -456,6 +456,15 @@ void store_index_plan_done(struct index_plan *plan)
 	free(plan);
 }
 
+void store_index_plan_drop(struct index_plan *plan)
+{
+	if (!plan)
+		return;
+	memo_clear(&plan->cur);
+	free(plan->fresh);
+	free(plan);
+}
+
 /*
  * The search rows of checkpoint c of a Space, once per hash: worked out
  * now from parent (plan NULL) or before (store_index_plan).

@@ -379,6 +379,8 @@ enum smr_rc store_index_put_planned(struct store *st, const char *space_id,
 				    const struct checkpoint *c, const struct index_plan *plan,
 				    struct smr_err *err);
 void store_index_plan_done(struct index_plan *plan);
+/* Frees a plan whose checkpoint was not written as planned (sealed again elsewhere); NULL: a no-op. */
+void store_index_plan_drop(struct index_plan *plan);
 /*
  * 1 when index.c keeps the items of checkpoint hash (it indexed it lately,
  * on any handle): this handle then holds them for its next index of a

@@ -470,6 +470,9 @@ struct put {
 	const char *space_id, *expected;
 	const char *ref, *name;          /* put_checked: what must still name the Space */
 	const struct checkpoint *c;
+	struct checkpoint *onto;         /* put_on_head: c, sealed again on HEAD when it moved */
+	store_reseal_fn reseal;
+	void *reseal_arg;
 	char *head;                      /* what head_check (head_lock) read */
 	struct checkpoint parent;        /* c's parent for the index (see put_parent) */
 	struct checkpoint_text text;     /* c's lists as JSON (see put_ahead), or none */
@@ -568,25 +571,57 @@ static enum smr_rc put_parent(struct store *st, struct put *p, struct smr_err *e
 }
 
 /*
+ * A write that names no parent: locks HEAD and takes it as c's parent.
+ * When HEAD moved since c was sealed, c is sealed again on it, and what
+ * was made ahead against the old parent (the index plan, the parent read)
+ * goes; the JSON text of c's lists stays (a reseal changes only the
+ * parent, the time and the hash).  HEAD stays locked to the commit, so
+ * the rows that follow cannot meet another HEAD.
+ */
+static enum smr_rc put_onto_head(struct store *st, struct put *p, struct smr_err *err)
+{
+	int64_t head_id = -1;
+	enum smr_rc rc = st->ops->head_lock(st, p->space_id, &head_id, &p->head, err);
+
+	if (!rc && !same_hash(p->head, p->onto->parent_hash)) {
+		p->reseal(p->head, p->onto, p->reseal_arg);
+		if (!same_hash(p->head, p->onto->parent_hash))
+			BUG("a write resealed on HEAD %.12s names parent %.12s",
+			    p->head ? p->head : "none",
+			    p->onto->parent_hash ? p->onto->parent_hash : "none");
+		store_index_plan_drop(p->plan);
+		p->plan = NULL;
+		checkpoint_release(&p->parent);
+		memset(&p->parent, 0, sizeof(p->parent));
+	}
+	p->expected = p->onto->parent_hash;
+	return rc;
+}
+
+/*
  * Locks HEAD, checks it is the expected parent, inserts c on it, moves
  * HEAD to c, and indexes c and records the move in the same transaction:
  * by name, so a pipelining backend sends all of it in one round trip (a
- * failed check aborts every statement after it).
+ * failed check aborts every statement after it).  A write without a
+ * parent (p->onto) takes the HEAD it locked instead of checking one.
  */
 static enum smr_rc put_rows(struct store *st, void *arg, struct smr_err *err)
 {
 	struct put *p = arg;
-	enum smr_rc rc;
+	enum smr_rc rc = SMR_OK;
 
 	free(p->head);   /* a retry reads it again */
 	p->head = NULL;
+	if (p->onto)
+		rc = put_onto_head(st, p, err);
 	/* first: a read inside the pipeline must not follow a check that may fail */
-	rc = p->c->merge_parent_hash || p->plan ? SMR_OK : put_parent(st, p, err);
+	if (!rc && !p->c->merge_parent_hash && !p->plan)
+		rc = put_parent(st, p, err);
 	if (!rc && p->ref)
 		rc = st->ops->space_check(st, p->space_id, p->ref, p->name, err);
 	if (!rc && p->c->merge_parent_hash)
 		return put_merge_rows(st, p, err);
-	if (!rc)
+	if (!rc && !p->onto)
 		rc = st->ops->head_check(st, p->space_id, p->expected, &p->head, err);
 	if (!rc)
 		rc = st->ops->commit_insert_on_head(st, p->space_id, p->c, &p->text, err);
@@ -619,6 +654,25 @@ enum smr_rc store_checkpoint_put(struct store *st, const char *space_id,
 	if (rc == SMR_ECONFLICT)
 		rc = same_hash(p.head, expected_head) ? exists_already(c, err)
 						      : stale_parent(p.head, err);
+	put_release(&p);
+	return rc;
+}
+
+enum smr_rc store_checkpoint_put_on_head(struct store *st, const char *space_id,
+					 struct checkpoint *c, store_reseal_fn reseal, void *arg,
+					 struct smr_err *err)
+{
+	struct put p = { .space_id = space_id, .expected = c->parent_hash, .c = c, .onto = c,
+			 .reseal = reseal, .reseal_arg = arg };
+	enum smr_rc rc;
+
+	if (c->merge_parent_hash)
+		BUG("a merge %.12s names its parents: it is not a write on HEAD", c->hash);
+	put_ahead(st, &p);
+	rc = write_rows(st, put_rows, &p, err);
+	/* HEAD was locked and taken as the parent: the one conflict left is c already there */
+	if (rc == SMR_ECONFLICT)
+		rc = exists_already(c, err);
 	put_release(&p);
 	return rc;
 }

@@ -16,7 +16,9 @@
  *  - store_checkpoint_put is a compare-and-swap on the Space's HEAD: it
  *    succeeds only while HEAD equals expected_head (NULL: the Space is
  *    empty), else SMR_ECONFLICT naming the current HEAD, and nothing is
- *    written.
+ *    written.  A write that names no parent (store_checkpoint_put_on_head,
+ *    store_checkpoint_update) takes the HEAD it locks and is never refused
+ *    for a race.
  *  - store_turn_append assigns sequence_number = last + 1 inside its
  *    transaction; numbers are unique and gap-free per session under
  *    concurrent writers.
@@ -238,6 +240,21 @@ enum smr_rc store_checkpoint_merge(struct store *st, const char *space_id,
 enum smr_rc store_head_fast_forward(struct store *st, const char *space_id,
 				    const char *expected_head, const char *src_space_id,
 				    const char *hash, const char *actor, struct smr_err *err);
+/*
+ * A write that names no parent: c goes on whatever HEAD space_id has when
+ * its transaction holds HEAD's lock, however many writers race, and is
+ * never refused for a race.  c comes sealed on the HEAD its caller read
+ * (c->parent_hash, NULL for an empty Space); when HEAD is another by then,
+ * reseal(head, c, arg) seals c on it (parent_hash = head, the time of
+ * now, the hash; it may change nothing else of c: its lists' JSON text is
+ * made before the transaction).  reseal runs on the thread of whichever
+ * writer commits the transaction, while this caller waits.  SMR_ECONFLICT
+ * only when c is there already.
+ */
+typedef void (*store_reseal_fn)(const char *head, struct checkpoint *c, void *arg);
+enum smr_rc store_checkpoint_put_on_head(struct store *st, const char *space_id,
+					 struct checkpoint *c, store_reseal_fn reseal, void *arg,
+					 struct smr_err *err);
 /*
  * store_checkpoint_put on Space sp->id, in the same transaction checking
  * that ref (a name or id) still names that Space and that it is still

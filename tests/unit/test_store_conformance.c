@@ -3006,6 +3006,154 @@ CONFORMANCE(search_turns_with_the_turns_flag)
 	json_decref(res);
 }
 
+/* ---- a write that names no parent goes on the HEAD of its moment ---- */
+
+/* store_reseal_fn: c onto head, counted in *arg. */
+static void reseal_counted(const char *head, struct checkpoint *c, void *arg)
+{
+	(*(int *)arg)++;
+	free(c->parent_hash);
+	c->parent_hash = xstrdup(head);
+	checkpoint_seal(c);
+}
+
+/* Writes title (decisions: title, and also when given) sealed on parent, with store_checkpoint_put_on_head. */
+static enum smr_rc put_onto(struct store *st, const char *space_id, const char *parent,
+			    const char *title, const char *also, int sec, int *reseals,
+			    char **hash, struct smr_err *err)
+{
+	struct checkpoint c;
+	enum smr_rc rc;
+
+	make_ckpt(&c, parent, title, sec);
+	if (also) {
+		json_array_append_new(c.decisions, json_pack("{s:s}", "text", also));
+		checkpoint_seal(&c);
+	}
+	rc = store_checkpoint_put_on_head(st, space_id, &c, reseal_counted, reseals, err);
+	if (!rc && hash)
+		*hash = xstrdup(c.hash);
+	checkpoint_release(&c);
+	return rc;
+}
+
+CONFORMANCE(put_on_head_takes_the_head_of_its_moment)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct checkpoint got = { 0 };
+	struct ops_ctx ctx;
+	int reseals = 0;
+	char a[37], *root = NULL, *c1 = NULL, *c2 = NULL, *c3 = NULL, *h;
+	json_t *res;
+
+	CHECK_INT(make_space(f, "moment", a, &err), SMR_OK);
+	CHECK_INT(put_next(f, a, &root, "zebra", 1), SMR_OK);
+	/* sealed on the empty Space it was read as: goes on the root, "zebra" not indexed again */
+	CHECK_INT(put_onto(f->st, a, NULL, "quokka", "zebra", 2, &reseals, &c1, &err), SMR_OK);
+	CHECK_INT(reseals, 1);
+	CHECK_INT(store_checkpoint_get(f->st, a, c1, &got, &err), SMR_OK);
+	CHECK_STR(got.parent_hash, root);
+	checkpoint_release(&got);
+	/* sealed on the root, two writes late */
+	CHECK_INT(put_onto(f->st, a, root, "okapi", "zebra", 3, &reseals, &c2, &err), SMR_OK);
+	CHECK_INT(reseals, 2);
+	/* sealed on HEAD as it still is: written as sealed */
+	CHECK_INT(put_onto(f->st, a, c2, "tapir", NULL, 4, &reseals, &c3, &err), SMR_OK);
+	CHECK_INT(reseals, 2);
+	h = space_head(f, a);
+	CHECK_STR(h, c3);
+	CHECK_INT(store_checkpoint_get(f->st, a, c2, &got, &err), SMR_OK);
+	CHECK_STR(got.parent_hash, c1);
+	checkpoint_release(&got);
+	CHECK_INT(count_checkpoints(f, a), 4);
+	/* each item indexed once, by the checkpoint that brought it */
+	ops_ctx_init(&ctx, f->st);
+	res = search_for(&ctx, "zebra", "decisions", SMR_OK);
+	CHECK_INT(hits(res), 1);
+	CHECK_STR(hit_str(res, 0, "commit_hash"), root);
+	json_decref(res);
+	res = search_for(&ctx, "okapi", "decisions", SMR_OK);
+	CHECK_INT(hits(res), 1);
+	CHECK_STR(hit_str(res, 0, "commit_hash"), c2);
+	json_decref(res);
+	/* no Space: not found, nothing written */
+	CHECK_INT(put_onto(f->st, "no such space", NULL, "x", NULL, 5, &reseals, NULL, &err),
+		  SMR_ENOTFOUND);
+	CHECK(fsck_ok(f));
+	free(root);
+	free(c1);
+	free(c2);
+	free(c3);
+	free(h);
+}
+
+#define ONTO_WRITERS 6
+#define ONTO_WRITES 12
+
+struct onto_writer {
+	const char *dsn, *space_id;
+	int index, failed, reseals;
+	char last_err[512];
+};
+
+/* Writes ONTO_WRITES checkpoints, each sealed on the HEAD this handle read before it. */
+static void *onto_main(void *arg)
+{
+	struct onto_writer *w = arg;
+	struct smr_err err = SMR_ERR_INIT;
+	struct store *st = NULL;
+	struct space sp = { 0 };
+	char title[32];
+
+	if (store_open(w->dsn, &st, &err)) {
+		w->failed = ONTO_WRITES;
+		return NULL;
+	}
+	for (int i = 0; i < ONTO_WRITES; i++) {
+		snprintf(title, sizeof(title), "w%d-%d", w->index, i);
+		space_release(&sp);
+		memset(&sp, 0, sizeof(sp));
+		if (store_space_get(st, w->space_id, &sp, &err) ||
+		    put_onto(st, w->space_id, sp.head, title, NULL, i, &w->reseals, NULL, &err)) {
+			w->failed++;
+			snprintf(w->last_err, sizeof(w->last_err), "%s", err.msg);
+		}
+	}
+	space_release(&sp);
+	store_close(st);
+	return NULL;
+}
+
+/* Racing writers without a parent: every write lands, each on the one before it. */
+CONFORMANCE(racing_writers_without_a_parent_all_land_in_one_line)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct onto_writer w[ONTO_WRITERS];
+	pthread_t th[ONTO_WRITERS];
+	struct checkpoint *log = NULL;
+	size_t n = 0;
+	char a[37], *h;
+
+	CHECK_INT(make_space(f, "line", a, &err), SMR_OK);
+	for (int i = 0; i < ONTO_WRITERS; i++) {
+		w[i] = (struct onto_writer){ f->dsn, a, i, 0, 0, "" };
+		pthread_create(&th[i], NULL, onto_main, &w[i]);
+	}
+	for (int i = 0; i < ONTO_WRITERS; i++) {
+		pthread_join(th[i], NULL);
+		CHECK_INT(w[i].failed, 0);
+		if (w[i].failed)
+			fprintf(stderr, "  writer %d: %s\n", i, w[i].last_err);
+	}
+	h = space_head(f, a);
+	CHECK_INT(store_checkpoint_log(f->st, a, h, 0, &log, &n, &err), SMR_OK);
+	CHECK_INT(n, ONTO_WRITERS * ONTO_WRITES);
+	CHECK_INT(count_checkpoints(f, a), ONTO_WRITERS * ONTO_WRITES);
+	checkpoints_free(log, n);
+	free(h);
+	CHECK(fsck_ok(f));
+}
+
 #include "store/schema_sqlite.h"
 
 /* A store written before the search index existed gets it filled when it is opened. */
