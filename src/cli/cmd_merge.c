@@ -185,6 +185,9 @@ int cmd_merge(int argc, char **argv, struct cli_ctx *ctx)
 		rc = resolution(&a, &reso);
 	if (rc)
 		return rc;
+	/* who is merging, as `smriti commit` names its author */
+	if (!a.author)
+		a.author = cli_default_author();
 	rc = (int)cli_call_keep(ctx, "merge",
 				json_pack("{s:s, s:s, s:O?, s:s?, s:s?}", "space", argv[first], "ref",
 					  argv[first + 1], "resolution", reso, "author", a.author,

@@ -158,10 +158,8 @@ enum smr_rc cli_open(struct cli_ctx *ctx, struct smr_err *err)
 		return SMR_OK;
 	rc = ops_open(&ctx->ops, ctx->db, err);
 	ctx->ops.rt = ctx->rt;
-	/* who the reflog names for moves without an author (rename, delete, fork) */
-	ctx->ops.actor = getenv("SMRITI_AUTHOR");
-	if (!ctx->ops.actor)
-		ctx->ops.actor = getenv("USER");
+	/* who a write names when the command names nobody (ops/auth.h's ops_writer) */
+	ctx->ops.actor = cli_default_author();
 	return rc;
 }
 

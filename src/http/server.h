@@ -27,6 +27,12 @@ struct http_config {
 	int access_log;             /* 1: one line per request on stderr */
 	int log_json;               /* 1: access log lines are JSON objects (--log-format json) */
 	int metrics;                /* 1: count requests and serve GET /metrics */
+	/*
+	 * Who a write names when neither a token's identity nor the caller
+	 * names anyone: the server process's default author, computed once at
+	 * start-up (ops_ctx.actor of every thread's context); NULL: none.
+	 */
+	const char *actor;
 };
 
 struct http_server;

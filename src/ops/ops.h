@@ -76,8 +76,13 @@ struct ops_ctx {
 	const struct principal *who;
 	struct auth_cache *auth_cache;   /* owned; ops_close() frees it */
 	struct auth_keeper *keeper;      /* borrowed: a server's (ops/auth.h), or NULL */
-	const char *actor;               /* who the reflog names for moves without an
-					    author of their own (borrowed; NULL: "") */
+	/*
+	 * Who a write names when its caller names nobody (ops_writer in
+	 * ops/auth.h): the local user for the CLI, the server process's
+	 * default, computed once at start-up, for a server.  Borrowed; NULL:
+	 * none (OPS_UNNAMED is recorded).
+	 */
+	const char *actor;
 };
 
 /*
@@ -180,7 +185,7 @@ struct merge_req {
 	const char *space;          /* the Space whose HEAD receives the merge */
 	const char *ref;            /* what to merge in */
 	const json_t *resolution;   /* NULL, or how conflicts are settled (domain/merge.h) */
-	const char *author;         /* as the caller claimed, or NULL */
+	const char *author;         /* as the caller claimed, or NULL (ops/auth.h's ops_writer) */
 	const char *title;          /* the merge checkpoint's title, or NULL: "Merge REF into
 				       SPACE" (domain/merge.h: titles are never merged) */
 };

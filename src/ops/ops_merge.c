@@ -56,7 +56,7 @@ struct merge_job {
 	const struct checkpoint *theirs;   /* REF */
 	const char *src_id;                /* REF's Space */
 	const json_t *resolution;
-	const char *author;
+	const char *author;                /* as claimed, or NULL (ops_writer decides) */
 	const char *title;                 /* the merge's own, or NULL for merge_title() */
 	const char *ref_name;              /* what the line merged in is called */
 };
@@ -85,7 +85,7 @@ static enum smr_rc write_merge(struct ops_ctx *ctx, const struct merge_job *j,
 		c.merge_parent_hash = xstrdup(j->theirs->hash);
 		c.space = xstrdup(j->sp->name);
 		free(c.author);
-		c.author = xstrdup(j->author ? j->author : "");
+		c.author = j->author ? xstrdup(j->author) : NULL;
 		ops_set_author(ctx, &c);
 		ctx->now(now);
 		c.created_at = xstrdup(now);
@@ -111,7 +111,8 @@ static enum smr_rc fast_forward(struct ops_ctx *ctx, const struct merge_job *j,
 {
 	struct checkpoint stored = { 0 };
 	enum smr_rc rc = store_head_fast_forward(ctx->st, j->sp->id, j->sp->head, j->src_id,
-						 j->theirs->hash, ops_actor(ctx), err);
+						 j->theirs->hash, ops_writer(ctx, j->author),
+						 err);
 
 	if (!rc)
 		rc = store_checkpoint_get(ctx->st, j->sp->id, j->theirs->hash, &stored, err);

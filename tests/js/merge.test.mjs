@@ -4,7 +4,8 @@
 // merged back into its origin and the origin fast-forwarded into the fork,
 // "already up to date", unrelated histories refused, contradictions of the
 // merged state reported; titles never merged (a merge has its own, "Merge
-// REF into SPACE" or -m), the summary merged three-way; and the same over HTTP (PATCH .../head, POST
+// REF into SPACE" or -m), the summary merged three-way, the merge's author
+// in log and git export; and the same over HTTP (PATCH .../head, POST
 // .../merge with a 409 that lists the conflicts, a title).
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -163,13 +164,15 @@ describe('a title is the checkpoint\'s own message, never merged', () => {
   test('two lines that both moved, each with its own title, merge cleanly: "Merge trip-alt into trip"', () => {
     ok(t.db, ['commit', 'trip', '-m', 'Main line', '--decision', 'Fly via Helsinki']);
     ok(t.db, ['commit', 'trip-alt', '-m', 'Alt line', '--decision', 'Night train to Kyoto']);
-    const r = run(t.db, ['merge', 'trip', 'trip-alt']);
+    const r = run(t.db, ['merge', 'trip', 'trip-alt'], { env: { SMRITI_AUTHOR: 'bob' } });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^\[trip [0-9a-f]{12}\] merged trip-alt/);
     const m = ok(t.db, ['head', 'trip', '--json']);
     assert.equal(m.title, 'Merge trip-alt into trip');
     assert.equal(m.summary, 'Kyoto in April');
+    assert.equal(m.author, 'bob');
     assert.deepEqual(m.decisions.map((d) => d.text), ['Travel 3-10 April', 'Fly via Helsinki', 'Night train to Kyoto']);
+    assert.match(ok(t.db, ['log', 'trip', '--limit', '1']), /^[0-9a-f]{12} \S+ \S+ {2}Merge trip-alt into trip {2}\(bob\) {2}\(merge /);
   });
 
   test('-m and --title name the merge; an empty title is refused', () => {
@@ -202,6 +205,14 @@ describe('a title is the checkpoint\'s own message, never merged', () => {
     const m = ok(t.db, ['head', 'trip', '--json']);
     assert.equal(m.title, 'Joined');
     assert.equal(m.summary, 'Kyoto, then Nara');
+  });
+
+  test('export --git names the merge\'s author', () => {
+    const dir = path.join(t.dir, 'repo');
+    ok(t.db, ['export', '--git', dir, 'trip']);
+    const merges = execFileSync('git', ['-C', dir, 'log', '--all', '--merges', '--format=%an|%s'], { encoding: 'utf8' });
+    assert.match(merges, /^bob\|Merge trip-alt into trip$/m);
+    assert.doesNotMatch(merges, /^unknown\|/m);
   });
 });
 

@@ -10,6 +10,7 @@
 #include "ops/runtime/draft.h"
 #include "ops/runtime/generation.h"
 #include "ops/runtime/runtime.h"
+#include "util/xalloc.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -156,8 +157,10 @@ int cmd_serve(int argc, char **argv, struct cli_ctx *ctx)
 	};
 	struct http_config cfg = {
 		HTTP_DEFAULT_LISTEN, ctx->db, HTTP_DEFAULT_WORKERS, 0, HTTP_DEFAULT_MAX_BODY,
-		getenv("SMRITI_TOKEN"), getenv("SMRITI_ALLOWED_HOSTS"), 1, 0, 1,
+		getenv("SMRITI_TOKEN"), getenv("SMRITI_ALLOWED_HOSTS"), 1, 0, 1, NULL,
 	};
+	const char *actor;
+	char *own = NULL;
 	int first, rc;
 
 	rc = cli_options(&serve_cmd, argc, argv, "+h", opts, "unknown option", take, &cfg, &first);
@@ -165,5 +168,11 @@ int cmd_serve(int argc, char **argv, struct cli_ctx *ctx)
 		return rc == CLI_OPT_DONE ? 0 : rc;
 	if (first < argc)
 		return cli_usage(&serve_cmd, "unexpected argument '%s'", argv[first]);
-	return serve(&cfg);
+	/* once, and a copy: the password database's answer is static storage */
+	actor = cli_default_author();
+	own = actor ? xstrdup(actor) : NULL;
+	cfg.actor = own;
+	rc = serve(&cfg);
+	free(own);
+	return rc;
 }
