@@ -157,7 +157,7 @@ int cmd_serve(int argc, char **argv, struct cli_ctx *ctx)
 	};
 	struct http_config cfg = {
 		HTTP_DEFAULT_LISTEN, ctx->db, HTTP_DEFAULT_WORKERS, 0, HTTP_DEFAULT_MAX_BODY,
-		getenv("SMRITI_TOKEN"), getenv("SMRITI_ALLOWED_HOSTS"), 1, 0, 1, NULL,
+		getenv("SMRITI_TOKEN"), getenv("SMRITI_ALLOWED_HOSTS"), 1, 0, 1,
 	};
 	const char *actor;
 	char *own = NULL;
