@@ -3,7 +3,8 @@
  * fork, an older branch of history) into SPACE's HEAD.  Says whether it
  * merged, fast-forwarded or found nothing to do; names each conflict and
  * exits 4 with nothing written until they are resolved (--ours, --theirs,
- * or --resolve FILE with per-item choices).
+ * or --resolve FILE with per-item choices).  The merge checkpoint's title
+ * is its own (-m), as a git merge commit's message is.
  */
 #include "cli/cli.h"
 #include "util/sys.h"
@@ -17,29 +18,33 @@
 
 static const struct cli_cmd merge_cmd = {
 	"merge",
-	"merge SPACE REF [--ours | --theirs | --resolve FILE|-] [--author NAME] [--json]\n"
+	"merge SPACE REF [--ours | --theirs | --resolve FILE|-] [-m TITLE] [--author NAME]\n"
+	"       [--json]\n"
 	"       Merges REF (a checkpoint, or another Space that shares history, e.g. a\n"
 	"       fork) into the HEAD of SPACE, item by item from their nearest common\n"
 	"       ancestor.  Conflicts write nothing: settle all with --ours or --theirs,\n"
 	"       or one by one with a JSON resolution such as\n"
-	"       {\"title\": \"ours\", \"decisions\": {\"Use SQLite\": \"theirs\"}}.",
+	"       {\"summary\": \"ours\", \"decisions\": {\"Use SQLite\": \"theirs\"}}.\n"
+	"       Titles are never merged: the merge has its own, -m/--title TITLE, else\n"
+	"       \"Merge REF into SPACE\".",
 	cmd_merge, 0,
 };
 
-enum { OPT_OURS = 1, OPT_THEIRS, OPT_RESOLVE, OPT_AUTHOR, OPT_JSON };
+enum { OPT_OURS = 1, OPT_THEIRS, OPT_RESOLVE, OPT_AUTHOR, OPT_JSON, OPT_TITLE = 'm' };
 
 static const struct option opts[] = {
 	{ "ours", no_argument, NULL, OPT_OURS },
 	{ "theirs", no_argument, NULL, OPT_THEIRS },
 	{ "resolve", required_argument, NULL, OPT_RESOLVE },
 	{ "author", required_argument, NULL, OPT_AUTHOR },
+	{ "title", required_argument, NULL, OPT_TITLE },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
 struct merge_args {
-	const char *side, *resolve, *author;
+	const char *side, *resolve, *author, *title;
 	int json, sides;
 };
 
@@ -59,6 +64,9 @@ static int take(int c, const char *val, void *arg)
 		return 0;
 	case OPT_AUTHOR:
 		a->author = val;
+		return 0;
+	case OPT_TITLE:
+		a->title = val;
 		return 0;
 	case OPT_JSON:
 		a->json = 1;
@@ -157,7 +165,7 @@ static void print_result(const char *space, const char *ref, const json_t *res)
 
 int cmd_merge(int argc, char **argv, struct cli_ctx *ctx)
 {
-	struct merge_args a = { NULL, NULL, NULL, 0, 0 };
+	struct merge_args a = { NULL, NULL, NULL, NULL, 0, 0 };
 	struct smr_err err = SMR_ERR_INIT;
 	json_t *res = NULL, *reso = NULL;
 	int first, rc;
@@ -166,7 +174,7 @@ int cmd_merge(int argc, char **argv, struct cli_ctx *ctx)
 		printf("usage: smriti %s\n", merge_cmd.usage);
 		return 0;
 	}
-	rc = cli_options(&merge_cmd, argc, argv, "h", opts, "unknown option", take, &a, &first);
+	rc = cli_options(&merge_cmd, argc, argv, "hm:", opts, "unknown option", take, &a, &first);
 	if (rc == CLI_OPT_DONE)
 		return 0;
 	if (!rc && argc - first != 2)
@@ -177,9 +185,13 @@ int cmd_merge(int argc, char **argv, struct cli_ctx *ctx)
 		rc = resolution(&a, &reso);
 	if (rc)
 		return rc;
+	/* who is merging, as `smriti commit` names its author */
+	if (!a.author)
+		a.author = cli_default_author();
 	rc = (int)cli_call_keep(ctx, "merge",
-				json_pack("{s:s, s:s, s:O?, s:s?}", "space", argv[first], "ref",
-					  argv[first + 1], "resolution", reso, "author", a.author),
+				json_pack("{s:s, s:s, s:O?, s:s?, s:s?}", "space", argv[first], "ref",
+					  argv[first + 1], "resolution", reso, "author", a.author,
+					  "title", a.title),
 				&res, &err);
 	if (rc) {
 		rc = cli_fail((enum smr_rc)rc, "%s", err.msg);

@@ -202,10 +202,8 @@ static enum smr_rc open_store(struct cli_ctx *ctx, const char *dsn, struct smr_e
 	enum smr_rc rc = ops_open(&ctx->ops, dsn, err);
 
 	ctx->ops.rt = ctx->rt;
-	/* who the reflog names for moves without an author (rename, delete, fork) */
-	ctx->ops.actor = getenv("SMRITI_AUTHOR");
-	if (!ctx->ops.actor)
-		ctx->ops.actor = getenv("USER");
+	/* who a write names when the command names nobody (ops/auth.h's ops_writer) */
+	ctx->ops.actor = cli_default_author();
 	return rc;
 }
 

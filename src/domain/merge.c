@@ -4,7 +4,8 @@
  * Every cell of the table in merge.h is one rule over three values (base,
  * ours, theirs; NULL for absent): both sides alike -> that; one side as in
  * base -> the other side; else a conflict.  Resolutions are marked as
- * they are used, so one never used names no conflict and is refused.
+ * they are used, so one never used names no conflict and is refused.  The
+ * title is the merge's own (merge.h), never one of the sides'.
  *
  * A list may hold two items with the same text (or name): nothing forbids
  * it in a write.  They are told apart by occurrence: the second "X" of
@@ -59,7 +60,7 @@ static enum smr_rc bad_side(struct merge *m, const char *what)
 }
 
 /*
- * The side chosen for a conflict of field (item key, or NULL for title and
+ * The side chosen for a conflict of field (item key, or NULL for the
  * summary): "ours", "theirs" or NULL when unresolved.  Marks the entry used
  * (not removed: two items of the same text share it).
  */
@@ -232,6 +233,7 @@ static json_t *merge_list(struct merge *m, const char *field, const struct check
 	return out;
 }
 
+/* The summary's three-way merge (absent is ""); caller frees. */
 static char *merge_text(struct merge *m, const char *field, const char *b, const char *o,
 			const char *t)
 {
@@ -259,17 +261,22 @@ static json_t *canonical_resolution(struct merge *m, const json_t *in)
 		return out;
 	}
 	json_object_foreach((json_t *)in, name, v) {
+		if (!strcmp(name, "title")) {
+			m->rc = smr_errf(m->err, SMR_EINVAL,
+					 "a merge resolution cannot name the title: titles are"
+					 " never merged (a merge has its own; give it with title,"
+					 " or -m on the command line)");
+			break;
+		}
 		field = patch_field_name(name);
-		if (!field && (!strcmp(name, "title") || !strcmp(name, "summary") ||
-			       !strcmp(name, "*")))
+		if (!field && (!strcmp(name, "summary") || !strcmp(name, "*")))
 			field = name;
 		if (!field) {
 			m->rc = smr_errf(m->err, SMR_EINVAL,
 					 "a merge resolution names unknown field '%s'", name);
 			break;
 		}
-		if (strcmp(field, "title") && strcmp(field, "summary") && strcmp(field, "*") &&
-		    !json_is_object(v)) {
+		if (strcmp(field, "summary") && strcmp(field, "*") && !json_is_object(v)) {
 			m->rc = smr_errf(m->err, SMR_EINVAL,
 					 "the resolution of '%s' must map each item to"
 					 " \"ours\" or \"theirs\"", name);
@@ -351,9 +358,7 @@ enum smr_rc checkpoint_merge3(const struct checkpoint *base, const struct checkp
 	if (m.all && strcmp(m.all, "ours") && strcmp(m.all, "theirs"))
 		bad_side(&m, "*");
 	if (!m.rc) {
-		free(out->title);
 		free(out->summary);
-		out->title = merge_text(&m, "title", base->title, ours->title, theirs->title);
 		out->summary = merge_text(&m, "summary", base->summary, ours->summary,
 					  theirs->summary);
 		for (size_t i = 0; checkpoint_list_fields[i]; i++) {
@@ -376,4 +381,9 @@ enum smr_rc checkpoint_merge3(const struct checkpoint *base, const struct checkp
 	json_decref(m.used);
 	checkpoint_release(&empty);
 	return m.rc;
+}
+
+char *merge_title(const char *theirs, const char *ours)
+{
+	return xasprintf("Merge %s into %s", theirs, ours);
 }

@@ -311,6 +311,7 @@ static const char components_json[] =
 "     \"type\":[\"object\",\"null\"],"
 "     \"description\":\"{\\\"*\\\": \\\"ours\\\"|\\\"theirs\\\"} or per field and item\""
 "    },"
+"    \"title\":{\"type\":\"string\",\"description\":\"The merge checkpoint's own title (titles are never merged); default: Merge REF into SPACE\"},"
 "    \"author\":{\"type\":\"string\"}"
 "   }"
 "  },"

@@ -26,6 +26,7 @@ struct ops_ctx *http_thread_ops(struct http_server *srv, struct smr_err *err)
 	}
 	c->ops.rt = srv->rt;
 	c->ops.keeper = srv->keeper;
+	c->ops.actor = srv->cfg->actor;
 	pthread_mutex_lock(&srv->ctx_lock);
 	c->next = srv->ctxs;
 	srv->ctxs = c;

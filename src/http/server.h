@@ -29,6 +29,12 @@ struct http_config {
 	int metrics;                /* 1: count requests and serve GET /metrics */
 	const char *metrics_listen; /* HOST:PORT (or PORT: loopback) of a listener serving
 				       GET /metrics alone without a token, or NULL */
+	/*
+	 * Who a write names when neither a token's identity nor the caller
+	 * names anyone: the server process's default author, computed once at
+	 * start-up (ops_ctx.actor of every thread's context); NULL: none.
+	 */
+	const char *actor;
 };
 
 struct http_server;

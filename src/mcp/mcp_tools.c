@@ -386,8 +386,10 @@ static json_t *in_merge(void)
 				"Space's checkpoint works when it shares history (a fork)"), 1);
 	prop(o, "resolution", json_pack("{s:s, s:s}", "type", "object", "description",
 					"How to settle conflicts: {\"*\": \"ours\"|\"theirs\"} for all,"
-					" or {\"title\": \"ours\", \"decisions\": {\"<text>\": "
+					" or {\"summary\": \"ours\", \"decisions\": {\"<text>\": "
 					"\"theirs\"}} one by one"), 0);
+	prop(o, "title", s_text("The merge checkpoint's own title (titles are never merged); "
+				"default \"Merge REF into SPACE\""), 0);
 	prop(o, "author", s_text("Who is merging"), 0);
 	return o;
 }
@@ -600,9 +602,10 @@ static const struct mcp_tool tools[] = {
 	{ "merge", "Merge another line", "merge",
 	  "Merge another line of work (ref: a checkpoint, or a fork's Space) into a Space's "
 	  "HEAD, item by item from their nearest common ancestor. Returns {status: merged | "
-	  "fast-forward | up-to-date, checkpoint, contradictions}. When both sides changed "
-	  "the same item differently it fails with the conflicts named and saves nothing: "
-	  "call again with resolution.",
+	  "fast-forward | up-to-date, checkpoint, contradictions}. The merge checkpoint gets "
+	  "its own title (title, else \"Merge REF into SPACE\"): titles are never merged. "
+	  "When both sides changed the same item (or the summary) differently it fails with "
+	  "the conflicts named and saves nothing: call again with resolution.",
 	  in_merge, out_merge, p_restore, NULL, 0 },
 	{ "write_checkpoint", "Write a checkpoint", "checkpoint.create",
 	  "Save the current reasoning state as a new checkpoint on top of a Space's HEAD. "

@@ -254,20 +254,22 @@ static enum smr_rc op_checkpoint_update(struct ops_ctx *ctx, const json_t *p, js
 static enum smr_rc op_merge(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			    struct smr_err *err)
 {
-	const char *space, *ref, *author;
+	struct merge_req req = { 0 };
 	const json_t *res = json_object_get(p, "resolution");
 	enum smr_rc rc;
 
-	rc = api_str(p, "space", 1, &space, err);
+	rc = api_str(p, "space", 1, &req.space, err);
 	if (!rc)
-		rc = api_str(p, "ref", 1, &ref, err);
+		rc = api_str(p, "ref", 1, &req.ref, err);
 	if (!rc)
-		rc = api_str(p, "author", 0, &author, err);
+		rc = api_str(p, "author", 0, &req.author, err);
+	if (!rc)
+		rc = api_str(p, "title", 0, &req.title, err);
 	if (!rc && res && !json_is_object(res) && !json_is_null(res))
 		rc = smr_errf(err, SMR_EINVAL, "parameter 'resolution' must be an object");
+	req.resolution = json_is_object(res) ? res : NULL;
 	if (!rc)
-		rc = ops_merge(ctx, space, ref, json_is_object(res) ? res : NULL, author, result,
-			       err);
+		rc = ops_merge(ctx, &req, result, err);
 	return rc;
 }
 

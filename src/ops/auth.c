@@ -696,21 +696,33 @@ enum smr_rc ops_find_readable(struct ops_ctx *ctx, const char *space, struct spa
 	return rc;
 }
 
+/*
+ * The one rule for who a write names, so that no path stores an empty
+ * author: the signed-in identity, else what the caller claimed, else the
+ * program's default (ctx->actor: the local user for the CLI, the server
+ * process's own for a server), else OPS_UNNAMED.
+ */
+const char *ops_writer(const struct ops_ctx *ctx, const char *claimed)
+{
+	if (ops_restricted(ctx))
+		return ctx->who->name;
+	if (claimed && *claimed)
+		return claimed;
+	return ctx->actor && *ctx->actor ? ctx->actor : OPS_UNNAMED;
+}
+
 void ops_author(const struct ops_ctx *ctx, const char *claimed, const char **author,
 		const char **tool)
 {
 	*tool = NULL;
-	*author = claimed;
-	if (!ops_restricted(ctx))
-		return;
-	*author = ctx->who->name;
-	if (claimed && *claimed && strcmp(claimed, ctx->who->name))
+	*author = ops_writer(ctx, claimed);
+	if (ops_restricted(ctx) && claimed && *claimed && strcmp(claimed, ctx->who->name))
 		*tool = claimed;
 }
 
 const char *ops_actor(const struct ops_ctx *ctx)
 {
-	return ops_restricted(ctx) ? ctx->who->name : ctx->actor;
+	return ops_writer(ctx, NULL);
 }
 
 void ops_add_role(struct ops_ctx *ctx, const struct space *sp, json_t *doc)

@@ -210,19 +210,26 @@ json_t *ops_identity_json(const struct principal *who);
 /* 1 when the caller is restricted (a signed-in person or agent, not admin or local). */
 int ops_restricted(const struct ops_ctx *ctx);
 
+/* What a write is recorded as when nothing names who made it (no program default). */
+#define OPS_UNNAMED "unknown"
+
 /*
- * The author a write records: the caller's identity when restricted (then
- * a claimed author is returned in *tool, to be kept as a label), else the
- * claimed author itself.  Borrowed strings.
+ * Who a write records, never empty: the signed-in person or agent when
+ * there is one (a restricted caller), else claimed (what the caller said,
+ * NULL or "" for nothing), else ctx->actor (the program's default, set
+ * where it starts), else OPS_UNNAMED.  Borrowed.
+ */
+const char *ops_writer(const struct ops_ctx *ctx, const char *claimed);
+
+/*
+ * The author a write records, as ops_writer() says; for a restricted caller
+ * a claimed author that is not its identity is returned in *tool, to be
+ * kept as a label.  Borrowed strings.
  */
 void ops_author(const struct ops_ctx *ctx, const char *claimed, const char **author,
 		const char **tool);
 
-/*
- * Who the reflog names for a move without an author of its own: the signed-in
- * person or agent when there is one, else ctx->actor (the local user, or
- * NULL); borrowed.
- */
+/* Who the reflog names for a move without an author of its own: ops_writer(ctx, NULL). */
 const char *ops_actor(const struct ops_ctx *ctx);
 
 /*

@@ -76,8 +76,13 @@ struct ops_ctx {
 	const struct principal *who;
 	struct auth_cache *auth_cache;   /* owned; ops_close() frees it */
 	struct auth_keeper *keeper;      /* borrowed: a server's (ops/auth.h), or NULL */
-	const char *actor;               /* who the reflog names for moves without an
-					    author of their own (borrowed; NULL: "") */
+	/*
+	 * Who a write names when its caller names nobody (ops_writer in
+	 * ops/auth.h): the local user for the CLI, the server process's
+	 * default, computed once at start-up, for a server.  Borrowed; NULL:
+	 * none (OPS_UNNAMED is recorded).
+	 */
+	const char *actor;
 };
 
 /*
@@ -193,17 +198,26 @@ enum smr_rc ops_checkpoint_update_with(struct ops_ctx *ctx, const char *space,
 				       const char *author, struct checkpoint *out,
 				       json_t **changes, struct smr_err *err);
 
+/* What a merge is asked to do; every member borrowed. */
+struct merge_req {
+	const char *space;          /* the Space whose HEAD receives the merge */
+	const char *ref;            /* what to merge in */
+	const json_t *resolution;   /* NULL, or how conflicts are settled (domain/merge.h) */
+	const char *author;         /* as the caller claimed, or NULL (ops/auth.h's ops_writer) */
+	const char *title;          /* the merge checkpoint's title, or NULL: "Merge REF into
+				       SPACE" (domain/merge.h: titles are never merged) */
+};
+
 /*
- * Merges ref (a checkpoint of this Space's history or of one that shares
- * it, e.g. a fork) into the Space's HEAD.  *result (a new reference, set on
- * success and on a conflict of content) is {"status": "merged" |
+ * Merges req->ref (a checkpoint of this Space's history or of one that
+ * shares it, e.g. a fork) into the Space's HEAD.  *result (a new reference,
+ * set on success and on a conflict of content) is {"status": "merged" |
  * "fast-forward" | "up-to-date", "checkpoint", "base"?, "contradictions"?}
  * or, with SMR_ECONFLICT, {"status": "conflict", "base", "conflicts"}
- * (domain/merge.h) and nothing written.  resolution (may be NULL) settles
- * conflicts as checkpoint_merge3 takes it.  author may be NULL.
+ * (domain/merge.h) and nothing written.  A title that is empty or blank is
+ * SMR_EINVAL; a fast-forward writes no checkpoint, so it has no title.
  */
-enum smr_rc ops_merge(struct ops_ctx *ctx, const char *space, const char *ref,
-		      const json_t *resolution, const char *author, json_t **result,
+enum smr_rc ops_merge(struct ops_ctx *ctx, const struct merge_req *req, json_t **result,
 		      struct smr_err *err);
 
 /*

@@ -3,7 +3,8 @@
  * find the nearest common ancestor of HEAD and REF, then say "up to date"
  * (REF is already in HEAD's history), fast-forward (HEAD is in REF's
  * history), or write a checkpoint with two parents whose state is the
- * three-way merge of domain/merge.c.  Conflicts write nothing.  The merged
+ * three-way merge of domain/merge.c and whose title is its own (the one
+ * given, else "Merge REF into SPACE").  Conflicts write nothing.  The merged
  * state goes through the deterministic review, and its contradictions come
  * back with the result: a merge is where two lines of reasoning meet.
  */
@@ -55,7 +56,9 @@ struct merge_job {
 	const struct checkpoint *theirs;   /* REF */
 	const char *src_id;                /* REF's Space */
 	const json_t *resolution;
-	const char *author;
+	const char *author;                /* as claimed, or NULL (ops_writer decides) */
+	const char *title;                 /* the merge's own, or NULL for merge_title() */
+	const char *ref_name;              /* what the line merged in is called */
 };
 
 /* Writes the three-way merge of head and theirs from base; *result gets the document. */
@@ -69,6 +72,8 @@ static enum smr_rc write_merge(struct ops_ctx *ctx, const struct merge_job *j,
 	enum smr_rc rc = store_checkpoint_get(ctx->st, j->sp->id, base_hash, &base, err);
 
 	checkpoint_init(&c);
+	/* the merge's own message, never a side's: set first, so the limits count it */
+	c.title = j->title ? xstrdup(j->title) : merge_title(j->ref_name, j->sp->name);
 	if (!rc)
 		rc = checkpoint_merge3(&base, head, j->theirs, j->resolution, &c, &conflicts, err);
 	if (rc == SMR_ECONFLICT)
@@ -80,7 +85,7 @@ static enum smr_rc write_merge(struct ops_ctx *ctx, const struct merge_job *j,
 		c.merge_parent_hash = xstrdup(j->theirs->hash);
 		c.space = xstrdup(j->sp->name);
 		free(c.author);
-		c.author = xstrdup(j->author ? j->author : "");
+		c.author = j->author ? xstrdup(j->author) : NULL;
 		ops_set_author(ctx, &c);
 		ctx->now(now);
 		c.created_at = xstrdup(now);
@@ -106,7 +111,8 @@ static enum smr_rc fast_forward(struct ops_ctx *ctx, const struct merge_job *j,
 {
 	struct checkpoint stored = { 0 };
 	enum smr_rc rc = store_head_fast_forward(ctx->st, j->sp->id, j->sp->head, j->src_id,
-						 j->theirs->hash, ops_actor(ctx), err);
+						 j->theirs->hash, ops_writer(ctx, j->author),
+						 err);
 
 	if (!rc)
 		rc = store_checkpoint_get(ctx->st, j->sp->id, j->theirs->hash, &stored, err);
@@ -161,21 +167,35 @@ static enum smr_rc merge_once(struct ops_ctx *ctx, const struct merge_job *j, js
 	return rc;
 }
 
-enum smr_rc ops_merge(struct ops_ctx *ctx, const char *space, const char *ref,
-		      const json_t *resolution, const char *author, json_t **result,
+/* A title given must say something: an empty one is refused, not stored. */
+static enum smr_rc check_title(const char *title, struct smr_err *err)
+{
+	if (!title || title[strspn(title, " \t\r\n")])
+		return SMR_OK;
+	return smr_errf(err, SMR_EINVAL,
+			"a merge title cannot be empty: leave it out for \"Merge REF into SPACE\"");
+}
+
+enum smr_rc ops_merge(struct ops_ctx *ctx, const struct merge_req *req, json_t **result,
 		      struct smr_err *err)
 {
 	struct checkpoint theirs = { 0 };
 	struct space sp = { 0 }, src = { 0 };
-	struct merge_job j = { &sp, &theirs, NULL, resolution, author };
-	enum smr_rc rc = ops_resolve(ctx, ref, &theirs, err);
+	struct merge_job j = { &sp, &theirs, NULL, req->resolution, req->author, req->title,
+			       req->ref };
+	enum smr_rc rc = check_title(req->title, err);
 
+	if (!rc)
+		rc = ops_resolve(ctx, req->ref, &theirs, err);
 	if (!rc)
 		rc = store_space_get(ctx->st, theirs.space, &src, err);
 	j.src_id = src.id;
+	/* a Space given by its id is called by its name */
+	if (!rc && !strcmp(req->ref, src.id))
+		j.ref_name = src.name;
 	for (int i = 0; !rc; i++) {
 		space_release(&sp);
-		rc = store_space_get(ctx->st, space, &sp, err);
+		rc = store_space_get(ctx->st, req->space, &sp, err);
 		if (!rc)
 			rc = merge_once(ctx, &j, result, err);
 		/* a stale HEAD (no result document) is retried; a conflict of content is not */

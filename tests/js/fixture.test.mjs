@@ -43,16 +43,13 @@ test('the old history takes new work: a carried-forward commit and the fork merg
     assert.match(out, /\n \+1 decision\n$/);
     const head = ok(t.db, ['head', 'trip', '--json']);
     assert.deepEqual(head.decisions.map((d) => d.text), ['Stay in Gion', 'Ryokan in Gion']);
-    // both lines retitled their state since the fork: a conflict until one is chosen
-    const conflict = run(t.db, ['merge', 'trip', 'trip-alt']);
-    assert.equal(conflict.code, 4);
-    assert.match(conflict.stderr, /1 conflict: title/);
-    const merged = ok(t.db, ['merge', 'trip', 'trip-alt', '--ours', '--json']);
+    // both lines retitled their state since the fork: titles are never merged, so no conflict
+    const merged = ok(t.db, ['merge', 'trip', 'trip-alt', '--json']);
     assert.equal(merged.status, 'merged');
     assert.equal(merged.checkpoint.merge_parent_hash, EXPECTED.spaces['trip-alt'][0]);
     assert.deepEqual(merged.checkpoint.decisions.map((d) => d.text),
       ['Stay in Gion', 'Ryokan in Gion', 'Take the night train']);
-    assert.equal(merged.checkpoint.title, 'Hotel');
+    assert.equal(merged.checkpoint.title, 'Merge trip-alt into trip');
     const report = ok(t.db, ['fsck', '--json']);
     assert.equal(report.ok, true, JSON.stringify(report.problems));
     // every hash written before is still there, unchanged, in its Space

@@ -197,8 +197,8 @@ describe('writes have the same shape locally and remotely', () => {
     twin(['commit', 'ml', '--done', '1', '--decision', 'd'], ['commit', 'mr', '--done', '1', '--decision', 'd'], names);
     twin(['commit', 'ml', '--drop', 'task=9'], ['commit', 'mr', '--drop', 'task=9'], names);
     twin(['fork', 'ml~1', '--into', 'mlf'], ['fork', 'mr~1', '--into', 'mrf'], names);
-    twin(['commit', 'mlf', '-m', 'other'], ['commit', 'mrf', '-m', 'other'], names);
-    twin(['commit', 'ml', '-m', 'mine'], ['commit', 'mr', '-m', 'mine'], names);
+    twin(['commit', 'mlf', '-m', 'other', '--summary', 'other'], ['commit', 'mrf', '-m', 'other', '--summary', 'other'], names);
+    twin(['commit', 'ml', '-m', 'mine', '--summary', 'mine'], ['commit', 'mr', '-m', 'mine', '--summary', 'mine'], names);
     twin(['merge', 'ml', 'mlf'], ['merge', 'mr', 'mrf'], names);               // exit 4, conflicts listed
     twin(['merge', 'ml', 'mlf', '--json'], ['merge', 'mr', 'mrf', '--json'], names);
     twin(['merge', 'ml', 'mlf', '--theirs'], ['merge', 'mr', 'mrf', '--theirs'], names);

@@ -96,18 +96,20 @@ describe('merge as an agent calls it', () => {
       ok(t.db, ['space', 'create', 'main-line']);
       ok(t.db, ['commit', 'main-line', '-m', 'start', '--decision', 'Use C']);
       ok(t.db, ['fork', 'main-line', '--into', 'experiment']);
-      await update(a, { space: 'experiment', title: 'try Rust', add: { decisions: ['Try Rust'] } });
-      await update(a, { space: 'main-line', title: 'stay', add: { tasks: ['Ship'] } });
+      await update(a, { space: 'experiment', title: 'try Rust', summary: 'rust', add: { decisions: ['Try Rust'] } });
+      await update(a, { space: 'main-line', title: 'stay', summary: 'c', add: { tasks: ['Ship'] } });
       const head = ok(t.db, ['head', 'main-line', '--json']);
       const c = await a.callTool({ name: 'merge', arguments: { space: 'main-line', ref: 'experiment' } });
       assert.equal(c.isError, true);
-      assert.match(c.content[0].text, /^conflict: 1 conflict: title; nothing was written/);
+      // the titles differ too, but a title is never merged: only the summary conflicts
+      assert.match(c.content[0].text, /^conflict: 1 conflict: summary; nothing was written/);
       assert.equal(ok(t.db, ['head', 'main-line', '--json']).commit_hash, head.commit_hash);
       const m = await a.callTool({ name: 'merge', arguments: { space: 'main-line', ref: 'experiment',
-        resolution: { title: 'theirs' } } });
+        resolution: { summary: 'theirs' }, title: 'Rust comes back' } });
       assert.notEqual(m.isError, true, JSON.stringify(m.content));
       assert.equal(m.structuredContent.status, 'merged');
-      assert.equal(m.structuredContent.checkpoint.title, 'try Rust');
+      assert.equal(m.structuredContent.checkpoint.title, 'Rust comes back');
+      assert.equal(m.structuredContent.checkpoint.summary, 'rust');
       assert.deepEqual(m.structuredContent.checkpoint.decisions.map((d) => d.text), ['Use C', 'Try Rust']);
       assert.deepEqual(m.structuredContent.checkpoint.tasks.map((d) => d.text), ['Ship']);
       assert.equal(m.structuredContent.checkpoint.author, 'agent');

@@ -3,8 +3,10 @@
 // nothing written, then settled by --theirs or a resolution file), a fork
 // merged back into its origin and the origin fast-forwarded into the fork,
 // "already up to date", unrelated histories refused, contradictions of the
-// merged state reported; and the same over HTTP (PATCH .../head, POST
-// .../merge with a 409 that lists the conflicts).
+// merged state reported; titles never merged (a merge has its own, "Merge
+// REF into SPACE" or -m), the summary merged three-way, the merge's author
+// in log and git export; and the same over HTTP (PATCH .../head, POST
+// .../merge with a 409 that lists the conflicts, a title).
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -70,37 +72,43 @@ describe('smriti merge', () => {
     const r = run(t.db, ['merge', 'trip', 'trip-alt']);
     assert.equal(r.code, 4, r.stderr);
     assert.equal(r.stdout, '');
-    assert.match(r.stderr, /^smriti: 3 conflicts: title, summary, tasks 'Book ryokan'; nothing was written/);
-    assert.match(r.stderr, /\n {2}title: {2}ours: "Hotel in Gion"; {2}theirs: "Ryokan in Arashiyama"\n/);
+    // the titles differ too, but a title is never in conflict
+    assert.match(r.stderr, /^smriti: 2 conflicts: summary, tasks 'Book ryokan'; nothing was written/);
+    assert.match(r.stderr, /\n {2}summary: {2}ours: "ours"; {2}theirs: "theirs"\n/);
     assert.match(r.stderr, /\n {2}tasks 'Book ryokan': {2}ours: \(not there\); {2}theirs: \{"status":"open","text":"Book ryokan"\}\n/);
     assert.equal(dump(t.db), before);
     const j = run(t.db, ['merge', 'trip', 'trip-alt', '--json']);
     assert.equal(j.code, 4);
     assert.equal(j.json().status, 'conflict');
-    assert.deepEqual(j.json().conflicts.map((c) => c.field), ['title', 'summary', 'tasks']);
-    // half a resolution is still a conflict; a resolution of nothing in conflict is refused
+    assert.deepEqual(j.json().conflicts.map((c) => c.field), ['summary', 'tasks']);
+    // half a resolution is still a conflict; a resolution of nothing in conflict is refused,
+    // and so is one of the title, which never conflicts
     const half = path.join(t.dir, 'half.json');
-    writeFileSync(half, JSON.stringify({ title: 'ours' }));
+    writeFileSync(half, JSON.stringify({ summary: 'ours' }));
     assert.equal(run(t.db, ['merge', 'trip', 'trip-alt', '--resolve', half]).code, 4);
     writeFileSync(half, JSON.stringify({ decisions: { 'Travel 3-10 April': 'ours' } }));
     assert.match(run(t.db, ['merge', 'trip', 'trip-alt', '--resolve', half]).stderr, /not in conflict/);
+    writeFileSync(half, JSON.stringify({ title: 'ours', summary: 'ours', task: { 'Book ryokan': 'ours' } }));
+    const titled = run(t.db, ['merge', 'trip', 'trip-alt', '--resolve', half]);
+    assert.equal(titled.code, 2);
+    assert.match(titled.stderr, /cannot name the title: titles are never merged/);
     assert.equal(dump(t.db), before);
     // one by one
     const file = path.join(t.dir, 'resolution.json');
-    writeFileSync(file, JSON.stringify({ title: 'theirs', summary: 'ours', task: { 'Book ryokan': 'ours' } }));
+    writeFileSync(file, JSON.stringify({ summary: 'ours', task: { 'Book ryokan': 'ours' } }));
     ok(t.db, ['merge', 'trip', 'trip-alt', '--resolve', file]);
     const m = ok(t.db, ['head', 'trip', '--json']);
-    assert.equal(m.title, 'Ryokan in Arashiyama');
+    assert.equal(m.title, 'Merge trip-alt into trip');
     assert.equal(m.summary, 'ours');
     assert.ok(!m.tasks.some((x) => x.text === 'Book ryokan'));
     assert.equal(ok(t.db, ['fsck', '--json']).ok, true);
   });
 
   test('--ours and --theirs settle every conflict', () => {
-    ok(t.db, ['commit', 'trip', '-m', 'A']);
-    ok(t.db, ['commit', 'trip-alt', '-m', 'B']);
+    ok(t.db, ['commit', 'trip', '--summary', 'A']);
+    ok(t.db, ['commit', 'trip-alt', '--summary', 'B']);
     ok(t.db, ['merge', 'trip', 'trip-alt', '--theirs']);
-    assert.equal(ok(t.db, ['head', 'trip', '--json']).title, 'B');
+    assert.equal(ok(t.db, ['head', 'trip', '--json']).summary, 'B');
     assert.equal(run(t.db, ['merge', 'trip', 'trip-alt', '--ours', '--theirs']).code, 2);
   });
 
@@ -143,6 +151,71 @@ describe('smriti merge', () => {
   });
 });
 
+describe('a title is the checkpoint\'s own message, never merged', () => {
+  let t;
+  before(() => {
+    t = tempDb();
+    ok(t.db, ['space', 'create', 'trip']);
+    ok(t.db, ['commit', 'trip', '-m', 'Dates fixed', '--decision', 'Travel 3-10 April', '--summary', 'Kyoto in April']);
+    ok(t.db, ['fork', 'trip', '--into', 'trip-alt']);
+  });
+  after(() => t.cleanup());
+
+  test('two lines that both moved, each with its own title, merge cleanly: "Merge trip-alt into trip"', () => {
+    ok(t.db, ['commit', 'trip', '-m', 'Main line', '--decision', 'Fly via Helsinki']);
+    ok(t.db, ['commit', 'trip-alt', '-m', 'Alt line', '--decision', 'Night train to Kyoto']);
+    const r = run(t.db, ['merge', 'trip', 'trip-alt'], { env: { SMRITI_AUTHOR: 'bob' } });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^\[trip [0-9a-f]{12}\] merged trip-alt/);
+    const m = ok(t.db, ['head', 'trip', '--json']);
+    assert.equal(m.title, 'Merge trip-alt into trip');
+    assert.equal(m.summary, 'Kyoto in April');
+    assert.equal(m.author, 'bob');
+    assert.deepEqual(m.decisions.map((d) => d.text), ['Travel 3-10 April', 'Fly via Helsinki', 'Night train to Kyoto']);
+    assert.match(ok(t.db, ['log', 'trip', '--limit', '1']), /^[0-9a-f]{12} \S+ \S+ {2}Merge trip-alt into trip {2}\(bob\) {2}\(merge /);
+  });
+
+  test('-m and --title name the merge; an empty title is refused', () => {
+    ok(t.db, ['commit', 'trip', '-m', 'Main again', '--decision', 'Stay in Gion']);
+    ok(t.db, ['commit', 'trip-alt', '-m', 'Alt again', '--decision', 'Stay in Arashiyama']);
+    const before = dump(t.db);
+    for (const empty of ['', '  ']) {
+      const r = run(t.db, ['merge', 'trip', 'trip-alt', '-m', empty]);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, /a merge title cannot be empty/);
+    }
+    assert.equal(dump(t.db), before);
+    ok(t.db, ['merge', 'trip', 'trip-alt', '-m', 'Both places, two nights each']);
+    assert.equal(ok(t.db, ['head', 'trip', '--json']).title, 'Both places, two nights each');
+    ok(t.db, ['commit', 'trip', '-m', 'One more', '--decision', 'Rent bikes']);
+    ok(t.db, ['commit', 'trip-alt', '-m', 'And another', '--decision', 'Walk']);
+    ok(t.db, ['merge', 'trip', `${ok(t.db, ['head', 'trip-alt', '--json']).commit_hash.slice(0, 12)}`, '--title', 'By hash']);
+    assert.equal(ok(t.db, ['head', 'trip', '--json']).title, 'By hash');
+  });
+
+  test('the summary is state: both sides changing it differently is a conflict naming summary', () => {
+    ok(t.db, ['commit', 'trip', '-m', 'Ours', '--summary', 'Kyoto, then Osaka']);
+    ok(t.db, ['commit', 'trip-alt', '-m', 'Theirs', '--summary', 'Kyoto, then Nara']);
+    const before = dump(t.db);
+    const r = run(t.db, ['merge', 'trip', 'trip-alt', '-m', 'Joined']);
+    assert.equal(r.code, 4, r.stderr);
+    assert.match(r.stderr, /^smriti: 1 conflict: summary; nothing was written/);
+    assert.equal(dump(t.db), before);
+    ok(t.db, ['merge', 'trip', 'trip-alt', '-m', 'Joined', '--theirs']);
+    const m = ok(t.db, ['head', 'trip', '--json']);
+    assert.equal(m.title, 'Joined');
+    assert.equal(m.summary, 'Kyoto, then Nara');
+  });
+
+  test('export --git names the merge\'s author', () => {
+    const dir = path.join(t.dir, 'repo');
+    ok(t.db, ['export', '--git', dir, 'trip']);
+    const merges = execFileSync('git', ['-C', dir, 'log', '--all', '--merges', '--format=%an|%s'], { encoding: 'utf8' });
+    assert.match(merges, /^bob\|Merge trip-alt into trip$/m);
+    assert.doesNotMatch(merges, /^unknown\|/m);
+  });
+});
+
 describe('patch and merge over HTTP', () => {
   let t, srv;
   before(async () => {
@@ -170,16 +243,39 @@ describe('patch and merge over HTTP', () => {
   });
 
   test('POST /v4/repos/{id}/merge: 409 with the conflicts, then merged', async () => {
-    await expectStatus(srv, 'PATCH', '/v4/repos/web-alt/head', 201, { body: { title: 'alt' } });
+    await expectStatus(srv, 'PATCH', '/v4/repos/web-alt/head', 201, { body: { title: 'alt', summary: 'theirs' } });
+    await expectStatus(srv, 'PATCH', '/v4/repos/web/head', 201, { body: { summary: 'ours' } });
     const c = await request(srv, 'POST', '/v4/repos/web/merge', { body: { ref: 'web-alt' } });
     assert.equal(c.status, 409, c.text);
     assert.equal(c.json.error.code, 'conflict');
-    assert.deepEqual(c.json.conflicts.map((x) => x.field), ['title']);
+    assert.deepEqual(c.json.conflicts.map((x) => x.field), ['summary'], 'the titles differ, but never conflict');
     const m = await expectStatus(srv, 'POST', '/v4/repos/web/merge', 200,
-      { body: { ref: 'web-alt', resolution: { title: 'ours' } } });
+      { body: { ref: 'web-alt', resolution: { summary: 'ours' } } });
     assert.equal(m.status, 'merged');
-    assert.equal(m.checkpoint.title, 'next');
+    assert.equal(m.checkpoint.title, 'Merge web-alt into web');
+    assert.equal(m.checkpoint.summary, 'ours');
     assert.ok(m.checkpoint.merge_parent_hash);
+  });
+
+  test('two lines with different titles merge cleanly over HTTP, titled by the caller', async () => {
+    await expectStatus(srv, 'PATCH', '/v4/repos/web/head', 201, { body: { title: 'Main line', add: { decisions: ['Use Make'] } } });
+    await expectStatus(srv, 'PATCH', '/v4/repos/web-alt/head', 201, { body: { title: 'Hotfix', add: { decisions: ['Fix the build'] } } });
+    const m = await expectStatus(srv, 'POST', '/v4/repos/web/merge', 200,
+      { body: { ref: 'web-alt', title: 'Hotfix back into web' } });
+    assert.equal(m.status, 'merged');
+    assert.equal(m.checkpoint.title, 'Hotfix back into web');
+    assert.ok(m.checkpoint.decisions.some((d) => d.text === 'Fix the build'));
+    // the operation itself, as every transport reaches it
+    await expectStatus(srv, 'PATCH', '/v4/repos/web/head', 201, { body: { title: 'Main again' } });
+    await expectStatus(srv, 'PATCH', '/v4/repos/web-alt/head', 201, { body: { title: 'Alt again' } });
+    const op = await expectStatus(srv, 'POST', '/api/ops/merge', 200, { body: { space: 'web', ref: 'web-alt' } });
+    assert.equal(op.result.checkpoint.title, 'Merge web-alt into web');
+    // an empty title is bad input, and writes nothing
+    await expectStatus(srv, 'PATCH', '/v4/repos/web-alt/head', 201, { body: { title: 'Once more' } });
+    const bad = await request(srv, 'POST', '/v4/repos/web/merge', { body: { ref: 'web-alt', title: ' ' } });
+    assert.equal(bad.status, 400, bad.text);
+    assert.match(bad.json.error.message, /merge title cannot be empty/);
+    assert.equal((await expectStatus(srv, 'GET', '/repos/web/head', 200)).title, 'Merge web-alt into web');
   });
 });
 
@@ -212,10 +308,10 @@ describe('SQLite and PostgreSQL agree', () => {
     step(['commit', 'p', '--decision', 'Use SQLite', '--done', 'Ship']);
     step(['commit', 'q', '--decision', 'Use PostgreSQL', '--drop', 'question=1']);
     step(['merge', 'p', 'q']);
-    step(['commit', 'q', '-m', 'q title']);
-    step(['commit', 'p', '-m', 'p title']);
+    step(['commit', 'q', '-m', 'q title', '--summary', 'q summary']);
+    step(['commit', 'p', '-m', 'p title', '--summary', 'p summary']);
     step(['merge', 'p', 'q']);
-    step(['merge', 'p', 'q', '--ours']);
+    step(['merge', 'p', 'q', '--ours', '-m', 'Settled']);
     step(['merge', 'q', 'p']);
     step(['log', 'p', '--graph']);
     step(['show', 'p^2']);

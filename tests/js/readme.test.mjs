@@ -35,7 +35,7 @@ test('the README walkthrough runs as pasted', () => {
   const db = path.join(t.dir, scratch, 'smriti.db');
   const run = (args) => JSON.parse(spawnSync(SMRITI, ['--db', db, ...args, '--json'], { encoding: 'utf8', env: childEnv() }).stdout);
   const merge = run(['head', 'trip']);
-  assert.equal(merge.title, 'Rail instead');
+  assert.equal(merge.title, 'Merge trip-alt into trip', 'a merge has its own title');
   assert.ok(merge.decisions.some((d) => d.text === 'Night train to Kyoto'));
   assert.ok(merge.merge_parent_hash);
   const log = run(['log', 'trip~1', '--first-parent']);

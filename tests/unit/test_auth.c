@@ -442,3 +442,41 @@ TEST(auth_hold_told_when_access_ends)
 	free(u);
 	teardown(&f);
 }
+
+/*
+ * Who a write names (ops_writer, the one rule every write path inherits):
+ * the token's identity, else the claim, else the program's default, and
+ * never "" (a merge stored "" as its author, and a server's moves an empty
+ * actor).
+ */
+TEST(auth_a_write_is_never_unnamed)
+{
+	struct ops_ctx ctx;
+	struct principal ann = { 0 }, admin = { .admin = 1 };
+	const char *author, *tool;
+
+	ops_ctx_init(&ctx, NULL);
+	CHECK_STR(ops_writer(&ctx, NULL), OPS_UNNAMED);
+	CHECK_STR(ops_writer(&ctx, ""), OPS_UNNAMED);
+	ctx.actor = "";
+	CHECK_STR(ops_actor(&ctx), OPS_UNNAMED);
+	ctx.actor = "srv";
+	CHECK_STR(ops_writer(&ctx, NULL), "srv");
+	CHECK_STR(ops_writer(&ctx, ""), "srv");
+	CHECK_STR(ops_writer(&ctx, "bob"), "bob");
+	CHECK_STR(ops_actor(&ctx), "srv");
+	/* the administrator has no identity: as without one */
+	ctx.who = &admin;
+	CHECK_STR(ops_writer(&ctx, NULL), "srv");
+	CHECK_STR(ops_writer(&ctx, "bob"), "bob");
+	/* a signed-in caller is its identity; a claim stays a label */
+	snprintf(ann.name, sizeof(ann.name), "ann");
+	ctx.who = &ann;
+	CHECK_STR(ops_writer(&ctx, "bob"), "ann");
+	CHECK_STR(ops_actor(&ctx), "ann");
+	ops_author(&ctx, "bob", &author, &tool);
+	CHECK_STR(author, "ann");
+	CHECK_STR(tool, "bob");
+	ops_author(&ctx, "", &author, &tool);
+	CHECK(tool == NULL);
+}

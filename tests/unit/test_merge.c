@@ -1,10 +1,11 @@
 /*
  * test_merge.c -- the three-way rules of domain/merge.c as a table (every
  * combination of absent / as in base / changed one way / changed another
- * way on each side, for items of each kind and for title and summary), the
- * resolutions, and a property test over random histories: merge(a, b) and
- * merge(b, a) give the same state with the conflicts mirrored, merging an
- * ancestor changes nothing, and the merge is deterministic.
+ * way on each side, for items of each kind and for the summary), the
+ * title (never merged: the merge's own), the resolutions, and a property
+ * test over random histories: merge(a, b) and merge(b, a) give the same
+ * state with the conflicts mirrored, merging an ancestor changes nothing,
+ * and the merge is deterministic.
  */
 #include "harness.h"
 #include "json_sets.h"
@@ -50,14 +51,13 @@ static const struct {
 	{ "artifacts", "{\"name\":\"a.md\",\"kind\":\"text\",\"content\":\"b\"}",
 	  "{\"name\":\"a.md\",\"kind\":\"text\",\"content\":\"x\"}",
 	  "{\"name\":\"a.md\",\"kind\":\"text\",\"content\":\"y\"}" },
-	/* title and summary: absent is "" */
-	{ "title", "b", "x", "y" },
+	/* the summary: absent is "" */
 	{ "summary", "b", "x", "y" },
 };
 
 static int is_text(const char *field)
 {
-	return !strcmp(field, "title") || !strcmp(field, "summary");
+	return !strcmp(field, "summary");
 }
 
 static const char *version(size_t k, char v)
@@ -73,9 +73,7 @@ static void holding(struct checkpoint *c, size_t k, char v)
 	checkpoint_init(c);
 	if (!s)
 		return;
-	if (!strcmp(kinds[k].field, "title"))
-		c->title = strdup(s);
-	else if (!strcmp(kinds[k].field, "summary"))
+	if (!strcmp(kinds[k].field, "summary"))
 		c->summary = strdup(s);
 	else
 		json_array_append_new(*checkpoint_list_slot(c, kinds[k].field),
@@ -91,7 +89,7 @@ static int holds(const struct checkpoint *out, size_t k, char v)
 	int ok;
 
 	if (is_text(kinds[k].field)) {
-		got = !strcmp(kinds[k].field, "title") ? out->title : out->summary;
+		got = out->summary;
 		return !strcmp(got ? got : "", s ? s : "");
 	}
 	list = checkpoint_list(out, kinds[k].field);
@@ -141,6 +139,82 @@ TEST(merge_three_way_table)
 			run_rule(k, r);
 }
 
+/* A checkpoint titled t (NULL: none) holding one decision; caller releases. */
+static void titled(struct checkpoint *c, const char *t)
+{
+	checkpoint_init(c);
+	c->title = t ? strdup(t) : NULL;
+	json_array_append_new(c->decisions, json_pack("{s:s}", "text", "D"));
+}
+
+/*
+ * A title is a checkpoint's own message (a git commit message): whatever
+ * the three titles are, the merge never conflicts over them and keeps the
+ * title its caller gave it.  Two lines that both moved, each with its own
+ * title, used to conflict on every merge.
+ */
+TEST(merge_never_merges_the_title)
+{
+	static const char *const v[] = { NULL, "b", "x", "y" };
+	struct checkpoint base, ours, theirs, out;
+	json_t *conflicts = NULL, *res;
+	struct smr_err err = SMR_ERR_INIT;
+
+	for (size_t i = 0; i < 64; i++) {
+		titled(&base, v[i % 4]);
+		titled(&ours, v[i / 4 % 4]);
+		titled(&theirs, v[i / 16]);
+		titled(&out, "Merge alt into main");
+		CHECK_INT(checkpoint_merge3(&base, &ours, &theirs, NULL, &out, &conflicts, NULL),
+			  SMR_OK);
+		CHECK_INT(json_array_size(conflicts), 0);
+		CHECK_STR(out.title, "Merge alt into main");
+		json_decref(conflicts);
+		checkpoint_release(&base);
+		checkpoint_release(&ours);
+		checkpoint_release(&theirs);
+		checkpoint_release(&out);
+	}
+	/* a resolution of the title names nothing that can conflict */
+	titled(&base, "b");
+	titled(&ours, "x");
+	titled(&theirs, "y");
+	checkpoint_init(&out);
+	res = json_pack("{s:s}", "title", "ours");
+	CHECK_INT(checkpoint_merge3(&base, &ours, &theirs, res, &out, &conflicts, &err),
+		  SMR_EINVAL);
+	CHECK(strstr(err.msg, "cannot name the title") != NULL);
+	json_decref(res);
+	json_decref(conflicts);
+	checkpoint_release(&base);
+	checkpoint_release(&ours);
+	checkpoint_release(&theirs);
+	checkpoint_release(&out);
+	/* the caller's title counts in the limits */
+	titled(&base, "b");
+	titled(&ours, "x");
+	titled(&theirs, "y");
+	checkpoint_init(&out);
+	out.title = malloc(CHECKPOINT_MAX_ITEM_CHARS + 2);
+	memset(out.title, 't', CHECKPOINT_MAX_ITEM_CHARS + 1);
+	out.title[CHECKPOINT_MAX_ITEM_CHARS + 1] = 0;
+	CHECK_INT(checkpoint_merge3(&base, &ours, &theirs, NULL, &out, &conflicts, &err),
+		  SMR_ETOOBIG);
+	json_decref(conflicts);
+	checkpoint_release(&base);
+	checkpoint_release(&ours);
+	checkpoint_release(&theirs);
+	checkpoint_release(&out);
+}
+
+TEST(merge_title_names_both_lines)
+{
+	char *t = merge_title("trip-alt", "trip");
+
+	CHECK_STR(t, "Merge trip-alt into trip");
+	free(t);
+}
+
 /* A checkpoint from JSON text; caller releases. */
 static void load(struct checkpoint *c, const char *text)
 {
@@ -158,17 +232,17 @@ TEST(merge_resolutions)
 	json_t *conflicts = NULL, *res;
 	struct smr_err err = SMR_ERR_INIT;
 
-	load(&base, "{\"title\":\"t\",\"decisions\":[\"keep\"],\"tasks\":[\"T\"]}");
-	load(&ours, "{\"title\":\"ours\",\"decisions\":[\"keep\",\"o\"],"
+	load(&base, "{\"summary\":\"t\",\"decisions\":[\"keep\"],\"tasks\":[\"T\"]}");
+	load(&ours, "{\"summary\":\"ours\",\"decisions\":[\"keep\",\"o\"],"
 		    "\"tasks\":[{\"text\":\"T\",\"status\":\"done\"}]}");
-	load(&theirs, "{\"title\":\"theirs\",\"decisions\":[\"keep\",\"t\"],\"tasks\":[]}");
+	load(&theirs, "{\"summary\":\"theirs\",\"decisions\":[\"keep\",\"t\"],\"tasks\":[]}");
 
-	/* two conflicts: the title, and task T done here but dropped there */
+	/* two conflicts: the summary, and task T done here but dropped there */
 	checkpoint_init(&out);
 	CHECK_INT(checkpoint_merge3(&base, &ours, &theirs, NULL, &out, &conflicts, &err),
 		  SMR_ECONFLICT);
 	CHECK_INT(json_array_size(conflicts), 2);
-	CHECK(strstr(err.msg, "2 conflicts: title, tasks 'T'") != NULL);
+	CHECK(strstr(err.msg, "2 conflicts: summary, tasks 'T'") != NULL);
 	json_decref(conflicts);
 	checkpoint_release(&out);
 
@@ -176,7 +250,7 @@ TEST(merge_resolutions)
 	res = json_pack("{s:s}", "*", "ours");
 	checkpoint_init(&out);
 	CHECK_INT(checkpoint_merge3(&base, &ours, &theirs, res, &out, &conflicts, NULL), SMR_OK);
-	CHECK_STR(out.title, "ours");
+	CHECK_STR(out.summary, "ours");
 	CHECK_INT(json_array_size(out.decisions), 3);     /* keep, o, t */
 	CHECK_INT(json_array_size(out.tasks), 1);
 	json_decref(res);
@@ -184,17 +258,17 @@ TEST(merge_resolutions)
 	checkpoint_release(&out);
 
 	/* one by one, with singular field names */
-	res = json_pack("{s:s, s:{s:s}}", "title", "theirs", "task", "T", "theirs");
+	res = json_pack("{s:s, s:{s:s}}", "summary", "theirs", "task", "T", "theirs");
 	checkpoint_init(&out);
 	CHECK_INT(checkpoint_merge3(&base, &ours, &theirs, res, &out, &conflicts, NULL), SMR_OK);
-	CHECK_STR(out.title, "theirs");
+	CHECK_STR(out.summary, "theirs");
 	CHECK_INT(json_array_size(out.tasks), 0);
 	json_decref(res);
 	json_decref(conflicts);
 	checkpoint_release(&out);
 
 	/* half resolved: the rest is still a conflict */
-	res = json_pack("{s:s}", "title", "ours");
+	res = json_pack("{s:s}", "summary", "ours");
 	checkpoint_init(&out);
 	CHECK_INT(checkpoint_merge3(&base, &ours, &theirs, res, &out, &conflicts, NULL),
 		  SMR_ECONFLICT);
@@ -204,7 +278,7 @@ TEST(merge_resolutions)
 	checkpoint_release(&out);
 
 	/* a resolution of something not in conflict, or of an unknown side, is refused */
-	res = json_pack("{s:s, s:{s:s}, s:{s:s}}", "title", "ours", "tasks", "T", "ours",
+	res = json_pack("{s:s, s:{s:s}, s:{s:s}}", "summary", "ours", "tasks", "T", "ours",
 			"decisions", "keep", "ours");
 	checkpoint_init(&out);
 	CHECK_INT(checkpoint_merge3(&base, &ours, &theirs, res, &out, &conflicts, &err),
@@ -226,7 +300,11 @@ TEST(merge_resolutions)
 	checkpoint_release(&theirs);
 }
 
-/* The canonical text of c's state, for comparing two of them; caller frees. */
+/*
+ * The canonical text of c's state, for comparing two of them: its content
+ * without the title (a merge's title is its own, never a side's); caller
+ * frees.
+ */
 static char *content(const struct checkpoint *c)
 {
 	struct checkpoint copy;
@@ -234,6 +312,8 @@ static char *content(const struct checkpoint *c)
 
 	checkpoint_init(&copy);
 	checkpoint_copy_content(&copy, c);
+	free(copy.title);
+	copy.title = NULL;
 	s = checkpoint_canonical(&copy);
 	checkpoint_release(&copy);
 	return s;
@@ -324,7 +404,10 @@ static unsigned rnd(unsigned n)
 
 static const char *const words[] = { "alpha", "beta", "gamma", "delta", "eps", "zeta" };
 
-/* One random edit of c: add, drop or change an item, or change the title. */
+/*
+ * One random edit of c: add, drop or change an item, or change the summary
+ * or the title (which the merge leaves to its caller).
+ */
 static void mutate(struct checkpoint *c)
 {
 	static const char *const lists[] = { "decisions", "tasks", "artifacts" };
@@ -365,6 +448,8 @@ static void mutate(struct checkpoint *c)
 			json_object_set_new(item, "note", json_string(words[rnd(6)]));
 		return;
 	default:
+		free(c->summary);
+		c->summary = strdup(words[rnd(6)]);
 		free(c->title);
 		c->title = strdup(words[rnd(6)]);
 	}
@@ -378,11 +463,10 @@ static void derive(struct checkpoint *out, const struct checkpoint *from, int ed
 		mutate(out);
 }
 
-/* The state of c with every list as a set; new reference. */
+/* The state of c (the title is not state) with every list as a set; new reference. */
 static json_t *state_set(const struct checkpoint *c)
 {
-	json_t *o = json_pack("{s:s, s:s}", "title", c->title ? c->title : "", "summary",
-			      c->summary ? c->summary : "");
+	json_t *o = json_pack("{s:s}", "summary", c->summary ? c->summary : "");
 
 	for (size_t i = 0; checkpoint_list_fields[i]; i++)
 		json_object_set_new(o, checkpoint_list_fields[i],
@@ -471,13 +555,13 @@ static void one_history(void)
 	derive(&a2, &a, (int)rnd(4));
 	t1 = merged_text(&a, &a2, &a, NULL, &rc, &c_ab);
 	CHECK_INT(rc, SMR_OK);
-	t2 = checkpoint_canonical(&a2);
+	t2 = content(&a2);
 	CHECK_STR(t1, t2);
 	free(t1);
 	free(t2);
 	t1 = merged_text(&a, &a, &a2, NULL, &rc, &c_ba);   /* and the other way: a2's state */
 	CHECK_INT(rc, SMR_OK);
-	t2 = checkpoint_canonical(&a2);
+	t2 = content(&a2);
 	CHECK_STR(t1, t2);
 	free(t1);
 	free(t2);

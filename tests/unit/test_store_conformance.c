@@ -3489,7 +3489,8 @@ CONFORMANCE(blame_follows_a_merge_into_the_other_line)
 	commit_json(&ctx, "main", "{\"title\":\"base\",\"decisions\":[\"a\",\"from main\"]}",
 		    "cy", "2026-12-01T11:30:00.000000Z");
 	snprintf(conf_clock, sizeof(conf_clock), "2026-12-01T12:00:00.000000Z");
-	CHECK_INT(ops_merge(&ctx, "main", "side", NULL, "dee", &res, &err), SMR_OK);
+	CHECK_INT(ops_merge(&ctx, &(struct merge_req){ .space = "main", .ref = "side",
+						       .author = "dee" }, &res, &err), SMR_OK);
 	CHECK_STR(json_string_value(json_object_get(res, "status")), "merged");
 	json_decref(res);
 	CHECK_INT(ops_blame(&ctx, "main", &res, &err), SMR_OK);

@@ -10,6 +10,7 @@
 #include "ops/runtime/draft.h"
 #include "ops/runtime/generation.h"
 #include "ops/runtime/runtime.h"
+#include "util/xalloc.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -167,6 +168,8 @@ int cmd_serve(int argc, char **argv, struct cli_ctx *ctx)
 		getenv("SMRITI_TOKEN"), getenv("SMRITI_ALLOWED_HOSTS"), 1, 0, 1, NULL,
 	};
 	struct smr_err err = SMR_ERR_INIT;
+	const char *actor;
+	char *own = NULL;
 	int first, rc;
 
 	rc = cli_options(&serve_cmd, argc, argv, "+h", opts, "unknown option", take, &cfg, &first);
@@ -176,5 +179,11 @@ int cmd_serve(int argc, char **argv, struct cli_ctx *ctx)
 		return cli_usage(&serve_cmd, "unexpected argument '%s'", argv[first]);
 	if (cli_db_prepare(ctx, &err))
 		return cli_fail(err.code, "%s", err.msg);
-	return serve(&cfg);
+	/* once, and a copy: cli_default_author() may answer from a buffer of its own */
+	actor = cli_default_author();
+	own = actor ? xstrdup(actor) : NULL;
+	cfg.actor = own;
+	rc = serve(&cfg);
+	free(own);
+	return rc;
 }
