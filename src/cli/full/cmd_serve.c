@@ -42,7 +42,9 @@ int cmd_openapi(int argc, char **argv, struct cli_ctx *ctx)
 static const struct cli_cmd serve_cmd = {
 	"serve",
 	"serve [--listen HOST:PORT] [--db PATH|URL] [--workers N] [--threads N]\n"
-	"         [--max-body BYTES] [--quiet] [--log-format text|json] [--no-metrics]",
+	"         [--max-body BYTES] [--quiet] [--log-format text|json] [--no-metrics]\n"
+	"         [--max-connections N] [--header-timeout S] [--body-timeout S]\n"
+	"         [--body-min-rate BYTES]",
 	cmd_serve, CLI_FULL,
 };
 
@@ -56,13 +58,20 @@ static void serve_help(void)
 	       "get 413.  --quiet drops the access log (one line per request on stderr);\n"
 	       "--log-format json writes each line as a JSON object.  GET /metrics\n"
 	       "answers in the Prometheus text format; --no-metrics turns it off.\n\n"
+	       "Slow clients: a request head must be complete --header-timeout seconds\n"
+	       "after its first byte (default %d), and a body must arrive within\n"
+	       "--body-timeout seconds (default %d) plus one second per --body-min-rate\n"
+	       "bytes (default %d); else the connection is closed.  Past --max-connections\n"
+	       "(default %d) a new connection evicts the oldest unfinished one of the\n"
+	       "address holding the most.\n\n"
 	       "Security: listening anywhere but loopback needs SMRITI_TOKEN, and with a\n"
 	       "token every request but /healthz needs 'Authorization: Bearer TOKEN'.\n"
 	       "Requests must name the server in Host (localhost, 127.0.0.1, [::1], the\n"
 	       "listen address, or a name in SMRITI_ALLOWED_HOSTS, comma separated).\n"
 	       "Cross-origin writes are refused.  Stops cleanly on SIGINT or SIGTERM.\n",
 	       serve_cmd.usage, HTTP_DEFAULT_LISTEN, HTTP_DEFAULT_WORKERS,
-	       HTTP_DEFAULT_MAX_BODY);
+	       HTTP_DEFAULT_MAX_BODY, HTTP_DEFAULT_HEADER_TIMEOUT, HTTP_DEFAULT_BODY_TIMEOUT,
+	       HTTP_DEFAULT_BODY_MIN_RATE, HTTP_DEFAULT_MAX_CONNS);
 }
 
 /* Parses a whole number in [min, max]; 0 on success. */
@@ -134,6 +143,26 @@ static int take(int c, const char *val, void *arg)
 	case 'M':
 		cfg->metrics = 0;
 		return 0;
+	case 'C':
+		if (parse_num(val, 1, 65536, &n))
+			return cli_usage(&serve_cmd, "--max-connections wants 1 to 65536, got '%s'",
+					 val);
+		cfg->max_conns = (unsigned)n;
+		return 0;
+	case 'H':
+	case 'B':
+		if (parse_num(val, 1, 3600, &n))
+			return cli_usage(&serve_cmd, "--%s-timeout wants 1 to 3600 seconds, got '%s'",
+					 c == 'H' ? "header" : "body", val);
+		*(c == 'H' ? &cfg->header_timeout : &cfg->body_timeout) = (unsigned)n;
+		return 0;
+	case 'R':
+		if (parse_num(val, 1, 1ull << 30, &n))
+			return cli_usage(&serve_cmd,
+					 "--body-min-rate wants 1 to 1073741824 bytes a second, got '%s'",
+					 val);
+		cfg->body_min_rate = (size_t)n;
+		return 0;
 	case 'h':
 		serve_help();
 		return CLI_OPT_DONE;
@@ -151,6 +180,10 @@ int cmd_serve(int argc, char **argv, struct cli_ctx *ctx)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "log-format", required_argument, NULL, 'f' },
 		{ "no-metrics", no_argument, NULL, 'M' },
+		{ "max-connections", required_argument, NULL, 'C' },
+		{ "header-timeout", required_argument, NULL, 'H' },
+		{ "body-timeout", required_argument, NULL, 'B' },
+		{ "body-min-rate", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
