@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { tempDb } from './helpers.mjs';
+import { tempDb, run, SMRITI_FULL } from './helpers.mjs';
 import { startServer, expectStatus } from './http-helpers.mjs';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -16,7 +16,11 @@ let srv;
 
 before(async () => {
   t = tempDb();
-  srv = await startServer(t.db, { args: ['--log-format', 'json', '--header-timeout', '1'] });
+  // an unknown token parameter: the provider settings' warning, written before the server starts
+  srv = await startServer(t.db, {
+    args: ['--log-format', 'json', '--header-timeout', '1'],
+    env: { OPENAI_API_KEY: 'sk-test', SMRITI_OPENAI_TOKEN_PARAM: 'bogus' },
+  });
 });
 
 after(async () => {
@@ -57,14 +61,32 @@ test('every line of the log is a JSON object, the first and libmicrohttpd\'s inc
   const docs = lines.map((l) => {
     try { return JSON.parse(l); } catch { assert.fail(`not JSON: ${JSON.stringify(l)}`); }
   });
-  assert.equal(docs[0].message, 'listening');
-  assert.equal(docs[0].url, srv.url);
+  // the provider settings' warning comes first (before the server listens), then "listening"
+  assert.equal(docs.find((d) => d.message === 'listening').url, srv.url);
   for (const d of docs) assert.match(d.time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
   assert.ok(docs.some((d) => d.source === 'libmicrohttpd' && /400/.test(d.message)), srv.log());
+  assert.ok(docs.some((d) => d.source === 'smriti' && /SMRITI_OPENAI_TOKEN_PARAM='bogus'/.test(d.message)), srv.log());
   assert.ok(docs.some((d) => d.event === 'connection_closed' && d.client === '127.0.0.1'
     && /request head was not complete/.test(d.reason)), srv.log());
   // the refused request is logged with the path it was sent with
   const refused = docs.find((d) => d.method === 'DELETE');
   assert.equal(refused.path, '/v4/repos/victim%00/commits');
   assert.equal(refused.status, 400);
+});
+
+test('a server that cannot start says why in JSON too', async () => {
+  const t2 = tempDb();
+  try {
+    const held = net.createServer();
+    await new Promise((resolve) => held.listen(0, '127.0.0.1', resolve));
+    const r = run(t2.db, ['serve', '--log-format', 'json', '--listen', `127.0.0.1:${held.address().port}`],
+      { bin: SMRITI_FULL });
+    held.close();
+    assert.notEqual(r.code, 0);
+    const lines = r.stderr.split('\n').filter((l) => l !== '');
+    assert.ok(lines.length >= 1);
+    for (const l of lines) assert.match(JSON.parse(l).message, /cannot listen/, l);
+  } finally {
+    t2.cleanup();
+  }
 });

@@ -10,6 +10,7 @@
 #include "ops/runtime/draft.h"
 #include "ops/runtime/generation.h"
 #include "ops/runtime/runtime.h"
+#include "util/logline.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -86,15 +87,26 @@ static int parse_num(const char *s, unsigned long long min, unsigned long long m
 	return *out < min || *out > max ? -1 : 0;
 }
 
+/* A failure of the server as the CLI's error, or under --log-format json its last JSON line. */
+static int serve_fail(const struct http_config *cfg, enum smr_rc rc, const char *msg)
+{
+	if (!cfg->log_json)
+		return cli_fail(rc, "%s", msg);
+	logline("error", "%s", msg);
+	return smr_rc_exit_code(rc);
+}
+
 static int serve(const struct http_config *cfg)
 {
 	struct smr_err err = SMR_ERR_INIT;
 	struct http_server *srv = NULL;
 	struct runtime *rt;
-	enum smr_rc rc = http_listen(cfg, &srv, &err);
+	enum smr_rc rc;
 
+	logline_json(cfg->log_json);   /* before any thread; the runtime's own lines follow it */
+	rc = http_listen(cfg, &srv, &err);
 	if (rc)
-		return cli_fail(rc, "%s", err.msg);
+		return serve_fail(cfg, rc, err.msg);
 	rt = runtime_new_from_env();    /* before any thread: the provider port's global set-up */
 	rc = draft_runner_start(cfg->dsn, rt, &rt->drafts, &err);
 	if (!rc)
@@ -104,7 +116,7 @@ static int serve(const struct http_config *cfg)
 	http_close(srv);
 	draft_runner_stop(rt->drafts);  /* after the server's workers: no more draft.create */
 	runtime_free(rt);               /* stops the chat finisher, then the provider loops */
-	return rc ? cli_fail(rc, "%s", err.msg) : 0;
+	return rc ? serve_fail(cfg, rc, err.msg) : 0;
 }
 
 static int take(int c, const char *val, void *arg)
