@@ -95,7 +95,9 @@ void http_conns_init(struct http_conns *cs, const struct http_config *cfg)
 	cs->body_us = (int64_t)(cfg->body_timeout ? cfg->body_timeout :
 				HTTP_DEFAULT_BODY_TIMEOUT) * 1000000;
 	cs->min_rate = cfg->body_min_rate ? cfg->body_min_rate : HTTP_DEFAULT_BODY_MIN_RATE;
-	cs->sorted = xcalloc(cs->max + HTTP_CONN_SPARE + 1, sizeof(*cs->sorted));
+	/* libmicrohttpd never holds more than max + HTTP_CONN_SPARE connections */
+	cs->cap = (size_t)cs->max + HTTP_CONN_SPARE + 1;
+	cs->sorted = xcalloc(cs->cap, sizeof(*cs->sorted));
 }
 
 void http_conns_release(struct http_conns *cs)
@@ -160,7 +162,7 @@ static struct http_conn *victim(struct http_conns *cs)
 	size_t n = 0, best_n = 0;
 	struct http_conn *best = NULL;
 
-	for (struct http_conn *c = cs->head; c; c = c->next)
+	for (struct http_conn *c = cs->head; c && n < cs->cap; c = c->next)
 		if (!c->closing)
 			cs->sorted[n++] = c;
 	qsort(cs->sorted, n, sizeof(*cs->sorted), by_addr);
@@ -213,7 +215,6 @@ static void conn_start(struct http_server *srv, struct MHD_Connection *conn, str
 		conn_close(srv, v, v == c ? "the server is full and this address holds the most"
 			   " connections" : "evicted to make room: the server is full and this"
 			   " address holds the most connections");
-		cs->evicted++;
 	}
 	pthread_mutex_unlock(&cs->lock);
 }
@@ -338,10 +339,8 @@ static void sweep(struct http_server *srv)
 	char why[160];
 
 	for (struct http_conn *c = cs->head; c; c = c->next)
-		if (!c->closing && overdue(cs, c, now, why, sizeof(why))) {
+		if (!c->closing && overdue(cs, c, now, why, sizeof(why)))
 			conn_close(srv, c, why);
-			cs->timed_out++;
-		}
 }
 
 static void *sweeper_main(void *arg)

@@ -410,8 +410,11 @@ static const char *const single_headers[HTTP_SINGLE_HEADERS] = {
 
 int http_header_single(const char *name)
 {
+	size_t n = strlen(name);
+
+	/* every request's every header comes here: compare lengths first */
 	for (int i = 0; i < HTTP_SINGLE_HEADERS; i++)
-		if (!strcasecmp(name, single_headers[i]))
+		if (strlen(single_headers[i]) == n && !strcasecmp(name, single_headers[i]))
 			return i;
 	return -1;
 }

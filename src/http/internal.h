@@ -231,13 +231,13 @@ struct http_conns {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct http_conn *head, *tail;
-	struct http_conn **sorted;       /* scratch for choosing whom to evict */
+	struct http_conn **sorted;       /* scratch for choosing whom to evict, cap entries */
+	size_t cap;
 	unsigned live;                   /* open and not being closed by us */
 	unsigned max;                    /* --max-connections */
 	uint64_t seq;
 	int64_t header_us, body_us;      /* --header-timeout, --body-timeout */
 	size_t min_rate;                 /* --body-min-rate, bytes a second */
-	uint64_t evicted, timed_out;     /* counts, for the record */
 	int stop, running;
 	pthread_t sweeper;
 };
