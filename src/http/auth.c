@@ -96,32 +96,12 @@ static int users_exist(struct http_server *srv)
 }
 
 /*
- * The memo of r's connection (http_conn_notify), or NULL: what the
- * connection's last accepted person's or agent's token was.
+ * The memo of r's connection (conn.c), or NULL: what the connection's last
+ * accepted person's or agent's token was.
  */
 static struct auth_memo *conn_memo(struct http_req *r)
 {
-	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-
-	return ci ? ci->socket_context : NULL;
-}
-
-void http_conn_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
-		      enum MHD_ConnectionNotificationCode code)
-{
-	struct http_server *srv = cls;
-
-	(void)conn;
-	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-		/* a server that wants no token keeps nothing: its connections cost what they did */
-		if (srv->guard.has_token || atomic_load(&srv->users_seen))
-			*socket_context = xcalloc(1, sizeof(struct auth_memo));
-	} else if (*socket_context) {
-		ops_auth_memo_wipe(*socket_context);
-		free(*socket_context);
-		*socket_context = NULL;
-	}
+	return r->c ? r->c->memo : NULL;
 }
 
 static void users_now_seen(struct http_server *srv)

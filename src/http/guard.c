@@ -327,3 +327,102 @@ int http_json_type(const char *ct)
 	/* application/problem+json, application/merge-patch+json, ... */
 	return n > 5 && !strncasecmp(ct + n - 5, "+json", 5) && memchr(ct, '/', n);
 }
+
+static int hex_value(int ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	ch |= 0x20;
+	return ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+}
+
+static int is_control(unsigned char ch)
+{
+	return ch < 0x20 || ch == 0x7f;
+}
+
+/* 1 if every escape of s is %XX and nothing sent or decoded is a control byte. */
+static int escapes_clean(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		int hi, lo;
+
+		if (is_control(*p))
+			return 0;
+		if (*p != '%')
+			continue;
+		hi = hex_value(p[1]);
+		lo = hi < 0 ? -1 : hex_value(p[2]);
+		if (lo < 0 || is_control((unsigned char)(hi << 4 | lo)))
+			return 0;
+		p += 2;
+	}
+	return 1;
+}
+
+size_t http_unescape(char *s, int *bad)
+{
+	char *w = s;
+
+	if (!escapes_clean(s)) {
+		*bad = 1;
+		return strlen(s);
+	}
+	for (const char *p = s; *p; p++) {
+		if (*p == '%') {
+			*w++ = (char)(hex_value(p[1]) << 4 | hex_value(p[2]));
+			p += 2;
+		} else {
+			*w++ = *p;
+		}
+	}
+	*w = '\0';
+	return (size_t)(w - s);
+}
+
+const char *http_header_problem(const char *name, size_t name_len, const char *value,
+				size_t value_len)
+{
+	static const char tchar[] = "!#$%&'*+-.^_`|~";
+
+	if (!name_len)
+		return "has an empty name";
+	for (size_t i = 0; i < name_len; i++) {
+		unsigned char ch = (unsigned char)name[i];
+
+		if (!isalnum(ch) || ch > 0x7f)
+			if (!ch || !strchr(tchar, ch))
+				return ch == ' ' || ch == '\t' ?
+				       "has whitespace in its name or before its colon" :
+				       "has a character in its name that a header name may not have";
+	}
+	for (size_t i = 0; value && i < value_len; i++)
+		if (is_control((unsigned char)value[i]) && value[i] != '\t')
+			return "has a control character in its value";
+	return NULL;
+}
+
+/* Headers the server reads as a single value: a second one is a 400 (RFC 9110 5.3). */
+static const char *const single_headers[HTTP_SINGLE_HEADERS] = {
+	"Host", "Origin", "Authorization", "Cookie", "Content-Type", "Content-Length",
+	"Sec-Fetch-Site", "Last-Event-ID", "MCP-Protocol-Version", "Mcp-Session-Id", "Referer",
+};
+
+int http_header_single(const char *name)
+{
+	size_t n = strlen(name);
+
+	/* every request's every header comes here: compare lengths first */
+	for (int i = 0; i < HTTP_SINGLE_HEADERS; i++)
+		if (strlen(single_headers[i]) == n && !strcasecmp(name, single_headers[i]))
+			return i;
+	return -1;
+}
+
+int http_target_clean(const char *t)
+{
+	for (const unsigned char *p = (const unsigned char *)t; *p; p++)
+		if (*p <= 0x20 || *p == 0x7f)
+			return 0;
+	return 1;
+}

@@ -125,6 +125,28 @@ int http_guard_digest_is(const struct http_guard *g, const uint8_t digest[32]);
 /* 1 if a Content-Type may carry a JSON body: absent, application/json or x/y+json. */
 int http_json_type(const char *content_type);
 
+/*
+ * The one decoding of a request path and of each query key and value
+ * (MHD_OPTION_UNESCAPE_CALLBACK): %XX escapes decoded in place, the length
+ * returned.  When a '%' is not followed by two hex digits, or a byte sent
+ * or decoded is a control character (NUL included), s is left as it came
+ * and *bad is set: the request is refused, so no code after it sees a path
+ * cut short or a value with a byte its reader did not expect.
+ */
+size_t http_unescape(char *s, int *bad);
+/* 1 if a request target as sent has no space and no control byte (RFC 9112 3.2). */
+int http_target_clean(const char *target);
+/*
+ * Why one request header is refused, or NULL: a name that is not an RFC 9110
+ * token (whitespace before the colon, RFC 9112 section 5.1), or a value with
+ * a control character other than a tab, NUL included (RFC 9110 5.5).
+ */
+const char *http_header_problem(const char *name, size_t name_len, const char *value,
+				size_t value_len);
+/* For a header the server reads as one value: its index in [0, HTTP_SINGLE_HEADERS), else -1. */
+int http_header_single(const char *name);
+#define HTTP_SINGLE_HEADERS 11
+
 /* ---- routes (routes.c, router.c) ---- */
 
 typedef void (*http_handler)(struct http_req *r, struct ops_ctx *ctx);
@@ -183,14 +205,71 @@ void http_ui_free(struct http_ui *ui);
  */
 int http_authenticate(struct http_req *r);
 
+/* ---- connections (conn.c): slots, deadlines for slow clients ---- */
+
+/* libmicrohttpd's own limit is this much over --max-connections, so that it hands us the newcomer. */
+#define HTTP_CONN_SPARE 64
+
+enum conn_phase {
+	CONN_WAIT,      /* waiting for a request head (new or kept alive) */
+	CONN_BODY,      /* head in, reading the body */
+	CONN_BUSY,      /* a request at work, or its answer going out */
+};
+
+/* One connection (its MHD socket context), from MHD_CONNECTION_NOTIFY_STARTED to _CLOSED. */
+struct http_conn {
+	struct auth_memo *memo;          /* a server that wants tokens: the last one accepted here */
+	int fd;
+	unsigned char addr[16];          /* the client's address (IPv4 as ::ffff:a.b.c.d) */
+	uint64_t seq;                    /* order of arrival */
+	atomic_int phase;                /* enum conn_phase */
+	_Atomic int64_t head_us;         /* WAIT: when the sweeper saw its head's first byte; 0 */
+	_Atomic int64_t since_us;        /* BODY: when the head was in */
+	atomic_size_t body;              /* BODY: bytes of it so far */
+	atomic_int rx_unknown;           /* WAIT: rx_base is to be read again */
+	uint64_t rx_base;                /* the kernel's bytes received when the wait began (sweeper's) */
+	int closing;                     /* shut down by us (table locked) */
+	int bad_target;                  /* the request's path or query does not decode cleanly */
+	const char *target;              /* the request target as sent (MHD's line buffer) */
+	size_t target_len;               /* its length up to a NUL */
+	struct http_conn *prev, *next;   /* the table, oldest first */
+};
+
+struct http_conns {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct http_conn *head, *tail;
+	struct http_conn **sorted;       /* scratch for choosing whom to evict, cap entries */
+	size_t cap;
+	unsigned live;                   /* open and not being closed by us */
+	unsigned max;                    /* --max-connections */
+	uint64_t seq;
+	int64_t header_us, body_us;      /* --header-timeout, --body-timeout */
+	size_t min_rate;                 /* --body-min-rate, bytes a second */
+	int stop, running;
+	pthread_t sweeper;
+};
+
+void http_conns_init(struct http_conns *cs, const struct http_config *cfg);
+void http_conns_release(struct http_conns *cs);
+/* Starts and stops the thread closing connections past their deadline; 0 on success. */
+int http_conns_start(struct http_server *srv);
+void http_conns_stop(struct http_server *srv);
 /*
- * MHD_OPTION_NOTIFY_CONNECTION (auth.c): a connection of a server that
- * wants tokens gets a memo of the last person's or agent's token accepted
- * on it (ops/auth.h struct auth_memo), wiped and freed when it closes.
+ * MHD_OPTION_NOTIFY_CONNECTION: each connection gets a record (and, on a
+ * server that wants tokens, a memo of the last person's or agent's token
+ * accepted on it, ops/auth.h struct auth_memo, wiped when it closes); past
+ * --max-connections someone's unfinished connection is evicted.
  */
 enum MHD_ConnectionNotificationCode;
 void http_conn_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
 		      enum MHD_ConnectionNotificationCode code);
+/* The record of conn, or NULL. Its event thread only. */
+struct http_conn *http_conn_of(struct MHD_Connection *conn);
+/* The request on c moved to phase (c NULL: nothing). */
+void http_conn_phase(struct http_conn *c, enum conn_phase phase);
+/* n more bytes of body arrived on c. */
+void http_conn_body(struct http_conn *c, size_t n);
 
 /* The UI's token cookie (auth.c): GET, POST and DELETE /v4/auth. */
 void http_auth_get(struct http_req *r, struct ops_ctx *ctx);
@@ -262,6 +341,8 @@ struct http_req {
 	int has_who;                     /* who is set: a token or cookie was accepted */
 	struct principal who;            /* the caller, for ctx->who while the handler runs */
 	int at_once;                     /* refused before its body is read (length, framing) */
+	int close;                       /* answer with Connection: close (a head not to trust) */
+	struct http_conn *c;             /* the connection's record (conn.c), or NULL */
 	enum req_state state;
 	int64_t start_us;
 	struct workq_item qi;            /* on the worker pool */
@@ -349,6 +430,7 @@ struct http_log {
 	struct buf pending;              /* lines not written yet */
 	size_t dropped;                  /* lines lost to a full buffer */
 	int stop, running;
+	int json;                        /* its own lines as JSON (--log-format json) */
 	pthread_t thread;
 };
 
@@ -372,6 +454,7 @@ struct http_server {
 	struct http_log log;
 	struct http_metrics *metrics;    /* NULL with --no-metrics */
 	struct http_metrics_door *door;  /* --metrics-listen's, or NULL */
+	struct http_conns conns;         /* every open connection (conn.c) */
 	const char *store_name;
 	struct runtime *rt;              /* chat runtime (http_serve's), read-only in all threads */
 	atomic_int inflight;             /* requests admitted and not completed */

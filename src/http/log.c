@@ -42,7 +42,7 @@ static void flush_once(struct http_log *l, struct buf *out)
 {
 	struct buf t;
 	size_t dropped;
-	char note[64];
+	char note[160], now[32];
 	int n;
 
 	buf_reset(out);
@@ -55,10 +55,17 @@ static void flush_once(struct http_log *l, struct buf *out)
 	l->dropped = 0;
 	pthread_mutex_unlock(&l->lock);
 	write_all(out->ptr, out->len);
-	if (dropped) {
+	if (!dropped)
+		return;
+	if (l->json) {
+		sys_now_iso(now);
+		n = snprintf(note, sizeof(note), "{\"time\":\"%s\",\"level\":\"warning\","
+			     "\"message\":\"access log lines dropped\",\"dropped\":%zu}\n", now, dropped);
+	} else {
 		n = snprintf(note, sizeof(note), "http: %zu access log lines dropped\n", dropped);
-		write_all(note, (size_t)n);
 	}
+	if (n > 0 && (size_t)n < sizeof(note))
+		write_all(note, (size_t)n);
 }
 
 static void *log_main(void *arg)

@@ -38,19 +38,20 @@
 #include <arpa/inet.h>
 #include <unistd.h>
 
-#define CONN_LIMIT 1024
 /*
- * One address may hold a quarter of the connections: 1,100 idle sockets
- * from one client then cannot shut out everyone else (/healthz included).
+ * One address may hold a quarter of the connections at most: libmicrohttpd
+ * closes its next ones at once.  Past --max-connections a newcomer evicts
+ * an unfinished connection of the address holding the most (conn.c).
  * Behind a reverse proxy every client is the proxy's address.
  */
 #define CONN_PER_ADDRESS 256
 /*
- * A connection that has not sent a whole request head (a fresh one, or a
- * keep-alive one between requests) is closed after IDLE_TIMEOUT_S without a
- * byte; once the head is in, a slow upload or a slow reader of the answer
- * gets REQUEST_TIMEOUT_S.  Suspended connections (a request at work) never
- * time out.
+ * libmicrohttpd's idle timers, which restart with every byte: a connection
+ * that has sent nothing of a request head (a new one, or a keep-alive one
+ * between requests) is closed after IDLE_TIMEOUT_S; once the head is in, a
+ * slow upload or a slow reader of the answer gets REQUEST_TIMEOUT_S between
+ * bytes.  The fixed deadlines for a head and the rate of a body are
+ * conn.c's.  Suspended connections (a request at work) never time out.
  */
 #define IDLE_TIMEOUT_S 15
 #define REQUEST_TIMEOUT_S 120
@@ -361,7 +362,9 @@ static enum MHD_Result send_reply(struct http_req *r)
 			MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
 		if (r->set_cookie)
 			MHD_add_response_header(resp, "Set-Cookie", r->set_cookie);
-		shared = keep_reply(r, resp);
+		if (r->close)
+			MHD_add_response_header(resp, "Connection", "close");
+		shared = !r->close && keep_reply(r, resp);
 	}
 	ok = MHD_queue_response(r->conn, (unsigned)r->status, resp);
 	if (!shared)
@@ -461,6 +464,8 @@ static struct http_req *req_new(struct http_server *srv, struct MHD_Connection *
 	r->has_who = 0;
 	memset(&r->who, 0, sizeof(r->who));
 	r->at_once = 0;
+	r->close = 0;
+	r->c = http_conn_of(conn);
 	r->state = REQ_NEW;
 	r->start_us = sys_monotonic_us();
 	r->qi.next = NULL;
@@ -653,12 +658,67 @@ static int refuse_query_bytes(struct http_req *r)
 	return 1;
 }
 
+struct head_check {
+	const char *problem;             /* the first header refused, and why */
+	char name[48];
+	unsigned seen[HTTP_SINGLE_HEADERS];
+};
+
+static enum MHD_Result check_header(void *cls, enum MHD_ValueKind kind, const char *key,
+				    size_t key_size, const char *value, size_t value_size)
+{
+	struct head_check *h = cls;
+	int single = http_header_single(key);
+
+	(void)kind;
+	h->problem = http_header_problem(key, key_size, value, value_size);
+	if (!h->problem && single >= 0 && ++h->seen[single] > 1)
+		h->problem = "is given twice; this server reads it once";
+	if (!h->problem)
+		return MHD_YES;
+	log_path(h->name, sizeof(h->name), key);
+	return MHD_NO;
+}
+
+/*
+ * One strict reading of the head (RFC 9112 section 5, RFC 9110 5.5): a
+ * header name that is not a token (as "Content-Length : 17", which
+ * libmicrohttpd keeps under the name "Content-Length " and so frames the
+ * request without its body), a control character in a value, or a second
+ * Host, Origin or other header read once is a 400, and the connection
+ * closes after it: what follows the head cannot be trusted to be a body.
+ */
+static int refuse_head(struct http_req *r)
+{
+	struct head_check h;
+
+	memset(&h, 0, sizeof(h));
+	MHD_get_connection_values_n(r->conn, MHD_HEADER_KIND, check_header, &h);
+	if (!h.problem)
+		return 0;
+	r->at_once = r->close = 1;
+	http_error(r, 400, "invalid_header", "the request header '%s' %s", h.name, h.problem);
+	return 1;
+}
+
+/* A path or query that did not decode cleanly (http_unescape). */
+static int refuse_target(struct http_req *r)
+{
+	if (!r->c || !r->c->bad_target)
+		return 0;
+	r->close = 1;
+	http_error(r, 400, "invalid_input",
+		   "the request path or query has a control character (such as %%00) or a '%%'"
+		   " not followed by two hex digits");
+	return 1;
+}
+
 static int admit(struct http_req *r, const char *url, const char *method)
 {
 	struct http_server *srv = r->srv;
 	int status = 404;
 
-	if (refuse_framing(r))
+	if (refuse_framing(r) || refuse_head(r) || refuse_target(r))
 		return 1;
 	if (!http_guard_host(&srv->guard, header(r, "Host"))) {
 		http_error(r, 421, "misdirected",
@@ -856,6 +916,57 @@ static enum MHD_Result dispatch(struct http_req *r)
 	return MHD_YES;
 }
 
+/* MHD_OPTION_UNESCAPE_CALLBACK: the path and every query key and value, decoded once. */
+static size_t unescape(void *cls, struct MHD_Connection *conn, char *s)
+{
+	int bad = 0;
+	size_t n = http_unescape(s, &bad);
+	struct http_conn *c;
+
+	(void)cls;
+	if (bad && (c = http_conn_of(conn)) != NULL)
+		c->bad_target = 1;
+	return n;
+}
+
+/*
+ * MHD_OPTION_URI_LOG_CALLBACK: the request target as it was sent, before
+ * libmicrohttpd splits and decodes it.  libmicrohttpd 0.9.75 takes a target
+ * with a space in it ("GET /a b HTTP/1.1") as the path "/a b"; it is
+ * refused here, with control bytes sent as they are.  Returns the request's
+ * first *con_cls: none (on_access makes the request).
+ */
+static void *raw_target(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	struct http_conn *c = http_conn_of(conn);
+
+	(void)cls;
+	if (c) {
+		c->bad_target = !http_target_clean(uri);
+		c->target = uri;
+		c->target_len = strlen(uri);
+	}
+	return NULL;
+}
+
+/*
+ * 1 when a NUL sent inside the request target cut it short: libmicrohttpd
+ * 0.9.75 keeps the request line in one buffer, the target ending with the
+ * space it turned into the NUL before the version, so a target whose text
+ * ends earlier held a NUL ("GET /healthz<NUL>x HTTP/1.1" would be /healthz).
+ * Checked against the layout of that version only.
+ */
+static int target_cut(const struct http_conn *c, const char *version)
+{
+#if MHD_VERSION < 0x00097700
+	return c->target && version && *version && c->target + c->target_len + 1 != version;
+#else
+	(void)c;
+	(void)version;
+	return 0;
+#endif
+}
+
 /*
  * MHD answers with "Connection: close" when a response is queued before the
  * request was read whole, so replies wait for the final call; only a 413
@@ -867,10 +978,12 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 {
 	struct http_req *r = *con_cls;
 
-	(void)version;
 	if (!r) {
 		r = req_new(cls, conn, method, url);
 		*con_cls = r;
+		http_conn_phase(r->c, CONN_BODY);
+		if (r->c && target_cut(r->c, version))
+			r->c->bad_target = 1;
 		/* the head is in: a slow body or a slow reader gets the longer timeout */
 		MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT,
 					  (unsigned)REQUEST_TIMEOUT_S);
@@ -883,6 +996,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 		return MHD_YES;
 	}
 	if (*size) {
+		http_conn_body(r->c, *size);
 		if (r->state == REQ_BODY)
 			take_body(r, data, *size);
 		else
@@ -890,6 +1004,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 		*size = 0;
 		return r->drained > DRAIN_MAX ? MHD_NO : MHD_YES;
 	}
+	http_conn_phase(r->c, CONN_BUSY);
 	switch (r->state) {
 	case REQ_BODY:
 		if (parse_body(r))
@@ -918,54 +1033,62 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	if (srv->cfg->access_log)
 		access_log(r, toe);
 	/* back to waiting for a request head (keep-alive); not on a closing connection */
-	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK) {
 		MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT,
 					  (unsigned)IDLE_TIMEOUT_S);
+		http_conn_phase(r->c, CONN_WAIT);
+	}
 	req_free(r);
 	*con_cls = NULL;
 	atomic_fetch_sub(&srv->inflight, 1);
 }
 
-__attribute__((format(printf, 2, 0)))
 /*
- * libmicrohttpd's own messages (a connection it refused, a socket error):
- * a line on stderr, and under --log-format json a JSON object like the
- * access log's, so that a log collector reading JSON is not handed text.
- * They go through the access log's buffer (written directly when there is
- * no access log), so that the two never interleave out of order.
+ * A line that is not a request's (level "info", "warning" or "error"; source
+ * "libmicrohttpd" or "smriti"): text
+ * after "smriti: http: ", or under --log-format json an object like the
+ * access log's, so that a log collector reading JSON is never handed text.
+ * It goes through the access log's buffer (written directly when there is
+ * no log thread), so that the two never interleave out of order.
  */
+static void mhd_log_line(struct http_server *srv, const char *level, const char *source,
+			 const char *msg)
+{
+	size_t n = strlen(msg);
+	char now[32];
+	char *text, *line;
+	json_t *o;
+
+	if (!srv->cfg->log_json) {
+		text = xasprintf("smriti: http: %s\n", msg);
+	} else {
+		sys_now_iso(now);
+		o = json_pack("{s:s, s:s, s:s, s:s}", "time", now, "level", level, "source",
+			      source, "message",
+			      utf8_valid(msg, n) ? msg : "(a message that is not UTF-8)");
+		line = json_dumps(o, JSON_COMPACT);
+		json_decref(o);
+		text = line ? xasprintf("%s\n", line) : NULL;
+		free(line);
+	}
+	if (text)
+		http_log_line(&srv->log, text, strlen(text));
+	free(text);
+}
+
+__attribute__((format(printf, 2, 0)))
+/* libmicrohttpd's own messages (a connection it refused, a socket error). */
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
-	struct http_server *srv = cls;
-	char line[512], now[32];
+	char line[512];
 	size_t n;
-	json_t *o;
-	char *text;
 
 	if (vsnprintf(line, sizeof(line), fmt, ap) <= 0)
 		return;
 	n = strlen(line);
 	while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
 		line[--n] = '\0';
-	if (!srv->cfg->log_json) {
-		text = xasprintf("smriti: http: %s\n", line);
-	} else {
-		sys_now_iso(now);
-		o = json_pack("{s:s, s:s, s:s, s:s}", "time", now, "level", "error", "source",
-			      "libmicrohttpd", "message",
-			      utf8_valid(line, n) ? line : "(a message that is not UTF-8)");
-		text = json_dumps(o, JSON_COMPACT);
-		json_decref(o);
-		if (text) {
-			char *t = xasprintf("%s\n", text);
-
-			free(text);
-			text = t;
-		}
-	}
-	if (text)
-		http_log_line(&srv->log, text, strlen(text));
-	free(text);
+	mhd_log_line(cls, "error", "libmicrohttpd", line);
 }
 
 /* ---- start-up and shutdown ---- */
@@ -1064,6 +1187,14 @@ static unsigned event_threads(const struct http_config *cfg)
 	return n > EVENT_THREADS_MAX ? EVENT_THREADS_MAX : (unsigned)n;
 }
 
+/*
+ * MHD_OPTION_STRICT_FOR_CLIENT stays at 0: in 0.9.75 level 1 only adds a
+ * 400 for a missing Host (which is answered here, 421, as JSON) and for a
+ * space in the target (raw_target), and its own 400 for a missing Host
+ * came out with its status line twice.  A libmicrohttpd with client
+ * discipline levels (0.9.77 and later) is asked for level 1, which refuses
+ * a NUL inside a header line.
+ */
 static struct MHD_Daemon *start_daemon(struct http_server *srv, int fd)
 {
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
@@ -1073,26 +1204,56 @@ static struct MHD_Daemon *start_daemon(struct http_server *srv, int fd)
 				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv,
 				MHD_OPTION_LISTEN_SOCKET, fd,
 				MHD_OPTION_THREAD_POOL_SIZE, event_threads(srv->cfg),
-				MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONN_LIMIT,
+				MHD_OPTION_CONNECTION_LIMIT, srv->conns.max + HTTP_CONN_SPARE,
 				MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)CONN_PER_ADDRESS,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
 				MHD_OPTION_NOTIFY_CONNECTION, http_conn_notify, srv,
+				MHD_OPTION_URI_LOG_CALLBACK, raw_target, srv,
+				MHD_OPTION_UNESCAPE_CALLBACK, unescape, srv,
+#if MHD_VERSION >= 0x00097701
+				MHD_OPTION_CLIENT_DISCIPLINE_LVL, 1,
+#endif
 				MHD_OPTION_END);
 }
 
+/* A start-up line, "MESSAGE on URL": text, or under --log-format json an object like every other line. */
+static void print_url_line(const struct http_server *srv, const char *message, const char *url)
+{
+	char now[32];
+	json_t *o;
+	char *text;
+
+	if (!srv->cfg->log_json) {
+		fprintf(stderr, "%s on %s\n", message, url);
+		return;
+	}
+	sys_now_iso(now);
+	o = json_pack("{s:s, s:s, s:s, s:s}", "time", now, "level", "info", "message", message,
+		      "url", url);
+	text = json_dumps(o, JSON_COMPACT);
+	fprintf(stderr, "%s\n", text ? text : "{}");
+	free(text);
+	json_decref(o);
+}
+
+/* The first lines: where --metrics-listen serves, then where the server listens. */
 static void print_listening(const struct http_server *srv)
 {
 	const struct http_listen *door = http_metrics_door_where(srv);
 	int v6 = srv->where.addr.ss_family == AF_INET6 && strcmp(srv->where.host, "localhost");
+	char url[160];
 
-	if (door)
-		fprintf(stderr, "metrics on http://%s%s%s:%u/metrics\n",
-			door->addr.ss_family == AF_INET6 ? "[" : "", door->host,
-			door->addr.ss_family == AF_INET6 ? "]" : "", door->port);
-	fprintf(stderr, "listening on http://%s%s%s:%u\n", v6 ? "[" : "", srv->where.host,
-		v6 ? "]" : "", srv->where.port);
+	if (door) {
+		snprintf(url, sizeof(url), "http://%s%s%s:%u/metrics",
+			 door->addr.ss_family == AF_INET6 ? "[" : "", door->host,
+			 door->addr.ss_family == AF_INET6 ? "]" : "", door->port);
+		print_url_line(srv, "metrics", url);
+	}
+	snprintf(url, sizeof(url), "http://%s%s%s:%u", v6 ? "[" : "", srv->where.host,
+		 v6 ? "]" : "", srv->where.port);
+	print_url_line(srv, "listening", url);
 	fflush(stderr);
 }
 
@@ -1142,6 +1303,7 @@ enum smr_rc http_listen(const struct http_config *cfg, struct http_server **out,
 	srv->fd = -1;
 	srv->body_bytes_max = cfg->max_body * 32;
 	pthread_mutex_init(&srv->ctx_lock, NULL);
+	http_conns_init(&srv->conns, cfg);
 	rc = check_config(srv, err);
 	if (!rc)
 		rc = check_store(srv, err);
@@ -1198,9 +1360,13 @@ enum smr_rc http_serve(struct http_server *srv, struct runtime *rt, struct smr_e
 	signal(SIGPIPE, SIG_IGN);
 	pthread_sigmask(SIG_BLOCK, &sigs, &old);
 	/* before any request thread exists, which then sees log.running set */
+	srv->log.json = srv->cfg->log_json;
 	if (srv->cfg->access_log && http_log_start(&srv->log))
-		fprintf(stderr, "smriti: cannot start the log thread; logging without it\n");
+		mhd_log_line(srv, "warning", "smriti",
+			     "cannot start the log thread; logging without it");
 	rc = ops_auth_keeper_start(srv->cfg->dsn, &srv->keeper, err);
+	if (!rc && http_conns_start(srv))
+		rc = smr_errf(err, SMR_EINTERNAL, "cannot start the connection sweeper thread");
 	if (!rc)
 		rc = start(srv, err);
 	if (!rc) {
@@ -1211,6 +1377,7 @@ enum smr_rc http_serve(struct http_server *srv, struct runtime *rt, struct smr_e
 		workq_stop(&srv->pool);
 		workq_stop(&srv->chat_pool);
 	}
+	http_conns_stop(srv);
 	http_log_stop(&srv->log);
 	workq_free(&srv->pool);
 	workq_free(&srv->chat_pool);
@@ -1235,5 +1402,6 @@ void http_close(struct http_server *srv)
 	if (srv->fd >= 0)
 		close(srv->fd);
 	pthread_mutex_destroy(&srv->ctx_lock);
+	http_conns_release(&srv->conns);
 	free(srv);
 }

@@ -15,6 +15,11 @@
 #define HTTP_DEFAULT_LISTEN "127.0.0.1:7411"
 #define HTTP_DEFAULT_WORKERS 8
 #define HTTP_DEFAULT_MAX_BODY (8u << 20)
+/* Slow clients (docs/http.md, Limits): nginx's and Apache mod_reqtimeout's figures. */
+#define HTTP_DEFAULT_MAX_CONNS 1024
+#define HTTP_DEFAULT_HEADER_TIMEOUT 20     /* s from a head's first byte to its end */
+#define HTTP_DEFAULT_BODY_TIMEOUT 20       /* s for a body, plus one per body_min_rate bytes */
+#define HTTP_DEFAULT_BODY_MIN_RATE 500     /* bytes a second */
 
 struct http_config {
 	const char *listen;         /* HOST:PORT or [V6]:PORT; port 0 picks a free one */
@@ -35,6 +40,11 @@ struct http_config {
 	 * start-up (ops_ctx.actor of every thread's context); NULL: none.
 	 */
 	const char *actor;
+	/* 0 in each of these means its HTTP_DEFAULT_ */
+	unsigned max_conns;         /* open connections; past it an unfinished one is evicted */
+	unsigned header_timeout;    /* seconds a request head may take from its first byte */
+	unsigned body_timeout;      /* seconds a body may take, plus one per body_min_rate bytes */
+	size_t body_min_rate;       /* bytes a second */
 };
 
 struct http_server;

@@ -4,6 +4,7 @@
  */
 #include "provider/call.h"
 #include "provider/loop.h"
+#include "util/logline.h"
 #include "util/sys.h"
 #include "util/xalloc.h"
 
@@ -122,8 +123,8 @@ static enum provider_token_param token_param_from_env(const char *name)
 		return PROVIDER_TOKENS_MAX_TOKENS;
 	if (!strcmp(v, "max_completion_tokens"))
 		return PROVIDER_TOKENS_MAX_COMPLETION_TOKENS;
-	fprintf(stderr, "smriti: %s='%s' is not auto, max_tokens or max_completion_tokens;"
-		" using auto\n", name, v);
+	logline("warning", "%s='%s' is not auto, max_tokens or max_completion_tokens;"
+		" using auto", name, v);
 	return PROVIDER_TOKENS_AUTO;
 }
 

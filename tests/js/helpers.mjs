@@ -42,6 +42,18 @@ export function ok(db, args, opts) {
   return args.includes('--json') ? r.json() : r.stdout;
 }
 
+// The URL a `smriti serve` line announces: "listening on URL", or under
+// --log-format json {"message":"listening","url":URL}; null for another line.
+export function listeningUrl(line) {
+  const text = line.match(/^listening on (http:\/\/\S+:\d+)$/);
+  if (text) return text[1];
+  if (!line.startsWith('{')) return null;
+  try {
+    const o = JSON.parse(line);
+    return o.message === 'listening' && /^http:\/\/\S+:\d+$/.test(o.url) ? o.url : null;
+  } catch { return null; }
+}
+
 // Starts a long-running child; resolves once `ready(line)` matches a stdout/stderr line.
 export function startProcess(bin, args, { env = {}, ready = () => true, timeoutMs = 15000 } = {}) {
   return new Promise((resolve, reject) => {
@@ -53,8 +65,8 @@ export function startProcess(bin, args, { env = {}, ready = () => true, timeoutM
       for (const line of out.split('\n')) {
         if (ready(line)) {
           clearTimeout(timer);
-          const served = args[0] === 'serve' && out.match(/^listening on (http:\/\/\S+)$/m);
-          if (served) checkFetchesTo(served[1]);
+          const served = args[0] === 'serve' && out.split('\n').map(listeningUrl).find(Boolean);
+          if (served) checkFetchesTo(served);
           resolve({ child, output: () => out });
           return;
         }

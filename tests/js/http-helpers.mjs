@@ -6,7 +6,7 @@
 // not match its route's schema fails the test that received it.
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { SMRITI_FULL, startProcess } from './helpers.mjs';
+import { SMRITI_FULL, listeningUrl, startProcess } from './helpers.mjs';
 import { checkResponse } from './openapi-check.mjs';
 
 // Starts `smriti-full serve` on 127.0.0.1:0 with db; resolves to
@@ -14,17 +14,17 @@ import { checkResponse } from './openapi-check.mjs';
 export async function startServer(db, { args = [], env = {} } = {}) {
   const p = await startProcess(SMRITI_FULL, ['serve', '--listen', '127.0.0.1:0', ...args], {
     env: { SMRITI_DB: db, ...env },
-    ready: (line) => /^listening on http:\/\/\S+:\d+$/.test(line),
+    ready: (line) => listeningUrl(line) !== null,
   });
-  const url = p.output().match(/listening on (http:\/\/\S+:(\d+))/);
-  const port = Number(url[2]);
+  const url = p.output().split('\n').map(listeningUrl).find(Boolean);
+  const port = Number(url.match(/:(\d+)$/)[1]);
   let exited = null;
   const exit = new Promise((resolve) => p.child.on('exit', (code, signal) => {
     exited = { code, signal };
     resolve(exited);
   }));
   return {
-    url: url[1],
+    url,
     port,
     host: `127.0.0.1:${port}`,
     child: p.child,

@@ -107,6 +107,50 @@ TEST(http_json_content_types)
 	CHECK(!http_json_type("+json"));
 }
 
+TEST(http_strict_decoding)
+{
+	char a[] = "/v4/repos/vict%69m/commits", b[] = "/v4/repos/victim%00/commits",
+	     c[] = "1%0a", d[] = "50%", e[] = "%7F", f[] = "caf%C3%A9";
+	int bad = 0;
+
+	CHECK_INT((long)http_unescape(a, &bad), 24);
+	CHECK_STR(a, "/v4/repos/victim/commits");
+	CHECK(!bad);
+	CHECK_INT((long)http_unescape(f, &bad), 5);
+	CHECK(!bad);
+	/* refused texts are left as they came, so the log shows what was sent */
+	http_unescape(b, &bad);
+	CHECK(bad);
+	CHECK_STR(b, "/v4/repos/victim%00/commits");
+	bad = 0;
+	http_unescape(c, &bad);
+	CHECK(bad);
+	bad = 0;
+	http_unescape(d, &bad);
+	CHECK(bad);
+	bad = 0;
+	http_unescape(e, &bad);
+	CHECK(bad);
+	CHECK(http_target_clean("/v4/repos?limit=1"));
+	CHECK(!http_target_clean("/heal th"));
+	CHECK(!http_target_clean("/a\x01"));
+}
+
+TEST(http_strict_headers)
+{
+	CHECK(!http_header_problem("Content-Length", 14, "17", 2));
+	CHECK(!http_header_problem("X-Note", 6, "a\tb", 3));
+	CHECK(http_header_problem("Content-Length ", 15, "17", 2));
+	CHECK(http_header_problem("X(Note)", 7, "a", 1));
+	CHECK(http_header_problem("", 0, "a", 1));
+	CHECK(http_header_problem("Host", 4, "a\x01", 2));
+	CHECK(http_header_problem("Host", 4, "a\rb", 3));
+	CHECK(http_header_problem("Host", 4, "a\0b", 3));
+	CHECK(http_header_single("host") >= 0);
+	CHECK(http_header_single("ORIGIN") >= 0);
+	CHECK(http_header_single("Accept") < 0);
+}
+
 TEST(http_router)
 {
 	char arg[HTTP_ARG_MAX], allow[64], big[HTTP_ARG_MAX + 20];

@@ -11,6 +11,7 @@
 #include "ops/runtime/generation.h"
 #include "ops/runtime/runtime.h"
 #include "util/xalloc.h"
+#include "util/logline.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -44,7 +45,8 @@ static const struct cli_cmd serve_cmd = {
 	"serve",
 	"serve [--listen HOST:PORT] [--db PATH|URL] [--workers N] [--threads N]\n"
 	"         [--max-body BYTES] [--quiet] [--log-format text|json] [--no-metrics]\n"
-	"         [--metrics-listen [HOST:]PORT]",
+	"         [--metrics-listen [HOST:]PORT] [--max-connections N] [--header-timeout S]\n"
+	"         [--body-timeout S] [--body-min-rate BYTES]",
 	cmd_serve, CLI_FULL,
 };
 
@@ -61,13 +63,20 @@ static void serve_help(void)
 	       "anyone on a server without sign-in); --metrics-listen serves it alone,\n"
 	       "without a token, on a listener of its own (a port alone: 127.0.0.1);\n"
 	       "--no-metrics turns it off.\n\n"
+	       "Slow clients: a request head must be complete --header-timeout seconds\n"
+	       "after its first byte (default %d), and a body must arrive within\n"
+	       "--body-timeout seconds (default %d) plus one second per --body-min-rate\n"
+	       "bytes (default %d); else the connection is closed.  Past --max-connections\n"
+	       "(default %d) a new connection evicts the oldest unfinished one of the\n"
+	       "address holding the most.\n\n"
 	       "Security: listening anywhere but loopback needs SMRITI_TOKEN, and with a\n"
 	       "token every request but /healthz needs 'Authorization: Bearer TOKEN'.\n"
 	       "Requests must name the server in Host (localhost, 127.0.0.1, [::1], the\n"
 	       "listen address, or a name in SMRITI_ALLOWED_HOSTS, comma separated).\n"
 	       "Cross-origin writes are refused.  Stops cleanly on SIGINT or SIGTERM.\n",
 	       serve_cmd.usage, HTTP_DEFAULT_LISTEN, HTTP_DEFAULT_WORKERS,
-	       HTTP_DEFAULT_MAX_BODY);
+	       HTTP_DEFAULT_MAX_BODY, HTTP_DEFAULT_HEADER_TIMEOUT, HTTP_DEFAULT_BODY_TIMEOUT,
+	       HTTP_DEFAULT_BODY_MIN_RATE, HTTP_DEFAULT_MAX_CONNS);
 }
 
 /* Parses a whole number in [min, max]; 0 on success. */
@@ -82,15 +91,26 @@ static int parse_num(const char *s, unsigned long long min, unsigned long long m
 	return *out < min || *out > max ? -1 : 0;
 }
 
+/* A failure of the server as the CLI's error, or under --log-format json its last JSON line. */
+static int serve_fail(const struct http_config *cfg, enum smr_rc rc, const char *msg)
+{
+	if (!cfg->log_json)
+		return cli_fail(rc, "%s", msg);
+	logline("error", "%s", msg);
+	return smr_rc_exit_code(rc);
+}
+
 static int serve(const struct http_config *cfg)
 {
 	struct smr_err err = SMR_ERR_INIT;
 	struct http_server *srv = NULL;
 	struct runtime *rt;
-	enum smr_rc rc = http_listen(cfg, &srv, &err);
+	enum smr_rc rc;
 
+	logline_json(cfg->log_json);   /* before any thread; the runtime's own lines follow it */
+	rc = http_listen(cfg, &srv, &err);
 	if (rc)
-		return cli_fail(rc, "%s", err.msg);
+		return serve_fail(cfg, rc, err.msg);
 	rt = runtime_new_from_env();    /* before any thread: the provider port's global set-up */
 	rc = draft_runner_start(cfg->dsn, rt, &rt->drafts, &err);
 	if (!rc)
@@ -100,7 +120,7 @@ static int serve(const struct http_config *cfg)
 	http_close(srv);
 	draft_runner_stop(rt->drafts);  /* after the server's workers: no more draft.create */
 	runtime_free(rt);               /* stops the chat finisher, then the provider loops */
-	return rc ? cli_fail(rc, "%s", err.msg) : 0;
+	return rc ? serve_fail(cfg, rc, err.msg) : 0;
 }
 
 static int take(int c, const char *val, void *arg)
@@ -142,6 +162,26 @@ static int take(int c, const char *val, void *arg)
 	case 'P':
 		cfg->metrics_listen = val;
 		return 0;
+	case 'C':
+		if (parse_num(val, 1, 65536, &n))
+			return cli_usage(&serve_cmd, "--max-connections wants 1 to 65536, got '%s'",
+					 val);
+		cfg->max_conns = (unsigned)n;
+		return 0;
+	case 'H':
+	case 'B':
+		if (parse_num(val, 1, 3600, &n))
+			return cli_usage(&serve_cmd, "--%s-timeout wants 1 to 3600 seconds, got '%s'",
+					 c == 'H' ? "header" : "body", val);
+		*(c == 'H' ? &cfg->header_timeout : &cfg->body_timeout) = (unsigned)n;
+		return 0;
+	case 'R':
+		if (parse_num(val, 1, 1ull << 30, &n))
+			return cli_usage(&serve_cmd,
+					 "--body-min-rate wants 1 to 1073741824 bytes a second, got '%s'",
+					 val);
+		cfg->body_min_rate = (size_t)n;
+		return 0;
 	case 'h':
 		serve_help();
 		return CLI_OPT_DONE;
@@ -160,6 +200,10 @@ int cmd_serve(int argc, char **argv, struct cli_ctx *ctx)
 		{ "log-format", required_argument, NULL, 'f' },
 		{ "no-metrics", no_argument, NULL, 'M' },
 		{ "metrics-listen", required_argument, NULL, 'P' },
+		{ "max-connections", required_argument, NULL, 'C' },
+		{ "header-timeout", required_argument, NULL, 'H' },
+		{ "body-timeout", required_argument, NULL, 'B' },
+		{ "body-min-rate", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};

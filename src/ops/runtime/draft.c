@@ -15,6 +15,7 @@
 #include "domain/diff.h"
 #include "domain/draft.h"
 #include "domain/patch.h"
+#include "util/logline.h"
 #include "util/metrics.h"
 #include "util/sys.h"
 #include "util/utf8.h"
@@ -139,7 +140,7 @@ static void job_write(struct store *st, const char *job_id, enum job_status stat
 	else
 		j.finished_at = now;
 	if (store_job_update(st, &j, &err))
-		fprintf(stderr, "smriti: draft job %s: cannot record it %s: %s\n", job_id,
+		logline("error", "draft job %s: cannot record it %s: %s", job_id,
 			job_status_name(status), err.msg);
 }
 
@@ -480,8 +481,8 @@ static enum smr_rc fail_unfinished(struct store *st, struct smr_err *err)
 	sys_now_iso(now);
 	rc = store_job_fail_unfinished(st, restart_reason, now, &n, err);
 	if (!rc && n)
-		fprintf(stderr, "smriti: marked %zu unfinished draft job%s failed (left by an"
-			" earlier server)\n", n, n == 1 ? "" : "s");
+		logline("warning", "marked %zu unfinished draft job%s failed (left by an"
+			" earlier server)", n, n == 1 ? "" : "s");
 	return rc;
 }
 
