@@ -1,0 +1,117 @@
+// ui-bugs.test.mjs -- the bugs issue 26 found in the web UI, each a test
+// that failed before its fix, in a real headless Chromium against a real
+// `smriti serve` on loopback: a fork opening on another Space's checkpoint;
+// a merge checkpoint's second parent; chat opening and staying at the newest
+// turn; a reader on the editor's URL; signing out on a Space the next user
+// cannot read; Esc, the remembered provider and Retry in chat; the narrow
+// layout; and the words of the Spaces list.  Every page is guarded
+// (browser.mjs); screenshots go to tests/browser/screenshots/ (not committed).
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { tempDb, ok } from '../js/helpers.mjs';
+import { startServer } from '../js/http-helpers.mjs';
+import { providerEnv } from '../js/draft-helpers.mjs';
+import { startFakeProvider } from '../fake-provider/server.mjs';
+import { launch, guardedPage, axe, shot } from './browser.mjs';
+
+let fake;
+let tmp;
+let srv;
+let longSession;
+let browser;
+let page;
+
+// A long session whose turns vary in length, some much taller than the
+// placeholder height the browser assumes before it lays them out.
+function longTranscript(turns) {
+  const out = [];
+  for (let i = 1; i <= turns; i++) {
+    const lines = i % 3 === 0 ? 40 : i % 2 ? 2 : 12;
+    const body = Array.from({ length: lines }, (_, j) => `Line ${j + 1} of turn ${i}: the payments migration keeps its foreign keys.`).join('\n\n');
+    out.push(`${i % 2 ? 'User' : 'Assistant'}: ${body}`);
+  }
+  return out.join('\n\n');
+}
+
+before(async () => {
+  fake = await startFakeProvider({ port: 0 });
+  tmp = tempDb();
+  const db = tmp.db;
+  ok(db, ['space', 'create', 'payments']);
+  for (let i = 1; i <= 3; i++) {
+    ok(db, ['checkpoint', 'create', 'payments', '--replace', '--title', `Step ${i}`, '--decision', `Decision ${i}`, '--author', 'codex']);
+  }
+  // a merge: a fork's work merged back into the Space it came from
+  ok(db, ['space', 'create', 'plan']);
+  ok(db, ['checkpoint', 'create', 'plan', '--title', 'Base', '--decision', 'Ship in May']);
+  ok(db, ['fork', 'plan', '--into', 'plan-side']);
+  ok(db, ['checkpoint', 'create', 'plan-side', '--title', 'Side work', '--decision', 'Add a beta']);
+  ok(db, ['checkpoint', 'create', 'plan', '--title', 'Main work', '--task', 'Write the notes']);
+  ok(db, ['merge', 'plan', 'plan-side', '--ours', '--author', 'person']);
+  const file = path.join(path.dirname(db), 'long.txt');
+  writeFileSync(file, longTranscript(90));
+  longSession = ok(db, ['ingest', file, '--space', 'payments', '--format', 'text', '--title', 'Long talk', '--json']).session.id;
+  srv = await startServer(db, { args: ['--quiet'], env: providerEnv(fake, { SMRITI_PROVIDER_TIMEOUT_MS: '3000' }) });
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.cleanup();
+  await srv?.stop();
+  await fake?.close();
+  tmp?.cleanup();
+});
+
+async function open(hash) {
+  page = await guardedPage(browser, { origin: srv.url });
+  await page.goto(`${srv.url}/${hash}`);
+  return page;
+}
+
+async function done() {
+  page.guard.check();
+  await page.close();
+}
+
+const inspectorTitle = () => page.locator('.detail h2.ck-title').textContent();
+
+describe('history', () => {
+  test('a forked Space opens on its own HEAD, not on the Space it came from', async () => {
+    await open('#/s/payments');
+    await page.locator('.vlist .row', { hasText: 'Step 2' }).click();
+    await page.locator('.detail h2.ck-title', { hasText: 'Step 2' }).waitFor();
+    await page.click('text=Fork…');
+    await page.fill('dialog input[name=into]', 'payments-no-fk-drop');
+    await page.click('dialog >> button:has-text("Fork")');
+    await page.waitForURL(/#\/s\/payments-no-fk-drop$/);
+    await page.locator('.vlist .row', { hasText: 'Step 3' }).waitFor();
+    await page.locator('.detail h2.ck-title').waitFor();
+    assert.equal(await inspectorTitle(), 'Step 2', 'the inspector shows the new Space\'s HEAD');
+    assert.equal(await page.locator('.detail button', { hasText: 'Restore…' }).count(), 0, 'HEAD offers no restore');
+    await shot(page, 'bug-fork-opens-own-head');
+    // and on a fresh load
+    await page.guard.reload();
+    await page.locator('.vlist .row', { hasText: 'Step 3' }).waitFor();
+    await page.locator('.detail h2.ck-title').waitFor();
+    assert.equal(await inspectorTitle(), 'Step 2');
+    assert.equal(await page.locator('.detail button', { hasText: 'Restore…' }).count(), 0);
+    await done();
+  });
+});
+
+// Waits until the browser has laid out what it has (two animation frames).
+const settled = () => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+
+// Where an element sits in the turn list: 'in view', 'above' or 'below'.
+function placeInTurns(locator) {
+  return locator.evaluate((el) => {
+    const box = el.closest('.turns').getBoundingClientRect();
+    const r = el.getBoundingClientRect();
+    if (r.bottom > box.bottom + 2) return 'below';
+    if (r.bottom < box.top) return 'above';
+    return 'in view';
+  });
+}
+
