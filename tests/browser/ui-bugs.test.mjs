@@ -99,6 +99,28 @@ describe('history', () => {
     assert.equal(await page.locator('.detail button', { hasText: 'Restore…' }).count(), 0);
     await done();
   });
+
+  test('a merge checkpoint shows both its parents as links', async () => {
+    await open('#/s/plan');
+    await page.locator('.vlist .row').first().waitFor();
+    await page.locator('.detail h2.ck-title').waitFor();
+    const c = await page.evaluate(async () => {
+      const g = await (await fetch('/v4/repos/plan/graph')).json();
+      return g.nodes.find((n) => n.merge_parent);
+    });
+    assert.ok(c, 'the fixture has a merge checkpoint');
+    await page.goto(`${srv.url}/#/s/plan/c/${c.hash}`);
+    const meta = page.locator('.detail .ck-meta');
+    await meta.waitFor();
+    const hrefs = await meta.locator('a.hash').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
+    assert.deepEqual(hrefs, [`#/s/plan/c/${c.parent}`, `#/s/plan/c/${c.merge_parent}`]);
+    assert.match(await meta.textContent(), /parents/);
+    await axe(page, 'a merge checkpoint');
+    await shot(page, 'bug-merge-parents');
+    await meta.locator('a.hash').nth(1).click();
+    await page.locator('.detail h2.ck-title', { hasText: 'Side work' }).waitFor();
+    await done();
+  });
 });
 
 // Waits until the browser has laid out what it has (two animation frames).
