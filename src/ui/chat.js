@@ -181,7 +181,18 @@ function sessionView(ctx, id, providers) {
     }
     if (!turns.length) turnsBox.append(h('p.muted.empty', 'No turns yet. Say something below.'));
     if (generating) turnsBox.append(generating.el);
-    if (keepBottom && (atBottom || generating)) turnsBox.scrollTop = turnsBox.scrollHeight;
+    if (keepBottom && (atBottom || generating)) toBottom();
+  }
+
+  // To the newest turn, now and again once the browser has laid out what
+  // was just added (Markdown, code blocks and fonts can grow a turn after
+  // the first measure); not if the reader has scrolled up meanwhile.
+  function toBottom() {
+    turnsBox.scrollTop = turnsBox.scrollHeight;
+    const pinned = turnsBox.scrollTop;
+    requestAnimationFrame(() => {
+      if (turnsBox.scrollTop >= pinned - 2) turnsBox.scrollTop = turnsBox.scrollHeight;
+    });
   }
 
   function showEarlier() {
@@ -286,7 +297,7 @@ function sessionView(ctx, id, providers) {
           if (!generating) return;
           generating.raf = 0;
           clear(generating.text).append(...md(generating.buf).childNodes);
-          turnsBox.scrollTop = turnsBox.scrollHeight;
+          toBottom();
         });
       }
     },

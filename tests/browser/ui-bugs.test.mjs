@@ -137,3 +137,24 @@ function placeInTurns(locator) {
   });
 }
 
+describe('chat', () => {
+  test('a long session opens at its newest turn, and a new reply is in sight', async () => {
+    await open(`#/s/payments/chat/${longSession}`);
+    const last = page.locator('.turns .turn').last();
+    await last.locator('text=Line 2 of turn 90').waitFor();
+    await settled();
+    assert.equal(await placeInTurns(last), 'in view', 'the newest turn shows on opening');
+    await shot(page, 'bug-chat-opens-at-newest');
+    const reply = Array.from({ length: 30 }, (_, i) => `Paragraph ${i + 1} of the answer.`).join('\n\n') + '\n\nThe end of the answer.';
+    fake.script([{ reply, provider: 'openai' }]);
+    await page.selectOption('select[aria-label=Provider]', 'openai');
+    await page.fill('textarea[aria-label=Message]', 'Summarise, at length');
+    await page.keyboard.press('Enter');
+    const answer = page.locator('.turn.assistant:not(.streaming)', { hasText: 'The end of the answer.' });
+    await answer.waitFor();
+    await settled();
+    assert.equal(await placeInTurns(answer), 'in view', 'the new reply shows once it has come');
+    await done();
+  });
+});
+
