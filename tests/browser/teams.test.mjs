@@ -101,4 +101,22 @@ describe('signing in as a person', () => {
     page.guard.check();
     await page.close();
   });
+
+  test("a reader who opens the editor's or Ingest's address is told it can only read", async () => {
+    await browser.clearCookies();
+    const page = await guardedPage(browser, { origin: srv.url });
+    await signIn(page, tokens.ravi);
+    for (const tab of ['new', 'ingest']) {
+      await page.goto(`${srv.url}/#/s/plan/${tab}`);
+      const note = page.locator('.read-only');
+      await note.waitFor();
+      assert.match(await note.textContent(), /can read this Space but not write to it/);
+      assert.equal(await page.locator('.space-body form, .space-body textarea').count(), 0, `no form on ${tab}`);
+      assert.equal(await page.locator('button', { hasText: /Save checkpoint|Create session/ }).count(), 0);
+      await axe(page, `a reader on ${tab}`);
+      await shot(page, `teams-reader-${tab}`);
+    }
+    page.guard.check();
+    await page.close();
+  });
 });
