@@ -137,6 +137,9 @@ function showWho(auth) {
 
 async function signOut() {
   try { await api('DELETE', '/v4/auth'); } catch { /* the cookie is gone either way */ }
+  // The next person may not be allowed to read the Space shown (it would
+  // read as missing, and polling it would fail): start from the Spaces list.
+  history.replaceState(null, '', '#/');
   location.reload();
 }
 

@@ -34,6 +34,7 @@ before(async () => {
   }
   cli(['grant', 'ravi', 'plan', 'reader']);
   cli(['grant', 'olga', 'plan', 'owner']);
+  cli(['grant', 'olga', 'hidden', 'owner']);
   srv = await startServer(tmp.db, { args: ['--quiet'] });
   browser = await launch();
 });
@@ -116,6 +117,27 @@ describe('signing in as a person', () => {
       await axe(page, `a reader on ${tab}`);
       await shot(page, `teams-reader-${tab}`);
     }
+    page.guard.check();
+    await page.close();
+  });
+
+  test('signing out on a Space the next person cannot read goes to the Spaces list', async () => {
+    await browser.clearCookies();
+    const page = await guardedPage(browser, { origin: srv.url });
+    await signIn(page, tokens.olga);
+    await page.goto(`${srv.url}/#/s/hidden`);
+    await page.locator('.space[data-role="owner"]').waitFor();
+    await page.click('.who >> text=Sign out');
+    await page.locator('dialog', { hasText: 'wants your token' }).waitFor();
+    await page.fill('dialog input[name=token]', tokens.ravi);
+    await page.click('dialog >> text=Sign in');
+    await page.locator('h1', { hasText: 'Spaces' }).waitFor();
+    assert.match(page.url(), /#\/$/);
+    // two rounds of polling later, nothing asked for the Space ravi cannot read
+    const asked = [];
+    page.on('request', (r) => { if (r.url().includes('hidden')) asked.push(r.url()); });
+    for (let i = 0; i < 2; i++) await page.waitForRequest((r) => r.url().includes('/v4/changes'));
+    assert.deepEqual(asked, []);
     page.guard.check();
     await page.close();
   });
