@@ -82,7 +82,7 @@ const SHORTCUTS = [
   ['/', 'filter the history'],
   ['s', 'search every Space'],
   ['Ctrl/Cmd + S', 'save the checkpoint being edited'],
-  ['Esc', 'close a dialog, leave a field'],
+  ['Esc', 'close a dialog, leave a field, stop a reply'],
   ['?', 'this list'],
 ];
 

@@ -156,5 +156,69 @@ describe('chat', () => {
     assert.equal(await placeInTurns(answer), 'in view', 'the new reply shows once it has come');
     await done();
   });
+
+  test('Esc stops a streaming reply', async () => {
+    await open(`#/s/payments/chat/${longSession}`);
+    await page.locator('.turns .turn').last().waitFor();
+    fake.script([{ reply: 'too late', delay_ms: 4000, provider: 'openai' }]);
+    await page.selectOption('select[aria-label=Provider]', 'openai');
+    await page.fill('textarea[aria-label=Message]', 'Take your time');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => !document.querySelector('.composer button.danger')?.disabled);
+    await page.keyboard.press('Escape');
+    await page.locator('.turn.assistant .badge.status-stopped').last().waitFor();
+    await done();
+  });
+
+  test('the provider picked is kept across a reload', async () => {
+    await open(`#/s/payments/chat/${longSession}`);
+    await page.locator('.turns .turn').last().waitFor();
+    await page.selectOption('select[aria-label=Provider]', 'anthropic');
+    await page.guard.reload();
+    await page.locator('.turns .turn').last().waitFor();
+    assert.equal(await page.locator('select[aria-label=Provider]').inputValue(), 'anthropic');
+    assert.match(await page.locator('input[aria-label=Model]').inputValue(), /claude|fake/);
+    await page.selectOption('select[aria-label=Provider]', 'openai');
+    await done();
+  });
+
+  test('a reply that fails mid-stream offers Retry; a failed turn keeps its Retry after another message', async () => {
+    await open('#/s/plan/chat');
+    await page.click('text=New session');
+    await page.waitForURL(/\/chat\/[0-9a-f-]{36}$/);
+    await page.selectOption('select[aria-label=Provider]', 'openai');
+    page.guard.expect(502, '/v4/chat/send');
+    page.guard.expect(502, '/v4/generations/');
+    fake.script([{ reply: 'Half of an answer that will break off here', stream_error: true, fail_after: 2, provider: 'openai' }]);
+    await page.fill('textarea[aria-label=Message]', 'First question');
+    await page.keyboard.press('Enter');
+    const failed = page.locator('.turn.assistant', { has: page.locator('.badge.status-error') }).last();
+    await failed.waitFor();
+    await shot(page, 'bug-chat-failed-reply');
+    fake.script([{ reply: 'A whole answer.', provider: 'openai' }]);
+    await failed.getByRole('button', { name: 'Retry' }).click();
+    await page.locator('.turn.assistant:not(.streaming)', { hasText: 'A whole answer.' }).waitFor();
+    assert.equal(await page.locator('.turn.user', { hasText: 'First question' }).count(), 2, 'Retry asked the same question again');
+
+    // a question that fails outright, then another message: its Retry stays
+    fake.script([{ status: 500, message: 'upstream exploded', provider: 'openai' },
+      { status: 500, message: 'upstream exploded', provider: 'openai' }]);
+    await page.fill('textarea[aria-label=Message]', 'Will this fail?');
+    await page.keyboard.press('Enter');
+    const err = page.locator('.turn.user', { hasText: 'Will this fail?' }).locator('.turn-error');
+    await err.waitFor();
+    fake.script([{ reply: 'Something else answered.', provider: 'openai' }]);
+    await page.fill('textarea[aria-label=Message]', 'Something else');
+    await page.keyboard.press('Enter');
+    await page.locator('.turn.assistant:not(.streaming)', { hasText: 'Something else answered.' }).waitFor();
+    await err.getByRole('button', { name: 'Retry' }).waitFor();
+    fake.script([{ reply: 'Now it works.', provider: 'openai' }]);
+    await err.getByRole('button', { name: 'Retry' }).click();
+    await page.locator('.turn.assistant:not(.streaming)', { hasText: 'Now it works.' }).waitFor();
+    assert.equal(await err.getByRole('button', { name: 'Retry' }).count(), 0, 'a question asked again offers no more Retry');
+    await axe(page, 'chat with a failed reply');
+    await shot(page, 'bug-chat-retry');
+    await done();
+  });
 });
 
