@@ -288,6 +288,8 @@ describe('6 Chat', () => {
     await open(`#/s/trip/chat/${sessionId}`);
     await page.locator('.turn').first().waitFor();
     page.guard.expect(502, '/v4/chat/send');
+    // the picker remembers the last test's anthropic (per browser)
+    await page.selectOption('select[aria-label=Provider]', 'openai');
     fake.script([{ status: 500, message: 'upstream exploded', provider: 'openai' },
       { status: 500, message: 'upstream exploded', provider: 'openai' }]);
     await page.fill('textarea[aria-label=Message]', 'Will this fail?');
