@@ -222,3 +222,33 @@ describe('chat', () => {
   });
 });
 
+describe('narrow window', () => {
+  test('at 420 px each stacked pane is as tall as it needs, and the page scrolls', async () => {
+    await open(`#/s/payments/chat/${longSession}`);
+    await page.setViewportSize({ width: 420, height: 800 });
+    await page.locator('.turns .turn').last().waitFor();
+    await settled();
+    const turns = await page.locator('.turns').evaluate((t) => t.clientHeight);
+    assert.ok(turns >= 400, `the turns get most of the window, not a slot (${turns} px)`);
+    await shot(page, 'bug-narrow-chat');
+    await page.locator('.turns .turn').last().scrollIntoViewIfNeeded();
+    await shot(page, 'bug-narrow-chat-scrolled');
+    await page.goto(`${srv.url}/#/s/payments`);
+    await page.locator('.detail h2.ck-title').waitFor();
+    await settled();
+    const d = await page.locator('.detail').evaluate((el) => ({ client: el.clientHeight, scroll: el.scrollHeight }));
+    assert.ok(d.scroll <= d.client + 1, `the inspector shows all of itself (${d.client} of ${d.scroll} px)`);
+    const list = await page.locator('.vlist').evaluate((el) => el.clientHeight);
+    assert.ok(list >= 3 * 40, `the history list shows its rows (${list} px)`);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await shot(page, 'bug-narrow-history');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await axe(page, 'the history at 420 px, dark');
+    await shot(page, 'bug-narrow-history-dark');
+    await page.goto(`${srv.url}/#/s/payments/chat/${longSession}`);
+    await page.locator('.turns .turn').last().waitFor();
+    await shot(page, 'bug-narrow-chat-dark');
+    await done();
+  });
+});
+
