@@ -252,3 +252,32 @@ describe('narrow window', () => {
   });
 });
 
+describe('Spaces', () => {
+  test('deleting: the words fit an empty Space, and a mistyped name can be corrected', async () => {
+    await open('');
+    await page.fill('input[name=name]', 'empty-one');
+    await page.click('text=Create Space');
+    await page.waitForURL(/#\/s\/empty-one$/);
+    await page.click('nav.crumbs >> text=Spaces');
+    const row = page.locator('.space-row[data-name="empty-one"]');
+    await row.locator('button', { hasText: 'Delete' }).click();
+    const dlg = page.locator('dialog');
+    await dlg.waitFor();
+    const words = await dlg.textContent();
+    assert.doesNotMatch(words, /its nothing/);
+    assert.match(words, /no checkpoints/);
+    await dlg.locator('input[name=confirm]').fill('empty-on');
+    await dlg.locator('button', { hasText: 'Delete Space' }).click();
+    await dlg.locator('[role=alert]', { hasText: /does not match/ }).waitFor();
+    assert.ok(await dlg.isVisible(), 'the dialog stays open to correct the name');
+    await axe(page, 'the delete dialog with a mistyped name');
+    await shot(page, 'bug-delete-mistyped');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await axe(page, 'the delete dialog, dark');
+    await shot(page, 'bug-delete-mistyped-dark');
+    await dlg.locator('input[name=confirm]').fill('empty-one');
+    await dlg.locator('button', { hasText: 'Delete Space' }).click();
+    await row.waitFor({ state: 'detached' });
+    await done();
+  });
+});

@@ -86,9 +86,9 @@ describe('1 Spaces', () => {
     await renamed.getByRole('button', { name: 'Delete' }).click();
     await page.fill('dialog input[name=confirm]', 'wrong name');
     await page.click('dialog >> text=Delete Space');
-    await page.waitForSelector('.toast.error');
+    await page.locator('dialog [role=alert]', { hasText: 'does not match' }).waitFor();
     assert.equal(await renamed.count(), 1, 'a wrong name deletes nothing');
-    await renamed.getByRole('button', { name: 'Delete' }).click();
+    // the dialog stays open to correct the name
     await page.fill('dialog input[name=confirm]', 'scratch two');
     await page.click('dialog >> text=Delete Space');
     await renamed.waitFor({ state: 'detached' });
