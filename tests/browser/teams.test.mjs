@@ -117,6 +117,10 @@ describe('signing in as a person', () => {
       await axe(page, `a reader on ${tab}`);
       await shot(page, `teams-reader-${tab}`);
     }
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.setViewportSize({ width: 420, height: 800 });
+    await axe(page, 'a reader on ingest, dark, 420 px');
+    await shot(page, 'teams-reader-ingest-dark-narrow');
     page.guard.check();
     await page.close();
   });

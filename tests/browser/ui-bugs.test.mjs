@@ -117,6 +117,9 @@ describe('history', () => {
     assert.match(await meta.textContent(), /parents/);
     await axe(page, 'a merge checkpoint');
     await shot(page, 'bug-merge-parents');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await axe(page, 'a merge checkpoint, dark');
+    await shot(page, 'bug-merge-parents-dark');
     await meta.locator('a.hash').nth(1).click();
     await page.locator('.detail h2.ck-title', { hasText: 'Side work' }).waitFor();
     await done();
@@ -195,6 +198,8 @@ describe('chat', () => {
     const failed = page.locator('.turn.assistant', { has: page.locator('.badge.status-error') }).last();
     await failed.waitFor();
     await shot(page, 'bug-chat-failed-reply');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await shot(page, 'bug-chat-failed-reply-dark');
     fake.script([{ reply: 'A whole answer.', provider: 'openai' }]);
     await failed.getByRole('button', { name: 'Retry' }).click();
     await page.locator('.turn.assistant:not(.streaming)', { hasText: 'A whole answer.' }).waitFor();
