@@ -3,9 +3,13 @@
  * file, from the table that tools/embed.c generates from src/ui/ at build
  * time, so the binary carries its UI and there is no directory to find.
  *
- * Each asset's two responses (200 with the bytes, 304 for a matching
+ * Each asset's responses (200 with the bytes, 304 for a matching
  * If-None-Match) are built once, when the server starts (http_ui_build), and
- * shared by every thread (MHD counts references).  Every one carries the security headers: a
+ * shared by every thread (MHD counts references).  tools/embed.c also
+ * gzips each file at build time; that form goes to a client whose
+ * Accept-Encoding takes gzip, with its own ETag and Content-Encoding, and
+ * every answer says Vary: Accept-Encoding so that a cache keeps the two
+ * apart.  A file that gzip would not shrink has no gzip form.  Every one carries the security headers: a
  * Content-Security-Policy that allows scripts, styles and requests from this
  * origin only (no inline script, no third-party origin, no framing), nosniff
  * and no referrer.  Cache-Control: no-cache makes the browser revalidate, so
@@ -19,20 +23,28 @@
 #include <microhttpd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define UI_CSP "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:;" \
 	       " connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self';" \
 	       " frame-ancestors 'none'"
 
+/* One way an asset is sent (plain or gzipped): its 200 and its 304. */
+struct encoded {
+	struct MHD_Response *full, *not_modified;
+	const char *etag;
+};
+
 struct http_ui {
-	struct MHD_Response **full, **not_modified;
+	struct encoded *plain, *gzip;   /* gzip[i].full is NULL: send it plain */
 	size_t n;
 };
 
-static void add_headers(struct MHD_Response *resp, const struct ui_asset *a)
+static void add_headers(struct MHD_Response *resp, const struct ui_asset *a, const char *etag)
 {
 	MHD_add_response_header(resp, "Content-Type", a->mime);
-	MHD_add_response_header(resp, "ETag", a->etag);
+	MHD_add_response_header(resp, "ETag", etag);
+	MHD_add_response_header(resp, "Vary", "Accept-Encoding");
 	MHD_add_response_header(resp, "Cache-Control", "no-cache");
 	MHD_add_response_header(resp, "Content-Security-Policy", UI_CSP);
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
@@ -40,17 +52,35 @@ static void add_headers(struct MHD_Response *resp, const struct ui_asset *a)
 	MHD_add_response_header(resp, "X-Frame-Options", "DENY");
 }
 
-static struct MHD_Response *asset_response(const struct ui_asset *a, int with_body)
+/* The 200 (bytes, len) or, with bytes NULL, the 304 of one encoding. */
+static struct MHD_Response *asset_response(const struct ui_asset *a, const struct encoded *e,
+					   int gzip, const void *bytes, size_t len)
 {
 	struct MHD_Response *resp;
 
-	resp = MHD_create_response_from_buffer(with_body ? a->len : 0,
-					       with_body ? (void *)a->data : NULL,
+	resp = MHD_create_response_from_buffer(bytes ? len : 0, (void *)bytes,
 					       MHD_RESPMEM_PERSISTENT);
 	if (!resp)
 		BUG("cannot build the response of UI file '%s'", a->name);
-	add_headers(resp, a);
+	add_headers(resp, a, e->etag);
+	if (gzip)
+		MHD_add_response_header(resp, "Content-Encoding", "gzip");
 	return resp;
+}
+
+static void build_asset(struct http_ui *ui, size_t i)
+{
+	const struct ui_asset *a = &ui_assets[i];
+	struct encoded *p = &ui->plain[i], *g = &ui->gzip[i];
+
+	p->etag = a->etag;
+	p->full = asset_response(a, p, 0, a->data, a->len);
+	p->not_modified = asset_response(a, p, 0, NULL, 0);
+	if (!a->gz)
+		return;
+	g->etag = a->gz_etag;
+	g->full = asset_response(a, g, 1, a->gz, a->gz_len);
+	g->not_modified = asset_response(a, g, 1, NULL, 0);
 }
 
 struct http_ui *http_ui_build(void)
@@ -59,13 +89,19 @@ struct http_ui *http_ui_build(void)
 
 	while (ui_assets[ui->n].name)
 		ui->n++;
-	ui->full = xcalloc(ui->n + 1, sizeof(*ui->full));
-	ui->not_modified = xcalloc(ui->n + 1, sizeof(*ui->not_modified));
-	for (size_t i = 0; i < ui->n; i++) {
-		ui->full[i] = asset_response(&ui_assets[i], 1);
-		ui->not_modified[i] = asset_response(&ui_assets[i], 0);
-	}
+	ui->plain = xcalloc(ui->n + 1, sizeof(*ui->plain));
+	ui->gzip = xcalloc(ui->n + 1, sizeof(*ui->gzip));
+	for (size_t i = 0; i < ui->n; i++)
+		build_asset(ui, i);
 	return ui;
+}
+
+static void free_encoded(struct encoded *e)
+{
+	if (!e->full)
+		return;
+	MHD_destroy_response(e->full);
+	MHD_destroy_response(e->not_modified);
 }
 
 void http_ui_free(struct http_ui *ui)
@@ -73,12 +109,44 @@ void http_ui_free(struct http_ui *ui)
 	if (!ui)
 		return;
 	for (size_t i = 0; i < ui->n; i++) {
-		MHD_destroy_response(ui->full[i]);
-		MHD_destroy_response(ui->not_modified[i]);
+		free_encoded(&ui->plain[i]);
+		free_encoded(&ui->gzip[i]);
 	}
-	free(ui->full);
-	free(ui->not_modified);
+	free(ui->plain);
+	free(ui->gzip);
 	free(ui);
+}
+
+/*
+ * 1 if an Accept-Encoding list takes gzip: "gzip" (or "x-gzip") with a
+ * q above 0, or else "*" with a q above 0 (RFC 9110, 12.5.3).
+ */
+static int accepts_gzip(const char *ae)
+{
+	int star = 0;
+
+	for (const char *p = ae; p && *p;) {
+		size_t n;
+		const char *q, *end;
+		int ok;
+
+		p += strspn(p, " \t,");
+		n = strcspn(p, " \t;,");
+		end = p + strcspn(p, ",");
+		q = memchr(p, ';', (size_t)(end - p));
+		ok = 1;
+		if (q) {
+			q += strspn(q + 1, " \t") + 1;
+			if (!strncasecmp(q, "q=", 2))
+				ok = strtod(q + 2, NULL) > 0;
+		}
+		if ((n == 4 && !strncasecmp(p, "gzip", 4)) || (n == 6 && !strncasecmp(p, "x-gzip", 6)))
+			return ok;
+		if (n == 1 && *p == '*')
+			star = ok;
+		p = end;
+	}
+	return star;
 }
 
 /* 1 if an If-None-Match list names etag (or is "*"). */
@@ -104,14 +172,17 @@ static int etag_matches(const char *inm, const char *etag)
 static void serve(struct http_req *r, const char *name)
 {
 	const struct http_ui *ui = r->srv->ui;
-	const char *inm;
+	const struct encoded *e;
+	const char *inm, *ae;
 
 	for (size_t i = 0; i < ui->n; i++) {
 		if (strcmp(ui_assets[i].name, name))
 			continue;
+		ae = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Accept-Encoding");
+		e = ui->gzip[i].full && accepts_gzip(ae) ? &ui->gzip[i] : &ui->plain[i];
 		inm = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "If-None-Match");
-		r->status = inm && etag_matches(inm, ui_assets[i].etag) ? 304 : 200;
-		r->fixed = r->status == 304 ? ui->not_modified[i] : ui->full[i];
+		r->status = inm && etag_matches(inm, e->etag) ? 304 : 200;
+		r->fixed = r->status == 304 ? e->not_modified : e->full;
 		return;
 	}
 	http_error(r, 404, "not_found", "no UI file '%s'", name);

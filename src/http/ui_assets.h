@@ -14,6 +14,10 @@ struct ui_asset {
 	const char *etag;               /* quoted, changes with the bytes */
 	const unsigned char *data;
 	size_t len;
+	/* the same bytes gzipped at build time, or NULL if that is no smaller */
+	const unsigned char *gz;
+	size_t gz_len;
+	const char *gz_etag;            /* quoted, differs from etag */
 };
 
 /* Terminated by an entry whose name is NULL. */

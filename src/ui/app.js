@@ -82,7 +82,7 @@ const SHORTCUTS = [
   ['/', 'filter the history'],
   ['s', 'search every Space'],
   ['Ctrl/Cmd + S', 'save the checkpoint being edited'],
-  ['Esc', 'close a dialog, leave a field'],
+  ['Esc', 'close a dialog, leave a field, stop a reply'],
   ['?', 'this list'],
 ];
 
@@ -137,6 +137,9 @@ function showWho(auth) {
 
 async function signOut() {
   try { await api('DELETE', '/v4/auth'); } catch { /* the cookie is gone either way */ }
+  // The next person may not be allowed to read the Space shown (it would
+  // read as missing, and polling it would fail): start from the Spaces list.
+  history.replaceState(null, '', '#/');
   location.reload();
 }
 

@@ -11,6 +11,7 @@ import { get, post, enc, sendChat, attachGeneration, stopGeneration } from './ap
 import { md } from './inspect.js';
 
 const BATCH = 60;
+const PROVIDER_KEY = 'smriti.provider';
 const STATUS_LABEL = { stopped: 'stopped', error: 'failed', truncated: 'cut at the token limit', interrupted: 'interrupted' };
 
 export function chatView(ctx, first) {
@@ -67,6 +68,7 @@ export function chatView(ctx, first) {
   return {
     el,
     update: open,
+    keys: (e) => current?.keys(e) || false,
     refresh: async () => {
       await loadSessions(current?.id).catch(() => {});
       current?.refresh();
@@ -80,7 +82,7 @@ function sessionView(ctx, id, providers) {
   const banner = h('div.mount-slot');
   const notice = h('div.notice-slot');
   const turnsBox = h('div.turns', { role: 'log', 'aria-label': 'Turns', tabindex: '0' });
-  const provSel = h('select', { 'aria-label': 'Provider', onchange: () => { syncModel(); checkProvider(); } },
+  const provSel = h('select', { 'aria-label': 'Provider', onchange: () => { rememberProvider(); syncModel(); checkProvider(); } },
     providers.providers.map((p) => h('option', { value: p.name }, p.name + (p.configured ? '' : ' (not configured)'))));
   const modelIn = h('input.model', { 'aria-label': 'Model', list: `models-${id}` });
   const models = h('datalist', { id: `models-${id}` }, providers.providers.map((p) => h('option', { value: p.default_model })));
@@ -99,8 +101,15 @@ function sessionView(ctx, id, providers) {
   let nudge = null;
   let excluded = [];
 
-  provSel.value = providers.default || providers.providers[0]?.name || '';
+  provSel.value = savedProvider() || providers.default || providers.providers[0]?.name || '';
   syncModel();
+
+  // The provider picked last, per browser, while this server still offers it.
+  function savedProvider() {
+    const name = localStorage.getItem(PROVIDER_KEY);
+    return providers.providers.some((p) => p.name === name) ? name : null;
+  }
+  function rememberProvider() { localStorage.setItem(PROVIDER_KEY, provSel.value); }
 
   function provider() { return providers.providers.find((p) => p.name === provSel.value); }
   function syncModel() { modelIn.value = provider()?.default_model || ''; }
@@ -120,6 +129,10 @@ function sessionView(ctx, id, providers) {
   }
 
   function onBoxKey(e) {
+    if (e.key === 'Escape' && generating) {
+      stop();
+      return;
+    }
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
       e.preventDefault();
       send(box.value);
@@ -132,18 +145,40 @@ function sessionView(ctx, id, providers) {
     return t.status && t.status !== 'complete' ? h('span.badge.status-' + t.status, STATUS_LABEL[t.status] || t.status) : null;
   }
 
+  // The question a failed reply answered (the user turn before it).
+  function questionOf(t) {
+    const i = turns.indexOf(t);
+    for (let j = i - 1; j >= 0; j--) if (turns[j].role === 'user') return turns[j];
+    return null;
+  }
+
+  // A failed question asked again later (its Retry has been used).
+  function askedAgain(t) {
+    return turns.slice(turns.indexOf(t) + 1).some((x) => x.role === 'user' && x.content === t.content);
+  }
+
+  // Retry a question: its last failure reuses the turn (the server sees the
+  // same text after a failed turn); an older one is asked again at the end.
+  function retryBtn(question) {
+    return h('button.small', { type: 'button', 'data-needs': 'writer', onclick: () => send(question.content, true) }, 'Retry');
+  }
+
   function turnEl(t, opts = {}) {
     const who = t.role === 'user' ? 'You' : 'Assistant';
-    const isLast = turns.length && turns[turns.length - 1] === t;
+    const next = turns[turns.indexOf(t) + 1];
     const parts = [h('header.turn-head', h('span.who', who), h('span.muted.seq', `#${t.sequence_number}`),
       t.role === 'assistant' && t.model ? h('span.badge.model', { title: 'The model that wrote this reply' }, `${t.provider}/${t.model}`) : null,
       statusBadge(t), t.created_at ? time(t.created_at) : null)];
     parts.push(md(t.content));
     if (t.role === 'user' && t.error) {
       parts.push(h('div.turn-error', { role: 'alert' }, h('p', h('strong', 'The provider failed: '), t.error),
-        isLast && !opts.excluded ? h('button.small', { type: 'button', onclick: () => send(t.content, true) }, 'Retry') : null));
+        !opts.excluded && next?.role !== 'assistant' && !askedAgain(t) ? retryBtn(t) : null));
     }
-    if (t.role === 'assistant' && t.status === 'error' && t.error) parts.push(h('p.turn-error', t.error));
+    if (t.role === 'assistant' && t.status === 'error') {
+      const q = !opts.excluded && questionOf(t);
+      parts.push(h('div.turn-error', h('p', h('strong', 'The reply failed before it ended'), t.error ? `: ${t.error}` : '.'),
+        q ? retryBtn(q) : null));
+    }
     return h(`article.turn.${t.role}${opts.excluded ? '.excluded' : ''}`, { 'data-seq': t.sequence_number }, parts);
   }
 
@@ -181,7 +216,18 @@ function sessionView(ctx, id, providers) {
     }
     if (!turns.length) turnsBox.append(h('p.muted.empty', 'No turns yet. Say something below.'));
     if (generating) turnsBox.append(generating.el);
-    if (keepBottom && (atBottom || generating)) turnsBox.scrollTop = turnsBox.scrollHeight;
+    if (keepBottom && (atBottom || generating)) toBottom();
+  }
+
+  // To the newest turn, now and again once the browser has laid out what
+  // was just added (Markdown, code blocks and fonts can grow a turn after
+  // the first measure); not if the reader has scrolled up meanwhile.
+  function toBottom() {
+    turnsBox.scrollTop = turnsBox.scrollHeight;
+    const pinned = turnsBox.scrollTop;
+    requestAnimationFrame(() => {
+      if (turnsBox.scrollTop >= pinned - 2) turnsBox.scrollTop = turnsBox.scrollHeight;
+    });
   }
 
   function showEarlier() {
@@ -286,7 +332,7 @@ function sessionView(ctx, id, providers) {
           if (!generating) return;
           generating.raf = 0;
           clear(generating.text).append(...md(generating.buf).childNodes);
-          turnsBox.scrollTop = turnsBox.scrollHeight;
+          toBottom();
         });
       }
     },
@@ -375,9 +421,14 @@ function sessionView(ctx, id, providers) {
     } catch (e) { toast(e.message, 'error'); }
   }
 
+  function keys(e) {
+    if (e.key === 'Escape' && generating?.genId) { stop(); return true; }
+    return false;
+  }
+
   load(true);
   return {
-    id, el,
+    id, el, keys,
     refresh: () => { if (!generating) load(false); },
     destroy: () => { alive = false; },
   };

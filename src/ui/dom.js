@@ -90,13 +90,26 @@ export async function copy(text, button, field) {
 }
 
 // A modal <dialog> with a title, body and buttons; resolves with the value
-// of the button pressed (or null on Esc).  build(form) may add fields.
-export function dialog(title, body, buttons, { wide = false, onOpen } = {}) {
+// of the button pressed (or null on Esc).  build(form) may add fields;
+// validate(value) answers a message that keeps it open, or null.
+export function dialog(title, body, buttons, { wide = false, onOpen, validate } = {}) {
   return new Promise((resolve) => {
     const form = h('form', { method: 'dialog' });
     const dlg = h('dialog' + (wide ? '.wide' : ''), { 'aria-labelledby': 'dlg-title' },
       h('h2#dlg-title', title), form);
-    append(form, [body, h('div.buttons', buttons.map((b) =>
+    // validate(value) -> a message keeps the dialog open to correct the input
+    const problem = h('p.error.dlg-problem', { role: 'alert' });
+    if (validate) {
+      form.addEventListener('submit', (e) => {
+        const value = e.submitter?.value;
+        const msg = value ? validate(value) : null;
+        if (!msg) return;
+        e.preventDefault();
+        problem.textContent = msg;
+        form.querySelector('input, textarea')?.focus();
+      });
+    }
+    append(form, [body, validate ? problem : null, h('div.buttons', buttons.map((b) =>
       h('button' + (b.primary ? '.primary' : '') + (b.danger ? '.danger' : ''),
         { value: b.value, type: 'submit' }, b.label)))]);
     dlg.addEventListener('close', () => {

@@ -278,13 +278,20 @@ export function historyView(ctx, first) {
 
   // ---- routing, refreshing, keys ----
 
+  // This Space's HEAD.  The graph also holds the Spaces it shares history
+  // with, newest first, so its first row can be another Space's checkpoint
+  // (a fork sees the newer work of the Space it was forked from).
+  function ownHead() {
+    return nodes.find((n) => n.heads.includes(ctx.space))?.hash || ctx.info?.head || nodes[0]?.hash;
+  }
+
   function update(r) {
     route = r;
     if (r.tab === 'compare' && r.args[1]) {
       selected = r.args[1];
       showCompare(r.args[0], r.args[1]);
     } else {
-      selected = (r.tab === 'c' && r.args[0]) || selected || nodes[0]?.hash || null;
+      selected = (r.tab === 'c' && r.args[0]) || selected || ownHead() || null;
       if (selected) showCheckpoint(selected);
       else clear(detail).append(h('p.muted', 'Nothing to inspect yet.'));
     }

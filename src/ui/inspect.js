@@ -69,6 +69,15 @@ function metadataView(meta, links) {
   return rows;
 }
 
+// Where a checkpoint came from: its parent, a merge's two parents (the
+// HEAD it was made on, then what was merged into it), or none.
+function parentsView(c, links) {
+  if (c.merge_parent_hash) {
+    return [' · parents ', links.checkpoint(c.parent_hash), ' and ', links.checkpoint(c.merge_parent_hash), ' (merged in)'];
+  }
+  return c.parent_hash ? [' · parent ', links.checkpoint(c.parent_hash)] : ' · first checkpoint';
+}
+
 // A checkpoint document (GET /commits/{hash}) in sections; links makes the
 // hash and session links.  raw: show the JSON instead.
 export function checkpointView(c, links, raw) {
@@ -77,7 +86,7 @@ export function checkpointView(c, links, raw) {
     h('h2.ck-title', c.title || '(untitled)'),
     h('p.ck-meta', c.author ? h('span.chip.author', c.author) : h('span.muted', 'no author'), ' ',
       time(c.created_at), ' · ', h('code.hash', { title: c.commit_hash }, short(c.commit_hash)),
-      c.parent_hash ? [' · parent ', links.checkpoint(c.parent_hash)] : ' · first checkpoint'),
+      parentsView(c, links)),
   ];
   if (c.summary) parts.push(h('section.ck-summary', md(c.summary)));
   for (const [field, label] of FIELDS) {

@@ -15,6 +15,22 @@ const TABS = [
   ['ingest', 'Ingest', ingestView, 'writer'],
 ];
 
+const RANK = { reader: 0, writer: 1, owner: 2 };
+
+// What a caller whose role is below a tab's need sees there (the address
+// can be typed or followed even though the tab is hidden): no form that
+// the server would then refuse.
+function readOnlyView(ctx, label) {
+  const space = `#/s/${enc(ctx.space)}`;
+  return {
+    el: h('div.read-only', { role: 'status' },
+      h('h2', `${label}: read only`),
+      h('p', 'You can read this Space but not write to it: your role here is ', h('strong', ctx.info.role), '.'),
+      h('p', 'Its ', h('a', { href: space }, 'History'), ' and ', h('a', { href: `${space}/chat` }, 'Chat'),
+        ' are open to you. To save checkpoints or ingest transcripts, ask an owner of the Space for the writer role.')),
+  };
+}
+
 export function spaceView(first) {
   const title = h('h1');
   const info = h('p.muted.space-info');
@@ -23,7 +39,9 @@ export function spaceView(first) {
   const el = h('section.page.space', h('div.page-head', h('div', title, info), tabs), body);
   const ctx = { space: first.space, info: null };
   let sub = null;
-  let tab = null;
+  let tab = null;               // the tab shown, ":read-only" when the role is below its need
+  let route = first;
+  let ready = false;            // the caller's role is known
 
   async function loadInfo() {
     try {
@@ -48,28 +66,40 @@ export function spaceView(first) {
     }
   }
 
-  function update(route) {
-    title.textContent = route.space;
-    const entry = TABS.find((t) => t[0] === route.tab) || TABS[0];
+  // A role below what the tab needs (known once loadInfo has answered).
+  function allowed(needs) {
+    return !ctx.info?.role || RANK[ctx.info.role] >= RANK[needs];
+  }
+
+  function update(r) {
+    route = r;
+    title.textContent = r.space;
+    if (!ready) return;
+    const entry = TABS.find((t) => t[0] === r.tab) || TABS[0];
+    const may = allowed(entry[3]);
+    const key = may ? entry[0] : `${entry[0]}:read-only`;
     drawTabs(entry[0]);
-    if (tab !== entry[0]) {
+    if (tab !== key) {
       sub?.destroy?.();
       clear(body);
-      tab = entry[0];
-      sub = entry[2](ctx, route);
+      tab = key;
+      sub = may ? entry[2](ctx, r) : readOnlyView(ctx, entry[1]);
       body.append(sub.el);
     } else {
-      sub.update?.(route);
+      sub.update?.(r);
     }
   }
 
   async function refresh() {
+    const before = tab;
     await loadInfo();
-    sub?.refresh?.();
+    const entry = TABS.find((t) => t[0] === route.tab) || TABS[0];
+    if (before !== (allowed(entry[3]) ? entry[0] : `${entry[0]}:read-only`)) update(route);
+    else sub?.refresh?.();
   }
 
-  loadInfo();
-  update(first);
+  title.textContent = first.space;
+  loadInfo().then(() => { ready = true; update(route); });
   return {
     el, update, refresh,
     keys: (e) => sub?.keys?.(e),

@@ -33,12 +33,16 @@ export function spacesView() {
 
   async function remove(sp) {
     const input = h('input', { name: 'confirm', autocomplete: 'off', 'aria-label': 'Type the Space name to confirm' });
+    const sessions = `${sp.sessions} session${sp.sessions === 1 ? '' : 's'}`;
     const choice = await dialog(`Delete “${sp.name}”?`, [
-      h('p', `This deletes the Space with its ${sp.head ? 'checkpoints' : 'nothing saved yet'} and its ${sp.sessions} session(s). Checkpoints shared with forks stay in those forks. Until someone runs “smriti gc --prune”, the deleted Space stays recoverable from the command line (smriti reflog ${sp.name}).`),
+      h('p', sp.head ? `This deletes the Space, its checkpoints and its ${sessions}. Checkpoints shared with forks stay in those forks.`
+        : sp.sessions ? `This deletes the Space (it has no checkpoints yet) and its ${sessions}.`
+          : 'This deletes the Space; it has no checkpoints or sessions yet.',
+      ` Until someone runs “smriti gc --prune”, the deleted Space stays recoverable from the command line (smriti reflog ${sp.name}).`),
       h('label', 'Type the Space name to confirm', input)],
-    [{ label: 'Cancel', value: '' }, { label: 'Delete Space', value: 'ok', danger: true }]);
+    [{ label: 'Cancel', value: '' }, { label: 'Delete Space', value: 'ok', danger: true }],
+    { validate: () => (input.value === sp.name ? null : `The name does not match “${sp.name}”; correct it, or Cancel.`) });
     if (choice !== 'ok') return;
-    if (input.value !== sp.name) { toast('the name did not match; nothing was deleted', 'error'); return; }
     try {
       await api('DELETE', `/v4/repos/${enc(sp.id)}`);
       toast(`Deleted “${sp.name}”`);

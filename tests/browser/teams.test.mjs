@@ -38,6 +38,7 @@ before(async () => {
   }
   cli(['grant', 'ravi', 'plan', 'reader']);
   cli(['grant', 'olga', 'plan', 'owner']);
+  cli(['grant', 'olga', 'hidden', 'owner']);
   fake = await startFakeProvider({ port: 0 });
   srv = await startServer(tmp.db, { args: ['--quiet'], env: providerEnv(fake) });
   browser = await launch();
@@ -104,6 +105,49 @@ describe('signing in as a person', () => {
     await page.locator('.space[data-role="owner"]').waitFor();
     assert.ok(await page.locator('.tabs a', { hasText: 'New checkpoint' }).isVisible());
     await shot(page, 'teams-owner-space');
+    page.guard.check();
+    await page.close();
+  });
+
+  test("a reader who opens the editor's or Ingest's address is told it can only read", async () => {
+    await browser.clearCookies();
+    const page = await guardedPage(browser, { origin: srv.url });
+    await signIn(page, tokens.ravi);
+    for (const tab of ['new', 'ingest']) {
+      await page.goto(`${srv.url}/#/s/plan/${tab}`);
+      const note = page.locator('.read-only');
+      await note.waitFor();
+      assert.match(await note.textContent(), /can read this Space but not write to it/);
+      assert.equal(await page.locator('.space-body form, .space-body textarea').count(), 0, `no form on ${tab}`);
+      assert.equal(await page.locator('button', { hasText: /Save checkpoint|Create session/ }).count(), 0);
+      await axe(page, `a reader on ${tab}`);
+      await shot(page, `teams-reader-${tab}`);
+    }
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.setViewportSize({ width: 420, height: 800 });
+    await axe(page, 'a reader on ingest, dark, 420 px');
+    await shot(page, 'teams-reader-ingest-dark-narrow');
+    page.guard.check();
+    await page.close();
+  });
+
+  test('signing out on a Space the next person cannot read goes to the Spaces list', async () => {
+    await browser.clearCookies();
+    const page = await guardedPage(browser, { origin: srv.url });
+    await signIn(page, tokens.olga);
+    await page.goto(`${srv.url}/#/s/hidden`);
+    await page.locator('.space[data-role="owner"]').waitFor();
+    await page.click('.who >> text=Sign out');
+    await page.locator('dialog', { hasText: 'wants your token' }).waitFor();
+    await page.fill('dialog input[name=token]', tokens.ravi);
+    await page.click('dialog >> text=Sign in');
+    await page.locator('h1', { hasText: 'Spaces' }).waitFor();
+    assert.match(page.url(), /#\/$/);
+    // two rounds of polling later, nothing asked for the Space ravi cannot read
+    const asked = [];
+    page.on('request', (r) => { if (r.url().includes('hidden')) asked.push(r.url()); });
+    for (let i = 0; i < 2; i++) await page.waitForRequest((r) => r.url().includes('/v4/changes'));
+    assert.deepEqual(asked, []);
     page.guard.check();
     await page.close();
   });

@@ -86,9 +86,9 @@ describe('1 Spaces', () => {
     await renamed.getByRole('button', { name: 'Delete' }).click();
     await page.fill('dialog input[name=confirm]', 'wrong name');
     await page.click('dialog >> text=Delete Space');
-    await page.waitForSelector('.toast.error');
+    await page.locator('dialog [role=alert]', { hasText: 'does not match' }).waitFor();
     assert.equal(await renamed.count(), 1, 'a wrong name deletes nothing');
-    await renamed.getByRole('button', { name: 'Delete' }).click();
+    // the dialog stays open to correct the name
     await page.fill('dialog input[name=confirm]', 'scratch two');
     await page.click('dialog >> text=Delete Space');
     await renamed.waitFor({ state: 'detached' });
@@ -288,6 +288,8 @@ describe('6 Chat', () => {
     await open(`#/s/trip/chat/${sessionId}`);
     await page.locator('.turn').first().waitFor();
     page.guard.expect(502, '/v4/chat/send');
+    // the picker remembers the last test's anthropic (per browser)
+    await page.selectOption('select[aria-label=Provider]', 'openai');
     fake.script([{ status: 500, message: 'upstream exploded', provider: 'openai' },
       { status: 500, message: 'upstream exploded', provider: 'openai' }]);
     await page.fill('textarea[aria-label=Message]', 'Will this fail?');

@@ -6,6 +6,11 @@
 // change version where it was.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { ROOT } from './helpers.mjs';
 import { tempDb, ok } from './helpers.mjs';
 import { startServer, request, expectStatus, assertError } from './http-helpers.mjs';
 
@@ -57,6 +62,76 @@ describe('UI files', () => {
     assert.match(css.headers['content-type'], /^text\/css/);
     assertError(await request(srv, 'GET', '/ui/nope.js'), 404, 'not_found');
     assertError(await request(srv, 'GET', '/ui/..%2Fserver.c'), 404, 'not_found');
+  });
+});
+
+// A GET whose body stays bytes (request() decodes it as text).
+function getBytes(p, headers = {}) {
+  return new Promise((resolve, reject) => {
+    http.get({ host: '127.0.0.1', port: srv.port, path: p, headers: { Host: srv.host, ...headers }, agent: false }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
+    }).on('error', reject);
+  });
+}
+
+const uiNames = () => [...readdirSync(path.join(ROOT, 'src/ui')).filter((f) => /\.(html|css|js|svg)$/.test(f)),
+  ...readdirSync(path.join(ROOT, 'src/ui/vendor')).filter((f) => f.endsWith('.mjs'))];
+
+describe('UI files, compressed', () => {
+  test('gzip when the client accepts it, the same bytes once unzipped, an ETag per encoding', async () => {
+    const plain = await getBytes('/ui/app.js');
+    assert.equal(plain.headers['content-encoding'], undefined);
+    assert.match(plain.headers.vary || '', /Accept-Encoding/i);
+    const gz = await getBytes('/ui/app.js', { 'Accept-Encoding': 'gzip, deflate, br' });
+    assert.equal(gz.status, 200);
+    assert.equal(gz.headers['content-encoding'], 'gzip');
+    assert.match(gz.headers.vary || '', /Accept-Encoding/i);
+    assert.match(gz.headers['content-type'], /^text\/javascript/);
+    assert.match(gz.headers['content-security-policy'], /default-src 'self'/);
+    assert.equal(Number(gz.headers['content-length']), gz.body.length);
+    assert.ok(gz.body.length < plain.body.length / 2, `${gz.body.length} of ${plain.body.length} bytes`);
+    assert.deepEqual(gunzipSync(gz.body), plain.body);
+    assert.notEqual(gz.headers.etag, plain.headers.etag, 'each encoding has its own ETag');
+    // revalidation, per encoding
+    const again = await getBytes('/ui/app.js', { 'Accept-Encoding': 'gzip', 'If-None-Match': gz.headers.etag });
+    assert.equal(again.status, 304);
+    assert.equal(again.body.length, 0);
+    assert.equal(again.headers.etag, gz.headers.etag);
+    const plainAgain = await getBytes('/ui/app.js', { 'If-None-Match': plain.headers.etag });
+    assert.equal(plainAgain.status, 304);
+    // a gzip ETag asked without gzip is another representation: the whole plain file
+    const cross = await getBytes('/ui/app.js', { 'If-None-Match': gz.headers.etag });
+    assert.equal(cross.status, 200);
+    assert.deepEqual(cross.body, plain.body);
+    // refused: gzip;q=0, identity only
+    for (const ae of ['gzip;q=0', 'identity', 'br', 'gzip;q=0.000, *;q=0']) {
+      const r = await getBytes('/ui/app.js', { 'Accept-Encoding': ae });
+      assert.equal(r.headers['content-encoding'], undefined, ae);
+      assert.deepEqual(r.body, plain.body, ae);
+    }
+    for (const ae of ['GZIP', 'deflate;q=1, gzip;q=0.5', '*', 'x-gzip']) {
+      const r = await getBytes('/ui/app.js', { 'Accept-Encoding': ae });
+      assert.equal(r.headers['content-encoding'], 'gzip', ae);
+    }
+  });
+
+  test('every UI file is served compressed, and the page is under 100 KB so', async () => {
+    let raw = 0;
+    let sent = 0;
+    for (const name of uiNames()) {
+      const p = name === 'index.html' ? '/' : `/ui/${name}`;
+      const plain = await getBytes(p);
+      const gz = await getBytes(p, { 'Accept-Encoding': 'gzip' });
+      assert.equal(gz.status, 200, name);
+      const body = gz.headers['content-encoding'] === 'gzip' ? gunzipSync(gz.body) : gz.body;
+      assert.deepEqual(body, plain.body, name);
+      raw += plain.body.length;
+      sent += gz.body.length;
+    }
+    console.log(`# figure: UI files ${uiNames().length}, ${raw} bytes raw, ${sent} bytes sent gzip-compressed`);
+    assert.ok(sent < 100 * 1024, `${sent} bytes`);
   });
 });
 
