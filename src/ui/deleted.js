@@ -7,7 +7,9 @@ import { op } from './api.js';
 
 export function deletedSpaces(onRecovered) {
   const list = h('ul.deleted-list', { 'aria-label': 'Recently deleted Spaces' });
-  const el = h('details.deleted', { ontoggle: () => { if (el.open) refresh(); } },
+  // Enter on its summary or a button is theirs, not the Spaces list's "open the selected Space"
+  const ownKeys = (e) => { if (e.key === 'Enter' && e.target.closest('summary, button')) e.stopPropagation(); };
+  const el = h('details.deleted', { ontoggle: () => { if (el.open) refresh(); }, onkeydown: ownKeys },
     h('summary', 'Recently deleted Spaces'),
     h('p.muted.small-note', 'Kept until someone runs “smriti gc --prune”. Recovering one makes a Space with its last HEAD and whole history.'),
     list);
