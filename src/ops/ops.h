@@ -133,7 +133,9 @@ enum smr_rc ops_resolve_hash(struct ops_ctx *ctx, const char *hash, struct check
 
 /*
  * The HEAD checkpoint of a Space as the "head" operation's document (new
- * reference, shared: do not modify it).  A context from ops_open() keeps
+ * reference, shared: do not modify it), with "handoff" (ops_handoff_json)
+ * when a person left a hand-off note on the Space: its newest, on_head false
+ * once HEAD moved past the checkpoint it was left on.  A context from ops_open() keeps
  * the last one it read with the store's data version (store_data_version)
  * and hands it out again while that version has not moved, so an unchanged
  * HEAD is neither read nor rebuilt; any write committed before the call,
