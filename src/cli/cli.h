@@ -155,6 +155,7 @@ int cmd_show(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_log(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_diff(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_restore(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_handoff(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_fork(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_merge(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_fsck(int argc, char **argv, struct cli_ctx *ctx);

@@ -1,6 +1,6 @@
 /*
  * cmd_read.c -- the commands that read and move history: head, show, log,
- * diff, restore, fork and fsck.  Each is a thin mapping from arguments to
+ * diff, restore, handoff, fork and fsck.  Each is a thin mapping from arguments to
  * one operation and a renderer.
  */
 #include "cli/cli.h"
@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_JSON = 1, OPT_LIMIT, OPT_INTO, OPT_AUTHOR, OPT_FIRST_PARENT, OPT_GRAPH };
+enum { OPT_JSON = 1, OPT_LIMIT, OPT_INTO, OPT_AUTHOR, OPT_FIRST_PARENT, OPT_GRAPH, OPT_MESSAGE,
+       OPT_RESTORE };
 
 static const struct option read_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
@@ -19,6 +20,8 @@ static const struct option read_opts[] = {
 	{ "author", required_argument, NULL, OPT_AUTHOR },
 	{ "first-parent", no_argument, NULL, OPT_FIRST_PARENT },
 	{ "graph", no_argument, NULL, OPT_GRAPH },
+	{ "message", required_argument, NULL, OPT_MESSAGE },
+	{ "restore", no_argument, NULL, OPT_RESTORE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -26,9 +29,9 @@ static const struct option read_opts[] = {
 struct read_args {
 	const struct cli_cmd *cmd;
 	unsigned allowed;        /* 1 << OPT_x for each option the command takes */
-	int json, first_parent, graph;
+	int json, first_parent, graph, restore;
 	long limit;
-	const char *into, *author;
+	const char *into, *author, *message;
 	int npos;
 	char **pos;
 };
@@ -40,8 +43,14 @@ static int take(int c, const char *val, void *arg)
 
 	if (c == 'n')
 		c = OPT_LIMIT;
-	if (c <= 0 || c > OPT_GRAPH || !(a->allowed & (1u << c)))
+	if (c == 'm')
+		c = OPT_MESSAGE;
+	if (c <= 0 || c > OPT_RESTORE || !(a->allowed & (1u << c)))
 		return CLI_OPT_REFUSED;
+	if (c == OPT_MESSAGE)
+		a->message = val;
+	if (c == OPT_RESTORE)
+		a->restore = 1;
 	if (c == OPT_JSON)
 		a->json = 1;
 	if (c == OPT_FIRST_PARENT)
@@ -79,7 +88,7 @@ static int parse(const char *name, int argc, char **argv, unsigned allowed,
 		printf("usage: smriti %s\n", a->cmd->usage);
 		return -1;
 	}
-	rc = cli_options(a->cmd, argc, argv, "hn:", read_opts, "unknown option", take, a, &first);
+	rc = cli_options(a->cmd, argc, argv, "hn:m:", read_opts, "unknown option", take, a, &first);
 	a->npos = argc - first;
 	a->pos = argv + first;
 	return rc;
@@ -115,9 +124,76 @@ static int one_arg(const char *name, int argc, char **argv, struct cli_ctx *ctx,
 	return output(rc, res, a.json, render_checkpoint);
 }
 
+/* The hand-off note a HEAD document carries, and whether it still applies. */
+static void render_note(const json_t *h)
+{
+	const char *author = json_string_value(json_object_get(h, "author"));
+	const char *at = json_string_value(json_object_get(h, "created_at"));
+
+	printf("\nHand-off note (%s%s%s):\n", author && *author ? author : "",
+	       author && *author ? ", " : "", at ? at : "");
+	printf("    %s\n", json_string_value(json_object_get(h, "note")));
+	if (!json_is_true(json_object_get(h, "on_head")))
+		printf("    (left on checkpoint %.12s; HEAD has moved since: check it still "
+		       "applies)\n", json_string_value(json_object_get(h, "checkpoint")));
+}
+
+static void render_head(const json_t *c)
+{
+	const json_t *h = json_object_get(c, "handoff");
+
+	render_checkpoint(c);
+	if (h)
+		render_note(h);
+}
+
 int cmd_head(int argc, char **argv, struct cli_ctx *ctx)
 {
-	return one_arg("head", argc, argv, ctx, "head", "space");
+	struct read_args a;
+	json_t *res = NULL;
+	int rc = parse("head", argc, argv, J, &a);
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if (a.npos != 1)
+		return cli_usage(cli_find("head"), "give exactly one argument");
+	rc = cli_call(ctx, "head", json_pack("{s:s}", "space", a.pos[0]), &res);
+	return output(rc, res, a.json, render_head);
+}
+
+static void render_handoff(const json_t *res)
+{
+	const json_t *c = json_object_get(res, "checkpoint");
+	const char *from = json_string_value(json_object_get(json_object_get(c, "metadata"),
+							     "restored_from"));
+
+	printf("handed off %s at %.12s", json_string_value(json_object_get(c, "space")),
+	       json_string_value(json_object_get(c, "commit_hash")));
+	if (json_is_true(json_object_get(res, "restored")) && from)
+		printf(" (restored from %.12s)", from);
+	printf("\n");
+}
+
+int cmd_handoff(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct read_args a;
+	json_t *res = NULL;
+	const char *author;
+	int rc = parse("handoff", argc, argv,
+		       J | (1u << OPT_AUTHOR) | (1u << OPT_MESSAGE) | (1u << OPT_RESTORE), &a);
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if (a.npos < 1 || a.npos > 2 || !a.message)
+		return cli_usage(cli_find("handoff"), "give a SPACE, maybe a REF, and -m NOTE");
+	if (a.restore && a.npos != 2)
+		return cli_usage(cli_find("handoff"), "--restore needs the REF to restore");
+	author = a.author ? a.author : cli_default_author();
+	rc = cli_call(ctx, "handoff",
+		      json_pack("{s:s, s:s?, s:s, s:b, s:s?}", "space", a.pos[0], "ref",
+				a.npos == 2 ? a.pos[1] : NULL, "note", a.message, "restore",
+				a.restore, "author", author), &res);
+	return output(rc, res, a.json, render_handoff);
 }
 
 int cmd_show(int argc, char **argv, struct cli_ctx *ctx)

@@ -43,6 +43,8 @@ static const struct cli_cmd core_commands[] = {
 	{ "log", "log REF [--limit N] [--first-parent] [--graph] [--json]", cmd_log, CLI_PAGER },
 	{ "diff", "diff REF REF [--json]", cmd_diff, CLI_PAGER },
 	{ "restore", "restore SPACE REF [--author NAME] [--json]", cmd_restore, 0 },
+	{ "handoff", "handoff SPACE [REF] -m NOTE [--restore] [--author NAME] [--json]",
+	  cmd_handoff, 0 },
 	{ "fork", "fork REF --into NEWSPACE [--json]", cmd_fork, 0 },
 	{ "merge", "merge SPACE REF [--ours|--theirs|--resolve FILE] [--json]", cmd_merge, 0 },
 	{ "fsck", "fsck [SPACE] [--json]", cmd_fsck, 0 },

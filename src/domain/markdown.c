@@ -146,6 +146,19 @@ static void render_provenance(struct buf *b, const json_t *c)
 	buf_addf(b, "- Created: %s\n", jfield_str(c, "created_at"));
 }
 
+/* A HEAD document's hand-off note: what the next agent must read first. */
+static void render_handoff(struct buf *b, int level, const json_t *h)
+{
+	buf_addch(b, '\n');
+	add_heading(b, level, "Hand-off note\n\n");
+	add_indented(b, jfield_str(h, "note"));
+	buf_addf(b, "\n\n- Left by: %s\n- Left at: %s\n", *jfield_str(h, "author") ?
+		 jfield_str(h, "author") : "(unknown)", jfield_str(h, "created_at"));
+	if (!json_is_true(json_object_get(h, "on_head")))
+		buf_addf(b, "- Left on checkpoint `%s`; HEAD has moved since: check it still "
+			 "applies\n", jfield_str(h, "checkpoint"));
+}
+
 void checkpoint_markdown(struct buf *b, const json_t *c, int level)
 {
 	add_heading(b, level, *jfield_str(c, "title") ? jfield_str(c, "title") : "(untitled)");
@@ -154,6 +167,8 @@ void checkpoint_markdown(struct buf *b, const json_t *c, int level)
 		buf_addch(b, '\n');
 		render_provenance(b, c);
 	}
+	if (json_is_object(json_object_get(c, "handoff")))
+		render_handoff(b, level + 1, json_object_get(c, "handoff"));
 	if (*jfield_str(c, "summary"))
 		buf_addf(b, "\n%s\n", jfield_str(c, "summary"));
 	render_items(b, level + 1, "Decisions", json_object_get(c, "decisions"), 0);

@@ -160,6 +160,16 @@ void reflog_entry_release(struct reflog_entry *e)
 	memset(e, 0, sizeof(*e));
 }
 
+void handoff_release(struct handoff *h)
+{
+	free(h->space_id);
+	free(h->hash);
+	free(h->note);
+	free(h->author);
+	free(h->created_at);
+	memset(h, 0, sizeof(*h));
+}
+
 void reflog_entries_free(struct reflog_entry *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)

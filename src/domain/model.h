@@ -99,6 +99,20 @@ struct reflog_entry {
 };
 
 /*
+ * A hand-off: a note a person left for the next agent on a Space, pointing
+ * at the checkpoint HEAD was when it was left.  Not part of any checkpoint
+ * (their hashes never change); HEAD reads show the newest one.
+ */
+struct handoff {
+	int64_t id;                  /* 0: none; increases with every hand-off */
+	char *space_id;
+	char *hash;                  /* the checkpoint it was left on */
+	char *note;
+	char *author;
+	char *created_at;
+};
+
+/*
  * How a turn ended.  A user turn is always complete (a failed send records
  * its error on it); an assistant turn is complete, or holds the text that
  * arrived before the person stopped it, the provider failed (error names
@@ -153,6 +167,7 @@ void turn_release(struct turn *t);
 void draft_job_release(struct draft_job *j);
 void reflog_entry_release(struct reflog_entry *e);
 void generation_release(struct generation *g);
+void handoff_release(struct handoff *h);
 
 /* Free arrays of n structs returned by the store, contents and array. */
 void spaces_free(struct space *v, size_t n);

@@ -328,6 +328,15 @@ static void h_merge(struct http_req *r, struct ops_ctx *ctx)
 	call(r, ctx, "merge", p, 200);
 }
 
+/* A hand-off note for the next agent, on HEAD or on a Checkpoint restored with it. */
+static void h_handoff(struct http_req *r, struct ops_ctx *ctx)
+{
+	json_t *p = r->in ? json_deep_copy(r->in) : json_object();
+
+	json_object_set_new(p, "space", json_string(r->arg));
+	call(r, ctx, "handoff", p, 201);
+}
+
 /* Draft with AI (V5): the body is draft.create's parameters. */
 static void h_draft_create(struct http_req *r, struct ops_ctx *ctx)
 {
@@ -501,6 +510,10 @@ const struct http_route http_routes[] = {
 	{ "POST", "/v4/repos/{id}/merge", h_merge, ROUTE_BLOCKING,
 	  { "Merge another line (a Checkpoint, or a fork) into HEAD; conflicts are a 409 naming"
 	    " each, with nothing written", "merge", "MergeParams", "MergeResult", 200, NULL } },
+	{ "POST", "/v4/repos/{id}/handoff", h_handoff, ROUTE_BLOCKING,
+	  { "Leave a hand-off note for the next agent on HEAD (or, with restore, on ref restored"
+	    " first, in one call); HEAD reads carry the newest note", "handoff", "HandoffParams",
+	    "HandoffResult", 201, NULL } },
 	{ "GET", "/v4/repos/{id}/sessions", h_repo_sessions, 0,
 	  { "Sessions of a Space", "session.list", NULL, "SessionList", 200, NULL } },
 	{ "POST", "/v4/repos/{id}/sessions", h_session_create, ROUTE_BLOCKING,

@@ -132,6 +132,9 @@ static json_t *out_checkpoint(void)
 	prop(o, "metadata", json_pack("{s:s}", "type", "object"), 1);
 	prop(o, "author", s_text("Who wrote it (may be empty)"), 1);
 	prop(o, "created_at", s_text("UTC time, ISO 8601"), 1);
+	prop(o, "handoff", json_pack("{s:s, s:s}", "type", "object", "description",
+				     "HEAD reads only, when a person left one: the newest hand-off "
+				     "note {note, checkpoint, author, created_at, on_head}"), 0);
 	return o;
 }
 
@@ -405,6 +408,46 @@ static json_t *in_restore(void)
 	return o;
 }
 
+static json_t *in_handoff(void)
+{
+	json_t *o = s_object(1);
+
+	prop(o, "space", s_string("The Space to hand off"), 1);
+	prop(o, "note", s_string("What the next agent must know (\"do not drop the foreign "
+				 "keys\"); at most 8192 bytes"), 1);
+	prop(o, "ref", s_string("With restore: the earlier checkpoint to restore first. "
+				"Without: HEAD as you read it (a conflict if HEAD moved)"), 0);
+	prop(o, "restore", json_pack("{s:s, s:s}", "type", "boolean", "description",
+				     "Restore ref onto HEAD and leave the note on it, in one call"),
+	     0);
+	prop(o, "author", s_text("Who leaves the note"), 0);
+	return o;
+}
+
+static json_t *out_handoff_note(void)
+{
+	json_t *o = s_object(0);
+
+	prop(o, "note", s_text("The note"), 1);
+	prop(o, "checkpoint", s_text("commit_hash of the checkpoint it was left on"), 1);
+	prop(o, "author", s_text("Who left it"), 1);
+	prop(o, "created_at", s_text("UTC time, ISO 8601"), 1);
+	prop(o, "on_head", json_pack("{s:s, s:s}", "type", "boolean", "description",
+				     "Whether it was left on the HEAD you read (false: HEAD moved "
+				     "since; check it still applies)"), 1);
+	return o;
+}
+
+static json_t *out_handoff(void)
+{
+	json_t *o = s_object(0);
+
+	prop(o, "handoff", out_handoff_note(), 1);
+	prop(o, "checkpoint", out_checkpoint(), 1);
+	prop(o, "restored", json_pack("{s:s}", "type", "boolean"), 1);
+	return o;
+}
+
 static json_t *in_fork(void)
 {
 	json_t *o = s_object(1);
@@ -568,7 +611,8 @@ static const struct mcp_tool tools[] = {
 	  in_create_space, out_space, p_same, NULL, 0 },
 	{ "read_head", "Read the HEAD checkpoint", "head",
 	  "Read the HEAD (latest) checkpoint of a Space: its title, summary, decisions, "
-	  "assumptions, tasks, open questions, entities and artifacts. Pass space. Pass the "
+	  "assumptions, tasks, open questions, entities and artifacts, and the hand-off note a "
+	  "person left for you (handoff: read it first). Pass space. Pass the "
 	  "commit_hash you get as `parent` when you write the next checkpoint. An empty Space "
 	  "is a not-found error: write its first checkpoint without a parent.",
 	  in_space, out_checkpoint, p_same, NULL, 1 },
@@ -621,6 +665,12 @@ static const struct mcp_tool tools[] = {
 	  "the Space's HEAD carrying that state (history is kept, nothing is deleted). Pass "
 	  "space and ref. Returns the new HEAD checkpoint.",
 	  in_restore, out_checkpoint, p_restore, NULL, 0 },
+	{ "hand_off", "Hand off with a note", "handoff",
+	  "Leave a note for the next agent on a Space (\"do not drop the foreign keys\"): "
+	  "read_head then returns it as handoff, with on_head telling whether HEAD moved "
+	  "since. Pass space and note; pass ref and restore: true to restore an earlier "
+	  "checkpoint and hand it off in one call. Returns {handoff, checkpoint, restored}.",
+	  in_handoff, out_handoff, p_restore, NULL, 0 },
 	{ "fork", "Fork into a new Space", "fork",
 	  "Start a new Space from a checkpoint, sharing its history, to try another "
 	  "direction without touching the original. Pass ref and into (the new Space's "

@@ -183,6 +183,35 @@ static enum smr_rc op_head(struct ops_ctx *ctx, const json_t *p, json_t **result
 	return rc ? rc : ops_head_doc(ctx, space, result, err);
 }
 
+static enum smr_rc op_handoff(struct ops_ctx *ctx, const json_t *p, json_t **result,
+			      struct smr_err *err)
+{
+	const char *space, *ref, *note, *author;
+	const json_t *restore = json_object_get(p, "restore");
+	enum smr_rc rc;
+
+	rc = api_str(p, "space", 1, &space, err);
+	if (!rc)
+		rc = api_str(p, "ref", 0, &ref, err);
+	if (!rc)
+		rc = api_str(p, "note", 1, &note, err);
+	if (!rc)
+		rc = api_str(p, "author", 0, &author, err);
+	if (!rc && restore && !json_is_boolean(restore))
+		rc = smr_errf(err, SMR_EINVAL, "parameter 'restore' must be true or false");
+	if (!rc)
+		rc = ops_handoff(ctx, space, ref, note, json_is_true(restore), author, result,
+				 err);
+	return rc;
+}
+
+static enum smr_rc op_space_deleted(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				    struct smr_err *err)
+{
+	(void)p;
+	return ops_space_list_deleted(ctx, result, err);
+}
+
 static enum smr_rc op_show(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			   struct smr_err *err)
 {
@@ -552,7 +581,9 @@ const struct api_op api_core_ops[] = {
 	{ "space.list", op_space_list, 0, 0, ANYONE },
 	{ "space.rename", op_space_rename, 1, 0, OWN("space") },
 	{ "space.delete", op_space_delete, 1, 0, OWN("space") },
+	{ "space.deleted", op_space_deleted, 0, 0, ANYONE },
 	{ "head", op_head, 0, 0, READ("space") },
+	{ "handoff", op_handoff, 1, 0, WRITE("space") },
 	{ "show", op_show, 0, 0, REF_READ("ref") },
 	{ "checkpoint.create", op_checkpoint_create, 1, 0, WRITE("space") },
 	{ "checkpoint.update", op_checkpoint_update, 1, 0, WRITE("space") },

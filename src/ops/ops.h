@@ -29,9 +29,10 @@ struct review_pass;   /* a second review pass (ops/review_ingest.h) */
  */
 /*
  * The last HEAD document a context read (see ops_head_doc).  The document
- * is a function of the checkpoint's hash and its Space's name alone (the
- * hash covers every other member), so a read that finds the same pair again
- * hands out the same document, rendered once.
+ * is a function of the checkpoint's hash, its Space's name and the Space's
+ * newest hand-off note alone (the hash covers every other member), so a
+ * read that finds the same three again hands out the same document,
+ * rendered once.
  */
 struct head_cache {
 	int on;                          /* set by ops_open(); ops_ctx_init() leaves it off */
@@ -39,6 +40,7 @@ struct head_cache {
 	uint64_t version;                /* store_data_version() read before that (0: none) */
 	json_t *doc;
 	char *hash, *name;               /* the checkpoint doc renders, and its Space's name */
+	int64_t handoff;                 /* the hand-off note doc carries (0: none) */
 	/*
 	 * The data version this request's auth check read (ops/auth.c), reused
 	 * instead of a second read; 0: none.  Cleared when a request ends and
@@ -136,7 +138,9 @@ enum smr_rc ops_resolve_hash(struct ops_ctx *ctx, const char *hash, struct check
 
 /*
  * The HEAD checkpoint of a Space as the "head" operation's document (new
- * reference, shared: do not modify it).  A context from ops_open() keeps
+ * reference, shared: do not modify it), with "handoff" (ops_handoff_json)
+ * when a person left a hand-off note on the Space: its newest, on_head false
+ * once HEAD moved past the checkpoint it was left on.  A context from ops_open() keeps
  * the last one it read with the store's data version (store_data_version)
  * and hands it out again while that version has not moved, so an unchanged
  * HEAD is neither read nor rebuilt; any write committed before the call,
@@ -148,6 +152,34 @@ enum smr_rc ops_resolve_hash(struct ops_ctx *ctx, const char *hash, struct check
  */
 enum smr_rc ops_head_doc(struct ops_ctx *ctx, const char *space, json_t **out,
 			 struct smr_err *err);
+/*
+ * Hand-off notes (ops_handoff.c).  ops_handoff leaves note (1 to
+ * OPS_HANDOFF_NOTE_MAX bytes, not blank) for the next agent on a Space: on
+ * HEAD (ref NULL, or ref naming HEAD, else SMR_ECONFLICT: HEAD moved), or
+ * with restore on ref restored onto HEAD first (one call; the restore stays
+ * if writing the note then fails).  The author is ops_author()'s rule, else
+ * the actor.  *result (new reference): {"handoff": ops_handoff_json,
+ * "checkpoint": the one it was left on, "restored": bool}.
+ */
+#define OPS_HANDOFF_NOTE_MAX 8192
+enum smr_rc ops_handoff(struct ops_ctx *ctx, const char *space, const char *ref,
+			const char *note, int restore, const char *author, json_t **result,
+			struct smr_err *err);
+/* The newest hand-off of the live Space named space_name (out->id 0: none). */
+enum smr_rc ops_handoff_latest(struct ops_ctx *ctx, const char *space_name,
+			       struct handoff *out, struct smr_err *err);
+/*
+ * {note, checkpoint, author, created_at, on_head}: on_head says whether it
+ * was left on head_hash (the HEAD the reader sees; NULL: none).  New reference.
+ */
+json_t *ops_handoff_json(const struct handoff *h, const char *head_hash);
+
+/*
+ * The soft-deleted Spaces the caller could read, newest deletion first:
+ * [{name (the name it had), id, deleted_at, head}].  New reference in *out.
+ */
+enum smr_rc ops_space_list_deleted(struct ops_ctx *ctx, json_t **out, struct smr_err *err);
+
 /*
  * The HEAD checkpoint of a Space; SMR_ENOTFOUND while the Space is empty.
  * out's JSON fields are read-only (shared with the store, see

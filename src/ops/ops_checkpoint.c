@@ -333,6 +333,7 @@ enum smr_rc ops_head_doc(struct ops_ctx *ctx, const char *space, json_t **out,
 {
 	struct head_cache *h = &ctx->head;
 	struct checkpoint c = { 0 };
+	struct handoff note = { 0 };
 	uint64_t version = 0;
 	enum smr_rc rc = SMR_OK;
 
@@ -349,13 +350,20 @@ enum smr_rc ops_head_doc(struct ops_ctx *ctx, const char *space, json_t **out,
 		return SMR_OK;
 	}
 	rc = ops_head(ctx, space, &c, err);
-	if (rc)
+	if (!rc)
+		rc = ops_handoff_latest(ctx, c.space, &note, err);
+	if (rc) {
+		checkpoint_release(&c);
 		return rc;
-	if (h->doc && !strcmp(h->hash, c.hash) && !strcmp(h->name, c.space)) {
-		/* the same checkpoint under the same name: the same document */
+	}
+	if (h->doc && !strcmp(h->hash, c.hash) && !strcmp(h->name, c.space) &&
+	    h->handoff == note.id) {
+		/* the same checkpoint under the same name, the same note: the same document */
 		*out = json_incref(h->doc);
 	} else {
 		*out = checkpoint_to_json(&c);
+		if (note.id)
+			json_object_set_new(*out, "handoff", ops_handoff_json(&note, c.hash));
 		if (h->on) {
 			json_decref(h->doc);
 			free(h->hash);
@@ -363,8 +371,10 @@ enum smr_rc ops_head_doc(struct ops_ctx *ctx, const char *space, json_t **out,
 			h->doc = json_incref(*out);
 			h->hash = xstrdup(c.hash);
 			h->name = xstrdup(c.space);
+			h->handoff = note.id;
 		}
 	}
+	handoff_release(&note);
 	checkpoint_release(&c);
 	if (h->on) {
 		free(h->space);

@@ -163,6 +163,44 @@ enum smr_rc ops_space_list(struct ops_ctx *ctx, struct space **out, size_t *n,
 	return SMR_OK;
 }
 
+/* A deleted Space's name is "NAME/ID" (the name is free again): NAME; caller frees. */
+static char *name_before_delete(const struct space *sp)
+{
+	size_t n = strlen(sp->name), id = strlen(sp->id);
+
+	if (n > id + 1 && sp->name[n - id - 1] == '/' && !strcmp(sp->name + n - id, sp->id))
+		return xstrndup(sp->name, n - id - 1);
+	return xstrdup(sp->name);
+}
+
+enum smr_rc ops_space_list_deleted(struct ops_ctx *ctx, json_t **out, struct smr_err *err)
+{
+	struct space *v = NULL;
+	struct grant *g = NULL;
+	size_t n = 0, ng = 0;
+	enum smr_rc rc = store_space_list_deleted(ctx->st, &v, &n, err);
+
+	if (!rc && ops_restricted(ctx))
+		rc = store_grant_list(ctx->st, ctx->who->person_id, NULL, &g, &ng, err);
+	if (!rc && ops_restricted(ctx))
+		n = keep_granted(v, n, g, ng);
+	if (!rc) {
+		*out = json_array();
+		for (size_t i = n; i-- > 0;) {   /* the store's order is oldest first */
+			char *name = name_before_delete(&v[i]);
+
+			json_array_append_new(*out, json_pack(
+				"{s:s, s:s, s:s, s:o}", "name", name, "id", v[i].id,
+				"deleted_at", v[i].deleted_at,
+				"head", v[i].head ? json_string(v[i].head) : json_null()));
+			free(name);
+		}
+	}
+	grants_free(g, ng);
+	spaces_free(v, n);
+	return rc;
+}
+
 enum smr_rc ops_space_rename(struct ops_ctx *ctx, const char *space, const char *new_name,
 			     struct space *out, struct smr_err *err)
 {

@@ -212,6 +212,9 @@ struct store_ops {
 	enum smr_rc (*reflog_insert)(struct store *st, const char *space_id, const char *space_name,
 				     const char *old_hash, const char *new_hash, const char *action,
 				     const struct ref_move *mv, struct smr_err *err);
+	/* one hand-off row; SMR_ENOTFOUND when h->space_id is no live Space */
+	enum smr_rc (*handoff_insert)(struct store *st, const struct handoff *h,
+				      struct smr_err *err);
 
 	/*
 	 * The search index (index.c): whether a checkpoint's items are there,
@@ -254,6 +257,9 @@ struct store_ops {
 	enum smr_rc (*reflog_list)(struct store *st, const char *space_id, const char *before,
 				   size_t limit, struct reflog_entry **out, size_t *n,
 				   struct smr_err *err);
+	/* the newest hand-off of the live Space named space; out->id stays 0 when none */
+	enum smr_rc (*handoff_latest)(struct store *st, const char *space,
+				      struct handoff *out, struct smr_err *err);
 
 	enum smr_rc (*checkpoint_get)(struct store *st, const char *space_id, const char *hash,
 				      struct checkpoint *out, struct smr_err *err);

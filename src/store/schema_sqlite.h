@@ -166,6 +166,21 @@ static const char *const sqlite_migrations[] = {
 	"CREATE TABLE auth_state (id INTEGER PRIMARY KEY, epoch INTEGER NOT NULL);"
 	"INSERT INTO auth_state (id, epoch) VALUES (1, 0);"
 	"ALTER TABLE turns ADD COLUMN author TEXT;",
+	/*
+	 * 6: hand-off notes (issue 26).  A hand-off is a fact about a Space at a
+	 * moment, not part of the hashed, immutable checkpoint: a person leaves
+	 * a note for the next agent on the checkpoint HEAD was (commit_hash),
+	 * and HEAD reads show the Space's newest one.  Append-only; deleted
+	 * with its Space.
+	 */
+	"CREATE TABLE handoffs ("
+	"  id INTEGER PRIMARY KEY,"
+	"  repo_id TEXT NOT NULL REFERENCES repos(id) ON DELETE CASCADE,"
+	"  commit_hash TEXT NOT NULL,"
+	"  note TEXT NOT NULL,"
+	"  author TEXT NOT NULL,"
+	"  created_at TEXT NOT NULL);"
+	"CREATE INDEX handoffs_by_repo ON handoffs(repo_id, id);",
 };
 
 #endif

@@ -1103,6 +1103,56 @@ static enum smr_rc sqlite_reflog_list(struct store *st, const char *space_id,
 	return collect_rows(s, q, &rr, (void **)out, n, "reading the reflog", err);
 }
 
+/* ---- hand-off notes ---- */
+
+static enum smr_rc sqlite_handoff_insert(struct store *st, const struct handoff *h,
+					 struct smr_err *err)
+{
+	static const char sql[] =
+		"INSERT INTO handoffs (repo_id, commit_hash, note, author, created_at)"
+		" SELECT id, ?2, ?3, ?4, ?5 FROM repos WHERE id = ?1 AND deleted_at IS NULL";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+
+	if (q) {
+		bind_text(q, 1, h->space_id);
+		bind_text(q, 2, h->hash);
+		bind_text(q, 3, h->note);
+		bind_text(q, 4, h->author ? h->author : "");
+		bind_text(q, 5, h->created_at);
+	}
+	return write_space_row(s, q, h->space_id, "writing a hand-off note", err);
+}
+
+static enum smr_rc sqlite_handoff_latest(struct store *st, const char *space,
+					 struct handoff *out, struct smr_err *err)
+{
+	static const char sql[] =
+		"SELECT id, repo_id, commit_hash, note, author, created_at FROM handoffs"
+		" WHERE repo_id = (SELECT id FROM repos WHERE name = ?1 AND deleted_at IS NULL)"
+		" ORDER BY id DESC LIMIT 1";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	int step;
+
+	if (!q)
+		return db_error(s, err, "reading the hand-off note");
+	bind_text(q, 1, space);
+	step = sqlite3_step(q);
+	if (step == SQLITE_ROW) {
+		out->id = sqlite3_column_int64(q, 0);
+		out->space_id = col_text(q, 1);
+		out->hash = col_text(q, 2);
+		out->note = col_text(q, 3);
+		out->author = col_text(q, 4);
+		out->created_at = col_text(q, 5);
+	}
+	sqlite3_reset(q);
+	if (step != SQLITE_ROW && step != SQLITE_DONE)
+		return db_error(s, err, "reading the hand-off note");
+	return SMR_OK;
+}
+
 /* ---- Checkpoints ---- */
 
 #define CKPT_COLS \
@@ -2280,6 +2330,8 @@ const struct store_ops store_sqlite_ops = {
 	.gc_prune = sqlite_gc_prune,
 	.reflog_insert = sqlite_reflog_insert,
 	.reflog_list = sqlite_reflog_list,
+	.handoff_insert = sqlite_handoff_insert,
+	.handoff_latest = sqlite_handoff_latest,
 	.search_has = sqlite_search_has,
 	.search_insert = sqlite_search_insert,
 	.search = sqlite_search,

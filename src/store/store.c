@@ -102,6 +102,13 @@ enum smr_rc store_reflog_list(struct store *st, const char *space_id, const char
 	return st->ops->reflog_list(st, space_id, before, limit, out, n, err);
 }
 
+enum smr_rc store_handoff_latest(struct store *st, const char *space, struct handoff *out,
+				 struct smr_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	return st->ops->handoff_latest(st, space, out, err);
+}
+
 enum smr_rc store_search(struct store *st, const struct search_filter *f,
 			 struct search_row **out, size_t *n, struct smr_err *err)
 {
@@ -998,6 +1005,16 @@ enum smr_rc store_head_fast_forward(struct store *st, const char *space_id,
 			   .expected = expected_head, .hash = hash, .actor = actor };
 
 	return write_rows(st, merge_rows, &m, err);
+}
+
+static enum smr_rc handoff_rows(struct store *st, void *arg, struct smr_err *err)
+{
+	return st->ops->handoff_insert(st, arg, err);
+}
+
+enum smr_rc store_handoff_put(struct store *st, const struct handoff *h, struct smr_err *err)
+{
+	return write_rows(st, handoff_rows, (void *)h, err);
 }
 
 enum smr_rc store_session_create(struct store *st, const struct session *s,

@@ -119,6 +119,15 @@ enum smr_rc store_reflog_list(struct store *st, const char *space_id, const char
 			      struct smr_err *err);
 
 /*
+ * Hand-off notes (struct handoff): append h (its id is ignored) to the
+ * Space h->space_id, a live Space; and the newest one of the live Space
+ * named space (by name: what a HEAD read has), out->id 0 when none.  Caller handoff_release()s out.
+ */
+enum smr_rc store_handoff_put(struct store *st, const struct handoff *h, struct smr_err *err);
+enum smr_rc store_handoff_latest(struct store *st, const char *space, struct handoff *out,
+				 struct smr_err *err);
+
+/*
  * The search index.  It holds what each checkpoint introduced (an item
  * whose words its first parent does not have in that field), written with
  * the checkpoint, and every turn, written with the turn.  Words are

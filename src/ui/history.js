@@ -181,6 +181,14 @@ export function historyView(ctx, first) {
       h('button', { type: 'button', 'data-needs': 'writer', onclick: () => chatFrom(c) }, 'Chat from here'),
       h('button.primary', { type: 'button', onclick: () => handOff(c, isHead) }, 'Hand to next agent'));
     clear(detail).append(actions, h('div.review-slot'), checkpointView(c, links, raw));
+    if (isHead) showNote(key);
+  }
+
+  // HEAD's hand-off note, above the inspector: what the next agent reads first
+  async function showNote(key) {
+    const head = await get(`/repos/${enc(ctx.space)}/head`).catch(() => null);
+    if (detailKey !== key || !head?.handoff) return;
+    detail.querySelector('.review-slot')?.before(lastNote(head.handoff));
   }
 
   async function showCompare(a, b) {
@@ -257,7 +265,7 @@ export function historyView(ctx, first) {
     } catch (e) { toast(e.message, 'error'); }
   }
 
-  function handOff(c, isHead) {
+  async function handOff(c, isHead) {
     const q = (s) => `'${s.replace(/'/g, "'\\''")}'`;
     const cli = isHead ? `smriti head ${q(ctx.space)} --json` : `smriti show ${c.commit_hash} --json`;
     const mcp = JSON.stringify(isHead ? { name: 'read_head', arguments: { space: ctx.space } }
@@ -267,13 +275,37 @@ export function historyView(ctx, first) {
       const btn = h('button', { type: 'button', onclick: () => copy(value, btn, input) }, 'Copy');
       return h('div.copy-field', h('span.copy-label', label), input, btn);
     };
-    dialog('Hand to the next agent', [
+    const head = await get(`/repos/${enc(ctx.space)}/head`).catch(() => null);
+    const note = h('textarea', { name: 'note', rows: 3, maxlength: 8192, placeholder: 'e.g. do not drop the foreign keys' });
+    const writer = document.querySelector('.space')?.dataset.role !== 'reader';
+    const choice = await dialog('Hand to the next agent', [
+      head?.handoff ? lastNote(head.handoff) : null,
+      writer ? h('label.block', isHead ? 'Note for the next agent (read with HEAD)' : 'Note for the next agent (left on the restored checkpoint)', note) : null,
       field('Hash', c.commit_hash),
       field('CLI', cli),
       field('MCP call', mcp),
-      h('p.muted', isHead ? 'This is HEAD: the next agent reads it and writes with it as --parent (MCP: parent).'
-        : 'This is not HEAD. An agent continues from HEAD, so restore it first, or fork a Space from it for the agent to work in.')],
-    [{ label: 'Done', value: 'done', primary: true }], { wide: true });
+      h('p.muted', isHead ? 'This is HEAD: the next agent reads it, with your note, and writes with it as --parent (MCP: parent).'
+        : 'This is not HEAD. An agent continues from HEAD: “Restore and hand off” puts this state on top of HEAD and leaves your note on it, in one step.')],
+    [{ label: 'Close', value: 'done' },
+      ...(writer ? [{ label: isHead ? 'Hand off with note' : 'Restore and hand off', value: 'note', primary: true }] : [])],
+    { wide: true });
+    if (choice !== 'note') return;
+    if (!note.value.trim()) { toast('Write a note for the next agent first; nothing was saved', 'error'); return; }
+    try {
+      const r = await op('handoff', { space: ctx.space, ref: c.commit_hash, restore: !isHead, note: note.value, author: authorName() });
+      toast(r.restored ? 'Restored and handed off with your note' : 'Handed off with your note');
+      await reload();
+      go(`/c/${r.checkpoint.commit_hash}`);
+      showCheckpoint(r.checkpoint.commit_hash, true);
+    } catch (e) { toast(e.message, 'error'); }
+  }
+
+  function lastNote(n) {
+    return h('section.handoff-note', { 'aria-label': 'Last hand-off note' },
+      h('h3', 'Last hand-off note'),
+      h('p.note-text', n.note),
+      h('p.muted.small-note', n.author ? `${n.author} · ` : '', time(n.created_at), ' · ',
+        n.on_head ? 'left on HEAD' : ['left on ', h('code', short(n.checkpoint)), ', before HEAD moved']));
   }
 
   // ---- routing, refreshing, keys ----

@@ -6,6 +6,7 @@ import { historyView } from './history.js';
 import { chatView } from './chat.js';
 import { editorView } from './editor.js';
 import { ingestView } from './ingest.js';
+import { reflogView } from './reflog.js';
 
 // [id, label, view, role it needs]: a reader sees history and sessions only
 const TABS = [
@@ -13,6 +14,7 @@ const TABS = [
   ['chat', 'Chat', chatView, 'reader'],
   ['new', 'New checkpoint', editorView, 'writer'],
   ['ingest', 'Ingest', ingestView, 'writer'],
+  ['reflog', 'Where HEAD has been', reflogView, 'reader'],
 ];
 
 const RANK = { reader: 0, writer: 1, owner: 2 };

@@ -2,13 +2,15 @@
 // and last activity; create, rename and delete (delete asks for the name).
 import { h, clear, time, dialog, toast, short } from './dom.js';
 import { get, post, api, enc } from './api.js';
+import { deletedSpaces } from './deleted.js';
 
 export function spacesView() {
   const list = h('ul.space-list', { 'aria-label': 'Spaces' });
   const name = h('input', { name: 'name', required: true, maxlength: 100, placeholder: 'New Space name', 'aria-label': 'New Space name' });
   const desc = h('input', { name: 'description', placeholder: 'What is it for? (optional)', 'aria-label': 'Description' });
   const form = h('form.create', { onsubmit: create }, name, desc, h('button.primary', { type: 'submit' }, 'Create Space'));
-  const el = h('section.page.spaces', h('div.page-head', h('h1', 'Spaces'), form), list);
+  const deleted = deletedSpaces(() => refresh());
+  const el = h('section.page.spaces', h('div.page-head', h('h1', 'Spaces'), form), list, deleted.el);
   let rows = [];
   let selected = 0;
 
@@ -78,6 +80,7 @@ export function spacesView() {
       rows = (await get('/v4/overview')).sort((a, b) => b.last_activity.localeCompare(a.last_activity));
       selected = Math.min(selected, Math.max(rows.length - 1, 0));
       draw();
+      deleted.refresh();
     } catch (err) { toast(err.message, 'error'); }
   }
 

@@ -13,7 +13,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { tempDb, ok, SMRITI_FULL } from './helpers.mjs';
 
 const BASE_TOOLS = ['list_spaces', 'create_space', 'read_head', 'show_checkpoint', 'log', 'diff',
-  'update_checkpoint', 'merge', 'write_checkpoint', 'restore', 'fork'];
+  'update_checkpoint', 'merge', 'write_checkpoint', 'restore', 'hand_off', 'fork'];
 const OPTIONAL_TOOLS = ['review', 'search', 'blame'];
 
 // The SDK passes the child only HOME, LOGNAME, PATH, SHELL, TERM and USER:

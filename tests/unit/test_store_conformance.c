@@ -453,6 +453,44 @@ CONFORMANCE(space_delete_is_soft_until_gc_prune)
 	free(root);
 }
 
+/* Hand-off notes: newest first by name, none for a Space without, gone with a deleted Space. */
+CONFORMANCE(handoff_notes_newest_by_name)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct handoff got = { 0 };
+	char a[37], b[37], *head = NULL;
+
+	CHECK_INT(make_space(f, "notes", a, &err), SMR_OK);
+	CHECK_INT(make_space(f, "quiet", b, &err), SMR_OK);
+	CHECK_INT(put_next(f, a, &head, "one", 1), SMR_OK);
+	CHECK_INT(store_handoff_latest(f->st, "notes", &got, &err), SMR_OK);
+	CHECK_INT(got.id, 0);
+	CHECK_INT(store_handoff_put(f->st, &(struct handoff){ 0, a, head, (char *)"keep the keys",
+				    (char *)"ann", (char *)"2026-01-01T00:00:05.000000Z" }, &err),
+		  SMR_OK);
+	CHECK_INT(store_handoff_put(f->st, &(struct handoff){ 0, a, head, (char *)"newer",
+				    (char *)"bo", (char *)"2026-01-01T00:00:06.000000Z" }, &err),
+		  SMR_OK);
+	CHECK_INT(store_handoff_latest(f->st, "notes", &got, &err), SMR_OK);
+	CHECK(got.id > 0);
+	CHECK_STR(got.note, "newer");
+	CHECK_STR(got.author, "bo");
+	CHECK_STR(got.hash, head);
+	CHECK_STR(got.space_id, a);
+	CHECK_STR(got.created_at, "2026-01-01T00:00:06.000000Z");
+	handoff_release(&got);
+	CHECK_INT(store_handoff_latest(f->st, "quiet", &got, &err), SMR_OK);
+	CHECK_INT(got.id, 0);
+	/* a deleted Space takes no note, and its name shows none */
+	CHECK_INT(store_space_delete(f->st, a, NULL, &err), SMR_OK);
+	CHECK_INT(store_handoff_put(f->st, &(struct handoff){ 0, a, head, (char *)"late",
+				    (char *)"cy", (char *)"2026-01-01T00:00:07.000000Z" }, &err),
+		  SMR_ENOTFOUND);
+	CHECK_INT(store_handoff_latest(f->st, "notes", &got, &err), SMR_OK);
+	CHECK_INT(got.id, 0);
+	free(head);
+}
+
 CONFORMANCE(reflog_records_every_move_in_order)
 {
 	struct smr_err err = SMR_ERR_INIT;

@@ -76,7 +76,7 @@ enum stmt {
 	Q_REFLOG_LIST, Q_SEARCH_HAS, Q_SEARCH_INSERT, Q_SEARCH_INSERT_AT,
 	Q_SEARCH_INSERT_TURN, Q_SEARCH, Q_SEARCH_TURNS,
 	Q_GEN_INSERT, Q_GEN_GET, Q_GEN_RUNNING, Q_GEN_UPDATE, Q_GEN_INTERRUPT_TURNS,
-	Q_GEN_INTERRUPT, Q_SPACE_OWNER, Q_AUTH_BUMP,
+	Q_GEN_INTERRUPT, Q_SPACE_OWNER, Q_AUTH_BUMP, Q_HANDOFF_INSERT, Q_HANDOFF_LATEST,
 	Q_COUNT
 };
 
@@ -392,6 +392,13 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" created_at FROM reflog WHERE repo_id = $1::text"
 		" AND ($2::text IS NULL OR created_at <= $2::text)"
 		" ORDER BY id DESC LIMIT NULLIF($3::bigint, 0)",
+	[Q_HANDOFF_INSERT] =
+		"INSERT INTO handoffs (repo_id, commit_hash, note, author, created_at)"
+		" SELECT id, $2, $3, $4, $5 FROM repos WHERE id = $1 AND deleted_at IS NULL",
+	[Q_HANDOFF_LATEST] =
+		"SELECT id, repo_id, commit_hash, note, author, created_at FROM handoffs"
+		" WHERE repo_id = (SELECT id FROM repos WHERE name = $1 AND deleted_at IS NULL)"
+		" ORDER BY id DESC LIMIT 1",
 	[Q_SEARCH_HAS] = "SELECT 1 FROM commits WHERE commit_hash = $1 OFFSET 1 LIMIT 1",
 	[Q_SEARCH_INSERT] =
 		"INSERT INTO search_items (commit_id, turn_id, field, ordinal, terms)"
@@ -1859,6 +1866,45 @@ static enum smr_rc pg_reflog_list(struct store *st, const char *space_id, const 
 	return SMR_OK;
 }
 
+/* ---- hand-off notes ---- */
+
+static enum smr_rc pg_handoff_insert(struct store *st, const struct handoff *h,
+				     struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+
+	p_text(&p, h->space_id);
+	p_text(&p, h->hash);
+	p_text(&p, h->note);
+	p_text(&p, h->author ? h->author : "");
+	p_text(&p, h->created_at);
+	return write_space_row(P(st), Q_HANDOFF_INSERT, &p, h->space_id,
+			       "writing a hand-off note", err);
+}
+
+static enum smr_rc pg_handoff_latest(struct store *st, const char *space,
+				     struct handoff *out, struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	enum smr_rc rc;
+
+	p_text(&p, space);
+	rc = read1(P(st), Q_HANDOFF_LATEST, &p, &r, "reading the hand-off note", err);
+	if (rc)
+		return rc;
+	if (PQntuples(r) == 1) {
+		out->id = col_int(r, 0, 0);
+		out->space_id = col_text(r, 0, 1);
+		out->hash = col_text(r, 0, 2);
+		out->note = col_text(r, 0, 3);
+		out->author = col_text(r, 0, 4);
+		out->created_at = col_text(r, 0, 5);
+	}
+	PQclear(r);
+	return SMR_OK;
+}
+
 /* ---- Checkpoints ---- */
 
 /* The seven JSON fields as one object, exactly as the hash saw them; caller free()s. */
@@ -3013,6 +3059,8 @@ const struct store_ops store_postgres_ops = {
 	.gc_prune = pg_gc_prune,
 	.reflog_insert = pg_reflog_insert,
 	.reflog_list = pg_reflog_list,
+	.handoff_insert = pg_handoff_insert,
+	.handoff_latest = pg_handoff_latest,
 	.search_has = pg_search_has,
 	.search_insert = pg_search_insert,
 	.search_insert_at = pg_search_insert_at,
