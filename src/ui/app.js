@@ -8,7 +8,7 @@
 //   #/s/NAME/chat[/ID]        sessions and chat
 //   #/s/NAME/new[/JOB]        save a checkpoint (from HEAD, or from a draft job)
 //   #/s/NAME/ingest           a transcript into a new session
-//   #/search/QUERY[/turns]    search every Space's checkpoints (and turns)
+//   #/search/QUERY[/turns][/name=value...]  search every Space's checkpoints (and turns), filtered
 import { h, clear, dialog } from './dom.js';
 import { api, get, post, ApiError, setUnauthorizedHandler } from './api.js';
 import { spacesView } from './spaces.js';
