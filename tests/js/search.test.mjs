@@ -4,6 +4,7 @@
 // same document for the same data.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { tempDb, ok, run, SMRITI_FULL } from './helpers.mjs';
@@ -140,5 +141,33 @@ test('a checkpoint several Spaces hold (forks copy history) is one result naming
     }
   } finally {
     f.cleanup();
+  }
+});
+
+// The same forks on PostgreSQL: the same results, Spaces and HEAD flags (hashes and times aside).
+test('PostgreSQL groups a checkpoint several Spaces hold as SQLite does', { skip: process.env.SMRITI_TEST_PG ? false : 'SMRITI_TEST_PG is not set' }, () => {
+  const PG = process.env.SMRITI_TEST_PG;
+  const schema = `smriti_search_${process.pid}_${Math.floor(Math.random() * 1e6)}`;
+  const psql = (sql) => spawnSync('psql', ['-qAt', '-v', 'ON_ERROR_STOP=1', PG, '-c', sql], { encoding: 'utf8' });
+  const t2 = tempDb();
+  assert.equal(psql(`CREATE SCHEMA ${schema}`).status, 0);
+  const seed = (db) => {
+    const o = { bin: SMRITI_FULL };
+    ok(db, ['space', 'create', 'pay'], o);
+    ok(db, ['commit', '--replace', 'pay', '--title', 'Plan', '--decision', 'Keep the foreign keys', '--author', 'ann'], o);
+    ok(db, ['commit', '--replace', 'pay', '--title', 'Step 30', '--decision', 'Drop the foreign keys', '--author', 'bo'], o);
+    ok(db, ['fork', 'pay', '--into', 'pay-b'], o);
+    ok(db, ['fork', 'pay~1', '--into', 'pay-d'], o);
+    return ok(db, ['search', 'foreign', '--json'], o).results
+      .map((r) => ({ text: r.text, field: r.field, space: r.space, in_head: r.in_head, spaces: r.spaces }));
+  };
+  try {
+    const lite = seed(t2.db);
+    const pg = seed(`${PG}${PG.includes('?') ? '&' : '?'}options=-csearch_path%3D${schema}`);
+    assert.equal(lite.length, 2);
+    assert.deepEqual(pg, lite);
+  } finally {
+    psql(`DROP SCHEMA ${schema} CASCADE`);
+    t2.cleanup();
   }
 });
