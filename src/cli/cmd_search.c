@@ -92,6 +92,43 @@ static void print_snippet(const json_t *r, int tty)
 	printf("%s\n", s + at);
 }
 
+/*
+ * Appends to names the Spaces holding a checkpoint's item ("a, b") and to
+ * heads whether their HEADs still hold it: "in HEAD" (all), "no longer in
+ * HEAD" (none), else "in HEAD of " the ones that do.
+ */
+static void spaces_text(const json_t *r, struct buf *names, struct buf *heads)
+{
+	const json_t *spaces = json_object_get(r, "spaces"), *s;
+	size_t i, held = 0;
+
+	json_array_foreach(spaces, i, s) {
+		buf_addf(names, "%s%s", i ? ", " : "", jfield_str(s, "space"));
+		held += json_is_true(json_object_get(s, "in_head"));
+	}
+	if (held == json_array_size(spaces) || !held) {
+		buf_addf(heads, "%s", held ? "in HEAD" : "no longer in HEAD");
+		return;
+	}
+	buf_addf(heads, "in HEAD of ");
+	held = 0;
+	json_array_foreach(spaces, i, s)
+		if (json_is_true(json_object_get(s, "in_head")))
+			buf_addf(heads, "%s%s", held++ ? ", " : "", jfield_str(s, "space"));
+}
+
+static void render_checkpoint_hit(const json_t *r)
+{
+	struct buf names = BUF_INIT(0), heads = BUF_INIT(0);
+
+	spaces_text(r, &names, &heads);
+	printf("%s  %s  %.*s  (%s%s%.16s)  %s\n", names.ptr, jfield_str(r, "field"), SHORT,
+	       jfield_str(r, "commit_hash"), jfield_str(r, "author"),
+	       *jfield_str(r, "author") ? ", " : "", jfield_str(r, "created_at"), heads.ptr);
+	buf_release(&names);
+	buf_release(&heads);
+}
+
 static void render_search(const json_t *res)
 {
 	int tty = isatty(STDOUT_FILENO);
@@ -106,11 +143,7 @@ static void render_search(const json_t *res)
 			       (long long)json_integer_value(json_object_get(r, "seq")),
 			       jfield_str(r, "session_id"), jfield_str(r, "author"), jfield_str(r, "created_at"));
 		else
-			printf("%s  %s  %.*s  (%s%s%.16s)%s\n", jfield_str(r, "space"), jfield_str(r, "field"),
-			       SHORT, jfield_str(r, "commit_hash"), jfield_str(r, "author"),
-			       *jfield_str(r, "author") ? ", " : "", jfield_str(r, "created_at"),
-			       json_is_true(json_object_get(r, "in_head")) ? "  in HEAD"
-									   : "  no longer in HEAD");
+			render_checkpoint_hit(r);
 		print_snippet(r, tty);
 		if (first && strcmp(jfield_str(first, "commit_hash"), jfield_str(r, "commit_hash")))
 			printf("    first in %.*s (%s, %.16s)\n", SHORT, jfield_str(first, "commit_hash"),

@@ -510,6 +510,10 @@ static json_t *out_search(void)
 	prop(r, "in_head", json_pack("{s:s, s:s}", "type", "boolean", "description",
 				     "Whether the Space's HEAD still holds the item"), 0);
 	prop(r, "first", first, 0);
+	prop(r, "spaces", json_pack("{s:s, s:s}", "type", "array", "description",
+				    "Every searched Space holding this checkpoint (a fork copies "
+				    "history), by name: [{space, in_head}]; space and in_head "
+				    "above are the first's"), 0);
 	prop(r, "session_id", s_text("A turn's session"), 0);
 	prop(r, "seq", json_pack("{s:s}", "type", "integer"), 0);
 	prop(o, "query", s_text("The query"), 1);

@@ -3,7 +3,9 @@
  * asked, over chat turns): the store finds the items holding every word,
  * domain/search.c checks phrases and ranks them, and this file groups an
  * item's copies, says where it first appeared and whether HEAD still
- * holds it, and cuts the snippets.
+ * holds it, and cuts the snippets.  A fork copies history, so one
+ * checkpoint can be held by several Spaces: it is one result, naming
+ * every searched Space that holds it.
  */
 #include "domain/ref.h"
 #include "domain/search.h"
@@ -146,14 +148,15 @@ static int by_rank(const void *a, const void *b, void *arg)
 	if (x->score != y->score)
 		return x->score > y->score ? -1 : 1;
 	c = strcmp(ry->created_at, rx->created_at);
-	if (!c)
-		c = strcmp(rx->space_name, ry->space_name);
+	/* the hash before the Space: one checkpoint's copies in several Spaces sort together */
 	if (!c)
 		c = strcmp(rx->commit_hash ? rx->commit_hash : "", ry->commit_hash ? ry->commit_hash : "");
 	if (!c)
 		c = strcmp(rx->field, ry->field);
 	if (!c)
 		c = rx->ordinal < ry->ordinal ? -1 : rx->ordinal > ry->ordinal;
+	if (!c)
+		c = strcmp(rx->space_name, ry->space_name);
 	return c ? c : (rx->seq < ry->seq ? -1 : rx->seq > ry->seq);
 }
 
@@ -230,23 +233,57 @@ static void reads_release(struct reads *rd)
 	strmap_release(&rd->index);
 }
 
-/* The JSON of one hit. */
+/* 1 when hits a and b are one item of one checkpoint (held by two Spaces). */
+static int same_item(const struct search_row *rows, const struct hit *a, const struct hit *b)
+{
+	const struct search_row *x = &rows[a->newest], *y = &rows[b->newest];
+
+	return x->commit_hash && y->commit_hash && !strcmp(x->commit_hash, y->commit_hash) &&
+	       !strcmp(x->field, y->field) && x->ordinal == y->ordinal;
+}
+
+/* Whether the HEAD of the Space of row r holds r's item. */
+static int in_head_of(struct ops_ctx *ctx, struct reads *rd, const struct search_row *r)
+{
+	const struct checkpoint *head = read_once(ctx, rd, r->space_id, NULL);
+
+	return head && holds(head, r->field, r->words);
+}
+
+/* [{space, in_head}] of the n hits of one checkpoint's item, Spaces by name. */
+static json_t *spaces_json(struct ops_ctx *ctx, struct reads *rd, const struct search_row *rows,
+			   const struct hit *h, size_t n)
+{
+	json_t *list = json_array();
+
+	for (size_t i = 0; i < n; i++) {
+		const struct search_row *r = &rows[h[i].newest];
+
+		json_array_append_new(list, json_pack("{s:s, s:b}", "space", r->space_name,
+						      "in_head", in_head_of(ctx, rd, r)));
+	}
+	return list;
+}
+
+/*
+ * The JSON of one result: the n hits from h on (n > 1 only for a
+ * checkpoint several Spaces hold; space and in_head are the first's).
+ */
 static json_t *hit_json(struct ops_ctx *ctx, struct reads *rd, const struct search_query *q,
-			const struct search_row *rows, const struct hit *h)
+			const struct search_row *rows, const struct hit *h, size_t n)
 {
 	const struct search_row *r = &rows[h->newest], *first = &rows[h->oldest];
-	const struct checkpoint *c = NULL, *head = NULL;
+	const struct checkpoint *c = NULL;
 	char *text = NULL, *snippet;
-	json_t *out, *marks = NULL;
+	json_t *out, *marks = NULL, *spaces = NULL;
 	int in_head = 0;
 
 	if (r->commit_hash) {
 		c = read_once(ctx, rd, r->space_id, r->commit_hash);
-		head = read_once(ctx, rd, r->space_id, NULL);
+		spaces = spaces_json(ctx, rd, rows, h, n);
+		in_head = json_is_true(json_object_get(json_array_get(spaces, 0), "in_head"));
 	}
 	text = c ? item_text(c, r->field, r->ordinal) : r->text ? xstrdup(r->text) : NULL;
-	if (head)
-		in_head = holds(head, r->field, r->words);
 	snippet = search_snippet(q, text ? text : r->words, SNIPPET_BYTES, &marks);
 	out = json_pack("{s:s, s:s, s:s, s:s, s:f, s:s, s:o, s:s, s:s}", "space", r->space_name,
 			"kind", r->commit_hash ? "checkpoint" : "turn", "field", r->field,
@@ -257,6 +294,7 @@ static json_t *hit_json(struct ops_ctx *ctx, struct reads *rd, const struct sear
 		json_object_set_new(out, "commit_hash", json_string(r->commit_hash));
 		json_object_set_new(out, "ordinal", json_integer(r->ordinal));
 		json_object_set_new(out, "in_head", json_boolean(in_head));
+		json_object_set_new(out, "spaces", spaces);
 		json_object_set_new(out, "first", json_pack("{s:s, s:s, s:s}", "commit_hash",
 							    first->commit_hash, "author",
 							    first->author, "created_at",
@@ -276,7 +314,7 @@ static json_t *answer(struct ops_ctx *ctx, const struct search_query *q,
 {
 	const char **f = xcalloc(n + 1, sizeof(*f)), **w = xcalloc(n + 1, sizeof(*w));
 	double *scores = xcalloc(n + 1, sizeof(*scores));
-	size_t nhits, limit = p->limit ? p->limit : SEARCH_LIMIT_DEFAULT;
+	size_t nhits, j, shown = 0, limit = p->limit ? p->limit : SEARCH_LIMIT_DEFAULT;
 	struct hit *hits;
 	struct reads rd = { STRMAP_INIT, NULL, NULL, 0, 0 };
 	json_t *list = json_array();
@@ -288,14 +326,18 @@ static json_t *answer(struct ops_ctx *ctx, const struct search_query *q,
 	search_rank(q, n, f, w, scores);
 	hits = group(rows, scores, n, &nhits);
 	qsort_r(hits, nhits, sizeof(*hits), by_rank, (void *)rows);
-	for (size_t i = 0; i < nhits && i < limit; i++)
-		json_array_append_new(list, hit_json(ctx, &rd, q, rows, &hits[i]));
+	for (size_t i = 0; i < nhits; i = j, shown++) {
+		for (j = i + 1; j < nhits && same_item(rows, &hits[i], &hits[j]); j++)
+			;
+		if (shown < limit)
+			json_array_append_new(list, hit_json(ctx, &rd, q, rows, &hits[i], j - i));
+	}
 	reads_release(&rd);
 	free(f);
 	free(w);
 	free(scores);
 	free(hits);
-	return json_pack("{s:s, s:I, s:b, s:o}", "query", p->query, "total", (json_int_t)nhits,
+	return json_pack("{s:s, s:I, s:b, s:o}", "query", p->query, "total", (json_int_t)shown,
 			 "truncated", n >= SEARCH_CANDIDATES, "results", list);
 }
 

@@ -3,6 +3,27 @@
 // docs/http.md ("Streaming chat").  Every state change goes through the
 // server's operations; the UI holds no domain logic.
 
+// Who this page is signed in as: GET /v4/auth's answer, set once by app.js.
+let identity = null;
+export function setIdentity(auth) { identity = auth; }
+
+// The name the server records this page's writes under: a user's token
+// (person or agent) always writes as that user, whatever author is given.
+// null when the author given applies (no users, or the server's own token),
+// and without one the server's default (never a name the UI made up).
+export function recordedAs() {
+  return identity?.authenticated && typeof identity.user?.name === 'string' ? identity.user.name : null;
+}
+
+// The author to send with a write: none when the server records the
+// token's identity, else what the person typed (kept from last time), else
+// none.  Who frees: nothing (a string or undefined, which JSON leaves out).
+export function authorParam(typed) {
+  if (recordedAs()) return undefined;
+  const t = typed === undefined ? localStorage.getItem('smriti.author') : typed;
+  return t && t.trim() ? t.trim() : undefined;
+}
+
 export class ApiError extends Error {
   constructor(status, body) {
     super(body?.error?.message || `request failed (${status})`);

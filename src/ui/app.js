@@ -8,9 +8,9 @@
 //   #/s/NAME/chat[/ID]        sessions and chat
 //   #/s/NAME/new[/JOB]        save a checkpoint (from HEAD, or from a draft job)
 //   #/s/NAME/ingest           a transcript into a new session
-//   #/search/QUERY[/turns]    search every Space's checkpoints (and turns)
+//   #/search/QUERY[/turns][/name=value...]  search every Space's checkpoints (and turns), filtered
 import { h, clear, dialog } from './dom.js';
-import { api, get, post, ApiError, setUnauthorizedHandler } from './api.js';
+import { api, get, post, ApiError, setUnauthorizedHandler, setIdentity } from './api.js';
 import { spacesView } from './spaces.js';
 import { spaceView } from './space.js';
 import { searchView } from './search.js';
@@ -167,6 +167,7 @@ async function start() {
   let auth = await get('/v4/auth');
   if (!auth.authenticated) auth = await askToken();
   showWho(auth);
+  setIdentity(auth);
   setUnauthorizedHandler(() => { askToken('Your session ended; enter the token again.').then(() => location.reload()); });
   window.addEventListener('hashchange', navigate);
   document.addEventListener('keydown', onKey);

@@ -11,9 +11,8 @@
 // save is refused and the person can reload HEAD, keeping their edits or
 // choices.  Ctrl/Cmd+S saves.
 import { h, clear, append, toast, short } from './dom.js';
-import { get, post, op, enc } from './api.js';
+import { get, post, op, enc, recordedAs, authorParam } from './api.js';
 import { FIELDS, diffView } from './inspect.js';
-import { authorName } from './history.js';
 import { newChoices, choiceParams, reviewForm } from './draftreview.js';
 
 const EMPTY_ITEM = {
@@ -27,10 +26,10 @@ export function editorView(ctx, first) {
   const formBox = h('div.editor-form');
   const against = h('div.against', h('p.muted', 'Comparing with HEAD…'));
   const saveBtn = h('button.primary', { type: 'button', onclick: save }, 'Save checkpoint');
-  const authorIn = h('input', { value: authorName(), 'aria-label': 'Author', onchange: () => localStorage.setItem('smriti.author', authorIn.value.trim() || 'person') });
+  let authorIn = null;          // the Author box, when the author given is the one recorded
   const el = h('div.editor', status, h('div.editor-cols',
     h('form.editor-main', { onsubmit: (e) => { e.preventDefault(); save(); } }, formBox,
-      h('div.editor-save', h('label.inline', 'Author ', authorIn), saveBtn)),
+      h('div.editor-save', authorBox(), saveBtn)),
     h('aside.editor-side', { 'aria-label': 'Against HEAD' }, h('h2', 'Against HEAD'), against)));
   let state = null;             // { title, summary, lists..., metadata }
   let base = null;              // HEAD checkpoint the edit started from, or null
@@ -38,6 +37,21 @@ export function editorView(ctx, first) {
   let review = null;            // { job, choices, plan } while a draft is reviewed
   let diffTimer = 0;
   let alive = true;
+
+  // Signed in with a user's token, the server records that user: say so,
+  // read-only.  Otherwise an optional Author (remembered); left empty, the
+  // server's default applies.
+  function authorBox() {
+    const as = recordedAs();
+    if (as) return h('p.inline.recorded-as', 'Recorded as ', h('strong', as));
+    authorIn = h('input', { name: 'author', value: localStorage.getItem('smriti.author') || '', 'aria-label': 'Author',
+      placeholder: "the server's default", autocomplete: 'off',
+      onchange: () => {
+        const v = authorIn.value.trim();
+        if (v) localStorage.setItem('smriti.author', v); else localStorage.removeItem('smriti.author');
+      } });
+    return h('label.inline', 'Author ', authorIn);
+  }
 
   function fromCheckpoint(c) {
     const s = { title: c.title || '', summary: c.summary || '', metadata: c.metadata || {} };
@@ -125,7 +139,8 @@ export function editorView(ctx, first) {
       const d = await op('diff.proposal', { from: base?.commit_hash, checkpoint: fields() });
       if (!alive) return;
       clear(against).append(headLine(),
-        d.refused ? h('p.error.refusal', { role: 'alert' }, h('strong', 'Saving would be refused: '), d.refused) : null,
+        // Element.append writes null as the text "null"
+        d.refused ? h('p.error.refusal', { role: 'alert' }, h('strong', 'Saving would be refused: '), d.refused) : '',
         diffView(d));
     } catch (e) {
       clear(against).append(h('p.error', e.message));
@@ -192,7 +207,7 @@ export function editorView(ctx, first) {
   }
 
   async function saveDraft() {
-    const body = { ...choiceParams(review.choices), author: authorIn.value.trim() || 'person' };
+    const body = { ...choiceParams(review.choices), author: authorParam(authorIn?.value) };
     if (base) body.parent = base.commit_hash;
     const r = await post(`/v5/checkpoints/draft/${enc(jobId)}/save`, body);
     return r.checkpoint;
@@ -205,7 +220,7 @@ export function editorView(ctx, first) {
       if (review) {
         c = await saveDraft();
       } else {
-        const body = { repo_id: ctx.space, ...fields(), author: authorIn.value.trim() || 'person' };
+        const body = { repo_id: ctx.space, ...fields(), author: authorParam(authorIn?.value) };
         if (base) body.parent_commit_id = base.commit_hash;
         c = await post('/chat/commit', body);
       }

@@ -5,7 +5,7 @@
 // of two, the review, and the actions that steer: restore, fork, chat from
 // here, hand to the next agent.
 import { h, clear, dialog, toast, short, copy, time } from './dom.js';
-import { get, post, op, enc } from './api.js';
+import { get, post, op, enc, authorParam } from './api.js';
 import { LaneLayout, drawRow, ROW_H } from './graph.js';
 import { checkpointView, diffView, reviewView } from './inspect.js';
 
@@ -379,6 +379,7 @@ export function historyView(ctx, first) {
   return { el, update, refresh, keys, destroy: () => window.removeEventListener('resize', onResize) };
 }
 
+// The author a write sends: see authorParam (undefined: the server's rule applies).
 export function authorName() {
-  return localStorage.getItem('smriti.author') || 'person';
+  return authorParam();
 }

@@ -1,13 +1,18 @@
 // search.js -- the search view (#/search/QUERY): what every Space's
 // checkpoints introduced that matches, best first, each with its snippet
 // (matches marked), the Space and field, who wrote it and when, where it
-// first appeared and whether HEAD still holds it.  A result opens that
-// checkpoint in its Space's history.  Snippets go in as text nodes with
-// <mark> elements around the server's highlight offsets, never as HTML.
+// first appeared and whether HEAD still holds it.  A checkpoint several
+// Spaces hold (a fork copies history) is one result naming them all.  A
+// result opens that checkpoint in its (first) Space's history.  Filters
+// (Space, field, author, since) are the API's parameters, kept in the
+// route as name=value segments: #/search/QUERY[/turns][/space=S][/field=F]
+// [/author=A][/since=DATE].  Snippets go in as text nodes with <mark>
+// elements around the server's highlight offsets, never as HTML.
 import { h, clear, time, short } from './dom.js';
 import { get, enc } from './api.js';
 
 const LIMIT = 50;
+const FILTERS = ['space', 'field', 'author', 'since'];
 const FIELDS = {
   title: 'title', summary: 'summary', decisions: 'decision', assumptions: 'assumption', tasks: 'task',
   open_questions: 'open question', entities: 'entity', artifacts: 'artifact', turn: 'turn',
@@ -28,39 +33,85 @@ function marked(snippet, highlights) {
   return parts;
 }
 
+// Whether the Spaces' HEADs hold the item: all, none, or the ones that do.
+function headBadge(spaces) {
+  const held = spaces.filter((s) => s.in_head).map((s) => s.space);
+  if (held.length === spaces.length) return h('span.badge.in-head', 'in HEAD');
+  if (!held.length) return h('span.badge.gone', 'no longer in HEAD');
+  return h('span.badge.in-head', `in HEAD of ${held.join(', ')}`);
+}
+
 function result(r) {
   const turn = r.kind === 'turn';
   const href = turn ? `#/s/${enc(r.space)}/chat/${enc(r.session_id)}` : `#/s/${enc(r.space)}/c/${r.commit_hash}`;
   const first = r.first && r.first.commit_hash !== r.commit_hash ? r.first : null;
+  const spaces = turn ? [] : r.spaces || [{ space: r.space, in_head: r.in_head }];
+  const others = spaces.slice(1);
   return h('li.result',
     h('a.result-link', { href },
       h('div.result-head',
-        h('span.chip.space', r.space),
+        ...(turn ? [h('span.chip.space', r.space)] : spaces.map((s) => h('span.chip.space', s.space))),
         h('span.chip.field', FIELDS[r.field] || r.field),
         turn ? h('span.muted', `turn ${r.seq}`) : h('code.hash', { title: r.commit_hash }, short(r.commit_hash)),
         r.author ? h('span.chip.author', r.author) : null,
         time(r.created_at),
-        turn ? null : h('span.badge' + (r.in_head ? '.in-head' : '.gone'), r.in_head ? 'in HEAD' : 'no longer in HEAD')),
+        turn ? null : headBadge(spaces)),
       h('p.snippet', marked(r.snippet, r.highlights)),
       first ? h('p.muted.first', 'first in ', h('code.hash', short(first.commit_hash)),
-        first.author ? ` by ${first.author}` : '', ' · ', time(first.created_at)) : null));
+        first.author ? ` by ${first.author}` : '', ' · ', time(first.created_at)) : null),
+    others.length ? h('p.muted.also', 'Open in ', ...others.flatMap((s, i) => [i ? ', ' : '',
+      h('a', { href: `#/s/${enc(s.space)}/c/${r.commit_hash}` }, s.space)])) : null);
+}
+
+// The route's segments after the query: 'turns' and name=value filters.
+function parseArgs(args) {
+  const f = { turns: false };
+  for (const a of args) {
+    if (a === 'turns') f.turns = true;
+    const m = /^([a-z]+)=(.*)$/s.exec(a);
+    if (m && FILTERS.includes(m[1]) && m[2]) f[m[1]] = m[2];
+  }
+  return f;
+}
+
+function routeOf(q, f) {
+  return `#/search/${enc(q)}${f.turns ? '/turns' : ''}` +
+    FILTERS.filter((k) => f[k]).map((k) => `/${k}=${enc(f[k])}`).join('');
 }
 
 export function searchView(first) {
   const input = h('input', { type: 'search', name: 'q', 'aria-label': 'Search words', placeholder: 'Words, "a phrase", or pref*' });
   const turns = h('input', { type: 'checkbox', name: 'turns' });
+  const space = h('select', { name: 'space' }, h('option', { value: '' }, 'Every Space'));
+  const field = h('select', { name: 'field' }, h('option', { value: '' }, 'Any field'),
+    ...Object.entries(FIELDS).map(([v, label]) => h('option', { value: v }, label)));
+  const author = h('input', { type: 'text', name: 'author', placeholder: 'anyone', autocomplete: 'off' });
+  const since = h('input', { type: 'date', name: 'since' });
+  const filters = h('fieldset.search-filters', h('legend.sr-only', 'Filters'),
+    h('label', 'Space ', space), h('label', 'Field ', field),
+    h('label', 'Author ', author), h('label', 'Since ', since));
   const form = h('form.search-form', { role: 'search', onsubmit: submit }, input,
-    h('label.check', turns, 'chat turns too'), h('button.primary', { type: 'submit' }, 'Search'));
+    h('label.check', turns, 'chat turns too'), h('button.primary', { type: 'submit' }, 'Search'), filters);
   const status = h('p.muted.search-status', { role: 'status' });
   const list = h('ol.results', { 'aria-label': 'Search results' });
   const el = h('section.page.search', h('div.page-head', h('h1', 'Search'), form), status, list);
   let query = '';
-  let withTurns = false;
+  let f = { turns: false };
 
   function submit(e) {
     e.preventDefault();
     const q = input.value.trim();
-    if (q) location.hash = `#/search/${enc(q)}${turns.checked ? '/turns' : ''}`;
+    if (q) location.hash = routeOf(q, { turns: turns.checked, space: space.value, field: field.value,
+      author: author.value.trim(), since: since.value });
+  }
+
+  // The Spaces the caller can read, for the Space filter (a named one stays even if not listed).
+  async function loadSpaces() {
+    let names = [];
+    try { names = (await get('/v4/overview')).map((r) => r.name).sort(); } catch { /* the filter still takes the route's */ }
+    if (f.space && !names.includes(f.space)) names.push(f.space);
+    space.replaceChildren(h('option', { value: '' }, 'Every Space'), ...names.map((n) => h('option', { value: n }, n)));
+    space.value = f.space || '';
   }
 
   async function refresh() {
@@ -70,7 +121,8 @@ export function searchView(first) {
       return;
     }
     try {
-      const res = await get(`/v4/search?q=${enc(query)}&limit=${LIMIT}${withTurns ? '&turns=1' : ''}`);
+      const params = FILTERS.filter((k) => f[k]).map((k) => `&${k}=${enc(f[k])}`).join('');
+      const res = await get(`/v4/search?q=${enc(query)}&limit=${LIMIT}${f.turns ? '&turns=1' : ''}${params}`);
       clear(list).append(...res.results.map(result));
       status.textContent = res.total === 0 ? `Nothing matches “${query}”.`
         : `${res.total} match${res.total === 1 ? '' : 'es'} for “${query}”${res.total > res.results.length ? `, the best ${res.results.length} shown` : ''}.`;
@@ -82,13 +134,18 @@ export function searchView(first) {
 
   function update(route) {
     query = route.args[0] || '';
-    withTurns = route.args[1] === 'turns';
+    f = parseArgs(route.args.slice(1));
     input.value = query;
-    turns.checked = withTurns;
+    turns.checked = f.turns;
+    space.value = f.space || '';
+    field.value = f.field || '';
+    author.value = f.author || '';
+    since.value = f.since || '';
     refresh();
   }
 
   update(first);
+  loadSpaces();
   if (!query) setTimeout(() => input.focus(), 0);
   return { el, update, refresh };
 }

@@ -23,6 +23,12 @@ before(async () => {
     '--question', '<img src=x onerror=alert(1)> kafka?', '--author', 'bo']);
   ok(db, ['space', 'create', 'web']);
   ok(db, ['commit', '--replace', 'web', '--title', 'Front end', '--decision', 'No Kafka in the browser', '--author', 'cy']);
+  ok(db, ['space', 'create', 'pay']);
+  ok(db, ['commit', '--replace', 'pay', '--title', 'Plan', '--decision', 'Keep the foreign keys', '--author', 'dee']);
+  ok(db, ['commit', '--replace', 'pay', '--title', 'Step 30', '--decision', 'Drop the foreign keys', '--author', 'eve']);
+  ok(db, ['fork', 'pay', '--into', 'pay-b']);
+  ok(db, ['fork', 'pay', '--into', 'pay-c']);
+  ok(db, ['fork', 'pay~1', '--into', 'pay-d']);
   srv = await startServer(db, { args: ['--quiet'] });
   browser = await launch();
 });
@@ -78,6 +84,69 @@ test('no matches and a query with no words say so', async () => {
   await page.goto(`${srv.url}/#/search/%22%22`);
   await page.locator('.search-status', { hasText: 'nothing to search for' }).waitFor();
   await shot(page, 'search-empty');
+  page.guard.check();
+  await page.close();
+});
+
+test('a checkpoint held by several Spaces is listed once, naming them; filters map to the API', async () => {
+  const page = await guardedPage(browser, { origin: srv.url });
+  const asked = [];
+  page.on('request', (r) => { if (r.url().includes('/v4/search')) asked.push(new URL(r.url()).searchParams); });
+  await page.goto(`${srv.url}/#/search/foreign`);
+  const results = page.locator('ol.results li.result');
+  await page.locator('.search-status', { hasText: '2 matches for “foreign”.' }).waitFor();
+  assert.equal(await results.count(), 2);
+  const drop = results.filter({ hasText: 'Drop the foreign keys' });
+  assert.deepEqual(await drop.locator('.chip.space').allTextContents(), ['pay', 'pay-b', 'pay-c']);
+  assert.equal(await drop.locator('.badge').textContent(), 'in HEAD');
+  const keep = results.filter({ hasText: 'Keep the foreign keys' });
+  assert.deepEqual(await keep.locator('.chip.space').allTextContents(), ['pay', 'pay-b', 'pay-c', 'pay-d']);
+  assert.equal(await keep.locator('.badge').textContent(), 'in HEAD of pay-d');
+  assert.equal(await keep.locator('.also a').count(), 3);
+  await axe(page, 'Search with several Spaces');
+  await shot(page, 'search-spaces');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await shot(page, 'search-spaces-dark');
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.setViewportSize({ width: 420, height: 900 });
+  await shot(page, 'search-spaces-420');
+  await page.setViewportSize({ width: 1280, height: 800 });
+
+  // the filters, reached by keyboard, go into the route and the API's parameters
+  await page.locator('.search-filters select[name=space] option[value="pay-d"]').waitFor({ state: 'attached' });
+  await page.focus('.search-form input[name=q]');
+  await page.keyboard.press('Tab');   // chat turns too
+  await page.keyboard.press('Tab');   // Search
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.name), 'space');
+  await page.selectOption('.search-filters select[name=space]', 'pay-d');
+  await page.selectOption('.search-filters select[name=field]', 'decisions');
+  await page.fill('.search-filters input[name=author]', 'dee');
+  await page.fill('.search-filters input[name=since]', '2000-01-01');
+  await page.focus('.search-filters input[name=author]');
+  await page.keyboard.press('Enter');
+  await page.waitForURL(/#\/search\/foreign\/space=pay-d\/field=decisions\/author=dee\/since=2000-01-01$/);
+  await page.locator('.search-status', { hasText: '1 match for “foreign”.' }).waitFor();
+  const last = asked.at(-1);
+  assert.deepEqual([last.get('space'), last.get('field'), last.get('author'), last.get('since')], ['pay-d', 'decisions', 'dee', '2000-01-01']);
+  assert.deepEqual(await results.first().locator('.chip.space').allTextContents(), ['pay-d']);
+  // a reload keeps the filters
+  await page.reload();
+  await page.locator('.search-status', { hasText: '1 match for “foreign”.' }).waitFor();
+  assert.equal(await page.inputValue('.search-filters select[name=field]'), 'decisions');
+  assert.equal(await page.inputValue('.search-filters input[name=author]'), 'dee');
+  await page.locator('.search-filters select[name=space] option[value="pay-d"]').waitFor({ state: 'attached' });
+  assert.equal(await page.inputValue('.search-filters select[name=space]'), 'pay-d');
+  await axe(page, 'Search with filters');
+  await shot(page, 'search-filters');
+  await page.setViewportSize({ width: 420, height: 900 });
+  await shot(page, 'search-filters-420');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await shot(page, 'search-filters-420-dark');
+  // a later date finds nothing
+  await page.fill('.search-filters input[name=since]', '2999-01-01');
+  await page.click('.search-form button[type=submit]');
+  await page.locator('.search-status', { hasText: 'Nothing matches “foreign”.' }).waitFor();
   page.guard.check();
   await page.close();
 });

@@ -4,6 +4,7 @@
 // same document for the same data.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { tempDb, ok, run, SMRITI_FULL } from './helpers.mjs';
@@ -87,5 +88,86 @@ test('GET /v4/search and the MCP tool answer what the CLI answers', async () => 
     assert.match(bad.content[0].text, /nothing to search for/);
   } finally {
     await client.close();
+  }
+});
+
+test('a checkpoint several Spaces hold (forks copy history) is one result naming those Spaces, on every transport', async () => {
+  const f = tempDb();
+  try {
+    ok(f.db, ['space', 'create', 'pay']);
+    ok(f.db, ['commit', '--replace', 'pay', '--title', 'Plan', '--decision', 'Keep the foreign keys', '--author', 'ann']);
+    ok(f.db, ['commit', '--replace', 'pay', '--title', 'Step 30', '--decision', 'Drop the foreign keys', '--author', 'bo']);
+    ok(f.db, ['fork', 'pay', '--into', 'pay-b']);
+    ok(f.db, ['fork', 'pay', '--into', 'pay-c']);
+    ok(f.db, ['fork', 'pay~1', '--into', 'pay-d']);
+    const cli = ok(f.db, ['search', 'foreign', '--json']);
+    // two checkpoints hold a match: each is listed once
+    assert.equal(cli.total, 2);
+    assert.equal(cli.results.length, 2);
+    const drop = cli.results.find((r) => r.text === 'Drop the foreign keys');
+    const keep = cli.results.find((r) => r.text === 'Keep the foreign keys');
+    assert.deepEqual(drop.spaces, [{ space: 'pay', in_head: true }, { space: 'pay-b', in_head: true }, { space: 'pay-c', in_head: true }]);
+    assert.deepEqual(keep.spaces.map((s) => s.space), ['pay', 'pay-b', 'pay-c', 'pay-d']);
+    assert.deepEqual(keep.spaces.map((s) => s.in_head), [false, false, false, true]);
+    assert.equal(keep.space, 'pay');
+    assert.equal(keep.in_head, false);
+    // a Space filter keeps to the Spaces named
+    const one = ok(f.db, ['search', 'foreign', '--space', 'pay-d', '--json']);
+    assert.equal(one.total, 1);
+    assert.deepEqual(one.results[0].spaces, [{ space: 'pay-d', in_head: true }]);
+    // the CLI names every Space once per result, and which HEADs still hold it
+    const text = ok(f.db, ['search', 'foreign']);
+    assert.match(text, /^pay, pay-b, pay-c {2}decisions {2}[0-9a-f]{12} {2}\(bo, .*\) {2}in HEAD$/m);
+    assert.match(text, /^pay, pay-b, pay-c, pay-d {2}decisions {2}[0-9a-f]{12} {2}\(ann, .*\) {2}in HEAD of pay-d$/m);
+    assert.equal(text.match(/Drop the \*\*foreign\*\* keys/g).length, 1);
+    const server = await startServer(f.db);
+    try {
+      assert.deepEqual(await expectStatus(server, 'GET', '/v4/search?q=foreign', 200), cli);
+      const limited = await expectStatus(server, 'GET', '/v4/search?q=foreign&limit=1', 200);
+      assert.equal(limited.results.length, 1);
+      assert.equal(limited.total, 2);
+    } finally {
+      await server.stop();
+    }
+    const transport = new StdioClientTransport({ command: SMRITI_FULL, args: ['mcp'], env: { SMRITI_DB: f.db } });
+    const client = new Client({ name: 'search-test', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const res = await client.callTool({ name: 'search', arguments: { query: 'foreign' } });
+      assert.notEqual(res.isError, true, JSON.stringify(res.content));
+      assert.deepEqual(res.structuredContent, cli);
+    } finally {
+      await client.close();
+    }
+  } finally {
+    f.cleanup();
+  }
+});
+
+// The same forks on PostgreSQL: the same results, Spaces and HEAD flags (hashes and times aside).
+test('PostgreSQL groups a checkpoint several Spaces hold as SQLite does', { skip: process.env.SMRITI_TEST_PG ? false : 'SMRITI_TEST_PG is not set' }, () => {
+  const PG = process.env.SMRITI_TEST_PG;
+  const schema = `smriti_search_${process.pid}_${Math.floor(Math.random() * 1e6)}`;
+  const psql = (sql) => spawnSync('psql', ['-qAt', '-v', 'ON_ERROR_STOP=1', PG, '-c', sql], { encoding: 'utf8' });
+  const t2 = tempDb();
+  assert.equal(psql(`CREATE SCHEMA ${schema}`).status, 0);
+  const seed = (db) => {
+    const o = { bin: SMRITI_FULL };
+    ok(db, ['space', 'create', 'pay'], o);
+    ok(db, ['commit', '--replace', 'pay', '--title', 'Plan', '--decision', 'Keep the foreign keys', '--author', 'ann'], o);
+    ok(db, ['commit', '--replace', 'pay', '--title', 'Step 30', '--decision', 'Drop the foreign keys', '--author', 'bo'], o);
+    ok(db, ['fork', 'pay', '--into', 'pay-b'], o);
+    ok(db, ['fork', 'pay~1', '--into', 'pay-d'], o);
+    return ok(db, ['search', 'foreign', '--json'], o).results
+      .map((r) => ({ text: r.text, field: r.field, space: r.space, in_head: r.in_head, spaces: r.spaces }));
+  };
+  try {
+    const lite = seed(t2.db);
+    const pg = seed(`${PG}${PG.includes('?') ? '&' : '?'}options=-csearch_path%3D${schema}`);
+    assert.equal(lite.length, 2);
+    assert.deepEqual(pg, lite);
+  } finally {
+    psql(`DROP SCHEMA ${schema} CASCADE`);
+    t2.cleanup();
   }
 });
