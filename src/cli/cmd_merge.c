@@ -4,7 +4,8 @@
  * merged, fast-forwarded or found nothing to do; names each conflict and
  * exits 4 with nothing written until they are resolved (--ours, --theirs,
  * or --resolve FILE with per-item choices).  The merge checkpoint's title
- * is its own (-m), as a git merge commit's message is.
+ * is its own (-m), as a git merge commit's message is.  --dry-run says
+ * what would happen (and how far each line went) and writes nothing.
  */
 #include "cli/cli.h"
 #include "util/sys.h"
@@ -19,18 +20,21 @@
 static const struct cli_cmd merge_cmd = {
 	"merge",
 	"merge SPACE REF [--ours | --theirs | --resolve FILE|-] [-m TITLE] [--author NAME]\n"
-	"       [--json]\n"
+	"       [--dry-run] [--json]\n"
 	"       Merges REF (a checkpoint, or another Space that shares history, e.g. a\n"
 	"       fork) into the HEAD of SPACE, item by item from their nearest common\n"
 	"       ancestor.  Conflicts write nothing: settle all with --ours or --theirs,\n"
 	"       or one by one with a JSON resolution such as\n"
 	"       {\"summary\": \"ours\", \"decisions\": {\"Use SQLite\": \"theirs\"}}.\n"
 	"       Titles are never merged: the merge has its own, -m/--title TITLE, else\n"
-	"       \"Merge REF into SPACE\".",
+	"       \"Merge REF into SPACE\".  --dry-run writes nothing: it says whether the\n"
+	"       merge would be clean, lists its conflicts, and how many Checkpoints REF\n"
+	"       has that SPACE lacks (ahead) and SPACE has that REF lacks (behind).\n"
+	"       A resolution may also edit an item: {\"decisions\": {\"X\": {\"edit\": ITEM}}}.",
 	cmd_merge, 0,
 };
 
-enum { OPT_OURS = 1, OPT_THEIRS, OPT_RESOLVE, OPT_AUTHOR, OPT_JSON, OPT_TITLE = 'm' };
+enum { OPT_OURS = 1, OPT_THEIRS, OPT_RESOLVE, OPT_AUTHOR, OPT_JSON, OPT_DRY, OPT_TITLE = 'm' };
 
 static const struct option opts[] = {
 	{ "ours", no_argument, NULL, OPT_OURS },
@@ -39,13 +43,14 @@ static const struct option opts[] = {
 	{ "author", required_argument, NULL, OPT_AUTHOR },
 	{ "title", required_argument, NULL, OPT_TITLE },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "dry-run", no_argument, NULL, OPT_DRY },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
 struct merge_args {
 	const char *side, *resolve, *author, *title;
-	int json, sides;
+	int json, sides, dry_run;
 };
 
 static int take(int c, const char *val, void *arg)
@@ -70,6 +75,9 @@ static int take(int c, const char *val, void *arg)
 		return 0;
 	case OPT_JSON:
 		a->json = 1;
+		return 0;
+	case OPT_DRY:
+		a->dry_run = 1;
 		return 0;
 	}
 	return CLI_OPT_REFUSED;
@@ -120,7 +128,7 @@ static void side_text(const char *name, const json_t *v)
 	free(s);
 }
 
-static void print_conflicts(const json_t *res)
+static void print_conflicts(const json_t *res, int dry_run)
 {
 	const json_t *c;
 	size_t i;
@@ -137,8 +145,30 @@ static void print_conflicts(const json_t *res)
 		side_text("theirs", json_object_get(c, "theirs"));
 		fputc('\n', stderr);
 	}
-	fputs("resolve with --ours, --theirs or --resolve FILE (see smriti merge --help)\n",
-	      stderr);
+	if (!dry_run)
+		fputs("resolve with --ours, --theirs or --resolve FILE (see smriti merge --help)\n",
+		      stderr);
+}
+
+/* A dry run: ahead/behind, then what the merge would do. */
+static void print_dry_run(const char *space, const char *ref, const json_t *res)
+{
+	const char *status = json_string_value(json_object_get(res, "status"));
+	size_t n = json_array_size(json_object_get(res, "conflicts"));
+
+	printf("%s is %lld ahead of and %lld behind %s\n", ref,
+	       (long long)json_integer_value(json_object_get(res, "ahead")),
+	       (long long)json_integer_value(json_object_get(res, "behind")), space);
+	if (!strcmp(status, "conflict")) {
+		printf("would not merge cleanly: %zu conflict%s (nothing written)\n", n,
+		       n == 1 ? "" : "s");
+		print_conflicts(res, 1);
+	} else if (!strcmp(status, "up-to-date")) {
+		printf("nothing to merge: %s has everything of %s\n", space, ref);
+	} else {
+		printf("would merge cleanly (%s; nothing written)\n",
+		       !strcmp(status, "fast-forward") ? "a fast-forward" : "a merge Checkpoint");
+	}
 }
 
 static void print_result(const char *space, const char *ref, const json_t *res)
@@ -165,7 +195,7 @@ static void print_result(const char *space, const char *ref, const json_t *res)
 
 int cmd_merge(int argc, char **argv, struct cli_ctx *ctx)
 {
-	struct merge_args a = { NULL, NULL, NULL, NULL, 0, 0 };
+	struct merge_args a = { NULL, NULL, NULL, NULL, 0, 0, 0 };
 	struct smr_err err = SMR_ERR_INIT;
 	json_t *res = NULL, *reso = NULL;
 	int first, rc;
@@ -189,18 +219,20 @@ int cmd_merge(int argc, char **argv, struct cli_ctx *ctx)
 	if (!a.author)
 		a.author = cli_default_author();
 	rc = (int)cli_call_keep(ctx, "merge",
-				json_pack("{s:s, s:s, s:O?, s:s?, s:s?}", "space", argv[first], "ref",
-					  argv[first + 1], "resolution", reso, "author", a.author,
-					  "title", a.title),
+				json_pack("{s:s, s:s, s:O?, s:s?, s:s?, s:b}", "space", argv[first],
+					  "ref", argv[first + 1], "resolution", reso, "author",
+					  a.author, "title", a.title, "dry_run", a.dry_run),
 				&res, &err);
 	if (rc) {
 		rc = cli_fail((enum smr_rc)rc, "%s", err.msg);
 		if (res && !a.json)
-			print_conflicts(res);
+			print_conflicts(res, 0);
 		else if (res)
 			cli_print_json(res);
 	} else if (a.json) {
 		cli_print_json(res);
+	} else if (a.dry_run) {
+		print_dry_run(argv[first], argv[first + 1], res);
 	} else {
 		print_result(argv[first], argv[first + 1], res);
 	}

@@ -55,16 +55,51 @@ static enum smr_rc bad_side(struct merge *m, const char *what)
 {
 	if (!m->rc)
 		m->rc = smr_errf(m->err, SMR_EINVAL,
-				 "a resolution of %s must be \"ours\" or \"theirs\"", what);
+				 "a resolution of %s must be \"ours\", \"theirs\""
+				 " or {\"edit\": VALUE}", what);
 	return m->rc;
 }
 
 /*
- * The side chosen for a conflict of field (item key, or NULL for the
- * summary): "ours", "theirs" or NULL when unresolved.  Marks the entry used
- * (not removed: two items of the same text share it).
+ * An edited value {"edit": V} for field: V normalised as an item of the
+ * field (a string for the summary; null drops the item).  Borrowed from
+ * holder, where the normalised value replaces V; NULL with m->rc set.
  */
-static const char *chosen(struct merge *m, const char *field, const char *key)
+static const json_t *edited(struct merge *m, const char *field, json_t *holder)
+{
+	json_t *v = json_object_get(holder, "edit"), *one, *norm;
+
+	if (json_is_null(v))
+		return v;
+	if (!strcmp(field, "summary")) {
+		if (json_is_string(v))
+			return v;
+		m->rc = smr_errf(m->err, SMR_EINVAL, "an edited summary must be a string");
+		return NULL;
+	}
+	one = json_pack("[O]", v);
+	norm = checkpoint_normalize_list(field, one, m->err);
+	json_decref(one);
+	if (!norm || json_array_size(norm) != 1) {
+		if (!m->rc)
+			m->rc = norm ? smr_errf(m->err, SMR_EINVAL, "an edited %s item is empty",
+						field) : SMR_EINVAL;
+		json_decref(norm);
+		return NULL;
+	}
+	json_object_set(holder, "edit", json_array_get(norm, 0));
+	json_decref(norm);
+	return json_object_get(holder, "edit");
+}
+
+/*
+ * The side chosen for a conflict of field (item key, or NULL for the
+ * summary): "ours", "theirs", "edit" (with *value the edited value, NULL
+ * to drop) or NULL when unresolved.  Marks the entry used (not removed:
+ * two items of the same text share it).
+ */
+static const char *chosen(struct merge *m, const char *field, const char *key,
+			  const json_t **value)
 {
 	json_t *f = json_object_get(m->resolution, field), *v;
 	const char *side = NULL, *s;
@@ -75,7 +110,12 @@ static const char *chosen(struct merge *m, const char *field, const char *key)
 		side = "ours";
 	else if (s && !strcmp(s, "theirs"))
 		side = "theirs";
-	else if (v)
+	else if (json_is_object(v) && json_object_get(v, "edit") && json_object_size(v) == 1) {
+		*value = edited(m, field, v);
+		side = m->rc ? NULL : "edit";
+		if (*value && json_is_null(*value))
+			*value = NULL;
+	} else if (v)
 		bad_side(m, field);
 	if (v && key) {
 		json_t *keys = json_object_get(m->used, field);
@@ -100,14 +140,15 @@ static json_t *or_null(const json_t *v)
 static void merge_value(struct merge *m, const char *field, const char *key, const json_t *b,
 			const json_t *o, const json_t *t, const json_t **out)
 {
+	const json_t *value = NULL;
 	const char *side;
 	json_t *c;
 
 	if (!decide(b, o, t, out))
 		return;
-	side = chosen(m, field, key);
+	side = chosen(m, field, key, &value);
 	if (side) {
-		*out = !strcmp(side, "ours") ? o : t;
+		*out = !strcmp(side, "edit") ? value : !strcmp(side, "ours") ? o : t;
 		return;
 	}
 	*out = NULL;
@@ -279,7 +320,7 @@ static json_t *canonical_resolution(struct merge *m, const json_t *in)
 		if (strcmp(field, "summary") && strcmp(field, "*") && !json_is_object(v)) {
 			m->rc = smr_errf(m->err, SMR_EINVAL,
 					 "the resolution of '%s' must map each item to"
-					 " \"ours\" or \"theirs\"", name);
+					 " \"ours\", \"theirs\" or {\"edit\": ITEM}", name);
 			break;
 		}
 		json_object_set_new(out, field, json_deep_copy(v));

@@ -44,7 +44,10 @@
  *
  * resolution (may be NULL) settles conflicts: {"*": "ours"|"theirs"} for
  * all, {"summary": "ours", "decisions": {"<text>": "theirs"}, ...} one by
- * one (field names may be singular).  A resolution that names no conflict
+ * one (field names may be singular), or with an edited value instead of a
+ * side: {"tasks": {"<text>": {"edit": ITEM}}} (normalised and checked as
+ * an item of the field; null drops it), {"summary": {"edit": "text"}}.
+ * A resolution that names no conflict
  * is SMR_EINVAL; so is one that names the title, which never conflicts.
  *
  * *conflicts gets a new reference to the conflicts left unresolved, in a

@@ -280,6 +280,8 @@ static enum smr_rc op_checkpoint_update(struct ops_ctx *ctx, const json_t *p, js
 	return rc;
 }
 
+static enum smr_rc api_bool(const json_t *p, const char *key, int *out, struct smr_err *err);
+
 static enum smr_rc op_merge(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			    struct smr_err *err)
 {
@@ -294,6 +296,10 @@ static enum smr_rc op_merge(struct ops_ctx *ctx, const json_t *p, json_t **resul
 		rc = api_str(p, "author", 0, &req.author, err);
 	if (!rc)
 		rc = api_str(p, "title", 0, &req.title, err);
+	if (!rc)
+		rc = api_str(p, "expect_head", 0, &req.expect_head, err);
+	if (!rc)
+		rc = api_bool(p, "dry_run", &req.dry_run, err);
 	if (!rc && res && !json_is_object(res) && !json_is_null(res))
 		rc = smr_errf(err, SMR_EINVAL, "parameter 'resolution' must be an object");
 	req.resolution = json_is_object(res) ? res : NULL;

@@ -238,6 +238,9 @@ struct merge_req {
 	const char *author;         /* as the caller claimed, or NULL (ops/auth.h's ops_writer) */
 	const char *title;          /* the merge checkpoint's title, or NULL: "Merge REF into
 				       SPACE" (domain/merge.h: titles are never merged) */
+	const char *expect_head;    /* NULL, or the HEAD the caller saw ("" for none): another
+				       is SMR_ECONFLICT, nothing written */
+	int dry_run;                /* compute the result, write nothing */
 };
 
 /*
@@ -248,6 +251,12 @@ struct merge_req {
  * or, with SMR_ECONFLICT, {"status": "conflict", "base", "conflicts"}
  * (domain/merge.h) and nothing written.  A title that is empty or blank is
  * SMR_EINVAL; a fast-forward writes no checkpoint, so it has no title.
+ *
+ * With dry_run nothing is written and conflicts are no error: *result is
+ * the same document (status "conflict" with the conflicts; for "merged"
+ * the would-be state, unsealed; for both the merge's "title"), plus "dry_run": true,
+ * "ahead" (REF's checkpoints HEAD lacks) and "behind" (HEAD's that REF
+ * lacks).
  */
 enum smr_rc ops_merge(struct ops_ctx *ctx, const struct merge_req *req, json_t **result,
 		      struct smr_err *err);

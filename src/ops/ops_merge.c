@@ -7,6 +7,9 @@
  * given, else "Merge REF into SPACE").  Conflicts write nothing.  The merged
  * state goes through the deterministic review, and its contradictions come
  * back with the result: a merge is where two lines of reasoning meet.
+ * A dry run does all of it but the write, and counts how far each line
+ * went since they parted (git's ahead/behind), so a fork can show
+ * whether it would merge cleanly before anyone merges it.
  */
 #include "domain/checkpoint.h"
 #include "domain/merge.h"
@@ -59,7 +62,33 @@ struct merge_job {
 	const char *author;                /* as claimed, or NULL (ops_writer decides) */
 	const char *title;                 /* the merge's own, or NULL for merge_title() */
 	const char *ref_name;              /* what the line merged in is called */
+	int dry_run;                       /* compute everything, write nothing */
 };
+
+/* Checkpoints in a that b lacks (the ancestry sets of store_checkpoint_ancestry). */
+static json_int_t only_in(const json_t *a, const json_t *b)
+{
+	const char *hash;
+	json_t *v;
+	json_int_t n = 0;
+
+	json_object_foreach((json_t *)a, hash, v)
+		n += !json_object_get(b, hash);
+	return n;
+}
+
+/*
+ * A dry run's document: status as a merge would have it (or "conflict"),
+ * with ahead (REF's checkpoints HEAD lacks) and behind (HEAD's that REF
+ * lacks); takes result's reference and returns a new one.
+ */
+static json_t *dry_result(json_t *result, const json_t *ours, const json_t *theirs)
+{
+	json_object_set_new(result, "dry_run", json_true());
+	json_object_set_new(result, "ahead", json_integer(only_in(theirs, ours)));
+	json_object_set_new(result, "behind", json_integer(only_in(ours, theirs)));
+	return result;
+}
 
 /* Writes the three-way merge of head and theirs from base; *result gets the document. */
 static enum smr_rc write_merge(struct ops_ctx *ctx, const struct merge_job *j,
@@ -79,7 +108,14 @@ static enum smr_rc write_merge(struct ops_ctx *ctx, const struct merge_job *j,
 	if (rc == SMR_ECONFLICT)
 		*result = json_pack("{s:s, s:s, s:O}", "status", "conflict", "base", base_hash,
 				    "conflicts", conflicts);
-	if (!rc) {
+	/* the title a settled merge would get, for a preview to offer */
+	if (rc == SMR_ECONFLICT && j->dry_run)
+		json_object_set_new(*result, "title", json_string(c.title));
+	if (!rc && j->dry_run)
+		*result = json_pack("{s:s, s:s, s:o, s:o, s:s}", "status", "merged", "base",
+				    base_hash, "checkpoint", checkpoint_to_json(&c),
+				    "contradictions", contradictions(&c), "title", c.title);
+	if (!rc && !j->dry_run) {
 		json_object_set_new(c.metadata, "merge_base", json_string(base_hash));
 		c.parent_hash = xstrdup(head->hash);
 		c.merge_parent_hash = xstrdup(j->theirs->hash);
@@ -92,9 +128,9 @@ static enum smr_rc write_merge(struct ops_ctx *ctx, const struct merge_job *j,
 		checkpoint_seal(&c);
 		rc = store_checkpoint_merge(ctx->st, j->sp->id, &c, j->src_id, err);
 	}
-	if (!rc)
+	if (!rc && !j->dry_run)
 		rc = store_checkpoint_get(ctx->st, j->sp->id, c.hash, &stored, err);
-	if (!rc)
+	if (!rc && !j->dry_run)
 		*result = json_pack("{s:s, s:s, s:o, s:o}", "status", "merged", "base", base_hash,
 				    "checkpoint", checkpoint_to_json(&stored),
 				    "contradictions", contradictions(&stored));
@@ -110,12 +146,14 @@ static enum smr_rc fast_forward(struct ops_ctx *ctx, const struct merge_job *j,
 				json_t **result, struct smr_err *err)
 {
 	struct checkpoint stored = { 0 };
-	enum smr_rc rc = store_head_fast_forward(ctx->st, j->sp->id, j->sp->head, j->src_id,
-						 j->theirs->hash, ops_writer(ctx, j->author),
-						 err);
+	enum smr_rc rc = j->dry_run ? SMR_OK :
+		store_head_fast_forward(ctx->st, j->sp->id, j->sp->head, j->src_id,
+					j->theirs->hash, ops_writer(ctx, j->author), err);
 
+	/* a dry run moved nothing: REF is still only in its own Space */
 	if (!rc)
-		rc = store_checkpoint_get(ctx->st, j->sp->id, j->theirs->hash, &stored, err);
+		rc = store_checkpoint_get(ctx->st, j->dry_run ? j->src_id : j->sp->id,
+					  j->theirs->hash, &stored, err);
 	if (!rc)
 		*result = json_pack("{s:s, s:s, s:o, s:o}", "status", "fast-forward", "base",
 				    j->sp->head ? j->sp->head : "", "checkpoint",
@@ -134,14 +172,14 @@ static enum smr_rc merge_once(struct ops_ctx *ctx, const struct merge_job *j, js
 	const char *base;
 	enum smr_rc rc = SMR_OK;
 
-	if (!j->sp->head) {
-		json_decref(ours);
-		json_decref(theirs);
-		return fast_forward(ctx, j, result, err);
-	}
-	rc = store_checkpoint_ancestry(ctx->st, j->sp->id, j->sp->head, ours, err);
+	if (j->sp->head)
+		rc = store_checkpoint_ancestry(ctx->st, j->sp->id, j->sp->head, ours, err);
 	if (!rc)
 		rc = store_checkpoint_ancestry(ctx->st, j->src_id, j->theirs->hash, theirs, err);
+	if (!rc && !j->sp->head) {
+		rc = fast_forward(ctx, j, result, err);
+		goto out;
+	}
 	if (!rc && json_object_get(ours, j->theirs->hash)) {
 		rc = store_checkpoint_get(ctx->st, j->sp->id, j->sp->head, &head, err);
 		if (!rc)
@@ -161,6 +199,12 @@ static enum smr_rc merge_once(struct ops_ctx *ctx, const struct merge_job *j, js
 		if (!rc)
 			rc = write_merge(ctx, j, &head, base, result, err);
 	}
+out:
+	if (j->dry_run && *result)
+		*result = dry_result(*result, ours, theirs);
+	/* a dry run's conflicts are its answer, not a failure */
+	if (j->dry_run && rc == SMR_ECONFLICT && *result)
+		rc = SMR_OK;
 	checkpoint_release(&head);
 	json_decref(ours);
 	json_decref(theirs);
@@ -176,13 +220,36 @@ static enum smr_rc check_title(const char *title, struct smr_err *err)
 			"a merge title cannot be empty: leave it out for \"Merge REF into SPACE\"");
 }
 
+/* A merge settled against a preview refuses a HEAD that moved since (its HEAD is not the one seen). */
+static enum smr_rc check_head(const struct merge_req *req, const struct space *sp,
+			      struct smr_err *err)
+{
+	const char *head = sp->head ? sp->head : "";
+
+	if (!req->expect_head || !strcmp(req->expect_head, head))
+		return SMR_OK;
+	return smr_errf(err, SMR_ECONFLICT,
+			"HEAD of Space '%s' moved to %.12s since %.12s was seen: nothing was"
+			" written; look at the merge again", sp->name, *head ? head : "(none)",
+			*req->expect_head ? req->expect_head : "(none)");
+}
+
+static enum smr_rc merge_done(struct checkpoint *theirs, struct space *sp, struct space *src,
+			      enum smr_rc rc)
+{
+	checkpoint_release(theirs);
+	space_release(sp);
+	space_release(src);
+	return rc;
+}
+
 enum smr_rc ops_merge(struct ops_ctx *ctx, const struct merge_req *req, json_t **result,
 		      struct smr_err *err)
 {
 	struct checkpoint theirs = { 0 };
 	struct space sp = { 0 }, src = { 0 };
 	struct merge_job j = { &sp, &theirs, NULL, req->resolution, req->author, req->title,
-			       req->ref };
+			       req->ref, req->dry_run };
 	enum smr_rc rc = check_title(req->title, err);
 
 	if (!rc)
@@ -196,6 +263,8 @@ enum smr_rc ops_merge(struct ops_ctx *ctx, const struct merge_req *req, json_t *
 	for (int i = 0; !rc; i++) {
 		space_release(&sp);
 		rc = store_space_get(ctx->st, req->space, &sp, err);
+		if (!rc && check_head(req, &sp, err))
+			return merge_done(&theirs, &sp, &src, SMR_ECONFLICT);
 		if (!rc)
 			rc = merge_once(ctx, &j, result, err);
 		/* a stale HEAD (no result document) is retried; a conflict of content is not */
@@ -203,8 +272,5 @@ enum smr_rc ops_merge(struct ops_ctx *ctx, const struct merge_req *req, json_t *
 			break;
 		rc = SMR_OK;
 	}
-	checkpoint_release(&theirs);
-	space_release(&sp);
-	space_release(&src);
-	return rc;
+	return merge_done(&theirs, &sp, &src, rc);
 }

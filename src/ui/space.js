@@ -7,6 +7,7 @@ import { chatView } from './chat.js';
 import { editorView } from './editor.js';
 import { ingestView } from './ingest.js';
 import { reflogView } from './reflog.js';
+import { mergeView, forkStanding, standingLine } from './merge.js';
 
 // [id, label, view, role it needs]: a reader sees history and sessions only
 const TABS = [
@@ -15,6 +16,7 @@ const TABS = [
   ['new', 'New checkpoint', editorView, 'writer'],
   ['ingest', 'Ingest', ingestView, 'writer'],
   ['reflog', 'Where HEAD has been', reflogView, 'reader'],
+  ['merge', 'Merge', mergeView, 'writer'],
 ];
 
 const RANK = { reader: 0, writer: 1, owner: 2 };
@@ -36,9 +38,10 @@ function readOnlyView(ctx, label) {
 export function spaceView(first) {
   const title = h('h1');
   const info = h('p.muted.space-info');
+  const standing = h('p.muted.space-standing');
   const tabs = h('nav.tabs', { 'aria-label': 'Space' });
   const body = h('div.space-body');
-  const el = h('section.page.space', h('div.page-head', h('div', title, info), tabs), body);
+  const el = h('section.page.space', h('div.page-head', h('div', title, info, standing), tabs), body);
   const ctx = { space: first.space, info: null };
   let sub = null;
   let tab = null;               // the tab shown, ":read-only" when the role is below its need
@@ -52,6 +55,10 @@ export function spaceView(first) {
       el.dataset.role = ctx.info.role || 'owner';
       append(clear(info), [ctx.info.description || '', ctx.info.description ? ' · ' : '',
         ctx.info.head ? ['HEAD ', h('code.hash', short(ctx.info.head))] : 'no checkpoints yet']);
+      // a fork's ahead/behind against the Space it came from (merge.js)
+      const s = await forkStanding(ctx.space);
+      clear(standing);
+      if (s) standing.append(standingLine(ctx.space, s));
     } catch (e) {
       ctx.info = null;
       clear(info).append(h('span.error', e.status === 404 ? `There is no Space “${ctx.space}” (any more).` : e.message));
@@ -104,7 +111,8 @@ export function spaceView(first) {
   loadInfo().then(() => { ready = true; update(route); });
   return {
     el, update, refresh,
-    keys: (e) => sub?.keys?.(e),
+    // Enter on a focused link or button is that control's own (e.g. "Merge into X…")
+    keys: (e) => (e.key === 'Enter' && e.target.closest?.('a[href], button') ? false : sub?.keys?.(e)),
     destroy: () => sub?.destroy?.(),
   };
 }

@@ -6,7 +6,10 @@
 // merged state reported; titles never merged (a merge has its own, "Merge
 // REF into SPACE" or -m), the summary merged three-way, the merge's author
 // in log and git export; and the same over HTTP (PATCH .../head, POST
-// .../merge with a 409 that lists the conflicts, a title).
+// .../merge with a 409 that lists the conflicts, a title); a dry run (would
+// it merge cleanly, its conflicts, ahead/behind) that writes nothing, a
+// resolution that edits an item, and a merge refused when HEAD moved since
+// it was previewed.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -279,6 +282,93 @@ describe('patch and merge over HTTP', () => {
   });
 });
 
+// A schema of its own in the PostgreSQL of SMRITI_TEST_PG: {db, drop}.
+function pgSchema(prefix) {
+  const PG = process.env.SMRITI_TEST_PG;
+  const schema = `${prefix}_${process.pid}_${Math.floor(Math.random() * 1e6)}`;
+  const psql = (sql) => spawnSync('psql', ['-qAt', '-v', 'ON_ERROR_STOP=1', PG, '-c', sql], { encoding: 'utf8' });
+  assert.equal(psql(`CREATE SCHEMA ${schema}`).status, 0);
+  return { db: `${PG}${PG.includes('?') ? '&' : '?'}options=-csearch_path%3D${schema}`,
+    drop: () => psql(`DROP SCHEMA ${schema} CASCADE`) };
+}
+
+// Every move of both Spaces' HEADs, as the server tells them: equal before and after means nothing was written.
+async function movesOf(srv) {
+  return Promise.all(['plan', 'plan-alt'].map((sp) => expectStatus(srv, 'GET', `/v4/repos/${sp}/reflog`, 200)));
+}
+
+function dryRunSuite(backend, skip) {
+describe(`dry run, ahead/behind, edit and a moved HEAD over HTTP (${backend})`, { skip }, () => {
+  let t, srv, db, dropSchema;
+  before(async () => {
+    t = tempDb();
+    db = t.db;
+    if (backend === 'postgres') ({ db, drop: dropSchema } = pgSchema('smriti_dry'));
+    const cli = (args) => ok(db, args, { bin: SMRITI_FULL });
+    cli(['space', 'create', 'plan']);
+    cli(['commit', 'plan', '-m', 'start', '--decision', 'Use C', '--task', 'Ship', '--question', 'When?']);
+    cli(['fork', 'plan', '--into', 'plan-alt']);
+    srv = await startServer(db);
+  });
+  after(async () => {
+    await srv?.stop();
+    dropSchema?.();
+    t.cleanup();
+  });
+
+  test('a dry run says clean or names the conflicts, counts ahead and behind, and writes nothing', async () => {
+    const even = await expectStatus(srv, 'POST', '/v4/repos/plan/merge', 200, { body: { ref: 'plan-alt', dry_run: true } });
+    assert.deepEqual([even.status, even.ahead, even.behind, even.dry_run], ['up-to-date', 0, 0, true]);
+    await expectStatus(srv, 'PATCH', '/v4/repos/plan-alt/head', 201, { body: { add: { decisions: ['Use Make'] } } });
+    await expectStatus(srv, 'PATCH', '/v4/repos/plan-alt/head', 201, { body: { add: { decisions: ['Use CI'] } } });
+    const ff = await expectStatus(srv, 'POST', '/v4/repos/plan/merge', 200, { body: { ref: 'plan-alt', dry_run: true } });
+    assert.deepEqual([ff.status, ff.ahead, ff.behind], ['fast-forward', 2, 0]);
+    await expectStatus(srv, 'PATCH', '/v4/repos/plan/head', 201, { body: { add: { decisions: ['Use SQLite'] } } });
+    const clean = await expectStatus(srv, 'POST', '/v4/repos/plan/merge', 200, { body: { ref: 'plan-alt', dry_run: true } });
+    assert.deepEqual([clean.status, clean.ahead, clean.behind], ['merged', 2, 1]);
+    assert.equal(clean.title, 'Merge plan-alt into plan');
+    assert.equal(clean.checkpoint.commit_hash, null, 'not sealed: nothing was written');
+    assert.deepEqual(clean.checkpoint.decisions.map((d) => d.text), ['Use C', 'Use SQLite', 'Use Make', 'Use CI']);
+    // the other way round, ahead and behind swap
+    const back = await expectStatus(srv, 'POST', '/v4/repos/plan-alt/merge', 200, { body: { ref: 'plan', dry_run: true } });
+    assert.deepEqual([back.ahead, back.behind], [1, 2]);
+    await expectStatus(srv, 'PATCH', '/v4/repos/plan/head', 201, { body: { summary: 'ours', done: [1] } });
+    await expectStatus(srv, 'PATCH', '/v4/repos/plan-alt/head', 201, { body: { summary: 'theirs', drop: { tasks: ['Ship'] } } });
+    const before = await movesOf(srv);
+    const c = await expectStatus(srv, 'POST', '/v4/repos/plan/merge', 200, { body: { ref: 'plan-alt', dry_run: true } });
+    assert.equal(c.status, 'conflict');
+    assert.deepEqual(c.conflicts.map((x) => [x.field, x.item ?? null]), [['summary', null], ['tasks', 'Ship']]);
+    assert.deepEqual(await movesOf(srv), before, 'a dry run writes nothing');
+    const op = await expectStatus(srv, 'POST', '/api/ops/merge', 200, { body: { space: 'plan', ref: 'plan-alt', dry_run: true } });
+    assert.equal(op.result.status, 'conflict');
+    const bad = await request(srv, 'POST', '/v4/repos/plan/merge', { body: { ref: 'plan-alt', dry_run: 'yes' } });
+    assert.equal(bad.status, 400, bad.text);
+  });
+
+  test('a resolution can edit an item; a merge against a HEAD that moved is refused', async () => {
+    const head = (await expectStatus(srv, 'GET', '/repos/plan/head', 200)).commit_hash;
+    const resolution = { summary: { edit: 'both, edited' }, tasks: { Ship: { edit: { text: 'Ship v2', status: 'open' } } } };
+    const stale = await request(srv, 'POST', '/v4/repos/plan/merge',
+      { body: { ref: 'plan-alt', resolution, expect_head: 'f'.repeat(64) } });
+    assert.equal(stale.status, 409, stale.text);
+    assert.match(stale.json.error.message, /HEAD of Space 'plan' moved/);
+    assert.equal((await expectStatus(srv, 'GET', '/repos/plan/head', 200)).commit_hash, head);
+    const badEdit = await request(srv, 'POST', '/v4/repos/plan/merge',
+      { body: { ref: 'plan-alt', resolution: { summary: { edit: 3 }, tasks: { Ship: 'ours' } } } });
+    assert.equal(badEdit.status, 400, badEdit.text);
+    const m = await expectStatus(srv, 'POST', '/v4/repos/plan/merge', 200,
+      { body: { ref: 'plan-alt', resolution, expect_head: head } });
+    assert.equal(m.status, 'merged');
+    assert.equal(m.checkpoint.summary, 'both, edited');
+    assert.deepEqual(m.checkpoint.tasks, [{ text: 'Ship v2', status: 'open' }]);
+    assert.equal(m.checkpoint.parent_hash, head);
+  });
+});
+}
+
+dryRunSuite('sqlite', false);
+dryRunSuite('postgres', process.env.SMRITI_TEST_PG ? false : 'SMRITI_TEST_PG is not set');
+
 // The same session of commits and merges on SQLite and on PostgreSQL: the
 // outputs agree once hashes and times are replaced by placeholders (hashes
 // cover the time, so they differ between runs; their pattern must not).
@@ -307,9 +397,12 @@ describe('SQLite and PostgreSQL agree', () => {
     step(['fork', 'p', '--into', 'q']);
     step(['commit', 'p', '--decision', 'Use SQLite', '--done', 'Ship']);
     step(['commit', 'q', '--decision', 'Use PostgreSQL', '--drop', 'question=1']);
+    step(['merge', 'p', 'q', '--dry-run']);
     step(['merge', 'p', 'q']);
     step(['commit', 'q', '-m', 'q title', '--summary', 'q summary']);
     step(['commit', 'p', '-m', 'p title', '--summary', 'p summary']);
+    step(['merge', 'p', 'q', '--dry-run', '--json']);
+    step(['merge', 'p', 'q', '--dry-run']);
     step(['merge', 'p', 'q']);
     step(['merge', 'p', 'q', '--ours', '-m', 'Settled']);
     step(['merge', 'q', 'p']);
@@ -331,6 +424,8 @@ describe('SQLite and PostgreSQL agree', () => {
       assert.deepEqual(pg, lite);
       assert.match(lite.at(-1), /^fsck -> 0\n/);
       assert.match(lite.join('\n'), /merge p q -> 4\n/);
+      assert.match(lite.join('\n'), /merge p q --dry-run -> 0\nq is 1 ahead of and 1 behind p\nwould merge cleanly/);
+      assert.match(lite.join('\n'), /merge p q --dry-run -> 0\nq is 1 ahead of and 3 behind p\nwould not merge cleanly: 1 conflict \(nothing written\)\n {2}summary:/);
     } finally {
       psql(`DROP SCHEMA ${schema} CASCADE`);
       t.cleanup();

@@ -300,6 +300,64 @@ TEST(merge_resolutions)
 	checkpoint_release(&theirs);
 }
 
+/* A resolution may edit a conflicting value instead of picking a side; a bad edit is refused. */
+TEST(merge_resolution_edits_an_item)
+{
+	struct checkpoint base, ours, theirs, out;
+	json_t *conflicts = NULL, *res;
+	struct smr_err err = SMR_ERR_INIT;
+
+	load(&base, "{\"summary\":\"t\",\"tasks\":[\"T\"]}");
+	load(&ours, "{\"summary\":\"ours\",\"tasks\":[{\"text\":\"T\",\"status\":\"done\"}]}");
+	load(&theirs, "{\"summary\":\"theirs\",\"tasks\":[]}");
+
+	res = json_loads("{\"summary\":{\"edit\":\"both\"},"
+			 "\"tasks\":{\"T\":{\"edit\":\"T, later\"}}}", 0, NULL);
+	checkpoint_init(&out);
+	CHECK_INT(checkpoint_merge3(&base, &ours, &theirs, res, &out, &conflicts, &err), SMR_OK);
+	CHECK_STR(out.summary, "both");
+	CHECK_INT(json_array_size(out.tasks), 1);
+	/* normalised as any task: a string becomes an open task */
+	CHECK_STR(json_string_value(json_object_get(json_array_get(out.tasks, 0), "text")),
+		  "T, later");
+	CHECK_STR(json_string_value(json_object_get(json_array_get(out.tasks, 0), "status")),
+		  "open");
+	json_decref(res);
+	json_decref(conflicts);
+	checkpoint_release(&out);
+
+	/* an edit to null drops the item */
+	res = json_loads("{\"summary\":\"ours\",\"tasks\":{\"T\":{\"edit\":null}}}", 0, NULL);
+	checkpoint_init(&out);
+	CHECK_INT(checkpoint_merge3(&base, &ours, &theirs, res, &out, &conflicts, &err), SMR_OK);
+	CHECK_INT(json_array_size(out.tasks), 0);
+	json_decref(res);
+	json_decref(conflicts);
+	checkpoint_release(&out);
+
+	/* a summary edited to a number, a task to an empty one: refused */
+	res = json_loads("{\"summary\":{\"edit\":3},\"tasks\":{\"T\":\"ours\"}}", 0, NULL);
+	checkpoint_init(&out);
+	CHECK_INT(checkpoint_merge3(&base, &ours, &theirs, res, &out, &conflicts, &err),
+		  SMR_EINVAL);
+	CHECK(strstr(err.msg, "edited summary must be a string") != NULL);
+	json_decref(res);
+	json_decref(conflicts);
+	checkpoint_release(&out);
+	res = json_loads("{\"summary\":\"ours\",\"tasks\":{\"T\":{\"edit\":{\"text\":\"\"}}}}",
+			 0, NULL);
+	checkpoint_init(&out);
+	CHECK_INT(checkpoint_merge3(&base, &ours, &theirs, res, &out, &conflicts, &err),
+		  SMR_EINVAL);
+	json_decref(res);
+	json_decref(conflicts);
+	checkpoint_release(&out);
+
+	checkpoint_release(&base);
+	checkpoint_release(&ours);
+	checkpoint_release(&theirs);
+}
+
 /*
  * The canonical text of c's state, for comparing two of them: its content
  * without the title (a merge's title is its own, never a side's); caller
