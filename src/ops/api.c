@@ -356,7 +356,7 @@ static enum smr_rc op_diff(struct ops_ctx *ctx, const json_t *p, json_t **result
 static enum smr_rc op_restore(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			      struct smr_err *err)
 {
-	const char *space, *ref, *author;
+	const char *space, *ref, *author, *parent;
 	struct checkpoint c = { 0 };
 	enum smr_rc rc;
 
@@ -366,7 +366,9 @@ static enum smr_rc op_restore(struct ops_ctx *ctx, const json_t *p, json_t **res
 	if (!rc)
 		rc = api_str(p, "author", 0, &author, err);
 	if (!rc)
-		rc = ops_restore(ctx, space, ref, author, &c, err);
+		rc = api_str(p, "parent", 0, &parent, err);
+	if (!rc)
+		rc = ops_restore_on(ctx, space, ref, parent, author, &c, err);
 	return checkpoint_result(rc, &c, result);
 }
 

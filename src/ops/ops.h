@@ -213,6 +213,16 @@ enum smr_rc ops_diff(struct ops_ctx *ctx, const char *ref_a, const char *ref_b, 
 enum smr_rc ops_restore(struct ops_ctx *ctx, const char *space, const char *ref,
 			const char *author, struct checkpoint *out, struct smr_err *err);
 
+/*
+ * ops_restore() only if HEAD is still parent (NULL: whatever HEAD is): the
+ * write is a compare-and-swap on HEAD, as a checkpoint's --parent is, so
+ * undoing a restore cannot silently drop what another writer added since
+ * (SMR_ECONFLICT, naming HEAD).
+ */
+enum smr_rc ops_restore_on(struct ops_ctx *ctx, const char *space, const char *ref,
+			   const char *parent, const char *author, struct checkpoint *out,
+			   struct smr_err *err);
+
 /* A new Space whose HEAD is ref, sharing ref's ancestry and hashes. */
 enum smr_rc ops_fork(struct ops_ctx *ctx, const char *ref, const char *new_space,
 		     struct space *out, struct smr_err *err);

@@ -4,7 +4,7 @@
 // scroll; beside it the inspector of the selected checkpoint, a comparison
 // of two, the review, and the actions that steer: restore, fork, chat from
 // here, hand to the next agent.
-import { h, clear, dialog, toast, short, copy, time } from './dom.js';
+import { h, clear, dialog, toast, toastAction, short, copy, time } from './dom.js';
 import { get, post, op, enc } from './api.js';
 import { LaneLayout, drawRow, ROW_H } from './graph.js';
 import { checkpointView, diffView, reviewView } from './inspect.js';
@@ -222,18 +222,52 @@ export function historyView(ctx, first) {
     }
   }
 
+  // Restore: the dialog previews what changes (HEAD -> the checkpoint, field
+  // by field); the write names the HEAD previewed, so if another writer moved
+  // HEAD meanwhile it is refused rather than applied to a state not shown.
   async function restore(c) {
+    let head;
+    let d;
+    try {
+      head = (await get(`/v4/repos/${enc(ctx.space)}`)).head;
+      d = head ? await op('diff', { from: head, to: c.commit_hash }) : null;
+    } catch (e) { toast(e.message, 'error'); return; }
     const choice = await dialog('Restore this checkpoint?', [
       h('p', 'A new checkpoint with the state of “', c.title || short(c.commit_hash), '” goes on top of HEAD of ', h('strong', ctx.space), '.'),
-      h('p.muted', 'Nothing is deleted: every checkpoint stays in the history, and the new one records where it came from.')],
-    [{ label: 'Cancel', value: '' }, { label: 'Restore', value: 'ok', primary: true }]);
+      d ? h('section.restore-preview', { 'aria-label': 'What changes', tabindex: '0' },
+        h('h3', 'What changes ', h('span.muted', '(HEAD ', h('code', short(head).slice(0, 7)), ' → this checkpoint)')),
+        diffView(d)) : null,
+      h('p.muted', 'Nothing is deleted: every checkpoint stays in the history, and the new one records where it came from. You can undo it.')],
+    [{ label: 'Cancel', value: '' }, { label: 'Restore', value: 'ok', primary: true }], { wide: true });
     if (choice !== 'ok') return;
+    let nc;
     try {
-      const nc = await op('restore', { space: ctx.space, ref: c.commit_hash, author: authorName() });
-      toast('Restored as a new checkpoint on top of HEAD');
+      nc = await op('restore', { space: ctx.space, ref: c.commit_hash, parent: head || undefined, author: authorName() });
+    } catch (e) {
+      toast(e.code === 'conflict' ? `HEAD of “${ctx.space}” moved while the preview was open (another writer): nothing was restored. Look at the new HEAD and restore again if you still want to.` : e.message, 'error');
       await reload();
-      go(`/c/${nc.commit_hash}`);
-    } catch (e) { toast(e.message, 'error'); }
+      return;
+    }
+    await reload();
+    go(`/c/${nc.commit_hash}`);
+    if (head) offerUndo(head, nc);
+    else toast('Restored as a new checkpoint on top of HEAD');
+  }
+
+  // Undo of a restore: bring back the HEAD from before it, as one more
+  // checkpoint on top (nothing deleted), only if HEAD is still the restore.
+  function offerUndo(prev, nc) {
+    toastAction(`Restored as a new checkpoint on top of HEAD (${short(nc.commit_hash).slice(0, 7)}).`, 'Undo restore', async () => {
+      try {
+        const uc = await op('restore', { space: ctx.space, ref: prev, parent: nc.commit_hash, author: authorName() });
+        toast(`Undone: HEAD has the state from before the restore again, as a new checkpoint (${short(uc.commit_hash).slice(0, 7)}).`);
+        await reload();
+        go(`/c/${uc.commit_hash}`);
+      } catch (e) {
+        toast(e.code === 'conflict' ? `Not undone: HEAD of “${ctx.space}” moved since the restore (another writer). Nothing was changed; restore ${short(prev).slice(0, 7)} by hand if you still want it.` : e.message, 'error');
+        await reload();
+      }
+    });
   }
 
   async function fork(c) {
@@ -323,7 +357,8 @@ export function historyView(ctx, first) {
 
   function keys(e) {
     if (e.key === 'j' || e.key === 'k') { move(e.key === 'j' ? 1 : -1); return true; }
-    if (e.key === 'Enter' && selected) { detail.focus(); return true; }
+    // Enter on a button or link presses it (Undo in a notice, an action): not ours
+    if (e.key === 'Enter' && selected && !e.target.closest?.('button, a[href], summary')) { detail.focus(); return true; }
     if (e.key === '/') { filter.focus(); return true; }
     if (e.key === 'c' && selected) {
       const n = nodes.find((x) => x.hash === selected);

@@ -1,0 +1,151 @@
+// steer.test.mjs -- steering a Space from the history in a real headless
+// Chromium against a real `smriti serve` on loopback: a restore previews
+// what changes and can be undone (and neither writes over a HEAD another
+// writer moved meanwhile).  Pages are guarded (browser.mjs) and each new
+// dialog passes axe; screenshots, light, dark and 420 px wide, go to
+// tests/browser/screenshots/ (not committed).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { tempDb, ok } from '../js/helpers.mjs';
+import { startServer } from '../js/http-helpers.mjs';
+import { launch, guardedPage, axe, shot } from './browser.mjs';
+
+let tmp;
+let srv;
+let browser;
+let page;
+
+before(async () => {
+  tmp = tempDb();
+  const db = tmp.db;
+  ok(db, ['space', 'create', 'plan']);
+  ok(db, ['checkpoint', 'create', 'plan', '--replace', '--title', 'Start', '--decision', 'Use Postgres',
+    '--task', 'Write schema', '--question', 'Which host?', '--author', 'claude']);
+  ok(db, ['checkpoint', 'create', 'plan', '--replace', '--title', 'Switch to SQLite', '--decision', 'Use SQLite',
+    '--assumption', 'One writer', '--task', 'Write schema', '--author', 'codex']);
+  srv = await startServer(db, { args: ['--quiet'] });
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.cleanup();
+  await srv?.stop();
+  tmp?.cleanup();
+});
+
+async function open(hash) {
+  page = await guardedPage(browser, { origin: srv.url });
+  await page.goto(`${srv.url}/${hash}`);
+  await page.waitForSelector('.vlist .row');
+  return page;
+}
+
+async function done() {
+  page.guard.check();
+  await page.close();
+}
+
+const head = (space = 'plan') => ok(tmp.db, ['head', space, '--json']);
+const rowTitles = () => page.locator('.vlist .row .row-title').allTextContents();
+
+async function openRestore(title) {
+  await page.locator('.vlist .row', { hasText: title }).last().click();
+  await page.locator('.detail h2.ck-title', { hasText: title }).waitFor();
+  await page.click('text=Restore…');
+  return page.locator('dialog');
+}
+
+test('restore previews the change from HEAD; Undo brings the old HEAD back as a new checkpoint', async () => {
+  await open('#/s/plan');
+  const before = head();
+  const dlg = await openRestore('Start');
+  const preview = dlg.locator('.restore-preview');
+  await preview.waitFor();
+  assert.match(await preview.locator('[data-field=decisions] li.add').textContent(), /Use Postgres/);
+  assert.match(await preview.locator('[data-field=decisions] li.del').textContent(), /Use SQLite/);
+  assert.match(await preview.locator('[data-field=assumptions] li.del').textContent(), /One writer/);
+  assert.match(await preview.locator('[data-field=title]').textContent(), /Switch to SQLite.*Start/s);
+  await axe(page, 'Restore preview');
+  await shot(page, 'restore-preview');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await axe(page, 'Restore preview, dark');
+  await shot(page, 'restore-preview-dark');
+  await page.emulateMedia({ colorScheme: 'light' });
+  // the keyboard: Tab reaches Restore, Enter presses it
+  await dlg.locator('button', { hasText: /^Restore$/ }).focus();
+  await page.keyboard.press('Enter');
+  const undo = page.locator('#toasts button', { hasText: 'Undo restore' });
+  await undo.waitFor();
+  assert.deepEqual(head().decisions.map((d) => d.text ?? d), ['Use Postgres']);
+  assert.equal(head().title, 'Start');
+  assert.equal(head().parent_hash, before.commit_hash);
+  await axe(page, 'Undo notice');
+  await shot(page, 'restore-undo');
+  await undo.focus();
+  await page.keyboard.press('Enter');
+  await page.locator('#toasts', { hasText: 'Undone' }).waitFor();
+  const now = head();
+  assert.equal(now.title, 'Switch to SQLite');
+  assert.deepEqual(now.decisions, before.decisions);
+  assert.deepEqual(now.assumptions, before.assumptions);
+  assert.equal(now.metadata.restored_from, before.commit_hash);
+  // the history shows both moves: the restore and its undo, each linked to what it brought back
+  await page.waitForFunction(() => document.querySelectorAll('.vlist .row').length === 4);
+  assert.deepEqual(await rowTitles(), ['Switch to SQLite', 'Start', 'Switch to SQLite', 'Start']);
+  assert.equal(await page.locator('.vlist .row').nth(0).locator('.chip.restore').count(), 1);
+  assert.equal(await page.locator('.vlist .row').nth(1).locator('.chip.restore').count(), 1);
+  assert.match(await page.locator('.vlist .row').nth(0).textContent(), /HEAD/);
+  const reflog = ok(tmp.db, ['reflog', 'plan', '--json']);
+  assert.deepEqual(reflog.slice(0, 2).map((e) => e.action), ['restore', 'restore']);
+  await done();
+});
+
+test('Undo is refused, and says so, when another writer moved HEAD after the restore', async () => {
+  await open('#/s/plan');
+  const dlg = await openRestore('Start');
+  await dlg.locator('.restore-preview').waitFor();
+  await dlg.locator('button', { hasText: /^Restore$/ }).click();
+  const undo = page.locator('#toasts button', { hasText: 'Undo restore' });
+  await undo.waitFor();
+  ok(tmp.db, ['checkpoint', 'create', 'plan', '--replace', '--title', 'Agent moved on', '--decision', 'Use Postgres 16', '--author', 'agent']);
+  page.guard.expect(409, '/api/ops/restore');
+  await undo.click();
+  const alert = page.locator('#toasts .toast.error');
+  await alert.waitFor();
+  assert.match(await alert.textContent(), /Not undone: HEAD of “plan” moved since the restore \(another writer\)/);
+  assert.equal(head().title, 'Agent moved on');
+  await done();
+});
+
+test('a restore previewed against a HEAD that moved before confirming is refused, nothing written', async () => {
+  await open('#/s/plan');
+  const before = head();
+  const dlg = await openRestore('Switch to SQLite');
+  await dlg.locator('.restore-preview').waitFor();
+  const moved = ok(tmp.db, ['checkpoint', 'create', 'plan', '--replace', '--title', 'Meanwhile', '--decision', 'Keep going', '--author', 'agent', '--json']);
+  assert.notEqual(moved.commit_hash, before.commit_hash);
+  page.guard.expect(409, '/api/ops/restore');
+  await dlg.locator('button', { hasText: /^Restore$/ }).click();
+  const alert = page.locator('#toasts .toast.error');
+  await alert.waitFor();
+  assert.match(await alert.textContent(), /moved while the preview was open/);
+  assert.equal(head().commit_hash, moved.commit_hash);
+  await done();
+});
+
+test('the restore preview and the Undo notice fit a 420 px window', async () => {
+  page = await guardedPage(browser, { origin: srv.url });
+  await page.setViewportSize({ width: 420, height: 820 });
+  await page.goto(`${srv.url}/#/s/plan`);
+  await page.waitForSelector('.vlist .row');
+  const dlg = await openRestore('Start');
+  await dlg.locator('.restore-preview').waitFor();
+  await axe(page, 'Restore preview, narrow');
+  await shot(page, 'restore-preview-narrow');
+  const overflow = await page.evaluate(() => document.querySelector('dialog').scrollWidth - document.querySelector('dialog').clientWidth);
+  assert.ok(overflow <= 1, `the dialog does not scroll sideways (${overflow}px)`);
+  await dlg.locator('button', { hasText: /^Restore$/ }).click();
+  await page.locator('#toasts button', { hasText: 'Undo restore' }).waitFor();
+  await shot(page, 'restore-undo-narrow');
+  await done();
+});
