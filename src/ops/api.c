@@ -295,7 +295,7 @@ static void add_graph(json_t *log, const struct checkpoint *v, size_t n)
 	free(g);
 }
 
-static enum smr_rc api_bool(const json_t *p, const char *key, int *out, struct smr_err *err)
+enum smr_rc api_bool(const json_t *p, const char *key, int *out, struct smr_err *err)
 {
 	const json_t *v = json_object_get(p, key);
 

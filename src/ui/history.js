@@ -12,6 +12,36 @@ import { checkpointView, diffView, reviewView } from './inspect.js';
 const PAGE = 400;
 const OVERSCAN = 8;
 
+// What a checkpoint changed against its parent, in a row: "+2 decisions,
+// −1 assumption, 1 task done", ~ for items edited (the graph's per-node
+// counts, computed server-side for the rows of a page).
+const NOUNS = {
+  decisions: ['decision', 'decisions'], assumptions: ['assumption', 'assumptions'], tasks: ['task', 'tasks'],
+  open_questions: ['question', 'questions'], entities: ['entity', 'entities'], artifacts: ['artifact', 'artifacts'],
+};
+export function changeSummary(changes) {
+  const parts = [];
+  const noun = (f, k) => NOUNS[f][k === 1 ? 0 : 1];
+  for (const f of Object.keys(NOUNS)) {
+    const c = changes?.[f];
+    if (!c) continue;
+    const edited = f === 'tasks' ? c.changed - (c.done || 0) : c.changed;
+    const mine = [];
+    if (c.added) mine.push(`+${c.added}`);
+    if (c.removed) mine.push(`−${c.removed}`);
+    if (edited > 0) mine.push(`~${edited}`);
+    if (mine.length) parts.push(`${mine.join(' ')} ${noun(f, c.added + c.removed + edited === 1 ? 1 : 2)}`);
+    if (f === 'tasks' && c.done) parts.push(`${c.done} ${noun(f, c.done)} done`);
+  }
+  return parts.join(', ');
+}
+
+function changesChip(changes) {
+  if (!changes) return null;
+  const text = changeSummary(changes);
+  return text ? h('span.row-changes', { title: `Against its parent: ${text}` }, text) : null;
+}
+
 export function historyView(ctx, first) {
   const filter = h('input.filter', { type: 'search', placeholder: 'Filter by title, author or hash  (/)', 'aria-label': 'Filter checkpoints', oninput: () => { draw(); } });
   const count = h('span.muted.count-line');
@@ -33,7 +63,7 @@ export function historyView(ctx, first) {
   let detailKey = '';
 
   async function loadFirst() {
-    const g = await get(`/v4/repos/${enc(ctx.space)}/graph?limit=${PAGE}`);
+    const g = await get(`/v4/repos/${enc(ctx.space)}/graph?limit=${PAGE}&changes=1`);
     layout = new LaneLayout();
     layout.add(g.nodes);
     nodes = g.nodes;
@@ -43,7 +73,7 @@ export function historyView(ctx, first) {
 
   function loadMore() {
     if (!next || loading) return loading;
-    loading = get(`/v4/repos/${enc(ctx.space)}/graph?limit=${PAGE}&after=${next}`).then((g) => {
+    loading = get(`/v4/repos/${enc(ctx.space)}/graph?limit=${PAGE}&after=${next}&changes=1`).then((g) => {
       layout.add(g.nodes);
       nodes = nodes.concat(g.nodes);
       next = g.next;
@@ -77,7 +107,7 @@ export function historyView(ctx, first) {
       onclick: (e) => clickRow(n.hash, e),
     },
     filtered ? h('span.lanes-none') : drawRow(row, cols, n.heads.includes(ctx.space)),
-    h('span.row-title', n.title || '(untitled)'), chips,
+    h('span.row-title', n.title || '(untitled)'), changesChip(n.changes), chips,
     h('span.row-author', n.author || '—'), h('span.row-time', time(n.created_at)),
     h('code.row-hash', short(n.hash).slice(0, 7)));
     r.style.transform = `translateY(${i * ROW_H}px)`;

@@ -1,7 +1,8 @@
 // steer.test.mjs -- steering a Space from the history in a real headless
 // Chromium against a real `smriti serve` on loopback: a restore previews
 // what changes and can be undone (and neither writes over a HEAD another
-// writer moved meanwhile).  Pages are guarded (browser.mjs) and each new
+// writer moved meanwhile); each history row says what its checkpoint
+// changed.  Pages are guarded (browser.mjs) and each new
 // dialog passes axe; screenshots, light, dark and 420 px wide, go to
 // tests/browser/screenshots/ (not committed).
 import { test, before, after } from 'node:test';
@@ -23,6 +24,12 @@ before(async () => {
     '--task', 'Write schema', '--question', 'Which host?', '--author', 'claude']);
   ok(db, ['checkpoint', 'create', 'plan', '--replace', '--title', 'Switch to SQLite', '--decision', 'Use SQLite',
     '--assumption', 'One writer', '--task', 'Write schema', '--author', 'codex']);
+  ok(db, ['space', 'create', 'rows']);
+  ok(db, ['checkpoint', 'create', 'rows', '--replace', '--title', 'Begin', '--decision', 'Ship weekly',
+    '--assumption', 'Two people', '--task', 'Write tests', '--task', 'Set up CI']);
+  ok(db, ['checkpoint', 'create', 'rows', '--title', 'Grow', '--decision', 'Use Postgres', '--decision', 'Review every PR',
+    '--drop', 'assumption=Two people', '--done', 'Write tests']);
+  ok(db, ['checkpoint', 'create', 'rows', '--title', 'Rename only']);
   srv = await startServer(db, { args: ['--quiet'] });
   browser = await launch();
 });
@@ -147,5 +154,24 @@ test('the restore preview and the Undo notice fit a 420 px window', async () => 
   await dlg.locator('button', { hasText: /^Restore$/ }).click();
   await page.locator('#toasts button', { hasText: 'Undo restore' }).waitFor();
   await shot(page, 'restore-undo-narrow');
+  await done();
+});
+
+test('each history row says what its checkpoint changed against its parent', async () => {
+  await open('#/s/rows');
+  const row = (title) => page.locator('.vlist .row', { hasText: title });
+  await row('Grow').locator('.row-changes').waitFor();
+  assert.equal(await row('Grow').locator('.row-changes').textContent(), '+2 decisions, −1 assumption, 1 task done');
+  assert.equal(await row('Begin').locator('.row-changes').textContent(), '+1 decision, +1 assumption, +2 tasks');
+  assert.equal(await row('Rename only').locator('.row-changes').count(), 0, 'a title-only change names no items');
+  await axe(page, 'History with changes');
+  await shot(page, 'history-changes');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await shot(page, 'history-changes-dark');
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.setViewportSize({ width: 420, height: 820 });
+  await shot(page, 'history-changes-narrow');
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 1, `no sideways scrolling in a narrow window (${overflow}px)`);
   await done();
 });
