@@ -60,6 +60,7 @@ export function historyView(ctx, first) {
   let route = first;
   let pickFrom = null;          // hash picked as the first of a comparison
   let raw = false;
+  let blame = false;            // the inspector says who introduced each item
   let detailKey = '';
 
   async function loadFirst() {
@@ -186,7 +187,7 @@ export function historyView(ctx, first) {
   // ---- the detail pane ----
 
   async function showCheckpoint(hash, force) {
-    const key = `c/${hash}/${raw}`;
+    const key = `c/${hash}/${raw}/${blame}`;
     if (key === detailKey && !force) return;
     detailKey = key;
     let c;
@@ -203,6 +204,7 @@ export function historyView(ctx, first) {
       h('div.seg', { role: 'group', 'aria-label': 'View' },
         h('button' + (raw ? '' : '.on'), { type: 'button', 'aria-pressed': String(!raw), onclick: () => { raw = false; showCheckpoint(hash); } }, 'Pretty'),
         h('button' + (raw ? '.on' : ''), { type: 'button', 'aria-pressed': String(raw), onclick: () => { raw = true; showCheckpoint(hash); } }, 'JSON')),
+      h('button' + (blame ? '.on' : ''), { type: 'button', 'aria-pressed': String(blame), title: 'Who introduced each item, and in which checkpoint or session turns', onclick: () => { blame = !blame; if (blame) raw = false; showCheckpoint(hash); } }, 'Blame'),
       c.parent_hash ? h('button', { type: 'button', onclick: () => go(`/compare/${c.parent_hash}/${hash}`) }, 'Compare with parent') : null,
       h('button', { type: 'button', onclick: () => startPick(hash) }, 'Compare with…'),
       h('button', { type: 'button', 'data-needs': 'writer', onclick: () => review(c) }, 'Review'),
@@ -211,6 +213,40 @@ export function historyView(ctx, first) {
       h('button', { type: 'button', 'data-needs': 'writer', onclick: () => chatFrom(c) }, 'Chat from here'),
       h('button.primary', { type: 'button', onclick: () => handOff(c, isHead) }, 'Hand to next agent'));
     clear(detail).append(actions, h('div.review-slot'), checkpointView(c, links, raw));
+    if (blame && !raw) showBlame(c.commit_hash, key);
+  }
+
+  // Blame: beside each item, who introduced it and where (the checkpoint,
+  // or the session turns it was drafted from); the blame operation walks
+  // parents, merges and restores server-side.
+  async function showBlame(hash, key) {
+    let b;
+    try {
+      b = await get(`/v4/blame?ref=${enc(hash)}`);
+    } catch (e) { toast(e.message, 'error'); return; }
+    if (detailKey !== key) return;
+    const art = detail.querySelector('article.checkpoint');
+    for (const it of b.items) {
+      const note = blameNote(it);
+      if (it.field === 'title') art.querySelector('.ck-meta')?.after(h('p.blame-title', 'Title ', note));
+      else if (it.field === 'summary') art.querySelector('.ck-summary')?.append(h('p.blame-title', 'Summary ', note));
+      else {
+        const li = art.querySelector(`#item-${it.field}-${it.ordinal}`);
+        (li?.querySelector('summary') || li)?.append(note);
+      }
+    }
+    art.classList.add('blamed');
+  }
+
+  function blameNote(it) {
+    const by = it.introduced;
+    if (by.hidden) return h('span.blame', 'from ', h('code', short(by.commit_hash).slice(0, 7)), ', a checkpoint of a Space you cannot read');
+    const src = by.source ? [' · drafted from ', h('a', { href: `#/s/${enc(ctx.space)}/chat/${enc(by.source.session_id)}` },
+      `turns ${by.source.first_seq}–${by.source.last_seq}`)] : null;
+    if (it.here) return h('span.blame', 'new in this checkpoint', src);
+    return h('span.blame', 'by ', h('span.blame-author', by.author || 'unknown'), ' in ',
+      h('a', { href: `#/s/${enc(ctx.space)}/c/${by.commit_hash}`, title: by.commit_hash }, `“${by.title || short(by.commit_hash)}”`),
+      ' · ', time(by.created_at), src);
   }
 
   async function showCompare(a, b) {

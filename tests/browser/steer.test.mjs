@@ -2,11 +2,13 @@
 // Chromium against a real `smriti serve` on loopback: a restore previews
 // what changes and can be undone (and neither writes over a HEAD another
 // writer moved meanwhile); each history row says what its checkpoint
-// changed.  Pages are guarded (browser.mjs) and each new
+// changed; the inspector's Blame says who introduced each item, and where.  Pages are guarded (browser.mjs) and each new
 // dialog passes axe; screenshots, light, dark and 420 px wide, go to
 // tests/browser/screenshots/ (not committed).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { tempDb, ok } from '../js/helpers.mjs';
 import { startServer } from '../js/http-helpers.mjs';
 import { launch, guardedPage, axe, shot } from './browser.mjs';
@@ -30,6 +32,13 @@ before(async () => {
   ok(db, ['checkpoint', 'create', 'rows', '--title', 'Grow', '--decision', 'Use Postgres', '--decision', 'Review every PR',
     '--drop', 'assumption=Two people', '--done', 'Write tests']);
   ok(db, ['checkpoint', 'create', 'rows', '--title', 'Rename only']);
+  ok(db, ['space', 'create', 'who']);
+  ok(db, ['checkpoint', 'create', 'who', '--replace', '--title', 'Plan', '--decision', 'Use Kafka', '--task', 'Write ADR', '--author', 'ann']);
+  const drafted = path.join(tmp.dir, 'drafted.json');
+  writeFileSync(drafted, JSON.stringify({ title: 'Plan', decisions: ['Use Kafka', 'Drop Redis'], tasks: [{ text: 'Write ADR', status: 'open' }],
+    metadata: { draft: { session_id: 's-42', turn_range: { first_seq: 3, last_seq: 9 } } } }));
+  ok(db, ['checkpoint', 'create', 'who', '--from-json', drafted, '--author', 'bo']);
+  ok(db, ['checkpoint', 'create', 'who', '--decision', 'Ship Friday', '--author', 'cy']);
   srv = await startServer(db, { args: ['--quiet'] });
   browser = await launch();
 });
@@ -173,5 +182,40 @@ test('each history row says what its checkpoint changed against its parent', asy
   await shot(page, 'history-changes-narrow');
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 1, `no sideways scrolling in a narrow window (${overflow}px)`);
+  await done();
+});
+
+test('Blame in the inspector: who introduced each item, in which checkpoint or session turns', async () => {
+  await open('#/s/who');
+  await page.locator('.detail h2.ck-title', { hasText: 'Plan' }).waitFor();
+  const blameBtn = page.locator('.detail button', { hasText: /^Blame$/ });
+  await blameBtn.focus();
+  await page.keyboard.press('Enter');
+  await page.locator('.detail article.blamed').waitFor();
+  assert.equal(await blameBtn.getAttribute('aria-pressed'), 'true');
+  const note = (field, i) => page.locator(`.detail #item-${field}-${i} .blame`);
+  assert.match(await note('decisions', 0).textContent(), /^by ann in “Plan”/);
+  assert.match(await note('decisions', 1).textContent(), /^by bo in “Plan”.*drafted from turns 3–9/);
+  assert.equal(await note('decisions', 2).textContent(), 'new in this checkpoint');
+  assert.match(await note('tasks', 0).textContent(), /^by ann/);
+  assert.match(await page.locator('.detail .blame-title').first().textContent(), /^Title by ann/);
+  // the link opens the checkpoint that introduced the item; the turns link opens the session
+  assert.equal(await note('decisions', 1).locator('a', { hasText: 'turns 3–9' }).getAttribute('href'), '#/s/who/chat/s-42');
+  await axe(page, 'Inspector with blame');
+  await shot(page, 'inspector-blame');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await shot(page, 'inspector-blame-dark');
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.setViewportSize({ width: 420, height: 820 });
+  await note('decisions', 1).scrollIntoViewIfNeeded();
+  await shot(page, 'inspector-blame-narrow');
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 1, `no sideways scrolling in a narrow window (${overflow}px)`);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await note('decisions', 0).locator('a').click();
+  await page.locator('.detail article.blamed h2.ck-title', { hasText: 'Plan' }).waitFor();
+  assert.equal(await page.locator('.vlist .row.selected .row-author').textContent(), 'ann');
+  await blameBtn.click();
+  await page.waitForFunction(() => !document.querySelector('.detail .blame'));
   await done();
 });
