@@ -353,6 +353,20 @@ static enum smr_rc op_diff(struct ops_ctx *ctx, const json_t *p, json_t **result
 	return rc;
 }
 
+static enum smr_rc op_merge_base(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				 struct smr_err *err)
+{
+	const char *a, *b;
+	enum smr_rc rc;
+
+	rc = api_str(p, "a", 1, &a, err);
+	if (!rc)
+		rc = api_str(p, "b", 1, &b, err);
+	if (!rc)
+		rc = ops_merge_base(ctx, a, b, result, err);
+	return rc;
+}
+
 static enum smr_rc op_restore(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			      struct smr_err *err)
 {
@@ -559,6 +573,7 @@ const struct api_op api_core_ops[] = {
 	{ "merge", op_merge, 1, 0, WRITE("space") },
 	{ "log", op_log, 0, 0, READ("space") },
 	{ "diff", op_diff, 0, 0, REF_READ("from") },
+	{ "merge.base", op_merge_base, 0, 0, REF_READ("a") },
 	{ "restore", op_restore, 1, 0, WRITE("space") },
 	{ "fork", op_fork, 1, 0, REF_READ("ref") },
 	{ "fsck", op_fsck, 0, 0, READ("space") },

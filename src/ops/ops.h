@@ -189,6 +189,14 @@ enum smr_rc ops_merge(struct ops_ctx *ctx, const char *space, const char *ref,
 		      struct smr_err *err);
 
 /*
+ * The merge base of two checkpoints (their nearest common ancestor, as a
+ * merge picks it): *out is {a, b, base: hash or null when they share no
+ * history}; new reference.  Reads only.
+ */
+enum smr_rc ops_merge_base(struct ops_ctx *ctx, const char *ref_a, const char *ref_b,
+			   json_t **out, struct smr_err *err);
+
+/*
  * Ancestry of ref, newest first, every checkpoint before its parents: all
  * ancestors through both parents of merges, or with first_parent only the
  * first-parent chain.  limit 0 means all.

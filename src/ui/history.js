@@ -7,7 +7,7 @@
 import { h, clear, dialog, toast, toastAction, short, copy, time } from './dom.js';
 import { get, post, op, enc } from './api.js';
 import { LaneLayout, drawRow, ROW_H } from './graph.js';
-import { checkpointView, diffView, reviewView } from './inspect.js';
+import { checkpointView, diffView, reviewView, sideBySideView } from './inspect.js';
 
 const PAGE = 400;
 const OVERSCAN = 8;
@@ -60,7 +60,8 @@ export function historyView(ctx, first) {
   let route = first;
   let pickFrom = null;          // hash picked as the first of a comparison
   let raw = false;
-  let blame = false;            // the inspector says who introduced each item
+  let blame = false;
+  let sideBySide = localStorage.getItem('smriti.compare') === 'side';            // the inspector says who introduced each item
   let detailKey = '';
 
   async function loadFirst() {
@@ -249,22 +250,56 @@ export function historyView(ctx, first) {
       ' · ', time(by.created_at), src);
   }
 
-  async function showCompare(a, b) {
-    const key = `cmp/${a}/${b}`;
-    if (key === detailKey) return;
+  async function showCompare(a, b, force) {
+    const key = `cmp/${a}/${b}/${sideBySide}`;
+    if (key === detailKey && !force) return;
     detailKey = key;
     try {
       const [ca, cb, d] = await Promise.all([get(`/commits/${a}`), get(`/commits/${b}`), op('diff', { from: a, to: b })]);
       if (detailKey !== key) return;
+      const mode = (side, label) => h('button' + (sideBySide === side ? '.on' : ''), { type: 'button', 'aria-pressed': String(sideBySide === side),
+        onclick: () => { sideBySide = side; localStorage.setItem('smriti.compare', side ? 'side' : 'unified'); showCompare(a, b); } }, label);
       clear(detail).append(h('div.actions',
         h('button', { type: 'button', onclick: () => go(`/c/${b}`) }, 'Back to checkpoint'),
-        h('button', { type: 'button', onclick: () => go(`/compare/${b}/${a}`) }, 'Swap')),
+        h('button', { type: 'button', onclick: () => go(`/compare/${b}/${a}`) }, 'Swap'),
+        h('div.seg', { role: 'group', 'aria-label': 'Layout' }, mode(false, 'Unified'), mode(true, 'Side by side')),
+        h('button', { type: 'button', onclick: () => compareWithBase(a, b) }, 'Compare with merge base')),
+      otherSidePicker(b),
       h('h2', 'Compare'),
       h('p.compare-head', h('span.del', '− ', links.checkpoint(a), ' ', ca.title), h('span.add', '+ ', links.checkpoint(b), ' ', cb.title)),
-      diffView(d));
+      sideBySide ? sideBySideView(ca, cb, d) : diffView(d));
     } catch (e) {
       clear(detail).append(h('p.error', e.message));
     }
+  }
+
+  // The merge base of the two sides (what a merge would start from) against b.
+  async function compareWithBase(a, b) {
+    try {
+      const r = await op('merge.base', { a, b });
+      if (!r.base) { toast('These two checkpoints share no history: there is no merge base.', 'error'); return; }
+      if (r.base === r.a) { toast('The left side is already the merge base.'); return; }
+      go(`/compare/${r.base}/${b}`);
+    } catch (e) { toast(e.message, 'error'); }
+  }
+
+  // The other side by a Space's name (its HEAD) or a checkpoint (hash, prefix, SPACE~N).
+  function otherSidePicker(b) {
+    const input = h('input#other-side', { name: 'other', list: 'space-names', autocomplete: 'off', placeholder: 'Space name or checkpoint', required: true });
+    const names = h('datalist#space-names');
+    get('/v4/repos').then((r) => {
+      for (const sp of (r.repos || r || [])) if (sp?.name) names.append(h('option', { value: sp.name }));
+    }).catch(() => {});
+    const form = h('form.other-side', { onsubmit: async (e) => {
+      e.preventDefault();
+      const want = input.value.trim();
+      if (!want) return;
+      try {
+        const r = await op('show', { ref: want });
+        go(`/compare/${r.commit_hash}/${b}`);
+      } catch (err) { toast(err.status === 404 ? `There is no Space or checkpoint “${want}”.` : err.message, 'error'); }
+    } }, h('label', { for: 'other-side' }, 'Compare with'), input, names, h('button', { type: 'submit' }, 'Compare'));
+    return form;
   }
 
   async function review(c) {

@@ -2,7 +2,9 @@
 // Chromium against a real `smriti serve` on loopback: a restore previews
 // what changes and can be undone (and neither writes over a HEAD another
 // writer moved meanwhile); each history row says what its checkpoint
-// changed; the inspector's Blame says who introduced each item, and where.  Pages are guarded (browser.mjs) and each new
+// changed; the inspector's Blame says who introduced each item, and where;
+// Compare goes side by side, against the merge base, and against a Space
+// picked by name.  Pages are guarded (browser.mjs) and each new
 // dialog passes axe; screenshots, light, dark and 420 px wide, go to
 // tests/browser/screenshots/ (not committed).
 import { test, before, after } from 'node:test';
@@ -39,6 +41,11 @@ before(async () => {
     metadata: { draft: { session_id: 's-42', turn_range: { first_seq: 3, last_seq: 9 } } } }));
   ok(db, ['checkpoint', 'create', 'who', '--from-json', drafted, '--author', 'bo']);
   ok(db, ['checkpoint', 'create', 'who', '--decision', 'Ship Friday', '--author', 'cy']);
+  ok(db, ['space', 'create', 'cmp']);
+  ok(db, ['checkpoint', 'create', 'cmp', '--replace', '--title', 'Base', '--decision', 'Shared', '--task', 'Pick a queue']);
+  ok(db, ['fork', 'cmp', '--into', 'cmp-side']);
+  ok(db, ['checkpoint', 'create', 'cmp-side', '--title', 'Side idea', '--decision', 'Side only']);
+  ok(db, ['checkpoint', 'create', 'cmp', '--title', 'Main idea', '--decision', 'Main only', '--done', 'Pick a queue']);
   srv = await startServer(db, { args: ['--quiet'] });
   browser = await launch();
 });
@@ -217,5 +224,53 @@ test('Blame in the inspector: who introduced each item, in which checkpoint or s
   assert.equal(await page.locator('.vlist .row.selected .row-author').textContent(), 'ann');
   await blameBtn.click();
   await page.waitForFunction(() => !document.querySelector('.detail .blame'));
+  await done();
+});
+
+test('Compare: the other side picked by Space name, the merge base, side by side', async () => {
+  await open('#/s/cmp');
+  await page.locator('.detail h2.ck-title', { hasText: 'Main idea' }).waitFor();
+  await page.click('text=Compare with parent');
+  await page.locator('.diff-view').waitFor();
+  const [base, main] = page.url().match(/compare\/([0-9a-f]{64})\/([0-9a-f]{64})$/).slice(1);
+  // the other side by a Space's name (its HEAD), from the keyboard
+  await page.locator('#other-side').focus();
+  await page.keyboard.type('cmp-side');
+  await page.keyboard.press('Enter');
+  const side = ok(tmp.db, ['head', 'cmp-side', '--json']).commit_hash;
+  await page.waitForURL(new RegExp(`/compare/${side}/${main}$`));
+  await page.locator('.compare-head', { hasText: 'Side idea' }).waitFor();
+  const diff = page.locator('.diff-view [data-field=decisions]');
+  assert.match(await diff.locator('li.add').textContent(), /Main only/);
+  assert.match(await diff.locator('li.del').textContent(), /Side only/);
+  // against the merge base: where the two lines parted
+  await page.click('text=Compare with merge base');
+  await page.waitForURL(new RegExp(`/compare/${base}/${main}$`));
+  await page.locator('.compare-head', { hasText: 'Base' }).waitFor();
+  // side by side: the left holds the base's items, the right the checkpoint's, marked
+  await page.locator('button', { hasText: 'Side by side' }).click();
+  const sbs = page.locator('.sbs-view [data-field=decisions]');
+  await sbs.waitFor();
+  const cols = sbs.locator('ul.sbs-col');
+  assert.deepEqual(await cols.nth(0).locator('li').allTextContents(), [' Shared']);
+  assert.match(await cols.nth(1).locator('li.add').textContent(), /Main only/);
+  assert.match(await page.locator('.sbs-view [data-field=tasks] ul.sbs-col').nth(1).locator('li.chg').textContent(), /Pick a queue \(done\)/);
+  assert.equal(await page.locator('button', { hasText: 'Side by side' }).getAttribute('aria-pressed'), 'true');
+  await axe(page, 'Compare side by side');
+  await shot(page, 'compare-side-by-side');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await axe(page, 'Compare side by side, dark');
+  await shot(page, 'compare-side-by-side-dark');
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.setViewportSize({ width: 420, height: 820 });
+  await sbs.scrollIntoViewIfNeeded();
+  await shot(page, 'compare-side-by-side-narrow');
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 1, `no sideways scrolling in a narrow window (${overflow}px)`);
+  // a name that is neither a Space nor a checkpoint says so
+  page.guard.expect(404, '/api/ops/show');
+  await page.fill('#other-side', 'no-such-space');
+  await page.locator('form.other-side button').click();
+  assert.match(await page.locator('#toasts .toast.error').textContent(), /There is no Space or checkpoint “no-such-space”/);
   await done();
 });
