@@ -103,3 +103,49 @@ json_t *checkpoint_diff(const struct checkpoint *a, const struct checkpoint *b)
 	json_object_set_new(out, "identical", json_boolean(!changed));
 	return out;
 }
+
+/* Tasks of a field diff whose status became "done". */
+static size_t tasks_done(const json_t *changed)
+{
+	size_t i, n = 0;
+	json_t *ch;
+
+	json_array_foreach(changed, i, ch) {
+		const char *from = json_string_value(json_object_get(json_object_get(ch, "from"),
+								     "status"));
+		const char *to = json_string_value(json_object_get(json_object_get(ch, "to"),
+								   "status"));
+
+		if (to && !strcmp(to, "done") && (!from || strcmp(from, "done")))
+			n++;
+	}
+	return n;
+}
+
+json_t *checkpoint_diff_counts(const struct checkpoint *a, const struct checkpoint *b)
+{
+	struct checkpoint empty;
+	json_t *d, *out = json_object();
+
+	checkpoint_init(&empty);
+	d = checkpoint_diff(a ? a : &empty, b);
+	for (size_t i = 0; checkpoint_list_fields[i]; i++) {
+		const char *f = checkpoint_list_fields[i];
+		const json_t *fd = json_object_get(d, f);
+		json_t *c;
+
+		if (!fd)
+			continue;
+		c = json_pack("{s:I, s:I, s:I}",
+			      "added", (json_int_t)json_array_size(json_object_get(fd, "added")),
+			      "removed", (json_int_t)json_array_size(json_object_get(fd, "removed")),
+			      "changed", (json_int_t)json_array_size(json_object_get(fd, "changed")));
+		if (!strcmp(f, "tasks"))
+			json_object_set_new(c, "done",
+					    json_integer((json_int_t)tasks_done(json_object_get(fd, "changed"))));
+		json_object_set_new(out, f, c);
+	}
+	json_decref(d);
+	checkpoint_release(&empty);
+	return out;
+}

@@ -20,4 +20,13 @@
  */
 json_t *checkpoint_diff(const struct checkpoint *a, const struct checkpoint *b);
 
+/*
+ * How many items checkpoint_diff(a, b) finds per list field, for a one-line
+ * summary ("+2 decisions -1 assumption, 1 task done"); a NULL a is the empty
+ * state.  Returns a new reference: {field: {"added", "removed", "changed"}}
+ * for the fields that differ, tasks with "done" too (tasks now done that
+ * were not).
+ */
+json_t *checkpoint_diff_counts(const struct checkpoint *a, const struct checkpoint *b);
+
 #endif

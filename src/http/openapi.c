@@ -1095,6 +1095,9 @@ static const char components_json[] =
 "    \"parent\":{\"type\":[\"string\",\"null\"]},"
 "    \"merge_parent\":{\"type\":\"string\"},"
 "    \"restored_from\":{\"type\":\"string\"},"
+"    \"changes\":{\"type\":\"object\",\"description\":\"with ?changes=1: per list field that"
+" differs from the first parent, {added, removed, changed} counts (tasks: done too)\","
+"     \"additionalProperties\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"integer\",\"minimum\":0}}},"
 "    \"title\":{\"type\":\"string\"},"
 "    \"author\":{\"type\":\"string\"},"
 "    \"created_at\":{"
@@ -1276,6 +1279,8 @@ static const struct {
 } query_params[] = {
 	{ "limit", "integer", "at most this many (0 or absent: all)", 0 },
 	{ "after", "string", "the hash of the last node of the previous page", -1 },
+	{ "changes", "string", "1: each node says how many items it added, removed and changed"
+	  " per field against its first parent", -1 },
 	{ "space", "string", "a Space's name (/v4/changes: also follow its sessions; /v4/search: only"
 	  " that Space)", -1 },
 	{ "q", "string", "the words to search for; \"a phrase\" in quotes, prefix* with a star", -1 },

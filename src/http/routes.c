@@ -384,11 +384,11 @@ static void h_overview(struct http_req *r, struct ops_ctx *ctx)
 	call(r, ctx, "space.overview", json_object(), 200);
 }
 
-/* ?limit=N&after=HASH: one page of the graph, newest first. */
+/* ?limit=N&after=HASH&changes=1: one page of the graph, newest first. */
 static void h_repo_graph(struct http_req *r, struct ops_ctx *ctx)
 {
 	long long limit = query_limit(r);
-	const char *after = http_query(r, "after");
+	const char *after = http_query(r, "after"), *changes = http_query(r, "changes");
 	json_t *p;
 
 	if (limit < 0)
@@ -396,6 +396,9 @@ static void h_repo_graph(struct http_req *r, struct ops_ctx *ctx)
 	p = json_pack("{s:s, s:I}", "space", r->arg, "limit", limit);
 	if (after)
 		json_object_set_new(p, "after", json_string(after));
+	if (changes)
+		json_object_set_new(p, "changes",
+				    json_boolean(!strcmp(changes, "1") || !strcmp(changes, "true")));
 	call(r, ctx, "space.graph", p, 200);
 }
 
@@ -579,7 +582,7 @@ const struct http_route http_routes[] = {
 	    "space.overview", NULL, "Overview", 200, NULL } },
 	{ "GET", "/v4/repos/{id}/graph", h_repo_graph, 0,
 	  { "The checkpoint graph of a Space and the Spaces forked from it, newest first"
-	    " (?after=HASH for the next page)", "space.graph", NULL, "Graph", 200, "limit after" } },
+	    " (?after=HASH for the next page)", "space.graph", NULL, "Graph", 200, "limit after changes" } },
 	{ "GET", "/v4/changes", h_changes, 0,
 	  { "A version that changes whenever the Spaces (or, with ?space=NAME, that Space's"
 	    " sessions) change, whoever wrote", "state.version", NULL, "Version", 200, "space" } },

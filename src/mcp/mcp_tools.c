@@ -404,6 +404,8 @@ static json_t *in_restore(void)
 	prop(o, "space", s_string("The Space whose HEAD moves"), 1);
 	prop(o, "ref", s_string("The earlier checkpoint to bring back (hash, prefix, "
 				"SPACE~N)"), 1);
+	prop(o, "parent", s_string("The HEAD you expect (its hash): if HEAD moved since, "
+				   "the restore is refused as a conflict and nothing is written"), 0);
 	prop(o, "author", s_text("Who is restoring"), 0);
 	return o;
 }

@@ -332,7 +332,7 @@ static void add_graph(json_t *log, const struct checkpoint *v, size_t n)
 	free(g);
 }
 
-static enum smr_rc api_bool(const json_t *p, const char *key, int *out, struct smr_err *err)
+enum smr_rc api_bool(const json_t *p, const char *key, int *out, struct smr_err *err)
 {
 	const json_t *v = json_object_get(p, key);
 
@@ -390,10 +390,24 @@ static enum smr_rc op_diff(struct ops_ctx *ctx, const json_t *p, json_t **result
 	return rc;
 }
 
+static enum smr_rc op_merge_base(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				 struct smr_err *err)
+{
+	const char *a, *b;
+	enum smr_rc rc;
+
+	rc = api_str(p, "a", 1, &a, err);
+	if (!rc)
+		rc = api_str(p, "b", 1, &b, err);
+	if (!rc)
+		rc = ops_merge_base(ctx, a, b, result, err);
+	return rc;
+}
+
 static enum smr_rc op_restore(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			      struct smr_err *err)
 {
-	const char *space, *ref, *author;
+	const char *space, *ref, *author, *parent;
 	struct checkpoint c = { 0 };
 	enum smr_rc rc;
 
@@ -403,7 +417,9 @@ static enum smr_rc op_restore(struct ops_ctx *ctx, const json_t *p, json_t **res
 	if (!rc)
 		rc = api_str(p, "author", 0, &author, err);
 	if (!rc)
-		rc = ops_restore(ctx, space, ref, author, &c, err);
+		rc = api_str(p, "parent", 0, &parent, err);
+	if (!rc)
+		rc = ops_restore_on(ctx, space, ref, parent, author, &c, err);
 	return checkpoint_result(rc, &c, result);
 }
 
@@ -596,6 +612,7 @@ const struct api_op api_core_ops[] = {
 	{ "merge", op_merge, 1, 0, WRITE("space") },
 	{ "log", op_log, 0, 0, READ("space") },
 	{ "diff", op_diff, 0, 0, REF_READ("from") },
+	{ "merge.base", op_merge_base, 0, 0, REF_READ("a") },
 	{ "restore", op_restore, 1, 0, WRITE("space") },
 	{ "fork", op_fork, 1, 0, REF_READ("ref") },
 	{ "fsck", op_fsck, 0, 0, READ("space") },

@@ -84,6 +84,8 @@ enum smr_rc api_str(const json_t *params, const char *key, int required, const c
 		    struct smr_err *err);
 enum smr_rc api_int(const json_t *params, const char *key, long long min, long long max,
 		    long long *out, struct smr_err *err);
+/* An optional boolean parameter; absent or null is 0. */
+enum smr_rc api_bool(const json_t *params, const char *key, int *out, struct smr_err *err);
 
 /*
  * The checkpoint params name by "hash" (a hash or unique prefix only,

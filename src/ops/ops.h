@@ -262,6 +262,14 @@ enum smr_rc ops_merge(struct ops_ctx *ctx, const struct merge_req *req, json_t *
 		      struct smr_err *err);
 
 /*
+ * The merge base of two checkpoints (their nearest common ancestor, as a
+ * merge picks it): *out is {a, b, base: hash or null when they share no
+ * history}; new reference.  Reads only.
+ */
+enum smr_rc ops_merge_base(struct ops_ctx *ctx, const char *ref_a, const char *ref_b,
+			   json_t **out, struct smr_err *err);
+
+/*
  * Ancestry of ref, newest first, every checkpoint before its parents: all
  * ancestors through both parents of merges, or with first_parent only the
  * first-parent chain.  limit 0 means all.
@@ -285,6 +293,16 @@ enum smr_rc ops_diff(struct ops_ctx *ctx, const char *ref_a, const char *ref_b, 
 /* A new checkpoint on top of the Space's HEAD carrying ref's state. */
 enum smr_rc ops_restore(struct ops_ctx *ctx, const char *space, const char *ref,
 			const char *author, struct checkpoint *out, struct smr_err *err);
+
+/*
+ * ops_restore() only if HEAD is still parent (NULL: whatever HEAD is): the
+ * write is a compare-and-swap on HEAD, as a checkpoint's --parent is, so
+ * undoing a restore cannot silently drop what another writer added since
+ * (SMR_ECONFLICT, naming HEAD).
+ */
+enum smr_rc ops_restore_on(struct ops_ctx *ctx, const char *space, const char *ref,
+			   const char *parent, const char *author, struct checkpoint *out,
+			   struct smr_err *err);
 
 /* A new Space whose HEAD is ref, sharing ref's ancestry and hashes. */
 enum smr_rc ops_fork(struct ops_ctx *ctx, const char *ref, const char *new_space,

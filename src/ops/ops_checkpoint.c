@@ -980,6 +980,13 @@ enum smr_rc ops_diff(struct ops_ctx *ctx, const char *ref_a, const char *ref_b, 
 enum smr_rc ops_restore(struct ops_ctx *ctx, const char *space, const char *ref,
 			const char *author, struct checkpoint *out, struct smr_err *err)
 {
+	return ops_restore_on(ctx, space, ref, NULL, author, out, err);
+}
+
+enum smr_rc ops_restore_on(struct ops_ctx *ctx, const char *space, const char *ref,
+			   const char *parent, const char *author, struct checkpoint *out,
+			   struct smr_err *err)
+{
 	struct checkpoint src = { 0 }, c;
 	struct space sp = { 0 };
 	enum smr_rc rc;
@@ -995,7 +1002,7 @@ enum smr_rc ops_restore(struct ops_ctx *ctx, const char *space, const char *ref,
 			free(c.author);
 			c.author = xstrdup(author);
 		}
-		rc = write_checkpoint(ctx, sp.id, &c, NULL, out, err);
+		rc = write_checkpoint(ctx, sp.id, &c, parent, out, err);
 	}
 	checkpoint_release(&src);
 	checkpoint_release(&c);

@@ -10,6 +10,7 @@
  * with the checkpoint a restore brought back (metadata.restored_from) so the
  * view can link the two.  Read-only: it never writes.
  */
+#include "domain/diff.h"
 #include "domain/graph.h"
 #include "ops/api.h"
 #include "ops/view.h"
@@ -24,13 +25,14 @@ struct gnode {
 	struct graph_node g;
 	char *title, *author, *restored_from;
 	const char *space;           /* borrowed from the spaces array */
+	const char *space_id;        /* borrowed too: where to read it back */
 	int own;                     /* 1 when it is in the Space asked about */
 };
 
 struct gcollect {
 	struct gnode *v;
 	size_t n, cap;
-	const char *space;
+	const char *space, *space_id;
 	int own;
 	char *root;                  /* first checkpoint of the Space asked about */
 };
@@ -55,6 +57,7 @@ static int collect_one(const struct checkpoint *c, int parent_missing, void *arg
 	x->author = xstrdup(c->author ? c->author : "");
 	x->restored_from = xstrdup(rf);
 	x->space = gc->space;
+	x->space_id = gc->space_id;
 	x->own = gc->own;
 	if (gc->own && !gc->root)
 		gc->root = xstrdup(c->hash);
@@ -89,6 +92,7 @@ static enum smr_rc collect(struct ops_ctx *ctx, const struct space *self, struct
 	enum smr_rc rc;
 
 	gc->space = self->name;
+	gc->space_id = self->id;
 	gc->own = 1;
 	rc = store_checkpoint_scan(ctx->st, self->id, collect_one, gc, err);
 	gc->own = 0;
@@ -96,6 +100,7 @@ static enum smr_rc collect(struct ops_ctx *ctx, const struct space *self, struct
 		if (!strcmp(all[i].id, self->id) || !related(ctx, &all[i], gc->root))
 			continue;
 		gc->space = all[i].name;
+		gc->space_id = all[i].id;
 		rc = store_checkpoint_scan(ctx->st, all[i].id, collect_one, gc, err);
 	}
 	return rc;
@@ -168,12 +173,62 @@ static json_t **fold(struct gnode *v, size_t *n, const struct space *all, size_t
 	return docs;
 }
 
+/* The distinct node with this hash (v sorted by hash), or NULL. */
+static const struct gnode *node_of(const struct gnode *v, size_t n, const char *hash)
+{
+	struct gnode key = { .g.hash = hash };
+
+	return hash ? bsearch(&key, v, n, sizeof(*v), by_hash) : NULL;
+}
+
+/*
+ * Reads node x into *c, reusing *cache when it is x already (the page is
+ * newest first, so a node's parent is mostly the next row).
+ */
+static enum smr_rc read_node(struct ops_ctx *ctx, const struct gnode *x, struct checkpoint *cache,
+			     struct checkpoint *c)
+{
+	if (cache->hash && !strcmp(cache->hash, x->g.hash)) {
+		*c = *cache;
+		memset(cache, 0, sizeof(*cache));
+		return SMR_OK;
+	}
+	return store_checkpoint_get(ctx->st, x->space_id, x->g.hash, c, NULL);
+}
+
+/*
+ * Adds "changes" (checkpoint_diff_counts against the first parent) to the
+ * documents of the page's nodes: two reads per row at most, one mostly, so
+ * a page costs what it shows, not what the history holds.  A node whose
+ * parent cannot be read gets none.
+ */
+static void add_changes(struct ops_ctx *ctx, const struct gnode *v, json_t **docs, size_t n,
+			const size_t *rows, size_t nrows)
+{
+	struct checkpoint cache = { 0 };
+
+	for (size_t i = 0; i < nrows; i++) {
+		const struct gnode *x = &v[rows[i]], *p = node_of(v, n, x->g.parent);
+		struct checkpoint c = { 0 }, pc = { 0 };
+
+		if (read_node(ctx, x, &cache, &c) == SMR_OK &&
+		    (!x->g.parent || (p && read_node(ctx, p, &cache, &pc) == SMR_OK)))
+			json_object_set_new(docs[rows[i]], "changes",
+					    checkpoint_diff_counts(x->g.parent ? &pc : NULL, &c));
+		checkpoint_release(&c);
+		checkpoint_release(&cache);
+		cache = pc;              /* the parent is likely the next row */
+	}
+	checkpoint_release(&cache);
+}
+
 /*
  * The page of nodes after `after` (or from the start), at most limit (0:
- * all); NULL when `after` is not in the graph.
+ * all), with each row's changes when asked; NULL when `after` is not in the
+ * graph.
  */
-static json_t *page(struct gnode *v, json_t **docs, size_t n, const char *after, size_t limit,
-		    const char *space)
+static json_t *page(struct ops_ctx *ctx, struct gnode *v, json_t **docs, size_t n,
+		    const char *after, size_t limit, int changes, const char *space)
 {
 	struct graph_node *g = xcalloc(n + 1, sizeof(*g));
 	size_t *order = xcalloc(n + 1, sizeof(*order)), start = 0, end;
@@ -192,6 +247,8 @@ static json_t *page(struct gnode *v, json_t **docs, size_t n, const char *after,
 		return NULL;
 	}
 	end = limit && n - start > limit ? start + limit : n;
+	if (changes)
+		add_changes(ctx, v, docs, n, order + start, end - start);
 	for (size_t i = start; i < end; i++)
 		json_array_append(nodes, docs[order[i]]);
 	out = json_pack("{s:s, s:I, s:o, s:s?}", "space", space, "total", (json_int_t)n,
@@ -202,7 +259,7 @@ static json_t *page(struct gnode *v, json_t **docs, size_t n, const char *after,
 }
 
 enum smr_rc ops_space_graph(struct ops_ctx *ctx, const char *space, const char *after,
-			    size_t limit, json_t **out, struct smr_err *err)
+			    size_t limit, int changes, json_t **out, struct smr_err *err)
 {
 	struct gcollect gc = { 0 };
 	struct space self = { 0 }, *all = NULL;
@@ -217,7 +274,7 @@ enum smr_rc ops_space_graph(struct ops_ctx *ctx, const char *space, const char *
 		rc = collect(ctx, &self, all, n_all, &gc, err);
 	if (!rc) {
 		docs = fold(gc.v, &gc.n, all, n_all);
-		*out = page(gc.v, docs, gc.n, after, limit, self.name);
+		*out = page(ctx, gc.v, docs, gc.n, after, limit, changes, self.name);
 		if (!*out)
 			rc = smr_errf(err, SMR_ENOTFOUND, "checkpoint '%s' is not in the history of"
 				      " space '%s'", after, self.name);
@@ -240,6 +297,7 @@ enum smr_rc ops_api_space_graph(struct ops_ctx *ctx, const json_t *p, json_t **r
 {
 	const char *space, *after;
 	long long limit = 0;
+	int changes = 0;
 	enum smr_rc rc;
 
 	rc = api_str(p, "space", 1, &space, err);
@@ -248,6 +306,8 @@ enum smr_rc ops_api_space_graph(struct ops_ctx *ctx, const json_t *p, json_t **r
 	if (!rc)
 		rc = api_int(p, "limit", 0, GRAPH_PAGE_MAX, &limit, err);
 	if (!rc)
-		rc = ops_space_graph(ctx, space, after, (size_t)limit, result, err);
+		rc = api_bool(p, "changes", &changes, err);
+	if (!rc)
+		rc = ops_space_graph(ctx, space, after, (size_t)limit, changes, result, err);
 	return rc;
 }

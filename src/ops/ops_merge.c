@@ -274,3 +274,41 @@ enum smr_rc ops_merge(struct ops_ctx *ctx, const struct merge_req *req, json_t *
 	}
 	return merge_done(&theirs, &sp, &src, rc);
 }
+
+/* The ancestry of c (itself included) into set, read in c's Space. */
+static enum smr_rc ancestry_of(struct ops_ctx *ctx, const struct checkpoint *c, json_t *set,
+			       struct smr_err *err)
+{
+	struct space sp = { 0 };
+	enum smr_rc rc = store_space_get(ctx->st, c->space, &sp, err);
+
+	if (!rc)
+		rc = store_checkpoint_ancestry(ctx->st, sp.id, c->hash, set, err);
+	space_release(&sp);
+	return rc;
+}
+
+enum smr_rc ops_merge_base(struct ops_ctx *ctx, const char *ref_a, const char *ref_b,
+			   json_t **out, struct smr_err *err)
+{
+	struct checkpoint a = { 0 }, b = { 0 };
+	json_t *sa = json_object(), *sb = json_object();
+	const char *base;
+	enum smr_rc rc = ops_resolve(ctx, ref_a, &a, err);
+
+	if (!rc)
+		rc = ops_resolve(ctx, ref_b, &b, err);
+	if (!rc)
+		rc = ancestry_of(ctx, &a, sa, err);
+	if (!rc)
+		rc = ancestry_of(ctx, &b, sb, err);
+	if (!rc) {
+		base = nearest_common(sa, sb);
+		*out = json_pack("{s:s, s:s, s:s?}", "a", a.hash, "b", b.hash, "base", base);
+	}
+	checkpoint_release(&a);
+	checkpoint_release(&b);
+	json_decref(sa);
+	json_decref(sb);
+	return rc;
+}

@@ -15,11 +15,12 @@
  * root), newest first, children before parents; a page of at most limit
  * nodes (0: all) after the node `after` (NULL: from the newest).  *out is
  * {space, total, nodes: [{hash, parent, merge_parent?, restored_from?,
- * title, author, created_at, spaces, heads, own}], next: hash|null}; new
- * reference.
+ * title, author, created_at, spaces, heads, own, changes?}], next:
+ * hash|null}; new reference.  With changes, each node of the page carries
+ * checkpoint_diff_counts() against its first parent (domain/diff.h).
  */
 enum smr_rc ops_space_graph(struct ops_ctx *ctx, const char *space, const char *after,
-			    size_t limit, json_t **out, struct smr_err *err);
+			    size_t limit, int changes, json_t **out, struct smr_err *err);
 
 /*
  * Every Space with its HEAD's title, author and time, its number of

@@ -128,3 +128,16 @@ export function toast(text, kind = 'info') {
   box.append(t);
   setTimeout(() => t.remove(), kind === 'error' ? 8000 : 3500);
 }
+
+// A toast offering one action (Undo): it stays until the action is taken,
+// it is closed, or a minute passes, and its button is reachable by Tab.
+export function toastAction(text, label, action) {
+  const box = document.getElementById('toasts');
+  const close = () => t.remove();
+  const t = h('div.toast.action', { role: 'status' }, h('span', text),
+    h('button.toast-do', { type: 'button', onclick: () => { close(); action(); } }, label),
+    h('button.toast-close', { type: 'button', 'aria-label': 'Close', onclick: close }, '×'));
+  box.append(t);
+  setTimeout(close, 60000);
+  return t;
+}

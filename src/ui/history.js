@@ -4,13 +4,43 @@
 // scroll; beside it the inspector of the selected checkpoint, a comparison
 // of two, the review, and the actions that steer: restore, fork, chat from
 // here, hand to the next agent.
-import { h, clear, dialog, toast, short, copy, time } from './dom.js';
+import { h, clear, dialog, toast, toastAction, short, copy, time } from './dom.js';
 import { get, post, op, enc, authorParam } from './api.js';
 import { LaneLayout, drawRow, ROW_H } from './graph.js';
-import { checkpointView, diffView, reviewView } from './inspect.js';
+import { checkpointView, diffView, reviewView, sideBySideView } from './inspect.js';
 
 const PAGE = 400;
 const OVERSCAN = 8;
+
+// What a checkpoint changed against its parent, in a row: "+2 decisions,
+// −1 assumption, 1 task done", ~ for items edited (the graph's per-node
+// counts, computed server-side for the rows of a page).
+const NOUNS = {
+  decisions: ['decision', 'decisions'], assumptions: ['assumption', 'assumptions'], tasks: ['task', 'tasks'],
+  open_questions: ['question', 'questions'], entities: ['entity', 'entities'], artifacts: ['artifact', 'artifacts'],
+};
+export function changeSummary(changes) {
+  const parts = [];
+  const noun = (f, k) => NOUNS[f][k === 1 ? 0 : 1];
+  for (const f of Object.keys(NOUNS)) {
+    const c = changes?.[f];
+    if (!c) continue;
+    const edited = f === 'tasks' ? c.changed - (c.done || 0) : c.changed;
+    const mine = [];
+    if (c.added) mine.push(`+${c.added}`);
+    if (c.removed) mine.push(`−${c.removed}`);
+    if (edited > 0) mine.push(`~${edited}`);
+    if (mine.length) parts.push(`${mine.join(' ')} ${noun(f, c.added + c.removed + edited === 1 ? 1 : 2)}`);
+    if (f === 'tasks' && c.done) parts.push(`${c.done} ${noun(f, c.done)} done`);
+  }
+  return parts.join(', ');
+}
+
+function changesChip(changes) {
+  if (!changes) return null;
+  const text = changeSummary(changes);
+  return text ? h('span.row-changes', { title: `Against its parent: ${text}` }, text) : null;
+}
 
 export function historyView(ctx, first) {
   const filter = h('input.filter', { type: 'search', placeholder: 'Filter by title, author or hash  (/)', 'aria-label': 'Filter checkpoints', oninput: () => { draw(); } });
@@ -30,10 +60,12 @@ export function historyView(ctx, first) {
   let route = first;
   let pickFrom = null;          // hash picked as the first of a comparison
   let raw = false;
+  let blame = false;
+  let sideBySide = localStorage.getItem('smriti.compare') === 'side';            // the inspector says who introduced each item
   let detailKey = '';
 
   async function loadFirst() {
-    const g = await get(`/v4/repos/${enc(ctx.space)}/graph?limit=${PAGE}`);
+    const g = await get(`/v4/repos/${enc(ctx.space)}/graph?limit=${PAGE}&changes=1`);
     layout = new LaneLayout();
     layout.add(g.nodes);
     nodes = g.nodes;
@@ -43,7 +75,7 @@ export function historyView(ctx, first) {
 
   function loadMore() {
     if (!next || loading) return loading;
-    loading = get(`/v4/repos/${enc(ctx.space)}/graph?limit=${PAGE}&after=${next}`).then((g) => {
+    loading = get(`/v4/repos/${enc(ctx.space)}/graph?limit=${PAGE}&after=${next}&changes=1`).then((g) => {
       layout.add(g.nodes);
       nodes = nodes.concat(g.nodes);
       next = g.next;
@@ -77,7 +109,7 @@ export function historyView(ctx, first) {
       onclick: (e) => clickRow(n.hash, e),
     },
     filtered ? h('span.lanes-none') : drawRow(row, cols, n.heads.includes(ctx.space)),
-    h('span.row-title', n.title || '(untitled)'), chips,
+    h('span.row-title', n.title || '(untitled)'), changesChip(n.changes), chips,
     h('span.row-author', n.author || '—'), h('span.row-time', time(n.created_at)),
     h('code.row-hash', short(n.hash).slice(0, 7)));
     r.style.transform = `translateY(${i * ROW_H}px)`;
@@ -156,7 +188,7 @@ export function historyView(ctx, first) {
   // ---- the detail pane ----
 
   async function showCheckpoint(hash, force) {
-    const key = `c/${hash}/${raw}`;
+    const key = `c/${hash}/${raw}/${blame}`;
     if (key === detailKey && !force) return;
     detailKey = key;
     let c;
@@ -173,6 +205,7 @@ export function historyView(ctx, first) {
       h('div.seg', { role: 'group', 'aria-label': 'View' },
         h('button' + (raw ? '' : '.on'), { type: 'button', 'aria-pressed': String(!raw), onclick: () => { raw = false; showCheckpoint(hash); } }, 'Pretty'),
         h('button' + (raw ? '.on' : ''), { type: 'button', 'aria-pressed': String(raw), onclick: () => { raw = true; showCheckpoint(hash); } }, 'JSON')),
+      h('button' + (blame ? '.on' : ''), { type: 'button', 'aria-pressed': String(blame), title: 'Who introduced each item, and in which checkpoint or session turns', onclick: () => { blame = !blame; if (blame) raw = false; showCheckpoint(hash); } }, 'Blame'),
       c.parent_hash ? h('button', { type: 'button', onclick: () => go(`/compare/${c.parent_hash}/${hash}`) }, 'Compare with parent') : null,
       h('button', { type: 'button', onclick: () => startPick(hash) }, 'Compare with…'),
       h('button', { type: 'button', 'data-needs': 'writer', onclick: () => review(c) }, 'Review'),
@@ -181,6 +214,7 @@ export function historyView(ctx, first) {
       h('button', { type: 'button', 'data-needs': 'writer', onclick: () => chatFrom(c) }, 'Chat from here'),
       h('button.primary', { type: 'button', onclick: () => handOff(c, isHead) }, 'Hand to next agent'));
     clear(detail).append(actions, h('div.review-slot'), checkpointView(c, links, raw));
+    if (blame && !raw) showBlame(c.commit_hash, key);
     if (isHead) showNote(key);
   }
 
@@ -191,22 +225,89 @@ export function historyView(ctx, first) {
     detail.querySelector('.review-slot')?.before(lastNote(head.handoff));
   }
 
-  async function showCompare(a, b) {
-    const key = `cmp/${a}/${b}`;
-    if (key === detailKey) return;
+  // Blame: beside each item, who introduced it and where (the checkpoint,
+  // or the session turns it was drafted from); the blame operation walks
+  // parents, merges and restores server-side.
+  async function showBlame(hash, key) {
+    let b;
+    try {
+      b = await get(`/v4/blame?ref=${enc(hash)}`);
+    } catch (e) { toast(e.message, 'error'); return; }
+    if (detailKey !== key) return;
+    const art = detail.querySelector('article.checkpoint');
+    for (const it of b.items) {
+      const note = blameNote(it);
+      if (it.field === 'title') art.querySelector('.ck-meta')?.after(h('p.blame-title', 'Title ', note));
+      else if (it.field === 'summary') art.querySelector('.ck-summary')?.append(h('p.blame-title', 'Summary ', note));
+      else {
+        const li = art.querySelector(`#item-${it.field}-${it.ordinal}`);
+        (li?.querySelector('summary') || li)?.append(note);
+      }
+    }
+    art.classList.add('blamed');
+  }
+
+  function blameNote(it) {
+    const by = it.introduced;
+    if (by.hidden) return h('span.blame', 'from ', h('code', short(by.commit_hash).slice(0, 7)), ', a checkpoint of a Space you cannot read');
+    const src = by.source ? [' · drafted from ', h('a', { href: `#/s/${enc(ctx.space)}/chat/${enc(by.source.session_id)}` },
+      `turns ${by.source.first_seq}–${by.source.last_seq}`)] : null;
+    if (it.here) return h('span.blame', 'new in this checkpoint', src);
+    return h('span.blame', 'by ', h('span.blame-author', by.author || 'unknown'), ' in ',
+      h('a', { href: `#/s/${enc(ctx.space)}/c/${by.commit_hash}`, title: by.commit_hash }, `“${by.title || short(by.commit_hash)}”`),
+      ' · ', time(by.created_at), src);
+  }
+
+  async function showCompare(a, b, force) {
+    const key = `cmp/${a}/${b}/${sideBySide}`;
+    if (key === detailKey && !force) return;
     detailKey = key;
     try {
       const [ca, cb, d] = await Promise.all([get(`/commits/${a}`), get(`/commits/${b}`), op('diff', { from: a, to: b })]);
       if (detailKey !== key) return;
+      const mode = (side, label) => h('button' + (sideBySide === side ? '.on' : ''), { type: 'button', 'aria-pressed': String(sideBySide === side),
+        onclick: () => { sideBySide = side; localStorage.setItem('smriti.compare', side ? 'side' : 'unified'); showCompare(a, b); } }, label);
       clear(detail).append(h('div.actions',
         h('button', { type: 'button', onclick: () => go(`/c/${b}`) }, 'Back to checkpoint'),
-        h('button', { type: 'button', onclick: () => go(`/compare/${b}/${a}`) }, 'Swap')),
+        h('button', { type: 'button', onclick: () => go(`/compare/${b}/${a}`) }, 'Swap'),
+        h('div.seg', { role: 'group', 'aria-label': 'Layout' }, mode(false, 'Unified'), mode(true, 'Side by side')),
+        h('button', { type: 'button', onclick: () => compareWithBase(a, b) }, 'Compare with merge base')),
+      otherSidePicker(b),
       h('h2', 'Compare'),
       h('p.compare-head', h('span.del', '− ', links.checkpoint(a), ' ', ca.title), h('span.add', '+ ', links.checkpoint(b), ' ', cb.title)),
-      diffView(d));
+      sideBySide ? sideBySideView(ca, cb, d) : diffView(d));
     } catch (e) {
       clear(detail).append(h('p.error', e.message));
     }
+  }
+
+  // The merge base of the two sides (what a merge would start from) against b.
+  async function compareWithBase(a, b) {
+    try {
+      const r = await op('merge.base', { a, b });
+      if (!r.base) { toast('These two checkpoints share no history: there is no merge base.', 'error'); return; }
+      if (r.base === r.a) { toast('The left side is already the merge base.'); return; }
+      go(`/compare/${r.base}/${b}`);
+    } catch (e) { toast(e.message, 'error'); }
+  }
+
+  // The other side by a Space's name (its HEAD) or a checkpoint (hash, prefix, SPACE~N).
+  function otherSidePicker(b) {
+    const input = h('input#other-side', { name: 'other', list: 'space-names', autocomplete: 'off', placeholder: 'Space name or checkpoint', required: true });
+    const names = h('datalist#space-names');
+    get('/v4/repos').then((r) => {
+      for (const sp of (r.repos || r || [])) if (sp?.name) names.append(h('option', { value: sp.name }));
+    }).catch(() => {});
+    const form = h('form.other-side', { onsubmit: async (e) => {
+      e.preventDefault();
+      const want = input.value.trim();
+      if (!want) return;
+      try {
+        const r = await op('show', { ref: want });
+        go(`/compare/${r.commit_hash}/${b}`);
+      } catch (err) { toast(err.status === 404 ? `There is no Space or checkpoint “${want}”.` : err.message, 'error'); }
+    } }, h('label', { for: 'other-side' }, 'Compare with'), input, names, h('button', { type: 'submit' }, 'Compare'));
+    return form;
   }
 
   async function review(c) {
@@ -230,18 +331,52 @@ export function historyView(ctx, first) {
     }
   }
 
+  // Restore: the dialog previews what changes (HEAD -> the checkpoint, field
+  // by field); the write names the HEAD previewed, so if another writer moved
+  // HEAD meanwhile it is refused rather than applied to a state not shown.
   async function restore(c) {
+    let head;
+    let d;
+    try {
+      head = (await get(`/v4/repos/${enc(ctx.space)}`)).head;
+      d = head ? await op('diff', { from: head, to: c.commit_hash }) : null;
+    } catch (e) { toast(e.message, 'error'); return; }
     const choice = await dialog('Restore this checkpoint?', [
       h('p', 'A new checkpoint with the state of “', c.title || short(c.commit_hash), '” goes on top of HEAD of ', h('strong', ctx.space), '.'),
-      h('p.muted', 'Nothing is deleted: every checkpoint stays in the history, and the new one records where it came from.')],
-    [{ label: 'Cancel', value: '' }, { label: 'Restore', value: 'ok', primary: true }]);
+      d ? h('section.restore-preview', { 'aria-label': 'What changes', tabindex: '0' },
+        h('h3', 'What changes ', h('span.muted', '(HEAD ', h('code', short(head).slice(0, 7)), ' → this checkpoint)')),
+        diffView(d)) : null,
+      h('p.muted', 'Nothing is deleted: every checkpoint stays in the history, and the new one records where it came from. You can undo it.')],
+    [{ label: 'Cancel', value: '' }, { label: 'Restore', value: 'ok', primary: true }], { wide: true });
     if (choice !== 'ok') return;
+    let nc;
     try {
-      const nc = await op('restore', { space: ctx.space, ref: c.commit_hash, author: authorName() });
-      toast('Restored as a new checkpoint on top of HEAD');
+      nc = await op('restore', { space: ctx.space, ref: c.commit_hash, parent: head || undefined, author: authorName() });
+    } catch (e) {
+      toast(e.code === 'conflict' ? `HEAD of “${ctx.space}” moved while the preview was open (another writer): nothing was restored. Look at the new HEAD and restore again if you still want to.` : e.message, 'error');
       await reload();
-      go(`/c/${nc.commit_hash}`);
-    } catch (e) { toast(e.message, 'error'); }
+      return;
+    }
+    await reload();
+    go(`/c/${nc.commit_hash}`);
+    if (head) offerUndo(head, nc);
+    else toast('Restored as a new checkpoint on top of HEAD');
+  }
+
+  // Undo of a restore: bring back the HEAD from before it, as one more
+  // checkpoint on top (nothing deleted), only if HEAD is still the restore.
+  function offerUndo(prev, nc) {
+    toastAction(`Restored as a new checkpoint on top of HEAD (${short(nc.commit_hash).slice(0, 7)}).`, 'Undo restore', async () => {
+      try {
+        const uc = await op('restore', { space: ctx.space, ref: prev, parent: nc.commit_hash, author: authorName() });
+        toast(`Undone: HEAD has the state from before the restore again, as a new checkpoint (${short(uc.commit_hash).slice(0, 7)}).`);
+        await reload();
+        go(`/c/${uc.commit_hash}`);
+      } catch (e) {
+        toast(e.code === 'conflict' ? `Not undone: HEAD of “${ctx.space}” moved since the restore (another writer). Nothing was changed; restore ${short(prev).slice(0, 7)} by hand if you still want it.` : e.message, 'error');
+        await reload();
+      }
+    });
   }
 
   async function fork(c) {
@@ -362,7 +497,8 @@ export function historyView(ctx, first) {
 
   function keys(e) {
     if (e.key === 'j' || e.key === 'k') { move(e.key === 'j' ? 1 : -1); return true; }
-    if (e.key === 'Enter' && selected) { detail.focus(); return true; }
+    // Enter on a button or link presses it (Undo in a notice, an action): not ours
+    if (e.key === 'Enter' && selected && !e.target.closest?.('button, a[href], summary')) { detail.focus(); return true; }
     if (e.key === '/') { filter.focus(); return true; }
     if (e.key === 'c' && selected) {
       const n = nodes.find((x) => x.hash === selected);

@@ -157,3 +157,40 @@ export function reviewView(r, onItem) {
         type: 'button', onclick: () => onItem(it.field, it.index),
       }, `${it.field.replace('_', ' ')} #${it.index + 1}: ${it.text || ''}`)))))))));
 }
+
+// Two checkpoints side by side, field by field: a's items on the left (what
+// b no longer has marked removed), b's on the right (added marked), edited
+// items marked on both sides; d is their diff (operation diff).
+export function sideBySideView(a, b, d) {
+  const mark = (field, side) => {
+    const fd = d[field] || {};
+    const removed = new Set((fd.removed || []).map((it) => itemText(field, it)));
+    const added = new Set((fd.added || []).map((it) => itemText(field, it)));
+    const changed = new Set((fd.changed || []).map((ch) => itemText(field, ch.to)));
+    return (it) => {
+      const t = itemText(field, it);
+      if (side === 'a' && removed.has(t)) return ['del', '−', 'removed'];
+      if (side === 'b' && added.has(t)) return ['add', '+', 'added'];
+      if (changed.has(t)) return ['chg', '~', 'changed'];
+      return ['same', ' ', null];
+    };
+  };
+  const column = (c, field, side) => {
+    const m = mark(field, side);
+    return h('ul.diff.sbs-col', (c[field] || []).map((it) => {
+      const [cls, sign, label] = m(it);
+      return h('li.' + cls, h('span.sign', label ? { 'aria-label': label } : { 'aria-hidden': 'true' }, sign), itemText(field, it),
+        field === 'tasks' ? ` (${it.status})` : null);
+    }));
+  };
+  const scalar = (f, label) => h('section.ck-field.sbs-field', { 'data-field': f }, h('h3', label),
+    h('div.sbs-row', h('div.sbs-col' + (d[f] ? '.del' : ''), a[f] || '(empty)'), h('div.sbs-col' + (d[f] ? '.add' : ''), b[f] || '(empty)')));
+  const parts = [scalar('title', 'Title')];
+  if (a.summary || b.summary) parts.push(scalar('summary', 'Summary'));
+  for (const [field, label] of FIELDS) {
+    if (!(a[field] || []).length && !(b[field] || []).length) continue;
+    parts.push(h('section.ck-field.sbs-field', { 'data-field': field }, h('h3', label),
+      h('div.sbs-row', column(a, field, 'a'), column(b, field, 'b'))));
+  }
+  return h('div.sbs-view', parts);
+}

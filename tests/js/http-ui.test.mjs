@@ -170,6 +170,26 @@ describe('views', () => {
     assert.deepEqual(empty.nodes, []);
   });
 
+  test('changes=1: each node of a page counts what the diff against its first parent finds', async () => {
+    const plain = await expectStatus(srv, 'GET', '/v4/repos/trip/graph?limit=2', 200);
+    assert.ok(plain.nodes.every((n) => !('changes' in n)), 'only when asked');
+    const g = await expectStatus(srv, 'GET', '/v4/repos/trip/graph?changes=1', 200);
+    for (const n of g.nodes) {
+      const d = n.parent ? (await expectStatus(srv, 'POST', '/api/ops/diff', 200, { body: { from: n.parent, to: n.hash } })).result : null;
+      for (const f of ['decisions', 'assumptions', 'tasks', 'open_questions', 'entities', 'artifacts']) {
+        const want = d ? d[f] : null;
+        const got = n.changes[f];
+        if (!d) continue;
+        if (!want) { assert.equal(got, undefined, `${n.title} ${f}`); continue; }
+        assert.deepEqual([got.added, got.removed, got.changed], [want.added.length, want.removed.length, want.changed.length], `${n.title} ${f}`);
+      }
+    }
+    const first = g.nodes.find((n) => !n.parent);
+    assert.ok(Object.keys(first.changes).length > 0, 'a first checkpoint adds what it holds');
+    const p2 = await expectStatus(srv, 'GET', `/v4/repos/trip/graph?limit=2&changes=1&after=${plain.next}`, 200);
+    assert.ok(p2.nodes.every((n) => n.changes), 'later pages too');
+  });
+
   test('overview: HEAD title and author, sessions, last activity', async () => {
     const v = await expectStatus(srv, 'GET', '/v4/overview', 200);
     const trip = v.find((s) => s.name === 'trip');

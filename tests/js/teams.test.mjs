@@ -157,6 +157,7 @@ function teamSuite(kind, makeDb) {
       merge: async () => ({ space: 'proj', ref: 'projfork' }),
       log: async () => ({ space: 'proj' }),
       diff: async () => ({ from: head, to: head }),
+      'merge.base': async () => ({ a: head, b: 'projfork' }),
       restore: async () => ({ space: 'proj', ref: head }),
       fork: async () => ({ ref: head, into: uniq('fork') }),
       fsck: async () => ({ space: 'proj' }),

@@ -235,6 +235,40 @@ TEST(diff_reports_added_removed_changed_by_identity)
 	checkpoint_release(&b);
 }
 
+/* The counts a history row shows: per field, and tasks done apart. */
+TEST(diff_counts_per_field_and_tasks_done)
+{
+	struct checkpoint a, b;
+	json_t *n, *t;
+	size_t n_assumptions;
+
+	load_vector(&a);
+	load_vector(&b);
+	json_array_append_new(b.decisions, json_pack("{s:s}", "text", "Use C"));
+	json_array_append_new(b.decisions, json_pack("{s:s}", "text", "Use make"));
+	json_array_remove(b.assumptions, 0);
+	json_object_set_new(json_array_get(b.tasks, 0), "status", json_string("done"));
+	n = checkpoint_diff_counts(&a, &b);
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(n, "decisions"), "added")), 2);
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(n, "assumptions"), "removed")), 1);
+	t = json_object_get(n, "tasks");
+	CHECK_INT(json_integer_value(json_object_get(t, "changed")), 1);
+	CHECK_INT(json_integer_value(json_object_get(t, "done")), 1);
+	CHECK(json_object_get(n, "entities") == NULL);
+	json_decref(n);
+	/* against nothing (a first checkpoint) everything is added */
+	n_assumptions = json_array_size(a.assumptions);
+	n = checkpoint_diff_counts(NULL, &a);
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(n, "assumptions"), "added")),
+		  (long long)n_assumptions);
+	json_decref(n);
+	n = checkpoint_diff_counts(&a, &a);
+	CHECK_INT(json_object_size(n), 0);
+	json_decref(n);
+	checkpoint_release(&a);
+	checkpoint_release(&b);
+}
+
 TEST(ref_parse_splits_ancestry)
 {
 	struct ref_spec r;

@@ -3510,6 +3510,52 @@ CONFORMANCE(blame_follows_parents_and_restores)
 	CHECK_INT(ops_blame(&ctx, "nope", &res, &err), SMR_ENOTFOUND);
 }
 
+/*
+ * A restore given the HEAD it expects (the UI's Undo of a restore) writes
+ * only while HEAD is still there: after another writer moved it the restore
+ * is refused as a conflict naming HEAD, and nothing is written.
+ */
+CONFORMANCE(restore_on_an_expected_head_refuses_when_head_moved)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct ops_ctx ctx;
+	struct space sp = { 0 };
+	struct checkpoint r = { 0 }, u = { 0 }, head = { 0 };
+	char *before = NULL;
+
+	ops_ctx_init(&ctx, f->st);
+	ctx.now = conf_now;
+	snprintf(conf_clock, sizeof(conf_clock), "2026-12-01T09:00:00.000000Z");
+	CHECK_INT(ops_space_create(&ctx, "u", NULL, &sp, &err), SMR_OK);
+	space_release(&sp);
+	commit_json(&ctx, "u", "{\"title\":\"one\",\"decisions\":[\"a\"]}", "ann",
+		    "2026-12-01T10:00:00.000000Z");
+	commit_json(&ctx, "u", "{\"title\":\"two\",\"decisions\":[\"b\"]}", "bo",
+		    "2026-12-01T11:00:00.000000Z");
+	CHECK_INT(ops_resolve(&ctx, "u", &head, &err), SMR_OK);
+	before = xstrdup(head.hash);
+	checkpoint_release(&head);
+	/* restore "one", then undo it: bring back what HEAD was, on the restore */
+	CHECK_INT(ops_restore_on(&ctx, "u", "u~1", before, "cy", &r, &err), SMR_OK);
+	CHECK_STR(r.parent_hash, before);
+	CHECK_INT(ops_restore_on(&ctx, "u", before, r.hash, "cy", &u, &err), SMR_OK);
+	CHECK_STR(u.parent_hash, r.hash);
+	CHECK_STR(u.title, "two");
+	CHECK_STR(json_string_value(json_object_get(u.metadata, "restored_from")), before);
+	checkpoint_release(&u);
+	/* a writer moves HEAD; undoing the (now old) restore again is refused */
+	commit_json(&ctx, "u", "{\"title\":\"three\",\"decisions\":[\"c\"]}", "dee",
+		    "2026-12-01T12:00:00.000000Z");
+	err = (struct smr_err)SMR_ERR_INIT;
+	CHECK_INT(ops_restore_on(&ctx, "u", before, r.hash, "cy", &u, &err), SMR_ECONFLICT);
+	CHECK(strstr(err.msg, "HEAD") != NULL);
+	CHECK_INT(ops_resolve(&ctx, "u", &head, &err), SMR_OK);
+	CHECK_STR(head.title, "three");
+	checkpoint_release(&head);
+	checkpoint_release(&r);
+	free(before);
+}
+
 /* A merge's second parent is followed too: an item from the other line is blamed there. */
 CONFORMANCE(blame_follows_a_merge_into_the_other_line)
 {
