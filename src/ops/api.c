@@ -280,8 +280,6 @@ static enum smr_rc op_checkpoint_update(struct ops_ctx *ctx, const json_t *p, js
 	return rc;
 }
 
-static enum smr_rc api_bool(const json_t *p, const char *key, int *out, struct smr_err *err);
-
 static enum smr_rc op_merge(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			    struct smr_err *err)
 {
