@@ -7,12 +7,8 @@
 // explicit choice.  The statuses come from the server (draft.plan); this
 // module holds only the person's choices and draws them.
 import { h } from './dom.js';
-import { FIELDS, itemText } from './inspect.js';
+import { FIELDS, ITEM_NOUN, itemText } from './inspect.js';
 
-const NOUN = {
-  decisions: 'decision', assumptions: 'assumption', tasks: 'task',
-  open_questions: 'question', entities: 'entity', artifacts: 'artifact',
-};
 const STATUS = {
   new: 'new', done: "marks HEAD's task done", replaces: "replaces HEAD's artifact",
   in_head: 'already in HEAD', repeated: 'listed twice in the draft',
@@ -62,7 +58,7 @@ function draftItem(field, entry, ch, changed) {
     return h('li.review-item.passive', { 'data-status': entry.status }, h('span.take-gap', { 'aria-hidden': 'true' }),
       h('span.item-body', itemLabel(field, entry.item)), chip);
   }
-  const box = h('input', { type: 'checkbox', 'aria-label': `Take ${NOUN[field]}: ${key}`, checked: !ch.rejected[field].has(key),
+  const box = h('input', { type: 'checkbox', 'aria-label': `Take ${ITEM_NOUN[field]}: ${key}`, checked: !ch.rejected[field].has(key),
     onchange: (e) => {
       if (e.target.checked) ch.rejected[field].delete(key);
       else ch.rejected[field].add(key);
@@ -78,7 +74,7 @@ function headItem(field, it, i, ch, changed) {
   const dropped = ch.replace || ch.dropped[field].has(pos);
   const btn = h('button.small' + (dropped ? '' : '.ghost'), {
     type: 'button', 'aria-pressed': String(dropped && !ch.replace), disabled: ch.replace,
-    'aria-label': `${ch.replace ? 'Dropped' : dropped ? 'Keep' : 'Drop'} ${NOUN[field]}: ${itemText(field, it)}`,
+    'aria-label': `${ch.replace ? 'Dropped' : dropped ? 'Keep' : 'Drop'} ${ITEM_NOUN[field]}: ${itemText(field, it)}`,
     onclick: () => {
       if (ch.dropped[field].has(pos)) ch.dropped[field].delete(pos);
       else ch.dropped[field].add(pos);

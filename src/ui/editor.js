@@ -12,7 +12,7 @@
 // choices.  Ctrl/Cmd+S saves.
 import { h, clear, append, toast, short } from './dom.js';
 import { get, post, op, enc, recordedAs, authorParam } from './api.js';
-import { FIELDS, diffView } from './inspect.js';
+import { FIELDS, ITEM_NOUN, diffView } from './inspect.js';
 import { newChoices, choiceParams, reviewForm } from './draftreview.js';
 
 const EMPTY_ITEM = {
@@ -118,7 +118,7 @@ export function editorView(ctx, first) {
       const list = state[f];
       formBox.append(h('fieldset.edit-list', { 'data-field': f }, h('legend', label),
         h('ol', list.map((_, i) => itemEditor(f, list, i))),
-        h('button.small', { type: 'button', onclick: () => { list.push(EMPTY_ITEM[f]()); drawForm(); formBox.querySelector(`[data-field="${f}"] li:last-child input, [data-field="${f}"] li:last-child textarea`)?.focus(); } }, `Add ${label.toLowerCase().replace(/s$/, '')}`)));
+        h('button.small', { type: 'button', onclick: () => { list.push(EMPTY_ITEM[f]()); drawForm(); formBox.querySelector(`[data-field="${f}"] li:last-child input, [data-field="${f}"] li:last-child textarea`)?.focus(); } }, `Add ${ITEM_NOUN[f]}`)));
     }
   }
 

@@ -12,6 +12,11 @@ export const FIELDS = [
   ['entities', 'Entities'],
   ['artifacts', 'Artifacts'],
 ];
+// One item of each list, in words ("Add entity")
+export const ITEM_NOUN = {
+  decisions: 'decision', assumptions: 'assumption', tasks: 'task',
+  open_questions: 'open question', entities: 'entity', artifacts: 'artifact',
+};
 const CODE_KINDS = /^(code|json|yaml|yml|sql|sh|shell|bash|c|h|js|ts|py|python|go|rust|rs|java|diff|patch|csv|toml|xml|html|css)$/i;
 
 export const itemText = (field, it) =>

@@ -286,3 +286,14 @@ describe('Spaces', () => {
     await done();
   });
 });
+
+describe('editor', () => {
+  test('each list\'s Add button names one item of it ("Add entity", not "Add entitie")', async () => {
+    await open('#/s/payments/new');
+    const adds = page.locator('fieldset.edit-list > button');
+    await adds.first().waitFor();
+    const words = await adds.allTextContents();
+    assert.deepEqual(words, ['Add decision', 'Add assumption', 'Add task', 'Add open question', 'Add entity', 'Add artifact']);
+    await done();
+  });
+});
