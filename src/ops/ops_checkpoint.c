@@ -998,10 +998,9 @@ enum smr_rc ops_restore_on(struct ops_ctx *ctx, const char *space, const char *r
 	if (!rc) {
 		checkpoint_copy_content(&c, &src);
 		json_object_set_new(c.metadata, "restored_from", json_string(src.hash));
-		if (author) {
-			free(c.author);
-			c.author = xstrdup(author);
-		}
+		/* a restore is the restorer's write, not the restored checkpoint's author's */
+		free(c.author);
+		c.author = author ? xstrdup(author) : NULL;
 		rc = write_checkpoint(ctx, sp.id, &c, parent, out, err);
 	}
 	checkpoint_release(&src);

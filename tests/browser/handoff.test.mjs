@@ -79,9 +79,9 @@ describe('hand-off notes', () => {
     const h = head();
     assert.equal(h.title, 'Old tables dropped', 'HEAD did not move');
     assert.equal(h.handoff.note, NOTE);
-    assert.equal(h.handoff.author, 'person');
+    assert.equal(h.handoff.author, 'tester', 'the server\'s own default author (the UI names nobody)');
     assert.equal(h.handoff.on_head, true);
-    assert.match(ok(tmp.db, ['head', 'payments']), /Hand-off note \(person, [^)]+\):\n {4}do not drop the foreign keys/);
+    assert.match(ok(tmp.db, ['head', 'payments']), /Hand-off note \(tester, [^)]+\):\n {4}do not drop the foreign keys/);
     // the CLI through the server
     const remote = run(tmp.db, ['--remote', srv.url, 'head', 'payments']);
     assert.equal(remote.code, 0, remote.stderr);
@@ -137,7 +137,7 @@ describe('Where HEAD has been', () => {
     await rows.first().waitFor();
     assert.equal(await rows.count(), reflog.length);
     const top = await rows.first().textContent();
-    assert.match(top, /@\{0\}.*Restored.*person/s);
+    assert.match(top, /@\{0\}.*Restored.*tester/s);
     assert.match(top, /HEAD now/);
     const third = rows.nth(2);
     assert.match(await third.textContent(), new RegExp(`${reflog[2].actor}.*${reflog[2].new.slice(0, 12)}`, 's'));

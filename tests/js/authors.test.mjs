@@ -111,7 +111,8 @@ async function scenario(db, fake, p, T, want) {
   const m = named('merge', p, want.author);
   assert.ok(m.merge_parent_hash, 'a merge');
   assert.equal(m.title, want.title || `Merge ${alt} into ${p}`);
-  await T.restore(p, `${p}~2`);
+  // p~1 is the 'setup' line: a restore is named by who restores, not by who wrote what it brings back
+  await T.restore(p, `${p}~1`);
   named('restore', p, want.author);
   if (T.draftSave) {
     fake.reset();
