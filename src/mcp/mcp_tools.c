@@ -108,6 +108,20 @@ static json_t *out_list(const char *key, int tasks, const char *desc)
 			 "description", desc);
 }
 
+static json_t *out_handoff_note(void)
+{
+	json_t *o = s_object(0);
+
+	prop(o, "note", s_text("The note"), 1);
+	prop(o, "checkpoint", s_text("commit_hash of the checkpoint it was left on"), 1);
+	prop(o, "author", s_text("Who left it"), 1);
+	prop(o, "created_at", s_text("UTC time, ISO 8601"), 1);
+	prop(o, "on_head", json_pack("{s:s, s:s}", "type", "boolean", "description",
+				     "Whether it was left on the HEAD you read (false: HEAD moved "
+				     "since; check it still applies)"), 1);
+	return o;
+}
+
 static json_t *out_checkpoint(void)
 {
 	json_t *o = s_object(0);
@@ -132,9 +146,8 @@ static json_t *out_checkpoint(void)
 	prop(o, "metadata", json_pack("{s:s}", "type", "object"), 1);
 	prop(o, "author", s_text("Who wrote it (may be empty)"), 1);
 	prop(o, "created_at", s_text("UTC time, ISO 8601"), 1);
-	prop(o, "handoff", json_pack("{s:s, s:s}", "type", "object", "description",
-				     "HEAD reads only, when a person left one: the newest hand-off "
-				     "note {note, checkpoint, author, created_at, on_head}"), 0);
+	/* HEAD reads only, when a person left one: the Space's newest note */
+	prop(o, "handoff", out_handoff_note(), 0);
 	return o;
 }
 
@@ -423,20 +436,6 @@ static json_t *in_handoff(void)
 				     "Restore ref onto HEAD and leave the note on it, in one call"),
 	     0);
 	prop(o, "author", s_text("Who leaves the note"), 0);
-	return o;
-}
-
-static json_t *out_handoff_note(void)
-{
-	json_t *o = s_object(0);
-
-	prop(o, "note", s_text("The note"), 1);
-	prop(o, "checkpoint", s_text("commit_hash of the checkpoint it was left on"), 1);
-	prop(o, "author", s_text("Who left it"), 1);
-	prop(o, "created_at", s_text("UTC time, ISO 8601"), 1);
-	prop(o, "on_head", json_pack("{s:s, s:s}", "type", "boolean", "description",
-				     "Whether it was left on the HEAD you read (false: HEAD moved "
-				     "since; check it still applies)"), 1);
 	return o;
 }
 
