@@ -73,8 +73,8 @@ FULL_SRC = $(wildcard src/provider/*.c src/http/*.c src/ops/runtime/*.c \
              src/cli/full/*.c src/store/full/*.c)
 LEAN_ONLY = src/cli/lean.c src/ops/builtins_lean.c
 # The web UI's sources (text in git) become one generated C file in the
-# build directory, made by a host-side tool (tools/embed.c, which also gzips
-# each file with zlib); no Node.js.
+# build directory, made by a host-side tool (tools/embed.c, which also
+# compresses each file with brotli and gzip); no Node.js.
 UI_SRC  = $(sort $(wildcard src/ui/*.html src/ui/*.css src/ui/*.js src/ui/*.svg) \
             $(wildcard src/ui/vendor/*.mjs))
 UI_GEN  = $(BUILD)/gen/ui_assets.c
@@ -119,7 +119,7 @@ fuzz: $(addprefix $(BUILD)/fuzz-,$(FUZZ_TARGETS))
 
 $(BUILD)/embed: tools/embed.c
 	@mkdir -p $(dir $@)
-	$(HOST_CC) -std=c11 -O2 -Wall -Wextra -Werror -o $@ $< -lz
+	$(HOST_CC) -std=c11 -O2 -Wall -Wextra -Werror -o $@ $< -lbrotlienc -lz
 
 $(UI_GEN): $(BUILD)/embed $(UI_SRC)
 	@mkdir -p $(dir $@)

@@ -8,16 +8,26 @@
 
 #include <stddef.h>
 
+/* How many compressed forms an asset may have (see tools/embed.c). */
+#define UI_FORMS 2
+
 struct ui_asset {
 	const char *name;               /* file name, served at /ui/NAME */
 	const char *mime;               /* Content-Type */
 	const char *etag;               /* quoted, changes with the bytes */
 	const unsigned char *data;
 	size_t len;
-	/* the same bytes gzipped at build time, or NULL if that is no smaller */
-	const unsigned char *gz;
-	size_t gz_len;
-	const char *gz_etag;            /* quoted, differs from etag */
+	/*
+	 * The same bytes compressed at build time, in the order the server
+	 * prefers them (brotli, then gzip); coding is NULL for a form that
+	 * would be no smaller than the file.
+	 */
+	struct ui_form {
+		const char *coding;     /* Content-Encoding: "br", "gzip" */
+		const unsigned char *data;
+		size_t len;
+		const char *etag;       /* quoted, differs from the plain one */
+	} forms[UI_FORMS];
 };
 
 /* Terminated by an entry whose name is NULL. */

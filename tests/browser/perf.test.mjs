@@ -1,7 +1,8 @@
 // perf.test.mjs -- figures of the web UI measured in the browser (reported,
 // never asserted: speed is not a test's business): the time to a rendered,
 // scrollable history of a Space with 5,000 checkpoints and to a session of
-// 2,000 turns, and the size of the UI's files, raw and gzipped.  The big
+// 2,000 turns, the time until a checkpoint the CLI writes shows in an open
+// page, and the size of the UI's files, raw and gzipped.  The big
 // Space is written straight into SQLite in one transaction (the hashes are
 // placeholders: the views do not recompute them), the long session through
 // the ingest operation.
@@ -9,7 +10,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
-import { gzipSync } from 'node:zlib';
+import { gzipSync, brotliCompressSync, constants as zc } from 'node:zlib';
 import path from 'node:path';
 import { tempDb, ok, ROOT } from '../js/helpers.mjs';
 import { startServer, request, expectStatus } from '../js/http-helpers.mjs';
@@ -117,12 +118,36 @@ test(`session of ${TURNS} turns: time to rendered and scrollable`, async () => {
   await page.close();
 });
 
-test('size of the UI files, raw and gzipped', async () => {
+test('a checkpoint written by the CLI: time until an open page shows it', async () => {
+  ok(tmp.db, ['space', 'create', 'watched']);
+  ok(tmp.db, ['commit', 'watched', '-m', 'First step', '--decision', 'Use C']);
+  const page = await guardedPage(browser);
+  await page.goto(`${srv.url}/#/s/watched`);
+  await page.locator('.row-title', { hasText: 'First step' }).waitFor();
+  const times = [];
+  for (let i = 1; i <= 5; i++) {
+    const title = `Agent step ${i}`;
+    const t0 = performance.now();
+    ok(tmp.db, ['commit', 'watched', '-m', title, '--decision', `Decision ${i}`, '--author', 'codex']);
+    const written = performance.now() - t0;
+    await page.locator('.row-title', { hasText: title }).waitFor();
+    times.push([written, performance.now() - t0]);
+  }
+  const shown = times.map(([, t]) => t.toFixed(0)).join(', ');
+  const cli = times.map(([w]) => w.toFixed(0)).join(', ');
+  console.log(`# figure: a CLI write shown in an open page after ${shown} ms (the CLI itself took ${cli} ms of that)`);
+  assert.equal(await page.locator('.row-title', { hasText: 'Agent step' }).count(), 5);
+  page.guard.check();
+  await page.close();
+});
+
+test('size of the UI files, raw, gzipped and with brotli', async () => {
   const dir = path.join(ROOT, 'src/ui');
   const names = [...readdirSync(dir).filter((f) => /\.(html|css|js|svg)$/.test(f)),
     ...readdirSync(path.join(dir, 'vendor')).filter((f) => f.endsWith('.mjs'))];
   let raw = 0;
   let gz = 0;
+  let br = 0;
   const rows = [];
   for (const name of names) {
     const res = await request(srv, 'GET', name === 'index.html' ? '/' : `/ui/${name}`);
@@ -131,7 +156,8 @@ test('size of the UI files, raw and gzipped', async () => {
     const z = gzipSync(bytes, { level: 9 }).length;
     raw += bytes.length;
     gz += z;
+    br += brotliCompressSync(bytes, { params: { [zc.BROTLI_PARAM_QUALITY]: 11 } }).length;
     rows.push(`${name} ${bytes.length}/${z}`);
   }
-  console.log(`# figure: UI files ${names.length}, ${(raw / 1024).toFixed(1)} KiB raw, ${(gz / 1024).toFixed(1)} KiB gzipped (${rows.join(', ')})`);
+  console.log(`# figure: UI files ${names.length}, ${(raw / 1024).toFixed(1)} KiB raw, ${(gz / 1024).toFixed(1)} KiB gzipped, ${(br / 1024).toFixed(1)} KiB with brotli (${rows.join(', ')})`);
 });
