@@ -5,6 +5,7 @@
  */
 #include "domain/bundle.h"
 #include "domain/bundle_internal.h"
+#include "util/hex.h"
 
 #include <nettle/sha2.h>
 #include <stdlib.h>
@@ -109,12 +110,7 @@ static json_t *space_json(const struct space_bundle *b)
 
 void bundle_digest_hex(const uint8_t *d, char *out)
 {
-	static const char hex[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < SHA256_DIGEST_SIZE; i++) {
-		out[2 * i] = hex[d[i] >> 4];
-		out[2 * i + 1] = hex[d[i] & 15];
-	}
+	hex_digits(d, SHA256_DIGEST_SIZE, out);
 }
 
 void bundle_digest_light(const json_t *light, char out[65])

@@ -10,6 +10,7 @@
 #include "domain/checkpoint.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
+#include "util/hex.h"
 
 #include <nettle/sha2.h>
 #include <stdlib.h>
@@ -508,7 +509,6 @@ char *checkpoint_canonical(const struct checkpoint *c)
 
 void checkpoint_compute_hash(const struct checkpoint *c, char out[HASH_HEX_LEN + 1])
 {
-	static const char hex[] = "0123456789abcdef";
 	uint8_t digest[SHA256_DIGEST_SIZE];
 	struct sha256_ctx ctx;
 	char *canon = checkpoint_canonical(c);
@@ -517,11 +517,7 @@ void checkpoint_compute_hash(const struct checkpoint *c, char out[HASH_HEX_LEN +
 	sha256_update(&ctx, strlen(canon), (const uint8_t *)canon);
 	sha256_digest(&ctx, sizeof(digest), digest);
 	free(canon);
-	for (size_t i = 0; i < sizeof(digest); i++) {
-		out[2 * i] = hex[digest[i] >> 4];
-		out[2 * i + 1] = hex[digest[i] & 15];
-	}
-	out[HASH_HEX_LEN] = '\0';
+	hex_encode(digest, sizeof(digest), out);
 }
 
 void checkpoint_seal(struct checkpoint *c)

@@ -5,6 +5,7 @@
 #include "domain/checkpoint.h"
 #include "domain/markdown.h"
 #include "util/xalloc.h"
+#include "util/isotime.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,18 +23,9 @@ static void data(struct buf *b, const char *s, size_t n)
 /* Seconds since the epoch of an ISO UTC time; 0 if unreadable. */
 static long long epoch(const char *iso)
 {
-	struct tm tm = { 0 };
-	int y, mo, d, h, mi, s;
+	long long t = iso_seconds(iso);
 
-	if (!iso || sscanf(iso, "%4d-%2d-%2dT%2d:%2d:%2d", &y, &mo, &d, &h, &mi, &s) != 6)
-		return 0;
-	tm.tm_year = y - 1900;
-	tm.tm_mon = mo - 1;
-	tm.tm_mday = d;
-	tm.tm_hour = h;
-	tm.tm_min = mi;
-	tm.tm_sec = s;
-	return (long long)timegm(&tm);
+	return t < 0 ? 0 : t;
 }
 
 /* A person line: the name without '<', '>' or line breaks, and no e-mail. */

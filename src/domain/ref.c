@@ -5,6 +5,7 @@
  */
 #include "domain/ref.h"
 #include "util/xalloc.h"
+#include "util/isotime.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -105,7 +106,6 @@ static enum smr_rc parse_date(const char *ref, const char *text, const char *now
 {
 	time_t base = 0, t;
 	long back = 0;
-	struct tm tm;
 
 	if (!now || parse_iso(now, &base))
 		return smr_errf(err, SMR_EUSAGE, "'%s': no clock to read '%s' against", ref, text);
@@ -123,8 +123,7 @@ static enum smr_rc parse_date(const char *ref, const char *text, const char *now
 				"bad reference '%s': '%s' is not a number or a date (try"
 				" 2026-12-01, '2026-12-01 12:00', yesterday, '3 hours ago')",
 				ref, text);
-	gmtime_r(&t, &tm);
-	strftime(out, 32, "%Y-%m-%dT%H:%M:%S.999999Z", &tm);
+	iso_format((long long)t, 999999, out);
 	return SMR_OK;
 }
 

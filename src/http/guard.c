@@ -12,6 +12,7 @@
  */
 #include "http/internal.h"
 #include "util/xalloc.h"
+#include "util/hex.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -157,7 +158,6 @@ static void add_allowed(struct http_guard *g, const char *s, size_t n, unsigned 
  */
 static void cookie_value(const char *token, char out[65])
 {
-	static const char hex[] = "0123456789abcdef";
 	struct sha256_ctx sha;
 	uint8_t d[32];
 
@@ -165,11 +165,7 @@ static void cookie_value(const char *token, char out[65])
 	sha256_update(&sha, 17, (const uint8_t *)"smriti-ui-cookie:");
 	sha256_update(&sha, strlen(token), (const uint8_t *)token);
 	sha256_digest(&sha, sizeof(d), d);
-	for (int i = 0; i < 32; i++) {
-		out[2 * i] = hex[d[i] >> 4];
-		out[2 * i + 1] = hex[d[i] & 15];
-	}
-	out[64] = '\0';
+	hex_encode(d, sizeof(d), out);
 }
 
 void http_guard_init(struct http_guard *g, const char *bound_host, unsigned port,
@@ -302,7 +298,7 @@ int http_guard_cookie(const struct http_guard *g, const char *h)
 		while (*p == ' ' || *p == ';')
 			p++;
 		if (!strncmp(p, HTTP_AUTH_COOKIE, klen) && p[klen] == '=' &&
-		    strspn(p + klen + 1, "0123456789abcdef") == 64)
+		    hex_span(p + klen + 1) == 64)
 			return memeql_sec(p + klen + 1, g->cookie, 64);
 		p = strchr(p, ';');
 		if (!p)

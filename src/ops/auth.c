@@ -11,6 +11,8 @@
 #include "ops/auth_keeper.h"
 #include "util/sys.h"
 #include "util/xalloc.h"
+#include "util/hex.h"
+#include "util/isotime.h"
 
 #include <nettle/memops.h>
 #include <nettle/sha2.h>
@@ -156,42 +158,12 @@ static struct auth_cache *cache_refresh(struct ops_ctx *ctx)
 	return c;
 }
 
-static void hex(const uint8_t *b, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
 
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = digits[b[i] >> 4];
-		out[2 * i + 1] = digits[b[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
-
-/* Seconds since the epoch of one of sys_now_iso()'s timestamps; -1 if it is not one. */
-static long long iso_seconds(const char *iso)
-{
-	struct tm tm = { 0 };
-	const char *end = iso ? strptime(iso, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
-
-	return end ? (long long)timegm(&tm) : -1;
-}
-
-static void iso_from_seconds(long long t, char out[32])
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-	char date[24];
-
-	gmtime_r(&tt, &tm);
-	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(out, 32, "%.19s.000000Z", date);
-}
 
 static int token_shape_ok(const char *t)
 {
 	return t && strlen(t) == TOKEN_LEN && !strncmp(t, TOKEN_PREFIX, 4) &&
-	       strspn(t + 4, "0123456789abcdef") == TOKEN_SECRET_HEX;
+	       hex_span(t + 4) == TOKEN_SECRET_HEX;
 }
 
 static void set_field(char *dst, size_t size, const char *src)
@@ -431,7 +403,7 @@ enum smr_rc ops_auth_token_digest(struct ops_ctx *ctx, const char *token,
 		memo_keep(memo, token, c, e);
 		return SMR_OK;
 	}
-	hex(digest, SHA256_DIGEST_SIZE, hash);
+	hex_encode(digest, SHA256_DIGEST_SIZE, hash);
 	ctx->now(now);
 	rc = store_token_find(ctx->st, hash, &t, err);
 	if (rc == SMR_ENOTFOUND || (!rc && (!t.hash || strlen(t.hash) != 64 ||
@@ -889,16 +861,16 @@ static enum smr_rc op_token_create(struct ops_ctx *ctx, const json_t *p, json_t 
 		goto out;
 	sys_random(secret, sizeof(secret));
 	memcpy(token, TOKEN_PREFIX, 4);
-	hex(secret, sizeof(secret), token + 4);
+	hex_encode(secret, sizeof(secret), token + 4);
 	explicit_bzero(secret, sizeof(secret));
 	sha256_of(token, digest);
-	hex(digest, sizeof(digest), hash);
+	hex_encode(digest, sizeof(digest), hash);
 	sys_random(idb, sizeof(idb));
 	memcpy(id, "tok_", 4);
-	hex(idb, sizeof(idb), id + 4);
+	hex_encode(idb, sizeof(idb), id + 4);
 	ctx->now(now);
 	if (secs)
-		iso_from_seconds(iso_seconds(now) + secs, until);
+		iso_format(iso_seconds(now) + secs, 0, until);
 	t = (struct token){ .id = id, .user_id = u.id, .user_name = u.name, .created_at = now,
 			    .expires_at = secs ? until : NULL };
 	rc = store_token_create(ctx->st, &t, hash, err);

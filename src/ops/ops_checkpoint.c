@@ -12,6 +12,7 @@
 #include "ops/ops.h"
 #include "store/auth.h"
 #include "util/xalloc.h"
+#include "util/hex.h"
 
 #include <ctype.h>
 #include <pthread.h>
@@ -102,7 +103,7 @@ static enum smr_rc unique_hash(struct ops_ctx *ctx, const char *prefix, char **o
 /* 1 for 1 to 3 lower-case hex digits: meant as a prefix, but too short to be one. */
 static int is_short_hex(const char *s)
 {
-	size_t n = strspn(s, "0123456789abcdef");
+	size_t n = hex_span(s);
 
 	return n > 0 && n < 4 && !s[n];
 }
@@ -463,7 +464,7 @@ static enum smr_rc parent_arg(const char *parent, char **out, struct smr_err *er
 
 static int is_full_hash(const char *s)
 {
-	size_t n = strspn(s, "0123456789abcdef");
+	size_t n = hex_span(s);
 
 	return n == 64 && !s[n];
 }

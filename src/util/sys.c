@@ -5,6 +5,7 @@
 #include "util/sys.h"
 #include "util/buf.h"
 #include "util/xalloc.h"
+#include "util/isotime.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,13 +23,9 @@
 void sys_now_iso(char out[32])
 {
 	struct timespec ts;
-	struct tm tm;
-	char date[24];
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(out, 32, "%.19s.%06dZ", date, (int)(ts.tv_nsec / 1000));
+	iso_format((long long)ts.tv_sec, ts.tv_nsec / 1000, out);
 }
 
 /* Microseconds on clock id. */

@@ -21,6 +21,7 @@
 #include "util/utf8.h"
 #include "util/workq.h"
 #include "util/xalloc.h"
+#include "util/isotime.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -684,12 +685,11 @@ enum smr_rc draft_create(struct ops_ctx *ctx, struct runtime *rt, const struct d
 /* Seconds from ISO time a to ISO time b (both "YYYY-MM-DDTHH:MM:SS..."), or -1. */
 static long seconds_between(const char *a, const char *b)
 {
-	struct tm ta = { 0 }, tb = { 0 };
+	long long ta = iso_seconds(a), tb = iso_seconds(b);
 
-	if (!a || !b || !strptime(a, "%Y-%m-%dT%H:%M:%S", &ta) ||
-	    !strptime(b, "%Y-%m-%dT%H:%M:%S", &tb))
+	if (ta < 0 || tb < 0)
 		return -1;
-	return (long)(timegm(&tb) - timegm(&ta));
+	return (long)(tb - ta);
 }
 
 /*

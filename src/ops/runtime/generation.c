@@ -14,6 +14,7 @@
 #include "util/buf.h"
 #include "util/sys.h"
 #include "util/xalloc.h"
+#include "util/isotime.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -847,19 +848,12 @@ static void *ticker_main(void *arg)
 /* The ISO 8601 UTC time `seconds` before now (same format, so they compare as text). */
 static void iso_before(const char *now, long seconds, char out[32])
 {
-	struct tm tm = { 0 };
-	time_t t;
+	long long t = iso_seconds(now);
 
-	if (sscanf(now, "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-		   &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6) {
-		snprintf(out, 32, "%s", now);
-		return;
-	}
-	tm.tm_year -= 1900;
-	tm.tm_mon -= 1;
-	t = timegm(&tm) - seconds;
-	gmtime_r(&t, &tm);
-	strftime(out, 32, "%Y-%m-%dT%H:%M:%S.000000Z", &tm);
+	if (t < 0)
+		snprintf(out, ISO_TIME_SIZE, "%s", now);
+	else
+		iso_format(t - seconds, 0, out);
 }
 
 enum smr_rc chat_generations_start(struct runtime *rt, const char *dsn, struct smr_err *err)

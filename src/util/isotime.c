@@ -1,0 +1,34 @@
+/*
+ * isotime.c -- Smriti's timestamps (see isotime.h).
+ */
+#include "util/isotime.h"
+
+#include <stdio.h>
+#include <time.h>
+
+long long iso_seconds(const char *iso)
+{
+	struct tm tm = { 0 };
+	int y, mo, d, h, mi, s;
+
+	if (!iso || sscanf(iso, "%4d-%2d-%2dT%2d:%2d:%2d", &y, &mo, &d, &h, &mi, &s) != 6)
+		return -1;
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = s;
+	return (long long)timegm(&tm);
+}
+
+void iso_format(long long seconds, long micros, char out[ISO_TIME_SIZE])
+{
+	time_t t = (time_t)seconds;
+	struct tm tm;
+	char date[24];
+
+	gmtime_r(&t, &tm);
+	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out, ISO_TIME_SIZE, "%.19s.%06ldZ", date, micros);
+}
