@@ -127,7 +127,7 @@ char *http_metrics_render(const struct http_metrics *m, int inflight, size_t *le
 		       " yet (this one included).\n# TYPE smriti_http_requests_in_flight gauge\n"
 		       "smriti_http_requests_in_flight %d\n", inflight);
 	render_requests(m, &out);
-	metrics_render(&out);
+	metrics_render(&out, provider_names, PROVIDER_KINDS);
 	return buf_detach(&out, len);
 }
 

@@ -26,6 +26,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+_Static_assert(PROVIDER_KINDS <= METRICS_PROVIDER_SLOTS, "every provider kind counted apart");
+
 #define MAX_EVENTS 64
 #define RECV_BUFFER 4096L      /* CURLOPT_BUFFERSIZE: see easy_for */
 
@@ -219,7 +221,7 @@ static void count_call(const struct provider_stream *s, enum provider_end end,
 		o = METRICS_TRUNCATED;
 	else if (end == PROVIDER_END_STOPPED || end == PROVIDER_END_INTERRUPTED)
 		o = METRICS_STOPPED;
-	metrics_provider_call(s->p->name, o, sys_monotonic_us() - s->start_us);
+	metrics_provider_call(provider_kind(s->p->name), o, sys_monotonic_us() - s->start_us);
 }
 
 /* Ends s: exactly one callback (or the waiter's wake-up), then the loop lets go of it. */

@@ -60,6 +60,16 @@ void provider_global_init(void)
 	}
 }
 
+const char *const provider_names[PROVIDER_KINDS] = { "openai", "anthropic", "local" };
+
+int provider_kind(const char *name)
+{
+	for (int k = 0; name && k < PROVIDER_KINDS; k++)
+		if (!strcmp(name, provider_names[k]))
+			return k;
+	return -1;
+}
+
 struct provider *provider_new(const char *name, struct provider_cfg *cfg)
 {
 	const struct provider_ops *ops = NULL;

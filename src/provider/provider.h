@@ -134,6 +134,13 @@ void provider_global_init(void);
 /* Defaults for every field of cfg (strings NULL). */
 void provider_cfg_defaults(struct provider_cfg *cfg);
 
+/* The kinds of provider Smriti speaks, by name: the one list the layers above read. */
+#define PROVIDER_KINDS 3
+extern const char *const provider_names[PROVIDER_KINDS];
+
+/* The index of name in provider_names, or -1 for an unknown name. */
+int provider_kind(const char *name);
+
 /*
  * A provider handle for name ("openai", "anthropic", "local") taking
  * ownership of cfg's strings; NULL for an unknown name.  Caller

@@ -63,8 +63,8 @@ void metrics_hist_render(struct buf *out, const char *name, const char *labels,
 
 /* ---- providers ---- */
 
-static const char *const provider_names[] = { "openai", "anthropic", "local", "other" };
-#define PROVIDERS (sizeof(provider_names) / sizeof(*provider_names))
+/* Slot k < METRICS_PROVIDER_SLOTS counts provider kind k; the last slot counts the rest. */
+#define PROVIDERS (METRICS_PROVIDER_SLOTS + 1)
 
 static const char *const outcome_names[METRICS_OUTCOMES] = {
 	"ok", "truncated", "stopped", "http_error", "timeout", "error",
@@ -73,12 +73,9 @@ static const char *const outcome_names[METRICS_OUTCOMES] = {
 static atomic_uint_fast64_t provider_calls[PROVIDERS][METRICS_OUTCOMES];
 static struct metrics_hist provider_latency[PROVIDERS];
 
-void metrics_provider_call(const char *provider, enum metrics_outcome outcome, int64_t us)
+void metrics_provider_call(int kind, enum metrics_outcome outcome, int64_t us)
 {
-	size_t p = 0;
-
-	while (p < PROVIDERS - 1 && strcmp(provider ? provider : "", provider_names[p]))
-		p++;
+	size_t p = kind >= 0 && kind < METRICS_PROVIDER_SLOTS ? (size_t)kind : PROVIDERS - 1;
 	if ((unsigned)outcome >= METRICS_OUTCOMES)
 		outcome = METRICS_ERROR;
 	atomic_fetch_add_explicit(&provider_calls[p][outcome], 1, memory_order_relaxed);
@@ -157,16 +154,28 @@ static void render_waits(struct buf *out)
 		    "Time a request waited for a worker thread.", "pool", pool_names, queue_wait);
 }
 
-void metrics_render(struct buf *out)
+/* The label of slot p: its provider's name, or "other" for the last slot and unnamed ones. */
+static const char *slot_name(size_t p, const char *const *names, size_t n)
+{
+	return p < n && p < PROVIDERS - 1 ? names[p] : "other";
+}
+
+/* 1 if slot p is rendered: a named provider's, or the last one. */
+static int slot_shown(size_t p, size_t n)
+{
+	return p < n || p == PROVIDERS - 1;
+}
+
+void metrics_render(struct buf *out, const char *const *provider_names, size_t providers)
 {
 	char labels[64];
 
 	buf_adds(out, "# HELP smriti_provider_calls_total Language-model provider calls by how they"
 		      " ended.\n# TYPE smriti_provider_calls_total counter\n");
 	for (size_t p = 0; p < PROVIDERS; p++)
-		for (size_t o = 0; o < METRICS_OUTCOMES; o++)
+		for (size_t o = 0; slot_shown(p, providers) && o < METRICS_OUTCOMES; o++)
 			buf_addf(out, "smriti_provider_calls_total{provider=\"%s\",outcome=\"%s\"}"
-				 " %llu\n", provider_names[p], outcome_names[o],
+				 " %llu\n", slot_name(p, provider_names, providers), outcome_names[o],
 				 (unsigned long long)atomic_load_explicit(&provider_calls[p][o],
 									  memory_order_relaxed));
 	buf_adds(out, "# HELP smriti_provider_call_seconds Time from a provider call's start to"
@@ -179,7 +188,8 @@ void metrics_render(struct buf *out)
 			calls += atomic_load_explicit(&provider_calls[p][o], memory_order_relaxed);
 		if (!calls)
 			continue;          /* a provider never called: its counters say enough */
-		snprintf(labels, sizeof(labels), "provider=\"%s\"", provider_names[p]);
+		snprintf(labels, sizeof(labels), "provider=\"%s\"",
+			 slot_name(p, provider_names, providers));
 		metrics_hist_render(out, "smriti_provider_call_seconds", labels,
 				    &provider_latency[p]);
 	}

@@ -14,6 +14,7 @@
 #define SMRITI_METRICS_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct buf;
@@ -48,8 +49,15 @@ enum metrics_outcome {
 	METRICS_OUTCOMES
 };
 
-/* One finished provider call of provider (openai, anthropic, local, other) that took us. */
-void metrics_provider_call(const char *provider, enum metrics_outcome outcome, int64_t us);
+/*
+ * Providers counted apart: kind k (provider/provider.h's provider_names[k])
+ * below this has counters of its own; any other kind, or -1, is "other".
+ * The names come with metrics_render, so this layer keeps no list.
+ */
+#define METRICS_PROVIDER_SLOTS 8
+
+/* One finished provider call of provider kind that took us. */
+void metrics_provider_call(int kind, enum metrics_outcome outcome, int64_t us);
 
 /* A store call failed for a reason of the store's own (busy, lost, I/O), not the data's. */
 void metrics_store_error(const char *backend, int unavailable);
@@ -70,7 +78,10 @@ void metrics_store_batch(void);
 /* A request waited us in the HTTP server's worker queue (chat: the chat-send pool's). */
 void metrics_worker_queue(int chat, int64_t us);
 
-/* Appends the families above in the Prometheus text format. */
-void metrics_render(struct buf *out);
+/*
+ * Appends the families above in the Prometheus text format, provider kind k
+ * labelled provider_names[k] (k < providers).
+ */
+void metrics_render(struct buf *out, const char *const *provider_names, size_t providers);
 
 #endif

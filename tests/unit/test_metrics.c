@@ -1,6 +1,7 @@
 /*
  * test_metrics.c -- the latency histogram of util/metrics.h (bucketing,
- * cumulative rendering, _sum and _count) and the display width of
+ * cumulative rendering, _sum and _count), provider calls labelled by the
+ * names the renderer is given, and the display width of
  * util/utf8.h that `space list` pads by.
  */
 #include "harness.h"
@@ -8,6 +9,7 @@
 #include "util/metrics.h"
 #include "util/utf8.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 TEST(metrics_histogram_buckets_are_cumulative_with_sum_and_count)
@@ -31,6 +33,37 @@ TEST(metrics_histogram_buckets_are_cumulative_with_sum_and_count)
 	CHECK(strstr(out.ptr, "x_seconds_sum{r=\"a\"} 500.003350\n"));
 	CHECK(strstr(out.ptr, "x_seconds_count{r=\"a\"} 4\n"));
 	buf_release(&out);
+}
+
+/*
+ * Provider calls are labelled with the names the renderer is given (the
+ * provider layer's list): a new kind is counted under its own name, an
+ * unknown one (-1) under "other".  Counters are process-wide, so the test
+ * reads differences.
+ */
+static unsigned long long sample(const char *text, const char *series)
+{
+	const char *p = strstr(text, series);
+
+	return p ? strtoull(p + strlen(series), NULL, 10) : ~0ULL;
+}
+
+TEST(metrics_provider_calls_take_the_names_they_are_given)
+{
+	const char *const names[] = { "alpha", "beta", "gamma", "delta" };
+	const char *k3 = "smriti_provider_calls_total{provider=\"delta\",outcome=\"ok\"} ";
+	const char *other = "smriti_provider_calls_total{provider=\"other\",outcome=\"timeout\"} ";
+	struct buf before = BUF_INIT(0), after = BUF_INIT(0);
+
+	metrics_render(&before, names, 4);
+	metrics_provider_call(3, METRICS_OK, 10);
+	metrics_provider_call(-1, METRICS_TIMEOUT, 10);
+	metrics_render(&after, names, 4);
+	CHECK(sample(after.ptr, k3) == sample(before.ptr, k3) + 1);
+	CHECK(sample(after.ptr, other) == sample(before.ptr, other) + 1);
+	CHECK(strstr(after.ptr, "smriti_provider_call_seconds_count{provider=\"delta\"}") != NULL);
+	buf_release(&before);
+	buf_release(&after);
 }
 
 TEST(utf8_width_counts_terminal_columns)

@@ -14,7 +14,6 @@
 
 #define BUDGET_DEFAULT_CHARS 90000
 
-static const char *const provider_names[RT_PROVIDERS] = { "openai", "anthropic", "local" };
 
 static const char default_preamble[] =
 	"You are a helpful assistant in Smriti, a workspace where a person reasons with a "

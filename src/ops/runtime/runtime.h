@@ -32,7 +32,7 @@
 #include "ops/ops.h"
 #include "provider/provider.h"
 
-#define RT_PROVIDERS 3                  /* openai, anthropic, local */
+#define RT_PROVIDERS PROVIDER_KINDS  /* one per kind, indexed as provider_names */
 #define RT_MESSAGE_MAX_CHARS 200000     /* one chat message */
 #define RT_TITLE_MAX_CHARS 200
 
