@@ -116,6 +116,17 @@ static int write_bundle(const json_t *doc, const char *path)
 }
 
 /* export --git DIR SPACE: the bundle (local or remote), written into a git repository here. */
+
+/* "trip: 1 new commit, 5 in all, branch smriti/trip of DIR": git's commits, counted right. */
+static void print_export_line(const json_t *rep, const char *dir)
+{
+	long long added = json_integer_value(json_object_get(rep, "added"));
+
+	printf("%s: %lld new commit%s, %lld in all, branch %s of %s\n",
+	       json_string_value(json_object_get(rep, "space")), added, added == 1 ? "" : "s",
+	       (long long)json_integer_value(json_object_get(rep, "commits")),
+	       json_string_value(json_object_get(rep, "branch")), dir);
+}
 static int export_git(struct cli_ctx *ctx, const struct bundle_args *a, const char *space)
 {
 	struct smr_err err = SMR_ERR_INIT;
@@ -132,11 +143,7 @@ static int export_git(struct cli_ctx *ctx, const struct bundle_args *a, const ch
 	if (a->json)
 		cli_print_json(rep);
 	else
-		printf("%s: %lld new commits, %lld in all, branch %s of %s\n",
-		       json_string_value(json_object_get(rep, "space")),
-		       (long long)json_integer_value(json_object_get(rep, "added")),
-		       (long long)json_integer_value(json_object_get(rep, "commits")),
-		       json_string_value(json_object_get(rep, "branch")), a->git);
+		print_export_line(rep, a->git);
 	json_decref(rep);
 	return 0;
 }

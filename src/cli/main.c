@@ -118,8 +118,9 @@ static size_t edit_distance(const char *a, const char *b)
 }
 
 /*
- * "'lgo' is not a smriti command", followed, as git does, by the commands
- * within two edits of it (one for names of three letters or fewer).
+ * "'lgo' is not a smriti command; did you mean 'log'?": the commands within
+ * two edits of it (one for names of three letters or fewer), as git names
+ * them, but on the one line every error of smriti takes.
  */
 static int unknown_command(const char *name)
 {
@@ -148,11 +149,11 @@ static int unknown_command(const char *name)
 		if (best > limit)
 			break;
 	}
-	fprintf(stderr, "smriti: '%s' is not a smriti command; see 'smriti help'\n", name);
-	if (nhits)
-		fprintf(stderr, "\nThe most similar command%s\n", nhits > 1 ? "s are" : " is");
+	fprintf(stderr, "smriti: '%s' is not a smriti command", name);
 	for (size_t i = 0; i < nhits; i++)
-		fprintf(stderr, "\t%s\n", hits[i]);
+		fprintf(stderr, "%s'%s'", i ? (i + 1 < nhits ? ", " : " or ") : "; did you mean ",
+			hits[i]);
+	fprintf(stderr, nhits ? "? (see 'smriti help')\n" : "; see 'smriti help'\n");
 	return smr_rc_exit_code(SMR_EUSAGE);
 }
 
@@ -208,7 +209,10 @@ static int print_version(int argc, char **argv)
 	return 0;
 }
 
-/* Removes "--NAME VALUE" / "--NAME=VALUE" from argv (before any "--"); returns the value. */
+/*
+ * Removes "--NAME VALUE" / "--NAME=VALUE" from argv (before any "--");
+ * returns the value, or "" for a --NAME with nothing after it.
+ */
 static const char *take_global(int *argc, char **argv, const char *name)
 {
 	size_t n = strlen(name);
@@ -220,9 +224,9 @@ static const char *take_global(int *argc, char **argv, const char *name)
 		if (!strncmp(argv[i], name, n) && argv[i][n] == '=') {
 			val = argv[i] + n + 1;
 			drop = 1;
-		} else if (!strcmp(argv[i], name) && i + 1 < *argc) {
-			val = argv[i + 1];
-			drop = 2;
+		} else if (!strcmp(argv[i], name)) {
+			val = i + 1 < *argc ? argv[i + 1] : "";
+			drop = i + 1 < *argc ? 2 : 1;
 		}
 		if (!drop) {
 			i++;
@@ -232,6 +236,30 @@ static const char *take_global(int *argc, char **argv, const char *name)
 		*argc -= drop;
 	}
 	return val;
+}
+
+/* 1 if argv gives --remote with no value (an empty --remote= is the same as none). */
+static int remote_given_empty(char **argv)
+{
+	for (int i = 1; argv[i] && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--remote") && !argv[i + 1])
+			return 1;
+	return 0;
+}
+
+/*
+ * "smriti help CMD" is "smriti CMD --help", as git's help shows the
+ * command's own page: argv is rewritten in place (argv has room: it had
+ * three entries).
+ */
+static void help_for_command(int *argc, char **argv)
+{
+	static char flag[] = "--help";
+
+	if (*argc != 3 || strcmp(argv[1], "help") || !cli_find(argv[2]))
+		return;
+	argv[1] = argv[2];
+	argv[2] = flag;
 }
 
 /* Removes a global flag given before the command (as git's --no-pager); 1 if it was there. */
@@ -353,6 +381,11 @@ int main(int argc, char **argv)
 		free(orig);
 		return cli_fail(SMR_EUSAGE, "--db needs a SQLite path or a postgres:// URL");
 	}
+	if (ctx.remote && !*ctx.remote && remote_given_empty(orig)) {
+		free(orig);
+		return cli_fail(SMR_EUSAGE, "--remote needs the URL of a smriti server");
+	}
+	help_for_command(&argc, argv);
 	/* an empty SMRITI_DB is unset, as for every variable of the environment */
 	if (!ctx.db)
 		ctx.db = getenv("SMRITI_DB");
@@ -372,8 +405,17 @@ int main(int argc, char **argv)
 		free(orig);
 		return rc;
 	}
-	if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
-	    !strcmp(argv[1], "-h")) {
+	if (argc < 2) {
+		/* as git: a bare command is a usage error; the help goes to stderr */
+		print_help(stderr);
+		free(orig);
+		return smr_rc_exit_code(SMR_EUSAGE);
+	}
+	if (argc == 3 && !strcmp(argv[1], "help")) {
+		free(orig);
+		return unknown_command(argv[2]);    /* help_for_command took every known one */
+	}
+	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		print_help(stdout);
 		free(orig);
 		return 0;

@@ -24,15 +24,47 @@ describe('did you mean', () => {
   test('a mistyped command names the nearest commands and exits 2', () => {
     const r = run(t.db, ['lgo']);
     assert.equal(r.code, 2);
-    assert.equal(r.stderr, "smriti: 'lgo' is not a smriti command; see 'smriti help'\n\n"
-      + 'The most similar command is\n\tlog\n');
-    assert.match(run(t.db, ['chekpoint']).stderr, /The most similar command is\n\tcheckpoint\n$/);
+    // one line, as every error of smriti (README), where git takes three
+    assert.equal(r.stderr, "smriti: 'lgo' is not a smriti command; did you mean 'log'? (see 'smriti help')\n");
+    assert.equal(run(t.db, ['chekpoint']).stderr,
+      "smriti: 'chekpoint' is not a smriti command; did you mean 'checkpoint'? (see 'smriti help')\n");
   });
 
   test('nothing is suggested for a word that is far from every command', () => {
     const r = run(t.db, ['xyzzy']);
     assert.equal(r.code, 2);
     assert.equal(r.stderr, "smriti: 'xyzzy' is not a smriti command; see 'smriti help'\n");
+  });
+});
+
+describe('help and the global options', () => {
+  test("'smriti help CMD' is the command's help, as 'smriti CMD --help'", () => {
+    const own = ok(t.db, ['log', '--help']);
+    assert.match(own, /^usage: smriti log /);
+    assert.equal(ok(t.db, ['help', 'log']), own);
+    const r = run(t.db, ['help', 'lgo']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /'lgo' is not a smriti command; did you mean 'log'\?/);
+    assert.match(ok(t.db, ['help']), /^usage: smriti /);
+  });
+
+  test('a bare smriti is a usage error (exit 2), its help on stderr, as git', () => {
+    const r = run(t.db, []);
+    assert.equal(r.code, 2);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, /^usage: smriti /);
+  });
+
+  test('--db or --remote without a value says what it needs, not "not a command"', () => {
+    for (const [args, want] of [[['--db'], /--db needs a SQLite path or a postgres:\/\/ URL/],
+      [['log', 'demo', '--db'], /--db needs a SQLite path/],
+      [['--remote'], /--remote needs the URL of a smriti server/]]) {
+      const r = run(t.db, args);
+      assert.equal(r.code, 2, args.join(' '));
+      assert.match(r.stderr, want);
+      assert.doesNotMatch(r.stderr, /not a smriti command/);
+      assert.equal(r.stderr.split('\n').length, 2, 'one line');
+    }
   });
 });
 

@@ -57,6 +57,10 @@ test('running it again adds only the new checkpoints', () => {
   assert.equal(git(dir, 'log', '--format=%s', '-2', 'smriti/ship'), 'Shipped\nWith a plan\n');
   assert.equal(git(dir, 'rev-list', '--count', 'smriti/ship'), '5\n');
   git(dir, 'fsck', '--strict');
+  // the text form counts git's commits in words a person reads: "0 new commits", "1 new commit"
+  assert.match(ok(t.db, ['export', '--git', dir, 'ship']), /^ship: 0 new commits, 5 in all, branch smriti\/ship of /);
+  ok(t.db, ['commit', 'ship', '-m', 'One more', '--author', 'Eve']);
+  assert.match(ok(t.db, ['export', '--git', dir, 'ship']), /^ship: 1 new commit, 6 in all, /);
 });
 
 test('a directory that is not a repository is refused; bad usage is a usage error', () => {
