@@ -120,6 +120,14 @@ const char *cli_default_author(void);
  * are set.  Never when stdout is a pipe or a file.  Stop waits for it.
  */
 void cli_pager_start(void);
+
+/*
+ * 1 when stdout reaches a person's terminal (directly, or through the
+ * pager cli_pager_start gave it) that takes emphasis: NO_COLOR is unset or
+ * empty (no-color.org) and TERM is set and not "dumb".  Output to a file
+ * or a pipe is data, and carries no markup at all.
+ */
+int cli_emphasis(void);
 void cli_pager_stop(void);
 
 /* Prints a JSON document on stdout, indented, with a final newline. */

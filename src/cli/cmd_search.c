@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define SHORT 12
 
@@ -71,11 +70,14 @@ static int take(int c, const char *val, void *arg)
 	return CLI_OPT_REFUSED;
 }
 
-/* The snippet with its highlights marked (bold on a terminal, else **). */
-static void print_snippet(const json_t *r, int tty)
+/*
+ * The snippet, its highlights in bold on a terminal that takes it; in a
+ * file or a pipe the text exactly as stored (--json has the highlights).
+ */
+static void print_snippet(const json_t *r, int bold)
 {
 	const char *s = jfield_str(r, "snippet");
-	const char *on = tty ? "\033[1m" : "**", *off = tty ? "\033[0m" : "**";
+	const char *on = bold ? "\033[1m" : "", *off = bold ? "\033[0m" : "";
 	size_t at = 0, i;
 	json_t *h;
 
@@ -131,7 +133,7 @@ static void render_checkpoint_hit(const json_t *r)
 
 static void render_search(const json_t *res)
 {
-	int tty = isatty(STDOUT_FILENO);
+	int bold = cli_emphasis();
 	size_t i;
 	json_t *r;
 
@@ -144,7 +146,7 @@ static void render_search(const json_t *res)
 			       jfield_str(r, "session_id"), jfield_str(r, "author"), jfield_str(r, "created_at"));
 		else
 			render_checkpoint_hit(r);
-		print_snippet(r, tty);
+		print_snippet(r, bold);
 		if (first && strcmp(jfield_str(first, "commit_hash"), jfield_str(r, "commit_hash")))
 			printf("    first in %.*s (%s, %.16s)\n", SHORT, jfield_str(first, "commit_hash"),
 			       jfield_str(first, "author"), jfield_str(first, "created_at"));

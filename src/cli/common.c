@@ -62,6 +62,17 @@ const char *cli_default_author(void)
 	return uid;
 }
 
+int cli_emphasis(void)
+{
+	const char *no_color = getenv("NO_COLOR"), *term = getenv("TERM");
+
+	if (no_color && *no_color)
+		return 0;
+	if (!term || !*term || !strcmp(term, "dumb"))
+		return 0;
+	return pager_pid || isatty(STDOUT_FILENO);
+}
+
 /* The pager command, as git picks it; NULL for none. */
 static const char *pager_command(void)
 {

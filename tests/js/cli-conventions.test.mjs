@@ -159,3 +159,24 @@ describe('pager', () => {
     assert.doesNotMatch(piped.stdout, /PAGED/);
   });
 });
+
+describe('emphasis', () => {
+  const script = spawnSync('script', ['--version']).status === 0;
+
+  test('search marks its hits in bold on a terminal only: never in a pipe, nor with NO_COLOR or TERM=dumb', { skip: !script && 'util-linux script(1) is missing' }, () => {
+    ok(t.db, ['commit', 'demo', '-m', 'Broker', '--decision', 'Use Kafka for events']);
+    const onTty = (env) => spawnSync('script', ['-qec', [SMRITI, '--no-pager', 'search', 'kafka'].join(' '), '/dev/null'], {
+      encoding: 'utf8', env: childEnv({ SMRITI_DB: t.db, ...env }),
+    }).stdout.replace(/\r/g, '');
+    assert.match(onTty({ TERM: 'xterm' }), /\x1b\[1mKafka\x1b\[0m/);
+    for (const env of [{ TERM: 'xterm', NO_COLOR: '1' }, { TERM: 'dumb' }, {}]) {
+      const out = onTty(env);
+      assert.match(out, /Use Kafka for events/, JSON.stringify(env));
+      assert.doesNotMatch(out, /\x1b|\*\*/, JSON.stringify(env));
+    }
+    // piped, the text is data: as stored, no markup of any kind
+    const piped = ok(t.db, ['search', 'kafka'], { env: { TERM: 'xterm' } });
+    assert.match(piped, /Use Kafka for events/);
+    assert.doesNotMatch(piped, /\x1b|\*\*/);
+  });
+});
