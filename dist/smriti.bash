@@ -2,7 +2,8 @@
 #
 # Commands and options are read from `smriti help` and `smriti COMMAND
 # --help` when completing, so they follow the installed version; Space
-# names come from `smriti space list --json` on the store the command line
+# names come from `smriti space list --names` (one name a line, as stored:
+# quotes and spaces in a name stay data) on the store the command line
 # names (--db, --remote, or the environment).
 
 # Prints the global options already typed, one word a line, so that Space
@@ -40,8 +41,7 @@ _smriti_complete_spaces()
 	COMPREPLY=()
 	while read -r name; do
 		[[ $name == "$cur"* ]] && COMPREPLY+=("$(printf '%q' "$name")")
-	done < <("$1" "${globals[@]}" space list --json 2>/dev/null |
-		sed -n 's/^    "name": "\(.*\)",$/\1/p')
+	done < <("$1" "${globals[@]}" space list --names 2>/dev/null)
 }
 
 _smriti()

@@ -11,24 +11,25 @@
 static const struct cli_cmd space_cmd = {
 	"space",
 	"space create NAME [--description TEXT] [--json]\n"
-	"       smriti space list [--json]\n"
+	"       smriti space list [--json | --names]\n"
 	"       smriti space rename NAME NEWNAME [--json]\n"
 	"       smriti space delete NAME --yes [--json]",
 	cmd_space, 0,
 };
 
-enum { OPT_JSON = 1, OPT_YES, OPT_DESC };
+enum { OPT_JSON = 1, OPT_YES, OPT_DESC, OPT_NAMES };
 
 static const struct option space_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "yes", no_argument, NULL, OPT_YES },
+	{ "names", no_argument, NULL, OPT_NAMES },
 	{ "description", required_argument, NULL, OPT_DESC },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
 struct space_args {
-	int json, yes;
+	int json, yes, names;
 	const char *description;
 	int npos;
 	char **pos;
@@ -44,6 +45,9 @@ static int take(int c, const char *val, void *arg)
 		return 0;
 	case OPT_YES:
 		a->yes = 1;
+		return 0;
+	case OPT_NAMES:
+		a->names = 1;
 		return 0;
 	case OPT_DESC:
 		a->description = val;
@@ -92,6 +96,19 @@ static int space_create(struct cli_ctx *ctx, struct space_args *a)
 	return print_space(rc, res, a->json, "created");
 }
 
+/*
+ * One name a line, exactly as stored: for scripts and shell completion
+ * (a name holds no control character, so a line is a name).
+ */
+static void print_names(const json_t *spaces)
+{
+	const json_t *s;
+	size_t i;
+
+	json_array_foreach(spaces, i, s)
+		printf("%s\n", json_string_value(json_object_get(s, "name")));
+}
+
 static int space_list(struct cli_ctx *ctx, struct space_args *a)
 {
 	json_t *res = NULL;
@@ -99,11 +116,15 @@ static int space_list(struct cli_ctx *ctx, struct space_args *a)
 
 	if (a->npos != 0)
 		return cli_usage(&space_cmd, "space list takes no arguments");
+	if (a->json && a->names)
+		return cli_usage(&space_cmd, "--json and --names are two forms: pick one");
 	rc = cli_call(ctx, "space.list", json_object(), &res);
 	if (rc)
 		return rc;
 	if (a->json)
 		cli_print_json(res);
+	else if (a->names)
+		print_names(res);
 	else
 		render_spaces(res);
 	json_decref(res);

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, BUILD, tempDb, ok, childEnv } from './helpers.mjs';
+import { ROOT, BUILD, SMRITI, tempDb, ok, childEnv } from './helpers.mjs';
 
 const env = (extra = {}) => childEnv({ PATH: `${BUILD}:${process.env.PATH}`, ...extra });
 const help = (args) => spawnSync(path.join(BUILD, 'smriti'), args, { encoding: 'utf8', env: env() }).stdout;
@@ -62,12 +62,36 @@ test('completing Space names never creates a database', () => {
   assert.equal(existsSync(missing), false);
 });
 
-function zshComplete(line) {
+test('a Space name with quotes, spaces or a colon completes to a command that finds it', () => {
+  const q = tempDb();
+  try {
+    const names = ['my "quoted" space', "it's here", 'a:b'];
+    for (const n of names) {
+      ok(q.db, ['space', 'create', n]);
+      ok(q.db, ['commit', n, '-m', `In ${n}`]);
+    }
+    assert.deepEqual(ok(q.db, ['space', 'list', '--names']).split('\n').filter(Boolean).sort(), [...names].sort());
+    const offered = bashComplete(['smriti', 'head', ''], { SMRITI_DB: q.db });
+    assert.equal(offered.length, 3, offered.join(' | '));
+    for (const word of offered) {
+      // the word as bash would put it on the command line, run as typed
+      const r = spawnSync('bash', ['-c', `${JSON.stringify(SMRITI)} head ${word} --json`],
+        { encoding: 'utf8', env: env({ SMRITI_DB: q.db }) });
+      assert.equal(r.status, 0, `${word}: ${r.stderr}`);
+      assert.ok(names.includes(JSON.parse(r.stdout).title.slice(3)), word);
+    }
+    assert.deepEqual(zshComplete('smriti head ', q.db), [...names].sort());
+  } finally {
+    q.cleanup();
+  }
+});
+
+function zshComplete(line, db = t.db) {
   const out = path.join(t.dir, 'zsh-out');
   rmSync(out, { force: true });
   rmSync(`${out}.done`, { force: true });
   const r = spawnSync('zsh', ['-f', path.join(ROOT, 'tests/js/complete.zsh'), path.join(ROOT, 'dist'), out, line],
-    { encoding: 'utf8', env: env({ SMRITI_DB: t.db }) });
+    { encoding: 'utf8', env: env({ SMRITI_DB: db }) });
   assert.equal(r.status, 0, `zsh did not complete '${line}': ${r.stderr}`);
   return existsSync(out) ? [...new Set(readFileSync(out, 'utf8').split('\n').filter(Boolean))].sort() : [];
 }
