@@ -283,9 +283,9 @@ struct http_metrics;
 /* Counters for every route of http_routes; free with http_metrics_free. */
 struct http_metrics *http_metrics_new(void);
 void http_metrics_free(struct http_metrics *m);
-/* One answered request (route NULL: none matched; status 0: none was sent). */
-void http_metrics_count(struct http_metrics *m, const struct http_route *route, int status,
-			int64_t us);
+/* One answered request of method (route NULL: none matched; status 0: none was sent). */
+void http_metrics_count(struct http_metrics *m, const struct http_route *route,
+			const char *method, int status, int64_t us);
 /* The Prometheus text of every counter; caller free()s, *len its length. */
 char *http_metrics_render(const struct http_metrics *m, int inflight, size_t *len);
 

@@ -27,8 +27,18 @@
 #define STATUS_MIN 100
 #define STATUS_SPAN 500             /* 100..599 */
 
+/*
+ * A request no route matched is counted under its method, so a scan of
+ * POSTs stands apart from stray GETs; any other method is "other".
+ */
+static const char *const unmatched_methods[] = {
+	"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "other",
+};
+
+#define UNMATCHED (sizeof(unmatched_methods) / sizeof(*unmatched_methods))
+
 struct http_metrics {
-	size_t n_routes;                 /* http_routes; index n_routes: no route matched */
+	size_t n_routes;                 /* http_routes; then UNMATCHED slots, one a method */
 	atomic_uint_fast64_t *requests;  /* [route][status - STATUS_MIN] */
 	struct metrics_hist *latency;    /* [route] */
 	int64_t started_us;              /* wall clock at start, for process_start_time */
@@ -40,8 +50,8 @@ struct http_metrics *http_metrics_new(void)
 
 	while (http_routes[m->n_routes].method)
 		m->n_routes++;
-	m->requests = xcalloc((m->n_routes + 1) * STATUS_SPAN, sizeof(*m->requests));
-	m->latency = xcalloc(m->n_routes + 1, sizeof(*m->latency));
+	m->requests = xcalloc((m->n_routes + UNMATCHED) * STATUS_SPAN, sizeof(*m->requests));
+	m->latency = xcalloc(m->n_routes + UNMATCHED, sizeof(*m->latency));
 	m->started_us = sys_realtime_us();
 	return m;
 }
@@ -55,10 +65,20 @@ void http_metrics_free(struct http_metrics *m)
 	free(m);
 }
 
-void http_metrics_count(struct http_metrics *m, const struct http_route *route, int status,
-			int64_t us)
+/* The slot of a request for method that matched no route. */
+static size_t unmatched_slot(const struct http_metrics *m, const char *method)
 {
-	size_t i = route ? (size_t)(route - http_routes) : m->n_routes;
+	size_t k = 0;
+
+	while (k < UNMATCHED - 1 && strcmp(method ? method : "", unmatched_methods[k]))
+		k++;
+	return m->n_routes + k;
+}
+
+void http_metrics_count(struct http_metrics *m, const struct http_route *route,
+			const char *method, int status, int64_t us)
+{
+	size_t i = route ? (size_t)(route - http_routes) : unmatched_slot(m, method);
 
 	if (status < STATUS_MIN || status >= STATUS_MIN + STATUS_SPAN)
 		status = 599;            /* connection closed before an answer: none was sent */
@@ -73,7 +93,8 @@ static void route_labels(const struct http_metrics *m, size_t i, char *out, size
 		snprintf(out, size, "method=\"%s\",route=\"%s\"", http_routes[i].method,
 			 http_routes[i].pattern);
 	else
-		snprintf(out, size, "method=\"\",route=\"unmatched\"");
+		snprintf(out, size, "method=\"%s\",route=\"unmatched\"",
+			 unmatched_methods[i - m->n_routes]);
 }
 
 static int route_seen(const struct http_metrics *m, size_t i)
@@ -91,7 +112,7 @@ static void render_requests(const struct http_metrics *m, struct buf *out)
 	buf_adds(out, "# HELP smriti_http_requests_total HTTP requests answered, by route template"
 		      " and status (599: the connection closed first).\n"
 		      "# TYPE smriti_http_requests_total counter\n");
-	for (size_t i = 0; i <= m->n_routes; i++) {
+	for (size_t i = 0; i < m->n_routes + UNMATCHED; i++) {
 		route_labels(m, i, labels, sizeof(labels));
 		for (size_t s = 0; s < STATUS_SPAN; s++) {
 			uint_fast64_t n = atomic_load_explicit(&m->requests[i * STATUS_SPAN + s],
@@ -105,12 +126,35 @@ static void render_requests(const struct http_metrics *m, struct buf *out)
 	buf_adds(out, "# HELP smriti_http_request_seconds Time from a request's arrival to its"
 		      " answer, by route template.\n"
 		      "# TYPE smriti_http_request_seconds histogram\n");
-	for (size_t i = 0; i <= m->n_routes; i++) {
+	for (size_t i = 0; i < m->n_routes + UNMATCHED; i++) {
 		if (!route_seen(m, i))
 			continue;
 		route_labels(m, i, labels, sizeof(labels));
 		metrics_hist_render(out, "smriti_http_request_seconds", labels, &m->latency[i]);
 	}
+}
+
+/* The process_* family every Prometheus exporter has (names as client_golang's). */
+static void render_process(struct buf *out)
+{
+	struct sys_process p;
+
+	if (sys_process_stats(&p))
+		return;             /* no /proc: say nothing rather than zeroes */
+	buf_addf(out, "# HELP process_cpu_seconds_total Total user and system CPU time spent in"
+		      " seconds.\n# TYPE process_cpu_seconds_total counter\n"
+		      "process_cpu_seconds_total %.6f\n", p.cpu_seconds);
+	buf_addf(out, "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
+		      "# TYPE process_resident_memory_bytes gauge\n"
+		      "process_resident_memory_bytes %lld\n", p.resident_bytes);
+	buf_addf(out, "# HELP process_virtual_memory_bytes Virtual memory size in bytes.\n"
+		      "# TYPE process_virtual_memory_bytes gauge\n"
+		      "process_virtual_memory_bytes %lld\n", p.virtual_bytes);
+	buf_addf(out, "# HELP process_open_fds Number of open file descriptors.\n"
+		      "# TYPE process_open_fds gauge\nprocess_open_fds %ld\n", p.open_fds);
+	if (p.max_fds >= 0)
+		buf_addf(out, "# HELP process_max_fds Maximum number of open file descriptors.\n"
+			      "# TYPE process_max_fds gauge\nprocess_max_fds %ld\n", p.max_fds);
 }
 
 char *http_metrics_render(const struct http_metrics *m, int inflight, size_t *len)
@@ -123,6 +167,7 @@ char *http_metrics_render(const struct http_metrics *m, int inflight, size_t *le
 	buf_addf(&out, "# HELP process_start_time_seconds Start time of the process since the"
 		       " Unix epoch.\n# TYPE process_start_time_seconds gauge\n"
 		       "process_start_time_seconds %.3f\n", (double)m->started_us / 1e6);
+	render_process(&out);
 	buf_addf(&out, "# HELP smriti_http_requests_in_flight Requests admitted and not answered"
 		       " yet (this one included).\n# TYPE smriti_http_requests_in_flight gauge\n"
 		       "smriti_http_requests_in_flight %d\n", inflight);

@@ -1027,7 +1027,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	if (!r)
 		return;
 	if (srv->metrics)
-		http_metrics_count(srv->metrics, r->route,
+		http_metrics_count(srv->metrics, r->route, r->method,
 				   r->state == REQ_SENT ? r->status : 0,
 				   sys_monotonic_us() - r->start_us);
 	if (srv->cfg->access_log)

@@ -4,9 +4,10 @@
  */
 #include "util/sys.h"
 #include "util/buf.h"
-#include "util/xalloc.h"
 #include "util/isotime.h"
+#include "util/xalloc.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,6 +47,44 @@ int64_t sys_monotonic_us(void)
 int64_t sys_realtime_us(void)
 {
 	return clock_us(CLOCK_REALTIME);
+}
+
+/* Entries of /proc/self/fd but the one opendir holds; -1 without /proc. */
+static long count_open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	long n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1;
+}
+
+int sys_process_stats(struct sys_process *out)
+{
+	struct rusage ru;
+	struct rlimit rl;
+	long long pages_vm = 0, pages_rss = 0;
+	long page = sysconf(_SC_PAGESIZE);
+	FILE *f = fopen("/proc/self/statm", "r");
+	int ok = f && fscanf(f, "%lld %lld", &pages_vm, &pages_rss) == 2;
+
+	if (f)
+		fclose(f);
+	memset(out, 0, sizeof(*out));
+	if (!getrusage(RUSAGE_SELF, &ru))
+		out->cpu_seconds = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+				   (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	if (!getrlimit(RLIMIT_NOFILE, &rl))
+		out->max_fds = rl.rlim_cur == RLIM_INFINITY ? -1 : (long)rl.rlim_cur;
+	out->resident_bytes = pages_rss * page;
+	out->virtual_bytes = pages_vm * page;
+	out->open_fds = count_open_fds();
+	return ok && out->open_fds >= 0 ? 0 : -1;
 }
 
 int64_t sys_coarse_monotonic_us(void)

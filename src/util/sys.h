@@ -26,6 +26,17 @@ int64_t sys_monotonic_us(void);
 /* Wall-clock microseconds since the Unix epoch. */
 int64_t sys_realtime_us(void);
 
+/* What a Prometheus exporter reports of its process (the process_* family). */
+struct sys_process {
+	double cpu_seconds;          /* user + system time of every thread so far */
+	long long resident_bytes;    /* resident set size */
+	long long virtual_bytes;     /* address space */
+	long open_fds, max_fds;      /* descriptors open now; the soft limit */
+};
+
+/* Reads this process's figures from /proc and getrusage; -1 (and zeroes) if /proc is absent. */
+int sys_process_stats(struct sys_process *out);
+
 /*
  * The same two clocks as of the kernel's last tick (CLOCK_*_COARSE): no
  * time-stamp counter read, so cheaper on every request, and behind the

@@ -56,6 +56,7 @@ describe('GET /metrics', () => {
     await expectStatus(srv, 'POST', '/chat/commit', 201, { body: { repo_id: 'demo', title: 'one' } });
     for (let i = 0; i < 3; i++) await expectStatus(srv, 'GET', '/repos/demo/head', 200);
     assertError(await request(srv, 'GET', '/no/such/route'), 404);
+    assertError(await request(srv, 'POST', '/no/such/route', { body: {} }), 404);
     const r = await request(srv, 'GET', '/metrics');
     assert.equal(r.status, 200);
     assert.equal(r.headers['content-type'], 'text/plain; version=0.0.4; charset=utf-8');
@@ -63,7 +64,21 @@ describe('GET /metrics', () => {
     assert.equal(samples.get(`${HEAD}"200"}`), 3);
     assert.equal(samples.get(`${HEAD}"404"}`), 1);
     assert.equal(samples.get('smriti_http_requests_total{method="POST",route="/chat/commit",status="201"}'), 1);
-    assert.equal(samples.get('smriti_http_requests_total{method="",route="unmatched",status="404"}'), 1);
+    // unmatched requests keep their method, so a scan of POSTs stands apart from stray GETs
+    assert.equal(samples.get('smriti_http_requests_total{method="GET",route="unmatched",status="404"}'), 1);
+    assert.equal(samples.get('smriti_http_requests_total{method="POST",route="unmatched",status="404"}'), 1);
+    assert.ok(!r.text.includes('method=""'), 'no empty method label');
+    // the process family every Prometheus exporter has
+    for (const [name, type] of [['process_cpu_seconds_total', 'counter'], ['process_resident_memory_bytes', 'gauge'],
+      ['process_virtual_memory_bytes', 'gauge'], ['process_open_fds', 'gauge'], ['process_max_fds', 'gauge'],
+      ['process_start_time_seconds', 'gauge']]) {
+      assert.equal(types.get(name), type, name);
+      assert.ok(samples.get(name) > 0, `${name} ${samples.get(name)}`);
+    }
+    assert.ok(samples.get('process_resident_memory_bytes') > 1024 * 1024);
+    assert.ok(samples.get('process_resident_memory_bytes') < samples.get('process_virtual_memory_bytes'));
+    assert.ok(samples.get('process_open_fds') >= 3 && samples.get('process_open_fds') <= samples.get('process_max_fds'));
+    assert.ok(Math.abs(samples.get('process_start_time_seconds') - Date.now() / 1000) < 3600);
     assert.ok(!r.text.includes('route="/repos/demo/head"'), 'raw paths never become labels');
     // the histogram: cumulative buckets ending in +Inf = _count = the requests of the route
     const h = 'smriti_http_request_seconds';
