@@ -6,8 +6,8 @@
  * edits it and saves it through the normal checkpoint write.  Its prompt
  * holds only the session's own turns after its mount boundary and tells the
  * model to extract only what is explicitly present; no earlier Checkpoint
- * is ever part of it (DECISIONS.md, "Why Draft with AI does not inject
- * prior checkpoint context").  Pure code: no store, no clock, no provider.
+ * is ever part of it (its items would come back as if the conversation
+ * had decided them again).  Pure code: no store, no clock, no provider.
  */
 #ifndef SMRITI_DRAFT_H
 #define SMRITI_DRAFT_H

@@ -2,7 +2,7 @@
  * draft_save.c -- what saving a Draft with AI does to HEAD (see draft.h):
  * the draft's items matched to HEAD's by key, and the patch (patch.h) that
  * carries HEAD forward with them.  The extraction never sees HEAD
- * (DECISIONS.md: no earlier checkpoint in the prompt); the two meet only
+ * (no earlier Checkpoint is in its prompt: domain/draft.h); the two meet only
  * here, after the model has answered, so nothing of HEAD is lost and
  * nothing it has is repeated.  Pure code.
  */

@@ -2,7 +2,7 @@
  * model.h -- the plain structs of Smriti's data model, shared by every layer.
  *
  * User-facing words map onto these names: a Space is a repo, a Checkpoint is
- * a commit (see DESIGN.md).  Strings are owned by the struct (free with the
+ * a commit (docs/architecture.md).  Strings are owned by the struct (free with the
  * matching *_release); json_t members hold one reference each.
  */
 #ifndef SMRITI_MODEL_H

@@ -1,8 +1,8 @@
 /*
  * nudge.h -- the "consider checkpointing" signal returned with each send.
  *
- * Checkpoints are only ever created on explicit request (DECISIONS.md, "Why
- * there is no automatic checkpointing"); this only says whether suggesting
+ * Checkpoints are only ever created on explicit request (a Checkpoint is
+ * a point a person or agent chose; nothing saves one by itself); this only says whether suggesting
  * one is worthwhile and why.  Pure code: the caller supplies the count of
  * turns since the Space's last Checkpoint and the texts to look at.
  */

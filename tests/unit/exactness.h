@@ -6,8 +6,8 @@
  * Checkpoints it wrote with which items, which sessions hold which turns
  * with which sequence numbers, what each session has mounted and what a
  * v5.2 client sends with it.  The oracle (exactness_oracle.c) turns it into
- * the provider request the documented rules call for (DECISIONS.md,
- * DESIGN.md, docs/providers.md, docs/draft.md) without calling the code under
+ * the provider request the documented rules call for (docs/providers.md,
+ * docs/draft.md) without calling the code under
  * test.
  *
  * Every piece of text a scenario writes carries a token, "{d12.3fa9c1}":
@@ -32,7 +32,7 @@
 #define EX_MAX_TURNS 48
 #define EX_MAX_SPACES 2
 #define EX_MAX_TOKS 640
-#define EX_ART_CAP 2000          /* DECISIONS.md: each artifact capped at 2000 characters */
+#define EX_ART_CAP 2000          /* docs/providers.md: each artifact capped at 2000 characters */
 
 enum ex_list { L_DEC, L_ASM, L_OQ, L_TASK, L_ENT, L_ART, EX_LISTS };
 

@@ -5,20 +5,19 @@
  * code under test (domain/context.c, provider/shape.c, ops/runtime): the
  * rules are restated from the documents they come from.
  *
- *  - DECISIONS.md "Why checkpoint isolation uses sequence numbers": only turns
+ *  - isolation by sequence numbers (docs/providers.md): only turns
  *    with sequence_number > history_base_seq; v5.3 makes the boundary
  *    structural (a mounted fork holds only turns after the mount).
- *  - DECISIONS.md "Why provider switching does not create a new session": the
+ *  - a provider switch keeps the session (docs/providers.md): the
  *    same context for every provider.
- *  - DECISIONS.md / docs/providers.md: artifacts capped at 2,000 characters
+ *  - docs/providers.md: artifacts capped at 2,000 characters
  *    (code points, the cut marked "[... truncated, N more characters]");
  *    failed turns are included as written; OpenAI-style servers get the
  *    system text as a first "system" message, Anthropic at the top level
  *    with messages alternating from "user" (runs of one role joined by a
  *    blank line, "(earlier conversation omitted)" before a leading reply);
  *    empty messages are not sent.
- *  - DECISIONS.md "Why Draft with AI does not inject prior checkpoint
- *    context", docs/draft.md: a draft prompt holds the session's turns after
+ *  - no earlier Checkpoint in a draft's prompt (docs/draft.md): a draft prompt holds the session's turns after
  *    its mount boundary and no Checkpoint text.
  */
 #include "exactness.h"

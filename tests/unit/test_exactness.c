@@ -681,7 +681,7 @@ static void op_client_mount(struct ex_scen *sc, int si)
 	s->client_on = 1;
 	/* history_base_seq alone on a session that has a Checkpoint mounted is not documented */
 	s->client_ck = s->ck < 0 && chance(sc, 25) ? -1 : member(sc, s->space);
-	/* DECISIONS.md: the client's boundary is the last sequence number at mount time */
+	/* docs/providers.md: the client's boundary is the last sequence number at mount time */
 	s->client_base = chance(sc, 75) ? s->last : pick(sc, (int)s->last + 1);
 	say(sc, "client mount on session %d: checkpoint %d, history_base_seq %lld", si,
 	    s->client_ck, (long long)s->client_base);

@@ -3,8 +3,8 @@
  *
  * A draft job extracts a proposed Checkpoint from a session's turns after
  * its mount boundary (domain/draft.h) through a provider.  It is kept apart
- * from chat (DECISIONS.md, "Why separation of chat and checkpoint as
- * distinct concerns"): its own operations, its own worker threads, its own
+ * from chat (proposing a Checkpoint never holds up or steers a
+ * conversation): its own operations, its own worker threads, its own
  * timeout, and a failure that lands on the job, never on the chat.
  *
  *   draft.create --> queued --worker--> running --valid reply--> done (draft)

@@ -16,8 +16,7 @@
  *
  * Nothing is written before validation passes.  The context is rebuilt on
  * every send, so switching provider or model keeps the session and its
- * context (DECISIONS.md, "Why provider switching does not create a new
- * session").
+ * context: the state is Smriti's, and a provider only renders it.
  */
 #include "ops/auth.h"
 #include "ops/runtime/generation.h"
