@@ -1,9 +1,11 @@
-// package.test.mjs -- the Debian package: dpkg-buildpackage builds it from a
-// copy of this tree, lintian finds nothing beyond what debian/ overrides,
-// dpkg installs it into a throwaway root (maintainer scripts included,
-// without chroot or container), and the installed files work: --version,
-// the man page, a checkpoint, `smriti serve`, the systemd unit.  Then
-// remove and purge, and `make install` for builds from source.
+// package.test.mjs -- the Debian packages: dpkg-buildpackage builds smriti
+// (the command and the server binary) and smriti-server (the systemd
+// service) from a copy of this tree, lintian finds nothing beyond what
+// debian/ overrides, dpkg installs them into a throwaway root (maintainer
+// scripts included, without chroot or container), and the installed files
+// work: --version, the man page, a checkpoint, `smriti serve`, the systemd
+// unit, which is neither enabled nor started.  Then remove and purge, and
+// `make install` for builds from source.
 //
 // Run once by scripts/test (it does not depend on SMRITI_BUILD).
 import { test, before, after } from 'node:test';
@@ -17,7 +19,7 @@ import { ROOT, childEnv, startProcess } from '../js/helpers.mjs';
 const VERSION = readFileSync(path.join(ROOT, 'src/version.h'), 'utf8').match(/#define SMRITI_VERSION "([^"]+)"/)[1];
 const ARCH = execFileSync('dpkg', ['--print-architecture'], { encoding: 'utf8' }).trim();
 
-let work, src, deb, root;
+let work, src, deb, serverDeb, root;
 
 // Runs a command, insisting on exit 0; returns its stdout.
 function sh(cmd, args, opts = {}) {
@@ -38,6 +40,7 @@ before(() => {
   // nocheck: scripts/test runs the unit tests itself
   sh('dpkg-buildpackage', ['-us', '-uc', '-b', '-j2'], { cwd: src, env: { ...process.env, DEB_BUILD_OPTIONS: 'nocheck' } });
   deb = path.join(work, `smriti_${VERSION}_${ARCH}.deb`);
+  serverDeb = path.join(work, `smriti-server_${VERSION}_all.deb`);
   root = path.join(work, 'root');
   for (const d of ['var/lib/dpkg/info', 'var/lib/dpkg/updates', 'etc']) mkdirSync(path.join(root, d), { recursive: true });
   writeFileSync(path.join(root, 'var/lib/dpkg/status'), '');
@@ -48,17 +51,45 @@ test('debian/changelog names the version of src/version.h', () => {
   assert.equal(sh('dpkg-parsechangelog', ['-S', 'Version'], { cwd: ROOT }).trim(), VERSION);
 });
 
-test('the package holds both binaries, the man page, completion, the unit and the docs', () => {
+test('smriti holds both binaries, the man page, completion and the docs; smriti-server the service', () => {
+  const has = (list, f) => new RegExp(` ${f.replace(/\./g, '\\.')}$`, 'm').test(list);
   const files = sh('dpkg-deb', ['-c', deb]);
+  const server = sh('dpkg-deb', ['-c', serverDeb]);
   for (const f of ['./usr/bin/smriti', './usr/libexec/smriti/smriti-full', './usr/share/man/man1/smriti.1.gz',
     './usr/share/bash-completion/completions/smriti', './usr/share/zsh/vendor-completions/_smriti',
-    './lib/systemd/system/smriti.service', './usr/lib/sysusers.d/smriti.conf',
     './usr/share/doc/smriti/README.md.gz', './usr/share/doc/smriti/docs/http.md.gz',
-    './usr/share/doc/smriti/copyright', './etc/default/smriti']) {
-    assert.match(files, new RegExp(` ${f.replace(/\./g, '\\.')}$`, 'm'), `${f} missing`);
+    './usr/share/doc/smriti/copyright']) {
+    assert.ok(has(files, f), `${f} missing from smriti`);
+    assert.ok(!has(server, f), `${f} in smriti-server`);
   }
-  assert.match(files, /^-rw------- root\/root .* \.\/etc\/default\/smriti$/m);
+  for (const f of ['./lib/systemd/system/smriti.service', './usr/lib/sysusers.d/smriti.conf',
+    './etc/default/smriti', './usr/share/doc/smriti-server/copyright']) {
+    assert.ok(has(server, f), `${f} missing from smriti-server`);
+    assert.ok(!has(files, f), `${f} in smriti`);
+  }
+  assert.match(server, /^-rw------- root\/root .* \.\/etc\/default\/smriti$/m);
   assert.match(sh('dpkg-deb', ['-f', deb, 'Version']), new RegExp(`^${VERSION}$`, 'm'));
+  assert.equal(sh('dpkg-deb', ['-f', serverDeb, 'Architecture']).trim(), 'all');
+});
+
+test('installing the command pulls in no init system; the service package needs the command and sysusers', () => {
+  const depends = sh('dpkg-deb', ['-f', deb, 'Depends']);
+  assert.doesNotMatch(depends, /systemd/, depends);
+  const server = sh('dpkg-deb', ['-f', serverDeb, 'Depends']);
+  assert.match(server, /systemd-sysusers/);
+  assert.match(server, new RegExp(`smriti \\(>= ${VERSION.replace(/\./g, '\\.')}\\)`));
+  // the static binary's sources are named on smriti, and on no debug package
+  assert.match(sh('dpkg-deb', ['-f', deb, 'Static-Built-Using']), /sqlite3 \(= /);
+  assert.equal(sh('dpkg-deb', ['-f', path.join(work, `smriti-dbgsym_${VERSION}_${ARCH}.deb`), 'Static-Built-Using']).trim(), '');
+});
+
+test('the service is neither enabled nor started by the package: the operator does both', () => {
+  const ctl = path.join(work, 'server-control');
+  sh('dpkg-deb', ['-e', serverDeb, ctl]);
+  const postinst = readFileSync(path.join(ctl, 'postinst'), 'utf8');
+  assert.match(postinst, /systemd-sysusers/);
+  assert.doesNotMatch(postinst, /deb-systemd-invoke\s+(start|restart)/);
+  assert.match(postinst, /was-enabled/, 'enabled again on upgrade only if the operator had enabled it');
 });
 
 test('lintian finds nothing but what debian/ justifies', (t) => {
@@ -66,12 +97,14 @@ test('lintian finds nothing but what debian/ justifies', (t) => {
   t.diagnostic('lintian -I --pedantic:');
   for (const line of r.stdout.split('\n').filter(Boolean)) t.diagnostic(line);
   const problems = r.stdout.split('\n').filter((l) => /^[EW]: /.test(l));
-  // dbgsym packages take no overrides; the field is explained in debian/smriti.lintian-overrides
-  assert.deepEqual(problems, ['W: smriti-dbgsym: unknown-field Static-Built-Using']);
+  assert.deepEqual(problems, []);
 });
 
-test('dpkg installs it into a throwaway root and its postinst creates the user smriti', () => {
+test('dpkg installs both into a throwaway root and the service postinst creates the user smriti', () => {
   dpkgRoot('-i', deb);
+  assert.equal(existsSync(path.join(root, 'etc/passwd')) && /^smriti:/m.test(readFileSync(path.join(root, 'etc/passwd'), 'utf8')), false,
+    'the command alone makes no system user');
+  dpkgRoot('-i', serverDeb);
   assert.match(readFileSync(path.join(root, 'etc/passwd'), 'utf8'), /^smriti:x:\d+:\d+:Smriti server:\/var\/lib\/smriti:\/usr\/sbin\/nologin$/m);
   assert.equal(statSync(path.join(root, 'etc/default/smriti')).mode & 0o777, 0o600);
 });
@@ -134,11 +167,13 @@ test('remove keeps the environment file, purge drops it, neither touches the dat
   const data = path.join(root, 'var/lib/smriti/smriti.db');
   mkdirSync(path.dirname(data), { recursive: true });
   writeFileSync(data, 'checkpoints');
-  dpkgRoot('-r', 'smriti');
-  assert.equal(existsSync(path.join(root, 'usr/bin/smriti')), false);
+  dpkgRoot('-r', 'smriti-server');
+  assert.equal(existsSync(path.join(root, 'lib/systemd/system/smriti.service')), false);
   assert.equal(existsSync(path.join(root, 'etc/default/smriti')), true);
-  dpkgRoot('-P', 'smriti');
+  dpkgRoot('-P', 'smriti-server');
   assert.equal(existsSync(path.join(root, 'etc/default/smriti')), false);
+  dpkgRoot('-P', 'smriti');
+  assert.equal(existsSync(path.join(root, 'usr/bin/smriti')), false);
   assert.equal(readFileSync(data, 'utf8'), 'checkpoints');
 });
 
@@ -146,7 +181,7 @@ test('make install puts the same files under PREFIX, and its unit runs PREFIX/bi
   const stage = path.join(work, 'stage');
   sh('make', ['-s', 'install', `DESTDIR=${stage}`, 'PREFIX=/usr/local'], { cwd: src });
   const list = sh('find', ['.', '-type', 'f'], { cwd: stage }).split('\n').filter(Boolean).sort();
-  const fromDeb = sh('dpkg-deb', ['-c', deb]).split('\n').filter((l) => l.startsWith('-'))
+  const fromDeb = [deb, serverDeb].flatMap((d) => sh('dpkg-deb', ['-c', d]).split('\n')).filter((l) => l.startsWith('-'))
     .map((l) => l.split(/\s+/).pop().replace(/\.gz$/, ''))
     .filter((f) => !/\/(copyright|changelog|README\.Debian)$/.test(f) && !f.includes('/lintian/'))
     .map((f) => f.replace('./usr/', './usr/local/').replace('./lib/systemd/', './usr/local/lib/systemd/')
