@@ -49,13 +49,12 @@ struct http_ui;
  * commit group while a foreground write waits), and their user turns that
  * arrive together share a transaction and its fsync (store/group.c).
  * Two of them, not one per send in a burst: how many run at once is how
- * much of the machine a burst takes from everyone else.  With eight, 500
- * sends at once were admitted in 0.5-1.8 s with both cores saturated, and
- * an agent's commit meanwhile had a p99 3-12x its figure with no chat;
- * with two (each waiting up to 10 ms for the other's company before its
- * transaction) the burst is admitted in 3-6.4 s and the commit's p99 is
- * about 2-3x (bench/chat_stream.sh, docs/http.md).  One took 7 s, longer
- * than the replies themselves.
+ * much of the machine a burst takes from everyone else.  Eight admitted a
+ * burst faster but left an agent's commit waiting several times longer;
+ * one admitted it slower than the replies last.  Two, each waiting briefly
+ * for the other's company before its transaction, hold the commit's tail
+ * near its figure with no chat (bench/chat_stream.sh; the figures are in
+ * docs/http.md).
  */
 #define HTTP_CHAT_WORKERS 2
 

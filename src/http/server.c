@@ -284,8 +284,8 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
  * for as long as it lasts: it reads the body into it when it cannot send
  * chunks (HTTP/1.0); chunks go out of the connection's own buffer.
  * chat_gen_read hands out events in pieces of any size, so a small block
- * costs nothing but a few more reads there; at 16 KiB, 500 streams held
- * 8 MiB of it (heaptrack, bench/chat_stream.sh).
+ * costs nothing but a few more reads there, while a large one is held by
+ * every open stream (docs/http.md, "Memory under a burst").
  */
 #define SSE_BLOCK 2048
 

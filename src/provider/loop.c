@@ -329,8 +329,8 @@ static CURL *easy_for(struct provider_stream *s)
 	 * libcurl allocates each transfer's receive buffer at this size
 	 * (default 16 KiB) for as long as the transfer lasts; a provider's
 	 * events are a few hundred bytes, and a bigger body is only read in
-	 * more pieces.  At the default, 500 replies streaming held 6.5 MiB in
-	 * these buffers (heaptrack, bench/chat_stream.sh).
+	 * more pieces, while the default's bytes are held by every reply that
+	 * streams (docs/http.md, "Memory under a burst").
 	 */
 	curl_easy_setopt(c, CURLOPT_BUFFERSIZE, RECV_BUFFER);
 	return c;

@@ -4,8 +4,8 @@
  * The message list is most of a request's bytes, so besides the json_t
  * builders (used by tests and small callers) there are writers that append
  * the JSON text straight to a buffer: jansson's dump escapes code point by
- * code point and took ~2 ms for a 1,000-turn, 230 kB context, the writer
- * about a tenth of that.
+ * code point, and for a long context that was most of a send's CPU time
+ * (docs/http.md, "Memory under a burst", has the figures).
  */
 #include "provider/shape.h"
 

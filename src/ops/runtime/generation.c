@@ -35,10 +35,10 @@
 #define GEN_PRUNE_EVERY_US 1000000
 /*
  * Once no reply has run for this long, the finisher hands the heap's free
- * pages back to the system (malloc_trim): a burst of 500 streams leaves tens
- * of MiB free but spread over the threads' malloc arenas, where the next
- * burst's threads may not find them (measured: peak RSS 53, 72, 88 MiB
- * over three rounds of 500 sends; half of the heap free at the end).
+ * pages back to the system (malloc_trim): a burst of streams leaves much of
+ * the heap free but spread over the threads' malloc arenas, where the next
+ * burst's threads may not find them, so each burst would grow the process
+ * (figures: docs/http.md, "Memory under a burst").
  */
 #define GEN_TRIM_IDLE_MS 1000
 #define GEN_DRAIN_S 5                /* at shutdown, replies get this long to finish */
@@ -378,7 +378,8 @@ char *gen_text(struct chat_gen *g)
  * burst leaves hundreds of them: their events (a delta each, allocated one
  * by one on the provider's loop thread among its passing buffers) go into
  * one block, so each keeps one allocation rather than scattering dozens
- * across the heap (measured: RSS grew ~15-18 MiB per round of 500 sends).
+ * across the heap, where they kept the process growing round after round
+ * (docs/http.md, "Memory under a burst").
  * Readers copy under the lock, so the texts may move under it.
  */
 static void pack_locked(struct chat_gen *g)
