@@ -182,4 +182,20 @@ describe('mcp prompts and completion over Streamable HTTP', () => {
     assert.match(text, /## Hand-off note\n\nthe tests are flaky on Fridays\n/);
     assert.deepEqual((await complete(client, promptRef, 'space', 'sh')).values, ['shared']);
   });
+
+  test('smriti mcp with SMRITI_URL gets the server\'s text and names', async () => {
+    const remote = new Client({ name: 'remote-prompts', version: '1.0.0' });
+    await remote.connect(new StdioClientTransport({
+      command: SMRITI_FULL, args: ['mcp'], env: serverEnv({ SMRITI_URL: server.url }), stderr: 'pipe',
+    }));
+    try {
+      const args = { name: 'handoff', arguments: { space: 'shared' } };
+      assert.deepEqual(await remote.getPrompt(args), await client.getPrompt(args));
+      assert.deepEqual(await complete(remote, promptRef, 'space', ''), await complete(client, promptRef, 'space', ''));
+      // resources/list, like completion, lists Spaces with no params: the remote call sends {}
+      assert.deepEqual(await remote.listResources(), await client.listResources());
+    } finally {
+      await remote.close();
+    }
+  });
 });
