@@ -1,7 +1,8 @@
 /*
  * mcp.c -- the transport-independent MCP protocol core: JSON-RPC 2.0
  * message checks, the method table, version negotiation, initialize and
- * ping.  Tools and resources live in mcp_tools.c and mcp_resources.c.
+ * ping.  Tools, resources and prompts live in mcp_tools.c, mcp_resources.c
+ * and mcp_prompts.c.
  *
  * Message rules (MCP 2025-11-25 over JSON-RPC 2.0):
  *   - a request has "jsonrpc":"2.0", a string or number id (0 is valid) and
@@ -105,6 +106,7 @@ static json_t *m_initialize(struct mcp_session *s, const json_t *params, struct 
 	const json_t *info = json_object_get(params, "clientInfo");
 	const char *name = json_string_value(json_object_get(info, "name"));
 	const char *use = mcp_version_supported(want) ? want : MCP_LATEST_VERSION;
+	json_t *result;
 
 	if (!want)
 		return mcp_failf(fail, MCP_INVALID_PARAMS,
@@ -112,13 +114,15 @@ static json_t *m_initialize(struct mcp_session *s, const json_t *params, struct 
 	snprintf(s->protocol, sizeof(s->protocol), "%s", use);
 	free(s->client_name);
 	s->client_name = name && *name ? xstrdup(name) : NULL;
-	return json_pack("{s:s, s:{s:{s:b}, s:{s:b, s:b}}, s:{s:s, s:s, s:s}, s:s}",
-			 "protocolVersion", use,
-			 "capabilities", "tools", "listChanged", 0,
-			 "resources", "subscribe", s->can_notify, "listChanged", 0,
-			 "serverInfo", "name", "smriti", "title", "Smriti",
-			 "version", SMRITI_VERSION,
-			 "instructions", instructions);
+	result = json_pack("{s:s, s:{s:{s:b}, s:{s:b, s:b}}, s:{s:s, s:s, s:s}, s:s}",
+			   "protocolVersion", use,
+			   "capabilities", "tools", "listChanged", 0,
+			   "resources", "subscribe", s->can_notify, "listChanged", 0,
+			   "serverInfo", "name", "smriti", "title", "Smriti",
+			   "version", SMRITI_VERSION,
+			   "instructions", instructions);
+	mcp_prompts_capabilities(json_object_get(result, "capabilities"));
+	return result;
 }
 
 static json_t *m_ping(struct mcp_session *s, const json_t *params, struct mcp_fail *fail)
@@ -142,6 +146,9 @@ static const struct {
 	{ "resources/templates/list", mcp_resources_templates },
 	{ "resources/subscribe", mcp_resources_subscribe },
 	{ "resources/unsubscribe", mcp_resources_unsubscribe },
+	{ "prompts/list", mcp_prompts_list },
+	{ "prompts/get", mcp_prompts_get },
+	{ "completion/complete", mcp_completion_complete },
 };
 
 static mcp_method_fn find_method(const char *name)

@@ -77,6 +77,13 @@ json_t *mcp_resources_templates(struct mcp_session *s, const json_t *params,
  */
 char *mcp_head_uri_space(const char *uri);
 
+/* mcp_prompts.c: prompts and completion; the capabilities go into initialize's caps. */
+void mcp_prompts_capabilities(json_t *caps);
+json_t *mcp_prompts_list(struct mcp_session *s, const json_t *params, struct mcp_fail *fail);
+json_t *mcp_prompts_get(struct mcp_session *s, const json_t *params, struct mcp_fail *fail);
+json_t *mcp_completion_complete(struct mcp_session *s, const json_t *params,
+				struct mcp_fail *fail);
+
 /* mcp_subscribe.c */
 json_t *mcp_resources_subscribe(struct mcp_session *s, const json_t *params,
 				struct mcp_fail *fail);

@@ -183,6 +183,15 @@ static enum smr_rc op_head(struct ops_ctx *ctx, const json_t *p, json_t **result
 	return rc ? rc : ops_head_doc(ctx, space, result, err);
 }
 
+static enum smr_rc op_handoff_text(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				   struct smr_err *err)
+{
+	const char *space;
+	enum smr_rc rc = api_str(p, "space", 1, &space, err);
+
+	return rc ? rc : ops_handoff_text(ctx, space, result, err);
+}
+
 static enum smr_rc op_handoff(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			      struct smr_err *err)
 {
@@ -604,6 +613,7 @@ const struct api_op api_core_ops[] = {
 	{ "space.deleted", op_space_deleted, 0, 0, ANYONE },
 	{ "head", op_head, 0, 0, READ("space") },
 	{ "handoff", op_handoff, 1, 0, WRITE("space") },
+	{ "handoff.text", op_handoff_text, 0, 0, READ("space") },
 	{ "show", op_show, 0, 0, REF_READ("ref") },
 	{ "checkpoint.create", op_checkpoint_create, 1, 0, WRITE("space") },
 	{ "checkpoint.update", op_checkpoint_update, 1, 0, WRITE("space") },

@@ -173,6 +173,15 @@ enum smr_rc ops_handoff_latest(struct ops_ctx *ctx, const char *space_name,
  * was left on head_hash (the HEAD the reader sees; NULL: none).  New reference.
  */
 json_t *ops_handoff_json(const struct handoff *h, const char *head_hash);
+/*
+ * The hand-off text an agent starts from on a Space: a short lead-in, then
+ * HEAD with its newest hand-off note in the one checkpoint Markdown
+ * (domain/markdown.h), the note first.  *result (new reference):
+ * {"space", "commit_hash", "text"}.  SMR_ENOTFOUND for a Space the caller
+ * cannot read or one without checkpoints, as for "head".
+ */
+enum smr_rc ops_handoff_text(struct ops_ctx *ctx, const char *space, json_t **result,
+			     struct smr_err *err);
 
 /*
  * The soft-deleted Spaces the caller could read, newest deletion first:

@@ -4,9 +4,11 @@
  * checkpoint restored in the same call, and HEAD reads carry the newest
  * note with whether it was left on the HEAD they show.  A note is a row
  * beside the history (struct handoff), never part of a checkpoint, so no
- * hash changes.
+ * hash changes.  ops_handoff_text renders HEAD and that note as the text
+ * an agent starts from (MCP's "handoff" prompt).
  */
 #include "domain/checkpoint.h"
+#include "domain/markdown.h"
 #include "ops/auth.h"
 #include "ops/ops.h"
 
@@ -98,4 +100,39 @@ enum smr_rc ops_handoff_latest(struct ops_ctx *ctx, const char *space_name,
 			       struct handoff *out, struct smr_err *err)
 {
 	return store_handoff_latest(ctx->st, space_name, out, err);
+}
+
+/* What the reader is given and asked: the same words on every transport. */
+static void add_lead_in(struct buf *b, const json_t *doc)
+{
+	buf_addf(b, "You are picking up work kept in Smriti, in the Space '%s'. Below is its "
+		 "current state: HEAD, Checkpoint %.12s, the state of the work someone chose "
+		 "to keep. Treat it as established context.",
+		 json_string_value(json_object_get(doc, "space")),
+		 json_string_value(json_object_get(doc, "commit_hash")));
+	if (json_object_get(doc, "handoff"))
+		buf_adds(b, " Read the hand-off note first: it is what the last person wanted "
+			 "the next agent to know.");
+	buf_adds(b, " When you reach a point worth keeping, save it as a new Checkpoint on "
+		 "this one.\n\n");
+}
+
+enum smr_rc ops_handoff_text(struct ops_ctx *ctx, const char *space, json_t **result,
+			     struct smr_err *err)
+{
+	struct buf b = BUF_INIT(0);
+	json_t *doc = NULL;
+	enum smr_rc rc = ops_head_doc(ctx, space, &doc, err);
+	char *text;
+
+	if (rc)
+		return rc;
+	add_lead_in(&b, doc);
+	checkpoint_markdown(&b, doc, 1);
+	text = buf_detach(&b, NULL);
+	*result = json_pack("{s:O, s:O, s:s}", "space", json_object_get(doc, "space"),
+			    "commit_hash", json_object_get(doc, "commit_hash"), "text", text);
+	free(text);
+	json_decref(doc);
+	return SMR_OK;
 }

@@ -135,7 +135,7 @@ describe('mcp stdio framing and envelope', () => {
   });
 
   test('unknown methods, server/discover among them, get -32601 at once', async () => {
-    for (const method of ['server/discover', 'prompts/list', 'tools/frobnicate']) {
+    for (const method of ['server/discover', 'logging/setLevel', 'tools/frobnicate']) {
       const r = await s.ask({ jsonrpc: '2.0', id: method, method, params: {} });
       assert.equal(r.id, method);
       assert.equal(r.error.code, -32601);

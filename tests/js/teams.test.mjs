@@ -160,6 +160,7 @@ function teamSuite(kind, makeDb) {
       'merge.base': async () => ({ a: head, b: 'projfork' }),
       restore: async () => ({ space: 'proj', ref: head }),
       handoff: async () => ({ space: 'proj', note: 'from the matrix' }),
+      'handoff.text': async () => ({ space: 'proj' }),
       'space.deleted': async () => ({}),
       fork: async () => ({ ref: head, into: uniq('fork') }),
       fsck: async () => ({ space: 'proj' }),
@@ -366,6 +367,33 @@ function teamSuite(kind, makeDb) {
       assert.ok(!JSON.stringify(res).includes('secret'));
       const roles = (await op('rea', 'space.list', {})).json.result.find((s) => s.name === 'proj');
       assert.equal(roles.role, 'reader');
+    });
+
+    test('MCP prompts and completion offer only the Spaces one can read', async () => {
+      const names = async (who, uri) => (await mcp(who, 'completion/complete', {
+        ref: uri ? { type: 'ref/resource', uri } : { type: 'ref/prompt', name: 'handoff' },
+        argument: { name: uri ? 'name' : 'space', value: '' },
+      })).completion.values;
+      assert.ok((await names('admin')).includes('secret'));
+      for (const who of ['rea', 'wri/bot']) {
+        for (const uri of [null, 'smriti://spaces/{name}/head']) {
+          const v = await names(who, uri);
+          assert.ok(v.includes('proj') && v.includes('projfork'), `${who}: ${v}`);
+          assert.ok(!v.includes('secret'), `${who} is offered ${v}`);
+        }
+      }
+      const outs = await names('out');
+      assert.ok(!outs.includes('proj') && !outs.includes('secret'), outs.join());
+      // the prompt of a Space one cannot read: the words of a Space that is not there
+      const get = (who, space) => request(server, 'POST', '/mcp', {
+        body: { jsonrpc: '2.0', id: 1, method: 'prompts/get', params: { name: 'handoff', arguments: { space } } },
+        headers: { ...as(who), Accept: 'application/json, text/event-stream' },
+      }).then((r) => r.json);
+      assert.match((await get('rea', 'proj')).result.messages[0].content.text, /^# first\n/m);
+      const hidden = (await get('rea', 'secret')).error;
+      assert.equal(hidden.code, -32602);
+      assert.equal(hidden.message, (await get('rea', 'no-such-space')).error.message.replace('no-such-space', 'secret'));
+      assert.doesNotMatch(JSON.stringify(await get('out', 'proj')), /first/);
     });
 
     test('search, export, blame and the reflog keep to the Spaces one can read', async () => {

@@ -242,6 +242,72 @@ TEST(mcp_resources_uris_and_fences)
 	teardown(&f);
 }
 
+/* The text of prompts/get's one message. */
+static const char *prompt_text(const json_t *r)
+{
+	const json_t *msgs = json_object_get(json_object_get(r, "result"), "messages");
+
+	return json_string_value(json_object_get(json_object_get(json_array_get(msgs, 0),
+								 "content"), "text"));
+}
+
+/*
+ * The handoff prompt ends with exactly the HEAD resource's Markdown (one
+ * renderer); completion offers Space names by prefix, and nothing for what
+ * it does not complete; malformed requests are -32602.
+ */
+TEST(mcp_prompts_and_completion)
+{
+	struct fixture f;
+	json_t *r, *md;
+	const char *text, *res;
+
+	setup(&f);
+	seed(&f);
+	r = ask(&f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"prompts/get\",\"params\":"
+		    "{\"name\":\"handoff\",\"arguments\":{\"space\":\"a b\"}}}");
+	md = ask(&f, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/read\",\"params\":"
+		     "{\"uri\":\"smriti://spaces/a%20b/head\"}}");
+	text = prompt_text(r);
+	res = read_text(md);
+	CHECK(text && res && strlen(text) > strlen(res));
+	CHECK_STR(text + strlen(text) - strlen(res), res);
+	CHECK(!strncmp(text, "You are picking up work kept in Smriti, in the Space 'a b'.", 59));
+	json_decref(r);
+	json_decref(md);
+	r = ask(&f, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"completion/complete\",\"params\":"
+		    "{\"ref\":{\"type\":\"ref/resource\",\"uri\":\"smriti://spaces/{name}/head\"},"
+		    "\"argument\":{\"name\":\"name\",\"value\":\"A \"}}}");
+	CHECK_STR(json_string_value(json_array_get(json_object_get(json_object_get(
+		  json_object_get(r, "result"), "completion"), "values"), 0)), "a b");
+	json_decref(r);
+	r = ask(&f, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"completion/complete\",\"params\":"
+		    "{\"ref\":{\"type\":\"ref/prompt\",\"name\":\"handoff\"},"
+		    "\"argument\":{\"name\":\"space\",\"value\":\"b\"}}}");
+	CHECK_INT(json_array_size(json_object_get(json_object_get(json_object_get(r, "result"),
+		  "completion"), "values")), 0);
+	json_decref(r);
+	for (const char *const *q = (const char *const[]){
+			"\"method\":\"prompts/get\",\"params\":{\"name\":\"handoff\"}",
+			"\"method\":\"prompts/get\",\"params\":{\"name\":\"handoff\",\"arguments\":"
+			"{\"space\":7}}",
+			"\"method\":\"prompts/get\",\"params\":{\"name\":\"handoff\",\"arguments\":[]}",
+			"\"method\":\"prompts/get\",\"params\":{\"name\":\"x\"}",
+			"\"method\":\"prompts/list\",\"params\":{\"cursor\":\"a\"}",
+			"\"method\":\"completion/complete\",\"params\":{\"ref\":{},\"argument\":{}}",
+			"\"method\":\"completion/complete\",\"params\":{\"ref\":{\"type\":"
+			"\"ref/prompt\",\"name\":\"handoff\"},\"argument\":{\"name\":\"space\"}}",
+			NULL }; *q; q++) {
+		char req[512];
+
+		snprintf(req, sizeof(req), "{\"jsonrpc\":\"2.0\",\"id\":5,%s}", *q);
+		r = ask(&f, req);
+		CHECK_INT(error_code(r), MCP_INVALID_PARAMS);
+		json_decref(r);
+	}
+	teardown(&f);
+}
+
 /* Header table for the raw HTTP adapter. */
 struct headers {
 	const char *names[8], *values[8];

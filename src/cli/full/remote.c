@@ -80,7 +80,10 @@ enum smr_rc cli_remote_call(struct cli_ctx *ctx, const char *op, const json_t *p
 	while (base_len && ctx->remote[base_len - 1] == '/')
 		base_len--;
 	url = xasprintf("%.*s/api/ops/%s", (int)base_len, ctx->remote, op);
-	payload = json_dumps(params, JSON_COMPACT);
+	/* no params is {}: a NULL body would make libcurl read the body from stdin */
+	payload = params ? json_dumps(params, JSON_COMPACT) : xstrdup("{}");
+	if (!payload)
+		BUG("cannot serialise the params of '%s'", op);
 	hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
 	if (ctx->token) {
 		auth = xasprintf("Authorization: Bearer %s", ctx->token);
