@@ -1453,7 +1453,7 @@ static const struct {
 	{ "GET", "/repos/{id}/head", "404" },
 	{ "GET", "/commits/{hash}", "404" },
 	{ "POST", "/chat/commit", "404 409 422" },
-	{ "POST", "/mcp", "406" },
+	{ "POST", "/mcp", "404 406" },
 	{ "POST", "/v5/checkpoints/draft", "404 422 502" },
 	{ "GET", "/v5/checkpoints/draft/{job_id}", "404" },
 	{ "POST", "/v5/checkpoints/draft/{job_id}/save", "404 409 422" },

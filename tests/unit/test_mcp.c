@@ -78,7 +78,7 @@ TEST(mcp_envelope_rules)
 	CHECK_INT(error_code(r), MCP_PARSE_ERROR);
 	CHECK(json_is_null(json_object_get(r, "id")));
 	json_decref(r);
-	r = ask(&f, "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"server/discover\"}");
+	r = ask(&f, "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"tools/frobnicate\"}");
 	CHECK_INT(error_code(r), MCP_METHOD_NOT_FOUND);
 	CHECK(json_is_real(json_object_get(r, "id")));
 	json_decref(r);
