@@ -16,6 +16,7 @@ import http from 'node:http';
 import { SMRITI_FULL, tempDb, run, startProcess } from './helpers.mjs';
 import { startServer, request, assertError, openStream } from './http-helpers.mjs';
 import { startFakeProvider } from '../fake-provider/server.mjs';
+import { Client as ModernClient, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
 const ADMIN = 'admin-secret-token-0123456789';
 const LEVEL = { none: 0, reader: 1, writer: 2, owner: 3 };
@@ -349,6 +350,29 @@ function teamSuite(kind, makeDb) {
           if (want === 'ok') assert.notEqual(res.isError, true, label);
           else assert.match(text, want === 403 ? /^forbidden: / : /^not_found: /, label);
         }
+      }
+    });
+
+    test('MCP 2026-07-28 subscriptions/listen: a CLI write notifies a reader, never of a Space it may not read', async () => {
+      const client = new ModernClient({ name: 'listener', version: '1' },
+        { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+      const updates = [];
+      client.setNotificationHandler('notifications/resources/updated', (n) => updates.push(n.params.uri));
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`),
+        { requestInit: { headers: as('rea') } }));
+      try {
+        const proj = 'smriti://spaces/proj/head';
+        const sub = await client.listen({ resourceSubscriptions: [proj, 'smriti://spaces/secret/head'] });
+        assert.deepEqual(sub.honoredFilter.resourceSubscriptions, [proj], 'secret is not honored');
+        cliOk(store.db, ['checkpoint', 'create', 'secret', '--title', uniq('unseen'), '--json']);
+        cliOk(store.db, ['checkpoint', 'create', 'proj', '--title', uniq('seen'), '--json']);
+        const deadline = Date.now() + 10000;
+        while (!updates.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+        await new Promise((r) => setTimeout(r, 1200));    // time for any wrong one to arrive too
+        assert.deepEqual(updates, [proj]);
+        await sub.close();
+      } finally {
+        await client.close();
       }
     });
 
