@@ -27,6 +27,12 @@
  * A suspended connection is not read, so a client that went away is found
  * at the next write: a comment line every KEEPALIVE_US (also what keeps
  * proxies and idle timers from closing a quiet stream).
+ *
+ * The event thread never waits for a look (which reads the store, over the
+ * network on PostgreSQL): while the watcher looks, the list is walked
+ * without its lock, new streams go in at its head (before where the walk
+ * began) and a stream whose request ended is only marked dead; the watcher
+ * frees the dead after its look.
  */
 #include "http/internal.h"
 #include "mcp/mcp.h"
@@ -55,6 +61,7 @@ struct http_mcp_stream {
 	size_t off;
 	int suspended;
 	int ending;                      /* send what is queued, then end */
+	int dead;                        /* its request has ended: conn is gone */
 	int64_t last_us;                 /* when something was last queued */
 	struct http_mcp_stream *prev, *next;
 };
@@ -65,6 +72,7 @@ struct http_mcp_listens {
 	pthread_cond_t cond;
 	struct http_mcp_stream *head;
 	int stop, running;
+	int looking;                     /* the watcher walks the list without the lock */
 	pthread_t thread;
 	struct ops_ctx *ctx;             /* the watcher thread's */
 	uint64_t version;                /* the store's data version at the last look */
@@ -93,6 +101,10 @@ void http_mcp_listens_free(struct http_mcp_listens *ls)
 static void push(struct http_mcp_stream *st, const char *text, int end)
 {
 	pthread_mutex_lock(&st->lock);
+	if (st->dead) {
+		pthread_mutex_unlock(&st->lock);
+		return;
+	}
 	if (!st->ending) {
 		if (text) {
 			buf_adds(&st->out, text);
@@ -174,8 +186,18 @@ static int store_moved(struct http_mcp_listens *ls)
 	return 1;
 }
 
-/* One look at every stream (the list locked). */
-static void look(struct http_mcp_listens *ls)
+static int is_dead(struct http_mcp_stream *st)
+{
+	int dead;
+
+	pthread_mutex_lock(&st->lock);
+	dead = st->dead;
+	pthread_mutex_unlock(&st->lock);
+	return dead;
+}
+
+/* One look at every stream from first on (the list not locked: see the top). */
+static void look(struct http_mcp_listens *ls, struct http_mcp_stream *first)
 {
 	struct smr_err err = SMR_ERR_INIT;
 	int64_t now = sys_monotonic_us();
@@ -185,7 +207,9 @@ static void look(struct http_mcp_listens *ls)
 	if (!ls->ctx && !(ls->ctx = http_thread_ops(ls->srv, &err)))
 		return;                 /* the store is down: the next look tries again */
 	moved = store_moved(ls);
-	for (struct http_mcp_stream *st = ls->head; st; st = st->next) {
+	for (struct http_mcp_stream *st = first; st; st = st->next) {
+		if (is_dead(st))
+			continue;
 		due = moved ? mcp_subscriptions_check(st->s) : NULL;
 		if (due)
 			push_messages(st, due);
@@ -195,9 +219,43 @@ static void look(struct http_mcp_listens *ls)
 	}
 }
 
+static void unlink_stream(struct http_mcp_listens *ls, struct http_mcp_stream *st)
+{
+	if (st->prev)
+		st->prev->next = st->next;
+	else if (ls->head == st)
+		ls->head = st->next;
+	if (st->next)
+		st->next->prev = st->prev;
+}
+
+static void destroy(struct http_mcp_stream *st)
+{
+	mcp_session_free(st->s);
+	json_decref(st->id);
+	buf_release(&st->out);
+	pthread_mutex_destroy(&st->lock);
+	free(st);
+}
+
+/* Frees the streams marked dead during a look (the list locked). */
+static void reap(struct http_mcp_listens *ls)
+{
+	struct http_mcp_stream *st = ls->head, *next;
+
+	for (; st; st = next) {
+		next = st->next;
+		if (st->dead) {
+			unlink_stream(ls, st);
+			destroy(st);
+		}
+	}
+}
+
 static void *watcher(void *arg)
 {
 	struct http_mcp_listens *ls = arg;
+	struct http_mcp_stream *first;
 	struct timespec until;
 
 	pthread_mutex_lock(&ls->lock);
@@ -206,7 +264,13 @@ static void *watcher(void *arg)
 			pthread_cond_wait(&ls->cond, &ls->lock);
 			continue;
 		}
-		look(ls);
+		ls->looking = 1;
+		first = ls->head;
+		pthread_mutex_unlock(&ls->lock);
+		look(ls, first);
+		pthread_mutex_lock(&ls->lock);
+		ls->looking = 0;
+		reap(ls);
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_nsec += POLL_MS * 1000000L;
 		until.tv_sec += until.tv_nsec / 1000000000L;
@@ -279,7 +343,8 @@ void http_mcp_listen(struct http_req *r, struct mcp_session *s, json_t *ack)
 	hold_access(r, st);
 	if (watch(st->ls, st)) {
 		r->mcp = NULL;
-		http_mcp_stream_free(st);
+		ops_auth_unhold(r->srv->keeper, &st->hold);
+		destroy(st);
 		http_reply(r, 503, mcp_error(NULL, MCP_INTERNAL_ERROR,
 					     "the server is shutting down; listen again elsewhere"));
 	}
@@ -334,18 +399,14 @@ void http_mcp_stream_free(struct http_mcp_stream *st)
 	ls = st->ls;
 	ops_auth_unhold(ls->srv->keeper, &st->hold);     /* first: the keeper no longer calls back */
 	pthread_mutex_lock(&ls->lock);
-	if (st->prev)
-		st->prev->next = st->next;
-	else if (ls->head == st)
-		ls->head = st->next;
-	if (st->next)
-		st->next->prev = st->prev;
+	pthread_mutex_lock(&st->lock);
+	st->dead = 1;
+	pthread_mutex_unlock(&st->lock);
+	if (!ls->looking) {
+		unlink_stream(ls, st);
+		destroy(st);
+	}
 	pthread_mutex_unlock(&ls->lock);
-	mcp_session_free(st->s);
-	json_decref(st->id);
-	buf_release(&st->out);
-	pthread_mutex_destroy(&st->lock);
-	free(st);
 }
 
 void http_mcp_listens_stop(struct http_mcp_listens *ls)

@@ -119,6 +119,31 @@ describe('MCP 2026-07-28 over Streamable HTTP with the SDK v2 client', () => {
   });
 });
 
+describe('MCP 2026-07-28 listen streams and the server\'s life', () => {
+  test('a server that stops ends each listen with its result (graceful), and exits cleanly', async () => {
+    const t = tempDb();
+    ok(t.db, ['space', 'create', 'w']);
+    const server = await startServer(t.db, { args: ['--quiet'] });
+    const clients = [];
+    try {
+      const subs = [];
+      for (let i = 0; i < 2; i++) {
+        const c = modernClient(`stopper-${i}`);
+        clients.push(c);
+        await c.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
+        subs.push(await c.listen({ resourceSubscriptions: ['smriti://spaces/w/head'] }));
+      }
+      await subs[1].close();         // one ends from the client's side first
+      assert.equal(await subs[1].closed, 'local');
+      await server.stop();
+      assert.equal(await subs[0].closed, 'graceful');
+    } finally {
+      for (const c of clients) await c.close();
+      t.cleanup();
+    }
+  });
+});
+
 describe('MCP 2026-07-28 over stdio with the SDK v2 client', () => {
   let t, client;
   const updates = [];
