@@ -186,6 +186,17 @@ static int store_moved(struct http_mcp_listens *ls)
 	return 1;
 }
 
+/* When something was last queued on st. */
+static int64_t quiet_since(struct http_mcp_stream *st)
+{
+	int64_t t;
+
+	pthread_mutex_lock(&st->lock);
+	t = st->last_us;
+	pthread_mutex_unlock(&st->lock);
+	return t;
+}
+
 static int is_dead(struct http_mcp_stream *st)
 {
 	int dead;
@@ -213,7 +224,7 @@ static void look(struct http_mcp_listens *ls, struct http_mcp_stream *first)
 		due = moved ? mcp_subscriptions_check(st->s) : NULL;
 		if (due)
 			push_messages(st, due);
-		else if (now - st->last_us >= KEEPALIVE_US)
+		else if (quiet_since(st) <= now - KEEPALIVE_US)
 			push(st, ":\n\n", 0);
 		json_decref(due);
 	}
