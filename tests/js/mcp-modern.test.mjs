@@ -9,12 +9,14 @@
 // unsupported-revision answer.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { tempDb, ok, SMRITI_FULL } from './helpers.mjs';
 import { startServer, request } from './http-helpers.mjs';
 
 const MODERN = '2026-07-28';
+const PG = process.env.SMRITI_TEST_PG;
 const ACCEPT = 'application/json, text/event-stream';
 const META = {
   'io.modelcontextprotocol/protocolVersion': MODERN,
@@ -140,6 +142,44 @@ describe('MCP 2026-07-28 listen streams and the server\'s life', () => {
     } finally {
       for (const c of clients) await c.close();
       t.cleanup();
+    }
+  });
+});
+
+describe('MCP 2026-07-28 listen across servers on one PostgreSQL', () => {
+  test('a write through one server reaches a listen on another', {
+    skip: PG ? false : 'SMRITI_TEST_PG is not set',
+  }, async () => {
+    const schema = `smriti_mcpmod_${process.pid}_${Math.floor(Math.random() * 1e6)}`;
+    const psql = (sql) => spawnSync('psql', ['-qAt', '-v', 'ON_ERROR_STOP=1', PG, '-c', sql], { encoding: 'utf8' });
+    assert.equal(psql(`CREATE SCHEMA ${schema}`).status, 0);
+    const dsn = `${PG}${PG.includes('?') ? '&' : '?'}options=-csearch_path%3D${schema}`;
+    const servers = [];
+    const clients = [];
+    try {
+      for (let i = 0; i < 2; i++) servers.push(await startServer(dsn, { args: ['--quiet'] }));
+      for (const s of servers) {
+        const c = modernClient('pg');
+        clients.push(c);
+        await c.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`)));
+      }
+      const [writer, listener] = clients;
+      const uri = 'smriti://spaces/shared/head';
+      const updates = [];
+      listener.setNotificationHandler('notifications/resources/updated', (n) => updates.push(n.params.uri));
+      await writer.callTool({ name: 'create_space', arguments: { name: 'shared' } });
+      const sub = await listener.listen({ resourceSubscriptions: [uri] });
+      assert.deepEqual(sub.honoredFilter.resourceSubscriptions, [uri]);
+      const res = await writer.callTool({ name: 'write_checkpoint',
+        arguments: { space: 'shared', title: 'from the other server', decisions: ['x'] } });
+      assert.notEqual(res.isError, true);
+      await until(() => updates.length >= 1, 10000, 'the update on the other server');
+      assert.deepEqual(updates, [uri]);
+      await sub.close();
+    } finally {
+      for (const c of clients) await c.close();
+      for (const s of servers) await s.stop();
+      psql(`DROP SCHEMA ${schema} CASCADE`);
     }
   });
 });
