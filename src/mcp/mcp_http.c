@@ -186,27 +186,55 @@ static int is_request(const json_t *msg)
 	       json_object_get(msg, "id");
 }
 
+/* A header value without the whitespace around it (RFC 9110 5.5); caller free()s. */
+static char *trimmed(const char *v)
+{
+	size_t n;
+
+	v += strspn(v, " \t");
+	n = strlen(v);
+	while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+		n--;
+	return xstrndup(v, n);
+}
+
+/* 1 when header value h (NULL: absent) is body value b (NULL: none). */
+static int same_value(const char *h, const char *b)
+{
+	char *t;
+	int same;
+
+	if (!h || !b)
+		return 0;
+	t = trimmed(h);
+	same = !strcmp(t, b);
+	free(t);
+	return same;
+}
+
 /*
  * The value of Mcp-Name as sent: plain, or "=?base64?...?=" (2026-07-28
  * "Value Encoding") decoded.  NULL when the encoding is broken; caller
  * free()s.
  */
-static char *header_value(const char *v)
+static char *header_value(const char *sent)
 {
+	char *v = trimmed(sent), *out;
 	size_t n = strlen(v), out_len;
 	struct base64_decode_ctx b64;
-	char *out;
 
 	if (n < 11 || strncmp(v, "=?base64?", 9) || strcmp(v + n - 2, "?="))
-		return xstrdup(v);
+		return v;
 	out = xmalloc(BASE64_DECODE_LENGTH(n) + 1);
 	base64_decode_init(&b64);
 	if (!base64_decode_update(&b64, &out_len, (uint8_t *)out, n - 11, v + 9) ||
 	    !base64_decode_final(&b64) || memchr(out, '\0', out_len)) {
 		free(out);
+		free(v);
 		return NULL;
 	}
 	out[out_len] = '\0';
+	free(v);
 	return out;
 }
 
@@ -253,13 +281,13 @@ static json_t *check_mirrors(const struct mcp_http_request *req, const json_t *m
 	char *decoded;
 	json_t *e = NULL;
 
-	if (!bversion && !(hversion && !strcmp(hversion, MCP_MODERN_VERSION)))
+	if (!bversion && !same_value(hversion, MCP_MODERN_VERSION))
 		return NULL;
-	if (!hversion || !bversion || strcmp(hversion, bversion))
+	if (!same_value(hversion, bversion))
 		return mismatch(msg, status, "MCP-Protocol-Version", hversion, bversion);
 	if (!is_request(msg))
 		return NULL;
-	if (!hmethod || !method || strcmp(hmethod, method))
+	if (!same_value(hmethod, method))
 		return mismatch(msg, status, "Mcp-Method", hmethod, method);
 	if (!name)
 		return NULL;
