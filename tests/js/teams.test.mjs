@@ -376,6 +376,23 @@ function teamSuite(kind, makeDb) {
       }
     });
 
+    test('MCP 2026-07-28 subscriptions/listen ends when its token is revoked', async () => {
+      const doc = JSON.parse(cliOk(store.db, ['token', 'create', 'rea', '--json']));
+      const client = new ModernClient({ name: 'revoked', version: '1' },
+        { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`),
+        { requestInit: { headers: { Authorization: `Bearer ${doc.token}` } } }));
+      try {
+        const sub = await client.listen({ resourceSubscriptions: ['smriti://spaces/proj/head'] });
+        cliOk(store.db, ['token', 'revoke', doc.id]);
+        const how = await Promise.race([sub.closed,
+          new Promise((r) => setTimeout(() => r('still open'), 15000))]);
+        assert.equal(how, 'remote', 'the stream ended without a result');
+      } finally {
+        await client.close();
+      }
+    });
+
     test('a Space one cannot read is absent from lists and MCP resources', async () => {
       for (const who of ['rea', 'wri/bot']) {
         const names = (await op(who, 'space.list', {})).json.result.map((s) => s.name);
