@@ -361,15 +361,19 @@ function teamSuite(kind, makeDb) {
       await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`),
         { requestInit: { headers: as('rea') } }));
       try {
-        const proj = 'smriti://spaces/proj/head';
-        const sub = await client.listen({ resourceSubscriptions: [proj, 'smriti://spaces/secret/head'] });
-        assert.deepEqual(sub.honoredFilter.resourceSubscriptions, [proj], 'secret is not honored');
-        cliOk(store.db, ['checkpoint', 'create', 'secret', '--title', uniq('unseen'), '--json']);
-        cliOk(store.db, ['checkpoint', 'create', 'proj', '--title', uniq('seen'), '--json']);
+        // Spaces of its own, so that no other test sees these writes
+        const readable = await fresh();           // rea is a reader of it
+        const hidden = uniq('closed');
+        await adminOp('space.create', { name: hidden });
+        const mine = `smriti://spaces/${readable}/head`;
+        const sub = await client.listen({ resourceSubscriptions: [mine, `smriti://spaces/${hidden}/head`] });
+        assert.deepEqual(sub.honoredFilter.resourceSubscriptions, [mine], 'the hidden Space is not honored');
+        cliOk(store.db, ['checkpoint', 'create', hidden, '--title', 'unseen', '--json']);
+        cliOk(store.db, ['checkpoint', 'create', readable, '--title', 'seen', '--json']);
         const deadline = Date.now() + 10000;
         while (!updates.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
         await new Promise((r) => setTimeout(r, 1200));    // time for any wrong one to arrive too
-        assert.deepEqual(updates, [proj]);
+        assert.deepEqual(updates, [mine]);
         await sub.close();
       } finally {
         await client.close();
