@@ -16,8 +16,9 @@
  * data version moved (no statement while nothing was committed); on
  * PostgreSQL, which has no such version, every time.  Each look at a Space
  * runs space.get as the stream's caller on the watcher's own store handle,
- * so a Space the caller may no longer read gives nothing; when the caller's
- * token is revoked the auth keeper's hold ends the stream.
+ * so a write to a Space the caller may no longer read is never told (see
+ * mcp_subscribe.c); when the caller's token is revoked the auth keeper's
+ * hold ends the stream.
  *
  *   reader (event thread):  queued text -> send it
  *                           nothing, not ending -> suspend the connection

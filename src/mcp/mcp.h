@@ -96,9 +96,9 @@ void mcp_session_enable_notifications(struct mcp_session *s);
  * Looks at the HEAD of every subscribed Space and returns the
  * notifications/resources/updated messages due for those whose HEAD moved
  * since the last look, whoever moved it (a JSON array, new reference), or
- * NULL when none is due.  A Space the caller may no longer read gives none;
- * one that was deleted or renamed gives one, then no more.  Notifications
- * of a subscriptions/listen carry its id in _meta.
+ * NULL when none is due.  A Space that was deleted or renamed, or that the
+ * caller may no longer read, gives one, then no more.  Notifications of a
+ * subscriptions/listen carry its id in _meta.
  */
 json_t *mcp_subscriptions_check(struct mcp_session *s);
 

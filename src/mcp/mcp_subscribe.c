@@ -11,9 +11,12 @@
  * src/http/mcp_listen.c): each look is one space.get through the session's
  * call function, as the subscriber, on the store (or the remote server)
  * that every writer writes to.  A Space that is deleted or renamed notifies
- * once (its HEAD resource now reads as not found); one the subscriber may
- * no longer read notifies nothing.  Checkpoint resources are immutable:
- * subscribing to one is accepted and never notifies.
+ * once (its HEAD resource now reads as not found), and so does one the
+ * subscriber may no longer read, which reads the same for them (the
+ * operations do not tell the two apart, so neither can this); from then on
+ * no write to it is told.  A look that fails otherwise (the store did not
+ * answer) is no news.  Checkpoint resources are immutable: subscribing to
+ * one is accepted and never notifies.
  *
  * A subscriptions/listen is acknowledged with the URIs it will watch: those
  * that resolve now for this caller (a Space it may read, a checkpoint); the
@@ -61,9 +64,10 @@ static enum smr_rc space_head(struct mcp_session *s, const char *space, char **h
 }
 
 /*
- * The HEAD hash of a Space now in *head (NULL: empty, or gone: deleted or
- * renamed); -1 when it cannot be told now (the caller may not read it, the
- * store did not answer), which is no news.
+ * The HEAD hash of a Space now in *head (NULL: empty, or gone for this
+ * caller: deleted, renamed, no longer readable); -1 when it cannot be told
+ * now (a refusal other than not-found, the store did not answer), which is
+ * no news.
  */
 static int current_head(struct mcp_session *s, const char *space, char **head)
 {

@@ -380,6 +380,32 @@ function teamSuite(kind, makeDb) {
       }
     });
 
+    test('MCP 2026-07-28 subscriptions/listen: once the grant is revoked, no write is told', async () => {
+      const client = new ModernClient({ name: 'ungranted', version: '1' },
+        { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+      const updates = [];
+      client.setNotificationHandler('notifications/resources/updated', (n) => updates.push(n.params.uri));
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`),
+        { requestInit: { headers: as('rea') } }));
+      try {
+        const space = await fresh();
+        cliOk(store.db, ['checkpoint', 'create', space, '--title', 'before', '--json']);
+        const uri = `smriti://spaces/${space}/head`;
+        const sub = await client.listen({ resourceSubscriptions: [uri] });
+        await adminOp('grant.revoke', { user: 'rea', space });
+        // the HEAD now reads as not found for rea: told once, as a deleted Space is, at most
+        await new Promise((r) => setTimeout(r, 1500));
+        const once = updates.length;
+        assert.ok(once <= 1, `${once} updates for the revocation`);
+        cliOk(store.db, ['checkpoint', 'create', space, '--title', 'after', '--json']);
+        await new Promise((r) => setTimeout(r, 1500));
+        assert.equal(updates.length, once, 'a write after the revocation is not told');
+        await sub.close();
+      } finally {
+        await client.close();
+      }
+    });
+
     test('MCP 2026-07-28 subscriptions/listen ends when its token is revoked', async () => {
       const doc = JSON.parse(cliOk(store.db, ['token', 'create', 'rea', '--json']));
       const client = new ModernClient({ name: 'revoked', version: '1' },
