@@ -366,6 +366,7 @@ static ssize_t read_events(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	struct http_mcp_stream *st = cls;
 	size_t n;
+	ssize_t out;
 
 	(void)pos;
 	pthread_mutex_lock(&st->lock);
@@ -378,14 +379,16 @@ static ssize_t read_events(void *cls, uint64_t pos, char *buf, size_t max)
 			buf_reset(&st->out);
 			st->off = 0;
 		}
-	} else if (!st->ending) {
+		out = (ssize_t)n;
+	} else if (st->ending) {
+		out = (ssize_t)MHD_CONTENT_READER_END_OF_STREAM;
+	} else {
 		st->suspended = 1;
 		MHD_suspend_connection(st->conn);
+		out = 0;
 	}
 	pthread_mutex_unlock(&st->lock);
-	if (!n && st->ending)
-		return (ssize_t)MHD_CONTENT_READER_END_OF_STREAM;
-	return (ssize_t)n;
+	return out;
 }
 
 struct MHD_Response *http_mcp_stream_response(struct http_req *r)
