@@ -58,8 +58,8 @@ int cmd_mcp(int argc, char **argv, struct cli_ctx *ctx)
 		s = mcp_session_new(remote_call, ctx, getenv("SMRITI_AUTHOR"));
 	}
 	signal(SIGPIPE, SIG_IGN);
-	fprintf(stderr, "smriti mcp: serving MCP %s on stdio (%s store)\n", MCP_LATEST_VERSION,
-		ctx->remote ? "remote" : "local");
+	fprintf(stderr, "smriti mcp: serving MCP %s and %s on stdio (%s store)\n",
+		MCP_MODERN_VERSION, MCP_LATEST_VERSION, ctx->remote ? "remote" : "local");
 	rc = mcp_serve_stdio(s, STDIN_FILENO, STDOUT_FILENO);
 	mcp_session_free(s);
 	return rc;

@@ -362,6 +362,7 @@ struct http_req {
 	atomic_int access_lost;          /* set (by the keeper's thread) once lost_text is */
 	char *lost_text;                 /* the stream's closing event; owned */
 	size_t lost_off;                 /* bytes of it sent */
+	struct http_mcp_stream *mcp;     /* an MCP subscriptions/listen it answers with, or NULL */
 	char method[8];
 	char path[160];                  /* escaped, for the access log */
 };
@@ -465,6 +466,28 @@ struct http_server {
 	pthread_mutex_t ctx_lock;
 	struct http_ctx *ctxs;           /* every thread's context */
 	struct auth_keeper *keeper;      /* http_serve's: every context's ctx->keeper */
+	struct http_mcp_listens *mcp_listens; /* MCP listen streams and their watcher */
 };
+
+/* ---- MCP subscriptions/listen streams (mcp_listen.c) ---- */
+
+struct mcp_session;
+struct http_mcp_stream;
+struct http_mcp_listens;
+
+struct http_mcp_listens *http_mcp_listens_new(struct http_server *srv);
+/* Ends every stream with the listen's result and stops the watcher (at shutdown). */
+void http_mcp_listens_stop(struct http_mcp_listens *ls);
+void http_mcp_listens_free(struct http_mcp_listens *ls);
+/*
+ * Makes r (on a worker) answer with a listen stream: s (stolen) holds its
+ * subscriptions, ack (stolen) is its first event.  Sets r->mcp, or a 503
+ * reply when the server is stopping.
+ */
+void http_mcp_listen(struct http_req *r, struct mcp_session *s, json_t *ack);
+/* The streaming response of r->mcp (event thread); NULL when out of memory. */
+struct MHD_Response *http_mcp_stream_response(struct http_req *r);
+/* Forgets a stream (NULL: nothing), when its request ends. */
+void http_mcp_stream_free(struct http_mcp_stream *st);
 
 #endif

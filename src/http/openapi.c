@@ -1453,7 +1453,7 @@ static const struct {
 	{ "GET", "/repos/{id}/head", "404" },
 	{ "GET", "/commits/{hash}", "404" },
 	{ "POST", "/chat/commit", "404 409 422" },
-	{ "POST", "/mcp", "406" },
+	{ "POST", "/mcp", "404 406" },
 	{ "POST", "/v5/checkpoints/draft", "404 422 502" },
 	{ "GET", "/v5/checkpoints/draft/{job_id}", "404" },
 	{ "POST", "/v5/checkpoints/draft/{job_id}/save", "404 409 422" },
@@ -1540,7 +1540,10 @@ static json_t *responses_of(const struct http_route *r)
 	if (r->doc.events)
 		json_object_set_new(json_object_get(ok, "content"), "text/event-stream",
 				    json_pack("{s:{s:s, s:s}}", "schema", "type", "string",
-					      "description", "server-sent events generation, delta...,"
+					      "description", !strcmp(r->pattern, "/mcp") ?
+					      "a 2026-07-28 subscriptions/listen: JSON-RPC messages"
+					      " as server-sent events (docs/mcp.md)" :
+					      "server-sent events generation, delta...,"
 					      " then done or error, each with an id (docs/http.md,"
 					      " Streaming chat)"));
 	if (!strcmp(r->pattern, "/mcp"))

@@ -548,8 +548,9 @@ const struct http_route http_routes[] = {
 	  { "Write a Checkpoint (agent surface); a stale parent_commit_id is a 409",
 	    "checkpoint.create", "ChatCommit", "Checkpoint", 201, NULL } },
 	{ "POST", "/mcp", mcp_http_route, ROUTE_BLOCKING | ROUTE_BY_TOOL,
-	  { "MCP Streamable HTTP: one JSON-RPC message per POST (docs/mcp.md)", NULL,
-	    "JsonRpc", "JsonRpc", 200, NULL } },
+	  { "MCP Streamable HTTP: one JSON-RPC message per POST; a 2026-07-28"
+	    " subscriptions/listen answers with an event stream (docs/mcp.md)", NULL,
+	    "JsonRpc", "JsonRpc", 200, NULL, 1 } },
 	{ "POST", "/v5/checkpoints/draft", h_draft_create, ROUTE_BLOCKING,
 	  { "Start a Draft with AI job for a session; the draft is proposed, never saved",
 	    "draft.create", "DraftCreate", "DraftJob", 202, NULL } },

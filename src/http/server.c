@@ -307,6 +307,20 @@ static enum MHD_Result send_events(struct http_req *r)
 	return ok;
 }
 
+/* An MCP subscriptions/listen: its events for as long as it lasts (mcp_listen.c). */
+static enum MHD_Result send_mcp_stream(struct http_req *r)
+{
+	struct MHD_Response *resp = http_mcp_stream_response(r);
+	enum MHD_Result ok;
+
+	if (!resp)
+		return MHD_NO;
+	r->status = 200;
+	ok = MHD_queue_response(r->conn, 200, resp);
+	MHD_destroy_response(resp);
+	return ok;
+}
+
 /* A generation answered as JSON: its result (it has ended). */
 static void gen_result(struct http_req *r)
 {
@@ -335,6 +349,8 @@ static enum MHD_Result send_reply(struct http_req *r)
 	r->state = REQ_SENT;
 	if (r->gen && r->gen_stream)
 		return send_events(r);
+	if (r->mcp)
+		return send_mcp_stream(r);
 	if (r->gen)
 		gen_result(r);
 	if (!resp && r->text) {
@@ -481,6 +497,7 @@ static struct http_req *req_new(struct http_server *srv, struct MHD_Connection *
 	atomic_init(&r->access_lost, 0);
 	r->lost_text = NULL;
 	r->lost_off = 0;
+	r->mcp = NULL;
 	snprintf(r->method, sizeof(r->method), "%s", method);
 	if (srv->cfg->access_log)
 		log_path(r->path, sizeof(r->path), url);
@@ -502,6 +519,7 @@ static void req_free(struct http_req *r)
 {
 	ops_auth_unhold(r->srv->keeper, &r->hold);   /* first: the keeper no longer calls back */
 	free(r->lost_text);
+	http_mcp_stream_free(r->mcp);
 	if (r->gen) {
 		chat_gen_unwatch(r->gen, &r->watch);
 		chat_gen_unref(r->gen);
@@ -1267,6 +1285,7 @@ static void shut_down(struct http_server *srv)
 	MHD_quiesce_daemon(srv->daemon);
 	workq_stop(&srv->chat_pool);
 	workq_stop(&srv->pool);
+	http_mcp_listens_stop(srv->mcp_listens);     /* no worker opens one now */
 	/* replies get a grace period, then end as interrupted; their readers get the end */
 	chat_generations_shutdown(srv->rt);
 	deadline = sys_monotonic_us() + SHUTDOWN_WAIT_US;
@@ -1321,6 +1340,7 @@ enum smr_rc http_listen(const struct http_config *cfg, struct http_server **out,
 	srv->ui = http_ui_build();
 	if (cfg->metrics)
 		srv->metrics = http_metrics_new();
+	srv->mcp_listens = http_mcp_listens_new(srv);
 	*out = srv;
 	return SMR_OK;
 }
@@ -1396,6 +1416,7 @@ void http_close(struct http_server *srv)
 		if (srv->fixed[i])
 			MHD_destroy_response(srv->fixed[i]);
 	http_ui_free(srv->ui);
+	http_mcp_listens_free(srv->mcp_listens);
 	http_metrics_door_free(srv);
 	http_metrics_free(srv->metrics);
 	http_guard_release(&srv->guard);

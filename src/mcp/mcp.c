@@ -1,17 +1,28 @@
 /*
  * mcp.c -- the transport-independent MCP protocol core: JSON-RPC 2.0
- * message checks, the method table, version negotiation, initialize and
- * ping.  Tools, resources and prompts live in mcp_tools.c, mcp_resources.c
- * and mcp_prompts.c.
+ * message checks, the method table, the two eras of the protocol,
+ * initialize, server/discover and ping.  Tools, resources and prompts live
+ * in mcp_tools.c, mcp_resources.c and mcp_prompts.c, subscriptions in
+ * mcp_subscribe.c.
  *
- * Message rules (MCP 2025-11-25 over JSON-RPC 2.0):
+ * Message rules (MCP over JSON-RPC 2.0):
  *   - a request has "jsonrpc":"2.0", a string or number id (0 is valid) and
  *     a string method; its response echoes the id exactly;
  *   - a notification has no id and never gets a reply, not even an error;
+ *     notifications/cancelled of a subscriptions/listen ends it;
  *   - a message with an id and result/error but no method is the client's
  *     response to a server request; this server sends none, so it is dropped;
  *   - an unknown method gets -32601 at once (so 2026 clients that try
- *     server/discover first fall back to initialize without waiting).
+ *     server/discover first learn the answer without waiting).
+ *
+ * Eras (2026-07-28 basic/versioning).  A request whose params._meta names
+ * a protocol revision is modern: it is served on its own, whatever came
+ * before on the same channel (no initialize needed), its revision must be
+ * MCP_MODERN_VERSION (else -32022 naming it), and its result carries
+ * resultType, the server's identity and, for lists and reads, cache hints;
+ * a missing resource is -32602 there.  Any other request is legacy and is
+ * answered as 2025-11-25 says.  Methods of one era only are unknown to the
+ * other: resources/subscribe is legacy, subscriptions/listen modern.
  */
 #include "mcp/mcp_int.h"
 #include "ops/api.h"
@@ -40,12 +51,34 @@ static const char instructions[] =
 	"merge brings another line (a fork) back. Nothing is saved unless you call one "
 	"of these.";
 
-int mcp_version_supported(const char *v)
+/* Cache hints (2026-07-28 server/utilities/caching), in milliseconds. */
+#define TTL_STATIC (60 * 60 * 1000)      /* what only a new build of the server changes */
+#define TTL_IMMUTABLE (24 * 60 * 60 * 1000)
+
+/* 1 if v is a legacy revision this server speaks (what initialize may agree to). */
+static int legacy_supported(const char *v)
 {
 	for (size_t i = 0; v && mcp_versions[i]; i++)
 		if (!strcmp(v, mcp_versions[i]))
 			return 1;
 	return 0;
+}
+
+int mcp_version_supported(const char *v)
+{
+	return (v && !strcmp(v, MCP_MODERN_VERSION)) || legacy_supported(v);
+}
+
+static const json_t *request_meta_version(const json_t *params)
+{
+	return json_object_get(json_object_get(params, "_meta"), MCP_META_VERSION);
+}
+
+const char *mcp_request_version(const json_t *msg)
+{
+	const json_t *v = request_meta_version(json_object_get(msg, "params"));
+
+	return v ? (json_string_value(v) ? json_string_value(v) : "") : NULL;
 }
 
 /* A JSON-RPC error response (new reference); data is not stolen. */
@@ -87,6 +120,12 @@ struct mcp_session *mcp_session_new(mcp_call_fn call, void *cls, const char *def
 	return s;
 }
 
+void mcp_session_rebind(struct mcp_session *s, mcp_call_fn call, void *cls)
+{
+	s->call = call;
+	s->cls = cls;
+}
+
 void mcp_session_free(struct mcp_session *s)
 {
 	if (!s)
@@ -100,12 +139,18 @@ void mcp_session_free(struct mcp_session *s)
 	free(s);
 }
 
+static json_t *server_info(void)
+{
+	return json_pack("{s:s, s:s, s:s}", "name", "smriti", "title", "Smriti",
+			 "version", SMRITI_VERSION);
+}
+
 static json_t *m_initialize(struct mcp_session *s, const json_t *params, struct mcp_fail *fail)
 {
 	const char *want = json_string_value(json_object_get(params, "protocolVersion"));
 	const json_t *info = json_object_get(params, "clientInfo");
 	const char *name = json_string_value(json_object_get(info, "name"));
-	const char *use = mcp_version_supported(want) ? want : MCP_LATEST_VERSION;
+	const char *use = legacy_supported(want) ? want : MCP_LATEST_VERSION;
 	json_t *result;
 
 	if (!want)
@@ -114,12 +159,30 @@ static json_t *m_initialize(struct mcp_session *s, const json_t *params, struct 
 	snprintf(s->protocol, sizeof(s->protocol), "%s", use);
 	free(s->client_name);
 	s->client_name = name && *name ? xstrdup(name) : NULL;
-	result = json_pack("{s:s, s:{s:{s:b}, s:{s:b, s:b}}, s:{s:s, s:s, s:s}, s:s}",
+	result = json_pack("{s:s, s:{s:{s:b}, s:{s:b, s:b}}, s:o, s:s}",
 			   "protocolVersion", use,
 			   "capabilities", "tools", "listChanged", 0,
 			   "resources", "subscribe", s->can_notify, "listChanged", 0,
-			   "serverInfo", "name", "smriti", "title", "Smriti",
-			   "version", SMRITI_VERSION,
+			   "serverInfo", server_info(), "instructions", instructions);
+	mcp_prompts_capabilities(json_object_get(result, "capabilities"));
+	return result;
+}
+
+/*
+ * server/discover (2026-07-28 server/discover): what a modern client needs
+ * instead of initialize.  Only the modern revision is offered: a client
+ * that speaks only 2025-11-25 uses initialize.
+ */
+static json_t *m_discover(struct mcp_session *s, const json_t *params, struct mcp_fail *fail)
+{
+	json_t *result;
+
+	(void)params;
+	(void)fail;
+	result = json_pack("{s:[s], s:{s:{s:b}, s:{s:b, s:b}}, s:s}",
+			   "supportedVersions", MCP_MODERN_VERSION,
+			   "capabilities", "tools", "listChanged", 0,
+			   "resources", "subscribe", s->can_listen, "listChanged", 0,
 			   "instructions", instructions);
 	mcp_prompts_capabilities(json_object_get(result, "capabilities"));
 	return result;
@@ -133,30 +196,113 @@ static json_t *m_ping(struct mcp_session *s, const json_t *params, struct mcp_fa
 	return json_object();
 }
 
+/* Method flags; 0 is a method of both eras that answers with a result. */
+#define M_LEGACY 1u       /* 2025-11-25 and before only */
+#define M_MODERN 2u       /* 2026-07-28 only */
+#define M_MESSAGE 4u      /* answers with a message of its own (listen's acknowledgement) */
+/* Results with cache hints: ttlMs given, or resources/read's own (M_CACHE_READ). */
+#define M_CACHE_PUBLIC 8u
+#define M_CACHE_PRIVATE 16u
+#define M_CACHE_READ 32u
+
 static const struct {
 	const char *name;
 	mcp_method_fn fn;
+	unsigned flags;
+	int ttl_ms;
 } methods[] = {
-	{ "initialize", m_initialize },
-	{ "ping", m_ping },
-	{ "tools/list", mcp_tools_list },
-	{ "tools/call", mcp_tools_call },
-	{ "resources/list", mcp_resources_list },
-	{ "resources/read", mcp_resources_read },
-	{ "resources/templates/list", mcp_resources_templates },
-	{ "resources/subscribe", mcp_resources_subscribe },
-	{ "resources/unsubscribe", mcp_resources_unsubscribe },
-	{ "prompts/list", mcp_prompts_list },
-	{ "prompts/get", mcp_prompts_get },
-	{ "completion/complete", mcp_completion_complete },
+	{ "initialize", m_initialize, M_LEGACY, 0 },
+	{ "server/discover", m_discover, M_CACHE_PUBLIC, TTL_STATIC },
+	{ "ping", m_ping, M_LEGACY, 0 },
+	{ "tools/list", mcp_tools_list, M_CACHE_PUBLIC, TTL_STATIC },
+	{ "tools/call", mcp_tools_call, 0, 0 },
+	{ "resources/list", mcp_resources_list, M_CACHE_PRIVATE, 0 },
+	{ "resources/read", mcp_resources_read, M_CACHE_READ, 0 },
+	{ "resources/templates/list", mcp_resources_templates, M_CACHE_PUBLIC, TTL_STATIC },
+	{ "resources/subscribe", mcp_resources_subscribe, M_LEGACY, 0 },
+	{ "resources/unsubscribe", mcp_resources_unsubscribe, M_LEGACY, 0 },
+	{ "subscriptions/listen", mcp_subscriptions_listen, M_MODERN | M_MESSAGE, 0 },
+	{ "prompts/list", mcp_prompts_list, M_CACHE_PUBLIC, TTL_STATIC },
+	{ "prompts/get", mcp_prompts_get, M_CACHE_PRIVATE, 0 },
+	{ "completion/complete", mcp_completion_complete, 0, 0 },
 };
 
-static mcp_method_fn find_method(const char *name)
+#define NMETHODS (sizeof(methods) / sizeof(methods[0]))
+
+/* The method's index for a request of this era, or -1. */
+static int find_method(const char *name, int modern)
 {
-	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
+	for (size_t i = 0; i < NMETHODS; i++)
 		if (!strcmp(methods[i].name, name))
-			return methods[i].fn;
-	return NULL;
+			return methods[i].flags & (modern ? M_LEGACY : M_MODERN) ? -1 : (int)i;
+	return -1;
+}
+
+static int is_full_hash_uri(const char *uri)
+{
+	static const char prefix[] = "smriti://checkpoints/";
+	size_t n = sizeof(prefix) - 1;
+
+	return uri && !strncmp(uri, prefix, n) && strspn(uri + n, "0123456789abcdef") == 64 &&
+	       (!uri[n + 64] || !strcmp(uri + n + 64, ".json") || !strcmp(uri + n + 64, "?format=json"));
+}
+
+/*
+ * What a modern result carries besides its own fields: resultType, the
+ * server's identity and the cache hints of its method.  A checkpoint read
+ * by its full hash never changes; HEAD and the lists change with any write.
+ * The session's last tool result may be the very result given again: its
+ * kept text is dropped when this adds to it.
+ */
+static void add_modern_fields(struct mcp_session *s, size_t m, const json_t *params,
+			      json_t *result)
+{
+	unsigned flags = methods[m].flags;
+	json_t *meta = json_object_get(result, "_meta");
+
+	if (json_object_get(result, "resultType"))
+		return;
+	if (result == s->last_result) {
+		free(s->last_result_text);
+		s->last_result_text = NULL;
+	}
+	json_object_set_new(result, "resultType", json_string("complete"));
+	if (!json_is_object(meta)) {
+		meta = json_object();
+		json_object_set_new(result, "_meta", meta);
+	}
+	json_object_set_new(meta, MCP_META_SERVER, server_info());
+	if (!(flags & (M_CACHE_PUBLIC | M_CACHE_PRIVATE | M_CACHE_READ)))
+		return;
+	json_object_set_new(result, "ttlMs", json_integer(
+		flags & M_CACHE_READ && is_full_hash_uri(json_string_value(
+			json_object_get(params, "uri"))) ? TTL_IMMUTABLE : methods[m].ttl_ms));
+	json_object_set_new(result, "cacheScope",
+			    json_string(flags & M_CACHE_PUBLIC ? "public" : "private"));
+}
+
+/* A modern request's client names itself on each request, if at all. */
+static void adopt_client(struct mcp_session *s, const json_t *params)
+{
+	const json_t *info = json_object_get(json_object_get(params, "_meta"), MCP_META_CLIENT);
+	const char *name = json_string_value(json_object_get(info, "name"));
+
+	if (!name || !*name || (s->client_name && !strcmp(s->client_name, name)))
+		return;
+	free(s->client_name);
+	s->client_name = xstrdup(name);
+}
+
+/* -32022 for a modern request at a revision this server does not speak. */
+static json_t *unsupported_version(const json_t *id, const json_t *requested)
+{
+	json_t *e = mcp_error(id, MCP_UNSUPPORTED_VERSION,
+			      "Unsupported protocol version: this server speaks " MCP_MODERN_VERSION
+			      " (and, after initialize, " MCP_LATEST_VERSION " and older)");
+
+	json_object_set_new(json_object_get(e, "error"), "data", json_pack(
+		"{s:[s], s:O}", "supported", MCP_MODERN_VERSION, "requested", requested));
+	return e;
 }
 
 /* Runs a request whose envelope is valid; returns its response. */
@@ -164,20 +310,44 @@ static json_t *run_request(struct mcp_session *s, const json_t *id, const char *
 			   const json_t *params)
 {
 	struct mcp_fail fail = { 0, "", NULL };
-	mcp_method_fn fn = find_method(method);
+	const json_t *version = request_meta_version(params);
+	const char *modern = json_string_value(version);
+	int m = find_method(method, version != NULL);
 	json_t *result, *resp;
 
-	if (!fn)
+	if (version && (!modern || strcmp(modern, MCP_MODERN_VERSION)))
+		return unsupported_version(id, version);
+	if (m < 0)
 		return mcp_error(id, MCP_METHOD_NOT_FOUND, "method not found: '%s'", method);
 	if (params && !json_is_object(params))
 		return mcp_error(id, MCP_INVALID_PARAMS, "invalid params: 'params' must be an object");
-	result = fn(s, params, &fail);
+	if (modern)
+		adopt_client(s, params);
+	s->req_version = modern;
+	s->req_id = id;
+	result = methods[m].fn(s, params, &fail);
+	s->req_version = NULL;
+	s->req_id = NULL;
 	if (!result) {
+		if (modern && fail.code == MCP_RESOURCE_NOT_FOUND)
+			fail.code = MCP_INVALID_PARAMS;
 		resp = error_doc(id, fail.code, fail.msg, fail.data);
 		json_decref(fail.data);
 		return resp;
 	}
+	if (methods[m].flags & M_MESSAGE)
+		return result;
+	if (modern)
+		add_modern_fields(s, (size_t)m, params, result);
 	return json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result);
+}
+
+/* A notification: only the cancellation of a subscriptions/listen does anything. */
+static json_t *take_notification(struct mcp_session *s, const char *method, const json_t *params)
+{
+	if (!strcmp(method, "notifications/cancelled"))
+		mcp_listen_cancel(s, json_object_get(params, "requestId"));
+	return NULL;
 }
 
 static int valid_id(const json_t *id)
@@ -200,8 +370,8 @@ json_t *mcp_handle(struct mcp_session *s, const json_t *msg)
 				 "invalid request: 'id' must be a string or a number");
 	if (!method && id && (json_object_get(msg, "result") || json_object_get(msg, "error")))
 		return NULL;    /* a client response; this server sends no requests */
-	if (!id && json_is_string(method))
-		return NULL;    /* notification: never answered (initialized, cancelled, ...) */
+	if (!id && json_is_string(method))    /* never answered (initialized, cancelled, ...) */
+		return take_notification(s, json_string_value(method), json_object_get(msg, "params"));
 	if (!jsonrpc || strcmp(jsonrpc, "2.0"))
 		return mcp_error(id, MCP_INVALID_REQUEST,
 				 "invalid request: 'jsonrpc' must be \"2.0\"");

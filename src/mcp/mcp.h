@@ -19,7 +19,20 @@
 
 #include "util/err.h"
 
+/*
+ * Two eras of the protocol (2026-07-28 basic/versioning): a legacy client
+ * (2025-11-25 and before) opens with initialize and gets MCP_LATEST_VERSION
+ * when it asks for one this server does not speak; a modern client
+ * (MCP_MODERN_VERSION) sends no handshake, and every request of its carries
+ * its revision in params._meta (MCP_META_VERSION).  Both are served at once,
+ * per request.
+ */
 #define MCP_LATEST_VERSION "2025-11-25"
+#define MCP_MODERN_VERSION "2026-07-28"
+#define MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define MCP_META_CLIENT "io.modelcontextprotocol/clientInfo"
+#define MCP_META_SERVER "io.modelcontextprotocol/serverInfo"
+#define MCP_META_SUBSCRIPTION "io.modelcontextprotocol/subscriptionId"
 #define MCP_MAX_MESSAGE ((size_t)10 << 20)   /* one line or body, like the SDK's 10 MiB */
 
 /* JSON-RPC error codes. */
@@ -28,7 +41,10 @@
 #define MCP_METHOD_NOT_FOUND -32601
 #define MCP_INVALID_PARAMS   -32602
 #define MCP_INTERNAL_ERROR   -32603
-#define MCP_RESOURCE_NOT_FOUND -32002
+#define MCP_RESOURCE_NOT_FOUND -32002   /* legacy; a modern request gets -32602 */
+/* 2026-07-28's own codes (basic/index, "Error codes") */
+#define MCP_HEADER_MISMATCH  -32020
+#define MCP_UNSUPPORTED_VERSION -32022
 
 /* Runs operation op with params; the contract of api_call() (ops/api.h). */
 typedef enum smr_rc (*mcp_call_fn)(void *cls, const char *op, const json_t *params,
@@ -69,8 +85,10 @@ json_t *mcp_error(const json_t *id, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /*
- * Says that this session's transport delivers server notifications (stdio
- * does; stateless HTTP cannot), which enables resources/subscribe.
+ * Says that this session's transport delivers server notifications that
+ * answer no request (stdio does; stateless HTTP cannot), which enables the
+ * legacy resources/subscribe.  A modern subscriptions/listen needs no such
+ * channel: its notifications belong to its own request.
  */
 void mcp_session_enable_notifications(struct mcp_session *s);
 
@@ -78,9 +96,14 @@ void mcp_session_enable_notifications(struct mcp_session *s);
  * Looks at the HEAD of every subscribed Space and returns the
  * notifications/resources/updated messages due for those whose HEAD moved
  * since the last look, whoever moved it (a JSON array, new reference), or
- * NULL when none is due.
+ * NULL when none is due.  A Space that was deleted or renamed, or that the
+ * caller may no longer read, gives one, then no more.  Notifications of a
+ * subscriptions/listen carry its id in _meta.
  */
 json_t *mcp_subscriptions_check(struct mcp_session *s);
+
+/* Runs the session's operations through call(cls, ...) from now on. */
+void mcp_session_rebind(struct mcp_session *s, mcp_call_fn call, void *cls);
 
 /* 1 while the session has subscriptions worth polling. */
 int mcp_subscriptions_active(const struct mcp_session *s);
@@ -92,11 +115,17 @@ int mcp_subscriptions_active(const struct mcp_session *s);
  */
 int mcp_serve_stdio(struct mcp_session *s, int in_fd, int out_fd);
 
-/* Protocol revisions this server speaks, newest first, NULL-terminated. */
+/* Legacy revisions this server speaks (initialize), newest first, NULL-terminated. */
 extern const char *const mcp_versions[];
 
-/* 1 if v is one of mcp_versions. */
+/* 1 if v is one of mcp_versions or MCP_MODERN_VERSION. */
 int mcp_version_supported(const char *v);
+
+/*
+ * The revision a request declares in params._meta (a modern request), or
+ * NULL for a legacy one.  Borrowed from msg.
+ */
+const char *mcp_request_version(const json_t *msg);
 
 /* ---- Streamable HTTP (mcp_http.c), for the server's /mcp route ---- */
 
@@ -146,11 +175,21 @@ void mcp_http_handle(mcp_call_fn call, void *cls, const struct mcp_http_request 
  * NULL when the request may go on, else the error document (a new
  * reference) to send with *status.  mcp_http_answer() answers one parsed
  * message: the response document (a new reference) with *status 200 (400
- * for a message that is not JSON-RPC), or NULL with *status 202 for a
+ * for a message that is not JSON-RPC, for a modern request whose headers
+ * disagree with its body or names a revision not spoken here, 404 for a
+ * modern request of an unknown method), or NULL with *status 202 for a
  * notification or a response.
+ *
+ * keep is NULL when the caller cannot hold a response stream open; then
+ * subscriptions/listen is an unknown method.  Else an acknowledged
+ * subscriptions/listen returns its acknowledgement (a notification, to open
+ * the stream with) and sets *keep to the session holding its subscriptions
+ * (caller mcp_session_free()s; mcp_subscriptions_check() finds what to send
+ * next).
  */
 json_t *mcp_http_refusal(const struct mcp_http_request *req, int *status);
-json_t *mcp_http_answer(mcp_call_fn call, void *cls, const json_t *msg, int *status);
+json_t *mcp_http_answer(mcp_call_fn call, void *cls, const struct mcp_http_request *req,
+			const json_t *msg, int *status, struct mcp_session **keep);
 
 /*
  * The /mcp route of smriti serve (mcp_route.c): an http_handler of

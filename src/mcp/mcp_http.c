@@ -1,21 +1,28 @@
 /*
- * mcp_http.c -- MCP's Streamable HTTP transport (2025-11-25) as a function
- * the HTTP server calls for its /mcp route; it knows nothing of
- * libmicrohttpd.  See mcp_http_handle() in mcp.h for the contract.
+ * mcp_http.c -- MCP's Streamable HTTP transport (2025-11-25 and 2026-07-28)
+ * as functions the HTTP server calls for its /mcp route; it knows nothing
+ * of libmicrohttpd.  See mcp_http_handle() in mcp.h for the contract.
  *
  * The transport is stateless: every POST carries one JSON-RPC message and
  * gets a fresh protocol session, so any worker can answer any request and
- * no Mcp-Session-Id is issued.  Responses are always single JSON objects
- * (no SSE stream): GET, which would open a server-to-client stream, and
- * DELETE, which would end a session, answer 405.  Refusals carry a JSON-RPC
- * error body with id null, as the SDK's reference server does.  Returned
- * json_t * are new references.
+ * no Mcp-Session-Id is issued (2026-07-28 has none; a 2025-11-25 server may
+ * do without).  Responses are single JSON objects, except the one stream a
+ * modern subscriptions/listen opens (the server's, src/http/mcp_listen.c):
+ * GET, which would open a 2025-11-25 server-to-client stream, and DELETE,
+ * which would end a session, answer 405.  A modern request must repeat its
+ * revision, method and name in the MCP-Protocol-Version, Mcp-Method and
+ * Mcp-Name headers, checked against its body (-32020 when they disagree).
+ * Refusals carry a JSON-RPC error body with id null, as the SDK's reference
+ * server does.  Returned json_t * are new references.
  */
 #include "mcp/mcp_int.h"
 
+#include <nettle/base64.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "util/xalloc.h"
 
 #define MCP_SERVER_ERROR -32000
 
@@ -134,6 +141,21 @@ static int is_json_type(const char *ct)
 	return n == 16 && !strncasecmp(ct, "application/json", 16);
 }
 
+/* 400 with UnsupportedProtocolVersionError, naming every revision this server speaks. */
+static json_t *unsupported(int *status, const char *version)
+{
+	json_t *e = mcp_error(NULL, MCP_UNSUPPORTED_VERSION,
+			      "bad request: unsupported MCP-Protocol-Version");
+	json_t *all = json_pack("[s]", MCP_MODERN_VERSION);
+
+	for (size_t i = 0; mcp_versions[i]; i++)
+		json_array_append_new(all, json_string(mcp_versions[i]));
+	json_object_set_new(json_object_get(e, "error"), "data", json_pack(
+		"{s:o, s:o}", "supported", all, "requested", mcp_json_text(version)));
+	*status = 400;
+	return e;
+}
+
 json_t *mcp_http_refusal(const struct mcp_http_request *req, int *status)
 {
 	const char *accept = header(req, "Accept");
@@ -154,7 +176,7 @@ json_t *mcp_http_refusal(const struct mcp_http_request *req, int *status)
 		return refuse(status, 415, "unsupported media type: the body must be"
 				   " application/json");
 	if (version && !mcp_version_supported(version))
-		return refuse(status, 400, "bad request: unsupported MCP-Protocol-Version");
+		return unsupported(status, version);
 	return NULL;
 }
 
@@ -164,14 +186,147 @@ static int is_request(const json_t *msg)
 	       json_object_get(msg, "id");
 }
 
-json_t *mcp_http_answer(mcp_call_fn call, void *cls, const json_t *msg, int *status)
+/* A header value without the whitespace around it (RFC 9110 5.5); caller free()s. */
+static char *trimmed(const char *v)
 {
-	struct mcp_session *s = mcp_session_new(call, cls, NULL);
-	json_t *out = mcp_handle(s, msg);
-	const json_t *err = json_object_get(out, "error");
+	size_t n;
+
+	v += strspn(v, " \t");
+	n = strlen(v);
+	while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+		n--;
+	return xstrndup(v, n);
+}
+
+/* 1 when header value h (NULL: absent) is body value b (NULL: none). */
+static int same_value(const char *h, const char *b)
+{
+	char *t;
+	int same;
+
+	if (!h || !b)
+		return 0;
+	t = trimmed(h);
+	same = !strcmp(t, b);
+	free(t);
+	return same;
+}
+
+/*
+ * The value of Mcp-Name as sent: plain, or "=?base64?...?=" (2026-07-28
+ * "Value Encoding") decoded.  NULL when the encoding is broken; caller
+ * free()s.
+ */
+static char *header_value(const char *sent)
+{
+	char *v = trimmed(sent), *out;
+	size_t n = strlen(v), out_len;
+	struct base64_decode_ctx b64;
+
+	if (n < 11 || strncmp(v, "=?base64?", 9) || strcmp(v + n - 2, "?="))
+		return v;
+	out = xmalloc(BASE64_DECODE_LENGTH(n) + 1);
+	base64_decode_init(&b64);
+	if (!base64_decode_update(&b64, &out_len, (uint8_t *)out, n - 11, v + 9) ||
+	    !base64_decode_final(&b64) || memchr(out, '\0', out_len)) {
+		free(out);
+		free(v);
+		return NULL;
+	}
+	out[out_len] = '\0';
+	free(v);
+	return out;
+}
+
+/* The body value Mcp-Name mirrors, for the methods that have one. */
+static const char *named(const json_t *msg)
+{
+	const char *method = json_string_value(json_object_get(msg, "method"));
+	const json_t *params = json_object_get(msg, "params");
+
+	if (!method)
+		return NULL;
+	if (!strcmp(method, "tools/call") || !strcmp(method, "prompts/get"))
+		return json_string_value(json_object_get(params, "name"));
+	if (!strcmp(method, "resources/read"))
+		return json_string_value(json_object_get(params, "uri"));
+	return NULL;
+}
+
+static json_t *mismatch(const json_t *msg, int *status, const char *what, const char *hv,
+			const char *bv)
+{
+	const json_t *id = json_object_get(msg, "id");
+
+	*status = 400;
+	return mcp_error(id && (json_is_string(id) || json_is_number(id)) ? id : NULL,
+			 MCP_HEADER_MISMATCH, "Header mismatch: %s header value '%.200s' does not"
+			 " match body value '%.200s'", what, hv ? hv : "(none)", bv ? bv : "(none)");
+}
+
+/*
+ * A modern request's headers against its body (2026-07-28 "Server
+ * Validation"): NULL when they agree, else the -32020 error with *status
+ * 400.  A legacy request (no revision in its body, none or a legacy one in
+ * the header) is not checked: its client sends no such headers.
+ */
+static json_t *check_mirrors(const struct mcp_http_request *req, const json_t *msg,
+			     int *status)
+{
+	const char *hversion = header(req, "MCP-Protocol-Version");
+	const char *bversion = mcp_request_version(msg);
+	const char *hmethod = header(req, "Mcp-Method"), *hname = header(req, "Mcp-Name");
+	const char *method = json_string_value(json_object_get(msg, "method"));
+	const char *name = named(msg);
+	char *decoded;
+	json_t *e = NULL;
+
+	if (!bversion && !same_value(hversion, MCP_MODERN_VERSION))
+		return NULL;
+	if (!same_value(hversion, bversion))
+		return mismatch(msg, status, "MCP-Protocol-Version", hversion, bversion);
+	if (!is_request(msg))
+		return NULL;
+	if (!same_value(hmethod, method))
+		return mismatch(msg, status, "Mcp-Method", hmethod, method);
+	if (!name)
+		return NULL;
+	decoded = hname ? header_value(hname) : NULL;
+	if (!decoded || strcmp(decoded, name))
+		e = mismatch(msg, status, "Mcp-Name", hname, name);
+	free(decoded);
+	return e;
+}
+
+/* The HTTP status of a response: modern requests get 404 and 400 for their errors. */
+static int status_of(const json_t *msg, const json_t *err)
+{
 	json_int_t code = json_integer_value(json_object_get(err, "code"));
 
-	mcp_session_free(s);
+	if (code == MCP_INVALID_REQUEST || code == MCP_UNSUPPORTED_VERSION)
+		return 400;
+	if (code == MCP_METHOD_NOT_FOUND && mcp_request_version(msg))
+		return 404;
+	return 200;
+}
+
+json_t *mcp_http_answer(mcp_call_fn call, void *cls, const struct mcp_http_request *req,
+			const json_t *msg, int *status, struct mcp_session **keep)
+{
+	struct mcp_session *s;
+	json_t *out = check_mirrors(req, msg, status);
+	const json_t *err;
+
+	if (out)
+		return out;
+	s = mcp_session_new(call, cls, NULL);
+	s->can_listen = keep != NULL;
+	out = mcp_handle(s, msg);
+	err = json_object_get(out, "error");
+	if (keep && out && json_object_get(out, "method"))
+		*keep = s;      /* a listen's acknowledgement: its session goes on */
+	else
+		mcp_session_free(s);
 	*status = 202;
 	if (!out)
 		return NULL;
@@ -179,7 +334,7 @@ json_t *mcp_http_answer(mcp_call_fn call, void *cls, const json_t *msg, int *sta
 		json_decref(out);
 		return NULL;
 	}
-	*status = code == MCP_INVALID_REQUEST ? 400 : 200;
+	*status = status_of(msg, err);
 	return out;
 }
 
@@ -210,7 +365,7 @@ void mcp_http_handle(mcp_call_fn call, void *cls, const struct mcp_http_request 
 		set_body(resp, 400, mcp_error(NULL, MCP_PARSE_ERROR, "parse error: %s", jerr.text));
 		return;
 	}
-	out = mcp_http_answer(call, cls, msg, &status);
+	out = mcp_http_answer(call, cls, req, msg, &status, NULL);
 	json_decref(msg);
 	if (out)
 		set_body(resp, status, out);

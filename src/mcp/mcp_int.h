@@ -12,8 +12,9 @@
 
 #define MCP_TOOLS_MAX 16
 
-/* A resources/subscribe of a Space's HEAD (mcp_subscribe.c). */
+/* A resources/subscribe, or one URI of a subscriptions/listen (mcp_subscribe.c). */
 struct mcp_sub {
+	json_t *listen_id;               /* the subscriptions/listen's request id; NULL: resources/subscribe */
 	char *uri;                       /* as the client gave it */
 	char *space;                     /* decoded Space name */
 	char *head;                      /* HEAD when last looked at; NULL: empty or gone */
@@ -27,6 +28,10 @@ struct mcp_session {
 	char protocol[16];               /* negotiated revision, "" before initialize */
 	unsigned char enabled[MCP_TOOLS_MAX]; /* 1 when tool i's operation exists */
 	int can_notify;                  /* the transport delivers server notifications */
+	int can_listen;                  /* ... and holds a subscriptions/listen open */
+	/* the request being run: its modern revision (NULL: legacy) and its id */
+	const char *req_version;
+	const json_t *req_id;
 	struct mcp_sub *subs;
 	size_t n_subs;
 	/*
@@ -89,6 +94,10 @@ json_t *mcp_resources_subscribe(struct mcp_session *s, const json_t *params,
 				struct mcp_fail *fail);
 json_t *mcp_resources_unsubscribe(struct mcp_session *s, const json_t *params,
 				  struct mcp_fail *fail);
+json_t *mcp_subscriptions_listen(struct mcp_session *s, const json_t *params,
+				 struct mcp_fail *fail);
+/* notifications/cancelled of a subscriptions/listen: its subscriptions end. */
+void mcp_listen_cancel(struct mcp_session *s, const json_t *request_id);
 void mcp_subs_free(struct mcp_session *s);
 
 /*

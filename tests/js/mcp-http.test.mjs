@@ -221,7 +221,7 @@ describe('mcp HTTP transport rules (raw requests)', () => {
   });
 
   test('JSON-RPC errors inside a valid POST come back with 200', async () => {
-    let r = await post(server, { jsonrpc: '2.0', id: 'u', method: 'server/discover' });
+    let r = await post(server, { jsonrpc: '2.0', id: 'u', method: 'tools/frobnicate' });
     assert.deepEqual([r.status, r.json.id, r.json.error.code], [200, 'u', -32601]);
     r = await post(server, { jsonrpc: '2.0', id: 'w', method: 'tools/call', params: { name: 'read_head', arguments: { space: 1 } } });
     assert.equal(r.status, 200);

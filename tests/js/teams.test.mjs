@@ -16,6 +16,7 @@ import http from 'node:http';
 import { SMRITI_FULL, tempDb, run, startProcess } from './helpers.mjs';
 import { startServer, request, assertError, openStream } from './http-helpers.mjs';
 import { startFakeProvider } from '../fake-provider/server.mjs';
+import { Client as ModernClient, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
 const ADMIN = 'admin-secret-token-0123456789';
 const LEVEL = { none: 0, reader: 1, writer: 2, owner: 3 };
@@ -350,6 +351,76 @@ function teamSuite(kind, makeDb) {
           if (want === 'ok') assert.notEqual(res.isError, true, label);
           else assert.match(text, want === 403 ? /^forbidden: / : /^not_found: /, label);
         }
+      }
+    });
+
+    test('MCP 2026-07-28 subscriptions/listen: a CLI write notifies a reader, never of a Space it may not read', async () => {
+      const client = new ModernClient({ name: 'listener', version: '1' },
+        { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+      const updates = [];
+      client.setNotificationHandler('notifications/resources/updated', (n) => updates.push(n.params.uri));
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`),
+        { requestInit: { headers: as('rea') } }));
+      try {
+        // Spaces of its own, so that no other test sees these writes
+        const readable = await fresh();           // rea is a reader of it
+        const hidden = uniq('closed');
+        await adminOp('space.create', { name: hidden });
+        const mine = `smriti://spaces/${readable}/head`;
+        const sub = await client.listen({ resourceSubscriptions: [mine, `smriti://spaces/${hidden}/head`] });
+        assert.deepEqual(sub.honoredFilter.resourceSubscriptions, [mine], 'the hidden Space is not honored');
+        cliOk(store.db, ['checkpoint', 'create', hidden, '--title', 'unseen', '--json']);
+        cliOk(store.db, ['checkpoint', 'create', readable, '--title', 'seen', '--json']);
+        const deadline = Date.now() + 10000;
+        while (!updates.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+        await new Promise((r) => setTimeout(r, 1200));    // time for any wrong one to arrive too
+        assert.deepEqual(updates, [mine]);
+        await sub.close();
+      } finally {
+        await client.close();
+      }
+    });
+
+    test('MCP 2026-07-28 subscriptions/listen: once the grant is revoked, no write is told', async () => {
+      const client = new ModernClient({ name: 'ungranted', version: '1' },
+        { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+      const updates = [];
+      client.setNotificationHandler('notifications/resources/updated', (n) => updates.push(n.params.uri));
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`),
+        { requestInit: { headers: as('rea') } }));
+      try {
+        const space = await fresh();
+        cliOk(store.db, ['checkpoint', 'create', space, '--title', 'before', '--json']);
+        const uri = `smriti://spaces/${space}/head`;
+        const sub = await client.listen({ resourceSubscriptions: [uri] });
+        await adminOp('grant.revoke', { user: 'rea', space });
+        // the HEAD now reads as not found for rea: told once, as a deleted Space is, at most
+        await new Promise((r) => setTimeout(r, 1500));
+        const once = updates.length;
+        assert.ok(once <= 1, `${once} updates for the revocation`);
+        cliOk(store.db, ['checkpoint', 'create', space, '--title', 'after', '--json']);
+        await new Promise((r) => setTimeout(r, 1500));
+        assert.equal(updates.length, once, 'a write after the revocation is not told');
+        await sub.close();
+      } finally {
+        await client.close();
+      }
+    });
+
+    test('MCP 2026-07-28 subscriptions/listen ends when its token is revoked', async () => {
+      const doc = JSON.parse(cliOk(store.db, ['token', 'create', 'rea', '--json']));
+      const client = new ModernClient({ name: 'revoked', version: '1' },
+        { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`),
+        { requestInit: { headers: { Authorization: `Bearer ${doc.token}` } } }));
+      try {
+        const sub = await client.listen({ resourceSubscriptions: ['smriti://spaces/proj/head'] });
+        cliOk(store.db, ['token', 'revoke', doc.id]);
+        const how = await Promise.race([sub.closed,
+          new Promise((r) => setTimeout(() => r('still open'), 15000))]);
+        assert.equal(how, 'remote', 'the stream ended without a result');
+      } finally {
+        await client.close();
       }
     });
 

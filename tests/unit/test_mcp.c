@@ -78,7 +78,7 @@ TEST(mcp_envelope_rules)
 	CHECK_INT(error_code(r), MCP_PARSE_ERROR);
 	CHECK(json_is_null(json_object_get(r, "id")));
 	json_decref(r);
-	r = ask(&f, "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"server/discover\"}");
+	r = ask(&f, "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"tools/frobnicate\"}");
 	CHECK_INT(error_code(r), MCP_METHOD_NOT_FOUND);
 	CHECK(json_is_real(json_object_get(r, "id")));
 	json_decref(r);
@@ -387,5 +387,115 @@ TEST(mcp_http_adapter)
 	h.values[3] = "http://127.0.0.1:7411";
 	CHECK_INT(http_status(&f, "POST", &h, ping, NULL, &resp), 200);
 	free(resp.body);
+	teardown(&f);
+}
+
+/* A 2026-07-28 request body for method with params (JSON text inside {...}, may be empty). */
+static void modern(char *out, size_t size, const char *method, const char *params)
+{
+	snprintf(out, size, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"%s\",\"params\":{%s%s"
+		 "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+		 "\"io.modelcontextprotocol/clientCapabilities\":{}}}}",
+		 method, params, *params ? "," : "");
+}
+
+static json_t *body_of(struct mcp_http_response *resp)
+{
+	json_t *j = json_loads(resp->body ? resp->body : "null", JSON_DECODE_ANY, NULL);
+
+	free(resp->body);
+	resp->body = NULL;
+	return j;
+}
+
+TEST(mcp_modern_http_headers_match_the_body)
+{
+	struct headers h = { { "Accept", "Content-Type", "MCP-Protocol-Version", "Mcp-Method",
+			       "Mcp-Name" },
+			     { "application/json, text/event-stream", "application/json",
+			       "2026-07-28", "tools/call", "list_spaces" } };
+	struct mcp_http_response resp;
+	struct fixture f;
+	char body[512];
+	json_t *j;
+
+	setup(&f);
+	modern(body, sizeof(body), "tools/call", "\"name\":\"list_spaces\",\"arguments\":{}");
+	CHECK_INT(http_status(&f, "POST", &h, body, NULL, &resp), 200);
+	j = body_of(&resp);
+	CHECK_STR(json_string_value(json_object_get(json_object_get(j, "result"), "resultType")),
+		  "complete");
+	json_decref(j);
+	/* the same name as base64, and as broken base64 */
+	h.values[4] = "=?base64?bGlzdF9zcGFjZXM=?=";
+	CHECK_INT(http_status(&f, "POST", &h, body, NULL, &resp), 200);
+	free(resp.body);
+	h.values[4] = " list_spaces\t";                        /* whitespace around is no part of it */
+	CHECK_INT(http_status(&f, "POST", &h, body, NULL, &resp), 200);
+	free(resp.body);
+	h.values[4] = "=?base64?bGlzd!!!?=";
+	CHECK_INT(http_status(&f, "POST", &h, body, NULL, &resp), 400);
+	j = body_of(&resp);
+	CHECK_INT(error_code(j), MCP_HEADER_MISMATCH);
+	CHECK_INT(json_integer_value(json_object_get(j, "id")), 9);
+	json_decref(j);
+	h.values[4] = "read_head";
+	CHECK_INT(http_status(&f, "POST", &h, body, NULL, &resp), 400);
+	free(resp.body);
+	h.values[4] = "list_spaces";
+	h.values[3] = "tools/list";
+	CHECK_INT(http_status(&f, "POST", &h, body, NULL, &resp), 400);
+	free(resp.body);
+	h.values[3] = "tools/call";
+	h.values[2] = "2025-11-25";
+	CHECK_INT(http_status(&f, "POST", &h, body, NULL, &resp), 400);
+	free(resp.body);
+	/* no stream here: subscriptions/listen is unknown (404), and discover says so */
+	h.values[2] = "2026-07-28";
+	h.values[3] = "subscriptions/listen";
+	h.names[4] = NULL;
+	modern(body, sizeof(body), "subscriptions/listen", "\"notifications\":{}");
+	CHECK_INT(http_status(&f, "POST", &h, body, NULL, &resp), 404);
+	free(resp.body);
+	h.values[3] = "server/discover";
+	modern(body, sizeof(body), "server/discover", "");
+	CHECK_INT(http_status(&f, "POST", &h, body, NULL, &resp), 200);
+	j = body_of(&resp);
+	CHECK(json_is_false(json_object_get(json_object_get(json_object_get(json_object_get(j,
+		"result"), "capabilities"), "resources"), "subscribe")));
+	json_decref(j);
+	teardown(&f);
+}
+
+TEST(mcp_eras_per_request)
+{
+	struct fixture f;
+	char req[512];
+	json_t *r;
+
+	setup(&f);
+	modern(req, sizeof(req), "ping", "");
+	r = ask(&f, req);
+	CHECK_INT(error_code(r), MCP_METHOD_NOT_FOUND);       /* ping is gone in 2026-07-28 */
+	json_decref(r);
+	modern(req, sizeof(req), "resources/read", "\"uri\":\"smriti://spaces/none/head\"");
+	r = ask(&f, req);
+	CHECK_INT(error_code(r), MCP_INVALID_PARAMS);         /* was -32002 */
+	json_decref(r);
+	r = ask(&f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\",\"params\":"
+		    "{\"uri\":\"smriti://spaces/none/head\"}}");
+	CHECK_INT(error_code(r), MCP_RESOURCE_NOT_FOUND);     /* legacy keeps -32002 */
+	json_decref(r);
+	r = ask(&f, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{\"_meta\":"
+		    "{\"io.modelcontextprotocol/protocolVersion\":\"2025-11-25\"}}}");
+	CHECK_INT(error_code(r), MCP_UNSUPPORTED_VERSION);
+	json_decref(r);
+	modern(req, sizeof(req), "resources/templates/list", "");
+	r = ask(&f, req);
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(r, "result"), "ttlMs")),
+		  3600000);
+	CHECK_STR(json_string_value(json_object_get(json_object_get(r, "result"), "cacheScope")),
+		  "public");
+	json_decref(r);
 	teardown(&f);
 }
