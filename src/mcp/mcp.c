@@ -81,6 +81,17 @@ const char *mcp_request_version(const json_t *msg)
 	return v ? (json_string_value(v) ? json_string_value(v) : "") : NULL;
 }
 
+const char *mcp_modern_meta_missing(const json_t *msg)
+{
+	const json_t *meta = json_object_get(json_object_get(msg, "params"), "_meta");
+
+	if (!json_is_string(json_object_get(meta, MCP_META_VERSION)))
+		return "protocolVersion";
+	if (!json_is_object(json_object_get(meta, MCP_META_CAPABILITIES)))
+		return "clientCapabilities";
+	return NULL;
+}
+
 /* A JSON-RPC error response (new reference); data is not stolen. */
 static json_t *error_doc(const json_t *id, int code, const char *msg, json_t *data)
 {
@@ -317,6 +328,10 @@ static json_t *run_request(struct mcp_session *s, const json_t *id, const char *
 
 	if (version && (!modern || strcmp(modern, MCP_MODERN_VERSION)))
 		return unsupported_version(id, version);
+	if (modern && !json_is_object(json_object_get(json_object_get(params, "_meta"),
+						       MCP_META_CAPABILITIES)))
+		return mcp_error(id, MCP_INVALID_PARAMS, "invalid params: a %s request's _meta"
+				 " carries %s", MCP_MODERN_VERSION, MCP_META_CAPABILITIES);
 	if (m < 0)
 		return mcp_error(id, MCP_METHOD_NOT_FOUND, "method not found: '%s'", method);
 	if (params && !json_is_object(params))

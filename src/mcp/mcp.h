@@ -31,6 +31,7 @@
 #define MCP_MODERN_VERSION "2026-07-28"
 #define MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define MCP_META_CLIENT "io.modelcontextprotocol/clientInfo"
+#define MCP_META_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
 #define MCP_META_SERVER "io.modelcontextprotocol/serverInfo"
 #define MCP_META_SUBSCRIPTION "io.modelcontextprotocol/subscriptionId"
 #define MCP_MAX_MESSAGE ((size_t)10 << 20)   /* one line or body, like the SDK's 10 MiB */
@@ -126,6 +127,13 @@ int mcp_version_supported(const char *v);
  * NULL for a legacy one.  Borrowed from msg.
  */
 const char *mcp_request_version(const json_t *msg);
+
+/*
+ * What a 2026-07-28 request's params._meta lacks ("protocolVersion",
+ * "clientCapabilities"), or NULL when it has both as it must (SEP-2575: the
+ * request is then refused with -32602, over HTTP with 400).
+ */
+const char *mcp_modern_meta_missing(const json_t *msg);
 
 /* ---- Streamable HTTP (mcp_http.c), for the server's /mcp route ---- */
 

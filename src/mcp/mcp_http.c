@@ -141,10 +141,17 @@ static int is_json_type(const char *ct)
 	return n == 16 && !strncasecmp(ct, "application/json", 16);
 }
 
-/* 400 with UnsupportedProtocolVersionError, naming every revision this server speaks. */
-static json_t *unsupported(int *status, const char *version)
+/*
+ * 400 with UnsupportedProtocolVersionError for a legacy-shaped request
+ * whose header names a revision this server does not speak, naming every
+ * one it does (a modern request gets its own from mcp.c, which lists what
+ * server/discover lists).
+ */
+static json_t *unsupported(const json_t *msg, int *status, const char *version)
 {
-	json_t *e = mcp_error(NULL, MCP_UNSUPPORTED_VERSION,
+	const json_t *id = json_object_get(msg, "id");
+	json_t *e = mcp_error(id && (json_is_string(id) || json_is_number(id)) ? id : NULL,
+			      MCP_UNSUPPORTED_VERSION,
 			      "bad request: unsupported MCP-Protocol-Version");
 	json_t *all = json_pack("[s]", MCP_MODERN_VERSION);
 
@@ -159,7 +166,6 @@ static json_t *unsupported(int *status, const char *version)
 json_t *mcp_http_refusal(const struct mcp_http_request *req, int *status)
 {
 	const char *accept = header(req, "Accept");
-	const char *version = header(req, "MCP-Protocol-Version");
 
 	if (!origin_ok(req, header(req, "Origin")))
 		return refuse(status, 403, "forbidden: cross-origin requests to /mcp are refused");
@@ -175,8 +181,6 @@ json_t *mcp_http_refusal(const struct mcp_http_request *req, int *status)
 	if (!is_json_type(header(req, "Content-Type")))
 		return refuse(status, 415, "unsupported media type: the body must be"
 				   " application/json");
-	if (version && !mcp_version_supported(version))
-		return unsupported(status, version);
 	return NULL;
 }
 
@@ -265,6 +269,22 @@ static json_t *mismatch(const json_t *msg, int *status, const char *what, const 
 }
 
 /*
+ * A request sent as 2026-07-28 (by its header) whose params._meta lacks
+ * the revision or the client's capabilities: -32602 with status 400, not a
+ * header mismatch, for the body is what is wrong (SEP-2575).
+ */
+static json_t *meta_missing(const json_t *msg, int *status)
+{
+	const json_t *id = json_object_get(msg, "id");
+
+	*status = 400;
+	return mcp_error(id && (json_is_string(id) || json_is_number(id)) ? id : NULL,
+			 MCP_INVALID_PARAMS, "invalid params: a %s request carries params._meta with"
+			 " io.modelcontextprotocol/%s", MCP_MODERN_VERSION,
+			 mcp_modern_meta_missing(msg));
+}
+
+/*
  * A modern request's headers against its body (2026-07-28 "Server
  * Validation"): NULL when they agree, else the -32020 error with *status
  * 400.  A legacy request (no revision in its body, none or a legacy one in
@@ -283,6 +303,8 @@ static json_t *check_mirrors(const struct mcp_http_request *req, const json_t *m
 
 	if (!bversion && !same_value(hversion, MCP_MODERN_VERSION))
 		return NULL;
+	if (same_value(hversion, MCP_MODERN_VERSION) && mcp_modern_meta_missing(msg))
+		return meta_missing(msg, status);
 	if (!same_value(hversion, bversion))
 		return mismatch(msg, status, "MCP-Protocol-Version", hversion, bversion);
 	if (!is_request(msg))
@@ -314,9 +336,14 @@ json_t *mcp_http_answer(mcp_call_fn call, void *cls, const struct mcp_http_reque
 			const json_t *msg, int *status, struct mcp_session **keep)
 {
 	struct mcp_session *s;
-	json_t *out = check_mirrors(req, msg, status);
+	const char *version = header(req, "MCP-Protocol-Version");
+	json_t *out;
 	const json_t *err;
 
+	/* after the body is read, so that the error can carry the request's id */
+	if (version && !mcp_version_supported(version) && !mcp_request_version(msg))
+		return unsupported(msg, status, version);
+	out = check_mirrors(req, msg, status);
 	if (out)
 		return out;
 	s = mcp_session_new(call, cls, NULL);

@@ -60,11 +60,11 @@ const SCENARIOS = {
     },
   },
   '2026-07-28': {
-    pass: [],
-    pending: Object.fromEntries(['server-stateless', 'completion-complete', 'tools-list',
+    pass: ['server-stateless', 'completion-complete', 'tools-list',
       'resources-list', 'prompts-list', 'dns-rebinding-protection', 'caching',
       'http-header-validation', 'sep-2164-resource-not-found', 'server-sse-multiple-streams',
-      'input-required-result-unsupported-methods'].map((s) => [s, MCP_REV])),
+      'input-required-result-unsupported-methods'],
+    pending: {},
     notApplicable: {
       'tools-call-simple-text': FIXTURE, 'tools-call-image': FIXTURE, 'tools-call-audio': FIXTURE,
       'tools-call-embedded-resource': FIXTURE, 'tools-call-mixed-content': FIXTURE,

@@ -26,7 +26,7 @@ async function serverTools() {
 function readmeTools() {
   const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
   const section = readme.slice(readme.indexOf('## Agents over MCP'));
-  const sentence = /Its tools are[^:]*:([^.]*)\./s.exec(section);
+  const sentence = /Its\s+tools\s+are[^:]*:([^.]*)\./s.exec(section);
   assert.ok(sentence, 'the README names the tools in "Its tools are ...: a, b."');
   return [...sentence[1].matchAll(/`([a-z_]+)`/g)].map((m) => m[1]).sort();
 }
