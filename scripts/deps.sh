@@ -48,6 +48,12 @@ for p in $packages; do
 		missing="$missing $p"
 	fi
 done
+# The tests and benchmarks need npm (and a Node.js to run it): Debian's,
+# unless some other nodejs (NodeSource's, which carries its own npm) is
+# there already, which Debian's npm would conflict with.
+if [ "$purpose" != run ] && ! command -v npm >/dev/null 2>&1; then
+	missing="$missing nodejs npm"
+fi
 
 if [ -n "$missing" ]; then
 	if [ "$(id -u)" = 0 ]; then
@@ -65,13 +71,15 @@ fi
 
 # Running needs no Node.js; the tests and the benchmarks' clients do.
 [ "$purpose" = run ] && exit 0
+# The system's Node.js only runs npm: `npm ci` installs the Node.js the
+# tests run on (the npm package "node", an LTS release; see package.json).
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-	echo "deps: the tests need Node.js >= 20 and npm (Debian: apt-get install nodejs npm," >&2
-	echo "  or NodeSource's nodejs 20 package)" >&2
+	echo "deps: the tests need npm and a Node.js to run it, 18 or newer" >&2
+	echo "  (Debian: apt-get install nodejs npm)" >&2
 	exit 1
 fi
 node_major=$(node -p 'process.versions.node.split(".")[0]')
-if [ "$node_major" -lt 20 ]; then
-	echo "deps: Node.js $(node --version) is too old for the tests; need >= 20" >&2
+if [ "$node_major" -lt 18 ]; then
+	echo "deps: Node.js $(node --version) is too old to run npm here; need >= 18" >&2
 	exit 1
 fi
