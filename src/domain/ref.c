@@ -29,7 +29,6 @@ static int shaped(const char *s, const char *layout)
  */
 static int parse_iso(const char *s, time_t *out)
 {
-	struct tm tm = { 0 };
 	int y, mo, d, h = 0, mi = 0, sec = 0, n = 0;
 	const char *p;
 
@@ -57,13 +56,7 @@ static int parse_iso(const char *s, time_t *out)
 	if (*p || y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
 	    sec > 60)
 		return -1;
-	tm.tm_year = y - 1900;
-	tm.tm_mon = mo - 1;
-	tm.tm_mday = d;
-	tm.tm_hour = h;
-	tm.tm_min = mi;
-	tm.tm_sec = sec;
-	*out = timegm(&tm);
+	*out = (time_t)iso_utc_seconds(y, mo, d, h, mi, sec);
 	return 0;
 }
 

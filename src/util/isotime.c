@@ -6,20 +6,26 @@
 #include <stdio.h>
 #include <time.h>
 
-long long iso_seconds(const char *iso)
+long long iso_utc_seconds(int year, int month, int day, int hour, int minute, int second)
 {
 	struct tm tm = { 0 };
+
+	tm.tm_year = year - 1900;
+	tm.tm_mon = month - 1;
+	tm.tm_mday = day;
+	tm.tm_hour = hour;
+	tm.tm_min = minute;
+	tm.tm_sec = second;
+	return (long long)timegm(&tm);
+}
+
+long long iso_seconds(const char *iso)
+{
 	int y, mo, d, h, mi, s;
 
 	if (!iso || sscanf(iso, "%4d-%2d-%2dT%2d:%2d:%2d", &y, &mo, &d, &h, &mi, &s) != 6)
 		return -1;
-	tm.tm_year = y - 1900;
-	tm.tm_mon = mo - 1;
-	tm.tm_mday = d;
-	tm.tm_hour = h;
-	tm.tm_min = mi;
-	tm.tm_sec = s;
-	return (long long)timegm(&tm);
+	return iso_utc_seconds(y, mo, d, h, mi, s);
 }
 
 void iso_format(long long seconds, long micros, char out[ISO_TIME_SIZE])

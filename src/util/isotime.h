@@ -16,6 +16,9 @@
  */
 long long iso_seconds(const char *iso);
 
+/* Seconds since the epoch of a UTC date and time (month 1-12), as timegm counts them. */
+long long iso_utc_seconds(int year, int month, int day, int hour, int minute, int second);
+
 /* Writes seconds since the epoch plus micros microseconds as Smriti's timestamp. */
 void iso_format(long long seconds, long micros, char out[ISO_TIME_SIZE]);
 
