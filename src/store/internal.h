@@ -37,6 +37,15 @@ typedef enum smr_rc (*store_rows_fn)(struct store *st, void *arg, struct smr_err
 
 struct store_watch;   /* store/auth.h; defined below */
 
+/*
+ * How sql_text runs its statement.  SQL_AUTO: on its own (autocommit), and
+ * once more on a fresh connection when the old one had died: a read, or a
+ * write that may run twice.  SQL_TXN: in a transaction of its own, never
+ * sent twice (a COMMIT that got no answer is reported as possibly applied):
+ * a write that must not run twice.
+ */
+enum sql_mode { SQL_AUTO, SQL_TXN };
+
 enum savepoint_op { SAVEPOINT_BEGIN, SAVEPOINT_END, SAVEPOINT_UNDO };
 
 struct store_ops {
@@ -315,16 +324,18 @@ struct store_ops {
 					    const char *before, size_t *n, struct smr_err *err);
 
 	/*
-	 * One statement of portable SQL on its own (autocommit), for the plain
-	 * rows of store/auth.c (users, tokens, grants), whose SQL is the same on
-	 * every backend: parameters are $1..$n in order of first use, passed as
-	 * text (NULL is SQL NULL), and every column comes back as text.  sql is
-	 * a string constant (backends cache its prepared form by address).  A
-	 * unique-constraint violation is SMR_ECONFLICT with no message (the
-	 * caller names what exists).
+	 * One statement of portable SQL (store/sql.h) on its own, outside
+	 * store.c's transactions, as mode says: the plain rows of store/rows.c
+	 * and store/auth.c, whose SQL is the same on every backend.  params are
+	 * $1..$n, passed as text (NULL is SQL NULL), and every column comes back
+	 * as text.  sql is a string constant (backends cache its prepared form by
+	 * address); what names the work in messages.  A unique-constraint
+	 * violation is SMR_ECONFLICT with no message (the caller names what
+	 * exists).
 	 */
-	enum smr_rc (*sql_text)(struct store *st, const char *sql, const char *const *params,
-				int n, struct store_rows *out, struct smr_err *err);
+	enum smr_rc (*sql_text)(struct store *st, enum sql_mode mode, const char *sql,
+				const char *const *params, int n, const char *what,
+				struct store_rows *out, struct smr_err *err);
 	/*
 	 * The statement (for sql_text) that moves the auth epoch, when the
 	 * backend has one of its own; NULL: the portable UPDATE of store/auth.c.

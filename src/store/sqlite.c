@@ -2245,7 +2245,7 @@ static enum smr_rc sqlite_generation_interrupt(struct store *st, const char *rea
 	return rc;
 }
 
-/* ---- portable SQL of store/auth.c ---- */
+/* ---- portable SQL (store/sql.h) ---- */
 
 static void rows_add(struct store_rows *out, sqlite3_stmt *q, size_t *cap)
 {
@@ -2260,20 +2260,38 @@ static void rows_add(struct store_rows *out, sqlite3_stmt *q, size_t *cap)
 	out->rows++;
 }
 
-static enum smr_rc sqlite_sql_text(struct store *st, const char *sql,
-				   const char *const *params, int n, struct store_rows *out,
-				   struct smr_err *err)
+/*
+ * Binds the arguments of portable SQL by name ($1 is params[0]), so that
+ * their order in the text does not matter (as in PostgreSQL).
+ */
+static void bind_params(sqlite3_stmt *q, const char *const *params, int n)
+{
+	char name[16];
+	int i, at;
+
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "$%d", i + 1);
+		at = sqlite3_bind_parameter_index(q, name);
+		if (at)
+			bind_text(q, at, params[i]);
+	}
+}
+
+/* Either mode is one autocommit statement: SQLite runs it as one transaction, and once. */
+static enum smr_rc sqlite_sql_text(struct store *st, enum sql_mode mode, const char *sql,
+				   const char *const *params, int n, const char *what,
+				   struct store_rows *out, struct smr_err *err)
 {
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
 	size_t cap = 0;
 	int step;
 
+	(void)mode;
 	memset(out, 0, sizeof(*out));
 	if (!q)
-		return db_error(s, err, "preparing an access statement");
-	for (int i = 0; i < n; i++)
-		bind_text(q, i + 1, params[i]);
+		return db_error(s, err, what);
+	bind_params(q, params, n);
 	out->cols = (size_t)sqlite3_column_count(q);
 	while ((step = sqlite3_step(q)) == SQLITE_ROW)
 		rows_add(out, q, &cap);
@@ -2285,7 +2303,7 @@ static enum smr_rc sqlite_sql_text(struct store *st, const char *sql,
 	store_rows_release(out);
 	if (sqlite3_errcode(s->db) == SQLITE_CONSTRAINT)
 		return SMR_ECONFLICT;
-	return db_error(s, err, "reading or writing access rows");
+	return db_error(s, err, what);
 }
 
 const struct store_ops store_sqlite_ops = {

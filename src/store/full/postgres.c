@@ -58,7 +58,7 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 #define MAX_PARAMS 16
-#define GENERIC_MAX 48                   /* distinct sql_text statements (store/auth.c) */
+#define GENERIC_MAX 96                   /* distinct sql_text statements (store/sql.h) */
 
 /* ---- statements ---- */
 
@@ -2935,11 +2935,11 @@ static enum smr_rc pg_generation_interrupt(struct store *st, const char *reason,
 	return rc;
 }
 
-/* ---- portable SQL of store/auth.c ---- */
+/* ---- portable SQL (store/sql.h) ---- */
 
 /* The slot of sql on this connection, preparing it there first. */
 static enum smr_rc generic_slot(struct pg_store *s, const char *sql, char name[24],
-				struct smr_err *err)
+				const char *what, struct smr_err *err)
 {
 	PGresult *r;
 	int i;
@@ -2953,7 +2953,7 @@ static enum smr_rc generic_slot(struct pg_store *s, const char *sql, char name[2
 		return SMR_OK;
 	r = PQprepare(s->conn, name, sql, 0, NULL);
 	if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-		enum smr_rc rc = pg_fail(s, r, "preparing an access statement", err);
+		enum smr_rc rc = pg_fail(s, r, what, err);
 
 		PQclear(r);
 		return rc;
@@ -2964,12 +2964,12 @@ static enum smr_rc generic_slot(struct pg_store *s, const char *sql, char name[2
 }
 
 static enum smr_rc generic_run(struct pg_store *s, const char *sql, const char *const *params,
-			       int n, PGresult **out, struct smr_err *err)
+			       int n, const char *what, PGresult **out, struct smr_err *err)
 {
 	char name[24];
 	PGresult *r;
 	ExecStatusType st;
-	enum smr_rc rc = generic_slot(s, sql, name, err);
+	enum smr_rc rc = generic_slot(s, sql, name, what, err);
 
 	if (rc)
 		return rc;
@@ -2979,33 +2979,65 @@ static enum smr_rc generic_run(struct pg_store *s, const char *sql, const char *
 		*out = r;
 		return SMR_OK;
 	}
-	rc = pg_fail(s, r, "reading or writing access rows", err);
+	rc = pg_fail(s, r, what, err);
 	PQclear(r);
 	if (state_is(s, "23505"))
 		return SMR_ECONFLICT;
 	return rc;
 }
 
-static enum smr_rc pg_sql_text(struct store *st, const char *sql, const char *const *params,
-			       int n, struct store_rows *out, struct smr_err *err)
+/* SQL_AUTO: autocommit, once more on a fresh connection when the old one had died. */
+static enum smr_rc generic_auto(struct pg_store *s, const char *sql, const char *const *params,
+				int n, const char *what, PGresult **out, struct smr_err *err)
 {
-	struct pg_store *s = P(st);
 	struct smr_err first = SMR_ERR_INIT;
-	PGresult *r = NULL;
 	enum smr_rc rc = ready(s, err);
-	size_t rows, cols;
 
-	memset(out, 0, sizeof(*out));
 	if (rc)
 		return rc;
-	rc = generic_run(s, sql, params, n, &r, &first);
+	rc = generic_run(s, sql, params, n, what, out, &first);
 	if (rc && s->lost) {
 		rc = reconnect(s, err);
 		if (!rc)
-			rc = generic_run(s, sql, params, n, &r, err);
+			rc = generic_run(s, sql, params, n, what, out, err);
 	} else if (rc && err && rc != SMR_ECONFLICT) {
 		*err = first;
 	}
+	return rc;
+}
+
+/* SQL_TXN: BEGIN (retried on a dead connection), the statement, COMMIT; never sent twice. */
+static enum smr_rc generic_txn(struct pg_store *s, const char *sql, const char *const *params,
+			       int n, const char *what, PGresult **out, struct smr_err *err)
+{
+	enum smr_rc rc = begin(s, err);
+
+	if (rc)
+		return rc;
+	rc = generic_run(s, sql, params, n, what, out, err);
+	if (rc)
+		return rollback(s, rc);
+	rc = commit(s, err);
+	if (rc) {
+		PQclear(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+static enum smr_rc pg_sql_text(struct store *st, enum sql_mode mode, const char *sql,
+			       const char *const *params, int n, const char *what,
+			       struct store_rows *out, struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	PGresult *r = NULL;
+	enum smr_rc rc;
+	size_t rows, cols;
+
+	memset(out, 0, sizeof(*out));
+	if (in_pipeline(s))
+		BUG("sql_text inside store.c's transaction: a row method's work");
+	rc = (mode == SQL_TXN ? generic_txn : generic_auto)(s, sql, params, n, what, &r, err);
 	if (rc)
 		return rc;
 	rows = (size_t)PQntuples(r);
