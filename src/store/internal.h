@@ -295,12 +295,6 @@ struct store_ops {
 	enum smr_rc (*turns_since_head)(struct store *st, const char *repo_id, int64_t *count,
 					struct smr_err *err);
 
-	enum smr_rc (*job_create)(struct store *st, const struct draft_job *j, struct smr_err *err);
-	enum smr_rc (*job_get)(struct store *st, const char *id, struct draft_job *out,
-			       struct smr_err *err);
-	enum smr_rc (*job_update)(struct store *st, const struct draft_job *j, struct smr_err *err);
-	enum smr_rc (*job_fail_unfinished)(struct store *st, const char *reason, const char *now,
-					   size_t *n, struct smr_err *err);
 
 	/*
 	 * Row methods (inside store.c's transaction).  insert: SMR_ECONFLICT

@@ -2012,109 +2012,6 @@ static enum smr_rc sqlite_turns_since_head(struct store *st, const char *repo_id
 	return SMR_OK;
 }
 
-/* ---- draft jobs ---- */
-
-static enum smr_rc sqlite_job_create(struct store *st, const struct draft_job *j,
-				     struct smr_err *err)
-{
-	static const char sql[] =
-		"INSERT INTO draft_jobs (id, session_id, status, provider, model, created_at)"
-		" VALUES (?, ?, ?, ?, ?, ?)";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-
-	if (q) {
-		bind_text(q, 1, j->id);
-		bind_text(q, 2, j->session_id);
-		bind_text(q, 3, job_status_name(j->status));
-		bind_text(q, 4, j->provider);
-		bind_text(q, 5, j->model);
-		bind_text(q, 6, j->created_at);
-	}
-	return step_done(s, q, "creating a draft job", err);
-}
-
-static void read_job_row(sqlite3_stmt *q, void *elem)
-{
-	struct draft_job *out = elem;
-	char *status = col_text(q, 2);
-
-	out->id = col_text(q, 0);
-	out->session_id = col_text(q, 1);
-	if (!status || job_status_parse(status, &out->status))
-		out->status = JOB_FAILED;
-	free(status);
-	out->provider = col_text(q, 3);
-	out->model = col_text(q, 4);
-	out->result = col_text(q, 5);
-	out->error = col_text(q, 6);
-	out->created_at = col_text(q, 7);
-	out->started_at = col_text(q, 8);
-	out->finished_at = col_text(q, 9);
-}
-
-static enum smr_rc sqlite_job_get(struct store *st, const char *id, struct draft_job *out,
-				  struct smr_err *err)
-{
-	static const char sql[] =
-		"SELECT id, session_id, status, provider, model, result, error, created_at,"
-		" started_at, finished_at FROM draft_jobs WHERE id = ?";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-	enum smr_rc rc;
-
-	if (!q)
-		return db_error(s, err, "reading a draft job");
-	bind_text(q, 1, id);
-	memset(out, 0, sizeof(*out));
-	rc = read_one(s, q, read_job_row, out, "reading a draft job", err);
-	if (rc == SMR_ENOTFOUND)
-		return smr_errf(err, rc, "no draft job '%s'", id);
-	return rc;
-}
-
-static enum smr_rc sqlite_job_update(struct store *st, const struct draft_job *j,
-				     struct smr_err *err)
-{
-	static const char sql[] =
-		"UPDATE draft_jobs SET status = ?, result = COALESCE(?, result),"
-		" error = COALESCE(?, error), started_at = COALESCE(?, started_at),"
-		" finished_at = COALESCE(?, finished_at) WHERE id = ?";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-
-	if (q) {
-		bind_text(q, 1, job_status_name(j->status));
-		bind_text(q, 2, j->result);
-		bind_text(q, 3, j->error);
-		bind_text(q, 4, j->started_at);
-		bind_text(q, 5, j->finished_at);
-		bind_text(q, 6, j->id);
-	}
-	return step_done(s, q, "updating a draft job", err);
-}
-
-static enum smr_rc sqlite_job_fail_unfinished(struct store *st, const char *reason,
-					      const char *now, size_t *n,
-					      struct smr_err *err)
-{
-	static const char sql[] =
-		"UPDATE draft_jobs SET status = 'failed', error = ?, finished_at = ?"
-		" WHERE status IN ('queued', 'running')";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-	enum smr_rc rc;
-
-	if (q) {
-		bind_text(q, 1, reason);
-		bind_text(q, 2, now);
-	}
-	rc = step_done(s, q, "failing unfinished draft jobs", err);
-	if (!rc && n)
-		*n = (size_t)sqlite3_changes(s->db);
-	return rc;
-}
-
 /* ---- generations ---- */
 
 static enum smr_rc sqlite_generation_insert(struct store *st, const struct generation *g,
@@ -2363,10 +2260,6 @@ const struct store_ops store_sqlite_ops = {
 	.turn_set_error = sqlite_turn_set_error,
 	.turn_list = sqlite_turn_list,
 	.turns_since_head = sqlite_turns_since_head,
-	.job_create = sqlite_job_create,
-	.job_get = sqlite_job_get,
-	.job_update = sqlite_job_update,
-	.job_fail_unfinished = sqlite_job_fail_unfinished,
 	.generation_insert = sqlite_generation_insert,
 	.generation_get = sqlite_generation_get,
 	.generation_running = sqlite_generation_running,

@@ -224,28 +224,6 @@ enum smr_rc store_turns_since_head(struct store *st, const char *repo_id, int64_
 	return st->ops->turns_since_head(st, repo_id, count, err);
 }
 
-enum smr_rc store_job_create(struct store *st, const struct draft_job *j, struct smr_err *err)
-{
-	return st->ops->job_create(st, j, err);
-}
-
-enum smr_rc store_job_get(struct store *st, const char *id, struct draft_job *out,
-			  struct smr_err *err)
-{
-	return st->ops->job_get(st, id, out, err);
-}
-
-enum smr_rc store_job_update(struct store *st, const struct draft_job *j, struct smr_err *err)
-{
-	return st->ops->job_update(st, j, err);
-}
-
-enum smr_rc store_job_fail_unfinished(struct store *st, const char *reason, const char *now,
-				      size_t *n, struct smr_err *err)
-{
-	return st->ops->job_fail_unfinished(st, reason, now, n, err);
-}
-
 enum smr_rc store_generation_get(struct store *st, const char *id, struct generation *out,
 				 struct smr_err *err)
 {

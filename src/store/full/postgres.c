@@ -71,7 +71,6 @@ enum stmt {
 	Q_COMMIT_LINKS, Q_COMMIT_COPY,
 	Q_SESSION_INSERT, Q_SESSION_GET, Q_SESSION_LIST, Q_SESSION_LOCK, Q_LAST_SEQ, Q_SEQ_CHECK,
 	Q_TURN_INSERT, Q_TURN_SET_ERROR, Q_TURN_LIST, Q_TURNS_SINCE_HEAD,
-	Q_JOB_INSERT, Q_JOB_GET, Q_JOB_UPDATE, Q_JOB_FAIL_UNFINISHED,
 	Q_SPACE_FIND, Q_SPACE_LIST_DELETED, Q_GC_REPOINT, Q_GC_SPACES, Q_GC_ORPHANS, Q_REFLOG_INSERT,
 	Q_REFLOG_LIST, Q_SEARCH_HAS, Q_SEARCH_INSERT, Q_SEARCH_INSERT_AT,
 	Q_SEARCH_INSERT_TURN, Q_SEARCH, Q_SEARCH_TURNS,
@@ -246,10 +245,6 @@ enum { HQ_ID, HQ_SPACE, HQ_FILE };
 	"SELECT id, session_id, status, provider, model, user_turn_seq, assistant_turn_seq," \
 	" error, created_at, finished_at FROM generations"
 
-#define JOB_COLS \
-	"SELECT id, session_id, status, provider, model, result, error, created_at," \
-	" started_at, finished_at FROM draft_jobs"
-
 static const char *const stmt_sql[Q_COUNT] = {
 	[Q_SPACE_INSERT] =
 		"WITH r AS (INSERT INTO repos (id, name, description, created_at)"
@@ -352,17 +347,6 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" WHERE s.repo_id = $1::text AND t.created_at > COALESCE((SELECT c.created_at"
 		" FROM refs f JOIN commits c ON c.id = f.commit_id"
 		" WHERE f.repo_id = $1::text AND f.name = 'main'), '')",
-	[Q_JOB_INSERT] =
-		"INSERT INTO draft_jobs (id, session_id, status, provider, model, created_at)"
-		" VALUES ($1, $2, $3, $4, $5, $6)",
-	[Q_JOB_GET] = JOB_COLS " WHERE id = $1",
-	[Q_JOB_UPDATE] =
-		"UPDATE draft_jobs SET status = $1, result = COALESCE($2, result),"
-		" error = COALESCE($3, error), started_at = COALESCE($4, started_at),"
-		" finished_at = COALESCE($5, finished_at) WHERE id = $6",
-	[Q_JOB_FAIL_UNFINISHED] =
-		"UPDATE draft_jobs SET status = 'failed', error = $1, finished_at = $2"
-		" WHERE status IN ('queued', 'running')",
 	[Q_SPACE_FIND] = SPACE_COLS " WHERE r.id = $1::text OR r.name = $1::text"
 		" OR r.id = (SELECT repo_id FROM reflog WHERE space_name = $1::text"
 		"  AND action = 'delete' ORDER BY id DESC LIMIT 1)"
@@ -2753,87 +2737,6 @@ static enum smr_rc pg_turns_since_head(struct store *st, const char *repo_id, in
 	return rc;
 }
 
-/* ---- draft jobs ---- */
-
-static enum smr_rc pg_job_create(struct store *st, const struct draft_job *j,
-				 struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-
-	p_text(&p, j->id);
-	p_text(&p, j->session_id);
-	p_text(&p, job_status_name(j->status));
-	p_text(&p, j->provider);
-	p_text(&p, j->model);
-	p_text(&p, j->created_at);
-	return write1(P(st), Q_JOB_INSERT, &p, NULL, "creating a draft job", err);
-}
-
-static void read_job(const PGresult *r, struct draft_job *out)
-{
-	const char *status = PQgetvalue(r, 0, 2);
-
-	memset(out, 0, sizeof(*out));
-	out->id = col_text(r, 0, 0);
-	out->session_id = col_text(r, 0, 1);
-	if (job_status_parse(status, &out->status))
-		out->status = JOB_FAILED;
-	out->provider = col_text(r, 0, 3);
-	out->model = col_text(r, 0, 4);
-	out->result = col_text(r, 0, 5);
-	out->error = col_text(r, 0, 6);
-	out->created_at = col_text(r, 0, 7);
-	out->started_at = col_text(r, 0, 8);
-	out->finished_at = col_text(r, 0, 9);
-}
-
-static enum smr_rc pg_job_get(struct store *st, const char *id, struct draft_job *out,
-			      struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-	PGresult *r = NULL;
-	enum smr_rc rc;
-
-	p_text(&p, id);
-	rc = read1(P(st), Q_JOB_GET, &p, &r, "reading a draft job", err);
-	if (!rc && PQntuples(r) == 0)
-		rc = smr_errf(err, SMR_ENOTFOUND, "no draft job '%s'", id);
-	if (!rc)
-		read_job(r, out);
-	PQclear(r);
-	return rc;
-}
-
-static enum smr_rc pg_job_update(struct store *st, const struct draft_job *j,
-				 struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-
-	p_text(&p, job_status_name(j->status));
-	p_text(&p, j->result);
-	p_text(&p, j->error);
-	p_text(&p, j->started_at);
-	p_text(&p, j->finished_at);
-	p_text(&p, j->id);
-	return write1(P(st), Q_JOB_UPDATE, &p, NULL, "updating a draft job", err);
-}
-
-static enum smr_rc pg_job_fail_unfinished(struct store *st, const char *reason,
-					  const char *now, size_t *n, struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-	size_t changed = 0;
-	enum smr_rc rc;
-
-	p_text(&p, reason);
-	p_text(&p, now);
-	rc = write1(P(st), Q_JOB_FAIL_UNFINISHED, &p, &changed, "failing unfinished draft jobs",
-		    err);
-	if (!rc && n)
-		*n = changed;
-	return rc;
-}
-
 /* ---- generations ---- */
 
 static enum smr_rc pg_generation_insert(struct store *st, const struct generation *g,
@@ -3107,10 +3010,6 @@ const struct store_ops store_postgres_ops = {
 	.turn_set_error = pg_turn_set_error,
 	.turn_list = pg_turn_list,
 	.turns_since_head = pg_turns_since_head,
-	.job_create = pg_job_create,
-	.job_get = pg_job_get,
-	.job_update = pg_job_update,
-	.job_fail_unfinished = pg_job_fail_unfinished,
 	.generation_insert = pg_generation_insert,
 	.generation_get = pg_generation_get,
 	.generation_running = pg_generation_running,
