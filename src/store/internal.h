@@ -284,16 +284,6 @@ struct store_ops {
 					    store_scan_text_fn fn, void *ctx,
 					    struct smr_err *err);
 
-	enum smr_rc (*session_get)(struct store *st, const char *id, struct session *out,
-				   struct smr_err *err);
-	enum smr_rc (*session_list)(struct store *st, const char *repo_id, struct session **out,
-				    size_t *n, struct smr_err *err);
-	enum smr_rc (*turn_set_error)(struct store *st, int64_t turn_id, const char *error,
-				      struct smr_err *err);
-	enum smr_rc (*turn_list)(struct store *st, const char *session_id, int64_t after_seq,
-				 struct turn **out, size_t *n, struct smr_err *err);
-	enum smr_rc (*turns_since_head)(struct store *st, const char *repo_id, int64_t *count,
-					struct smr_err *err);
 
 
 	/*

@@ -12,6 +12,63 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * Reads every row of r into a new array of r->rows elements of size bytes
+ * with read; *out gets it (the caller frees it as its type says).
+ */
+static void read_all(struct store_rows *r, size_t size,
+		     void (*read)(struct store_rows *r, size_t i, void *elem), void **out,
+		     size_t *n)
+{
+	char *v = xcalloc(r->rows ? r->rows : 1, size);
+
+	for (size_t i = 0; i < r->rows; i++)
+		read(r, i, v + i * size);
+	*out = v;
+	*n = r->rows;
+}
+
+/* Runs sql, whose one argument is key, and reads its rows as read_all does. */
+static enum smr_rc list_by(struct store *st, const char *sql, const char *key,
+			   const char *what, size_t size,
+			   void (*read)(struct store_rows *r, size_t i, void *elem), void **out,
+			   size_t *n, struct smr_err *err)
+{
+	struct sql_args a = SQL_ARGS_INIT;
+	struct store_rows r;
+	enum smr_rc rc;
+
+	if (key)
+		sql_arg(&a, key);
+	rc = sql_rows(st, SQL_AUTO, sql, &a, what, &r, err);
+	if (!rc)
+		read_all(&r, size, read, out, n);
+	store_rows_release(&r);
+	return rc;
+}
+
+/*
+ * Runs sql, whose one argument is key, and reads its first row with read;
+ * SMR_ENOTFOUND with no message when there is none (the caller names what).
+ */
+static enum smr_rc one_by(struct store *st, const char *sql, const char *key, const char *what,
+			  void (*read)(struct store_rows *r, size_t i, void *elem), void *out,
+			  struct smr_err *err)
+{
+	struct sql_args a = SQL_ARGS_INIT;
+	struct store_rows r;
+	enum smr_rc rc;
+
+	sql_arg(&a, key);
+	rc = sql_rows(st, SQL_AUTO, sql, &a, what, &r, err);
+	if (!rc && r.rows == 0)
+		rc = SMR_ENOTFOUND;
+	if (!rc)
+		read(&r, 0, out);
+	store_rows_release(&r);
+	return rc;
+}
+
 /* ---- draft jobs ---- */
 
 #define JOB_COLS \
@@ -60,18 +117,12 @@ enum smr_rc store_job_get(struct store *st, const char *id, struct draft_job *ou
 			  struct smr_err *err)
 {
 	static const char sql[] = JOB_COLS " WHERE id = $1";
-	struct sql_args a = SQL_ARGS_INIT;
-	struct store_rows r;
 	enum smr_rc rc;
 
 	memset(out, 0, sizeof(*out));
-	sql_arg(&a, id);
-	rc = sql_rows(st, SQL_AUTO, sql, &a, "reading a draft job", &r, err);
-	if (!rc && r.rows == 0)
-		rc = smr_errf(err, SMR_ENOTFOUND, "no draft job '%s'", id);
-	if (!rc)
-		read_job(&r, 0, out);
-	store_rows_release(&r);
+	rc = one_by(st, sql, id, "reading a draft job", read_job, out, err);
+	if (rc == SMR_ENOTFOUND)
+		return smr_errf(err, rc, "no draft job '%s'", id);
 	return rc;
 }
 
@@ -103,4 +154,120 @@ enum smr_rc store_job_fail_unfinished(struct store *st, const char *reason, cons
 	sql_arg(&a, reason);
 	sql_arg(&a, now);
 	return sql_exec(st, SQL_TXN, sql, &a, "failing unfinished draft jobs", n, err);
+}
+
+/* ---- sessions and turns ---- */
+
+#define SESSION_COLS \
+	"SELECT s.id, s.repo_id, s.title, s.mounted_commit_hash, s.forked_from_session_id," \
+	" s.history_base_seq, s.created_at," \
+	" (SELECT COALESCE(MAX(sequence_number), 0) FROM turns t WHERE t.session_id = s.id)" \
+	" FROM sessions s"
+
+static void read_session(struct store_rows *r, size_t i, void *elem)
+{
+	struct session *out = elem;
+
+	out->id = sql_take(r, i, 0);
+	out->repo_id = sql_take(r, i, 1);
+	out->title = sql_take(r, i, 2);
+	out->mounted_hash = sql_take(r, i, 3);
+	out->forked_from = sql_take(r, i, 4);
+	out->history_base_seq = sql_int_or_neg(r, i, 5);
+	out->created_at = sql_take(r, i, 6);
+	out->last_seq = sql_int(r, i, 7);
+}
+
+enum smr_rc store_session_get(struct store *st, const char *id, struct session *out,
+			      struct smr_err *err)
+{
+	static const char sql[] = SESSION_COLS " WHERE s.id = $1";
+	enum smr_rc rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = one_by(st, sql, id, "reading a session", read_session, out, err);
+	if (rc == SMR_ENOTFOUND)
+		return smr_errf(err, rc, "no session '%s'", id);
+	return rc;
+}
+
+enum smr_rc store_session_list(struct store *st, const char *repo_id, struct session **out,
+			       size_t *n, struct smr_err *err)
+{
+	static const char sql[] = SESSION_COLS " WHERE s.repo_id = $1 ORDER BY s.created_at, s.id";
+
+	return list_by(st, sql, repo_id, "listing sessions", sizeof(**out), read_session,
+		       (void **)out, n, err);
+}
+
+enum smr_rc store_turn_set_error(struct store *st, int64_t turn_id, const char *error,
+				 struct smr_err *err)
+{
+	static const char sql[] = "UPDATE turns SET error = $1 WHERE id = $2";
+	struct sql_args a = SQL_ARGS_INIT;
+
+	sql_arg(&a, error);
+	sql_arg_int(&a, turn_id);
+	return sql_exec(st, SQL_TXN, sql, &a, "recording a turn error", NULL, err);
+}
+
+static void read_turn(struct store_rows *r, size_t i, void *elem)
+{
+	struct turn *t = elem;
+
+	t->id = sql_int(r, i, 0);
+	t->session_id = sql_take(r, i, 1);
+	t->seq = sql_int(r, i, 2);
+	t->role = sql_take(r, i, 3);
+	t->content = sql_take(r, i, 4);
+	t->provider = sql_take(r, i, 5);
+	t->model = sql_take(r, i, 6);
+	t->prompt_tokens = sql_int_or_neg(r, i, 7);
+	t->completion_tokens = sql_int_or_neg(r, i, 8);
+	t->latency_ms = sql_int_or_neg(r, i, 9);
+	t->error = sql_take(r, i, 10);
+	t->created_at = sql_take(r, i, 11);
+	t->status = sql_take(r, i, 12);
+	t->author = sql_take(r, i, 13);
+}
+
+enum smr_rc store_turn_list(struct store *st, const char *session_id, int64_t after_seq,
+			    struct turn **out, size_t *n, struct smr_err *err)
+{
+	static const char sql[] =
+		"SELECT id, session_id, sequence_number, role, content, provider, model,"
+		" prompt_tokens, completion_tokens, latency_ms, error, created_at, status, author"
+		" FROM turns WHERE session_id = $1 AND sequence_number > $2"
+		" ORDER BY sequence_number";
+	struct sql_args a = SQL_ARGS_INIT;
+	struct store_rows r;
+	enum smr_rc rc;
+
+	sql_arg(&a, session_id);
+	sql_arg_int(&a, after_seq);
+	rc = sql_rows(st, SQL_AUTO, sql, &a, "reading turns", &r, err);
+	if (!rc)
+		read_all(&r, sizeof(**out), read_turn, (void **)out, n);
+	store_rows_release(&r);
+	return rc;
+}
+
+enum smr_rc store_turns_since_head(struct store *st, const char *repo_id, int64_t *count,
+				   struct smr_err *err)
+{
+	static const char sql[] =
+		"SELECT COUNT(*) FROM turns t JOIN sessions s ON s.id = t.session_id"
+		" WHERE s.repo_id = $1 AND t.created_at > COALESCE((SELECT c.created_at"
+		" FROM refs f JOIN commits c ON c.id = f.commit_id"
+		" WHERE f.repo_id = $1 AND f.name = 'main'), '')";
+	struct sql_args a = SQL_ARGS_INIT;
+	struct store_rows r;
+	enum smr_rc rc;
+
+	sql_arg(&a, repo_id);
+	rc = sql_rows(st, SQL_AUTO, sql, &a, "counting turns", &r, err);
+	if (!rc)
+		*count = r.rows ? sql_int(&r, 0, 0) : 0;
+	store_rows_release(&r);
+	return rc;
 }

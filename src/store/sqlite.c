@@ -1783,30 +1783,6 @@ static enum smr_rc commit_copy(struct store *st, const char *space_id, const cha
 
 /* ---- sessions and turns ---- */
 
-#define SESSION_COLS \
-	"SELECT s.id, s.repo_id, s.title, s.mounted_commit_hash, s.forked_from_session_id," \
-	" s.history_base_seq, s.created_at," \
-	" (SELECT COALESCE(MAX(sequence_number), 0) FROM turns t WHERE t.session_id = s.id)" \
-	" FROM sessions s"
-
-static void read_session(sqlite3_stmt *q, struct session *out)
-{
-	memset(out, 0, sizeof(*out));
-	out->id = col_text(q, 0);
-	out->repo_id = col_text(q, 1);
-	out->title = col_text(q, 2);
-	out->mounted_hash = col_text(q, 3);
-	out->forked_from = col_text(q, 4);
-	out->history_base_seq = col_int_or_neg(q, 5);
-	out->created_at = col_text(q, 6);
-	out->last_seq = sqlite3_column_int64(q, 7);
-}
-
-static void read_session_row(sqlite3_stmt *q, void *elem)
-{
-	read_session(q, elem);
-}
-
 static enum smr_rc insert_session(struct store *st, const struct session *sn,
 				  struct smr_err *err)
 {
@@ -1827,44 +1803,6 @@ static enum smr_rc insert_session(struct store *st, const struct session *sn,
 		bind_text(q, 7, sn->created_at);
 	}
 	return step_done(s, q, "creating a session", err);
-}
-
-static enum smr_rc sqlite_session_get(struct store *st, const char *id, struct session *out,
-				      struct smr_err *err)
-{
-	static const char sql[] = SESSION_COLS " WHERE s.id = ?";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-	enum smr_rc rc;
-
-	if (!q)
-		return db_error(s, err, "reading a session");
-	bind_text(q, 1, id);
-	rc = read_one(s, q, read_session_row, out, "reading a session", err);
-	if (rc == SMR_ENOTFOUND)
-		return smr_errf(err, rc, "no session '%s'", id);
-	return rc;
-}
-
-static void free_sessions(void *v, size_t n)
-{
-	sessions_free(v, n);
-}
-
-static enum smr_rc sqlite_session_list(struct store *st, const char *repo_id,
-				       struct session **out, size_t *n, struct smr_err *err)
-{
-	static const char sql[] = SESSION_COLS " WHERE s.repo_id = ? ORDER BY s.created_at, s.id";
-	static const struct row_reader rr = {
-		sizeof(struct session), read_session_row, free_sessions,
-	};
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-
-	if (!q)
-		return db_error(s, err, "listing sessions");
-	bind_text(q, 1, repo_id);
-	return collect_rows(s, q, &rr, (void **)out, n, "listing sessions", err);
 }
 
 static enum smr_rc last_seq(struct store *st, const char *session_id, int64_t expected_last,
@@ -1927,88 +1865,6 @@ static enum smr_rc insert_turn(struct store *st, struct turn *t, struct smr_err 
 	sqlite3_reset(q);
 	if (step != SQLITE_DONE)
 		return db_error(s, err, "writing a turn");
-	return SMR_OK;
-}
-
-static enum smr_rc sqlite_turn_set_error(struct store *st, int64_t turn_id, const char *error,
-					 struct smr_err *err)
-{
-	static const char sql[] = "UPDATE turns SET error = ? WHERE id = ?";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-
-	if (q) {
-		bind_text(q, 1, error);
-		sqlite3_bind_int64(q, 2, turn_id);
-	}
-	return step_done(s, q, "recording a turn error", err);
-}
-
-static void read_turn_row(sqlite3_stmt *q, void *elem)
-{
-	struct turn *t = elem;
-
-	t->id = sqlite3_column_int64(q, 0);
-	t->session_id = col_text(q, 1);
-	t->seq = sqlite3_column_int64(q, 2);
-	t->role = col_text(q, 3);
-	t->content = col_text(q, 4);
-	t->provider = col_text(q, 5);
-	t->model = col_text(q, 6);
-	t->prompt_tokens = col_int_or_neg(q, 7);
-	t->completion_tokens = col_int_or_neg(q, 8);
-	t->latency_ms = col_int_or_neg(q, 9);
-	t->error = col_text(q, 10);
-	t->created_at = col_text(q, 11);
-	t->status = col_text(q, 12);
-	t->author = col_text(q, 13);
-}
-
-static void free_turns(void *v, size_t n)
-{
-	turns_free(v, n);
-}
-
-static enum smr_rc sqlite_turn_list(struct store *st, const char *session_id,
-				    int64_t after_seq, struct turn **out, size_t *n,
-				    struct smr_err *err)
-{
-	static const char sql[] =
-		"SELECT id, session_id, sequence_number, role, content, provider, model,"
-		" prompt_tokens, completion_tokens, latency_ms, error, created_at, status, author FROM turns"
-		" WHERE session_id = ? AND sequence_number > ? ORDER BY sequence_number";
-	static const struct row_reader rr = { sizeof(struct turn), read_turn_row, free_turns };
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-
-	if (!q)
-		return db_error(s, err, "reading turns");
-	bind_text(q, 1, session_id);
-	sqlite3_bind_int64(q, 2, after_seq);
-	return collect_rows(s, q, &rr, (void **)out, n, "reading turns", err);
-}
-
-static enum smr_rc sqlite_turns_since_head(struct store *st, const char *repo_id,
-					   int64_t *count, struct smr_err *err)
-{
-	static const char sql[] =
-		"SELECT COUNT(*) FROM turns t JOIN sessions s ON s.id = t.session_id"
-		" WHERE s.repo_id = ?1 AND t.created_at > COALESCE((SELECT c.created_at"
-		" FROM refs f JOIN commits c ON c.id = f.commit_id"
-		" WHERE f.repo_id = ?1 AND f.name = 'main'), '')";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-	int step;
-
-	if (!q)
-		return db_error(s, err, "counting turns");
-	bind_text(q, 1, repo_id);
-	step = sqlite3_step(q);
-	if (step == SQLITE_ROW)
-		*count = sqlite3_column_int64(q, 0);
-	sqlite3_reset(q);
-	if (step != SQLITE_ROW)
-		return db_error(s, err, "counting turns");
 	return SMR_OK;
 }
 
@@ -2255,11 +2111,6 @@ const struct store_ops store_sqlite_ops = {
 	.checkpoint_log = sqlite_checkpoint_log,
 	.checkpoint_scan = sqlite_checkpoint_scan,
 	.checkpoint_scan_text = sqlite_checkpoint_scan_text,
-	.session_get = sqlite_session_get,
-	.session_list = sqlite_session_list,
-	.turn_set_error = sqlite_turn_set_error,
-	.turn_list = sqlite_turn_list,
-	.turns_since_head = sqlite_turns_since_head,
 	.generation_insert = sqlite_generation_insert,
 	.generation_get = sqlite_generation_get,
 	.generation_running = sqlite_generation_running,

@@ -194,36 +194,6 @@ enum smr_rc store_checkpoint_scan_text(struct store *st, const char *space_id,
 	return st->ops->checkpoint_scan(st, space_id, scan_whole, &w, err);
 }
 
-enum smr_rc store_session_get(struct store *st, const char *id, struct session *out,
-			      struct smr_err *err)
-{
-	return st->ops->session_get(st, id, out, err);
-}
-
-enum smr_rc store_session_list(struct store *st, const char *repo_id, struct session **out,
-			       size_t *n, struct smr_err *err)
-{
-	return st->ops->session_list(st, repo_id, out, n, err);
-}
-
-enum smr_rc store_turn_set_error(struct store *st, int64_t turn_id, const char *error,
-				 struct smr_err *err)
-{
-	return st->ops->turn_set_error(st, turn_id, error, err);
-}
-
-enum smr_rc store_turn_list(struct store *st, const char *session_id, int64_t after_seq,
-			    struct turn **out, size_t *n, struct smr_err *err)
-{
-	return st->ops->turn_list(st, session_id, after_seq, out, n, err);
-}
-
-enum smr_rc store_turns_since_head(struct store *st, const char *repo_id, int64_t *count,
-				   struct smr_err *err)
-{
-	return st->ops->turns_since_head(st, repo_id, count, err);
-}
-
 enum smr_rc store_generation_get(struct store *st, const char *id, struct generation *out,
 				 struct smr_err *err)
 {

@@ -69,8 +69,8 @@ enum stmt {
 	Q_HEAD_BY_ID,
 	Q_CKPT_IN_SPACE, Q_CKPT_ANY, Q_FIND_PREFIX, Q_LOG, Q_SCAN, Q_COMMIT_ID,
 	Q_COMMIT_LINKS, Q_COMMIT_COPY,
-	Q_SESSION_INSERT, Q_SESSION_GET, Q_SESSION_LIST, Q_SESSION_LOCK, Q_LAST_SEQ, Q_SEQ_CHECK,
-	Q_TURN_INSERT, Q_TURN_SET_ERROR, Q_TURN_LIST, Q_TURNS_SINCE_HEAD,
+	Q_SESSION_INSERT, Q_SESSION_LOCK, Q_LAST_SEQ, Q_SEQ_CHECK,
+	Q_TURN_INSERT,
 	Q_SPACE_FIND, Q_SPACE_LIST_DELETED, Q_GC_REPOINT, Q_GC_SPACES, Q_GC_ORPHANS, Q_REFLOG_INSERT,
 	Q_REFLOG_LIST, Q_SEARCH_HAS, Q_SEARCH_INSERT, Q_SEARCH_INSERT_AT,
 	Q_SEARCH_INSERT_TURN, Q_SEARCH, Q_SEARCH_TURNS,
@@ -231,16 +231,6 @@ enum { HQ_ID, HQ_SPACE, HQ_FILE };
 	"COALESCE((SELECT id FROM repos WHERE name = $1::text AND deleted_at IS NULL)," \
 	" (SELECT id FROM repos WHERE id = $1::text AND deleted_at IS NULL))"
 
-#define SESSION_COLS \
-	"SELECT s.id, s.repo_id, s.title, s.mounted_commit_hash, s.forked_from_session_id," \
-	" s.history_base_seq, s.created_at," \
-	" (SELECT COALESCE(MAX(sequence_number), 0) FROM turns t WHERE t.session_id = s.id)" \
-	" FROM sessions s"
-
-#define TURN_COLS \
-	"SELECT id, session_id, sequence_number, role, content, provider, model," \
-	" prompt_tokens, completion_tokens, latency_ms, error, created_at, status, author FROM turns"
-
 #define GEN_COLS \
 	"SELECT id, session_id, status, provider, model, user_turn_seq, assistant_turn_seq," \
 	" error, created_at, finished_at FROM generations"
@@ -325,8 +315,6 @@ static const char *const stmt_sql[Q_COUNT] = {
 		"INSERT INTO sessions (id, repo_id, title, mounted_commit_hash,"
 		" forked_from_session_id, history_base_seq, created_at)"
 		" VALUES ($1, $2, $3, $4, $5, $6, $7)",
-	[Q_SESSION_GET] = SESSION_COLS " WHERE s.id = $1",
-	[Q_SESSION_LIST] = SESSION_COLS " WHERE s.repo_id = $1 ORDER BY s.created_at, s.id",
 	[Q_SESSION_LOCK] = "SELECT 1 FROM sessions WHERE id = $1 FOR NO KEY UPDATE",
 	[Q_LAST_SEQ] = "SELECT COALESCE(MAX(sequence_number), 0) FROM turns WHERE session_id = $1",
 	[Q_SEQ_CHECK] = FAIL_UNLESS("$2::bigint < 0 OR (SELECT COALESCE(MAX(sequence_number), 0)"
@@ -339,14 +327,6 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" VALUES ($1::text, (SELECT COALESCE(MAX(sequence_number), 0) + 1 FROM turns"
 		" WHERE session_id = $1::text), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
 		" RETURNING id, sequence_number",
-	[Q_TURN_SET_ERROR] = "UPDATE turns SET error = $1 WHERE id = $2",
-	[Q_TURN_LIST] = TURN_COLS " WHERE session_id = $1 AND sequence_number > $2"
-		" ORDER BY sequence_number",
-	[Q_TURNS_SINCE_HEAD] =
-		"SELECT COUNT(*) FROM turns t JOIN sessions s ON s.id = t.session_id"
-		" WHERE s.repo_id = $1::text AND t.created_at > COALESCE((SELECT c.created_at"
-		" FROM refs f JOIN commits c ON c.id = f.commit_id"
-		" WHERE f.repo_id = $1::text AND f.name = 'main'), '')",
 	[Q_SPACE_FIND] = SPACE_COLS " WHERE r.id = $1::text OR r.name = $1::text"
 		" OR r.id = (SELECT repo_id FROM reflog WHERE space_name = $1::text"
 		"  AND action = 'delete' ORDER BY id DESC LIMIT 1)"
@@ -1572,24 +1552,6 @@ static enum smr_rc pg_space_list(struct store *st, struct space **out, size_t *n
 	return read_spaces(P(st), Q_SPACE_LIST, "listing spaces", out, n, err);
 }
 
-/* Runs a one-statement write in its own transaction; *changed gets the rows it touched. */
-static enum smr_rc write1(struct pg_store *s, enum stmt q, const struct params *p,
-			  size_t *changed, const char *what, struct smr_err *err)
-{
-	PGresult *r = NULL;
-	enum smr_rc rc = begin(s, err);
-
-	if (rc)
-		return rc;
-	rc = run(s, q, p, &r, what, err);
-	if (!rc && changed)
-		*changed = (size_t)strtoull(PQcmdTuples(r), NULL, 10);
-	PQclear(r);
-	if (rc)
-		return rollback(s, rc);
-	return commit(s, err);
-}
-
 /* Runs a one-row write of the current transaction; SMR_ENOTFOUND when it touched nothing. */
 static enum smr_rc write_space_row(struct pg_store *s, enum stmt q, const struct params *p,
 				   const char *id, const char *what, struct smr_err *err)
@@ -2550,19 +2512,6 @@ static enum smr_rc commit_copy(struct store *st, const char *space_id, const cha
 
 /* ---- sessions and turns ---- */
 
-static void read_session(const PGresult *r, int row, struct session *out)
-{
-	memset(out, 0, sizeof(*out));
-	out->id = col_text(r, row, 0);
-	out->repo_id = col_text(r, row, 1);
-	out->title = col_text(r, row, 2);
-	out->mounted_hash = col_text(r, row, 3);
-	out->forked_from = col_text(r, row, 4);
-	out->history_base_seq = col_int_or_neg(r, row, 5);
-	out->created_at = col_text(r, row, 6);
-	out->last_seq = col_int(r, row, 7);
-}
-
 static void session_params(const struct session *sn, struct params *p)
 {
 	p_text(p, sn->id);
@@ -2582,46 +2531,6 @@ static enum smr_rc insert_session(struct store *st, const struct session *sn,
 	session_params(sn, &p);
 	return row(P(st), Q_SESSION_INSERT, &p, &(struct pipe_entry){ .what = "creating a session" },
 		   err);
-}
-
-static enum smr_rc pg_session_get(struct store *st, const char *id, struct session *out,
-				  struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-	PGresult *r = NULL;
-	enum smr_rc rc;
-
-	p_text(&p, id);
-	rc = read1(P(st), Q_SESSION_GET, &p, &r, "reading a session", err);
-	if (!rc && PQntuples(r) == 0)
-		rc = smr_errf(err, SMR_ENOTFOUND, "no session '%s'", id);
-	if (!rc)
-		read_session(r, 0, out);
-	PQclear(r);
-	return rc;
-}
-
-static enum smr_rc pg_session_list(struct store *st, const char *repo_id,
-				   struct session **out, size_t *n, struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-	PGresult *r = NULL;
-	struct session *v;
-	int rows;
-	enum smr_rc rc;
-
-	p_text(&p, repo_id);
-	rc = read1(P(st), Q_SESSION_LIST, &p, &r, "listing sessions", err);
-	if (rc)
-		return rc;
-	rows = PQntuples(r);
-	v = xcalloc(rows ? (size_t)rows : 1, sizeof(*v));
-	for (int i = 0; i < rows; i++)
-		read_session(r, i, &v[i]);
-	PQclear(r);
-	*out = v;
-	*n = (size_t)rows;
-	return SMR_OK;
 }
 
 /*
@@ -2668,73 +2577,6 @@ static enum smr_rc insert_turn(struct store *st, struct turn *t, struct smr_err 
 	p_text(&p, t->author);
 	return row(P(st), Q_TURN_INSERT, &p, &(struct pipe_entry){ .take = take_turn, .out = t,
 		   .what = "writing a turn" }, err);
-}
-
-static enum smr_rc pg_turn_set_error(struct store *st, int64_t turn_id, const char *error,
-				     struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-
-	p_text(&p, error);
-	p_int(&p, turn_id);
-	return write1(P(st), Q_TURN_SET_ERROR, &p, NULL, "recording a turn error", err);
-}
-
-static void read_turn(const PGresult *r, int row, struct turn *t)
-{
-	t->id = col_int(r, row, 0);
-	t->session_id = col_text(r, row, 1);
-	t->seq = col_int(r, row, 2);
-	t->role = col_text(r, row, 3);
-	t->content = col_text(r, row, 4);
-	t->provider = col_text(r, row, 5);
-	t->model = col_text(r, row, 6);
-	t->prompt_tokens = col_int_or_neg(r, row, 7);
-	t->completion_tokens = col_int_or_neg(r, row, 8);
-	t->latency_ms = col_int_or_neg(r, row, 9);
-	t->error = col_text(r, row, 10);
-	t->created_at = col_text(r, row, 11);
-	t->status = col_text(r, row, 12);
-	t->author = col_text(r, row, 13);
-}
-
-static enum smr_rc pg_turn_list(struct store *st, const char *session_id, int64_t after_seq,
-				struct turn **out, size_t *n, struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-	PGresult *r = NULL;
-	struct turn *v;
-	int rows;
-	enum smr_rc rc;
-
-	p_text(&p, session_id);
-	p_int(&p, after_seq);
-	rc = read1(P(st), Q_TURN_LIST, &p, &r, "reading turns", err);
-	if (rc)
-		return rc;
-	rows = PQntuples(r);
-	v = xcalloc(rows ? (size_t)rows : 1, sizeof(*v));
-	for (int i = 0; i < rows; i++)
-		read_turn(r, i, &v[i]);
-	PQclear(r);
-	*out = v;
-	*n = (size_t)rows;
-	return SMR_OK;
-}
-
-static enum smr_rc pg_turns_since_head(struct store *st, const char *repo_id, int64_t *count,
-				       struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-	PGresult *r = NULL;
-	enum smr_rc rc;
-
-	p_text(&p, repo_id);
-	rc = read1(P(st), Q_TURNS_SINCE_HEAD, &p, &r, "counting turns", err);
-	if (!rc)
-		*count = col_int(r, 0, 0);
-	PQclear(r);
-	return rc;
 }
 
 /* ---- generations ---- */
@@ -3005,11 +2847,6 @@ const struct store_ops store_postgres_ops = {
 	.checkpoint_find_prefix = pg_checkpoint_find_prefix,
 	.checkpoint_log = pg_checkpoint_log,
 	.checkpoint_scan = pg_checkpoint_scan,
-	.session_get = pg_session_get,
-	.session_list = pg_session_list,
-	.turn_set_error = pg_turn_set_error,
-	.turn_list = pg_turn_list,
-	.turns_since_head = pg_turns_since_head,
 	.generation_insert = pg_generation_insert,
 	.generation_get = pg_generation_get,
 	.generation_running = pg_generation_running,
