@@ -253,14 +253,6 @@ struct store_ops {
 			      const char *spaces_json, struct search_row **out, size_t *n,
 			      struct smr_err *err);
 
-	enum smr_rc (*space_get)(struct store *st, const char *id_or_name, struct space *out,
-				 struct smr_err *err);
-	enum smr_rc (*space_list)(struct store *st, struct space **out, size_t *n,
-				  struct smr_err *err);
-	enum smr_rc (*space_find)(struct store *st, const char *id_or_name, struct space *out,
-				  struct smr_err *err);
-	enum smr_rc (*space_list_deleted)(struct store *st, struct space **out, size_t *n,
-					  struct smr_err *err);
 	enum smr_rc (*gc_prune)(struct store *st, const char *before, size_t *n,
 				struct smr_err *err);
 	enum smr_rc (*reflog_list)(struct store *st, const char *space_id, const char *before,

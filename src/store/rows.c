@@ -69,6 +69,78 @@ static enum smr_rc one_by(struct store *st, const char *sql, const char *key, co
 	return rc;
 }
 
+/* ---- Spaces ---- */
+
+#define SPACE_COLS \
+	"SELECT r.id, r.name, r.description, r.created_at, c.commit_hash, r.deleted_at" \
+	" FROM repos r" \
+	" LEFT JOIN refs f ON f.repo_id = r.id AND f.name = 'main'" \
+	" LEFT JOIN commits c ON c.id = f.commit_id"
+
+static void read_space(struct store_rows *r, size_t i, void *elem)
+{
+	struct space *sp = elem;
+
+	sp->id = sql_take(r, i, 0);
+	sp->name = sql_take(r, i, 1);
+	sp->description = sql_take(r, i, 2);
+	sp->created_at = sql_take(r, i, 3);
+	sp->head = sql_take(r, i, 4);
+	sp->deleted_at = sql_take(r, i, 5);
+}
+
+enum smr_rc store_space_get(struct store *st, const char *id_or_name, struct space *out,
+			    struct smr_err *err)
+{
+	/*
+	 * A live Space by name, else by id (a name wins over another Space's
+	 * id): two index look-ups, the second only when the first finds
+	 * nothing, where an OR of the two columns scanned every Space.
+	 */
+	static const char sql[] = SPACE_COLS " WHERE r.id = COALESCE("
+		"(SELECT id FROM repos WHERE name = $1 AND deleted_at IS NULL),"
+		" (SELECT id FROM repos WHERE id = $1 AND deleted_at IS NULL))";
+	enum smr_rc rc = one_by(st, sql, id_or_name, "reading a space", read_space, out, err);
+
+	if (rc == SMR_ENOTFOUND)
+		return smr_errf(err, rc, "no space '%s'", id_or_name);
+	return rc;
+}
+
+enum smr_rc store_space_list(struct store *st, struct space **out, size_t *n,
+			     struct smr_err *err)
+{
+	static const char sql[] = SPACE_COLS " WHERE r.deleted_at IS NULL ORDER BY r.name";
+
+	return list_by(st, sql, NULL, "listing spaces", sizeof(**out), read_space, (void **)out,
+		       n, err);
+}
+
+enum smr_rc store_space_find(struct store *st, const char *id_or_name, struct space *out,
+			     struct smr_err *err)
+{
+	static const char sql[] = SPACE_COLS " WHERE r.id = $1 OR r.name = $1"
+		" OR r.id = (SELECT repo_id FROM reflog WHERE space_name = $1"
+		"  AND action = 'delete' ORDER BY id DESC LIMIT 1)"
+		" ORDER BY (r.deleted_at IS NULL AND r.name = $1) DESC, r.name = $1 DESC,"
+		" r.id = $1 DESC LIMIT 1";
+	enum smr_rc rc = one_by(st, sql, id_or_name, "reading a space", read_space, out, err);
+
+	if (rc == SMR_ENOTFOUND)
+		return smr_errf(err, rc, "no space '%s', live or deleted", id_or_name);
+	return rc;
+}
+
+enum smr_rc store_space_list_deleted(struct store *st, struct space **out, size_t *n,
+				     struct smr_err *err)
+{
+	static const char sql[] = SPACE_COLS " WHERE r.deleted_at IS NOT NULL"
+		" ORDER BY r.deleted_at, r.id";
+
+	return list_by(st, sql, NULL, "listing deleted spaces", sizeof(**out), read_space,
+		       (void **)out, n, err);
+}
+
 /* ---- draft jobs ---- */
 
 #define JOB_COLS \

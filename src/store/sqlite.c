@@ -660,27 +660,6 @@ static enum smr_rc sqlite_open(const char *dsn, struct store **out, struct smr_e
 
 /* ---- Spaces ---- */
 
-#define SPACE_COLS \
-	"SELECT r.id, r.name, r.description, r.created_at, c.commit_hash, r.deleted_at" \
-	" FROM repos r" \
-	" LEFT JOIN refs f ON f.repo_id = r.id AND f.name = 'main'" \
-	" LEFT JOIN commits c ON c.id = f.commit_id"
-
-static void read_space(sqlite3_stmt *st, struct space *sp)
-{
-	sp->id = col_text(st, 0);
-	sp->name = col_text(st, 1);
-	sp->description = col_text(st, 2);
-	sp->created_at = col_text(st, 3);
-	sp->head = col_text(st, 4);
-	sp->deleted_at = col_text(st, 5);
-}
-
-static void read_space_row(sqlite3_stmt *q, void *elem)
-{
-	read_space(q, elem);
-}
-
 static enum smr_rc insert_space(struct sqlite_store *s, const struct space *sp,
 				struct smr_err *err)
 {
@@ -735,43 +714,6 @@ static enum smr_rc sqlite_space_owner(struct store *st, const char *space_id,
 	if (!rc)
 		rc = step_done(s, prep(s, bump), "moving the auth epoch", err);
 	return rc;
-}
-
-static enum smr_rc sqlite_space_get(struct store *st, const char *id_or_name,
-				    struct space *out, struct smr_err *err)
-{
-	/* one lookup by either key; a name wins over another Space's id */
-	static const char sql[] = SPACE_COLS " WHERE r.deleted_at IS NULL"
-		" AND (r.name = ?1 OR r.id = ?1) ORDER BY r.name = ?1 DESC LIMIT 1";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-	enum smr_rc rc;
-
-	if (!q)
-		return db_error(s, err, "reading a space");
-	bind_text(q, 1, id_or_name);
-	rc = read_one(s, q, read_space_row, out, "reading a space", err);
-	if (rc == SMR_ENOTFOUND)
-		return smr_errf(err, rc, "no space '%s'", id_or_name);
-	return rc;
-}
-
-static void free_spaces(void *v, size_t n)
-{
-	spaces_free(v, n);
-}
-
-static enum smr_rc sqlite_space_list(struct store *st, struct space **out, size_t *n,
-				     struct smr_err *err)
-{
-	static const char sql[] = SPACE_COLS " WHERE r.deleted_at IS NULL ORDER BY r.name";
-	static const struct row_reader rr = { sizeof(struct space), read_space_row, free_spaces };
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-
-	if (!q)
-		return db_error(s, err, "listing spaces");
-	return collect_rows(s, q, &rr, (void **)out, n, "listing spaces", err);
 }
 
 /* Runs a one-row write of the current transaction; SMR_ENOTFOUND when it touched nothing. */
@@ -829,41 +771,6 @@ static enum smr_rc sqlite_space_delete(struct store *st, const char *id, const c
 		bind_text(q, 2, id);
 	}
 	return write_space_row(s, q, id, "deleting a space", err);
-}
-
-static enum smr_rc sqlite_space_find(struct store *st, const char *id_or_name,
-				     struct space *out, struct smr_err *err)
-{
-	static const char sql[] = SPACE_COLS " WHERE r.id = ?1 OR r.name = ?1"
-		" OR r.id = (SELECT repo_id FROM reflog WHERE space_name = ?1"
-		"  AND action = 'delete' ORDER BY id DESC LIMIT 1)"
-		" ORDER BY r.deleted_at IS NULL AND r.name = ?1 DESC, r.name = ?1 DESC,"
-		" r.id = ?1 DESC LIMIT 1";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-	enum smr_rc rc;
-
-	if (!q)
-		return db_error(s, err, "reading a space");
-	bind_text(q, 1, id_or_name);
-	rc = read_one(s, q, read_space_row, out, "reading a space", err);
-	if (rc == SMR_ENOTFOUND)
-		return smr_errf(err, rc, "no space '%s', live or deleted", id_or_name);
-	return rc;
-}
-
-static enum smr_rc sqlite_space_list_deleted(struct store *st, struct space **out, size_t *n,
-					     struct smr_err *err)
-{
-	static const char sql[] = SPACE_COLS " WHERE r.deleted_at IS NOT NULL"
-		" ORDER BY r.deleted_at, r.id";
-	static const struct row_reader rr = { sizeof(struct space), read_space_row, free_spaces };
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-
-	if (!q)
-		return db_error(s, err, "listing deleted spaces");
-	return collect_rows(s, q, &rr, (void **)out, n, "listing deleted spaces", err);
 }
 
 static enum smr_rc sqlite_gc_prune(struct store *st, const char *before, size_t *n,
@@ -2092,12 +1999,8 @@ const struct store_ops store_sqlite_ops = {
 	.savepoint = sqlite_savepoint,
 	.space_create = sqlite_space_create,
 	.space_owner = sqlite_space_owner,
-	.space_get = sqlite_space_get,
-	.space_list = sqlite_space_list,
 	.space_rename = sqlite_space_rename,
 	.space_delete = sqlite_space_delete,
-	.space_find = sqlite_space_find,
-	.space_list_deleted = sqlite_space_list_deleted,
 	.gc_prune = sqlite_gc_prune,
 	.reflog_insert = sqlite_reflog_insert,
 	.reflog_list = sqlite_reflog_list,

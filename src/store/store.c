@@ -63,30 +63,6 @@ int store_is_shared(const struct store *st)
 	return st->ops->shared;
 }
 
-enum smr_rc store_space_get(struct store *st, const char *id_or_name, struct space *out,
-			    struct smr_err *err)
-{
-	return st->ops->space_get(st, id_or_name, out, err);
-}
-
-enum smr_rc store_space_list(struct store *st, struct space **out, size_t *n,
-			     struct smr_err *err)
-{
-	return st->ops->space_list(st, out, n, err);
-}
-
-enum smr_rc store_space_find(struct store *st, const char *id_or_name, struct space *out,
-			     struct smr_err *err)
-{
-	return st->ops->space_find(st, id_or_name, out, err);
-}
-
-enum smr_rc store_space_list_deleted(struct store *st, struct space **out, size_t *n,
-				     struct smr_err *err)
-{
-	return st->ops->space_list_deleted(st, out, n, err);
-}
-
 enum smr_rc store_gc_prune(struct store *st, const char *before, size_t *n,
 			   struct smr_err *err)
 {

@@ -63,7 +63,7 @@
 /* ---- statements ---- */
 
 enum stmt {
-	Q_SPACE_INSERT, Q_SPACE_GET, Q_SPACE_LIST, Q_SPACE_RENAME, Q_SPACE_DELETE,
+	Q_SPACE_INSERT, Q_SPACE_RENAME, Q_SPACE_DELETE,
 	Q_SPACE_CHECK, Q_HEAD_LOCK, Q_HASH_BY_ID, Q_HEAD_READ, Q_HEAD_CHECK, Q_COMMIT_INSERT,
 	Q_COMMIT_INSERT_ON_HEAD, Q_HEAD_MOVE, Q_HEAD_MOVE_TO, Q_HEAD_GET, Q_HEAD_BY_NAME,
 	Q_HEAD_BY_ID,
@@ -71,7 +71,7 @@ enum stmt {
 	Q_COMMIT_LINKS, Q_COMMIT_COPY,
 	Q_SESSION_INSERT, Q_SESSION_LOCK, Q_LAST_SEQ, Q_SEQ_CHECK,
 	Q_TURN_INSERT,
-	Q_SPACE_FIND, Q_SPACE_LIST_DELETED, Q_GC_REPOINT, Q_GC_SPACES, Q_GC_ORPHANS, Q_REFLOG_INSERT,
+	Q_GC_REPOINT, Q_GC_SPACES, Q_GC_ORPHANS, Q_REFLOG_INSERT,
 	Q_REFLOG_LIST, Q_SEARCH_HAS, Q_SEARCH_INSERT, Q_SEARCH_INSERT_AT,
 	Q_SEARCH_INSERT_TURN, Q_SEARCH, Q_SEARCH_TURNS,
 	Q_GEN_INSERT, Q_GEN_GET, Q_GEN_RUNNING, Q_GEN_UPDATE, Q_GEN_INTERRUPT_TURNS,
@@ -83,12 +83,6 @@ enum stmt {
 #define PG_AUTH_BUMP \
 	"UPDATE auth_state SET epoch = epoch + 1 WHERE id = 1" \
 	" RETURNING pg_notify('" STORE_AUTH_CHANNEL "', current_schema())"
-
-#define SPACE_COLS \
-	"SELECT r.id, r.name, r.description, r.created_at, c.commit_hash, r.deleted_at" \
-	" FROM repos r" \
-	" LEFT JOIN refs f ON f.repo_id = r.id AND f.name = 'main'" \
-	" LEFT JOIN commits c ON c.id = f.commit_id"
 
 #define CKPT_COLS \
 	"SELECT c.commit_hash, p.commit_hash, m.commit_hash, r.name, c.title, c.summary," \
@@ -164,7 +158,8 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
  * an id match, for the hottest read: the id match is guarded by NOT EXISTS
  * so at most one branch gives a row, whatever order they run in, and LIMIT
  * stops after the name's branch when it found one.  One index look-up for a
- * name where SPACE_BY_REF takes two and a third to join repos on the id.
+ * name where store_space_get's (rows.c) takes two and a third to join repos
+ * on the id.
  */
 #define SPACE_ROW_BY_REF \
 	"(SELECT id, name FROM repos WHERE name = $1::text AND deleted_at IS NULL" \
@@ -222,15 +217,6 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
 /* Column numbers of HEAD_QUICK. */
 enum { HQ_ID, HQ_SPACE, HQ_FILE };
 
-/*
- * The id of the live Space $1 names, a name match winning over an id match: two
- * index look-ups (an OR of the two columns scanned every Space), the second
- * only when the first finds nothing.
- */
-#define SPACE_BY_REF \
-	"COALESCE((SELECT id FROM repos WHERE name = $1::text AND deleted_at IS NULL)," \
-	" (SELECT id FROM repos WHERE id = $1::text AND deleted_at IS NULL))"
-
 #define GEN_COLS \
 	"SELECT id, session_id, status, provider, model, user_turn_seq, assistant_turn_seq," \
 	" error, created_at, finished_at FROM generations"
@@ -240,13 +226,10 @@ static const char *const stmt_sql[Q_COUNT] = {
 		"WITH r AS (INSERT INTO repos (id, name, description, created_at)"
 		" VALUES ($1, $2, $3, $4) RETURNING id)"
 		" INSERT INTO refs (repo_id, name, commit_id) SELECT id, 'main', NULL FROM r",
-	/* A name match wins over an id match, as in sqlite.c. */
-	[Q_SPACE_GET] = SPACE_COLS " WHERE r.id = " SPACE_BY_REF,
 	[Q_SPACE_OWNER] = "INSERT INTO grants (user_id, repo_id, role) VALUES ($1, $2, $3)"
 		" ON CONFLICT (user_id, repo_id) DO UPDATE SET role = excluded.role",
 	/* as auth_bump_sql: the notice goes out when the transaction commits */
 	[Q_AUTH_BUMP] = PG_AUTH_BUMP,
-	[Q_SPACE_LIST] = SPACE_COLS " WHERE r.deleted_at IS NULL ORDER BY r.name",
 	[Q_SPACE_RENAME] = "UPDATE repos SET name = $1 WHERE id = $2 AND deleted_at IS NULL",
 	/* a deleted Space gives its name back (see sqlite.c) */
 	[Q_SPACE_DELETE] = "UPDATE repos SET deleted_at = $1, name = name || '/' || id"
@@ -327,13 +310,6 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" VALUES ($1::text, (SELECT COALESCE(MAX(sequence_number), 0) + 1 FROM turns"
 		" WHERE session_id = $1::text), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
 		" RETURNING id, sequence_number",
-	[Q_SPACE_FIND] = SPACE_COLS " WHERE r.id = $1::text OR r.name = $1::text"
-		" OR r.id = (SELECT repo_id FROM reflog WHERE space_name = $1::text"
-		"  AND action = 'delete' ORDER BY id DESC LIMIT 1)"
-		" ORDER BY (r.deleted_at IS NULL AND r.name = $1::text) DESC,"
-		" r.name = $1::text DESC, r.id = $1::text DESC LIMIT 1",
-	[Q_SPACE_LIST_DELETED] = SPACE_COLS " WHERE r.deleted_at IS NOT NULL"
-		" ORDER BY r.deleted_at, r.id",
 	[Q_GC_REPOINT] =
 		"UPDATE search_items i SET commit_id = (SELECT MIN(c2.id) FROM commits c1"
 		" JOIN commits c2 ON c2.commit_hash = c1.commit_hash JOIN repos r2 ON r2.id = c2.repo_id"
@@ -1453,16 +1429,6 @@ static enum smr_rc pg_open(const char *dsn, struct store **out, struct smr_err *
 
 /* ---- Spaces ---- */
 
-static void read_space(const PGresult *r, int row, struct space *sp)
-{
-	sp->id = col_text(r, row, 0);
-	sp->name = col_text(r, row, 1);
-	sp->description = col_text(r, row, 2);
-	sp->created_at = col_text(r, row, 3);
-	sp->head = col_text(r, row, 4);
-	sp->deleted_at = col_text(r, row, 5);
-}
-
 static enum smr_rc insert_space(struct pg_store *s, const struct space *sp,
 				struct smr_err *err)
 {
@@ -1502,56 +1468,6 @@ static enum smr_rc pg_space_owner(struct store *st, const char *space_id, const 
 	return rc;
 }
 
-/* Reads the one space Q finds for ID_OR_NAME; MISSING ends "no space 'X'" when none. */
-static enum smr_rc read_one_space(struct pg_store *s, enum stmt q, const char *id_or_name,
-				  const char *missing, struct space *out, struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-	PGresult *r = NULL;
-	enum smr_rc rc;
-
-	p_text(&p, id_or_name);
-	rc = read1(s, q, &p, &r, "reading a space", err);
-	if (!rc && PQntuples(r) == 0)
-		rc = smr_errf(err, SMR_ENOTFOUND, "no space '%s'%s", id_or_name, missing);
-	if (!rc)
-		read_space(r, 0, out);
-	PQclear(r);
-	return rc;
-}
-
-static enum smr_rc read_spaces(struct pg_store *s, enum stmt q, const char *what,
-			       struct space **out, size_t *n, struct smr_err *err)
-{
-	PGresult *r = NULL;
-	struct space *v;
-	int rows;
-	enum smr_rc rc = read1(s, q, NULL, &r, what, err);
-
-	if (rc)
-		return rc;
-	rows = PQntuples(r);
-	v = xcalloc(rows ? (size_t)rows : 1, sizeof(*v));
-	for (int i = 0; i < rows; i++)
-		read_space(r, i, &v[i]);
-	PQclear(r);
-	*out = v;
-	*n = (size_t)rows;
-	return SMR_OK;
-}
-
-static enum smr_rc pg_space_get(struct store *st, const char *id_or_name, struct space *out,
-				struct smr_err *err)
-{
-	return read_one_space(P(st), Q_SPACE_GET, id_or_name, "", out, err);
-}
-
-static enum smr_rc pg_space_list(struct store *st, struct space **out, size_t *n,
-				 struct smr_err *err)
-{
-	return read_spaces(P(st), Q_SPACE_LIST, "listing spaces", out, n, err);
-}
-
 /* Runs a one-row write of the current transaction; SMR_ENOTFOUND when it touched nothing. */
 static enum smr_rc write_space_row(struct pg_store *s, enum stmt q, const struct params *p,
 				   const char *id, const char *what, struct smr_err *err)
@@ -1588,18 +1504,6 @@ static enum smr_rc pg_space_delete(struct store *st, const char *id, const char 
 	p_text(&p, at);
 	p_text(&p, id);
 	return write_space_row(P(st), Q_SPACE_DELETE, &p, id, "deleting a space", err);
-}
-
-static enum smr_rc pg_space_find(struct store *st, const char *id_or_name, struct space *out,
-				 struct smr_err *err)
-{
-	return read_one_space(P(st), Q_SPACE_FIND, id_or_name, ", live or deleted", out, err);
-}
-
-static enum smr_rc pg_space_list_deleted(struct store *st, struct space **out, size_t *n,
-					 struct smr_err *err)
-{
-	return read_spaces(P(st), Q_SPACE_LIST_DELETED, "listing deleted spaces", out, n, err);
 }
 
 static enum smr_rc pg_gc_prune(struct store *st, const char *before, size_t *n,
@@ -2827,12 +2731,8 @@ const struct store_ops store_postgres_ops = {
 	.txn_flush = pg_txn_flush,
 	.space_create = pg_space_create,
 	.space_owner = pg_space_owner,
-	.space_get = pg_space_get,
-	.space_list = pg_space_list,
 	.space_rename = pg_space_rename,
 	.space_delete = pg_space_delete,
-	.space_find = pg_space_find,
-	.space_list_deleted = pg_space_list_deleted,
 	.gc_prune = pg_gc_prune,
 	.reflog_insert = pg_reflog_insert,
 	.reflog_list = pg_reflog_list,
