@@ -255,12 +255,6 @@ struct store_ops {
 
 	enum smr_rc (*gc_prune)(struct store *st, const char *before, size_t *n,
 				struct smr_err *err);
-	enum smr_rc (*reflog_list)(struct store *st, const char *space_id, const char *before,
-				   size_t limit, struct reflog_entry **out, size_t *n,
-				   struct smr_err *err);
-	/* the newest hand-off of the live Space named space; out->id stays 0 when none */
-	enum smr_rc (*handoff_latest)(struct store *st, const char *space,
-				      struct handoff *out, struct smr_err *err);
 
 	enum smr_rc (*checkpoint_get)(struct store *st, const char *space_id, const char *hash,
 				      struct checkpoint *out, struct smr_err *err);

@@ -141,6 +141,74 @@ enum smr_rc store_space_list_deleted(struct store *st, struct space **out, size_
 		       (void **)out, n, err);
 }
 
+/* ---- the reflog and hand-off notes ---- */
+
+static void read_reflog(struct store_rows *r, size_t i, void *elem)
+{
+	struct reflog_entry *e = elem;
+
+	e->id = sql_int(r, i, 0);
+	e->space_id = sql_take(r, i, 1);
+	e->space_name = sql_take(r, i, 2);
+	e->old_hash = sql_take(r, i, 3);
+	e->new_hash = sql_take(r, i, 4);
+	e->action = sql_take(r, i, 5);
+	e->actor = sql_take(r, i, 6);
+	e->reason = sql_take(r, i, 7);
+	e->created_at = sql_take(r, i, 8);
+}
+
+enum smr_rc store_reflog_list(struct store *st, const char *space_id, const char *before,
+			      size_t limit, struct reflog_entry **out, size_t *n,
+			      struct smr_err *err)
+{
+	static const char sql[] =
+		"SELECT id, repo_id, space_name, old_hash, new_hash, action, actor, reason,"
+		" created_at FROM reflog WHERE repo_id = $1"
+		" AND (CAST($2 AS TEXT) IS NULL OR created_at <= $2)"
+		" ORDER BY id DESC LIMIT CAST($3 AS BIGINT)";
+	struct sql_args a = SQL_ARGS_INIT;
+	struct store_rows r;
+	enum smr_rc rc;
+
+	*out = NULL;
+	*n = 0;
+	sql_arg(&a, space_id);
+	sql_arg(&a, before);
+	sql_arg_int(&a, limit && limit < INT64_MAX ? (int64_t)limit : INT64_MAX);
+	rc = sql_rows(st, SQL_AUTO, sql, &a, "reading the reflog", &r, err);
+	if (!rc)
+		read_all(&r, sizeof(**out), read_reflog, (void **)out, n);
+	store_rows_release(&r);
+	return rc;
+}
+
+static void read_handoff(struct store_rows *r, size_t i, void *elem)
+{
+	struct handoff *out = elem;
+
+	out->id = sql_int(r, i, 0);
+	out->space_id = sql_take(r, i, 1);
+	out->hash = sql_take(r, i, 2);
+	out->note = sql_take(r, i, 3);
+	out->author = sql_take(r, i, 4);
+	out->created_at = sql_take(r, i, 5);
+}
+
+enum smr_rc store_handoff_latest(struct store *st, const char *space, struct handoff *out,
+				 struct smr_err *err)
+{
+	static const char sql[] =
+		"SELECT id, repo_id, commit_hash, note, author, created_at FROM handoffs"
+		" WHERE repo_id = (SELECT id FROM repos WHERE name = $1 AND deleted_at IS NULL)"
+		" ORDER BY id DESC LIMIT 1";
+	enum smr_rc rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = one_by(st, sql, space, "reading the hand-off note", read_handoff, out, err);
+	return rc == SMR_ENOTFOUND ? SMR_OK : rc;
+}
+
 /* ---- draft jobs ---- */
 
 #define JOB_COLS \

@@ -969,47 +969,6 @@ static enum smr_rc sqlite_reflog_insert(struct store *st, const char *space_id,
 	return step_done(s, q, "writing the reflog", err);
 }
 
-static void read_reflog_row(sqlite3_stmt *q, void *elem)
-{
-	struct reflog_entry *e = elem;
-
-	e->id = sqlite3_column_int64(q, 0);
-	e->space_id = col_text(q, 1);
-	e->space_name = col_text(q, 2);
-	e->old_hash = col_text(q, 3);
-	e->new_hash = col_text(q, 4);
-	e->action = col_text(q, 5);
-	e->actor = col_text(q, 6);
-	e->reason = col_text(q, 7);
-	e->created_at = col_text(q, 8);
-}
-
-static void free_reflog(void *v, size_t n)
-{
-	reflog_entries_free(v, n);
-}
-
-static enum smr_rc sqlite_reflog_list(struct store *st, const char *space_id,
-				      const char *before, size_t limit,
-				      struct reflog_entry **out, size_t *n, struct smr_err *err)
-{
-	static const char sql[] =
-		"SELECT id, repo_id, space_name, old_hash, new_hash, action, actor, reason,"
-		" created_at FROM reflog WHERE repo_id = ?1 AND (?2 IS NULL OR created_at <= ?2)"
-		" ORDER BY id DESC LIMIT ?3";
-	static const struct row_reader rr = { sizeof(struct reflog_entry), read_reflog_row,
-					      free_reflog };
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-
-	if (!q)
-		return db_error(s, err, "reading the reflog");
-	bind_text(q, 1, space_id);
-	bind_text(q, 2, before);
-	sqlite3_bind_int64(q, 3, limit ? (sqlite3_int64)limit : -1);
-	return collect_rows(s, q, &rr, (void **)out, n, "reading the reflog", err);
-}
-
 /* ---- hand-off notes ---- */
 
 static enum smr_rc sqlite_handoff_insert(struct store *st, const struct handoff *h,
@@ -1029,35 +988,6 @@ static enum smr_rc sqlite_handoff_insert(struct store *st, const struct handoff 
 		bind_text(q, 5, h->created_at);
 	}
 	return write_space_row(s, q, h->space_id, "writing a hand-off note", err);
-}
-
-static enum smr_rc sqlite_handoff_latest(struct store *st, const char *space,
-					 struct handoff *out, struct smr_err *err)
-{
-	static const char sql[] =
-		"SELECT id, repo_id, commit_hash, note, author, created_at FROM handoffs"
-		" WHERE repo_id = (SELECT id FROM repos WHERE name = ?1 AND deleted_at IS NULL)"
-		" ORDER BY id DESC LIMIT 1";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-	int step;
-
-	if (!q)
-		return db_error(s, err, "reading the hand-off note");
-	bind_text(q, 1, space);
-	step = sqlite3_step(q);
-	if (step == SQLITE_ROW) {
-		out->id = sqlite3_column_int64(q, 0);
-		out->space_id = col_text(q, 1);
-		out->hash = col_text(q, 2);
-		out->note = col_text(q, 3);
-		out->author = col_text(q, 4);
-		out->created_at = col_text(q, 5);
-	}
-	sqlite3_reset(q);
-	if (step != SQLITE_ROW && step != SQLITE_DONE)
-		return db_error(s, err, "reading the hand-off note");
-	return SMR_OK;
 }
 
 /* ---- Checkpoints ---- */
@@ -2003,9 +1933,7 @@ const struct store_ops store_sqlite_ops = {
 	.space_delete = sqlite_space_delete,
 	.gc_prune = sqlite_gc_prune,
 	.reflog_insert = sqlite_reflog_insert,
-	.reflog_list = sqlite_reflog_list,
 	.handoff_insert = sqlite_handoff_insert,
-	.handoff_latest = sqlite_handoff_latest,
 	.search_has = sqlite_search_has,
 	.search_insert = sqlite_search_insert,
 	.search = sqlite_search,

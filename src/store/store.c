@@ -69,22 +69,6 @@ enum smr_rc store_gc_prune(struct store *st, const char *before, size_t *n,
 	return st->ops->gc_prune(st, before, n, err);
 }
 
-enum smr_rc store_reflog_list(struct store *st, const char *space_id, const char *before,
-			      size_t limit, struct reflog_entry **out, size_t *n,
-			      struct smr_err *err)
-{
-	*out = NULL;
-	*n = 0;
-	return st->ops->reflog_list(st, space_id, before, limit, out, n, err);
-}
-
-enum smr_rc store_handoff_latest(struct store *st, const char *space, struct handoff *out,
-				 struct smr_err *err)
-{
-	memset(out, 0, sizeof(*out));
-	return st->ops->handoff_latest(st, space, out, err);
-}
-
 enum smr_rc store_search(struct store *st, const struct search_filter *f,
 			 struct search_row **out, size_t *n, struct smr_err *err)
 {

@@ -72,10 +72,10 @@ enum stmt {
 	Q_SESSION_INSERT, Q_SESSION_LOCK, Q_LAST_SEQ, Q_SEQ_CHECK,
 	Q_TURN_INSERT,
 	Q_GC_REPOINT, Q_GC_SPACES, Q_GC_ORPHANS, Q_REFLOG_INSERT,
-	Q_REFLOG_LIST, Q_SEARCH_HAS, Q_SEARCH_INSERT, Q_SEARCH_INSERT_AT,
+	Q_SEARCH_HAS, Q_SEARCH_INSERT, Q_SEARCH_INSERT_AT,
 	Q_SEARCH_INSERT_TURN, Q_SEARCH, Q_SEARCH_TURNS,
 	Q_GEN_INSERT, Q_GEN_GET, Q_GEN_RUNNING, Q_GEN_UPDATE, Q_GEN_INTERRUPT_TURNS,
-	Q_GEN_INTERRUPT, Q_SPACE_OWNER, Q_AUTH_BUMP, Q_HANDOFF_INSERT, Q_HANDOFF_LATEST,
+	Q_GEN_INTERRUPT, Q_SPACE_OWNER, Q_AUTH_BUMP, Q_HANDOFF_INSERT,
 	Q_COUNT
 };
 
@@ -327,18 +327,9 @@ static const char *const stmt_sql[Q_COUNT] = {
 		"INSERT INTO reflog (repo_id, space_name, old_hash, new_hash, action, actor,"
 		" reason, created_at) SELECT id, COALESCE($8, name), $2, $3, $4, $5, $6, $7"
 		" FROM repos WHERE id = $1",
-	[Q_REFLOG_LIST] =
-		"SELECT id, repo_id, space_name, old_hash, new_hash, action, actor, reason,"
-		" created_at FROM reflog WHERE repo_id = $1::text"
-		" AND ($2::text IS NULL OR created_at <= $2::text)"
-		" ORDER BY id DESC LIMIT NULLIF($3::bigint, 0)",
 	[Q_HANDOFF_INSERT] =
 		"INSERT INTO handoffs (repo_id, commit_hash, note, author, created_at)"
 		" SELECT id, $2, $3, $4, $5 FROM repos WHERE id = $1 AND deleted_at IS NULL",
-	[Q_HANDOFF_LATEST] =
-		"SELECT id, repo_id, commit_hash, note, author, created_at FROM handoffs"
-		" WHERE repo_id = (SELECT id FROM repos WHERE name = $1 AND deleted_at IS NULL)"
-		" ORDER BY id DESC LIMIT 1",
 	[Q_SEARCH_HAS] = "SELECT 1 FROM commits WHERE commit_hash = $1 OFFSET 1 LIMIT 1",
 	[Q_SEARCH_INSERT] =
 		"INSERT INTO search_items (commit_id, turn_id, field, ordinal, terms)"
@@ -1680,42 +1671,6 @@ static enum smr_rc pg_reflog_insert(struct store *st, const char *space_id,
 	return write_stmt(P(st), Q_REFLOG_INSERT, &p, "writing the reflog", err);
 }
 
-static enum smr_rc pg_reflog_list(struct store *st, const char *space_id, const char *before,
-				  size_t limit, struct reflog_entry **out, size_t *n,
-				  struct smr_err *err)
-{
-	struct pg_store *s = P(st);
-	struct params p = { .n = 0 };
-	PGresult *r = NULL;
-	struct reflog_entry *v;
-	int rows;
-	enum smr_rc rc;
-
-	p_text(&p, space_id);
-	p_text(&p, before);
-	p_int(&p, (int64_t)limit);
-	rc = read1(s, Q_REFLOG_LIST, &p, &r, "reading the reflog", err);
-	if (rc)
-		return rc;
-	rows = PQntuples(r);
-	v = xcalloc(rows ? (size_t)rows : 1, sizeof(*v));
-	for (int i = 0; i < rows; i++) {
-		v[i].id = col_int(r, i, 0);
-		v[i].space_id = col_text(r, i, 1);
-		v[i].space_name = col_text(r, i, 2);
-		v[i].old_hash = col_text(r, i, 3);
-		v[i].new_hash = col_text(r, i, 4);
-		v[i].action = col_text(r, i, 5);
-		v[i].actor = col_text(r, i, 6);
-		v[i].reason = col_text(r, i, 7);
-		v[i].created_at = col_text(r, i, 8);
-	}
-	PQclear(r);
-	*out = v;
-	*n = (size_t)rows;
-	return SMR_OK;
-}
-
 /* ---- hand-off notes ---- */
 
 static enum smr_rc pg_handoff_insert(struct store *st, const struct handoff *h,
@@ -1730,29 +1685,6 @@ static enum smr_rc pg_handoff_insert(struct store *st, const struct handoff *h,
 	p_text(&p, h->created_at);
 	return write_space_row(P(st), Q_HANDOFF_INSERT, &p, h->space_id,
 			       "writing a hand-off note", err);
-}
-
-static enum smr_rc pg_handoff_latest(struct store *st, const char *space,
-				     struct handoff *out, struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-	PGresult *r = NULL;
-	enum smr_rc rc;
-
-	p_text(&p, space);
-	rc = read1(P(st), Q_HANDOFF_LATEST, &p, &r, "reading the hand-off note", err);
-	if (rc)
-		return rc;
-	if (PQntuples(r) == 1) {
-		out->id = col_int(r, 0, 0);
-		out->space_id = col_text(r, 0, 1);
-		out->hash = col_text(r, 0, 2);
-		out->note = col_text(r, 0, 3);
-		out->author = col_text(r, 0, 4);
-		out->created_at = col_text(r, 0, 5);
-	}
-	PQclear(r);
-	return SMR_OK;
 }
 
 /* ---- Checkpoints ---- */
@@ -2735,9 +2667,7 @@ const struct store_ops store_postgres_ops = {
 	.space_delete = pg_space_delete,
 	.gc_prune = pg_gc_prune,
 	.reflog_insert = pg_reflog_insert,
-	.reflog_list = pg_reflog_list,
 	.handoff_insert = pg_handoff_insert,
-	.handoff_latest = pg_handoff_latest,
 	.search_has = pg_search_has,
 	.search_insert = pg_search_insert,
 	.search_insert_at = pg_search_insert_at,
