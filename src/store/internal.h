@@ -393,6 +393,18 @@ enum smr_rc store_index_turn(struct store *st, const struct turn *t, struct smr_
 /* Indexes the turn just appended to t's session (t->id and t->seq may not be read yet). */
 enum smr_rc store_index_appended(struct store *st, const struct turn *t, struct smr_err *err);
 
+/*
+ * Opens dsn with backend ops (ops->open), wrapped in the trace backend when
+ * store_trace_on() (store.c); the way every handle is opened, a commit
+ * group's own included.
+ */
+enum smr_rc store_backend_open(const struct store_ops *ops, const char *dsn, struct store **out,
+			       struct smr_err *err);
+/* 1 when SMRITI_STORE_TRACE=1 asks for every call of the port on stderr (trace.c). */
+int store_trace_on(void);
+/* A handle that logs every call and passes it to inner, which it owns (trace.c). */
+struct store *store_trace_wrap(struct store *inner);
+
 /* The backends compiled into this binary, NULL-terminated (backends_*.c). */
 extern const struct store_ops *const store_backends[];
 extern const struct store_ops store_sqlite_ops;

@@ -15,6 +15,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum smr_rc store_backend_open(const struct store_ops *ops, const char *dsn, struct store **out,
+			       struct smr_err *err)
+{
+	enum smr_rc rc = ops->open(dsn, out, err);
+
+	if (!rc && store_trace_on())
+		*out = store_trace_wrap(*out);
+	return rc;
+}
+
 enum smr_rc store_open(const char *dsn, struct store **out, struct smr_err *err)
 {
 	const char *key;
@@ -24,7 +34,7 @@ enum smr_rc store_open(const char *dsn, struct store **out, struct smr_err *err)
 	for (size_t i = 0; store_backends[i]; i++) {
 		if (!store_backends[i]->accepts(dsn))
 			continue;
-		rc = store_backends[i]->open(dsn, out, err);
+		rc = store_backend_open(store_backends[i], dsn, out, err);
 		if (!rc && (*out)->ops->group_key && (key = (*out)->ops->group_key(*out)))
 			(*out)->group = group_join(key);
 		/*
