@@ -258,8 +258,6 @@ struct store_ops {
 
 	enum smr_rc (*checkpoint_get)(struct store *st, const char *space_id, const char *hash,
 				      struct checkpoint *out, struct smr_err *err);
-	enum smr_rc (*checkpoint_find_prefix)(struct store *st, const char *prefix, size_t limit,
-					      char ***out, size_t *n, struct smr_err *err);
 	enum smr_rc (*checkpoint_log)(struct store *st, const char *space_id, const char *hash,
 				      size_t limit, struct checkpoint **out, size_t *n,
 				      struct smr_err *err);

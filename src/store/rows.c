@@ -141,6 +141,32 @@ enum smr_rc store_space_list_deleted(struct store *st, struct space **out, size_
 		       (void **)out, n, err);
 }
 
+/* ---- Checkpoints by hash ---- */
+
+enum smr_rc store_checkpoint_find_prefix(struct store *st, const char *prefix, size_t limit,
+					 char ***out, size_t *n, struct smr_err *err)
+{
+	static const char sql[] =
+		"SELECT DISTINCT commit_hash FROM commits WHERE commit_hash >= CAST($1 AS TEXT)"
+		" AND commit_hash < CAST($1 AS TEXT) || 'g' ORDER BY commit_hash"
+		" LIMIT CAST($2 AS BIGINT)";
+	struct sql_args a = SQL_ARGS_INIT;
+	struct store_rows r;
+	enum smr_rc rc;
+
+	sql_arg(&a, prefix);
+	sql_arg_int(&a, (int64_t)limit);
+	rc = sql_rows(st, SQL_AUTO, sql, &a, "looking up a hash", &r, err);
+	if (!rc) {
+		*n = r.rows < limit ? r.rows : limit;
+		*out = xcalloc(limit + 1, sizeof(**out));
+		for (size_t i = 0; i < *n; i++)
+			(*out)[i] = sql_take(&r, i, 0);
+	}
+	store_rows_release(&r);
+	return rc;
+}
+
 /* ---- the reflog and hand-off notes ---- */
 
 static void read_reflog(struct store_rows *r, size_t i, void *elem)

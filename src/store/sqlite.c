@@ -1343,42 +1343,6 @@ static enum smr_rc sqlite_checkpoint_get(struct store *st, const char *space_id,
 	return rc;
 }
 
-static enum smr_rc sqlite_checkpoint_find_prefix(struct store *st, const char *prefix,
-						 size_t limit, char ***out, size_t *n,
-						 struct smr_err *err)
-{
-	static const char sql[] =
-		"SELECT DISTINCT commit_hash FROM commits WHERE commit_hash >= ?1"
-		" AND commit_hash < ?1 || 'g' ORDER BY commit_hash LIMIT ?2";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-	char **v;
-	size_t len = 0;
-	int step;
-
-	if (!q)
-		return db_error(s, err, "looking up a hash");
-	bind_text(q, 1, prefix);
-	sqlite3_bind_int64(q, 2, (sqlite3_int64)limit);
-	v = xcalloc(limit + 1, sizeof(*v));
-	for (;;) {
-		step = sqlite3_step(q);
-		if (step != SQLITE_ROW || len == limit)
-			break;
-		v[len++] = col_text(q, 0);
-	}
-	sqlite3_reset(q);
-	if (step != SQLITE_ROW && step != SQLITE_DONE) {
-		for (size_t i = 0; i < len; i++)
-			free(v[i]);
-		free(v);
-		return db_error(s, err, "looking up a hash");
-	}
-	*out = v;
-	*n = len;
-	return SMR_OK;
-}
-
 static enum smr_rc sqlite_checkpoint_log(struct store *st, const char *space_id,
 					 const char *hash, size_t limit,
 					 struct checkpoint **out, size_t *n, struct smr_err *err)
@@ -1938,7 +1902,6 @@ const struct store_ops store_sqlite_ops = {
 	.search_insert = sqlite_search_insert,
 	.search = sqlite_search,
 	.checkpoint_get = sqlite_checkpoint_get,
-	.checkpoint_find_prefix = sqlite_checkpoint_find_prefix,
 	.checkpoint_log = sqlite_checkpoint_log,
 	.checkpoint_scan = sqlite_checkpoint_scan,
 	.checkpoint_scan_text = sqlite_checkpoint_scan_text,

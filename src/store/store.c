@@ -122,12 +122,6 @@ enum smr_rc store_checkpoint_get(struct store *st, const char *space_id, const c
 	return st->ops->checkpoint_get(st, space_id, hash, out, err);
 }
 
-enum smr_rc store_checkpoint_find_prefix(struct store *st, const char *prefix, size_t limit,
-					 char ***out, size_t *n, struct smr_err *err)
-{
-	return st->ops->checkpoint_find_prefix(st, prefix, limit, out, n, err);
-}
-
 enum smr_rc store_checkpoint_log(struct store *st, const char *space_id, const char *hash,
 				 size_t limit, struct checkpoint **out, size_t *n,
 				 struct smr_err *err)

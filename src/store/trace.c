@@ -113,9 +113,6 @@ static void trace_line(struct store *st, const char *name, const char *what, enu
 	M(checkpoint_get, (const char *space_id, const char *hash, struct checkpoint *out, \
 	  struct smr_err *err), \
 	  (space_id, hash, out, err)) \
-	M(checkpoint_find_prefix, (const char *prefix, size_t limit, char ***out, size_t *n, \
-	  struct smr_err *err), \
-	  (prefix, limit, out, n, err)) \
 	M(checkpoint_log, (const char *space_id, const char *hash, size_t limit, \
 	  struct checkpoint **out, size_t *n, struct smr_err *err), \
 	  (space_id, hash, limit, out, n, err)) \

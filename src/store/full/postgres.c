@@ -67,7 +67,7 @@ enum stmt {
 	Q_SPACE_CHECK, Q_HEAD_LOCK, Q_HASH_BY_ID, Q_HEAD_READ, Q_HEAD_CHECK, Q_COMMIT_INSERT,
 	Q_COMMIT_INSERT_ON_HEAD, Q_HEAD_MOVE, Q_HEAD_MOVE_TO, Q_HEAD_GET, Q_HEAD_BY_NAME,
 	Q_HEAD_BY_ID,
-	Q_CKPT_IN_SPACE, Q_CKPT_ANY, Q_FIND_PREFIX, Q_LOG, Q_SCAN, Q_COMMIT_ID,
+	Q_CKPT_IN_SPACE, Q_CKPT_ANY, Q_LOG, Q_SCAN, Q_COMMIT_ID,
 	Q_COMMIT_LINKS, Q_COMMIT_COPY,
 	Q_SESSION_INSERT, Q_SESSION_LOCK, Q_LAST_SEQ, Q_SEQ_CHECK,
 	Q_TURN_INSERT,
@@ -275,9 +275,6 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_CKPT_IN_SPACE] = CKPT_COLS " WHERE c.repo_id = $1 AND c.commit_hash = $2",
 	[Q_CKPT_ANY] = CKPT_COLS " WHERE c.commit_hash = $1"
 		" ORDER BY r.deleted_at IS NOT NULL, c.id LIMIT 1",
-	[Q_FIND_PREFIX] =
-		"SELECT DISTINCT commit_hash FROM commits WHERE commit_hash >= $1::text"
-		" AND commit_hash < $1::text || 'g' ORDER BY commit_hash LIMIT $2::bigint",
 	[Q_LOG] = ANCESTRY_CTE CKPT_COLS " JOIN anc ON anc.id = c.id ORDER BY anc.depth",
 	[Q_SCAN] = CKPT_COLS " WHERE c.repo_id = $1 AND c.id > $2 ORDER BY c.id LIMIT "
 		STR(SCAN_BATCH),
@@ -2160,32 +2157,6 @@ static enum smr_rc pg_checkpoint_get(struct store *st, const char *space_id, con
 	return rc;
 }
 
-static enum smr_rc pg_checkpoint_find_prefix(struct store *st, const char *prefix,
-					     size_t limit, char ***out, size_t *n,
-					     struct smr_err *err)
-{
-	struct pg_store *s = P(st);
-	struct params p = { .n = 0 };
-	PGresult *r = NULL;
-	size_t rows;
-	char **v;
-	enum smr_rc rc;
-
-	p_text(&p, prefix);
-	p_int(&p, (int64_t)limit);
-	rc = read1(s, Q_FIND_PREFIX, &p, &r, "looking up a hash", err);
-	if (rc)
-		return rc;
-	rows = (size_t)PQntuples(r);
-	v = xcalloc(limit + 1, sizeof(*v));
-	for (size_t i = 0; i < rows && i < limit; i++)
-		v[i] = col_text(r, (int)i, 0);
-	PQclear(r);
-	*out = v;
-	*n = rows < limit ? rows : limit;
-	return SMR_OK;
-}
-
 static enum smr_rc pg_checkpoint_log(struct store *st, const char *space_id, const char *hash,
 				     size_t limit, struct checkpoint **out, size_t *n,
 				     struct smr_err *err)
@@ -2674,7 +2645,6 @@ const struct store_ops store_postgres_ops = {
 	.search_insert_turn = pg_search_insert_turn,
 	.search = pg_search,
 	.checkpoint_get = pg_checkpoint_get,
-	.checkpoint_find_prefix = pg_checkpoint_find_prefix,
 	.checkpoint_log = pg_checkpoint_log,
 	.checkpoint_scan = pg_checkpoint_scan,
 	.generation_insert = pg_generation_insert,
