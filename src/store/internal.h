@@ -13,6 +13,8 @@
  * live once in store.c, which runs them between
  * txn_begin and txn_commit over the row-level methods below.  So a backend
  * is its SQL, and a new one is one new file (plus a line in backends_*.c).
+ * A plain row whose SQL both engines run as written is no method at all:
+ * store/rows.c and store/auth.c run it through sql_text (store/sql.h).
  */
 #ifndef SMRITI_STORE_INTERNAL_H
 #define SMRITI_STORE_INTERNAL_H
