@@ -40,13 +40,17 @@ typedef enum smr_rc (*store_rows_fn)(struct store *st, void *arg, struct smr_err
 struct store_watch;   /* store/auth.h; defined below */
 
 /*
- * How sql_text runs its statement.  SQL_AUTO: on its own (autocommit), and
- * once more on a fresh connection when the old one had died: a read, or a
- * write that may run twice.  SQL_TXN: in a transaction of its own, never
- * sent twice (a COMMIT that got no answer is reported as possibly applied):
- * a write that must not run twice.
+ * How sql_text runs its statement.  Outside store.c's transactions,
+ * SQL_AUTO: on its own (autocommit), and once more on a fresh connection
+ * when the old one had died: a read, or a write that may run twice;
+ * SQL_TXN: in a transaction of its own, never sent twice (a COMMIT that got
+ * no answer is reported as possibly applied): a write that must not.
+ * Inside one (between txn_begin and txn_commit), the statement is a row of
+ * it, never retried: at once, with its rows, or, SQL_ROW, whenever the
+ * backend sends the rest (a pipelining one reports its failure at
+ * txn_commit, and out gets no rows).
  */
-enum sql_mode { SQL_AUTO, SQL_TXN };
+enum sql_mode { SQL_AUTO, SQL_TXN, SQL_ROW };
 
 enum savepoint_op { SAVEPOINT_BEGIN, SAVEPOINT_END, SAVEPOINT_UNDO };
 
@@ -219,10 +223,6 @@ struct store_ops {
 	/* Grants user_id the owner role on space_id and moves the auth epoch (ref_move.owner). */
 	enum smr_rc (*space_owner)(struct store *st, const char *space_id, const char *user_id,
 				   struct smr_err *err);
-	/* space_name NULL: the Space's name now */
-	enum smr_rc (*reflog_insert)(struct store *st, const char *space_id, const char *space_name,
-				     const char *old_hash, const char *new_hash, const char *action,
-				     const struct ref_move *mv, struct smr_err *err);
 	/* one hand-off row; SMR_ENOTFOUND when h->space_id is no live Space */
 	enum smr_rc (*handoff_insert)(struct store *st, const struct handoff *h,
 				      struct smr_err *err);
@@ -294,9 +294,9 @@ struct store_ops {
 					    const char *before, size_t *n, struct smr_err *err);
 
 	/*
-	 * One statement of portable SQL (store/sql.h) on its own, outside
-	 * store.c's transactions, as mode says: the plain rows of store/rows.c
-	 * and store/auth.c, whose SQL is the same on every backend.  params are
+	 * One statement of portable SQL (store/sql.h), as mode says: the plain
+	 * rows of store/rows.c and store/auth.c, whose SQL is the same on every
+	 * backend.  params are
 	 * $1..$n, passed as text (NULL is SQL NULL), and every column comes back
 	 * as text.  sql is a string constant (backends cache its prepared form by
 	 * address); what names the work in messages.  A unique-constraint
@@ -404,6 +404,15 @@ enum smr_rc store_backend_open(const struct store_ops *ops, const char *dsn, str
 int store_trace_on(void);
 /* A handle that logs every call and passes it to inner, which it owns (trace.c). */
 struct store *store_trace_wrap(struct store *inner);
+
+/*
+ * Rows of store.c's transactions in one SQL text for both engines
+ * (rows.c).  rows_reflog_insert: the reflog row of a move (space_name NULL:
+ * the Space's name now), sent with the rest of the write.
+ */
+enum smr_rc rows_reflog_insert(struct store *st, const char *space_id, const char *space_name,
+			       const char *old_hash, const char *new_hash, const char *action,
+			       const struct ref_move *mv, struct smr_err *err);
 
 /* The backends compiled into this binary, NULL-terminated (backends_*.c). */
 extern const struct store_ops *const store_backends[];

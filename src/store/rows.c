@@ -169,6 +169,27 @@ enum smr_rc store_checkpoint_find_prefix(struct store *st, const char *prefix, s
 
 /* ---- the reflog and hand-off notes ---- */
 
+enum smr_rc rows_reflog_insert(struct store *st, const char *space_id, const char *space_name,
+			       const char *old_hash, const char *new_hash, const char *action,
+			       const struct ref_move *mv, struct smr_err *err)
+{
+	static const char sql[] =
+		"INSERT INTO reflog (repo_id, space_name, old_hash, new_hash, action, actor,"
+		" reason, created_at) SELECT id, COALESCE($8, name), $2, $3, $4, $5, $6, $7"
+		" FROM repos WHERE id = $1";
+	struct sql_args a = SQL_ARGS_INIT;
+
+	sql_arg(&a, space_id);
+	sql_arg(&a, old_hash);
+	sql_arg(&a, new_hash);
+	sql_arg(&a, action);
+	sql_arg(&a, mv->actor ? mv->actor : "");
+	sql_arg(&a, mv->reason ? mv->reason : "");
+	sql_arg(&a, mv->at);
+	sql_arg(&a, space_name);
+	return sql_exec(st, SQL_ROW, sql, &a, "writing the reflog", NULL, err);
+}
+
 static void read_reflog(struct store_rows *r, size_t i, void *elem)
 {
 	struct reflog_entry *e = elem;

@@ -944,31 +944,6 @@ static enum smr_rc sqlite_search(struct store *st, const struct search_filter *f
 
 /* ---- the reflog ---- */
 
-static enum smr_rc sqlite_reflog_insert(struct store *st, const char *space_id,
-					const char *space_name, const char *old_hash,
-					const char *new_hash, const char *action,
-					const struct ref_move *mv, struct smr_err *err)
-{
-	static const char sql[] =
-		"INSERT INTO reflog (repo_id, space_name, old_hash, new_hash, action, actor,"
-		" reason, created_at) SELECT id, COALESCE(?8, name), ?2, ?3, ?4, ?5, ?6, ?7"
-		" FROM repos WHERE id = ?1";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-
-	if (q) {
-		bind_text(q, 1, space_id);
-		bind_text(q, 2, old_hash);
-		bind_text(q, 3, new_hash);
-		bind_text(q, 4, action);
-		bind_text(q, 5, mv->actor ? mv->actor : "");
-		bind_text(q, 6, mv->reason ? mv->reason : "");
-		bind_text(q, 7, mv->at);
-		bind_text(q, 8, space_name);
-	}
-	return step_done(s, q, "writing the reflog", err);
-}
-
 /* ---- hand-off notes ---- */
 
 static enum smr_rc sqlite_handoff_insert(struct store *st, const struct handoff *h,
@@ -1831,7 +1806,10 @@ static void bind_params(sqlite3_stmt *q, const char *const *params, int n)
 	}
 }
 
-/* Either mode is one autocommit statement: SQLite runs it as one transaction, and once. */
+/*
+ * Every mode runs the statement at once: outside a transaction it is one
+ * (autocommit), run once; inside store.c's it is a row of it.
+ */
 static enum smr_rc sqlite_sql_text(struct store *st, enum sql_mode mode, const char *sql,
 				   const char *const *params, int n, const char *what,
 				   struct store_rows *out, struct smr_err *err)
@@ -1841,7 +1819,8 @@ static enum smr_rc sqlite_sql_text(struct store *st, enum sql_mode mode, const c
 	size_t cap = 0;
 	int step;
 
-	(void)mode;
+	if (mode == SQL_ROW && sqlite3_get_autocommit(s->db))
+		BUG("sql_text(SQL_ROW) outside store.c's transaction");
 	memset(out, 0, sizeof(*out));
 	if (!q)
 		return db_error(s, err, what);
@@ -1896,7 +1875,6 @@ const struct store_ops store_sqlite_ops = {
 	.space_rename = sqlite_space_rename,
 	.space_delete = sqlite_space_delete,
 	.gc_prune = sqlite_gc_prune,
-	.reflog_insert = sqlite_reflog_insert,
 	.handoff_insert = sqlite_handoff_insert,
 	.search_has = sqlite_search_has,
 	.search_insert = sqlite_search_insert,

@@ -268,7 +268,7 @@ static enum smr_rc record_move(struct store *st, const char *space_id, const cha
 		sys_now_iso(now);
 		m.at = now;
 	}
-	return st->ops->reflog_insert(st, space_id, NULL, old_hash, new_hash, action, &m, err);
+	return rows_reflog_insert(st, space_id, NULL, old_hash, new_hash, action, &m, err);
 }
 
 /* The kind of move writing c is, from what it carries (see struct reflog_entry). */
@@ -1262,8 +1262,8 @@ static enum smr_rc import_one(struct store *st, const struct import_space *s,
 		const struct reflog_entry *e = s->reflog[i];
 		struct ref_move mv = { e->actor, e->reason, e->created_at };
 
-		rc = st->ops->reflog_insert(st, s->space->id, e->space_name, e->old_hash,
-					    e->new_hash, e->action, &mv, err);
+		rc = rows_reflog_insert(st, s->space->id, e->space_name, e->old_hash,
+					e->new_hash, e->action, &mv, err);
 	}
 	if (!rc && s->head)
 		rc = import_head(st, s, err);

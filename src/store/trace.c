@@ -91,10 +91,6 @@ static void trace_line(struct store *st, const char *name, const char *what, enu
 	M(space_delete, (const char *id, const char *at, struct smr_err *err), (id, at, err)) \
 	M(space_owner, (const char *space_id, const char *user_id, struct smr_err *err), \
 	  (space_id, user_id, err)) \
-	M(reflog_insert, (const char *space_id, const char *space_name, const char *old_hash, \
-	  const char *new_hash, const char *action, const struct ref_move *mv, \
-	  struct smr_err *err), \
-	  (space_id, space_name, old_hash, new_hash, action, mv, err)) \
 	M(handoff_insert, (const struct handoff *h, struct smr_err *err), (h, err)) \
 	M(search_has, (const char *hash, int *yes, struct smr_err *err), (hash, yes, err)) \
 	M(search_insert, (int64_t commit_id, int64_t turn_id, int field, int64_t ordinal, \

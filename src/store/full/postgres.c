@@ -71,7 +71,7 @@ enum stmt {
 	Q_COMMIT_LINKS, Q_COMMIT_COPY,
 	Q_SESSION_INSERT, Q_SESSION_LOCK, Q_LAST_SEQ, Q_SEQ_CHECK,
 	Q_TURN_INSERT,
-	Q_GC_REPOINT, Q_GC_SPACES, Q_GC_ORPHANS, Q_REFLOG_INSERT,
+	Q_GC_REPOINT, Q_GC_SPACES, Q_GC_ORPHANS,
 	Q_SEARCH_HAS, Q_SEARCH_INSERT, Q_SEARCH_INSERT_AT,
 	Q_SEARCH_INSERT_TURN, Q_SEARCH, Q_SEARCH_TURNS,
 	Q_GEN_INSERT, Q_GEN_GET, Q_GEN_RUNNING, Q_GEN_UPDATE, Q_GEN_INTERRUPT_TURNS,
@@ -320,10 +320,6 @@ static const char *const stmt_sql[Q_COUNT] = {
 		"DELETE FROM search_items i WHERE (i.commit_id IS NULL AND i.turn_id IS NULL)"
 		" OR (i.turn_id IS NOT NULL AND NOT EXISTS"
 		" (SELECT 1 FROM turns t WHERE t.id = i.turn_id))",
-	[Q_REFLOG_INSERT] =
-		"INSERT INTO reflog (repo_id, space_name, old_hash, new_hash, action, actor,"
-		" reason, created_at) SELECT id, COALESCE($8, name), $2, $3, $4, $5, $6, $7"
-		" FROM repos WHERE id = $1",
 	[Q_HANDOFF_INSERT] =
 		"INSERT INTO handoffs (repo_id, commit_hash, note, author, created_at)"
 		" SELECT id, $2, $3, $4, $5 FROM repos WHERE id = $1 AND deleted_at IS NULL",
@@ -383,6 +379,7 @@ enum pipe_kind { PE_QUERY, PE_PREPARE, PE_SYNC };
 struct pipe_entry {
 	enum pipe_kind kind;
 	enum stmt q;              /* PE_PREPARE: the statement prepared */
+	int generic;              /* PE_PREPARE of a sql_text statement: its slot + 1 */
 	take_fn take;
 	void *out;                /* where take puts what it read */
 	const char *what;         /* for error messages: "writing a checkpoint" */
@@ -894,7 +891,9 @@ static enum smr_rc pipe_result(struct pg_store *s, struct pipe_entry *e, PGresul
 	} else {
 		rc = pipe_fail(s, e, r, commit_sent, err);
 	}
-	if (e->kind == PE_PREPARE && st != PGRES_COMMAND_OK)
+	if (e->kind == PE_PREPARE && st != PGRES_COMMAND_OK && e->generic)
+		s->generic[e->generic - 1] = NULL;
+	else if (e->kind == PE_PREPARE && st != PGRES_COMMAND_OK)
 		s->prepared[e->q] = 0;
 	if (!keep)
 		PQclear(r);
@@ -1049,14 +1048,13 @@ static enum smr_rc take_keep(struct pg_store *s, PGresult *r, struct pipe_entry 
 	return SMR_OK;
 }
 
-/* run() inside a pipeline: sends q, has the server flush, and reads up to its result. */
-static enum smr_rc pipe_run(struct pg_store *s, enum stmt q, const struct params *p,
-			    PGresult **out, const char *what, struct smr_err *err)
+/* Has the server flush, and reads up to the result of the last entry sent (take_keep's). */
+static enum smr_rc pipe_read_kept(struct pg_store *s, const char *what, PGresult **out,
+				  struct smr_err *err)
 {
-	struct pipe_entry e = { .take = take_keep, .out = &s->kept, .what = what };
-	enum smr_rc rc = pipe_send(s, q, p, &e, err);
+	enum smr_rc rc = SMR_OK;
 
-	if (!rc && (!PQsendFlushRequest(s->conn) || PQflush(s->conn)))
+	if (!PQsendFlushRequest(s->conn) || PQflush(s->conn))
 		rc = pipe_send_failed(s, what, err);
 	if (!rc)
 		rc = pipe_drain(s, err);
@@ -1068,6 +1066,16 @@ static enum smr_rc pipe_run(struct pg_store *s, enum stmt q, const struct params
 	*out = s->kept;
 	s->kept = NULL;
 	return SMR_OK;
+}
+
+/* run() inside a pipeline: sends q, has the server flush, and reads up to its result. */
+static enum smr_rc pipe_run(struct pg_store *s, enum stmt q, const struct params *p,
+			    PGresult **out, const char *what, struct smr_err *err)
+{
+	struct pipe_entry e = { .take = take_keep, .out = &s->kept, .what = what };
+	enum smr_rc rc = pipe_send(s, q, p, &e, err);
+
+	return rc ? rc : pipe_read_kept(s, what, out, err);
 }
 
 /*
@@ -1649,24 +1657,6 @@ static enum smr_rc pg_search(struct store *st, const struct search_filter *f,
 }
 
 /* ---- the reflog ---- */
-
-static enum smr_rc pg_reflog_insert(struct store *st, const char *space_id,
-				    const char *space_name, const char *old_hash,
-				    const char *new_hash, const char *action,
-				    const struct ref_move *mv, struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-
-	p_text(&p, space_id);
-	p_text(&p, old_hash);
-	p_text(&p, new_hash);
-	p_text(&p, action);
-	p_text(&p, mv->actor ? mv->actor : "");
-	p_text(&p, mv->reason ? mv->reason : "");
-	p_text(&p, mv->at);
-	p_text(&p, space_name);
-	return write_stmt(P(st), Q_REFLOG_INSERT, &p, "writing the reflog", err);
-}
 
 /* ---- hand-off notes ---- */
 
@@ -2489,11 +2479,9 @@ static enum smr_rc pg_generation_interrupt(struct store *st, const char *reason,
 
 /* ---- portable SQL (store/sql.h) ---- */
 
-/* The slot of sql on this connection, preparing it there first. */
-static enum smr_rc generic_slot(struct pg_store *s, const char *sql, char name[24],
-				const char *what, struct smr_err *err)
+/* The slot of sql on this connection (its prepared name into name); 1 when it is prepared there. */
+static int generic_find(struct pg_store *s, const char *sql, char name[24], int *slot)
 {
-	PGresult *r;
 	int i;
 
 	for (i = 0; i < GENERIC_MAX && s->generic[i] && s->generic[i] != sql; i++)
@@ -2501,7 +2489,18 @@ static enum smr_rc generic_slot(struct pg_store *s, const char *sql, char name[2
 	if (i == GENERIC_MAX)
 		BUG("more than %d sql_text statements: raise GENERIC_MAX", GENERIC_MAX);
 	snprintf(name, 24, "smriti_g%d", i);
-	if (s->generic[i])
+	*slot = i;
+	return s->generic[i] != NULL;
+}
+
+/* The slot of sql on this connection, preparing it there first. */
+static enum smr_rc generic_slot(struct pg_store *s, const char *sql, char name[24],
+				const char *what, struct smr_err *err)
+{
+	PGresult *r;
+	int i;
+
+	if (generic_find(s, sql, name, &i))
 		return SMR_OK;
 	r = PQprepare(s->conn, name, sql, 0, NULL);
 	if (PQresultStatus(r) != PGRES_COMMAND_OK) {
@@ -2513,6 +2512,40 @@ static enum smr_rc generic_slot(struct pg_store *s, const char *sql, char name[2
 	PQclear(r);
 	s->generic[i] = sql;
 	return SMR_OK;
+}
+
+/*
+ * sql_text inside store.c's pipelined transaction: sends sql (preparing it
+ * first on this connection) as a row of it.  SQL_ROW: with the rest, its
+ * failure reported at txn_commit (*out stays NULL); else read at once, one
+ * round trip, as run() does.
+ */
+static enum smr_rc generic_row(struct pg_store *s, enum sql_mode mode, const char *sql,
+			       const char *const *params, int n, const char *what,
+			       PGresult **out, struct smr_err *err)
+{
+	struct pipe_entry e = { .kind = PE_QUERY, .what = what, .conflict = "23505" };
+	char name[24];
+	int slot;
+	enum smr_rc rc = pipe_room(s, 2, err);
+
+	if (rc)
+		return rc;
+	if (!generic_find(s, sql, name, &slot)) {
+		if (!PQsendPrepare(s->conn, name, sql, 0, NULL))
+			return pipe_send_failed(s, what, err);
+		s->pipe[s->npipe++] = (struct pipe_entry){ .kind = PE_PREPARE, .generic = slot + 1,
+							   .what = what };
+		s->generic[slot] = sql;
+	}
+	if (mode != SQL_ROW) {
+		e.take = take_keep;
+		e.out = &s->kept;
+	}
+	if (!PQsendQueryPrepared(s->conn, name, n, params, NULL, NULL, 0))
+		return pipe_send_failed(s, what, err);
+	s->pipe[s->npipe++] = e;
+	return mode == SQL_ROW ? SMR_OK : pipe_read_kept(s, what, out, err);
 }
 
 static enum smr_rc generic_run(struct pg_store *s, const char *sql, const char *const *params,
@@ -2588,9 +2621,13 @@ static enum smr_rc pg_sql_text(struct store *st, enum sql_mode mode, const char 
 
 	memset(out, 0, sizeof(*out));
 	if (in_pipeline(s))
-		BUG("sql_text inside store.c's transaction: a row method's work");
-	rc = (mode == SQL_TXN ? generic_txn : generic_auto)(s, sql, params, n, what, &r, err);
-	if (rc)
+		rc = generic_row(s, mode, sql, params, n, what, &r, err);
+	else if (mode == SQL_ROW)
+		BUG("sql_text(SQL_ROW) outside store.c's transaction");
+	else
+		rc = (mode == SQL_TXN ? generic_txn : generic_auto)(s, sql, params, n, what, &r,
+								 err);
+	if (rc || !r)
 		return rc;
 	rows = (size_t)PQntuples(r);
 	cols = (size_t)PQnfields(r);
@@ -2637,7 +2674,6 @@ const struct store_ops store_postgres_ops = {
 	.space_rename = pg_space_rename,
 	.space_delete = pg_space_delete,
 	.gc_prune = pg_gc_prune,
-	.reflog_insert = pg_reflog_insert,
 	.handoff_insert = pg_handoff_insert,
 	.search_has = pg_search_has,
 	.search_insert = pg_search_insert,
