@@ -84,11 +84,7 @@ static enum smr_rc q_done(struct store *st, const char *sql, const char *const *
 /* After a change to users, tokens or grants: readers' caches are stale (store_auth_epoch). */
 static enum smr_rc bump(struct store *st, enum smr_rc rc, struct smr_err *err)
 {
-	static const char sql[] = "UPDATE auth_state SET epoch = epoch + 1 WHERE id = 1";
-
-	if (rc)
-		return rc;
-	return q_done(st, st->ops->auth_bump_sql ? st->ops->auth_bump_sql : sql, NULL, 0, err);
+	return rc ? rc : q_done(st, sql_auth_bump(st), NULL, 0, err);
 }
 
 enum smr_rc store_watch_open(const char *dsn, struct store_watch **out, struct smr_err *err)

@@ -175,8 +175,6 @@ struct store_ops {
 	 */
 	enum smr_rc (*last_seq_lock)(struct store *st, const char *session_id,
 				     int64_t expected_last, int64_t *last, struct smr_err *err);
-	enum smr_rc (*session_insert)(struct store *st, const struct session *s,
-				      struct smr_err *err);
 	/* Inserts t as its session's next turn (last + 1); sets t->seq and t->id. */
 	enum smr_rc (*turn_insert)(struct store *st, struct turn *t, struct smr_err *err);
 
@@ -216,16 +214,6 @@ struct store_ops {
 	 * deleted at mv->at and frees its name.
 	 */
 	enum smr_rc (*space_create)(struct store *st, const struct space *sp, struct smr_err *err);
-	enum smr_rc (*space_rename)(struct store *st, const char *id, const char *new_name,
-				    struct smr_err *err);
-	enum smr_rc (*space_delete)(struct store *st, const char *id, const char *at,
-				    struct smr_err *err);
-	/* Grants user_id the owner role on space_id and moves the auth epoch (ref_move.owner). */
-	enum smr_rc (*space_owner)(struct store *st, const char *space_id, const char *user_id,
-				   struct smr_err *err);
-	/* one hand-off row; SMR_ENOTFOUND when h->space_id is no live Space */
-	enum smr_rc (*handoff_insert)(struct store *st, const struct handoff *h,
-				      struct smr_err *err);
 
 	/*
 	 * The search index (index.c): whether a checkpoint's items are there,
@@ -272,26 +260,6 @@ struct store_ops {
 
 
 
-	/*
-	 * Row methods (inside store.c's transaction).  insert: SMR_ECONFLICT
-	 * (message unset) when the session has a running one already.
-	 */
-	enum smr_rc (*generation_insert)(struct store *st, const struct generation *g,
-					 struct smr_err *err);
-	enum smr_rc (*generation_get)(struct store *st, const char *id, struct generation *out,
-				      struct smr_err *err);
-	/* SMR_ENOTFOUND (message unset) when none runs. */
-	enum smr_rc (*generation_running)(struct store *st, const char *session_id,
-					  struct generation *out, struct smr_err *err);
-	enum smr_rc (*generation_update)(struct store *st, const struct generation *g,
-					 struct smr_err *err);
-	/*
-	 * Row method (inside store.c's transaction): the user turns of running
-	 * generations created before `before` (NULL: all) get error reason,
-	 * then those generations become interrupted; *n gets how many.
-	 */
-	enum smr_rc (*generation_interrupt)(struct store *st, const char *reason, const char *now,
-					    const char *before, size_t *n, struct smr_err *err);
 
 	/*
 	 * One statement of portable SQL (store/sql.h), as mode says: the plain
@@ -407,12 +375,38 @@ struct store *store_trace_wrap(struct store *inner);
 
 /*
  * Rows of store.c's transactions in one SQL text for both engines
- * (rows.c).  rows_reflog_insert: the reflog row of a move (space_name NULL:
- * the Space's name now), sent with the rest of the write.
+ * (rows.c), each run inside one of them.  rows_reflog_insert: the reflog
+ * row of a move (space_name NULL: the Space's name now), sent with the rest
+ * of the write.
  */
 enum smr_rc rows_reflog_insert(struct store *st, const char *space_id, const char *space_name,
 			       const char *old_hash, const char *new_hash, const char *action,
 			       const struct ref_move *mv, struct smr_err *err);
+/* SMR_ENOTFOUND when the Space is no live one; rename: SMR_ECONFLICT naming a taken name. */
+enum smr_rc rows_space_rename(struct store *st, const char *id, const char *new_name,
+			      struct smr_err *err);
+/* Marks the Space deleted at at and frees its name. */
+enum smr_rc rows_space_delete(struct store *st, const char *id, const char *at,
+			      struct smr_err *err);
+/* one hand-off row; SMR_ENOTFOUND when h->space_id is no live Space */
+enum smr_rc rows_handoff_insert(struct store *st, const struct handoff *h, struct smr_err *err);
+/* Grants user_id the owner role on space_id and moves the auth epoch (ref_move.owner). */
+enum smr_rc rows_space_owner(struct store *st, const char *space_id, const char *user_id,
+			     struct smr_err *err);
+enum smr_rc rows_session_insert(struct store *st, const struct session *s,
+				struct smr_err *err);
+/* SMR_ECONFLICT (message unset) when the session has a running one already. */
+enum smr_rc rows_generation_insert(struct store *st, const struct generation *g,
+				   struct smr_err *err);
+enum smr_rc rows_generation_update(struct store *st, const struct generation *g,
+				   struct smr_err *err);
+/*
+ * The user turns of running generations created before `before` (NULL:
+ * all) get error reason, then those generations become interrupted; *n
+ * (NULL: not wanted) gets how many.
+ */
+enum smr_rc rows_generation_interrupt(struct store *st, const char *reason, const char *now,
+				      const char *before, size_t *n, struct smr_err *err);
 
 /* The backends compiled into this binary, NULL-terminated (backends_*.c). */
 extern const struct store_ops *const store_backends[];

@@ -5,6 +5,7 @@
  * differs between SQLite and PostgreSQL.  What does differ stays in the
  * backends' methods (internal.h).
  */
+#include "store/auth.h"
 #include "store/sql.h"
 #include "util/xalloc.h"
 
@@ -456,5 +457,218 @@ enum smr_rc store_turns_since_head(struct store *st, const char *repo_id, int64_
 	if (!rc)
 		*count = r.rows ? sql_int(&r, 0, 0) : 0;
 	store_rows_release(&r);
+	return rc;
+}
+
+/* ---- rows of store.c's transactions ---- */
+
+/*
+ * Runs a one-row write of the current transaction at once; SMR_ENOTFOUND
+ * naming the Space id when it touched nothing.
+ */
+static enum smr_rc space_row(struct store *st, const char *sql, const struct sql_args *a,
+			     const char *id, const char *what, struct smr_err *err)
+{
+	size_t changed = 0;
+	enum smr_rc rc = sql_exec(st, SQL_AUTO, sql, a, what, &changed, err);
+
+	if (!rc && changed == 0)
+		return smr_errf(err, SMR_ENOTFOUND, "no space '%s'", id);
+	return rc;
+}
+
+enum smr_rc rows_space_rename(struct store *st, const char *id, const char *new_name,
+			      struct smr_err *err)
+{
+	static const char sql[] = "UPDATE repos SET name = $1 WHERE id = $2 AND deleted_at IS NULL";
+	struct sql_args a = SQL_ARGS_INIT;
+	enum smr_rc rc;
+
+	sql_arg(&a, new_name);
+	sql_arg(&a, id);
+	rc = space_row(st, sql, &a, id, "renaming a space", err);
+	if (rc == SMR_ECONFLICT)
+		return smr_errf(err, rc, "a space named '%s' already exists", new_name);
+	return rc;
+}
+
+/*
+ * A deleted Space gives its name back: it becomes "NAME/ID", which no live
+ * Space can have ('/' is not allowed in names), so lookups by id and the
+ * reflog still find it.
+ */
+enum smr_rc rows_space_delete(struct store *st, const char *id, const char *at,
+			      struct smr_err *err)
+{
+	static const char sql[] = "UPDATE repos SET deleted_at = $1, name = name || '/' || id"
+		" WHERE id = $2 AND deleted_at IS NULL";
+	struct sql_args a = SQL_ARGS_INIT;
+
+	sql_arg(&a, at);
+	sql_arg(&a, id);
+	return space_row(st, sql, &a, id, "deleting a space", err);
+}
+
+enum smr_rc rows_handoff_insert(struct store *st, const struct handoff *h, struct smr_err *err)
+{
+	static const char sql[] =
+		"INSERT INTO handoffs (repo_id, commit_hash, note, author, created_at)"
+		" SELECT id, $2, $3, $4, $5 FROM repos WHERE id = $1 AND deleted_at IS NULL";
+	struct sql_args a = SQL_ARGS_INIT;
+
+	sql_arg(&a, h->space_id);
+	sql_arg(&a, h->hash);
+	sql_arg(&a, h->note);
+	sql_arg(&a, h->author ? h->author : "");
+	sql_arg(&a, h->created_at);
+	return space_row(st, sql, &a, h->space_id, "writing a hand-off note", err);
+}
+
+enum smr_rc rows_space_owner(struct store *st, const char *space_id, const char *user_id,
+			     struct smr_err *err)
+{
+	static const char sql[] = "INSERT INTO grants (user_id, repo_id, role) VALUES ($1, $2, $3)"
+		" ON CONFLICT (user_id, repo_id) DO UPDATE SET role = excluded.role";
+	struct sql_args a = SQL_ARGS_INIT;
+	enum smr_rc rc;
+
+	sql_arg(&a, user_id);
+	sql_arg(&a, space_id);
+	sql_arg_int(&a, ROLE_OWNER);
+	rc = sql_exec(st, SQL_ROW, sql, &a, "making you the new space's owner", NULL, err);
+	if (!rc)
+		rc = sql_exec(st, SQL_ROW, sql_auth_bump(st), NULL, "moving the auth epoch", NULL,
+			      err);
+	return rc;
+}
+
+enum smr_rc rows_session_insert(struct store *st, const struct session *sn,
+				struct smr_err *err)
+{
+	static const char sql[] =
+		"INSERT INTO sessions (id, repo_id, title, mounted_commit_hash,"
+		" forked_from_session_id, history_base_seq, created_at)"
+		" VALUES ($1, $2, $3, $4, $5, $6, $7)";
+	struct sql_args a = SQL_ARGS_INIT;
+	enum smr_rc rc;
+
+	sql_arg(&a, sn->id);
+	sql_arg(&a, sn->repo_id);
+	sql_arg(&a, sn->title ? sn->title : "");
+	sql_arg(&a, sn->mounted_hash);
+	sql_arg(&a, sn->forked_from);
+	sql_arg_int_or_null(&a, sn->history_base_seq);
+	sql_arg(&a, sn->created_at);
+	rc = sql_exec(st, SQL_ROW, sql, &a, "creating a session", NULL, err);
+	if (rc == SMR_ECONFLICT)
+		return smr_errf(err, rc, "a session '%s' exists already", sn->id);
+	return rc;
+}
+
+/* ---- generations ---- */
+
+#define GEN_COLS \
+	"SELECT id, session_id, status, provider, model, user_turn_seq, assistant_turn_seq," \
+	" error, created_at, finished_at FROM generations"
+
+static void read_generation(struct store_rows *r, size_t i, void *elem)
+{
+	struct generation *g = elem;
+
+	g->id = sql_take(r, i, 0);
+	g->session_id = sql_take(r, i, 1);
+	g->status = sql_take(r, i, 2);
+	g->provider = sql_take(r, i, 3);
+	g->model = sql_take(r, i, 4);
+	g->user_seq = sql_int_or_neg(r, i, 5);
+	g->assistant_seq = sql_int_or_neg(r, i, 6);
+	g->error = sql_take(r, i, 7);
+	g->created_at = sql_take(r, i, 8);
+	g->finished_at = sql_take(r, i, 9);
+}
+
+enum smr_rc store_generation_get(struct store *st, const char *id, struct generation *out,
+				 struct smr_err *err)
+{
+	static const char sql[] = GEN_COLS " WHERE id = $1";
+	enum smr_rc rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = one_by(st, sql, id, "reading a generation", read_generation, out, err);
+	if (rc == SMR_ENOTFOUND)
+		smr_errf(err, rc, "no generation '%s'", id);
+	return rc;
+}
+
+enum smr_rc store_generation_running(struct store *st, const char *session_id,
+				     struct generation *out, struct smr_err *err)
+{
+	static const char sql[] = GEN_COLS " WHERE session_id = $1 AND status = 'running'";
+	enum smr_rc rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = one_by(st, sql, session_id, "reading a generation", read_generation, out, err);
+	if (rc == SMR_ENOTFOUND)
+		smr_errf(err, rc, "session '%s' has no reply being generated", session_id);
+	return rc;
+}
+
+enum smr_rc rows_generation_insert(struct store *st, const struct generation *g,
+				   struct smr_err *err)
+{
+	static const char sql[] =
+		"INSERT INTO generations (id, session_id, status, provider, model, user_turn_seq,"
+		" created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)";
+	struct sql_args a = SQL_ARGS_INIT;
+
+	sql_arg(&a, g->id);
+	sql_arg(&a, g->session_id);
+	sql_arg(&a, g->status);
+	sql_arg(&a, g->provider);
+	sql_arg(&a, g->model);
+	sql_arg_int_or_null(&a, g->user_seq);
+	sql_arg(&a, g->created_at);
+	return sql_exec(st, SQL_AUTO, sql, &a, "starting a generation", NULL, err);
+}
+
+enum smr_rc rows_generation_update(struct store *st, const struct generation *g,
+				   struct smr_err *err)
+{
+	static const char sql[] =
+		"UPDATE generations SET status = $1, user_turn_seq = $2, assistant_turn_seq = $3,"
+		" error = COALESCE($4, error), finished_at = COALESCE($5, finished_at) WHERE id = $6";
+	struct sql_args a = SQL_ARGS_INIT;
+
+	sql_arg(&a, g->status);
+	sql_arg_int_or_null(&a, g->user_seq);
+	sql_arg_int_or_null(&a, g->assistant_seq);
+	sql_arg(&a, g->error);
+	sql_arg(&a, g->finished_at);
+	sql_arg(&a, g->id);
+	return sql_exec(st, SQL_AUTO, sql, &a, "updating a generation", NULL, err);
+}
+
+enum smr_rc rows_generation_interrupt(struct store *st, const char *reason, const char *now,
+				      const char *before, size_t *n, struct smr_err *err)
+{
+	static const char turns[] =
+		"UPDATE turns SET error = $1 WHERE error IS NULL AND id IN (SELECT t.id FROM turns t"
+		" JOIN generations g ON g.session_id = t.session_id"
+		" AND t.sequence_number = g.user_turn_seq WHERE g.status = 'running'"
+		" AND (CAST($2 AS TEXT) IS NULL OR g.created_at < $2))";
+	static const char gens[] =
+		"UPDATE generations SET status = 'interrupted', error = $1, finished_at = $2"
+		" WHERE status = 'running' AND (CAST($3 AS TEXT) IS NULL OR created_at < $3)";
+	struct sql_args a = SQL_ARGS_INIT, b = SQL_ARGS_INIT;
+	enum smr_rc rc;
+
+	sql_arg(&a, reason);
+	sql_arg(&a, before);
+	rc = sql_exec(st, SQL_AUTO, turns, &a, "interrupting generations", NULL, err);
+	sql_arg(&b, reason);
+	sql_arg(&b, now);
+	sql_arg(&b, before);
+	if (!rc)
+		rc = sql_exec(st, SQL_AUTO, gens, &b, "interrupting generations", n, err);
 	return rc;
 }

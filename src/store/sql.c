@@ -61,6 +61,13 @@ enum smr_rc sql_exec(struct store *st, enum sql_mode mode, const char *sql,
 	return rc;
 }
 
+const char *sql_auth_bump(const struct store *st)
+{
+	static const char sql[] = "UPDATE auth_state SET epoch = epoch + 1 WHERE id = 1";
+
+	return st->ops->auth_bump_sql ? st->ops->auth_bump_sql : sql;
+}
+
 char *sql_take(struct store_rows *r, size_t row, size_t col)
 {
 	char *s = r->cells[row * r->cols + col];

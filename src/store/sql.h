@@ -56,6 +56,13 @@ enum smr_rc sql_exec(struct store *st, enum sql_mode mode, const char *sql,
 		     const struct sql_args *a, const char *what, size_t *changes,
 		     struct smr_err *err);
 
+/*
+ * The statement that moves the auth epoch (readers' caches of users,
+ * tokens and grants are stale): the backend's own when it has one
+ * (auth_bump_sql: PostgreSQL's also notifies), else the portable UPDATE.
+ */
+const char *sql_auth_bump(const struct store *st);
+
 /* Takes cell (row, col) out of r: the caller frees it; NULL for SQL NULL. */
 char *sql_take(struct store_rows *r, size_t row, size_t col);
 /* Cell (row, col) as a number: 0 for SQL NULL (sql_int), or -1 (sql_int_or_neg). */

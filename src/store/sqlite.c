@@ -694,85 +694,6 @@ static enum smr_rc sqlite_space_create(struct store *st, const struct space *sp,
 	return insert_space(S(st), sp, err);
 }
 
-static enum smr_rc sqlite_space_owner(struct store *st, const char *space_id,
-				      const char *user_id, struct smr_err *err)
-{
-	static const char grant[] =
-		"INSERT INTO grants (user_id, repo_id, role) VALUES (?1, ?2, ?3)"
-		" ON CONFLICT (user_id, repo_id) DO UPDATE SET role = excluded.role";
-	static const char bump[] = "UPDATE auth_state SET epoch = epoch + 1 WHERE id = 1";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, grant);
-	enum smr_rc rc;
-
-	if (q) {
-		bind_text(q, 1, user_id);
-		bind_text(q, 2, space_id);
-		sqlite3_bind_int(q, 3, ROLE_OWNER);
-	}
-	rc = step_done(s, q, "making you the new space's owner", err);
-	if (!rc)
-		rc = step_done(s, prep(s, bump), "moving the auth epoch", err);
-	return rc;
-}
-
-/* Runs a one-row write of the current transaction; SMR_ENOTFOUND when it touched nothing. */
-static enum smr_rc write_space_row(struct sqlite_store *s, sqlite3_stmt *q, const char *id,
-				   const char *what, struct smr_err *err)
-{
-	int step = q ? sqlite3_step(q) : SQLITE_ERROR;
-
-	if (q)
-		sqlite3_reset(q);
-	if (step == SQLITE_CONSTRAINT)
-		return SMR_ECONFLICT;
-	if (step != SQLITE_DONE)
-		return db_error(s, err, what);
-	if (sqlite3_changes(s->db) == 0)
-		return smr_errf(err, SMR_ENOTFOUND, "no space '%s'", id);
-	return SMR_OK;
-}
-
-static enum smr_rc sqlite_space_rename(struct store *st, const char *id, const char *new_name,
-				       struct smr_err *err)
-{
-	static const char sql[] =
-		"UPDATE repos SET name = ? WHERE id = ? AND deleted_at IS NULL";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-	enum smr_rc rc;
-
-	if (q) {
-		bind_text(q, 1, new_name);
-		bind_text(q, 2, id);
-	}
-	rc = write_space_row(s, q, id, "renaming a space", err);
-	if (rc == SMR_ECONFLICT)
-		return smr_errf(err, rc, "a space named '%s' already exists", new_name);
-	return rc;
-}
-
-/*
- * A deleted Space gives its name back: it becomes "NAME/ID", which no live
- * Space can have ('/' is not allowed in names), so lookups by id and the
- * reflog still find it.
- */
-static enum smr_rc sqlite_space_delete(struct store *st, const char *id, const char *at,
-				       struct smr_err *err)
-{
-	static const char sql[] =
-		"UPDATE repos SET deleted_at = ?1, name = name || '/' || id"
-		" WHERE id = ?2 AND deleted_at IS NULL";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-
-	if (q) {
-		bind_text(q, 1, at);
-		bind_text(q, 2, id);
-	}
-	return write_space_row(s, q, id, "deleting a space", err);
-}
-
 static enum smr_rc sqlite_gc_prune(struct store *st, const char *before, size_t *n,
 				   struct smr_err *err)
 {
@@ -945,25 +866,6 @@ static enum smr_rc sqlite_search(struct store *st, const struct search_filter *f
 /* ---- the reflog ---- */
 
 /* ---- hand-off notes ---- */
-
-static enum smr_rc sqlite_handoff_insert(struct store *st, const struct handoff *h,
-					 struct smr_err *err)
-{
-	static const char sql[] =
-		"INSERT INTO handoffs (repo_id, commit_hash, note, author, created_at)"
-		" SELECT id, ?2, ?3, ?4, ?5 FROM repos WHERE id = ?1 AND deleted_at IS NULL";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-
-	if (q) {
-		bind_text(q, 1, h->space_id);
-		bind_text(q, 2, h->hash);
-		bind_text(q, 3, h->note);
-		bind_text(q, 4, h->author ? h->author : "");
-		bind_text(q, 5, h->created_at);
-	}
-	return write_space_row(s, q, h->space_id, "writing a hand-off note", err);
-}
 
 /* ---- Checkpoints ---- */
 
@@ -1559,28 +1461,6 @@ static enum smr_rc commit_copy(struct store *st, const char *space_id, const cha
 
 /* ---- sessions and turns ---- */
 
-static enum smr_rc insert_session(struct store *st, const struct session *sn,
-				  struct smr_err *err)
-{
-	static const char sql[] =
-		"INSERT INTO sessions (id, repo_id, title, mounted_commit_hash,"
-		" forked_from_session_id, history_base_seq, created_at)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?)";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-
-	if (q) {
-		bind_text(q, 1, sn->id);
-		bind_text(q, 2, sn->repo_id);
-		bind_text(q, 3, sn->title ? sn->title : "");
-		bind_text(q, 4, sn->mounted_hash);
-		bind_text(q, 5, sn->forked_from);
-		bind_int_or_null(q, 6, sn->history_base_seq);
-		bind_text(q, 7, sn->created_at);
-	}
-	return step_done(s, q, "creating a session", err);
-}
-
 static enum smr_rc last_seq(struct store *st, const char *session_id, int64_t expected_last,
 			    int64_t *out, struct smr_err *err)
 {
@@ -1645,134 +1525,6 @@ static enum smr_rc insert_turn(struct store *st, struct turn *t, struct smr_err 
 }
 
 /* ---- generations ---- */
-
-static enum smr_rc sqlite_generation_insert(struct store *st, const struct generation *g,
-					    struct smr_err *err)
-{
-	static const char sql[] =
-		"INSERT INTO generations (id, session_id, status, provider, model, user_turn_seq,"
-		" created_at) VALUES (?, ?, ?, ?, ?, ?, ?)";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-	int step;
-
-	if (!q)
-		return db_error(s, err, "starting a generation");
-	bind_text(q, 1, g->id);
-	bind_text(q, 2, g->session_id);
-	bind_text(q, 3, g->status);
-	bind_text(q, 4, g->provider);
-	bind_text(q, 5, g->model);
-	bind_int_or_null(q, 6, g->user_seq);
-	bind_text(q, 7, g->created_at);
-	step = sqlite3_step(q);
-	sqlite3_reset(q);
-	if (step == SQLITE_CONSTRAINT)
-		return SMR_ECONFLICT;
-	if (step != SQLITE_DONE)
-		return db_error(s, err, "starting a generation");
-	return SMR_OK;
-}
-
-#define GENERATION_COLS \
-	"SELECT id, session_id, status, provider, model, user_turn_seq, assistant_turn_seq," \
-	" error, created_at, finished_at FROM generations"
-
-static void read_generation_row(sqlite3_stmt *q, void *elem)
-{
-	struct generation *g = elem;
-
-	g->id = col_text(q, 0);
-	g->session_id = col_text(q, 1);
-	g->status = col_text(q, 2);
-	g->provider = col_text(q, 3);
-	g->model = col_text(q, 4);
-	g->user_seq = col_int_or_neg(q, 5);
-	g->assistant_seq = col_int_or_neg(q, 6);
-	g->error = col_text(q, 7);
-	g->created_at = col_text(q, 8);
-	g->finished_at = col_text(q, 9);
-}
-
-static enum smr_rc read_generation(struct sqlite_store *s, const char *sql, const char *key,
-				   struct generation *out, struct smr_err *err)
-{
-	sqlite3_stmt *q = prep(s, sql);
-
-	memset(out, 0, sizeof(*out));
-	if (!q)
-		return db_error(s, err, "reading a generation");
-	bind_text(q, 1, key);
-	return read_one(s, q, read_generation_row, out, "reading a generation", err);
-}
-
-static enum smr_rc sqlite_generation_get(struct store *st, const char *id,
-					 struct generation *out, struct smr_err *err)
-{
-	return read_generation(S(st), GENERATION_COLS " WHERE id = ?", id, out, err);
-}
-
-static enum smr_rc sqlite_generation_running(struct store *st, const char *session_id,
-					     struct generation *out, struct smr_err *err)
-{
-	return read_generation(S(st), GENERATION_COLS " WHERE session_id = ?"
-			       " AND status = 'running'", session_id, out, err);
-}
-
-static enum smr_rc sqlite_generation_update(struct store *st, const struct generation *g,
-					    struct smr_err *err)
-{
-	static const char sql[] =
-		"UPDATE generations SET status = ?, user_turn_seq = ?, assistant_turn_seq = ?,"
-		" error = COALESCE(?, error), finished_at = COALESCE(?, finished_at) WHERE id = ?";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-
-	if (q) {
-		bind_text(q, 1, g->status);
-		bind_int_or_null(q, 2, g->user_seq);
-		bind_int_or_null(q, 3, g->assistant_seq);
-		bind_text(q, 4, g->error);
-		bind_text(q, 5, g->finished_at);
-		bind_text(q, 6, g->id);
-	}
-	return step_done(s, q, "updating a generation", err);
-}
-
-static enum smr_rc sqlite_generation_interrupt(struct store *st, const char *reason,
-					       const char *now, const char *before, size_t *n,
-					       struct smr_err *err)
-{
-	static const char turns_sql[] =
-		"UPDATE turns SET error = ?1 WHERE error IS NULL AND id IN (SELECT t.id FROM turns t"
-		" JOIN generations g ON g.session_id = t.session_id"
-		" AND t.sequence_number = g.user_turn_seq WHERE g.status = 'running'"
-		" AND (?2 IS NULL OR g.created_at < ?2))";
-	static const char gens_sql[] =
-		"UPDATE generations SET status = 'interrupted', error = ?1, finished_at = ?2"
-		" WHERE status = 'running' AND (?3 IS NULL OR created_at < ?3)";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, turns_sql);
-	enum smr_rc rc;
-
-	if (q) {
-		bind_text(q, 1, reason);
-		bind_text(q, 2, before);
-	}
-	rc = step_done(s, q, "interrupting generations", err);
-	if (rc)
-		return rc;
-	q = prep(s, gens_sql);
-	if (q) {
-		bind_text(q, 1, reason);
-		bind_text(q, 2, now);
-		bind_text(q, 3, before);
-	}
-	rc = step_done(s, q, "interrupting generations", err);
-	if (!rc && n)
-		*n = (size_t)sqlite3_changes(s->db);
-	return rc;
-}
 
 /* ---- portable SQL (store/sql.h) ---- */
 
@@ -1862,7 +1614,6 @@ const struct store_ops store_sqlite_ops = {
 	.space_insert = space_insert,
 	.head_move = move_head,
 	.last_seq_lock = last_seq,
-	.session_insert = insert_session,
 	.turn_insert = insert_turn,
 	.head_get = sqlite_head_get,
 	.data_version = sqlite_data_version,
@@ -1871,11 +1622,7 @@ const struct store_ops store_sqlite_ops = {
 	.checkpoint = sqlite_checkpoint,
 	.savepoint = sqlite_savepoint,
 	.space_create = sqlite_space_create,
-	.space_owner = sqlite_space_owner,
-	.space_rename = sqlite_space_rename,
-	.space_delete = sqlite_space_delete,
 	.gc_prune = sqlite_gc_prune,
-	.handoff_insert = sqlite_handoff_insert,
 	.search_has = sqlite_search_has,
 	.search_insert = sqlite_search_insert,
 	.search = sqlite_search,
@@ -1883,10 +1630,5 @@ const struct store_ops store_sqlite_ops = {
 	.checkpoint_log = sqlite_checkpoint_log,
 	.checkpoint_scan = sqlite_checkpoint_scan,
 	.checkpoint_scan_text = sqlite_checkpoint_scan_text,
-	.generation_insert = sqlite_generation_insert,
-	.generation_get = sqlite_generation_get,
-	.generation_running = sqlite_generation_running,
-	.generation_update = sqlite_generation_update,
-	.generation_interrupt = sqlite_generation_interrupt,
 	.sql_text = sqlite_sql_text,
 };

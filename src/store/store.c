@@ -159,26 +159,6 @@ enum smr_rc store_checkpoint_scan_text(struct store *st, const char *space_id,
 	return st->ops->checkpoint_scan(st, space_id, scan_whole, &w, err);
 }
 
-enum smr_rc store_generation_get(struct store *st, const char *id, struct generation *out,
-				 struct smr_err *err)
-{
-	enum smr_rc rc = st->ops->generation_get(st, id, out, err);
-
-	if (rc == SMR_ENOTFOUND)
-		smr_errf(err, rc, "no generation '%s'", id);
-	return rc;
-}
-
-enum smr_rc store_generation_running(struct store *st, const char *session_id,
-				     struct generation *out, struct smr_err *err)
-{
-	enum smr_rc rc = st->ops->generation_running(st, session_id, out, err);
-
-	if (rc == SMR_ENOTFOUND)
-		smr_errf(err, rc, "session '%s' has no reply being generated", session_id);
-	return rc;
-}
-
 /* ---- writes whose rules live here, once for every backend ---- */
 
 /* Ends a write begun with txn_begin: commits, or rolls back and passes rc on. */
@@ -638,7 +618,7 @@ struct import {
 static enum smr_rc import_rows(struct store *st, void *arg, struct smr_err *err)
 {
 	struct import *im = arg;
-	enum smr_rc rc = st->ops->session_insert(st, im->s, err);
+	enum smr_rc rc = rows_session_insert(st, im->s, err);
 
 	for (size_t i = 0; !rc && i < im->n; i++) {
 		rc = st->ops->turn_insert(st, &im->turns[i], err);   /* numbered 1..n */
@@ -840,7 +820,7 @@ static enum smr_rc owner_rows(struct store *st, const char *space_id, const stru
 {
 	if (!mv || !mv->owner)
 		return SMR_OK;
-	return st->ops->space_owner(st, space_id, mv->owner, err);
+	return rows_space_owner(st, space_id, mv->owner, err);
 }
 
 static enum smr_rc fork_rows(struct store *st, void *arg, struct smr_err *err)
@@ -922,7 +902,7 @@ enum smr_rc store_head_fast_forward(struct store *st, const char *space_id,
 
 static enum smr_rc handoff_rows(struct store *st, void *arg, struct smr_err *err)
 {
-	return st->ops->handoff_insert(st, arg, err);
+	return rows_handoff_insert(st, arg, err);
 }
 
 enum smr_rc store_handoff_put(struct store *st, const struct handoff *h, struct smr_err *err)
@@ -1003,7 +983,7 @@ static enum smr_rc running_conflict(struct store *st, const char *session_id,
 {
 	struct generation run = { 0 };
 
-	if (!st->ops->generation_running(st, session_id, &run, NULL))
+	if (!store_generation_running(st, session_id, &run, NULL))
 		smr_errf(err, SMR_ECONFLICT, "session '%s' is already generating a reply"
 			 " (generation %s); wait for it or stop it"
 			 " (POST /v4/generations/%s/stop)", session_id, run.id, run.id);
@@ -1023,7 +1003,7 @@ struct gen_begin {
 static enum smr_rc begin_rows(struct store *st, void *arg, struct smr_err *err)
 {
 	struct gen_begin *b = arg;
-	enum smr_rc rc = st->ops->generation_insert(st, b->g, err);
+	enum smr_rc rc = rows_generation_insert(st, b->g, err);
 
 	b->busy = rc == SMR_ECONFLICT;
 	if (rc || !b->user.t)
@@ -1033,7 +1013,7 @@ static enum smr_rc begin_rows(struct store *st, void *arg, struct smr_err *err)
 		rc = flush_rows(st, err);        /* the turn's number, for the generation */
 	if (!rc) {
 		b->g->user_seq = b->user.t->seq;
-		rc = st->ops->generation_update(st, b->g, err);
+		rc = rows_generation_update(st, b->g, err);
 	}
 	return rc;
 }
@@ -1074,7 +1054,7 @@ static enum smr_rc end_rows(struct store *st, void *arg, struct smr_err *err)
 		}
 		if (!rc) {
 			e->g[i]->assistant_seq = a.t ? a.t->seq : -1;
-			rc = st->ops->generation_update(st, e->g[i], err);
+			rc = rows_generation_update(st, e->g[i], err);
 		}
 	}
 	return rc;
@@ -1105,7 +1085,7 @@ static enum smr_rc interrupt_rows(struct store *st, void *arg, struct smr_err *e
 {
 	struct gen_interrupt *i = arg;
 
-	return st->ops->generation_interrupt(st, i->reason, i->now, i->before, i->n, err);
+	return rows_generation_interrupt(st, i->reason, i->now, i->before, i->n, err);
 }
 
 enum smr_rc store_generation_interrupt_running(struct store *st, const char *reason,
@@ -1119,7 +1099,7 @@ enum smr_rc store_generation_interrupt_running(struct store *st, const char *rea
 
 static enum smr_rc update_rows(struct store *st, void *arg, struct smr_err *err)
 {
-	return st->ops->generation_update(st, arg, err);
+	return rows_generation_update(st, arg, err);
 }
 
 enum smr_rc store_generation_update(struct store *st, const struct generation *g,
@@ -1164,14 +1144,14 @@ static enum smr_rc space_move_rows(struct store *st, void *arg, struct smr_err *
 	enum smr_rc rc = st->ops->head_lock(st, m->id, &head_id, &head, err);
 
 	if (!rc && m->new_name)
-		rc = st->ops->space_rename(st, m->id, m->new_name, err);
+		rc = rows_space_rename(st, m->id, m->new_name, err);
 	if (!rc && m->new_name)
 		rc = record_move(st, m->id, head, head, "rename", m->mv, err);
 	/* a deletion is recorded first, so that the row takes the name the Space had */
 	if (!rc && !m->new_name)
 		rc = record_move(st, m->id, head, NULL, "delete", m->mv, err);
 	if (!rc && !m->new_name)
-		rc = st->ops->space_delete(st, m->id, m->mv && m->mv->at ? m->mv->at : "", err);
+		rc = rows_space_delete(st, m->id, m->mv && m->mv->at ? m->mv->at : "", err);
 	free(head);
 	return rc;
 }
@@ -1252,7 +1232,7 @@ static enum smr_rc import_one(struct store *st, const struct import_space *s,
 	if (!rc)
 		rc = import_commits(st, s, err);
 	for (size_t i = 0; !rc && i < s->n_sessions; i++)
-		rc = st->ops->session_insert(st, s->sessions[i], err);
+		rc = rows_session_insert(st, s->sessions[i], err);
 	for (size_t i = 0; !rc && i < s->n_turns; i++) {
 		rc = st->ops->turn_insert(st, s->turns[i], err);
 		if (!rc)

@@ -79,19 +79,12 @@ static void trace_line(struct store *st, const char *name, const char *what, enu
 	M(last_seq_lock, (const char *session_id, int64_t expected_last, int64_t *last, \
 	  struct smr_err *err), \
 	  (session_id, expected_last, last, err)) \
-	M(session_insert, (const struct session *s, struct smr_err *err), (s, err)) \
 	M(turn_insert, (struct turn *t, struct smr_err *err), (t, err)) \
 	M(savepoint, (enum savepoint_op op, struct smr_err *err), (op, err)) \
 	M(data_version, (uint64_t *v, struct smr_err *err), (v, err)) \
 	M(head_get, (const char *space, struct checkpoint *out, struct smr_err *err), \
 	  (space, out, err)) \
 	M(space_create, (const struct space *sp, struct smr_err *err), (sp, err)) \
-	M(space_rename, (const char *id, const char *new_name, struct smr_err *err), \
-	  (id, new_name, err)) \
-	M(space_delete, (const char *id, const char *at, struct smr_err *err), (id, at, err)) \
-	M(space_owner, (const char *space_id, const char *user_id, struct smr_err *err), \
-	  (space_id, user_id, err)) \
-	M(handoff_insert, (const struct handoff *h, struct smr_err *err), (h, err)) \
 	M(search_has, (const char *hash, int *yes, struct smr_err *err), (hash, yes, err)) \
 	M(search_insert, (int64_t commit_id, int64_t turn_id, int field, int64_t ordinal, \
 	  const char *words, struct smr_err *err), \
@@ -117,17 +110,7 @@ static void trace_line(struct store *st, const char *name, const char *what, enu
 	  (space_id, fn, ctx, err)) \
 	M(checkpoint_scan_text, (const char *space_id, store_scan_text_fn fn, void *ctx, \
 	  struct smr_err *err), \
-	  (space_id, fn, ctx, err)) \
-	M(generation_insert, (const struct generation *g, struct smr_err *err), (g, err)) \
-	M(generation_get, (const char *id, struct generation *out, struct smr_err *err), \
-	  (id, out, err)) \
-	M(generation_running, (const char *session_id, struct generation *out, \
-	  struct smr_err *err), \
-	  (session_id, out, err)) \
-	M(generation_update, (const struct generation *g, struct smr_err *err), (g, err)) \
-	M(generation_interrupt, (const char *reason, const char *now, const char *before, \
-	  size_t *n, struct smr_err *err), \
-	  (reason, now, before, n, err))
+	  (space_id, fn, ctx, err))
 
 #define WRAP(name, params, args) \
 	static enum smr_rc trace_##name(struct store *st, UNPAREN params) \

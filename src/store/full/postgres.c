@@ -63,19 +63,17 @@
 /* ---- statements ---- */
 
 enum stmt {
-	Q_SPACE_INSERT, Q_SPACE_RENAME, Q_SPACE_DELETE,
+	Q_SPACE_INSERT,
 	Q_SPACE_CHECK, Q_HEAD_LOCK, Q_HASH_BY_ID, Q_HEAD_READ, Q_HEAD_CHECK, Q_COMMIT_INSERT,
 	Q_COMMIT_INSERT_ON_HEAD, Q_HEAD_MOVE, Q_HEAD_MOVE_TO, Q_HEAD_GET, Q_HEAD_BY_NAME,
 	Q_HEAD_BY_ID,
 	Q_CKPT_IN_SPACE, Q_CKPT_ANY, Q_LOG, Q_SCAN, Q_COMMIT_ID,
 	Q_COMMIT_LINKS, Q_COMMIT_COPY,
-	Q_SESSION_INSERT, Q_SESSION_LOCK, Q_LAST_SEQ, Q_SEQ_CHECK,
+	Q_SESSION_LOCK, Q_LAST_SEQ, Q_SEQ_CHECK,
 	Q_TURN_INSERT,
 	Q_GC_REPOINT, Q_GC_SPACES, Q_GC_ORPHANS,
 	Q_SEARCH_HAS, Q_SEARCH_INSERT, Q_SEARCH_INSERT_AT,
 	Q_SEARCH_INSERT_TURN, Q_SEARCH, Q_SEARCH_TURNS,
-	Q_GEN_INSERT, Q_GEN_GET, Q_GEN_RUNNING, Q_GEN_UPDATE, Q_GEN_INTERRUPT_TURNS,
-	Q_GEN_INTERRUPT, Q_SPACE_OWNER, Q_AUTH_BUMP, Q_HANDOFF_INSERT,
 	Q_COUNT
 };
 
@@ -217,23 +215,11 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
 /* Column numbers of HEAD_QUICK. */
 enum { HQ_ID, HQ_SPACE, HQ_FILE };
 
-#define GEN_COLS \
-	"SELECT id, session_id, status, provider, model, user_turn_seq, assistant_turn_seq," \
-	" error, created_at, finished_at FROM generations"
-
 static const char *const stmt_sql[Q_COUNT] = {
 	[Q_SPACE_INSERT] =
 		"WITH r AS (INSERT INTO repos (id, name, description, created_at)"
 		" VALUES ($1, $2, $3, $4) RETURNING id)"
 		" INSERT INTO refs (repo_id, name, commit_id) SELECT id, 'main', NULL FROM r",
-	[Q_SPACE_OWNER] = "INSERT INTO grants (user_id, repo_id, role) VALUES ($1, $2, $3)"
-		" ON CONFLICT (user_id, repo_id) DO UPDATE SET role = excluded.role",
-	/* as auth_bump_sql: the notice goes out when the transaction commits */
-	[Q_AUTH_BUMP] = PG_AUTH_BUMP,
-	[Q_SPACE_RENAME] = "UPDATE repos SET name = $1 WHERE id = $2 AND deleted_at IS NULL",
-	/* a deleted Space gives its name back (see sqlite.c) */
-	[Q_SPACE_DELETE] = "UPDATE repos SET deleted_at = $1, name = name || '/' || id"
-		" WHERE id = $2 AND deleted_at IS NULL",
 	[Q_HEAD_LOCK] = "SELECT commit_id FROM refs WHERE repo_id = $1 AND name = 'main'"
 		" FOR NO KEY UPDATE",
 	[Q_SPACE_CHECK] = FAIL_UNLESS("EXISTS (SELECT 1 FROM repos WHERE id = $1::text"
@@ -291,10 +277,6 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" $2::bigint, $3::bigint, title, summary, decisions, assumptions, tasks,"
 		" open_questions, entities, artifacts, metadata_, fields_text, author, created_at"
 		" FROM commits WHERE repo_id = $4::text AND commit_hash = $5::text RETURNING id",
-	[Q_SESSION_INSERT] =
-		"INSERT INTO sessions (id, repo_id, title, mounted_commit_hash,"
-		" forked_from_session_id, history_base_seq, created_at)"
-		" VALUES ($1, $2, $3, $4, $5, $6, $7)",
 	[Q_SESSION_LOCK] = "SELECT 1 FROM sessions WHERE id = $1 FOR NO KEY UPDATE",
 	[Q_LAST_SEQ] = "SELECT COALESCE(MAX(sequence_number), 0) FROM turns WHERE session_id = $1",
 	[Q_SEQ_CHECK] = FAIL_UNLESS("$2::bigint < 0 OR (SELECT COALESCE(MAX(sequence_number), 0)"
@@ -320,9 +302,6 @@ static const char *const stmt_sql[Q_COUNT] = {
 		"DELETE FROM search_items i WHERE (i.commit_id IS NULL AND i.turn_id IS NULL)"
 		" OR (i.turn_id IS NOT NULL AND NOT EXISTS"
 		" (SELECT 1 FROM turns t WHERE t.id = i.turn_id))",
-	[Q_HANDOFF_INSERT] =
-		"INSERT INTO handoffs (repo_id, commit_hash, note, author, created_at)"
-		" SELECT id, $2, $3, $4, $5 FROM repos WHERE id = $1 AND deleted_at IS NULL",
 	[Q_SEARCH_HAS] = "SELECT 1 FROM commits WHERE commit_hash = $1 OFFSET 1 LIMIT 1",
 	[Q_SEARCH_INSERT] =
 		"INSERT INTO search_items (commit_id, turn_id, field, ordinal, terms)"
@@ -346,21 +325,6 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_SEARCH] = PG_SEARCH_CKPT " ORDER BY 10 DESC, 12 DESC LIMIT NULLIF($7::bigint, 0)",
 	[Q_SEARCH_TURNS] = PG_SEARCH_CKPT PG_SEARCH_TURN
 		" ORDER BY 10 DESC, 12 DESC LIMIT NULLIF($7::bigint, 0)",
-	[Q_GEN_INSERT] =
-		"INSERT INTO generations (id, session_id, status, provider, model, user_turn_seq,"
-		" created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-	[Q_GEN_GET] = GEN_COLS " WHERE id = $1",
-	[Q_GEN_RUNNING] = GEN_COLS " WHERE session_id = $1 AND status = 'running'",
-	[Q_GEN_UPDATE] =
-		"UPDATE generations SET status = $1, user_turn_seq = $2, assistant_turn_seq = $3,"
-		" error = COALESCE($4, error), finished_at = COALESCE($5, finished_at) WHERE id = $6",
-	[Q_GEN_INTERRUPT_TURNS] =
-		"UPDATE turns t SET error = $1 FROM generations g WHERE g.status = 'running'"
-		" AND g.session_id = t.session_id AND t.sequence_number = g.user_turn_seq"
-		" AND t.error IS NULL AND ($2::text IS NULL OR g.created_at < $2::text)",
-	[Q_GEN_INTERRUPT] =
-		"UPDATE generations SET status = 'interrupted', error = $1, finished_at = $2"
-		" WHERE status = 'running' AND ($3::text IS NULL OR created_at < $3::text)",
 };
 
 /* ---- the handle ---- */
@@ -1447,61 +1411,6 @@ static enum smr_rc pg_space_create(struct store *st, const struct space *sp,
 	return insert_space(P(st), sp, err);
 }
 
-static enum smr_rc pg_space_owner(struct store *st, const char *space_id, const char *user_id,
-				  struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-	char role[4];
-	enum smr_rc rc;
-
-	snprintf(role, sizeof(role), "%d", (int)ROLE_OWNER);
-	p_text(&p, user_id);
-	p_text(&p, space_id);
-	p_text(&p, role);
-	rc = run_done(P(st), Q_SPACE_OWNER, &p, "making you the new space's owner", err);
-	if (!rc)
-		rc = run_done(P(st), Q_AUTH_BUMP, NULL, "moving the auth epoch", err);
-	return rc;
-}
-
-/* Runs a one-row write of the current transaction; SMR_ENOTFOUND when it touched nothing. */
-static enum smr_rc write_space_row(struct pg_store *s, enum stmt q, const struct params *p,
-				   const char *id, const char *what, struct smr_err *err)
-{
-	PGresult *r = NULL;
-	enum smr_rc rc = run(s, q, p, &r, what, err);
-
-	if (!rc && strtoull(PQcmdTuples(r), NULL, 10) == 0)
-		rc = smr_errf(err, SMR_ENOTFOUND, "no space '%s'", id);
-	PQclear(r);
-	return rc;
-}
-
-static enum smr_rc pg_space_rename(struct store *st, const char *id, const char *new_name,
-				   struct smr_err *err)
-{
-	struct pg_store *s = P(st);
-	struct params p = { .n = 0 };
-	enum smr_rc rc;
-
-	p_text(&p, new_name);
-	p_text(&p, id);
-	rc = write_space_row(s, Q_SPACE_RENAME, &p, id, "renaming a space", err);
-	if (rc && state_is(s, "23505"))
-		return smr_errf(err, SMR_ECONFLICT, "a space named '%s' already exists", new_name);
-	return rc;
-}
-
-static enum smr_rc pg_space_delete(struct store *st, const char *id, const char *at,
-				   struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-
-	p_text(&p, at);
-	p_text(&p, id);
-	return write_space_row(P(st), Q_SPACE_DELETE, &p, id, "deleting a space", err);
-}
-
 static enum smr_rc pg_gc_prune(struct store *st, const char *before, size_t *n,
 			       struct smr_err *err)
 {
@@ -1659,20 +1568,6 @@ static enum smr_rc pg_search(struct store *st, const struct search_filter *f,
 /* ---- the reflog ---- */
 
 /* ---- hand-off notes ---- */
-
-static enum smr_rc pg_handoff_insert(struct store *st, const struct handoff *h,
-				     struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-
-	p_text(&p, h->space_id);
-	p_text(&p, h->hash);
-	p_text(&p, h->note);
-	p_text(&p, h->author ? h->author : "");
-	p_text(&p, h->created_at);
-	return write_space_row(P(st), Q_HANDOFF_INSERT, &p, h->space_id,
-			       "writing a hand-off note", err);
-}
 
 /* ---- Checkpoints ---- */
 
@@ -2309,27 +2204,6 @@ static enum smr_rc commit_copy(struct store *st, const char *space_id, const cha
 
 /* ---- sessions and turns ---- */
 
-static void session_params(const struct session *sn, struct params *p)
-{
-	p_text(p, sn->id);
-	p_text(p, sn->repo_id);
-	p_text(p, sn->title ? sn->title : "");
-	p_text(p, sn->mounted_hash);
-	p_text(p, sn->forked_from);
-	p_int_or_null(p, sn->history_base_seq);
-	p_text(p, sn->created_at);
-}
-
-static enum smr_rc insert_session(struct store *st, const struct session *sn,
-				  struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-
-	session_params(sn, &p);
-	return row(P(st), Q_SESSION_INSERT, &p, &(struct pipe_entry){ .what = "creating a session" },
-		   err);
-}
-
 /*
  * Locks the session row, then reads its last sequence number and checks it
  * in new statements, which see every turn committed by writers we waited
@@ -2377,105 +2251,6 @@ static enum smr_rc insert_turn(struct store *st, struct turn *t, struct smr_err 
 }
 
 /* ---- generations ---- */
-
-static enum smr_rc pg_generation_insert(struct store *st, const struct generation *g,
-					struct smr_err *err)
-{
-	struct pg_store *s = P(st);
-	struct params p = { .n = 0 };
-	enum smr_rc rc;
-
-	p_text(&p, g->id);
-	p_text(&p, g->session_id);
-	p_text(&p, g->status);
-	p_text(&p, g->provider);
-	p_text(&p, g->model);
-	p_int_or_null(&p, g->user_seq);
-	p_text(&p, g->created_at);
-	rc = run_done(s, Q_GEN_INSERT, &p, "starting a generation", err);
-	if (rc && state_is(s, "23505"))
-		return SMR_ECONFLICT;
-	return rc;
-}
-
-static enum smr_rc read_generation(struct pg_store *s, enum stmt q, const char *key,
-				   struct generation *out, struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-	PGresult *r = NULL;
-	enum smr_rc rc;
-
-	memset(out, 0, sizeof(*out));
-	p_text(&p, key);
-	rc = read1(s, q, &p, &r, "reading a generation", err);
-	if (!rc && PQntuples(r) == 0)
-		rc = SMR_ENOTFOUND;
-	if (!rc) {
-		out->id = col_text(r, 0, 0);
-		out->session_id = col_text(r, 0, 1);
-		out->status = col_text(r, 0, 2);
-		out->provider = col_text(r, 0, 3);
-		out->model = col_text(r, 0, 4);
-		out->user_seq = col_int_or_neg(r, 0, 5);
-		out->assistant_seq = col_int_or_neg(r, 0, 6);
-		out->error = col_text(r, 0, 7);
-		out->created_at = col_text(r, 0, 8);
-		out->finished_at = col_text(r, 0, 9);
-	}
-	PQclear(r);
-	return rc;
-}
-
-static enum smr_rc pg_generation_get(struct store *st, const char *id, struct generation *out,
-				     struct smr_err *err)
-{
-	return read_generation(P(st), Q_GEN_GET, id, out, err);
-}
-
-static enum smr_rc pg_generation_running(struct store *st, const char *session_id,
-					 struct generation *out, struct smr_err *err)
-{
-	return read_generation(P(st), Q_GEN_RUNNING, session_id, out, err);
-}
-
-static enum smr_rc pg_generation_update(struct store *st, const struct generation *g,
-					struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-
-	p_text(&p, g->status);
-	p_int_or_null(&p, g->user_seq);
-	p_int_or_null(&p, g->assistant_seq);
-	p_text(&p, g->error);
-	p_text(&p, g->finished_at);
-	p_text(&p, g->id);
-	return run_done(P(st), Q_GEN_UPDATE, &p, "updating a generation", err);
-}
-
-static enum smr_rc pg_generation_interrupt(struct store *st, const char *reason,
-					   const char *now, const char *before, size_t *n,
-					   struct smr_err *err)
-{
-	struct pg_store *s = P(st);
-	struct params p = { .n = 0 };
-	PGresult *r = NULL;
-	enum smr_rc rc;
-
-	p_text(&p, reason);
-	p_text(&p, before);
-	rc = run_done(s, Q_GEN_INTERRUPT_TURNS, &p, "interrupting generations", err);
-	if (rc)
-		return rc;
-	p = (struct params){ .n = 0 };
-	p_text(&p, reason);
-	p_text(&p, now);
-	p_text(&p, before);
-	rc = run(s, Q_GEN_INTERRUPT, &p, &r, "interrupting generations", err);
-	if (!rc && n)
-		*n = (size_t)strtoull(PQcmdTuples(r), NULL, 10);
-	PQclear(r);
-	return rc;
-}
 
 /* ---- portable SQL (store/sql.h) ---- */
 
@@ -2664,17 +2439,12 @@ const struct store_ops store_postgres_ops = {
 	.space_insert = space_insert,
 	.head_move = move_head,
 	.last_seq_lock = lock_last_seq,
-	.session_insert = insert_session,
 	.turn_insert = insert_turn,
 	.head_get = pg_head_get,
 	.txn_not_started = pg_txn_not_started,
 	.txn_flush = pg_txn_flush,
 	.space_create = pg_space_create,
-	.space_owner = pg_space_owner,
-	.space_rename = pg_space_rename,
-	.space_delete = pg_space_delete,
 	.gc_prune = pg_gc_prune,
-	.handoff_insert = pg_handoff_insert,
 	.search_has = pg_search_has,
 	.search_insert = pg_search_insert,
 	.search_insert_at = pg_search_insert_at,
@@ -2683,11 +2453,6 @@ const struct store_ops store_postgres_ops = {
 	.checkpoint_get = pg_checkpoint_get,
 	.checkpoint_log = pg_checkpoint_log,
 	.checkpoint_scan = pg_checkpoint_scan,
-	.generation_insert = pg_generation_insert,
-	.generation_get = pg_generation_get,
-	.generation_running = pg_generation_running,
-	.generation_update = pg_generation_update,
-	.generation_interrupt = pg_generation_interrupt,
 	.sql_text = pg_sql_text,
 	/* the notice is sent when this statement's transaction commits (pg_watch.c) */
 	.auth_bump_sql = PG_AUTH_BUMP,
