@@ -1179,7 +1179,7 @@ static void read_head_row(sqlite3_stmt *q, void *elem)
 static enum smr_rc sqlite_head_get(struct store *st, const char *space, struct checkpoint *out,
 				   struct smr_err *err)
 {
-	/* as sqlite_space_get: a name wins over another Space's id */
+	/* as store_space_get (rows.c): a name wins over another Space's id */
 	static const char sql[] = HEAD_COLS " WHERE r.deleted_at IS NULL"
 		" AND (r.name = ?1 OR r.id = ?1) ORDER BY r.name = ?1 DESC LIMIT 1";
 	struct sqlite_store *s = S(st);

@@ -254,7 +254,7 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_HEAD_MOVE_TO] = "UPDATE refs SET commit_id = (SELECT id FROM commits"
 		" WHERE repo_id = $1::text AND commit_hash = $2::text)"
 		" WHERE repo_id = $1::text AND name = 'main'",
-	/* A name match wins over an id match, as in Q_SPACE_GET. */
+	/* A name match wins over an id match, as in store_space_get (rows.c). */
 	[Q_HEAD_GET] = HEAD_COLS,
 	[Q_HEAD_BY_NAME] = HEAD_BY_NAME,
 	[Q_HEAD_BY_ID] = HEAD_BY_ID,
