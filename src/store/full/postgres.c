@@ -405,6 +405,7 @@ struct pg_store {
 	int lost;                          /* the last failure was a dead connection */
 	int ending;                        /* the server said it is ending this connection */
 	int not_started;                   /* the last write's BEGIN met a dead connection */
+	int in_txn;                        /* between store.c's txn_begin and its end */
 	char sqlstate[6];                  /* of the last failure, "" if none */
 	struct pipe_entry *pipe;           /* owned: sent, results not read yet */
 	int pipe_cap;                      /* entries pipe has room for */
@@ -1167,8 +1168,10 @@ static enum smr_rc pg_txn_begin(struct store *st, struct smr_err *err)
 		return rc;
 	if (!PQenterPipelineMode(s->conn))
 		return pg_fail(s, NULL, "starting a transaction", err);
-	return pipe_plain(s, "BEGIN",
-			  &(struct pipe_entry){ .what = "starting a transaction", .begin = 1 }, err);
+	rc = pipe_plain(s, "BEGIN",
+			&(struct pipe_entry){ .what = "starting a transaction", .begin = 1 }, err);
+	s->in_txn = !rc;
+	return rc;
 }
 
 /*
@@ -1184,6 +1187,7 @@ static enum smr_rc pg_txn_commit(struct store *st, struct smr_err *err)
 	struct pg_store *s = P(st);
 	enum smr_rc rc;
 
+	s->in_txn = 0;
 	if (!in_pipeline(s))
 		return commit(s, err);
 	rc = pipe_plain(s, "COMMIT", &(struct pipe_entry){ .what = "committing", .commit = 1 },
@@ -1203,6 +1207,7 @@ static void pg_txn_rollback(struct store *st)
 {
 	struct pg_store *s = P(st);
 
+	s->in_txn = 0;
 	if (!in_pipeline(s)) {
 		rollback(s, SMR_OK);
 		return;
@@ -2320,7 +2325,12 @@ static enum smr_rc generic_row(struct pg_store *s, enum sql_mode mode, const cha
 	if (!PQsendQueryPrepared(s->conn, name, n, params, NULL, NULL, 0))
 		return pipe_send_failed(s, what, err);
 	s->pipe[s->npipe++] = e;
-	return mode == SQL_ROW ? SMR_OK : pipe_read_kept(s, what, out, err);
+	if (mode == SQL_ROW)
+		return SMR_OK;
+	rc = pipe_read_kept(s, what, out, err);
+	if (!rc && !*out)     /* the connection died before: nothing was read */
+		rc = smr_errf(err, SMR_EUNAVAIL, "database connection lost; retry");
+	return rc;
 }
 
 static enum smr_rc generic_run(struct pg_store *s, const char *sql, const char *const *params,
@@ -2395,7 +2405,7 @@ static enum smr_rc pg_sql_text(struct store *st, enum sql_mode mode, const char 
 	size_t rows, cols;
 
 	memset(out, 0, sizeof(*out));
-	if (in_pipeline(s))
+	if (s->in_txn)
 		rc = generic_row(s, mode, sql, params, n, what, &r, err);
 	else if (mode == SQL_ROW)
 		BUG("sql_text(SQL_ROW) outside store.c's transaction");
