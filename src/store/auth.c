@@ -1,25 +1,16 @@
 /*
  * auth.c -- the rows of users, tokens and grants (store/auth.h), in SQL
- * that SQLite and PostgreSQL both run as written: $1..$n parameters in
- * order of first use, text in and text out, through the backends' one
- * generic method (sql_text).  These rows are plain (no compare-and-swap, no
+ * that SQLite and PostgreSQL both run as written (store/sql.h's rules),
+ * through the backends' one generic method (sql_text).  These rows are plain (no compare-and-swap, no
  * numbering), so unlike Checkpoints they need no per-backend SQL.
  */
 #include "store/auth.h"
-#include "store/internal.h"
+#include "store/sql.h"
 #include "util/xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-void store_rows_release(struct store_rows *r)
-{
-	for (size_t i = 0; r->cells && i < r->rows * r->cols; i++)
-		free(r->cells[i]);
-	free(r->cells);
-	memset(r, 0, sizeof(*r));
-}
 
 void user_release(struct user *u)
 {
@@ -68,10 +59,15 @@ void grants_free(struct grant *v, size_t n)
 	free(v);
 }
 
+/*
+ * A statement on its own: these rows' writes may run twice (an insert then
+ * says its row exists), so every statement is SQL_AUTO.
+ */
 static enum smr_rc q(struct store *st, const char *sql, const char *const *params, int n,
 		     struct store_rows *out, struct smr_err *err)
 {
-	return st->ops->sql_text(st, sql, params, n, out, err);
+	return st->ops->sql_text(st, SQL_AUTO, sql, params, n, "reading or writing access rows",
+				 out, err);
 }
 
 /* Runs a statement whose rows are not wanted. */
@@ -85,30 +81,10 @@ static enum smr_rc q_done(struct store *st, const char *sql, const char *const *
 	return rc;
 }
 
-/* Takes cell (row, col) out of r. */
-static char *take(struct store_rows *r, size_t row, size_t col)
-{
-	char *s = r->cells[row * r->cols + col];
-
-	r->cells[row * r->cols + col] = NULL;
-	return s;
-}
-
-static int cell_int(const struct store_rows *r, size_t row, size_t col)
-{
-	const char *s = r->cells[row * r->cols + col];
-
-	return s ? atoi(s) : 0;
-}
-
 /* After a change to users, tokens or grants: readers' caches are stale (store_auth_epoch). */
 static enum smr_rc bump(struct store *st, enum smr_rc rc, struct smr_err *err)
 {
-	static const char sql[] = "UPDATE auth_state SET epoch = epoch + 1 WHERE id = 1";
-
-	if (rc)
-		return rc;
-	return q_done(st, st->ops->auth_bump_sql ? st->ops->auth_bump_sql : sql, NULL, 0, err);
+	return rc ? rc : q_done(st, sql_auth_bump(st), NULL, 0, err);
 }
 
 enum smr_rc store_watch_open(const char *dsn, struct store_watch **out, struct smr_err *err)
@@ -145,7 +121,7 @@ enum smr_rc store_hash_spaces(struct store *st, const char *hash, char ***out, s
 	*out = xcalloc(r.rows ? r.rows : 1, sizeof(**out));
 	*n = r.rows;
 	for (size_t i = 0; i < r.rows; i++)
-		(*out)[i] = take(&r, i, 0);
+		(*out)[i] = sql_take(&r, i, 0);
 	store_rows_release(&r);
 	return SMR_OK;
 }
@@ -173,11 +149,11 @@ enum smr_rc store_auth_epoch(struct store *st, int64_t *out, struct smr_err *err
 
 static void read_user(struct store_rows *r, size_t i, struct user *u)
 {
-	u->id = take(r, i, 0);
-	u->name = take(r, i, 1);
-	u->owner_id = take(r, i, 2);
-	u->disabled = cell_int(r, i, 3);
-	u->created_at = take(r, i, 4);
+	u->id = sql_take(r, i, 0);
+	u->name = sql_take(r, i, 1);
+	u->owner_id = sql_take(r, i, 2);
+	u->disabled = (int)sql_int(r, i, 3);
+	u->created_at = sql_take(r, i, 4);
 }
 
 enum smr_rc store_user_create(struct store *st, const struct user *u, struct smr_err *err)
@@ -259,16 +235,16 @@ enum smr_rc store_users_exist(struct store *st, int *yes, struct smr_err *err)
 
 static void read_token(struct store_rows *r, size_t i, struct token *t)
 {
-	t->id = take(r, i, 0);
-	t->user_id = take(r, i, 1);
-	t->user_name = take(r, i, 2);
-	t->person_id = take(r, i, 3);
-	t->disabled = cell_int(r, i, 4);
-	t->created_at = take(r, i, 5);
-	t->expires_at = take(r, i, 6);
-	t->last_used_at = take(r, i, 7);
-	t->revoked_at = take(r, i, 8);
-	t->hash = take(r, i, 9);
+	t->id = sql_take(r, i, 0);
+	t->user_id = sql_take(r, i, 1);
+	t->user_name = sql_take(r, i, 2);
+	t->person_id = sql_take(r, i, 3);
+	t->disabled = (int)sql_int(r, i, 4);
+	t->created_at = sql_take(r, i, 5);
+	t->expires_at = sql_take(r, i, 6);
+	t->last_used_at = sql_take(r, i, 7);
+	t->revoked_at = sql_take(r, i, 8);
+	t->hash = sql_take(r, i, 9);
 }
 
 enum smr_rc store_token_create(struct store *st, const struct token *t, const char *hash,
@@ -385,7 +361,7 @@ enum smr_rc store_grant_get(struct store *st, const char *user_id, const char *s
 	enum smr_rc rc = q(st, sql, p, 2, &r, err);
 
 	if (!rc)
-		*out = r.rows ? (enum role)cell_int(&r, 0, 0) : ROLE_NONE;
+		*out = r.rows ? (enum role)sql_int(&r, 0, 0) : ROLE_NONE;
 	store_rows_release(&r);
 	return rc;
 }
@@ -410,10 +386,10 @@ enum smr_rc store_grant_list(struct store *st, const char *user_id, const char *
 	*out = xcalloc(r.rows ? r.rows : 1, sizeof(**out));
 	*n = r.rows;
 	for (size_t i = 0; i < r.rows; i++) {
-		(*out)[i].user_name = take(&r, i, 0);
-		(*out)[i].space_id = take(&r, i, 1);
-		(*out)[i].space_name = take(&r, i, 2);
-		(*out)[i].role = (enum role)cell_int(&r, i, 3);
+		(*out)[i].user_name = sql_take(&r, i, 0);
+		(*out)[i].space_id = sql_take(&r, i, 1);
+		(*out)[i].space_name = sql_take(&r, i, 2);
+		(*out)[i].role = (enum role)sql_int(&r, i, 3);
 	}
 	store_rows_release(&r);
 	return SMR_OK;

@@ -132,7 +132,7 @@ static struct store *leader_handle(struct commit_group *g, struct store *st)
 	pthread_mutex_unlock(&registry_mu);
 	/* a failed open is tried again after a second, not on every transaction */
 	if (shared && sys_monotonic_us() - g->conn_failed_us > 1000000 &&
-	    st->ops->open(g->key, &g->conn, NULL)) {
+	    store_backend_open(st->ops, g->key, &g->conn, NULL)) {
 		g->conn = NULL;
 		g->conn_failed_us = sys_monotonic_us();
 	}

@@ -645,10 +645,10 @@ enum smr_rc store_index_backfill(struct store *st, struct smr_err *err)
 	struct space *live = NULL, *gone = NULL;
 	struct strmap seen = STRMAP_INIT;
 	size_t nl = 0, ng = 0;
-	enum smr_rc rc = st->ops->space_list(st, &live, &nl, err);
+	enum smr_rc rc = store_space_list(st, &live, &nl, err);
 
 	if (!rc)
-		rc = st->ops->space_list_deleted(st, &gone, &ng, err);
+		rc = store_space_list_deleted(st, &gone, &ng, err);
 	for (size_t i = 0; !rc && i < nl + ng; i++)
 		rc = backfill_space(st, i < nl ? live[i].id : gone[i - nl].id, &seen, err);
 	strmap_release(&seen);

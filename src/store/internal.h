@@ -13,6 +13,8 @@
  * live once in store.c, which runs them between
  * txn_begin and txn_commit over the row-level methods below.  So a backend
  * is its SQL, and a new one is one new file (plus a line in backends_*.c).
+ * A plain row whose SQL both engines run as written is no method at all:
+ * store/rows.c and store/auth.c run it through sql_text (store/sql.h).
  */
 #ifndef SMRITI_STORE_INTERNAL_H
 #define SMRITI_STORE_INTERNAL_H
@@ -36,6 +38,19 @@ void store_rows_release(struct store_rows *r);
 typedef enum smr_rc (*store_rows_fn)(struct store *st, void *arg, struct smr_err *err);
 
 struct store_watch;   /* store/auth.h; defined below */
+
+/*
+ * How sql_text runs its statement.  Outside store.c's transactions,
+ * SQL_AUTO: on its own (autocommit), and once more on a fresh connection
+ * when the old one had died: a read, or a write that may run twice;
+ * SQL_TXN: in a transaction of its own, never sent twice (a COMMIT that got
+ * no answer is reported as possibly applied): a write that must not.
+ * Inside one (between txn_begin and txn_commit), the statement is a row of
+ * it, never retried: at once, with its rows, or, SQL_ROW, whenever the
+ * backend sends the rest (a pipelining one reports its failure at
+ * txn_commit, and out gets no rows).
+ */
+enum sql_mode { SQL_AUTO, SQL_TXN, SQL_ROW };
 
 enum savepoint_op { SAVEPOINT_BEGIN, SAVEPOINT_END, SAVEPOINT_UNDO };
 
@@ -160,8 +175,6 @@ struct store_ops {
 	 */
 	enum smr_rc (*last_seq_lock)(struct store *st, const char *session_id,
 				     int64_t expected_last, int64_t *last, struct smr_err *err);
-	enum smr_rc (*session_insert)(struct store *st, const struct session *s,
-				      struct smr_err *err);
 	/* Inserts t as its session's next turn (last + 1); sets t->seq and t->id. */
 	enum smr_rc (*turn_insert)(struct store *st, struct turn *t, struct smr_err *err);
 
@@ -201,20 +214,6 @@ struct store_ops {
 	 * deleted at mv->at and frees its name.
 	 */
 	enum smr_rc (*space_create)(struct store *st, const struct space *sp, struct smr_err *err);
-	enum smr_rc (*space_rename)(struct store *st, const char *id, const char *new_name,
-				    struct smr_err *err);
-	enum smr_rc (*space_delete)(struct store *st, const char *id, const char *at,
-				    struct smr_err *err);
-	/* Grants user_id the owner role on space_id and moves the auth epoch (ref_move.owner). */
-	enum smr_rc (*space_owner)(struct store *st, const char *space_id, const char *user_id,
-				   struct smr_err *err);
-	/* space_name NULL: the Space's name now */
-	enum smr_rc (*reflog_insert)(struct store *st, const char *space_id, const char *space_name,
-				     const char *old_hash, const char *new_hash, const char *action,
-				     const struct ref_move *mv, struct smr_err *err);
-	/* one hand-off row; SMR_ENOTFOUND when h->space_id is no live Space */
-	enum smr_rc (*handoff_insert)(struct store *st, const struct handoff *h,
-				      struct smr_err *err);
 
 	/*
 	 * The search index (index.c): whether a checkpoint's items are there,
@@ -244,27 +243,11 @@ struct store_ops {
 			      const char *spaces_json, struct search_row **out, size_t *n,
 			      struct smr_err *err);
 
-	enum smr_rc (*space_get)(struct store *st, const char *id_or_name, struct space *out,
-				 struct smr_err *err);
-	enum smr_rc (*space_list)(struct store *st, struct space **out, size_t *n,
-				  struct smr_err *err);
-	enum smr_rc (*space_find)(struct store *st, const char *id_or_name, struct space *out,
-				  struct smr_err *err);
-	enum smr_rc (*space_list_deleted)(struct store *st, struct space **out, size_t *n,
-					  struct smr_err *err);
 	enum smr_rc (*gc_prune)(struct store *st, const char *before, size_t *n,
 				struct smr_err *err);
-	enum smr_rc (*reflog_list)(struct store *st, const char *space_id, const char *before,
-				   size_t limit, struct reflog_entry **out, size_t *n,
-				   struct smr_err *err);
-	/* the newest hand-off of the live Space named space; out->id stays 0 when none */
-	enum smr_rc (*handoff_latest)(struct store *st, const char *space,
-				      struct handoff *out, struct smr_err *err);
 
 	enum smr_rc (*checkpoint_get)(struct store *st, const char *space_id, const char *hash,
 				      struct checkpoint *out, struct smr_err *err);
-	enum smr_rc (*checkpoint_find_prefix)(struct store *st, const char *prefix, size_t limit,
-					      char ***out, size_t *n, struct smr_err *err);
 	enum smr_rc (*checkpoint_log)(struct store *st, const char *space_id, const char *hash,
 				      size_t limit, struct checkpoint **out, size_t *n,
 				      struct smr_err *err);
@@ -275,56 +258,22 @@ struct store_ops {
 					    store_scan_text_fn fn, void *ctx,
 					    struct smr_err *err);
 
-	enum smr_rc (*session_get)(struct store *st, const char *id, struct session *out,
-				   struct smr_err *err);
-	enum smr_rc (*session_list)(struct store *st, const char *repo_id, struct session **out,
-				    size_t *n, struct smr_err *err);
-	enum smr_rc (*turn_set_error)(struct store *st, int64_t turn_id, const char *error,
-				      struct smr_err *err);
-	enum smr_rc (*turn_list)(struct store *st, const char *session_id, int64_t after_seq,
-				 struct turn **out, size_t *n, struct smr_err *err);
-	enum smr_rc (*turns_since_head)(struct store *st, const char *repo_id, int64_t *count,
-					struct smr_err *err);
 
-	enum smr_rc (*job_create)(struct store *st, const struct draft_job *j, struct smr_err *err);
-	enum smr_rc (*job_get)(struct store *st, const char *id, struct draft_job *out,
-			       struct smr_err *err);
-	enum smr_rc (*job_update)(struct store *st, const struct draft_job *j, struct smr_err *err);
-	enum smr_rc (*job_fail_unfinished)(struct store *st, const char *reason, const char *now,
-					   size_t *n, struct smr_err *err);
+
 
 	/*
-	 * Row methods (inside store.c's transaction).  insert: SMR_ECONFLICT
-	 * (message unset) when the session has a running one already.
+	 * One statement of portable SQL (store/sql.h), as mode says: the plain
+	 * rows of store/rows.c and store/auth.c, whose SQL is the same on every
+	 * backend.  params are
+	 * $1..$n, passed as text (NULL is SQL NULL), and every column comes back
+	 * as text.  sql is a string constant (backends cache its prepared form by
+	 * address); what names the work in messages.  A unique-constraint
+	 * violation is SMR_ECONFLICT with no message (the caller names what
+	 * exists).
 	 */
-	enum smr_rc (*generation_insert)(struct store *st, const struct generation *g,
-					 struct smr_err *err);
-	enum smr_rc (*generation_get)(struct store *st, const char *id, struct generation *out,
-				      struct smr_err *err);
-	/* SMR_ENOTFOUND (message unset) when none runs. */
-	enum smr_rc (*generation_running)(struct store *st, const char *session_id,
-					  struct generation *out, struct smr_err *err);
-	enum smr_rc (*generation_update)(struct store *st, const struct generation *g,
-					 struct smr_err *err);
-	/*
-	 * Row method (inside store.c's transaction): the user turns of running
-	 * generations created before `before` (NULL: all) get error reason,
-	 * then those generations become interrupted; *n gets how many.
-	 */
-	enum smr_rc (*generation_interrupt)(struct store *st, const char *reason, const char *now,
-					    const char *before, size_t *n, struct smr_err *err);
-
-	/*
-	 * One statement of portable SQL on its own (autocommit), for the plain
-	 * rows of store/auth.c (users, tokens, grants), whose SQL is the same on
-	 * every backend: parameters are $1..$n in order of first use, passed as
-	 * text (NULL is SQL NULL), and every column comes back as text.  sql is
-	 * a string constant (backends cache its prepared form by address).  A
-	 * unique-constraint violation is SMR_ECONFLICT with no message (the
-	 * caller names what exists).
-	 */
-	enum smr_rc (*sql_text)(struct store *st, const char *sql, const char *const *params,
-				int n, struct store_rows *out, struct smr_err *err);
+	enum smr_rc (*sql_text)(struct store *st, enum sql_mode mode, const char *sql,
+				const char *const *params, int n, const char *what,
+				struct store_rows *out, struct smr_err *err);
 	/*
 	 * The statement (for sql_text) that moves the auth epoch, when the
 	 * backend has one of its own; NULL: the portable UPDATE of store/auth.c.
@@ -411,6 +360,53 @@ enum smr_rc store_index_backfill(struct store *st, struct smr_err *err);
 enum smr_rc store_index_turn(struct store *st, const struct turn *t, struct smr_err *err);
 /* Indexes the turn just appended to t's session (t->id and t->seq may not be read yet). */
 enum smr_rc store_index_appended(struct store *st, const struct turn *t, struct smr_err *err);
+
+/*
+ * Opens dsn with backend ops (ops->open), wrapped in the trace backend when
+ * store_trace_on() (store.c); the way every handle is opened, a commit
+ * group's own included.
+ */
+enum smr_rc store_backend_open(const struct store_ops *ops, const char *dsn, struct store **out,
+			       struct smr_err *err);
+/* 1 when SMRITI_STORE_TRACE=1 asks for every call of the port on stderr (trace.c). */
+int store_trace_on(void);
+/* A handle that logs every call and passes it to inner, which it owns (trace.c). */
+struct store *store_trace_wrap(struct store *inner);
+
+/*
+ * Rows of store.c's transactions in one SQL text for both engines
+ * (rows.c), each run inside one of them.  rows_reflog_insert: the reflog
+ * row of a move (space_name NULL: the Space's name now), sent with the rest
+ * of the write.
+ */
+enum smr_rc rows_reflog_insert(struct store *st, const char *space_id, const char *space_name,
+			       const char *old_hash, const char *new_hash, const char *action,
+			       const struct ref_move *mv, struct smr_err *err);
+/* SMR_ENOTFOUND when the Space is no live one; rename: SMR_ECONFLICT naming a taken name. */
+enum smr_rc rows_space_rename(struct store *st, const char *id, const char *new_name,
+			      struct smr_err *err);
+/* Marks the Space deleted at at and frees its name. */
+enum smr_rc rows_space_delete(struct store *st, const char *id, const char *at,
+			      struct smr_err *err);
+/* one hand-off row; SMR_ENOTFOUND when h->space_id is no live Space */
+enum smr_rc rows_handoff_insert(struct store *st, const struct handoff *h, struct smr_err *err);
+/* Grants user_id the owner role on space_id and moves the auth epoch (ref_move.owner). */
+enum smr_rc rows_space_owner(struct store *st, const char *space_id, const char *user_id,
+			     struct smr_err *err);
+enum smr_rc rows_session_insert(struct store *st, const struct session *s,
+				struct smr_err *err);
+/* SMR_ECONFLICT (message unset) when the session has a running one already. */
+enum smr_rc rows_generation_insert(struct store *st, const struct generation *g,
+				   struct smr_err *err);
+enum smr_rc rows_generation_update(struct store *st, const struct generation *g,
+				   struct smr_err *err);
+/*
+ * The user turns of running generations created before `before` (NULL:
+ * all) get error reason, then those generations become interrupted; *n
+ * (NULL: not wanted) gets how many.
+ */
+enum smr_rc rows_generation_interrupt(struct store *st, const char *reason, const char *now,
+				      const char *before, size_t *n, struct smr_err *err);
 
 /* The backends compiled into this binary, NULL-terminated (backends_*.c). */
 extern const struct store_ops *const store_backends[];

@@ -660,27 +660,6 @@ static enum smr_rc sqlite_open(const char *dsn, struct store **out, struct smr_e
 
 /* ---- Spaces ---- */
 
-#define SPACE_COLS \
-	"SELECT r.id, r.name, r.description, r.created_at, c.commit_hash, r.deleted_at" \
-	" FROM repos r" \
-	" LEFT JOIN refs f ON f.repo_id = r.id AND f.name = 'main'" \
-	" LEFT JOIN commits c ON c.id = f.commit_id"
-
-static void read_space(sqlite3_stmt *st, struct space *sp)
-{
-	sp->id = col_text(st, 0);
-	sp->name = col_text(st, 1);
-	sp->description = col_text(st, 2);
-	sp->created_at = col_text(st, 3);
-	sp->head = col_text(st, 4);
-	sp->deleted_at = col_text(st, 5);
-}
-
-static void read_space_row(sqlite3_stmt *q, void *elem)
-{
-	read_space(q, elem);
-}
-
 static enum smr_rc insert_space(struct sqlite_store *s, const struct space *sp,
 				struct smr_err *err)
 {
@@ -713,157 +692,6 @@ static enum smr_rc sqlite_space_create(struct store *st, const struct space *sp,
 				       struct smr_err *err)
 {
 	return insert_space(S(st), sp, err);
-}
-
-static enum smr_rc sqlite_space_owner(struct store *st, const char *space_id,
-				      const char *user_id, struct smr_err *err)
-{
-	static const char grant[] =
-		"INSERT INTO grants (user_id, repo_id, role) VALUES (?1, ?2, ?3)"
-		" ON CONFLICT (user_id, repo_id) DO UPDATE SET role = excluded.role";
-	static const char bump[] = "UPDATE auth_state SET epoch = epoch + 1 WHERE id = 1";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, grant);
-	enum smr_rc rc;
-
-	if (q) {
-		bind_text(q, 1, user_id);
-		bind_text(q, 2, space_id);
-		sqlite3_bind_int(q, 3, ROLE_OWNER);
-	}
-	rc = step_done(s, q, "making you the new space's owner", err);
-	if (!rc)
-		rc = step_done(s, prep(s, bump), "moving the auth epoch", err);
-	return rc;
-}
-
-static enum smr_rc sqlite_space_get(struct store *st, const char *id_or_name,
-				    struct space *out, struct smr_err *err)
-{
-	/* one lookup by either key; a name wins over another Space's id */
-	static const char sql[] = SPACE_COLS " WHERE r.deleted_at IS NULL"
-		" AND (r.name = ?1 OR r.id = ?1) ORDER BY r.name = ?1 DESC LIMIT 1";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-	enum smr_rc rc;
-
-	if (!q)
-		return db_error(s, err, "reading a space");
-	bind_text(q, 1, id_or_name);
-	rc = read_one(s, q, read_space_row, out, "reading a space", err);
-	if (rc == SMR_ENOTFOUND)
-		return smr_errf(err, rc, "no space '%s'", id_or_name);
-	return rc;
-}
-
-static void free_spaces(void *v, size_t n)
-{
-	spaces_free(v, n);
-}
-
-static enum smr_rc sqlite_space_list(struct store *st, struct space **out, size_t *n,
-				     struct smr_err *err)
-{
-	static const char sql[] = SPACE_COLS " WHERE r.deleted_at IS NULL ORDER BY r.name";
-	static const struct row_reader rr = { sizeof(struct space), read_space_row, free_spaces };
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-
-	if (!q)
-		return db_error(s, err, "listing spaces");
-	return collect_rows(s, q, &rr, (void **)out, n, "listing spaces", err);
-}
-
-/* Runs a one-row write of the current transaction; SMR_ENOTFOUND when it touched nothing. */
-static enum smr_rc write_space_row(struct sqlite_store *s, sqlite3_stmt *q, const char *id,
-				   const char *what, struct smr_err *err)
-{
-	int step = q ? sqlite3_step(q) : SQLITE_ERROR;
-
-	if (q)
-		sqlite3_reset(q);
-	if (step == SQLITE_CONSTRAINT)
-		return SMR_ECONFLICT;
-	if (step != SQLITE_DONE)
-		return db_error(s, err, what);
-	if (sqlite3_changes(s->db) == 0)
-		return smr_errf(err, SMR_ENOTFOUND, "no space '%s'", id);
-	return SMR_OK;
-}
-
-static enum smr_rc sqlite_space_rename(struct store *st, const char *id, const char *new_name,
-				       struct smr_err *err)
-{
-	static const char sql[] =
-		"UPDATE repos SET name = ? WHERE id = ? AND deleted_at IS NULL";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-	enum smr_rc rc;
-
-	if (q) {
-		bind_text(q, 1, new_name);
-		bind_text(q, 2, id);
-	}
-	rc = write_space_row(s, q, id, "renaming a space", err);
-	if (rc == SMR_ECONFLICT)
-		return smr_errf(err, rc, "a space named '%s' already exists", new_name);
-	return rc;
-}
-
-/*
- * A deleted Space gives its name back: it becomes "NAME/ID", which no live
- * Space can have ('/' is not allowed in names), so lookups by id and the
- * reflog still find it.
- */
-static enum smr_rc sqlite_space_delete(struct store *st, const char *id, const char *at,
-				       struct smr_err *err)
-{
-	static const char sql[] =
-		"UPDATE repos SET deleted_at = ?1, name = name || '/' || id"
-		" WHERE id = ?2 AND deleted_at IS NULL";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-
-	if (q) {
-		bind_text(q, 1, at);
-		bind_text(q, 2, id);
-	}
-	return write_space_row(s, q, id, "deleting a space", err);
-}
-
-static enum smr_rc sqlite_space_find(struct store *st, const char *id_or_name,
-				     struct space *out, struct smr_err *err)
-{
-	static const char sql[] = SPACE_COLS " WHERE r.id = ?1 OR r.name = ?1"
-		" OR r.id = (SELECT repo_id FROM reflog WHERE space_name = ?1"
-		"  AND action = 'delete' ORDER BY id DESC LIMIT 1)"
-		" ORDER BY r.deleted_at IS NULL AND r.name = ?1 DESC, r.name = ?1 DESC,"
-		" r.id = ?1 DESC LIMIT 1";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-	enum smr_rc rc;
-
-	if (!q)
-		return db_error(s, err, "reading a space");
-	bind_text(q, 1, id_or_name);
-	rc = read_one(s, q, read_space_row, out, "reading a space", err);
-	if (rc == SMR_ENOTFOUND)
-		return smr_errf(err, rc, "no space '%s', live or deleted", id_or_name);
-	return rc;
-}
-
-static enum smr_rc sqlite_space_list_deleted(struct store *st, struct space **out, size_t *n,
-					     struct smr_err *err)
-{
-	static const char sql[] = SPACE_COLS " WHERE r.deleted_at IS NOT NULL"
-		" ORDER BY r.deleted_at, r.id";
-	static const struct row_reader rr = { sizeof(struct space), read_space_row, free_spaces };
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-
-	if (!q)
-		return db_error(s, err, "listing deleted spaces");
-	return collect_rows(s, q, &rr, (void **)out, n, "listing deleted spaces", err);
 }
 
 static enum smr_rc sqlite_gc_prune(struct store *st, const char *before, size_t *n,
@@ -1037,121 +865,7 @@ static enum smr_rc sqlite_search(struct store *st, const struct search_filter *f
 
 /* ---- the reflog ---- */
 
-static enum smr_rc sqlite_reflog_insert(struct store *st, const char *space_id,
-					const char *space_name, const char *old_hash,
-					const char *new_hash, const char *action,
-					const struct ref_move *mv, struct smr_err *err)
-{
-	static const char sql[] =
-		"INSERT INTO reflog (repo_id, space_name, old_hash, new_hash, action, actor,"
-		" reason, created_at) SELECT id, COALESCE(?8, name), ?2, ?3, ?4, ?5, ?6, ?7"
-		" FROM repos WHERE id = ?1";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-
-	if (q) {
-		bind_text(q, 1, space_id);
-		bind_text(q, 2, old_hash);
-		bind_text(q, 3, new_hash);
-		bind_text(q, 4, action);
-		bind_text(q, 5, mv->actor ? mv->actor : "");
-		bind_text(q, 6, mv->reason ? mv->reason : "");
-		bind_text(q, 7, mv->at);
-		bind_text(q, 8, space_name);
-	}
-	return step_done(s, q, "writing the reflog", err);
-}
-
-static void read_reflog_row(sqlite3_stmt *q, void *elem)
-{
-	struct reflog_entry *e = elem;
-
-	e->id = sqlite3_column_int64(q, 0);
-	e->space_id = col_text(q, 1);
-	e->space_name = col_text(q, 2);
-	e->old_hash = col_text(q, 3);
-	e->new_hash = col_text(q, 4);
-	e->action = col_text(q, 5);
-	e->actor = col_text(q, 6);
-	e->reason = col_text(q, 7);
-	e->created_at = col_text(q, 8);
-}
-
-static void free_reflog(void *v, size_t n)
-{
-	reflog_entries_free(v, n);
-}
-
-static enum smr_rc sqlite_reflog_list(struct store *st, const char *space_id,
-				      const char *before, size_t limit,
-				      struct reflog_entry **out, size_t *n, struct smr_err *err)
-{
-	static const char sql[] =
-		"SELECT id, repo_id, space_name, old_hash, new_hash, action, actor, reason,"
-		" created_at FROM reflog WHERE repo_id = ?1 AND (?2 IS NULL OR created_at <= ?2)"
-		" ORDER BY id DESC LIMIT ?3";
-	static const struct row_reader rr = { sizeof(struct reflog_entry), read_reflog_row,
-					      free_reflog };
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-
-	if (!q)
-		return db_error(s, err, "reading the reflog");
-	bind_text(q, 1, space_id);
-	bind_text(q, 2, before);
-	sqlite3_bind_int64(q, 3, limit ? (sqlite3_int64)limit : -1);
-	return collect_rows(s, q, &rr, (void **)out, n, "reading the reflog", err);
-}
-
 /* ---- hand-off notes ---- */
-
-static enum smr_rc sqlite_handoff_insert(struct store *st, const struct handoff *h,
-					 struct smr_err *err)
-{
-	static const char sql[] =
-		"INSERT INTO handoffs (repo_id, commit_hash, note, author, created_at)"
-		" SELECT id, ?2, ?3, ?4, ?5 FROM repos WHERE id = ?1 AND deleted_at IS NULL";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-
-	if (q) {
-		bind_text(q, 1, h->space_id);
-		bind_text(q, 2, h->hash);
-		bind_text(q, 3, h->note);
-		bind_text(q, 4, h->author ? h->author : "");
-		bind_text(q, 5, h->created_at);
-	}
-	return write_space_row(s, q, h->space_id, "writing a hand-off note", err);
-}
-
-static enum smr_rc sqlite_handoff_latest(struct store *st, const char *space,
-					 struct handoff *out, struct smr_err *err)
-{
-	static const char sql[] =
-		"SELECT id, repo_id, commit_hash, note, author, created_at FROM handoffs"
-		" WHERE repo_id = (SELECT id FROM repos WHERE name = ?1 AND deleted_at IS NULL)"
-		" ORDER BY id DESC LIMIT 1";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-	int step;
-
-	if (!q)
-		return db_error(s, err, "reading the hand-off note");
-	bind_text(q, 1, space);
-	step = sqlite3_step(q);
-	if (step == SQLITE_ROW) {
-		out->id = sqlite3_column_int64(q, 0);
-		out->space_id = col_text(q, 1);
-		out->hash = col_text(q, 2);
-		out->note = col_text(q, 3);
-		out->author = col_text(q, 4);
-		out->created_at = col_text(q, 5);
-	}
-	sqlite3_reset(q);
-	if (step != SQLITE_ROW && step != SQLITE_DONE)
-		return db_error(s, err, "reading the hand-off note");
-	return SMR_OK;
-}
 
 /* ---- Checkpoints ---- */
 
@@ -1465,7 +1179,7 @@ static void read_head_row(sqlite3_stmt *q, void *elem)
 static enum smr_rc sqlite_head_get(struct store *st, const char *space, struct checkpoint *out,
 				   struct smr_err *err)
 {
-	/* as sqlite_space_get: a name wins over another Space's id */
+	/* as store_space_get (rows.c): a name wins over another Space's id */
 	static const char sql[] = HEAD_COLS " WHERE r.deleted_at IS NULL"
 		" AND (r.name = ?1 OR r.id = ?1) ORDER BY r.name = ?1 DESC LIMIT 1";
 	struct sqlite_store *s = S(st);
@@ -1504,42 +1218,6 @@ static enum smr_rc sqlite_checkpoint_get(struct store *st, const char *space_id,
 	if (rc == SMR_ENOTFOUND)
 		return smr_errf(err, rc, "no checkpoint %s", hash);
 	return rc;
-}
-
-static enum smr_rc sqlite_checkpoint_find_prefix(struct store *st, const char *prefix,
-						 size_t limit, char ***out, size_t *n,
-						 struct smr_err *err)
-{
-	static const char sql[] =
-		"SELECT DISTINCT commit_hash FROM commits WHERE commit_hash >= ?1"
-		" AND commit_hash < ?1 || 'g' ORDER BY commit_hash LIMIT ?2";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-	char **v;
-	size_t len = 0;
-	int step;
-
-	if (!q)
-		return db_error(s, err, "looking up a hash");
-	bind_text(q, 1, prefix);
-	sqlite3_bind_int64(q, 2, (sqlite3_int64)limit);
-	v = xcalloc(limit + 1, sizeof(*v));
-	for (;;) {
-		step = sqlite3_step(q);
-		if (step != SQLITE_ROW || len == limit)
-			break;
-		v[len++] = col_text(q, 0);
-	}
-	sqlite3_reset(q);
-	if (step != SQLITE_ROW && step != SQLITE_DONE) {
-		for (size_t i = 0; i < len; i++)
-			free(v[i]);
-		free(v);
-		return db_error(s, err, "looking up a hash");
-	}
-	*out = v;
-	*n = len;
-	return SMR_OK;
 }
 
 static enum smr_rc sqlite_checkpoint_log(struct store *st, const char *space_id,
@@ -1783,90 +1461,6 @@ static enum smr_rc commit_copy(struct store *st, const char *space_id, const cha
 
 /* ---- sessions and turns ---- */
 
-#define SESSION_COLS \
-	"SELECT s.id, s.repo_id, s.title, s.mounted_commit_hash, s.forked_from_session_id," \
-	" s.history_base_seq, s.created_at," \
-	" (SELECT COALESCE(MAX(sequence_number), 0) FROM turns t WHERE t.session_id = s.id)" \
-	" FROM sessions s"
-
-static void read_session(sqlite3_stmt *q, struct session *out)
-{
-	memset(out, 0, sizeof(*out));
-	out->id = col_text(q, 0);
-	out->repo_id = col_text(q, 1);
-	out->title = col_text(q, 2);
-	out->mounted_hash = col_text(q, 3);
-	out->forked_from = col_text(q, 4);
-	out->history_base_seq = col_int_or_neg(q, 5);
-	out->created_at = col_text(q, 6);
-	out->last_seq = sqlite3_column_int64(q, 7);
-}
-
-static void read_session_row(sqlite3_stmt *q, void *elem)
-{
-	read_session(q, elem);
-}
-
-static enum smr_rc insert_session(struct store *st, const struct session *sn,
-				  struct smr_err *err)
-{
-	static const char sql[] =
-		"INSERT INTO sessions (id, repo_id, title, mounted_commit_hash,"
-		" forked_from_session_id, history_base_seq, created_at)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?)";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-
-	if (q) {
-		bind_text(q, 1, sn->id);
-		bind_text(q, 2, sn->repo_id);
-		bind_text(q, 3, sn->title ? sn->title : "");
-		bind_text(q, 4, sn->mounted_hash);
-		bind_text(q, 5, sn->forked_from);
-		bind_int_or_null(q, 6, sn->history_base_seq);
-		bind_text(q, 7, sn->created_at);
-	}
-	return step_done(s, q, "creating a session", err);
-}
-
-static enum smr_rc sqlite_session_get(struct store *st, const char *id, struct session *out,
-				      struct smr_err *err)
-{
-	static const char sql[] = SESSION_COLS " WHERE s.id = ?";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-	enum smr_rc rc;
-
-	if (!q)
-		return db_error(s, err, "reading a session");
-	bind_text(q, 1, id);
-	rc = read_one(s, q, read_session_row, out, "reading a session", err);
-	if (rc == SMR_ENOTFOUND)
-		return smr_errf(err, rc, "no session '%s'", id);
-	return rc;
-}
-
-static void free_sessions(void *v, size_t n)
-{
-	sessions_free(v, n);
-}
-
-static enum smr_rc sqlite_session_list(struct store *st, const char *repo_id,
-				       struct session **out, size_t *n, struct smr_err *err)
-{
-	static const char sql[] = SESSION_COLS " WHERE s.repo_id = ? ORDER BY s.created_at, s.id";
-	static const struct row_reader rr = {
-		sizeof(struct session), read_session_row, free_sessions,
-	};
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-
-	if (!q)
-		return db_error(s, err, "listing sessions");
-	bind_text(q, 1, repo_id);
-	return collect_rows(s, q, &rr, (void **)out, n, "listing sessions", err);
-}
-
 static enum smr_rc last_seq(struct store *st, const char *session_id, int64_t expected_last,
 			    int64_t *out, struct smr_err *err)
 {
@@ -1930,322 +1524,9 @@ static enum smr_rc insert_turn(struct store *st, struct turn *t, struct smr_err 
 	return SMR_OK;
 }
 
-static enum smr_rc sqlite_turn_set_error(struct store *st, int64_t turn_id, const char *error,
-					 struct smr_err *err)
-{
-	static const char sql[] = "UPDATE turns SET error = ? WHERE id = ?";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-
-	if (q) {
-		bind_text(q, 1, error);
-		sqlite3_bind_int64(q, 2, turn_id);
-	}
-	return step_done(s, q, "recording a turn error", err);
-}
-
-static void read_turn_row(sqlite3_stmt *q, void *elem)
-{
-	struct turn *t = elem;
-
-	t->id = sqlite3_column_int64(q, 0);
-	t->session_id = col_text(q, 1);
-	t->seq = sqlite3_column_int64(q, 2);
-	t->role = col_text(q, 3);
-	t->content = col_text(q, 4);
-	t->provider = col_text(q, 5);
-	t->model = col_text(q, 6);
-	t->prompt_tokens = col_int_or_neg(q, 7);
-	t->completion_tokens = col_int_or_neg(q, 8);
-	t->latency_ms = col_int_or_neg(q, 9);
-	t->error = col_text(q, 10);
-	t->created_at = col_text(q, 11);
-	t->status = col_text(q, 12);
-	t->author = col_text(q, 13);
-}
-
-static void free_turns(void *v, size_t n)
-{
-	turns_free(v, n);
-}
-
-static enum smr_rc sqlite_turn_list(struct store *st, const char *session_id,
-				    int64_t after_seq, struct turn **out, size_t *n,
-				    struct smr_err *err)
-{
-	static const char sql[] =
-		"SELECT id, session_id, sequence_number, role, content, provider, model,"
-		" prompt_tokens, completion_tokens, latency_ms, error, created_at, status, author FROM turns"
-		" WHERE session_id = ? AND sequence_number > ? ORDER BY sequence_number";
-	static const struct row_reader rr = { sizeof(struct turn), read_turn_row, free_turns };
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-
-	if (!q)
-		return db_error(s, err, "reading turns");
-	bind_text(q, 1, session_id);
-	sqlite3_bind_int64(q, 2, after_seq);
-	return collect_rows(s, q, &rr, (void **)out, n, "reading turns", err);
-}
-
-static enum smr_rc sqlite_turns_since_head(struct store *st, const char *repo_id,
-					   int64_t *count, struct smr_err *err)
-{
-	static const char sql[] =
-		"SELECT COUNT(*) FROM turns t JOIN sessions s ON s.id = t.session_id"
-		" WHERE s.repo_id = ?1 AND t.created_at > COALESCE((SELECT c.created_at"
-		" FROM refs f JOIN commits c ON c.id = f.commit_id"
-		" WHERE f.repo_id = ?1 AND f.name = 'main'), '')";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-	int step;
-
-	if (!q)
-		return db_error(s, err, "counting turns");
-	bind_text(q, 1, repo_id);
-	step = sqlite3_step(q);
-	if (step == SQLITE_ROW)
-		*count = sqlite3_column_int64(q, 0);
-	sqlite3_reset(q);
-	if (step != SQLITE_ROW)
-		return db_error(s, err, "counting turns");
-	return SMR_OK;
-}
-
-/* ---- draft jobs ---- */
-
-static enum smr_rc sqlite_job_create(struct store *st, const struct draft_job *j,
-				     struct smr_err *err)
-{
-	static const char sql[] =
-		"INSERT INTO draft_jobs (id, session_id, status, provider, model, created_at)"
-		" VALUES (?, ?, ?, ?, ?, ?)";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-
-	if (q) {
-		bind_text(q, 1, j->id);
-		bind_text(q, 2, j->session_id);
-		bind_text(q, 3, job_status_name(j->status));
-		bind_text(q, 4, j->provider);
-		bind_text(q, 5, j->model);
-		bind_text(q, 6, j->created_at);
-	}
-	return step_done(s, q, "creating a draft job", err);
-}
-
-static void read_job_row(sqlite3_stmt *q, void *elem)
-{
-	struct draft_job *out = elem;
-	char *status = col_text(q, 2);
-
-	out->id = col_text(q, 0);
-	out->session_id = col_text(q, 1);
-	if (!status || job_status_parse(status, &out->status))
-		out->status = JOB_FAILED;
-	free(status);
-	out->provider = col_text(q, 3);
-	out->model = col_text(q, 4);
-	out->result = col_text(q, 5);
-	out->error = col_text(q, 6);
-	out->created_at = col_text(q, 7);
-	out->started_at = col_text(q, 8);
-	out->finished_at = col_text(q, 9);
-}
-
-static enum smr_rc sqlite_job_get(struct store *st, const char *id, struct draft_job *out,
-				  struct smr_err *err)
-{
-	static const char sql[] =
-		"SELECT id, session_id, status, provider, model, result, error, created_at,"
-		" started_at, finished_at FROM draft_jobs WHERE id = ?";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-	enum smr_rc rc;
-
-	if (!q)
-		return db_error(s, err, "reading a draft job");
-	bind_text(q, 1, id);
-	memset(out, 0, sizeof(*out));
-	rc = read_one(s, q, read_job_row, out, "reading a draft job", err);
-	if (rc == SMR_ENOTFOUND)
-		return smr_errf(err, rc, "no draft job '%s'", id);
-	return rc;
-}
-
-static enum smr_rc sqlite_job_update(struct store *st, const struct draft_job *j,
-				     struct smr_err *err)
-{
-	static const char sql[] =
-		"UPDATE draft_jobs SET status = ?, result = COALESCE(?, result),"
-		" error = COALESCE(?, error), started_at = COALESCE(?, started_at),"
-		" finished_at = COALESCE(?, finished_at) WHERE id = ?";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-
-	if (q) {
-		bind_text(q, 1, job_status_name(j->status));
-		bind_text(q, 2, j->result);
-		bind_text(q, 3, j->error);
-		bind_text(q, 4, j->started_at);
-		bind_text(q, 5, j->finished_at);
-		bind_text(q, 6, j->id);
-	}
-	return step_done(s, q, "updating a draft job", err);
-}
-
-static enum smr_rc sqlite_job_fail_unfinished(struct store *st, const char *reason,
-					      const char *now, size_t *n,
-					      struct smr_err *err)
-{
-	static const char sql[] =
-		"UPDATE draft_jobs SET status = 'failed', error = ?, finished_at = ?"
-		" WHERE status IN ('queued', 'running')";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-	enum smr_rc rc;
-
-	if (q) {
-		bind_text(q, 1, reason);
-		bind_text(q, 2, now);
-	}
-	rc = step_done(s, q, "failing unfinished draft jobs", err);
-	if (!rc && n)
-		*n = (size_t)sqlite3_changes(s->db);
-	return rc;
-}
-
 /* ---- generations ---- */
 
-static enum smr_rc sqlite_generation_insert(struct store *st, const struct generation *g,
-					    struct smr_err *err)
-{
-	static const char sql[] =
-		"INSERT INTO generations (id, session_id, status, provider, model, user_turn_seq,"
-		" created_at) VALUES (?, ?, ?, ?, ?, ?, ?)";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-	int step;
-
-	if (!q)
-		return db_error(s, err, "starting a generation");
-	bind_text(q, 1, g->id);
-	bind_text(q, 2, g->session_id);
-	bind_text(q, 3, g->status);
-	bind_text(q, 4, g->provider);
-	bind_text(q, 5, g->model);
-	bind_int_or_null(q, 6, g->user_seq);
-	bind_text(q, 7, g->created_at);
-	step = sqlite3_step(q);
-	sqlite3_reset(q);
-	if (step == SQLITE_CONSTRAINT)
-		return SMR_ECONFLICT;
-	if (step != SQLITE_DONE)
-		return db_error(s, err, "starting a generation");
-	return SMR_OK;
-}
-
-#define GENERATION_COLS \
-	"SELECT id, session_id, status, provider, model, user_turn_seq, assistant_turn_seq," \
-	" error, created_at, finished_at FROM generations"
-
-static void read_generation_row(sqlite3_stmt *q, void *elem)
-{
-	struct generation *g = elem;
-
-	g->id = col_text(q, 0);
-	g->session_id = col_text(q, 1);
-	g->status = col_text(q, 2);
-	g->provider = col_text(q, 3);
-	g->model = col_text(q, 4);
-	g->user_seq = col_int_or_neg(q, 5);
-	g->assistant_seq = col_int_or_neg(q, 6);
-	g->error = col_text(q, 7);
-	g->created_at = col_text(q, 8);
-	g->finished_at = col_text(q, 9);
-}
-
-static enum smr_rc read_generation(struct sqlite_store *s, const char *sql, const char *key,
-				   struct generation *out, struct smr_err *err)
-{
-	sqlite3_stmt *q = prep(s, sql);
-
-	memset(out, 0, sizeof(*out));
-	if (!q)
-		return db_error(s, err, "reading a generation");
-	bind_text(q, 1, key);
-	return read_one(s, q, read_generation_row, out, "reading a generation", err);
-}
-
-static enum smr_rc sqlite_generation_get(struct store *st, const char *id,
-					 struct generation *out, struct smr_err *err)
-{
-	return read_generation(S(st), GENERATION_COLS " WHERE id = ?", id, out, err);
-}
-
-static enum smr_rc sqlite_generation_running(struct store *st, const char *session_id,
-					     struct generation *out, struct smr_err *err)
-{
-	return read_generation(S(st), GENERATION_COLS " WHERE session_id = ?"
-			       " AND status = 'running'", session_id, out, err);
-}
-
-static enum smr_rc sqlite_generation_update(struct store *st, const struct generation *g,
-					    struct smr_err *err)
-{
-	static const char sql[] =
-		"UPDATE generations SET status = ?, user_turn_seq = ?, assistant_turn_seq = ?,"
-		" error = COALESCE(?, error), finished_at = COALESCE(?, finished_at) WHERE id = ?";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-
-	if (q) {
-		bind_text(q, 1, g->status);
-		bind_int_or_null(q, 2, g->user_seq);
-		bind_int_or_null(q, 3, g->assistant_seq);
-		bind_text(q, 4, g->error);
-		bind_text(q, 5, g->finished_at);
-		bind_text(q, 6, g->id);
-	}
-	return step_done(s, q, "updating a generation", err);
-}
-
-static enum smr_rc sqlite_generation_interrupt(struct store *st, const char *reason,
-					       const char *now, const char *before, size_t *n,
-					       struct smr_err *err)
-{
-	static const char turns_sql[] =
-		"UPDATE turns SET error = ?1 WHERE error IS NULL AND id IN (SELECT t.id FROM turns t"
-		" JOIN generations g ON g.session_id = t.session_id"
-		" AND t.sequence_number = g.user_turn_seq WHERE g.status = 'running'"
-		" AND (?2 IS NULL OR g.created_at < ?2))";
-	static const char gens_sql[] =
-		"UPDATE generations SET status = 'interrupted', error = ?1, finished_at = ?2"
-		" WHERE status = 'running' AND (?3 IS NULL OR created_at < ?3)";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, turns_sql);
-	enum smr_rc rc;
-
-	if (q) {
-		bind_text(q, 1, reason);
-		bind_text(q, 2, before);
-	}
-	rc = step_done(s, q, "interrupting generations", err);
-	if (rc)
-		return rc;
-	q = prep(s, gens_sql);
-	if (q) {
-		bind_text(q, 1, reason);
-		bind_text(q, 2, now);
-		bind_text(q, 3, before);
-	}
-	rc = step_done(s, q, "interrupting generations", err);
-	if (!rc && n)
-		*n = (size_t)sqlite3_changes(s->db);
-	return rc;
-}
-
-/* ---- portable SQL of store/auth.c ---- */
+/* ---- portable SQL (store/sql.h) ---- */
 
 static void rows_add(struct store_rows *out, sqlite3_stmt *q, size_t *cap)
 {
@@ -2260,20 +1541,42 @@ static void rows_add(struct store_rows *out, sqlite3_stmt *q, size_t *cap)
 	out->rows++;
 }
 
-static enum smr_rc sqlite_sql_text(struct store *st, const char *sql,
-				   const char *const *params, int n, struct store_rows *out,
-				   struct smr_err *err)
+/*
+ * Binds the arguments of portable SQL by name ($1 is params[0]), so that
+ * their order in the text does not matter (as in PostgreSQL).
+ */
+static void bind_params(sqlite3_stmt *q, const char *const *params, int n)
+{
+	char name[16];
+	int i, at;
+
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "$%d", i + 1);
+		at = sqlite3_bind_parameter_index(q, name);
+		if (at)
+			bind_text(q, at, params[i]);
+	}
+}
+
+/*
+ * Every mode runs the statement at once: outside a transaction it is one
+ * (autocommit), run once; inside store.c's it is a row of it.
+ */
+static enum smr_rc sqlite_sql_text(struct store *st, enum sql_mode mode, const char *sql,
+				   const char *const *params, int n, const char *what,
+				   struct store_rows *out, struct smr_err *err)
 {
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
 	size_t cap = 0;
 	int step;
 
+	if (mode == SQL_ROW && sqlite3_get_autocommit(s->db))
+		BUG("sql_text(SQL_ROW) outside store.c's transaction");
 	memset(out, 0, sizeof(*out));
 	if (!q)
-		return db_error(s, err, "preparing an access statement");
-	for (int i = 0; i < n; i++)
-		bind_text(q, i + 1, params[i]);
+		return db_error(s, err, what);
+	bind_params(q, params, n);
 	out->cols = (size_t)sqlite3_column_count(q);
 	while ((step = sqlite3_step(q)) == SQLITE_ROW)
 		rows_add(out, q, &cap);
@@ -2285,7 +1588,7 @@ static enum smr_rc sqlite_sql_text(struct store *st, const char *sql,
 	store_rows_release(out);
 	if (sqlite3_errcode(s->db) == SQLITE_CONSTRAINT)
 		return SMR_ECONFLICT;
-	return db_error(s, err, "reading or writing access rows");
+	return db_error(s, err, what);
 }
 
 const struct store_ops store_sqlite_ops = {
@@ -2311,7 +1614,6 @@ const struct store_ops store_sqlite_ops = {
 	.space_insert = space_insert,
 	.head_move = move_head,
 	.last_seq_lock = last_seq,
-	.session_insert = insert_session,
 	.turn_insert = insert_turn,
 	.head_get = sqlite_head_get,
 	.data_version = sqlite_data_version,
@@ -2320,39 +1622,13 @@ const struct store_ops store_sqlite_ops = {
 	.checkpoint = sqlite_checkpoint,
 	.savepoint = sqlite_savepoint,
 	.space_create = sqlite_space_create,
-	.space_owner = sqlite_space_owner,
-	.space_get = sqlite_space_get,
-	.space_list = sqlite_space_list,
-	.space_rename = sqlite_space_rename,
-	.space_delete = sqlite_space_delete,
-	.space_find = sqlite_space_find,
-	.space_list_deleted = sqlite_space_list_deleted,
 	.gc_prune = sqlite_gc_prune,
-	.reflog_insert = sqlite_reflog_insert,
-	.reflog_list = sqlite_reflog_list,
-	.handoff_insert = sqlite_handoff_insert,
-	.handoff_latest = sqlite_handoff_latest,
 	.search_has = sqlite_search_has,
 	.search_insert = sqlite_search_insert,
 	.search = sqlite_search,
 	.checkpoint_get = sqlite_checkpoint_get,
-	.checkpoint_find_prefix = sqlite_checkpoint_find_prefix,
 	.checkpoint_log = sqlite_checkpoint_log,
 	.checkpoint_scan = sqlite_checkpoint_scan,
 	.checkpoint_scan_text = sqlite_checkpoint_scan_text,
-	.session_get = sqlite_session_get,
-	.session_list = sqlite_session_list,
-	.turn_set_error = sqlite_turn_set_error,
-	.turn_list = sqlite_turn_list,
-	.turns_since_head = sqlite_turns_since_head,
-	.job_create = sqlite_job_create,
-	.job_get = sqlite_job_get,
-	.job_update = sqlite_job_update,
-	.job_fail_unfinished = sqlite_job_fail_unfinished,
-	.generation_insert = sqlite_generation_insert,
-	.generation_get = sqlite_generation_get,
-	.generation_running = sqlite_generation_running,
-	.generation_update = sqlite_generation_update,
-	.generation_interrupt = sqlite_generation_interrupt,
 	.sql_text = sqlite_sql_text,
 };

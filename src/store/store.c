@@ -3,7 +3,8 @@
  * for a DSN, the writes with a rule to keep (HEAD's compare-and-swap, turn
  * numbering, copying history between Spaces) run here over the backend's
  * row methods, every move of HEAD goes through head_set(), and every
- * other function of store.h dispatches to the backend's method.  The list
+ * other function of store.h dispatches to the backend's method (but the
+ * plain rows of rows.c and auth.c, one SQL text for both engines).  The list
  * of backends differs between the lean binary (SQLite only) and the full
  * one (with PostgreSQL); see backends_*.c.
  */
@@ -15,6 +16,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum smr_rc store_backend_open(const struct store_ops *ops, const char *dsn, struct store **out,
+			       struct smr_err *err)
+{
+	enum smr_rc rc = ops->open(dsn, out, err);
+
+	if (!rc && store_trace_on())
+		*out = store_trace_wrap(*out);
+	return rc;
+}
+
 enum smr_rc store_open(const char *dsn, struct store **out, struct smr_err *err)
 {
 	const char *key;
@@ -24,7 +35,7 @@ enum smr_rc store_open(const char *dsn, struct store **out, struct smr_err *err)
 	for (size_t i = 0; store_backends[i]; i++) {
 		if (!store_backends[i]->accepts(dsn))
 			continue;
-		rc = store_backends[i]->open(dsn, out, err);
+		rc = store_backend_open(store_backends[i], dsn, out, err);
 		if (!rc && (*out)->ops->group_key && (key = (*out)->ops->group_key(*out)))
 			(*out)->group = group_join(key);
 		/*
@@ -63,50 +74,10 @@ int store_is_shared(const struct store *st)
 	return st->ops->shared;
 }
 
-enum smr_rc store_space_get(struct store *st, const char *id_or_name, struct space *out,
-			    struct smr_err *err)
-{
-	return st->ops->space_get(st, id_or_name, out, err);
-}
-
-enum smr_rc store_space_list(struct store *st, struct space **out, size_t *n,
-			     struct smr_err *err)
-{
-	return st->ops->space_list(st, out, n, err);
-}
-
-enum smr_rc store_space_find(struct store *st, const char *id_or_name, struct space *out,
-			     struct smr_err *err)
-{
-	return st->ops->space_find(st, id_or_name, out, err);
-}
-
-enum smr_rc store_space_list_deleted(struct store *st, struct space **out, size_t *n,
-				     struct smr_err *err)
-{
-	return st->ops->space_list_deleted(st, out, n, err);
-}
-
 enum smr_rc store_gc_prune(struct store *st, const char *before, size_t *n,
 			   struct smr_err *err)
 {
 	return st->ops->gc_prune(st, before, n, err);
-}
-
-enum smr_rc store_reflog_list(struct store *st, const char *space_id, const char *before,
-			      size_t limit, struct reflog_entry **out, size_t *n,
-			      struct smr_err *err)
-{
-	*out = NULL;
-	*n = 0;
-	return st->ops->reflog_list(st, space_id, before, limit, out, n, err);
-}
-
-enum smr_rc store_handoff_latest(struct store *st, const char *space, struct handoff *out,
-				 struct smr_err *err)
-{
-	memset(out, 0, sizeof(*out));
-	return st->ops->handoff_latest(st, space, out, err);
 }
 
 enum smr_rc store_search(struct store *st, const struct search_filter *f,
@@ -152,12 +123,6 @@ enum smr_rc store_checkpoint_get(struct store *st, const char *space_id, const c
 	return st->ops->checkpoint_get(st, space_id, hash, out, err);
 }
 
-enum smr_rc store_checkpoint_find_prefix(struct store *st, const char *prefix, size_t limit,
-					 char ***out, size_t *n, struct smr_err *err)
-{
-	return st->ops->checkpoint_find_prefix(st, prefix, limit, out, n, err);
-}
-
 enum smr_rc store_checkpoint_log(struct store *st, const char *space_id, const char *hash,
 				 size_t limit, struct checkpoint **out, size_t *n,
 				 struct smr_err *err)
@@ -192,78 +157,6 @@ enum smr_rc store_checkpoint_scan_text(struct store *st, const char *space_id,
 	if (st->ops->checkpoint_scan_text)
 		return st->ops->checkpoint_scan_text(st, space_id, fn, ctx, err);
 	return st->ops->checkpoint_scan(st, space_id, scan_whole, &w, err);
-}
-
-enum smr_rc store_session_get(struct store *st, const char *id, struct session *out,
-			      struct smr_err *err)
-{
-	return st->ops->session_get(st, id, out, err);
-}
-
-enum smr_rc store_session_list(struct store *st, const char *repo_id, struct session **out,
-			       size_t *n, struct smr_err *err)
-{
-	return st->ops->session_list(st, repo_id, out, n, err);
-}
-
-enum smr_rc store_turn_set_error(struct store *st, int64_t turn_id, const char *error,
-				 struct smr_err *err)
-{
-	return st->ops->turn_set_error(st, turn_id, error, err);
-}
-
-enum smr_rc store_turn_list(struct store *st, const char *session_id, int64_t after_seq,
-			    struct turn **out, size_t *n, struct smr_err *err)
-{
-	return st->ops->turn_list(st, session_id, after_seq, out, n, err);
-}
-
-enum smr_rc store_turns_since_head(struct store *st, const char *repo_id, int64_t *count,
-				   struct smr_err *err)
-{
-	return st->ops->turns_since_head(st, repo_id, count, err);
-}
-
-enum smr_rc store_job_create(struct store *st, const struct draft_job *j, struct smr_err *err)
-{
-	return st->ops->job_create(st, j, err);
-}
-
-enum smr_rc store_job_get(struct store *st, const char *id, struct draft_job *out,
-			  struct smr_err *err)
-{
-	return st->ops->job_get(st, id, out, err);
-}
-
-enum smr_rc store_job_update(struct store *st, const struct draft_job *j, struct smr_err *err)
-{
-	return st->ops->job_update(st, j, err);
-}
-
-enum smr_rc store_job_fail_unfinished(struct store *st, const char *reason, const char *now,
-				      size_t *n, struct smr_err *err)
-{
-	return st->ops->job_fail_unfinished(st, reason, now, n, err);
-}
-
-enum smr_rc store_generation_get(struct store *st, const char *id, struct generation *out,
-				 struct smr_err *err)
-{
-	enum smr_rc rc = st->ops->generation_get(st, id, out, err);
-
-	if (rc == SMR_ENOTFOUND)
-		smr_errf(err, rc, "no generation '%s'", id);
-	return rc;
-}
-
-enum smr_rc store_generation_running(struct store *st, const char *session_id,
-				     struct generation *out, struct smr_err *err)
-{
-	enum smr_rc rc = st->ops->generation_running(st, session_id, out, err);
-
-	if (rc == SMR_ENOTFOUND)
-		smr_errf(err, rc, "session '%s' has no reply being generated", session_id);
-	return rc;
 }
 
 /* ---- writes whose rules live here, once for every backend ---- */
@@ -355,7 +248,7 @@ static enum smr_rc record_move(struct store *st, const char *space_id, const cha
 		sys_now_iso(now);
 		m.at = now;
 	}
-	return st->ops->reflog_insert(st, space_id, NULL, old_hash, new_hash, action, &m, err);
+	return rows_reflog_insert(st, space_id, NULL, old_hash, new_hash, action, &m, err);
 }
 
 /* The kind of move writing c is, from what it carries (see struct reflog_entry). */
@@ -725,7 +618,7 @@ struct import {
 static enum smr_rc import_rows(struct store *st, void *arg, struct smr_err *err)
 {
 	struct import *im = arg;
-	enum smr_rc rc = st->ops->session_insert(st, im->s, err);
+	enum smr_rc rc = rows_session_insert(st, im->s, err);
 
 	for (size_t i = 0; !rc && i < im->n; i++) {
 		rc = st->ops->turn_insert(st, &im->turns[i], err);   /* numbered 1..n */
@@ -927,7 +820,7 @@ static enum smr_rc owner_rows(struct store *st, const char *space_id, const stru
 {
 	if (!mv || !mv->owner)
 		return SMR_OK;
-	return st->ops->space_owner(st, space_id, mv->owner, err);
+	return rows_space_owner(st, space_id, mv->owner, err);
 }
 
 static enum smr_rc fork_rows(struct store *st, void *arg, struct smr_err *err)
@@ -1009,7 +902,7 @@ enum smr_rc store_head_fast_forward(struct store *st, const char *space_id,
 
 static enum smr_rc handoff_rows(struct store *st, void *arg, struct smr_err *err)
 {
-	return st->ops->handoff_insert(st, arg, err);
+	return rows_handoff_insert(st, arg, err);
 }
 
 enum smr_rc store_handoff_put(struct store *st, const struct handoff *h, struct smr_err *err)
@@ -1090,7 +983,7 @@ static enum smr_rc running_conflict(struct store *st, const char *session_id,
 {
 	struct generation run = { 0 };
 
-	if (!st->ops->generation_running(st, session_id, &run, NULL))
+	if (!store_generation_running(st, session_id, &run, NULL))
 		smr_errf(err, SMR_ECONFLICT, "session '%s' is already generating a reply"
 			 " (generation %s); wait for it or stop it"
 			 " (POST /v4/generations/%s/stop)", session_id, run.id, run.id);
@@ -1110,7 +1003,7 @@ struct gen_begin {
 static enum smr_rc begin_rows(struct store *st, void *arg, struct smr_err *err)
 {
 	struct gen_begin *b = arg;
-	enum smr_rc rc = st->ops->generation_insert(st, b->g, err);
+	enum smr_rc rc = rows_generation_insert(st, b->g, err);
 
 	b->busy = rc == SMR_ECONFLICT;
 	if (rc || !b->user.t)
@@ -1120,7 +1013,7 @@ static enum smr_rc begin_rows(struct store *st, void *arg, struct smr_err *err)
 		rc = flush_rows(st, err);        /* the turn's number, for the generation */
 	if (!rc) {
 		b->g->user_seq = b->user.t->seq;
-		rc = st->ops->generation_update(st, b->g, err);
+		rc = rows_generation_update(st, b->g, err);
 	}
 	return rc;
 }
@@ -1161,7 +1054,7 @@ static enum smr_rc end_rows(struct store *st, void *arg, struct smr_err *err)
 		}
 		if (!rc) {
 			e->g[i]->assistant_seq = a.t ? a.t->seq : -1;
-			rc = st->ops->generation_update(st, e->g[i], err);
+			rc = rows_generation_update(st, e->g[i], err);
 		}
 	}
 	return rc;
@@ -1192,7 +1085,7 @@ static enum smr_rc interrupt_rows(struct store *st, void *arg, struct smr_err *e
 {
 	struct gen_interrupt *i = arg;
 
-	return st->ops->generation_interrupt(st, i->reason, i->now, i->before, i->n, err);
+	return rows_generation_interrupt(st, i->reason, i->now, i->before, i->n, err);
 }
 
 enum smr_rc store_generation_interrupt_running(struct store *st, const char *reason,
@@ -1206,7 +1099,7 @@ enum smr_rc store_generation_interrupt_running(struct store *st, const char *rea
 
 static enum smr_rc update_rows(struct store *st, void *arg, struct smr_err *err)
 {
-	return st->ops->generation_update(st, arg, err);
+	return rows_generation_update(st, arg, err);
 }
 
 enum smr_rc store_generation_update(struct store *st, const struct generation *g,
@@ -1251,14 +1144,14 @@ static enum smr_rc space_move_rows(struct store *st, void *arg, struct smr_err *
 	enum smr_rc rc = st->ops->head_lock(st, m->id, &head_id, &head, err);
 
 	if (!rc && m->new_name)
-		rc = st->ops->space_rename(st, m->id, m->new_name, err);
+		rc = rows_space_rename(st, m->id, m->new_name, err);
 	if (!rc && m->new_name)
 		rc = record_move(st, m->id, head, head, "rename", m->mv, err);
 	/* a deletion is recorded first, so that the row takes the name the Space had */
 	if (!rc && !m->new_name)
 		rc = record_move(st, m->id, head, NULL, "delete", m->mv, err);
 	if (!rc && !m->new_name)
-		rc = st->ops->space_delete(st, m->id, m->mv && m->mv->at ? m->mv->at : "", err);
+		rc = rows_space_delete(st, m->id, m->mv && m->mv->at ? m->mv->at : "", err);
 	free(head);
 	return rc;
 }
@@ -1339,7 +1232,7 @@ static enum smr_rc import_one(struct store *st, const struct import_space *s,
 	if (!rc)
 		rc = import_commits(st, s, err);
 	for (size_t i = 0; !rc && i < s->n_sessions; i++)
-		rc = st->ops->session_insert(st, s->sessions[i], err);
+		rc = rows_session_insert(st, s->sessions[i], err);
 	for (size_t i = 0; !rc && i < s->n_turns; i++) {
 		rc = st->ops->turn_insert(st, s->turns[i], err);
 		if (!rc)
@@ -1349,8 +1242,8 @@ static enum smr_rc import_one(struct store *st, const struct import_space *s,
 		const struct reflog_entry *e = s->reflog[i];
 		struct ref_move mv = { e->actor, e->reason, e->created_at };
 
-		rc = st->ops->reflog_insert(st, s->space->id, e->space_name, e->old_hash,
-					    e->new_hash, e->action, &mv, err);
+		rc = rows_reflog_insert(st, s->space->id, e->space_name, e->old_hash,
+					e->new_hash, e->action, &mv, err);
 	}
 	if (!rc && s->head)
 		rc = import_head(st, s, err);

@@ -153,3 +153,26 @@ describe('reads create no database', () => {
     });
   }
 });
+
+describe('SMRITI_STORE_TRACE: every call of the storage port on stderr', () => {
+  test('=1 logs each call with its outcome, a plain row by its work; unset, nothing', () => {
+    const t = tempDb();
+    const as = { env: { SMRITI_DB: t.db }, cwd: t.dir };
+    assert.equal(bare(['space', 'create', 'tr'], as).code, 0);
+    const traced = { env: { SMRITI_DB: t.db, SMRITI_STORE_TRACE: '1' }, cwd: t.dir };
+    let r = bare(['commit', 'tr', '-m', 't', '--decision', 'd'], traced);
+    assert.equal(r.code, 0, r.stderr);
+    const lines = r.stderr.split('\n').filter((l) => l.startsWith('smriti: store 1: '));
+    const calls = lines.map((l) => l.replace(/^smriti: store 1: /, '').replace(/ \(\d+ us\)$/, ''));
+    assert.equal(calls[0], 'open sqlite ok');
+    assert.ok(calls.includes('sql_text reading a space ok'), calls.join('\n'));
+    assert.ok(calls.includes('txn_begin ok') && calls.includes('txn_commit ok'), calls.join('\n'));
+    assert.equal(calls.at(-1), 'close ok');
+    r = bare(['reflog', 'tr'], traced);
+    assert.match(r.stderr, /^smriti: store 1: sql_text reading the reflog ok \(\d+ us\)$/m);
+    assert.match(r.stdout, /tr@\{0\}: commit/);
+    r = bare(['reflog', 'tr'], as);
+    assert.equal(r.stderr, '');
+    t.cleanup();
+  });
+});

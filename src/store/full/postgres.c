@@ -58,25 +58,22 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 #define MAX_PARAMS 16
-#define GENERIC_MAX 48                   /* distinct sql_text statements (store/auth.c) */
+#define GENERIC_MAX 96                   /* distinct sql_text statements (store/sql.h) */
 
 /* ---- statements ---- */
 
 enum stmt {
-	Q_SPACE_INSERT, Q_SPACE_GET, Q_SPACE_LIST, Q_SPACE_RENAME, Q_SPACE_DELETE,
+	Q_SPACE_INSERT,
 	Q_SPACE_CHECK, Q_HEAD_LOCK, Q_HASH_BY_ID, Q_HEAD_READ, Q_HEAD_CHECK, Q_COMMIT_INSERT,
 	Q_COMMIT_INSERT_ON_HEAD, Q_HEAD_MOVE, Q_HEAD_MOVE_TO, Q_HEAD_GET, Q_HEAD_BY_NAME,
 	Q_HEAD_BY_ID,
-	Q_CKPT_IN_SPACE, Q_CKPT_ANY, Q_FIND_PREFIX, Q_LOG, Q_SCAN, Q_COMMIT_ID,
+	Q_CKPT_IN_SPACE, Q_CKPT_ANY, Q_LOG, Q_SCAN, Q_COMMIT_ID,
 	Q_COMMIT_LINKS, Q_COMMIT_COPY,
-	Q_SESSION_INSERT, Q_SESSION_GET, Q_SESSION_LIST, Q_SESSION_LOCK, Q_LAST_SEQ, Q_SEQ_CHECK,
-	Q_TURN_INSERT, Q_TURN_SET_ERROR, Q_TURN_LIST, Q_TURNS_SINCE_HEAD,
-	Q_JOB_INSERT, Q_JOB_GET, Q_JOB_UPDATE, Q_JOB_FAIL_UNFINISHED,
-	Q_SPACE_FIND, Q_SPACE_LIST_DELETED, Q_GC_REPOINT, Q_GC_SPACES, Q_GC_ORPHANS, Q_REFLOG_INSERT,
-	Q_REFLOG_LIST, Q_SEARCH_HAS, Q_SEARCH_INSERT, Q_SEARCH_INSERT_AT,
+	Q_SESSION_LOCK, Q_LAST_SEQ, Q_SEQ_CHECK,
+	Q_TURN_INSERT,
+	Q_GC_REPOINT, Q_GC_SPACES, Q_GC_ORPHANS,
+	Q_SEARCH_HAS, Q_SEARCH_INSERT, Q_SEARCH_INSERT_AT,
 	Q_SEARCH_INSERT_TURN, Q_SEARCH, Q_SEARCH_TURNS,
-	Q_GEN_INSERT, Q_GEN_GET, Q_GEN_RUNNING, Q_GEN_UPDATE, Q_GEN_INTERRUPT_TURNS,
-	Q_GEN_INTERRUPT, Q_SPACE_OWNER, Q_AUTH_BUMP, Q_HANDOFF_INSERT, Q_HANDOFF_LATEST,
 	Q_COUNT
 };
 
@@ -84,12 +81,6 @@ enum stmt {
 #define PG_AUTH_BUMP \
 	"UPDATE auth_state SET epoch = epoch + 1 WHERE id = 1" \
 	" RETURNING pg_notify('" STORE_AUTH_CHANNEL "', current_schema())"
-
-#define SPACE_COLS \
-	"SELECT r.id, r.name, r.description, r.created_at, c.commit_hash, r.deleted_at" \
-	" FROM repos r" \
-	" LEFT JOIN refs f ON f.repo_id = r.id AND f.name = 'main'" \
-	" LEFT JOIN commits c ON c.id = f.commit_id"
 
 #define CKPT_COLS \
 	"SELECT c.commit_hash, p.commit_hash, m.commit_hash, r.name, c.title, c.summary," \
@@ -165,7 +156,8 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
  * an id match, for the hottest read: the id match is guarded by NOT EXISTS
  * so at most one branch gives a row, whatever order they run in, and LIMIT
  * stops after the name's branch when it found one.  One index look-up for a
- * name where SPACE_BY_REF takes two and a third to join repos on the id.
+ * name where store_space_get's (rows.c) takes two and a third to join repos
+ * on the id.
  */
 #define SPACE_ROW_BY_REF \
 	"(SELECT id, name FROM repos WHERE name = $1::text AND deleted_at IS NULL" \
@@ -223,49 +215,11 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
 /* Column numbers of HEAD_QUICK. */
 enum { HQ_ID, HQ_SPACE, HQ_FILE };
 
-/*
- * The id of the live Space $1 names, a name match winning over an id match: two
- * index look-ups (an OR of the two columns scanned every Space), the second
- * only when the first finds nothing.
- */
-#define SPACE_BY_REF \
-	"COALESCE((SELECT id FROM repos WHERE name = $1::text AND deleted_at IS NULL)," \
-	" (SELECT id FROM repos WHERE id = $1::text AND deleted_at IS NULL))"
-
-#define SESSION_COLS \
-	"SELECT s.id, s.repo_id, s.title, s.mounted_commit_hash, s.forked_from_session_id," \
-	" s.history_base_seq, s.created_at," \
-	" (SELECT COALESCE(MAX(sequence_number), 0) FROM turns t WHERE t.session_id = s.id)" \
-	" FROM sessions s"
-
-#define TURN_COLS \
-	"SELECT id, session_id, sequence_number, role, content, provider, model," \
-	" prompt_tokens, completion_tokens, latency_ms, error, created_at, status, author FROM turns"
-
-#define GEN_COLS \
-	"SELECT id, session_id, status, provider, model, user_turn_seq, assistant_turn_seq," \
-	" error, created_at, finished_at FROM generations"
-
-#define JOB_COLS \
-	"SELECT id, session_id, status, provider, model, result, error, created_at," \
-	" started_at, finished_at FROM draft_jobs"
-
 static const char *const stmt_sql[Q_COUNT] = {
 	[Q_SPACE_INSERT] =
 		"WITH r AS (INSERT INTO repos (id, name, description, created_at)"
 		" VALUES ($1, $2, $3, $4) RETURNING id)"
 		" INSERT INTO refs (repo_id, name, commit_id) SELECT id, 'main', NULL FROM r",
-	/* A name match wins over an id match, as in sqlite.c. */
-	[Q_SPACE_GET] = SPACE_COLS " WHERE r.id = " SPACE_BY_REF,
-	[Q_SPACE_OWNER] = "INSERT INTO grants (user_id, repo_id, role) VALUES ($1, $2, $3)"
-		" ON CONFLICT (user_id, repo_id) DO UPDATE SET role = excluded.role",
-	/* as auth_bump_sql: the notice goes out when the transaction commits */
-	[Q_AUTH_BUMP] = PG_AUTH_BUMP,
-	[Q_SPACE_LIST] = SPACE_COLS " WHERE r.deleted_at IS NULL ORDER BY r.name",
-	[Q_SPACE_RENAME] = "UPDATE repos SET name = $1 WHERE id = $2 AND deleted_at IS NULL",
-	/* a deleted Space gives its name back (see sqlite.c) */
-	[Q_SPACE_DELETE] = "UPDATE repos SET deleted_at = $1, name = name || '/' || id"
-		" WHERE id = $2 AND deleted_at IS NULL",
 	[Q_HEAD_LOCK] = "SELECT commit_id FROM refs WHERE repo_id = $1 AND name = 'main'"
 		" FOR NO KEY UPDATE",
 	[Q_SPACE_CHECK] = FAIL_UNLESS("EXISTS (SELECT 1 FROM repos WHERE id = $1::text"
@@ -300,16 +254,13 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_HEAD_MOVE_TO] = "UPDATE refs SET commit_id = (SELECT id FROM commits"
 		" WHERE repo_id = $1::text AND commit_hash = $2::text)"
 		" WHERE repo_id = $1::text AND name = 'main'",
-	/* A name match wins over an id match, as in Q_SPACE_GET. */
+	/* A name match wins over an id match, as in store_space_get (rows.c). */
 	[Q_HEAD_GET] = HEAD_COLS,
 	[Q_HEAD_BY_NAME] = HEAD_BY_NAME,
 	[Q_HEAD_BY_ID] = HEAD_BY_ID,
 	[Q_CKPT_IN_SPACE] = CKPT_COLS " WHERE c.repo_id = $1 AND c.commit_hash = $2",
 	[Q_CKPT_ANY] = CKPT_COLS " WHERE c.commit_hash = $1"
 		" ORDER BY r.deleted_at IS NOT NULL, c.id LIMIT 1",
-	[Q_FIND_PREFIX] =
-		"SELECT DISTINCT commit_hash FROM commits WHERE commit_hash >= $1::text"
-		" AND commit_hash < $1::text || 'g' ORDER BY commit_hash LIMIT $2::bigint",
 	[Q_LOG] = ANCESTRY_CTE CKPT_COLS " JOIN anc ON anc.id = c.id ORDER BY anc.depth",
 	[Q_SCAN] = CKPT_COLS " WHERE c.repo_id = $1 AND c.id > $2 ORDER BY c.id LIMIT "
 		STR(SCAN_BATCH),
@@ -326,12 +277,6 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" $2::bigint, $3::bigint, title, summary, decisions, assumptions, tasks,"
 		" open_questions, entities, artifacts, metadata_, fields_text, author, created_at"
 		" FROM commits WHERE repo_id = $4::text AND commit_hash = $5::text RETURNING id",
-	[Q_SESSION_INSERT] =
-		"INSERT INTO sessions (id, repo_id, title, mounted_commit_hash,"
-		" forked_from_session_id, history_base_seq, created_at)"
-		" VALUES ($1, $2, $3, $4, $5, $6, $7)",
-	[Q_SESSION_GET] = SESSION_COLS " WHERE s.id = $1",
-	[Q_SESSION_LIST] = SESSION_COLS " WHERE s.repo_id = $1 ORDER BY s.created_at, s.id",
 	[Q_SESSION_LOCK] = "SELECT 1 FROM sessions WHERE id = $1 FOR NO KEY UPDATE",
 	[Q_LAST_SEQ] = "SELECT COALESCE(MAX(sequence_number), 0) FROM turns WHERE session_id = $1",
 	[Q_SEQ_CHECK] = FAIL_UNLESS("$2::bigint < 0 OR (SELECT COALESCE(MAX(sequence_number), 0)"
@@ -344,32 +289,6 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" VALUES ($1::text, (SELECT COALESCE(MAX(sequence_number), 0) + 1 FROM turns"
 		" WHERE session_id = $1::text), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
 		" RETURNING id, sequence_number",
-	[Q_TURN_SET_ERROR] = "UPDATE turns SET error = $1 WHERE id = $2",
-	[Q_TURN_LIST] = TURN_COLS " WHERE session_id = $1 AND sequence_number > $2"
-		" ORDER BY sequence_number",
-	[Q_TURNS_SINCE_HEAD] =
-		"SELECT COUNT(*) FROM turns t JOIN sessions s ON s.id = t.session_id"
-		" WHERE s.repo_id = $1::text AND t.created_at > COALESCE((SELECT c.created_at"
-		" FROM refs f JOIN commits c ON c.id = f.commit_id"
-		" WHERE f.repo_id = $1::text AND f.name = 'main'), '')",
-	[Q_JOB_INSERT] =
-		"INSERT INTO draft_jobs (id, session_id, status, provider, model, created_at)"
-		" VALUES ($1, $2, $3, $4, $5, $6)",
-	[Q_JOB_GET] = JOB_COLS " WHERE id = $1",
-	[Q_JOB_UPDATE] =
-		"UPDATE draft_jobs SET status = $1, result = COALESCE($2, result),"
-		" error = COALESCE($3, error), started_at = COALESCE($4, started_at),"
-		" finished_at = COALESCE($5, finished_at) WHERE id = $6",
-	[Q_JOB_FAIL_UNFINISHED] =
-		"UPDATE draft_jobs SET status = 'failed', error = $1, finished_at = $2"
-		" WHERE status IN ('queued', 'running')",
-	[Q_SPACE_FIND] = SPACE_COLS " WHERE r.id = $1::text OR r.name = $1::text"
-		" OR r.id = (SELECT repo_id FROM reflog WHERE space_name = $1::text"
-		"  AND action = 'delete' ORDER BY id DESC LIMIT 1)"
-		" ORDER BY (r.deleted_at IS NULL AND r.name = $1::text) DESC,"
-		" r.name = $1::text DESC, r.id = $1::text DESC LIMIT 1",
-	[Q_SPACE_LIST_DELETED] = SPACE_COLS " WHERE r.deleted_at IS NOT NULL"
-		" ORDER BY r.deleted_at, r.id",
 	[Q_GC_REPOINT] =
 		"UPDATE search_items i SET commit_id = (SELECT MIN(c2.id) FROM commits c1"
 		" JOIN commits c2 ON c2.commit_hash = c1.commit_hash JOIN repos r2 ON r2.id = c2.repo_id"
@@ -383,22 +302,6 @@ static const char *const stmt_sql[Q_COUNT] = {
 		"DELETE FROM search_items i WHERE (i.commit_id IS NULL AND i.turn_id IS NULL)"
 		" OR (i.turn_id IS NOT NULL AND NOT EXISTS"
 		" (SELECT 1 FROM turns t WHERE t.id = i.turn_id))",
-	[Q_REFLOG_INSERT] =
-		"INSERT INTO reflog (repo_id, space_name, old_hash, new_hash, action, actor,"
-		" reason, created_at) SELECT id, COALESCE($8, name), $2, $3, $4, $5, $6, $7"
-		" FROM repos WHERE id = $1",
-	[Q_REFLOG_LIST] =
-		"SELECT id, repo_id, space_name, old_hash, new_hash, action, actor, reason,"
-		" created_at FROM reflog WHERE repo_id = $1::text"
-		" AND ($2::text IS NULL OR created_at <= $2::text)"
-		" ORDER BY id DESC LIMIT NULLIF($3::bigint, 0)",
-	[Q_HANDOFF_INSERT] =
-		"INSERT INTO handoffs (repo_id, commit_hash, note, author, created_at)"
-		" SELECT id, $2, $3, $4, $5 FROM repos WHERE id = $1 AND deleted_at IS NULL",
-	[Q_HANDOFF_LATEST] =
-		"SELECT id, repo_id, commit_hash, note, author, created_at FROM handoffs"
-		" WHERE repo_id = (SELECT id FROM repos WHERE name = $1 AND deleted_at IS NULL)"
-		" ORDER BY id DESC LIMIT 1",
 	[Q_SEARCH_HAS] = "SELECT 1 FROM commits WHERE commit_hash = $1 OFFSET 1 LIMIT 1",
 	[Q_SEARCH_INSERT] =
 		"INSERT INTO search_items (commit_id, turn_id, field, ordinal, terms)"
@@ -422,21 +325,6 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_SEARCH] = PG_SEARCH_CKPT " ORDER BY 10 DESC, 12 DESC LIMIT NULLIF($7::bigint, 0)",
 	[Q_SEARCH_TURNS] = PG_SEARCH_CKPT PG_SEARCH_TURN
 		" ORDER BY 10 DESC, 12 DESC LIMIT NULLIF($7::bigint, 0)",
-	[Q_GEN_INSERT] =
-		"INSERT INTO generations (id, session_id, status, provider, model, user_turn_seq,"
-		" created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-	[Q_GEN_GET] = GEN_COLS " WHERE id = $1",
-	[Q_GEN_RUNNING] = GEN_COLS " WHERE session_id = $1 AND status = 'running'",
-	[Q_GEN_UPDATE] =
-		"UPDATE generations SET status = $1, user_turn_seq = $2, assistant_turn_seq = $3,"
-		" error = COALESCE($4, error), finished_at = COALESCE($5, finished_at) WHERE id = $6",
-	[Q_GEN_INTERRUPT_TURNS] =
-		"UPDATE turns t SET error = $1 FROM generations g WHERE g.status = 'running'"
-		" AND g.session_id = t.session_id AND t.sequence_number = g.user_turn_seq"
-		" AND t.error IS NULL AND ($2::text IS NULL OR g.created_at < $2::text)",
-	[Q_GEN_INTERRUPT] =
-		"UPDATE generations SET status = 'interrupted', error = $1, finished_at = $2"
-		" WHERE status = 'running' AND ($3::text IS NULL OR created_at < $3::text)",
 };
 
 /* ---- the handle ---- */
@@ -455,6 +343,7 @@ enum pipe_kind { PE_QUERY, PE_PREPARE, PE_SYNC };
 struct pipe_entry {
 	enum pipe_kind kind;
 	enum stmt q;              /* PE_PREPARE: the statement prepared */
+	int generic;              /* PE_PREPARE of a sql_text statement: its slot + 1 */
 	take_fn take;
 	void *out;                /* where take puts what it read */
 	const char *what;         /* for error messages: "writing a checkpoint" */
@@ -516,6 +405,7 @@ struct pg_store {
 	int lost;                          /* the last failure was a dead connection */
 	int ending;                        /* the server said it is ending this connection */
 	int not_started;                   /* the last write's BEGIN met a dead connection */
+	int in_txn;                        /* between store.c's txn_begin and its end */
 	char sqlstate[6];                  /* of the last failure, "" if none */
 	struct pipe_entry *pipe;           /* owned: sent, results not read yet */
 	int pipe_cap;                      /* entries pipe has room for */
@@ -966,7 +856,9 @@ static enum smr_rc pipe_result(struct pg_store *s, struct pipe_entry *e, PGresul
 	} else {
 		rc = pipe_fail(s, e, r, commit_sent, err);
 	}
-	if (e->kind == PE_PREPARE && st != PGRES_COMMAND_OK)
+	if (e->kind == PE_PREPARE && st != PGRES_COMMAND_OK && e->generic)
+		s->generic[e->generic - 1] = NULL;
+	else if (e->kind == PE_PREPARE && st != PGRES_COMMAND_OK)
 		s->prepared[e->q] = 0;
 	if (!keep)
 		PQclear(r);
@@ -1121,14 +1013,13 @@ static enum smr_rc take_keep(struct pg_store *s, PGresult *r, struct pipe_entry 
 	return SMR_OK;
 }
 
-/* run() inside a pipeline: sends q, has the server flush, and reads up to its result. */
-static enum smr_rc pipe_run(struct pg_store *s, enum stmt q, const struct params *p,
-			    PGresult **out, const char *what, struct smr_err *err)
+/* Has the server flush, and reads up to the result of the last entry sent (take_keep's). */
+static enum smr_rc pipe_read_kept(struct pg_store *s, const char *what, PGresult **out,
+				  struct smr_err *err)
 {
-	struct pipe_entry e = { .take = take_keep, .out = &s->kept, .what = what };
-	enum smr_rc rc = pipe_send(s, q, p, &e, err);
+	enum smr_rc rc = SMR_OK;
 
-	if (!rc && (!PQsendFlushRequest(s->conn) || PQflush(s->conn)))
+	if (!PQsendFlushRequest(s->conn) || PQflush(s->conn))
 		rc = pipe_send_failed(s, what, err);
 	if (!rc)
 		rc = pipe_drain(s, err);
@@ -1140,6 +1031,16 @@ static enum smr_rc pipe_run(struct pg_store *s, enum stmt q, const struct params
 	*out = s->kept;
 	s->kept = NULL;
 	return SMR_OK;
+}
+
+/* run() inside a pipeline: sends q, has the server flush, and reads up to its result. */
+static enum smr_rc pipe_run(struct pg_store *s, enum stmt q, const struct params *p,
+			    PGresult **out, const char *what, struct smr_err *err)
+{
+	struct pipe_entry e = { .take = take_keep, .out = &s->kept, .what = what };
+	enum smr_rc rc = pipe_send(s, q, p, &e, err);
+
+	return rc ? rc : pipe_read_kept(s, what, out, err);
 }
 
 /*
@@ -1267,8 +1168,10 @@ static enum smr_rc pg_txn_begin(struct store *st, struct smr_err *err)
 		return rc;
 	if (!PQenterPipelineMode(s->conn))
 		return pg_fail(s, NULL, "starting a transaction", err);
-	return pipe_plain(s, "BEGIN",
-			  &(struct pipe_entry){ .what = "starting a transaction", .begin = 1 }, err);
+	rc = pipe_plain(s, "BEGIN",
+			&(struct pipe_entry){ .what = "starting a transaction", .begin = 1 }, err);
+	s->in_txn = !rc;
+	return rc;
 }
 
 /*
@@ -1284,6 +1187,7 @@ static enum smr_rc pg_txn_commit(struct store *st, struct smr_err *err)
 	struct pg_store *s = P(st);
 	enum smr_rc rc;
 
+	s->in_txn = 0;
 	if (!in_pipeline(s))
 		return commit(s, err);
 	rc = pipe_plain(s, "COMMIT", &(struct pipe_entry){ .what = "committing", .commit = 1 },
@@ -1303,6 +1207,7 @@ static void pg_txn_rollback(struct store *st)
 {
 	struct pg_store *s = P(st);
 
+	s->in_txn = 0;
 	if (!in_pipeline(s)) {
 		rollback(s, SMR_OK);
 		return;
@@ -1489,16 +1394,6 @@ static enum smr_rc pg_open(const char *dsn, struct store **out, struct smr_err *
 
 /* ---- Spaces ---- */
 
-static void read_space(const PGresult *r, int row, struct space *sp)
-{
-	sp->id = col_text(r, row, 0);
-	sp->name = col_text(r, row, 1);
-	sp->description = col_text(r, row, 2);
-	sp->created_at = col_text(r, row, 3);
-	sp->head = col_text(r, row, 4);
-	sp->deleted_at = col_text(r, row, 5);
-}
-
 static enum smr_rc insert_space(struct pg_store *s, const struct space *sp,
 				struct smr_err *err)
 {
@@ -1519,141 +1414,6 @@ static enum smr_rc pg_space_create(struct store *st, const struct space *sp,
 				   struct smr_err *err)
 {
 	return insert_space(P(st), sp, err);
-}
-
-static enum smr_rc pg_space_owner(struct store *st, const char *space_id, const char *user_id,
-				  struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-	char role[4];
-	enum smr_rc rc;
-
-	snprintf(role, sizeof(role), "%d", (int)ROLE_OWNER);
-	p_text(&p, user_id);
-	p_text(&p, space_id);
-	p_text(&p, role);
-	rc = run_done(P(st), Q_SPACE_OWNER, &p, "making you the new space's owner", err);
-	if (!rc)
-		rc = run_done(P(st), Q_AUTH_BUMP, NULL, "moving the auth epoch", err);
-	return rc;
-}
-
-/* Reads the one space Q finds for ID_OR_NAME; MISSING ends "no space 'X'" when none. */
-static enum smr_rc read_one_space(struct pg_store *s, enum stmt q, const char *id_or_name,
-				  const char *missing, struct space *out, struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-	PGresult *r = NULL;
-	enum smr_rc rc;
-
-	p_text(&p, id_or_name);
-	rc = read1(s, q, &p, &r, "reading a space", err);
-	if (!rc && PQntuples(r) == 0)
-		rc = smr_errf(err, SMR_ENOTFOUND, "no space '%s'%s", id_or_name, missing);
-	if (!rc)
-		read_space(r, 0, out);
-	PQclear(r);
-	return rc;
-}
-
-static enum smr_rc read_spaces(struct pg_store *s, enum stmt q, const char *what,
-			       struct space **out, size_t *n, struct smr_err *err)
-{
-	PGresult *r = NULL;
-	struct space *v;
-	int rows;
-	enum smr_rc rc = read1(s, q, NULL, &r, what, err);
-
-	if (rc)
-		return rc;
-	rows = PQntuples(r);
-	v = xcalloc(rows ? (size_t)rows : 1, sizeof(*v));
-	for (int i = 0; i < rows; i++)
-		read_space(r, i, &v[i]);
-	PQclear(r);
-	*out = v;
-	*n = (size_t)rows;
-	return SMR_OK;
-}
-
-static enum smr_rc pg_space_get(struct store *st, const char *id_or_name, struct space *out,
-				struct smr_err *err)
-{
-	return read_one_space(P(st), Q_SPACE_GET, id_or_name, "", out, err);
-}
-
-static enum smr_rc pg_space_list(struct store *st, struct space **out, size_t *n,
-				 struct smr_err *err)
-{
-	return read_spaces(P(st), Q_SPACE_LIST, "listing spaces", out, n, err);
-}
-
-/* Runs a one-statement write in its own transaction; *changed gets the rows it touched. */
-static enum smr_rc write1(struct pg_store *s, enum stmt q, const struct params *p,
-			  size_t *changed, const char *what, struct smr_err *err)
-{
-	PGresult *r = NULL;
-	enum smr_rc rc = begin(s, err);
-
-	if (rc)
-		return rc;
-	rc = run(s, q, p, &r, what, err);
-	if (!rc && changed)
-		*changed = (size_t)strtoull(PQcmdTuples(r), NULL, 10);
-	PQclear(r);
-	if (rc)
-		return rollback(s, rc);
-	return commit(s, err);
-}
-
-/* Runs a one-row write of the current transaction; SMR_ENOTFOUND when it touched nothing. */
-static enum smr_rc write_space_row(struct pg_store *s, enum stmt q, const struct params *p,
-				   const char *id, const char *what, struct smr_err *err)
-{
-	PGresult *r = NULL;
-	enum smr_rc rc = run(s, q, p, &r, what, err);
-
-	if (!rc && strtoull(PQcmdTuples(r), NULL, 10) == 0)
-		rc = smr_errf(err, SMR_ENOTFOUND, "no space '%s'", id);
-	PQclear(r);
-	return rc;
-}
-
-static enum smr_rc pg_space_rename(struct store *st, const char *id, const char *new_name,
-				   struct smr_err *err)
-{
-	struct pg_store *s = P(st);
-	struct params p = { .n = 0 };
-	enum smr_rc rc;
-
-	p_text(&p, new_name);
-	p_text(&p, id);
-	rc = write_space_row(s, Q_SPACE_RENAME, &p, id, "renaming a space", err);
-	if (rc && state_is(s, "23505"))
-		return smr_errf(err, SMR_ECONFLICT, "a space named '%s' already exists", new_name);
-	return rc;
-}
-
-static enum smr_rc pg_space_delete(struct store *st, const char *id, const char *at,
-				   struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-
-	p_text(&p, at);
-	p_text(&p, id);
-	return write_space_row(P(st), Q_SPACE_DELETE, &p, id, "deleting a space", err);
-}
-
-static enum smr_rc pg_space_find(struct store *st, const char *id_or_name, struct space *out,
-				 struct smr_err *err)
-{
-	return read_one_space(P(st), Q_SPACE_FIND, id_or_name, ", live or deleted", out, err);
-}
-
-static enum smr_rc pg_space_list_deleted(struct store *st, struct space **out, size_t *n,
-					 struct smr_err *err)
-{
-	return read_spaces(P(st), Q_SPACE_LIST_DELETED, "listing deleted spaces", out, n, err);
 }
 
 static enum smr_rc pg_gc_prune(struct store *st, const char *before, size_t *n,
@@ -1812,98 +1572,7 @@ static enum smr_rc pg_search(struct store *st, const struct search_filter *f,
 
 /* ---- the reflog ---- */
 
-static enum smr_rc pg_reflog_insert(struct store *st, const char *space_id,
-				    const char *space_name, const char *old_hash,
-				    const char *new_hash, const char *action,
-				    const struct ref_move *mv, struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-
-	p_text(&p, space_id);
-	p_text(&p, old_hash);
-	p_text(&p, new_hash);
-	p_text(&p, action);
-	p_text(&p, mv->actor ? mv->actor : "");
-	p_text(&p, mv->reason ? mv->reason : "");
-	p_text(&p, mv->at);
-	p_text(&p, space_name);
-	return write_stmt(P(st), Q_REFLOG_INSERT, &p, "writing the reflog", err);
-}
-
-static enum smr_rc pg_reflog_list(struct store *st, const char *space_id, const char *before,
-				  size_t limit, struct reflog_entry **out, size_t *n,
-				  struct smr_err *err)
-{
-	struct pg_store *s = P(st);
-	struct params p = { .n = 0 };
-	PGresult *r = NULL;
-	struct reflog_entry *v;
-	int rows;
-	enum smr_rc rc;
-
-	p_text(&p, space_id);
-	p_text(&p, before);
-	p_int(&p, (int64_t)limit);
-	rc = read1(s, Q_REFLOG_LIST, &p, &r, "reading the reflog", err);
-	if (rc)
-		return rc;
-	rows = PQntuples(r);
-	v = xcalloc(rows ? (size_t)rows : 1, sizeof(*v));
-	for (int i = 0; i < rows; i++) {
-		v[i].id = col_int(r, i, 0);
-		v[i].space_id = col_text(r, i, 1);
-		v[i].space_name = col_text(r, i, 2);
-		v[i].old_hash = col_text(r, i, 3);
-		v[i].new_hash = col_text(r, i, 4);
-		v[i].action = col_text(r, i, 5);
-		v[i].actor = col_text(r, i, 6);
-		v[i].reason = col_text(r, i, 7);
-		v[i].created_at = col_text(r, i, 8);
-	}
-	PQclear(r);
-	*out = v;
-	*n = (size_t)rows;
-	return SMR_OK;
-}
-
 /* ---- hand-off notes ---- */
-
-static enum smr_rc pg_handoff_insert(struct store *st, const struct handoff *h,
-				     struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-
-	p_text(&p, h->space_id);
-	p_text(&p, h->hash);
-	p_text(&p, h->note);
-	p_text(&p, h->author ? h->author : "");
-	p_text(&p, h->created_at);
-	return write_space_row(P(st), Q_HANDOFF_INSERT, &p, h->space_id,
-			       "writing a hand-off note", err);
-}
-
-static enum smr_rc pg_handoff_latest(struct store *st, const char *space,
-				     struct handoff *out, struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-	PGresult *r = NULL;
-	enum smr_rc rc;
-
-	p_text(&p, space);
-	rc = read1(P(st), Q_HANDOFF_LATEST, &p, &r, "reading the hand-off note", err);
-	if (rc)
-		return rc;
-	if (PQntuples(r) == 1) {
-		out->id = col_int(r, 0, 0);
-		out->space_id = col_text(r, 0, 1);
-		out->hash = col_text(r, 0, 2);
-		out->note = col_text(r, 0, 3);
-		out->author = col_text(r, 0, 4);
-		out->created_at = col_text(r, 0, 5);
-	}
-	PQclear(r);
-	return SMR_OK;
-}
 
 /* ---- Checkpoints ---- */
 
@@ -2378,32 +2047,6 @@ static enum smr_rc pg_checkpoint_get(struct store *st, const char *space_id, con
 	return rc;
 }
 
-static enum smr_rc pg_checkpoint_find_prefix(struct store *st, const char *prefix,
-					     size_t limit, char ***out, size_t *n,
-					     struct smr_err *err)
-{
-	struct pg_store *s = P(st);
-	struct params p = { .n = 0 };
-	PGresult *r = NULL;
-	size_t rows;
-	char **v;
-	enum smr_rc rc;
-
-	p_text(&p, prefix);
-	p_int(&p, (int64_t)limit);
-	rc = read1(s, Q_FIND_PREFIX, &p, &r, "looking up a hash", err);
-	if (rc)
-		return rc;
-	rows = (size_t)PQntuples(r);
-	v = xcalloc(limit + 1, sizeof(*v));
-	for (size_t i = 0; i < rows && i < limit; i++)
-		v[i] = col_text(r, (int)i, 0);
-	PQclear(r);
-	*out = v;
-	*n = rows < limit ? rows : limit;
-	return SMR_OK;
-}
-
 static enum smr_rc pg_checkpoint_log(struct store *st, const char *space_id, const char *hash,
 				     size_t limit, struct checkpoint **out, size_t *n,
 				     struct smr_err *err)
@@ -2566,80 +2209,6 @@ static enum smr_rc commit_copy(struct store *st, const char *space_id, const cha
 
 /* ---- sessions and turns ---- */
 
-static void read_session(const PGresult *r, int row, struct session *out)
-{
-	memset(out, 0, sizeof(*out));
-	out->id = col_text(r, row, 0);
-	out->repo_id = col_text(r, row, 1);
-	out->title = col_text(r, row, 2);
-	out->mounted_hash = col_text(r, row, 3);
-	out->forked_from = col_text(r, row, 4);
-	out->history_base_seq = col_int_or_neg(r, row, 5);
-	out->created_at = col_text(r, row, 6);
-	out->last_seq = col_int(r, row, 7);
-}
-
-static void session_params(const struct session *sn, struct params *p)
-{
-	p_text(p, sn->id);
-	p_text(p, sn->repo_id);
-	p_text(p, sn->title ? sn->title : "");
-	p_text(p, sn->mounted_hash);
-	p_text(p, sn->forked_from);
-	p_int_or_null(p, sn->history_base_seq);
-	p_text(p, sn->created_at);
-}
-
-static enum smr_rc insert_session(struct store *st, const struct session *sn,
-				  struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-
-	session_params(sn, &p);
-	return row(P(st), Q_SESSION_INSERT, &p, &(struct pipe_entry){ .what = "creating a session" },
-		   err);
-}
-
-static enum smr_rc pg_session_get(struct store *st, const char *id, struct session *out,
-				  struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-	PGresult *r = NULL;
-	enum smr_rc rc;
-
-	p_text(&p, id);
-	rc = read1(P(st), Q_SESSION_GET, &p, &r, "reading a session", err);
-	if (!rc && PQntuples(r) == 0)
-		rc = smr_errf(err, SMR_ENOTFOUND, "no session '%s'", id);
-	if (!rc)
-		read_session(r, 0, out);
-	PQclear(r);
-	return rc;
-}
-
-static enum smr_rc pg_session_list(struct store *st, const char *repo_id,
-				   struct session **out, size_t *n, struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-	PGresult *r = NULL;
-	struct session *v;
-	int rows;
-	enum smr_rc rc;
-
-	p_text(&p, repo_id);
-	rc = read1(P(st), Q_SESSION_LIST, &p, &r, "listing sessions", err);
-	if (rc)
-		return rc;
-	rows = PQntuples(r);
-	v = xcalloc(rows ? (size_t)rows : 1, sizeof(*v));
-	for (int i = 0; i < rows; i++)
-		read_session(r, i, &v[i]);
-	PQclear(r);
-	*out = v;
-	*n = (size_t)rows;
-	return SMR_OK;
-}
-
 /*
  * Locks the session row, then reads its last sequence number and checks it
  * in new statements, which see every turn committed by writers we waited
@@ -2686,262 +2255,13 @@ static enum smr_rc insert_turn(struct store *st, struct turn *t, struct smr_err 
 		   .what = "writing a turn" }, err);
 }
 
-static enum smr_rc pg_turn_set_error(struct store *st, int64_t turn_id, const char *error,
-				     struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-
-	p_text(&p, error);
-	p_int(&p, turn_id);
-	return write1(P(st), Q_TURN_SET_ERROR, &p, NULL, "recording a turn error", err);
-}
-
-static void read_turn(const PGresult *r, int row, struct turn *t)
-{
-	t->id = col_int(r, row, 0);
-	t->session_id = col_text(r, row, 1);
-	t->seq = col_int(r, row, 2);
-	t->role = col_text(r, row, 3);
-	t->content = col_text(r, row, 4);
-	t->provider = col_text(r, row, 5);
-	t->model = col_text(r, row, 6);
-	t->prompt_tokens = col_int_or_neg(r, row, 7);
-	t->completion_tokens = col_int_or_neg(r, row, 8);
-	t->latency_ms = col_int_or_neg(r, row, 9);
-	t->error = col_text(r, row, 10);
-	t->created_at = col_text(r, row, 11);
-	t->status = col_text(r, row, 12);
-	t->author = col_text(r, row, 13);
-}
-
-static enum smr_rc pg_turn_list(struct store *st, const char *session_id, int64_t after_seq,
-				struct turn **out, size_t *n, struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-	PGresult *r = NULL;
-	struct turn *v;
-	int rows;
-	enum smr_rc rc;
-
-	p_text(&p, session_id);
-	p_int(&p, after_seq);
-	rc = read1(P(st), Q_TURN_LIST, &p, &r, "reading turns", err);
-	if (rc)
-		return rc;
-	rows = PQntuples(r);
-	v = xcalloc(rows ? (size_t)rows : 1, sizeof(*v));
-	for (int i = 0; i < rows; i++)
-		read_turn(r, i, &v[i]);
-	PQclear(r);
-	*out = v;
-	*n = (size_t)rows;
-	return SMR_OK;
-}
-
-static enum smr_rc pg_turns_since_head(struct store *st, const char *repo_id, int64_t *count,
-				       struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-	PGresult *r = NULL;
-	enum smr_rc rc;
-
-	p_text(&p, repo_id);
-	rc = read1(P(st), Q_TURNS_SINCE_HEAD, &p, &r, "counting turns", err);
-	if (!rc)
-		*count = col_int(r, 0, 0);
-	PQclear(r);
-	return rc;
-}
-
-/* ---- draft jobs ---- */
-
-static enum smr_rc pg_job_create(struct store *st, const struct draft_job *j,
-				 struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-
-	p_text(&p, j->id);
-	p_text(&p, j->session_id);
-	p_text(&p, job_status_name(j->status));
-	p_text(&p, j->provider);
-	p_text(&p, j->model);
-	p_text(&p, j->created_at);
-	return write1(P(st), Q_JOB_INSERT, &p, NULL, "creating a draft job", err);
-}
-
-static void read_job(const PGresult *r, struct draft_job *out)
-{
-	const char *status = PQgetvalue(r, 0, 2);
-
-	memset(out, 0, sizeof(*out));
-	out->id = col_text(r, 0, 0);
-	out->session_id = col_text(r, 0, 1);
-	if (job_status_parse(status, &out->status))
-		out->status = JOB_FAILED;
-	out->provider = col_text(r, 0, 3);
-	out->model = col_text(r, 0, 4);
-	out->result = col_text(r, 0, 5);
-	out->error = col_text(r, 0, 6);
-	out->created_at = col_text(r, 0, 7);
-	out->started_at = col_text(r, 0, 8);
-	out->finished_at = col_text(r, 0, 9);
-}
-
-static enum smr_rc pg_job_get(struct store *st, const char *id, struct draft_job *out,
-			      struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-	PGresult *r = NULL;
-	enum smr_rc rc;
-
-	p_text(&p, id);
-	rc = read1(P(st), Q_JOB_GET, &p, &r, "reading a draft job", err);
-	if (!rc && PQntuples(r) == 0)
-		rc = smr_errf(err, SMR_ENOTFOUND, "no draft job '%s'", id);
-	if (!rc)
-		read_job(r, out);
-	PQclear(r);
-	return rc;
-}
-
-static enum smr_rc pg_job_update(struct store *st, const struct draft_job *j,
-				 struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-
-	p_text(&p, job_status_name(j->status));
-	p_text(&p, j->result);
-	p_text(&p, j->error);
-	p_text(&p, j->started_at);
-	p_text(&p, j->finished_at);
-	p_text(&p, j->id);
-	return write1(P(st), Q_JOB_UPDATE, &p, NULL, "updating a draft job", err);
-}
-
-static enum smr_rc pg_job_fail_unfinished(struct store *st, const char *reason,
-					  const char *now, size_t *n, struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-	size_t changed = 0;
-	enum smr_rc rc;
-
-	p_text(&p, reason);
-	p_text(&p, now);
-	rc = write1(P(st), Q_JOB_FAIL_UNFINISHED, &p, &changed, "failing unfinished draft jobs",
-		    err);
-	if (!rc && n)
-		*n = changed;
-	return rc;
-}
-
 /* ---- generations ---- */
 
-static enum smr_rc pg_generation_insert(struct store *st, const struct generation *g,
-					struct smr_err *err)
+/* ---- portable SQL (store/sql.h) ---- */
+
+/* The slot of sql on this connection (its prepared name into name); 1 when it is prepared there. */
+static int generic_find(struct pg_store *s, const char *sql, char name[24], int *slot)
 {
-	struct pg_store *s = P(st);
-	struct params p = { .n = 0 };
-	enum smr_rc rc;
-
-	p_text(&p, g->id);
-	p_text(&p, g->session_id);
-	p_text(&p, g->status);
-	p_text(&p, g->provider);
-	p_text(&p, g->model);
-	p_int_or_null(&p, g->user_seq);
-	p_text(&p, g->created_at);
-	rc = run_done(s, Q_GEN_INSERT, &p, "starting a generation", err);
-	if (rc && state_is(s, "23505"))
-		return SMR_ECONFLICT;
-	return rc;
-}
-
-static enum smr_rc read_generation(struct pg_store *s, enum stmt q, const char *key,
-				   struct generation *out, struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-	PGresult *r = NULL;
-	enum smr_rc rc;
-
-	memset(out, 0, sizeof(*out));
-	p_text(&p, key);
-	rc = read1(s, q, &p, &r, "reading a generation", err);
-	if (!rc && PQntuples(r) == 0)
-		rc = SMR_ENOTFOUND;
-	if (!rc) {
-		out->id = col_text(r, 0, 0);
-		out->session_id = col_text(r, 0, 1);
-		out->status = col_text(r, 0, 2);
-		out->provider = col_text(r, 0, 3);
-		out->model = col_text(r, 0, 4);
-		out->user_seq = col_int_or_neg(r, 0, 5);
-		out->assistant_seq = col_int_or_neg(r, 0, 6);
-		out->error = col_text(r, 0, 7);
-		out->created_at = col_text(r, 0, 8);
-		out->finished_at = col_text(r, 0, 9);
-	}
-	PQclear(r);
-	return rc;
-}
-
-static enum smr_rc pg_generation_get(struct store *st, const char *id, struct generation *out,
-				     struct smr_err *err)
-{
-	return read_generation(P(st), Q_GEN_GET, id, out, err);
-}
-
-static enum smr_rc pg_generation_running(struct store *st, const char *session_id,
-					 struct generation *out, struct smr_err *err)
-{
-	return read_generation(P(st), Q_GEN_RUNNING, session_id, out, err);
-}
-
-static enum smr_rc pg_generation_update(struct store *st, const struct generation *g,
-					struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-
-	p_text(&p, g->status);
-	p_int_or_null(&p, g->user_seq);
-	p_int_or_null(&p, g->assistant_seq);
-	p_text(&p, g->error);
-	p_text(&p, g->finished_at);
-	p_text(&p, g->id);
-	return run_done(P(st), Q_GEN_UPDATE, &p, "updating a generation", err);
-}
-
-static enum smr_rc pg_generation_interrupt(struct store *st, const char *reason,
-					   const char *now, const char *before, size_t *n,
-					   struct smr_err *err)
-{
-	struct pg_store *s = P(st);
-	struct params p = { .n = 0 };
-	PGresult *r = NULL;
-	enum smr_rc rc;
-
-	p_text(&p, reason);
-	p_text(&p, before);
-	rc = run_done(s, Q_GEN_INTERRUPT_TURNS, &p, "interrupting generations", err);
-	if (rc)
-		return rc;
-	p = (struct params){ .n = 0 };
-	p_text(&p, reason);
-	p_text(&p, now);
-	p_text(&p, before);
-	rc = run(s, Q_GEN_INTERRUPT, &p, &r, "interrupting generations", err);
-	if (!rc && n)
-		*n = (size_t)strtoull(PQcmdTuples(r), NULL, 10);
-	PQclear(r);
-	return rc;
-}
-
-/* ---- portable SQL of store/auth.c ---- */
-
-/* The slot of sql on this connection, preparing it there first. */
-static enum smr_rc generic_slot(struct pg_store *s, const char *sql, char name[24],
-				struct smr_err *err)
-{
-	PGresult *r;
 	int i;
 
 	for (i = 0; i < GENERIC_MAX && s->generic[i] && s->generic[i] != sql; i++)
@@ -2949,11 +2269,22 @@ static enum smr_rc generic_slot(struct pg_store *s, const char *sql, char name[2
 	if (i == GENERIC_MAX)
 		BUG("more than %d sql_text statements: raise GENERIC_MAX", GENERIC_MAX);
 	snprintf(name, 24, "smriti_g%d", i);
-	if (s->generic[i])
+	*slot = i;
+	return s->generic[i] != NULL;
+}
+
+/* The slot of sql on this connection, preparing it there first. */
+static enum smr_rc generic_slot(struct pg_store *s, const char *sql, char name[24],
+				const char *what, struct smr_err *err)
+{
+	PGresult *r;
+	int i;
+
+	if (generic_find(s, sql, name, &i))
 		return SMR_OK;
 	r = PQprepare(s->conn, name, sql, 0, NULL);
 	if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-		enum smr_rc rc = pg_fail(s, r, "preparing an access statement", err);
+		enum smr_rc rc = pg_fail(s, r, what, err);
 
 		PQclear(r);
 		return rc;
@@ -2963,13 +2294,52 @@ static enum smr_rc generic_slot(struct pg_store *s, const char *sql, char name[2
 	return SMR_OK;
 }
 
+/*
+ * sql_text inside store.c's pipelined transaction: sends sql (preparing it
+ * first on this connection) as a row of it.  SQL_ROW: with the rest, its
+ * failure reported at txn_commit (*out stays NULL); else read at once, one
+ * round trip, as run() does.
+ */
+static enum smr_rc generic_row(struct pg_store *s, enum sql_mode mode, const char *sql,
+			       const char *const *params, int n, const char *what,
+			       PGresult **out, struct smr_err *err)
+{
+	struct pipe_entry e = { .kind = PE_QUERY, .what = what, .conflict = "23505" };
+	char name[24];
+	int slot;
+	enum smr_rc rc = pipe_room(s, 2, err);
+
+	if (rc)
+		return rc;
+	if (!generic_find(s, sql, name, &slot)) {
+		if (!PQsendPrepare(s->conn, name, sql, 0, NULL))
+			return pipe_send_failed(s, what, err);
+		s->pipe[s->npipe++] = (struct pipe_entry){ .kind = PE_PREPARE, .generic = slot + 1,
+							   .what = what };
+		s->generic[slot] = sql;
+	}
+	if (mode != SQL_ROW) {
+		e.take = take_keep;
+		e.out = &s->kept;
+	}
+	if (!PQsendQueryPrepared(s->conn, name, n, params, NULL, NULL, 0))
+		return pipe_send_failed(s, what, err);
+	s->pipe[s->npipe++] = e;
+	if (mode == SQL_ROW)
+		return SMR_OK;
+	rc = pipe_read_kept(s, what, out, err);
+	if (!rc && !*out)     /* the connection died before: nothing was read */
+		rc = smr_errf(err, SMR_EUNAVAIL, "database connection lost; retry");
+	return rc;
+}
+
 static enum smr_rc generic_run(struct pg_store *s, const char *sql, const char *const *params,
-			       int n, PGresult **out, struct smr_err *err)
+			       int n, const char *what, PGresult **out, struct smr_err *err)
 {
 	char name[24];
 	PGresult *r;
 	ExecStatusType st;
-	enum smr_rc rc = generic_slot(s, sql, name, err);
+	enum smr_rc rc = generic_slot(s, sql, name, what, err);
 
 	if (rc)
 		return rc;
@@ -2979,34 +2349,70 @@ static enum smr_rc generic_run(struct pg_store *s, const char *sql, const char *
 		*out = r;
 		return SMR_OK;
 	}
-	rc = pg_fail(s, r, "reading or writing access rows", err);
+	rc = pg_fail(s, r, what, err);
 	PQclear(r);
 	if (state_is(s, "23505"))
 		return SMR_ECONFLICT;
 	return rc;
 }
 
-static enum smr_rc pg_sql_text(struct store *st, const char *sql, const char *const *params,
-			       int n, struct store_rows *out, struct smr_err *err)
+/* SQL_AUTO: autocommit, once more on a fresh connection when the old one had died. */
+static enum smr_rc generic_auto(struct pg_store *s, const char *sql, const char *const *params,
+				int n, const char *what, PGresult **out, struct smr_err *err)
 {
-	struct pg_store *s = P(st);
 	struct smr_err first = SMR_ERR_INIT;
-	PGresult *r = NULL;
 	enum smr_rc rc = ready(s, err);
-	size_t rows, cols;
 
-	memset(out, 0, sizeof(*out));
 	if (rc)
 		return rc;
-	rc = generic_run(s, sql, params, n, &r, &first);
+	rc = generic_run(s, sql, params, n, what, out, &first);
 	if (rc && s->lost) {
 		rc = reconnect(s, err);
 		if (!rc)
-			rc = generic_run(s, sql, params, n, &r, err);
+			rc = generic_run(s, sql, params, n, what, out, err);
 	} else if (rc && err && rc != SMR_ECONFLICT) {
 		*err = first;
 	}
+	return rc;
+}
+
+/* SQL_TXN: BEGIN (retried on a dead connection), the statement, COMMIT; never sent twice. */
+static enum smr_rc generic_txn(struct pg_store *s, const char *sql, const char *const *params,
+			       int n, const char *what, PGresult **out, struct smr_err *err)
+{
+	enum smr_rc rc = begin(s, err);
+
 	if (rc)
+		return rc;
+	rc = generic_run(s, sql, params, n, what, out, err);
+	if (rc)
+		return rollback(s, rc);
+	rc = commit(s, err);
+	if (rc) {
+		PQclear(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+static enum smr_rc pg_sql_text(struct store *st, enum sql_mode mode, const char *sql,
+			       const char *const *params, int n, const char *what,
+			       struct store_rows *out, struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	PGresult *r = NULL;
+	enum smr_rc rc;
+	size_t rows, cols;
+
+	memset(out, 0, sizeof(*out));
+	if (s->in_txn)
+		rc = generic_row(s, mode, sql, params, n, what, &r, err);
+	else if (mode == SQL_ROW)
+		BUG("sql_text(SQL_ROW) outside store.c's transaction");
+	else
+		rc = (mode == SQL_TXN ? generic_txn : generic_auto)(s, sql, params, n, what, &r,
+								 err);
+	if (rc || !r)
 		return rc;
 	rows = (size_t)PQntuples(r);
 	cols = (size_t)PQnfields(r);
@@ -3043,47 +2449,20 @@ const struct store_ops store_postgres_ops = {
 	.space_insert = space_insert,
 	.head_move = move_head,
 	.last_seq_lock = lock_last_seq,
-	.session_insert = insert_session,
 	.turn_insert = insert_turn,
 	.head_get = pg_head_get,
 	.txn_not_started = pg_txn_not_started,
 	.txn_flush = pg_txn_flush,
 	.space_create = pg_space_create,
-	.space_owner = pg_space_owner,
-	.space_get = pg_space_get,
-	.space_list = pg_space_list,
-	.space_rename = pg_space_rename,
-	.space_delete = pg_space_delete,
-	.space_find = pg_space_find,
-	.space_list_deleted = pg_space_list_deleted,
 	.gc_prune = pg_gc_prune,
-	.reflog_insert = pg_reflog_insert,
-	.reflog_list = pg_reflog_list,
-	.handoff_insert = pg_handoff_insert,
-	.handoff_latest = pg_handoff_latest,
 	.search_has = pg_search_has,
 	.search_insert = pg_search_insert,
 	.search_insert_at = pg_search_insert_at,
 	.search_insert_turn = pg_search_insert_turn,
 	.search = pg_search,
 	.checkpoint_get = pg_checkpoint_get,
-	.checkpoint_find_prefix = pg_checkpoint_find_prefix,
 	.checkpoint_log = pg_checkpoint_log,
 	.checkpoint_scan = pg_checkpoint_scan,
-	.session_get = pg_session_get,
-	.session_list = pg_session_list,
-	.turn_set_error = pg_turn_set_error,
-	.turn_list = pg_turn_list,
-	.turns_since_head = pg_turns_since_head,
-	.job_create = pg_job_create,
-	.job_get = pg_job_get,
-	.job_update = pg_job_update,
-	.job_fail_unfinished = pg_job_fail_unfinished,
-	.generation_insert = pg_generation_insert,
-	.generation_get = pg_generation_get,
-	.generation_running = pg_generation_running,
-	.generation_update = pg_generation_update,
-	.generation_interrupt = pg_generation_interrupt,
 	.sql_text = pg_sql_text,
 	/* the notice is sent when this statement's transaction commits (pg_watch.c) */
 	.auth_bump_sql = PG_AUTH_BUMP,
