@@ -233,12 +233,54 @@ enum smr_rc cli_open(struct cli_ctx *ctx, struct smr_err *err)
 	return cli_open_for(ctx, 1, err);
 }
 
+void cli_fill_space(struct cli_ctx *ctx, const char *op, json_t *params)
+{
+	const struct api_op *o = api_find(op);
+	const char *key = o ? o->access.param : NULL;
+	enum api_need need = o ? o->access.need : NEED_UNDECLARED;
+
+	if (!ctx->project.space || !key || !json_is_object(params) || !strcmp(op, "fsck"))
+		return;
+	if (need != NEED_SPACE && need != NEED_SPACE_ANY && need != NEED_REF)
+		return;
+	if (!json_object_get(params, key))
+		json_object_set_new(params, key, json_string(ctx->project.space));
+}
+
+/* SMR_EUSAGE when op needs a Space or REF that neither params nor a project names. */
+static enum smr_rc space_named(const char *op, const json_t *params, struct smr_err *err)
+{
+	const struct api_op *o = api_find(op);
+	const char *key = o ? o->access.param : NULL;
+	enum api_need need = o ? o->access.need : NEED_UNDECLARED;
+
+	if (!key || json_object_get(params, key) || !strcmp(op, "fsck") ||
+	    (need != NEED_SPACE && need != NEED_SPACE_ANY && need != NEED_REF))
+		return SMR_OK;
+	return smr_errf(err, SMR_EUSAGE, "name a %s, or run 'smriti init SPACE' in the project"
+			" to make it the default here", need == NEED_REF ? "REF" : "SPACE");
+}
+
+const char *cli_space_or_project(struct cli_ctx *ctx, const char *given)
+{
+	if (given)
+		return given;
+	if (!ctx->project.space)
+		cli_fail(SMR_EUSAGE, "name a SPACE, or run 'smriti init SPACE' in the project to "
+			 "make it the default here");
+	return ctx->project.space;
+}
+
 enum smr_rc cli_call_keep(struct cli_ctx *ctx, const char *op, json_t *params,
 			  json_t **result, struct smr_err *err)
 {
 	enum smr_rc rc;
 
-	if (ctx->remote) {
+	cli_fill_space(ctx, op, params);
+	rc = space_named(op, params, err);
+	if (rc)
+		;
+	else if (ctx->remote) {
 		rc = cli_remote_call(ctx, op, params, result, err);
 	} else {
 		const struct api_op *o = api_find(op);
