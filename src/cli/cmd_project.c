@@ -5,6 +5,7 @@
  * not there; status says which file, Space and store are in force.
  */
 #include "cli/cli.h"
+#include "cli/files.h"
 #include "util/jfield.h"
 #include "util/xalloc.h"
 
@@ -40,32 +41,6 @@ static int take(int c, const char *val, void *arg)
 	else
 		return CLI_OPT_REFUSED;
 	return 0;
-}
-
-/* Writes text to path through a temporary file and a rename, so a crash leaves the old one. */
-static enum smr_rc write_atomic(const char *path, const char *text, struct smr_err *err)
-{
-	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
-	FILE *f = fopen(tmp, "w");
-	enum smr_rc rc = SMR_OK;
-
-	if (!f) {
-		rc = smr_errf(err, SMR_EINTERNAL, "cannot write '%s': %s", tmp, strerror(errno));
-	} else {
-		if (fputs(text, f) < 0 || fflush(f) || fsync(fileno(f)))
-			rc = smr_errf(err, SMR_EINTERNAL, "cannot write '%s': %s", tmp,
-				      strerror(errno));
-		if (fclose(f) && !rc)
-			rc = smr_errf(err, SMR_EINTERNAL, "cannot write '%s': %s", tmp,
-				      strerror(errno));
-		if (!rc && rename(tmp, path))
-			rc = smr_errf(err, SMR_EINTERNAL, "cannot write '%s': %s", path,
-				      strerror(errno));
-		if (rc)
-			unlink(tmp);
-	}
-	free(tmp);
-	return rc;
 }
 
 /* The Space exists afterwards; *created says whether this call made it. */
@@ -122,7 +97,7 @@ static int init_write(struct cli_ctx *ctx, const char *space, int force, int jso
 		goto out;
 	}
 	rc = ensure_space(ctx, space, &created);
-	if (!rc && (rc = write_atomic(PROJECT_FILE, text, &err)))
+	if (!rc && (rc = cli_write_file(PROJECT_FILE, text, 0644, &err)))
 		rc = cli_fail(rc, "%s", err.msg);
 	if (rc)
 		goto out;
