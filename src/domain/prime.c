@@ -16,6 +16,7 @@ enum { L_TASKS, L_QUESTIONS, L_DECISIONS, L_N };
 
 static const char *const list_key[L_N] = { "open_tasks", "open_questions", "decisions" };
 static const char *const list_heading[L_N] = { "Open tasks", "Open questions", "Decisions" };
+static const char *const list_noun[L_N] = { "open tasks", "open questions", "decisions" };
 
 struct shape {
 	json_t *items[L_N];      /* all of each list */
@@ -105,6 +106,28 @@ static json_t *head_of(const json_t *list, size_t keep)
 	return out;
 }
 
+/*
+ * One line for the items trimmed, so an agent knows the primer is not all
+ * (a cut summary says so itself: context_add_capped).
+ */
+static void render_left_out(struct buf *b, const struct prime_in *in, const struct shape *s)
+{
+	int any = 0;
+
+	for (int l = L_N - 1; l >= 0; l--) {
+		size_t more = json_array_size(s->items[l]) - s->keep[l];
+
+		if (!more)
+			continue;
+		buf_addf(b, "%s%zu %s", any ? ", " : "\n(Left out for length: ", more,
+			 list_noun[l]);
+		any = 1;
+	}
+	if (any)
+		buf_addf(b, "; %s shows all.)\n", in->tools == PRIME_TOOLS_MCP ? "read_head" :
+			 "`smriti head`");
+}
+
 static char *render(const struct prime_in *in, const struct shape *s)
 {
 	struct buf b = BUF_INIT(0);
@@ -115,18 +138,14 @@ static char *render(const struct prime_in *in, const struct shape *s)
 	render_note(&b, in->handoff);
 	for (int l = 0; l < L_N; l++) {
 		json_t *shown = head_of(s->items[l], s->keep[l]);
-		size_t more = json_array_size(s->items[l]) - s->keep[l];
 
 		if (l == L_TASKS)
 			context_render_tasks(&b, list_heading[l], shown);
 		else
 			context_render_items(&b, list_heading[l], shown);
-		if (more)
-			buf_addf(&b, "%s(%s: %zu more left out; %s)\n", s->keep[l] ? "" : "\n",
-				 list_heading[l], more, in->tools == PRIME_TOOLS_MCP ?
-				 "read_head shows all" : "`smriti head` shows all");
 		json_decref(shown);
 	}
+	render_left_out(&b, in, s);
 	return buf_detach(&b, NULL);
 }
 

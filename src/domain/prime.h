@@ -10,8 +10,9 @@
  * Tokens are estimated as characters / 4, rounded up (context.h's stand-in
  * for tokens).  Over the budget, whole items go in this stated order:
  * decisions, then open questions, then open tasks, each list from its end
- * (lists keep their authored order, first most important), each cut list
- * ending in a line saying how many more there are; then the summary is cut.
+ * (lists keep their authored order, first most important), one closing
+ * line saying how many of each were left out; then the summary is cut from
+ * its end (marked as cut).
  * The loop, HEAD's line and the hand-off note always stay, so a tiny budget
  * gives them alone.
  */
