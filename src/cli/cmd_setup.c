@@ -67,6 +67,7 @@ struct where {
 	char *dir;                        /* the project directory or HOME */
 	const char *url;                  /* the server, or NULL for stdio */
 	const char *db;                   /* a database named for the server's env, or NULL */
+	int remove;                       /* --remove: every form Smriti may have written goes */
 	char self[PATH_MAX];              /* this binary, for hosts that need a full path */
 };
 
@@ -285,7 +286,7 @@ static void host_vscode(struct plan *p, const struct where *w, int user)
 		       in_dir(w, ".vscode/mcp.json"), "MCP server 'smriti'");
 	edit(t, JEDIT_MEMBER, w->url ? http_entry(w, "url", 1, "Bearer ${input:smriti-token}") :
 	     stdio_entry(w, 1, 0), "servers", "smriti", NULL);
-	if (w->url)
+	if (w->url || w->remove)
 		edit(t, JEDIT_ITEM, json_pack("{s:s, s:s, s:s, s:b}", "type", "promptString", "id",
 					      "smriti-token", "description", "Smriti token "
 					      "(SMRITI_TOKEN)", "password", 1), "inputs", NULL,
@@ -575,6 +576,7 @@ static int make_where(struct where *w, const struct cli_ctx *ctx, const struct s
 	if (n > 12 && !strcmp(w->self + n - 12, "/smriti-full"))
 		w->self[n - 5] = '\0';
 	w->scope = user ? "user" : "project";
+	w->remove = a->remove;
 	w->url = a->url ? a->url : ctx->remote;
 	w->db = ctx->db_from && (!strcmp(ctx->db_from, "--db") ||
 				 !strcmp(ctx->db_from, "SMRITI_DB")) ? ctx->db : NULL;
