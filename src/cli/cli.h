@@ -81,13 +81,12 @@ enum smr_rc cli_call_keep(struct cli_ctx *ctx, const char *op, json_t *params,
 			  json_t **result, struct smr_err *err);
 
 /*
- * The project's Space (ctx->project) for an operation called without one:
- * when op names its Space or REF in a parameter (api_op.access) and params
- * lacks it, sets it.  The one place a command's missing SPACE is filled, so
- * every command and every later one gets the same rule.  fsck is left out:
- * without a Space it checks the whole store.
+ * The one place a command's missing SPACE is filled: a command given no
+ * SPACE (or REF) puts null under "space" (or "ref") in the operation's
+ * parameters, and cli_call() sets it to the project's Space (ctx->project),
+ * or fails with SMR_EUSAGE naming 'smriti init' when there is no project.
  */
-void cli_fill_space(struct cli_ctx *ctx, const char *op, json_t *params);
+enum smr_rc cli_fill_space(struct cli_ctx *ctx, json_t *params, struct smr_err *err);
 
 /*
  * The Space a command names, else the project's; NULL when neither (then

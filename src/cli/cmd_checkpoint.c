@@ -297,8 +297,8 @@ static int update(struct cli_ctx *ctx, const struct ckpt_args *a, const char *sp
 	json_t *params = patch_of(a), *res = NULL;
 	int rc;
 
-	if (space)     /* none: the project's (cli_fill_space) */
-		json_object_set_new(params, "space", json_string(space));
+	/* none: null, which cli_call() fills with the project's Space */
+	json_object_set_new(params, "space", space ? json_string(space) : json_null());
 	if (a->parent)
 		json_object_set_new(params, "parent", json_string(a->parent));
 	if (a->author)
@@ -320,7 +320,7 @@ static int create_exact(struct cli_ctx *ctx, const struct ckpt_args *a, const ch
 	int rc;
 
 	rc = cli_call(ctx, "checkpoint.create",
-		      json_pack("{s:s*, s:O, s:s?, s:s?}", "space", space, "checkpoint", a->fields,
+		      json_pack("{s:s?, s:O, s:s?, s:s?}", "space", space, "checkpoint", a->fields,
 				"parent", a->parent, "author", a->author), &res);
 	if (!rc && a->json)
 		cli_print_json(res);

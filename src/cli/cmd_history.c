@@ -131,7 +131,7 @@ int cmd_blame(int argc, char **argv, struct cli_ctx *ctx)
 		return rc == CLI_OPT_DONE ? 0 : rc;
 	if (argc - first > 1)
 		return cli_usage(a.cmd, "give one REF (or none in a project)");
-	rc = cli_call(ctx, "blame", json_pack("{s:s*}", "ref", argc > first ? argv[first] : NULL),
+	rc = cli_call(ctx, "blame", json_pack("{s:s?}", "ref", argc > first ? argv[first] : NULL),
 		      &res);
 	if (rc)
 		return rc;
@@ -153,7 +153,7 @@ int cmd_reflog(int argc, char **argv, struct cli_ctx *ctx)
 		return rc == CLI_OPT_DONE ? 0 : rc;
 	if (argc - first > 1)
 		return cli_usage(a.cmd, "give one SPACE (or none in a project)");
-	rc = cli_call(ctx, "reflog", json_pack("{s:s*, s:I}", "space",
+	rc = cli_call(ctx, "reflog", json_pack("{s:s?, s:I}", "space",
 					       argc > first ? argv[first] : NULL, "limit",
 					       (json_int_t)a.limit), &res);
 	if (rc)

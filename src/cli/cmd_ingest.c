@@ -123,7 +123,7 @@ int cmd_ingest(int argc, char **argv, struct cli_ctx *ctx)
 	if (rc)
 		return rc;
 	rc = cli_call(ctx, "ingest",
-		      json_pack("{s:s*, s:o, s:s?, s:s?}", "space", a.space, "transcript", text,
+		      json_pack("{s:s?, s:o, s:s?, s:s?}", "space", a.space, "transcript", text,
 				"format", a.format, "title", a.title), &res);
 	if (rc)
 		return rc;

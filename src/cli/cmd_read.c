@@ -120,7 +120,7 @@ static int one_arg(const char *name, int argc, char **argv, struct cli_ctx *ctx,
 		return rc < 0 ? 0 : rc;
 	if (a.npos > 1)
 		return cli_usage(cli_find(name), "give one argument (or none in a project)");
-	rc = cli_call(ctx, op, json_pack("{s:s*}", key, a.npos ? a.pos[0] : NULL), &res);
+	rc = cli_call(ctx, op, json_pack("{s:s?}", key, a.npos ? a.pos[0] : NULL), &res);
 	return output(rc, res, a.json, render_checkpoint);
 }
 
@@ -157,7 +157,7 @@ int cmd_head(int argc, char **argv, struct cli_ctx *ctx)
 		return rc < 0 ? 0 : rc;
 	if (a.npos > 1)
 		return cli_usage(cli_find("head"), "give one SPACE (or none in a project)");
-	rc = cli_call(ctx, "head", json_pack("{s:s*}", "space", a.npos ? a.pos[0] : NULL),
+	rc = cli_call(ctx, "head", json_pack("{s:s?}", "space", a.npos ? a.pos[0] : NULL),
 		      &res);
 	return output(rc, res, a.json, render_head);
 }
@@ -191,7 +191,7 @@ int cmd_handoff(int argc, char **argv, struct cli_ctx *ctx)
 		return cli_usage(cli_find("handoff"), "--restore needs the REF to restore");
 	author = a.author ? a.author : cli_default_author();
 	rc = cli_call(ctx, "handoff",
-		      json_pack("{s:s*, s:s?, s:s, s:b, s:s?}", "space", a.npos ? a.pos[0] : NULL,
+		      json_pack("{s:s?, s:s*, s:s, s:b, s:s?}", "space", a.npos ? a.pos[0] : NULL,
 				"ref",
 				a.npos == 2 ? a.pos[1] : NULL, "note", a.message, "restore",
 				a.restore, "author", author), &res);
@@ -215,7 +215,7 @@ int cmd_log(int argc, char **argv, struct cli_ctx *ctx)
 	if (a.npos > 1)
 		return cli_usage(cli_find("log"), "give one SPACE or REF (or none in a project)");
 	rc = cli_call(ctx, "log",
-		      json_pack("{s:s*, s:I, s:b, s:b}", "ref", a.npos ? a.pos[0] : NULL,
+		      json_pack("{s:s?, s:I, s:b, s:b}", "ref", a.npos ? a.pos[0] : NULL,
 				"limit", (json_int_t)(a.limit < 0 ? 0 : a.limit),
 				"first_parent", a.first_parent, "graph", a.graph), &res);
 	return output(rc, res, a.json, render_log);
@@ -250,7 +250,7 @@ int cmd_restore(int argc, char **argv, struct cli_ctx *ctx)
 				 " REF alone)");
 	author = a.author ? a.author : cli_default_author();
 	rc = cli_call(ctx, "restore",
-		      json_pack("{s:s*, s:s, s:s?}", "space", a.npos == 2 ? a.pos[0] : NULL,
+		      json_pack("{s:s?, s:s, s:s?}", "space", a.npos == 2 ? a.pos[0] : NULL,
 				"ref", a.pos[a.npos - 1],
 				"author", author), &res);
 	return output(rc, res, a.json, render_checkpoint);
@@ -273,7 +273,7 @@ int cmd_fork(int argc, char **argv, struct cli_ctx *ctx)
 		return rc < 0 ? 0 : rc;
 	if (a.npos > 1 || !a.into)
 		return cli_usage(cli_find("fork"), "give a REF and --into NEWSPACE");
-	rc = cli_call(ctx, "fork", json_pack("{s:s*, s:s}", "ref", a.npos ? a.pos[0] : NULL,
+	rc = cli_call(ctx, "fork", json_pack("{s:s?, s:s}", "ref", a.npos ? a.pos[0] : NULL,
 					     "into", a.into),
 		      &res);
 	return output(rc, res, a.json, render_fork);
@@ -289,7 +289,7 @@ int cmd_fsck(int argc, char **argv, struct cli_ctx *ctx)
 		return rc < 0 ? 0 : rc;
 	if (a.npos > 1)
 		return cli_usage(cli_find("fsck"), "give at most one SPACE");
-	rc = cli_call(ctx, "fsck", json_pack("{s:s?}", "space", a.npos ? a.pos[0] : NULL),
+	rc = cli_call(ctx, "fsck", json_pack("{s:s*}", "space", a.npos ? a.pos[0] : NULL),
 		      &res);
 	if (rc)
 		return rc;

@@ -139,7 +139,7 @@ int cmd_review(int argc, char **argv, struct cli_ctx *ctx)
 		return rc;
 	if (argc - first > 1)
 		return cli_usage(cmd, "give one REF (or none in a project)");
-	params = json_pack("{s:s*, s:b}", "ref", argc > first ? argv[first] : NULL, "llm",
+	params = json_pack("{s:s?, s:b}", "ref", argc > first ? argv[first] : NULL, "llm",
 			   !a.no_llm);
 	if (a.provider)
 		json_object_set_new(params, "provider", json_string(a.provider));

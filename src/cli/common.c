@@ -233,32 +233,25 @@ enum smr_rc cli_open(struct cli_ctx *ctx, struct smr_err *err)
 	return cli_open_for(ctx, 1, err);
 }
 
-void cli_fill_space(struct cli_ctx *ctx, const char *op, json_t *params)
+/*
+ * A command that was given no SPACE (or REF) puts null there; the project's
+ * Space takes its place.  Only null is filled: a parameter a command left
+ * out means what the operation says it means (fsck and search: every Space).
+ */
+enum smr_rc cli_fill_space(struct cli_ctx *ctx, json_t *params, struct smr_err *err)
 {
-	const struct api_op *o = api_find(op);
-	const char *key = o ? o->access.param : NULL;
-	enum api_need need = o ? o->access.need : NEED_UNDECLARED;
+	static const char *const keys[] = { "space", "ref" };
 
-	if (!ctx->project.space || !key || !json_is_object(params) || !strcmp(op, "fsck"))
-		return;
-	if (need != NEED_SPACE && need != NEED_SPACE_ANY && need != NEED_REF)
-		return;
-	if (!json_object_get(params, key))
-		json_object_set_new(params, key, json_string(ctx->project.space));
-}
-
-/* SMR_EUSAGE when op needs a Space or REF that neither params nor a project names. */
-static enum smr_rc space_named(const char *op, const json_t *params, struct smr_err *err)
-{
-	const struct api_op *o = api_find(op);
-	const char *key = o ? o->access.param : NULL;
-	enum api_need need = o ? o->access.need : NEED_UNDECLARED;
-
-	if (!key || json_object_get(params, key) || !strcmp(op, "fsck") ||
-	    (need != NEED_SPACE && need != NEED_SPACE_ANY && need != NEED_REF))
-		return SMR_OK;
-	return smr_errf(err, SMR_EUSAGE, "name a %s, or run 'smriti init SPACE' in the project"
-			" to make it the default here", need == NEED_REF ? "REF" : "SPACE");
+	for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++) {
+		if (!json_is_null(json_object_get(params, keys[i])))
+			continue;
+		if (!ctx->project.space)
+			return smr_errf(err, SMR_EUSAGE, "name a %s, or run 'smriti init SPACE' in"
+					" the project to make it the default here",
+					i ? "REF" : "SPACE");
+		json_object_set_new(params, keys[i], json_string(ctx->project.space));
+	}
+	return SMR_OK;
 }
 
 const char *cli_space_or_project(struct cli_ctx *ctx, const char *given)
@@ -276,8 +269,7 @@ enum smr_rc cli_call_keep(struct cli_ctx *ctx, const char *op, json_t *params,
 {
 	enum smr_rc rc;
 
-	cli_fill_space(ctx, op, params);
-	rc = space_named(op, params, err);
+	rc = cli_fill_space(ctx, params, err);
 	if (rc)
 		;
 	else if (ctx->remote) {

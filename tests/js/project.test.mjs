@@ -133,16 +133,23 @@ function suite(name, makeStore, bin) {
         assert.equal(must(p.sub, ['head', '--json'], { env, bin }).json().handoff.note, 'next: finish t1');
         const back = must(p.sub, ['restore', c1.commit_hash, '--json'], { env, bin }).json();
         assert.equal(back.space, 'demo');
-        // a SPACE on the command line still wins
+        // a SPACE or REF on the command line still wins, whatever else is left out
         must(p.sub, ['space', 'create', 'other'], { env, bin });
         assert.equal(sm(p.sub, ['head', 'other'], { env, bin }).code, 3);
+        const o = must(p.sub, ['commit', 'other', '--title', 'elsewhere', '--json'], { env, bin }).json();
+        assert.deepEqual(must(p.sub, ['log', 'other', '--json'], { env, bin }).json().map((c) => c.commit_hash), [o.commit_hash]);
+        must(p.sub, ['handoff', 'other', '-m', 'for other'], { env, bin });
+        assert.equal(must(p.sub, ['head', 'other', '--json'], { env, bin }).json().handoff.note, 'for other');
+        assert.equal(must(p.sub, ['head', '--json'], { env, bin }).json().handoff.note, 'next: finish t1');
+        // fsck without a Space still checks the whole store
+        assert.equal(must(p.sub, ['fsck', '--json'], { env, bin }).json().spaces, 2);
         // outside any project: a clear usage error naming init
         const outside = sm(p.root, ['head'], { env: { ...env, SMRITI_DB: p.db }, bin });
         assert.equal(outside.code, 2);
         assert.match(outside.stderr, /name a SPACE, or run 'smriti init SPACE'/);
         const nolog = sm(p.root, ['log'], { env: { ...env, SMRITI_DB: p.db }, bin });
         assert.equal(nolog.code, 2);
-        assert.match(nolog.stderr, /name a SPACE, or run 'smriti init SPACE'/);
+        assert.match(nolog.stderr, /name a REF, or run 'smriti init SPACE'/);
         const noshow = sm(p.root, ['show'], { env: { ...env, SMRITI_DB: p.db }, bin });
         assert.equal(noshow.code, 2);
         assert.match(noshow.stderr, /name a REF, or run 'smriti init SPACE'/);
