@@ -160,6 +160,7 @@ function teamSuite(kind, makeDb) {
       'merge.base': async () => ({ a: head, b: 'projfork' }),
       restore: async () => ({ space: 'proj', ref: head }),
       handoff: async () => ({ space: 'proj', note: 'from the matrix' }),
+      prime: async () => ({ space: 'proj', budget: 200 }),
       'space.deleted': async () => ({}),
       fork: async () => ({ ref: head, into: uniq('fork') }),
       fsck: async () => ({ space: 'proj' }),
