@@ -165,7 +165,7 @@ int cmd_status(int argc, char **argv, struct cli_ctx *ctx)
 	struct project_args a = { 0 };
 	const char *space = ctx->project.space, *store = ctx->remote ? ctx->remote : ctx->db;
 	const char *from = ctx->remote ? ctx->remote_from : ctx->db_from;
-	char why[300] = "";
+	char why[sizeof(((struct smr_err *)0)->msg)] = "";
 	json_t *head;
 	int rc, first;
 
