@@ -24,20 +24,21 @@ struct shape {
 	size_t summary_chars;    /* characters of the summary shown; SIZE_MAX: all */
 };
 
+/* The loop naming commands: %1$s is the Space's name, %2$s the same quoted for a shell. */
 static const char *const loop_cli =
-	"This project keeps its reasoning state in Smriti, as Checkpoints on Space '%s'.\n"
+	"This project keeps its reasoning state in Smriti, as Checkpoints on Space '%1$s'.\n"
 	"The hand-off loop:\n"
-	"1. Read HEAD first (`smriti head`, summarised below); its hash is the parent you"
+	"1. Read HEAD first (`smriti head %2$s`, summarised below); its hash is the parent you"
 	" write on.\n"
 	"2. Do the work.\n"
 	"3. At a point worth keeping, write a Checkpoint on the parent you read:"
-	" `smriti checkpoint create --parent HASH --title T --decision D --task T`.\n"
+	" `smriti checkpoint create %2$s --parent HASH --title T --decision D --task T`.\n"
 	"4. A conflict (exit 4) means someone wrote since you read: read HEAD again, fold"
 	" their work in (or `smriti merge`), write on the new HEAD. Never overwrite it.\n"
-	"5. Before you stop, leave a note for the next agent: `smriti handoff -m NOTE`.\n";
+	"5. Before you stop, leave a note for the next agent: `smriti handoff %2$s -m NOTE`.\n";
 
 static const char *const loop_mcp =
-	"This project keeps its reasoning state in Smriti, as Checkpoints on Space '%s'.\n"
+	"This project keeps its reasoning state in Smriti, as Checkpoints on Space '%1$s'.\n"
 	"The hand-off loop:\n"
 	"1. Read HEAD first (tool read_head, summarised below); its hash is the parent you"
 	" write on.\n"
@@ -128,12 +129,37 @@ static void render_left_out(struct buf *b, const struct prime_in *in, const stru
 			 "`smriti head`");
 }
 
-static char *render(const struct prime_in *in, const struct shape *s)
+/* name as one shell word: itself when plain, else in single quotes; caller frees. */
+static char *shell_word(const char *name)
 {
 	struct buf b = BUF_INIT(0);
 
+	if (*name && strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			    "0123456789._-") == strlen(name) && *name != '-')
+		return xstrdup(name);
+	buf_addch(&b, '\'');
+	for (const char *p = name; *p; p++) {
+		if (*p == '\'')
+			buf_adds(&b, "'\\''");   /* close, an escaped quote, reopen */
+		else
+			buf_addch(&b, *p);
+	}
+	buf_addch(&b, '\'');
+	return buf_detach(&b, NULL);
+}
+
+static char *render(const struct prime_in *in, const struct shape *s)
+{
+	struct buf b = BUF_INIT(0);
+	char *quoted;
+
 	buf_addf(&b, "# Smriti: Space '%s'\n\n", in->space);
-	buf_addf(&b, in->tools == PRIME_TOOLS_MCP ? loop_mcp : loop_cli, in->space);
+	quoted = shell_word(in->space);
+	if (in->tools == PRIME_TOOLS_MCP)
+		buf_addf(&b, loop_mcp, in->space);
+	else
+		buf_addf(&b, loop_cli, in->space, quoted);
+	free(quoted);
 	render_head(&b, in, s);
 	render_note(&b, in->handoff);
 	for (int l = 0; l < L_N; l++) {

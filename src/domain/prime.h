@@ -4,7 +4,8 @@
  * an MCP prompt).  Pure code: the caller reads HEAD and the hand-off note.
  *
  * The text has, in order: the hand-off loop (read HEAD, work, write on the
- * parent you read, what a conflict means, leave a note), HEAD's line and
+ * parent you read, what a conflict means, leave a note; its commands name
+ * the Space, quoted for a shell where it is not one word), HEAD's line and
  * summary, the last hand-off note, open tasks, open questions, decisions.
  *
  * Tokens are estimated as characters / 4, rounded up (context.h's stand-in

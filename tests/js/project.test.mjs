@@ -173,7 +173,7 @@ function suite(name, makeStore, bin) {
         must(p.sub, ['handoff', '-m', 'Migration half done: keep the foreign keys'], { env, bin });
         const text = must(p.sub, ['prime'], { env, bin }).stdout;
         for (const re of [/The hand-off loop:/, /1\. Read HEAD first/, /write a Checkpoint on the parent you read/,
-          /conflict \(exit 4\)/, /smriti handoff -m NOTE/, /HEAD: [0-9a-f]{12} "Pick the store"/,
+          /conflict \(exit 4\)/, /`smriti handoff demo -m NOTE`/, /`smriti checkpoint create demo --parent HASH/, /HEAD: [0-9a-f]{12} "Pick the store"/,
           /Summary: We compared/, /Last hand-off note \(tester, .*\): Migration half done/,
           /Open tasks:\n- \[open\] Write the migration\n/, /Open questions:\n- Do teams need PostgreSQL\?/,
           /Decisions:\n- Use SQLite locally\n- Keep the schema flat/]) assert.match(text, re);
@@ -199,6 +199,9 @@ function suite(name, makeStore, bin) {
         assert.match(tiny.text, /HEAD: [0-9a-f]{12}/);
         assert.match(tiny.text, /Migration half done/);
         assert.doesNotMatch(tiny.text, /Summary:/);
+        // a name that is not one shell word is quoted in the commands of the loop
+        must(p.sub, ['space', 'create', "it's a trip"], { env, bin });
+        assert.match(must(p.sub, ['prime', "it's a trip"], { env, bin }).stdout, /`smriti head 'it'\\''s a trip'`/);
         // the MCP form names tools
         assert.match(must(p.sub, ['prime', '--mcp'], { env, bin }).stdout, /tool read_head/);
         for (const bad of ['0', 'x', '-5']) assert.equal(sm(p.sub, ['prime', '--budget', bad], { env, bin }).code, 2);
