@@ -455,3 +455,23 @@ describe('smriti setup: the rest', () => {
     } finally { w.cleanup(); }
   });
 });
+
+test('codex: the table is found wherever the user moved it, and a file without a final newline comes back as it was', () => {
+  const w = world();
+  try {
+    mkdirSync(path.join(w.dir, '.codex'));
+    const file = path.join(w.dir, '.codex/config.toml');
+    writeFileSync(file, 'model = "gpt-5"');
+    w.must(['setup', 'codex']);
+    assert.equal(readFileSync(file, 'utf8').split('[mcp_servers.smriti]')[0], 'model = "gpt-5"\n\n');
+    // the user puts a table after ours and edits ours: setup puts ours back in place, keeps theirs
+    const mine = '\n[profiles.slow]\nmodel = "o3"\n';
+    writeFileSync(file, readFileSync(file, 'utf8').replace('args = ["mcp"]', 'args = ["mcp", "--old"]') + mine);
+    assert.match(w.must(['setup', 'codex']), /updated/);
+    const text = readFileSync(file, 'utf8');
+    assert.equal(tomlToJson(file).mcp_servers.smriti.args.join(' '), 'mcp');
+    assert.ok(text.endsWith(mine));
+    w.must(['setup', 'codex', '--remove']);
+    assert.equal(readFileSync(file, 'utf8'), `model = "gpt-5"\n${mine}`);
+  } finally { w.cleanup(); }
+});
