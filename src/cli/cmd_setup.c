@@ -281,8 +281,12 @@ static void host_vscode(struct plan *p, const struct where *w, int user)
 	char cfg[PATH_MAX];
 	struct target *t;
 
-	t = add_target(p, T_JSON, user ? xasprintf("%s/Code/User/mcp.json",
-						   config_home(cfg, sizeof(cfg), w)) :
+#ifdef __APPLE__
+	snprintf(cfg, sizeof(cfg), "%s/Library/Application Support", w->dir);
+#else
+	config_home(cfg, sizeof(cfg), w);
+#endif
+	t = add_target(p, T_JSON, user ? xasprintf("%s/Code/User/mcp.json", cfg) :
 		       in_dir(w, ".vscode/mcp.json"), "MCP server 'smriti'");
 	edit(t, JEDIT_MEMBER, w->url ? http_entry(w, "url", 1, "Bearer ${input:smriti-token}") :
 	     stdio_entry(w, 1, 0), "servers", "smriti", NULL);
