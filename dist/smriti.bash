@@ -74,11 +74,20 @@ _smriti()
 	--remote | --listen | --description | --title | --message | -m | --summary | \
 		--decision | --assumption | --task | --question | --entity | --meta | \
 		--parent | --author | --limit | -n | --workers | --threads | --max-body | \
-		--model | --into | --artifact | --drop | --done | --reopen | --job | --expires | --since)
+		--model | --into | --artifact | --drop | --done | --reopen | --job | --expires | --since | \
+		--budget | --url)
 		return
 		;;
 	--log-format)
 		COMPREPLY=($(compgen -W "text json" -- "$cur"))
+		return
+		;;
+	--hook | --stop-hook)
+		COMPREPLY=($(compgen -W "claude codex gemini vscode cursor" -- "$cur"))
+		return
+		;;
+	--file)
+		_filedir md
 		return
 		;;
 	--space)
@@ -131,11 +140,15 @@ _smriti()
 			_smriti_complete_spaces "$1"
 		fi
 		;;
-	commit | head | show | log | fork | fsck | review | reflog | blame)
+	commit | head | show | log | fork | fsck | review | reflog | blame | prime | init)
 		[[ $nargs == 0 ]] && _smriti_complete_spaces "$1"
 		;;
 	export)
 		_smriti_complete_spaces "$1"
+		;;
+	setup)
+		[[ $nargs == 0 ]] && COMPREPLY=($(compgen -W "claude codex gemini cursor vscode
+			claude-desktop agents-md" -- "$cur"))
 		;;
 	import)
 		[[ $nargs == 0 ]] && _filedir

@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <jansson.h>
 
+#include "cli/project.h"
 #include "ops/ops.h"
 
 struct cli_ctx {
@@ -24,6 +25,10 @@ struct cli_ctx {
 	int db_is_default;       /* 1 when db is the XDG default path */
 	int db_stand_in;         /* 1 while ops holds an empty in-memory store standing in
 				    for a database that does not exist (reads create none) */
+	const char *db_from;     /* where db came from: "--db", "SMRITI_DB", the project file
+				    ("project"), or "default" */
+	const char *remote_from; /* "--remote", "SMRITI_URL" or "project" when remote is set */
+	struct project project;  /* the project file in force (project.h); path NULL if none */
 	struct runtime *rt;      /* built by main for CLI_RUNTIME commands (smriti-full) */
 	struct ops_ctx ops;      /* opened lazily by cli_open; main closes it */
 };
@@ -74,6 +79,21 @@ int cli_call(struct cli_ctx *ctx, const char *op, json_t *params, json_t **resul
  */
 enum smr_rc cli_call_keep(struct cli_ctx *ctx, const char *op, json_t *params,
 			  json_t **result, struct smr_err *err);
+
+/*
+ * The one place a command's missing SPACE is filled: a command given no
+ * SPACE (or REF) puts null under "space" (or "ref") in the operation's
+ * parameters, and cli_call() sets it to the project's Space (ctx->project),
+ * or fails with SMR_EUSAGE naming 'smriti init' when there is no project.
+ */
+enum smr_rc cli_fill_space(struct cli_ctx *ctx, json_t *params, struct smr_err *err);
+
+/*
+ * The Space a command names, else the project's; NULL when neither (then
+ * cli_fail()s with a message naming 'smriti init').  For commands that
+ * need the name before calling an operation.
+ */
+const char *cli_space_or_project(struct cli_ctx *ctx, const char *given);
 
 /* Prints an error line ("smriti: ...") and returns the exit code for rc. */
 int cli_fail(enum smr_rc rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -182,6 +202,10 @@ int cmd_blame(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_search(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_export(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_import(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_init(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_status(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_prime(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_setup(int argc, char **argv, struct cli_ctx *ctx);
 
 /* Human renderings of result documents (render.c). */
 void render_checkpoint(const json_t *c);

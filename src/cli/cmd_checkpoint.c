@@ -297,7 +297,8 @@ static int update(struct cli_ctx *ctx, const struct ckpt_args *a, const char *sp
 	json_t *params = patch_of(a), *res = NULL;
 	int rc;
 
-	json_object_set_new(params, "space", json_string(space));
+	/* none: null, which cli_call() fills with the project's Space */
+	json_object_set_new(params, "space", space ? json_string(space) : json_null());
 	if (a->parent)
 		json_object_set_new(params, "parent", json_string(a->parent));
 	if (a->author)
@@ -319,7 +320,7 @@ static int create_exact(struct cli_ctx *ctx, const struct ckpt_args *a, const ch
 	int rc;
 
 	rc = cli_call(ctx, "checkpoint.create",
-		      json_pack("{s:s, s:O, s:s?, s:s?}", "space", space, "checkpoint", a->fields,
+		      json_pack("{s:s?, s:O, s:s?, s:s?}", "space", space, "checkpoint", a->fields,
 				"parent", a->parent, "author", a->author), &res);
 	if (!rc && a->json)
 		cli_print_json(res);
@@ -336,8 +337,9 @@ static int create(int argc, char **argv, struct cli_ctx *ctx)
 
 	rc = cli_options(&checkpoint_cmd, argc, argv, "hm:", opts, "unknown option", take_option,
 			 &a, &first);
-	if (!rc && argc - first != 1)
-		rc = cli_usage(&checkpoint_cmd, "give exactly one SPACE");
+	if (!rc && argc - first > 1)
+		rc = cli_usage(&checkpoint_cmd, "give one SPACE (or none in a project: see "
+			       "'smriti init')");
 	exact = a.replace || a.from_json;
 	if (!rc && exact && json_object_size(a.changes))
 		rc = cli_usage(&checkpoint_cmd, "--drop, --done and --reopen change the parent's"
@@ -354,7 +356,8 @@ static int create(int argc, char **argv, struct cli_ctx *ctx)
 	if (!rc && !a.author)
 		a.author = json_string_value(json_object_get(a.fields, "author"));
 	if (!rc)
-		rc = exact ? create_exact(ctx, &a, argv[first]) : update(ctx, &a, argv[first]);
+		rc = exact ? create_exact(ctx, &a, argc > first ? argv[first] : NULL) :
+			     update(ctx, &a, argc > first ? argv[first] : NULL);
 	json_decref(a.fields);
 	json_decref(a.changes);
 	return rc;

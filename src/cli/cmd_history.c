@@ -129,9 +129,10 @@ int cmd_blame(int argc, char **argv, struct cli_ctx *ctx)
 
 	if (rc)
 		return rc == CLI_OPT_DONE ? 0 : rc;
-	if (argc - first != 1)
-		return cli_usage(a.cmd, "give exactly one REF");
-	rc = cli_call(ctx, "blame", json_pack("{s:s}", "ref", argv[first]), &res);
+	if (argc - first > 1)
+		return cli_usage(a.cmd, "give one REF (or none in a project)");
+	rc = cli_call(ctx, "blame", json_pack("{s:s?}", "ref", argc > first ? argv[first] : NULL),
+		      &res);
 	if (rc)
 		return rc;
 	if (a.json)
@@ -150,9 +151,10 @@ int cmd_reflog(int argc, char **argv, struct cli_ctx *ctx)
 
 	if (rc)
 		return rc == CLI_OPT_DONE ? 0 : rc;
-	if (argc - first != 1)
-		return cli_usage(a.cmd, "give exactly one SPACE");
-	rc = cli_call(ctx, "reflog", json_pack("{s:s, s:I}", "space", argv[first], "limit",
+	if (argc - first > 1)
+		return cli_usage(a.cmd, "give one SPACE (or none in a project)");
+	rc = cli_call(ctx, "reflog", json_pack("{s:s?, s:I}", "space",
+					       argc > first ? argv[first] : NULL, "limit",
 					       (json_int_t)a.limit), &res);
 	if (rc)
 		return rc;

@@ -70,8 +70,6 @@ static int parse_args(const struct cli_cmd *cmd, int argc, char **argv, struct i
 		return rc;
 	if (argc - first != 1)
 		return cli_usage(cmd, "give exactly one FILE (or '-' for stdin)");
-	if (!a->space)
-		return cli_usage(cmd, "give the space to ingest into with --space SPACE");
 	a->file = argv[first];
 	if (a->title && !utf8_valid(a->title, strlen(a->title)))
 		return cli_fail(SMR_EINVAL, "the value of --title is not valid UTF-8");
@@ -125,7 +123,7 @@ int cmd_ingest(int argc, char **argv, struct cli_ctx *ctx)
 	if (rc)
 		return rc;
 	rc = cli_call(ctx, "ingest",
-		      json_pack("{s:s, s:o, s:s?, s:s?}", "space", a.space, "transcript", text,
+		      json_pack("{s:s?, s:o, s:s?, s:s?}", "space", a.space, "transcript", text,
 				"format", a.format, "title", a.title), &res);
 	if (rc)
 		return rc;

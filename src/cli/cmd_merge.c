@@ -198,6 +198,7 @@ int cmd_merge(int argc, char **argv, struct cli_ctx *ctx)
 	struct merge_args a = { NULL, NULL, NULL, NULL, 0, 0, 0 };
 	struct smr_err err = SMR_ERR_INIT;
 	json_t *res = NULL, *reso = NULL;
+	const char *space, *ref;
 	int first, rc;
 
 	if (cli_wants_help(argc, argv)) {
@@ -207,20 +208,27 @@ int cmd_merge(int argc, char **argv, struct cli_ctx *ctx)
 	rc = cli_options(&merge_cmd, argc, argv, "hm:", opts, "unknown option", take, &a, &first);
 	if (rc == CLI_OPT_DONE)
 		return 0;
-	if (!rc && argc - first != 2)
-		rc = cli_usage(&merge_cmd, "give a SPACE and a REF to merge into it");
+	if (!rc && (argc - first < 1 || argc - first > 2))
+		rc = cli_usage(&merge_cmd, "give a SPACE and a REF to merge into it (in a project,"
+			       " the REF alone)");
 	if (!rc && a.sides > 1)
 		rc = cli_usage(&merge_cmd, "give one of --ours, --theirs and --resolve");
 	if (!rc)
 		rc = resolution(&a, &reso);
 	if (rc)
 		return rc;
+	space = cli_space_or_project(ctx, argc - first == 2 ? argv[first] : NULL);
+	ref = argv[argc - 1];
+	if (!space) {
+		json_decref(reso);
+		return smr_rc_exit_code(SMR_EUSAGE);
+	}
 	/* who is merging, as `smriti commit` names its author */
 	if (!a.author)
 		a.author = cli_default_author();
 	rc = (int)cli_call_keep(ctx, "merge",
-				json_pack("{s:s, s:s, s:O?, s:s?, s:s?, s:b}", "space", argv[first],
-					  "ref", argv[first + 1], "resolution", reso, "author",
+				json_pack("{s:s, s:s, s:O?, s:s?, s:s?, s:b}", "space", space,
+					  "ref", ref, "resolution", reso, "author",
 					  a.author, "title", a.title, "dry_run", a.dry_run),
 				&res, &err);
 	if (rc) {
@@ -232,9 +240,9 @@ int cmd_merge(int argc, char **argv, struct cli_ctx *ctx)
 	} else if (a.json) {
 		cli_print_json(res);
 	} else if (a.dry_run) {
-		print_dry_run(argv[first], argv[first + 1], res);
+		print_dry_run(space, ref, res);
 	} else {
-		print_result(argv[first], argv[first + 1], res);
+		print_result(space, ref, res);
 	}
 	json_decref(res);
 	json_decref(reso);

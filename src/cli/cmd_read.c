@@ -118,9 +118,9 @@ static int one_arg(const char *name, int argc, char **argv, struct cli_ctx *ctx,
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	if (a.npos != 1)
-		return cli_usage(cli_find(name), "give exactly one argument");
-	rc = cli_call(ctx, op, json_pack("{s:s}", key, a.pos[0]), &res);
+	if (a.npos > 1)
+		return cli_usage(cli_find(name), "give one argument (or none in a project)");
+	rc = cli_call(ctx, op, json_pack("{s:s?}", key, a.npos ? a.pos[0] : NULL), &res);
 	return output(rc, res, a.json, render_checkpoint);
 }
 
@@ -155,9 +155,10 @@ int cmd_head(int argc, char **argv, struct cli_ctx *ctx)
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	if (a.npos != 1)
-		return cli_usage(cli_find("head"), "give exactly one argument");
-	rc = cli_call(ctx, "head", json_pack("{s:s}", "space", a.pos[0]), &res);
+	if (a.npos > 1)
+		return cli_usage(cli_find("head"), "give one SPACE (or none in a project)");
+	rc = cli_call(ctx, "head", json_pack("{s:s?}", "space", a.npos ? a.pos[0] : NULL),
+		      &res);
 	return output(rc, res, a.json, render_head);
 }
 
@@ -184,13 +185,14 @@ int cmd_handoff(int argc, char **argv, struct cli_ctx *ctx)
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	if (a.npos < 1 || a.npos > 2 || !a.message)
+	if (a.npos > 2 || !a.message)
 		return cli_usage(cli_find("handoff"), "give a SPACE, maybe a REF, and -m NOTE");
 	if (a.restore && a.npos != 2)
 		return cli_usage(cli_find("handoff"), "--restore needs the REF to restore");
 	author = a.author ? a.author : cli_default_author();
 	rc = cli_call(ctx, "handoff",
-		      json_pack("{s:s, s:s?, s:s, s:b, s:s?}", "space", a.pos[0], "ref",
+		      json_pack("{s:s?, s:s*, s:s, s:b, s:s?}", "space", a.npos ? a.pos[0] : NULL,
+				"ref",
 				a.npos == 2 ? a.pos[1] : NULL, "note", a.message, "restore",
 				a.restore, "author", author), &res);
 	return output(rc, res, a.json, render_handoff);
@@ -210,10 +212,10 @@ int cmd_log(int argc, char **argv, struct cli_ctx *ctx)
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	if (a.npos != 1)
-		return cli_usage(cli_find("log"), "give exactly one SPACE or REF");
+	if (a.npos > 1)
+		return cli_usage(cli_find("log"), "give one SPACE or REF (or none in a project)");
 	rc = cli_call(ctx, "log",
-		      json_pack("{s:s, s:I, s:b, s:b}", "ref", a.pos[0],
+		      json_pack("{s:s?, s:I, s:b, s:b}", "ref", a.npos ? a.pos[0] : NULL,
 				"limit", (json_int_t)(a.limit < 0 ? 0 : a.limit),
 				"first_parent", a.first_parent, "graph", a.graph), &res);
 	return output(rc, res, a.json, render_log);
@@ -243,11 +245,13 @@ int cmd_restore(int argc, char **argv, struct cli_ctx *ctx)
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	if (a.npos != 2)
-		return cli_usage(cli_find("restore"), "give a SPACE and a REF");
+	if (a.npos < 1 || a.npos > 2)
+		return cli_usage(cli_find("restore"), "give a SPACE and a REF (in a project, the"
+				 " REF alone)");
 	author = a.author ? a.author : cli_default_author();
 	rc = cli_call(ctx, "restore",
-		      json_pack("{s:s, s:s, s:s?}", "space", a.pos[0], "ref", a.pos[1],
+		      json_pack("{s:s?, s:s, s:s?}", "space", a.npos == 2 ? a.pos[0] : NULL,
+				"ref", a.pos[a.npos - 1],
 				"author", author), &res);
 	return output(rc, res, a.json, render_checkpoint);
 }
@@ -267,9 +271,10 @@ int cmd_fork(int argc, char **argv, struct cli_ctx *ctx)
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	if (a.npos != 1 || !a.into)
+	if (a.npos > 1 || !a.into)
 		return cli_usage(cli_find("fork"), "give a REF and --into NEWSPACE");
-	rc = cli_call(ctx, "fork", json_pack("{s:s, s:s}", "ref", a.pos[0], "into", a.into),
+	rc = cli_call(ctx, "fork", json_pack("{s:s?, s:s}", "ref", a.npos ? a.pos[0] : NULL,
+					     "into", a.into),
 		      &res);
 	return output(rc, res, a.json, render_fork);
 }
@@ -284,7 +289,7 @@ int cmd_fsck(int argc, char **argv, struct cli_ctx *ctx)
 		return rc < 0 ? 0 : rc;
 	if (a.npos > 1)
 		return cli_usage(cli_find("fsck"), "give at most one SPACE");
-	rc = cli_call(ctx, "fsck", json_pack("{s:s?}", "space", a.npos ? a.pos[0] : NULL),
+	rc = cli_call(ctx, "fsck", json_pack("{s:s*}", "space", a.npos ? a.pos[0] : NULL),
 		      &res);
 	if (rc)
 		return rc;

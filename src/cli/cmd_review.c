@@ -137,9 +137,10 @@ int cmd_review(int argc, char **argv, struct cli_ctx *ctx)
 	rc = cli_options(cmd, argc, argv, "", opts, "unknown option", take, &a, &first);
 	if (rc)
 		return rc;
-	if (argc - first != 1)
-		return cli_usage(cmd, "give exactly one REF");
-	params = json_pack("{s:s, s:b}", "ref", argv[first], "llm", !a.no_llm);
+	if (argc - first > 1)
+		return cli_usage(cmd, "give one REF (or none in a project)");
+	params = json_pack("{s:s?, s:b}", "ref", argc > first ? argv[first] : NULL, "llm",
+			   !a.no_llm);
 	if (a.provider)
 		json_object_set_new(params, "provider", json_string(a.provider));
 	if (a.model)

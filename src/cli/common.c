@@ -244,12 +244,46 @@ enum smr_rc cli_open(struct cli_ctx *ctx, struct smr_err *err)
 	return cli_open_for(ctx, 1, err);
 }
 
+/*
+ * A command that was given no SPACE (or REF) puts null there; the project's
+ * Space takes its place.  Only null is filled: a parameter a command left
+ * out means what the operation says it means (fsck and search: every Space).
+ */
+enum smr_rc cli_fill_space(struct cli_ctx *ctx, json_t *params, struct smr_err *err)
+{
+	static const char *const keys[] = { "space", "ref" };
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++) {
+		if (!json_is_null(json_object_get(params, keys[i])))
+			continue;
+		if (!ctx->project.space)
+			return smr_errf(err, SMR_EUSAGE, "name a %s, or run 'smriti init SPACE' in"
+					" the project to make it the default here",
+					i ? "REF" : "SPACE");
+		json_object_set_new(params, keys[i], json_string(ctx->project.space));
+	}
+	return SMR_OK;
+}
+
+const char *cli_space_or_project(struct cli_ctx *ctx, const char *given)
+{
+	if (given)
+		return given;
+	if (!ctx->project.space)
+		cli_fail(SMR_EUSAGE, "name a SPACE, or run 'smriti init SPACE' in the project to "
+			 "make it the default here");
+	return ctx->project.space;
+}
+
 enum smr_rc cli_call_keep(struct cli_ctx *ctx, const char *op, json_t *params,
 			  json_t **result, struct smr_err *err)
 {
 	enum smr_rc rc;
 
-	if (ctx->remote) {
+	rc = cli_fill_space(ctx, params, err);
+	if (rc)
+		;
+	else if (ctx->remote) {
 		rc = cli_remote_call(ctx, op, params, result, err);
 	} else {
 		const struct api_op *o = api_find(op);

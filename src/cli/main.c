@@ -69,6 +69,14 @@ static const struct cli_cmd core_commands[] = {
 	/* with a provider configured, MCP's review tool wants the LLM pass */
 	{ "mcp", "mcp  (serve MCP over stdio for agent hosts)", cmd_mcp,
 	  CLI_FULL_FOR_LLM | CLI_RUNTIME },
+	{ "init", "init [SPACE] [--force] [--json]  (make SPACE this project's default)",
+	  cmd_init, 0 },
+	{ "status", "status [--json]  (the project file, Space and store in force)", cmd_status,
+	  0 },
+	{ "prime", "prime [SPACE] [--budget TOKENS] [--hook HOST] [--json]  (context for an"
+	  " agent)", cmd_prime, 0 },
+	{ "setup", "setup HOST|agents-md [--user|--project] [--dry-run] [--remove]"
+	  " [--url URL]", cmd_setup, 0 },
 	{ NULL, NULL, NULL, 0 },
 };
 
@@ -173,6 +181,9 @@ static void print_help(FILE *f)
 		   "Run 'smriti COMMAND --help' for the options of one command.\n\n"
 		   "Environment: SMRITI_DB (SQLite path or postgres:// URL), SMRITI_URL"
 		   " (a server),\nSMRITI_TOKEN, SMRITI_AUTHOR, SMRITI_PAGER or PAGER, XDG_DATA_HOME.\n"
+		   "A project file (.smriti.json, see 'smriti init') in this directory or above\n"
+		   "names the default SPACE and, unless --db, --remote, SMRITI_DB or SMRITI_URL\n"
+		   "is given, the store.\n"
 		   "Exit codes: 0 ok, 1 internal error, 2 invalid usage or input, 3 not found,\n"
 		   "4 conflict, 5 provider failure.\n");
 }
@@ -365,6 +376,33 @@ static int exec_full(char **argv)
 	return 1;
 }
 
+/*
+ * Reads the project file (project.h) into ctx: its Space always, its store
+ * only when neither the command line nor the environment named one.  A
+ * broken file stops every command but init (which rewrites it) with exit 2.
+ */
+static int take_project(struct cli_ctx *ctx, const char *command)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	int named = (ctx->db && *ctx->db) || (ctx->remote && *ctx->remote);
+
+	if (project_find(NULL, &ctx->project, &err)) {
+		if (command && !strcmp(command, "init"))
+			return 0;
+		return cli_fail(err.code, "%s", err.msg);
+	}
+	if (!ctx->project.path || named)
+		return 0;
+	if (ctx->project.url) {
+		ctx->remote = ctx->project.url;
+		ctx->remote_from = "project";
+	} else if (ctx->project.db) {
+		ctx->db = ctx->project.db;
+		ctx->db_from = "project";
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli_ctx ctx = { 0 };
@@ -386,15 +424,23 @@ int main(int argc, char **argv)
 		return cli_fail(SMR_EUSAGE, "--remote needs the URL of a smriti server");
 	}
 	help_for_command(&argc, argv);
+	ctx.db_from = ctx.db ? "--db" : NULL;
+	ctx.remote_from = ctx.remote ? "--remote" : NULL;
 	/* an empty SMRITI_DB is unset, as for every variable of the environment */
-	if (!ctx.db)
-		ctx.db = getenv("SMRITI_DB");
-	if (!ctx.remote)
-		ctx.remote = getenv("SMRITI_URL");
+	if (!ctx.db && (ctx.db = getenv("SMRITI_DB")) && *ctx.db)
+		ctx.db_from = "SMRITI_DB";
+	if (!ctx.remote && (ctx.remote = getenv("SMRITI_URL")) && *ctx.remote)
+		ctx.remote_from = "SMRITI_URL";
 	if (ctx.remote && !*ctx.remote)
 		ctx.remote = NULL;
 	ctx.token = getenv("SMRITI_TOKEN");
+	rc = take_project(&ctx, argc > 1 ? argv[1] : NULL);
+	if (rc) {
+		free(orig);
+		return rc;
+	}
 	if (argc > 1 && is_version_request(argv[1])) {
+		project_release(&ctx.project);
 		free(orig);
 		return print_version(argc - 1, argv + 1);
 	}
@@ -402,31 +448,37 @@ int main(int argc, char **argv)
 	if (!cli_is_full && (!cmd || (cmd->flags & CLI_FULL) || ctx.remote ||
 			     (ctx.db && is_postgres(ctx.db)) || wants_llm(cmd, argc, argv))) {
 		rc = exec_full(orig); /* returns only when no smriti-full could start */
+		project_release(&ctx.project);
 		free(orig);
 		return rc;
 	}
 	if (argc < 2) {
 		/* as git: a bare command is a usage error; the help goes to stderr */
 		print_help(stderr);
+		project_release(&ctx.project);
 		free(orig);
 		return smr_rc_exit_code(SMR_EUSAGE);
 	}
 	if (argc == 3 && !strcmp(argv[1], "help")) {
+		project_release(&ctx.project);
 		free(orig);
 		return unknown_command(argv[2]);    /* help_for_command took every known one */
 	}
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		print_help(stdout);
+		project_release(&ctx.project);
 		free(orig);
 		return 0;
 	}
 	if (!cmd) {
+		project_release(&ctx.project);
 		free(orig);
 		return unknown_command(argv[1]);
 	}
 	if (!ctx.db || !*ctx.db) {
 		ctx.db = db_alloc = default_db(&ctx.db_problem);
 		ctx.db_is_default = 1;
+		ctx.db_from = "default";
 	}
 	if (cmd->flags & CLI_RUNTIME)
 		ctx.rt = cli_runtime_new();
@@ -436,6 +488,7 @@ int main(int argc, char **argv)
 	cli_pager_stop();
 	ops_close(&ctx.ops);
 	cli_runtime_free(ctx.rt);
+	project_release(&ctx.project);
 	free(db_alloc);
 	free(orig);
 	return rc;

@@ -59,7 +59,7 @@ static void add_extras(struct buf *b, const json_t *item, const char *const *sho
 		buf_addch(b, ')');
 }
 
-static void render_items(struct buf *b, const char *heading, const json_t *list)
+void context_render_items(struct buf *b, const char *heading, const json_t *list)
 {
 	static const char *const shown[] = { "text", NULL };
 	size_t i;
@@ -75,7 +75,7 @@ static void render_items(struct buf *b, const char *heading, const json_t *list)
 	}
 }
 
-static void render_tasks(struct buf *b, const json_t *list)
+void context_render_tasks(struct buf *b, const char *heading, const json_t *list)
 {
 	static const char *const shown[] = { "text", "status", NULL };
 	size_t i;
@@ -83,7 +83,7 @@ static void render_tasks(struct buf *b, const json_t *list)
 
 	if (!json_array_size(list))
 		return;
-	buf_adds(b, "\nTasks:\n");
+	buf_addf(b, "\n%s:\n", heading);
 	json_array_foreach(list, i, item) {
 		buf_addf(b, "- [%s] %s", item_str(item, "status"), item_str(item, "text"));
 		add_extras(b, item, shown);
@@ -143,10 +143,10 @@ char *context_render_checkpoint(const struct checkpoint *c)
 		buf_addf(&b, "Title: %s\n", c->title);
 	if (c->summary && *c->summary)
 		buf_addf(&b, "\nSummary:\n%s\n", c->summary);
-	render_items(&b, "Decisions", c->decisions);
-	render_items(&b, "Assumptions", c->assumptions);
-	render_tasks(&b, c->tasks);
-	render_items(&b, "Open questions", c->open_questions);
+	context_render_items(&b, "Decisions", c->decisions);
+	context_render_items(&b, "Assumptions", c->assumptions);
+	context_render_tasks(&b, "Tasks", c->tasks);
+	context_render_items(&b, "Open questions", c->open_questions);
 	render_entities(&b, c->entities);
 	render_artifacts(&b, c->artifacts);
 	return buf_detach(&b, NULL);

@@ -69,6 +69,14 @@ void context_release(struct context *c);
 char *context_render_checkpoint(const struct checkpoint *c);
 
 /*
+ * Appends a checkpoint list as the Checkpoint text shows it: "\nHeading:\n"
+ * and one "- text (extra: value)" line per item; tasks as "- [status] text".
+ * Nothing for an empty list.  Shared with the agent's primer (prime.h).
+ */
+void context_render_items(struct buf *b, const char *heading, const json_t *list);
+void context_render_tasks(struct buf *b, const char *heading, const json_t *list);
+
+/*
  * Appends the first max_chars characters of well-formed UTF-8 s to b; if s
  * is longer, appends a newline and "[... truncated, N more characters]".
  * Returns N (0 when nothing was cut).

@@ -6,11 +6,12 @@
  */
 #include "ops/api.h"
 #include "ops/auth.h"
+#include "ops/prime.h"
 #include "ops/review_ingest.h"
 #include "ops/view.h"
 
 const struct api_op *const api_tables[] = {
-	api_core_ops, review_ingest_ops, view_ops, auth_ops, NULL,
+	api_core_ops, review_ingest_ops, view_ops, auth_ops, prime_ops, NULL,
 };
 
 const struct review_pass *const review_llm_builtin = NULL;

@@ -162,6 +162,7 @@ function teamSuite(kind, makeDb) {
       restore: async () => ({ space: 'proj', ref: head }),
       handoff: async () => ({ space: 'proj', note: 'from the matrix' }),
       'handoff.text': async () => ({ space: 'proj' }),
+      prime: async () => ({ space: 'proj', budget: 200 }),
       'space.deleted': async () => ({}),
       fork: async () => ({ ref: head, into: uniq('fork') }),
       fsck: async () => ({ space: 'proj' }),

@@ -5,6 +5,7 @@
  */
 #include "ops/api.h"
 #include "ops/auth.h"
+#include "ops/prime.h"
 #include "ops/review_ingest.h"
 #include "ops/runtime/draft.h"
 #include "ops/runtime/review_llm.h"
@@ -13,6 +14,7 @@
 
 const struct api_op *const api_tables[] = {
 	api_core_ops, review_ingest_ops, view_ops, chat_api_ops, chat_view_ops, draft_api_ops, auth_ops,
+	prime_ops,
 	NULL,
 };
 
