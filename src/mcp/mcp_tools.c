@@ -484,6 +484,9 @@ static json_t *in_search(void)
 	prop(o, "author", s_string("Only what this author wrote"), 0);
 	prop(o, "since", s_string("Only items written since: 2026-12-01, '2026-12-01 12:00', "
 				  "yesterday, '3 days ago'"), 0);
+	prop(o, "until", s_string("Only items written until then, in the forms of since; a date "
+				  "alone is that day's first second: the whole day is "
+				  "'2026-12-01 23:59:59'"), 0);
 	prop(o, "turns", json_pack("{s:s, s:s}", "type", "boolean", "description",
 				   "Search chat turns too (default false)"), 0);
 	prop(o, "limit", json_pack("{s:s, s:i, s:i, s:s}", "type", "integer", "minimum", 1,
@@ -701,7 +704,7 @@ static const struct mcp_tool tools[] = {
 	{ "search", "Search checkpoints", "search",
 	  "Full-text search over every checkpoint field and artifact (and chat turns with "
 	  "turns: true): where was X decided, who said Y. Pass query and optionally space, "
-	  "field, author, since, limit. Returns {results: [{space, field, snippet, "
+	  "field, author, since, until, limit. Returns {results: [{space, field, snippet, "
 	  "commit_hash, first: {commit_hash, author, created_at}, in_head, text, ...}]}, "
 	  "best first: first is where the item first appeared, in_head whether the Space's "
 	  "HEAD still holds it.",

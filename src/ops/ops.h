@@ -348,6 +348,7 @@ struct search_params {
 	const char *field;            /* NULL, or one field ("turn" for turns) */
 	const char *author;           /* NULL, or who wrote the checkpoint (a turn's role) */
 	const char *since;            /* NULL, or a DATE of domain/ref.h */
+	const char *until;            /* NULL, or a DATE: what was written at or before it */
 	int turns;                    /* 1: chat turns too */
 	size_t limit;                 /* 0: 20; at most SEARCH_LIMIT_MAX */
 };

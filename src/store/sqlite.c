@@ -998,7 +998,7 @@ static enum smr_rc sqlite_search(struct store *st, const struct search_filter *f
 		" WHERE search_fts MATCH ?1 AND r.deleted_at IS NULL" \
 		" AND (?2 IS NULL OR r.id IN (SELECT value FROM json_each(?2)))" \
 		" AND (?3 IS NULL OR i.field = ?3) AND (?4 IS NULL OR c0.author = ?4)" \
-		" AND (?5 IS NULL OR c0.created_at >= ?5)"
+		" AND (?5 IS NULL OR c0.created_at >= ?5) AND (?6 IS NULL OR c0.created_at <= ?6)"
 #define SEARCH_TURN \
 		" UNION ALL SELECT r.id, r.name, NULL, s.id, t.sequence_number, i.field, i.ordinal," \
 		" i.terms, t.role, t.created_at, t.content, i.id" \
@@ -1008,7 +1008,7 @@ static enum smr_rc sqlite_search(struct store *st, const struct search_filter *f
 		" WHERE search_fts MATCH ?1 AND r.deleted_at IS NULL" \
 		" AND (?2 IS NULL OR r.id IN (SELECT value FROM json_each(?2)))" \
 		" AND (?3 IS NULL OR i.field = ?3) AND (?4 IS NULL OR t.role = ?4)" \
-		" AND (?5 IS NULL OR t.created_at >= ?5)"
+		" AND (?5 IS NULL OR t.created_at >= ?5) AND (?6 IS NULL OR t.created_at <= ?6)"
 	static const char ckpt_only[] = SEARCH_CKPT " ORDER BY at DESC, iid DESC LIMIT ?7";
 	static const char with_turns[] = SEARCH_CKPT SEARCH_TURN
 		" ORDER BY 10 DESC, 12 DESC LIMIT ?7";
@@ -1030,6 +1030,7 @@ static enum smr_rc sqlite_search(struct store *st, const struct search_filter *f
 		sqlite3_bind_int(q, 3, store_field_code(f->field));
 	bind_text(q, 4, f->author);
 	bind_text(q, 5, f->since);
+	bind_text(q, 6, f->until);
 	sqlite3_bind_int64(q, 7, f->limit ? (sqlite3_int64)f->limit : -1);
 	rc = collect_rows(s, q, &rr, (void **)out, n, "searching", err);
 	return rc;

@@ -164,6 +164,7 @@ struct search_filter {
 	const char *field;                 /* NULL: any field ("turn" for turns) */
 	const char *author;                /* NULL: anyone (a turn's author is its role) */
 	const char *since;                 /* NULL: any time; else created_at >= since */
+	const char *until;                 /* NULL: any time; else created_at <= until */
 	int turns;                         /* 1: chat turns as well as checkpoints */
 	size_t limit;                      /* at most this many rows, newest first */
 };

@@ -113,7 +113,7 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
 
 /*
  * Search ($1 tsquery, $2 Space ids as JSON, $3 field code, $4 author, $5
- * since, $6 unused, $7 limit): a checkpoint's item once per live copy of
+ * since, $6 until, $7 limit): a checkpoint's item once per live copy of
  * the checkpoint; the expression is the GIN index's (schema_postgres.h).
  */
 #define PG_SEARCH_CKPT \
@@ -125,7 +125,8 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
 	" AND r.deleted_at IS NULL" \
 	" AND ($2::text IS NULL OR r.id IN (SELECT jsonb_array_elements_text($2::jsonb)))" \
 	" AND ($3::int IS NULL OR i.field = $3::int) AND ($4::text IS NULL OR c0.author = $4::text)" \
-	" AND ($5::text IS NULL OR c0.created_at >= $5::text) AND $6::text IS NULL"
+	" AND ($5::text IS NULL OR c0.created_at >= $5::text)" \
+	" AND ($6::text IS NULL OR c0.created_at <= $6::text)"
 #define PG_SEARCH_TURN \
 	" UNION ALL SELECT r.id, r.name, NULL, s.id, t.sequence_number, i.field, i.ordinal," \
 	" i.terms, t.role, t.created_at, t.content, i.id" \
@@ -135,7 +136,8 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
 	" AND r.deleted_at IS NULL" \
 	" AND ($2::text IS NULL OR r.id IN (SELECT jsonb_array_elements_text($2::jsonb)))" \
 	" AND ($3::int IS NULL OR i.field = $3::int) AND ($4::text IS NULL OR t.role = $4::text)" \
-	" AND ($5::text IS NULL OR t.created_at >= $5::text)"
+	" AND ($5::text IS NULL OR t.created_at >= $5::text)" \
+	" AND ($6::text IS NULL OR t.created_at <= $6::text)"
 /* The hash of the Space $1's HEAD (NULL: empty), read by a statement of its own. */
 #define HEAD_HASH \
 	"(SELECT c.commit_hash FROM refs f JOIN commits c ON c.id = f.commit_id" \
@@ -1783,7 +1785,7 @@ static enum smr_rc pg_search(struct store *st, const struct search_filter *f,
 		p_text(&p, NULL);
 	p_text(&p, f->author);
 	p_text(&p, f->since);
-	p_text(&p, NULL);
+	p_text(&p, f->until);
 	p_int(&p, (int64_t)f->limit);
 	rc = read1(s, f->turns ? Q_SEARCH_TURNS : Q_SEARCH, &p, &r, "searching", err);
 	free(query);
