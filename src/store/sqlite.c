@@ -1754,6 +1754,40 @@ static enum smr_rc commit_links(struct store *st, const char *space_id, const ch
 	return SMR_OK;
 }
 
+static enum smr_rc commit_ancestry(struct store *st, const char *space_id, const char *hash,
+				   json_t *into, struct smr_err *err)
+{
+	/* UNION, not UNION ALL: a row reached by two paths (a merge) is walked once */
+	static const char sql[] =
+		"WITH RECURSIVE anc(id) AS ("
+		" SELECT id FROM commits WHERE repo_id = ?1 AND commit_hash = ?2"
+		" UNION SELECT c.parent_commit_id FROM commits c JOIN anc ON c.id = anc.id"
+		" WHERE c.parent_commit_id IS NOT NULL"
+		" UNION SELECT c.merge_parent_commit_id FROM commits c JOIN anc ON c.id = anc.id"
+		" WHERE c.merge_parent_commit_id IS NOT NULL)"
+		" SELECT c.commit_hash, c.created_at FROM anc JOIN commits c ON c.id = anc.id";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	size_t rows = 0;
+	int step;
+
+	if (!q)
+		return db_error(s, err, "reading a checkpoint's ancestry");
+	bind_text(q, 1, space_id);
+	bind_text(q, 2, hash);
+	while ((step = sqlite3_step(q)) == SQLITE_ROW) {
+		json_object_set_new(into, (const char *)sqlite3_column_text(q, 0),
+				    json_string((const char *)sqlite3_column_text(q, 1)));
+		rows++;
+	}
+	sqlite3_reset(q);
+	if (step != SQLITE_DONE)
+		return db_error(s, err, "reading a checkpoint's ancestry");
+	if (!rows)
+		return smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in this space", hash);
+	return SMR_OK;
+}
+
 static enum smr_rc commit_copy(struct store *st, const char *space_id, const char *src_space_id,
 			       const char *hash, int64_t parent_id, int64_t merge_id, int64_t *id,
 			       struct smr_err *err)
@@ -2308,6 +2342,7 @@ const struct store_ops store_sqlite_ops = {
 	.commit_id = commit_id,
 	.commit_read = sqlite_checkpoint_get,
 	.commit_links = commit_links,
+	.commit_ancestry = commit_ancestry,
 	.commit_copy = commit_copy,
 	.space_insert = space_insert,
 	.head_move = move_head,

@@ -304,8 +304,8 @@ enum smr_rc store_checkpoint_log(struct store *st, const char *space_id, const c
 				 struct smr_err *err);
 /*
  * Adds hash and every ancestor of it in space_id (both parents of merges)
- * to into, as {hash: created_at}; does not walk past a hash already there.
- * Reads only the links, not the content (merge bases, up-to-date checks).
+ * to into, as {hash: created_at}, in one statement.  Reads only the links,
+ * not the content (merge bases, up-to-date checks, ahead/behind).
  */
 enum smr_rc store_checkpoint_ancestry(struct store *st, const char *space_id, const char *hash,
 				      json_t *into, struct smr_err *err);

@@ -68,7 +68,7 @@ enum stmt {
 	Q_COMMIT_INSERT_ON_HEAD, Q_HEAD_MOVE, Q_HEAD_MOVE_TO, Q_HEAD_GET, Q_HEAD_BY_NAME,
 	Q_HEAD_BY_ID,
 	Q_CKPT_IN_SPACE, Q_CKPT_ANY, Q_FIND_PREFIX, Q_LOG, Q_SCAN, Q_COMMIT_ID,
-	Q_COMMIT_LINKS, Q_COMMIT_COPY,
+	Q_COMMIT_LINKS, Q_COMMIT_ANCESTRY, Q_COMMIT_COPY,
 	Q_SESSION_INSERT, Q_SESSION_GET, Q_SESSION_LIST, Q_SESSION_LOCK, Q_LAST_SEQ, Q_SEQ_CHECK,
 	Q_TURN_INSERT, Q_TURN_SET_ERROR, Q_TURN_LIST, Q_TURNS_SINCE_HEAD,
 	Q_JOB_INSERT, Q_JOB_GET, Q_JOB_UPDATE, Q_JOB_FAIL_UNFINISHED,
@@ -321,6 +321,14 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" LEFT JOIN commits p ON p.id = c.parent_commit_id"
 		" LEFT JOIN commits m ON m.id = c.merge_parent_commit_id"
 		" WHERE c.repo_id = $1 AND c.commit_hash = $2",
+	/* one recursive term may name anc once: both parents come from one LATERAL list */
+	[Q_COMMIT_ANCESTRY] =
+		"WITH RECURSIVE anc(id) AS ("
+		" SELECT id FROM commits WHERE repo_id = $1 AND commit_hash = $2"
+		" UNION SELECT p.id FROM commits c JOIN anc ON c.id = anc.id"
+		" CROSS JOIN LATERAL (VALUES (c.parent_commit_id), (c.merge_parent_commit_id)) AS p(id)"
+		" WHERE p.id IS NOT NULL)"
+		" SELECT c.commit_hash, c.created_at FROM anc JOIN commits c ON c.id = anc.id",
 	[Q_COMMIT_COPY] =
 		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, merge_parent_commit_id,"
 		" title, summary, decisions, assumptions, tasks, open_questions, entities, artifacts,"
@@ -2544,6 +2552,28 @@ static enum smr_rc commit_links(struct store *st, const char *space_id, const ch
 	return rc;
 }
 
+static enum smr_rc commit_ancestry(struct store *st, const char *space_id, const char *hash,
+				   json_t *into, struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	enum smr_rc rc;
+	int rows;
+
+	p_text(&p, space_id);
+	p_text(&p, hash);
+	rc = read1(P(st), Q_COMMIT_ANCESTRY, &p, &r, "reading a checkpoint's ancestry", err);
+	if (rc)
+		return rc;
+	rows = PQntuples(r);
+	for (int i = 0; i < rows; i++)
+		json_object_set_new(into, PQgetvalue(r, i, 0), json_string(PQgetvalue(r, i, 1)));
+	PQclear(r);
+	if (!rows)
+		return smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in this space", hash);
+	return SMR_OK;
+}
+
 static enum smr_rc commit_copy(struct store *st, const char *space_id, const char *src_space_id,
 			       const char *hash, int64_t parent_id, int64_t merge_id, int64_t *id,
 			       struct smr_err *err)
@@ -3041,6 +3071,7 @@ const struct store_ops store_postgres_ops = {
 	.commit_id = commit_id,
 	.commit_read = commit_read,
 	.commit_links = commit_links,
+	.commit_ancestry = commit_ancestry,
 	.commit_copy = commit_copy,
 	.space_insert = space_insert,
 	.head_move = move_head,
