@@ -87,12 +87,12 @@ enum smr_rc ops_space_overview(struct ops_ctx *ctx, json_t **out, struct smr_err
 }
 
 /*
- * The Space sp was forked from: the name its reflog's first entry (written
- * with the Space, at its created_at) gives, when that entry is a fork's;
- * NULL otherwise.  Caller frees.
+ * The Space sp was forked from and the checkpoint it was forked at: what
+ * its reflog's first entry (written with the Space, at its created_at)
+ * says, when that entry is a fork's; NULL otherwise.  Caller frees both.
  */
 static enum smr_rc fork_origin(struct ops_ctx *ctx, const struct space *sp, char **origin,
-			       struct smr_err *err)
+			       char **at, struct smr_err *err)
 {
 	static const char prefix[] = "fork: from ";
 	struct reflog_entry *e = NULL;
@@ -100,15 +100,17 @@ static enum smr_rc fork_origin(struct ops_ctx *ctx, const struct space *sp, char
 	const char *name, *hash;
 	enum smr_rc rc = store_reflog_list(ctx->st, sp->id, sp->created_at, 1, &e, &n, err);
 
-	*origin = NULL;
-	if (rc || !n || strcmp(e[0].action, "fork") || !e[0].reason ||
+	*origin = *at = NULL;
+	if (rc || !n || strcmp(e[0].action, "fork") || !e[0].new_hash || !e[0].reason ||
 	    strncmp(e[0].reason, prefix, sizeof(prefix) - 1))
 		goto out;
 	/* "fork: from NAME at HASH" (ops_fork): NAME ends at the last " at " */
 	name = e[0].reason + sizeof(prefix) - 1;
 	hash = strrchr(name, ' ');
-	if (hash && hash - name > 3 && !strncmp(hash - 3, " at", 3))
+	if (hash && hash - name > 3 && !strncmp(hash - 3, " at", 3)) {
 		*origin = xstrndup(name, (size_t)(hash - 3 - name));
+		*at = xstrdup(e[0].new_hash);
+	}
 out:
 	reflog_entries_free(e, n);
 	return rc;
@@ -130,18 +132,6 @@ static enum smr_rc ancestry_of(struct ops_ctx *ctx, const struct space *sp, json
 	return rc;
 }
 
-/* Checkpoints in a that b lacks. */
-static json_int_t count_missing(const json_t *a, const json_t *b)
-{
-	const char *hash;
-	json_t *v;
-	json_int_t n = 0;
-
-	json_object_foreach((json_t *)a, hash, v)
-		n += !json_object_get(b, hash);
-	return n;
-}
-
 /* Index of the Space named name in v, or n. */
 static size_t space_named(const struct space *v, size_t n, const char *name)
 {
@@ -157,23 +147,25 @@ static enum smr_rc fork_standing(struct ops_ctx *ctx, const struct space *sp,
 				 const struct space *v, size_t n, json_t *sets, json_t *out,
 				 struct smr_err *err)
 {
-	json_t *mine, *theirs;
-	char *origin = NULL;
+	json_t *mine, *theirs = NULL;
+	char *origin = NULL, *at = NULL;
 	size_t o;
-	enum smr_rc rc = fork_origin(ctx, sp, &origin, err);
+	enum smr_rc rc = fork_origin(ctx, sp, &origin, &at, err);
 
 	/* an origin the caller may not read is left unnamed: not in v */
 	o = origin ? space_named(v, n, origin) : n;
 	if (!rc && o < n && &v[o] != sp)
-		rc = ancestry_of(ctx, sp, sets, &mine, err);
-	if (!rc && o < n && &v[o] != sp)
 		rc = ancestry_of(ctx, &v[o], sets, &theirs, err);
-	if (!rc && o < n && &v[o] != sp)
+	/* a Space now under that name that never held the fork point is another one */
+	if (!rc && theirs && json_object_get(theirs, at))
+		rc = ancestry_of(ctx, sp, sets, &mine, err);
+	if (!rc && theirs && json_object_get(theirs, at))
 		json_array_append_new(out, json_pack("{s:s, s:s, s:I, s:I}", "space", sp->name,
 						     "origin", v[o].name,
-						     "ahead", count_missing(mine, theirs),
-						     "behind", count_missing(theirs, mine)));
+						     "ahead", ops_only_in(mine, theirs),
+						     "behind", ops_only_in(theirs, mine)));
 	free(origin);
+	free(at);
 	return rc;
 }
 
