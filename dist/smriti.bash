@@ -74,7 +74,7 @@ _smriti()
 	--remote | --listen | --description | --title | --message | -m | --summary | \
 		--decision | --assumption | --task | --question | --entity | --meta | \
 		--parent | --author | --limit | -n | --workers | --threads | --max-body | \
-		--model | --into | --artifact | --drop | --done | --reopen | --job | --expires | --since | \
+		--model | --into | --artifact | --drop | --done | --reopen | --job | --expires | --since | --until | \
 		--budget | --url)
 		return
 		;;

@@ -15,7 +15,7 @@
 
 #define SHORT 12
 
-enum { OPT_JSON = 1, OPT_SPACE, OPT_FIELD, OPT_AUTHOR, OPT_SINCE, OPT_TURNS, OPT_LIMIT };
+enum { OPT_JSON = 1, OPT_SPACE, OPT_FIELD, OPT_AUTHOR, OPT_SINCE, OPT_UNTIL, OPT_TURNS, OPT_LIMIT };
 
 static const struct option search_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
@@ -23,6 +23,7 @@ static const struct option search_opts[] = {
 	{ "field", required_argument, NULL, OPT_FIELD },
 	{ "author", required_argument, NULL, OPT_AUTHOR },
 	{ "since", required_argument, NULL, OPT_SINCE },
+	{ "until", required_argument, NULL, OPT_UNTIL },
 	{ "turns", no_argument, NULL, OPT_TURNS },
 	{ "limit", required_argument, NULL, OPT_LIMIT },
 	{ "help", no_argument, NULL, 'h' },
@@ -40,7 +41,7 @@ static int take(int c, const char *val, void *arg)
 {
 	struct search_args *a = arg;
 	static const char *const keys[] = { [OPT_FIELD] = "field", [OPT_AUTHOR] = "author",
-					    [OPT_SINCE] = "since" };
+					    [OPT_SINCE] = "since", [OPT_UNTIL] = "until" };
 	char *end;
 	long n;
 
@@ -54,6 +55,7 @@ static int take(int c, const char *val, void *arg)
 	case OPT_FIELD:
 	case OPT_AUTHOR:
 	case OPT_SINCE:
+	case OPT_UNTIL:
 		json_object_set_new(a->params, keys[c], json_string(val));
 		return 0;
 	case OPT_TURNS:

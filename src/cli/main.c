@@ -52,7 +52,7 @@ static const struct cli_cmd core_commands[] = {
 	{ "gc", "gc [--prune[=DATE]] [--json]", cmd_gc, 0 },
 	{ "blame", "blame REF [--json]", cmd_blame, 0 },
 	{ "search", "search QUERY [--space S]... [--field F] [--author A] [--since DATE]"
-	  " [--turns] [--limit N] [--json]", cmd_search, 0 },
+	  " [--until DATE] [--turns] [--limit N] [--json]", cmd_search, 0 },
 	{ "export", "export SPACE...|--all [-o FILE] | --git DIR SPACE [--branch NAME] [--force]"
 	  " [--json]", cmd_export, 0 },
 	{ "import", "import FILE|- [--json]", cmd_import, 0 },

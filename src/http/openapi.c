@@ -1289,6 +1289,8 @@ static const struct {
 	{ "author", "string", "only what this author wrote", -1 },
 	{ "since", "string", "only what was written at or after this time (the forms of @{DATE})",
 	  -1 },
+	{ "until", "string", "only what was written at or before this time (the forms of @{DATE};"
+	  " a date alone is that day's first second, its end is DATE 23:59:59)", -1 },
 	{ "turns", "integer", "1: search chat turns too", 0 },
 	{ "ref", "string", "a checkpoint reference (hash, prefix, SPACE, SPACE~N, SPACE@{N}, ...)",
 	  -1 },

@@ -402,10 +402,10 @@ static void h_repo_graph(struct http_req *r, struct ops_ctx *ctx)
 	call(r, ctx, "space.graph", p, 200);
 }
 
-/* ?q=QUERY&space=&field=&author=&since=&turns=1&limit=N: full-text search. */
+/* ?q=QUERY&space=&field=&author=&since=&until=&turns=1&limit=N: full-text search. */
 static void h_search(struct http_req *r, struct ops_ctx *ctx)
 {
-	static const char *const keys[] = { "space", "field", "author", "since" };
+	static const char *const keys[] = { "space", "field", "author", "since", "until" };
 	long long limit = query_limit(r);
 	const char *q = http_query(r, "q"), *turns = http_query(r, "turns");
 	json_t *p;
@@ -495,8 +495,8 @@ const struct http_route http_routes[] = {
 	    "space.delete", NULL, "Deleted", 200, NULL } },
 	{ "GET", "/v4/search", h_search, 0,
 	  { "Full-text search over what checkpoints introduced (?q=QUERY, and optionally"
-	    " space, field, author, since, turns=1, limit)", "search", NULL, "SearchResult", 200,
-	    "q space field author since turns limit" } },
+	    " space, field, author, since, until, turns=1, limit)", "search", NULL,
+	    "SearchResult", 200, "q space field author since until turns limit" } },
 	{ "GET", "/v4/blame", h_blame, 0,
 	  { "Blame (?ref=REF): the checkpoint, author and time that introduced each item",
 	    "blame", NULL, "Blame", 200, "ref" } },

@@ -228,15 +228,26 @@ static json_t *out_update(void)
 
 static json_t *out_merge(void)
 {
-	json_t *o = s_object(0);
+	json_t *o = s_object(0), *c = out_checkpoint();
 
+	/* a dry run's merged state is not written: it has no hash yet (still required) */
+	prop(c, "commit_hash", nullable_string("SHA-256 of the checkpoint; null in a dry run's "
+					       "merged state, which is not written"), 0);
 	prop(o, "status", s_text("merged, fast-forward, up-to-date or conflict"), 1);
-	prop(o, "checkpoint", out_checkpoint(), 0);
+	prop(o, "checkpoint", c, 0);
 	prop(o, "base", nullable_string("The nearest common ancestor"), 0);
 	prop(o, "conflicts", json_pack("{s:s, s:s}", "type", "array", "description",
 				       "[{field, item?, base, ours, theirs}] left to resolve"), 0);
 	prop(o, "contradictions", json_pack("{s:s, s:s}", "type", "array", "description",
 					    "Review findings of the merged state"), 0);
+	/* a dry run's own: nothing written, how far each line went, the title a merge gets */
+	prop(o, "dry_run", json_pack("{s:s, s:s}", "type", "boolean", "description",
+				     "true: a preview, nothing was written"), 0);
+	prop(o, "ahead", json_pack("{s:s, s:i, s:s}", "type", "integer", "minimum", 0,
+				   "description", "Dry run: checkpoints of ref that HEAD lacks"), 0);
+	prop(o, "behind", json_pack("{s:s, s:i, s:s}", "type", "integer", "minimum", 0,
+				    "description", "Dry run: checkpoints of HEAD that ref lacks"), 0);
+	prop(o, "title", s_text("Dry run: the title the merge checkpoint would get"), 0);
 	return o;
 }
 
@@ -407,6 +418,12 @@ static json_t *in_merge(void)
 	prop(o, "title", s_text("The merge checkpoint's own title (titles are never merged); "
 				"default \"Merge REF into SPACE\""), 0);
 	prop(o, "author", s_text("Who is merging"), 0);
+	prop(o, "dry_run", json_pack("{s:s, s:s}", "type", "boolean", "description",
+				     "true: only say what the merge would do (status, conflicts, "
+				     "ahead/behind, the merged state) and write nothing"), 0);
+	prop(o, "expect_head", s_string("Merge only while HEAD is still this hash (the "
+					"commit_hash a dry run was made on): else a conflict, "
+					"nothing written"), 0);
 	return o;
 }
 
@@ -484,6 +501,9 @@ static json_t *in_search(void)
 	prop(o, "author", s_string("Only what this author wrote"), 0);
 	prop(o, "since", s_string("Only items written since: 2026-12-01, '2026-12-01 12:00', "
 				  "yesterday, '3 days ago'"), 0);
+	prop(o, "until", s_string("Only items written until then, in the forms of since; a date "
+				  "alone is that day's first second: the whole day is "
+				  "'2026-12-01 23:59:59'"), 0);
 	prop(o, "turns", json_pack("{s:s, s:s}", "type", "boolean", "description",
 				   "Search chat turns too (default false)"), 0);
 	prop(o, "limit", json_pack("{s:s, s:i, s:i, s:s}", "type", "integer", "minimum", 1,
@@ -654,7 +674,9 @@ static const struct mcp_tool tools[] = {
 	  "fast-forward | up-to-date, checkpoint, contradictions}. The merge checkpoint gets "
 	  "its own title (title, else \"Merge REF into SPACE\"): titles are never merged. "
 	  "When both sides changed the same item (or the summary) differently it fails with "
-	  "the conflicts named and saves nothing: call again with resolution.",
+	  "the conflicts named and saves nothing: call again with resolution. Pass dry_run: "
+	  "true to see first what it would do (status, conflicts, ahead/behind) with nothing "
+	  "written, then merge with expect_head: the HEAD that preview saw.",
 	  in_merge, out_merge, p_restore, NULL, 0 },
 	{ "write_checkpoint", "Write a checkpoint", "checkpoint.create",
 	  "Save the current reasoning state as a new checkpoint on top of a Space's HEAD. "
@@ -701,7 +723,7 @@ static const struct mcp_tool tools[] = {
 	{ "search", "Search checkpoints", "search",
 	  "Full-text search over every checkpoint field and artifact (and chat turns with "
 	  "turns: true): where was X decided, who said Y. Pass query and optionally space, "
-	  "field, author, since, limit. Returns {results: [{space, field, snippet, "
+	  "field, author, since, until, limit. Returns {results: [{space, field, snippet, "
 	  "commit_hash, first: {commit_hash, author, created_at}, in_head, text, ...}]}, "
 	  "best first: first is where the item first appeared, in_head whether the Space's "
 	  "HEAD still holds it.",

@@ -533,6 +533,8 @@ static enum smr_rc op_search(struct ops_ctx *ctx, const json_t *p, json_t **resu
 	if (!rc)
 		rc = api_str(p, "since", 0, &sp.since, err);
 	if (!rc)
+		rc = api_str(p, "until", 0, &sp.until, err);
+	if (!rc)
 		rc = api_int(p, "limit", 0, 200, &limit, err);
 	if (!rc && turns && !json_is_boolean(turns))
 		rc = smr_errf(err, SMR_EINVAL, "parameter 'turns' must be true or false");

@@ -271,6 +271,12 @@ enum smr_rc ops_merge(struct ops_ctx *ctx, const struct merge_req *req, json_t *
 		      struct smr_err *err);
 
 /*
+ * How many checkpoints of ancestry set a (store_checkpoint_ancestry's
+ * {hash: created_at}) set b lacks: a merge's ahead and behind.
+ */
+json_int_t ops_only_in(const json_t *a, const json_t *b);
+
+/*
  * The merge base of two checkpoints (their nearest common ancestor, as a
  * merge picks it): *out is {a, b, base: hash or null when they share no
  * history}; new reference.  Reads only.
@@ -357,6 +363,7 @@ struct search_params {
 	const char *field;            /* NULL, or one field ("turn" for turns) */
 	const char *author;           /* NULL, or who wrote the checkpoint (a turn's role) */
 	const char *since;            /* NULL, or a DATE of domain/ref.h */
+	const char *until;            /* NULL, or a DATE: what was written at or before it */
 	int turns;                    /* 1: chat turns too */
 	size_t limit;                 /* 0: 20; at most SEARCH_LIMIT_MAX */
 };

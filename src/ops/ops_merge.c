@@ -65,8 +65,7 @@ struct merge_job {
 	int dry_run;                       /* compute everything, write nothing */
 };
 
-/* Checkpoints in a that b lacks (the ancestry sets of store_checkpoint_ancestry). */
-static json_int_t only_in(const json_t *a, const json_t *b)
+json_int_t ops_only_in(const json_t *a, const json_t *b)
 {
 	const char *hash;
 	json_t *v;
@@ -85,8 +84,8 @@ static json_int_t only_in(const json_t *a, const json_t *b)
 static json_t *dry_result(json_t *result, const json_t *ours, const json_t *theirs)
 {
 	json_object_set_new(result, "dry_run", json_true());
-	json_object_set_new(result, "ahead", json_integer(only_in(theirs, ours)));
-	json_object_set_new(result, "behind", json_integer(only_in(ours, theirs)));
+	json_object_set_new(result, "ahead", json_integer(ops_only_in(theirs, ours)));
+	json_object_set_new(result, "behind", json_integer(ops_only_in(ours, theirs)));
 	return result;
 }
 

@@ -82,8 +82,22 @@ static void free_ids(char **ids)
 	free(ids);
 }
 
+/* A DATE filter into out (NULL text: left ""); since counts from its second's first instant. */
+static enum smr_rc parse_bound(const char *text, const char *now, int from_start, char out[32],
+			       struct smr_err *err)
+{
+	enum smr_rc rc;
+
+	if (!text)
+		return SMR_OK;
+	rc = ref_parse_date(text, now, out, err);
+	if (!rc && from_start)
+		memcpy(out + 20, "000000Z", 8);
+	return rc;
+}
+
 static enum smr_rc check_filters(struct ops_ctx *ctx, const struct search_params *p,
-				 char since[32], struct smr_err *err)
+				 char since[32], char until[32], struct smr_err *err)
 {
 	char now[32];
 	int known = !p->field;
@@ -97,12 +111,15 @@ static enum smr_rc check_filters(struct ops_ctx *ctx, const struct search_params
 				p->field);
 	if (p->limit > SEARCH_LIMIT_MAX)
 		return smr_errf(err, SMR_EINVAL, "limit must be at most %d", SEARCH_LIMIT_MAX);
-	if (!p->since)
+	if (!p->since && !p->until)
 		return SMR_OK;
 	ctx->now(now);
-	rc = ref_parse_date(p->since, now, since, err);
-	if (!rc)   /* from the first instant of that second on */
-		memcpy(since + 20, "000000Z", 8);
+	rc = parse_bound(p->since, now, 1, since, err);
+	if (!rc)   /* until: to the last microsecond of the second it names */
+		rc = parse_bound(p->until, now, 0, until, err);
+	if (!rc && *since && *until && strcmp(since, until) > 0)
+		rc = smr_errf(err, SMR_EINVAL, "since (%.19s) is after until (%.19s): nothing"
+			      " can match; swap them", since, until);
 	return rc;
 }
 
@@ -348,12 +365,12 @@ enum smr_rc ops_search(struct ops_ctx *ctx, const struct search_params *p, json_
 	struct search_word *words = NULL;
 	struct search_filter f = { 0 };
 	struct search_row *rows = NULL;
-	char **ids = NULL, since[32] = "";
+	char **ids = NULL, since[32] = "", until[32] = "";
 	size_t n = 0, n_ids = 0;
 	enum smr_rc rc = search_parse(p->query ? p->query : "", &q, err);
 
 	if (!rc)
-		rc = check_filters(ctx, p, since, err);
+		rc = check_filters(ctx, p, since, until, err);
 	if (!rc)
 		rc = space_ids(ctx, p, &ids, &n_ids, err);
 	if (!rc && ids && !n_ids) {
@@ -362,9 +379,12 @@ enum smr_rc ops_search(struct ops_ctx *ctx, const struct search_params *p, json_
 		words = xcalloc(q.n_terms, sizeof(*words));
 		for (size_t i = 0; i < q.n_terms; i++)
 			words[i] = (struct search_word){ q.terms[i].word, q.terms[i].prefix };
-		f = (struct search_filter){ words, q.n_terms, (const char *const *)ids,
-					    n_ids, p->field, p->author,
-					    *since ? since : NULL, p->turns, SEARCH_CANDIDATES };
+		f = (struct search_filter){ .words = words, .n_words = q.n_terms,
+					    .space_ids = (const char *const *)ids,
+					    .n_spaces = n_ids, .field = p->field,
+					    .author = p->author, .since = *since ? since : NULL,
+					    .until = *until ? until : NULL,
+					    .turns = p->turns, .limit = SEARCH_CANDIDATES };
 		rc = store_search(ctx->st, &f, &rows, &n, err);
 	}
 	if (!rc)

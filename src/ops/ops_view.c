@@ -1,15 +1,17 @@
 /*
- * ops_view.c -- space.overview and state.version (see view.h), and the
- * operation table of the view operations.
+ * ops_view.c -- space.overview, space.forks and state.version (see
+ * view.h), and the operation table of the view operations.
  */
 #include "ops/auth.h"
 #include "ops/view.h"
 #include "domain/checkpoint.h"
 #include "domain/diff.h"
 #include "util/buf.h"
+#include "util/xalloc.h"
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The newest turn time of a session into *newest (ISO strings compare as text). */
@@ -80,6 +82,108 @@ enum smr_rc ops_space_overview(struct ops_ctx *ctx, json_t **out, struct smr_err
 		json_decref(*out);
 		*out = NULL;
 	}
+	spaces_free(v, n);
+	return rc;
+}
+
+/*
+ * The Space sp was forked from and the checkpoint it was forked at: what
+ * its reflog's first entry (written with the Space, at its created_at)
+ * says, when that entry is a fork's; NULL otherwise.  Caller frees both.
+ */
+static enum smr_rc fork_origin(struct ops_ctx *ctx, const struct space *sp, char **origin,
+			       char **at, struct smr_err *err)
+{
+	static const char prefix[] = "fork: from ";
+	struct reflog_entry *e = NULL;
+	size_t n = 0;
+	const char *name, *hash;
+	enum smr_rc rc = store_reflog_list(ctx->st, sp->id, sp->created_at, 1, &e, &n, err);
+
+	*origin = *at = NULL;
+	if (rc || !n || strcmp(e[0].action, "fork") || !e[0].new_hash || !e[0].reason ||
+	    strncmp(e[0].reason, prefix, sizeof(prefix) - 1))
+		goto out;
+	/* "fork: from NAME at HASH" (ops_fork): NAME ends at the last " at " */
+	name = e[0].reason + sizeof(prefix) - 1;
+	hash = strrchr(name, ' ');
+	if (hash && hash - name > 3 && !strncmp(hash - 3, " at", 3)) {
+		*origin = xstrndup(name, (size_t)(hash - 3 - name));
+		*at = xstrdup(e[0].new_hash);
+	}
+out:
+	reflog_entries_free(e, n);
+	return rc;
+}
+
+/* The ancestry set of sp's HEAD, walked once and kept in sets by Space id; borrowed. */
+static enum smr_rc ancestry_of(struct ops_ctx *ctx, const struct space *sp, json_t *sets,
+			       json_t **out, struct smr_err *err)
+{
+	enum smr_rc rc = SMR_OK;
+
+	*out = json_object_get(sets, sp->id);
+	if (*out)
+		return SMR_OK;
+	*out = json_object();
+	if (sp->head)
+		rc = store_checkpoint_ancestry(ctx->st, sp->id, sp->head, *out, err);
+	json_object_set_new(sets, sp->id, *out);
+	return rc;
+}
+
+/* Index of the Space named name in v, or n. */
+static size_t space_named(const struct space *v, size_t n, const char *name)
+{
+	size_t i = 0;
+
+	while (i < n && strcmp(v[i].name, name))
+		i++;
+	return i;
+}
+
+/* Appends sp's standing against its origin (when it is a fork of a Space in v) to out. */
+static enum smr_rc fork_standing(struct ops_ctx *ctx, const struct space *sp,
+				 const struct space *v, size_t n, json_t *sets, json_t *out,
+				 struct smr_err *err)
+{
+	json_t *mine, *theirs = NULL;
+	char *origin = NULL, *at = NULL;
+	size_t o;
+	enum smr_rc rc = fork_origin(ctx, sp, &origin, &at, err);
+
+	/* an origin the caller may not read is left unnamed: not in v */
+	o = origin ? space_named(v, n, origin) : n;
+	if (!rc && o < n && &v[o] != sp)
+		rc = ancestry_of(ctx, &v[o], sets, &theirs, err);
+	/* a Space now under that name that never held the fork point is another one */
+	if (!rc && theirs && json_object_get(theirs, at))
+		rc = ancestry_of(ctx, sp, sets, &mine, err);
+	if (!rc && theirs && json_object_get(theirs, at))
+		json_array_append_new(out, json_pack("{s:s, s:s, s:I, s:I}", "space", sp->name,
+						     "origin", v[o].name,
+						     "ahead", ops_only_in(mine, theirs),
+						     "behind", ops_only_in(theirs, mine)));
+	free(origin);
+	free(at);
+	return rc;
+}
+
+enum smr_rc ops_space_forks(struct ops_ctx *ctx, json_t **out, struct smr_err *err)
+{
+	struct space *v = NULL;
+	size_t n = 0;
+	json_t *sets = json_object();
+	enum smr_rc rc = ops_space_list(ctx, &v, &n, err);
+
+	*out = json_array();
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = fork_standing(ctx, &v[i], v, n, sets, *out, err);
+	if (rc) {
+		json_decref(*out);
+		*out = NULL;
+	}
+	json_decref(sets);
 	spaces_free(v, n);
 	return rc;
 }
@@ -182,6 +286,13 @@ static enum smr_rc op_overview(struct ops_ctx *ctx, const json_t *p, json_t **re
 	return ops_space_overview(ctx, result, err);
 }
 
+static enum smr_rc op_forks(struct ops_ctx *ctx, const json_t *p, json_t **result,
+			    struct smr_err *err)
+{
+	(void)p;
+	return ops_space_forks(ctx, result, err);
+}
+
 static enum smr_rc op_version(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			      struct smr_err *err)
 {
@@ -196,6 +307,7 @@ static enum smr_rc op_version(struct ops_ctx *ctx, const json_t *p, json_t **res
 const struct api_op view_ops[] = {
 	{ "space.graph", ops_api_space_graph, 0, 0, { NEED_SPACE, ROLE_READER, "space" } },
 	{ "space.overview", op_overview, 0, 0, { NEED_NONE, ROLE_NONE, NULL } },
+	{ "space.forks", op_forks, 0, 0, { NEED_NONE, ROLE_NONE, NULL } },
 	{ "state.version", op_version, 0, 0, { NEED_SPACE, ROLE_READER, "space" } },
 	{ "diff.proposal", op_diff_proposal, 0, 0, { NEED_REF, ROLE_READER, "from" } },
 	{ NULL, NULL, 0, 0, { 0, 0, NULL } },

@@ -30,6 +30,18 @@ enum smr_rc ops_space_graph(struct ops_ctx *ctx, const char *space, const char *
 enum smr_rc ops_space_overview(struct ops_ctx *ctx, json_t **out, struct smr_err *err);
 
 /*
+ * Every fork among the Spaces the caller may read whose origin (the Space
+ * its reflog's fork entry names) it may read too, with how far each line
+ * went since they parted, counted as a merge's dry run counts them: ahead
+ * (the fork's checkpoints its origin's HEAD lacks) and behind (the
+ * origin's that the fork lacks).  One call for a whole list of Spaces: each
+ * Space's history is walked once, however many forks share it.  *out is
+ * [{space, origin, ahead, behind}] in the order of ops_space_list(); new
+ * reference.
+ */
+enum smr_rc ops_space_forks(struct ops_ctx *ctx, json_t **out, struct smr_err *err);
+
+/*
  * A fingerprint of what a page shows: the Spaces (names, HEADs), and with
  * space the sessions of that Space (titles, turn counts).  It changes
  * whenever any of that changes, whoever wrote it.  *out is {version};
@@ -49,7 +61,7 @@ enum smr_rc ops_state_version(struct ops_ctx *ctx, const char *space, json_t **o
 enum smr_rc ops_diff_proposal(struct ops_ctx *ctx, const char *from, const json_t *fields,
 			      json_t **out, struct smr_err *err);
 
-/* The JSON handlers of the operations above (space.graph, space.overview, state.version, diff.proposal). */
+/* The JSON handlers of the operations above (space.graph, space.overview, space.forks, state.version, diff.proposal). */
 extern const struct api_op view_ops[];
 enum smr_rc ops_api_space_graph(struct ops_ctx *ctx, const json_t *p, json_t **result,
 				struct smr_err *err);

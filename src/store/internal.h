@@ -157,6 +157,14 @@ struct store_ops {
 				    char **parent, char **merge_parent, char **created_at,
 				    struct smr_err *err);
 	/*
+	 * Adds hash and every ancestor of it in the Space (both parents of
+	 * merges) to into as {hash: created_at}, in one statement (a merge's
+	 * base, a fork's ahead/behind: one round trip however long the
+	 * history).  SMR_ENOTFOUND when hash is not there.
+	 */
+	enum smr_rc (*commit_ancestry)(struct store *st, const char *space_id, const char *hash,
+				       json_t *into, struct smr_err *err);
+	/*
 	 * Copies the row of hash in src_space_id into space_id on parent rows
 	 * parent_id and merge_id (-1: none), fields as stored; *id gets the row.
 	 */

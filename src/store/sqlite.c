@@ -826,7 +826,7 @@ static enum smr_rc sqlite_search(struct store *st, const struct search_filter *f
 		" WHERE search_fts MATCH ?1 AND r.deleted_at IS NULL" \
 		" AND (?2 IS NULL OR r.id IN (SELECT value FROM json_each(?2)))" \
 		" AND (?3 IS NULL OR i.field = ?3) AND (?4 IS NULL OR c0.author = ?4)" \
-		" AND (?5 IS NULL OR c0.created_at >= ?5)"
+		" AND (?5 IS NULL OR c0.created_at >= ?5) AND (?6 IS NULL OR c0.created_at <= ?6)"
 #define SEARCH_TURN \
 		" UNION ALL SELECT r.id, r.name, NULL, s.id, t.sequence_number, i.field, i.ordinal," \
 		" i.terms, t.role, t.created_at, t.content, i.id" \
@@ -836,7 +836,7 @@ static enum smr_rc sqlite_search(struct store *st, const struct search_filter *f
 		" WHERE search_fts MATCH ?1 AND r.deleted_at IS NULL" \
 		" AND (?2 IS NULL OR r.id IN (SELECT value FROM json_each(?2)))" \
 		" AND (?3 IS NULL OR i.field = ?3) AND (?4 IS NULL OR t.role = ?4)" \
-		" AND (?5 IS NULL OR t.created_at >= ?5)"
+		" AND (?5 IS NULL OR t.created_at >= ?5) AND (?6 IS NULL OR t.created_at <= ?6)"
 	static const char ckpt_only[] = SEARCH_CKPT " ORDER BY at DESC, iid DESC LIMIT ?7";
 	static const char with_turns[] = SEARCH_CKPT SEARCH_TURN
 		" ORDER BY 10 DESC, 12 DESC LIMIT ?7";
@@ -858,6 +858,7 @@ static enum smr_rc sqlite_search(struct store *st, const struct search_filter *f
 		sqlite3_bind_int(q, 3, store_field_code(f->field));
 	bind_text(q, 4, f->author);
 	bind_text(q, 5, f->since);
+	bind_text(q, 6, f->until);
 	sqlite3_bind_int64(q, 7, f->limit ? (sqlite3_int64)f->limit : -1);
 	rc = collect_rows(s, q, &rr, (void **)out, n, "searching", err);
 	return rc;
@@ -1431,6 +1432,40 @@ static enum smr_rc commit_links(struct store *st, const char *space_id, const ch
 	return SMR_OK;
 }
 
+static enum smr_rc commit_ancestry(struct store *st, const char *space_id, const char *hash,
+				   json_t *into, struct smr_err *err)
+{
+	/* UNION, not UNION ALL: a row reached by two paths (a merge) is walked once */
+	static const char sql[] =
+		"WITH RECURSIVE anc(id) AS ("
+		" SELECT id FROM commits WHERE repo_id = ?1 AND commit_hash = ?2"
+		" UNION SELECT c.parent_commit_id FROM commits c JOIN anc ON c.id = anc.id"
+		" WHERE c.parent_commit_id IS NOT NULL"
+		" UNION SELECT c.merge_parent_commit_id FROM commits c JOIN anc ON c.id = anc.id"
+		" WHERE c.merge_parent_commit_id IS NOT NULL)"
+		" SELECT c.commit_hash, c.created_at FROM anc JOIN commits c ON c.id = anc.id";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	size_t rows = 0;
+	int step;
+
+	if (!q)
+		return db_error(s, err, "reading a checkpoint's ancestry");
+	bind_text(q, 1, space_id);
+	bind_text(q, 2, hash);
+	while ((step = sqlite3_step(q)) == SQLITE_ROW) {
+		json_object_set_new(into, (const char *)sqlite3_column_text(q, 0),
+				    json_string((const char *)sqlite3_column_text(q, 1)));
+		rows++;
+	}
+	sqlite3_reset(q);
+	if (step != SQLITE_DONE)
+		return db_error(s, err, "reading a checkpoint's ancestry");
+	if (!rows)
+		return smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in this space", hash);
+	return SMR_OK;
+}
+
 static enum smr_rc commit_copy(struct store *st, const char *space_id, const char *src_space_id,
 			       const char *hash, int64_t parent_id, int64_t merge_id, int64_t *id,
 			       struct smr_err *err)
@@ -1610,6 +1645,7 @@ const struct store_ops store_sqlite_ops = {
 	.commit_id = commit_id,
 	.commit_read = sqlite_checkpoint_get,
 	.commit_links = commit_links,
+	.commit_ancestry = commit_ancestry,
 	.commit_copy = commit_copy,
 	.space_insert = space_insert,
 	.head_move = move_head,

@@ -775,37 +775,7 @@ static enum smr_rc import_history(struct store *st, const char *space_id,
 enum smr_rc store_checkpoint_ancestry(struct store *st, const char *space_id, const char *hash,
 				      json_t *into, struct smr_err *err)
 {
-	struct hash_stack todo = { NULL, 0, 0 };
-	char *h, *parent, *merge_parent, *created_at;
-	/* one transaction for the row methods, rolled back: it only reads */
-	enum smr_rc rc = st->ops->txn_begin(st, err);
-
-	if (rc)
-		return rc;
-	push_hash(&todo, hash);
-	while (!rc && todo.n) {
-		h = todo.v[--todo.n];
-		if (!json_object_get(into, h)) {
-			rc = st->ops->commit_links(st, space_id, h, &parent, &merge_parent,
-						   &created_at, err);
-			if (!rc) {
-				json_object_set_new(into, h, json_string(created_at));
-				if (parent)
-					push_hash(&todo, parent);
-				if (merge_parent)
-					push_hash(&todo, merge_parent);
-				free(parent);
-				free(merge_parent);
-				free(created_at);
-			}
-		}
-		free(h);
-	}
-	while (todo.n)
-		free(todo.v[--todo.n]);
-	free(todo.v);
-	st->ops->txn_rollback(st);
-	return rc;
+	return st->ops->commit_ancestry(st, space_id, hash, into, err);
 }
 
 struct fork {

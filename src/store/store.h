@@ -164,6 +164,7 @@ struct search_filter {
 	const char *field;                 /* NULL: any field ("turn" for turns) */
 	const char *author;                /* NULL: anyone (a turn's author is its role) */
 	const char *since;                 /* NULL: any time; else created_at >= since */
+	const char *until;                 /* NULL: any time; else created_at <= until */
 	int turns;                         /* 1: chat turns as well as checkpoints */
 	size_t limit;                      /* at most this many rows, newest first */
 };
@@ -303,8 +304,8 @@ enum smr_rc store_checkpoint_log(struct store *st, const char *space_id, const c
 				 struct smr_err *err);
 /*
  * Adds hash and every ancestor of it in space_id (both parents of merges)
- * to into, as {hash: created_at}; does not walk past a hash already there.
- * Reads only the links, not the content (merge bases, up-to-date checks).
+ * to into, as {hash: created_at}, in one statement.  Reads only the links,
+ * not the content (merge bases, up-to-date checks, ahead/behind).
  */
 enum smr_rc store_checkpoint_ancestry(struct store *st, const char *space_id, const char *hash,
 				      json_t *into, struct smr_err *err);

@@ -15,6 +15,20 @@ export function recordedAs() {
   return identity?.authenticated && typeof identity.user?.name === 'string' ? identity.user.name : null;
 }
 
+// The person or agent this page is signed in as, when the server has users
+// and it is not the server's own token (which reads every Space); else null.
+export function signedInAs() {
+  const u = identity?.token_required && identity.user;
+  return u && u.kind !== 'admin' && typeof u.name === 'string' ? u.name : null;
+}
+
+// Signs out and loads the same address again: the token form comes up, and
+// whoever signs in next lands where this page was.
+export async function signInAsSomeoneElse() {
+  try { await api('DELETE', '/v4/auth'); } catch { /* the cookie is gone either way */ }
+  location.reload();
+}
+
 // The author to send with a write: none when the server records the
 // token's identity, else what the person typed (kept from last time), else
 // none.  Who frees: nothing (a string or undefined, which JSON leaves out).

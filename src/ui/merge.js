@@ -59,14 +59,19 @@ export async function forkStanding(space) {
   } catch { return null; }
 }
 
+// "2 ahead of X, 1 behind", X a link to the origin: the header's and the Spaces list's words.
+export function aheadBehind(s) {
+  return h('span.ahead-behind', `${s.ahead} ahead of `, h('a', { href: `#/s/${enc(s.origin)}` }, s.origin),
+    `, ${s.behind} behind`);
+}
+
 // The header's line for a fork: "2 ahead of X, 1 behind [would merge cleanly] Merge into X…".
 export function standingLine(space, s) {
   const verdict = s.status === 'conflict' ? h('span.chip.merge-conflicts', plural(s.conflicts.length, 'conflict'))
     : s.status === 'up-to-date' ? h('span.chip', 'nothing to merge')
       : h('span.chip.merge-clean', 'would merge cleanly');
   return h('span.fork-standing', { 'data-origin': s.origin },
-    h('span.ahead-behind', `${s.ahead} ahead of `, h('a', { href: `#/s/${enc(s.origin)}` }, s.origin),
-      `, ${s.behind} behind`), ' ', verdict, ' ',
+    aheadBehind(s), ' ', verdict, ' ',
     s.ahead ? h('a.merge-link', { href: `#/s/${enc(space)}/merge/${enc(s.origin)}/into` }, `Merge into ${s.origin}…`) : null);
 }
 

@@ -4,15 +4,15 @@
 // first appeared and whether HEAD still holds it.  A checkpoint several
 // Spaces hold (a fork copies history) is one result naming them all.  A
 // result opens that checkpoint in its (first) Space's history.  Filters
-// (Space, field, author, since) are the API's parameters, kept in the
+// (Space, field, author, since, until) are the API's parameters, kept in the
 // route as name=value segments: #/search/QUERY[/turns][/space=S][/field=F]
-// [/author=A][/since=DATE].  Snippets go in as text nodes with <mark>
+// [/author=A][/since=DATE][/until=DATE].  Until takes the whole day picked.  Snippets go in as text nodes with <mark>
 // elements around the server's highlight offsets, never as HTML.
 import { h, clear, time, short } from './dom.js';
 import { get, enc } from './api.js';
 
 const LIMIT = 50;
-const FILTERS = ['space', 'field', 'author', 'since'];
+const FILTERS = ['space', 'field', 'author', 'since', 'until'];
 const FIELDS = {
   title: 'title', summary: 'summary', decisions: 'decision', assumptions: 'assumption', tasks: 'task',
   open_questions: 'open question', entities: 'entity', artifacts: 'artifact', turn: 'turn',
@@ -74,6 +74,12 @@ function parseArgs(args) {
   return f;
 }
 
+// What the API gets for a filter: a day picked for Until is the whole day
+// (the API reads a date alone as its first second, as Since wants it).
+function apiValue(k, v) {
+  return k === 'until' && /^\d{4}-\d{2}-\d{2}$/.test(v) ? `${v} 23:59:59` : v;
+}
+
 function routeOf(q, f) {
   return `#/search/${enc(q)}${f.turns ? '/turns' : ''}` +
     FILTERS.filter((k) => f[k]).map((k) => `/${k}=${enc(f[k])}`).join('');
@@ -87,9 +93,10 @@ export function searchView(first) {
     ...Object.entries(FIELDS).map(([v, label]) => h('option', { value: v }, label)));
   const author = h('input', { type: 'text', name: 'author', placeholder: 'anyone', autocomplete: 'off' });
   const since = h('input', { type: 'date', name: 'since' });
+  const until = h('input', { type: 'date', name: 'until' });
   const filters = h('fieldset.search-filters', h('legend.sr-only', 'Filters'),
     h('label', 'Space ', space), h('label', 'Field ', field),
-    h('label', 'Author ', author), h('label', 'Since ', since));
+    h('label', 'Author ', author), h('label', 'Since ', since), h('label', 'Until ', until));
   const form = h('form.search-form', { role: 'search', onsubmit: submit }, input,
     h('label.check', turns, 'chat turns too'), h('button.primary', { type: 'submit' }, 'Search'), filters);
   const status = h('p.muted.search-status', { role: 'status' });
@@ -102,7 +109,7 @@ export function searchView(first) {
     e.preventDefault();
     const q = input.value.trim();
     if (q) location.hash = routeOf(q, { turns: turns.checked, space: space.value, field: field.value,
-      author: author.value.trim(), since: since.value });
+      author: author.value.trim(), since: since.value, until: until.value });
   }
 
   // The Spaces the caller can read, for the Space filter (a named one stays even if not listed).
@@ -121,7 +128,7 @@ export function searchView(first) {
       return;
     }
     try {
-      const params = FILTERS.filter((k) => f[k]).map((k) => `&${k}=${enc(f[k])}`).join('');
+      const params = FILTERS.filter((k) => f[k]).map((k) => `&${k}=${enc(apiValue(k, f[k]))}`).join('');
       const res = await get(`/v4/search?q=${enc(query)}&limit=${LIMIT}${f.turns ? '&turns=1' : ''}${params}`);
       clear(list).append(...res.results.map(result));
       status.textContent = res.total === 0 ? `Nothing matches “${query}”.`
@@ -141,6 +148,7 @@ export function searchView(first) {
     field.value = f.field || '';
     author.value = f.author || '';
     since.value = f.since || '';
+    until.value = f.until || '';
     refresh();
   }
 

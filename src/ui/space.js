@@ -1,7 +1,7 @@
 // space.js -- one Space: its name, HEAD and tabs (History, Chat, New
 // checkpoint, Ingest), each a sub-view that gets the route and refreshes.
 import { h, clear, append, short } from './dom.js';
-import { get, enc } from './api.js';
+import { get, op, enc, signedInAs, signInAsSomeoneElse } from './api.js';
 import { historyView } from './history.js';
 import { chatView } from './chat.js';
 import { editorView } from './editor.js';
@@ -35,6 +35,31 @@ function readOnlyView(ctx, label) {
   };
 }
 
+// What a link to a Space that cannot be opened shows.  The server answers a
+// Space the caller may not read exactly as one that is not there (404,
+// docs/security.md), so the words cover both and tell them apart for no
+// one; signed in, they say who is signed in and offer another sign-in.
+function noSpaceView(ctx) {
+  const who = signedInAs();
+  const back = h('a', { href: '#/' }, 'Back to Spaces');
+  const deleted = h('p.deleted-hint');
+  const el = h('div.read-only.no-space', { role: 'status' },
+    h('h2', who ? 'Not a Space you may read' : 'No such Space'),
+    who ? h('p', 'Signed in as ', h('strong', who), ', there is no Space “', ctx.space,
+      '” you may read: there is none by that name, or it is not shared with you. Ask its owner for a role on it, or sign in as someone who has one.')
+      : h('p', `There is no Space “${ctx.space}” (any more).`),
+    deleted,
+    h('p.actions', back, who ? [' ', h('button', { type: 'button', onclick: signInAsSomeoneElse }, 'Sign in as someone else')] : null));
+  // a deleted Space the caller could read is listed for recovery (space.deleted keeps to those)
+  op('space.deleted').then((v) => {
+    if ((v || []).some((sp) => sp.name === ctx.space)) {
+      deleted.append(`“${ctx.space}” was deleted; `, h('a', { href: '#/' }, 'recover it'),
+        ' from Recently deleted on the Spaces list.');
+    }
+  }).catch(() => {});
+  return { el };
+}
+
 export function spaceView(first) {
   const title = h('h1');
   const info = h('p.muted.space-info');
@@ -42,7 +67,7 @@ export function spaceView(first) {
   const tabs = h('nav.tabs', { 'aria-label': 'Space' });
   const body = h('div.space-body');
   const el = h('section.page.space', h('div.page-head', h('div', title, info, standing), tabs), body);
-  const ctx = { space: first.space, info: null };
+  const ctx = { space: first.space, info: null, missing: false };
   let sub = null;
   let tab = null;               // the tab shown, ":read-only" when the role is below its need
   let route = first;
@@ -51,6 +76,7 @@ export function spaceView(first) {
   async function loadInfo() {
     try {
       ctx.info = await get(`/v4/repos/${enc(ctx.space)}`);
+      ctx.missing = false;
       // the signed-in caller's role (absent without sign-in: every right); CSS hides the rest
       el.dataset.role = ctx.info.role || 'owner';
       append(clear(info), [ctx.info.description || '', ctx.info.description ? ' · ' : '',
@@ -61,7 +87,10 @@ export function spaceView(first) {
       if (s) standing.append(standingLine(ctx.space, s));
     } catch (e) {
       ctx.info = null;
-      clear(info).append(h('span.error', e.status === 404 ? `There is no Space “${ctx.space}” (any more).` : e.message));
+      ctx.missing = e.status === 404;   // noSpaceView says so in the body
+      clear(standing);
+      clear(info);
+      if (!ctx.missing) info.append(h('span.error', e.message));
     }
   }
 
@@ -80,19 +109,26 @@ export function spaceView(first) {
     return !ctx.info?.role || RANK[ctx.info.role] >= RANK[needs];
   }
 
+  // What the body shows for route r: a tab, the tab read only, or no Space.
+  function keyOf(r) {
+    const entry = TABS.find((t) => t[0] === r.tab) || TABS[0];
+    if (ctx.missing) return ':missing';
+    return allowed(entry[3]) ? entry[0] : `${entry[0]}:read-only`;
+  }
+
   function update(r) {
     route = r;
     title.textContent = r.space;
     if (!ready) return;
     const entry = TABS.find((t) => t[0] === r.tab) || TABS[0];
-    const may = allowed(entry[3]);
-    const key = may ? entry[0] : `${entry[0]}:read-only`;
-    drawTabs(entry[0]);
+    const key = keyOf(r);
+    if (ctx.missing) clear(tabs);
+    else drawTabs(entry[0]);
     if (tab !== key) {
       sub?.destroy?.();
       clear(body);
       tab = key;
-      sub = may ? entry[2](ctx, r) : readOnlyView(ctx, entry[1]);
+      sub = ctx.missing ? noSpaceView(ctx) : key === entry[0] ? entry[2](ctx, r) : readOnlyView(ctx, entry[1]);
       body.append(sub.el);
     } else {
       sub.update?.(r);
@@ -102,8 +138,7 @@ export function spaceView(first) {
   async function refresh() {
     const before = tab;
     await loadInfo();
-    const entry = TABS.find((t) => t[0] === route.tab) || TABS[0];
-    if (before !== (allowed(entry[3]) ? entry[0] : `${entry[0]}:read-only`)) update(route);
+    if (before !== keyOf(route)) update(route);
     else sub?.refresh?.();
   }
 

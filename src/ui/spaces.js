@@ -1,8 +1,11 @@
 // spaces.js -- the Spaces view: every Space with its HEAD's title, author
-// and last activity; create, rename and delete (delete asks for the name).
+// and last activity, and for a fork how far it is ahead of and behind the
+// Space it came from (space.forks: one request for the whole list); create,
+// rename and delete (delete asks for the name).
 import { h, clear, time, dialog, toast, short } from './dom.js';
-import { get, post, api, enc } from './api.js';
+import { get, post, api, op, enc } from './api.js';
 import { deletedSpaces } from './deleted.js';
+import { aheadBehind } from './merge.js';
 
 export function spacesView() {
   const list = h('ul.space-list', { 'aria-label': 'Spaces' });
@@ -12,6 +15,7 @@ export function spacesView() {
   const deleted = deletedSpaces(() => refresh());
   const el = h('section.page.spaces', h('div.page-head', h('h1', 'Spaces'), form), list, deleted.el);
   let rows = [];
+  let forks = new Map();   // Space name -> {origin, ahead, behind}
   let selected = 0;
 
   async function create(e) {
@@ -57,6 +61,7 @@ export function spacesView() {
     return h('li.space-row' + (i === selected ? '.selected' : ''), { 'data-name': sp.name },
       h('div.space-main',
         h('a.space-name', { href: `#/s/${enc(sp.name)}` }, sp.name),
+        forks.has(sp.name) ? h('span.muted.fork-standing', aheadBehind(forks.get(sp.name))) : null,
         sp.description ? h('span.muted.desc', sp.description) : null),
       h('div.space-head', hc
         ? [h('span.head-title', hc.title || '(untitled)'), hc.author ? h('span.chip.author', hc.author) : null,
@@ -81,7 +86,12 @@ export function spacesView() {
       selected = Math.min(selected, Math.max(rows.length - 1, 0));
       draw();
       deleted.refresh();
-    } catch (err) { toast(err.message, 'error'); }
+    } catch (err) { toast(err.message, 'error'); return; }
+    // the forks' standing comes after the list: the list never waits for history walks
+    try {
+      forks = new Map((await op('space.forks')).map((f) => [f.space, f]));
+      draw();
+    } catch { /* the list stands without it */ }
   }
 
   function keys(e) {

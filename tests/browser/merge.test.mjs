@@ -173,3 +173,40 @@ describe('a fork\'s standing against the Space it came from', () => {
     await page.close();
   });
 });
+
+describe('the Spaces list', () => {
+  test('each fork shows how far it is ahead of and behind its origin, from one request for the whole list', async () => {
+    ok(tmp.db, ['space', 'create', 'docs']);
+    ok(tmp.db, ['commit', 'docs', '-m', 'Start', '--decision', 'Use Markdown']);
+    ok(tmp.db, ['fork', 'docs', '--into', 'docs-fork']);
+    await patch('docs-fork', { add: { decisions: ['Use Pandoc'] } });
+    await patch('docs', { add: { decisions: ['Use man pages'] } });
+    await patch('docs', { add: { decisions: ['Use scdoc'] } });
+    page = await guardedPage(browser, { origin: srv.url });
+    const asked = [];
+    page.on('request', (r) => asked.push(new URL(r.url()).pathname));
+    await page.goto(`${srv.url}/#/`);
+    const standing = page.locator('.space-row[data-name="docs-fork"] .fork-standing');
+    await standing.waitFor();
+    assert.equal(await standing.textContent(), '1 ahead of docs, 2 behind');
+    assert.equal(await standing.locator('a').getAttribute('href'), '#/s/docs');
+    assert.equal(await page.locator('.space-row[data-name="docs"] .fork-standing').count(), 0, 'docs is no fork');
+    assert.equal(await page.locator('.space-row .fork-standing').count(), 3, 'plan-alt, web-fork, docs-fork');
+    // one request answers for every row; nothing is asked per row
+    assert.equal(asked.filter((p) => p === '/api/ops/space.forks').length, 1);
+    assert.deepEqual(asked.filter((p) => /\/(merge|reflog)$/.test(p)), []);
+    await axe(page, 'the Spaces list with forks');
+    await shot(page, 'spaces-forks');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await shot(page, 'spaces-forks-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.setViewportSize({ width: 420, height: 820 });
+    await shot(page, 'spaces-forks-420');
+    await page.setViewportSize({ width: 1280, height: 800 });
+    // a write elsewhere (an agent, the CLI) shows without a reload
+    await patch('docs-fork', { add: { decisions: ['Use HTML'] } });
+    await page.locator('.space-row[data-name="docs-fork"] .fork-standing', { hasText: '2 ahead of docs, 2 behind' }).waitFor();
+    page.guard.check();
+    await page.close();
+  });
+});

@@ -76,6 +76,42 @@ test('the header search box finds what was decided, where and by whom', async ()
   await page.close();
 });
 
+test('Until keeps to what was written by the end of the day picked, and goes into the route', async () => {
+  const page = await guardedPage(browser, { origin: srv.url });
+  const asked = [];
+  page.on('request', (r) => { if (r.url().includes('/v4/search')) asked.push(new URL(r.url()).searchParams); });
+  const day = (ms) => new Date(ms).toISOString().slice(0, 10);   // the server's days are UTC
+  const today = day(Date.now());
+  await page.goto(`${srv.url}/#/search/kafka`);
+  await page.locator('.search-status', { hasText: '5 matches for “kafka”.' }).waitFor();
+  await page.fill('.search-filters input[name=until]', day(Date.now() - 86400000));
+  await page.click('.search-form button[type=submit]');
+  await page.locator('.search-status', { hasText: 'Nothing matches “kafka”.' }).waitFor();
+  // everything here was written today: Until today finds it all
+  await page.fill('.search-filters input[name=until]', today);
+  await page.click('.search-form button[type=submit]');
+  await page.waitForURL(new RegExp(`#/search/kafka/until=${today}$`));
+  await page.locator('.search-status', { hasText: '5 matches for “kafka”.' }).waitFor();
+  assert.equal(asked.at(-1).get('until'), `${today} 23:59:59`);
+  // with Since the same day: a range of one day
+  await page.fill('.search-filters input[name=since]', today);
+  await page.click('.search-form button[type=submit]');
+  await page.waitForURL(new RegExp(`#/search/kafka/since=${today}/until=${today}$`));
+  await page.locator('.search-status', { hasText: '5 matches for “kafka”.' }).waitFor();
+  await page.reload();
+  await page.locator('.search-status', { hasText: '5 matches for “kafka”.' }).waitFor();
+  assert.equal(await page.inputValue('.search-filters input[name=until]'), today);
+  await axe(page, 'Search with Since and Until');
+  await shot(page, 'search-until');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await shot(page, 'search-until-dark');
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.setViewportSize({ width: 420, height: 900 });
+  await shot(page, 'search-until-420');
+  page.guard.check();
+  await page.close();
+});
+
 test('no matches and a query with no words say so', async () => {
   const page = await guardedPage(browser, { origin: srv.url });
   await page.goto(`${srv.url}/#/search/zeppelin`);

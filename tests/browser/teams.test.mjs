@@ -153,6 +153,51 @@ describe('signing in as a person', () => {
   });
 });
 
+describe('a link to a Space one may not read', () => {
+  test('says no Space by that name is open to the one signed in, word for word as for one that is not there, with the way back and signing in as someone else', async () => {
+    await browser.clearCookies();
+    const page = await guardedPage(browser, { origin: srv.url });
+    await signIn(page, tokens.ravi);
+    // the server answers 404 for both (docs/security.md): the page must not tell them apart
+    page.guard.expect(404, '/v4/');
+    const words = async (name) => {
+      await page.goto(`${srv.url}/#/s/${name}`);
+      const box = page.locator('.no-space');
+      await box.waitFor();
+      assert.equal(await page.locator('.space nav.tabs a').count(), 0, 'no tabs for a Space that cannot be opened');
+      return (await box.textContent()).replaceAll(name, 'NAME');
+    };
+    const hidden = await words('hidden');
+    assert.match(hidden, /Signed in as ravi/);
+    assert.match(hidden, /no Space “NAME” you may read/);
+    assert.doesNotMatch(hidden, /There is no Space/);
+    assert.equal(await words('never-made'), hidden);
+    await axe(page, 'a Space one may not read');
+    await shot(page, 'no-space-signed-in');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await shot(page, 'no-space-signed-in-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.setViewportSize({ width: 420, height: 800 });
+    await shot(page, 'no-space-signed-in-420');
+    await page.setViewportSize({ width: 1280, height: 800 });
+    // the way back
+    await words('hidden');
+    await page.click('.no-space a >> text=Back to Spaces');
+    await page.locator('h1', { hasText: 'Spaces' }).waitFor();
+    // signing in as someone who may read it opens it at the same address
+    await words('hidden');
+    await page.click('.no-space button >> text=Sign in as someone else');
+    await page.locator('dialog', { hasText: 'wants your token' }).waitFor();
+    await page.fill('dialog input[name=token]', tokens.olga);
+    await page.click('dialog >> text=Sign in');
+    await page.locator('.space[data-role="owner"]').waitFor();
+    assert.match(page.url(), /#\/s\/hidden$/);
+    await page.locator('.who', { hasText: 'Signed in as olga' }).waitFor();
+    page.guard.check();
+    await page.close();
+  });
+});
+
 describe('a reply streaming when access ends', () => {
   test('the token revoked mid-reply: the stream closes with the reason, the reply is stored whole', async () => {
     cli(['user', 'add', 'mia']);

@@ -122,6 +122,61 @@ describe('merge as an agent calls it', () => {
   });
 });
 
+describe('a merge dry run as an agent asks for it', () => {
+  test('dry_run says whether it would merge cleanly, ahead/behind and the conflicts, and writes nothing; expect_head guards the merge after it', async () => {
+    const t = tempDb();
+    const a = await agent(t.db, 'agent');
+    try {
+      // listing the tools first makes the SDK check every result against its outputSchema
+      const tool = (await a.listTools()).tools.find((x) => x.name === 'merge');
+      assert.equal(tool.inputSchema.properties.dry_run.type, 'boolean');
+      assert.equal(tool.inputSchema.properties.expect_head.type, 'string');
+      for (const k of ['dry_run', 'ahead', 'behind', 'title']) assert.ok(tool.outputSchema.properties[k], k);
+      ok(t.db, ['space', 'create', 'main-line']);
+      ok(t.db, ['commit', 'main-line', '-m', 'start', '--decision', 'Use C']);
+      ok(t.db, ['fork', 'main-line', '--into', 'experiment']);
+      await update(a, { space: 'experiment', title: 'try Rust', add: { decisions: ['Try Rust'] } });
+      const reflog = ok(t.db, ['reflog', 'main-line', '--json']).length;
+      const clean = await a.callTool({ name: 'merge', arguments: { space: 'main-line', ref: 'experiment', dry_run: true } });
+      assert.notEqual(clean.isError, true, JSON.stringify(clean.content));
+      const s = clean.structuredContent;
+      assert.deepEqual([s.status, s.dry_run, s.ahead, s.behind], ['fast-forward', true, 1, 0]);
+      assert.deepEqual(s, ok(t.db, ['merge', 'main-line', 'experiment', '--dry-run', '--json']));
+      // both lines move: a three-way merge, previewed with its title and state
+      await update(a, { space: 'main-line', title: 'stay', add: { tasks: ['Ship'] } });
+      const three = (await a.callTool({ name: 'merge', arguments: { space: 'main-line', ref: 'experiment', dry_run: true } })).structuredContent;
+      assert.deepEqual([three.status, three.ahead, three.behind, three.title], ['merged', 1, 1, 'Merge experiment into main-line']);
+      assert.deepEqual(three.checkpoint.decisions.map((d) => d.text), ['Use C', 'Try Rust']);
+      // a conflict is the dry run's answer, not an error
+      await update(a, { space: 'experiment', summary: 'rust' });
+      await update(a, { space: 'main-line', summary: 'c' });
+      const c = await a.callTool({ name: 'merge', arguments: { space: 'main-line', ref: 'experiment', dry_run: true } });
+      assert.notEqual(c.isError, true, JSON.stringify(c.content));
+      assert.equal(c.structuredContent.status, 'conflict');
+      assert.deepEqual(c.structuredContent.conflicts.map((x) => x.field), ['summary']);
+      // nothing was written by any dry run: the reflog moved only for the two updates
+      assert.equal(ok(t.db, ['reflog', 'main-line', '--json']).length, reflog + 2);
+      // the merge settled after the preview lands only on the HEAD the preview saw
+      const head = ok(t.db, ['head', 'main-line', '--json']).commit_hash;
+      await update(a, { space: 'main-line', add: { tasks: ['Test'] } });
+      const moved = await a.callTool({ name: 'merge', arguments: { space: 'main-line', ref: 'experiment',
+        resolution: { summary: 'theirs' }, expect_head: head } });
+      assert.equal(moved.isError, true);
+      assert.match(moved.content[0].text, /^conflict: HEAD of Space 'main-line' moved/);
+      const now = ok(t.db, ['head', 'main-line', '--json']).commit_hash;
+      const m = await a.callTool({ name: 'merge', arguments: { space: 'main-line', ref: 'experiment',
+        resolution: { summary: 'theirs' }, expect_head: now } });
+      assert.notEqual(m.isError, true, JSON.stringify(m.content));
+      assert.equal(m.structuredContent.status, 'merged');
+      const bad = await a.callTool({ name: 'merge', arguments: { space: 'main-line', ref: 'experiment', dry_run: 'yes' } });
+      assert.equal(bad.isError, true);
+    } finally {
+      await a.close();
+      t.cleanup();
+    }
+  });
+});
+
 describe('update_checkpoint as an agent sends it', () => {
   test('add, drop by position, done by text; a bad patch saves nothing', async () => {
     const t = tempDb();

@@ -363,6 +363,28 @@ describe(`dry run, ahead/behind, edit and a moved HEAD over HTTP (${backend})`, 
     assert.deepEqual(m.checkpoint.tasks, [{ text: 'Ship v2', status: 'open' }]);
     assert.equal(m.checkpoint.parent_hash, head);
   });
+
+  test('space.forks answers every fork\'s origin and ahead/behind in one call, as a dry run counts them', async () => {
+    const cli = (args) => ok(db, args, { bin: SMRITI_FULL });
+    cli(['fork', 'plan-alt', '--into', 'plan-alt2']);
+    cli(['commit', 'plan-alt2', '--decision', 'Use Zig']);
+    cli(['space', 'create', 'gone']);
+    cli(['commit', 'gone', '-m', 'soon gone']);
+    cli(['fork', 'gone', '--into', 'gone-fork']);
+    cli(['space', 'delete', 'gone', '--yes']);
+    // its name is free again: a new Space under it is not what gone-fork came from
+    cli(['space', 'create', 'gone']);
+    cli(['commit', 'gone', '-m', 'another line']);
+    const forks = (await expectStatus(srv, 'POST', '/api/ops/space.forks', 200, { body: {} })).result
+      .sort((a, b) => a.space.localeCompare(b.space));
+    // plan is no fork; gone-fork's origin is no more (the gone there now never held its fork point)
+    assert.deepEqual(forks.map((f) => [f.space, f.origin]), [['plan-alt', 'plan'], ['plan-alt2', 'plan-alt']]);
+    for (const f of forks) {
+      const dry = await expectStatus(srv, 'POST', `/v4/repos/${f.origin}/merge`, 200, { body: { ref: f.space, dry_run: true } });
+      assert.deepEqual([f.ahead, f.behind], [dry.ahead, dry.behind], f.space);
+    }
+    assert.deepEqual([forks[1].ahead, forks[1].behind], [1, 0]);
+  });
 });
 }
 

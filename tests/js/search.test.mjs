@@ -144,6 +144,53 @@ test('a checkpoint several Spaces hold (forks copy history) is one result naming
   }
 });
 
+// until bounds the time an item was written, as since does from the other end, on every transport.
+test('--until, until= and the tool\'s until keep to what was written by then; a since after it is refused', async () => {
+  const d = tempDb();
+  try {
+    ok(d.db, ['space', 'create', 'cache']);
+    const early = ok(d.db, ['commit', '--replace', 'cache', '--title', 'Early', '--decision', 'Use Redis early', '--json']);
+    // the next checkpoint lands in a later second than the first (a DATE names one second)
+    await new Promise((res) => setTimeout(res, 1100));
+    ok(d.db, ['commit', '--replace', 'cache', '--title', 'Later', '--decision', 'Use Redis later']);
+    const second = `${early.created_at.slice(0, 19)}Z`;
+    const cli = ok(d.db, ['search', 'redis', '--until', second, '--json']);
+    assert.deepEqual(cli.results.map((r) => r.text), ['Use Redis early']);
+    assert.equal(ok(d.db, ['search', 'redis', '--json']).total, 2);
+    assert.equal(ok(d.db, ['search', 'redis', '--until', 'yesterday', '--json']).total, 0);
+    assert.deepEqual(ok(d.db, ['search', 'redis', '--since', second, '--until', second, '--json'])
+      .results.map((r) => r.text), ['Use Redis early']);
+    const swapped = run(d.db, ['search', 'redis', '--since', 'now', '--until', second]);
+    assert.equal(swapped.code, 2);
+    assert.match(swapped.stderr, /since .* is after until/);
+    assert.equal(run(d.db, ['search', 'redis', '--until', 'soon']).code, 2);
+    assert.match(ok(d.db, ['search', '--help']), /--until DATE/);
+    const server = await startServer(d.db);
+    try {
+      assert.deepEqual(await expectStatus(server, 'GET', `/v4/search?q=redis&until=${second}`, 200), cli);
+      assertError(await request(server, 'GET', `/v4/search?q=redis&since=now&until=${second}`), 400);
+      const doc = await expectStatus(server, 'GET', '/openapi.json', 200);
+      assert.ok(doc.paths['/v4/search'].get.parameters.some((x) => x.name === 'until'));
+    } finally {
+      await server.stop();
+    }
+    const transport = new StdioClientTransport({ command: SMRITI_FULL, args: ['mcp'], env: { SMRITI_DB: d.db } });
+    const client = new Client({ name: 'search-test', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const tool = (await client.listTools()).tools.find((x) => x.name === 'search');
+      assert.ok(tool.inputSchema.properties.until);
+      const res = await client.callTool({ name: 'search', arguments: { query: 'redis', until: second } });
+      assert.notEqual(res.isError, true, JSON.stringify(res.content));
+      assert.deepEqual(res.structuredContent, cli);
+    } finally {
+      await client.close();
+    }
+  } finally {
+    d.cleanup();
+  }
+});
+
 // The same forks on PostgreSQL: the same results, Spaces and HEAD flags (hashes and times aside).
 test('PostgreSQL groups a checkpoint several Spaces hold as SQLite does', { skip: process.env.SMRITI_TEST_PG ? false : 'SMRITI_TEST_PG is not set' }, () => {
   const PG = process.env.SMRITI_TEST_PG;

@@ -171,6 +171,7 @@ function teamSuite(kind, makeDb) {
       context_pack: async () => ({ session_id: session }),
       'space.graph': async () => ({ space: 'proj' }),
       'space.overview': async () => ({}),
+      'space.forks': async () => ({}),
       'state.version': async () => ({ space: 'proj' }),
       'diff.proposal': async () => ({ from: head, checkpoint: { title: 'proposal' } }),
       'session.create': async () => ({ space: 'proj' }),
@@ -466,6 +467,27 @@ function teamSuite(kind, makeDb) {
       assert.equal(hidden.code, -32602);
       assert.equal(hidden.message, (await get('rea', 'no-such-space')).error.message.replace('no-such-space', 'secret'));
       assert.doesNotMatch(JSON.stringify(await get('out', 'proj')), /first/);
+    test('space.forks names a fork\'s origin only to whoever may read both', async () => {
+      const forksOf = async (who) => (await op(who, 'space.forks', {})).json.result;
+      // the matrix has written to proj and merged projfork into it: count as a dry run does
+      const dry = await adminOp('merge', { space: 'proj', ref: 'projfork', dry_run: true });
+      assert.deepEqual((await forksOf('rea')).find((f) => f.space === 'projfork'),
+        { space: 'projfork', origin: 'proj', ahead: dry.ahead, behind: dry.behind });
+      assert.deepEqual(await forksOf('out'), []);
+      // a fork rea may read of a Space rea may not: listed nowhere, its origin unnamed
+      const name = uniq('secretfork');
+      await adminOp('fork', { ref: 'secret', into: name });
+      await adminOp('grant', { user: 'rea', space: name, role: 'reader' });
+      try {
+        const seen = await forksOf('rea');
+        assert.ok(!seen.some((f) => f.space === name), JSON.stringify(seen));
+        assert.ok(!JSON.stringify(seen).includes('"secret"'));
+        assert.ok((await forksOf('admin')).some((f) => f.space === name && f.origin === 'secret'));
+      } finally {
+        // a role outlives a soft delete: revoke it first, so secret's checkpoint stays out of reach
+        await adminOp('grant.revoke', { user: 'rea', space: name });
+        await adminOp('space.delete', { space: name });
+      }
     });
 
     test('search, export, blame and the reflog keep to the Spaces one can read', async () => {

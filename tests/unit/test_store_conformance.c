@@ -3011,6 +3011,63 @@ CONFORMANCE(search_ranks_snippets_and_first_appearance)
 	json_decref(search_for(&ctx, "kafka", "nope", SMR_EINVAL));
 }
 
+/* Searches "kafka" (turns too) between since and until; the number of results, or -1 for an error. */
+static int between(struct ops_ctx *ctx, const char *since, const char *until,
+		   struct smr_err *err)
+{
+	struct search_params p = { .query = "kafka", .since = since, .until = until, .turns = 1 };
+	json_t *res = NULL;
+	int n;
+
+	if (ops_search(ctx, &p, &res, err))
+		return -1;
+	n = (int)hits(res);
+	json_decref(res);
+	return n;
+}
+
+CONFORMANCE(search_since_and_until_bound_the_dates)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct ops_ctx ctx;
+	struct space sp = { 0 };
+	char s1[37];
+
+	ops_ctx_init(&ctx, f->st);
+	ctx.now = conf_now;
+	snprintf(conf_clock, sizeof(conf_clock), "2026-11-30T09:00:00.000000Z");
+	CHECK_INT(ops_space_create(&ctx, "dates", NULL, &sp, &err), SMR_OK);
+	commit_json(&ctx, "dates", "{\"title\":\"one\",\"decisions\":[\"kafka first\"]}",
+		    "ann", "2026-12-01T10:00:00.000000Z");
+	commit_json(&ctx, "dates", "{\"title\":\"two\",\"decisions\":[\"kafka first\","
+		    " \"kafka second\"]}", "bo", "2026-12-02T10:00:05.250000Z");
+	make_session(f, sp.id, s1, "2026-12-03T00:00:01.000000Z", NULL, NULL, -1);
+	CHECK_INT(append(f, s1, "user", "kafka in a turn", "2026-12-03T12:00:00.000000Z", -1,
+			 NULL, &err), SMR_OK);
+	space_release(&sp);
+
+	CHECK_INT(between(&ctx, NULL, NULL, &err), 3);
+	/* a date alone is that day's first instant: --until 2026-12-02 is before the 2nd */
+	CHECK_INT(between(&ctx, NULL, "2026-12-02", &err), 1);
+	CHECK_INT(between(&ctx, NULL, "2026-12-02 23:59:59", &err), 2);
+	/* a time names its whole second, microseconds included */
+	CHECK_INT(between(&ctx, NULL, "2026-12-02T10:00:05Z", &err), 2);
+	CHECK_INT(between(&ctx, NULL, "2026-12-02T10:00:04Z", &err), 1);
+	CHECK_INT(between(&ctx, "2026-12-02", "2026-12-02 23:59:59", &err), 1);
+	CHECK_INT(between(&ctx, "2026-12-02", NULL, &err), 2);
+	CHECK_INT(between(&ctx, "2026-12-02T10:00:05Z", "2026-12-02T10:00:05Z", &err), 1);
+	/* relative dates are anchored on the operations' clock */
+	snprintf(conf_clock, sizeof(conf_clock), "2026-12-04T12:00:00.000000Z");
+	CHECK_INT(between(&ctx, NULL, "3 days ago", &err), 1);
+	/* bad input: a clear error, not an empty answer */
+	CHECK_INT(between(&ctx, NULL, "soon", &err), -1);
+	CHECK_INT(err.code, SMR_EUSAGE);
+	err = (struct smr_err)SMR_ERR_INIT;
+	CHECK_INT(between(&ctx, "2026-12-03", "2026-12-02", &err), -1);
+	CHECK_INT(err.code, SMR_EINVAL);
+	CHECK(strstr(err.msg, "until") != NULL);
+}
+
 CONFORMANCE(search_turns_with_the_turns_flag)
 {
 	struct smr_err err = SMR_ERR_INIT;

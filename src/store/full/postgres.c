@@ -68,7 +68,7 @@ enum stmt {
 	Q_COMMIT_INSERT_ON_HEAD, Q_HEAD_MOVE, Q_HEAD_MOVE_TO, Q_HEAD_GET, Q_HEAD_BY_NAME,
 	Q_HEAD_BY_ID,
 	Q_CKPT_IN_SPACE, Q_CKPT_ANY, Q_LOG, Q_SCAN, Q_COMMIT_ID,
-	Q_COMMIT_LINKS, Q_COMMIT_COPY,
+	Q_COMMIT_LINKS, Q_COMMIT_ANCESTRY, Q_COMMIT_COPY,
 	Q_SESSION_LOCK, Q_LAST_SEQ, Q_SEQ_CHECK,
 	Q_TURN_INSERT,
 	Q_GC_REPOINT, Q_GC_SPACES, Q_GC_ORPHANS,
@@ -104,7 +104,7 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
 
 /*
  * Search ($1 tsquery, $2 Space ids as JSON, $3 field code, $4 author, $5
- * since, $6 unused, $7 limit): a checkpoint's item once per live copy of
+ * since, $6 until, $7 limit): a checkpoint's item once per live copy of
  * the checkpoint; the expression is the GIN index's (schema_postgres.h).
  */
 #define PG_SEARCH_CKPT \
@@ -116,7 +116,8 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
 	" AND r.deleted_at IS NULL" \
 	" AND ($2::text IS NULL OR r.id IN (SELECT jsonb_array_elements_text($2::jsonb)))" \
 	" AND ($3::int IS NULL OR i.field = $3::int) AND ($4::text IS NULL OR c0.author = $4::text)" \
-	" AND ($5::text IS NULL OR c0.created_at >= $5::text) AND $6::text IS NULL"
+	" AND ($5::text IS NULL OR c0.created_at >= $5::text)" \
+	" AND ($6::text IS NULL OR c0.created_at <= $6::text)"
 #define PG_SEARCH_TURN \
 	" UNION ALL SELECT r.id, r.name, NULL, s.id, t.sequence_number, i.field, i.ordinal," \
 	" i.terms, t.role, t.created_at, t.content, i.id" \
@@ -126,7 +127,8 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
 	" AND r.deleted_at IS NULL" \
 	" AND ($2::text IS NULL OR r.id IN (SELECT jsonb_array_elements_text($2::jsonb)))" \
 	" AND ($3::int IS NULL OR i.field = $3::int) AND ($4::text IS NULL OR t.role = $4::text)" \
-	" AND ($5::text IS NULL OR t.created_at >= $5::text)"
+	" AND ($5::text IS NULL OR t.created_at >= $5::text)" \
+	" AND ($6::text IS NULL OR t.created_at <= $6::text)"
 /* The hash of the Space $1's HEAD (NULL: empty), read by a statement of its own. */
 #define HEAD_HASH \
 	"(SELECT c.commit_hash FROM refs f JOIN commits c ON c.id = f.commit_id" \
@@ -270,6 +272,14 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" LEFT JOIN commits p ON p.id = c.parent_commit_id"
 		" LEFT JOIN commits m ON m.id = c.merge_parent_commit_id"
 		" WHERE c.repo_id = $1 AND c.commit_hash = $2",
+	/* one recursive term may name anc once: both parents come from one LATERAL list */
+	[Q_COMMIT_ANCESTRY] =
+		"WITH RECURSIVE anc(id) AS ("
+		" SELECT id FROM commits WHERE repo_id = $1 AND commit_hash = $2"
+		" UNION SELECT p.id FROM commits c JOIN anc ON c.id = anc.id"
+		" CROSS JOIN LATERAL (VALUES (c.parent_commit_id), (c.merge_parent_commit_id)) AS p(id)"
+		" WHERE p.id IS NOT NULL)"
+		" SELECT c.commit_hash, c.created_at FROM anc JOIN commits c ON c.id = anc.id",
 	[Q_COMMIT_COPY] =
 		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, merge_parent_commit_id,"
 		" title, summary, decisions, assumptions, tasks, open_questions, entities, artifacts,"
@@ -1543,7 +1553,7 @@ static enum smr_rc pg_search(struct store *st, const struct search_filter *f,
 		p_text(&p, NULL);
 	p_text(&p, f->author);
 	p_text(&p, f->since);
-	p_text(&p, NULL);
+	p_text(&p, f->until);
 	p_int(&p, (int64_t)f->limit);
 	rc = read1(s, f->turns ? Q_SEARCH_TURNS : Q_SEARCH, &p, &r, "searching", err);
 	free(query);
@@ -2185,6 +2195,28 @@ static enum smr_rc commit_links(struct store *st, const char *space_id, const ch
 	return rc;
 }
 
+static enum smr_rc commit_ancestry(struct store *st, const char *space_id, const char *hash,
+				   json_t *into, struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	enum smr_rc rc;
+	int rows;
+
+	p_text(&p, space_id);
+	p_text(&p, hash);
+	rc = read1(P(st), Q_COMMIT_ANCESTRY, &p, &r, "reading a checkpoint's ancestry", err);
+	if (rc)
+		return rc;
+	rows = PQntuples(r);
+	for (int i = 0; i < rows; i++)
+		json_object_set_new(into, PQgetvalue(r, i, 0), json_string(PQgetvalue(r, i, 1)));
+	PQclear(r);
+	if (!rows)
+		return smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in this space", hash);
+	return SMR_OK;
+}
+
 static enum smr_rc commit_copy(struct store *st, const char *space_id, const char *src_space_id,
 			       const char *hash, int64_t parent_id, int64_t merge_id, int64_t *id,
 			       struct smr_err *err)
@@ -2445,6 +2477,7 @@ const struct store_ops store_postgres_ops = {
 	.commit_id = commit_id,
 	.commit_read = commit_read,
 	.commit_links = commit_links,
+	.commit_ancestry = commit_ancestry,
 	.commit_copy = commit_copy,
 	.space_insert = space_insert,
 	.head_move = move_head,
