@@ -162,8 +162,14 @@ struct store_ops {
 				     int64_t expected_last, int64_t *last, struct smr_err *err);
 	enum smr_rc (*session_insert)(struct store *st, const struct session *s,
 				      struct smr_err *err);
-	/* Inserts t as its session's next turn (last + 1); sets t->seq and t->id. */
+	/*
+	 * Inserts t as its session's next turn (last + 1); sets t->seq and t->id.
+	 * t->parent_seq (with has_parent) is stored unless it is the turn before.
+	 */
 	enum smr_rc (*turn_insert)(struct store *st, struct turn *t, struct smr_err *err);
+	/* Sets the session's leaf_seq (the path shown ends there); leaf <= 0: NULL, the newest. */
+	enum smr_rc (*session_set_leaf)(struct store *st, const char *session_id, int64_t leaf,
+					struct smr_err *err);
 
 	/*
 	 * Group commit (both NULL: the backend does not group).  group_key

@@ -1786,8 +1786,8 @@ static enum smr_rc commit_copy(struct store *st, const char *space_id, const cha
 #define SESSION_COLS \
 	"SELECT s.id, s.repo_id, s.title, s.mounted_commit_hash, s.forked_from_session_id," \
 	" s.history_base_seq, s.created_at," \
-	" (SELECT COALESCE(MAX(sequence_number), 0) FROM turns t WHERE t.session_id = s.id)" \
-	" FROM sessions s"
+	" (SELECT COALESCE(MAX(sequence_number), 0) FROM turns t WHERE t.session_id = s.id)," \
+	" s.leaf_seq, s.fork_seq FROM sessions s"
 
 static void read_session(sqlite3_stmt *q, struct session *out)
 {
@@ -1800,6 +1800,8 @@ static void read_session(sqlite3_stmt *q, struct session *out)
 	out->history_base_seq = col_int_or_neg(q, 5);
 	out->created_at = col_text(q, 6);
 	out->last_seq = sqlite3_column_int64(q, 7);
+	out->leaf_seq = sqlite3_column_int64(q, 8);
+	out->fork_seq = sqlite3_column_int64(q, 9);
 }
 
 static void read_session_row(sqlite3_stmt *q, void *elem)
@@ -1812,8 +1814,8 @@ static enum smr_rc insert_session(struct store *st, const struct session *sn,
 {
 	static const char sql[] =
 		"INSERT INTO sessions (id, repo_id, title, mounted_commit_hash,"
-		" forked_from_session_id, history_base_seq, created_at)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?)";
+		" forked_from_session_id, history_base_seq, created_at, fork_seq)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
 
@@ -1825,6 +1827,7 @@ static enum smr_rc insert_session(struct store *st, const struct session *sn,
 		bind_text(q, 5, sn->forked_from);
 		bind_int_or_null(q, 6, sn->history_base_seq);
 		bind_text(q, 7, sn->created_at);
+		bind_int_or_null(q, 8, sn->fork_seq > 0 ? sn->fork_seq : -1);
 	}
 	return step_done(s, q, "creating a session", err);
 }
@@ -1896,9 +1899,13 @@ static enum smr_rc insert_turn(struct store *st, struct turn *t, struct smr_err 
 {
 	static const char sql[] =
 		"INSERT INTO turns (session_id, sequence_number, role, content, provider, model,"
-		" prompt_tokens, completion_tokens, latency_ms, error, created_at, status, author)"
+		" prompt_tokens, completion_tokens, latency_ms, error, created_at, status, author,"
+		" parent_seq)"
 		" VALUES (?1, (SELECT COALESCE(MAX(sequence_number), 0) + 1 FROM turns"
-		" WHERE session_id = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+		" WHERE session_id = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,"
+		/* a parent that is the turn before stays implicit, as in a linear session */
+		" NULLIF(?13, (SELECT COALESCE(MAX(sequence_number), 0) FROM turns"
+		" WHERE session_id = ?1)))"
 		" RETURNING id, sequence_number";
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
@@ -1918,6 +1925,7 @@ static enum smr_rc insert_turn(struct store *st, struct turn *t, struct smr_err 
 	bind_text(q, 10, t->created_at);
 	bind_text(q, 11, t->status);
 	bind_text(q, 12, t->author);
+	bind_int_or_null(q, 13, t->has_parent ? t->parent_seq : -1);
 	step = sqlite3_step(q);
 	if (step == SQLITE_ROW) {
 		t->id = sqlite3_column_int64(q, 0);
@@ -1928,6 +1936,21 @@ static enum smr_rc insert_turn(struct store *st, struct turn *t, struct smr_err 
 	if (step != SQLITE_DONE)
 		return db_error(s, err, "writing a turn");
 	return SMR_OK;
+}
+
+static enum smr_rc sqlite_session_set_leaf(struct store *st, const char *session_id,
+					   int64_t leaf, struct smr_err *err)
+{
+	static const char sql[] = "UPDATE sessions SET leaf_seq = ?2 WHERE id = ?1"
+		" AND leaf_seq IS NOT ?2";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+
+	if (q) {
+		bind_text(q, 1, session_id);
+		bind_int_or_null(q, 2, leaf > 0 ? leaf : -1);
+	}
+	return step_done(s, q, "choosing a session's path", err);
 }
 
 static enum smr_rc sqlite_turn_set_error(struct store *st, int64_t turn_id, const char *error,
@@ -1962,6 +1985,8 @@ static void read_turn_row(sqlite3_stmt *q, void *elem)
 	t->created_at = col_text(q, 11);
 	t->status = col_text(q, 12);
 	t->author = col_text(q, 13);
+	t->has_parent = sqlite3_column_type(q, 14) != SQLITE_NULL;
+	t->parent_seq = t->has_parent ? sqlite3_column_int64(q, 14) : t->seq - 1;
 }
 
 static void free_turns(void *v, size_t n)
@@ -1975,7 +2000,8 @@ static enum smr_rc sqlite_turn_list(struct store *st, const char *session_id,
 {
 	static const char sql[] =
 		"SELECT id, session_id, sequence_number, role, content, provider, model,"
-		" prompt_tokens, completion_tokens, latency_ms, error, created_at, status, author FROM turns"
+		" prompt_tokens, completion_tokens, latency_ms, error, created_at, status, author,"
+		" parent_seq FROM turns"
 		" WHERE session_id = ? AND sequence_number > ? ORDER BY sequence_number";
 	static const struct row_reader rr = { sizeof(struct turn), read_turn_row, free_turns };
 	struct sqlite_store *s = S(st);
@@ -2331,6 +2357,7 @@ const struct store_ops store_sqlite_ops = {
 	.reflog_insert = sqlite_reflog_insert,
 	.reflog_list = sqlite_reflog_list,
 	.handoff_insert = sqlite_handoff_insert,
+	.session_set_leaf = sqlite_session_set_leaf,
 	.handoff_latest = sqlite_handoff_latest,
 	.search_has = sqlite_search_has,
 	.search_insert = sqlite_search_insert,

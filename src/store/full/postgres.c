@@ -76,7 +76,7 @@ enum stmt {
 	Q_REFLOG_LIST, Q_SEARCH_HAS, Q_SEARCH_INSERT, Q_SEARCH_INSERT_AT,
 	Q_SEARCH_INSERT_TURN, Q_SEARCH, Q_SEARCH_TURNS,
 	Q_GEN_INSERT, Q_GEN_GET, Q_GEN_RUNNING, Q_GEN_UPDATE, Q_GEN_INTERRUPT_TURNS,
-	Q_GEN_INTERRUPT, Q_SPACE_OWNER, Q_AUTH_BUMP, Q_HANDOFF_INSERT, Q_HANDOFF_LATEST,
+	Q_GEN_INTERRUPT, Q_SPACE_OWNER, Q_AUTH_BUMP, Q_HANDOFF_INSERT, Q_HANDOFF_LATEST, Q_SESSION_SET_LEAF,
 	Q_COUNT
 };
 
@@ -235,12 +235,13 @@ enum { HQ_ID, HQ_SPACE, HQ_FILE };
 #define SESSION_COLS \
 	"SELECT s.id, s.repo_id, s.title, s.mounted_commit_hash, s.forked_from_session_id," \
 	" s.history_base_seq, s.created_at," \
-	" (SELECT COALESCE(MAX(sequence_number), 0) FROM turns t WHERE t.session_id = s.id)" \
-	" FROM sessions s"
+	" (SELECT COALESCE(MAX(sequence_number), 0) FROM turns t WHERE t.session_id = s.id)," \
+	" s.leaf_seq, s.fork_seq FROM sessions s"
 
 #define TURN_COLS \
 	"SELECT id, session_id, sequence_number, role, content, provider, model," \
-	" prompt_tokens, completion_tokens, latency_ms, error, created_at, status, author FROM turns"
+	" prompt_tokens, completion_tokens, latency_ms, error, created_at, status, author," \
+	" parent_seq FROM turns"
 
 #define GEN_COLS \
 	"SELECT id, session_id, status, provider, model, user_turn_seq, assistant_turn_seq," \
@@ -328,8 +329,10 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" FROM commits WHERE repo_id = $4::text AND commit_hash = $5::text RETURNING id",
 	[Q_SESSION_INSERT] =
 		"INSERT INTO sessions (id, repo_id, title, mounted_commit_hash,"
-		" forked_from_session_id, history_base_seq, created_at)"
-		" VALUES ($1, $2, $3, $4, $5, $6, $7)",
+		" forked_from_session_id, history_base_seq, created_at, fork_seq)"
+		" VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+	[Q_SESSION_SET_LEAF] = "UPDATE sessions SET leaf_seq = $2::bigint WHERE id = $1::text"
+		" AND leaf_seq IS DISTINCT FROM $2::bigint",
 	[Q_SESSION_GET] = SESSION_COLS " WHERE s.id = $1",
 	[Q_SESSION_LIST] = SESSION_COLS " WHERE s.repo_id = $1 ORDER BY s.created_at, s.id",
 	[Q_SESSION_LOCK] = "SELECT 1 FROM sessions WHERE id = $1 FOR NO KEY UPDATE",
@@ -340,9 +343,13 @@ static const char *const stmt_sql[Q_COUNT] = {
 	/* the session's next number: its row is locked (Q_SESSION_LOCK) or new */
 	[Q_TURN_INSERT] =
 		"INSERT INTO turns (session_id, sequence_number, role, content, provider, model,"
-		" prompt_tokens, completion_tokens, latency_ms, error, created_at, status, author)"
+		" prompt_tokens, completion_tokens, latency_ms, error, created_at, status, author,"
+		" parent_seq)"
 		" VALUES ($1::text, (SELECT COALESCE(MAX(sequence_number), 0) + 1 FROM turns"
-		" WHERE session_id = $1::text), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+		" WHERE session_id = $1::text), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,"
+		/* a parent that is the turn before stays implicit, as in a linear session */
+		" NULLIF($13::bigint, (SELECT COALESCE(MAX(sequence_number), 0) FROM turns"
+		" WHERE session_id = $1::text)))"
 		" RETURNING id, sequence_number",
 	[Q_TURN_SET_ERROR] = "UPDATE turns SET error = $1 WHERE id = $2",
 	[Q_TURN_LIST] = TURN_COLS " WHERE session_id = $1 AND sequence_number > $2"
@@ -2577,6 +2584,8 @@ static void read_session(const PGresult *r, int row, struct session *out)
 	out->history_base_seq = col_int_or_neg(r, row, 5);
 	out->created_at = col_text(r, row, 6);
 	out->last_seq = col_int(r, row, 7);
+	out->leaf_seq = col_int(r, row, 8);          /* NULL reads as 0: the newest turn */
+	out->fork_seq = col_int(r, row, 9);
 }
 
 static void session_params(const struct session *sn, struct params *p)
@@ -2588,6 +2597,7 @@ static void session_params(const struct session *sn, struct params *p)
 	p_text(p, sn->forked_from);
 	p_int_or_null(p, sn->history_base_seq);
 	p_text(p, sn->created_at);
+	p_int_or_null(p, sn->fork_seq > 0 ? sn->fork_seq : -1);
 }
 
 static enum smr_rc insert_session(struct store *st, const struct session *sn,
@@ -2682,6 +2692,7 @@ static enum smr_rc insert_turn(struct store *st, struct turn *t, struct smr_err 
 	p_text(&p, t->created_at);
 	p_text(&p, t->status);
 	p_text(&p, t->author);
+	p_int_or_null(&p, t->has_parent ? t->parent_seq : -1);
 	return row(P(st), Q_TURN_INSERT, &p, &(struct pipe_entry){ .take = take_turn, .out = t,
 		   .what = "writing a turn" }, err);
 }
@@ -2712,6 +2723,19 @@ static void read_turn(const PGresult *r, int row, struct turn *t)
 	t->created_at = col_text(r, row, 11);
 	t->status = col_text(r, row, 12);
 	t->author = col_text(r, row, 13);
+	t->has_parent = !PQgetisnull(r, row, 14);
+	t->parent_seq = t->has_parent ? col_int(r, row, 14) : t->seq - 1;
+}
+
+static enum smr_rc pg_session_set_leaf(struct store *st, const char *session_id, int64_t leaf,
+				       struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+
+	p_text(&p, session_id);
+	p_int_or_null(&p, leaf > 0 ? leaf : -1);
+	return row(P(st), Q_SESSION_SET_LEAF, &p,
+		   &(struct pipe_entry){ .what = "choosing a session's path" }, err);
 }
 
 static enum smr_rc pg_turn_list(struct store *st, const char *session_id, int64_t after_seq,
@@ -3060,6 +3084,7 @@ const struct store_ops store_postgres_ops = {
 	.reflog_insert = pg_reflog_insert,
 	.reflog_list = pg_reflog_list,
 	.handoff_insert = pg_handoff_insert,
+	.session_set_leaf = pg_session_set_leaf,
 	.handoff_latest = pg_handoff_latest,
 	.search_has = pg_search_has,
 	.search_insert = pg_search_insert,
