@@ -248,7 +248,7 @@ function sessionView(ctx, id, providers) {
       btn('Copy', (e) => copy(text(m), e.currentTarget), false),
       m.role === 'user' ? btn('Edit', () => { editing = m.parts[0].sequence_number; drawTurns(false); }) : null,
       m.role === 'assistant' ? btn('Regenerate', () => regenerate(m)) : null,
-      m.role === 'assistant' && t.status && t.status !== 'complete' ? btn('Continue', () => continueReply(m), true, { title: 'The model goes on from where this reply ends' }) : null,
+      m.role === 'assistant' && t.status && t.status !== 'complete' ? btn('Continue', () => continueReply(m), true, { title: 'The model goes on from where this reply ends', class: 'small ghost continue' }) : null,
       btn('New session from here', () => forkAt(t.sequence_number), true, { title: 'A new session with the conversation up to this message; this one stays as it is' }));
   }
 
