@@ -10,7 +10,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { tempDb } from './helpers.mjs';
+import { tempDb, ok, run, SMRITI_FULL } from './helpers.mjs';
 import { startServer, request, expectStatus, assertError, openStream } from './http-helpers.mjs';
 import { startFakeProvider } from '../fake-provider/server.mjs';
 
@@ -176,6 +176,31 @@ function suite(kind, makeDb) {
       fake.script([{ reply: 'answer in the fork' }]);
       const r = await send(f.id, 'gamma');
       assert.deepEqual(r.context.turns_included, [1, 2, 3, 4]);
+    });
+
+    test('the CLI shows the versions, switches the path and starts a session from a turn', async () => {
+      const cli = (args) => ok(t.db, args, { bin: SMRITI_FULL });
+      const s = await newSession();
+      await send(s.id, 'pick a number');
+      fake.script([{ reply: 'seven' }]);
+      await act(s.id, 'regenerate', { seq: 2 });
+      const shown = cli(['session', 'show', s.id]);
+      assert.match(shown, /#2 assistant complete \(openai m\) \[another version: not on the path shown\]/);
+      assert.match(shown, /#3 assistant complete \(openai m\) after #1\n/);
+      assert.deepEqual(cli(['session', 'show', s.id, '--json']).path, [1, 3]);
+      assert.equal(cli(['session', 'switch', s.id, '2', '--json']).leaf_seq, 2);
+      assert.deepEqual((await session(s.id)).path, [1, 2]);
+      assert.match(cli(['session', 'switch', s.id, '3']), /now shows the path to turn #3/);
+      const f = cli(['session', 'fork', s.id, '3', '--title', 'from the CLI', '--json']);
+      assert.equal(f.fork_seq, 3);
+      assert.equal(f.title, 'from the CLI');
+      assert.deepEqual((await session(f.id)).turns.map((x) => x.content), ['pick a number', 'seven']);
+      const bad = run(t.db, ['session', 'switch', s.id, 'two'], { bin: SMRITI_FULL });
+      assert.equal(bad.code, 2, bad.stderr);
+      assert.match(bad.stderr, /SEQ must be a turn's number/);
+      const missing = run(t.db, ['session', 'fork', s.id, '99'], { bin: SMRITI_FULL });
+      assert.notEqual(missing.code, 0);
+      assert.match(missing.stderr, /has no turn 99/);
     });
 
     test('bad requests are refused and write nothing', async () => {

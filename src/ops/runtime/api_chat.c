@@ -11,6 +11,8 @@
  */
 #include "ops/runtime/generation.h"
 #include "ops/runtime/runtime.h"
+#include "domain/thread.h"
+#include "util/xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +111,20 @@ static json_t *running_generation(struct ops_ctx *ctx, const char *session_id)
 	return out;
 }
 
+/* The sequence numbers of the path shown (leaf_seq's), oldest first: what the next send gives. */
+static json_t *path_json(const struct session *s, const struct turn *turns, size_t n)
+{
+	size_t *idx = xcalloc(n + 1, sizeof(*idx));
+	size_t len = thread_path(turns, n, s->leaf_seq > 0 ? s->leaf_seq : s->last_seq, 0, idx,
+				 &(int64_t){ 0 });
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < len; i++)
+		json_array_append_new(a, json_integer(turns[idx[i]].seq));
+	free(idx);
+	return a;
+}
+
 static enum smr_rc op_session_get(struct ops_ctx *ctx, const json_t *p, json_t **result,
 				  struct smr_err *err)
 {
@@ -116,7 +132,7 @@ static enum smr_rc op_session_get(struct ops_ctx *ctx, const json_t *p, json_t *
 	struct session s = { 0 };
 	struct turn *turns = NULL;
 	size_t n = 0;
-	json_t *a;
+	json_t *a, *path;
 	enum smr_rc rc;
 
 	rc = api_str(p, "session_id", 1, &id, err);
@@ -126,13 +142,16 @@ static enum smr_rc op_session_get(struct ops_ctx *ctx, const json_t *p, json_t *
 		a = json_array();
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(a, ops_turn_json(&turns[i]));
+		path = path_json(&s, turns, n);
 		turns_free(turns, n);
 		rc = session_result(rc, ctx, &s, result, err);
 		if (!rc) {
 			json_object_set_new(*result, "turns", a);
+			json_object_set_new(*result, "path", path);
 			json_object_set_new(*result, "generation", running_generation(ctx, id));
 		} else {
 			json_decref(a);
+			json_decref(path);
 		}
 		return rc;
 	}
