@@ -172,12 +172,14 @@ function sessionView(ctx, id, providers) {
     const bySeq = new Map(turns.map((t) => [t.sequence_number, t]));
     const kids = children();
     const chain = [];
-    for (let t = bySeq.get(leaf); t; t = bySeq.get(parentOf(t))) chain.unshift(t);
+    for (let t = bySeq.get(leaf); t; t = bySeq.get(parentOf(t))) chain.push(t);
+    chain.reverse();
     const out = [];
     for (const t of chain) {
       const last = out.at(-1);
       if (last && last.role === 'assistant' && t.role === 'assistant') { last.parts.push(t); continue; }
-      out.push({ role: t.role, parts: [t], versions: (kids.get(parentOf(t)) || []).filter((x) => x.role === t.role) });
+      const k = kids.get(parentOf(t));
+      out.push({ role: t.role, parts: [t], versions: k && k.length > 1 ? k.filter((x) => x.role === t.role) : [t] });
     }
     return out;
   }
