@@ -1372,6 +1372,11 @@ static enum smr_rc import_one(struct store *st, const struct import_space *s,
 		if (!rc)
 			rc = store_index_appended(st, s->turns[i], err);
 	}
+	/* a new session's chosen path, once its turns are in */
+	for (size_t i = 0; !rc && i < s->n_sessions; i++)
+		if (s->sessions[i]->leaf_seq > 0)
+			rc = st->ops->session_set_leaf(st, s->sessions[i]->id,
+						       s->sessions[i]->leaf_seq, err);
 	for (size_t i = 0; !rc && i < s->n_reflog; i++) {
 		const struct reflog_entry *e = s->reflog[i];
 		struct ref_move mv = { e->actor, e->reason, e->created_at };

@@ -10,6 +10,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { tempDb, ok, run, SMRITI_FULL } from './helpers.mjs';
 import { startServer, request, expectStatus, assertError, openStream } from './http-helpers.mjs';
 import { startFakeProvider } from '../fake-provider/server.mjs';
@@ -201,6 +202,32 @@ function suite(kind, makeDb) {
       const missing = run(t.db, ['session', 'fork', s.id, '99'], { bin: SMRITI_FULL });
       assert.notEqual(missing.code, 0);
       assert.match(missing.stderr, /has no turn 99/);
+    });
+
+    test('an export keeps the versions and the path shown; its import reads the same and exports the same bytes', async () => {
+      const cli = (db, args) => ok(db, args, { bin: SMRITI_FULL });
+      const s = await newSession();
+      await send(s.id, 'keep me');
+      fake.script([{ reply: 'another take' }]);
+      await act(s.id, 'regenerate', { seq: 2 });
+      await act(s.id, 'switch', { seq: 2 });
+      await act(s.id, 'fork', { seq: 1 }, 201);
+      const text = cli(t.db, ['export', 'actions']);
+      const to = tempDb();
+      try {
+        const file = `${to.db}.bundle.json`;
+        writeFileSync(file, text);
+        cli(to.db, ['import', file]);
+        const got = cli(to.db, ['session', 'show', s.id, '--json']);
+        const mine = await session(s.id);
+        assert.deepEqual(got.turns.map((x) => [x.sequence_number, x.parent_seq, x.content]),
+          mine.turns.map((x) => [x.sequence_number, x.parent_seq, x.content]));
+        assert.equal(got.leaf_seq, 2);
+        assert.deepEqual(got.path, [1, 2]);
+        assert.equal(cli(to.db, ['export', 'actions']), text, 'the export is a fixed point');
+      } finally {
+        to.cleanup();
+      }
     });
 
     test('bad requests are refused and write nothing', async () => {
