@@ -80,9 +80,11 @@ function suite(kind, makeDb) {
         [1, 'user', 0, 'what is up'], [2, 'assistant', 1, 'first answer'], [3, 'assistant', 1, 'second answer']]);
       assert.equal(got.leaf_seq, 3);
 
-      // back to the first reply: the next question follows it
+      // back to the first reply: the next question follows it (and another tab's poll sees it)
+      const version = (await expectStatus(srv, 'GET', '/v4/changes?space=actions', 200)).version;
       const sw = await act(s.id, 'switch', { seq: 2 });
       assert.equal(sw.leaf_seq, 2);
+      assert.notEqual((await expectStatus(srv, 'GET', '/v4/changes?space=actions', 200)).version, version);
       const preview = await expectStatus(srv, 'GET', `/v4/sessions/${s.id}/context?provider=openai&model=m`, 200);
       assert.deepEqual(preview.turns_included, [1, 2]);
       fake.script([{ reply: 'third' }]);
