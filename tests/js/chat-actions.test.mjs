@@ -232,6 +232,25 @@ function suite(kind, makeDb) {
       }
     });
 
+    test('Draft with AI reads the path shown, not the versions beside it', async () => {
+      const s = await newSession();
+      fake.script([{ reply: 'Use the blue paint.' }]);
+      await send(s.id, 'which paint?');
+      fake.script([{ reply: 'Use the green paint.' }]);
+      await act(s.id, 'regenerate', { seq: 2 });
+      await act(s.id, 'switch', { seq: 2 });
+      const job = await expectStatus(srv, 'POST', '/v5/checkpoints/draft', 202,
+        { body: { session_id: s.id, provider: 'openai', model: 'm' } });
+      for (let i = 0; i < 200; i++) {
+        const j = await expectStatus(srv, 'GET', `/v5/checkpoints/draft/${job.job_id}`, 200);
+        if (j.status !== 'queued' && j.status !== 'running') break;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      const prompt = JSON.stringify(fake.requests().at(-1).body.messages);
+      assert.match(prompt, /blue paint/);
+      assert.doesNotMatch(prompt, /green paint/, 'a version beside the path is not drafted from');
+    });
+
     test('bad requests are refused and write nothing', async () => {
       const s = await newSession();
       await send(s.id, 'hello');
