@@ -55,15 +55,20 @@ static json_t *int_or_null(int64_t v)
 	return v < 0 ? json_null() : json_integer(v);
 }
 
+/* A turn; parent_seq only when it is not the turn before (a version of a turn, issue 26). */
 static json_t *turn_json(const struct turn *t)
 {
-	return json_pack("{s:I, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s}",
+	json_t *o = json_pack("{s:I, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s}",
 			 "seq", (json_int_t)t->seq, "role", t->role, "content", t->content,
 			 "provider", str_or_null(t->provider), "model", str_or_null(t->model),
 			 "prompt_tokens", int_or_null(t->prompt_tokens),
 			 "completion_tokens", int_or_null(t->completion_tokens),
 			 "latency_ms", int_or_null(t->latency_ms), "error", str_or_null(t->error),
 			 "status", str_or_null(t->status), "created_at", t->created_at);
+
+	if (t->has_parent)
+		json_object_set_new(o, "parent_seq", json_integer(t->parent_seq));
+	return o;
 }
 
 json_t *bundle_session_json(const struct session *s, const struct turn *turns, size_t n)
@@ -72,12 +77,19 @@ json_t *bundle_session_json(const struct session *s, const struct turn *turns, s
 
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(list, turn_json(&turns[i]));
-	return json_pack("{s:s, s:s, s:o, s:o, s:o, s:s, s:o}", "id", s->id, "title",
-			 s->title ? s->title : "", "mounted_commit_hash",
-			 str_or_null(s->mounted_hash), "forked_from_session_id",
-			 str_or_null(s->forked_from), "history_base_seq",
-			 int_or_null(s->history_base_seq), "created_at", s->created_at,
-			 "turns", list);
+	json_t *o = json_pack("{s:s, s:s, s:o, s:o, s:o, s:s, s:o}", "id", s->id, "title",
+			      s->title ? s->title : "", "mounted_commit_hash",
+			      str_or_null(s->mounted_hash), "forked_from_session_id",
+			      str_or_null(s->forked_from), "history_base_seq",
+			      int_or_null(s->history_base_seq), "created_at", s->created_at,
+			      "turns", list);
+
+	/* only when set, so that a bundle of linear sessions reads as before */
+	if (s->leaf_seq > 0)
+		json_object_set_new(o, "leaf_seq", json_integer(s->leaf_seq));
+	if (s->fork_seq > 0)
+		json_object_set_new(o, "fork_seq", json_integer(s->fork_seq));
+	return o;
 }
 
 json_t *bundle_reflog_json(const struct reflog_entry *e)

@@ -59,9 +59,25 @@ static int read_turn(const json_t *o, const char *session_id, int64_t want, stru
 	    get_int(o, "completion_tokens", &t->completion_tokens) ||
 	    get_int(o, "latency_ms", &t->latency_ms) || get_str(o, "error", 0, &t->error) ||
 	    get_str(o, "status", 0, &t->status) ||
-	    get_str(o, "created_at", 1, &t->created_at))
+	    get_str(o, "created_at", 1, &t->created_at) || get_int(o, "parent_seq", &t->parent_seq))
+		return -1;
+	/* a parent is written only when it is not the turn before: anything else would not round trip */
+	t->has_parent = t->parent_seq >= 0;
+	if (t->has_parent && t->parent_seq >= want - 1)
 		return -1;
 	t->session_id = xstrdup(session_id);
+	return 0;
+}
+
+/* leaf_seq: a turn of the session's but its last (the default); fork_seq: a turn number. */
+static int read_path(const json_t *o, struct session *s, size_t n_turns)
+{
+	if (get_int(o, "leaf_seq", &s->leaf_seq) || get_int(o, "fork_seq", &s->fork_seq) ||
+	    s->leaf_seq == 0 || s->fork_seq == 0 ||
+	    (s->leaf_seq > 0 && (size_t)s->leaf_seq >= n_turns))
+		return -1;
+	s->leaf_seq = s->leaf_seq < 0 ? 0 : s->leaf_seq;
+	s->fork_seq = s->fork_seq < 0 ? 0 : s->fork_seq;
 	return 0;
 }
 
@@ -97,6 +113,9 @@ static enum smr_rc read_sessions(const json_t *list, struct space_bundle *b,
 				return bad(err, b->space.name, "a turn is malformed or out of"
 					   " sequence");
 		}
+		if (read_path(o, s, b->n_turns[i]))
+			return bad(err, b->space.name, "a session's leaf_seq or fork_seq is not one"
+				   " of its turns");
 	}
 	return SMR_OK;
 }

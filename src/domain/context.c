@@ -210,7 +210,7 @@ void context_build(const struct context_in *in, struct context *out)
 
 	memset(out, 0, sizeof(*out));
 	out->system = build_system(in);
-	total = chars_of(out->system) + chars_of(in->message);
+	total = chars_of(out->system) + chars_of(in->message) + chars_of(in->prefill);
 	for (i = 0; i < in->n_turns; i++) {
 		const struct turn *t = &in->turns[i];
 
@@ -221,8 +221,8 @@ void context_build(const struct context_in *in, struct context *out)
 		}
 	}
 	start = trim_start(in, chars, keep, total);
-	out->msgs = xcalloc(in->n_turns + 1, sizeof(*out->msgs));
-	out->included = xcalloc(in->n_turns + 1, sizeof(*out->included));
+	out->msgs = xcalloc(in->n_turns + 2, sizeof(*out->msgs));
+	out->included = xcalloc(in->n_turns + 2, sizeof(*out->included));
 	out->dropped = xcalloc(in->n_turns + 1, sizeof(*out->dropped));
 	for (i = 0; i < in->n_turns; i++) {
 		const struct turn *t = &in->turns[i];
@@ -241,6 +241,12 @@ void context_build(const struct context_in *in, struct context *out)
 	if (in->message_seq > 0)
 		out->included[out->n_included++] = in->message_seq;
 	out->chars += chars_of(out->system) + chars_of(in->message);
+	if (in->prefill) {
+		out->msgs[out->n_msgs++] = (struct context_msg){ "assistant", in->prefill,
+								 in->prefill_seq };
+		out->included[out->n_included++] = in->prefill_seq;
+		out->chars += chars_of(in->prefill);
+	}
 	out->trimmed = out->n_dropped > 0;
 	free(chars);
 	free(keep);

@@ -8,7 +8,8 @@
  *
  * Order: the system text (preamble, then the mounted Checkpoint rendered as
  * structured text), then the turns with sequence_number > history_base_seq,
- * oldest first, then the new user message.
+ * oldest first, then the new user message (and, to continue a reply that
+ * was cut short, that reply).
  *
  * The budget is counted in characters (Unicode code points) of the system
  * text plus every message's content, a deliberately simple stand-in for
@@ -43,6 +44,13 @@ struct context_in {
 	int64_t history_base_seq;               /* only turns with seq > this; -1: all */
 	const char *message;                    /* the new user message */
 	int64_t message_seq;                    /* its sequence number, 0 if not stored */
+	/*
+	 * A reply to the message that was cut short, sent last so that the model
+	 * goes on from its end (Anthropic's prefill; OpenAI-compatible servers
+	 * take a final assistant message the same way).  NULL: none.
+	 */
+	const char *prefill;
+	int64_t prefill_seq;                    /* the last turn of that reply */
 	size_t budget_chars;                    /* 0: unlimited */
 };
 

@@ -61,6 +61,9 @@ struct session {
 	int64_t history_base_seq;    /* structural boundary; -1 when none */
 	char *created_at;
 	int64_t last_seq;            /* highest sequence_number, 0 with no turns (read-only) */
+	int64_t leaf_seq;            /* the turn the path shown ends at; 0: the newest turn */
+	int64_t fork_seq;            /* started from forked_from's turn fork_seq (its path
+	                                copied as turns 1..); 0 when not */
 };
 
 struct turn {
@@ -78,6 +81,15 @@ struct turn {
 	char *status;                /* how the turn ended (TURN_*); NULL reads as "complete" */
 	char *created_at;
 	char *author;                /* who wrote a user turn ("alice", "alice/agent"), or NULL */
+	/*
+	 * The turn this one follows on its path (0: none, the first).  Without
+	 * has_parent it is the turn before it (seq - 1): a linear session stores
+	 * no parents.  Edits and regenerated replies are siblings (the same
+	 * parent); an assistant turn whose parent is an assistant turn continues
+	 * it (domain/thread.h).
+	 */
+	int has_parent;
+	int64_t parent_seq;
 };
 
 /*

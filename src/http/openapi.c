@@ -536,7 +536,16 @@ static const char components_json[] =
 "     \"description\":\"UTC time, RFC 3339 with microseconds\","
 "     \"examples\":[\"2026-12-02T11:40:00.123456Z\"]"
 "    },"
-"    \"last_seq\":{\"type\":\"integer\",\"minimum\":0}"
+"    \"last_seq\":{\"type\":\"integer\",\"minimum\":0},"
+"    \"leaf_seq\":{"
+"     \"type\":\"integer\","
+"     \"minimum\":0,"
+"     \"description\":\"the turn the path shown ends at (session.switch chooses it; the newest turn by default): the next send follows it and the model sees exactly that path\""
+"    },"
+"    \"fork_seq\":{"
+"     \"type\":[\"integer\",\"null\"],"
+"     \"description\":\"started from this turn of forked_from_session_id (session.fork): its path up to there is copied as turns 1..\""
+"    }"
 "   },"
 "   \"additionalProperties\":false"
 "  },"
@@ -573,6 +582,11 @@ static const char components_json[] =
 "    \"id\":{\"type\":\"integer\"},"
 "    \"session_id\":{\"type\":\"string\"},"
 "    \"sequence_number\":{\"type\":\"integer\",\"minimum\":1},"
+"    \"parent_seq\":{"
+"     \"type\":\"integer\","
+"     \"minimum\":0,"
+"     \"description\":\"the turn this one follows (0: none); edited questions and regenerated replies share their parent, and an assistant turn following an assistant turn continues it\""
+"    },"
 "    \"role\":{\"type\":\"string\",\"enum\":[\"user\",\"assistant\"]},"
 "    \"content\":{\"type\":\"string\"},"
 "    \"provider\":{\"type\":[\"string\",\"null\"]},"
@@ -655,6 +669,7 @@ static const char components_json[] =
 "    \"created_at\","
 "    \"last_seq\","
 "    \"turns\","
+"    \"path\","
 "    \"generation\""
 "   ],"
 "   \"properties\":{"
@@ -671,7 +686,14 @@ static const char components_json[] =
 "     \"examples\":[\"2026-12-02T11:40:00.123456Z\"]"
 "    },"
 "    \"last_seq\":{\"type\":\"integer\",\"minimum\":0},"
+"    \"leaf_seq\":{\"$ref\":\"#/components/schemas/Session/properties/leaf_seq\"},"
+"    \"fork_seq\":{\"$ref\":\"#/components/schemas/Session/properties/fork_seq\"},"
 "    \"turns\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Turn\"}},"
+"    \"path\":{"
+"     \"type\":\"array\","
+"     \"items\":{\"type\":\"integer\"},"
+"     \"description\":\"the sequence numbers of the path shown (to leaf_seq), oldest first: the turns the next send builds on; the other turns are versions beside them\""
+"    },"
 "    \"generation\":{"
 "     \"oneOf\":[{\"$ref\":\"#/components/schemas/Generation\"},{\"type\":\"null\"}],"
 "     \"description\":\"the reply running now\""
@@ -705,6 +727,27 @@ static const char components_json[] =
 "     \"type\":\"boolean\","
 "     \"description\":\"answer server-sent events, as Accept: text/event-stream does\""
 "    }"
+"   }"
+"  },"
+"  \"ChatAction\":{"
+"   \"type\":\"object\","
+"   \"description\":\"Other keys are ignored\","
+"   \"required\":[\"seq\"],"
+"   \"properties\":{"
+"    \"seq\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"the turn acted on\"},"
+"    \"message\":{\"type\":\"string\",\"minLength\":1,\"description\":\"edit: the new text (required there)\"},"
+"    \"provider\":{\"$ref\":\"#/components/schemas/ChatSend/properties/provider\"},"
+"    \"model\":{\"$ref\":\"#/components/schemas/ChatSend/properties/model\"},"
+"    \"stream\":{\"$ref\":\"#/components/schemas/ChatSend/properties/stream\"}"
+"   }"
+"  },"
+"  \"TurnPick\":{"
+"   \"type\":\"object\","
+"   \"description\":\"Other keys are ignored\","
+"   \"required\":[\"seq\"],"
+"   \"properties\":{"
+"    \"seq\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"a turn of the session\"},"
+"    \"title\":{\"type\":\"string\",\"description\":\"fork: the new session's title (default: the old one's)\"}"
 "   }"
 "  },"
 "  \"SendContext\":{"
@@ -1400,7 +1443,8 @@ static const char *error_schema(const struct http_route *r, int status)
 	if (!strcmp(r->pattern, "/mcp") && status != 421 && status != 413 && status != 500 &&
 	    status != 503)
 		return "ErrorOrJsonRpc";
-	if (!strcmp(r->pattern, "/v4/chat/send") && (status == 502 || status == 504))
+	if ((!strcmp(r->pattern, "/v4/chat/send") || !strncmp(r->pattern, "/v4/sessions/{id}/", 18)) &&
+	    (status == 502 || status == 504))
 		return "ChatFailure";
 	if (!strcmp(r->pattern, "/v4/repos/{id}/merge") && status == 409)
 		return "MergeConflict";
@@ -1452,6 +1496,11 @@ static const struct {
 	{ "GET", "/v4/generations/{id}", "404" },
 	{ "POST", "/v4/generations/{id}/stop", "404 409" },
 	{ "POST", "/v5/sessions/{id}/mount", "404 422" },
+	{ "POST", "/v4/sessions/{id}/edit", "404 409 422 502 504" },
+	{ "POST", "/v4/sessions/{id}/regenerate", "404 409 422 502 504" },
+	{ "POST", "/v4/sessions/{id}/continue", "404 409 422 502 504" },
+	{ "POST", "/v4/sessions/{id}/switch", "404 409 422" },
+	{ "POST", "/v4/sessions/{id}/fork", "404 422" },
 	{ "GET", "/repos/{id}/head", "404" },
 	{ "GET", "/commits/{hash}", "404" },
 	{ "POST", "/chat/commit", "404 409 422" },

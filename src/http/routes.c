@@ -106,11 +106,11 @@ static void h_api_op(struct http_req *r, struct ops_ctx *ctx)
 	struct chat_gen *g = NULL;
 	enum smr_rc rc;
 
-	if (!strcmp(r->op->name, "chat.send")) {
+	if (chat_op_streams(r->op->name)) {
 		/* as POST /v4/chat/send: the worker only starts it; the answer comes at the end */
 		json_t *params = r->in ? json_incref(r->in) : json_object();
 
-		rc = chat_send_start_json(ctx, params, &g, &err);
+		rc = chat_op_start_json(ctx, r->op->name, params, &g, &err);
 		json_decref(params);
 		if (rc)
 			http_fail(r, rc, &err, NULL);
@@ -240,6 +240,63 @@ static void h_chat_send(struct http_req *r, struct ops_ctx *ctx)
 	else
 		http_follow(r, g, r->want_stream || json_is_true(json_object_get(params, "stream")));
 	json_decref(params);
+}
+
+/* A message action on the session in the path: the body names the turn; answered as a send. */
+static void chat_action(struct http_req *r, struct ops_ctx *ctx, const char *op)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct chat_gen *g = NULL;
+	json_t *params = r->in && json_is_object(r->in) ? json_deep_copy(r->in) : json_object();
+	enum smr_rc rc;
+
+	json_object_set_new(params, "session_id", json_string(r->arg));
+	rc = chat_op_start_json(ctx, op, params, &g, &err);
+	if (rc)
+		http_fail(r, rc, &err, NULL);
+	else
+		http_follow(r, g, r->want_stream || json_is_true(json_object_get(params, "stream")));
+	json_decref(params);
+}
+
+static void h_chat_edit(struct http_req *r, struct ops_ctx *ctx)
+{
+	chat_action(r, ctx, "chat.edit");
+}
+
+static void h_chat_regenerate(struct http_req *r, struct ops_ctx *ctx)
+{
+	chat_action(r, ctx, "chat.regenerate");
+}
+
+static void h_chat_continue(struct http_req *r, struct ops_ctx *ctx)
+{
+	chat_action(r, ctx, "chat.continue");
+}
+
+/* {seq[, title]} on the session in the path, for session.switch and session.fork. */
+static void session_pick(struct http_req *r, struct ops_ctx *ctx, const char *op, int status)
+{
+	json_t *p = arg_params(r, "session_id");
+	const json_t *seq = r->in ? json_object_get(r->in, "seq") : NULL;
+
+	if (seq)
+		json_object_set(p, "seq", (json_t *)seq);
+	if (take_str(r, p, "title", "title", 0)) {
+		json_decref(p);
+		return;
+	}
+	call(r, ctx, op, p, status);
+}
+
+static void h_session_switch(struct http_req *r, struct ops_ctx *ctx)
+{
+	session_pick(r, ctx, "session.switch", 200);
+}
+
+static void h_session_fork(struct http_req *r, struct ops_ctx *ctx)
+{
+	session_pick(r, ctx, "session.fork", 201);
 }
 
 /* The generation's events (Accept: text/event-stream, Last-Event-ID), or its state as JSON. */
@@ -535,6 +592,24 @@ const struct http_route http_routes[] = {
 	  { "Stop a reply: the provider call is aborted and what arrived is stored as the"
 	    " assistant turn with status stopped", "generation.stop", NULL, "GenerationStop",
 	    200, NULL } },
+	{ "POST", "/v4/sessions/{id}/edit", h_chat_edit, ROUTE_BLOCKING | ROUTE_CHAT,
+	  { "Edit a question: a new question beside turn seq (which is kept), then its reply;"
+	    " answered as a send (streamed with Accept: text/event-stream)", "chat.edit",
+	    "ChatAction", "ChatSendResult", 200, NULL, 1 } },
+	{ "POST", "/v4/sessions/{id}/regenerate", h_chat_regenerate, ROUTE_BLOCKING | ROUTE_CHAT,
+	  { "Regenerate a reply: a new reply to the question of turn seq, beside the ones it"
+	    " has (kept); answered as a send", "chat.regenerate", "ChatAction",
+	    "ChatSendResult", 200, NULL, 1 } },
+	{ "POST", "/v4/sessions/{id}/continue", h_chat_continue, ROUTE_BLOCKING | ROUTE_CHAT,
+	  { "Continue a reply that was stopped or cut off: the model is given it as the start of"
+	    " its answer and goes on; the new text is a turn that continues turn seq",
+	    "chat.continue", "ChatAction", "ChatSendResult", 200, NULL, 1 } },
+	{ "POST", "/v4/sessions/{id}/switch", h_session_switch, ROUTE_BLOCKING,
+	  { "Show the path through turn seq (another variant of a question or reply): the next"
+	    " send follows it", "session.switch", "TurnPick", "Session", 200, NULL } },
+	{ "POST", "/v4/sessions/{id}/fork", h_session_fork, ROUTE_BLOCKING,
+	  { "Start a new session from turn seq: the path up to it is copied; the session is"
+	    " untouched", "session.fork", "TurnPick", "Session", 201, NULL } },
 	{ "POST", "/v5/sessions/{id}/mount", h_session_mount, ROUTE_BLOCKING,
 	  { "Mount a Checkpoint: forks a new session that sees only that state",
 	    "session.mount", "Mount", "Session", 201, NULL } },

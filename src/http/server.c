@@ -926,7 +926,7 @@ static enum MHD_Result dispatch(struct http_req *r)
 		return send_reply(r);
 	}
 	r->state = REQ_QUEUED;
-	r->chat_pool = flags & ROUTE_CHAT || (r->op && !strcmp(r->op->name, "chat.send"));
+	r->chat_pool = flags & ROUTE_CHAT || (r->op && chat_op_streams(r->op->name));
 	r->queued_us = sys_monotonic_us();
 	MHD_suspend_connection(r->conn);
 	if (workq_submit(r->chat_pool ? &r->srv->chat_pool : &r->srv->pool, &r->qi))

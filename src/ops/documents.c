@@ -28,6 +28,9 @@ json_t *ops_session_json(const struct session *s, const char *space_name)
 	json_object_set_new(o, "history_base_seq", int_or_null(s->history_base_seq));
 	json_object_set_new(o, "created_at", json_string(s->created_at));
 	json_object_set_new(o, "last_seq", json_integer(s->last_seq));
+	/* the turn the path shown (and sent next) ends at: chosen, or the newest */
+	json_object_set_new(o, "leaf_seq", json_integer(s->leaf_seq > 0 ? s->leaf_seq : s->last_seq));
+	json_object_set_new(o, "fork_seq", s->fork_seq > 0 ? json_integer(s->fork_seq) : json_null());
 	return o;
 }
 
@@ -38,6 +41,7 @@ json_t *ops_turn_json(const struct turn *t)
 	json_object_set_new(o, "id", json_integer(t->id));
 	json_object_set_new(o, "session_id", json_string(t->session_id));
 	json_object_set_new(o, "sequence_number", json_integer(t->seq));
+	json_object_set_new(o, "parent_seq", json_integer(t->has_parent ? t->parent_seq : t->seq - 1));
 	json_object_set_new(o, "role", json_string(t->role));
 	json_object_set_new(o, "content", json_string(t->content));
 	json_object_set_new(o, "provider", str_or_null(t->provider));

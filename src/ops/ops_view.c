@@ -210,8 +210,9 @@ static enum smr_rc add_sessions(struct ops_ctx *ctx, const char *space, struct b
 	if (!rc)
 		rc = store_session_list(ctx->st, sp.id, &ss, &n, err);
 	for (size_t i = 0; !rc && i < n; i++)
-		buf_addf(b, "%s\037%s\037%" PRId64 "\036", ss[i].id, ss[i].title ? ss[i].title : "",
-			 ss[i].last_seq);
+		/* the path shown too: another tab follows a switch between versions */
+		buf_addf(b, "%s\037%s\037%" PRId64 "\037%" PRId64 "\036", ss[i].id,
+			 ss[i].title ? ss[i].title : "", ss[i].last_seq, ss[i].leaf_seq);
 	sessions_free(ss, n);
 	space_release(&sp);
 	return rc;

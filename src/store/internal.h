@@ -183,7 +183,10 @@ struct store_ops {
 	 */
 	enum smr_rc (*last_seq_lock)(struct store *st, const char *session_id,
 				     int64_t expected_last, int64_t *last, struct smr_err *err);
-	/* Inserts t as its session's next turn (last + 1); sets t->seq and t->id. */
+	/*
+	 * Inserts t as its session's next turn (last + 1); sets t->seq and t->id.
+	 * t->parent_seq (with has_parent) is stored unless it is the turn before.
+	 */
 	enum smr_rc (*turn_insert)(struct store *st, struct turn *t, struct smr_err *err);
 
 	/*
@@ -401,6 +404,9 @@ enum smr_rc rows_handoff_insert(struct store *st, const struct handoff *h, struc
 /* Grants user_id the owner role on space_id and moves the auth epoch (ref_move.owner). */
 enum smr_rc rows_space_owner(struct store *st, const char *space_id, const char *user_id,
 			     struct smr_err *err);
+/* Sets the session's leaf_seq (the path shown ends there); leaf <= 0: NULL, the newest. */
+enum smr_rc rows_session_set_leaf(struct store *st, const char *session_id, int64_t leaf,
+				  struct smr_err *err);
 enum smr_rc rows_session_insert(struct store *st, const struct session *s,
 				struct smr_err *err);
 /* SMR_ECONFLICT (message unset) when the session has a running one already. */

@@ -349,8 +349,8 @@ enum smr_rc store_job_fail_unfinished(struct store *st, const char *reason, cons
 #define SESSION_COLS \
 	"SELECT s.id, s.repo_id, s.title, s.mounted_commit_hash, s.forked_from_session_id," \
 	" s.history_base_seq, s.created_at," \
-	" (SELECT COALESCE(MAX(sequence_number), 0) FROM turns t WHERE t.session_id = s.id)" \
-	" FROM sessions s"
+	" (SELECT COALESCE(MAX(sequence_number), 0) FROM turns t WHERE t.session_id = s.id)," \
+	" s.leaf_seq, s.fork_seq FROM sessions s"
 
 static void read_session(struct store_rows *r, size_t i, void *elem)
 {
@@ -364,6 +364,8 @@ static void read_session(struct store_rows *r, size_t i, void *elem)
 	out->history_base_seq = sql_int_or_neg(r, i, 5);
 	out->created_at = sql_take(r, i, 6);
 	out->last_seq = sql_int(r, i, 7);
+	out->leaf_seq = sql_int(r, i, 8);        /* NULL reads as 0: the newest turn */
+	out->fork_seq = sql_int(r, i, 9);
 }
 
 enum smr_rc store_session_get(struct store *st, const char *id, struct session *out,
@@ -417,6 +419,11 @@ static void read_turn(struct store_rows *r, size_t i, void *elem)
 	t->created_at = sql_take(r, i, 11);
 	t->status = sql_take(r, i, 12);
 	t->author = sql_take(r, i, 13);
+	/* NULL: the turn before it, as every turn of a linear session */
+	t->parent_seq = sql_int_or_neg(r, i, 14);
+	t->has_parent = t->parent_seq >= 0;
+	if (!t->has_parent)
+		t->parent_seq = t->seq - 1;
 }
 
 enum smr_rc store_turn_list(struct store *st, const char *session_id, int64_t after_seq,
@@ -424,8 +431,8 @@ enum smr_rc store_turn_list(struct store *st, const char *session_id, int64_t af
 {
 	static const char sql[] =
 		"SELECT id, session_id, sequence_number, role, content, provider, model,"
-		" prompt_tokens, completion_tokens, latency_ms, error, created_at, status, author"
-		" FROM turns WHERE session_id = $1 AND sequence_number > $2"
+		" prompt_tokens, completion_tokens, latency_ms, error, created_at, status, author,"
+		" parent_seq FROM turns WHERE session_id = $1 AND sequence_number > $2"
 		" ORDER BY sequence_number";
 	struct sql_args a = SQL_ARGS_INIT;
 	struct store_rows r;
@@ -542,13 +549,24 @@ enum smr_rc rows_space_owner(struct store *st, const char *space_id, const char 
 	return rc;
 }
 
+enum smr_rc rows_session_set_leaf(struct store *st, const char *session_id, int64_t leaf,
+				  struct smr_err *err)
+{
+	static const char sql[] = "UPDATE sessions SET leaf_seq = CAST($2 AS BIGINT) WHERE id = $1";
+	struct sql_args a = SQL_ARGS_INIT;
+
+	sql_arg(&a, session_id);
+	sql_arg_int_or_null(&a, leaf > 0 ? leaf : -1);
+	return sql_exec(st, SQL_ROW, sql, &a, "choosing a session's path", NULL, err);
+}
+
 enum smr_rc rows_session_insert(struct store *st, const struct session *sn,
 				struct smr_err *err)
 {
 	static const char sql[] =
 		"INSERT INTO sessions (id, repo_id, title, mounted_commit_hash,"
-		" forked_from_session_id, history_base_seq, created_at)"
-		" VALUES ($1, $2, $3, $4, $5, $6, $7)";
+		" forked_from_session_id, history_base_seq, created_at, fork_seq)"
+		" VALUES ($1, $2, $3, $4, $5, $6, $7, CAST($8 AS BIGINT))";
 	struct sql_args a = SQL_ARGS_INIT;
 	enum smr_rc rc;
 
@@ -559,6 +577,7 @@ enum smr_rc rows_session_insert(struct store *st, const struct session *sn,
 	sql_arg(&a, sn->forked_from);
 	sql_arg_int_or_null(&a, sn->history_base_seq);
 	sql_arg(&a, sn->created_at);
+	sql_arg_int_or_null(&a, sn->fork_seq > 0 ? sn->fork_seq : -1);
 	rc = sql_exec(st, SQL_ROW, sql, &a, "creating a session", NULL, err);
 	if (rc == SMR_ECONFLICT)
 		return smr_errf(err, rc, "a session '%s' exists already", sn->id);

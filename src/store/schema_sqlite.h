@@ -181,6 +181,18 @@ static const char *const sqlite_migrations[] = {
 	"  author TEXT NOT NULL,"
 	"  created_at TEXT NOT NULL);"
 	"CREATE INDEX handoffs_by_repo ON handoffs(repo_id, id);",
+	/*
+	 * 7: chat message actions (issue 26).  A session's turns form a tree:
+	 * an edited question or a regenerated reply is a new turn beside the
+	 * old one (the same parent_seq), so nothing is lost; NULL parent_seq is
+	 * the turn before it (every older turn).  leaf_seq is the turn the path
+	 * shown (and sent) ends at, NULL: the newest turn.  fork_seq: the
+	 * session was started from turn fork_seq of forked_from_session_id,
+	 * whose path it holds as copies.
+	 */
+	"ALTER TABLE turns ADD COLUMN parent_seq INTEGER;"
+	"ALTER TABLE sessions ADD COLUMN leaf_seq INTEGER;"
+	"ALTER TABLE sessions ADD COLUMN fork_seq INTEGER;",
 };
 
 #endif

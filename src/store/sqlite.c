@@ -1525,9 +1525,13 @@ static enum smr_rc insert_turn(struct store *st, struct turn *t, struct smr_err 
 {
 	static const char sql[] =
 		"INSERT INTO turns (session_id, sequence_number, role, content, provider, model,"
-		" prompt_tokens, completion_tokens, latency_ms, error, created_at, status, author)"
+		" prompt_tokens, completion_tokens, latency_ms, error, created_at, status, author,"
+		" parent_seq)"
 		" VALUES (?1, (SELECT COALESCE(MAX(sequence_number), 0) + 1 FROM turns"
-		" WHERE session_id = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+		" WHERE session_id = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,"
+		/* a parent that is the turn before stays implicit, as in a linear session */
+		" NULLIF(?13, (SELECT COALESCE(MAX(sequence_number), 0) FROM turns"
+		" WHERE session_id = ?1)))"
 		" RETURNING id, sequence_number";
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
@@ -1547,6 +1551,7 @@ static enum smr_rc insert_turn(struct store *st, struct turn *t, struct smr_err 
 	bind_text(q, 10, t->created_at);
 	bind_text(q, 11, t->status);
 	bind_text(q, 12, t->author);
+	bind_int_or_null(q, 13, t->has_parent ? t->parent_seq : -1);
 	step = sqlite3_step(q);
 	if (step == SQLITE_ROW) {
 		t->id = sqlite3_column_int64(q, 0);

@@ -926,6 +926,9 @@ static enum smr_rc append_rows(struct store *st, void *arg, struct smr_err *err)
 
 	if (!rc)
 		rc = st->ops->turn_insert(st, a->t, err);
+	/* a turn placed on a path is its new end, and the newest: the shown path is the default */
+	if (!rc && a->t->has_parent)
+		rc = rows_session_set_leaf(st, a->t->session_id, 0, err);
 	if (!rc)
 		rc = store_index_appended(st, a->t, err);
 	return rc;
@@ -936,6 +939,30 @@ static enum smr_rc moved_on(const struct append *a, struct smr_err *err)
 	return smr_errf(err, SMR_ECONFLICT,
 			"session has moved on: its last turn is now %lld, not %lld",
 			(long long)a->last, (long long)a->expected_last);
+}
+
+struct leaf {
+	const char *session_id;
+	int64_t leaf;
+};
+
+static enum smr_rc leaf_rows(struct store *st, void *arg, struct smr_err *err)
+{
+	struct leaf *l = arg;
+	int64_t last = 0;
+	enum smr_rc rc = st->ops->last_seq_lock(st, l->session_id, -1, &last, err);
+
+	if (!rc)
+		rc = rows_session_set_leaf(st, l->session_id, l->leaf, err);
+	return rc;
+}
+
+enum smr_rc store_session_set_leaf(struct store *st, const char *session_id, int64_t leaf,
+				   struct smr_err *err)
+{
+	struct leaf l = { session_id, leaf };
+
+	return write_rows(st, leaf_rows, &l, err);
 }
 
 enum smr_rc store_turn_append(struct store *st, struct turn *t, int64_t expected_last,
@@ -1208,6 +1235,11 @@ static enum smr_rc import_one(struct store *st, const struct import_space *s,
 		if (!rc)
 			rc = store_index_appended(st, s->turns[i], err);
 	}
+	/* a new session's chosen path, once its turns are in */
+	for (size_t i = 0; !rc && i < s->n_sessions; i++)
+		if (s->sessions[i]->leaf_seq > 0)
+			rc = rows_session_set_leaf(st, s->sessions[i]->id,
+						       s->sessions[i]->leaf_seq, err);
 	for (size_t i = 0; !rc && i < s->n_reflog; i++) {
 		const struct reflog_entry *e = s->reflog[i];
 		struct ref_move mv = { e->actor, e->reason, e->created_at };

@@ -343,6 +343,13 @@ enum smr_rc store_session_import(struct store *st, const struct session *s,
  */
 enum smr_rc store_turn_append(struct store *st, struct turn *t, int64_t expected_last,
 			      struct smr_err *err);
+/*
+ * Makes the session's shown path end at turn leaf (<= 0: at the newest
+ * turn, the default).  Appending a turn with has_parent set makes the
+ * newest turn the end again.  SMR_ENOTFOUND naming the session.
+ */
+enum smr_rc store_session_set_leaf(struct store *st, const char *session_id, int64_t leaf,
+				   struct smr_err *err);
 /* Records a provider failure on a stored turn. */
 enum smr_rc store_turn_set_error(struct store *st, int64_t turn_id, const char *error,
 				 struct smr_err *err);

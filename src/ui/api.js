@@ -111,8 +111,9 @@ async function readEvents(res, onEvent, signal) {
 // answers one JSON document: that is reported as onStart + onDone.  If the
 // connection drops mid-reply, the client reattaches to the generation with
 // Last-Event-ID (the reply belongs to the session, not to this tab).
-export async function sendChat(params, handlers) {
-  const res = await fetch('/v4/chat/send', {
+// A send, or a message action (path: /v4/sessions/ID/edit|regenerate|continue), answered alike.
+export async function sendChat(params, handlers, path = '/v4/chat/send') {
+  const res = await fetch(path, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream, application/json' },
     body: JSON.stringify({ ...params, stream: true }),

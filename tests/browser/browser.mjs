@@ -55,7 +55,8 @@ export async function guardedPage(browser, { origin } = {}) {
     // yielding between reads, as ERR_ABORTED once it is read whole (any URL,
     // even /openapi.json); the UI reads replies that way.
     if (r.failure()?.errorText === 'net::ERR_ABORTED'
-      && (r.url().includes('/v4/generations/') || r.url().endsWith('/v4/chat/send'))) return;
+      && (r.url().includes('/v4/generations/') || r.url().endsWith('/v4/chat/send')
+        || /\/v4\/sessions\/[^/]+\/(edit|regenerate|continue)$/.test(r.url()))) return;
     problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`);
   });
   page.on('response', (r) => {

@@ -203,7 +203,9 @@ describe('chat', () => {
     fake.script([{ reply: 'A whole answer.', provider: 'openai' }]);
     await failed.getByRole('button', { name: 'Retry' }).click();
     await page.locator('.turn.assistant:not(.streaming)', { hasText: 'A whole answer.' }).waitFor();
-    assert.equal(await page.locator('.turn.user', { hasText: 'First question' }).count(), 2, 'Retry asked the same question again');
+    // Retry answers the same question again beside the failed reply, which is kept (issue 26's message actions)
+    assert.equal(await page.locator('.turn.user', { hasText: 'First question' }).count(), 1, 'the question is asked once');
+    await page.locator('.turn.assistant', { hasText: 'A whole answer.' }).locator('.version-n', { hasText: '2 / 2' }).waitFor();
 
     // a question that fails outright, then another message: its Retry stays
     fake.script([{ status: 500, message: 'upstream exploded', provider: 'openai' },

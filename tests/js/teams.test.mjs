@@ -179,6 +179,11 @@ function teamSuite(kind, makeDb) {
       'session.get': async () => ({ session_id: session }),
       'session.mount': async () => ({ session_id: session, commit_hash: head }),
       'chat.send': async () => ({ session_id: session, message: 'matrix says hi' }),
+      'chat.edit': async () => ({ session_id: session, seq: 1, message: 'matrix edits' }),
+      'chat.regenerate': async () => ({ session_id: session, seq: 2 }),
+      'chat.continue': async () => ({ session_id: session, seq: 2 }),
+      'session.switch': async () => ({ session_id: session, seq: 2 }),
+      'session.fork': async () => ({ session_id: session, seq: 2 }),
       'draft.create': async () => ({ session_id: session }),
       'draft.get': async () => ({ job_id: job }),
       'draft.save': async () => ({ job_id: job }),
@@ -217,6 +222,11 @@ function teamSuite(kind, makeDb) {
       'GET /v4/sessions/{id}': async () => ({ path: `/v4/sessions/${session}` }),
       'POST /v4/chat/send': async () => ({ path: '/v4/chat/send', body: { session_id: session, message: 'hi' } }),
       'POST /v5/sessions/{id}/mount': async () => ({ path: `/v5/sessions/${session}/mount`, body: { commit_hash: head } }),
+      'POST /v4/sessions/{id}/edit': async () => ({ path: `/v4/sessions/${session}/edit`, body: { seq: 1, message: 'edited' } }),
+      'POST /v4/sessions/{id}/regenerate': async () => ({ path: `/v4/sessions/${session}/regenerate`, body: { seq: 2 } }),
+      'POST /v4/sessions/{id}/continue': async () => ({ path: `/v4/sessions/${session}/continue`, body: { seq: 2 } }),
+      'POST /v4/sessions/{id}/switch': async () => ({ path: `/v4/sessions/${session}/switch`, body: { seq: 2 } }),
+      'POST /v4/sessions/{id}/fork': async () => ({ path: `/v4/sessions/${session}/fork`, body: { seq: 2 } }),
       'GET /repos/{id}/head': async () => ({ path: '/repos/proj/head' }),
       'GET /commits/{hash}': async () => ({ path: `/commits/${head}` }),
       'POST /chat/commit': async () => ({ path: '/chat/commit', body: { repo_id: 'proj', title: 'route' } }),
@@ -283,7 +293,8 @@ function teamSuite(kind, makeDb) {
 
     test('write operations need at least writer (or are the caller\'s own)', () => {
       const writes = ['space.rename', 'space.delete', 'checkpoint.create', 'checkpoint.update', 'merge', 'restore', 'ingest',
-        'session.create', 'session.mount', 'chat.send', 'draft.create', 'grant', 'grant.revoke'];
+        'session.create', 'session.mount', 'chat.send', 'chat.edit', 'chat.regenerate', 'chat.continue',
+        'session.switch', 'session.fork', 'draft.create', 'grant', 'grant.revoke'];
       const ops = openapi['x-smriti-operations'];
       for (const w of writes) assert.ok(LEVEL[ops[w].role] >= LEVEL.writer, `${w}: ${JSON.stringify(ops[w])}`);
       assert.equal(ops['space.delete'].role, 'owner');

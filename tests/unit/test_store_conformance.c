@@ -1560,6 +1560,74 @@ CONFORMANCE(turn_append_sequence_and_expected_last)
 	turns_free(v, n);
 }
 
+/* A turn placed by parent (chat message actions): the parent kept when not the turn before. */
+static enum smr_rc append_after(struct fixture *f, const char *sid, const char *role,
+				const char *content, int64_t parent, struct turn *out,
+				struct smr_err *err)
+{
+	struct turn t = { 0 };
+	enum smr_rc rc;
+
+	t.session_id = (char *)sid;
+	t.role = (char *)role;
+	t.content = (char *)content;
+	t.prompt_tokens = t.completion_tokens = t.latency_ms = -1;
+	t.created_at = (char *)"2026-01-01T00:02:00.000000Z";
+	t.has_parent = 1;
+	t.parent_seq = parent;
+	rc = store_turn_append(f->st, &t, -1, err);
+	out->seq = t.seq;
+	return rc;
+}
+
+/*
+ * The tree of a session's turns: a parent that is the turn before reads as
+ * none stored; another is kept; the shown path's end (leaf_seq) is set,
+ * cleared by a turn placed by parent, and 0 for the newest.
+ */
+CONFORMANCE(turn_tree_parents_and_leaf)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct turn t = { 0 }, *v = NULL;
+	struct session got = { 0 };
+	char a[37], s1[37];
+	size_t n = 0;
+
+	CHECK_INT(make_space(f, "tree", a, &err), SMR_OK);
+	make_session(f, a, s1, "2026-01-01T00:00:01.000000Z", NULL, NULL, -1);
+	CHECK_INT(append(f, s1, "user", "q", "2026-01-01T00:01:00.000000Z", -1, &t, &err), SMR_OK);
+	CHECK_INT(append_after(f, s1, "assistant", "a1", 1, &t, &err), SMR_OK);
+	CHECK_INT(t.seq, 2);
+	CHECK_INT(append_after(f, s1, "assistant", "a2", 1, &t, &err), SMR_OK);
+	CHECK_INT(t.seq, 3);
+	CHECK_INT(store_turn_list(f->st, s1, 0, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 3);
+	if (n == 3) {
+		CHECK_INT(v[0].has_parent, 0);
+		CHECK_INT(v[0].parent_seq, 0);
+		CHECK_INT(v[1].has_parent, 0);     /* the turn before: not stored */
+		CHECK_INT(v[1].parent_seq, 1);
+		CHECK_INT(v[2].has_parent, 1);
+		CHECK_INT(v[2].parent_seq, 1);
+	}
+	turns_free(v, n);
+	CHECK_INT(store_session_get(f->st, s1, &got, &err), SMR_OK);
+	CHECK_INT(got.leaf_seq, 0);
+	CHECK_INT(got.fork_seq, 0);
+	session_release(&got);
+	CHECK_INT(store_session_set_leaf(f->st, s1, 2, &err), SMR_OK);
+	CHECK_INT(store_session_get(f->st, s1, &got, &err), SMR_OK);
+	CHECK_INT(got.leaf_seq, 2);
+	session_release(&got);
+	/* a plain append leaves the choice alone; one placed by parent ends the path again */
+	CHECK_INT(append_after(f, s1, "user", "next", 2, &t, &err), SMR_OK);
+	CHECK_INT(store_session_get(f->st, s1, &got, &err), SMR_OK);
+	CHECK_INT(got.leaf_seq, 0);
+	CHECK_INT(got.last_seq, 4);
+	session_release(&got);
+	CHECK_INT(store_session_set_leaf(f->st, "no-such-session", 1, &err), SMR_ENOTFOUND);
+}
+
 /*
  * The conflict rules store.c runs over every backend's row methods: each
  * refused write names what it met, leaves nothing behind, and ends its

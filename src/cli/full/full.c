@@ -16,7 +16,7 @@ const struct cli_cmd cli_full_commands[] = {
 	{ "draft", "draft SESSION|--job JOB [--provider P] [--model M] [--save [--replace]] [--json]"
 	  "  (Draft with AI)",
 	  cmd_draft, CLI_FULL | CLI_RUNTIME },
-	{ "session", "session list SPACE | show SESSION [--json]  (chat turns and their status)",
+	{ "session", "session list SPACE | show SESSION | switch SESSION SEQ | fork SESSION SEQ [--json]  (chat turns and their status, versions, a new session from a turn)",
 	  cmd_session, CLI_FULL | CLI_PAGER },
 	{ "serve", "serve [--listen HOST:PORT] [--workers N]  (the HTTP API)", cmd_serve,
 	  CLI_FULL },

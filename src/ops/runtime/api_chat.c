@@ -1,7 +1,9 @@
 /*
  * api_chat.c -- the chat runtime's operations by name (ops/api.h):
- * session.create, session.list, session.get, session.mount, chat.send, and
- * generation.get / generation.stop for a reply being generated.
+ * session.create, session.list, session.get, session.mount, session.switch,
+ * session.fork, chat.send and its message actions (chat.edit,
+ * chat.regenerate, chat.continue), and generation.get / generation.stop for
+ * a reply being generated.
  *
  * Operations that need providers use ctx->rt, the runtime the program built
  * at start-up, so that provider connections (and TLS sessions) are reused
@@ -9,8 +11,36 @@
  */
 #include "ops/runtime/generation.h"
 #include "ops/runtime/runtime.h"
+#include "domain/thread.h"
+#include "util/xalloc.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+/* The operations that start a generation, and what each does (runtime.h). */
+static const struct {
+	const char *name;
+	enum chat_action action;
+} chat_starts[] = {
+	{ "chat.send", CHAT_SEND }, { "chat.edit", CHAT_EDIT },
+	{ "chat.regenerate", CHAT_REGENERATE }, { "chat.continue", CHAT_CONTINUE },
+};
+
+int chat_op_streams(const char *name)
+{
+	for (size_t i = 0; i < sizeof(chat_starts) / sizeof(chat_starts[0]); i++)
+		if (!strcmp(chat_starts[i].name, name))
+			return 1;
+	return 0;
+}
+
+static enum chat_action action_of(const char *name)
+{
+	for (size_t i = 0; i < sizeof(chat_starts) / sizeof(chat_starts[0]); i++)
+		if (!strcmp(chat_starts[i].name, name))
+			return chat_starts[i].action;
+	return CHAT_SEND;
+}
 
 static enum smr_rc session_result(enum smr_rc rc, struct ops_ctx *ctx, struct session *s,
 				  json_t **result, struct smr_err *err)
@@ -81,6 +111,20 @@ static json_t *running_generation(struct ops_ctx *ctx, const char *session_id)
 	return out;
 }
 
+/* The sequence numbers of the path shown (leaf_seq's), oldest first: what the next send gives. */
+static json_t *path_json(const struct session *s, const struct turn *turns, size_t n)
+{
+	size_t *idx = xcalloc(n + 1, sizeof(*idx));
+	size_t len = thread_path(turns, n, s->leaf_seq > 0 ? s->leaf_seq : s->last_seq, 0, idx,
+				 &(int64_t){ 0 });
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < len; i++)
+		json_array_append_new(a, json_integer(turns[idx[i]].seq));
+	free(idx);
+	return a;
+}
+
 static enum smr_rc op_session_get(struct ops_ctx *ctx, const json_t *p, json_t **result,
 				  struct smr_err *err)
 {
@@ -88,7 +132,7 @@ static enum smr_rc op_session_get(struct ops_ctx *ctx, const json_t *p, json_t *
 	struct session s = { 0 };
 	struct turn *turns = NULL;
 	size_t n = 0;
-	json_t *a;
+	json_t *a, *path;
 	enum smr_rc rc;
 
 	rc = api_str(p, "session_id", 1, &id, err);
@@ -98,13 +142,16 @@ static enum smr_rc op_session_get(struct ops_ctx *ctx, const json_t *p, json_t *
 		a = json_array();
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(a, ops_turn_json(&turns[i]));
+		path = path_json(&s, turns, n);
 		turns_free(turns, n);
 		rc = session_result(rc, ctx, &s, result, err);
 		if (!rc) {
 			json_object_set_new(*result, "turns", a);
+			json_object_set_new(*result, "path", path);
 			json_object_set_new(*result, "generation", running_generation(ctx, id));
 		} else {
 			json_decref(a);
+			json_decref(path);
 		}
 		return rc;
 	}
@@ -151,12 +198,26 @@ static enum smr_rc client_params(const json_t *p, struct chat_send_req *req,
 	return SMR_OK;
 }
 
+/* The turn an action names: a sequence number of the session, required. */
+static enum smr_rc seq_param(const json_t *p, int64_t *out, struct smr_err *err)
+{
+	long long seq = -1;
+	enum smr_rc rc = api_int(p, "seq", 1, INT64_MAX, &seq, err);
+
+	if (!rc && seq < 0)
+		rc = smr_errf(err, SMR_EUSAGE, "missing required parameter 'seq'");
+	*out = seq;
+	return rc;
+}
+
 static enum smr_rc send_params(struct ops_ctx *ctx, const json_t *p, struct chat_send_req *req,
 			       struct smr_err *err)
 {
 	enum smr_rc rc = api_str(p, "session_id", 1, &req->session_id, err);
 
-	if (!rc)
+	if (!rc && req->action != CHAT_SEND)
+		rc = seq_param(p, &req->seq, err);
+	if (!rc && req->action <= CHAT_EDIT)
 		rc = api_str(p, "message", 1, &req->message, err);
 	if (!rc)
 		rc = api_str(p, "provider", 0, &req->provider, err);
@@ -169,12 +230,12 @@ static enum smr_rc send_params(struct ops_ctx *ctx, const json_t *p, struct chat
 	return rc;
 }
 
-enum smr_rc chat_send_start_json(struct ops_ctx *ctx, const json_t *params,
-				 struct chat_gen **out, struct smr_err *err)
+enum smr_rc chat_op_start_json(struct ops_ctx *ctx, const char *op, const json_t *params,
+			       struct chat_gen **out, struct smr_err *err)
 {
-	struct chat_send_req req = { 0 };
-	/* the streaming entry point gets chat.send's access check, as api_call() would do */
-	enum smr_rc rc = api_check_access(ctx, api_find("chat.send"), params, err);
+	struct chat_send_req req = { .action = action_of(op) };
+	/* the streaming entry point gets the operation's access check, as api_call() would do */
+	enum smr_rc rc = api_check_access(ctx, api_find(op), params, err);
 
 	*out = NULL;
 	if (!rc)
@@ -182,6 +243,12 @@ enum smr_rc chat_send_start_json(struct ops_ctx *ctx, const json_t *params,
 	if (rc)
 		return rc;
 	return chat_send_start(ctx, ctx->rt, &req, out, err);
+}
+
+enum smr_rc chat_send_start_json(struct ops_ctx *ctx, const json_t *params,
+				 struct chat_gen **out, struct smr_err *err)
+{
+	return chat_op_start_json(ctx, "chat.send", params, out, err);
 }
 
 static enum smr_rc op_generation_get(struct ops_ctx *ctx, const json_t *p, json_t **result,
@@ -206,10 +273,10 @@ static enum smr_rc op_generation_stop(struct ops_ctx *ctx, const json_t *p, json
 	return rc;
 }
 
-static enum smr_rc op_chat_send(struct ops_ctx *ctx, const json_t *p, json_t **result,
-				struct smr_err *err)
+static enum smr_rc run_action(enum chat_action action, struct ops_ctx *ctx, const json_t *p,
+			      json_t **result, struct smr_err *err)
 {
-	struct chat_send_req req = { 0 };
+	struct chat_send_req req = { .action = action };
 	enum smr_rc rc;
 
 	rc = send_params(ctx, p, &req, err);
@@ -218,12 +285,73 @@ static enum smr_rc op_chat_send(struct ops_ctx *ctx, const json_t *p, json_t **r
 	return chat_send(ctx, ctx->rt, &req, result, err);
 }
 
+static enum smr_rc op_chat_send(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				struct smr_err *err)
+{
+	return run_action(CHAT_SEND, ctx, p, result, err);
+}
+
+static enum smr_rc op_chat_edit(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				struct smr_err *err)
+{
+	return run_action(CHAT_EDIT, ctx, p, result, err);
+}
+
+static enum smr_rc op_chat_regenerate(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				      struct smr_err *err)
+{
+	return run_action(CHAT_REGENERATE, ctx, p, result, err);
+}
+
+static enum smr_rc op_chat_continue(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				    struct smr_err *err)
+{
+	return run_action(CHAT_CONTINUE, ctx, p, result, err);
+}
+
+static enum smr_rc op_session_switch(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				     struct smr_err *err)
+{
+	struct session s = { 0 };
+	int64_t seq = 0;
+	const char *id;
+	enum smr_rc rc = api_str(p, "session_id", 1, &id, err);
+
+	if (!rc)
+		rc = seq_param(p, &seq, err);
+	if (!rc)
+		rc = chat_session_switch(ctx, id, seq, &s, err);
+	return session_result(rc, ctx, &s, result, err);
+}
+
+static enum smr_rc op_session_fork(struct ops_ctx *ctx, const json_t *p, json_t **result,
+				   struct smr_err *err)
+{
+	struct session s = { 0 };
+	int64_t seq = 0;
+	const char *id, *title;
+	enum smr_rc rc = api_str(p, "session_id", 1, &id, err);
+
+	if (!rc)
+		rc = seq_param(p, &seq, err);
+	if (!rc)
+		rc = api_str(p, "title", 0, &title, err);
+	if (!rc)
+		rc = chat_session_fork(ctx, id, seq, title, &s, err);
+	return session_result(rc, ctx, &s, result, err);
+}
+
 const struct api_op chat_api_ops[] = {
 	{ "session.create", op_session_create, 1, 0, { NEED_SPACE, ROLE_WRITER, "space" } },
 	{ "session.list", op_session_list, 0, 0, { NEED_SPACE, ROLE_READER, "space" } },
 	{ "session.get", op_session_get, 0, 0, { NEED_SESSION, ROLE_READER, "session_id" } },
 	{ "session.mount", op_session_mount, 1, 0, { NEED_SESSION, ROLE_WRITER, "session_id" } },
+	{ "session.switch", op_session_switch, 1, 0, { NEED_SESSION, ROLE_WRITER, "session_id" } },
+	{ "session.fork", op_session_fork, 1, 0, { NEED_SESSION, ROLE_WRITER, "session_id" } },
 	{ "chat.send", op_chat_send, 1, 0, { NEED_SESSION, ROLE_WRITER, "session_id" } },
+	{ "chat.edit", op_chat_edit, 1, 0, { NEED_SESSION, ROLE_WRITER, "session_id" } },
+	{ "chat.regenerate", op_chat_regenerate, 1, 0, { NEED_SESSION, ROLE_WRITER, "session_id" } },
+	{ "chat.continue", op_chat_continue, 1, 0, { NEED_SESSION, ROLE_WRITER, "session_id" } },
 	{ "generation.get", op_generation_get, 0, 0, { NEED_GENERATION, ROLE_READER, "generation_id" } },
 	{ "generation.stop", op_generation_stop, 1, 0, { NEED_GENERATION, ROLE_WRITER, "generation_id" } },
 	{ NULL, NULL, 0, 0, { 0, 0, NULL } },

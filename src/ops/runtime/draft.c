@@ -15,6 +15,7 @@
 #include "domain/diff.h"
 #include "domain/draft.h"
 #include "domain/patch.h"
+#include "domain/thread.h"
 #include "util/logline.h"
 #include "util/metrics.h"
 #include "util/sys.h"
@@ -46,7 +47,7 @@ struct draft_task {
 	char *provider;
 	char *model;
 	int64_t base;                 /* turns after this sequence number ... */
-	int64_t upto;                 /* ... up to the last one when the job was made */
+	int64_t upto;                 /* ... on the path to the one shown when the job was made */
 	int64_t deadline_us;          /* monotonic; set when it starts running */
 	int claimed;                  /* its end state is being written (under lock) */
 	struct workq_item qi;         /* waiting for a worker */
@@ -156,6 +157,7 @@ struct job_run {
 	json_t *schema;
 	struct turn *turns;
 	size_t n_turns;
+	struct thread_view path;      /* the turns drafted from: the path shown, over turns */
 	struct draft_prompt prompt;
 };
 
@@ -268,8 +270,10 @@ static enum smr_rc extract(struct job_run *jr, json_t **draft, struct smr_err *e
 		return smr_errf(err, SMR_ENOTFOUND, "session '%s' no longer exists", t->session_id);
 	if (rc)
 		return rc;
-	in.turns = jr->turns;
-	in.n_turns = jr->n_turns;
+	/* the conversation the person looks at: no version beside it, a continued reply whole */
+	thread_view_build(jr->turns, jr->n_turns, t->upto, t->base, &jr->path);
+	in.turns = jr->path.turns;
+	in.n_turns = jr->path.n;
 	in.after_seq = t->base;
 	in.upto_seq = t->upto;
 	in.budget_chars = runtime_budget_for(jr->rt, t->model);
@@ -305,6 +309,7 @@ static enum smr_rc run_work(struct store *st, struct runtime *rt, struct draft_t
 		*result = json_dumps(draft, JSON_COMPACT);
 	json_decref(draft);
 	json_decref(jr.schema);
+	thread_view_release(&jr.path);
 	turns_free(jr.turns, jr.n_turns);
 	draft_prompt_release(&jr.prompt);
 	return rc;
@@ -612,7 +617,7 @@ static enum smr_rc pick_provider(struct runtime *rt, const struct draft_req *req
 	return SMR_OK;
 }
 
-/* The session's boundary and last turn: as chat sends see it (runtime.h). */
+/* The session's boundary and the end of its path shown: as chat sends see it (runtime.h). */
 static enum smr_rc session_scope(struct ops_ctx *ctx, const char *id, int64_t *base,
 				 int64_t *upto, struct smr_err *err)
 {
@@ -622,7 +627,7 @@ static enum smr_rc session_scope(struct ops_ctx *ctx, const char *id, int64_t *b
 	if (rc)
 		return rc;
 	*base = s.forked_from || s.history_base_seq < 0 ? 0 : s.history_base_seq;
-	*upto = s.last_seq;
+	*upto = s.leaf_seq > 0 ? s.leaf_seq : s.last_seq;
 	if (*upto <= *base)
 		rc = smr_errf(err, SMR_EUNPROC, "session '%s' has no turns%s to draft from", id,
 			      *base ? " after its mount boundary" : "");

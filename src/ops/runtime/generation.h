@@ -71,6 +71,14 @@ enum smr_rc chat_send_start(struct ops_ctx *ctx, struct runtime *rt,
 /* chat_send_start with chat.send's JSON parameters (api_chat.c). */
 enum smr_rc chat_send_start_json(struct ops_ctx *ctx, const json_t *params,
 				 struct chat_gen **out, struct smr_err *err);
+/*
+ * The same for any operation that starts a generation (chat.send,
+ * chat.edit, chat.regenerate, chat.continue), by name, with its access check.
+ */
+enum smr_rc chat_op_start_json(struct ops_ctx *ctx, const char *op, const json_t *params,
+			       struct chat_gen **out, struct smr_err *err);
+/* 1 when the operation called name starts a generation (a transport streams its answer). */
+int chat_op_streams(const char *name);
 
 /*
  * The generation id names, and the Space of its session: the one place the

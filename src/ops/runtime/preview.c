@@ -8,6 +8,7 @@
  */
 #include "ops/runtime/runtime.h"
 #include "domain/context.h"
+#include "domain/thread.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,7 @@ struct preview {
 	struct checkpoint ck;
 	struct turn *turns;
 	size_t n;
+	struct thread_view path;
 	struct context cx;
 };
 
@@ -91,8 +93,11 @@ static enum smr_rc build(struct ops_ctx *ctx, struct preview *pv, const char *me
 		return rc;
 	in.preamble = ctx->rt->preamble;
 	in.checkpoint = pv->sn.mounted_hash ? &pv->ck : NULL;
-	in.turns = pv->turns;
-	in.n_turns = pv->n;
+	/* the path shown, as the next send follows it */
+	thread_view_build(pv->turns, pv->n, pv->sn.leaf_seq > 0 ? pv->sn.leaf_seq : pv->sn.last_seq,
+			  *base, &pv->path);
+	in.turns = pv->path.turns;
+	in.n_turns = pv->path.n;
 	in.history_base_seq = *base;
 	in.message = message;
 	in.message_seq = 0;
@@ -135,6 +140,7 @@ static enum smr_rc op_preview(struct ops_ctx *ctx, const json_t *p, json_t **res
 	if (!rc)
 		*result = preview_json(&pv, base, name, model, budget);
 	context_release(&pv.cx);
+	thread_view_release(&pv.path);
 	turns_free(pv.turns, pv.n);
 	checkpoint_release(&pv.ck);
 	session_release(&pv.sn);

@@ -107,9 +107,26 @@ enum smr_rc chat_session_mount(struct ops_ctx *ctx, const char *session_id,
 enum smr_rc chat_space_checkpoint(struct ops_ctx *ctx, const struct space *sp, const char *ref,
 				  struct checkpoint *out, struct smr_err *err);
 
+/*
+ * What a send does with a session's tree of turns (domain/thread.h):
+ *  - send: a new question at the end of the path shown (leaf_seq), then its reply;
+ *  - edit: a new question beside turn seq (a question; it stays), then its reply;
+ *  - regenerate: a new reply to the question of turn seq (that question, or a
+ *    reply to it), beside the replies it has;
+ *  - continue: the model is given reply seq (joined with what it continues)
+ *    as the start of its answer and goes on; the new text is stored as a
+ *    turn after seq, which continues it.
+ * Whichever it is, the new turns become the path shown, and the model gets
+ * exactly that path: the turns from the first (or the boundary) to the
+ * question, and for continue the reply so far.
+ */
+enum chat_action { CHAT_SEND, CHAT_EDIT, CHAT_REGENERATE, CHAT_CONTINUE };
+
 struct chat_send_req {
+	enum chat_action action;
+	int64_t seq;                     /* edit, regenerate, continue: the turn acted on */
 	const char *session_id;
-	const char *message;
+	const char *message;             /* send, edit; NULL for regenerate and continue */
 	const char *provider;            /* NULL: rt->default_provider */
 	const char *model;               /* NULL: the provider's default model */
 	const char *commit_hash;         /* v5.2 client boundary, or NULL */
@@ -133,6 +150,24 @@ struct chat_send_req {
  */
 enum smr_rc chat_send(struct ops_ctx *ctx, struct runtime *rt, const struct chat_send_req *req,
 		      json_t **result, struct smr_err *err);
+
+/*
+ * Shows the path through turn seq: the session's leaf_seq becomes the end
+ * of the newest line from seq (thread_newest_end), which the next send
+ * follows.  *out is the session after (caller releases).  SMR_EUNPROC when
+ * the session has no turn seq; SMR_ECONFLICT while a reply runs.
+ */
+enum smr_rc chat_session_switch(struct ops_ctx *ctx, const char *session_id, int64_t seq,
+				struct session *out, struct smr_err *err);
+
+/*
+ * A new session started from turn seq of session_id: the path shown up to
+ * that turn is copied as its turns 1.. (the old session is untouched); it
+ * keeps the mounted Checkpoint and records forked_from and fork_seq.
+ * title NULL: the old session's title.  Caller releases out.
+ */
+enum smr_rc chat_session_fork(struct ops_ctx *ctx, const char *session_id, int64_t seq,
+			      const char *title, struct session *out, struct smr_err *err);
 
 /* The api table of the runtime ("session.create", ..., "chat.send"). */
 extern const struct api_op chat_api_ops[];

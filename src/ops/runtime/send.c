@@ -24,6 +24,7 @@
 #include "provider/loop.h"
 #include "domain/context.h"
 #include "domain/nudge.h"
+#include "domain/thread.h"
 #include "util/sys.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
@@ -48,9 +49,15 @@ struct send {
 	int64_t base;                  /* boundary in this session's numbering */
 	struct turn user;
 	int reused;
-	struct turn *turns;            /* turns after the boundary, before the user's */
-	size_t n_turns, n_loaded;
-	int64_t window;                /* turns with base < seq <= window were not loaded */
+	enum chat_action action;
+	int64_t after;                 /* the turn the question follows on its path */
+	int64_t reply_after;           /* the turn the reply follows (0: the question) */
+	char *prefill;                 /* continue: the reply so far */
+	int64_t prefill_seq;
+	struct turn *turns;            /* loaded turns after the window (s->turns[0..n_loaded)) */
+	size_t n_loaded;
+	struct thread_view path;       /* the path to the question, over s->turns */
+	int64_t cut;                   /* the path goes on below the loaded turns from here */
 	struct context cx;
 	size_t budget;
 	struct generation gen;         /* its row */
@@ -170,14 +177,16 @@ static enum smr_rc find_retry(struct send *s, struct smr_err *err)
 	size_t n = 0;
 	enum smr_rc rc;
 
-	if (s->sn.last_seq <= 0)
+	if (s->after <= 0 || s->action != CHAT_SEND)
 		return SMR_OK;
-	rc = store_turn_list(s->ctx->st, s->sn.id, s->sn.last_seq - 1, &last, &n, err);
-	if (!rc && n == 1 && !strcmp(last[0].role, "user") && last[0].error &&
-	    !strcmp(last[0].content, s->req->message)) {
+	rc = store_turn_list(s->ctx->st, s->sn.id, s->after - 1, &last, &n, err);
+	/* the question at the path's end: a failed, unanswered one is asked again in place */
+	if (!rc && n >= 1 && last[0].seq == s->after && !strcmp(last[0].role, "user") &&
+	    last[0].error && !strcmp(last[0].content, s->req->message)) {
 		s->user = last[0];
 		memset(&last[0], 0, sizeof(last[0]));
 		s->reused = 1;
+		s->after = turn_parent(&s->user);
 	}
 	turns_free(last, n);
 	return rc;
@@ -198,22 +207,26 @@ static enum smr_rc user_turn(struct send *s, struct smr_err *err)
 		.model = xstrdup(s->model), .prompt_tokens = -1, .completion_tokens = -1,
 		.latency_ms = -1, .created_at = xstrdup(now),
 		.author = ops_restricted(s->ctx) ? xstrdup(s->ctx->who->name) : NULL,
+		/* the store keeps the parent only when it is not the turn before */
+		.has_parent = s->after != s->sn.last_seq, .parent_seq = s->after,
 	};
 	return SMR_OK;
 }
 
-/* Sets n_turns to the loaded turns before the user's; with count, returns their characters. */
-static size_t prior_turns(struct send *s, int count)
+/*
+ * s->path: the loaded turns of the path that ends where the question
+ * follows (s->after), a reply's parts joined; with count, returns their
+ * characters.  s->cut says whether the path goes on below them.
+ */
+static size_t build_path(struct send *s, int count)
 {
 	size_t chars = 0;
 
-	s->n_turns = 0;
-	while (s->n_turns < s->n_loaded && s->turns[s->n_turns].seq < s->user.seq) {
-		if (count)
-			chars += utf8_chars(s->turns[s->n_turns].content,
-					    strlen(s->turns[s->n_turns].content));
-		s->n_turns++;
-	}
+	thread_view_release(&s->path);
+	thread_view_build(s->turns, s->n_loaded, s->after, s->base, &s->path);
+	s->cut = s->path.missing;
+	for (size_t i = 0; count && i < s->path.n; i++)
+		chars += utf8_chars(s->path.turns[i].content, strlen(s->path.turns[i].content));
 	return chars;
 }
 
@@ -221,13 +234,13 @@ static size_t prior_turns(struct send *s, int count)
  * Loads the newest turns after the boundary that the budget can hold, not
  * the whole session: sessions up to WINDOW_ALL turns are read whole; longer
  * ones a small window first, then one sized from the average turn, growing
- * until the turns loaded pass the budget or reach the boundary.  Sequence
- * numbers are gap-free, so the ones left unloaded are exactly base+1 ..
- * window and are reported as dropped.
+ * until the path's turns loaded pass the budget or the path ends inside
+ * them.  In a linear session the turns left unloaded are exactly base+1 ..
+ * cut and are reported as dropped.
  */
 static enum smr_rc load_turns(struct send *s, struct smr_err *err)
 {
-	int64_t last = s->user.seq - 1, k = last - s->base <= WINDOW_ALL ? last : 64, after;
+	int64_t last = s->after, k = last - s->base <= WINDOW_ALL ? last : 64, after;
 	size_t chars;
 	enum smr_rc rc;
 
@@ -241,13 +254,12 @@ static enum smr_rc load_turns(struct send *s, struct smr_err *err)
 		if (rc)
 			return rc;
 		/* with everything after the boundary loaded, context_build does the counting */
-		chars = prior_turns(s, after > s->base);
-		if (after == s->base || chars >= s->budget)
+		chars = build_path(s, after > s->base);
+		if (after == s->base || chars >= s->budget || !s->cut)
 			break;
 		/* enough turns of the average size seen so far, and a quarter more */
-		k += (int64_t)((s->budget - chars) / (chars / (s->n_turns + 1) + 1) * 5 / 4) + k;
+		k += (int64_t)((s->budget - chars) / (chars / (s->path.n + 1) + 1) * 5 / 4) + k;
 	}
-	s->window = after;
 	return SMR_OK;
 }
 
@@ -262,8 +274,10 @@ static enum smr_rc assemble(struct send *s, struct smr_err *err)
 		return rc;
 	in.preamble = s->rt->preamble;
 	in.checkpoint = s->has_ck ? &s->ck : NULL;
-	in.turns = s->turns;
-	in.n_turns = s->n_turns;
+	in.turns = s->path.turns;
+	in.n_turns = s->path.n;
+	in.prefill = s->prefill;
+	in.prefill_seq = s->prefill_seq;
 	in.history_base_seq = s->base;
 	in.message = s->user.content;
 	in.message_seq = s->user.seq;
@@ -286,7 +300,7 @@ static json_t *dropped_json(const struct send *s)
 {
 	json_t *a = json_array();
 
-	for (int64_t seq = s->base + 1; seq <= s->window; seq++)
+	for (int64_t seq = s->base + 1; seq <= s->cut; seq++)
 		json_array_append_new(a, json_integer(seq));
 	for (size_t i = 0; i < s->cx.n_dropped; i++)
 		json_array_append_new(a, json_integer(s->cx.dropped[i]));
@@ -301,7 +315,7 @@ static json_t *context_json(const struct send *s)
 	json_object_set_new(o, "history_base_seq", json_integer(s->base));
 	json_object_set_new(o, "turns_included", seq_array(s->cx.included, s->cx.n_included));
 	json_object_set_new(o, "turns_dropped", dropped_json(s));
-	json_object_set_new(o, "trimmed", json_boolean(s->cx.trimmed || s->window > s->base));
+	json_object_set_new(o, "trimmed", json_boolean(s->cx.trimmed || s->cut > s->base));
 	json_object_set_new(o, "mode", json_string(s->mode));
 	json_object_set_new(o, "budget_chars", json_integer((json_int_t)s->budget));
 	json_object_set_new(o, "chars", json_integer((json_int_t)s->cx.chars));
@@ -342,9 +356,9 @@ static enum smr_rc prepare(struct send *s, struct smr_err *err)
 
 	if (!s->req->session_id)
 		return smr_errf(err, SMR_EUSAGE, "missing required parameter 'session_id'");
-	if (!s->req->message)
+	if (s->action <= CHAT_EDIT && !s->req->message)
 		return smr_errf(err, SMR_EUSAGE, "missing required parameter 'message'");
-	rc = check_message(s->req->message, err);
+	rc = s->action <= CHAT_EDIT ? check_message(s->req->message, err) : SMR_OK;
 	/* "no such session" (404) before "no provider" (502): the caller's mistake first */
 	if (!rc)
 		rc = store_session_get(s->ctx->st, s->req->session_id, &s->sn, err);
@@ -354,6 +368,79 @@ static enum smr_rc prepare(struct send *s, struct smr_err *err)
 		rc = client_boundary(s, err);
 	else if (!rc)
 		rc = structural_boundary(s, err);
+	return rc;
+}
+
+/* ---- the turn acted on (edit, regenerate, continue) ---- */
+
+/* The question reply i answers: back over the assistant's turns (a reply's parts); or -1. */
+static long question_of(const struct turn *t, size_t n, long i)
+{
+	while (i >= 0 && !strcmp(t[i].role, "assistant"))
+		i = thread_find(t, n, turn_parent(&t[i]));
+	return i >= 0 && !strcmp(t[i].role, "user") ? i : -1;
+}
+
+/* continue: the reply so far, from the question's answer to turn i, its parts joined. */
+static void take_prefill(struct send *s, const struct turn *t, size_t n, long q, long i)
+{
+	size_t *idx = xcalloc(n + 1, sizeof(*idx));
+	size_t len = thread_path(t, n, t[i].seq, t[q].seq, idx, &(int64_t){ 0 });
+	struct buf b = BUF_INIT(0);
+
+	for (size_t k = 0; k < len; k++)
+		buf_adds(&b, t[idx[k]].content);
+	s->prefill = buf_detach(&b, NULL);
+	s->prefill_seq = s->reply_after = t[i].seq;
+	free(idx);
+}
+
+static enum smr_rc refuse_turn(const struct send *s, const struct turn *t, struct smr_err *err)
+{
+	long long seq = s->req->seq;
+
+	if (!t)
+		return smr_errf(err, SMR_EUNPROC, "session '%s' has no turn %lld", s->sn.id, seq);
+	if (s->action == CHAT_EDIT)
+		return smr_errf(err, SMR_EUNPROC, "turn %lld is a reply: only a question can be"
+				" edited (regenerate a reply instead)", seq);
+	if (s->action == CHAT_CONTINUE && strcmp(t->role, "assistant"))
+		return smr_errf(err, SMR_EUNPROC, "turn %lld is a question: only a reply can be"
+				" continued", seq);
+	return smr_errf(err, SMR_EUNPROC, "turn %lld answers no question: there is nothing to"
+			" %s", seq, s->action == CHAT_CONTINUE ? "continue" : "regenerate");
+}
+
+/* Where the question goes: after the path's end, or beside the turn acted on. */
+static enum smr_rc place(struct send *s, struct smr_err *err)
+{
+	struct turn *all = NULL;
+	size_t n = 0;
+	long i, q = -1;
+	enum smr_rc rc;
+
+	s->after = s->sn.leaf_seq > 0 ? s->sn.leaf_seq : s->sn.last_seq;
+	if (s->action == CHAT_SEND)
+		return SMR_OK;
+	rc = store_turn_list(s->ctx->st, s->sn.id, 0, &all, &n, err);
+	if (rc)
+		return rc;
+	i = thread_find(all, n, s->req->seq);
+	if (i >= 0 && s->action == CHAT_EDIT && !strcmp(all[i].role, "user")) {
+		s->after = turn_parent(&all[i]);
+	} else if (i >= 0 && s->action != CHAT_EDIT &&
+		   (s->action == CHAT_REGENERATE || !strcmp(all[i].role, "assistant")) &&
+		   (q = question_of(all, n, i)) >= 0) {
+		if (s->action == CHAT_CONTINUE)
+			take_prefill(s, all, n, q, i);
+		s->user = all[q];
+		memset(&all[q], 0, sizeof(all[q]));
+		s->reused = 1;
+		s->after = turn_parent(&s->user);
+	} else {
+		rc = refuse_turn(s, i >= 0 ? &all[i] : NULL, err);
+	}
+	turns_free(all, n);
 	return rc;
 }
 
@@ -489,6 +576,9 @@ static void build_reply(struct send *s, char *text, const char *status)
 		.completion_tokens = s->completion_tokens,
 		.latency_ms = s->provider_us / 1000, .created_at = xstrdup(now),
 		.status = xstrdup(status),
+		/* a plain send's reply follows its question, the turn before it */
+		.has_parent = s->action != CHAT_SEND,
+		.parent_seq = s->reply_after ? s->reply_after : s->user.seq,
 		.error = !strcmp(status, TURN_ERROR) || !strcmp(status, TURN_INTERRUPTED) ?
 			 xstrdup(s->perr.msg[0] ? s->perr.msg : "the reply was cut off") : NULL,
 	};
@@ -663,6 +753,8 @@ void send_free(struct send *s)
 	checkpoint_release(&s->ck);
 	turn_release(&s->user);
 	turns_free(s->turns, s->n_loaded);
+	thread_view_release(&s->path);
+	free(s->prefill);
 	context_release(&s->cx);
 	generation_release(&s->gen);
 	free(s->finish_reason);
@@ -699,8 +791,11 @@ enum smr_rc chat_send_start(struct ops_ctx *ctx, struct runtime *rt,
 	enum smr_rc rc;
 
 	*out = NULL;
-	*s = (struct send){ .ctx = ctx, .rt = rt, .req = req, .t0 = sys_monotonic_us() };
+	*s = (struct send){ .ctx = ctx, .rt = rt, .req = req, .action = req->action,
+			    .t0 = sys_monotonic_us() };
 	rc = prepare(s, err);
+	if (!rc)
+		rc = place(s, err);
 	if (!rc)
 		rc = user_turn(s, err);
 	if (!rc)

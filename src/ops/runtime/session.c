@@ -1,9 +1,11 @@
 /*
- * session.c -- chat sessions: create, list, read with turns, and the
- * structural mount that forks a session (see runtime.h).
+ * session.c -- chat sessions: create, list, read with turns, the
+ * structural mount that forks a session (see runtime.h), which path of a
+ * session's tree of turns is shown, and a new session from a turn.
  */
 #include "ops/runtime/runtime.h"
 #include "domain/checkpoint.h"
+#include "domain/thread.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
 
@@ -153,6 +155,116 @@ enum smr_rc chat_session_mount(struct ops_ctx *ctx, const char *session_id,
 	}
 	checkpoint_release(&c);
 	space_release(&sp);
+	session_release(&old);
+	return rc;
+}
+
+/* SMR_ECONFLICT while the session has a reply running: its path is about to grow. */
+static enum smr_rc not_generating(struct ops_ctx *ctx, const char *session_id,
+				  struct smr_err *err)
+{
+	struct generation g = { 0 };
+	enum smr_rc rc = store_generation_running(ctx->st, session_id, &g, NULL);
+
+	if (!rc)
+		smr_errf(err, SMR_ECONFLICT, "session '%s' is generating a reply (generation %s);"
+			 " wait for it or stop it first", session_id, g.id);
+	generation_release(&g);
+	return rc ? SMR_OK : SMR_ECONFLICT;
+}
+
+enum smr_rc chat_session_switch(struct ops_ctx *ctx, const char *session_id, int64_t seq,
+				struct session *out, struct smr_err *err)
+{
+	struct session sn = { 0 };
+	struct turn *all = NULL;
+	size_t n = 0;
+	int64_t end;
+	enum smr_rc rc = store_session_get(ctx->st, session_id, &sn, err);
+
+	if (!rc)
+		rc = not_generating(ctx, session_id, err);
+	if (!rc)
+		rc = store_turn_list(ctx->st, session_id, 0, &all, &n, err);
+	if (!rc && thread_find(all, n, seq) < 0)
+		rc = smr_errf(err, SMR_EUNPROC, "session '%s' has no turn %lld", session_id,
+			      (long long)seq);
+	if (!rc) {
+		end = thread_newest_end(all, n, seq);
+		rc = store_session_set_leaf(ctx->st, session_id, end == sn.last_seq ? 0 : end, err);
+	}
+	if (!rc)
+		rc = store_session_get(ctx->st, session_id, out, err);
+	turns_free(all, n);
+	session_release(&sn);
+	return rc;
+}
+
+/* The shown path up to turn seq, copied for a new session (numbered 1.. there). */
+static enum smr_rc path_copy(const struct turn *all, size_t n, int64_t seq,
+			     struct turn **out, size_t *n_out, struct smr_err *err)
+{
+	size_t *idx = xcalloc(n + 1, sizeof(*idx));
+	size_t len = thread_path(all, n, seq, 0, idx, &(int64_t){ 0 });
+	struct turn *v = xcalloc(len + 1, sizeof(*v));
+
+	for (size_t i = 0; i < len; i++) {
+		const struct turn *t = &all[idx[i]];
+
+		v[i] = (struct turn){
+			.role = xstrdup(t->role), .content = xstrdup(t->content),
+			.provider = t->provider ? xstrdup(t->provider) : NULL,
+			.model = t->model ? xstrdup(t->model) : NULL,
+			.prompt_tokens = t->prompt_tokens, .completion_tokens = t->completion_tokens,
+			.latency_ms = t->latency_ms, .error = t->error ? xstrdup(t->error) : NULL,
+			.status = t->status ? xstrdup(t->status) : NULL,
+			.created_at = xstrdup(t->created_at),
+			.author = t->author ? xstrdup(t->author) : NULL,
+		};
+	}
+	free(idx);
+	*out = v;
+	*n_out = len;
+	(void)err;
+	return SMR_OK;
+}
+
+enum smr_rc chat_session_fork(struct ops_ctx *ctx, const char *session_id, int64_t seq,
+			      const char *title, struct session *out, struct smr_err *err)
+{
+	struct session old = { 0 }, s = { 0 };
+	struct turn *all = NULL, *copy = NULL;
+	size_t n = 0, n_copy = 0;
+	char id[37], now[32];
+	enum smr_rc rc = title ? check_title(title, err) : SMR_OK;
+
+	if (!rc)
+		rc = store_session_get(ctx->st, session_id, &old, err);
+	if (!rc)
+		rc = store_turn_list(ctx->st, session_id, 0, &all, &n, err);
+	if (!rc && thread_find(all, n, seq) < 0)
+		rc = smr_errf(err, SMR_EUNPROC, "session '%s' has no turn %lld", session_id,
+			      (long long)seq);
+	if (!rc)
+		rc = path_copy(all, n, seq, &copy, &n_copy, err);
+	if (!rc) {
+		ctx->new_id(id);
+		ctx->now(now);
+		for (size_t i = 0; i < n_copy; i++)
+			copy[i].session_id = xstrdup(id);
+		s = (struct session){
+			.id = id, .repo_id = old.repo_id, .created_at = now,
+			.title = title ? (char *)title : old.title, .mounted_hash = old.mounted_hash,
+			.forked_from = old.id, .fork_seq = seq,
+			/* a mounted session's turns all count: the copies are its own now */
+			.history_base_seq = old.mounted_hash ? 0 : -1,
+		};
+		rc = store_session_import(ctx->st, &s, copy, n_copy, err);
+	}
+	if (!rc)
+		rc = store_session_get(ctx->st, id, out, err);
+	turns_free(copy, n_copy);
+	turns_free(all, n);
 	session_release(&old);
 	return rc;
 }

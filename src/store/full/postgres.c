@@ -295,9 +295,13 @@ static const char *const stmt_sql[Q_COUNT] = {
 	/* the session's next number: its row is locked (Q_SESSION_LOCK) or new */
 	[Q_TURN_INSERT] =
 		"INSERT INTO turns (session_id, sequence_number, role, content, provider, model,"
-		" prompt_tokens, completion_tokens, latency_ms, error, created_at, status, author)"
+		" prompt_tokens, completion_tokens, latency_ms, error, created_at, status, author,"
+		" parent_seq)"
 		" VALUES ($1::text, (SELECT COALESCE(MAX(sequence_number), 0) + 1 FROM turns"
-		" WHERE session_id = $1::text), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+		" WHERE session_id = $1::text), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,"
+		/* a parent that is the turn before stays implicit, as in a linear session */
+		" NULLIF($13::bigint, (SELECT COALESCE(MAX(sequence_number), 0) FROM turns"
+		" WHERE session_id = $1::text)))"
 		" RETURNING id, sequence_number",
 	[Q_GC_REPOINT] =
 		"UPDATE search_items i SET commit_id = (SELECT MIN(c2.id) FROM commits c1"
@@ -2283,6 +2287,7 @@ static enum smr_rc insert_turn(struct store *st, struct turn *t, struct smr_err 
 	p_text(&p, t->created_at);
 	p_text(&p, t->status);
 	p_text(&p, t->author);
+	p_int_or_null(&p, t->has_parent ? t->parent_seq : -1);
 	return row(P(st), Q_TURN_INSERT, &p, &(struct pipe_entry){ .take = take_turn, .out = t,
 		   .what = "writing a turn" }, err);
 }

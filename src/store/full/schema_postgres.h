@@ -178,6 +178,10 @@ static const char *const postgres_migrations[] = {
 	"  author TEXT NOT NULL,"
 	"  created_at TEXT COLLATE \"C\" NOT NULL);"
 	"CREATE INDEX handoffs_by_repo ON handoffs(repo_id, id);",
+	/* 7: chat message actions: a session's turns as a tree (see schema_sqlite.h) */
+	"ALTER TABLE turns ADD COLUMN parent_seq BIGINT;"
+	"ALTER TABLE sessions ADD COLUMN leaf_seq BIGINT;"
+	"ALTER TABLE sessions ADD COLUMN fork_seq BIGINT;",
 };
 
 #endif
