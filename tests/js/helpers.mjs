@@ -11,6 +11,15 @@ export const BUILD = path.resolve(ROOT, process.env.SMRITI_BUILD || 'build');
 export const SMRITI = path.join(BUILD, 'smriti');
 export const SMRITI_FULL = path.join(BUILD, 'smriti-full');
 
+// Sanitized binaries cost several times their CPU per call.  A stress test
+// (many rounds of the same race) shows its race in the normal build; under
+// the sanitizers it runs stress(n) rounds, a fifth, to check the same path
+// for memory errors.  scripts/test sets SMRITI_SANITIZED=1 for its sanitizer
+// pass; a build directory named like build-asan implies it (docs/testing.md).
+export const SANITIZED = process.env.SMRITI_SANITIZED === '1'
+  || (process.env.SMRITI_SANITIZED !== '0' && /asan/.test(path.basename(BUILD)));
+export const stress = (n) => (SANITIZED ? Math.max(2, Math.ceil(n / 5)) : n);
+
 // A fresh directory with a database path in it; call cleanup() when done.
 export function tempDb(name = 'smriti.db') {
   const dir = mkdtempSync(path.join(tmpdir(), 'smriti-test-'));
