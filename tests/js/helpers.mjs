@@ -100,16 +100,22 @@ function checkFetchesTo(url) {
   if (realFetch) return;
   realFetch = globalThis.fetch;
   globalThis.fetch = async (input, init = {}) => {
-    const res = await realFetch(input, init);
     const url = new URL(input instanceof Request ? input.url : String(input));
-    if (!servers.has(url.origin)) return res;
+    if (!servers.has(url.origin)) return realFetch(input, init);
+    // The checker is built (a child process, schema compiles: seconds on a
+    // loaded machine, with the event loop blocked) before the first request,
+    // not between two: a kept-alive socket left idle that long is closed by
+    // the server, and the next fetch could take it ("fetch failed: other side
+    // closed", seen at load average 25 in chat, authors and noparent-writes).
+    const { checkResponse, openapi } = await import('./openapi-check.mjs');
+    openapi();
+    const res = await realFetch(input, init);
     const method = (init.method || (input instanceof Request ? input.method : 'GET')).toUpperCase();
     const type = res.headers.get('content-type') || '';
     const isJson = /^application\/json\b/.test(type);
     const text = isJson ? await res.clone().text() : '';
     let json = null;
     try { json = JSON.parse(text); } catch { /* not JSON */ }
-    const { checkResponse } = await import('./openapi-check.mjs');
     checkResponse(method, url.pathname + url.search, { status: res.status, headers: { 'content-type': type }, text, json });
     return res;
   };
