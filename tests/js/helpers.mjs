@@ -75,8 +75,20 @@ export function startProcess(bin, args, { env = {}, ready = () => true, timeoutM
         if (ready(line)) {
           clearTimeout(timer);
           const served = args[0] === 'serve' && out.split('\n').map(listeningUrl).find(Boolean);
-          if (served) checkFetchesTo(served);
-          resolve({ child, output: () => out });
+          if (!served) {
+            resolve({ child, output: () => out });
+            return;
+          }
+          checkFetchesTo(served);
+          // The OpenAPI checker of every answer (a child process, schema
+          // compiles: seconds on a loaded machine, the event loop blocked) is
+          // built now, before any request to this server, not between two
+          // requests: a kept-alive socket idle that long is closed by the
+          // server, and the next request could take it ("fetch failed: other
+          // side closed", seen at load average 25 in chat, authors and
+          // noparent-writes).
+          import('./openapi-check.mjs').then((m) => m.openapi())
+            .then(() => resolve({ child, output: () => out }), reject);
           return;
         }
       }
@@ -102,11 +114,7 @@ function checkFetchesTo(url) {
   globalThis.fetch = async (input, init = {}) => {
     const url = new URL(input instanceof Request ? input.url : String(input));
     if (!servers.has(url.origin)) return realFetch(input, init);
-    // The checker is built (a child process, schema compiles: seconds on a
-    // loaded machine, with the event loop blocked) before the first request,
-    // not between two: a kept-alive socket left idle that long is closed by
-    // the server, and the next fetch could take it ("fetch failed: other side
-    // closed", seen at load average 25 in chat, authors and noparent-writes).
+    // built before the first request (startProcess), never between two
     const { checkResponse, openapi } = await import('./openapi-check.mjs');
     openapi();
     const res = await realFetch(input, init);
