@@ -1,11 +1,12 @@
 // cli-concurrency.test.mjs -- several CLI processes on one database file:
 // racing writers on the same parent (exactly one wins, the other exits 4)
 // and SIGKILL in the middle of a stream of commits (every acknowledged
-// checkpoint survives, fsck stays clean).
+// checkpoint survives, fsck stays clean).  Under the sanitizers the races and
+// the kills run a fifth as many times (helpers.mjs stress()).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { tempDb, ok, run, childEnv, SMRITI } from './helpers.mjs';
+import { tempDb, ok, run, childEnv, stress, SMRITI } from './helpers.mjs';
 
 function runAsync(db, args) {
   return new Promise((resolve) => {
@@ -21,7 +22,7 @@ test('two writers on the same parent: exactly one wins every time', async () => 
   const t = tempDb();
   ok(t.db, ['space', 'create', 'race']);
   let head = ok(t.db, ['commit', 'race', '-m', 'root', '--json']).commit_hash;
-  const rounds = 40;
+  const rounds = stress(40);
   for (let i = 0; i < rounds; i++) {
     const [a, b] = await Promise.all([
       runAsync(t.db, ['commit', 'race', '-m', `a${i}`, '--parent', head, '--json']),
@@ -71,7 +72,8 @@ test('SIGKILL in the middle of a stream of commits loses no acknowledged checkpo
   const started = Date.now();
   for (let i = 0; i < 3; i++) acknowledged.push(ok(t.db, ['commit', 'crash', '-m', `warm${i}`, '--json']).commit_hash);
   const span = Math.max(3, Math.round(((Date.now() - started) / 3) * 1.5));
-  for (let i = 0; i < 80; i++) {
+  const kills = stress(80);
+  for (let i = 0; i < kills; i++) {
     const child = spawn(SMRITI, ['commit', 'crash', '-m', `c${i}`, '--decision', `d${i}`, '--json'],
       { env: childEnv({ SMRITI_DB: t.db }) });
     let stdout = '';

@@ -11,6 +11,15 @@ export const BUILD = path.resolve(ROOT, process.env.SMRITI_BUILD || 'build');
 export const SMRITI = path.join(BUILD, 'smriti');
 export const SMRITI_FULL = path.join(BUILD, 'smriti-full');
 
+// Sanitized binaries cost several times their CPU per call.  A stress test
+// (many rounds of the same race) shows its race in the normal build; under
+// the sanitizers it runs stress(n) rounds, a fifth, to check the same path
+// for memory errors.  scripts/test sets SMRITI_SANITIZED=1 for its sanitizer
+// pass; a build directory named like build-asan implies it (docs/testing.md).
+export const SANITIZED = process.env.SMRITI_SANITIZED === '1'
+  || (process.env.SMRITI_SANITIZED !== '0' && /asan/.test(path.basename(BUILD)));
+export const stress = (n) => (SANITIZED ? Math.max(2, Math.ceil(n / 5)) : n);
+
 // A fresh directory with a database path in it; call cleanup() when done.
 export function tempDb(name = 'smriti.db') {
   const dir = mkdtempSync(path.join(tmpdir(), 'smriti-test-'));
@@ -66,8 +75,20 @@ export function startProcess(bin, args, { env = {}, ready = () => true, timeoutM
         if (ready(line)) {
           clearTimeout(timer);
           const served = args[0] === 'serve' && out.split('\n').map(listeningUrl).find(Boolean);
-          if (served) checkFetchesTo(served);
-          resolve({ child, output: () => out });
+          if (!served) {
+            resolve({ child, output: () => out });
+            return;
+          }
+          checkFetchesTo(served);
+          // The OpenAPI checker of every answer (a child process, schema
+          // compiles: seconds on a loaded machine, the event loop blocked) is
+          // built now, before any request to this server, not between two
+          // requests: a kept-alive socket idle that long is closed by the
+          // server, and the next request could take it ("fetch failed: other
+          // side closed", seen at load average 25 in chat, authors and
+          // noparent-writes).
+          import('./openapi-check.mjs').then((m) => m.openapi())
+            .then(() => resolve({ child, output: () => out }), reject);
           return;
         }
       }
@@ -91,16 +112,18 @@ function checkFetchesTo(url) {
   if (realFetch) return;
   realFetch = globalThis.fetch;
   globalThis.fetch = async (input, init = {}) => {
-    const res = await realFetch(input, init);
     const url = new URL(input instanceof Request ? input.url : String(input));
-    if (!servers.has(url.origin)) return res;
+    if (!servers.has(url.origin)) return realFetch(input, init);
+    // built before the first request (startProcess), never between two
+    const { checkResponse, openapi } = await import('./openapi-check.mjs');
+    openapi();
+    const res = await realFetch(input, init);
     const method = (init.method || (input instanceof Request ? input.method : 'GET')).toUpperCase();
     const type = res.headers.get('content-type') || '';
     const isJson = /^application\/json\b/.test(type);
     const text = isJson ? await res.clone().text() : '';
     let json = null;
     try { json = JSON.parse(text); } catch { /* not JSON */ }
-    const { checkResponse } = await import('./openapi-check.mjs');
     checkResponse(method, url.pathname + url.search, { status: res.status, headers: { 'content-type': type }, text, json });
     return res;
   };

@@ -1,17 +1,17 @@
 // mcp-update.test.mjs -- two agents, each its own `smriti mcp` process
 // driven by the official MCP SDK client, call update_checkpoint without a
-// parent at the same moment, 200 times: every item of both lands (the
-// patch is read-modify-write inside one transaction), on SQLite and on
-// PostgreSQL.  Also: the patch shape an agent sends, and a refused patch
-// saving nothing.
+// parent at the same moment, 200 times (40 under the sanitizers: helpers.mjs
+// stress()): every item of both lands (the patch is read-modify-write inside
+// one transaction), on SQLite and on PostgreSQL.  Also: the patch shape an
+// agent sends, and a refused patch saving nothing.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { tempDb, ok, run, SMRITI_FULL } from './helpers.mjs';
+import { tempDb, ok, run, stress, SMRITI_FULL } from './helpers.mjs';
 
-const ROUNDS = 200;
+const ROUNDS = stress(200);
 const PG = process.env.SMRITI_TEST_PG;
 
 function serverEnv(extra) {

@@ -17,15 +17,13 @@ import { spawn, spawnSync } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { tempDb, ok, run, childEnv, SMRITI_FULL } from './helpers.mjs';
+import { tempDb, ok, run, childEnv, stress, SMRITI_FULL } from './helpers.mjs';
 import { startServer, request } from './http-helpers.mjs';
 
 const WRITERS = 32;
-// Under the sanitizers every write costs several times its CPU: the race is
-// shown by the normal build, so the sanitized one runs a fifth of the writes
-// (still 32 racing writers) to check the same path for memory errors.
-const SANITIZED = /asan/.test(process.env.SMRITI_BUILD || '');
-const writes = (n) => (SANITIZED ? Math.max(2, Math.ceil(n / 5)) : n);
+// Under the sanitizers a fifth of the writes each (helpers.mjs stress()), still
+// 32 racing writers.
+const writes = stress;
 const SHARED = 'every racer carries this decision';
 
 // Backends: SQLite always, PostgreSQL when SMRITI_TEST_PG names a cluster.

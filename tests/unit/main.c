@@ -5,6 +5,8 @@
 
 #include <stdarg.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #define MAX_TESTS 1024
 
@@ -34,6 +36,33 @@ void test_fail(const char *file, int line, const char *fmt, ...)
 	current_failed = 1;
 }
 
+/* Seconds of wall clock, or of CPU (this process's threads and the children
+ * it waited for: servers a test started count for it). */
+static double seconds(int cpu)
+{
+	struct rusage self, kids;
+	struct timespec ts;
+
+	if (!cpu) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		return ts.tv_sec + ts.tv_nsec / 1e9;
+	}
+	getrusage(RUSAGE_SELF, &self);
+	getrusage(RUSAGE_CHILDREN, &kids);
+	return self.ru_utime.tv_sec + self.ru_stime.tv_sec + kids.ru_utime.tv_sec +
+	       kids.ru_stime.tv_sec + (self.ru_utime.tv_usec + self.ru_stime.tv_usec +
+	       kids.ru_utime.tv_usec + kids.ru_stime.tv_usec) / 1e6;
+}
+
+/* SMRITI_UNIT_TIMES=1: each test's wall and CPU seconds on stderr, to find
+ * where the suite's time goes (docs/testing.md). */
+static void report_time(const char *name, double wall0, double cpu0)
+{
+	if (getenv("SMRITI_UNIT_TIMES"))
+		fprintf(stderr, "time %s %.2f s wall %.2f s cpu\n", name,
+			seconds(0) - wall0, seconds(1) - cpu0);
+}
+
 int main(int argc, char **argv)
 {
 	int passed = 0, failed = 0;
@@ -41,8 +70,11 @@ int main(int argc, char **argv)
 	for (int i = 0; i < ntests; i++) {
 		if (argc > 1 && !strstr(tests[i].name, argv[1]))
 			continue;
+		double wall0 = seconds(0), cpu0 = seconds(1);
+
 		current_failed = 0;
 		tests[i].fn();
+		report_time(tests[i].name, wall0, cpu0);
 		if (current_failed) {
 			fprintf(stderr, "FAIL %s\n", tests[i].name);
 			failed++;
