@@ -84,13 +84,5 @@ json_t *mcp_resources_unsubscribe(struct mcp_session *s, const json_t *params,
 				  struct mcp_fail *fail);
 void mcp_subs_free(struct mcp_session *s);
 
-/*
- * mcp_schema.c: checks v against the subset of JSON Schema the tools use
- * (type, properties, required, additionalProperties, items, anyOf, enum,
- * minimum, maximum, minLength).  Returns 0, or -1 with a message naming the
- * offending argument in msg.
- */
-int mcp_schema_check(const json_t *schema, const json_t *v, char *msg, size_t size);
-
 
 #endif

@@ -17,6 +17,7 @@
  */
 #include "mcp/mcp_int.h"
 #include "ops/api.h"
+#include "ops/decl.h"
 #include "util/xalloc.h"
 
 #include <pthread.h>
@@ -826,12 +827,10 @@ static json_t *run_tool(struct mcp_session *s, size_t i, const json_t *args)
 	const struct mcp_tool *t = &tools[i];
 	struct smr_err err = SMR_ERR_INIT;
 	json_t *params, *result = NULL;
-	char msg[512];
 	enum smr_rc rc;
 
-	if (mcp_schema_check(json_object_get(tool_def(i), "inputSchema"), args, msg,
-			     sizeof(msg)))
-		return tool_error("invalid arguments for %s: %s", t->name, msg);
+	if (decl_check(json_object_get(tool_def(i), "inputSchema"), args, "argument", &err))
+		return tool_error("invalid arguments for %s: %s", t->name, err.msg);
 	params = t->params(s, args);
 	rc = s->call(s->cls, t->op, params, &result, &err);
 	json_decref(params);
