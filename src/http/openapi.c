@@ -23,9 +23,9 @@
 #include <string.h>
 
 /* What the API's bearer scheme admits; the schemas come from the operations' declarations. */
-static json_t *openapi_components(void)
+static json_t *openapi_components(const json_t *decl)
 {
-	json_t *schemas = decl_rebase(decl_defs(), "#/components/schemas/");
+	json_t *schemas = decl_rebase(json_object_get(decl, "$defs"), "#/components/schemas/");
 
 	return json_pack("{s:{s:{s:s, s:s, s:s}}, s:o}", "securitySchemes", "bearer", "type",
 			 "http", "scheme", "bearer", "description",
@@ -50,24 +50,60 @@ static json_t *json_content(const char *schema)
 	return json_pack("{s:{s:o}}", type, "schema", ref(schema));
 }
 
-/* "get_v4_repos_id_commits" */
-static json_t *operation_id(const struct http_route *r)
-{
-	char id[128];
-	size_t n = 0;
+/* The routes that run no operation: the server's own, named here. */
+static const struct {
+	const char *method, *pattern, *id;
+} own_routes[] = {
+	{ "GET", "/", "getWebUi" },
+	{ "GET", "/ui/{name}", "getWebUiFile" },
+	{ "GET", "/healthz", "getHealth" },
+	{ "GET", "/metrics", "getMetrics" },
+	{ "GET", "/openapi.json", "getOpenApi" },
+	{ "POST", "/api/ops/{op}", "runOperation" },
+	{ "POST", "/mcp", "postMcp" },
+	{ "GET", "/v4/auth", "getAuth" },
+	{ "POST", "/v4/auth", "signIn" },
+	{ "DELETE", "/v4/auth", "signOut" },
+};
 
-	for (const char *p = r->method; *p && n < sizeof(id) - 1; p++)
-		id[n++] = (char)tolower((unsigned char)*p);
-	for (const char *p = r->pattern; *p && n < sizeof(id) - 1; p++) {
-		if (isalnum((unsigned char)*p))
-			id[n++] = *p;
-		else if (n && id[n - 1] != '_' && *p != '}')
-			id[n++] = '_';
-	}
-	while (n && id[n - 1] == '_')
-		n--;
-	id[n] = '\0';
-	return json_string(id);
+/* The declaration's {method, path, operationId} of route r; NULL when it has none. */
+static const json_t *declared_route(const json_t *decl, const struct http_route *r)
+{
+	const json_t *op = json_object_get(json_object_get(decl, "operations"),
+					   r->doc.op ? r->doc.op : "");
+	const json_t *h;
+	size_t i;
+
+	json_array_foreach(json_object_get(op, "http"), i, h)
+		if (!strcmp(json_string_value(json_object_get(h, "method")), r->method) &&
+		    !strcmp(json_string_value(json_object_get(h, "path")), r->pattern))
+			return h;
+	return NULL;
+}
+
+/* "getHead": what the declarations (or own_routes) name the route. */
+static json_t *operation_id(const json_t *decl, const struct http_route *r)
+{
+	const json_t *h = declared_route(decl, r);
+
+	if (h)
+		return json_incref(json_object_get(h, "operationId"));
+	for (size_t i = 0; i < sizeof(own_routes) / sizeof(own_routes[0]); i++)
+		if (!strcmp(own_routes[i].method, r->method) &&
+		    !strcmp(own_routes[i].pattern, r->pattern))
+			return json_string(own_routes[i].id);
+	BUG("route %s %s has no operationId: declare its operation's http", r->method,
+	    r->pattern);
+}
+
+/* The tag of r's area: its operation's declared tag, else the server's own. */
+static const char *route_tag(const json_t *decl, const struct http_route *r)
+{
+	const json_t *op = json_object_get(json_object_get(decl, "operations"),
+					   r->doc.op ? r->doc.op : "");
+	const char *tag = json_string_value(json_object_get(op, "tag"));
+
+	return tag ? tag : "Server";
 }
 
 /* ---- parameters ---- */
@@ -425,12 +461,13 @@ static json_t *operations_access(void)
 	return all;
 }
 
-static json_t *operation(const struct http_route *r)
+static json_t *operation(const json_t *decl, const struct http_route *r)
 {
 	json_t *op;
 
-	op = json_pack("{s:s, s:o, s:o, s:o}", "summary", r->doc.summary, "operationId",
-		       operation_id(r), "parameters", parameters(r), "responses", responses_of(r));
+	op = json_pack("{s:s, s:o, s:[s], s:o, s:o}", "summary", r->doc.summary, "operationId",
+		       operation_id(decl, r), "tags", route_tag(decl, r), "parameters",
+		       parameters(r), "responses", responses_of(r));
 	if (r->doc.op)
 		json_object_set_new(op, "description",
 				    json_sprintf("Calls the operation '%s'.", r->doc.op));
@@ -453,12 +490,49 @@ static void add_shared_schemas(json_t *components)
 			    json_pack("{s:[o, o]}", "anyOf", ref("Error"), ref("JsonRpc")));
 }
 
-json_t *http_openapi(void)
+/* Adds to seen every schema that v names, and those they name in turn. */
+static void mark_used(const json_t *v, const json_t *schemas, json_t *seen)
 {
-	json_t *doc, *paths = json_object();
-	json_t *components = openapi_components();
+	static const char prefix[] = "#/components/schemas/";
+	const char *key, *ref = json_string_value(json_object_get(v, "$ref"));
+	json_t *x;
+	size_t i;
 
-	add_shared_schemas(components);
+	if (ref && !strncmp(ref, prefix, sizeof(prefix) - 1)) {
+		ref += sizeof(prefix) - 1;
+		if (json_object_get(seen, ref))
+			return;
+		json_object_set_new(seen, ref, json_true());
+		mark_used(json_object_get(schemas, ref), schemas, seen);
+		return;
+	}
+	json_array_foreach(v, i, x)
+		mark_used(x, schemas, seen);
+	json_object_foreach((json_t *)v, key, x)
+		mark_used(x, schemas, seen);
+}
+
+/*
+ * Drops the shared schemas no path reaches: the declarations hold schemas
+ * of operations that have no route of their own yet (docs/http.md).
+ */
+static void drop_unused(json_t *components, const json_t *paths)
+{
+	json_t *schemas = json_object_get(components, "schemas"), *seen = json_object(), *x;
+	const char *key;
+	void *tmp;
+
+	mark_used(paths, schemas, seen);
+	json_object_foreach_safe(schemas, tmp, key, x)
+		if (!json_object_get(seen, key))
+			json_object_del(schemas, key);
+	json_decref(seen);
+}
+
+static json_t *openapi_paths(const json_t *decl)
+{
+	json_t *paths = json_object();
+
 	for (const struct http_route *r = http_routes; r->method; r++) {
 		char method[8];
 		json_t *item = json_object_get(paths, r->pattern);
@@ -471,19 +545,46 @@ json_t *http_openapi(void)
 			item = json_object();
 			json_object_set_new(paths, r->pattern, item);
 		}
-		json_object_set_new(item, method, operation(r));
+		json_object_set_new(item, method, operation(decl, r));
 	}
-	doc = json_pack("{s:s, s:{s:s, s:s, s:s}, s:[{s:s, s:s}], s:o, s:o, s:[{s:[]}, {}]}",
+	return paths;
+}
+
+/* The declarations' tags and the server's own ("Server"), for the document's tag list. */
+static json_t *openapi_tags(const json_t *decl)
+{
+	json_t *tags = json_deep_copy(json_object_get(decl, "tags"));
+
+	json_array_append_new(tags, json_pack("{s:s, s:s}", "name", "Server", "description",
+					      "The server itself: health, metrics, this document,"
+					      " the web UI, sign-in and MCP"));
+	return tags;
+}
+
+json_t *http_openapi_from(const json_t *decl)
+{
+	json_t *doc, *paths = openapi_paths(decl);
+	json_t *components = openapi_components(decl);
+
+	add_shared_schemas(components);
+	drop_unused(components, paths);
+	/* a relative server: the document describes whichever address served it */
+	doc = json_pack("{s:s, s:{s:s, s:s, s:s}, s:[{s:s, s:s}], s:o, s:o, s:o, s:[{s:[]}, {}]}",
 			"openapi", "3.1.0",
 			"info", "title", "Smriti HTTP API", "version", "1",
 			"description", "Version control for reasoning state. Spaces are 'repos'"
 			" and Checkpoints are 'commits' in the API.",
-			"servers", "url", "http://127.0.0.1:7411",
-			"description", "smriti serve's default address (--listen changes it)",
-			"paths", paths, "components", components,
+			"servers", "url", "/",
+			"description", "the server this document is served by",
+			"tags", openapi_tags(decl), "paths", paths, "components", components,
 			"security", "bearer");
 	json_object_set_new(doc, "x-smriti-operations", operations_access());
 	return doc;
+}
+
+json_t *http_openapi(void)
+{
+	return http_openapi_from(decl_all());
 }
 
 char *http_openapi_text(void)

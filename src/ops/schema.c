@@ -5,7 +5,8 @@
  *
  * Only the keywords the declarations use are understood: $ref (into the
  * declarations' $defs), type (one name or a list), properties, required,
- * additionalProperties (false, or a schema), items, anyOf, enum, const,
+ * additionalProperties (false, or a schema), items, anyOf (and oneOf, read
+ * as anyOf: the declarations' alternatives never overlap), enum, const,
  * minimum, maximum, minLength, maxLength, minItems and pattern (POSIX
  * extended regular expressions).  Unknown keywords are ignored, as JSON
  * Schema says.  The check stops at the first problem and names it by its
@@ -307,6 +308,8 @@ static int check(struct check *c, const json_t *schema, const json_t *v, const c
 
 	schema = deref(c, schema);
 	any = json_object_get(schema, "anyOf");
+	if (!any)
+		any = json_object_get(schema, "oneOf");
 	if (any)
 		return check_any_of(c, any, v, path);
 	type = json_object_get(schema, "type");
