@@ -34,6 +34,8 @@ static json_t *openapi_components(const json_t *decl)
 			 " also admits)", "schemas", schemas);
 }
 
+static const json_t *declared_route(const json_t *decl, const struct http_route *r);
+
 static json_t *ref(const char *schema)
 {
 	char path[96];
@@ -66,19 +68,10 @@ static const struct {
 	{ "DELETE", "/v4/auth", "signOut" },
 };
 
-/* The declaration's {method, path, operationId} of route r; NULL when it has none. */
+/* The declaration's {method, path, operationId, ...} of route r; NULL when it has none. */
 static const json_t *declared_route(const json_t *decl, const struct http_route *r)
 {
-	const json_t *op = json_object_get(json_object_get(decl, "operations"),
-					   r->doc.op ? r->doc.op : "");
-	const json_t *h;
-	size_t i;
-
-	json_array_foreach(json_object_get(op, "http"), i, h)
-		if (!strcmp(json_string_value(json_object_get(h, "method")), r->method) &&
-		    !strcmp(json_string_value(json_object_get(h, "path")), r->pattern))
-			return h;
-	return NULL;
+	return decl_http(decl, r->doc.op, r->method, r->pattern);
 }
 
 /* "getHead": what the declarations (or own_routes) name the route. */
@@ -336,6 +329,8 @@ static const struct {
 /* route_errors' list for r, or NULL. */
 static const char *errors_of(const struct http_route *r)
 {
+	if (r->run == http_declared)
+		return "";          /* add_errors adds what the declaration lists */
 	for (size_t i = 0; route_errors[i].method; i++)
 		if (!strcmp(route_errors[i].method, r->method) &&
 		    !strcmp(route_errors[i].pattern, r->pattern))
@@ -370,6 +365,16 @@ static void add_errors(json_t *responses, const struct http_route *r)
 	}
 	if (r->doc.query)
 		add_error(responses, r, 400);
+	if (r->run == http_declared) {
+		const json_t *h = declared_route(decl_all(), r), *x;
+		size_t i;
+
+		json_array_foreach(json_object_get(h, "errors"), i, x)
+			add_error(responses, r, (int)json_integer_value(x));
+		if (!strcmp(r->method, "GET") && json_object_size(json_object_get(json_object_get(
+			decl_op(r->doc.op), "params"), "properties")))
+			add_error(responses, r, 400);
+	}
 	if (!e) {
 		json_object_set_new(responses, "default",
 				    json_pack("{s:s, s:o}", "description", "an error", "content",
@@ -461,9 +466,90 @@ static json_t *operations_access(void)
 	return all;
 }
 
+/* A declared parameter or result schema as the document's: $refs into components. */
+static json_t *doc_schema(const json_t *schema)
+{
+	return decl_rebase(schema, "#/components/schemas/");
+}
+
+/* A GET route's query parameters: the operation's declared parameters but the path's. */
+static void declared_query(json_t *list, const json_t *params, const char *arg)
+{
+	const json_t *req = json_object_get(params, "required"), *x, *s;
+	const char *key;
+
+	json_object_foreach((json_t *)json_object_get(params, "properties"), key, s) {
+		int required = 0;
+		size_t i;
+
+		if (arg && !strcmp(key, arg))
+			continue;
+		json_array_foreach(req, i, x)
+			required |= !strcmp(json_string_value(x), key);
+		x = json_object_get(s, "description");
+		json_array_append_new(list, json_pack("{s:s, s:s, s:b, s:s, s:o}", "name", key, "in",
+						      "query", "required", required, "description",
+						      x ? json_string_value(x) : key, "schema",
+						      doc_schema(s)));
+	}
+}
+
+/* The request body of a declared route: the parameters but the path's; new reference. */
+static json_t *declared_body(const json_t *params, const char *arg)
+{
+	json_t *body = doc_schema(params), *req = json_object_get(body, "required");
+	size_t i;
+
+	if (arg)
+		json_object_del(json_object_get(body, "properties"), arg);
+	for (i = json_array_size(req); arg && i-- > 0;)
+		if (!strcmp(json_string_value(json_array_get(req, i)), arg))
+			json_array_remove(req, i);
+	return json_pack("{s:b, s:{s:{s:o}}}", "required", 1, "content", "application/json",
+			 "schema", body);
+}
+
+/* The document of a route that an operation's declaration describes. */
+static json_t *declared_operation(const json_t *decl, const struct http_route *r)
+{
+	const json_t *op = json_object_get(json_object_get(decl, "operations"), r->doc.op);
+	const json_t *h = declared_route(decl, r), *params = json_object_get(op, "params");
+	const char *arg = json_string_value(json_object_get(h, "arg")), *open;
+	json_int_t status = json_integer_value(json_object_get(h, "status"));
+	json_t *out, *list = json_array(), *responses = json_object();
+	char key[8];
+
+	if (!h || !params || !json_object_get(op, "result"))
+		BUG("route %s %s is declared without parameters or result", r->method, r->pattern);
+	open = strchr(r->pattern, '{');
+	if (open)
+		json_array_append_new(list, path_param(r, open));
+	if (!strcmp(r->method, "GET"))
+		declared_query(list, params, arg);
+	snprintf(key, sizeof(key), "%d", status ? (int)status : 200);
+	json_object_set_new(responses, key, json_pack("{s:s, s:{s:{s:o}}}", "description",
+						      "success", "content", "application/json",
+						      "schema", doc_schema(json_object_get(op, "result"))));
+	add_errors(responses, r);
+	out = json_pack("{s:O, s:O, s:[O], s:o, s:o}", "summary", json_object_get(op, "summary"),
+			"operationId", json_object_get(h, "operationId"), "tags",
+			json_object_get(op, "tag"), "parameters", list, "responses", responses);
+	json_object_set_new(out, "description", json_sprintf("%s%sCalls the operation '%s'.",
+		json_string_value(json_object_get(op, "description")) ?
+		json_string_value(json_object_get(op, "description")) : "",
+		json_object_get(op, "description") ? ". " : "", r->doc.op));
+	if (strcmp(r->method, "GET"))
+		json_object_set_new(out, "requestBody", declared_body(params, arg));
+	json_object_set_new(out, "x-smriti-access", route_access(r));
+	return out;
+}
+
 static json_t *operation(const json_t *decl, const struct http_route *r)
 {
 	json_t *op;
+
+	if (r->run == http_declared)
+		return declared_operation(decl, r);
 
 	op = json_pack("{s:s, s:o, s:[s], s:o, s:o}", "summary", r->doc.summary, "operationId",
 		       operation_id(decl, r), "tags", route_tag(decl, r), "parameters",

@@ -88,6 +88,20 @@ const json_t *decl_op(const char *name)
 	return json_object_get(json_object_get(decl_all(), "operations"), name);
 }
 
+const json_t *decl_http(const json_t *decl, const char *op, const char *method,
+			const char *path)
+{
+	const json_t *o = json_object_get(json_object_get(decl, "operations"), op ? op : "");
+	const json_t *h;
+	size_t i;
+
+	json_array_foreach(json_object_get(o, "http"), i, h)
+		if (!strcmp(json_string_value(json_object_get(h, "method")), method) &&
+		    !strcmp(json_string_value(json_object_get(h, "path")), path))
+			return h;
+	return NULL;
+}
+
 const json_t *decl_def(const json_t *defs, const char *ref)
 {
 	const json_t *d = strncmp(ref, "#/$defs/", 8) ? NULL : json_object_get(defs, ref + 8);

@@ -48,6 +48,14 @@ json_t *decl_merge(const char *const *texts, size_t n, struct smr_err *err);
 enum smr_rc decl_check(const json_t *schema, const json_t *v, const char *noun,
 		       struct smr_err *err);
 
+/*
+ * Operation op's HTTP route {method, path, operationId, status?, arg?,
+ * errors?} in decl for method and path; NULL when it declares none.
+ * Borrowed.
+ */
+const json_t *decl_http(const json_t *decl, const char *op, const char *method,
+			const char *path);
+
 /* The definition a "#/$defs/NAME" names in defs (borrowed); BUG() when there is none. */
 const json_t *decl_def(const json_t *defs, const char *ref);
 
