@@ -79,10 +79,14 @@ LEAN_ONLY = src/cli/lean.c src/ops/builtins_lean.c
 UI_SRC  = $(sort $(wildcard src/ui/*.html src/ui/*.css src/ui/*.js src/ui/*.svg) \
             $(wildcard src/ui/vendor/*.mjs))
 UI_GEN  = $(BUILD)/gen/ui_assets.c
+# The operations' declarations (JSON, src/ops/decl/) are built into every
+# binary the same way, as plain bytes (src/util/embedded.h).
+DECL_SRC = $(sort $(wildcard src/ops/decl/*.json))
+DECL_GEN = $(BUILD)/gen/decl_files.c
 HOST_CC ?= cc
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
-CORE_OBJ = $(call obj,$(filter-out $(LEAN_ONLY),$(CORE_SRC)))
+CORE_OBJ = $(call obj,$(filter-out $(LEAN_ONLY),$(CORE_SRC))) $(BUILD)/obj/gen/decl_files.o
 LEAN_OBJ = $(CORE_OBJ) $(call obj,$(LEAN_SRC) $(LEAN_ONLY))
 FULL_OBJ = $(CORE_OBJ) $(call obj,$(FULL_SRC)) $(BUILD)/obj/gen/ui_assets.o
 
@@ -127,6 +131,14 @@ $(UI_GEN): $(BUILD)/embed $(UI_SRC)
 	$(BUILD)/embed $@ $(UI_SRC)
 
 $(BUILD)/obj/gen/ui_assets.o: $(UI_GEN)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c -o $@ $<
+
+$(DECL_GEN): $(BUILD)/embed $(DECL_SRC)
+	@mkdir -p $(dir $@)
+	$(BUILD)/embed --plain $@ $(DECL_SRC)
+
+$(BUILD)/obj/gen/decl_files.o: $(DECL_GEN)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c -o $@ $<
 

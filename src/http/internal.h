@@ -188,6 +188,9 @@ extern const struct http_route http_routes[];
 const struct http_route *http_route_find(const char *method, const char *path,
 					 char arg[HTTP_ARG_MAX], int *status, char allow[64]);
 
+/* The handler of every route an operation's declaration describes (routes.c). */
+void http_declared(struct http_req *r, struct ops_ctx *ctx);
+
 /* The web UI's files (ui.c): "/" and "/ui/{name}"; release at shutdown. */
 void http_ui_index(struct http_req *r, struct ops_ctx *ctx);
 void http_ui_asset(struct http_req *r, struct ops_ctx *ctx);

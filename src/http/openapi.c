@@ -15,1244 +15,26 @@
  * cannot drift from the server.
  */
 #include "http/internal.h"
+#include "ops/decl.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Generated once from a readable description, then edited here by hand. */
-static const char components_json[] =
-"{"
-" \"securitySchemes\":{"
-"  \"bearer\":{"
-"   \"type\":\"http\","
-"   \"scheme\":\"bearer\","
-"   \"description\":\"Required on every route but /healthz, /v4/auth and the web UI's files when the server runs with SMRITI_TOKEN (the web UI's cookie from POST /v4/auth also admits)\""
-"  }"
-" },"
-" \"schemas\":{"
-"  \"Error\":{"
-"   \"type\":\"object\","
-"   \"description\":\"Every failure but those of chat.send's provider call (ChatFailure) and of MCP (JsonRpc)\","
-"   \"required\":[\"error\"],"
-"   \"properties\":{"
-"    \"error\":{"
-"     \"type\":\"object\","
-"     \"required\":[\"code\",\"message\"],"
-"     \"properties\":{"
-"      \"code\":{"
-"       \"type\":\"string\","
-"       \"examples\":["
-"        \"invalid_input\","
-"        \"not_found\","
-"        \"conflict\","
-"        \"too_large\","
-"        \"unprocessable\","
-"        \"provider_error\","
-"        \"provider_timeout\","
-"        \"unauthorized\","
-"        \"misdirected\""
-"       ]"
-"      },"
-"      \"message\":{\"type\":\"string\",\"minLength\":1}"
-"     },"
-"     \"additionalProperties\":false"
-"    }"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"ChatFailure\":{"
-"   \"type\":\"object\","
-"   \"description\":\"A chat.send whose provider failed: the user turn is kept and the context that was sent is described. With text received before the failure, assistant_turn holds it (status error, or interrupted when the server stopped) with the nudge; with none, the user turn carries the error\","
-"   \"required\":[\"error\"],"
-"   \"properties\":{"
-"    \"error\":{\"$ref\":\"#/components/schemas/Error/properties/error\"},"
-"    \"generation\":{\"$ref\":\"#/components/schemas/Generation\"},"
-"    \"user_turn\":{\"$ref\":\"#/components/schemas/Turn\"},"
-"    \"assistant_turn\":{\"$ref\":\"#/components/schemas/Turn\"},"
-"    \"context\":{\"$ref\":\"#/components/schemas/SendContext\"},"
-"    \"nudge\":{\"$ref\":\"#/components/schemas/ChatSendResult/properties/nudge\"}"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"Health\":{"
-"   \"type\":\"object\","
-"   \"required\":[\"ok\",\"store\"],"
-"   \"properties\":{"
-"    \"ok\":{\"type\":\"boolean\"},"
-"    \"store\":{\"type\":\"string\",\"enum\":[\"sqlite\",\"postgres\"]}"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"OpenAPI\":{"
-"   \"type\":\"object\","
-"   \"required\":[\"openapi\",\"info\",\"paths\"],"
-"   \"properties\":{"
-"    \"openapi\":{\"type\":\"string\"},"
-"    \"info\":{\"type\":\"object\"},"
-"    \"paths\":{\"type\":\"object\"}"
-"   }"
-"  },"
-"  \"Metrics\":{"
-"   \"type\":\"string\","
-"   \"description\":\"Prometheus text exposition format 0.0.4 (docs/operations.md lists the families)\""
-"  },"
-"  \"Html\":{"
-"   \"type\":\"string\","
-"   \"description\":\"not JSON: the file itself, with its own Content-Type\""
-"  },"
-"  \"OpParams\":{"
-"   \"type\":\"object\","
-"   \"description\":\"The operation's parameters, e.g. {\\\"space\\\":\\\"demo\\\"} for head\","
-"   \"properties\":{}"
-"  },"
-"  \"OpResult\":{"
-"   \"type\":\"object\","
-"   \"description\":\"The operation's result document\","
-"   \"required\":[\"result\"],"
-"   \"properties\":{\"result\":{}},"
-"   \"additionalProperties\":false"
-"  },"
-"  \"Space\":{"
-"   \"type\":\"object\","
-"   \"required\":[\"id\",\"name\",\"description\",\"created_at\",\"head\"],"
-"   \"properties\":{"
-"    \"id\":{\"type\":\"string\",\"format\":\"uuid\"},"
-"    \"name\":{\"type\":\"string\",\"minLength\":1},"
-"    \"description\":{\"type\":\"string\"},"
-"    \"created_at\":{"
-"     \"type\":\"string\","
-"     \"description\":\"UTC time, RFC 3339 with microseconds\","
-"     \"examples\":[\"2026-12-02T11:40:00.123456Z\"]"
-"    },"
-"    \"role\":{\"type\":\"string\",\"enum\":[\"none\",\"reader\",\"writer\",\"owner\"],\"description\":\"the signed-in caller's role (absent without sign-in)\"},"
-"    \"head\":{"
-"     \"type\":[\"string\",\"null\"],"
-"     \"pattern\":\"^[0-9a-f]{64}$\","
-"     \"description\":\"hash of the HEAD Checkpoint; null while the Space is empty\""
-"    }"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"SpaceList\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Space\"}},"
-"  \"SpaceCreate\":{"
-"   \"type\":\"object\","
-"   \"description\":\"Other keys are ignored\","
-"   \"required\":[\"name\"],"
-"   \"properties\":{\"name\":{\"type\":\"string\",\"minLength\":1},\"description\":{\"type\":\"string\"}}"
-"  },"
-"  \"SpaceRename\":{"
-"   \"type\":\"object\","
-"   \"description\":\"Other keys are ignored\","
-"   \"required\":[\"name\"],"
-"   \"properties\":{\"name\":{\"type\":\"string\",\"minLength\":1}}"
-"  },"
-"  \"Deleted\":{"
-"   \"type\":\"object\","
-"   \"required\":[\"deleted\",\"id\"],"
-"   \"properties\":{"
-"    \"deleted\":{\"type\":\"string\",\"description\":\"the name the Space had\"},"
-"    \"id\":{\"type\":\"string\"}"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"Decision\":{"
-"   \"type\":\"object\","
-"   \"description\":\"Other keys of the item are kept as given\","
-"   \"required\":[\"text\"],"
-"   \"properties\":{\"text\":{\"type\":\"string\",\"minLength\":1}}"
-"  },"
-"  \"Task\":{"
-"   \"type\":\"object\","
-"   \"description\":\"Other keys of the item are kept as given\","
-"   \"required\":[\"text\"],"
-"   \"properties\":{"
-"    \"text\":{\"type\":\"string\",\"minLength\":1},"
-"    \"status\":{\"type\":\"string\",\"enum\":[\"open\",\"done\"]}"
-"   }"
-"  },"
-"  \"Entity\":{"
-"   \"type\":\"object\","
-"   \"description\":\"Other keys of the item are kept as given\","
-"   \"required\":[\"name\"],"
-"   \"properties\":{"
-"    \"name\":{\"type\":\"string\",\"minLength\":1},"
-"    \"kind\":{\"type\":\"string\"},"
-"    \"description\":{\"type\":\"string\"}"
-"   }"
-"  },"
-"  \"Artifact\":{"
-"   \"type\":\"object\","
-"   \"required\":[\"name\",\"content\"],"
-"   \"properties\":{"
-"    \"name\":{\"type\":\"string\",\"minLength\":1},"
-"    \"kind\":{\"type\":\"string\",\"examples\":[\"text\",\"markdown\"]},"
-"    \"content\":{\"type\":\"string\"}"
-"   }"
-"  },"
-"  \"ItemIn\":{"
-"   \"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"object\"}],"
-"   \"description\":\"a string, or an object with the item's key (\\\"text\\\"; \\\"name\\\" for entities and artifacts)\""
-"  },"
-"  \"Checkpoint\":{"
-"   \"type\":\"object\","
-"   \"required\":["
-"    \"commit_hash\","
-"    \"parent_hash\","
-"    \"space\","
-"    \"title\","
-"    \"summary\","
-"    \"decisions\","
-"    \"assumptions\","
-"    \"tasks\","
-"    \"open_questions\","
-"    \"entities\","
-"    \"artifacts\","
-"    \"metadata\","
-"    \"author\","
-"    \"created_at\""
-"   ],"
-"   \"properties\":{"
-"    \"commit_hash\":{"
-"     \"type\":\"string\","
-"     \"pattern\":\"^[0-9a-f]{64}$\","
-"     \"description\":\"SHA-256 of the checkpoint, hex\""
-"    },"
-"    \"parent_hash\":{\"type\":[\"string\",\"null\"],\"pattern\":\"^[0-9a-f]{64}$\"},"
-"    \"merge_parent_hash\":{"
-"     \"type\":\"string\","
-"     \"pattern\":\"^[0-9a-f]{64}$\","
-"     \"description\":\"SHA-256 of the checkpoint, hex\""
-"    },"
-"    \"space\":{\"type\":\"string\"},"
-"    \"title\":{\"type\":\"string\"},"
-"    \"summary\":{\"type\":\"string\"},"
-"    \"decisions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Decision\"}},"
-"    \"assumptions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Decision\"}},"
-"    \"tasks\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Task\"}},"
-"    \"open_questions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Decision\"}},"
-"    \"entities\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Entity\"}},"
-"    \"artifacts\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Artifact\"}},"
-"    \"metadata\":{\"type\":\"object\"},"
-"    \"author\":{\"type\":\"string\"},"
-"    \"created_at\":{"
-"     \"type\":\"string\","
-"     \"description\":\"UTC time, RFC 3339 with microseconds\","
-"     \"examples\":[\"2026-12-02T11:40:00.123456Z\"]"
-"    },"
-"    \"handoff\":{\"$ref\":\"#/components/schemas/Handoff\"}"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"Handoff\":{"
-"   \"type\":\"object\","
-"   \"description\":\"On a HEAD read only: the newest hand-off note a person left for the next agent; on_head says whether it was left on this checkpoint (false: HEAD moved since)\","
-"   \"required\":[\"note\",\"checkpoint\",\"author\",\"created_at\",\"on_head\"],"
-"   \"properties\":{"
-"    \"note\":{\"type\":\"string\",\"minLength\":1},"
-"    \"checkpoint\":{\"type\":\"string\",\"pattern\":\"^[0-9a-f]{64}$\"},"
-"    \"author\":{\"type\":\"string\"},"
-"    \"created_at\":{\"type\":\"string\"},"
-"    \"on_head\":{\"type\":\"boolean\"}"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"HandoffParams\":{"
-"   \"type\":\"object\","
-"   \"description\":\"Other keys are ignored\","
-"   \"required\":[\"note\"],"
-"   \"properties\":{"
-"    \"note\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":8192},"
-"    \"ref\":{\"type\":\"string\",\"description\":\"Without restore: must be HEAD (else 409); with restore: the checkpoint to restore first\"},"
-"    \"restore\":{\"type\":\"boolean\"},"
-"    \"author\":{\"type\":\"string\"}"
-"   }"
-"  },"
-"  \"HandoffResult\":{"
-"   \"type\":\"object\","
-"   \"required\":[\"handoff\",\"checkpoint\",\"restored\"],"
-"   \"properties\":{"
-"    \"handoff\":{\"$ref\":\"#/components/schemas/Handoff\"},"
-"    \"checkpoint\":{\"$ref\":\"#/components/schemas/Checkpoint\"},"
-"    \"restored\":{\"type\":\"boolean\"}"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"CheckpointList\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Checkpoint\"}},"
-"  \"Refs\":{"
-"   \"type\":\"array\","
-"   \"items\":{\"oneOf\":[{\"type\":\"string\",\"minLength\":1},{\"type\":\"integer\",\"minimum\":1}]},"
-"   \"description\":\"Items of the parent by exact text (name for entities and artifacts) or 1-based position\""
-"  },"
-"  \"CheckpointPatch\":{"
-"   \"type\":\"object\","
-"   \"description\":\"A change to the parent's state; everything not named is kept (docs/http.md). Unknown keys are refused (400)\","
-"   \"properties\":{"
-"    \"parent\":{"
-"     \"type\":\"string\","
-"     \"description\":\"Apply only while this is HEAD (else 409); without it the patch goes on whatever HEAD is, atomically\""
-"    },"
-"    \"author\":{\"type\":\"string\"},"
-"    \"add\":{"
-"     \"type\":\"object\","
-"     \"description\":\"items to add, by list\","
-"     \"properties\":{"
-"      \"decisions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/ItemIn\"}},"
-"      \"assumptions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/ItemIn\"}},"
-"      \"tasks\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/ItemIn\"}},"
-"      \"open_questions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/ItemIn\"}},"
-"      \"entities\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/ItemIn\"}},"
-"      \"artifacts\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/ItemIn\"}}"
-"     }"
-"    },"
-"    \"drop\":{"
-"     \"type\":\"object\","
-"     \"description\":\"items to drop, by list\","
-"     \"properties\":{"
-"      \"decisions\":{\"$ref\":\"#/components/schemas/Refs\"},"
-"      \"assumptions\":{\"$ref\":\"#/components/schemas/Refs\"},"
-"      \"tasks\":{\"$ref\":\"#/components/schemas/Refs\"},"
-"      \"open_questions\":{\"$ref\":\"#/components/schemas/Refs\"},"
-"      \"entities\":{\"$ref\":\"#/components/schemas/Refs\"},"
-"      \"artifacts\":{\"$ref\":\"#/components/schemas/Refs\"}"
-"     }"
-"    },"
-"    \"done\":{\"$ref\":\"#/components/schemas/Refs\"},"
-"    \"reopen\":{\"$ref\":\"#/components/schemas/Refs\"},"
-"    \"title\":{\"type\":\"string\"},"
-"    \"summary\":{\"type\":\"string\"},"
-"    \"metadata\":{\"type\":\"object\"}"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"CheckpointUpdate\":{"
-"   \"type\":\"object\","
-"   \"required\":[\"checkpoint\",\"changes\",\"changed\"],"
-"   \"properties\":{"
-"    \"checkpoint\":{\"$ref\":\"#/components/schemas/Checkpoint\"},"
-"    \"changes\":{\"type\":\"object\"},"
-"    \"changed\":{\"type\":\"string\",\"description\":\"the change in words\"}"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"MergeParams\":{"
-"   \"type\":\"object\","
-"   \"description\":\"Other keys are ignored\","
-"   \"required\":[\"ref\"],"
-"   \"properties\":{"
-"    \"ref\":{\"type\":\"string\",\"description\":\"The checkpoint or Space (a fork) to merge in\"},"
-"    \"resolution\":{"
-"     \"type\":[\"object\",\"null\"],"
-"     \"description\":\"{\\\"*\\\": \\\"ours\\\"|\\\"theirs\\\"} or per field and item\""
-"    },"
-"    \"title\":{\"type\":\"string\",\"description\":\"The merge checkpoint's own title (titles are never merged); default: Merge REF into SPACE\"},"
-"    \"author\":{\"type\":\"string\"},"
-"    \"dry_run\":{\"type\":\"boolean\",\"description\":\"Compute the merge and write nothing: 200 with status conflict and the conflicts instead of 409, and ahead/behind\"},"
-"    \"expect_head\":{\"type\":\"string\",\"description\":\"The HEAD the caller saw (empty: none); another is 409 and nothing is written\"}"
-"   }"
-"  },"
-"  \"MergeResult\":{"
-"   \"type\":\"object\","
-"   \"required\":[\"status\"],"
-"   \"properties\":{"
-"    \"status\":{\"type\":\"string\",\"enum\":[\"merged\",\"fast-forward\",\"up-to-date\",\"conflict\"],\"description\":\"conflict only in a dry run\"},"
-"    \"base\":{\"type\":\"string\"},"
-"    \"checkpoint\":{\"anyOf\":[{\"$ref\":\"#/components/schemas/Checkpoint\"},"
-"     {\"type\":\"object\",\"description\":\"a dry run's would-be merge: its state, not sealed (commit_hash null)\"}]},"
-"    \"contradictions\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},"
-"    \"dry_run\":{\"const\":true},"
-"    \"title\":{\"type\":\"string\",\"description\":\"a dry run's: the title the merge would get\"},"
-"    \"conflicts\":{\"type\":\"array\",\"items\":{\"type\":\"object\"},\"description\":\"a dry run's: what would conflict\"},"
-"    \"ahead\":{\"type\":\"integer\",\"description\":\"a dry run's: Checkpoints of REF the Space's HEAD lacks\"},"
-"    \"behind\":{\"type\":\"integer\",\"description\":\"a dry run's: Checkpoints of the Space's HEAD that REF lacks\"}"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"MergeConflict\":{"
-"   \"type\":\"object\","
-"   \"description\":\"409 of a merge: nothing was written. With status and conflicts the lines conflict: resolve and retry; with the error alone HEAD moved since expect_head: preview again\","
-"   \"required\":[\"error\"],"
-"   \"properties\":{"
-"    \"error\":{\"$ref\":\"#/components/schemas/Error/properties/error\"},"
-"    \"status\":{\"const\":\"conflict\"},"
-"    \"base\":{\"type\":\"string\"},"
-"    \"conflicts\":{"
-"     \"type\":\"array\","
-"     \"items\":{\"type\":\"object\"},"
-"     \"description\":\"each field and item both lines changed\""
-"    }"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"OpError\":{"
-"   \"type\":\"object\","
-"   \"description\":\"Error of /api/ops/{op}: the error, and beside it what the operation adds (a chat failure's user_turn, a merge's conflicts)\","
-"   \"required\":[\"error\"],"
-"   \"properties\":{"
-"    \"error\":{\"$ref\":\"#/components/schemas/Error/properties/error\"}"
-"   }"
-"  },"
-"  \"ChatCommit\":{"
-"   \"type\":\"object\","
-"   \"description\":\"Unknown keys are refused (400)\","
-"   \"required\":[\"repo_id\"],"
-"   \"properties\":{"
-"    \"repo_id\":{\"type\":\"string\",\"description\":\"Space id or name\"},"
-"    \"parent_commit_id\":{"
-"     \"type\":[\"string\",\"null\"],"
-"     \"description\":\"HEAD the agent built on (4 to 64 hex digits); if HEAD moved since, 409 and nothing is written\""
-"    },"
-"    \"title\":{\"type\":[\"string\",\"null\"]},"
-"    \"summary\":{\"type\":[\"string\",\"null\"]},"
-"    \"decisions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/ItemIn\"}},"
-"    \"assumptions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/ItemIn\"}},"
-"    \"tasks\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/ItemIn\"}},"
-"    \"open_questions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/ItemIn\"}},"
-"    \"entities\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/ItemIn\"}},"
-"    \"artifacts\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Artifact\"}},"
-"    \"metadata\":{\"type\":\"object\"},"
-"    \"author\":{\"type\":[\"string\",\"null\"]},"
-"    \"commit_hash\":{\"description\":\"ignored (so a Checkpoint document can be sent back)\"},"
-"    \"parent_hash\":{\"description\":\"ignored\"},"
-"    \"merge_parent_hash\":{\"description\":\"ignored\"},"
-"    \"space\":{\"description\":\"ignored\"},"
-"    \"created_at\":{\"description\":\"ignored\"}"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"SearchResult\":{"
-"   \"type\":\"object\","
-"   \"required\":[\"query\",\"total\",\"truncated\",\"results\"],"
-"   \"properties\":{"
-"    \"query\":{\"type\":\"string\"},"
-"    \"total\":{\"type\":\"integer\",\"minimum\":0},"
-"    \"truncated\":{\"type\":\"boolean\"},"
-"    \"results\":{"
-"     \"type\":\"array\","
-"     \"items\":{"
-"      \"type\":\"object\","
-"      \"description\":\"A checkpoint item (commit_hash, ordinal, in_head, first, spaces) or a chat turn (session_id, seq)\","
-"      \"required\":[\"space\",\"kind\",\"snippet\",\"score\",\"text\"],"
-"      \"properties\":{"
-"       \"space\":{\"type\":\"string\"},"
-"       \"kind\":{\"type\":\"string\"},"
-"       \"field\":{\"type\":\"string\"},"
-"       \"snippet\":{\"type\":\"string\"},"
-"       \"highlights\":{\"type\":\"array\"},"
-"       \"score\":{\"type\":\"number\"},"
-"       \"text\":{\"type\":\"string\"},"
-"       \"author\":{\"type\":\"string\"},"
-"       \"created_at\":{\"type\":\"string\"},"
-"       \"commit_hash\":{\"type\":\"string\",\"pattern\":\"^[0-9a-f]{64}$\"},"
-"       \"ordinal\":{\"type\":\"integer\"},"
-"       \"in_head\":{\"type\":\"boolean\"},"
-"       \"first\":{\"type\":\"object\"},"
-"       \"spaces\":{\"type\":\"array\",\"description\":\"Every searched Space holding this checkpoint, by name; space and in_head are the first's\",\"items\":{\"type\":\"object\",\"required\":[\"space\",\"in_head\"],\"properties\":{\"space\":{\"type\":\"string\"},\"in_head\":{\"type\":\"boolean\"}}}},"
-"       \"session_id\":{\"type\":\"string\"},"
-"       \"seq\":{\"type\":\"integer\"}"
-"      }"
-"     }"
-"    }"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"Blame\":{"
-"   \"type\":\"object\","
-"   \"required\":[\"commit_hash\",\"space\",\"items\"],"
-"   \"properties\":{"
-"    \"commit_hash\":{\"type\":\"string\",\"pattern\":\"^[0-9a-f]{64}$\"},"
-"    \"space\":{\"type\":\"string\"},"
-"    \"items\":{"
-"     \"type\":\"array\","
-"     \"items\":{"
-"      \"type\":\"object\","
-"      \"required\":[\"field\",\"text\",\"introduced\"],"
-"      \"properties\":{"
-"       \"field\":{\"type\":\"string\"},"
-"       \"ordinal\":{\"type\":\"integer\"},"
-"       \"text\":{\"type\":\"string\"},"
-"       \"here\":{\"type\":\"boolean\"},"
-"       \"introduced\":{"
-"        \"type\":\"object\","
-"        \"required\":[\"commit_hash\"],"
-"        \"properties\":{"
-"         \"commit_hash\":{\"type\":\"string\",\"pattern\":\"^[0-9a-f]{64}$\"},"
-"         \"title\":{\"type\":\"string\"},"
-"         \"author\":{\"type\":\"string\"},"
-"         \"created_at\":{\"type\":\"string\"},"
-"         \"source\":{\"type\":[\"object\",\"null\"],\"description\":\"A drafted checkpoint's session and turn range\"},"
-"         \"hidden\":{\"type\":\"boolean\",\"description\":\"A checkpoint (brought back by a restore) of no Space the caller can read: its hash only\"}"
-"        }"
-"       }"
-"      }"
-"     }"
-"    }"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"Reflog\":{"
-"   \"type\":\"array\","
-"   \"items\":{"
-"    \"type\":\"object\","
-"    \"required\":[\"index\",\"space_id\",\"space\",\"old\",\"new\",\"action\",\"created_at\"],"
-"    \"properties\":{"
-"     \"index\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"N of SPACE@{N}\"},"
-"     \"space_id\":{\"type\":\"string\"},"
-"     \"space\":{\"type\":\"string\"},"
-"     \"old\":{\"type\":[\"string\",\"null\"]},"
-"     \"new\":{\"type\":[\"string\",\"null\"]},"
-"     \"action\":{\"type\":\"string\"},"
-"     \"actor\":{\"type\":\"string\"},"
-"     \"reason\":{\"type\":\"string\"},"
-"     \"created_at\":{\"type\":\"string\"}"
-"    },"
-"    \"additionalProperties\":false"
-"   }"
-"  },"
-"  \"Session\":{"
-"   \"type\":\"object\","
-"   \"required\":["
-"    \"id\","
-"    \"repo_id\","
-"    \"space\","
-"    \"title\","
-"    \"mounted_commit_hash\","
-"    \"forked_from_session_id\","
-"    \"history_base_seq\","
-"    \"created_at\","
-"    \"last_seq\""
-"   ],"
-"   \"properties\":{"
-"    \"id\":{\"type\":\"string\"},"
-"    \"repo_id\":{\"type\":\"string\"},"
-"    \"space\":{\"type\":[\"string\",\"null\"]},"
-"    \"title\":{\"type\":\"string\"},"
-"    \"mounted_commit_hash\":{\"type\":[\"string\",\"null\"]},"
-"    \"forked_from_session_id\":{\"type\":[\"string\",\"null\"]},"
-"    \"history_base_seq\":{\"type\":[\"integer\",\"null\"]},"
-"    \"created_at\":{"
-"     \"type\":\"string\","
-"     \"description\":\"UTC time, RFC 3339 with microseconds\","
-"     \"examples\":[\"2026-12-02T11:40:00.123456Z\"]"
-"    },"
-"    \"last_seq\":{\"type\":\"integer\",\"minimum\":0},"
-"    \"leaf_seq\":{"
-"     \"type\":\"integer\","
-"     \"minimum\":0,"
-"     \"description\":\"the turn the path shown ends at (session.switch chooses it; the newest turn by default): the next send follows it and the model sees exactly that path\""
-"    },"
-"    \"fork_seq\":{"
-"     \"type\":[\"integer\",\"null\"],"
-"     \"description\":\"started from this turn of forked_from_session_id (session.fork): its path up to there is copied as turns 1..\""
-"    }"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"SessionList\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Session\"}},"
-"  \"SessionCreate\":{"
-"   \"type\":\"object\","
-"   \"description\":\"Other keys are ignored\","
-"   \"properties\":{"
-"    \"title\":{\"type\":\"string\"},"
-"    \"commit_hash\":{"
-"     \"type\":\"string\","
-"     \"description\":\"mount this Checkpoint of the Space from the first turn\""
-"    }"
-"   }"
-"  },"
-"  \"Turn\":{"
-"   \"type\":\"object\","
-"   \"required\":["
-"    \"id\","
-"    \"session_id\","
-"    \"sequence_number\","
-"    \"role\","
-"    \"content\","
-"    \"provider\","
-"    \"model\","
-"    \"prompt_tokens\","
-"    \"completion_tokens\","
-"    \"latency_ms\","
-"    \"error\","
-"    \"status\","
-"    \"created_at\""
-"   ],"
-"   \"properties\":{"
-"    \"id\":{\"type\":\"integer\"},"
-"    \"session_id\":{\"type\":\"string\"},"
-"    \"sequence_number\":{\"type\":\"integer\",\"minimum\":1},"
-"    \"parent_seq\":{"
-"     \"type\":\"integer\","
-"     \"minimum\":0,"
-"     \"description\":\"the turn this one follows (0: none); edited questions and regenerated replies share their parent, and an assistant turn following an assistant turn continues it\""
-"    },"
-"    \"role\":{\"type\":\"string\",\"enum\":[\"user\",\"assistant\"]},"
-"    \"content\":{\"type\":\"string\"},"
-"    \"provider\":{\"type\":[\"string\",\"null\"]},"
-"    \"model\":{\"type\":[\"string\",\"null\"]},"
-"    \"prompt_tokens\":{\"type\":[\"integer\",\"null\"]},"
-"    \"completion_tokens\":{\"type\":[\"integer\",\"null\"]},"
-"    \"latency_ms\":{\"type\":[\"integer\",\"null\"]},"
-"    \"error\":{\"type\":[\"string\",\"null\"]},"
-"    \"author\":{\"type\":\"string\",\"description\":\"who wrote a user turn on a server with users (alice, alice/claude-code)\"},"
-"    \"status\":{"
-"     \"type\":\"string\","
-"     \"enum\":[\"complete\",\"truncated\",\"stopped\",\"error\",\"interrupted\"],"
-"     \"description\":\"how the turn ended (docs/providers.md)\""
-"    },"
-"    \"created_at\":{"
-"     \"type\":\"string\","
-"     \"description\":\"UTC time, RFC 3339 with microseconds\","
-"     \"examples\":[\"2026-12-02T11:40:00.123456Z\"]"
-"    }"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"Generation\":{"
-"   \"type\":\"object\","
-"   \"description\":\"a send's reply being produced (docs/http.md, Streaming chat)\","
-"   \"required\":["
-"    \"id\","
-"    \"session_id\","
-"    \"status\","
-"    \"provider\","
-"    \"model\","
-"    \"user_turn_seq\","
-"    \"assistant_turn_seq\","
-"    \"error\","
-"    \"created_at\","
-"    \"finished_at\""
-"   ],"
-"   \"properties\":{"
-"    \"id\":{\"type\":\"string\"},"
-"    \"session_id\":{\"type\":\"string\"},"
-"    \"status\":{"
-"     \"type\":\"string\","
-"     \"enum\":[\"running\",\"complete\",\"truncated\",\"stopped\",\"error\",\"interrupted\"]"
-"    },"
-"    \"provider\":{\"type\":[\"string\",\"null\"]},"
-"    \"model\":{\"type\":[\"string\",\"null\"]},"
-"    \"user_turn_seq\":{\"type\":[\"integer\",\"null\"]},"
-"    \"assistant_turn_seq\":{\"type\":[\"integer\",\"null\"]},"
-"    \"error\":{\"type\":[\"string\",\"null\"]},"
-"    \"created_at\":{"
-"     \"type\":\"string\","
-"     \"description\":\"UTC time, RFC 3339 with microseconds\","
-"     \"examples\":[\"2026-12-02T11:40:00.123456Z\"]"
-"    },"
-"    \"finished_at\":{\"type\":[\"string\",\"null\"]},"
-"    \"space\":{\"type\":\"string\",\"description\":\"GET only\"},"
-"    \"text\":{\"type\":\"string\",\"description\":\"GET while it runs: the reply so far\"}"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"GenerationStop\":{"
-"   \"type\":\"object\","
-"   \"required\":[\"generation\",\"stopping\"],"
-"   \"properties\":{"
-"    \"generation\":{\"$ref\":\"#/components/schemas/Generation\"},"
-"    \"stopping\":{\"type\":\"boolean\",\"description\":\"false when it had already ended\"}"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"SessionWithTurns\":{"
-"   \"type\":\"object\","
-"   \"required\":["
-"    \"id\","
-"    \"repo_id\","
-"    \"space\","
-"    \"title\","
-"    \"mounted_commit_hash\","
-"    \"forked_from_session_id\","
-"    \"history_base_seq\","
-"    \"created_at\","
-"    \"last_seq\","
-"    \"turns\","
-"    \"path\","
-"    \"generation\""
-"   ],"
-"   \"properties\":{"
-"    \"id\":{\"type\":\"string\"},"
-"    \"repo_id\":{\"type\":\"string\"},"
-"    \"space\":{\"type\":[\"string\",\"null\"]},"
-"    \"title\":{\"type\":\"string\"},"
-"    \"mounted_commit_hash\":{\"type\":[\"string\",\"null\"]},"
-"    \"forked_from_session_id\":{\"type\":[\"string\",\"null\"]},"
-"    \"history_base_seq\":{\"type\":[\"integer\",\"null\"]},"
-"    \"created_at\":{"
-"     \"type\":\"string\","
-"     \"description\":\"UTC time, RFC 3339 with microseconds\","
-"     \"examples\":[\"2026-12-02T11:40:00.123456Z\"]"
-"    },"
-"    \"last_seq\":{\"type\":\"integer\",\"minimum\":0},"
-"    \"leaf_seq\":{\"$ref\":\"#/components/schemas/Session/properties/leaf_seq\"},"
-"    \"fork_seq\":{\"$ref\":\"#/components/schemas/Session/properties/fork_seq\"},"
-"    \"turns\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Turn\"}},"
-"    \"path\":{"
-"     \"type\":\"array\","
-"     \"items\":{\"type\":\"integer\"},"
-"     \"description\":\"the sequence numbers of the path shown (to leaf_seq), oldest first: the turns the next send builds on; the other turns are versions beside them\""
-"    },"
-"    \"generation\":{"
-"     \"oneOf\":[{\"$ref\":\"#/components/schemas/Generation\"},{\"type\":\"null\"}],"
-"     \"description\":\"the reply running now\""
-"    }"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"ChatSend\":{"
-"   \"type\":\"object\","
-"   \"description\":\"Other keys are ignored\","
-"   \"required\":[\"session_id\",\"message\"],"
-"   \"properties\":{"
-"    \"session_id\":{\"type\":\"string\"},"
-"    \"message\":{\"type\":\"string\",\"minLength\":1},"
-"    \"provider\":{"
-"     \"type\":\"string\","
-"     \"examples\":[\"openai\",\"anthropic\",\"local\"],"
-"     \"description\":\"default: SMRITI_PROVIDER, else openai\""
-"    },"
-"    \"model\":{\"type\":\"string\",\"description\":\"default: the provider's configured model\"},"
-"    \"commit_hash\":{"
-"     \"type\":\"string\","
-"     \"description\":\"v5.2: the Checkpoint the client mounted\""
-"    },"
-"    \"history_base_seq\":{"
-"     \"type\":\"integer\","
-"     \"minimum\":0,"
-"     \"description\":\"v5.2: the client's boundary\""
-"    },"
-"    \"stream\":{"
-"     \"type\":\"boolean\","
-"     \"description\":\"answer server-sent events, as Accept: text/event-stream does\""
-"    }"
-"   }"
-"  },"
-"  \"ChatAction\":{"
-"   \"type\":\"object\","
-"   \"description\":\"Other keys are ignored\","
-"   \"required\":[\"seq\"],"
-"   \"properties\":{"
-"    \"seq\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"the turn acted on\"},"
-"    \"message\":{\"type\":\"string\",\"minLength\":1,\"description\":\"edit: the new text (required there)\"},"
-"    \"provider\":{\"$ref\":\"#/components/schemas/ChatSend/properties/provider\"},"
-"    \"model\":{\"$ref\":\"#/components/schemas/ChatSend/properties/model\"},"
-"    \"stream\":{\"$ref\":\"#/components/schemas/ChatSend/properties/stream\"}"
-"   }"
-"  },"
-"  \"TurnPick\":{"
-"   \"type\":\"object\","
-"   \"description\":\"Other keys are ignored\","
-"   \"required\":[\"seq\"],"
-"   \"properties\":{"
-"    \"seq\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"a turn of the session\"},"
-"    \"title\":{\"type\":\"string\",\"description\":\"fork: the new session's title (default: the old one's)\"}"
-"   }"
-"  },"
-"  \"SendContext\":{"
-"   \"type\":\"object\","
-"   \"description\":\"which turns and Checkpoint the model saw\","
-"   \"required\":["
-"    \"commit_hash\","
-"    \"history_base_seq\","
-"    \"turns_included\","
-"    \"turns_dropped\","
-"    \"trimmed\","
-"    \"mode\","
-"    \"budget_chars\","
-"    \"chars\","
-"    \"timing\""
-"   ],"
-"   \"properties\":{"
-"    \"commit_hash\":{\"type\":[\"string\",\"null\"]},"
-"    \"history_base_seq\":{\"type\":\"integer\"},"
-"    \"turns_included\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"}},"
-"    \"turns_dropped\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"}},"
-"    \"trimmed\":{\"type\":\"boolean\"},"
-"    \"mode\":{\"type\":\"string\",\"enum\":[\"structural\",\"client\"]},"
-"    \"budget_chars\":{\"type\":\"integer\"},"
-"    \"chars\":{\"type\":\"integer\"},"
-"    \"timing\":{"
-"     \"type\":\"object\","
-"     \"required\":[\"total_us\",\"provider_us\",\"cpu_us\"],"
-"     \"properties\":{"
-"      \"total_us\":{\"type\":\"integer\"},"
-"      \"provider_us\":{\"type\":\"integer\"},"
-"      \"cpu_us\":{\"type\":\"integer\"}"
-"     },"
-"     \"additionalProperties\":false"
-"    }"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"ChatSendResult\":{"
-"   \"type\":\"object\","
-"   \"required\":[\"user_turn\",\"assistant_turn\"],"
-"   \"properties\":{"
-"    \"generation\":{\"$ref\":\"#/components/schemas/Generation\"},"
-"    \"user_turn\":{\"$ref\":\"#/components/schemas/Turn\"},"
-"    \"assistant_turn\":{\"$ref\":\"#/components/schemas/Turn\"},"
-"    \"context\":{\"$ref\":\"#/components/schemas/SendContext\"},"
-"    \"nudge\":{"
-"     \"type\":\"object\","
-"     \"required\":[\"suggested\",\"reasons\",\"turns_since_checkpoint\"],"
-"     \"properties\":{"
-"      \"suggested\":{\"type\":\"boolean\"},"
-"      \"reasons\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
-"      \"turns_since_checkpoint\":{\"type\":\"integer\",\"minimum\":0}"
-"     },"
-"     \"additionalProperties\":false"
-"    }"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"JsonRpc\":{"
-"   \"type\":\"object\","
-"   \"description\":\"A JSON-RPC 2.0 message of the Model Context Protocol\","
-"   \"required\":[\"jsonrpc\"],"
-"   \"properties\":{"
-"    \"jsonrpc\":{\"const\":\"2.0\"},"
-"    \"id\":{\"type\":[\"string\",\"integer\",\"null\"]},"
-"    \"method\":{\"type\":\"string\"},"
-"    \"params\":{\"type\":\"object\"},"
-"    \"result\":{},"
-"    \"error\":{"
-"     \"type\":\"object\","
-"     \"required\":[\"code\",\"message\"],"
-"     \"properties\":{\"code\":{\"type\":\"integer\"},\"message\":{\"type\":\"string\"},\"data\":{}},"
-"     \"additionalProperties\":false"
-"    }"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"Accepted\":{"
-"   \"type\":\"object\","
-"   \"description\":\"An empty object: the notification or response was accepted\","
-"   \"properties\":{},"
-"   \"additionalProperties\":false"
-"  },"
-"  \"Mount\":{"
-"   \"type\":\"object\","
-"   \"description\":\"Other keys are ignored\","
-"   \"required\":[\"commit_hash\"],"
-"   \"properties\":{"
-"    \"commit_hash\":{\"type\":\"string\",\"description\":\"full hash or unique prefix\"},"
-"    \"title\":{\"type\":\"string\",\"description\":\"default: the old session's\"}"
-"   }"
-"  },"
-"  \"Draft\":{"
-"   \"type\":\"object\","
-"   \"description\":\"A proposed checkpoint; not saved\","
-"   \"required\":["
-"    \"title\","
-"    \"summary\","
-"    \"decisions\","
-"    \"assumptions\","
-"    \"tasks\","
-"    \"open_questions\","
-"    \"entities\","
-"    \"artifacts\","
-"    \"metadata\""
-"   ],"
-"   \"properties\":{"
-"    \"title\":{\"type\":\"string\"},"
-"    \"summary\":{\"type\":\"string\"},"
-"    \"decisions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Decision\"}},"
-"    \"assumptions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Decision\"}},"
-"    \"tasks\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Task\"}},"
-"    \"open_questions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Decision\"}},"
-"    \"entities\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Entity\"}},"
-"    \"artifacts\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Artifact\"}},"
-"    \"metadata\":{"
-"     \"type\":\"object\","
-"     \"required\":[\"draft\"],"
-"     \"properties\":{"
-"      \"draft\":{"
-"       \"type\":\"object\","
-"       \"required\":[\"session_id\",\"turn_range\"],"
-"       \"properties\":{"
-"        \"session_id\":{\"type\":\"string\"},"
-"        \"turn_range\":{"
-"         \"type\":\"object\","
-"         \"required\":[\"first_seq\",\"last_seq\"],"
-"         \"properties\":{\"first_seq\":{\"type\":\"integer\"},\"last_seq\":{\"type\":\"integer\"}},"
-"         \"additionalProperties\":false"
-"        },"
-"        \"provider\":{\"type\":\"string\"},"
-"        \"model\":{\"type\":\"string\"},"
-"        \"job_id\":{\"type\":\"string\"}"
-"       }"
-"      }"
-"     }"
-"    }"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"DraftCreate\":{"
-"   \"type\":\"object\","
-"   \"description\":\"Unknown keys are refused (400)\","
-"   \"required\":[\"session_id\"],"
-"   \"properties\":{"
-"    \"session_id\":{\"type\":\"string\"},"
-"    \"provider\":{\"type\":\"string\",\"examples\":[\"openai\",\"anthropic\",\"local\"]},"
-"    \"model\":{\"type\":\"string\"}"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"DraftSave\":{"
-"   \"type\":\"object\","
-"   \"description\":\"How to save the draft (docs/draft.md). Unknown keys are refused (400)\","
-"   \"properties\":{"
-"    \"parent\":{"
-"     \"type\":\"string\","
-"     \"description\":\"Save only while this is HEAD (else 409); without it the draft goes on whatever HEAD is\""
-"    },"
-"    \"author\":{\"type\":\"string\"},"
-"    \"replace\":{\"type\":\"boolean\",\"description\":\"Drop every item of HEAD: write exactly the draft\"},"
-"    \"reject\":{"
-"     \"type\":\"object\","
-"     \"description\":\"Items of the draft not to take, by list, by exact text (name for entities and artifacts)\","
-"     \"additionalProperties\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}"
-"    },"
-"    \"drop\":{"
-"     \"type\":\"object\","
-"     \"description\":\"Items of HEAD to drop, by list\","
-"     \"additionalProperties\":{\"$ref\":\"#/components/schemas/Refs\"}"
-"    },"
-"    \"title\":{\"type\":\"string\",\"description\":\"Instead of the draft's\"},"
-"    \"summary\":{\"type\":\"string\",\"description\":\"Instead of the draft's\"}"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"DraftJob\":{"
-"   \"type\":\"object\","
-"   \"required\":["
-"    \"job_id\","
-"    \"session_id\","
-"    \"status\","
-"    \"provider\","
-"    \"model\","
-"    \"created_at\","
-"    \"started_at\","
-"    \"finished_at\""
-"   ],"
-"   \"properties\":{"
-"    \"job_id\":{\"type\":\"string\"},"
-"    \"session_id\":{\"type\":\"string\"},"
-"    \"status\":{\"type\":\"string\",\"enum\":[\"queued\",\"running\",\"done\",\"failed\"]},"
-"    \"provider\":{\"type\":[\"string\",\"null\"]},"
-"    \"model\":{\"type\":[\"string\",\"null\"]},"
-"    \"created_at\":{"
-"     \"type\":\"string\","
-"     \"description\":\"UTC time, RFC 3339 with microseconds\","
-"     \"examples\":[\"2026-12-02T11:40:00.123456Z\"]"
-"    },"
-"    \"started_at\":{\"type\":[\"string\",\"null\"]},"
-"    \"finished_at\":{\"type\":[\"string\",\"null\"]},"
-"    \"error\":{\"type\":\"string\",\"description\":\"only when failed\"},"
-"    \"draft\":{\"$ref\":\"#/components/schemas/Draft\"}"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"ReviewParams\":{"
-"   \"type\":\"object\","
-"   \"description\":\"Other keys are ignored\","
-"   \"properties\":{"
-"    \"llm\":{\"type\":\"boolean\",\"description\":\"false skips the LLM pass\"},"
-"    \"provider\":{\"type\":\"string\"},"
-"    \"model\":{\"type\":\"string\"}"
-"   }"
-"  },"
-"  \"Finding\":{"
-"   \"type\":\"object\","
-"   \"required\":[\"type\",\"message\",\"items\",\"source\"],"
-"   \"properties\":{"
-"    \"type\":{"
-"     \"type\":\"string\","
-"     \"examples\":["
-"      \"contradiction\","
-"      \"duplicate\","
-"      \"unsupported_decision\","
-"      \"resolved_question\","
-"      \"orphan_entity\""
-"     ]"
-"    },"
-"    \"message\":{\"type\":\"string\"},"
-"    \"items\":{"
-"     \"type\":\"array\","
-"     \"items\":{"
-"      \"type\":\"object\","
-"      \"required\":[\"field\",\"index\",\"text\"],"
-"      \"properties\":{"
-"       \"field\":{\"type\":\"string\"},"
-"       \"index\":{\"type\":\"integer\",\"minimum\":0},"
-"       \"text\":{\"type\":\"string\"}"
-"      },"
-"      \"additionalProperties\":false"
-"     }"
-"    },"
-"    \"source\":{\"type\":\"string\",\"enum\":[\"deterministic\",\"llm\"]}"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"Review\":{"
-"   \"type\":\"object\","
-"   \"required\":[\"commit_hash\",\"space\",\"findings\",\"passes\"],"
-"   \"properties\":{"
-"    \"commit_hash\":{"
-"     \"type\":\"string\","
-"     \"pattern\":\"^[0-9a-f]{64}$\","
-"     \"description\":\"SHA-256 of the checkpoint, hex\""
-"    },"
-"    \"space\":{\"type\":\"string\"},"
-"    \"findings\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Finding\"}},"
-"    \"passes\":{"
-"     \"type\":\"array\","
-"     \"items\":{"
-"      \"type\":\"object\","
-"      \"required\":[\"source\",\"ran\"],"
-"      \"properties\":{"
-"       \"source\":{\"type\":\"string\",\"enum\":[\"deterministic\",\"llm\"]},"
-"       \"ran\":{\"type\":\"boolean\"},"
-"       \"findings\":{\"type\":\"integer\",\"minimum\":0},"
-"       \"dropped\":{\"type\":\"integer\",\"minimum\":0},"
-"       \"reason\":{\"type\":\"string\"},"
-"       \"error\":{\"type\":\"string\"}"
-"      },"
-"      \"additionalProperties\":false"
-"     }"
-"    }"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"Ingest\":{"
-"   \"type\":\"object\","
-"   \"description\":\"Other keys are ignored\","
-"   \"required\":[\"space\",\"transcript\"],"
-"   \"properties\":{"
-"    \"space\":{\"type\":\"string\"},"
-"    \"transcript\":{\"type\":\"string\"},"
-"    \"format\":{\"type\":\"string\",\"enum\":[\"auto\",\"text\",\"markdown\",\"chatgpt\",\"claude\"]},"
-"    \"title\":{\"type\":\"string\"}"
-"   }"
-"  },"
-"  \"IngestResult\":{"
-"   \"type\":\"object\","
-"   \"required\":[\"session\",\"turns\",\"format\"],"
-"   \"properties\":{"
-"    \"session\":{\"$ref\":\"#/components/schemas/Session\"},"
-"    \"turns\":{\"type\":\"integer\",\"minimum\":0},"
-"    \"format\":{\"type\":\"string\"}"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"ContextPackParams\":{"
-"   \"type\":\"object\","
-"   \"description\":\"session_id or transcript; other keys are ignored\","
-"   \"properties\":{"
-"    \"session_id\":{\"type\":\"string\"},"
-"    \"transcript\":{\"type\":\"string\"},"
-"    \"format\":{\"type\":\"string\"},"
-"    \"title\":{\"type\":\"string\"}"
-"   }"
-"  },"
-"  \"ContextPack\":{"
-"   \"type\":\"object\","
-"   \"required\":[\"markdown\",\"turns\",\"title\",\"source\"],"
-"   \"properties\":{"
-"    \"markdown\":{\"type\":\"string\"},"
-"    \"turns\":{\"type\":\"integer\",\"minimum\":0},"
-"    \"title\":{\"type\":\"string\"},"
-"    \"source\":{\"type\":\"string\"}"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"Overview\":{"
-"   \"type\":\"array\","
-"   \"items\":{"
-"    \"type\":\"object\","
-"    \"required\":["
-"     \"id\","
-"     \"name\","
-"     \"description\","
-"     \"created_at\","
-"     \"head\","
-"     \"head_checkpoint\","
-"     \"sessions\","
-"     \"last_activity\""
-"    ],"
-"    \"properties\":{"
-"     \"id\":{\"type\":\"string\",\"format\":\"uuid\"},"
-"     \"name\":{\"type\":\"string\",\"minLength\":1},"
-"     \"description\":{\"type\":\"string\"},"
-"     \"created_at\":{"
-"      \"type\":\"string\","
-"      \"description\":\"UTC time, RFC 3339 with microseconds\","
-"      \"examples\":[\"2026-12-02T11:40:00.123456Z\"]"
-"     },"
-"     \"head\":{"
-"      \"type\":[\"string\",\"null\"],"
-"      \"pattern\":\"^[0-9a-f]{64}$\","
-"      \"description\":\"hash of the HEAD Checkpoint; null while the Space is empty\""
-"     },"
-"     \"role\":{\"type\":\"string\",\"enum\":[\"none\",\"reader\",\"writer\",\"owner\"]},"
-"     \"head_checkpoint\":{"
-"      \"oneOf\":["
-"       {\"type\":\"null\"},"
-"       {"
-"        \"type\":\"object\","
-"        \"required\":[\"title\",\"author\",\"created_at\"],"
-"        \"properties\":{"
-"         \"title\":{\"type\":\"string\"},"
-"         \"author\":{\"type\":\"string\"},"
-"         \"created_at\":{"
-"          \"type\":\"string\","
-"          \"description\":\"UTC time, RFC 3339 with microseconds\","
-"          \"examples\":[\"2026-12-02T11:40:00.123456Z\"]"
-"         }"
-"        },"
-"        \"additionalProperties\":false"
-"       }"
-"      ]"
-"     },"
-"     \"sessions\":{\"type\":\"integer\",\"minimum\":0},"
-"     \"last_activity\":{"
-"      \"type\":\"string\","
-"      \"description\":\"UTC time, RFC 3339 with microseconds\","
-"      \"examples\":[\"2026-12-02T11:40:00.123456Z\"]"
-"     }"
-"    },"
-"    \"additionalProperties\":false"
-"   }"
-"  },"
-"  \"GraphNode\":{"
-"   \"type\":\"object\","
-"   \"required\":[\"hash\",\"parent\",\"title\",\"author\",\"created_at\",\"spaces\",\"heads\",\"own\"],"
-"   \"properties\":{"
-"    \"hash\":{"
-"     \"type\":\"string\","
-"     \"pattern\":\"^[0-9a-f]{64}$\","
-"     \"description\":\"SHA-256 of the checkpoint, hex\""
-"    },"
-"    \"parent\":{\"type\":[\"string\",\"null\"]},"
-"    \"merge_parent\":{\"type\":\"string\"},"
-"    \"restored_from\":{\"type\":\"string\"},"
-"    \"changes\":{\"type\":\"object\",\"description\":\"with ?changes=1: per list field that"
-" differs from the first parent, {added, removed, changed} counts (tasks: done too)\","
-"     \"additionalProperties\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"integer\",\"minimum\":0}}},"
-"    \"title\":{\"type\":\"string\"},"
-"    \"author\":{\"type\":\"string\"},"
-"    \"created_at\":{"
-"     \"type\":\"string\","
-"     \"description\":\"UTC time, RFC 3339 with microseconds\","
-"     \"examples\":[\"2026-12-02T11:40:00.123456Z\"]"
-"    },"
-"    \"spaces\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
-"    \"heads\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
-"    \"own\":{\"type\":\"boolean\"}"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"Graph\":{"
-"   \"type\":\"object\","
-"   \"required\":[\"space\",\"total\",\"next\",\"nodes\"],"
-"   \"properties\":{"
-"    \"space\":{\"type\":\"string\"},"
-"    \"total\":{\"type\":\"integer\",\"minimum\":0},"
-"    \"next\":{\"type\":[\"string\",\"null\"],\"description\":\"pass as ?after= for the next page\"},"
-"    \"nodes\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/GraphNode\"}}"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"AuthState\":{"
-"   \"type\":\"object\","
-"   \"required\":[\"token_required\",\"authenticated\",\"user\"],"
-"   \"properties\":{\"token_required\":{\"type\":\"boolean\"},\"authenticated\":{\"type\":\"boolean\"},"
-"    \"user\":{\"oneOf\":[{\"type\":\"null\"},{\"type\":\"object\",\"required\":[\"name\",\"kind\",\"admin\"],"
-"     \"properties\":{\"name\":{\"type\":[\"string\",\"null\"]},\"kind\":{\"type\":\"string\",\"enum\":[\"person\",\"agent\",\"admin\",\"local\"]},"
-"      \"admin\":{\"type\":\"boolean\"}},\"additionalProperties\":false}]}},"
-"   \"additionalProperties\":false"
-"  },"
-"  \"AuthToken\":{"
-"   \"type\":\"object\","
-"   \"required\":[\"token\"],"
-"   \"properties\":{\"token\":{\"type\":\"string\"}}"
-"  },"
-"  \"Version\":{"
-"   \"type\":\"object\","
-"   \"required\":[\"version\"],"
-"   \"properties\":{\"version\":{\"type\":\"string\"}},"
-"   \"additionalProperties\":false"
-"  },"
-"  \"Providers\":{"
-"   \"type\":\"object\","
-"   \"required\":[\"providers\"],"
-"   \"properties\":{"
-"    \"default\":{\"type\":\"string\"},"
-"    \"providers\":{"
-"     \"type\":\"array\","
-"     \"items\":{"
-"      \"type\":\"object\","
-"      \"required\":[\"name\",\"default_model\",\"configured\"],"
-"      \"properties\":{"
-"       \"name\":{\"type\":\"string\"},"
-"       \"default_model\":{\"type\":\"string\"},"
-"       \"configured\":{\"type\":\"boolean\"},"
-"       \"reason\":{\"type\":[\"string\",\"null\"]}"
-"      },"
-"      \"additionalProperties\":false"
-"     }"
-"    }"
-"   },"
-"   \"additionalProperties\":false"
-"  },"
-"  \"ContextPreview\":{"
-"   \"type\":\"object\","
-"   \"required\":["
-"    \"session_id\","
-"    \"provider\","
-"    \"model\","
-"    \"system\","
-"    \"messages\","
-"    \"commit_hash\","
-"    \"history_base_seq\","
-"    \"turns_included\","
-"    \"turns_dropped\","
-"    \"trimmed\","
-"    \"budget_chars\","
-"    \"chars\""
-"   ],"
-"   \"properties\":{"
-"    \"session_id\":{\"type\":\"string\"},"
-"    \"provider\":{\"type\":\"string\"},"
-"    \"model\":{\"type\":\"string\"},"
-"    \"system\":{\"type\":\"string\"},"
-"    \"messages\":{"
-"     \"type\":\"array\","
-"     \"items\":{"
-"      \"type\":\"object\","
-"      \"required\":[\"role\",\"content\",\"seq\"],"
-"      \"properties\":{"
-"       \"role\":{\"type\":\"string\"},"
-"       \"content\":{\"type\":\"string\"},"
-"       \"seq\":{\"type\":\"integer\"}"
-"      },"
-"      \"additionalProperties\":false"
-"     }"
-"    },"
-"    \"commit_hash\":{\"type\":[\"string\",\"null\"]},"
-"    \"history_base_seq\":{\"type\":\"integer\"},"
-"    \"turns_included\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"}},"
-"    \"turns_dropped\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"}},"
-"    \"trimmed\":{\"type\":\"boolean\"},"
-"    \"budget_chars\":{\"type\":\"integer\"},"
-"    \"chars\":{\"type\":\"integer\"}"
-"   },"
-"   \"additionalProperties\":false"
-"  }"
-" }"
-"}";
+/* What the API's bearer scheme admits; the schemas come from the operations' declarations. */
+static json_t *openapi_components(const json_t *decl)
+{
+	json_t *schemas = decl_rebase(json_object_get(decl, "$defs"), "#/components/schemas/");
+
+	return json_pack("{s:{s:{s:s, s:s, s:s}}, s:o}", "securitySchemes", "bearer", "type",
+			 "http", "scheme", "bearer", "description",
+			 "Required on every route but /healthz, /v4/auth and the web UI's files when"
+			 " the server runs with SMRITI_TOKEN (the web UI's cookie from POST /v4/auth"
+			 " also admits)", "schemas", schemas);
+}
+
+static const json_t *declared_route(const json_t *decl, const struct http_route *r);
 
 static json_t *ref(const char *schema)
 {
@@ -1270,24 +52,51 @@ static json_t *json_content(const char *schema)
 	return json_pack("{s:{s:o}}", type, "schema", ref(schema));
 }
 
-/* "get_v4_repos_id_commits" */
-static json_t *operation_id(const struct http_route *r)
-{
-	char id[128];
-	size_t n = 0;
+/* The routes that run no operation: the server's own, named here. */
+static const struct {
+	const char *method, *pattern, *id;
+} own_routes[] = {
+	{ "GET", "/", "getWebUi" },
+	{ "GET", "/ui/{name}", "getWebUiFile" },
+	{ "GET", "/healthz", "getHealth" },
+	{ "GET", "/metrics", "getMetrics" },
+	{ "GET", "/openapi.json", "getOpenApi" },
+	{ "POST", "/api/ops/{op}", "runOperation" },
+	{ "POST", "/mcp", "postMcp" },
+	{ "GET", "/v4/auth", "getAuth" },
+	{ "POST", "/v4/auth", "signIn" },
+	{ "DELETE", "/v4/auth", "signOut" },
+};
 
-	for (const char *p = r->method; *p && n < sizeof(id) - 1; p++)
-		id[n++] = (char)tolower((unsigned char)*p);
-	for (const char *p = r->pattern; *p && n < sizeof(id) - 1; p++) {
-		if (isalnum((unsigned char)*p))
-			id[n++] = *p;
-		else if (n && id[n - 1] != '_' && *p != '}')
-			id[n++] = '_';
-	}
-	while (n && id[n - 1] == '_')
-		n--;
-	id[n] = '\0';
-	return json_string(id);
+/* The declaration's {method, path, operationId, ...} of route r; NULL when it has none. */
+static const json_t *declared_route(const json_t *decl, const struct http_route *r)
+{
+	return decl_http(decl, r->doc.op, r->method, r->pattern);
+}
+
+/* "getHead": what the declarations (or own_routes) name the route. */
+static json_t *operation_id(const json_t *decl, const struct http_route *r)
+{
+	const json_t *h = declared_route(decl, r);
+
+	if (h)
+		return json_incref(json_object_get(h, "operationId"));
+	for (size_t i = 0; i < sizeof(own_routes) / sizeof(own_routes[0]); i++)
+		if (!strcmp(own_routes[i].method, r->method) &&
+		    !strcmp(own_routes[i].pattern, r->pattern))
+			return json_string(own_routes[i].id);
+	BUG("route %s %s has no operationId: declare its operation's http", r->method,
+	    r->pattern);
+}
+
+/* The tag of r's area: its operation's declared tag, else the server's own. */
+static const char *route_tag(const json_t *decl, const struct http_route *r)
+{
+	const json_t *op = json_object_get(json_object_get(decl, "operations"),
+					   r->doc.op ? r->doc.op : "");
+	const char *tag = json_string_value(json_object_get(op, "tag"));
+
+	return tag ? tag : "Server";
 }
 
 /* ---- parameters ---- */
@@ -1528,6 +337,8 @@ static const struct {
 /* route_errors' list for r, or NULL. */
 static const char *errors_of(const struct http_route *r)
 {
+	if (r->run == http_declared)
+		return "";          /* add_errors adds what the declaration lists */
 	for (size_t i = 0; route_errors[i].method; i++)
 		if (!strcmp(route_errors[i].method, r->method) &&
 		    !strcmp(route_errors[i].pattern, r->pattern))
@@ -1562,6 +373,16 @@ static void add_errors(json_t *responses, const struct http_route *r)
 	}
 	if (r->doc.query)
 		add_error(responses, r, 400);
+	if (r->run == http_declared) {
+		const json_t *h = declared_route(decl_all(), r), *x;
+		size_t i;
+
+		json_array_foreach(json_object_get(h, "errors"), i, x)
+			add_error(responses, r, (int)json_integer_value(x));
+		if (!strcmp(r->method, "GET") && json_object_size(json_object_get(json_object_get(
+			decl_op(r->doc.op), "params"), "properties")))
+			add_error(responses, r, 400);
+	}
 	if (!e) {
 		json_object_set_new(responses, "default",
 				    json_pack("{s:s, s:o}", "description", "an error", "content",
@@ -1656,12 +477,94 @@ static json_t *operations_access(void)
 	return all;
 }
 
-static json_t *operation(const struct http_route *r)
+/* A declared parameter or result schema as the document's: $refs into components. */
+static json_t *doc_schema(const json_t *schema)
+{
+	return decl_rebase(schema, "#/components/schemas/");
+}
+
+/* A GET route's query parameters: the operation's declared parameters but the path's. */
+static void declared_query(json_t *list, const json_t *params, const char *arg)
+{
+	const json_t *req = json_object_get(params, "required"), *x, *s;
+	const char *key;
+
+	json_object_foreach((json_t *)json_object_get(params, "properties"), key, s) {
+		int required = 0;
+		size_t i;
+
+		if (arg && !strcmp(key, arg))
+			continue;
+		json_array_foreach(req, i, x)
+			required |= !strcmp(json_string_value(x), key);
+		x = json_object_get(s, "description");
+		json_array_append_new(list, json_pack("{s:s, s:s, s:b, s:s, s:o}", "name", key, "in",
+						      "query", "required", required, "description",
+						      x ? json_string_value(x) : key, "schema",
+						      doc_schema(s)));
+	}
+}
+
+/* The request body of a declared route: the parameters but the path's; new reference. */
+static json_t *declared_body(const json_t *params, const char *arg)
+{
+	json_t *body = doc_schema(params), *req = json_object_get(body, "required");
+	size_t i;
+
+	if (arg)
+		json_object_del(json_object_get(body, "properties"), arg);
+	for (i = json_array_size(req); arg && i-- > 0;)
+		if (!strcmp(json_string_value(json_array_get(req, i)), arg))
+			json_array_remove(req, i);
+	return json_pack("{s:b, s:{s:{s:o}}}", "required", 1, "content", "application/json",
+			 "schema", body);
+}
+
+/* The document of a route that an operation's declaration describes. */
+static json_t *declared_operation(const json_t *decl, const struct http_route *r)
+{
+	const json_t *op = json_object_get(json_object_get(decl, "operations"), r->doc.op);
+	const json_t *h = declared_route(decl, r), *params = json_object_get(op, "params");
+	const char *arg = json_string_value(json_object_get(h, "arg")), *open;
+	json_int_t status = json_integer_value(json_object_get(h, "status"));
+	json_t *out, *list = json_array(), *responses = json_object();
+	char key[8];
+
+	if (!h || !params || !json_object_get(op, "result"))
+		BUG("route %s %s is declared without parameters or result", r->method, r->pattern);
+	open = strchr(r->pattern, '{');
+	if (open)
+		json_array_append_new(list, path_param(r, open));
+	if (!strcmp(r->method, "GET"))
+		declared_query(list, params, arg);
+	snprintf(key, sizeof(key), "%d", status ? (int)status : 200);
+	json_object_set_new(responses, key, json_pack("{s:s, s:{s:{s:o}}}", "description",
+						      "success", "content", "application/json",
+						      "schema", doc_schema(json_object_get(op, "result"))));
+	add_errors(responses, r);
+	out = json_pack("{s:O, s:O, s:[O], s:o, s:o}", "summary", json_object_get(op, "summary"),
+			"operationId", json_object_get(h, "operationId"), "tags",
+			json_object_get(op, "tag"), "parameters", list, "responses", responses);
+	json_object_set_new(out, "description", json_sprintf("%s%sCalls the operation '%s'.",
+		json_string_value(json_object_get(op, "description")) ?
+		json_string_value(json_object_get(op, "description")) : "",
+		json_object_get(op, "description") ? ". " : "", r->doc.op));
+	if (strcmp(r->method, "GET"))
+		json_object_set_new(out, "requestBody", declared_body(params, arg));
+	json_object_set_new(out, "x-smriti-access", route_access(r));
+	return out;
+}
+
+static json_t *operation(const json_t *decl, const struct http_route *r)
 {
 	json_t *op;
 
-	op = json_pack("{s:s, s:o, s:o, s:o}", "summary", r->doc.summary, "operationId",
-		       operation_id(r), "parameters", parameters(r), "responses", responses_of(r));
+	if (r->run == http_declared)
+		return declared_operation(decl, r);
+
+	op = json_pack("{s:s, s:o, s:[s], s:o, s:o}", "summary", r->doc.summary, "operationId",
+		       operation_id(decl, r), "tags", route_tag(decl, r), "parameters",
+		       parameters(r), "responses", responses_of(r));
 	if (r->doc.op)
 		json_object_set_new(op, "description",
 				    json_sprintf("Calls the operation '%s'.", r->doc.op));
@@ -1684,14 +587,49 @@ static void add_shared_schemas(json_t *components)
 			    json_pack("{s:[o, o]}", "anyOf", ref("Error"), ref("JsonRpc")));
 }
 
-json_t *http_openapi(void)
+/* Adds to seen every schema that v names, and those they name in turn. */
+static void mark_used(const json_t *v, const json_t *schemas, json_t *seen)
 {
-	json_t *doc, *paths = json_object();
-	json_t *components = json_loads(components_json, 0, NULL);
+	static const char prefix[] = "#/components/schemas/";
+	const char *key, *ref = json_string_value(json_object_get(v, "$ref"));
+	json_t *x;
+	size_t i;
 
-	if (!components)
-		BUG("the components literal of openapi.c is not valid JSON");
-	add_shared_schemas(components);
+	if (ref && !strncmp(ref, prefix, sizeof(prefix) - 1)) {
+		ref += sizeof(prefix) - 1;
+		if (json_object_get(seen, ref))
+			return;
+		json_object_set_new(seen, ref, json_true());
+		mark_used(json_object_get(schemas, ref), schemas, seen);
+		return;
+	}
+	json_array_foreach(v, i, x)
+		mark_used(x, schemas, seen);
+	json_object_foreach((json_t *)v, key, x)
+		mark_used(x, schemas, seen);
+}
+
+/*
+ * Drops the shared schemas no path reaches: the declarations hold schemas
+ * of operations that have no route of their own yet (docs/http.md).
+ */
+static void drop_unused(json_t *components, const json_t *paths)
+{
+	json_t *schemas = json_object_get(components, "schemas"), *seen = json_object(), *x;
+	const char *key;
+	void *tmp;
+
+	mark_used(paths, schemas, seen);
+	json_object_foreach_safe(schemas, tmp, key, x)
+		if (!json_object_get(seen, key))
+			json_object_del(schemas, key);
+	json_decref(seen);
+}
+
+static json_t *openapi_paths(const json_t *decl)
+{
+	json_t *paths = json_object();
+
 	for (const struct http_route *r = http_routes; r->method; r++) {
 		char method[8];
 		json_t *item = json_object_get(paths, r->pattern);
@@ -1704,19 +642,46 @@ json_t *http_openapi(void)
 			item = json_object();
 			json_object_set_new(paths, r->pattern, item);
 		}
-		json_object_set_new(item, method, operation(r));
+		json_object_set_new(item, method, operation(decl, r));
 	}
-	doc = json_pack("{s:s, s:{s:s, s:s, s:s}, s:[{s:s, s:s}], s:o, s:o, s:[{s:[]}, {}]}",
+	return paths;
+}
+
+/* The declarations' tags and the server's own ("Server"), for the document's tag list. */
+static json_t *openapi_tags(const json_t *decl)
+{
+	json_t *tags = json_deep_copy(json_object_get(decl, "tags"));
+
+	json_array_append_new(tags, json_pack("{s:s, s:s}", "name", "Server", "description",
+					      "The server itself: health, metrics, this document,"
+					      " the web UI, sign-in and MCP"));
+	return tags;
+}
+
+json_t *http_openapi_from(const json_t *decl)
+{
+	json_t *doc, *paths = openapi_paths(decl);
+	json_t *components = openapi_components(decl);
+
+	add_shared_schemas(components);
+	drop_unused(components, paths);
+	/* a relative server: the document describes whichever address served it */
+	doc = json_pack("{s:s, s:{s:s, s:s, s:s}, s:[{s:s, s:s}], s:o, s:o, s:o, s:[{s:[]}, {}]}",
 			"openapi", "3.1.0",
 			"info", "title", "Smriti HTTP API", "version", "1",
 			"description", "Version control for reasoning state. Spaces are 'repos'"
 			" and Checkpoints are 'commits' in the API.",
-			"servers", "url", "http://127.0.0.1:7411",
-			"description", "smriti serve's default address (--listen changes it)",
-			"paths", paths, "components", components,
+			"servers", "url", "/",
+			"description", "the server this document is served by",
+			"tags", openapi_tags(decl), "paths", paths, "components", components,
 			"security", "bearer");
 	json_object_set_new(doc, "x-smriti-operations", operations_access());
 	return doc;
+}
+
+json_t *http_openapi(void)
+{
+	return http_openapi_from(decl_all());
 }
 
 char *http_openapi_text(void)

@@ -12,6 +12,7 @@
  */
 #include "http/internal.h"
 #include "mcp/mcp.h"
+#include "ops/decl.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -520,6 +521,97 @@ static void h_session_context(struct http_req *r, struct ops_ctx *ctx)
 	call(r, ctx, "context.preview", p, 200);
 }
 
+/* The declared type of parameter schema s ("integer", ...), its $ref followed; NULL if none. */
+static const char *param_type(const json_t *s)
+{
+	const char *ref = json_string_value(json_object_get(s, "$ref"));
+	const json_t *t;
+
+	if (ref)
+		s = decl_def(decl_defs(), ref);
+	t = json_object_get(s, "type");
+	return json_is_array(t) ? json_string_value(json_array_get(t, 0)) : json_string_value(t);
+}
+
+/*
+ * A query value as its parameter's declared type: an integer, a boolean
+ * (true/1, false/0) or, for an array, its comma-separated items.  Text that
+ * is not of the type stays a string, for the parameter check to name.
+ */
+static json_t *query_value(const char *type, const char *v)
+{
+	char *end;
+	long long n;
+
+	if (type && !strcmp(type, "integer")) {
+		n = strtoll(v, &end, 10);
+		return *v && !*end ? json_integer(n) : json_string(v);
+	}
+	if (type && !strcmp(type, "boolean") && (!strcmp(v, "true") || !strcmp(v, "1")))
+		return json_true();
+	if (type && !strcmp(type, "boolean") && (!strcmp(v, "false") || !strcmp(v, "0")))
+		return json_false();
+	if (type && !strcmp(type, "array")) {
+		json_t *a = json_array();
+
+		for (const char *p = v; *p;) {
+			size_t k = strcspn(p, ",");
+
+			if (k)
+				json_array_append_new(a, json_stringn(p, k));
+			p += k + (p[k] == ',');
+		}
+		return a;
+	}
+	return json_string(v);
+}
+
+/* The operation's parameters from the query: each declared one that is there. */
+static json_t *query_params(struct http_req *r, const json_t *props)
+{
+	json_t *p = json_object(), *s;
+	const char *key, *v;
+
+	json_object_foreach((json_t *)props, key, s) {
+		v = http_query(r, key);
+		if (v)
+			json_object_set_new(p, key, query_value(param_type(s), v));
+	}
+	return p;
+}
+
+/*
+ * A route its operation's declaration describes (ops/decl.h, "http"): the
+ * {id} segment is the parameter "arg" names (else one of its own name),
+ * the query (GET) or the JSON body (other methods) the other parameters,
+ * and the operation's result the body, with the declared status.
+ */
+void http_declared(struct http_req *r, struct ops_ctx *ctx)
+{
+	const json_t *h = decl_http(decl_all(), r->route->doc.op, r->route->method,
+				    r->route->pattern);
+	const json_t *props = json_object_get(json_object_get(decl_op(r->route->doc.op), "params"),
+					      "properties");
+	const char *arg = json_string_value(json_object_get(h, "arg"));
+	const char *open = strchr(r->route->pattern, '{');
+	json_int_t status = json_integer_value(json_object_get(h, "status"));
+	json_t *p;
+
+	if (!strcmp(r->route->method, "GET"))
+		p = query_params(r, props);
+	else
+		p = r->in ? json_deep_copy(r->in) : json_object();
+	if (open && arg)
+		json_object_set_new(p, arg, json_string(r->arg));
+	else if (open)
+		json_object_set_new(p, "id", json_string(r->arg));
+	call(r, ctx, r->route->doc.op, p, status ? (int)status : 200);
+}
+
+/* A declared route: its documentation comes from the operation's declaration. */
+#define DECLARED(method, pattern, op, flags) \
+	{ method, pattern, http_declared, flags, { NULL, op, NULL, NULL, 0, NULL, 0 } }
+
 #define OPEN (ROUTE_OPEN | ROUTE_NO_STORE)
 
 const struct http_route http_routes[] = {
@@ -669,5 +761,16 @@ const struct http_route http_routes[] = {
 	  { "What the model sees: the context the session's next send would assemble"
 	    " (?provider=P&model=M); nothing is sent or written", "context.preview", NULL,
 	    "ContextPreview", 200, "provider model" } },
+	/* resource-shaped routes of operations that had only /api/ops/{op} */
+	DECLARED("POST", "/v4/repos/{id}/commits", "checkpoint.create", ROUTE_BLOCKING),
+	DECLARED("POST", "/v4/repos/{id}/restore", "restore", ROUTE_BLOCKING),
+	DECLARED("POST", "/v4/repos/{id}/fork", "fork", ROUTE_BLOCKING),
+	DECLARED("GET", "/v4/diff", "diff", 0),
+	DECLARED("GET", "/v4/merge-base", "merge.base", 0),
+	DECLARED("GET", "/v4/deleted", "space.deleted", 0),
+	DECLARED("GET", "/v4/export", "export", 0),
+	DECLARED("POST", "/v4/import", "import", ROUTE_BLOCKING),
+	DECLARED("GET", "/v4/fsck", "fsck", 0),
+	DECLARED("POST", "/v4/gc", "gc", ROUTE_BLOCKING),
 	{ NULL, NULL, NULL, 0, { NULL, NULL, NULL, NULL, 0, NULL, 0 } },
 };

@@ -8,6 +8,7 @@
 #ifndef SMRITI_HTTP_SERVER_H
 #define SMRITI_HTTP_SERVER_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "util/err.h"
@@ -75,6 +76,13 @@ enum smr_rc http_serve(struct http_server *srv, struct runtime *rt, struct smr_e
  * generated from `smriti openapi`.
  */
 char *http_openapi_text(void);
+
+/*
+ * The OpenAPI document made from decl (a declarations document as
+ * ops/decl.h's decl_all() returns) and this binary's routes; new
+ * reference.  The server serves decl_all()'s; tests pass changed ones.
+ */
+json_t *http_openapi_from(const json_t *decl);
 
 /* Frees what http_listen() made; NULL is a no-op. */
 void http_close(struct http_server *srv);

@@ -100,13 +100,5 @@ json_t *mcp_subscriptions_listen(struct mcp_session *s, const json_t *params,
 void mcp_listen_cancel(struct mcp_session *s, const json_t *request_id);
 void mcp_subs_free(struct mcp_session *s);
 
-/*
- * mcp_schema.c: checks v against the subset of JSON Schema the tools use
- * (type, properties, required, additionalProperties, items, anyOf, enum,
- * minimum, maximum, minLength).  Returns 0, or -1 with a message naming the
- * offending argument in msg.
- */
-int mcp_schema_check(const json_t *schema, const json_t *v, char *msg, size_t size);
-
 
 #endif

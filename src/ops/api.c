@@ -7,6 +7,7 @@
 #include "domain/graph.h"
 #include "domain/patch.h"
 #include "ops/auth.h"
+#include "ops/decl.h"
 
 #include "util/xalloc.h"
 
@@ -795,6 +796,14 @@ enum smr_rc api_check_access(struct ops_ctx *ctx, const struct api_op *op,
 	return smr_errf(err, SMR_EFORBIDDEN, "operation '%s' declares no access rule", op->name);
 }
 
+enum smr_rc api_check_params(const struct api_op *op, const json_t *params,
+			     struct smr_err *err)
+{
+	const json_t *schema = json_object_get(decl_op(op->name), "params");
+
+	return schema ? decl_check(schema, params, "parameter", err) : SMR_OK;
+}
+
 enum smr_rc api_call(struct ops_ctx *ctx, const char *name, const json_t *params,
 		     json_t **result, struct smr_err *err)
 {
@@ -808,7 +817,9 @@ enum smr_rc api_call(struct ops_ctx *ctx, const char *name, const json_t *params
 		params = empty = json_object();
 	if (!json_is_object(params))
 		return smr_errf(err, SMR_EINVAL, "parameters must be a JSON object");
-	rc = api_check_access(ctx, op, params, err);
+	rc = api_check_params(op, params, err);
+	if (!rc)
+		rc = api_check_access(ctx, op, params, err);
 	if (op->writes)
 		ctx->head.seen = 0;
 	if (!rc)

@@ -79,6 +79,15 @@ enum smr_rc api_call(struct ops_ctx *ctx, const char *name, const json_t *params
 enum smr_rc api_check_access(struct ops_ctx *ctx, const struct api_op *op,
 			     const json_t *params, struct smr_err *err);
 
+/*
+ * Checks params against op's declared parameters (ops/decl.h), as
+ * api_call() does before anything else: SMR_OK when they fit or op
+ * declares none, else SMR_EUSAGE (a required one missing) or SMR_EINVAL
+ * with a message naming the parameter.
+ */
+enum smr_rc api_check_params(const struct api_op *op, const json_t *params,
+			     struct smr_err *err);
+
 /* Parameter helpers for operation handlers (also used by other api_*.c files). */
 enum smr_rc api_str(const json_t *params, const char *key, int required, const char **out,
 		    struct smr_err *err);

@@ -214,9 +214,13 @@ static int holds(const struct checkpoint *c, const char *field, const char *word
 }
 
 /* Checkpoints read while rendering one answer, by "space\nhash" (a HEAD: "space\n"). */
+/*
+ * Each checkpoint is its own allocation: a caller holds what read_once
+ * returned while it reads the next, which may grow the array.
+ */
 struct reads {
 	struct strmap index;
-	struct checkpoint *v;
+	struct checkpoint **v;
 	int *ok;
 	size_t n, cap;
 };
@@ -234,18 +238,22 @@ static const struct checkpoint *read_once(struct ops_ctx *ctx, struct reads *rd,
 			rd->ok = xrealloc(rd->ok, rd->cap * sizeof(*rd->ok));
 		}
 		i = rd->n++;
-		memset(&rd->v[i], 0, sizeof(rd->v[i]));
-		rd->ok[i] = hash ? !store_checkpoint_get(ctx->st, space_id, hash, &rd->v[i], NULL)
-				 : !ops_head(ctx, space_id, &rd->v[i], NULL);
+		rd->v[i] = xcalloc(1, sizeof(*rd->v[i]));
+		rd->ok[i] = hash ? !store_checkpoint_get(ctx->st, space_id, hash, rd->v[i], NULL)
+				 : !ops_head(ctx, space_id, rd->v[i], NULL);
 		strmap_put(&rd->index, key, i);
 	}
 	free(key);
-	return rd->ok[i] ? &rd->v[i] : NULL;
+	return rd->ok[i] ? rd->v[i] : NULL;
 }
 
 static void reads_release(struct reads *rd)
 {
-	checkpoints_free(rd->v, rd->n);
+	for (size_t i = 0; i < rd->n; i++) {
+		checkpoint_release(rd->v[i]);
+		free(rd->v[i]);
+	}
+	free(rd->v);
 	free(rd->ok);
 	strmap_release(&rd->index);
 }

@@ -193,10 +193,10 @@ describe('bad input is refused and changes nothing', () => {
   const f = (name) => path.join(t.dir, name);
   test('malformed JSON', () => assertUnchanged(t, t.db, ['commit', 'demo', '--from-json', f('bad.json')], { code: 2, stderr: /cannot parse/ }));
   test('wrongly typed JSON', () => {
-    assertUnchanged(t, t.db, ['commit', 'demo', '--from-json', f('types.json')], { code: 2, stderr: /'title' must be a string/ });
+    assertUnchanged(t, t.db, ['commit', 'demo', '--from-json', f('types.json')], { code: 2, stderr: /'checkpoint.title' must be a string/ });
     assertUnchanged(t, t.db, ['commit', 'demo', '--from-json', f('list.json')], { code: 2, stderr: /must be an array/ });
     assertUnchanged(t, t.db, ['commit', 'demo', '--from-json', f('array.json')], { code: 2, stderr: /object/ });
-    assertUnchanged(t, t.db, ['commit', 'demo', '--from-json', f('status.json')], { code: 2, stderr: /'open' or 'done'/ });
+    assertUnchanged(t, t.db, ['commit', 'demo', '--from-json', f('status.json')], { code: 2, stderr: /tasks\[0\].status' must be one of: open, done/ });
   });
   test('invalid UTF-8 in JSON, in arguments and in artifacts', () => {
     assertUnchanged(t, t.db, ['commit', 'demo', '--from-json', f('latin1.json')], { code: 2 });

@@ -163,11 +163,11 @@ describe('mcp stdio framing and envelope', () => {
   test('tool arguments of the wrong type: a tool error the agent can read', async () => {
     const before = ok(t.db, ['log', 'demo', '--json']);
     const cases = [
-      [{ space: 5 }, /'space' must be of type string/],
-      [{ space: 'demo', title: ['x'] }, /'title' must be of type string/],
-      [{ space: 'demo', decisions: 'one' }, /'decisions' must be of type array/],
+      [{ space: 5 }, /'space' must be a string/],
+      [{ space: 'demo', title: ['x'] }, /'title' must be a string/],
+      [{ space: 'demo', decisions: 'one' }, /'decisions' must be an array/],
       [{ space: 'demo', decisions: [{ txt: 'x' }] }, /decisions\[0\]\.text/],
-      [{ space: 'demo', metadata: [] }, /'metadata' must be of type object/],
+      [{ space: 'demo', metadata: [] }, /'metadata' must be an object/],
     ];
     for (const [args, pattern] of cases) {
       const r = await s.ask({ jsonrpc: '2.0', id: 'w', method: 'tools/call',

@@ -231,12 +231,12 @@ describe('mcp over stdio with the SDK client', () => {
     await callFails(client, 'write_checkpoint', { space: 'handoff' }, /empty checkpoint/);
     await callFails(client, 'write_checkpoint', { space: 'handoff', tasks: [{ text: 't', status: 'maybe' }] },
       /tasks\[0\]\.status/);
-    await callFails(client, 'read_head', { space: 42 }, /argument 'space' must be of type string/);
+    await callFails(client, 'read_head', { space: 42 }, /argument 'space' must be a string/);
     await callFails(client, 'read_head', {}, /missing required argument 'space'/);
     await callFails(client, 'read_head', { space: 'handoff', extra: 1 }, /unknown argument 'extra'/);
     await callFails(client, 'log', { ref: 'handoff', limit: 0 }, /at least 1/);
     await callFails(client, 'write_checkpoint', { space: 'handoff', decisions: [7] },
-      /decisions\[0\]' must be of type string or object/);
+      /decisions\[0\]' must be a string or an object/);
     assert.equal(dump(t.db), before, 'no failed call wrote anything');
   });
 
@@ -260,7 +260,7 @@ describe('mcp over stdio with the SDK client', () => {
     assert.deepEqual(f.items.map((i) => [i.field, i.index]), [['decisions', 0], ['decisions', 1]]);
     assert.equal(f.source, 'deterministic');
     assert.equal(dump(t.db), before, 'review only reads');
-    await callFails(client, 'review', { ref: 'reviewed', llm: 'no' }, /'llm' must be of type boolean/);
+    await callFails(client, 'review', { ref: 'reviewed', llm: 'no' }, /'llm' must be a boolean/);
     await callFails(client, 'review', { ref: 'nope' }, /not_found/);
   });
 

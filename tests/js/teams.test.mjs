@@ -251,6 +251,16 @@ function teamSuite(kind, makeDb) {
       'GET /v4/search': async () => ({ path: '/v4/search?q=first' }),
       'GET /v4/blame': async () => ({ path: '/v4/blame?ref=proj' }),
       'GET /v4/repos/{id}/reflog': async () => ({ path: '/v4/repos/proj/reflog' }),
+      'POST /v4/repos/{id}/commits': async () => ({ path: '/v4/repos/proj/commits', body: { checkpoint: { title: uniq('route') } } }),
+      'POST /v4/repos/{id}/restore': async () => ({ path: '/v4/repos/proj/restore', body: { ref: head } }),
+      'POST /v4/repos/{id}/fork': async () => ({ path: '/v4/repos/proj/fork', body: { into: uniq('rfork') } }),
+      'GET /v4/diff': async () => ({ path: `/v4/diff?from=${head}&to=proj` }),
+      'GET /v4/merge-base': async () => ({ path: `/v4/merge-base?a=${head}&b=proj` }),
+      'GET /v4/deleted': async () => ({ path: '/v4/deleted' }),
+      'GET /v4/export': async () => ({ path: '/v4/export' }),
+      'POST /v4/import': async () => ({ path: '/v4/import', body: { bundle: {} } }),
+      'GET /v4/fsck': async () => ({ path: '/v4/fsck?space=proj' }),
+      'POST /v4/gc': async () => ({ path: '/v4/gc', body: {} }),
     };
 
     const toolCases = {
@@ -478,6 +488,8 @@ function teamSuite(kind, makeDb) {
       assert.equal(hidden.code, -32602);
       assert.equal(hidden.message, (await get('rea', 'no-such-space')).error.message.replace('no-such-space', 'secret'));
       assert.doesNotMatch(JSON.stringify(await get('out', 'proj')), /first/);
+    });
+
     test('space.forks names a fork\'s origin only to whoever may read both', async () => {
       const forksOf = async (who) => (await op(who, 'space.forks', {})).json.result;
       // the matrix has written to proj and merged projfork into it: count as a dry run does
