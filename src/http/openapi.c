@@ -666,11 +666,13 @@ json_t *http_openapi_from(const json_t *decl)
 	add_shared_schemas(components);
 	drop_unused(components, paths);
 	/* a relative server: the document describes whichever address served it */
-	doc = json_pack("{s:s, s:{s:s, s:s, s:s}, s:[{s:s, s:s}], s:o, s:o, s:o, s:[{s:[]}, {}]}",
+	doc = json_pack("{s:s, s:{s:s, s:s, s:s, s:{s:s, s:s}}, s:[{s:s, s:s}], s:o, s:o, s:o,"
+			" s:[{s:[]}, {}]}",
 			"openapi", "3.1.0",
 			"info", "title", "Smriti HTTP API", "version", "1",
 			"description", "Version control for reasoning state. Spaces are 'repos'"
 			" and Checkpoints are 'commits' in the API.",
+			"license", "name", "Apache License 2.0", "identifier", "Apache-2.0",
 			"servers", "url", "/",
 			"description", "the server this document is served by",
 			"tags", openapi_tags(decl), "paths", paths, "components", components,

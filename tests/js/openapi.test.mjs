@@ -50,8 +50,6 @@ describe('the document', () => {
     const config = await createConfig({
       extends: ['recommended'],
       rules: {
-        // the sources carry no licence yet (debian/copyright): none to name
-        'info-license': 'off',
         // /v5/checkpoints/draft/{job_id} and /v5/checkpoints/{hash}/review are the
         // original product's routes; the literal "draft" segment always wins
         'no-ambiguous-paths': 'off',
