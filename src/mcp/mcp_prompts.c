@@ -1,11 +1,14 @@
 /*
  * mcp_prompts.c -- MCP prompts and argument completion.
  *
- *   prompts/list          one prompt, "handoff" (argument: space)
- *   prompts/get           its text, from the "handoff.text" operation: the
+ *   prompts/list          two prompts, each with one argument, space:
+ *                         "handoff", from the "handoff.text" operation: the
  *                         hand-off an agent starts from (HEAD and the newest
- *                         hand-off note, in the one checkpoint Markdown)
- *   completion/complete   Space names for the prompt's "space" and the HEAD
+ *                         hand-off note, in the one checkpoint Markdown);
+ *                         "prime", from the "prime" operation: what `smriti
+ *                         prime` prints, with MCP's tool names
+ *   prompts/get           a prompt's text
+ *   completion/complete   Space names for the prompts' "space" and the HEAD
  *                         resource templates' "name"
  *
  * The text is the operation's; this file only maps MCP's shapes onto it.
@@ -25,8 +28,33 @@
 #include <string.h>
 #include <strings.h>
 
-#define PROMPT_NAME "handoff"
 #define COMPLETION_MAX 100      /* the most values one completion may carry (MCP) */
+
+/* The prompts: each an operation's text for one Space. */
+static const struct prompt {
+	const char *name, *title, *description;
+	const char *op;         /* answers {text, ...} for {space} */
+	const char *tools;      /* its "tools" parameter, or NULL */
+	const char *what;       /* "Hand-off of the Space 'X'" */
+} prompts[] = {
+	{ "handoff", "Pick up a Space", "The hand-off an agent starts from: the Space's HEAD "
+	  "Checkpoint (decisions, tasks, open questions, ...) and the newest hand-off note a "
+	  "person left on it", "handoff.text", NULL, "Hand-off" },
+	{ "prime", "Prime an agent on a Space", "A few hundred tokens for an agent's context: "
+	  "the hand-off loop with this server's tool names (read HEAD, work, write on the "
+	  "parent you read, what a conflict means), HEAD's state, open tasks and questions, "
+	  "the last hand-off note", "prime", "mcp", "Primer" },
+};
+
+#define N_PROMPTS (sizeof(prompts) / sizeof(prompts[0]))
+
+static const struct prompt *find_prompt(const char *name)
+{
+	for (size_t i = 0; name && i < N_PROMPTS; i++)
+		if (!strcmp(prompts[i].name, name))
+			return &prompts[i];
+	return NULL;
+}
 
 void mcp_prompts_capabilities(json_t *caps)
 {
@@ -36,21 +64,26 @@ void mcp_prompts_capabilities(json_t *caps)
 
 json_t *mcp_prompts_list(struct mcp_session *s, const json_t *params, struct mcp_fail *fail)
 {
+	json_t *list = json_array();
+
 	(void)s;
-	if (json_object_get(params, "cursor"))
+	if (json_object_get(params, "cursor")) {
+		json_decref(list);
 		return mcp_failf(fail, MCP_INVALID_PARAMS,
 				 "invalid cursor: prompts/list has one page");
-	return json_pack("{s:[{s:s, s:s, s:s, s:[{s:s, s:s, s:b}]}]}", "prompts",
-			 "name", PROMPT_NAME, "title", "Pick up a Space",
-			 "description", "The hand-off an agent starts from: the Space's HEAD "
-			 "Checkpoint (decisions, tasks, open questions, ...) and the newest "
-			 "hand-off note a person left on it",
-			 "arguments", "name", "space", "description",
-			 "The Space to pick up (completion offers the names)", "required", 1);
+	}
+	for (size_t i = 0; i < N_PROMPTS; i++)
+		json_array_append_new(list, json_pack(
+			"{s:s, s:s, s:s, s:[{s:s, s:s, s:b}]}", "name", prompts[i].name,
+			"title", prompts[i].title, "description", prompts[i].description,
+			"arguments", "name", "space", "description",
+			"The Space (completion offers the names)", "required", 1));
+	return json_pack("{s:o}", "prompts", list);
 }
 
 /* The prompt's one argument, or NULL with fail set. */
-static const char *space_argument(const json_t *args, struct mcp_fail *fail)
+static const char *space_argument(const struct prompt *pr, const json_t *args,
+				  struct mcp_fail *fail)
 {
 	const char *key, *space = NULL;
 	const json_t *v;
@@ -62,23 +95,22 @@ static const char *space_argument(const json_t *args, struct mcp_fail *fail)
 	json_object_foreach((json_t *)args, key, v) {
 		if (strcmp(key, "space")) {
 			mcp_failf(fail, MCP_INVALID_PARAMS, "prompt '%s' takes no argument '%s'"
-				  " (its one argument is 'space')", PROMPT_NAME, key);
+				  " (its one argument is 'space')", pr->name, key);
 			return NULL;
 		}
 		space = json_string_value(v);
 	}
 	if (!space || !*space)
 		mcp_failf(fail, MCP_INVALID_PARAMS, "prompt '%s' needs the argument 'space' "
-			  "(a Space name, as a string)", PROMPT_NAME);
+			  "(a Space name, as a string)", pr->name);
 	return space && *space ? space : NULL;
 }
 
-/* prompts/get's result from the operation's {space, commit_hash, text}. */
-static json_t *prompt_result(const json_t *doc)
+/* prompts/get's result from the operation's {text, ...} for space. */
+static json_t *prompt_result(const struct prompt *pr, const char *space, const json_t *doc)
 {
-	return json_pack("{s:s++, s:[{s:s, s:{s:s, s:O}}]}",
-			 "description", "Hand-off of the Space '",
-			 json_string_value(json_object_get(doc, "space")), "'",
+	return json_pack("{s:s+++, s:[{s:s, s:{s:s, s:O}}]}",
+			 "description", pr->what, " of the Space '", space, "'",
 			 "messages", "role", "user", "content", "type", "text",
 			 "text", json_object_get(doc, "text"));
 }
@@ -86,6 +118,7 @@ static json_t *prompt_result(const json_t *doc)
 json_t *mcp_prompts_get(struct mcp_session *s, const json_t *params, struct mcp_fail *fail)
 {
 	const char *name = json_string_value(json_object_get(params, "name"));
+	const struct prompt *pr = find_prompt(name);
 	const char *space;
 	struct smr_err err = SMR_ERR_INIT;
 	json_t *p, *doc = NULL, *out = NULL;
@@ -93,20 +126,22 @@ json_t *mcp_prompts_get(struct mcp_session *s, const json_t *params, struct mcp_
 
 	if (!name)
 		return mcp_failf(fail, MCP_INVALID_PARAMS, "prompts/get needs a string 'name'");
-	if (strcmp(name, PROMPT_NAME))
+	if (!pr)
 		return mcp_failf(fail, MCP_INVALID_PARAMS, "unknown prompt '%s' (prompts/list "
 				 "names them)", name);
-	space = space_argument(json_object_get(params, "arguments"), fail);
+	space = space_argument(pr, json_object_get(params, "arguments"), fail);
 	if (!space)
 		return NULL;
 	p = json_pack("{s:s}", "space", space);
-	rc = s->call(s->cls, "handoff.text", p, &doc, &err);
+	if (pr->tools)
+		json_object_set_new(p, "tools", json_string(pr->tools));
+	rc = s->call(s->cls, pr->op, p, &doc, &err);
 	if (rc == SMR_ENOTFOUND || rc == SMR_EINVAL || rc == SMR_EUSAGE)
 		mcp_failf(fail, MCP_INVALID_PARAMS, "%s", err.msg);
 	else if (rc)
 		mcp_failf(fail, MCP_INTERNAL_ERROR, "%s", err.msg);
 	else
-		out = prompt_result(doc);
+		out = prompt_result(pr, space, doc);
 	json_decref(p);
 	json_decref(doc);
 	return out;
@@ -120,7 +155,7 @@ static int completes_space(const json_t *ref, const char *arg)
 	const char *uri = json_string_value(json_object_get(ref, "uri"));
 
 	if (!strcmp(type, "ref/prompt"))
-		return name && !strcmp(name, PROMPT_NAME) && !strcmp(arg, "space");
+		return find_prompt(name) && !strcmp(arg, "space");
 	return uri && !strcmp(arg, "name") && (!strcmp(uri, "smriti://spaces/{name}/head") ||
 					       !strcmp(uri, "smriti://spaces/{name}/head.json"));
 }

@@ -68,12 +68,26 @@ describe('mcp prompts and completion over stdio', () => {
     assert.deepEqual(caps.completions, {});
   });
 
-  test('prompts/list: the handoff prompt and its one argument', async () => {
+  test('prompts/list: the handoff and prime prompts, each with its one argument', async () => {
     const { prompts } = await client.listPrompts();
-    assert.equal(prompts.length, 1);
-    assert.equal(prompts[0].name, 'handoff');
-    assert.ok(prompts[0].description.length > 20);
-    assert.deepEqual(prompts[0].arguments.map((a) => [a.name, a.required]), [['space', true]]);
+    assert.deepEqual(prompts.map((p) => p.name), ['handoff', 'prime']);
+    for (const p of prompts) {
+      assert.ok(p.description.length > 20, p.name);
+      assert.deepEqual(p.arguments.map((a) => [a.name, a.required]), [['space', true]], p.name);
+    }
+  });
+
+  test("prompts/get prime: smriti prime's text, with this server's tool names", async () => {
+    const res = await client.getPrompt({ name: 'prime', arguments: { space: 'Plans' } });
+    assert.equal(res.messages.length, 1);
+    assert.equal(res.description, "Primer of the Space 'Plans'");
+    const text = res.messages[0].content.text;
+    const cli = ok(t.db, ['prime', 'Plans', '--mcp', '--json']);
+    assert.equal(text, cli.text, 'the same text as smriti prime --mcp');
+    assert.match(text, /read_head/);
+    assert.match(text, /use SQLite/);
+    assert.deepEqual(await complete(client, { type: 'ref/prompt', name: 'prime' }, 'space', 'pl'),
+      await complete(client, promptRef, 'space', 'pl'));
   });
 
   test('prompts/get: HEAD as the HEAD resource renders it, then the newest note, first', async () => {
