@@ -118,6 +118,10 @@ int cmd_ingest(int argc, char **argv, struct cli_ctx *ctx)
 		return 0;
 	}
 	rc = parse_args(cmd, argc, argv, &a);
+	/* the Space is an option here: say which one, not "name a SPACE" */
+	if (!rc && !a.space && !ctx->project.space)
+		rc = cli_usage(cmd, "ingest needs --space SPACE (or a project's Space: run"
+			       " 'smriti init SPACE' in the project)");
 	if (!rc)
 		rc = read_transcript(a.file, &text);
 	if (rc)

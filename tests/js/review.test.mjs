@@ -130,8 +130,9 @@ describe('smriti review', () => {
     const cases = [
       [['review', 'nosuch'], 3, /no space or checkpoint named 'nosuch'/],
       [['review', 'plan~99'], 3, /goes back past the first checkpoint/],
-      [['review'], 2, /give exactly one REF/],
-      [['review', 'plan', 'clean'], 2, /give exactly one REF/],
+      // no REF and no project (smriti init) to take it from
+      [['review'], 2, /name a REF, or run 'smriti init SPACE'/],
+      [['review', 'plan', 'clean'], 2, /give one REF \(or none in a project\)/],
       [['review', 'plan', '--bogus'], 2, /unknown option '--bogus'/],
     ];
     for (const [args, code, msg] of cases) {
