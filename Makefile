@@ -200,7 +200,7 @@ unit: $(BUILD)/unit-tests
 
 test: all $(BUILD)/unit-tests
 	$(BUILD)/unit-tests
-	SMRITI_BUILD=$(BUILD) node --test --test-concurrency=2 tests/js/ tests/fake-provider/
+	SMRITI_BUILD=$(BUILD) node --test --test-concurrency=2 tests/js/*.test.mjs tests/fake-provider/*.test.mjs
 
 clean:
 	rm -rf build build-asan build-fuzz
