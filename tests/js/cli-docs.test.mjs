@@ -20,6 +20,12 @@ before(() => {
 });
 after(() => t.cleanup());
 
+test('the man page is valid scdoc (what make man and the Debian package build)', () => {
+  const r = spawnSync('scdoc', [], { input: readFileSync(path.join(ROOT, 'docs/man/smriti.1.scd')), encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^\.TH "smriti" "1"/m);
+});
+
 test('the man page has a section for every command and names every option', () => {
   const page = readFileSync(path.join(ROOT, 'docs/man/smriti.1.scd'), 'utf8');
   assert.ok(COMMANDS.length >= 15, COMMANDS.join(' '));
