@@ -88,13 +88,6 @@ enum smr_rc cli_call_keep(struct cli_ctx *ctx, const char *op, json_t *params,
  */
 enum smr_rc cli_fill_space(struct cli_ctx *ctx, json_t *params, struct smr_err *err);
 
-/*
- * The Space a command names, else the project's; NULL when neither (then
- * cli_fail()s with a message naming 'smriti init').  For commands that
- * need the name before calling an operation.
- */
-const char *cli_space_or_project(struct cli_ctx *ctx, const char *given);
-
 /* Prints an error line ("smriti: ...") and returns the exit code for rc. */
 int cli_fail(enum smr_rc rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -217,17 +217,14 @@ int cmd_merge(int argc, char **argv, struct cli_ctx *ctx)
 		rc = resolution(&a, &reso);
 	if (rc)
 		return rc;
-	space = cli_space_or_project(ctx, argc - first == 2 ? argv[first] : NULL);
+	/* no SPACE and no project: null, which cli_fill_space refuses in its one message */
+	space = argc - first == 2 ? argv[first] : ctx->project.space;
 	ref = argv[argc - 1];
-	if (!space) {
-		json_decref(reso);
-		return smr_rc_exit_code(SMR_EUSAGE);
-	}
 	/* who is merging, as `smriti commit` names its author */
 	if (!a.author)
 		a.author = cli_default_author();
 	rc = (int)cli_call_keep(ctx, "merge",
-				json_pack("{s:s, s:s, s:O?, s:s?, s:s?, s:b}", "space", space,
+				json_pack("{s:s?, s:s, s:O?, s:s?, s:s?, s:b}", "space", space,
 					  "ref", ref, "resolution", reso, "author",
 					  a.author, "title", a.title, "dry_run", a.dry_run),
 				&res, &err);

@@ -265,15 +265,6 @@ enum smr_rc cli_fill_space(struct cli_ctx *ctx, json_t *params, struct smr_err *
 	return SMR_OK;
 }
 
-const char *cli_space_or_project(struct cli_ctx *ctx, const char *given)
-{
-	if (given)
-		return given;
-	if (!ctx->project.space)
-		cli_fail(SMR_EUSAGE, "name a SPACE, or run 'smriti init SPACE' in the project to "
-			 "make it the default here");
-	return ctx->project.space;
-}
 
 enum smr_rc cli_call_keep(struct cli_ctx *ctx, const char *op, json_t *params,
 			  json_t **result, struct smr_err *err)

@@ -81,15 +81,21 @@ const char *mcp_request_version(const json_t *msg)
 	return v ? (json_string_value(v) ? json_string_value(v) : "") : NULL;
 }
 
-const char *mcp_modern_meta_missing(const json_t *msg)
+/* What params._meta lacks of a modern request's, as mcp_modern_meta_missing says. */
+static const char *meta_missing(const json_t *params)
 {
-	const json_t *meta = json_object_get(json_object_get(msg, "params"), "_meta");
+	const json_t *meta = json_object_get(params, "_meta");
 
 	if (!json_is_string(json_object_get(meta, MCP_META_VERSION)))
 		return "protocolVersion";
 	if (!json_is_object(json_object_get(meta, MCP_META_CAPABILITIES)))
 		return "clientCapabilities";
 	return NULL;
+}
+
+const char *mcp_modern_meta_missing(const json_t *msg)
+{
+	return meta_missing(json_object_get(msg, "params"));
 }
 
 /* A JSON-RPC error response (new reference); data is not stolen. */
@@ -328,10 +334,10 @@ static json_t *run_request(struct mcp_session *s, const json_t *id, const char *
 
 	if (version && (!modern || strcmp(modern, MCP_MODERN_VERSION)))
 		return unsupported_version(id, version);
-	if (modern && !json_is_object(json_object_get(json_object_get(params, "_meta"),
-						       MCP_META_CAPABILITIES)))
-		return mcp_error(id, MCP_INVALID_PARAMS, "invalid params: a %s request's _meta"
-				 " carries %s", MCP_MODERN_VERSION, MCP_META_CAPABILITIES);
+	if (modern && meta_missing(params))
+		return mcp_error(id, MCP_INVALID_PARAMS, "invalid params: a %s request carries"
+				 " params._meta with io.modelcontextprotocol/%s", MCP_MODERN_VERSION,
+				 meta_missing(params));
 	if (m < 0)
 		return mcp_error(id, MCP_METHOD_NOT_FOUND, "method not found: '%s'", method);
 	if (params && !json_is_object(params))
