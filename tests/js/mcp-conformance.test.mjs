@@ -34,15 +34,18 @@ const ASKS_CLIENT = 'Smriti never asks the client anything (no sampling, elicita
 const NO_LOGGING = 'Smriti offers no logging capability (its log is its own stderr)';
 const NO_SESSION = 'the /mcp endpoint is stateless: no Mcp-Session-Id, so no session to test (the scenario reports it skipped)';
 const NO_SSE = 'Smriti answers every POST with one JSON body, never an SSE stream, so there is no stream to poll or resume';
-const MCP_REV = 'waits for mcp-rev (MCP 2026-07-28 on /mcp, resources/subscribe over HTTP)';
-const SUB_FIXTURE = `${MCP_REV}; the scenario subscribes to test://watched-resource, which is no Smriti resource, so it passes only if subscribing to a URI Smriti does not serve is accepted`;
+const NO_LEGACY_SUBSCRIBE = 'over Streamable HTTP a 2025-11-25 client is told resources.subscribe: false'
+  + ' (it would need a session and a GET stream, which the stateless /mcp has not); HTTP clients hear of'
+  + ' changes through 2026-07-28 subscriptions/listen (scenario caching and mcp-modern.test.mjs), stdio'
+  + ' clients through resources/subscribe (mcp-subscribe.test.mjs)';
 
 const SCENARIOS = {
   '2025-11-25': {
     pass: ['server-initialize', 'ping', 'tools-list', 'resources-list', 'prompts-list',
       'completion-complete', 'dns-rebinding-protection'],
-    pending: { 'resources-subscribe': SUB_FIXTURE, 'resources-unsubscribe': SUB_FIXTURE },
+    pending: {},
     notApplicable: {
+      'resources-subscribe': NO_LEGACY_SUBSCRIBE, 'resources-unsubscribe': NO_LEGACY_SUBSCRIBE,
       'server-session-lifecycle': NO_SESSION,
       'logging-set-level': NO_LOGGING,
       'tools-call-simple-text': FIXTURE, 'tools-call-image': FIXTURE, 'tools-call-audio': FIXTURE,
