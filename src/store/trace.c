@@ -8,7 +8,8 @@
  * were opened; arguments are not logged (they hold users' text).
  *
  * A new method of internal.h gets a line in METHODS (or, when it does not
- * return enum smr_rc, a function of its own below).
+ * return enum smr_rc, a function of its own below); tests/unit/test_store_trace.c
+ * fails for a method left out.
  */
 #include "store/internal.h"
 #include "util/logline.h"
