@@ -90,9 +90,12 @@ enum smr_rc chat_generation_resolve(struct ops_ctx *ctx, const char *id,
 				    struct smr_err *err);
 
 /*
- * A generation to read events from: the live one, or for one that ended
- * before this server's memory of it (or in another process), one holding
- * only its final event, rebuilt from the store.  Caller chat_gen_unref()s.
+ * A generation to read events from: the live one; on PostgreSQL, for one
+ * that another server runs (or ran, minutes ago), its events as that
+ * server wrote them, followed to the end (relay.h); else, for one that
+ * ended before this server's memory of it (or in another process), one
+ * holding only its final event, rebuilt from the store.  Caller
+ * chat_gen_unref()s.
  */
 enum smr_rc chat_generation_open(struct ops_ctx *ctx, const char *id, struct chat_gen **out,
 				 struct smr_err *err);
@@ -137,7 +140,9 @@ void chat_gen_unref(struct chat_gen *g);
 /*
  * Stop: the provider transfer is aborted; what arrived is stored as the
  * assistant turn with status stopped.  *result is {generation, stopping}
- * (stopping false when it had already ended).  New reference.
+ * (stopping false when it had already ended).  New reference.  On
+ * PostgreSQL a generation another server runs is asked to stop through the
+ * store (relay.h), and that server stops it.
  */
 enum smr_rc chat_generation_stop(struct ops_ctx *ctx, const char *id, json_t **result,
 				 struct smr_err *err);
