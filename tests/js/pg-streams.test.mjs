@@ -152,6 +152,34 @@ describe('two servers on one PostgreSQL', { skip }, () => {
     fake.release('stop-b');
   });
 
+  test('the text of a server killed mid-reply stays readable, and a reader elsewhere gets the end once it is marked', async () => {
+    const env = { OPENAI_API_KEY: 'sk-test-openai-key-0123456789', OPENAI_BASE_URL: `${fake.url}/v1`,
+      SMRITI_PROVIDER_RETRIES: '0' };
+    const K = await startServer(dsn, { args: ['--workers', '2', '--quiet'], env });
+    const s = await newSession();
+    fake.script([{ reply: 'what was said before the end', deltas: 6, hold: 'killed', pause_after: 3 }]);
+    const st = await send(K, s.id, 'talk');
+    const seen = [await st.next(), await st.next(), await st.next(), await st.next()];
+    const genId = seen[0].data.generation.id;
+    const text = deltasText(seen);
+    await until(async () => (await expectStatus(B, 'GET', `/v4/generations/${genId}`, 200)).text === text,
+      BOUND_MS, 'the text so far on B');
+    const onB = await openStream(B, 'GET', `/v4/generations/${genId}`, { headers: { 'Last-Event-ID': '4' } });
+    await K.stop('SIGKILL');
+    await until(() => fake.holds().killed.waiting === 0, BOUND_MS, 'the killed server\'s provider call closed');
+    // what the dead server had written is still there for whoever takes over
+    assert.equal((await expectStatus(B, 'GET', `/v4/generations/${genId}`, 200)).text, text);
+    // another server marks it interrupted (the lease rule's job; here by hand)
+    psql(`SET search_path = ${schema}; UPDATE generations SET status = 'interrupted',`
+      + ` error = 'its server stopped', finished_at = '2099-01-01T00:00:00.000000Z' WHERE id = '${genId}'`);
+    const rest = await onB.all();
+    assert.equal(rest.length, 1, JSON.stringify(rest));
+    assert.equal(rest[0].id, 5, 'the end follows the last event written');
+    assert.equal(rest[0].event, 'error');
+    assert.equal(rest[0].data.error.code, 'interrupted');
+    fake.release('killed');
+  });
+
   test('a write through B reaches a page and MCP subscribers on A', async () => {
     await expectStatus(A, 'POST', '/v4/repos', 201, { body: { name: 'live' } });
     const uri = 'smriti://spaces/live/head';
