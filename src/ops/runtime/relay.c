@@ -30,7 +30,7 @@
 /* A followed generation and when news of it last came. */
 struct follow {
 	struct chat_gen *g;
-	struct generation row;      /* id and session; status as last read */
+	struct generation row;      /* its id and session (the rest unset) */
 	int64_t news_us;
 };
 
