@@ -432,7 +432,6 @@ struct chat_gen *gen_new_remote(struct runtime *rt, const char *id, const char *
 {
 	struct chat_gens *gs = rt->gens;
 	struct chat_gen *g = gen_alloc(rt, id, session_id), *had;
-
 	int64_t now = sys_monotonic_us();
 
 	g->remote = 1;
