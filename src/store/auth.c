@@ -87,14 +87,20 @@ static enum smr_rc bump(struct store *st, enum smr_rc rc, struct smr_err *err)
 	return rc ? rc : q_done(st, sql_auth_bump(st), NULL, 0, err);
 }
 
-enum smr_rc store_watch_open(const char *dsn, struct store_watch **out, struct smr_err *err)
+enum smr_rc store_watch_open_on(const char *dsn, const char *channel, struct store_watch **out,
+				struct smr_err *err)
 {
 	*out = NULL;
 	for (size_t i = 0; store_backends[i]; i++)
 		if (store_backends[i]->accepts(dsn))
 			return store_backends[i]->watch_open ?
-			       store_backends[i]->watch_open(dsn, out, err) : SMR_OK;
+			       store_backends[i]->watch_open(dsn, channel, out, err) : SMR_OK;
 	return smr_errf(err, SMR_EUSAGE, "no storage backend in this binary handles '%s'", dsn);
+}
+
+enum smr_rc store_watch_open(const char *dsn, struct store_watch **out, struct smr_err *err)
+{
+	return store_watch_open_on(dsn, STORE_AUTH_CHANNEL, out, err);
 }
 
 int store_watch_wait(struct store_watch *w, int ms, struct smr_err *err)

@@ -117,10 +117,23 @@ struct store_watch;
  */
 enum smr_rc store_watch_open(const char *dsn, struct store_watch **out, struct smr_err *err);
 /*
- * Waits up to ms milliseconds: 1 when the epoch may have moved (a notice
- * came, or the watch just (re)connected and so may have missed some), 0
- * when nothing came, -1 with err set when the watch is down (the next call
- * tries to connect again).
+ * store_watch_open on another channel: STORE_GEN_CHANNEL hears of replies'
+ * events and stops (ops/runtime/relay.c).
+ */
+#define STORE_GEN_CHANNEL "smriti_gen"
+enum smr_rc store_watch_open_on(const char *dsn, const char *channel, struct store_watch **out,
+				struct smr_err *err);
+/* What a notice says moved (store_watch_wait's bits). */
+#define STORE_NOTICE_ANY 1      /* something (the auth epoch: all there is) */
+#define STORE_NOTICE_EVENTS 2   /* a reply's events were written */
+#define STORE_NOTICE_STOP 4     /* someone asked for a reply to stop */
+#define STORE_NOTICE_ALL 7
+/*
+ * Waits up to ms milliseconds: nonzero when something may have moved (the
+ * STORE_NOTICE_ bits of the notices that came; all of them when the watch
+ * just (re)connected and so may have missed some), 0 when nothing came, -1
+ * with err set when the watch is down (the next call tries to connect
+ * again).
  */
 int store_watch_wait(struct store_watch *w, int ms, struct smr_err *err);
 void store_watch_close(struct store_watch *w);

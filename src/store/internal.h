@@ -292,8 +292,9 @@ struct store_ops {
 	 * the notice goes out only when the new epoch is committed.
 	 */
 	const char *auth_bump_sql;
-	/* See store_watch_open; NULL: the backend has no change notices (SQLite). */
-	enum smr_rc (*watch_open)(const char *dsn, struct store_watch **out, struct smr_err *err);
+	/* See store_watch_open_on; NULL: the backend has no change notices (SQLite). */
+	enum smr_rc (*watch_open)(const char *dsn, const char *channel, struct store_watch **out,
+				  struct smr_err *err);
 };
 
 /* A backend's watch embeds this first (full/pg_watch.c). */
@@ -421,12 +422,16 @@ enum smr_rc rows_generation_update(struct store *st, const struct generation *g,
  */
 enum smr_rc rows_generation_interrupt(struct store *st, const char *reason, const char *now,
 				      const char *before, size_t *n, struct smr_err *err);
+/* One batch of store_generation_publish, in the caller's transaction. */
+enum smr_rc rows_generation_events_put(struct store *st, const struct gen_events *b,
+				       struct smr_err *err);
 
 /* The backends compiled into this binary, NULL-terminated (backends_*.c). */
 extern const struct store_ops *const store_backends[];
 extern const struct store_ops store_sqlite_ops;
 extern const struct store_ops store_postgres_ops;
 /* PostgreSQL's store_watch (full/pg_watch.c). */
-enum smr_rc pg_watch_open(const char *dsn, struct store_watch **out, struct smr_err *err);
+enum smr_rc pg_watch_open(const char *dsn, const char *channel, struct store_watch **out,
+			  struct smr_err *err);
 
 #endif

@@ -7,6 +7,7 @@
  */
 #include "store/auth.h"
 #include "store/sql.h"
+#include "util/buf.h"
 #include "util/xalloc.h"
 
 #include <stdint.h>
@@ -689,5 +690,136 @@ enum smr_rc rows_generation_interrupt(struct store *st, const char *reason, cons
 	sql_arg(&b, before);
 	if (!rc)
 		rc = sql_exec(st, SQL_AUTO, gens, &b, "interrupting generations", n, err);
+	return rc;
+}
+
+/* ---- generation events (ops/runtime/relay.c) ---- */
+
+void gen_events_free(struct gen_events *b, size_t n)
+{
+	for (size_t i = 0; b && i < n; i++) {
+		free(b[i].generation_id);
+		free(b[i].events);
+		free(b[i].text);
+	}
+	free(b);
+}
+
+enum smr_rc rows_generation_events_put(struct store *st, const struct gen_events *b,
+				       struct smr_err *err)
+{
+	static const char sql[] =
+		"INSERT INTO generation_events (generation_id, first_seq, last_seq, events, text)"
+		" VALUES ($1, $2, $3, $4, $5) ON CONFLICT (generation_id, first_seq) DO UPDATE"
+		" SET last_seq = excluded.last_seq, events = excluded.events, text = excluded.text";
+	struct sql_args a = SQL_ARGS_INIT;
+
+	sql_arg(&a, b->generation_id);
+	sql_arg_int(&a, b->first_seq);
+	sql_arg_int(&a, b->last_seq);
+	sql_arg(&a, b->events);
+	sql_arg(&a, b->text);
+	return sql_exec(st, SQL_ROW, sql, &a, "publishing a reply's events", NULL, err);
+}
+
+static void read_gen_events(struct store_rows *r, size_t i, void *elem)
+{
+	struct gen_events *b = elem;
+
+	b->generation_id = sql_take(r, i, 0);
+	b->first_seq = sql_int(r, i, 1);
+	b->last_seq = sql_int(r, i, 2);
+	b->events = sql_take(r, i, 3);
+	b->text = sql_take(r, i, 4);
+}
+
+enum smr_rc store_generation_events(struct store *st, const char *id, int64_t after,
+				    struct gen_events **out, size_t *n, struct smr_err *err)
+{
+	static const char sql[] =
+		"SELECT generation_id, first_seq, last_seq, events, text FROM generation_events"
+		" WHERE generation_id = $1 AND last_seq > CAST($2 AS BIGINT) ORDER BY first_seq";
+	struct sql_args a = SQL_ARGS_INIT;
+	struct store_rows r;
+	enum smr_rc rc;
+
+	sql_arg(&a, id);
+	sql_arg_int(&a, after);
+	rc = sql_rows(st, SQL_AUTO, sql, &a, "reading a reply's events", &r, err);
+	if (!rc)
+		read_all(&r, sizeof(**out), read_gen_events, (void **)out, n);
+	store_rows_release(&r);
+	return rc;
+}
+
+enum smr_rc store_generation_text(struct store *st, const char *id, char **out,
+				  struct smr_err *err)
+{
+	static const char sql[] =
+		"SELECT text FROM generation_events WHERE generation_id = $1 ORDER BY first_seq";
+	struct sql_args a = SQL_ARGS_INIT;
+	struct store_rows r;
+	struct buf b = BUF_INIT(0);
+	enum smr_rc rc;
+
+	sql_arg(&a, id);
+	rc = sql_rows(st, SQL_AUTO, sql, &a, "reading a reply's text", &r, err);
+	for (size_t i = 0; !rc && i < r.rows; i++) {
+		const char *t = r.cells[i * r.cols];
+
+		if (t)
+			buf_add(&b, t, strlen(t));
+	}
+	store_rows_release(&r);
+	*out = rc ? NULL : xstrndup(b.ptr ? b.ptr : "", b.len);
+	buf_release(&b);
+	return rc;
+}
+
+enum smr_rc store_generation_events_prune(struct store *st, const char *before, size_t *n,
+					  struct smr_err *err)
+{
+	static const char sql[] =
+		"DELETE FROM generation_events WHERE generation_id NOT IN (SELECT id FROM generations"
+		" WHERE status = 'running' OR finished_at IS NULL OR finished_at >= $1)";
+	struct sql_args a = SQL_ARGS_INIT;
+
+	sql_arg(&a, before);
+	return sql_exec(st, SQL_AUTO, sql, &a, "dropping ended replies' events", n, err);
+}
+
+enum smr_rc store_generation_request_stop(struct store *st, const char *id, int *stopping,
+					  struct smr_err *err)
+{
+	static const char sql[] =
+		"UPDATE generations SET stop_requested = 1"
+		" WHERE id = $1 AND status = 'running' AND stop_requested = 0";
+	struct sql_args a = SQL_ARGS_INIT;
+	size_t n = 0;
+	enum smr_rc rc;
+
+	sql_arg(&a, id);
+	rc = sql_exec(st, SQL_AUTO, sql, &a, "asking for a reply to stop", &n, err);
+	*stopping = !rc && n > 0;
+	return rc;
+}
+
+enum smr_rc store_generation_stops(struct store *st, char ***out, size_t *n,
+				   struct smr_err *err)
+{
+	static const char sql[] =
+		"SELECT id FROM generations WHERE status = 'running' AND stop_requested = 1";
+	struct store_rows r;
+	enum smr_rc rc = sql_rows(st, SQL_AUTO, sql, NULL, "reading stops asked for", &r, err);
+
+	*out = NULL;
+	*n = 0;
+	if (!rc) {
+		*out = xcalloc(r.rows ? r.rows : 1, sizeof(**out));
+		*n = r.rows;
+		for (size_t i = 0; i < r.rows; i++)
+			(*out)[i] = sql_take(&r, i, 0);
+	}
+	store_rows_release(&r);
 	return rc;
 }

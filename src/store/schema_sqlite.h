@@ -193,6 +193,25 @@ static const char *const sqlite_migrations[] = {
 	"ALTER TABLE turns ADD COLUMN parent_seq INTEGER;"
 	"ALTER TABLE sessions ADD COLUMN leaf_seq INTEGER;"
 	"ALTER TABLE sessions ADD COLUMN fork_seq INTEGER;",
+	/*
+	 * 8: streams any server can serve (issue 29).  The server running a
+	 * reply writes its events in batches (ops/runtime/relay.c): each row is
+	 * events first_seq..last_seq as the server-sent-event text a reader
+	 * gets, and the deltas' text among them joined, so another server can
+	 * resume a reader after any event and tell the text streamed so far.
+	 * Rows go some minutes after their generation ended.  stop_requested:
+	 * a Stop sent to a server that does not hold the provider call; the
+	 * one that does reads it and stops.  SQLite (one server) has the
+	 * table and the column but never writes them.
+	 */
+	"CREATE TABLE generation_events ("
+	"  generation_id TEXT NOT NULL,"
+	"  first_seq INTEGER NOT NULL,"
+	"  last_seq INTEGER NOT NULL,"
+	"  events TEXT NOT NULL,"
+	"  text TEXT NOT NULL,"
+	"  PRIMARY KEY (generation_id, first_seq));"
+	"ALTER TABLE generations ADD COLUMN stop_requested INTEGER NOT NULL DEFAULT 0;",
 };
 
 #endif

@@ -1094,6 +1094,29 @@ enum smr_rc store_generation_interrupt_running(struct store *st, const char *rea
 	return write_rows(st, interrupt_rows, &i, err);
 }
 
+struct gen_publish {
+	const struct gen_events *b;
+	size_t n;
+};
+
+static enum smr_rc publish_rows(struct store *st, void *arg, struct smr_err *err)
+{
+	struct gen_publish *p = arg;
+	enum smr_rc rc = SMR_OK;
+
+	for (size_t i = 0; !rc && i < p->n; i++)
+		rc = rows_generation_events_put(st, &p->b[i], err);
+	return rc;
+}
+
+enum smr_rc store_generation_publish(struct store *st, const struct gen_events *b, size_t n,
+				     struct smr_err *err)
+{
+	struct gen_publish p = { b, n };
+
+	return n ? write_rows(st, publish_rows, &p, err) : SMR_OK;
+}
+
 static enum smr_rc update_rows(struct store *st, void *arg, struct smr_err *err)
 {
 	return rows_generation_update(st, arg, err);

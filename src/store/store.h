@@ -405,4 +405,46 @@ enum smr_rc store_generation_interrupt_running(struct store *st, const char *rea
 					       const char *now, const char *before, size_t *n,
 					       struct smr_err *err);
 
+/*
+ * A generation's events as another server reads them (ops/runtime/relay.c):
+ * events first_seq..last_seq (numbered from 1, as generation.h numbers
+ * them) as server-sent-event text, and text, the deltas among them joined.
+ */
+struct gen_events {
+	char *generation_id;
+	int64_t first_seq, last_seq;
+	char *events;
+	char *text;
+};
+void gen_events_free(struct gen_events *b, size_t n);
+
+/*
+ * Writes n batches in one transaction.  A batch whose generation already
+ * has one at the same first_seq replaces it (a retry after a commit whose
+ * outcome was unknown carries the same events and maybe more).
+ */
+enum smr_rc store_generation_publish(struct store *st, const struct gen_events *b, size_t n,
+				     struct smr_err *err);
+/* The batches of id holding events after `after`, oldest first; caller gen_events_free()s. */
+enum smr_rc store_generation_events(struct store *st, const char *id, int64_t after,
+				    struct gen_events **out, size_t *n, struct smr_err *err);
+/*
+ * The text id streamed so far, as its server last wrote it (within a
+ * second of its arrival); "" when none was written.  Caller free()s.
+ */
+enum smr_rc store_generation_text(struct store *st, const char *id, char **out,
+				  struct smr_err *err);
+/* Drops the batches of generations that ended before `before` (and of those deleted). */
+enum smr_rc store_generation_events_prune(struct store *st, const char *before, size_t *n,
+					  struct smr_err *err);
+/*
+ * Asks whichever server runs id to stop it: *stopping 1 when id was running
+ * and had not been asked yet (on PostgreSQL the servers hear of it at once).
+ */
+enum smr_rc store_generation_request_stop(struct store *st, const char *id, int *stopping,
+					  struct smr_err *err);
+/* The running generations someone asked to stop (their ids; caller frees each and *out). */
+enum smr_rc store_generation_stops(struct store *st, char ***out, size_t *n,
+				   struct smr_err *err);
+
 #endif

@@ -3877,3 +3877,85 @@ CONFORMANCE(generations)
 	CHECK_STR(got.status, "stopped");   /* ended ones are left alone */
 	generation_release(&got);
 }
+
+/*
+ * A reply's events for other servers (issue 29): batches read back after
+ * any event, a retried batch replacing the one at its first event (no event
+ * twice, none lost), the text joined, a stop asked for once and only while
+ * running, and the events of ended replies dropped.
+ */
+CONFORMANCE(generation_events)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct generation g = gen_row("gen-ev", NULL), got = { 0 };
+	struct turn u = { 0 };
+	struct gen_events b[2] = {
+		{ (char *)"gen-ev", 1, 2, (char *)"id: 1\n\nid: 2\n\n", (char *)"ab" },
+		{ (char *)"gen-ev", 3, 3, (char *)"id: 3\n\n", (char *)"c" },
+	}, retry = { (char *)"gen-ev", 3, 4, (char *)"id: 3\n\nid: 4\n\n", (char *)"cd" };
+	struct gen_events *out = NULL;
+	char a[37], s1[37], *text = NULL, **ids = NULL;
+	size_t n = 0;
+	int stopping = -1;
+
+	CHECK_INT(make_space(f, "events", a, &err), SMR_OK);
+	make_session(f, a, s1, "2026-01-01T00:00:01.000000Z", NULL, NULL, -1);
+	g.session_id = s1;
+	u = new_turn(s1, "user", "go", NULL);
+	CHECK_INT(store_generation_begin(f->st, &g, &u, 0, &err), SMR_OK);
+	CHECK_INT(store_generation_text(f->st, "gen-ev", &text, &err), SMR_OK);
+	CHECK_STR(text, "");
+	free(text);
+	CHECK_INT(store_generation_publish(f->st, b, 2, &err), SMR_OK);
+	CHECK_INT(store_generation_publish(f->st, &retry, 1, &err), SMR_OK);
+	CHECK_INT(store_generation_events(f->st, "gen-ev", 0, &out, &n, &err), SMR_OK);
+	CHECK_INT(n, 2);
+	if (n == 2) {
+		CHECK_INT(out[0].first_seq, 1);
+		CHECK_INT(out[1].last_seq, 4);
+		CHECK_STR(out[1].events, "id: 3\n\nid: 4\n\n");
+	}
+	gen_events_free(out, n);
+	CHECK_INT(store_generation_events(f->st, "gen-ev", 2, &out, &n, &err), SMR_OK);
+	CHECK_INT(n, 1);
+	gen_events_free(out, n);
+	CHECK_INT(store_generation_events(f->st, "gen-ev", 4, &out, &n, &err), SMR_OK);
+	CHECK_INT(n, 0);
+	gen_events_free(out, n);
+	CHECK_INT(store_generation_text(f->st, "gen-ev", &text, &err), SMR_OK);
+	CHECK_STR(text, "abcd");
+	free(text);
+	/* a stop: asked once, seen by the running server until it ends */
+	CHECK_INT(store_generation_stops(f->st, &ids, &n, &err), SMR_OK);
+	CHECK_INT(n, 0);
+	free(ids);
+	CHECK_INT(store_generation_request_stop(f->st, "gen-ev", &stopping, &err), SMR_OK);
+	CHECK_INT(stopping, 1);
+	CHECK_INT(store_generation_request_stop(f->st, "gen-ev", &stopping, &err), SMR_OK);
+	CHECK_INT(stopping, 0);
+	CHECK_INT(store_generation_stops(f->st, &ids, &n, &err), SMR_OK);
+	CHECK_INT(n, 1);
+	if (n == 1)
+		CHECK_STR(ids[0], "gen-ev");
+	for (size_t i = 0; i < n; i++)
+		free(ids[i]);
+	free(ids);
+	/* ended: no stop to ask for; its events go once it ended before the cut-off */
+	g.status = (char *)"stopped";
+	g.finished_at = (char *)"2026-01-01T00:05:00.000000Z";
+	CHECK_INT(store_generation_end(f->st, &g, NULL, &err), SMR_OK);
+	CHECK_INT(store_generation_request_stop(f->st, "gen-ev", &stopping, &err), SMR_OK);
+	CHECK_INT(stopping, 0);
+	CHECK_INT(store_generation_stops(f->st, &ids, &n, &err), SMR_OK);
+	CHECK_INT(n, 0);
+	free(ids);
+	CHECK_INT(store_generation_events_prune(f->st, "2026-01-01T00:04:00.000000Z", &n, &err),
+		  SMR_OK);
+	CHECK_INT(n, 0);
+	CHECK_INT(store_generation_events_prune(f->st, "2026-01-01T00:06:00.000000Z", &n, &err),
+		  SMR_OK);
+	CHECK_INT(n, 2);
+	CHECK_INT(store_generation_get(f->st, "gen-ev", &got, &err), SMR_OK);
+	CHECK_STR(got.status, "stopped");
+	generation_release(&got);
+}

@@ -10,6 +10,7 @@
  * lost its connection can still read the end).
  */
 #include "ops/runtime/generation.h"
+#include "ops/runtime/relay.h"
 #include "provider/loop.h"
 #include "util/buf.h"
 #include "util/sys.h"
@@ -82,6 +83,9 @@ struct chat_gen {
 	struct provider_stream *ps;
 	int64_t ended_us;
 	int counted;                /* in gs->live until it ends */
+	int remote;                 /* followed: its events come from another server (relay.c) */
+	size_t published;           /* events written for other servers (relay.c) */
+	size_t published_text;      /* bytes of text among them */
 	struct chat_gen *fin_next;  /* in the finisher's queue */
 	struct chat_gen *next;      /* in the runtime's list */
 };
@@ -124,6 +128,7 @@ struct chat_gens {
 	pthread_cond_t tick;
 	int ticking, stop_ticking;  /* under lock */
 	long keepalive_ms;
+	struct gen_relay *relay;    /* PostgreSQL: publishes and follows events (relay.c) */
 };
 
 /* ---- references and the list ---- */
@@ -145,6 +150,11 @@ static struct chat_gen *gen_alloc(struct runtime *rt, const char *id, const char
 static void gen_ref(struct chat_gen *g)
 {
 	atomic_fetch_add(&g->refs, 1);
+}
+
+void chat_gen_ref(struct chat_gen *g)
+{
+	gen_ref(g);
 }
 
 void chat_gen_unref(struct chat_gen *g)
@@ -245,11 +255,13 @@ struct chat_gen *gen_new(struct runtime *rt, const char *id, const char *session
 	g->next = gs->list;
 	gs->list = g;
 	pthread_mutex_unlock(&gs->lock);
+	if (gs->relay)
+		relay_own(gs->relay, g);
 	return g;
 }
 
-/* The live generation id, with a reference, or NULL. */
-static struct chat_gen *find_live(struct runtime *rt, const char *id)
+/* The generation id of this server (remote 0) or followed here (1), with a reference, or NULL. */
+static struct chat_gen *find_listed(struct runtime *rt, const char *id, int remote)
 {
 	struct chat_gens *gs = rt ? rt->gens : NULL;
 	struct chat_gen *g;
@@ -257,12 +269,18 @@ static struct chat_gen *find_live(struct runtime *rt, const char *id)
 	if (!gs)
 		return NULL;
 	pthread_mutex_lock(&gs->lock);
-	for (g = gs->list; g && strcmp(g->id, id); g = g->next)
+	for (g = gs->list; g && (g->remote != remote || strcmp(g->id, id)); g = g->next)
 		;
 	if (g)
 		gen_ref(g);
 	pthread_mutex_unlock(&gs->lock);
 	return g;
+}
+
+/* The live generation id (its provider call is this server's), with a reference, or NULL. */
+static struct chat_gen *find_live(struct runtime *rt, const char *id)
+{
+	return find_listed(rt, id, 0);
 }
 
 /* ---- events and readers ---- */
@@ -371,6 +389,145 @@ char *gen_text(struct chat_gen *g)
 	s = xstrndup(g->text.ptr, g->text.len);
 	pthread_mutex_unlock(&g->lock);
 	return s;
+}
+
+/* ---- events for other servers (relay.c) ---- */
+
+static void pack_locked(struct chat_gen *g);
+
+int gen_take_unpublished(struct chat_gen *g, struct gen_batch *out)
+{
+	struct buf ev = BUF_INIT(0);
+
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&g->lock);
+	out->ended = g->ended;
+	if (g->published < g->n_ev) {
+		for (size_t i = g->published; i < g->n_ev; i++)
+			buf_add(&ev, g->ev[i].text, g->ev[i].len);
+		out->b.generation_id = xstrdup(g->id);
+		out->b.first_seq = (int64_t)g->published + 1;
+		out->b.last_seq = (int64_t)g->n_ev;
+		out->b.events = xstrndup(ev.ptr, ev.len);
+		out->b.text = xstrndup(g->text.ptr ? g->text.ptr + g->published_text : "",
+				       g->text.len - g->published_text);
+		out->text_end = g->text.len;
+	}
+	pthread_mutex_unlock(&g->lock);
+	buf_release(&ev);
+	return out->b.events != NULL;
+}
+
+void gen_mark_published(struct chat_gen *g, const struct gen_batch *b)
+{
+	pthread_mutex_lock(&g->lock);
+	if ((size_t)b->b.last_seq > g->published) {
+		g->published = (size_t)b->b.last_seq;
+		g->published_text = b->text_end;
+	}
+	pthread_mutex_unlock(&g->lock);
+}
+
+struct chat_gen *gen_new_remote(struct runtime *rt, const char *id, const char *session_id)
+{
+	struct chat_gens *gs = rt->gens;
+	struct chat_gen *g = gen_alloc(rt, id, session_id), *had;
+	int64_t now = sys_monotonic_us();
+
+	g->remote = 1;
+	pthread_mutex_lock(&gs->lock);
+	if (now - gs->pruned_us >= GEN_PRUNE_EVERY_US) {
+		prune(gs);          /* a server that only follows prunes here */
+		gs->pruned_us = now;
+	}
+	for (had = gs->list; had && (!had->remote || strcmp(had->id, id)); had = had->next)
+		;
+	if (had) {                  /* another reader made it first: share it */
+		gen_ref(had);
+		pthread_mutex_unlock(&gs->lock);
+		chat_gen_unref(g);
+		return had;
+	}
+	gen_ref(g);                 /* the list's */
+	g->next = gs->list;
+	gs->list = g;
+	pthread_mutex_unlock(&gs->lock);
+	return g;
+}
+
+struct chat_gen *gen_find_remote(struct runtime *rt, const char *id)
+{
+	return find_listed(rt, id, 1);
+}
+
+/* The event type in rendered text ("id: N\nevent: T\n..."): 1 when T ends a reply. */
+static int final_type(const char *text, size_t len)
+{
+	const char *t = memmem(text, len, "\nevent: ", 8);
+
+	if (!t)
+		return 0;
+	t += 8;
+	return !strncmp(t, "done\n", 5) || !strncmp(t, "error\n", 6);
+}
+
+/* Ends a followed generation under its lock (its last event is the final one). */
+static void end_remote_locked(struct chat_gen *g)
+{
+	g->final_ev = g->n_ev;
+	pack_locked(g);
+	g->ended = 1;
+	g->ended_us = sys_monotonic_us();
+	wake(g, 1);
+	pthread_cond_broadcast(&g->cond);
+}
+
+int gen_feed(struct chat_gen *g, const struct gen_events *b)
+{
+	const char *p = b->events, *end = p + strlen(p), *stop;
+	int64_t seq = b->first_seq;
+	int fed = 0;
+
+	pthread_mutex_lock(&g->lock);
+	/* events are "...\n\n" each, and their JSON (compact) holds no newline */
+	for (; !g->ended && p < end && (stop = strstr(p, "\n\n")); seq++, p = stop + 2) {
+		size_t len = (size_t)(stop + 2 - p);
+
+		if (seq != (int64_t)g->n_ev + 1)
+			continue;           /* had it already */
+		push_event_locked(g, xstrndup(p, len), len);
+		fed = 1;
+		if (final_type(p, len))
+			end_remote_locked(g);
+	}
+	if (fed && !g->ended)
+		wake(g, 0);
+	pthread_mutex_unlock(&g->lock);
+	return fed;
+}
+
+void gen_end_remote(struct chat_gen *g, const char *type, json_t *data)
+{
+	pthread_mutex_lock(&g->lock);
+	if (!g->ended) {
+		add_event_locked(g, type, data);
+		end_remote_locked(g);
+	} else {
+		json_decref(data);
+	}
+	pthread_mutex_unlock(&g->lock);
+}
+
+int64_t gen_events_had(struct chat_gen *g, int *ended)
+{
+	int64_t n;
+
+	pthread_mutex_lock(&g->lock);
+	n = (int64_t)g->n_ev;
+	if (ended)
+		*ended = g->ended;
+	pthread_mutex_unlock(&g->lock);
+	return n;
 }
 
 /*
@@ -814,6 +971,16 @@ static void stop_gen(struct chat_gen *g, int shutdown)
 	pthread_mutex_unlock(&g->lock);
 }
 
+void gen_stop_local(struct runtime *rt, const char *id)
+{
+	struct chat_gen *g = find_live(rt, id);
+
+	if (g) {
+		stop_gen(g, 0);
+		chat_gen_unref(g);
+	}
+}
+
 /* ---- keep-alives ---- */
 
 static void *ticker_main(void *arg)
@@ -883,7 +1050,15 @@ enum smr_rc chat_generations_start(struct runtime *rt, const char *dsn, struct s
 		ops_close(&gs->ctx);
 		return rc;
 	}
+	if (store_is_shared(gs->ctx.st))
+		rc = relay_start(rt, dsn, &gs->relay, err);
+	if (rc) {
+		ops_close(&gs->ctx);
+		return rc;
+	}
 	if (sys_thread_start(&gs->finisher, finisher_main, gs)) {
+		relay_stop(gs->relay);
+		gs->relay = NULL;
 		ops_close(&gs->ctx);
 		return smr_errf(err, SMR_EINTERNAL, "cannot start the chat finisher thread");
 	}
@@ -958,6 +1133,8 @@ void chat_generations_stop(struct runtime *rt)
 	pthread_cond_signal(&gs->fin_cond);
 	pthread_mutex_unlock(&gs->fin_lock);
 	pthread_join(gs->finisher, NULL);
+	relay_stop(gs->relay);          /* after the finisher: the final events are written too */
+	gs->relay = NULL;
 	ops_close(&gs->ctx);
 	pthread_mutex_lock(&gs->fin_lock);
 	gs->running = 0;
@@ -1005,33 +1182,49 @@ static json_t *stored_turn(struct ops_ctx *ctx, const char *session_id, int64_t 
 	return out;
 }
 
-/* A generation holding only the final event of one that ended, read from the store. */
-static struct chat_gen *rebuild(struct ops_ctx *ctx, const struct generation *row)
+/* The final event of row, which ended, as the store has it: *type "done" or "error". */
+static json_t *stored_end(struct ops_ctx *ctx, const struct generation *row, const char **type)
 {
-	struct chat_gen *g = gen_alloc(ctx->rt, row->id, row->session_id);
 	json_t *doc = json_pack("{s:o, s:o, s:o}", "generation", ops_generation_json(row),
 				"user_turn", stored_turn(ctx, row->session_id, row->user_seq),
 				"assistant_turn",
 				stored_turn(ctx, row->session_id, row->assistant_seq));
 	int failed = !strcmp(row->status, TURN_ERROR) || !strcmp(row->status, TURN_INTERRUPTED);
 
-	if (!strcmp(row->status, "running")) {
-		/* running in another process: what is stored so far */
-		json_decref(doc);
-		g->rebuilt = 1;
-		add_event_locked(g, "generation", json_pack("{s:o, s:o}", "generation",
-			ops_generation_json(row), "user_turn",
-			stored_turn(ctx, row->session_id, row->user_seq)));
-		g->ended = 1;
-		return g;
-	}
 	if (failed)
 		json_object_set_new(doc, "error", json_pack("{s:s, s:s}", "code",
 			!strcmp(row->status, TURN_ERROR) ? "provider_error" : "interrupted",
 			"message", row->error ? row->error : "the reply failed"));
+	*type = failed ? "error" : "done";
+	return doc;
+}
+
+void gen_end_stored(struct ops_ctx *ctx, struct chat_gen *g, const struct generation *row)
+{
+	const char *type;
+	json_t *doc = stored_end(ctx, row, &type);
+
+	gen_end_remote(g, type, doc);
+}
+
+/* A generation holding only the final event of one that ended, read from the store. */
+static struct chat_gen *rebuild(struct ops_ctx *ctx, const struct generation *row)
+{
+	struct chat_gen *g = gen_alloc(ctx->rt, row->id, row->session_id);
+	const char *type;
+	json_t *doc;
+
 	g->rebuilt = 1;
-	add_event_locked(g, failed ? "error" : "done", doc);
 	g->ended = 1;
+	if (!strcmp(row->status, "running")) {
+		/* running in another process: what is stored so far */
+		add_event_locked(g, "generation", json_pack("{s:o, s:o}", "generation",
+			ops_generation_json(row), "user_turn",
+			stored_turn(ctx, row->session_id, row->user_seq)));
+		return g;
+	}
+	doc = stored_end(ctx, row, &type);
+	add_event_locked(g, type, doc);
 	return g;
 }
 
@@ -1049,6 +1242,8 @@ enum smr_rc chat_generation_open(struct ops_ctx *ctx, const char *id, struct cha
 		rc = chat_generation_resolve(ctx, id, &row, &sp, err);
 	if (!rc) {
 		*out = find_live(ctx->rt, id);
+		if (!*out && ctx->rt && ctx->rt->gens->relay)
+			*out = relay_follow(ctx->rt->gens->relay, ctx, &row);
 		if (!*out)
 			*out = rebuild(ctx, &row);
 	}
@@ -1074,6 +1269,9 @@ enum smr_rc chat_generation_stop(struct ops_ctx *ctx, const char *id, json_t **r
 		pthread_mutex_unlock(&g->lock);
 		stop_gen(g, 0);
 		chat_gen_unref(g);
+	} else if (!rc && !strcmp(row.status, "running") && ctx->rt && ctx->rt->gens->relay) {
+		/* its provider call is another server's: that one reads the request and stops */
+		rc = store_generation_request_stop(ctx->st, id, &stopping, err);
 	} else if (!rc && !strcmp(row.status, "running")) {
 		rc = smr_errf(err, SMR_ECONFLICT, "generation '%s' runs in another server process;"
 			      " stop it there", id);
@@ -1105,6 +1303,11 @@ enum smr_rc chat_generation_get(struct ops_ctx *ctx, const char *id, json_t **re
 		json_object_set_new(*result, "text", json_string(text));
 		free(text);
 		chat_gen_unref(g);
+	} else if (!strcmp(row.status, "running") && ctx->rt && ctx->rt->gens->relay &&
+		   !store_generation_text(ctx->st, id, &text, NULL)) {
+		/* running on another server: what it wrote, at most a second old */
+		json_object_set_new(*result, "text", json_string(text));
+		free(text);
 	}
 	generation_release(&row);
 	space_release(&sp);

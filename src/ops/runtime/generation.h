@@ -90,9 +90,12 @@ enum smr_rc chat_generation_resolve(struct ops_ctx *ctx, const char *id,
 				    struct smr_err *err);
 
 /*
- * A generation to read events from: the live one, or for one that ended
- * before this server's memory of it (or in another process), one holding
- * only its final event, rebuilt from the store.  Caller chat_gen_unref()s.
+ * A generation to read events from: the live one; on PostgreSQL, for one
+ * that another server runs (or ran, minutes ago), its events as that
+ * server wrote them, followed to the end (relay.h); else, for one that
+ * ended before this server's memory of it (or in another process), one
+ * holding only its final event, rebuilt from the store.  Caller
+ * chat_gen_unref()s.
  */
 enum smr_rc chat_generation_open(struct ops_ctx *ctx, const char *id, struct chat_gen **out,
 				 struct smr_err *err);
@@ -131,12 +134,15 @@ size_t chat_gen_event_left(struct chat_gen *g, const struct chat_gen_cursor *c);
 enum smr_rc chat_gen_result(struct chat_gen *g, json_t **doc, struct smr_err *err);
 
 const char *chat_gen_id(const struct chat_gen *g);
+void chat_gen_ref(struct chat_gen *g);
 void chat_gen_unref(struct chat_gen *g);
 
 /*
  * Stop: the provider transfer is aborted; what arrived is stored as the
  * assistant turn with status stopped.  *result is {generation, stopping}
- * (stopping false when it had already ended).  New reference.
+ * (stopping false when it had already ended).  New reference.  On
+ * PostgreSQL a generation another server runs is asked to stop through the
+ * store (relay.h), and that server stops it.
  */
 enum smr_rc chat_generation_stop(struct ops_ctx *ctx, const char *id, json_t **result,
 				 struct smr_err *err);
@@ -211,5 +217,37 @@ size_t gen_text_len(struct chat_gen *g);
 void send_free(struct send *s);
 void gen_lock(struct chat_gen *g);
 void gen_unlock(struct chat_gen *g);
+
+/* ---- relay.c: events for other servers on the same database ---- */
+
+/* The events of a generation not yet written for other servers. */
+struct gen_batch {
+	struct gen_events b;        /* store.h's: the caller frees its strings */
+	size_t text_end;            /* the text's length up to them */
+	int ended;                  /* the generation had ended when they were taken */
+};
+/* 1 with *out filled when g has events not yet published; 0 (out->ended set) when none. */
+int gen_take_unpublished(struct chat_gen *g, struct gen_batch *out);
+/* b (from gen_take_unpublished) is stored: the next batch starts after it. */
+void gen_mark_published(struct chat_gen *g, const struct gen_batch *b);
+/*
+ * A generation running on another server, followed here (one reference for
+ * the caller): listed, so readers share it, but never found as this
+ * server's own (a Stop goes through the store).  If one is listed already,
+ * that one.
+ */
+struct chat_gen *gen_new_remote(struct runtime *rt, const char *id, const char *session_id);
+/* The followed generation id, with a reference, or NULL. */
+struct chat_gen *gen_find_remote(struct runtime *rt, const char *id);
+/* Appends b's events that g lacks (the next in number); ends g at a final one.  1 if any. */
+int gen_feed(struct chat_gen *g, const struct gen_events *b);
+/* Ends a followed generation with a final event of its own (data stolen). */
+void gen_end_remote(struct chat_gen *g, const char *type, json_t *data);
+/* How many events g has; *ended (if given) whether it ended. */
+int64_t gen_events_had(struct chat_gen *g, int *ended);
+/* Ends a followed generation whose row ended with the final event the store tells. */
+void gen_end_stored(struct ops_ctx *ctx, struct chat_gen *g, const struct generation *row);
+/* Stops the generation id if its provider call is this server's (a Stop sent elsewhere). */
+void gen_stop_local(struct runtime *rt, const char *id);
 
 #endif

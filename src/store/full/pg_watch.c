@@ -1,13 +1,17 @@
 /*
- * pg_watch.c -- PostgreSQL's change notices of the auth epoch (store/auth.h's
- * store_watch): one connection of its own that LISTENs on
- * STORE_AUTH_CHANNEL.  Every move of the epoch runs postgres.c's
- * auth_bump_sql, which NOTIFYs in the statement that moves it, so a notice
- * is delivered only once the change it announces is committed and visible.
+ * pg_watch.c -- PostgreSQL's change notices (store/auth.h's store_watch):
+ * one connection of its own that LISTENs on one channel.
+ * STORE_AUTH_CHANNEL: every move of the auth epoch runs postgres.c's
+ * auth_bump_sql, which NOTIFYs in the statement that moves it.
+ * STORE_GEN_CHANNEL: triggers of migration 8 NOTIFY when a reply's events
+ * are written or a stop is asked for (ops/runtime/relay.c).  Either way a
+ * notice is delivered only once the change it announces is committed and
+ * visible.
  *
  * A channel is per database, not per schema: the notice carries the
- * schema whose epoch moved (current_schema()), and a watch ignores those of
- * other schemas (tests and benchmarks share one database, a schema each).
+ * schema whose data moved (current_schema()), then optionally a space and
+ * one letter saying what moved; a watch ignores notices of other schemas
+ * (tests and benchmarks share one database, a schema each).
  *
  * The connection has TCP keepalives, so a peer that vanished without a
  * word is noticed within about 30 s; ops/auth_keeper.c also reads the
@@ -27,6 +31,7 @@ struct pg_watch {
 	struct store_watch base;
 	char *dsn;
 	PGconn *conn;          /* NULL while down */
+	char channel[64];
 	char schema[128];      /* whose notices count */
 };
 
@@ -63,29 +68,46 @@ static int connect_listen(struct pg_watch *w, struct smr_err *err)
 		"keepalives_interval", "keepalives_count", "dbname", "client_encoding", NULL,
 	};
 	const char *values[] = { "5", "smriti-watch", "1", "10", "5", "3", w->dsn, "UTF8", NULL };
+	char listen[96];
 
+	snprintf(listen, sizeof(listen), "LISTEN %s", w->channel);
 	w->conn = PQconnectdbParams(keys, values, 1);
 	if (w->conn && PQstatus(w->conn) == CONNECTION_OK) {
 		PQsetNoticeProcessor(w->conn, quiet, NULL);
 		if (!exec1(w->conn, "SELECT current_schema()", w->schema, sizeof(w->schema)) &&
-		    !exec1(w->conn, "LISTEN " STORE_AUTH_CHANNEL, NULL, 0))
+		    !exec1(w->conn, listen, NULL, 0))
 			return 0;
 	}
-	smr_errf(err, SMR_EUNAVAIL, "cannot listen for auth changes: %s",
+	smr_errf(err, SMR_EUNAVAIL, "cannot listen for changes on %s: %s", w->channel,
 		 w->conn ? PQerrorMessage(w->conn) : "out of memory");
 	drop(w);
 	return -1;
 }
 
-/* 1 when a notice of this schema was waiting; drains them all. */
+/* What a notice's payload says moved, if it is of this schema (0 if not). */
+static int notice_kind(const struct pg_watch *w, const char *extra)
+{
+	size_t len = strlen(w->schema);
+
+	if (!extra || !*extra || !strcmp(extra, w->schema))
+		return STORE_NOTICE_ANY;
+	if (strncmp(extra, w->schema, len) || extra[len] != ' ')
+		return 0;
+	if (!strcmp(extra + len + 1, "e"))
+		return STORE_NOTICE_ANY | STORE_NOTICE_EVENTS;
+	if (!strcmp(extra + len + 1, "s"))
+		return STORE_NOTICE_ANY | STORE_NOTICE_STOP;
+	return STORE_NOTICE_ANY;
+}
+
+/* The kinds of the notices of this schema that were waiting; drains them all. */
 static int drain(struct pg_watch *w)
 {
 	PGnotify *n;
 	int moved = 0;
 
 	while ((n = PQnotifies(w->conn))) {
-		if (!n->extra || !*n->extra || !strcmp(n->extra, w->schema))
-			moved = 1;
+		moved |= notice_kind(w, n->extra);
 		PQfreemem(n);
 	}
 	return moved;
@@ -96,15 +118,16 @@ static int pg_watch_wait(struct store_watch *base, int ms, struct smr_err *err)
 	struct pg_watch *w = (struct pg_watch *)base;
 	struct pollfd pfd;
 
-	if (!w->conn)
-		return connect_listen(w, err) ? -1 : 1;   /* what came while down is lost */
+	if (!w->conn)   /* what came while down is lost: anything may have moved */
+		return connect_listen(w, err) ? -1 : STORE_NOTICE_ALL;
 	pfd = (struct pollfd){ .fd = PQsocket(w->conn), .events = POLLIN };
 	if (pfd.fd < 0 || poll(&pfd, 1, ms) < 0)
 		pfd.revents = POLLERR;
 	if (pfd.revents && !PQconsumeInput(w->conn))
 		pfd.revents = POLLERR;
 	if ((pfd.revents & (POLLERR | POLLNVAL)) || PQstatus(w->conn) != CONNECTION_OK) {
-		smr_errf(err, SMR_EUNAVAIL, "lost the connection listening for auth changes");
+		smr_errf(err, SMR_EUNAVAIL, "lost the connection listening for changes on %s",
+			 w->channel);
 		drop(w);
 		return -1;
 	}
@@ -120,7 +143,8 @@ static void pg_watch_close(struct store_watch *base)
 	free(w);
 }
 
-enum smr_rc pg_watch_open(const char *dsn, struct store_watch **out, struct smr_err *err)
+enum smr_rc pg_watch_open(const char *dsn, const char *channel, struct store_watch **out,
+			  struct smr_err *err)
 {
 	struct pg_watch *w = xcalloc(1, sizeof(*w));
 
@@ -128,6 +152,7 @@ enum smr_rc pg_watch_open(const char *dsn, struct store_watch **out, struct smr_
 	w->base.wait = pg_watch_wait;
 	w->base.close = pg_watch_close;
 	w->dsn = xstrdup(dsn);
+	snprintf(w->channel, sizeof(w->channel), "%s", channel);
 	connect_listen(w, NULL);       /* down now: wait() reports it and tries again */
 	*out = &w->base;
 	return SMR_OK;
