@@ -37,8 +37,13 @@ function buildClient(url) {
   for (const f of SOURCES) copyFileSync(path.join(SRC, f), path.join(dir, f));
   symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
   writeFileSync(path.join(dir, 'package.json'), '{"type": "module"}\n');
-  tool('openapi-typescript', [`${url}/openapi.json`, '-o', 'schema.d.ts'], dir);
-  tool('tsc', ['-p', '.'], dir);
+  try {
+    tool('openapi-typescript', [`${url}/openapi.json`, '-o', 'schema.d.ts'], dir);
+    tool('tsc', ['-p', '.'], dir);
+  } catch (e) {
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
   return dir;
 }
 
