@@ -295,8 +295,6 @@ static const struct {
 	{ "PATCH", "/v4/repos/{id}", "404 409" },
 	{ "DELETE", "/v4/repos/{id}", "404" },
 	{ "GET", "/v4/repos/{id}/commits", "404" },
-	{ "PATCH", "/v4/repos/{id}/head", "404 409 422" },
-	{ "POST", "/v4/repos/{id}/merge", "404 409 422" },
 	{ "POST", "/v4/repos/{id}/handoff", "404 409 413 422" },
 	{ "GET", "/v4/repos/{id}/sessions", "404" },
 	{ "POST", "/v4/repos/{id}/sessions", "404 422" },

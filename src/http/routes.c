@@ -368,24 +368,6 @@ static void h_chat_commit(struct http_req *r, struct ops_ctx *ctx)
 	call(r, ctx, "checkpoint.create", p, 201);
 }
 
-/* A patch on the Space's HEAD: the body is checkpoint.update's parameters but the Space. */
-static void h_head_patch(struct http_req *r, struct ops_ctx *ctx)
-{
-	json_t *p = r->in ? json_deep_copy(r->in) : json_object();
-
-	json_object_set_new(p, "space", json_string(r->arg));
-	call(r, ctx, "checkpoint.update", p, 201);
-}
-
-/* Merge another line into the Space's HEAD: {ref, resolution?, author?}. */
-static void h_merge(struct http_req *r, struct ops_ctx *ctx)
-{
-	json_t *p = r->in ? json_deep_copy(r->in) : json_object();
-
-	json_object_set_new(p, "space", json_string(r->arg));
-	call(r, ctx, "merge", p, 200);
-}
-
 /* A hand-off note for the next agent, on HEAD or on a Checkpoint restored with it. */
 static void h_handoff(struct http_req *r, struct ops_ctx *ctx)
 {
@@ -655,13 +637,8 @@ const struct http_route http_routes[] = {
 	{ "GET", "/v4/repos/{id}/commits", h_repo_commits, 0,
 	  { "Checkpoints of a Space from HEAD back, newest first", "log", NULL,
 	    "CheckpointList", 200, "limit" } },
-	{ "PATCH", "/v4/repos/{id}/head", h_head_patch, ROUTE_BLOCKING,
-	  { "Write the next Checkpoint as a change to HEAD (add, drop, done, reopen, title,"
-	    " summary); without parent it applies to whatever HEAD is, atomically",
-	    "checkpoint.update", "CheckpointPatch", "CheckpointUpdate", 201, NULL } },
-	{ "POST", "/v4/repos/{id}/merge", h_merge, ROUTE_BLOCKING,
-	  { "Merge another line (a Checkpoint, or a fork) into HEAD; conflicts are a 409 naming"
-	    " each, with nothing written", "merge", "MergeParams", "MergeResult", 200, NULL } },
+	DECLARED("PATCH", "/v4/repos/{id}/head", "checkpoint.update", ROUTE_BLOCKING),
+	DECLARED("POST", "/v4/repos/{id}/merge", "merge", ROUTE_BLOCKING),
 	{ "POST", "/v4/repos/{id}/handoff", h_handoff, ROUTE_BLOCKING,
 	  { "Leave a hand-off note for the next agent on HEAD (or, with restore, on ref restored"
 	    " first, in one call); HEAD reads carry the newest note", "handoff", "HandoffParams",

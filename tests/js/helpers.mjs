@@ -128,3 +128,20 @@ function checkFetchesTo(url) {
     return res;
   };
 }
+
+// A PostgreSQL database of its own on the cluster at base: a fresh schema
+// (named from prefix, the process and a counter) that cleanup() drops.
+let pgSchemas = 0;
+export function pgSchemaDb(base, prefix = 'smriti') {
+  const schema = `${prefix}_${process.pid}_${++pgSchemas}_${Math.floor(Math.random() * 1e6)}`;
+  const psql = (sql) => {
+    const r = spawnSync('psql', ['-qAt', '-v', 'ON_ERROR_STOP=1', base, '-c', sql], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`psql ${sql}: ${r.stderr}`);
+  };
+  psql(`CREATE SCHEMA ${schema}`);
+  const sep = base.includes('?') ? '&' : '?';
+  return {
+    db: `${base}${sep}options=-csearch_path%3D${schema}`,
+    cleanup: () => { try { psql(`DROP SCHEMA ${schema} CASCADE`); } catch { /* cluster gone */ } },
+  };
+}

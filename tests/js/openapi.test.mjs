@@ -120,6 +120,48 @@ describe('the document', () => {
   });
 });
 
+describe('precise enough for a generated client', () => {
+  // {"type": "object"} with neither properties nor additionalProperties is what
+  // openapi-typescript turns into Record<string, never>: nothing can be read or sent
+  test('no object schema is bare: each lists its properties or says what its values are', () => {
+    const bare = [];
+    const walk = (v, at) => {
+      if (Array.isArray(v)) { v.forEach((x, i) => walk(x, `${at}/${i}`)); return; }
+      if (!v || typeof v !== 'object') return;
+      const types = [].concat(v.type ?? []);
+      if (types.includes('object') && !v.properties && v.additionalProperties === undefined) bare.push(at);
+      for (const [k, x] of Object.entries(v)) walk(x, `${at}/${k}`);
+    };
+    walk(doc.components, '#/components');
+    walk(doc.paths, '#/paths');
+    assert.deepEqual(bare, []);
+  });
+
+  test("an error's code is one of the reason codes, the same on every route", () => {
+    const code = schema('Error').properties.error.properties.code;
+    for (const c of ['invalid_input', 'usage', 'unprocessable', 'not_found', 'conflict', 'too_large', 'provider_error',
+      'provider_timeout', 'unavailable', 'unauthorized', 'forbidden', 'internal', 'misdirected', 'method_not_allowed']) {
+      assert.ok(code.enum.includes(c), c);
+    }
+    for (const n of ['MergeConflict', 'ChatFailure', 'OpError']) {
+      assert.deepEqual(schema(n).properties.error, { $ref: '#/components/schemas/Error/properties/error' }, n);
+    }
+  });
+
+  test('the workflow routes are described by their operations: tasks, metadata, diff, merge, bundle', () => {
+    assert.deepEqual(schema('Task').properties.status.enum, ['open', 'done']);
+    assert.deepEqual(schema('Metadata').additionalProperties, { $ref: '#/components/schemas/MetadataValue' });
+    assert.equal(schema('Diff').additionalProperties, false);
+    assert.deepEqual(schema('Diff').properties.tasks, { $ref: '#/components/schemas/TaskChanges' });
+    const merge = doc.paths['/v4/repos/{id}/merge'].post;
+    assert.equal(merge.operationId, 'mergeCheckpoint');
+    assert.deepEqual(merge.responses['409'].content['application/json'].schema, { $ref: '#/components/schemas/MergeConflict' });
+    assert.deepEqual(schema('MergeConflict').properties.conflicts.items, { $ref: '#/components/schemas/MergeConflictItem' });
+    assert.equal(doc.paths['/v4/repos/{id}/head'].patch.operationId, 'updateCheckpoint');
+    assert.deepEqual(schema('Bundle').required, ['format', 'version', 'sha256', 'spaces']);
+  });
+});
+
 describe('the response check of the HTTP tests', () => {
   const ok = (status, json, headers = { 'content-type': 'application/json' }) => ({ status, headers, json, text: JSON.stringify(json) });
   const space = { id: '0b9b6c3e-4d7e-4a53-9f1a-2f4f7a5c1d20', name: 'demo', description: '', created_at: '2026-12-02T11:40:00.123456Z', head: null };
