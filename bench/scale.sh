@@ -36,7 +36,7 @@
 #   SCALE_BACKENDS=sqlite bench/scale.sh             one backend
 #
 # Environment: SCALE_CHECKPOINTS, SCALE_FORK, SCALE_SPACES, SCALE_BASELINE
-# (1000), SCALE_BASE_SPACES (10), SCALE_RUNS (20), SCALE_REQS (200),
+# (1000), SCALE_BASE_SPACES (10), SCALE_RUNS (20), SCALE_REQS (1000; a tenth for the graph),
 # SCALE_PATCHES (200), SCALE_BACKENDS ("sqlite postgres"); PostgreSQL is
 # SMRITI_BENCH_PG or SMRITI_TEST_PG (the benchmark writes into schemas of
 # its own and drops them), else a throwaway cluster (scripts/pg-cluster.sh).
@@ -50,7 +50,7 @@ SPACES=${SCALE_SPACES:-10000}
 BASE=${SCALE_BASELINE:-1000}
 BASE_SPACES=${SCALE_BASE_SPACES:-10}
 RUNS=${SCALE_RUNS:-20}
-REQS=${SCALE_REQS:-200}
+REQS=${SCALE_REQS:-1000}
 PATCHES=${SCALE_PATCHES:-200}
 BACKENDS=${SCALE_BACKENDS:-sqlite postgres}
 command -v hyperfine >/dev/null || { echo "scale.sh needs hyperfine" >&2; exit 1; }
@@ -113,15 +113,33 @@ print((q("page_count") - q("freelist_count")) * q("page_size"))' "$1"
 
 now() { date +%s.%N; }
 
-# Median whole-process ms of each command, hyperfine -N: "CMD1|CMD2|..." -> "ms1 ms2 ..."
+# Each command as a whole process (hyperfine -N): "wall1 cpu1 wall2 cpu2 ...", wall
+# the median and cpu the mean of user + system, in ms (the client's: a
+# PostgreSQL server's own CPU is not in it).
 medians() {
 	db=$1
 	shift
 	SMRITI_DB=$db hyperfine -N --warmup 3 --runs "$RUNS" --export-json "$dir/h.json" "$@" \
 		>/dev/null 2>&1
 	python3 -c 'import json, sys
-print(" ".join("%.2f" % (r["median"] * 1000) for r in json.load(open(sys.argv[1]))["results"]))' \
-		"$dir/h.json"
+print(" ".join("%.2f %.2f" % (r["median"] * 1000, (r["user"] + r["system"]) * 1000)
+               for r in json.load(open(sys.argv[1]))["results"]))' "$dir/h.json"
+}
+
+# The server's CPU time so far, in clock ticks (utime + stime of /proc/PID/stat).
+ticks() {
+	sed 's/.*) //' /proc/$pid/stat | awk '{ print $12 + $13 }'
+}
+
+# N requests (bench-scale http) -> "median_ms server_cpu_us_per_request"
+http_figures() {
+	n=$1
+	shift
+	t0=$(ticks)
+	r=$("$B" http "$server" "$n" "$@")
+	t1=$(ticks)
+	echo "$r" | awk -v t=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" -v n="$n" \
+		'{ printf "%s %.1f\n", $1, t * 1e6 / hz / n }'
 }
 
 start_server() {
@@ -137,38 +155,43 @@ start_server() {
 	server=$(sed -n 's/^listening on //p' "$dir/serve.log" | head -n 1)
 }
 
-# fork time (ms, median of 5 whole processes) and growth per fork (bytes): "ms bytes"
+# One whole process: "wall_ms cpu_ms" (/usr/bin/time: its user + system).
+timed() {
+	/usr/bin/time -f '%e %U %S' -o "$dir/time" "$@" >"$dir/out"
+	awk '{ printf "%.2f %.2f\n", $1 * 1000, ($2 + $3) * 1000 }' "$dir/time"
+}
+
+# Fork time (the median of 5 whole processes, hyperfine: wall and CPU, ms)
+# and growth per fork (bytes): "wall cpu bytes"
 forks() {
 	before=$(db_bytes "$1")
-	: >"$dir/forks"
-	for k in 1 2 3 4 5; do
-		t0=$(now)
-		SMRITI_DB=$1 "$S" fork fork-src --into "forked-$k" -q >/dev/null
-		t1=$(now)
-		echo "$t0 $t1" | awk '{ printf "%.2f\n", ($2 - $1) * 1000 }' >>"$dir/forks"
-	done
+	SMRITI_DB=$1 hyperfine -N --runs 1 --parameter-scan k 1 5 --export-json "$dir/h.json" \
+		"$S fork fork-src --into forked-{k} -q" >/dev/null 2>&1
 	after=$(db_bytes "$1")
-	echo "$(sort -n "$dir/forks" | sed -n 3p) $(((after - before) / 5))"
+	python3 -c 'import json, statistics, sys
+r = json.load(open(sys.argv[1]))["results"]
+print("%.2f %.2f" % (statistics.median(x["median"] * 1000 for x in r),
+                     statistics.median((x["user"] + x["system"]) * 1000 for x in r)))' \
+		"$dir/h.json" | tr '\n' ' '
+	echo "$(((after - before) / 5))"
 }
 
-# fsck of the whole database: microseconds per checkpoint
+# fsck of the whole database, per checkpoint: "wall_us cpu_us"
 fsck_us() {
-	t0=$(now)
-	SMRITI_DB=$1 "$S" fsck --json >"$dir/fsck.json"
-	t1=$(now)
-	n=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["checkpoints"])' "$dir/fsck.json")
-	echo "$t0 $t1 $n" | awk '{ printf "%.2f\n", ($2 - $1) * 1e6 / $3 }'
+	set -- $(SMRITI_DB=$1 timed "$S" fsck --json)
+	n=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["checkpoints"])' "$dir/out")
+	echo "$1 $2 $n" | awk '{ printf "%.2f %.2f\n", $1 * 1000 / $3, $2 * 1000 / $3 }'
 }
 
-# Every figure of one database: "head log search list fsck http_head http_graph fork_ms fork_bytes"
+# Every figure of one database, each "wall cpu": head log search list fsck
+# http_head http_graph fork, then the fork's growth in bytes.
 measure() {
 	cli=$(medians "$1" "$S head big --json" "$S log big --limit 20" \
 		"$S search latency --limit 20" "$S space list --json")
 	f=$(fsck_us "$1")
 	start_server "$1"
-	h=$("$B" http "$server" "$REQS" GET /repos/big/head | cut -d' ' -f1)
-	g=$("$B" http "$server" "$((REQS / 4 + 1))" GET '/v4/repos/big/graph?limit=400&changes=1' |
-		cut -d' ' -f1)
+	h=$(http_figures "$REQS" GET /repos/big/head)
+	g=$(http_figures "$((REQS / 10 + 1))" GET '/v4/repos/big/graph?limit=400&changes=1')
 	stop_server
 	echo "$cli $f $h $g $(forks "$1")"
 }
@@ -183,39 +206,64 @@ print(json.dumps({"title": "%d items" % k, "decisions": [{"text": "decision %d o
 	SMRITI_DB=$1 "$S" commit "items$2" --from-json "$dir/items.json" -q >/dev/null
 }
 
-# Growth per patch (bytes), patch rate (req/s) and with the minimal answer: "bytes rate rate_min answer_bytes"
+# PATCHES patches adding one task each to Space items$2 -> "req_per_s server_cpu_us answer_bytes"
+patch_run() {
+	t0=$(ticks)
+	r=$("$B" http "$server" "$PATCHES" PATCH "/v4/repos/items$2/head" \
+		"{\"add\": {\"tasks\": [{\"text\": \"task %ld $1\", \"status\": \"open\"}]}}")
+	t1=$(ticks)
+	echo "$r" | awk -v t=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" -v n="$PATCHES" \
+		'{ printf "%s %.0f %s\n", $3, t * 1e6 / hz / n, $4 }'
+}
+
+# Growth per patch (bytes), then patch_run's figures whole and minimal:
+# "bytes rate cpu answer_bytes rate_min cpu_min"
 patches() {
-	body='{"add": {"tasks": [{"text": "task %ld added by one patch", "status": "open"}]}}'
 	before=$(db_bytes "$1")
-	r=$("$B" http "$server" "$PATCHES" PATCH "/v4/repos/items$2/head" "$body")
+	r=$(patch_run "added by one patch" "$2")
 	after=$(db_bytes "$1")
-	m=$(SCALE_HTTP_HEADER='Prefer: return=minimal' "$B" http "$server" "$PATCHES" PATCH \
-		"/v4/repos/items$2/head" \
-		'{"add": {"tasks": [{"text": "task %ld added minimally", "status": "open"}]}}')
-	echo "$(((after - before) / PATCHES)) $(echo "$r" | cut -d' ' -f3) $(echo "$m" | cut -d' ' -f3) $(echo "$r" | cut -d' ' -f4)"
+	m=$(SCALE_HTTP_HEADER='Prefer: return=minimal' patch_run "added minimally" "$2")
+	echo "$(((after - before) / PATCHES)) $r $(echo "$m" | cut -d' ' -f1-2)"
 }
 
-row() { # label baseline value unit goal
-	printf '  %-44s %12s %12s %8s   %s\n' "$1" "$2" "$3" \
-		"$(echo "$2 $3" | awk '{ if ($1 > 0) printf "%.2fx", $2 / $1; else print "-" }')" "$4"
+ratio() {
+	echo "$1 $2" | awk '{ if ($1 > 0) printf "%.2fx", $2 / $1; else print "-" }'
 }
 
+# label, baseline wall, cpu, at scale wall, cpu, goal
+row() {
+	printf '  %-42s %9s %9s %7s   %9s %9s %7s   %s\n' "$1" "$2" "$4" "$(ratio "$2" "$4")" \
+		"$3" "$5" "$(ratio "$3" "$5")" "$6"
+}
+
+# $1: the baseline's figures, $2: the same at scale (measure's order)
 report() {
 	set -- $1 $2
-	# $1..$11 baseline, $12..$22 at scale
-	b_head=$1 b_log=$2 b_search=$3 b_list=$4 b_fsck=$5 b_http=$6 b_graph=$7 b_fork=$8 b_forkb=$9
-	shift 9
-	s_head=$1 s_log=$2 s_search=$3 s_list=$4 s_fsck=$5 s_http=$6 s_graph=$7 s_fork=$8 s_forkb=$9
-	printf '  %-44s %12s %12s %8s   %s\n' "" "$BASE ckpts" "$BIG ckpts" "ratio" "goal"
-	row "head big --json (ms, whole process)" "$b_head" "$s_head" "<= 2x"
-	row "log big --limit 20 (ms)" "$b_log" "$s_log" "<= 2x"
-	row "search latency --limit 20 (ms)" "$b_search" "$s_search" "<= 2x"
-	row "space list --json (ms; $BASE_SPACES vs $SPACES Spaces)" "$b_list" "$s_list" "<= 2x"
-	row "fsck (us per checkpoint)" "$b_fsck" "$s_fsck" "linear (~1x)"
-	row "GET /repos/big/head (ms, median)" "$b_http" "$s_http" "<= 2x"
-	row "UI history first page, graph?limit=400 (ms)" "$b_graph" "$s_graph" "<= 2x"
-	row "fork of fork-src (ms; $BASE vs $FORK ckpts)" "$b_fork" "$s_fork" "<= 10 ms"
-	row "database growth per fork (bytes)" "$b_forkb" "$s_forkb" "<= 4096"
+	for name in head log search list fsck http graph fork; do
+		eval "b_$name=\"\$1 \$2\""
+		shift 2
+	done
+	b_forkb=$1
+	shift
+	for name in head log search list fsck http graph fork; do
+		eval "s_$name=\"\$1 \$2\""
+		shift 2
+	done
+	s_forkb=$1
+	printf '  %-42s %9s %9s %7s   %9s %9s %7s   %s\n' "" "wall:base" "scale" "ratio" \
+		"cpu:base" "scale" "ratio" "goal"
+	pair() { row "$LABEL" "$2" "$3" "$4" "$5" "$GOAL"; }
+	LABEL="head big --json (ms, whole process)" GOAL="<= 2x" pair x $b_head $s_head
+	LABEL="log big --limit 20 (ms)" GOAL="<= 2x" pair x $b_log $s_log
+	LABEL="search latency --limit 20 (ms)" GOAL="<= 2x" pair x $b_search $s_search
+	LABEL="space list --json (ms; $BASE_SPACES vs $SPACES+2 Spaces)" GOAL="<= 2x" \
+		pair x $b_list $s_list
+	LABEL="fsck (us per checkpoint)" GOAL="linear (~1x)" pair x $b_fsck $s_fsck
+	LABEL="GET /repos/big/head (ms; cpu: server us)" GOAL="<= 2x" pair x $b_http $s_http
+	LABEL="UI history page, graph?limit=400 (ditto)" GOAL="<= 2x" pair x $b_graph $s_graph
+	LABEL="fork of fork-src (ms; $BASE vs $FORK ckpts)" GOAL="<= 10 ms" pair x $b_fork $s_fork
+	printf '  %-42s %9s %9s %7s   %s\n' "database growth per fork (bytes)" "$b_forkb" "$s_forkb" \
+		"$(ratio "$b_forkb" "$s_forkb")" "<= 4096"
 }
 
 run_backend() {
@@ -242,16 +290,18 @@ run_backend() {
 	done
 	start_server "$items"
 	echo "  one task added by PATCH /v4/repos/{id}/head, $PATCHES patches each (one connection):"
-	printf '  %-12s %14s %14s %10s %18s %14s\n' "HEAD holds" "growth/ckpt" "patches/s" \
-		"vs 5" "minimal: patches/s" "answer bytes"
+	printf '  %-10s %12s %10s %7s %12s %8s %13s %12s %8s\n' "HEAD holds" "growth/ckpt" \
+		"patches/s" "vs 5" "server us/p" "vs 5" "answer bytes" "minimal p/s" "us/p"
 	for k in 5 300 990; do
 		set -- $(patches "$items" "$k")
-		[ "$k" = 5 ] && rate5=$2
-		printf '  %-12s %12s B %14s %10s %18s %14s\n' "$k items" "$1" "$2" \
-			"$(echo "$2 $rate5" | awk '{ printf "%.2fx", $1 / $2 }')" "$3" "$4"
+		[ "$k" = 5 ] && rate5=$2 cpu5=$3
+		printf '  %-10s %10s B %10s %7s %12s %8s %13s %12s %8s\n' "$k items" "$1" "$2" \
+			"$(ratio "$rate5" "$2")" "$3" "$(ratio "$3" "$cpu5")" "$4" "$5" "$6"
 	done
 	stop_server
 	echo "  goals: growth <= 2048 B at 300 and 990 items; rate >= 0.8x at 300, >= 0.6x at 990"
+	echo "  (\"vs 5\" of server us/p: the 5-item CPU over this one's, the rate ratio a loaded"
+	echo "  machine moves less)"
 }
 
 cleanup_scale() {
