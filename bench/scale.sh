@@ -14,9 +14,11 @@
 #      `space list --json`; `fsck` of everything, in microseconds per
 #      checkpoint (linear: the ratio is near 1);
 #   3. over HTTP (`smriti serve`, bench-scale http: one kept-alive
-#      connection, REQS requests, median latency): GET /repos/big/head, and
-#      the web UI's history first page, GET /v4/repos/big/graph?limit=400&changes=1
-#      (src/ui/history.js);
+#      connection, median latency, and the server's CPU per request):
+#      GET /repos/big/head (REQS requests), and the web UI's history first
+#      page, GET /v4/repos/big/graph?limit=400&changes=1 (src/ui/history.js;
+#      GRAPH_REQS requests: it took 9 s a request at 20,000 checkpoints on
+#      a loaded machine);
 #   4. fork of "fork-src" (`smriti fork`, whole process, median of 5) and
 #      the database's growth per fork;
 #   5. on Spaces whose HEAD holds 5, 300 and 990 decisions: the database's
@@ -36,7 +38,7 @@
 #   SCALE_BACKENDS=sqlite bench/scale.sh             one backend
 #
 # Environment: SCALE_CHECKPOINTS, SCALE_FORK, SCALE_SPACES, SCALE_BASELINE
-# (1000), SCALE_BASE_SPACES (10), SCALE_RUNS (20), SCALE_REQS (1000; a tenth for the graph),
+# (1000), SCALE_BASE_SPACES (10), SCALE_RUNS (20), SCALE_REQS (1000), SCALE_GRAPH_REQS (3),
 # SCALE_PATCHES (200), SCALE_BACKENDS ("sqlite postgres"); PostgreSQL is
 # SMRITI_BENCH_PG or SMRITI_TEST_PG (the benchmark writes into schemas of
 # its own and drops them), else a throwaway cluster (scripts/pg-cluster.sh).
@@ -51,6 +53,7 @@ BASE=${SCALE_BASELINE:-1000}
 BASE_SPACES=${SCALE_BASE_SPACES:-10}
 RUNS=${SCALE_RUNS:-20}
 REQS=${SCALE_REQS:-1000}
+GRAPH_REQS=${SCALE_GRAPH_REQS:-3}
 PATCHES=${SCALE_PATCHES:-200}
 BACKENDS=${SCALE_BACKENDS:-sqlite postgres}
 command -v hyperfine >/dev/null || { echo "scale.sh needs hyperfine" >&2; exit 1; }
@@ -89,7 +92,6 @@ dsn_of() {
 	fi
 	schema=scale_$2_$$
 	psql -q "$url" -c "DROP SCHEMA IF EXISTS $schema CASCADE; CREATE SCHEMA $schema" >/dev/null 2>&1
-	schemas="$schemas $schema"
 	case "$url" in *\?*) sep='&' ;; *) sep='?' ;; esac
 	echo "$url${sep}options=-csearch_path%3D$schema"
 }
@@ -191,7 +193,7 @@ measure() {
 	f=$(fsck_us "$1")
 	start_server "$1"
 	h=$(http_figures "$REQS" GET /repos/big/head)
-	g=$(http_figures "$((REQS / 10 + 1))" GET '/v4/repos/big/graph?limit=400&changes=1')
+	g=$(http_figures "$GRAPH_REQS" GET '/v4/repos/big/graph?limit=400&changes=1')
 	stop_server
 	echo "$cli $f $h $g $(forks "$1")"
 }
@@ -270,6 +272,7 @@ run_backend() {
 	kind=$1
 	echo
 	echo "== $kind ($(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg))"
+	[ "$kind" = postgres ] && schemas="scale_base_$$ scale_big_$$ scale_items_$$"
 	base=$(dsn_of "$kind" base)
 	big=$(dsn_of "$kind" big)
 	items=$(dsn_of "$kind" items)

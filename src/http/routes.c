@@ -101,7 +101,6 @@ static int minimal(struct http_req *r, const json_t *result)
 	if (!tmpl || json_is_true(json_object_get(result, "dry_run")))
 		return 0;
 	loc = location(tmpl, result);
-
 	if (!loc)
 		return 0;
 	http_reply_minimal(r, loc);

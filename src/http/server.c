@@ -25,7 +25,6 @@
 #include "util/utf8.h"
 #include "util/xalloc.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <signal.h>
@@ -955,9 +954,9 @@ static int prefer_return(const char *v)
 			if (*x == '=') {
 				x++;
 				x += strspn(x, " \t\"");
-				if (!strncasecmp(x, "minimal", 7) && !isalnum((unsigned char)x[7]))
+				if (!strncasecmp(x, "minimal", 7) && strchr("\" \t;,", x[7]))
 					return 1;
-				if (!strncasecmp(x, "representation", 14))
+				if (!strncasecmp(x, "representation", 14) && strchr("\" \t;,", x[14]))
 					return 0;
 			}
 		}

@@ -86,7 +86,7 @@ function suite(kind, makeDb) {
       assert.equal(plain.headers['preference-applied'], undefined);
       assert.match(plain.json.checkpoint.commit_hash, HASH);
       assert.ok(plain.json.changed);
-      for (const prefer of ['return=representation', 'respond-async', 'return=minimalist']) {
+      for (const prefer of ['return=representation', 'respond-async', 'return=minimalist', 'return=minimal-ish']) {
         const r = await request(server, 'PATCH', '/v4/repos/patch-full/head',
           { body: { add: { tasks: [{ text: prefer, status: 'open' }] } }, headers: { Prefer: prefer } });
         assert.equal(r.status, 201, prefer);
