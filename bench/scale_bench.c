@@ -15,8 +15,10 @@
  *   bench-scale http URL N METHOD PATH [BODY]
  *	N requests one after the other on one kept-alive connection
  *	(libcurl), each with BODY (JSON; each "%ld" in it becomes the
- *	request's number, so every patch adds an item of its own) and the
- *	headers of SCALE_HTTP_HEADER (one "Name: value", optional).  Anything
+ *	request's number, from SCALE_HTTP_FIRST (default 0) on, and each
+ *	"%lp" the number before it, so every patch adds an item of its own
+ *	and can drop the one the patch before added) and the headers of
+ *	SCALE_HTTP_HEADER (one "Name: value", optional).  Anything
  *	but a 2xx stops the run (exit 1).  Prints "median_ms p90_ms req_per_s
  *	bytes_per_answer".
  *
@@ -255,20 +257,23 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* BODY with each "%ld" replaced by i; caller frees. */
+/* BODY with each "%ld" replaced by i and each "%lp" by i - 1; caller frees. */
 static char *body_of(const char *fmt, long i)
 {
 	struct buf b = BUF_INIT(0);
 
 	for (const char *p = fmt; *p;) {
-		const char *hit = strstr(p, "%ld");
+		const char *hit = strstr(p, "%l");
 		size_t n = hit ? (size_t)(hit - p) : strlen(p);
 
 		buf_add(&b, p, n);
 		p += n;
-		if (hit) {
-			buf_addf(&b, "%ld", i);
+		if (hit && (hit[2] == 'd' || hit[2] == 'p')) {
+			buf_addf(&b, "%ld", hit[2] == 'd' ? i : i - 1);
 			p += 3;
+		} else if (hit) {
+			buf_add(&b, p, 2);
+			p += 2;
 		}
 	}
 	return buf_detach(&b, NULL);
@@ -314,6 +319,7 @@ static int http(const char *base, long n, const char *method, const char *path, 
 	double *lat = xcalloc((size_t)n, sizeof(*lat)), t0, secs;
 	struct curl_slist *hdr = NULL;
 	size_t bytes = 0;
+	long first = getenv("SCALE_HTTP_FIRST") ? atol(getenv("SCALE_HTTP_FIRST")) : 0;
 	CURL *h;
 	int rc = 0;
 
@@ -321,7 +327,7 @@ static int http(const char *base, long n, const char *method, const char *path, 
 	h = client(url, method, &hdr, &bytes);
 	t0 = wall_s();
 	for (long i = 0; i < n && !rc; i++) {
-		char *body = fmt ? body_of(fmt, i) : NULL;
+		char *body = fmt ? body_of(fmt, first + i) : NULL;
 
 		lat[i] = one_request(h, body);
 		rc = lat[i] < 0;
