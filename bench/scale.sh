@@ -21,11 +21,12 @@
 #      a loaded machine);
 #   4. fork of "fork-src" (`smriti fork`, whole process, median of 5) and
 #      the database's growth per fork;
-#   5. on Spaces whose HEAD holds 5, 300 and 990 decisions: the database's
+#   5. on Spaces whose HEAD holds 5, 300 and 990 items: the database's
 #      growth per checkpoint that adds one task, and the rate of
-#      PATCH /v4/repos/{id}/head doing so (PATCHES each, one connection),
-#      with its ratio to the 5-item rate; and the same patches asking for
-#      the minimal answer (Prefer: return=minimal).
+#      PATCH /v4/repos/{id}/head doing so (PATCHES each, one connection;
+#      each also drops the task the patch before added, so HEAD keeps its
+#      size), with its ratio to the 5-item rate; and the same patches
+#      asking for the minimal answer (Prefer: return=minimal).
 #
 # Goals (issue 32): 2-4 within 2x of the baseline, fsck linear; fork at most
 # 10 ms and 4 KB; a one-item checkpoint at most 2 KB; patch rate at 300
@@ -198,21 +199,28 @@ measure() {
 	echo "$cli $f $h $g $(forks "$1")"
 }
 
-# A Space "items$2" whose HEAD holds $2 decisions, in database $1.
+# A Space "items$2" whose HEAD holds $2 items ($2 - 1 decisions and the
+# task the first patch drops), in database $1.
 items_space() {
 	python3 -c 'import json, sys
 k = int(sys.argv[1])
-print(json.dumps({"title": "%d items" % k, "decisions": [{"text": "decision %d of the state, with a few words" % i} for i in range(k)]}))' \
+print(json.dumps({"title": "%d items" % k,
+                  "decisions": [{"text": "decision %d of the state, with a few words" % i}
+                                for i in range(k - 1)],
+                  "tasks": [{"text": "task -1 of the run", "status": "open"}]}))' \
 		"$2" >"$dir/items.json"
 	SMRITI_DB=$1 "$S" space create "items$2" >/dev/null
 	SMRITI_DB=$1 "$S" commit "items$2" --from-json "$dir/items.json" -q >/dev/null
 }
 
-# PATCHES patches adding one task each to Space items$2 -> "req_per_s server_cpu_us answer_bytes"
+# PATCHES patches on Space items$2, from number $1 on, each adding one task
+# and dropping the one the patch before added (HEAD keeps its size):
+# "req_per_s server_cpu_us answer_bytes"
 patch_run() {
 	t0=$(ticks)
-	r=$("$B" http "$server" "$PATCHES" PATCH "/v4/repos/items$2/head" \
-		"{\"add\": {\"tasks\": [{\"text\": \"task %ld $1\", \"status\": \"open\"}]}}")
+	r=$(SCALE_HTTP_FIRST=$1 "$B" http "$server" "$PATCHES" PATCH "/v4/repos/items$2/head" \
+		'{"add": {"tasks": [{"text": "task %ld of the run", "status": "open"}]},
+		  "drop": {"tasks": ["task %lp of the run"]}}')
 	t1=$(ticks)
 	echo "$r" | awk -v t=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" -v n="$PATCHES" \
 		'{ printf "%s %.0f %s\n", $3, t * 1e6 / hz / n, $4 }'
@@ -222,9 +230,9 @@ patch_run() {
 # "bytes rate cpu answer_bytes rate_min cpu_min"
 patches() {
 	before=$(db_bytes "$1")
-	r=$(patch_run "added by one patch" "$2")
+	r=$(patch_run 0 "$2")
 	after=$(db_bytes "$1")
-	m=$(SCALE_HTTP_HEADER='Prefer: return=minimal' patch_run "added minimally" "$2")
+	m=$(SCALE_HTTP_HEADER='Prefer: return=minimal' patch_run "$PATCHES" "$2")
 	echo "$(((after - before) / PATCHES)) $r $(echo "$m" | cut -d' ' -f1-2)"
 }
 
@@ -292,7 +300,8 @@ run_backend() {
 		items_space "$items" "$k"
 	done
 	start_server "$items"
-	echo "  one task added by PATCH /v4/repos/{id}/head, $PATCHES patches each (one connection):"
+	echo "  PATCH /v4/repos/{id}/head adding one task (and dropping the one added before), $PATCHES"
+	echo "  patches each (one connection):"
 	printf '  %-10s %12s %10s %7s %12s %8s %13s %12s %8s\n' "HEAD holds" "growth/ckpt" \
 		"patches/s" "vs 5" "server us/p" "vs 5" "answer bytes" "minimal p/s" "us/p"
 	for k in 5 300 990; do
