@@ -5,7 +5,8 @@
 // what the whole answer would have; `return=representation` or no Prefer
 // keeps the whole answer; failures, dry runs and reads are answered as ever;
 // /openapi.json declares the header and the 204.  The CLI's --quiet on the
-// write commands prints only the hash HEAD is at after the write.
+// write commands prints only the hash HEAD is at after the write, locally
+// and against a server.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -195,6 +196,15 @@ function suite(kind, makeDb) {
       assert.equal(headOf('quiet'), m);
       assert.equal(line(['handoff', 'quiet', '-m', 'note', '-q']), m);
       assert.equal(line(['merge', 'quiet', 'quiet-fork', '-q']), m, 'already up to date: HEAD as it is');
+    });
+
+    test('CLI --quiet against a server (SMRITI_URL): the same one line', async () => {
+      await space('quiet-remote');
+      const r = run(t.db, ['commit', 'quiet-remote', '-m', 'one', '--decision', 'x', '-q'],
+        { bin: SMRITI_FULL, env: { SMRITI_URL: server.url } });
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /^[0-9a-f]{64}\n$/);
+      assert.equal((await head('quiet-remote')).commit_hash, r.stdout.trim());
     });
 
     test('CLI --quiet with --json, or merge --quiet --dry-run, is a usage error that writes nothing', () => {
