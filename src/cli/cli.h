@@ -146,6 +146,13 @@ void cli_pager_stop(void);
 /* Prints a JSON document on stdout, indented, with a final newline. */
 void cli_print_json(const json_t *doc);
 
+/*
+ * What a write command prints under --quiet: the full hash HEAD is at
+ * after the write (v, a string), alone on its line, so that an agent in a
+ * loop can take it as the next --parent; nothing when v is not a string.
+ */
+void cli_print_hash(const json_t *v);
+
 /* 1 if argv has --help or -h before any "--". */
 int cli_wants_help(int argc, char **argv);
 

@@ -25,19 +25,20 @@ static const struct cli_cmd checkpoint_cmd = {
 	"         [--assumption A]... [--task T]... [--question Q]... [--entity E]...\n"
 	"         [--artifact NAME=@FILE]... [--drop FIELD=TEXT|N]... [--done TASK|N]...\n"
 	"         [--reopen TASK|N]... [--meta KEY=VALUE]... [--replace | --from-json FILE|-]\n"
-	"         [--parent HASH] [--author NAME] [--json]\n"
+	"         [--parent HASH] [--author NAME] [--json | --quiet]\n"
 	"       (alias: smriti commit SPACE ...)\n"
 	"       Starts from the parent (HEAD, or --parent): items are added, --drop removes\n"
 	"       one (FIELD is decision, assumption, task, question, entity or artifact; an\n"
 	"       item is named by its text or the number `smriti show` prints), --title and\n"
-	"       --summary replace.  --replace and --from-json write exactly what is given.",
+	"       --summary replace.  --replace and --from-json write exactly what is given.\n"
+	"       --quiet (-q) prints only the new checkpoint's hash.",
 	cmd_checkpoint, 0,
 };
 
 enum {
 	OPT_TITLE = 1, OPT_SUMMARY, OPT_DECISION, OPT_ASSUMPTION, OPT_TASK, OPT_QUESTION,
 	OPT_ENTITY, OPT_ARTIFACT, OPT_META, OPT_FROM_JSON, OPT_PARENT, OPT_AUTHOR, OPT_JSON,
-	OPT_DROP, OPT_DONE, OPT_REOPEN, OPT_REPLACE,
+	OPT_DROP, OPT_DONE, OPT_REOPEN, OPT_REPLACE, OPT_QUIET = 'q',
 };
 
 static const struct option opts[] = {
@@ -59,6 +60,7 @@ static const struct option opts[] = {
 	{ "done", required_argument, NULL, OPT_DONE },
 	{ "reopen", required_argument, NULL, OPT_REOPEN },
 	{ "replace", no_argument, NULL, OPT_REPLACE },
+	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -67,7 +69,7 @@ struct ckpt_args {
 	json_t *fields;          /* the checkpoint being assembled */
 	json_t *changes;         /* --drop, --done, --reopen as patch fields */
 	const char *from_json, *parent, *author;
-	int json, replace;
+	int json, replace, quiet;
 };
 
 static int check_utf8(const char *opt, const char *s)
@@ -210,6 +212,9 @@ static int take_option(int c, const char *val, void *arg)
 	case OPT_REPLACE:
 		a->replace = 1;
 		return 0;
+	case OPT_QUIET:
+		a->quiet = 1;
+		return 0;
 	case OPT_DROP:
 		return add_drop(a->changes, val);
 	case OPT_DONE:
@@ -304,7 +309,9 @@ static int update(struct cli_ctx *ctx, const struct ckpt_args *a, const char *sp
 	if (a->author)
 		json_object_set_new(params, "author", json_string(a->author));
 	rc = cli_call(ctx, "checkpoint.update", params, &res);
-	if (!rc && a->json)
+	if (!rc && a->quiet)
+		cli_print_hash(json_object_get(json_object_get(res, "checkpoint"), "commit_hash"));
+	else if (!rc && a->json)
 		cli_print_json(json_object_get(res, "checkpoint"));
 	else if (!rc)
 		print_created(json_object_get(res, "checkpoint"),
@@ -322,7 +329,9 @@ static int create_exact(struct cli_ctx *ctx, const struct ckpt_args *a, const ch
 	rc = cli_call(ctx, "checkpoint.create",
 		      json_pack("{s:s?, s:O, s:s?, s:s?}", "space", space, "checkpoint", a->fields,
 				"parent", a->parent, "author", a->author), &res);
-	if (!rc && a->json)
+	if (!rc && a->quiet)
+		cli_print_hash(json_object_get(res, "commit_hash"));
+	else if (!rc && a->json)
 		cli_print_json(res);
 	else if (!rc)
 		print_created(res, NULL);
@@ -332,15 +341,17 @@ static int create_exact(struct cli_ctx *ctx, const struct ckpt_args *a, const ch
 
 static int create(int argc, char **argv, struct cli_ctx *ctx)
 {
-	struct ckpt_args a = { json_object(), json_object(), NULL, NULL, NULL, 0, 0 };
+	struct ckpt_args a = { json_object(), json_object(), NULL, NULL, NULL, 0, 0, 0 };
 	int first, rc, exact;
 
-	rc = cli_options(&checkpoint_cmd, argc, argv, "hm:", opts, "unknown option", take_option,
+	rc = cli_options(&checkpoint_cmd, argc, argv, "hm:q", opts, "unknown option", take_option,
 			 &a, &first);
 	if (!rc && argc - first > 1)
 		rc = cli_usage(&checkpoint_cmd, "give one SPACE (or none in a project: see "
 			       "'smriti init')");
 	exact = a.replace || a.from_json;
+	if (!rc && a.json && a.quiet)
+		rc = cli_usage(&checkpoint_cmd, "give --json or --quiet, not both");
 	if (!rc && exact && json_object_size(a.changes))
 		rc = cli_usage(&checkpoint_cmd, "--drop, --done and --reopen change the parent's"
 			       " state; they do not go with --replace or --from-json");

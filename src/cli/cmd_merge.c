@@ -20,7 +20,7 @@
 static const struct cli_cmd merge_cmd = {
 	"merge",
 	"merge SPACE REF [--ours | --theirs | --resolve FILE|-] [-m TITLE] [--author NAME]\n"
-	"       [--dry-run] [--json]\n"
+	"       [--dry-run] [--json | --quiet]\n"
 	"       Merges REF (a checkpoint, or another Space that shares history, e.g. a\n"
 	"       fork) into the HEAD of SPACE, item by item from their nearest common\n"
 	"       ancestor.  Conflicts write nothing: settle all with --ours or --theirs,\n"
@@ -30,11 +30,13 @@ static const struct cli_cmd merge_cmd = {
 	"       \"Merge REF into SPACE\".  --dry-run writes nothing: it says whether the\n"
 	"       merge would be clean, lists its conflicts, and how many Checkpoints REF\n"
 	"       has that SPACE lacks (ahead) and SPACE has that REF lacks (behind).\n"
-	"       A resolution may also edit an item: {\"decisions\": {\"X\": {\"edit\": ITEM}}}.",
+	"       A resolution may also edit an item: {\"decisions\": {\"X\": {\"edit\": ITEM}}}.\n"
+	"       --quiet (-q) prints only the hash HEAD is at after the merge.",
 	cmd_merge, 0,
 };
 
-enum { OPT_OURS = 1, OPT_THEIRS, OPT_RESOLVE, OPT_AUTHOR, OPT_JSON, OPT_DRY, OPT_TITLE = 'm' };
+enum { OPT_OURS = 1, OPT_THEIRS, OPT_RESOLVE, OPT_AUTHOR, OPT_JSON, OPT_DRY, OPT_TITLE = 'm',
+       OPT_QUIET = 'q' };
 
 static const struct option opts[] = {
 	{ "ours", no_argument, NULL, OPT_OURS },
@@ -44,13 +46,14 @@ static const struct option opts[] = {
 	{ "title", required_argument, NULL, OPT_TITLE },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "dry-run", no_argument, NULL, OPT_DRY },
+	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
 struct merge_args {
 	const char *side, *resolve, *author, *title;
-	int json, sides, dry_run;
+	int json, sides, dry_run, quiet;
 };
 
 static int take(int c, const char *val, void *arg)
@@ -78,6 +81,9 @@ static int take(int c, const char *val, void *arg)
 		return 0;
 	case OPT_DRY:
 		a->dry_run = 1;
+		return 0;
+	case OPT_QUIET:
+		a->quiet = 1;
 		return 0;
 	}
 	return CLI_OPT_REFUSED;
@@ -195,7 +201,7 @@ static void print_result(const char *space, const char *ref, const json_t *res)
 
 int cmd_merge(int argc, char **argv, struct cli_ctx *ctx)
 {
-	struct merge_args a = { NULL, NULL, NULL, NULL, 0, 0, 0 };
+	struct merge_args a = { NULL, NULL, NULL, NULL, 0, 0, 0, 0 };
 	struct smr_err err = SMR_ERR_INIT;
 	json_t *res = NULL, *reso = NULL;
 	const char *space, *ref;
@@ -205,7 +211,7 @@ int cmd_merge(int argc, char **argv, struct cli_ctx *ctx)
 		printf("usage: smriti %s\n", merge_cmd.usage);
 		return 0;
 	}
-	rc = cli_options(&merge_cmd, argc, argv, "hm:", opts, "unknown option", take, &a, &first);
+	rc = cli_options(&merge_cmd, argc, argv, "hm:q", opts, "unknown option", take, &a, &first);
 	if (rc == CLI_OPT_DONE)
 		return 0;
 	if (!rc && (argc - first < 1 || argc - first > 2))
@@ -213,6 +219,9 @@ int cmd_merge(int argc, char **argv, struct cli_ctx *ctx)
 			       " the REF alone)");
 	if (!rc && a.sides > 1)
 		rc = cli_usage(&merge_cmd, "give one of --ours, --theirs and --resolve");
+	if (!rc && a.quiet && (a.json || a.dry_run))
+		rc = cli_usage(&merge_cmd, a.json ? "give --json or --quiet, not both" :
+			       "--quiet prints the hash a merge writes; a --dry-run writes none");
 	if (!rc)
 		rc = resolution(&a, &reso);
 	if (rc)
@@ -234,6 +243,8 @@ int cmd_merge(int argc, char **argv, struct cli_ctx *ctx)
 			print_conflicts(res, 0);
 		else if (res)
 			cli_print_json(res);
+	} else if (a.quiet) {
+		cli_print_hash(json_object_get(json_object_get(res, "checkpoint"), "commit_hash"));
 	} else if (a.json) {
 		cli_print_json(res);
 	} else if (a.dry_run) {

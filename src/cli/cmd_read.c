@@ -11,7 +11,7 @@
 #include <string.h>
 
 enum { OPT_JSON = 1, OPT_LIMIT, OPT_INTO, OPT_AUTHOR, OPT_FIRST_PARENT, OPT_GRAPH, OPT_MESSAGE,
-       OPT_RESTORE };
+       OPT_RESTORE, OPT_QUIET };
 
 static const struct option read_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
@@ -22,6 +22,7 @@ static const struct option read_opts[] = {
 	{ "graph", no_argument, NULL, OPT_GRAPH },
 	{ "message", required_argument, NULL, OPT_MESSAGE },
 	{ "restore", no_argument, NULL, OPT_RESTORE },
+	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -29,7 +30,7 @@ static const struct option read_opts[] = {
 struct read_args {
 	const struct cli_cmd *cmd;
 	unsigned allowed;        /* 1 << OPT_x for each option the command takes */
-	int json, first_parent, graph, restore;
+	int json, first_parent, graph, restore, quiet;
 	long limit;
 	const char *into, *author, *message;
 	int npos;
@@ -45,8 +46,12 @@ static int take(int c, const char *val, void *arg)
 		c = OPT_LIMIT;
 	if (c == 'm')
 		c = OPT_MESSAGE;
-	if (c <= 0 || c > OPT_RESTORE || !(a->allowed & (1u << c)))
+	if (c == 'q')
+		c = OPT_QUIET;
+	if (c <= 0 || c > OPT_QUIET || !(a->allowed & (1u << c)))
 		return CLI_OPT_REFUSED;
+	if (c == OPT_QUIET)
+		a->quiet = 1;
 	if (c == OPT_MESSAGE)
 		a->message = val;
 	if (c == OPT_RESTORE)
@@ -88,13 +93,16 @@ static int parse(const char *name, int argc, char **argv, unsigned allowed,
 		printf("usage: smriti %s\n", a->cmd->usage);
 		return -1;
 	}
-	rc = cli_options(a->cmd, argc, argv, "hn:m:", read_opts, "unknown option", take, a, &first);
+	rc = cli_options(a->cmd, argc, argv, "hn:m:q", read_opts, "unknown option", take, a, &first);
 	a->npos = argc - first;
 	a->pos = argv + first;
+	if (!rc && a->json && a->quiet)
+		rc = cli_usage(a->cmd, "give --json or --quiet, not both");
 	return rc;
 }
 
 #define J (1u << OPT_JSON)
+#define Q (1u << OPT_QUIET)      /* a write: --quiet prints HEAD's hash after it */
 
 /* Prints res as JSON or with render, then frees it. */
 static int output(int rc, json_t *res, int json, void (*render)(const json_t *))
@@ -105,6 +113,22 @@ static int output(int rc, json_t *res, int json, void (*render)(const json_t *))
 		cli_print_json(res);
 	else
 		render(res);
+	json_decref(res);
+	return 0;
+}
+
+/*
+ * A write's output: under --quiet the hash at member key of res (key2 of
+ * it when key2 is not NULL), else as output() does; frees res.
+ */
+static int written(int rc, json_t *res, const struct read_args *a,
+		   void (*render)(const json_t *), const char *key, const char *key2)
+{
+	const json_t *v = json_object_get(res, key);
+
+	if (rc || !a->quiet)
+		return output(rc, res, a->json, render);
+	cli_print_hash(key2 ? json_object_get(v, key2) : v);
 	json_decref(res);
 	return 0;
 }
@@ -181,7 +205,7 @@ int cmd_handoff(int argc, char **argv, struct cli_ctx *ctx)
 	json_t *res = NULL;
 	const char *author;
 	int rc = parse("handoff", argc, argv,
-		       J | (1u << OPT_AUTHOR) | (1u << OPT_MESSAGE) | (1u << OPT_RESTORE), &a);
+		       J | Q | (1u << OPT_AUTHOR) | (1u << OPT_MESSAGE) | (1u << OPT_RESTORE), &a);
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
@@ -195,7 +219,7 @@ int cmd_handoff(int argc, char **argv, struct cli_ctx *ctx)
 				"ref",
 				a.npos == 2 ? a.pos[1] : NULL, "note", a.message, "restore",
 				a.restore, "author", author), &res);
-	return output(rc, res, a.json, render_handoff);
+	return written(rc, res, &a, render_handoff, "checkpoint", "commit_hash");
 }
 
 int cmd_show(int argc, char **argv, struct cli_ctx *ctx)
@@ -241,7 +265,7 @@ int cmd_restore(int argc, char **argv, struct cli_ctx *ctx)
 	struct read_args a;
 	json_t *res = NULL;
 	const char *author;
-	int rc = parse("restore", argc, argv, J | (1u << OPT_AUTHOR), &a);
+	int rc = parse("restore", argc, argv, J | Q | (1u << OPT_AUTHOR), &a);
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
@@ -253,7 +277,7 @@ int cmd_restore(int argc, char **argv, struct cli_ctx *ctx)
 		      json_pack("{s:s?, s:s, s:s?}", "space", a.npos == 2 ? a.pos[0] : NULL,
 				"ref", a.pos[a.npos - 1],
 				"author", author), &res);
-	return output(rc, res, a.json, render_checkpoint);
+	return written(rc, res, &a, render_checkpoint, "commit_hash", NULL);
 }
 
 static void render_fork(const json_t *sp)
@@ -267,7 +291,7 @@ int cmd_fork(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct read_args a;
 	json_t *res = NULL;
-	int rc = parse("fork", argc, argv, J | (1u << OPT_INTO), &a);
+	int rc = parse("fork", argc, argv, J | Q | (1u << OPT_INTO), &a);
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
@@ -276,7 +300,7 @@ int cmd_fork(int argc, char **argv, struct cli_ctx *ctx)
 	rc = cli_call(ctx, "fork", json_pack("{s:s?, s:s}", "ref", a.npos ? a.pos[0] : NULL,
 					     "into", a.into),
 		      &res);
-	return output(rc, res, a.json, render_fork);
+	return written(rc, res, &a, render_fork, "head", NULL);
 }
 
 int cmd_fsck(int argc, char **argv, struct cli_ctx *ctx)

@@ -139,6 +139,12 @@ void cli_print_json(const json_t *doc)
 	fputc('\n', stdout);
 }
 
+void cli_print_hash(const json_t *v)
+{
+	if (json_is_string(v))
+		printf("%s\n", json_string_value(v));
+}
+
 int cli_options(const struct cli_cmd *cmd, int argc, char **argv, const char *shortopts,
 		const struct option *longopts, const char *refused, cli_take_fn take, void *arg,
 		int *operand)

@@ -355,6 +355,8 @@ struct http_req {
 	struct chat_gen *gen;
 	int gen_stream;                  /* its events as server-sent events, else its result */
 	int want_stream;                 /* Accept names text/event-stream */
+	int want_minimal;                /* Prefer: return=minimal (RFC 7240) */
+	char *location;                  /* a 204's Location (http_reply_minimal), owned */
 	int gen_wrap;                    /* its result as {"result": ...} (/api/ops/{op}) */
 	struct chat_gen_cursor cursor;   /* from Last-Event-ID, then as sent */
 	struct chat_gen_watch watch;
@@ -372,6 +374,12 @@ struct http_req {
 
 /* Sets the response to doc (stolen) with status. */
 void http_reply(struct http_req *r, int status, json_t *doc);
+/*
+ * Sets the answer to a write that asked for Prefer: return=minimal: 204, no
+ * body, Preference-Applied, and Location (stolen; NULL: none) naming what
+ * the write made.
+ */
+void http_reply_minimal(struct http_req *r, char *location);
 /* Sets a {"error":{"code","message"}} response. */
 void http_error(struct http_req *r, int status, const char *code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

@@ -553,12 +553,37 @@ static json_t *declared_operation(const json_t *decl, const struct http_route *r
 	return out;
 }
 
+/*
+ * A route whose declaration has "minimal" (ops/decl.h): the Prefer header
+ * it honours and the 204 it then answers (RFC 7240).  Returns op.
+ */
+static json_t *with_minimal(const json_t *decl, const struct http_route *r, json_t *op)
+{
+	const char *tmpl = json_string_value(json_object_get(declared_route(decl, r), "minimal"));
+
+	if (!tmpl)
+		return op;
+	json_array_append_new(json_object_get(op, "parameters"), json_pack(
+		"{s:s, s:s, s:b, s:s, s:{s:s}, s:s}", "name", "Prefer", "in", "header",
+		"required", 0, "description", "return=minimal: a success is answered 204 with"
+		" Location instead of the whole document (RFC 7240); return=representation, or"
+		" no Prefer, gives the whole document", "schema", "type", "string", "example",
+		"return=minimal"));
+	json_object_set_new(json_object_get(op, "responses"), "204", json_pack(
+		"{s:s, s:{s:{s:s, s:{s:s, s:s}}, s:{s:s, s:{s:s}}}}", "description",
+		"success, answered minimally (Prefer: return=minimal): no body",
+		"headers", "Preference-Applied", "description", "return=minimal", "schema",
+		"type", "string", "const", "return=minimal",
+		"Location", "description", tmpl, "schema", "type", "string"));
+	return op;
+}
+
 static json_t *operation(const json_t *decl, const struct http_route *r)
 {
 	json_t *op;
 
 	if (r->run == http_declared)
-		return declared_operation(decl, r);
+		return with_minimal(decl, r, declared_operation(decl, r));
 
 	op = json_pack("{s:s, s:o, s:[s], s:o, s:o}", "summary", r->doc.summary, "operationId",
 		       operation_id(decl, r), "tags", route_tag(decl, r), "parameters",
@@ -573,7 +598,7 @@ static json_t *operation(const json_t *decl, const struct http_route *r)
 	if (r->flags & ROUTE_OPEN)
 		json_object_set_new(op, "security", json_array());
 	json_object_set_new(op, "x-smriti-access", route_access(r));
-	return op;
+	return with_minimal(decl, r, op);
 }
 
 /* Schemas shared by more than one error body, added to the components. */

@@ -19,6 +19,95 @@
 #include <string.h>
 
 /*
+ * The Location template of the route's answer to Prefer: return=minimal
+ * ("minimal" of its declared http entry, ops/decl.h), NULL when the route
+ * answers in full whatever the client prefers.
+ */
+static const char *minimal_of(const struct http_req *r)
+{
+	const json_t *h = decl_http(decl_all(), r->route->doc.op, r->route->method,
+				    r->route->pattern);
+
+	return json_string_value(json_object_get(h, "minimal"));
+}
+
+/* The member of v that the dotted path p[0..n) names ("checkpoint.commit_hash"), or NULL. */
+static const json_t *jpath(const json_t *v, const char *p, size_t n)
+{
+	char key[64];
+
+	while (v && n) {
+		size_t k = strcspn(p, ".");
+
+		if (k > n)
+			k = n;
+		if (k >= sizeof(key))
+			return NULL;
+		memcpy(key, p, k);
+		key[k] = '\0';
+		v = json_object_get(v, key);
+		p += k + (k < n);
+		n -= k + (k < n);
+	}
+	return v;
+}
+
+/*
+ * tmpl with each {a.b} replaced by that member of result, a string,
+ * %-encoded where it is not a URL's unreserved character; NULL when one is
+ * missing or empty.  Caller frees.
+ */
+static char *location(const char *tmpl, const json_t *result)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	struct buf b = BUF_INIT(0);
+	const char *p = tmpl, *v;
+
+	while (*p) {
+		size_t n = strcspn(p, "{");
+
+		buf_add(&b, p, n);
+		p += n;
+		if (!*p)
+			break;
+		n = strcspn(++p, "}");
+		v = json_string_value(jpath(result, p, n));
+		if (!v || !*v) {
+			buf_release(&b);
+			return NULL;
+		}
+		for (; *v; v++) {
+			if (isalnum((unsigned char)*v) || strchr("-._~", *v))
+				buf_add(&b, v, 1);
+			else
+				buf_addf(&b, "%%%c%c", hex[(unsigned char)*v >> 4], hex[*v & 15]);
+		}
+		p += n + (p[n] == '}');
+	}
+	return buf_detach(&b, NULL);
+}
+
+/*
+ * Answers a success minimally when the client prefers it (Prefer:
+ * return=minimal) and the route can: 1 when it did.  A dry run's report
+ * (dry_run: true) is the answer itself, and a result that names nothing
+ * to point at is answered in full.
+ */
+static int minimal(struct http_req *r, const json_t *result)
+{
+	const char *tmpl = r->want_minimal ? minimal_of(r) : NULL;
+	char *loc;
+
+	if (!tmpl || json_is_true(json_object_get(result, "dry_run")))
+		return 0;
+	loc = location(tmpl, result);
+	if (!loc)
+		return 0;
+	http_reply_minimal(r, loc);
+	return 1;
+}
+
+/*
  * Runs operation name with params (stolen); on success the response is its
  * result with status ok.  Operations of the chat runtime that this build
  * does not have yet answer 501.
@@ -39,7 +128,7 @@ static void call(struct http_req *r, struct ops_ctx *ctx, const char *name, json
 	rc = api_call(ctx, name, params, &result, &err);
 	if (rc)
 		http_fail(r, rc, &err, result);
-	else
+	else if (!minimal(r, result))
 		http_reply(r, ok, json_incref(result));
 	json_decref(result);
 	json_decref(params);

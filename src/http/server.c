@@ -73,6 +73,15 @@ void http_reply(struct http_req *r, int status, json_t *doc)
 	r->status = status;
 }
 
+void http_reply_minimal(struct http_req *r, char *location)
+{
+	json_decref(r->out);
+	r->out = NULL;
+	free(r->location);
+	r->location = location;
+	r->status = 204;
+}
+
 static void error_doc(struct http_req *r, int status, const char *code, const char *msg)
 {
 	http_reply(r, status, json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", msg));
@@ -141,6 +150,24 @@ static struct MHD_Response *text_response(char *text, size_t len)
 	resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
 	if (resp)
 		add_common_headers(resp);
+	return resp;
+}
+
+/* The 204 of http_reply_minimal; NULL when MHD has no memory for it. */
+static struct MHD_Response *minimal_response(const struct http_req *r)
+{
+	struct MHD_Response *resp = MHD_create_response_from_buffer(0, NULL,
+								     MHD_RESPMEM_PERSISTENT);
+
+	if (!resp)
+		return NULL;
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	MHD_add_response_header(resp, "Preference-Applied", "return=minimal");
+	MHD_add_response_header(resp, "Vary", "Prefer");
+	if (r->location)
+		MHD_add_response_header(resp, "Location", r->location);
+	if (r->close)
+		MHD_add_response_header(resp, "Connection", "close");
 	return resp;
 }
 
@@ -362,6 +389,8 @@ static enum MHD_Result send_reply(struct http_req *r)
 		MHD_add_response_header(resp, "Cache-Control", "no-store");
 		MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
 	}
+	if (!resp && r->status == 204)
+		resp = minimal_response(r);
 	if (!resp && (resp = kept_reply(r)) != NULL)
 		shared = 1;
 	if (!resp) {
@@ -489,6 +518,8 @@ static struct http_req *req_new(struct http_server *srv, struct MHD_Connection *
 	r->gen = NULL;
 	r->gen_stream = 0;
 	r->want_stream = 0;
+	r->want_minimal = 0;
+	r->location = NULL;
 	r->gen_wrap = 0;
 	r->cursor = (struct chat_gen_cursor){ 1, 0 };
 	atomic_init(&r->gen_holds, 0);
@@ -529,6 +560,7 @@ static void req_free(struct http_req *r)
 	drop_body(r);
 	free(r->set_cookie);
 	free(r->text);
+	free(r->location);
 	free(r);
 }
 
@@ -903,12 +935,67 @@ static void stream_headers(struct http_req *r)
 	}
 }
 
+/*
+ * The return preference of one Prefer header's value (RFC 7240: a list of
+ * token[=value][;params], tokens case-insensitive, a value maybe quoted):
+ * 1 for return=minimal, 0 for return=representation, -1 when it names none.
+ */
+static int prefer_return(const char *v)
+{
+	while (*v) {
+		size_t n, k;
+
+		v += strspn(v, " \t,");
+		n = strcspn(v, ",;");
+		k = strcspn(v, ",");
+		if (n >= 6 && !strncasecmp(v, "return", 6)) {
+			const char *x = v + 6 + strspn(v + 6, " \t");
+
+			if (*x == '=') {
+				x++;
+				x += strspn(x, " \t\"");
+				if (!strncasecmp(x, "minimal", 7) && strchr("\" \t;,", x[7]))
+					return 1;
+				if (!strncasecmp(x, "representation", 14) && strchr("\" \t;,", x[14]))
+					return 0;
+			}
+		}
+		v += k;
+	}
+	return -1;
+}
+
+/* MHD_get_connection_values' callback: the first return preference of the Prefer headers. */
+static enum MHD_Result prefer_header(void *cls, enum MHD_ValueKind kind, const char *key,
+				     const char *value)
+{
+	int *pref = cls;
+
+	(void)kind;
+	if (strcasecmp(key, "Prefer") || !value || *pref >= 0)
+		return MHD_YES;
+	*pref = prefer_return(value);
+	return MHD_YES;
+}
+
+/* Prefer: return=minimal on a write: its success is a 204 (http_reply_minimal). */
+static void prefer_headers(struct http_req *r)
+{
+	int pref = -1;
+
+	if (!is_write(r->method))
+		return;
+	MHD_get_connection_values(r->conn, MHD_HEADER_KIND, prefer_header, &pref);
+	r->want_minimal = pref == 1;
+}
+
 static enum MHD_Result dispatch(struct http_req *r)
 {
 	unsigned flags = r->route->flags;
 	int blocking = flags & ROUTE_BLOCKING;
 
 	stream_headers(r);
+	prefer_headers(r);
 	if (flags & ROUTE_BY_OP) {
 		r->op = api_find(r->arg);
 		if (!r->op) {

@@ -50,7 +50,9 @@ enum smr_rc decl_check(const json_t *schema, const json_t *v, const char *noun,
 
 /*
  * Operation op's HTTP route {method, path, operationId, status?, arg?,
- * errors?} in decl for method and path; NULL when it declares none.
+ * errors?, minimal?} in decl for method and path; NULL when it declares
+ * none.  minimal: the Location template of its answer to Prefer:
+ * return=minimal (http/routes.c).
  * Borrowed.
  */
 const json_t *decl_http(const json_t *decl, const char *op, const char *method,

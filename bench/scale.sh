@@ -1,0 +1,332 @@
+#!/bin/sh
+# scale.sh -- issue 32's goals at scale, on SQLite and PostgreSQL, each
+# figure beside the same one measured in the same run on a baseline
+# database of 1,000 checkpoints, with the ratio:
+#
+#   1. a database of BIG checkpoints in one Space ("big"; default
+#      1,000,000), a Space of FORK checkpoints ("fork-src"; 100,000) and
+#      SPACES Spaces of one checkpoint each (10,000), written through the
+#      store's API in big transactions (bench-scale build, bench/scale_bench.c);
+#      the baseline: 1,000 in "big", 1,000 in "fork-src", BASE_SPACES Spaces;
+#   2. whole-process times (hyperfine, median of RUNS) of `head big --json`,
+#      `log big --limit 20`, `search latency --limit 20` (a word in every
+#      10th checkpoint: the newest 20 of tens of thousands of matches) and
+#      `space list --json`; `fsck` of everything, in microseconds per
+#      checkpoint (linear: the ratio is near 1);
+#   3. over HTTP (`smriti serve`, bench-scale http: one kept-alive
+#      connection, median latency, and the server's CPU per request):
+#      GET /repos/big/head (REQS requests), and the web UI's history first
+#      page, GET /v4/repos/big/graph?limit=400&changes=1 (src/ui/history.js;
+#      GRAPH_REQS requests: it took 9 s a request at 20,000 checkpoints on
+#      a loaded machine);
+#   4. fork of "fork-src" (`smriti fork`, whole process, median of 5) and
+#      the database's growth per fork;
+#   5. on Spaces whose HEAD holds 5, 300 and 990 items: the database's
+#      growth per checkpoint that adds one task, and the rate of
+#      PATCH /v4/repos/{id}/head doing so (PATCHES each, one connection;
+#      each also drops the task the patch before added, so HEAD keeps its
+#      size), with its ratio to the 5-item rate; and the same patches
+#      asking for the minimal answer (Prefer: return=minimal).
+#
+# Goals (issue 32): 2-4 within 2x of the baseline, fsck linear; fork at most
+# 10 ms and 4 KB; a one-item checkpoint at most 2 KB; patch rate at 300
+# items >= 0.8x and at 990 >= 0.6x the 5-item rate.  Nothing here asserts
+# them: this prints the figures.  Times are wall times on a machine that may
+# be shared: the load average is printed with them.
+#
+#   bench/scale.sh                                   the full size (minutes)
+#   SCALE_CHECKPOINTS=20000 SCALE_FORK=10000 SCALE_SPACES=1000 bench/scale.sh
+#   SCALE_BACKENDS=sqlite bench/scale.sh             one backend
+#
+# Environment: SCALE_CHECKPOINTS, SCALE_FORK, SCALE_SPACES, SCALE_BASELINE
+# (1000), SCALE_BASE_SPACES (10), SCALE_RUNS (20), SCALE_REQS (1000), SCALE_GRAPH_REQS (3),
+# SCALE_PATCHES (200), SCALE_BACKENDS ("sqlite postgres"); PostgreSQL is
+# SMRITI_BENCH_PG or SMRITI_TEST_PG (the benchmark writes into schemas of
+# its own and drops them), else a throwaway cluster (scripts/pg-cluster.sh).
+# SMRITI_BUILD selects the build directory (default build).
+set -eu
+cd "$(dirname "$0")/.."
+BUILD=${SMRITI_BUILD:-build}
+BIG=${SCALE_CHECKPOINTS:-1000000}
+FORK=${SCALE_FORK:-100000}
+SPACES=${SCALE_SPACES:-10000}
+BASE=${SCALE_BASELINE:-1000}
+BASE_SPACES=${SCALE_BASE_SPACES:-10}
+RUNS=${SCALE_RUNS:-20}
+REQS=${SCALE_REQS:-1000}
+GRAPH_REQS=${SCALE_GRAPH_REQS:-3}
+PATCHES=${SCALE_PATCHES:-200}
+BACKENDS=${SCALE_BACKENDS:-sqlite postgres}
+command -v hyperfine >/dev/null || { echo "scale.sh needs hyperfine" >&2; exit 1; }
+make -s -j2 BUILD="$BUILD" "$BUILD/smriti-full" "$BUILD/bench-scale" >/dev/null
+S=$PWD/$BUILD/smriti-full
+B=$PWD/$BUILD/bench-scale
+
+case " $BACKENDS " in
+*" postgres "*)
+	SMRITI_BENCH_PG=${SMRITI_BENCH_PG:-${SMRITI_TEST_PG:-}}
+	. bench/bench_pg.sh          # $dir, $url, and cleanup (the cluster, $dir)
+	trap 'cleanup_scale; cleanup' EXIT INT TERM
+	;;
+*)
+	dir=$(mktemp -d /tmp/smriti-bench-scale-XXXXXX)
+	trap 'cleanup_scale; rm -rf "$dir"' EXIT INT TERM
+	url=
+	;;
+esac
+pid=
+schemas=
+
+stop_server() {
+	if [ -n "$pid" ]; then
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	fi
+	pid=
+}
+
+# The DSN of database $2 ("big", "base", "items") of backend $1; makes a schema for PostgreSQL.
+dsn_of() {
+	if [ "$1" = sqlite ]; then
+		echo "$dir/$2.db"
+		return
+	fi
+	schema=scale_$2_$$
+	psql -q "$url" -c "DROP SCHEMA IF EXISTS $schema CASCADE; CREATE SCHEMA $schema" >/dev/null 2>&1
+	case "$url" in *\?*) sep='&' ;; *) sep='?' ;; esac
+	echo "$url${sep}options=-csearch_path%3D$schema"
+}
+
+# Bytes the database holds: SQLite's pages in use (WAL included), PostgreSQL's
+# tables, indexes and TOAST of the schema.
+db_bytes() {
+	case "$1" in
+	postgres*)
+		psql -At "$1" -c "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0) FROM pg_class c
+			WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'm')"
+		;;
+	*)
+		python3 -c 'import sqlite3, sys
+h = sqlite3.connect(sys.argv[1])
+q = lambda p: h.execute("PRAGMA " + p).fetchone()[0]
+print((q("page_count") - q("freelist_count")) * q("page_size"))' "$1"
+		;;
+	esac
+}
+
+now() { date +%s.%N; }
+
+# Each command as a whole process (hyperfine -N): "wall1 cpu1 wall2 cpu2 ...", wall
+# the median and cpu the mean of user + system, in ms (the client's: a
+# PostgreSQL server's own CPU is not in it).
+medians() {
+	db=$1
+	shift
+	SMRITI_DB=$db hyperfine -N --warmup 3 --runs "$RUNS" --export-json "$dir/h.json" "$@" \
+		>/dev/null 2>&1
+	python3 -c 'import json, sys
+print(" ".join("%.2f %.2f" % (r["median"] * 1000, (r["user"] + r["system"]) * 1000)
+               for r in json.load(open(sys.argv[1]))["results"]))' "$dir/h.json"
+}
+
+# The server's CPU time so far, in clock ticks (utime + stime of /proc/PID/stat).
+ticks() {
+	sed 's/.*) //' /proc/$pid/stat | awk '{ print $12 + $13 }'
+}
+
+# N requests (bench-scale http) -> "median_ms server_cpu_us_per_request"
+http_figures() {
+	n=$1
+	shift
+	t0=$(ticks)
+	r=$("$B" http "$server" "$n" "$@")
+	t1=$(ticks)
+	echo "$r" | awk -v t=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" -v n="$n" \
+		'{ printf "%s %.1f\n", $1, t * 1e6 / hz / n }'
+}
+
+start_server() {
+	: >"$dir/serve.log"
+	SMRITI_DB=$1 "$S" serve --listen 127.0.0.1:0 --quiet 2>>"$dir/serve.log" >/dev/null &
+	pid=$!
+	i=0
+	until grep -q '^listening on ' "$dir/serve.log" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -gt 600 ] && { cat "$dir/serve.log" >&2; exit 1; }
+		sleep 0.05
+	done
+	server=$(sed -n 's/^listening on //p' "$dir/serve.log" | head -n 1)
+}
+
+# One whole process: "wall_ms cpu_ms" (/usr/bin/time: its user + system).
+timed() {
+	/usr/bin/time -f '%e %U %S' -o "$dir/time" "$@" >"$dir/out"
+	awk '{ printf "%.2f %.2f\n", $1 * 1000, ($2 + $3) * 1000 }' "$dir/time"
+}
+
+# Fork time (the median of 5 whole processes, hyperfine: wall and CPU, ms)
+# and growth per fork (bytes): "wall cpu bytes"
+forks() {
+	before=$(db_bytes "$1")
+	SMRITI_DB=$1 hyperfine -N --runs 1 --parameter-scan k 1 5 --export-json "$dir/h.json" \
+		"$S fork fork-src --into forked-{k} -q" >/dev/null 2>&1
+	after=$(db_bytes "$1")
+	python3 -c 'import json, statistics, sys
+r = json.load(open(sys.argv[1]))["results"]
+print("%.2f %.2f" % (statistics.median(x["median"] * 1000 for x in r),
+                     statistics.median((x["user"] + x["system"]) * 1000 for x in r)))' \
+		"$dir/h.json" | tr '\n' ' '
+	echo "$(((after - before) / 5))"
+}
+
+# fsck of the whole database, per checkpoint: "wall_us cpu_us"
+fsck_us() {
+	set -- $(SMRITI_DB=$1 timed "$S" fsck --json)
+	n=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["checkpoints"])' "$dir/out")
+	echo "$1 $2 $n" | awk '{ printf "%.2f %.2f\n", $1 * 1000 / $3, $2 * 1000 / $3 }'
+}
+
+# Every figure of one database, each "wall cpu": head log search list fsck
+# http_head http_graph fork, then the fork's growth in bytes.
+measure() {
+	cli=$(medians "$1" "$S head big --json" "$S log big --limit 20" \
+		"$S search latency --limit 20" "$S space list --json")
+	f=$(fsck_us "$1")
+	start_server "$1"
+	h=$(http_figures "$REQS" GET /repos/big/head)
+	g=$(http_figures "$GRAPH_REQS" GET '/v4/repos/big/graph?limit=400&changes=1')
+	stop_server
+	echo "$cli $f $h $g $(forks "$1")"
+}
+
+# A Space "items$2" whose HEAD holds $2 items ($2 - 1 decisions and the
+# task the first patch drops), in database $1.
+items_space() {
+	python3 -c 'import json, sys
+k = int(sys.argv[1])
+print(json.dumps({"title": "%d items" % k,
+                  "decisions": [{"text": "decision %d of the state, with a few words" % i}
+                                for i in range(k - 1)],
+                  "tasks": [{"text": "task -1 of the run", "status": "open"}]}))' \
+		"$2" >"$dir/items.json"
+	SMRITI_DB=$1 "$S" space create "items$2" >/dev/null
+	SMRITI_DB=$1 "$S" commit "items$2" --from-json "$dir/items.json" -q >/dev/null
+}
+
+# PATCHES patches on Space items$2, from number $1 on, each adding one task
+# and dropping the one the patch before added (HEAD keeps its size):
+# "req_per_s server_cpu_us answer_bytes"
+patch_run() {
+	t0=$(ticks)
+	r=$(SCALE_HTTP_FIRST=$1 "$B" http "$server" "$PATCHES" PATCH "/v4/repos/items$2/head" \
+		'{"add": {"tasks": [{"text": "task %ld of the run", "status": "open"}]},
+		  "drop": {"tasks": ["task %lp of the run"]}}')
+	t1=$(ticks)
+	echo "$r" | awk -v t=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" -v n="$PATCHES" \
+		'{ printf "%s %.0f %s\n", $3, t * 1e6 / hz / n, $4 }'
+}
+
+# Growth per patch (bytes), then patch_run's figures whole and minimal:
+# "bytes rate cpu answer_bytes rate_min cpu_min"
+patches() {
+	before=$(db_bytes "$1")
+	r=$(patch_run 0 "$2")
+	after=$(db_bytes "$1")
+	m=$(SCALE_HTTP_HEADER='Prefer: return=minimal' patch_run "$PATCHES" "$2")
+	echo "$(((after - before) / PATCHES)) $r $(echo "$m" | cut -d' ' -f1-2)"
+}
+
+ratio() {
+	echo "$1 $2" | awk '{ if ($1 > 0) printf "%.2fx", $2 / $1; else print "-" }'
+}
+
+# label, baseline wall, cpu, at scale wall, cpu, goal
+row() {
+	printf '  %-42s %9s %9s %7s   %9s %9s %7s   %s\n' "$1" "$2" "$4" "$(ratio "$2" "$4")" \
+		"$3" "$5" "$(ratio "$3" "$5")" "$6"
+}
+
+# $1: the baseline's figures, $2: the same at scale (measure's order)
+report() {
+	set -- $1 $2
+	for name in head log search list fsck http graph fork; do
+		eval "b_$name=\"\$1 \$2\""
+		shift 2
+	done
+	b_forkb=$1
+	shift
+	for name in head log search list fsck http graph fork; do
+		eval "s_$name=\"\$1 \$2\""
+		shift 2
+	done
+	s_forkb=$1
+	printf '  %-42s %9s %9s %7s   %9s %9s %7s   %s\n' "" "wall:base" "scale" "ratio" \
+		"cpu:base" "scale" "ratio" "goal"
+	pair() { row "$LABEL" "$2" "$3" "$4" "$5" "$GOAL"; }
+	LABEL="head big --json (ms, whole process)" GOAL="<= 2x" pair x $b_head $s_head
+	LABEL="log big --limit 20 (ms)" GOAL="<= 2x" pair x $b_log $s_log
+	LABEL="search latency --limit 20 (ms)" GOAL="<= 2x" pair x $b_search $s_search
+	LABEL="space list --json (ms; $BASE_SPACES vs $SPACES+2 Spaces)" GOAL="<= 2x" \
+		pair x $b_list $s_list
+	LABEL="fsck (us per checkpoint)" GOAL="linear (~1x)" pair x $b_fsck $s_fsck
+	LABEL="GET /repos/big/head (ms; cpu: server us)" GOAL="<= 2x" pair x $b_http $s_http
+	LABEL="UI history page, graph?limit=400 (ditto)" GOAL="<= 2x" pair x $b_graph $s_graph
+	LABEL="fork of fork-src (ms; $BASE vs $FORK ckpts)" GOAL="<= 10 ms" pair x $b_fork $s_fork
+	printf '  %-42s %9s %9s %7s   %s\n' "database growth per fork (bytes)" "$b_forkb" "$s_forkb" \
+		"$(ratio "$b_forkb" "$s_forkb")" "<= 4096"
+}
+
+run_backend() {
+	kind=$1
+	echo
+	echo "== $kind ($(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg))"
+	[ "$kind" = postgres ] && schemas="scale_base_$$ scale_big_$$ scale_items_$$"
+	base=$(dsn_of "$kind" base)
+	big=$(dsn_of "$kind" big)
+	items=$(dsn_of "$kind" items)
+	"$B" build "$base" "$BASE" "$BASE" "$BASE_SPACES" 2>"$dir/build.log"
+	t0=$(now)
+	"$B" build "$big" "$BIG" "$FORK" "$SPACES" 2>"$dir/build.log"
+	t1=$(now)
+	echo "$t0 $t1 $((BIG + FORK + SPACES)) $(db_bytes "$big")" | awk '{
+		printf "  built %d checkpoints in %.0f s (%.0f/s), %.1f MB (%.0f bytes a checkpoint)\n",
+			$3, $2 - $1, $3 / ($2 - $1), $4 / 1e6, $4 / $3 }'
+	b=$(measure "$base")
+	s=$(measure "$big")
+	report "$b" "$s"
+	echo "  load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+	for k in 5 300 990; do
+		items_space "$items" "$k"
+	done
+	start_server "$items"
+	echo "  PATCH /v4/repos/{id}/head adding one task (and dropping the one added before), $PATCHES"
+	echo "  patches each (one connection):"
+	printf '  %-10s %12s %10s %7s %12s %8s %13s %12s %8s\n' "HEAD holds" "growth/ckpt" \
+		"patches/s" "vs 5" "server us/p" "vs 5" "answer bytes" "minimal p/s" "us/p"
+	for k in 5 300 990; do
+		set -- $(patches "$items" "$k")
+		[ "$k" = 5 ] && rate5=$2 cpu5=$3
+		printf '  %-10s %10s B %10s %7s %12s %8s %13s %12s %8s\n' "$k items" "$1" "$2" \
+			"$(ratio "$rate5" "$2")" "$3" "$(ratio "$3" "$cpu5")" "$4" "$5" "$6"
+	done
+	stop_server
+	echo "  goals: growth <= 2048 B at 300 and 990 items; rate >= 0.8x at 300, >= 0.6x at 990"
+	echo "  (\"vs 5\" of server us/p: the 5-item CPU over this one's, the rate ratio a loaded"
+	echo "  machine moves less)"
+}
+
+cleanup_scale() {
+	stop_server
+	for s in $schemas; do
+		psql -q "$url" -c "DROP SCHEMA $s CASCADE" >/dev/null 2>&1 || true
+	done
+	schemas=
+}
+
+echo "bench/scale.sh: $BIG checkpoints in one Space, $FORK in another, $SPACES Spaces;" \
+	"baseline $BASE"
+for kind in $BACKENDS; do
+	run_backend "$kind"
+	cleanup_scale
+done
