@@ -9,6 +9,7 @@
 #include "http/server.h"
 #include "ops/runtime/draft.h"
 #include "ops/runtime/generation.h"
+#include "ops/runtime/lease.h"
 #include "ops/runtime/runtime.h"
 #include "util/xalloc.h"
 #include "util/logline.h"
@@ -104,6 +105,7 @@ static int serve(const struct http_config *cfg)
 {
 	struct smr_err err = SMR_ERR_INIT;
 	struct http_server *srv = NULL;
+	struct lease *lease = NULL;
 	struct runtime *rt;
 	enum smr_rc rc;
 
@@ -112,7 +114,11 @@ static int serve(const struct http_config *cfg)
 	if (rc)
 		return serve_fail(cfg, rc, err.msg);
 	rt = runtime_new_from_env();    /* before any thread: the provider port's global set-up */
-	rc = draft_runner_start(cfg->dsn, rt, &rt->drafts, &err);
+	/* the owner its replies and draft jobs record; its row goes after the last of them */
+	rc = lease_start(cfg->dsn, &lease, &err);
+	rt->lease = lease;
+	if (!rc)
+		rc = draft_runner_start(cfg->dsn, rt, &rt->drafts, &err);
 	if (!rc)
 		rc = chat_generations_start(rt, cfg->dsn, &err);
 	if (!rc)
@@ -120,6 +126,7 @@ static int serve(const struct http_config *cfg)
 	http_close(srv);
 	draft_runner_stop(rt->drafts);  /* after the server's workers: no more draft.create */
 	runtime_free(rt);               /* stops the chat finisher, then the provider loops */
+	lease_stop(lease);
 	return rc ? serve_fail(cfg, rc, err.msg) : 0;
 }
 

@@ -182,6 +182,19 @@ static const char *const postgres_migrations[] = {
 	"ALTER TABLE turns ADD COLUMN parent_seq BIGINT;"
 	"ALTER TABLE sessions ADD COLUMN leaf_seq BIGINT;"
 	"ALTER TABLE sessions ADD COLUMN fork_seq BIGINT;",
+	/* 8: leases: servers and their heartbeats, owners of replies and jobs (see schema_sqlite.h) */
+	"CREATE TABLE servers ("
+	"  id TEXT COLLATE \"C\" PRIMARY KEY,"
+	"  name TEXT NOT NULL,"
+	"  started_at TEXT COLLATE \"C\" NOT NULL,"
+	"  heartbeat_at TEXT COLLATE \"C\" NOT NULL,"
+	"  lease_s INTEGER NOT NULL);"
+	"ALTER TABLE generations ADD COLUMN owner_id TEXT COLLATE \"C\";"
+	"ALTER TABLE draft_jobs ADD COLUMN owner_id TEXT COLLATE \"C\";"
+	"CREATE INDEX generations_running_owner ON generations(owner_id)"
+	"  WHERE status = 'running';"
+	"CREATE INDEX draft_jobs_unfinished_owner ON draft_jobs(owner_id)"
+	"  WHERE status IN ('queued', 'running');",
 };
 
 #endif
