@@ -46,7 +46,8 @@ static const struct cli_cmd serve_cmd = {
 	"serve",
 	"serve [--listen HOST:PORT] [--db PATH|URL] [--workers N] [--threads N]\n"
 	"         [--max-body BYTES] [--quiet] [--log-format text|json] [--no-metrics]\n"
-	"         [--metrics-listen [HOST:]PORT] [--max-connections N] [--header-timeout S]\n"
+	"         [--metrics-listen [HOST:]PORT] [--max-connections N]\n"
+	"         [--max-connections-per-address N] [--header-timeout S]\n"
 	"         [--body-timeout S] [--body-min-rate BYTES]",
 	cmd_serve, CLI_FULL,
 };
@@ -69,7 +70,11 @@ static void serve_help(void)
 	       "--body-timeout seconds (default %d) plus one second per --body-min-rate\n"
 	       "bytes (default %d); else the connection is closed.  Past --max-connections\n"
 	       "(default %d) a new connection evicts the oldest unfinished one of the\n"
-	       "address holding the most.\n\n"
+	       "address holding the most; one address holds at most\n"
+	       "--max-connections-per-address (default %d).  Behind a proxy, list it in\n"
+	       "SMRITI_TRUSTED_PROXIES (addresses or ADDRESS/BITS, comma separated): its\n"
+	       "requests then count as the client's it names in X-Forwarded-For or\n"
+	       "X-Real-IP; those headers from anyone else are ignored.\n\n"
 	       "Security: listening anywhere but loopback needs SMRITI_TOKEN, and with a\n"
 	       "token every request but /healthz needs 'Authorization: Bearer TOKEN'.\n"
 	       "Requests must name the server in Host (localhost, 127.0.0.1, [::1], the\n"
@@ -77,7 +82,7 @@ static void serve_help(void)
 	       "Cross-origin writes are refused.  Stops cleanly on SIGINT or SIGTERM.\n",
 	       serve_cmd.usage, HTTP_DEFAULT_LISTEN, HTTP_DEFAULT_WORKERS,
 	       HTTP_DEFAULT_MAX_BODY, HTTP_DEFAULT_HEADER_TIMEOUT, HTTP_DEFAULT_BODY_TIMEOUT,
-	       HTTP_DEFAULT_BODY_MIN_RATE, HTTP_DEFAULT_MAX_CONNS);
+	       HTTP_DEFAULT_BODY_MIN_RATE, HTTP_DEFAULT_MAX_CONNS, HTTP_DEFAULT_MAX_PER_ADDRESS);
 }
 
 /* Parses a whole number in [min, max]; 0 on success. */
@@ -175,6 +180,12 @@ static int take(int c, const char *val, void *arg)
 					 val);
 		cfg->max_conns = (unsigned)n;
 		return 0;
+	case 'A':
+		if (parse_num(val, 1, 65536, &n))
+			return cli_usage(&serve_cmd, "--max-connections-per-address wants 1 to 65536,"
+					 " got '%s'", val);
+		cfg->max_per_address = (unsigned)n;
+		return 0;
 	case 'H':
 	case 'B':
 		if (parse_num(val, 1, 3600, &n))
@@ -208,6 +219,7 @@ int cmd_serve(int argc, char **argv, struct cli_ctx *ctx)
 		{ "no-metrics", no_argument, NULL, 'M' },
 		{ "metrics-listen", required_argument, NULL, 'P' },
 		{ "max-connections", required_argument, NULL, 'C' },
+		{ "max-connections-per-address", required_argument, NULL, 'A' },
 		{ "header-timeout", required_argument, NULL, 'H' },
 		{ "body-timeout", required_argument, NULL, 'B' },
 		{ "body-min-rate", required_argument, NULL, 'R' },
@@ -223,6 +235,7 @@ int cmd_serve(int argc, char **argv, struct cli_ctx *ctx)
 	char *own = NULL;
 	int first, rc;
 
+	cfg.trusted_proxies = getenv("SMRITI_TRUSTED_PROXIES");
 	rc = cli_options(&serve_cmd, argc, argv, "+h", opts, "unknown option", take, &cfg, &first);
 	if (rc)
 		return rc == CLI_OPT_DONE ? 0 : rc;
