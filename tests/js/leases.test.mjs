@@ -205,15 +205,15 @@ describe('PostgreSQL: two servers, one killed', { skip }, () => {
 
 describe('SQLite: one server, killed and started again', () => {
   test('the next start takes over once the lease lapsed; the session takes a message', async (t) => {
-    const t = tempDb();
-    const a = await serve(t.db);
+    const tmp = tempDb();
+    const a = await serve(tmp.db);
     let b;
     try {
       await expectStatus(a, 'POST', '/v4/repos', 201, { body: { name: 'k' } });
       const s = await expectStatus(a, 'POST', '/v4/repos/k/sessions', 201, { body: {} });
       const { gen } = await heldReply(a, s.id, 'lite-kill');
       await a.stop('SIGKILL');
-      b = await serve(t.db);
+      b = await serve(tmp.db);
       const [g, waited] = await waitUntil(b, `/v4/generations/${gen.id}`,
         (x) => x.status !== 'running', LEASE_S * 1000 + MARGIN_MS);
       assert.equal(g.status, 'interrupted');
@@ -229,7 +229,7 @@ describe('SQLite: one server, killed and started again', () => {
       assert.equal(r.json.user_turn.sequence_number, 1);
     } finally {
       await b?.stop();
-      t.cleanup();
+      tmp.cleanup();
     }
   });
 });
