@@ -116,8 +116,9 @@ describe('PostgreSQL: two servers, one killed', { skip }, () => {
   });
 
   test('the interrupted reply keeps the text the killed server had streamed', {
-    todo: 'needs the streamed text stored while it streams (issue 29 part 1, branch xstream):'
-      + ' lease.c text_so_far() reads it with store_generation_text()',
+    // at the merge with branch xstream (issue 29 part 1, which stores the text while it
+    // streams): lease.c's text_so_far() calls store_generation_text(), and this todo goes
+    todo: 'needs the streamed text stored while it streams (branch xstream)',
   }, async () => {
     const db = freshPg();
     const a = await serve(db.dsn);
