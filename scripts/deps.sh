@@ -21,9 +21,10 @@ RUN_PACKAGES="ca-certificates git"
 # The tests: a PostgreSQL server for the PostgreSQL backend, the sqlite3 and
 # jq tools they drive, the man page and shell completion checks, and
 # building, linting and installing the Debian package (tests/package), the
-# browser tests (Debian's chromium, with a font for its screenshots), and
-# the fuzz targets (clang with libFuzzer and the sanitizers' runtimes).
-TEST_PACKAGES="postgresql sqlite3 jq man-db bash-completion zsh scdoc
+# browser tests (Debian's chromium, with a font for its screenshots), the
+# fuzz targets (clang with libFuzzer and the sanitizers' runtimes), and nginx
+# in front of two servers with a throwaway certificate (tests/js/nginx).
+TEST_PACKAGES="postgresql sqlite3 jq man-db bash-completion zsh scdoc nginx openssl
 build-essential dpkg-dev debhelper lintian systemd chromium fonts-dejavu-core
 clang libclang-rt-dev"
 

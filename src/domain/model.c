@@ -84,6 +84,7 @@ void generation_release(struct generation *g)
 	free(g->error);
 	free(g->created_at);
 	free(g->finished_at);
+	free(g->owner);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -98,6 +99,7 @@ void draft_job_release(struct draft_job *j)
 	free(j->created_at);
 	free(j->started_at);
 	free(j->finished_at);
+	free(j->owner);
 	memset(j, 0, sizeof(*j));
 }
 

@@ -154,6 +154,7 @@ struct generation {
 	char *error;                 /* why it failed or was interrupted, or NULL */
 	char *created_at;
 	char *finished_at;           /* NULL while running */
+	char *owner;                 /* the servers row (lease) running it, or NULL */
 };
 
 enum job_status { JOB_QUEUED, JOB_RUNNING, JOB_DONE, JOB_FAILED };
@@ -169,6 +170,7 @@ struct draft_job {
 	char *created_at;
 	char *started_at;
 	char *finished_at;
+	char *owner;                 /* the servers row (lease) whose runner has it, or NULL */
 };
 
 void space_release(struct space *sp);

@@ -19,6 +19,13 @@
  * closes a silent connection.  BUSY (a request at work, a reply being
  * sent or streamed) has no deadline here.
  *
+ * One address holds at most per_addr connections (a newcomer past it is
+ * closed).  Behind a proxy every connection comes from the proxy: a peer
+ * listed in SMRITI_TRUSTED_PROXIES is not limited itself, and while one of
+ * its connections carries a request the connection counts as the client's
+ * that the proxy names (X-Forwarded-For, X-Real-IP), whose request is
+ * refused past the limit; from any other peer those headers mean nothing.
+ *
  * Slots are shared: past max_conns, a new connection evicts the oldest
  * unfinished (WAIT, HEAD or BODY) connection of the address that holds the
  * most connections with one unfinished, so a few addresses cannot keep
@@ -90,6 +97,7 @@ void http_conns_init(struct http_conns *cs, const struct http_config *cfg)
 	pthread_mutex_init(&cs->lock, NULL);
 	pthread_cond_init(&cs->cond, NULL);
 	cs->max = cfg->max_conns ? cfg->max_conns : HTTP_DEFAULT_MAX_CONNS;
+	cs->per_addr = cfg->max_per_address ? cfg->max_per_address : HTTP_DEFAULT_MAX_PER_ADDRESS;
 	cs->header_us = (int64_t)(cfg->header_timeout ? cfg->header_timeout :
 				  HTTP_DEFAULT_HEADER_TIMEOUT) * 1000000;
 	cs->body_us = (int64_t)(cfg->body_timeout ? cfg->body_timeout :
@@ -103,6 +111,7 @@ void http_conns_init(struct http_conns *cs, const struct http_config *cfg)
 void http_conns_release(struct http_conns *cs)
 {
 	free(cs->sorted);
+	free(cs->trusted);
 	pthread_mutex_destroy(&cs->lock);
 	pthread_cond_destroy(&cs->cond);
 }
@@ -180,6 +189,16 @@ static struct http_conn *victim(struct http_conns *cs)
 	return best;
 }
 
+/* Connections held by the address key (table locked). */
+static unsigned held_by(struct http_conns *cs, const unsigned char key[16])
+{
+	unsigned n = 0;
+
+	for (struct http_conn *c = cs->head; c; c = c->next)
+		n += !c->closing && !memcmp(c->addr, key, 16);
+	return n;
+}
+
 /* A new connection: counted, and past the limit someone's unfinished one makes room. */
 static void conn_start(struct http_server *srv, struct MHD_Connection *conn, struct http_conn *c)
 {
@@ -192,6 +211,8 @@ static void conn_start(struct http_server *srv, struct MHD_Connection *conn, str
 
 	c->fd = fd ? fd->connect_fd : -1;
 	addr_key(ad ? ad->client_addr : NULL, c->addr);
+	memcpy(c->peer, c->addr, 16);
+	c->trusted = http_net_has(cs->trusted, cs->n_trusted, c->peer);
 	atomic_init(&c->phase, CONN_WAIT);
 	atomic_init(&c->head_us, 0);
 	atomic_init(&c->since_us, sys_monotonic_us());
@@ -206,6 +227,8 @@ static void conn_start(struct http_server *srv, struct MHD_Connection *conn, str
 		cs->head = c;
 	cs->tail = c;
 	cs->live++;
+	if (!c->trusted && held_by(cs, c->addr) > cs->per_addr)
+		conn_close(srv, c, "this address holds the most connections one address may");
 	while (cs->live > cs->max) {
 		v = victim(cs);
 		if (!v) {
@@ -269,6 +292,38 @@ struct http_conn *http_conn_of(struct MHD_Connection *conn)
 		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 
 	return ci ? ci->socket_context : NULL;
+}
+
+/* ---- a trusted proxy's requests ---- */
+
+unsigned http_conn_request(struct http_server *srv, struct http_conn *c, const char *xff,
+			   const char *xri)
+{
+	struct http_conns *cs = &srv->conns;
+	unsigned char key[16];
+	unsigned n;
+
+	if (!c || !c->trusted)
+		return 0;
+	memcpy(key, c->peer, 16);
+	if (!http_forwarded_client(cs->trusted, cs->n_trusted, xff, xri, key))
+		return 0;
+	pthread_mutex_lock(&cs->lock);
+	memcpy(c->addr, key, 16);
+	n = held_by(cs, key);
+	pthread_mutex_unlock(&cs->lock);
+	return n > cs->per_addr && !http_net_has(cs->trusted, cs->n_trusted, key) ? n : 0;
+}
+
+void http_conn_request_end(struct http_server *srv, struct http_conn *c)
+{
+	struct http_conns *cs = &srv->conns;
+
+	if (!c || !c->trusted)
+		return;
+	pthread_mutex_lock(&cs->lock);
+	memcpy(c->addr, c->peer, 16);
+	pthread_mutex_unlock(&cs->lock);
 }
 
 /* ---- what the event threads tell the table ---- */

@@ -115,6 +115,130 @@ int http_is_loopback(const struct sockaddr *sa)
 	return 0;
 }
 
+/* ---- client addresses behind a proxy ---- */
+
+int http_addr_parse(const char *s, size_t len, unsigned char key[16])
+{
+	char text[INET6_ADDRSTRLEN + 2];
+	struct in_addr v4;
+
+	while (len && (*s == ' ' || *s == '\t')) {
+		s++;
+		len--;
+	}
+	while (len && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+		len--;
+	if (len >= 2 && s[0] == '[' && s[len - 1] == ']') {
+		s++;
+		len -= 2;
+	}
+	if (!len || len >= sizeof(text))
+		return -1;
+	memcpy(text, s, len);
+	text[len] = '\0';
+	memset(key, 0, 16);
+	if (inet_pton(AF_INET, text, &v4) == 1) {
+		key[10] = key[11] = 0xff;
+		memcpy(key + 12, &v4, 4);
+		return 0;
+	}
+	return inet_pton(AF_INET6, text, key) == 1 ? 0 : -1;
+}
+
+/* One entry, "ADDRESS" or "ADDRESS/BITS", into net; 0 on success. */
+static int net_parse(const char *s, size_t len, struct http_net *net)
+{
+	const char *slash = memchr(s, '/', len);
+	size_t alen = slash ? (size_t)(slash - s) : len;
+	unsigned long bits = 128;
+	char num[4];
+	int v4;
+
+	if (http_addr_parse(s, alen, net->addr))
+		return -1;
+	v4 = !memcmp(net->addr, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12);
+	if (slash) {
+		size_t nlen = len - alen - 1;
+
+		if (!nlen || nlen >= sizeof(num) || strspn(slash + 1, "0123456789") < nlen)
+			return -1;
+		memcpy(num, slash + 1, nlen);
+		num[nlen] = '\0';
+		bits = strtoul(num, NULL, 10) + (v4 ? 96 : 0);
+		if (bits > 128)
+			return -1;
+	}
+	net->bits = (unsigned)bits;
+	return 0;
+}
+
+enum smr_rc http_trusted_parse(const char *list, struct http_net **out, size_t *n,
+			       struct smr_err *err)
+{
+	*out = NULL;
+	*n = 0;
+	for (const char *p = list; p && *p;) {
+		size_t len = strcspn(p, ",");
+		struct http_net net;
+
+		if (strspn(p, " \t") < len && net_parse(p, len, &net)) {
+			free(*out);
+			*out = NULL;
+			*n = 0;
+			return smr_errf(err, SMR_EUSAGE, "SMRITI_TRUSTED_PROXIES: '%.*s' is not an"
+					" address or ADDRESS/BITS", (int)(len > 64 ? 64 : len), p);
+		}
+		if (strspn(p, " \t") < len) {
+			*out = xrealloc(*out, (*n + 1) * sizeof(**out));
+			(*out)[(*n)++] = net;
+		}
+		p += len + (p[len] == ',');
+	}
+	return SMR_OK;
+}
+
+int http_net_has(const struct http_net *v, size_t n, const unsigned char key[16])
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned full = v[i].bits / 8, rest = v[i].bits % 8;
+
+		if (memcmp(v[i].addr, key, full))
+			continue;
+		if (!rest || !((v[i].addr[full] ^ key[full]) & (0xff00 >> rest)))
+			return 1;
+	}
+	return 0;
+}
+
+int http_forwarded_client(const struct http_net *trusted, size_t n, const char *xff,
+			  const char *xri, unsigned char key[16])
+{
+	unsigned char k[16];
+	int named = 0;
+
+	if (xff && *xff) {
+		for (size_t end = strlen(xff); end > 0;) {
+			size_t start = end;
+
+			while (start > 0 && xff[start - 1] != ',')
+				start--;
+			if (http_addr_parse(xff + start, end - start, k))
+				break;
+			memcpy(key, k, 16);
+			named = 1;
+			if (!http_net_has(trusted, n, k))
+				break;      /* the first address from the right that no proxy of ours sent */
+			end = start ? start - 1 : 0;
+		}
+		return named;
+	}
+	if (xri && !http_addr_parse(xri, strlen(xri), k)) {
+		memcpy(key, k, 16);
+		return 1;
+	}
+	return 0;
+}
+
 static void add_host(struct http_guard *g, const char *name, unsigned port)
 {
 	char *h;

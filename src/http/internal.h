@@ -74,6 +74,36 @@ enum smr_rc http_parse_listen(const char *s, struct http_listen *out, struct smr
 int http_is_loopback(const struct sockaddr *sa);
 
 /*
+ * Client addresses behind a proxy (guard.c).  An address is kept as 16
+ * bytes, IPv4 as ::ffff:a.b.c.d; a network is an address and how many of
+ * its leading bits count.
+ */
+struct http_net {
+	unsigned char addr[16];
+	unsigned bits;
+};
+
+/* Parses one address, IPv4 or IPv6 ("[v6]" too), of len bytes into key; 0 on success. */
+int http_addr_parse(const char *s, size_t len, unsigned char key[16]);
+/*
+ * Parses SMRITI_TRUSTED_PROXIES: addresses or ADDRESS/BITS networks,
+ * comma separated.  *out (caller frees) gets *n networks; SMR_EUSAGE naming
+ * a bad entry.
+ */
+enum smr_rc http_trusted_parse(const char *list, struct http_net **out, size_t *n,
+			       struct smr_err *err);
+/* 1 when key is in one of the n networks. */
+int http_net_has(const struct http_net *v, size_t n, const unsigned char key[16]);
+/*
+ * The client a trusted proxy forwards for: X-Forwarded-For read from the
+ * right, skipping trusted addresses (nginx's real_ip_recursive), else
+ * X-Real-IP; key holds the proxy's address and gets the client's.  An entry
+ * that does not parse ends the walk.  Returns 1 when a header named one.
+ */
+int http_forwarded_client(const struct http_net *trusted, size_t n, const char *xff,
+			  const char *xri, unsigned char key[16]);
+
+/*
  * Binds and listens on w (server.c); w->port becomes the port bound (port 0
  * picks one).  what names the address in an error.  *fd is the socket.
  */
@@ -222,7 +252,11 @@ enum conn_phase {
 struct http_conn {
 	struct auth_memo *memo;          /* a server that wants tokens: the last one accepted here */
 	int fd;
-	unsigned char addr[16];          /* the client's address (IPv4 as ::ffff:a.b.c.d) */
+	unsigned char addr[16];          /* the client's address (IPv4 as ::ffff:a.b.c.d): the
+					    peer's, or during a request a trusted proxy forwards,
+					    the address it forwards for */
+	unsigned char peer[16];          /* the address of the socket's other end */
+	int trusted;                     /* the peer is a trusted proxy (SMRITI_TRUSTED_PROXIES) */
 	uint64_t seq;                    /* order of arrival */
 	atomic_int phase;                /* enum conn_phase */
 	_Atomic int64_t head_us;         /* WAIT: when the sweeper saw its head's first byte; 0 */
@@ -245,6 +279,9 @@ struct http_conns {
 	size_t cap;
 	unsigned live;                   /* open and not being closed by us */
 	unsigned max;                    /* --max-connections */
+	unsigned per_addr;               /* --max-connections-per-address */
+	struct http_net *trusted;        /* SMRITI_TRUSTED_PROXIES (owned) */
+	size_t n_trusted;
 	uint64_t seq;
 	int64_t header_us, body_us;      /* --header-timeout, --body-timeout */
 	size_t min_rate;                 /* --body-min-rate, bytes a second */
@@ -253,6 +290,16 @@ struct http_conns {
 };
 
 void http_conns_init(struct http_conns *cs, const struct http_config *cfg);
+/*
+ * The head of a request is in: on a trusted proxy's connection the
+ * connection counts as the client's it forwards for (X-Forwarded-For,
+ * X-Real-IP), until http_conn_request_end.  Returns 0, or how many
+ * connections that client holds when that is past --max-connections-per-
+ * address (the request is refused).
+ */
+unsigned http_conn_request(struct http_server *srv, struct http_conn *c, const char *xff,
+			   const char *xri);
+void http_conn_request_end(struct http_server *srv, struct http_conn *c);
 void http_conns_release(struct http_conns *cs);
 /* Starts and stops the thread closing connections past their deadline; 0 on success. */
 int http_conns_start(struct http_server *srv);

@@ -44,7 +44,6 @@
  * an unfinished connection of the address holding the most (conn.c).
  * Behind a reverse proxy every client is the proxy's address.
  */
-#define CONN_PER_ADDRESS 256
 /*
  * libmicrohttpd's idle timers, which restart with every byte: a connection
  * that has sent nothing of a request head (a new one, or a keep-alive one
@@ -767,9 +766,17 @@ static int admit(struct http_req *r, const char *url, const char *method)
 {
 	struct http_server *srv = r->srv;
 	int status = 404;
+	unsigned held;
 
 	if (refuse_framing(r) || refuse_head(r) || refuse_target(r))
 		return 1;
+	/* a trusted proxy's request counts as its client's, who may hold only so many */
+	held = http_conn_request(srv, r->c, header(r, "X-Forwarded-For"), header(r, "X-Real-IP"));
+	if (held) {
+		http_error(r, 503, "unavailable", "your address holds %u connections, more than the"
+			   " %u one address may; close some and retry", held, srv->conns.per_addr);
+		return 1;
+	}
 	if (!http_guard_host(&srv->guard, header(r, "Host"))) {
 		http_error(r, 421, "misdirected",
 			   "this server does not answer to that Host header"
@@ -1137,6 +1144,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 				   sys_monotonic_us() - r->start_us);
 	if (srv->cfg->access_log)
 		access_log(r, toe);
+	http_conn_request_end(srv, r->c);
 	/* back to waiting for a request head (keep-alive); not on a closing connection */
 	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK) {
 		MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT,
@@ -1310,7 +1318,6 @@ static struct MHD_Daemon *start_daemon(struct http_server *srv, int fd)
 				MHD_OPTION_LISTEN_SOCKET, fd,
 				MHD_OPTION_THREAD_POOL_SIZE, event_threads(srv->cfg),
 				MHD_OPTION_CONNECTION_LIMIT, srv->conns.max + HTTP_CONN_SPARE,
-				MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)CONN_PER_ADDRESS,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
@@ -1395,6 +1402,9 @@ static enum smr_rc check_config(struct http_server *srv, struct smr_err *err)
 	const struct http_config *cfg = srv->cfg;
 	enum smr_rc rc = http_parse_listen(cfg->listen, &srv->where, err);
 
+	if (!rc)
+		rc = http_trusted_parse(cfg->trusted_proxies, &srv->conns.trusted,
+					&srv->conns.n_trusted, err);
 	return rc;
 }
 

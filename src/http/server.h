@@ -18,6 +18,7 @@
 #define HTTP_DEFAULT_MAX_BODY (8u << 20)
 /* Slow clients (docs/http.md, Limits): nginx's and Apache mod_reqtimeout's figures. */
 #define HTTP_DEFAULT_MAX_CONNS 1024
+#define HTTP_DEFAULT_MAX_PER_ADDRESS 256
 #define HTTP_DEFAULT_HEADER_TIMEOUT 20     /* s from a head's first byte to its end */
 #define HTTP_DEFAULT_BODY_TIMEOUT 20       /* s for a body, plus one per body_min_rate bytes */
 #define HTTP_DEFAULT_BODY_MIN_RATE 500     /* bytes a second */
@@ -46,6 +47,13 @@ struct http_config {
 	unsigned header_timeout;    /* seconds a request head may take from its first byte */
 	unsigned body_timeout;      /* seconds a body may take, plus one per body_min_rate bytes */
 	size_t body_min_rate;       /* bytes a second */
+	unsigned max_per_address;   /* connections of one client address */
+	/*
+	 * SMRITI_TRUSTED_PROXIES: the proxies (addresses or ADDRESS/BITS, comma
+	 * separated) whose X-Forwarded-For / X-Real-IP name the client; the
+	 * headers of any other peer are ignored.  NULL: none.
+	 */
+	const char *trusted_proxies;
 };
 
 struct http_server;

@@ -415,16 +415,20 @@ enum smr_rc rows_generation_insert(struct store *st, const struct generation *g,
 				   struct smr_err *err);
 enum smr_rc rows_generation_update(struct store *st, const struct generation *g,
 				   struct smr_err *err);
-/*
- * The user turns of running generations created before `before` (NULL:
- * all) get error reason, then those generations become interrupted; *n
- * (NULL: not wanted) gets how many.
- */
-enum smr_rc rows_generation_interrupt(struct store *st, const char *reason, const char *now,
-				      const char *before, size_t *n, struct smr_err *err);
 /* One batch of store_generation_publish, in the caller's transaction. */
 enum smr_rc rows_generation_events_put(struct store *st, const struct gen_events *b,
 				       struct smr_err *err);
+/*
+ * While generation id runs: status NULL locks its row (its end is being
+ * written); else sets status, error and finished_at.  *n gets 1, or 0 when
+ * it no longer runs (another server took it over, or it ended).
+ */
+enum smr_rc rows_generation_claim(struct store *st, const char *id, const char *status,
+				  const char *error, const char *now, size_t *n,
+				  struct smr_err *err);
+/* Turn seq of the session gets error, unless it has one. */
+enum smr_rc rows_turn_set_error_seq(struct store *st, const char *session_id, int64_t seq,
+				    const char *error, struct smr_err *err);
 
 /* The backends compiled into this binary, NULL-terminated (backends_*.c). */
 extern const struct store_ops *const store_backends[];

@@ -262,13 +262,13 @@ enum smr_rc store_handoff_latest(struct store *st, const char *space, struct han
 
 #define JOB_COLS \
 	"SELECT id, session_id, status, provider, model, result, error, created_at," \
-	" started_at, finished_at FROM draft_jobs"
+	" started_at, finished_at, owner_id FROM draft_jobs"
 
 enum smr_rc store_job_create(struct store *st, const struct draft_job *j, struct smr_err *err)
 {
 	static const char sql[] =
-		"INSERT INTO draft_jobs (id, session_id, status, provider, model, created_at)"
-		" VALUES ($1, $2, $3, $4, $5, $6)";
+		"INSERT INTO draft_jobs (id, session_id, status, provider, model, created_at,"
+		" owner_id) VALUES ($1, $2, $3, $4, $5, $6, $7)";
 	struct sql_args a = SQL_ARGS_INIT;
 	enum smr_rc rc;
 
@@ -278,6 +278,7 @@ enum smr_rc store_job_create(struct store *st, const struct draft_job *j, struct
 	sql_arg(&a, j->provider);
 	sql_arg(&a, j->model);
 	sql_arg(&a, j->created_at);
+	sql_arg(&a, j->owner);
 	rc = sql_exec(st, SQL_TXN, sql, &a, "creating a draft job", NULL, err);
 	if (rc == SMR_ECONFLICT)
 		return smr_errf(err, rc, "a draft job '%s' exists already", j->id);
@@ -300,6 +301,7 @@ static void read_job(struct store_rows *r, size_t i, void *elem)
 	out->created_at = sql_take(r, i, 7);
 	out->started_at = sql_take(r, i, 8);
 	out->finished_at = sql_take(r, i, 9);
+	out->owner = sql_take(r, i, 10);
 }
 
 enum smr_rc store_job_get(struct store *st, const char *id, struct draft_job *out,
@@ -320,9 +322,11 @@ enum smr_rc store_job_update(struct store *st, const struct draft_job *j, struct
 	static const char sql[] =
 		"UPDATE draft_jobs SET status = $1, result = COALESCE($2, result),"
 		" error = COALESCE($3, error), started_at = COALESCE($4, started_at),"
-		" finished_at = COALESCE($5, finished_at) WHERE id = $6";
+		" finished_at = COALESCE($5, finished_at) WHERE id = $6"
+		" AND status IN ('queued', 'running')";
 	struct sql_args a = SQL_ARGS_INIT;
 
+	/* an ended job never changes again: a late result after a takeover is dropped */
 	sql_arg(&a, job_status_name(j->status));
 	sql_arg(&a, j->result);
 	sql_arg(&a, j->error);
@@ -332,17 +336,21 @@ enum smr_rc store_job_update(struct store *st, const struct draft_job *j, struct
 	return sql_exec(st, SQL_TXN, sql, &a, "updating a draft job", NULL, err);
 }
 
-enum smr_rc store_job_fail_unfinished(struct store *st, const char *reason, const char *now,
-				      size_t *n, struct smr_err *err)
+enum smr_rc store_job_fail_owned(struct store *st, const char *owner, const char *reason,
+				 const char *now, size_t *n, struct smr_err *err)
 {
+	/* owner NULL: jobs whose owner left no servers row (it stopped, or was taken over) */
 	static const char sql[] =
 		"UPDATE draft_jobs SET status = 'failed', error = $1, finished_at = $2"
-		" WHERE status IN ('queued', 'running')";
+		" WHERE status IN ('queued', 'running') AND owner_id IS NOT NULL"
+		" AND (owner_id = $3 OR (CAST($3 AS TEXT) IS NULL"
+		" AND owner_id NOT IN (SELECT id FROM servers)))";
 	struct sql_args a = SQL_ARGS_INIT;
 
 	sql_arg(&a, reason);
 	sql_arg(&a, now);
-	return sql_exec(st, SQL_TXN, sql, &a, "failing unfinished draft jobs", n, err);
+	sql_arg(&a, owner);
+	return sql_exec(st, SQL_TXN, sql, &a, "failing a stopped server's draft jobs", n, err);
 }
 
 /* ---- sessions and turns ---- */
@@ -589,7 +597,7 @@ enum smr_rc rows_session_insert(struct store *st, const struct session *sn,
 
 #define GEN_COLS \
 	"SELECT id, session_id, status, provider, model, user_turn_seq, assistant_turn_seq," \
-	" error, created_at, finished_at FROM generations"
+	" error, created_at, finished_at, owner_id FROM generations"
 
 static void read_generation(struct store_rows *r, size_t i, void *elem)
 {
@@ -605,6 +613,7 @@ static void read_generation(struct store_rows *r, size_t i, void *elem)
 	g->error = sql_take(r, i, 7);
 	g->created_at = sql_take(r, i, 8);
 	g->finished_at = sql_take(r, i, 9);
+	g->owner = sql_take(r, i, 10);
 }
 
 enum smr_rc store_generation_get(struct store *st, const char *id, struct generation *out,
@@ -638,7 +647,7 @@ enum smr_rc rows_generation_insert(struct store *st, const struct generation *g,
 {
 	static const char sql[] =
 		"INSERT INTO generations (id, session_id, status, provider, model, user_turn_seq,"
-		" created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)";
+		" created_at, owner_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
 	struct sql_args a = SQL_ARGS_INIT;
 
 	sql_arg(&a, g->id);
@@ -648,6 +657,7 @@ enum smr_rc rows_generation_insert(struct store *st, const struct generation *g,
 	sql_arg(&a, g->model);
 	sql_arg_int_or_null(&a, g->user_seq);
 	sql_arg(&a, g->created_at);
+	sql_arg(&a, g->owner);
 	return sql_exec(st, SQL_AUTO, sql, &a, "starting a generation", NULL, err);
 }
 
@@ -668,29 +678,55 @@ enum smr_rc rows_generation_update(struct store *st, const struct generation *g,
 	return sql_exec(st, SQL_AUTO, sql, &a, "updating a generation", NULL, err);
 }
 
-enum smr_rc rows_generation_interrupt(struct store *st, const char *reason, const char *now,
-				      const char *before, size_t *n, struct smr_err *err)
+enum smr_rc store_generation_list_orphaned(struct store *st, const char *owner,
+					   struct generation **out, size_t *n, struct smr_err *err)
 {
-	static const char turns[] =
-		"UPDATE turns SET error = $1 WHERE error IS NULL AND id IN (SELECT t.id FROM turns t"
-		" JOIN generations g ON g.session_id = t.session_id"
-		" AND t.sequence_number = g.user_turn_seq WHERE g.status = 'running'"
-		" AND (CAST($2 AS TEXT) IS NULL OR g.created_at < $2))";
-	static const char gens[] =
-		"UPDATE generations SET status = 'interrupted', error = $1, finished_at = $2"
-		" WHERE status = 'running' AND (CAST($3 AS TEXT) IS NULL OR created_at < $3)";
-	struct sql_args a = SQL_ARGS_INIT, b = SQL_ARGS_INIT;
+	/* owner NULL: those whose owner is nobody (before leases) or left no servers row */
+	static const char sql[] = GEN_COLS " WHERE status = 'running' AND (owner_id = $1"
+		" OR (CAST($1 AS TEXT) IS NULL AND (owner_id IS NULL"
+		" OR owner_id NOT IN (SELECT id FROM servers))))";
+
+	struct sql_args a = SQL_ARGS_INIT;
+	struct store_rows r;
 	enum smr_rc rc;
 
-	sql_arg(&a, reason);
-	sql_arg(&a, before);
-	rc = sql_exec(st, SQL_AUTO, turns, &a, "interrupting generations", NULL, err);
-	sql_arg(&b, reason);
-	sql_arg(&b, now);
-	sql_arg(&b, before);
+	sql_arg(&a, owner);          /* NULL too: list_by would leave $1 out */
+	rc = sql_rows(st, SQL_AUTO, sql, &a, "reading a stopped server's generations", &r, err);
 	if (!rc)
-		rc = sql_exec(st, SQL_AUTO, gens, &b, "interrupting generations", n, err);
+		read_all(&r, sizeof(**out), read_generation, (void **)out, n);
+	store_rows_release(&r);
 	return rc;
+}
+
+enum smr_rc rows_generation_claim(struct store *st, const char *id, const char *status,
+				  const char *error, const char *now, size_t *n,
+				  struct smr_err *err)
+{
+	/* status NULL: lock the row while it runs (its end is written), changing nothing */
+	static const char sql[] =
+		"UPDATE generations SET status = COALESCE($2, status), error = COALESCE($3, error),"
+		" finished_at = COALESCE($4, finished_at) WHERE id = $1 AND status = 'running'";
+	struct sql_args a = SQL_ARGS_INIT;
+
+	sql_arg(&a, id);
+	sql_arg(&a, status);
+	sql_arg(&a, error);
+	sql_arg(&a, now);
+	return sql_exec(st, SQL_AUTO, sql, &a, "claiming a generation", n, err);
+}
+
+enum smr_rc rows_turn_set_error_seq(struct store *st, const char *session_id, int64_t seq,
+				    const char *error, struct smr_err *err)
+{
+	static const char sql[] =
+		"UPDATE turns SET error = $3 WHERE session_id = $1 AND sequence_number = $2"
+		" AND error IS NULL";
+	struct sql_args a = SQL_ARGS_INIT;
+
+	sql_arg(&a, session_id);
+	sql_arg_int(&a, seq);
+	sql_arg(&a, error);
+	return sql_exec(st, SQL_AUTO, sql, &a, "recording why a reply ended", NULL, err);
 }
 
 /* ---- generation events (ops/runtime/relay.c) ---- */
@@ -822,4 +858,77 @@ enum smr_rc store_generation_stops(struct store *st, char ***out, size_t *n,
 	}
 	store_rows_release(&r);
 	return rc;
+}
+
+/* ---- servers and their leases ---- */
+
+enum smr_rc store_server_beat(struct store *st, const struct server_row *sv, int insert,
+			      struct smr_err *err)
+{
+	static const char beat[] = "UPDATE servers SET heartbeat_at = $2 WHERE id = $1";
+	static const char add[] =
+		"INSERT INTO servers (id, name, started_at, heartbeat_at, lease_s)"
+		" VALUES ($1, $3, $4, $2, $5) ON CONFLICT (id) DO UPDATE"
+		" SET heartbeat_at = excluded.heartbeat_at";
+	struct sql_args a = SQL_ARGS_INIT;
+	size_t n = 0;
+	enum smr_rc rc;
+
+	sql_arg(&a, sv->id);
+	sql_arg(&a, sv->heartbeat_at);
+	if (!insert) {
+		rc = sql_exec(st, SQL_AUTO, beat, &a, "moving the server's heartbeat", &n, err);
+		if (rc || n)
+			return rc;
+	}
+	/* new, or its row was removed by a server that took it for dead: it is back */
+	sql_arg(&a, sv->name);
+	sql_arg(&a, sv->started_at);
+	sql_arg_int(&a, sv->lease_s);
+	return sql_exec(st, SQL_AUTO, add, &a, "registering the server", NULL, err);
+}
+
+static void read_server(struct store_rows *r, size_t i, void *elem)
+{
+	struct server_row *sv = elem;
+
+	sv->id = sql_take(r, i, 0);
+	sv->name = sql_take(r, i, 1);
+	sv->started_at = sql_take(r, i, 2);
+	sv->heartbeat_at = sql_take(r, i, 3);
+	sv->lease_s = sql_int(r, i, 4);
+}
+
+enum smr_rc store_server_list(struct store *st, struct server_row **out, size_t *n,
+			      struct smr_err *err)
+{
+	static const char sql[] =
+		"SELECT id, name, started_at, heartbeat_at, lease_s FROM servers ORDER BY id";
+
+	return list_by(st, sql, NULL, "reading the servers", sizeof(**out), read_server,
+		       (void **)out, n, err);
+}
+
+enum smr_rc store_server_remove(struct store *st, const char *id, const char *heartbeat_at,
+				struct smr_err *err)
+{
+	/* heartbeat_at (not NULL): only while it has not moved since it was judged lapsed */
+	static const char sql[] = "DELETE FROM servers WHERE id = $1"
+		" AND (CAST($2 AS TEXT) IS NULL OR heartbeat_at = $2)";
+	struct sql_args a = SQL_ARGS_INIT;
+
+	sql_arg(&a, id);
+	sql_arg(&a, heartbeat_at);
+	return sql_exec(st, SQL_AUTO, sql, &a, "removing a server", NULL, err);
+}
+
+void server_rows_free(struct server_row *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++) {
+		free(v[i].id);
+		free(v[i].name);
+		free(v[i].started_at);
+		free(v[i].heartbeat_at);
+	}
+	free(v);
 }

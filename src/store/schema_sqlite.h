@@ -212,6 +212,27 @@ static const char *const sqlite_migrations[] = {
 	"  text TEXT NOT NULL,"
 	"  PRIMARY KEY (generation_id, first_seq));"
 	"ALTER TABLE generations ADD COLUMN stop_requested INTEGER NOT NULL DEFAULT 0;",
+	/*
+	 * 9: leases (issue 29).  Each process that runs replies or draft jobs
+	 * (a `smriti serve`) is a servers row whose heartbeat_at it moves every
+	 * fraction of lease_s; a generation and a draft job record their
+	 * owner_id.  When an owner's heartbeat stops moving for its lease,
+	 * another server takes over what it left running (ops/runtime/lease.c).
+	 * NULL owner_id: made before leases, or by a process without one (a
+	 * local CLI draft).
+	 */
+	"CREATE TABLE servers ("
+	"  id TEXT PRIMARY KEY,"
+	"  name TEXT NOT NULL,"
+	"  started_at TEXT NOT NULL,"
+	"  heartbeat_at TEXT NOT NULL,"
+	"  lease_s INTEGER NOT NULL);"
+	"ALTER TABLE generations ADD COLUMN owner_id TEXT;"
+	"ALTER TABLE draft_jobs ADD COLUMN owner_id TEXT;"
+	"CREATE INDEX generations_running_owner ON generations(owner_id)"
+	"  WHERE status = 'running';"
+	"CREATE INDEX draft_jobs_unfinished_owner ON draft_jobs(owner_id)"
+	"  WHERE status IN ('queued', 'running');",
 };
 
 #endif

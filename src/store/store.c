@@ -1043,7 +1043,16 @@ static enum smr_rc end_rows(struct store *st, void *arg, struct smr_err *err)
 
 	for (size_t i = 0; !rc && i < e->n; i++) {
 		struct append a = { .t = e->reply[i], .expected_last = -1 };
+		size_t running = 0;
 
+		/* fenced: a server that took it over (this one's lease lapsed) has ended it */
+		rc = rows_generation_claim(st, e->g[i]->id, NULL, NULL, NULL, &running, err);
+		if (!rc && !running)
+			rc = smr_errf(err, SMR_ECONFLICT, "generation '%s' was taken over by another"
+				      " server (this server's lease lapsed); its reply was not stored",
+				      e->g[i]->id);
+		if (rc)
+			break;
 		if (a.t) {
 			rc = append_rows(st, &a, err);
 			if (!rc)
@@ -1073,25 +1082,58 @@ enum smr_rc store_generation_end_many(struct store *st, struct generation **g,
 	return write_rows(st, end_rows, &e, err);
 }
 
-struct gen_interrupt {
-	const char *reason, *now, *before;
-	size_t *n;
+struct gen_takeover {
+	const struct generation *g;
+	const char *text, *reason, *now;
+	int *taken;
 };
 
-static enum smr_rc interrupt_rows(struct store *st, void *arg, struct smr_err *err)
+/* Claims the generation (while it runs), then keeps what it had: its text, or a reason. */
+static enum smr_rc takeover_rows(struct store *st, void *arg, struct smr_err *err)
 {
-	struct gen_interrupt *i = arg;
+	struct gen_takeover *o = arg;
+	const struct generation *g = o->g;
+	struct turn t = { 0 };
+	struct append a = { .t = &t, .expected_last = -1 };
+	size_t n = 0;
+	enum smr_rc rc = rows_generation_claim(st, g->id, TURN_INTERRUPTED, o->reason, o->now,
+					       &n, err);
 
-	return rows_generation_interrupt(st, i->reason, i->now, i->before, i->n, err);
+	*o->taken = !rc && n;
+	if (rc || !n)
+		return rc;
+	if (!o->text || !*o->text || g->user_seq < 0)
+		return g->user_seq < 0 ? SMR_OK :
+		       rows_turn_set_error_seq(st, g->session_id, g->user_seq, o->reason, err);
+	t = (struct turn){ .session_id = g->session_id, .role = "assistant",
+			   .content = (char *)o->text, .provider = g->provider, .model = g->model,
+			   .prompt_tokens = -1, .completion_tokens = -1, .latency_ms = -1,
+			   .error = (char *)o->reason, .status = TURN_INTERRUPTED,
+			   .created_at = (char *)o->now, .has_parent = 1,
+			   .parent_seq = g->user_seq };
+	rc = append_rows(st, &a, err);
+	if (!rc)
+		rc = flush_rows(st, err);        /* the turn's number, for the generation */
+	if (!rc) {
+		struct generation done = *g;
+
+		done.status = TURN_INTERRUPTED;
+		done.error = (char *)o->reason;
+		done.finished_at = (char *)o->now;
+		done.assistant_seq = t.seq;
+		rc = rows_generation_update(st, &done, err);
+	}
+	return rc;
 }
 
-enum smr_rc store_generation_interrupt_running(struct store *st, const char *reason,
-					       const char *now, const char *before, size_t *n,
-					       struct smr_err *err)
+enum smr_rc store_generation_take_over(struct store *st, const struct generation *g,
+				       const char *text, const char *reason, const char *now,
+				       int *taken, struct smr_err *err)
 {
-	struct gen_interrupt i = { .reason = reason, .now = now, .before = before, .n = n };
+	struct gen_takeover o = { g, text, reason, now, taken };
 
-	return write_rows(st, interrupt_rows, &i, err);
+	*taken = 0;
+	return write_rows(st, takeover_rows, &o, err);
 }
 
 struct gen_publish {

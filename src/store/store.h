@@ -366,9 +366,14 @@ enum smr_rc store_job_get(struct store *st, const char *id, struct draft_job *ou
 			  struct smr_err *err);
 /* Sets status, and result/error/started_at/finished_at where non-NULL. */
 enum smr_rc store_job_update(struct store *st, const struct draft_job *j, struct smr_err *err);
-/* Marks every queued or running job failed (server start-up); *n gets the count. */
-enum smr_rc store_job_fail_unfinished(struct store *st, const char *reason, const char *now,
-				      size_t *n, struct smr_err *err);
+/*
+ * Marks the queued or running jobs of server owner failed (its lease
+ * lapsed), or with owner NULL those whose owner has no servers row any
+ * more; *n gets the count.  A job with no owner (a local CLI run) is not
+ * touched.
+ */
+enum smr_rc store_job_fail_owned(struct store *st, const char *owner, const char *reason,
+				 const char *now, size_t *n, struct smr_err *err);
 
 /*
  * Generations (model.h), each write one transaction.  begin: inserts g
@@ -395,15 +400,51 @@ enum smr_rc store_generation_running(struct store *st, const char *session_id,
 enum smr_rc store_generation_update(struct store *st, const struct generation *g,
 				    struct smr_err *err);
 /*
- * Server start-up: generations still running that were created before
- * `before` (NULL: all of them) were cut off by a stop of their server.  Each
- * becomes interrupted, and its user turn keeps reason as its error (so the
- * next send of the same message reuses it); one transaction.  *n gets the
- * count.
+ * The running generations of server owner, or with owner NULL those whose
+ * owner is nobody (made before leases) or has no servers row any more.
+ * Caller frees the array (generation_release each, then free).
  */
-enum smr_rc store_generation_interrupt_running(struct store *st, const char *reason,
-					       const char *now, const char *before, size_t *n,
-					       struct smr_err *err);
+enum smr_rc store_generation_list_orphaned(struct store *st, const char *owner,
+					   struct generation **out, size_t *n,
+					   struct smr_err *err);
+/*
+ * Takes over generation g, running on a server whose lease lapsed: in one
+ * transaction, if it still runs, it becomes interrupted with reason; text
+ * (the reply as far as its server stored it; NULL or "": none) becomes its
+ * assistant turn (status interrupted, reason as its error), else the user
+ * turn keeps reason as its error (so the next send of the same message
+ * reuses it).  *taken is 0 when it no longer ran (ended, or another server
+ * took it first).
+ */
+enum smr_rc store_generation_take_over(struct store *st, const struct generation *g,
+				       const char *text, const char *reason, const char *now,
+				       int *taken, struct smr_err *err);
+
+/*
+ * Servers (ops/runtime/lease.c): one row per process that runs replies and
+ * draft jobs, its heartbeat moved every fraction of lease_s.
+ */
+struct server_row {
+	char *id;
+	char *name;                  /* host and process, for people reading the table */
+	char *started_at;
+	char *heartbeat_at;
+	int64_t lease_s;
+};
+
+/*
+ * Moves sv's heartbeat to sv->heartbeat_at; inserts its row when insert is
+ * set or the row is gone (a server that took it for dead removed it).
+ */
+enum smr_rc store_server_beat(struct store *st, const struct server_row *sv, int insert,
+			      struct smr_err *err);
+/* Every servers row; caller server_rows_free()s. */
+enum smr_rc store_server_list(struct store *st, struct server_row **out, size_t *n,
+			      struct smr_err *err);
+/* Removes server id's row; with heartbeat_at, only while its heartbeat still reads so. */
+enum smr_rc store_server_remove(struct store *st, const char *id, const char *heartbeat_at,
+				struct smr_err *err);
+void server_rows_free(struct server_row *v, size_t n);
 
 /*
  * A generation's events as another server reads them (ops/runtime/relay.c):

@@ -93,12 +93,15 @@ test('a migration after the search index leaves the index rows as they were', ()
     ok(t.db, ['fsck', '--json']);
     const rows = sql(t.db, 'SELECT count(*) FROM search_items');
     const before = ok(t.db, ['search', 'Gion', '--json']);
-    sql(t.db, 'ALTER TABLE turns DROP COLUMN parent_seq; ALTER TABLE sessions DROP COLUMN leaf_seq;' +
+    sql(t.db, 'DROP TABLE generation_events; ALTER TABLE generations DROP COLUMN stop_requested;' +
+      ' DROP TABLE servers; DROP INDEX generations_running_owner; DROP INDEX draft_jobs_unfinished_owner;' +
+      ' ALTER TABLE generations DROP COLUMN owner_id; ALTER TABLE draft_jobs DROP COLUMN owner_id;' +
+      ' ALTER TABLE turns DROP COLUMN parent_seq; ALTER TABLE sessions DROP COLUMN leaf_seq;' +
       ' ALTER TABLE sessions DROP COLUMN fork_seq;' +
       ' DROP TABLE handoffs; DROP TABLE grants; DROP TABLE tokens; DROP TABLE users; DROP TABLE auth_state;' +
       ' ALTER TABLE turns DROP COLUMN author; PRAGMA user_version = 4');
     assert.deepEqual(ok(t.db, ['search', 'Gion', '--json']), before);
-    assert.equal(sql(t.db, 'PRAGMA user_version'), '7');
+    assert.equal(sql(t.db, 'PRAGMA user_version'), '9');
     assert.equal(sql(t.db, 'SELECT count(*) FROM search_items'), rows);
   } finally {
     t.cleanup();

@@ -76,6 +76,50 @@ TEST(http_guard_host_names)
 	http_guard_release(&g);
 }
 
+/* The client a trusted proxy names, and only a trusted one (SMRITI_TRUSTED_PROXIES). */
+TEST(http_forwarded_client_from_trusted_proxies)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct http_net *t = NULL;
+	unsigned char proxy[16], key[16], want[16];
+	size_t n = 0;
+
+	CHECK_INT(http_trusted_parse("127.0.0.1, 10.0.0.0/8,::1,fd00::/8", &t, &n, &err), SMR_OK);
+	CHECK_INT(n, 4);
+	CHECK_INT(http_addr_parse("10.9.8.7", 8, key), 0);
+	CHECK(http_net_has(t, n, key));
+	CHECK_INT(http_addr_parse("11.0.0.1", 8, key), 0);
+	CHECK(!http_net_has(t, n, key));
+	CHECK_INT(http_addr_parse("[fd00::5]", 9, key), 0);
+	CHECK(http_net_has(t, n, key));
+	CHECK_INT(http_addr_parse("127.0.0.1", 9, proxy), 0);
+	/* from the right: the first address no proxy of ours sent; forged ones to its left lose */
+	memcpy(key, proxy, 16);
+	CHECK(http_forwarded_client(t, n, "6.6.6.6, 203.0.113.9, 10.1.1.1", NULL, key));
+	CHECK_INT(http_addr_parse("203.0.113.9", 11, want), 0);
+	CHECK(!memcmp(key, want, 16));
+	/* only proxies in the chain: the leftmost */
+	memcpy(key, proxy, 16);
+	CHECK(http_forwarded_client(t, n, "10.0.0.2,127.0.0.1", NULL, key));
+	CHECK_INT(http_addr_parse("10.0.0.2", 8, want), 0);
+	CHECK(!memcmp(key, want, 16));
+	/* X-Real-IP when there is no X-Forwarded-For; garbage names nobody */
+	memcpy(key, proxy, 16);
+	CHECK(http_forwarded_client(t, n, NULL, " 2001:db8::1 ", key));
+	CHECK_INT(http_addr_parse("2001:db8::1", 11, want), 0);
+	CHECK(!memcmp(key, want, 16));
+	memcpy(key, proxy, 16);
+	CHECK(!http_forwarded_client(t, n, "not an address", "neither", key));
+	CHECK(!memcmp(key, proxy, 16));
+	free(t);
+	CHECK_INT(http_trusted_parse("127.0.0.1,example.com", &t, &n, &err), SMR_EUSAGE);
+	CHECK(strstr(err.msg, "'example.com' is not an address") != NULL);
+	CHECK_INT(http_trusted_parse("10.0.0.0/33", &t, &n, &err), SMR_EUSAGE);
+	CHECK_INT(http_trusted_parse("", &t, &n, &err), SMR_OK);
+	CHECK_INT(n, 0);
+	free(t);
+}
+
 TEST(http_guard_token_compare)
 {
 	struct http_guard g;

@@ -1802,7 +1802,8 @@ CONFORMANCE(turns_since_head)
 
 /* ---- draft jobs ---- */
 
-static void make_job(struct fixture *f, const char *sid, char id[37], enum job_status st)
+static void make_job(struct fixture *f, const char *sid, char id[37], enum job_status st,
+		     const char *owner)
 {
 	struct draft_job j = { 0 };
 
@@ -1813,27 +1814,43 @@ static void make_job(struct fixture *f, const char *sid, char id[37], enum job_s
 	j.provider = (char *)"anthropic";
 	j.model = (char *)"claude";
 	j.created_at = (char *)"2026-01-01T00:03:00.000000Z";
+	j.owner = (char *)owner;
 	CHECK_INT(store_job_create(f->st, &j, NULL), SMR_OK);
+}
+
+/* A servers row for id (ops/runtime/lease.c's), beating at `at`. */
+static void make_server(struct fixture *f, const char *id, const char *at)
+{
+	struct server_row sv = { .id = (char *)id, .name = (char *)"host pid 1",
+				 .started_at = (char *)at, .heartbeat_at = (char *)at,
+				 .lease_s = 5 };
+
+	CHECK_INT(store_server_beat(f->st, &sv, 1, NULL), SMR_OK);
 }
 
 CONFORMANCE(draft_jobs)
 {
 	struct smr_err err = SMR_ERR_INIT;
 	struct draft_job j = { 0 }, got = { 0 };
-	char a[37], s1[37], j1[37], j2[37], j3[37];
+	char a[37], s1[37], j1[37], j2[37], j3[37], j4[37], j5[37];
 	size_t n = 99;
 
 	CHECK_INT(make_space(f, "drafts", a, &err), SMR_OK);
 	make_session(f, a, s1, "2026-01-01T00:00:01.000000Z", NULL, NULL, -1);
-	make_job(f, s1, j1, JOB_QUEUED);
-	make_job(f, s1, j2, JOB_QUEUED);
-	make_job(f, s1, j3, JOB_QUEUED);
+	make_server(f, "srv-a", "2026-01-01T00:00:00.000000Z");
+	make_server(f, "srv-b", "2026-01-01T00:00:00.000000Z");
+	make_job(f, s1, j1, JOB_QUEUED, "srv-a");
+	make_job(f, s1, j2, JOB_QUEUED, "srv-a");
+	make_job(f, s1, j3, JOB_QUEUED, "srv-b");       /* another server's */
+	make_job(f, s1, j4, JOB_QUEUED, NULL);          /* a local CLI's: no lease */
+	make_job(f, s1, j5, JOB_QUEUED, "srv-gone");    /* its server left no row */
 	CHECK_INT(store_job_get(f->st, j1, &got, &err), SMR_OK);
 	CHECK_INT(got.status, JOB_QUEUED);
 	CHECK_STR(got.session_id, s1);
 	CHECK_STR(got.provider, "anthropic");
 	CHECK_STR(got.model, "claude");
 	CHECK_STR(got.created_at, "2026-01-01T00:03:00.000000Z");
+	CHECK_STR(got.owner, "srv-a");
 	CHECK(got.result == NULL && got.started_at == NULL && got.finished_at == NULL);
 	draft_job_release(&got);
 	j.id = j1;
@@ -1856,19 +1873,42 @@ CONFORMANCE(draft_jobs)
 	j.id = j2;
 	j.status = JOB_RUNNING;
 	CHECK_INT(store_job_update(f->st, &j, &err), SMR_OK);
-	CHECK_INT(store_job_fail_unfinished(f->st, "server restarted",
-					    "2026-01-01T00:04:00.000000Z", &n, &err), SMR_OK);
-	CHECK_INT(n, 2);
+	/* srv-a's lease lapsed: its unfinished jobs fail, nobody else's */
+	CHECK_INT(store_job_fail_owned(f->st, "srv-a", "server gone",
+				       "2026-01-01T00:04:00.000000Z", &n, &err), SMR_OK);
+	CHECK_INT(n, 1);
 	CHECK_INT(store_job_get(f->st, j2, &got, &err), SMR_OK);
 	CHECK_INT(got.status, JOB_FAILED);
-	CHECK_STR(got.error, "server restarted");
+	CHECK_STR(got.error, "server gone");
 	CHECK_STR(got.finished_at, "2026-01-01T00:04:00.000000Z");
 	draft_job_release(&got);
 	CHECK_INT(store_job_get(f->st, j1, &got, &err), SMR_OK);
 	CHECK_INT(got.status, JOB_DONE);     /* finished jobs are left alone */
 	draft_job_release(&got);
-	CHECK_INT(store_job_fail_unfinished(f->st, "again", "2026-01-01T00:05:00.000000Z", &n,
-					    &err), SMR_OK);
+	/* fenced: a late result of a job taken over changes nothing */
+	j.id = j2;
+	j.status = JOB_DONE;
+	j.result = (char *)"{}";
+	CHECK_INT(store_job_update(f->st, &j, &err), SMR_OK);
+	CHECK_INT(store_job_get(f->st, j2, &got, &err), SMR_OK);
+	CHECK_INT(got.status, JOB_FAILED);
+	CHECK(got.result == NULL);
+	draft_job_release(&got);
+	/* owner NULL: only jobs whose owner has no row; ownerless and live ones stay */
+	CHECK_INT(store_job_fail_owned(f->st, NULL, "gone", "2026-01-01T00:05:00.000000Z", &n,
+				       &err), SMR_OK);
+	CHECK_INT(n, 1);
+	CHECK_INT(store_job_get(f->st, j5, &got, &err), SMR_OK);
+	CHECK_INT(got.status, JOB_FAILED);
+	draft_job_release(&got);
+	CHECK_INT(store_job_get(f->st, j3, &got, &err), SMR_OK);
+	CHECK_INT(got.status, JOB_QUEUED);
+	draft_job_release(&got);
+	CHECK_INT(store_job_get(f->st, j4, &got, &err), SMR_OK);
+	CHECK_INT(got.status, JOB_QUEUED);
+	draft_job_release(&got);
+	CHECK_INT(store_job_fail_owned(f->st, "srv-a", "again", "2026-01-01T00:05:00.000000Z", &n,
+				       &err), SMR_OK);
 	CHECK_INT(n, 0);
 	CHECK_INT(store_job_get(f->st, "no-such-job", &got, &err), SMR_ENOTFOUND);
 	CHECK_STR(err.msg, "no draft job 'no-such-job'");
@@ -3851,17 +3891,30 @@ CONFORMANCE(generations)
 	if (n == 1)
 		CHECK_STR(v[0].status, "stopped");
 	turns_free(v, n);
-	/* start-up: what still runs becomes interrupted, its user turn says why */
-	/* one started after `before` may be another server's: left alone */
-	CHECK_INT(store_generation_interrupt_running(f->st, "server stopped",
-						     "2026-01-01T00:03:00.000000Z",
-						     "2026-01-01T00:01:00.000000Z", &n, &err),
-		  SMR_OK);
-	CHECK_INT(n, 0);
-	CHECK_INT(store_generation_interrupt_running(f->st, "server stopped",
-						     "2026-01-01T00:03:00.000000Z", NULL, &n, &err),
-		  SMR_OK);
-	CHECK_INT(n, 1);
+	/* gen-2 belongs to nobody (before leases): listed among the orphans, taken over */
+	{
+		struct generation *o = NULL;
+		int taken = 0;
+
+		CHECK_INT(store_generation_list_orphaned(f->st, NULL, &o, &n, &err), SMR_OK);
+		CHECK_INT(n, 1);
+		if (n == 1)
+			CHECK_STR(o[0].id, "gen-2");
+		for (size_t i = 0; i < n; i++)
+			generation_release(&o[i]);
+		free(o);
+		g2 = gen_row("gen-2", s2);
+		g2.user_seq = 1;
+		CHECK_INT(store_generation_take_over(f->st, &g2, NULL, "server stopped",
+						     "2026-01-01T00:03:00.000000Z", &taken, &err),
+			  SMR_OK);
+		CHECK_INT(taken, 1);
+		/* a second server's takeover finds it ended */
+		CHECK_INT(store_generation_take_over(f->st, &g2, "late", "again",
+						     "2026-01-01T00:03:01.000000Z", &taken, &err),
+			  SMR_OK);
+		CHECK_INT(taken, 0);
+	}
 	CHECK_INT(store_generation_get(f->st, "gen-2", &got, &err), SMR_OK);
 	CHECK_STR(got.status, "interrupted");
 	CHECK_STR(got.error, "server stopped");
@@ -3872,6 +3925,14 @@ CONFORMANCE(generations)
 		CHECK_STR(v[0].error, "server stopped");
 		CHECK(v[0].status == NULL);
 	}
+	turns_free(v, n);
+	/* the owner's late end is fenced off: nothing stored, the takeover stands */
+	r = new_turn(s2, "assistant", "too late", NULL);
+	g2.status = (char *)"complete";
+	CHECK_INT(store_generation_end(f->st, &g2, &r, &err), SMR_ECONFLICT);
+	CHECK(strstr(err.msg, "taken over by another server") != NULL);
+	CHECK_INT(store_turn_list(f->st, s2, 0, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 1);
 	turns_free(v, n);
 	CHECK_INT(store_generation_get(f->st, "gen-1", &got, &err), SMR_OK);
 	CHECK_STR(got.status, "stopped");   /* ended ones are left alone */
@@ -3958,4 +4019,109 @@ CONFORMANCE(generation_events)
 	CHECK_INT(store_generation_get(f->st, "gen-ev", &got, &err), SMR_OK);
 	CHECK_STR(got.status, "stopped");
 	generation_release(&got);
+}
+
+/*
+ * Leases (ops/runtime/lease.c): a server's row beats and goes; a reply of a
+ * server whose lease lapsed is taken over with the text its server stored,
+ * as an interrupted assistant turn, once; a live server's work is not listed.
+ */
+CONFORMANCE(generation_takeover)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct generation g = gen_row("gen-x", NULL), g2, got = { 0 }, *o = NULL;
+	struct server_row *rows = NULL;
+	struct turn u, *v = NULL;
+	char a[37], s1[37], s2[37];
+	size_t n = 0;
+	int taken = 0;
+
+	CHECK_INT(make_space(f, "lease", a, &err), SMR_OK);
+	make_session(f, a, s1, "2026-01-01T00:00:01.000000Z", NULL, NULL, -1);
+	make_session(f, a, s2, "2026-01-01T00:00:02.000000Z", NULL, NULL, -1);
+	make_server(f, "srv-x", "2026-01-01T00:00:00.000000Z");
+	make_server(f, "srv-y", "2026-01-01T00:00:00.000000Z");
+	/* a beat moves the heartbeat; a removed row comes back with the next beat */
+	{
+		struct server_row sv = { .id = (char *)"srv-y", .name = (char *)"h",
+					 .started_at = (char *)"2026-01-01T00:00:00.000000Z",
+					 .heartbeat_at = (char *)"2026-01-01T00:00:09.000000Z",
+					 .lease_s = 5 };
+
+		CHECK_INT(store_server_beat(f->st, &sv, 0, &err), SMR_OK);
+		/* removal only while the heartbeat still reads as judged */
+		CHECK_INT(store_server_remove(f->st, "srv-y", "2026-01-01T00:00:00.000000Z", &err),
+			  SMR_OK);
+		CHECK_INT(store_server_list(f->st, &rows, &n, &err), SMR_OK);
+		CHECK_INT(n, 2);
+		if (n == 2)
+			CHECK_STR(rows[1].heartbeat_at, "2026-01-01T00:00:09.000000Z");
+		server_rows_free(rows, n);
+		CHECK_INT(store_server_remove(f->st, "srv-y", NULL, &err), SMR_OK);
+		CHECK_INT(store_server_beat(f->st, &sv, 0, &err), SMR_OK);
+		CHECK_INT(store_server_list(f->st, &rows, &n, &err), SMR_OK);
+		CHECK_INT(n, 2);
+		if (n == 2) {
+			CHECK_STR(rows[0].id, "srv-x");
+			CHECK_INT(rows[0].lease_s, 5);
+		}
+		server_rows_free(rows, n);
+	}
+	g.session_id = s1;
+	g.owner = (char *)"srv-x";
+	u = new_turn(s1, "user", "tell me", NULL);
+	CHECK_INT(store_generation_begin(f->st, &g, &u, 0, &err), SMR_OK);
+	g2 = gen_row("gen-y", s2);
+	g2.owner = (char *)"srv-y";
+	u = new_turn(s2, "user", "and me", NULL);
+	CHECK_INT(store_generation_begin(f->st, &g2, &u, 0, &err), SMR_OK);
+	/* nothing is an orphan while its servers have rows */
+	CHECK_INT(store_generation_list_orphaned(f->st, NULL, &o, &n, &err), SMR_OK);
+	CHECK_INT(n, 0);
+	free(o);
+	CHECK_INT(store_generation_list_orphaned(f->st, "srv-x", &o, &n, &err), SMR_OK);
+	CHECK_INT(n, 1);
+	if (n == 1) {
+		CHECK_STR(o[0].id, "gen-x");
+		CHECK_STR(o[0].owner, "srv-x");
+		CHECK_INT(o[0].user_seq, 1);
+		CHECK_INT(store_generation_take_over(f->st, &o[0], "the text so — far", "lapsed",
+						     "2026-01-01T00:05:00.000000Z", &taken, &err),
+			  SMR_OK);
+		CHECK_INT(taken, 1);
+	}
+	for (size_t i = 0; i < n; i++)
+		generation_release(&o[i]);
+	free(o);
+	CHECK_INT(store_generation_get(f->st, "gen-x", &got, &err), SMR_OK);
+	CHECK_STR(got.status, "interrupted");
+	CHECK_STR(got.error, "lapsed");
+	CHECK_INT(got.assistant_seq, 2);
+	CHECK_STR(got.finished_at, "2026-01-01T00:05:00.000000Z");
+	generation_release(&got);
+	CHECK_INT(store_turn_list(f->st, s1, 0, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 2);
+	if (n == 2) {
+		CHECK(v[0].error == NULL);          /* answered: the next send is a new question */
+		CHECK_STR(v[1].role, "assistant");
+		CHECK_STR(v[1].content, "the text so — far");
+		CHECK_STR(v[1].status, "interrupted");
+		CHECK_STR(v[1].error, "lapsed");
+		CHECK_INT(v[1].parent_seq, 1);
+	}
+	turns_free(v, n);
+	/* the session takes a new reply at once */
+	g = gen_row("gen-x2", s1);
+	g.owner = (char *)"srv-x";
+	u = new_turn(s1, "user", "again", NULL);
+	CHECK_INT(store_generation_begin(f->st, &g, &u, 2, &err), SMR_OK);
+	/* srv-y's row goes: its reply is an orphan now */
+	CHECK_INT(store_server_remove(f->st, "srv-y", NULL, &err), SMR_OK);
+	CHECK_INT(store_generation_list_orphaned(f->st, NULL, &o, &n, &err), SMR_OK);
+	CHECK_INT(n, 1);
+	if (n == 1)
+		CHECK_STR(o[0].id, "gen-y");
+	for (size_t i = 0; i < n; i++)
+		generation_release(&o[i]);
+	free(o);
 }

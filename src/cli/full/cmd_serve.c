@@ -9,6 +9,7 @@
 #include "http/server.h"
 #include "ops/runtime/draft.h"
 #include "ops/runtime/generation.h"
+#include "ops/runtime/lease.h"
 #include "ops/runtime/runtime.h"
 #include "util/xalloc.h"
 #include "util/logline.h"
@@ -45,7 +46,8 @@ static const struct cli_cmd serve_cmd = {
 	"serve",
 	"serve [--listen HOST:PORT] [--db PATH|URL] [--workers N] [--threads N]\n"
 	"         [--max-body BYTES] [--quiet] [--log-format text|json] [--no-metrics]\n"
-	"         [--metrics-listen [HOST:]PORT] [--max-connections N] [--header-timeout S]\n"
+	"         [--metrics-listen [HOST:]PORT] [--max-connections N]\n"
+	"         [--max-connections-per-address N] [--header-timeout S]\n"
 	"         [--body-timeout S] [--body-min-rate BYTES]",
 	cmd_serve, CLI_FULL,
 };
@@ -68,7 +70,11 @@ static void serve_help(void)
 	       "--body-timeout seconds (default %d) plus one second per --body-min-rate\n"
 	       "bytes (default %d); else the connection is closed.  Past --max-connections\n"
 	       "(default %d) a new connection evicts the oldest unfinished one of the\n"
-	       "address holding the most.\n\n"
+	       "address holding the most; one address holds at most\n"
+	       "--max-connections-per-address (default %d).  Behind a proxy, list it in\n"
+	       "SMRITI_TRUSTED_PROXIES (addresses or ADDRESS/BITS, comma separated): its\n"
+	       "requests then count as the client's it names in X-Forwarded-For or\n"
+	       "X-Real-IP; those headers from anyone else are ignored.\n\n"
 	       "Security: listening anywhere but loopback needs SMRITI_TOKEN, and with a\n"
 	       "token every request but /healthz needs 'Authorization: Bearer TOKEN'.\n"
 	       "Requests must name the server in Host (localhost, 127.0.0.1, [::1], the\n"
@@ -76,7 +82,7 @@ static void serve_help(void)
 	       "Cross-origin writes are refused.  Stops cleanly on SIGINT or SIGTERM.\n",
 	       serve_cmd.usage, HTTP_DEFAULT_LISTEN, HTTP_DEFAULT_WORKERS,
 	       HTTP_DEFAULT_MAX_BODY, HTTP_DEFAULT_HEADER_TIMEOUT, HTTP_DEFAULT_BODY_TIMEOUT,
-	       HTTP_DEFAULT_BODY_MIN_RATE, HTTP_DEFAULT_MAX_CONNS);
+	       HTTP_DEFAULT_BODY_MIN_RATE, HTTP_DEFAULT_MAX_CONNS, HTTP_DEFAULT_MAX_PER_ADDRESS);
 }
 
 /* Parses a whole number in [min, max]; 0 on success. */
@@ -104,6 +110,7 @@ static int serve(const struct http_config *cfg)
 {
 	struct smr_err err = SMR_ERR_INIT;
 	struct http_server *srv = NULL;
+	struct lease *lease = NULL;
 	struct runtime *rt;
 	enum smr_rc rc;
 
@@ -112,7 +119,11 @@ static int serve(const struct http_config *cfg)
 	if (rc)
 		return serve_fail(cfg, rc, err.msg);
 	rt = runtime_new_from_env();    /* before any thread: the provider port's global set-up */
-	rc = draft_runner_start(cfg->dsn, rt, &rt->drafts, &err);
+	/* the owner its replies and draft jobs record; its row goes after the last of them */
+	rc = lease_start(cfg->dsn, &lease, &err);
+	rt->lease = lease;
+	if (!rc)
+		rc = draft_runner_start(cfg->dsn, rt, &rt->drafts, &err);
 	if (!rc)
 		rc = chat_generations_start(rt, cfg->dsn, &err);
 	if (!rc)
@@ -120,6 +131,7 @@ static int serve(const struct http_config *cfg)
 	http_close(srv);
 	draft_runner_stop(rt->drafts);  /* after the server's workers: no more draft.create */
 	runtime_free(rt);               /* stops the chat finisher, then the provider loops */
+	lease_stop(lease);
 	return rc ? serve_fail(cfg, rc, err.msg) : 0;
 }
 
@@ -168,6 +180,12 @@ static int take(int c, const char *val, void *arg)
 					 val);
 		cfg->max_conns = (unsigned)n;
 		return 0;
+	case 'A':
+		if (parse_num(val, 1, 65536, &n))
+			return cli_usage(&serve_cmd, "--max-connections-per-address wants 1 to 65536,"
+					 " got '%s'", val);
+		cfg->max_per_address = (unsigned)n;
+		return 0;
 	case 'H':
 	case 'B':
 		if (parse_num(val, 1, 3600, &n))
@@ -201,6 +219,7 @@ int cmd_serve(int argc, char **argv, struct cli_ctx *ctx)
 		{ "no-metrics", no_argument, NULL, 'M' },
 		{ "metrics-listen", required_argument, NULL, 'P' },
 		{ "max-connections", required_argument, NULL, 'C' },
+		{ "max-connections-per-address", required_argument, NULL, 'A' },
 		{ "header-timeout", required_argument, NULL, 'H' },
 		{ "body-timeout", required_argument, NULL, 'B' },
 		{ "body-min-rate", required_argument, NULL, 'R' },
@@ -216,6 +235,7 @@ int cmd_serve(int argc, char **argv, struct cli_ctx *ctx)
 	char *own = NULL;
 	int first, rc;
 
+	cfg.trusted_proxies = getenv("SMRITI_TRUSTED_PROXIES");
 	rc = cli_options(&serve_cmd, argc, argv, "+h", opts, "unknown option", take, &cfg, &first);
 	if (rc)
 		return rc == CLI_OPT_DONE ? 0 : rc;

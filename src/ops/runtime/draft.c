@@ -7,10 +7,13 @@
  * takes it writes running; the end state (done or failed) is written by
  * whoever claims the job first under the runner's lock -- its worker when
  * the work ends, or the watchdog when the job's time is up -- so a late
- * result never overwrites a timeout.  A process killed mid-job leaves rows
- * queued or running; the next draft_runner_start() fails them.
+ * result never overwrites a timeout.  A job records the server that owns it
+ * (lease.h); a server killed mid-job leaves rows queued or running, which
+ * another server fails once that server's lease lapsed, and from then on
+ * the store drops any late write to them.
  */
 #include "ops/runtime/draft.h"
+#include "ops/runtime/lease.h"
 #include "domain/checkpoint.h"
 #include "domain/diff.h"
 #include "domain/draft.h"
@@ -35,8 +38,6 @@
 #define DRAFT_MIN_REPLY_TOKENS 4096     /* a draft of a long talk needs room */
 #define REPAIR_ECHO_CHARS 8000          /* of a rejected reply, sent back to repair */
 
-static const char restart_reason[] =
-	"the server restarted while this job was queued or running; start a new draft";
 static const char stop_reason[] =
 	"the server stopped before this job ran; start a new draft";
 
@@ -470,28 +471,6 @@ static void runner_free(struct draft_runner *r)
 	free(r);
 }
 
-/*
- * A database one server owns (SQLite) has only orphans among its unfinished
- * jobs at start-up.  A shared one (PostgreSQL) may have other live servers
- * running their own jobs: there a job is only declared orphaned when it is
- * read long after it should have ended (see expire_abandoned()).
- */
-static enum smr_rc fail_unfinished(struct store *st, struct smr_err *err)
-{
-	char now[32];
-	size_t n = 0;
-	enum smr_rc rc;
-
-	if (store_is_shared(st))
-		return SMR_OK;
-	sys_now_iso(now);
-	rc = store_job_fail_unfinished(st, restart_reason, now, &n, err);
-	if (!rc && n)
-		logline("warning", "marked %zu unfinished draft job%s failed (left by an"
-			" earlier server)", n, n == 1 ? "" : "s");
-	return rc;
-}
-
 static enum smr_rc start_threads(struct draft_runner *r, struct smr_err *err)
 {
 	void **args = xcalloc(r->n, sizeof(*args));
@@ -536,8 +515,6 @@ enum smr_rc draft_runner_start(const char *dsn, struct runtime *rt, struct draft
 	r->n = n;
 	for (unsigned i = 0; !rc && i <= n; i++)
 		rc = store_open(dsn, &r->stores[i], err);
-	if (!rc)
-		rc = fail_unfinished(r->stores[n], err);
 	if (!rc)
 		rc = start_threads(r, err);
 	if (rc) {
@@ -672,7 +649,9 @@ enum smr_rc draft_create(struct ops_ctx *ctx, struct runtime *rt, const struct d
 	ctx->now(now);
 	j = (struct draft_job){ .id = id, .session_id = (char *)req->session_id,
 				.status = JOB_QUEUED, .provider = (char *)provider_name(p), .model = (char *)model,
-				.created_at = now };
+				.created_at = now,
+				/* a runner's job is its server's; an inline one (the CLI) has no lease */
+				.owner = rt->drafts ? (char *)lease_id(rt->lease) : NULL };
 	rc = store_job_create(ctx->st, &j, err);
 	if (rc)
 		return rc;
@@ -698,20 +677,22 @@ static long seconds_between(const char *a, const char *b)
 }
 
 /*
- * A job whose server died stays queued or running in the store.  A live
- * server's watchdog fails its own overdue jobs, so a job still running well
- * past its timeout, or still queued after an hour, has no server left:
- * record it as failed so nobody waits on it forever.
+ * A job without an owner (run inline by a local CLI, which holds no lease,
+ * or made before leases) whose process died stays queued or running in the
+ * store; a job with an owner is failed when its server's lease lapses.  An
+ * inline job ends within its timeout, so one still running well past it,
+ * or still queued after an hour, has no process left: record it as failed
+ * so nobody waits on it forever.
  */
 static void expire_abandoned(struct ops_ctx *ctx, struct draft_job *j)
 {
 	static const char reason[] =
-		"the server running this job stopped before it finished; start a new draft";
+		"the process running this job stopped before it finished; start a new draft";
 	long limit_s = draft_timeout_ms() / 1000 + 60;
 	char now[32];
 	long age;
 
-	if (j->status != JOB_RUNNING && j->status != JOB_QUEUED)
+	if ((j->status != JOB_RUNNING && j->status != JOB_QUEUED) || j->owner)
 		return;
 	ctx->now(now);
 	if (j->status == JOB_QUEUED) {

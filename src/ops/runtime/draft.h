@@ -12,7 +12,8 @@
  *   422/404: no job    |                   +--provider error, timeout, reply not
  *                      |                   |  JSON / not of the schema (after one
  *                      |                   |  repair request)--> failed (error)
- *                      +--server stopped---+--server killed: failed on next start
+ *                      +--server stopped---+--server killed: failed by another server
+ *                                                  once its lease lapsed (lease.h)
  *
  * In the server, a draft_runner owns the workers: draft.create stores the
  * job (queued), hands it to the runner and returns at once.  Each worker
@@ -40,9 +41,8 @@
 struct draft_runner;
 
 /*
- * Marks every job left queued or running by an earlier process failed,
- * then starts the workers and the watchdog, each with a store handle of
- * dsn.  rt is borrowed and must outlive the runner.  Caller
+ * Starts the workers and the watchdog, each with a store handle of dsn.
+ * Jobs record rt->lease as their owner.  rt is borrowed and must outlive the runner.  Caller
  * draft_runner_stop()s *out.
  */
 enum smr_rc draft_runner_start(const char *dsn, struct runtime *rt, struct draft_runner **out,

@@ -44,7 +44,6 @@
 #define GEN_TRIM_IDLE_MS 1000
 #define GEN_DRAIN_S 5                /* at shutdown, replies get this long to finish */
 #define GEN_STOP_WAIT_S 3            /* then those stopped get this long to be stored */
-#define GEN_ORPHAN_S 3600            /* on a shared store, a reply older than this is dead */
 #define GEN_SETTLE_RETRY_MS 500      /* an end the store could not take is tried again so often */
 /*
  * A reader that has had nothing for this long gets an SSE comment, so that
@@ -1013,43 +1012,15 @@ static void *ticker_main(void *arg)
 
 /* ---- server life ---- */
 
-/* The ISO 8601 UTC time `seconds` before now (same format, so they compare as text). */
-static void iso_before(const char *now, long seconds, char out[32])
-{
-	long long t = iso_seconds(now);
-
-	if (t < 0)
-		snprintf(out, ISO_TIME_SIZE, "%s", now);
-	else
-		iso_format(t - seconds, 0, out);
-}
-
 enum smr_rc chat_generations_start(struct runtime *rt, const char *dsn, struct smr_err *err)
 {
 	struct chat_gens *gs = rt->gens;
-	char now[32], before[32];
-	size_t n = 0;
+	/* no sweep: what a server that died left running is taken over when its lease lapses */
 	enum smr_rc rc = ops_open(&gs->ctx, dsn, err);
 
 	if (rc)
 		return rc;
 	gs->ctx.rt = rt;
-	gs->ctx.now(now);
-	/*
-	 * A store of its own: whatever runs was this server's, cut off by its
-	 * stop.  A shared one (PostgreSQL under several servers): only what is
-	 * older than any reply can run; the rest may be another server's.
-	 */
-	if (store_is_shared(gs->ctx.st))
-		iso_before(now, sys_env_long("SMRITI_GENERATION_ORPHAN_S", GEN_ORPHAN_S, 60,
-					     86400 * 30), before);
-	rc = store_generation_interrupt_running(gs->ctx.st,
-		"the server stopped while this reply was being generated; send the message again",
-		now, store_is_shared(gs->ctx.st) ? before : NULL, &n, err);
-	if (rc) {
-		ops_close(&gs->ctx);
-		return rc;
-	}
 	if (store_is_shared(gs->ctx.st))
 		rc = relay_start(rt, dsn, &gs->relay, err);
 	if (rc) {
@@ -1138,7 +1109,7 @@ void chat_generations_stop(struct runtime *rt)
 	ops_close(&gs->ctx);
 	pthread_mutex_lock(&gs->fin_lock);
 	gs->running = 0;
-	/* still unreachable: the next start (or, shared, the orphan rule) interrupts them */
+	/* still unreachable: another server takes them over once this one's lease lapsed */
 	while (gs->unsettled) {
 		struct gen_settle *u = gs->unsettled;
 

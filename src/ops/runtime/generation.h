@@ -152,9 +152,9 @@ enum smr_rc chat_generation_get(struct ops_ctx *ctx, const char *id, json_t **re
 				struct smr_err *err);
 
 /*
- * Server start: marks generations a previous run left running as
- * interrupted (their user turns kept, with the reason as their error) and
- * starts the finisher thread on its own store handle for dsn.
+ * Server start: starts the finisher thread on its own store handle for dsn.
+ * What an earlier run left running is not touched here: a server takes it
+ * over once that run's lease lapsed (lease.h).
  */
 enum smr_rc chat_generations_start(struct runtime *rt, const char *dsn, struct smr_err *err);
 

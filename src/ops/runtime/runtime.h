@@ -37,6 +37,7 @@
 #define RT_TITLE_MAX_CHARS 200
 
 struct chat_gens;
+struct lease;
 
 struct rt_budget {
 	char *model_prefix;
@@ -53,6 +54,7 @@ struct runtime {
 	int64_t nudge_threshold;         /* SMRITI_NUDGE_TURNS, else 10 */
 	struct draft_runner *drafts;     /* draft job workers (draft.h); NULL: run inline */
 	struct chat_gens *gens;          /* replies being generated (generation.h) */
+	struct lease *lease;             /* borrowed: a server's (lease.h), its work's owner; or NULL */
 };
 
 /*

@@ -20,6 +20,7 @@
  */
 #include "ops/auth.h"
 #include "ops/runtime/generation.h"
+#include "ops/runtime/lease.h"
 #include "ops/runtime/runtime.h"
 #include "provider/loop.h"
 #include "domain/context.h"
@@ -459,6 +460,7 @@ static enum smr_rc begin_generation(struct send *s, struct smr_err *err)
 		.provider = xstrdup(provider_name(s->p)), .model = xstrdup(s->model),
 		.user_seq = s->reused ? s->user.seq : -1, .assistant_seq = -1,
 		.created_at = xstrdup(now),
+		.owner = s->rt->lease ? xstrdup(lease_id(s->rt->lease)) : NULL,
 	};
 	rc = store_generation_begin(s->ctx->st, &s->gen, s->reused ? NULL : &s->user,
 				    s->sn.last_seq, err);

@@ -208,6 +208,19 @@ static const char *const postgres_migrations[] = {
 	"CREATE TRIGGER generations_stop_notify AFTER UPDATE OF stop_requested ON generations"
 	"  FOR EACH ROW WHEN (NEW.stop_requested = 1 AND OLD.stop_requested = 0)"
 	"  EXECUTE PROCEDURE smriti_gen_stop_notify();",
+	/* 9: leases: servers and their heartbeats, owners of replies and jobs (see schema_sqlite.h) */
+	"CREATE TABLE servers ("
+	"  id TEXT COLLATE \"C\" PRIMARY KEY,"
+	"  name TEXT NOT NULL,"
+	"  started_at TEXT COLLATE \"C\" NOT NULL,"
+	"  heartbeat_at TEXT COLLATE \"C\" NOT NULL,"
+	"  lease_s INTEGER NOT NULL);"
+	"ALTER TABLE generations ADD COLUMN owner_id TEXT COLLATE \"C\";"
+	"ALTER TABLE draft_jobs ADD COLUMN owner_id TEXT COLLATE \"C\";"
+	"CREATE INDEX generations_running_owner ON generations(owner_id)"
+	"  WHERE status = 'running';"
+	"CREATE INDEX draft_jobs_unfinished_owner ON draft_jobs(owner_id)"
+	"  WHERE status IN ('queued', 'running');",
 };
 
 #endif
