@@ -130,9 +130,6 @@ static const struct {
 	long minimum;            /* -1: none */
 } query_params[] = {
 	{ "limit", "integer", "at most this many (0 or absent: all)", 0 },
-	{ "after", "string", "the hash of the last node of the previous page", -1 },
-	{ "changes", "string", "1: each node says how many items it added, removed and changed"
-	  " per field against its first parent", -1 },
 	{ "space", "string", "a Space's name (/v4/changes: also follow its sessions; /v4/search: only"
 	  " that Space)", -1 },
 	{ "q", "string", "the words to search for; \"a phrase\" in quotes, prefix* with a star", -1 },
