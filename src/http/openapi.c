@@ -130,9 +130,6 @@ static const struct {
 	long minimum;            /* -1: none */
 } query_params[] = {
 	{ "limit", "integer", "at most this many (0 or absent: all)", 0 },
-	{ "after", "string", "the hash of the last node of the previous page", -1 },
-	{ "changes", "string", "1: each node says how many items it added, removed and changed"
-	  " per field against its first parent", -1 },
 	{ "space", "string", "a Space's name (/v4/changes: also follow its sessions; /v4/search: only"
 	  " that Space)", -1 },
 	{ "q", "string", "the words to search for; \"a phrase\" in quotes, prefix* with a star", -1 },
@@ -296,35 +293,20 @@ static const struct {
 	{ "DELETE", "/v4/repos/{id}", "404" },
 	{ "GET", "/v4/repos/{id}/commits", "404" },
 	{ "POST", "/v4/repos/{id}/handoff", "404 409 413 422" },
-	{ "GET", "/v4/repos/{id}/sessions", "404" },
-	{ "POST", "/v4/repos/{id}/sessions", "404 422" },
-	{ "GET", "/v4/sessions/{id}", "404" },
 	{ "POST", "/v4/chat/send", "404 409 422 502 504" },
 	{ "GET", "/v4/generations/{id}", "404" },
-	{ "POST", "/v4/generations/{id}/stop", "404 409" },
-	{ "POST", "/v5/sessions/{id}/mount", "404 422" },
 	{ "POST", "/v4/sessions/{id}/edit", "404 409 422 502 504" },
 	{ "POST", "/v4/sessions/{id}/regenerate", "404 409 422 502 504" },
 	{ "POST", "/v4/sessions/{id}/continue", "404 409 422 502 504" },
-	{ "POST", "/v4/sessions/{id}/switch", "404 409 422" },
-	{ "POST", "/v4/sessions/{id}/fork", "404 422" },
 	{ "GET", "/repos/{id}/head", "404" },
 	{ "GET", "/commits/{hash}", "404" },
 	{ "POST", "/chat/commit", "404 409 422" },
 	{ "POST", "/mcp", "404 406" },
-	{ "POST", "/v5/checkpoints/draft", "404 422 502" },
-	{ "GET", "/v5/checkpoints/draft/{job_id}", "404" },
-	{ "POST", "/v5/checkpoints/draft/{job_id}/save", "404 409 422" },
 	{ "POST", "/v5/checkpoints/{hash}/review", "404 422 502 504" },
-	{ "POST", "/v1/ingest", "404 422" },
-	{ "POST", "/v1/context-pack", "404 422" },
 	{ "GET", "/v4/auth", "" },
 	{ "POST", "/v4/auth", "401" },
 	{ "DELETE", "/v4/auth", "" },
-	{ "GET", "/v4/overview", "" },
-	{ "GET", "/v4/repos/{id}/graph", "404" },
 	{ "GET", "/v4/changes", "404" },
-	{ "GET", "/v4/providers", "" },
 	{ "GET", "/v4/sessions/{id}/context", "404 422" },
 	{ "GET", "/v4/search", "404 413 422" },
 	{ "GET", "/v4/blame", "404 422" },
@@ -398,14 +380,30 @@ static void add_errors(json_t *responses, const struct http_route *r)
 	}
 }
 
-static json_t *responses_of(const struct http_route *r)
+static json_t *doc_schema(const json_t *schema);
+
+/* The success body of r: the component it names, else its operation's declared result. */
+static json_t *success_content(const json_t *decl, const struct http_route *r)
+{
+	const json_t *result = json_object_get(json_object_get(json_object_get(decl, "operations"),
+							       r->doc.op ? r->doc.op : ""), "result");
+
+	if (r->doc.result)
+		return json_content(r->doc.result);
+	if (!result)
+		BUG("route %s %s names no result schema and its operation declares none", r->method,
+		    r->pattern);
+	return json_pack("{s:{s:o}}", "application/json", "schema", doc_schema(result));
+}
+
+static json_t *responses_of(const json_t *decl, const struct http_route *r)
 {
 	char status[8];
 	json_t *responses = json_object(), *ok;
 
 	snprintf(status, sizeof(status), "%d", r->doc.status);
 	ok = json_pack("{s:s, s:o}", "description", "success", "content",
-		       json_content(r->doc.result));
+		       success_content(decl, r));
 	json_object_set_new(responses, status, ok);
 	if (r->doc.events)
 		json_object_set_new(json_object_get(ok, "content"), "text/event-stream",
@@ -430,27 +428,23 @@ static json_t *responses_of(const struct http_route *r)
 }
 
 /*
- * What an operation declares (api.h) as a document: {need, role?, param?}.
- * The role tests (tests/js/teams.test.mjs) are generated from these.
+ * What an operation's declaration says it needs ("access": {need, role?,
+ * param?}), as api_call() enforces it; {"need": "undeclared"} when it says
+ * nothing.  The role tests (tests/js/teams.test.mjs) are generated from these.
  */
-static json_t *access_json(const struct api_access *a)
+static json_t *access_json(const json_t *decl, const char *op)
 {
-	json_t *o = json_pack("{s:s}", "need", api_need_name(a->need));
+	const json_t *a = json_object_get(json_object_get(json_object_get(decl, "operations"), op),
+					  "access");
 
-	if (a->role != ROLE_NONE)
-		json_object_set_new(o, "role", json_string(role_name(a->role)));
-	if (a->param)
-		json_object_set_new(o, "param", json_string(a->param));
-	return o;
+	return a ? json_deep_copy(a) : json_pack("{s:s}", "need", "undeclared");
 }
 
 /* A route's rule: its operation's, or what the route itself stands for. */
-static json_t *route_access(const struct http_route *r)
+static json_t *route_access(const json_t *decl, const struct http_route *r)
 {
-	const struct api_op *op = r->doc.op ? api_find(r->doc.op) : NULL;
-
-	if (op)
-		return access_json(&op->access);
+	if (r->doc.op && api_find(r->doc.op))
+		return access_json(decl, r->doc.op);
 	if (r->doc.op)
 		return json_pack("{s:s}", "need", "undeclared");
 	if (r->flags & ROUTE_OPEN)
@@ -465,13 +459,13 @@ static json_t *route_access(const struct http_route *r)
 }
 
 /* {operation name: its rule} for every operation of this binary. */
-static json_t *operations_access(void)
+static json_t *operations_access(const json_t *decl)
 {
 	json_t *all = json_object();
 
 	for (size_t t = 0; api_tables[t]; t++)
 		for (const struct api_op *op = api_tables[t]; op->name; op++)
-			json_object_set_new(all, op->name, access_json(&op->access));
+			json_object_set_new(all, op->name, access_json(decl, op->name));
 	return all;
 }
 
@@ -549,7 +543,7 @@ static json_t *declared_operation(const json_t *decl, const struct http_route *r
 		json_object_get(op, "description") ? ". " : "", r->doc.op));
 	if (strcmp(r->method, "GET"))
 		json_object_set_new(out, "requestBody", declared_body(params, arg));
-	json_object_set_new(out, "x-smriti-access", route_access(r));
+	json_object_set_new(out, "x-smriti-access", route_access(decl, r));
 	return out;
 }
 
@@ -580,6 +574,8 @@ static json_t *with_minimal(const json_t *decl, const struct http_route *r, json
 
 static json_t *operation(const json_t *decl, const struct http_route *r)
 {
+	const json_t *params = json_object_get(json_object_get(json_object_get(
+		decl, "operations"), r->doc.op ? r->doc.op : ""), "params");
 	json_t *op;
 
 	if (r->run == http_declared)
@@ -587,7 +583,7 @@ static json_t *operation(const json_t *decl, const struct http_route *r)
 
 	op = json_pack("{s:s, s:o, s:[s], s:o, s:o}", "summary", r->doc.summary, "operationId",
 		       operation_id(decl, r), "tags", route_tag(decl, r), "parameters",
-		       parameters(r), "responses", responses_of(r));
+		       parameters(r), "responses", responses_of(decl, r));
 	if (r->doc.op)
 		json_object_set_new(op, "description",
 				    json_sprintf("Calls the operation '%s'.", r->doc.op));
@@ -595,9 +591,12 @@ static json_t *operation(const json_t *decl, const struct http_route *r)
 		json_object_set_new(op, "requestBody",
 				    json_pack("{s:b, s:o}", "required", !!strcmp(r->doc.body, "OpParams"),
 					      "content", json_content(r->doc.body)));
+	else if (!r->doc.result && is_write(r->method) && params)   /* as declared: the chat sends */
+		json_object_set_new(op, "requestBody", declared_body(params, json_string_value(
+			json_object_get(declared_route(decl, r), "arg"))));
 	if (r->flags & ROUTE_OPEN)
 		json_object_set_new(op, "security", json_array());
-	json_object_set_new(op, "x-smriti-access", route_access(r));
+	json_object_set_new(op, "x-smriti-access", route_access(decl, r));
 	return with_minimal(decl, r, op);
 }
 
@@ -700,7 +699,7 @@ json_t *http_openapi_from(const json_t *decl)
 			"description", "the server this document is served by",
 			"tags", openapi_tags(decl), "paths", paths, "components", components,
 			"security", "bearer");
-	json_object_set_new(doc, "x-smriti-operations", operations_access());
+	json_object_set_new(doc, "x-smriti-operations", operations_access(decl));
 	return doc;
 }
 

@@ -291,28 +291,6 @@ static void h_repo_reflog(struct http_req *r, struct ops_ctx *ctx)
 		     200);
 }
 
-static void h_repo_sessions(struct http_req *r, struct ops_ctx *ctx)
-{
-	call(r, ctx, "session.list", arg_params(r, "space"), 200);
-}
-
-static void h_session_create(struct http_req *r, struct ops_ctx *ctx)
-{
-	json_t *p = arg_params(r, "space");
-
-	if (take_str(r, p, "title", "title", 0) ||
-	    take_str(r, p, "commit_hash", "commit_hash", 0)) {
-		json_decref(p);
-		return;
-	}
-	call(r, ctx, "session.create", p, 201);
-}
-
-static void h_session_get(struct http_req *r, struct ops_ctx *ctx)
-{
-	call(r, ctx, "session.get", arg_params(r, "session_id"), 200);
-}
-
 /*
  * Streams (Accept: text/event-stream, or "stream": true) or answers one
  * JSON document; either way the worker only starts the send (docs/http.md,
@@ -364,31 +342,6 @@ static void h_chat_continue(struct http_req *r, struct ops_ctx *ctx)
 	chat_action(r, ctx, "chat.continue");
 }
 
-/* {seq[, title]} on the session in the path, for session.switch and session.fork. */
-static void session_pick(struct http_req *r, struct ops_ctx *ctx, const char *op, int status)
-{
-	json_t *p = arg_params(r, "session_id");
-	const json_t *seq = r->in ? json_object_get(r->in, "seq") : NULL;
-
-	if (seq)
-		json_object_set(p, "seq", (json_t *)seq);
-	if (take_str(r, p, "title", "title", 0)) {
-		json_decref(p);
-		return;
-	}
-	call(r, ctx, op, p, status);
-}
-
-static void h_session_switch(struct http_req *r, struct ops_ctx *ctx)
-{
-	session_pick(r, ctx, "session.switch", 200);
-}
-
-static void h_session_fork(struct http_req *r, struct ops_ctx *ctx)
-{
-	session_pick(r, ctx, "session.fork", 201);
-}
-
 /* The generation's events (Accept: text/event-stream, Last-Event-ID), or its state as JSON. */
 static void h_generation_get(struct http_req *r, struct ops_ctx *ctx)
 {
@@ -405,23 +358,6 @@ static void h_generation_get(struct http_req *r, struct ops_ctx *ctx)
 		http_fail(r, rc, &err, NULL);
 	else
 		http_follow(r, g, 1);
-}
-
-static void h_generation_stop(struct http_req *r, struct ops_ctx *ctx)
-{
-	call(r, ctx, "generation.stop", arg_params(r, "generation_id"), 200);
-}
-
-static void h_session_mount(struct http_req *r, struct ops_ctx *ctx)
-{
-	json_t *p = arg_params(r, "session_id");
-
-	if (take_str(r, p, "commit_hash", "commit_hash", 1) ||
-	    take_str(r, p, "title", "title", 0)) {
-		json_decref(p);
-		return;
-	}
-	call(r, ctx, "session.mount", p, 201);
 }
 
 static void h_head(struct http_req *r, struct ops_ctx *ctx)
@@ -466,26 +402,6 @@ static void h_handoff(struct http_req *r, struct ops_ctx *ctx)
 	call(r, ctx, "handoff", p, 201);
 }
 
-/* Draft with AI (V5): the body is draft.create's parameters. */
-static void h_draft_create(struct http_req *r, struct ops_ctx *ctx)
-{
-	call(r, ctx, "draft.create", r->in ? json_incref(r->in) : json_object(), 202);
-}
-
-static void h_draft_get(struct http_req *r, struct ops_ctx *ctx)
-{
-	call(r, ctx, "draft.get", arg_params(r, "job_id"), 200);
-}
-
-/* Save a finished draft on top of HEAD: draft.save's parameters but the job in the path. */
-static void h_draft_save(struct http_req *r, struct ops_ctx *ctx)
-{
-	json_t *p = r->in ? json_deep_copy(r->in) : json_object();
-
-	json_object_set_new(p, "job_id", json_string(r->arg));
-	call(r, ctx, "draft.save", p, 201);
-}
-
 /* Review on demand: {provider?, model?, llm?} in the body, the checkpoint in the path. */
 static void h_review(struct http_req *r, struct ops_ctx *ctx)
 {
@@ -495,41 +411,7 @@ static void h_review(struct http_req *r, struct ops_ctx *ctx)
 	call(r, ctx, "review", p, 200);
 }
 
-/* V1 ingestion (kept for backfill): the bodies are the operations' parameters. */
-static void h_ingest(struct http_req *r, struct ops_ctx *ctx)
-{
-	call(r, ctx, "ingest", r->in ? json_incref(r->in) : json_object(), 201);
-}
-
-static void h_context_pack(struct http_req *r, struct ops_ctx *ctx)
-{
-	call(r, ctx, "context_pack", r->in ? json_incref(r->in) : json_object(), 200);
-}
-
 /* ---- read-only views for the web UI (ops/view.h, runtime/preview.c) ---- */
-
-static void h_overview(struct http_req *r, struct ops_ctx *ctx)
-{
-	call(r, ctx, "space.overview", json_object(), 200);
-}
-
-/* ?limit=N&after=HASH&changes=1: one page of the graph, newest first. */
-static void h_repo_graph(struct http_req *r, struct ops_ctx *ctx)
-{
-	long long limit = query_limit(r);
-	const char *after = http_query(r, "after"), *changes = http_query(r, "changes");
-	json_t *p;
-
-	if (limit < 0)
-		return;
-	p = json_pack("{s:s, s:I}", "space", r->arg, "limit", limit);
-	if (after)
-		json_object_set_new(p, "after", json_string(after));
-	if (changes)
-		json_object_set_new(p, "changes",
-				    json_boolean(!strcmp(changes, "1") || !strcmp(changes, "true")));
-	call(r, ctx, "space.graph", p, 200);
-}
 
 /* ?q=QUERY&space=&field=&author=&since=&until=&turns=1&limit=N: full-text search. */
 static void h_search(struct http_req *r, struct ops_ctx *ctx)
@@ -570,11 +452,6 @@ static void h_changes(struct http_req *r, struct ops_ctx *ctx)
 	if (space && *space)
 		json_object_set_new(p, "space", json_string(space));
 	call(r, ctx, "state.version", p, 200);
-}
-
-static void h_providers(struct http_req *r, struct ops_ctx *ctx)
-{
-	call(r, ctx, "providers.list", json_object(), 200);
 }
 
 /* ?provider=P&model=M: the context the session's next send would assemble. */
@@ -732,45 +609,32 @@ const struct http_route http_routes[] = {
 	  { "Leave a hand-off note for the next agent on HEAD (or, with restore, on ref restored"
 	    " first, in one call); HEAD reads carry the newest note", "handoff", "HandoffParams",
 	    "HandoffResult", 201, NULL } },
-	{ "GET", "/v4/repos/{id}/sessions", h_repo_sessions, 0,
-	  { "Sessions of a Space", "session.list", NULL, "SessionList", 200, NULL } },
-	{ "POST", "/v4/repos/{id}/sessions", h_session_create, ROUTE_BLOCKING,
-	  { "Start a session in a Space, optionally with a Checkpoint mounted", "session.create", "SessionCreate", "Session", 201,
-	    NULL } },
-	{ "GET", "/v4/sessions/{id}", h_session_get, 0,
-	  { "A session with its turns", "session.get", NULL, "SessionWithTurns", 200, NULL } },
+	DECLARED("GET", "/v4/repos/{id}/sessions", "session.list", 0),
+	DECLARED("POST", "/v4/repos/{id}/sessions", "session.create", ROUTE_BLOCKING),
+	DECLARED("GET", "/v4/sessions/{id}", "session.get", 0),
 	{ "POST", "/v4/chat/send", h_chat_send, ROUTE_BLOCKING | ROUTE_CHAT,
 	  { "Send a message: stores the user turn, calls the provider, stores its answer"
 	    " (streamed as server-sent events with Accept: text/event-stream)",
-	    "chat.send", "ChatSend", "ChatSendResult", 200, NULL, 1 } },
+	    "chat.send", NULL, NULL, 200, NULL, 1 } },
 	{ "GET", "/v4/generations/{id}", h_generation_get, 0,
 	  { "A reply being generated: its events (Accept: text/event-stream, resuming after"
-	    " Last-Event-ID) or its state", "generation.get", NULL, "Generation", 200, NULL, 1 } },
-	{ "POST", "/v4/generations/{id}/stop", h_generation_stop, ROUTE_BLOCKING,
-	  { "Stop a reply: the provider call is aborted and what arrived is stored as the"
-	    " assistant turn with status stopped", "generation.stop", NULL, "GenerationStop",
-	    200, NULL } },
+	    " Last-Event-ID) or its state", "generation.get", NULL, NULL, 200, NULL, 1 } },
+	DECLARED("POST", "/v4/generations/{id}/stop", "generation.stop", ROUTE_BLOCKING),
 	{ "POST", "/v4/sessions/{id}/edit", h_chat_edit, ROUTE_BLOCKING | ROUTE_CHAT,
 	  { "Edit a question: a new question beside turn seq (which is kept), then its reply;"
 	    " answered as a send (streamed with Accept: text/event-stream)", "chat.edit",
-	    "ChatAction", "ChatSendResult", 200, NULL, 1 } },
+	    NULL, NULL, 200, NULL, 1 } },
 	{ "POST", "/v4/sessions/{id}/regenerate", h_chat_regenerate, ROUTE_BLOCKING | ROUTE_CHAT,
 	  { "Regenerate a reply: a new reply to the question of turn seq, beside the ones it"
-	    " has (kept); answered as a send", "chat.regenerate", "ChatAction",
-	    "ChatSendResult", 200, NULL, 1 } },
+	    " has (kept); answered as a send", "chat.regenerate", NULL,
+	    NULL, 200, NULL, 1 } },
 	{ "POST", "/v4/sessions/{id}/continue", h_chat_continue, ROUTE_BLOCKING | ROUTE_CHAT,
 	  { "Continue a reply that was stopped or cut off: the model is given it as the start of"
 	    " its answer and goes on; the new text is a turn that continues turn seq",
-	    "chat.continue", "ChatAction", "ChatSendResult", 200, NULL, 1 } },
-	{ "POST", "/v4/sessions/{id}/switch", h_session_switch, ROUTE_BLOCKING,
-	  { "Show the path through turn seq (another variant of a question or reply): the next"
-	    " send follows it", "session.switch", "TurnPick", "Session", 200, NULL } },
-	{ "POST", "/v4/sessions/{id}/fork", h_session_fork, ROUTE_BLOCKING,
-	  { "Start a new session from turn seq: the path up to it is copied; the session is"
-	    " untouched", "session.fork", "TurnPick", "Session", 201, NULL } },
-	{ "POST", "/v5/sessions/{id}/mount", h_session_mount, ROUTE_BLOCKING,
-	  { "Mount a Checkpoint: forks a new session that sees only that state",
-	    "session.mount", "Mount", "Session", 201, NULL } },
+	    "chat.continue", NULL, NULL, 200, NULL, 1 } },
+	DECLARED("POST", "/v4/sessions/{id}/switch", "session.switch", ROUTE_BLOCKING),
+	DECLARED("POST", "/v4/sessions/{id}/fork", "session.fork", ROUTE_BLOCKING),
+	DECLARED("POST", "/v5/sessions/{id}/mount", "session.mount", ROUTE_BLOCKING),
 	{ "GET", "/repos/{id}/head", h_head, 0,
 	  { "The HEAD Checkpoint of a Space (agent surface)", "head", NULL, "Checkpoint", 200,
 	    NULL } },
@@ -784,25 +648,14 @@ const struct http_route http_routes[] = {
 	  { "MCP Streamable HTTP: one JSON-RPC message per POST; a 2026-07-28"
 	    " subscriptions/listen answers with an event stream (docs/mcp.md)", NULL,
 	    "JsonRpc", "JsonRpc", 200, NULL, 1 } },
-	{ "POST", "/v5/checkpoints/draft", h_draft_create, ROUTE_BLOCKING,
-	  { "Start a Draft with AI job for a session; the draft is proposed, never saved",
-	    "draft.create", "DraftCreate", "DraftJob", 202, NULL } },
-	{ "GET", "/v5/checkpoints/draft/{job_id}", h_draft_get, 0,
-	  { "A draft job: status, and the proposed checkpoint once done", "draft.get", NULL,
-	    "DraftJob", 200, NULL } },
-	{ "POST", "/v5/checkpoints/draft/{job_id}/save", h_draft_save, ROUTE_BLOCKING,
-	  { "Save a finished draft on top of HEAD: HEAD's items stay, the draft's new ones are"
-	    " added; replace: true writes exactly the draft", "draft.save", "DraftSave",
-	    "CheckpointUpdate", 201, NULL } },
+	DECLARED("POST", "/v5/checkpoints/draft", "draft.create", ROUTE_BLOCKING),
+	DECLARED("GET", "/v5/checkpoints/draft/{job_id}", "draft.get", 0),
+	DECLARED("POST", "/v5/checkpoints/draft/{job_id}/save", "draft.save", ROUTE_BLOCKING),
 	{ "POST", "/v5/checkpoints/{hash}/review", h_review, ROUTE_BLOCKING,
 	  { "Review a Checkpoint on demand (deterministic pass, then the LLM pass)", "review",
 	    "ReviewParams", "Review", 200, NULL } },
-	{ "POST", "/v1/ingest", h_ingest, ROUTE_BLOCKING,
-	  { "Turn a pasted transcript into a new session of a Space (V1, for backfill)",
-	    "ingest", "Ingest", "IngestResult", 201, NULL } },
-	{ "POST", "/v1/context-pack", h_context_pack, ROUTE_BLOCKING,
-	  { "A Markdown context pack of a session or a pasted transcript (V1)",
-	    "context_pack", "ContextPackParams", "ContextPack", 200, NULL } },
+	DECLARED("POST", "/v1/ingest", "ingest", ROUTE_BLOCKING),
+	DECLARED("POST", "/v1/context-pack", "context_pack", ROUTE_BLOCKING),
 	{ "GET", "/v4/auth", http_auth_get, OPEN,
 	  { "Whether this server wants a token, and whether this request carries it",
 	    NULL, NULL, "AuthState", 200, NULL } },
@@ -811,23 +664,16 @@ const struct http_route http_routes[] = {
 	    "AuthToken", "AuthState", 200, NULL } },
 	{ "DELETE", "/v4/auth", http_auth_delete, OPEN,
 	  { "Clear the web UI's cookie", NULL, NULL, "AuthState", 200, NULL } },
-	{ "GET", "/v4/overview", h_overview, 0,
-	  { "Every Space with its HEAD's title, author and time, and its last activity",
-	    "space.overview", NULL, "Overview", 200, NULL } },
-	{ "GET", "/v4/repos/{id}/graph", h_repo_graph, 0,
-	  { "The checkpoint graph of a Space and the Spaces forked from it, newest first"
-	    " (?after=HASH for the next page)", "space.graph", NULL, "Graph", 200, "limit after changes" } },
+	DECLARED("GET", "/v4/overview", "space.overview", 0),
+	DECLARED("GET", "/v4/repos/{id}/graph", "space.graph", 0),
 	{ "GET", "/v4/changes", h_changes, 0,
 	  { "A version that changes whenever the Spaces (or, with ?space=NAME, that Space's"
-	    " sessions) change, whoever wrote", "state.version", NULL, "Version", 200, "space" } },
-	{ "GET", "/v4/providers", h_providers, 0,
-	  { "The providers configured and their default models (never keys)", "providers.list",
-	    NULL, "Providers", 200, NULL } },
+	    " sessions) change, whoever wrote", "state.version", NULL, NULL, 200, "space" } },
+	DECLARED("GET", "/v4/providers", "providers.list", 0),
 	{ "GET", "/v4/sessions/{id}/context", h_session_context, 0,
 	  { "What the model sees: the context the session's next send would assemble"
 	    " (?provider=P&model=M); nothing is sent or written", "context.preview", NULL,
-	    "ContextPreview", 200, "provider model" } },
-	/* resource-shaped routes of operations that had only /api/ops/{op} */
+	    NULL, 200, "provider model" } },
 	DECLARED("POST", "/v4/repos/{id}/commits", "checkpoint.create", ROUTE_BLOCKING),
 	DECLARED("POST", "/v4/repos/{id}/restore", "restore", ROUTE_BLOCKING),
 	DECLARED("POST", "/v4/repos/{id}/fork", "fork", ROUTE_BLOCKING),

@@ -14,6 +14,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char *api_text(const json_t *params, const char *key)
+{
+	return json_string_value(json_object_get(params, key));
+}
+
+long long api_number(const json_t *params, const char *key, long long dflt)
+{
+	const json_t *v = json_object_get(params, key);
+
+	return json_is_integer(v) ? (long long)json_integer_value(v) : dflt;
+}
+
+int api_flag(const json_t *params, const char *key)
+{
+	return json_is_true(json_object_get(params, key));
+}
+
 enum smr_rc api_str(const json_t *params, const char *key, int required, const char **out,
 		    struct smr_err *err)
 {
@@ -91,27 +108,19 @@ static enum smr_rc checkpoint_result(enum smr_rc rc, struct checkpoint *c, json_
 static enum smr_rc op_space_create(struct ops_ctx *ctx, const json_t *p, json_t **result,
 				   struct smr_err *err)
 {
-	const char *name, *desc;
 	struct space sp = { 0 };
-	enum smr_rc rc;
+	enum smr_rc rc = ops_space_create(ctx, api_text(p, "name"), api_text(p, "description"),
+					  &sp, err);
 
-	rc = api_str(p, "name", 1, &name, err);
-	if (!rc)
-		rc = api_str(p, "description", 0, &desc, err);
-	if (!rc)
-		rc = ops_space_create(ctx, name, desc, &sp, err);
 	return space_result(rc, &sp, result);
 }
 
 static enum smr_rc op_space_get(struct ops_ctx *ctx, const json_t *p, json_t **result,
 				struct smr_err *err)
 {
-	const char *space;
 	struct space sp = { 0 };
-	enum smr_rc rc = api_str(p, "space", 1, &space, err);
+	enum smr_rc rc = ops_space_get(ctx, api_text(p, "space"), &sp, err);
 
-	if (!rc)
-		rc = ops_space_get(ctx, space, &sp, err);
 	if (!rc) {
 		*result = ops_space_json(&sp);
 		ops_add_role(ctx, &sp, *result);
@@ -145,28 +154,19 @@ static enum smr_rc op_space_list(struct ops_ctx *ctx, const json_t *p, json_t **
 static enum smr_rc op_space_rename(struct ops_ctx *ctx, const json_t *p, json_t **result,
 				   struct smr_err *err)
 {
-	const char *space, *new_name;
 	struct space sp = { 0 };
-	enum smr_rc rc;
+	enum smr_rc rc = ops_space_rename(ctx, api_text(p, "space"), api_text(p, "new_name"), &sp,
+					  err);
 
-	rc = api_str(p, "space", 1, &space, err);
-	if (!rc)
-		rc = api_str(p, "new_name", 1, &new_name, err);
-	if (!rc)
-		rc = ops_space_rename(ctx, space, new_name, &sp, err);
 	return space_result(rc, &sp, result);
 }
 
 static enum smr_rc op_space_delete(struct ops_ctx *ctx, const json_t *p, json_t **result,
 				   struct smr_err *err)
 {
-	const char *space;
 	struct space sp = { 0 };
-	enum smr_rc rc;
+	enum smr_rc rc = ops_space_get(ctx, api_text(p, "space"), &sp, err);
 
-	rc = api_str(p, "space", 1, &space, err);
-	if (!rc)
-		rc = ops_space_get(ctx, space, &sp, err);
 	if (!rc)
 		rc = ops_space_delete(ctx, sp.id, err);
 	if (!rc)
@@ -178,41 +178,20 @@ static enum smr_rc op_space_delete(struct ops_ctx *ctx, const json_t *p, json_t 
 static enum smr_rc op_head(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			   struct smr_err *err)
 {
-	const char *space;
-	enum smr_rc rc = api_str(p, "space", 1, &space, err);
-
-	return rc ? rc : ops_head_doc(ctx, space, result, err);
+	return ops_head_doc(ctx, api_text(p, "space"), result, err);
 }
 
 static enum smr_rc op_handoff_text(struct ops_ctx *ctx, const json_t *p, json_t **result,
 				   struct smr_err *err)
 {
-	const char *space;
-	enum smr_rc rc = api_str(p, "space", 1, &space, err);
-
-	return rc ? rc : ops_handoff_text(ctx, space, result, err);
+	return ops_handoff_text(ctx, api_text(p, "space"), result, err);
 }
 
 static enum smr_rc op_handoff(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			      struct smr_err *err)
 {
-	const char *space, *ref, *note, *author;
-	const json_t *restore = json_object_get(p, "restore");
-	enum smr_rc rc;
-
-	rc = api_str(p, "space", 1, &space, err);
-	if (!rc)
-		rc = api_str(p, "ref", 0, &ref, err);
-	if (!rc)
-		rc = api_str(p, "note", 1, &note, err);
-	if (!rc)
-		rc = api_str(p, "author", 0, &author, err);
-	if (!rc && restore && !json_is_boolean(restore))
-		rc = smr_errf(err, SMR_EINVAL, "parameter 'restore' must be true or false");
-	if (!rc)
-		rc = ops_handoff(ctx, space, ref, note, json_is_true(restore), author, result,
-				 err);
-	return rc;
+	return ops_handoff(ctx, api_text(p, "space"), api_text(p, "ref"), api_text(p, "note"),
+			   api_flag(p, "restore"), api_text(p, "author"), result, err);
 }
 
 static enum smr_rc op_space_deleted(struct ops_ctx *ctx, const json_t *p, json_t **result,
@@ -234,20 +213,11 @@ static enum smr_rc op_show(struct ops_ctx *ctx, const json_t *p, json_t **result
 static enum smr_rc op_checkpoint_create(struct ops_ctx *ctx, const json_t *p, json_t **result,
 					struct smr_err *err)
 {
-	const char *space, *parent, *author;
-	const json_t *fields = json_object_get(p, "checkpoint");
 	struct checkpoint c = { 0 };
-	enum smr_rc rc;
+	enum smr_rc rc = ops_checkpoint_create(ctx, api_text(p, "space"),
+					       json_object_get(p, "checkpoint"), api_text(p, "parent"),
+					       api_text(p, "author"), &c, err);
 
-	rc = api_str(p, "space", 1, &space, err);
-	if (!rc)
-		rc = api_str(p, "parent", 0, &parent, err);
-	if (!rc)
-		rc = api_str(p, "author", 0, &author, err);
-	if (!rc && !json_is_object(fields))
-		rc = smr_errf(err, SMR_EINVAL, "parameter 'checkpoint' must be an object");
-	if (!rc)
-		rc = ops_checkpoint_create(ctx, space, fields, parent, author, &c, err);
 	return checkpoint_result(rc, &c, result);
 }
 
@@ -265,19 +235,12 @@ static json_t *patch_of(const json_t *p)
 static enum smr_rc op_checkpoint_update(struct ops_ctx *ctx, const json_t *p, json_t **result,
 					struct smr_err *err)
 {
-	const char *space, *parent, *author;
 	struct checkpoint c = { 0 };
 	json_t *patch = patch_of(p), *changes = NULL;
 	char *said;
-	enum smr_rc rc;
+	enum smr_rc rc = ops_checkpoint_update(ctx, api_text(p, "space"), patch, api_text(p, "parent"),
+					       api_text(p, "author"), &c, &changes, err);
 
-	rc = api_str(p, "space", 1, &space, err);
-	if (!rc)
-		rc = api_str(p, "parent", 0, &parent, err);
-	if (!rc)
-		rc = api_str(p, "author", 0, &author, err);
-	if (!rc)
-		rc = ops_checkpoint_update(ctx, space, patch, parent, author, &c, &changes, err);
 	if (!rc) {
 		said = patch_describe(changes);
 		*result = json_pack("{s:o, s:O, s:s}", "checkpoint", checkpoint_to_json(&c),
@@ -293,27 +256,15 @@ static enum smr_rc op_checkpoint_update(struct ops_ctx *ctx, const json_t *p, js
 static enum smr_rc op_merge(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			    struct smr_err *err)
 {
-	struct merge_req req = { 0 };
 	const json_t *res = json_object_get(p, "resolution");
-	enum smr_rc rc;
+	struct merge_req req = {
+		.space = api_text(p, "space"), .ref = api_text(p, "ref"),
+		.author = api_text(p, "author"), .title = api_text(p, "title"),
+		.expect_head = api_text(p, "expect_head"), .dry_run = api_flag(p, "dry_run"),
+		.resolution = json_is_object(res) ? res : NULL,
+	};
 
-	rc = api_str(p, "space", 1, &req.space, err);
-	if (!rc)
-		rc = api_str(p, "ref", 1, &req.ref, err);
-	if (!rc)
-		rc = api_str(p, "author", 0, &req.author, err);
-	if (!rc)
-		rc = api_str(p, "title", 0, &req.title, err);
-	if (!rc)
-		rc = api_str(p, "expect_head", 0, &req.expect_head, err);
-	if (!rc)
-		rc = api_bool(p, "dry_run", &req.dry_run, err);
-	if (!rc && res && !json_is_object(res) && !json_is_null(res))
-		rc = smr_errf(err, SMR_EINVAL, "parameter 'resolution' must be an object");
-	req.resolution = json_is_object(res) ? res : NULL;
-	if (!rc)
-		rc = ops_merge(ctx, &req, result, err);
-	return rc;
+	return ops_merge(ctx, &req, result, err);
 }
 
 /* Adds "graph" (the lanes before each line) and "graph_after" (lines below it) to a log. */
@@ -356,29 +307,23 @@ enum smr_rc api_bool(const json_t *p, const char *key, int *out, struct smr_err 
 static enum smr_rc op_log(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			  struct smr_err *err)
 {
-	const char *ref = NULL, *space;
-	long long limit = 0;
-	int first_parent = 0, graph = 0;
+	const char *space = api_text(p, "space"), *ref = api_text(p, "ref");
+	size_t limit = (size_t)api_number(p, "limit", 0);
+	int first_parent = api_flag(p, "first_parent");
 	struct checkpoint *v = NULL;
 	size_t n = 0;
 	enum smr_rc rc;
 
-	rc = api_str(p, "space", 0, &space, err);
-	if (!rc && !space)
-		rc = api_str(p, "ref", 1, &ref, err);
-	if (!rc)
-		rc = api_int(p, "limit", 0, 1000000000, &limit, err);
-	if (!rc)
-		rc = api_bool(p, "first_parent", &first_parent, err);
-	if (!rc)
-		rc = api_bool(p, "graph", &graph, err);
-	if (!rc && space)
-		rc = ops_space_log(ctx, space, (size_t)limit, first_parent, &v, &n, err);
-	else if (!rc)
-		rc = ops_log(ctx, ref, (size_t)limit, first_parent, &v, &n, err);
+	/* one of the two: a Space's history, or a reference's */
+	if (!space && !ref)
+		return smr_errf(err, SMR_EUSAGE, "missing required parameter 'ref'");
+	if (space)
+		rc = ops_space_log(ctx, space, limit, first_parent, &v, &n, err);
+	else
+		rc = ops_log(ctx, ref, limit, first_parent, &v, &n, err);
 	if (!rc)
 		*result = api_checkpoints_json(v, n);
-	if (!rc && graph)
+	if (!rc && api_flag(p, "graph"))
 		add_graph(*result, v, n);
 	checkpoints_free(v, n);
 	return rc;
@@ -387,90 +332,48 @@ static enum smr_rc op_log(struct ops_ctx *ctx, const json_t *p, json_t **result,
 static enum smr_rc op_diff(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			   struct smr_err *err)
 {
-	const char *from, *to;
-	enum smr_rc rc;
-
-	rc = api_str(p, "from", 1, &from, err);
-	if (!rc)
-		rc = api_str(p, "to", 1, &to, err);
-	if (!rc)
-		rc = ops_diff(ctx, from, to, result, err);
-	return rc;
+	return ops_diff(ctx, api_text(p, "from"), api_text(p, "to"), result, err);
 }
 
 static enum smr_rc op_merge_base(struct ops_ctx *ctx, const json_t *p, json_t **result,
 				 struct smr_err *err)
 {
-	const char *a, *b;
-	enum smr_rc rc;
-
-	rc = api_str(p, "a", 1, &a, err);
-	if (!rc)
-		rc = api_str(p, "b", 1, &b, err);
-	if (!rc)
-		rc = ops_merge_base(ctx, a, b, result, err);
-	return rc;
+	return ops_merge_base(ctx, api_text(p, "a"), api_text(p, "b"), result, err);
 }
 
 static enum smr_rc op_restore(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			      struct smr_err *err)
 {
-	const char *space, *ref, *author, *parent;
 	struct checkpoint c = { 0 };
-	enum smr_rc rc;
+	enum smr_rc rc = ops_restore_on(ctx, api_text(p, "space"), api_text(p, "ref"),
+					api_text(p, "parent"), api_text(p, "author"), &c, err);
 
-	rc = api_str(p, "space", 1, &space, err);
-	if (!rc)
-		rc = api_str(p, "ref", 1, &ref, err);
-	if (!rc)
-		rc = api_str(p, "author", 0, &author, err);
-	if (!rc)
-		rc = api_str(p, "parent", 0, &parent, err);
-	if (!rc)
-		rc = ops_restore_on(ctx, space, ref, parent, author, &c, err);
 	return checkpoint_result(rc, &c, result);
 }
 
 static enum smr_rc op_fork(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			   struct smr_err *err)
 {
-	const char *ref, *into;
 	struct space sp = { 0 };
-	enum smr_rc rc;
+	enum smr_rc rc = ops_fork(ctx, api_text(p, "ref"), api_text(p, "into"), &sp, err);
 
-	rc = api_str(p, "ref", 1, &ref, err);
-	if (!rc)
-		rc = api_str(p, "into", 1, &into, err);
-	if (!rc)
-		rc = ops_fork(ctx, ref, into, &sp, err);
 	return space_result(rc, &sp, result);
 }
 
 static enum smr_rc op_fsck(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			   struct smr_err *err)
 {
-	const char *space;
-	enum smr_rc rc = api_str(p, "space", 0, &space, err);
-
-	if (!rc)
-		rc = ops_fsck(ctx, space, result, err);
-	return rc;
+	return ops_fsck(ctx, api_text(p, "space"), result, err);
 }
 
 static enum smr_rc op_reflog(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			     struct smr_err *err)
 {
-	const char *space;
-	long long limit = 0;
 	struct reflog_entry *v = NULL;
 	size_t n = 0;
-	enum smr_rc rc;
+	enum smr_rc rc = ops_reflog(ctx, api_text(p, "space"), (size_t)api_number(p, "limit", 0),
+				    &v, &n, err);
 
-	rc = api_str(p, "space", 1, &space, err);
-	if (!rc)
-		rc = api_int(p, "limit", 0, 1000000000, &limit, err);
-	if (!rc)
-		rc = ops_reflog(ctx, space, (size_t)limit, &v, &n, err);
 	if (!rc)
 		*result = ops_reflog_json(v, n);
 	reflog_entries_free(v, n);
@@ -480,73 +383,44 @@ static enum smr_rc op_reflog(struct ops_ctx *ctx, const json_t *p, json_t **resu
 static enum smr_rc op_gc(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			 struct smr_err *err)
 {
-	const json_t *prune = json_object_get(p, "prune");
-	const char *before;
-	enum smr_rc rc = api_str(p, "before", 0, &before, err);
-
-	if (!rc && prune && !json_is_boolean(prune))
-		rc = smr_errf(err, SMR_EINVAL, "parameter 'prune' must be true or false");
-	if (!rc)
-		rc = ops_gc(ctx, json_is_true(prune), before, result, err);
-	return rc;
+	return ops_gc(ctx, api_flag(p, "prune"), api_text(p, "before"), result, err);
 }
 
-/* "space": one Space, or "spaces": [names]; *out NULL when neither (every Space). */
-static enum smr_rc space_list_param(const json_t *p, const char ***out, size_t *n,
-				    struct smr_err *err)
+/*
+ * "space": one Space, or "spaces": [names]; NULL when neither (every
+ * Space).  Caller frees the array; the names are borrowed from p.
+ */
+static const char **spaces_param(const json_t *p, size_t *n)
 {
 	const json_t *list = json_object_get(p, "spaces"), *v;
-	const char *one;
+	const char *one = api_text(p, "space");
+	const char **out;
 	size_t i;
-	enum smr_rc rc = api_str(p, "space", 0, &one, err);
 
-	*out = NULL;
 	*n = 0;
-	if (rc)
-		return rc;
-	if (list && !json_is_null(list) && !json_is_array(list))
-		return smr_errf(err, SMR_EINVAL, "parameter 'spaces' must be an array of names");
-	if (one || json_array_size(list))
-		*out = xcalloc(json_array_size(list) + 2, sizeof(**out));
+	if (!one && !json_array_size(list))
+		return NULL;
+	out = xcalloc(json_array_size(list) + 2, sizeof(*out));
 	if (one)
-		(*out)[(*n)++] = one;
-	json_array_foreach(list, i, v) {
-		if (!json_is_string(v))
-			return smr_errf(err, SMR_EINVAL, "parameter 'spaces' must be an array of names");
-		(*out)[(*n)++] = json_string_value(v);
-	}
-	return SMR_OK;
+		out[(*n)++] = one;
+	json_array_foreach(list, i, v)
+		out[(*n)++] = json_string_value(v);
+	return out;
 }
 
 static enum smr_rc op_search(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			     struct smr_err *err)
 {
-	struct search_params sp = { 0 };
-	const json_t *turns = json_object_get(p, "turns");
-	const char **spaces = NULL;
-	long long limit = 0;
-	enum smr_rc rc = api_str(p, "query", 1, &sp.query, err);
+	size_t n = 0;
+	const char **spaces = spaces_param(p, &n);
+	struct search_params sp = {
+		.query = api_text(p, "query"), .field = api_text(p, "field"),
+		.author = api_text(p, "author"), .since = api_text(p, "since"),
+		.until = api_text(p, "until"), .turns = api_flag(p, "turns"),
+		.limit = (size_t)api_number(p, "limit", 0), .spaces = spaces, .n_spaces = n,
+	};
+	enum smr_rc rc = ops_search(ctx, &sp, result, err);
 
-	if (!rc)
-		rc = api_str(p, "field", 0, &sp.field, err);
-	if (!rc)
-		rc = api_str(p, "author", 0, &sp.author, err);
-	if (!rc)
-		rc = api_str(p, "since", 0, &sp.since, err);
-	if (!rc)
-		rc = api_str(p, "until", 0, &sp.until, err);
-	if (!rc)
-		rc = api_int(p, "limit", 0, 200, &limit, err);
-	if (!rc && turns && !json_is_boolean(turns))
-		rc = smr_errf(err, SMR_EINVAL, "parameter 'turns' must be true or false");
-	if (!rc)
-		rc = space_list_param(p, &spaces, &sp.n_spaces, err);
-	if (!rc) {
-		sp.spaces = spaces;
-		sp.turns = json_is_true(turns);
-		sp.limit = (size_t)limit;
-		rc = ops_search(ctx, &sp, result, err);
-	}
 	free(spaces);
 	return rc;
 }
@@ -554,11 +428,11 @@ static enum smr_rc op_search(struct ops_ctx *ctx, const json_t *p, json_t **resu
 static enum smr_rc op_export(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			     struct smr_err *err)
 {
-	const char **spaces = NULL;
 	size_t n = 0;
-	enum smr_rc rc = space_list_param(p, &spaces, &n, err);
+	const char **spaces = spaces_param(p, &n);
+	enum smr_rc rc;
 
-	if (!rc && json_is_true(json_object_get(p, "text"))) {
+	if (api_flag(p, "text")) {
 		/* the bundle's text as a string: written and read back by the CLI, never parsed */
 		char *text = NULL;
 		size_t len = 0;
@@ -567,7 +441,7 @@ static enum smr_rc op_export(struct ops_ctx *ctx, const json_t *p, json_t **resu
 		if (!rc)
 			*result = json_pack("{s:o}", "bundle_text", json_stringn_nocheck(text, len));
 		free(text);
-	} else if (!rc) {
+	} else {
 		rc = ops_export(ctx, spaces, n, result, err);
 	}
 	free(spaces);
@@ -592,48 +466,36 @@ static enum smr_rc op_import(struct ops_ctx *ctx, const json_t *p, json_t **resu
 static enum smr_rc op_blame(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			    struct smr_err *err)
 {
-	const char *ref;
-	enum smr_rc rc = api_str(p, "ref", 1, &ref, err);
-
-	if (!rc)
-		rc = ops_blame(ctx, ref, result, err);
-	return rc;
+	return ops_blame(ctx, api_text(p, "ref"), result, err);
 }
 
-#define READ(param) { NEED_SPACE, ROLE_READER, param }
-#define WRITE(param) { NEED_SPACE, ROLE_WRITER, param }
-#define OWN(param) { NEED_SPACE, ROLE_OWNER, param }
-#define REF_READ(param) { NEED_REF, ROLE_READER, param }
-#define ANYONE { NEED_NONE, ROLE_NONE, NULL }
-#define ADMIN { NEED_ADMIN, ROLE_NONE, NULL }
-
 const struct api_op api_core_ops[] = {
-	{ "space.create", op_space_create, 1, 0, ANYONE },
-	{ "space.get", op_space_get, 0, 0, READ("space") },
-	{ "space.list", op_space_list, 0, 0, ANYONE },
-	{ "space.rename", op_space_rename, 1, 0, OWN("space") },
-	{ "space.delete", op_space_delete, 1, 0, OWN("space") },
-	{ "space.deleted", op_space_deleted, 0, 0, ANYONE },
-	{ "head", op_head, 0, 0, READ("space") },
-	{ "handoff", op_handoff, 1, 0, WRITE("space") },
-	{ "handoff.text", op_handoff_text, 0, 0, READ("space") },
-	{ "show", op_show, 0, 0, REF_READ("ref") },
-	{ "checkpoint.create", op_checkpoint_create, 1, 0, WRITE("space") },
-	{ "checkpoint.update", op_checkpoint_update, 1, 0, WRITE("space") },
-	{ "merge", op_merge, 1, 0, WRITE("space") },
-	{ "log", op_log, 0, 0, READ("space") },
-	{ "diff", op_diff, 0, 0, REF_READ("from") },
-	{ "merge.base", op_merge_base, 0, 0, REF_READ("a") },
-	{ "restore", op_restore, 1, 0, WRITE("space") },
-	{ "fork", op_fork, 1, 0, REF_READ("ref") },
-	{ "fsck", op_fsck, 0, 0, READ("space") },
-	{ "reflog", op_reflog, 0, 0, { NEED_SPACE_ANY, ROLE_READER, "space" } },
-	{ "gc", op_gc, 1, 0, ADMIN },
-	{ "search", op_search, 0, 0, ANYONE },
-	{ "blame", op_blame, 0, 0, REF_READ("ref") },
-	{ "export", op_export, 0, 0, ANYONE },
-	{ "import", op_import, 1, 0, ADMIN },
-	{ NULL, NULL, 0, 0, { 0, 0, NULL } },
+	{ "space.create", op_space_create, 1, 0 },
+	{ "space.get", op_space_get, 0, 0 },
+	{ "space.list", op_space_list, 0, 0 },
+	{ "space.rename", op_space_rename, 1, 0 },
+	{ "space.delete", op_space_delete, 1, 0 },
+	{ "space.deleted", op_space_deleted, 0, 0 },
+	{ "head", op_head, 0, 0 },
+	{ "handoff", op_handoff, 1, 0 },
+	{ "handoff.text", op_handoff_text, 0, 0 },
+	{ "show", op_show, 0, 0 },
+	{ "checkpoint.create", op_checkpoint_create, 1, 0 },
+	{ "checkpoint.update", op_checkpoint_update, 1, 0 },
+	{ "merge", op_merge, 1, 0 },
+	{ "log", op_log, 0, 0 },
+	{ "diff", op_diff, 0, 0 },
+	{ "merge.base", op_merge_base, 0, 0 },
+	{ "restore", op_restore, 1, 0 },
+	{ "fork", op_fork, 1, 0 },
+	{ "fsck", op_fsck, 0, 0 },
+	{ "reflog", op_reflog, 0, 0 },
+	{ "gc", op_gc, 1, 0 },
+	{ "search", op_search, 0, 0 },
+	{ "blame", op_blame, 0, 0 },
+	{ "export", op_export, 0, 0 },
+	{ "import", op_import, 1, 0 },
+	{ NULL, NULL, 0, 0 },
 };
 
 const struct api_op *api_find(const char *name)
@@ -645,13 +507,23 @@ const struct api_op *api_find(const char *name)
 	return NULL;
 }
 
-const char *api_need_name(enum api_need need)
-{
-	static const char *const names[] = { "undeclared", "none", "admin", "self", "space",
-					     "session", "job", "ref", "token", "generation",
-					     "space-or-deleted" };
+/* The words of enum api_need in a declaration, by value. */
+static const char *const need_names[] = { "undeclared", "none", "admin", "self", "space",
+					  "session", "job", "ref", "token", "generation",
+					  "space-or-deleted" };
 
-	return need <= NEED_SPACE_ANY ? names[need] : "undeclared";
+void api_access_parse(const json_t *decl, struct api_access *out)
+{
+	const char *need = json_string_value(json_object_get(decl, "need"));
+	const char *role = json_string_value(json_object_get(decl, "role"));
+
+	*out = (struct api_access){ NEED_UNDECLARED, ROLE_NONE,
+				    json_string_value(json_object_get(decl, "param")) };
+	for (size_t i = 1; need && i < sizeof(need_names) / sizeof(need_names[0]); i++)
+		if (!strcmp(need, need_names[i]))
+			out->need = (enum api_need)i;
+	if (role && role_parse(role, &out->role, NULL))
+		out->need = NEED_UNDECLARED;
 }
 
 /* The caller's role on space_id, or the not-found words fmt/key when it cannot read it. */
@@ -726,7 +598,7 @@ static enum smr_rc need_ref(struct ops_ctx *ctx, const char *ref, enum role need
 }
 
 /* A person naming itself or one of its agents ("alice", "alice/claude-code"). */
-static enum smr_rc need_self(struct ops_ctx *ctx, const struct api_op *op, const char *name,
+static enum smr_rc need_self(struct ops_ctx *ctx, const char *op, const char *name,
 			     struct smr_err *err)
 {
 	const struct principal *w = ctx->who;
@@ -734,13 +606,13 @@ static enum smr_rc need_self(struct ops_ctx *ctx, const struct api_op *op, const
 
 	if (strcmp(w->user_id, w->person_id))
 		return smr_errf(err, SMR_EFORBIDDEN, "an agent cannot run '%s'; its person can",
-				op->name);
+				op);
 	if (!name || !strcmp(name, w->name) ||
 	    (!strncmp(name, w->name, n) && name[n] == '/'))
 		return SMR_OK;
 	return smr_errf(err, SMR_EFORBIDDEN,
 			"'%s' for '%s' needs the administrator; you may name yourself or your"
-			" agents (%s/NAME)", op->name, name, w->name);
+			" agents (%s/NAME)", op, name, w->name);
 }
 
 static enum smr_rc need_token(struct ops_ctx *ctx, const char *id, struct smr_err *err)
@@ -756,10 +628,9 @@ static enum smr_rc need_token(struct ops_ctx *ctx, const char *id, struct smr_er
 	return rc;
 }
 
-enum smr_rc api_check_access(struct ops_ctx *ctx, const struct api_op *op,
-			     const json_t *params, struct smr_err *err)
+enum smr_rc api_check_rule(struct ops_ctx *ctx, const char *name, const struct api_access *a,
+			   const json_t *params, struct smr_err *err)
 {
-	const struct api_access *a = &op->access;
 	const char *v = NULL;
 
 	if (!ops_restricted(ctx))
@@ -773,9 +644,9 @@ enum smr_rc api_check_access(struct ops_ctx *ctx, const struct api_op *op,
 		return SMR_OK;
 	case NEED_ADMIN:
 		return smr_errf(err, SMR_EFORBIDDEN, "only the administrator may run '%s'",
-				op->name);
+				name);
 	case NEED_SELF:
-		return need_self(ctx, op, v, err);
+		return need_self(ctx, name, v, err);
 	case NEED_SPACE:
 		return v ? ops_need_space(ctx, v, a->role, NULL, err) : SMR_OK;
 	case NEED_SPACE_ANY:
@@ -793,7 +664,16 @@ enum smr_rc api_check_access(struct ops_ctx *ctx, const struct api_op *op,
 	case NEED_UNDECLARED:
 		break;
 	}
-	return smr_errf(err, SMR_EFORBIDDEN, "operation '%s' declares no access rule", op->name);
+	return smr_errf(err, SMR_EFORBIDDEN, "operation '%s' declares no access rule", name);
+}
+
+enum smr_rc api_check_access(struct ops_ctx *ctx, const struct api_op *op,
+			     const json_t *params, struct smr_err *err)
+{
+	struct api_access a;
+
+	api_access_parse(json_object_get(decl_op(op->name), "access"), &a);
+	return api_check_rule(ctx, op->name, &a, params, err);
 }
 
 enum smr_rc api_check_params(const struct api_op *op, const json_t *params,

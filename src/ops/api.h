@@ -16,33 +16,35 @@
 #include "store/auth.h"
 
 /*
- * What an operation needs of a signed-in caller (ops/auth.h), checked by
- * api_call() before the operation runs.  An operation that declares
- * nothing (NEED_UNDECLARED) is refused to every signed-in caller, so a new
- * operation cannot be open by omission; /openapi.json publishes every
- * declaration (x-smriti-access) and the role tests are generated from it.
- * When param is absent from the call, the operation itself keeps to what
- * the caller may read (ops_resolve, lists).
+ * What an operation needs of a signed-in caller (ops/auth.h), as its
+ * declaration states it ("access": {need, role?, param?}, ops/decl.h) and
+ * api_call() checks it before the operation runs.  An operation that
+ * declares nothing (NEED_UNDECLARED) is refused to every signed-in caller,
+ * so a new operation cannot be open by omission; /openapi.json publishes
+ * every declaration (x-smriti-access) and the role tests are generated
+ * from it.  When param is absent from the call, the operation itself keeps
+ * to what the caller may read (ops_resolve, lists).
  */
 enum api_need {
 	NEED_UNDECLARED = 0,
-	NEED_NONE,       /* any signed-in caller; results keep to what it may read */
-	NEED_ADMIN,      /* the administrator (SMRITI_TOKEN) or the database's owner */
-	NEED_SELF,       /* admin, or a person naming itself or one of its agents in param */
-	NEED_SPACE,      /* role on the Space named by param */
-	NEED_SESSION,    /* role on the Space of the session param */
-	NEED_JOB,        /* role on the Space of the draft job param */
-	NEED_REF,        /* role on the Space of the Checkpoint param ("hash" when absent) */
-	NEED_TOKEN,      /* admin, or the owner of the token param */
-	NEED_GENERATION, /* role on the Space of the session of the generation param */
-	NEED_SPACE_ANY,  /* role on the Space named by param, live or deleted (grants outlive a
-			    soft delete, so a deleted Space's reflog stays its people's) */
+	NEED_NONE,       /* "none": any signed-in caller; results keep to what it may read */
+	NEED_ADMIN,      /* "admin": the administrator (SMRITI_TOKEN) or the database's owner */
+	NEED_SELF,       /* "self": admin, or a person naming itself or one of its agents in param */
+	NEED_SPACE,      /* "space": role on the Space named by param */
+	NEED_SESSION,    /* "session": role on the Space of the session param */
+	NEED_JOB,        /* "job": role on the Space of the draft job param */
+	NEED_REF,        /* "ref": role on the Space of the Checkpoint param ("hash" when absent) */
+	NEED_TOKEN,      /* "token": admin, or the owner of the token param */
+	NEED_GENERATION, /* "generation": role on the Space of the session of the generation param */
+	NEED_SPACE_ANY,  /* "space-or-deleted": role on the Space named by param, live or deleted
+			    (grants outlive a soft delete, so a deleted Space's reflog stays its
+			    people's) */
 };
 
 struct api_access {
 	enum api_need need;
-	enum role role;           /* for NEED_SPACE, _SESSION, _JOB, _REF */
-	const char *param;
+	enum role role;           /* for NEED_SPACE, _SESSION, _JOB, _REF, _GENERATION, _SPACE_ANY */
+	const char *param;        /* borrowed from the declaration */
 };
 
 struct api_op {
@@ -51,11 +53,23 @@ struct api_op {
 			   struct smr_err *err);
 	int writes;               /* 1 when the operation changes state */
 	int slow;                 /* 1 when it may wait on a provider (HTTP: on a worker) */
-	struct api_access access;
 };
 
-/* "none", "admin", "self", "space", ... for documents; static storage. */
-const char *api_need_name(enum api_need need);
+/*
+ * The rule a declaration's "access" member states ({need, role?, param?};
+ * NULL or malformed: NEED_UNDECLARED, which refuses everyone but the
+ * administrator).  out->param borrows from decl.
+ */
+void api_access_parse(const json_t *decl, struct api_access *out);
+
+/*
+ * What api_call() checks before running the operation name for ctx->who,
+ * under rule a (api_access_parse of its declaration): SMR_OK, or
+ * SMR_ENOTFOUND for what the caller cannot read, SMR_EFORBIDDEN for a role
+ * too low.
+ */
+enum smr_rc api_check_rule(struct ops_ctx *ctx, const char *name, const struct api_access *a,
+			   const json_t *params, struct smr_err *err);
 
 /* Looks up an operation by name; NULL if there is none. */
 const struct api_op *api_find(const char *name);
@@ -71,10 +85,9 @@ enum smr_rc api_call(struct ops_ctx *ctx, const char *name, const json_t *params
 		     json_t **result, struct smr_err *err);
 
 /*
- * What api_call() checks before running op for ctx->who: SMR_OK, or
- * SMR_ENOTFOUND for what the caller cannot read, SMR_EFORBIDDEN for a role
- * too low.  For transports that must decide before calling (MCP's tool
- * list does not need it; nothing else should).
+ * api_check_rule() with op's declared rule.  For entry points that do not
+ * go through api_call() (a chat send that streams) and transports that
+ * must decide before calling.
  */
 enum smr_rc api_check_access(struct ops_ctx *ctx, const struct api_op *op,
 			     const json_t *params, struct smr_err *err);
@@ -88,7 +101,20 @@ enum smr_rc api_check_access(struct ops_ctx *ctx, const struct api_op *op,
 enum smr_rc api_check_params(const struct api_op *op, const json_t *params,
 			     struct smr_err *err);
 
-/* Parameter helpers for operation handlers (also used by other api_*.c files). */
+/*
+ * Readers of a declared operation's parameters, for its function: api_call()
+ * checked them against the declaration first (type, required, enum, range),
+ * so they only read.  A string (borrowed; NULL when absent or null), an
+ * integer (dflt when absent or null), a boolean (0 when absent).
+ */
+const char *api_text(const json_t *params, const char *key);
+long long api_number(const json_t *params, const char *key, long long dflt);
+int api_flag(const json_t *params, const char *key);
+
+/*
+ * Parameter helpers that check as they read, for functions whose parameters
+ * are not declared in full yet.
+ */
 enum smr_rc api_str(const json_t *params, const char *key, int required, const char **out,
 		    struct smr_err *err);
 enum smr_rc api_int(const json_t *params, const char *key, long long min, long long max,

@@ -742,15 +742,12 @@ static json_t *user_json(const struct user *u)
 static enum smr_rc op_user_add(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			       struct smr_err *err)
 {
-	const char *name, *slash;
+	const char *name = api_text(p, "name"), *slash = strchr(name, '/');
 	struct user owner = { 0 }, u = { 0 };
 	char id[37], now[32];
 	char *person = NULL;
-	enum smr_rc rc = api_str(p, "name", 1, &name, err);
+	enum smr_rc rc;
 
-	if (rc)
-		return rc;
-	slash = strchr(name, '/');
 	person = slash ? xstrndup(name, (size_t)(slash - name)) : xstrdup(name);
 	rc = check_name(person, "user", err);
 	if (!rc && slash)
@@ -795,13 +792,10 @@ static enum smr_rc op_user_list(struct ops_ctx *ctx, const json_t *p, json_t **r
 static enum smr_rc op_user_disable(struct ops_ctx *ctx, const json_t *p, json_t **result,
 				   struct smr_err *err)
 {
-	const char *name;
 	struct user u = { 0 };
-	int disabled = !json_is_true(json_object_get(p, "enable"));
-	enum smr_rc rc = api_str(p, "name", 1, &name, err);
+	int disabled = !api_flag(p, "enable");
+	enum smr_rc rc = store_user_get(ctx->st, api_text(p, "name"), &u, err);
 
-	if (!rc)
-		rc = store_user_get(ctx->st, name, &u, err);
 	if (!rc)
 		rc = store_user_set_disabled(ctx->st, u.id, disabled, err);
 	changed(ctx);
@@ -843,18 +837,14 @@ static json_t *token_json(const struct token *t)
 static enum smr_rc op_token_create(struct ops_ctx *ctx, const json_t *p, json_t **result,
 				   struct smr_err *err)
 {
-	const char *name, *expires = DEFAULT_EXPIRY;
+	const char *name = api_text(p, "name"), *expires = api_text(p, "expires");
 	struct user u = { 0 };
 	struct token t = { 0 };
 	uint8_t secret[TOKEN_SECRET_HEX / 2], digest[SHA256_DIGEST_SIZE], idb[6];
 	char token[TOKEN_LEN + 1], hash[65], id[24], now[32], until[32];
 	long long secs = 0;
-	enum smr_rc rc = api_str(p, "name", 1, &name, err);
+	enum smr_rc rc = parse_duration(expires ? expires : DEFAULT_EXPIRY, &secs, err);
 
-	if (!rc)
-		rc = api_str(p, "expires", 0, &expires, err);
-	if (!rc)
-		rc = parse_duration(expires ? expires : DEFAULT_EXPIRY, &secs, err);
 	if (!rc)
 		rc = store_user_get(ctx->st, name, &u, err);
 	if (rc)
@@ -889,13 +879,13 @@ out:
 static enum smr_rc op_token_list(struct ops_ctx *ctx, const json_t *p, json_t **result,
 				 struct smr_err *err)
 {
-	const char *name;
+	const char *name = api_text(p, "name");
 	struct user u = { 0 };
 	struct token *v = NULL;
 	size_t n = 0;
-	enum smr_rc rc = api_str(p, "name", 0, &name, err);
+	enum smr_rc rc = SMR_OK;
 
-	if (!rc && !name && ops_restricted(ctx))
+	if (!name && ops_restricted(ctx))
 		name = ctx->who->name;
 	if (!rc && name)
 		rc = store_user_get(ctx->st, name, &u, err);
@@ -914,14 +904,13 @@ static enum smr_rc op_token_list(struct ops_ctx *ctx, const json_t *p, json_t **
 static enum smr_rc op_token_revoke(struct ops_ctx *ctx, const json_t *p, json_t **result,
 				   struct smr_err *err)
 {
-	const char *id;
+	const char *id = api_text(p, "id");
 	struct token t = { 0 };
 	char now[32];
-	enum smr_rc rc = api_str(p, "id", 1, &id, err);
+	enum smr_rc rc;
 
 	ctx->now(now);
-	if (!rc)
-		rc = store_token_revoke(ctx->st, id, now, err);
+	rc = store_token_revoke(ctx->st, id, now, err);
 	changed(ctx);
 	if (!rc)
 		rc = store_token_get(ctx->st, id, &t, err);
@@ -935,21 +924,17 @@ static enum smr_rc op_token_revoke(struct ops_ctx *ctx, const json_t *p, json_t 
 static enum smr_rc set_grant(struct ops_ctx *ctx, const json_t *p, enum role role,
 			     json_t **result, struct smr_err *err)
 {
-	const char *user, *space;
+	const char *user = api_text(p, "user");
 	struct user u = { 0 };
 	struct space sp = { 0 };
-	enum smr_rc rc = api_str(p, "user", 1, &user, err);
+	enum smr_rc rc = store_user_get(ctx->st, user, &u, err);
 
-	if (!rc)
-		rc = api_str(p, "space", 1, &space, err);
-	if (!rc)
-		rc = store_user_get(ctx->st, user, &u, err);
 	if (!rc && u.owner_id)
 		rc = smr_errf(err, SMR_EINVAL,
 			      "'%s' is an agent; grant its person instead (agents act with their"
 			      " person's roles)", user);
 	if (!rc)
-		rc = store_space_get(ctx->st, space, &sp, err);
+		rc = store_space_get(ctx->st, api_text(p, "space"), &sp, err);
 	if (!rc)
 		rc = store_grant_set(ctx->st, u.id, sp.id, role, err);
 	changed(ctx);
@@ -964,12 +949,9 @@ static enum smr_rc set_grant(struct ops_ctx *ctx, const json_t *p, enum role rol
 static enum smr_rc op_grant(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			    struct smr_err *err)
 {
-	const char *name;
 	enum role role = ROLE_NONE;
-	enum smr_rc rc = api_str(p, "role", 1, &name, err);
+	enum smr_rc rc = role_parse(api_text(p, "role"), &role, err);
 
-	if (!rc)
-		rc = role_parse(name, &role, err);
 	if (!rc)
 		rc = set_grant(ctx, p, role, result, err);
 	return rc;
@@ -984,14 +966,11 @@ static enum smr_rc op_grant_revoke(struct ops_ctx *ctx, const json_t *p, json_t 
 static enum smr_rc op_grant_list(struct ops_ctx *ctx, const json_t *p, json_t **result,
 				 struct smr_err *err)
 {
-	const char *space;
 	struct space sp = { 0 };
 	struct grant *v = NULL;
 	size_t n = 0;
-	enum smr_rc rc = api_str(p, "space", 1, &space, err);
+	enum smr_rc rc = store_space_get(ctx->st, api_text(p, "space"), &sp, err);
 
-	if (!rc)
-		rc = store_space_get(ctx->st, space, &sp, err);
 	if (!rc)
 		rc = store_grant_list(ctx->st, NULL, sp.id, &v, &n, err);
 	if (!rc) {
@@ -1030,19 +1009,16 @@ static enum smr_rc op_whoami(struct ops_ctx *ctx, const json_t *p, json_t **resu
 	return SMR_OK;
 }
 
-#define SELF(param) { NEED_SELF, ROLE_NONE, param }
-#define ADMIN { NEED_ADMIN, ROLE_NONE, NULL }
-
 const struct api_op auth_ops[] = {
-	{ "whoami", op_whoami, 0, 0, { NEED_NONE, ROLE_NONE, NULL } },
-	{ "user.add", op_user_add, 1, 0, SELF("name") },
-	{ "user.list", op_user_list, 0, 0, ADMIN },
-	{ "user.disable", op_user_disable, 1, 0, SELF("name") },
-	{ "token.create", op_token_create, 1, 0, SELF("name") },
-	{ "token.list", op_token_list, 0, 0, SELF("name") },
-	{ "token.revoke", op_token_revoke, 1, 0, { NEED_TOKEN, ROLE_NONE, "id" } },
-	{ "grant", op_grant, 1, 0, { NEED_SPACE, ROLE_OWNER, "space" } },
-	{ "grant.revoke", op_grant_revoke, 1, 0, { NEED_SPACE, ROLE_OWNER, "space" } },
-	{ "grant.list", op_grant_list, 0, 0, { NEED_SPACE, ROLE_READER, "space" } },
-	{ NULL, NULL, 0, 0, { 0, 0, NULL } },
+	{ "whoami", op_whoami, 0, 0 },
+	{ "user.add", op_user_add, 1, 0 },
+	{ "user.list", op_user_list, 0, 0 },
+	{ "user.disable", op_user_disable, 1, 0 },
+	{ "token.create", op_token_create, 1, 0 },
+	{ "token.list", op_token_list, 0, 0 },
+	{ "token.revoke", op_token_revoke, 1, 0 },
+	{ "grant", op_grant, 1, 0 },
+	{ "grant.revoke", op_grant_revoke, 1, 0 },
+	{ "grant.list", op_grant_list, 0, 0 },
+	{ NULL, NULL, 0, 0 },
 };

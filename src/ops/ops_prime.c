@@ -59,6 +59,6 @@ static enum smr_rc op_prime(struct ops_ctx *ctx, const json_t *p, json_t **resul
 }
 
 const struct api_op prime_ops[] = {
-	{ "prime", op_prime, 0, 0, { NEED_SPACE, ROLE_READER, "space" } },
-	{ NULL, NULL, 0, 0, { 0 } },
+	{ "prime", op_prime, 0, 0 },
+	{ NULL, NULL, 0, 0 },
 };

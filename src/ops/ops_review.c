@@ -103,8 +103,8 @@ static enum smr_rc op_review(struct ops_ctx *ctx, const json_t *p, json_t **resu
 }
 
 const struct api_op review_ingest_ops[] = {
-	{ "review", op_review, 0, 1, { NEED_REF, ROLE_WRITER, "ref" } },
-	{ "ingest", ops_api_ingest, 1, 0, { NEED_SPACE, ROLE_WRITER, "space" } },
-	{ "context_pack", ops_api_context_pack, 0, 0, { NEED_SESSION, ROLE_READER, "session_id" } },
-	{ NULL, NULL, 0, 0, { 0, 0, NULL } },
+	{ "review", op_review, 0, 1 },
+	{ "ingest", ops_api_ingest, 1, 0 },
+	{ "context_pack", ops_api_context_pack, 0, 0 },
+	{ NULL, NULL, 0, 0 },
 };

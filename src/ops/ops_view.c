@@ -306,10 +306,10 @@ static enum smr_rc op_version(struct ops_ctx *ctx, const json_t *p, json_t **res
 }
 
 const struct api_op view_ops[] = {
-	{ "space.graph", ops_api_space_graph, 0, 0, { NEED_SPACE, ROLE_READER, "space" } },
-	{ "space.overview", op_overview, 0, 0, { NEED_NONE, ROLE_NONE, NULL } },
-	{ "space.forks", op_forks, 0, 0, { NEED_NONE, ROLE_NONE, NULL } },
-	{ "state.version", op_version, 0, 0, { NEED_SPACE, ROLE_READER, "space" } },
-	{ "diff.proposal", op_diff_proposal, 0, 0, { NEED_REF, ROLE_READER, "from" } },
-	{ NULL, NULL, 0, 0, { 0, 0, NULL } },
+	{ "space.graph", ops_api_space_graph, 0, 0 },
+	{ "space.overview", op_overview, 0, 0 },
+	{ "space.forks", op_forks, 0, 0 },
+	{ "state.version", op_version, 0, 0 },
+	{ "diff.proposal", op_diff_proposal, 0, 0 },
+	{ NULL, NULL, 0, 0 },
 };

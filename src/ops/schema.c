@@ -279,10 +279,11 @@ static int check_number(struct check *c, const json_t *schema, const json_t *v,
 	return 0;
 }
 
-/* "status must be one of: open, done" */
+/* "status' must be one of: open, done (not 'gone')": the values allowed, and the one given. */
 static int check_enum(struct check *c, const json_t *values, const json_t *v, const char *path)
 {
 	char words[256] = "";
+	char *given;
 	size_t i, used = 0;
 	json_t *x;
 
@@ -298,7 +299,11 @@ static int check_enum(struct check *c, const json_t *values, const json_t *v, co
 						 i ? ", " : "", shown ? shown : "?");
 		free(one);
 	}
-	return fail(c, SMR_EINVAL, "%s '%s' must be one of: %s", c->noun, path, words);
+	given = json_is_string(v) ? NULL : json_dumps(v, JSON_ENCODE_ANY);
+	fail(c, SMR_EINVAL, "%s '%s' must be one of: %s (not %s%.40s%s)", c->noun, path, words,
+	     given ? "" : "'", given ? given : json_string_value(v), given ? "" : "'");
+	free(given);
+	return -1;
 }
 
 static int check(struct check *c, const json_t *schema, const json_t *v, const char *path)

@@ -318,9 +318,12 @@ describe('refused before any job is made', () => {
       '#/components/schemas/DraftJob');
     assert.ok(doc.paths['/v5/checkpoints/draft/{job_id}'].get);
     assert.ok(doc.paths['/v5/checkpoints/{hash}/review'].post);
-    for (const name of ['DraftCreate', 'DraftJob', 'ReviewParams', 'Review']) {
+    for (const name of ['DraftJob', 'ReviewParams', 'Review']) {
       assert.ok(doc.components.schemas[name], name);
     }
+    // the body is draft.create's declared parameters: unknown keys are refused
+    assert.equal(doc.paths['/v5/checkpoints/draft'].post.requestBody.content['application/json'].schema
+      .additionalProperties, false);
   });
 
   test('keys never appear in job documents or the server log', async () => {

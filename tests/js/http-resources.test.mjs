@@ -58,7 +58,7 @@ test('parameters are checked as declared: the path named, the values allowed lis
   assertError(await request(srv, 'POST', '/v4/repos/res/commits', { body: { checkpoint: { tasks: [{ text: 'x', status: 'gone' }] } } }),
     400, 'invalid_input');
   const r = await request(srv, 'POST', '/v4/repos/res/commits', { body: { checkpoint: { tasks: [{ text: 'x', status: 'gone' }] } } });
-  assert.equal(r.json.error.message, "parameter 'checkpoint.tasks[0].status' must be one of: open, done");
+  assert.equal(r.json.error.message, "parameter 'checkpoint.tasks[0].status' must be one of: open, done (not 'gone')");
   const missing = await request(srv, 'GET', '/v4/diff?from=res');
   assert.equal(missing.status, 400);
   assert.equal(missing.json.error.message, "missing required parameter 'to'");

@@ -125,7 +125,7 @@ describe('smriti ingest', () => {
       [[file('nul.txt', 'User: a\0b\n')], 2, /NUL byte/],
       [[file('many.json', '[{"chat_messages": []}, {"chat_messages": []}]')], 2, /holds 2 conversations/],
       [[fixture('headings.md'), '--format', 'text'], 2, /has no turns/],
-      [[fixture('plain.txt'), '--format', 'pdf'], 2, /unknown transcript format 'pdf'/],
+      [[fixture('plain.txt'), '--format', 'pdf'], 2, /'format' must be one of: auto, text, markdown, chatgpt, claude \(not 'pdf'\)/],
       [[fixture('plain.txt')], 2, /--space SPACE/, true],
       [[path.join(t.dir, 'missing.txt')], 2, /cannot open/],
       [[fixture('plain.txt'), '--space', 'nosuch'], 3, /nosuch/, true],

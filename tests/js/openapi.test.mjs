@@ -102,13 +102,20 @@ describe('the document', () => {
     assert.deepEqual(r.content['application/json'].schema, { $ref: '#/components/schemas/Accepted' });
   });
 
-  test('ChatSend requires session_id and message only; provider and model have defaults', () => {
-    assert.deepEqual(schema('ChatSend').required, ['session_id', 'message']);
+  // A route's request body, as its operation's declaration gives it (src/ops/decl/*.json).
+  const body = (p, m = 'post') => doc.paths[p][m].requestBody.content['application/json'].schema;
+
+  test("chat.send's body requires session_id and message only; provider and model have defaults", () => {
+    assert.deepEqual(body('/v4/chat/send').required, ['session_id', 'message']);
+    // the path's session is not asked again in the body of a message action
+    assert.deepEqual(body('/v4/sessions/{id}/edit').required, ['seq', 'message']);
+    assert.deepEqual(body('/v4/sessions/{id}/regenerate').required, ['seq']);
   });
 
   test('bodies the server closes to unknown keys say so; results list what is required', () => {
     assert.equal(schema('ChatCommit').additionalProperties, false);
-    assert.equal(schema('DraftCreate').additionalProperties, false);
+    assert.equal(body('/v5/checkpoints/draft').additionalProperties, false);
+    assert.equal(body('/v5/checkpoints/draft/{job_id}/save').additionalProperties, false);
     for (const name of ['Space', 'Checkpoint', 'Session', 'Turn', 'DraftJob', 'Review', 'Graph', 'ChatSendResult']) {
       const s = schema(name);
       assert.ok(s.required?.length > 0, `${name} has no required list`);

@@ -10,6 +10,7 @@
 
 #include "ops/api.h"
 #include "ops/auth.h"
+#include "ops/decl.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -479,4 +480,51 @@ TEST(auth_a_write_is_never_unnamed)
 	CHECK_STR(tool, "bob");
 	ops_author(&ctx, "", &author, &tool);
 	CHECK(tool == NULL);
+}
+
+/*
+ * The rule an operation's declaration states ("access" in
+ * src/ops/decl/) is the one api_call() enforces: the same caller and
+ * call pass or fail as the declaration's role says, and an operation whose
+ * declaration states none is refused.
+ */
+TEST(auth_the_declared_rule_is_enforced)
+{
+	struct fixture f;
+	struct principal ann = { 0 };
+	struct smr_err err = SMR_ERR_INIT;
+	json_t *params = json_pack("{s:s}", "space", "work");
+	json_t *as_owner = json_deep_copy(json_object_get(decl_op("space.get"), "access"));
+	json_t *as_writer = json_deep_copy(json_object_get(decl_op("space.delete"), "access"));
+	struct api_access a;
+	char *ta;
+
+	setup(&f);
+	ta = token_for(&f, "ann", NULL);
+	CHECK_INT(ops_auth_token(&f.ctx, ta, &ann, &err), SMR_OK);
+	f.ctx.who = &ann;              /* ann is a writer of "work" */
+	/* as declared: space.get needs a reader, space.delete an owner */
+	CHECK_INT(api_check_access(&f.ctx, api_find("space.get"), params, &err), SMR_OK);
+	CHECK_INT(api_check_access(&f.ctx, api_find("space.delete"), params, &err),
+		  SMR_EFORBIDDEN);
+	CHECK_INT(call(&f, "space.delete", json_incref(params), NULL), SMR_EFORBIDDEN);
+	/* the same declarations with the roles changed decide the other way */
+	json_object_set_new(as_owner, "role", json_string("owner"));
+	api_access_parse(as_owner, &a);
+	CHECK_INT(api_check_rule(&f.ctx, "space.get", &a, params, &err), SMR_EFORBIDDEN);
+	json_object_set_new(as_writer, "role", json_string("writer"));
+	api_access_parse(as_writer, &a);
+	CHECK_INT(api_check_rule(&f.ctx, "space.delete", &a, params, &err), SMR_OK);
+	/* no rule, or one api_call() does not understand: refused */
+	api_access_parse(NULL, &a);
+	CHECK_INT(api_check_rule(&f.ctx, "space.get", &a, params, &err), SMR_EFORBIDDEN);
+	CHECK_STR(err.msg, "operation 'space.get' declares no access rule");
+	json_object_set_new(as_writer, "role", json_string("boss"));
+	api_access_parse(as_writer, &a);
+	CHECK_INT(a.need, NEED_UNDECLARED);
+	json_decref(as_owner);
+	json_decref(as_writer);
+	json_decref(params);
+	free(ta);
+	teardown(&f);
 }

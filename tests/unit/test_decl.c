@@ -5,9 +5,12 @@
  * changed declaration changes both.
  */
 #include "harness.h"
+#include "temp_store.h"
 
 #include "http/server.h"
 #include "mcp/mcp.h"
+#include "ops/api.h"
+#include "ops/auth.h"
 #include "ops/decl.h"
 
 #include <string.h>
@@ -32,7 +35,7 @@ TEST(decl_check_names_the_path_and_the_values_allowed)
 
 	CHECK_INT(check_text(tasks, "{\"tasks\":[\"a\",{\"text\":\"b\",\"status\":\"gone\"}]}",
 			     &err), SMR_EINVAL);
-	CHECK_STR(err.msg, "parameter 'tasks[1].status' must be one of: open, done");
+	CHECK_STR(err.msg, "parameter 'tasks[1].status' must be one of: open, done (not 'gone')");
 	CHECK_INT(check_text(tasks, "{\"tasks\":[3]}", &err), SMR_EINVAL);
 	CHECK_STR(err.msg, "parameter 'tasks[0]' must be a string or an object, not an integer");
 	CHECK_INT(check_text(tasks, "{\"tasks\":[\"a\",{\"text\":\"b\",\"status\":\"done\"}]}",
@@ -92,4 +95,110 @@ TEST(decl_one_declaration_makes_openapi_and_the_mcp_tools)
 	json_decref(tools);
 	json_decref(doc);
 	json_decref(decl);
+}
+
+/*
+ * Every operation of this binary is declared whole: its parameters, its
+ * result and the access it needs (a rule api_call() understands), so no
+ * operation is checked by hand or open by omission.
+ */
+TEST(decl_every_operation_declares_params_result_and_access)
+{
+	size_t n = 0;
+
+	for (size_t t = 0; api_tables[t]; t++) {
+		for (const struct api_op *op = api_tables[t]; op->name; op++, n++) {
+			const json_t *d = decl_op(op->name);
+			struct api_access a;
+
+			api_access_parse(json_object_get(d, "access"), &a);
+			if (!json_is_object(json_object_get(d, "params")) ||
+			    !json_object_get(d, "result") || a.need == NEED_UNDECLARED)
+				test_fail(__FILE__, __LINE__, "operation '%s' is not declared whole"
+					  " (params, result, access)", op->name);
+		}
+	}
+	CHECK(n > 50);
+}
+
+/* Runs op with params (JSON text) on ctx; *err says why it failed. */
+static enum smr_rc run_text(struct ops_ctx *ctx, const char *op, const char *params,
+			    struct smr_err *err)
+{
+	json_t *p = json_loads(params, 0, NULL), *res = NULL;
+	enum smr_rc rc;
+
+	CHECK(p != NULL);
+	rc = api_call(ctx, op, p, &res, err);
+	json_decref(res);
+	json_decref(p);
+	return rc;
+}
+
+/*
+ * The operations' functions check nothing by hand any more: every class of
+ * bad parameter is refused by the one check of the declaration, before the
+ * function runs, in words that name the parameter (and, for an enum, the
+ * values allowed and the one given), and nothing is written.
+ */
+TEST(decl_bad_parameters_are_refused_as_declared)
+{
+	static const struct {
+		const char *op, *params;
+		enum smr_rc rc;
+		const char *msg;
+	} cases[] = {
+		/* type */
+		{ "space.create", "{\"name\":5}", SMR_EINVAL,
+		  "parameter 'name' must be a string, not an integer" },
+		{ "handoff", "{\"space\":\"a\",\"note\":\"n\",\"restore\":\"yes\"}", SMR_EINVAL,
+		  "parameter 'restore' must be a boolean, not a string" },
+		{ "search", "{\"query\":\"x\",\"spaces\":[\"a\",3]}", SMR_EINVAL,
+		  "parameter 'spaces[1]' must be a string, not an integer" },
+		{ "session.switch", "{\"session_id\":\"s\",\"seq\":\"2\"}", SMR_EINVAL,
+		  "parameter 'seq' must be an integer, not a string" },
+		/* required */
+		{ "head", "{}", SMR_EUSAGE, "missing required parameter 'space'" },
+		{ "chat.edit", "{\"session_id\":\"s\",\"seq\":1}", SMR_EUSAGE,
+		  "missing required parameter 'message'" },
+		{ "grant.list", "{\"space\":null}", SMR_EUSAGE, "missing required parameter 'space'" },
+		/* enum */
+		{ "grant", "{\"user\":\"u\",\"space\":\"a\",\"role\":\"boss\"}", SMR_EINVAL,
+		  "parameter 'role' must be one of: reader, writer, owner (not 'boss')" },
+		{ "ingest", "{\"space\":\"a\",\"transcript\":\"t\",\"format\":\"pdf\"}", SMR_EINVAL,
+		  "parameter 'format' must be one of: auto, text, markdown, chatgpt, claude"
+		  " (not 'pdf')" },
+		/* minLength */
+		{ "fork", "{\"ref\":\"a\",\"into\":\"\"}", SMR_EINVAL,
+		  "parameter 'into' must not be empty" },
+		{ "chat.send", "{\"session_id\":\"s\",\"message\":\"\"}", SMR_EINVAL,
+		  "parameter 'message' must not be empty" },
+		/* range */
+		{ "search", "{\"query\":\"x\",\"limit\":201}", SMR_EINVAL,
+		  "parameter 'limit' must be at most 200" },
+		{ "session.fork", "{\"session_id\":\"s\",\"seq\":0}", SMR_EINVAL,
+		  "parameter 'seq' must be at least 1" },
+		/* unknown, where the operation is closed */
+		{ "draft.create", "{\"session_id\":\"s\",\"colour\":1}", SMR_EINVAL,
+		  "unknown parameter 'colour'" },
+	};
+	char path[TEMP_STORE_PATH_MAX];
+	struct store *st;
+	struct ops_ctx ctx;
+	struct smr_err err = SMR_ERR_INIT;
+	json_t *before = NULL, *after = NULL;
+
+	temp_store_open(path, &st, &ctx);
+	CHECK_INT(api_call(&ctx, "space.list", NULL, &before, &err), SMR_OK);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		err = (struct smr_err)SMR_ERR_INIT;
+		CHECK_INT(run_text(&ctx, cases[i].op, cases[i].params, &err), cases[i].rc);
+		CHECK_STR(err.msg, cases[i].msg);
+	}
+	CHECK_INT(api_call(&ctx, "space.list", NULL, &after, &err), SMR_OK);
+	CHECK(json_equal(before, after));
+	json_decref(before);
+	json_decref(after);
+	ops_auth_cache_free(&ctx);
+	temp_store_close(path, st);
 }

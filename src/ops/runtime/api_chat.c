@@ -59,32 +59,21 @@ static enum smr_rc session_result(enum smr_rc rc, struct ops_ctx *ctx, struct se
 static enum smr_rc op_session_create(struct ops_ctx *ctx, const json_t *p, json_t **result,
 				     struct smr_err *err)
 {
-	const char *space, *title, *hash;
 	struct session s = { 0 };
-	enum smr_rc rc;
+	enum smr_rc rc = chat_session_start(ctx, api_text(p, "space"), api_text(p, "title"),
+					    api_text(p, "commit_hash"), &s, err);
 
-	rc = api_str(p, "space", 1, &space, err);
-	if (!rc)
-		rc = api_str(p, "title", 0, &title, err);
-	if (!rc)
-		rc = api_str(p, "commit_hash", 0, &hash, err);
-	if (!rc)
-		rc = chat_session_start(ctx, space, title, hash, &s, err);
 	return session_result(rc, ctx, &s, result, err);
 }
 
 static enum smr_rc op_session_list(struct ops_ctx *ctx, const json_t *p, json_t **result,
 				   struct smr_err *err)
 {
-	const char *space;
 	struct session *v = NULL;
 	struct space sp = { 0 };
 	size_t n = 0;
-	enum smr_rc rc;
+	enum smr_rc rc = ops_space_get(ctx, api_text(p, "space"), &sp, err);
 
-	rc = api_str(p, "space", 1, &space, err);
-	if (!rc)
-		rc = ops_space_get(ctx, space, &sp, err);
 	if (!rc)
 		rc = store_session_list(ctx->st, sp.id, &v, &n, err);
 	if (!rc) {
@@ -128,16 +117,13 @@ static json_t *path_json(const struct session *s, const struct turn *turns, size
 static enum smr_rc op_session_get(struct ops_ctx *ctx, const json_t *p, json_t **result,
 				  struct smr_err *err)
 {
-	const char *id;
+	const char *id = api_text(p, "session_id");
 	struct session s = { 0 };
 	struct turn *turns = NULL;
 	size_t n = 0;
 	json_t *a, *path;
-	enum smr_rc rc;
+	enum smr_rc rc = chat_session_get(ctx, id, &s, &turns, &n, err);
 
-	rc = api_str(p, "session_id", 1, &id, err);
-	if (!rc)
-		rc = chat_session_get(ctx, id, &s, &turns, &n, err);
 	if (!rc) {
 		a = json_array();
 		for (size_t i = 0; i < n; i++)
@@ -162,21 +148,18 @@ static enum smr_rc op_session_get(struct ops_ctx *ctx, const json_t *p, json_t *
 static enum smr_rc op_session_mount(struct ops_ctx *ctx, const json_t *p, json_t **result,
 				    struct smr_err *err)
 {
-	const char *id, *hash, *title;
 	struct session s = { 0 };
-	enum smr_rc rc;
+	enum smr_rc rc = chat_session_mount(ctx, api_text(p, "session_id"),
+					    api_text(p, "commit_hash"), api_text(p, "title"), &s, err);
 
-	rc = api_str(p, "session_id", 1, &id, err);
-	if (!rc)
-		rc = api_str(p, "commit_hash", 1, &hash, err);
-	if (!rc)
-		rc = api_str(p, "title", 0, &title, err);
-	if (!rc)
-		rc = chat_session_mount(ctx, id, hash, title, &s, err);
 	return session_result(rc, ctx, &s, result, err);
 }
 
-/* v5.2 boundary parameters: anything but a string / a non-negative integer is 422. */
+/*
+ * v5.2 boundary parameters: anything but a string / a non-negative integer
+ * is 422, as the original product answers (so their declarations leave the
+ * type to this check).
+ */
 static enum smr_rc client_params(const json_t *p, struct chat_send_req *req,
 				 struct smr_err *err)
 {
@@ -198,33 +181,20 @@ static enum smr_rc client_params(const json_t *p, struct chat_send_req *req,
 	return SMR_OK;
 }
 
-/* The turn an action names: a sequence number of the session, required. */
-static enum smr_rc seq_param(const json_t *p, int64_t *out, struct smr_err *err)
-{
-	long long seq = -1;
-	enum smr_rc rc = api_int(p, "seq", 1, INT64_MAX, &seq, err);
-
-	if (!rc && seq < 0)
-		rc = smr_errf(err, SMR_EUSAGE, "missing required parameter 'seq'");
-	*out = seq;
-	return rc;
-}
-
+/* A send's or an action's parameters (checked as declared) into req, borrowed from p. */
 static enum smr_rc send_params(struct ops_ctx *ctx, const json_t *p, struct chat_send_req *req,
 			       struct smr_err *err)
 {
-	enum smr_rc rc = api_str(p, "session_id", 1, &req->session_id, err);
+	enum smr_rc rc;
 
-	if (!rc && req->action != CHAT_SEND)
-		rc = seq_param(p, &req->seq, err);
-	if (!rc && req->action <= CHAT_EDIT)
-		rc = api_str(p, "message", 1, &req->message, err);
-	if (!rc)
-		rc = api_str(p, "provider", 0, &req->provider, err);
-	if (!rc)
-		rc = api_str(p, "model", 0, &req->model, err);
-	if (!rc)
-		rc = client_params(p, req, err);
+	req->session_id = api_text(p, "session_id");
+	if (req->action != CHAT_SEND)
+		req->seq = api_number(p, "seq", 0);
+	if (req->action <= CHAT_EDIT)
+		req->message = api_text(p, "message");
+	req->provider = api_text(p, "provider");
+	req->model = api_text(p, "model");
+	rc = client_params(p, req, err);
 	if (!rc)
 		rc = runtime_required(ctx, err);
 	return rc;
@@ -234,10 +204,12 @@ enum smr_rc chat_op_start_json(struct ops_ctx *ctx, const char *op, const json_t
 			       struct chat_gen **out, struct smr_err *err)
 {
 	struct chat_send_req req = { .action = action_of(op) };
-	/* the streaming entry point gets the operation's access check, as api_call() would do */
-	enum smr_rc rc = api_check_access(ctx, api_find(op), params, err);
+	/* the streaming entry point gets the operation's checks, as api_call() would do */
+	enum smr_rc rc = api_check_params(api_find(op), params, err);
 
 	*out = NULL;
+	if (!rc)
+		rc = api_check_access(ctx, api_find(op), params, err);
 	if (!rc)
 		rc = send_params(ctx, params, &req, err);
 	if (rc)
@@ -254,23 +226,13 @@ enum smr_rc chat_send_start_json(struct ops_ctx *ctx, const json_t *params,
 static enum smr_rc op_generation_get(struct ops_ctx *ctx, const json_t *p, json_t **result,
 				     struct smr_err *err)
 {
-	const char *id;
-	enum smr_rc rc = api_str(p, "generation_id", 1, &id, err);
-
-	if (!rc)
-		rc = chat_generation_get(ctx, id, result, err);
-	return rc;
+	return chat_generation_get(ctx, api_text(p, "generation_id"), result, err);
 }
 
 static enum smr_rc op_generation_stop(struct ops_ctx *ctx, const json_t *p, json_t **result,
 				      struct smr_err *err)
 {
-	const char *id;
-	enum smr_rc rc = api_str(p, "generation_id", 1, &id, err);
-
-	if (!rc)
-		rc = chat_generation_stop(ctx, id, result, err);
-	return rc;
+	return chat_generation_stop(ctx, api_text(p, "generation_id"), result, err);
 }
 
 static enum smr_rc run_action(enum chat_action action, struct ops_ctx *ctx, const json_t *p,
@@ -313,14 +275,9 @@ static enum smr_rc op_session_switch(struct ops_ctx *ctx, const json_t *p, json_
 				     struct smr_err *err)
 {
 	struct session s = { 0 };
-	int64_t seq = 0;
-	const char *id;
-	enum smr_rc rc = api_str(p, "session_id", 1, &id, err);
+	enum smr_rc rc = chat_session_switch(ctx, api_text(p, "session_id"),
+					     api_number(p, "seq", 0), &s, err);
 
-	if (!rc)
-		rc = seq_param(p, &seq, err);
-	if (!rc)
-		rc = chat_session_switch(ctx, id, seq, &s, err);
 	return session_result(rc, ctx, &s, result, err);
 }
 
@@ -328,31 +285,24 @@ static enum smr_rc op_session_fork(struct ops_ctx *ctx, const json_t *p, json_t 
 				   struct smr_err *err)
 {
 	struct session s = { 0 };
-	int64_t seq = 0;
-	const char *id, *title;
-	enum smr_rc rc = api_str(p, "session_id", 1, &id, err);
+	enum smr_rc rc = chat_session_fork(ctx, api_text(p, "session_id"), api_number(p, "seq", 0),
+					   api_text(p, "title"), &s, err);
 
-	if (!rc)
-		rc = seq_param(p, &seq, err);
-	if (!rc)
-		rc = api_str(p, "title", 0, &title, err);
-	if (!rc)
-		rc = chat_session_fork(ctx, id, seq, title, &s, err);
 	return session_result(rc, ctx, &s, result, err);
 }
 
 const struct api_op chat_api_ops[] = {
-	{ "session.create", op_session_create, 1, 0, { NEED_SPACE, ROLE_WRITER, "space" } },
-	{ "session.list", op_session_list, 0, 0, { NEED_SPACE, ROLE_READER, "space" } },
-	{ "session.get", op_session_get, 0, 0, { NEED_SESSION, ROLE_READER, "session_id" } },
-	{ "session.mount", op_session_mount, 1, 0, { NEED_SESSION, ROLE_WRITER, "session_id" } },
-	{ "session.switch", op_session_switch, 1, 0, { NEED_SESSION, ROLE_WRITER, "session_id" } },
-	{ "session.fork", op_session_fork, 1, 0, { NEED_SESSION, ROLE_WRITER, "session_id" } },
-	{ "chat.send", op_chat_send, 1, 0, { NEED_SESSION, ROLE_WRITER, "session_id" } },
-	{ "chat.edit", op_chat_edit, 1, 0, { NEED_SESSION, ROLE_WRITER, "session_id" } },
-	{ "chat.regenerate", op_chat_regenerate, 1, 0, { NEED_SESSION, ROLE_WRITER, "session_id" } },
-	{ "chat.continue", op_chat_continue, 1, 0, { NEED_SESSION, ROLE_WRITER, "session_id" } },
-	{ "generation.get", op_generation_get, 0, 0, { NEED_GENERATION, ROLE_READER, "generation_id" } },
-	{ "generation.stop", op_generation_stop, 1, 0, { NEED_GENERATION, ROLE_WRITER, "generation_id" } },
-	{ NULL, NULL, 0, 0, { 0, 0, NULL } },
+	{ "session.create", op_session_create, 1, 0 },
+	{ "session.list", op_session_list, 0, 0 },
+	{ "session.get", op_session_get, 0, 0 },
+	{ "session.mount", op_session_mount, 1, 0 },
+	{ "session.switch", op_session_switch, 1, 0 },
+	{ "session.fork", op_session_fork, 1, 0 },
+	{ "chat.send", op_chat_send, 1, 0 },
+	{ "chat.edit", op_chat_edit, 1, 0 },
+	{ "chat.regenerate", op_chat_regenerate, 1, 0 },
+	{ "chat.continue", op_chat_continue, 1, 0 },
+	{ "generation.get", op_generation_get, 0, 0 },
+	{ "generation.stop", op_generation_stop, 1, 0 },
+	{ NULL, NULL, 0, 0 },
 };

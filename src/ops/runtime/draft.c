@@ -981,9 +981,9 @@ static enum smr_rc op_draft_plan(struct ops_ctx *ctx, const json_t *p, json_t **
 }
 
 const struct api_op draft_api_ops[] = {
-	{ "draft.create", op_draft_create, 1, 0, { NEED_SESSION, ROLE_WRITER, "session_id" } },
-	{ "draft.get", op_draft_get, 0, 0, { NEED_JOB, ROLE_READER, "job_id" } },
-	{ "draft.save", op_draft_save, 1, 0, { NEED_JOB, ROLE_WRITER, "job_id" } },
-	{ "draft.plan", op_draft_plan, 0, 0, { NEED_JOB, ROLE_READER, "job_id" } },
-	{ NULL, NULL, 0, 0, { 0, 0, NULL } },
+	{ "draft.create", op_draft_create, 1, 0 },
+	{ "draft.get", op_draft_get, 0, 0 },
+	{ "draft.save", op_draft_save, 1, 0 },
+	{ "draft.plan", op_draft_plan, 0, 0 },
+	{ NULL, NULL, 0, 0 },
 };

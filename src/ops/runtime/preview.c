@@ -148,7 +148,7 @@ static enum smr_rc op_preview(struct ops_ctx *ctx, const json_t *p, json_t **res
 }
 
 const struct api_op chat_view_ops[] = {
-	{ "providers.list", op_providers, 0, 0, { NEED_NONE, ROLE_NONE, NULL } },
-	{ "context.preview", op_preview, 0, 0, { NEED_SESSION, ROLE_READER, "session_id" } },
-	{ NULL, NULL, 0, 0, { 0, 0, NULL } },
+	{ "providers.list", op_providers, 0, 0 },
+	{ "context.preview", op_preview, 0, 0 },
+	{ NULL, NULL, 0, 0 },
 };
