@@ -182,6 +182,10 @@ static const char *const postgres_migrations[] = {
 	"ALTER TABLE turns ADD COLUMN parent_seq BIGINT;"
 	"ALTER TABLE sessions ADD COLUMN leaf_seq BIGINT;"
 	"ALTER TABLE sessions ADD COLUMN fork_seq BIGINT;",
+	/* 8: one shared history (see schema_sqlite.h) */
+	"CREATE UNIQUE INDEX commits_hash_unique ON commits(commit_hash);"
+	"DROP INDEX commits_by_hash;"
+	"CREATE INDEX reflog_by_new_hash ON reflog(new_hash);",
 };
 
 #endif
