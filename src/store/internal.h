@@ -430,12 +430,13 @@ enum smr_rc rows_generation_interrupt(struct store *st, const char *reason, cons
 #define HISTORY_MIGRATION_MARK "commits_hash_unique"
 enum smr_rc rows_history_collapse(struct store *st, struct smr_err *err);
 /*
- * The live Spaces that hold checkpoint hash (see sql.h: its origin, and
- * every Space whose ref or reflog names it or a descendant), by name; the
- * caller frees each string and both arrays.
+ * The Spaces (live only, or deleted too) that hold checkpoint hash (see
+ * sql.h: its origin, and every Space whose ref or reflog names it or a
+ * descendant): the origin first, then by name.  names NULL: not wanted.
+ * The caller frees each string and the arrays.
  */
-enum smr_rc rows_holders(struct store *st, const char *hash, char ***ids, char ***names,
-			 size_t *n, struct smr_err *err);
+enum smr_rc rows_holders(struct store *st, const char *hash, int live, char ***ids,
+			 char ***names, size_t *n, struct smr_err *err);
 
 /* The backends compiled into this binary, NULL-terminated (backends_*.c). */
 extern const struct store_ops *const store_backends[];

@@ -820,39 +820,47 @@ enum smr_rc rows_history_collapse(struct store *st, struct smr_err *err)
 
 /* ---- which live Spaces hold a checkpoint (search) ---- */
 
-enum smr_rc rows_holders(struct store *st, const char *hash, char ***ids, char ***names,
-			 size_t *n, struct smr_err *err)
+/*
+ * The checkpoint's descendants (it included), then the Spaces whose ref
+ * or reflog names one of them, and its origin: the origin first, then by
+ * name.  LIVE is the condition on repos r that keeps a Space.
+ */
+#define HOLDERS(LIVE) \
+	"WITH RECURSIVE h(id, repo) AS (SELECT id, repo_id FROM commits" \
+	" WHERE commit_hash = $1)," \
+	" d(id) AS (SELECT id FROM h UNION SELECT k.id FROM d JOIN commits k" \
+	" ON d.id IN (k.parent_commit_id, k.merge_parent_commit_id))" \
+	" SELECT r.id, r.name FROM repos r WHERE " LIVE \
+	" AND (r.id IN (SELECT repo FROM h)" \
+	" OR r.id IN (SELECT f.repo_id FROM refs f JOIN d ON d.id = f.commit_id)" \
+	" OR r.id IN (SELECT g.repo_id FROM d JOIN commits k ON k.id = d.id" \
+	" JOIN reflog g ON g.new_hash = k.commit_hash))" \
+	" ORDER BY CASE WHEN r.id IN (SELECT repo FROM h) THEN 0 ELSE 1 END, r.name"
+
+enum smr_rc rows_holders(struct store *st, const char *hash, int live, char ***ids,
+			 char ***names, size_t *n, struct smr_err *err)
 {
-	/*
-	 * The checkpoint's descendants (it included), then the live Spaces
-	 * whose ref or reflog names one of them, and its origin.
-	 */
-	static const char sql[] =
-		"WITH RECURSIVE h(id, repo) AS (SELECT id, repo_id FROM commits"
-		" WHERE commit_hash = $1),"
-		" d(id) AS (SELECT id FROM h UNION SELECT k.id FROM d JOIN commits k"
-		" ON d.id IN (k.parent_commit_id, k.merge_parent_commit_id))"
-		" SELECT r.id, r.name FROM repos r WHERE r.deleted_at IS NULL"
-		" AND (r.id IN (SELECT repo FROM h)"
-		" OR r.id IN (SELECT f.repo_id FROM refs f JOIN d ON d.id = f.commit_id)"
-		" OR r.id IN (SELECT g.repo_id FROM d JOIN commits k ON k.id = d.id"
-		" JOIN reflog g ON g.new_hash = k.commit_hash))"
-		" ORDER BY r.name";
+	static const char live_only[] = HOLDERS("r.deleted_at IS NULL");
+	static const char all[] = HOLDERS("1 = 1");
 	struct sql_args a = SQL_ARGS_INIT;
 	struct store_rows r;
 	enum smr_rc rc;
 
-	*ids = *names = NULL;
+	*ids = NULL;
+	if (names)
+		*names = NULL;
 	*n = 0;
 	sql_arg(&a, hash);
-	rc = sql_rows(st, SQL_AUTO, sql, &a, "finding the spaces that hold a checkpoint", &r,
-		      err);
+	rc = sql_rows(st, SQL_AUTO, live ? live_only : all, &a,
+		      "finding the spaces that hold a checkpoint", &r, err);
 	if (!rc) {
 		*ids = xcalloc(r.rows + 1, sizeof(**ids));
-		*names = xcalloc(r.rows + 1, sizeof(**names));
+		if (names)
+			*names = xcalloc(r.rows + 1, sizeof(**names));
 		for (size_t i = 0; i < r.rows; i++) {
 			(*ids)[i] = sql_take(&r, i, 0);
-			(*names)[i] = sql_take(&r, i, 1);
+			if (names)
+				(*names)[i] = sql_take(&r, i, 1);
 		}
 		*n = r.rows;
 	}

@@ -137,7 +137,7 @@ static enum smr_rc expand(struct store *st, const struct search_filter *f,
 			(*items)++;
 			continue;
 		}
-		rc = rows_holders(st, in[i].commit_hash, &ids, &names, &k, err);
+		rc = rows_holders(st, in[i].commit_hash, 1, &ids, &names, &k, err);
 		for (size_t j = 0; !rc && j < k; j++)
 			if (allowed(f, ids[j])) {
 				row_for(&in[i], ids[j], names[j], out, n, &cap);

@@ -93,12 +93,14 @@ test('a migration after the search index leaves the index rows as they were', ()
     ok(t.db, ['fsck', '--json']);
     const rows = sql(t.db, 'SELECT count(*) FROM search_items');
     const before = ok(t.db, ['search', 'Gion', '--json']);
-    sql(t.db, 'ALTER TABLE turns DROP COLUMN parent_seq; ALTER TABLE sessions DROP COLUMN leaf_seq;' +
+    sql(t.db, 'DROP INDEX commits_hash_unique; CREATE INDEX commits_by_hash ON commits(commit_hash);' +
+      ' DROP INDEX reflog_by_new_hash; DROP TABLE IF EXISTS history_collapse;' +
+      ' ALTER TABLE turns DROP COLUMN parent_seq; ALTER TABLE sessions DROP COLUMN leaf_seq;' +
       ' ALTER TABLE sessions DROP COLUMN fork_seq;' +
       ' DROP TABLE handoffs; DROP TABLE grants; DROP TABLE tokens; DROP TABLE users; DROP TABLE auth_state;' +
       ' ALTER TABLE turns DROP COLUMN author; PRAGMA user_version = 4');
     assert.deepEqual(ok(t.db, ['search', 'Gion', '--json']), before);
-    assert.equal(sql(t.db, 'PRAGMA user_version'), '7');
+    assert.equal(sql(t.db, 'PRAGMA user_version'), '8');
     assert.equal(sql(t.db, 'SELECT count(*) FROM search_items'), rows);
   } finally {
     t.cleanup();
