@@ -425,10 +425,13 @@ enum smr_rc rows_generation_interrupt(struct store *st, const char *reason, cons
  * per-Space copies of every checkpoint into its oldest row, in batches of
  * one transaction each, resumable (the cursor is a row of its own), with a
  * progress line on stderr.  Each backend runs it before the migration that
- * makes the hash unique (its text names HISTORY_MIGRATION_MARK).
+ * makes the hash unique (its text names HISTORY_MIGRATION_MARK).  *from
+ * is the schema version this open started from; a run that resumes one
+ * killed before gets the version that run started from (the backend
+ * reports it as migrated_from, so what follows a migration still runs).
  */
 #define HISTORY_MIGRATION_MARK "commits_hash_unique"
-enum smr_rc rows_history_collapse(struct store *st, struct smr_err *err);
+enum smr_rc rows_history_collapse(struct store *st, int *from, struct smr_err *err);
 /*
  * The Spaces (live only, or deleted too) that hold checkpoint hash (see
  * sql.h: its origin, and every Space whose ref or reflog names it or a

@@ -708,8 +708,8 @@ enum smr_rc rows_generation_interrupt(struct store *st, const char *reason, cons
 
 static const char *const collapse_setup[] = {
 	"CREATE TABLE IF NOT EXISTS history_collapse (id INTEGER PRIMARY KEY,"
-	" next_id BIGINT NOT NULL)",
-	"INSERT INTO history_collapse (id, next_id) SELECT 1, 0"
+	" next_id BIGINT NOT NULL, from_version INTEGER NOT NULL)",
+	"INSERT INTO history_collapse (id, next_id, from_version) SELECT 1, 0, CAST($1 AS INTEGER)"
 	" WHERE NOT EXISTS (SELECT 1 FROM history_collapse)",
 	/* what the repointing below looks rows up by (PostgreSQL has them since 1) */
 	"CREATE INDEX IF NOT EXISTS commits_by_parent ON commits(parent_commit_id)",
@@ -729,38 +729,47 @@ static const char *const collapse_steps[] = {
 	"UPDATE search_items SET commit_id = " COLLAPSE_TO("search_items.commit_id")
 	" WHERE commit_id IN (" COLLAPSE_DUPS ")",
 	"DELETE FROM commits WHERE id IN (" COLLAPSE_DUPS ")",
-	"UPDATE history_collapse SET next_id = CAST($2 AS BIGINT)",
+	"UPDATE history_collapse SET next_id = CAST($2 AS BIGINT) WHERE CAST($1 AS BIGINT) >= 0",
 };
 
+/* Runs sql[0..n), each with the arguments it names of a. */
 static enum smr_rc collapse_exec_all(struct store *st, const char *const *sql, size_t n,
 				     const struct sql_args *a, struct smr_err *err)
 {
 	enum smr_rc rc = SMR_OK;
 
-	for (size_t i = 0; !rc && i < n; i++)
-		rc = sql_exec(st, SQL_AUTO, sql[i], a, "sharing the checkpoint history", NULL,
+	for (size_t i = 0; !rc && i < n; i++) {
+		struct sql_args b = *a;
+
+		b.n = strstr(sql[i], "$2") ? a->n : strstr(sql[i], "$1") ? 1 : 0;
+		rc = sql_exec(st, SQL_AUTO, sql[i], &b, "sharing the checkpoint history", NULL,
 			      err);
+	}
 	return rc;
 }
 
 /*
  * One batch in one transaction: locks the cursor row (writers of the
  * same migration queue there), reads it and the last row id, and collapses
- * the next `batch` ids.  *next and *last get where it stands.
+ * the next `batch` ids.  *next and *last get where it stands; *from, the
+ * schema version the first batch started from (what the caller reports as
+ * migrated_from, also when this run resumes another's).
  */
 static enum smr_rc collapse_batch(struct store *st, int64_t batch, int64_t *next,
-				  int64_t *last, struct smr_err *err)
+				  int64_t *last, int *from, struct smr_err *err)
 {
 	static const char lock[] = "UPDATE history_collapse SET next_id = next_id";
 	static const char where[] =
-		"SELECT next_id, (SELECT COALESCE(MAX(id), 0) FROM commits) FROM history_collapse";
-	struct sql_args a = SQL_ARGS_INIT;
+		"SELECT next_id, (SELECT COALESCE(MAX(id), 0) FROM commits), from_version"
+		" FROM history_collapse";
+	struct sql_args a = SQL_ARGS_INIT, v = SQL_ARGS_INIT;
 	struct store_rows r = { 0 };
 	enum smr_rc rc = st->ops->txn_begin(st, err);
 
+	sql_arg_int(&v, *from);
 	if (!rc)
 		rc = collapse_exec_all(st, collapse_setup,
-				       sizeof(collapse_setup) / sizeof(*collapse_setup), NULL, err);
+				       sizeof(collapse_setup) / sizeof(*collapse_setup), &v, err);
 	if (!rc)
 		rc = sql_exec(st, SQL_AUTO, lock, NULL, "sharing the checkpoint history", NULL,
 			      err);
@@ -770,6 +779,7 @@ static enum smr_rc collapse_batch(struct store *st, int64_t batch, int64_t *next
 	if (!rc) {
 		*next = r.rows ? sql_int(&r, 0, 0) : 0;
 		*last = r.rows ? sql_int(&r, 0, 1) : 0;
+		*from = r.rows ? (int)sql_int(&r, 0, 2) : *from;
 	}
 	store_rows_release(&r);
 	if (!rc && *next < *last) {
@@ -799,7 +809,7 @@ static int64_t env_int(const char *name, int64_t dflt)
 	return v && *v ? strtoll(v, NULL, 10) : dflt;
 }
 
-enum smr_rc rows_history_collapse(struct store *st, struct smr_err *err)
+enum smr_rc rows_history_collapse(struct store *st, int *from, struct smr_err *err)
 {
 	int64_t batch = env_int("SMRITI_TEST_COLLAPSE_BATCH", 2000), kill_after =
 		env_int("SMRITI_TEST_COLLAPSE_KILL", -1), next = 0, last = 0, done = 0;
@@ -808,7 +818,7 @@ enum smr_rc rows_history_collapse(struct store *st, struct smr_err *err)
 	if (batch < 1)
 		batch = 1;
 	do {
-		rc = collapse_batch(st, batch, &next, &last, err);
+		rc = collapse_batch(st, batch, &next, &last, from, err);
 		if (!rc && last > 0)
 			fprintf(stderr, "smriti: sharing checkpoint history: row %lld of %lld\n",
 				(long long)(next < last ? next : last), (long long)last);

@@ -566,7 +566,8 @@ static int user_version(struct sqlite_store *s)
  * lock again; *version gets the version then (another process may have
  * gone on meanwhile).
  */
-static enum smr_rc collapse_history(struct sqlite_store *s, int *version, struct smr_err *err)
+static enum smr_rc collapse_history(struct sqlite_store *s, int *from, int *version,
+				    struct smr_err *err)
 {
 	char pragma[64];
 	enum smr_rc rc;
@@ -577,7 +578,7 @@ static enum smr_rc collapse_history(struct sqlite_store *s, int *version, struct
 		rc = commit(s, err);
 	if (rc)
 		return rc;
-	rc = rows_history_collapse(&s->base, err);
+	rc = rows_history_collapse(&s->base, from, err);
 	if (!rc)
 		rc = begin(s, err);
 	if (!rc)
@@ -619,7 +620,8 @@ static enum smr_rc migrate(struct sqlite_store *s, struct smr_err *err)
 	while (version < n) {
 		/* a new database has no copies to collapse */
 		if (from > 0 && strstr(sqlite_migrations[version], HISTORY_MIGRATION_MARK)) {
-			rc = collapse_history(s, &version, err);
+			rc = collapse_history(s, &from, &version, err);
+			s->base.migrated_from = from;
 			if (rc)
 				return rollback(s, rc);
 			if (version >= n || !strstr(sqlite_migrations[version],

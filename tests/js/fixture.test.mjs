@@ -106,3 +106,53 @@ test('a migration after the search index leaves the index rows as they were', ()
     t.cleanup();
   }
 });
+
+// The shared history (docs/storage.md): the fork's copies of trip's two
+// older checkpoints become the one row each, and every hash and log reads
+// as it was written.
+function sharedHistoryHolds(db) {
+  assert.equal(sql(db, 'PRAGMA user_version'), '8');
+  assert.equal(sql(db, 'SELECT count(*) FROM commits'), '7');
+  assert.equal(sql(db, 'SELECT count(DISTINCT commit_hash) FROM commits'), '7');
+  const report = ok(db, ['fsck', '--json']);
+  assert.equal(report.ok, true, JSON.stringify(report.problems));
+  for (const [space, hashes] of Object.entries(EXPECTED.spaces)) {
+    assert.deepEqual(ok(db, ['log', space, '--json']).map((c) => c.commit_hash), hashes, space);
+    for (const h of hashes) assert.equal(ok(db, ['show', h, '--json']).commit_hash, h);
+  }
+  // the checkpoint the fork inherited is found once, held by both Spaces
+  const found = ok(db, ['search', 'Helsinki', '--json']).results.filter((r) => /Helsinki/.test(r.text));
+  assert.equal(found.length, 1, JSON.stringify(found));
+  assert.deepEqual(found[0].spaces.map((s) => s.space).sort(), ['trip', 'trip-alt']);
+}
+
+test('the migration to one shared history collapses the fork\'s copies by hash, with a progress line', () => {
+  const t = copy();
+  try {
+    assert.equal(sql(t.db, 'SELECT count(*) FROM commits'), '9');
+    const r = run(t.db, ['space', 'list']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /^smriti: sharing checkpoint history: row \d+ of \d+$/m);
+    sharedHistoryHolds(t.db);
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('a migration to the shared history killed (-9) between batches resumes where it stopped', () => {
+  const t = copy();
+  try {
+    const env = { SMRITI_TEST_COLLAPSE_BATCH: '1', SMRITI_TEST_COLLAPSE_KILL: '5' };
+    const killed = run(t.db, ['space', 'list'], { env });
+    assert.equal(killed.signal, 'SIGKILL', killed.stderr);
+    // five one-row batches done: rows 1..5 collapsed, the schema not yet moved on
+    assert.equal(sql(t.db, 'PRAGMA user_version'), '7');
+    assert.equal(sql(t.db, 'SELECT next_id FROM history_collapse'), '5');
+    const again = run(t.db, ['space', 'list'], { env: { SMRITI_TEST_COLLAPSE_BATCH: '1' } });
+    assert.equal(again.code, 0, again.stderr);
+    assert.doesNotMatch(again.stderr, /row [1-5] of/);
+    sharedHistoryHolds(t.db);
+  } finally {
+    t.cleanup();
+  }
+});

@@ -1315,8 +1315,8 @@ static enum smr_rc too_new(int version, int n, struct smr_err *err)
  * their own (rows_history_collapse, each batch locking its cursor row),
  * then takes the migration lock again and reads the version anew.
  */
-static enum smr_rc collapse_history(struct pg_store *s, const char *lock, int *version,
-				    struct smr_err *err)
+static enum smr_rc collapse_history(struct pg_store *s, const char *lock, int *from,
+				    int *version, struct smr_err *err)
 {
 	char held[64], free_it[64];
 	enum smr_rc rc;
@@ -1328,7 +1328,7 @@ static enum smr_rc collapse_history(struct pg_store *s, const char *lock, int *v
 	if (!rc)
 		rc = commit(s, err);
 	if (!rc)
-		rc = rows_history_collapse(&s->base, err);
+		rc = rows_history_collapse(&s->base, from, err);
 	if (!rc)
 		rc = simple(s, "BEGIN", "migrating the schema", err);
 	if (!rc)
@@ -1370,7 +1370,8 @@ static enum smr_rc migrate(struct pg_store *s, struct smr_err *err)
 	while (!rc && version < n) {
 		/* a new database has no copies to collapse */
 		if (from > 0 && strstr(postgres_migrations[version], HISTORY_MIGRATION_MARK)) {
-			rc = collapse_history(s, lock, &version, err);
+			rc = collapse_history(s, lock, &from, &version, err);
+			s->base.migrated_from = from;
 			if (rc || version >= n ||
 			    !strstr(postgres_migrations[version], HISTORY_MIGRATION_MARK))
 				continue;
