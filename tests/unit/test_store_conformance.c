@@ -1280,6 +1280,88 @@ CONFORMANCE(gc_keeps_what_a_reflog_reaches_and_removes_the_rest)
 	free(h3);
 }
 
+/* Runs sql on the fixture's database by hand (no store in between). */
+static void raw_sql(struct fixture *f, const char *sql)
+{
+	if (f->pg) {
+		char *all = xasprintf("SET search_path = %s; %s", f->schema, sql);
+
+		CHECK_INT(pg_admin(all), 0);
+		free(all);
+	} else {
+		sqlite3 *db = NULL;
+		char *msg = NULL;
+
+		CHECK_INT(sqlite3_open(f->dsn, &db), SQLITE_OK);
+		if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+			fprintf(stderr, "  raw_sql: %s\n", msg ? msg : "?");
+		sqlite3_free(msg);
+		sqlite3_close(db);
+	}
+}
+
+/*
+ * A database of the release before the shared history: a fork held a copy
+ * of every row of its history (made here by hand, back at schema 7).
+ * Opening it collapses the copies into one row per hash; every Space
+ * still reads its history, and the hashes are the same.
+ */
+CONFORMANCE(migration_collapses_the_copies_of_a_fork)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct space nsp = { 0 };
+	struct checkpoint *log = NULL;
+	char a[37], b[37], *head = NULL, *sql;
+	long long rows_before;
+	size_t n = 0;
+
+	CHECK_INT(make_space(f, "source", a, &err), SMR_OK);
+	CHECK_INT(put_next(f, a, &head, "one", 1), SMR_OK);
+	CHECK_INT(put_next(f, a, &head, "two", 2), SMR_OK);
+	CHECK_INT(put_next(f, a, &head, "three", 3), SMR_OK);
+	sys_uuid(b);
+	nsp.id = b;
+	nsp.name = (char *)"copier";
+	nsp.created_at = (char *)"2026-01-03T00:00:00.000000Z";
+	CHECK_INT(store_space_fork(f->st, &nsp, a, head, NULL, &err), SMR_OK);
+	store_close(f->st);
+	f->st = NULL;
+	/* back to schema 7, the fork's rows copied as that release made them */
+	sql = xasprintf(
+		"DROP INDEX commits_hash_unique; DROP INDEX reflog_by_new_hash;"
+		" CREATE INDEX commits_by_hash ON commits(commit_hash);"
+		" INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title, summary,"
+		" decisions, assumptions, tasks, open_questions, entities, artifacts, metadata_,%s"
+		" author, created_at) SELECT '%s', commit_hash, NULL, title, summary, decisions,"
+		" assumptions, tasks, open_questions, entities, artifacts, metadata_,%s author,"
+		" created_at FROM commits WHERE repo_id = '%s' ORDER BY id;"
+		" UPDATE commits SET parent_commit_id = (SELECT c2.id FROM commits c2"
+		" JOIN commits p ON p.commit_hash = c2.commit_hash WHERE c2.repo_id = '%s'"
+		" AND p.id = (SELECT o.parent_commit_id FROM commits o WHERE o.repo_id = '%s'"
+		" AND o.commit_hash = commits.commit_hash)) WHERE repo_id = '%s';"
+		" UPDATE refs SET commit_id = (SELECT MAX(id) FROM commits WHERE repo_id = '%s')"
+		" WHERE repo_id = '%s';"
+		" %s",
+		f->pg ? " fields_text," : "", b, f->pg ? " fields_text," : "", a, b, a, b, b, b,
+		f->pg ? "DELETE FROM schema_migrations WHERE version = 8;"
+		      : "PRAGMA user_version = 7;");
+	raw_sql(f, sql);
+	free(sql);
+	rows_before = count_rows(f);
+	CHECK_INT(store_open(f->dsn, &f->st, &err), SMR_OK);
+	/* three copies went, nothing else */
+	CHECK_INT(rows_before - count_rows(f), 3);
+	CHECK_INT(store_checkpoint_log(f->st, b, head, 0, &log, &n, &err), SMR_OK);
+	CHECK_INT(n, 3);
+	CHECK_STR(log[2].title, "one");
+	CHECK_STR(log[0].space, "copier");
+	checkpoints_free(log, n);
+	CHECK_INT(count_checkpoints(f, b), 3);
+	CHECK_INT(count_checkpoints(f, a), 3);
+	CHECK(fsck_ok(f));
+	free(head);
+}
+
 /* ---- updates on HEAD, merges, fast-forwards ---- */
 
 struct add_one {
