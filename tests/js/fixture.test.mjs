@@ -139,6 +139,19 @@ test('the migration to one shared history collapses the fork\'s copies by hash, 
   }
 });
 
+// tests/fixtures/db/v1.bundle: `smriti export --all` of v1.sql by the release before the shared
+// history (commit 3a3c4a1), which kept a copy of trip's history in trip-alt.
+test('the migrated fixture exports the very bundle the release before wrote', () => {
+  const t = copy();
+  try {
+    assert.equal(ok(t.db, ['export', '--all']),
+      readFileSync(path.join(ROOT, 'tests/fixtures/db/v1.bundle'), 'utf8'));
+    assert.equal(sql(t.db, 'SELECT count(*) FROM commits'), '7');
+  } finally {
+    t.cleanup();
+  }
+});
+
 test('a migration to the shared history killed (-9) between batches resumes where it stopped', () => {
   const t = copy();
   try {
