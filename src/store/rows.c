@@ -3,7 +3,10 @@
  * (store/sql.h): each is one statement on its own, with no rule to keep
  * between rows (no compare-and-swap, no numbering), so nothing in it
  * differs between SQLite and PostgreSQL.  What does differ stays in the
- * backends' methods (internal.h).
+ * backends' methods (internal.h).  Also here, in the same portable SQL:
+ * the migration that collapses per-Space copies into one shared history,
+ * which each backend drives from its migrations, and the Spaces that hold
+ * a checkpoint (docs/storage.md).
  */
 #include "store/auth.h"
 #include "store/sql.h"
