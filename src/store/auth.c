@@ -117,19 +117,7 @@ void store_watch_close(struct store_watch *w)
 enum smr_rc store_hash_spaces(struct store *st, const char *hash, char ***out, size_t *n,
 			      struct smr_err *err)
 {
-	static const char sql[] = "SELECT repo_id FROM commits WHERE commit_hash = $1 ORDER BY id";
-	const char *p[] = { hash };
-	struct store_rows r;
-	enum smr_rc rc = q(st, sql, p, 1, &r, err);
-
-	if (rc)
-		return rc;
-	*out = xcalloc(r.rows ? r.rows : 1, sizeof(**out));
-	*n = r.rows;
-	for (size_t i = 0; i < r.rows; i++)
-		(*out)[i] = sql_take(&r, i, 0);
-	store_rows_release(&r);
-	return SMR_OK;
+	return rows_holders(st, hash, 0, out, NULL, n, err);
 }
 
 enum smr_rc store_auth_changed(struct store *st, struct smr_err *err)

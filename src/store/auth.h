@@ -92,8 +92,9 @@ enum smr_rc store_token_touch(struct store *st, const char *id, const char *now,
 enum smr_rc store_auth_epoch(struct store *st, int64_t *out, struct smr_err *err);
 
 /*
- * The ids of the Spaces holding a copy of checkpoint hash (a fork shares
- * its source's hashes), oldest copy first; caller frees each and *out.
+ * The ids of the Spaces, live or deleted, that hold checkpoint hash (the
+ * history is shared: its origin, and every Space that reaches it), the
+ * origin first; caller frees each and *out.
  */
 enum smr_rc store_hash_spaces(struct store *st, const char *hash, char ***out, size_t *n,
 			      struct smr_err *err);

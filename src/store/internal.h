@@ -143,7 +143,12 @@ struct store_ops {
 				     const struct checkpoint *c, const struct checkpoint_text *text,
 				     int64_t parent_id, int64_t merge_id, int64_t *id,
 				     struct smr_err *err);
-	/* The row of hash in the Space, -1 when it is not there. */
+	/*
+	 * The row of hash when the Space reaches it (store/sql.h), -1 when it
+	 * does not.  commit_insert of a hash written before (the history is
+	 * shared): the existing row when the Space does not hold it yet,
+	 * SMR_ECONFLICT when it does.
+	 */
 	enum smr_rc (*commit_id)(struct store *st, const char *space_id, const char *hash,
 				 int64_t *id, struct smr_err *err);
 	/* checkpoint_get inside the current transaction (no reconnecting retry). */
@@ -164,13 +169,6 @@ struct store_ops {
 	 */
 	enum smr_rc (*commit_ancestry)(struct store *st, const char *space_id, const char *hash,
 				       json_t *into, struct smr_err *err);
-	/*
-	 * Copies the row of hash in src_space_id into space_id on parent rows
-	 * parent_id and merge_id (-1: none), fields as stored; *id gets the row.
-	 */
-	enum smr_rc (*commit_copy)(struct store *st, const char *space_id,
-				   const char *src_space_id, const char *hash, int64_t parent_id,
-				   int64_t merge_id, int64_t *id, struct smr_err *err);
 	/* Inserts the Space and its empty HEAD; SMR_ECONFLICT naming a taken name. */
 	enum smr_rc (*space_insert)(struct store *st, const struct space *sp,
 				    struct smr_err *err);
@@ -429,6 +427,27 @@ enum smr_rc rows_generation_claim(struct store *st, const char *id, const char *
 /* Turn seq of the session gets error, unless it has one. */
 enum smr_rc rows_turn_set_error_seq(struct store *st, const char *session_id, int64_t seq,
 				    const char *error, struct smr_err *err);
+
+/*
+ * The shared history's migration (docs/storage.md): collapses the
+ * per-Space copies of every checkpoint into its oldest row, in batches of
+ * one transaction each, resumable (the cursor is a row of its own), with a
+ * progress line on stderr.  Each backend runs it before the migration that
+ * makes the hash unique (its text names HISTORY_MIGRATION_MARK).  *from
+ * is the schema version this open started from; a run that resumes one
+ * killed before gets the version that run started from (the backend
+ * reports it as migrated_from, so what follows a migration still runs).
+ */
+#define HISTORY_MIGRATION_MARK "commits_hash_unique"
+enum smr_rc rows_history_collapse(struct store *st, int *from, struct smr_err *err);
+/*
+ * The Spaces (live only, or deleted too) that hold checkpoint hash (see
+ * sql.h: its origin, and every Space whose ref or reflog names it or a
+ * descendant): the origin first, then by name.  names NULL: not wanted.
+ * The caller frees each string and the arrays.
+ */
+enum smr_rc rows_holders(struct store *st, const char *hash, int live, char ***ids,
+			 char ***names, size_t *n, struct smr_err *err);
 
 /* The backends compiled into this binary, NULL-terminated (backends_*.c). */
 extern const struct store_ops *const store_backends[];

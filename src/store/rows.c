@@ -3,16 +3,22 @@
  * (store/sql.h): each is one statement on its own, with no rule to keep
  * between rows (no compare-and-swap, no numbering), so nothing in it
  * differs between SQLite and PostgreSQL.  What does differ stays in the
- * backends' methods (internal.h).
+ * backends' methods (internal.h).  Also here, in the same portable SQL:
+ * the migration that collapses per-Space copies into one shared history,
+ * which each backend drives from its migrations, and the Spaces that hold
+ * a checkpoint (docs/storage.md).
  */
 #include "store/auth.h"
 #include "store/sql.h"
 #include "util/buf.h"
 #include "util/xalloc.h"
 
+#include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
 
 /*
  * Reads every row of r into a new array of r->rows elements of size bytes
@@ -931,4 +937,188 @@ void server_rows_free(struct server_row *v, size_t n)
 		free(v[i].heartbeat_at);
 	}
 	free(v);
+}
+
+/* ---- the shared history: collapsing per-Space copies (migration, see sql.h) ---- */
+
+/* Rows in ($1, $2] that copy a checkpoint an older row holds. */
+#define COLLAPSE_DUPS \
+	"SELECT d.id FROM commits d WHERE d.id > CAST($1 AS BIGINT)" \
+	" AND d.id <= CAST($2 AS BIGINT) AND EXISTS (SELECT 1 FROM commits o" \
+	" WHERE o.commit_hash = d.commit_hash AND o.id < d.id)"
+/* The oldest row of the hash of row col: the one every copy becomes. */
+#define COLLAPSE_TO(col) \
+	"(SELECT MIN(o.id) FROM commits o WHERE o.commit_hash =" \
+	" (SELECT x.commit_hash FROM commits x WHERE x.id = " col "))"
+
+static const char *const collapse_setup[] = {
+	"CREATE TABLE IF NOT EXISTS history_collapse (id INTEGER PRIMARY KEY,"
+	" next_id BIGINT NOT NULL, from_version INTEGER NOT NULL)",
+	"INSERT INTO history_collapse (id, next_id, from_version) SELECT 1, 0, CAST($1 AS INTEGER)"
+	" WHERE NOT EXISTS (SELECT 1 FROM history_collapse)",
+	/* what the repointing below looks rows up by (PostgreSQL has them since 1) */
+	"CREATE INDEX IF NOT EXISTS commits_by_parent ON commits(parent_commit_id)",
+	"CREATE INDEX IF NOT EXISTS commits_by_merge_parent ON commits(merge_parent_commit_id)",
+	"CREATE INDEX IF NOT EXISTS refs_by_commit ON refs(commit_id)",
+};
+
+/* $1, $2: the batch's id range; children, refs and index rows first, then the copies go. */
+static const char *const collapse_steps[] = {
+	"UPDATE commits SET parent_commit_id = " COLLAPSE_TO("commits.parent_commit_id")
+	" WHERE parent_commit_id IN (" COLLAPSE_DUPS ")",
+	"UPDATE commits SET merge_parent_commit_id = "
+	COLLAPSE_TO("commits.merge_parent_commit_id")
+	" WHERE merge_parent_commit_id IN (" COLLAPSE_DUPS ")",
+	"UPDATE refs SET commit_id = " COLLAPSE_TO("refs.commit_id")
+	" WHERE commit_id IN (" COLLAPSE_DUPS ")",
+	"UPDATE search_items SET commit_id = " COLLAPSE_TO("search_items.commit_id")
+	" WHERE commit_id IN (" COLLAPSE_DUPS ")",
+	"DELETE FROM commits WHERE id IN (" COLLAPSE_DUPS ")",
+	"UPDATE history_collapse SET next_id = CAST($2 AS BIGINT) WHERE CAST($1 AS BIGINT) >= 0",
+};
+
+/* Runs sql[0..n), each with the arguments it names of a. */
+static enum smr_rc collapse_exec_all(struct store *st, const char *const *sql, size_t n,
+				     const struct sql_args *a, struct smr_err *err)
+{
+	enum smr_rc rc = SMR_OK;
+
+	for (size_t i = 0; !rc && i < n; i++) {
+		struct sql_args b = *a;
+
+		b.n = strstr(sql[i], "$2") ? a->n : strstr(sql[i], "$1") ? 1 : 0;
+		rc = sql_exec(st, SQL_AUTO, sql[i], &b, "sharing the checkpoint history", NULL,
+			      err);
+	}
+	return rc;
+}
+
+/*
+ * One batch in one transaction: locks the cursor row (writers of the
+ * same migration queue there), reads it and the last row id, and collapses
+ * the next `batch` ids.  *next and *last get where it stands; *from, the
+ * schema version the first batch started from (what the caller reports as
+ * migrated_from, also when this run resumes another's).
+ */
+static enum smr_rc collapse_batch(struct store *st, int64_t batch, int64_t *next,
+				  int64_t *last, int *from, struct smr_err *err)
+{
+	static const char lock[] = "UPDATE history_collapse SET next_id = next_id";
+	static const char where[] =
+		"SELECT next_id, (SELECT COALESCE(MAX(id), 0) FROM commits), from_version"
+		" FROM history_collapse";
+	struct sql_args a = SQL_ARGS_INIT, v = SQL_ARGS_INIT;
+	struct store_rows r = { 0 };
+	enum smr_rc rc = st->ops->txn_begin(st, err);
+
+	sql_arg_int(&v, *from);
+	if (!rc)
+		rc = collapse_exec_all(st, collapse_setup,
+				       sizeof(collapse_setup) / sizeof(*collapse_setup), &v, err);
+	if (!rc)
+		rc = sql_exec(st, SQL_AUTO, lock, NULL, "sharing the checkpoint history", NULL,
+			      err);
+	if (!rc)
+		rc = sql_rows(st, SQL_AUTO, where, NULL, "sharing the checkpoint history", &r,
+			      err);
+	if (!rc) {
+		*next = r.rows ? sql_int(&r, 0, 0) : 0;
+		*last = r.rows ? sql_int(&r, 0, 1) : 0;
+		*from = r.rows ? (int)sql_int(&r, 0, 2) : *from;
+	}
+	store_rows_release(&r);
+	if (!rc && *next < *last) {
+		sql_arg_int(&a, *next);
+		sql_arg_int(&a, *next + batch);
+		rc = collapse_exec_all(st, collapse_steps,
+				       sizeof(collapse_steps) / sizeof(*collapse_steps), &a, err);
+		*next += batch;
+	}
+	if (rc) {
+		st->ops->txn_rollback(st);
+		return rc;
+	}
+	return st->ops->txn_commit(st, err);
+}
+
+/*
+ * SMRITI_TEST_COLLAPSE_BATCH sets the batch size, and
+ * SMRITI_TEST_COLLAPSE_KILL=N makes the process kill itself (SIGKILL, as
+ * kill -9 would) after N batches: how tests/js/history.test.mjs
+ * interrupts the migration at a known point.
+ */
+static int64_t env_int(const char *name, int64_t dflt)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? strtoll(v, NULL, 10) : dflt;
+}
+
+enum smr_rc rows_history_collapse(struct store *st, int *from, struct smr_err *err)
+{
+	int64_t batch = env_int("SMRITI_TEST_COLLAPSE_BATCH", 2000), kill_after =
+		env_int("SMRITI_TEST_COLLAPSE_KILL", -1), next = 0, last = 0, done = 0;
+	enum smr_rc rc;
+
+	if (batch < 1)
+		batch = 1;
+	do {
+		rc = collapse_batch(st, batch, &next, &last, from, err);
+		if (!rc && last > 0)
+			fprintf(stderr, "smriti: sharing checkpoint history: row %lld of %lld\n",
+				(long long)(next < last ? next : last), (long long)last);
+		if (!rc && ++done == kill_after)
+			raise(SIGKILL);
+	} while (!rc && next < last);
+	return rc;
+}
+
+/* ---- which live Spaces hold a checkpoint (search) ---- */
+
+/*
+ * The checkpoint's descendants (it included), then the Spaces whose ref
+ * or reflog names one of them, and its origin: the origin first, then by
+ * name.  LIVE is the condition on repos r that keeps a Space.
+ */
+#define HOLDERS(LIVE) \
+	"WITH RECURSIVE h(id, repo) AS (SELECT id, repo_id FROM commits" \
+	" WHERE commit_hash = $1)," \
+	" d(id) AS (SELECT id FROM h UNION SELECT k.id FROM d JOIN commits k" \
+	" ON d.id IN (k.parent_commit_id, k.merge_parent_commit_id))" \
+	" SELECT r.id, r.name FROM repos r WHERE " LIVE \
+	" AND (r.id IN (SELECT repo FROM h)" \
+	" OR r.id IN (SELECT f.repo_id FROM refs f JOIN d ON d.id = f.commit_id)" \
+	" OR r.id IN (SELECT g.repo_id FROM d JOIN commits k ON k.id = d.id" \
+	" JOIN reflog g ON g.new_hash = k.commit_hash))" \
+	" ORDER BY CASE WHEN r.id IN (SELECT repo FROM h) THEN 0 ELSE 1 END, r.name"
+
+enum smr_rc rows_holders(struct store *st, const char *hash, int live, char ***ids,
+			 char ***names, size_t *n, struct smr_err *err)
+{
+	static const char live_only[] = HOLDERS("r.deleted_at IS NULL");
+	static const char all[] = HOLDERS("1 = 1");
+	struct sql_args a = SQL_ARGS_INIT;
+	struct store_rows r;
+	enum smr_rc rc;
+
+	*ids = NULL;
+	if (names)
+		*names = NULL;
+	*n = 0;
+	sql_arg(&a, hash);
+	rc = sql_rows(st, SQL_AUTO, live ? live_only : all, &a,
+		      "finding the spaces that hold a checkpoint", &r, err);
+	if (!rc) {
+		*ids = xcalloc(r.rows + 1, sizeof(**ids));
+		if (names)
+			*names = xcalloc(r.rows + 1, sizeof(**names));
+		for (size_t i = 0; i < r.rows; i++) {
+			(*ids)[i] = sql_take(&r, i, 0);
+			if (names)
+				(*names)[i] = sql_take(&r, i, 1);
+		}
+		*n = r.rows;
+	}
+	store_rows_release(&r);
+	return rc;
 }

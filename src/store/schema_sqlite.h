@@ -233,6 +233,22 @@ static const char *const sqlite_migrations[] = {
 	"  WHERE status = 'running';"
 	"CREATE INDEX draft_jobs_unfinished_owner ON draft_jobs(owner_id)"
 	"  WHERE status IN ('queued', 'running');",
+	/*
+	 * 10: one shared history (issue 32, docs/storage.md).  A checkpoint is
+	 * one row however many Spaces hold it; repo_id is the Space that wrote
+	 * it first (its origin), and a Space holds what its ref and reflog
+	 * reach.  Before this runs on a database that has checkpoints, the
+	 * backend collapses the per-Space copies by hash in batches
+	 * (rows_history_collapse), so the hash can be unique; its one-row
+	 * cursor table history_collapse stays, so a process that started the
+	 * collapse too finds nothing left to do.
+	 */
+	"CREATE UNIQUE INDEX commits_hash_unique ON commits(commit_hash);"
+	"DROP INDEX commits_by_hash;"
+	"CREATE INDEX IF NOT EXISTS commits_by_parent ON commits(parent_commit_id);"
+	"CREATE INDEX IF NOT EXISTS commits_by_merge_parent ON commits(merge_parent_commit_id);"
+	"CREATE INDEX IF NOT EXISTS refs_by_commit ON refs(commit_id);"
+	"CREATE INDEX reflog_by_new_hash ON reflog(new_hash);",
 };
 
 #endif

@@ -28,6 +28,84 @@
 
 #define SQL_MAX_ARGS 16
 
+/*
+ * The shared history (docs/storage.md): a checkpoint is one row of commits
+ * whatever the number of Spaces that hold it; a Space is its ref and its
+ * reflog.  Space S reaches checkpoint C when S wrote C (commits.repo_id,
+ * its origin) or C is an ancestor-or-self of S's HEAD or of a checkpoint
+ * S's reflog names.  Parents are inserted before their children, so row ids
+ * are a topological numbering and serve as generation numbers: a walk
+ * from the roots down to C never needs a row below C's id.
+ *
+ * SQL_REACH(S, H) is a scalar expression: the row id of the checkpoint of
+ * hash H when Space S reaches it, else NULL.  S and H are the parameters
+ * in the engine's spelling ("?1", "$1::text").  The origin test comes
+ * first, so the walk runs only for a checkpoint another Space wrote.
+ */
+#define SQL_REACH_ROOTS(S) \
+	"SELECT commit_id FROM refs WHERE repo_id = " S \
+	" UNION SELECT k.id FROM reflog g JOIN commits k ON k.commit_hash = g.new_hash" \
+	" WHERE g.repo_id = " S \
+	" UNION SELECT k.id FROM reflog g JOIN commits k ON k.commit_hash = g.old_hash" \
+	" WHERE g.repo_id = " S
+#define SQL_REACH(S, H) \
+	"(WITH RECURSIVE rch_t(id, repo) AS (SELECT id, repo_id FROM commits" \
+	" WHERE commit_hash = " H ")," \
+	" rch_root(id) AS (" SQL_REACH_ROOTS(S) ")," \
+	" rch_anc(id) AS (SELECT r.id FROM rch_root r JOIN rch_t ON r.id >= rch_t.id" \
+	" WHERE rch_t.repo <> " S \
+	" UNION SELECT p.id FROM rch_anc a JOIN commits c ON c.id = a.id" \
+	" JOIN commits p ON p.id IN (c.parent_commit_id, c.merge_parent_commit_id)" \
+	" JOIN rch_t ON p.id >= rch_t.id)" \
+	" SELECT id FROM rch_t WHERE repo = " S " OR id IN (SELECT id FROM rch_anc))"
+/*
+ * Garbage collection of the Spaces deleted at or before $1 (NULL: all of
+ * them).  SQL_GC_ADOPT: a checkpoint one of them wrote that a surviving
+ * Space still reaches (from its ref, its reflog, or a checkpoint it
+ * wrote) takes that Space as its origin; what is left with a pruned
+ * origin then goes with its Space (ON DELETE CASCADE), and
+ * SQL_GC_ORPHANS removes the search rows of what went.  The walk runs
+ * only through checkpoints of pruned Spaces, from where the survivors
+ * enter them.
+ */
+#define SQL_GC_GONE \
+	"SELECT id FROM repos WHERE deleted_at IS NOT NULL" \
+	" AND (CAST($1 AS TEXT) IS NULL OR deleted_at <= CAST($1 AS TEXT))"
+#define SQL_GC_ENTRY(KEY) \
+	" SELECT k.id, g.repo_id FROM reflog g JOIN commits k ON k.commit_hash = g." KEY \
+	" WHERE g.repo_id NOT IN (SELECT id FROM gone) AND k.repo_id IN (SELECT id FROM gone)"
+#define SQL_GC_ADOPT \
+	"WITH RECURSIVE gone(id) AS (" SQL_GC_GONE ")," \
+	" w(id, repo) AS (SELECT k.id, f.repo_id FROM refs f JOIN commits k ON k.id = f.commit_id" \
+	" WHERE f.repo_id NOT IN (SELECT id FROM gone) AND k.repo_id IN (SELECT id FROM gone)" \
+	" UNION" SQL_GC_ENTRY("new_hash") " UNION" SQL_GC_ENTRY("old_hash") \
+	" UNION SELECT p.id, c.repo_id FROM commits c" \
+	" JOIN commits p ON p.id IN (c.parent_commit_id, c.merge_parent_commit_id)" \
+	" WHERE c.repo_id NOT IN (SELECT id FROM gone) AND p.repo_id IN (SELECT id FROM gone)" \
+	" UNION SELECT p.id, w.repo FROM w JOIN commits c ON c.id = w.id" \
+	" JOIN commits p ON p.id IN (c.parent_commit_id, c.merge_parent_commit_id)" \
+	" WHERE p.repo_id IN (SELECT id FROM gone))" \
+	" UPDATE commits SET repo_id = (SELECT MIN(w.repo) FROM w WHERE w.id = commits.id)" \
+	" WHERE id IN (SELECT id FROM w)"
+#define SQL_GC_ORPHANS \
+	"DELETE FROM search_items WHERE (commit_id IS NULL AND turn_id IS NULL)" \
+	" OR (commit_id IS NOT NULL AND NOT EXISTS" \
+	" (SELECT 1 FROM commits c WHERE c.id = search_items.commit_id))" \
+	" OR (turn_id IS NOT NULL AND NOT EXISTS" \
+	" (SELECT 1 FROM turns t WHERE t.id = search_items.turn_id))"
+
+/*
+ * The CTE rch_all(id): every checkpoint Space S reaches (for a scan, in
+ * whatever order; the statement that uses it orders by id).
+ */
+#define SQL_REACHED(S) \
+	"WITH RECURSIVE rch_root(id) AS (" SQL_REACH_ROOTS(S) ")," \
+	" rch_anc(id) AS (SELECT id FROM rch_root WHERE id IS NOT NULL" \
+	" UNION SELECT p.id FROM rch_anc a JOIN commits c ON c.id = a.id" \
+	" JOIN commits p ON p.id IN (c.parent_commit_id, c.merge_parent_commit_id))," \
+	" rch_all(id) AS (SELECT id FROM rch_anc UNION SELECT id FROM commits" \
+	" WHERE repo_id = " S ") "
+
 /* The arguments of one statement, $1 first; NULL is SQL NULL. */
 struct sql_args {
 	const char *v[SQL_MAX_ARGS];

@@ -18,6 +18,7 @@
 #include "store/auth.h"
 #include "store/internal.h"
 #include "store/schema_sqlite.h"
+#include "store/sql.h"
 #include "util/metrics.h"
 #include "util/buf.h"
 #include "util/xalloc.h"
@@ -545,11 +546,51 @@ static int sqlite_accepts(const char *dsn)
 	return strncmp(dsn, "postgres://", 11) && strncmp(dsn, "postgresql://", 13);
 }
 
+/* The schema version, read under whatever lock the caller holds. */
+static int user_version(struct sqlite_store *s)
+{
+	sqlite3_stmt *st = NULL;
+	int version = 0;
+
+	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return version;
+}
+
+/*
+ * Before the migration that makes a checkpoint's hash unique: commits the
+ * migrations so far at *version, collapses the per-Space copies in
+ * transactions of their own (rows_history_collapse), and takes the write
+ * lock again; *version gets the version then (another process may have
+ * gone on meanwhile).
+ */
+static enum smr_rc collapse_history(struct sqlite_store *s, int *from, int *version,
+				    struct smr_err *err)
+{
+	char pragma[64];
+	enum smr_rc rc;
+
+	snprintf(pragma, sizeof(pragma), "PRAGMA user_version=%d", *version);
+	rc = exec(s, pragma, err);
+	if (!rc)
+		rc = commit(s, err);
+	if (rc)
+		return rc;
+	rc = rows_history_collapse(&s->base, from, err);
+	if (!rc)
+		rc = begin(s, err);
+	if (!rc)
+		*version = user_version(s);
+	return rc;
+}
+
 static enum smr_rc migrate(struct sqlite_store *s, struct smr_err *err)
 {
 	int n = (int)(sizeof(sqlite_migrations) / sizeof(sqlite_migrations[0]));
 	sqlite3_stmt *st = NULL;
-	int version = 0;
+	int version = 0, from;
 	enum smr_rc rc;
 	char pragma[64];
 
@@ -575,10 +616,22 @@ static enum smr_rc migrate(struct sqlite_store *s, struct smr_err *err)
 		version = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
 	s->base.migrated_from = version < n ? version : 0;
-	for (; version < n; version++) {
+	from = version;
+	while (version < n) {
+		/* a new database has no copies to collapse */
+		if (from > 0 && strstr(sqlite_migrations[version], HISTORY_MIGRATION_MARK)) {
+			rc = collapse_history(s, &from, &version, err);
+			s->base.migrated_from = from;
+			if (rc)
+				return rollback(s, rc);
+			if (version >= n || !strstr(sqlite_migrations[version],
+						    HISTORY_MIGRATION_MARK))
+				continue;
+		}
 		rc = exec(s, sqlite_migrations[version], err);
 		if (rc)
 			return rollback(s, rc);
+		version++;
 	}
 	snprintf(pragma, sizeof(pragma), "PRAGMA user_version=%d", n);
 	rc = exec(s, pragma, err);
@@ -697,20 +750,11 @@ static enum smr_rc sqlite_space_create(struct store *st, const struct space *sp,
 static enum smr_rc sqlite_gc_prune(struct store *st, const char *before, size_t *n,
 				   struct smr_err *err)
 {
-	/* index rows of a checkpoint that outlives the pruned Space move to a surviving copy */
-	static const char repoint[] =
-		"UPDATE search_items SET commit_id = (SELECT MIN(c2.id) FROM commits c1"
-		" JOIN commits c2 ON c2.commit_hash = c1.commit_hash JOIN repos r2 ON r2.id = c2.repo_id"
-		" WHERE c1.id = search_items.commit_id AND NOT (r2.deleted_at IS NOT NULL"
-		" AND (?1 IS NULL OR r2.deleted_at <= ?1)))"
-		" WHERE commit_id IN (SELECT c.id FROM commits c JOIN repos r ON r.id = c.repo_id"
-		" WHERE r.deleted_at IS NOT NULL AND (?1 IS NULL OR r.deleted_at <= ?1))";
+	/* checkpoints a surviving Space reaches change origin; the rest go with their Space */
+	static const char repoint[] = SQL_GC_ADOPT;
 	static const char spaces[] =
 		"DELETE FROM repos WHERE deleted_at IS NOT NULL AND (?1 IS NULL OR deleted_at <= ?1)";
-	static const char orphans[] =
-		"DELETE FROM search_items WHERE (commit_id IS NULL AND turn_id IS NULL)"
-		" OR (turn_id IS NOT NULL AND NOT EXISTS"
-		" (SELECT 1 FROM turns t WHERE t.id = search_items.turn_id))";
+	static const char orphans[] = SQL_GC_ORPHANS;
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q;
 	enum smr_rc rc = begin(s, err);
@@ -739,7 +783,9 @@ static enum smr_rc sqlite_gc_prune(struct store *st, const char *before, size_t 
 static enum smr_rc sqlite_search_has(struct store *st, const char *hash, int *yes,
 				     struct smr_err *err)
 {
-	static const char sql[] = "SELECT COUNT(*) > 1 FROM commits WHERE commit_hash = ?";
+	/* a checkpoint written again (on another Space) was indexed when first written */
+	static const char sql[] = "SELECT EXISTS (SELECT 1 FROM search_items"
+		" WHERE commit_id = (SELECT id FROM commits WHERE commit_hash = ?))";
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
 	int step;
@@ -815,16 +861,16 @@ static enum smr_rc sqlite_search(struct store *st, const struct search_filter *f
 				 const char *spaces_json, struct search_row **out, size_t *n,
 				 struct smr_err *err)
 {
-	/* a checkpoint's item once per live copy of the checkpoint (forks share it) */
+	/*
+	 * a checkpoint's item once, with its origin (store.c finds the Spaces
+	 * that hold it, and keeps those ?2 allows)
+	 */
 #define SEARCH_CKPT \
-		"SELECT r.id, r.name, c.commit_hash, NULL, 0, i.field, i.ordinal, i.terms," \
+		"SELECT c0.repo_id, NULL, c0.commit_hash, NULL, 0, i.field, i.ordinal, i.terms," \
 		" c0.author, c0.created_at AS at, NULL, i.id AS iid" \
 		" FROM search_fts JOIN search_items i ON i.id = search_fts.rowid" \
 		" JOIN commits c0 ON c0.id = i.commit_id" \
-		" JOIN commits c ON c.commit_hash = c0.commit_hash" \
-		" JOIN repos r ON r.id = c.repo_id" \
-		" WHERE search_fts MATCH ?1 AND r.deleted_at IS NULL" \
-		" AND (?2 IS NULL OR r.id IN (SELECT value FROM json_each(?2)))" \
+		" WHERE search_fts MATCH ?1" \
 		" AND (?3 IS NULL OR i.field = ?3) AND (?4 IS NULL OR c0.author = ?4)" \
 		" AND (?5 IS NULL OR c0.created_at >= ?5) AND (?6 IS NULL OR c0.created_at <= ?6)"
 #define SEARCH_TURN \
@@ -870,14 +916,17 @@ static enum smr_rc sqlite_search(struct store *st, const struct search_filter *f
 
 /* ---- Checkpoints ---- */
 
-#define CKPT_COLS \
+/* A checkpoint's columns, read through Space S (its name is c->space). */
+#define CKPT_COLS_AT(S) \
 	"SELECT c.commit_hash, p.commit_hash, m.commit_hash, r.name, c.title, c.summary," \
 	" c.decisions, c.assumptions, c.tasks, c.open_questions, c.entities, c.artifacts," \
 	" c.metadata_, c.author, c.created_at, c.parent_commit_id, c.id," \
 	" c.merge_parent_commit_id FROM commits c" \
-	" JOIN repos r ON r.id = c.repo_id" \
+	" JOIN repos r ON r.id = " S \
 	" LEFT JOIN commits p ON p.id = c.parent_commit_id" \
 	" LEFT JOIN commits m ON m.id = c.merge_parent_commit_id"
+/* ... or through the Space that wrote it. */
+#define CKPT_COLS CKPT_COLS_AT("c.repo_id")
 
 /* A damaged JSON column becomes null, which fsck then reports as a hash mismatch. */
 static json_t *col_json(sqlite3_stmt *st, int i)
@@ -1046,15 +1095,45 @@ static void bind_body(sqlite3_stmt *q, int first, const struct checkpoint *c,
 	bind_text(q, first + 10, c->created_at);
 }
 
+static enum smr_rc commit_id(struct store *st, const char *space_id, const char *hash,
+			    int64_t *id, struct smr_err *err);
+
+/*
+ * An insert that found its hash written already (the history is shared):
+ * SMR_ECONFLICT when space_id holds it, else *id gets its row, which the
+ * Space now takes on (the same checkpoint, written in another Space).
+ */
+static enum smr_rc written_before(struct store *st, const char *space_id, const char *hash,
+				  int64_t *id, struct smr_err *err)
+{
+	static const char sql[] = "SELECT id FROM commits WHERE commit_hash = ?";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q;
+	enum smr_rc rc = commit_id(st, space_id, hash, id, err);
+
+	if (rc)
+		return rc;
+	if (*id >= 0)
+		return SMR_ECONFLICT;
+	q = prep(s, sql);
+	if (!q)
+		return db_error(s, err, "writing a checkpoint");
+	bind_text(q, 1, hash);
+	if (sqlite3_step(q) == SQLITE_ROW)
+		*id = sqlite3_column_int64(q, 0);
+	sqlite3_reset(q);
+	return *id >= 0 ? SMR_OK : db_error(s, err, "writing a checkpoint");
+}
+
 static enum smr_rc insert_commit(struct store *st, const char *space_id,
 				 const struct checkpoint *c, const struct checkpoint_text *text,
 				 int64_t parent_id, int64_t merge_id, int64_t *id,
 				 struct smr_err *err)
 {
 	static const char sql[] =
-		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title, summary,"
-		" decisions, assumptions, tasks, open_questions, entities, artifacts, metadata_,"
-		" author, created_at, merge_parent_commit_id)"
+		"INSERT OR IGNORE INTO commits (repo_id, commit_hash, parent_commit_id, title,"
+		" summary, decisions, assumptions, tasks, open_questions, entities, artifacts,"
+		" metadata_, author, created_at, merge_parent_commit_id)"
 		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
@@ -1073,8 +1152,11 @@ static enum smr_rc insert_commit(struct store *st, const char *space_id,
 		return SMR_ECONFLICT;
 	if (step != SQLITE_DONE)
 		return db_error(s, err, "writing a checkpoint");
-	*id = sqlite3_last_insert_rowid(s->db);
-	return SMR_OK;
+	if (sqlite3_changes(s->db) == 1) {
+		*id = sqlite3_last_insert_rowid(s->db);
+		return SMR_OK;
+	}
+	return written_before(st, space_id, c->hash, id, err);
 }
 
 /* Inserts c on top of the HEAD check_head locked (store.c's put). */
@@ -1083,9 +1165,9 @@ static enum smr_rc insert_on_head(struct store *st, const char *space_id,
 				  struct smr_err *err)
 {
 	static const char sql[] =
-		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title, summary,"
-		" decisions, assumptions, tasks, open_questions, entities, artifacts, metadata_,"
-		" author, created_at) VALUES (?1, ?2,"
+		"INSERT OR IGNORE INTO commits (repo_id, commit_hash, parent_commit_id, title,"
+		" summary, decisions, assumptions, tasks, open_questions, entities, artifacts,"
+		" metadata_, author, created_at) VALUES (?1, ?2,"
 		" (SELECT commit_id FROM refs WHERE repo_id = ?1 AND name = 'main'),"
 		" ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
 	struct sqlite_store *s = S(st);
@@ -1103,7 +1185,9 @@ static enum smr_rc insert_on_head(struct store *st, const char *space_id,
 		return SMR_ECONFLICT;
 	if (step != SQLITE_DONE)
 		return db_error(s, err, "writing a checkpoint");
-	return SMR_OK;
+	if (sqlite3_changes(s->db) == 1)
+		return SMR_OK;
+	return written_before(st, space_id, c->hash, &(int64_t){ 0 }, err);
 }
 
 static enum smr_rc move_head(struct store *st, const char *space_id, int64_t commit_id,
@@ -1127,7 +1211,7 @@ static enum smr_rc move_head_to(struct store *st, const char *space_id, const ch
 {
 	static const char sql[] =
 		"UPDATE refs SET commit_id = (SELECT id FROM commits"
-		" WHERE repo_id = ?1 AND commit_hash = ?2) WHERE repo_id = ?1 AND name = 'main'";
+		" WHERE commit_hash = ?2) WHERE repo_id = ?1 AND name = 'main'";
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
 
@@ -1200,9 +1284,9 @@ static enum smr_rc sqlite_checkpoint_get(struct store *st, const char *space_id,
 					 const char *hash, struct checkpoint *out,
 					 struct smr_err *err)
 {
-	static const char in_space[] = CKPT_COLS " WHERE c.repo_id = ? AND c.commit_hash = ?";
-	static const char any[] = CKPT_COLS " WHERE c.commit_hash = ?"
-		" ORDER BY r.deleted_at IS NOT NULL, c.id LIMIT 1";
+	static const char in_space[] = CKPT_COLS_AT("?1")
+		" WHERE c.id = " SQL_REACH("?1", "?2");
+	static const char any[] = CKPT_COLS " WHERE c.commit_hash = ?";
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, space_id ? in_space : any);
 	enum smr_rc rc;
@@ -1225,9 +1309,8 @@ static enum smr_rc sqlite_checkpoint_log(struct store *st, const char *space_id,
 					 const char *hash, size_t limit,
 					 struct checkpoint **out, size_t *n, struct smr_err *err)
 {
-	static const char by_id[] = CKPT_COLS " WHERE c.id = ?";
-	static const char start[] =
-		"SELECT id FROM commits WHERE repo_id = ? AND commit_hash = ?";
+	static const char by_id[] = CKPT_COLS_AT("?2") " WHERE c.id = ?1";
+	static const char start[] = "SELECT " SQL_REACH("?1", "?2");
 	struct sqlite_store *s = S(st);
 	struct checkpoint *v = NULL;
 	size_t len = 0, cap = 0;
@@ -1240,7 +1323,7 @@ static enum smr_rc sqlite_checkpoint_log(struct store *st, const char *space_id,
 		return db_error(s, err, "reading the log");
 	bind_text(q, 1, space_id);
 	bind_text(q, 2, hash);
-	if (sqlite3_step(q) == SQLITE_ROW)
+	if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL)
 		id = sqlite3_column_int64(q, 0);
 	sqlite3_reset(q);
 	if (id < 0)
@@ -1254,6 +1337,7 @@ static enum smr_rc sqlite_checkpoint_log(struct store *st, const char *space_id,
 			break;
 		}
 		sqlite3_bind_int64(q, 1, id);
+		bind_text(q, 2, space_id);
 		step = sqlite3_step(q);
 		if (step != SQLITE_ROW) {
 			sqlite3_reset(q);
@@ -1287,7 +1371,8 @@ typedef int (*scan_row_fn)(sqlite3_stmt *q, void *arg);
 static enum smr_rc scan_checkpoint_rows(struct sqlite_store *s, const char *space_id,
 					scan_row_fn row, void *arg, struct smr_err *err)
 {
-	static const char sql[] = CKPT_COLS " WHERE c.repo_id = ? ORDER BY c.id";
+	static const char sql[] = SQL_REACHED("?1") CKPT_COLS_AT("?1")
+		" WHERE c.id IN (SELECT id FROM rch_all) ORDER BY c.id";
 	sqlite3_stmt *q;
 	int step, stop = 0;
 
@@ -1378,7 +1463,7 @@ static enum smr_rc sqlite_checkpoint_scan_text(struct store *st, const char *spa
 static enum smr_rc commit_id(struct store *st, const char *space_id, const char *hash,
 			    int64_t *id, struct smr_err *err)
 {
-	static const char sql[] = "SELECT id FROM commits WHERE repo_id = ? AND commit_hash = ?";
+	static const char sql[] = "SELECT " SQL_REACH("?1", "?2");
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
 	int step;
@@ -1388,7 +1473,8 @@ static enum smr_rc commit_id(struct store *st, const char *space_id, const char 
 	bind_text(q, 1, space_id);
 	bind_text(q, 2, hash);
 	step = sqlite3_step(q);
-	*id = step == SQLITE_ROW ? sqlite3_column_int64(q, 0) : -1;
+	*id = step == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL
+		? sqlite3_column_int64(q, 0) : -1;
 	sqlite3_reset(q);
 	if (step != SQLITE_ROW && step != SQLITE_DONE)
 		return db_error(s, err, "looking up a checkpoint");
@@ -1408,7 +1494,7 @@ static enum smr_rc commit_links(struct store *st, const char *space_id, const ch
 		"SELECT p.commit_hash, m.commit_hash, c.created_at FROM commits c"
 		" LEFT JOIN commits p ON p.id = c.parent_commit_id"
 		" LEFT JOIN commits m ON m.id = c.merge_parent_commit_id"
-		" WHERE c.repo_id = ? AND c.commit_hash = ?";
+		" WHERE c.id = " SQL_REACH("?1", "?2");
 	struct sqlite_store *s = S(st);
 	sqlite3_stmt *q = prep(s, sql);
 	int step;
@@ -1438,7 +1524,7 @@ static enum smr_rc commit_ancestry(struct store *st, const char *space_id, const
 	/* UNION, not UNION ALL: a row reached by two paths (a merge) is walked once */
 	static const char sql[] =
 		"WITH RECURSIVE anc(id) AS ("
-		" SELECT id FROM commits WHERE repo_id = ?1 AND commit_hash = ?2"
+		" SELECT id FROM (SELECT " SQL_REACH("?1", "?2") " AS id) x WHERE id IS NOT NULL"
 		" UNION SELECT c.parent_commit_id FROM commits c JOIN anc ON c.id = anc.id"
 		" WHERE c.parent_commit_id IS NOT NULL"
 		" UNION SELECT c.merge_parent_commit_id FROM commits c JOIN anc ON c.id = anc.id"
@@ -1464,34 +1550,6 @@ static enum smr_rc commit_ancestry(struct store *st, const char *space_id, const
 	if (!rows)
 		return smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in this space", hash);
 	return SMR_OK;
-}
-
-static enum smr_rc commit_copy(struct store *st, const char *space_id, const char *src_space_id,
-			       const char *hash, int64_t parent_id, int64_t merge_id, int64_t *id,
-			       struct smr_err *err)
-{
-	static const char sql[] =
-		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, merge_parent_commit_id,"
-		" title, summary, decisions, assumptions, tasks, open_questions, entities,"
-		" artifacts, metadata_, author, created_at) SELECT ?, commit_hash, ?, ?, title,"
-		" summary, decisions, assumptions, tasks, open_questions, entities, artifacts,"
-		" metadata_, author, created_at FROM commits WHERE repo_id = ? AND commit_hash = ?";
-	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
-	enum smr_rc rc;
-
-	if (q) {
-		bind_text(q, 1, space_id);
-		bind_int_or_null(q, 2, parent_id);
-		bind_int_or_null(q, 3, merge_id);
-		bind_text(q, 4, src_space_id);
-		bind_text(q, 5, hash);
-	}
-	rc = step_done(s, q, "copying a checkpoint", err);
-	if (!rc && sqlite3_changes(s->db) != 1)   /* its row went since the caller read it */
-		return smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in the source space", hash);
-	*id = sqlite3_last_insert_rowid(s->db);
-	return rc;
 }
 
 /* ---- sessions and turns ---- */
@@ -1651,7 +1709,6 @@ const struct store_ops store_sqlite_ops = {
 	.commit_read = sqlite_checkpoint_get,
 	.commit_links = commit_links,
 	.commit_ancestry = commit_ancestry,
-	.commit_copy = commit_copy,
 	.space_insert = space_insert,
 	.head_move = move_head,
 	.last_seq_lock = last_seq,

@@ -80,9 +80,86 @@ enum smr_rc store_gc_prune(struct store *st, const char *before, size_t *n,
 	return st->ops->gc_prune(st, before, n, err);
 }
 
+/* 1 when id is one of f's Spaces (or f names none). */
+static int allowed(const struct search_filter *f, const char *id)
+{
+	if (!f->space_ids)
+		return 1;
+	for (size_t i = 0; i < f->n_spaces; i++)
+		if (!strcmp(f->space_ids[i], id))
+			return 1;
+	return 0;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+/* Appends a copy of r for Space (id, name) to *v (length *n, room *cap). */
+static void row_for(const struct search_row *r, const char *id, const char *name,
+		    struct search_row **v, size_t *n, size_t *cap)
+{
+	struct search_row *x;
+
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 16;
+		*v = xrealloc(*v, *cap * sizeof(**v));
+	}
+	x = &(*v)[(*n)++];
+	*x = (struct search_row){ xstrdup(id), xstrdup(name), dup_or_null(r->commit_hash),
+				  dup_or_null(r->session_id), r->seq, xstrdup(r->field),
+				  r->ordinal, dup_or_null(r->words), dup_or_null(r->author),
+				  dup_or_null(r->created_at), dup_or_null(r->text) };
+}
+
+/*
+ * The backend finds each checkpoint item once (the history is shared);
+ * here it becomes one row per live Space of f that holds the checkpoint,
+ * which the operations fold into one hit listing those Spaces.  Turns
+ * come filtered already.  *items gets how many of in were kept (at most
+ * f->limit when it is set).
+ */
+static enum smr_rc expand(struct store *st, const struct search_filter *f,
+			  const struct search_row *in, size_t n_in, struct search_row **out,
+			  size_t *n, size_t *items, struct smr_err *err)
+{
+	size_t cap = 0, k;
+	enum smr_rc rc = SMR_OK;
+
+	*items = 0;
+	for (size_t i = 0; !rc && i < n_in && (!f->limit || *items < f->limit); i++) {
+		char **ids = NULL, **names = NULL;
+		int any = 0;
+
+		if (!in[i].commit_hash) {
+			row_for(&in[i], in[i].space_id, in[i].space_name, out, n, &cap);
+			(*items)++;
+			continue;
+		}
+		rc = rows_holders(st, in[i].commit_hash, 1, &ids, &names, &k, err);
+		for (size_t j = 0; !rc && j < k; j++)
+			if (allowed(f, ids[j])) {
+				row_for(&in[i], ids[j], names[j], out, n, &cap);
+				any = 1;
+			}
+		*items += (size_t)any;
+		for (size_t j = 0; j < k; j++) {
+			free(ids[j]);
+			free(names[j]);
+		}
+		free(ids);
+		free(names);
+	}
+	return rc;
+}
+
 enum smr_rc store_search(struct store *st, const struct search_filter *f,
 			 struct search_row **out, size_t *n, struct smr_err *err)
 {
+	struct search_filter g = *f;
+	struct search_row *v = NULL;
+	size_t nv = 0, items = 0;
 	char *spaces = NULL;
 	json_t *ids;
 	enum smr_rc rc;
@@ -96,7 +173,22 @@ enum smr_rc store_search(struct store *st, const struct search_filter *f,
 		spaces = json_dumps(ids, JSON_COMPACT);
 		json_decref(ids);
 	}
-	rc = st->ops->search(st, f, spaces, out, n, err);
+	/*
+	 * Items the Spaces of f do not hold are dropped after the backend's
+	 * limit: ask again for more until limit items are kept or none are left.
+	 */
+	for (g.limit = f->limit ? f->limit * 2 : 0;; g.limit *= 4) {
+		rc = st->ops->search(st, &g, spaces, &v, &nv, err);
+		if (!rc)
+			rc = expand(st, f, v, nv, out, n, &items, err);
+		search_rows_free(v, nv);
+		v = NULL;
+		if (rc || !g.limit || nv < g.limit || items >= f->limit)
+			break;
+		search_rows_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+	}
 	free(spaces);
 	return rc;
 }
@@ -333,14 +425,18 @@ static enum smr_rc after_put(struct store *st, const char *space_id,
 	return rc;
 }
 
-/* Inserts c on top of HEAD (row head_id) and moves HEAD to it. */
+/*
+ * Inserts c on top of HEAD (row head_id) and moves HEAD to it; merge_id is
+ * the row of c's second parent, or -1: the one space_id holds.
+ */
 static enum smr_rc put_on_head(struct store *st, const char *space_id,
-			       const struct checkpoint *c, int64_t head_id, struct smr_err *err)
+			       const struct checkpoint *c, int64_t head_id, int64_t merge_id,
+			       struct smr_err *err)
 {
-	int64_t id = -1, merge_id = -1;
+	int64_t id = -1;
 	enum smr_rc rc = SMR_OK;
 
-	if (c->merge_parent_hash)
+	if (c->merge_parent_hash && merge_id < 0)
 		rc = row_of(st, space_id, c->merge_parent_hash, &merge_id, err);
 	if (!rc)
 		rc = st->ops->commit_insert(st, space_id, c, NULL, head_id, merge_id, &id, err);
@@ -434,7 +530,7 @@ static enum smr_rc put_merge_rows(struct store *st, struct put *p, struct smr_er
 	if (!rc && !same_hash(p->head, p->expected))
 		rc = SMR_ECONFLICT;
 	if (!rc)
-		rc = put_on_head(st, p->space_id, p->c, head_id, err);
+		rc = put_on_head(st, p->space_id, p->c, head_id, -1, err);
 	return rc;
 }
 
@@ -686,90 +782,18 @@ enum smr_rc store_checkpoint_update(struct store *st, const char *space_id,
 	return rc;
 }
 
-/* ---- copying history between Spaces (fork, merge) ---- */
-
-struct hash_stack {
-	char **v;
-	size_t n, cap;
-};
-
-static void push_hash(struct hash_stack *s, const char *hash)
-{
-	if (s->n == s->cap) {
-		s->cap = s->cap ? s->cap * 2 : 16;
-		s->v = xrealloc(s->v, s->cap * sizeof(*s->v));
-	}
-	s->v[s->n++] = xstrdup(hash);
-}
-
-/* Row of parent hash p in space_id; *pending set (and p pushed) when it is not there yet. */
-static enum smr_rc parent_row(struct store *st, const char *space_id, const char *p,
-			      struct hash_stack *todo, int64_t *id, int *pending,
-			      struct smr_err *err)
-{
-	enum smr_rc rc;
-
-	*id = -1;
-	if (!p)
-		return SMR_OK;
-	rc = st->ops->commit_id(st, space_id, p, id, err);
-	if (!rc && *id < 0) {
-		push_hash(todo, p);
-		*pending = 1;
-	}
-	return rc;
-}
-
-/* Copies the checkpoint on top of todo into space_id once its parents are there. */
-static enum smr_rc import_step(struct store *st, const char *space_id, const char *src_space_id,
-			       struct hash_stack *todo, struct smr_err *err)
-{
-	const char *hash = todo->v[todo->n - 1];
-	char *parent = NULL, *merge_parent = NULL, *created_at = NULL;
-	int64_t id = -1, pid = -1, mid = -1;
-	int pending = 0;
-	enum smr_rc rc = st->ops->commit_id(st, space_id, hash, &id, err);
-
-	if (!rc && id < 0)
-		rc = st->ops->commit_links(st, src_space_id, hash, &parent, &merge_parent,
-					   &created_at, err);
-	if (!rc && id < 0)
-		rc = parent_row(st, space_id, parent, todo, &pid, &pending, err);
-	if (!rc && id < 0)
-		rc = parent_row(st, space_id, merge_parent, todo, &mid, &pending, err);
-	if (!rc && id < 0 && !pending)
-		rc = st->ops->commit_copy(st, space_id, src_space_id, hash, pid, mid, &id, err);
-	if (!rc && !pending) {
-		/* todo->v[n - 1] is still hash: nothing was pushed */
-		free(todo->v[--todo->n]);
-	}
-	free(parent);
-	free(merge_parent);
-	free(created_at);
-	return rc;
-}
+/* ---- sharing history between Spaces (fork, merge) ---- */
 
 /*
- * Makes hash and all its ancestors (both parents) present in space_id,
- * copying from src_space_id the ones that are missing, parents first; *id
- * gets hash's row.  Inside the caller's transaction.
+ * The row of hash, which src_space_id must reach: the history is shared
+ * (sql.h), so a Space that takes hash on (a fork, a merge, a
+ * fast-forward) copies nothing; its ref and reflog row make it reach hash
+ * and every ancestor of it.
  */
-static enum smr_rc import_history(struct store *st, const char *space_id,
-				  const char *src_space_id, const char *hash, int64_t *id,
-				  struct smr_err *err)
+static enum smr_rc shared_row(struct store *st, const char *src_space_id, const char *hash,
+			      int64_t *id, struct smr_err *err)
 {
-	struct hash_stack todo = { NULL, 0, 0 };
-	enum smr_rc rc = SMR_OK;
-
-	push_hash(&todo, hash);
-	while (!rc && todo.n)
-		rc = import_step(st, space_id, src_space_id, &todo, err);
-	for (size_t i = 0; i < todo.n; i++)
-		free(todo.v[i]);
-	free(todo.v);
-	if (!rc)
-		rc = row_of(st, space_id, hash, id, err);
-	return rc;
+	return row_of(st, src_space_id, hash, id, err);
 }
 
 enum smr_rc store_checkpoint_ancestry(struct store *st, const char *space_id, const char *hash,
@@ -800,7 +824,7 @@ static enum smr_rc fork_rows(struct store *st, void *arg, struct smr_err *err)
 	enum smr_rc rc = st->ops->space_insert(st, f->sp, err);
 
 	if (!rc)
-		rc = import_history(st, f->sp->id, f->src_space_id, f->hash, &id, err);
+		rc = shared_row(st, f->src_space_id, f->hash, &id, err);
 	if (rc == SMR_ENOTFOUND)
 		rc = smr_errf(err, rc, "no checkpoint %s in the source space", f->hash);
 	if (!rc)
@@ -835,9 +859,9 @@ static enum smr_rc merge_rows(struct store *st, void *arg, struct smr_err *err)
 	enum smr_rc rc = lock_expected(st, m->space_id, m->expected, &head_id, err);
 
 	if (!rc)
-		rc = import_history(st, m->space_id, m->src_space_id, m->hash, &id, err);
+		rc = shared_row(st, m->src_space_id, m->hash, &id, err);
 	if (!rc && m->c)
-		return put_on_head(st, m->space_id, m->c, head_id, err);
+		return put_on_head(st, m->space_id, m->c, head_id, id, err);
 	if (!rc)
 		rc = head_set(st, m->space_id, id, err);
 	if (!rc) {

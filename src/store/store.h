@@ -88,7 +88,12 @@ enum smr_rc store_space_rename(struct store *st, const char *id, const char *new
  */
 enum smr_rc store_space_delete(struct store *st, const char *id, const struct ref_move *mv,
 			       struct smr_err *err);
-/* Creates new_space with HEAD = hash, copying hash's ancestry (both parents) from src_space_id. */
+/*
+ * Creates new_space with HEAD = hash, which src_space_id must reach: the
+ * history is shared (docs/storage.md), so this writes the Space, its ref
+ * and its reflog row (and the owner's grant), nothing that grows with
+ * the history.
+ */
 enum smr_rc store_space_fork(struct store *st, const struct space *new_space,
 			     const char *src_space_id, const char *hash,
 			     const struct ref_move *mv, struct smr_err *err);
@@ -103,8 +108,10 @@ enum smr_rc store_space_list_deleted(struct store *st, struct space **out, size_
 				     struct smr_err *err);
 /*
  * Removes for good the Spaces deleted at or before `before` (NULL: all),
- * with their checkpoints, sessions, turns and reflog, and the search rows
- * nothing refers to any more.  *n gets the number of Spaces removed.
+ * with their sessions, turns and reflog, and the checkpoints they wrote
+ * that no surviving Space reaches (its ref, its reflog, or a checkpoint it
+ * wrote), with their search rows; a checkpoint a surviving Space reaches
+ * stays, that Space its origin now.  *n gets the number of Spaces removed.
  */
 enum smr_rc store_gc_prune(struct store *st, const char *before, size_t *n,
 			   struct smr_err *err);
@@ -236,16 +243,16 @@ enum smr_rc store_checkpoint_update(struct store *st, const char *space_id,
 				    struct smr_err *err);
 /*
  * Writes merge checkpoint c (sealed, both parents set) on top of HEAD, which
- * must still be c->parent_hash (else SMR_ECONFLICT): first copies
- * c->merge_parent_hash and its missing ancestors from src_space_id (the
- * same Space, or one that shares history, e.g. a fork).
+ * must still be c->parent_hash (else SMR_ECONFLICT); src_space_id (the
+ * same Space, or one that shares history, e.g. a fork) must reach
+ * c->merge_parent_hash, which the Space then reaches through c.
  */
 enum smr_rc store_checkpoint_merge(struct store *st, const char *space_id,
 				   const struct checkpoint *c, const char *src_space_id,
 				   struct smr_err *err);
 /*
- * Moves HEAD from expected_head to hash (a descendant), copying its history
- * from src_space_id; the reflog names actor (NULL: "") for the move.
+ * Moves HEAD from expected_head to hash (a descendant), which src_space_id
+ * must reach; the reflog names actor (NULL: "") for the move.
  */
 enum smr_rc store_head_fast_forward(struct store *st, const char *space_id,
 				    const char *expected_head, const char *src_space_id,
@@ -292,7 +299,10 @@ enum smr_rc store_data_version(struct store *st, uint64_t *v, struct smr_err *er
  */
 enum smr_rc store_head_get(struct store *st, const char *space, struct checkpoint *out,
 			   struct smr_err *err);
-/* space_id NULL: any Space (the oldest copy of that hash). */
+/*
+ * hash as read through Space space_id, which must reach it (out->space is
+ * its name); space_id NULL: through the Space that wrote it.
+ */
 enum smr_rc store_checkpoint_get(struct store *st, const char *space_id, const char *hash,
 				 struct checkpoint *out, struct smr_err *err);
 /* Distinct hashes starting with prefix, at most limit of them; caller frees each and *out. */
@@ -309,7 +319,7 @@ enum smr_rc store_checkpoint_log(struct store *st, const char *space_id, const c
  */
 enum smr_rc store_checkpoint_ancestry(struct store *st, const char *space_id, const char *hash,
 				      json_t *into, struct smr_err *err);
-/* Every checkpoint of a Space in insertion order, for fsck. */
+/* Every checkpoint a Space reaches, in insertion order (parents first), for fsck. */
 enum smr_rc store_checkpoint_scan(struct store *st, const char *space_id, store_scan_fn fn,
 				  void *ctx, struct smr_err *err);
 /*

@@ -74,9 +74,6 @@ static void trace_line(struct store *st, const char *name, const char *what, enu
 	M(commit_ancestry, (const char *space_id, const char *hash, json_t *into, \
 	  struct smr_err *err), \
 	  (space_id, hash, into, err)) \
-	M(commit_copy, (const char *space_id, const char *src_space_id, const char *hash, \
-	  int64_t parent_id, int64_t merge_id, int64_t *id, struct smr_err *err), \
-	  (space_id, src_space_id, hash, parent_id, merge_id, id, err)) \
 	M(space_insert, (const struct space *sp, struct smr_err *err), (sp, err)) \
 	M(head_move, (const char *space_id, int64_t commit_id, struct smr_err *err), \
 	  (space_id, commit_id, err)) \

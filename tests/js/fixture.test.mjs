@@ -93,7 +93,9 @@ test('a migration after the search index leaves the index rows as they were', ()
     ok(t.db, ['fsck', '--json']);
     const rows = sql(t.db, 'SELECT count(*) FROM search_items');
     const before = ok(t.db, ['search', 'Gion', '--json']);
-    sql(t.db, 'DROP TABLE generation_events; ALTER TABLE generations DROP COLUMN stop_requested;' +
+    sql(t.db, 'DROP INDEX commits_hash_unique; CREATE INDEX commits_by_hash ON commits(commit_hash);' +
+      ' DROP INDEX reflog_by_new_hash; DROP TABLE IF EXISTS history_collapse;' +
+      ' DROP TABLE generation_events; ALTER TABLE generations DROP COLUMN stop_requested;' +
       ' DROP TABLE servers; DROP INDEX generations_running_owner; DROP INDEX draft_jobs_unfinished_owner;' +
       ' ALTER TABLE generations DROP COLUMN owner_id; ALTER TABLE draft_jobs DROP COLUMN owner_id;' +
       ' ALTER TABLE turns DROP COLUMN parent_seq; ALTER TABLE sessions DROP COLUMN leaf_seq;' +
@@ -101,8 +103,71 @@ test('a migration after the search index leaves the index rows as they were', ()
       ' DROP TABLE handoffs; DROP TABLE grants; DROP TABLE tokens; DROP TABLE users; DROP TABLE auth_state;' +
       ' ALTER TABLE turns DROP COLUMN author; PRAGMA user_version = 4');
     assert.deepEqual(ok(t.db, ['search', 'Gion', '--json']), before);
-    assert.equal(sql(t.db, 'PRAGMA user_version'), '9');
+    assert.equal(sql(t.db, 'PRAGMA user_version'), '10');
     assert.equal(sql(t.db, 'SELECT count(*) FROM search_items'), rows);
+  } finally {
+    t.cleanup();
+  }
+});
+
+// The shared history (docs/storage.md): the fork's copies of trip's two
+// older checkpoints become the one row each, and every hash and log reads
+// as it was written.
+function sharedHistoryHolds(db) {
+  assert.equal(sql(db, 'PRAGMA user_version'), '10');
+  assert.equal(sql(db, 'SELECT count(*) FROM commits'), '7');
+  assert.equal(sql(db, 'SELECT count(DISTINCT commit_hash) FROM commits'), '7');
+  const report = ok(db, ['fsck', '--json']);
+  assert.equal(report.ok, true, JSON.stringify(report.problems));
+  for (const [space, hashes] of Object.entries(EXPECTED.spaces)) {
+    assert.deepEqual(ok(db, ['log', space, '--json']).map((c) => c.commit_hash), hashes, space);
+    for (const h of hashes) assert.equal(ok(db, ['show', h, '--json']).commit_hash, h);
+  }
+  // the checkpoint the fork inherited is found once, held by both Spaces
+  const found = ok(db, ['search', 'Helsinki', '--json']).results.filter((r) => /Helsinki/.test(r.text));
+  assert.equal(found.length, 1, JSON.stringify(found));
+  assert.deepEqual(found[0].spaces.map((s) => s.space).sort(), ['trip', 'trip-alt']);
+}
+
+test('the migration to one shared history collapses the fork\'s copies by hash, with a progress line', () => {
+  const t = copy();
+  try {
+    assert.equal(sql(t.db, 'SELECT count(*) FROM commits'), '9');
+    const r = run(t.db, ['space', 'list']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /^smriti: sharing checkpoint history: row \d+ of \d+$/m);
+    sharedHistoryHolds(t.db);
+  } finally {
+    t.cleanup();
+  }
+});
+
+// tests/fixtures/db/v1.bundle: `smriti export --all` of v1.sql by the release before the shared
+// history (commit 3a3c4a1), which kept a copy of trip's history in trip-alt.
+test('the migrated fixture exports the very bundle the release before wrote', () => {
+  const t = copy();
+  try {
+    assert.equal(ok(t.db, ['export', '--all']),
+      readFileSync(path.join(ROOT, 'tests/fixtures/db/v1.bundle'), 'utf8'));
+    assert.equal(sql(t.db, 'SELECT count(*) FROM commits'), '7');
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('a migration to the shared history killed (-9) between batches resumes where it stopped', () => {
+  const t = copy();
+  try {
+    const env = { SMRITI_TEST_COLLAPSE_BATCH: '1', SMRITI_TEST_COLLAPSE_KILL: '5' };
+    const killed = run(t.db, ['space', 'list'], { env });
+    assert.equal(killed.signal, 'SIGKILL', killed.stderr);
+    // five one-row batches done: rows 1..5 collapsed, the schema not yet moved on
+    assert.equal(sql(t.db, 'PRAGMA user_version'), '9');
+    assert.equal(sql(t.db, 'SELECT next_id FROM history_collapse'), '5');
+    const again = run(t.db, ['space', 'list'], { env: { SMRITI_TEST_COLLAPSE_BATCH: '1' } });
+    assert.equal(again.code, 0, again.stderr);
+    assert.doesNotMatch(again.stderr, /row [1-5] of/);
+    sharedHistoryHolds(t.db);
   } finally {
     t.cleanup();
   }

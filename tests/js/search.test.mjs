@@ -91,7 +91,7 @@ test('GET /v4/search and the MCP tool answer what the CLI answers', async () => 
   }
 });
 
-test('a checkpoint several Spaces hold (forks copy history) is one result naming those Spaces, on every transport', async () => {
+test('a checkpoint several Spaces hold (forks share history) is one result naming those Spaces, on every transport', async () => {
   const f = tempDb();
   try {
     ok(f.db, ['space', 'create', 'pay']);
@@ -100,6 +100,9 @@ test('a checkpoint several Spaces hold (forks copy history) is one result naming
     ok(f.db, ['fork', 'pay', '--into', 'pay-b']);
     ok(f.db, ['fork', 'pay', '--into', 'pay-c']);
     ok(f.db, ['fork', 'pay~1', '--into', 'pay-d']);
+    // one shared history: each checkpoint is one row, whatever the forks
+    const rows = spawnSync('sqlite3', [f.db, 'SELECT count(*) FROM commits'], { encoding: 'utf8' });
+    assert.equal(rows.stdout.trim(), '2');
     const cli = ok(f.db, ['search', 'foreign', '--json']);
     // two checkpoints hold a match: each is listed once
     assert.equal(cli.total, 2);

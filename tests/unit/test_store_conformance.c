@@ -1144,6 +1144,224 @@ CONFORMANCE(space_fork_copies_ancestry)
 	free(mid);
 }
 
+/*
+ * Rows of every table a fork could write (raw SQL, not the store's own
+ * reads): the history is shared, so a fork adds its Space, its ref and
+ * its reflog row, whatever the length of the history it forks.
+ */
+static long long count_rows(struct fixture *f)
+{
+	static const char q[] =
+		"SELECT (SELECT count(*) FROM commits) + (SELECT count(*) FROM refs)"
+		" + (SELECT count(*) FROM reflog) + (SELECT count(*) FROM repos)"
+		" + (SELECT count(*) FROM search_items) + (SELECT count(*) FROM grants)"
+		" + (SELECT count(*) FROM handoffs) + (SELECT count(*) FROM sessions)";
+	long long n = -1;
+
+	if (f->pg) {
+		char *sql = xasprintf("SET search_path = %s; %s", f->schema, q);
+		PGconn *c = PQconnectdb(pg_base());
+		PGresult *r = PQexec(c, sql);
+
+		if (PQresultStatus(r) == PGRES_TUPLES_OK)
+			n = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+		PQclear(r);
+		PQfinish(c);
+		free(sql);
+	} else {
+		sqlite3 *db = NULL;
+		sqlite3_stmt *st = NULL;
+
+		CHECK_INT(sqlite3_open(f->dsn, &db), SQLITE_OK);
+		if (sqlite3_prepare_v2(db, q, -1, &st, NULL) == SQLITE_OK &&
+		    sqlite3_step(st) == SQLITE_ROW)
+			n = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+		sqlite3_close(db);
+	}
+	return n;
+}
+
+CONFORMANCE(fork_writes_a_ref_and_a_reflog_row_only)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct space nsp = { 0 };
+	struct checkpoint *log = NULL;
+	char a[37], nid[37], *head = NULL;
+	long long before, after;
+	size_t n = 0;
+
+	CHECK_INT(make_space(f, "long", a, &err), SMR_OK);
+	for (int i = 1; i <= 120; i++) {
+		char title[32];
+
+		snprintf(title, sizeof(title), "step %d", i);
+		CHECK_INT(put_next(f, a, &head, title, i), SMR_OK);
+	}
+	before = count_rows(f);
+	CHECK(before > 120);
+	sys_uuid(nid);
+	nsp.id = nid;
+	nsp.name = (char *)"long-fork";
+	nsp.created_at = (char *)"2026-01-03T00:00:00.000000Z";
+	CHECK_INT(store_space_fork(f->st, &nsp, a, head, NULL, &err), SMR_OK);
+	after = count_rows(f);
+	/* the Space, its ref, its reflog row: nothing that grows with the history */
+	CHECK_INT(after - before, 3);
+	/* and the fork holds the whole history through them */
+	CHECK_INT(store_checkpoint_log(f->st, nid, head, 0, &log, &n, &err), SMR_OK);
+	CHECK_INT(n, 120);
+	CHECK_STR(log[0].space, "long-fork");
+	checkpoints_free(log, n);
+	CHECK_INT(count_checkpoints(f, nid), 120);
+	CHECK(fsck_ok(f));
+	free(head);
+}
+
+/*
+ * gc --prune over the shared history: a pruned Space's checkpoints that a
+ * surviving Space still reaches stay (also through its reflog alone, its
+ * HEAD having moved elsewhere), the rest go, with their search rows.
+ */
+CONFORMANCE(gc_keeps_what_a_reflog_reaches_and_removes_the_rest)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct space nsp = { 0 }, sp = { 0 };
+	struct checkpoint got = { 0 };
+	struct import_space in = { 0 };
+	struct ref_move mv = { "cy", "reset", "2026-01-04T00:00:00.000000Z" };
+	char a[37], b[37], *head = NULL, *h1 = NULL, *h3 = NULL;
+	size_t n = 0;
+
+	CHECK_INT(make_space(f, "gone", a, &err), SMR_OK);
+	CHECK_INT(put_next(f, a, &head, "one", 1), SMR_OK);
+	h1 = xstrdup(head);
+	CHECK_INT(put_next(f, a, &head, "two", 2), SMR_OK);
+	CHECK_INT(put_next(f, a, &head, "three", 3), SMR_OK);
+	h3 = xstrdup(head);
+	CHECK_INT(put_next(f, a, &head, "four, nobody else's", 4), SMR_OK);
+	sys_uuid(b);
+	nsp.id = b;
+	nsp.name = (char *)"kept";
+	nsp.created_at = (char *)"2026-01-03T00:00:00.000000Z";
+	CHECK_INT(store_space_fork(f->st, &nsp, a, h3, NULL, &err), SMR_OK);
+	/* "kept" moves its HEAD back to "one": "three" is now in its reflog only */
+	in.space = &nsp;
+	in.head = h1;
+	in.move = &mv;
+	CHECK_INT(store_import(f->st, &in, 1, &err), SMR_OK);
+	CHECK_INT(store_space_get(f->st, b, &sp, &err), SMR_OK);
+	CHECK_STR(sp.head, h1);
+	space_release(&sp);
+	CHECK_INT(store_space_delete(f->st, a, NULL, &err), SMR_OK);
+	CHECK_INT(store_gc_prune(f->st, NULL, &n, &err), SMR_OK);
+	CHECK_INT(n, 1);
+	/* reached by the reflog: still readable through "kept", with its ancestors */
+	CHECK_INT(store_checkpoint_get(f->st, b, h3, &got, &err), SMR_OK);
+	CHECK_STR(got.space, "kept");
+	checkpoint_release(&got);
+	CHECK_INT(count_checkpoints(f, b), 3);
+	/* reached by nothing: gone, and so is its search row */
+	CHECK_INT(store_checkpoint_get(f->st, NULL, head, &got, &err), SMR_ENOTFOUND);
+	CHECK_INT(count_rows(f) > 0, 1);
+	CHECK(fsck_ok(f));
+	{
+		struct search_word w = { "nobody", 0 };
+		struct search_filter sf = { .words = &w, .n_words = 1, .limit = 10 };
+		struct search_row *rows = NULL;
+		size_t nr = 9;
+
+		CHECK_INT(store_search(f->st, &sf, &rows, &nr, &err), SMR_OK);
+		CHECK_INT(nr, 0);
+		search_rows_free(rows, nr);
+	}
+	free(head);
+	free(h1);
+	free(h3);
+}
+
+/* Runs sql on the fixture's database by hand (no store in between). */
+static void raw_sql(struct fixture *f, const char *sql)
+{
+	if (f->pg) {
+		char *all = xasprintf("SET search_path = %s; %s", f->schema, sql);
+
+		CHECK_INT(pg_admin(all), 0);
+		free(all);
+	} else {
+		sqlite3 *db = NULL;
+		char *msg = NULL;
+
+		CHECK_INT(sqlite3_open(f->dsn, &db), SQLITE_OK);
+		if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+			fprintf(stderr, "  raw_sql: %s\n", msg ? msg : "?");
+		sqlite3_free(msg);
+		sqlite3_close(db);
+	}
+}
+
+/*
+ * A database of the release before the shared history: a fork held a copy
+ * of every row of its history (made here by hand, back at schema 7).
+ * Opening it collapses the copies into one row per hash; every Space
+ * still reads its history, and the hashes are the same.
+ */
+CONFORMANCE(migration_collapses_the_copies_of_a_fork)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct space nsp = { 0 };
+	struct checkpoint *log = NULL;
+	char a[37], b[37], *head = NULL, *sql;
+	long long rows_before;
+	size_t n = 0;
+
+	CHECK_INT(make_space(f, "source", a, &err), SMR_OK);
+	CHECK_INT(put_next(f, a, &head, "one", 1), SMR_OK);
+	CHECK_INT(put_next(f, a, &head, "two", 2), SMR_OK);
+	CHECK_INT(put_next(f, a, &head, "three", 3), SMR_OK);
+	sys_uuid(b);
+	nsp.id = b;
+	nsp.name = (char *)"copier";
+	nsp.created_at = (char *)"2026-01-03T00:00:00.000000Z";
+	CHECK_INT(store_space_fork(f->st, &nsp, a, head, NULL, &err), SMR_OK);
+	store_close(f->st);
+	f->st = NULL;
+	/* back to schema 7, the fork's rows copied as that release made them */
+	sql = xasprintf(
+		"DROP INDEX commits_hash_unique; DROP INDEX reflog_by_new_hash;"
+		" CREATE INDEX commits_by_hash ON commits(commit_hash);"
+		" INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title, summary,"
+		" decisions, assumptions, tasks, open_questions, entities, artifacts, metadata_,%s"
+		" author, created_at) SELECT '%s', commit_hash, NULL, title, summary, decisions,"
+		" assumptions, tasks, open_questions, entities, artifacts, metadata_,%s author,"
+		" created_at FROM commits WHERE repo_id = '%s' ORDER BY id;"
+		" UPDATE commits SET parent_commit_id = (SELECT c2.id FROM commits c2"
+		" JOIN commits p ON p.commit_hash = c2.commit_hash WHERE c2.repo_id = '%s'"
+		" AND p.id = (SELECT o.parent_commit_id FROM commits o WHERE o.repo_id = '%s'"
+		" AND o.commit_hash = commits.commit_hash)) WHERE repo_id = '%s';"
+		" UPDATE refs SET commit_id = (SELECT MAX(id) FROM commits WHERE repo_id = '%s')"
+		" WHERE repo_id = '%s';"
+		" %s",
+		f->pg ? " fields_text," : "", b, f->pg ? " fields_text," : "", a, b, a, b, b, b,
+		f->pg ? "DELETE FROM schema_migrations WHERE version = 10;"
+		      : "PRAGMA user_version = 9;");
+	raw_sql(f, sql);
+	free(sql);
+	rows_before = count_rows(f);
+	CHECK_INT(store_open(f->dsn, &f->st, &err), SMR_OK);
+	/* three copies went, nothing else */
+	CHECK_INT(rows_before - count_rows(f), 3);
+	CHECK_INT(store_checkpoint_log(f->st, b, head, 0, &log, &n, &err), SMR_OK);
+	CHECK_INT(n, 3);
+	CHECK_STR(log[2].title, "one");
+	CHECK_STR(log[0].space, "copier");
+	checkpoints_free(log, n);
+	CHECK_INT(count_checkpoints(f, b), 3);
+	CHECK_INT(count_checkpoints(f, a), 3);
+	CHECK(fsck_ok(f));
+	free(head);
+}
+
 /* ---- updates on HEAD, merges, fast-forwards ---- */
 
 struct add_one {
@@ -1374,21 +1592,22 @@ CONFORMANCE(merge_copies_the_other_line_and_records_both_parents)
 }
 
 /* Deletes the row of hash in space_id behind the store's back (PostgreSQL: without the merge link's key). */
-static void delete_merge_parent_row(struct fixture *f, const char *space_id, const char *hash)
+/* The one row of hash (the history is shared), and whatever pointed at it stays dangling. */
+static void delete_merge_parent_row(struct fixture *f, const char *hash)
 {
 	char *sql;
 
 	if (f->pg) {
 		sql = xasprintf("SET search_path = %s;"
 				" ALTER TABLE commits DROP CONSTRAINT commits_merge_parent_commit_id_fkey;"
-				" DELETE FROM commits WHERE repo_id = '%s' AND commit_hash = '%s'",
-				f->schema, space_id, hash);
+				" ALTER TABLE refs DROP CONSTRAINT refs_commit_id_fkey;"
+				" DELETE FROM commits WHERE commit_hash = '%s'",
+				f->schema, hash);
 		CHECK_INT(pg_admin(sql), 0);
 	} else {
 		sqlite3 *db = NULL;
 
-		sql = xasprintf("DELETE FROM commits WHERE repo_id = '%s' AND commit_hash = '%s'",
-				space_id, hash);
+		sql = xasprintf("DELETE FROM commits WHERE commit_hash = '%s'", hash);
 		CHECK_INT(sqlite3_open(f->dsn, &db), SQLITE_OK);
 		CHECK_INT(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
 		sqlite3_close(db);
@@ -1418,7 +1637,7 @@ CONFORMANCE(scan_reports_a_missing_second_parent)
 	make_merge(&m, ha, hb, 4);
 	CHECK_INT(store_checkpoint_merge(f->st, a, &m, b, &err), SMR_OK);
 	CHECK(fsck_ok(f));
-	delete_merge_parent_row(f, a, hb);      /* "theirs" in a: only the merge points at it */
+	delete_merge_parent_row(f, hb);         /* "theirs": in a, only the merge points at it */
 	CHECK_INT(store_checkpoint_scan(f->st, a, scan_cb, &s, &err), SMR_OK);
 	CHECK_INT(s.rows, 3);
 	CHECK_INT(s.missing, 1);

@@ -39,6 +39,7 @@
 #include "store/auth.h"
 #include "store/internal.h"
 #include "store/full/schema_postgres.h"
+#include "store/sql.h"
 #include "util/metrics.h"
 #include "util/buf.h"
 #include "util/sys.h"
@@ -67,8 +68,9 @@ enum stmt {
 	Q_SPACE_CHECK, Q_HEAD_LOCK, Q_HASH_BY_ID, Q_HEAD_READ, Q_HEAD_CHECK, Q_COMMIT_INSERT,
 	Q_COMMIT_INSERT_ON_HEAD, Q_HEAD_MOVE, Q_HEAD_MOVE_TO, Q_HEAD_GET, Q_HEAD_BY_NAME,
 	Q_HEAD_BY_ID,
-	Q_CKPT_IN_SPACE, Q_CKPT_ANY, Q_LOG, Q_SCAN, Q_COMMIT_ID,
-	Q_COMMIT_LINKS, Q_COMMIT_ANCESTRY, Q_COMMIT_COPY,
+	Q_COMMIT_NEW, Q_COMMIT_BY_HASH,
+	Q_CKPT_IN_SPACE, Q_CKPT_ANY, Q_LOG, Q_SCAN_IDS, Q_SCAN, Q_COMMIT_ID,
+	Q_COMMIT_LINKS, Q_COMMIT_ANCESTRY,
 	Q_SESSION_LOCK, Q_LAST_SEQ, Q_SEQ_CHECK,
 	Q_TURN_INSERT,
 	Q_GC_REPOINT, Q_GC_SPACES, Q_GC_ORPHANS,
@@ -82,39 +84,47 @@ enum stmt {
 	"UPDATE auth_state SET epoch = epoch + 1 WHERE id = 1" \
 	" RETURNING pg_notify('" STORE_AUTH_CHANNEL "', current_schema())"
 
-#define CKPT_COLS \
+/* A checkpoint's columns, read through Space S (its name is c->space). */
+#define CKPT_COLS_AT(S) \
 	"SELECT c.commit_hash, p.commit_hash, m.commit_hash, r.name, c.title, c.summary," \
 	" c.fields_text, c.author, c.created_at, c.parent_commit_id, c.id," \
 	" c.merge_parent_commit_id FROM commits c" \
-	" JOIN repos r ON r.id = c.repo_id" \
+	" JOIN repos r ON r.id = " S \
 	" LEFT JOIN commits p ON p.id = c.parent_commit_id" \
 	" LEFT JOIN commits m ON m.id = c.merge_parent_commit_id"
+
+/* ... or through the Space that wrote it. */
+#define CKPT_COLS CKPT_COLS_AT("c.repo_id")
 
 /* Column numbers of CKPT_COLS; HEAD_COLS adds HEAD_FILE. */
 enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, CK_AUTHOR,
        CK_CREATED, CK_PARENT_ID, CK_ID, CK_MERGE_ID, HC_FILE };
 
+/* ($1 space, $2 hash)'s row when the Space reaches it (store/sql.h), as a one-row table. */
+#define REACHED_ROW \
+	"(SELECT id FROM (SELECT " SQL_REACH("$1::text", "$2::text") " AS id) x" \
+	" WHERE id IS NOT NULL)"
 /* First-parent chain from ($1 space, $2 hash); depth 1 is the start; $3 caps depth (0: all). */
 #define ANCESTRY_CTE \
 	"WITH RECURSIVE anc(id, depth) AS (" \
-	"  SELECT id, 1::bigint FROM commits WHERE repo_id = $1::text AND commit_hash = $2::text" \
+	"  SELECT id, 1::bigint FROM " REACHED_ROW " y" \
 	"  UNION ALL SELECT c.parent_commit_id, anc.depth + 1 FROM commits c" \
 	"  JOIN anc ON c.id = anc.id WHERE c.parent_commit_id IS NOT NULL" \
 	"  AND ($3::bigint = 0 OR anc.depth < $3::bigint)) "
 
 /*
  * Search ($1 tsquery, $2 Space ids as JSON, $3 field code, $4 author, $5
- * since, $6 until, $7 limit): a checkpoint's item once per live copy of
- * the checkpoint; the expression is the GIN index's (schema_postgres.h).
+ * since, $6 until, $7 limit): a checkpoint's item once, with its origin
+ * (store.c finds the Spaces that hold it and keeps those $2 allows; $2
+ * filters turns here); the expression is the GIN index's
+ * (schema_postgres.h).
  */
 #define PG_SEARCH_CKPT \
-	"SELECT r.id, r.name, c.commit_hash, NULL::text, 0::bigint, i.field, i.ordinal, i.terms," \
-	" c0.author, c0.created_at, NULL::text, i.id" \
+	"SELECT c0.repo_id, NULL::text, c0.commit_hash, NULL::text, 0::bigint, i.field," \
+	" i.ordinal, i.terms, c0.author, c0.created_at, NULL::text, i.id" \
 	" FROM search_items i JOIN commits c0 ON c0.id = i.commit_id" \
-	" JOIN commits c ON c.commit_hash = c0.commit_hash JOIN repos r ON r.id = c.repo_id" \
 	" WHERE array_to_tsvector(string_to_array(i.terms, ' ')) @@ $1::tsquery" \
-	" AND r.deleted_at IS NULL" \
-	" AND ($2::text IS NULL OR r.id IN (SELECT jsonb_array_elements_text($2::jsonb)))" \
+	" AND ($2::text IS NULL OR $2::text IS NOT NULL)" \
 	" AND ($3::int IS NULL OR i.field = $3::int) AND ($4::text IS NULL OR c0.author = $4::text)" \
 	" AND ($5::text IS NULL OR c0.created_at >= $5::text)" \
 	" AND ($6::text IS NULL OR c0.created_at <= $6::text)"
@@ -241,7 +251,12 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" SELECT $1::text, $2::text, $3::bigint, $4::text, $5::text, j->'decisions',"
 		" j->'assumptions', j->'tasks', j->'open_questions', j->'entities', j->'artifacts',"
 		" j->'metadata', $6::text, $7::text, $8::text, $9::bigint"
-		" FROM (SELECT $6::text::jsonb AS j " PARSE_ONCE ") x RETURNING id",
+		" FROM (SELECT $6::text::jsonb AS j " PARSE_ONCE ") x"
+		" ON CONFLICT (commit_hash) DO NOTHING RETURNING id",
+	/* fails (CHECK_FAILED) when the Space $1 holds the checkpoint $2 already */
+	[Q_COMMIT_NEW] = FAIL_UNLESS(SQL_REACH("$1::text", "$2::text") " IS NULL",
+		"the checkpoint exists already"),
+	[Q_COMMIT_BY_HASH] = "SELECT id FROM commits WHERE commit_hash = $1",
 	/* on top of the HEAD that Q_HEAD_LOCK locked (store.c's pipelined put) */
 	[Q_COMMIT_INSERT_ON_HEAD] =
 		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title, summary,"
@@ -251,42 +266,37 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" AND name = 'main'), $3::text, $4::text, j->'decisions',"
 		" j->'assumptions', j->'tasks', j->'open_questions', j->'entities', j->'artifacts',"
 		" j->'metadata', $5::text, $6::text, $7::text"
-		" FROM (SELECT $5::text::jsonb AS j " PARSE_ONCE ") x",
+		" FROM (SELECT $5::text::jsonb AS j " PARSE_ONCE ") x"
+		" ON CONFLICT (commit_hash) DO NOTHING",
 	[Q_HEAD_MOVE] = "UPDATE refs SET commit_id = $1 WHERE repo_id = $2 AND name = 'main'",
 	[Q_HEAD_MOVE_TO] = "UPDATE refs SET commit_id = (SELECT id FROM commits"
-		" WHERE repo_id = $1::text AND commit_hash = $2::text)"
+		" WHERE commit_hash = $2::text)"
 		" WHERE repo_id = $1::text AND name = 'main'",
 	/* A name match wins over an id match, as in store_space_get (rows.c). */
 	[Q_HEAD_GET] = HEAD_COLS,
 	[Q_HEAD_BY_NAME] = HEAD_BY_NAME,
 	[Q_HEAD_BY_ID] = HEAD_BY_ID,
-	[Q_CKPT_IN_SPACE] = CKPT_COLS " WHERE c.repo_id = $1 AND c.commit_hash = $2",
-	[Q_CKPT_ANY] = CKPT_COLS " WHERE c.commit_hash = $1"
-		" ORDER BY r.deleted_at IS NOT NULL, c.id LIMIT 1",
-	[Q_LOG] = ANCESTRY_CTE CKPT_COLS " JOIN anc ON anc.id = c.id ORDER BY anc.depth",
-	[Q_SCAN] = CKPT_COLS " WHERE c.repo_id = $1 AND c.id > $2 ORDER BY c.id LIMIT "
-		STR(SCAN_BATCH),
-	[Q_COMMIT_ID] = "SELECT id FROM commits WHERE repo_id = $1 AND commit_hash = $2",
+	[Q_CKPT_IN_SPACE] = CKPT_COLS_AT("$1::text") " WHERE c.id IN " REACHED_ROW,
+	[Q_CKPT_ANY] = CKPT_COLS " WHERE c.commit_hash = $1",
+	[Q_LOG] = ANCESTRY_CTE CKPT_COLS_AT("$1::text") " JOIN anc ON anc.id = c.id"
+		" ORDER BY anc.depth",
+	/* every checkpoint the Space reaches, then their rows in batches by id */
+	[Q_SCAN_IDS] = SQL_REACHED("$1::text") "SELECT id FROM rch_all ORDER BY id",
+	[Q_SCAN] = CKPT_COLS_AT("$1::text") " WHERE c.id = ANY($2::bigint[]) ORDER BY c.id",
+	[Q_COMMIT_ID] = "SELECT " SQL_REACH("$1::text", "$2::text"),
 	[Q_COMMIT_LINKS] =
 		"SELECT p.commit_hash, m.commit_hash, c.created_at FROM commits c"
 		" LEFT JOIN commits p ON p.id = c.parent_commit_id"
 		" LEFT JOIN commits m ON m.id = c.merge_parent_commit_id"
-		" WHERE c.repo_id = $1 AND c.commit_hash = $2",
+		" WHERE c.id IN " REACHED_ROW,
 	/* one recursive term may name anc once: both parents come from one LATERAL list */
 	[Q_COMMIT_ANCESTRY] =
 		"WITH RECURSIVE anc(id) AS ("
-		" SELECT id FROM commits WHERE repo_id = $1 AND commit_hash = $2"
+		" SELECT id FROM " REACHED_ROW " y"
 		" UNION SELECT p.id FROM commits c JOIN anc ON c.id = anc.id"
 		" CROSS JOIN LATERAL (VALUES (c.parent_commit_id), (c.merge_parent_commit_id)) AS p(id)"
 		" WHERE p.id IS NOT NULL)"
 		" SELECT c.commit_hash, c.created_at FROM anc JOIN commits c ON c.id = anc.id",
-	[Q_COMMIT_COPY] =
-		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, merge_parent_commit_id,"
-		" title, summary, decisions, assumptions, tasks, open_questions, entities, artifacts,"
-		" metadata_, fields_text, author, created_at) SELECT $1::text, commit_hash,"
-		" $2::bigint, $3::bigint, title, summary, decisions, assumptions, tasks,"
-		" open_questions, entities, artifacts, metadata_, fields_text, author, created_at"
-		" FROM commits WHERE repo_id = $4::text AND commit_hash = $5::text RETURNING id",
 	[Q_SESSION_LOCK] = "SELECT 1 FROM sessions WHERE id = $1 FOR NO KEY UPDATE",
 	[Q_LAST_SEQ] = "SELECT COALESCE(MAX(sequence_number), 0) FROM turns WHERE session_id = $1",
 	[Q_SEQ_CHECK] = FAIL_UNLESS("$2::bigint < 0 OR (SELECT COALESCE(MAX(sequence_number), 0)"
@@ -303,33 +313,27 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" NULLIF($13::bigint, (SELECT COALESCE(MAX(sequence_number), 0) FROM turns"
 		" WHERE session_id = $1::text)))"
 		" RETURNING id, sequence_number",
-	[Q_GC_REPOINT] =
-		"UPDATE search_items i SET commit_id = (SELECT MIN(c2.id) FROM commits c1"
-		" JOIN commits c2 ON c2.commit_hash = c1.commit_hash JOIN repos r2 ON r2.id = c2.repo_id"
-		" WHERE c1.id = i.commit_id AND NOT (r2.deleted_at IS NOT NULL"
-		" AND ($1::text IS NULL OR r2.deleted_at <= $1::text)))"
-		" WHERE i.commit_id IN (SELECT c.id FROM commits c JOIN repos r ON r.id = c.repo_id"
-		" WHERE r.deleted_at IS NOT NULL AND ($1::text IS NULL OR r.deleted_at <= $1::text))",
+	[Q_GC_REPOINT] = SQL_GC_ADOPT,
 	[Q_GC_SPACES] = "DELETE FROM repos WHERE deleted_at IS NOT NULL"
 		" AND ($1::text IS NULL OR deleted_at <= $1::text)",
-	[Q_GC_ORPHANS] =
-		"DELETE FROM search_items i WHERE (i.commit_id IS NULL AND i.turn_id IS NULL)"
-		" OR (i.turn_id IS NOT NULL AND NOT EXISTS"
-		" (SELECT 1 FROM turns t WHERE t.id = i.turn_id))",
-	[Q_SEARCH_HAS] = "SELECT 1 FROM commits WHERE commit_hash = $1 OFFSET 1 LIMIT 1",
+	[Q_GC_ORPHANS] = SQL_GC_ORPHANS,
+	/* a checkpoint written again (on another Space) was indexed when first written */
+	[Q_SEARCH_HAS] = "SELECT 1 FROM search_items WHERE commit_id ="
+		" (SELECT id FROM commits WHERE commit_hash = $1) LIMIT 1",
 	[Q_SEARCH_INSERT] =
 		"INSERT INTO search_items (commit_id, turn_id, field, ordinal, terms)"
 		" VALUES ($1, $2, $3, $4, $5)",
 	/*
-	 * By name, for a pipelined put: the row of hash $2 in Space $1, unless
-	 * another Space holds a copy of it (indexed with that one, as
-	 * Q_SEARCH_HAS tells the id-based writes).
+	 * By name, for a pipelined put (the Space $1 is the writer's): the row
+	 * of hash $2, unless it has this item indexed already (it was written
+	 * before, on another Space: as Q_SEARCH_HAS tells the id-based writes).
 	 */
 	[Q_SEARCH_INSERT_AT] =
 		"INSERT INTO search_items (commit_id, turn_id, field, ordinal, terms)"
 		" SELECT c.id, NULL::bigint, $3::int, $4::bigint, $5::text FROM commits c"
-		" WHERE c.repo_id = $1::text AND c.commit_hash = $2::text AND NOT EXISTS"
-		" (SELECT 1 FROM commits o WHERE o.commit_hash = $2::text AND o.repo_id <> $1::text)",
+		" WHERE c.commit_hash = $2::text AND $1::text IS NOT NULL AND NOT EXISTS"
+		" (SELECT 1 FROM search_items o WHERE o.commit_id = c.id AND o.field = $3::int"
+		" AND o.ordinal = $4::bigint)",
 	/* the session $1's last turn (the one this transaction appended, under its lock) */
 	[Q_SEARCH_INSERT_TURN] =
 		"INSERT INTO search_items (commit_id, turn_id, field, ordinal, terms)"
@@ -1305,10 +1309,41 @@ static enum smr_rc too_new(int version, int n, struct smr_err *err)
  * advisory lock, so concurrent starters wait for each other instead of
  * racing, and the version is read again under the lock.
  */
+/*
+ * Before the migration that makes a checkpoint's hash unique: commits the
+ * migrations so far, collapses the per-Space copies in transactions of
+ * their own (rows_history_collapse, each batch locking its cursor row),
+ * then takes the migration lock again and reads the version anew.
+ */
+static enum smr_rc collapse_history(struct pg_store *s, const char *lock, int *from,
+				    int *version, struct smr_err *err)
+{
+	char held[64], free_it[64];
+	enum smr_rc rc;
+
+	/* the session's own hold keeps other starters waiting until the end */
+	snprintf(held, sizeof(held), "SELECT pg_advisory_lock(%lld)", MIGRATION_LOCK);
+	snprintf(free_it, sizeof(free_it), "SELECT pg_advisory_unlock(%lld)", MIGRATION_LOCK);
+	rc = simple(s, held, "migrating the schema", err);
+	if (!rc)
+		rc = commit(s, err);
+	if (!rc)
+		rc = rows_history_collapse(&s->base, from, err);
+	if (!rc)
+		rc = simple(s, "BEGIN", "migrating the schema", err);
+	if (!rc)
+		rc = simple(s, lock, "migrating the schema", err);
+	if (!rc)
+		rc = simple(s, free_it, "migrating the schema", err);
+	if (!rc)
+		rc = schema_version(s, version, err);
+	return rc;
+}
+
 static enum smr_rc migrate(struct pg_store *s, struct smr_err *err)
 {
 	int n = (int)(sizeof(postgres_migrations) / sizeof(postgres_migrations[0]));
-	int version;
+	int version, from;
 	char lock[64];
 	enum smr_rc rc = schema_version(s, &version, err);
 
@@ -1331,8 +1366,19 @@ static enum smr_rc migrate(struct pg_store *s, struct smr_err *err)
 		rc = too_new(version, n, err);
 	if (!rc)
 		s->base.migrated_from = version < n ? version : 0;
-	for (; !rc && version < n; version++)
+	from = version;
+	while (!rc && version < n) {
+		/* a new database has no copies to collapse */
+		if (from > 0 && strstr(postgres_migrations[version], HISTORY_MIGRATION_MARK)) {
+			rc = collapse_history(s, lock, &from, &version, err);
+			s->base.migrated_from = from;
+			if (rc || version >= n ||
+			    !strstr(postgres_migrations[version], HISTORY_MIGRATION_MARK))
+				continue;
+		}
 		rc = apply_migration(s, version + 1, err);
+		version++;
+	}
 	if (rc)
 		return rollback(s, rc);
 	return commit(s, err);
@@ -1819,8 +1865,12 @@ static enum smr_rc insert_on_head(struct store *st, const char *space_id,
 	p_text(&p, text);
 	p_text(&p, c->author ? c->author : "");
 	p_text(&p, c->created_at);
-	rc = row(P(st), Q_COMMIT_INSERT_ON_HEAD, &p, &(struct pipe_entry){ .conflict = "23505",
-		 .what = "writing a checkpoint" }, err);
+	rc = row(P(st), Q_COMMIT_NEW, &(struct params){ .n = 2, .v = { space_id, c->hash } },
+		 &(struct pipe_entry){ .conflict = CHECK_FAILED, .what = "writing a checkpoint" },
+		 err);
+	if (!rc)
+		rc = row(P(st), Q_COMMIT_INSERT_ON_HEAD, &p, &(struct pipe_entry){
+			 .conflict = "23505", .what = "writing a checkpoint" }, err);
 	free(text);
 	return rc;
 }
@@ -1847,6 +1897,33 @@ static char *fields_text_of(const struct checkpoint *c, const struct checkpoint_
 	return buf_detach(&b, NULL);
 }
 
+static enum smr_rc commit_id(struct store *st, const char *space_id, const char *hash,
+			    int64_t *id, struct smr_err *err);
+
+/*
+ * An insert that found its hash written already (the history is shared):
+ * SMR_ECONFLICT when space_id holds it, else *id gets its row, which the
+ * Space now takes on (the same checkpoint, written in another Space).
+ */
+static enum smr_rc written_before(struct store *st, const char *space_id, const char *hash,
+				  int64_t *id, struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	enum smr_rc rc = commit_id(st, space_id, hash, id, err);
+
+	if (rc || *id >= 0)
+		return rc ? rc : SMR_ECONFLICT;
+	p_text(&p, hash);
+	rc = run(P(st), Q_COMMIT_BY_HASH, &p, &r, "writing a checkpoint", err);
+	if (!rc && PQntuples(r))
+		*id = col_int(r, 0, 0);
+	else if (!rc)
+		rc = smr_errf(err, SMR_EINTERNAL, "checkpoint %.12s vanished while written", hash);
+	PQclear(r);
+	return rc;
+}
+
 static enum smr_rc insert_commit(struct store *st, const char *space_id,
 				 const struct checkpoint *c, const struct checkpoint_text *ct,
 				 int64_t parent_id, int64_t merge_id, int64_t *new_id,
@@ -1870,8 +1947,10 @@ static enum smr_rc insert_commit(struct store *st, const char *space_id,
 	rc = run(s, Q_COMMIT_INSERT, &p, &r, "writing a checkpoint", err);
 	if (rc && state_is(s, "23505"))
 		rc = SMR_ECONFLICT;
-	if (!rc)
+	if (!rc && PQntuples(r))
 		*new_id = col_int(r, 0, 0);
+	else if (!rc)
+		rc = written_before(st, space_id, c->hash, new_id, err);
 	PQclear(r);
 	free(text);
 	return rc;
@@ -2107,29 +2186,50 @@ static int scan_batch(const PGresult *r, store_scan_fn fn, void *ctx, int64_t *l
 	return stop;
 }
 
-/* In batches by row id, inside one read-only snapshot. */
+/* The next (up to) batch ids of column 0 of r from *at on, as a PostgreSQL array literal. */
+static char *id_array(const PGresult *r, int *at, int batch)
+{
+	struct buf b = BUF_INIT(0);
+	int n = PQntuples(r);
+
+	buf_addch(&b, '{');
+	for (int i = 0; i < batch && *at < n; i++, (*at)++)
+		buf_addf(&b, "%s%s", i ? "," : "", PQgetvalue(r, *at, 0));
+	buf_addch(&b, '}');
+	return buf_detach(&b, NULL);
+}
+
+/* The ids first, then their rows in batches, inside one read-only snapshot. */
 static enum smr_rc pg_checkpoint_scan(struct store *st, const char *space_id,
 				      store_scan_fn fn, void *ctx, struct smr_err *err)
 {
 	struct pg_store *s = P(st);
 	struct params p;
-	PGresult *r = NULL;
+	PGresult *r = NULL, *ids = NULL;
 	int64_t last = 0;
-	int rows, stop = 0;
+	int stop = 0, n_ids = 0, at = 0;
+	char *list;
 	enum smr_rc rc;
 
 	rc = begin_isolation(s, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", err);
-	while (!rc && !stop) {
+	p.n = 0;
+	p_text(&p, space_id);
+	if (!rc)
+		rc = run(s, Q_SCAN_IDS, &p, &ids, "scanning checkpoints", err);
+	n_ids = rc ? 0 : PQntuples(ids);
+	while (!rc && !stop && at < n_ids) {
+		list = id_array(ids, &at, SCAN_BATCH);
 		p.n = 0;
 		p_text(&p, space_id);
-		p_int(&p, last);
+		p_text(&p, list);
 		rc = run(s, Q_SCAN, &p, &r, "scanning checkpoints", err);
+		free(list);
 		if (rc)
 			break;
-		rows = PQntuples(r);
-		stop = scan_batch(r, fn, ctx, &last) || rows < SCAN_BATCH;
+		stop = scan_batch(r, fn, ctx, &last);
 		PQclear(r);
 	}
+	PQclear(ids);
 	if (rc)
 		return rollback(s, rc);
 	return commit(s, err);
@@ -2146,7 +2246,7 @@ static enum smr_rc commit_id(struct store *st, const char *space_id, const char 
 	p_text(&p, hash);
 	rc = run(P(st), Q_COMMIT_ID, &p, &r, "looking up a checkpoint", err);
 	if (!rc)
-		*id = PQntuples(r) ? col_int(r, 0, 0) : -1;
+		*id = PQntuples(r) && !PQgetisnull(r, 0, 0) ? col_int(r, 0, 0) : -1;
 	PQclear(r);
 	return rc;
 }
@@ -2219,28 +2319,6 @@ static enum smr_rc commit_ancestry(struct store *st, const char *space_id, const
 	if (!rows)
 		return smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in this space", hash);
 	return SMR_OK;
-}
-
-static enum smr_rc commit_copy(struct store *st, const char *space_id, const char *src_space_id,
-			       const char *hash, int64_t parent_id, int64_t merge_id, int64_t *id,
-			       struct smr_err *err)
-{
-	struct params p = { .n = 0 };
-	PGresult *r = NULL;
-	enum smr_rc rc;
-
-	p_text(&p, space_id);
-	p_int_or_null(&p, parent_id);
-	p_int_or_null(&p, merge_id);
-	p_text(&p, src_space_id);
-	p_text(&p, hash);
-	rc = run(P(st), Q_COMMIT_COPY, &p, &r, "copying a checkpoint", err);
-	if (!rc && PQntuples(r) != 1)
-		rc = smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in the source space", hash);
-	if (!rc)
-		*id = col_int(r, 0, 0);
-	PQclear(r);
-	return rc;
 }
 
 /* ---- sessions and turns ---- */
@@ -2483,7 +2561,6 @@ const struct store_ops store_postgres_ops = {
 	.commit_read = commit_read,
 	.commit_links = commit_links,
 	.commit_ancestry = commit_ancestry,
-	.commit_copy = commit_copy,
 	.space_insert = space_insert,
 	.head_move = move_head,
 	.last_seq_lock = lock_last_seq,

@@ -221,6 +221,10 @@ static const char *const postgres_migrations[] = {
 	"  WHERE status = 'running';"
 	"CREATE INDEX draft_jobs_unfinished_owner ON draft_jobs(owner_id)"
 	"  WHERE status IN ('queued', 'running');",
+	/* 10: one shared history (see schema_sqlite.h) */
+	"CREATE UNIQUE INDEX commits_hash_unique ON commits(commit_hash);"
+	"DROP INDEX commits_by_hash;"
+	"CREATE INDEX reflog_by_new_hash ON reflog(new_hash);",
 };
 
 #endif
