@@ -193,7 +193,7 @@ int http_authenticate(struct http_req *r)
 	int got;
 
 	if (tc)
-		ops_auth_stale(&tc->ops);    /* nothing of an earlier request on this thread counts */
+		ops_auth_stale(tc->ops);    /* nothing of an earlier request on this thread counts */
 	r->auth_gen = ops_auth_keeper_mark(r->srv->keeper);   /* before: a stream's hold */
 	got = identify(r, &err);
 

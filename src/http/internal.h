@@ -403,7 +403,7 @@ void http_reply_fixed(struct http_req *r, int which);
 struct MHD_Response;
 
 struct http_ctx {
-	struct ops_ctx ops;
+	struct ops_ctx *ops;
 	/*
 	 * The last 200 response this thread rendered and the document it
 	 * rendered (a reference held, so no other document can take its

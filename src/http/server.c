@@ -853,10 +853,10 @@ static void run_handler(struct http_req *r)
 		}
 	}
 	if (ctx)
-		ctx->who = r->has_who ? &r->who : NULL;
+		ops_set_caller(ctx, r->has_who ? &r->who : NULL);
 	r->route->run(r, ctx);
 	if (ctx) {
-		ctx->who = NULL;
+		ops_set_caller(ctx, NULL);
 		ops_auth_stale(ctx);    /* the next request reads the auth epoch again */
 	}
 }
@@ -1162,20 +1162,20 @@ static enum smr_rc check_exposure(struct http_server *srv, int has_users, struct
  */
 static enum smr_rc check_store(struct http_server *srv, struct smr_err *err)
 {
-	struct ops_ctx ctx;
-	enum smr_rc rc = ops_open(&ctx, srv->cfg->dsn, err);
+	struct ops_ctx *ctx;
+	enum smr_rc rc = ops_open(&ctx, srv->cfg->dsn, NULL, err);
 	int users = 0;
 
 	if (rc)
 		return rc;
 
-	srv->store_name = store_name(ctx.st);
-	rc = ops_auth_users_exist(&ctx, &users, err);
+	srv->store_name = ops_store_name(ctx);
+	rc = ops_auth_users_exist(ctx, &users, err);
 	if (!rc)
 		rc = check_exposure(srv, users, err);
 	if (!rc && users)
 		atomic_store(&srv->users_seen, 1);
-	ops_close(&ctx);
+	ops_close(ctx);
 	return rc;
 }
 

@@ -9,6 +9,7 @@
 #include "ops/api.h"
 #include "ops/auth.h"
 #include "ops/auth_keeper.h"
+#include "ops/context.h"
 #include "util/sys.h"
 #include "util/xalloc.h"
 #include "util/hex.h"

@@ -9,6 +9,7 @@
 #include "domain/patch.h"
 #include "domain/ref.h"
 #include "ops/auth.h"
+#include "ops/context.h"
 #include "ops/ops.h"
 #include "store/auth.h"
 #include "util/xalloc.h"
@@ -338,10 +339,10 @@ enum smr_rc ops_head_doc(struct ops_ctx *ctx, const char *space, json_t **out,
 	uint64_t version = 0;
 	enum smr_rc rc = SMR_OK;
 
-	if (h->on && h->seen) {
+	if (h->seen) {
 		version = h->seen;       /* read by this request's auth check: used once */
 		h->seen = 0;
-	} else if (h->on) {
+	} else {
 		rc = store_data_version(ctx->st, &version, err);
 	}
 	if (rc)
@@ -365,23 +366,19 @@ enum smr_rc ops_head_doc(struct ops_ctx *ctx, const char *space, json_t **out,
 		*out = checkpoint_to_json(&c);
 		if (note.id)
 			json_object_set_new(*out, "handoff", ops_handoff_json(&note, c.hash));
-		if (h->on) {
-			json_decref(h->doc);
-			free(h->hash);
-			free(h->name);
-			h->doc = json_incref(*out);
-			h->hash = xstrdup(c.hash);
-			h->name = xstrdup(c.space);
-			h->handoff = note.id;
-		}
+		json_decref(h->doc);
+		free(h->hash);
+		free(h->name);
+		h->doc = json_incref(*out);
+		h->hash = xstrdup(c.hash);
+		h->name = xstrdup(c.space);
+		h->handoff = note.id;
 	}
 	handoff_release(&note);
 	checkpoint_release(&c);
-	if (h->on) {
-		free(h->space);
-		h->space = xstrdup(space);
-		h->version = version;
-	}
+	free(h->space);
+	h->space = xstrdup(space);
+	h->version = version;
 	return SMR_OK;
 }
 
@@ -591,8 +588,6 @@ static void memo_space(struct ops_ctx *ctx, const char *ref, const struct space 
 {
 	struct space_memo *m = &ctx->space;
 
-	if (!m->on)
-		return;
 	free(m->ref);
 	space_release(&m->sp);
 	m->ref = xstrdup(ref);
@@ -614,7 +609,7 @@ static int write_remembered(struct ops_ctx *ctx, const char *space, struct check
 {
 	struct space_memo *m = &ctx->space;
 
-	if (!m->on || !parent || !is_full_hash(parent))
+	if (!parent || !is_full_hash(parent))
 		return 0;
 	if ((!m->ref || strcmp(m->ref, space)) && !shelf_find(m, space))
 		return 0;

@@ -70,7 +70,7 @@ static void *write_main(void *arg)
 TEST(group_background_write_waits_for_a_foreground_leader)
 {
 	char path[TEMP_STORE_PATH_MAX];
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx = NULL;
 	struct store *first, *bg_st = NULL, *fg_st = NULL;
 	struct writer lead = { 0 }, bg = { 0 }, fg = { 0 };
 	pthread_t t_lead, t_bg, t_fg;
@@ -112,5 +112,5 @@ TEST(group_background_write_waits_for_a_foreground_leader)
 	CHECK(fg.ran_on != first && fg.ran_on != bg_st && fg.ran_on != fg_st);
 	store_close(bg_st);
 	store_close(fg_st);
-	temp_store_close(path, first);
+	temp_store_close(path, ctx);
 }

@@ -9,6 +9,7 @@
  * at start-up, so that provider connections (and TLS sessions) are reused
  * across sends.
  */
+#include "ops/context.h"
 #include "ops/runtime/generation.h"
 #include "ops/runtime/runtime.h"
 #include "domain/thread.h"

@@ -10,6 +10,7 @@
  * result never overwrites a timeout.  A process killed mid-job leaves rows
  * queued or running; the next draft_runner_start() fails them.
  */
+#include "ops/context.h"
 #include "ops/runtime/draft.h"
 #include "domain/checkpoint.h"
 #include "domain/diff.h"

@@ -9,6 +9,7 @@
  * keeps an ended generation for GEN_KEEP_S seconds so that a client that
  * lost its connection can still read the end).
  */
+#include "ops/context.h"
 #include "ops/runtime/generation.h"
 #include "provider/loop.h"
 #include "util/buf.h"
@@ -117,7 +118,7 @@ struct chat_gens {
 	atomic_int live;            /* generations made by gen_new that have not ended */
 	int trim_due;               /* under fin_lock: replies ended since the last trim */
 	struct gen_settle *unsettled; /* under fin_lock: ends waiting for the store */
-	struct ops_ctx ctx;         /* the finisher's */
+	struct ops_ctx *ctx;        /* the finisher's */
 	int running;
 	int64_t pruned_us;          /* when ended generations were last dropped (under lock) */
 	pthread_t ticker;           /* keep-alives */
@@ -691,7 +692,7 @@ static void settle_pending(struct chat_gens *gs)
 	pthread_mutex_unlock(&gs->fin_lock);
 	while ((u = list)) {
 		list = u->next;
-		if (!down && !(down = settle_one(&gs->ctx, u))) {
+		if (!down && !(down = settle_one(gs->ctx, u))) {
 			settle_free(u);
 			continue;
 		}
@@ -751,7 +752,7 @@ static void *finisher_main(void *arg)
 			break;                  /* nothing is left */
 		if (!n)
 			continue;
-		send_finish_batch(&gs->ctx, batch, n);
+		send_finish_batch(gs->ctx, batch, n);
 		for (size_t i = 0; i < n; i++)
 			chat_gen_unref(batch[i]);
 		pthread_mutex_lock(&gs->fin_lock);
@@ -862,29 +863,30 @@ enum smr_rc chat_generations_start(struct runtime *rt, const char *dsn, struct s
 	struct chat_gens *gs = rt->gens;
 	char now[32], before[32];
 	size_t n = 0;
-	enum smr_rc rc = ops_open(&gs->ctx, dsn, err);
+	enum smr_rc rc = ops_open(&gs->ctx, dsn, &(struct ops_opts){ .rt = rt }, err);
 
 	if (rc)
 		return rc;
-	gs->ctx.rt = rt;
-	gs->ctx.now(now);
+	gs->ctx->now(now);
 	/*
 	 * A store of its own: whatever runs was this server's, cut off by its
 	 * stop.  A shared one (PostgreSQL under several servers): only what is
 	 * older than any reply can run; the rest may be another server's.
 	 */
-	if (store_is_shared(gs->ctx.st))
+	if (store_is_shared(gs->ctx->st))
 		iso_before(now, sys_env_long("SMRITI_GENERATION_ORPHAN_S", GEN_ORPHAN_S, 60,
 					     86400 * 30), before);
-	rc = store_generation_interrupt_running(gs->ctx.st,
+	rc = store_generation_interrupt_running(gs->ctx->st,
 		"the server stopped while this reply was being generated; send the message again",
-		now, store_is_shared(gs->ctx.st) ? before : NULL, &n, err);
+		now, store_is_shared(gs->ctx->st) ? before : NULL, &n, err);
 	if (rc) {
-		ops_close(&gs->ctx);
+		ops_close(gs->ctx);
+		gs->ctx = NULL;
 		return rc;
 	}
 	if (sys_thread_start(&gs->finisher, finisher_main, gs)) {
-		ops_close(&gs->ctx);
+		ops_close(gs->ctx);
+		gs->ctx = NULL;
 		return smr_errf(err, SMR_EINTERNAL, "cannot start the chat finisher thread");
 	}
 	pthread_mutex_lock(&gs->fin_lock);
@@ -958,7 +960,7 @@ void chat_generations_stop(struct runtime *rt)
 	pthread_cond_signal(&gs->fin_cond);
 	pthread_mutex_unlock(&gs->fin_lock);
 	pthread_join(gs->finisher, NULL);
-	ops_close(&gs->ctx);
+	ops_close(gs->ctx);
 	pthread_mutex_lock(&gs->fin_lock);
 	gs->running = 0;
 	/* still unreachable: the next start (or, shared, the orphan rule) interrupts them */

@@ -6,6 +6,7 @@
  * built by the same context_build as chat.send, without calling a provider
  * or writing anything).
  */
+#include "ops/context.h"
 #include "ops/runtime/runtime.h"
 #include "domain/context.h"
 #include "domain/thread.h"

@@ -8,6 +8,7 @@
  * only those that name existing items, takes the item texts from the
  * checkpoint itself, and tags them "llm".  Review only reads; so does this.
  */
+#include "ops/context.h"
 #include "ops/runtime/review_llm.h"
 #include "domain/checkpoint.h"
 #include "domain/context.h"

@@ -3,6 +3,7 @@
  * environment, the system preamble, context budgets per model and the nudge
  * threshold (see runtime.h).
  */
+#include "ops/context.h"
 #include "ops/runtime/generation.h"
 #include "ops/runtime/runtime.h"
 #include "util/sys.h"

@@ -19,6 +19,7 @@
  * context: the state is Smriti's, and a provider only renders it.
  */
 #include "ops/auth.h"
+#include "ops/context.h"
 #include "ops/runtime/generation.h"
 #include "ops/runtime/runtime.h"
 #include "provider/loop.h"
