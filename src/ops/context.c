@@ -55,21 +55,12 @@ enum smr_rc ops_open(struct ops_ctx **out, const char *dsn, const struct ops_opt
 	return SMR_OK;
 }
 
-static void head_cache_release(struct head_cache *h)
-{
-	free(h->space);
-	free(h->hash);
-	free(h->name);
-	json_decref(h->doc);
-	memset(h, 0, sizeof(*h));
-}
-
 void ops_close(struct ops_ctx *ctx)
 {
 	if (!ctx)
 		return;
 	head_cache_release(&ctx->head);
-	ops_space_memo_release(ctx);
+	space_memo_release(&ctx->space);
 	ops_auth_cache_free(ctx);
 	if (ctx->owns_store)
 		store_close(ctx->st);

@@ -6,58 +6,25 @@
  * one with ops_open(), hands what it built at start-up in struct ops_opts,
  * names the caller with ops_set_caller(), and sets nothing else.  The
  * operations read the members below directly.  The caches a context keeps
- * between calls are below.
+ * between calls are ops/cache.h's; ops/cache.c says when each entry stops
+ * counting.
  */
 #ifndef SMRITI_OPS_CONTEXT_H
 #define SMRITI_OPS_CONTEXT_H
 
+#include "ops/cache.h"
 #include "ops/ops.h"
 #include "store/store.h"
 
 struct auth_cache;    /* what this context read of tokens and roles (ops/auth.c) */
 
-/*
- * The last HEAD document a context read (see ops_head_doc).  The document
- * is a function of the checkpoint's hash, its Space's name and the Space's
- * newest hand-off note alone (the hash covers every other member), so a
- * read that finds the same three again hands out the same document,
- * rendered once.
- */
-struct head_cache {
-	char *space;                     /* as asked for last: id or name */
-	uint64_t version;                /* store_data_version() read before that (0: none) */
-	json_t *doc;
-	char *hash, *name;               /* the checkpoint doc renders, and its Space's name */
-	int64_t handoff;                 /* the hand-off note doc carries (0: none) */
-	/*
-	 * The data version this request's auth check read (ops/auth.c), reused
-	 * instead of a second read; 0: none.  Cleared when a request ends and
-	 * before any write (api_call), so a write is never followed by a HEAD
-	 * read that would not see it.
-	 */
-	uint64_t seen;
-};
-
-/*
- * The Space the last checkpoint write named (see ops_checkpoint_create): a
- * write on a parent then skips looking the Space up, and the store checks
- * in the write's own transaction that the name still means that Space.
- */
-struct space_memo {
-	char *ref;                       /* as given: id or name */
-	struct space sp;                 /* its id and name */
-	int joined;                      /* counted among the shelf's users (ops_checkpoint.c) */
-};
-
-/* Frees ctx->space (ops_close calls it); the last one out empties the shared shelf. */
-void ops_space_memo_release(struct ops_ctx *ctx);
-
 struct ops_ctx {
 	struct store *st;                /* owned unless opened with ops_open_on() */
 	int owns_store;                  /* ops_close() closes st */
-	struct head_cache head;          /* owned; released by ops_close() */
-	struct space_memo space;         /* owned; released by ops_close() */
-	struct auth_cache *auth_cache;   /* owned; NULL until a check */
+	struct head_cache head;          /* owned (ops/cache.h) */
+	struct space_memo space;         /* owned (ops/cache.h) */
+	struct auth_cache *auth_cache;   /* owned (ops/cache.c's rule, ops/auth.c's code); NULL
+					    until a check */
 	struct runtime *rt;              /* borrowed (ops_opts.rt); NULL in the lean binary */
 	const struct review_pass *llm_review; /* this binary's LLM review pass, or NULL */
 	void (*now)(char out[32]);       /* sys_now_iso unless ops_opts swaps it */
