@@ -416,10 +416,11 @@ struct http_ctx {
 };
 
 /*
- * The calling thread's ops context, opening its store on first use; NULL
- * with err set when the store cannot be opened.
+ * The calling thread's ops context, opening its store on first use (with
+ * background, ops_opts.background: the chat workers' threads); NULL with
+ * err set when the store cannot be opened.
  */
-struct ops_ctx *http_thread_ops(struct http_server *srv, struct smr_err *err);
+struct ops_ctx *http_thread_ops(struct http_server *srv, int background, struct smr_err *err);
 /* The calling thread's context if it has opened one, else NULL. */
 struct http_ctx *http_thread_ctx(void);
 /* Closes every thread's store (after all threads stopped). */

@@ -216,7 +216,7 @@ static void look(struct http_mcp_listens *ls, struct http_mcp_stream *first)
 	int moved;
 	json_t *due;
 
-	if (!ls->ctx && !(ls->ctx = http_thread_ops(ls->srv, &err)))
+	if (!ls->ctx && !(ls->ctx = http_thread_ops(ls->srv, 0, &err)))
 		return;                 /* the store is down: the next look tries again */
 	moved = store_moved(ls);
 	for (struct http_mcp_stream *st = first; st; st = st->next) {

@@ -13,7 +13,7 @@
 
 static __thread struct http_ctx *tls_ctx;
 
-struct ops_ctx *http_thread_ops(struct http_server *srv, struct smr_err *err)
+struct ops_ctx *http_thread_ops(struct http_server *srv, int background, struct smr_err *err)
 {
 	struct http_ctx *c;
 
@@ -22,7 +22,8 @@ struct ops_ctx *http_thread_ops(struct http_server *srv, struct smr_err *err)
 	c = xcalloc(1, sizeof(*c));
 	if (ops_open(&c->ops, srv->cfg->dsn,
 		     &(struct ops_opts){ .rt = srv->rt, .keeper = srv->keeper,
-					 .actor = srv->cfg->actor }, err)) {
+					 .actor = srv->cfg->actor, .background = background },
+		     err)) {
 		free(c);
 		return NULL;
 	}

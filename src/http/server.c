@@ -846,7 +846,7 @@ static void run_handler(struct http_req *r)
 	struct ops_ctx *ctx = NULL;
 
 	if (!(r->route->flags & ROUTE_NO_STORE)) {
-		ctx = http_thread_ops(r->srv, &err);
+		ctx = http_thread_ops(r->srv, r->chat_pool, &err);
 		if (!ctx) {
 			http_fail(r, err.code == SMR_OK ? SMR_EUNAVAIL : err.code, &err, NULL);
 			return;
@@ -1354,7 +1354,6 @@ static enum smr_rc start(struct http_server *srv, struct smr_err *err)
 	srv->pool.cancel = srv->chat_pool.cancel = job_cancel;
 	srv->pool.name = "smr-worker";
 	srv->chat_pool.name = "smr-chat";
-	srv->chat_pool.background = 1;
 	if (workq_start(&srv->pool, srv->cfg->workers, NULL) ||
 	    workq_start(&srv->chat_pool, HTTP_CHAT_WORKERS, NULL))
 		return smr_errf(err, SMR_EINTERNAL, "cannot start worker threads");

@@ -27,6 +27,8 @@ enum smr_rc ops_open_on(struct ops_ctx **out, struct store *st, const struct ops
 	if (!opt)
 		opt = &none;
 	ctx->st = st;
+	if (opt->background)
+		store_set_background(st, 1);
 	ctx->llm_review = review_llm_builtin;
 	ctx->rt = opt->rt;
 	ctx->keeper = opt->keeper;

@@ -41,6 +41,12 @@ struct ops_opts {
 	const char *actor;
 	void (*now)(char out[32]);       /* NULL: sys_now_iso (tests swap the clock) */
 	void (*new_id)(char out[37]);    /* NULL: sys_uuid */
+	/*
+	 * 1: the context's writes are background work nobody waits on at the
+	 * moment (a server's chat workers): they yield to other writes
+	 * (store_set_background).
+	 */
+	int background;
 };
 
 /*

@@ -311,6 +311,7 @@ struct store {
 	int migrated_from;
 	struct index_memo *memo;   /* index.c's, claimed by this handle; store_close frees it */
 	struct commit_group *group;      /* set by store_open when the backend groups */
+	int background;                  /* store_set_background */
 };
 
 /*

@@ -74,6 +74,11 @@ int store_is_shared(const struct store *st)
 	return st->ops->shared;
 }
 
+void store_set_background(struct store *st, int on)
+{
+	st->background = on;
+}
+
 enum smr_rc store_gc_prune(struct store *st, const char *before, size_t *n,
 			   struct smr_err *err)
 {
@@ -180,7 +185,7 @@ static enum smr_rc write_txn(struct store *st, store_rows_fn rows, void *arg,
 	enum smr_rc rc;
 
 	if (st->group)
-		return group_write(st->group, st, rows, arg, err);
+		return group_write(st->group, st, st->background, rows, arg, err);
 	rc = st->ops->txn_begin(st, err);
 	if (rc)
 		return rc;

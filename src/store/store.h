@@ -53,6 +53,14 @@ const char *store_name(const struct store *st);
 int store_is_shared(const struct store *st);
 
 /*
+ * Marks st's writes as background work, which nobody waits on at the
+ * moment (starting chat sends behind a burst of them): where handles share
+ * a commit group (SQLite, store/group.c), such a write leads a transaction
+ * only when no foreground write waits.  A handle starts foreground.
+ */
+void store_set_background(struct store *st, int on);
+
+/*
  * Who moves a Space's HEAD, when and why: what the reflog row of the move
  * records.  NULL actor or reason is recorded as "".  at is the time (ISO).
  */

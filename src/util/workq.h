@@ -28,7 +28,6 @@ struct workq {
 	void (*run)(struct workq_item *it, void *arg);     /* does the work */
 	void (*cancel)(struct workq_item *it, void *arg);  /* answers work that will not run */
 	const char *name;                                   /* the workers' thread name, or NULL */
-	int background;                                     /* workers: sys_thread_mark_background() */
 	/* the rest is the queue's own */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
