@@ -45,9 +45,10 @@ struct http_ui;
  * Threads that start chat sends (store the user turn, start the provider
  * call).  Their own pool, so that a burst of sends (hundreds of people
  * pressing Send) queues behind itself, not in front of an agent's write.
- * They are background threads (util/sys.h: their store writes never lead a
- * commit group while a foreground write waits), and their user turns that
- * arrive together share a transaction and its fsync (store/group.c).
+ * Their contexts are background ones (ops_opts.background: their store
+ * writes never lead a commit group while a foreground write waits), and
+ * their user turns that arrive together share a transaction and its fsync
+ * (store/group.c).
  * Two of them, not one per send in a burst: how many run at once is how
  * much of the machine a burst takes from everyone else.  Eight admitted a
  * burst faster but left an agent's commit waiting several times longer;
