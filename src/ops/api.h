@@ -13,7 +13,6 @@
 #include <jansson.h>
 
 #include "ops/ops.h"
-#include "store/auth.h"
 
 /*
  * What an operation needs of a signed-in caller (ops/auth.h), checked by

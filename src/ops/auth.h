@@ -18,7 +18,6 @@
 
 #include "ops/api.h"
 #include "ops/ops.h"
-#include "store/auth.h"
 
 #define TOKEN_PREFIX "smr_"
 #define TOKEN_SECRET_HEX 64          /* 32 random bytes */

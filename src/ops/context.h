@@ -14,6 +14,7 @@
 
 #include "ops/cache.h"
 #include "ops/ops.h"
+#include "store/auth.h"
 #include "store/store.h"
 
 struct auth_cache;    /* what this context read of tokens and roles (ops/auth.c) */

@@ -15,8 +15,7 @@
 
 #include "store/store.h"
 
-/* Roles on a Space, in order: each allows what the one before it does. */
-enum role { ROLE_NONE = 0, ROLE_READER = 1, ROLE_WRITER = 2, ROLE_OWNER = 3 };
+/* enum role (a role on a Space) is domain/model.h's. */
 
 /* A person, or an agent (owner_id set: the person it works for, name "person/agent"). */
 struct user {
