@@ -11,7 +11,7 @@
  * alternating user and assistant.  Prints the session ids, one per line.
  */
 #include "ops/context.h"
-#include "ops/runtime/runtime.h"
+#include "ops/full/runtime.h"
 #include "util/xalloc.h"
 
 #include <sqlite3.h>

@@ -1,5 +1,5 @@
 /*
- * auth.c -- who a request is, and the web UI's way to sign in.
+ * http_auth.c -- who a request is, and the web UI's way to sign in.
  *
  * A request carries a bearer token (Authorization: Bearer ...) or the UI's
  * cookie.  The token is either the server's SMRITI_TOKEN (the
@@ -20,7 +20,7 @@
  *   POST   /v4/auth   {token}: sets the cookie, or 401 and nothing set
  *   DELETE /v4/auth   clears the cookie
  */
-#include "http/internal.h"
+#include "http/http_int.h"
 #include "util/sys.h"
 #include "util/xalloc.h"
 

@@ -1,5 +1,5 @@
 /*
- * internal.h -- the parts of the HTTP server shared between its files.
+ * http_int.h -- the parts of the HTTP server shared between its files.
  *
  * How a request flows (server.c):
  *
@@ -30,7 +30,7 @@
 #include "http/server.h"
 #include "ops/api.h"
 #include "ops/auth.h"
-#include "ops/runtime/generation.h"
+#include "ops/full/generation.h"
 #include "util/buf.h"
 #include "util/workq.h"
 
@@ -200,7 +200,7 @@ struct http_ui *http_ui_build(void);
 void http_ui_free(struct http_ui *ui);
 
 /*
- * Decides who a request is (auth.c), on the event thread before routing:
+ * Decides who a request is (http_auth.c), on the event thread before routing:
  * the SMRITI_TOKEN (admin), a user's or agent's token from the store, the
  * UI's cookie for either, or nobody.  Nobody is let in only while the
  * server has no SMRITI_TOKEN and its database no users (then it is
@@ -274,7 +274,7 @@ void http_conn_phase(struct http_conn *c, enum conn_phase phase);
 /* n more bytes of body arrived on c. */
 void http_conn_body(struct http_conn *c, size_t n);
 
-/* The UI's token cookie (auth.c): GET, POST and DELETE /v4/auth. */
+/* The UI's token cookie (http_auth.c): GET, POST and DELETE /v4/auth. */
 void http_auth_get(struct http_req *r, struct ops_ctx *ctx);
 void http_auth_post(struct http_req *r, struct ops_ctx *ctx);
 void http_auth_delete(struct http_req *r, struct ops_ctx *ctx);

@@ -35,7 +35,7 @@
  * began) and a stream whose request ended is only marked dead; the watcher
  * frees the dead after its look.
  */
-#include "http/internal.h"
+#include "http/http_int.h"
 #include "mcp/mcp.h"
 #include "util/sys.h"
 #include "util/xalloc.h"

@@ -5,7 +5,7 @@
  * opens its own context on its first request: SQLite handles (and
  * PostgreSQL connections) must not be shared between threads.
  */
-#include "http/internal.h"
+#include "http/http_int.h"
 #include "util/xalloc.h"
 
 #include <microhttpd.h>

@@ -19,7 +19,7 @@
  * isolation but would cost a thread (and a store handle) per keep-alive
  * connection and a context switch per request.
  */
-#include "http/internal.h"
+#include "http/http_int.h"
 #include "util/metrics.h"
 #include "util/sys.h"
 #include "util/utf8.h"

@@ -16,7 +16,7 @@
  * and no referrer.  Cache-Control: no-cache makes the browser revalidate, so
  * a new build is picked up at once and an unchanged asset costs a 304.
  */
-#include "http/internal.h"
+#include "http/http_int.h"
 #include "http/ui_assets.h"
 #include "util/err.h"
 #include "util/xalloc.h"

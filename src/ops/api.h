@@ -112,7 +112,7 @@ extern const struct api_op api_core_ops[];
 /*
  * The operation tables of this binary, NULL-terminated, chosen at link time
  * like the store's backends: ops/builtins_lean.c lists the core ones,
- * ops/runtime/builtins_full.c adds chat and drafts.
+ * ops/full/builtins_full.c adds chat and drafts.
  */
 extern const struct api_op *const api_tables[];
 

@@ -2,7 +2,7 @@
  * auth_keeper.c -- a server's one thread that keeps its contexts' caches of
  * tokens and roles honest without a query per request (see auth.h).
  *
- * Each worker's context (ops/auth.c) keeps the tokens it checked and the
+ * Each worker's context (ops/ops_auth.c) keeps the tokens it checked and the
  * roles it read.  They stay valid until the auth state changes, and the
  * keeper says when that may have happened:
  *  - PostgreSQL: a watch (store_watch, a LISTEN connection) hears every

@@ -20,7 +20,7 @@
  *    that Space (store_checkpoint_put_checked).  A conflict forgets it
  *    here; "not found" (renamed, deleted) forgets it on the shelf too.
  *  - Tokens, roles and Spaces a caller named (struct auth_cache, per
- *    context; its code is ops/auth.c's, next to the checks that fill it):
+ *    context; its code is ops/ops_auth.c's, next to the checks that fill it):
  *    valid while the auth state has not moved, checked once per request
  *    against the server's keeper (ops/auth_keeper.c) or the store's auth
  *    epoch; any change made through this context clears it at once.

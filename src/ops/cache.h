@@ -22,7 +22,7 @@ struct head_cache {
 	char *hash, *name;               /* the checkpoint doc renders, and its Space's name */
 	int64_t handoff;                 /* the hand-off note doc carries (0: none) */
 	/*
-	 * The data version this request's auth check read (ops/auth.c), reused
+	 * The data version this request's auth check read (ops/ops_auth.c), reused
 	 * instead of a second read; 0: none.  Cleared when a request ends and
 	 * before any write (api_call), so a write is never followed by a HEAD
 	 * read that would not see it.

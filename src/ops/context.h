@@ -17,14 +17,14 @@
 #include "store/auth.h"
 #include "store/store.h"
 
-struct auth_cache;    /* what this context read of tokens and roles (ops/auth.c) */
+struct auth_cache;    /* what this context read of tokens and roles (ops/ops_auth.c) */
 
 struct ops_ctx {
 	struct store *st;                /* owned unless opened with ops_open_on() */
 	int owns_store;                  /* ops_close() closes st */
 	struct head_cache head;          /* owned (ops/cache.h) */
 	struct space_memo space;         /* owned (ops/cache.h) */
-	struct auth_cache *auth_cache;   /* owned (ops/cache.c's rule, ops/auth.c's code); NULL
+	struct auth_cache *auth_cache;   /* owned (ops/cache.c's rule, ops/ops_auth.c's code); NULL
 					    until a check */
 	struct runtime *rt;              /* borrowed (ops_opts.rt); NULL in the lean binary */
 	const struct review_pass *llm_review; /* this binary's LLM review pass, or NULL */

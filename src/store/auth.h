@@ -2,9 +2,9 @@
  * auth.h -- the storage port's rows of who may do what: people and agents
  * (users), their tokens (SHA-256 only, never the secret) and per-Space
  * grants.  Every function is one statement on its own, written once in
- * store/auth.c in SQL that every backend runs as is (store_ops.sql_text).
+ * store/store_auth.c in SQL that every backend runs as is (store_ops.sql_text).
  * Policy (who may grant, what a role allows, token checks) is the
- * operations layer's (ops/auth.c); this file only keeps rows.  Output
+ * operations layer's (ops/ops_auth.c); this file only keeps rows.  Output
  * structs belong to the caller (the *_release functions below).
  */
 #ifndef SMRITI_STORE_AUTH_H

@@ -14,7 +14,7 @@
 #ifndef SMRITI_STORE_GROUP_H
 #define SMRITI_STORE_GROUP_H
 
-#include "store/internal.h"
+#include "store/store_int.h"
 
 struct commit_group;
 

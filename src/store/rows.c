@@ -3,7 +3,7 @@
  * (store/sql.h): each is one statement on its own, with no rule to keep
  * between rows (no compare-and-swap, no numbering), so nothing in it
  * differs between SQLite and PostgreSQL.  What does differ stays in the
- * backends' methods (internal.h).
+ * backends' methods (store_int.h).
  */
 #include "store/auth.h"
 #include "store/sql.h"

@@ -16,7 +16,7 @@
  * transactions at once); other processes still meet the busy handler.
  */
 #include "store/auth.h"
-#include "store/internal.h"
+#include "store/store_int.h"
 #include "store/schema_sqlite.h"
 #include "util/metrics.h"
 #include "util/buf.h"

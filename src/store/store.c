@@ -4,7 +4,7 @@
  * numbering, copying history between Spaces) run here over the backend's
  * row methods, every move of HEAD goes through head_set(), and every
  * other function of store.h dispatches to the backend's method (but the
- * plain rows of rows.c and auth.c, one SQL text for both engines).  The list
+ * plain rows of rows.c and store_auth.c, one SQL text for both engines).  The list
  * of backends differs between the lean binary (SQLite only) and the full
  * one (with PostgreSQL); see backends_*.c.
  */

@@ -4,7 +4,7 @@
  *
  * Like git's refs_*() over ref_storage_be, these functions are the only way
  * in; the backends (sqlite.c, full/postgres.c) and their ops table are
- * private to src/store (store/internal.h).  Every function is one
+ * private to src/store (store/store_int.h).  Every function is one
  * transaction: it either happens whole or not at all.  Output structs and
  * arrays are owned by the caller (release with the functions of
  * domain/model.h).  A handle is used by one thread at a time; a server

@@ -7,10 +7,10 @@
  * "sql_text reading a session").  Handles are numbered in the order they
  * were opened; arguments are not logged (they hold users' text).
  *
- * A new method of internal.h gets a line in METHODS (or, when it does not
+ * A new method of store_int.h gets a line in METHODS (or, when it does not
  * return enum smr_rc, a function of its own below).
  */
-#include "store/internal.h"
+#include "store/store_int.h"
 #include "util/logline.h"
 #include "util/sys.h"
 #include "util/xalloc.h"

@@ -6,7 +6,7 @@
 #include "harness.h"
 #include "temp_store.h"
 #include "ops/ops.h"
-#include "ops/runtime/draft.h"
+#include "ops/full/draft.h"
 
 #include <stdlib.h>
 #include <unistd.h>

@@ -36,8 +36,8 @@
 #include "exactness.h"
 #include "fake_provider.h"
 #include "ops/api.h"
-#include "ops/runtime/generation.h"
-#include "ops/runtime/runtime.h"
+#include "ops/full/generation.h"
+#include "ops/full/runtime.h"
 #include "util/xalloc.h"
 
 #include <pthread.h>

@@ -9,8 +9,8 @@
  */
 #include "harness.h"
 #include "fake_provider.h"
-#include "ops/runtime/runtime.h"
-#include "provider/internal.h"
+#include "ops/full/runtime.h"
+#include "provider/provider_int.h"
 #include "util/xalloc.h"
 
 #include <sqlite3.h>

@@ -10,8 +10,8 @@
  * across sends.
  */
 #include "ops/context.h"
-#include "ops/runtime/generation.h"
-#include "ops/runtime/runtime.h"
+#include "ops/full/generation.h"
+#include "ops/full/runtime.h"
 #include "domain/thread.h"
 #include "util/xalloc.h"
 

@@ -11,7 +11,7 @@
  * queued or running; the next draft_runner_start() fails them.
  */
 #include "ops/context.h"
-#include "ops/runtime/draft.h"
+#include "ops/full/draft.h"
 #include "domain/checkpoint.h"
 #include "domain/diff.h"
 #include "domain/draft.h"

@@ -10,7 +10,7 @@
  * lost its connection can still read the end).
  */
 #include "ops/context.h"
-#include "ops/runtime/generation.h"
+#include "ops/full/generation.h"
 #include "provider/loop.h"
 #include "util/buf.h"
 #include "util/sys.h"

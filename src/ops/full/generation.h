@@ -32,7 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ops/runtime/runtime.h"
+#include "ops/full/runtime.h"
 
 struct chat_gen;
 

@@ -7,7 +7,7 @@
  * or writing anything).
  */
 #include "ops/context.h"
-#include "ops/runtime/runtime.h"
+#include "ops/full/runtime.h"
 #include "domain/context.h"
 #include "domain/thread.h"
 

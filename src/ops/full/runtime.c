@@ -4,8 +4,8 @@
  * threshold (see runtime.h).
  */
 #include "ops/context.h"
-#include "ops/runtime/generation.h"
-#include "ops/runtime/runtime.h"
+#include "ops/full/generation.h"
+#include "ops/full/runtime.h"
 #include "util/sys.h"
 #include "util/xalloc.h"
 

@@ -20,8 +20,8 @@
  */
 #include "ops/auth.h"
 #include "ops/context.h"
-#include "ops/runtime/generation.h"
-#include "ops/runtime/runtime.h"
+#include "ops/full/generation.h"
+#include "ops/full/runtime.h"
 #include "provider/loop.h"
 #include "domain/context.h"
 #include "domain/nudge.h"

@@ -4,7 +4,7 @@
  * session's tree of turns is shown, and a new session from a turn.
  */
 #include "ops/context.h"
-#include "ops/runtime/runtime.h"
+#include "ops/full/runtime.h"
 #include "domain/checkpoint.h"
 #include "domain/thread.h"
 #include "util/utf8.h"

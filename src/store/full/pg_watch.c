@@ -14,7 +14,7 @@
  * epoch every few seconds, which bounds what a lost notice could cost.
  */
 #include "store/auth.h"
-#include "store/internal.h"
+#include "store/store_int.h"
 #include "util/xalloc.h"
 
 #include <libpq-fe.h>

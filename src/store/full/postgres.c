@@ -37,7 +37,7 @@
  * possibly applied.
  */
 #include "store/auth.h"
-#include "store/internal.h"
+#include "store/store_int.h"
 #include "store/full/schema_postgres.h"
 #include "util/metrics.h"
 #include "util/buf.h"
