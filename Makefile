@@ -65,12 +65,12 @@ FULL_LIBS = $(shell pkg-config --libs $(FULL_PKGS)) -lpthread -lm
 # server (so an agent host starting `smriti mcp` pays the lean start-up).
 CORE_SRC = $(wildcard src/util/*.c src/domain/*.c src/ops/*.c src/cli/*.c src/mcp/*.c) \
            src/store/store.c src/store/index.c src/store/group.c src/store/sqlite.c \
-           src/store/auth.c src/store/sql.c src/store/rows.c \
+           src/store/store_auth.c src/store/sql.c src/store/rows.c \
            src/store/trace.c
 LEAN_SRC = src/store/backends_lean.c
 # Only in smriti-full: providers, the HTTP server (with MCP over HTTP),
 # PostgreSQL, the chat runtime and the commands that need them.
-FULL_SRC = $(wildcard src/provider/*.c src/http/*.c src/ops/runtime/*.c \
+FULL_SRC = $(wildcard src/provider/*.c src/http/*.c src/ops/full/*.c \
              src/cli/full/*.c src/store/full/*.c)
 LEAN_ONLY = src/cli/lean.c src/ops/builtins_lean.c
 # The web UI's sources (text in git) become one generated C file in the

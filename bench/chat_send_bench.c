@@ -10,7 +10,8 @@
  * structural, default mode), holding N turns of CHARS characters each,
  * alternating user and assistant.  Prints the session ids, one per line.
  */
-#include "ops/runtime/runtime.h"
+#include "ops/context.h"
+#include "ops/full/runtime.h"
 #include "util/xalloc.h"
 
 #include <sqlite3.h>
@@ -111,15 +112,16 @@ static int seed(const char *db, int n_sessions, long n, long chars)
 {
 	struct smr_err err = SMR_ERR_INIT;
 	struct store *st = NULL;
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx = NULL;
 	char **sids = xcalloc((size_t)n_sessions, sizeof(*sids));
 	int rc = 0;
 
 	if (store_open(db, &st, &err))
 		return die("open", err.msg);
-	ops_ctx_init(&ctx, st);
+	ops_open_on(&ctx, st, NULL, NULL);
 	for (int i = 0; !rc && i < n_sessions; i++)
-		rc = make_session(&ctx, i, &sids[i]);
+		rc = make_session(ctx, i, &sids[i]);
+	ops_close(ctx);
 	store_close(st);
 	if (!rc)
 		rc = insert_turns(db, sids, n_sessions, n, chars);

@@ -7,7 +7,7 @@
  *   bench-commit compare DIR N      prints both rates and their ratio
  *   bench-commit seed DB SPACE N    writes N checkpoints into SPACE (for log benchmarks)
  */
-#include "ops/ops.h"
+#include "ops/context.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
@@ -33,7 +33,7 @@ static int commit_n(const char *db, const char *space, long n, double *secs)
 {
 	struct smr_err err = SMR_ERR_INIT;
 	struct store *st = NULL;
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx = NULL;
 	struct space sp = { 0 };
 	struct checkpoint c;
 	json_t *fields;
@@ -41,20 +41,21 @@ static int commit_n(const char *db, const char *space, long n, double *secs)
 
 	if (store_open(db, &st, &err))
 		return die("open", &err);
-	ops_ctx_init(&ctx, st);
-	ops_space_create(&ctx, space, "benchmark", &sp, NULL);
+	ops_open_on(&ctx, st, NULL, NULL);
+	ops_space_create(ctx, space, "benchmark", &sp, NULL);
 	space_release(&sp);
 	t0 = now_s();
 	for (long i = 0; i < n; i++) {
 		fields = json_pack("{s:s, s:[s], s:[s]}", "title", "step",
 				   "decisions", "keep going", "tasks", "measure");
 		memset(&c, 0, sizeof(c));
-		if (ops_checkpoint_create(&ctx, space, fields, NULL, "bench", &c, &err))
+		if (ops_checkpoint_create(ctx, space, fields, NULL, "bench", &c, &err))
 			return die("commit", &err);
 		checkpoint_release(&c);
 		json_decref(fields);
 	}
 	*secs = now_s() - t0;
+	ops_close(ctx);
 	store_close(st);
 	return 0;
 }

@@ -10,7 +10,7 @@
  *
  *   bench-metrics [CALLS]     (default 20000000 per thread)
  */
-#include "http/internal.h"
+#include "http/http_int.h"
 #include "util/sys.h"
 
 #include <pthread.h>

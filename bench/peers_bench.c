@@ -117,7 +117,7 @@ static int create_space(struct ops_ctx *ctx, const char *space, struct smr_err *
 int main(int argc, char **argv)
 {
 	struct smr_err err = SMR_ERR_INIT;
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx = NULL;
 	struct rusage ru;
 	json_error_t jerr;
 	json_t *fields;
@@ -135,14 +135,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	/* ops_open, as every transport opens Smriti (with what a context keeps between calls) */
-	if (ops_open(&ctx, argv[1], &err)) {
+	if (ops_open(&ctx, argv[1], NULL, &err)) {
 		fprintf(stderr, "bench-peers: cannot open '%s': %s\n", argv[1], err.msg);
 		json_decref(fields);
 		return 1;
 	}
-	rc = create_space(&ctx, argv[2], &err) ||
-	     measure(&ctx, argv[2], fields, atol(argv[4]), atol(argv[5]), rates, &err);
-	ops_close(&ctx);
+	rc = create_space(ctx, argv[2], &err) ||
+	     measure(ctx, argv[2], fields, atol(argv[4]), atol(argv[5]), rates, &err);
+	ops_close(ctx);
 	json_decref(fields);
 	if (rc) {
 		fprintf(stderr, "bench-peers: %s\n", err.msg);

@@ -25,7 +25,7 @@
  */
 #include "domain/bundle.h"
 #include "domain/checkpoint.h"
-#include "ops/ops.h"
+#include "ops/context.h"
 #include "util/terms.h"
 #include "util/xalloc.h"
 
@@ -257,7 +257,7 @@ int main(int argc, char **argv)
 	struct smr_err err = SMR_ERR_INIT;
 	struct space_bundle b = { 0 };
 	struct store *st = NULL;
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx = NULL;
 	char db[4096], plain[4096], *text, **queries;
 	double t0, t_import, t_export, t_plain, *lat, size, distinct;
 	json_t *doc, *rep = NULL, *out = NULL;
@@ -284,9 +284,9 @@ int main(int argc, char **argv)
 	/* 1. import and export */
 	if (store_open(db, &st, &err))
 		return fprintf(stderr, "open: %s\n", err.msg), 1;
-	ops_ctx_init(&ctx, st);
+	ops_open_on(&ctx, st, NULL, NULL);
 	t0 = now_s();
-	if (ops_import_text(&ctx, text, strlen(text), &rep, &err))
+	if (ops_import_text(ctx, text, strlen(text), &rep, &err))
 		return fprintf(stderr, "import: %s\n", err.msg), 1;
 	t_import = now_s() - t0;
 	json_decref(rep);
@@ -296,7 +296,7 @@ int main(int argc, char **argv)
 		char *back;
 		size_t len;
 
-		if (ops_export_text(&ctx, one, 1, &back, &len, &err))
+		if (ops_export_text(ctx, one, 1, &back, &len, &err))
 			return fprintf(stderr, "export: %s\n", err.msg), 1;
 		t_export = now_s() - t0;
 		if (strcmp(back, text))
@@ -316,6 +316,7 @@ int main(int argc, char **argv)
 
 	if (argc > 3 && !strcmp(argv[3], "--bundle-only")) {   /* bench/bundle.sh; profiling */
 		free(text);
+		ops_close(ctx);
 		store_close(st);
 		return 0;
 	}
@@ -327,7 +328,7 @@ int main(int argc, char **argv)
 			struct search_params p = { .query = queries[i] };
 
 			t0 = now_s();
-			if (ops_search(&ctx, &p, &out, &err))
+			if (ops_search(ctx, &p, &out, &err))
 				return fprintf(stderr, "search '%s': %s\n", queries[i], err.msg), 1;
 			lat[i] = (now_s() - t0) * 1000;
 			json_decref(out);
@@ -355,6 +356,7 @@ int main(int argc, char **argv)
 	free(queries);
 	free(lat);
 	free(text);
+	ops_close(ctx);
 	store_close(st);
 	return 0;
 }

@@ -18,7 +18,7 @@
  * the write path, not retries).  bench/store_pg.sh runs it on a throwaway
  * cluster and a temporary SQLite file.
  */
-#include "ops/ops.h"
+#include "ops/context.h"
 #include "util/sys.h"
 #include "util/xalloc.h"
 
@@ -105,19 +105,20 @@ static void *worker(void *arg)
 	struct job *j = arg;
 	struct smr_err err = SMR_ERR_INIT;
 	struct store *st = NULL;
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx = NULL;
 
 	if (store_open(j->dsn, &st, &err)) {
 		fail(j, &err);
 		return NULL;
 	}
-	ops_ctx_init(&ctx, st);
+	ops_open_on(&ctx, st, NULL, NULL);
 	if (j->commit && j->patch)
-		patch_loop(j, &ctx);
+		patch_loop(j, ctx);
 	else if (j->commit)
-		commit_loop(j, &ctx);
+		commit_loop(j, ctx);
 	else
-		read_loop(j, &ctx);
+		read_loop(j, ctx);
+	ops_close(ctx);
 	store_close(st);
 	return NULL;
 }
@@ -162,7 +163,7 @@ static int prepare(const char *dsn, const char *tag, int threads)
 {
 	struct smr_err err = SMR_ERR_INIT;
 	struct store *st = NULL;
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx = NULL;
 	struct space sp;
 	struct checkpoint c;
 	char name[64];
@@ -172,21 +173,22 @@ static int prepare(const char *dsn, const char *tag, int threads)
 		fprintf(stderr, "bench-store: cannot open %s: %s\n", dsn, err.msg);
 		return -1;
 	}
-	ops_ctx_init(&ctx, st);
+	ops_open_on(&ctx, st, NULL, NULL);
 	for (int i = 0; i < threads && !rc; i++) {
 		json_t *fields = json_pack("{s:s}", "title", "start");
 
 		snprintf(name, sizeof(name), "bench-%s-%d", tag, i);
 		memset(&sp, 0, sizeof(sp));
 		memset(&c, 0, sizeof(c));
-		rc = ops_space_create(&ctx, name, "benchmark", &sp, &err) ||
-		     ops_checkpoint_create(&ctx, name, fields, NULL, "bench", &c, &err);
+		rc = ops_space_create(ctx, name, "benchmark", &sp, &err) ||
+		     ops_checkpoint_create(ctx, name, fields, NULL, "bench", &c, &err);
 		if (rc)
 			fprintf(stderr, "bench-store: %s: %s\n", dsn, err.msg);
 		space_release(&sp);
 		checkpoint_release(&c);
 		json_decref(fields);
 	}
+	ops_close(ctx);
 	store_close(st);
 	return rc ? -1 : 0;
 }

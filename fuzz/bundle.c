@@ -171,7 +171,7 @@ static void check_import(const json_t *doc, const struct space_bundle *v, size_t
 			 const char *text)
 {
 	struct smr_err err = SMR_ERR_INIT;
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx = NULL;
 	json_t *report = NULL, *out = NULL;
 	const char **names = calloc(n + 1, sizeof(*names));
 	enum smr_rc rc;
@@ -181,7 +181,7 @@ static void check_import(const json_t *doc, const struct space_bundle *v, size_t
 	for (size_t i = 0; i < n; i++)
 		names[i] = v[i].space.name;
 	fuzz_store_open(&ctx);
-	rc = ops_import(&ctx, doc, &report, &err);
+	rc = ops_import(ctx, doc, &report, &err);
 	if (rc == SMR_EINTERNAL)
 		fprintf(stderr, "import: internal error: %s\n", err.msg);
 	FUZZ_CHECK(rc != SMR_EINTERNAL);
@@ -190,24 +190,24 @@ static void check_import(const json_t *doc, const struct space_bundle *v, size_t
 	report = NULL;
 	if (rc) {
 		/* refused: nothing written */
-		FUZZ_CHECK(ops_export(&ctx, NULL, 0, &out, &err) == SMR_OK);
+		FUZZ_CHECK(ops_export(ctx, NULL, 0, &out, &err) == SMR_OK);
 		FUZZ_CHECK(json_array_size(json_object_get(out, "spaces")) == 0);
 	} else if (!shared_names(v, n)) {
-		FUZZ_CHECK(ops_export(&ctx, names, n, &out, &err) == SMR_OK);
+		FUZZ_CHECK(ops_export(ctx, names, n, &out, &err) == SMR_OK);
 		again = json_dumps(out, JSON_COMPACT | JSON_REAL_PRECISION(17));
 		if (strcmp(again, text))
 			fprintf(stderr, "the store exports what it imported differently:\n%s\n%s\n",
 				text, again);
 		FUZZ_CHECK(!strcmp(again, text));
 		free(again);
-		FUZZ_CHECK(ops_import(&ctx, doc, &report, &err) == SMR_OK);
+		FUZZ_CHECK(ops_import(ctx, doc, &report, &err) == SMR_OK);
 		FUZZ_CHECK(json_integer_value(json_object_get(report, "checkpoints")) == 0);
-		fuzz_check_fsck(&ctx, "after the import");
+		fuzz_check_fsck(ctx, "after the import");
 	}
 	json_decref(report);
 	json_decref(out);
 	free(names);
-	ops_close(&ctx);
+	ops_close(ctx);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -16,7 +16,7 @@
  */
 #include "fuzz.h"
 
-#include "http/internal.h"
+#include "http/http_int.h"
 
 #include <ctype.h>
 #include <string.h>

@@ -26,13 +26,13 @@ static void check_answer(const char *text)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *p = (const char *)data, *end = p + size;
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx = NULL;
 	struct mcp_session *s;
 
 	if (size > 65536)
 		return 0;
 	fuzz_store_open(&ctx);
-	s = mcp_session_new(mcp_call_local, &ctx, "fuzz");
+	s = mcp_session_new(mcp_call_local, ctx, "fuzz");
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
@@ -44,6 +44,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		p += len + 1;
 	}
 	mcp_session_free(s);
-	ops_close(&ctx);
+	ops_close(ctx);
 	return 0;
 }

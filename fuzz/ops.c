@@ -3,7 +3,7 @@
  * every transport reaches (HTTP /api/ops/{op}, the remote CLI, MCP), on a
  * fresh in-memory store.  The input is lines; each line's first byte picks
  * an operation of this build that calls no provider and the rest is its
- * params.  There is no chat runtime here (ctx.rt NULL), so chat.send and
+ * params.  There is no chat runtime here (no runtime), so chat.send and
  * draft.create may answer runtime_required()'s "not started", the one
  * internal error that is expected.  Properties: no operation reports an internal error (a bug or an
  * I/O failure) for any input; a failure carries a message; a result is
@@ -66,7 +66,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *p = (const char *)data, *end = p + size;
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx = NULL;
 
 	if (size > 65536)
 		return 0;
@@ -75,10 +75,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
 
-		run_line(&ctx, p, len);
+		run_line(ctx, p, len);
 		p += len + 1;
 	}
-	fuzz_check_fsck(&ctx, "after the sequence");
-	ops_close(&ctx);
+	fuzz_check_fsck(ctx, "after the sequence");
+	ops_close(ctx);
 	return 0;
 }

@@ -31,7 +31,7 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
-static struct ops_ctx ctx;
+static struct ops_ctx *ctx;
 static sqlite3 *fts;
 static sqlite3_stmt *ins, *match, *wipe;
 
@@ -40,7 +40,7 @@ static void call(const char *op, const char *params)
 	struct smr_err err = SMR_ERR_INIT;
 	json_t *p = json_loads(params, 0, NULL), *result = NULL;
 
-	if (!p || api_call(&ctx, op, p, &result, &err)) {
+	if (!p || api_call(ctx, op, p, &result, &err)) {
 		fprintf(stderr, "setting up: %s: %s\n", op, err.msg);
 		abort();
 	}
@@ -192,7 +192,7 @@ static void check_ops_search(const char *text)
 
 	p.query = text;
 	p.turns = 1;
-	rc = ops_search(&ctx, &p, &out, &err);
+	rc = ops_search(ctx, &p, &out, &err);
 	if (rc == SMR_EINTERNAL)
 		fprintf(stderr, "search: internal error: %s\n", err.msg);
 	FUZZ_CHECK(rc != SMR_EINTERNAL);

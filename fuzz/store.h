@@ -24,17 +24,16 @@ static void fuzz_new_id(char out[37])
 }
 
 /* Opens a fresh store into ctx; aborts when it cannot (that is a bug here). */
-static inline void fuzz_store_open(struct ops_ctx *ctx)
+static inline void fuzz_store_open(struct ops_ctx **ctx)
 {
 	struct smr_err err = SMR_ERR_INIT;
+	struct ops_opts opt = { .now = fuzz_now, .new_id = fuzz_new_id };
 
 	fuzz_ids = 0;
-	if (ops_open(ctx, ":memory:", &err)) {
+	if (ops_open(ctx, ":memory:", &opt, &err)) {
 		fprintf(stderr, "cannot open an in-memory store: %s\n", err.msg);
 		abort();
 	}
-	ctx->now = fuzz_now;
-	ctx->new_id = fuzz_new_id;
 }
 
 /* The operations that call no provider (not slow), in table order; *n of them. */

@@ -30,7 +30,7 @@ struct cli_ctx {
 	const char *remote_from; /* "--remote", "SMRITI_URL" or "project" when remote is set */
 	struct project project;  /* the project file in force (project.h); path NULL if none */
 	struct runtime *rt;      /* built by main for CLI_RUNTIME commands (smriti-full) */
-	struct ops_ctx ops;      /* opened lazily by cli_open; main closes it */
+	struct ops_ctx *ops;     /* opened lazily by cli_open; main closes it */
 };
 
 struct cli_cmd {

@@ -53,7 +53,7 @@ int cmd_mcp(int argc, char **argv, struct cli_ctx *ctx)
 	if (!ctx->remote) {
 		if (cli_open(ctx, &err))
 			return cli_fail(err.code, "%s", err.msg);
-		s = mcp_session_new(mcp_call_local, &ctx->ops, getenv("SMRITI_AUTHOR"));
+		s = mcp_session_new(mcp_call_local, ctx->ops, getenv("SMRITI_AUTHOR"));
 	} else {
 		s = mcp_session_new(remote_call, ctx, getenv("SMRITI_AUTHOR"));
 	}

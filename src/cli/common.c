@@ -216,22 +216,21 @@ static int sqlite_file_missing(const char *dsn)
 
 static enum smr_rc open_store(struct cli_ctx *ctx, const char *dsn, struct smr_err *err)
 {
-	enum smr_rc rc = ops_open(&ctx->ops, dsn, err);
-
-	ctx->ops.rt = ctx->rt;
 	/* who a write names when the command names nobody (ops/auth.h's ops_writer) */
-	ctx->ops.actor = cli_default_author();
-	return rc;
+	struct ops_opts opt = { .rt = ctx->rt, .actor = cli_default_author() };
+
+	return ops_open(&ctx->ops, dsn, &opt, err);
 }
 
 enum smr_rc cli_open_for(struct cli_ctx *ctx, int writes, struct smr_err *err)
 {
 	enum smr_rc rc;
 
-	if (ctx->ops.st && !(ctx->db_stand_in && writes))
+	if (ctx->ops && !(ctx->db_stand_in && writes))
 		return SMR_OK;
-	if (ctx->ops.st) {              /* a read stood in; now the real one */
-		ops_close(&ctx->ops);
+	if (ctx->ops) {                 /* a read stood in; now the real one */
+		ops_close(ctx->ops);
+		ctx->ops = NULL;
 		ctx->db_stand_in = 0;
 	}
 	if (!ctx->db)
@@ -287,7 +286,7 @@ enum smr_rc cli_call_keep(struct cli_ctx *ctx, const char *op, json_t *params,
 
 		rc = cli_open_for(ctx, !o || o->writes, err);
 		if (!rc)
-			rc = api_call(&ctx->ops, op, params, result, err);
+			rc = api_call(ctx->ops, op, params, result, err);
 	}
 	json_decref(params);
 	return rc;

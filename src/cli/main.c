@@ -487,7 +487,7 @@ int main(int argc, char **argv)
 		cli_pager_start();
 	rc = cmd->run(argc - 1, argv + 1, &ctx);
 	cli_pager_stop();
-	ops_close(&ctx.ops);
+	ops_close(ctx.ops);
 	cli_runtime_free(ctx.rt);
 	project_release(&ctx.project);
 	free(db_alloc);

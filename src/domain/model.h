@@ -13,6 +13,9 @@
 
 #define HASH_HEX_LEN 64
 
+/* Roles on a Space, in order: each allows what the one before it does. */
+enum role { ROLE_NONE = 0, ROLE_READER = 1, ROLE_WRITER = 2, ROLE_OWNER = 3 };
+
 struct space {
 	char *id;            /* uuid */
 	char *name;

@@ -38,7 +38,7 @@
  * the record out under that lock, before it closes the descriptor, so the
  * sweeper never touches a descriptor that was reused.
  */
-#include "http/internal.h"
+#include "http/http_int.h"
 #include "util/sys.h"
 #include "util/xalloc.h"
 

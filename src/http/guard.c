@@ -10,7 +10,7 @@
  * our own names pass.  Simple cross-site requests (forms, text/plain) are
  * stopped by the Origin and Content-Type checks.
  */
-#include "http/internal.h"
+#include "http/http_int.h"
 #include "util/xalloc.h"
 #include "util/hex.h"
 

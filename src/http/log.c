@@ -9,7 +9,7 @@
  * reaches its cap, lines are dropped and counted rather than holding up
  * requests; the count is logged when writing resumes.
  */
-#include "http/internal.h"
+#include "http/http_int.h"
 #include "util/sys.h"
 
 #include <errno.h>

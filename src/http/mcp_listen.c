@@ -35,7 +35,7 @@
  * began) and a stream whose request ended is only marked dead; the watcher
  * frees the dead after its look.
  */
-#include "http/internal.h"
+#include "http/http_int.h"
 #include "mcp/mcp.h"
 #include "util/sys.h"
 #include "util/xalloc.h"
@@ -167,9 +167,9 @@ static enum smr_rc watch_call(void *cls, const char *op, const json_t *params, j
 	struct ops_ctx *ctx = st->ls->ctx;
 	enum smr_rc rc;
 
-	ctx->who = st->has_who ? &st->who : NULL;
+	ops_set_caller(ctx, st->has_who ? &st->who : NULL);
 	rc = api_call(ctx, op, params, result, err);
-	ctx->who = NULL;
+	ops_set_caller(ctx, NULL);
 	ops_auth_stale(ctx);        /* the next caller's rights are read again */
 	return rc;
 }
@@ -179,7 +179,7 @@ static int store_moved(struct http_mcp_listens *ls)
 {
 	uint64_t v = 0;
 
-	if (store_data_version(ls->ctx->st, &v, NULL) || !v)
+	if (ops_data_version(ls->ctx, &v, NULL) || !v)
 		return 1;
 	if (v == ls->version)
 		return 0;
@@ -216,7 +216,7 @@ static void look(struct http_mcp_listens *ls, struct http_mcp_stream *first)
 	int moved;
 	json_t *due;
 
-	if (!ls->ctx && !(ls->ctx = http_thread_ops(ls->srv, &err)))
+	if (!ls->ctx && !(ls->ctx = http_thread_ops(ls->srv, 0, &err)))
 		return;                 /* the store is down: the next look tries again */
 	moved = store_moved(ls);
 	for (struct http_mcp_stream *st = first; st; st = st->next) {

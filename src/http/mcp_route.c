@@ -1,6 +1,6 @@
 /*
  * mcp_route.c -- the /mcp route of `smriti serve`: glue between the HTTP
- * server's request (src/http/internal.h) and the Streamable HTTP adapter
+ * server's request (src/http/http_int.h) and the Streamable HTTP adapter
  * of mcp_http.c.
  *
  * The server has already admitted the request (Host, bearer token, Origin
@@ -14,7 +14,7 @@
  * changes until the worker resumes it.  The server always sends a JSON
  * body, so a notification gets 202 with "{}".
  */
-#include "http/internal.h"
+#include "http/http_int.h"
 #include "mcp/mcp.h"
 
 #include <microhttpd.h>

@@ -12,7 +12,7 @@
  * counters show everyone's activity.  --metrics-listen serves it alone on
  * a listener of its own (the end of this file).
  */
-#include "http/internal.h"
+#include "http/http_int.h"
 #include "util/metrics.h"
 #include "util/sys.h"
 #include "util/xalloc.h"

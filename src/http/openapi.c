@@ -14,7 +14,7 @@
  * against its route's schema (tests/js/http-helpers.mjs), so the document
  * cannot drift from the server.
  */
-#include "http/internal.h"
+#include "http/http_int.h"
 #include "ops/decl.h"
 
 #include <ctype.h>

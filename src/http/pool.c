@@ -5,7 +5,7 @@
  * opens its own context on its first request: SQLite handles (and
  * PostgreSQL connections) must not be shared between threads.
  */
-#include "http/internal.h"
+#include "http/http_int.h"
 #include "util/xalloc.h"
 
 #include <microhttpd.h>
@@ -13,26 +13,26 @@
 
 static __thread struct http_ctx *tls_ctx;
 
-struct ops_ctx *http_thread_ops(struct http_server *srv, struct smr_err *err)
+struct ops_ctx *http_thread_ops(struct http_server *srv, int background, struct smr_err *err)
 {
 	struct http_ctx *c;
 
 	if (tls_ctx)
-		return &tls_ctx->ops;
+		return tls_ctx->ops;
 	c = xcalloc(1, sizeof(*c));
-	if (ops_open(&c->ops, srv->cfg->dsn, err)) {
+	if (ops_open(&c->ops, srv->cfg->dsn,
+		     &(struct ops_opts){ .rt = srv->rt, .keeper = srv->keeper,
+					 .actor = srv->cfg->actor, .background = background },
+		     err)) {
 		free(c);
 		return NULL;
 	}
-	c->ops.rt = srv->rt;
-	c->ops.keeper = srv->keeper;
-	c->ops.actor = srv->cfg->actor;
 	pthread_mutex_lock(&srv->ctx_lock);
 	c->next = srv->ctxs;
 	srv->ctxs = c;
 	pthread_mutex_unlock(&srv->ctx_lock);
 	tls_ctx = c;
-	return &c->ops;
+	return c->ops;
 }
 
 struct http_ctx *http_thread_ctx(void)
@@ -49,7 +49,7 @@ void http_close_contexts(struct http_server *srv)
 		if (c->resp)
 			MHD_destroy_response(c->resp);
 		json_decref(c->doc);
-		ops_close(&c->ops);
+		ops_close(c->ops);
 		free(c);
 	}
 	srv->ctxs = NULL;

@@ -5,7 +5,7 @@
  * matches exactly one non-empty segment; a route has at most one
  * placeholder.  The table is small, so a linear scan is all it needs.
  */
-#include "http/internal.h"
+#include "http/http_int.h"
 
 #include <string.h>
 

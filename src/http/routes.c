@@ -10,7 +10,7 @@
  * agent surface (/repos, /commits, /chat/commit).  The table also carries
  * the documentation that openapi.c turns into /openapi.json.
  */
-#include "http/internal.h"
+#include "http/http_int.h"
 #include "mcp/mcp.h"
 #include "ops/decl.h"
 

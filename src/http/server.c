@@ -19,7 +19,7 @@
  * isolation but would cost a thread (and a store handle) per keep-alive
  * connection and a context switch per request.
  */
-#include "http/internal.h"
+#include "http/http_int.h"
 #include "util/metrics.h"
 #include "util/sys.h"
 #include "util/utf8.h"
@@ -885,17 +885,17 @@ static void run_handler(struct http_req *r)
 	struct ops_ctx *ctx = NULL;
 
 	if (!(r->route->flags & ROUTE_NO_STORE)) {
-		ctx = http_thread_ops(r->srv, &err);
+		ctx = http_thread_ops(r->srv, r->chat_pool, &err);
 		if (!ctx) {
 			http_fail(r, err.code == SMR_OK ? SMR_EUNAVAIL : err.code, &err, NULL);
 			return;
 		}
 	}
 	if (ctx)
-		ctx->who = r->has_who ? &r->who : NULL;
+		ops_set_caller(ctx, r->has_who ? &r->who : NULL);
 	r->route->run(r, ctx);
 	if (ctx) {
-		ctx->who = NULL;
+		ops_set_caller(ctx, NULL);
 		ops_auth_stale(ctx);    /* the next request reads the auth epoch again */
 	}
 }
@@ -1257,20 +1257,20 @@ static enum smr_rc check_exposure(struct http_server *srv, int has_users, struct
  */
 static enum smr_rc check_store(struct http_server *srv, struct smr_err *err)
 {
-	struct ops_ctx ctx;
-	enum smr_rc rc = ops_open(&ctx, srv->cfg->dsn, err);
+	struct ops_ctx *ctx;
+	enum smr_rc rc = ops_open(&ctx, srv->cfg->dsn, NULL, err);
 	int users = 0;
 
 	if (rc)
 		return rc;
 
-	srv->store_name = store_name(ctx.st);
-	rc = ops_auth_users_exist(&ctx, &users, err);
+	srv->store_name = ops_store_name(ctx);
+	rc = ops_auth_users_exist(ctx, &users, err);
 	if (!rc)
 		rc = check_exposure(srv, users, err);
 	if (!rc && users)
 		atomic_store(&srv->users_seen, 1);
-	ops_close(&ctx);
+	ops_close(ctx);
 	return rc;
 }
 
@@ -1451,7 +1451,6 @@ static enum smr_rc start(struct http_server *srv, struct smr_err *err)
 	srv->pool.cancel = srv->chat_pool.cancel = job_cancel;
 	srv->pool.name = "smr-worker";
 	srv->chat_pool.name = "smr-chat";
-	srv->chat_pool.background = 1;
 	if (workq_start(&srv->pool, srv->cfg->workers, NULL) ||
 	    workq_start(&srv->chat_pool, HTTP_CHAT_WORKERS, NULL))
 		return smr_errf(err, SMR_EINTERNAL, "cannot start worker threads");

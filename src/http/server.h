@@ -3,7 +3,7 @@
  *
  * The server is a transport like the CLI: it parses a request, calls one
  * operation (ops/api.h) and renders the result as JSON.  See docs/http.md
- * for the routes and internal.h for how requests flow through threads.
+ * for the routes and http_int.h for how requests flow through threads.
  */
 #ifndef SMRITI_HTTP_SERVER_H
 #define SMRITI_HTTP_SERVER_H

@@ -7,8 +7,8 @@
  * If-None-Match) are built once, when the server starts (http_ui_build), and
  * shared by every thread (MHD counts references).  tools/embed.c also
  * compresses each file at build time with brotli and with gzip; a client
- * gets the first of those its Accept-Encoding takes (brotli is about a
- * seventh smaller than gzip on the UI's files), with its own ETag and
+ * gets the first of those its Accept-Encoding takes (brotli is the smaller:
+ * docs/http.md has the sizes), with its own ETag and
  * Content-Encoding, and every answer says Vary: Accept-Encoding so that a
  * cache keeps the forms apart.  Every one carries the security headers: a
  * Content-Security-Policy that allows scripts, styles and requests from this
@@ -16,7 +16,7 @@
  * and no referrer.  Cache-Control: no-cache makes the browser revalidate, so
  * a new build is picked up at once and an unchanged asset costs a 304.
  */
-#include "http/internal.h"
+#include "http/http_int.h"
 #include "http/ui_assets.h"
 #include "util/err.h"
 #include "util/xalloc.h"

@@ -201,7 +201,7 @@ json_t *mcp_http_answer(mcp_call_fn call, void *cls, const struct mcp_http_reque
 
 /*
  * The /mcp route of smriti serve (mcp_route.c): an http_handler of
- * src/http/internal.h, running on a worker with that thread's ops context.
+ * src/http/http_int.h, running on a worker with that thread's ops context.
  */
 struct http_req;
 struct ops_ctx;

@@ -7,6 +7,7 @@
 #include "domain/graph.h"
 #include "domain/patch.h"
 #include "ops/auth.h"
+#include "ops/context.h"
 #include "ops/decl.h"
 
 #include "util/xalloc.h"

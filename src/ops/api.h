@@ -13,7 +13,6 @@
 #include <jansson.h>
 
 #include "ops/ops.h"
-#include "store/auth.h"
 
 /*
  * What an operation needs of a signed-in caller (ops/auth.h), as its
@@ -139,7 +138,7 @@ extern const struct api_op api_core_ops[];
 /*
  * The operation tables of this binary, NULL-terminated, chosen at link time
  * like the store's backends: ops/builtins_lean.c lists the core ones,
- * ops/runtime/builtins_full.c adds chat and drafts.
+ * ops/full/builtins_full.c adds chat and drafts.
  */
 extern const struct api_op *const api_tables[];
 

@@ -18,7 +18,6 @@
 
 #include "ops/api.h"
 #include "ops/ops.h"
-#include "store/auth.h"
 
 #define TOKEN_PREFIX "smr_"
 #define TOKEN_SECRET_HEX 64          /* 32 random bytes */
@@ -261,7 +260,7 @@ const char *role_name(enum role r);
 /* Parses a role name; ROLE_NONE and SMR_EINVAL on anything else. */
 enum smr_rc role_parse(const char *s, enum role *out, struct smr_err *err);
 
-/* The operations on users, tokens and grants (auth.c). */
+/* The operations on users, tokens and grants (ops_auth.c). */
 extern const struct api_op auth_ops[];
 
 #endif

@@ -2,7 +2,7 @@
  * auth_keeper.c -- a server's one thread that keeps its contexts' caches of
  * tokens and roles honest without a query per request (see auth.h).
  *
- * Each worker's context (ops/auth.c) keeps the tokens it checked and the
+ * Each worker's context (ops/ops_auth.c) keeps the tokens it checked and the
  * roles it read.  They stay valid until the auth state changes, and the
  * keeper says when that may have happened:
  *  - PostgreSQL: a watch (store_watch, a LISTEN connection) hears every
@@ -30,6 +30,7 @@
  */
 #include "ops/auth.h"
 #include "ops/auth_keeper.h"
+#include "ops/context.h"
 #include "util/sys.h"
 #include "util/xalloc.h"
 
@@ -321,33 +322,31 @@ static void poll_epoch(struct auth_keeper *k, struct ops_ctx *ctx, int64_t *last
 static void *keeper_main(void *arg)
 {
 	struct auth_keeper *k = arg;
-	struct ops_ctx ctx = { 0 };
-	int opened = 0;
+	struct ops_ctx *ctx = NULL;
 	int64_t epoch = -1, next_poll = 0;
 
 	while (!atomic_load(&k->stop)) {
-		if (!opened)
-			opened = !ops_open(&ctx, k->dsn, NULL);
+		if (!ctx)
+			ops_open(&ctx, k->dsn, NULL, NULL);
 		if (k->watch)
 			listen_once(k);
 		else
-			nap(k, opened ? KEEPER_TICK_MS : KEEPER_RETRY_MS);
-		if (!opened)
+			nap(k, ctx ? KEEPER_TICK_MS : KEEPER_RETRY_MS);
+		if (!ctx)
 			continue;
-		flush_touches(k, &ctx);
+		flush_touches(k, ctx);
 		if (!atomic_load(&k->live))
-			track_epoch(k, &ctx);
+			track_epoch(k, ctx);
 		else
 			k->has_epoch = 0;       /* the watch hears; a later outage starts afresh */
 		if (k->watch && sys_monotonic_us() >= next_poll) {
-			poll_epoch(k, &ctx, &epoch);
+			poll_epoch(k, ctx, &epoch);
 			next_poll = sys_monotonic_us() + KEEPER_POLL_MS * 1000LL;
 		}
-		check_holds(k, &ctx);
+		check_holds(k, ctx);
 	}
-	flush_touches(k, opened ? &ctx : NULL);
-	if (opened)
-		ops_close(&ctx);
+	flush_touches(k, ctx);
+	ops_close(ctx);
 	return NULL;
 }
 

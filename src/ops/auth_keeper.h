@@ -1,5 +1,5 @@
 /*
- * auth_keeper.h -- what ops/auth.c asks of a server's auth keeper
+ * auth_keeper.h -- what ops/ops_auth.c asks of a server's auth keeper
  * (auth_keeper.c; started with ops_auth_keeper_start, auth.h).  Private to
  * src/ops.
  */

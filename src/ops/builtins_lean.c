@@ -2,7 +2,7 @@
  * builtins_lean.c -- what the lean binary's operations layer carries, chosen
  * at link time as store/backends_lean.c chooses its backends: the core
  * operation tables and no LLM review pass.  smriti-full links
- * ops/runtime/builtins_full.c instead.
+ * ops/full/builtins_full.c instead.
  */
 #include "ops/api.h"
 #include "ops/auth.h"

@@ -12,95 +12,73 @@
 #ifndef SMRITI_OPS_H
 #define SMRITI_OPS_H
 
+#include <stdint.h>
+
 #include "domain/model.h"
-#include "store/store.h"
 #include "util/err.h"
 
+struct ops_ctx;       /* one thread's way in; opaque outside src/ops (ops/context.h) */
 struct runtime;       /* chat runtime of smriti-full (providers, jobs); opaque here */
 struct principal;     /* who is calling (ops/auth.h) */
-struct auth_cache;    /* what this context read of tokens and roles (ops/auth.c) */
 struct auth_keeper;   /* a server's watch on the auth state (ops/auth.h) */
 struct review_pass;   /* a second review pass (ops/review_ingest.h) */
 
 /*
- * What every operation runs with.  A program opens one with ops_open() per
- * thread that runs operations, and passes down what it built at start-up
- * (main, cmd_serve) in rt.  Nothing here is global.
+ * What a program built at start-up and hands every context it opens; all
+ * borrowed (they must outlive the context), all may be zero.  Nothing here
+ * is global: a transport sets these when it opens a context, and nothing
+ * inside it afterwards.
  */
-/*
- * The last HEAD document a context read (see ops_head_doc).  The document
- * is a function of the checkpoint's hash, its Space's name and the Space's
- * newest hand-off note alone (the hash covers every other member), so a
- * read that finds the same three again hands out the same document,
- * rendered once.
- */
-struct head_cache {
-	int on;                          /* set by ops_open(); ops_ctx_init() leaves it off */
-	char *space;                     /* as asked for last: id or name */
-	uint64_t version;                /* store_data_version() read before that (0: none) */
-	json_t *doc;
-	char *hash, *name;               /* the checkpoint doc renders, and its Space's name */
-	int64_t handoff;                 /* the hand-off note doc carries (0: none) */
-	/*
-	 * The data version this request's auth check read (ops/auth.c), reused
-	 * instead of a second read; 0: none.  Cleared when a request ends and
-	 * before any write (api_call), so a write is never followed by a HEAD
-	 * read that would not see it.
-	 */
-	uint64_t seen;
-};
-
-/*
- * The Space the last checkpoint write named (see ops_checkpoint_create): a
- * write on a parent then skips looking the Space up, and the store checks
- * in the write's own transaction that the name still means that Space.
- */
-struct space_memo {
-	int on;                          /* set by ops_open(); ops_ctx_init() leaves it off */
-	char *ref;                       /* as given: id or name */
-	struct space sp;                 /* its id and name */
-	int joined;                      /* counted among the shelf's users (ops_checkpoint.c) */
-};
-
-struct ops_ctx {
-	struct store *st;                /* owned: ops_close() closes it */
-	struct head_cache head;          /* owned; released by ops_close() */
-	struct space_memo space;         /* owned; released by ops_close() */
-	struct runtime *rt;              /* borrowed; NULL in the lean binary */
-	const struct review_pass *llm_review; /* this binary's LLM review pass, or NULL */
-	void (*now)(char out[32]);       /* sys_now_iso unless a test swaps it */
-	void (*new_id)(char out[37]);    /* sys_uuid unless a test swaps it */
-	/*
-	 * The caller a transport authenticated, borrowed for the calls it makes
-	 * (the HTTP server sets it per request); NULL is the database's owner
-	 * (local CLI, a loopback server without users): no checks.
-	 */
-	const struct principal *who;
-	struct auth_cache *auth_cache;   /* owned; ops_close() frees it */
-	struct auth_keeper *keeper;      /* borrowed: a server's (ops/auth.h), or NULL */
+struct ops_opts {
+	struct runtime *rt;              /* the chat runtime (main, cmd_serve); NULL: none */
+	struct auth_keeper *keeper;      /* a server's watch on the auth state, or NULL */
 	/*
 	 * Who a write names when its caller names nobody (ops_writer in
 	 * ops/auth.h): the local user for the CLI, the server process's
-	 * default, computed once at start-up, for a server.  Borrowed; NULL:
-	 * none (OPS_UNNAMED is recorded).
+	 * default, computed once at start-up, for a server; NULL: none
+	 * (OPS_UNNAMED is recorded).
 	 */
 	const char *actor;
+	void (*now)(char out[32]);       /* NULL: sys_now_iso (tests swap the clock) */
+	void (*new_id)(char out[37]);    /* NULL: sys_uuid */
+	/*
+	 * 1: the context's writes are background work nobody waits on at the
+	 * moment (a server's chat workers): they yield to other writes
+	 * (store_set_background).
+	 */
+	int background;
 };
 
 /*
  * The one way to open Smriti: opens the store dsn names (running its
- * migrations) and sets the system's clock and ids and the passes this
- * binary was linked with.  ctx->rt starts NULL.  On failure nothing is left
- * open.  Caller ops_close()s.
+ * migrations) and a context over it with the clock, ids and passes this
+ * binary was linked with and what opt (NULL: nothing) hands it.  One
+ * context per thread that runs operations.  On failure *out is NULL and
+ * nothing is left open.  Caller ops_close()s.
  */
-enum smr_rc ops_open(struct ops_ctx *ctx, const char *dsn, struct smr_err *err);
-/* Closes what ops_open() opened; a zeroed or closed ctx is a no-op. */
+enum smr_rc ops_open(struct ops_ctx **out, const char *dsn, const struct ops_opts *opt,
+		     struct smr_err *err);
+/* Closes what ops_open() opened and frees ctx; NULL is a no-op. */
 void ops_close(struct ops_ctx *ctx);
-/* Frees ctx->space (ops_close calls it); the last one out empties the shared shelf. */
-void ops_space_memo_release(struct ops_ctx *ctx);
 
-/* For tests and benchmarks that hold a store of their own: ops_open() without opening. */
-void ops_ctx_init(struct ops_ctx *ctx, struct store *st);
+/*
+ * Names the caller of the calls that follow: who (borrowed until the next
+ * ops_set_caller) as a transport authenticated it, or NULL for the
+ * database's owner (local CLI, a loopback server without users: no
+ * checks).  A transport that serves many callers on one context (the HTTP
+ * server's threads) sets it before a request, clears it after and calls
+ * ops_auth_stale() (ops/auth.h) so the next request reads its rights again.
+ */
+void ops_set_caller(struct ops_ctx *ctx, const struct principal *who);
+
+/* The store backend's name ("sqlite", "postgres"); static storage. */
+const char *ops_store_name(const struct ops_ctx *ctx);
+
+/*
+ * The store's data version (store_data_version): a number that moves when
+ * any handle or process commits; *out 0 when the backend has none.
+ */
+enum smr_rc ops_data_version(struct ops_ctx *ctx, uint64_t *out, struct smr_err *err);
 
 /* Spaces */
 enum smr_rc ops_space_create(struct ops_ctx *ctx, const char *name, const char *description,

@@ -24,6 +24,7 @@
  */
 #include "domain/checkpoint.h"
 #include "ops/auth.h"
+#include "ops/context.h"
 #include "ops/ops.h"
 #include "util/strmap.h"
 #include "util/xalloc.h"

@@ -13,6 +13,7 @@
  */
 #include "domain/bundle.h"
 #include "ops/auth.h"
+#include "ops/context.h"
 #include "ops/ops.h"
 #include "util/xalloc.h"
 

@@ -9,6 +9,7 @@
 #include "domain/patch.h"
 #include "domain/ref.h"
 #include "ops/auth.h"
+#include "ops/context.h"
 #include "ops/ops.h"
 #include "store/auth.h"
 #include "util/xalloc.h"
@@ -338,18 +339,17 @@ enum smr_rc ops_head_doc(struct ops_ctx *ctx, const char *space, json_t **out,
 	uint64_t version = 0;
 	enum smr_rc rc = SMR_OK;
 
-	if (h->on && h->seen) {
+	if (h->seen) {
 		version = h->seen;       /* read by this request's auth check: used once */
 		h->seen = 0;
-	} else if (h->on) {
+	} else {
 		rc = store_data_version(ctx->st, &version, err);
 	}
 	if (rc)
 		return rc;
-	if (version && h->doc && h->version == version && !strcmp(h->space, space)) {
-		*out = json_incref(h->doc);
+	*out = head_cache_unmoved(h, space, version);
+	if (*out)
 		return SMR_OK;
-	}
 	rc = ops_head(ctx, space, &c, err);
 	if (!rc)
 		rc = ops_handoff_latest(ctx, c.space, &note, err);
@@ -357,31 +357,17 @@ enum smr_rc ops_head_doc(struct ops_ctx *ctx, const char *space, json_t **out,
 		checkpoint_release(&c);
 		return rc;
 	}
-	if (h->doc && !strcmp(h->hash, c.hash) && !strcmp(h->name, c.space) &&
-	    h->handoff == note.id) {
-		/* the same checkpoint under the same name, the same note: the same document */
-		*out = json_incref(h->doc);
-	} else {
+	/* the same checkpoint under the same name, the same note: the same document */
+	*out = head_cache_same(h, c.hash, c.space, note.id);
+	if (!*out) {
 		*out = checkpoint_to_json(&c);
 		if (note.id)
 			json_object_set_new(*out, "handoff", ops_handoff_json(&note, c.hash));
-		if (h->on) {
-			json_decref(h->doc);
-			free(h->hash);
-			free(h->name);
-			h->doc = json_incref(*out);
-			h->hash = xstrdup(c.hash);
-			h->name = xstrdup(c.space);
-			h->handoff = note.id;
-		}
+		head_cache_keep(h, *out, c.hash, c.space, note.id);
 	}
 	handoff_release(&note);
 	checkpoint_release(&c);
-	if (h->on) {
-		free(h->space);
-		h->space = xstrdup(space);
-		h->version = version;
-	}
+	head_cache_asked(h, space, version);
 	return SMR_OK;
 }
 
@@ -470,139 +456,6 @@ static int is_full_hash(const char *s)
 }
 
 /*
- * The Spaces that writes named lately, process-wide: a server's writes go
- * to whichever worker is free, so the one a context remembered was nearly
- * always another Space's, and each write looked its Space up again.  A
- * hint only, as a context's own memo is: the write's transaction checks
- * that the name still means that Space (store_checkpoint_put_checked), so
- * an entry from any context, or any database, costs at worst the long way.
- * Emptied when the last context that used it closes.
- */
-#define SPACE_SHELF 64
-
-static struct {
-	pthread_mutex_t mu;
-	struct { char *ref, *id, *name; } v[SPACE_SHELF];
-	size_t next;                     /* the slot to fill next (oldest) */
-	int users;                       /* contexts that shelved or looked */
-} shelf = { .mu = PTHREAD_MUTEX_INITIALIZER };
-
-static void shelf_join(struct space_memo *m)
-{
-	if (m->joined)
-		return;
-	m->joined = 1;
-	pthread_mutex_lock(&shelf.mu);
-	shelf.users++;
-	pthread_mutex_unlock(&shelf.mu);
-}
-
-/* Copies the Space the shelf has for ref into m (as memo_space would); 0 when it has none. */
-static int shelf_find(struct space_memo *m, const char *ref)
-{
-	int found = 0;
-
-	shelf_join(m);
-	pthread_mutex_lock(&shelf.mu);
-	for (size_t i = 0; i < SPACE_SHELF && !found; i++) {
-		if (!shelf.v[i].ref || strcmp(shelf.v[i].ref, ref))
-			continue;
-		free(m->ref);
-		space_release(&m->sp);
-		m->ref = xstrdup(ref);
-		m->sp.id = xstrdup(shelf.v[i].id);
-		m->sp.name = xstrdup(shelf.v[i].name);
-		found = 1;
-	}
-	pthread_mutex_unlock(&shelf.mu);
-	return found;
-}
-
-static void shelf_put(const char *ref, const struct space *sp)
-{
-	char *gone[3];
-	size_t i;
-
-	pthread_mutex_lock(&shelf.mu);
-	/* ref's own slot, else an empty one (shelf_drop leaves holes), else the oldest */
-	for (i = 0; i < SPACE_SHELF && !(shelf.v[i].ref && !strcmp(shelf.v[i].ref, ref)); i++)
-		;
-	for (size_t j = 0; i == SPACE_SHELF && j < SPACE_SHELF; j++)
-		if (!shelf.v[j].ref)
-			i = j;
-	if (i == SPACE_SHELF) {
-		i = shelf.next;
-		shelf.next = (shelf.next + 1) % SPACE_SHELF;
-	}
-	gone[0] = shelf.v[i].ref;
-	gone[1] = shelf.v[i].id;
-	gone[2] = shelf.v[i].name;
-	shelf.v[i].ref = xstrdup(ref);
-	shelf.v[i].id = xstrdup(sp->id);
-	shelf.v[i].name = xstrdup(sp->name);
-	pthread_mutex_unlock(&shelf.mu);
-	for (i = 0; i < 3; i++)
-		free(gone[i]);
-}
-
-static void shelf_drop(const char *ref)
-{
-	char *gone[3] = { NULL, NULL, NULL };
-
-	pthread_mutex_lock(&shelf.mu);
-	for (size_t i = 0; i < SPACE_SHELF; i++) {
-		if (!shelf.v[i].ref || strcmp(shelf.v[i].ref, ref))
-			continue;
-		gone[0] = shelf.v[i].ref;
-		gone[1] = shelf.v[i].id;
-		gone[2] = shelf.v[i].name;
-		memset(&shelf.v[i], 0, sizeof(shelf.v[i]));
-		break;
-	}
-	pthread_mutex_unlock(&shelf.mu);
-	for (size_t i = 0; i < 3; i++)
-		free(gone[i]);
-}
-
-void ops_space_memo_release(struct ops_ctx *ctx)
-{
-	struct space_memo *m = &ctx->space;
-
-	free(m->ref);
-	space_release(&m->sp);
-	if (m->joined) {
-		pthread_mutex_lock(&shelf.mu);
-		if (--shelf.users == 0) {
-			for (size_t i = 0; i < SPACE_SHELF; i++) {
-				free(shelf.v[i].ref);
-				free(shelf.v[i].id);
-				free(shelf.v[i].name);
-			}
-			memset(shelf.v, 0, sizeof(shelf.v));
-			shelf.next = 0;
-		}
-		pthread_mutex_unlock(&shelf.mu);
-	}
-	memset(m, 0, sizeof(*m));
-}
-
-/* Remembers that ref named sp (see struct space_memo), here and on the shelf. */
-static void memo_space(struct ops_ctx *ctx, const char *ref, const struct space *sp)
-{
-	struct space_memo *m = &ctx->space;
-
-	if (!m->on)
-		return;
-	free(m->ref);
-	space_release(&m->sp);
-	m->ref = xstrdup(ref);
-	m->sp.id = xstrdup(sp->id);
-	m->sp.name = xstrdup(sp->name);
-	shelf_join(m);
-	shelf_put(ref, sp);
-}
-
-/*
  * The write of a writer that names the Space it wrote to last and a full
  * parent hash: no lookup before it, one round trip on PostgreSQL.  1 when
  * it is done (*rc its result); 0 when the caller must take the long way
@@ -612,22 +465,21 @@ static void memo_space(struct ops_ctx *ctx, const char *ref, const struct space 
 static int write_remembered(struct ops_ctx *ctx, const char *space, struct checkpoint *c,
 			    const char *parent, enum smr_rc *rc, struct smr_err *err)
 {
-	struct space_memo *m = &ctx->space;
+	const struct space *sp;
 
-	if (!m->on || !parent || !is_full_hash(parent))
+	if (!parent || !is_full_hash(parent))
 		return 0;
-	if ((!m->ref || strcmp(m->ref, space)) && !shelf_find(m, space))
+	sp = space_memo_find(&ctx->space, space);
+	if (!sp)
 		return 0;
-	c->space = xstrdup(m->sp.name);
+	c->space = xstrdup(sp->name);
 	seal_on(ctx, c, parent);
-	*rc = store_checkpoint_put_checked(ctx->st, &m->sp, space, c, parent, err);
+	*rc = store_checkpoint_put_checked(ctx->st, sp, space, c, parent, err);
 	if (*rc == SMR_ECONFLICT || *rc == SMR_ENOTFOUND) {
-		if (*rc == SMR_ENOTFOUND)
-			shelf_drop(space);   /* the name means another Space now, or none */
+		/* not found: the name means another Space now, or none */
+		space_memo_forget(&ctx->space, space, *rc == SMR_ENOTFOUND);
 		free(c->space);
 		c->space = NULL;
-		free(m->ref);
-		m->ref = NULL;
 		return 0;
 	}
 	return 1;
@@ -671,7 +523,7 @@ static enum smr_rc write_checkpoint(struct ops_ctx *ctx, const char *space, stru
 		space_release(&sp);
 		return rc;
 	}
-	memo_space(ctx, space, &sp);
+	space_memo_keep(&ctx->space, space, &sp);
 	c->space = xstrdup(sp.name);
 	if (parent && sp.head && !strcmp(parent, sp.head)) {
 		/* the usual case, a writer on the HEAD it read: no lookup, the CAS decides */

@@ -5,6 +5,7 @@
  * own Space.
  */
 #include "domain/checkpoint.h"
+#include "ops/context.h"
 #include "ops/ops.h"
 #include "util/xalloc.h"
 

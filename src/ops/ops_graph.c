@@ -13,6 +13,7 @@
 #include "domain/diff.h"
 #include "domain/graph.h"
 #include "ops/api.h"
+#include "ops/context.h"
 #include "ops/view.h"
 #include "util/xalloc.h"
 

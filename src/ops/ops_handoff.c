@@ -10,6 +10,7 @@
 #include "domain/checkpoint.h"
 #include "domain/markdown.h"
 #include "ops/auth.h"
+#include "ops/context.h"
 #include "ops/ops.h"
 
 #include <stdlib.h>

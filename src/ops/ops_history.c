@@ -5,6 +5,7 @@
  */
 #include "domain/ref.h"
 #include "ops/auth.h"
+#include "ops/context.h"
 #include "ops/ops.h"
 
 #include <stdlib.h>

@@ -11,6 +11,7 @@
 #include "domain/contextpack.h"
 #include "domain/ingest.h"
 #include "ops/auth.h"
+#include "ops/context.h"
 #include "ops/review_ingest.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"

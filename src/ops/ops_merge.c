@@ -15,6 +15,7 @@
 #include "domain/merge.h"
 #include "domain/review.h"
 #include "ops/auth.h"
+#include "ops/context.h"
 #include "ops/ops.h"
 #include "util/xalloc.h"
 

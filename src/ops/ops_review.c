@@ -5,6 +5,7 @@
  * reads.
  */
 #include "domain/review.h"
+#include "ops/context.h"
 #include "ops/review_ingest.h"
 
 #include <string.h>

@@ -10,6 +10,7 @@
 #include "domain/ref.h"
 #include "domain/search.h"
 #include "ops/auth.h"
+#include "ops/context.h"
 #include "ops/ops.h"
 #include "util/buf.h"
 #include "util/strmap.h"

@@ -2,8 +2,7 @@
  * ops_space.c -- operations on Spaces: create, read, list, rename, delete.
  */
 #include "ops/auth.h"
-#include "ops/ops.h"
-#include "ops/review_ingest.h"
+#include "ops/context.h"
 #include "util/sys.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
@@ -13,45 +12,6 @@
 
 #define SPACE_NAME_MAX 100
 #define SPACE_DESCRIPTION_MAX 10000
-
-void ops_ctx_init(struct ops_ctx *ctx, struct store *st)
-{
-	ctx->st = st;
-	memset(&ctx->head, 0, sizeof(ctx->head));
-	memset(&ctx->space, 0, sizeof(ctx->space));
-	ctx->rt = NULL;
-	ctx->llm_review = review_llm_builtin;
-	ctx->now = sys_now_iso;
-	ctx->new_id = sys_uuid;
-	ctx->who = NULL;
-	ctx->auth_cache = NULL;
-	ctx->keeper = NULL;
-	ctx->actor = NULL;
-}
-
-enum smr_rc ops_open(struct ops_ctx *ctx, const char *dsn, struct smr_err *err)
-{
-	struct store *st = NULL;
-	enum smr_rc rc = store_open(dsn, &st, err);
-
-	ops_ctx_init(ctx, rc ? NULL : st);
-	ctx->head.on = !rc;
-	ctx->space.on = !rc;
-	return rc;
-}
-
-void ops_close(struct ops_ctx *ctx)
-{
-	free(ctx->head.space);
-	free(ctx->head.hash);
-	free(ctx->head.name);
-	json_decref(ctx->head.doc);
-	memset(&ctx->head, 0, sizeof(ctx->head));
-	ops_space_memo_release(ctx);
-	store_close(ctx->st);
-	ctx->st = NULL;
-	ops_auth_cache_free(ctx);
-}
 
 enum smr_rc ops_check_space_name(const char *name, struct smr_err *err)
 {

@@ -3,6 +3,7 @@
  * view.h), and the operation table of the view operations.
  */
 #include "ops/auth.h"
+#include "ops/context.h"
 #include "ops/view.h"
 #include "domain/checkpoint.h"
 #include "domain/diff.h"

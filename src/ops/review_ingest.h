@@ -34,7 +34,7 @@ struct review_pass {
 /*
  * This binary's second pass, chosen at link time: NULL in the lean binary
  * (ops/builtins_lean.c), the LLM pass in smriti-full
- * (ops/runtime/builtins_full.c).  ops_open() puts it in ctx->llm_review.
+ * (ops/full/builtins_full.c).  ops_open() puts it in ctx->llm_review.
  */
 extern const struct review_pass *const review_llm_builtin;
 

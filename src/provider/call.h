@@ -22,7 +22,7 @@
 
 #include <curl/curl.h>
 
-#include "provider/internal.h"
+#include "provider/provider_int.h"
 #include "util/buf.h"
 
 struct call_reply {

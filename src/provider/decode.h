@@ -17,7 +17,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "provider/internal.h"
+#include "provider/provider_int.h"
 #include "provider/sse.h"
 
 #define DECODE_MAX_LINE  (1u << 20)     /* one SSE line */

@@ -2,9 +2,9 @@
  * auth.h -- the storage port's rows of who may do what: people and agents
  * (users), their tokens (SHA-256 only, never the secret) and per-Space
  * grants.  Every function is one statement on its own, written once in
- * store/auth.c in SQL that every backend runs as is (store_ops.sql_text).
+ * store/store_auth.c in SQL that every backend runs as is (store_ops.sql_text).
  * Policy (who may grant, what a role allows, token checks) is the
- * operations layer's (ops/auth.c); this file only keeps rows.  Output
+ * operations layer's (ops/ops_auth.c); this file only keeps rows.  Output
  * structs belong to the caller (the *_release functions below).
  */
 #ifndef SMRITI_STORE_AUTH_H
@@ -15,8 +15,7 @@
 
 #include "store/store.h"
 
-/* Roles on a Space, in order: each allows what the one before it does. */
-enum role { ROLE_NONE = 0, ROLE_READER = 1, ROLE_WRITER = 2, ROLE_OWNER = 3 };
+/* enum role (a role on a Space) is domain/model.h's. */
 
 /* A person, or an agent (owner_id set: the person it works for, name "person/agent"). */
 struct user {
@@ -119,7 +118,7 @@ struct store_watch;
 enum smr_rc store_watch_open(const char *dsn, struct store_watch **out, struct smr_err *err);
 /*
  * store_watch_open on another channel: STORE_GEN_CHANNEL hears of replies'
- * events and stops (ops/runtime/relay.c).
+ * events and stops (ops/full/relay.c).
  */
 #define STORE_GEN_CHANNEL "smriti_gen"
 enum smr_rc store_watch_open_on(const char *dsn, const char *channel, struct store_watch **out,

@@ -246,11 +246,11 @@ size_t group_queued(struct commit_group *g)
 	return n;
 }
 
-enum smr_rc group_write(struct commit_group *g, struct store *st, store_rows_fn rows,
-			void *arg, struct smr_err *err)
+enum smr_rc group_write(struct commit_group *g, struct store *st, int background,
+			store_rows_fn rows, void *arg, struct smr_err *err)
 {
 	struct group_req req = { .rows = rows, .arg = arg, .err = err,
-				 .background = sys_thread_is_background(),
+				 .background = background,
 				 .queued_us = sys_monotonic_us() };
 	struct group_req *batch, *r, *next;
 	struct store *h;

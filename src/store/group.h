@@ -14,7 +14,7 @@
 #ifndef SMRITI_STORE_GROUP_H
 #define SMRITI_STORE_GROUP_H
 
-#include "store/internal.h"
+#include "store/store_int.h"
 
 struct commit_group;
 
@@ -27,10 +27,12 @@ void group_leave(struct commit_group *g);
  * Runs rows(st', arg, err) inside the group's next transaction, on the
  * handle st' its leader writes on (the group's own, or the leader's: st
  * itself when this writer leads), and returns its result once that
- * transaction committed (or failed: then its error).
+ * transaction committed (or failed: then its error).  A background write
+ * (st's store_set_background) leads a transaction only when no foreground
+ * write waits, and then gathers others for a moment.
  */
-enum smr_rc group_write(struct commit_group *g, struct store *st, store_rows_fn rows,
-			void *arg, struct smr_err *err);
+enum smr_rc group_write(struct commit_group *g, struct store *st, int background,
+			store_rows_fn rows, void *arg, struct smr_err *err);
 
 /* Writes waiting for the next transaction (for tests: when two have queued). */
 size_t group_queued(struct commit_group *g);

@@ -10,7 +10,7 @@
  * shares their hashes and so their index rows.  The words are
  * util/terms.c's, so both backends match alike.
  */
-#include "store/internal.h"
+#include "store/store_int.h"
 #include "util/strmap.h"
 #include "util/terms.h"
 #include "util/xalloc.h"

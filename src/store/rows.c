@@ -3,7 +3,7 @@
  * (store/sql.h): each is one statement on its own, with no rule to keep
  * between rows (no compare-and-swap, no numbering), so nothing in it
  * differs between SQLite and PostgreSQL.  What does differ stays in the
- * backends' methods (internal.h).  Also here, in the same portable SQL:
+ * backends' methods (store_int.h).  Also here, in the same portable SQL:
  * the migration that collapses per-Space copies into one shared history,
  * which each backend drives from its migrations, and the Spaces that hold
  * a checkpoint (docs/storage.md).
@@ -735,7 +735,7 @@ enum smr_rc rows_turn_set_error_seq(struct store *st, const char *session_id, in
 	return sql_exec(st, SQL_AUTO, sql, &a, "recording why a reply ended", NULL, err);
 }
 
-/* ---- generation events (ops/runtime/relay.c) ---- */
+/* ---- generation events (ops/full/relay.c) ---- */
 
 void gen_events_free(struct gen_events *b, size_t n)
 {

@@ -195,7 +195,7 @@ static const char *const sqlite_migrations[] = {
 	"ALTER TABLE sessions ADD COLUMN fork_seq INTEGER;",
 	/*
 	 * 8: streams any server can serve (issue 29).  The server running a
-	 * reply writes its events in batches (ops/runtime/relay.c): each row is
+	 * reply writes its events in batches (ops/full/relay.c): each row is
 	 * events first_seq..last_seq as the server-sent-event text a reader
 	 * gets, and the deltas' text among them joined, so another server can
 	 * resume a reader after any event and tell the text streamed so far.
@@ -217,7 +217,7 @@ static const char *const sqlite_migrations[] = {
 	 * (a `smriti serve`) is a servers row whose heartbeat_at it moves every
 	 * fraction of lease_s; a generation and a draft job record their
 	 * owner_id.  When an owner's heartbeat stops moving for its lease,
-	 * another server takes over what it left running (ops/runtime/lease.c).
+	 * another server takes over what it left running (ops/full/lease.c).
 	 * NULL owner_id: made before leases, or by a process without one (a
 	 * local CLI draft).
 	 */

@@ -24,7 +24,7 @@
 #ifndef SMRITI_STORE_SQL_H
 #define SMRITI_STORE_SQL_H
 
-#include "store/internal.h"
+#include "store/store_int.h"
 
 #define SQL_MAX_ARGS 16
 

@@ -16,7 +16,7 @@
  * transactions at once); other processes still meet the busy handler.
  */
 #include "store/auth.h"
-#include "store/internal.h"
+#include "store/store_int.h"
 #include "store/schema_sqlite.h"
 #include "store/sql.h"
 #include "util/metrics.h"
@@ -413,8 +413,8 @@ static int note_frames(void *arg, sqlite3 *db, const char *name, int frames)
 /*
  * A commit checkpointed at its end once the WAL passed 1000 frames, and a
  * group's leader did that with every writer it had committed still
- * waiting and the next transaction held back: a seventh of its time, and
- * two fsyncs.  The group's handle leaves its checkpoints to the group,
+ * waiting and the next transaction held back, for two fsyncs (its share of
+ * the leader's time: docs/storage.md).  The group's handle leaves its checkpoints to the group,
  * which runs them on a handle of no transaction while the next one goes
  * on (passive: copying what is committed, waiting for no one).  Writers
  * that never pause could keep a passive checkpoint from ever reaching the
@@ -423,8 +423,8 @@ static int note_frames(void *arg, sqlite3 *db, const char *name, int frames)
  * group's handle (the one that restarts it) keeps it that size: truncated
  * to the 4 MiB of the other handles at each restart, it grew again, and
  * on ext4 an fdatasync that grows a file also writes its inode and block
- * map, waiting for the disk three times where it waited once (most of
- * the leader's time, measured with sched_switch stacks).
+ * map, waiting for the disk three times where it waited once (how much
+ * of the leader's time that was: docs/storage.md).
  */
 static int sqlite_checkpoint_due(struct store *st)
 {

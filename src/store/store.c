@@ -4,7 +4,7 @@
  * numbering, copying history between Spaces) run here over the backend's
  * row methods, every move of HEAD goes through head_set(), and every
  * other function of store.h dispatches to the backend's method (but the
- * plain rows of rows.c and auth.c, one SQL text for both engines).  The list
+ * plain rows of rows.c and store_auth.c, one SQL text for both engines).  The list
  * of backends differs between the lean binary (SQLite only) and the full
  * one (with PostgreSQL); see backends_*.c.
  */
@@ -72,6 +72,11 @@ const char *store_name(const struct store *st)
 int store_is_shared(const struct store *st)
 {
 	return st->ops->shared;
+}
+
+void store_set_background(struct store *st, int on)
+{
+	st->background = on;
 }
 
 enum smr_rc store_gc_prune(struct store *st, const char *before, size_t *n,
@@ -272,7 +277,7 @@ static enum smr_rc write_txn(struct store *st, store_rows_fn rows, void *arg,
 	enum smr_rc rc;
 
 	if (st->group)
-		return group_write(st->group, st, rows, arg, err);
+		return group_write(st->group, st, st->background, rows, arg, err);
 	rc = st->ops->txn_begin(st, err);
 	if (rc)
 		return rc;

@@ -4,7 +4,7 @@
  *
  * Like git's refs_*() over ref_storage_be, these functions are the only way
  * in; the backends (sqlite.c, full/postgres.c) and their ops table are
- * private to src/store (store/internal.h).  Every function is one
+ * private to src/store (store/store_int.h).  Every function is one
  * transaction: it either happens whole or not at all.  Output structs and
  * arrays are owned by the caller (release with the functions of
  * domain/model.h).  A handle is used by one thread at a time; a server
@@ -51,6 +51,14 @@ const char *store_name(const struct store *st);
  * embedded file that one server owns (SQLite).
  */
 int store_is_shared(const struct store *st);
+
+/*
+ * Marks st's writes as background work, which nobody waits on at the
+ * moment (starting chat sends behind a burst of them): where handles share
+ * a commit group (SQLite, store/group.c), such a write leads a transaction
+ * only when no foreground write waits.  A handle starts foreground.
+ */
+void store_set_background(struct store *st, int on);
 
 /*
  * Who moves a Space's HEAD, when and why: what the reflog row of the move
@@ -431,7 +439,7 @@ enum smr_rc store_generation_take_over(struct store *st, const struct generation
 				       int *taken, struct smr_err *err);
 
 /*
- * Servers (ops/runtime/lease.c): one row per process that runs replies and
+ * Servers (ops/full/lease.c): one row per process that runs replies and
  * draft jobs, its heartbeat moved every fraction of lease_s.
  */
 struct server_row {
@@ -457,7 +465,7 @@ enum smr_rc store_server_remove(struct store *st, const char *id, const char *he
 void server_rows_free(struct server_row *v, size_t n);
 
 /*
- * A generation's events as another server reads them (ops/runtime/relay.c):
+ * A generation's events as another server reads them (ops/full/relay.c):
  * events first_seq..last_seq (numbered from 1, as generation.h numbers
  * them) as server-sent-event text, and text, the deltas among them joined.
  */

@@ -7,11 +7,11 @@
  * "sql_text reading a session").  Handles are numbered in the order they
  * were opened; arguments are not logged (they hold users' text).
  *
- * A new method of internal.h gets a line in METHODS (or, when it does not
+ * A new method of store_int.h gets a line in METHODS (or, when it does not
  * return enum smr_rc, a function of its own below); tests/unit/test_store_trace.c
  * fails for a method left out.
  */
-#include "store/internal.h"
+#include "store/store_int.h"
 #include "util/logline.h"
 #include "util/sys.h"
 #include "util/xalloc.h"

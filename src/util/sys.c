@@ -211,18 +211,6 @@ void sys_thread_name(const char *name)
 	pthread_setname_np(pthread_self(), shown);
 }
 
-static __thread int background;
-
-void sys_thread_mark_background(void)
-{
-	background = 1;
-}
-
-int sys_thread_is_background(void)
-{
-	return background;
-}
-
 int sys_thread_lower_priority(void)
 {
 	long steps = sys_env_long("SMRITI_BACKGROUND_NICE", 0, 0, 19);

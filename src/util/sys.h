@@ -77,15 +77,6 @@ int sys_thread_start(pthread_t *th, void *(*fn)(void *), void *arg);
 void sys_thread_name(const char *name);
 
 /*
- * Marks the calling thread as background work: work nobody waits on at the
- * moment (starting chat sends behind a burst of them).  The store's commit
- * group asks sys_thread_is_background(): such a thread's write leads a
- * transaction only when no foreground write waits (store/group.c).
- */
-void sys_thread_mark_background(void);
-int sys_thread_is_background(void);
-
-/*
  * Lowers the calling thread's CPU priority by SMRITI_BACKGROUND_NICE nice
  * steps (default 0: not at all; at most 19), for a thread whose work may
  * wait a little and that holds no lock a foreground thread waits on for

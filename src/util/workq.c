@@ -41,8 +41,6 @@ static void *worker_main(void *p)
 	free(p);
 	if (w.q->name)
 		sys_thread_name(w.q->name);
-	if (w.q->background)
-		sys_thread_mark_background();
 	for (;;) {
 		it = take(w.q, &stopping);
 		if (!it)

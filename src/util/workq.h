@@ -2,7 +2,7 @@
  * workq.h -- a fixed set of worker threads taking items off one FIFO queue.
  *
  * The HTTP server's worker pool (http/pool.c) and the draft runner
- * (ops/runtime/draft.c) both run on it; what an item means stays with them.
+ * (ops/full/draft.c) both run on it; what an item means stays with them.
  * An item is the caller's own struct with a struct workq_item inside it, so
  * the queue allocates nothing per item.  Worker i gets args[i] with every
  * item it runs (a store handle of its own, say).  Workers take no signals.
@@ -28,7 +28,6 @@ struct workq {
 	void (*run)(struct workq_item *it, void *arg);     /* does the work */
 	void (*cancel)(struct workq_item *it, void *arg);  /* answers work that will not run */
 	const char *name;                                   /* the workers' thread name, or NULL */
-	int background;                                     /* workers: sys_thread_mark_background() */
 	/* the rest is the queue's own */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;

@@ -2,7 +2,7 @@
  * exactness_oracle.c -- the oracle of the context-exactness property test
  * (see exactness.h): what reaches the provider, worked out from the
  * scenario's model and the documented rules alone.  Nothing here calls the
- * code under test (domain/context.c, provider/shape.c, ops/runtime): the
+ * code under test (domain/context.c, provider/shape.c, ops/full): the
  * rules are restated from the documents they come from.
  *
  *  - isolation by sequence numbers (docs/providers.md): only turns

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-void temp_store_open(char path[TEMP_STORE_PATH_MAX], struct store **st, struct ops_ctx *ctx)
+void temp_store_open(char path[TEMP_STORE_PATH_MAX], struct store **st, struct ops_ctx **ctx)
 {
 	int fd;
 
@@ -16,15 +16,15 @@ void temp_store_open(char path[TEMP_STORE_PATH_MAX], struct store **st, struct o
 	if (fd >= 0)
 		close(fd);
 	CHECK(fd >= 0);
-	CHECK_INT(store_open(path, st, NULL), SMR_OK);
-	ops_ctx_init(ctx, *st);
+	CHECK_INT(ops_open(ctx, path, NULL, NULL), SMR_OK);
+	*st = *ctx ? ops_store(*ctx) : NULL;
 }
 
-void temp_store_close(const char *path, struct store *st)
+void temp_store_close(const char *path, struct ops_ctx *ctx)
 {
 	char side[TEMP_STORE_PATH_MAX + 8];
 
-	store_close(st);
+	ops_close(ctx);
 	unlink(path);
 	snprintf(side, sizeof(side), "%s-wal", path);
 	unlink(side);

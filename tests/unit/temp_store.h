@@ -5,14 +5,18 @@
 #ifndef SMRITI_TEST_TEMP_STORE_H
 #define SMRITI_TEST_TEMP_STORE_H
 
-#include "ops/ops.h"
+#include "ops/context.h"
 
 #define TEMP_STORE_PATH_MAX 64
 
-/* Creates the file (path gets its name), opens *st on it and initialises ctx. */
-void temp_store_open(char path[TEMP_STORE_PATH_MAX], struct store **st, struct ops_ctx *ctx);
+/*
+ * Creates the file (path gets its name) and opens *ctx on it with
+ * ops_open(), as every transport does (the same caches); *st is the
+ * context's store handle, for tests that look below the operations.
+ */
+void temp_store_open(char path[TEMP_STORE_PATH_MAX], struct store **st, struct ops_ctx **ctx);
 
-/* Closes st and removes the file with its -wal and -shm companions. */
-void temp_store_close(const char *path, struct store *st);
+/* Closes ctx (and its store) and removes the file with its -wal and -shm companions. */
+void temp_store_close(const char *path, struct ops_ctx *ctx);
 
 #endif

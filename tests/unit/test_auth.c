@@ -21,7 +21,7 @@
 struct fixture {
 	char path[TEMP_STORE_PATH_MAX];
 	struct store *st;
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx;
 };
 
 static const char *clock_now = "2026-01-01T00:00:00.000000Z";
@@ -36,7 +36,7 @@ static enum smr_rc call(struct fixture *f, const char *op, json_t *params, json_
 {
 	struct smr_err err = SMR_ERR_INIT;
 	json_t *res = NULL;
-	enum smr_rc rc = api_call(&f->ctx, op, params, &res, &err);
+	enum smr_rc rc = api_call(f->ctx, op, params, &res, &err);
 
 	json_decref(params);
 	if (out)
@@ -52,7 +52,7 @@ static char *token_for(struct fixture *f, const char *name, const char *expires)
 	json_t *res = NULL;
 	char *t;
 
-	f->ctx.who = NULL;
+	ops_set_caller(f->ctx, NULL);
 	if (call(f, "token.create", json_pack("{s:s, s:s?}", "name", name, "expires", expires), &res))
 		return NULL;
 	t = strdup(json_string_value(json_object_get(res, "token")));
@@ -63,7 +63,7 @@ static char *token_for(struct fixture *f, const char *name, const char *expires)
 static void setup(struct fixture *f)
 {
 	temp_store_open(f->path, &f->st, &f->ctx);
-	f->ctx.now = test_now;
+	f->ctx->now = test_now;
 	clock_now = "2026-01-01T00:00:00.000000Z";
 	call(f, "user.add", json_pack("{s:s}", "name", "ann"), NULL);
 	call(f, "user.add", json_pack("{s:s}", "name", "ann/bot"), NULL);
@@ -78,9 +78,9 @@ static void setup(struct fixture *f)
 
 static void teardown(struct fixture *f)
 {
-	f->ctx.who = NULL;
-	ops_auth_cache_free(&f->ctx);
-	temp_store_close(f->path, f->st);
+	ops_set_caller(f->ctx, NULL);
+	ops_auth_cache_free(f->ctx);
+	temp_store_close(f->path, f->ctx);
 }
 
 TEST(auth_token_checks)
@@ -93,17 +93,17 @@ TEST(auth_token_checks)
 	setup(&f);
 	t = token_for(&f, "ann/bot", "1h");
 	CHECK(t && strlen(t) == TOKEN_LEN && !strncmp(t, "smr_", 4));
-	CHECK_INT(ops_auth_token(&f.ctx, t, &p, &err), SMR_OK);
+	CHECK_INT(ops_auth_token(f.ctx, t, &p, &err), SMR_OK);
 	CHECK_STR(p.name, "ann/bot");
 	CHECK(strcmp(p.user_id, p.person_id) != 0);     /* an agent acts with its person's roles */
 	wrong = strdup(t);
 	wrong[TOKEN_LEN - 1] = wrong[TOKEN_LEN - 1] == '0' ? '1' : '0';
-	CHECK_INT(ops_auth_token(&f.ctx, wrong, &p, &err), SMR_EUNAUTH);
-	CHECK_INT(ops_auth_token(&f.ctx, "smr_short", &p, &err), SMR_EUNAUTH);
-	CHECK_INT(ops_auth_token(&f.ctx, "", &p, &err), SMR_EUNAUTH);
+	CHECK_INT(ops_auth_token(f.ctx, wrong, &p, &err), SMR_EUNAUTH);
+	CHECK_INT(ops_auth_token(f.ctx, "smr_short", &p, &err), SMR_EUNAUTH);
+	CHECK_INT(ops_auth_token(f.ctx, "", &p, &err), SMR_EUNAUTH);
 	/* an hour later it has expired */
 	clock_now = "2026-01-01T01:00:00.000000Z";
-	CHECK_INT(ops_auth_token(&f.ctx, t, &p, &err), SMR_EUNAUTH);
+	CHECK_INT(ops_auth_token(f.ctx, t, &p, &err), SMR_EUNAUTH);
 	CHECK(strstr(err.msg, "expired") != NULL);
 	free(wrong);
 	free(t);
@@ -122,18 +122,18 @@ TEST(auth_revoked_and_disabled)
 	t = token_for(&f, "ann", NULL);
 	a = token_for(&f, "ann/bot", "never");
 	CHECK_INT(call(&f, "user.disable", json_pack("{s:s}", "name", "ann"), NULL), SMR_OK);
-	CHECK_INT(ops_auth_token(&f.ctx, t, &p, &err), SMR_EUNAUTH);
-	CHECK_INT(ops_auth_token(&f.ctx, a, &p, &err), SMR_EUNAUTH);   /* its agent too */
+	CHECK_INT(ops_auth_token(f.ctx, t, &p, &err), SMR_EUNAUTH);
+	CHECK_INT(ops_auth_token(f.ctx, a, &p, &err), SMR_EUNAUTH);   /* its agent too */
 	CHECK_INT(call(&f, "user.disable", json_pack("{s:s, s:b}", "name", "ann", "enable", 1), NULL),
 		  SMR_OK);
-	CHECK_INT(ops_auth_token(&f.ctx, a, &p, &err), SMR_OK);
+	CHECK_INT(ops_auth_token(f.ctx, a, &p, &err), SMR_OK);
 	CHECK_INT(call(&f, "token.list", json_pack("{s:s}", "name", "ann"), &res), SMR_OK);
 	CHECK_INT((int)json_array_size(res), 2);
 	CHECK_INT(call(&f, "token.revoke", json_pack("{s:s}", "id",
 		  json_string_value(json_object_get(json_array_get(res, 0), "id"))), NULL), SMR_OK);
 	json_decref(res);
-	CHECK(ops_auth_token(&f.ctx, t, &p, &err) == SMR_EUNAUTH ||
-	      ops_auth_token(&f.ctx, a, &p, &err) == SMR_EUNAUTH);
+	CHECK(ops_auth_token(f.ctx, t, &p, &err) == SMR_EUNAUTH ||
+	      ops_auth_token(f.ctx, a, &p, &err) == SMR_EUNAUTH);
 	free(t);
 	free(a);
 	teardown(&f);
@@ -157,9 +157,9 @@ TEST(auth_new_space_and_its_owner_are_one_write)
 	snprintf(ghost.name, sizeof(ghost.name), "ghost");
 	snprintf(ghost.user_id, sizeof(ghost.user_id), "no-such-user");
 	snprintf(ghost.person_id, sizeof(ghost.person_id), "no-such-user");
-	f.ctx.who = &ghost;
+	ops_set_caller(f.ctx, &ghost);
 	CHECK(call(&f, "space.create", json_pack("{s:s}", "name", "orphan"), NULL) != SMR_OK);
-	f.ctx.who = NULL;
+	ops_set_caller(f.ctx, NULL);
 	CHECK_INT(store_space_find(f.st, "orphan", &sp, &err), SMR_ENOTFOUND);
 	CHECK_INT(store_space_list_deleted(f.st, &gone, &n, &err), SMR_OK);
 	CHECK_INT((int)n, 0);
@@ -205,17 +205,17 @@ TEST(auth_roles_in_api_call)
 	setup(&f);
 	tb = token_for(&f, "ben", NULL);
 	ta = token_for(&f, "ann", NULL);
-	CHECK_INT(ops_auth_token(&f.ctx, tb, &ben, &err), SMR_OK);
-	CHECK_INT(ops_auth_token(&f.ctx, ta, &ann, &err), SMR_OK);
+	CHECK_INT(ops_auth_token(f.ctx, tb, &ben, &err), SMR_OK);
+	CHECK_INT(ops_auth_token(f.ctx, ta, &ann, &err), SMR_OK);
 	/* ben has no role: no Space is there for him (answers as a missing one) */
-	f.ctx.who = &ben;
+	ops_set_caller(f.ctx, &ben);
 	CHECK_INT(call(&f, "head", json_pack("{s:s}", "space", "private"), NULL), SMR_ENOTFOUND);
 	CHECK_INT(call(&f, "space.list", json_object(), &res), SMR_OK);
 	CHECK_INT((int)json_array_size(res), 0);
 	json_decref(res);
 	CHECK_INT(call(&f, "user.list", json_object(), NULL), SMR_EFORBIDDEN);
 	/* ann writes "work" but cannot delete it; her author is her name */
-	f.ctx.who = &ann;
+	ops_set_caller(f.ctx, &ann);
 	CHECK_INT(call(&f, "checkpoint.create", json_pack("{s:s, s:s, s:{s:s}}", "space", "work",
 							  "author", "ben", "checkpoint", "title", "t"),
 		       &res), SMR_OK);
@@ -244,7 +244,7 @@ TEST(auth_roles_in_api_call)
 TEST(auth_memo_of_a_connection)
 {
 	struct fixture f;
-	struct ops_ctx other;
+	struct ops_ctx *other = NULL;
 	struct auth_memo memo = { 0 };
 	struct principal p;
 	struct smr_err err = SMR_ERR_INIT;
@@ -254,48 +254,48 @@ TEST(auth_memo_of_a_connection)
 	setup(&f);
 	t = token_for(&f, "ann", NULL);
 	u = token_for(&f, "ben", NULL);
-	CHECK_INT(ops_open(&other, f.path, &err), SMR_OK);
-	CHECK(!ops_auth_memo_take(&f.ctx, &memo, t, &p));        /* empty */
-	CHECK_INT(ops_auth_token_digest(&f.ctx, t, NULL, &memo, &p, &err), SMR_OK);
+	CHECK_INT(ops_open(&other, f.path, NULL, &err), SMR_OK);
+	CHECK(!ops_auth_memo_take(f.ctx, &memo, t, &p));        /* empty */
+	CHECK_INT(ops_auth_token_digest(f.ctx, t, NULL, &memo, &p, &err), SMR_OK);
 	CHECK_STR(p.name, "ann");
 	for (int i = 0; i < 3; i++) {
-		ops_auth_stale(&f.ctx);
+		ops_auth_stale(f.ctx);
 		memset(&p, 0, sizeof(p));
-		CHECK(ops_auth_memo_take(&f.ctx, &memo, t, &p));
+		CHECK(ops_auth_memo_take(f.ctx, &memo, t, &p));
 		CHECK_STR(p.name, "ann");
 	}
 	/* another token, a prefix of it, or a longer one is not the memo's */
-	CHECK(!ops_auth_memo_take(&f.ctx, &memo, u, &p));
+	CHECK(!ops_auth_memo_take(f.ctx, &memo, u, &p));
 	t[TOKEN_LEN - 1] ^= 1;
-	CHECK(!ops_auth_memo_take(&f.ctx, &memo, t, &p));
+	CHECK(!ops_auth_memo_take(f.ctx, &memo, t, &p));
 	t[TOKEN_LEN - 1] ^= 1;
-	CHECK(!ops_auth_memo_take(&f.ctx, &memo, "smr_", &p));
+	CHECK(!ops_auth_memo_take(f.ctx, &memo, "smr_", &p));
 	/* revoked by another handle: the memo is no longer good, the full check says why */
-	ops_auth_stale(&f.ctx);
-	CHECK_INT(ops_auth_token_digest(&f.ctx, t, NULL, &memo, &p, &err), SMR_OK);
+	ops_auth_stale(f.ctx);
+	CHECK_INT(ops_auth_token_digest(f.ctx, t, NULL, &memo, &p, &err), SMR_OK);
 	params = json_pack("{s:s}", "id", p.token_id);
-	CHECK_INT(api_call(&other, "token.revoke", params, &res, &err), SMR_OK);
+	CHECK_INT(api_call(other, "token.revoke", params, &res, &err), SMR_OK);
 	json_decref(params);
 	json_decref(res);
-	ops_auth_stale(&f.ctx);
-	CHECK(!ops_auth_memo_take(&f.ctx, &memo, t, &p));
-	CHECK_INT(ops_auth_token_digest(&f.ctx, t, NULL, &memo, &p, &err), SMR_EUNAUTH);
+	ops_auth_stale(f.ctx);
+	CHECK(!ops_auth_memo_take(f.ctx, &memo, t, &p));
+	CHECK_INT(ops_auth_token_digest(f.ctx, t, NULL, &memo, &p, &err), SMR_EUNAUTH);
 	CHECK(strstr(err.msg, "revoked") != NULL);
 	CHECK(memo.serial == 0);                                  /* wiped */
 	/* expiry is compared on every take (the test clock here) */
 	free(t);
 	t = token_for(&f, "ann", "1h");
-	ops_auth_stale(&f.ctx);
-	CHECK_INT(ops_auth_token_digest(&f.ctx, t, NULL, &memo, &p, &err), SMR_OK);
-	ops_auth_stale(&f.ctx);
-	CHECK(ops_auth_memo_take(&f.ctx, &memo, t, &p));
+	ops_auth_stale(f.ctx);
+	CHECK_INT(ops_auth_token_digest(f.ctx, t, NULL, &memo, &p, &err), SMR_OK);
+	ops_auth_stale(f.ctx);
+	CHECK(ops_auth_memo_take(f.ctx, &memo, t, &p));
 	clock_now = "2026-01-01T02:00:00.000000Z";
-	ops_auth_stale(&f.ctx);
-	CHECK(!ops_auth_memo_take(&f.ctx, &memo, t, &p));
-	CHECK_INT(ops_auth_token_digest(&f.ctx, t, NULL, &memo, &p, &err), SMR_EUNAUTH);
+	ops_auth_stale(f.ctx);
+	CHECK(!ops_auth_memo_take(f.ctx, &memo, t, &p));
+	CHECK_INT(ops_auth_token_digest(f.ctx, t, NULL, &memo, &p, &err), SMR_EUNAUTH);
 	CHECK(strstr(err.msg, "expired") != NULL);
 	ops_auth_memo_wipe(&memo);
-	ops_close(&other);
+	ops_close(other);
 	free(t);
 	free(u);
 	teardown(&f);
@@ -304,7 +304,7 @@ TEST(auth_memo_of_a_connection)
 TEST(auth_kept_token_and_keeper)
 {
 	struct fixture f;
-	struct ops_ctx other;
+	struct ops_ctx *other = NULL;
 	struct auth_keeper *k = NULL;
 	struct principal p;
 	struct smr_err err = SMR_ERR_INIT;
@@ -315,28 +315,28 @@ TEST(auth_kept_token_and_keeper)
 	setup(&f);
 	t = token_for(&f, "ann", NULL);
 	u = token_for(&f, "ben", NULL);
-	CHECK_INT(ops_open(&other, f.path, &err), SMR_OK);
+	CHECK_INT(ops_open(&other, f.path, NULL, &err), SMR_OK);
 	for (int i = 0; i < 3; i++) {
-		ops_auth_stale(&f.ctx);
-		CHECK_INT(ops_auth_token(&f.ctx, t, &p, &err), SMR_OK);
+		ops_auth_stale(f.ctx);
+		CHECK_INT(ops_auth_token(f.ctx, t, &p, &err), SMR_OK);
 	}
 	params = json_pack("{s:s}", "id", p.token_id);
-	CHECK_INT(api_call(&other, "token.revoke", params, &res, &err), SMR_OK);
+	CHECK_INT(api_call(other, "token.revoke", params, &res, &err), SMR_OK);
 	json_decref(params);
 	json_decref(res);
-	ops_auth_stale(&f.ctx);
-	CHECK_INT(ops_auth_token(&f.ctx, t, &p, &err), SMR_EUNAUTH);
+	ops_auth_stale(f.ctx);
+	CHECK_INT(ops_auth_token(f.ctx, t, &p, &err), SMR_EUNAUTH);
 	CHECK(strstr(err.msg, "revoked") != NULL);
 
 	/* the keeper records ben's use on its own thread */
 	CHECK_INT(ops_auth_keeper_start(f.path, &k, &err), SMR_OK);
-	f.ctx.keeper = k;
-	ops_auth_stale(&f.ctx);
-	CHECK_INT(ops_auth_token(&f.ctx, u, &p, &err), SMR_OK);
+	f.ctx->keeper = k;
+	ops_auth_stale(f.ctx);
+	CHECK_INT(ops_auth_token(f.ctx, u, &p, &err), SMR_OK);
 	for (int i = 0; i < 500 && !used; i++) {
 		res = NULL;
 		params = json_pack("{s:s}", "name", "ben");
-		CHECK_INT(api_call(&other, "token.list", params, &res, &err), SMR_OK);
+		CHECK_INT(api_call(other, "token.list", params, &res, &err), SMR_OK);
 		json_decref(params);
 		used = json_string_value(json_object_get(json_array_get(res, 0), "last_used_at"));
 		used = used ? "yes" : NULL;
@@ -345,9 +345,9 @@ TEST(auth_kept_token_and_keeper)
 			nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
 	}
 	CHECK(used != NULL);
-	f.ctx.keeper = NULL;
+	f.ctx->keeper = NULL;
 	ops_auth_keeper_stop(k);
-	ops_close(&other);
+	ops_close(other);
 	free(t);
 	free(u);
 	teardown(&f);
@@ -395,7 +395,7 @@ static void hold_for(struct auth_keeper *k, struct auth_hold *h, const struct pr
 TEST(auth_hold_told_when_access_ends)
 {
 	struct fixture f;
-	struct ops_ctx other;
+	struct ops_ctx *other = NULL;
 	struct auth_keeper *k = NULL;
 	struct auth_hold ha, hb;
 	struct told ta = { 0 }, tb = { 0 };
@@ -410,15 +410,15 @@ TEST(auth_hold_told_when_access_ends)
 	/* the keeper reads the real clock: tokens made at the test's clock must not expire */
 	t = token_for(&f, "ann", "never");
 	u = token_for(&f, "ben", "never");
-	CHECK_INT(ops_auth_token(&f.ctx, t, &pa, &err), SMR_OK);
-	CHECK_INT(ops_auth_token(&f.ctx, u, &pb, &err), SMR_OK);
-	CHECK_INT(ops_open(&other, f.path, &err), SMR_OK);
+	CHECK_INT(ops_auth_token(f.ctx, t, &pa, &err), SMR_OK);
+	CHECK_INT(ops_auth_token(f.ctx, u, &pb, &err), SMR_OK);
+	CHECK_INT(ops_open(&other, f.path, NULL, &err), SMR_OK);
 	CHECK_INT(ops_auth_keeper_start(f.path, &k, &err), SMR_OK);
 	hold_for(k, &ha, &pa, &ta);
 	hold_for(k, &hb, &pb, &tb);
 
 	params = json_pack("{s:s, s:s}", "user", "ann", "space", "work");
-	CHECK_INT(api_call(&other, "grant.revoke", params, &res, &err), SMR_OK);
+	CHECK_INT(api_call(other, "grant.revoke", params, &res, &err), SMR_OK);
 	json_decref(params);
 	json_decref(res);
 	CHECK(told_soon(&ta));
@@ -427,7 +427,7 @@ TEST(auth_hold_told_when_access_ends)
 
 	res = NULL;
 	params = json_pack("{s:s}", "id", pb.token_id);
-	CHECK_INT(api_call(&other, "token.revoke", params, &res, &err), SMR_OK);
+	CHECK_INT(api_call(other, "token.revoke", params, &res, &err), SMR_OK);
 	json_decref(params);
 	json_decref(res);
 	CHECK(told_soon(&tb));
@@ -438,7 +438,7 @@ TEST(auth_hold_told_when_access_ends)
 	ops_auth_unhold(k, &ha);
 	ops_auth_unhold(k, &hb);
 	ops_auth_keeper_stop(k);
-	ops_close(&other);
+	ops_close(other);
 	free(t);
 	free(u);
 	teardown(&f);
@@ -452,34 +452,35 @@ TEST(auth_hold_told_when_access_ends)
  */
 TEST(auth_a_write_is_never_unnamed)
 {
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx = NULL;
 	struct principal ann = { 0 }, admin = { .admin = 1 };
 	const char *author, *tool;
 
-	ops_ctx_init(&ctx, NULL);
-	CHECK_STR(ops_writer(&ctx, NULL), OPS_UNNAMED);
-	CHECK_STR(ops_writer(&ctx, ""), OPS_UNNAMED);
-	ctx.actor = "";
-	CHECK_STR(ops_actor(&ctx), OPS_UNNAMED);
-	ctx.actor = "srv";
-	CHECK_STR(ops_writer(&ctx, NULL), "srv");
-	CHECK_STR(ops_writer(&ctx, ""), "srv");
-	CHECK_STR(ops_writer(&ctx, "bob"), "bob");
-	CHECK_STR(ops_actor(&ctx), "srv");
+	CHECK_INT(ops_open_on(&ctx, NULL, NULL, NULL), SMR_OK);
+	CHECK_STR(ops_writer(ctx, NULL), OPS_UNNAMED);
+	CHECK_STR(ops_writer(ctx, ""), OPS_UNNAMED);
+	ctx->actor = "";
+	CHECK_STR(ops_actor(ctx), OPS_UNNAMED);
+	ctx->actor = "srv";
+	CHECK_STR(ops_writer(ctx, NULL), "srv");
+	CHECK_STR(ops_writer(ctx, ""), "srv");
+	CHECK_STR(ops_writer(ctx, "bob"), "bob");
+	CHECK_STR(ops_actor(ctx), "srv");
 	/* the administrator has no identity: as without one */
-	ctx.who = &admin;
-	CHECK_STR(ops_writer(&ctx, NULL), "srv");
-	CHECK_STR(ops_writer(&ctx, "bob"), "bob");
+	ops_set_caller(ctx, &admin);
+	CHECK_STR(ops_writer(ctx, NULL), "srv");
+	CHECK_STR(ops_writer(ctx, "bob"), "bob");
 	/* a signed-in caller is its identity; a claim stays a label */
 	snprintf(ann.name, sizeof(ann.name), "ann");
-	ctx.who = &ann;
-	CHECK_STR(ops_writer(&ctx, "bob"), "ann");
-	CHECK_STR(ops_actor(&ctx), "ann");
-	ops_author(&ctx, "bob", &author, &tool);
+	ops_set_caller(ctx, &ann);
+	CHECK_STR(ops_writer(ctx, "bob"), "ann");
+	CHECK_STR(ops_actor(ctx), "ann");
+	ops_author(ctx, "bob", &author, &tool);
 	CHECK_STR(author, "ann");
 	CHECK_STR(tool, "bob");
-	ops_author(&ctx, "", &author, &tool);
+	ops_author(ctx, "", &author, &tool);
 	CHECK(tool == NULL);
+	ops_close(ctx);
 }
 
 /*
@@ -501,23 +502,23 @@ TEST(auth_the_declared_rule_is_enforced)
 
 	setup(&f);
 	ta = token_for(&f, "ann", NULL);
-	CHECK_INT(ops_auth_token(&f.ctx, ta, &ann, &err), SMR_OK);
-	f.ctx.who = &ann;              /* ann is a writer of "work" */
+	CHECK_INT(ops_auth_token(f.ctx, ta, &ann, &err), SMR_OK);
+	f.ctx->who = &ann;              /* ann is a writer of "work" */
 	/* as declared: space.get needs a reader, space.delete an owner */
-	CHECK_INT(api_check_access(&f.ctx, api_find("space.get"), params, &err), SMR_OK);
-	CHECK_INT(api_check_access(&f.ctx, api_find("space.delete"), params, &err),
+	CHECK_INT(api_check_access(f.ctx, api_find("space.get"), params, &err), SMR_OK);
+	CHECK_INT(api_check_access(f.ctx, api_find("space.delete"), params, &err),
 		  SMR_EFORBIDDEN);
 	CHECK_INT(call(&f, "space.delete", json_incref(params), NULL), SMR_EFORBIDDEN);
 	/* the same declarations with the roles changed decide the other way */
 	json_object_set_new(as_owner, "role", json_string("owner"));
 	api_access_parse(as_owner, &a);
-	CHECK_INT(api_check_rule(&f.ctx, "space.get", &a, params, &err), SMR_EFORBIDDEN);
+	CHECK_INT(api_check_rule(f.ctx, "space.get", &a, params, &err), SMR_EFORBIDDEN);
 	json_object_set_new(as_writer, "role", json_string("writer"));
 	api_access_parse(as_writer, &a);
-	CHECK_INT(api_check_rule(&f.ctx, "space.delete", &a, params, &err), SMR_OK);
+	CHECK_INT(api_check_rule(f.ctx, "space.delete", &a, params, &err), SMR_OK);
 	/* no rule, or one api_call() does not understand: refused */
 	api_access_parse(NULL, &a);
-	CHECK_INT(api_check_rule(&f.ctx, "space.get", &a, params, &err), SMR_EFORBIDDEN);
+	CHECK_INT(api_check_rule(f.ctx, "space.get", &a, params, &err), SMR_EFORBIDDEN);
 	CHECK_STR(err.msg, "operation 'space.get' declares no access rule");
 	json_object_set_new(as_writer, "role", json_string("boss"));
 	api_access_parse(as_writer, &a);

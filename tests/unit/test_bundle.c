@@ -389,7 +389,7 @@ TEST(bundle_of_a_long_history_round_trips_through_a_store)
 {
 	char path[TEMP_STORE_PATH_MAX];
 	struct store *st = NULL;
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx = NULL;
 	struct space_bundle b;
 	struct smr_err err = SMR_ERR_INIT;
 	json_t *rep = NULL;
@@ -399,18 +399,18 @@ TEST(bundle_of_a_long_history_round_trips_through_a_store)
 	fill(&b, 2500);
 	text = compact_of(&b);
 	temp_store_open(path, &st, &ctx);
-	CHECK_INT(ops_import_text(&ctx, text, strlen(text), &rep, &err), SMR_OK);
+	CHECK_INT(ops_import_text(ctx, text, strlen(text), &rep, &err), SMR_OK);
 	CHECK_INT(json_integer_value(json_object_get(rep, "checkpoints")), 2500);
 	json_decref(rep);
-	CHECK_INT(ops_export_text(&ctx, NULL, 0, &back, &len, &err), SMR_OK);
+	CHECK_INT(ops_export_text(ctx, NULL, 0, &back, &len, &err), SMR_OK);
 	CHECK_STR(back, text);
 	CHECK_INT(len, strlen(text));
 	/* again: nothing added, nothing changed */
-	CHECK_INT(ops_import_text(&ctx, back, len, &rep, &err), SMR_OK);
+	CHECK_INT(ops_import_text(ctx, back, len, &rep, &err), SMR_OK);
 	CHECK_INT(json_integer_value(json_object_get(rep, "checkpoints")), 0);
 	json_decref(rep);
 	free(back);
-	temp_store_close(path, st);
+	temp_store_close(path, ctx);
 	free(text);
 	space_bundle_release(&b);
 }

@@ -184,21 +184,20 @@ TEST(decl_bad_parameters_are_refused_as_declared)
 	};
 	char path[TEMP_STORE_PATH_MAX];
 	struct store *st;
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx;
 	struct smr_err err = SMR_ERR_INIT;
 	json_t *before = NULL, *after = NULL;
 
 	temp_store_open(path, &st, &ctx);
-	CHECK_INT(api_call(&ctx, "space.list", NULL, &before, &err), SMR_OK);
+	CHECK_INT(api_call(ctx, "space.list", NULL, &before, &err), SMR_OK);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		err = (struct smr_err)SMR_ERR_INIT;
-		CHECK_INT(run_text(&ctx, cases[i].op, cases[i].params, &err), cases[i].rc);
+		CHECK_INT(run_text(ctx, cases[i].op, cases[i].params, &err), cases[i].rc);
 		CHECK_STR(err.msg, cases[i].msg);
 	}
-	CHECK_INT(api_call(&ctx, "space.list", NULL, &after, &err), SMR_OK);
+	CHECK_INT(api_call(ctx, "space.list", NULL, &after, &err), SMR_OK);
 	CHECK(json_equal(before, after));
 	json_decref(before);
 	json_decref(after);
-	ops_auth_cache_free(&ctx);
-	temp_store_close(path, st);
+		temp_store_close(path, ctx);
 }

@@ -6,7 +6,7 @@
 #include "harness.h"
 #include "temp_store.h"
 #include "ops/ops.h"
-#include "ops/runtime/draft.h"
+#include "ops/full/draft.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -45,16 +45,16 @@ TEST(draft_jobs_of_a_dead_server_expire_when_read)
 {
 	char path[TEMP_STORE_PATH_MAX];
 	struct store *st = NULL;
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx = NULL;
 	struct space sp = { 0 };
 	struct session sn = { .id = "s1", .title = "t", .history_base_seq = -1,
 			      .created_at = "2026-01-01T00:00:00.000000Z" };
 	struct draft_job j = { 0 };
 
 	temp_store_open(path, &st, &ctx);
-	ctx.now = test_now;
+	ctx->now = test_now;
 	fixed_now = "2026-01-01T00:00:00.000000Z";
-	CHECK_INT(ops_space_create(&ctx, "jobs", NULL, &sp, NULL), SMR_OK);
+	CHECK_INT(ops_space_create(ctx, "jobs", NULL, &sp, NULL), SMR_OK);
 	sn.repo_id = sp.id;
 	CHECK_INT(store_session_create(st, &sn, NULL), SMR_OK);
 	add_job(st, "s1", "running-old", JOB_RUNNING, "2026-01-01T00:00:00.000000Z",
@@ -65,14 +65,14 @@ TEST(draft_jobs_of_a_dead_server_expire_when_read)
 	add_job(st, "s1", "queued-old", JOB_QUEUED, "2025-12-31T22:00:00.000000Z", NULL);
 	/* the default timeout is 120 s, plus a minute of grace */
 	fixed_now = "2026-01-01T00:03:30.000000Z";
-	CHECK_STR(status_of(&ctx, "running-old"), "failed");
-	CHECK_STR(status_of(&ctx, "running-new"), "running");
-	CHECK_STR(status_of(&ctx, "queued-new"), "queued");
-	CHECK_STR(status_of(&ctx, "queued-old"), "failed");
+	CHECK_STR(status_of(ctx, "running-old"), "failed");
+	CHECK_STR(status_of(ctx, "running-new"), "running");
+	CHECK_STR(status_of(ctx, "queued-new"), "queued");
+	CHECK_STR(status_of(ctx, "queued-old"), "failed");
 	CHECK_INT(store_job_get(st, "running-old", &j, NULL), SMR_OK);
 	CHECK_INT(j.status, JOB_FAILED);
 	CHECK(j.error && strstr(j.error, "stopped before it finished"));
 	draft_job_release(&j);
 	space_release(&sp);
-	temp_store_close(path, st);
+	temp_store_close(path, ctx);
 }

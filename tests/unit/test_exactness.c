@@ -36,8 +36,8 @@
 #include "exactness.h"
 #include "fake_provider.h"
 #include "ops/api.h"
-#include "ops/runtime/generation.h"
-#include "ops/runtime/runtime.h"
+#include "ops/full/generation.h"
+#include "ops/full/runtime.h"
 #include "util/xalloc.h"
 
 #include <pthread.h>
@@ -1206,7 +1206,7 @@ static uint64_t run_seed(long *n, int *replay, uint64_t *one)
 }
 
 /* Opens a fresh store of dsn into ctx every EX_BATCH scenarios; -1 when it cannot. */
-static int fresh_store(struct ops_ctx *ctx, const char *dsn, struct runtime *rt, long i,
+static int fresh_store(struct ops_ctx **ctx, const char *dsn, struct runtime *rt, long i,
 		       int *open)
 {
 	struct smr_err err = SMR_ERR_INIT;
@@ -1214,13 +1214,12 @@ static int fresh_store(struct ops_ctx *ctx, const char *dsn, struct runtime *rt,
 	if (*open && i % EX_BATCH)
 		return 0;
 	if (*open)
-		ops_close(ctx);
+		ops_close(*ctx);
 	*open = 0;
-	if (ops_open(ctx, dsn, &err)) {
+	if (ops_open(ctx, dsn, &(struct ops_opts){ .rt = rt }, &err)) {
 		test_fail(__FILE__, __LINE__, "cannot open the store: %s", err.msg);
 		return -1;
 	}
-	ctx->rt = rt;
 	*open = 1;
 	return 0;
 }
@@ -1231,20 +1230,20 @@ static void run(const char *dsn, const char *where, long n)
 	int replay = 0, open = 0, failed = 0;
 	uint64_t one = 0, base = run_seed(&n, &replay, &one), seeds = base;
 	struct ex_stats st = { 0 };
-	struct ops_ctx ctx = { 0 };
+	struct ops_ctx *ctx = NULL;
 
 	for (long i = 0; i < n && !failed; i++) {
 		uint64_t seed = replay ? one : next64(&seeds);
 
 		if (dsn && fresh_store(&ctx, dsn, inproc_rt, i, &open))
 			break;
-		failed = scenario(dsn ? &ctx : NULL, seed, i, &st);
+		failed = scenario(dsn ? ctx : NULL, seed, i, &st);
 		if (failed)
 			test_fail(__FILE__, __LINE__, "exactness: scenario %ld of seed %#llx failed"
 				  " (its report is above)", i + 1, (unsigned long long)seed);
 	}
 	if (open)
-		ops_close(&ctx);
+		ops_close(ctx);
 	print_stats(&st, where, replay ? one : base);
 }
 

@@ -4,12 +4,14 @@
  * foreground write (an agent's commit) waits, and the foreground writer's
  * transaction carries its own write alone; the background one follows in a
  * transaction of its own, and both are committed, every transaction on the
- * handle the group keeps.
+ * handle the group keeps.  What makes a write background is the context it
+ * goes through (ops_opts.background), not the thread it runs on.
  */
 #include "harness.h"
 #include "temp_store.h"
 #include "store/group.h"
-#include "util/sys.h"
+#include "util/buf.h"
+#include "util/metrics.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -61,16 +63,15 @@ static void *write_main(void *arg)
 {
 	struct writer *w = arg;
 
-	if (w->background)
-		sys_thread_mark_background();
-	w->rc = group_write(w->st->group, w->st, w->ran_on ? hold_rows : note_rows, w, NULL);
+	w->rc = group_write(w->st->group, w->st, w->background, w->ran_on ? hold_rows : note_rows,
+			    w, NULL);
 	return NULL;
 }
 
 TEST(group_background_write_waits_for_a_foreground_leader)
 {
 	char path[TEMP_STORE_PATH_MAX];
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx = NULL;
 	struct store *first, *bg_st = NULL, *fg_st = NULL;
 	struct writer lead = { 0 }, bg = { 0 }, fg = { 0 };
 	pthread_t t_lead, t_bg, t_fg;
@@ -112,5 +113,52 @@ TEST(group_background_write_waits_for_a_foreground_leader)
 	CHECK(fg.ran_on != first && fg.ran_on != bg_st && fg.ran_on != fg_st);
 	store_close(bg_st);
 	store_close(fg_st);
-	temp_store_close(path, first);
+	temp_store_close(path, ctx);
+}
+
+/* The count of store writes metrics has seen from writers of kind ("foreground", "background"). */
+static unsigned long long writes_of(const char *kind)
+{
+	struct buf out = BUF_INIT(0);
+	char series[96];
+	const char *p;
+	unsigned long long n = ~0ULL;
+
+	metrics_render(&out, NULL, 0);
+	snprintf(series, sizeof(series), "smriti_store_write_wait_seconds_count{writer=\"%s\"} ",
+		 kind);
+	p = strstr(out.ptr, series);
+	if (p)
+		n = strtoull(p + strlen(series), NULL, 10);
+	buf_release(&out);
+	return n;
+}
+
+/*
+ * A context opened with ops_opts.background writes as background work, on
+ * whatever thread it runs; one opened without it, in the same thread, as
+ * foreground work.
+ */
+TEST(group_background_is_the_context_s_not_the_thread_s)
+{
+	char path[TEMP_STORE_PATH_MAX];
+	struct ops_ctx *fg = NULL, *bg = NULL;
+	struct store *st;
+	struct space sp = { 0 };
+	unsigned long long fg0, bg0;
+
+	temp_store_open(path, &st, &fg);
+	CHECK_INT(ops_open(&bg, path, &(struct ops_opts){ .background = 1 }, NULL), SMR_OK);
+	fg0 = writes_of("foreground");
+	bg0 = writes_of("background");
+	CHECK_INT(ops_space_create(bg, "behind", NULL, &sp, NULL), SMR_OK);
+	space_release(&sp);
+	CHECK_INT(writes_of("background"), bg0 + 1);
+	CHECK_INT(writes_of("foreground"), fg0);
+	CHECK_INT(ops_space_create(fg, "ahead", NULL, &sp, NULL), SMR_OK);
+	space_release(&sp);
+	CHECK_INT(writes_of("foreground"), fg0 + 1);
+	CHECK_INT(writes_of("background"), bg0 + 1);
+	ops_close(bg);
+	temp_store_close(path, fg);
 }

@@ -3,7 +3,7 @@
  * parsing, the Host/Origin/token/Content-Type guards and the router.
  */
 #include "harness.h"
-#include "http/internal.h"
+#include "http/http_int.h"
 
 #include <netinet/in.h>
 

@@ -404,7 +404,7 @@ TEST(contextpack_renders_a_draft)
 struct fixture {
 	char path[TEMP_STORE_PATH_MAX];
 	struct store *st;
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx;
 };
 
 static void setup(struct fixture *f)
@@ -412,13 +412,13 @@ static void setup(struct fixture *f)
 	struct space sp = { 0 };
 
 	temp_store_open(f->path, &f->st, &f->ctx);
-	CHECK_INT(ops_space_create(&f->ctx, "backfill", NULL, &sp, NULL), SMR_OK);
+	CHECK_INT(ops_space_create(f->ctx, "backfill", NULL, &sp, NULL), SMR_OK);
 	space_release(&sp);
 }
 
 static void teardown(struct fixture *f)
 {
-	temp_store_close(f->path, f->st);
+	temp_store_close(f->path, f->ctx);
 }
 
 static size_t session_count(struct fixture *f)
@@ -445,7 +445,7 @@ TEST(ingest_operation_creates_session_with_turns)
 
 	setup(&f);
 	params = json_pack("{s:s, s:s}", "space", "backfill", "transcript", text);
-	CHECK_INT(api_call(&f.ctx, "ingest", params, &res, &err), SMR_OK);
+	CHECK_INT(api_call(f.ctx, "ingest", params, &res, &err), SMR_OK);
 	s = json_object_get(res, "session");
 	CHECK_INT(json_integer_value(json_object_get(res, "turns")), 4);
 	CHECK_STR(json_string_value(json_object_get(res, "format")), "chatgpt");
@@ -488,13 +488,13 @@ TEST(ingest_operation_errors_write_nothing)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		params = json_pack("{s:s, s:s, s:s?}", "space", cases[i].space, "transcript",
 				   cases[i].transcript, "format", cases[i].format);
-		CHECK_INT(api_call(&f.ctx, "ingest", params, &res, &err), cases[i].rc);
+		CHECK_INT(api_call(f.ctx, "ingest", params, &res, &err), cases[i].rc);
 		CHECK(res == NULL);
 		json_decref(params);
 	}
 	params = json_pack("{s:s, s:s, s:s}", "space", "backfill", "transcript", "User: hi",
 			   "title", "");
-	CHECK_INT(api_call(&f.ctx, "ingest", params, &res, &err), SMR_OK);
+	CHECK_INT(api_call(f.ctx, "ingest", params, &res, &err), SMR_OK);
 	CHECK_STR(json_string_value(json_object_get(json_object_get(res, "session"), "title")),
 		  "hi");
 	CHECK_INT(session_count(&f), 1);
@@ -513,13 +513,13 @@ TEST(context_pack_operation)
 	setup(&f);
 	params = json_pack("{s:s, s:s, s:s}", "space", "backfill", "transcript",
 			   "User: What is 2+2?\nAssistant: 4.", "title", "Sums");
-	CHECK_INT(api_call(&f.ctx, "ingest", params, &res, &err), SMR_OK);
+	CHECK_INT(api_call(f.ctx, "ingest", params, &res, &err), SMR_OK);
 	id = json_string_value(json_object_get(json_object_get(res, "session"), "id"));
 	json_decref(params);
 	params = json_pack("{s:s}", "session_id", id);
 	json_decref(res);
 	res = NULL;
-	CHECK_INT(api_call(&f.ctx, "context_pack", params, &res, &err), SMR_OK);
+	CHECK_INT(api_call(f.ctx, "context_pack", params, &res, &err), SMR_OK);
 	md = json_string_value(json_object_get(res, "markdown"));
 	CHECK(md && !strncmp(md, "# Context pack: Sums\n\n2 turns from session ", 43));
 	CHECK(md && strstr(md, "### User\n\nWhat is 2+2?\n\n### Assistant\n\n4.\n"));
@@ -529,7 +529,7 @@ TEST(context_pack_operation)
 	json_decref(params);
 
 	params = json_pack("{s:s}", "transcript", "**User:** hi\n**Assistant:** hello");
-	CHECK_INT(api_call(&f.ctx, "context_pack", params, &res, &err), SMR_OK);
+	CHECK_INT(api_call(f.ctx, "context_pack", params, &res, &err), SMR_OK);
 	md = json_string_value(json_object_get(res, "markdown"));
 	CHECK(md && strstr(md, "2 turns from a Markdown chat export"));
 	CHECK_STR(json_string_value(json_object_get(res, "source")), "a Markdown chat export");
@@ -538,13 +538,13 @@ TEST(context_pack_operation)
 	json_decref(params);
 
 	params = json_pack("{}");
-	CHECK_INT(api_call(&f.ctx, "context_pack", params, &res, &err), SMR_EUSAGE);
+	CHECK_INT(api_call(f.ctx, "context_pack", params, &res, &err), SMR_EUSAGE);
 	json_decref(params);
 	params = json_pack("{s:s, s:s}", "session_id", "x", "transcript", "User: hi");
-	CHECK_INT(api_call(&f.ctx, "context_pack", params, &res, &err), SMR_EUSAGE);
+	CHECK_INT(api_call(f.ctx, "context_pack", params, &res, &err), SMR_EUSAGE);
 	json_decref(params);
 	params = json_pack("{s:s}", "session_id", "no-such-session");
-	CHECK_INT(api_call(&f.ctx, "context_pack", params, &res, &err), SMR_ENOTFOUND);
+	CHECK_INT(api_call(f.ctx, "context_pack", params, &res, &err), SMR_ENOTFOUND);
 	json_decref(params);
 	CHECK(res == NULL);
 	CHECK_INT(session_count(&f), 1);

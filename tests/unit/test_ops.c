@@ -16,7 +16,7 @@
 struct fixture {
 	char path[TEMP_STORE_PATH_MAX];
 	struct store *st;
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx;
 };
 
 static int tick;
@@ -30,12 +30,12 @@ static void test_now(char out[32])
 static void setup(struct fixture *f)
 {
 	temp_store_open(f->path, &f->st, &f->ctx);
-	f->ctx.now = test_now;
+	f->ctx->now = test_now;
 }
 
 static void teardown(struct fixture *f)
 {
-	temp_store_close(f->path, f->st);
+	temp_store_close(f->path, f->ctx);
 }
 
 /* Writes a checkpoint titled title on top of HEAD (or on parent); returns its hash (caller frees). */
@@ -44,7 +44,7 @@ static char *commit(struct fixture *f, const char *space, const char *title, con
 {
 	struct checkpoint c = { 0 };
 	json_t *fields = json_pack("{s:s, s:[s]}", "title", title, "decisions", title);
-	enum smr_rc rc = ops_checkpoint_create(&f->ctx, space, fields, parent, "tester", &c, NULL);
+	enum smr_rc rc = ops_checkpoint_create(f->ctx, space, fields, parent, "tester", &c, NULL);
 	char *hash = rc ? NULL : strdup(c.hash);
 
 	CHECK_INT(rc, want);
@@ -62,31 +62,31 @@ TEST(ops_resolve_space_ancestry_and_prefixes)
 	struct smr_err err = SMR_ERR_INIT;
 
 	setup(&f);
-	CHECK_INT(ops_space_create(&f.ctx, "demo", NULL, &sp, NULL), SMR_OK);
+	CHECK_INT(ops_space_create(f.ctx, "demo", NULL, &sp, NULL), SMR_OK);
 	space_release(&sp);
 	h1 = commit(&f, "demo", "one", NULL, SMR_OK);
 	h2 = commit(&f, "demo", "two", NULL, SMR_OK);
 	h3 = commit(&f, "demo", "three", NULL, SMR_OK);
-	CHECK_INT(ops_resolve(&f.ctx, "demo", &c, NULL), SMR_OK);
+	CHECK_INT(ops_resolve(f.ctx, "demo", &c, NULL), SMR_OK);
 	CHECK_STR(c.hash, h3);
 	checkpoint_release(&c);
-	CHECK_INT(ops_resolve(&f.ctx, "demo~2", &c, NULL), SMR_OK);
+	CHECK_INT(ops_resolve(f.ctx, "demo~2", &c, NULL), SMR_OK);
 	CHECK_STR(c.hash, h1);
 	CHECK_STR(c.title, "one");
 	checkpoint_release(&c);
 	snprintf(prefix, sizeof(prefix), "%.8s", h2);
-	CHECK_INT(ops_resolve(&f.ctx, prefix, &c, NULL), SMR_OK);
+	CHECK_INT(ops_resolve(f.ctx, prefix, &c, NULL), SMR_OK);
 	CHECK_STR(c.hash, h2);
 	CHECK_STR(c.parent_hash, h1);
 	checkpoint_release(&c);
 	snprintf(prefix, sizeof(prefix), "%.8s~1", h3);
-	CHECK_INT(ops_resolve(&f.ctx, prefix, &c, NULL), SMR_OK);
+	CHECK_INT(ops_resolve(f.ctx, prefix, &c, NULL), SMR_OK);
 	CHECK_STR(c.hash, h2);
 	checkpoint_release(&c);
-	CHECK_INT(ops_resolve(&f.ctx, "demo~3", &c, &err), SMR_ENOTFOUND);
+	CHECK_INT(ops_resolve(f.ctx, "demo~3", &c, &err), SMR_ENOTFOUND);
 	CHECK(strstr(err.msg, "past the first checkpoint") != NULL);
-	CHECK_INT(ops_resolve(&f.ctx, "nosuch", &c, &err), SMR_ENOTFOUND);
-	CHECK_INT(ops_resolve(&f.ctx, "ffffffff", &c, &err), SMR_ENOTFOUND);
+	CHECK_INT(ops_resolve(f.ctx, "nosuch", &c, &err), SMR_ENOTFOUND);
+	CHECK_INT(ops_resolve(f.ctx, "ffffffff", &c, &err), SMR_ENOTFOUND);
 	free(h1);
 	free(h2);
 	free(h3);
@@ -105,7 +105,7 @@ TEST(ops_ambiguous_prefix_is_a_usage_error)
 	};
 
 	setup(&f);
-	CHECK_INT(ops_space_create(&f.ctx, "demo", NULL, &sp, NULL), SMR_OK);
+	CHECK_INT(ops_space_create(f.ctx, "demo", NULL, &sp, NULL), SMR_OK);
 	for (int i = 0; i < 2; i++) {
 		/* the store does not check hashes, so two can share a prefix on purpose */
 		checkpoint_init(&c);
@@ -117,9 +117,9 @@ TEST(ops_ambiguous_prefix_is_a_usage_error)
 		checkpoint_release(&c);
 	}
 	memset(&c, 0, sizeof(c));
-	CHECK_INT(ops_resolve(&f.ctx, "abcd", &c, &err), SMR_EUSAGE);
+	CHECK_INT(ops_resolve(f.ctx, "abcd", &c, &err), SMR_EUSAGE);
 	CHECK(strstr(err.msg, "ambiguous") != NULL);
-	CHECK_INT(ops_resolve(&f.ctx, "abcd2", &c, NULL), SMR_OK);
+	CHECK_INT(ops_resolve(f.ctx, "abcd2", &c, NULL), SMR_OK);
 	CHECK_STR(c.hash, fake[1]);
 	checkpoint_release(&c);
 	space_release(&sp);
@@ -135,12 +135,12 @@ TEST(ops_stale_parent_conflicts_and_writes_nothing)
 	char *h1, *h2, *h3;
 
 	setup(&f);
-	CHECK_INT(ops_space_create(&f.ctx, "demo", NULL, &sp, NULL), SMR_OK);
+	CHECK_INT(ops_space_create(f.ctx, "demo", NULL, &sp, NULL), SMR_OK);
 	h1 = commit(&f, "demo", "one", NULL, SMR_OK);
 	h2 = commit(&f, "demo", "two", h1, SMR_OK);
 	h3 = commit(&f, "demo", "late", h1, SMR_ECONFLICT);   /* h1 is no longer HEAD */
 	CHECK(h3 == NULL);
-	CHECK_INT(ops_log(&f.ctx, "demo", 0, 1, &log, &n, NULL), SMR_OK);
+	CHECK_INT(ops_log(f.ctx, "demo", 0, 1, &log, &n, NULL), SMR_OK);
 	CHECK_INT(n, 2);
 	CHECK_STR(log[0].hash, h2);
 	checkpoints_free(log, n);
@@ -160,16 +160,16 @@ TEST(ops_restore_puts_old_state_on_top_of_head)
 	json_t *d = NULL;
 
 	setup(&f);
-	CHECK_INT(ops_space_create(&f.ctx, "demo", NULL, &sp, NULL), SMR_OK);
+	CHECK_INT(ops_space_create(f.ctx, "demo", NULL, &sp, NULL), SMR_OK);
 	h1 = commit(&f, "demo", "good", NULL, SMR_OK);
 	h2 = commit(&f, "demo", "bad turn", NULL, SMR_OK);
-	CHECK_INT(ops_restore(&f.ctx, "demo", "demo~1", "restorer", &c, NULL), SMR_OK);
+	CHECK_INT(ops_restore(f.ctx, "demo", "demo~1", "restorer", &c, NULL), SMR_OK);
 	CHECK_STR(c.parent_hash, h2);
 	CHECK_STR(c.title, "good");
 	CHECK_STR(c.author, "restorer");
 	CHECK_STR(json_string_value(json_object_get(c.metadata, "restored_from")), h1);
 	CHECK(strcmp(c.hash, h1) != 0);
-	CHECK_INT(ops_diff(&f.ctx, h1, c.hash, &d, NULL), SMR_OK);
+	CHECK_INT(ops_diff(f.ctx, h1, c.hash, &d, NULL), SMR_OK);
 	/* only metadata differs: every field of the old state came back */
 	CHECK(json_object_get(d, "decisions") == NULL);
 	CHECK(json_object_get(d, "title") == NULL);
@@ -192,13 +192,13 @@ TEST(ops_fork_shares_history_with_same_hashes)
 	json_t *report = NULL;
 
 	setup(&f);
-	CHECK_INT(ops_space_create(&f.ctx, "demo", NULL, &sp, NULL), SMR_OK);
+	CHECK_INT(ops_space_create(f.ctx, "demo", NULL, &sp, NULL), SMR_OK);
 	h1 = commit(&f, "demo", "one", NULL, SMR_OK);
 	h2 = commit(&f, "demo", "two", NULL, SMR_OK);
 	h3 = commit(&f, "demo", "three", NULL, SMR_OK);
-	CHECK_INT(ops_fork(&f.ctx, "demo~1", "alt", &fork, NULL), SMR_OK);
+	CHECK_INT(ops_fork(f.ctx, "demo~1", "alt", &fork, NULL), SMR_OK);
 	CHECK_STR(fork.head, h2);
-	CHECK_INT(ops_log(&f.ctx, "alt", 0, 1, &log, &n, NULL), SMR_OK);
+	CHECK_INT(ops_log(f.ctx, "alt", 0, 1, &log, &n, NULL), SMR_OK);
 	CHECK_INT(n, 2);
 	CHECK_STR(log[0].hash, h2);
 	CHECK_STR(log[1].hash, h1);
@@ -206,8 +206,8 @@ TEST(ops_fork_shares_history_with_same_hashes)
 	checkpoints_free(log, n);
 	/* the fork moves on independently */
 	free(commit(&f, "alt", "alt-only", h2, SMR_OK));
-	CHECK_INT(ops_fork(&f.ctx, "demo", "alt", &sp, NULL), SMR_ECONFLICT);
-	CHECK_INT(ops_fsck(&f.ctx, NULL, &report, NULL), SMR_OK);
+	CHECK_INT(ops_fork(f.ctx, "demo", "alt", &sp, NULL), SMR_ECONFLICT);
+	CHECK_INT(ops_fsck(f.ctx, NULL, &report, NULL), SMR_OK);
 	CHECK(json_is_true(json_object_get(report, "ok")));
 	CHECK_INT(json_integer_value(json_object_get(report, "checkpoints")), 6);
 	json_decref(report);
@@ -228,14 +228,14 @@ TEST(ops_fsck_detects_tampering)
 	char *h1;
 
 	setup(&f);
-	CHECK_INT(ops_space_create(&f.ctx, "demo", NULL, &sp, NULL), SMR_OK);
+	CHECK_INT(ops_space_create(f.ctx, "demo", NULL, &sp, NULL), SMR_OK);
 	h1 = commit(&f, "demo", "one", NULL, SMR_OK);
 	free(commit(&f, "demo", "two", NULL, SMR_OK));
 	CHECK_INT(sqlite3_open(f.path, &db), SQLITE_OK);
 	CHECK_INT(sqlite3_exec(db, "UPDATE commits SET decisions = '[{\"text\":\"forged\"}]'"
 			       " WHERE title = 'one'", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
-	CHECK_INT(ops_fsck(&f.ctx, "demo", &report, NULL), SMR_OK);
+	CHECK_INT(ops_fsck(f.ctx, "demo", &report, NULL), SMR_OK);
 	CHECK(json_is_false(json_object_get(report, "ok")));
 	p = json_array_get(json_object_get(report, "problems"), 0);
 	CHECK_STR(json_string_value(json_object_get(p, "commit_hash")), h1);
@@ -255,15 +255,15 @@ TEST(ops_rejects_empty_checkpoints_and_bad_space_names)
 	struct smr_err err = SMR_ERR_INIT;
 
 	setup(&f);
-	CHECK_INT(ops_space_create(&f.ctx, "demo", NULL, &sp, NULL), SMR_OK);
+	CHECK_INT(ops_space_create(f.ctx, "demo", NULL, &sp, NULL), SMR_OK);
 	space_release(&sp);
-	CHECK_INT(ops_checkpoint_create(&f.ctx, "demo", empty, NULL, NULL, &c, &err), SMR_EUNPROC);
+	CHECK_INT(ops_checkpoint_create(f.ctx, "demo", empty, NULL, NULL, &c, &err), SMR_EUNPROC);
 	CHECK(strstr(err.msg, "empty checkpoint") != NULL);
-	CHECK_INT(ops_space_create(&f.ctx, "demo", NULL, &sp, NULL), SMR_ECONFLICT);
-	CHECK_INT(ops_space_create(&f.ctx, "a~b", NULL, &sp, NULL), SMR_EINVAL);
-	CHECK_INT(ops_space_create(&f.ctx, "", NULL, &sp, NULL), SMR_EINVAL);
-	CHECK_INT(ops_space_create(&f.ctx, "x\ny", NULL, &sp, NULL), SMR_EINVAL);
-	CHECK_INT(ops_head(&f.ctx, "demo", &c, &err), SMR_ENOTFOUND);
+	CHECK_INT(ops_space_create(f.ctx, "demo", NULL, &sp, NULL), SMR_ECONFLICT);
+	CHECK_INT(ops_space_create(f.ctx, "a~b", NULL, &sp, NULL), SMR_EINVAL);
+	CHECK_INT(ops_space_create(f.ctx, "", NULL, &sp, NULL), SMR_EINVAL);
+	CHECK_INT(ops_space_create(f.ctx, "x\ny", NULL, &sp, NULL), SMR_EINVAL);
+	CHECK_INT(ops_head(f.ctx, "demo", &c, &err), SMR_ENOTFOUND);
 	CHECK(strstr(err.msg, "no checkpoints yet") != NULL);
 	json_decref(empty);
 	teardown(&f);
@@ -316,34 +316,34 @@ TEST(ops_write_on_a_remembered_space_follows_renames)
 {
 	char path[TEMP_STORE_PATH_MAX], root[65], next[65], other[65], mine[65];
 	struct smr_err err = SMR_ERR_INIT;
-	struct ops_ctx ctx, admin;
+	struct ops_ctx *ctx = NULL, *admin = NULL;
 	struct store *st = NULL;
 	struct space sp = { 0 };
 	struct checkpoint head = { 0 };
 
 	temp_store_open(path, &st, &admin);
-	CHECK_INT(ops_open(&ctx, path, &err), SMR_OK);
-	CHECK_INT(ops_space_create(&admin, "a", "", &sp, &err), SMR_OK);
+	CHECK_INT(ops_open(&ctx, path, NULL, &err), SMR_OK);
+	CHECK_INT(ops_space_create(admin, "a", "", &sp, &err), SMR_OK);
 	space_release(&sp);
-	CHECK_INT(write_titled(&ctx, "a", NULL, "root", root, &err), SMR_OK);
-	CHECK_INT(write_titled(&ctx, "a", root, "next", next, &err), SMR_OK);
+	CHECK_INT(write_titled(ctx, "a", NULL, "root", root, &err), SMR_OK);
+	CHECK_INT(write_titled(ctx, "a", root, "next", next, &err), SMR_OK);
 	/* a stale parent on the short way is the same conflict as on the long one */
-	CHECK_INT(write_titled(&ctx, "a", root, "stale", other, &err), SMR_ECONFLICT);
+	CHECK_INT(write_titled(ctx, "a", root, "stale", other, &err), SMR_ECONFLICT);
 	CHECK(strstr(err.msg, "parent is stale: HEAD is now") != NULL);
 	/* another handle renames a to b and makes a new a */
-	a_becomes_b(st, &admin, other);
+	a_becomes_b(st, admin, other);
 	/* b's HEAD is no parent in the new a: a conflict, and b is left alone */
-	CHECK_INT(write_titled(&ctx, "a", next, "into b?", mine, &err), SMR_ECONFLICT);
-	CHECK_INT(write_titled(&ctx, "a", other, "mine", mine, &err), SMR_OK);
-	CHECK_INT(ops_head(&admin, "a", &head, &err), SMR_OK);
+	CHECK_INT(write_titled(ctx, "a", next, "into b?", mine, &err), SMR_ECONFLICT);
+	CHECK_INT(write_titled(ctx, "a", other, "mine", mine, &err), SMR_OK);
+	CHECK_INT(ops_head(admin, "a", &head, &err), SMR_OK);
 	CHECK_STR(head.hash, mine);
 	CHECK_STR(head.space, "a");
 	checkpoint_release(&head);
-	CHECK_INT(ops_head(&admin, "b", &head, &err), SMR_OK);
+	CHECK_INT(ops_head(admin, "b", &head, &err), SMR_OK);
 	CHECK_STR(head.hash, next);
 	checkpoint_release(&head);
-	ops_close(&ctx);
-	temp_store_close(path, st);
+	ops_close(ctx);
+	temp_store_close(path, admin);
 }
 
 /* Writes fields (JSON text) to space on parent through ctx; its hash into hash[65]. */
@@ -378,46 +378,46 @@ TEST(ops_writes_of_one_space_through_several_contexts)
 {
 	char path[TEMP_STORE_PATH_MAX], h[4][65], other[65];
 	struct smr_err err = SMR_ERR_INIT;
-	struct ops_ctx one, two, admin;
+	struct ops_ctx *one = NULL, *two = NULL, *admin = NULL;
 	struct store *st = NULL;
 	struct space sp = { 0 };
 	struct checkpoint head = { 0 };
 
 	temp_store_open(path, &st, &admin);
-	CHECK_INT(ops_open(&one, path, &err), SMR_OK);
-	CHECK_INT(ops_open(&two, path, &err), SMR_OK);
-	CHECK_INT(ops_space_create(&admin, "a", "", &sp, &err), SMR_OK);
+	CHECK_INT(ops_open(&one, path, NULL, &err), SMR_OK);
+	CHECK_INT(ops_open(&two, path, NULL, &err), SMR_OK);
+	CHECK_INT(ops_space_create(admin, "a", "", &sp, &err), SMR_OK);
 	space_release(&sp);
-	CHECK_INT(write_fields(&one, "a", NULL, "{\"title\":\"root\",\"decisions\":"
+	CHECK_INT(write_fields(one, "a", NULL, "{\"title\":\"root\",\"decisions\":"
 			       "[\"keep the ledger\"]}", h[0], &err), SMR_OK);
-	CHECK_INT(write_fields(&two, "a", h[0], "{\"title\":\"second\",\"decisions\":"
+	CHECK_INT(write_fields(two, "a", h[0], "{\"title\":\"second\",\"decisions\":"
 			       "[\"keep the ledger\",\"add a queue\"]}", h[1], &err), SMR_OK);
-	CHECK_INT(write_fields(&one, "a", h[1], "{\"title\":\"third\",\"decisions\":"
+	CHECK_INT(write_fields(one, "a", h[1], "{\"title\":\"third\",\"decisions\":"
 			       "[\"keep the ledger\",\"add a queue\",\"drop the cron\"]}", h[2],
 			       &err), SMR_OK);
-	CHECK_INT(write_fields(&two, "a", h[2], "{\"title\":\"fourth\",\"decisions\":"
+	CHECK_INT(write_fields(two, "a", h[2], "{\"title\":\"fourth\",\"decisions\":"
 			       "[\"keep the ledger\",\"drop the cron\"]}", h[3], &err), SMR_OK);
-	CHECK_INT(search_hits(&admin, "ledger", "decisions"), 1);
-	CHECK_INT(search_hits(&admin, "queue", "decisions"), 1);
-	CHECK_INT(search_hits(&admin, "cron", "decisions"), 1);
+	CHECK_INT(search_hits(admin, "ledger", "decisions"), 1);
+	CHECK_INT(search_hits(admin, "queue", "decisions"), 1);
+	CHECK_INT(search_hits(admin, "cron", "decisions"), 1);
 	/* a stale parent from the other context is the same conflict */
-	CHECK_INT(write_titled(&one, "a", h[2], "stale", other, &err), SMR_ECONFLICT);
+	CHECK_INT(write_titled(one, "a", h[2], "stale", other, &err), SMR_ECONFLICT);
 	CHECK(strstr(err.msg, "parent is stale: HEAD is now") != NULL);
 	/* another handle renames a to b and makes a new a: neither context writes into b */
-	a_becomes_b(st, &admin, other);
-	CHECK_INT(write_titled(&one, "a", h[3], "into b?", h[0], &err), SMR_ECONFLICT);
-	CHECK_INT(write_titled(&two, "a", h[3], "into b?", h[0], &err), SMR_ECONFLICT);
-	CHECK_INT(write_titled(&two, "a", other, "mine", h[0], &err), SMR_OK);
-	CHECK_INT(write_titled(&one, "a", h[0], "and mine", h[1], &err), SMR_OK);
-	CHECK_INT(ops_head(&admin, "a", &head, &err), SMR_OK);
+	a_becomes_b(st, admin, other);
+	CHECK_INT(write_titled(one, "a", h[3], "into b?", h[0], &err), SMR_ECONFLICT);
+	CHECK_INT(write_titled(two, "a", h[3], "into b?", h[0], &err), SMR_ECONFLICT);
+	CHECK_INT(write_titled(two, "a", other, "mine", h[0], &err), SMR_OK);
+	CHECK_INT(write_titled(one, "a", h[0], "and mine", h[1], &err), SMR_OK);
+	CHECK_INT(ops_head(admin, "a", &head, &err), SMR_OK);
 	CHECK_STR(head.hash, h[1]);
 	checkpoint_release(&head);
-	CHECK_INT(ops_head(&admin, "b", &head, &err), SMR_OK);
+	CHECK_INT(ops_head(admin, "b", &head, &err), SMR_OK);
 	CHECK_STR(head.hash, h[3]);
 	checkpoint_release(&head);
-	ops_close(&one);
-	ops_close(&two);
-	temp_store_close(path, st);
+	ops_close(one);
+	ops_close(two);
+	temp_store_close(path, admin);
 }
 
 /* The clock of ops_dates_*: a fixed instant each write is told. */
@@ -432,7 +432,7 @@ static void date_clock(char out[32])
 static char *title_at(struct fixture *f, const char *ref, struct smr_err *err)
 {
 	struct checkpoint c = { 0 };
-	enum smr_rc rc = ops_resolve(&f->ctx, ref, &c, err);
+	enum smr_rc rc = ops_resolve(f->ctx, ref, &c, err);
 	char *s = rc ? strdup(smr_rc_name(rc)) : strdup(c.title);
 
 	checkpoint_release(&c);
@@ -471,9 +471,9 @@ TEST(ops_dates_name_midnight_and_the_ends_of_the_reflog)
 	char *got;
 
 	setup(&f);
-	f.ctx.now = date_clock;
+	f.ctx->now = date_clock;
 	date_now = "2026-12-01T12:00:00.000000Z";
-	CHECK_INT(ops_space_create(&f.ctx, "demo", NULL, &sp, NULL), SMR_OK);
+	CHECK_INT(ops_space_create(f.ctx, "demo", NULL, &sp, NULL), SMR_OK);
 	space_release(&sp);
 	free(commit(&f, "demo", "one", NULL, SMR_OK));
 	date_now = "2026-12-02T18:00:00.000000Z";

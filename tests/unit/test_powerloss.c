@@ -25,7 +25,7 @@
 
 #include "domain/model.h"
 #include "ops/api.h"
-#include "ops/ops.h"
+#include "ops/context.h"
 #include "store/schema_sqlite.h"
 #include "store/store.h"
 #include "util/xalloc.h"
@@ -353,31 +353,31 @@ struct scenario {
 	int opens_under_test;        /* run opens the store itself (migrations) */
 };
 
-static struct ops_ctx run_ctx;
+static struct ops_ctx *run_ctx = NULL;
 static int run_ctx_open;
 
-static void open_store(struct scene *sc, struct ops_ctx *ctx)
+static void open_store(struct scene *sc, struct ops_ctx **ctx)
 {
 	struct smr_err err = SMR_ERR_INIT;
 
-	if (ops_open(ctx, sc->path, &err))
+	if (ops_open(ctx, sc->path, NULL, &err))
 		test_fail(__FILE__, __LINE__, "cannot open %s: %s", sc->path, err.msg);
 }
 
 static void space_demo(struct scene *sc)
 {
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx = NULL;
 	json_t *r = NULL;
 
 	open_store(sc, &ctx);
-	CHECK_INT(call(&ctx, "space.create", json_pack("{s:s}", "name", "demo"), &r), SMR_OK);
+	CHECK_INT(call(ctx, "space.create", json_pack("{s:s}", "name", "demo"), &r), SMR_OK);
 	json_decref(r);
-	CHECK_INT(call(&ctx, "checkpoint.create",
+	CHECK_INT(call(ctx, "checkpoint.create",
 		       json_pack("{s:s, s:{s:s, s:[s]}}", "space", "demo", "checkpoint",
 				 "title", "base", "decisions", "before the power goes"), &r),
 		  SMR_OK);
 	json_decref(r);
-	ops_close(&ctx);
+	ops_close(ctx);
 }
 
 /* -- a checkpoint commit (three in a row) -- */
@@ -386,7 +386,7 @@ static void commit_run(struct scene *sc)
 {
 	for (int i = 0; i < 3; i++) {
 		json_t *r = NULL;
-		enum smr_rc rc = call(&run_ctx, "checkpoint.create",
+		enum smr_rc rc = call(run_ctx, "checkpoint.create",
 				      json_pack("{s:s, s:{s:s, s:[s]}}", "space", "demo",
 						"checkpoint", "title", "after", "tasks", "one more"),
 				      &r);
@@ -427,17 +427,17 @@ static void commit_verify(struct scene *sc, struct ops_ctx *ctx, int point)
 
 static void turns_setup(struct scene *sc)
 {
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx = NULL;
 	json_t *r = NULL;
 
 	space_demo(sc);
 	open_store(sc, &ctx);
-	CHECK_INT(call(&ctx, "session.create", json_pack("{s:s}", "space", "demo"), &r),
+	CHECK_INT(call(ctx, "session.create", json_pack("{s:s}", "space", "demo"), &r),
 		  SMR_OK);
 	snprintf(sc->session, sizeof(sc->session), "%s",
 		 json_string_value(json_object_get(r, "id")));
 	json_decref(r);
-	ops_close(&ctx);
+	ops_close(ctx);
 }
 
 static void turns_run(struct scene *sc)
@@ -454,7 +454,7 @@ static void turns_run(struct scene *sc)
 		t.content = xstrdup(content);
 		t.prompt_tokens = t.completion_tokens = t.latency_ms = -1;
 		t.created_at = xstrdup("2026-01-02T03:04:05.000000Z");
-		rc = store_turn_append(run_ctx.st, &t, -1, &err);
+		rc = store_turn_append(ops_store(run_ctx), &t, -1, &err);
 		turn_release(&t);
 		if (rc)
 			return;
@@ -467,7 +467,7 @@ static void turns_verify(struct scene *sc, struct ops_ctx *ctx, int point)
 	struct turn *v = NULL;
 	size_t n = 0;
 
-	CHECK_INT(store_turn_list(ctx->st, sc->session, 0, &v, &n, NULL), SMR_OK);
+	CHECK_INT(store_turn_list(ops_store(ctx), sc->session, 0, &v, &n, NULL), SMR_OK);
 	if ((int)n < sc->acked || (int)n > sc->acked + 1)
 		test_fail(__FILE__, __LINE__, "turns, crash at sync %d: %zu turns, %d acknowledged",
 			  point, n, sc->acked);
@@ -488,7 +488,7 @@ static void turns_verify(struct scene *sc, struct ops_ctx *ctx, int point)
 static void ingest_run(struct scene *sc)
 {
 	json_t *r = NULL;
-	enum smr_rc rc = call(&run_ctx, "ingest",
+	enum smr_rc rc = call(run_ctx, "ingest",
 			      json_pack("{s:s, s:s}", "space", "demo", "transcript",
 					"User: one\nAssistant: two\nUser: three\n"
 					"Assistant: four\n"), &r);
@@ -507,13 +507,13 @@ static void ingest_verify(struct scene *sc, struct ops_ctx *ctx, int point)
 	struct space sp = { 0 };
 	size_t n = 0, found = 0;
 
-	CHECK_INT(store_space_get(ctx->st, "demo", &sp, NULL), SMR_OK);
-	CHECK_INT(store_session_list(ctx->st, sp.id, &ss, &n, NULL), SMR_OK);
+	CHECK_INT(store_space_get(ops_store(ctx), "demo", &sp, NULL), SMR_OK);
+	CHECK_INT(store_session_list(ops_store(ctx), sp.id, &ss, &n, NULL), SMR_OK);
 	for (size_t i = 0; i < n; i++) {
 		struct turn *v = NULL;
 		size_t nt = 0;
 
-		CHECK_INT(store_turn_list(ctx->st, ss[i].id, 0, &v, &nt, NULL), SMR_OK);
+		CHECK_INT(store_turn_list(ops_store(ctx), ss[i].id, 0, &v, &nt, NULL), SMR_OK);
 		if (nt != INGEST_TURNS)
 			test_fail(__FILE__, __LINE__, "ingest, crash at sync %d: a session with %zu"
 				  " of %d turns", point, nt, INGEST_TURNS);
@@ -551,7 +551,7 @@ static void migrate_run(struct scene *sc)
 {
 	struct smr_err err = SMR_ERR_INIT;
 
-	if (ops_open(&run_ctx, sc->path, &err) == SMR_OK) {
+	if (ops_open(&run_ctx, sc->path, NULL, &err) == SMR_OK) {
 		run_ctx_open = 1;
 		sc->acked = 1;      /* the migrated store opened */
 	}
@@ -565,7 +565,7 @@ static void migrate_verify(struct scene *sc, struct ops_ctx *ctx, int point)
 
 	/* the reopen above migrated whatever the power cut short; the store works */
 	if (sc->base_version) {
-		rc = store_space_get(ctx->st, "demo", &sp, NULL);
+		rc = store_space_get(ops_store(ctx), "demo", &sp, NULL);
 		if (rc)
 			test_fail(__FILE__, __LINE__, "migration, crash at sync %d: the Space"
 				  " from before the migration is lost", point);
@@ -624,7 +624,7 @@ static int run_once(struct scene *sc, const struct scenario *s, int crash_at, in
 	if (crash_at == 0 && !pl.crashed)
 		pl_power_off();
 	if (run_ctx_open)
-		ops_close(&run_ctx);
+		ops_close(run_ctx);
 	syncs = pl.syncs;
 	pl_arm(0);
 	pl.keep = 0;
@@ -633,12 +633,12 @@ static int run_once(struct scene *sc, const struct scenario *s, int crash_at, in
 
 static void verify_once(struct scene *sc, const struct scenario *s, int point)
 {
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx = NULL;
 
 	open_store(sc, &ctx);
-	s->verify(sc, &ctx, point);
-	check_sound(&ctx, sc->path, s->name, point);
-	ops_close(&ctx);
+	s->verify(sc, ctx, point);
+	check_sound(ctx, sc->path, s->name, point);
+	ops_close(ctx);
 	scene_files_remove(sc);
 	rmdir(sc->dir);
 	if (point >= 0)

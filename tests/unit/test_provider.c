@@ -9,8 +9,8 @@
  */
 #include "harness.h"
 #include "fake_provider.h"
-#include "ops/runtime/runtime.h"
-#include "provider/internal.h"
+#include "ops/full/runtime.h"
+#include "provider/provider_int.h"
 #include "util/xalloc.h"
 
 #include <sqlite3.h>
@@ -421,8 +421,7 @@ TEST(provider_runtime_long_session_reads_a_window_and_reports_every_turn)
 {
 	char dir[] = "/tmp/smriti-unit-XXXXXX", *db, *url;
 	struct smr_err err = SMR_ERR_INIT;
-	struct store *st = NULL;
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx = NULL;
 	struct space sp = { 0 };
 	struct session s = { 0 };
 	struct runtime *rt;
@@ -438,16 +437,15 @@ TEST(provider_runtime_long_session_reads_a_window_and_reports_every_turn)
 	setenv("OPENAI_API_KEY", "sk-unit", 1);
 	setenv("SMRITI_CONTEXT_BUDGETS", "win=6000", 1);
 	rt = runtime_new_from_env();
-	CHECK_INT(store_open(db, &st, &err), SMR_OK);
-	ops_ctx_init(&ctx, st);
-	CHECK_INT(ops_space_create(&ctx, "w", NULL, &sp, &err), SMR_OK);
-	CHECK_INT(chat_session_create(&ctx, "w", NULL, &s, &err), SMR_OK);
+	CHECK_INT(ops_open(&ctx, db, NULL, &err), SMR_OK);
+	CHECK_INT(ops_space_create(ctx, "w", NULL, &sp, &err), SMR_OK);
+	CHECK_INT(chat_session_create(ctx, "w", NULL, &s, &err), SMR_OK);
 	seed_turns(db, s.id, 5001, 100);
 	req.session_id = s.id;
 	req.message = "the newest question";
 	req.provider = "openai";
 	req.model = "win-model";
-	CHECK_INT(chat_send(&ctx, rt, &req, &result, &err), SMR_OK);
+	CHECK_INT(chat_send(ctx, rt, &req, &result, &err), SMR_OK);
 	inc = json_object_get(json_object_get(result, "context"), "turns_included");
 	drop = json_object_get(json_object_get(result, "context"), "turns_dropped");
 	CHECK_INT(json_array_size(inc) + json_array_size(drop), 5002);
@@ -468,7 +466,7 @@ TEST(provider_runtime_long_session_reads_a_window_and_reports_every_turn)
 	json_decref(result);
 	session_release(&s);
 	space_release(&sp);
-	store_close(st);
+	ops_close(ctx);
 	runtime_free(rt);
 	unsetenv("OPENAI_BASE_URL");
 	unsetenv("OPENAI_API_KEY");

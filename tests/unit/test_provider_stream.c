@@ -9,7 +9,7 @@
 #include "harness.h"
 #include "fake_provider.h"
 #include "provider/loop.h"
-#include "provider/internal.h"
+#include "provider/provider_int.h"
 #include "util/buf.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"

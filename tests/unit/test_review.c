@@ -396,7 +396,7 @@ TEST(review_caps_make_the_pass_partial)
 struct fixture {
 	char path[TEMP_STORE_PATH_MAX];
 	struct store *st;
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx;
 };
 
 static void setup(struct fixture *f)
@@ -406,7 +406,7 @@ static void setup(struct fixture *f)
 
 static void teardown(struct fixture *f)
 {
-	temp_store_close(f->path, f->st);
+	temp_store_close(f->path, f->ctx);
 }
 
 TEST(review_operation_leaves_checkpoint_unchanged)
@@ -418,30 +418,30 @@ TEST(review_operation_leaves_checkpoint_unchanged)
 	struct smr_err err = SMR_ERR_INIT;
 
 	setup(&f);
-	CHECK_INT(ops_space_create(&f.ctx, "rev", NULL, &sp, NULL), SMR_OK);
+	CHECK_INT(ops_space_create(f.ctx, "rev", NULL, &sp, NULL), SMR_OK);
 	fields = json_pack("{s:s, s:[s, s], s:[s]}", "title", "t", "decisions", "Use Postgres",
 			   "Avoid Postgres", "entities", "Redis");
-	CHECK_INT(ops_checkpoint_create(&f.ctx, "rev", fields, NULL, "me", &c, NULL), SMR_OK);
+	CHECK_INT(ops_checkpoint_create(f.ctx, "rev", fields, NULL, "me", &c, NULL), SMR_OK);
 	before = checkpoint_to_json(&c);
 	params = json_pack("{s:s}", "ref", "rev");
-	CHECK_INT(api_call(&f.ctx, "review", params, &res, &err), SMR_OK);
+	CHECK_INT(api_call(f.ctx, "review", params, &res, &err), SMR_OK);
 	CHECK_STR(json_string_value(json_object_get(res, "commit_hash")), c.hash);
 	CHECK_INT(json_array_size(json_object_get(res, "findings")), 2);
 	CHECK_STR(json_string_value(json_object_get(json_array_get(json_object_get(res, "passes"),
 								   1), "source")), "llm");
 	CHECK(json_is_false(json_object_get(json_array_get(json_object_get(res, "passes"), 1),
 					    "ran")));
-	CHECK_INT(ops_resolve(&f.ctx, "rev", &again, &err), SMR_OK);
+	CHECK_INT(ops_resolve(f.ctx, "rev", &again, &err), SMR_OK);
 	after = checkpoint_to_json(&again);
 	CHECK(json_equal(before, after));
-	CHECK_INT(ops_fsck(&f.ctx, NULL, &report, &err), SMR_OK);
+	CHECK_INT(ops_fsck(f.ctx, NULL, &report, &err), SMR_OK);
 	CHECK(json_is_true(json_object_get(report, "ok")));
 	CHECK_INT(json_integer_value(json_object_get(report, "checkpoints")), 1);
 	json_decref(params);
 	params = json_pack("{s:s}", "ref", "nosuch");
 	json_decref(res);
 	res = NULL;
-	CHECK_INT(api_call(&f.ctx, "review", params, &res, &err), SMR_ENOTFOUND);
+	CHECK_INT(api_call(f.ctx, "review", params, &res, &err), SMR_ENOTFOUND);
 	json_decref(res);
 	json_decref(report);
 	json_decref(params);
@@ -484,12 +484,12 @@ TEST(review_operation_second_pass_seam)
 	struct smr_err err = SMR_ERR_INIT;
 
 	setup(&f);
-	CHECK_INT(ops_space_create(&f.ctx, "seam", NULL, &sp, NULL), SMR_OK);
+	CHECK_INT(ops_space_create(f.ctx, "seam", NULL, &sp, NULL), SMR_OK);
 	fields = json_pack("{s:[s]}", "decisions", "Use Postgres");
-	CHECK_INT(ops_checkpoint_create(&f.ctx, "seam", fields, NULL, "me", &c, NULL), SMR_OK);
-	f.ctx.llm_review = &fake;
+	CHECK_INT(ops_checkpoint_create(f.ctx, "seam", fields, NULL, "me", &c, NULL), SMR_OK);
+	f.ctx->llm_review = &fake;
 	params = json_pack("{s:s}", "ref", "seam");
-	CHECK_INT(api_call(&f.ctx, "review", params, &res, &err), SMR_OK);
+	CHECK_INT(api_call(f.ctx, "review", params, &res, &err), SMR_OK);
 	last = json_array_get(json_object_get(res, "findings"), 0);
 	CHECK_STR(json_string_value(json_object_get(last, "source")), "llm");
 	check_item(last, 0, "decisions", 0, "Use Postgres");
@@ -501,7 +501,7 @@ TEST(review_operation_second_pass_seam)
 	res = NULL;
 	json_decref(params);
 	params = json_pack("{s:s, s:b}", "ref", "seam", "skip", 1);
-	CHECK_INT(api_call(&f.ctx, "review", params, &res, &err), SMR_OK);
+	CHECK_INT(api_call(f.ctx, "review", params, &res, &err), SMR_OK);
 	pass = json_array_get(json_object_get(res, "passes"), 1);
 	CHECK(json_is_false(json_object_get(pass, "ran")));
 	CHECK_STR(json_string_value(json_object_get(pass, "reason")), "skipped on purpose");
@@ -509,7 +509,7 @@ TEST(review_operation_second_pass_seam)
 	res = NULL;
 	json_decref(params);
 	params = json_pack("{s:s, s:b}", "ref", "seam", "llm", 0);
-	CHECK_INT(api_call(&f.ctx, "review", params, &res, &err), SMR_OK);
+	CHECK_INT(api_call(f.ctx, "review", params, &res, &err), SMR_OK);
 	pass = json_array_get(json_object_get(res, "passes"), 1);
 	CHECK(json_is_false(json_object_get(pass, "ran")));
 	CHECK_STR(json_string_value(json_object_get(pass, "reason")), "not requested");

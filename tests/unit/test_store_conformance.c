@@ -13,7 +13,7 @@
 #include "harness.h"
 #include "store/full/schema_postgres.h"
 #include "domain/checkpoint.h"
-#include "ops/ops.h"
+#include "ops/context.h"
 #include "store/store.h"
 #include "util/buf.h"
 #include "util/sys.h"
@@ -253,13 +253,15 @@ static int count_checkpoints(struct fixture *f, const char *space_id)
 static int fsck_clean(struct fixture *f, int loud)
 {
 	struct smr_err err = SMR_ERR_INIT;
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx = NULL;
 	json_t *report = NULL;
 	int ok;
 
-	ops_ctx_init(&ctx, f->st);
-	if (ops_fsck(&ctx, NULL, &report, &err))
+	CHECK_INT(ops_open_on(&ctx, f->st, NULL, NULL), SMR_OK);
+	if (ops_fsck(ctx, NULL, &report, &err)) {
+		ops_close(ctx);
 		return 0;
+	}
 	ok = json_is_true(json_object_get(report, "ok"));
 	if (!ok && loud) {
 		char *s = json_dumps(report, JSON_COMPACT);
@@ -268,6 +270,7 @@ static int fsck_clean(struct fixture *f, int loud)
 		free(s);
 	}
 	json_decref(report);
+	ops_close(ctx);
 	return ok;
 }
 
@@ -839,33 +842,33 @@ static const char *doc_space(const json_t *doc)
 CONFORMANCE(head_doc_is_one_document_per_checkpoint_and_name)
 {
 	struct smr_err err = SMR_ERR_INIT;
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx = NULL;
 	json_t *d[6] = { 0 };
 	char a[37], b[37], *head = NULL, *other = NULL;
 
 	CHECK_INT(make_space(f, "doc", a, &err), SMR_OK);
 	CHECK_INT(make_space(f, "elsewhere", b, &err), SMR_OK);
 	CHECK_INT(put_next(f, a, &head, "one", 1), SMR_OK);
-	CHECK_INT(ops_open(&ctx, f->dsn, &err), SMR_OK);
-	CHECK_INT(ops_head_doc(&ctx, "doc", &d[0], &err), SMR_OK);
-	CHECK_INT(ops_head_doc(&ctx, "doc", &d[1], &err), SMR_OK);
+	CHECK_INT(ops_open(&ctx, f->dsn, NULL, &err), SMR_OK);
+	CHECK_INT(ops_head_doc(ctx, "doc", &d[0], &err), SMR_OK);
+	CHECK_INT(ops_head_doc(ctx, "doc", &d[1], &err), SMR_OK);
 	CHECK(d[1] == d[0]);
 	CHECK_INT(put_next(f, b, &other, "another Space", 2), SMR_OK);
-	CHECK_INT(ops_head_doc(&ctx, a, &d[2], &err), SMR_OK);
+	CHECK_INT(ops_head_doc(ctx, a, &d[2], &err), SMR_OK);
 	CHECK(d[2] == d[0]);
 	CHECK_STR(json_string_value(json_object_get(d[2], "commit_hash")), head);
 	CHECK_INT(store_space_rename(f->st, a, "renamed", NULL, &err), SMR_OK);
-	CHECK_INT(ops_head_doc(&ctx, a, &d[3], &err), SMR_OK);
+	CHECK_INT(ops_head_doc(ctx, a, &d[3], &err), SMR_OK);
 	CHECK(d[3] != d[0]);
 	CHECK_STR(doc_space(d[3]), "renamed");
 	CHECK_INT(put_next(f, a, &head, "two", 3), SMR_OK);
-	CHECK_INT(ops_head_doc(&ctx, "renamed", &d[4], &err), SMR_OK);
+	CHECK_INT(ops_head_doc(ctx, "renamed", &d[4], &err), SMR_OK);
 	CHECK_STR(json_string_value(json_object_get(d[4], "commit_hash")), head);
 	CHECK_STR(json_string_value(json_object_get(d[4], "title")), "two");
-	CHECK_INT(ops_head_doc(&ctx, "doc", &d[5], &err), SMR_ENOTFOUND);
+	CHECK_INT(ops_head_doc(ctx, "doc", &d[5], &err), SMR_ENOTFOUND);
 	for (int i = 0; i < 6; i++)
 		json_decref(d[i]);
-	ops_close(&ctx);
+	ops_close(ctx);
 	free(head);
 	free(other);
 }
@@ -2037,7 +2040,7 @@ static void make_job(struct fixture *f, const char *sid, char id[37], enum job_s
 	CHECK_INT(store_job_create(f->st, &j, NULL), SMR_OK);
 }
 
-/* A servers row for id (ops/runtime/lease.c's), beating at `at`. */
+/* A servers row for id (ops/full/lease.c's), beating at `at`. */
 static void make_server(struct fixture *f, const char *id, const char *at)
 {
 	struct server_row sv = { .id = (char *)id, .name = (char *)"host pid 1",
@@ -3093,6 +3096,9 @@ TEST(pg_a_slow_reply_is_waited_for_not_spun_on)
 
 static char conf_clock[32];
 
+static void conf_now(char out[32]);
+static const struct ops_opts conf_opts = { .now = conf_now };
+
 static void conf_now(char out[32])
 {
 	snprintf(out, 32, "%s", conf_clock);
@@ -3126,7 +3132,7 @@ static char *title_of(struct ops_ctx *ctx, const char *ref, struct smr_err *err)
 
 #define CHECK_REF(ref, want)                                                \
 	do {                                                                \
-		char *t_ = title_of(&ctx, ref, &err);                       \
+		char *t_ = title_of(ctx, ref, &err);                       \
 		CHECK_STR(t_, want);                                        \
 		free(t_);                                                   \
 	} while (0)
@@ -3134,19 +3140,18 @@ static char *title_of(struct ops_ctx *ctx, const char *ref, struct smr_err *err)
 CONFORMANCE(at_refs_walk_the_reflog)
 {
 	struct smr_err err = SMR_ERR_INIT;
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx = NULL;
 	struct space sp = { 0 };
 	struct checkpoint c = { 0 };
 	char one[65], two[65], three[65];
 
-	ops_ctx_init(&ctx, f->st);
-	ctx.now = conf_now;
+	CHECK_INT(ops_open_on(&ctx, f->st, &conf_opts, NULL), SMR_OK);
 	snprintf(conf_clock, sizeof(conf_clock), "2026-12-01T09:00:00.000000Z");
-	CHECK_INT(ops_space_create(&ctx, "tt", NULL, &sp, &err), SMR_OK);
+	CHECK_INT(ops_space_create(ctx, "tt", NULL, &sp, &err), SMR_OK);
 	space_release(&sp);
-	commit_at(&ctx, "tt", "one", "2026-12-01T10:00:00.000000Z", one);
-	commit_at(&ctx, "tt", "two", "2026-12-01T12:00:00.000000Z", two);
-	commit_at(&ctx, "tt", "three", "2026-12-02T08:00:00.000000Z", three);
+	commit_at(ctx, "tt", "one", "2026-12-01T10:00:00.000000Z", one);
+	commit_at(ctx, "tt", "two", "2026-12-01T12:00:00.000000Z", two);
+	commit_at(ctx, "tt", "three", "2026-12-02T08:00:00.000000Z", three);
 	snprintf(conf_clock, sizeof(conf_clock), "2026-12-03T12:00:00.000000Z");
 
 	/* @{N}: git's meaning, N moves ago; ~N applies after it */
@@ -3178,18 +3183,19 @@ CONFORMANCE(at_refs_walk_the_reflog)
 	CHECK_REF("@{1}", "error 2");                /* no Space to read */
 
 	/* restore with a bare @{N} means the Space restored into */
-	CHECK_INT(ops_restore(&ctx, "tt", "@{2}", "ann", &c, &err), SMR_OK);
+	CHECK_INT(ops_restore(ctx, "tt", "@{2}", "ann", &c, &err), SMR_OK);
 	CHECK_STR(c.title, "one");
 	checkpoint_release(&c);
 	CHECK_REF("tt@{1}", "three");
 
 	/* a deleted Space stays reachable through its reflog */
-	CHECK_INT(ops_space_delete(&ctx, "tt", &err), SMR_OK);
+	CHECK_INT(ops_space_delete(ctx, "tt", &err), SMR_OK);
 	CHECK_REF("tt", "error 5");
 	CHECK_REF("tt@{0}", "error 5");
 	CHECK(strstr(err.msg, "was deleted then"));
 	CHECK_REF("tt@{1}", "one");
 	CHECK_REF("tt@{2026-12-01 12:30}", "two");
+	ops_close(ctx);
 }
 
 /* ---- search: the same answers on every backend ---- */
@@ -3246,32 +3252,31 @@ static size_t hits(const json_t *res)
 CONFORMANCE(search_ranks_snippets_and_first_appearance)
 {
 	struct smr_err err = SMR_ERR_INIT;
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx = NULL;
 	struct space sp = { 0 };
 	json_t *res;
 	char *big;
 
-	ops_ctx_init(&ctx, f->st);
-	ctx.now = conf_now;
+	CHECK_INT(ops_open_on(&ctx, f->st, &conf_opts, NULL), SMR_OK);
 	snprintf(conf_clock, sizeof(conf_clock), "2026-12-01T09:00:00.000000Z");
-	CHECK_INT(ops_space_create(&ctx, "infra", NULL, &sp, &err), SMR_OK);
+	CHECK_INT(ops_space_create(ctx, "infra", NULL, &sp, &err), SMR_OK);
 	space_release(&sp);
-	commit_json(&ctx, "infra", "{\"title\":\"Event bus\",\"decisions\":"
+	commit_json(ctx, "infra", "{\"title\":\"Event bus\",\"decisions\":"
 		    "[\"Use Kafka for the event bus\"],\"artifacts\":[{\"name\":\"notes.md\","
 		    "\"kind\":\"text\",\"content\":\"Long notes about queues, brokers, retention,"
 		    " partitions and consumer groups; kafka appears once here among many other"
 		    " words about operations and costs.\"}]}",
 		    "ann", "2026-12-01T10:00:00.000000Z");
-	commit_json(&ctx, "infra", "{\"title\":\"Kafka is too heavy\",\"decisions\":"
+	commit_json(ctx, "infra", "{\"title\":\"Kafka is too heavy\",\"decisions\":"
 		    "[\"Use Kafka for the event bus\", \"Drop Kafka; use Postgres LISTEN/NOTIFY\"]}",
 		    "bo", "2026-12-02T10:00:00.000000Z");
-	commit_json(&ctx, "infra", "{\"title\":\"Simpler\",\"decisions\":"
+	commit_json(ctx, "infra", "{\"title\":\"Simpler\",\"decisions\":"
 		    "[\"Drop Kafka; use Postgres LISTEN/NOTIFY\"],\"open_questions\":"
 		    "[\"Who operates the database?\"]}",
 		    "cy", "2026-12-03T10:00:00.000000Z");
 
 	/* ranking: a title beats a list item beats one mention in a long artifact */
-	res = search_for(&ctx, "kafka", NULL, SMR_OK);
+	res = search_for(ctx, "kafka", NULL, SMR_OK);
 	CHECK_INT(hits(res), 4);
 	CHECK_STR(hit_str(res, 0, "field"), "title");
 	CHECK_STR(hit_str(res, 0, "snippet"), "Kafka is too heavy");
@@ -3279,7 +3284,7 @@ CONFORMANCE(search_ranks_snippets_and_first_appearance)
 	json_decref(res);
 
 	/* an item is indexed once, where it appeared; HEAD may have dropped it */
-	res = search_for(&ctx, "event bus", "decisions", SMR_OK);
+	res = search_for(ctx, "event bus", "decisions", SMR_OK);
 	CHECK_INT(hits(res), 1);
 	{
 		const json_t *r = json_array_get(json_object_get(res, "results"), 0);
@@ -3292,7 +3297,7 @@ CONFORMANCE(search_ranks_snippets_and_first_appearance)
 		CHECK_INT(json_array_size(json_object_get(r, "highlights")), 2);
 	}
 	json_decref(res);
-	res = search_for(&ctx, "listen", NULL, SMR_OK);
+	res = search_for(ctx, "listen", NULL, SMR_OK);
 	CHECK_INT(hits(res), 1);
 	CHECK(json_is_true(json_object_get(json_array_get(json_object_get(res, "results"), 0),
 					   "in_head")));
@@ -3300,42 +3305,43 @@ CONFORMANCE(search_ranks_snippets_and_first_appearance)
 	json_decref(res);
 
 	/* a phrase must be in order; a prefix matches longer words */
-	res = search_for(&ctx, "\"drop kafka\"", NULL, SMR_OK);
+	res = search_for(ctx, "\"drop kafka\"", NULL, SMR_OK);
 	CHECK_INT(hits(res), 1);
 	json_decref(res);
-	res = search_for(&ctx, "\"kafka drop\"", NULL, SMR_OK);
+	res = search_for(ctx, "\"kafka drop\"", NULL, SMR_OK);
 	CHECK_INT(hits(res), 0);
 	json_decref(res);
-	res = search_for(&ctx, "oper*", NULL, SMR_OK);
+	res = search_for(ctx, "oper*", NULL, SMR_OK);
 	CHECK_INT(hits(res), 2);   /* "operates", "operations" */
 	json_decref(res);
 
 	/* hostile queries: results or a clear error, never a database error */
-	res = search_for(&ctx, "kafka NEAR/2 bus", NULL, SMR_OK);
+	res = search_for(ctx, "kafka NEAR/2 bus", NULL, SMR_OK);
 	CHECK_INT(hits(res), 0);   /* NEAR is a word like any other */
 	json_decref(res);
-	json_decref(search_for(&ctx, "\"unclosed kafka", NULL, SMR_OK));
-	json_decref(search_for(&ctx, "title:kafka AND (bus OR ^x) -y * \"\" '", NULL, SMR_OK));
-	json_decref(search_for(&ctx, "'; DROP TABLE commits; --", NULL, SMR_OK));
-	json_decref(search_for(&ctx, "* ** \" ( ) :", NULL, SMR_EINVAL));
-	json_decref(search_for(&ctx, "", NULL, SMR_EINVAL));
-	json_decref(search_for(&ctx, "\xff\xfe", NULL, SMR_EINVAL));
+	json_decref(search_for(ctx, "\"unclosed kafka", NULL, SMR_OK));
+	json_decref(search_for(ctx, "title:kafka AND (bus OR ^x) -y * \"\" '", NULL, SMR_OK));
+	json_decref(search_for(ctx, "'; DROP TABLE commits; --", NULL, SMR_OK));
+	json_decref(search_for(ctx, "* ** \" ( ) :", NULL, SMR_EINVAL));
+	json_decref(search_for(ctx, "", NULL, SMR_EINVAL));
+	json_decref(search_for(ctx, "\xff\xfe", NULL, SMR_EINVAL));
 	big = xcalloc(10 * 1024 + 1, 1);
 	memset(big, 'k', 10 * 1024);
-	json_decref(search_for(&ctx, big, NULL, SMR_ETOOBIG));
+	json_decref(search_for(ctx, big, NULL, SMR_ETOOBIG));
 	for (size_t i = 0; i < 10 * 1024; i += 2)
 		big[i] = ' ';
-	json_decref(search_for(&ctx, big, NULL, SMR_ETOOBIG));
+	json_decref(search_for(ctx, big, NULL, SMR_ETOOBIG));
 	free(big);
 	{
 		struct buf many = BUF_INIT(0);
 
 		for (int i = 0; i < 40; i++)   /* forty different words: too many */
 			buf_addf(&many, "w%d ", i);
-		json_decref(search_for(&ctx, many.ptr, NULL, SMR_EINVAL));
+		json_decref(search_for(ctx, many.ptr, NULL, SMR_EINVAL));
 		buf_release(&many);
 	}
-	json_decref(search_for(&ctx, "kafka", "nope", SMR_EINVAL));
+	json_decref(search_for(ctx, "kafka", "nope", SMR_EINVAL));
+	ops_close(ctx);
 }
 
 /* Searches "kafka" (turns too) between since and until; the number of results, or -1 for an error. */
@@ -3356,61 +3362,61 @@ static int between(struct ops_ctx *ctx, const char *since, const char *until,
 CONFORMANCE(search_since_and_until_bound_the_dates)
 {
 	struct smr_err err = SMR_ERR_INIT;
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx = NULL;
 	struct space sp = { 0 };
 	char s1[37];
 
-	ops_ctx_init(&ctx, f->st);
-	ctx.now = conf_now;
+	CHECK_INT(ops_open_on(&ctx, f->st, &conf_opts, NULL), SMR_OK);
 	snprintf(conf_clock, sizeof(conf_clock), "2026-11-30T09:00:00.000000Z");
-	CHECK_INT(ops_space_create(&ctx, "dates", NULL, &sp, &err), SMR_OK);
-	commit_json(&ctx, "dates", "{\"title\":\"one\",\"decisions\":[\"kafka first\"]}",
+	CHECK_INT(ops_space_create(ctx, "dates", NULL, &sp, &err), SMR_OK);
+	commit_json(ctx, "dates", "{\"title\":\"one\",\"decisions\":[\"kafka first\"]}",
 		    "ann", "2026-12-01T10:00:00.000000Z");
-	commit_json(&ctx, "dates", "{\"title\":\"two\",\"decisions\":[\"kafka first\","
+	commit_json(ctx, "dates", "{\"title\":\"two\",\"decisions\":[\"kafka first\","
 		    " \"kafka second\"]}", "bo", "2026-12-02T10:00:05.250000Z");
 	make_session(f, sp.id, s1, "2026-12-03T00:00:01.000000Z", NULL, NULL, -1);
 	CHECK_INT(append(f, s1, "user", "kafka in a turn", "2026-12-03T12:00:00.000000Z", -1,
 			 NULL, &err), SMR_OK);
 	space_release(&sp);
 
-	CHECK_INT(between(&ctx, NULL, NULL, &err), 3);
+	CHECK_INT(between(ctx, NULL, NULL, &err), 3);
 	/* a date alone is that day's first instant: --until 2026-12-02 is before the 2nd */
-	CHECK_INT(between(&ctx, NULL, "2026-12-02", &err), 1);
-	CHECK_INT(between(&ctx, NULL, "2026-12-02 23:59:59", &err), 2);
+	CHECK_INT(between(ctx, NULL, "2026-12-02", &err), 1);
+	CHECK_INT(between(ctx, NULL, "2026-12-02 23:59:59", &err), 2);
 	/* a time names its whole second, microseconds included */
-	CHECK_INT(between(&ctx, NULL, "2026-12-02T10:00:05Z", &err), 2);
-	CHECK_INT(between(&ctx, NULL, "2026-12-02T10:00:04Z", &err), 1);
-	CHECK_INT(between(&ctx, "2026-12-02", "2026-12-02 23:59:59", &err), 1);
-	CHECK_INT(between(&ctx, "2026-12-02", NULL, &err), 2);
-	CHECK_INT(between(&ctx, "2026-12-02T10:00:05Z", "2026-12-02T10:00:05Z", &err), 1);
+	CHECK_INT(between(ctx, NULL, "2026-12-02T10:00:05Z", &err), 2);
+	CHECK_INT(between(ctx, NULL, "2026-12-02T10:00:04Z", &err), 1);
+	CHECK_INT(between(ctx, "2026-12-02", "2026-12-02 23:59:59", &err), 1);
+	CHECK_INT(between(ctx, "2026-12-02", NULL, &err), 2);
+	CHECK_INT(between(ctx, "2026-12-02T10:00:05Z", "2026-12-02T10:00:05Z", &err), 1);
 	/* relative dates are anchored on the operations' clock */
 	snprintf(conf_clock, sizeof(conf_clock), "2026-12-04T12:00:00.000000Z");
-	CHECK_INT(between(&ctx, NULL, "3 days ago", &err), 1);
+	CHECK_INT(between(ctx, NULL, "3 days ago", &err), 1);
 	/* bad input: a clear error, not an empty answer */
-	CHECK_INT(between(&ctx, NULL, "soon", &err), -1);
+	CHECK_INT(between(ctx, NULL, "soon", &err), -1);
 	CHECK_INT(err.code, SMR_EUSAGE);
 	err = (struct smr_err)SMR_ERR_INIT;
-	CHECK_INT(between(&ctx, "2026-12-03", "2026-12-02", &err), -1);
+	CHECK_INT(between(ctx, "2026-12-03", "2026-12-02", &err), -1);
 	CHECK_INT(err.code, SMR_EINVAL);
 	CHECK(strstr(err.msg, "until") != NULL);
+	ops_close(ctx);
 }
 
 CONFORMANCE(search_turns_with_the_turns_flag)
 {
 	struct smr_err err = SMR_ERR_INIT;
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx = NULL;
 	struct search_params p = { .query = "postgres", .turns = 1 };
 	json_t *res = NULL;
 	char a[37], s1[37];
 
-	ops_ctx_init(&ctx, f->st);
+	CHECK_INT(ops_open_on(&ctx, f->st, NULL, NULL), SMR_OK);
 	CHECK_INT(make_space(f, "chatty", a, &err), SMR_OK);
 	make_session(f, a, s1, "2026-01-01T00:00:01.000000Z", NULL, NULL, -1);
 	CHECK_INT(append(f, s1, "user", "Should we move the queue to Postgres?",
 			 "2026-01-01T00:00:02.000000Z", -1, NULL, &err), SMR_OK);
 	CHECK_INT(append(f, s1, "assistant", "Yes: LISTEN/NOTIFY is enough here.",
 			 "2026-01-01T00:00:03.000000Z", -1, NULL, &err), SMR_OK);
-	CHECK_INT(ops_search(&ctx, &p, &res, &err), SMR_OK);
+	CHECK_INT(ops_search(ctx, &p, &res, &err), SMR_OK);
 	CHECK_INT(hits(res), 1);
 	CHECK_STR(hit_str(res, 0, "kind"), "turn");
 	CHECK_STR(hit_str(res, 0, "author"), "user");
@@ -3418,20 +3424,21 @@ CONFORMANCE(search_turns_with_the_turns_flag)
 	CHECK_STR(hit_str(res, 0, "snippet"), "Should we move the queue to Postgres?");
 	json_decref(res);
 	p.turns = 0;   /* without the flag, only checkpoints */
-	CHECK_INT(ops_search(&ctx, &p, &res, &err), SMR_OK);
+	CHECK_INT(ops_search(ctx, &p, &res, &err), SMR_OK);
 	CHECK_INT(hits(res), 0);
 	json_decref(res);
 	p.turns = 1;
 	p.query = "notify";
 	p.author = "assistant";
-	CHECK_INT(ops_search(&ctx, &p, &res, &err), SMR_OK);
+	CHECK_INT(ops_search(ctx, &p, &res, &err), SMR_OK);
 	CHECK_INT(hits(res), 1);
 	json_decref(res);
 	/* a deleted Space's turns are out of reach */
-	CHECK_INT(ops_space_delete(&ctx, "chatty", &err), SMR_OK);
-	CHECK_INT(ops_search(&ctx, &p, &res, &err), SMR_OK);
+	CHECK_INT(ops_space_delete(ctx, "chatty", &err), SMR_OK);
+	CHECK_INT(ops_search(ctx, &p, &res, &err), SMR_OK);
 	CHECK_INT(hits(res), 0);
 	json_decref(res);
+	ops_close(ctx);
 }
 
 /* ---- a write that names no parent goes on the HEAD of its moment ---- */
@@ -3469,7 +3476,7 @@ CONFORMANCE(put_on_head_takes_the_head_of_its_moment)
 {
 	struct smr_err err = SMR_ERR_INIT;
 	struct checkpoint got = { 0 };
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx = NULL;
 	int reseals = 0;
 	char a[37], *root = NULL, *c1 = NULL, *c2 = NULL, *c3 = NULL, *h;
 	json_t *res;
@@ -3495,12 +3502,12 @@ CONFORMANCE(put_on_head_takes_the_head_of_its_moment)
 	checkpoint_release(&got);
 	CHECK_INT(count_checkpoints(f, a), 4);
 	/* each item indexed once, by the checkpoint that brought it */
-	ops_ctx_init(&ctx, f->st);
-	res = search_for(&ctx, "zebra", "decisions", SMR_OK);
+	CHECK_INT(ops_open_on(&ctx, f->st, NULL, NULL), SMR_OK);
+	res = search_for(ctx, "zebra", "decisions", SMR_OK);
 	CHECK_INT(hits(res), 1);
 	CHECK_STR(hit_str(res, 0, "commit_hash"), root);
 	json_decref(res);
-	res = search_for(&ctx, "okapi", "decisions", SMR_OK);
+	res = search_for(ctx, "okapi", "decisions", SMR_OK);
 	CHECK_INT(hits(res), 1);
 	CHECK_STR(hit_str(res, 0, "commit_hash"), c2);
 	json_decref(res);
@@ -3513,6 +3520,7 @@ CONFORMANCE(put_on_head_takes_the_head_of_its_moment)
 	free(c2);
 	free(c3);
 	free(h);
+	ops_close(ctx);
 }
 
 #define ONTO_WRITERS 6
@@ -3589,8 +3597,7 @@ TEST(sqlite_search_index_is_backfilled_on_upgrade)
 {
 	struct smr_err err = SMR_ERR_INIT;
 	char tmpl[] = "/tmp/smriti-upgrade-XXXXXX", *dir = mkdtemp(tmpl), *a, *b, *sql;
-	struct store *st = NULL;
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx = NULL;
 	struct space sp = { 0 };
 	struct search_params p = { .query = "kafka" };
 	sqlite3 *db = NULL;
@@ -3598,15 +3605,14 @@ TEST(sqlite_search_index_is_backfilled_on_upgrade)
 
 	a = xasprintf("%s/new.db", dir);
 	b = xasprintf("%s/old.db", dir);
-	CHECK_INT(store_open(a, &st, &err), SMR_OK);
-	ops_ctx_init(&ctx, st);
-	CHECK_INT(ops_space_create(&ctx, "old", NULL, &sp, &err), SMR_OK);
+	CHECK_INT(ops_open(&ctx, a, NULL, &err), SMR_OK);
+	CHECK_INT(ops_space_create(ctx, "old", NULL, &sp, &err), SMR_OK);
 	space_release(&sp);
-	commit_json(&ctx, "old", "{\"title\":\"one\",\"decisions\":[\"use kafka\"]}", "ann",
+	commit_json(ctx, "old", "{\"title\":\"one\",\"decisions\":[\"use kafka\"]}", "ann",
 		    "2026-01-01T00:00:01.000000Z");
-	commit_json(&ctx, "old", "{\"title\":\"two\",\"decisions\":[\"use kafka\", \"drop kafka\"]}",
+	commit_json(ctx, "old", "{\"title\":\"two\",\"decisions\":[\"use kafka\", \"drop kafka\"]}",
 		    "bo", "2026-01-01T00:00:02.000000Z");
-	store_close(st);
+	ops_close(ctx);
 	/* the same rows in a database at schema version 2 */
 	CHECK_INT(sqlite3_open(b, &db), SQLITE_OK);
 	CHECK_INT(sqlite3_exec(db, sqlite_migrations[0], NULL, NULL, NULL), SQLITE_OK);
@@ -3618,13 +3624,12 @@ TEST(sqlite_search_index_is_backfilled_on_upgrade)
 	CHECK_INT(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
 	free(sql);
 	sqlite3_close(db);
-	CHECK_INT(store_open(b, &st, &err), SMR_OK);
-	ops_ctx_init(&ctx, st);
-	CHECK_INT(ops_search(&ctx, &p, &res, &err), SMR_OK);
+	CHECK_INT(ops_open(&ctx, b, NULL, &err), SMR_OK);
+	CHECK_INT(ops_search(ctx, &p, &res, &err), SMR_OK);
 	CHECK_INT(json_integer_value(json_object_get(res, "total")), 2);
 	CHECK_STR(hit_str(res, 0, "snippet"), "drop kafka");
 	json_decref(res);
-	store_close(st);
+	ops_close(ctx);
 	sql = xasprintf("rm -rf '%s'", dir);
 	CHECK_INT(system(sql), 0);
 	free(sql);
@@ -3693,7 +3698,7 @@ TEST(bundle_round_trip_sqlite_postgres_sqlite)
 {
 	struct smr_err err = SMR_ERR_INIT;
 	struct fixture a, b, c;
-	struct ops_ctx ca, cb, cc;
+	struct ops_ctx *ca = NULL, *cb = NULL, *cc = NULL;
 	char *one, *two, *three;
 	json_t *rep = NULL;
 	int have_pg;
@@ -3705,20 +3710,19 @@ TEST(bundle_round_trip_sqlite_postgres_sqlite)
 		CHECK_INT(fixture_open(&b, 0), 0);
 	}
 	CHECK_INT(fixture_open(&c, 0), 0);
-	ops_ctx_init(&ca, a.st);
-	ops_ctx_init(&cb, b.st);
-	ops_ctx_init(&cc, c.st);
-	ca.now = cb.now = cc.now = conf_now;
-	fill_for_export(&a, &ca);
-	one = export_text(&ca);
-	CHECK_INT(import_text(&cb, one, &rep, &err), SMR_OK);
+	CHECK_INT(ops_open_on(&ca, a.st, &conf_opts, NULL), SMR_OK);
+	CHECK_INT(ops_open_on(&cb, b.st, &conf_opts, NULL), SMR_OK);
+	CHECK_INT(ops_open_on(&cc, c.st, &conf_opts, NULL), SMR_OK);
+	fill_for_export(&a, ca);
+	one = export_text(ca);
+	CHECK_INT(import_text(cb, one, &rep, &err), SMR_OK);
 	CHECK_INT(json_integer_value(json_object_get(rep, "checkpoints")), 3);
 	json_decref(rep);
-	two = export_text(&cb);
+	two = export_text(cb);
 	CHECK_STR(two, one);   /* hashes, turns and reflog identical, byte for byte */
-	CHECK_INT(import_text(&cc, two, &rep, &err), SMR_OK);
+	CHECK_INT(import_text(cc, two, &rep, &err), SMR_OK);
 	json_decref(rep);
-	three = export_text(&cc);
+	three = export_text(cc);
 	CHECK_STR(three, one);
 	CHECK(fsck_ok(&b) && fsck_ok(&c));
 	/* what was imported is searchable and time-travels like the original */
@@ -3727,10 +3731,10 @@ TEST(bundle_round_trip_sqlite_postgres_sqlite)
 		json_t *res = NULL;
 		char *t;
 
-		CHECK_INT(ops_search(&cb, &p, &res, &err), SMR_OK);
+		CHECK_INT(ops_search(cb, &p, &res, &err), SMR_OK);
 		CHECK_INT(json_integer_value(json_object_get(res, "total")), 2);
 		json_decref(res);
-		t = title_of(&cb, "moved@{2}", &err);
+		t = title_of(cb, "moved@{2}", &err);
 		CHECK_STR(t, "two");
 		free(t);
 	}
@@ -3740,24 +3744,26 @@ TEST(bundle_round_trip_sqlite_postgres_sqlite)
 	fixture_close(&a);
 	fixture_close(&b);
 	fixture_close(&c);
+	ops_close(ca);
+	ops_close(cb);
+	ops_close(cc);
 }
 
 CONFORMANCE(import_is_checked_whole_idempotent_and_all_or_nothing)
 {
 	struct smr_err err = SMR_ERR_INIT;
 	struct fixture src;
-	struct ops_ctx cs, ctx;
+	struct ops_ctx *cs = NULL, *ctx = NULL;
 	struct space *v = NULL;
 	size_t n = 0;
 	json_t *rep = NULL;
 	char *bundle, *bad, *p, *later;
 
 	CHECK_INT(fixture_open(&src, 0), 0);
-	ops_ctx_init(&cs, src.st);
-	ops_ctx_init(&ctx, f->st);
-	cs.now = ctx.now = conf_now;
-	fill_for_export(&src, &cs);
-	bundle = export_text(&cs);
+	CHECK_INT(ops_open_on(&cs, src.st, &conf_opts, NULL), SMR_OK);
+	CHECK_INT(ops_open_on(&ctx, f->st, &conf_opts, NULL), SMR_OK);
+	fill_for_export(&src, cs);
+	bundle = export_text(cs);
 
 	/* one byte changed anywhere: refused, nothing written */
 	bad = xstrdup(bundle);
@@ -3765,56 +3771,58 @@ CONFORMANCE(import_is_checked_whole_idempotent_and_all_or_nothing)
 	CHECK(p != NULL);
 	if (p)
 		p[0] = 'I';
-	CHECK_INT(import_text(&ctx, bad, &rep, &err), SMR_EUNPROC);
+	CHECK_INT(import_text(ctx, bad, &rep, &err), SMR_EUNPROC);
 	CHECK(strstr(err.msg, "does not match its sha256"));
 	free(bad);
 	bad = xstrdup(bundle);
 	p = strstr(bad, "drop kafka");
 	if (p)
 		p[0] = 'D';
-	CHECK_INT(import_text(&ctx, bad, &rep, &err), SMR_EUNPROC);
+	CHECK_INT(import_text(ctx, bad, &rep, &err), SMR_EUNPROC);
 	free(bad);
-	CHECK_INT(import_text(&ctx, "{\"format\":\"zip\"}", &rep, &err), SMR_EINVAL);
+	CHECK_INT(import_text(ctx, "{\"format\":\"zip\"}", &rep, &err), SMR_EINVAL);
 	CHECK_INT(store_space_list(f->st, &v, &n, &err), SMR_OK);
 	CHECK_INT(n, 0);
 	spaces_free(v, n);
 
 	/* imported once, then again: the second adds nothing */
-	CHECK_INT(import_text(&ctx, bundle, &rep, &err), SMR_OK);
+	CHECK_INT(import_text(ctx, bundle, &rep, &err), SMR_OK);
 	json_decref(rep);
-	CHECK_INT(import_text(&ctx, bundle, &rep, &err), SMR_OK);
+	CHECK_INT(import_text(ctx, bundle, &rep, &err), SMR_OK);
 	CHECK_INT(json_integer_value(json_object_get(rep, "checkpoints")), 0);
 	CHECK_INT(json_integer_value(json_object_get(json_array_get(
 		json_object_get(rep, "spaces"), 0), "turns")), 0);
 	json_decref(rep);
 
 	/* a later export of the same Space moves HEAD forward, with a reflog row */
-	commit_json(&cs, "moved", "{\"title\":\"three\"}", "ann", "2026-12-02T10:00:00.000000Z");
-	later = export_text(&cs);
-	CHECK_INT(import_text(&ctx, later, &rep, &err), SMR_OK);
+	commit_json(cs, "moved", "{\"title\":\"three\"}", "ann", "2026-12-02T10:00:00.000000Z");
+	later = export_text(cs);
+	CHECK_INT(import_text(ctx, later, &rep, &err), SMR_OK);
 	CHECK_INT(json_integer_value(json_object_get(rep, "checkpoints")), 1);
 	json_decref(rep);
 	{
-		char *t = title_of(&ctx, "moved", &err);
+		char *t = title_of(ctx, "moved", &err);
 
 		CHECK_STR(t, "three");
 		free(t);
 	}
 	/* the old bundle again: the store is ahead, nothing changes */
-	CHECK_INT(import_text(&ctx, bundle, &rep, &err), SMR_OK);
+	CHECK_INT(import_text(ctx, bundle, &rep, &err), SMR_OK);
 	CHECK_INT(json_integer_value(json_object_get(rep, "checkpoints")), 0);
 	json_decref(rep);
 	/* a history that went another way is a conflict */
-	commit_json(&ctx, "moved", "{\"title\":\"here only\"}", "bo", "2026-12-03T10:00:00.000000Z");
-	commit_json(&cs, "moved", "{\"title\":\"there only\"}", "cy", "2026-12-03T11:00:00.000000Z");
+	commit_json(ctx, "moved", "{\"title\":\"here only\"}", "bo", "2026-12-03T10:00:00.000000Z");
+	commit_json(cs, "moved", "{\"title\":\"there only\"}", "cy", "2026-12-03T11:00:00.000000Z");
 	free(later);
-	later = export_text(&cs);
-	CHECK_INT(import_text(&ctx, later, &rep, &err), SMR_ECONFLICT);
+	later = export_text(cs);
+	CHECK_INT(import_text(ctx, later, &rep, &err), SMR_ECONFLICT);
 	CHECK(strstr(err.msg, "has gone another way"));
 	free(later);
 	free(bundle);
 	fixture_close(&src);
 	CHECK(fsck_ok(f));
+	ops_close(cs);
+	ops_close(ctx);
 }
 
 /* ---- blame ---- */
@@ -3836,31 +3844,30 @@ static const char *blamed(const json_t *res, const char *field, const char *text
 CONFORMANCE(blame_follows_parents_and_restores)
 {
 	struct smr_err err = SMR_ERR_INIT;
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx = NULL;
 	struct space sp = { 0 };
 	struct checkpoint c = { 0 };
 	json_t *res = NULL;
 
-	ops_ctx_init(&ctx, f->st);
-	ctx.now = conf_now;
+	CHECK_INT(ops_open_on(&ctx, f->st, &conf_opts, NULL), SMR_OK);
 	snprintf(conf_clock, sizeof(conf_clock), "2026-12-01T09:00:00.000000Z");
-	CHECK_INT(ops_space_create(&ctx, "b", NULL, &sp, &err), SMR_OK);
+	CHECK_INT(ops_space_create(ctx, "b", NULL, &sp, &err), SMR_OK);
 	space_release(&sp);
-	commit_json(&ctx, "b", "{\"title\":\"start\",\"decisions\":[\"use kafka\",\"use go\"]}",
+	commit_json(ctx, "b", "{\"title\":\"start\",\"decisions\":[\"use kafka\",\"use go\"]}",
 		    "ann", "2026-12-01T10:00:00.000000Z");
-	commit_json(&ctx, "b", "{\"title\":\"start\",\"decisions\":[\"use go\",\"drop kafka\"],"
+	commit_json(ctx, "b", "{\"title\":\"start\",\"decisions\":[\"use go\",\"drop kafka\"],"
 		    "\"tasks\":[\"write adr\"],\"metadata\":{\"draft\":{\"session_id\":\"s-1\","
 		    "\"turn_range\":{\"first_seq\":3,\"last_seq\":9}}}}",
 		    "bo", "2026-12-01T11:00:00.000000Z");
-	commit_json(&ctx, "b", "{\"title\":\"reset\",\"decisions\":[\"use rust\"]}",
+	commit_json(ctx, "b", "{\"title\":\"reset\",\"decisions\":[\"use rust\"]}",
 		    "cy", "2026-12-01T12:00:00.000000Z");
 	snprintf(conf_clock, sizeof(conf_clock), "2026-12-01T13:00:00.000000Z");
 	/* bring back the second state: its items belong to whoever wrote them */
-	CHECK_INT(ops_restore(&ctx, "b", "b~1", "dee", &c, &err), SMR_OK);
+	CHECK_INT(ops_restore(ctx, "b", "b~1", "dee", &c, &err), SMR_OK);
 	checkpoint_release(&c);
-	commit_json(&ctx, "b", "{\"title\":\"start\",\"decisions\":[\"use go\",\"drop kafka\","
+	commit_json(ctx, "b", "{\"title\":\"start\",\"decisions\":[\"use go\",\"drop kafka\","
 		    "\"ship friday\"],\"tasks\":[\"write adr\"]}", "eve", "2026-12-01T14:00:00.000000Z");
-	CHECK_INT(ops_blame(&ctx, "b", &res, &err), SMR_OK);
+	CHECK_INT(ops_blame(ctx, "b", &res, &err), SMR_OK);
 	CHECK_STR(blamed(res, "title", "start"), "ann");
 	CHECK_STR(blamed(res, "decisions", "use go"), "ann");
 	CHECK_STR(blamed(res, "decisions", "drop kafka"), "bo");
@@ -3869,7 +3876,7 @@ CONFORMANCE(blame_follows_parents_and_restores)
 	CHECK_INT(json_array_size(json_object_get(res, "items")), 5);
 	json_decref(res);
 	/* a drafted checkpoint names its session and turns */
-	CHECK_INT(ops_blame(&ctx, "b~3", &res, &err), SMR_OK);
+	CHECK_INT(ops_blame(ctx, "b~3", &res, &err), SMR_OK);
 	{
 		size_t i;
 		json_t *it;
@@ -3888,10 +3895,11 @@ CONFORMANCE(blame_follows_parents_and_restores)
 	}
 	json_decref(res);
 	/* time travel and blame together: what HEAD was before the restore */
-	CHECK_INT(ops_blame(&ctx, "b@{2}", &res, &err), SMR_OK);
+	CHECK_INT(ops_blame(ctx, "b@{2}", &res, &err), SMR_OK);
 	CHECK_STR(blamed(res, "decisions", "use rust"), "cy");
 	json_decref(res);
-	CHECK_INT(ops_blame(&ctx, "nope", &res, &err), SMR_ENOTFOUND);
+	CHECK_INT(ops_blame(ctx, "nope", &res, &err), SMR_ENOTFOUND);
+	ops_close(ctx);
 }
 
 /*
@@ -3902,72 +3910,71 @@ CONFORMANCE(blame_follows_parents_and_restores)
 CONFORMANCE(restore_on_an_expected_head_refuses_when_head_moved)
 {
 	struct smr_err err = SMR_ERR_INIT;
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx = NULL;
 	struct space sp = { 0 };
 	struct checkpoint r = { 0 }, u = { 0 }, head = { 0 };
 	char *before = NULL;
 
-	ops_ctx_init(&ctx, f->st);
-	ctx.now = conf_now;
+	CHECK_INT(ops_open_on(&ctx, f->st, &conf_opts, NULL), SMR_OK);
 	snprintf(conf_clock, sizeof(conf_clock), "2026-12-01T09:00:00.000000Z");
-	CHECK_INT(ops_space_create(&ctx, "u", NULL, &sp, &err), SMR_OK);
+	CHECK_INT(ops_space_create(ctx, "u", NULL, &sp, &err), SMR_OK);
 	space_release(&sp);
-	commit_json(&ctx, "u", "{\"title\":\"one\",\"decisions\":[\"a\"]}", "ann",
+	commit_json(ctx, "u", "{\"title\":\"one\",\"decisions\":[\"a\"]}", "ann",
 		    "2026-12-01T10:00:00.000000Z");
-	commit_json(&ctx, "u", "{\"title\":\"two\",\"decisions\":[\"b\"]}", "bo",
+	commit_json(ctx, "u", "{\"title\":\"two\",\"decisions\":[\"b\"]}", "bo",
 		    "2026-12-01T11:00:00.000000Z");
-	CHECK_INT(ops_resolve(&ctx, "u", &head, &err), SMR_OK);
+	CHECK_INT(ops_resolve(ctx, "u", &head, &err), SMR_OK);
 	before = xstrdup(head.hash);
 	checkpoint_release(&head);
 	/* restore "one", then undo it: bring back what HEAD was, on the restore */
-	CHECK_INT(ops_restore_on(&ctx, "u", "u~1", before, "cy", &r, &err), SMR_OK);
+	CHECK_INT(ops_restore_on(ctx, "u", "u~1", before, "cy", &r, &err), SMR_OK);
 	CHECK_STR(r.parent_hash, before);
-	CHECK_INT(ops_restore_on(&ctx, "u", before, r.hash, "cy", &u, &err), SMR_OK);
+	CHECK_INT(ops_restore_on(ctx, "u", before, r.hash, "cy", &u, &err), SMR_OK);
 	CHECK_STR(u.parent_hash, r.hash);
 	CHECK_STR(u.title, "two");
 	CHECK_STR(json_string_value(json_object_get(u.metadata, "restored_from")), before);
 	checkpoint_release(&u);
 	/* a writer moves HEAD; undoing the (now old) restore again is refused */
-	commit_json(&ctx, "u", "{\"title\":\"three\",\"decisions\":[\"c\"]}", "dee",
+	commit_json(ctx, "u", "{\"title\":\"three\",\"decisions\":[\"c\"]}", "dee",
 		    "2026-12-01T12:00:00.000000Z");
 	err = (struct smr_err)SMR_ERR_INIT;
-	CHECK_INT(ops_restore_on(&ctx, "u", before, r.hash, "cy", &u, &err), SMR_ECONFLICT);
+	CHECK_INT(ops_restore_on(ctx, "u", before, r.hash, "cy", &u, &err), SMR_ECONFLICT);
 	CHECK(strstr(err.msg, "HEAD") != NULL);
-	CHECK_INT(ops_resolve(&ctx, "u", &head, &err), SMR_OK);
+	CHECK_INT(ops_resolve(ctx, "u", &head, &err), SMR_OK);
 	CHECK_STR(head.title, "three");
 	checkpoint_release(&head);
 	checkpoint_release(&r);
 	free(before);
+	ops_close(ctx);
 }
 
 /* A merge's second parent is followed too: an item from the other line is blamed there. */
 CONFORMANCE(blame_follows_a_merge_into_the_other_line)
 {
 	struct smr_err err = SMR_ERR_INIT;
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx = NULL;
 	struct space sp = { 0 };
 	json_t *res = NULL;
 
-	ops_ctx_init(&ctx, f->st);
-	ctx.now = conf_now;
+	CHECK_INT(ops_open_on(&ctx, f->st, &conf_opts, NULL), SMR_OK);
 	snprintf(conf_clock, sizeof(conf_clock), "2026-12-01T09:00:00.000000Z");
-	CHECK_INT(ops_space_create(&ctx, "main", NULL, &sp, &err), SMR_OK);
+	CHECK_INT(ops_space_create(ctx, "main", NULL, &sp, &err), SMR_OK);
 	space_release(&sp);
-	commit_json(&ctx, "main", "{\"title\":\"base\",\"decisions\":[\"a\"]}", "ann",
+	commit_json(ctx, "main", "{\"title\":\"base\",\"decisions\":[\"a\"]}", "ann",
 		    "2026-12-01T10:00:00.000000Z");
 	snprintf(conf_clock, sizeof(conf_clock), "2026-12-01T10:30:00.000000Z");
-	CHECK_INT(ops_fork(&ctx, "main", "side", &sp, &err), SMR_OK);
+	CHECK_INT(ops_fork(ctx, "main", "side", &sp, &err), SMR_OK);
 	space_release(&sp);
-	commit_json(&ctx, "side", "{\"title\":\"base\",\"decisions\":[\"a\",\"from side\"]}",
+	commit_json(ctx, "side", "{\"title\":\"base\",\"decisions\":[\"a\",\"from side\"]}",
 		    "bo", "2026-12-01T11:00:00.000000Z");
-	commit_json(&ctx, "main", "{\"title\":\"base\",\"decisions\":[\"a\",\"from main\"]}",
+	commit_json(ctx, "main", "{\"title\":\"base\",\"decisions\":[\"a\",\"from main\"]}",
 		    "cy", "2026-12-01T11:30:00.000000Z");
 	snprintf(conf_clock, sizeof(conf_clock), "2026-12-01T12:00:00.000000Z");
-	CHECK_INT(ops_merge(&ctx, &(struct merge_req){ .space = "main", .ref = "side",
+	CHECK_INT(ops_merge(ctx, &(struct merge_req){ .space = "main", .ref = "side",
 						       .author = "dee" }, &res, &err), SMR_OK);
 	CHECK_STR(json_string_value(json_object_get(res, "status")), "merged");
 	json_decref(res);
-	CHECK_INT(ops_blame(&ctx, "main", &res, &err), SMR_OK);
+	CHECK_INT(ops_blame(ctx, "main", &res, &err), SMR_OK);
 	CHECK_STR(blamed(res, "decisions", "from side"), "bo");
 	CHECK_STR(blamed(res, "decisions", "from main"), "cy");
 	CHECK_STR(blamed(res, "decisions", "a"), "ann");
@@ -3986,27 +3993,27 @@ CONFORMANCE(blame_follows_a_merge_into_the_other_line)
 		reflog_entries_free(log, n);
 		space_release(&m);
 	}
+	ops_close(ctx);
 }
 
 CONFORMANCE(search_finds_every_copy_and_survives_gc)
 {
 	struct smr_err err = SMR_ERR_INIT;
-	struct ops_ctx ctx;
+	struct ops_ctx *ctx = NULL;
 	struct space sp = { 0 };
 	struct search_params p = { .query = "zeppelin" };
 	json_t *res = NULL;
 	size_t n = 0;
 
-	ops_ctx_init(&ctx, f->st);
-	ctx.now = conf_now;
+	CHECK_INT(ops_open_on(&ctx, f->st, &conf_opts, NULL), SMR_OK);
 	snprintf(conf_clock, sizeof(conf_clock), "2026-12-01T09:00:00.000000Z");
-	CHECK_INT(ops_space_create(&ctx, "orig", NULL, &sp, &err), SMR_OK);
+	CHECK_INT(ops_space_create(ctx, "orig", NULL, &sp, &err), SMR_OK);
 	space_release(&sp);
-	commit_json(&ctx, "orig", "{\"title\":\"ride the zeppelin\"}", "ann",
+	commit_json(ctx, "orig", "{\"title\":\"ride the zeppelin\"}", "ann",
 		    "2026-12-01T10:00:00.000000Z");
-	CHECK_INT(ops_fork(&ctx, "orig", "copy", &sp, &err), SMR_OK);
+	CHECK_INT(ops_fork(ctx, "orig", "copy", &sp, &err), SMR_OK);
 	space_release(&sp);
-	CHECK_INT(ops_search(&ctx, &p, &res, &err), SMR_OK);
+	CHECK_INT(ops_search(ctx, &p, &res, &err), SMR_OK);
 	/* one checkpoint in two Spaces: one result naming both, by name */
 	CHECK_INT(json_integer_value(json_object_get(res, "total")), 1);
 	CHECK_INT(json_array_size(hit_spaces(res)), 2);
@@ -4016,19 +4023,20 @@ CONFORMANCE(search_finds_every_copy_and_survives_gc)
 		  "orig");
 	json_decref(res);
 	/* the original goes, for good: the fork's copy still answers */
-	CHECK_INT(ops_space_delete(&ctx, "orig", &err), SMR_OK);
+	CHECK_INT(ops_space_delete(ctx, "orig", &err), SMR_OK);
 	CHECK_INT(store_gc_prune(f->st, NULL, &n, &err), SMR_OK);
 	CHECK_INT(n, 1);
-	CHECK_INT(ops_search(&ctx, &p, &res, &err), SMR_OK);
+	CHECK_INT(ops_search(ctx, &p, &res, &err), SMR_OK);
 	CHECK_INT(json_integer_value(json_object_get(res, "total")), 1);
 	CHECK_STR(hit_str(res, 0, "space"), "copy");
 	json_decref(res);
 	/* a checkpoint written after the fork is indexed in the fork */
-	commit_json(&ctx, "copy", "{\"title\":\"zeppelin landed\"}", "bo",
+	commit_json(ctx, "copy", "{\"title\":\"zeppelin landed\"}", "bo",
 		    "2026-12-02T10:00:00.000000Z");
-	CHECK_INT(ops_search(&ctx, &p, &res, &err), SMR_OK);
+	CHECK_INT(ops_search(ctx, &p, &res, &err), SMR_OK);
 	CHECK_INT(json_integer_value(json_object_get(res, "total")), 2);
 	json_decref(res);
+	ops_close(ctx);
 }
 
 /*
@@ -4241,7 +4249,7 @@ CONFORMANCE(generation_events)
 }
 
 /*
- * Leases (ops/runtime/lease.c): a server's row beats and goes; a reply of a
+ * Leases (ops/full/lease.c): a server's row beats and goes; a reply of a
  * server whose lease lapsed is taken over with the text its server stored,
  * as an interrupted assistant turn, once; a live server's work is not listed.
  */

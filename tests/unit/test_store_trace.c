@@ -7,7 +7,7 @@
  * slot, on SQLite (and on PostgreSQL with SMRITI_TEST_PG).
  */
 #include "harness.h"
-#include "store/internal.h"
+#include "store/store_int.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -7,10 +7,10 @@
  */
 #include "cli/cli.h"
 #include "http/server.h"
-#include "ops/runtime/draft.h"
-#include "ops/runtime/generation.h"
-#include "ops/runtime/lease.h"
-#include "ops/runtime/runtime.h"
+#include "ops/full/draft.h"
+#include "ops/full/generation.h"
+#include "ops/full/lease.h"
+#include "ops/full/runtime.h"
 #include "util/xalloc.h"
 #include "util/logline.h"
 

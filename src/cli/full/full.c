@@ -3,7 +3,7 @@
  * commands, and the chat runtime that main builds for CLI_RUNTIME commands.
  */
 #include "cli/cli.h"
-#include "ops/runtime/runtime.h"
+#include "ops/full/runtime.h"
 
 const int cli_is_full = 1;
 

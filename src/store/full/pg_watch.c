@@ -4,7 +4,7 @@
  * STORE_AUTH_CHANNEL: every move of the auth epoch runs postgres.c's
  * auth_bump_sql, which NOTIFYs in the statement that moves it.
  * STORE_GEN_CHANNEL: triggers of migration 8 NOTIFY when a reply's events
- * are written or a stop is asked for (ops/runtime/relay.c).  Either way a
+ * are written or a stop is asked for (ops/full/relay.c).  Either way a
  * notice is delivered only once the change it announces is committed and
  * visible.
  *
@@ -18,7 +18,7 @@
  * epoch every few seconds, which bounds what a lost notice could cost.
  */
 #include "store/auth.h"
-#include "store/internal.h"
+#include "store/store_int.h"
 #include "util/xalloc.h"
 
 #include <libpq-fe.h>

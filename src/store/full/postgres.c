@@ -37,7 +37,7 @@
  * possibly applied.
  */
 #include "store/auth.h"
-#include "store/internal.h"
+#include "store/store_int.h"
 #include "store/full/schema_postgres.h"
 #include "store/sql.h"
 #include "util/metrics.h"
@@ -148,8 +148,8 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
  * Ends the subquery that parses a checkpoint's fields as JSONB once: without
  * it the planner pulls the subquery up and puts the cast in each of the
  * seven j->'...' that use it, so the server parsed the whole document seven
- * times per insert (OFFSET 0 keeps a subquery from being pulled up; about
- * three quarters of the insert's time, measured with pg_stat_statements).
+ * times per insert, most of the insert's time (OFFSET 0 keeps a subquery
+ * from being pulled up; the measurement is in docs/storage.md).
  */
 #define PARSE_ONCE "OFFSET 0"
 
@@ -204,9 +204,9 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
  * name and its ref's commit id (NULL: no checkpoint), which the handle
  * compares with the id of the checkpoint it holds.  The server opens every
  * relation and index a plan names before it runs any of it, whether or not
- * a branch runs (about five microseconds of its time each, measured), so
- * these name two relations where HEAD_COLS names seven, and return three
- * columns: about half HEAD_COLS' time in the server.
+ * a branch runs, and each costs server time, so these name two relations
+ * where HEAD_COLS names seven, and return three columns (what that saves:
+ * docs/storage.md).
  *
  * A commit id names one row for good: rows of commits are never updated,
  * and Smriti never gives an id itself, so the table's identity never
@@ -466,7 +466,7 @@ static struct pg_store *P(struct store *st)
  * And only while the machine has a CPU to spare: spinning helps when the
  * CPUs would otherwise sit idle (and halt), and hurts when they are busy,
  * where a spinning or yielding client takes turns from the server it waits
- * for (measured: with load 10 on 2 CPUs reads ran at half the rate).  So no
+ * for (docs/storage.md has the measurement).  So no
  * wait spins while more tasks are running than there are CPUs (the kernel's
  * count of runnable tasks, /proc/loadavg, read at most every
  * SPARE_CHECK_US; the 1-minute average lags by a minute and kept the spin

@@ -1,5 +1,5 @@
 /*
- * internal.h -- the parts of the HTTP server shared between its files.
+ * http_int.h -- the parts of the HTTP server shared between its files.
  *
  * How a request flows (server.c):
  *
@@ -30,7 +30,7 @@
 #include "http/server.h"
 #include "ops/api.h"
 #include "ops/auth.h"
-#include "ops/runtime/generation.h"
+#include "ops/full/generation.h"
 #include "util/buf.h"
 #include "util/workq.h"
 
@@ -45,9 +45,10 @@ struct http_ui;
  * Threads that start chat sends (store the user turn, start the provider
  * call).  Their own pool, so that a burst of sends (hundreds of people
  * pressing Send) queues behind itself, not in front of an agent's write.
- * They are background threads (util/sys.h: their store writes never lead a
- * commit group while a foreground write waits), and their user turns that
- * arrive together share a transaction and its fsync (store/group.c).
+ * Their contexts are background ones (ops_opts.background: their store
+ * writes never lead a commit group while a foreground write waits), and
+ * their user turns that arrive together share a transaction and its fsync
+ * (store/group.c).
  * Two of them, not one per send in a burst: how many run at once is how
  * much of the machine a burst takes from everyone else.  Eight admitted a
  * burst faster but left an agent's commit waiting several times longer;
@@ -229,7 +230,7 @@ struct http_ui *http_ui_build(void);
 void http_ui_free(struct http_ui *ui);
 
 /*
- * Decides who a request is (auth.c), on the event thread before routing:
+ * Decides who a request is (http_auth.c), on the event thread before routing:
  * the SMRITI_TOKEN (admin), a user's or agent's token from the store, the
  * UI's cookie for either, or nobody.  Nobody is let in only while the
  * server has no SMRITI_TOKEN and its database no users (then it is
@@ -320,7 +321,7 @@ void http_conn_phase(struct http_conn *c, enum conn_phase phase);
 /* n more bytes of body arrived on c. */
 void http_conn_body(struct http_conn *c, size_t n);
 
-/* The UI's token cookie (auth.c): GET, POST and DELETE /v4/auth. */
+/* The UI's token cookie (http_auth.c): GET, POST and DELETE /v4/auth. */
 void http_auth_get(struct http_req *r, struct ops_ctx *ctx);
 void http_auth_post(struct http_req *r, struct ops_ctx *ctx);
 void http_auth_delete(struct http_req *r, struct ops_ctx *ctx);
@@ -458,7 +459,7 @@ void http_reply_fixed(struct http_req *r, int which);
 struct MHD_Response;
 
 struct http_ctx {
-	struct ops_ctx ops;
+	struct ops_ctx *ops;
 	/*
 	 * The last 200 response this thread rendered and the document it
 	 * rendered (a reference held, so no other document can take its
@@ -471,10 +472,11 @@ struct http_ctx {
 };
 
 /*
- * The calling thread's ops context, opening its store on first use; NULL
- * with err set when the store cannot be opened.
+ * The calling thread's ops context, opening its store on first use (with
+ * background, ops_opts.background: the chat workers' threads); NULL with
+ * err set when the store cannot be opened.
  */
-struct ops_ctx *http_thread_ops(struct http_server *srv, struct smr_err *err);
+struct ops_ctx *http_thread_ops(struct http_server *srv, int background, struct smr_err *err);
 /* The calling thread's context if it has opened one, else NULL. */
 struct http_ctx *http_thread_ctx(void);
 /* Closes every thread's store (after all threads stopped). */

@@ -9,8 +9,9 @@
  * keeps an ended generation for GEN_KEEP_S seconds so that a client that
  * lost its connection can still read the end).
  */
-#include "ops/runtime/generation.h"
-#include "ops/runtime/relay.h"
+#include "ops/context.h"
+#include "ops/full/generation.h"
+#include "ops/full/relay.h"
 #include "provider/loop.h"
 #include "util/buf.h"
 #include "util/sys.h"
@@ -120,7 +121,7 @@ struct chat_gens {
 	atomic_int live;            /* generations made by gen_new that have not ended */
 	int trim_due;               /* under fin_lock: replies ended since the last trim */
 	struct gen_settle *unsettled; /* under fin_lock: ends waiting for the store */
-	struct ops_ctx ctx;         /* the finisher's */
+	struct ops_ctx *ctx;        /* the finisher's */
 	int running;
 	int64_t pruned_us;          /* when ended generations were last dropped (under lock) */
 	pthread_t ticker;           /* keep-alives */
@@ -847,7 +848,7 @@ static void settle_pending(struct chat_gens *gs)
 	pthread_mutex_unlock(&gs->fin_lock);
 	while ((u = list)) {
 		list = u->next;
-		if (!down && !(down = settle_one(&gs->ctx, u))) {
+		if (!down && !(down = settle_one(gs->ctx, u))) {
 			settle_free(u);
 			continue;
 		}
@@ -907,7 +908,7 @@ static void *finisher_main(void *arg)
 			break;                  /* nothing is left */
 		if (!n)
 			continue;
-		send_finish_batch(&gs->ctx, batch, n);
+		send_finish_batch(gs->ctx, batch, n);
 		for (size_t i = 0; i < n; i++)
 			chat_gen_unref(batch[i]);
 		pthread_mutex_lock(&gs->fin_lock);
@@ -1016,21 +1017,22 @@ enum smr_rc chat_generations_start(struct runtime *rt, const char *dsn, struct s
 {
 	struct chat_gens *gs = rt->gens;
 	/* no sweep: what a server that died left running is taken over when its lease lapses */
-	enum smr_rc rc = ops_open(&gs->ctx, dsn, err);
+	enum smr_rc rc = ops_open(&gs->ctx, dsn, &(struct ops_opts){ .rt = rt }, err);
 
 	if (rc)
 		return rc;
-	gs->ctx.rt = rt;
-	if (store_is_shared(gs->ctx.st))
+	if (store_is_shared(gs->ctx->st))
 		rc = relay_start(rt, dsn, &gs->relay, err);
 	if (rc) {
-		ops_close(&gs->ctx);
+		ops_close(gs->ctx);
+		gs->ctx = NULL;
 		return rc;
 	}
 	if (sys_thread_start(&gs->finisher, finisher_main, gs)) {
 		relay_stop(gs->relay);
 		gs->relay = NULL;
-		ops_close(&gs->ctx);
+		ops_close(gs->ctx);
+		gs->ctx = NULL;
 		return smr_errf(err, SMR_EINTERNAL, "cannot start the chat finisher thread");
 	}
 	pthread_mutex_lock(&gs->fin_lock);
@@ -1106,7 +1108,7 @@ void chat_generations_stop(struct runtime *rt)
 	pthread_join(gs->finisher, NULL);
 	relay_stop(gs->relay);          /* after the finisher: the final events are written too */
 	gs->relay = NULL;
-	ops_close(&gs->ctx);
+	ops_close(gs->ctx);
 	pthread_mutex_lock(&gs->fin_lock);
 	gs->running = 0;
 	/* still unreachable: another server takes them over once this one's lease lapsed */

@@ -8,11 +8,12 @@
  * only those that name existing items, takes the item texts from the
  * checkpoint itself, and tags them "llm".  Review only reads; so does this.
  */
-#include "ops/runtime/review_llm.h"
+#include "ops/context.h"
+#include "ops/full/review_llm.h"
 #include "domain/checkpoint.h"
 #include "domain/context.h"
 #include "domain/review.h"
-#include "ops/runtime/runtime.h"
+#include "ops/full/runtime.h"
 #include "util/buf.h"
 #include "util/jfield.h"
 #include "util/json_schema.h"

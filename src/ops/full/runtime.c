@@ -3,8 +3,9 @@
  * environment, the system preamble, context budgets per model and the nudge
  * threshold (see runtime.h).
  */
-#include "ops/runtime/generation.h"
-#include "ops/runtime/runtime.h"
+#include "ops/context.h"
+#include "ops/full/generation.h"
+#include "ops/full/runtime.h"
 #include "util/sys.h"
 #include "util/xalloc.h"
 

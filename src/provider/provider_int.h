@@ -1,6 +1,6 @@
 /*
- * internal.h -- the backends' ops table and the provider handle, private to
- * src/provider (as src/store/internal.h is to the store).
+ * provider_int.h -- the backends' ops table and the provider handle, private to
+ * src/provider (as src/store/store_int.h is to the store).
  *
  * Callers outside the port see struct provider as an opaque handle and use
  * the functions of provider.h and loop.h; only the files of this directory

@@ -19,9 +19,10 @@
  * context: the state is Smriti's, and a provider only renders it.
  */
 #include "ops/auth.h"
-#include "ops/runtime/generation.h"
-#include "ops/runtime/lease.h"
-#include "ops/runtime/runtime.h"
+#include "ops/context.h"
+#include "ops/full/generation.h"
+#include "ops/full/lease.h"
+#include "ops/full/runtime.h"
 #include "provider/loop.h"
 #include "domain/context.h"
 #include "domain/nudge.h"

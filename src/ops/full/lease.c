@@ -14,7 +14,7 @@
  * starts every watch again: the others could not beat either, and taking
  * their silence for death would be wrong.
  */
-#include "ops/runtime/lease.h"
+#include "ops/full/lease.h"
 #include "store/store.h"
 #include "util/logline.h"
 #include "util/sys.h"
@@ -66,7 +66,7 @@ const char *lease_id(const struct lease *l)
 /*
  * The text g's server stored while it streamed ("" or NULL: none).  Caller
  * free()s.  The server running a reply stores its text as it streams
- * (ops/runtime/relay.c, PostgreSQL only); on SQLite nothing is kept.
+ * (ops/full/relay.c, PostgreSQL only); on SQLite nothing is kept.
  */
 static char *text_so_far(struct store *st, const struct generation *g)
 {

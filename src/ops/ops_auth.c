@@ -1,5 +1,5 @@
 /*
- * auth.c -- identities, tokens, roles and the operations that manage them
+ * ops_auth.c -- identities, tokens, roles and the operations that manage them
  * (see auth.h).  Tokens are "smr_" and 64 hex digits of getrandom(); only
  * their SHA-256 is stored.  A presented token is looked up by its hash (so
  * the lookup's timing depends on the hash, never on how much of a real
@@ -9,6 +9,7 @@
 #include "ops/api.h"
 #include "ops/auth.h"
 #include "ops/auth_keeper.h"
+#include "ops/context.h"
 #include "util/sys.h"
 #include "util/xalloc.h"
 #include "util/hex.h"

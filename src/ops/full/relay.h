@@ -23,7 +23,7 @@
 #ifndef SMRITI_RELAY_H
 #define SMRITI_RELAY_H
 
-#include "ops/runtime/generation.h"
+#include "ops/full/generation.h"
 
 struct gen_relay;
 

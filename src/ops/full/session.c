@@ -3,7 +3,8 @@
  * structural mount that forks a session (see runtime.h), which path of a
  * session's tree of turns is shown, and a new session from a turn.
  */
-#include "ops/runtime/runtime.h"
+#include "ops/context.h"
+#include "ops/full/runtime.h"
 #include "domain/checkpoint.h"
 #include "domain/thread.h"
 #include "util/utf8.h"

@@ -1,5 +1,5 @@
 /*
- * auth.c -- the rows of users, tokens and grants (store/auth.h), in SQL
+ * store_auth.c -- the rows of users, tokens and grants (store/auth.h), in SQL
  * that SQLite and PostgreSQL both run as written (store/sql.h's rules),
  * through the backends' one generic method (sql_text).  These rows are plain (no compare-and-swap, no
  * numbering), so unlike Checkpoints they need no per-backend SQL.

@@ -6,7 +6,8 @@
  * built by the same context_build as chat.send, without calling a provider
  * or writing anything).
  */
-#include "ops/runtime/runtime.h"
+#include "ops/context.h"
+#include "ops/full/runtime.h"
 #include "domain/context.h"
 #include "domain/thread.h"
 

@@ -12,8 +12,9 @@
  * another server fails once that server's lease lapsed, and from then on
  * the store drops any late write to them.
  */
-#include "ops/runtime/draft.h"
-#include "ops/runtime/lease.h"
+#include "ops/context.h"
+#include "ops/full/draft.h"
+#include "ops/full/lease.h"
 #include "domain/checkpoint.h"
 #include "domain/diff.h"
 #include "domain/draft.h"

@@ -1,5 +1,5 @@
 /*
- * auth.c -- who a request is, and the web UI's way to sign in.
+ * http_auth.c -- who a request is, and the web UI's way to sign in.
  *
  * A request carries a bearer token (Authorization: Bearer ...) or the UI's
  * cookie.  The token is either the server's SMRITI_TOKEN (the
@@ -20,7 +20,7 @@
  *   POST   /v4/auth   {token}: sets the cookie, or 401 and nothing set
  *   DELETE /v4/auth   clears the cookie
  */
-#include "http/internal.h"
+#include "http/http_int.h"
 #include "util/sys.h"
 #include "util/xalloc.h"
 
@@ -77,7 +77,7 @@ static int users_exist_err(struct http_server *srv, struct smr_err *err)
 		return 1;
 	if (now - atomic_load(&srv->users_checked_us) < USERS_RECHECK_US)
 		return 0;
-	ctx = http_thread_ops(srv, err);
+	ctx = http_thread_ops(srv, 0, err);
 	if (!ctx || ops_auth_users_exist(ctx, &yes, err)) {
 		if (err && !err->code)
 			smr_errf(err, SMR_EUNAVAIL, "the store is unreachable; try again");
@@ -114,7 +114,7 @@ static void users_now_seen(struct http_server *srv)
 static int user_token(struct http_req *r, const char *token, const uint8_t *digest,
 		      struct auth_memo *memo, struct smr_err *err)
 {
-	struct ops_ctx *ctx = http_thread_ops(r->srv, err);
+	struct ops_ctx *ctx = http_thread_ops(r->srv, 0, err);
 
 	if (!ctx)
 		return -1;
@@ -128,7 +128,7 @@ static int user_token(struct http_req *r, const char *token, const uint8_t *dige
 /* 1 and r->who set when t is the token memo (NULL: none) holds, still good. */
 static int kept(struct http_req *r, const char *t, struct auth_memo *memo)
 {
-	struct ops_ctx *ctx = memo ? http_thread_ops(r->srv, NULL) : NULL;
+	struct ops_ctx *ctx = memo ? http_thread_ops(r->srv, 0, NULL) : NULL;
 
 	if (!ctx || !ops_auth_memo_take(ctx, memo, t, &r->who))
 		return 0;
@@ -193,7 +193,7 @@ int http_authenticate(struct http_req *r)
 	int got;
 
 	if (tc)
-		ops_auth_stale(&tc->ops);    /* nothing of an earlier request on this thread counts */
+		ops_auth_stale(tc->ops);    /* nothing of an earlier request on this thread counts */
 	r->auth_gen = ops_auth_keeper_mark(r->srv->keeper);   /* before: a stream's hold */
 	got = identify(r, &err);
 

@@ -1,5 +1,5 @@
 /*
- * internal.h -- what the storage backends share, private to src/store.
+ * store_int.h -- what the storage backends share, private to src/store.
  *
  * Each backend (sqlite.c, full/postgres.c) fills a struct store_ops and
  * embeds struct store as the first member of its own handle, the way git's
@@ -14,7 +14,7 @@
  * txn_begin and txn_commit over the row-level methods below.  So a backend
  * is its SQL, and a new one is one new file (plus a line in backends_*.c).
  * A plain row whose SQL both engines run as written is no method at all:
- * store/rows.c and store/auth.c run it through sql_text (store/sql.h).
+ * store/rows.c and store/store_auth.c run it through sql_text (store/sql.h).
  */
 #ifndef SMRITI_STORE_INTERNAL_H
 #define SMRITI_STORE_INTERNAL_H
@@ -272,7 +272,7 @@ struct store_ops {
 
 	/*
 	 * One statement of portable SQL (store/sql.h), as mode says: the plain
-	 * rows of store/rows.c and store/auth.c, whose SQL is the same on every
+	 * rows of store/rows.c and store/store_auth.c, whose SQL is the same on every
 	 * backend.  params are
 	 * $1..$n, passed as text (NULL is SQL NULL), and every column comes back
 	 * as text.  sql is a string constant (backends cache its prepared form by
@@ -285,7 +285,7 @@ struct store_ops {
 				struct store_rows *out, struct smr_err *err);
 	/*
 	 * The statement (for sql_text) that moves the auth epoch, when the
-	 * backend has one of its own; NULL: the portable UPDATE of store/auth.c.
+	 * backend has one of its own; NULL: the portable UPDATE of store/store_auth.c.
 	 * PostgreSQL's also NOTIFYs STORE_AUTH_CHANNEL in the same statement, so
 	 * the notice goes out only when the new epoch is committed.
 	 */
@@ -310,6 +310,7 @@ struct store {
 	int migrated_from;
 	struct index_memo *memo;   /* index.c's, claimed by this handle; store_close frees it */
 	struct commit_group *group;      /* set by store_open when the backend groups */
+	int background;                  /* store_set_background */
 };
 
 /*

@@ -9,8 +9,9 @@
  * at start-up, so that provider connections (and TLS sessions) are reused
  * across sends.
  */
-#include "ops/runtime/generation.h"
-#include "ops/runtime/runtime.h"
+#include "ops/context.h"
+#include "ops/full/generation.h"
+#include "ops/full/runtime.h"
 #include "domain/thread.h"
 #include "util/xalloc.h"
 

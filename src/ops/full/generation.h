@@ -32,7 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ops/runtime/runtime.h"
+#include "ops/full/runtime.h"
+#include "store/store.h"
 
 struct chat_gen;
 

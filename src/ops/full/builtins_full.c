@@ -7,9 +7,9 @@
 #include "ops/auth.h"
 #include "ops/prime.h"
 #include "ops/review_ingest.h"
-#include "ops/runtime/draft.h"
-#include "ops/runtime/review_llm.h"
-#include "ops/runtime/runtime.h"
+#include "ops/full/draft.h"
+#include "ops/full/review_llm.h"
+#include "ops/full/runtime.h"
 #include "ops/view.h"
 
 const struct api_op *const api_tables[] = {

@@ -9,7 +9,8 @@
  * the relay's lock and walked without it, so a send or a reader never
  * waits for a statement.
  */
-#include "ops/runtime/relay.h"
+#include "ops/context.h"
+#include "ops/full/relay.h"
 #include "store/auth.h"
 #include "util/isotime.h"
 #include "util/sys.h"
@@ -41,7 +42,7 @@ struct gen_list {
 
 struct gen_relay {
 	struct runtime *rt;
-	struct ops_ctx ctx;          /* the thread's */
+	struct ops_ctx *ctx;         /* the thread's */
 	struct store_watch *watch;   /* NULL: no notices, the timers alone */
 	pthread_t thread;
 	pthread_mutex_t lock;        /* owned, follows, stop */
@@ -118,7 +119,7 @@ static void flush(struct gen_relay *r)
 	for (size_t i = 0; i < l.n; i++)
 		if ((has[i] = gen_take_unpublished(l.g[i], &b[i])))
 			rows[n++] = b[i].b;
-	rc = store_generation_publish(r->ctx.st, rows, n, NULL);
+	rc = store_generation_publish(r->ctx->st, rows, n, NULL);
 	for (size_t i = 0; i < l.n; i++) {
 		if (!rc && has[i])
 			gen_mark_published(l.g[i], &b[i]);
@@ -146,7 +147,7 @@ static void stops(struct gen_relay *r)
 	pthread_mutex_lock(&r->lock);
 	n = r->owned.n;
 	pthread_mutex_unlock(&r->lock);
-	if (!n || store_generation_stops(r->ctx.st, &ids, &n, NULL))
+	if (!n || store_generation_stops(r->ctx->st, &ids, &n, NULL))
 		return;
 	for (size_t i = 0; i < n; i++) {
 		gen_stop_local(r->rt, ids[i]);
@@ -179,10 +180,10 @@ static void settle(struct gen_relay *r, struct follow *f)
 {
 	struct generation row = { 0 };
 
-	if (store_generation_get(r->ctx.st, f->row.id, &row, NULL))
+	if (store_generation_get(r->ctx->st, f->row.id, &row, NULL))
 		return;
-	if (strcmp(row.status, "running") && !feed(r->ctx.st, f->g, row.id))
-		gen_end_stored(&r->ctx, f->g, &row);
+	if (strcmp(row.status, "running") && !feed(r->ctx->st, f->g, row.id))
+		gen_end_stored(r->ctx, f->g, &row);
 	generation_release(&row);
 }
 
@@ -203,7 +204,7 @@ static void follow_all(struct gen_relay *r)
 	for (size_t i = 0; i < n; i++) {
 		struct follow *f = &all[i];
 
-		if (feed(r->ctx.st, f->g, f->row.id))
+		if (feed(r->ctx->st, f->g, f->row.id))
 			f->news_us = now;
 		else if (now - f->news_us > RELAY_DEAD_AFTER_US)
 			settle(r, f);
@@ -283,12 +284,12 @@ static void prune(struct gen_relay *r)
 	char now[32], before[32];
 	long long t;
 
-	r->ctx.now(now);
+	r->ctx->now(now);
 	t = iso_seconds(now);
 	if (t < 0)
 		return;
 	iso_format(t - RELAY_KEEP_S, 0, before);
-	store_generation_events_prune(r->ctx.st, before, NULL, NULL);
+	store_generation_events_prune(r->ctx->st, before, NULL, NULL);
 }
 
 /* Waits up to ms for a notice (or for stop); the STORE_NOTICE_ bits that came. */
@@ -352,14 +353,13 @@ enum smr_rc relay_start(struct runtime *rt, const char *dsn, struct gen_relay **
 			struct smr_err *err)
 {
 	struct gen_relay *r = xcalloc(1, sizeof(*r));
-	enum smr_rc rc = ops_open(&r->ctx, dsn, err);
+	enum smr_rc rc = ops_open(&r->ctx, dsn, &(struct ops_opts){ .rt = rt }, err);
 
 	*out = NULL;
 	if (rc) {
 		free(r);
 		return rc;
 	}
-	r->ctx.rt = rt;
 	r->rt = rt;
 	r->flush_ms = sys_env_long("SMRITI_RELAY_FLUSH_MS", RELAY_FLUSH_MS, 10, 1000);
 	pthread_mutex_init(&r->lock, NULL);
@@ -369,7 +369,7 @@ enum smr_rc relay_start(struct runtime *rt, const char *dsn, struct gen_relay **
 		rc = smr_errf(err, SMR_EINTERNAL, "cannot start the reply relay thread");
 	if (rc) {
 		store_watch_close(r->watch);
-		ops_close(&r->ctx);
+		ops_close(r->ctx);
 		pthread_mutex_destroy(&r->lock);
 		pthread_cond_destroy(&r->cond);
 		free(r);
@@ -397,7 +397,7 @@ void relay_stop(struct gen_relay *r)
 	}
 	free(r->follows);
 	store_watch_close(r->watch);
-	ops_close(&r->ctx);
+	ops_close(r->ctx);
 	pthread_mutex_destroy(&r->lock);
 	pthread_cond_destroy(&r->cond);
 	free(r);

@@ -31,7 +31,7 @@
 #include <jansson.h>
 
 #include "ops/api.h"
-#include "ops/runtime/runtime.h"
+#include "ops/full/runtime.h"
 
 #define DRAFT_DEFAULT_TIMEOUT_MS 120000
 #define DRAFT_DEFAULT_WORKERS 4
