@@ -85,22 +85,30 @@ test('the old history is found by search, each of its items indexed once', () =>
 });
 
 // A store that already has the search index, opened after a later migration
-// (here: the last one undone, by hand, as a binary before it would find the
+// (here: the last ones undone, by hand, as a binary before it would find the
 // store), keeps its index as it was: it used to be filled a second time.
 test('a migration after the search index leaves the index rows as they were', () => {
   const t = copy();
+  const orig = copy();
   try {
     ok(t.db, ['fsck', '--json']);
     const rows = sql(t.db, 'SELECT count(*) FROM search_items');
     const before = ok(t.db, ['search', 'Gion', '--json']);
-    sql(t.db, 'ALTER TABLE turns DROP COLUMN parent_seq; ALTER TABLE sessions DROP COLUMN leaf_seq;' +
+    // migration 8 undone: the lists back in their columns (from the fixture as written)
+    const lists = ['decisions', 'assumptions', 'tasks', 'open_questions', 'entities', 'artifacts'];
+    sql(t.db, `ATTACH '${orig.db}' AS o; UPDATE commits SET ` +
+      lists.map((l) => `${l} = (SELECT x.${l} FROM o.commits x WHERE x.id = main.commits.id)`).join(', ') +
+      '; DETACH o; DROP TABLE items; DROP TABLE chunks; DROP TABLE content_migration;' +
+      ' ALTER TABLE commits DROP COLUMN lists;' +
+      ' ALTER TABLE turns DROP COLUMN parent_seq; ALTER TABLE sessions DROP COLUMN leaf_seq;' +
       ' ALTER TABLE sessions DROP COLUMN fork_seq;' +
       ' DROP TABLE handoffs; DROP TABLE grants; DROP TABLE tokens; DROP TABLE users; DROP TABLE auth_state;' +
       ' ALTER TABLE turns DROP COLUMN author; PRAGMA user_version = 4');
     assert.deepEqual(ok(t.db, ['search', 'Gion', '--json']), before);
-    assert.equal(sql(t.db, 'PRAGMA user_version'), '7');
+    assert.equal(sql(t.db, 'PRAGMA user_version'), '8');
     assert.equal(sql(t.db, 'SELECT count(*) FROM search_items'), rows);
   } finally {
     t.cleanup();
+    orig.cleanup();
   }
 });
