@@ -45,9 +45,23 @@ int64_t content_unpack(const unsigned char *p)
 	return (int64_t)x;
 }
 
+int content_row_valid(const int64_t *row, size_t n)
+{
+	size_t chunks = 0;
+
+	if (n < CONTENT_LISTS)
+		return 0;
+	for (size_t k = 0; k < CONTENT_LISTS; k++) {
+		if (row[k] < 0 || (uint64_t)row[k] > n)
+			return 0;
+		chunks += (size_t)row[k];
+	}
+	return chunks == n - CONTENT_LISTS;
+}
+
 int64_t *content_row_unpack(const void *p, size_t bytes, size_t *n)
 {
-	size_t count = bytes / 8, chunks = 0;
+	size_t count = bytes / 8;
 	int64_t *v;
 
 	*n = 0;
@@ -56,9 +70,7 @@ int64_t *content_row_unpack(const void *p, size_t bytes, size_t *n)
 	v = xmalloc(count * sizeof(*v));
 	for (size_t i = 0; i < count; i++)
 		v[i] = content_unpack((const unsigned char *)p + i * 8);
-	for (size_t k = 0; k < CONTENT_LISTS; k++)
-		chunks += v[k] >= 0 ? (size_t)v[k] : count;
-	if (chunks != count - CONTENT_LISTS) {
+	if (!content_row_valid(v, count)) {
 		free(v);
 		return NULL;
 	}

@@ -90,6 +90,8 @@ enum smr_rc content_verify(const struct content *ct, const struct checkpoint *c,
 /* n ids big-endian into out (8 * n bytes), and back. */
 void content_pack(const int64_t *v, size_t n, unsigned char *out);
 int64_t content_unpack(const unsigned char *p);
+/* 1 when n values form a row: 6 counts that add up to the chunk ids after them. */
+int content_row_valid(const int64_t *row, size_t n);
 /* A row's values from its packed bytes; NULL (and *n 0) when they do not form one. */
 int64_t *content_row_unpack(const void *p, size_t bytes, size_t *n);
 
