@@ -282,41 +282,59 @@ size_t content_mark_fresh(struct content *ct, const char *parent_hash)
 
 /* ---- the write's check ---- */
 
+/* c's items in the order of ct's: every list's, one after the other; NULL when they do not match. */
+static const json_t **source_items(const struct content *ct, const struct checkpoint *c)
+{
+	const json_t **src = xmalloc((ct->n_items ? ct->n_items : 1) * sizeof(*src));
+	const json_t *list;
+	size_t at = 0;
+
+	for (size_t k = 0; k < CONTENT_LISTS; k++) {
+		list = checkpoint_list(c, checkpoint_list_fields[k]);
+		for (size_t i = 0; i < json_array_size(list); i++) {
+			if (at == ct->n_items) {
+				free(src);
+				return NULL;
+			}
+			src[at++] = json_array_get(list, i);
+		}
+	}
+	if (at != ct->n_items) {
+		free(src);
+		return NULL;
+	}
+	return src;
+}
+
 /*
- * The lists as a read will give them back: parsed from the items' bytes
- * spliced together.  Equal to c's lists (jansson compares objects by their
- * keys, as the canonical form sorts them), they hash as c does.
+ * Every item a write stores anew (those of its fresh chunks), parsed back
+ * from its bytes, equals c's item (jansson compares objects by their keys,
+ * as the canonical form sorts them), so a read gives back what c's hash
+ * was computed from.  An item of a chunk already stored has bytes that
+ * were checked so when they were first written (its id names them).
  */
 enum smr_rc content_verify(const struct content *ct, const struct checkpoint *c,
 			   struct smr_err *err)
 {
-	struct buf b = BUF_INIT(0);
-	size_t item = 0, k;
-	const json_t *list;
+	const json_t **src = source_items(ct, c);
+	const struct content_item *it = NULL;
 	json_t *back;
-	int ok = 1;
+	int ok = src != NULL;
 
-	for (k = 0; ok && k < CONTENT_LISTS; k++) {
-		buf_reset(&b);
-		buf_addch(&b, '[');
-		for (size_t first = item; item < ct->n_items && ct->items[item].body >= ct->text[k] &&
-		     ct->items[item].body < ct->text[k] + ct->len[k]; item++) {
-			if (item > first)
-				buf_addch(&b, ',');
-			buf_add(&b, ct->items[item].body, ct->items[item].len);
+	for (size_t i = 0; ok && i < ct->n_chunks; i++) {
+		for (size_t j = 0; ok && ct->chunks[i].fresh && j < ct->chunks[i].n; j++) {
+			it = &ct->items[ct->chunks[i].first + j];
+			back = json_loadb(it->body, it->len, JSON_DECODE_ANY, NULL);
+			ok = back && json_equal(back, src[ct->chunks[i].first + j]);
+			json_decref(back);
 		}
-		buf_addch(&b, ']');
-		back = json_loadb(b.ptr, b.len, 0, NULL);
-		list = checkpoint_list(c, checkpoint_list_fields[k]);
-		ok = back && (list ? json_equal(back, list) : !json_array_size(back));
-		json_decref(back);
 	}
-	buf_release(&b);
+	free(src);
 	if (ok)
 		return SMR_OK;
-	return smr_errf(err, SMR_EINTERNAL, "checkpoint %.12s: its %s as stored would read back"
-			" otherwise; nothing was written (report this)", c->hash ? c->hash : "?",
-			checkpoint_list_fields[k - 1]);
+	return smr_errf(err, SMR_EINTERNAL, "checkpoint %.12s: an item as stored would read back"
+			" otherwise (%.60s); nothing was written (report this)",
+			c->hash ? c->hash : "?", it ? it->body : "its lists");
 }
 
 /* ---- the cache of chunks' text ---- */

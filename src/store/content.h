@@ -80,9 +80,10 @@ size_t content_mark_fresh(struct content *ct, const char *parent_hash);
 void content_remember(const char *hash, const int64_t *row, size_t n);
 
 /*
- * Checks, before a write commits, that the lists spliced from the items it
- * stores are c's: parsed back, each equals c's, so what a read gives hashes
- * to c's hash.  SMR_EINTERNAL when not.
+ * Checks, before a write commits, that each item it stores anew (of a
+ * fresh chunk; content_mark_fresh first) parses back from its bytes equal
+ * to c's, so that what a read gives hashes to c's hash.  SMR_EINTERNAL
+ * when not.
  */
 enum smr_rc content_verify(const struct content *ct, const struct checkpoint *c,
 			   struct smr_err *err);
