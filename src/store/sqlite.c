@@ -68,6 +68,9 @@ struct sqlite_store {
 	int wal_frames;                /* in the WAL after its last commit (own_checkpoints) */
 	int wal_checkpointed;          /* wal_frames when it asked for a checkpoint last */
 	struct fields_memo memo;       /* of the last HEAD read */
+	/* a read of chunks that failed but for damage, since the last read_failed() */
+	enum smr_rc read_rc;
+	struct smr_err read_err;
 	/* sqlite_data_version: what it saw last of each source, and its count of changes seen */
 	int wal;                       /* 1: in WAL mode, 0: not, -1: not asked yet */
 	const volatile unsigned char *shm;   /* the WAL index's first region, once mapped */
@@ -940,14 +943,27 @@ static enum smr_rc fetch_chunks(void *arg, const int64_t *ids, size_t n, struct 
 	return rc;
 }
 
+/* The failure a read of chunks met since the last call (see sqlite_store.read_rc), cleared. */
+static enum smr_rc read_failed(struct sqlite_store *s, struct smr_err *err)
+{
+	enum smr_rc rc = s->read_rc;
+
+	if (rc && err)
+		*err = s->read_err;
+	s->read_rc = SMR_OK;
+	return rc;
+}
+
 /*
  * The six lists' text of a row that stores them as chunks (text[k] the
  * caller's to free); 1 when the row keeps them in its own columns, -1 when
- * its chunks cannot be read (damage that fsck reports as a hash mismatch).
+ * its chunks cannot be read (damage that fsck reports as a hash mismatch;
+ * any other failure is kept for read_failed).
  */
 static int row_lists(struct sqlite_store *s, sqlite3_stmt *q, int fresh,
 		     char *text[CONTENT_LISTS], size_t len[CONTENT_LISTS])
 {
+	struct smr_err err = SMR_ERR_INIT;
 	size_t n;
 	int64_t *row;
 	enum smr_rc rc;
@@ -956,7 +972,11 @@ static int row_lists(struct sqlite_store *s, sqlite3_stmt *q, int fresh,
 		return 1;
 	row = content_row_unpack(sqlite3_column_blob(q, LISTS_COL),
 				 (size_t)sqlite3_column_bytes(q, LISTS_COL), &n);
-	rc = row ? content_read(row, n, fresh, fetch_chunks, s, text, len, NULL) : SMR_ENOTFOUND;
+	rc = row ? content_read(row, n, fresh, fetch_chunks, s, text, len, &err) : SMR_ENOTFOUND;
+	if (rc && rc != SMR_ENOTFOUND && !s->read_rc) {   /* not damage: the read must fail */
+		s->read_rc = rc;
+		s->read_err = err;
+	}
 	if (!rc)
 		content_remember((const char *)sqlite3_column_text(q, 0), row, n);
 	free(row);
@@ -1586,7 +1606,12 @@ static enum smr_rc sqlite_head_get(struct store *st, const char *space, struct c
 	if (!q)
 		return db_error(s, err, "reading HEAD");
 	bind_text(q, 1, space);
+	read_failed(s, NULL);
 	rc = read_one(s, q, read_head_row, &(struct head_read){ s, out }, "reading HEAD", err);
+	if (!rc && (rc = read_failed(s, err))) {
+		checkpoint_release(out);
+		memo_clear(&s->memo);   /* what it memoised was not read */
+	}
 	if (rc == SMR_ENOTFOUND)
 		return smr_errf(err, rc, "no space '%s'", space);
 	return rc;
@@ -1611,8 +1636,11 @@ static enum smr_rc sqlite_checkpoint_get(struct store *st, const char *space_id,
 	} else {
 		bind_text(q, 1, hash);
 	}
+	read_failed(s, NULL);
 	rc = read_one(s, q, read_checkpoint_row, &(struct row_read){ s, out }, "reading a checkpoint",
 		      err);
+	if (!rc && (rc = read_failed(s, err)))
+		checkpoint_release(out);
 	if (rc == SMR_ENOTFOUND)
 		return smr_errf(err, rc, "no checkpoint %s", hash);
 	return rc;
@@ -1666,6 +1694,8 @@ static enum smr_rc sqlite_checkpoint_log(struct store *st, const char *space_id,
 		read_checkpoint(s, q, &v[len++], 0);
 		id = col_int_or_neg(q, 15);
 		sqlite3_reset(q);
+		if ((rc = read_failed(s, err)))
+			break;
 	}
 	exec(s, "COMMIT", NULL);
 	if (rc) {
@@ -1693,14 +1723,19 @@ static enum smr_rc scan_checkpoint_rows(struct sqlite_store *s, const char *spac
 	if (!q)
 		return rollback(s, db_error(s, err, "scanning checkpoints"));
 	bind_text(q, 1, space_id);
+	read_failed(s, NULL);
 	for (;;) {
 		step = sqlite3_step(q);
 		if (step != SQLITE_ROW || stop)
 			break;
 		stop = row(s, q, arg);
+		if (s->read_rc)
+			break;
 	}
 	sqlite3_reset(q);
 	exec(s, "COMMIT", NULL);
+	if (s->read_rc)
+		return read_failed(s, err);
 	if (step != SQLITE_DONE && step != SQLITE_ROW)
 		return db_error(s, err, "scanning checkpoints");
 	return SMR_OK;
@@ -1717,7 +1752,7 @@ static int row_parsed(struct sqlite_store *s, sqlite3_stmt *q, void *arg)
 	struct scan_parsed *a = arg;
 	struct checkpoint c;
 	int missing = read_checkpoint(s, q, &c, 1);
-	int stop = a->fn(&c, missing, a->ctx);
+	int stop = s->read_rc ? 1 : a->fn(&c, missing, a->ctx);
 
 	checkpoint_release(&c);
 	return stop;
@@ -1774,7 +1809,7 @@ static int row_text(struct sqlite_store *s, sqlite3_stmt *q, void *arg)
 	int stop;
 
 	read_checkpoint_columns(s, q, &c, &t, own);
-	stop = a->fn(&c, &t, a->ctx);
+	stop = s->read_rc ? 1 : a->fn(&c, &t, a->ctx);
 	checkpoint_release(&c);
 	for (int k = 0; k < CONTENT_LISTS; k++)
 		free(own[k]);

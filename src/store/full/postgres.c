@@ -448,6 +448,13 @@ struct pg_store {
 	int lost;                          /* the last failure was a dead connection */
 	int ending;                        /* the server said it is ending this connection */
 	int not_started;                   /* the last write's BEGIN met a dead connection */
+	/*
+	 * The first failure of a read of chunks since the last read_failed(),
+	 * but a missing chunk or item (damage, which reads as null lists): a
+	 * lost connection must fail the read, and the write it is part of.
+	 */
+	enum smr_rc read_rc;
+	struct smr_err read_err;
 	int in_txn;                        /* between store.c's txn_begin and its end */
 	char sqlstate[6];                  /* of the last failure, "" if none */
 	struct pipe_entry *pipe;           /* owned: sent, results not read yet */
@@ -1715,7 +1722,8 @@ static enum smr_rc pg_fetch_chunks(void *arg, const int64_t *ids, size_t n, stru
 /*
  * Sets the six lists of o (a row's parsed fields_text) from the row's
  * chunks (lists, as the server writes a bigint[]): null each when they
- * cannot be read (damage that fsck reports as a hash mismatch).
+ * cannot be read (damage that fsck reports as a hash mismatch; any other
+ * failure is kept for read_failed).
  */
 static void add_lists(struct pg_store *s, json_t *o, const char *lists, const char *hash,
 		      int fresh)
@@ -1723,11 +1731,16 @@ static void add_lists(struct pg_store *s, json_t *o, const char *lists, const ch
 	size_t n = 0, len[CONTENT_LISTS];
 	int64_t *row = parse_ids(lists, &n);
 	char *text[CONTENT_LISTS] = { NULL };
+	struct smr_err err = SMR_ERR_INIT;
 	enum smr_rc rc = SMR_ENOTFOUND;
 	json_t *v;
 
 	if (row && content_row_valid(row, n))
-		rc = content_read(row, n, fresh, pg_fetch_chunks, s, text, len, NULL);
+		rc = content_read(row, n, fresh, pg_fetch_chunks, s, text, len, &err);
+	if (rc && rc != SMR_ENOTFOUND && !s->read_rc) {
+		s->read_rc = rc;
+		s->read_err = err;
+	}
 	for (size_t k = 0; k < CONTENT_LISTS; k++) {
 		v = rc ? NULL : json_loadb(text[k], len[k], 0, NULL);
 		json_object_set_new(o, checkpoint_list_fields[k], v ? v : json_null());
@@ -2043,6 +2056,17 @@ static int read_checkpoint_row(const PGresult *r, int row, struct checkpoint *c)
 	       (!PQgetisnull(r, row, CK_MERGE_ID) && !c->merge_parent_hash);
 }
 
+/* The failure a read of chunks met since the last call (see pg_store.read_rc), cleared. */
+static enum smr_rc read_failed(struct pg_store *s, struct smr_err *err)
+{
+	enum smr_rc rc = s->read_rc;
+
+	if (rc && err)
+		*err = s->read_err;
+	s->read_rc = SMR_OK;
+	return rc;
+}
+
 /*
  * The row's fields_text parsed, with its lists from its chunks when it has
  * them (fresh: none from the cache); a new reference, or NULL when it is
@@ -2070,6 +2094,26 @@ static int read_checkpoint(struct pg_store *s, const PGresult *r, int row, struc
 	fill_fields(c, o);
 	json_decref(o);
 	return missing;
+}
+
+/*
+ * read_checkpoint, failing (c released) when a chunk could not be read for
+ * another reason than damage (a lost connection: the read, and a write it
+ * is part of, must fail, not go on with lists it did not read).
+ */
+static enum smr_rc read_whole(struct pg_store *s, const PGresult *r, int row,
+			      struct checkpoint *c, int fresh, struct smr_err *err)
+{
+	enum smr_rc rc;
+
+	read_failed(s, NULL);
+	read_checkpoint(s, r, row, c, fresh);
+	rc = read_failed(s, err);
+	if (rc) {
+		checkpoint_release(c);
+		memset(c, 0, sizeof(*c));
+	}
+	return rc;
 }
 
 /* ---- the rows of store.c's writes, sent in its pipelined transaction ---- */
@@ -2304,6 +2348,12 @@ static void head_fields(struct pg_store *s, const PGresult *r, struct checkpoint
 	if (!m->fields || strcmp(m->hash, c->hash) || !PQgetisnull(r, 0, CK_FIELDS)) {
 		memo_clear(m);
 		m->fields = row_fields(s, r, 0, 0);
+		if (s->read_rc) {   /* not read (pg_head_get fails): not memoised */
+			json_decref(m->fields);
+			m->fields = NULL;
+			fill_fields(c, NULL);
+			return;
+		}
 		if (!m->fields)
 			m->fields = json_object();     /* damaged: every field null */
 		strcpy(m->hash, c->hash);
@@ -2420,8 +2470,13 @@ static enum smr_rc pg_head_get(struct store *st, const char *space, struct check
 		s->quick_off = q != Q_COUNT && !PQgetisnull(r, 0, CK_HASH) &&
 			       !PQgetisnull(r, 0, CK_FIELDS);
 		read_checkpoint_row(r, 0, out);
+		read_failed(s, NULL);
 		head_fields(s, r, out);
-		head_remember(s, space, out);
+		rc = read_failed(s, err);
+		if (rc)
+			checkpoint_release(out);
+		else
+			head_remember(s, space, out);
 	}
 	PQclear(r);
 	return rc;
@@ -2443,7 +2498,7 @@ static enum smr_rc pg_checkpoint_get(struct store *st, const char *space_id, con
 	if (!rc && PQntuples(r) == 0)
 		rc = smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s", hash);
 	if (!rc)
-		read_checkpoint(s, r, 0, out, 0);
+		rc = read_whole(s, r, 0, out, 0, err);
 	PQclear(r);
 	return rc;
 }
@@ -2471,9 +2526,13 @@ static enum smr_rc pg_checkpoint_log(struct store *st, const char *space_id, con
 		return smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in this space", hash);
 	}
 	v = xcalloc((size_t)rows, sizeof(*v));
-	for (int i = 0; i < rows; i++)
-		read_checkpoint(s, r, i, &v[i], 0);
+	for (int i = 0; !rc && i < rows; i++)
+		rc = read_whole(s, r, i, &v[i], 0, err);
 	PQclear(r);
+	if (rc) {
+		checkpoints_free(v, (size_t)rows);
+		return rc;
+	}
 	*out = v;
 	*n = (size_t)rows;
 	return SMR_OK;
@@ -2483,13 +2542,14 @@ static enum smr_rc pg_checkpoint_log(struct store *st, const char *space_id, con
 static int scan_batch(struct pg_store *s, const PGresult *r, store_scan_fn fn, void *ctx,
 		      int64_t *last)
 {
+	/* a chunk not read for another reason than damage ends the scan: see pg_checkpoint_scan */
 	struct checkpoint c;
 	int missing, stop = 0;
 
 	for (int i = 0; i < PQntuples(r) && !stop; i++) {
 		missing = read_checkpoint(s, r, i, &c, 1);   /* fresh: fsck reads what is stored */
 		*last = col_int(r, i, CK_ID);
-		stop = fn(&c, missing, ctx);
+		stop = s->read_rc ? 1 : fn(&c, missing, ctx);
 		checkpoint_release(&c);
 	}
 	return stop;
@@ -2507,6 +2567,7 @@ static enum smr_rc pg_checkpoint_scan(struct store *st, const char *space_id,
 	enum smr_rc rc;
 
 	rc = begin_isolation(s, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", err);
+	read_failed(s, NULL);
 	while (!rc && !stop) {
 		p.n = 0;
 		p_text(&p, space_id);
@@ -2517,6 +2578,7 @@ static enum smr_rc pg_checkpoint_scan(struct store *st, const char *space_id,
 		rows = PQntuples(r);
 		stop = scan_batch(s, r, fn, ctx, &last) || rows < SCAN_BATCH;
 		PQclear(r);
+		rc = read_failed(s, err);
 	}
 	if (rc)
 		return rollback(s, rc);
@@ -2553,7 +2615,7 @@ static enum smr_rc commit_read(struct store *st, const char *space_id, const cha
 	if (!rc && PQntuples(r) == 0)
 		rc = smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s", hash);
 	if (!rc)
-		read_checkpoint(P(st), r, 0, out, 0);
+		rc = read_whole(P(st), r, 0, out, 0, err);
 	PQclear(r);
 	return rc;
 }
