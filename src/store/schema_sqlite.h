@@ -249,6 +249,25 @@ static const char *const sqlite_migrations[] = {
 	"CREATE INDEX IF NOT EXISTS commits_by_merge_parent ON commits(merge_parent_commit_id);"
 	"CREATE INDEX IF NOT EXISTS refs_by_commit ON refs(commit_id);"
 	"CREATE INDEX reflog_by_new_hash ON reflog(new_hash);",
+	/*
+	 * 11: a checkpoint stores its change (issue 32; store/content.h,
+	 * docs/storage.md).  Each item of a list once (id: the first eight
+	 * bytes of SHA-256 of its text, as a signed integer), each list a run
+	 * of content-defined chunks of item ids (ids: 8-byte big-endian ids),
+	 * and a commit row's lists: 6 chunk counts then its chunk ids, packed
+	 * the same way.  A row with lists NULL keeps its lists in the old
+	 * columns (written before, or not cut verbatim); a new row leaves
+	 * them ''.  content_migration is the cursor of the conversion of the
+	 * rows written before (sqlite.c, convert_content): it is there while
+	 * rows after last_commit remain to be converted.
+	 */
+	"ALTER TABLE commits ADD COLUMN lists BLOB;"
+	"CREATE TABLE items (id INTEGER PRIMARY KEY, body TEXT NOT NULL);"
+	"CREATE TABLE chunks (id INTEGER PRIMARY KEY, ids BLOB NOT NULL);"
+	"CREATE TABLE content_migration (id INTEGER PRIMARY KEY CHECK (id = 1),"
+	"  last_commit INTEGER NOT NULL);"
+	"INSERT INTO content_migration (id, last_commit)"
+	"  SELECT 1, 0 WHERE EXISTS (SELECT 1 FROM commits);",
 };
 
 #endif

@@ -16,6 +16,7 @@
  * transactions at once); other processes still meet the busy handler.
  */
 #include "store/auth.h"
+#include "store/content.h"
 #include "store/store_int.h"
 #include "store/schema_sqlite.h"
 #include "store/sql.h"
@@ -68,6 +69,9 @@ struct sqlite_store {
 	int wal_frames;                /* in the WAL after its last commit (own_checkpoints) */
 	int wal_checkpointed;          /* wal_frames when it asked for a checkpoint last */
 	struct fields_memo memo;       /* of the last HEAD read */
+	/* a read of chunks that failed but for damage, since the last read_failed() */
+	enum smr_rc read_rc;
+	struct smr_err read_err;
 	/* sqlite_data_version: what it saw last of each source, and its count of changes seen */
 	int wal;                       /* 1: in WAL mode, 0: not, -1: not asked yet */
 	const volatile unsigned char *shm;   /* the WAL index's first region, once mapped */
@@ -586,6 +590,8 @@ static enum smr_rc collapse_history(struct sqlite_store *s, int *from, int *vers
 	return rc;
 }
 
+static enum smr_rc convert_content(struct sqlite_store *s, struct smr_err *err);
+
 static enum smr_rc migrate(struct sqlite_store *s, struct smr_err *err)
 {
 	int n = (int)(sizeof(sqlite_migrations) / sizeof(sqlite_migrations[0]));
@@ -703,6 +709,8 @@ static enum smr_rc sqlite_open(const char *dsn, struct store **out, struct smr_e
 	rc = exec(s, "PRAGMA synchronous=FULL; PRAGMA journal_size_limit=4194304", err);
 	if (!rc)
 		rc = migrate(s, err);
+	if (!rc)
+		rc = convert_content(s, err);
 	if (rc) {
 		sqlite_close(&s->base);
 		return rc;
@@ -914,6 +922,363 @@ static enum smr_rc sqlite_search(struct store *st, const struct search_filter *f
 
 /* ---- hand-off notes ---- */
 
+/* ---- a checkpoint's lists as items and chunks (store/content.h) ---- */
+
+/* The column of CKPT_COLS and HEAD_COLS that holds a row's packed lists. */
+#define LISTS_COL 18
+
+/* Chunk id's items' text joined by ",", and their number. */
+static enum smr_rc fetch_chunk(struct sqlite_store *s, int64_t id, struct buf *out, size_t *count,
+			       struct smr_err *err)
+{
+	static const char chunk_sql[] = "SELECT ids FROM chunks WHERE id = ?";
+	static const char item_sql[] = "SELECT body FROM items WHERE id = ?";
+	sqlite3_stmt *q = prep(s, chunk_sql);
+	unsigned char *ids = NULL;
+	size_t n = 0;
+	int step;
+	enum smr_rc rc = SMR_OK;
+
+	if (!q)
+		return db_error(s, err, "reading a checkpoint's items");
+	sqlite3_bind_int64(q, 1, id);
+	step = sqlite3_step(q);
+	if (step == SQLITE_ROW) {
+		n = (size_t)sqlite3_column_bytes(q, 0) / 8;
+		ids = xmalloc(n * 8 + 1);
+		memcpy(ids, sqlite3_column_blob(q, 0), n * 8);
+	}
+	sqlite3_reset(q);
+	if (step != SQLITE_ROW)
+		return step == SQLITE_DONE ? smr_errf(err, SMR_ENOTFOUND, "chunk %016llx is missing",
+						      (unsigned long long)id)
+					   : db_error(s, err, "reading a checkpoint's items");
+	for (size_t i = 0; !rc && i < n; i++) {
+		q = prep(s, item_sql);
+		if (!q) {
+			rc = db_error(s, err, "reading a checkpoint's items");
+			break;
+		}
+		sqlite3_bind_int64(q, 1, content_unpack(ids + i * 8));
+		step = sqlite3_step(q);
+		if (step == SQLITE_ROW) {
+			if (i)
+				buf_addch(out, ',');
+			buf_add(out, sqlite3_column_text(q, 0), (size_t)sqlite3_column_bytes(q, 0));
+		}
+		sqlite3_reset(q);
+		if (step == SQLITE_DONE)
+			rc = smr_errf(err, SMR_ENOTFOUND, "an item of chunk %016llx is missing",
+				      (unsigned long long)id);
+		else if (step != SQLITE_ROW)
+			rc = db_error(s, err, "reading a checkpoint's items");
+	}
+	free(ids);
+	*count = n;
+	return rc;
+}
+
+/* content_fetch_fn over this handle. */
+static enum smr_rc fetch_chunks(void *arg, const int64_t *ids, size_t n, struct buf *out,
+				size_t *counts, struct smr_err *err)
+{
+	enum smr_rc rc = SMR_OK;
+
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = fetch_chunk(arg, ids[i], &out[i], &counts[i], err);
+	return rc;
+}
+
+/* The failure a read of chunks met since the last call (see sqlite_store.read_rc), cleared. */
+static enum smr_rc read_failed(struct sqlite_store *s, struct smr_err *err)
+{
+	enum smr_rc rc = s->read_rc;
+
+	if (rc && err)
+		*err = s->read_err;
+	s->read_rc = SMR_OK;
+	return rc;
+}
+
+/*
+ * The six lists' text of a row that stores them as chunks (text[k] the
+ * caller's to free); 1 when the row keeps them in its own columns, -1 when
+ * its chunks cannot be read (damage that fsck reports as a hash mismatch;
+ * any other failure is kept for read_failed).
+ */
+static int row_lists(struct sqlite_store *s, sqlite3_stmt *q, int fresh,
+		     char *text[CONTENT_LISTS], size_t len[CONTENT_LISTS])
+{
+	struct smr_err err = SMR_ERR_INIT;
+	size_t n;
+	int64_t *row;
+	enum smr_rc rc;
+
+	if (sqlite3_column_type(q, LISTS_COL) == SQLITE_NULL)
+		return 1;
+	row = content_row_unpack(sqlite3_column_blob(q, LISTS_COL),
+				 (size_t)sqlite3_column_bytes(q, LISTS_COL), &n);
+	rc = row ? content_read(row, n, fresh, fetch_chunks, s, text, len, &err) : SMR_ENOTFOUND;
+	if (rc && rc != SMR_ENOTFOUND && !s->read_rc) {   /* not damage: the read must fail */
+		s->read_rc = rc;
+		s->read_err = err;
+	}
+	if (!rc)
+		content_remember((const char *)sqlite3_column_text(q, 0), row, n);
+	free(row);
+	return rc ? -1 : 0;
+}
+
+/* Binds c's lists as a row (packed) at column i. */
+static void bind_row(sqlite3_stmt *q, int i, const struct content *ct)
+{
+	unsigned char *packed = xmalloc(ct->n_row * 8);
+
+	content_pack(ct->row, ct->n_row, packed);
+	sqlite3_bind_blob(q, i, packed, (int)(ct->n_row * 8), free);
+}
+
+/* Writes chunk ch of ct unless it is there; *added 1 when it was not. */
+static enum smr_rc insert_chunk(struct sqlite_store *s, const struct content *ct,
+				const struct content_chunk *ch, int *added, struct smr_err *err)
+{
+	static const char sql[] = "INSERT INTO chunks (id, ids) VALUES (?, ?) ON CONFLICT (id) DO NOTHING";
+	sqlite3_stmt *q = prep(s, sql);
+	unsigned char *packed = xmalloc(ch->n * 8);
+	enum smr_rc rc;
+
+	for (size_t i = 0; i < ch->n; i++)
+		content_pack(&ct->items[ch->first + i].id, 1, packed + i * 8);
+	if (!q) {
+		free(packed);
+		return db_error(s, err, "writing a checkpoint's items");
+	}
+	sqlite3_bind_int64(q, 1, ch->id);
+	sqlite3_bind_blob(q, 2, packed, (int)(ch->n * 8), free);
+	rc = step_done(s, q, "writing a checkpoint's items", err);
+	*added = !rc && sqlite3_changes(s->db) == 1;
+	return rc;
+}
+
+/*
+ * Writes an item unless it is there.  Two different items with one id (a
+ * collision of 64 bits of SHA-256) fail the write: the update sets NOT NULL
+ * body to NULL only then.
+ */
+static enum smr_rc insert_item(struct sqlite_store *s, const struct content_item *it,
+			       struct smr_err *err)
+{
+	static const char sql[] =
+		"INSERT INTO items (id, body) VALUES (?, ?) ON CONFLICT (id) DO UPDATE"
+		" SET body = NULL WHERE body <> excluded.body";
+	sqlite3_stmt *q = prep(s, sql);
+	int step;
+
+	if (!q)
+		return db_error(s, err, "writing a checkpoint's items");
+	sqlite3_bind_int64(q, 1, it->id);
+	sqlite3_bind_text(q, 2, it->body, (int)it->len, SQLITE_STATIC);
+	step = sqlite3_step(q);
+	sqlite3_reset(q);
+	if (step == SQLITE_CONSTRAINT)
+		return smr_errf(err, SMR_EINTERNAL, "two different items have the id %016llx;"
+				" nothing was written (report this)", (unsigned long long)it->id);
+	if (step != SQLITE_DONE)
+		return db_error(s, err, "writing a checkpoint's items");
+	return SMR_OK;
+}
+
+/* The fresh chunks of ct and, for each that was not there yet, its items. */
+static enum smr_rc insert_content(struct sqlite_store *s, const struct content *ct,
+				  struct smr_err *err)
+{
+	const struct content_chunk *ch;
+	enum smr_rc rc = SMR_OK;
+	int added = 0;
+
+	for (size_t i = 0; !rc && i < ct->n_chunks; i++) {
+		ch = &ct->chunks[i];
+		if (ch->fresh)
+			rc = insert_chunk(s, ct, ch, &added, err);
+		for (size_t j = 0; !rc && ch->fresh && added && j < ch->n; j++)
+			rc = insert_item(s, &ct->items[ch->first + j], err);
+	}
+	return rc;
+}
+
+/* c's lists cut into items and chunks, checked against c's hash, and what was not stored written. */
+static enum smr_rc write_content(struct sqlite_store *s, const struct checkpoint *c,
+				 const struct checkpoint_text *text, struct content *ct,
+				 struct smr_err *err)
+{
+	enum smr_rc rc;
+
+	content_of(ct, c, text);
+	content_mark_fresh(ct, c->parent_hash);
+	rc = content_verify(ct, c, err);
+	if (!rc)
+		rc = insert_content(s, ct, err);
+	return rc;
+}
+
+/*
+ * ---- converting the rows written before migration 11 ----
+ *
+ * Batch by batch, each one transaction that moves the cursor
+ * (content_migration.last_commit) with the rows it converted, so a kill
+ * -9 loses at most the batch under way and the next open goes on from the
+ * cursor.  A row whose lists cannot be cut verbatim keeps its columns
+ * (reads take them from there).  Once no row is left after the cursor, the
+ * cursor goes.
+ */
+#define CONVERT_BATCH 1000
+
+/* Converts the row id (its lists still in their columns). */
+static enum smr_rc convert_row(struct sqlite_store *s, int64_t id, struct smr_err *err)
+{
+	static const char get[] =
+		"SELECT c.commit_hash, p.commit_hash, c.decisions, c.assumptions, c.tasks,"
+		" c.open_questions, c.entities, c.artifacts FROM commits c"
+		" LEFT JOIN commits p ON p.id = c.parent_commit_id"
+		" WHERE c.id = ? AND c.lists IS NULL";
+	static const char set[] =
+		"UPDATE commits SET lists = ?, decisions = '', assumptions = '', tasks = '',"
+		" open_questions = '', entities = '', artifacts = '' WHERE id = ?";
+	sqlite3_stmt *q = prep(s, get), *u;
+	const char *text[CONTENT_LISTS];
+	size_t len[CONTENT_LISTS];
+	struct content ct;
+	enum smr_rc rc;
+
+	if (!q)
+		return db_error(s, err, "converting a checkpoint");
+	sqlite3_bind_int64(q, 1, id);
+	if (sqlite3_step(q) != SQLITE_ROW) {
+		sqlite3_reset(q);
+		return SMR_OK;   /* converted already, or gone */
+	}
+	for (int k = 0; k < CONTENT_LISTS; k++) {
+		text[k] = (const char *)sqlite3_column_text(q, 2 + k);
+		len[k] = (size_t)sqlite3_column_bytes(q, 2 + k);
+	}
+	if (content_split(&ct, text, len)) {
+		sqlite3_reset(q);
+		return SMR_OK;
+	}
+	content_mark_fresh(&ct, (const char *)sqlite3_column_text(q, 1));
+	rc = insert_content(s, &ct, err);
+	u = rc ? NULL : prep(s, set);
+	if (u) {
+		bind_row(u, 1, &ct);
+		sqlite3_bind_int64(u, 2, id);
+		rc = step_done(s, u, "converting a checkpoint", err);
+	} else if (!rc) {
+		rc = db_error(s, err, "converting a checkpoint");
+	}
+	if (!rc)
+		content_remember((const char *)sqlite3_column_text(q, 0), ct.row, ct.n_row);
+	content_release(&ct);
+	sqlite3_reset(q);
+	return rc;
+}
+
+/* The ids of the next batch after the cursor into ids; *n 0: none left. */
+static enum smr_rc convert_batch_ids(struct sqlite_store *s, int64_t after, int64_t *ids,
+				     size_t *n, struct smr_err *err)
+{
+	static const char sql[] = "SELECT id FROM commits WHERE id > ? ORDER BY id LIMIT ?";
+	sqlite3_stmt *q = prep(s, sql);
+	int step;
+
+	*n = 0;
+	if (!q)
+		return db_error(s, err, "converting checkpoints");
+	sqlite3_bind_int64(q, 1, after);
+	sqlite3_bind_int(q, 2, CONVERT_BATCH);
+	while ((step = sqlite3_step(q)) == SQLITE_ROW)
+		ids[(*n)++] = sqlite3_column_int64(q, 0);
+	sqlite3_reset(q);
+	return step == SQLITE_DONE ? SMR_OK : db_error(s, err, "converting checkpoints");
+}
+
+/* One batch in one transaction; *left 0 when the conversion is done. */
+static enum smr_rc convert_batch(struct sqlite_store *s, int64_t *cursor, size_t *done,
+				 int *left, struct smr_err *err)
+{
+	int64_t ids[CONVERT_BATCH];
+	size_t n = 0;
+	sqlite3_stmt *q;
+	enum smr_rc rc = begin(s, err);
+
+	if (rc)
+		return rc;
+	q = prep(s, "SELECT last_commit FROM content_migration WHERE id = 1");
+	*left = q && sqlite3_step(q) == SQLITE_ROW;
+	*cursor = *left ? sqlite3_column_int64(q, 0) : 0;
+	if (q)
+		sqlite3_reset(q);
+	if (*left)
+		rc = convert_batch_ids(s, *cursor, ids, &n, err);
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = convert_row(s, ids[i], err);
+	if (!rc && *left && n) {
+		*cursor = ids[n - 1];
+		q = prep(s, "UPDATE content_migration SET last_commit = ? WHERE id = 1");
+		if (q)
+			sqlite3_bind_int64(q, 1, *cursor);
+		rc = step_done(s, q, "converting checkpoints", err);
+	} else if (!rc && *left) {
+		rc = exec(s, "DELETE FROM content_migration", err);
+		*left = 0;
+	}
+	if (rc)
+		return rollback(s, rc);
+	*done += n;
+	return commit(s, err);
+}
+
+static int64_t count_after(struct sqlite_store *s, int64_t cursor)
+{
+	sqlite3_stmt *q = prep(s, "SELECT count(*) FROM commits WHERE id > ?");
+	int64_t n = 0;
+
+	if (!q)
+		return 0;
+	sqlite3_bind_int64(q, 1, cursor);
+	if (sqlite3_step(q) == SQLITE_ROW)
+		n = sqlite3_column_int64(q, 0);
+	sqlite3_reset(q);
+	return n;
+}
+
+/* Converts what is left to convert, with a progress line on stderr per batch. */
+static enum smr_rc convert_content(struct sqlite_store *s, struct smr_err *err)
+{
+	sqlite3_stmt *q = prep(s, "SELECT last_commit FROM content_migration WHERE id = 1");
+	int64_t cursor = 0, total;
+	size_t done = 0, before;
+	int left;
+	enum smr_rc rc = SMR_OK;
+
+	if (!q)
+		return db_error(s, err, "converting checkpoints");
+	left = sqlite3_step(q) == SQLITE_ROW;
+	if (left)
+		cursor = sqlite3_column_int64(q, 0);
+	sqlite3_reset(q);
+	if (!left)
+		return SMR_OK;
+	total = count_after(s, cursor);
+	while (!rc && left) {
+		before = done;
+		rc = convert_batch(s, &cursor, &done, &left, err);
+		if (!rc && done > before)
+			fprintf(stderr, "smriti: storing each item once: %zu of %lld checkpoints"
+				" converted\n", done, (long long)total);
+	}
+	return rc;
+}
+
 /* ---- Checkpoints ---- */
 
 /* A checkpoint's columns, read through Space S (its name is c->space). */
@@ -921,7 +1286,7 @@ static enum smr_rc sqlite_search(struct store *st, const struct search_filter *f
 	"SELECT c.commit_hash, p.commit_hash, m.commit_hash, r.name, c.title, c.summary," \
 	" c.decisions, c.assumptions, c.tasks, c.open_questions, c.entities, c.artifacts," \
 	" c.metadata_, c.author, c.created_at, c.parent_commit_id, c.id," \
-	" c.merge_parent_commit_id FROM commits c" \
+	" c.merge_parent_commit_id, c.lists FROM commits c" \
 	" JOIN repos r ON r.id = " S \
 	" LEFT JOIN commits p ON p.id = c.parent_commit_id" \
 	" LEFT JOIN commits m ON m.id = c.merge_parent_commit_id"
@@ -963,19 +1328,45 @@ static int read_checkpoint_text(sqlite3_stmt *st, struct checkpoint *c)
 	       (sqlite3_column_type(st, 17) != SQLITE_NULL && !c->merge_parent_hash);
 }
 
-/* Fills c (not init'ed); returns 1 when the row names a parent (or second parent) that does not exist. */
-static int read_checkpoint(sqlite3_stmt *st, struct checkpoint *c)
+/* A list's text parsed; null when it is not JSON (fsck then reports a hash mismatch). */
+static json_t *text_json(const char *t, size_t len)
+{
+	json_t *v = t ? json_loadb(t, len, JSON_DECODE_ANY, NULL) : NULL;
+
+	return v ? v : json_null();
+}
+
+/*
+ * Fills c (not init'ed), its lists from its chunks (with fresh: none from
+ * the cache) or its own columns; returns 1 when the row names a parent (or
+ * second parent) that does not exist.
+ */
+static int read_checkpoint(struct sqlite_store *s, sqlite3_stmt *st, struct checkpoint *c,
+			   int fresh)
 {
 	int missing = read_checkpoint_text(st, c);
+	char *text[CONTENT_LISTS] = { NULL };
+	size_t len[CONTENT_LISTS];
+	int kept = row_lists(s, st, fresh, text, len);
 
 	for (int i = 0; i < MEMO_FIELDS; i++)
-		*json_slot(c, i) = col_json(st, 6 + i);
+		*json_slot(c, i) = kept > 0 || i == CONTENT_LISTS ? col_json(st, 6 + i)
+								: text_json(text[i], len[i]);
+	for (int i = 0; i < CONTENT_LISTS; i++)
+		free(text[i]);
 	return missing;
 }
 
+struct row_read {
+	struct sqlite_store *s;
+	void *out;
+};
+
 static void read_checkpoint_row(sqlite3_stmt *q, void *elem)
 {
-	read_checkpoint(q, elem);
+	struct row_read *r = elem;
+
+	read_checkpoint(r->s, q, r->out, 0);
 }
 
 static void bind_json(sqlite3_stmt *st, int i, const json_t *v)
@@ -1080,17 +1471,19 @@ static void bind_json_as(sqlite3_stmt *st, int i, const struct checkpoint_text *
 		bind_json(st, i, v);
 }
 
-/* A checkpoint's title .. created_at (the commits columns both inserts share) at ?first on. */
+/*
+ * A checkpoint's title .. created_at (the commits columns both inserts
+ * share) at ?first on: its lists are in its chunks (ct), their own columns
+ * left empty.
+ */
 static void bind_body(sqlite3_stmt *q, int first, const struct checkpoint *c,
 		      const struct checkpoint_text *text)
 {
-	const json_t *lists[] = { c->decisions, c->assumptions, c->tasks, c->open_questions,
-				  c->entities, c->artifacts, c->metadata };
-
 	bind_text(q, first, c->title ? c->title : "");
 	bind_text(q, first + 1, c->summary ? c->summary : "");
-	for (int k = 0; k < 7; k++)
-		bind_json_as(q, first + 2 + k, text, k, lists[k]);
+	for (int k = 0; k < CONTENT_LISTS; k++)
+		sqlite3_bind_text(q, first + 2 + k, "", 0, SQLITE_STATIC);
+	bind_json_as(q, first + 8, text, CONTENT_LISTS, c->metadata);
 	bind_text(q, first + 9, c->author ? c->author : "");
 	bind_text(q, first + 10, c->created_at);
 }
@@ -1133,21 +1526,30 @@ static enum smr_rc insert_commit(struct store *st, const char *space_id,
 	static const char sql[] =
 		"INSERT OR IGNORE INTO commits (repo_id, commit_hash, parent_commit_id, title,"
 		" summary, decisions, assumptions, tasks, open_questions, entities, artifacts,"
-		" metadata_, author, created_at, merge_parent_commit_id)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+		" metadata_, author, created_at, merge_parent_commit_id, lists)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
+	struct content ct;
+	sqlite3_stmt *q;
+	enum smr_rc rc = write_content(s, c, text, &ct, err);
 	int step;
 
-	if (!q)
-		return db_error(s, err, "writing a checkpoint");
+	q = rc ? NULL : prep(s, sql);
+	if (!q) {
+		content_release(&ct);
+		return rc ? rc : db_error(s, err, "writing a checkpoint");
+	}
 	bind_text(q, 1, space_id);
 	bind_text(q, 2, c->hash);
 	bind_int_or_null(q, 3, parent_id);
 	bind_body(q, 4, c, text);
 	bind_int_or_null(q, 15, merge_id);
+	bind_row(q, 16, &ct);
 	step = sqlite3_step(q);
 	sqlite3_reset(q);
+	if (step == SQLITE_DONE)
+		content_remember(c->hash, ct.row, ct.n_row);
+	content_release(&ct);
 	if (step == SQLITE_CONSTRAINT)
 		return SMR_ECONFLICT;
 	if (step != SQLITE_DONE)
@@ -1167,20 +1569,29 @@ static enum smr_rc insert_on_head(struct store *st, const char *space_id,
 	static const char sql[] =
 		"INSERT OR IGNORE INTO commits (repo_id, commit_hash, parent_commit_id, title,"
 		" summary, decisions, assumptions, tasks, open_questions, entities, artifacts,"
-		" metadata_, author, created_at) VALUES (?1, ?2,"
+		" metadata_, author, created_at, lists) VALUES (?1, ?2,"
 		" (SELECT commit_id FROM refs WHERE repo_id = ?1 AND name = 'main'),"
-		" ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
+		" ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
 	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q = prep(s, sql);
+	struct content ct;
+	sqlite3_stmt *q;
+	enum smr_rc rc = write_content(s, c, text, &ct, err);
 	int step;
 
-	if (!q)
-		return db_error(s, err, "writing a checkpoint");
+	q = rc ? NULL : prep(s, sql);
+	if (!q) {
+		content_release(&ct);
+		return rc ? rc : db_error(s, err, "writing a checkpoint");
+	}
 	bind_text(q, 1, space_id);
 	bind_text(q, 2, c->hash);
 	bind_body(q, 3, c, text);
+	bind_row(q, 14, &ct);
 	step = sqlite3_step(q);
 	sqlite3_reset(q);
+	if (step == SQLITE_DONE)
+		content_remember(c->hash, ct.row, ct.n_row);
+	content_release(&ct);
 	if (step == SQLITE_CONSTRAINT)
 		return SMR_ECONFLICT;
 	if (step != SQLITE_DONE)
@@ -1225,7 +1636,8 @@ static enum smr_rc move_head_to(struct store *st, const char *space_id, const ch
 #define HEAD_COLS \
 	"SELECT c.commit_hash, p.commit_hash, m.commit_hash, r.name, c.title, c.summary," \
 	" c.decisions, c.assumptions, c.tasks, c.open_questions, c.entities, c.artifacts," \
-	" c.metadata_, c.author, c.created_at, c.parent_commit_id, c.id FROM repos r" \
+	" c.metadata_, c.author, c.created_at, c.parent_commit_id, c.id," \
+	" c.merge_parent_commit_id, c.lists FROM repos r" \
 	" LEFT JOIN refs f ON f.repo_id = r.id AND f.name = 'main'" \
 	" LEFT JOIN commits c ON c.id = f.commit_id" \
 	" LEFT JOIN commits p ON p.id = c.parent_commit_id" \
@@ -1247,14 +1659,18 @@ static void read_head_row(sqlite3_stmt *q, void *elem)
 	const char *hash = (const char *)sqlite3_column_text(q, 0);
 
 	if (!hash || strlen(hash) >= sizeof(m->hash)) {   /* an empty Space */
-		read_checkpoint(q, h->out);
+		read_checkpoint(h->s, q, h->out, 0);
 		return;
 	}
 	if (!m->fields[0] || strcmp(m->hash, hash)) {
 		memo_clear(m);
-		for (int i = 0; i < MEMO_FIELDS; i++)
-			m->fields[i] = col_json(q, 6 + i);
+		read_checkpoint(h->s, q, h->out, 0);
+		for (int i = 0; i < MEMO_FIELDS; i++) {
+			m->fields[i] = *json_slot(h->out, i);
+			*json_slot(h->out, i) = NULL;
+		}
 		strcpy(m->hash, hash);
+		checkpoint_release(h->out);
 	}
 	read_checkpoint_text(q, h->out);
 	for (int i = 0; i < MEMO_FIELDS; i++)
@@ -1274,7 +1690,12 @@ static enum smr_rc sqlite_head_get(struct store *st, const char *space, struct c
 	if (!q)
 		return db_error(s, err, "reading HEAD");
 	bind_text(q, 1, space);
+	read_failed(s, NULL);
 	rc = read_one(s, q, read_head_row, &(struct head_read){ s, out }, "reading HEAD", err);
+	if (!rc && (rc = read_failed(s, err))) {
+		checkpoint_release(out);
+		memo_clear(&s->memo);   /* what it memoised was not read */
+	}
 	if (rc == SMR_ENOTFOUND)
 		return smr_errf(err, rc, "no space '%s'", space);
 	return rc;
@@ -1299,7 +1720,11 @@ static enum smr_rc sqlite_checkpoint_get(struct store *st, const char *space_id,
 	} else {
 		bind_text(q, 1, hash);
 	}
-	rc = read_one(s, q, read_checkpoint_row, out, "reading a checkpoint", err);
+	read_failed(s, NULL);
+	rc = read_one(s, q, read_checkpoint_row, &(struct row_read){ s, out }, "reading a checkpoint",
+		      err);
+	if (!rc && (rc = read_failed(s, err)))
+		checkpoint_release(out);
 	if (rc == SMR_ENOTFOUND)
 		return smr_errf(err, rc, "no checkpoint %s", hash);
 	return rc;
@@ -1350,9 +1775,11 @@ static enum smr_rc sqlite_checkpoint_log(struct store *st, const char *space_id,
 			cap = cap ? cap * 2 : 16;
 			v = xrealloc(v, cap * sizeof(*v));
 		}
-		read_checkpoint(q, &v[len++]);
+		read_checkpoint(s, q, &v[len++], 0);
 		id = col_int_or_neg(q, 15);
 		sqlite3_reset(q);
+		if ((rc = read_failed(s, err)))
+			break;
 	}
 	exec(s, "COMMIT", NULL);
 	if (rc) {
@@ -1365,7 +1792,7 @@ static enum smr_rc sqlite_checkpoint_log(struct store *st, const char *space_id,
 }
 
 /* Reads a scanned row from q and hands it on; non-zero stops the scan. */
-typedef int (*scan_row_fn)(sqlite3_stmt *q, void *arg);
+typedef int (*scan_row_fn)(struct sqlite_store *s, sqlite3_stmt *q, void *arg);
 
 /* A Space's checkpoint rows, oldest first, in one read transaction. */
 static enum smr_rc scan_checkpoint_rows(struct sqlite_store *s, const char *space_id,
@@ -1381,14 +1808,19 @@ static enum smr_rc scan_checkpoint_rows(struct sqlite_store *s, const char *spac
 	if (!q)
 		return rollback(s, db_error(s, err, "scanning checkpoints"));
 	bind_text(q, 1, space_id);
+	read_failed(s, NULL);
 	for (;;) {
 		step = sqlite3_step(q);
 		if (step != SQLITE_ROW || stop)
 			break;
-		stop = row(q, arg);
+		stop = row(s, q, arg);
+		if (s->read_rc)
+			break;
 	}
 	sqlite3_reset(q);
 	exec(s, "COMMIT", NULL);
+	if (s->read_rc)
+		return read_failed(s, err);
 	if (step != SQLITE_DONE && step != SQLITE_ROW)
 		return db_error(s, err, "scanning checkpoints");
 	return SMR_OK;
@@ -1399,12 +1831,13 @@ struct scan_parsed {
 	void *ctx;
 };
 
-static int row_parsed(sqlite3_stmt *q, void *arg)
+/* fresh: a scan (fsck) reads every chunk from the file, none from the cache */
+static int row_parsed(struct sqlite_store *s, sqlite3_stmt *q, void *arg)
 {
 	struct scan_parsed *a = arg;
 	struct checkpoint c;
-	int missing = read_checkpoint(q, &c);
-	int stop = a->fn(&c, missing, a->ctx);
+	int missing = read_checkpoint(s, q, &c, 1);
+	int stop = s->read_rc ? 1 : a->fn(&c, missing, a->ctx);
 
 	checkpoint_release(&c);
 	return stop;
@@ -1418,14 +1851,28 @@ static enum smr_rc sqlite_checkpoint_scan(struct store *st, const char *space_id
 	return scan_checkpoint_rows(S(st), space_id, row_parsed, &a, err);
 }
 
-/* The row's strings into c (lists left NULL), its lists' text into t (borrowed from the row). */
-static void read_checkpoint_columns(sqlite3_stmt *q, struct checkpoint *c,
-				    struct checkpoint_text *t)
+/*
+ * The row's strings into c (lists left NULL), its lists' text into t
+ * (borrowed from the row, or from own[k], the caller's to free).
+ */
+static void read_checkpoint_columns(struct sqlite_store *s, sqlite3_stmt *q,
+				    struct checkpoint *c, struct checkpoint_text *t,
+				    char *own[CONTENT_LISTS])
 {
+	size_t len[CONTENT_LISTS];
+	int kept;
+
 	read_checkpoint_text(q, c);
+	kept = row_lists(s, q, 1, own, len);
 	for (int k = 0; k < CHECKPOINT_TEXT_COLS; k++) {
-		t->json[k] = (const char *)sqlite3_column_text(q, 6 + k);
-		t->len[k] = (size_t)sqlite3_column_bytes(q, 6 + k);
+		if (!kept && k < CONTENT_LISTS) {
+			t->json[k] = own[k];
+			t->len[k] = len[k];
+			continue;
+		}
+		t->json[k] = kept < 0 && k < CONTENT_LISTS ? NULL
+			     : (const char *)sqlite3_column_text(q, 6 + k);
+		t->len[k] = t->json[k] ? (size_t)sqlite3_column_bytes(q, 6 + k) : 0;
 		if (!t->json[k]) {   /* NULL: what col_json reads as null */
 			t->json[k] = "null";
 			t->len[k] = 4;
@@ -1438,16 +1885,19 @@ struct scan_text {
 	void *ctx;
 };
 
-static int row_text(sqlite3_stmt *q, void *arg)
+static int row_text(struct sqlite_store *s, sqlite3_stmt *q, void *arg)
 {
 	struct scan_text *a = arg;
 	struct checkpoint c;
 	struct checkpoint_text t;
+	char *own[CONTENT_LISTS] = { NULL };
 	int stop;
 
-	read_checkpoint_columns(q, &c, &t);
-	stop = a->fn(&c, &t, a->ctx);
+	read_checkpoint_columns(s, q, &c, &t, own);
+	stop = s->read_rc ? 1 : a->fn(&c, &t, a->ctx);
 	checkpoint_release(&c);
+	for (int k = 0; k < CONTENT_LISTS; k++)
+		free(own[k]);
 	return stop;
 }
 

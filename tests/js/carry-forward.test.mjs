@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { tempDb, run, ok } from './helpers.mjs';
 
-const dump = (db) => execFileSync('sqlite3', [db, '.dump'], { encoding: 'utf8' });
+const dump = (db) => execFileSync('sqlite3', [db, '.dump'], { encoding: 'utf8' })
+    .split('\n').filter((l) => !l.startsWith('INSERT INTO servers ')).join('\n')  // a server's heartbeat moves;
 
 describe('commit starts from the parent', () => {
   let t;

@@ -64,6 +64,29 @@ test('the old history takes new work: a carried-forward commit and the fork merg
   }
 });
 
+// v1.bundle: `smriti export --all` of this database by the release before
+// migration 8 (a checkpoint stores its change), which this one converts.
+test('the old history, converted to items and chunks, exports the bundle it gave before, byte for byte', () => {
+  const t = copy();
+  const u = tempDb();
+  try {
+    const before = readFileSync(path.join(ROOT, 'tests/fixtures/db/v1.bundle'));
+    const out = path.join(t.dir, 'now.bundle');
+    const r = run(t.db, ['export', '--all', '-o', out]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /storing each item once: 7 of 7 checkpoints converted/);
+    assert.ok(readFileSync(out).equals(before), 'the bundle changed');
+    // and a bundle of before imports into a new store and exports the same again
+    ok(u.db, ['import', path.join(ROOT, 'tests/fixtures/db/v1.bundle')]);
+    const again = path.join(u.dir, 'again.bundle');
+    ok(u.db, ['export', '--all', '-o', again]);
+    assert.ok(readFileSync(again).equals(before), 'the bundle changed on its way through a new store');
+  } finally {
+    t.cleanup();
+    u.cleanup();
+  }
+});
+
 function sql(db, query) {
   const r = spawnSync('sqlite3', [db, query], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
@@ -85,15 +108,22 @@ test('the old history is found by search, each of its items indexed once', () =>
 });
 
 // A store that already has the search index, opened after a later migration
-// (here: the last one undone, by hand, as a binary before it would find the
+// (here: the last ones undone, by hand, as a binary before it would find the
 // store), keeps its index as it was: it used to be filled a second time.
 test('a migration after the search index leaves the index rows as they were', () => {
   const t = copy();
+  const orig = copy();
   try {
     ok(t.db, ['fsck', '--json']);
     const rows = sql(t.db, 'SELECT count(*) FROM search_items');
     const before = ok(t.db, ['search', 'Gion', '--json']);
-    sql(t.db, 'DROP INDEX commits_hash_unique; CREATE INDEX commits_by_hash ON commits(commit_hash);' +
+    // migration 8 undone: the lists back in their columns (from the fixture as written)
+    const lists = ['decisions', 'assumptions', 'tasks', 'open_questions', 'entities', 'artifacts'];
+    sql(t.db, `ATTACH '${orig.db}' AS o; UPDATE commits SET ` +
+      lists.map((l) => `${l} = (SELECT x.${l} FROM o.commits x WHERE x.id = main.commits.id)`).join(', ') +
+      '; DETACH o; DROP TABLE items; DROP TABLE chunks; DROP TABLE content_migration;' +
+      ' ALTER TABLE commits DROP COLUMN lists;' +
+      ' DROP INDEX commits_hash_unique; CREATE INDEX commits_by_hash ON commits(commit_hash);' +
       ' DROP INDEX reflog_by_new_hash; DROP TABLE IF EXISTS history_collapse;' +
       ' DROP TABLE generation_events; ALTER TABLE generations DROP COLUMN stop_requested;' +
       ' DROP TABLE servers; DROP INDEX generations_running_owner; DROP INDEX draft_jobs_unfinished_owner;' +
@@ -103,10 +133,11 @@ test('a migration after the search index leaves the index rows as they were', ()
       ' DROP TABLE handoffs; DROP TABLE grants; DROP TABLE tokens; DROP TABLE users; DROP TABLE auth_state;' +
       ' ALTER TABLE turns DROP COLUMN author; PRAGMA user_version = 4');
     assert.deepEqual(ok(t.db, ['search', 'Gion', '--json']), before);
-    assert.equal(sql(t.db, 'PRAGMA user_version'), '10');
+    assert.equal(sql(t.db, 'PRAGMA user_version'), '11');
     assert.equal(sql(t.db, 'SELECT count(*) FROM search_items'), rows);
   } finally {
     t.cleanup();
+    orig.cleanup();
   }
 });
 
@@ -114,7 +145,7 @@ test('a migration after the search index leaves the index rows as they were', ()
 // older checkpoints become the one row each, and every hash and log reads
 // as it was written.
 function sharedHistoryHolds(db) {
-  assert.equal(sql(db, 'PRAGMA user_version'), '10');
+  assert.equal(sql(db, 'PRAGMA user_version'), '11');
   assert.equal(sql(db, 'SELECT count(*) FROM commits'), '7');
   assert.equal(sql(db, 'SELECT count(DISTINCT commit_hash) FROM commits'), '7');
   const report = ok(db, ['fsck', '--json']);

@@ -46,7 +46,8 @@ async function connect(db, extra = {}, name = 'mcp-test') {
 }
 
 function dump(db) {
-  return execFileSync('sqlite3', [db, '.dump'], { encoding: 'utf8' });
+  return execFileSync('sqlite3', [db, '.dump'], { encoding: 'utf8' })
+    .split('\n').filter((l) => !l.startsWith('INSERT INTO servers ')).join('\n')  // a server's heartbeat moves;
 }
 
 const validator = new AjvJsonSchemaValidator();

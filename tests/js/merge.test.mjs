@@ -18,7 +18,8 @@ import path from 'node:path';
 import { tempDb, run, ok, SMRITI_FULL } from './helpers.mjs';
 import { startServer, request, expectStatus } from './http-helpers.mjs';
 
-const dump = (db) => execFileSync('sqlite3', [db, '.dump'], { encoding: 'utf8' });
+const dump = (db) => execFileSync('sqlite3', [db, '.dump'], { encoding: 'utf8' })
+    .split('\n').filter((l) => !l.startsWith('INSERT INTO servers ')).join('\n')  // a server's heartbeat moves;
 
 describe('smriti merge', () => {
   let t;

@@ -132,9 +132,12 @@ describe('the CLI on PostgreSQL', { skip }, () => {
     assert.deepEqual(ok(db.dsn, ['space', 'list', '--json']).map((s) => s.name), ['trip']);
   });
 
-  test('the same data is stored as JSONB and as the exact text that was hashed', () => {
-    const row = psql(db.dsn, "SELECT decisions->0->>'text' FROM commits ORDER BY id LIMIT 1");
+  test('each item is stored once, as the exact text that was hashed, and queryable as JSON', () => {
+    // the first Checkpoint's first chunk (after its six counts) is its decisions'
+    const row = psql(db.dsn, "SELECT i.body::jsonb->>'text' FROM commits c JOIN chunks k ON k.id = c.lists[7]" +
+      ' JOIN items i ON i.id = k.ids[1] ORDER BY c.id LIMIT 1');
     assert.equal(row, 'Travel 3-10 April');
+    assert.equal(psql(db.dsn, `SELECT count(*) FROM items WHERE body = '{"text":"Travel 3-10 April"}'`), '1');
     // every migration applied, once each, in order
     assert.equal(psql(db.dsn, 'SELECT max(version) = count(*) AND count(*) = count(DISTINCT version) FROM schema_migrations'), 't');
   });

@@ -15,6 +15,7 @@
 #include "domain/checkpoint.h"
 #include "ops/context.h"
 #include "store/store.h"
+#include "store/store_int.h"
 #include "util/buf.h"
 #include "util/sys.h"
 #include "util/xalloc.h"
@@ -1315,8 +1316,11 @@ CONFORMANCE(migration_collapses_the_copies_of_a_fork)
 	struct space nsp = { 0 };
 	struct checkpoint *log = NULL;
 	char a[37], b[37], *head = NULL, *sql;
+	const char *lists = f->pg ? "" : " decisions, assumptions, tasks, open_questions, entities,"
+		" artifacts,";
 	long long rows_before;
 	size_t n = 0;
+	int from = 7;
 
 	CHECK_INT(make_space(f, "source", a, &err), SMR_OK);
 	CHECK_INT(put_next(f, a, &head, "one", 1), SMR_OK);
@@ -1329,14 +1333,13 @@ CONFORMANCE(migration_collapses_the_copies_of_a_fork)
 	CHECK_INT(store_space_fork(f->st, &nsp, a, head, NULL, &err), SMR_OK);
 	store_close(f->st);
 	f->st = NULL;
-	/* back to schema 7, the fork's rows copied as that release made them */
+	/* the fork's rows copied as the release before made them */
 	sql = xasprintf(
 		"DROP INDEX commits_hash_unique; DROP INDEX reflog_by_new_hash;"
 		" CREATE INDEX commits_by_hash ON commits(commit_hash);"
-		" INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title, summary,"
-		" decisions, assumptions, tasks, open_questions, entities, artifacts, metadata_,%s"
-		" author, created_at) SELECT '%s', commit_hash, NULL, title, summary, decisions,"
-		" assumptions, tasks, open_questions, entities, artifacts, metadata_,%s author,"
+		" INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title, summary,%s"
+		" lists, metadata_,%s author, created_at) SELECT '%s', commit_hash, NULL, title,"
+		" summary,%s lists, metadata_,%s author,"
 		" created_at FROM commits WHERE repo_id = '%s' ORDER BY id;"
 		" UPDATE commits SET parent_commit_id = (SELECT c2.id FROM commits c2"
 		" JOIN commits p ON p.commit_hash = c2.commit_hash WHERE c2.repo_id = '%s'"
@@ -1345,13 +1348,20 @@ CONFORMANCE(migration_collapses_the_copies_of_a_fork)
 		" UPDATE refs SET commit_id = (SELECT MAX(id) FROM commits WHERE repo_id = '%s')"
 		" WHERE repo_id = '%s';"
 		" %s",
-		f->pg ? " fields_text," : "", b, f->pg ? " fields_text," : "", a, b, a, b, b, b,
-		f->pg ? "DELETE FROM schema_migrations WHERE version = 10;"
-		      : "PRAGMA user_version = 9;");
+		lists, f->pg ? " fields_text," : "", b, lists, f->pg ? " fields_text," : "", a, b, a,
+		b, b, b, "");
 	raw_sql(f, sql);
 	free(sql);
 	rows_before = count_rows(f);
+	/*
+	 * The collapse that runs before migration 10, run here by hand: undoing
+	 * migration 10 alone would also rerun migration 11, whose lists are
+	 * there already (tests/js/fixture.test.mjs opens a real old database).
+	 */
 	CHECK_INT(store_open(f->dsn, &f->st, &err), SMR_OK);
+	CHECK_INT(rows_history_collapse(f->st, &from, &err), SMR_OK);
+	raw_sql(f, "CREATE UNIQUE INDEX commits_hash_unique ON commits(commit_hash);"
+		" DROP INDEX commits_by_hash; CREATE INDEX reflog_by_new_hash ON reflog(new_hash);");
 	/* three copies went, nothing else */
 	CHECK_INT(rows_before - count_rows(f), 3);
 	CHECK_INT(store_checkpoint_log(f->st, b, head, 0, &log, &n, &err), SMR_OK);
@@ -2721,7 +2731,8 @@ TEST(pg_schema_has_jsonb_and_migration_rows)
 	json_object_set_new(c.metadata, "n", json_real(0.5));
 	checkpoint_seal(&c);
 	CHECK_INT(store_checkpoint_put(f.st, a, &c, NULL, &err), SMR_OK);
-	v = pg_value(&f, "SELECT decisions->0->>'text' FROM commits");
+	/* each item once, its text JSON that operators can query (migration 8) */
+	v = pg_value(&f, "SELECT body::jsonb->>'text' FROM items");
 	CHECK_STR(v, "queryable decision");
 	free(v);
 	v = pg_value(&f, "SELECT jsonb_typeof(metadata_->'n') FROM commits");
@@ -3590,6 +3601,122 @@ CONFORMANCE(racing_writers_without_a_parent_all_land_in_one_line)
 	CHECK(fsck_ok(f));
 }
 
+/* ---- a checkpoint stores its change (issue 32) ---- */
+
+/* One integer a query gives on the case's database; -1 on error. */
+static int64_t db_int(struct fixture *f, const char *sql)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *q = NULL;
+	int64_t v = -1;
+	char *t;
+
+	if (f->pg) {
+		t = pg_value(f, sql);
+		v = t ? strtoll(t, NULL, 10) : -1;
+		free(t);
+		return v;
+	}
+	if (sqlite3_open(f->dsn, &db) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK &&
+	    sqlite3_step(q) == SQLITE_ROW)
+		v = sqlite3_column_int64(q, 0);
+	else
+		fprintf(stderr, "  %s: %s\n", sql, sqlite3_errmsg(db));
+	sqlite3_finalize(q);
+	sqlite3_close(db);
+	return v;
+}
+
+/* Bytes of the whole database: pages of the file, or every relation of the case's schema. */
+static int64_t db_bytes(struct fixture *f)
+{
+	if (f->pg)
+		return db_int(f, "SELECT sum(pg_total_relation_size(c.oid))::bigint FROM pg_class c"
+			      " JOIN pg_namespace n ON n.oid = c.relnamespace"
+			      " WHERE n.nspname = current_schema() AND c.relkind = 'r'");
+	return db_int(f, "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size");
+}
+
+/* A state of n decisions of some length, on parent, with tasks "task 1" .. "task t" (of name). */
+static void big_state(struct checkpoint *c, const char *name, const char *parent, int n, int t,
+		      int sec)
+{
+	char text[160];
+
+	make_ckpt(c, parent, "a large state", sec);
+	json_array_clear(c->decisions);
+	for (int i = 0; i < n; i++) {
+		snprintf(text, sizeof(text), "A decision about one part of the system, written"
+			 " out at the length people write them: number %d of %s", i, name);
+		json_array_append_new(c->decisions, json_pack("{s:s}", "text", text));
+	}
+	for (int i = 1; i <= t; i++) {
+		snprintf(text, sizeof(text), "task %d of %s", i, name);
+		json_array_append_new(c->tasks, json_pack("{s:s, s:s}", "text", text, "status",
+							  "open"));
+	}
+	checkpoint_seal(c);
+}
+
+#define GROWTH_STEPS 100
+
+/*
+ * Bytes a checkpoint that adds one task to a state of n decisions adds to
+ * the database, over GROWTH_STEPS of them in Space name; each read back
+ * equal to what was written.
+ */
+static int64_t growth(struct fixture *f, const char *name, int n)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct checkpoint c, back;
+	char a[37], *head = NULL;
+	int64_t items, bytes;
+
+	CHECK_INT(make_space(f, name, a, &err), SMR_OK);
+	big_state(&c, name, NULL, n, 1, 1);
+	CHECK_INT(store_checkpoint_put(f->st, a, &c, NULL, &err), SMR_OK);
+	head = xstrdup(c.hash);
+	checkpoint_release(&c);
+	items = db_int(f, "SELECT count(*) FROM items");
+	bytes = db_bytes(f);
+	for (int i = 2; i <= GROWTH_STEPS + 1; i++) {
+		big_state(&c, name, head, n, i, i);
+		CHECK_INT(store_checkpoint_put(f->st, a, &c, head, &err), SMR_OK);
+		free(head);
+		head = xstrdup(c.hash);
+		if (i <= GROWTH_STEPS)
+			checkpoint_release(&c);
+	}
+	bytes = (db_bytes(f) - bytes) / GROWTH_STEPS;
+	CHECK_INT(db_int(f, "SELECT count(*) FROM items"), items + GROWTH_STEPS);
+	CHECK_INT(store_checkpoint_get(f->st, a, head, &back, &err), SMR_OK);
+	CHECK(json_equal(back.decisions, c.decisions) && json_equal(back.tasks, c.tasks));
+	checkpoint_release(&back);
+	checkpoint_release(&c);
+	free(head);
+	fprintf(stderr, "  %s: %lld bytes a checkpoint on %d decisions\n",
+		f->pg ? "postgres" : "sqlite", (long long)bytes, n);
+	return bytes;
+}
+
+/*
+ * A checkpoint stores its change: one that adds a task to a state of 300
+ * decisions (about 40 KB as JSON) stores that task and a chunk or two, so
+ * it costs about what it costs on a state of 5 (the fixed rows of a
+ * checkpoint: its row, its reflog row, its search rows), and on SQLite at
+ * most 2 KB; a copy of the state was 40 KB.
+ */
+CONFORMANCE(checkpoint_stores_its_change)
+{
+	int64_t small = growth(f, "small", 5), big = growth(f, "big", 300);
+
+	CHECK(big <= small + 512);
+	if (!f->pg)
+		CHECK(big <= 2048);
+	CHECK(fsck_ok(f));
+}
+
 #include "store/schema_sqlite.h"
 
 /* A store written before the search index existed gets it filled when it is opened. */
@@ -3619,7 +3746,13 @@ TEST(sqlite_search_index_is_backfilled_on_upgrade)
 	CHECK_INT(sqlite3_exec(db, sqlite_migrations[1], NULL, NULL, NULL), SQLITE_OK);
 	sql = xasprintf("PRAGMA user_version=2; ATTACH '%s' AS a;"
 			"INSERT INTO repos SELECT id, name, description, created_at FROM a.repos;"
-			"INSERT INTO commits SELECT * FROM a.commits;"
+			"INSERT INTO commits SELECT id, repo_id, commit_hash, parent_commit_id,"
+			" merge_parent_commit_id, title, summary, '[]', '[]', '[]', '[]', '[]', '[]',"
+			" metadata_, author, created_at FROM a.commits;"
+			/* the lists as rows kept them before migration 8 */
+			"UPDATE commits SET decisions = CASE title WHEN 'one'"
+			" THEN '[{\"text\":\"use kafka\"}]'"
+			" ELSE '[{\"text\":\"use kafka\"},{\"text\":\"drop kafka\"}]' END;"
 			"INSERT INTO refs SELECT * FROM a.refs;", a);
 	CHECK_INT(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
 	free(sql);

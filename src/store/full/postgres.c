@@ -37,11 +37,14 @@
  * possibly applied.
  */
 #include "store/auth.h"
+#include "domain/checkpoint.h"
+#include "store/content.h"
 #include "store/store_int.h"
 #include "store/full/schema_postgres.h"
 #include "store/sql.h"
 #include "util/metrics.h"
 #include "util/buf.h"
+#include "util/strmap.h"
 #include "util/sys.h"
 #include "util/xalloc.h"
 
@@ -76,6 +79,9 @@ enum stmt {
 	Q_GC_REPOINT, Q_GC_SPACES, Q_GC_ORPHANS,
 	Q_SEARCH_HAS, Q_SEARCH_INSERT, Q_SEARCH_INSERT_AT,
 	Q_SEARCH_INSERT_TURN, Q_SEARCH, Q_SEARCH_TURNS,
+	Q_ITEMS_INSERT, Q_CHUNKS_INSERT, Q_CHUNKS_READ,
+	Q_CONVERT_CURSOR, Q_CONVERT_IDS, Q_CONVERT_ROW, Q_CONVERT_SET, Q_CONVERT_MOVE,
+	Q_CONVERT_COUNT,
 	Q_COUNT
 };
 
@@ -88,7 +94,7 @@ enum stmt {
 #define CKPT_COLS_AT(S) \
 	"SELECT c.commit_hash, p.commit_hash, m.commit_hash, r.name, c.title, c.summary," \
 	" c.fields_text, c.author, c.created_at, c.parent_commit_id, c.id," \
-	" c.merge_parent_commit_id FROM commits c" \
+	" c.merge_parent_commit_id, c.lists FROM commits c" \
 	" JOIN repos r ON r.id = " S \
 	" LEFT JOIN commits p ON p.id = c.parent_commit_id" \
 	" LEFT JOIN commits m ON m.id = c.merge_parent_commit_id"
@@ -98,7 +104,7 @@ enum stmt {
 
 /* Column numbers of CKPT_COLS; HEAD_COLS adds HEAD_FILE. */
 enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, CK_AUTHOR,
-       CK_CREATED, CK_PARENT_ID, CK_ID, CK_MERGE_ID, HC_FILE };
+       CK_CREATED, CK_PARENT_ID, CK_ID, CK_MERGE_ID, CK_LISTS, HC_FILE };
 
 /* ($1 space, $2 hash)'s row when the Space reaches it (store/sql.h), as a one-row table. */
 #define REACHED_ROW \
@@ -193,6 +199,7 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
 	" r.name, c.title, c.summary," \
 	" CASE WHEN c.commit_hash = $2::text THEN NULL ELSE c.fields_text END," \
 	" c.author, c.created_at, c.parent_commit_id, c.id, c.merge_parent_commit_id," \
+	" CASE WHEN c.commit_hash = $2::text THEN NULL ELSE c.lists END," \
 	" " HEAD_FILE " FROM " SPACE_ROW_BY_REF " r" \
 	" LEFT JOIN refs f ON f.repo_id = r.id AND f.name = 'main'" \
 	" LEFT JOIN commits c ON c.id = f.commit_id"
@@ -246,11 +253,9 @@ static const char *const stmt_sql[Q_COUNT] = {
 	/* on top of the HEAD that Q_HEAD_LOCK locked */
 	[Q_COMMIT_INSERT] =
 		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title, summary,"
-		" decisions, assumptions, tasks, open_questions, entities, artifacts, metadata_,"
-		" fields_text, author, created_at, merge_parent_commit_id)"
-		" SELECT $1::text, $2::text, $3::bigint, $4::text, $5::text, j->'decisions',"
-		" j->'assumptions', j->'tasks', j->'open_questions', j->'entities', j->'artifacts',"
-		" j->'metadata', $6::text, $7::text, $8::text, $9::bigint"
+		" metadata_, fields_text, author, created_at, merge_parent_commit_id, lists)"
+		" SELECT $1::text, $2::text, $3::bigint, $4::text, $5::text,"
+		" j->'metadata', $6::text, $7::text, $8::text, $9::bigint, $10::bigint[]"
 		" FROM (SELECT $6::text::jsonb AS j " PARSE_ONCE ") x"
 		" ON CONFLICT (commit_hash) DO NOTHING RETURNING id",
 	/* fails (CHECK_FAILED) when the Space $1 holds the checkpoint $2 already */
@@ -260,12 +265,10 @@ static const char *const stmt_sql[Q_COUNT] = {
 	/* on top of the HEAD that Q_HEAD_LOCK locked (store.c's pipelined put) */
 	[Q_COMMIT_INSERT_ON_HEAD] =
 		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title, summary,"
-		" decisions, assumptions, tasks, open_questions, entities, artifacts, metadata_,"
-		" fields_text, author, created_at)"
+		" metadata_, fields_text, author, created_at, lists)"
 		" SELECT $1::text, $2::text, (SELECT commit_id FROM refs WHERE repo_id = $1::text"
-		" AND name = 'main'), $3::text, $4::text, j->'decisions',"
-		" j->'assumptions', j->'tasks', j->'open_questions', j->'entities', j->'artifacts',"
-		" j->'metadata', $5::text, $6::text, $7::text"
+		" AND name = 'main'), $3::text, $4::text,"
+		" j->'metadata', $5::text, $6::text, $7::text, $8::bigint[]"
 		" FROM (SELECT $5::text::jsonb AS j " PARSE_ONCE ") x"
 		" ON CONFLICT (commit_hash) DO NOTHING",
 	[Q_HEAD_MOVE] = "UPDATE refs SET commit_id = $1 WHERE repo_id = $2 AND name = 'main'",
@@ -343,6 +346,33 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_SEARCH] = PG_SEARCH_CKPT " ORDER BY 10 DESC, 12 DESC LIMIT NULLIF($7::bigint, 0)",
 	[Q_SEARCH_TURNS] = PG_SEARCH_CKPT PG_SEARCH_TURN
 		" ORDER BY 10 DESC, 12 DESC LIMIT NULLIF($7::bigint, 0)",
+	/*
+	 * A checkpoint's items and chunks (store/content.h), each unless it is
+	 * there.  Two different items with one id (64 bits of SHA-256 alike)
+	 * fail the write: the update sets the NOT NULL body to NULL only then.
+	 */
+	[Q_ITEMS_INSERT] =
+		"INSERT INTO items (id, body) SELECT * FROM unnest($1::bigint[], $2::text[])"
+		" ON CONFLICT (id) DO UPDATE SET body = NULL WHERE items.body <> excluded.body",
+	[Q_CHUNKS_INSERT] =
+		"INSERT INTO chunks (id, ids) SELECT id, ids::bigint[]"
+		" FROM unnest($1::bigint[], $2::text[]) AS t(id, ids) ON CONFLICT (id) DO NOTHING",
+	/* the items of chunks $1, each chunk's in order (a body NULL: a missing item) */
+	[Q_CHUNKS_READ] =
+		"SELECT c.id, i.body FROM chunks c"
+		" CROSS JOIN LATERAL unnest(c.ids) WITH ORDINALITY AS e(item, o)"
+		" LEFT JOIN items i ON i.id = e.item WHERE c.id = ANY ($1::bigint[])"
+		" ORDER BY c.id, e.o",
+	/* the conversion of rows written before migration 11 (convert_content) */
+	[Q_CONVERT_CURSOR] = "SELECT last_commit FROM content_migration WHERE id = 1 FOR UPDATE",
+	[Q_CONVERT_IDS] = "SELECT id FROM commits WHERE id > $1 ORDER BY id LIMIT $2",
+	[Q_CONVERT_ROW] =
+		"SELECT c.commit_hash, p.commit_hash, c.fields_text FROM commits c"
+		" LEFT JOIN commits p ON p.id = c.parent_commit_id"
+		" WHERE c.id = $1 AND c.lists IS NULL",
+	[Q_CONVERT_SET] = "UPDATE commits SET lists = $1::bigint[], fields_text = $2 WHERE id = $3",
+	[Q_CONVERT_MOVE] = "UPDATE content_migration SET last_commit = $1 WHERE id = 1",
+	[Q_CONVERT_COUNT] = "SELECT count(*) FROM commits WHERE id > $1",
 };
 
 /* ---- the handle ---- */
@@ -423,6 +453,13 @@ struct pg_store {
 	int lost;                          /* the last failure was a dead connection */
 	int ending;                        /* the server said it is ending this connection */
 	int not_started;                   /* the last write's BEGIN met a dead connection */
+	/*
+	 * The first failure of a read of chunks since the last read_failed(),
+	 * but a missing chunk or item (damage, which reads as null lists): a
+	 * lost connection must fail the read, and the write it is part of.
+	 */
+	enum smr_rc read_rc;
+	struct smr_err read_err;
 	int in_txn;                        /* between store.c's txn_begin and its end */
 	char sqlstate[6];                  /* of the last failure, "" if none */
 	struct pipe_entry *pipe;           /* owned: sent, results not read yet */
@@ -1425,6 +1462,8 @@ static PGconn *connect_dsn(const char *dsn)
 	return PQconnectdbParams(keys, values, 1);
 }
 
+static enum smr_rc convert_content(struct pg_store *s, struct smr_err *err);
+
 static enum smr_rc pg_open(const char *dsn, struct store **out, struct smr_err *err)
 {
 	struct pg_store *s = xcalloc(1, sizeof(*s));
@@ -1444,6 +1483,8 @@ static enum smr_rc pg_open(const char *dsn, struct store **out, struct smr_err *
 	rc = setup_connection(s, err);
 	if (!rc)
 		rc = migrate(s, err);
+	if (!rc)
+		rc = convert_content(s, err);
 	if (rc) {
 		pg_close(&s->base);
 		return rc;
@@ -1634,27 +1675,391 @@ static enum smr_rc pg_search(struct store *st, const struct search_filter *f,
 
 /* ---- hand-off notes ---- */
 
-/* ---- Checkpoints ---- */
+/* ---- a checkpoint's lists as items and chunks (store/content.h) ---- */
 
-/* The seven JSON fields as one object, exactly as the hash saw them; caller free()s. */
-static char *fields_text(const struct checkpoint *c)
+/* v as a bigint[] literal, "{1,-2,3}"; appended to b. */
+static void ids_literal(struct buf *b, const int64_t *v, size_t n)
 {
-	json_t *o = json_object();
-	char *text;
-
-	json_object_set(o, "decisions", c->decisions);
-	json_object_set(o, "assumptions", c->assumptions);
-	json_object_set(o, "tasks", c->tasks);
-	json_object_set(o, "open_questions", c->open_questions);
-	json_object_set(o, "entities", c->entities);
-	json_object_set(o, "artifacts", c->artifacts);
-	json_object_set(o, "metadata", c->metadata);
-	text = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
-	json_decref(o);
-	if (!text)
-		BUG("cannot serialise the fields of checkpoint %.12s", c->hash);
-	return text;
+	buf_addch(b, '{');
+	for (size_t i = 0; i < n; i++)
+		buf_addf(b, "%s%" PRId64, i ? "," : "", v[i]);
+	buf_addch(b, '}');
 }
+
+/* One element of a text[] literal: quoted, its quotes and backslashes escaped. */
+static void text_element(struct buf *b, const char *p, size_t n)
+{
+	buf_addch(b, '"');
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] == '"' || p[i] == '\\')
+			buf_addch(b, '\\');
+		buf_addch(b, p[i]);
+	}
+	buf_addch(b, '"');
+}
+
+/* A bigint[] as the server writes it ("{1,-2}"); NULL when it is not one. */
+static int64_t *parse_ids(const char *t, size_t *n)
+{
+	size_t cap = 16, len = 0;
+	int64_t *v;
+	char *end;
+
+	*n = 0;
+	if (*t++ != '{')
+		return NULL;
+	v = xmalloc(cap * sizeof(*v));
+	while (*t && *t != '}') {
+		if (len == cap)
+			v = xrealloc(v, (cap *= 2) * sizeof(*v));
+		v[len++] = strtoll(t, &end, 10);
+		if (end == t || (*end != ',' && *end != '}'))
+			break;
+		t = *end == ',' ? end + 1 : end;
+	}
+	if (*t != '}') {
+		free(v);
+		return NULL;
+	}
+	*n = len;
+	return v;
+}
+
+/* Appends the text of body to every requested chunk cid is (ids may name one twice). */
+static void add_body(const int64_t *ids, size_t n, int64_t cid, const char *body,
+		     struct buf *out, size_t *counts)
+{
+	for (size_t j = 0; j < n; j++)
+		if (ids[j] == cid) {
+			if (counts[j]++)
+				buf_addch(&out[j], ',');
+			buf_adds(&out[j], body);
+		}
+}
+
+/* content_fetch_fn: the chunks ids, with their items, in one statement. */
+static enum smr_rc pg_fetch_chunks(void *arg, const int64_t *ids, size_t n, struct buf *out,
+				   size_t *counts, struct smr_err *err)
+{
+	struct pg_store *s = arg;
+	struct buf lit = BUF_INIT(0);
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	enum smr_rc rc;
+
+	ids_literal(&lit, ids, n);
+	p_text(&p, lit.ptr);
+	rc = run(s, Q_CHUNKS_READ, &p, &r, "reading a checkpoint's items", err);
+	buf_release(&lit);
+	for (size_t j = 0; j < n; j++)
+		counts[j] = 0;
+	for (int i = 0; !rc && i < PQntuples(r); i++) {
+		if (PQgetisnull(r, i, 1))
+			rc = smr_errf(err, SMR_ENOTFOUND, "an item of a chunk is missing");
+		else
+			add_body(ids, n, col_int(r, i, 0), PQgetvalue(r, i, 1), out, counts);
+	}
+	PQclear(r);
+	for (size_t j = 0; !rc && j < n; j++)
+		if (!counts[j])
+			rc = smr_errf(err, SMR_ENOTFOUND, "chunk %" PRId64 " is missing", ids[j]);
+	return rc;
+}
+
+/*
+ * Sets the six lists of o (a row's parsed fields_text) from the row's
+ * chunks (lists, as the server writes a bigint[]): null each when they
+ * cannot be read (damage that fsck reports as a hash mismatch; any other
+ * failure is kept for read_failed).
+ */
+static void add_lists(struct pg_store *s, json_t *o, const char *lists, const char *hash,
+		      int fresh)
+{
+	size_t n = 0, len[CONTENT_LISTS];
+	int64_t *row = parse_ids(lists, &n);
+	char *text[CONTENT_LISTS] = { NULL };
+	struct smr_err err = SMR_ERR_INIT;
+	enum smr_rc rc = SMR_ENOTFOUND;
+	json_t *v;
+
+	if (row && content_row_valid(row, n))
+		rc = content_read(row, n, fresh, pg_fetch_chunks, s, text, len, &err);
+	if (rc && rc != SMR_ENOTFOUND && !s->read_rc) {
+		s->read_rc = rc;
+		s->read_err = err;
+	}
+	for (size_t k = 0; k < CONTENT_LISTS; k++) {
+		v = rc ? NULL : json_loadb(text[k], len[k], 0, NULL);
+		json_object_set_new(o, checkpoint_list_fields[k], v ? v : json_null());
+		free(text[k]);
+	}
+	if (!rc)
+		content_remember(hash, row, n);
+	free(row);
+}
+
+/* The text[] literals of ct's fresh chunks and of their items, each id once. */
+static void fresh_literals(const struct content *ct, struct buf *chunk_ids, struct buf *chunk_lits,
+			   struct buf *item_ids, struct buf *item_bodies)
+{
+	struct buf one = BUF_INIT(0);
+	const struct content_chunk *ch;
+	const struct content_item *it;
+	struct strmap seen = STRMAP_INIT;
+	char key[24];
+
+	for (size_t i = 0; i < ct->n_chunks; i++) {
+		ch = &ct->chunks[i];
+		snprintf(key, sizeof(key), "c%" PRId64, ch->id);
+		if (!ch->fresh || strmap_get(&seen, key, NULL))
+			continue;
+		strmap_put(&seen, key, 1);
+		buf_addf(chunk_ids, "%s%" PRId64, chunk_ids->len > 1 ? "," : "", ch->id);
+		buf_reset(&one);
+		buf_addch(&one, '{');
+		for (size_t j = 0; j < ch->n; j++) {
+			it = &ct->items[ch->first + j];
+			buf_addf(&one, "%s%" PRId64, j ? "," : "", it->id);
+			snprintf(key, sizeof(key), "i%" PRId64, it->id);
+			if (strmap_get(&seen, key, NULL))
+				continue;
+			strmap_put(&seen, key, 1);
+			buf_addf(item_ids, "%s%" PRId64, item_ids->len > 1 ? "," : "", it->id);
+			if (item_bodies->len > 1)
+				buf_addch(item_bodies, ',');
+			text_element(item_bodies, it->body, it->len);
+		}
+		buf_addch(&one, '}');
+		if (chunk_lits->len > 1)
+			buf_addch(chunk_lits, ',');
+		text_element(chunk_lits, one.ptr, one.len);
+	}
+	strmap_release(&seen);
+	buf_release(&one);
+}
+
+/* Writes ct's fresh chunks and their items, each unless it is there. */
+static enum smr_rc send_fresh(struct pg_store *s, const struct content *ct, struct smr_err *err)
+{
+	struct buf b[4] = { BUF_INIT(0), BUF_INIT(0), BUF_INIT(0), BUF_INIT(0) };
+	struct params p = { .n = 0 };
+	enum smr_rc rc = SMR_OK;
+
+	for (int i = 0; i < 4; i++)
+		buf_addch(&b[i], '{');
+	fresh_literals(ct, &b[0], &b[1], &b[2], &b[3]);
+	for (int i = 0; i < 4; i++)
+		buf_addch(&b[i], '}');
+	if (b[0].len > 2) {
+		p_text(&p, b[0].ptr);
+		p_text(&p, b[1].ptr);
+		rc = write_stmt(s, Q_CHUNKS_INSERT, &p, "writing a checkpoint's items", err);
+		p.n = 0;
+		p_text(&p, b[2].ptr);
+		p_text(&p, b[3].ptr);
+		if (!rc)
+			rc = write_stmt(s, Q_ITEMS_INSERT, &p, "writing a checkpoint's items", err);
+	}
+	for (int i = 0; i < 4; i++)
+		buf_release(&b[i]);
+	return rc;
+}
+
+/*
+ * c's lists cut into items and chunks and checked against c, what is not
+ * stored yet sent, and *lists the row's bigint[] literal (caller frees).
+ */
+static enum smr_rc write_content(struct pg_store *s, const struct checkpoint *c,
+				 const struct checkpoint_text *t, char **lists,
+				 struct smr_err *err)
+{
+	struct buf b = BUF_INIT(0);
+	struct content ct;
+	enum smr_rc rc;
+
+	*lists = NULL;
+	content_of(&ct, c, t);
+	content_mark_fresh(&ct, c->parent_hash);
+	rc = content_verify(&ct, c, err);
+	if (!rc)
+		rc = send_fresh(s, &ct, err);
+	if (!rc) {
+		ids_literal(&b, ct.row, ct.n_row);
+		*lists = buf_detach(&b, NULL);
+		content_remember(c->hash, ct.row, ct.n_row);
+	}
+	content_release(&ct);
+	return rc;
+}
+
+/* A new row's fields_text: its metadata alone (its lists are in its chunks); caller frees. */
+static char *meta_text(const struct checkpoint *c, const struct checkpoint_text *t)
+{
+	struct buf b = BUF_INIT(0);
+	char *m = NULL;
+
+	buf_adds(&b, "{\"metadata\":");
+	if (t && t->json[CONTENT_LISTS]) {
+		buf_add(&b, t->json[CONTENT_LISTS], t->len[CONTENT_LISTS]);
+	} else {
+		m = c->metadata ? json_dumps(c->metadata, JSON_COMPACT | JSON_ENCODE_ANY |
+					     JSON_REAL_PRECISION(17)) : NULL;
+		buf_adds(&b, m ? m : "{}");
+	}
+	buf_addch(&b, '}');
+	free(m);
+	return buf_detach(&b, NULL);
+}
+
+/* ---- Checkpoints ---- */
+/*
+ * ---- converting the rows written before migration 11 ----
+ *
+ * As sqlite.c does: batch by batch, each one transaction that moves the
+ * cursor (content_migration, locked FOR UPDATE, so two processes opening
+ * at once take turns) with the rows it converted; a kill -9 loses at most
+ * the batch under way.  A row's lists come from its fields_text, written
+ * compact again item by item (what reads parse is the same either way),
+ * and its fields_text keeps its metadata alone.  A row whose fields_text
+ * does not parse stays as it is, for fsck to report.
+ */
+#define CONVERT_BATCH 1000
+
+/* The lists of a parsed fields_text as compact text, for content_split; own[k] freed by the caller. */
+static int convert_texts(json_t *o, char *own[CONTENT_LISTS], size_t len[CONTENT_LISTS])
+{
+	const json_t *list;
+
+	for (size_t k = 0; k < CONTENT_LISTS; k++) {
+		list = json_object_get(o, checkpoint_list_fields[k]);
+		own[k] = json_is_array(list) ? json_dumps(list, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+		len[k] = own[k] ? strlen(own[k]) : 0;
+		if (!own[k])
+			return -1;
+	}
+	return 0;
+}
+
+/* Converts row id of a Q_CONVERT_ROW result r (one row). */
+static enum smr_rc convert_one(struct pg_store *s, const PGresult *r, int64_t id,
+			       struct smr_err *err)
+{
+	json_t *o = json_loads(PQgetvalue(r, 0, 2), 0, NULL);
+	struct checkpoint meta = { .metadata = json_object_get(o, "metadata") };
+	char *own[CONTENT_LISTS] = { NULL }, *text = NULL;
+	const char *texts[CONTENT_LISTS];
+	size_t len[CONTENT_LISTS];
+	struct buf lists = BUF_INIT(0);
+	struct params p = { .n = 0 };
+	struct content ct = { .n_row = 0 };
+	enum smr_rc rc = SMR_OK;
+	int ok = o && json_is_object(meta.metadata) && !convert_texts(o, own, len);
+
+	for (size_t k = 0; k < CONTENT_LISTS; k++)
+		texts[k] = own[k];
+	if (ok && !content_split(&ct, texts, len)) {
+		content_mark_fresh(&ct, PQgetisnull(r, 0, 1) ? NULL : PQgetvalue(r, 0, 1));
+		rc = send_fresh(s, &ct, err);
+		ids_literal(&lists, ct.row, ct.n_row);
+		text = meta_text(&meta, NULL);
+		p_text(&p, lists.ptr);
+		p_text(&p, text);
+		p_int(&p, id);
+		if (!rc)
+			rc = run_done(s, Q_CONVERT_SET, &p, "converting a checkpoint", err);
+		if (!rc)
+			content_remember(PQgetvalue(r, 0, 0), ct.row, ct.n_row);
+		content_release(&ct);
+	}
+	for (size_t k = 0; k < CONTENT_LISTS; k++)
+		free(own[k]);
+	free(text);
+	buf_release(&lists);
+	json_decref(o);
+	return rc;
+}
+
+static enum smr_rc convert_row(struct pg_store *s, int64_t id, struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	enum smr_rc rc;
+
+	p_int(&p, id);
+	rc = run(s, Q_CONVERT_ROW, &p, &r, "converting a checkpoint", err);
+	if (!rc && PQntuples(r) == 1 && !PQgetisnull(r, 0, 2))
+		rc = convert_one(s, r, id, err);
+	PQclear(r);
+	return rc;
+}
+
+/* One batch in one transaction; *left 0 when the conversion is done. */
+static enum smr_rc convert_batch(struct pg_store *s, int64_t *cursor, size_t *done, int *left,
+				 struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+	PGresult *r = NULL, *ids = NULL;
+	int n = 0;
+	enum smr_rc rc = begin(s, err);
+
+	if (!rc)
+		rc = run(s, Q_CONVERT_CURSOR, NULL, &r, "converting checkpoints", err);
+	*left = !rc && PQntuples(r) == 1;
+	if (*left) {
+		*cursor = col_int(r, 0, 0);
+		p_int(&p, *cursor);
+		p_int(&p, CONVERT_BATCH);
+		rc = run(s, Q_CONVERT_IDS, &p, &ids, "converting checkpoints", err);
+		n = rc ? 0 : PQntuples(ids);
+	}
+	PQclear(r);
+	for (int i = 0; !rc && i < n; i++)
+		rc = convert_row(s, col_int(ids, i, 0), err);
+	if (!rc && n) {
+		*cursor = col_int(ids, n - 1, 0);
+		p.n = 0;
+		p_int(&p, *cursor);
+		rc = run_done(s, Q_CONVERT_MOVE, &p, "converting checkpoints", err);
+	} else if (!rc && *left) {
+		rc = simple(s, "DELETE FROM content_migration", "converting checkpoints", err);
+		*left = 0;
+	}
+	PQclear(ids);
+	if (rc)
+		return rollback(s, rc);
+	*done += (size_t)n;
+	return commit(s, err);
+}
+
+/* Converts what is left to convert, with a progress line on stderr per batch. */
+static enum smr_rc convert_content(struct pg_store *s, struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	int64_t cursor = 0, total = 0;
+	size_t done = 0, before;
+	/* the common case, nothing left to convert, costs this one statement */
+	enum smr_rc rc = run(s, Q_CONVERT_CURSOR, NULL, &r, "converting checkpoints", err);
+	int left = !rc && PQntuples(r) == 1;
+
+	if (left) {
+		p_int(&p, col_int(r, 0, 0));
+		PQclear(r);
+		r = NULL;
+		rc = run(s, Q_CONVERT_COUNT, &p, &r, "converting checkpoints", err);
+		total = rc ? 0 : col_int(r, 0, 0);
+	}
+	PQclear(r);
+	while (!rc && left) {
+		before = done;
+		rc = convert_batch(s, &cursor, &done, &left, err);
+		if (!rc && done > before)
+			fprintf(stderr, "smriti: storing each item once: %zu of %" PRId64
+				" checkpoints converted\n", done, total);
+	}
+	return rc;
+}
+
 
 /*
  * One field of the parsed fields_text, a new reference (shared with o); a
@@ -1698,23 +2103,64 @@ static int read_checkpoint_row(const PGresult *r, int row, struct checkpoint *c)
 	       (!PQgetisnull(r, row, CK_MERGE_ID) && !c->merge_parent_hash);
 }
 
-/* The row's fields_text parsed (new reference), or NULL when it is NULL or damaged. */
-static json_t *row_fields(const PGresult *r, int row)
+/* The failure a read of chunks met since the last call (see pg_store.read_rc), cleared. */
+static enum smr_rc read_failed(struct pg_store *s, struct smr_err *err)
 {
+	enum smr_rc rc = s->read_rc;
+
+	if (rc && err)
+		*err = s->read_err;
+	s->read_rc = SMR_OK;
+	return rc;
+}
+
+/*
+ * The row's fields_text parsed, with its lists from its chunks when it has
+ * them (fresh: none from the cache); a new reference, or NULL when it is
+ * NULL or damaged.
+ */
+static json_t *row_fields(struct pg_store *s, const PGresult *r, int row, int fresh)
+{
+	json_t *o;
+
 	if (PQgetisnull(r, row, CK_FIELDS))
 		return NULL;
-	return json_loads(PQgetvalue(r, row, CK_FIELDS), 0, NULL);
+	o = json_loads(PQgetvalue(r, row, CK_FIELDS), 0, NULL);
+	if (o && !PQgetisnull(r, row, CK_LISTS))
+		add_lists(s, o, PQgetvalue(r, row, CK_LISTS), PQgetvalue(r, row, CK_HASH), fresh);
+	return o;
 }
 
 /* Fills c (not init'ed) from row; returns 1 when it names a parent (or second parent) that does not exist. */
-static int read_checkpoint(const PGresult *r, int row, struct checkpoint *c)
+static int read_checkpoint(struct pg_store *s, const PGresult *r, int row, struct checkpoint *c,
+			   int fresh)
 {
-	json_t *o = row_fields(r, row);
+	json_t *o = row_fields(s, r, row, fresh);
 	int missing = read_checkpoint_row(r, row, c);
 
 	fill_fields(c, o);
 	json_decref(o);
 	return missing;
+}
+
+/*
+ * read_checkpoint, failing (c released) when a chunk could not be read for
+ * another reason than damage (a lost connection: the read, and a write it
+ * is part of, must fail, not go on with lists it did not read).
+ */
+static enum smr_rc read_whole(struct pg_store *s, const PGresult *r, int row,
+			      struct checkpoint *c, int fresh, struct smr_err *err)
+{
+	enum smr_rc rc;
+
+	read_failed(s, NULL);
+	read_checkpoint(s, r, row, c, fresh);
+	rc = read_failed(s, err);
+	if (rc) {
+		checkpoint_release(c);
+		memset(c, 0, sizeof(*c));
+	}
+	return rc;
 }
 
 /* ---- the rows of store.c's writes, sent in its pipelined transaction ---- */
@@ -1854,10 +2300,9 @@ static enum smr_rc insert_on_head(struct store *st, const char *space_id,
 				  struct smr_err *err)
 {
 	struct params p = { .n = 0 };
-	char *text = fields_text(c);
-	enum smr_rc rc;
+	char *text = meta_text(c, ct), *lists = NULL;
+	enum smr_rc rc = write_content(P(st), c, ct, &lists, err);
 
-	(void)ct;   /* only a grouping backend gets it */
 	p_text(&p, space_id);
 	p_text(&p, c->hash);
 	p_text(&p, c->title ? c->title : "");
@@ -1865,36 +2310,17 @@ static enum smr_rc insert_on_head(struct store *st, const char *space_id,
 	p_text(&p, text);
 	p_text(&p, c->author ? c->author : "");
 	p_text(&p, c->created_at);
-	rc = row(P(st), Q_COMMIT_NEW, &(struct params){ .n = 2, .v = { space_id, c->hash } },
-		 &(struct pipe_entry){ .conflict = CHECK_FAILED, .what = "writing a checkpoint" },
-		 err);
+	p_text(&p, lists);
+	if (!rc)
+		rc = row(P(st), Q_COMMIT_NEW, &(struct params){ .n = 2, .v = { space_id, c->hash } },
+			 &(struct pipe_entry){ .conflict = CHECK_FAILED, .what = "writing a checkpoint" },
+			 err);
 	if (!rc)
 		rc = row(P(st), Q_COMMIT_INSERT_ON_HEAD, &p, &(struct pipe_entry){
 			 .conflict = "23505", .what = "writing a checkpoint" }, err);
 	free(text);
+	free(lists);
 	return rc;
-}
-
-/* fields_text() from the lists' text at hand: the same bytes, nothing parsed. */
-static char *fields_text_of(const struct checkpoint *c, const struct checkpoint_text *ct)
-{
-	static const char *const keys[CHECKPOINT_TEXT_COLS] = {
-		"{\"decisions\":", ",\"assumptions\":", ",\"tasks\":", ",\"open_questions\":",
-		",\"entities\":", ",\"artifacts\":", ",\"metadata\":",
-	};
-	struct buf b = BUF_INIT(0);
-
-	for (int i = 0; ct && i < CHECKPOINT_TEXT_COLS; i++)
-		if (!ct->json[i])
-			ct = NULL;
-	if (!ct)
-		return fields_text(c);
-	for (int i = 0; i < CHECKPOINT_TEXT_COLS; i++) {
-		buf_adds(&b, keys[i]);
-		buf_add(&b, ct->json[i], ct->len[i]);
-	}
-	buf_addch(&b, '}');
-	return buf_detach(&b, NULL);
 }
 
 static enum smr_rc commit_id(struct store *st, const char *space_id, const char *hash,
@@ -1931,10 +2357,14 @@ static enum smr_rc insert_commit(struct store *st, const char *space_id,
 {
 	struct pg_store *s = P(st);
 	struct params p = { .n = 0 };
-	char *text = fields_text_of(c, ct);
+	char *text = meta_text(c, ct), *lists = NULL;
 	PGresult *r = NULL;
-	enum smr_rc rc;
+	enum smr_rc rc = write_content(s, c, ct, &lists, err);
 
+	if (rc) {
+		free(text);
+		return rc;
+	}
 	p_text(&p, space_id);
 	p_text(&p, c->hash);
 	p_int_or_null(&p, parent_id);
@@ -1944,6 +2374,7 @@ static enum smr_rc insert_commit(struct store *st, const char *space_id,
 	p_text(&p, c->author ? c->author : "");
 	p_text(&p, c->created_at);
 	p_int_or_null(&p, merge_id);
+	p_text(&p, lists);
 	rc = run(s, Q_COMMIT_INSERT, &p, &r, "writing a checkpoint", err);
 	if (rc && state_is(s, "23505"))
 		rc = SMR_ECONFLICT;
@@ -1953,6 +2384,7 @@ static enum smr_rc insert_commit(struct store *st, const char *space_id,
 		rc = written_before(st, space_id, c->hash, new_id, err);
 	PQclear(r);
 	free(text);
+	free(lists);
 	return rc;
 }
 
@@ -1988,14 +2420,20 @@ static void head_fields(struct pg_store *s, const PGresult *r, struct checkpoint
 
 	/* an empty Space, or a hash too long for the memo: read from the row, not memoised */
 	if (!c->hash || strlen(c->hash) >= sizeof(m->hash)) {
-		o = row_fields(r, 0);
+		o = row_fields(s, r, 0, 0);
 		fill_fields(c, o);
 		json_decref(o);
 		return;
 	}
 	if (!m->fields || strcmp(m->hash, c->hash) || !PQgetisnull(r, 0, CK_FIELDS)) {
 		memo_clear(m);
-		m->fields = row_fields(r, 0);
+		m->fields = row_fields(s, r, 0, 0);
+		if (s->read_rc) {   /* not read (pg_head_get fails): not memoised */
+			json_decref(m->fields);
+			m->fields = NULL;
+			fill_fields(c, NULL);
+			return;
+		}
 		if (!m->fields)
 			m->fields = json_object();     /* damaged: every field null */
 		strcpy(m->hash, c->hash);
@@ -2112,8 +2550,13 @@ static enum smr_rc pg_head_get(struct store *st, const char *space, struct check
 		s->quick_off = q != Q_COUNT && !PQgetisnull(r, 0, CK_HASH) &&
 			       !PQgetisnull(r, 0, CK_FIELDS);
 		read_checkpoint_row(r, 0, out);
+		read_failed(s, NULL);
 		head_fields(s, r, out);
-		head_remember(s, space, out);
+		rc = read_failed(s, err);
+		if (rc)
+			checkpoint_release(out);
+		else
+			head_remember(s, space, out);
 	}
 	PQclear(r);
 	return rc;
@@ -2135,7 +2578,7 @@ static enum smr_rc pg_checkpoint_get(struct store *st, const char *space_id, con
 	if (!rc && PQntuples(r) == 0)
 		rc = smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s", hash);
 	if (!rc)
-		read_checkpoint(r, 0, out);
+		rc = read_whole(s, r, 0, out, 0, err);
 	PQclear(r);
 	return rc;
 }
@@ -2163,24 +2606,30 @@ static enum smr_rc pg_checkpoint_log(struct store *st, const char *space_id, con
 		return smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in this space", hash);
 	}
 	v = xcalloc((size_t)rows, sizeof(*v));
-	for (int i = 0; i < rows; i++)
-		read_checkpoint(r, i, &v[i]);
+	for (int i = 0; !rc && i < rows; i++)
+		rc = read_whole(s, r, i, &v[i], 0, err);
 	PQclear(r);
+	if (rc) {
+		checkpoints_free(v, (size_t)rows);
+		return rc;
+	}
 	*out = v;
 	*n = (size_t)rows;
 	return SMR_OK;
 }
 
 /* Calls fn on each row of one batch; *last gets the last row id, *stop fn's verdict. */
-static int scan_batch(const PGresult *r, store_scan_fn fn, void *ctx, int64_t *last)
+static int scan_batch(struct pg_store *s, const PGresult *r, store_scan_fn fn, void *ctx,
+		      int64_t *last)
 {
+	/* a chunk not read for another reason than damage ends the scan: see pg_checkpoint_scan */
 	struct checkpoint c;
 	int missing, stop = 0;
 
 	for (int i = 0; i < PQntuples(r) && !stop; i++) {
-		missing = read_checkpoint(r, i, &c);
+		missing = read_checkpoint(s, r, i, &c, 1);   /* fresh: fsck reads what is stored */
 		*last = col_int(r, i, CK_ID);
-		stop = fn(&c, missing, ctx);
+		stop = s->read_rc ? 1 : fn(&c, missing, ctx);
 		checkpoint_release(&c);
 	}
 	return stop;
@@ -2212,6 +2661,7 @@ static enum smr_rc pg_checkpoint_scan(struct store *st, const char *space_id,
 	enum smr_rc rc;
 
 	rc = begin_isolation(s, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", err);
+	read_failed(s, NULL);
 	p.n = 0;
 	p_text(&p, space_id);
 	if (!rc)
@@ -2226,8 +2676,9 @@ static enum smr_rc pg_checkpoint_scan(struct store *st, const char *space_id,
 		free(list);
 		if (rc)
 			break;
-		stop = scan_batch(r, fn, ctx, &last);
+		stop = scan_batch(s, r, fn, ctx, &last);
 		PQclear(r);
+		rc = read_failed(s, err);
 	}
 	PQclear(ids);
 	if (rc)
@@ -2265,7 +2716,7 @@ static enum smr_rc commit_read(struct store *st, const char *space_id, const cha
 	if (!rc && PQntuples(r) == 0)
 		rc = smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s", hash);
 	if (!rc)
-		read_checkpoint(r, 0, out);
+		rc = read_whole(P(st), r, 0, out, 0, err);
 	PQclear(r);
 	return rc;
 }

@@ -10,7 +10,8 @@
  * Differences from SQLite, all deliberate:
  *  - the checkpoint lists, artifacts and metadata are JSONB (so operators can
  *    query them), and fields_text keeps the exact JSON text they were written
- *    as.  JSONB normalises key order and number formatting, so reads and
+ *    as (until migration 11, which keeps lists as items and chunks).  JSONB
+ *    normalises key order and number formatting, so reads and
  *    hashing use fields_text: a checkpoint reads back byte-identical and its
  *    hash recomputes.
  *  - created_at stays TEXT in the ISO form SQLite stores, because it is hashed.
@@ -225,6 +226,25 @@ static const char *const postgres_migrations[] = {
 	"CREATE UNIQUE INDEX commits_hash_unique ON commits(commit_hash);"
 	"DROP INDEX commits_by_hash;"
 	"CREATE INDEX reflog_by_new_hash ON reflog(new_hash);",
+	/*
+	 * 11: a checkpoint stores its change (see schema_sqlite.h): items once,
+	 * lists as chunks of item ids (bigint[]), a commit row's lists as 6
+	 * chunk counts then its chunk ids.  A row with lists NULL keeps its
+	 * lists in fields_text as before; a new row's fields_text holds its
+	 * metadata only (metadata_ stays JSONB).  The JSONB copies of the
+	 * lists go: every read and hash used fields_text, and they doubled
+	 * what a checkpoint cost.  content_migration: the cursor of the
+	 * conversion of the rows written before (postgres.c).
+	 */
+	"ALTER TABLE commits DROP COLUMN decisions, DROP COLUMN assumptions,"
+	"  DROP COLUMN tasks, DROP COLUMN open_questions, DROP COLUMN entities,"
+	"  DROP COLUMN artifacts, ADD COLUMN lists BIGINT[];"
+	"CREATE TABLE items (id BIGINT PRIMARY KEY, body TEXT NOT NULL);"
+	"CREATE TABLE chunks (id BIGINT PRIMARY KEY, ids BIGINT[] NOT NULL);"
+	"CREATE TABLE content_migration (id INTEGER PRIMARY KEY CHECK (id = 1),"
+	"  last_commit BIGINT NOT NULL);"
+	"INSERT INTO content_migration (id, last_commit)"
+	"  SELECT 1, 0 WHERE EXISTS (SELECT 1 FROM commits);",
 };
 
 #endif

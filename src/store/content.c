@@ -1,0 +1,471 @@
+/*
+ * content.c -- a checkpoint's lists cut into items and content-defined
+ * chunks for the stores (content.h), the memory of which chunks are stored,
+ * and the cache of chunks' text that reads assemble lists from.
+ */
+#include "store/content.h"
+#include "domain/checkpoint.h"
+#include "util/jspan.h"
+#include "util/xalloc.h"
+
+#include <nettle/sha2.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHUNK_MASK ((1u << CONTENT_CHUNK_BITS) - 1)
+
+static int64_t digest_id(const void *p, size_t n)
+{
+	uint8_t d[SHA256_DIGEST_SIZE];
+	struct sha256_ctx ctx;
+
+	sha256_init(&ctx);
+	sha256_update(&ctx, n, p);
+	sha256_digest(&ctx, sizeof(d), d);
+	return content_unpack(d);
+}
+
+void content_pack(const int64_t *v, size_t n, unsigned char *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t x = (uint64_t)v[i];
+
+		for (int b = 7; b >= 0; b--, x >>= 8)
+			out[i * 8 + (size_t)b] = (unsigned char)(x & 0xff);
+	}
+}
+
+int64_t content_unpack(const unsigned char *p)
+{
+	uint64_t x = 0;
+
+	for (int b = 0; b < 8; b++)
+		x = x << 8 | p[b];
+	return (int64_t)x;
+}
+
+int content_row_valid(const int64_t *row, size_t n)
+{
+	size_t chunks = 0;
+
+	if (n < CONTENT_LISTS)
+		return 0;
+	for (size_t k = 0; k < CONTENT_LISTS; k++) {
+		if (row[k] < 0 || (uint64_t)row[k] > n)
+			return 0;
+		chunks += (size_t)row[k];
+	}
+	return chunks == n - CONTENT_LISTS;
+}
+
+int64_t *content_row_unpack(const void *p, size_t bytes, size_t *n)
+{
+	size_t count = bytes / 8;
+	int64_t *v;
+
+	*n = 0;
+	if (!p || bytes % 8 || count < CONTENT_LISTS)
+		return NULL;
+	v = xmalloc(count * sizeof(*v));
+	for (size_t i = 0; i < count; i++)
+		v[i] = content_unpack((const unsigned char *)p + i * 8);
+	if (!content_row_valid(v, count)) {
+		free(v);
+		return NULL;
+	}
+	*n = count;
+	return v;
+}
+
+static void add_item(struct content *ct, size_t *cap, const char *p, size_t len)
+{
+	if (ct->n_items == *cap) {
+		*cap = *cap ? *cap * 2 : 64;
+		ct->items = xrealloc(ct->items, *cap * sizeof(*ct->items));
+	}
+	ct->items[ct->n_items++] = (struct content_item){ digest_id(p, len), p, len };
+}
+
+/* The items of one list's text; -1 when it cannot be cut verbatim. */
+static int cut_list(struct content *ct, size_t *cap, const char *p, size_t n)
+{
+	const char *end = p + n - 1, *s = p + 1, *q;
+
+	if (n < 2 || *p != '[' || *end != ']')
+		return -1;
+	if (s == end)
+		return 0;
+	for (;;) {
+		q = jspan_end(s, end);   /* NULL on white space too */
+		if (!q)
+			return -1;
+		add_item(ct, cap, s, (size_t)(q - s));
+		if (q == end)
+			return 0;
+		if (*q != ',')
+			return -1;
+		s = q + 1;
+	}
+}
+
+/* The chunk of items [first, first + n): its id over their packed ids. */
+static void add_chunk(struct content *ct, size_t *cap, size_t first, size_t n)
+{
+	unsigned char *packed = xmalloc(n * 8);
+	int64_t *ids = xmalloc(n * sizeof(*ids));
+
+	for (size_t i = 0; i < n; i++)
+		ids[i] = ct->items[first + i].id;
+	content_pack(ids, n, packed);
+	if (ct->n_chunks == *cap) {
+		*cap = *cap ? *cap * 2 : 16;
+		ct->chunks = xrealloc(ct->chunks, *cap * sizeof(*ct->chunks));
+	}
+	ct->chunks[ct->n_chunks++] = (struct content_chunk){ digest_id(packed, n * 8), first, n, 1 };
+	free(packed);
+	free(ids);
+}
+
+/* Chunks of the items [first, last): a boundary after each id with its low bits zero. */
+static size_t chunk_list(struct content *ct, size_t *cap, size_t first, size_t last)
+{
+	size_t start = first, before = ct->n_chunks;
+
+	for (size_t i = first; i < last; i++)
+		if (i + 1 == last || !((uint64_t)ct->items[i].id & CHUNK_MASK)) {
+			add_chunk(ct, cap, start, i + 1 - start);
+			start = i + 1;
+		}
+	return ct->n_chunks - before;
+}
+
+static void make_row(struct content *ct, const size_t per_list[CONTENT_LISTS])
+{
+	ct->n_row = CONTENT_LISTS + ct->n_chunks;
+	ct->row = xmalloc(ct->n_row * sizeof(*ct->row));
+	for (size_t k = 0; k < CONTENT_LISTS; k++)
+		ct->row[k] = (int64_t)per_list[k];
+	for (size_t i = 0; i < ct->n_chunks; i++)
+		ct->row[CONTENT_LISTS + i] = ct->chunks[i].id;
+}
+
+int content_split(struct content *ct, const char *const text[CONTENT_LISTS],
+		  const size_t len[CONTENT_LISTS])
+{
+	size_t icap = 0, ccap = 0, first[CONTENT_LISTS + 1], per_list[CONTENT_LISTS];
+
+	memset(ct, 0, sizeof(*ct));
+	for (size_t k = 0; k < CONTENT_LISTS; k++) {
+		first[k] = ct->n_items;
+		ct->text[k] = text[k];
+		ct->len[k] = len[k];
+		if (!text[k] || cut_list(ct, &icap, text[k], len[k])) {
+			content_release(ct);
+			return -1;
+		}
+	}
+	first[CONTENT_LISTS] = ct->n_items;
+	for (size_t k = 0; k < CONTENT_LISTS; k++)
+		per_list[k] = chunk_list(ct, &ccap, first[k], first[k + 1]);
+	make_row(ct, per_list);
+	return 0;
+}
+
+void content_of(struct content *ct, const struct checkpoint *c, const struct checkpoint_text *t)
+{
+	char *own[CONTENT_LISTS];
+	const char *text[CONTENT_LISTS];
+	size_t len[CONTENT_LISTS];
+	const json_t *list;
+
+	if (t) {
+		for (size_t k = 0; k < CONTENT_LISTS; k++) {
+			text[k] = t->json[k];
+			len[k] = t->len[k];
+		}
+		if (!content_split(ct, text, len))
+			return;
+	}
+	for (size_t k = 0; k < CONTENT_LISTS; k++) {
+		list = checkpoint_list(c, checkpoint_list_fields[k]);
+		own[k] = list ? json_dumps(list, JSON_COMPACT | JSON_ENCODE_ANY) : xstrdup("[]");
+		if (!own[k])
+			BUG("cannot write a checkpoint's list as JSON");
+		text[k] = own[k];
+		len[k] = strlen(own[k]);
+	}
+	if (content_split(ct, text, len))
+		BUG("jansson wrote a list that cannot be cut into its items");
+	for (size_t k = 0; k < CONTENT_LISTS; k++)
+		ct->own[k] = own[k];
+}
+
+void content_release(struct content *ct)
+{
+	for (size_t k = 0; k < CONTENT_LISTS; k++)
+		free(ct->own[k]);
+	free(ct->items);
+	free(ct->chunks);
+	free(ct->row);
+	memset(ct, 0, sizeof(*ct));
+}
+
+/* ---- which checkpoints' chunks are stored ---- */
+
+#define KNOWN_SLOTS 32
+
+struct known {
+	char hash[HASH_HEX_LEN + 1];
+	int64_t *ids;                      /* sorted chunk ids */
+	size_t n;
+	uint64_t used;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	struct known slot[KNOWN_SLOTS];
+	uint64_t tick;
+} known = { PTHREAD_MUTEX_INITIALIZER, { { "", NULL, 0, 0 } }, 0 };
+
+static int cmp_id(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+void content_remember(const char *hash, const int64_t *row, size_t n)
+{
+	struct known *k = &known.slot[0];
+	size_t chunks = n > CONTENT_LISTS ? n - CONTENT_LISTS : 0;
+
+	if (!hash || strlen(hash) != HASH_HEX_LEN || n < CONTENT_LISTS)
+		return;
+	pthread_mutex_lock(&known.lock);
+	for (size_t i = 0; i < KNOWN_SLOTS; i++) {
+		if (!strcmp(known.slot[i].hash, hash)) {
+			known.slot[i].used = ++known.tick;
+			pthread_mutex_unlock(&known.lock);
+			return;
+		}
+		if (known.slot[i].used < k->used)
+			k = &known.slot[i];
+	}
+	free(k->ids);
+	k->ids = xmalloc((chunks ? chunks : 1) * sizeof(*k->ids));
+	memcpy(k->ids, row + CONTENT_LISTS, chunks * sizeof(*k->ids));
+	qsort(k->ids, chunks, sizeof(*k->ids), cmp_id);
+	k->n = chunks;
+	memcpy(k->hash, hash, HASH_HEX_LEN + 1);
+	k->used = ++known.tick;
+	pthread_mutex_unlock(&known.lock);
+}
+
+size_t content_mark_fresh(struct content *ct, const char *parent_hash)
+{
+	struct known *k = NULL;
+	size_t fresh = 0;
+
+	pthread_mutex_lock(&known.lock);
+	for (size_t i = 0; parent_hash && i < KNOWN_SLOTS; i++)
+		if (!strcmp(known.slot[i].hash, parent_hash))
+			k = &known.slot[i];
+	for (size_t i = 0; i < ct->n_chunks; i++) {
+		ct->chunks[i].fresh = !k || !bsearch(&ct->chunks[i].id, k->ids, k->n,
+						     sizeof(*k->ids), cmp_id);
+		fresh += (size_t)ct->chunks[i].fresh;
+	}
+	pthread_mutex_unlock(&known.lock);
+	return fresh;
+}
+
+/* ---- the write's check ---- */
+
+/* c's items in the order of ct's: every list's, one after the other; NULL when they do not match. */
+static const json_t **source_items(const struct content *ct, const struct checkpoint *c)
+{
+	const json_t **src = xmalloc((ct->n_items ? ct->n_items : 1) * sizeof(*src));
+	const json_t *list;
+	size_t at = 0;
+
+	for (size_t k = 0; k < CONTENT_LISTS; k++) {
+		list = checkpoint_list(c, checkpoint_list_fields[k]);
+		for (size_t i = 0; i < json_array_size(list); i++) {
+			if (at == ct->n_items) {
+				free(src);
+				return NULL;
+			}
+			src[at++] = json_array_get(list, i);
+		}
+	}
+	if (at != ct->n_items) {
+		free(src);
+		return NULL;
+	}
+	return src;
+}
+
+/*
+ * Every item a write stores anew (those of its fresh chunks), parsed back
+ * from its bytes, equals c's item (jansson compares objects by their keys,
+ * as the canonical form sorts them), so a read gives back what c's hash
+ * was computed from.  An item of a chunk already stored has bytes that
+ * were checked so when they were first written (its id names them).
+ */
+enum smr_rc content_verify(const struct content *ct, const struct checkpoint *c,
+			   struct smr_err *err)
+{
+	const json_t **src = source_items(ct, c);
+	const struct content_item *it = NULL;
+	json_t *back;
+	int ok = src != NULL;
+
+	for (size_t i = 0; ok && i < ct->n_chunks; i++) {
+		for (size_t j = 0; ok && ct->chunks[i].fresh && j < ct->chunks[i].n; j++) {
+			it = &ct->items[ct->chunks[i].first + j];
+			back = json_loadb(it->body, it->len, JSON_DECODE_ANY, NULL);
+			ok = back && json_equal(back, src[ct->chunks[i].first + j]);
+			json_decref(back);
+		}
+	}
+	free(src);
+	if (ok)
+		return SMR_OK;
+	return smr_errf(err, SMR_EINTERNAL, "checkpoint %.12s: an item as stored would read back"
+			" otherwise (%.60s); nothing was written (report this)",
+			c->hash ? c->hash : "?", it ? it->body : "its lists");
+}
+
+/* ---- the cache of chunks' text ---- */
+
+#define CACHE_SLOTS 8192
+#define CACHE_MAX_BYTES (64u << 20)
+
+struct cached {
+	int64_t id;
+	char *text;                        /* NULL: empty slot */
+	size_t len, n;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	struct cached slot[CACHE_SLOTS];
+	size_t bytes;
+} cache = { PTHREAD_MUTEX_INITIALIZER, { { 0, NULL, 0, 0 } }, 0 };
+
+static struct cached *cache_slot(int64_t id)
+{
+	return &cache.slot[(uint64_t)id % CACHE_SLOTS];
+}
+
+/* Appends chunk id's text to b when the cache has it; *n its items.  1: found. */
+static int cache_get(int64_t id, struct buf *b, size_t *n)
+{
+	struct cached *c;
+	int found;
+
+	pthread_mutex_lock(&cache.lock);
+	c = cache_slot(id);
+	found = c->text && c->id == id;
+	if (found) {
+		buf_add(b, c->text, c->len);
+		*n = c->n;
+	}
+	pthread_mutex_unlock(&cache.lock);
+	return found;
+}
+
+static void cache_put(int64_t id, const char *text, size_t len, size_t n)
+{
+	struct cached *c;
+
+	pthread_mutex_lock(&cache.lock);
+	c = cache_slot(id);
+	if (c->text) {
+		cache.bytes -= c->len;
+		free(c->text);
+		c->text = NULL;
+	}
+	if (cache.bytes + len <= CACHE_MAX_BYTES) {
+		c->id = id;
+		c->text = xstrndup(text, len);
+		c->len = len;
+		c->n = n;
+		cache.bytes += len;
+	}
+	pthread_mutex_unlock(&cache.lock);
+}
+
+/* ---- reading ---- */
+
+/* Chunk texts for every chunk of the row: from the cache, the rest fetched in one call. */
+static enum smr_rc gather(const int64_t *ids, size_t n, int fresh, content_fetch_fn fetch,
+			  void *arg, struct buf *texts, size_t *counts, struct smr_err *err)
+{
+	int64_t *miss = xmalloc((n ? n : 1) * sizeof(*miss));
+	size_t *at = xmalloc((n ? n : 1) * sizeof(*at)), m = 0;
+	struct buf *got;
+	enum smr_rc rc = SMR_OK;
+
+	for (size_t i = 0; i < n; i++)
+		if (fresh || !cache_get(ids[i], &texts[i], &counts[i])) {
+			miss[m] = ids[i];
+			at[m++] = i;
+		}
+	if (m) {
+		got = xcalloc(m, sizeof(*got));
+		for (size_t i = 0; i < m; i++)
+			got[i] = (struct buf)BUF_INIT(0);
+		rc = fetch(arg, miss, m, got, counts + n, err);
+		for (size_t i = 0; i < m; i++) {
+			if (!rc) {
+				counts[at[i]] = counts[n + i];
+				cache_put(miss[i], got[i].ptr, got[i].len, counts[n + i]);
+				buf_add(&texts[at[i]], got[i].ptr, got[i].len);
+			}
+			buf_release(&got[i]);
+		}
+		free(got);
+	}
+	free(miss);
+	free(at);
+	return rc;
+}
+
+enum smr_rc content_read(const int64_t *row, size_t n, int fresh, content_fetch_fn fetch,
+			 void *arg, char *text[CONTENT_LISTS], size_t len[CONTENT_LISTS],
+			 struct smr_err *err)
+{
+	size_t chunks = n - CONTENT_LISTS, at = 0, total;
+	struct buf *texts = xcalloc(chunks ? chunks : 1, sizeof(*texts));
+	size_t *counts = xcalloc(2 * (chunks ? chunks : 1), sizeof(*counts));
+	struct buf b = BUF_INIT(0);
+	enum smr_rc rc;
+
+	for (size_t i = 0; i < chunks; i++)
+		texts[i] = (struct buf)BUF_INIT(0);
+	rc = gather(row + CONTENT_LISTS, chunks, fresh, fetch, arg, texts, counts, err);
+	for (size_t k = 0; k < CONTENT_LISTS; k++) {
+		buf_addch(&b, '[');
+		for (int64_t j = 0; !rc && j < row[k]; j++, at++) {
+			if (j)
+				buf_addch(&b, ',');
+			buf_add(&b, texts[at].ptr, texts[at].len);
+		}
+		buf_addch(&b, ']');
+		text[k] = rc ? NULL : buf_detach(&b, &total);
+		len[k] = rc ? 0 : total;
+		buf_release(&b);
+	}
+	for (size_t i = 0; i < chunks; i++)
+		buf_release(&texts[i]);
+	free(texts);
+	free(counts);
+	if (rc)
+		for (size_t k = 0; k < CONTENT_LISTS; k++) {
+			free(text[k]);
+			text[k] = NULL;
+		}
+	return rc;
+}

@@ -1,0 +1,116 @@
+/*
+ * content.h -- a checkpoint's six lists as the stores keep them: each item
+ * once, keyed by its own hash, and each list a short run of content-defined
+ * chunks of item ids, so that a checkpoint costs what changed (one item,
+ * one chunk, its row) and not its whole state (docs/storage.md).
+ *
+ * An item's bytes are its compact JSON exactly as it sits inside its list's
+ * text (jansson writes an array as its elements' own texts between commas),
+ * so a list's text is "[" + the item texts joined by "," + "]": the same
+ * bytes the store kept whole before, parsed into the same values, hashed to
+ * the same commit_hash, exported into the same bundle.
+ *
+ * Ids are 64-bit: the first eight bytes of SHA-256 of an item's text, or of
+ * a chunk's item ids packed big-endian.  A chunk ends after an item whose id
+ * has its low CONTENT_CHUNK_BITS bits zero (Dolt's prolly-tree rule, on one
+ * level): the boundaries depend only on the items, so an insert or a removal
+ * changes one chunk and every other chunk keeps its id.
+ *
+ * Two process-wide memories make a write and a read cost the change: the
+ * chunks of the checkpoints written or read lately (a child's chunks that
+ * its parent has are stored already, whatever the database: a chunk id
+ * names its content), and a cache of chunks' text by id.  Both are safe
+ * across databases and handles for that reason.
+ */
+#ifndef SMRITI_STORE_CONTENT_H
+#define SMRITI_STORE_CONTENT_H
+
+#include "domain/model.h"
+#include "util/buf.h"
+#include "util/err.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CONTENT_LISTS 6
+#define CONTENT_CHUNK_BITS 5           /* about 32 items a chunk */
+
+struct content_item {
+	int64_t id;
+	const char *body;                  /* into the list's text; len bytes */
+	size_t len;
+};
+
+struct content_chunk {
+	int64_t id;
+	size_t first, n;                   /* its items: items[first .. first + n) */
+	int fresh;                         /* to be written (see content_mark_fresh) */
+};
+
+struct content {
+	char *own[CONTENT_LISTS];          /* text made here (else borrowed) */
+	const char *text[CONTENT_LISTS];   /* each list's compact JSON text */
+	size_t len[CONTENT_LISTS];
+	struct content_item *items;
+	size_t n_items;
+	struct content_chunk *chunks;
+	size_t n_chunks;
+	int64_t *row;                      /* the commit row's lists: 6 chunk counts, the chunk ids */
+	size_t n_row;
+};
+
+/*
+ * Cuts the lists' text (compact JSON arrays, borrowed: they must outlive ct)
+ * into items and chunks.  -1 when a text is not an array whose items can be
+ * cut out verbatim (white space between them, not JSON): ct is then empty.
+ */
+int content_split(struct content *ct, const char *const text[CONTENT_LISTS],
+		  const size_t len[CONTENT_LISTS]);
+/* content_split of c's lists: t's text where it has it, else c's lists written compact. */
+void content_of(struct content *ct, const struct checkpoint *c, const struct checkpoint_text *t);
+void content_release(struct content *ct);
+
+/*
+ * Marks fresh the chunks a write must send: all of them, but those of the
+ * checkpoint parent_hash (NULL: none) when content_remember knows them.
+ * Returns how many are fresh.
+ */
+size_t content_mark_fresh(struct content *ct, const char *parent_hash);
+/* Remembers that checkpoint hash is stored with these lists (its row, n values). */
+void content_remember(const char *hash, const int64_t *row, size_t n);
+
+/*
+ * Checks, before a write commits, that each item it stores anew (of a
+ * fresh chunk; content_mark_fresh first) parses back from its bytes equal
+ * to c's, so that what a read gives hashes to c's hash.  SMR_EINTERNAL
+ * when not.
+ */
+enum smr_rc content_verify(const struct content *ct, const struct checkpoint *c,
+			   struct smr_err *err);
+
+/* n ids big-endian into out (8 * n bytes), and back. */
+void content_pack(const int64_t *v, size_t n, unsigned char *out);
+int64_t content_unpack(const unsigned char *p);
+/* 1 when n values form a row: 6 counts that add up to the chunk ids after them. */
+int content_row_valid(const int64_t *row, size_t n);
+/* A row's values from its packed bytes; NULL (and *n 0) when they do not form one. */
+int64_t *content_row_unpack(const void *p, size_t bytes, size_t *n);
+
+/*
+ * Reads chunks a read needs and the cache lacks: out[i] gets chunk ids[i]'s
+ * items' text joined by ",", and counts[i] their number.  A chunk or an item
+ * that is missing is SMR_ENOTFOUND.
+ */
+typedef enum smr_rc (*content_fetch_fn)(void *arg, const int64_t *ids, size_t n,
+					struct buf *out, size_t *counts, struct smr_err *err);
+
+/*
+ * The six lists' text of a row (row, n), from the chunk cache and fetch
+ * (with fresh: from fetch only, as fsck wants); text[k] is the caller's to
+ * free.  On failure no text is left.
+ */
+enum smr_rc content_read(const int64_t *row, size_t n, int fresh, content_fetch_fn fetch,
+			 void *arg, char *text[CONTENT_LISTS], size_t len[CONTENT_LISTS],
+			 struct smr_err *err);
+
+#endif
