@@ -31,7 +31,7 @@ static void *loop(void *p)
 		int64_t t = sys_monotonic_us();
 
 		if (a->m)
-			http_metrics_count(a->m, &http_routes[0], 200, t & 1023);
+			http_metrics_count(a->m, &http_routes[0], http_routes[0].method, 200, t & 1023);
 		a->sink += t;
 	}
 	return NULL;
