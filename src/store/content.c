@@ -216,6 +216,7 @@ void content_release(struct content *ct)
 #define KNOWN_SLOTS 32
 
 struct known {
+	int64_t db;                        /* content_db_key */
 	char hash[HASH_HEX_LEN + 1];
 	int64_t *ids;                      /* sorted chunk ids */
 	size_t n;
@@ -226,7 +227,12 @@ static struct {
 	pthread_mutex_t lock;
 	struct known slot[KNOWN_SLOTS];
 	uint64_t tick;
-} known = { PTHREAD_MUTEX_INITIALIZER, { { "", NULL, 0, 0 } }, 0 };
+} known = { PTHREAD_MUTEX_INITIALIZER, { { 0, "", NULL, 0, 0 } }, 0 };
+
+int64_t content_db_key(const char *dsn)
+{
+	return digest_id(dsn, strlen(dsn));
+}
 
 static int cmp_id(const void *a, const void *b)
 {
@@ -235,7 +241,7 @@ static int cmp_id(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-void content_remember(const char *hash, const int64_t *row, size_t n)
+void content_remember(int64_t db, const char *hash, const int64_t *row, size_t n)
 {
 	struct known *k = &known.slot[0];
 	size_t chunks = n > CONTENT_LISTS ? n - CONTENT_LISTS : 0;
@@ -244,7 +250,7 @@ void content_remember(const char *hash, const int64_t *row, size_t n)
 		return;
 	pthread_mutex_lock(&known.lock);
 	for (size_t i = 0; i < KNOWN_SLOTS; i++) {
-		if (!strcmp(known.slot[i].hash, hash)) {
+		if (known.slot[i].db == db && !strcmp(known.slot[i].hash, hash)) {
 			known.slot[i].used = ++known.tick;
 			pthread_mutex_unlock(&known.lock);
 			return;
@@ -258,18 +264,19 @@ void content_remember(const char *hash, const int64_t *row, size_t n)
 	qsort(k->ids, chunks, sizeof(*k->ids), cmp_id);
 	k->n = chunks;
 	memcpy(k->hash, hash, HASH_HEX_LEN + 1);
+	k->db = db;
 	k->used = ++known.tick;
 	pthread_mutex_unlock(&known.lock);
 }
 
-size_t content_mark_fresh(struct content *ct, const char *parent_hash)
+size_t content_mark_fresh(struct content *ct, int64_t db, const char *parent_hash)
 {
 	struct known *k = NULL;
 	size_t fresh = 0;
 
 	pthread_mutex_lock(&known.lock);
 	for (size_t i = 0; parent_hash && i < KNOWN_SLOTS; i++)
-		if (!strcmp(known.slot[i].hash, parent_hash))
+		if (known.slot[i].db == db && !strcmp(known.slot[i].hash, parent_hash))
 			k = &known.slot[i];
 	for (size_t i = 0; i < ct->n_chunks; i++) {
 		ct->chunks[i].fresh = !k || !bsearch(&ct->chunks[i].id, k->ids, k->n,
@@ -343,7 +350,7 @@ enum smr_rc content_verify(const struct content *ct, const struct checkpoint *c,
 #define CACHE_MAX_BYTES (64u << 20)
 
 struct cached {
-	int64_t id;
+	int64_t db, id;
 	char *text;                        /* NULL: empty slot */
 	size_t len, n;
 };
@@ -352,22 +359,22 @@ static struct {
 	pthread_mutex_t lock;
 	struct cached slot[CACHE_SLOTS];
 	size_t bytes;
-} cache = { PTHREAD_MUTEX_INITIALIZER, { { 0, NULL, 0, 0 } }, 0 };
+} cache = { PTHREAD_MUTEX_INITIALIZER, { { 0, 0, NULL, 0, 0 } }, 0 };
 
-static struct cached *cache_slot(int64_t id)
+static struct cached *cache_slot(int64_t db, int64_t id)
 {
-	return &cache.slot[(uint64_t)id % CACHE_SLOTS];
+	return &cache.slot[((uint64_t)id ^ (uint64_t)db) % CACHE_SLOTS];
 }
 
 /* Appends chunk id's text to b when the cache has it; *n its items.  1: found. */
-static int cache_get(int64_t id, struct buf *b, size_t *n)
+static int cache_get(int64_t db, int64_t id, struct buf *b, size_t *n)
 {
 	struct cached *c;
 	int found;
 
 	pthread_mutex_lock(&cache.lock);
-	c = cache_slot(id);
-	found = c->text && c->id == id;
+	c = cache_slot(db, id);
+	found = c->text && c->id == id && c->db == db;
 	if (found) {
 		buf_add(b, c->text, c->len);
 		*n = c->n;
@@ -376,18 +383,19 @@ static int cache_get(int64_t id, struct buf *b, size_t *n)
 	return found;
 }
 
-static void cache_put(int64_t id, const char *text, size_t len, size_t n)
+static void cache_put(int64_t db, int64_t id, const char *text, size_t len, size_t n)
 {
 	struct cached *c;
 
 	pthread_mutex_lock(&cache.lock);
-	c = cache_slot(id);
+	c = cache_slot(db, id);
 	if (c->text) {
 		cache.bytes -= c->len;
 		free(c->text);
 		c->text = NULL;
 	}
 	if (cache.bytes + len <= CACHE_MAX_BYTES) {
+		c->db = db;
 		c->id = id;
 		c->text = xstrndup(text, len);
 		c->len = len;
@@ -400,7 +408,8 @@ static void cache_put(int64_t id, const char *text, size_t len, size_t n)
 /* ---- reading ---- */
 
 /* Chunk texts for every chunk of the row: from the cache, the rest fetched in one call. */
-static enum smr_rc gather(const int64_t *ids, size_t n, int fresh, content_fetch_fn fetch,
+static enum smr_rc gather(const int64_t *ids, size_t n, int64_t db, int fresh,
+			  content_fetch_fn fetch,
 			  void *arg, struct buf *texts, size_t *counts, struct smr_err *err)
 {
 	int64_t *miss = xmalloc((n ? n : 1) * sizeof(*miss));
@@ -409,7 +418,7 @@ static enum smr_rc gather(const int64_t *ids, size_t n, int fresh, content_fetch
 	enum smr_rc rc = SMR_OK;
 
 	for (size_t i = 0; i < n; i++)
-		if (fresh || !cache_get(ids[i], &texts[i], &counts[i])) {
+		if (fresh || !cache_get(db, ids[i], &texts[i], &counts[i])) {
 			miss[m] = ids[i];
 			at[m++] = i;
 		}
@@ -421,7 +430,7 @@ static enum smr_rc gather(const int64_t *ids, size_t n, int fresh, content_fetch
 		for (size_t i = 0; i < m; i++) {
 			if (!rc) {
 				counts[at[i]] = counts[n + i];
-				cache_put(miss[i], got[i].ptr, got[i].len, counts[n + i]);
+				cache_put(db, miss[i], got[i].ptr, got[i].len, counts[n + i]);
 				buf_add(&texts[at[i]], got[i].ptr, got[i].len);
 			}
 			buf_release(&got[i]);
@@ -433,7 +442,8 @@ static enum smr_rc gather(const int64_t *ids, size_t n, int fresh, content_fetch
 	return rc;
 }
 
-enum smr_rc content_read(const int64_t *row, size_t n, int fresh, content_fetch_fn fetch,
+enum smr_rc content_read(const int64_t *row, size_t n, int64_t db, int fresh,
+			 content_fetch_fn fetch,
 			 void *arg, char *text[CONTENT_LISTS], size_t len[CONTENT_LISTS],
 			 struct smr_err *err)
 {
@@ -445,7 +455,7 @@ enum smr_rc content_read(const int64_t *row, size_t n, int fresh, content_fetch_
 
 	for (size_t i = 0; i < chunks; i++)
 		texts[i] = (struct buf)BUF_INIT(0);
-	rc = gather(row + CONTENT_LISTS, chunks, fresh, fetch, arg, texts, counts, err);
+	rc = gather(row + CONTENT_LISTS, chunks, db, fresh, fetch, arg, texts, counts, err);
 	for (size_t k = 0; k < CONTENT_LISTS; k++) {
 		buf_addch(&b, '[');
 		for (int64_t j = 0; !rc && j < row[k]; j++, at++) {

@@ -18,9 +18,11 @@
  *
  * Two process-wide memories make a write and a read cost the change: the
  * chunks of the checkpoints written or read lately (a child's chunks that
- * its parent has are stored already, whatever the database: a chunk id
- * names its content), and a cache of chunks' text by id.  Both are safe
- * across databases and handles for that reason.
+ * its parent has are stored already), and a cache of chunks' text by id.
+ * Both are keyed by the database too (content_db_key): a chunk id names
+ * its content, but what one database holds says nothing of another (it may
+ * hold the parent in the old layout, or a damaged item), so one database's
+ * memory never decides a write or a read in another.
  */
 #ifndef SMRITI_STORE_CONTENT_H
 #define SMRITI_STORE_CONTENT_H
@@ -75,9 +77,11 @@ void content_release(struct content *ct);
  * checkpoint parent_hash (NULL: none) when content_remember knows them.
  * Returns how many are fresh.
  */
-size_t content_mark_fresh(struct content *ct, const char *parent_hash);
-/* Remembers that checkpoint hash is stored with these lists (its row, n values). */
-void content_remember(const char *hash, const int64_t *row, size_t n);
+size_t content_mark_fresh(struct content *ct, int64_t db, const char *parent_hash);
+/* Remembers that checkpoint hash is stored in database db with these lists (its row, n values). */
+void content_remember(int64_t db, const char *hash, const int64_t *row, size_t n);
+/* The key of the database a DSN names, for the memories above. */
+int64_t content_db_key(const char *dsn);
 
 /*
  * Checks, before a write commits, that each item it stores anew (of a
@@ -109,7 +113,8 @@ typedef enum smr_rc (*content_fetch_fn)(void *arg, const int64_t *ids, size_t n,
  * (with fresh: from fetch only, as fsck wants); text[k] is the caller's to
  * free.  On failure no text is left.
  */
-enum smr_rc content_read(const int64_t *row, size_t n, int fresh, content_fetch_fn fetch,
+enum smr_rc content_read(const int64_t *row, size_t n, int64_t db, int fresh,
+			 content_fetch_fn fetch,
 			 void *arg, char *text[CONTENT_LISTS], size_t len[CONTENT_LISTS],
 			 struct smr_err *err);
 

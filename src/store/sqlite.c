@@ -62,6 +62,7 @@ static void memo_clear(struct fields_memo *m)
 struct sqlite_store {
 	struct store base;
 	sqlite3 *db;
+	int64_t content_db;    /* content_db_key of the file: the chunk memories' key */
 	int64_t fts_from;      /* first search_items row of this transaction not in search_fts, or -1 */
 	struct stmt_slot cache[STMT_CACHE];
 	int gated;                     /* this handle holds the write gate */
@@ -686,6 +687,7 @@ static enum smr_rc sqlite_open(const char *dsn, struct store **out, struct smr_e
 	s->wal = -1;
 	if (!strncmp(dsn, "sqlite://", 9))
 		dsn += 9;
+	s->content_db = content_db_key(dsn);
 	if (sqlite3_open_v2(dsn, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		rc = smr_errf(err, SMR_EINTERNAL, "cannot open database '%s': %s", dsn,
@@ -1018,13 +1020,14 @@ static int row_lists(struct sqlite_store *s, sqlite3_stmt *q, int fresh,
 		return 1;
 	row = content_row_unpack(sqlite3_column_blob(q, LISTS_COL),
 				 (size_t)sqlite3_column_bytes(q, LISTS_COL), &n);
-	rc = row ? content_read(row, n, fresh, fetch_chunks, s, text, len, &err) : SMR_ENOTFOUND;
+	rc = row ? content_read(row, n, s->content_db, fresh, fetch_chunks, s, text, len, &err)
+		 : SMR_ENOTFOUND;
 	if (rc && rc != SMR_ENOTFOUND && !s->read_rc) {   /* not damage: the read must fail */
 		s->read_rc = rc;
 		s->read_err = err;
 	}
 	if (!rc)
-		content_remember((const char *)sqlite3_column_text(q, 0), row, n);
+		content_remember(s->content_db, (const char *)sqlite3_column_text(q, 0), row, n);
 	free(row);
 	return rc ? -1 : 0;
 }
@@ -1114,7 +1117,7 @@ static enum smr_rc write_content(struct sqlite_store *s, const struct checkpoint
 	enum smr_rc rc;
 
 	content_of(ct, c, text);
-	content_mark_fresh(ct, c->parent_hash);
+	content_mark_fresh(ct, s->content_db, c->parent_hash);
 	rc = content_verify(ct, c, err);
 	if (!rc)
 		rc = insert_content(s, ct, err);
@@ -1165,7 +1168,7 @@ static enum smr_rc convert_row(struct sqlite_store *s, int64_t id, struct smr_er
 		sqlite3_reset(q);
 		return SMR_OK;
 	}
-	content_mark_fresh(&ct, (const char *)sqlite3_column_text(q, 1));
+	content_mark_fresh(&ct, s->content_db, (const char *)sqlite3_column_text(q, 1));
 	rc = insert_content(s, &ct, err);
 	u = rc ? NULL : prep(s, set);
 	if (u) {
@@ -1176,7 +1179,7 @@ static enum smr_rc convert_row(struct sqlite_store *s, int64_t id, struct smr_er
 		rc = db_error(s, err, "converting a checkpoint");
 	}
 	if (!rc)
-		content_remember((const char *)sqlite3_column_text(q, 0), ct.row, ct.n_row);
+		content_remember(s->content_db, (const char *)sqlite3_column_text(q, 0), ct.row, ct.n_row);
 	content_release(&ct);
 	sqlite3_reset(q);
 	return rc;
@@ -1548,7 +1551,7 @@ static enum smr_rc insert_commit(struct store *st, const char *space_id,
 	step = sqlite3_step(q);
 	sqlite3_reset(q);
 	if (step == SQLITE_DONE)
-		content_remember(c->hash, ct.row, ct.n_row);
+		content_remember(s->content_db, c->hash, ct.row, ct.n_row);
 	content_release(&ct);
 	if (step == SQLITE_CONSTRAINT)
 		return SMR_ECONFLICT;
@@ -1590,7 +1593,7 @@ static enum smr_rc insert_on_head(struct store *st, const char *space_id,
 	step = sqlite3_step(q);
 	sqlite3_reset(q);
 	if (step == SQLITE_DONE)
-		content_remember(c->hash, ct.row, ct.n_row);
+		content_remember(s->content_db, c->hash, ct.row, ct.n_row);
 	content_release(&ct);
 	if (step == SQLITE_CONSTRAINT)
 		return SMR_ECONFLICT;

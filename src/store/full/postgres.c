@@ -448,6 +448,7 @@ struct pg_store {
 	struct store base;
 	PGconn *conn;
 	char *dsn;                         /* to connect afresh */
+	int64_t content_db;                /* content_db_key(dsn): the chunk memories' key */
 	unsigned char prepared[Q_COUNT];   /* on this connection */
 	const char *generic[GENERIC_MAX];  /* sql_text statements prepared on it, by address */
 	int lost;                          /* the last failure was a dead connection */
@@ -1472,6 +1473,7 @@ static enum smr_rc pg_open(const char *dsn, struct store **out, struct smr_err *
 
 	s->base.ops = &store_postgres_ops;
 	s->dsn = xstrdup(dsn);
+	s->content_db = content_db_key(dsn);
 	s->spin_read.window_us = SPIN_MIN_US;    /* a read is usually quick: spin from the first */
 	s->conn = connect_dsn(dsn);
 	if (!s->conn || PQstatus(s->conn) != CONNECTION_OK) {
@@ -1783,7 +1785,7 @@ static void add_lists(struct pg_store *s, json_t *o, const char *lists, const ch
 	json_t *v;
 
 	if (row && content_row_valid(row, n))
-		rc = content_read(row, n, fresh, pg_fetch_chunks, s, text, len, &err);
+		rc = content_read(row, n, s->content_db, fresh, pg_fetch_chunks, s, text, len, &err);
 	if (rc && rc != SMR_ENOTFOUND && !s->read_rc) {
 		s->read_rc = rc;
 		s->read_err = err;
@@ -1794,7 +1796,7 @@ static void add_lists(struct pg_store *s, json_t *o, const char *lists, const ch
 		free(text[k]);
 	}
 	if (!rc)
-		content_remember(hash, row, n);
+		content_remember(s->content_db, hash, row, n);
 	free(row);
 }
 
@@ -1879,14 +1881,14 @@ static enum smr_rc write_content(struct pg_store *s, const struct checkpoint *c,
 
 	*lists = NULL;
 	content_of(&ct, c, t);
-	content_mark_fresh(&ct, c->parent_hash);
+	content_mark_fresh(&ct, s->content_db, c->parent_hash);
 	rc = content_verify(&ct, c, err);
 	if (!rc)
 		rc = send_fresh(s, &ct, err);
 	if (!rc) {
 		ids_literal(&b, ct.row, ct.n_row);
 		*lists = buf_detach(&b, NULL);
-		content_remember(c->hash, ct.row, ct.n_row);
+		content_remember(s->content_db, c->hash, ct.row, ct.n_row);
 	}
 	content_release(&ct);
 	return rc;
@@ -1958,7 +1960,8 @@ static enum smr_rc convert_one(struct pg_store *s, const PGresult *r, int64_t id
 	for (size_t k = 0; k < CONTENT_LISTS; k++)
 		texts[k] = own[k];
 	if (ok && !content_split(&ct, texts, len)) {
-		content_mark_fresh(&ct, PQgetisnull(r, 0, 1) ? NULL : PQgetvalue(r, 0, 1));
+		content_mark_fresh(&ct, s->content_db,
+				   PQgetisnull(r, 0, 1) ? NULL : PQgetvalue(r, 0, 1));
 		rc = send_fresh(s, &ct, err);
 		ids_literal(&lists, ct.row, ct.n_row);
 		text = meta_text(&meta, NULL);
@@ -1968,7 +1971,7 @@ static enum smr_rc convert_one(struct pg_store *s, const PGresult *r, int64_t id
 		if (!rc)
 			rc = run_done(s, Q_CONVERT_SET, &p, "converting a checkpoint", err);
 		if (!rc)
-			content_remember(PQgetvalue(r, 0, 0), ct.row, ct.n_row);
+			content_remember(s->content_db, PQgetvalue(r, 0, 0), ct.row, ct.n_row);
 		content_release(&ct);
 	}
 	for (size_t k = 0; k < CONTENT_LISTS; k++)
