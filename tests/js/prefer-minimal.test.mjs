@@ -9,29 +9,12 @@
 // and against a server.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { tempDb, ok, run, SMRITI_FULL } from './helpers.mjs';
+import { tempDb, ok, run, pgSchemaDb, SMRITI_FULL } from './helpers.mjs';
 import { startServer, request } from './http-helpers.mjs';
 import { openapi } from './openapi-check.mjs';
 
 const HASH = /^[0-9a-f]{64}$/;
 const MINIMAL = { Prefer: 'return=minimal' };
-let schemas = 0;
-
-function pgDb(base) {
-  const schema = `smriti_minimal_${process.pid}_${++schemas}_${Math.floor(Math.random() * 1e6)}`;
-  const psql = (sql) => {
-    const r = spawnSync('psql', ['-qAt', '-v', 'ON_ERROR_STOP=1', base, '-c', sql], { encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`psql ${sql}: ${r.stderr}`);
-  };
-  psql(`CREATE SCHEMA ${schema}`);
-  const sep = base.includes('?') ? '&' : '?';
-  return {
-    db: `${base}${sep}options=-csearch_path%3D${schema}`,
-    cleanup: () => { try { psql(`DROP SCHEMA ${schema} CASCADE`); } catch { /* cluster gone */ } },
-  };
-}
-
 // Insists on a minimal answer; returns the hash its Location names (/commits/HASH).
 function minimalHash(r) {
   assert.equal(r.status, 204, r.text);
@@ -240,4 +223,4 @@ test('/openapi.json declares the Prefer header and the 204 on the write routes t
 });
 
 suite('SQLite', () => tempDb());
-if (process.env.SMRITI_TEST_PG) suite('PostgreSQL', () => pgDb(process.env.SMRITI_TEST_PG));
+if (process.env.SMRITI_TEST_PG) suite('PostgreSQL', () => pgSchemaDb(process.env.SMRITI_TEST_PG, 'smriti_minimal'));
