@@ -245,6 +245,9 @@ static const char *const postgres_migrations[] = {
 	"  last_commit BIGINT NOT NULL);"
 	"INSERT INTO content_migration (id, last_commit)"
 	"  SELECT 1, 0 WHERE EXISTS (SELECT 1 FROM commits);",
+	/* 12: the search rows of a checkpoint by its row (see schema_sqlite.h) */
+	"CREATE INDEX IF NOT EXISTS search_items_by_commit"
+	"  ON search_items(commit_id, field, ordinal) WHERE commit_id IS NOT NULL;",
 };
 
 #endif
