@@ -39,13 +39,13 @@
 // Environment: SECS (per phase, default 5), WRITERS (32), SERVE_WORKERS
 // (--workers of the server, default 32; the server's own default is 8), DB,
 // CLIENT (c or node), PATCH (summary or task).
-import { execFile, execFileSync, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CHECKPOINT_DOC as DOC } from './checkpoint_doc.mjs';
+import { cpuUs, must, request, startServer, stopServer } from './serve.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BUILD = path.resolve(ROOT, process.argv[2] || 'build');
@@ -54,8 +54,6 @@ const WRITERS = Number(process.env.WRITERS || 32);
 const SERVE_WORKERS = String(process.env.SERVE_WORKERS || 32);
 const CLIENT = process.env.CLIENT === 'node' ? 'node' : 'c';
 const PATCH = process.env.PATCH === 'task' ? 'task' : 'summary';
-const agent = new http.Agent({ keepAlive: true, maxSockets: WRITERS + 4 });
-const CLOCK_TICK_US = 1e6 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
 
 // The kinds of write: the C client's -k, whether the writers share one Space.
 const KINDS = [
@@ -64,51 +62,6 @@ const KINDS = [
   { name: 'patch', c: PATCH, oneSpace: true,
     label: `one Space: PATCH head, ${PATCH === 'task' ? '+1 task' : 'new summary'}` },
 ];
-
-function startServer(db) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(path.join(BUILD, 'smriti-full'),
-      ['serve', '--listen', '127.0.0.1:0', '--quiet', '--workers', SERVE_WORKERS], {
-        env: { PATH: process.env.PATH, HOME: process.env.HOME || '/tmp', SMRITI_DB: db },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
-    let err = '';
-    child.stderr.on('data', (d) => {
-      err += d;
-      const m = err.match(/listening on http:\/\/([^:]+):(\d+)/);
-      if (m) resolve({ child, host: m[1], port: Number(m[2]) });
-    });
-    child.on('exit', (code) => reject(new Error(`server exited ${code}: ${err}`)));
-  });
-}
-
-// CPU time (us) process pid has used: utime + stime of /proc/PID/stat.
-function cpuUs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_US;
-}
-
-function request(srv, method, p, body) {
-  return new Promise((resolve, reject) => {
-    const data = body ? JSON.stringify(body) : '';
-    const req = http.request({ host: srv.host, port: srv.port, method, path: p, agent,
-      headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data) } },
-    (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => { text += c; });
-      res.on('end', () => resolve({ status: res.statusCode, json: text ? JSON.parse(text) : null }));
-    });
-    req.on('error', reject);
-    req.end(data);
-  });
-}
-
-async function must(srv, method, p, body, status) {
-  const r = await request(srv, method, p, body);
-  if (r.status !== status) throw new Error(`${method} ${p}: ${r.status} ${JSON.stringify(r.json)}`);
-  return r.json;
-}
 
 // One node writer of a kind until the deadline (what bench-group_commit's writers do).
 async function writer(srv, kind, space, index, deadline, out) {
@@ -156,7 +109,7 @@ function cPhase(srv, kind, spaces, dir, secs) {
   const hashFile = path.join(dir, 'hashes.txt');
   return new Promise((resolve, reject) => {
     execFile(path.join(BUILD, 'bench-group_commit'),
-      ['-k', kind.c, '-o', hashFile, `http://${srv.host}:${srv.port}`, path.join(dir, 'doc.json'),
+      ['-k', kind.c, '-o', hashFile, srv.url, path.join(dir, 'doc.json'),
         String(secs), ...spaces],
       (err, out, errText) => {
         if (err) return reject(new Error(`bench-group_commit: ${errText || err.message}`));
@@ -223,7 +176,7 @@ try {
   const run = `${process.pid}-${Date.now()}`;
   const start = { date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), load: loadavg() };
   writeFileSync(path.join(dir, 'doc.json'), JSON.stringify(DOC));
-  srv = await startServer(db);
+  srv = await startServer(BUILD, db, SERVE_WORKERS, WRITERS + 4);
   await phase(srv, KINDS[0], WRITERS, `${run}-warm`, dir, Math.min(SECS, 2));
   const rows = [];
   for (const kind of KINDS) {
@@ -248,7 +201,6 @@ try {
     process.exitCode = 1;
   }
 } finally {
-  agent.destroy();
-  if (srv) srv.child.kill('SIGTERM');
+  if (srv) stopServer(srv);
   rmSync(dir, { recursive: true, force: true });
 }
