@@ -201,6 +201,6 @@ try {
     process.exitCode = 1;
   }
 } finally {
-  if (srv) stopServer(srv);
+  if (srv) await stopServer(srv);
   rmSync(dir, { recursive: true, force: true });
 }

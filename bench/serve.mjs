@@ -1,8 +1,9 @@
 // serve.mjs -- what the benchmarks that drive `smriti-full serve` over HTTP
-// share (bench/group_commit.mjs, bench/peers/run.mjs): start a server on a
-// free loopback port, send it JSON, read the CPU time a process has used.
+// share (bench/group_commit.mjs, bench/peers/run.mjs and savers.mjs): start
+// a server on a free loopback port, send it JSON, read the CPU time a
+// process, or a PostgreSQL cluster on this machine, has used.
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 
@@ -27,9 +28,13 @@ export function startServer(build, db, workers, sockets) {
   });
 }
 
+// Resolves once the server has exited.
 export function stopServer(srv) {
   srv.agent.destroy();
+  if (srv.child.exitCode !== null || srv.child.signalCode !== null) return Promise.resolve();
+  const exited = new Promise((resolve) => srv.child.once('exit', resolve));
   srv.child.kill('SIGTERM');
+  return exited;
 }
 
 // One request with a JSON body; resolves to { status, json }.
@@ -62,4 +67,29 @@ const CLOCK_TICK_US = 1e6 / Number(execFileSync('getconf', ['CLK_TCK'], { encodi
 export function cpuUs(pid) {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_US;
+}
+
+// CPU time (us) of a local PostgreSQL cluster: its postmaster's children
+// (the backends, the WAL writer, ...) now alive; the postmaster is the parent
+// of the backend of any connection (SELECT pg_backend_pid()).  A backend
+// that exits between two readings takes its time with it: read both while
+// the connections being measured are open.
+export function clusterCpuUs(postmaster) {
+  let us = 0;
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const fields = readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1].split(' ');
+      if (Number(fields[1]) === postmaster) us += (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_US;
+    } catch {
+      // the process ended while the list was read
+    }
+  }
+  return us;
+}
+
+// The postmaster of the cluster a pg client or pool q is connected to.
+export async function postmasterOf(q) {
+  const pid = (await q.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+  return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
 }
