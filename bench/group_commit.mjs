@@ -39,7 +39,7 @@
 // Environment: SECS (per phase, default 5), WRITERS (32), SERVE_WORKERS
 // (--workers of the server, default 32; the server's own default is 8), DB,
 // CLIENT (c or node), PATCH (summary or task).
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -187,8 +187,9 @@ try {
   const store = db.startsWith('postgres') ? 'PostgreSQL' : 'SQLite';
   console.log(`durable writes through smriti serve (${store}, --workers ${SERVE_WORKERS}), ${SECS} s a phase, ` +
     `writers in ${CLIENT === 'c' ? 'C' : 'node'}`);
-  console.log(`${start.date}, ${os.cpus().length} cores, load average ${start.load} at the start, ` +
-    `${loadavg()} at the end`);
+  const rev = spawnSync('git', ['-C', ROOT, 'describe', '--always', '--dirty'], { encoding: 'utf8' }).stdout?.trim();
+  console.log(`${start.date}, Smriti ${rev || '(not a git checkout)'}, ${os.cpus().length} cores, ` +
+    `load average ${start.load} at the start, ${loadavg()} at the end`);
   console.log('ratio: writes/s over one writer of the same kind; server CPU: user + system of the smriti serve ' +
     'process (/proc/PID/stat) over the writes it acknowledged');
   console.log('');

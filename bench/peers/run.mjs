@@ -415,6 +415,8 @@ async function onlyMany() {
     console.log(`Smriti beside PostgresSaver, ${MANY} writers at once on PostgreSQL ` +
       `${(await admin.query('SHOW server_version')).rows[0].server_version}, ${date}`);
     console.log(`machine: ${start} (at start)`);
+    console.log(`Smriti ${spawnSync('git', ['-C', ROOT, 'describe', '--always', '--dirty'], { encoding: 'utf8' })
+      .stdout?.trim() || '(not a git checkout)'}; Node ${process.version}; peers: ${versions()}`);
     console.log('');
     table(manyRows(many));
     console.log('');
