@@ -13,12 +13,23 @@
 //   - MCP steady calls: the same tools called in sequence over one session;
 //   - durable write and HEAD read, SQLite and PostgreSQL, one worker in
 //     process: bench-peers (bench/peers_bench.c) vs savers.mjs;
+//   - durable writes on PostgreSQL, MANY_WRITERS (32) at once for MANY_SECS
+//     (5) seconds: `smriti-full serve --workers 32` with 32 writers, each
+//     on a Space of its own writing on the HEAD it wrote before (the C
+//     writers of bench/group_commit.sh), vs PostgresSaver with 32 `put`
+//     loops at once, each on a thread of its own, through a pool of 32
+//     connections (savers.mjs postgres-many); beside the rates, the CPU time
+//     per write of the smriti serve process (/proc/PID/stat) and of the
+//     saver's node process, and the PostgreSQL cluster's (its postmaster's
+//     children) during each side's writes;
 //   - peak RSS of the processes above.
 //
 // usage: node run.mjs BUILD_DIR WORK_DIR [POSTGRES_URL]
 // Environment: RUNS (cold starts per side, default 30), CALLS (steady MCP
-// calls, 2000), WRITES (300), READS (3000), ROUNDS (in-process rounds, 3).
-import { spawnSync } from 'node:child_process';
+// calls, 2000), WRITES (300), READS (3000), ROUNDS (in-process rounds, 3),
+// MANY_WRITERS (32), MANY_SECS (5); ONLY=pg-writers runs the rows of many
+// writers on PostgreSQL alone.
+import { execFile, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,6 +38,7 @@ import pg from 'pg';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CHECKPOINT_DOC as DOC } from '../checkpoint_doc.mjs';
+import { clusterCpuUs, cpuUs, must, postmasterOf, startServer, stopServer } from '../serve.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '../..');
@@ -39,6 +51,9 @@ const CALLS = Number(process.env.CALLS || 2000);
 const WRITES = Number(process.env.WRITES || 300);
 const READS = Number(process.env.READS || 3000);
 const ROUNDS = Number(process.env.ROUNDS || 3);
+const MANY = Number(process.env.MANY_WRITERS || 32);
+const MANY_SECS = Number(process.env.MANY_SECS || 5);
+const ONLY_MANY = process.env.ONLY === 'pg-writers';
 const file = (name) => path.join(WORK, name);
 
 // The same state as the memory server's knowledge graph (JSON lines).
@@ -116,14 +131,6 @@ async function mcpStart() {
   return { smriti: median(times.smriti), memory: median(times.memory) };
 }
 
-const CLOCK_TICK_US = 1e6 / Number(run('getconf', ['CLK_TCK']));
-
-// CPU time (us) process pid has used: utime + stime of /proc/PID/stat.
-function cpuUs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_US;
-}
-
 // Sequential calls per second over one session, the server's CPU time per
 // call (us; what a loaded machine changes least) and its peak RSS (KiB).
 async function mcpSteady(side) {
@@ -170,7 +177,8 @@ async function inProcessPostgres(fields) {
   const rounds = [];
   try {
     for (let i = 0; i < ROUNDS; i++) rounds.push(await postgresRound(admin, fields, `${process.pid}_${i}`));
-    return { version: (await admin.query('SHOW server_version')).rows[0].server_version, ...combine(rounds) };
+    return { version: (await admin.query('SHOW server_version')).rows[0].server_version, ...combine(rounds),
+      many: await manyRounds(admin, fields) };
   } finally {
     await admin.end();
   }
@@ -183,6 +191,61 @@ async function postgresRound(admin, fields, tag) {
     const args = ['demo', fields, String(WRITES), String(READS)];
     return { smriti: runJson(BENCH, [url, ...args]),
       saver: runJson(process.execPath, [SAVERS, 'postgres', PG_URL, ...args, `langgraph_${tag}`]) };
+  } finally {
+    await admin.query(`DROP SCHEMA IF EXISTS smriti_${tag} CASCADE`);
+    await admin.query(`DROP SCHEMA IF EXISTS langgraph_${tag} CASCADE`);
+  }
+}
+
+// The C writers of bench/group_commit.sh, on `spaces` of srv for secs
+// seconds: { acked, secs, conflicts }.
+function groupWriters(srv, fields, secs, spaces) {
+  return new Promise((resolve, reject) => {
+    execFile(path.join(BUILD, 'bench-group_commit'), [srv.url, fields, String(secs), ...spaces],
+      (err, out, errText) => {
+        if (err) return reject(new Error(`bench-group_commit: ${errText || err.message}`));
+        const [acked, wall, , conflicts] = out.trim().split(' ').map(Number);
+        resolve({ acked, secs: wall, conflicts });
+      });
+  });
+}
+
+// ROUNDS of manyRound: the median of each figure, per side.
+async function manyRounds(admin, fields) {
+  const many = [];
+  for (let i = 0; i < ROUNDS; i++) many.push(await manyRound(admin, fields, `${process.pid}_many_${i}`));
+  const mid = (side, key) => median(many.map((r) => r[side][key]));
+  return Object.fromEntries(['smriti', 'saver'].map((side) => [side,
+    Object.fromEntries(['write_per_s', 'cpu_us', 'pg_cpu_us'].map((key) => [key, mid(side, key)]))]));
+}
+
+// MANY writers at once on PostgreSQL, Smriti's server and then the saver,
+// each in fresh schemas.
+async function manyRound(admin, fields, tag) {
+  await admin.query(`CREATE SCHEMA smriti_${tag}`);
+  try {
+    const url = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}options=-csearch_path%3Dsmriti_${tag}`;
+    const postmaster = await postmasterOf(admin);
+    const srv = await startServer(BUILD, url, MANY, 8);
+    let smriti;
+    try {
+      const spaces = async (kind) => {
+        const names = Array.from({ length: MANY }, (_, i) => `${kind}-${i}`);
+        for (const name of names) await must(srv, 'POST', '/v4/repos', { name }, 201);
+        return names;
+      };
+      const [warm, measured] = [await spaces('warm'), await spaces('many')];
+      await groupWriters(srv, fields, 1, warm);
+      const [cpu0, pg0] = [cpuUs(srv.child.pid), clusterCpuUs(postmaster)];
+      const r = await groupWriters(srv, fields, MANY_SECS, measured);
+      smriti = { write_per_s: r.acked / r.secs, cpu_us: (cpuUs(srv.child.pid) - cpu0) / r.acked,
+        pg_cpu_us: (clusterCpuUs(postmaster) - pg0) / r.acked };
+    } finally {
+      await stopServer(srv);
+    }
+    const saver = runJson(process.execPath, [SAVERS, 'postgres-many', PG_URL, 'many', fields, String(MANY),
+      String(MANY_SECS), `langgraph_${tag}`]);
+    return { smriti, saver };
   } finally {
     await admin.query(`DROP SCHEMA IF EXISTS smriti_${tag} CASCADE`);
     await admin.query(`DROP SCHEMA IF EXISTS langgraph_${tag} CASCADE`);
@@ -277,6 +340,7 @@ function rows(m) {
     ...(pgr ? [
       ['durable write, PostgreSQL, 1 worker', 'PostgresSaver put', '/s', pgr.smriti.write_per_s, pgr.saver.write_per_s],
       ['HEAD read, PostgreSQL, 1 worker', 'PostgresSaver getTuple', '/s', pgr.smriti.read_per_s, pgr.saver.read_per_s],
+      ...manyRows(pgr.many),
     ] : []),
     ['write, SQLite (peer not durable: its default)', 'SqliteSaver put', '/s', lite.smriti.write_per_s,
       lite.loose.write_per_s],
@@ -307,6 +371,7 @@ function printNotes(m) {
       'PostgresSaver put: BEGIN, upsert of the one channel blob, upsert of the checkpoint, COMMIT, no parent check; ' +
       'Smriti waits for a reply by polling the socket before it blocks, up to 200 us while replies come that ' +
       'quickly and no more tasks run than there are CPUs (src/store/full/postgres.c, await_reply)');
+    manyNote();
   }
   console.log('reads: Smriti ops_head (one query per read: HEAD ref -> checkpoint, a struct of every field; the ' +
     'handle keeps the checkpoint it read and hands it out, read-only, while the server says HEAD is still ' +
@@ -315,9 +380,60 @@ function printNotes(m) {
     'checkpoint (with its pending writes, deserialized)');
 }
 
-const m = await measure();
-printHeader(m);
-console.log('');
-table(rows(m));
-console.log('');
-printNotes(m);
+// [work, against, unit, Smriti, peer, lower is better]: the rows of MANY writers at once.
+function manyRows(many) {
+  return [
+    [`durable write, PostgreSQL, ${MANY} writers at once`, `PostgresSaver, ${MANY} puts at once`, '/s',
+      many.smriti.write_per_s, many.saver.write_per_s],
+    ['  CPU time per write: smriti serve, the saver', 'its node process', 'us', many.smriti.cpu_us,
+      many.saver.cpu_us, true],
+    ['  PostgreSQL\'s CPU time per write', 'PostgresSaver, the same', 'us', many.smriti.pg_cpu_us,
+      many.saver.pg_cpu_us, true],
+  ];
+}
+
+function manyNote() {
+  console.log(`PostgreSQL, ${MANY} writers at once: ${MANY_SECS} s per side after 1 s (Smriti) or 2 puts a writer ` +
+    `(saver) of warm-up, ${ROUNDS} rounds, medians; Smriti: one smriti serve --workers ${MANY}, ${MANY} C writers ` +
+    '(bench/group_commit_bench.c) each on its own Space with parent_commit_id its last write (POST /chat/commit, ' +
+    `acknowledged after the commit); saver: one node process, ${MANY} put loops on threads of their own, a pool of ` +
+    `${MANY} connections; CPU per write: smriti serve's (/proc/PID/stat) against the saver's process, and the ` +
+    'PostgreSQL cluster\'s processes\' (children of its postmaster) during each side\'s writes');
+}
+
+// ONLY=pg-writers: the rows of MANY writers at once on PostgreSQL alone.
+async function onlyMany() {
+  if (!PG_URL) throw new Error('ONLY=pg-writers needs PostgreSQL');
+  const fields = file('checkpoint.json');
+  writeFileSync(fields, JSON.stringify(DOC));
+  const date = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  try {
+    const start = machine();
+    const many = await manyRounds(admin, fields);
+    console.log(`Smriti beside PostgresSaver, ${MANY} writers at once on PostgreSQL ` +
+      `${(await admin.query('SHOW server_version')).rows[0].server_version}, ${date}`);
+    console.log(`machine: ${start} (at start)`);
+    console.log(`Smriti ${spawnSync('git', ['-C', ROOT, 'describe', '--always', '--dirty'], { encoding: 'utf8' })
+      .stdout?.trim() || '(not a git checkout)'}; Node ${process.version}; peers: ${versions()}`);
+    console.log('');
+    table(manyRows(many));
+    console.log('');
+    console.log(`machine at end: load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+    manyNote();
+  } finally {
+    await admin.end();
+  }
+}
+
+if (ONLY_MANY) {
+  await onlyMany();
+} else {
+  const m = await measure();
+  printHeader(m);
+  console.log('');
+  table(rows(m));
+  console.log('');
+  printNotes(m);
+}
