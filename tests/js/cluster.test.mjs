@@ -61,7 +61,8 @@ describe('three servers behind nginx, round robin', { skip }, () => {
       SMRITI_ALLOWED_HOSTS: lb.host,
       SMRITI_TRUSTED_PROXIES: '127.0.0.1',
     });
-    for (let i = 0; i < N; i++) servers.push(await startServer(db.db, { args: ['--quiet', '--workers', '2'], env }));
+    servers.push(...await Promise.all(Array.from({ length: N },
+      () => startServer(db.db, { args: ['--quiet', '--workers', '2'], env }))));
     await lb.start(servers.map((s) => s.host));
   });
 
