@@ -120,7 +120,7 @@ async function stop(b) {
 
 // The server that answered r: the last address of X-Upstream (nginx lists
 // every one it tried, "A, B" when A could not be reached).
-export const landed = (r) => r.headers['x-upstream']?.split(', ').at(-1);
+const landed = (r) => r.headers['x-upstream']?.split(', ').at(-1);
 
 // One request through the balancer over TLS, from local address `from`
 // (127.0.0.x).  Resolves to { status, headers, text, json, cipher, upstream },
