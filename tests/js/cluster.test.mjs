@@ -69,7 +69,7 @@ describe('three servers behind nginx, round robin', { skip }, () => {
   after(async () => {
     fake?.reset();
     await lb?.stop();
-    for (const s of servers) await (s === killed ? s.stop('SIGKILL') : s.stop());
+    await Promise.all(servers.map((s) => (s === killed ? s.stop('SIGKILL') : s.stop())));
     await fake?.close();
     db?.cleanup();
   });
@@ -112,10 +112,10 @@ describe('three servers behind nginx, round robin', { skip }, () => {
   test('a reply resumed twice and stopped, each request on another server, is stored as the client got it', async (t) => {
     await via('POST', '/v4/repos', 201, { body: { name: 'one' } });
     const s = (await via('POST', '/v4/repos/one/sessions', 201, { body: {} })).json;
-    // 40 words, one every ~190 ms; after 30 the provider holds the rest, so
+    // 40 words, one every ~100 ms; after 30 the provider holds the rest, so
     // the Stop always comes mid-reply
     const reply = Array.from({ length: 40 }, (_, i) => `w${i + 1} `).join('');
-    fake.script([{ reply, deltas: 40, trickle_ms: 8000, hold: 'one', pause_after: 30 }]);
+    fake.script([{ reply, deltas: 40, trickle_ms: 4000, hold: 'one', pause_after: 30 }]);
     const got = [];
     const take = async (reader, n) => {
       for (let i = 0; i < n; i++) {
@@ -233,22 +233,23 @@ describe('three servers behind nginx, round robin', { skip }, () => {
     const uri = 'smriti://spaces/live/head';
     // on each server: an agent's stdio MCP session whose smriti talks to it,
     // and an HTTP 2026-07-28 listen
-    const subs = [];
-    for (const srv of alive) {
-      const agent = new Client({ name: 'agent', version: '1' });
-      const listener = new ModernClient({ name: 'listener', version: '1' },
+    const subs = alive.map((srv) => {
+      const sub = { srv, told: [], heard: [] };
+      sub.agent = new Client({ name: 'agent', version: '1' });
+      sub.listener = new ModernClient({ name: 'listener', version: '1' },
         { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-      const sub = { srv, agent, listener, told: [], heard: [] };
-      agent.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => sub.told.push([Date.now(), n.params.uri]));
-      listener.setNotificationHandler('notifications/resources/updated', (n) => sub.heard.push([Date.now(), n.params.uri]));
-      subs.push(sub);
-      await agent.connect(new StdioClientTransport({ command: SMRITI_FULL, args: ['mcp'],
-        env: childEnv({ SMRITI_URL: srv.url }), stderr: 'pipe' }));
-      await agent.subscribeResource({ uri });
-      await listener.connect(new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`)));
-      sub.listen = await listener.listen({ resourceSubscriptions: [uri] });
-    }
+      sub.agent.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => sub.told.push([Date.now(), n.params.uri]));
+      sub.listener.setNotificationHandler('notifications/resources/updated', (n) => sub.heard.push([Date.now(), n.params.uri]));
+      return sub;
+    });
     try {
+      await Promise.all(subs.map(async (sub) => {
+        await sub.agent.connect(new StdioClientTransport({ command: SMRITI_FULL, args: ['mcp'],
+          env: childEnv({ SMRITI_URL: sub.srv.url }), stderr: 'pipe' }));
+        await sub.agent.subscribeResource({ uri });
+        await sub.listener.connect(new StreamableHTTPClientTransport(new URL(`${sub.srv.url}/mcp`)));
+        sub.listen = await sub.listener.listen({ resourceSubscriptions: [uri] });
+      }));
       const page = async () => {
         const r = await via('GET', '/v4/changes?space=live', 200);
         return [r.json.version, r.upstream];
@@ -285,11 +286,11 @@ describe('three servers behind nginx, round robin', { skip }, () => {
       assert.ok(agentMs <= LIVE_MS, `the stdio subscriber after ${agentMs} ms`);
       assert.ok(listenMs <= LIVE_MS, `the listen after ${listenMs} ms`);
     } finally {
-      for (const x of subs) {
+      await Promise.all(subs.map(async (x) => {
         await x.listen?.close();
         await x.listener.close();
         await x.agent.close();
-      }
+      }));
     }
   });
 });
