@@ -8,11 +8,13 @@
 // own connections to the servers alive), in ROUNDS alternating rounds
 // (default 3), so that a shared machine's load falls on both alike.  Prints
 // per round and pooled: the median and p90 of curl's time_total of each
-// path, and the difference of the medians (what nginx and TLS add).
+// path, and the difference of the medians (what nginx and TLS add), and the
+// CPU time nginx spent per read (what a loaded machine moves less).
 //
 //   SMRITI_TEST_PG=postgres://... node bench/balancer.mjs BUILD
 //   (bench/balancer.sh builds first)
 import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 const build = process.argv[2] || 'build';
@@ -53,6 +55,21 @@ function reads(url, extra) {
   return ms;
 }
 
+// CPU time (ns, /proc/PID/schedstat) of the process pid and its children:
+// nginx's master and worker.  Wall times on a shared machine move with its
+// load; the CPU nginx spends per read moves much less.
+function cpuNs(pid) {
+  const own = (p) => Number(readFileSync(`/proc/${p}/schedstat`, 'utf8').split(' ')[0]);
+  let ns = own(pid);
+  for (const d of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) ns += own(d);
+    } catch { /* gone */ }
+  }
+  return ns;
+}
+
 const q = (v, p) => [...v].sort((a, b) => a - b)[Math.min(v.length - 1, Math.floor(v.length * p))];
 const fmt = (v) => `median ${q(v, 0.5).toFixed(3)} ms, p90 ${q(v, 0.9).toFixed(3)} ms`;
 
@@ -73,10 +90,13 @@ try {
     ['--cacert', path.join(lb.dir, 'cert.pem'), '--resolve', `${lb.host}:127.0.0.1`]);
   through();       // warm: nginx's connections to every server
   const all = { direct: [], through: [] };
+  let nginxNs = 0;
   console.log(`${SERVERS} servers behind nginx; GET ${p}, ${READS} reads per path and round`);
   for (let r = 1; r <= ROUNDS; r++) {
     const d = direct();
+    const c0 = cpuNs(lb.child.pid);
     const t = through();
+    nginxNs += cpuNs(lb.child.pid) - c0;
     all.direct.push(...d);
     all.through.push(...t);
     console.log(`round ${r}: straight to a server ${fmt(d)}; through nginx (TLS) ${fmt(t)};`
@@ -84,7 +104,8 @@ try {
   }
   console.log(`pooled: straight ${fmt(all.direct)}; through nginx ${fmt(all.through)};`
     + ` added ${(q(all.through, 0.5) - q(all.direct, 0.5)).toFixed(3)} ms at the median,`
-    + ` ${(q(all.through, 0.9) - q(all.direct, 0.9)).toFixed(3)} ms at p90`);
+    + ` ${(q(all.through, 0.9) - q(all.direct, 0.9)).toFixed(3)} ms at p90;`
+    + ` nginx's CPU ${(nginxNs / 1000 / (ROUNDS * (READS + 1))).toFixed(1)} us per read`);
 } finally {
   await lb.stop();
   for (const s of servers) await s.stop();
