@@ -105,69 +105,75 @@ export function assertError(r, status, code) {
 }
 
 // Opens a request answered with server-sent events.  Resolves once the
-// headers are in, to { status, headers, next(), all(), close(), endedAt() }:
-// next() resolves to the next event {id, event, data} or null at the end;
-// endedAt() is when the response ended (Date.now()), or null while open.
+// headers are in, to sseReader()'s { status, headers, next(), all(), close(),
+// endedAt(), text() }.
 export function openStream(server, method, path, { body, headers = {} } = {}) {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   const h = { Host: server.host, Accept: 'text/event-stream', ...headers };
   if (payload) h['Content-Type'] = 'application/json';
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port: server.port, method, path, headers: h,
-      agent: false, setHost: false }, (res) => {
-      const queue = [];
-      const waiters = [];
-      let ended = false;
-      let buf = '';
-      let text = '';
-      const push = (e) => { const w = waiters.shift(); if (w) w(e); else queue.push(e); };
-      res.setEncoding('utf8');
-      res.on('data', (chunk) => {
-        text += chunk;
-        buf += chunk;
-        let i;
-        while ((i = buf.indexOf('\n\n')) >= 0) {
-          const block = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          const e = { id: null, event: 'message', data: '' };
-          for (const line of block.split('\n')) {
-            if (line.startsWith(':')) continue;
-            const k = line.indexOf(':');
-            const f = line.slice(0, k);
-            const v = line.slice(k + 1).replace(/^ /, '');
-            if (f === 'id') e.id = Number(v);
-            else if (f === 'event') e.event = v;
-            else if (f === 'data') e.data += v;
-          }
-          if (!e.data) continue;     /* a comment (keep-alive) only */
-          e.data = JSON.parse(e.data);
-          push(e);
-        }
-      });
-      let endedAt = null;
-      const end = () => {
-        if (!ended) { ended = true; endedAt = Date.now(); while (waiters.length) waiters.shift()(null); }
-      };
-      res.on('end', end);
-      res.on('close', end);
-      res.on('error', end);
-      resolve({
-        status: res.statusCode,
-        headers: res.headers,
-        text: () => text,
-        next: () => (queue.length ? Promise.resolve(queue.shift())
-          : ended ? Promise.resolve(null) : new Promise((r) => waiters.push(r))),
-        async all() {
-          const out = [];
-          for (let e = await this.next(); e; e = await this.next()) out.push(e);
-          return out;
-        },
-        close: () => req.destroy(),
-        endedAt: () => endedAt,
-      });
-    });
+      agent: false, setHost: false }, (res) => resolve(sseReader(req, res)));
     req.on('error', reject);
     if (payload) req.write(payload);
     req.end();
   });
+}
+
+// The server-sent events of response res (of request req), one at a time:
+// { status, headers, next(), all(), close(), endedAt(), text() }.  next()
+// resolves to the next event {id, event, data} or null at the end; all() to
+// the rest; close() drops the connection; endedAt() is when the response
+// ended (Date.now()), or null while open; text() what came, as it came.
+export function sseReader(req, res) {
+  const queue = [];
+  const waiters = [];
+  let ended = false;
+  let buf = '';
+  let text = '';
+  const push = (e) => { const w = waiters.shift(); if (w) w(e); else queue.push(e); };
+  res.setEncoding('utf8');
+  res.on('data', (chunk) => {
+    text += chunk;
+    buf += chunk;
+    let i;
+    while ((i = buf.indexOf('\n\n')) >= 0) {
+      const block = buf.slice(0, i);
+      buf = buf.slice(i + 2);
+      const e = { id: null, event: 'message', data: '' };
+      for (const line of block.split('\n')) {
+        if (line.startsWith(':')) continue;
+        const k = line.indexOf(':');
+        const f = line.slice(0, k);
+        const v = line.slice(k + 1).replace(/^ /, '');
+        if (f === 'id') e.id = Number(v);
+        else if (f === 'event') e.event = v;
+        else if (f === 'data') e.data += v;
+      }
+      if (!e.data) continue;     /* a comment (keep-alive) only */
+      e.data = JSON.parse(e.data);
+      push(e);
+    }
+  });
+  let endedAt = null;
+  const end = () => {
+    if (!ended) { ended = true; endedAt = Date.now(); while (waiters.length) waiters.shift()(null); }
+  };
+  res.on('end', end);
+  res.on('close', end);
+  res.on('error', end);
+  return {
+    status: res.statusCode,
+    headers: res.headers,
+    text: () => text,
+    next: () => (queue.length ? Promise.resolve(queue.shift())
+      : ended ? Promise.resolve(null) : new Promise((r) => waiters.push(r))),
+    async all() {
+      const out = [];
+      for (let e = await this.next(); e; e = await this.next()) out.push(e);
+      return out;
+    },
+    close: () => req.destroy(),
+    endedAt: () => endedAt,
+  };
 }

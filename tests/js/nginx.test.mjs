@@ -9,199 +9,62 @@
 // connection limit counts the client's address as nginx forwards it
 // (SMRITI_TRUSTED_PROXIES), while X-Forwarded-For from any other peer
 // is ignored.  The configuration is the one docs/scale-out.md shows: the
-// test reads it from there.
+// test reads it from there (nginx-helpers.mjs).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import http from 'node:http';
-import net from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { ROOT } from './helpers.mjs';
-import { startServer, expectStatus } from './http-helpers.mjs';
+import { pgSchemaDb } from './helpers.mjs';
+import { startServer } from './http-helpers.mjs';
+import { NO_NGINX, prepareBalancer } from './nginx-helpers.mjs';
 import { startFakeProvider } from '../fake-provider/server.mjs';
 
 const PG = process.env.SMRITI_TEST_PG;
-const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => spawnSync(p, ['-v']).status === 0);
-const skip = !PG ? 'SMRITI_TEST_PG is not set (export SMRITI_TEST_PG=$(scripts/pg-cluster.sh start))'
-  : !NGINX ? "nginx is not installed (scripts/deps.sh test installs Debian's nginx)" : false;
-const NAME = 'smriti.test';
+const skip = !PG ? 'SMRITI_TEST_PG is not set (export SMRITI_TEST_PG=$(scripts/pg-cluster.sh start))' : NO_NGINX;
 const PER_ADDRESS = 2;
 
-let dir;
 let fake;
 let db;
 let servers = [];
-let nginx;
-let port;
-let cert;
-
-function psql(url, sql) {
-  const r = spawnSync('psql', ['-qAt', '-v', 'ON_ERROR_STOP=1', url, '-c', sql], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`psql ${sql}: ${r.stderr}`);
-  return r.stdout.trim();
-}
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const p = s.address().port;
-      s.close(() => resolve(p));
-    });
-  });
-}
-
-// The nginx configuration of docs/scale-out.md, its placeholders filled in for this run.
-function nginxConf(upstreams) {
-  const doc = readFileSync(path.join(ROOT, 'docs/scale-out.md'), 'utf8');
-  const m = doc.match(/<!-- nginx\.conf -->\n```nginx\n([\s\S]*?)```/);
-  assert.ok(m, 'docs/scale-out.md shows the nginx configuration after <!-- nginx.conf -->');
-  const servers_ = upstreams.map((u) => `    server ${u};`).join('\n');
-  const site = m[1]
-    .replace(/ {4}server 10\.0\.0\.\d+:7411;\n/g, '')
-    .replace('upstream smriti {\n', `upstream smriti {\n${servers_}\n`)
-    .replace('listen 443 ssl http2;', `listen 127.0.0.1:${port} ssl http2;`)
-    .replace('server_name smriti.example.com;', `server_name ${NAME};`)
-    .replace('/etc/ssl/smriti.pem', path.join(dir, 'cert.pem'))
-    .replace('/etc/ssl/smriti.key', path.join(dir, 'key.pem'));
-  const t = path.join(dir, 'tmp');
-  return `daemon off;
-worker_processes 1;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log info;
-events { worker_connections 512; }
-http {
-    log_format upstream '$remote_addr $upstream_addr $status';
-    access_log ${dir}/access.log upstream;
-    client_body_temp_path ${t}/body;
-    proxy_temp_path ${t}/proxy;
-    fastcgi_temp_path ${t}/fastcgi;
-    uwsgi_temp_path ${t}/uwsgi;
-    scgi_temp_path ${t}/scgi;
-${site.replace(/^/gm, '    ')}
-}
-`;
-}
-
-async function waitListening(p) {
-  for (let i = 0; i < 200; i++) {
-    const ok = await new Promise((resolve) => {
-      const s = net.connect(p, '127.0.0.1', () => { s.destroy(); resolve(true); });
-      s.on('error', () => resolve(false));
-    });
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`nginx did not listen: ${readFileSync(path.join(dir, 'error.log'), 'utf8')}`);
-}
+let lb;
 
 before(async () => {
   if (skip) return;
-  dir = mkdtempSync(path.join(tmpdir(), 'smriti-nginx-'));
-  mkdirSync(path.join(dir, 'tmp'));
-  const r = spawnSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1',
-    '-nodes', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'), '-days', '1',
-    '-subj', `/CN=${NAME}`, '-addext', `subjectAltName=DNS:${NAME}`], { encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-  cert = readFileSync(path.join(dir, 'cert.pem'));
+  lb = await prepareBalancer();
   fake = await startFakeProvider({ port: 0 });
-  port = await freePort();
-  const schema = `smriti_nginx_${process.pid}`;
-  psql(PG, `CREATE SCHEMA ${schema}`);
-  db = { dsn: `${PG}${PG.includes('?') ? '&' : '?'}options=-csearch_path%3D${schema}`, schema };
+  db = pgSchemaDb(PG, 'smriti_nginx');
   const env = {
     OPENAI_API_KEY: 'sk-test-openai-key-0123456789', OPENAI_BASE_URL: `${fake.url}/v1`,
     SMRITI_PROVIDER_RETRIES: '0',
-    SMRITI_ALLOWED_HOSTS: `${NAME}:${port}`,
+    SMRITI_ALLOWED_HOSTS: lb.host,
     SMRITI_TRUSTED_PROXIES: '127.0.0.1',
   };
   for (let i = 0; i < 2; i++) {
-    servers.push(await startServer(db.dsn, { args: ['--quiet', '--max-connections-per-address', String(PER_ADDRESS)], env }));
+    servers.push(await startServer(db.db, { args: ['--quiet', '--max-connections-per-address', String(PER_ADDRESS)], env }));
   }
-  writeFileSync(path.join(dir, 'nginx.conf'), nginxConf(servers.map((s) => s.host)));
-  const t = spawnSync(NGINX, ['-t', '-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', path.join(dir, 'error.log')], { encoding: 'utf8' });
-  assert.equal(t.status, 0, t.stderr);
-  nginx = spawn(NGINX, ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', path.join(dir, 'error.log')], { stdio: 'ignore' });
-  await waitListening(port);
+  await lb.start(servers.map((s) => s.host));
 });
 
 after(async () => {
-  if (nginx) {
-    nginx.kill('SIGQUIT');
-    await new Promise((r) => nginx.on('exit', r));
-  }
+  await lb?.stop();
   for (const s of servers) await s.stop();
   await fake?.close();
-  if (db) psql(PG, `DROP SCHEMA ${db.schema} CASCADE`);
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  db?.cleanup();
 });
 
-// One request through nginx over TLS, from local address `from` (127.0.0.x).
-function via(method, p, { body, headers = {}, from = '127.0.0.2', stream = false } = {}) {
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  const h = { Host: `${NAME}:${port}`, ...headers };
-  if (payload) h['Content-Type'] = 'application/json';
-  return new Promise((resolve, reject) => {
-    const req = https.request({ host: '127.0.0.1', port, method, path: p, headers: h, ca: cert,
-      servername: NAME, localAddress: from, agent: false }, (res) => {
-      if (stream) { resolve({ status: res.statusCode, headers: res.headers, res, req }); return; }
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => { text += c; });
-      res.on('end', () => {
-        let json = null;
-        try { json = JSON.parse(text); } catch { /* not JSON */ }
-        resolve({ status: res.statusCode, headers: res.headers, text, json, cipher: res.socket.getCipher?.() });
-      });
-    });
-    req.on('error', reject);
-    if (payload) req.write(payload);
-    req.end();
-  });
-}
-
-// Server-sent events of a streamed response, one at a time: next() resolves to {event, data} or null.
-function events(res) {
-  const queue = [];
-  const waiters = [];
-  let buf = '';
-  let ended = false;
-  res.setEncoding('utf8');
-  res.on('data', (chunk) => {
-    buf += chunk;
-    let i;
-    while ((i = buf.indexOf('\n\n')) >= 0) {
-      const block = buf.slice(0, i);
-      buf = buf.slice(i + 2);
-      const e = { event: 'message', data: '' };
-      for (const line of block.split('\n')) {
-        if (line.startsWith('event:')) e.event = line.slice(6).trim();
-        else if (line.startsWith('data:')) e.data += line.slice(5).trim();
-      }
-      if (!e.data) continue;
-      e.data = JSON.parse(e.data);
-      const w = waiters.shift();
-      if (w) w(e); else queue.push(e);
-    }
-  });
-  res.on('end', () => { ended = true; while (waiters.length) waiters.shift()(null); });
-  return { next: () => (queue.length ? Promise.resolve(queue.shift()) : ended ? Promise.resolve(null) : new Promise((r) => waiters.push(r))) };
-}
+const via = (...args) => lb.via(...args);
 
 test('TLS: requests land on both servers, round robin', { skip }, async () => {
   const r0 = await via('GET', '/healthz');
   assert.equal(r0.status, 200, r0.text);
   assert.ok(r0.cipher?.name, 'over TLS');
   for (let i = 0; i < 6; i++) assert.equal((await via('GET', '/v4/repos')).status, 200);
-  const log = readFileSync(path.join(dir, 'access.log'), 'utf8').trim().split('\n');
-  const used = new Set(log.map((l) => l.split(' ')[1]));
+  const used = new Set(lb.accessLog().map((l) => l.split(' ')[1]));
   for (const s of servers) assert.ok(used.has(s.host), `${s.host} answered some: ${[...used]}`);
 });
 
 test('Host and Origin of a browser on https pass; a write through one server is read through the other', { skip }, async () => {
-  const w = await via('POST', '/v4/repos', { body: { name: 'through-nginx' }, headers: { Origin: `https://${NAME}:${port}` } });
+  const w = await via('POST', '/v4/repos', { body: { name: 'through-nginx' }, headers: { Origin: `https://${lb.host}` } });
   assert.equal(w.status, 201, w.text);
   for (let i = 0; i < 2; i++) {
     const r = await via('GET', '/v4/repos/through-nginx');
@@ -219,15 +82,14 @@ test('a chat reply streams through nginx unbuffered: its first delta arrives whi
     body: { session_id: s.id, message: 'hi', provider: 'openai', model: 'm' } });
   assert.equal(st.status, 200);
   assert.match(st.headers['content-type'], /^text\/event-stream/);
-  const ev = events(st.res);
-  assert.equal((await ev.next()).event, 'generation');
-  const first = await ev.next();
+  assert.equal((await st.next()).event, 'generation');
+  const first = await st.next();
   assert.equal(first.event, 'delta');
   assert.equal(first.data.text, 'one ');
   assert.equal(fake.holds()['nginx-sse'].waiting, 1, 'the provider still holds the rest');
   fake.release('nginx-sse');
   let last;
-  for (let e = await ev.next(); e; e = await ev.next()) last = e;
+  for (let e = await st.next(); e; e = await st.next()) last = e;
   assert.equal(last.event, 'done');
   assert.equal(last.data.assistant_turn.content, 'one two three');
 });
@@ -245,9 +107,8 @@ test('the per-address limit counts the client nginx forwards for; X-Forwarded-Fo
     const st = await via('POST', '/v4/chat/send', { stream: true, headers: { Accept: 'text/event-stream' },
       body: { session_id: s.id, message: `m${i}`, provider: 'openai', model: 'm' } });
     assert.equal(st.status, 200);
-    const ev = events(st.res);
-    assert.equal((await ev.next()).event, 'generation');
-    held.push({ st, ev });
+    assert.equal((await st.next()).event, 'generation');
+    held.push(st);
   }
   try {
     // 127.0.0.2 holds its two on whichever server answers: refused
@@ -271,7 +132,7 @@ test('the per-address limit counts the client nginx forwards for; X-Forwarded-Fo
     assert.equal(await direct('127.0.0.3', '127.0.0.2'), 200, 'a forged X-Forwarded-For is ignored');
   } finally {
     fake.release('nginx-limit');
-    for (const h of held) for (let e = await h.ev.next(); e; e = await h.ev.next());
+    for (const h of held) await h.all();
   }
   // the replies ended: the client may come back
   assert.equal((await via('GET', '/v4/repos', { from: '127.0.0.2' })).status, 200);
@@ -284,7 +145,7 @@ test('figure: the balancer\'s added latency on a HEAD read', { skip }, async (t)
   await via('POST', '/v4/repos', { body: { name: 'figure' } });
   const c = await via('POST', '/chat/commit', { body: { repo_id: 'figure', title: 'one', decisions: ['a'] } });
   assert.equal(c.status, 201, c.text);
-  const tlsAgent = new https.Agent({ keepAlive: true, maxSockets: 1, ca: cert, servername: NAME });
+  const tlsAgent = new https.Agent({ keepAlive: true, maxSockets: 1, ca: lb.cert, servername: lb.name });
   const plainAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const once = (mod, opts) => new Promise((resolve, reject) => {
     const t0 = process.hrtime.bigint();
@@ -297,8 +158,8 @@ test('figure: the balancer\'s added latency on a HEAD read', { skip }, async (t)
   const through = [];
   const direct = [];
   for (let i = 0; i < 200; i++) {
-    const [s1, ms1] = await once(https, { host: '127.0.0.1', port, path: '/repos/figure/head', agent: tlsAgent,
-      headers: { Host: `${NAME}:${port}` } });
+    const [s1, ms1] = await once(https, { host: '127.0.0.1', port: lb.port, path: '/repos/figure/head', agent: tlsAgent,
+      headers: { Host: lb.host } });
     const [s2, ms2] = await once(http, { host: '127.0.0.1', port: servers[0].port, path: '/repos/figure/head',
       agent: plainAgent, headers: { Host: servers[0].host } });
     assert.equal(s1, 200);

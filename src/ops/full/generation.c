@@ -1270,7 +1270,13 @@ enum smr_rc chat_generation_get(struct ops_ctx *ctx, const char *id, json_t **re
 		return rc;
 	*result = ops_generation_json(&row);
 	json_object_set_new(*result, "space", json_string(sp.name));
-	g = find_live(ctx->rt, id);
+	/*
+	 * The text so far only while the stored row runs, from whichever server:
+	 * the one that ran a reply keeps it in memory for a while after its end,
+	 * and behind a balancer the same request must not answer differently
+	 * there.  An ended reply's text is its assistant turn.
+	 */
+	g = strcmp(row.status, "running") ? NULL : find_live(ctx->rt, id);
 	if (g) {
 		text = gen_text(g);
 		json_object_set_new(*result, "text", json_string(text));
