@@ -121,7 +121,8 @@ test('a migration after the search index leaves the index rows as they were', ()
     const lists = ['decisions', 'assumptions', 'tasks', 'open_questions', 'entities', 'artifacts'];
     sql(t.db, `ATTACH '${orig.db}' AS o; UPDATE commits SET ` +
       lists.map((l) => `${l} = (SELECT x.${l} FROM o.commits x WHERE x.id = main.commits.id)`).join(', ') +
-      '; DETACH o; DROP TABLE items; DROP TABLE chunks; DROP TABLE content_migration;' +
+      '; DETACH o; DROP INDEX search_items_by_commit;' +
+      ' DROP TABLE items; DROP TABLE chunks; DROP TABLE content_migration;' +
       ' ALTER TABLE commits DROP COLUMN lists;' +
       ' DROP INDEX commits_hash_unique; CREATE INDEX commits_by_hash ON commits(commit_hash);' +
       ' DROP INDEX reflog_by_new_hash; DROP TABLE IF EXISTS history_collapse;' +
@@ -133,7 +134,7 @@ test('a migration after the search index leaves the index rows as they were', ()
       ' DROP TABLE handoffs; DROP TABLE grants; DROP TABLE tokens; DROP TABLE users; DROP TABLE auth_state;' +
       ' ALTER TABLE turns DROP COLUMN author; PRAGMA user_version = 4');
     assert.deepEqual(ok(t.db, ['search', 'Gion', '--json']), before);
-    assert.equal(sql(t.db, 'PRAGMA user_version'), '11');
+    assert.equal(sql(t.db, 'PRAGMA user_version'), '12');
     assert.equal(sql(t.db, 'SELECT count(*) FROM search_items'), rows);
   } finally {
     t.cleanup();
@@ -145,7 +146,7 @@ test('a migration after the search index leaves the index rows as they were', ()
 // older checkpoints become the one row each, and every hash and log reads
 // as it was written.
 function sharedHistoryHolds(db) {
-  assert.equal(sql(db, 'PRAGMA user_version'), '11');
+  assert.equal(sql(db, 'PRAGMA user_version'), '12');
   assert.equal(sql(db, 'SELECT count(*) FROM commits'), '7');
   assert.equal(sql(db, 'SELECT count(DISTINCT commit_hash) FROM commits'), '7');
   const report = ok(db, ['fsck', '--json']);
