@@ -11,6 +11,16 @@
  * it committed and the one that leads next, no other.  Leaders write on a
  * handle the group keeps (see leader_handle).
  *
+ * A leader releases the writers it committed after it let go of the
+ * group's mutex, and a released writer returns without taking it again:
+ * woken under the mutex (a condition variable's wake-up re-takes it), each
+ * of them ran at once on the other core and went back to sleep on the
+ * mutex the leader still held, two more context switches a write, a sixth
+ * of the server's at 32 writers (issue 30).  So each waiter sleeps on a
+ * word of its own (a futex, as glibc's own mutexes and semaphores do):
+ * its state, which a leader sets to done with a release store and then
+ * wakes, after which the leader no longer touches the request.
+ *
  * Background writers (threads that called sys_thread_mark_background:
  * those starting chat sends) do not lead while a foreground writer (an
  * agent's commit, a person's edit) waits, and a foreground leader takes
@@ -36,21 +46,27 @@
 #include "util/sys.h"
 #include "util/xalloc.h"
 
+#include <linux/futex.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define BG_GATHER_US 10000
+
+/* A request's state: waiting; done (set once, by its leader); asked to lead (under g->mu). */
+enum { REQ_WAITING, REQ_DONE, REQ_LEAD };
 
 struct group_req {
 	store_rows_fn rows;
 	void *arg;
 	struct smr_err *err;           /* the writer's, may be NULL */
 	enum smr_rc rc;
-	int done;                      /* under the group's mutex */
+	atomic_int state;              /* REQ_*: the word its writer sleeps on */
 	int background;                /* from a background thread */
 	int64_t queued_us, began_us, ended_us;   /* for metrics_store_write */
-	pthread_cond_t cv;             /* signalled when done, or when it may lead */
 	struct group_req *next;
 };
 
@@ -69,6 +85,34 @@ struct commit_group {
 
 static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct commit_group *registry;
+
+/*
+ * Sleeps (without g->mu) while r is waiting, at most us microseconds when
+ * us > 0; returns its state.  A wake-up may be spurious: callers look again.
+ */
+static int req_sleep(struct group_req *r, int64_t us)
+{
+	struct timespec t = { .tv_sec = us / 1000000, .tv_nsec = (long)(us % 1000000) * 1000 };
+	int v;
+
+	while ((v = atomic_load_explicit(&r->state, memory_order_acquire)) == REQ_WAITING) {
+		syscall(SYS_futex, &r->state, FUTEX_WAIT_PRIVATE, REQ_WAITING, us > 0 ? &t : NULL,
+			NULL, 0);
+		if (us > 0)
+			return atomic_load_explicit(&r->state, memory_order_acquire);
+	}
+	return v;
+}
+
+/*
+ * Wakes r's writer.  For a done request the word may already belong to
+ * something else on that thread's stack: a futex wake there is at most a
+ * spurious wake-up, which every futex sleeper (glibc's too) looks past.
+ */
+static void req_wake(atomic_int *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
 
 struct commit_group *group_join(const char *key)
 {
@@ -174,19 +218,21 @@ static void run_batch(struct store *st, struct group_req *batch)
 }
 
 /*
- * A background writer that could lead, in a burst: waits (under g->mu) for
- * a foreground leader or its time, while more background writes gather.
- * 1 when it waited (look again), 0 when it should lead now.
+ * A background writer that could lead, in a burst: waits (called under
+ * g->mu) for a foreground leader or its time, while more background writes
+ * gather.  0 when it should lead now; 1 when it waited (g->mu held again:
+ * look again); 2 when a leader committed it meanwhile (g->mu not held).
  */
 static int gather(struct commit_group *g, struct group_req *req)
 {
 	int64_t now = sys_monotonic_us(), left = req->queued_us + BG_GATHER_US - now;
-	struct timespec until;
 
 	if (left <= 0 || now - g->last_bg_us > 2 * BG_GATHER_US)
 		return 0;
-	sys_deadline_us(&until, left);
-	pthread_cond_timedwait(&req->cv, &g->mu, &until);
+	pthread_mutex_unlock(&g->mu);
+	if (req_sleep(req, left) == REQ_DONE)
+		return 2;
+	pthread_mutex_lock(&g->mu);
 	return 1;
 }
 
@@ -227,12 +273,70 @@ static int take_batch(struct commit_group *g, int background, struct group_req *
 static void wake_next(struct commit_group *g)
 {
 	struct group_req *r = g->queue;
+	int waiting = REQ_WAITING;
 
 	if (g->foreground)
 		while (r && r->background)
 			r = r->next;
-	if (r)
-		pthread_cond_signal(&r->cv);
+	/* under g->mu a queued request is not done, and is there until it sees it is */
+	if (r && atomic_compare_exchange_strong(&r->state, &waiting, REQ_LEAD))
+		req_wake(&r->state);
+}
+
+/*
+ * Marks the batch's requests done and wakes their writers, without g->mu
+ * (see the top of this file); the leader's own (self) it only stamps.
+ */
+static void release(struct group_req *batch, struct group_req *self, int64_t began,
+		    int64_t ended)
+{
+	struct group_req *r, *next;
+
+	for (r = batch; r; r = next) {
+		next = r->next;   /* r may be gone once it is done */
+		r->began_us = began;
+		r->ended_us = ended;
+		if (r == self)
+			continue;
+		atomic_store_explicit(&r->state, REQ_DONE, memory_order_release);
+		req_wake(&r->state);
+	}
+}
+
+/*
+ * Leads one transaction (called under g->mu with nobody leading; returns
+ * with it released): takes the queue's writes, commits them, releases
+ * them, and wakes the writer that leads next.  Returns what the group's
+ * handle wants of a WAL checkpoint from the writer's own handle (1), or 0.
+ */
+static int lead(struct commit_group *g, struct store *st, struct group_req *self)
+{
+	struct group_req *batch;
+	struct store *h;
+	int64_t began, ended;
+	int bg, due;
+
+	g->leading = 1;
+	bg = take_batch(g, self->background, &batch);
+	pthread_mutex_unlock(&g->mu);
+	began = sys_monotonic_us();
+	h = leader_handle(g, st);
+	run_batch(h, batch);
+	/* the group's handle leaves its WAL checkpoints to the group (see checkpoint_due) */
+	due = h != st && h->ops->checkpoint_due ? h->ops->checkpoint_due(h) : 0;
+	metrics_store_batch();
+	ended = sys_monotonic_us();
+	release(batch, self, began, ended);
+	/* still leading: the next transaction waits for it, the committed ones do not */
+	if (due == 2)
+		h->ops->checkpoint(h);
+	pthread_mutex_lock(&g->mu);
+	if (bg)
+		g->last_bg_us = ended;
+	g->leading = 0;
+	wake_next(g);
+	pthread_mutex_unlock(&g->mu);
+	return due == 1;
 }
 
 size_t group_queued(struct commit_group *g)
@@ -246,67 +350,65 @@ size_t group_queued(struct commit_group *g)
 	return n;
 }
 
+/*
+ * Waits (called under g->mu) until its request is done, leading when its
+ * turn comes.  Returns with g->mu released; 1 when the writer's own handle
+ * should take a WAL checkpoint (see lead).
+ */
+static int await_or_lead(struct commit_group *g, struct store *st, struct group_req *req)
+{
+	int state, lead_state = REQ_LEAD;
+
+	for (;;) {
+		state = atomic_load_explicit(&req->state, memory_order_acquire);
+		/* asked to lead, maybe too late: a leader that took it sets done instead */
+		if (state == REQ_LEAD &&
+		    !atomic_compare_exchange_strong(&req->state, &lead_state, REQ_WAITING))
+			state = REQ_DONE;
+		if (state == REQ_DONE) {
+			pthread_mutex_unlock(&g->mu);
+			return 0;
+		}
+		/* a foreground writer in the queue is awake too, and leads */
+		if (g->leading || (req->background && g->foreground)) {
+			pthread_mutex_unlock(&g->mu);
+			if (req_sleep(req, 0) == REQ_DONE)
+				return 0;
+			pthread_mutex_lock(&g->mu);
+			continue;
+		}
+		if (req->background) {
+			int waited = gather(g, req);
+
+			if (waited == 2)
+				return 0;
+			if (waited)
+				continue;
+		}
+		return lead(g, st, req);
+	}
+}
+
 enum smr_rc group_write(struct commit_group *g, struct store *st, int background,
 			store_rows_fn rows, void *arg, struct smr_err *err)
 {
 	struct group_req req = { .rows = rows, .arg = arg, .err = err,
 				 .background = background,
 				 .queued_us = sys_monotonic_us() };
-	struct group_req *batch, *r, *next;
-	struct store *h;
-	int64_t began, ended;
-	int bg, due = 0;
+	int due;
 
-	pthread_cond_init(&req.cv, NULL);
+	atomic_init(&req.state, REQ_WAITING);
 	pthread_mutex_lock(&g->mu);
 	*g->tail = &req;
 	g->tail = &req.next;
 	g->foreground += !req.background;
-	while (!req.done) {
-		/* a foreground writer in the queue is awake too, and leads */
-		if (g->leading || (req.background && g->foreground)) {
-			pthread_cond_wait(&req.cv, &g->mu);
-			continue;
-		}
-		if (req.background && gather(g, &req))
-			continue;
-		g->leading = 1;
-		bg = take_batch(g, req.background, &batch);
-		pthread_mutex_unlock(&g->mu);
-		began = sys_monotonic_us();
-		h = leader_handle(g, st);
-		run_batch(h, batch);
-		/* the group's handle leaves its WAL checkpoints to the group (see checkpoint_due) */
-		due = h != st && h->ops->checkpoint_due ? h->ops->checkpoint_due(h) : 0;
-		metrics_store_batch();
-		ended = sys_monotonic_us();
-		pthread_mutex_lock(&g->mu);
-		if (bg)
-			g->last_bg_us = ended;
-		for (r = batch; r; r = next) {
-			next = r->next;   /* r may be gone once done is seen */
-			r->began_us = began;
-			r->ended_us = ended;
-			r->done = 1;
-			pthread_cond_signal(&r->cv);   /* under g->mu: r is there until it sees done */
-		}
-		if (due == 2) {
-			/* still leading: the next transaction waits for it, the committed ones do not */
-			pthread_mutex_unlock(&g->mu);
-			h->ops->checkpoint(h);
-			pthread_mutex_lock(&g->mu);
-		}
-		g->leading = 0;
-		wake_next(g);
-	}
-	pthread_mutex_unlock(&g->mu);
-	pthread_cond_destroy(&req.cv);
+	due = await_or_lead(g, st, &req);
 	/*
 	 * On this writer's own handle, while the next leader writes: off the
 	 * group's serial path, but this one writer's reply waits for it (about
 	 * one write per 1000 new WAL frames; not counted in its metrics).
 	 */
-	if (due == 1)
+	if (due)
 		st->ops->checkpoint(st);
 	metrics_store_write(req.background, req.began_us - req.queued_us,
 			    req.ended_us - req.began_us);

@@ -103,9 +103,17 @@ int workq_submit(struct workq *q, struct workq_item *it)
 			q->head = it;
 		q->tail = it;
 		q->queued++;
-		pthread_cond_signal(&q->cond);
 	}
 	pthread_mutex_unlock(&q->lock);
+	/*
+	 * After the unlock: a worker woken while the submitter still held the
+	 * lock (on two cores it often runs at once) went straight back to sleep
+	 * on the lock, two more context switches a request.  The condition
+	 * outlives every worker, and a worker that took the item meanwhile only
+	 * wakes to find the queue empty.
+	 */
+	if (!rc)
+		pthread_cond_signal(&q->cond);
 	return rc;
 }
 

@@ -84,7 +84,7 @@ const backends = [{
     ok(t.db, ['space', 'create', 'old']);
     const repo = sqlite(t.db, "SELECT id FROM repos WHERE name = 'old';");
     const h = history();
-    sqlite(t.db, 'DROP TABLE items; DROP TABLE chunks; DROP TABLE content_migration;' +
+    sqlite(t.db, 'DROP INDEX search_items_by_commit; DROP TABLE items; DROP TABLE chunks; DROP TABLE content_migration;' +
       ' ALTER TABLE commits DROP COLUMN lists; PRAGMA user_version = 10; BEGIN;' +
       ` INSERT INTO commits (id, repo_id, commit_hash, parent_commit_id, title, summary, ${LISTS.join(', ')},` +
       ` metadata_, author, created_at) VALUES ${rows(h, repo, false).join(',\n')};` +

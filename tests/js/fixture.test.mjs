@@ -121,7 +121,8 @@ test('a migration after the search index leaves the index rows as they were', ()
     const lists = ['decisions', 'assumptions', 'tasks', 'open_questions', 'entities', 'artifacts'];
     sql(t.db, `ATTACH '${orig.db}' AS o; UPDATE commits SET ` +
       lists.map((l) => `${l} = (SELECT x.${l} FROM o.commits x WHERE x.id = main.commits.id)`).join(', ') +
-      '; DETACH o; DROP TABLE items; DROP TABLE chunks; DROP TABLE content_migration;' +
+      '; DETACH o; DROP INDEX search_items_by_commit;' +
+      ' DROP TABLE items; DROP TABLE chunks; DROP TABLE content_migration;' +
       ' ALTER TABLE commits DROP COLUMN lists;' +
       ' DROP INDEX commits_hash_unique; CREATE INDEX commits_by_hash ON commits(commit_hash);' +
       ' DROP INDEX reflog_by_new_hash; DROP TABLE IF EXISTS history_collapse;' +
