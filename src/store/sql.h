@@ -103,7 +103,8 @@
 	" (SELECT MAX(x.id) FROM reflog x WHERE x.repo_id = " G ".repo_id)"
 #define SQL_GC_HASH_IDS(KEY, WHERE) \
 	" SELECT k.id FROM reflog g JOIN commits k ON k.commit_hash = g." KEY " WHERE" WHERE
-#define SQL_GC_LIVE_ENTRY " g.repo_id IN (SELECT id FROM live) AND NOT (" SQL_GC_EXPIRED("g", "$2") ")"
+#define SQL_GC_LIVE_ENTRY \
+	" g.repo_id IN (SELECT id FROM live) AND NOT (" SQL_GC_EXPIRED("g", "$2") ")"
 #define SQL_GC_PARENTS(CTE) \
 	" SELECT p.id FROM " CTE " a JOIN commits c ON c.id = a.id" \
 	" JOIN commits p ON p.id IN (c.parent_commit_id, c.merge_parent_commit_id)"

@@ -1545,7 +1545,7 @@ static enum smr_rc gc_run(struct pg_store *s, enum stmt q, const struct params *
 	return rc;
 }
 
-/* Reflog expiry, when expire is set: the checkpoints only expiring entries reached, then the entries. */
+/* Reflog expiry when expire is set: what only expiring entries reached, then the entries. */
 static enum smr_rc pg_gc_expire(struct pg_store *s, const char *before, const char *expire,
 				struct gc_counts *n, struct smr_err *err)
 {
