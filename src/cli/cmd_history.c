@@ -1,8 +1,9 @@
 /*
  * cmd_history.c -- `smriti reflog SPACE` (every move of a Space's HEAD,
  * newest first, as git prints its reflog), `smriti blame REF` (who
- * introduced each item, and when) and `smriti gc [--prune[=DATE]]` (lists
- * soft-deleted Spaces; --prune removes them for good).  Thin mappings onto
+ * introduced each item, and when) and `smriti gc [--prune[=DATE]
+ * [--expire=DATE]]` (lists soft-deleted Spaces; --prune removes them for
+ * good, expires old reflog entries and removes what nothing reaches).  Thin mappings onto
  * the "reflog", "blame" and "gc" operations.
  */
 #include "cli/cli.h"
@@ -15,12 +16,13 @@
 
 #define SHORT 12
 
-enum { OPT_JSON = 1, OPT_LIMIT, OPT_PRUNE };
+enum { OPT_JSON = 1, OPT_LIMIT, OPT_PRUNE, OPT_EXPIRE };
 
 static const struct option history_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "limit", required_argument, NULL, OPT_LIMIT },
 	{ "prune", optional_argument, NULL, OPT_PRUNE },
+	{ "expire", required_argument, NULL, OPT_EXPIRE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -29,7 +31,7 @@ struct history_args {
 	const struct cli_cmd *cmd;
 	int json, prune;
 	long limit;
-	const char *before;
+	const char *before, *expire;
 };
 
 static int take(int c, const char *val, void *arg)
@@ -46,6 +48,8 @@ static int take(int c, const char *val, void *arg)
 	} else if (c == OPT_PRUNE && !strcmp(a->cmd->name, "gc")) {
 		a->prune = 1;
 		a->before = val;
+	} else if (c == OPT_EXPIRE && !strcmp(a->cmd->name, "gc")) {
+		a->expire = val;
 	} else {
 		return CLI_OPT_REFUSED;
 	}
@@ -81,6 +85,13 @@ static void render_gc(const json_t *r)
 		printf("run `smriti gc --prune` to remove them for good\n");
 	if (!json_array_size(deleted))
 		printf("no deleted spaces to remove\n");
+	if (pruned)
+		printf("expired %lld reflog entries; removed %lld checkpoints only they reached,"
+		       " %lld unused chunks and %lld unused items\n",
+		       (long long)json_integer_value(json_object_get(r, "expired_reflog")),
+		       (long long)json_integer_value(json_object_get(r, "unreached_checkpoints")),
+		       (long long)json_integer_value(json_object_get(r, "unused_chunks")),
+		       (long long)json_integer_value(json_object_get(r, "unused_items")));
 }
 
 static int run(const char *name, int argc, char **argv, struct history_args *a, int *first)
@@ -176,8 +187,10 @@ int cmd_gc(int argc, char **argv, struct cli_ctx *ctx)
 		return rc == CLI_OPT_DONE ? 0 : rc;
 	if (argc != first)
 		return cli_usage(a.cmd, "gc takes no operands");
-	rc = cli_call(ctx, "gc", json_pack("{s:b, s:s?}", "prune", a.prune, "before", a.before),
-		      &res);
+	if (a.expire && !a.prune)
+		return cli_usage(a.cmd, "--expire applies with --prune");
+	rc = cli_call(ctx, "gc", json_pack("{s:b, s:s?, s:s?}", "prune", a.prune, "before",
+					   a.before, "expire", a.expire), &res);
 	if (rc)
 		return rc;
 	if (a.json)

@@ -50,7 +50,7 @@ static const struct cli_cmd core_commands[] = {
 	  cmd_merge, 0 },
 	{ "fsck", "fsck [SPACE] [--json]", cmd_fsck, 0 },
 	{ "reflog", "reflog SPACE [--limit N] [--json]", cmd_reflog, 0 },
-	{ "gc", "gc [--prune[=DATE]] [--json]", cmd_gc, 0 },
+	{ "gc", "gc [--prune[=DATE] [--expire=DATE]] [--json]", cmd_gc, 0 },
 	{ "blame", "blame REF [--json]", cmd_blame, 0 },
 	{ "search", "search QUERY [--space S]... [--field F] [--author A] [--since DATE]"
 	  " [--until DATE] [--turns] [--limit N] [--json]", cmd_search, 0 },

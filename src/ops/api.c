@@ -384,7 +384,8 @@ static enum smr_rc op_reflog(struct ops_ctx *ctx, const json_t *p, json_t **resu
 static enum smr_rc op_gc(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			 struct smr_err *err)
 {
-	return ops_gc(ctx, api_flag(p, "prune"), api_text(p, "before"), result, err);
+	return ops_gc(ctx, api_flag(p, "prune"), api_text(p, "before"), api_text(p, "expire"),
+		      result, err);
 }
 
 /*

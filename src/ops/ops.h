@@ -323,11 +323,16 @@ json_t *ops_reflog_json(const struct reflog_entry *v, size_t n);
 /*
  * Garbage collection: lists the soft-deleted Spaces (deleted at or before
  * `before`, a DATE of domain/ref.h; NULL: all) and with prune removes them
- * for good.  *report is a new reference: {"deleted": [{name, id,
- * deleted_at, head}], "pruned": bool, "pruned_spaces": N}.
+ * for good, expires the reflog entries older than `expire` (a DATE, or
+ * "never"; NULL: OPS_REFLOG_EXPIRE, git's gc.reflogExpire) and removes
+ * what nothing reaches any more.  expire without prune is SMR_EUSAGE.
+ * *report is a new reference: {"deleted": [{name, id, deleted_at, head}],
+ * "pruned": bool, "pruned_spaces": N, and with prune "expired_reflog",
+ * "unreached_checkpoints", "unused_chunks", "unused_items": N}.
  */
-enum smr_rc ops_gc(struct ops_ctx *ctx, int prune, const char *before, json_t **report,
-		   struct smr_err *err);
+#define OPS_REFLOG_EXPIRE "90 days ago"
+enum smr_rc ops_gc(struct ops_ctx *ctx, int prune, const char *before, const char *expire,
+		   json_t **report, struct smr_err *err);
 
 /* How many results a search answers at the most (search_params.limit). */
 #define SEARCH_LIMIT_MAX 200

@@ -57,25 +57,54 @@ static json_t *deleted_json(const struct space *v, size_t n, const char *cutoff)
 	return a;
 }
 
-enum smr_rc ops_gc(struct ops_ctx *ctx, int prune, const char *before, json_t **report,
-		   struct smr_err *err)
+/* The reflog expiry date of expire (see ops_gc) into out; *never set when entries never expire. */
+static enum smr_rc expiry(const char *expire, int prune, const char *now, char out[32],
+			  int *never, struct smr_err *err)
+{
+	if (expire && !prune)
+		return smr_errf(err, SMR_EUSAGE, "a reflog expiry date only applies with prune"
+				" (gc --prune --expire=%s)", expire);
+	*never = expire && !strcmp(expire, "never");
+	if (*never)
+		return SMR_OK;
+	return ref_parse_date(expire ? expire : OPS_REFLOG_EXPIRE, now, out, err);
+}
+
+static void report_counts(json_t *r, const struct gc_counts *c)
+{
+	json_object_set_new(r, "expired_reflog", json_integer((json_int_t)c->reflog));
+	json_object_set_new(r, "unreached_checkpoints", json_integer((json_int_t)c->unreached));
+	json_object_set_new(r, "unused_chunks", json_integer((json_int_t)c->chunks));
+	json_object_set_new(r, "unused_items", json_integer((json_int_t)c->items));
+}
+
+enum smr_rc ops_gc(struct ops_ctx *ctx, int prune, const char *before, const char *expire,
+		   json_t **report, struct smr_err *err)
 {
 	struct space *v = NULL;
-	size_t n = 0, pruned = 0;
-	char now[32], cutoff[32];
+	struct gc_counts c = { 0 };
+	size_t n = 0;
+	char now[32], cutoff[32], expiry_at[32];
+	int never = 1;
 	enum smr_rc rc = SMR_OK;
 
 	ctx->now(now);
 	if (before)
 		rc = ref_parse_date(before, now, cutoff, err);
 	if (!rc)
+		rc = expiry(expire, prune, now, expiry_at, &never, err);
+	if (!rc)
 		rc = store_space_list_deleted(ctx->st, &v, &n, err);
 	if (!rc && prune)
-		rc = store_gc_prune(ctx->st, before ? cutoff : NULL, &pruned, err);
-	if (!rc)
+		rc = store_gc_prune(ctx->st, before ? cutoff : NULL, never ? NULL : expiry_at, &c,
+				    err);
+	if (!rc) {
 		*report = json_pack("{s:o, s:b, s:I}", "deleted",
 				    deleted_json(v, n, before ? cutoff : NULL), "pruned", prune,
-				    "pruned_spaces", (json_int_t)pruned);
+				    "pruned_spaces", (json_int_t)c.spaces);
+		if (prune)
+			report_counts(*report, &c);
+	}
 	spaces_free(v, n);
 	return rc;
 }

@@ -278,6 +278,16 @@ static const char *const sqlite_migrations[] = {
 	 */
 	"CREATE INDEX IF NOT EXISTS search_items_by_commit"
 	"  ON search_items(commit_id, field, ordinal) WHERE commit_id IS NOT NULL;",
+	 * 13: what a checkpoint costs in indexes (issue 32; schema_postgres.h
+	 * says why).  A merge parent is rare: its index keeps only the rows
+	 * that have one (SQLite uses a partial index for "x = ?", which
+	 * implies x IS NOT NULL).  The UNIQUE (repo_id, commit_hash) that
+	 * PostgreSQL drops is part of the table here; dropping it would mean
+	 * copying the table, for bytes SQLite's figures do not need.
+	 */
+	"DROP INDEX IF EXISTS commits_by_merge_parent;"
+	"CREATE INDEX commits_by_merge_parent ON commits(merge_parent_commit_id)"
+	"  WHERE merge_parent_commit_id IS NOT NULL;",
 };
 
 #endif

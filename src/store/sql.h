@@ -87,6 +87,45 @@
 	" WHERE p.repo_id IN (SELECT id FROM gone))" \
 	" UPDATE commits SET repo_id = (SELECT MIN(w.repo) FROM w WHERE w.id = commits.id)" \
 	" WHERE id IN (SELECT id FROM w)"
+/*
+ * Reflog expiry (git's gc.reflogExpire): an entry of reflog G written
+ * before P expires, but never a Space's newest one (the move to its HEAD).
+ * SQL_GC_UNREACHED($1: the prune date as SQL_GC_GONE, $2: the expiry
+ * date) removes the checkpoints that only expiring entries reached: those
+ * entries' checkpoints and their ancestors, but for what a surviving
+ * Space still reaches from its ref, an entry that stays, a session's
+ * mounted checkpoint or a hand-off note.  The origin rule does not hold a
+ * checkpoint here: it stood for the reflog entry that named it.
+ * SQL_GC_EXPIRE($1) then drops the entries.
+ */
+#define SQL_GC_EXPIRED(G, P) \
+	" " G ".created_at < CAST(" P " AS TEXT) AND " G ".id <" \
+	" (SELECT MAX(x.id) FROM reflog x WHERE x.repo_id = " G ".repo_id)"
+#define SQL_GC_HASH_IDS(KEY, WHERE) \
+	" SELECT k.id FROM reflog g JOIN commits k ON k.commit_hash = g." KEY " WHERE" WHERE
+#define SQL_GC_LIVE_ENTRY \
+	" g.repo_id IN (SELECT id FROM live) AND NOT (" SQL_GC_EXPIRED("g", "$2") ")"
+#define SQL_GC_PARENTS(CTE) \
+	" SELECT p.id FROM " CTE " a JOIN commits c ON c.id = a.id" \
+	" JOIN commits p ON p.id IN (c.parent_commit_id, c.merge_parent_commit_id)"
+#define SQL_GC_UNREACHED \
+	"WITH RECURSIVE gone(id) AS (" SQL_GC_GONE ")," \
+	" live(id) AS (SELECT id FROM repos WHERE id NOT IN (SELECT id FROM gone))," \
+	" root(id) AS (SELECT commit_id FROM refs WHERE repo_id IN (SELECT id FROM live)" \
+	" UNION" SQL_GC_HASH_IDS("new_hash", SQL_GC_LIVE_ENTRY) \
+	" UNION" SQL_GC_HASH_IDS("old_hash", SQL_GC_LIVE_ENTRY) \
+	" UNION SELECT k.id FROM sessions s JOIN commits k ON k.commit_hash = s.mounted_commit_hash" \
+	" WHERE s.repo_id IN (SELECT id FROM live)" \
+	" UNION SELECT k.id FROM handoffs h JOIN commits k ON k.commit_hash = h.commit_hash" \
+	" WHERE h.repo_id IN (SELECT id FROM live))," \
+	" keep(id) AS (SELECT id FROM root WHERE id IS NOT NULL UNION" SQL_GC_PARENTS("keep") ")," \
+	" cand(id) AS (" SQL_GC_HASH_IDS("new_hash", SQL_GC_EXPIRED("g", "$2")) \
+	" UNION" SQL_GC_HASH_IDS("old_hash", SQL_GC_EXPIRED("g", "$2")) \
+	" UNION" SQL_GC_PARENTS("cand") " WHERE a.id NOT IN (SELECT id FROM keep))" \
+	" DELETE FROM commits WHERE id IN (SELECT id FROM cand) AND id NOT IN (SELECT id FROM keep)"
+#define SQL_GC_EXPIRE \
+	"DELETE FROM reflog WHERE id IN (SELECT g.id FROM reflog g WHERE" \
+	SQL_GC_EXPIRED("g", "$1") ")"
 #define SQL_GC_ORPHANS \
 	"DELETE FROM search_items WHERE (commit_id IS NULL AND turn_id IS NULL)" \
 	" OR (commit_id IS NOT NULL AND NOT EXISTS" \

@@ -757,32 +757,71 @@ static enum smr_rc sqlite_space_create(struct store *st, const struct space *sp,
 	return insert_space(S(st), sp, err);
 }
 
-static enum smr_rc sqlite_gc_prune(struct store *st, const char *before, size_t *n,
-				   struct smr_err *err)
+/* Runs sql with $1 = a1 (and $2 = a2 when sql has it); *n (NULL: not wanted) gets its changes. */
+static enum smr_rc gc_step(struct sqlite_store *s, const char *sql, const char *a1,
+			   const char *a2, const char *what, size_t *n, struct smr_err *err)
+{
+	sqlite3_stmt *q = prep(s, sql);
+	enum smr_rc rc;
+
+	if (q && sqlite3_bind_parameter_index(q, "$1"))
+		bind_text(q, sqlite3_bind_parameter_index(q, "$1"), a1);
+	if (q && sqlite3_bind_parameter_index(q, "$2"))
+		bind_text(q, sqlite3_bind_parameter_index(q, "$2"), a2);
+	rc = step_done(s, q, what, err);
+	if (!rc && n)
+		*n = (size_t)sqlite3_changes(s->db);
+	return rc;
+}
+
+/*
+ * The chunks no checkpoint row names, then the items no chunk names.  A
+ * row's lists and a chunk's ids are 8-byte big-endian ids (a row's after
+ * its six counts), compared as hex with the ids they name.
+ */
+#define SQLITE_IDS_HEX(TABLE, COL, FROM) \
+	"WITH RECURSIVE u(b, i) AS (SELECT " COL ", " FROM " FROM " TABLE \
+	" WHERE " COL " IS NOT NULL UNION ALL SELECT b, i + 8 FROM u WHERE i + 8 <= length(b))" \
+	" SELECT hex(substr(b, i, 8)) FROM u WHERE i + 7 <= length(b)"
+
+static enum smr_rc sqlite_gc_content(struct sqlite_store *s, struct gc_counts *n,
+				     struct smr_err *err)
+{
+	static const char chunks[] = "DELETE FROM chunks WHERE printf('%016X', id) NOT IN ("
+		SQLITE_IDS_HEX("commits", "lists", "49") ")";
+	static const char items[] = "DELETE FROM items WHERE printf('%016X', id) NOT IN ("
+		SQLITE_IDS_HEX("chunks", "ids", "1") ")";
+	enum smr_rc rc = gc_step(s, chunks, NULL, NULL, "removing unused chunks", &n->chunks, err);
+
+	return rc ? rc : gc_step(s, items, NULL, NULL, "removing unused items", &n->items, err);
+}
+
+static enum smr_rc sqlite_gc_prune(struct store *st, const char *before, const char *expire,
+				   struct gc_counts *n, struct smr_err *err)
 {
 	/* checkpoints a surviving Space reaches change origin; the rest go with their Space */
-	static const char repoint[] = SQL_GC_ADOPT;
 	static const char spaces[] =
-		"DELETE FROM repos WHERE deleted_at IS NOT NULL AND (?1 IS NULL OR deleted_at <= ?1)";
-	static const char orphans[] = SQL_GC_ORPHANS;
+		"DELETE FROM repos WHERE deleted_at IS NOT NULL AND ($1 IS NULL OR deleted_at <= $1)";
 	struct sqlite_store *s = S(st);
-	sqlite3_stmt *q;
 	enum smr_rc rc = begin(s, err);
 
 	if (rc)
 		return rc;
-	q = prep(s, repoint);
-	if (q)
-		bind_text(q, 1, before);
-	rc = step_done(s, q, "pruning the search index", err);
-	q = rc ? NULL : prep(s, spaces);
-	if (q)
-		bind_text(q, 1, before);
+	if (expire) {
+		rc = gc_step(s, SQL_GC_UNREACHED, before, expire, "expiring the reflog",
+			     &n->unreached, err);
+		if (!rc)
+			rc = gc_step(s, SQL_GC_EXPIRE, expire, NULL, "expiring the reflog",
+				     &n->reflog, err);
+	}
 	if (!rc)
-		rc = step_done(s, q, "pruning deleted spaces", err);
-	*n = rc ? 0 : (size_t)sqlite3_changes(s->db);
+		rc = gc_step(s, SQL_GC_ADOPT, before, NULL, "pruning deleted spaces", NULL, err);
 	if (!rc)
-		rc = step_done(s, prep(s, orphans), "pruning the search index", err);
+		rc = gc_step(s, spaces, before, NULL, "pruning deleted spaces", &n->spaces, err);
+	if (!rc)
+		rc = gc_step(s, SQL_GC_ORPHANS, NULL, NULL, "pruning the search index", NULL, err);
+	if (!rc)
+		rc = sqlite_gc_content(s, n, err);
 	if (rc)
 		return rollback(s, rc);
 	return commit(s, err);

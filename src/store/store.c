@@ -79,10 +79,11 @@ void store_set_background(struct store *st, int on)
 	st->background = on;
 }
 
-enum smr_rc store_gc_prune(struct store *st, const char *before, size_t *n,
-			   struct smr_err *err)
+enum smr_rc store_gc_prune(struct store *st, const char *before, const char *expire,
+			   struct gc_counts *n, struct smr_err *err)
 {
-	return st->ops->gc_prune(st, before, n, err);
+	memset(n, 0, sizeof(*n));
+	return st->ops->gc_prune(st, before, expire, n, err);
 }
 
 /* 1 when id is one of f's Spaces (or f names none). */

@@ -114,15 +114,27 @@ enum smr_rc store_space_find(struct store *st, const char *id_or_name, struct sp
 /* Soft-deleted Spaces, oldest deletion first; caller spaces_free()s. */
 enum smr_rc store_space_list_deleted(struct store *st, struct space **out, size_t *n,
 				     struct smr_err *err);
+/* What store_gc_prune removed. */
+struct gc_counts {
+	size_t spaces;                     /* deleted Spaces pruned */
+	size_t reflog;                     /* reflog entries expired */
+	size_t unreached;                  /* checkpoints only those entries reached */
+	size_t chunks, items;              /* content no checkpoint names any more */
+};
+
 /*
  * Removes for good the Spaces deleted at or before `before` (NULL: all),
  * with their sessions, turns and reflog, and the checkpoints they wrote
  * that no surviving Space reaches (its ref, its reflog, or a checkpoint it
  * wrote), with their search rows; a checkpoint a surviving Space reaches
- * stays, that Space its origin now.  *n gets the number of Spaces removed.
+ * stays, that Space its origin now.  Expires the reflog entries written
+ * before `expire` (NULL: none), never a Space's newest, and removes the
+ * checkpoints only they reached (none a ref, a remaining entry, a
+ * session's mount or a hand-off note reaches).  Then the items and chunks
+ * no checkpoint names go.  One transaction.
  */
-enum smr_rc store_gc_prune(struct store *st, const char *before, size_t *n,
-			   struct smr_err *err);
+enum smr_rc store_gc_prune(struct store *st, const char *before, const char *expire,
+			   struct gc_counts *n, struct smr_err *err);
 
 /*
  * The reflog of a Space (live or deleted), newest first: the entries at or

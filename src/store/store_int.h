@@ -252,8 +252,8 @@ struct store_ops {
 			      const char *spaces_json, struct search_row **out, size_t *n,
 			      struct smr_err *err);
 
-	enum smr_rc (*gc_prune)(struct store *st, const char *before, size_t *n,
-				struct smr_err *err);
+	enum smr_rc (*gc_prune)(struct store *st, const char *before, const char *expire,
+				struct gc_counts *n, struct smr_err *err);
 
 	enum smr_rc (*checkpoint_get)(struct store *st, const char *space_id, const char *hash,
 				      struct checkpoint *out, struct smr_err *err);

@@ -99,7 +99,8 @@ static void trace_line(struct store *st, const char *name, const char *what, enu
 	M(search, (const struct search_filter *f, const char *spaces_json, \
 	  struct search_row **out, size_t *n, struct smr_err *err), \
 	  (f, spaces_json, out, n, err)) \
-	M(gc_prune, (const char *before, size_t *n, struct smr_err *err), (before, n, err)) \
+	M(gc_prune, (const char *before, const char *expire, struct gc_counts *n, \
+	  struct smr_err *err), (before, expire, n, err)) \
 	M(checkpoint_get, (const char *space_id, const char *hash, struct checkpoint *out, \
 	  struct smr_err *err), \
 	  (space_id, hash, out, err)) \

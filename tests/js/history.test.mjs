@@ -70,3 +70,26 @@ test('a deleted Space is recoverable through its reflog until gc --prune', () =>
   assert.equal(ok(t.db, ['head', 'doomed', '--json']).title, 'keep me');
   assert.equal(run(t.db, ['gc', '--prune=someday']).code, 2);
 });
+
+test('gc --prune --expire drops old reflog entries, never a Space\'s newest', () => {
+  ok(t.db, ['space', 'create', 'aging']);
+  commit('aging', 'first');
+  const last = commit('aging', 'second');
+  const usage = run(t.db, ['gc', '--expire=now']);
+  assert.equal(usage.code, 2);
+  assert.match(usage.stderr, /--expire applies with --prune/);
+  assert.equal(run(t.db, ['gc', '--prune', '--expire=someday']).code, 2);
+  // entries written this second are not older than 90 days, nor than `never`
+  assert.equal(ok(t.db, ['gc', '--prune', '--json']).expired_reflog, 0);
+  assert.equal(ok(t.db, ['gc', '--prune', '--expire=never', '--json']).expired_reflog, 0);
+  assert.equal(ok(t.db, ['reflog', 'aging', '--json']).length, 3);
+  const gc = ok(t.db, ['gc', '--prune', '--expire=now', '--json']);
+  assert.ok(gc.expired_reflog >= 2);
+  assert.equal(gc.unreached_checkpoints, 0);   // every entry's Checkpoint is on a HEAD's line
+  const log = ok(t.db, ['reflog', 'aging', '--json']);
+  assert.equal(log.length, 1);
+  assert.equal(log[0].new, last.commit_hash);
+  assert.equal(ok(t.db, ['log', 'aging', '--json']).length, 2);
+  assert.match(ok(t.db, ['gc', '--prune']), /expired 0 reflog entries; removed 0 checkpoints/);
+  assert.equal(ok(t.db, ['fsck', '--json']).ok, true);
+});

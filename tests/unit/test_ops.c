@@ -8,6 +8,7 @@
 
 #include "domain/checkpoint.h"
 #include "ops/ops.h"
+#include "store/store.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -439,6 +440,69 @@ static char *title_at(struct fixture *f, const char *ref, struct smr_err *err)
 
 	checkpoint_release(&c);
 	return s;
+}
+
+/* gc's report figure name, as a number. */
+static json_int_t gc_figure(const json_t *r, const char *name)
+{
+	return json_integer_value(json_object_get(r, name));
+}
+
+/*
+ * gc --prune expires reflog entries after git's 90 days by default
+ * (OPS_REFLOG_EXPIRE, read on the context's clock), then removes what only
+ * they reached; "never" keeps them; an expiry date without prune is a
+ * usage error.
+ */
+TEST(ops_gc_expires_the_reflog_after_90_days)
+{
+	struct fixture f;
+	struct smr_err err = SMR_ERR_INIT;
+	struct space sp = { 0 };
+	struct ref_move mv = { "cy", "reset", "2026-01-02T00:00:00.000000Z" };
+	struct import_space in = { .space = &sp, .move = &mv };
+	json_t *r = NULL;
+	char *one, *two, *title;
+
+	setup(&f);
+	f.ctx->now = date_clock;
+	date_now = "2026-01-01T00:00:00.000000Z";
+	CHECK_INT(ops_space_create(f.ctx, "demo", NULL, &sp, NULL), SMR_OK);
+	one = commit(&f, "demo", "one", NULL, SMR_OK);
+	two = commit(&f, "demo", "two", NULL, SMR_OK);
+	in.head = one;                      /* HEAD back to "one": "two" is in the reflog only */
+	CHECK_INT(store_import(f.st, &in, 1, &err), SMR_OK);
+	date_now = "2026-01-03T00:00:00.000000Z";
+	free(commit(&f, "demo", "three", NULL, SMR_OK));
+	CHECK_INT(ops_gc(f.ctx, 0, NULL, "now", &r, &err), SMR_EUSAGE);
+	CHECK_INT(ops_gc(f.ctx, 1, NULL, "someday", &r, &err), SMR_EUSAGE);
+	date_now = "2026-04-01T00:00:00.000000Z";           /* 90 days on; 89 after the move */
+	CHECK_INT(ops_gc(f.ctx, 1, NULL, NULL, &r, &err), SMR_OK);
+	CHECK_INT(gc_figure(r, "expired_reflog"), 3);         /* create, "one", "two" */
+	CHECK_INT(gc_figure(r, "unreached_checkpoints"), 0);
+	json_decref(r);
+	title = title_at(&f, two, &err);
+	CHECK_STR(title, "two");
+	free(title);
+	date_now = "2026-04-15T00:00:00.000000Z";
+	CHECK_INT(ops_gc(f.ctx, 1, NULL, "never", &r, &err), SMR_OK);
+	CHECK_INT(gc_figure(r, "expired_reflog"), 0);
+	json_decref(r);
+	CHECK_INT(ops_gc(f.ctx, 1, NULL, NULL, &r, &err), SMR_OK);
+	CHECK_INT(gc_figure(r, "expired_reflog"), 1);         /* the move; "three" is HEAD's */
+	CHECK_INT(gc_figure(r, "unreached_checkpoints"), 1);
+	CHECK(gc_figure(r, "unused_items") >= 1);
+	json_decref(r);
+	title = title_at(&f, two, &err);
+	CHECK_STR(title, "not_found");
+	free(title);
+	title = title_at(&f, "demo~1", &err);
+	CHECK_STR(title, "one");
+	free(title);
+	space_release(&sp);
+	free(one);
+	free(two);
+	teardown(&f);
 }
 
 /*

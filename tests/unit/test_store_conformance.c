@@ -384,6 +384,7 @@ CONFORMANCE(space_delete_is_soft_until_gc_prune)
 	struct reflog_entry *log = NULL;
 	struct checkpoint c;
 	size_t n = 0;
+	struct gc_counts gc;
 	char a[37], b[37], sid[37], *head = NULL, *root, *want;
 
 	CHECK_INT(make_space(f, "doomed", a, &err), SMR_OK);
@@ -436,10 +437,10 @@ CONFORMANCE(space_delete_is_soft_until_gc_prune)
 	spaces_free(gone, n);
 	CHECK_INT(store_space_delete(f->st, a, NULL, &err), SMR_ENOTFOUND);
 	/* a prune before the deletion keeps it; one after removes everything */
-	CHECK_INT(store_gc_prune(f->st, "2026-01-01T00:00:59.000000Z", &n, &err), SMR_OK);
-	CHECK_INT(n, 0);
-	CHECK_INT(store_gc_prune(f->st, NULL, &n, &err), SMR_OK);
-	CHECK_INT(n, 1);
+	CHECK_INT(store_gc_prune(f->st, "2026-01-01T00:00:59.000000Z", NULL, &gc, &err), SMR_OK);
+	CHECK_INT(gc.spaces, 0);
+	CHECK_INT(store_gc_prune(f->st, NULL, NULL, &gc, &err), SMR_OK);
+	CHECK_INT(gc.spaces, 1);
 	CHECK_INT(store_space_find(f->st, a, &sp, &err), SMR_ENOTFOUND);
 	CHECK_INT(store_checkpoint_get(f->st, NULL, root, &c, &err), SMR_ENOTFOUND);
 	CHECK_INT(store_session_get(f->st, sid, &got, &err), SMR_ENOTFOUND);
@@ -1235,7 +1236,7 @@ CONFORMANCE(gc_keeps_what_a_reflog_reaches_and_removes_the_rest)
 	struct import_space in = { 0 };
 	struct ref_move mv = { "cy", "reset", "2026-01-04T00:00:00.000000Z" };
 	char a[37], b[37], *head = NULL, *h1 = NULL, *h3 = NULL;
-	size_t n = 0;
+	struct gc_counts gc;
 
 	CHECK_INT(make_space(f, "gone", a, &err), SMR_OK);
 	CHECK_INT(put_next(f, a, &head, "one", 1), SMR_OK);
@@ -1258,8 +1259,8 @@ CONFORMANCE(gc_keeps_what_a_reflog_reaches_and_removes_the_rest)
 	CHECK_STR(sp.head, h1);
 	space_release(&sp);
 	CHECK_INT(store_space_delete(f->st, a, NULL, &err), SMR_OK);
-	CHECK_INT(store_gc_prune(f->st, NULL, &n, &err), SMR_OK);
-	CHECK_INT(n, 1);
+	CHECK_INT(store_gc_prune(f->st, NULL, NULL, &gc, &err), SMR_OK);
+	CHECK_INT(gc.spaces, 1);
 	/* reached by the reflog: still readable through "kept", with its ancestors */
 	CHECK_INT(store_checkpoint_get(f->st, b, h3, &got, &err), SMR_OK);
 	CHECK_STR(got.space, "kept");
@@ -3717,6 +3718,193 @@ CONFORMANCE(checkpoint_stores_its_change)
 	CHECK(fsck_ok(f));
 }
 
+/* ---- gc: reflog expiry and unused content (issue 32) ---- */
+
+/* Puts title with decisions "shared by all" and also (NULL: none) on *head, at second sec. */
+static void put_content(struct fixture *f, const char *space_id, char **head, const char *title,
+			const char *also, int sec)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct checkpoint c;
+
+	make_ckpt(&c, *head, title, sec);
+	json_array_append_new(c.decisions, json_pack("{s:s}", "text", "shared by all"));
+	if (also)
+		json_array_append_new(c.decisions, json_pack("{s:s}", "text", also));
+	checkpoint_seal(&c);
+	CHECK_INT(store_checkpoint_put(f->st, space_id, &c, *head, &err), SMR_OK);
+	free(*head);
+	*head = xstrdup(c.hash);
+	checkpoint_release(&c);
+}
+
+/* Moves the HEAD of Space id (name) to hash at `at`, as a restore does. */
+static void move_head(struct fixture *f, const char *id, const char *name, const char *hash,
+		      const char *at)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct space sp = { .id = (char *)id, .name = (char *)name };
+	struct ref_move mv = { "cy", "reset", at };
+	struct import_space in = { .space = &sp, .head = hash, .move = &mv };
+
+	CHECK_INT(store_import(f->st, &in, 1, &err), SMR_OK);
+}
+
+static int64_t items_like(struct fixture *f, const char *text)
+{
+	char *sql = xasprintf("SELECT count(*) FROM items WHERE body LIKE '%%%s%%'", text);
+	int64_t n = db_int(f, sql);
+
+	free(sql);
+	return n;
+}
+
+/*
+ * A Space whose HEAD went back from "two" to "one" and on to "three":
+ * "two" is in its reflog only (the commit that made it, the move off it
+ * on 2026-01-04; the other entries are of 2026-01-01).
+ * *h2 gets its hash, *head the HEAD's.
+ */
+static void abandoned_line(struct fixture *f, char a[37], char **h2, char **head)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	char *h1;
+
+	CHECK_INT(make_space(f, "line", a, &err), SMR_OK);
+	*head = NULL;
+	put_content(f, a, head, "one", NULL, 1);
+	h1 = xstrdup(*head);
+	put_content(f, a, head, "two", "only two says this", 2);
+	*h2 = xstrdup(*head);
+	move_head(f, a, "line", h1, "2026-01-04T00:00:00.000000Z");
+	free(*head);
+	*head = h1;
+	put_content(f, a, head, "three", NULL, 3);
+	/* the entries written without a move's time are dated now: date them as the test's */
+	raw_sql(f, "UPDATE reflog SET created_at = '2026-01-01T00:00:00.000000Z'"
+		" WHERE created_at > '2026-01-04T00:00:00.000000Z'");
+}
+
+/*
+ * gc --prune expires the reflog entries older than its date, never a
+ * Space's newest, and removes the checkpoints only they reached, with the
+ * items and chunks no other checkpoint names; what a ref or a remaining
+ * entry reaches stays, and shared items with it.
+ */
+CONFORMANCE(gc_expires_the_reflog_and_removes_what_only_it_reached)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct gc_counts gc;
+	struct checkpoint got = { 0 };
+	struct reflog_entry *log = NULL;
+	char a[37], *h2 = NULL, *head = NULL;
+	int64_t chunks;
+	size_t n = 0;
+
+	abandoned_line(f, a, &h2, &head);
+	chunks = db_int(f, "SELECT count(*) FROM chunks");
+	/* no expiry: everything stays */
+	CHECK_INT(store_gc_prune(f->st, NULL, NULL, &gc, &err), SMR_OK);
+	CHECK_INT(gc.reflog + gc.unreached + gc.chunks + gc.items, 0);
+	/* the move off "two" (2026-01-04) still names it: kept */
+	CHECK_INT(store_gc_prune(f->st, NULL, "2026-01-02T00:00:00.000000Z", &gc, &err), SMR_OK);
+	CHECK_INT(gc.reflog, 3);
+	CHECK_INT(gc.unreached, 0);
+	CHECK_INT(store_checkpoint_get(f->st, a, h2, &got, &err), SMR_OK);
+	checkpoint_release(&got);
+	/* every entry but the newest expires: "two" goes, its own item and chunk too */
+	CHECK_INT(store_gc_prune(f->st, NULL, "2026-02-01T00:00:00.000000Z", &gc, &err), SMR_OK);
+	CHECK_INT(gc.reflog, 1);
+	CHECK_INT(gc.unreached, 1);
+	CHECK_INT(store_checkpoint_get(f->st, NULL, h2, &got, &err), SMR_ENOTFOUND);
+	CHECK_INT(store_reflog_list(f->st, a, NULL, 0, &log, &n, &err), SMR_OK);
+	CHECK_INT(n, 1);
+	CHECK_STR(log[0].new_hash, head);
+	reflog_entries_free(log, n);
+	CHECK_INT(count_checkpoints(f, a), 2);
+	CHECK_INT(items_like(f, "only two says this"), 0);
+	CHECK_INT(items_like(f, "shared by all"), 1);
+	CHECK(gc.items >= 2 && gc.chunks >= 1);
+	CHECK_INT(db_int(f, "SELECT count(*) FROM chunks"), chunks - (int64_t)gc.chunks);
+	CHECK_INT(store_checkpoint_get(f->st, a, head, &got, &err), SMR_OK);
+	CHECK_STR(json_string_value(json_object_get(json_array_get(got.decisions, 1), "text")),
+		  "shared by all");
+	checkpoint_release(&got);
+	CHECK(fsck_ok(f));
+	/* once more: nothing left to do */
+	CHECK_INT(store_gc_prune(f->st, NULL, "2026-02-01T00:00:00.000000Z", &gc, &err), SMR_OK);
+	CHECK_INT(gc.reflog + gc.unreached + gc.chunks + gc.items, 0);
+	free(h2);
+	free(head);
+}
+
+/* A checkpoint a session is mounted on is kept when the reflog entries that named it expire. */
+CONFORMANCE(gc_expiry_keeps_what_a_session_mounts)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct gc_counts gc;
+	struct checkpoint got = { 0 };
+	struct session sn = { 0 };
+	char a[37], sid[37], *h2 = NULL, *head = NULL;
+
+	abandoned_line(f, a, &h2, &head);
+	sys_uuid(sid);
+	sn.id = sid;
+	sn.repo_id = a;
+	sn.title = (char *)"on two";
+	sn.mounted_hash = h2;
+	sn.created_at = (char *)"2026-01-05T00:00:00.000000Z";
+	sn.history_base_seq = -1;
+	CHECK_INT(store_session_create(f->st, &sn, &err), SMR_OK);
+	CHECK_INT(store_gc_prune(f->st, NULL, "2026-02-01T00:00:00.000000Z", &gc, &err), SMR_OK);
+	CHECK_INT(gc.reflog, 4);
+	CHECK_INT(gc.unreached, 0);
+	CHECK_INT(store_checkpoint_get(f->st, NULL, h2, &got, &err), SMR_OK);
+	checkpoint_release(&got);
+	CHECK_INT(items_like(f, "only two says this"), 1);
+	CHECK(fsck_ok(f));
+	free(h2);
+	free(head);
+}
+
+/*
+ * gc --prune of a deleted Space removes the items and chunks only its
+ * checkpoints named; those a surviving Space's checkpoints share stay.
+ */
+CONFORMANCE(gc_prune_removes_unused_items_and_chunks)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct gc_counts gc;
+	struct space nsp = { 0 };
+	struct checkpoint got = { 0 };
+	char a[37], b[37], *head = NULL, *h1;
+
+	CHECK_INT(make_space(f, "gone", a, &err), SMR_OK);
+	put_content(f, a, &head, "one", NULL, 1);
+	h1 = xstrdup(head);
+	put_content(f, a, &head, "two", "only the deleted space says this", 2);
+	sys_uuid(b);
+	nsp.id = b;
+	nsp.name = (char *)"kept";
+	nsp.created_at = (char *)"2026-01-03T00:00:00.000000Z";
+	CHECK_INT(store_space_fork(f->st, &nsp, a, h1, NULL, &err), SMR_OK);
+	put_content(f, b, &h1, "kept's own", NULL, 4);
+	CHECK_INT(store_space_delete(f->st, a, NULL, &err), SMR_OK);
+	CHECK_INT(items_like(f, "only the deleted space says this"), 1);
+	CHECK_INT(store_gc_prune(f->st, NULL, NULL, &gc, &err), SMR_OK);
+	CHECK_INT(gc.spaces, 1);
+	CHECK(gc.items >= 2 && gc.chunks >= 1);
+	CHECK_INT(store_checkpoint_get(f->st, NULL, head, &got, &err), SMR_ENOTFOUND);
+	CHECK_INT(items_like(f, "only the deleted space says this"), 0);
+	CHECK_INT(items_like(f, "shared by all"), 1);
+	CHECK_INT(count_checkpoints(f, b), 2);
+	CHECK_INT(store_checkpoint_get(f->st, b, h1, &got, &err), SMR_OK);
+	checkpoint_release(&got);
+	CHECK(fsck_ok(f));
+	free(head);
+	free(h1);
+}
+
 #include "store/schema_sqlite.h"
 
 /* A store written before the search index existed gets it filled when it is opened. */
@@ -4136,7 +4324,7 @@ CONFORMANCE(search_finds_every_copy_and_survives_gc)
 	struct space sp = { 0 };
 	struct search_params p = { .query = "zeppelin" };
 	json_t *res = NULL;
-	size_t n = 0;
+	struct gc_counts gc;
 
 	CHECK_INT(ops_open_on(&ctx, f->st, &conf_opts, NULL), SMR_OK);
 	snprintf(conf_clock, sizeof(conf_clock), "2026-12-01T09:00:00.000000Z");
@@ -4157,8 +4345,8 @@ CONFORMANCE(search_finds_every_copy_and_survives_gc)
 	json_decref(res);
 	/* the original goes, for good: the fork's copy still answers */
 	CHECK_INT(ops_space_delete(ctx, "orig", &err), SMR_OK);
-	CHECK_INT(store_gc_prune(f->st, NULL, &n, &err), SMR_OK);
-	CHECK_INT(n, 1);
+	CHECK_INT(store_gc_prune(f->st, NULL, NULL, &gc, &err), SMR_OK);
+	CHECK_INT(gc.spaces, 1);
 	CHECK_INT(ops_search(ctx, &p, &res, &err), SMR_OK);
 	CHECK_INT(json_integer_value(json_object_get(res, "total")), 1);
 	CHECK_STR(hit_str(res, 0, "space"), "copy");

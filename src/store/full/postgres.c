@@ -76,7 +76,8 @@ enum stmt {
 	Q_COMMIT_LINKS, Q_COMMIT_ANCESTRY,
 	Q_SESSION_LOCK, Q_LAST_SEQ, Q_SEQ_CHECK,
 	Q_TURN_INSERT,
-	Q_GC_REPOINT, Q_GC_SPACES, Q_GC_ORPHANS,
+	Q_GC_REPOINT, Q_GC_SPACES, Q_GC_ORPHANS, Q_GC_UNREACHED, Q_GC_EXPIRE, Q_GC_LOCK,
+	Q_GC_CHUNKS, Q_GC_ITEMS,
 	Q_SEARCH_HAS, Q_SEARCH_INSERT, Q_SEARCH_INSERT_AT,
 	Q_SEARCH_INSERT_TURN, Q_SEARCH, Q_SEARCH_TURNS,
 	Q_ITEMS_INSERT, Q_CHUNKS_INSERT, Q_CHUNKS_READ,
@@ -320,6 +321,18 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_GC_SPACES] = "DELETE FROM repos WHERE deleted_at IS NOT NULL"
 		" AND ($1::text IS NULL OR deleted_at <= $1::text)",
 	[Q_GC_ORPHANS] = SQL_GC_ORPHANS,
+	[Q_GC_UNREACHED] = SQL_GC_UNREACHED,
+	[Q_GC_EXPIRE] = SQL_GC_EXPIRE,
+	/*
+	 * A write upserts its chunks, then its items (ROW EXCLUSIVE): it waits
+	 * for the sweep, or the sweep for it, so a chunk a write finds there
+	 * is never swept before that write's row names it.  Same order.
+	 */
+	[Q_GC_LOCK] = "LOCK TABLE chunks, items IN SHARE ROW EXCLUSIVE MODE",
+	[Q_GC_CHUNKS] = "DELETE FROM chunks WHERE id IN (SELECT id FROM chunks"
+		" EXCEPT SELECT unnest(lists[7:]) FROM commits WHERE lists IS NOT NULL)",
+	[Q_GC_ITEMS] = "DELETE FROM items WHERE id IN (SELECT id FROM items"
+		" EXCEPT SELECT unnest(ids) FROM chunks)",
 	/* a checkpoint written again (on another Space) was indexed when first written */
 	[Q_SEARCH_HAS] = "SELECT 1 FROM search_items WHERE commit_id ="
 		" (SELECT id FROM commits WHERE commit_hash = $1) LIMIT 1",
@@ -1519,24 +1532,58 @@ static enum smr_rc pg_space_create(struct store *st, const struct space *sp,
 	return insert_space(P(st), sp, err);
 }
 
-static enum smr_rc pg_gc_prune(struct store *st, const char *before, size_t *n,
-			       struct smr_err *err)
+/* Runs statement q with p; *n (NULL: not wanted) gets how many rows it touched. */
+static enum smr_rc gc_run(struct pg_store *s, enum stmt q, const struct params *p, const char *what,
+			  size_t *n, struct smr_err *err)
+{
+	PGresult *r = NULL;
+	enum smr_rc rc = run(s, q, p, &r, what, err);
+
+	if (!rc && n)
+		*n = (size_t)strtoull(PQcmdTuples(r), NULL, 10);
+	PQclear(r);
+	return rc;
+}
+
+/* Reflog expiry when expire is set: what only expiring entries reached, then the entries. */
+static enum smr_rc pg_gc_expire(struct pg_store *s, const char *before, const char *expire,
+				struct gc_counts *n, struct smr_err *err)
+{
+	struct params p = { .n = 0 }, e = { .n = 0 };
+	enum smr_rc rc;
+
+	if (!expire)
+		return SMR_OK;
+	p_text(&p, before);
+	p_text(&p, expire);
+	p_text(&e, expire);
+	rc = gc_run(s, Q_GC_UNREACHED, &p, "expiring the reflog", &n->unreached, err);
+	return rc ? rc : gc_run(s, Q_GC_EXPIRE, &e, "expiring the reflog", &n->reflog, err);
+}
+
+static enum smr_rc pg_gc_prune(struct store *st, const char *before, const char *expire,
+			       struct gc_counts *n, struct smr_err *err)
 {
 	struct pg_store *s = P(st);
 	struct params p = { .n = 0 };
-	PGresult *r = NULL;
 	enum smr_rc rc = begin(s, err);
 
 	if (rc)
 		return rc;
 	p_text(&p, before);
-	rc = run_done(s, Q_GC_REPOINT, &p, "pruning the search index", err);
+	rc = gc_run(s, Q_GC_LOCK, NULL, "locking the content tables", NULL, err);
 	if (!rc)
-		rc = run(s, Q_GC_SPACES, &p, &r, "pruning deleted spaces", err);
-	*n = rc ? 0 : (size_t)strtoull(PQcmdTuples(r), NULL, 10);
-	PQclear(r);
+		rc = pg_gc_expire(s, before, expire, n, err);
 	if (!rc)
-		rc = run_done(s, Q_GC_ORPHANS, NULL, "pruning the search index", err);
+		rc = gc_run(s, Q_GC_REPOINT, &p, "pruning deleted spaces", NULL, err);
+	if (!rc)
+		rc = gc_run(s, Q_GC_SPACES, &p, "pruning deleted spaces", &n->spaces, err);
+	if (!rc)
+		rc = gc_run(s, Q_GC_ORPHANS, NULL, "pruning the search index", NULL, err);
+	if (!rc)
+		rc = gc_run(s, Q_GC_CHUNKS, NULL, "removing unused chunks", &n->chunks, err);
+	if (!rc)
+		rc = gc_run(s, Q_GC_ITEMS, NULL, "removing unused items", &n->items, err);
 	if (rc)
 		return rollback(s, rc);
 	return commit(s, err);

@@ -248,6 +248,24 @@ static const char *const postgres_migrations[] = {
 	/* 12: the search rows of a checkpoint by its row (see schema_sqlite.h) */
 	"CREATE INDEX IF NOT EXISTS search_items_by_commit"
 	"  ON search_items(commit_id, field, ordinal) WHERE commit_id IS NOT NULL;",
+	/*
+	 * 13: what a checkpoint costs in indexes (issue 32, docs/storage.md).
+	 * UNIQUE (repo_id, commit_hash) checked nothing the unique hash (10)
+	 * does not, and its entries (a Space id and a hash, about 120 bytes,
+	 * inserted at random places) were the largest a checkpoint wrote; the
+	 * queries by Space (its origin rows in id order, ON DELETE CASCADE,
+	 * gc) use (repo_id, id), about half as wide and appended in order.
+	 * A merge parent is rare: its index keeps only the rows that have one
+	 * (a lookup by value implies IS NOT NULL, so the planner still uses
+	 * it).  DDL only, in the migration's one transaction, and idempotent:
+	 * a run killed before its commit leaves the schema as it was, and the
+	 * next open runs it again.
+	 */
+	"ALTER TABLE commits DROP CONSTRAINT IF EXISTS commits_repo_id_commit_hash_key;"
+	"CREATE INDEX IF NOT EXISTS commits_by_repo ON commits(repo_id, id);"
+	"DROP INDEX IF EXISTS commits_by_merge_parent;"
+	"CREATE INDEX commits_by_merge_parent ON commits(merge_parent_commit_id)"
+	"  WHERE merge_parent_commit_id IS NOT NULL;",
 };
 
 #endif
