@@ -278,6 +278,7 @@ static const char *const sqlite_migrations[] = {
 	 */
 	"CREATE INDEX IF NOT EXISTS search_items_by_commit"
 	"  ON search_items(commit_id, field, ordinal) WHERE commit_id IS NOT NULL;",
+	/*
 	 * 13: what a checkpoint costs in indexes (issue 32; schema_postgres.h
 	 * says why).  A merge parent is rare: its index keeps only the rows
 	 * that have one (SQLite uses a partial index for "x = ?", which
