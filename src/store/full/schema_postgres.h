@@ -245,6 +245,26 @@ static const char *const postgres_migrations[] = {
 	"  last_commit BIGINT NOT NULL);"
 	"INSERT INTO content_migration (id, last_commit)"
 	"  SELECT 1, 0 WHERE EXISTS (SELECT 1 FROM commits);",
+	/*
+	 * 12: live updates across servers (PostgreSQL only: SQLite's servers
+	 * read the data version).  A statement that changes what a page or an
+	 * MCP subscriber follows (Spaces, HEADs, sessions, turns, grants)
+	 * NOTIFYs STORE_DATA_CHANNEL with "schema d" when its transaction
+	 * commits; PostgreSQL sends a transaction's identical notices once, so
+	 * a write of many rows costs one notice.
+	 */
+	"CREATE FUNCTION smriti_data_notify() RETURNS trigger LANGUAGE plpgsql AS"
+	" $$BEGIN PERFORM pg_notify('smriti_data', current_schema() || ' d'); RETURN NULL; END$$;"
+	"CREATE TRIGGER repos_data_notify AFTER INSERT OR UPDATE OR DELETE ON repos"
+	"  FOR EACH STATEMENT EXECUTE PROCEDURE smriti_data_notify();"
+	"CREATE TRIGGER refs_data_notify AFTER INSERT OR UPDATE OR DELETE ON refs"
+	"  FOR EACH STATEMENT EXECUTE PROCEDURE smriti_data_notify();"
+	"CREATE TRIGGER sessions_data_notify AFTER INSERT OR UPDATE OR DELETE ON sessions"
+	"  FOR EACH STATEMENT EXECUTE PROCEDURE smriti_data_notify();"
+	"CREATE TRIGGER turns_data_notify AFTER INSERT OR UPDATE OR DELETE ON turns"
+	"  FOR EACH STATEMENT EXECUTE PROCEDURE smriti_data_notify();"
+	"CREATE TRIGGER grants_data_notify AFTER INSERT OR UPDATE OR DELETE ON grants"
+	"  FOR EACH STATEMENT EXECUTE PROCEDURE smriti_data_notify();",
 };
 
 #endif
