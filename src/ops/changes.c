@@ -8,7 +8,10 @@
  *    too) hears of a write when it commits.  While the connection is down
  *    the subscribers are told every CHANGES_RETRY_MS instead: the looks
  *    they did on a timer before, until the watch is back (it then tells
- *    them once more, for what it missed).
+ *    them once more, for what it missed).  It also tells them every
+ *    CHANGES_BOUND_MS however quiet, which bounds what a notice that never
+ *    came costs (a transaction-mode pooler between, which carries no
+ *    notices).
  *  - SQLite: no notices, and other processes (the CLI) write the same
  *    file, so the thread reads the data version every CHANGES_SQLITE_MS on
  *    a handle of its own (no statement while nothing was committed) and
@@ -31,6 +34,7 @@
 #define CHANGES_TICK_MS 250      /* the LISTEN's wait: how soon a stop is seen */
 #define CHANGES_RETRY_MS 1000    /* the watch down: a look for everyone, and a reconnection */
 #define CHANGES_SQLITE_MS 50     /* SQLite: the data version's reads */
+#define CHANGES_BOUND_MS 5000    /* a look for everyone however quiet: bounds a lost notice */
 
 struct ops_changes {
 	char *dsn;
@@ -65,17 +69,18 @@ static void nap(struct ops_changes *c, int ms)
 	pthread_mutex_unlock(&c->lock);
 }
 
-/* One wait on the LISTEN connection. */
-static void listen_once(struct ops_changes *c)
+/* One wait on the LISTEN connection; *told_us: when the subscribers were last told. */
+static void listen_once(struct ops_changes *c, int64_t *told_us)
 {
 	int got = store_watch_wait(c->watch, CHANGES_TICK_MS, NULL);
+	int64_t now = sys_monotonic_us();
 
-	if (got < 0) {
+	if (got < 0 || (got & STORE_NOTICE_DATA) || now - *told_us >= CHANGES_BOUND_MS * 1000LL) {
 		tell(c);
-		nap(c, CHANGES_RETRY_MS);
-	} else if (got & STORE_NOTICE_DATA) {
-		tell(c);
+		*told_us = now;
 	}
+	if (got < 0)
+		nap(c, CHANGES_RETRY_MS);
 }
 
 /* One read of the data version (SQLite): tells when it moved since *seen. */
@@ -106,10 +111,11 @@ static void *changes_main(void *arg)
 	struct ops_changes *c = arg;
 	struct ops_ctx *ctx = NULL;
 	uint64_t seen = 0;
+	int64_t told_us = sys_monotonic_us();
 
 	while (!atomic_load(&c->stop)) {
 		if (c->watch)
-			listen_once(c);
+			listen_once(c, &told_us);
 		else
 			look_once(c, &ctx, &seen);
 	}
