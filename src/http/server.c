@@ -1487,6 +1487,8 @@ enum smr_rc http_serve(struct http_server *srv, struct runtime *rt, struct smr_e
 	rc = ops_auth_keeper_start(srv->cfg->dsn, &srv->keeper, err);
 	if (!rc)
 		rc = ops_changes_start(srv->cfg->dsn, &srv->changes, err);
+	if (!rc)
+		ops_auth_keeper_tell(srv->keeper, srv->changes);
 	if (!rc && http_conns_start(srv))
 		rc = smr_errf(err, SMR_EINTERNAL, "cannot start the connection sweeper thread");
 	if (!rc)

@@ -189,6 +189,12 @@ void ops_changes_unsubscribe(struct ops_changes *c, struct ops_changes_sub *s)
 	s->next = NULL;
 }
 
+void ops_changes_moved(struct ops_changes *c)
+{
+	if (c)
+		tell(c);
+}
+
 void ops_changes_poke(struct ops_changes *c)
 {
 	/* PostgreSQL's own notice comes back within a millisecond; SQLite has none */

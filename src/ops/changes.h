@@ -45,5 +45,11 @@ void ops_changes_unsubscribe(struct ops_changes *c, struct ops_changes_sub *s);
  * the next look.  NULL: nothing.
  */
 void ops_changes_poke(struct ops_changes *c);
+/*
+ * Tells the subscribers now, whatever the backend: what a caller may read
+ * moved (the auth keeper heard of a grant, a revocation; ops/auth.h's
+ * ops_auth_keeper_tell), so each look again as their caller.  NULL: nothing.
+ */
+void ops_changes_moved(struct ops_changes *c);
 
 #endif
