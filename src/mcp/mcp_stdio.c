@@ -200,7 +200,8 @@ int mcp_serve_stdio(struct mcp_session *s, int in_fd, int out_fd, int wake_fd)
 		if (k <= 0)
 			break;
 		feed(&st, chunk, (size_t)k);
-		check_subs(&st, &last_look, woken);
+		/* with a watch, a look after each read: the messages may have written */
+		check_subs(&st, &last_look, woken || wake_fd >= 0);
 		if (st.out.len && flush_out(&st)) {
 			rc = 1;
 			break;
