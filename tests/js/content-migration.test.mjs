@@ -107,7 +107,7 @@ const backends = [{
     const url = dsn;
     const repo = psql(url, "SELECT id FROM repos WHERE name = 'old';");
     const h = history();
-    psql(url, 'DROP TABLE items, chunks, content_migration; DELETE FROM schema_migrations WHERE version = 11;' +
+    psql(url, 'DROP TABLE items, chunks, content_migration; DELETE FROM schema_migrations WHERE version >= 11;' +
       ' ALTER TABLE commits DROP COLUMN lists, ' +
       LISTS.map((l) => `ADD COLUMN ${l} JSONB NOT NULL`).join(', ') + '; BEGIN;' +
       ` INSERT INTO commits (id, repo_id, commit_hash, parent_commit_id, title, summary, ${LISTS.join(', ')},` +
