@@ -195,7 +195,8 @@ struct route_doc {
 	const char *body;     /* request body schema (components), NULL when none */
 	const char *result;   /* success schema (components) */
 	int status;           /* success status */
-	const char *query;    /* query parameters, space separated (openapi.c describes them) */
+	const char *query;    /* query parameters, space separated (openapi.c describes them);
+				 "*": the parameters of the declaration of op */
 	int events;           /* also answers text/event-stream */
 };
 
@@ -359,7 +360,8 @@ json_t *http_openapi(void);
 
 /* ---- requests (server.c) ---- */
 
-enum req_state { REQ_NEW, REQ_REFUSED, REQ_BODY, REQ_QUEUED, REQ_DONE, REQ_SENT };
+/* REQ_PARKED: a long poll waiting for a change, its connection suspended (changes_wait.c) */
+enum req_state { REQ_NEW, REQ_REFUSED, REQ_BODY, REQ_QUEUED, REQ_PARKED, REQ_DONE, REQ_SENT };
 
 /* What happens to upload data. */
 enum body_mode {
@@ -527,7 +529,24 @@ struct http_server {
 	struct http_ctx *ctxs;           /* every thread's context */
 	struct auth_keeper *keeper;      /* http_serve's: every context's ctx->keeper */
 	struct http_mcp_listens *mcp_listens; /* MCP listen streams and their watcher */
+	struct ops_changes *changes;     /* http_serve's watch on writes: every context's too */
+	struct http_waits *waits;        /* long polls of /v4/changes (changes_wait.c) */
 };
+
+/* ---- long polls of /v4/changes (changes_wait.c) ---- */
+
+struct http_waits;
+struct http_waits *http_waits_new(struct http_server *srv);
+void http_waits_free(struct http_waits *ws);
+/*
+ * Parks r (its handler, on the event thread): its connection is suspended
+ * until state.version for its caller (and space, NULL: none) differs from
+ * since, or wait_s seconds have passed; then r has its reply and is
+ * resumed.  -1 when the server is stopping (r is left as it was).
+ */
+int http_waits_park(struct http_req *r, const char *space, const char *since, long wait_s);
+/* Answers every parked request with its own version and stops the thread (at shutdown). */
+void http_waits_stop(struct http_waits *ws);
 
 /* ---- MCP subscriptions/listen streams (mcp_listen.c) ---- */
 

@@ -11,10 +11,10 @@
  * answered the POST hands over.
  *
  * HEADs move through any process: this server, the CLI on the same SQLite
- * file, another server on the same PostgreSQL.  So one watcher thread looks,
- * every POLL_MS while there is a stream: on SQLite only when the store's
- * data version moved (no statement while nothing was committed); on
- * PostgreSQL, which has no such version, every time.  Each look at a Space
+ * file, another server on the same PostgreSQL.  The server's one watch on
+ * writes (ops/changes.h: PostgreSQL's LISTEN, SQLite's data version) tells
+ * the one watcher thread when something may have moved, and it looks then,
+ * not on a timer; a new stream is looked at once too.  Each look at a Space
  * runs space.get as the stream's caller on the watcher's own store handle,
  * so a write to a Space the caller may no longer read is never told (see
  * mcp_subscribe.c); when the caller's token is revoked the auth keeper's
@@ -37,6 +37,7 @@
  */
 #include "http/http_int.h"
 #include "mcp/mcp.h"
+#include "ops/changes.h"
 #include "util/sys.h"
 #include "util/xalloc.h"
 
@@ -45,7 +46,7 @@
 #include <string.h>
 #include <time.h>
 
-#define POLL_MS 500
+#define TICK_MS 1000                   /* the watcher's nap: keep-alives, nothing else */
 #define KEEPALIVE_US (15 * 1000000LL)
 #define STREAM_BLOCK 2048              /* MHD's buffer per stream, as for chat streams */
 
@@ -74,16 +75,28 @@ struct http_mcp_listens {
 	struct http_mcp_stream *head;
 	int stop, running;
 	int looking;                     /* the watcher walks the list without the lock */
+	int moved;                       /* told of a write, or a new stream: look */
 	pthread_t thread;
 	struct ops_ctx *ctx;             /* the watcher thread's */
-	uint64_t version;                /* the store's data version at the last look */
+	struct ops_changes_sub sub;      /* on the server's watch on writes */
 };
+
+static void on_moved(void *ud)
+{
+	struct http_mcp_listens *ls = ud;
+
+	pthread_mutex_lock(&ls->lock);
+	ls->moved = 1;
+	pthread_cond_signal(&ls->cond);
+	pthread_mutex_unlock(&ls->lock);
+}
 
 struct http_mcp_listens *http_mcp_listens_new(struct http_server *srv)
 {
 	struct http_mcp_listens *ls = xcalloc(1, sizeof(*ls));
 
 	ls->srv = srv;
+	ls->sub = (struct ops_changes_sub){ .moved = on_moved, .ud = ls };
 	pthread_mutex_init(&ls->lock, NULL);
 	pthread_cond_init(&ls->cond, NULL);
 	return ls;
@@ -174,19 +187,6 @@ static enum smr_rc watch_call(void *cls, const char *op, const json_t *params, j
 	return rc;
 }
 
-/* 1 when a commit may have happened since the last look (always without a data version). */
-static int store_moved(struct http_mcp_listens *ls)
-{
-	uint64_t v = 0;
-
-	if (ops_data_version(ls->ctx, &v, NULL) || !v)
-		return 1;
-	if (v == ls->version)
-		return 0;
-	ls->version = v;
-	return 1;
-}
-
 /* When something was last queued on st. */
 static int64_t quiet_since(struct http_mcp_stream *st)
 {
@@ -209,16 +209,14 @@ static int is_dead(struct http_mcp_stream *st)
 }
 
 /* One look at every stream from first on (the list not locked: see the top). */
-static void look(struct http_mcp_listens *ls, struct http_mcp_stream *first)
+static void look(struct http_mcp_listens *ls, struct http_mcp_stream *first, int moved)
 {
 	struct smr_err err = SMR_ERR_INIT;
 	int64_t now = sys_monotonic_us();
-	int moved;
 	json_t *due;
 
 	if (!ls->ctx && !(ls->ctx = http_thread_ops(ls->srv, 0, &err)))
 		return;                 /* the store is down: the next look tries again */
-	moved = store_moved(ls);
 	for (struct http_mcp_stream *st = first; st; st = st->next) {
 		if (is_dead(st))
 			continue;
@@ -269,6 +267,7 @@ static void *watcher(void *arg)
 	struct http_mcp_listens *ls = arg;
 	struct http_mcp_stream *first;
 	struct timespec until;
+	int moved;
 
 	pthread_mutex_lock(&ls->lock);
 	while (!ls->stop) {
@@ -278,13 +277,17 @@ static void *watcher(void *arg)
 		}
 		ls->looking = 1;
 		first = ls->head;
+		moved = ls->moved;
+		ls->moved = 0;
 		pthread_mutex_unlock(&ls->lock);
-		look(ls, first);
+		look(ls, first, moved);
 		pthread_mutex_lock(&ls->lock);
 		ls->looking = 0;
 		reap(ls);
+		if (ls->moved || ls->stop)
+			continue;
 		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += POLL_MS * 1000000L;
+		until.tv_nsec += TICK_MS * 1000000L;
 		until.tv_sec += until.tv_nsec / 1000000000L;
 		until.tv_nsec %= 1000000000L;
 		pthread_cond_timedwait(&ls->cond, &ls->lock, &until);
@@ -321,11 +324,14 @@ static int watch(struct http_mcp_listens *ls, struct http_mcp_stream *st)
 	} else if (!ls->running && pthread_create(&ls->thread, NULL, watcher, ls)) {
 		rc = -1;
 	} else {
+		if (!ls->running)
+			ops_changes_subscribe(ls->srv->changes, &ls->sub);
 		ls->running = 1;
 		st->next = ls->head;
 		if (ls->head)
 			ls->head->prev = st;
 		ls->head = st;
+		ls->moved = 1;          /* a write since its acknowledgement read HEAD is told */
 		pthread_cond_signal(&ls->cond);
 	}
 	pthread_mutex_unlock(&ls->lock);
@@ -435,7 +441,9 @@ void http_mcp_listens_stop(struct http_mcp_listens *ls)
 	running = ls->running;
 	pthread_cond_signal(&ls->cond);
 	pthread_mutex_unlock(&ls->lock);
-	if (running)
+	if (running) {
 		pthread_join(ls->thread, NULL);
+		ops_changes_unsubscribe(ls->srv->changes, &ls->sub);
+	}
 	ls->running = 0;
 }

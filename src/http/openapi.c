@@ -130,8 +130,7 @@ static const struct {
 	long minimum;            /* -1: none */
 } query_params[] = {
 	{ "limit", "integer", "at most this many (0 or absent: all)", 0 },
-	{ "space", "string", "a Space's name (/v4/changes: also follow its sessions; /v4/search: only"
-	  " that Space)", -1 },
+	{ "space", "string", "a Space's name (/v4/search: only that Space)", -1 },
 	{ "q", "string", "the words to search for; \"a phrase\" in quotes, prefix* with a star", -1 },
 	{ "field", "string", "only this field (decisions, assumptions, tasks, open_questions,"
 	  " entities, artifacts, title, summary)", -1 },
@@ -189,7 +188,7 @@ static json_t *parameters(const struct http_route *r)
 
 	if (open)
 		json_array_append_new(list, path_param(r, open));
-	for (const char *q = r->doc.query; q && *q;) {
+	for (const char *q = r->doc.query; q && *q && strcmp(q, "*");) {
 		size_t n = strcspn(q, " ");
 
 		if (n)
@@ -584,6 +583,8 @@ static json_t *operation(const json_t *decl, const struct http_route *r)
 	op = json_pack("{s:s, s:o, s:[s], s:o, s:o}", "summary", r->doc.summary, "operationId",
 		       operation_id(decl, r), "tags", route_tag(decl, r), "parameters",
 		       parameters(r), "responses", responses_of(decl, r));
+	if (r->doc.query && !strcmp(r->doc.query, "*") && params)     /* the query as declared */
+		declared_query(json_object_get(op, "parameters"), params, NULL);
 	if (r->doc.op)
 		json_object_set_new(op, "description",
 				    json_sprintf("Calls the operation '%s'.", r->doc.op));

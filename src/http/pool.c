@@ -22,6 +22,7 @@ struct ops_ctx *http_thread_ops(struct http_server *srv, int background, struct 
 	c = xcalloc(1, sizeof(*c));
 	if (ops_open(&c->ops, srv->cfg->dsn,
 		     &(struct ops_opts){ .rt = srv->rt, .keeper = srv->keeper,
+					 .changes = srv->changes,
 					 .actor = srv->cfg->actor, .background = background },
 		     err)) {
 		free(c);

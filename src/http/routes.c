@@ -444,14 +444,36 @@ static void h_blame(struct http_req *r, struct ops_ctx *ctx)
 }
 
 /* ?space=NAME: the version of the Space list, and of that Space's sessions. */
+static json_t *query_value(const char *type, const char *v);
+
+/*
+ * ?space=NAME&since=V&wait=S: with since and wait, a long poll: a version
+ * still V waits, parked without a thread (changes_wait.c), until it moves
+ * or S seconds pass.  The operation checks every parameter first.
+ */
 static void h_changes(struct http_req *r, struct ops_ctx *ctx)
 {
-	const char *space = http_query(r, "space");
-	json_t *p = json_object();
+	static const char *const keys[] = { "space", "since", "wait" };
+	struct smr_err err = SMR_ERR_INIT;
+	json_t *p = json_object(), *res = NULL;
+	const char *v, *since;
+	json_int_t wait;
+	enum smr_rc rc;
 
-	if (space && *space)
-		json_object_set_new(p, "space", json_string(space));
-	call(r, ctx, "state.version", p, 200);
+	for (size_t i = 0; i < 3; i++)
+		if ((v = http_query(r, keys[i])) != NULL && (i || *v))     /* ?space= : none */
+			json_object_set_new(p, keys[i], query_value(i == 2 ? "integer" : NULL, v));
+	rc = api_call(ctx, "state.version", p, &res, &err);
+	since = json_string_value(json_object_get(p, "since"));
+	wait = json_integer_value(json_object_get(p, "wait"));
+	if (rc)
+		http_fail(r, rc, &err, res);
+	else if (!since || wait <= 0 ||
+		 strcmp(since, json_string_value(json_object_get(res, "version"))) ||
+		 http_waits_park(r, json_string_value(json_object_get(p, "space")), since, (long)wait))
+		http_reply(r, 200, json_incref(res));
+	json_decref(res);
+	json_decref(p);
 }
 
 /* ?provider=P&model=M: the context the session's next send would assemble. */
@@ -668,7 +690,8 @@ const struct http_route http_routes[] = {
 	DECLARED("GET", "/v4/repos/{id}/graph", "space.graph", 0),
 	{ "GET", "/v4/changes", h_changes, 0,
 	  { "A version that changes whenever the Spaces (or, with ?space=NAME, that Space's"
-	    " sessions) change, whoever wrote", "state.version", NULL, NULL, 200, "space" } },
+	    " sessions) change, whoever wrote; with ?since=VERSION&wait=SECONDS a long poll",
+	    "state.version", NULL, NULL, 200, "*" } },
 	DECLARED("GET", "/v4/providers", "providers.list", 0),
 	{ "GET", "/v4/sessions/{id}/context", h_session_context, 0,
 	  { "What the model sees: the context the session's next send would assemble"

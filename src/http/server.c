@@ -20,6 +20,7 @@
  * connection and a context switch per request.
  */
 #include "http/http_int.h"
+#include "ops/changes.h"
 #include "util/metrics.h"
 #include "util/sys.h"
 #include "util/utf8.h"
@@ -1013,7 +1014,8 @@ static enum MHD_Result dispatch(struct http_req *r)
 	}
 	if (!blocking) {
 		run_handler(r);
-		return send_reply(r);
+		/* a long poll parked: the thread that answers it resumes the connection */
+		return r->state == REQ_PARKED ? MHD_YES : send_reply(r);
 	}
 	if (atomic_load(&r->srv->stopping)) {
 		http_error(r, 503, "unavailable", "the server is shutting down; nothing was done");
@@ -1380,6 +1382,7 @@ static void shut_down(struct http_server *srv)
 	workq_stop(&srv->chat_pool);
 	workq_stop(&srv->pool);
 	http_mcp_listens_stop(srv->mcp_listens);     /* no worker opens one now */
+	http_waits_stop(srv->waits);
 	/* replies get a grace period, then end as interrupted; their readers get the end */
 	chat_generations_shutdown(srv->rt);
 	deadline = sys_monotonic_us() + SHUTDOWN_WAIT_US;
@@ -1438,6 +1441,7 @@ enum smr_rc http_listen(const struct http_config *cfg, struct http_server **out,
 	if (cfg->metrics)
 		srv->metrics = http_metrics_new();
 	srv->mcp_listens = http_mcp_listens_new(srv);
+	srv->waits = http_waits_new(srv);
 	*out = srv;
 	return SMR_OK;
 }
@@ -1481,6 +1485,10 @@ enum smr_rc http_serve(struct http_server *srv, struct runtime *rt, struct smr_e
 		mhd_log_line(srv, "warning", "smriti",
 			     "cannot start the log thread; logging without it");
 	rc = ops_auth_keeper_start(srv->cfg->dsn, &srv->keeper, err);
+	if (!rc)
+		rc = ops_changes_start(srv->cfg->dsn, &srv->changes, err);
+	if (!rc)
+		ops_auth_keeper_tell(srv->keeper, srv->changes);
 	if (!rc && http_conns_start(srv))
 		rc = smr_errf(err, SMR_EINTERNAL, "cannot start the connection sweeper thread");
 	if (!rc)
@@ -1501,6 +1509,8 @@ enum smr_rc http_serve(struct http_server *srv, struct runtime *rt, struct smr_e
 	http_close_contexts(srv);
 	ops_auth_keeper_stop(srv->keeper);     /* after the last request */
 	srv->keeper = NULL;
+	ops_changes_stop(srv->changes);        /* after its subscribers (shut_down) */
+	srv->changes = NULL;
 	return rc;
 }
 
@@ -1513,6 +1523,7 @@ void http_close(struct http_server *srv)
 			MHD_destroy_response(srv->fixed[i]);
 	http_ui_free(srv->ui);
 	http_mcp_listens_free(srv->mcp_listens);
+	http_waits_free(srv->waits);
 	http_metrics_door_free(srv);
 	http_metrics_free(srv->metrics);
 	http_guard_release(&srv->guard);

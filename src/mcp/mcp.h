@@ -112,9 +112,12 @@ int mcp_subscriptions_active(const struct mcp_session *s);
 /*
  * Serves newline-delimited JSON-RPC on in_fd/out_fd until EOF on in_fd.
  * Lines longer than MCP_MAX_MESSAGE get a -32600 error and are skipped.
- * Returns 0 at EOF, 1 when writing to out_fd failed (client gone).
+ * Subscriptions are looked at when wake_fd is readable (its bytes are
+ * read and dropped: a write may have moved a HEAD), or with wake_fd -1
+ * twice a second.  Returns 0 at EOF, 1 when writing to out_fd failed
+ * (client gone).
  */
-int mcp_serve_stdio(struct mcp_session *s, int in_fd, int out_fd);
+int mcp_serve_stdio(struct mcp_session *s, int in_fd, int out_fd, int wake_fd);
 
 /* Legacy revisions this server speaks (initialize), newest first, NULL-terminated. */
 extern const char *const mcp_versions[];

@@ -9,9 +9,11 @@
  * Responses are written when no complete line is left in what was read, so
  * a client that pipelines requests gets its answers in large writes.
  *
- * While the client has resources/subscribe subscriptions, the loop wakes
- * at least every SUB_POLL_MS to look at the subscribed HEADs and writes the
- * notifications due (mcp_subscribe.c); without any it just blocks in read.
+ * While the client has resources/subscribe subscriptions, the loop looks at
+ * the subscribed HEADs and writes the notifications due (mcp_subscribe.c)
+ * when wake_fd says a write may have moved one (the process's watch on
+ * writes, ops/changes.h, writes a byte to it), or, without one (a remote
+ * store), every SUB_POLL_MS; without subscriptions it just blocks in read.
  */
 #include "mcp/mcp_int.h"
 #include "util/xalloc.h"
@@ -32,6 +34,7 @@ struct stdio_state {
 	struct buf out;          /* responses not yet written */
 	int discarding;          /* 1 while skipping the rest of an over-long line */
 	int out_fd;
+	int wake_fd;             /* readable when a write may have moved a HEAD; -1: none */
 };
 
 static int write_all(int fd, const char *p, size_t n)
@@ -123,14 +126,19 @@ static void feed(struct stdio_state *st, const char *p, size_t n)
 	}
 }
 
-/* Queues the notifications due for subscriptions, at most every SUB_POLL_MS. */
-static void check_subs(struct stdio_state *st, int64_t *last_us)
+/*
+ * Queues the notifications due for subscriptions: when woken, else at most
+ * every SUB_POLL_MS (without a wake_fd).
+ */
+static void check_subs(struct stdio_state *st, int64_t *last_us, int woken)
 {
 	int64_t now = sys_monotonic_us();
 	json_t *due, *msg;
 	size_t i;
 
-	if (!mcp_subscriptions_active(st->s) || now - *last_us < SUB_POLL_MS * 1000)
+	if (!mcp_subscriptions_active(st->s))
+		return;
+	if (!woken && (st->wake_fd >= 0 || now - *last_us < SUB_POLL_MS * 1000))
 		return;
 	*last_us = now;
 	due = mcp_subscriptions_check(st->s);
@@ -139,28 +147,47 @@ static void check_subs(struct stdio_state *st, int64_t *last_us)
 	json_decref(due);
 }
 
-/* 1 when input is ready (or the wait was cut short), 0 when it is time to look at subscriptions. */
-static int wait_input(struct stdio_state *st, int in_fd)
+/* Empties the wake pipe: one look answers every write before it. */
+static void drain_wake(int fd)
 {
-	struct pollfd pfd = { in_fd, POLLIN, 0 };
+	char sink[64];
 
-	if (!mcp_subscriptions_active(st->s))
-		return 1;
-	return poll(&pfd, 1, SUB_POLL_MS) != 0;
+	while (read(fd, sink, sizeof(sink)) > 0)
+		;
 }
 
-int mcp_serve_stdio(struct mcp_session *s, int in_fd, int out_fd)
+/*
+ * 1 when input is ready (or the wait was cut short), 0 when it is time to
+ * look at subscriptions (*woken: because wake_fd said so).
+ */
+static int wait_input(struct stdio_state *st, int in_fd, int *woken)
 {
-	struct stdio_state st = { s, BUF_INIT(MCP_MAX_MESSAGE), BUF_INIT(0), 0, out_fd };
+	struct pollfd pfd[2] = { { in_fd, POLLIN, 0 }, { st->wake_fd, POLLIN, 0 } };
+	int n;
+
+	*woken = 0;
+	if (!mcp_subscriptions_active(st->s))
+		return 1;
+	n = poll(pfd, st->wake_fd >= 0 ? 2 : 1, st->wake_fd >= 0 ? -1 : SUB_POLL_MS);
+	if (n > 0 && pfd[1].revents) {
+		drain_wake(st->wake_fd);
+		*woken = 1;
+	}
+	return n > 0 && pfd[0].revents;
+}
+
+int mcp_serve_stdio(struct mcp_session *s, int in_fd, int out_fd, int wake_fd)
+{
+	struct stdio_state st = { s, BUF_INIT(MCP_MAX_MESSAGE), BUF_INIT(0), 0, out_fd, wake_fd };
 	char *chunk = xmalloc(READ_CHUNK);
 	int64_t last_look = 0;
 	ssize_t k;
-	int rc = 0;
+	int rc = 0, woken;
 
 	mcp_session_enable_notifications(s);
 	for (;;) {
-		if (!wait_input(&st, in_fd)) {
-			check_subs(&st, &last_look);
+		if (!wait_input(&st, in_fd, &woken)) {
+			check_subs(&st, &last_look, woken);
 			if (st.out.len && flush_out(&st)) {
 				rc = 1;
 				break;
@@ -173,7 +200,8 @@ int mcp_serve_stdio(struct mcp_session *s, int in_fd, int out_fd)
 		if (k <= 0)
 			break;
 		feed(&st, chunk, (size_t)k);
-		check_subs(&st, &last_look);
+		/* with a watch, a look after each read: the messages may have written */
+		check_subs(&st, &last_look, woken || wake_fd >= 0);
 		if (st.out.len && flush_out(&st)) {
 			rc = 1;
 			break;

@@ -7,6 +7,7 @@
 #include "domain/graph.h"
 #include "domain/patch.h"
 #include "ops/auth.h"
+#include "ops/changes.h"
 #include "ops/context.h"
 #include "ops/decl.h"
 
@@ -706,6 +707,8 @@ enum smr_rc api_call(struct ops_ctx *ctx, const char *name, const json_t *params
 		ctx->head.seen = 0;
 	if (!rc)
 		rc = op->run(ctx, params, result, err);
+	if (!rc && op->writes)
+		ops_changes_poke(ctx->changes);
 	json_decref(empty);
 	return rc;
 }

@@ -111,6 +111,13 @@ struct auth_keeper;
 enum smr_rc ops_auth_keeper_start(const char *dsn, struct auth_keeper **out,
 				  struct smr_err *err);
 void ops_auth_keeper_stop(struct auth_keeper *k);
+/*
+ * From now on k tells c's subscribers (ops/changes.h) each time the auth
+ * state moved: a grant or a revocation changes what a waiting page or
+ * subscriber may read, and it must look again.  c must outlive k.
+ */
+struct ops_changes;
+void ops_auth_keeper_tell(struct auth_keeper *k, struct ops_changes *c);
 
 /*
  * An open stream's hold on its caller's access (an SSE stream of a reply).

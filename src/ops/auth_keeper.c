@@ -16,7 +16,9 @@
  *  - A change made through this server moves gen at once (auth_keeper_bump),
  *    so on the server that made it the change is seen by the next request.
  * It also writes tokens' last use (at most once a minute per token), so
- * that no request waits for that write.
+ * that no request waits for that write, and tells the server's watch on
+ * writes (ops/changes.h) when gen moved, so that long polls and MCP
+ * listens look again as their callers.
  *
  * Open streams outlive the check of the request that opened them, so the
  * keeper also holds their callers (struct auth_hold): whenever gen moves it
@@ -30,6 +32,7 @@
  */
 #include "ops/auth.h"
 #include "ops/auth_keeper.h"
+#include "ops/changes.h"
 #include "ops/context.h"
 #include "util/sys.h"
 #include "util/xalloc.h"
@@ -70,6 +73,7 @@ struct auth_keeper {
 	int has_epoch;
 	int64_t epoch;
 	uint64_t version;
+	_Atomic(struct ops_changes *) changes;   /* told when gen moved, or NULL */
 };
 
 static long long mono_s(void)
@@ -324,8 +328,13 @@ static void *keeper_main(void *arg)
 	struct auth_keeper *k = arg;
 	struct ops_ctx *ctx = NULL;
 	int64_t epoch = -1, next_poll = 0;
+	uint64_t told = atomic_load(&k->gen);
 
 	while (!atomic_load(&k->stop)) {
+		if (told != atomic_load(&k->gen)) {
+			told = atomic_load(&k->gen);
+			ops_changes_moved(atomic_load(&k->changes));
+		}
 		if (!ctx)
 			ops_open(&ctx, k->dsn, NULL, NULL);
 		if (k->watch)
@@ -375,6 +384,12 @@ enum smr_rc ops_auth_keeper_start(const char *dsn, struct auth_keeper **out,
 	}
 	*out = k;
 	return SMR_OK;
+}
+
+void ops_auth_keeper_tell(struct auth_keeper *k, struct ops_changes *c)
+{
+	if (k)
+		atomic_store(&k->changes, c);
 }
 
 void ops_auth_keeper_stop(struct auth_keeper *k)

@@ -32,6 +32,7 @@ enum smr_rc ops_open_on(struct ops_ctx **out, struct store *st, const struct ops
 	ctx->llm_review = review_llm_builtin;
 	ctx->rt = opt->rt;
 	ctx->keeper = opt->keeper;
+	ctx->changes = opt->changes;
 	ctx->actor = opt->actor;
 	ctx->now = opt->now ? opt->now : sys_now_iso;
 	ctx->new_id = opt->new_id ? opt->new_id : sys_uuid;

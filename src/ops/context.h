@@ -37,6 +37,7 @@ struct ops_ctx {
 	 */
 	const struct principal *who;
 	struct auth_keeper *keeper;      /* borrowed: a server's (ops/auth.h), or NULL */
+	struct ops_changes *changes;     /* borrowed: told of this context's writes, or NULL */
 	/*
 	 * Who a write names when its caller names nobody (ops_writer in
 	 * ops/auth.h); borrowed; NULL: none (OPS_UNNAMED is recorded).

@@ -21,6 +21,7 @@ struct ops_ctx;       /* one thread's way in; opaque outside src/ops (ops/contex
 struct runtime;       /* chat runtime of smriti-full (providers, jobs); opaque here */
 struct principal;     /* who is calling (ops/auth.h) */
 struct auth_keeper;   /* a server's watch on the auth state (ops/auth.h) */
+struct ops_changes;   /* a process's watch on writes (ops/changes.h) */
 struct review_pass;   /* a second review pass (ops/review_ingest.h) */
 
 /*
@@ -32,6 +33,7 @@ struct review_pass;   /* a second review pass (ops/review_ingest.h) */
 struct ops_opts {
 	struct runtime *rt;              /* the chat runtime (main, cmd_serve); NULL: none */
 	struct auth_keeper *keeper;      /* a server's watch on the auth state, or NULL */
+	struct ops_changes *changes;     /* its watch on writes (ops/changes.h): told of each, or NULL */
 	/*
 	 * Who a write names when its caller names nobody (ops_writer in
 	 * ops/auth.h): the local user for the CLI, the server process's

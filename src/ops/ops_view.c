@@ -301,6 +301,9 @@ static enum smr_rc op_version(struct ops_ctx *ctx, const json_t *p, json_t **res
 	const char *space;
 	enum smr_rc rc = api_str(p, "space", 0, &space, err);
 
+	if (!rc && json_object_get(p, "wait") && !json_object_get(p, "since"))
+		rc = smr_errf(err, SMR_EINVAL, "parameter 'wait' needs 'since': the version to wait"
+			      " for a change from (the last one this gave)");
 	if (!rc)
 		rc = ops_state_version(ctx, space, result, err);
 	return rc;

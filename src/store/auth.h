@@ -121,13 +121,16 @@ enum smr_rc store_watch_open(const char *dsn, struct store_watch **out, struct s
  * events and stops (ops/full/relay.c).
  */
 #define STORE_GEN_CHANNEL "smriti_gen"
+/* STORE_DATA_CHANNEL hears of writes a page or a subscriber follows (ops/changes.c). */
+#define STORE_DATA_CHANNEL "smriti_data"
 enum smr_rc store_watch_open_on(const char *dsn, const char *channel, struct store_watch **out,
 				struct smr_err *err);
 /* What a notice says moved (store_watch_wait's bits). */
 #define STORE_NOTICE_ANY 1      /* something (the auth epoch: all there is) */
 #define STORE_NOTICE_EVENTS 2   /* a reply's events were written */
 #define STORE_NOTICE_STOP 4     /* someone asked for a reply to stop */
-#define STORE_NOTICE_ALL 7
+#define STORE_NOTICE_DATA 8     /* Spaces, HEADs, sessions, turns or grants moved */
+#define STORE_NOTICE_ALL 15
 /*
  * Waits up to ms milliseconds: nonzero when something may have moved (the
  * STORE_NOTICE_ bits of the notices that came; all of them when the watch

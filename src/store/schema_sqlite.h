@@ -289,6 +289,12 @@ static const char *const sqlite_migrations[] = {
 	"DROP INDEX IF EXISTS commits_by_merge_parent;"
 	"CREATE INDEX commits_by_merge_parent ON commits(merge_parent_commit_id)"
 	"  WHERE merge_parent_commit_id IS NOT NULL;",
+	/*
+	 * 14: PostgreSQL's triggers that tell other servers of writes
+	 * (schema_postgres.h).  SQLite has one server, which reads the data
+	 * version; the number is kept so both backends count alike.
+	 */
+	"SELECT 1;",
 };
 
 #endif

@@ -50,8 +50,9 @@ export class ApiError extends Error {
 let onUnauthorized = () => {};
 export function setUnauthorizedHandler(fn) { onUnauthorized = fn; }
 
-export async function api(method, path, body) {
-  const init = { method, headers: { Accept: 'application/json' } };
+// signal (optional): an AbortSignal that cancels the request.
+export async function api(method, path, body, signal) {
+  const init = { method, headers: { Accept: 'application/json' }, signal };
   if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
@@ -65,7 +66,7 @@ export async function api(method, path, body) {
   return json;
 }
 
-export const get = (path) => api('GET', path);
+export const get = (path, signal) => api('GET', path, undefined, signal);
 export const post = (path, body = {}) => api('POST', path, body);
 export const op = (name, params = {}) => post(`/api/ops/${encodeURIComponent(name)}`, params)
   .then((r) => r.result);

@@ -1,5 +1,5 @@
 // app.js -- the web UI's shell: the token gate, the hash router, the change
-// poller that refreshes the view when anyone writes (the UI, the CLI, an
+// follower that refreshes the view when anyone writes (the UI, the CLI, an
 // agent over MCP, another server), and keyboard shortcuts.
 //
 //   #/                        Spaces
@@ -15,7 +15,12 @@ import { spacesView } from './spaces.js';
 import { spaceView } from './space.js';
 import { searchView } from './search.js';
 
-const POLL_MS = 700;
+// The follower's long poll: the server answers as soon as what is shown
+// changes, or after WAIT_S with the same version; after an error it asks
+// again later and later, up to RETRY_MAX_MS.
+const WAIT_S = 25;
+const RETRY_MS = 1000;
+const RETRY_MAX_MS = 15000;
 const main = h('main#main', { tabindex: '-1' });
 const crumbs = h('nav.crumbs', { 'aria-label': 'Breadcrumb' });
 const who = h('span.who', { 'aria-live': 'polite' });
@@ -23,6 +28,8 @@ const live = h('span.live', { title: 'Refreshes by itself when anyone writes' },
 let current = null;          // { key, view }
 let version = null;
 let gone = null;             // a Space that no longer exists: watch the Space list instead
+let following = null;        // the AbortController of the long poll under way
+let failures = 0;            // long polls failed in a row
 
 function parseRoute() {
   const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
@@ -53,26 +60,47 @@ async function navigate() {
   main.append(view.el);
   version = null;
   gone = null;
+  if (following) follow();     // the long poll under way asks about the last view
 }
 
-// Asks the server whether anything shown changed; refreshes the view if so.
-async function poll() {
+// Asks the server for the version of what is shown, waiting (without
+// holding a server thread) until it differs from the one this page has;
+// refreshes the view when it does, then asks again.  A new view cancels
+// the question under way and asks afresh (follow).
+async function poll(ctl) {
   const route = parseRoute();
+  const q = new URLSearchParams();
+  let delay = 0;
+  if (route.space && route.space !== gone) q.set('space', route.space);
+  if (version !== null) { q.set('since', version); q.set('wait', String(WAIT_S)); }
   try {
-    const q = route.space && route.space !== gone ? `?space=${encodeURIComponent(route.space)}` : '';
-    const v = (await get('/v4/changes' + q)).version;
+    const v = (await get('/v4/changes' + (q.size ? `?${q}` : ''), ctl.signal)).version;
+    if (ctl !== following) return;
     live.classList.remove('off');
+    failures = 0;
     if (version !== null && v !== version) current?.view.refresh?.();
     version = v;
   } catch (e) {
+    if (ctl !== following) return;
     const missing = e instanceof ApiError && e.status === 404;
     if (missing) {
       gone = route.space;
+      version = null;
       current?.view.refresh?.();
+    } else {
+      delay = Math.min(RETRY_MS * 2 ** failures, RETRY_MAX_MS);
+      failures++;
     }
     live.classList.toggle('off', !missing);
   }
-  setTimeout(poll, document.hidden ? POLL_MS * 4 : POLL_MS);
+  setTimeout(() => { if (ctl === following) poll(ctl); }, delay);
+}
+
+// Starts following changes, cancelling the question under way.
+function follow() {
+  following?.abort();
+  following = new AbortController();
+  poll(following);
 }
 
 const SHORTCUTS = [
@@ -172,7 +200,7 @@ async function start() {
   window.addEventListener('hashchange', navigate);
   document.addEventListener('keydown', onKey);
   await navigate();
-  poll();
+  follow();
 }
 
 start();

@@ -55,14 +55,19 @@ export function chatView(ctx, first) {
     } catch (e) { toast(e.message, 'error'); }
   }
 
+  // A refresh that lands while a session opens may open it again: only the
+  // last open goes on past its reads, so the pane never gets two views.
+  let opening = 0;
   async function open(route) {
     const id = route.args[0];
     if (current && current.id === id) return;
+    const mine = ++opening;
     current?.destroy();
     current = null;
     clear(pane);
     if (!providers) await loadProviders();
     await loadSessions(id).catch((e) => toast(e.message, 'error'));
+    if (mine !== opening) return;
     if (!id) {
       pane.append(h('div.empty-chat', h('p', 'Pick a session, or start a new one.'),
         h('p.muted', 'To chat from a checkpoint, open it in History and choose “Chat from here”.')));

@@ -136,9 +136,9 @@ export function spaceView(first) {
   }
 
   async function refresh() {
-    const before = tab;
     await loadInfo();
-    if (before !== keyOf(route)) update(route);
+    // against the tab shown now: a navigation may have changed it meanwhile
+    if (tab !== keyOf(route)) update(route);
     else sub?.refresh?.();
   }
 

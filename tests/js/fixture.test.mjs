@@ -134,7 +134,7 @@ test('a migration after the search index leaves the index rows as they were', ()
       ' DROP TABLE handoffs; DROP TABLE grants; DROP TABLE tokens; DROP TABLE users; DROP TABLE auth_state;' +
       ' ALTER TABLE turns DROP COLUMN author; PRAGMA user_version = 4');
     assert.deepEqual(ok(t.db, ['search', 'Gion', '--json']), before);
-    assert.equal(sql(t.db, 'PRAGMA user_version'), '13');
+    assert.equal(sql(t.db, 'PRAGMA user_version'), '14');
     assert.equal(sql(t.db, 'SELECT count(*) FROM search_items'), rows);
   } finally {
     t.cleanup();
@@ -146,7 +146,7 @@ test('a migration after the search index leaves the index rows as they were', ()
 // older checkpoints become the one row each, and every hash and log reads
 // as it was written.
 function sharedHistoryHolds(db) {
-  assert.equal(sql(db, 'PRAGMA user_version'), '13');
+  assert.equal(sql(db, 'PRAGMA user_version'), '14');
   assert.equal(sql(db, 'SELECT count(*) FROM commits'), '7');
   assert.equal(sql(db, 'SELECT count(DISTINCT commit_hash) FROM commits'), '7');
   const report = ok(db, ['fsck', '--json']);

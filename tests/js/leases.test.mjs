@@ -7,7 +7,8 @@
 //    interrupted within the lease (plus a margin) and the session takes a
 //    new message at once; its running and queued draft jobs fail; a
 //    server that is alive keeps its replies while it streams many at once.
-//  - SQLite, one server: the next start takes over once the lease lapsed.
+//  - SQLite, one server: the next start takes over once the lease lapsed,
+//    keeping the text the killed server had streamed.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -224,6 +225,30 @@ describe('SQLite: one server, killed and started again', () => {
       const r = await request(b, 'POST', '/v4/chat/send', { body: { session_id: s.id, message: 'are you there?', provider: 'openai', model: 'm' } });
       assert.equal(r.status, 200, r.text);
       assert.equal(r.json.user_turn.sequence_number, 1);
+    } finally {
+      await b?.stop();
+      tmp.cleanup();
+    }
+  });
+
+  test('the interrupted reply keeps the text the killed server had streamed (stored at least every second)', async () => {
+    const tmp = tempDb();
+    const a = await serve(tmp.db);
+    let b;
+    try {
+      await expectStatus(a, 'POST', '/v4/repos', 201, { body: { name: 'k' } });
+      const s = await expectStatus(a, 'POST', '/v4/repos/k/sessions', 201, { body: {} });
+      const { gen, seen } = await heldReply(a, s.id, 'lite-text');
+      await new Promise((r) => setTimeout(r, 1500));   // stored at least every second
+      await a.stop('SIGKILL');
+      b = await serve(tmp.db);
+      const [g] = await waitUntil(b, `/v4/generations/${gen.id}`,
+        (x) => x.status !== 'running', LEASE_S * 1000 + MARGIN_MS);
+      assert.equal(g.status, 'interrupted');
+      fake.release('lite-text');
+      const sess = await expectStatus(b, 'GET', `/v4/sessions/${s.id}`, 200);
+      assert.deepEqual(sess.turns.map((x) => [x.role, x.status]), [['user', 'complete'], ['assistant', 'interrupted']]);
+      assert.equal(sess.turns[1].content, seen);
     } finally {
       await b?.stop();
       tmp.cleanup();

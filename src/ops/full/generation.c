@@ -129,6 +129,7 @@ struct chat_gens {
 	int ticking, stop_ticking;  /* under lock */
 	long keepalive_ms;
 	struct gen_relay *relay;    /* PostgreSQL: publishes and follows events (relay.c) */
+	struct gen_relay *keep;     /* SQLite: stores running replies' events every second */
 };
 
 /* ---- references and the list ---- */
@@ -255,8 +256,8 @@ struct chat_gen *gen_new(struct runtime *rt, const char *id, const char *session
 	g->next = gs->list;
 	gs->list = g;
 	pthread_mutex_unlock(&gs->lock);
-	if (gs->relay)
-		relay_own(gs->relay, g);
+	if (gs->relay || gs->keep)
+		relay_own(gs->relay ? gs->relay : gs->keep, g);
 	return g;
 }
 
@@ -1023,6 +1024,8 @@ enum smr_rc chat_generations_start(struct runtime *rt, const char *dsn, struct s
 		return rc;
 	if (store_is_shared(gs->ctx->st))
 		rc = relay_start(rt, dsn, &gs->relay, err);
+	else
+		rc = relay_start_keeping(rt, dsn, &gs->keep, err);
 	if (rc) {
 		ops_close(gs->ctx);
 		gs->ctx = NULL;
@@ -1031,6 +1034,8 @@ enum smr_rc chat_generations_start(struct runtime *rt, const char *dsn, struct s
 	if (sys_thread_start(&gs->finisher, finisher_main, gs)) {
 		relay_stop(gs->relay);
 		gs->relay = NULL;
+		relay_stop(gs->keep);
+		gs->keep = NULL;
 		ops_close(gs->ctx);
 		gs->ctx = NULL;
 		return smr_errf(err, SMR_EINTERNAL, "cannot start the chat finisher thread");
@@ -1108,6 +1113,8 @@ void chat_generations_stop(struct runtime *rt)
 	pthread_join(gs->finisher, NULL);
 	relay_stop(gs->relay);          /* after the finisher: the final events are written too */
 	gs->relay = NULL;
+	relay_stop(gs->keep);
+	gs->keep = NULL;
 	ops_close(gs->ctx);
 	pthread_mutex_lock(&gs->fin_lock);
 	gs->running = 0;

@@ -66,7 +66,7 @@ const char *lease_id(const struct lease *l)
 /*
  * The text g's server stored while it streamed ("" or NULL: none).  Caller
  * free()s.  The server running a reply stores its text as it streams
- * (ops/full/relay.c, PostgreSQL only); on SQLite nothing is kept.
+ * (ops/full/relay.c: every 200 ms on PostgreSQL, every second on SQLite).
  */
 static char *text_so_far(struct store *st, const struct generation *g)
 {

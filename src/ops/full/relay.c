@@ -8,6 +8,13 @@
  * its own); the lists it works from are arrays of references taken under
  * the relay's lock and walked without it, so a send or a reader never
  * waits for a statement.
+ *
+ * On SQLite (one server) the same thread runs in its keeping mode
+ * (relay_start_keeping): it only writes the events of the replies running
+ * here, every RELAY_KEEP_MS, all of them in one transaction of the group
+ * commit, so that a reply's text so far outlives a kill -9 and the next
+ * start's takeover keeps it (lease.c); nobody follows and no Stop comes
+ * through the store.
  */
 #include "ops/context.h"
 #include "ops/full/relay.h"
@@ -27,6 +34,7 @@
 #define RELAY_PRUNE_US 60000000     /* ended replies' events are dropped this often ... */
 #define RELAY_KEEP_S 300            /* ... once they ended this long ago (generation.c's keep) */
 #define RELAY_DOWN_MS 500           /* the watch is down: wait this long before trying again */
+#define RELAY_KEEP_MS 1000          /* keeping mode: the text so far is stored this often */
 
 /* A followed generation and when news of it last came. */
 struct follow {
@@ -52,6 +60,7 @@ struct gen_relay {
 	size_t n_follows, cap_follows;
 	int stop;
 	long flush_ms;
+	int keeping;                 /* SQLite: only store the owned replies' events */
 };
 
 static void list_add(struct gen_list *l, struct chat_gen *g)
@@ -334,7 +343,7 @@ static void *relay_main(void *arg)
 			flush(r);
 			flushed = now;
 		}
-		if (now - polled >= RELAY_POLL_MS * 1000)
+		if (!r->keeping && now - polled >= RELAY_POLL_MS * 1000)
 			got = STORE_NOTICE_ALL, polled = now;
 		if (got & STORE_NOTICE_STOP)
 			stops(r);
@@ -349,11 +358,13 @@ static void *relay_main(void *arg)
 	return NULL;
 }
 
-enum smr_rc relay_start(struct runtime *rt, const char *dsn, struct gen_relay **out,
-			struct smr_err *err)
+static enum smr_rc start(struct runtime *rt, const char *dsn, int keeping,
+			 struct gen_relay **out, struct smr_err *err)
 {
 	struct gen_relay *r = xcalloc(1, sizeof(*r));
-	enum smr_rc rc = ops_open(&r->ctx, dsn, &(struct ops_opts){ .rt = rt }, err);
+	/* background: a write nobody waits for yields to those somebody does */
+	enum smr_rc rc = ops_open(&r->ctx, dsn, &(struct ops_opts){ .rt = rt,
+				  .background = keeping }, err);
 
 	*out = NULL;
 	if (rc) {
@@ -361,10 +372,13 @@ enum smr_rc relay_start(struct runtime *rt, const char *dsn, struct gen_relay **
 		return rc;
 	}
 	r->rt = rt;
-	r->flush_ms = sys_env_long("SMRITI_RELAY_FLUSH_MS", RELAY_FLUSH_MS, 10, 1000);
+	r->keeping = keeping;
+	r->flush_ms = keeping ? RELAY_KEEP_MS :
+		      sys_env_long("SMRITI_RELAY_FLUSH_MS", RELAY_FLUSH_MS, 10, 1000);
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->cond, NULL);
-	rc = store_watch_open_on(dsn, STORE_GEN_CHANNEL, &r->watch, err);
+	if (!keeping)
+		rc = store_watch_open_on(dsn, STORE_GEN_CHANNEL, &r->watch, err);
 	if (!rc && sys_thread_start(&r->thread, relay_main, r))
 		rc = smr_errf(err, SMR_EINTERNAL, "cannot start the reply relay thread");
 	if (rc) {
@@ -377,6 +391,18 @@ enum smr_rc relay_start(struct runtime *rt, const char *dsn, struct gen_relay **
 	}
 	*out = r;
 	return SMR_OK;
+}
+
+enum smr_rc relay_start(struct runtime *rt, const char *dsn, struct gen_relay **out,
+			struct smr_err *err)
+{
+	return start(rt, dsn, 0, out, err);
+}
+
+enum smr_rc relay_start_keeping(struct runtime *rt, const char *dsn, struct gen_relay **out,
+				struct smr_err *err)
+{
+	return start(rt, dsn, 1, out, err);
 }
 
 void relay_stop(struct gen_relay *r)

@@ -16,7 +16,10 @@
  * the running server stops the call as for a local Stop.  Notices only make
  * it fast: every RELAY_POLL_MS the relay also looks for new events and stop
  * requests, so a notice lost while its connection was down costs at most
- * that.  SQLite (one server) has no relay.
+ * that.  SQLite (one server) runs the relay in its keeping mode only: the
+ * events of the replies running here are stored every second (one row per
+ * reply, all in one transaction), so that what a reply had streamed
+ * outlives a kill -9 of its server.
  *
  * Design and figures: docs/scale-out.md, "Replies across servers".
  */
@@ -30,6 +33,12 @@ struct gen_relay;
 /* Starts the relay's thread on a store handle and a watch of its own for dsn. */
 enum smr_rc relay_start(struct runtime *rt, const char *dsn, struct gen_relay **out,
 			struct smr_err *err);
+/*
+ * The keeping mode (SQLite): the thread stores the events of the replies
+ * relay_own() names every second, and does nothing else.
+ */
+enum smr_rc relay_start_keeping(struct runtime *rt, const char *dsn, struct gen_relay **out,
+				struct smr_err *err);
 /* Writes what is left to write (once), stops the thread, frees r.  NULL: nothing. */
 void relay_stop(struct gen_relay *r);
 /* g runs here: its events are published until its final one is. */

@@ -4,7 +4,9 @@
  * STORE_AUTH_CHANNEL: every move of the auth epoch runs postgres.c's
  * auth_bump_sql, which NOTIFYs in the statement that moves it.
  * STORE_GEN_CHANNEL: triggers of migration 8 NOTIFY when a reply's events
- * are written or a stop is asked for (ops/full/relay.c).  Either way a
+ * are written or a stop is asked for (ops/full/relay.c).
+ * STORE_DATA_CHANNEL: triggers of migration 14 NOTIFY when what a page or
+ * an MCP subscriber follows is written (ops/changes.c).  Either way a
  * notice is delivered only once the change it announces is committed and
  * visible.
  *
@@ -97,6 +99,8 @@ static int notice_kind(const struct pg_watch *w, const char *extra)
 		return STORE_NOTICE_ANY | STORE_NOTICE_EVENTS;
 	if (!strcmp(extra + len + 1, "s"))
 		return STORE_NOTICE_ANY | STORE_NOTICE_STOP;
+	if (!strcmp(extra + len + 1, "d"))
+		return STORE_NOTICE_ANY | STORE_NOTICE_DATA;
 	return STORE_NOTICE_ANY;
 }
 

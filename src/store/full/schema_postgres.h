@@ -266,6 +266,32 @@ static const char *const postgres_migrations[] = {
 	"DROP INDEX IF EXISTS commits_by_merge_parent;"
 	"CREATE INDEX commits_by_merge_parent ON commits(merge_parent_commit_id)"
 	"  WHERE merge_parent_commit_id IS NOT NULL;",
+	/*
+	 * 14: live updates across servers (PostgreSQL only: SQLite's servers
+	 * read the data version).  A statement that changes what a page or an
+	 * MCP subscriber follows (Spaces, HEADs, sessions, turns, grants)
+	 * NOTIFYs STORE_DATA_CHANNEL with "schema d" when its transaction
+	 * commits; PostgreSQL sends a transaction's identical notices once, so
+	 * a write of many rows costs one notice.  Written to run again (tests
+	 * that undo older migrations by hand).
+	 */
+	"CREATE OR REPLACE FUNCTION smriti_data_notify() RETURNS trigger LANGUAGE plpgsql AS"
+	" $$BEGIN PERFORM pg_notify('smriti_data', current_schema() || ' d'); RETURN NULL; END$$;"
+	"DROP TRIGGER IF EXISTS repos_data_notify ON repos;"
+	"CREATE TRIGGER repos_data_notify AFTER INSERT OR UPDATE OR DELETE ON repos"
+	"  FOR EACH STATEMENT EXECUTE PROCEDURE smriti_data_notify();"
+	"DROP TRIGGER IF EXISTS refs_data_notify ON refs;"
+	"CREATE TRIGGER refs_data_notify AFTER INSERT OR UPDATE OR DELETE ON refs"
+	"  FOR EACH STATEMENT EXECUTE PROCEDURE smriti_data_notify();"
+	"DROP TRIGGER IF EXISTS sessions_data_notify ON sessions;"
+	"CREATE TRIGGER sessions_data_notify AFTER INSERT OR UPDATE OR DELETE ON sessions"
+	"  FOR EACH STATEMENT EXECUTE PROCEDURE smriti_data_notify();"
+	"DROP TRIGGER IF EXISTS turns_data_notify ON turns;"
+	"CREATE TRIGGER turns_data_notify AFTER INSERT OR UPDATE OR DELETE ON turns"
+	"  FOR EACH STATEMENT EXECUTE PROCEDURE smriti_data_notify();"
+	"DROP TRIGGER IF EXISTS grants_data_notify ON grants;"
+	"CREATE TRIGGER grants_data_notify AFTER INSERT OR UPDATE OR DELETE ON grants"
+	"  FOR EACH STATEMENT EXECUTE PROCEDURE smriti_data_notify();",
 };
 
 #endif
