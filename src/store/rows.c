@@ -1122,3 +1122,86 @@ enum smr_rc rows_holders(struct store *st, const char *hash, int live, char ***i
 	store_rows_release(&r);
 	return rc;
 }
+
+/* ---- the history view's rows (ops_graph.c walks them a page at a time) ---- */
+
+#define GRAPH_COLS \
+	"SELECT c.id, c.parent_commit_id, c.merge_parent_commit_id, c.commit_hash," \
+	" p.commit_hash, m.commit_hash, c.title, c.author, c.created_at," \
+	" CAST(c.metadata_ AS TEXT) FROM commits c" \
+	" LEFT JOIN commits p ON p.id = c.parent_commit_id" \
+	" LEFT JOIN commits m ON m.id = c.merge_parent_commit_id"
+
+static void read_graph_row(struct store_rows *r, size_t i, void *elem)
+{
+	struct graph_row *g = elem;
+	char *meta = sql_take(r, i, 9);
+	json_t *m = meta ? json_loads(meta, 0, NULL) : NULL;
+	const char *rf = json_string_value(json_object_get(m, "restored_from"));
+
+	g->id = sql_int(r, i, 0);
+	g->parent_id = sql_int_or_neg(r, i, 1);
+	g->merge_id = sql_int_or_neg(r, i, 2);
+	g->hash = sql_take(r, i, 3);
+	g->parent = sql_take(r, i, 4);
+	g->merge_parent = sql_take(r, i, 5);
+	g->title = sql_take(r, i, 6);
+	g->author = sql_take(r, i, 7);
+	g->created_at = sql_take(r, i, 8);
+	g->restored_from = rf ? xstrdup(rf) : NULL;
+	json_decref(m);
+	free(meta);
+}
+
+enum smr_rc store_graph_row(struct store *st, int64_t id, const char *hash,
+			    struct graph_row *out, struct smr_err *err)
+{
+	static const char by_id[] = GRAPH_COLS " WHERE c.id = $1";
+	static const char by_hash[] = GRAPH_COLS " WHERE c.commit_hash = $1";
+	char num[24];
+	enum smr_rc rc;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(num, sizeof(num), "%lld", (long long)id);
+	rc = one_by(st, hash ? by_hash : by_id, hash ? hash : num, "reading the history",
+		    read_graph_row, out, err);
+	if (rc == SMR_ENOTFOUND)
+		return smr_errf(err, rc, "no checkpoint %s", hash ? hash : num);
+	return rc;
+}
+
+void graph_row_release(struct graph_row *g)
+{
+	free(g->hash);
+	free(g->parent);
+	free(g->merge_parent);
+	free(g->title);
+	free(g->author);
+	free(g->created_at);
+	free(g->restored_from);
+	memset(g, 0, sizeof(*g));
+}
+
+enum smr_rc store_space_forks(struct store *st, char ***pairs, size_t *n, struct smr_err *err)
+{
+	/* a Space's first reflog entry is its fork's, when it was forked (store.c fork_rows) */
+	static const char sql[] =
+		"SELECT r.id, k.repo_id FROM repos r"
+		" JOIN reflog g ON g.id = (SELECT MIN(f.id) FROM reflog f WHERE f.repo_id = r.id)"
+		" JOIN commits k ON k.commit_hash = g.new_hash WHERE g.action = 'fork'";
+	struct store_rows r;
+	enum smr_rc rc = sql_rows(st, SQL_AUTO, sql, NULL, "reading the forks", &r, err);
+
+	*pairs = NULL;
+	*n = 0;
+	if (!rc) {
+		*pairs = xcalloc(2 * r.rows + 1, sizeof(**pairs));
+		for (size_t i = 0; i < r.rows; i++) {
+			(*pairs)[2 * i] = sql_take(&r, i, 0);
+			(*pairs)[2 * i + 1] = sql_take(&r, i, 1);
+		}
+		*n = r.rows;
+	}
+	store_rows_release(&r);
+	return rc;
+}
