@@ -1205,3 +1205,104 @@ enum smr_rc store_space_forks(struct store *st, char ***pairs, size_t *n, struct
 	store_rows_release(&r);
 	return rc;
 }
+
+/* ---- chains of the rows written before schema migration 13 (sql.h) ---- */
+
+/*
+ * One batch, rows ($1, $2]: each row starts a chain (its own id) unless it
+ * continues its first parent's, being that parent's first child of the
+ * same origin, as the trigger decides for a new row.  Those that continue
+ * a parent before the batch take its chain; the rest follow from the rows
+ * that start one, child by child, in one walk.
+ */
+#define CHAIN_CONTINUES(C, P) \
+	" NOT EXISTS (SELECT 1 FROM commits z WHERE z.parent_commit_id = " P ".id" \
+	" AND z.repo_id = " P ".repo_id AND z.id < " C ".id)"
+static const char chain_step[] =
+	"WITH RECURSIVE w(id, repo, chain) AS ("
+	" SELECT c.id, c.repo_id, CASE WHEN p.id IS NOT NULL AND p.repo_id = c.repo_id AND"
+	CHAIN_CONTINUES("c", "p") " THEN COALESCE(p.chain, c.id) ELSE c.id END"
+	" FROM commits c LEFT JOIN commits p ON p.id = c.parent_commit_id"
+	" WHERE c.id > $1 AND c.id <= $2 AND (p.id IS NULL OR p.id <= $1"
+	" OR p.repo_id <> c.repo_id OR NOT" CHAIN_CONTINUES("c", "p") ")"
+	" UNION ALL SELECT y.id, y.repo_id, w.chain FROM w JOIN commits y"
+	" ON y.parent_commit_id = w.id AND y.repo_id = w.repo"
+	" WHERE y.id <= $2 AND NOT EXISTS (SELECT 1 FROM commits z"
+	" WHERE z.parent_commit_id = w.id AND z.repo_id = w.repo AND z.id < y.id))"
+	" UPDATE commits SET chain = (SELECT w.chain FROM w WHERE w.id = commits.id)"
+	" WHERE id > $1 AND id <= $2 AND chain IS NULL";
+
+/*
+ * One batch in one transaction, which locks the cursor row first (another
+ * process converting too queues there); *left 0 once none is left.
+ */
+static enum smr_rc chain_batch(struct store *st, int64_t batch, int64_t *next, int64_t *last,
+			       int *left, struct smr_err *err)
+{
+	static const char lock[] = "UPDATE chain_migration SET next_id = next_id";
+	static const char where[] = "SELECT next_id, last_id FROM chain_migration";
+	static const char move[] = "UPDATE chain_migration SET next_id = $1";
+	static const char done[] = "DELETE FROM chain_migration";
+	struct sql_args a = SQL_ARGS_INIT, m = SQL_ARGS_INIT;
+	struct store_rows r = { 0 };
+	enum smr_rc rc = st->ops->txn_begin(st, err);
+	int64_t to;
+
+	if (!rc)
+		rc = sql_exec(st, SQL_AUTO, lock, NULL, "finding chains", NULL, err);
+	if (!rc)
+		rc = sql_rows(st, SQL_AUTO, where, NULL, "finding chains", &r, err);
+	*left = !rc && r.rows;
+	if (*left) {
+		*next = sql_int(&r, 0, 0);
+		*last = sql_int(&r, 0, 1);
+	}
+	store_rows_release(&r);
+	to = *left && *next + batch < *last ? *next + batch : *last;
+	if (*left && *next < *last) {
+		sql_arg_int(&a, *next);
+		sql_arg_int(&a, to);
+		sql_arg_int(&m, to);
+		rc = sql_exec(st, SQL_AUTO, chain_step, &a, "finding chains", NULL, err);
+		if (!rc)
+			rc = sql_exec(st, SQL_AUTO, move, &m, "finding chains", NULL, err);
+		*next = to;
+	} else if (*left) {
+		rc = sql_exec(st, SQL_AUTO, done, NULL, "finding chains", NULL, err);
+		*left = 0;
+	}
+	if (rc) {
+		st->ops->txn_rollback(st);
+		return rc;
+	}
+	return st->ops->txn_commit(st, err);
+}
+
+/*
+ * SMRITI_TEST_CHAIN_BATCH sets the batch size, and SMRITI_TEST_CHAIN_KILL=N
+ * makes the process kill itself (SIGKILL, as kill -9 would) after N
+ * batches: how a test interrupts the conversion at a known point.
+ */
+enum smr_rc rows_chain_backfill(struct store *st, struct smr_err *err)
+{
+	static const char any[] = "SELECT 1 FROM chain_migration";
+	int64_t batch = env_int("SMRITI_TEST_CHAIN_BATCH", 5000), next = 0, last = 0,
+		kill_after = env_int("SMRITI_TEST_CHAIN_KILL", -1), done = 0;
+	struct store_rows r = { 0 };
+	int left;
+	enum smr_rc rc = sql_rows(st, SQL_AUTO, any, NULL, "finding chains", &r, err);
+
+	left = !rc && r.rows;
+	store_rows_release(&r);
+	if (batch < 1)
+		batch = 1;
+	while (!rc && left) {
+		rc = chain_batch(st, batch, &next, &last, &left, err);
+		if (!rc && left)
+			fprintf(stderr, "smriti: finding the chains of the history: row %lld of %lld\n",
+				(long long)next, (long long)last);
+		if (!rc && ++done == kill_after)
+			raise(SIGKILL);
+	}
+	return rc;
+}
