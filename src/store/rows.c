@@ -1078,13 +1078,16 @@ enum smr_rc rows_history_collapse(struct store *st, int *from, struct smr_err *e
 /*
  * The checkpoint's descendants (it included), then the Spaces whose ref
  * or reflog names one of them, and its origin: the origin first, then by
- * name.  LIVE is the condition on repos r that keeps a Space.
+ * name.  LIVE is the condition on repos r that keeps a Space.  The step to
+ * the children is two equalities, so each takes its index (commits_by_parent,
+ * commits_by_merge_parent): written as d.id IN (k.parent_commit_id, ...)
+ * neither engine could, and each step read the whole table.
  */
 #define HOLDERS(LIVE) \
 	"WITH RECURSIVE h(id, repo) AS (SELECT id, repo_id FROM commits" \
 	" WHERE commit_hash = $1)," \
 	" d(id) AS (SELECT id FROM h UNION SELECT k.id FROM d JOIN commits k" \
-	" ON d.id IN (k.parent_commit_id, k.merge_parent_commit_id))" \
+	" ON k.parent_commit_id = d.id OR k.merge_parent_commit_id = d.id)" \
 	" SELECT r.id, r.name FROM repos r WHERE " LIVE \
 	" AND (r.id IN (SELECT repo FROM h)" \
 	" OR r.id IN (SELECT f.repo_id FROM refs f JOIN d ON d.id = f.commit_id)" \
