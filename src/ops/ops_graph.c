@@ -1,293 +1,546 @@
 /*
  * ops_graph.c -- space.graph: the checkpoint graph of a Space as a history
- * view draws it, newest first, children before parents.
+ * view draws it, newest first, children before parents, a page at a time.
  *
- * A Space's own history is a line (HEAD moves by compare-and-swap), so the
- * lanes come from its relatives: Spaces forked from it, or that it was
- * forked from, share its root checkpoint (a fork copies the ancestry with
- * the same hashes).  The graph is the union of their checkpoints, each
- * listed once with the Spaces that hold it and those whose HEAD it is, and
- * with the checkpoint a restore brought back (metadata.restored_from) so the
- * view can link the two.  Read-only: it never writes.
+ * The graph is what the HEADs of the Space and of its relatives reach (git
+ * log --graph --branches): its family, the Spaces linked to it by forks
+ * (forked from it, or it from them, through any number of forks).  Each
+ * checkpoint is listed once with the family's Spaces whose HEAD reaches it,
+ * those whose HEAD it is, and the checkpoint a restore brought back
+ * (metadata.restored_from) so the view can link the two.
+ *
+ * A page costs what it shows, not what the history holds: row ids are
+ * generation numbers (a parent is always inserted before its children), so
+ * a walk that always takes the highest id left (a max-heap seeded with the
+ * HEADs) lists children before parents and meets every checkpoint after
+ * all of its children.  What is left in the heap after a page (a few
+ * entries: one per lane) is where the next page starts: the answer carries
+ * it as an opaque `cursor`, authenticated with a key of this process so a
+ * client cannot start a walk at a checkpoint it may not read.  A cursor
+ * this process did not make (another server, a restart, a family that
+ * changed) falls back to walking again from the HEADs down to its last
+ * checkpoint, as `after=HASH` does.  Read-only: it never writes.
  */
 #include "domain/diff.h"
-#include "domain/graph.h"
 #include "ops/api.h"
 #include "ops/context.h"
 #include "ops/view.h"
+#include "util/buf.h"
+#include "util/hex.h"
+#include "util/sys.h"
 #include "util/xalloc.h"
 
+#include <nettle/hmac.h>
+#include <nettle/memops.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define GRAPH_PAGE_MAX 100000
+#define MAC_BYTES 16
+#define CURSOR_MAX 65536
 
-struct gnode {
-	struct graph_node g;
-	char *title, *author, *restored_from;
-	const char *space;           /* borrowed from the spaces array */
-	const char *space_id;        /* borrowed too: where to read it back */
-	int own;                     /* 1 when it is in the Space asked about */
+/* One checkpoint waiting in the walk, with the family's Spaces that reach it. */
+struct hent {
+	int64_t id;
+	uint8_t *bits;
 };
 
-struct gcollect {
-	struct gnode *v;
+struct walk {
+	struct ops_ctx *ctx;
+	const struct space **fam;    /* the family by Space id; borrowed */
+	size_t nf, nb;               /* its size, and the bytes of a set of it */
+	size_t self;                 /* the Space asked about, in fam */
+	struct hent *h;              /* a max-heap by id */
 	size_t n, cap;
-	const char *space, *space_id;
-	int own;
-	char *root;                  /* first checkpoint of the Space asked about */
 };
 
-static int collect_one(const struct checkpoint *c, int parent_missing, void *arg)
-{
-	struct gcollect *gc = arg;
-	const char *rf = json_string_value(json_object_get(c->metadata, "restored_from"));
-	struct gnode *x;
+/* ---- the family: Spaces linked to the one asked about by forks ---- */
 
-	(void)parent_missing;
-	if (gc->n == gc->cap) {
-		gc->cap = gc->cap ? gc->cap * 2 : 256;
-		gc->v = xrealloc(gc->v, gc->cap * sizeof(*gc->v));
+static int by_id(const void *a, const void *b)
+{
+	return strcmp((*(const struct space *const *)a)->id, (*(const struct space *const *)b)->id);
+}
+
+/* Grows set (ids as keys) by the fork pairs touching it, until none does. */
+static void close_over_forks(json_t *set, char **pairs, size_t n)
+{
+	int grew = 1;
+
+	while (grew) {
+		grew = 0;
+		for (size_t i = 0; i < n; i++) {
+			int a = json_object_get(set, pairs[2 * i]) != NULL;
+			int b = json_object_get(set, pairs[2 * i + 1]) != NULL;
+
+			if (a == b)
+				continue;
+			json_object_set_new(set, pairs[2 * i + (a ? 1 : 0)], json_true());
+			grew = 1;
+		}
 	}
-	x = &gc->v[gc->n++];
-	x->g.hash = xstrdup(c->hash);
-	x->g.parent = xstrdup(c->parent_hash);
-	x->g.merge_parent = xstrdup(c->merge_parent_hash);
-	x->g.created_at = xstrdup(c->created_at);
-	x->title = xstrdup(c->title ? c->title : "");
-	x->author = xstrdup(c->author ? c->author : "");
-	x->restored_from = xstrdup(rf);
-	x->space = gc->space;
-	x->space_id = gc->space_id;
-	x->own = gc->own;
-	if (gc->own && !gc->root)
-		gc->root = xstrdup(c->hash);
-	return 0;
 }
 
-static void gnode_release(struct gnode *x)
+/* w->fam gets the Spaces of all[] in self's family, by id, w->self its place. */
+static enum smr_rc family(struct walk *w, const struct space *self, const struct space *all,
+			  size_t n_all, struct smr_err *err)
 {
-	free((char *)x->g.hash);
-	free((char *)x->g.parent);
-	free((char *)x->g.merge_parent);
-	free((char *)x->g.created_at);
-	free(x->title);
-	free(x->author);
-	free(x->restored_from);
+	char **pairs = NULL;
+	size_t n = 0;
+	json_t *set = json_object();
+	enum smr_rc rc = store_space_forks(w->ctx->st, &pairs, &n, err);
+
+	json_object_set_new(set, self->id, json_true());
+	if (!rc)
+		close_over_forks(set, pairs, n);
+	w->fam = xcalloc(n_all + 1, sizeof(*w->fam));
+	for (size_t i = 0; !rc && i < n_all; i++)
+		if (json_object_get(set, all[i].id) && strcmp(all[i].id, self->id))
+			w->fam[w->nf++] = &all[i];
+	w->fam[w->nf++] = self;
+	qsort(w->fam, w->nf, sizeof(*w->fam), by_id);
+	for (size_t i = 0; i < w->nf; i++)
+		if (w->fam[i] == self)
+			w->self = i;
+	w->nb = (w->nf + 7) / 8;
+	for (size_t i = 0; i < 2 * n; i++)
+		free(pairs[i]);
+	free(pairs);
+	json_decref(set);
+	return rc;
 }
 
-/* 1 if Space sp holds the root checkpoint of the Space asked about. */
-static int related(struct ops_ctx *ctx, const struct space *sp, const char *root)
+/* A fingerprint of the family, so a cursor made for another one is not taken. */
+static uint32_t family_print(const struct walk *w)
 {
-	struct checkpoint c = { 0 };
-	enum smr_rc rc = store_checkpoint_get(ctx->st, sp->id, root, &c, NULL);
+	uint32_t h = 2166136261u;
 
-	checkpoint_release(&c);
-	return rc == SMR_OK;
+	for (size_t i = 0; i < w->nf; i++)
+		for (const char *p = w->fam[i]->id;; p++) {
+			h = (h ^ (uint8_t)*p) * 16777619u;
+			if (!*p)
+				break;
+		}
+	return h;
 }
 
-/* Scans the Space asked about, then every relative, into gc. */
-static enum smr_rc collect(struct ops_ctx *ctx, const struct space *self, struct space *all,
-			   size_t n_all, struct gcollect *gc, struct smr_err *err)
+/* ---- the walk ---- */
+
+static void sift_up(struct hent *h, size_t i)
 {
+	while (i && h[(i - 1) / 2].id < h[i].id) {
+		struct hent t = h[i];
+
+		h[i] = h[(i - 1) / 2];
+		h[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+}
+
+static void sift_down(struct hent *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		struct hent t;
+
+		if (l < n && h[l].id > h[m].id)
+			m = l;
+		if (r < n && h[r].id > h[m].id)
+			m = r;
+		if (m == i)
+			return;
+		t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+/*
+ * Adds checkpoint id (none when < 0) reached by the Spaces of bits; one
+ * already waiting takes them on (the heap holds a lane each: short).
+ */
+static void push(struct walk *w, int64_t id, const uint8_t *bits)
+{
+	if (id < 0)
+		return;
+	for (size_t i = 0; i < w->n; i++)
+		if (w->h[i].id == id) {
+			for (size_t b = 0; b < w->nb; b++)
+				w->h[i].bits[b] |= bits[b];
+			return;
+		}
+	if (w->n == w->cap) {
+		w->cap = w->cap ? 2 * w->cap : 16;
+		w->h = xrealloc(w->h, w->cap * sizeof(*w->h));
+	}
+	w->h[w->n].id = id;
+	w->h[w->n].bits = xmalloc(w->nb);
+	memcpy(w->h[w->n].bits, bits, w->nb);
+	sift_up(w->h, w->n++);
+}
+
+/* Takes the newest waiting checkpoint into *e (the caller frees e->bits). */
+static void pop(struct walk *w, struct hent *e)
+{
+	*e = w->h[0];
+	w->h[0] = w->h[--w->n];
+	sift_down(w->h, w->n, 0);
+}
+
+/* Seeds the walk with the family's HEADs. */
+static enum smr_rc seed(struct walk *w, struct smr_err *err)
+{
+	uint8_t *bits = xcalloc(w->nb, 1);
+	enum smr_rc rc = SMR_OK;
+
+	for (size_t i = 0; !rc && i < w->nf; i++) {
+		struct graph_row g;
+
+		if (!w->fam[i]->head)
+			continue;
+		rc = store_graph_row(w->ctx->st, -1, w->fam[i]->head, &g, err);
+		memset(bits, 0, w->nb);
+		bits[i / 8] = (uint8_t)(1u << (i % 8));
+		if (!rc)
+			push(w, g.id, bits);
+		graph_row_release(&g);
+	}
+	free(bits);
+	return rc;
+}
+
+/*
+ * The next checkpoint of the walk into *g and its Spaces into *bits (the
+ * caller frees both); its parents wait in turn.  SMR_ENOTFOUND when the
+ * walk is over.
+ */
+static enum smr_rc step(struct walk *w, struct graph_row *g, uint8_t **bits,
+			struct smr_err *err)
+{
+	struct hent e;
 	enum smr_rc rc;
 
-	gc->space = self->name;
-	gc->space_id = self->id;
-	gc->own = 1;
-	rc = store_checkpoint_scan(ctx->st, self->id, collect_one, gc, err);
-	gc->own = 0;
-	for (size_t i = 0; !rc && gc->root && i < n_all; i++) {
-		if (!strcmp(all[i].id, self->id) || !related(ctx, &all[i], gc->root))
-			continue;
-		gc->space = all[i].name;
-		gc->space_id = all[i].id;
-		rc = store_checkpoint_scan(ctx->st, all[i].id, collect_one, gc, err);
+	memset(g, 0, sizeof(*g));
+	*bits = NULL;
+	if (!w->n)
+		return SMR_ENOTFOUND;
+	pop(w, &e);
+	rc = store_graph_row(w->ctx->st, e.id, NULL, g, err);
+	if (!rc) {
+		push(w, g->parent_id, e.bits);
+		push(w, g->merge_id, e.bits);
+		*bits = e.bits;
+	} else {
+		free(e.bits);
 	}
 	return rc;
 }
 
-static int by_hash(const void *a, const void *b)
+static void walk_release(struct walk *w)
 {
-	return strcmp(((const struct gnode *)a)->g.hash, ((const struct gnode *)b)->g.hash);
+	for (size_t i = 0; i < w->n; i++)
+		free(w->h[i].bits);
+	free(w->h);
+	free(w->fam);
 }
 
-static json_t *names_holding(const struct gnode *v, size_t from, size_t to)
+/* Walks past checkpoint `after`: SMR_ENOTFOUND when the graph has none. */
+static enum smr_rc skip_to(struct walk *w, const char *after, struct smr_err *err)
 {
-	json_t *a = json_array();
+	for (;;) {
+		struct graph_row g;
+		uint8_t *bits;
+		enum smr_rc rc = step(w, &g, &bits, err);
+		int found = !rc && !strcmp(g.hash, after);
 
-	for (size_t i = from; i < to; i++)
-		json_array_append_new(a, json_string(v[i].space));
-	return a;
+		graph_row_release(&g);
+		free(bits);
+		if (rc || found)
+			return rc;
+	}
 }
 
-static json_t *heads_at(const char *hash, const struct space *all, size_t n_all)
-{
-	json_t *a = json_array();
+/* ---- the cursor: "LAST.FAMILY.ID-BITS_ID-BITS.MAC", all unreserved URL characters ---- */
 
-	for (size_t i = 0; i < n_all; i++)
-		if (all[i].head && !strcmp(all[i].head, hash))
-			json_array_append_new(a, json_string(all[i].name));
-	return a;
+static uint8_t mac_key[32];
+static pthread_once_t mac_once = PTHREAD_ONCE_INIT;
+
+static void mac_init(void)
+{
+	sys_random(mac_key, sizeof(mac_key));
 }
 
-static json_t *node_json(const struct gnode *x, json_t *spaces, json_t *heads, int own)
+static void mac_of(const char *text, size_t len, char out[2 * MAC_BYTES + 1])
 {
-	json_t *o = json_pack("{s:s, s:s?, s:s, s:s, s:s, s:o, s:o, s:b}", "hash", x->g.hash,
-			      "parent", x->g.parent, "title", x->title, "author", x->author,
-			      "created_at", x->g.created_at, "spaces", spaces, "heads", heads,
-			      "own", own);
+	struct hmac_sha256_ctx h;
+	uint8_t d[SHA256_DIGEST_SIZE];
 
-	if (x->g.merge_parent)
-		json_object_set_new(o, "merge_parent", json_string(x->g.merge_parent));
-	if (x->restored_from)
-		json_object_set_new(o, "restored_from", json_string(x->restored_from));
+	pthread_once(&mac_once, mac_init);
+	hmac_sha256_set_key(&h, sizeof(mac_key), mac_key);
+	hmac_sha256_update(&h, len, (const uint8_t *)text);
+	hmac_sha256_digest(&h, sizeof(d), d);
+	hex_encode(d, MAC_BYTES, out);
+}
+
+/* The cursor of what is left of w after checkpoint last; caller frees. */
+static char *cursor_make(const struct walk *w, const char *last)
+{
+	struct buf b = BUF_INIT(0);
+	char *hex = xmalloc(2 * w->nb + 1), mac[2 * MAC_BYTES + 1];
+
+	buf_addf(&b, "%s.%08x.", last, family_print(w));
+	for (size_t i = 0; i < w->n; i++) {
+		hex_encode(w->h[i].bits, w->nb, hex);
+		buf_addf(&b, "%s%lld-%s", i ? "_" : "", (long long)w->h[i].id, hex);
+	}
+	mac_of(b.ptr, b.len, mac);
+	buf_addf(&b, ".%s", mac);
+	free(hex);
+	return buf_detach(&b, NULL);
+}
+
+/* Reads one "ID-BITS" of a cursor into the walk; 0 if it is not one. */
+static int cursor_entry(struct walk *w, const char *s, size_t len)
+{
+	const char *dash = memchr(s, '-', len);
+	uint8_t *bits;
+	char *end;
+	long long id;
+
+	if (!dash || dash == s || (size_t)(s + len - (dash + 1)) != 2 * w->nb)
+		return 0;
+	id = strtoll(s, &end, 10);
+	if (end != dash || id < 0 || hex_span(dash + 1) < 2 * w->nb)
+		return 0;
+	bits = xmalloc(w->nb + 1);
+	for (size_t i = 0; i < w->nb; i++) {
+		unsigned v;
+
+		sscanf(dash + 1 + 2 * i, "%2x", &v);
+		bits[i] = (uint8_t)v;
+	}
+	push(w, id, bits);
+	free(bits);
+	return 1;
+}
+
+/*
+ * Starts w where cursor c says.  *last gets the cursor's last checkpoint
+ * (borrowed from c) when the rest cannot be taken (not made by this
+ * process for this family): the caller walks again past it.
+ */
+static enum smr_rc cursor_take(struct walk *w, char *c, const char **last, struct smr_err *err)
+{
+	char *p1 = strchr(c, '.'), *p2 = p1 ? strchr(p1 + 1, '.') : NULL;
+	char *p3 = p2 ? strchr(p2 + 1, '.') : NULL, fam[16], mac[2 * MAC_BYTES + 1];
+	int ok;
+
+	*last = NULL;
+	if (!p3 || p1 == c || strchr(p3 + 1, '.'))
+		return smr_errf(err, SMR_EINVAL, "the cursor is not one this server gave;"
+				" start again from the first page");
+	mac_of(c, (size_t)(p3 - c), mac);
+	snprintf(fam, sizeof(fam), "%08x", family_print(w));
+	ok = strlen(p3 + 1) == 2 * MAC_BYTES && memeql_sec(mac, p3 + 1, 2 * MAC_BYTES) &&
+	     (size_t)(p2 - p1 - 1) == strlen(fam) && !memcmp(p1 + 1, fam, strlen(fam));
+	for (char *s = p2 + 1; ok && s < p3;) {
+		char *e = memchr(s, '_', (size_t)(p3 - s));
+
+		if (!e)
+			e = p3;
+		ok = cursor_entry(w, s, (size_t)(e - s));
+		s = e + 1;
+	}
+	if (ok)
+		return SMR_OK;
+	for (size_t i = 0; i < w->n; i++)
+		free(w->h[i].bits);
+	w->n = 0;
+	*p1 = '\0';
+	*last = c;
+	return SMR_OK;
+}
+
+/* ---- a page ---- */
+
+/* {hash: [names of the Spaces whose HEAD it is]} of every Space listed. */
+static json_t *heads_map(const struct space *all, size_t n_all)
+{
+	json_t *m = json_object();
+
+	for (size_t i = 0; i < n_all; i++) {
+		json_t *a;
+
+		if (!all[i].head)
+			continue;
+		a = json_object_get(m, all[i].head);
+		if (!a)
+			json_object_set_new(m, all[i].head, a = json_array());
+		json_array_append_new(a, json_string(all[i].name));
+	}
+	return m;
+}
+
+static int has(const uint8_t *bits, size_t i)
+{
+	return (bits[i / 8] >> (i % 8)) & 1;
+}
+
+static json_t *node_json(const struct walk *w, const struct graph_row *g, const uint8_t *bits,
+			 const json_t *heads)
+{
+	json_t *spaces = json_array(), *hd = json_object_get(heads, g->hash), *o;
+
+	for (size_t i = 0; i < w->nf; i++)
+		if (has(bits, i))
+			json_array_append_new(spaces, json_string(w->fam[i]->name));
+	o = json_pack("{s:s, s:s?, s:s, s:s, s:s, s:o, s:o, s:b}", "hash", g->hash,
+		      "parent", g->parent, "title", g->title ? g->title : "", "author",
+		      g->author ? g->author : "", "created_at", g->created_at, "spaces", spaces,
+		      "heads", hd ? json_deep_copy(hd) : json_array(), "own", has(bits, w->self));
+	if (g->merge_parent)
+		json_object_set_new(o, "merge_parent", json_string(g->merge_parent));
+	if (g->restored_from)
+		json_object_set_new(o, "restored_from", json_string(g->restored_from));
 	return o;
 }
 
 /*
- * Folds copies of one hash (one per Space holding it) into the first,
- * leaving v[0..*n) distinct; docs[i] gets node i's document.
+ * Reads checkpoint hash into *c, taking *cache when it is that one already
+ * (the page is newest first, so a row's parent is mostly the next row).
+ * The walk reached it from HEADs the caller may read: it is read as its
+ * origin holds it, with no walk.
  */
-static json_t **fold(struct gnode *v, size_t *n, const struct space *all, size_t n_all)
-{
-	json_t **docs = xcalloc(*n + 1, sizeof(*docs));
-	size_t out = 0, i = 0, j;
-
-	if (*n)
-		qsort(v, *n, sizeof(*v), by_hash);
-	while (i < *n) {
-		int own = 0;
-
-		for (j = i; j < *n && !strcmp(v[j].g.hash, v[i].g.hash); j++)
-			own |= v[j].own;
-		docs[out] = node_json(&v[i], names_holding(v, i, j), heads_at(v[i].g.hash, all, n_all),
-				      own);
-		for (size_t k = i + 1; k < j; k++)
-			gnode_release(&v[k]);
-		if (out != i)
-			v[out] = v[i];
-		out++;
-		i = j;
-	}
-	*n = out;
-	return docs;
-}
-
-/* The distinct node with this hash (v sorted by hash), or NULL. */
-static const struct gnode *node_of(const struct gnode *v, size_t n, const char *hash)
-{
-	struct gnode key = { .g.hash = hash };
-
-	return hash ? bsearch(&key, v, n, sizeof(*v), by_hash) : NULL;
-}
-
-/*
- * Reads node x into *c, reusing *cache when it is x already (the page is
- * newest first, so a node's parent is mostly the next row).
- */
-static enum smr_rc read_node(struct ops_ctx *ctx, const struct gnode *x, struct checkpoint *cache,
+static enum smr_rc read_node(struct ops_ctx *ctx, const char *hash, struct checkpoint *cache,
 			     struct checkpoint *c)
 {
-	if (cache->hash && !strcmp(cache->hash, x->g.hash)) {
+	if (cache->hash && !strcmp(cache->hash, hash)) {
 		*c = *cache;
 		memset(cache, 0, sizeof(*cache));
 		return SMR_OK;
 	}
-	return store_checkpoint_get(ctx->st, x->space_id, x->g.hash, c, NULL);
+	return store_checkpoint_get(ctx->st, NULL, hash, c, NULL);
 }
 
 /*
- * Adds "changes" (checkpoint_diff_counts against the first parent) to the
- * documents of the page's nodes: two reads per row at most, one mostly, so
- * a page costs what it shows, not what the history holds.  A node whose
+ * Adds "changes" (checkpoint_diff_counts against the first parent) to each
+ * node of the page: two reads per row at most, one mostly.  A node whose
  * parent cannot be read gets none.
  */
-static void add_changes(struct ops_ctx *ctx, const struct gnode *v, json_t **docs, size_t n,
-			const size_t *rows, size_t nrows)
+static void add_changes(struct ops_ctx *ctx, const struct graph_row *rows, json_t *nodes)
 {
 	struct checkpoint cache = { 0 };
 
-	for (size_t i = 0; i < nrows; i++) {
-		const struct gnode *x = &v[rows[i]], *p = node_of(v, n, x->g.parent);
+	for (size_t i = 0; i < json_array_size(nodes); i++) {
 		struct checkpoint c = { 0 }, pc = { 0 };
 
-		if (read_node(ctx, x, &cache, &c) == SMR_OK &&
-		    (!x->g.parent || (p && read_node(ctx, p, &cache, &pc) == SMR_OK)))
-			json_object_set_new(docs[rows[i]], "changes",
-					    checkpoint_diff_counts(x->g.parent ? &pc : NULL, &c));
+		if (read_node(ctx, rows[i].hash, &cache, &c) == SMR_OK &&
+		    (!rows[i].parent || read_node(ctx, rows[i].parent, &cache, &pc) == SMR_OK))
+			json_object_set_new(json_array_get(nodes, i), "changes",
+					    checkpoint_diff_counts(rows[i].parent ? &pc : NULL, &c));
 		checkpoint_release(&c);
 		checkpoint_release(&cache);
-		cache = pc;              /* the parent is likely the next row */
+		cache = pc;
 	}
 	checkpoint_release(&cache);
 }
 
-/*
- * The page of nodes after `after` (or from the start), at most limit (0:
- * all), with each row's changes when asked; NULL when `after` is not in the
- * graph.
- */
-static json_t *page(struct ops_ctx *ctx, struct gnode *v, json_t **docs, size_t n,
-		    const char *after, size_t limit, int changes, const char *space)
+/* Up to limit (0: all) nodes of the walk into nodes, their rows into *rows. */
+static enum smr_rc fill(struct walk *w, size_t limit, const json_t *heads, json_t *nodes,
+			struct graph_row **rows, struct smr_err *err)
 {
-	struct graph_node *g = xcalloc(n + 1, sizeof(*g));
-	size_t *order = xcalloc(n + 1, sizeof(*order)), start = 0, end;
-	json_t *nodes = json_array(), *out;
+	size_t cap = 0, n = 0;
+	enum smr_rc rc = SMR_OK;
 
-	for (size_t i = 0; i < n; i++)
-		g[i] = v[i].g;
-	graph_order(g, n, order);
-	for (size_t i = 0; after && i < n; i++)
-		if (!strcmp(v[order[i]].g.hash, after))
-			start = i + 1;
-	if (after && !start) {
-		free(order);
-		free(g);
-		json_decref(nodes);
-		return NULL;
+	*rows = NULL;
+	while (!rc && w->n && (!limit || n < limit)) {
+		uint8_t *bits;
+
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			*rows = xrealloc(*rows, cap * sizeof(**rows));
+		}
+		rc = step(w, &(*rows)[n], &bits, err);
+		if (!rc)
+			json_array_append_new(nodes, node_json(w, &(*rows)[n++], bits, heads));
+		free(bits);
 	}
-	end = limit && n - start > limit ? start + limit : n;
+	return rc;
+}
+
+/* The answer: the page's nodes, and where the next one starts (none: null). */
+static json_t *answer(struct ops_ctx *ctx, struct walk *w, const char *space, json_t *nodes,
+		      struct graph_row *rows, int changes)
+{
+	size_t n = json_array_size(nodes);
+	const char *last = n && w->n ? rows[n - 1].hash : NULL;
+	char *cursor = last ? cursor_make(w, last) : NULL;
+	json_t *out;
+
 	if (changes)
-		add_changes(ctx, v, docs, n, order + start, end - start);
-	for (size_t i = start; i < end; i++)
-		json_array_append(nodes, docs[order[i]]);
-	out = json_pack("{s:s, s:I, s:o, s:s?}", "space", space, "total", (json_int_t)n,
-			"nodes", nodes, "next", end < n ? v[order[end - 1]].g.hash : NULL);
-	free(order);
-	free(g);
+		add_changes(ctx, rows, nodes);
+	out = json_pack("{s:s, s:o, s:s?, s:s?}", "space", space, "nodes", nodes, "next", last,
+			"cursor", cursor);
+	free(cursor);
 	return out;
 }
 
-enum smr_rc ops_space_graph(struct ops_ctx *ctx, const char *space, const char *after,
-			    size_t limit, int changes, json_t **out, struct smr_err *err)
+/* Starts the walk: at cursor, else past `after`, else at the HEADs. */
+static enum smr_rc start(struct walk *w, const char *after, const char *cursor,
+			 const char *space, struct smr_err *err)
 {
-	struct gcollect gc = { 0 };
+	char *c = cursor ? xstrdup(cursor) : NULL;
+	const char *last = after;
+	enum smr_rc rc = SMR_OK;
+
+	if (c && strlen(c) > CURSOR_MAX)
+		rc = smr_errf(err, SMR_EINVAL, "the cursor is not one this server gave;"
+			      " start again from the first page");
+	if (!rc && c)
+		rc = cursor_take(w, c, &last, err);
+	if (!rc && (!c || last))
+		rc = seed(w, err);
+	if (!rc && last) {
+		rc = skip_to(w, last, err);
+		if (rc == SMR_ENOTFOUND)
+			rc = smr_errf(err, rc, "checkpoint '%s' is not in the history of space '%s'",
+				      last, space);
+	}
+	free(c);
+	return rc;
+}
+
+enum smr_rc ops_space_graph(struct ops_ctx *ctx, const char *space, const char *after,
+			    const char *cursor, size_t limit, int changes, json_t **out,
+			    struct smr_err *err)
+{
+	struct walk w = { .ctx = ctx };
 	struct space self = { 0 }, *all = NULL;
+	struct graph_row *rows = NULL;
+	json_t *heads = NULL, *nodes = json_array();
 	size_t n_all = 0;
-	json_t **docs = NULL;
 	enum smr_rc rc;
 
 	rc = store_space_get(ctx->st, space, &self, err);
 	if (!rc)
 		rc = ops_space_list(ctx, &all, &n_all, err);
 	if (!rc)
-		rc = collect(ctx, &self, all, n_all, &gc, err);
-	if (!rc) {
-		docs = fold(gc.v, &gc.n, all, n_all);
-		*out = page(ctx, gc.v, docs, gc.n, after, limit, changes, self.name);
-		if (!*out)
-			rc = smr_errf(err, SMR_ENOTFOUND, "checkpoint '%s' is not in the history of"
-				      " space '%s'", after, self.name);
-	}
-	for (size_t i = 0; i < gc.n; i++) {
-		gnode_release(&gc.v[i]);
-		if (docs)
-			json_decref(docs[i]);
-	}
-	free(docs);
-	free(gc.v);
-	free(gc.root);
+		rc = family(&w, &self, all, n_all, err);
+	if (!rc)
+		rc = start(&w, after, cursor, self.name, err);
+	heads = heads_map(all, n_all);
+	if (!rc)
+		rc = fill(&w, limit, heads, nodes, &rows, err);
+	if (!rc)
+		*out = answer(ctx, &w, self.name, json_incref(nodes), rows, changes);
+	for (size_t i = 0; rows && i < json_array_size(nodes); i++)
+		graph_row_release(&rows[i]);
+	free(rows);
+	json_decref(nodes);
+	json_decref(heads);
+	walk_release(&w);
 	spaces_free(all, n_all);
 	space_release(&self);
 	return rc;
@@ -296,7 +549,7 @@ enum smr_rc ops_space_graph(struct ops_ctx *ctx, const char *space, const char *
 enum smr_rc ops_api_space_graph(struct ops_ctx *ctx, const json_t *p, json_t **result,
 				struct smr_err *err)
 {
-	const char *space, *after;
+	const char *space, *after, *cursor;
 	long long limit = 0;
 	int changes = 0;
 	enum smr_rc rc;
@@ -305,10 +558,13 @@ enum smr_rc ops_api_space_graph(struct ops_ctx *ctx, const json_t *p, json_t **r
 	if (!rc)
 		rc = api_str(p, "after", 0, &after, err);
 	if (!rc)
+		rc = api_str(p, "cursor", 0, &cursor, err);
+	if (!rc)
 		rc = api_int(p, "limit", 0, GRAPH_PAGE_MAX, &limit, err);
 	if (!rc)
 		rc = api_bool(p, "changes", &changes, err);
 	if (!rc)
-		rc = ops_space_graph(ctx, space, after, (size_t)limit, changes, result, err);
+		rc = ops_space_graph(ctx, space, after, cursor, (size_t)limit, changes, result,
+				     err);
 	return rc;
 }

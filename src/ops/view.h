@@ -11,16 +11,20 @@
 #include "ops/api.h"
 
 /*
- * The checkpoint graph of a Space and its relatives (Spaces sharing its
- * root), newest first, children before parents; a page of at most limit
- * nodes (0: all) after the node `after` (NULL: from the newest).  *out is
- * {space, total, nodes: [{hash, parent, merge_parent?, restored_from?,
- * title, author, created_at, spaces, heads, own, changes?}], next:
- * hash|null}; new reference.  With changes, each node of the page carries
- * checkpoint_diff_counts() against its first parent (domain/diff.h).
+ * The checkpoint graph of a Space and its family (the Spaces linked to it
+ * by forks): what their HEADs reach, newest first (by row id: children
+ * before parents); a page of at most limit nodes (0: all), from the HEADs,
+ * or where cursor (a page's `cursor`) says, or after the node `after` (a
+ * walk down from the HEADs to it).  *out is {space, nodes: [{hash,
+ * parent, merge_parent?, restored_from?, title, author, created_at, spaces,
+ * heads, own, changes?}], next: hash|null, cursor?}; new reference.  With
+ * changes, each node of the page carries checkpoint_diff_counts() against
+ * its first parent (domain/diff.h).  A page reads about as many rows as it
+ * shows, whatever the length of the history.
  */
 enum smr_rc ops_space_graph(struct ops_ctx *ctx, const char *space, const char *after,
-			    size_t limit, int changes, json_t **out, struct smr_err *err);
+			    const char *cursor, size_t limit, int changes, json_t **out,
+			    struct smr_err *err);
 
 /*
  * Every Space with its HEAD's title, author and time, its number of

@@ -1078,13 +1078,16 @@ enum smr_rc rows_history_collapse(struct store *st, int *from, struct smr_err *e
 /*
  * The checkpoint's descendants (it included), then the Spaces whose ref
  * or reflog names one of them, and its origin: the origin first, then by
- * name.  LIVE is the condition on repos r that keeps a Space.
+ * name.  LIVE is the condition on repos r that keeps a Space.  The step to
+ * the children is two equalities, so each takes its index (commits_by_parent,
+ * commits_by_merge_parent): written as d.id IN (k.parent_commit_id, ...)
+ * neither engine could, and each step read the whole table.
  */
 #define HOLDERS(LIVE) \
 	"WITH RECURSIVE h(id, repo) AS (SELECT id, repo_id FROM commits" \
 	" WHERE commit_hash = $1)," \
 	" d(id) AS (SELECT id FROM h UNION SELECT k.id FROM d JOIN commits k" \
-	" ON d.id IN (k.parent_commit_id, k.merge_parent_commit_id))" \
+	" ON k.parent_commit_id = d.id OR k.merge_parent_commit_id = d.id)" \
 	" SELECT r.id, r.name FROM repos r WHERE " LIVE \
 	" AND (r.id IN (SELECT repo FROM h)" \
 	" OR r.id IN (SELECT f.repo_id FROM refs f JOIN d ON d.id = f.commit_id)" \
@@ -1120,5 +1123,189 @@ enum smr_rc rows_holders(struct store *st, const char *hash, int live, char ***i
 		*n = r.rows;
 	}
 	store_rows_release(&r);
+	return rc;
+}
+
+/* ---- the history view's rows (ops_graph.c walks them a page at a time) ---- */
+
+#define GRAPH_COLS \
+	"SELECT c.id, c.parent_commit_id, c.merge_parent_commit_id, c.commit_hash," \
+	" p.commit_hash, m.commit_hash, c.title, c.author, c.created_at," \
+	" CAST(c.metadata_ AS TEXT) FROM commits c" \
+	" LEFT JOIN commits p ON p.id = c.parent_commit_id" \
+	" LEFT JOIN commits m ON m.id = c.merge_parent_commit_id"
+
+static void read_graph_row(struct store_rows *r, size_t i, void *elem)
+{
+	struct graph_row *g = elem;
+	char *meta = sql_take(r, i, 9);
+	json_t *m = meta ? json_loads(meta, 0, NULL) : NULL;
+	const char *rf = json_string_value(json_object_get(m, "restored_from"));
+
+	g->id = sql_int(r, i, 0);
+	g->parent_id = sql_int_or_neg(r, i, 1);
+	g->merge_id = sql_int_or_neg(r, i, 2);
+	g->hash = sql_take(r, i, 3);
+	g->parent = sql_take(r, i, 4);
+	g->merge_parent = sql_take(r, i, 5);
+	g->title = sql_take(r, i, 6);
+	g->author = sql_take(r, i, 7);
+	g->created_at = sql_take(r, i, 8);
+	g->restored_from = rf ? xstrdup(rf) : NULL;
+	json_decref(m);
+	free(meta);
+}
+
+enum smr_rc store_graph_row(struct store *st, int64_t id, const char *hash,
+			    struct graph_row *out, struct smr_err *err)
+{
+	static const char by_id[] = GRAPH_COLS " WHERE c.id = $1";
+	static const char by_hash[] = GRAPH_COLS " WHERE c.commit_hash = $1";
+	char num[24];
+	enum smr_rc rc;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(num, sizeof(num), "%lld", (long long)id);
+	rc = one_by(st, hash ? by_hash : by_id, hash ? hash : num, "reading the history",
+		    read_graph_row, out, err);
+	if (rc == SMR_ENOTFOUND)
+		return smr_errf(err, rc, "no checkpoint %s", hash ? hash : num);
+	return rc;
+}
+
+void graph_row_release(struct graph_row *g)
+{
+	free(g->hash);
+	free(g->parent);
+	free(g->merge_parent);
+	free(g->title);
+	free(g->author);
+	free(g->created_at);
+	free(g->restored_from);
+	memset(g, 0, sizeof(*g));
+}
+
+enum smr_rc store_space_forks(struct store *st, char ***pairs, size_t *n, struct smr_err *err)
+{
+	/* a Space's first reflog entry is its fork's, when it was forked (store.c fork_rows) */
+	static const char sql[] =
+		"SELECT r.id, k.repo_id FROM repos r"
+		" JOIN reflog g ON g.id = (SELECT MIN(f.id) FROM reflog f WHERE f.repo_id = r.id)"
+		" JOIN commits k ON k.commit_hash = g.new_hash WHERE g.action = 'fork'";
+	struct store_rows r;
+	enum smr_rc rc = sql_rows(st, SQL_AUTO, sql, NULL, "reading the forks", &r, err);
+
+	*pairs = NULL;
+	*n = 0;
+	if (!rc) {
+		*pairs = xcalloc(2 * r.rows + 1, sizeof(**pairs));
+		for (size_t i = 0; i < r.rows; i++) {
+			(*pairs)[2 * i] = sql_take(&r, i, 0);
+			(*pairs)[2 * i + 1] = sql_take(&r, i, 1);
+		}
+		*n = r.rows;
+	}
+	store_rows_release(&r);
+	return rc;
+}
+
+/* ---- chains of the rows written before schema migration 15 (sql.h) ---- */
+
+/*
+ * One batch, rows ($1, $2]: each row starts a chain (its own id) unless it
+ * continues its first parent's, being that parent's first child of the
+ * same origin, as the trigger decides for a new row.  Those that continue
+ * a parent before the batch take its chain; the rest follow from the rows
+ * that start one, child by child, in one walk.
+ */
+#define CHAIN_CONTINUES(C, P) \
+	" NOT EXISTS (SELECT 1 FROM commits z WHERE z.parent_commit_id = " P ".id" \
+	" AND z.repo_id = " P ".repo_id AND z.id < " C ".id)"
+static const char chain_step[] =
+	"WITH RECURSIVE w(id, repo, chain) AS ("
+	" SELECT c.id, c.repo_id, CASE WHEN p.id IS NOT NULL AND p.repo_id = c.repo_id AND"
+	CHAIN_CONTINUES("c", "p") " THEN COALESCE(p.chain, c.id) ELSE c.id END"
+	" FROM commits c LEFT JOIN commits p ON p.id = c.parent_commit_id"
+	" WHERE c.id > $1 AND c.id <= $2 AND (p.id IS NULL OR p.id <= $1"
+	" OR p.repo_id <> c.repo_id OR NOT" CHAIN_CONTINUES("c", "p") ")"
+	" UNION ALL SELECT y.id, y.repo_id, w.chain FROM w JOIN commits y"
+	" ON y.parent_commit_id = w.id AND y.repo_id = w.repo"
+	" WHERE y.id <= $2 AND NOT EXISTS (SELECT 1 FROM commits z"
+	" WHERE z.parent_commit_id = w.id AND z.repo_id = w.repo AND z.id < y.id))"
+	" UPDATE commits SET chain = (SELECT w.chain FROM w WHERE w.id = commits.id)"
+	" WHERE id > $1 AND id <= $2 AND chain IS NULL";
+
+/*
+ * One batch in one transaction, which locks the cursor row first (another
+ * process converting too queues there); *left 0 once none is left.
+ */
+static enum smr_rc chain_batch(struct store *st, int64_t batch, int64_t *next, int64_t *last,
+			       int *left, struct smr_err *err)
+{
+	static const char lock[] = "UPDATE chain_migration SET next_id = next_id";
+	static const char where[] = "SELECT next_id, last_id FROM chain_migration";
+	static const char move[] = "UPDATE chain_migration SET next_id = $1";
+	static const char done[] = "DELETE FROM chain_migration";
+	struct sql_args a = SQL_ARGS_INIT, m = SQL_ARGS_INIT;
+	struct store_rows r = { 0 };
+	enum smr_rc rc = st->ops->txn_begin(st, err);
+	int64_t to;
+
+	if (!rc)
+		rc = sql_exec(st, SQL_AUTO, lock, NULL, "finding chains", NULL, err);
+	if (!rc)
+		rc = sql_rows(st, SQL_AUTO, where, NULL, "finding chains", &r, err);
+	*left = !rc && r.rows;
+	if (*left) {
+		*next = sql_int(&r, 0, 0);
+		*last = sql_int(&r, 0, 1);
+	}
+	store_rows_release(&r);
+	to = *left && *next + batch < *last ? *next + batch : *last;
+	if (*left && *next < *last) {
+		sql_arg_int(&a, *next);
+		sql_arg_int(&a, to);
+		sql_arg_int(&m, to);
+		rc = sql_exec(st, SQL_AUTO, chain_step, &a, "finding chains", NULL, err);
+		if (!rc)
+			rc = sql_exec(st, SQL_AUTO, move, &m, "finding chains", NULL, err);
+		*next = to;
+	} else if (*left) {
+		rc = sql_exec(st, SQL_AUTO, done, NULL, "finding chains", NULL, err);
+		*left = 0;
+	}
+	if (rc) {
+		st->ops->txn_rollback(st);
+		return rc;
+	}
+	return st->ops->txn_commit(st, err);
+}
+
+/*
+ * SMRITI_TEST_CHAIN_BATCH sets the batch size, and SMRITI_TEST_CHAIN_KILL=N
+ * makes the process kill itself (SIGKILL, as kill -9 would) after N
+ * batches: how a test interrupts the conversion at a known point.
+ */
+enum smr_rc rows_chain_backfill(struct store *st, struct smr_err *err)
+{
+	static const char any[] = "SELECT 1 FROM chain_migration";
+	int64_t batch = env_int("SMRITI_TEST_CHAIN_BATCH", 5000), next = 0, last = 0,
+		kill_after = env_int("SMRITI_TEST_CHAIN_KILL", -1), done = 0;
+	struct store_rows r = { 0 };
+	int left;
+	enum smr_rc rc = sql_rows(st, SQL_AUTO, any, NULL, "finding chains", &r, err);
+
+	left = !rc && r.rows;
+	store_rows_release(&r);
+	if (batch < 1)
+		batch = 1;
+	while (!rc && left) {
+		rc = chain_batch(st, batch, &next, &last, &left, err);
+		if (!rc && left)
+			fprintf(stderr, "smriti: finding the chains of the history: row %lld of %lld\n",
+				(long long)next, (long long)last);
+		if (!rc && ++done == kill_after)
+			raise(SIGKILL);
+	}
 	return rc;
 }

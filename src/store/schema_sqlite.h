@@ -295,6 +295,35 @@ static const char *const sqlite_migrations[] = {
 	 * version; the number is kept so both backends count alike.
 	 */
 	"SELECT 1;",
+	/*
+	 * 15: chains, so that "does Space S reach checkpoint C" costs what lies
+	 * between them in forks and merges, not in checkpoints (docs/storage.md,
+	 * SQL_REACH in store/sql.h).  A chain is a path of first-parent links:
+	 * a checkpoint continues its first parent's chain when it has the same
+	 * origin and is the first such child of that parent (an origin writes
+	 * its checkpoints one after the other on its HEAD, so its line is one
+	 * chain from fork to fork); any other starts a chain of its own, named
+	 * by its row id.  So two checkpoints of one chain are an ancestor and
+	 * its descendant, the smaller row id the ancestor.  The trigger names
+	 * the chain of each new row; chain_migration is the cursor of the rows
+	 * written before (rows_chain_backfill), up to last_id, the newest row
+	 * when this ran: rows after it have their chain from the trigger.
+	 * commits_chain_exits lists where a walk leaves a chain: its first row
+	 * (whose parent is on another) and its merges.
+	 */
+	"ALTER TABLE commits ADD COLUMN chain INTEGER;"
+	"CREATE INDEX commits_chain_exits ON commits(chain, id)"
+	"  WHERE merge_parent_commit_id IS NOT NULL OR id = chain;"
+	"CREATE TRIGGER commits_chain AFTER INSERT ON commits BEGIN"
+	"  UPDATE commits SET chain = COALESCE((SELECT p.chain FROM commits p"
+	"    WHERE p.id = NEW.parent_commit_id AND p.repo_id = NEW.repo_id"
+	"    AND NOT EXISTS (SELECT 1 FROM commits y WHERE y.parent_commit_id = p.id"
+	"    AND y.repo_id = p.repo_id AND y.id < NEW.id)), NEW.id) WHERE id = NEW.id;"
+	"  END;"
+	"CREATE TABLE chain_migration (id INTEGER PRIMARY KEY CHECK (id = 1),"
+	"  next_id INTEGER NOT NULL, last_id INTEGER NOT NULL);"
+	"INSERT INTO chain_migration (id, next_id, last_id)"
+	"  SELECT 1, 0, MAX(id) FROM commits HAVING MAX(id) IS NOT NULL;",
 };
 
 #endif

@@ -37,6 +37,14 @@
  * are a topological numbering and serve as generation numbers: a walk
  * from the roots down to C never needs a row below C's id.
  *
+ * The walk goes by chains (commits.chain, schema migration 15): a chain is
+ * a path of first-parent links, its rows' ids growing from its first row
+ * (whose id names it), so a row reaches every row of its own chain with a
+ * smaller id, and leaves its chain only at the chain's first row (to that
+ * row's parent) or at a merge (to the merge's second parent).  The walk
+ * visits only those exits (commits_chain_exits), between C's id and the
+ * row's: as many steps as forks and merges lie between, not checkpoints.
+ *
  * SQL_REACH(S, H) is a scalar expression: the row id of the checkpoint of
  * hash H when Space S reaches it, else NULL.  S and H are the parameters
  * in the engine's spelling ("?1", "$1::text").  The origin test comes
@@ -49,15 +57,18 @@
 	" UNION SELECT k.id FROM reflog g JOIN commits k ON k.commit_hash = g.old_hash" \
 	" WHERE g.repo_id = " S
 #define SQL_REACH(S, H) \
-	"(WITH RECURSIVE rch_t(id, repo) AS (SELECT id, repo_id FROM commits" \
+	"(WITH RECURSIVE rch_t(id, repo, chain) AS (SELECT id, repo_id, chain FROM commits" \
 	" WHERE commit_hash = " H ")," \
 	" rch_root(id) AS (" SQL_REACH_ROOTS(S) ")," \
-	" rch_anc(id) AS (SELECT r.id FROM rch_root r JOIN rch_t ON r.id >= rch_t.id" \
-	" WHERE rch_t.repo <> " S \
-	" UNION SELECT p.id FROM rch_anc a JOIN commits c ON c.id = a.id" \
-	" JOIN commits p ON p.id IN (c.parent_commit_id, c.merge_parent_commit_id)" \
-	" JOIN rch_t ON p.id >= rch_t.id)" \
-	" SELECT id FROM rch_t WHERE repo = " S " OR id IN (SELECT id FROM rch_anc))"
+	" rch_anc(id, chain) AS (SELECT k.id, k.chain FROM rch_root r" \
+	" JOIN commits k ON k.id = r.id JOIN rch_t ON k.id >= rch_t.id WHERE rch_t.repo <> " S \
+	" UNION SELECT p.id, p.chain FROM rch_anc a JOIN rch_t ON a.chain <> rch_t.chain" \
+	" JOIN commits m ON m.chain = a.chain AND m.id <= a.id AND m.id >= rch_t.id" \
+	" AND (m.merge_parent_commit_id IS NOT NULL OR m.id = m.chain)" \
+	" JOIN commits p ON p.id IN (m.merge_parent_commit_id," \
+	" CASE WHEN m.id = m.chain THEN m.parent_commit_id END) AND p.id >= rch_t.id)" \
+	" SELECT id FROM rch_t WHERE repo = " S " OR EXISTS (SELECT 1 FROM rch_anc a" \
+	" WHERE a.chain = rch_t.chain AND a.id >= rch_t.id))"
 /*
  * Garbage collection of the Spaces deleted at or before $1 (NULL: all of
  * them).  SQL_GC_ADOPT: a checkpoint one of them wrote that a surviving

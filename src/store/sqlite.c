@@ -713,6 +713,8 @@ static enum smr_rc sqlite_open(const char *dsn, struct store **out, struct smr_e
 		rc = migrate(s, err);
 	if (!rc)
 		rc = convert_content(s, err);
+	if (!rc)
+		rc = rows_chain_backfill(&s->base, err);
 	if (rc) {
 		sqlite_close(&s->base);
 		return rc;

@@ -339,6 +339,30 @@ enum smr_rc store_checkpoint_log(struct store *st, const char *space_id, const c
  */
 enum smr_rc store_checkpoint_ancestry(struct store *st, const char *space_id, const char *hash,
 				      json_t *into, struct smr_err *err);
+/*
+ * One checkpoint as a history view draws it: its row id (a generation
+ * number: parents have smaller ones), its links, and what a row shows.
+ * parent_id and merge_id are -1 when there is none.
+ */
+struct graph_row {
+	int64_t id, parent_id, merge_id;
+	char *hash, *parent, *merge_parent, *title, *author, *created_at, *restored_from;
+};
+/*
+ * The graph row of checkpoint hash, or of row id when hash is NULL: one
+ * indexed read, with no test of which Space reaches it (the caller walks
+ * from HEADs it may read).  graph_row_release(out) as ever.
+ */
+enum smr_rc store_graph_row(struct store *st, int64_t id, const char *hash,
+			    struct graph_row *out, struct smr_err *err);
+void graph_row_release(struct graph_row *g);
+/*
+ * Every Space (deleted ones too) that was forked, with the Space that wrote
+ * the checkpoint it was forked at: (*pairs)[2i] the fork's id, [2i+1] that
+ * origin's, *n pairs; one read of each Space's first reflog entry.  The
+ * caller frees each string and *pairs.
+ */
+enum smr_rc store_space_forks(struct store *st, char ***pairs, size_t *n, struct smr_err *err);
 /* Every checkpoint a Space reaches, in insertion order (parents first), for fsck. */
 enum smr_rc store_checkpoint_scan(struct store *st, const char *space_id, store_scan_fn fn,
 				  void *ctx, struct smr_err *err);

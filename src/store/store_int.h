@@ -439,6 +439,14 @@ enum smr_rc rows_turn_set_error_seq(struct store *st, const char *session_id, in
  * killed before gets the version that run started from (the backend
  * reports it as migrated_from, so what follows a migration still runs).
  */
+/*
+ * Gives the rows written before schema migration 15 their chain (sql.h),
+ * batch by batch, each one transaction that moves the cursor
+ * (chain_migration) with the rows it did, so a kill -9 loses at most the
+ * batch under way; a progress line on stderr per batch.  Nothing to do
+ * (SMR_OK at once) once the cursor is gone.
+ */
+enum smr_rc rows_chain_backfill(struct store *st, struct smr_err *err);
 #define HISTORY_MIGRATION_MARK "commits_hash_unique"
 enum smr_rc rows_history_collapse(struct store *st, int *from, struct smr_err *err);
 /*

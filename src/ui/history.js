@@ -53,8 +53,7 @@ export function historyView(ctx, first) {
 
   let layout = new LaneLayout();
   let nodes = [];
-  let total = 0;
-  let next = null;
+  let next = null;              // where the next page starts (the answer's cursor), null when all are loaded
   let loading = null;
   let selected = null;          // hash
   let route = first;
@@ -69,16 +68,15 @@ export function historyView(ctx, first) {
     layout = new LaneLayout();
     layout.add(g.nodes);
     nodes = g.nodes;
-    total = g.total;
-    next = g.next;
+    next = g.cursor || null;
   }
 
   function loadMore() {
     if (!next || loading) return loading;
-    loading = get(`/v4/repos/${enc(ctx.space)}/graph?limit=${PAGE}&after=${next}&changes=1`).then((g) => {
+    loading = get(`/v4/repos/${enc(ctx.space)}/graph?limit=${PAGE}&cursor=${enc(next)}&changes=1`).then((g) => {
       layout.add(g.nodes);
       nodes = nodes.concat(g.nodes);
-      next = g.next;
+      next = g.cursor || null;
       loading = null;
       draw();
     }).catch((e) => { loading = null; toast(e.message, 'error'); });
@@ -118,9 +116,11 @@ export function historyView(ctx, first) {
 
   function draw() {
     const rows = visibleRows();
-    const n = rows ? rows.length : total;
+    // a page costs what it shows, so the length of the history is known once
+    // it is all loaded: until then the list reaches a page past what is
+    const n = rows ? rows.length : nodes.length + (next ? PAGE : 0);
     spacer.style.height = `${n * ROW_H}px`;
-    count.textContent = rows ? `${rows.length} of ${nodes.length} loaded match` : `${total} checkpoint${total === 1 ? '' : 's'}`;
+    count.textContent = rows ? `${rows.length} of ${nodes.length} loaded match` : next ? `${nodes.length}+ checkpoints` : `${nodes.length} checkpoint${nodes.length === 1 ? '' : 's'}`;
     const top = list.scrollTop;
     const from = Math.max(0, Math.floor(top / ROW_H) - OVERSCAN);
     const to = Math.min(n, Math.ceil((top + list.clientHeight) / ROW_H) + OVERSCAN);

@@ -121,7 +121,9 @@ test('a migration after the search index leaves the index rows as they were', ()
     const lists = ['decisions', 'assumptions', 'tasks', 'open_questions', 'entities', 'artifacts'];
     sql(t.db, `ATTACH '${orig.db}' AS o; UPDATE commits SET ` +
       lists.map((l) => `${l} = (SELECT x.${l} FROM o.commits x WHERE x.id = main.commits.id)`).join(', ') +
-      '; DETACH o; DROP INDEX search_items_by_commit;' +
+      '; DETACH o; DROP TRIGGER commits_chain; DROP INDEX commits_chain_exits;' +
+      ' ALTER TABLE commits DROP COLUMN chain; DROP TABLE IF EXISTS chain_migration;' +
+      ' DROP INDEX search_items_by_commit;' +
       ' DROP TABLE items; DROP TABLE chunks; DROP TABLE content_migration;' +
       ' ALTER TABLE commits DROP COLUMN lists;' +
       ' DROP INDEX commits_hash_unique; CREATE INDEX commits_by_hash ON commits(commit_hash);' +
@@ -134,7 +136,7 @@ test('a migration after the search index leaves the index rows as they were', ()
       ' DROP TABLE handoffs; DROP TABLE grants; DROP TABLE tokens; DROP TABLE users; DROP TABLE auth_state;' +
       ' ALTER TABLE turns DROP COLUMN author; PRAGMA user_version = 4');
     assert.deepEqual(ok(t.db, ['search', 'Gion', '--json']), before);
-    assert.equal(sql(t.db, 'PRAGMA user_version'), '14');
+    assert.equal(sql(t.db, 'PRAGMA user_version'), '15');
     assert.equal(sql(t.db, 'SELECT count(*) FROM search_items'), rows);
   } finally {
     t.cleanup();
@@ -146,7 +148,7 @@ test('a migration after the search index leaves the index rows as they were', ()
 // older checkpoints become the one row each, and every hash and log reads
 // as it was written.
 function sharedHistoryHolds(db) {
-  assert.equal(sql(db, 'PRAGMA user_version'), '14');
+  assert.equal(sql(db, 'PRAGMA user_version'), '15');
   assert.equal(sql(db, 'SELECT count(*) FROM commits'), '7');
   assert.equal(sql(db, 'SELECT count(DISTINCT commit_hash) FROM commits'), '7');
   const report = ok(db, ['fsck', '--json']);
@@ -200,6 +202,41 @@ test('a migration to the shared history killed (-9) between batches resumes wher
     assert.equal(again.code, 0, again.stderr);
     assert.doesNotMatch(again.stderr, /row [1-5] of/);
     sharedHistoryHolds(t.db);
+  } finally {
+    t.cleanup();
+  }
+});
+
+// Migration 13 (docs/storage.md, "Chains"): the rows written before it get
+// their chain in batches, each with its cursor; a run killed between them
+// goes on from the cursor, and every Space then reaches what it did.
+test('the chains of the rows written before migration 15: killed (-9) between batches, resumed', () => {
+  const t = copy();
+  try {
+    // migrated whole first (a kill before the search index is filled loses
+    // that fill, as it would in the conversion of migration 11), then its
+    // chains undone as a database written before migration 15 has none
+    ok(t.db, ['space', 'list']);
+    sql(t.db, 'UPDATE commits SET chain = NULL; INSERT INTO chain_migration (id, next_id, last_id)' +
+      ' SELECT 1, 0, MAX(id) FROM commits');
+    const env = { SMRITI_TEST_CHAIN_BATCH: '2', SMRITI_TEST_CHAIN_KILL: '2' };
+    const killed = run(t.db, ['space', 'list'], { env });
+    assert.equal(killed.signal, 'SIGKILL', killed.stderr);
+    assert.equal(sql(t.db, 'PRAGMA user_version'), '15');
+    assert.equal(sql(t.db, 'SELECT next_id FROM chain_migration'), '4');
+    assert.equal(sql(t.db, 'SELECT count(*) FROM commits WHERE chain IS NULL AND id <= 4'), '0');
+    assert.ok(Number(sql(t.db, 'SELECT count(*) FROM commits WHERE chain IS NULL')) > 0);
+    const again = run(t.db, ['space', 'list'], { env: { SMRITI_TEST_CHAIN_BATCH: '2' } });
+    assert.equal(again.code, 0, again.stderr);
+    assert.doesNotMatch(again.stderr, /chains of the history: row [1-4] of/);
+    assert.match(again.stderr, /chains of the history: row \d+ of \d+$/m);
+    assert.equal(sql(t.db, 'SELECT count(*) FROM commits WHERE chain IS NULL'), '0');
+    assert.equal(sql(t.db, 'SELECT count(*) FROM chain_migration'), '0', 'the cursor goes once all are done');
+    sharedHistoryHolds(t.db);
+    // trip-alt was forked from trip: it reaches trip's checkpoints up to the fork, by hash
+    for (const h of EXPECTED.spaces['trip-alt']) {
+      assert.equal(ok(t.db, ['log', 'trip-alt', '--json']).some((c) => c.commit_hash === h), true);
+    }
   } finally {
     t.cleanup();
   }

@@ -1517,6 +1517,107 @@ static void make_merge(struct checkpoint *c, const char *ours, const char *their
 	checkpoint_seal(c);
 }
 
+/* 1 if Space space_id reaches hash (store_checkpoint_get through it finds it). */
+static int reaches(struct fixture *f, const char *space_id, const char *hash)
+{
+	struct checkpoint got = { 0 };
+	enum smr_rc rc = store_checkpoint_get(f->st, space_id, hash, &got, NULL);
+
+	checkpoint_release(&got);
+	return rc == SMR_OK;
+}
+
+/* Forks Space src at hash into a new Space name; its id goes into id[37]. */
+static enum smr_rc fork_at(struct fixture *f, const char *src, const char *hash, const char *name,
+			   char id[37], struct smr_err *err)
+{
+	struct space sp = { 0 };
+
+	sys_uuid(id);
+	sp.id = id;
+	sp.name = (char *)name;
+	sp.created_at = (char *)"2026-01-02T00:00:00.000000Z";
+	return store_space_fork(f->st, &sp, src, hash, NULL, err);
+}
+
+/*
+ * Who reaches what across a fork, a fork of that fork, a fork at an older
+ * checkpoint and a merge: the lines a Space's HEAD and reflog go down, and
+ * never the checkpoints its origin (or its origin's origin) wrote after
+ * the fork.  v[] by name: o1..o5 of "origin" (o4, o5 after the forks), f1,
+ * f2 of "fork" (f2 after "fork2" was made from f1), g1 of "fork2", and the
+ * merge of fork's line into origin.
+ */
+static void check_reach_table(struct fixture *f, const char *o, const char *f1, const char *f2,
+			      const char *old, char **v, const char *merged)
+{
+	/* o1 o2 o3 o4 o5 f1 f2 g1 */
+	static const int want[4][8] = {
+		{ 1, 1, 1, 1, 1, 1, 1, 0 },      /* origin, after the merge */
+		{ 1, 1, 1, 0, 0, 1, 1, 0 },      /* fork */
+		{ 1, 1, 1, 0, 0, 1, 0, 1 },      /* fork2: a fork of the fork */
+		{ 1, 1, 0, 0, 0, 0, 0, 0 },      /* old: forked at o2 */
+	};
+	const char *sp[4] = { o, f1, f2, old };
+
+	for (int s = 0; s < 4; s++)
+		for (int k = 0; k < 8; k++)
+			if (reaches(f, sp[s], v[k]) != want[s][k]) {
+				fprintf(stderr, "  space %d, checkpoint %d: want %d\n", s, k,
+					want[s][k]);
+				CHECK(!"reach");
+			}
+	CHECK(reaches(f, o, merged));
+	CHECK(!reaches(f, f1, merged));
+	CHECK(!reaches(f, f2, merged));
+}
+
+CONFORMANCE(reach_through_forks_of_forks_and_merges)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct checkpoint m;
+	char o[37], a[37], b[37], c[37], *ho = NULL, *ha = NULL, *hb = NULL, *v[8] = { 0 };
+
+	CHECK_INT(make_space(f, "origin", o, &err), SMR_OK);
+	for (int i = 0; i < 3; i++) {
+		CHECK_INT(put_next(f, o, &ho, i == 0 ? "o1" : i == 1 ? "o2" : "o3", 1 + i), SMR_OK);
+		v[i] = xstrdup(ho);
+	}
+	CHECK_INT(fork_at(f, o, v[2], "fork", a, &err), SMR_OK);
+	CHECK_INT(fork_at(f, o, v[1], "old", c, &err), SMR_OK);
+	ha = xstrdup(v[2]);
+	CHECK_INT(put_next(f, a, &ha, "f1", 10), SMR_OK);
+	v[5] = xstrdup(ha);
+	CHECK_INT(fork_at(f, a, v[5], "fork2", b, &err), SMR_OK);
+	hb = xstrdup(v[5]);
+	CHECK_INT(put_next(f, b, &hb, "g1", 20), SMR_OK);
+	v[7] = xstrdup(hb);
+	CHECK_INT(put_next(f, a, &ha, "f2", 11), SMR_OK);
+	v[6] = xstrdup(ha);
+	CHECK_INT(put_next(f, o, &ho, "o4", 4), SMR_OK);
+	v[3] = xstrdup(ho);
+	CHECK_INT(put_next(f, o, &ho, "o5", 5), SMR_OK);
+	v[4] = xstrdup(ho);
+	make_merge(&m, ho, ha, 30);
+	CHECK_INT(store_checkpoint_merge(f->st, o, &m, a, &err), SMR_OK);
+	check_reach_table(f, o, a, b, c, v, m.hash);
+	/* the rows written before the chains get theirs on the next open, the same answers */
+	raw_sql(f, "UPDATE commits SET chain = NULL;"
+		   "INSERT INTO chain_migration (id, next_id, last_id) SELECT 1, 0, MAX(id) FROM commits");
+	store_close(f->st);
+	setenv("SMRITI_TEST_CHAIN_BATCH", "3", 1);
+	CHECK_INT(store_open(f->dsn, &f->st, &err), SMR_OK);
+	unsetenv("SMRITI_TEST_CHAIN_BATCH");
+	if (f->st)
+		check_reach_table(f, o, a, b, c, v, m.hash);
+	checkpoint_release(&m);
+	for (int i = 0; i < 8; i++)
+		free(v[i]);
+	free(ho);
+	free(ha);
+	free(hb);
+}
+
 CONFORMANCE(merge_copies_the_other_line_and_records_both_parents)
 {
 	struct smr_err err = SMR_ERR_INIT;

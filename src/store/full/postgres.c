@@ -1500,6 +1500,8 @@ static enum smr_rc pg_open(const char *dsn, struct store **out, struct smr_err *
 		rc = migrate(s, err);
 	if (!rc)
 		rc = convert_content(s, err);
+	if (!rc)
+		rc = rows_chain_backfill(&s->base, err);
 	if (rc) {
 		pg_close(&s->base);
 		return rc;

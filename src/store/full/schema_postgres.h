@@ -292,6 +292,30 @@ static const char *const postgres_migrations[] = {
 	"DROP TRIGGER IF EXISTS grants_data_notify ON grants;"
 	"CREATE TRIGGER grants_data_notify AFTER INSERT OR UPDATE OR DELETE ON grants"
 	"  FOR EACH STATEMENT EXECUTE PROCEDURE smriti_data_notify();",
+	/*
+	 * 15: chains (see schema_sqlite.h).  The trigger runs before the
+	 * insert, so the row is written once with its chain; it locks the
+	 * parent's row first, so two writers adding a child of one checkpoint
+	 * at once see each other's and a chain stays a path.
+	 */
+	"ALTER TABLE commits ADD COLUMN chain BIGINT;"
+	"CREATE INDEX commits_chain_exits ON commits(chain, id)"
+	"  WHERE merge_parent_commit_id IS NOT NULL OR id = chain;"
+	"CREATE FUNCTION smriti_commit_chain() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN"
+	"  IF NEW.parent_commit_id IS NOT NULL THEN"
+	"    PERFORM 1 FROM commits WHERE id = NEW.parent_commit_id FOR NO KEY UPDATE;"
+	"  END IF;"
+	"  NEW.chain := COALESCE((SELECT p.chain FROM commits p"
+	"    WHERE p.id = NEW.parent_commit_id AND p.repo_id = NEW.repo_id"
+	"    AND NOT EXISTS (SELECT 1 FROM commits y WHERE y.parent_commit_id = p.id"
+	"    AND y.repo_id = p.repo_id)), NEW.id);"
+	"  RETURN NEW; END$$;"
+	"CREATE TRIGGER commits_chain BEFORE INSERT ON commits"
+	"  FOR EACH ROW EXECUTE PROCEDURE smriti_commit_chain();"
+	"CREATE TABLE chain_migration (id INTEGER PRIMARY KEY CHECK (id = 1),"
+	"  next_id BIGINT NOT NULL, last_id BIGINT NOT NULL);"
+	"INSERT INTO chain_migration (id, next_id, last_id)"
+	"  SELECT 1, 0, MAX(id) FROM commits HAVING MAX(id) IS NOT NULL;",
 };
 
 #endif
