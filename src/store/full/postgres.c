@@ -327,16 +327,18 @@ static const char *const stmt_sql[Q_COUNT] = {
 		"INSERT INTO search_items (commit_id, turn_id, field, ordinal, terms)"
 		" VALUES ($1, $2, $3, $4, $5)",
 	/*
-	 * By name, for a pipelined put (the Space $1 is the writer's): the row
-	 * of hash $2, unless it has this item indexed already (it was written
-	 * before, on another Space: as Q_SEARCH_HAS tells the id-based writes).
+	 * By name, for a pipelined put (the Space $1 is the writer's): the rows
+	 * ($3 fields, $4 ordinals, $5 terms) of hash $2, each unless it has
+	 * this item indexed already (it was written before, on another Space:
+	 * as Q_SEARCH_HAS tells the id-based writes).
 	 */
 	[Q_SEARCH_INSERT_AT] =
 		"INSERT INTO search_items (commit_id, turn_id, field, ordinal, terms)"
-		" SELECT c.id, NULL::bigint, $3::int, $4::bigint, $5::text FROM commits c"
+		" SELECT c.id, NULL::bigint, u.field, u.ordinal, u.terms FROM commits c"
+		" CROSS JOIN unnest($3::int[], $4::bigint[], $5::text[]) AS u(field, ordinal, terms)"
 		" WHERE c.commit_hash = $2::text AND $1::text IS NOT NULL AND NOT EXISTS"
-		" (SELECT 1 FROM search_items o WHERE o.commit_id = c.id AND o.field = $3::int"
-		" AND o.ordinal = $4::bigint)",
+		" (SELECT 1 FROM search_items o WHERE o.commit_id = c.id AND o.field = u.field"
+		" AND o.ordinal = u.ordinal)",
 	/* the session $1's last turn (the one this transaction appended, under its lock) */
 	[Q_SEARCH_INSERT_TURN] =
 		"INSERT INTO search_items (commit_id, turn_id, field, ordinal, terms)"
@@ -1591,18 +1593,41 @@ static enum smr_rc write_stmt(struct pg_store *s, enum stmt q, const struct para
 	return run_done(s, q, p, what, err);
 }
 
-static enum smr_rc pg_search_insert_at(struct store *st, const char *space_id,
-				       const char *hash, int field, int64_t ordinal,
-				       const char *words, struct smr_err *err)
-{
-	struct params p = { .n = 0 };
+static void text_element(struct buf *b, const char *p, size_t n);
 
+/* The int[], bigint[] and text[] literals of v's fields, ordinals and words into b; caller releases b. */
+static void search_literals(const struct search_put *v, size_t n, struct buf b[3])
+{
+	for (int k = 0; k < 3; k++)
+		buf_addch(&b[k], '{');
+	for (size_t i = 0; i < n; i++) {
+		buf_addf(&b[0], "%s%d", i ? "," : "", v[i].field);
+		buf_addf(&b[1], "%s%" PRId64, i ? "," : "", v[i].ordinal);
+		if (i)
+			buf_addch(&b[2], ',');
+		text_element(&b[2], v[i].words, strlen(v[i].words));
+	}
+	for (int k = 0; k < 3; k++)
+		buf_addch(&b[k], '}');
+}
+
+static enum smr_rc pg_search_insert_at(struct store *st, const char *space_id,
+				       const char *hash, const struct search_put *v, size_t n,
+				       struct smr_err *err)
+{
+	struct buf b[3] = { BUF_INIT(0), BUF_INIT(0), BUF_INIT(0) };
+	struct params p = { .n = 0 };
+	enum smr_rc rc;
+
+	search_literals(v, n, b);
 	p_text(&p, space_id);
 	p_text(&p, hash);
-	p_int(&p, field);
-	p_int(&p, ordinal);
-	p_text(&p, words);
-	return write_stmt(P(st), Q_SEARCH_INSERT_AT, &p, "indexing for search", err);
+	for (int k = 0; k < 3; k++)
+		p_text(&p, b[k].ptr);
+	rc = write_stmt(P(st), Q_SEARCH_INSERT_AT, &p, "indexing for search", err);
+	for (int k = 0; k < 3; k++)
+		buf_release(&b[k]);
+	return rc;
 }
 
 static enum smr_rc pg_search_insert_turn(struct store *st, const char *session_id, int field,
