@@ -54,6 +54,13 @@ enum sql_mode { SQL_AUTO, SQL_TXN, SQL_ROW };
 
 enum savepoint_op { SAVEPOINT_BEGIN, SAVEPOINT_END, SAVEPOINT_UNDO };
 
+/* One search row of a checkpoint (search_insert_at): field is store_field_code's. */
+struct search_put {
+	int field;
+	int64_t ordinal;
+	const char *words;
+};
+
 struct store_ops {
 	const char *name;
 	int shared;                      /* see store_is_shared() */
@@ -239,12 +246,13 @@ struct store_ops {
 				     struct smr_err *err);
 	/*
 	 * By name, so a pipelining backend sends them with a put (NULL: the
-	 * backend reports ids at once; index.c uses search_insert).  The row of
-	 * checkpoint hash in the Space, unless another Space holds a copy of
-	 * it; and session_id's last turn (ordinal its sequence number).
+	 * backend reports ids at once; index.c uses search_insert).  The rows
+	 * v[0..n) of checkpoint hash in the Space, all in one statement, each
+	 * unless another Space holds a copy of it indexed; and session_id's
+	 * last turn (ordinal its sequence number).
 	 */
 	enum smr_rc (*search_insert_at)(struct store *st, const char *space_id, const char *hash,
-					int field, int64_t ordinal, const char *words,
+					const struct search_put *v, size_t n,
 					struct smr_err *err);
 	enum smr_rc (*search_insert_turn)(struct store *st, const char *session_id, int field,
 					  const char *words, struct smr_err *err);

@@ -90,9 +90,9 @@ static void trace_line(struct store *st, const char *name, const char *what, enu
 	M(search_insert, (int64_t commit_id, int64_t turn_id, int field, int64_t ordinal, \
 	  const char *words, struct smr_err *err), \
 	  (commit_id, turn_id, field, ordinal, words, err)) \
-	M(search_insert_at, (const char *space_id, const char *hash, int field, int64_t ordinal, \
-	  const char *words, struct smr_err *err), \
-	  (space_id, hash, field, ordinal, words, err)) \
+	M(search_insert_at, (const char *space_id, const char *hash, \
+	  const struct search_put *v, size_t n, struct smr_err *err), \
+	  (space_id, hash, v, n, err)) \
 	M(search_insert_turn, (const char *session_id, int field, const char *words, \
 	  struct smr_err *err), \
 	  (session_id, field, words, err)) \

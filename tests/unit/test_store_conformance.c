@@ -2865,6 +2865,42 @@ static int pg_do(struct fixture *f, const char *sql)
 }
 
 /*
+ * Two items with one id (64 bits of SHA-256 alike) are never silent: an
+ * item stored with other bytes than a write's item of that id (here made
+ * by hand) fails the write, which then changes nothing, even when the
+ * write's chunk is stored already and its items are not sent again.
+ */
+TEST(pg_item_with_other_bytes_fails_the_write)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct fixture f;
+	struct checkpoint c1, c2, got;
+	char a[37], b[37], *v;
+
+	if (pg_fixture(&f)) {
+		fixture_close(&f);
+		return;
+	}
+	CHECK_INT(make_space(&f, "first", a, &err), SMR_OK);
+	CHECK_INT(make_space(&f, "second", b, &err), SMR_OK);
+	make_ckpt(&c1, NULL, "shared decision", 1);
+	CHECK_INT(store_checkpoint_put(f.st, a, &c1, NULL, &err), SMR_OK);
+	CHECK(pg_do(&f, "UPDATE items SET body = '{\"text\":\"forged\"}'") == 0);
+	make_ckpt(&c2, NULL, "shared decision", 2);
+	CHECK_INT(store_checkpoint_put(f.st, b, &c2, NULL, &err), SMR_EINTERNAL);
+	v = pg_value(&f, "SELECT count(*) FROM commits");
+	CHECK_STR(v, "1");
+	free(v);
+	memset(&got, 0, sizeof(got));
+	CHECK_INT(store_head_get(f.st, b, &got, &err), SMR_OK);
+	CHECK(got.hash == NULL);
+	checkpoint_release(&got);
+	checkpoint_release(&c1);
+	checkpoint_release(&c2);
+	fixture_close(&f);
+}
+
+/*
  * A handle's HEAD re-read asks whether HEAD is still the commit id it read
  * last: after the tables are emptied under it with their ids restarted
  * (what an operator's TRUNCATE ... RESTART IDENTITY does), the same id names

@@ -80,7 +80,7 @@ enum stmt {
 	Q_GC_CHUNKS, Q_GC_ITEMS,
 	Q_SEARCH_HAS, Q_SEARCH_INSERT, Q_SEARCH_INSERT_AT,
 	Q_SEARCH_INSERT_TURN, Q_SEARCH, Q_SEARCH_TURNS,
-	Q_ITEMS_INSERT, Q_CHUNKS_INSERT, Q_CHUNKS_READ,
+	Q_CHUNKS_INSERT, Q_ITEMS_CHECK, Q_CHUNKS_READ,
 	Q_CONVERT_CURSOR, Q_CONVERT_IDS, Q_CONVERT_ROW, Q_CONVERT_SET, Q_CONVERT_MOVE,
 	Q_CONVERT_COUNT,
 	Q_COUNT
@@ -340,16 +340,18 @@ static const char *const stmt_sql[Q_COUNT] = {
 		"INSERT INTO search_items (commit_id, turn_id, field, ordinal, terms)"
 		" VALUES ($1, $2, $3, $4, $5)",
 	/*
-	 * By name, for a pipelined put (the Space $1 is the writer's): the row
-	 * of hash $2, unless it has this item indexed already (it was written
-	 * before, on another Space: as Q_SEARCH_HAS tells the id-based writes).
+	 * By name, for a pipelined put (the Space $1 is the writer's): the rows
+	 * ($3 fields, $4 ordinals, $5 terms) of hash $2, each unless it has
+	 * this item indexed already (it was written before, on another Space:
+	 * as Q_SEARCH_HAS tells the id-based writes).
 	 */
 	[Q_SEARCH_INSERT_AT] =
 		"INSERT INTO search_items (commit_id, turn_id, field, ordinal, terms)"
-		" SELECT c.id, NULL::bigint, $3::int, $4::bigint, $5::text FROM commits c"
+		" SELECT c.id, NULL::bigint, u.field, u.ordinal, u.terms FROM commits c"
+		" CROSS JOIN unnest($3::int[], $4::bigint[], $5::text[]) AS u(field, ordinal, terms)"
 		" WHERE c.commit_hash = $2::text AND $1::text IS NOT NULL AND NOT EXISTS"
-		" (SELECT 1 FROM search_items o WHERE o.commit_id = c.id AND o.field = $3::int"
-		" AND o.ordinal = $4::bigint)",
+		" (SELECT 1 FROM search_items o WHERE o.commit_id = c.id AND o.field = u.field"
+		" AND o.ordinal = u.ordinal)",
 	/* the session $1's last turn (the one this transaction appended, under its lock) */
 	[Q_SEARCH_INSERT_TURN] =
 		"INSERT INTO search_items (commit_id, turn_id, field, ordinal, terms)"
@@ -360,16 +362,35 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_SEARCH_TURNS] = PG_SEARCH_CKPT PG_SEARCH_TURN
 		" ORDER BY 10 DESC, 12 DESC LIMIT NULLIF($7::bigint, 0)",
 	/*
-	 * A checkpoint's items and chunks (store/content.h), each unless it is
-	 * there.  Two different items with one id (64 bits of SHA-256 alike)
-	 * fail the write: the update sets the NOT NULL body to NULL only then.
+	 * A checkpoint's fresh chunks ($1 ids, $2 their item ids), each unless
+	 * it is there, and the items ($3 ids, $4 bodies) of those it inserted,
+	 * each unless it is there, in one statement, in the order of their ids
+	 * (writers that share rows wait for each other in one order, never in a
+	 * circle): a chunk's items are written
+	 * in the transaction that writes the chunk, so a chunk there has its
+	 * items (as on SQLite).  DO NOTHING takes no row lock: an upsert that
+	 * compared the bodies (DO UPDATE ... WHERE) locked every item it met
+	 * until COMMIT, so writers of the same items waited for each other's
+	 * fsync, and each lock cost a WAL record.  Q_ITEMS_CHECK compares.
 	 */
-	[Q_ITEMS_INSERT] =
-		"INSERT INTO items (id, body) SELECT * FROM unnest($1::bigint[], $2::text[])"
-		" ON CONFLICT (id) DO UPDATE SET body = NULL WHERE items.body <> excluded.body",
 	[Q_CHUNKS_INSERT] =
-		"INSERT INTO chunks (id, ids) SELECT id, ids::bigint[]"
-		" FROM unnest($1::bigint[], $2::text[]) AS t(id, ids) ON CONFLICT (id) DO NOTHING",
+		"WITH fresh AS (INSERT INTO chunks (id, ids) SELECT id, ids::bigint[]"
+		" FROM unnest($1::bigint[], $2::text[]) AS t(id, ids) ORDER BY id"
+		" ON CONFLICT (id) DO NOTHING RETURNING ids)"
+		" INSERT INTO items (id, body) SELECT u.id, u.body"
+		" FROM unnest($3::bigint[], $4::text[]) AS u(id, body)"
+		" WHERE u.id IN (SELECT unnest(ids) FROM fresh) ORDER BY u.id"
+		" ON CONFLICT (id) DO NOTHING",
+	/*
+	 * Two different items with one id (64 bits of SHA-256 alike) fail the
+	 * write: each item sent ($1 ids, $2 bodies) has its bytes in the table.
+	 * A statement of its own, after Q_CHUNKS_INSERT: it sees the items of a
+	 * writer that Q_CHUNKS_INSERT waited for (a chunk or item inserted at
+	 * once), which that statement's snapshot does not.
+	 */
+	[Q_ITEMS_CHECK] = FAIL_UNLESS("NOT EXISTS (SELECT 1 FROM unnest($1::bigint[], $2::text[])"
+		" AS u(id, body) JOIN items i ON i.id = u.id WHERE i.body <> u.body)",
+		"an item stored has other bytes"),
 	/* the items of chunks $1, each chunk's in order (a body NULL: a missing item) */
 	[Q_CHUNKS_READ] =
 		"SELECT c.id, i.body FROM chunks c"
@@ -1621,18 +1642,41 @@ static enum smr_rc write_stmt(struct pg_store *s, enum stmt q, const struct para
 	return run_done(s, q, p, what, err);
 }
 
-static enum smr_rc pg_search_insert_at(struct store *st, const char *space_id,
-				       const char *hash, int field, int64_t ordinal,
-				       const char *words, struct smr_err *err)
-{
-	struct params p = { .n = 0 };
+static void text_element(struct buf *b, const char *p, size_t n);
 
+/* The int[], bigint[] and text[] literals of v's fields, ordinals and words into b; caller releases b. */
+static void search_literals(const struct search_put *v, size_t n, struct buf b[3])
+{
+	for (int k = 0; k < 3; k++)
+		buf_addch(&b[k], '{');
+	for (size_t i = 0; i < n; i++) {
+		buf_addf(&b[0], "%s%d", i ? "," : "", v[i].field);
+		buf_addf(&b[1], "%s%" PRId64, i ? "," : "", v[i].ordinal);
+		if (i)
+			buf_addch(&b[2], ',');
+		text_element(&b[2], v[i].words, strlen(v[i].words));
+	}
+	for (int k = 0; k < 3; k++)
+		buf_addch(&b[k], '}');
+}
+
+static enum smr_rc pg_search_insert_at(struct store *st, const char *space_id,
+				       const char *hash, const struct search_put *v, size_t n,
+				       struct smr_err *err)
+{
+	struct buf b[3] = { BUF_INIT(0), BUF_INIT(0), BUF_INIT(0) };
+	struct params p = { .n = 0 };
+	enum smr_rc rc;
+
+	search_literals(v, n, b);
 	p_text(&p, space_id);
 	p_text(&p, hash);
-	p_int(&p, field);
-	p_int(&p, ordinal);
-	p_text(&p, words);
-	return write_stmt(P(st), Q_SEARCH_INSERT_AT, &p, "indexing for search", err);
+	for (int k = 0; k < 3; k++)
+		p_text(&p, b[k].ptr);
+	rc = write_stmt(P(st), Q_SEARCH_INSERT_AT, &p, "indexing for search", err);
+	for (int k = 0; k < 3; k++)
+		buf_release(&b[k]);
+	return rc;
 }
 
 static enum smr_rc pg_search_insert_turn(struct store *st, const char *session_id, int field,
@@ -1889,7 +1933,31 @@ static void fresh_literals(const struct content *ct, struct buf *chunk_ids, stru
 	buf_release(&one);
 }
 
-/* Writes ct's fresh chunks and their items, each unless it is there. */
+/*
+ * Checks that the items sent (ids, bodies: text[] literals) are stored
+ * with these bytes (Q_ITEMS_CHECK); a failure fails the write's
+ * transaction in the server, pipelined or not.
+ */
+static enum smr_rc check_items(struct pg_store *s, const char *ids, const char *bodies,
+			       struct smr_err *err)
+{
+	static const char what[] = "writing a checkpoint: an item stored with its id has other"
+				   " bytes (two items share 64 bits of SHA-256; report this)";
+	struct params p = { .n = 0 };
+	enum smr_rc rc;
+
+	p_text(&p, ids);
+	p_text(&p, bodies);
+	if (in_pipeline(s))
+		return pipe_send(s, Q_ITEMS_CHECK, &p, &(struct pipe_entry){ .conflict = CHECK_FAILED,
+				 .conflict_rc = SMR_EINTERNAL, .what = what }, err);
+	rc = run_done(s, Q_ITEMS_CHECK, &p, what, err);
+	if (rc && state_is(s, CHECK_FAILED))
+		rc = smr_errf(err, SMR_EINTERNAL, "conflict while %s", what);
+	return rc;
+}
+
+/* Writes ct's fresh chunks and the items of those not there yet, then checks the items. */
 static enum smr_rc send_fresh(struct pg_store *s, const struct content *ct, struct smr_err *err)
 {
 	struct buf b[4] = { BUF_INIT(0), BUF_INIT(0), BUF_INIT(0), BUF_INIT(0) };
@@ -1902,14 +1970,11 @@ static enum smr_rc send_fresh(struct pg_store *s, const struct content *ct, stru
 	for (int i = 0; i < 4; i++)
 		buf_addch(&b[i], '}');
 	if (b[0].len > 2) {
-		p_text(&p, b[0].ptr);
-		p_text(&p, b[1].ptr);
+		for (int i = 0; i < 4; i++)
+			p_text(&p, b[i].ptr);
 		rc = write_stmt(s, Q_CHUNKS_INSERT, &p, "writing a checkpoint's items", err);
-		p.n = 0;
-		p_text(&p, b[2].ptr);
-		p_text(&p, b[3].ptr);
 		if (!rc)
-			rc = write_stmt(s, Q_ITEMS_INSERT, &p, "writing a checkpoint's items", err);
+			rc = check_items(s, b[2].ptr, b[3].ptr, err);
 	}
 	for (int i = 0; i < 4; i++)
 		buf_release(&b[i]);
