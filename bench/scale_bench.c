@@ -4,8 +4,9 @@
  *
  *   bench-scale build DSN BIG FORKN SPACES
  *	writes, through the store's API (store_import: one transaction per
- *	batch of BATCH checkpoints or Spaces, the search index written as it
- *	goes, as an import writes it), a Space "big" of BIG checkpoints, a
+ *	batch of BATCH checkpoints or Spaces, the search index and the reflog
+ *	written as it goes, the rows that committing each would write), a
+ *	Space "big" of BIG checkpoints, a
  *	Space "fork-src" of FORKN (none when 0) and SPACES Spaces "sNNNNN" of
  *	one checkpoint each.  Each checkpoint changes one item of its parent
  *	(a decision replaced; every 10th step the word "latency" in it, every
@@ -18,7 +19,8 @@
  *	request's number, from SCALE_HTTP_FIRST (default 0) on, and each
  *	"%lp" the number before it, so every patch adds an item of its own
  *	and can drop the one the patch before added) and the headers of
- *	SCALE_HTTP_HEADER (one "Name: value", optional).  Anything
+ *	SCALE_HTTP_HEADER (one "Name: value", optional); a request
+ *	longer than SCALE_HTTP_TIMEOUT seconds (when set) fails.  Anything
  *	but a 2xx stops the run (exit 1).  Prints "median_ms p90_ms req_per_s
  *	bytes_per_answer".
  *
@@ -129,6 +131,7 @@ static enum smr_rc chain_batch(struct store *st, struct chain *c, long n, struct
 	const struct checkpoint **commits = xcalloc((size_t)n, sizeof(*commits));
 	const struct checkpoint **parents = xcalloc((size_t)n, sizeof(*parents));
 	struct import_space in = { 0 };
+	struct ref_move created = { "bench/scale.sh", "create", c->sp.created_at };
 	enum smr_rc rc;
 
 	for (long i = 0; i < n; i++) {
@@ -140,7 +143,8 @@ static enum smr_rc chain_batch(struct store *st, struct chain *c, long n, struct
 	}
 	in = (struct import_space){ .space = &c->sp, .create = c->written == 0, .commits = commits,
 				    .parents = parents, .n_commits = (size_t)n,
-				    .head = v[n - 1].hash };
+				    .head = v[n - 1].hash, .created = &created,
+				    .record_commits = 1 };
 	rc = store_import(st, &in, 1, err);
 	checkpoint_release(&c->last);
 	c->last = v[n - 1];
@@ -192,6 +196,7 @@ static enum smr_rc spaces_batch(struct store *st, long from, long to, struct smr
 	struct checkpoint *c = xcalloc(n, sizeof(*c));
 	const struct checkpoint **commits = xcalloc(n, sizeof(*commits));
 	struct import_space *in = xcalloc(n, sizeof(*in));
+	struct ref_move created = { "bench/scale.sh", "create", "2026-01-01T00:00:00.000000Z" };
 	enum smr_rc rc;
 	char name[32];
 
@@ -201,7 +206,8 @@ static enum smr_rc spaces_batch(struct store *st, long from, long to, struct smr
 		make_step(&c[i], NULL, from + (long)i);
 		commits[i] = &c[i];
 		in[i] = (struct import_space){ .space = &sp[i], .create = 1, .commits = &commits[i],
-					       .n_commits = 1, .head = c[i].hash };
+					       .n_commits = 1, .head = c[i].hash, .created = &created,
+					       .record_commits = 1 };
 	}
 	rc = store_import(st, in, n, err);
 	for (size_t i = 0; i < n; i++) {
@@ -301,6 +307,7 @@ static CURL *client(const char *url, const char *method, struct curl_slist **hdr
 {
 	CURL *h = curl_easy_init();
 	const char *extra = getenv("SCALE_HTTP_HEADER");
+	const char *limit = getenv("SCALE_HTTP_TIMEOUT");
 
 	*hdr = curl_slist_append(NULL, "Content-Type: application/json");
 	if (extra && *extra)
@@ -310,6 +317,8 @@ static CURL *client(const char *url, const char *method, struct curl_slist **hdr
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, *hdr);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, count_bytes);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, bytes);
+	if (limit && atol(limit) > 0)
+		curl_easy_setopt(h, CURLOPT_TIMEOUT, atol(limit));
 	return h;
 }
 
