@@ -145,7 +145,9 @@ struct store_ops {
 				     struct smr_err *err);
 	/*
 	 * Optional (both or neither), for an import's new checkpoints, so a
-	 * pipelining backend writes them without waiting on each: commit_reserve
+	 * pipelining backend writes them without waiting on each, and no
+	 * backend looks up the search rows of a checkpoint no row held (a
+	 * lookup that grows with the index): commit_reserve
 	 * gives ids[i] a fresh row id for each hashes[i] no row holds yet, -1
 	 * for one that is held (then commit_insert writes it), in one round trip
 	 * for them all; commit_insert_as inserts c as that row id, as
