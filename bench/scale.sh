@@ -6,7 +6,8 @@
 #   1. a database of BIG checkpoints in one Space ("big"; default
 #      1,000,000), a Space of FORK checkpoints ("fork-src"; 100,000) and
 #      SPACES Spaces of one checkpoint each (10,000), written through the
-#      store's API in big transactions (bench-scale build, bench/scale_bench.c);
+#      store's API in big transactions, with the rows committing them would
+#      write, reflog included (bench-scale build, bench/scale_bench.c);
 #      the baseline: 1,000 in "big", 1,000 in "fork-src", BASE_SPACES Spaces;
 #   2. whole-process times (hyperfine, median of RUNS) of `head big --json`,
 #      `log big --limit 20`, `search latency --limit 20` (a word in every

@@ -4,7 +4,8 @@
  *
  *   bench-scale build DSN BIG FORKN SPACES
  *	writes, through the store's API (store_import: one transaction per
- *	batch of BATCH checkpoints or Spaces, the search index and the reflog
+ *	batch of SCALE_BATCH (5,000) checkpoints or Spaces / 5, the search
+ *	index and the reflog
  *	written as it goes, the rows that committing each would write), a
  *	Space "big" of BIG checkpoints, a
  *	Space "fork-src" of FORKN (none when 0) and SPACES Spaces "sNNNNN" of
@@ -38,7 +39,7 @@
 #include <string.h>
 #include <time.h>
 
-#define BATCH 5000
+static long batch = 5000;         /* SCALE_BATCH: checkpoints a transaction */
 #define ITEMS 8                  /* decisions a state keeps */
 
 static unsigned long long rng = 88172645463325252ULL;
@@ -167,7 +168,7 @@ static void space_named(struct space *sp, const char *name, long k)
 			      xstrdup("2026-01-01T00:00:00.000000Z"), NULL, NULL };
 }
 
-/* A Space of n checkpoints, BATCH per transaction, with a progress line on stderr. */
+/* A Space of n checkpoints, batch per transaction, with a progress line on stderr. */
 static enum smr_rc build_chain(struct store *st, const char *name, long k, long n, long step0,
 			       struct smr_err *err)
 {
@@ -178,7 +179,7 @@ static enum smr_rc build_chain(struct store *st, const char *name, long k, long 
 	space_named(&c.sp, name, k);
 	checkpoint_init(&c.last);
 	while (!rc && c.written < n) {
-		rc = chain_batch(st, &c, n - c.written < BATCH ? n - c.written : BATCH, err);
+		rc = chain_batch(st, &c, n - c.written < batch ? n - c.written : batch, err);
 		fprintf(stderr, "\r  %s: %ld of %ld checkpoints, %.0f/s", name, c.written, n,
 			(double)c.written / (wall_s() - t0));
 	}
@@ -227,15 +228,16 @@ static int build(const char *dsn, long big, long forkn, long spaces)
 	struct store *st = NULL;
 	enum smr_rc rc = store_open(dsn, &st, &err);
 	double t0 = wall_s();
+	long step = batch / 5 > 0 ? batch / 5 : 1;   /* Spaces a transaction */
 
 	if (!rc)
 		rc = build_chain(st, "big", 1, big, 0, &err);
 	if (!rc && forkn > 0)
 		rc = build_chain(st, "fork-src", 2, forkn, big, &err);
-	for (long i = 0; !rc && i < spaces; i += BATCH / 5) {
-		rc = spaces_batch(st, i, i + BATCH / 5 < spaces ? i + BATCH / 5 : spaces, &err);
-		fprintf(stderr, "\r  %ld of %ld Spaces", i + BATCH / 5 < spaces ? i + BATCH / 5 :
-			spaces, spaces);
+	for (long i = 0; !rc && i < spaces; i += step) {
+		rc = spaces_batch(st, i, i + step < spaces ? i + step : spaces, &err);
+		fprintf(stderr, "\r  %ld of %ld Spaces", i + step < spaces ? i + step : spaces,
+			spaces);
 	}
 	if (spaces)
 		fprintf(stderr, "\n");
@@ -358,6 +360,8 @@ static int http(const char *base, long n, const char *method, const char *path, 
 
 int main(int argc, char **argv)
 {
+	if (getenv("SCALE_BATCH") && atol(getenv("SCALE_BATCH")) > 0)
+		batch = atol(getenv("SCALE_BATCH"));
 	if (argc == 6 && !strcmp(argv[1], "build"))
 		return build(argv[2], atol(argv[3]), atol(argv[4]), atol(argv[5]));
 	if ((argc == 6 || argc == 7) && !strcmp(argv[1], "http") && atol(argv[3]) > 0)
