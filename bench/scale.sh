@@ -330,7 +330,7 @@ patches() {
 }
 
 ratio() {
-	echo "$1 $2" | awk '{ if ($1 > 0) printf "%.2fx", $2 / $1; else print "-" }'
+	echo "$1 $2" | awk '{ if ($1 > 0 && $2 != "-") printf "%.2fx", $2 / $1; else print "-" }'
 }
 
 # label, baseline wall, cpu, at scale wall, cpu, goal
