@@ -198,8 +198,12 @@ medians() {
 			continue
 		fi
 		runs=$(echo "$(now) $t0 $RUNS" | awk '{ print ($1 - $2 > 1) ? 3 : $3 }')
-		SMRITI_DB=$db hyperfine -N --warmup 2 --runs "$runs" --export-json "$dir/h.json" \
-			"$c" >/dev/null 2>&1
+		if ! SMRITI_DB=$db hyperfine -N --warmup 2 --runs "$runs" --export-json \
+			"$dir/h.json" "$c" >/dev/null 2>"$dir/hyperfine.err"; then
+			echo "  $c: $(tail -n 1 "$dir/hyperfine.err")" >&2
+			out="$out - -"
+			continue
+		fi
 		out="$out $(python3 -c 'import json, sys
 r = json.load(open(sys.argv[1]))["results"][0]
 print("%.2f %.2f" % (r["median"] * 1000, (r["user"] + r["system"]) * 1000))' "$dir/h.json")"
