@@ -6,7 +6,8 @@
 #   1. a database of BIG checkpoints in one Space ("big"; default
 #      1,000,000), a Space of FORK checkpoints ("fork-src"; 100,000) and
 #      SPACES Spaces of one checkpoint each (10,000), written through the
-#      store's API in big transactions (bench-scale build, bench/scale_bench.c);
+#      store's API in big transactions, with the rows committing them would
+#      write, reflog included (bench-scale build, bench/scale_bench.c);
 #      the baseline: 1,000 in "big", 1,000 in "fork-src", BASE_SPACES Spaces;
 #   2. whole-process times (hyperfine, median of RUNS) of `head big --json`,
 #      `log big --limit 20`, `search latency --limit 20` (a word in every
@@ -38,9 +39,18 @@
 #   SCALE_CHECKPOINTS=20000 SCALE_FORK=10000 SCALE_SPACES=1000 bench/scale.sh
 #   SCALE_BACKENDS=sqlite bench/scale.sh             one backend
 #
+# SCALE_DIR=/path keeps the databases it builds there (SQLite files, and
+# for PostgreSQL, unless SMRITI_BENCH_PG or SMRITI_TEST_PG names one, a
+# cluster in SCALE_DIR/pg, halted at the end with its data kept); a later
+# run with the same sizes measures them again without building (a file
+# NAME.built beside them says a build finished).  Without it, everything
+# goes into a temporary directory and is removed.
+#
 # Environment: SCALE_CHECKPOINTS, SCALE_FORK, SCALE_SPACES, SCALE_BASELINE
 # (1000), SCALE_BASE_SPACES (10), SCALE_RUNS (20), SCALE_REQS (1000), SCALE_GRAPH_REQS (3),
-# SCALE_PATCHES (200), SCALE_BACKENDS ("sqlite postgres"); PostgreSQL is
+# SCALE_PATCHES (200), SCALE_TIMEOUT (600 s: a CLI command, fsck or the
+# forks taking longer are given as "-"), SCALE_HTTP_TIMEOUT (300 s a
+# request; ditto), SCALE_BACKENDS ("sqlite postgres"); PostgreSQL is
 # SMRITI_BENCH_PG or SMRITI_TEST_PG (the benchmark writes into schemas of
 # its own and drops them), else a throwaway cluster (scripts/pg-cluster.sh).
 # SMRITI_BUILD selects the build directory (default build).
@@ -56,17 +66,32 @@ RUNS=${SCALE_RUNS:-20}
 REQS=${SCALE_REQS:-1000}
 GRAPH_REQS=${SCALE_GRAPH_REQS:-3}
 PATCHES=${SCALE_PATCHES:-200}
+TIMEOUT=${SCALE_TIMEOUT:-600}
+HTTP_TIMEOUT=${SCALE_HTTP_TIMEOUT:-300}
 BACKENDS=${SCALE_BACKENDS:-sqlite postgres}
 command -v hyperfine >/dev/null || { echo "scale.sh needs hyperfine" >&2; exit 1; }
 make -s -j2 BUILD="$BUILD" "$BUILD/smriti-full" "$BUILD/bench-scale" >/dev/null
 S=$PWD/$BUILD/smriti-full
 B=$PWD/$BUILD/bench-scale
 
+KEEP=${SCALE_DIR:-}
+halt_pg=
 case " $BACKENDS " in
 *" postgres "*)
 	SMRITI_BENCH_PG=${SMRITI_BENCH_PG:-${SMRITI_TEST_PG:-}}
+	if [ -n "$KEEP" ] && [ -z "$SMRITI_BENCH_PG" ]; then
+		# the kept cluster: started once, resumed and halted by each run
+		mkdir -p "$KEEP"
+		if [ -d "$KEEP/pg/data" ]; then
+			scripts/pg-cluster.sh resume "$KEEP/pg"
+			SMRITI_BENCH_PG=$(scripts/pg-cluster.sh url "$KEEP/pg")
+		else
+			SMRITI_BENCH_PG=$(scripts/pg-cluster.sh start "$KEEP/pg")
+		fi
+		halt_pg=$KEEP/pg
+	fi
 	. bench/bench_pg.sh          # $dir, $url, and cleanup (the cluster, $dir)
-	trap 'cleanup_scale; cleanup' EXIT INT TERM
+	trap 'cleanup_scale; cleanup; halt_kept' EXIT INT TERM
 	;;
 *)
 	dir=$(mktemp -d /tmp/smriti-bench-scale-XXXXXX)
@@ -74,8 +99,19 @@ case " $BACKENDS " in
 	url=
 	;;
 esac
+if [ -n "$KEEP" ]; then
+	mkdir -p "$KEEP"
+	KEEP=$(cd "$KEEP" && pwd)
+else
+	KEEP=$dir
+fi
 pid=
 schemas=
+run=$(date +%s)
+
+halt_kept() {
+	[ -n "$halt_pg" ] && scripts/pg-cluster.sh halt "$halt_pg" >/dev/null 2>&1 || true
+}
 
 stop_server() {
 	if [ -n "$pid" ]; then
@@ -85,16 +121,45 @@ stop_server() {
 	pid=
 }
 
-# The DSN of database $2 ("big", "base", "items") of backend $1; makes a schema for PostgreSQL.
+# The DSN of database $2 (a name: "big_SIZES", "base_SIZES", "items") of
+# backend $1: a file of $KEEP, or a schema of its own for PostgreSQL.
 dsn_of() {
+	case "$1 $2" in
+	"sqlite items"*) echo "$dir/sqlite_$2.db"; return ;;
+	sqlite*) echo "$KEEP/sqlite_$2.db"; return ;;
+	esac
+	case "$url" in *\?*) sep='&' ;; *) sep='?' ;; esac
+	echo "$url${sep}options=-csearch_path%3Dscale_$2"
+}
+
+# Empties database $2 of backend $1 (DSN $3) for a build, and forgets it was built.
+dsn_clear() {
+	rm -f "$KEEP/$1_$2.built"
 	if [ "$1" = sqlite ]; then
-		echo "$dir/$2.db"
+		rm -f "$3" "$3-wal" "$3-shm"
 		return
 	fi
-	schema=scale_$2_$$
-	psql -q "$url" -c "DROP SCHEMA IF EXISTS $schema CASCADE; CREATE SCHEMA $schema" >/dev/null 2>&1
-	case "$url" in *\?*) sep='&' ;; *) sep='?' ;; esac
-	echo "$url${sep}options=-csearch_path%3D$schema"
+	psql -q "$url" -c "DROP SCHEMA IF EXISTS scale_$2 CASCADE; CREATE SCHEMA scale_$2" \
+		>/dev/null 2>&1
+}
+
+# Builds database $2 of backend $1 at DSN $3 (bench-scale build $4 $5 $6)
+# unless a finished build of it is kept: prints how long it took, or that it
+# was kept.
+build_db() {
+	if [ -f "$KEEP/$1_$2.built" ]; then
+		echo "  kept from $(cat "$KEEP/$1_$2.built"): $(($4 + $5 + $6)) checkpoints, \
+$(db_bytes "$3" | awk '{ printf "%.1f MB", $1 / 1e6 }')"
+		return
+	fi
+	dsn_clear "$1" "$2" "$3"
+	t0=$(now)
+	"$B" build "$3" "$4" "$5" "$6" 2>"$dir/build.log" || { cat "$dir/build.log" >&2; exit 1; }
+	t1=$(now)
+	date -u +%Y-%m-%dT%H:%MZ >"$KEEP/$1_$2.built"
+	echo "$t0 $t1 $(($4 + $5 + $6)) $(db_bytes "$3")" | awk '{
+		printf "  built %d checkpoints in %.0f s (%.0f/s), %.1f MB (%.0f bytes a checkpoint)\n",
+			$3, $2 - $1, $3 / ($2 - $1), $4 / 1e6, $4 / $3 }'
 }
 
 # Bytes the database holds: SQLite's pages in use (WAL included), PostgreSQL's
@@ -118,15 +183,32 @@ now() { date +%s.%N; }
 
 # Each command as a whole process (hyperfine -N): "wall1 cpu1 wall2 cpu2 ...", wall
 # the median and cpu the mean of user + system, in ms (the client's: a
-# PostgreSQL server's own CPU is not in it).
+# PostgreSQL server's own CPU is not in it).  One run of each first: a
+# command longer than SCALE_TIMEOUT gives "- -"; one longer than a second
+# runs 3 times, not RUNS.
 medians() {
 	db=$1
 	shift
-	SMRITI_DB=$db hyperfine -N --warmup 3 --runs "$RUNS" --export-json "$dir/h.json" "$@" \
-		>/dev/null 2>&1
-	python3 -c 'import json, sys
-print(" ".join("%.2f %.2f" % (r["median"] * 1000, (r["user"] + r["system"]) * 1000)
-               for r in json.load(open(sys.argv[1]))["results"]))' "$dir/h.json"
+	out=
+	for c in "$@"; do
+		t0=$(now)
+		# shellcheck disable=SC2086 # the command's words
+		if ! SMRITI_DB=$db timeout "$TIMEOUT" $c >/dev/null 2>&1; then
+			out="$out - -"
+			continue
+		fi
+		runs=$(echo "$(now) $t0 $RUNS" | awk '{ print ($1 - $2 > 1) ? 3 : $3 }')
+		if ! SMRITI_DB=$db hyperfine -N --warmup 2 --runs "$runs" --export-json \
+			"$dir/h.json" "$c" >/dev/null 2>"$dir/hyperfine.err"; then
+			echo "  $c: $(tail -n 1 "$dir/hyperfine.err")" >&2
+			out="$out - -"
+			continue
+		fi
+		out="$out $(python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+print("%.2f %.2f" % (r["median"] * 1000, (r["user"] + r["system"]) * 1000))' "$dir/h.json")"
+	done
+	echo $out
 }
 
 # The server's CPU time so far, in clock ticks (utime + stime of /proc/PID/stat).
@@ -134,12 +216,16 @@ ticks() {
 	sed 's/.*) //' /proc/$pid/stat | awk '{ print $12 + $13 }'
 }
 
-# N requests (bench-scale http) -> "median_ms server_cpu_us_per_request"
+# N requests (bench-scale http) -> "median_ms server_cpu_us_per_request",
+# or "- -" when one failed or took longer than SCALE_HTTP_TIMEOUT seconds.
 http_figures() {
 	n=$1
 	shift
 	t0=$(ticks)
-	r=$("$B" http "$server" "$n" "$@")
+	if ! r=$(SCALE_HTTP_TIMEOUT=$HTTP_TIMEOUT "$B" http "$server" "$n" "$@"); then
+		echo "- -"
+		return
+	fi
 	t1=$(ticks)
 	echo "$r" | awk -v t=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" -v n="$n" \
 		'{ printf "%s %.1f\n", $1, t * 1e6 / hz / n }'
@@ -158,18 +244,25 @@ start_server() {
 	server=$(sed -n 's/^listening on //p' "$dir/serve.log" | head -n 1)
 }
 
-# One whole process: "wall_ms cpu_ms" (/usr/bin/time: its user + system).
+# One whole process: "wall_ms cpu_ms" (/usr/bin/time: its user + system),
+# and its exit status.
 timed() {
-	/usr/bin/time -f '%e %U %S' -o "$dir/time" "$@" >"$dir/out"
-	awk '{ printf "%.2f %.2f\n", $1 * 1000, ($2 + $3) * 1000 }' "$dir/time"
+	st=0
+	/usr/bin/time -f '%e %U %S' -o "$dir/time" "$@" >"$dir/out" || st=$?
+	tail -n 1 "$dir/time" | awk '{ printf "%.2f %.2f\n", $1 * 1000, ($2 + $3) * 1000 }'
+	return $st
 }
 
 # Fork time (the median of 5 whole processes, hyperfine: wall and CPU, ms)
 # and growth per fork (bytes): "wall cpu bytes"
 forks() {
 	before=$(db_bytes "$1")
-	SMRITI_DB=$1 hyperfine -N --runs 1 --parameter-scan k 1 5 --export-json "$dir/h.json" \
-		"$S fork fork-src --into forked-{k} -q" >/dev/null 2>&1
+	if ! SMRITI_DB=$1 timeout "$TIMEOUT" hyperfine -N --runs 1 --parameter-scan k 1 5 \
+		--export-json "$dir/h.json" "$S fork fork-src --into forked-$run-{k} -q" \
+		>/dev/null 2>&1; then
+		echo "- - -"
+		return
+	fi
 	after=$(db_bytes "$1")
 	python3 -c 'import json, statistics, sys
 r = json.load(open(sys.argv[1]))["results"]
@@ -181,7 +274,11 @@ print("%.2f %.2f" % (statistics.median(x["median"] * 1000 for x in r),
 
 # fsck of the whole database, per checkpoint: "wall_us cpu_us"
 fsck_us() {
-	set -- $(SMRITI_DB=$1 timed "$S" fsck --json)
+	if ! SMRITI_DB=$1 timed timeout "$TIMEOUT" "$S" fsck --json >"$dir/fsck"; then
+		echo "- -"
+		return
+	fi
+	set -- $(cat "$dir/fsck")
 	n=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["checkpoints"])' "$dir/out")
 	echo "$1 $2 $n" | awk '{ printf "%.2f %.2f\n", $1 * 1000 / $3, $2 * 1000 / $3 }'
 }
@@ -237,7 +334,7 @@ patches() {
 }
 
 ratio() {
-	echo "$1 $2" | awk '{ if ($1 > 0) printf "%.2fx", $2 / $1; else print "-" }'
+	echo "$1 $2" | awk '{ if ($1 > 0 && $2 != "-") printf "%.2fx", $2 / $1; else print "-" }'
 }
 
 # label, baseline wall, cpu, at scale wall, cpu, goal
@@ -280,17 +377,20 @@ run_backend() {
 	kind=$1
 	echo
 	echo "== $kind ($(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg))"
-	[ "$kind" = postgres ] && schemas="scale_base_$$ scale_big_$$ scale_items_$$"
-	base=$(dsn_of "$kind" base)
-	big=$(dsn_of "$kind" big)
-	items=$(dsn_of "$kind" items)
-	"$B" build "$base" "$BASE" "$BASE" "$BASE_SPACES" 2>"$dir/build.log"
-	t0=$(now)
-	"$B" build "$big" "$BIG" "$FORK" "$SPACES" 2>"$dir/build.log"
-	t1=$(now)
-	echo "$t0 $t1 $((BIG + FORK + SPACES)) $(db_bytes "$big")" | awk '{
-		printf "  built %d checkpoints in %.0f s (%.0f/s), %.1f MB (%.0f bytes a checkpoint)\n",
-			$3, $2 - $1, $3 / ($2 - $1), $4 / 1e6, $4 / $3 }'
+	bname=base_${BASE}_${BASE_SPACES}
+	sname=big_${BIG}_${FORK}_${SPACES}
+	base=$(dsn_of "$kind" "$bname")
+	big=$(dsn_of "$kind" "$sname")
+	items=$(dsn_of "$kind" "items_$$")
+	# the items Space's database is built anew each run; the others only
+	# without SCALE_DIR
+	if [ "$kind" = postgres ]; then
+		schemas="scale_items_$$"
+		[ "$KEEP" = "$dir" ] && schemas="$schemas scale_$bname scale_$sname"
+	fi
+	dsn_clear "$kind" "items_$$" "$items"
+	build_db "$kind" "$bname" "$base" "$BASE" "$BASE" "$BASE_SPACES" >/dev/null
+	build_db "$kind" "$sname" "$big" "$BIG" "$FORK" "$SPACES"
 	b=$(measure "$base")
 	s=$(measure "$big")
 	report "$b" "$s"

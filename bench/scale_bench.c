@@ -4,8 +4,10 @@
  *
  *   bench-scale build DSN BIG FORKN SPACES
  *	writes, through the store's API (store_import: one transaction per
- *	batch of BATCH checkpoints or Spaces, the search index written as it
- *	goes, as an import writes it), a Space "big" of BIG checkpoints, a
+ *	batch of SCALE_BATCH (5,000) checkpoints or Spaces / 5, the search
+ *	index and the reflog
+ *	written as it goes, the rows that committing each would write), a
+ *	Space "big" of BIG checkpoints, a
  *	Space "fork-src" of FORKN (none when 0) and SPACES Spaces "sNNNNN" of
  *	one checkpoint each.  Each checkpoint changes one item of its parent
  *	(a decision replaced; every 10th step the word "latency" in it, every
@@ -18,7 +20,8 @@
  *	request's number, from SCALE_HTTP_FIRST (default 0) on, and each
  *	"%lp" the number before it, so every patch adds an item of its own
  *	and can drop the one the patch before added) and the headers of
- *	SCALE_HTTP_HEADER (one "Name: value", optional).  Anything
+ *	SCALE_HTTP_HEADER (one "Name: value", optional); a request
+ *	longer than SCALE_HTTP_TIMEOUT seconds (when set) fails.  Anything
  *	but a 2xx stops the run (exit 1).  Prints "median_ms p90_ms req_per_s
  *	bytes_per_answer".
  *
@@ -36,7 +39,7 @@
 #include <string.h>
 #include <time.h>
 
-#define BATCH 5000
+static long batch = 5000;         /* SCALE_BATCH: checkpoints a transaction */
 #define ITEMS 8                  /* decisions a state keeps */
 
 static unsigned long long rng = 88172645463325252ULL;
@@ -129,6 +132,7 @@ static enum smr_rc chain_batch(struct store *st, struct chain *c, long n, struct
 	const struct checkpoint **commits = xcalloc((size_t)n, sizeof(*commits));
 	const struct checkpoint **parents = xcalloc((size_t)n, sizeof(*parents));
 	struct import_space in = { 0 };
+	struct ref_move created = { "bench/scale.sh", "create", c->sp.created_at };
 	enum smr_rc rc;
 
 	for (long i = 0; i < n; i++) {
@@ -140,7 +144,8 @@ static enum smr_rc chain_batch(struct store *st, struct chain *c, long n, struct
 	}
 	in = (struct import_space){ .space = &c->sp, .create = c->written == 0, .commits = commits,
 				    .parents = parents, .n_commits = (size_t)n,
-				    .head = v[n - 1].hash };
+				    .head = v[n - 1].hash, .created = &created,
+				    .record_commits = 1 };
 	rc = store_import(st, &in, 1, err);
 	checkpoint_release(&c->last);
 	c->last = v[n - 1];
@@ -163,7 +168,7 @@ static void space_named(struct space *sp, const char *name, long k)
 			      xstrdup("2026-01-01T00:00:00.000000Z"), NULL, NULL };
 }
 
-/* A Space of n checkpoints, BATCH per transaction, with a progress line on stderr. */
+/* A Space of n checkpoints, batch per transaction, with a progress line on stderr. */
 static enum smr_rc build_chain(struct store *st, const char *name, long k, long n, long step0,
 			       struct smr_err *err)
 {
@@ -174,7 +179,7 @@ static enum smr_rc build_chain(struct store *st, const char *name, long k, long 
 	space_named(&c.sp, name, k);
 	checkpoint_init(&c.last);
 	while (!rc && c.written < n) {
-		rc = chain_batch(st, &c, n - c.written < BATCH ? n - c.written : BATCH, err);
+		rc = chain_batch(st, &c, n - c.written < batch ? n - c.written : batch, err);
 		fprintf(stderr, "\r  %s: %ld of %ld checkpoints, %.0f/s", name, c.written, n,
 			(double)c.written / (wall_s() - t0));
 	}
@@ -192,6 +197,7 @@ static enum smr_rc spaces_batch(struct store *st, long from, long to, struct smr
 	struct checkpoint *c = xcalloc(n, sizeof(*c));
 	const struct checkpoint **commits = xcalloc(n, sizeof(*commits));
 	struct import_space *in = xcalloc(n, sizeof(*in));
+	struct ref_move created = { "bench/scale.sh", "create", "2026-01-01T00:00:00.000000Z" };
 	enum smr_rc rc;
 	char name[32];
 
@@ -201,7 +207,8 @@ static enum smr_rc spaces_batch(struct store *st, long from, long to, struct smr
 		make_step(&c[i], NULL, from + (long)i);
 		commits[i] = &c[i];
 		in[i] = (struct import_space){ .space = &sp[i], .create = 1, .commits = &commits[i],
-					       .n_commits = 1, .head = c[i].hash };
+					       .n_commits = 1, .head = c[i].hash, .created = &created,
+					       .record_commits = 1 };
 	}
 	rc = store_import(st, in, n, err);
 	for (size_t i = 0; i < n; i++) {
@@ -221,15 +228,16 @@ static int build(const char *dsn, long big, long forkn, long spaces)
 	struct store *st = NULL;
 	enum smr_rc rc = store_open(dsn, &st, &err);
 	double t0 = wall_s();
+	long step = batch / 5 > 0 ? batch / 5 : 1;   /* Spaces a transaction */
 
 	if (!rc)
 		rc = build_chain(st, "big", 1, big, 0, &err);
 	if (!rc && forkn > 0)
 		rc = build_chain(st, "fork-src", 2, forkn, big, &err);
-	for (long i = 0; !rc && i < spaces; i += BATCH / 5) {
-		rc = spaces_batch(st, i, i + BATCH / 5 < spaces ? i + BATCH / 5 : spaces, &err);
-		fprintf(stderr, "\r  %ld of %ld Spaces", i + BATCH / 5 < spaces ? i + BATCH / 5 :
-			spaces, spaces);
+	for (long i = 0; !rc && i < spaces; i += step) {
+		rc = spaces_batch(st, i, i + step < spaces ? i + step : spaces, &err);
+		fprintf(stderr, "\r  %ld of %ld Spaces", i + step < spaces ? i + step : spaces,
+			spaces);
 	}
 	if (spaces)
 		fprintf(stderr, "\n");
@@ -301,6 +309,7 @@ static CURL *client(const char *url, const char *method, struct curl_slist **hdr
 {
 	CURL *h = curl_easy_init();
 	const char *extra = getenv("SCALE_HTTP_HEADER");
+	const char *limit = getenv("SCALE_HTTP_TIMEOUT");
 
 	*hdr = curl_slist_append(NULL, "Content-Type: application/json");
 	if (extra && *extra)
@@ -310,6 +319,8 @@ static CURL *client(const char *url, const char *method, struct curl_slist **hdr
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, *hdr);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, count_bytes);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, bytes);
+	if (limit && atol(limit) > 0)
+		curl_easy_setopt(h, CURLOPT_TIMEOUT, atol(limit));
 	return h;
 }
 
@@ -349,6 +360,8 @@ static int http(const char *base, long n, const char *method, const char *path, 
 
 int main(int argc, char **argv)
 {
+	if (getenv("SCALE_BATCH") && atol(getenv("SCALE_BATCH")) > 0)
+		batch = atol(getenv("SCALE_BATCH"));
 	if (argc == 6 && !strcmp(argv[1], "build"))
 		return build(argv[2], atol(argv[3]), atol(argv[4]), atol(argv[5]));
 	if ((argc == 6 || argc == 7) && !strcmp(argv[1], "http") && atol(argv[3]) > 0)

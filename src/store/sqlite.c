@@ -1562,26 +1562,30 @@ static enum smr_rc written_before(struct store *st, const char *space_id, const 
 	return *id >= 0 ? SMR_OK : db_error(s, err, "writing a checkpoint");
 }
 
-static enum smr_rc insert_commit(struct store *st, const char *space_id,
-				 const struct checkpoint *c, const struct checkpoint_text *text,
-				 int64_t parent_id, int64_t merge_id, int64_t *id,
-				 struct smr_err *err)
+/*
+ * Inserts c as row want (-1: the next free one).  1 when it went in (*id
+ * its row), 0 when a row holds its hash already, -1 on an error (*rc set).
+ */
+static int insert_row(struct store *st, const char *space_id, const struct checkpoint *c,
+		      const struct checkpoint_text *text, int64_t parent_id, int64_t merge_id,
+		      int64_t want, int64_t *id, enum smr_rc *rc, struct smr_err *err)
 {
 	static const char sql[] =
 		"INSERT OR IGNORE INTO commits (repo_id, commit_hash, parent_commit_id, title,"
 		" summary, decisions, assumptions, tasks, open_questions, entities, artifacts,"
-		" metadata_, author, created_at, merge_parent_commit_id, lists)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+		" metadata_, author, created_at, merge_parent_commit_id, lists, id)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 	struct sqlite_store *s = S(st);
 	struct content ct;
 	sqlite3_stmt *q;
-	enum smr_rc rc = write_content(s, c, text, &ct, err);
 	int step;
 
-	q = rc ? NULL : prep(s, sql);
+	*rc = write_content(s, c, text, &ct, err);
+	q = *rc ? NULL : prep(s, sql);
 	if (!q) {
 		content_release(&ct);
-		return rc ? rc : db_error(s, err, "writing a checkpoint");
+		*rc = *rc ? *rc : db_error(s, err, "writing a checkpoint");
+		return -1;
 	}
 	bind_text(q, 1, space_id);
 	bind_text(q, 2, c->hash);
@@ -1589,20 +1593,76 @@ static enum smr_rc insert_commit(struct store *st, const char *space_id,
 	bind_body(q, 4, c, text);
 	bind_int_or_null(q, 15, merge_id);
 	bind_row(q, 16, &ct);
+	bind_int_or_null(q, 17, want);
 	step = sqlite3_step(q);
 	sqlite3_reset(q);
 	if (step == SQLITE_DONE)
 		content_remember(s->content_db, c->hash, ct.row, ct.n_row);
 	content_release(&ct);
-	if (step == SQLITE_CONSTRAINT)
-		return SMR_ECONFLICT;
-	if (step != SQLITE_DONE)
-		return db_error(s, err, "writing a checkpoint");
-	if (sqlite3_changes(s->db) == 1) {
-		*id = sqlite3_last_insert_rowid(s->db);
-		return SMR_OK;
-	}
+	*rc = step == SQLITE_CONSTRAINT ? SMR_ECONFLICT :
+	      step != SQLITE_DONE ? db_error(s, err, "writing a checkpoint") : SMR_OK;
+	if (*rc)
+		return -1;
+	if (sqlite3_changes(s->db) != 1)
+		return 0;
+	*id = sqlite3_last_insert_rowid(s->db);
+	return 1;
+}
+
+static enum smr_rc insert_commit(struct store *st, const char *space_id,
+				 const struct checkpoint *c, const struct checkpoint_text *text,
+				 int64_t parent_id, int64_t merge_id, int64_t *id,
+				 struct smr_err *err)
+{
+	enum smr_rc rc;
+	int in = insert_row(st, space_id, c, text, parent_id, merge_id, -1, id, &rc, err);
+
+	if (in)
+		return rc;
 	return written_before(st, space_id, c->hash, id, err);
+}
+
+/*
+ * store_ops.commit_reserve: the writer holds the database, so the rows
+ * after the last one are free until it commits.  Not a round trip here,
+ * but it spares the import a search-index lookup a checkpoint.
+ */
+static enum smr_rc reserve_commits(struct store *st, const char *const *hashes, size_t n,
+				   int64_t *ids, struct smr_err *err)
+{
+	static const char sql[] = "SELECT (SELECT id FROM commits WHERE commit_hash = ?),"
+		" (SELECT coalesce(max(id), 0) FROM commits)";
+	struct sqlite_store *s = S(st);
+	sqlite3_stmt *q = prep(s, sql);
+	int64_t next = -1;
+
+	for (size_t i = 0; q && i < n; i++) {
+		bind_text(q, 1, hashes[i]);
+		if (sqlite3_step(q) != SQLITE_ROW) {
+			sqlite3_reset(q);
+			return db_error(s, err, "writing checkpoints");
+		}
+		if (next < 0)
+			next = sqlite3_column_int64(q, 1) + 1;
+		ids[i] = sqlite3_column_type(q, 0) == SQLITE_NULL ? next++ : -1;
+		sqlite3_reset(q);
+	}
+	return q ? SMR_OK : db_error(s, err, "writing checkpoints");
+}
+
+/* insert_commit as row id (reserve_commits'); its hash taken meanwhile: SMR_ECONFLICT. */
+static enum smr_rc insert_commit_as(struct store *st, const char *space_id,
+				    const struct checkpoint *c, const struct checkpoint_text *text,
+				    int64_t id, int64_t parent_id, int64_t merge_id,
+				    struct smr_err *err)
+{
+	enum smr_rc rc;
+	int64_t got = -1;
+	int in = insert_row(st, space_id, c, text, parent_id, merge_id, id, &got, &rc, err);
+
+	if (in < 0)
+		return rc;
+	return in && got == id ? SMR_OK : SMR_ECONFLICT;
 }
 
 /* Inserts c on top of the HEAD check_head locked (store.c's put). */
@@ -2199,6 +2259,8 @@ const struct store_ops store_sqlite_ops = {
 	.commit_insert_on_head = insert_on_head,
 	.head_move_to = move_head_to,
 	.commit_insert = insert_commit,
+	.commit_reserve = reserve_commits,
+	.commit_insert_as = insert_commit_as,
 	.commit_id = commit_id,
 	.commit_read = sqlite_checkpoint_get,
 	.commit_links = commit_links,

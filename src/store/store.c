@@ -1266,6 +1266,58 @@ enum smr_rc store_space_delete(struct store *st, const char *id, const struct re
 
 /* ---- import: many rows, one transaction ---- */
 
+/*
+ * Fresh row ids for s's checkpoints that no row holds yet (-1 for the
+ * others; store_ops.commit_reserve), or NULL when the backend writes each
+ * as it goes.  Caller frees.
+ */
+static int64_t *import_reserve(struct store *st, const struct import_space *s, enum smr_rc *rc,
+			       struct smr_err *err)
+{
+	const char **hashes;
+	int64_t *ids;
+
+	if (!st->ops->commit_reserve || !s->n_commits)
+		return NULL;
+	hashes = xcalloc(s->n_commits, sizeof(*hashes));
+	ids = xcalloc(s->n_commits, sizeof(*ids));
+	for (size_t i = 0; i < s->n_commits; i++)
+		hashes[i] = s->commits[i]->hash;
+	*rc = st->ops->commit_reserve(st, hashes, s->n_commits, ids, err);
+	free(hashes);
+	return ids;
+}
+
+/*
+ * Inserts checkpoint i of s on its parents' rows and indexes it: as row
+ * fresh when one was reserved (no row holds its hash, so none of its
+ * search rows is there either), else as commit_insert places it.
+ */
+static enum smr_rc import_commit(struct store *st, const struct import_space *s, size_t i,
+				 int64_t fresh, int64_t parent_id, int64_t merge_id, int64_t *id,
+				 struct smr_err *err)
+{
+	const struct checkpoint *c = s->commits[i];
+	const struct checkpoint_text *text = s->texts ? s->texts[i] : NULL;
+	enum smr_rc rc;
+
+	*id = fresh;
+	if (fresh >= 0)
+		rc = st->ops->commit_insert_as(st, s->space->id, c, text, fresh, parent_id,
+					       merge_id, err);
+	else
+		rc = st->ops->commit_insert(st, s->space->id, c, text, parent_id, merge_id, id,
+					    err);
+	if (rc == SMR_ECONFLICT)
+		rc = smr_errf(err, rc, "checkpoint %.12s already exists", c->hash);
+	if (!rc)
+		rc = store_index_checkpoint(st, c, *id, s->parents ? s->parents[i] : NULL,
+					    fresh < 0, err);
+	if (!rc && s->record_commits)
+		rc = record_put(st, s->space->id, c, err);
+	return rc;
+}
+
 /* Inserts the new checkpoints of one Space; the parent is usually the one before. */
 static enum smr_rc import_commits(struct store *st, const struct import_space *s,
 				  struct smr_err *err)
@@ -1273,6 +1325,7 @@ static enum smr_rc import_commits(struct store *st, const struct import_space *s
 	const char *last = NULL;
 	int64_t last_id = -1, parent_id, merge_id, id = -1;
 	enum smr_rc rc = SMR_OK;
+	int64_t *fresh = import_reserve(st, s, &rc, err);
 
 	for (size_t i = 0; !rc && i < s->n_commits; i++) {
 		const struct checkpoint *c = s->commits[i];
@@ -1285,17 +1338,12 @@ static enum smr_rc import_commits(struct store *st, const struct import_space *s
 		if (!rc && c->merge_parent_hash)
 			rc = row_of(st, s->space->id, c->merge_parent_hash, &merge_id, err);
 		if (!rc)
-			rc = st->ops->commit_insert(st, s->space->id, c,
-						    s->texts ? s->texts[i] : NULL, parent_id,
-						    merge_id, &id, err);
-		if (rc == SMR_ECONFLICT)
-			rc = smr_errf(err, rc, "checkpoint %.12s already exists", c->hash);
-		if (!rc)
-			rc = store_index_checkpoint(st, c, id, s->parents ? s->parents[i] : NULL,
-						    1, err);
+			rc = import_commit(st, s, i, fresh ? fresh[i] : -1, parent_id, merge_id,
+					   &id, err);
 		last = c->hash;
 		last_id = id;
 	}
+	free(fresh);
 	return rc;
 }
 
@@ -1321,6 +1369,8 @@ static enum smr_rc import_one(struct store *st, const struct import_space *s,
 {
 	enum smr_rc rc = s->create ? st->ops->space_create(st, s->space, err) : SMR_OK;
 
+	if (!rc && s->create && s->created)
+		rc = record_move(st, s->space->id, NULL, NULL, "create", s->created, err);
 	if (!rc)
 		rc = import_commits(st, s, err);
 	for (size_t i = 0; !rc && i < s->n_sessions; i++)

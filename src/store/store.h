@@ -235,6 +235,15 @@ struct import_space {
 	size_t n_turns;
 	const struct reflog_entry *const *reflog;  /* reflog rows to append as written, oldest first */
 	size_t n_reflog;
+	/*
+	 * A bulk load standing for an agent's writes (bench/scale.sh) rather
+	 * than a bundle, which brings its reflog: created, when set with
+	 * create, is the creation's move, and record_commits 1 records each
+	 * checkpoint's move, each in the reflog as store_space_create and
+	 * store_checkpoint_put record them.
+	 */
+	const struct ref_move *created;
+	int record_commits;
 };
 
 /*

@@ -151,6 +151,23 @@ struct store_ops {
 				     int64_t parent_id, int64_t merge_id, int64_t *id,
 				     struct smr_err *err);
 	/*
+	 * Optional (both or neither), for an import's new checkpoints, so a
+	 * pipelining backend writes them without waiting on each, and no
+	 * backend looks up the search rows of a checkpoint no row held (a
+	 * lookup that grows with the index): commit_reserve
+	 * gives ids[i] a fresh row id for each hashes[i] no row holds yet, -1
+	 * for one that is held (then commit_insert writes it), in one round trip
+	 * for them all; commit_insert_as inserts c as that row id, as
+	 * commit_insert would, and reports nothing back (a hash written
+	 * meanwhile: SMR_ECONFLICT, at txn_commit).
+	 */
+	enum smr_rc (*commit_reserve)(struct store *st, const char *const *hashes, size_t n,
+				      int64_t *ids, struct smr_err *err);
+	enum smr_rc (*commit_insert_as)(struct store *st, const char *space_id,
+					const struct checkpoint *c,
+					const struct checkpoint_text *text, int64_t id,
+					int64_t parent_id, int64_t merge_id, struct smr_err *err);
+	/*
 	 * The row of hash when the Space reaches it (store/sql.h), -1 when it
 	 * does not.  commit_insert of a hash written before (the history is
 	 * shared): the existing row when the Space does not hold it yet,

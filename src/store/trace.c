@@ -63,6 +63,13 @@ static void trace_line(struct store *st, const char *name, const char *what, enu
 	  const struct checkpoint_text *text, int64_t parent_id, int64_t merge_id, int64_t *id, \
 	  struct smr_err *err), \
 	  (space_id, c, text, parent_id, merge_id, id, err)) \
+	M(commit_reserve, (const char *const *hashes, size_t n, int64_t *ids, \
+	  struct smr_err *err), \
+	  (hashes, n, ids, err)) \
+	M(commit_insert_as, (const char *space_id, const struct checkpoint *c, \
+	  const struct checkpoint_text *text, int64_t id, int64_t parent_id, int64_t merge_id, \
+	  struct smr_err *err), \
+	  (space_id, c, text, id, parent_id, merge_id, err)) \
 	M(commit_id, (const char *space_id, const char *hash, int64_t *id, struct smr_err *err), \
 	  (space_id, hash, id, err)) \
 	M(commit_read, (const char *space_id, const char *hash, struct checkpoint *out, \

@@ -4095,6 +4095,151 @@ TEST(sqlite_search_index_is_backfilled_on_upgrade)
 	free(b);
 }
 
+/* ---- a bulk load (bench/scale.sh) writes what commits write ---- */
+
+#define CHAIN_STEPS 40
+
+/* Step i of a chain on parent: six decisions, one replaced a step, a task every third. */
+static void chain_step(struct checkpoint *c, const struct checkpoint *parent, int i)
+{
+	char text[96];
+
+	checkpoint_init(c);
+	if (parent) {
+		checkpoint_copy_content(c, parent);
+		c->parent_hash = xstrdup(parent->hash);
+	}
+	while (json_array_size(c->decisions) < 6) {
+		snprintf(text, sizeof(text), "decision %zu, kept from the start",
+			 json_array_size(c->decisions));
+		json_array_append_new(c->decisions, json_pack("{s:s}", "text", text));
+	}
+	snprintf(text, sizeof(text), "decision of step %d about latency", i);
+	json_array_set_new(c->decisions, (size_t)i % 6, json_pack("{s:s}", "text", text));
+	if (i % 3 == 0) {
+		snprintf(text, sizeof(text), "task of step %d", i);
+		json_array_append_new(c->tasks, json_pack("{s:s, s:s}", "text", text, "status",
+							  "open"));
+	}
+	free(c->title);
+	free(c->author);
+	free(c->created_at);
+	c->title = xasprintf("step %d", i);
+	c->author = xstrdup("tester");
+	c->created_at = xasprintf("2026-01-01T00:%02d:%02d.000000Z", i / 60, i % 60);
+	checkpoint_seal(c);
+}
+
+/* Imports v[from, to) into Space sp (created with the first), as bench-scale build does. */
+static enum smr_rc chain_import(struct fixture *f, const struct space *sp, struct checkpoint *v,
+				int from, int to, struct smr_err *err)
+{
+	const struct checkpoint *commits[CHAIN_STEPS], *parents[CHAIN_STEPS];
+	struct ref_move created = { "tester", "create", sp->created_at };
+	struct import_space in = { .space = sp, .create = from == 0, .commits = commits,
+				   .parents = parents, .n_commits = (size_t)(to - from),
+				   .head = v[to - 1].hash, .created = &created,
+				   .record_commits = 1 };
+
+	for (int i = from; i < to; i++) {
+		commits[i - from] = &v[i];
+		parents[i - from] = i ? &v[i - 1] : NULL;
+	}
+	return store_import(f->st, &in, 1, err);
+}
+
+/* "SELECT count(*) FROM table" on f. */
+static int64_t rows_in(struct fixture *f, const char *table)
+{
+	char sql[64];
+
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s", table);
+	return db_int(f, sql);
+}
+
+/*
+ * A chain imported with record_commits (bench/scale.sh's build, in
+ * batches, the PostgreSQL store's reserved rows) leaves the rows that
+ * committing it one checkpoint at a time leaves: checkpoints, items and
+ * chunks, search rows, reflog; fsck finds nothing; search and reads answer
+ * the same.  A batch holding a checkpoint another Space has already, or
+ * one the Space holds, is placed or refused as before.
+ */
+CONFORMANCE(bulk_import_writes_the_rows_commits_write)
+{
+	static const char *const tables[] = { "commits", "items", "chunks", "search_items",
+					       "reflog", "refs", "repos" };
+	struct smr_err err = SMR_ERR_INIT;
+	struct checkpoint v[CHAIN_STEPS], got = { 0 };
+	struct fixture put;
+	struct space sp = { .id = (char *)"5ca1e000-0000-4000-8000-000000000001",
+			    .name = (char *)"chain", .description = (char *)"a test space",
+			    .created_at = (char *)"2026-01-01T00:00:00.000000Z" };
+	struct ref_move created = { "tester", "create", sp.created_at };
+
+	for (int i = 0; i < CHAIN_STEPS; i++)
+		chain_step(&v[i], i ? &v[i - 1] : NULL, i);
+	CHECK_INT(fixture_open(&put, f->pg), 0);
+	CHECK_INT(store_space_create(put.st, &sp, &created, &err), SMR_OK);
+	for (int i = 0; i < CHAIN_STEPS; i++)
+		CHECK_INT(store_checkpoint_put(put.st, sp.id, &v[i], i ? v[i - 1].hash : NULL, &err),
+			  SMR_OK);
+	CHECK_INT(chain_import(f, &sp, v, 0, 25, &err), SMR_OK);
+	CHECK_INT(chain_import(f, &sp, v, 25, CHAIN_STEPS, &err), SMR_OK);
+	for (size_t t = 0; t < sizeof(tables) / sizeof(*tables); t++) {
+		int64_t want = rows_in(&put, tables[t]);
+
+		if (rows_in(f, tables[t]) != want || want <= 0)
+			test_fail(__FILE__, __LINE__, "%s: %lld rows imported, %lld committed",
+				  tables[t], (long long)rows_in(f, tables[t]), (long long)want);
+	}
+	CHECK_INT(db_int(f, "SELECT count(*) FROM reflog WHERE action = 'commit'"), CHAIN_STEPS);
+	CHECK(fsck_ok(f));
+	fixture_close(&put);
+	CHECK_INT(store_checkpoint_get(f->st, sp.id, v[30].hash, &got, &err), SMR_OK);
+	CHECK(json_equal(got.decisions, v[30].decisions) && json_equal(got.tasks, v[30].tasks));
+	checkpoint_release(&got);
+	{
+		struct search_word w = { "latency", 0 };
+		struct search_filter sf = { .words = &w, .n_words = 1, .limit = 100 };
+		struct search_row *rows = NULL;
+		size_t nr = 0;
+
+		CHECK_INT(store_search(f->st, &sf, &rows, &nr, &err), SMR_OK);
+		CHECK_INT(nr, CHAIN_STEPS);
+		search_rows_free(rows, nr);
+	}
+	/* a Space of its own on the chain's steps 0 to 9: those rows are taken on, 10' is new */
+	{
+		struct space other = { .id = (char *)"5ca1e000-0000-4000-8000-000000000002",
+				       .name = (char *)"other", .created_at = sp.created_at };
+		struct checkpoint next;
+		const struct checkpoint *commits[11], *parents[11];
+		struct import_space in = { .space = &other, .create = 1, .commits = commits,
+					   .parents = parents, .n_commits = 11, .head = NULL };
+
+		chain_step(&next, &v[9], 100);
+		for (int i = 0; i < 10; i++) {
+			commits[i] = &v[i];
+			parents[i] = i ? &v[i - 1] : NULL;
+		}
+		commits[10] = &next;
+		parents[10] = &v[9];
+		in.head = next.hash;
+		CHECK_INT(store_import(f->st, &in, 1, &err), SMR_OK);
+		CHECK_INT(count_checkpoints(f, other.id), 11);
+		/* the chain holds step 9 already: refused whole */
+		in.space = &sp;
+		in.create = 0;
+		CHECK_INT(store_import(f->st, &in, 1, &err), SMR_ECONFLICT);
+		CHECK_INT(count_checkpoints(f, sp.id), CHAIN_STEPS);
+		checkpoint_release(&next);
+	}
+	CHECK(fsck_ok(f));
+	for (int i = 0; i < CHAIN_STEPS; i++)
+		checkpoint_release(&v[i]);
+}
+
 /* ---- export and import ---- */
 
 /* A Space with a history worth moving: commits, a restore, a rename, a session with turns. */

@@ -71,7 +71,7 @@ enum stmt {
 	Q_SPACE_CHECK, Q_HEAD_LOCK, Q_HASH_BY_ID, Q_HEAD_READ, Q_HEAD_CHECK, Q_COMMIT_INSERT,
 	Q_COMMIT_INSERT_ON_HEAD, Q_HEAD_MOVE, Q_HEAD_MOVE_TO, Q_HEAD_GET, Q_HEAD_BY_NAME,
 	Q_HEAD_BY_ID,
-	Q_COMMIT_NEW, Q_COMMIT_BY_HASH,
+	Q_COMMIT_NEW, Q_COMMIT_BY_HASH, Q_COMMIT_RESERVE, Q_COMMIT_INSERT_AS,
 	Q_CKPT_IN_SPACE, Q_CKPT_ANY, Q_LOG, Q_SCAN_IDS, Q_SCAN, Q_COMMIT_ID,
 	Q_COMMIT_LINKS, Q_COMMIT_ANCESTRY,
 	Q_SESSION_LOCK, Q_LAST_SEQ, Q_SEQ_CHECK,
@@ -263,6 +263,19 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_COMMIT_NEW] = FAIL_UNLESS(SQL_REACH("$1::text", "$2::text") " IS NULL",
 		"the checkpoint exists already"),
 	[Q_COMMIT_BY_HASH] = "SELECT id FROM commits WHERE commit_hash = $1",
+	/* a fresh row id for each hash of $1 that no row holds, in $1's order */
+	[Q_COMMIT_RESERVE] =
+		"SELECT CASE WHEN c.id IS NULL THEN"
+		" nextval(pg_get_serial_sequence('commits', 'id')) END"
+		" FROM unnest($1::text[]) WITH ORDINALITY AS u(hash, n)"
+		" LEFT JOIN commits c ON c.commit_hash = u.hash ORDER BY u.n",
+	/* Q_COMMIT_INSERT as row $11 (reserved by Q_COMMIT_RESERVE): no answer to wait for */
+	[Q_COMMIT_INSERT_AS] =
+		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title, summary,"
+		" metadata_, fields_text, author, created_at, merge_parent_commit_id, lists, id)"
+		" SELECT $1::text, $2::text, $3::bigint, $4::text, $5::text,"
+		" j->'metadata', $6::text, $7::text, $8::text, $9::bigint, $10::bigint[], $11::bigint"
+		" FROM (SELECT $6::text::jsonb AS j " PARSE_ONCE ") x",
 	/* on top of the HEAD that Q_HEAD_LOCK locked (store.c's pipelined put) */
 	[Q_COMMIT_INSERT_ON_HEAD] =
 		"INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title, summary,"
@@ -2505,6 +2518,63 @@ static enum smr_rc insert_commit(struct store *st, const char *space_id,
 	return rc;
 }
 
+/* One round trip for an import's batch: see store_ops.commit_reserve. */
+static enum smr_rc reserve_commits(struct store *st, const char *const *hashes, size_t n,
+				   int64_t *ids, struct smr_err *err)
+{
+	struct buf b = BUF_INIT(0);
+	struct params p = { .n = 0 };
+	PGresult *r = NULL;
+	enum smr_rc rc;
+
+	buf_addch(&b, '{');
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			buf_addch(&b, ',');
+		text_element(&b, hashes[i], strlen(hashes[i]));
+	}
+	buf_addch(&b, '}');
+	p_text(&p, b.ptr);
+	rc = run(P(st), Q_COMMIT_RESERVE, &p, &r, "writing checkpoints", err);
+	if (!rc && (size_t)PQntuples(r) != n)
+		rc = smr_errf(err, SMR_EINTERNAL, "reserving rows for %zu checkpoints gave %d",
+			      n, PQntuples(r));
+	for (size_t i = 0; !rc && i < n; i++)
+		ids[i] = col_int_or_neg(r, (int)i, 0);
+	PQclear(r);
+	buf_release(&b);
+	return rc;
+}
+
+/* insert_commit as row id, which reserve_commits gave (pipelined: nothing to read back). */
+static enum smr_rc insert_commit_as(struct store *st, const char *space_id,
+				    const struct checkpoint *c, const struct checkpoint_text *ct,
+				    int64_t id, int64_t parent_id, int64_t merge_id,
+				    struct smr_err *err)
+{
+	struct params p = { .n = 0 };
+	char *text = meta_text(c, ct), *lists = NULL;
+	enum smr_rc rc = write_content(P(st), c, ct, &lists, err);
+
+	p_text(&p, space_id);
+	p_text(&p, c->hash);
+	p_int_or_null(&p, parent_id);
+	p_text(&p, c->title ? c->title : "");
+	p_text(&p, c->summary ? c->summary : "");
+	p_text(&p, text);
+	p_text(&p, c->author ? c->author : "");
+	p_text(&p, c->created_at);
+	p_int_or_null(&p, merge_id);
+	p_text(&p, lists);
+	p_int(&p, id);
+	if (!rc)
+		rc = row(P(st), Q_COMMIT_INSERT_AS, &p, &(struct pipe_entry){
+			 .conflict = "23505", .what = "writing a checkpoint" }, err);
+	free(text);
+	free(lists);
+	return rc;
+}
+
 static enum smr_rc move_head_to(struct store *st, const char *space_id, const char *hash,
 				struct smr_err *err)
 {
@@ -3125,6 +3195,8 @@ const struct store_ops store_postgres_ops = {
 	.commit_insert_on_head = insert_on_head,
 	.head_move_to = move_head_to,
 	.commit_insert = insert_commit,
+	.commit_reserve = reserve_commits,
+	.commit_insert_as = insert_commit_as,
 	.commit_id = commit_id,
 	.commit_read = commit_read,
 	.commit_links = commit_links,
