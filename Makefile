@@ -83,10 +83,14 @@ UI_GEN  = $(BUILD)/gen/ui_assets.c
 # binary the same way, as plain bytes (src/util/embedded.h).
 DECL_SRC = $(sort $(wildcard src/ops/decl/*.json))
 DECL_GEN = $(BUILD)/gen/decl_files.c
+# ... and indexed by operation and by schema (tools/decl_index.c), so a
+# process parses only the declarations it uses.
+DECL_INDEX = $(BUILD)/gen/decl_index.c
 HOST_CC ?= cc
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
-CORE_OBJ = $(call obj,$(filter-out $(LEAN_ONLY),$(CORE_SRC))) $(BUILD)/obj/gen/decl_files.o
+CORE_OBJ = $(call obj,$(filter-out $(LEAN_ONLY),$(CORE_SRC))) $(BUILD)/obj/gen/decl_files.o \
+           $(BUILD)/obj/gen/decl_index.o
 LEAN_OBJ = $(CORE_OBJ) $(call obj,$(LEAN_SRC) $(LEAN_ONLY))
 FULL_OBJ = $(CORE_OBJ) $(call obj,$(FULL_SRC)) $(BUILD)/obj/gen/ui_assets.o
 
@@ -139,6 +143,18 @@ $(DECL_GEN): $(BUILD)/embed $(DECL_SRC)
 	$(BUILD)/embed --plain $@ $(DECL_SRC)
 
 $(BUILD)/obj/gen/decl_files.o: $(DECL_GEN)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c -o $@ $<
+
+$(BUILD)/decl_index: tools/decl_index.c
+	@mkdir -p $(dir $@)
+	$(HOST_CC) -std=c11 -O2 -Wall -Wextra -Werror -o $@ $< -ljansson
+
+$(DECL_INDEX): $(BUILD)/decl_index $(DECL_SRC)
+	@mkdir -p $(dir $@)
+	$(BUILD)/decl_index $@ $(DECL_SRC)
+
+$(BUILD)/obj/gen/decl_index.o: $(DECL_INDEX)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c -o $@ $<
 

@@ -498,7 +498,7 @@ static const char *param_type(const json_t *s)
 	const json_t *t;
 
 	if (ref)
-		s = decl_def(decl_defs(), ref);
+		s = decl_ref(ref);
 	t = json_object_get(s, "type");
 	return json_is_array(t) ? json_string_value(json_array_get(t, 0)) : json_string_value(t);
 }

@@ -6,6 +6,7 @@
 #include "util/embedded.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 static json_t *all;
@@ -78,14 +79,56 @@ const json_t *decl_all(void)
 	return all;
 }
 
-const json_t *decl_defs(void)
+/*
+ * One operation's declaration and one shared schema are parsed when first
+ * asked for, from the index tools/decl_index.c builds, not with all the
+ * others: a CLI process makes one call, and parsing every declaration was
+ * nine tenths of a cold `smriti head`.  What was parsed stays, read-only,
+ * for the process (HTTP workers share it); the lock covers the memo
+ * objects, which grow.
+ */
+static pthread_mutex_t memo_mu = PTHREAD_MUTEX_INITIALIZER;
+static json_t *ops_memo, *defs_memo;
+
+static int entry_cmp(const void *key, const void *e)
 {
-	return json_object_get(decl_all(), "$defs");
+	return strcmp(key, ((const struct embedded_decl *)e)->name);
+}
+
+/* name's parsed entry of table v (n entries), memoised in *memo; NULL if it has none. */
+static const json_t *indexed(json_t **memo, const struct embedded_decl *v, size_t n,
+			     const char *name)
+{
+	const struct embedded_decl *e;
+	json_t *got;
+
+	pthread_mutex_lock(&memo_mu);
+	if (!*memo)
+		*memo = json_object();
+	got = json_object_get(*memo, name);
+	if (!got && (e = bsearch(name, v, n, sizeof(*v), entry_cmp))) {
+		got = json_loads(e->json, 0, NULL);
+		if (!got)
+			BUG("the declaration of '%s' does not parse", name);
+		json_object_set_new(*memo, name, got);
+	}
+	pthread_mutex_unlock(&memo_mu);
+	return got;
 }
 
 const json_t *decl_op(const char *name)
 {
-	return json_object_get(json_object_get(decl_all(), "operations"), name);
+	return indexed(&ops_memo, embedded_decl_ops, embedded_decl_ops_n, name);
+}
+
+const json_t *decl_ref(const char *ref)
+{
+	const json_t *d = strncmp(ref, "#/$defs/", 8) ? NULL :
+			  indexed(&defs_memo, embedded_decl_defs, embedded_decl_defs_n, ref + 8);
+
+	if (!d)
+		BUG("the declarations name a schema '%s' they do not define", ref);
+	return d;
 }
 
 const json_t *decl_http(const json_t *decl, const char *op, const char *method,

@@ -2,7 +2,8 @@
  * decl.h -- the operations' declarations: each operation's name, summary,
  * parameters and result as JSON Schema, its errors, the role it needs and
  * the transports that expose it, written once in src/ops/decl/ (JSON, a
- * file an area) and built into the binary (tools/embed.c --plain).  api_call() checks every
+ * file an area) and built into the binary (tools/embed.c --plain, indexed by
+ * tools/decl_index.c).  api_call() checks every
  * call's parameters against them; /openapi.json (http/openapi.c) and the
  * MCP tool list (mcp/mcp_tools.c) are generated from them.
  *
@@ -26,9 +27,13 @@
  */
 const json_t *decl_all(void);
 
-/* The shared schemas ($defs) and one operation's declaration (NULL if none); borrowed. */
-const json_t *decl_defs(void);
+/*
+ * One operation's declaration (NULL if none), and the shared schema a
+ * "#/$defs/NAME" names (BUG() when there is none): each parsed alone when
+ * first asked for, not with decl_all(); borrowed.
+ */
 const json_t *decl_op(const char *name);
+const json_t *decl_ref(const char *ref);
 
 /*
  * Merges the declaration files texts[0..n) (JSON text each) into a new
@@ -39,7 +44,7 @@ const json_t *decl_op(const char *name);
 json_t *decl_merge(const char *const *texts, size_t n, struct smr_err *err);
 
 /*
- * Checks v against schema, whose $refs name decl_defs(): SMR_OK, or
+ * Checks v against schema, whose $refs name the shared schemas (decl_ref): SMR_OK, or
  * SMR_EUSAGE for a missing required member and SMR_EINVAL for any other
  * mismatch, with a message naming the path ("missing required parameter
  * 'space'", "parameter 'tasks[0].status' must be one of: open, done").

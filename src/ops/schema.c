@@ -25,7 +25,6 @@
 #include <string.h>
 
 struct check {
-	const json_t *defs;
 	const char *noun;               /* "parameter", "argument" */
 	char *msg;
 	size_t size;
@@ -134,14 +133,14 @@ static int type_fits(const json_t *type, const json_t *v)
 }
 
 /* What a {"$ref": "#/$defs/NAME"} names, or schema itself. */
-static const json_t *deref(const struct check *c, const json_t *schema)
+static const json_t *deref(const json_t *schema)
 {
 	for (int hops = 0; hops < 16; hops++) {
 		const char *ref = json_string_value(json_object_get(schema, "$ref"));
 
 		if (!ref)
 			return schema;
-		schema = decl_def(c->defs, ref);
+		schema = decl_ref(ref);
 	}
 	BUG("the declarations' $refs go round in a circle");
 }
@@ -219,10 +218,10 @@ static int check_any_of(struct check *c, const json_t *any, const json_t *v, con
 	json_t *alt;
 
 	json_array_foreach(any, i, alt)
-		if (type_fits(json_object_get(deref(c, alt), "type"), v))
+		if (type_fits(json_object_get(deref(alt), "type"), v))
 			return check(c, alt, v, path);
 	json_array_foreach(any, i, alt)
-		type_words(json_object_get(deref(c, alt), "type"), words, sizeof(words));
+		type_words(json_object_get(deref(alt), "type"), words, sizeof(words));
 	return fail(c, SMR_EINVAL, "%s '%s' must be %s, not %s", c->noun, path, words,
 		    type_of(v));
 }
@@ -311,7 +310,7 @@ static int check(struct check *c, const json_t *schema, const json_t *v, const c
 	const json_t *any, *type, *en, *cst;
 	char words[96] = "";
 
-	schema = deref(c, schema);
+	schema = deref(schema);
 	any = json_object_get(schema, "anyOf");
 	if (!any)
 		any = json_object_get(schema, "oneOf");
@@ -343,7 +342,7 @@ enum smr_rc decl_check(const json_t *schema, const json_t *v, const char *noun,
 		       struct smr_err *err)
 {
 	char msg[sizeof(err->msg)];
-	struct check c = { decl_defs(), noun, msg, sizeof(msg), SMR_OK };
+	struct check c = { noun, msg, sizeof(msg), SMR_OK };
 
 	if (!check(&c, schema, v, ""))
 		return SMR_OK;

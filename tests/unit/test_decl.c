@@ -12,6 +12,7 @@
 #include "ops/api.h"
 #include "ops/auth.h"
 #include "ops/decl.h"
+#include "util/embedded.h"
 
 #include <string.h>
 
@@ -200,4 +201,31 @@ TEST(decl_bad_parameters_are_refused_as_declared)
 	json_decref(before);
 	json_decref(after);
 		temp_store_close(path, ctx);
+}
+
+/*
+ * decl_op and decl_ref parse one entry of the build's index
+ * (tools/decl_index.c): each must be what decl_all() merges from the
+ * files, and the index must hold every operation and schema, no more.
+ */
+TEST(decl_the_index_holds_exactly_what_the_files_declare)
+{
+	const json_t *all = decl_all(), *v;
+	const char *name;
+	size_t n = 0;
+	char ref[128];
+
+	json_object_foreach((json_t *)json_object_get(all, "operations"), name, v) {
+		CHECK(json_equal(decl_op(name), v));
+		n++;
+	}
+	CHECK_INT(n, embedded_decl_ops_n);
+	CHECK(decl_op("no.such.operation") == NULL);
+	n = 0;
+	json_object_foreach((json_t *)json_object_get(all, "$defs"), name, v) {
+		snprintf(ref, sizeof(ref), "#/$defs/%s", name);
+		CHECK(json_equal(decl_ref(ref), v));
+		n++;
+	}
+	CHECK_INT(n, embedded_decl_defs_n);
 }
