@@ -2480,6 +2480,23 @@ static enum smr_rc written_before(struct store *st, const char *space_id, const 
 	return rc;
 }
 
+/* The parameters $1..$10 of Q_COMMIT_INSERT and Q_COMMIT_INSERT_AS (text and lists borrowed). */
+static void commit_params(struct params *p, const char *space_id, const struct checkpoint *c,
+			  const char *text, const char *lists, int64_t parent_id,
+			  int64_t merge_id)
+{
+	p_text(p, space_id);
+	p_text(p, c->hash);
+	p_int_or_null(p, parent_id);
+	p_text(p, c->title ? c->title : "");
+	p_text(p, c->summary ? c->summary : "");
+	p_text(p, text);
+	p_text(p, c->author ? c->author : "");
+	p_text(p, c->created_at);
+	p_int_or_null(p, merge_id);
+	p_text(p, lists);
+}
+
 static enum smr_rc insert_commit(struct store *st, const char *space_id,
 				 const struct checkpoint *c, const struct checkpoint_text *ct,
 				 int64_t parent_id, int64_t merge_id, int64_t *new_id,
@@ -2495,16 +2512,7 @@ static enum smr_rc insert_commit(struct store *st, const char *space_id,
 		free(text);
 		return rc;
 	}
-	p_text(&p, space_id);
-	p_text(&p, c->hash);
-	p_int_or_null(&p, parent_id);
-	p_text(&p, c->title ? c->title : "");
-	p_text(&p, c->summary ? c->summary : "");
-	p_text(&p, text);
-	p_text(&p, c->author ? c->author : "");
-	p_text(&p, c->created_at);
-	p_int_or_null(&p, merge_id);
-	p_text(&p, lists);
+	commit_params(&p, space_id, c, text, lists, parent_id, merge_id);
 	rc = run(s, Q_COMMIT_INSERT, &p, &r, "writing a checkpoint", err);
 	if (rc && state_is(s, "23505"))
 		rc = SMR_ECONFLICT;
@@ -2556,16 +2564,7 @@ static enum smr_rc insert_commit_as(struct store *st, const char *space_id,
 	char *text = meta_text(c, ct), *lists = NULL;
 	enum smr_rc rc = write_content(P(st), c, ct, &lists, err);
 
-	p_text(&p, space_id);
-	p_text(&p, c->hash);
-	p_int_or_null(&p, parent_id);
-	p_text(&p, c->title ? c->title : "");
-	p_text(&p, c->summary ? c->summary : "");
-	p_text(&p, text);
-	p_text(&p, c->author ? c->author : "");
-	p_text(&p, c->created_at);
-	p_int_or_null(&p, merge_id);
-	p_text(&p, lists);
+	commit_params(&p, space_id, c, text, lists, parent_id, merge_id);
 	p_int(&p, id);
 	if (!rc)
 		rc = row(P(st), Q_COMMIT_INSERT_AS, &p, &(struct pipe_entry){
