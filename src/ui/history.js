@@ -59,9 +59,13 @@ export function historyView(ctx, first) {
   let route = first;
   let pickFrom = null;          // hash picked as the first of a comparison
   let raw = false;
-  let blame = false;
-  let sideBySide = localStorage.getItem('smriti.compare') === 'side';            // the inspector says who introduced each item
+  let blame = false;            // the inspector says who introduced each item
+  let sideBySide = localStorage.getItem('smriti.compare') === 'side';
   let detailKey = '';
+  // Each request to show the detail pane takes a turn.  Two requests for the
+  // same view (a click and a live refresh) both render; what arrives late for
+  // an earlier turn (a note, a blame) must not be added to the later one.
+  let detailTurn = 0;
 
   async function loadFirst() {
     const g = await get(`/v4/repos/${enc(ctx.space)}/graph?limit=${PAGE}&changes=1`);
@@ -191,14 +195,15 @@ export function historyView(ctx, first) {
     const key = `c/${hash}/${raw}/${blame}`;
     if (key === detailKey && !force) return;
     detailKey = key;
+    const turn = ++detailTurn;
     let c;
     try {
       c = await get(`/commits/${hash}`);
     } catch (e) {
-      clear(detail).append(h('p.error', e.message));
+      if (turn === detailTurn) clear(detail).append(h('p.error', e.message));
       return;
     }
-    if (detailKey !== key) return;
+    if (turn !== detailTurn) return;
     const node = nodes.find((n) => n.hash === c.commit_hash);
     const isHead = node ? node.heads.includes(ctx.space) : c.commit_hash === ctx.info?.head;
     const actions = h('div.actions',
@@ -214,26 +219,26 @@ export function historyView(ctx, first) {
       h('button', { type: 'button', 'data-needs': 'writer', onclick: () => chatFrom(c) }, 'Chat from here'),
       h('button.primary', { type: 'button', onclick: () => handOff(c, isHead) }, 'Hand to next agent'));
     clear(detail).append(actions, h('div.review-slot'), checkpointView(c, links, raw));
-    if (blame && !raw) showBlame(c.commit_hash, key);
-    if (isHead) showNote(key);
+    if (blame && !raw) showBlame(c.commit_hash, turn);
+    if (isHead) showNote(turn);
   }
 
   // HEAD's hand-off note, above the inspector: what the next agent reads first
-  async function showNote(key) {
+  async function showNote(turn) {
     const head = await get(`/repos/${enc(ctx.space)}/head`).catch(() => null);
-    if (detailKey !== key || !head?.handoff) return;
+    if (turn !== detailTurn || !head?.handoff) return;
     detail.querySelector('.review-slot')?.before(lastNote(head.handoff));
   }
 
   // Blame: beside each item, who introduced it and where (the checkpoint,
   // or the session turns it was drafted from); the blame operation walks
   // parents, merges and restores server-side.
-  async function showBlame(hash, key) {
+  async function showBlame(hash, turn) {
     let b;
     try {
       b = await get(`/v4/blame?ref=${enc(hash)}`);
     } catch (e) { toast(e.message, 'error'); return; }
-    if (detailKey !== key) return;
+    if (turn !== detailTurn) return;
     const art = detail.querySelector('article.checkpoint');
     for (const it of b.items) {
       const note = blameNote(it);
@@ -262,9 +267,10 @@ export function historyView(ctx, first) {
     const key = `cmp/${a}/${b}/${sideBySide}`;
     if (key === detailKey && !force) return;
     detailKey = key;
+    const turn = ++detailTurn;
     try {
       const [ca, cb, d] = await Promise.all([get(`/commits/${a}`), get(`/commits/${b}`), op('diff', { from: a, to: b })]);
-      if (detailKey !== key) return;
+      if (turn !== detailTurn) return;
       const mode = (side, label) => h('button' + (sideBySide === side ? '.on' : ''), { type: 'button', 'aria-pressed': String(sideBySide === side),
         onclick: () => { sideBySide = side; localStorage.setItem('smriti.compare', side ? 'side' : 'unified'); showCompare(a, b); } }, label);
       clear(detail).append(h('div.actions',
@@ -277,7 +283,7 @@ export function historyView(ctx, first) {
       h('p.compare-head', h('span.del', '− ', links.checkpoint(a), ' ', ca.title), h('span.add', '+ ', links.checkpoint(b), ' ', cb.title)),
       sideBySide ? sideBySideView(ca, cb, d) : diffView(d));
     } catch (e) {
-      clear(detail).append(h('p.error', e.message));
+      if (turn === detailTurn) clear(detail).append(h('p.error', e.message));
     }
   }
 
@@ -460,7 +466,7 @@ export function historyView(ctx, first) {
     } else {
       selected = (r.tab === 'c' && r.args[0]) || selected || ownHead() || null;
       if (selected) showCheckpoint(selected);
-      else clear(detail).append(h('p.muted', 'Nothing to inspect yet.'));
+      else { detailKey = ''; detailTurn++; clear(detail).append(h('p.muted', 'Nothing to inspect yet.')); }
     }
     draw();
     if (selected) scrollTo(selected);
