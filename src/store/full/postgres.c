@@ -78,7 +78,7 @@ enum stmt {
 	Q_TURN_INSERT,
 	Q_GC_REPOINT, Q_GC_SPACES, Q_GC_ORPHANS, Q_GC_UNREACHED, Q_GC_EXPIRE, Q_GC_LOCK,
 	Q_GC_CHUNKS, Q_GC_ITEMS,
-	Q_SEARCH_HAS, Q_SEARCH_INSERT, Q_SEARCH_INSERT_AT,
+	Q_SEARCH_HAS, Q_SEARCH_INSERT, Q_SEARCH_INSERT_AT, Q_SEARCH_INSERT_AT_MANY,
 	Q_SEARCH_INSERT_TURN, Q_SEARCH, Q_SEARCH_TURNS,
 	Q_CHUNKS_INSERT, Q_ITEMS_CHECK, Q_CHUNKS_READ,
 	Q_CONVERT_CURSOR, Q_CONVERT_IDS, Q_CONVERT_ROW, Q_CONVERT_SET, Q_CONVERT_MOVE,
@@ -353,12 +353,24 @@ static const char *const stmt_sql[Q_COUNT] = {
 		"INSERT INTO search_items (commit_id, turn_id, field, ordinal, terms)"
 		" VALUES ($1, $2, $3, $4, $5)",
 	/*
-	 * By name, for a pipelined put (the Space $1 is the writer's): the rows
-	 * ($3 fields, $4 ordinals, $5 terms) of hash $2, each unless it has
-	 * this item indexed already (it was written before, on another Space:
-	 * as Q_SEARCH_HAS tells the id-based writes).
+	 * By name, for a pipelined put (the Space $1 is the writer's): the row
+	 * of hash $2, unless it has this item indexed already (it was written
+	 * before, on another Space: as Q_SEARCH_HAS tells the id-based writes).
+	 * One row a statement for a few rows: its generic plan is cached.
 	 */
 	[Q_SEARCH_INSERT_AT] =
+		"INSERT INTO search_items (commit_id, turn_id, field, ordinal, terms)"
+		" SELECT c.id, NULL::bigint, $3::int, $4::bigint, $5::text FROM commits c"
+		" WHERE c.commit_hash = $2::text AND $1::text IS NOT NULL AND NOT EXISTS"
+		" (SELECT 1 FROM search_items o WHERE o.commit_id = c.id AND o.field = $3::int"
+		" AND o.ordinal = $4::bigint)",
+	/*
+	 * The same for many rows at once ($3 fields, $4 ordinals, $5 terms).
+	 * PostgreSQL plans it anew on each call (~150 us): a plan that knows
+	 * the arrays' lengths always looks cheaper than the cached one, which
+	 * guesses them.  Worth it only where it saves many statements.
+	 */
+	[Q_SEARCH_INSERT_AT_MANY] =
 		"INSERT INTO search_items (commit_id, turn_id, field, ordinal, terms)"
 		" SELECT c.id, NULL::bigint, u.field, u.ordinal, u.terms FROM commits c"
 		" CROSS JOIN unnest($3::int[], $4::bigint[], $5::text[]) AS u(field, ordinal, terms)"
@@ -1673,20 +1685,39 @@ static void search_literals(const struct search_put *v, size_t n, struct buf b[3
 		buf_addch(&b[k], '}');
 }
 
+/*
+ * Up to this many rows go one statement each (pipelined, on a cached plan);
+ * more go in one Q_SEARCH_INSERT_AT_MANY, whose planning then costs less
+ * than the statements it saves.
+ */
+#define SEARCH_ROWS_ONE_BY_ONE 8
+
 static enum smr_rc pg_search_insert_at(struct store *st, const char *space_id,
 				       const char *hash, const struct search_put *v, size_t n,
 				       struct smr_err *err)
 {
 	struct buf b[3] = { BUF_INIT(0), BUF_INIT(0), BUF_INIT(0) };
 	struct params p = { .n = 0 };
-	enum smr_rc rc;
+	enum smr_rc rc = SMR_OK;
 
+	if (n <= SEARCH_ROWS_ONE_BY_ONE) {
+		for (size_t i = 0; !rc && i < n; i++) {
+			p.n = 0;
+			p_text(&p, space_id);
+			p_text(&p, hash);
+			p_int(&p, v[i].field);
+			p_int(&p, v[i].ordinal);
+			p_text(&p, v[i].words);
+			rc = write_stmt(P(st), Q_SEARCH_INSERT_AT, &p, "indexing for search", err);
+		}
+		return rc;
+	}
 	search_literals(v, n, b);
 	p_text(&p, space_id);
 	p_text(&p, hash);
 	for (int k = 0; k < 3; k++)
 		p_text(&p, b[k].ptr);
-	rc = write_stmt(P(st), Q_SEARCH_INSERT_AT, &p, "indexing for search", err);
+	rc = write_stmt(P(st), Q_SEARCH_INSERT_AT_MANY, &p, "indexing for search", err);
 	for (int k = 0; k < 3; k++)
 		buf_release(&b[k]);
 	return rc;

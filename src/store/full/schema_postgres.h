@@ -316,6 +316,23 @@ static const char *const postgres_migrations[] = {
 	"  next_id BIGINT NOT NULL, last_id BIGINT NOT NULL);"
 	"INSERT INTO chain_migration (id, next_id, last_id)"
 	"  SELECT 1, 0, MAX(id) FROM commits HAVING MAX(id) IS NOT NULL;",
+	/*
+	 * 16: the chain trigger looks for the parent's other children by
+	 * commits_by_parent only.  With the Space's test beside the parent's,
+	 * the planner could scan the Space's history by commits_by_repo for
+	 * them, and a plan made while the table was small kept doing so: each
+	 * write cost what the Space had written (65 us at 1,000 checkpoints).
+	 * OFFSET 0 keeps the Space's test out of that scan.
+	 */
+	"CREATE OR REPLACE FUNCTION smriti_commit_chain() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN"
+	"  IF NEW.parent_commit_id IS NOT NULL THEN"
+	"    PERFORM 1 FROM commits WHERE id = NEW.parent_commit_id FOR NO KEY UPDATE;"
+	"  END IF;"
+	"  NEW.chain := COALESCE((SELECT p.chain FROM commits p"
+	"    WHERE p.id = NEW.parent_commit_id AND p.repo_id = NEW.repo_id"
+	"    AND NOT EXISTS (SELECT 1 FROM (SELECT y.repo_id FROM commits y"
+	"    WHERE y.parent_commit_id = p.id OFFSET 0) y WHERE y.repo_id = p.repo_id)), NEW.id);"
+	"  RETURN NEW; END$$;",
 };
 
 #endif
