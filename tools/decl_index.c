@@ -9,7 +9,8 @@
  *
  * Writes the two tables of src/util/embedded.h, each sorted by name (for
  * bsearch), each entry the compact JSON text of one operation or of one
- * $defs schema.  A name declared twice, or a file that does not parse, is
+ * $defs schema, and the names of the operations that have an MCP tool, in
+ * the files' order (so an MCP server builds its tools from those alone).  A name declared twice, or a file that does not parse, is
  * an error here, as decl_merge() would make it one at run time.  C11 and
  * jansson: it runs on the build machine before the binaries are built.
  */
@@ -28,6 +29,24 @@ struct table {
 	size_t n, cap;
 };
 
+/* The operations with an MCP tool, in the order the files declare them (tools/list's). */
+struct names {
+	const char **v;
+	size_t n, cap;
+};
+
+static int add_name(struct names *t, const char *name)
+{
+	if (t->n == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 32;
+		t->v = realloc(t->v, t->cap * sizeof(*t->v));
+		if (!t->v)
+			return 1;
+	}
+	t->v[t->n++] = name;
+	return 0;
+}
+
 static int fail(const char *what, const char *name)
 {
 	fprintf(stderr, "decl_index: %s %s\n", what, name);
@@ -39,8 +58,11 @@ static int by_name(const void *a, const void *b)
 	return strcmp(((const struct entry *)a)->name, ((const struct entry *)b)->name);
 }
 
-/* Adds every member of obj to t (names borrowed from obj); 1 on a name t has already. */
-static int add_members(struct table *t, json_t *obj, const char *file)
+/*
+ * Adds every member of obj to t, and those with an "mcp" member to tools
+ * (names borrowed from obj); 1 on a name t has already.
+ */
+static int add_members(struct table *t, struct names *tools, json_t *obj, const char *file)
 {
 	const char *name;
 	json_t *v;
@@ -55,6 +77,8 @@ static int add_members(struct table *t, json_t *obj, const char *file)
 			if (!t->v)
 				return fail("out of memory in", file);
 		}
+		if (tools && json_object_get(v, "mcp") && add_name(tools, name))
+			return fail("out of memory in", file);
 		t->v[t->n].name = name;
 		t->v[t->n].json = json_dumps(v, JSON_COMPACT | JSON_ENSURE_ASCII);
 		if (!t->v[t->n++].json)
@@ -92,9 +116,21 @@ static void emit_table(FILE *out, const char *name, struct table *t)
 	fprintf(out, "};\nconst size_t %s_n = %zu;\n\n", name, t->n);
 }
 
+static void emit_names(FILE *out, const char *name, const struct names *t)
+{
+	fprintf(out, "const char *const %s[] = {\n", name);
+	for (size_t i = 0; i < t->n; i++) {
+		fputc('\t', out);
+		emit_literal(out, t->v[i]);
+		fputs(",\n", out);
+	}
+	fprintf(out, "};\nconst size_t %s_n = %zu;\n\n", name, t->n);
+}
+
 int main(int argc, char **argv)
 {
 	struct table ops = { NULL, 0, 0 }, defs = { NULL, 0, 0 };
+	struct names tools = { NULL, 0, 0 };
 	json_t *docs = json_array();
 	json_error_t je;
 	FILE *out;
@@ -109,8 +145,8 @@ int main(int argc, char **argv)
 		if (!json_is_object(doc))
 			return fail("cannot parse", argv[i]);
 		json_array_append_new(docs, doc);   /* keeps the names alive */
-		if (add_members(&ops, json_object_get(doc, "operations"), argv[i]) ||
-		    add_members(&defs, json_object_get(doc, "$defs"), argv[i]))
+		if (add_members(&ops, &tools, json_object_get(doc, "operations"), argv[i]) ||
+		    add_members(&defs, NULL, json_object_get(doc, "$defs"), argv[i]))
 			return 1;
 	}
 	out = fopen(argv[1], "w");
@@ -120,6 +156,7 @@ int main(int argc, char **argv)
 		     "#include \"util/embedded.h\"\n\n");
 	emit_table(out, "embedded_decl_ops", &ops);
 	emit_table(out, "embedded_decl_defs", &defs);
+	emit_names(out, "embedded_decl_mcp_ops", &tools);
 	if (fclose(out))
 		return fail("cannot write", argv[1]);
 	for (size_t i = 0; i < ops.n; i++)
@@ -128,6 +165,7 @@ int main(int argc, char **argv)
 		free(defs.v[i].json);
 	free(ops.v);
 	free(defs.v);
+	free(tools.v);
 	json_decref(docs);
 	return 0;
 }

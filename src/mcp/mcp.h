@@ -213,7 +213,8 @@ void mcp_http_route(struct http_req *r, struct ops_ctx *ctx);
 /*
  * The tools/list entries of every operation that decl (a document as
  * decl_all() returns, ops/decl.h) gives an MCP tool; new reference.  The
- * server lists decl_all()'s; tests pass changed declarations.
+ * server passes NULL: the same from the index (decl_op, decl_ref), which
+ * parses only those operations; tests pass changed declarations.
  */
 json_t *mcp_tool_defs(const json_t *decl);
 

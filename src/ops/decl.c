@@ -121,6 +121,12 @@ const json_t *decl_op(const char *name)
 	return indexed(&ops_memo, embedded_decl_ops, embedded_decl_ops_n, name);
 }
 
+const char *const *decl_mcp_ops(size_t *n)
+{
+	*n = embedded_decl_mcp_ops_n;
+	return embedded_decl_mcp_ops;
+}
+
 const json_t *decl_ref(const char *ref)
 {
 	const json_t *d = strncmp(ref, "#/$defs/", 8) ? NULL :
@@ -147,7 +153,11 @@ const json_t *decl_http(const json_t *decl, const char *op, const char *method,
 
 const json_t *decl_def(const json_t *defs, const char *ref)
 {
-	const json_t *d = strncmp(ref, "#/$defs/", 8) ? NULL : json_object_get(defs, ref + 8);
+	const json_t *d;
+
+	if (!defs)
+		return decl_ref(ref);
+	d = strncmp(ref, "#/$defs/", 8) ? NULL : json_object_get(defs, ref + 8);
 
 	if (!d)
 		BUG("the declarations name a schema '%s' they do not define", ref);

@@ -63,13 +63,19 @@ enum smr_rc decl_check(const json_t *schema, const json_t *v, const char *noun,
 const json_t *decl_http(const json_t *decl, const char *op, const char *method,
 			const char *path);
 
-/* The definition a "#/$defs/NAME" names in defs (borrowed); BUG() when there is none. */
+/* The operations that have an MCP tool, in declared order (*n of them); static. */
+const char *const *decl_mcp_ops(size_t *n);
+
+/*
+ * The definition a "#/$defs/NAME" names in defs, or in the index when defs
+ * is NULL (decl_ref); borrowed.  BUG() when there is none.
+ */
 const json_t *decl_def(const json_t *defs, const char *ref);
 
 /*
  * A copy of schema with every {"$ref": "#/$defs/NAME"} replaced by the
- * definition in defs (themselves resolved), for documents that must stand
- * alone (an MCP tool's schemas); new reference.
+ * definition in defs (NULL: the index's; themselves resolved), for
+ * documents that must stand alone (an MCP tool's schemas); new reference.
  */
 json_t *decl_inline(const json_t *defs, const json_t *schema);
 

@@ -30,5 +30,8 @@ struct embedded_decl {
 
 extern const struct embedded_decl embedded_decl_ops[], embedded_decl_defs[];
 extern const size_t embedded_decl_ops_n, embedded_decl_defs_n;
+/* The operations with an MCP tool ("mcp"), in the order the files declare them. */
+extern const char *const embedded_decl_mcp_ops[];
+extern const size_t embedded_decl_mcp_ops_n;
 
 #endif

@@ -229,3 +229,17 @@ TEST(decl_the_index_holds_exactly_what_the_files_declare)
 	}
 	CHECK_INT(n, embedded_decl_defs_n);
 }
+
+TEST(decl_the_mcp_tools_from_the_index_are_those_of_all_the_declarations)
+{
+	json_t *indexed = mcp_tool_defs(NULL), *whole = mcp_tool_defs(decl_all());
+	size_t n;
+
+	decl_mcp_ops(&n);
+	CHECK(n > 0);
+	CHECK_INT((int)json_array_size(indexed), (int)n);
+	/* the same tools, word for word and in the same order */
+	CHECK(json_equal(indexed, whole));
+	json_decref(indexed);
+	json_decref(whole);
+}
