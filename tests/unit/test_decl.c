@@ -49,6 +49,34 @@ TEST(decl_check_names_the_path_and_the_values_allowed)
 	CHECK_STR(err.msg, "parameter 'h' must match ^[0-9a-f]{4}$");
 }
 
+/*
+ * The path is put into words only when a check fails (ops/schema.c): the
+ * words must still name every step, items and members nested in each
+ * other, a member of an additionalProperties schema, and a path too long
+ * for a message cut, not overrun.
+ */
+TEST(decl_check_words_a_nested_path_only_on_failure)
+{
+	const char *s = "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"array\",\"items\":"
+			"{\"type\":\"object\",\"properties\":{\"b\":{\"type\":\"array\",\"minItems\":2,"
+			"\"items\":{\"type\":\"integer\",\"maximum\":9}}},\"additionalProperties\":"
+			"{\"type\":\"object\",\"additionalProperties\":false}}}}}";
+	char value[600], want[300];
+	struct smr_err err = SMR_ERR_INIT;
+
+	CHECK_INT(check_text(s, "{\"a\":[{\"b\":[1,2]},{\"b\":[3,10]}]}", &err), SMR_EINVAL);
+	CHECK_STR(err.msg, "parameter 'a[1].b[1]' must be at most 9");
+	CHECK_INT(check_text(s, "{\"a\":[{\"b\":[1]}]}", &err), SMR_EINVAL);
+	CHECK_STR(err.msg, "parameter 'a[0].b' must have at least 2 items");
+	CHECK_INT(check_text(s, "{\"a\":[{\"c\":{\"d\":1}}]}", &err), SMR_EINVAL);
+	CHECK_STR(err.msg, "unknown parameter 'a[0].c.d'");
+	CHECK_INT(check_text(s, "{\"a\":[{\"b\":[1,2]},{\"c\":{}}]}", &err), SMR_OK);
+	snprintf(value, sizeof(value), "{\"a\":[{\"%0300d\":{\"x\":1}}]}", 0);
+	CHECK_INT(check_text(s, value, &err), SMR_EINVAL);
+	snprintf(want, sizeof(want), "unknown parameter 'a[0].%0250d'", 0);
+	CHECK_STR(err.msg, want);
+}
+
 /* The declarations with the Checkpoint's title described anew; new reference. */
 static json_t *changed_decl(const char *words)
 {
