@@ -14,11 +14,15 @@
  * caller can fix the call.  Deeper rules (a Space name's characters, an
  * artifact's size) stay with the domain, which reports them in the same
  * words for every transport.
+ *
+ * Every call checks, so the work a schema alone decides is done once per
+ * process (ops/schema_node.c compiles it), and a path is put into words
+ * only for the message of a check that fails.
  */
 #include "ops/decl.h"
+#include "ops/schema_node.h"
 #include "util/utf8.h"
 
-#include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,33 +68,6 @@ static const char *type_article(const char *t)
 		if (!strcmp(names[i][0], t))
 			return names[i][1];
 	return t;
-}
-
-/* The JSON Schema type name of v ("integer" for an integer, though it is a "number" too). */
-static const char *type_name(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return "object";
-	case JSON_ARRAY:
-		return "array";
-	case JSON_STRING:
-		return "string";
-	case JSON_INTEGER:
-		return "integer";
-	case JSON_REAL:
-		return "number";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "boolean";
-	default:
-		return "null";
-	}
-}
-
-static int has_type(const char *t, const json_t *v)
-{
-	return !strcmp(t, type_name(v)) || (json_is_integer(v) && !strcmp(t, "number"));
 }
 
 /*
@@ -186,102 +163,16 @@ static void type_words(const json_t *type, char *words, size_t size)
 	}
 }
 
-static int type_fits(const json_t *type, const json_t *v)
-{
-	size_t i;
-	json_t *t;
-
-	if (!type)
-		return 1;
-	if (json_is_string(type))
-		return has_type(json_string_value(type), v);
-	json_array_foreach(type, i, t)
-		if (has_type(json_string_value(t), v))
-			return 1;
-	return 0;
-}
-
-/*
- * The keywords of one schema, found in one pass over its members: a node
- * has three or four of the fifteen keywords understood, and looking each
- * one up by name cost more than reading the members once.
- */
-struct keywords {
-	const json_t *ref, *any_of, *one_of, *type, *en, *cst, *props, *required, *extra;
-	const json_t *items, *min_items, *min_len, *max_len, *pattern, *minimum, *maximum;
-};
-
-/* Where key's value goes in kw, or NULL for a keyword not understood ("description"). */
-static const json_t **keyword_slot(struct keywords *kw, const char *key)
-{
-	switch (key[0]) {
-	case '$':
-		return !strcmp(key, "$ref") ? &kw->ref : NULL;
-	case 'a':
-		return !strcmp(key, "anyOf") ? &kw->any_of :
-		       !strcmp(key, "additionalProperties") ? &kw->extra : NULL;
-	case 'c':
-		return !strcmp(key, "const") ? &kw->cst : NULL;
-	case 'e':
-		return !strcmp(key, "enum") ? &kw->en : NULL;
-	case 'i':
-		return !strcmp(key, "items") ? &kw->items : NULL;
-	case 'm':
-		return !strcmp(key, "minItems") ? &kw->min_items :
-		       !strcmp(key, "minLength") ? &kw->min_len :
-		       !strcmp(key, "maxLength") ? &kw->max_len :
-		       !strcmp(key, "minimum") ? &kw->minimum :
-		       !strcmp(key, "maximum") ? &kw->maximum : NULL;
-	case 'o':
-		return !strcmp(key, "oneOf") ? &kw->one_of : NULL;
-	case 'p':
-		return !strcmp(key, "properties") ? &kw->props :
-		       !strcmp(key, "pattern") ? &kw->pattern : NULL;
-	case 'r':
-		return !strcmp(key, "required") ? &kw->required : NULL;
-	case 't':
-		return !strcmp(key, "type") ? &kw->type : NULL;
-	default:
-		return NULL;
-	}
-}
-
-static void read_keywords(const json_t *schema, struct keywords *kw)
-{
-	const json_t **slot;
-	const char *key;
-	json_t *v;
-
-	memset(kw, 0, sizeof(*kw));
-	json_object_foreach((json_t *)schema, key, v)
-		if ((slot = keyword_slot(kw, key)))
-			*slot = v;
-}
-
-/* The keywords of what a {"$ref": "#/$defs/NAME"} names, or of schema itself. */
-static void deref(const json_t *schema, struct keywords *kw)
-{
-	for (int hops = 0; hops < 16; hops++) {
-		read_keywords(schema, kw);
-		if (!json_is_string(kw->ref))
-			return;
-		schema = decl_ref(json_string_value(kw->ref));
-	}
-	BUG("the declarations' $refs go round in a circle");
-}
-
-static int check(struct check *c, const json_t *schema, const json_t *v,
+static int check(struct check *c, const struct schema_node *n, const json_t *v,
 		 const struct path *path);
-static int check_kw(struct check *c, const struct keywords *kw, const json_t *v,
-		    const struct path *path);
 
-static int check_required(struct check *c, const struct keywords *kw, const json_t *v,
+static int check_required(struct check *c, const struct schema_node *n, const json_t *v,
 			  const struct path *path)
 {
 	size_t i;
 	json_t *x;
 
-	json_array_foreach(kw->required, i, x) {
+	json_array_foreach(n->kw.required, i, x) {
 		const json_t *have = json_object_get(v, json_string_value(x));
 		struct path sub = key_step(path, json_string_value(x));
 
@@ -291,50 +182,47 @@ static int check_required(struct check *c, const struct keywords *kw, const json
 	return 0;
 }
 
-static int check_object(struct check *c, const struct keywords *kw, const json_t *v,
+static int check_object(struct check *c, const struct schema_node *n, const json_t *v,
 			const struct path *path)
 {
 	const char *key;
 	json_t *x;
 
-	if (check_required(c, kw, v, path))
+	if (check_required(c, n, v, path))
 		return -1;
 	json_object_foreach((json_t *)v, key, x) {
-		const json_t *ps = kw->props ? json_object_get(kw->props, key) : NULL;
+		const struct schema_node *ps = schema_member(n, key);
 		struct path sub = key_step(path, key);
 
 		/* a top-level null is an absent parameter, as the operations read them */
 		if (json_is_null(x) && path->empty)
 			continue;
-		if (!ps && json_is_false(kw->extra))
+		if (!ps && json_is_false(n->kw.extra))
 			return fail(c, SMR_EINVAL, &sub, "unknown");
-		if (!ps && json_is_object(kw->extra))
-			ps = kw->extra;
+		if (!ps)
+			ps = n->extra;
 		if (ps && check(c, ps, x, &sub))
 			return -1;
 	}
 	return 0;
 }
 
-static int check_array(struct check *c, const struct keywords *kw, const json_t *v,
+static int check_array(struct check *c, const struct schema_node *n, const json_t *v,
 		       const struct path *path)
 {
-	const json_t *min = kw->min_items;
-	struct keywords item;
+	const json_t *min = n->kw.min_items;
 	size_t i;
 	json_t *x;
 
 	if (json_is_integer(min) && (json_int_t)json_array_size(v) < json_integer_value(min))
 		return fail_at(c, path, "must have at least %lld items",
 			       (long long)json_integer_value(min));
-	if (!kw->items)
+	if (!n->items)
 		return 0;
-	/* read once, not once an item: an array's items share their schema */
-	deref(kw->items, &item);
 	json_array_foreach(v, i, x) {
 		struct path sub = index_step(path, i);
 
-		if (check_kw(c, &item, x, &sub))
+		if (check(c, n->items, x, &sub))
 			return -1;
 	}
 	return 0;
@@ -344,67 +232,46 @@ static int check_array(struct check *c, const struct keywords *kw, const json_t 
  * anyOf: the first alternative whose type fits decides (so the message is
  * about that shape); when no type fits, the message lists the types.
  */
-static int check_any_of(struct check *c, const json_t *any, const json_t *v,
+static int check_any_of(struct check *c, const struct schema_node *n, const json_t *v,
 			const struct path *path)
 {
-	struct keywords kw;
 	char words[160] = "";
-	size_t i;
-	json_t *alt;
+	unsigned bit = schema_type_bit(v);
 
-	json_array_foreach(any, i, alt) {
-		deref(alt, &kw);
-		if (type_fits(kw.type, v))
-			return check_kw(c, &kw, v, path);
-	}
-	json_array_foreach(any, i, alt) {
-		deref(alt, &kw);
-		type_words(kw.type, words, sizeof(words));
-	}
+	for (size_t i = 0; i < n->nalts; i++)
+		if (n->alts[i]->types & bit)
+			return check(c, n->alts[i], v, path);
+	for (size_t i = 0; i < n->nalts; i++)
+		type_words(n->alts[i]->kw.type, words, sizeof(words));
 	return fail_at(c, path, "must be %s, not %s", words, type_of(v));
 }
 
-static int check_pattern(struct check *c, const json_t *pattern, const json_t *v,
-			 const struct path *path)
-{
-	regex_t re;
-	int miss;
-
-	if (regcomp(&re, json_string_value(pattern), REG_EXTENDED | REG_NOSUB))
-		BUG("the declarations' pattern '%s' does not compile", json_string_value(pattern));
-	miss = regexec(&re, json_string_value(v), 0, NULL, 0);
-	regfree(&re);
-	if (miss)
-		return fail_at(c, path, "must match %s", json_string_value(pattern));
-	return 0;
-}
-
 /* Characters are counted only for a schema that limits them: most strings have no limit. */
-static int check_string(struct check *c, const struct keywords *kw, const json_t *v,
+static int check_string(struct check *c, const struct schema_node *n, const json_t *v,
 			const struct path *path)
 {
-	const json_t *min = kw->min_len, *max = kw->max_len;
-	long long n = 0;
+	const json_t *min = n->kw.min_len, *max = n->kw.max_len;
+	long long chars = 0;
 
 	if (json_is_integer(min) || json_is_integer(max))
-		n = (long long)utf8_chars(json_string_value(v), json_string_length(v));
-	if (json_is_integer(min) && n < json_integer_value(min))
+		chars = (long long)utf8_chars(json_string_value(v), json_string_length(v));
+	if (json_is_integer(min) && chars < json_integer_value(min))
 		return json_integer_value(min) == 1 ?
 		       fail_at(c, path, "must not be empty") :
 		       fail_at(c, path, "must be at least %lld characters",
 			       (long long)json_integer_value(min));
-	if (json_is_integer(max) && n > json_integer_value(max))
+	if (json_is_integer(max) && chars > json_integer_value(max))
 		return fail_at(c, path, "must be at most %lld characters",
 			       (long long)json_integer_value(max));
-	if (json_is_string(kw->pattern))
-		return check_pattern(c, kw->pattern, v, path);
+	if (n->pattern && regexec(n->pattern, json_string_value(v), 0, NULL, 0))
+		return fail_at(c, path, "must match %s", json_string_value(n->kw.pattern));
 	return 0;
 }
 
-static int check_number(struct check *c, const struct keywords *kw, const json_t *v,
+static int check_number(struct check *c, const struct schema_node *n, const json_t *v,
 			const struct path *path)
 {
-	const json_t *min = kw->minimum, *max = kw->maximum;
+	const json_t *min = n->kw.minimum, *max = n->kw.maximum;
 
 	if (json_is_number(min) && json_number_value(v) < json_number_value(min))
 		return fail_at(c, path, "must be at least %g", json_number_value(min));
@@ -441,40 +308,30 @@ static int check_enum(struct check *c, const json_t *values, const json_t *v,
 	return -1;
 }
 
-/* v against the keywords of one schema, its $ref already followed. */
-static int check_kw(struct check *c, const struct keywords *kw, const json_t *v,
-		    const struct path *path)
-{
-	char words[96] = "";
-
-	if (kw->any_of || kw->one_of)
-		return check_any_of(c, kw->any_of ? kw->any_of : kw->one_of, v, path);
-	if (!type_fits(kw->type, v)) {
-		type_words(kw->type, words, sizeof(words));
-		return fail_at(c, path, "must be %s, not %s", words, type_of(v));
-	}
-	if (kw->en && check_enum(c, kw->en, v, path))
-		return -1;
-	if (kw->cst && !json_equal(kw->cst, v))
-		return fail_at(c, path, "must be %s",
-			       json_is_string(kw->cst) ? json_string_value(kw->cst) :
-			       "the one value allowed");
-	if (json_is_object(v))
-		return check_object(c, kw, v, path);
-	if (json_is_array(v))
-		return check_array(c, kw, v, path);
-	if (json_is_string(v))
-		return check_string(c, kw, v, path);
-	return json_is_number(v) ? check_number(c, kw, v, path) : 0;
-}
-
-static int check(struct check *c, const json_t *schema, const json_t *v,
+static int check(struct check *c, const struct schema_node *n, const json_t *v,
 		 const struct path *path)
 {
-	struct keywords kw;
+	const json_t *cst = n->kw.cst;
+	char words[96] = "";
 
-	deref(schema, &kw);
-	return check_kw(c, &kw, v, path);
+	if (n->alts)
+		return check_any_of(c, n, v, path);
+	if (!(n->types & schema_type_bit(v))) {
+		type_words(n->kw.type, words, sizeof(words));
+		return fail_at(c, path, "must be %s, not %s", words, type_of(v));
+	}
+	if (n->kw.en && check_enum(c, n->kw.en, v, path))
+		return -1;
+	if (cst && !json_equal(cst, v))
+		return fail_at(c, path, "must be %s",
+			       json_is_string(cst) ? json_string_value(cst) : "the one value allowed");
+	if (json_is_object(v))
+		return check_object(c, n, v, path);
+	if (json_is_array(v))
+		return check_array(c, n, v, path);
+	if (json_is_string(v))
+		return check_string(c, n, v, path);
+	return json_is_number(v) ? check_number(c, n, v, path) : 0;
 }
 
 enum smr_rc decl_check(const json_t *schema, const json_t *v, const char *noun,
@@ -484,7 +341,7 @@ enum smr_rc decl_check(const json_t *schema, const json_t *v, const char *noun,
 	struct check c = { noun, msg, sizeof(msg), SMR_OK };
 	struct path top = { NULL, NULL, 0, 1 };
 
-	if (!check(&c, schema, v, &top))
+	if (!check(&c, schema_node(schema), v, &top))
 		return SMR_OK;
 	return smr_errf(err, c.rc, "%s", msg);
 }
