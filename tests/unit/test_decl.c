@@ -14,6 +14,7 @@
 #include "ops/decl.h"
 #include "util/embedded.h"
 
+#include <pthread.h>
 #include <string.h>
 
 static enum smr_rc check_text(const char *schema, const char *value, struct smr_err *err)
@@ -75,6 +76,68 @@ TEST(decl_check_words_a_nested_path_only_on_failure)
 	CHECK_INT(check_text(s, value, &err), SMR_EINVAL);
 	snprintf(want, sizeof(want), "unknown parameter 'a[0].%0250d'", 0);
 	CHECK_STR(err.msg, want);
+}
+
+/*
+ * A schema is compiled at its first check and the nodes are kept for the
+ * process (ops/schema_node.c): two threads whose first checks of one new
+ * schema race must both get its answers, every time after too, and the
+ * nodes must outlive the caller's reference to the schema (ASan sees a
+ * node read from a freed schema).
+ */
+struct racer {
+	const json_t *schema, *good, *bad;
+	pthread_barrier_t *start;
+	int wrong;
+};
+
+static void *race_checks(void *arg)
+{
+	struct racer *r = arg;
+
+	pthread_barrier_wait(r->start);
+	for (int i = 0; i < 200; i++) {
+		struct smr_err err = SMR_ERR_INIT;
+
+		if (decl_check(r->schema, r->good, "parameter", &err) != SMR_OK)
+			r->wrong++;
+		if (decl_check(r->schema, r->bad, "parameter", &err) != SMR_EINVAL ||
+		    strcmp(err.msg, "parameter 'tasks[1].status' must be one of: open, done"
+			   " (not 'gone')"))
+			r->wrong++;
+	}
+	return NULL;
+}
+
+TEST(decl_check_compiles_a_schema_once_for_every_thread)
+{
+	json_t *schema = json_loads("{\"type\":\"object\",\"properties\":{\"tasks\":{\"type\":"
+				    "\"array\",\"items\":{\"$ref\":\"#/$defs/TaskIn\"}}},"
+				    "\"additionalProperties\":false}", 0, NULL);
+	json_t *good = json_loads("{\"tasks\":[\"a\",{\"text\":\"b\",\"status\":\"done\"}]}", 0, NULL);
+	json_t *bad = json_loads("{\"tasks\":[\"a\",{\"text\":\"b\",\"status\":\"gone\"}]}", 0, NULL);
+	pthread_barrier_t start;
+	struct racer r[2];
+	pthread_t t[2];
+	struct smr_err err = SMR_ERR_INIT;
+
+	CHECK(schema && good && bad);
+	pthread_barrier_init(&start, NULL, 2);
+	for (int i = 0; i < 2; i++) {
+		r[i] = (struct racer){ schema, good, bad, &start, 0 };
+		CHECK_INT(pthread_create(&t[i], NULL, race_checks, &r[i]), 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		pthread_join(t[i], NULL);
+		CHECK_INT(r[i].wrong, 0);
+	}
+	pthread_barrier_destroy(&start);
+	json_object_set_new(good, "extra", json_true());
+	json_decref(schema);    /* the compiled nodes keep what they need */
+	CHECK_INT(decl_check(schema, good, "parameter", &err), SMR_EINVAL);
+	CHECK_STR(err.msg, "unknown parameter 'extra'");
+	json_decref(good);
+	json_decref(bad);
 }
 
 /* The declarations with the Checkpoint's title described anew; new reference. */
