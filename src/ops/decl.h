@@ -48,7 +48,10 @@ json_t *decl_merge(const char *const *texts, size_t n, struct smr_err *err);
  * SMR_EUSAGE for a missing required member and SMR_EINVAL for any other
  * mismatch, with a message naming the path ("missing required parameter
  * 'space'", "parameter 'tasks[0].status' must be one of: open, done").
- * noun is the word for a member: "parameter", "argument".
+ * noun is the word for a member: "parameter", "argument".  schema is
+ * compiled at its first check and kept, referenced, for the process
+ * (ops/schema_node.h): pass the declarations' schemas, which never change,
+ * not ones made for one call.
  */
 enum smr_rc decl_check(const json_t *schema, const json_t *v, const char *noun,
 		       struct smr_err *err);

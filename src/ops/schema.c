@@ -14,11 +14,15 @@
  * caller can fix the call.  Deeper rules (a Space name's characters, an
  * artifact's size) stay with the domain, which reports them in the same
  * words for every transport.
+ *
+ * Every call checks, so the work a schema alone decides is done once per
+ * process (ops/schema_node.c compiles it), and a path is put into words
+ * only for the message of a check that fails.
  */
 #include "ops/decl.h"
+#include "ops/schema_node.h"
 #include "util/utf8.h"
 
-#include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,36 +70,78 @@ static const char *type_article(const char *t)
 	return t;
 }
 
-static int has_type(const char *t, const json_t *v)
+/*
+ * Where the value being checked sits: a chain of steps on the stack, each a
+ * member's key or an item's index, put into words ("decisions[2].status")
+ * only when a check fails.  Most calls pass, and writing every member's
+ * path as it was visited cost more than the checks themselves.
+ */
+struct path {
+	const struct path *up;          /* NULL at the top level */
+	const char *key;                /* NULL for an item of an array */
+	size_t index;
+	int empty;                      /* its words are "": the top level, or "" keys under it */
+};
+
+#define PATH_SIZE 256                   /* a longer path is cut to 255 bytes */
+
+static struct path key_step(const struct path *up, const char *key)
 {
-	if (!strcmp(t, "object"))
-		return json_is_object(v);
-	if (!strcmp(t, "array"))
-		return json_is_array(v);
-	if (!strcmp(t, "string"))
-		return json_is_string(v);
-	if (!strcmp(t, "integer"))
-		return json_is_integer(v);
-	if (!strcmp(t, "number"))
-		return json_is_number(v);
-	if (!strcmp(t, "boolean"))
-		return json_is_boolean(v);
-	if (!strcmp(t, "null"))
-		return json_is_null(v);
-	return 0;
+	return (struct path){ up, key, 0, up->empty && !*key };
 }
 
-static int fail(struct check *c, enum smr_rc rc, const char *fmt, ...)
+static struct path index_step(const struct path *up, size_t index)
+{
+	return (struct path){ up, NULL, index, 0 };
+}
+
+/* Writes p's words into out[PATH_SIZE]; their length. */
+static size_t render(const struct path *p, char *out)
+{
+	size_t used;
+	int n;
+
+	if (!p->up) {
+		*out = '\0';
+		return 0;
+	}
+	used = render(p->up, out);
+	if (p->key)
+		n = snprintf(out + used, PATH_SIZE - used, "%s%s", used ? "." : "", p->key);
+	else
+		n = snprintf(out + used, PATH_SIZE - used, "[%zu]", p->index);
+	return used + (size_t)n < PATH_SIZE ? used + (size_t)n : PATH_SIZE - 1;
+}
+
+/* "missing required parameter 'space'": what, the noun and the path's words; -1. */
+static int fail(struct check *c, enum smr_rc rc, const struct path *path, const char *what)
+{
+	char at[PATH_SIZE];
+
+	render(path, at);
+	snprintf(c->msg, c->size, "%s %s '%s'", what, c->noun, at);
+	c->rc = rc;
+	return -1;
+}
+
+/* "parameter 'tasks[0]' " and then fmt's words: a value that does not fit; -1. */
+static int fail_at(struct check *c, const struct path *path, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static int fail(struct check *c, enum smr_rc rc, const char *fmt, ...)
+static int fail_at(struct check *c, const struct path *path, const char *fmt, ...)
 {
+	char at[PATH_SIZE];
+	size_t used;
 	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(c->msg, c->size, fmt, ap);
-	va_end(ap);
-	c->rc = rc;
+	render(path, at);
+	used = (size_t)snprintf(c->msg, c->size, "%s '%s' ", c->noun, at);
+	if (used < c->size) {
+		va_start(ap, fmt);
+		vsnprintf(c->msg + used, c->size - used, fmt, ap);
+		va_end(ap);
+	}
+	c->rc = SMR_EINVAL;
 	return -1;
 }
 
@@ -117,91 +163,66 @@ static void type_words(const json_t *type, char *words, size_t size)
 	}
 }
 
-static int type_fits(const json_t *type, const json_t *v)
+static int check(struct check *c, const struct schema_node *n, const json_t *v,
+		 const struct path *path);
+
+static int check_required(struct check *c, const struct schema_node *n, const json_t *v,
+			  const struct path *path)
 {
-	size_t i;
-	json_t *t;
-
-	if (!type)
-		return 1;
-	if (json_is_string(type))
-		return has_type(json_string_value(type), v);
-	json_array_foreach(type, i, t)
-		if (has_type(json_string_value(t), v))
-			return 1;
-	return 0;
-}
-
-/* What a {"$ref": "#/$defs/NAME"} names, or schema itself. */
-static const json_t *deref(const json_t *schema)
-{
-	for (int hops = 0; hops < 16; hops++) {
-		const char *ref = json_string_value(json_object_get(schema, "$ref"));
-
-		if (!ref)
-			return schema;
-		schema = decl_ref(ref);
-	}
-	BUG("the declarations' $refs go round in a circle");
-}
-
-static int check(struct check *c, const json_t *schema, const json_t *v, const char *path);
-
-static void sub_path(char *sub, size_t size, const char *path, const char *key)
-{
-	snprintf(sub, size, "%s%s%s", path, *path ? "." : "", key);
-}
-
-static int check_object(struct check *c, const json_t *schema, const json_t *v,
-			const char *path)
-{
-	const json_t *props = json_object_get(schema, "properties");
-	const json_t *extra = json_object_get(schema, "additionalProperties");
-	const char *key;
-	char sub[256];
 	size_t i;
 	json_t *x;
 
-	json_array_foreach(json_object_get(schema, "required"), i, x) {
+	json_array_foreach(n->kw.required, i, x) {
 		const json_t *have = json_object_get(v, json_string_value(x));
+		struct path sub = key_step(path, json_string_value(x));
 
-		sub_path(sub, sizeof(sub), path, json_string_value(x));
-		if (!have || (json_is_null(have) && !*path))
-			return fail(c, SMR_EUSAGE, "missing required %s '%s'", c->noun, sub);
+		if (!have || (json_is_null(have) && path->empty))
+			return fail(c, SMR_EUSAGE, &sub, "missing required");
 	}
+	return 0;
+}
+
+static int check_object(struct check *c, const struct schema_node *n, const json_t *v,
+			const struct path *path)
+{
+	const char *key;
+	json_t *x;
+
+	if (check_required(c, n, v, path))
+		return -1;
 	json_object_foreach((json_t *)v, key, x) {
-		const json_t *ps = json_object_get(props, key);
+		const struct schema_node *ps = schema_member(n, key);
+		struct path sub = key_step(path, key);
 
 		/* a top-level null is an absent parameter, as the operations read them */
-		if (json_is_null(x) && !*path)
+		if (json_is_null(x) && path->empty)
 			continue;
-		sub_path(sub, sizeof(sub), path, key);
-		if (!ps && json_is_false(extra))
-			return fail(c, SMR_EINVAL, "unknown %s '%s'", c->noun, sub);
-		if (!ps && json_is_object(extra))
-			ps = extra;
-		if (ps && check(c, ps, x, sub))
+		if (!ps && json_is_false(n->kw.extra))
+			return fail(c, SMR_EINVAL, &sub, "unknown");
+		if (!ps)
+			ps = n->extra;
+		if (ps && check(c, ps, x, &sub))
 			return -1;
 	}
 	return 0;
 }
 
-static int check_array(struct check *c, const json_t *schema, const json_t *v, const char *path)
+static int check_array(struct check *c, const struct schema_node *n, const json_t *v,
+		       const struct path *path)
 {
-	const json_t *items = json_object_get(schema, "items");
-	const json_t *min = json_object_get(schema, "minItems");
-	char sub[256];
+	const json_t *min = n->kw.min_items;
 	size_t i;
 	json_t *x;
 
 	if (json_is_integer(min) && (json_int_t)json_array_size(v) < json_integer_value(min))
-		return fail(c, SMR_EINVAL, "%s '%s' must have at least %lld items", c->noun, path,
-			    (long long)json_integer_value(min));
-	if (!items)
+		return fail_at(c, path, "must have at least %lld items",
+			       (long long)json_integer_value(min));
+	if (!n->items)
 		return 0;
 	json_array_foreach(v, i, x) {
-		snprintf(sub, sizeof(sub), "%s[%zu]", path, i);
-		if (check(c, items, x, sub))
+		struct path sub = index_step(path, i);
+
+		if (check(c, n->items, x, &sub))
 			return -1;
 	}
 	return 0;
@@ -211,75 +232,57 @@ static int check_array(struct check *c, const json_t *schema, const json_t *v, c
  * anyOf: the first alternative whose type fits decides (so the message is
  * about that shape); when no type fits, the message lists the types.
  */
-static int check_any_of(struct check *c, const json_t *any, const json_t *v, const char *path)
+static int check_any_of(struct check *c, const struct schema_node *n, const json_t *v,
+			const struct path *path)
 {
 	char words[160] = "";
-	size_t i;
-	json_t *alt;
+	unsigned bit = schema_type_bit(v);
 
-	json_array_foreach(any, i, alt)
-		if (type_fits(json_object_get(deref(alt), "type"), v))
-			return check(c, alt, v, path);
-	json_array_foreach(any, i, alt)
-		type_words(json_object_get(deref(alt), "type"), words, sizeof(words));
-	return fail(c, SMR_EINVAL, "%s '%s' must be %s, not %s", c->noun, path, words,
-		    type_of(v));
+	for (size_t i = 0; i < n->nalts; i++)
+		if (n->alts[i]->types & bit)
+			return check(c, n->alts[i], v, path);
+	for (size_t i = 0; i < n->nalts; i++)
+		type_words(n->alts[i]->kw.type, words, sizeof(words));
+	return fail_at(c, path, "must be %s, not %s", words, type_of(v));
 }
 
-static int check_pattern(struct check *c, const json_t *pattern, const json_t *v,
-			 const char *path)
+/* Characters are counted only for a schema that limits them: most strings have no limit. */
+static int check_string(struct check *c, const struct schema_node *n, const json_t *v,
+			const struct path *path)
 {
-	regex_t re;
-	int miss;
+	const json_t *min = n->kw.min_len, *max = n->kw.max_len;
+	long long chars = 0;
 
-	if (regcomp(&re, json_string_value(pattern), REG_EXTENDED | REG_NOSUB))
-		BUG("the declarations' pattern '%s' does not compile", json_string_value(pattern));
-	miss = regexec(&re, json_string_value(v), 0, NULL, 0);
-	regfree(&re);
-	if (miss)
-		return fail(c, SMR_EINVAL, "%s '%s' must match %s", c->noun, path,
-			    json_string_value(pattern));
-	return 0;
-}
-
-static int check_string(struct check *c, const json_t *schema, const json_t *v,
-			const char *path)
-{
-	const json_t *min = json_object_get(schema, "minLength");
-	const json_t *max = json_object_get(schema, "maxLength");
-	const json_t *pattern = json_object_get(schema, "pattern");
-	long long n = (long long)utf8_chars(json_string_value(v), json_string_length(v));
-
-	if (json_is_integer(min) && n < json_integer_value(min))
+	if (json_is_integer(min) || json_is_integer(max))
+		chars = (long long)utf8_chars(json_string_value(v), json_string_length(v));
+	if (json_is_integer(min) && chars < json_integer_value(min))
 		return json_integer_value(min) == 1 ?
-		       fail(c, SMR_EINVAL, "%s '%s' must not be empty", c->noun, path) :
-		       fail(c, SMR_EINVAL, "%s '%s' must be at least %lld characters", c->noun,
-			    path, (long long)json_integer_value(min));
-	if (json_is_integer(max) && n > json_integer_value(max))
-		return fail(c, SMR_EINVAL, "%s '%s' must be at most %lld characters", c->noun,
-			    path, (long long)json_integer_value(max));
-	if (json_is_string(pattern))
-		return check_pattern(c, pattern, v, path);
+		       fail_at(c, path, "must not be empty") :
+		       fail_at(c, path, "must be at least %lld characters",
+			       (long long)json_integer_value(min));
+	if (json_is_integer(max) && chars > json_integer_value(max))
+		return fail_at(c, path, "must be at most %lld characters",
+			       (long long)json_integer_value(max));
+	if (n->pattern && regexec(n->pattern, json_string_value(v), 0, NULL, 0))
+		return fail_at(c, path, "must match %s", json_string_value(n->kw.pattern));
 	return 0;
 }
 
-static int check_number(struct check *c, const json_t *schema, const json_t *v,
-			const char *path)
+static int check_number(struct check *c, const struct schema_node *n, const json_t *v,
+			const struct path *path)
 {
-	const json_t *min = json_object_get(schema, "minimum");
-	const json_t *max = json_object_get(schema, "maximum");
+	const json_t *min = n->kw.minimum, *max = n->kw.maximum;
 
 	if (json_is_number(min) && json_number_value(v) < json_number_value(min))
-		return fail(c, SMR_EINVAL, "%s '%s' must be at least %g", c->noun, path,
-			    json_number_value(min));
+		return fail_at(c, path, "must be at least %g", json_number_value(min));
 	if (json_is_number(max) && json_number_value(v) > json_number_value(max))
-		return fail(c, SMR_EINVAL, "%s '%s' must be at most %g", c->noun, path,
-			    json_number_value(max));
+		return fail_at(c, path, "must be at most %g", json_number_value(max));
 	return 0;
 }
 
 /* "status' must be one of: open, done (not 'gone')": the values allowed, and the one given. */
-static int check_enum(struct check *c, const json_t *values, const json_t *v, const char *path)
+static int check_enum(struct check *c, const json_t *values, const json_t *v,
+		      const struct path *path)
 {
 	char words[256] = "";
 	char *given;
@@ -299,43 +302,36 @@ static int check_enum(struct check *c, const json_t *values, const json_t *v, co
 		free(one);
 	}
 	given = json_is_string(v) ? NULL : json_dumps(v, JSON_ENCODE_ANY);
-	fail(c, SMR_EINVAL, "%s '%s' must be one of: %s (not %s%.40s%s)", c->noun, path, words,
-	     given ? "" : "'", given ? given : json_string_value(v), given ? "" : "'");
+	fail_at(c, path, "must be one of: %s (not %s%.40s%s)", words, given ? "" : "'",
+		given ? given : json_string_value(v), given ? "" : "'");
 	free(given);
 	return -1;
 }
 
-static int check(struct check *c, const json_t *schema, const json_t *v, const char *path)
+static int check(struct check *c, const struct schema_node *n, const json_t *v,
+		 const struct path *path)
 {
-	const json_t *any, *type, *en, *cst;
+	const json_t *cst = n->kw.cst;
 	char words[96] = "";
 
-	schema = deref(schema);
-	any = json_object_get(schema, "anyOf");
-	if (!any)
-		any = json_object_get(schema, "oneOf");
-	if (any)
-		return check_any_of(c, any, v, path);
-	type = json_object_get(schema, "type");
-	if (!type_fits(type, v)) {
-		type_words(type, words, sizeof(words));
-		return fail(c, SMR_EINVAL, "%s '%s' must be %s, not %s", c->noun, path, words,
-			    type_of(v));
+	if (n->alts)
+		return check_any_of(c, n, v, path);
+	if (!(n->types & schema_type_bit(v))) {
+		type_words(n->kw.type, words, sizeof(words));
+		return fail_at(c, path, "must be %s, not %s", words, type_of(v));
 	}
-	en = json_object_get(schema, "enum");
-	cst = json_object_get(schema, "const");
-	if (en && check_enum(c, en, v, path))
+	if (n->kw.en && check_enum(c, n->kw.en, v, path))
 		return -1;
 	if (cst && !json_equal(cst, v))
-		return fail(c, SMR_EINVAL, "%s '%s' must be %s", c->noun, path,
-			    json_is_string(cst) ? json_string_value(cst) : "the one value allowed");
+		return fail_at(c, path, "must be %s",
+			       json_is_string(cst) ? json_string_value(cst) : "the one value allowed");
 	if (json_is_object(v))
-		return check_object(c, schema, v, path);
+		return check_object(c, n, v, path);
 	if (json_is_array(v))
-		return check_array(c, schema, v, path);
+		return check_array(c, n, v, path);
 	if (json_is_string(v))
-		return check_string(c, schema, v, path);
-	return json_is_number(v) ? check_number(c, schema, v, path) : 0;
+		return check_string(c, n, v, path);
+	return json_is_number(v) ? check_number(c, n, v, path) : 0;
 }
 
 enum smr_rc decl_check(const json_t *schema, const json_t *v, const char *noun,
@@ -343,8 +339,9 @@ enum smr_rc decl_check(const json_t *schema, const json_t *v, const char *noun,
 {
 	char msg[sizeof(err->msg)];
 	struct check c = { noun, msg, sizeof(msg), SMR_OK };
+	struct path top = { NULL, NULL, 0, 1 };
 
-	if (!check(&c, schema, v, ""))
+	if (!check(&c, schema_node(schema), v, &top))
 		return SMR_OK;
 	return smr_errf(err, c.rc, "%s", msg);
 }

@@ -14,6 +14,7 @@
 #include "ops/decl.h"
 #include "util/embedded.h"
 
+#include <pthread.h>
 #include <string.h>
 
 static enum smr_rc check_text(const char *schema, const char *value, struct smr_err *err)
@@ -47,6 +48,96 @@ TEST(decl_check_names_the_path_and_the_values_allowed)
 	CHECK_INT(check_text("{\"properties\":{\"h\":{\"type\":\"string\",\"pattern\":"
 			     "\"^[0-9a-f]{4}$\"}}}", "{\"h\":\"12zz\"}", &err), SMR_EINVAL);
 	CHECK_STR(err.msg, "parameter 'h' must match ^[0-9a-f]{4}$");
+}
+
+/*
+ * The path is put into words only when a check fails (ops/schema.c): the
+ * words must still name every step, items and members nested in each
+ * other, a member of an additionalProperties schema, and a path too long
+ * for a message cut, not overrun.
+ */
+TEST(decl_check_words_a_nested_path_only_on_failure)
+{
+	const char *s = "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"array\",\"items\":"
+			"{\"type\":\"object\",\"properties\":{\"b\":{\"type\":\"array\",\"minItems\":2,"
+			"\"items\":{\"type\":\"integer\",\"maximum\":9}}},\"additionalProperties\":"
+			"{\"type\":\"object\",\"additionalProperties\":false}}}}}";
+	char value[600], want[300];
+	struct smr_err err = SMR_ERR_INIT;
+
+	CHECK_INT(check_text(s, "{\"a\":[{\"b\":[1,2]},{\"b\":[3,10]}]}", &err), SMR_EINVAL);
+	CHECK_STR(err.msg, "parameter 'a[1].b[1]' must be at most 9");
+	CHECK_INT(check_text(s, "{\"a\":[{\"b\":[1]}]}", &err), SMR_EINVAL);
+	CHECK_STR(err.msg, "parameter 'a[0].b' must have at least 2 items");
+	CHECK_INT(check_text(s, "{\"a\":[{\"c\":{\"d\":1}}]}", &err), SMR_EINVAL);
+	CHECK_STR(err.msg, "unknown parameter 'a[0].c.d'");
+	CHECK_INT(check_text(s, "{\"a\":[{\"b\":[1,2]},{\"c\":{}}]}", &err), SMR_OK);
+	snprintf(value, sizeof(value), "{\"a\":[{\"%0300d\":{\"x\":1}}]}", 0);
+	CHECK_INT(check_text(s, value, &err), SMR_EINVAL);
+	snprintf(want, sizeof(want), "unknown parameter 'a[0].%0250d'", 0);
+	CHECK_STR(err.msg, want);
+}
+
+/*
+ * A schema is compiled at its first check and the nodes are kept for the
+ * process (ops/schema_node.c): two threads whose first checks of one new
+ * schema race must both get its answers, every time after too, and the
+ * nodes must outlive the caller's reference to the schema (ASan sees a
+ * node read from a freed schema).
+ */
+struct racer {
+	const json_t *schema, *good, *bad;
+	pthread_barrier_t *start;
+	int wrong;
+};
+
+static void *race_checks(void *arg)
+{
+	struct racer *r = arg;
+
+	pthread_barrier_wait(r->start);
+	for (int i = 0; i < 200; i++) {
+		struct smr_err err = SMR_ERR_INIT;
+
+		if (decl_check(r->schema, r->good, "parameter", &err) != SMR_OK)
+			r->wrong++;
+		if (decl_check(r->schema, r->bad, "parameter", &err) != SMR_EINVAL ||
+		    strcmp(err.msg, "parameter 'tasks[1].status' must be one of: open, done"
+			   " (not 'gone')"))
+			r->wrong++;
+	}
+	return NULL;
+}
+
+TEST(decl_check_compiles_a_schema_once_for_every_thread)
+{
+	json_t *schema = json_loads("{\"type\":\"object\",\"properties\":{\"tasks\":{\"type\":"
+				    "\"array\",\"items\":{\"$ref\":\"#/$defs/TaskIn\"}}},"
+				    "\"additionalProperties\":false}", 0, NULL);
+	json_t *good = json_loads("{\"tasks\":[\"a\",{\"text\":\"b\",\"status\":\"done\"}]}", 0, NULL);
+	json_t *bad = json_loads("{\"tasks\":[\"a\",{\"text\":\"b\",\"status\":\"gone\"}]}", 0, NULL);
+	pthread_barrier_t start;
+	struct racer r[2];
+	pthread_t t[2];
+	struct smr_err err = SMR_ERR_INIT;
+
+	CHECK(schema && good && bad);
+	pthread_barrier_init(&start, NULL, 2);
+	for (int i = 0; i < 2; i++) {
+		r[i] = (struct racer){ schema, good, bad, &start, 0 };
+		CHECK_INT(pthread_create(&t[i], NULL, race_checks, &r[i]), 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		pthread_join(t[i], NULL);
+		CHECK_INT(r[i].wrong, 0);
+	}
+	pthread_barrier_destroy(&start);
+	json_object_set_new(good, "extra", json_true());
+	json_decref(schema);    /* the compiled nodes keep what they need */
+	CHECK_INT(decl_check(schema, good, "parameter", &err), SMR_EINVAL);
+	CHECK_STR(err.msg, "unknown parameter 'extra'");
+	json_decref(good);
+	json_decref(bad);
 }
 
 /* The declarations with the Checkpoint's title described anew; new reference. */
