@@ -353,7 +353,7 @@ static void h_generation_get(struct http_req *r, struct ops_ctx *ctx)
 		call(r, ctx, "generation.get", arg_params(r, "generation_id"), 200);
 		return;
 	}
-	rc = chat_generation_open(ctx, r->arg, &g, &err);
+	rc = chat_generation_open(ctx, r->arg, r->cursor.next - 1, &g, &err);
 	if (rc)
 		http_fail(r, rc, &err, NULL);
 	else

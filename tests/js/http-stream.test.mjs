@@ -322,4 +322,38 @@ describe('restart', () => {
       t.cleanup();
     }
   });
+
+  // A reply that ended before this server's memory of it (here, before a
+  // restart) is streamed from the store: its end, once, then the stream
+  // closes, whatever Last-Event-ID the client sends (the end was repeated
+  // without stopping).
+  test('a reply that ended before a restart: its stream gives the end once and closes', async () => {
+    const t = tempDb();
+    let s2 = await startServer(t.db, { args: ['--quiet'], env: providerEnv() });
+    try {
+      await expectStatus(s2, 'POST', '/v4/repos', 201, { body: { name: 'k' } });
+      const sess = await expectStatus(s2, 'POST', '/v4/repos/k/sessions', 201, { body: {} });
+      fake.script([{ reply: 'all of it', deltas: 2 }]);
+      const st = await openStream(s2, 'POST', '/v4/chat/send', { body: { session_id: sess.id, message: 'hi', provider: 'openai', model: 'm' } });
+      const events = await st.all();
+      const genId = events[0].data.generation.id;
+      assert.equal(events.at(-1).event, 'done');
+      await s2.stop();
+      s2 = await startServer(t.db, { args: ['--quiet'], env: providerEnv() });
+      for (const last of [undefined, '1', String(events.length), '99']) {
+        const r = await openStream(s2, 'GET', `/v4/generations/${genId}`,
+          { headers: last ? { 'Last-Event-ID': last } : {} });
+        const got = [];
+        for (let e; (e = await r.next()) && got.length < 5;) got.push(e);
+        r.close();
+        // it cannot tell which events a reader had: each gets the end, numbered after its last
+        assert.deepEqual(got.map((e) => e.event), ['done'], `Last-Event-ID ${last}`);
+        assert.ok(got[0].id > Number(last ?? 0), `id ${got[0].id} after ${last}`);
+        assert.equal(got[0].data.assistant_turn.content, 'all of it');
+      }
+    } finally {
+      await s2.stop();
+      t.cleanup();
+    }
+  });
 });

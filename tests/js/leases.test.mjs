@@ -138,6 +138,51 @@ describe('PostgreSQL: two servers, one killed', { skip }, () => {
     }
   });
 
+  // The killed server streamed events it had not yet written for the others
+  // (it writes them every SMRITI_RELAY_FLUSH_MS, here the longest, 1000):
+  // a client that saw them and resumes on the other server must still get
+  // the end, numbered after the last event it has, not a stream that closes
+  // with nothing (its end numbered among the lost events, which it skips).
+  test('a client resuming past events lost with the killed server gets the interrupted end after its last id', async (t) => {
+    const db = freshPg();
+    const a = await serve(db.dsn, { SMRITI_RELAY_FLUSH_MS: '1000' });
+    const b = await serve(db.dsn);
+    try {
+      await expectStatus(a, 'POST', '/v4/repos', 201, { body: { name: 'k' } });
+      const s = await expectStatus(a, 'POST', '/v4/repos/k/sessions', 201, { body: {} });
+      const { gen, stream } = await heldReply(a, s.id, 'pg-lost');
+      const stored = Number(psql(PG, `SELECT COALESCE(MAX(last_seq), 0) FROM ${db.schema}.generation_events`));
+      await a.stop('SIGKILL');
+      stream.close();
+      t.diagnostic(`the killed server had written ${stored} of the 3 events the client saw`);
+      const again = await openStream(b, 'GET', `/v4/generations/${gen.id}`, { headers: { 'Last-Event-ID': '3' } });
+      assert.equal(again.status, 200);
+      const rest = await again.all();
+      assert.equal(rest.length, 1, JSON.stringify(rest));
+      assert.equal(rest[0].id, 4);
+      assert.equal(rest[0].event, 'error');
+      assert.equal(rest[0].data.error.code, 'interrupted');
+      // a client that had every event but the lost ones is told the same way
+      const late = await openStream(b, 'GET', `/v4/generations/${gen.id}`, { headers: { 'Last-Event-ID': '3' } });
+      const end = await late.all();
+      assert.deepEqual(end.map((e) => [e.id, e.event]), [[4, 'error']]);
+      // and a server that never followed it, once the reply is over (its end rebuilt from the store)
+      const c = await serve(db.dsn);
+      try {
+        const after = await (await openStream(c, 'GET', `/v4/generations/${gen.id}`,
+          { headers: { 'Last-Event-ID': '3' } })).all();
+        assert.deepEqual(after.map((e) => [e.id, e.event, e.data.error?.code]), [[4, 'error', 'interrupted']]);
+      } finally {
+        await c.stop();
+      }
+      fake.release('pg-lost');
+    } finally {
+      await a.stop('SIGKILL');
+      await b.stop();
+      db.cleanup();
+    }
+  });
+
   test('its running and queued draft jobs fail; the other server drafts on', async () => {
     const db = freshPg();
     fake.reset();

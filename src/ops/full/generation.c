@@ -52,6 +52,7 @@
  * model is thinking before its first token.  SMRITI_SSE_KEEPALIVE_MS.
  */
 #define GEN_KEEPALIVE_MS 15000
+#define GEN_LOST_MAX 10000          /* events lost with a dead server that an end makes room for */
 #define KEEPALIVE_TEXT ": keep-alive\n\n"
 
 struct gen_ev {
@@ -84,6 +85,7 @@ struct chat_gen {
 	int64_t ended_us;
 	int counted;                /* in gs->live until it ends */
 	int remote;                 /* followed: its events come from another server (relay.c) */
+	size_t claimed;             /* the last event a reader said it had (Last-Event-ID) */
 	size_t published;           /* events written for other servers (relay.c) */
 	size_t published_text;      /* bytes of text among them */
 	struct chat_gen *fin_next;  /* in the finisher's queue */
@@ -507,10 +509,40 @@ int gen_feed(struct chat_gen *g, const struct gen_events *b)
 	return fed;
 }
 
+static void claim_locked(struct chat_gen *g, int64_t had)
+{
+	if (had > 0 && (uint64_t)had > g->claimed)
+		g->claimed = (size_t)had;
+}
+
+void gen_claim(struct chat_gen *g, int64_t had)
+{
+	pthread_mutex_lock(&g->lock);
+	claim_locked(g, had);
+	pthread_mutex_unlock(&g->lock);
+}
+
+/*
+ * A followed reply ended by the store's word (its server died, or stopped
+ * before writing its last events): readers may have had events from that
+ * server that never reached the store.  The end is numbered after the last
+ * one a reader said it had, with empty places for the lost ones, so that a
+ * client resuming there gets it (at most GEN_LOST_MAX places: an id beyond
+ * is not believed, and chat_gen_read gives such a reader the end as it is).
+ */
+static void make_room_for_lost_locked(struct chat_gen *g)
+{
+	if (g->claimed <= g->n_ev || g->claimed - g->n_ev > GEN_LOST_MAX)
+		return;
+	while (g->n_ev < g->claimed)
+		push_event_locked(g, xstrdup(""), 0);
+}
+
 void gen_end_remote(struct chat_gen *g, const char *type, json_t *data)
 {
 	pthread_mutex_lock(&g->lock);
 	if (!g->ended) {
+		make_room_for_lost_locked(g);
 		add_event_locked(g, type, data);
 		end_remote_locked(g);
 	} else {
@@ -604,8 +636,14 @@ long chat_gen_read(struct chat_gen *g, struct chat_gen_cursor *c, char *buf, siz
 	struct gen_ev *e;
 
 	pthread_mutex_lock(&g->lock);
-	if (g->rebuilt && c->next > (int64_t)g->n_ev && !c->off)
-		c->next = (int64_t)g->n_ev;     /* the rebuilt end is given whatever was read */
+	claim_locked(g, c->next - 1);
+	/*
+	 * A reader past the end (it had events this server never had: a
+	 * rebuilt end, or one lost with a dead server beyond GEN_LOST_MAX)
+	 * gets the end, once: after it, it is just past it.
+	 */
+	if (g->ended && c->next > (int64_t)g->n_ev + 1 && !c->off)
+		c->next = (int64_t)g->n_ev;
 	if (c->next < 1)
 		c->next = 1;
 	if (w && w->keepalive != g->keepalive && c->next > (int64_t)g->n_ev && !c->off &&
@@ -1187,8 +1225,12 @@ void gen_end_stored(struct ops_ctx *ctx, struct chat_gen *g, const struct genera
 	gen_end_remote(g, type, doc);
 }
 
-/* A generation holding only the final event of one that ended, read from the store. */
-static struct chat_gen *rebuild(struct ops_ctx *ctx, const struct generation *row)
+/*
+ * A generation holding only the final event of one that ended, read from
+ * the store, numbered after had (the reader's last event) as
+ * gen_end_remote numbers an end it makes.
+ */
+static struct chat_gen *rebuild(struct ops_ctx *ctx, const struct generation *row, int64_t had)
 {
 	struct chat_gen *g = gen_alloc(ctx->rt, row->id, row->session_id);
 	const char *type;
@@ -1204,12 +1246,14 @@ static struct chat_gen *rebuild(struct ops_ctx *ctx, const struct generation *ro
 		return g;
 	}
 	doc = stored_end(ctx, row, &type);
+	claim_locked(g, had);            /* g is not shared yet */
+	make_room_for_lost_locked(g);
 	add_event_locked(g, type, doc);
 	return g;
 }
 
-enum smr_rc chat_generation_open(struct ops_ctx *ctx, const char *id, struct chat_gen **out,
-				 struct smr_err *err)
+enum smr_rc chat_generation_open(struct ops_ctx *ctx, const char *id, int64_t had,
+				 struct chat_gen **out, struct smr_err *err)
 {
 	struct generation row = { 0 };
 	struct space sp = { 0 };
@@ -1223,9 +1267,9 @@ enum smr_rc chat_generation_open(struct ops_ctx *ctx, const char *id, struct cha
 	if (!rc) {
 		*out = find_live(ctx->rt, id);
 		if (!*out && ctx->rt && ctx->rt->gens->relay)
-			*out = relay_follow(ctx->rt->gens->relay, ctx, &row);
+			*out = relay_follow(ctx->rt->gens->relay, ctx, &row, had);
 		if (!*out)
-			*out = rebuild(ctx, &row);
+			*out = rebuild(ctx, &row, had);
 	}
 	generation_release(&row);
 	space_release(&sp);

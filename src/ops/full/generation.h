@@ -95,11 +95,12 @@ enum smr_rc chat_generation_resolve(struct ops_ctx *ctx, const char *id,
  * that another server runs (or ran, minutes ago), its events as that
  * server wrote them, followed to the end (relay.h); else, for one that
  * ended before this server's memory of it (or in another process), one
- * holding only its final event, rebuilt from the store.  Caller
- * chat_gen_unref()s.
+ * holding only its final event, rebuilt from the store.  had: the last
+ * event the reader has (Last-Event-ID; 0: none), so that an end this
+ * server makes is numbered after it.  Caller chat_gen_unref()s.
  */
-enum smr_rc chat_generation_open(struct ops_ctx *ctx, const char *id, struct chat_gen **out,
-				 struct smr_err *err);
+enum smr_rc chat_generation_open(struct ops_ctx *ctx, const char *id, int64_t had,
+				 struct chat_gen **out, struct smr_err *err);
 
 /*
  * Copies at most max bytes of server-sent-event text after cursor c into
@@ -246,6 +247,12 @@ int gen_feed(struct chat_gen *g, const struct gen_events *b);
 void gen_end_remote(struct chat_gen *g, const char *type, json_t *data);
 /* How many events g has; *ended (if given) whether it ended. */
 int64_t gen_events_had(struct chat_gen *g, int *ended);
+/*
+ * A reader has g's events up to had (its Last-Event-ID): an end made here
+ * (gen_end_remote) is numbered after it, though the server that ran g
+ * died before writing them all.
+ */
+void gen_claim(struct chat_gen *g, int64_t had);
 /* Ends a followed generation whose row ended with the final event the store tells. */
 void gen_end_stored(struct ops_ctx *ctx, struct chat_gen *g, const struct generation *row);
 /* Stops the generation id if its provider call is this server's (a Stop sent elsewhere). */

@@ -260,7 +260,7 @@ static void follow_add(struct gen_relay *r, struct chat_gen *g, const struct gen
 }
 
 struct chat_gen *relay_follow(struct gen_relay *r, struct ops_ctx *ctx,
-			      const struct generation *row)
+			      const struct generation *row, int64_t had)
 {
 	struct chat_gen *g = gen_find_remote(r->rt, row->id);
 	int running = !strcmp(row->status, "running"), ended = 0;
@@ -279,6 +279,7 @@ struct chat_gen *relay_follow(struct gen_relay *r, struct ops_ctx *ctx,
 	} else {
 		feed(ctx->st, g, row->id);  /* what came since the relay's last read */
 	}
+	gen_claim(g, had);
 	gen_events_had(g, &ended);
 	if (!ended && !running)
 		gen_end_stored(ctx, g, row);

@@ -48,8 +48,9 @@ void relay_own(struct gen_relay *r, struct chat_gen *g);
  * ran it, and its events are still stored): followed until its final
  * event, with a reference for the caller.  NULL when the store holds none
  * of its events and it is no longer running (the caller rebuilds its end).
+ * had: the last event the reader has (gen_claim), 0 for none.
  */
 struct chat_gen *relay_follow(struct gen_relay *r, struct ops_ctx *ctx,
-			      const struct generation *row);
+			      const struct generation *row, int64_t had);
 
 #endif
