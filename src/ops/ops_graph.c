@@ -308,22 +308,19 @@ static int cursor_entry(struct walk *w, const char *s, size_t len)
 	uint8_t *bits;
 	char *end;
 	long long id;
+	int ok;
 
 	if (!dash || dash == s || (size_t)(s + len - (dash + 1)) != 2 * w->nb)
 		return 0;
 	id = strtoll(s, &end, 10);
-	if (end != dash || id < 0 || hex_span(dash + 1) < 2 * w->nb)
+	if (end != dash || id < 0)
 		return 0;
 	bits = xmalloc(w->nb + 1);
-	for (size_t i = 0; i < w->nb; i++) {
-		unsigned v;
-
-		sscanf(dash + 1 + 2 * i, "%2x", &v);
-		bits[i] = (uint8_t)v;
-	}
-	push(w, id, bits);
+	ok = !hex_decode(dash + 1, w->nb, bits);
+	if (ok)
+		push(w, id, bits);
 	free(bits);
-	return 1;
+	return ok;
 }
 
 /*

@@ -25,3 +25,22 @@ size_t hex_span(const char *s)
 {
 	return strspn(s, digits);
 }
+
+static int digit_value(char c)
+{
+	const char *p = c ? strchr(digits, c) : NULL;
+
+	return p ? (int)(p - digits) : -1;
+}
+
+int hex_decode(const char *s, size_t n, uint8_t *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		int hi = digit_value(s[2 * i]), lo = hi < 0 ? -1 : digit_value(s[2 * i + 1]);
+
+		if (lo < 0)
+			return -1;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}

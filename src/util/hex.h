@@ -17,4 +17,7 @@ void hex_digits(const uint8_t *b, size_t n, char *out);
 /* How many of s's leading characters are lower-case hex digits. */
 size_t hex_span(const char *s);
 
+/* The n bytes of s's first 2n lower-case hex digits into out; -1 (out undefined) if s has fewer. */
+int hex_decode(const char *s, size_t n, uint8_t *out);
+
 #endif

@@ -27,6 +27,22 @@ TEST(hex_encode_writes_lower_case_and_a_nul)
 	CHECK_INT((int)hex_span("ABCD"), 0);  /* upper case is not Smriti's spelling */
 }
 
+TEST(hex_decode_reads_back_what_hex_encode_wrote_and_nothing_else)
+{
+	const uint8_t b[] = { 0x00, 0x0f, 0xa5, 0xff };
+	uint8_t got[4];
+	char text[9];
+
+	hex_encode(b, sizeof(b), text);
+	CHECK_INT(hex_decode(text, sizeof(b), got), 0);
+	CHECK(!memcmp(got, b, sizeof(b)));
+	CHECK_INT(hex_decode("0f", 1, got), 0);
+	CHECK_INT(got[0], 0x0f);
+	CHECK_INT(hex_decode("0F", 1, got), -1);   /* upper case is not Smriti's spelling */
+	CHECK_INT(hex_decode("0g", 1, got), -1);
+	CHECK_INT(hex_decode("0", 1, got), -1);    /* the NUL is no digit */
+}
+
 TEST(isotime_round_trips_in_utc_whatever_tz)
 {
 	char out[ISO_TIME_SIZE], now[ISO_TIME_SIZE];
