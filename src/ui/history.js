@@ -101,7 +101,8 @@ export function historyView(ctx, first) {
     const n = row.node;
     const isSel = n.hash === selected;
     const chips = [];
-    for (const s of n.heads) chips.push(h('span.chip.head', { title: `HEAD of ${s}` }, s === ctx.space ? 'HEAD' : `HEAD of ${s}`));
+    for (const s of n.heads) chips.push(s === ctx.space ? h('span.chip.head.own', { title: `HEAD of ${s}` }, 'HEAD')
+      : h('span.chip.head', { title: `HEAD of ${s}` }, `HEAD of ${s}`));
     const elsewhere = n.spaces.filter((s) => !n.heads.includes(s));
     if (!n.own && elsewhere.length) chips.push(h('span.chip.fork', { title: `In ${elsewhere.join(', ')}` }, elsewhere.join(', ')));
     if (n.restored_from) chips.push(h('span.chip.restore', { title: `Restored from ${n.restored_from}` }, `↺ ${short(n.restored_from).slice(0, 7)}`));
