@@ -127,11 +127,15 @@ enum smr_rc store_space_list(struct store *st, struct space **out, size_t *n,
 enum smr_rc store_space_find(struct store *st, const char *id_or_name, struct space *out,
 			     struct smr_err *err)
 {
-	static const char sql[] = SPACE_COLS " WHERE r.id = $1 OR r.name = $1"
-		" OR r.id = (SELECT repo_id FROM reflog WHERE space_name = $1"
-		"  AND action = 'delete' ORDER BY id DESC LIMIT 1)"
-		" ORDER BY (r.deleted_at IS NULL AND r.name = $1) DESC, r.name = $1 DESC,"
-		" r.id = $1 DESC LIMIT 1";
+	/*
+	 * By name (unique), else by id, else the Space last deleted under that
+	 * name: each look-up only when those before it find nothing, for the
+	 * last one scans the name's reflog (every write of a live Space).
+	 */
+	static const char sql[] = SPACE_COLS " WHERE r.id = COALESCE("
+		"(SELECT id FROM repos WHERE name = $1), (SELECT id FROM repos WHERE id = $1),"
+		" (SELECT repo_id FROM reflog WHERE space_name = $1"
+		"  AND action = 'delete' ORDER BY id DESC LIMIT 1))";
 	enum smr_rc rc = one_by(st, sql, id_or_name, "reading a space", read_space, out, err);
 
 	if (rc == SMR_ENOTFOUND)
