@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SEARCH_CANDIDATES 5000   /* rows read from the store, newest first */
+#define SEARCH_CANDIDATES 5000   /* rows read from the store, indexed last first */
 #define SEARCH_LIMIT_DEFAULT 20
 #define SNIPPET_BYTES 160
 
@@ -143,7 +143,11 @@ static struct hit *group(const struct search_row *rows, const double *scores, si
 		key.len = 0;
 		buf_addf(&key, "%s\n%s\n%s", rows[i].space_id, rows[i].field, rows[i].words);
 		if (strmap_get(&seen, key.ptr, &j)) {
-			h[j].oldest = i;   /* rows come newest first */
+			/* by time: rows come indexed last first, and an import indexes old ones late */
+			if (strcmp(rows[i].created_at, rows[h[j].oldest].created_at) <= 0)
+				h[j].oldest = i;
+			if (strcmp(rows[i].created_at, rows[h[j].newest].created_at) > 0)
+				h[j].newest = i;
 			continue;
 		}
 		strmap_put(&seen, key.ptr, k);

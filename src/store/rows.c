@@ -1080,23 +1080,21 @@ enum smr_rc rows_history_collapse(struct store *st, int *from, struct smr_err *e
 /* ---- which live Spaces hold a checkpoint (search) ---- */
 
 /*
- * The checkpoint's descendants (it included), then the Spaces whose ref
- * or reflog names one of them, and its origin: the origin first, then by
- * name.  LIVE is the condition on repos r that keeps a Space.  The step to
- * the children is two equalities, so each takes its index (commits_by_parent,
- * commits_by_merge_parent): written as d.id IN (k.parent_commit_id, ...)
- * neither engine could, and each step read the whole table.
+ * The Spaces that hold a checkpoint: its origin, and those whose tips
+ * (store/sql.h) reach it, found going down from its chain through the
+ * entries into other chains at or after it: each step (chain, fr) is a
+ * chain from row fr up, and a tip on that chain at fr or above reaches
+ * it.  The origin first, then by name.  LIVE is the condition on repos r
+ * that keeps a Space.
  */
 #define HOLDERS(LIVE) \
-	"WITH RECURSIVE h(id, repo) AS (SELECT id, repo_id FROM commits" \
+	"WITH RECURSIVE h(id, repo, chain) AS (SELECT id, repo_id, chain FROM commits" \
 	" WHERE commit_hash = $1)," \
-	" d(id) AS (SELECT id FROM h UNION SELECT k.id FROM d JOIN commits k" \
-	" ON k.parent_commit_id = d.id OR k.merge_parent_commit_id = d.id)" \
+	" d(chain, fr) AS (SELECT chain, id FROM h UNION SELECT e.to_chain, e.to_id" \
+	" FROM d JOIN chain_entries e ON e.from_chain = d.chain AND e.from_id >= d.fr)" \
 	" SELECT r.id, r.name FROM repos r WHERE " LIVE \
-	" AND (r.id IN (SELECT repo FROM h)" \
-	" OR r.id IN (SELECT f.repo_id FROM refs f JOIN d ON d.id = f.commit_id)" \
-	" OR r.id IN (SELECT g.repo_id FROM d JOIN commits k ON k.id = d.id" \
-	" JOIN reflog g ON g.new_hash = k.commit_hash))" \
+	" AND (r.id IN (SELECT repo FROM h) OR r.id IN (SELECT t.repo_id FROM d" \
+	" JOIN reach_tips t ON t.chain = d.chain AND t.top_id >= d.fr))" \
 	" ORDER BY CASE WHEN r.id IN (SELECT repo FROM h) THEN 0 ELSE 1 END, r.name"
 
 enum smr_rc rows_holders(struct store *st, const char *hash, int live, char ***ids,
@@ -1125,6 +1123,76 @@ enum smr_rc rows_holders(struct store *st, const char *hash, int live, char ***i
 				(*names)[i] = sql_take(&r, i, 1);
 		}
 		*n = r.rows;
+	}
+	store_rows_release(&r);
+	return rc;
+}
+
+/*
+ * The live Spaces whose tips reach chain $1 at row $2 or above, each with
+ * the highest row of that chain it reaches (x: where its walk left the
+ * chain, or its tip when on it), by name: the Spaces holding any row r of
+ * the chain at or above $2 are those whose x >= r.  One statement serves
+ * every search candidate of one chain.
+ */
+static const char reach_into_sql[] =
+	"WITH RECURSIVE d(chain, fr, x) AS (SELECT CAST($1 AS BIGINT), CAST($2 AS BIGINT),"
+	" CAST(NULL AS BIGINT) UNION SELECT e.to_chain, e.to_id, COALESCE(d.x, e.from_id)"
+	" FROM d JOIN chain_entries e ON e.from_chain = d.chain AND e.from_id >= d.fr)"
+	" SELECT r.id, r.name, MAX(COALESCE(d.x, t.top_id)) FROM d"
+	" JOIN reach_tips t ON t.chain = d.chain AND t.top_id >= d.fr"
+	" JOIN repos r ON r.id = t.repo_id WHERE r.deleted_at IS NULL"
+	" GROUP BY r.id, r.name ORDER BY r.name";
+
+enum smr_rc rows_reach_into(struct store *st, int64_t chain, int64_t from,
+			    struct reach_into **out, size_t *n, struct smr_err *err)
+{
+	struct sql_args a = SQL_ARGS_INIT;
+	struct store_rows r;
+	enum smr_rc rc;
+
+	*out = NULL;
+	*n = 0;
+	sql_arg_int(&a, chain);
+	sql_arg_int(&a, from);
+	rc = sql_rows(st, SQL_AUTO, reach_into_sql, &a, "finding the spaces that hold a checkpoint",
+		      &r, err);
+	if (!rc) {
+		*out = xcalloc(r.rows + 1, sizeof(**out));
+		for (size_t i = 0; i < r.rows; i++)
+			(*out)[i] = (struct reach_into){ sql_take(&r, i, 0), sql_take(&r, i, 1),
+							 sql_int(&r, i, 2) };
+		*n = r.rows;
+	}
+	store_rows_release(&r);
+	return rc;
+}
+
+void reach_into_free(struct reach_into *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].id);
+		free(v[i].name);
+	}
+	free(v);
+}
+
+enum smr_rc rows_space_brief(struct store *st, const char *id, char **name, int *live,
+			     struct smr_err *err)
+{
+	static const char sql[] =
+		"SELECT name, CASE WHEN deleted_at IS NULL THEN 1 ELSE 0 END FROM repos WHERE id = $1";
+	struct sql_args a = SQL_ARGS_INIT;
+	struct store_rows r;
+	enum smr_rc rc;
+
+	*name = NULL;
+	*live = 0;
+	sql_arg(&a, id);
+	rc = sql_rows(st, SQL_AUTO, sql, &a, "reading a space", &r, err);
+	if (!rc && r.rows) {
+		*name = sql_take(&r, 0, 0);
+		*live = (int)sql_int(&r, 0, 1);
 	}
 	store_rows_release(&r);
 	return rc;
@@ -1215,6 +1283,20 @@ enum smr_rc store_space_forks(struct store *st, char ***pairs, size_t *n, struct
 
 /* ---- chains of the rows written before schema migration 15 (sql.h) ---- */
 
+enum smr_rc rows_reach_rebuild(struct store *st, struct smr_err *err)
+{
+	static const char *const steps[] = {
+		"DELETE FROM reach_tips", SQL_TIPS_FILL,
+		"DELETE FROM chain_entries", SQL_CHAIN_ENTRIES_FILL,
+	};
+	enum smr_rc rc = SMR_OK;
+
+	for (size_t i = 0; !rc && i < sizeof(steps) / sizeof(*steps); i++)
+		rc = sql_exec(st, SQL_AUTO, steps[i], NULL, "folding what each Space reaches",
+			      NULL, err);
+	return rc;
+}
+
 /*
  * One batch, rows ($1, $2]: each row starts a chain (its own id) unless it
  * continues its first parent's, being that parent's first child of the
@@ -1276,6 +1358,8 @@ static enum smr_rc chain_batch(struct store *st, int64_t batch, int64_t *next, i
 		*next = to;
 	} else if (*left) {
 		rc = sql_exec(st, SQL_AUTO, done, NULL, "finding chains", NULL, err);
+		if (!rc)   /* the triggers skipped rows that had no chain yet */
+			rc = rows_reach_rebuild(st, err);
 		*left = 0;
 	}
 	if (rc) {

@@ -8,6 +8,8 @@
 #ifndef SMRITI_SCHEMA_SQLITE_H
 #define SMRITI_SCHEMA_SQLITE_H
 
+#include "store/sql.h"
+
 static const char *const sqlite_migrations[] = {
 	/* 1: Spaces, Checkpoints, refs, sessions, turns, draft jobs */
 	"CREATE TABLE repos ("
@@ -330,6 +332,57 @@ static const char *const sqlite_migrations[] = {
 	 * PLAN: commits_by_parent (parent_commit_id=? AND rowid<?)).
 	 */
 	"SELECT 1;",
+	/*
+	 * 17: what a Space reaches, and who holds a checkpoint, in steps of
+	 * chains (store/sql.h): reach_tips, each Space's roots folded by
+	 * chain, and chain_entries, where walks enter a chain.  Triggers keep
+	 * both as rows are written; the chain backfill and gc make them again.
+	 * The entries' trigger follows the chain trigger's UPDATE (a trigger's
+	 * statements fire other triggers).  reflog_by_new_hash served only the
+	 * walk down to the reflogs that named a checkpoint's descendants,
+	 * which the tips replace.  Written to run again.
+	 */
+	"CREATE TABLE IF NOT EXISTS reach_tips (chain INTEGER NOT NULL, repo_id TEXT NOT NULL,"
+	"  top_id INTEGER NOT NULL, PRIMARY KEY (chain, repo_id)) WITHOUT ROWID;"
+	"CREATE INDEX IF NOT EXISTS reach_tips_by_repo ON reach_tips(repo_id);"
+	"CREATE TABLE IF NOT EXISTS chain_entries (from_chain INTEGER NOT NULL,"
+	"  from_id INTEGER NOT NULL, to_chain INTEGER NOT NULL, to_id INTEGER NOT NULL,"
+	"  PRIMARY KEY (from_chain, from_id, to_id)) WITHOUT ROWID;"
+	"DROP TRIGGER IF EXISTS reflog_reach;"
+	"CREATE TRIGGER reflog_reach AFTER INSERT ON reflog BEGIN"
+	"  INSERT INTO reach_tips (chain, repo_id, top_id) SELECT k.chain, NEW.repo_id, k.id"
+	"    FROM commits k WHERE k.commit_hash IN (NEW.new_hash, NEW.old_hash)"
+	"    AND k.chain IS NOT NULL ON CONFLICT (chain, repo_id) DO UPDATE"
+	"    SET top_id = excluded.top_id WHERE excluded.top_id > reach_tips.top_id;"
+	"  END;"
+	"DROP TRIGGER IF EXISTS refs_reach;"
+	"CREATE TRIGGER refs_reach AFTER UPDATE OF commit_id ON refs"
+	"  WHEN NEW.commit_id IS NOT NULL BEGIN"
+	"  INSERT INTO reach_tips (chain, repo_id, top_id) SELECT k.chain, NEW.repo_id, k.id"
+	"    FROM commits k WHERE k.id = NEW.commit_id AND k.chain IS NOT NULL"
+	"    ON CONFLICT (chain, repo_id) DO UPDATE"
+	"    SET top_id = excluded.top_id WHERE excluded.top_id > reach_tips.top_id;"
+	"  END;"
+	"DROP TRIGGER IF EXISTS refs_reach_new;"
+	"CREATE TRIGGER refs_reach_new AFTER INSERT ON refs"
+	"  WHEN NEW.commit_id IS NOT NULL BEGIN"
+	"  INSERT INTO reach_tips (chain, repo_id, top_id) SELECT k.chain, NEW.repo_id, k.id"
+	"    FROM commits k WHERE k.id = NEW.commit_id AND k.chain IS NOT NULL"
+	"    ON CONFLICT (chain, repo_id) DO UPDATE"
+	"    SET top_id = excluded.top_id WHERE excluded.top_id > reach_tips.top_id;"
+	"  END;"
+	"DROP TRIGGER IF EXISTS commits_chain_entry;"
+	"CREATE TRIGGER commits_chain_entry AFTER UPDATE OF chain ON commits"
+	"  WHEN NEW.chain IS NOT NULL AND ((NEW.id = NEW.chain AND NEW.parent_commit_id IS NOT NULL)"
+	"  OR NEW.merge_parent_commit_id IS NOT NULL) BEGIN"
+	"  INSERT OR IGNORE INTO chain_entries (from_chain, from_id, to_chain, to_id)"
+	"    SELECT p.chain, p.id, NEW.chain, NEW.id FROM commits p"
+	"    WHERE p.id = NEW.parent_commit_id AND NEW.id = NEW.chain AND p.chain IS NOT NULL"
+	"    UNION SELECT p.chain, p.id, NEW.chain, NEW.id FROM commits p"
+	"    WHERE p.id = NEW.merge_parent_commit_id AND p.chain IS NOT NULL;"
+	"  END;"
+	"DROP INDEX IF EXISTS reflog_by_new_hash;"
+	SQL_REACH_REBUILD,
 };
 
 #endif

@@ -45,17 +45,29 @@
  * visits only those exits (commits_chain_exits), between C's id and the
  * row's: as many steps as forks and merges lie between, not checkpoints.
  *
+ * A Space's roots (its ref and every hash its reflog names) are kept
+ * folded by chain (schema migration 17): reach_tips holds, for each Space
+ * and each chain its roots touch, the highest row id among them, since a
+ * root reaches every row of its chain below it.  A walk starts from those
+ * few rows, not from every entry of a reflog that grows with each write.
+ * Triggers keep them as refs and the reflog are written; SQL_TIPS_FILL
+ * makes them again from the refs and the reflog (rows_reach_rebuild: after
+ * the migration, the chain backfill, and a gc that removed rows).
+ *
+ * The other way down: chain_entries holds every place a walk enters a
+ * chain from another (a chain's first row from its parent, a merge from
+ * its second parent), keyed by where it leaves: the Spaces that hold a
+ * checkpoint are found going down from its chain through those entries to
+ * the tips, as many steps as forks and merges lie below it
+ * (SQL_CHAIN_ENTRIES_FILL makes them again).
+ *
  * SQL_REACH(S, H) is a scalar expression: the row id of the checkpoint of
  * hash H when Space S reaches it, else NULL.  S and H are the parameters
  * in the engine's spelling ("?1", "$1::text").  The origin test comes
  * first, so the walk runs only for a checkpoint another Space wrote.
  */
 #define SQL_REACH_ROOTS(S) \
-	"SELECT commit_id FROM refs WHERE repo_id = " S \
-	" UNION SELECT k.id FROM reflog g JOIN commits k ON k.commit_hash = g.new_hash" \
-	" WHERE g.repo_id = " S \
-	" UNION SELECT k.id FROM reflog g JOIN commits k ON k.commit_hash = g.old_hash" \
-	" WHERE g.repo_id = " S
+	"SELECT top_id FROM reach_tips WHERE repo_id = " S
 #define SQL_REACH(S, H) \
 	"(WITH RECURSIVE rch_t(id, repo, chain) AS (SELECT id, repo_id, chain FROM commits" \
 	" WHERE commit_hash = " H ")," \
@@ -69,6 +81,22 @@
 	" CASE WHEN m.id = m.chain THEN m.parent_commit_id END) AND p.id >= rch_t.id)" \
 	" SELECT id FROM rch_t WHERE repo = " S " OR EXISTS (SELECT 1 FROM rch_anc a" \
 	" WHERE a.chain = rch_t.chain AND a.id >= rch_t.id))"
+#define SQL_TIPS_FILL \
+	"INSERT INTO reach_tips (chain, repo_id, top_id)" \
+	" SELECT k.chain, x.repo_id, MAX(k.id) FROM" \
+	" (SELECT f.repo_id, f.commit_id AS id FROM refs f WHERE f.commit_id IS NOT NULL" \
+	" UNION SELECT g.repo_id, c.id FROM reflog g JOIN commits c ON c.commit_hash = g.new_hash" \
+	" UNION SELECT g.repo_id, c.id FROM reflog g JOIN commits c ON c.commit_hash = g.old_hash) x" \
+	" JOIN commits k ON k.id = x.id WHERE k.chain IS NOT NULL GROUP BY k.chain, x.repo_id"
+#define SQL_CHAIN_ENTRIES_FILL \
+	"INSERT INTO chain_entries (from_chain, from_id, to_chain, to_id)" \
+	" SELECT p.chain, p.id, k.chain, k.id FROM commits k JOIN commits p" \
+	" ON p.id = k.parent_commit_id WHERE k.id = k.chain AND p.chain IS NOT NULL" \
+	" UNION SELECT p.chain, p.id, k.chain, k.id FROM commits k JOIN commits p" \
+	" ON p.id = k.merge_parent_commit_id WHERE k.chain IS NOT NULL AND p.chain IS NOT NULL"
+#define SQL_REACH_REBUILD \
+	"DELETE FROM reach_tips; " SQL_TIPS_FILL "; DELETE FROM chain_entries; " \
+	SQL_CHAIN_ENTRIES_FILL ";"
 /*
  * Garbage collection of the Spaces deleted at or before $1 (NULL: all of
  * them).  SQL_GC_ADOPT: a checkpoint one of them wrote that a surviving

@@ -824,6 +824,8 @@ static enum smr_rc sqlite_gc_prune(struct store *st, const char *before, const c
 		rc = gc_step(s, SQL_GC_ORPHANS, NULL, NULL, "pruning the search index", NULL, err);
 	if (!rc)
 		rc = sqlite_gc_content(s, n, err);
+	if (!rc && (n->unreached || n->reflog || n->spaces))
+		rc = rows_reach_rebuild(st, err);
 	if (rc)
 		return rollback(s, rc);
 	return commit(s, err);
@@ -901,6 +903,8 @@ static void read_search_row(sqlite3_stmt *q, void *elem)
 	r->author = col_text(q, 8);
 	r->created_at = col_text(q, 9);
 	r->text = col_text(q, 10);
+	r->commit_id = sqlite3_column_int64(q, 12);
+	r->chain = sqlite3_column_int64(q, 13);
 }
 
 static void free_search_rows(void *v, size_t n)
@@ -918,7 +922,7 @@ static enum smr_rc sqlite_search(struct store *st, const struct search_filter *f
 	 */
 #define SEARCH_CKPT \
 		"SELECT c0.repo_id, NULL, c0.commit_hash, NULL, 0, i.field, i.ordinal, i.terms," \
-		" c0.author, c0.created_at AS at, NULL, i.id AS iid" \
+		" c0.author, c0.created_at AS at, NULL, i.id AS iid, c0.id, c0.chain" \
 		" FROM search_fts JOIN search_items i ON i.id = search_fts.rowid" \
 		" JOIN commits c0 ON c0.id = i.commit_id" \
 		" WHERE search_fts MATCH ?1" \
@@ -926,7 +930,7 @@ static enum smr_rc sqlite_search(struct store *st, const struct search_filter *f
 		" AND (?5 IS NULL OR c0.created_at >= ?5) AND (?6 IS NULL OR c0.created_at <= ?6)"
 #define SEARCH_TURN \
 		" UNION ALL SELECT r.id, r.name, NULL, s.id, t.sequence_number, i.field, i.ordinal," \
-		" i.terms, t.role, t.created_at, t.content, i.id" \
+		" i.terms, t.role, t.created_at, t.content, i.id, NULL, NULL" \
 		" FROM search_fts JOIN search_items i ON i.id = search_fts.rowid" \
 		" JOIN turns t ON t.id = i.turn_id JOIN sessions s ON s.id = t.session_id" \
 		" JOIN repos r ON r.id = s.repo_id" \
@@ -934,9 +938,13 @@ static enum smr_rc sqlite_search(struct store *st, const struct search_filter *f
 		" AND (?2 IS NULL OR r.id IN (SELECT value FROM json_each(?2)))" \
 		" AND (?3 IS NULL OR i.field = ?3) AND (?4 IS NULL OR t.role = ?4)" \
 		" AND (?5 IS NULL OR t.created_at >= ?5) AND (?6 IS NULL OR t.created_at <= ?6)"
-	static const char ckpt_only[] = SEARCH_CKPT " ORDER BY at DESC, iid DESC LIMIT ?7";
-	static const char with_turns[] = SEARCH_CKPT SEARCH_TURN
-		" ORDER BY 10 DESC, 12 DESC LIMIT ?7";
+	/*
+	 * The rows indexed last first: FTS5 yields its matches in rowid order,
+	 * so the LIMIT stops the scan; ordering by time read every match's
+	 * checkpoint row first (tens of thousands in a long history).
+	 */
+	static const char ckpt_only[] = SEARCH_CKPT " ORDER BY search_fts.rowid DESC LIMIT ?7";
+	static const char with_turns[] = SEARCH_CKPT SEARCH_TURN " ORDER BY 12 DESC LIMIT ?7";
 	const char *sql = f->turns ? with_turns : ckpt_only;
 	static const struct row_reader rr = { sizeof(struct search_row), read_search_row,
 					      free_search_rows };

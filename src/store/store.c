@@ -9,10 +9,12 @@
  * one (with PostgreSQL); see backends_*.c.
  */
 #include "store/group.h"
+#include "util/strmap.h"
 #include "util/sys.h"
 
 #include "util/xalloc.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,22 +122,143 @@ static void row_for(const struct search_row *r, const char *id, const char *name
 }
 
 /*
+ * What expand() learns once per search: for each chain the candidates sit
+ * on, the Spaces reaching into it from its lowest candidate up; for each
+ * origin, its name and whether it is live.
+ */
+struct holders_memo {
+	struct strmap chains, origins;   /* chain (decimal) -> index; origin id -> index */
+	struct chain_reach {
+		int64_t chain, from;
+		struct reach_into *v;
+		size_t n;
+		int read;
+	} *c;
+	struct origin_brief {
+		char *name;
+		int live;
+	} *o;
+	size_t nc, no;
+};
+
+static void memo_chains(struct holders_memo *m, const struct search_row *in, size_t n)
+{
+	char key[24];
+	size_t k;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!in[i].commit_hash || !in[i].chain)
+			continue;
+		snprintf(key, sizeof(key), "%lld", (long long)in[i].chain);
+		if (strmap_get(&m->chains, key, &k)) {
+			if (in[i].commit_id < m->c[k].from)
+				m->c[k].from = in[i].commit_id;
+			continue;
+		}
+		m->c = xrealloc(m->c, (m->nc + 1) * sizeof(*m->c));
+		m->c[m->nc] = (struct chain_reach){ in[i].chain, in[i].commit_id, NULL, 0, 0 };
+		strmap_put(&m->chains, key, m->nc++);
+	}
+}
+
+static void memo_release(struct holders_memo *m)
+{
+	for (size_t i = 0; i < m->nc; i++)
+		reach_into_free(m->c[i].v, m->c[i].n);
+	for (size_t i = 0; i < m->no; i++)
+		free(m->o[i].name);
+	free(m->c);
+	free(m->o);
+	strmap_release(&m->chains);
+	strmap_release(&m->origins);
+}
+
+static enum smr_rc memo_origin(struct store *st, struct holders_memo *m, const char *id,
+			       struct origin_brief **out, struct smr_err *err)
+{
+	size_t k;
+	enum smr_rc rc = SMR_OK;
+
+	if (!strmap_get(&m->origins, id, &k)) {
+		m->o = xrealloc(m->o, (m->no + 1) * sizeof(*m->o));
+		rc = rows_space_brief(st, id, &m->o[m->no].name, &m->o[m->no].live, err);
+		strmap_put(&m->origins, id, k = m->no++);
+	}
+	*out = &m->o[k];
+	return rc;
+}
+
+static enum smr_rc memo_chain(struct store *st, struct holders_memo *m, int64_t chain,
+			      struct chain_reach **out, struct smr_err *err)
+{
+	char key[24];
+	size_t k = 0;
+	enum smr_rc rc = SMR_OK;
+
+	snprintf(key, sizeof(key), "%lld", (long long)chain);
+	strmap_get(&m->chains, key, &k);   /* memo_chains put every one */
+	*out = &m->c[k];
+	if (!m->c[k].read) {
+		rc = rows_reach_into(st, chain, m->c[k].from, &m->c[k].v, &m->c[k].n, err);
+		m->c[k].read = !rc;
+	}
+	return rc;
+}
+
+/*
+ * The live Spaces holding candidate r (store/sql.h): its origin first,
+ * then by name those reaching its chain at its row or above.  Strings
+ * borrowed from the memo; caller frees the arrays.  A row with no chain
+ * yet (a backfill under way) asks the walk of rows_holders.
+ */
+static enum smr_rc holders_of(struct store *st, struct holders_memo *m,
+			      const struct search_row *r, const char ***ids, const char ***names,
+			      size_t *n, struct smr_err *err)
+{
+	struct origin_brief *o = NULL;
+	struct chain_reach *c = NULL;
+	enum smr_rc rc = memo_origin(st, m, r->space_id, &o, err);
+
+	if (!rc)
+		rc = memo_chain(st, m, r->chain, &c, err);
+	*ids = xcalloc(c ? c->n + 2 : 2, sizeof(**ids));
+	*names = xcalloc(c ? c->n + 2 : 2, sizeof(**names));
+	*n = 0;
+	if (rc)
+		return rc;
+	if (o->live && o->name) {
+		(*ids)[*n] = r->space_id;
+		(*names)[(*n)++] = o->name;
+	}
+	for (size_t j = 0; j < c->n; j++)
+		if (c->v[j].xmax >= r->commit_id && strcmp(c->v[j].id, r->space_id)) {
+			(*ids)[*n] = c->v[j].id;
+			(*names)[(*n)++] = c->v[j].name;
+		}
+	return SMR_OK;
+}
+
+/*
  * The backend finds each checkpoint item once (the history is shared);
  * here it becomes one row per live Space of f that holds the checkpoint,
  * which the operations fold into one hit listing those Spaces.  Turns
  * come filtered already.  *items gets how many of in were kept (at most
- * f->limit when it is set).
+ * f->limit when it is set).  The Spaces are found per chain, not per
+ * candidate: a search may bring thousands of candidates from one history.
  */
 static enum smr_rc expand(struct store *st, const struct search_filter *f,
 			  const struct search_row *in, size_t n_in, struct search_row **out,
 			  size_t *n, size_t *items, struct smr_err *err)
 {
+	struct holders_memo m = { STRMAP_INIT, STRMAP_INIT, NULL, NULL, 0, 0 };
 	size_t cap = 0, k;
 	enum smr_rc rc = SMR_OK;
 
 	*items = 0;
+	memo_chains(&m, in, n_in);
 	for (size_t i = 0; !rc && i < n_in && (!f->limit || *items < f->limit); i++) {
-		char **ids = NULL, **names = NULL;
+		const char **ids = NULL, **names = NULL;
+		char **wids = NULL, **wnames = NULL;
 		int any = 0;
 
 		if (!in[i].commit_hash) {
@@ -143,20 +266,27 @@ static enum smr_rc expand(struct store *st, const struct search_filter *f,
 			(*items)++;
 			continue;
 		}
-		rc = rows_holders(st, in[i].commit_hash, 1, &ids, &names, &k, err);
+		if (in[i].chain) {
+			rc = holders_of(st, &m, &in[i], &ids, &names, &k, err);
+		} else {
+			rc = rows_holders(st, in[i].commit_hash, 1, &wids, &wnames, &k, err);
+			ids = (const char **)wids;
+			names = (const char **)wnames;
+		}
 		for (size_t j = 0; !rc && j < k; j++)
 			if (allowed(f, ids[j])) {
 				row_for(&in[i], ids[j], names[j], out, n, &cap);
 				any = 1;
 			}
 		*items += (size_t)any;
-		for (size_t j = 0; j < k; j++) {
-			free(ids[j]);
-			free(names[j]);
+		for (size_t j = 0; wids && j < k; j++) {
+			free(wids[j]);
+			free(wnames[j]);
 		}
 		free(ids);
 		free(names);
 	}
+	memo_release(&m);
 	return rc;
 }
 
@@ -182,8 +312,10 @@ enum smr_rc store_search(struct store *st, const struct search_filter *f,
 	/*
 	 * Items the Spaces of f do not hold are dropped after the backend's
 	 * limit: ask again for more until limit items are kept or none are left.
+	 * With no Space filter only an item no live Space holds is dropped,
+	 * which is rare: ask for limit first.
 	 */
-	for (g.limit = f->limit ? f->limit * 2 : 0;; g.limit *= 4) {
+	for (g.limit = f->limit && f->space_ids ? f->limit * 2 : f->limit;; g.limit *= 4) {
 		rc = st->ops->search(st, &g, spaces, &v, &nv, err);
 		if (!rc)
 			rc = expand(st, f, v, nv, out, n, &items, err);

@@ -193,7 +193,7 @@ struct search_filter {
 	const char *since;                 /* NULL: any time; else created_at >= since */
 	const char *until;                 /* NULL: any time; else created_at <= until */
 	int turns;                         /* 1: chat turns as well as checkpoints */
-	size_t limit;                      /* at most this many rows, newest first */
+	size_t limit;                      /* at most this many rows, indexed last first */
 };
 
 /* One matching item in one live Space. */
@@ -209,9 +209,15 @@ struct search_row {
 	char *author;
 	char *created_at;
 	char *text;           /* a turn's content; NULL for a checkpoint's item */
+	int64_t commit_id;    /* the checkpoint's row and chain (store/sql.h); 0 for a turn */
+	int64_t chain;
 };
 
-/* Rows whose words match f, newest first; caller search_rows_free()s. */
+/*
+ * Rows whose words match f, those indexed last first (for a history
+ * written here, newest first; an import indexes older checkpoints late);
+ * caller search_rows_free()s.
+ */
 enum smr_rc store_search(struct store *st, const struct search_filter *f,
 			 struct search_row **out, size_t *n, struct smr_err *err);
 void search_rows_free(struct search_row *v, size_t n);

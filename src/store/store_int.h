@@ -472,8 +472,29 @@ enum smr_rc rows_turn_set_error_seq(struct store *st, const char *session_id, in
  * (SMR_OK at once) once the cursor is gone.
  */
 enum smr_rc rows_chain_backfill(struct store *st, struct smr_err *err);
+/*
+ * Makes reach_tips and chain_entries again from the refs, the reflog and
+ * the commits (store/sql.h), inside the caller's transaction.
+ */
+enum smr_rc rows_reach_rebuild(struct store *st, struct smr_err *err);
 #define HISTORY_MIGRATION_MARK "commits_hash_unique"
 enum smr_rc rows_history_collapse(struct store *st, int *from, struct smr_err *err);
+/* A live Space reaching a chain, and the highest row of it reached (rows_reach_into). */
+struct reach_into {
+	char *id, *name;
+	int64_t xmax;
+};
+/*
+ * The live Spaces whose ref or reflog reaches chain at row from or above
+ * (store/sql.h), by name, each with the highest row of that chain it
+ * reaches; caller reach_into_free()s *out.
+ */
+enum smr_rc rows_reach_into(struct store *st, int64_t chain, int64_t from,
+			    struct reach_into **out, size_t *n, struct smr_err *err);
+void reach_into_free(struct reach_into *v, size_t n);
+/* Space id's name (caller frees; NULL when there is none) and whether it is live. */
+enum smr_rc rows_space_brief(struct store *st, const char *id, char **name, int *live,
+			     struct smr_err *err);
 /*
  * The Spaces (live only, or deleted too) that hold checkpoint hash (see
  * sql.h: its origin, and every Space whose ref or reflog names it or a

@@ -84,7 +84,9 @@ const backends = [{
     ok(t.db, ['space', 'create', 'old']);
     const repo = sqlite(t.db, "SELECT id FROM repos WHERE name = 'old';");
     const h = history();
-    sqlite(t.db, 'DROP TRIGGER commits_chain; DROP INDEX commits_chain_exits;' +
+    sqlite(t.db, 'DROP TRIGGER reflog_reach; DROP TRIGGER refs_reach; DROP TRIGGER refs_reach_new;' +
+      ' DROP TRIGGER commits_chain_entry; DROP TABLE reach_tips; DROP TABLE chain_entries;' +
+      ' DROP TRIGGER commits_chain; DROP INDEX commits_chain_exits;' +
       ' ALTER TABLE commits DROP COLUMN chain; DROP TABLE IF EXISTS chain_migration;' +
       ' DROP INDEX search_items_by_commit; DROP TABLE items; DROP TABLE chunks; DROP TABLE content_migration;' +
       ' ALTER TABLE commits DROP COLUMN lists; PRAGMA user_version = 10; BEGIN;' +
@@ -109,7 +111,9 @@ const backends = [{
     const url = dsn;
     const repo = psql(url, "SELECT id FROM repos WHERE name = 'old';");
     const h = history();
-    psql(url, 'DROP TRIGGER commits_chain ON commits; DROP FUNCTION smriti_commit_chain();' +
+    psql(url, 'DROP TRIGGER reflog_reach ON reflog; DROP TRIGGER refs_reach ON refs;' +
+      ' DROP TRIGGER commits_chain_entry ON commits; DROP TABLE reach_tips, chain_entries;' +
+      ' DROP TRIGGER commits_chain ON commits; DROP FUNCTION smriti_commit_chain();' +
       ' DROP INDEX commits_chain_exits; ALTER TABLE commits DROP COLUMN chain; DROP TABLE IF EXISTS chain_migration;' +
       ' DROP TABLE items, chunks, content_migration; DELETE FROM schema_migrations WHERE version >= 11;' +
       ' ALTER TABLE commits DROP COLUMN lists, ' +

@@ -1336,7 +1336,7 @@ CONFORMANCE(migration_collapses_the_copies_of_a_fork)
 	f->st = NULL;
 	/* the fork's rows copied as the release before made them */
 	sql = xasprintf(
-		"DROP INDEX commits_hash_unique; DROP INDEX reflog_by_new_hash;"
+		"DROP INDEX commits_hash_unique;"
 		" CREATE INDEX commits_by_hash ON commits(commit_hash);"
 		" INSERT INTO commits (repo_id, commit_hash, parent_commit_id, title, summary,%s"
 		" lists, metadata_,%s author, created_at) SELECT '%s', commit_hash, NULL, title,"
@@ -1362,7 +1362,7 @@ CONFORMANCE(migration_collapses_the_copies_of_a_fork)
 	CHECK_INT(store_open(f->dsn, &f->st, &err), SMR_OK);
 	CHECK_INT(rows_history_collapse(f->st, &from, &err), SMR_OK);
 	raw_sql(f, "CREATE UNIQUE INDEX commits_hash_unique ON commits(commit_hash);"
-		" DROP INDEX commits_by_hash; CREATE INDEX reflog_by_new_hash ON reflog(new_hash);");
+		" DROP INDEX commits_by_hash;");
 	/* three copies went, nothing else */
 	CHECK_INT(rows_before - count_rows(f), 3);
 	CHECK_INT(store_checkpoint_log(f->st, b, head, 0, &log, &n, &err), SMR_OK);
@@ -1567,6 +1567,56 @@ static void check_reach_table(struct fixture *f, const char *o, const char *f1, 
 					want[s][k]);
 				CHECK(!"reach");
 			}
+	/* the other way round: the Spaces holding each one are those that reach it */
+	for (int k = 0; k < 8; k++) {
+		char **ids = NULL;
+		size_t n = 0, held = 0;
+		struct smr_err err = SMR_ERR_INIT;
+
+		CHECK_INT(store_hash_spaces(f->st, v[k], &ids, &n, &err), SMR_OK);
+		for (int s = 0; s < 4; s++) {
+			int in = 0;
+
+			for (size_t j = 0; j < n; j++)
+				in |= !strcmp(ids[j], sp[s]);
+			held += (size_t)in;
+			if (in != want[s][k]) {
+				fprintf(stderr, "  checkpoint %d held by space %d: want %d\n", k, s,
+					want[s][k]);
+				CHECK(!"holders");
+			}
+		}
+		CHECK_INT(n, held);
+		for (size_t j = 0; j < n; j++)
+			free(ids[j]);
+		free(ids);
+	}
+	/* and search, which finds them a chain at a time: its title's row in each */
+	for (int k = 0; k < 8; k++) {
+		static const char *const titles[8] = { "o1", "o2", "o3", "o4", "o5", "f1", "f2", "g1" };
+		struct search_word w = { titles[k], 0 };
+		struct search_filter sf = { .words = &w, .n_words = 1, .field = "title",
+					    .limit = 50 };
+		struct search_row *rows = NULL;
+		size_t n = 0, held = 0;
+		struct smr_err err = SMR_ERR_INIT;
+
+		CHECK_INT(store_search(f->st, &sf, &rows, &n, &err), SMR_OK);
+		for (int s = 0; s < 4; s++) {
+			int in = 0;
+
+			for (size_t j = 0; j < n; j++)
+				in |= !strcmp(rows[j].space_id, sp[s]);
+			held += (size_t)in;
+			if (in != want[s][k]) {
+				fprintf(stderr, "  '%s' found in space %d: want %d\n", titles[k], s,
+					want[s][k]);
+				CHECK(!"search");
+			}
+		}
+		CHECK_INT(n, held);
+		search_rows_free(rows, n);
+	}
 	CHECK(reaches(f, o, merged));
 	CHECK(!reaches(f, f1, merged));
 	CHECK(!reaches(f, f2, merged));

@@ -77,7 +77,8 @@ enum stmt {
 	Q_SESSION_LOCK, Q_LAST_SEQ, Q_SEQ_CHECK,
 	Q_TURN_INSERT,
 	Q_GC_REPOINT, Q_GC_SPACES, Q_GC_ORPHANS, Q_GC_UNREACHED, Q_GC_EXPIRE, Q_GC_LOCK,
-	Q_GC_CHUNKS, Q_GC_ITEMS,
+	Q_GC_CHUNKS, Q_GC_ITEMS, Q_GC_TIPS_CLEAR, Q_GC_TIPS_FILL, Q_GC_ENTRIES_CLEAR,
+	Q_GC_ENTRIES_FILL,
 	Q_SEARCH_HAS, Q_SEARCH_INSERT, Q_SEARCH_INSERT_AT, Q_SEARCH_INSERT_AT_MANY,
 	Q_SEARCH_INSERT_TURN, Q_SEARCH, Q_SEARCH_TURNS,
 	Q_CHUNKS_INSERT, Q_ITEMS_CHECK, Q_CHUNKS_READ,
@@ -128,7 +129,7 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
  */
 #define PG_SEARCH_CKPT \
 	"SELECT c0.repo_id, NULL::text, c0.commit_hash, NULL::text, 0::bigint, i.field," \
-	" i.ordinal, i.terms, c0.author, c0.created_at, NULL::text, i.id" \
+	" i.ordinal, i.terms, c0.author, c0.created_at, NULL::text, i.id, c0.id, c0.chain" \
 	" FROM search_items i JOIN commits c0 ON c0.id = i.commit_id" \
 	" WHERE array_to_tsvector(string_to_array(i.terms, ' ')) @@ $1::tsquery" \
 	" AND ($2::text IS NULL OR $2::text IS NOT NULL)" \
@@ -137,7 +138,7 @@ enum { CK_HASH, CK_PARENT, CK_MERGE, CK_SPACE, CK_TITLE, CK_SUMMARY, CK_FIELDS, 
 	" AND ($6::text IS NULL OR c0.created_at <= $6::text)"
 #define PG_SEARCH_TURN \
 	" UNION ALL SELECT r.id, r.name, NULL, s.id, t.sequence_number, i.field, i.ordinal," \
-	" i.terms, t.role, t.created_at, t.content, i.id" \
+	" i.terms, t.role, t.created_at, t.content, i.id, NULL::bigint, NULL::bigint" \
 	" FROM search_items i JOIN turns t ON t.id = i.turn_id" \
 	" JOIN sessions s ON s.id = t.session_id JOIN repos r ON r.id = s.repo_id" \
 	" WHERE array_to_tsvector(string_to_array(i.terms, ' ')) @@ $1::tsquery" \
@@ -344,6 +345,10 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_GC_LOCK] = "LOCK TABLE chunks, items IN SHARE ROW EXCLUSIVE MODE",
 	[Q_GC_CHUNKS] = "DELETE FROM chunks WHERE id IN (SELECT id FROM chunks"
 		" EXCEPT SELECT unnest(lists[7:]) FROM commits WHERE lists IS NOT NULL)",
+	[Q_GC_TIPS_CLEAR] = "DELETE FROM reach_tips",
+	[Q_GC_TIPS_FILL] = SQL_TIPS_FILL,
+	[Q_GC_ENTRIES_CLEAR] = "DELETE FROM chain_entries",
+	[Q_GC_ENTRIES_FILL] = SQL_CHAIN_ENTRIES_FILL,
 	[Q_GC_ITEMS] = "DELETE FROM items WHERE id IN (SELECT id FROM items"
 		" EXCEPT SELECT unnest(ids) FROM chunks)",
 	/* a checkpoint written again (on another Space) was indexed when first written */
@@ -383,9 +388,9 @@ static const char *const stmt_sql[Q_COUNT] = {
 		" SELECT NULL::bigint, t.id, $2::int, t.sequence_number, $3::text FROM turns t"
 		" WHERE t.session_id = $1::text ORDER BY t.sequence_number DESC LIMIT 1",
 	/* the expression is the index's (schema_postgres.h), so GIN serves it */
-	[Q_SEARCH] = PG_SEARCH_CKPT " ORDER BY 10 DESC, 12 DESC LIMIT NULLIF($7::bigint, 0)",
+	[Q_SEARCH] = PG_SEARCH_CKPT " ORDER BY 12 DESC LIMIT NULLIF($7::bigint, 0)",
 	[Q_SEARCH_TURNS] = PG_SEARCH_CKPT PG_SEARCH_TURN
-		" ORDER BY 10 DESC, 12 DESC LIMIT NULLIF($7::bigint, 0)",
+		" ORDER BY 12 DESC LIMIT NULLIF($7::bigint, 0)",
 	/*
 	 * A checkpoint's fresh chunks ($1 ids, $2 their item ids), each unless
 	 * it is there, and the items ($3 ids, $4 bodies) of those it inserted,
@@ -1632,6 +1637,10 @@ static enum smr_rc pg_gc_prune(struct store *st, const char *before, const char 
 		rc = gc_run(s, Q_GC_CHUNKS, NULL, "removing unused chunks", &n->chunks, err);
 	if (!rc)
 		rc = gc_run(s, Q_GC_ITEMS, NULL, "removing unused items", &n->items, err);
+	/* what each Space reaches, folded again (store/sql.h): rows_reach_rebuild's statements */
+	for (int q = Q_GC_TIPS_CLEAR; !rc && (n->unreached || n->reflog || n->spaces) &&
+	     q <= Q_GC_ENTRIES_FILL; q++)
+		rc = gc_run(s, (enum stmt)q, NULL, "folding what each Space reaches", NULL, err);
 	if (rc)
 		return rollback(s, rc);
 	return commit(s, err);
@@ -1803,6 +1812,8 @@ static enum smr_rc pg_search(struct store *st, const struct search_filter *f,
 		v[i].author = col_text(r, i, 8);
 		v[i].created_at = col_text(r, i, 9);
 		v[i].text = col_text(r, i, 10);
+		v[i].commit_id = PQgetisnull(r, i, 12) ? 0 : col_int(r, i, 12);
+		v[i].chain = PQgetisnull(r, i, 13) ? 0 : col_int(r, i, 13);
 	}
 	PQclear(r);
 	*out = v;

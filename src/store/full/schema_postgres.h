@@ -23,6 +23,8 @@
 #ifndef SMRITI_SCHEMA_POSTGRES_H
 #define SMRITI_SCHEMA_POSTGRES_H
 
+#include "store/sql.h"
+
 static const char *const postgres_migrations[] = {
 	/* 1: Spaces, Checkpoints, refs, sessions, turns, draft jobs */
 	"CREATE TABLE repos ("
@@ -333,6 +335,51 @@ static const char *const postgres_migrations[] = {
 	"    AND NOT EXISTS (SELECT 1 FROM (SELECT y.repo_id FROM commits y"
 	"    WHERE y.parent_commit_id = p.id OFFSET 0) y WHERE y.repo_id = p.repo_id)), NEW.id);"
 	"  RETURN NEW; END$$;",
+	/*
+	 * 17: reach_tips and chain_entries (see schema_sqlite.h and
+	 * store/sql.h).  A statement that inserts two roots of one chain
+	 * inserts their highest only: an upsert may not touch a row twice.
+	 */
+	"CREATE TABLE IF NOT EXISTS reach_tips (chain BIGINT NOT NULL,"
+	"  repo_id TEXT COLLATE \"C\" NOT NULL, top_id BIGINT NOT NULL,"
+	"  PRIMARY KEY (chain, repo_id));"
+	"CREATE INDEX IF NOT EXISTS reach_tips_by_repo ON reach_tips(repo_id);"
+	"CREATE TABLE IF NOT EXISTS chain_entries (from_chain BIGINT NOT NULL,"
+	"  from_id BIGINT NOT NULL, to_chain BIGINT NOT NULL, to_id BIGINT NOT NULL,"
+	"  PRIMARY KEY (from_chain, from_id, to_id));"
+	"CREATE OR REPLACE FUNCTION smriti_reflog_reach() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN"
+	"  INSERT INTO reach_tips (chain, repo_id, top_id) SELECT k.chain, NEW.repo_id, MAX(k.id)"
+	"    FROM commits k WHERE k.commit_hash IN (NEW.new_hash, NEW.old_hash)"
+	"    AND k.chain IS NOT NULL GROUP BY k.chain ON CONFLICT (chain, repo_id) DO UPDATE"
+	"    SET top_id = excluded.top_id WHERE excluded.top_id > reach_tips.top_id;"
+	"  RETURN NULL; END$$;"
+	"DROP TRIGGER IF EXISTS reflog_reach ON reflog;"
+	"CREATE TRIGGER reflog_reach AFTER INSERT ON reflog"
+	"  FOR EACH ROW EXECUTE PROCEDURE smriti_reflog_reach();"
+	"CREATE OR REPLACE FUNCTION smriti_refs_reach() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN"
+	"  INSERT INTO reach_tips (chain, repo_id, top_id) SELECT k.chain, NEW.repo_id, k.id"
+	"    FROM commits k WHERE k.id = NEW.commit_id AND k.chain IS NOT NULL"
+	"    ON CONFLICT (chain, repo_id) DO UPDATE"
+	"    SET top_id = excluded.top_id WHERE excluded.top_id > reach_tips.top_id;"
+	"  RETURN NULL; END$$;"
+	"DROP TRIGGER IF EXISTS refs_reach ON refs;"
+	"CREATE TRIGGER refs_reach AFTER INSERT OR UPDATE OF commit_id ON refs"
+	"  FOR EACH ROW WHEN (NEW.commit_id IS NOT NULL) EXECUTE PROCEDURE smriti_refs_reach();"
+	"CREATE OR REPLACE FUNCTION smriti_chain_entry() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN"
+	"  INSERT INTO chain_entries (from_chain, from_id, to_chain, to_id)"
+	"    SELECT p.chain, p.id, NEW.chain, NEW.id FROM commits p"
+	"    WHERE p.id = NEW.parent_commit_id AND NEW.id = NEW.chain AND p.chain IS NOT NULL"
+	"    UNION SELECT p.chain, p.id, NEW.chain, NEW.id FROM commits p"
+	"    WHERE p.id = NEW.merge_parent_commit_id AND p.chain IS NOT NULL"
+	"    ON CONFLICT DO NOTHING;"
+	"  RETURN NULL; END$$;"
+	"DROP TRIGGER IF EXISTS commits_chain_entry ON commits;"
+	"CREATE TRIGGER commits_chain_entry AFTER INSERT OR UPDATE OF chain ON commits"
+	"  FOR EACH ROW WHEN (NEW.chain IS NOT NULL AND ((NEW.id = NEW.chain"
+	"  AND NEW.parent_commit_id IS NOT NULL) OR NEW.merge_parent_commit_id IS NOT NULL))"
+	"  EXECUTE PROCEDURE smriti_chain_entry();"
+	"DROP INDEX IF EXISTS reflog_by_new_hash;"
+	SQL_REACH_REBUILD,
 };
 
 #endif
