@@ -66,7 +66,7 @@ FULL_LIBS = $(shell pkg-config --libs $(FULL_PKGS)) -lpthread -lm
 CORE_SRC = $(wildcard src/util/*.c src/domain/*.c src/ops/*.c src/cli/*.c src/mcp/*.c) \
            src/store/store.c src/store/index.c src/store/group.c src/store/sqlite.c \
            src/store/store_auth.c src/store/sql.c src/store/rows.c \
-           src/store/trace.c src/store/content.c
+           src/store/trace.c src/store/content.c src/store/head_memo.c
 LEAN_SRC = src/store/backends_lean.c
 # Only in smriti-full: providers, the HTTP server (with MCP over HTTP),
 # PostgreSQL, the chat runtime and the commands that need them.

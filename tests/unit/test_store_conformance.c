@@ -16,6 +16,7 @@
 #include "ops/context.h"
 #include "store/store.h"
 #include "store/store_int.h"
+#include "store/head_memo.h"
 #include "util/buf.h"
 #include "util/sys.h"
 #include "util/xalloc.h"
@@ -1447,6 +1448,75 @@ CONFORMANCE(checkpoint_update_builds_on_head)
 	CHECK(fsck_ok(f));
 	free(h);
 	free(before);
+}
+
+/* A build that adds values of every JSON kind, so a remembered HEAD must keep each as stored. */
+static enum smr_rc build_rich(const struct checkpoint *head, struct checkpoint *out, void *arg,
+			      struct smr_err *err)
+{
+	int *n = arg;
+
+	(void)err;
+	if (head)
+		checkpoint_copy_content(out, head);
+	json_array_append_new(out->decisions, json_pack("{s:s, s:f, s:I, s:b, s:n, s:[s]}",
+		"text", "d\u00e9cision \xe2\x9c\x93 \"quoted\"", "weight", 0.1 * *n + 1e-7,
+		"big", (json_int_t)12345678901234 * *n, "sure", *n % 2, "none", "tags", "t"));
+	json_object_set_new(out->metadata, "round", json_integer(*n));
+	json_object_set_new(out->metadata, "nested", json_pack("{s:{s:f}}", "a", "b", 2.5));
+	free(out->parent_hash);
+	free(out->created_at);
+	out->parent_hash = xstrdup(head ? head->hash : NULL);
+	out->created_at = xasprintf("2026-01-01T02:00:%02d.000000Z", *n % 60);
+	checkpoint_seal(out);
+	return SMR_OK;
+}
+
+/* The JSON of c but its Space, keys sorted; caller frees. */
+static char *content_of_ckpt(const struct checkpoint *c)
+{
+	json_t *j = checkpoint_to_json(c);
+	char *text;
+
+	json_object_del(j, "space");
+	text = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
+	json_decref(j);
+	return text;
+}
+
+/*
+ * A patch remembers what it wrote (store/head_memo.c), and the next one
+ * builds on that instead of reading HEAD back: what is remembered is what
+ * the store reads, value for value (and SMRITI_TEST_HEAD_MEMO=check makes
+ * each patch on a remembered HEAD read it too and stop on a difference).
+ */
+CONFORMANCE(a_patch_builds_on_the_head_the_last_one_wrote)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	char a[37], *h = NULL, *mine, *stored;
+	struct checkpoint c, got = { 0 }, memo = { 0 };
+
+	setenv("SMRITI_TEST_HEAD_MEMO", "check", 1);
+	CHECK_INT(make_space(f, "memo", a, &err), SMR_OK);
+	for (int n = 1; n <= 6; n++) {
+		checkpoint_init(&c);
+		CHECK_INT(store_checkpoint_update(f->st, a, build_rich, &n, &c, &err), SMR_OK);
+		checkpoint_release(&c);
+	}
+	h = space_head(f, a);
+	CHECK(head_memo_get(h, &memo));
+	CHECK_INT(store_checkpoint_get(f->st, a, h, &got, &err), SMR_OK);
+	mine = content_of_ckpt(&memo);
+	stored = content_of_ckpt(&got);
+	CHECK_STR(mine, stored);
+	CHECK_INT(json_array_size(got.decisions), 6);
+	CHECK(fsck_ok(f));
+	free(mine);
+	free(stored);
+	checkpoint_release(&got);
+	checkpoint_release(&memo);
+	free(h);
+	unsetenv("SMRITI_TEST_HEAD_MEMO");
 }
 
 #define UPDATERS 4
