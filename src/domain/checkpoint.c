@@ -542,6 +542,17 @@ json_t *checkpoint_to_json(const struct checkpoint *c)
 	return o;
 }
 
+char *checkpoint_content_text(const struct checkpoint *c)
+{
+	json_t *j = checkpoint_to_json(c);
+	char *text;
+
+	json_object_del(j, "space");
+	text = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
+	json_decref(j);
+	return text;
+}
+
 void checkpoint_copy_content(struct checkpoint *dst, const struct checkpoint *src)
 {
 	json_t **slot;

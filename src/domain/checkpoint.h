@@ -86,6 +86,13 @@ void checkpoint_seal(struct checkpoint *c);
 /* Full JSON document of a checkpoint (agent contract); new reference. */
 json_t *checkpoint_to_json(const struct checkpoint *c);
 
+/*
+ * That document's compact text, keys sorted, but the name of the Space
+ * holding it (which the hash does not cover): two copies of a checkpoint
+ * compare equal as text.  Caller frees.
+ */
+char *checkpoint_content_text(const struct checkpoint *c);
+
 /* Deep copy of the content fields (not hash/parent/space/created_at) from src to dst (init'ed). */
 void checkpoint_copy_content(struct checkpoint *dst, const struct checkpoint *src);
 

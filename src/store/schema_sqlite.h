@@ -10,6 +10,15 @@
 
 #include "store/sql.h"
 
+/* Migration 17's trigger on a ref's move (SQLite has no AFTER INSERT OR UPDATE). */
+#define REFS_REACH_BODY \
+	"  WHEN NEW.commit_id IS NOT NULL BEGIN" \
+	"  INSERT INTO reach_tips (chain, repo_id, top_id) SELECT k.chain, NEW.repo_id, k.id" \
+	"    FROM commits k WHERE k.id = NEW.commit_id AND k.chain IS NOT NULL" \
+	"    ON CONFLICT (chain, repo_id) DO UPDATE" \
+	"    SET top_id = excluded.top_id WHERE excluded.top_id > reach_tips.top_id;" \
+	"  END;"
+
 static const char *const sqlite_migrations[] = {
 	/* 1: Spaces, Checkpoints, refs, sessions, turns, draft jobs */
 	"CREATE TABLE repos ("
@@ -356,21 +365,9 @@ static const char *const sqlite_migrations[] = {
 	"    SET top_id = excluded.top_id WHERE excluded.top_id > reach_tips.top_id;"
 	"  END;"
 	"DROP TRIGGER IF EXISTS refs_reach;"
-	"CREATE TRIGGER refs_reach AFTER UPDATE OF commit_id ON refs"
-	"  WHEN NEW.commit_id IS NOT NULL BEGIN"
-	"  INSERT INTO reach_tips (chain, repo_id, top_id) SELECT k.chain, NEW.repo_id, k.id"
-	"    FROM commits k WHERE k.id = NEW.commit_id AND k.chain IS NOT NULL"
-	"    ON CONFLICT (chain, repo_id) DO UPDATE"
-	"    SET top_id = excluded.top_id WHERE excluded.top_id > reach_tips.top_id;"
-	"  END;"
+	"CREATE TRIGGER refs_reach AFTER UPDATE OF commit_id ON refs" REFS_REACH_BODY
 	"DROP TRIGGER IF EXISTS refs_reach_new;"
-	"CREATE TRIGGER refs_reach_new AFTER INSERT ON refs"
-	"  WHEN NEW.commit_id IS NOT NULL BEGIN"
-	"  INSERT INTO reach_tips (chain, repo_id, top_id) SELECT k.chain, NEW.repo_id, k.id"
-	"    FROM commits k WHERE k.id = NEW.commit_id AND k.chain IS NOT NULL"
-	"    ON CONFLICT (chain, repo_id) DO UPDATE"
-	"    SET top_id = excluded.top_id WHERE excluded.top_id > reach_tips.top_id;"
-	"  END;"
+	"CREATE TRIGGER refs_reach_new AFTER INSERT ON refs" REFS_REACH_BODY
 	"DROP TRIGGER IF EXISTS commits_chain_entry;"
 	"CREATE TRIGGER commits_chain_entry AFTER UPDATE OF chain ON commits"
 	"  WHEN NEW.chain IS NOT NULL AND ((NEW.id = NEW.chain AND NEW.parent_commit_id IS NOT NULL)"

@@ -872,18 +872,6 @@ struct patch_job {
 	int built;                       /* build succeeded: a conflict now is out's */
 };
 
-/* The JSON text of c but the Space holding it (which a hash does not cover); caller frees. */
-static char *content_text(const struct checkpoint *c)
-{
-	json_t *j = checkpoint_to_json(c);
-	char *text;
-
-	json_object_del(j, "space");
-	text = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
-	json_decref(j);
-	return text;
-}
-
 /*
  * HEAD (hash) as a patch builds on it: the one a patch wrote last, when
  * head_memo has it, else read.  SMRITI_TEST_HEAD_MEMO=check reads it as
@@ -903,8 +891,8 @@ static enum smr_rc head_read(struct store *st, const char *space_id, const char 
 		return SMR_OK;
 	rc = st->ops->commit_read(st, space_id, hash, &read, err);
 	if (!rc) {
-		a = content_text(head);
-		b = content_text(&read);
+		a = checkpoint_content_text(head);
+		b = checkpoint_content_text(&read);
 		if (strcmp(a, b))
 			BUG("HEAD %.12s remembered as %s, read as %s", hash, a, b);
 		free(a);

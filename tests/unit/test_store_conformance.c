@@ -1472,18 +1472,6 @@ static enum smr_rc build_rich(const struct checkpoint *head, struct checkpoint *
 	return SMR_OK;
 }
 
-/* The JSON of c but its Space, keys sorted; caller frees. */
-static char *content_of_ckpt(const struct checkpoint *c)
-{
-	json_t *j = checkpoint_to_json(c);
-	char *text;
-
-	json_object_del(j, "space");
-	text = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
-	json_decref(j);
-	return text;
-}
-
 /*
  * A patch remembers what it wrote (store/head_memo.c), and the next one
  * builds on that instead of reading HEAD back: what is remembered is what
@@ -1506,8 +1494,8 @@ CONFORMANCE(a_patch_builds_on_the_head_the_last_one_wrote)
 	h = space_head(f, a);
 	CHECK(head_memo_get(h, &memo));
 	CHECK_INT(store_checkpoint_get(f->st, a, h, &got, &err), SMR_OK);
-	mine = content_of_ckpt(&memo);
-	stored = content_of_ckpt(&got);
+	mine = checkpoint_content_text(&memo);
+	stored = checkpoint_content_text(&got);
 	CHECK_STR(mine, stored);
 	CHECK_INT(json_array_size(got.decisions), 6);
 	CHECK(fsck_ok(f));
