@@ -1177,27 +1177,6 @@ void reach_into_free(struct reach_into *v, size_t n)
 	free(v);
 }
 
-enum smr_rc rows_space_brief(struct store *st, const char *id, char **name, int *live,
-			     struct smr_err *err)
-{
-	static const char sql[] =
-		"SELECT name, CASE WHEN deleted_at IS NULL THEN 1 ELSE 0 END FROM repos WHERE id = $1";
-	struct sql_args a = SQL_ARGS_INIT;
-	struct store_rows r;
-	enum smr_rc rc;
-
-	*name = NULL;
-	*live = 0;
-	sql_arg(&a, id);
-	rc = sql_rows(st, SQL_AUTO, sql, &a, "reading a space", &r, err);
-	if (!rc && r.rows) {
-		*name = sql_take(&r, 0, 0);
-		*live = (int)sql_int(&r, 0, 1);
-	}
-	store_rows_release(&r);
-	return rc;
-}
-
 /* ---- the history view's rows (ops_graph.c walks them a page at a time) ---- */
 
 #define GRAPH_COLS \

@@ -182,8 +182,13 @@ static enum smr_rc memo_origin(struct store *st, struct holders_memo *m, const c
 	enum smr_rc rc = SMR_OK;
 
 	if (!strmap_get(&m->origins, id, &k)) {
+		struct space sp = { 0 };
+
 		m->o = xrealloc(m->o, (m->no + 1) * sizeof(*m->o));
-		rc = rows_space_brief(st, id, &m->o[m->no].name, &m->o[m->no].live, err);
+		rc = store_space_find(st, id, &sp, err);   /* live or deleted */
+		m->o[m->no] = (struct origin_brief){ rc ? NULL : sp.name, !rc && !sp.deleted_at };
+		sp.name = NULL;
+		space_release(&sp);
 		strmap_put(&m->origins, id, k = m->no++);
 	}
 	*out = &m->o[k];

@@ -492,9 +492,6 @@ struct reach_into {
 enum smr_rc rows_reach_into(struct store *st, int64_t chain, int64_t from,
 			    struct reach_into **out, size_t *n, struct smr_err *err);
 void reach_into_free(struct reach_into *v, size_t n);
-/* Space id's name (caller frees; NULL when there is none) and whether it is live. */
-enum smr_rc rows_space_brief(struct store *st, const char *id, char **name, int *live,
-			     struct smr_err *err);
 /*
  * The Spaces (live only, or deleted too) that hold checkpoint hash (see
  * sql.h: its origin, and every Space whose ref or reflog names it or a
