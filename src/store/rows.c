@@ -1297,8 +1297,9 @@ static const char chain_step[] =
 	" ON y.parent_commit_id = w.id AND y.repo_id = w.repo"
 	" WHERE y.id <= $2 AND NOT EXISTS (SELECT 1 FROM commits z"
 	" WHERE z.parent_commit_id = w.id AND z.repo_id = w.repo AND z.id < y.id))"
-	" UPDATE commits SET chain = (SELECT w.chain FROM w WHERE w.id = commits.id)"
-	" WHERE id > $1 AND id <= $2 AND chain IS NULL";
+	" UPDATE commits SET chain = w.chain FROM w"
+	" WHERE w.id = commits.id AND commits.id > $1 AND commits.id <= $2"
+	" AND commits.chain IS NULL";
 
 /*
  * One batch in one transaction, which locks the cursor row first (another
