@@ -1128,40 +1128,36 @@ enum smr_rc rows_holders(struct store *st, const char *hash, int live, char ***i
 	return rc;
 }
 
-/*
- * The live Spaces whose tips reach chain $1 at row $2 or above, each with
- * the highest row of that chain it reaches (x: where its walk left the
- * chain, or its tip when on it), by name: the Spaces holding any row r of
- * the chain at or above $2 are those whose x >= r.  One statement serves
- * every search candidate of one chain.
- */
-static const char reach_into_sql[] =
-	"WITH RECURSIVE d(chain, fr, x) AS (SELECT CAST($1 AS BIGINT), CAST($2 AS BIGINT),"
-	" CAST(NULL AS BIGINT) UNION SELECT e.to_chain, e.to_id, COALESCE(d.x, e.from_id)"
-	" FROM d JOIN chain_entries e ON e.from_chain = d.chain AND e.from_id >= d.fr)"
-	" SELECT r.id, r.name, MAX(COALESCE(d.x, t.top_id)) FROM d"
-	" JOIN reach_tips t ON t.chain = d.chain AND t.top_id >= d.fr"
-	" JOIN repos r ON r.id = t.repo_id WHERE r.deleted_at IS NULL"
-	" GROUP BY r.id, r.name ORDER BY r.name";
-
-enum smr_rc rows_reach_into(struct store *st, int64_t chain, int64_t from,
+enum smr_rc rows_reach_into(struct store *st, const struct reach_ask *asks, size_t n_asks,
 			    struct reach_into **out, size_t *n, struct smr_err *err)
 {
+	json_t *v = json_array();
 	struct sql_args a = SQL_ARGS_INIT;
 	struct store_rows r;
 	enum smr_rc rc;
+	char *text;
 
 	*out = NULL;
 	*n = 0;
-	sql_arg_int(&a, chain);
-	sql_arg_int(&a, from);
-	rc = sql_rows(st, SQL_AUTO, reach_into_sql, &a, "finding the spaces that hold a checkpoint",
-		      &r, err);
+	if (!st->ops->reach_into_sql)
+		BUG("backend %s has no reach_into_sql", st->ops->name);
+	for (size_t i = 0; i < n_asks; i++)
+		json_array_append_new(v, json_pack("[IIs]", (json_int_t)asks[i].chain,
+						   (json_int_t)asks[i].from, asks[i].origin));
+	text = json_dumps(v, JSON_COMPACT);
+	json_decref(v);
+	if (!text)
+		return smr_errf(err, SMR_EINTERNAL, "out of memory listing the chains to search");
+	sql_arg(&a, text);
+	rc = sql_rows(st, SQL_AUTO, st->ops->reach_into_sql, &a,
+		      "finding the spaces that hold a checkpoint", &r, err);
+	free(text);
 	if (!rc) {
 		*out = xcalloc(r.rows + 1, sizeof(**out));
 		for (size_t i = 0; i < r.rows; i++)
-			(*out)[i] = (struct reach_into){ sql_take(&r, i, 0), sql_take(&r, i, 1),
-							 sql_int(&r, i, 2) };
+			(*out)[i] = (struct reach_into){ sql_int(&r, i, 0), sql_take(&r, i, 1),
+							 sql_take(&r, i, 2), sql_int(&r, i, 3) == 0,
+							 sql_int(&r, i, 4) };
 		*n = r.rows;
 	}
 	store_rows_release(&r);

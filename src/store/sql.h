@@ -98,6 +98,36 @@
 	"DELETE FROM reach_tips; " SQL_TIPS_FILL "; DELETE FROM chain_entries; " \
 	SQL_CHAIN_ENTRIES_FILL ";"
 /*
+ * The live Spaces holding rows of many chains, in one statement (a
+ * search's candidates lie on hundreds of chains; one round trip each cost
+ * PostgreSQL seconds).  ASKS is the engine's spelling of the rows (chain,
+ * fr, origin) of parameter $1, a JSON array of [chain, from, origin]
+ * triples; a chain's rows share one origin (commits.chain).  Each result
+ * row: the chain asked, a Space id, its name, its kind (0: the chain's
+ * origin, live; 1: a Space reaching the chain at row fr or above) and, for
+ * kind 1, the highest row of the chain it reaches (where its walk left the
+ * chain, or its tip when on it): it holds row r of the chain at or above
+ * fr when that is >= r.  By chain, then kind, then name.
+ */
+#define SQL_REACH_INTO(ASKS) \
+	"WITH RECURSIVE q(chain, fr, origin) AS (" ASKS ")," \
+	" d(start, chain, fr, x) AS (SELECT chain, chain, fr, CAST(NULL AS BIGINT) FROM q" \
+	" UNION SELECT d.start, e.to_chain, e.to_id, COALESCE(d.x, e.from_id)" \
+	" FROM d JOIN chain_entries e ON e.from_chain = d.chain AND e.from_id >= d.fr)" \
+	" SELECT d.start, r.id, r.name, 1, MAX(COALESCE(d.x, t.top_id)) FROM d" \
+	" JOIN reach_tips t ON t.chain = d.chain AND t.top_id >= d.fr" \
+	" JOIN repos r ON r.id = t.repo_id WHERE r.deleted_at IS NULL" \
+	" GROUP BY d.start, r.id, r.name" \
+	" UNION ALL SELECT q.chain, r.id, r.name, 0, 0 FROM q JOIN repos r ON r.id = q.origin" \
+	" WHERE r.deleted_at IS NULL ORDER BY 1, 4, 3"
+/* SQLite's and PostgreSQL's spellings of SQL_REACH_INTO's ASKS */
+#define SQL_ASKS_SQLITE \
+	"SELECT CAST(json_extract(value, '$[0]') AS INTEGER)," \
+	" CAST(json_extract(value, '$[1]') AS INTEGER), json_extract(value, '$[2]')" \
+	" FROM json_each($1)"
+#define SQL_ASKS_PG \
+	"SELECT (a->>0)::bigint, (a->>1)::bigint, a->>2 FROM jsonb_array_elements($1::jsonb) a"
+/*
  * Garbage collection of the Spaces deleted at or before $1 (NULL: all of
  * them).  SQL_GC_ADOPT: a checkpoint one of them wrote that a surviving
  * Space still reaches (from its ref, its reflog, or a checkpoint it

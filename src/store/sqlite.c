@@ -2293,4 +2293,5 @@ const struct store_ops store_sqlite_ops = {
 	.checkpoint_scan = sqlite_checkpoint_scan,
 	.checkpoint_scan_text = sqlite_checkpoint_scan_text,
 	.sql_text = sqlite_sql_text,
+	.reach_into_sql = SQL_REACH_INTO(SQL_ASKS_SQLITE),
 };

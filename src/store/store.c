@@ -124,24 +124,34 @@ static void row_for(const struct search_row *r, const char *id, const char *name
 }
 
 /*
- * What expand() learns once per search: for each chain the candidates sit
- * on, the Spaces reaching into it from its lowest candidate up; for each
- * origin, its name and whether it is live.
+ * What expand() learns of the chains its candidates sit on: for each, its
+ * lowest candidate and its origin (all known at once), then, read a window
+ * of candidates at a time in one statement, its origin if live and the
+ * Spaces reaching into it from that lowest candidate up.
  */
 struct holders_memo {
-	struct strmap chains, origins;   /* chain (decimal) -> index; origin id -> index */
+	struct strmap chains;            /* chain (decimal) -> index in c */
 	struct chain_reach {
-		int64_t chain, from;
-		struct reach_into *v;
+		struct reach_ask ask;
+		struct reach_into *v;    /* borrowed from a block */
 		size_t n;
 		int read;
 	} *c;
-	struct origin_brief {
-		char *name;
-		int live;
-	} *o;
-	size_t nc, no;
+	size_t nc;
+	struct memo_block {
+		struct reach_into *v;
+		size_t n;
+	} *blocks;
+	size_t nb;
 };
+
+/* Candidates whose holders expand() reads at least at once */
+#define READ_WINDOW 32
+
+static void chain_key(char key[24], int64_t chain)
+{
+	snprintf(key, 24, "%lld", (long long)chain);
+}
 
 static void memo_chains(struct holders_memo *m, const struct search_row *in, size_t n)
 {
@@ -151,98 +161,92 @@ static void memo_chains(struct holders_memo *m, const struct search_row *in, siz
 	for (size_t i = 0; i < n; i++) {
 		if (!in[i].commit_hash || !in[i].chain)
 			continue;
-		snprintf(key, sizeof(key), "%lld", (long long)in[i].chain);
+		chain_key(key, in[i].chain);
 		if (strmap_get(&m->chains, key, &k)) {
-			if (in[i].commit_id < m->c[k].from)
-				m->c[k].from = in[i].commit_id;
+			if (in[i].commit_id < m->c[k].ask.from)
+				m->c[k].ask.from = in[i].commit_id;
 			continue;
 		}
 		m->c = xrealloc(m->c, (m->nc + 1) * sizeof(*m->c));
-		m->c[m->nc] = (struct chain_reach){ in[i].chain, in[i].commit_id, NULL, 0, 0 };
+		m->c[m->nc] = (struct chain_reach){ { in[i].chain, in[i].commit_id, in[i].space_id },
+						    NULL, 0, 0 };
 		strmap_put(&m->chains, key, m->nc++);
 	}
 }
 
+/* Reads, in one statement, the holders of every chain of in[0..n) not read yet. */
+static enum smr_rc memo_read(struct store *st, struct holders_memo *m, const struct search_row *in,
+			     size_t n, struct smr_err *err)
+{
+	struct reach_ask *asks = xcalloc(n + 1, sizeof(*asks));
+	struct memo_block b = { NULL, 0 };
+	size_t na = 0, k = 0;
+	char key[24];
+	enum smr_rc rc = SMR_OK;
+
+	for (size_t i = 0; i < n; i++) {
+		chain_key(key, in[i].chain);
+		if (in[i].commit_hash && in[i].chain && strmap_get(&m->chains, key, &k) &&
+		    !m->c[k].read) {
+			m->c[k].read = 1;
+			asks[na++] = m->c[k].ask;
+		}
+	}
+	if (na)
+		rc = rows_reach_into(st, asks, na, &b.v, &b.n, err);
+	free(asks);
+	if (rc || !na)
+		return rc;
+	m->blocks = xrealloc(m->blocks, (m->nb + 1) * sizeof(*m->blocks));
+	m->blocks[m->nb++] = b;
+	/* the rows come by chain: each chain's run of them */
+	for (size_t i = 0; i < b.n; i += m->c[k].n) {
+		chain_key(key, b.v[i].chain);
+		if (!strmap_get(&m->chains, key, &k) || m->c[k].n)
+			BUG("holders of chain %s, not asked or asked twice", key);
+		m->c[k].v = &b.v[i];
+		while (i + m->c[k].n < b.n && b.v[i + m->c[k].n].chain == b.v[i].chain)
+			m->c[k].n++;
+	}
+	return SMR_OK;
+}
+
 static void memo_release(struct holders_memo *m)
 {
-	for (size_t i = 0; i < m->nc; i++)
-		reach_into_free(m->c[i].v, m->c[i].n);
-	for (size_t i = 0; i < m->no; i++)
-		free(m->o[i].name);
+	for (size_t i = 0; i < m->nb; i++)
+		reach_into_free(m->blocks[i].v, m->blocks[i].n);
+	free(m->blocks);
 	free(m->c);
-	free(m->o);
 	strmap_release(&m->chains);
-	strmap_release(&m->origins);
-}
-
-static enum smr_rc memo_origin(struct store *st, struct holders_memo *m, const char *id,
-			       struct origin_brief **out, struct smr_err *err)
-{
-	size_t k;
-	enum smr_rc rc = SMR_OK;
-
-	if (!strmap_get(&m->origins, id, &k)) {
-		struct space sp = { 0 };
-
-		m->o = xrealloc(m->o, (m->no + 1) * sizeof(*m->o));
-		rc = store_space_find(st, id, &sp, err);   /* live or deleted */
-		m->o[m->no] = (struct origin_brief){ rc ? NULL : sp.name, !rc && !sp.deleted_at };
-		sp.name = NULL;
-		space_release(&sp);
-		strmap_put(&m->origins, id, k = m->no++);
-	}
-	*out = &m->o[k];
-	return rc;
-}
-
-static enum smr_rc memo_chain(struct store *st, struct holders_memo *m, int64_t chain,
-			      struct chain_reach **out, struct smr_err *err)
-{
-	char key[24];
-	size_t k = 0;
-	enum smr_rc rc = SMR_OK;
-
-	snprintf(key, sizeof(key), "%lld", (long long)chain);
-	strmap_get(&m->chains, key, &k);   /* memo_chains put every one */
-	*out = &m->c[k];
-	if (!m->c[k].read) {
-		rc = rows_reach_into(st, chain, m->c[k].from, &m->c[k].v, &m->c[k].n, err);
-		m->c[k].read = !rc;
-	}
-	return rc;
 }
 
 /*
  * The live Spaces holding candidate r (store/sql.h): its origin first,
  * then by name those reaching its chain at its row or above.  Strings
- * borrowed from the memo; caller frees the arrays.  A row with no chain
- * yet (a backfill under way) asks the walk of rows_holders.
+ * borrowed from the memo; caller frees the arrays.  1 when the memo has
+ * r's chain with r's origin (a chain's rows share one); 0: ask
+ * rows_holders.
  */
-static enum smr_rc holders_of(struct store *st, struct holders_memo *m,
-			      const struct search_row *r, const char ***ids, const char ***names,
-			      size_t *n, struct smr_err *err)
+static int holders_of(const struct holders_memo *m, const struct search_row *r,
+		      const char ***ids, const char ***names, size_t *n)
 {
-	struct origin_brief *o = NULL;
-	struct chain_reach *c = NULL;
-	enum smr_rc rc = memo_origin(st, m, r->space_id, &o, err);
+	const struct chain_reach *c;
+	char key[24];
+	size_t k;
 
-	if (!rc)
-		rc = memo_chain(st, m, r->chain, &c, err);
-	*ids = xcalloc(c ? c->n + 2 : 2, sizeof(**ids));
-	*names = xcalloc(c ? c->n + 2 : 2, sizeof(**names));
+	chain_key(key, r->chain);
+	if (!strmap_get(&m->chains, key, &k) || strcmp(m->c[k].ask.origin, r->space_id))
+		return 0;
+	c = &m->c[k];
+	*ids = xcalloc(c->n + 1, sizeof(**ids));
+	*names = xcalloc(c->n + 1, sizeof(**names));
 	*n = 0;
-	if (rc)
-		return rc;
-	if (o->live && o->name) {
-		(*ids)[*n] = r->space_id;
-		(*names)[(*n)++] = o->name;
-	}
 	for (size_t j = 0; j < c->n; j++)
-		if (c->v[j].xmax >= r->commit_id && strcmp(c->v[j].id, r->space_id)) {
+		if (c->v[j].origin || (c->v[j].xmax >= r->commit_id && strcmp(c->v[j].id, r->space_id))) {
 			(*ids)[*n] = c->v[j].id;
 			(*names)[(*n)++] = c->v[j].name;
 		}
-	return SMR_OK;
+	return 1;
 }
 
 /*
@@ -257,8 +261,8 @@ static enum smr_rc expand(struct store *st, const struct search_filter *f,
 			  const struct search_row *in, size_t n_in, struct search_row **out,
 			  size_t *n, size_t *items, struct smr_err *err)
 {
-	struct holders_memo m = { STRMAP_INIT, STRMAP_INIT, NULL, NULL, 0, 0 };
-	size_t cap = 0, k;
+	struct holders_memo m = { STRMAP_INIT, NULL, 0, NULL, 0 };
+	size_t cap = 0, k, read_to = 0;
 	enum smr_rc rc = SMR_OK;
 
 	*items = 0;
@@ -268,14 +272,22 @@ static enum smr_rc expand(struct store *st, const struct search_filter *f,
 		char **wids = NULL, **wnames = NULL;
 		int any = 0;
 
+		if (i == read_to) {   /* as many as the items still wanted, at least READ_WINDOW */
+			size_t w = f->limit ? f->limit - *items : n_in - i;
+
+			w = w < READ_WINDOW ? READ_WINDOW : w;
+			read_to = i + w < n_in ? i + w : n_in;
+			rc = memo_read(st, &m, &in[i], read_to - i, err);
+			if (rc)
+				break;
+		}
+
 		if (!in[i].commit_hash) {
 			row_for(&in[i], in[i].space_id, in[i].space_name, out, n, &cap);
 			(*items)++;
 			continue;
 		}
-		if (in[i].chain) {
-			rc = holders_of(st, &m, &in[i], &ids, &names, &k, err);
-		} else {
+		if (!in[i].chain || !holders_of(&m, &in[i], &ids, &names, &k)) {
 			rc = rows_holders(st, in[i].commit_hash, 1, &wids, &wnames, &k, err);
 			ids = (const char **)wids;
 			names = (const char **)wnames;

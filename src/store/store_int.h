@@ -315,6 +315,8 @@ struct store_ops {
 	 * the notice goes out only when the new epoch is committed.
 	 */
 	const char *auth_bump_sql;
+	/* SQL_REACH_INTO (store/sql.h) in the backend's spelling, for sql_text. */
+	const char *reach_into_sql;
 	/* See store_watch_open_on; NULL: the backend has no change notices (SQLite). */
 	enum smr_rc (*watch_open)(const char *dsn, const char *channel, struct store_watch **out,
 				  struct smr_err *err);
@@ -479,17 +481,29 @@ enum smr_rc rows_chain_backfill(struct store *st, struct smr_err *err);
 enum smr_rc rows_reach_rebuild(struct store *st, struct smr_err *err);
 #define HISTORY_MIGRATION_MARK "commits_hash_unique"
 enum smr_rc rows_history_collapse(struct store *st, int *from, struct smr_err *err);
-/* A live Space reaching a chain, and the highest row of it reached (rows_reach_into). */
+/*
+ * A live Space holding rows of a chain (rows_reach_into): the chain's
+ * origin (origin 1), or a Space reaching the chain, with the highest row
+ * of it reached (xmax).
+ */
 struct reach_into {
+	int64_t chain;
 	char *id, *name;
+	int origin;
 	int64_t xmax;
 };
+/* A chain asked of rows_reach_into: its rows at or above from, and its origin. */
+struct reach_ask {
+	int64_t chain, from;
+	const char *origin;
+};
 /*
- * The live Spaces whose ref or reflog reaches chain at row from or above
- * (store/sql.h), by name, each with the highest row of that chain it
- * reaches; caller reach_into_free()s *out.
+ * For each chain of asks, in one statement (store/sql.h, SQL_REACH_INTO):
+ * its origin if live, then by name the live Spaces whose ref or reflog
+ * reaches it at row from or above; *out by chain.  Caller
+ * reach_into_free()s *out.
  */
-enum smr_rc rows_reach_into(struct store *st, int64_t chain, int64_t from,
+enum smr_rc rows_reach_into(struct store *st, const struct reach_ask *asks, size_t n_asks,
 			    struct reach_into **out, size_t *n, struct smr_err *err);
 void reach_into_free(struct reach_into *v, size_t n);
 /*

@@ -1726,6 +1726,67 @@ CONFORMANCE(reach_through_forks_of_forks_and_merges)
 	free(hb);
 }
 
+/*
+ * A search with more candidates than one statement reads the holders of
+ * (store.c reads them a window at a time), on a line forked near its root
+ * and near its top: every row of the line is listed in exactly the Spaces
+ * that hold it, older rows of a chain already read included.
+ */
+CONFORMANCE(search_lists_the_holders_of_many_candidates)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	char line[37], early[37], late[37], *h = NULL, *hl = NULL, *v[40] = { 0 };
+	char title[32];
+	struct search_word w = { "step", 0 };
+	struct search_filter sf = { .words = &w, .n_words = 1, .field = "title" };
+	struct search_row *rows = NULL;
+	size_t n = 0;
+
+	CHECK_INT(make_space(f, "line", line, &err), SMR_OK);
+	for (int i = 0; i < 40; i++) {
+		snprintf(title, sizeof(title), "step %d", i);
+		CHECK_INT(put_next(f, line, &h, title, i), SMR_OK);
+		v[i] = xstrdup(h);
+	}
+	CHECK_INT(fork_at(f, line, v[5], "early", early, &err), SMR_OK);
+	CHECK_INT(fork_at(f, line, v[35], "late", late, &err), SMR_OK);
+	hl = xstrdup(v[35]);
+	for (int i = 0; i < 3; i++) {
+		snprintf(title, sizeof(title), "late step %d", i);
+		CHECK_INT(put_next(f, late, &hl, title, 100 + i), SMR_OK);
+	}
+	CHECK_INT(store_search(f->st, &sf, &rows, &n, &err), SMR_OK);
+	/* 40 rows of line; 6 of early; 36 + 3 of late */
+	CHECK_INT(n, 40 + 6 + 39);
+	for (size_t j = 0; j < n; j++) {
+		int k = -1;
+
+		for (int i = 0; i < 40; i++)
+			if (!strcmp(rows[j].commit_hash, v[i]))
+				k = i;
+		if (k < 0) {   /* late's own */
+			CHECK_STR(rows[j].space_id, late);
+			continue;
+		}
+		if (!strcmp(rows[j].space_id, early))
+			CHECK(k <= 5);
+		else if (!strcmp(rows[j].space_id, late))
+			CHECK(k <= 35);
+		else
+			CHECK_STR(rows[j].space_id, line);
+	}
+	search_rows_free(rows, n);
+	/* a limit counts checkpoints, each with every Space that holds it */
+	sf.limit = 10;
+	CHECK_INT(store_search(f->st, &sf, &rows, &n, &err), SMR_OK);
+	CHECK_INT(n, 3 + 4 + 3 * 2);   /* late's 3; steps 39..36 in line; 35..33 in line and late */
+	search_rows_free(rows, n);
+	for (int i = 0; i < 40; i++)
+		free(v[i]);
+	free(h);
+	free(hl);
+}
+
 CONFORMANCE(merge_copies_the_other_line_and_records_both_parents)
 {
 	struct smr_err err = SMR_ERR_INIT;

@@ -3267,6 +3267,7 @@ const struct store_ops store_postgres_ops = {
 	.checkpoint_log = pg_checkpoint_log,
 	.checkpoint_scan = pg_checkpoint_scan,
 	.sql_text = pg_sql_text,
+	.reach_into_sql = SQL_REACH_INTO(SQL_ASKS_PG),
 	/* the notice is sent when this statement's transaction commits (pg_watch.c) */
 	.auth_bump_sql = PG_AUTH_BUMP,
 	.watch_open = pg_watch_open,
