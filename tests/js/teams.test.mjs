@@ -951,7 +951,7 @@ function teamSuite(kind, makeDb) {
       await adminOp('grant', { user, space, role: 'writer' });
       const sid = (await adminOp('session.create', { space })).id;
       const reply = Array.from({ length: 40 }, (_, i) => `w${i}`).join(' ');
-      fake.script([{ reply, deltas: 40, trickle_ms: 8000 }]);
+      fake.script([{ reply, deltas: 40, trickle_ms: 4000 }]);
       const headers = { Authorization: `Bearer ${token.token}` };
       const sent = await openStream(server, 'POST', '/v4/chat/send',
         { body: { session_id: sid, message: 'slowly, please', stream: true }, headers });
