@@ -1910,16 +1910,18 @@ typedef int (*scan_row_fn)(struct sqlite_store *s, sqlite3_stmt *q, void *arg);
 static enum smr_rc scan_checkpoint_rows(struct sqlite_store *s, const char *space_id,
 					scan_row_fn row, void *arg, struct smr_err *err)
 {
-	static const char sql[] = SQL_REACHED("?1") CKPT_COLS_AT("?1")
+	static const char reached[] = SQL_REACHED("?1") CKPT_COLS_AT("?1")
 		" WHERE c.id IN (SELECT id FROM rch_all) ORDER BY c.id";
+	static const char every[] = CKPT_COLS " ORDER BY c.id";
 	sqlite3_stmt *q;
 	int step, stop = 0;
 
 	exec(s, "BEGIN", NULL);
-	q = prep(s, sql);
+	q = prep(s, space_id ? reached : every);
 	if (!q)
 		return rollback(s, db_error(s, err, "scanning checkpoints"));
-	bind_text(q, 1, space_id);
+	if (space_id)
+		bind_text(q, 1, space_id);
 	read_failed(s, NULL);
 	for (;;) {
 		step = sqlite3_step(q);

@@ -378,7 +378,11 @@ void graph_row_release(struct graph_row *g);
  * caller frees each string and *pairs.
  */
 enum smr_rc store_space_forks(struct store *st, char ***pairs, size_t *n, struct smr_err *err);
-/* Every checkpoint a Space reaches, in insertion order (parents first), for fsck. */
+/*
+ * Every checkpoint a Space reaches, in insertion order (parents first), for
+ * fsck; space_id NULL: every checkpoint of the database once, deleted
+ * Spaces' too, each named by the Space that wrote it.
+ */
 enum smr_rc store_checkpoint_scan(struct store *st, const char *space_id, store_scan_fn fn,
 				  void *ctx, struct smr_err *err);
 /*

@@ -26,7 +26,8 @@ test('a database written before two-parent checkpoints passes fsck with the same
     const report = ok(t.db, ['fsck', '--json']);
     assert.equal(report.ok, true, JSON.stringify(report.problems));
     assert.equal(report.spaces, 4);
-    assert.equal(report.checkpoints, 9);
+    // distinct checkpoints, each once however many of the 4 Spaces hold it
+    assert.equal(report.checkpoints, new Set(Object.values(EXPECTED.spaces).flat()).size);
     for (const [space, hashes] of Object.entries(EXPECTED.spaces)) {
       assert.deepEqual(ok(t.db, ['log', space, '--json']).map((c) => c.commit_hash), hashes, space);
       for (const h of hashes) assert.equal(ok(t.db, ['show', h, '--json']).commit_hash, h);

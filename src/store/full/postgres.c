@@ -72,7 +72,8 @@ enum stmt {
 	Q_COMMIT_INSERT_ON_HEAD, Q_HEAD_MOVE, Q_HEAD_MOVE_TO, Q_HEAD_GET, Q_HEAD_BY_NAME,
 	Q_HEAD_BY_ID,
 	Q_COMMIT_NEW, Q_COMMIT_BY_HASH, Q_COMMIT_RESERVE, Q_COMMIT_INSERT_AS,
-	Q_CKPT_IN_SPACE, Q_CKPT_ANY, Q_LOG, Q_SCAN_IDS, Q_SCAN, Q_COMMIT_ID,
+	Q_CKPT_IN_SPACE, Q_CKPT_ANY, Q_LOG, Q_SCAN_IDS, Q_SCAN, Q_SCAN_ALL_IDS, Q_SCAN_ALL,
+	Q_COMMIT_ID,
 	Q_COMMIT_LINKS, Q_COMMIT_ANCESTRY,
 	Q_SESSION_LOCK, Q_LAST_SEQ, Q_SEQ_CHECK,
 	Q_TURN_INSERT,
@@ -301,6 +302,8 @@ static const char *const stmt_sql[Q_COUNT] = {
 	/* every checkpoint the Space reaches, then their rows in batches by id */
 	[Q_SCAN_IDS] = SQL_REACHED("$1::text") "SELECT id FROM rch_all ORDER BY id",
 	[Q_SCAN] = CKPT_COLS_AT("$1::text") " WHERE c.id = ANY($2::bigint[]) ORDER BY c.id",
+	[Q_SCAN_ALL_IDS] = "SELECT id FROM commits ORDER BY id",
+	[Q_SCAN_ALL] = CKPT_COLS " WHERE c.id = ANY($1::bigint[]) ORDER BY c.id",
 	[Q_COMMIT_ID] = "SELECT " SQL_REACH("$1::text", "$2::text"),
 	[Q_COMMIT_LINKS] =
 		"SELECT p.commit_hash, m.commit_hash, c.created_at FROM commits c"
@@ -2898,16 +2901,19 @@ static enum smr_rc pg_checkpoint_scan(struct store *st, const char *space_id,
 	rc = begin_isolation(s, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", err);
 	read_failed(s, NULL);
 	p.n = 0;
-	p_text(&p, space_id);
+	if (space_id)
+		p_text(&p, space_id);
 	if (!rc)
-		rc = run(s, Q_SCAN_IDS, &p, &ids, "scanning checkpoints", err);
+		rc = run(s, space_id ? Q_SCAN_IDS : Q_SCAN_ALL_IDS, &p, &ids, "scanning checkpoints",
+			 err);
 	n_ids = rc ? 0 : PQntuples(ids);
 	while (!rc && !stop && at < n_ids) {
 		list = id_array(ids, &at, SCAN_BATCH);
 		p.n = 0;
-		p_text(&p, space_id);
+		if (space_id)
+			p_text(&p, space_id);
 		p_text(&p, list);
-		rc = run(s, Q_SCAN, &p, &r, "scanning checkpoints", err);
+		rc = run(s, space_id ? Q_SCAN : Q_SCAN_ALL, &p, &r, "scanning checkpoints", err);
 		free(list);
 		if (rc)
 			break;
