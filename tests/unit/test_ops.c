@@ -245,6 +245,14 @@ TEST(ops_fsck_detects_tampering)
 	CHECK_STR(json_string_value(json_object_get(p, "commit_hash")), h1);
 	CHECK(strstr(json_string_value(json_object_get(p, "problem")), "hash") != NULL);
 	json_decref(report);
+	/* the whole database: found once, named by the Space that wrote it */
+	CHECK_INT(ops_fsck(f.ctx, NULL, &report, NULL), SMR_OK);
+	CHECK(json_is_false(json_object_get(report, "ok")));
+	CHECK_INT(json_array_size(json_object_get(report, "problems")), 1);
+	p = json_array_get(json_object_get(report, "problems"), 0);
+	CHECK_STR(json_string_value(json_object_get(p, "space")), "demo");
+	CHECK_STR(json_string_value(json_object_get(p, "commit_hash")), h1);
+	json_decref(report);
 	free(h1);
 	space_release(&sp);
 	teardown(&f);
