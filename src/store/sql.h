@@ -17,9 +17,13 @@
  *  - every column comes back as text (sql_take, sql_int); a truth value is
  *    selected as CASE WHEN ... THEN 1 ELSE 0 END (PostgreSQL would say t/f);
  *  - a statement is a string constant: the backends keep its prepared form
- *    by its address.
- * What SQLite and PostgreSQL spell apart (UPDATE ... FROM, row locks,
- * JSONB, full-text search) stays in a backend's own methods.
+ *    by its address;
+ *  - UPDATE ... FROM is portable (SQLite since 3.33; Debian 12 has 3.40);
+ *  - a list of values is one parameter, a JSON array, whose rows each
+ *    engine spells its own way (SQL_ASKS_SQLITE, SQL_ASKS_PG): such a
+ *    statement is a backend's store_ops text (reach_into_sql).
+ * What else SQLite and PostgreSQL spell apart (row locks, JSONB,
+ * full-text search) stays in a backend's own methods.
  */
 #ifndef SMRITI_STORE_SQL_H
 #define SMRITI_STORE_SQL_H
