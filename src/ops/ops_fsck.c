@@ -56,20 +56,25 @@ static int check_one(const struct checkpoint *c, int parent_missing, void *ctx)
 	return 0;
 }
 
-/* HEAD of sp is a checkpoint sp holds. */
+/* HEAD of sp is a checkpoint sp holds; a failed read is the check's error (*err). */
 static enum smr_rc check_head(struct ops_ctx *ctx, const struct space *sp,
-			      struct fsck_state *fs)
+			      struct fsck_state *fs, struct smr_err *err)
 {
 	struct checkpoint head = { 0 };
+	struct smr_err why = SMR_ERR_INIT;
 	enum smr_rc rc;
 
 	if (!sp->head)
 		return SMR_OK;
-	rc = store_checkpoint_get(ctx->st, sp->id, sp->head, &head, NULL);
-	if (rc == SMR_ENOTFOUND)
-		problem(fs, sp->name, sp->head, "HEAD is not a checkpoint of this space");
+	rc = store_checkpoint_get(ctx->st, sp->id, sp->head, &head, &why);
 	checkpoint_release(&head);
-	return rc == SMR_ENOTFOUND ? SMR_OK : rc;
+	if (rc == SMR_ENOTFOUND) {
+		problem(fs, sp->name, sp->head, "HEAD is not a checkpoint of this space");
+		return SMR_OK;
+	}
+	if (rc && err)
+		*err = why;
+	return rc;
 }
 
 enum smr_rc ops_fsck(struct ops_ctx *ctx, const char *space, json_t **report,
@@ -93,7 +98,7 @@ enum smr_rc ops_fsck(struct ops_ctx *ctx, const char *space, json_t **report,
 			rc = store_checkpoint_scan(ctx->st, NULL, check_one, &fs, err);
 	}
 	for (size_t i = 0; !rc && i < n; i++)
-		rc = check_head(ctx, &spaces[i], &fs);
+		rc = check_head(ctx, &spaces[i], &fs, err);
 	if (!rc)
 		*report = json_pack("{s:b, s:I, s:I, s:O}", "ok", json_array_size(fs.problems) == 0,
 				    "spaces", (json_int_t)n, "checkpoints", (json_int_t)fs.checked,

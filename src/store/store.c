@@ -185,9 +185,10 @@ static enum smr_rc memo_read(struct store *st, struct holders_memo *m, const str
 	enum smr_rc rc = SMR_OK;
 
 	for (size_t i = 0; i < n; i++) {
+		if (!in[i].commit_hash || !in[i].chain)
+			continue;
 		chain_key(key, in[i].chain);
-		if (in[i].commit_hash && in[i].chain && strmap_get(&m->chains, key, &k) &&
-		    !m->c[k].read) {
+		if (strmap_get(&m->chains, key, &k) && !m->c[k].read) {
 			m->c[k].read = 1;
 			asks[na++] = m->c[k].ask;
 		}
