@@ -842,9 +842,8 @@ static enum smr_rc setup_connection(struct pg_store *s, struct smr_err *err)
 				"database encoding is %s; smriti needs a UTF8 database", enc);
 	/*
 	 * No JIT: its threshold is an estimated cost, which grows with the
-	 * tables, so at a million checkpoints one reach or log query was
-	 * compiled on every call (60-130 ms of JIT for a query that runs in
-	 * under 1 ms; EXPLAIN ANALYZE).  Every statement here is a short one.
+	 * tables, so on a large history short queries were compiled on every
+	 * call (docs/storage.md).  Every statement here is a short one.
 	 */
 	r = PQexec(s->conn, "SELECT set_config('jit', 'off', false),"
 			    " CASE WHEN current_setting('synchronous_commit') = 'off'"
