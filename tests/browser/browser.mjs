@@ -57,8 +57,9 @@ export async function guardedPage(browser, { origin } = {}) {
     if (r.failure()?.errorText === 'net::ERR_ABORTED'
       && (r.url().includes('/v4/generations/') || r.url().endsWith('/v4/chat/send')
         || /\/v4\/sessions\/[^/]+\/(edit|regenerate|continue)$/.test(r.url()))) return;
-    // The UI cancels its long poll of /v4/changes when the view changes (app.js, follow).
-    if (r.failure()?.errorText === 'net::ERR_ABORTED' && /\/v4\/changes\?.*\bwait=/.test(r.url())) return;
+    // The UI cancels its question to /v4/changes when the view changes (app.js, follow):
+    // the long poll, or the first question of a page, which has no version to wait on yet.
+    if (r.failure()?.errorText === 'net::ERR_ABORTED' && /\/v4\/changes(\?|$)/.test(r.url())) return;
     problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`);
   });
   page.on('response', (r) => {
