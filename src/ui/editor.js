@@ -36,6 +36,7 @@ export function editorView(ctx, first) {
   let jobId = null;
   let review = null;            // { job, choices, plan } while a draft is reviewed
   let diffTimer = 0;
+  let againstTurn = 0;          // the newest compare or plan; older answers are dropped
   let alive = true;
 
   // Signed in with a user's token, the server records that user: say so,
@@ -134,16 +135,19 @@ export function editorView(ctx, first) {
       : h('p.muted', 'This Space has no checkpoint yet: everything is new.');
   }
 
+  // A compare and a plan can be in flight together (the editor compares
+  // HEAD while the draft loads): only the newest one asked draws the pane.
   async function compare() {
+    const turn = ++againstTurn;
     try {
       const d = await op('diff.proposal', { from: base?.commit_hash, checkpoint: fields() });
-      if (!alive) return;
+      if (!alive || turn !== againstTurn) return;
       clear(against).append(headLine(),
         // Element.append writes null as the text "null"
         d.refused ? h('p.error.refusal', { role: 'alert' }, h('strong', 'Saving would be refused: '), d.refused) : '',
         diffView(d));
     } catch (e) {
-      clear(against).append(h('p.error', e.message));
+      if (turn === againstTurn) clear(against).append(h('p.error', e.message));
     }
   }
 
@@ -171,14 +175,16 @@ export function editorView(ctx, first) {
   // ---- reviewing a draft ----
 
   async function replan() {
+    const turn = ++againstTurn;
     try {
       const params = { job_id: jobId, ...choiceParams(review.choices) };
       if (base) params.parent = base.commit_hash;
-      review.plan = await op('draft.plan', params);
-      if (!alive) return;
+      const plan = await op('draft.plan', params);
+      if (!alive || turn !== againstTurn) return;
+      review.plan = plan;
       clear(against).append(headLine(), h('p.plan-said', 'Saving: ', h('strong', review.plan.changed)), diffView(review.plan.diff));
     } catch (e) {
-      clear(against).append(headLine(), h('p.error', { role: 'alert' }, e.message));
+      if (turn === againstTurn) clear(against).append(headLine(), h('p.error', { role: 'alert' }, e.message));
     }
   }
 

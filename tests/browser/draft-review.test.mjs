@@ -153,6 +153,27 @@ describe('saving a draft from the editor', () => {
     await done();
   });
 
+  test("a compare of HEAD that answers after the draft's plan does not take its place", async () => {
+    const { job } = await richAndDraft();
+    page = await guardedPage(browser, { origin: srv.url });
+    // Hold the editor's first compare until the plan has been drawn, the
+    // order a loaded server can answer in.
+    let planDrawn;
+    const drawn = new Promise((r) => { planDrawn = r; });
+    await page.route('**/api/ops/diff.proposal', async (route) => {
+      await drawn;
+      await route.continue();
+    });
+    await page.goto(`${srv.url}/#/s/rich/new/${job.job_id}`);
+    await page.locator('.plan-said').waitFor();
+    planDrawn();
+    await page.waitForResponse('**/api/ops/diff.proposal');
+    await page.waitForTimeout(200);   // the late answer has had its chance to draw
+    assert.equal(await page.locator('.plan-said').count(), 1, "the plan stays in the pane");
+    await page.unroute('**/api/ops/diff.proposal');
+    await done();
+  });
+
   test('a stale HEAD is refused, nothing written; reloading reviews against the new HEAD', async () => {
     const { job } = await richAndDraft();
     await openReview(job);
