@@ -8,6 +8,8 @@
  * created_at.  docs/checkpoint-hash.md specifies it for other implementations.
  */
 #include "domain/checkpoint.h"
+#include "domain/item_texts.h"
+#include "util/buf.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
 #include "util/hex.h"
@@ -500,18 +502,18 @@ char *checkpoint_canonical(const struct checkpoint *c)
 	json_object_set_new(o, "parent", string_or_null(c->parent_hash));
 	json_object_set_new(o, "merge_parent", string_or_null(c->merge_parent_hash));
 	add_content(o, c);
-	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+	s = json_dumps(o, ITEM_TEXTS_CANONICAL);
 	json_decref(o);
 	if (!s)
 		BUG("cannot serialise a checkpoint for its hash");
 	return s;
 }
 
-void checkpoint_compute_hash(const struct checkpoint *c, char out[HASH_HEX_LEN + 1])
+/* out: the hex SHA-256 of canon, which is freed. */
+static void hash_canonical(char *canon, char out[HASH_HEX_LEN + 1])
 {
 	uint8_t digest[SHA256_DIGEST_SIZE];
 	struct sha256_ctx ctx;
-	char *canon = checkpoint_canonical(c);
 
 	sha256_init(&ctx);
 	sha256_update(&ctx, strlen(canon), (const uint8_t *)canon);
@@ -520,11 +522,89 @@ void checkpoint_compute_hash(const struct checkpoint *c, char out[HASH_HEX_LEN +
 	hex_encode(digest, sizeof(digest), out);
 }
 
+void checkpoint_compute_hash(const struct checkpoint *c, char out[HASH_HEX_LEN + 1])
+{
+	hash_canonical(checkpoint_canonical(c), out);
+}
+
+/* Appends v as the canonical form writes it, and drops v; -1 if v is NULL. */
+static int put_value(struct buf *b, const char *key, json_t *v)
+{
+	char *s = v ? json_dumps(v, ITEM_TEXTS_CANONICAL | JSON_ENCODE_ANY) : NULL;
+
+	json_decref(v);
+	if (!s)
+		return -1;
+	buf_addf(b, "%s\"%s\":%s", b->len > 1 ? "," : "", key, s);
+	free(s);
+	return 0;
+}
+
+/*
+ * checkpoint_canonical's text, the lists put together from t (every item
+ * of c must be in it), or NULL to write it whole.  The keys go in byte
+ * order, as JSON_SORT_KEYS puts them; a value add_content would leave out
+ * (a NULL list, text that is not UTF-8) sends the caller the whole way.
+ */
+static char *canonical_from(const struct checkpoint *c, const struct item_texts *t)
+{
+	static const char *const keys[] = {
+		"artifacts", "assumptions", "author", "created_at", "decisions", "entities",
+		"merge_parent", "metadata", "open_questions", "parent", "summary", "tasks",
+		"title", "v", NULL,
+	};
+	struct buf b = BUF_INIT(0);
+	const json_t *list;
+	const char *k;
+	int bad = 0;
+
+	buf_addch(&b, '{');
+	for (size_t i = 0; keys[i] && !bad; i++) {
+		k = keys[i];
+		list = checkpoint_list(c, k);
+		if (list) {
+			buf_addf(&b, "%s\"%s\":", b.len > 1 ? "," : "", k);
+			bad = item_texts_list(t, list, 1, &b);
+		} else if (!strcmp(k, "author"))
+			bad = put_value(&b, k, string_or_empty(c->author));
+		else if (!strcmp(k, "created_at"))
+			bad = put_value(&b, k, string_or_empty(c->created_at));
+		else if (!strcmp(k, "merge_parent"))
+			bad = put_value(&b, k, string_or_null(c->merge_parent_hash));
+		else if (!strcmp(k, "metadata"))
+			bad = put_value(&b, k, json_incref(c->metadata));
+		else if (!strcmp(k, "parent"))
+			bad = put_value(&b, k, string_or_null(c->parent_hash));
+		else if (!strcmp(k, "summary"))
+			bad = put_value(&b, k, string_or_empty(c->summary));
+		else if (!strcmp(k, "title"))
+			bad = put_value(&b, k, string_or_empty(c->title));
+		else if (!strcmp(k, "v"))
+			bad = put_value(&b, k, json_integer(1));
+		else
+			bad = -1;   /* a list c does not have */
+	}
+	buf_addch(&b, '}');
+	if (bad) {
+		buf_release(&b);
+		return NULL;
+	}
+	return buf_detach(&b, NULL);
+}
+
 void checkpoint_seal(struct checkpoint *c)
 {
+	struct item_texts *t = item_texts_make(c, c->texts);
 	char hash[HASH_HEX_LEN + 1];
+	char *canon;
 
-	checkpoint_compute_hash(c, hash);
+	/* the texts of c's items, those it shares with the checkpoint it was made from copied */
+	item_texts_unref(c->texts);
+	c->texts = t;
+	canon = canonical_from(c, t);
+	if (!canon)
+		canon = checkpoint_canonical(c);
+	hash_canonical(canon, hash);
 	free(c->hash);
 	c->hash = xstrdup(hash);
 }
@@ -570,6 +650,30 @@ void checkpoint_copy_content(struct checkpoint *dst, const struct checkpoint *sr
 	}
 	json_decref(dst->metadata);
 	dst->metadata = json_deep_copy(src->metadata);
+	item_texts_unref(dst->texts);   /* its items are new ones */
+	dst->texts = NULL;
+}
+
+void checkpoint_share_content(struct checkpoint *dst, const struct checkpoint *src)
+{
+	json_t **slot;
+
+	free(dst->title);
+	free(dst->summary);
+	free(dst->author);
+	dst->title = xstrdup(src->title);
+	dst->summary = xstrdup(src->summary);
+	dst->author = xstrdup(src->author);
+	for (size_t i = 0; checkpoint_list_fields[i]; i++) {
+		slot = checkpoint_list_slot(dst, checkpoint_list_fields[i]);
+		json_decref(*slot);
+		/* json_copy does not change what it copies; its prototype is not const */
+		*slot = json_copy((json_t *)checkpoint_list(src, checkpoint_list_fields[i]));
+	}
+	json_decref(dst->metadata);
+	dst->metadata = json_copy(src->metadata);
+	item_texts_unref(dst->texts);
+	dst->texts = item_texts_ref(src->texts);
 }
 
 int is_hash_prefix(const char *s)

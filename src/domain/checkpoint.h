@@ -96,6 +96,17 @@ char *checkpoint_content_text(const struct checkpoint *c);
 /* Deep copy of the content fields (not hash/parent/space/created_at) from src to dst (init'ed). */
 void checkpoint_copy_content(struct checkpoint *dst, const struct checkpoint *src);
 
+/*
+ * The same fields as checkpoint_copy_content, sharing src's items: dst
+ * gets lists (and metadata) of its own, so adding, dropping or replacing
+ * an item of dst leaves src as it was, but each item is src's, counted
+ * once more.  An item held by a checkpoint is never changed in place:
+ * whoever changes one replaces it with a copy (patch.c marks a task done
+ * so).  Items may be shared between threads (jansson counts references
+ * atomically and reads and writes out JSON without changing it).
+ */
+void checkpoint_share_content(struct checkpoint *dst, const struct checkpoint *src);
+
 /* Names of the six list fields in display order, NULL-terminated. */
 extern const char *const checkpoint_list_fields[];
 

@@ -2,6 +2,7 @@
  * model.c -- lifecycle of the data-model structs (see model.h).
  */
 #include "domain/model.h"
+#include "domain/item_texts.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,7 @@ void checkpoint_release(struct checkpoint *c)
 	json_decref(c->metadata);
 	free(c->author);
 	free(c->created_at);
+	item_texts_unref(c->texts);
 	memset(c, 0, sizeof(*c));
 }
 

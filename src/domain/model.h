@@ -25,6 +25,8 @@ struct space {
 	char *deleted_at;    /* NULL unless soft-deleted (kept until `gc --prune`) */
 };
 
+struct item_texts;
+
 struct checkpoint {
 	char *hash;              /* commit_hash: hex SHA-256 of the canonical form */
 	char *parent_hash;       /* NULL for a root checkpoint */
@@ -41,6 +43,8 @@ struct checkpoint {
 	json_t *metadata;        /* {} */
 	char *author;
 	char *created_at;
+	/* the items' JSON texts (item_texts.h) since it was sealed, or NULL: not content */
+	struct item_texts *texts;
 };
 
 /*

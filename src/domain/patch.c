@@ -226,7 +226,10 @@ static enum smr_rc set_status(const struct checkpoint *base, struct checkpoint *
 		if (now && !strcmp(now, status))
 			return smr_errf(err, SMR_EUNPROC, "task '%s' is already %s", key,
 					status);
+		/* the task is base's too (checkpoint_share_content): replace it */
+		item = json_copy(item);
 		json_object_set_new(item, "status", json_string(status));
+		json_array_set_new(out->tasks, (size_t)at, item);
 		count(changes, "tasks", what, 1);
 	}
 	return SMR_OK;
@@ -345,7 +348,7 @@ enum smr_rc patch_apply(const struct checkpoint *base, const json_t *patch,
 	if (!base)
 		base = &empty;
 	if (!rc) {
-		checkpoint_copy_content(out, base);
+		checkpoint_share_content(out, base);
 		meta = json_object_get(patch, "metadata");
 		json_decref(out->metadata);
 		out->metadata = meta ? json_deep_copy(meta) : json_object();

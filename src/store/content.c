@@ -5,6 +5,8 @@
  */
 #include "store/content.h"
 #include "domain/checkpoint.h"
+#include "domain/item_texts.h"
+#include "util/buf.h"
 #include "util/jspan.h"
 #include "util/xalloc.h"
 
@@ -172,6 +174,17 @@ int content_split(struct content *ct, const char *const text[CONTENT_LISTS],
 	return 0;
 }
 
+/* list as a store writes it (ITEM_TEXTS_STORED), from texts when they hold its items. */
+static char *list_text(const struct item_texts *texts, const json_t *list)
+{
+	struct buf b = BUF_INIT(0);
+
+	if (texts && !item_texts_list(texts, list, 0, &b))
+		return buf_detach(&b, NULL);
+	buf_release(&b);
+	return json_dumps(list, ITEM_TEXTS_STORED);
+}
+
 void content_of(struct content *ct, const struct checkpoint *c, const struct checkpoint_text *t)
 {
 	char *own[CONTENT_LISTS];
@@ -189,7 +202,8 @@ void content_of(struct content *ct, const struct checkpoint *c, const struct che
 	}
 	for (size_t k = 0; k < CONTENT_LISTS; k++) {
 		list = checkpoint_list(c, checkpoint_list_fields[k]);
-		own[k] = list ? json_dumps(list, JSON_COMPACT | JSON_ENCODE_ANY) : xstrdup("[]");
+		/* a sealed checkpoint has its items' texts at hand (item_texts.h) */
+		own[k] = list ? list_text(c->texts, list) : xstrdup("[]");
 		if (!own[k])
 			BUG("cannot write a checkpoint's list as JSON");
 		text[k] = own[k];

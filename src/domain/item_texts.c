@@ -1,0 +1,170 @@
+/*
+ * item_texts.c -- each item's JSON text, found by the item's identity
+ * (item_texts.h): an open-addressed table of entries over one buffer of
+ * text.
+ */
+#include "domain/item_texts.h"
+
+#include "domain/checkpoint.h"
+#include "util/xalloc.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct entry {
+	json_t *item;            /* one reference held */
+	size_t canon, canon_len; /* offsets into text */
+	size_t stored, stored_len;
+};
+
+struct item_texts {
+	int refs;                /* atomic */
+	struct entry *v;
+	size_t n, cap;
+	uint32_t *slot;          /* entry index + 1, or 0; nslot is a power of two */
+	size_t nslot;
+	struct buf text;
+};
+
+static size_t slot_of(const json_t *item, size_t nslot)
+{
+	uint64_t x = (uint64_t)(uintptr_t)item;
+
+	x ^= x >> 29;
+	x *= 0x9e3779b97f4a7c15ull;
+	return (size_t)(x >> 32) & (nslot - 1);
+}
+
+static const struct entry *find(const struct item_texts *t, const json_t *item)
+{
+	size_t i;
+
+	if (!t)
+		return NULL;
+	for (i = slot_of(item, t->nslot); t->slot[i]; i = (i + 1) & (t->nslot - 1))
+		if (t->v[t->slot[i] - 1].item == item)
+			return &t->v[t->slot[i] - 1];
+	return NULL;
+}
+
+static char *dump(const json_t *item, size_t flags)
+{
+	char *s = json_dumps(item, flags | JSON_ENCODE_ANY);
+
+	if (!s)
+		BUG("cannot write an item of a checkpoint as JSON");
+	return s;
+}
+
+/* Adds item to t (not there yet), its texts from known or written anew. */
+static void add(struct item_texts *t, json_t *item, const struct item_texts *known)
+{
+	const struct entry *k = find(known, item);
+	struct entry *e;
+	size_t i;
+	char *canon, *stored;
+
+	if (t->n == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 16;
+		t->v = xrealloc(t->v, t->cap * sizeof(*t->v));
+	}
+	e = &t->v[t->n];
+	e->item = json_incref(item);
+	e->canon = t->text.len;
+	if (k) {
+		buf_add(&t->text, known->text.ptr + k->canon, k->canon_len);
+		e->canon_len = k->canon_len;
+		e->stored = e->canon;
+		e->stored_len = k->stored_len;
+		if (k->stored != k->canon) {
+			e->stored = t->text.len;
+			buf_add(&t->text, known->text.ptr + k->stored, k->stored_len);
+		}
+	} else {
+		canon = dump(item, ITEM_TEXTS_CANONICAL);
+		stored = dump(item, ITEM_TEXTS_STORED);
+		e->canon_len = strlen(canon);
+		buf_add(&t->text, canon, e->canon_len);
+		e->stored = e->canon;
+		e->stored_len = strlen(stored);
+		/* keys already in order (one key, mostly) write the same text twice */
+		if (strcmp(canon, stored)) {
+			e->stored = t->text.len;
+			buf_add(&t->text, stored, e->stored_len);
+		}
+		free(canon);
+		free(stored);
+	}
+	for (i = slot_of(item, t->nslot); t->slot[i]; i = (i + 1) & (t->nslot - 1))
+		;
+	t->slot[i] = (uint32_t)++t->n;
+}
+
+struct item_texts *item_texts_make(const struct checkpoint *c, const struct item_texts *from)
+{
+	struct item_texts *t = xcalloc(1, sizeof(*t));
+	const json_t *list;
+	size_t n = 0, i;
+	json_t *item;
+
+	for (size_t f = 0; checkpoint_list_fields[f]; f++)
+		n += json_array_size(checkpoint_list(c, checkpoint_list_fields[f]));
+	t->refs = 1;
+	for (t->nslot = 16; t->nslot < 2 * n; t->nslot *= 2)
+		;
+	t->slot = xcalloc(t->nslot, sizeof(*t->slot));
+	t->text = (struct buf)BUF_INIT(0);
+	for (size_t f = 0; checkpoint_list_fields[f]; f++) {
+		list = checkpoint_list(c, checkpoint_list_fields[f]);
+		json_array_foreach(list, i, item)
+			if (!find(t, item))
+				add(t, item, from);
+	}
+	return t;
+}
+
+struct item_texts *item_texts_ref(struct item_texts *t)
+{
+	if (t)
+		__atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
+	return t;
+}
+
+void item_texts_unref(struct item_texts *t)
+{
+	if (!t || __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	for (size_t i = 0; i < t->n; i++)
+		json_decref(t->v[i].item);
+	free(t->v);
+	free(t->slot);
+	buf_release(&t->text);
+	free(t);
+}
+
+int item_texts_list(const struct item_texts *t, const json_t *list, int canonical,
+		    struct buf *out)
+{
+	size_t was = out->len, i;
+	const struct entry *e;
+	json_t *item;
+
+	buf_addch(out, '[');
+	json_array_foreach(list, i, item) {
+		e = find(t, item);
+		if (!e) {
+			out->len = was;
+			out->ptr[was] = 0;
+			return -1;
+		}
+		if (i)
+			buf_addch(out, ',');
+		if (canonical)
+			buf_add(out, t->text.ptr + e->canon, e->canon_len);
+		else
+			buf_add(out, t->text.ptr + e->stored, e->stored_len);
+	}
+	buf_addch(out, ']');
+	return 0;
+}

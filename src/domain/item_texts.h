@@ -1,0 +1,47 @@
+/*
+ * item_texts.h -- the JSON text of each item of a checkpoint, kept beside
+ * it, so that a checkpoint made from another (a patch on HEAD) writes out
+ * only the items it changed: its hash's canonical form and the lists a
+ * store writes are put together from texts already written.
+ *
+ * An item is known by its identity (the json_t), which is sound because
+ * items are never changed in place once a checkpoint holds them
+ * (checkpoint_share_content) and because the texts hold a reference to
+ * each item they describe, so no other item can take its address.  A set
+ * of texts never changes once made and is counted, so checkpoints sharing
+ * items share it, across threads too.
+ */
+#ifndef SMRITI_ITEM_TEXTS_H
+#define SMRITI_ITEM_TEXTS_H
+
+#include "domain/model.h"
+#include "util/buf.h"
+
+/* How the hash's canonical form writes JSON; a store writes lists COMPACT only. */
+#define ITEM_TEXTS_CANONICAL (JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17))
+#define ITEM_TEXTS_STORED (JSON_COMPACT | JSON_ENCODE_ANY)
+
+struct item_texts;
+
+/*
+ * The texts of every item of c's six lists: those from has already (may
+ * be NULL) copied, the others written by jansson.  Caller drops it with
+ * item_texts_unref.
+ */
+struct item_texts *item_texts_make(const struct checkpoint *c, const struct item_texts *from);
+
+/* t counted once more (t may be NULL); returns t. */
+struct item_texts *item_texts_ref(struct item_texts *t);
+
+/* Drops one count of t (may be NULL); the last frees it. */
+void item_texts_unref(struct item_texts *t);
+
+/*
+ * Appends list as compact JSON to out: canonical (keys sorted, as the hash
+ * covers it) or as a store writes it (keys in their order).  Returns 0, or
+ * -1 with out unchanged when t lacks one of list's items.
+ */
+int item_texts_list(const struct item_texts *t, const json_t *list, int canonical,
+		    struct buf *out);
+
+#endif

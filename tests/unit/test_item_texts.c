@@ -1,0 +1,238 @@
+/*
+ * test_item_texts.c -- domain/item_texts.c: a checkpoint sealed from its
+ * items' kept texts has the hash the whole canonical form gives, for
+ * awkward content and along chains of patches that share items; the lists
+ * a store writes are jansson's; a patch that marks a task done leaves the
+ * checkpoint it was made from as it was.
+ */
+#include "harness.h"
+
+#include "domain/checkpoint.h"
+#include "domain/item_texts.h"
+#include "domain/patch.h"
+
+#include <stdlib.h>
+
+/* The hash of c written whole, the way fsck recomputes it. */
+static void check_hash(const struct checkpoint *c)
+{
+	char whole[HASH_HEX_LEN + 1];
+
+	checkpoint_compute_hash(c, whole);
+	CHECK_STR(c->hash, whole);
+}
+
+/* Each list of c, put together from its texts, is what jansson writes. */
+static void check_stored(const struct checkpoint *c)
+{
+	const json_t *list;
+	char *want;
+
+	for (size_t f = 0; checkpoint_list_fields[f]; f++) {
+		struct buf b = BUF_INIT(0);
+
+		list = checkpoint_list(c, checkpoint_list_fields[f]);
+		want = json_dumps(list, ITEM_TEXTS_STORED);
+		CHECK_INT(item_texts_list(c->texts, list, 0, &b), 0);
+		CHECK_STR(b.ptr, want);
+		free(want);
+		buf_release(&b);
+	}
+}
+
+/* A checkpoint holding exactly the JSON of text: no normalising, keys in any order. */
+static void raw(struct checkpoint *c, const char *text)
+{
+	json_t *j = json_loads(text, 0, NULL);
+	json_t **slot;
+
+	CHECK(j != NULL);
+	checkpoint_init(c);
+	for (size_t f = 0; checkpoint_list_fields[f]; f++) {
+		slot = checkpoint_list_slot(c, checkpoint_list_fields[f]);
+		if (json_object_get(j, checkpoint_list_fields[f])) {
+			json_decref(*slot);
+			*slot = json_incref(json_object_get(j, checkpoint_list_fields[f]));
+		}
+	}
+	if (json_object_get(j, "metadata")) {
+		json_decref(c->metadata);
+		c->metadata = json_incref(json_object_get(j, "metadata"));
+	}
+	json_decref(j);
+}
+
+TEST(item_texts_seal_hashes_as_the_whole_canonical_form)
+{
+	struct checkpoint c;
+
+	raw(&c, "{\"tasks\":[{\"text\":\"t\\u00e9 \\\"q\\\" \\\\ / \\u0001\\n\",\"status\":\"open\","
+		"\"zeta\":1.5,\"alpha\":[1,2.25,{\"b\":null,\"a\":true}]}],"
+		"\"decisions\":[{\"text\":\"\\u2713 \\ud83d\\ude00\"},{\"text\":\"plain\"}],"
+		"\"artifacts\":[{\"name\":\"a.md\",\"kind\":\"text\",\"content\":\"x\\ty\"}],"
+		"\"metadata\":{\"z\":0.1,\"a\":{\"y\":-3,\"x\":\"\\u00ff\"}}}");
+	c.title = strdup("A title with \"quotes\" and \xc3\xa9");
+	c.summary = NULL;                     /* written as "" */
+	c.author = strdup("ada");
+	c.created_at = strdup("2026-12-07T03:00:00.000000Z");
+	c.parent_hash = strdup("ab");
+	c.merge_parent_hash = strdup("cd");
+	checkpoint_seal(&c);
+	CHECK(c.texts != NULL);
+	check_hash(&c);
+	check_stored(&c);
+	/* sealed again from its own texts, with nothing to write anew */
+	checkpoint_seal(&c);
+	check_hash(&c);
+	checkpoint_release(&c);
+
+	checkpoint_init(&c);                  /* nothing at all */
+	checkpoint_seal(&c);
+	check_hash(&c);
+	checkpoint_release(&c);
+}
+
+TEST(item_texts_a_patch_shares_items_and_leaves_its_parent_alone)
+{
+	struct checkpoint head, out;
+	json_t *j = json_loads("{\"title\":\"t\",\"decisions\":[\"a\",\"b\"],"
+			       "\"tasks\":[\"Book\",\"Pack\"],\"entities\":[\"Kyoto\"]}", 0, NULL);
+	json_t *patch = json_loads("{\"done\":[\"Book\"],\"add\":{\"tasks\":[\"Fly\"]},"
+				   "\"drop\":{\"decisions\":[\"a\"]}}", 0, NULL);
+	char *before;
+
+	checkpoint_init(&head);
+	CHECK_INT(checkpoint_from_json(j, &head, NULL), SMR_OK);
+	checkpoint_seal(&head);
+	before = checkpoint_content_text(&head);
+	checkpoint_init(&out);
+	CHECK_INT(patch_apply(&head, patch, &out, NULL, NULL), SMR_OK);
+	CHECK(out.texts == head.texts);       /* shared until sealed */
+	CHECK(json_array_get(out.entities, 0) == json_array_get(head.entities, 0));
+	CHECK(json_array_get(out.tasks, 0) != json_array_get(head.tasks, 0));   /* replaced */
+	checkpoint_seal(&out);
+	CHECK(out.texts != head.texts);
+	check_hash(&out);
+	check_stored(&out);
+	CHECK_STR(json_string_value(json_object_get(json_array_get(out.tasks, 0), "status")), "done");
+	{
+		char *after = checkpoint_content_text(&head);
+
+		CHECK_STR(after, before);         /* the parent's task is still open */
+		free(after);
+	}
+	free(before);
+	json_decref(j);
+	json_decref(patch);
+	checkpoint_release(&head);
+	checkpoint_release(&out);
+}
+
+TEST(item_texts_lacking_an_item_writes_nothing)
+{
+	struct checkpoint c;
+	struct buf b = BUF_INIT(0);
+	json_t *other = json_pack("[{s:s}]", "text", "not sealed");
+
+	raw(&c, "{\"decisions\":[{\"text\":\"a\"}]}");
+	checkpoint_seal(&c);
+	buf_adds(&b, "kept");
+	CHECK_INT(item_texts_list(c.texts, other, 1, &b), -1);
+	CHECK_STR(b.ptr, "kept");
+	CHECK_INT(item_texts_list(c.texts, c.decisions, 1, &b), 0);
+	CHECK_STR(b.ptr, "kept[{\"text\":\"a\"}]");
+	buf_release(&b);
+	json_decref(other);
+	checkpoint_release(&c);
+}
+
+/* A small fixed-seed generator, so a failure repeats. */
+static unsigned long long rng = 88172645463325252ull;
+
+static unsigned next(unsigned n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (unsigned)(rng % n);
+}
+
+static json_t *random_text(void)
+{
+	static const char *const bits[] = {
+		"a", "Z", " ", "\"", "\\", "/", "\n", "\t", "\x01", "\x1f", "\xc3\xa9", "\xe2\x9c\x93",
+		"\xf0\x9f\x98\x80", "0", "{", "]",
+	};
+	char s[64] = "";
+
+	for (unsigned i = 0, n = 1 + next(8); i < n; i++)
+		strcat(s, bits[next(sizeof(bits) / sizeof(bits[0]))]);
+	return json_string(s);
+}
+
+static json_t *random_item(unsigned serial)
+{
+	json_t *o = json_object();
+	char text[32];
+
+	snprintf(text, sizeof(text), "item %u", serial);
+	/* keys in an order that is not the sorted one, and values of every kind */
+	json_object_set_new(o, "text", json_string(text));
+	if (next(2))
+		json_object_set_new(o, "status", json_string(next(2) ? "open" : "done"));
+	if (next(3) == 0)
+		json_object_set_new(o, "note", random_text());
+	if (next(4) == 0)
+		json_object_set_new(o, "weight", json_real((double)next(1000) / 7.0));
+	if (next(5) == 0)
+		json_object_set_new(o, "b", json_pack("{s:i,s:[b,n]}", "y", (int)next(99), "a",
+						      next(2), NULL));
+	return o;
+}
+
+TEST(item_texts_random_chains_of_changes_hash_as_written_whole)
+{
+	struct checkpoint cur, next_c;
+	json_t **slot, *copy;
+	unsigned serial = 0;
+	size_t at, n;
+
+	checkpoint_init(&cur);
+	for (int step = 0; step < 300; step++) {
+		checkpoint_init(&next_c);
+		checkpoint_share_content(&next_c, &cur);
+		for (int k = 0, changes = 1 + (int)next(4); k < changes; k++) {
+			slot = checkpoint_list_slot(&next_c, checkpoint_list_fields[next(6)]);
+			n = json_array_size(*slot);
+			switch (next(3)) {
+			case 0:                        /* add */
+				json_array_append_new(*slot, random_item(serial++));
+				break;
+			case 1:                        /* drop */
+				if (n)
+					json_array_remove(*slot, next((unsigned)n));
+				break;
+			default:                       /* replace with a changed copy */
+				if (!n)
+					break;
+				at = next((unsigned)n);
+				copy = json_copy(json_array_get(*slot, at));
+				json_object_set_new(copy, "note", random_text());
+				json_array_set_new(*slot, at, copy);
+			}
+		}
+		if (next(10) == 0) {
+			free(next_c.title);
+			next_c.title = strdup(next(2) ? "t\xc3\xa9 \"x\"" : "");
+		}
+		free(next_c.parent_hash);
+		next_c.parent_hash = cur.hash ? strdup(cur.hash) : NULL;
+		checkpoint_seal(&next_c);
+		check_hash(&next_c);
+		if (step % 50 == 0)
+			check_stored(&next_c);
+		checkpoint_release(&cur);
+		cur = next_c;
+	}
+	checkpoint_release(&cur);
+}
