@@ -373,8 +373,13 @@ static void plan_make(struct store *st, const struct checkpoint *c,
 {
 	struct index_memo pm = { 0 }, *prev = handle_memo(st);
 
-	/* a history is usually written in order: the parent is the last one indexed */
-	if (parent && (!prev->hash || strcmp(prev->hash, parent->hash))) {
+	/*
+	 * A history is usually written in order: the parent is the last one
+	 * indexed, on this handle or (a server's writes go to whichever
+	 * handle is free) on the shelf.
+	 */
+	if (parent && (!prev->hash || strcmp(prev->hash, parent->hash)) &&
+	    !store_index_knows(st, parent->hash)) {
 		memo_fill(&pm, parent, NULL);
 		prev = &pm;
 	}
