@@ -11,26 +11,29 @@
 static const struct cli_cmd space_cmd = {
 	"space",
 	"space create NAME [--description TEXT] [--json]\n"
-	"       smriti space list [--json | --names]\n"
+	"       smriti space list [--json | --names] [--limit N] [--after NAME]\n"
 	"       smriti space rename NAME NEWNAME [--json]\n"
 	"       smriti space delete NAME --yes [--json]",
 	cmd_space, 0,
 };
 
-enum { OPT_JSON = 1, OPT_YES, OPT_DESC, OPT_NAMES };
+enum { OPT_JSON = 1, OPT_YES, OPT_DESC, OPT_NAMES, OPT_LIMIT, OPT_AFTER };
 
 static const struct option space_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "yes", no_argument, NULL, OPT_YES },
 	{ "names", no_argument, NULL, OPT_NAMES },
 	{ "description", required_argument, NULL, OPT_DESC },
+	{ "limit", required_argument, NULL, OPT_LIMIT },
+	{ "after", required_argument, NULL, OPT_AFTER },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
 struct space_args {
 	int json, yes, names;
-	const char *description;
+	long limit;                  /* space list: 0 for every Space */
+	const char *description, *after;
 	int npos;
 	char **pos;
 };
@@ -38,6 +41,7 @@ struct space_args {
 static int take(int c, const char *val, void *arg)
 {
 	struct space_args *a = arg;
+	char *end;
 
 	switch (c) {
 	case OPT_JSON:
@@ -51,6 +55,16 @@ static int take(int c, const char *val, void *arg)
 		return 0;
 	case OPT_DESC:
 		a->description = val;
+		return 0;
+	case OPT_LIMIT:
+		/* as log's: 0 is refused, and leaving --limit out lists every Space */
+		a->limit = strtol(val, &end, 10);
+		if (*end || !*val || a->limit < 1)
+			return cli_usage(&space_cmd, "--limit wants a number >= 1 (leave it out for"
+					 " every Space), got '%s'", val);
+		return 0;
+	case OPT_AFTER:
+		a->after = val;
 		return 0;
 	}
 	return CLI_OPT_REFUSED;
@@ -118,7 +132,8 @@ static int space_list(struct cli_ctx *ctx, struct space_args *a)
 		return cli_usage(&space_cmd, "space list takes no arguments");
 	if (a->json && a->names)
 		return cli_usage(&space_cmd, "--json and --names are two forms: pick one");
-	rc = cli_call(ctx, "space.list", json_object(), &res);
+	rc = cli_call(ctx, "space.list", json_pack("{s:s?, s:I}", "after", a->after, "limit",
+						   (json_int_t)a->limit), &res);
 	if (rc)
 		return rc;
 	if (a->json)
@@ -181,6 +196,8 @@ int cmd_space(int argc, char **argv, struct cli_ctx *ctx)
 	rc = parse(argc - 1, argv + 1, &a);
 	if (rc)
 		return rc;
+	if ((a.limit || a.after) && strcmp(sub, "list") && strcmp(sub, "ls"))
+		return cli_usage(&space_cmd, "--limit and --after are for space list");
 	if (!strcmp(sub, "create"))
 		return space_create(ctx, &a);
 	if (!strcmp(sub, "list") || !strcmp(sub, "ls"))

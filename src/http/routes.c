@@ -217,11 +217,6 @@ static void h_api_op(struct http_req *r, struct ops_ctx *ctx)
 	json_decref(result);
 }
 
-static void h_repo_list(struct http_req *r, struct ops_ctx *ctx)
-{
-	call(r, ctx, "space.list", json_object(), 200);
-}
-
 static void h_repo_create(struct http_req *r, struct ops_ctx *ctx)
 {
 	json_t *p = json_object();
@@ -601,8 +596,7 @@ const struct http_route http_routes[] = {
 	{ "POST", "/api/ops/{op}", h_api_op, ROUTE_BY_OP,
 	  { "Run any operation by name (what the remote CLI uses)", NULL, "OpParams",
 	    "OpResult", 200, NULL } },
-	{ "GET", "/v4/repos", h_repo_list, 0,
-	  { "List Spaces", "space.list", NULL, "SpaceList", 200, NULL } },
+	DECLARED("GET", "/v4/repos", "space.list", 0),
 	{ "POST", "/v4/repos", h_repo_create, ROUTE_BLOCKING,
 	  { "Create a Space", "space.create", "SpaceCreate", "Space", 201, NULL } },
 	{ "GET", "/v4/repos/{id}", h_repo_get, 0,

@@ -138,8 +138,8 @@ static enum smr_rc op_space_list(struct ops_ctx *ctx, const json_t *p, json_t **
 	size_t n = 0;
 	enum smr_rc rc;
 
-	(void)p;
-	rc = ops_space_list(ctx, &v, &n, err);
+	rc = ops_space_page(ctx, api_text(p, "after"), (size_t)api_number(p, "limit", 0), &v, &n,
+			    err);
 	if (!rc) {
 		*result = json_array();
 		for (size_t i = 0; i < n; i++) {

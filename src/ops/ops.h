@@ -89,6 +89,13 @@ enum smr_rc ops_space_get(struct ops_ctx *ctx, const char *space, struct space *
 			  struct smr_err *err);
 enum smr_rc ops_space_list(struct ops_ctx *ctx, struct space **out, size_t *n,
 			   struct smr_err *err);
+/*
+ * A page of ops_space_list, by name: the Spaces the caller may read whose
+ * name sorts after after (NULL: from the first), at most limit (0: all).
+ * A page shorter than limit is the last.
+ */
+enum smr_rc ops_space_page(struct ops_ctx *ctx, const char *after, size_t limit,
+			   struct space **out, size_t *n, struct smr_err *err);
 enum smr_rc ops_space_rename(struct ops_ctx *ctx, const char *space, const char *new_name,
 			     struct space *out, struct smr_err *err);
 enum smr_rc ops_space_delete(struct ops_ctx *ctx, const char *space, struct smr_err *err);

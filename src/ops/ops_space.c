@@ -105,11 +105,29 @@ static size_t keep_granted(struct space *v, size_t n, const struct grant *g, siz
 enum smr_rc ops_space_list(struct ops_ctx *ctx, struct space **out, size_t *n,
 			   struct smr_err *err)
 {
+	return ops_space_page(ctx, NULL, 0, out, n, err);
+}
+
+/* v[0..n) without its entries from limit on (0: none dropped); returns how many stay. */
+static size_t keep_first(struct space *v, size_t n, size_t limit)
+{
+	for (size_t i = limit; limit && i < n; i++)
+		space_release(&v[i]);
+	return limit && limit < n ? limit : n;
+}
+
+enum smr_rc ops_space_page(struct ops_ctx *ctx, const char *after, size_t limit,
+			   struct space **out, size_t *n, struct smr_err *err)
+{
 	struct grant *g = NULL;
 	size_t ng = 0;
-	enum smr_rc rc = store_space_list(ctx->st, out, n, err);
+	enum smr_rc rc;
 
-	if (rc || !ops_restricted(ctx))
+	/* a person with grants reads few Spaces: the page is cut from them all */
+	if (!ops_restricted(ctx))
+		return store_space_page(ctx->st, after, limit, out, n, err);
+	rc = store_space_page(ctx->st, after, 0, out, n, err);
+	if (rc)
 		return rc;
 	rc = store_grant_list(ctx->st, ctx->who->person_id, NULL, &g, &ng, err);
 	if (rc) {
@@ -118,7 +136,7 @@ enum smr_rc ops_space_list(struct ops_ctx *ctx, struct space **out, size_t *n,
 		*n = 0;
 		return rc;
 	}
-	*n = keep_granted(*out, *n, g, ng);
+	*n = keep_first(*out, keep_granted(*out, *n, g, ng), limit);
 	grants_free(g, ng);
 	return SMR_OK;
 }

@@ -118,10 +118,29 @@ enum smr_rc store_space_get(struct store *st, const char *id_or_name, struct spa
 enum smr_rc store_space_list(struct store *st, struct space **out, size_t *n,
 			     struct smr_err *err)
 {
-	static const char sql[] = SPACE_COLS " WHERE r.deleted_at IS NULL ORDER BY r.name";
+	return store_space_page(st, NULL, 0, out, n, err);
+}
 
-	return list_by(st, sql, NULL, "listing spaces", sizeof(**out), read_space, (void **)out,
-		       n, err);
+enum smr_rc store_space_page(struct store *st, const char *after, size_t limit,
+			     struct space **out, size_t *n, struct smr_err *err)
+{
+	/* names are never empty, so "" is before the first; the name index walks a page */
+	static const char all[] = SPACE_COLS " WHERE r.deleted_at IS NULL AND r.name > $1"
+		" ORDER BY r.name";
+	static const char page[] = SPACE_COLS " WHERE r.deleted_at IS NULL AND r.name > $1"
+		" ORDER BY r.name LIMIT CAST($2 AS BIGINT)";
+	struct sql_args a = SQL_ARGS_INIT;
+	struct store_rows r;
+	enum smr_rc rc;
+
+	sql_arg(&a, after ? after : "");
+	if (limit)
+		sql_arg_int(&a, (int64_t)limit);
+	rc = sql_rows(st, SQL_AUTO, limit ? page : all, &a, "listing spaces", &r, err);
+	if (!rc)
+		read_all(&r, sizeof(**out), read_space, (void **)out, n);
+	store_rows_release(&r);
+	return rc;
 }
 
 enum smr_rc store_space_find(struct store *st, const char *id_or_name, struct space *out,

@@ -87,6 +87,9 @@ enum smr_rc store_space_get(struct store *st, const char *id_or_name, struct spa
 			    struct smr_err *err);
 enum smr_rc store_space_list(struct store *st, struct space **out, size_t *n,
 			     struct smr_err *err);
+/* Live Spaces by name, those after the name after (NULL: from the first), at most limit (0: all). */
+enum smr_rc store_space_page(struct store *st, const char *after, size_t limit,
+			     struct space **out, size_t *n, struct smr_err *err);
 enum smr_rc store_space_rename(struct store *st, const char *id, const char *new_name,
 			       const struct ref_move *mv, struct smr_err *err);
 /*
