@@ -11,9 +11,11 @@
 #      the baseline: 1,000 in "big", 1,000 in "fork-src", BASE_SPACES Spaces;
 #   2. whole-process times of `smriti` (hyperfine, median of RUNS): `head big --json`,
 #      `log big --limit 20`, `search latency --limit 20` (a word in every
-#      10th checkpoint: the newest 20 of tens of thousands of matches) and
-#      `space list --json`; `fsck` of everything, in microseconds per
-#      checkpoint (linear: the ratio is near 1);
+#      10th checkpoint: the newest 20 of tens of thousands of matches),
+#      `space list --json --limit 20` (the first page) and, for
+#      information, `space list --json` (every Space: it grows with them);
+#      `fsck` of everything, in microseconds per checkpoint (linear: the
+#      ratio is near 1);
 #   3. over HTTP (`smriti serve`, bench-scale http: one kept-alive
 #      connection, median latency, and the server's CPU per request):
 #      GET /repos/big/head (REQS requests), and the web UI's history first
@@ -289,11 +291,13 @@ fsck_us() {
 	echo "$1 $2 $n" | awk '{ printf "%.2f %.2f\n", $1 * 1000 / $3, $2 * 1000 / $3 }'
 }
 
-# Every figure of one database, each "wall cpu": head log search list fsck
-# http_head http_graph fork, then the fork's growth in bytes.
+# Every figure of one database, each "wall cpu": head log search list
+# (a page) listall fsck http_head http_graph fork, then the fork's growth
+# in bytes.
 measure() {
 	cli=$(medians "$1" "$C head big --json" "$C log big --limit 20" \
-		"$C search latency --limit 20" "$C space list --json")
+		"$C search latency --limit 20" "$C space list --json --limit 20" \
+		"$C space list --json")
 	f=$(fsck_us "$1")
 	start_server "$1"
 	h=$(http_figures "$REQS" GET /repos/big/head)
@@ -352,13 +356,13 @@ row() {
 # $1: the baseline's figures, $2: the same at scale (measure's order)
 report() {
 	set -- $1 $2
-	for name in head log search list fsck http graph fork; do
+	for name in head log search list listall fsck http graph fork; do
 		eval "b_$name=\"\$1 \$2\""
 		shift 2
 	done
 	b_forkb=$1
 	shift
-	for name in head log search list fsck http graph fork; do
+	for name in head log search list listall fsck http graph fork; do
 		eval "s_$name=\"\$1 \$2\""
 		shift 2
 	done
@@ -369,8 +373,9 @@ report() {
 	LABEL="head big --json (ms, whole process)" GOAL="<= 2x" pair x $b_head $s_head
 	LABEL="log big --limit 20 (ms)" GOAL="<= 2x" pair x $b_log $s_log
 	LABEL="search latency --limit 20 (ms)" GOAL="<= 2x" pair x $b_search $s_search
-	LABEL="space list --json (ms; $BASE_SPACES vs $SPACES+2 Spaces)" GOAL="<= 2x" \
-		pair x $b_list $s_list
+	LABEL="space list --json --limit 20 (ms)" GOAL="<= 2x" pair x $b_list $s_list
+	LABEL="  every Space ($BASE_SPACES vs $SPACES+2)" GOAL="(grows with them)" \
+		pair x $b_listall $s_listall
 	LABEL="fsck (us per checkpoint)" GOAL="linear (~1x)" pair x $b_fsck $s_fsck
 	LABEL="GET /repos/big/head (ms; cpu: server us)" GOAL="<= 2x" pair x $b_http $s_http
 	LABEL="UI history page, graph?limit=400 (ditto)" GOAL="<= 2x" pair x $b_graph $s_graph
