@@ -96,6 +96,9 @@ enum smr_rc ops_space_list(struct ops_ctx *ctx, struct space **out, size_t *n,
  */
 enum smr_rc ops_space_page(struct ops_ctx *ctx, const char *after, size_t limit,
 			   struct space **out, size_t *n, struct smr_err *err);
+/* The Spaces the caller may read whose HEAD is one of hashes[0..n), by name. */
+enum smr_rc ops_space_heads_at(struct ops_ctx *ctx, const char *const *hashes, size_t n,
+			       struct space **out, size_t *nout, struct smr_err *err);
 enum smr_rc ops_space_rename(struct ops_ctx *ctx, const char *space, const char *new_name,
 			     struct space *out, struct smr_err *err);
 enum smr_rc ops_space_delete(struct ops_ctx *ctx, const char *space, struct smr_err *err);

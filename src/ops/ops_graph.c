@@ -54,7 +54,12 @@ struct walk {
 	size_t self;                 /* the Space asked about, in fam */
 	struct hent *h;              /* a max-heap by id */
 	size_t n, cap;
+	struct graph_row *ahead;     /* rows read ahead (store_graph_run), taken as used */
+	size_t nahead;
 };
+
+/* How many rows of a line one read brings: a page of 400 is four round trips. */
+#define READ_AHEAD 128
 
 /* ---- the family: Spaces linked to the one asked about by forks ---- */
 
@@ -82,9 +87,14 @@ static void close_over_forks(json_t *set, char **pairs, size_t n)
 	}
 }
 
-/* w->fam gets the Spaces of all[] in self's family, by id, w->self its place. */
-static enum smr_rc family(struct walk *w, const struct space *self, const struct space *all,
-			  size_t n_all, struct smr_err *err)
+/*
+ * w->fam gets self's family, by id, w->self its place: the Spaces the
+ * caller may read (*all, which the caller frees after the walk) linked to
+ * it by forks.  A Space no fork touches is its own family, and no Space
+ * is listed (10,000 of them cost 40-80 ms a page on PostgreSQL).
+ */
+static enum smr_rc family(struct walk *w, const struct space *self, struct space **all,
+			  size_t *n_all, struct smr_err *err)
 {
 	char **pairs = NULL;
 	size_t n = 0;
@@ -94,10 +104,12 @@ static enum smr_rc family(struct walk *w, const struct space *self, const struct
 	json_object_set_new(set, self->id, json_true());
 	if (!rc)
 		close_over_forks(set, pairs, n);
-	w->fam = xcalloc(n_all + 1, sizeof(*w->fam));
-	for (size_t i = 0; !rc && i < n_all; i++)
-		if (json_object_get(set, all[i].id) && strcmp(all[i].id, self->id))
-			w->fam[w->nf++] = &all[i];
+	if (!rc && json_object_size(set) > 1)
+		rc = ops_space_list(w->ctx, all, n_all, err);
+	w->fam = xcalloc(*n_all + 1, sizeof(*w->fam));
+	for (size_t i = 0; !rc && i < *n_all; i++)
+		if (json_object_get(set, (*all)[i].id) && strcmp((*all)[i].id, self->id))
+			w->fam[w->nf++] = &(*all)[i];
 	w->fam[w->nf++] = self;
 	qsort(w->fam, w->nf, sizeof(*w->fam), by_id);
 	for (size_t i = 0; i < w->nf; i++)
@@ -211,6 +223,42 @@ static enum smr_rc seed(struct walk *w, struct smr_err *err)
 	return rc;
 }
 
+static void ahead_release(struct walk *w)
+{
+	for (size_t i = 0; i < w->nahead; i++)
+		graph_row_release(&w->ahead[i]);
+	free(w->ahead);
+	w->ahead = NULL;
+	w->nahead = 0;
+}
+
+/*
+ * The graph row of id into *g, from the rows read ahead, else with those
+ * of its first parents (a walk goes down a line), which replace them: on
+ * PostgreSQL a row a read was most of a page's time.
+ */
+static enum smr_rc graph_row_at(struct walk *w, int64_t id, struct graph_row *g,
+				struct smr_err *err)
+{
+	enum smr_rc rc;
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < w->nahead; i++)
+			if (w->ahead[i].id == id && w->ahead[i].hash) {
+				*g = w->ahead[i];
+				memset(&w->ahead[i], 0, sizeof(w->ahead[i]));
+				return SMR_OK;
+			}
+		if (pass)
+			break;
+		ahead_release(w);
+		rc = store_graph_run(w->ctx->st, id, READ_AHEAD, &w->ahead, &w->nahead, err);
+		if (rc)
+			return rc;
+	}
+	return smr_errf(err, SMR_ENOTFOUND, "no checkpoint %lld", (long long)id);
+}
+
 /*
  * The next checkpoint of the walk into *g and its Spaces into *bits (the
  * caller frees both); its parents wait in turn.  SMR_ENOTFOUND when the
@@ -227,7 +275,7 @@ static enum smr_rc step(struct walk *w, struct graph_row *g, uint8_t **bits,
 	if (!w->n)
 		return SMR_ENOTFOUND;
 	pop(w, &e);
-	rc = store_graph_row(w->ctx->st, e.id, NULL, g, err);
+	rc = graph_row_at(w, e.id, g, err);
 	if (!rc) {
 		push(w, g->parent_id, e.bits);
 		push(w, g->merge_id, e.bits);
@@ -244,6 +292,7 @@ static void walk_release(struct walk *w)
 		free(w->h[i].bits);
 	free(w->h);
 	free(w->fam);
+	ahead_release(w);
 }
 
 /* Walks past checkpoint `after`: SMR_ENOTFOUND when the graph has none. */
@@ -363,21 +412,32 @@ static enum smr_rc cursor_take(struct walk *w, char *c, const char **last, struc
 /* ---- a page ---- */
 
 /* {hash: [names of the Spaces whose HEAD it is]} of every Space listed. */
-static json_t *heads_map(const struct space *all, size_t n_all)
+/*
+ * Sets each node's "heads": the Spaces the caller may read whose HEAD it
+ * is (any Space: one that fast-forwarded onto the line is no fork of it),
+ * read for the page's hashes only.
+ */
+static enum smr_rc add_heads(struct ops_ctx *ctx, const struct graph_row *rows, json_t *nodes,
+			     struct smr_err *err)
 {
-	json_t *m = json_object();
+	size_t n = json_array_size(nodes), ns = 0;
+	const char **hashes = xcalloc(n + 1, sizeof(*hashes));
+	struct space *v = NULL;
+	enum smr_rc rc;
 
-	for (size_t i = 0; i < n_all; i++) {
-		json_t *a;
+	for (size_t i = 0; i < n; i++)
+		hashes[i] = rows[i].hash;
+	rc = n ? ops_space_heads_at(ctx, hashes, n, &v, &ns, err) : SMR_OK;
+	for (size_t i = 0; !rc && i < n; i++) {
+		json_t *names = json_object_get(json_array_get(nodes, i), "heads");
 
-		if (!all[i].head)
-			continue;
-		a = json_object_get(m, all[i].head);
-		if (!a)
-			json_object_set_new(m, all[i].head, a = json_array());
-		json_array_append_new(a, json_string(all[i].name));
+		for (size_t k = 0; k < ns; k++)
+			if (!strcmp(v[k].head, rows[i].hash))
+				json_array_append_new(names, json_string(v[k].name));
 	}
-	return m;
+	spaces_free(v, ns);
+	free(hashes);
+	return rc;
 }
 
 static int has(const uint8_t *bits, size_t i)
@@ -385,10 +445,10 @@ static int has(const uint8_t *bits, size_t i)
 	return (bits[i / 8] >> (i % 8)) & 1;
 }
 
-static json_t *node_json(const struct walk *w, const struct graph_row *g, const uint8_t *bits,
-			 const json_t *heads)
+/* A node of the page; its "heads" are added with the page's (add_heads). */
+static json_t *node_json(const struct walk *w, const struct graph_row *g, const uint8_t *bits)
 {
-	json_t *spaces = json_array(), *hd = json_object_get(heads, g->hash), *o;
+	json_t *spaces = json_array(), *o;
 
 	for (size_t i = 0; i < w->nf; i++)
 		if (has(bits, i))
@@ -396,7 +456,7 @@ static json_t *node_json(const struct walk *w, const struct graph_row *g, const 
 	o = json_pack("{s:s, s:s?, s:s, s:s, s:s, s:o, s:o, s:b}", "hash", g->hash,
 		      "parent", g->parent, "title", g->title ? g->title : "", "author",
 		      g->author ? g->author : "", "created_at", g->created_at, "spaces", spaces,
-		      "heads", hd ? json_deep_copy(hd) : json_array(), "own", has(bits, w->self));
+		      "heads", json_array(), "own", has(bits, w->self));
 	if (g->merge_parent)
 		json_object_set_new(o, "merge_parent", json_string(g->merge_parent));
 	if (g->restored_from)
@@ -445,8 +505,8 @@ static void add_changes(struct ops_ctx *ctx, const struct graph_row *rows, json_
 }
 
 /* Up to limit (0: all) nodes of the walk into nodes, their rows into *rows. */
-static enum smr_rc fill(struct walk *w, size_t limit, const json_t *heads, json_t *nodes,
-			struct graph_row **rows, struct smr_err *err)
+static enum smr_rc fill(struct walk *w, size_t limit, json_t *nodes, struct graph_row **rows,
+			struct smr_err *err)
 {
 	size_t cap = 0, n = 0;
 	enum smr_rc rc = SMR_OK;
@@ -461,7 +521,7 @@ static enum smr_rc fill(struct walk *w, size_t limit, const json_t *heads, json_
 		}
 		rc = step(w, &(*rows)[n], &bits, err);
 		if (!rc)
-			json_array_append_new(nodes, node_json(w, &(*rows)[n++], bits, heads));
+			json_array_append_new(nodes, node_json(w, &(*rows)[n++], bits));
 		free(bits);
 	}
 	return rc;
@@ -516,27 +576,25 @@ enum smr_rc ops_space_graph(struct ops_ctx *ctx, const char *space, const char *
 	struct walk w = { .ctx = ctx };
 	struct space self = { 0 }, *all = NULL;
 	struct graph_row *rows = NULL;
-	json_t *heads = NULL, *nodes = json_array();
+	json_t *nodes = json_array();
 	size_t n_all = 0;
 	enum smr_rc rc;
 
 	rc = store_space_get(ctx->st, space, &self, err);
 	if (!rc)
-		rc = ops_space_list(ctx, &all, &n_all, err);
-	if (!rc)
-		rc = family(&w, &self, all, n_all, err);
+		rc = family(&w, &self, &all, &n_all, err);
 	if (!rc)
 		rc = start(&w, after, cursor, self.name, err);
-	heads = heads_map(all, n_all);
 	if (!rc)
-		rc = fill(&w, limit, heads, nodes, &rows, err);
+		rc = fill(&w, limit, nodes, &rows, err);
+	if (!rc)
+		rc = add_heads(ctx, rows, nodes, err);
 	if (!rc)
 		*out = answer(ctx, &w, self.name, json_incref(nodes), rows, changes);
 	for (size_t i = 0; rows && i < json_array_size(nodes); i++)
 		graph_row_release(&rows[i]);
 	free(rows);
 	json_decref(nodes);
-	json_decref(heads);
 	walk_release(&w);
 	spaces_free(all, n_all);
 	space_release(&self);

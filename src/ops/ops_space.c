@@ -102,6 +102,28 @@ static size_t keep_granted(struct space *v, size_t n, const struct grant *g, siz
 	return kept;
 }
 
+/* *v[0..*n) without the Spaces the caller may not read (ops_restricted). */
+static enum smr_rc keep_readable(struct ops_ctx *ctx, struct space **v, size_t *n,
+				 struct smr_err *err)
+{
+	struct grant *g = NULL;
+	size_t ng = 0;
+	enum smr_rc rc;
+
+	if (!ops_restricted(ctx))
+		return SMR_OK;
+	rc = store_grant_list(ctx->st, ctx->who->person_id, NULL, &g, &ng, err);
+	if (rc) {
+		spaces_free(*v, *n);
+		*v = NULL;
+		*n = 0;
+		return rc;
+	}
+	*n = keep_granted(*v, *n, g, ng);
+	grants_free(g, ng);
+	return SMR_OK;
+}
+
 enum smr_rc ops_space_list(struct ops_ctx *ctx, struct space **out, size_t *n,
 			   struct smr_err *err)
 {
@@ -119,26 +141,25 @@ static size_t keep_first(struct space *v, size_t n, size_t limit)
 enum smr_rc ops_space_page(struct ops_ctx *ctx, const char *after, size_t limit,
 			   struct space **out, size_t *n, struct smr_err *err)
 {
-	struct grant *g = NULL;
-	size_t ng = 0;
 	enum smr_rc rc;
 
 	/* a person with grants reads few Spaces: the page is cut from them all */
 	if (!ops_restricted(ctx))
 		return store_space_page(ctx->st, after, limit, out, n, err);
 	rc = store_space_page(ctx->st, after, 0, out, n, err);
-	if (rc)
-		return rc;
-	rc = store_grant_list(ctx->st, ctx->who->person_id, NULL, &g, &ng, err);
-	if (rc) {
-		spaces_free(*out, *n);
-		*out = NULL;
-		*n = 0;
-		return rc;
-	}
-	*n = keep_first(*out, keep_granted(*out, *n, g, ng), limit);
-	grants_free(g, ng);
-	return SMR_OK;
+	if (!rc)
+		rc = keep_readable(ctx, out, n, err);
+	if (!rc)
+		*n = keep_first(*out, *n, limit);
+	return rc;
+}
+
+enum smr_rc ops_space_heads_at(struct ops_ctx *ctx, const char *const *hashes, size_t n,
+			       struct space **out, size_t *nout, struct smr_err *err)
+{
+	enum smr_rc rc = store_space_heads_at(ctx->st, hashes, n, out, nout, err);
+
+	return rc ? rc : keep_readable(ctx, out, nout, err);
 }
 
 /* A deleted Space's name is "NAME/ID" (the name is free again): NAME; caller frees. */

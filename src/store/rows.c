@@ -143,6 +143,34 @@ enum smr_rc store_space_page(struct store *st, const char *after, size_t limit,
 	return rc;
 }
 
+enum smr_rc store_space_heads_at(struct store *st, const char *const *hashes, size_t n,
+				 struct space **out, size_t *nout, struct smr_err *err)
+{
+	json_t *v = json_array();
+	struct sql_args a = SQL_ARGS_INIT;
+	struct store_rows r;
+	enum smr_rc rc;
+	char *text;
+
+	*out = NULL;
+	*nout = 0;
+	if (!st->ops->heads_at_sql)
+		BUG("backend %s has no heads_at_sql", st->ops->name);
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(v, json_string(hashes[i]));
+	text = json_dumps(v, JSON_COMPACT);
+	json_decref(v);
+	if (!text)
+		return smr_errf(err, SMR_EINTERNAL, "out of memory listing the HEADs to look for");
+	sql_arg(&a, text);
+	rc = sql_rows(st, SQL_AUTO, st->ops->heads_at_sql, &a, "listing spaces", &r, err);
+	free(text);
+	if (!rc)
+		read_all(&r, sizeof(**out), read_space, (void **)out, nout);
+	store_rows_release(&r);
+	return rc;
+}
+
 enum smr_rc store_space_find(struct store *st, const char *id_or_name, struct space *out,
 			     struct smr_err *err)
 {
@@ -1194,12 +1222,14 @@ void reach_into_free(struct reach_into *v, size_t n)
 
 /* ---- the history view's rows (ops_graph.c walks them a page at a time) ---- */
 
-#define GRAPH_COLS \
+#define GRAPH_SELECT \
 	"SELECT c.id, c.parent_commit_id, c.merge_parent_commit_id, c.commit_hash," \
 	" p.commit_hash, m.commit_hash, c.title, c.author, c.created_at," \
-	" CAST(c.metadata_ AS TEXT) FROM commits c" \
+	" CAST(c.metadata_ AS TEXT)"
+#define GRAPH_PARENTS \
 	" LEFT JOIN commits p ON p.id = c.parent_commit_id" \
 	" LEFT JOIN commits m ON m.id = c.merge_parent_commit_id"
+#define GRAPH_COLS GRAPH_SELECT " FROM commits c" GRAPH_PARENTS
 
 static void read_graph_row(struct store_rows *r, size_t i, void *elem)
 {
@@ -1239,6 +1269,33 @@ enum smr_rc store_graph_row(struct store *st, int64_t id, const char *hash,
 	return rc;
 }
 
+enum smr_rc store_graph_run(struct store *st, int64_t id, size_t limit,
+			    struct graph_row **out, size_t *n, struct smr_err *err)
+{
+	/*
+	 * The first-parent run from id down, as a walk of a line reads it;
+	 * joined from the run, for PostgreSQL planned "IN (SELECT ...)" as a
+	 * hash join over every row (100 ms at a million).
+	 */
+	static const char sql[] = "WITH RECURSIVE run(id, k) AS ("
+		" SELECT CAST($1 AS BIGINT), 1"
+		" UNION ALL SELECT c.parent_commit_id, run.k + 1 FROM run"
+		" JOIN commits c ON c.id = run.id"
+		" WHERE c.parent_commit_id IS NOT NULL AND run.k < CAST($2 AS BIGINT)) "
+		GRAPH_SELECT " FROM run JOIN commits c ON c.id = run.id" GRAPH_PARENTS;
+	struct sql_args a = SQL_ARGS_INIT;
+	struct store_rows r;
+	enum smr_rc rc;
+
+	sql_arg_int(&a, id);
+	sql_arg_int(&a, (int64_t)(limit ? limit : 1));
+	rc = sql_rows(st, SQL_AUTO, sql, &a, "reading the history", &r, err);
+	if (!rc)
+		read_all(&r, sizeof(**out), read_graph_row, (void **)out, n);
+	store_rows_release(&r);
+	return rc;
+}
+
 void graph_row_release(struct graph_row *g)
 {
 	free(g->hash);
@@ -1253,11 +1310,15 @@ void graph_row_release(struct graph_row *g)
 
 enum smr_rc store_space_forks(struct store *st, char ***pairs, size_t *n, struct smr_err *err)
 {
-	/* a Space's first reflog entry is its fork's, when it was forked (store.c fork_rows) */
+	/*
+	 * A Space's first reflog entry is its fork's, when it was forked
+	 * (store.c fork_rows): the forks' entries by their index (migration
+	 * 18), each kept when it is its Space's first.
+	 */
 	static const char sql[] =
-		"SELECT r.id, k.repo_id FROM repos r"
-		" JOIN reflog g ON g.id = (SELECT MIN(f.id) FROM reflog f WHERE f.repo_id = r.id)"
-		" JOIN commits k ON k.commit_hash = g.new_hash WHERE g.action = 'fork'";
+		"SELECT g.repo_id, k.repo_id FROM reflog g"
+		" JOIN commits k ON k.commit_hash = g.new_hash WHERE g.action = 'fork'"
+		" AND g.id = (SELECT MIN(f.id) FROM reflog f WHERE f.repo_id = g.repo_id)";
 	struct store_rows r;
 	enum smr_rc rc = sql_rows(st, SQL_AUTO, sql, NULL, "reading the forks", &r, err);
 

@@ -2296,4 +2296,5 @@ const struct store_ops store_sqlite_ops = {
 	.checkpoint_scan_text = sqlite_checkpoint_scan_text,
 	.sql_text = sqlite_sql_text,
 	.reach_into_sql = SQL_REACH_INTO(SQL_ASKS_SQLITE),
+	.heads_at_sql = SQL_HEADS_AT(SQL_HASHES_SQLITE),
 };

@@ -87,6 +87,9 @@ enum smr_rc store_space_get(struct store *st, const char *id_or_name, struct spa
 			    struct smr_err *err);
 enum smr_rc store_space_list(struct store *st, struct space **out, size_t *n,
 			     struct smr_err *err);
+/* The live Spaces whose HEAD is one of hashes[0..n), by name (*out: caller frees each and it). */
+enum smr_rc store_space_heads_at(struct store *st, const char *const *hashes, size_t n,
+				 struct space **out, size_t *nout, struct smr_err *err);
 /* Live Spaces by name, those after the name after (NULL: from the first), at most limit (0: all). */
 enum smr_rc store_space_page(struct store *st, const char *after, size_t limit,
 			     struct space **out, size_t *n, struct smr_err *err);
@@ -373,6 +376,13 @@ struct graph_row {
  */
 enum smr_rc store_graph_row(struct store *st, int64_t id, const char *hash,
 			    struct graph_row *out, struct smr_err *err);
+/*
+ * The graph rows of row id and of its first parents, up to limit of them,
+ * in one read and in no order (*out: caller releases each and frees it);
+ * none when id is not a row.
+ */
+enum smr_rc store_graph_run(struct store *st, int64_t id, size_t limit,
+			    struct graph_row **out, size_t *n, struct smr_err *err);
 void graph_row_release(struct graph_row *g);
 /*
  * Every Space (deleted ones too) that was forked, with the Space that wrote

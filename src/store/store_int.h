@@ -317,6 +317,8 @@ struct store_ops {
 	const char *auth_bump_sql;
 	/* SQL_REACH_INTO (store/sql.h) in the backend's spelling, for sql_text. */
 	const char *reach_into_sql;
+	/* SQL_HEADS_AT (store/sql.h) in the backend's spelling, for sql_text. */
+	const char *heads_at_sql;
 	/* See store_watch_open_on; NULL: the backend has no change notices (SQLite). */
 	enum smr_rc (*watch_open)(const char *dsn, const char *channel, struct store_watch **out,
 				  struct smr_err *err);

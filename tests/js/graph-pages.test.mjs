@@ -72,6 +72,12 @@ function graphSuite(backend, skip) {
       assert.deepEqual(by('m1').spaces.sort(), ['alt', 'alt2', 'main']);
       assert.deepEqual(by('b1').spaces, ['alt2']);
       assert.deepEqual(by('b1').heads, ['alt2']);
+      assert.deepEqual(by('a2').heads, ['alt']);
+      assert.deepEqual(by('m6').heads, ['main']);
+      assert.deepEqual(by('m5').heads, []);
+      // a Space no fork touches is its own family, HEAD label included
+      const alone = await expectStatus(srv, 'GET', '/v4/repos/stranger/graph', 200);
+      assert.deepEqual(alone.nodes.map((n) => [n.title, n.spaces, n.heads]), [['s1', ['stranger'], ['stranger']]]);
       assert.equal(by('b1').own, true);
       assert.deepEqual(by('a2').spaces.sort(), ['alt', 'main'], 'the merge brought a2 into main');
       assert.equal(by('a2').own, false);

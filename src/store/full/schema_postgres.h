@@ -380,6 +380,12 @@ static const char *const postgres_migrations[] = {
 	"  EXECUTE PROCEDURE smriti_chain_entry();"
 	"DROP INDEX IF EXISTS reflog_by_new_hash;"
 	SQL_REACH_REBUILD,
+	/*
+	 * 18: the history view's family starts from each fork's first reflog
+	 * entry (store_space_forks): found by their own index, where a scan
+	 * of the reflog took 170 ms at a million rows on PostgreSQL.
+	 */
+	"CREATE INDEX IF NOT EXISTS reflog_forks ON reflog(id) WHERE action = 'fork';",
 };
 
 #endif
