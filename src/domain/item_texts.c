@@ -143,6 +143,71 @@ void item_texts_unref(struct item_texts *t)
 	free(t);
 }
 
+/* 1 when t holds every item of list (and list has one). */
+static int holds_all(const struct item_texts *t, const json_t *list)
+{
+	size_t i;
+	json_t *item;
+
+	json_array_foreach(list, i, item)
+		if (!find(t, item))
+			return 0;
+	return json_array_size(list) > 0;
+}
+
+/* Appends v as jansson writes it alone (a string, a number, a key). */
+static int put_dumped(const json_t *v, struct buf *out)
+{
+	char *s = json_dumps(v, ITEM_TEXTS_STORED);
+
+	if (!s)
+		return -1;
+	buf_adds(out, s);
+	free(s);
+	return 0;
+}
+
+int item_texts_render(const json_t *v, const struct item_texts *t, struct buf *out)
+{
+	const char *key;
+	json_t *k, *member;
+	size_t i;
+	int rc = 0;
+
+	if (json_is_array(v) && t && holds_all(t, v))
+		return item_texts_list(t, v, 0, out);
+	if (json_is_array(v)) {
+		buf_addch(out, '[');
+		json_array_foreach(v, i, member) {
+			if (i)
+				buf_addch(out, ',');
+			if (item_texts_render(member, t, out))
+				return -1;
+		}
+		buf_addch(out, ']');
+		return 0;
+	}
+	if (!json_is_object(v))
+		return put_dumped(v, out);
+	buf_addch(out, '{');
+	i = 0;
+	/* in the object's own order, as jansson writes it without JSON_SORT_KEYS */
+	json_object_foreach((json_t *)v, key, member) {
+		if (i++)
+			buf_addch(out, ',');
+		k = json_string(key);
+		rc = k ? put_dumped(k, out) : -1;
+		json_decref(k);
+		if (rc)
+			return -1;
+		buf_addch(out, ':');
+		if (item_texts_render(member, t, out))
+			return -1;
+	}
+	buf_addch(out, '}');
+	return 0;
+}
+
 int item_texts_list(const struct item_texts *t, const json_t *list, int canonical,
 		    struct buf *out)
 {

@@ -44,4 +44,13 @@ void item_texts_unref(struct item_texts *t);
 int item_texts_list(const struct item_texts *t, const json_t *list, int canonical,
 		    struct buf *out);
 
+/*
+ * Appends v to out as json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY)
+ * writes it, byte for byte, with each array whose items t all holds put
+ * together from their texts (t may be NULL): a checkpoint in an answer is
+ * written out once, when it was sealed.  Returns 0, or -1 when jansson
+ * cannot write a value (out then holds part of it).
+ */
+int item_texts_render(const json_t *v, const struct item_texts *t, struct buf *out);
+
 #endif

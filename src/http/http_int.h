@@ -384,6 +384,7 @@ struct http_req {
 	json_t *in;                      /* body object; NULL without a body */
 	int status;
 	json_t *out;                     /* response document */
+	struct item_texts *texts;        /* owned: out's checkpoint written already (api_render), or NULL */
 	struct MHD_Response *fixed;      /* or a prebuilt response */
 	char *set_cookie;                /* Set-Cookie value to send, or NULL; owned */
 	char *text;                      /* or a text body (owned), of Content-Type text_type */

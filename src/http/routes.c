@@ -116,6 +116,7 @@ static void call(struct http_req *r, struct ops_ctx *ctx, const char *name, json
 		 int ok)
 {
 	struct smr_err err = SMR_ERR_INIT;
+	struct item_texts *texts;
 	json_t *result = NULL;
 	enum smr_rc rc;
 
@@ -126,10 +127,15 @@ static void call(struct http_req *r, struct ops_ctx *ctx, const char *name, json
 		return;
 	}
 	rc = api_call(ctx, name, params, &result, &err);
-	if (rc)
+	texts = api_answer_texts(ctx);
+	if (rc) {
 		http_fail(r, rc, &err, result);
-	else if (!minimal(r, result))
+	} else if (!minimal(r, result)) {
 		http_reply(r, ok, json_incref(result));
+		r->texts = texts;
+		texts = NULL;
+	}
+	api_texts_drop(texts);
 	json_decref(result);
 	json_decref(params);
 }

@@ -71,12 +71,16 @@ void http_reply(struct http_req *r, int status, json_t *doc)
 	json_decref(r->out);
 	r->out = doc;
 	r->status = status;
+	api_texts_drop(r->texts);   /* they were the document's before */
+	r->texts = NULL;
 }
 
 void http_reply_minimal(struct http_req *r, char *location)
 {
 	json_decref(r->out);
 	r->out = NULL;
+	api_texts_drop(r->texts);
+	r->texts = NULL;
 	free(r->location);
 	r->location = location;
 	r->status = 204;
@@ -396,8 +400,12 @@ static enum MHD_Result send_reply(struct http_req *r)
 	if (!resp) {
 		if (!r->out)
 			error_doc(r, 500, "internal", "no response was produced");
-		json_dump_callback(r->out, dump_to_buf, &text, JSON_COMPACT | JSON_ENCODE_ANY);
-		body = buf_detach(&text, &len);
+		/* a checkpoint the operation sealed is written from its items' texts */
+		body = r->texts ? api_render(r->out, r->texts, &len) : NULL;
+		if (!body) {
+			json_dump_callback(r->out, dump_to_buf, &text, JSON_COMPACT | JSON_ENCODE_ANY);
+			body = buf_detach(&text, &len);
+		}
 		resp = text_response(body, len);
 		if (!resp)
 			return MHD_NO;
@@ -500,6 +508,7 @@ static struct http_req *req_new(struct http_server *srv, struct MHD_Connection *
 	r->in = NULL;
 	r->status = 0;
 	r->out = NULL;
+	r->texts = NULL;
 	r->fixed = NULL;
 	r->set_cookie = NULL;
 	r->text = NULL;
@@ -557,6 +566,7 @@ static void req_free(struct http_req *r)
 	}
 	json_decref(r->in);
 	json_decref(r->out);
+	api_texts_drop(r->texts);
 	drop_body(r);
 	free(r->set_cookie);
 	free(r->text);

@@ -5,6 +5,7 @@
 #include "ops/api.h"
 #include "domain/checkpoint.h"
 #include "domain/graph.h"
+#include "domain/item_texts.h"
 #include "domain/patch.h"
 #include "ops/auth.h"
 #include "ops/changes.h"
@@ -97,6 +98,37 @@ static enum smr_rc space_result(enum smr_rc rc, struct space *sp, json_t **resul
 		*result = ops_space_json(sp);
 	space_release(sp);
 	return rc;
+}
+
+/* Keeps c's item texts in ctx for the answer's transport (api_answer_texts). */
+static void keep_texts(struct ops_ctx *ctx, const struct checkpoint *c)
+{
+	item_texts_unref(ctx->texts);
+	ctx->texts = item_texts_ref(c->texts);
+}
+
+struct item_texts *api_answer_texts(struct ops_ctx *ctx)
+{
+	struct item_texts *t = ctx->texts;
+
+	ctx->texts = NULL;
+	return t;
+}
+
+void api_texts_drop(struct item_texts *t)
+{
+	item_texts_unref(t);
+}
+
+char *api_render(const json_t *result, const struct item_texts *t, size_t *len)
+{
+	struct buf b = BUF_INIT(0);
+
+	if (item_texts_render(result, t, &b)) {
+		buf_release(&b);
+		return NULL;
+	}
+	return buf_detach(&b, len);
 }
 
 static enum smr_rc checkpoint_result(enum smr_rc rc, struct checkpoint *c, json_t **result)
@@ -220,6 +252,8 @@ static enum smr_rc op_checkpoint_create(struct ops_ctx *ctx, const json_t *p, js
 					       json_object_get(p, "checkpoint"), api_text(p, "parent"),
 					       api_text(p, "author"), &c, err);
 
+	if (!rc)
+		keep_texts(ctx, &c);
 	return checkpoint_result(rc, &c, result);
 }
 
@@ -248,6 +282,7 @@ static enum smr_rc op_checkpoint_update(struct ops_ctx *ctx, const json_t *p, js
 		*result = json_pack("{s:o, s:O, s:s}", "checkpoint", checkpoint_to_json(&c),
 				    "changes", changes, "changed", said);
 		free(said);
+		keep_texts(ctx, &c);
 	}
 	json_decref(changes);
 	json_decref(patch);

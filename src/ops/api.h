@@ -101,6 +101,21 @@ enum smr_rc api_check_params(const struct api_op *op, const json_t *params,
 			     struct smr_err *err);
 
 /*
+ * An answer's checkpoint written out once already: an operation that
+ * answers with a checkpoint it sealed (checkpoint.create, .update) keeps
+ * its items' texts (domain/item_texts.h) in ctx until the transport takes
+ * them with api_answer_texts (caller drops them with api_texts_drop, NULL
+ * when none), and api_render writes the answer from them: what
+ * json_dumps(result, JSON_COMPACT | JSON_ENCODE_ANY) writes, without
+ * writing a 1,000-item state out again.  api_render: NULL when jansson
+ * cannot write the answer; caller frees.
+ */
+struct item_texts;
+struct item_texts *api_answer_texts(struct ops_ctx *ctx);
+void api_texts_drop(struct item_texts *t);
+char *api_render(const json_t *result, const struct item_texts *t, size_t *len);
+
+/*
  * Readers of a declared operation's parameters, for its function: api_call()
  * checked them against the declaration first (type, required, enum, range),
  * so they only read.  A string (borrowed; NULL when absent or null), an

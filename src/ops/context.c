@@ -8,6 +8,7 @@
  * ops_opts, and the caches every context keeps.  So a test exercises the
  * configuration users run.
  */
+#include "domain/item_texts.h"
 #include "ops/auth.h"
 #include "ops/context.h"
 #include "ops/review_ingest.h"
@@ -65,6 +66,7 @@ void ops_close(struct ops_ctx *ctx)
 	head_cache_release(&ctx->head);
 	space_memo_release(&ctx->space);
 	ops_auth_cache_free(ctx);
+	item_texts_unref(ctx->texts);
 	if (ctx->owns_store)
 		store_close(ctx->st);
 	free(ctx);

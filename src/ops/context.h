@@ -43,6 +43,8 @@ struct ops_ctx {
 	 * ops/auth.h); borrowed; NULL: none (OPS_UNNAMED is recorded).
 	 */
 	const char *actor;
+	/* owned: the item texts of the checkpoint the last answer holds (ops/api.h), or NULL */
+	struct item_texts *texts;
 };
 
 /*

@@ -236,3 +236,46 @@ TEST(item_texts_random_chains_of_changes_hash_as_written_whole)
 	}
 	checkpoint_release(&cur);
 }
+
+/* item_texts_render(v, t) is json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY), byte for byte. */
+static void check_render(const json_t *v, const struct item_texts *t)
+{
+	struct buf b = BUF_INIT(0);
+	char *want = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+
+	CHECK_INT(item_texts_render(v, t, &b), 0);
+	CHECK_STR(b.ptr, want);
+	free(want);
+	buf_release(&b);
+}
+
+TEST(item_texts_render_writes_what_jansson_writes)
+{
+	struct checkpoint c;
+	json_t *doc, *answer, *mixed, *alone = json_string("alone \"x\""), *none = json_array();
+
+	raw(&c, "{\"tasks\":[{\"text\":\"t\\u00e9 \\\"q\\\" \\n\",\"status\":\"open\",\"w\":0.25}],"
+		"\"decisions\":[{\"text\":\"\\u2713\"},{\"text\":\"b\",\"why\":{\"z\":1,\"a\":[null,true]}}],"
+		"\"metadata\":{\"z\":0.1,\"a\":\"\\u00ff\"}}");
+	c.title = strdup("T\xc3\xa9");
+	checkpoint_seal(&c);
+	doc = checkpoint_to_json(&c);
+	/* an answer around it, keys in no sorted order, as an operation makes it */
+	answer = json_pack("{s:O, s:{s:{s:i}}, s:s, s:[i,f,b,n]}", "checkpoint", doc, "changes",
+			   "tasks", "added", 1, "changed", "+1 task", "misc", 3, 1.5, 0);
+	check_render(answer, c.texts);
+	check_render(answer, NULL);
+	check_render(json_array_get(c.decisions, 1), c.texts);
+	/* a list with an item the texts do not hold is written item by item */
+	mixed = json_copy(c.decisions);
+	json_array_append_new(mixed, json_pack("{s:s}", "text", "new"));
+	check_render(mixed, c.texts);
+	check_render(alone, c.texts);
+	check_render(none, c.texts);
+	json_decref(alone);
+	json_decref(none);
+	json_decref(mixed);
+	json_decref(answer);
+	json_decref(doc);
+	checkpoint_release(&c);
+}
