@@ -633,7 +633,13 @@ char *checkpoint_content_text(const struct checkpoint *c)
 	return text;
 }
 
-void checkpoint_copy_content(struct checkpoint *dst, const struct checkpoint *src)
+/*
+ * dst's content fields become src's, each list and the metadata through
+ * copy: json_deep_copy (new items) or json_copy (src's items, shared).
+ * The texts go with shared items only.
+ */
+static void copy_content(struct checkpoint *dst, const struct checkpoint *src,
+			 json_t *(*copy)(const json_t *))
 {
 	json_t **slot;
 
@@ -646,34 +652,28 @@ void checkpoint_copy_content(struct checkpoint *dst, const struct checkpoint *sr
 	for (size_t i = 0; checkpoint_list_fields[i]; i++) {
 		slot = checkpoint_list_slot(dst, checkpoint_list_fields[i]);
 		json_decref(*slot);
-		*slot = json_deep_copy(checkpoint_list(src, checkpoint_list_fields[i]));
+		*slot = copy(checkpoint_list(src, checkpoint_list_fields[i]));
 	}
 	json_decref(dst->metadata);
-	dst->metadata = json_deep_copy(src->metadata);
-	item_texts_unref(dst->texts);   /* its items are new ones */
-	dst->texts = NULL;
+	dst->metadata = copy(src->metadata);
+	item_texts_unref(dst->texts);
+	dst->texts = copy == json_deep_copy ? NULL : item_texts_ref(src->texts);
+}
+
+/* json_copy, which does not change what it copies (its prototype is not const). */
+static json_t *share(const json_t *v)
+{
+	return json_copy((json_t *)v);
+}
+
+void checkpoint_copy_content(struct checkpoint *dst, const struct checkpoint *src)
+{
+	copy_content(dst, src, json_deep_copy);
 }
 
 void checkpoint_share_content(struct checkpoint *dst, const struct checkpoint *src)
 {
-	json_t **slot;
-
-	free(dst->title);
-	free(dst->summary);
-	free(dst->author);
-	dst->title = xstrdup(src->title);
-	dst->summary = xstrdup(src->summary);
-	dst->author = xstrdup(src->author);
-	for (size_t i = 0; checkpoint_list_fields[i]; i++) {
-		slot = checkpoint_list_slot(dst, checkpoint_list_fields[i]);
-		json_decref(*slot);
-		/* json_copy does not change what it copies; its prototype is not const */
-		*slot = json_copy((json_t *)checkpoint_list(src, checkpoint_list_fields[i]));
-	}
-	json_decref(dst->metadata);
-	dst->metadata = json_copy(src->metadata);
-	item_texts_unref(dst->texts);
-	dst->texts = item_texts_ref(src->texts);
+	copy_content(dst, src, share);
 }
 
 int is_hash_prefix(const char *s)
