@@ -107,7 +107,8 @@ static enum smr_rc parse_date(const char *ref, const char *text, const char *now
 	else if (!strcmp(text, "yesterday"))
 		t = base - 86400;
 	else if (!parse_ago(text, &back))
-		t = base - back;
+		/* "1234 years ago" is before anything was written: the oldest state, as git says */
+		t = base - back < 0 ? 0 : base - back;
 	else if (parse_iso(text, &t) && ref == text)
 		return smr_errf(err, SMR_EUSAGE, "'%s' is not a date (try 2026-12-01,"
 				" '2026-12-01 12:00', yesterday, '3 hours ago')", text);

@@ -510,4 +510,9 @@ TEST(ref_parse_date_wants_four_digits)
 	CHECK_INT(ref_parse_date("0622-12-01", now, out, NULL), SMR_EUSAGE);   /* printed "622-..." */
 	CHECK_INT(ref_parse_date("2026-12-01", now, out, NULL), SMR_OK);
 	CHECK_INT(strlen(out), 27);
+	/* fuzz/ref.c again: "1234year.ago" was the year 792, printed short */
+	CHECK_INT(ref_parse_date("1234year.ago", now, out, NULL), SMR_OK);
+	CHECK_STR(out, "1970-01-01T00:00:00.999999Z");
+	CHECK_INT(ref_parse_date("56 years ago", now, out, NULL), SMR_OK);
+	CHECK_STR(out, "1970-12-17T09:00:00.999999Z");   /* 365-day years */
 }
