@@ -143,28 +143,43 @@ enum smr_rc store_space_page(struct store *st, const char *after, size_t limit,
 	return rc;
 }
 
+/*
+ * Runs sql, a backend's statement whose one parameter is the JSON array v
+ * (taken), named field in store_ops; *r as sql_rows gives it.
+ */
+static enum smr_rc json_param_rows(struct store *st, const char *sql, const char *field,
+				   json_t *v, const char *what, struct store_rows *r,
+				   struct smr_err *err)
+{
+	struct sql_args a = SQL_ARGS_INIT;
+	char *text = json_dumps(v, JSON_COMPACT);
+	enum smr_rc rc;
+
+	json_decref(v);
+	memset(r, 0, sizeof(*r));
+	if (!sql)
+		BUG("backend %s has no %s", st->ops->name, field);
+	if (!text)
+		return smr_errf(err, SMR_EINTERNAL, "out of memory %s", what);
+	sql_arg(&a, text);
+	rc = sql_rows(st, SQL_AUTO, sql, &a, what, r, err);
+	free(text);
+	return rc;
+}
+
 enum smr_rc store_space_heads_at(struct store *st, const char *const *hashes, size_t n,
 				 struct space **out, size_t *nout, struct smr_err *err)
 {
 	json_t *v = json_array();
-	struct sql_args a = SQL_ARGS_INIT;
 	struct store_rows r;
 	enum smr_rc rc;
-	char *text;
 
 	*out = NULL;
 	*nout = 0;
-	if (!st->ops->heads_at_sql)
-		BUG("backend %s has no heads_at_sql", st->ops->name);
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(v, json_string(hashes[i]));
-	text = json_dumps(v, JSON_COMPACT);
-	json_decref(v);
-	if (!text)
-		return smr_errf(err, SMR_EINTERNAL, "out of memory listing the HEADs to look for");
-	sql_arg(&a, text);
-	rc = sql_rows(st, SQL_AUTO, st->ops->heads_at_sql, &a, "listing spaces", &r, err);
-	free(text);
+	rc = json_param_rows(st, st->ops->heads_at_sql, "heads_at_sql", v, "listing spaces", &r,
+			     err);
 	if (!rc)
 		read_all(&r, sizeof(**out), read_space, (void **)out, nout);
 	store_rows_release(&r);
@@ -1179,26 +1194,16 @@ enum smr_rc rows_reach_into(struct store *st, const struct reach_ask *asks, size
 			    struct reach_into **out, size_t *n, struct smr_err *err)
 {
 	json_t *v = json_array();
-	struct sql_args a = SQL_ARGS_INIT;
 	struct store_rows r;
 	enum smr_rc rc;
-	char *text;
 
 	*out = NULL;
 	*n = 0;
-	if (!st->ops->reach_into_sql)
-		BUG("backend %s has no reach_into_sql", st->ops->name);
 	for (size_t i = 0; i < n_asks; i++)
 		json_array_append_new(v, json_pack("[IIs]", (json_int_t)asks[i].chain,
 						   (json_int_t)asks[i].from, asks[i].origin));
-	text = json_dumps(v, JSON_COMPACT);
-	json_decref(v);
-	if (!text)
-		return smr_errf(err, SMR_EINTERNAL, "out of memory listing the chains to search");
-	sql_arg(&a, text);
-	rc = sql_rows(st, SQL_AUTO, st->ops->reach_into_sql, &a,
-		      "finding the spaces that hold a checkpoint", &r, err);
-	free(text);
+	rc = json_param_rows(st, st->ops->reach_into_sql, "reach_into_sql", v,
+			     "finding the spaces that hold a checkpoint", &r, err);
 	if (!rc) {
 		*out = xcalloc(r.rows + 1, sizeof(**out));
 		for (size_t i = 0; i < r.rows; i++)
