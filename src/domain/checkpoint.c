@@ -166,7 +166,7 @@ static json_t *normalize_item(const char *field, const json_t *in, size_t idx,
 		item = json_object();
 		json_object_set(item, key, (json_t *)in);
 	} else if (json_is_object(in)) {
-		item = json_deep_copy(in);
+		item = json_copy((json_t *)in);   /* members shared: items are never changed in place */
 	} else {
 		smr_errf(err, SMR_EINVAL, "%s[%zu] must be %s", field, idx,
 			 strcmp(field, "artifacts") ? "a string or an object" :

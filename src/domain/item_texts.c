@@ -57,6 +57,33 @@ static char *dump(const json_t *item, size_t flags)
 	return s;
 }
 
+/*
+ * 1 when v's objects, at every depth, hold their keys in strictly
+ * ascending byte order: JSON_SORT_KEYS then changes nothing, and the
+ * canonical text is the stored one (an item made of a string is one key).
+ */
+static int keys_in_order(const json_t *v)
+{
+	const char *key, *prev = NULL;
+	json_t *member;
+	size_t i;
+
+	if (json_is_array(v)) {
+		json_array_foreach(v, i, member)
+			if (!keys_in_order(member))
+				return 0;
+		return 1;
+	}
+	if (!json_is_object(v))
+		return 1;
+	json_object_foreach((json_t *)v, key, member) {
+		if ((prev && strcmp(prev, key) >= 0) || !keys_in_order(member))
+			return 0;
+		prev = key;
+	}
+	return 1;
+}
+
 /* Adds item to t (not there yet), its texts from known or written anew. */
 static void add(struct item_texts *t, json_t *item, const struct item_texts *known)
 {
@@ -82,19 +109,20 @@ static void add(struct item_texts *t, json_t *item, const struct item_texts *kno
 			buf_add(&t->text, known->text.ptr + k->stored, k->stored_len);
 		}
 	} else {
+		/* the two forms differ in the order of keys only */
 		canon = dump(item, ITEM_TEXTS_CANONICAL);
-		stored = dump(item, ITEM_TEXTS_STORED);
+		stored = keys_in_order(item) ? canon : dump(item, ITEM_TEXTS_STORED);
 		e->canon_len = strlen(canon);
 		buf_add(&t->text, canon, e->canon_len);
 		e->stored = e->canon;
 		e->stored_len = strlen(stored);
-		/* keys already in order (one key, mostly) write the same text twice */
-		if (strcmp(canon, stored)) {
+		if (stored != canon && strcmp(canon, stored)) {
 			e->stored = t->text.len;
 			buf_add(&t->text, stored, e->stored_len);
 		}
+		if (stored != canon)
+			free(stored);
 		free(canon);
-		free(stored);
 	}
 	for (i = slot_of(item, t->nslot); t->slot[i]; i = (i + 1) & (t->nslot - 1))
 		;
@@ -206,6 +234,14 @@ int item_texts_render(const json_t *v, const struct item_texts *t, struct buf *o
 	}
 	buf_addch(out, '}');
 	return 0;
+}
+
+int item_texts_is_stored(const struct item_texts *t, const json_t *item, const char *text,
+			 size_t len)
+{
+	const struct entry *e = find(t, item);
+
+	return e && e->stored_len == len && !memcmp(t->text.ptr + e->stored, text, len);
 }
 
 int item_texts_list(const struct item_texts *t, const json_t *list, int canonical,

@@ -44,6 +44,10 @@ void item_texts_unref(struct item_texts *t);
 int item_texts_list(const struct item_texts *t, const json_t *list, int canonical,
 		    struct buf *out);
 
+/* 1 when t holds item and its stored text is the len bytes of text (t may be NULL). */
+int item_texts_is_stored(const struct item_texts *t, const json_t *item, const char *text,
+			 size_t len);
+
 /*
  * Appends v to out as json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY)
  * writes it, byte for byte, with each array whose items t all holds put

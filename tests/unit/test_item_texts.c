@@ -70,6 +70,9 @@ TEST(item_texts_seal_hashes_as_the_whole_canonical_form)
 		"\"zeta\":1.5,\"alpha\":[1,2.25,{\"b\":null,\"a\":true}]}],"
 		"\"decisions\":[{\"text\":\"\\u2713 \\ud83d\\ude00\"},{\"text\":\"plain\"}],"
 		"\"artifacts\":[{\"name\":\"a.md\",\"kind\":\"text\",\"content\":\"x\\ty\"}],"
+		/* keys in order at every depth (one text serves both forms), reals among them */
+		"\"entities\":[{\"a\":0.1,\"ab\":{\"c\":1e-7,\"d\":[3.0,-0.0,1e300]},\"name\":\"x\"},"
+		"{\"ab\":1,\"a\":2},{\"a\":[{\"b\":1,\"a\":0}],\"b\":1}],"
 		"\"metadata\":{\"z\":0.1,\"a\":{\"y\":-3,\"x\":\"\\u00ff\"}}}");
 	c.title = strdup("A title with \"quotes\" and \xc3\xa9");
 	c.summary = NULL;                     /* written as "" */
