@@ -68,6 +68,12 @@ struct content {
  */
 int content_split(struct content *ct, const char *const text[CONTENT_LISTS],
 		  const size_t len[CONTENT_LISTS]);
+/*
+ * list as a store writes it (compact, keys in their order), put together
+ * from texts when they hold its items, else written by jansson.  NULL only
+ * when jansson cannot write it; the caller frees the text.
+ */
+char *content_list_text(const struct item_texts *texts, const json_t *list);
 /* content_split of c's lists: t's text where it has it, else c's lists written compact. */
 void content_of(struct content *ct, const struct checkpoint *c, const struct checkpoint_text *t);
 void content_release(struct content *ct);

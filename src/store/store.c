@@ -9,6 +9,7 @@
  * one (with PostgreSQL); see backends_*.c.
  */
 #include "domain/checkpoint.h"
+#include "store/content.h"
 #include "store/group.h"
 #include "store/head_memo.h"
 #include "util/strmap.h"
@@ -652,8 +653,14 @@ static void put_ahead(struct store *st, struct put *p)
 
 	if (!st->group)
 		return;
+	/* the lists from the items' texts, written when c was sealed (content.h) */
 	for (size_t i = 0; i < CHECKPOINT_TEXT_COLS; i++) {
-		p->own[i] = cols[i] ? json_dumps(cols[i], JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+		if (!cols[i])
+			p->own[i] = NULL;
+		else if (i < CONTENT_LISTS)
+			p->own[i] = content_list_text(c->texts, cols[i]);
+		else
+			p->own[i] = json_dumps(cols[i], JSON_COMPACT | JSON_ENCODE_ANY);
 		p->text.json[i] = p->own[i];
 		p->text.len[i] = p->own[i] ? strlen(p->own[i]) : 0;
 	}

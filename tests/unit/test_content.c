@@ -1,0 +1,105 @@
+/*
+ * test_content.c -- store/content.c's check before a write: the items a
+ * write stores anew must read back as the checkpoint's own, whether their
+ * bytes are the texts kept when it was sealed or are parsed back; bytes
+ * that are not the item fail the write.
+ */
+#include "harness.h"
+
+#include "domain/checkpoint.h"
+#include "store/content.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A checkpoint of awkward items: keys out of order, escapes, a real. */
+static void awkward(struct checkpoint *c)
+{
+	json_t *j = json_loads("{\"tasks\":[{\"text\":\"t\\u00e9 \\\"q\\\"\",\"status\":\"open\","
+			       "\"w\":0.1}],\"decisions\":[{\"text\":\"a\"},{\"text\":\"b, [c]\"}],"
+			       "\"entities\":[{\"name\":\"n\",\"kind\":\"k\"}]}", 0, NULL);
+
+	CHECK(j != NULL);
+	checkpoint_init(c);
+	for (size_t f = 0; checkpoint_list_fields[f]; f++) {
+		json_t **slot = checkpoint_list_slot(c, checkpoint_list_fields[f]);
+
+		if (json_object_get(j, checkpoint_list_fields[f])) {
+			json_decref(*slot);
+			*slot = json_incref(json_object_get(j, checkpoint_list_fields[f]));
+		}
+	}
+	json_decref(j);
+}
+
+/* Every chunk of ct to be written, as for a checkpoint whose parent's chunks are unknown. */
+static void all_fresh(struct content *ct)
+{
+	for (size_t i = 0; i < ct->n_chunks; i++)
+		ct->chunks[i].fresh = 1;
+}
+
+TEST(content_verify_passes_a_true_cut_from_kept_texts_or_parsed)
+{
+	struct checkpoint c;
+	struct content ct;
+	struct smr_err err = SMR_ERR_INIT;
+
+	awkward(&c);
+	/* not sealed: no texts kept, every item parsed back */
+	content_of(&ct, &c, NULL);
+	all_fresh(&ct);
+	CHECK_INT(ct.n_items, 4);
+	CHECK_INT(content_verify(&ct, &c, &err), SMR_OK);
+	content_release(&ct);
+
+	checkpoint_seal(&c);
+	CHECK(c.texts != NULL);
+	content_of(&ct, &c, NULL);
+	all_fresh(&ct);
+	CHECK_INT(content_verify(&ct, &c, &err), SMR_OK);
+	content_release(&ct);
+	checkpoint_release(&c);
+}
+
+TEST(content_verify_refuses_bytes_that_are_not_the_item)
+{
+	static const char *const wrong[] = {
+		"{\"text\":\"b\"}",                    /* another item */
+		"{\"text\":\"a\"",                     /* cut short */
+		"{\"text\":\"a\",\"x\":1}",            /* one key more */
+	};
+	struct checkpoint c;
+	struct content ct;
+
+	awkward(&c);
+	for (int sealed = 0; sealed < 2; sealed++) {
+		if (sealed)
+			checkpoint_seal(&c);
+		for (size_t w = 0; w < sizeof(wrong) / sizeof(wrong[0]); w++) {
+			struct smr_err err = SMR_ERR_INIT;
+			size_t at = 0;
+
+			content_of(&ct, &c, NULL);
+			all_fresh(&ct);
+			/* the first decision ({"text":"a"}): after the task, the first list's */
+			while (at < ct.n_items && strncmp(ct.items[at].body, "{\"text\":\"a\"}", ct.items[at].len))
+				at++;
+			CHECK(at < ct.n_items);
+			ct.items[at].body = wrong[w];
+			ct.items[at].len = strlen(wrong[w]);
+			CHECK_INT(content_verify(&ct, &c, &err), SMR_EINTERNAL);
+			CHECK(strstr(err.msg, "nothing was written") != NULL);
+			content_release(&ct);
+		}
+	}
+	/* an item of a chunk that is stored already is not checked again */
+	content_of(&ct, &c, NULL);
+	for (size_t i = 0; i < ct.n_chunks; i++)
+		ct.chunks[i].fresh = 0;
+	ct.items[0].body = wrong[0];
+	ct.items[0].len = strlen(wrong[0]);
+	CHECK_INT(content_verify(&ct, &c, &(struct smr_err)SMR_ERR_INIT), SMR_OK);
+	content_release(&ct);
+	checkpoint_release(&c);
+}
