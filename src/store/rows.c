@@ -243,14 +243,19 @@ enum smr_rc store_checkpoint_find_prefix(struct store *st, const char *prefix, s
 
 /* ---- the reflog and hand-off notes ---- */
 
+/*
+ * VALUES, not INSERT ... SELECT FROM repos: SQLite first copies the rows of
+ * an INSERT ... SELECT into a table of their own when the target has a
+ * trigger, as the reflog does (reflog_reach), on every write.
+ */
 enum smr_rc rows_reflog_insert(struct store *st, const char *space_id, const char *space_name,
 			       const char *old_hash, const char *new_hash, const char *action,
 			       const struct ref_move *mv, struct smr_err *err)
 {
 	static const char sql[] =
 		"INSERT INTO reflog (repo_id, space_name, old_hash, new_hash, action, actor,"
-		" reason, created_at) SELECT id, COALESCE($8, name), $2, $3, $4, $5, $6, $7"
-		" FROM repos WHERE id = $1";
+		" reason, created_at) VALUES ($1, COALESCE($8, (SELECT name FROM repos"
+		" WHERE id = $1)), $2, $3, $4, $5, $6, $7)";
 	struct sql_args a = SQL_ARGS_INIT;
 
 	sql_arg(&a, space_id);

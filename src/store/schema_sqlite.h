@@ -19,6 +19,13 @@
 	"    SET top_id = excluded.top_id WHERE excluded.top_id > reach_tips.top_id;" \
 	"  END;"
 
+/* Migration 19's trigger on a reflog row: the reach of one of its hashes (NULL: none). */
+#define REFLOG_REACH_ONE(col) \
+	"  INSERT INTO reach_tips (chain, repo_id, top_id) SELECT k.chain, NEW.repo_id, k.id" \
+	"    FROM commits k WHERE k.commit_hash = NEW." col " AND k.chain IS NOT NULL" \
+	"    ON CONFLICT (chain, repo_id) DO UPDATE" \
+	"    SET top_id = excluded.top_id WHERE excluded.top_id > reach_tips.top_id;"
+
 static const char *const sqlite_migrations[] = {
 	/* 1: Spaces, Checkpoints, refs, sessions, turns, draft jobs */
 	"CREATE TABLE repos ("
@@ -386,6 +393,16 @@ static const char *const sqlite_migrations[] = {
 	 * of the reflog took 170 ms at a million rows on PostgreSQL.
 	 */
 	"CREATE INDEX IF NOT EXISTS reflog_forks ON reflog(id) WHERE action = 'fork';",
+	/*
+	 * 19: the reflog's trigger looks its two hashes up one at a time.  As
+	 * an IN list they were an ephemeral table, built and dropped for each
+	 * row written, inside every write's transaction (issue 28).
+	 */
+	"DROP TRIGGER IF EXISTS reflog_reach;"
+	"CREATE TRIGGER reflog_reach AFTER INSERT ON reflog BEGIN"
+	REFLOG_REACH_ONE("new_hash")
+	REFLOG_REACH_ONE("old_hash")
+	"  END;",
 };
 
 #endif
