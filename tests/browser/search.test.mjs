@@ -93,9 +93,15 @@ test('Until keeps to what was written by the end of the day picked, and goes int
   await page.waitForURL(new RegExp(`#/search/kafka/until=${today}$`));
   await page.locator('.search-status', { hasText: '5 matches for “kafka”.' }).waitFor();
   assert.equal(asked.at(-1).get('until'), `${today} 23:59:59`);
-  // with Since the same day: a range of one day
+  // with Since the same day: a range of one day (the status reads as before,
+  // so wait for the answer itself, which a reload would otherwise cut)
   await page.fill('.search-filters input[name=since]', today);
+  const ranged = page.waitForResponse((r) => r.url().includes('/v4/search') &&
+    new URL(r.url()).searchParams.get('since') === today);
   await page.click('.search-form button[type=submit]');
+  const answer = await ranged;
+  assert.equal(answer.status(), 200);
+  await answer.finished();
   await page.waitForURL(new RegExp(`#/search/kafka/since=${today}/until=${today}$`));
   await page.locator('.search-status', { hasText: '5 matches for “kafka”.' }).waitFor();
   await page.reload();
