@@ -661,18 +661,25 @@ static void sqlite_close(struct store *st)
 	free(s);
 }
 
+#define STMT_JOURNAL_SPILL (4 << 20)
+
 /*
  * Before SQLite's first use: no initial bulk allocation of page-cache lines
  * per connection (it touched some twenty pages at every open; a `head`
  * reads a handful), and no memory statistics: with them every SQLite
  * allocation takes one process-wide mutex, which the server's threads
  * (event threads reading, workers and chat-send threads writing) then
- * queue on; nothing here reads the statistics.
+ * queue on; nothing here reads the statistics.  And statement journals in
+ * memory up to STMT_JOURNAL_SPILL: a write's statements whose triggers
+ * write (the reflog's, a checkpoint's chain) each need one, and this
+ * build of SQLite spilled every one to a new file in /var/tmp, created,
+ * written and deleted inside the write's transaction.
  */
 static void configure_sqlite(void)
 {
 	sqlite3_config(SQLITE_CONFIG_PAGECACHE, NULL, 0, 0);
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+	sqlite3_config(SQLITE_CONFIG_STMTJRNL_SPILL, STMT_JOURNAL_SPILL);
 }
 
 static enum smr_rc sqlite_open(const char *dsn, struct store **out, struct smr_err *err)
