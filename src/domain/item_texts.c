@@ -6,6 +6,7 @@
 #include "domain/item_texts.h"
 
 #include "domain/checkpoint.h"
+#include "util/jspan.h"
 #include "util/xalloc.h"
 
 #include <stdint.h>
@@ -84,13 +85,12 @@ static int keys_in_order(const json_t *v)
 	return 1;
 }
 
-/* Adds item to t (not there yet), its texts from known or written anew. */
-static void add(struct item_texts *t, json_t *item, const struct item_texts *known)
+/* Adds item to t (not there yet) with its two texts (stored may be canon). */
+static void add_texts(struct item_texts *t, json_t *item, const char *canon, size_t canon_len,
+		      const char *stored, size_t stored_len)
 {
-	const struct entry *k = find(known, item);
 	struct entry *e;
 	size_t i;
-	char *canon, *stored;
 
 	if (t->n == t->cap) {
 		t->cap = t->cap ? 2 * t->cap : 16;
@@ -99,34 +99,101 @@ static void add(struct item_texts *t, json_t *item, const struct item_texts *kno
 	e = &t->v[t->n];
 	e->item = json_incref(item);
 	e->canon = t->text.len;
-	if (k) {
-		buf_add(&t->text, known->text.ptr + k->canon, k->canon_len);
-		e->canon_len = k->canon_len;
-		e->stored = e->canon;
-		e->stored_len = k->stored_len;
-		if (k->stored != k->canon) {
-			e->stored = t->text.len;
-			buf_add(&t->text, known->text.ptr + k->stored, k->stored_len);
-		}
-	} else {
-		/* the two forms differ in the order of keys only */
-		canon = dump(item, ITEM_TEXTS_CANONICAL);
-		stored = keys_in_order(item) ? canon : dump(item, ITEM_TEXTS_STORED);
-		e->canon_len = strlen(canon);
-		buf_add(&t->text, canon, e->canon_len);
-		e->stored = e->canon;
-		e->stored_len = strlen(stored);
-		if (stored != canon && strcmp(canon, stored)) {
-			e->stored = t->text.len;
-			buf_add(&t->text, stored, e->stored_len);
-		}
-		if (stored != canon)
-			free(stored);
-		free(canon);
+	e->canon_len = canon_len;
+	buf_add(&t->text, canon, canon_len);
+	e->stored = e->canon;
+	e->stored_len = stored_len;
+	if (stored != canon && (stored_len != canon_len || memcmp(stored, canon, canon_len))) {
+		e->stored = t->text.len;
+		buf_add(&t->text, stored, stored_len);
 	}
 	for (i = slot_of(item, t->nslot); t->slot[i]; i = (i + 1) & (t->nslot - 1))
 		;
 	t->slot[i] = (uint32_t)++t->n;
+}
+
+/* Adds item to t (not there yet), its texts from known or written anew. */
+static void add(struct item_texts *t, json_t *item, const struct item_texts *known)
+{
+	const struct entry *k = find(known, item);
+	char *canon, *stored;
+
+	if (k) {
+		add_texts(t, item, known->text.ptr + k->canon, k->canon_len,
+			  known->text.ptr + k->stored, k->stored_len);
+		return;
+	}
+	/* the two forms differ in the order of keys only */
+	canon = dump(item, ITEM_TEXTS_CANONICAL);
+	stored = keys_in_order(item) ? canon : dump(item, ITEM_TEXTS_STORED);
+	add_texts(t, item, canon, strlen(canon), stored, strlen(stored));
+	if (stored != canon)
+		free(stored);
+	free(canon);
+}
+
+/* Cuts the compact JSON array text into its n values: 0, or -1 when it has not n. */
+static int cut(const char *text, size_t n, const char **at, size_t *len)
+{
+	const char *end = text + strlen(text) - 1, *p = text + 1, *q;
+
+	if (*text != '[' || *end != ']')
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		q = jspan_end(p, end);
+		if (!q || (*q != ',' && *q != ']') || (*q == ']') != (i + 1 == n))
+			return -1;
+		at[i] = p;
+		len[i] = (size_t)(q - p);
+		p = q + 1;
+	}
+	return 0;
+}
+
+/*
+ * Adds the items of list, none of them known: written as one list and cut
+ * into its items, a call of jansson a form instead of one an item.  -1
+ * (nothing added) when the cut does not give one text an item.
+ */
+static int add_list(struct item_texts *t, const json_t *list)
+{
+	size_t n = json_array_size(list);
+	char *canon = dump(list, ITEM_TEXTS_CANONICAL);
+	char *stored = keys_in_order(list) ? canon : dump(list, ITEM_TEXTS_STORED);
+	const char **at = xmalloc(2 * n * sizeof(*at));
+	size_t *len = xmalloc(2 * n * sizeof(*len));
+	int rc = cut(canon, n, at, len);
+	json_t *item;
+
+	if (!rc && stored != canon)
+		rc = cut(stored, n, at + n, len + n);
+	for (size_t i = 0; !rc && i < n; i++) {
+		item = json_array_get(list, i);
+		if (find(t, item))
+			continue;
+		if (stored == canon)
+			add_texts(t, item, at[i], len[i], at[i], len[i]);
+		else
+			add_texts(t, item, at[i], len[i], at[n + i], len[n + i]);
+	}
+	if (stored != canon)
+		free(stored);
+	free(canon);
+	free(at);
+	free(len);
+	return rc;
+}
+
+/* 1 when from knows one of list's items. */
+static int knows_one(const struct item_texts *from, const json_t *list)
+{
+	size_t i;
+	json_t *item;
+
+	json_array_foreach(list, i, item)
+		if (find(from, item))
+			return 1;
+	return 0;
 }
 
 struct item_texts *item_texts_make(const struct checkpoint *c, const struct item_texts *from)
@@ -145,6 +212,8 @@ struct item_texts *item_texts_make(const struct checkpoint *c, const struct item
 	t->text = (struct buf)BUF_INIT(0);
 	for (size_t f = 0; checkpoint_list_fields[f]; f++) {
 		list = checkpoint_list(c, checkpoint_list_fields[f]);
+		if (json_array_size(list) > 1 && !knows_one(from, list) && !add_list(t, list))
+			continue;
 		json_array_foreach(list, i, item)
 			if (!find(t, item))
 				add(t, item, from);
