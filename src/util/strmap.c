@@ -13,7 +13,14 @@ static size_t slot(const struct strmap *m, const char *key)
 
 	for (const char *p = key; *p; p++)
 		h = h * 33 + (unsigned char)*p;
-	return h & (m->cap - 1);
+	/*
+	 * The low bits alone hash keys that differ only before their last
+	 * bytes into neighbouring slots (search's keys share a Space and a
+	 * field), and linear probing then walks runs: mix the high bits down.
+	 */
+	h ^= h >> 29;
+	h *= 0x9e3779b97f4a7c15ull;
+	return (h >> 32) & (m->cap - 1);
 }
 
 /* The slot holding key, or the empty one where it would go. */
