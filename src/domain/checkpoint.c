@@ -353,10 +353,26 @@ static size_t json_bound(const json_t *v)
 	}
 }
 
+/* json_bound of a list, an item c's texts hold counted at its canonical length. */
+static size_t list_bound(const json_t *list, const struct item_texts *t)
+{
+	size_t n = 2, i, len;
+	json_t *item;
+
+	if (!json_is_array(list) || !t)
+		return json_bound(list);
+	json_array_foreach(list, i, item) {
+		len = item_texts_canon_len(t, item);
+		n += (len ? len : json_bound(item)) + 1;
+	}
+	return n;
+}
+
 /*
  * At least as many bytes as checkpoint_canonical(c) has, without writing
  * it: a write checks the limit once it has its content and writes the
- * canonical form once, for its hash.
+ * canonical form once, for its hash.  A patch's items it shares with the
+ * checkpoint it was made from are counted from their texts.
  */
 static size_t canonical_bound(const struct checkpoint *c)
 {
@@ -367,7 +383,7 @@ static size_t canonical_bound(const struct checkpoint *c)
 	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
 		n += texts[i] ? string_bound(texts[i], strlen(texts[i])) : 0;
 	for (size_t i = 0; checkpoint_list_fields[i]; i++)
-		n += json_bound(checkpoint_list(c, checkpoint_list_fields[i]));
+		n += list_bound(checkpoint_list(c, checkpoint_list_fields[i]), c->texts);
 	return n + json_bound(c->metadata);
 }
 
@@ -558,6 +574,7 @@ static char *canonical_from(const struct checkpoint *c, const struct item_texts 
 	const char *k;
 	int bad = 0;
 
+	buf_reserve(&b, item_texts_bytes(t) + 1024);
 	buf_addch(&b, '{');
 	for (size_t i = 0; keys[i] && !bad; i++) {
 		k = keys[i];

@@ -135,10 +135,12 @@ static void add(struct item_texts *t, json_t *item, const struct item_texts *kno
 /* Cuts the compact JSON array text into its n values: 0, or -1 when it has not n. */
 static int cut(const char *text, size_t n, const char **at, size_t *len)
 {
-	const char *end = text + strlen(text) - 1, *p = text + 1, *q;
+	size_t bytes = strlen(text);
+	const char *end, *p = text + 1, *q;
 
-	if (*text != '[' || *end != ']')
+	if (bytes < 2 || *text != '[' || text[bytes - 1] != ']')
 		return -1;
+	end = text + bytes - 1;
 	for (size_t i = 0; i < n; i++) {
 		q = jspan_end(p, end);
 		if (!q || (*q != ',' && *q != ']') || (*q == ']') != (i + 1 == n))
@@ -210,6 +212,8 @@ struct item_texts *item_texts_make(const struct checkpoint *c, const struct item
 		;
 	t->slot = xcalloc(t->nslot, sizeof(*t->slot));
 	t->text = (struct buf)BUF_INIT(0);
+	if (from)   /* a patch keeps most of its parent's texts */
+		buf_reserve(&t->text, from->text.len + from->text.len / 8);
 	for (size_t f = 0; checkpoint_list_fields[f]; f++) {
 		list = checkpoint_list(c, checkpoint_list_fields[f]);
 		if (json_array_size(list) > 1 && !knows_one(from, list) && !add_list(t, list))
@@ -303,6 +307,18 @@ int item_texts_render(const json_t *v, const struct item_texts *t, struct buf *o
 	}
 	buf_addch(out, '}');
 	return 0;
+}
+
+size_t item_texts_bytes(const struct item_texts *t)
+{
+	return t ? t->text.len : 0;
+}
+
+size_t item_texts_canon_len(const struct item_texts *t, const json_t *item)
+{
+	const struct entry *e = find(t, item);
+
+	return e ? e->canon_len : 0;
 }
 
 int item_texts_is_stored(const struct item_texts *t, const json_t *item, const char *text,

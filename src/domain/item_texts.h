@@ -44,6 +44,12 @@ void item_texts_unref(struct item_texts *t);
 int item_texts_list(const struct item_texts *t, const json_t *list, int canonical,
 		    struct buf *out);
 
+/* The bytes of all t's texts, both forms (t may be NULL: 0): a bound for a list put together from them. */
+size_t item_texts_bytes(const struct item_texts *t);
+
+/* The length of item's canonical text in t, 0 when t does not hold it (t may be NULL). */
+size_t item_texts_canon_len(const struct item_texts *t, const json_t *item);
+
 /* 1 when t holds item and its stored text is the len bytes of text (t may be NULL). */
 int item_texts_is_stored(const struct item_texts *t, const json_t *item, const char *text,
 			 size_t len);

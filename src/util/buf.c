@@ -34,6 +34,11 @@ static int buf_grow(struct buf *b, size_t extra)
 	return 0;
 }
 
+void buf_reserve(struct buf *b, size_t extra)
+{
+	buf_grow(b, extra);
+}
+
 void buf_add(struct buf *b, const void *data, size_t n)
 {
 	if (buf_grow(b, n))

@@ -25,6 +25,8 @@ void buf_add(struct buf *b, const void *data, size_t n);
 void buf_adds(struct buf *b, const char *s);
 void buf_addch(struct buf *b, char c);
 void buf_addf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Room for extra more bytes at once (a size known ahead spares the doublings). */
+void buf_reserve(struct buf *b, size_t extra);
 void buf_reset(struct buf *b);          /* len back to 0, keeps memory */
 /* Hands the string to the caller, who free()s it; b is back to BUF_INIT. */
 char *buf_detach(struct buf *b, size_t *len);

@@ -455,6 +455,46 @@ TEST(checkpoint_limit_in_bytes_counts_the_json)
 	CHECK(strstr(err.msg, "the checkpoint is 42") == err.msg);
 }
 
+/*
+ * A patch's limit counts the items it shares with its sealed parent from
+ * their kept texts: an undercount there would let a checkpoint past 4 MiB.
+ */
+TEST(checkpoint_limit_holds_for_a_patch_counted_from_kept_texts)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct checkpoint base, out;
+	json_t *doc = json_pack("{s:o}", "artifacts", artifacts(4, 1000000, 'x'));
+	json_t *patch, *changes = NULL;
+	char *big = malloc(300001);
+
+	checkpoint_init(&base);
+	CHECK_INT(checkpoint_from_json(doc, &base, &err), SMR_OK);
+	checkpoint_seal(&base);
+	CHECK(base.texts != NULL);
+	memset(big, 'x', 300000);
+	big[300000] = '\0';
+	for (size_t len = 300000; ; len = 100000) {
+		big[len] = '\0';
+		patch = json_pack("{s:{s:[{s:s, s:s}]}}", "add", "artifacts", "name", "b",
+				  "content", big);
+		checkpoint_init(&out);
+		err = (struct smr_err)SMR_ERR_INIT;
+		CHECK_INT(patch_apply(&base, patch, &out, &changes, &err),
+			  len == 300000 ? SMR_ETOOBIG : SMR_OK);
+		if (len == 300000)
+			CHECK(strstr(err.msg, "the checkpoint is 43") == err.msg);
+		json_decref(changes);
+		changes = NULL;
+		json_decref(patch);
+		checkpoint_release(&out);
+		if (len == 100000)
+			break;
+	}
+	free(big);
+	json_decref(doc);
+	checkpoint_release(&base);
+}
+
 /* A checkpoint with n decisions "PREFIX0", "PREFIX1", ... (init'ed; caller releases). */
 static void with_decisions(struct checkpoint *c, size_t n, const char *prefix)
 {
