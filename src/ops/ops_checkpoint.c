@@ -866,6 +866,33 @@ enum smr_rc ops_restore_on(struct ops_ctx *ctx, const char *space, const char *r
 	return rc;
 }
 
+/*
+ * A ref that is a readable Space's name alone, with a HEAD: *from that
+ * Space and *hash (caller frees) its HEAD, read without the checkpoint's
+ * content, which a fork does not need.  0 when ref is anything else (then
+ * ops_resolve says what it names, or why nothing).
+ */
+static int space_head(struct ops_ctx *ctx, const char *ref, struct space *from, char **hash)
+{
+	struct ref_spec spec;
+	char now[32];
+	int plain;
+
+	ctx->now(now);
+	if (ref_parse(ref, now, &spec, NULL))
+		return 0;
+	plain = *spec.base && spec.at == REF_AT_NONE && !spec.ancestors && !spec.parent &&
+		!store_space_get(ctx->st, spec.base, from, NULL);
+	ref_spec_release(&spec);
+	if (plain && from->head && ops_can_read(ctx, from->id)) {
+		*hash = xstrdup(from->head);
+		return 1;
+	}
+	if (plain)
+		space_release(from);
+	return 0;
+}
+
 enum smr_rc ops_fork(struct ops_ctx *ctx, const char *ref, const char *new_space,
 		     struct space *out, struct smr_err *err)
 {
@@ -875,10 +902,11 @@ enum smr_rc ops_fork(struct ops_ctx *ctx, const char *ref, const char *new_space
 	enum smr_rc rc;
 
 	rc = ops_check_space_name(new_space, err);
-	if (!rc)
+	if (!rc && !space_head(ctx, ref, &from, &src.hash)) {
 		rc = ops_resolve(ctx, ref, &src, err);
-	if (!rc)
-		rc = store_space_find(ctx->st, src.space, &from, err);
+		if (!rc)
+			rc = store_space_find(ctx->st, src.space, &from, err);
+	}
 	if (!rc) {
 		ctx->new_id(id);
 		ctx->now(now);
