@@ -398,9 +398,8 @@ static const char *const postgres_migrations[] = {
 	 * SQLite's does (schema_sqlite.h).  Its plan is made once per
 	 * connection, and the IN list's, made while a new database's commits
 	 * were a few rows, scanned the table: each write cost what the history
-	 * held (0.36 ms a write at 3,000, until an autoanalyze), where a
-	 * unique key looked up by = is an index scan whatever the table's
-	 * statistics say.
+	 * held until an autoanalyze (docs/storage.md), where a unique key
+	 * looked up by = is an index scan whatever the table's statistics say.
 	 */
 	"CREATE OR REPLACE FUNCTION smriti_reflog_reach() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN"
 	PG_REFLOG_REACH_ONE("new_hash")
