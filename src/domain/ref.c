@@ -52,9 +52,13 @@ static int parse_iso(const char *s, time_t *out)
 	}
 	if (*p == 'Z')
 		p++;
-	/* before 1970 nothing was written, and a 3-digit year would print short */
-	if (*p || y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
-	    sec > 60)
+	/*
+	 * before 1970 nothing was written, and a 3-digit year would print
+	 * short; a day past its month's last (09-31) is no date, not the next
+	 * month's first (found by fuzz/ref.c)
+	 */
+	if (*p || y < 1970 || mo < 1 || mo > 12 || d < 1 || d > iso_days_in_month(y, mo) ||
+	    h > 23 || mi > 59 || sec > 60)
 		return -1;
 	*out = (time_t)iso_utc_seconds(y, mo, d, h, mi, sec);
 	return 0;

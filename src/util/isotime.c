@@ -6,6 +6,14 @@
 #include <stdio.h>
 #include <time.h>
 
+int iso_days_in_month(int year, int month)
+{
+	static const int days[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	int leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+
+	return days[month - 1] + (month == 2 && leap);
+}
+
 long long iso_utc_seconds(int year, int month, int day, int hour, int minute, int second)
 {
 	struct tm tm = { 0 };

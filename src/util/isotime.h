@@ -16,6 +16,9 @@
  */
 long long iso_seconds(const char *iso);
 
+/* The days of month (1-12) in year, by the Gregorian calendar's leap years. */
+int iso_days_in_month(int year, int month);
+
 /* Seconds since the epoch of a UTC date and time (month 1-12), as timegm counts them. */
 long long iso_utc_seconds(int year, int month, int day, int hour, int minute, int second);
 

@@ -555,4 +555,14 @@ TEST(ref_parse_date_wants_four_digits)
 	CHECK_STR(out, "1970-01-01T00:00:00.999999Z");
 	CHECK_INT(ref_parse_date("56 years ago", now, out, NULL), SMR_OK);
 	CHECK_STR(out, "1970-12-17T09:00:00.999999Z");   /* 365-day years */
+	/* fuzz/ref.c: "8374-09-31" was read as the first of October */
+	CHECK_INT(ref_parse_date("8374-09-31", now, out, NULL), SMR_EUSAGE);
+	CHECK_INT(ref_parse_date("2026-04-31 12:00", now, out, NULL), SMR_EUSAGE);
+	CHECK_INT(ref_parse_date("2026-02-29", now, out, NULL), SMR_EUSAGE);
+	CHECK_INT(ref_parse_date("2100-02-29", now, out, NULL), SMR_EUSAGE);
+	CHECK_INT(ref_parse_date("2028-02-29", now, out, NULL), SMR_OK);
+	CHECK_STR(out, "2028-02-29T00:00:00.999999Z");
+	CHECK_INT(ref_parse_date("2000-02-29", now, out, NULL), SMR_OK);
+	CHECK_INT(ref_parse_date("2026-12-31", now, out, NULL), SMR_OK);
+	CHECK_STR(out, "2026-12-31T00:00:00.999999Z");
 }
