@@ -135,21 +135,17 @@ static void add(struct item_texts *t, json_t *item, const struct item_texts *kno
 /* Cuts the compact JSON array text into its n values: 0, or -1 when it has not n. */
 static int cut(const char *text, size_t n, const char **at, size_t *len)
 {
-	size_t bytes = strlen(text);
-	const char *end, *p = text + 1, *q;
+	size_t bytes = strlen(text), i = 0, vlen = 0;
+	const char *v = NULL;
+	int more;
 
-	if (bytes < 2 || *text != '[' || text[bytes - 1] != ']')
-		return -1;
-	end = text + bytes - 1;
-	for (size_t i = 0; i < n; i++) {
-		q = jspan_end(p, end);
-		if (!q || (*q != ',' && *q != ']') || (*q == ']') != (i + 1 == n))
+	while ((more = jspan_array_next(text, bytes, &v, &vlen)) > 0) {
+		if (i == n)
 			return -1;
-		at[i] = p;
-		len[i] = (size_t)(q - p);
-		p = q + 1;
+		at[i] = v;
+		len[i++] = vlen;
 	}
-	return 0;
+	return more < 0 || i != n ? -1 : 0;
 }
 
 /*

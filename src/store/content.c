@@ -92,23 +92,13 @@ static void add_item(struct content *ct, size_t *cap, const char *p, size_t len)
 /* The items of one list's text; -1 when it cannot be cut verbatim. */
 static int cut_list(struct content *ct, size_t *cap, const char *p, size_t n)
 {
-	const char *end = p + n - 1, *s = p + 1, *q;
+	const char *at = NULL;
+	size_t len = 0;
+	int more;
 
-	if (n < 2 || *p != '[' || *end != ']')
-		return -1;
-	if (s == end)
-		return 0;
-	for (;;) {
-		q = jspan_end(s, end);   /* NULL on white space too */
-		if (!q)
-			return -1;
-		add_item(ct, cap, s, (size_t)(q - s));
-		if (q == end)
-			return 0;
-		if (*q != ',')
-			return -1;
-		s = q + 1;
-	}
+	while ((more = jspan_array_next(p, n, &at, &len)) > 0)
+		add_item(ct, cap, at, len);
+	return more;
 }
 
 /* The chunk of items [first, first + n): its id over their packed ids. */

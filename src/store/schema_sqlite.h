@@ -19,13 +19,6 @@
 	"    SET top_id = excluded.top_id WHERE excluded.top_id > reach_tips.top_id;" \
 	"  END;"
 
-/* Migration 19's trigger on a reflog row: the reach of one of its hashes (NULL: none). */
-#define REFLOG_REACH_ONE(col) \
-	"  INSERT INTO reach_tips (chain, repo_id, top_id) SELECT k.chain, NEW.repo_id, k.id" \
-	"    FROM commits k WHERE k.commit_hash = NEW." col " AND k.chain IS NOT NULL" \
-	"    ON CONFLICT (chain, repo_id) DO UPDATE" \
-	"    SET top_id = excluded.top_id WHERE excluded.top_id > reach_tips.top_id;"
-
 static const char *const sqlite_migrations[] = {
 	/* 1: Spaces, Checkpoints, refs, sessions, turns, draft jobs */
 	"CREATE TABLE repos ("
@@ -400,8 +393,8 @@ static const char *const sqlite_migrations[] = {
 	 */
 	"DROP TRIGGER IF EXISTS reflog_reach;"
 	"CREATE TRIGGER reflog_reach AFTER INSERT ON reflog BEGIN"
-	REFLOG_REACH_ONE("new_hash")
-	REFLOG_REACH_ONE("old_hash")
+	SQL_REFLOG_REACH_ONE("new_hash")
+	SQL_REFLOG_REACH_ONE("old_hash")
 	"  END;",
 };
 

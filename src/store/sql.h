@@ -101,6 +101,18 @@
 #define SQL_REACH_REBUILD \
 	"DELETE FROM reach_tips; " SQL_TIPS_FILL "; DELETE FROM chain_entries; " \
 	SQL_CHAIN_ENTRIES_FILL ";"
+
+/*
+ * Migration 19's reflog trigger, on both backends: the reach of one of the
+ * row's hashes (col; NULL: none), looked up by = so that the unique index
+ * serves it whatever a cached plan thought of the table's size.
+ */
+#define SQL_REFLOG_REACH_ONE(col) \
+	"  INSERT INTO reach_tips (chain, repo_id, top_id) SELECT k.chain, NEW.repo_id, k.id" \
+	"    FROM commits k WHERE k.commit_hash = NEW." col " AND k.chain IS NOT NULL" \
+	"    ON CONFLICT (chain, repo_id) DO UPDATE" \
+	"    SET top_id = excluded.top_id WHERE excluded.top_id > reach_tips.top_id;"
+
 /*
  * The live Spaces holding rows of many chains, in one statement (a
  * search's candidates lie on hundreds of chains; one round trip each cost

@@ -75,6 +75,26 @@ const char *jspan_end(const char *p, const char *end)
 	return p;
 }
 
+int jspan_array_next(const char *p, size_t n, const char **at, size_t *len)
+{
+	const char *end, *s, *q;
+
+	if (n < 2 || p[0] != '[' || p[n - 1] != ']')
+		return -1;
+	end = p + n - 1;
+	s = *at ? *at + *len : p + 1;
+	if (s == end)
+		return 0;
+	if (*at && *s++ != ',')
+		return -1;
+	q = jspan_end(s, end);   /* NULL on white space too */
+	if (!q || (q != end && *q != ','))
+		return -1;
+	*at = s;
+	*len = (size_t)(q - s);
+	return 1;
+}
+
 int jspan_plain(const char *s, size_t n)
 {
 	unsigned char high = 0;

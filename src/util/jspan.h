@@ -24,6 +24,14 @@ const char *jspan_ws(const char *p, const char *end);
 const char *jspan_end(const char *p, const char *end);
 
 /*
+ * The values of the compact JSON array [p, p + n) (no white space between
+ * them), one a call: *at starts NULL; each call moves *at and *len to the
+ * next value and returns 1, then 0 after the last; -1 when the text is not
+ * such an array.
+ */
+int jspan_array_next(const char *p, size_t n, const char **at, size_t *len);
+
+/*
  * 1 when the bytes [s, s + n) need nothing escaped in a JSON string (no
  * quote, backslash or control character) and are well-formed UTF-8.
  */

@@ -2,13 +2,16 @@
  * test_content.c -- store/content.c's check before a write: the items a
  * write stores anew must read back as the checkpoint's own, whether their
  * bytes are the texts kept when it was sealed or are parsed back; bytes
- * that are not the item fail the write.
+ * that are not the item fail the write.  And the cut both the store and
+ * item_texts make of a list's text (util/jspan.h: jspan_array_next).
  */
 #include "harness.h"
 
 #include "domain/checkpoint.h"
 #include "store/content.h"
+#include "util/jspan.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,4 +105,37 @@ TEST(content_verify_refuses_bytes_that_are_not_the_item)
 	CHECK_INT(content_verify(&ct, &c, &(struct smr_err)SMR_ERR_INIT), SMR_OK);
 	content_release(&ct);
 	checkpoint_release(&c);
+}
+
+/* The values jspan_array_next gives of text, joined by '|'; "!" when it refuses the text. */
+static void values(const char *text, char *out, size_t size)
+{
+	const char *at = NULL;
+	size_t len = 0, used = 0;
+	int more;
+
+	out[0] = '\0';
+	while ((more = jspan_array_next(text, strlen(text), &at, &len)) > 0)
+		used += (size_t)snprintf(out + used, size - used, "%s%.*s", used ? "|" : "",
+					 (int)len, at);
+	if (more < 0)
+		snprintf(out, size, "!");
+}
+
+TEST(jspan_array_next_cuts_a_compact_array_and_refuses_others)
+{
+	static const char *const cases[][2] = {
+		{ "[]", "" },
+		{ "[1]", "1" },
+		{ "[1,\"a,]b\",{\"x\":[1,2]},[],null]", "1|\"a,]b\"|{\"x\":[1,2]}|[]|null" },
+		{ "[1,]", "!" }, { "[,1]", "!" }, { "[1 ,2]", "!" }, { "[ 1]", "!" },
+		{ "1,2", "!" }, { "[", "!" }, { "[1,2", "!" }, { "[1]x", "!" }, { "", "!" },
+		{ "[1,2]]", "!" },
+	};
+	char got[128];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		values(cases[i][0], got, sizeof(got));
+		CHECK_STR(got, cases[i][1]);
+	}
 }

@@ -25,13 +25,6 @@
 
 #include "store/sql.h"
 
-/* Migration 19's reflog trigger: the reach of one of the row's hashes (NULL: none). */
-#define PG_REFLOG_REACH_ONE(col) \
-	"  INSERT INTO reach_tips (chain, repo_id, top_id) SELECT k.chain, NEW.repo_id, k.id" \
-	"    FROM commits k WHERE k.commit_hash = NEW." col " AND k.chain IS NOT NULL" \
-	"    ON CONFLICT (chain, repo_id) DO UPDATE" \
-	"    SET top_id = excluded.top_id WHERE excluded.top_id > reach_tips.top_id;"
-
 static const char *const postgres_migrations[] = {
 	/* 1: Spaces, Checkpoints, refs, sessions, turns, draft jobs */
 	"CREATE TABLE repos ("
@@ -402,8 +395,8 @@ static const char *const postgres_migrations[] = {
 	 * looked up by = is an index scan whatever the table's statistics say.
 	 */
 	"CREATE OR REPLACE FUNCTION smriti_reflog_reach() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN"
-	PG_REFLOG_REACH_ONE("new_hash")
-	PG_REFLOG_REACH_ONE("old_hash")
+	SQL_REFLOG_REACH_ONE("new_hash")
+	SQL_REFLOG_REACH_ONE("old_hash")
 	"  RETURN NULL; END$$;",
 };
 
