@@ -5,7 +5,8 @@
  * refusal is SMR_EINVAL or SMR_EUNPROC with a message; a bundle read is
  * written back (the export's writer, from the text the reader kept for a
  * store) to a text that reads again and writes to itself; whatever
- * jspan_compact() claims is jansson's own text is what jansson writes.
+ * jspan_compact() claims is jansson's own text is what jansson writes; an
+ * array jspan_array_next() cuts whole and jansson reads has those values.
  */
 #include "fuzz.h"
 
@@ -42,6 +43,24 @@ static void check_compact(const char *s, size_t size)
 	json_decref(v);
 }
 
+static void check_array(const char *s, size_t size)
+{
+	json_t *v = json_loadb(s, size, JSON_DECODE_ANY, NULL), *one;
+	const char *at = NULL;
+	size_t len = 0, i = 0;
+	int more;
+
+	while ((more = jspan_array_next(s, size, &at, &len)) > 0) {
+		FUZZ_CHECK(at > s && at + len < s + size);
+		one = json_is_array(v) ? json_loadb(at, len, JSON_DECODE_ANY, NULL) : NULL;
+		FUZZ_CHECK(!json_is_array(v) || json_equal(one, json_array_get(v, i)));
+		json_decref(one);
+		i++;
+	}
+	FUZZ_CHECK(more < 0 || !json_is_array(v) || i == json_array_size(v));
+	json_decref(v);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct smr_err err = SMR_ERR_INIT;
@@ -50,6 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *s = fuzz_text(data, size), *one, *two;
 
 	check_compact(s, size);
+	check_array(s, size);
 	if (bundle_read(s, size, &v, &n, &err) != SMR_OK) {
 		FUZZ_CHECK((err.code == SMR_EINVAL || err.code == SMR_EUNPROC) && err.msg[0]);
 		FUZZ_CHECK(v == NULL);
