@@ -11,10 +11,11 @@
 struct strmap {
 	char **keys;
 	size_t *values;
+	size_t *hashes;   /* each key's, so that growing never hashes again */
 	size_t cap, n;
 };
 
-#define STRMAP_INIT { NULL, NULL, 0, 0 }
+#define STRMAP_INIT { NULL, NULL, NULL, 0, 0 }
 
 /* Sets key to value (replacing an earlier value). */
 void strmap_put(struct strmap *m, const char *key, size_t value);
