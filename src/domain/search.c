@@ -136,16 +136,17 @@ struct item_words {
 	size_t n;
 };
 
-static void split_words(const char *words, struct item_words *iw)
+/* Splits words into iw, reusing its arrays (room for *cap words). */
+static void split_words(const char *words, struct item_words *iw, size_t *cap)
 {
-	size_t n = strlen(words), pos = 0, start, len, cap = 0;
+	size_t n = strlen(words), pos = 0, start, len;
 
-	memset(iw, 0, sizeof(*iw));
+	iw->n = 0;
 	while (terms_next(words, n, &pos, &start, &len)) {
-		if (iw->n == cap) {
-			cap = cap ? cap * 2 : 32;
-			iw->w = xrealloc(iw->w, cap * sizeof(*iw->w));
-			iw->len = xrealloc(iw->len, cap * sizeof(*iw->len));
+		if (iw->n == *cap) {
+			*cap = *cap ? *cap * 2 : 32;
+			iw->w = xrealloc(iw->w, *cap * sizeof(*iw->w));
+			iw->len = xrealloc(iw->len, *cap * sizeof(*iw->len));
 		}
 		iw->w[iw->n] = words + start;
 		iw->len[iw->n++] = len;
@@ -179,28 +180,36 @@ static double field_weight(const char *field)
 	return 1.0;
 }
 
+/* One item's words are split at a time into one scratch: a search ranks thousands. */
 void search_rank(const struct search_query *q, size_t n, const char *const *fields,
 		 const char *const *words, double *scores)
 {
-	struct item_words *iw = xcalloc(n ? n : 1, sizeof(*iw));
-	size_t *tf = xcalloc(n * q->n_terms + 1, sizeof(*tf)), *df;
+	struct item_words iw = { NULL, NULL, 0 };
+	size_t *tf = xcalloc(n * q->n_terms + 1, sizeof(*tf)), *df, *len, cap = 0;
 	double avg = 0;
 
 	df = xcalloc(q->n_terms + 1, sizeof(*df));
+	len = xcalloc(n + 1, sizeof(*len));
 	for (size_t i = 0; i < n; i++) {
-		split_words(words[i], &iw[i]);
-		avg += (double)iw[i].n;
+		int phrases = 1;
+
+		split_words(words[i], &iw, &cap);
+		len[i] = iw.n;
+		avg += (double)iw.n;
 		for (size_t t = 0; t < q->n_terms; t++) {
-			for (size_t k = 0; k < iw[i].n; k++)
-				tf[i * q->n_terms + t] += term_matches(&q->terms[t], iw[i].w[k],
-								       iw[i].len[k]);
+			for (size_t k = 0; k < iw.n; k++)
+				tf[i * q->n_terms + t] += term_matches(&q->terms[t], iw.w[k],
+								       iw.len[k]);
 			df[t] += tf[i * q->n_terms + t] > 0;
 		}
+		for (size_t p = 0; p < q->n_phrases && phrases; p++)
+			phrases = has_phrase(&iw, &q->phrases[p]);
+		scores[i] = phrases ? 0 : -1;
 	}
 	avg = n ? avg / (double)n : 1;
 	for (size_t i = 0; i < n; i++) {
-		double s = 0, norm = BM25_K1 * (1 - BM25_B + BM25_B * (double)iw[i].n /
-						(avg > 0 ? avg : 1));
+		double s = scores[i], norm = BM25_K1 * (1 - BM25_B + BM25_B * (double)len[i] /
+						      (avg > 0 ? avg : 1));
 
 		for (size_t t = 0; t < q->n_terms && s >= 0; t++) {
 			double f = (double)tf[i * q->n_terms + t];
@@ -211,15 +220,12 @@ void search_rank(const struct search_query *q, size_t n, const char *const *fiel
 			else
 				s += idf * f * (BM25_K1 + 1) / (f + norm);
 		}
-		for (size_t p = 0; p < q->n_phrases && s >= 0; p++)
-			if (!has_phrase(&iw[i], &q->phrases[p]))
-				s = -1;
 		/* rounded, so that both backends' (and every libm's) orders agree */
 		scores[i] = s < 0 ? -1 : round(s * field_weight(fields[i]) * 1e6) / 1e6;
-		free(iw[i].w);
-		free(iw[i].len);
 	}
-	free(iw);
+	free(iw.w);
+	free(iw.len);
+	free(len);
 	free(tf);
 	free(df);
 }

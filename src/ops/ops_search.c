@@ -141,7 +141,11 @@ static struct hit *group(const struct search_row *rows, const double *scores, si
 			continue;
 		}
 		key.len = 0;
-		buf_addf(&key, "%s\n%s\n%s", rows[i].space_id, rows[i].field, rows[i].words);
+		buf_adds(&key, rows[i].space_id);
+		buf_addch(&key, '\n');
+		buf_adds(&key, rows[i].field);
+		buf_addch(&key, '\n');
+		buf_adds(&key, rows[i].words);
 		if (strmap_get(&seen, key.ptr, &j)) {
 			/* by time: rows come indexed last first, and an import indexes old ones late */
 			if (strcmp(rows[i].created_at, rows[h[j].oldest].created_at) <= 0)

@@ -904,7 +904,7 @@ static void read_search_row(sqlite3_stmt *q, void *elem)
 	r->commit_hash = col_text(q, 2);
 	r->session_id = col_text(q, 3);
 	r->seq = sqlite3_column_int64(q, 4);
-	r->field = xstrdup(store_field_name(sqlite3_column_int(q, 5)));
+	r->field = store_field_name(sqlite3_column_int(q, 5));
 	r->ordinal = sqlite3_column_int64(q, 6);
 	r->words = col_text(q, 7);
 	r->author = col_text(q, 8);

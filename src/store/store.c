@@ -17,6 +17,7 @@
 
 #include "util/xalloc.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,8 +108,12 @@ static char *dup_or_null(const char *s)
 	return s ? xstrdup(s) : NULL;
 }
 
-/* Appends a copy of r for Space (id, name) to *v (length *n, room *cap). */
-static void row_for(const struct search_row *r, const char *id, const char *name,
+/*
+ * Appends r for Space (id, name) to *v (length *n, room *cap): a copy, or
+ * with take r's own strings (its last Space: most have one), leaving r
+ * only its Space's.
+ */
+static void row_for(struct search_row *r, const char *id, const char *name, int take,
 		    struct search_row **v, size_t *n, size_t *cap)
 {
 	struct search_row *x;
@@ -118,10 +123,19 @@ static void row_for(const struct search_row *r, const char *id, const char *name
 		*v = xrealloc(*v, *cap * sizeof(**v));
 	}
 	x = &(*v)[(*n)++];
+	if (take) {
+		*x = *r;
+		x->space_id = xstrdup(id);
+		x->space_name = xstrdup(name);
+		r->commit_hash = r->session_id = r->words = r->author = r->created_at = NULL;
+		r->text = NULL;
+		return;
+	}
 	*x = (struct search_row){ xstrdup(id), xstrdup(name), dup_or_null(r->commit_hash),
-				  dup_or_null(r->session_id), r->seq, xstrdup(r->field),
+				  dup_or_null(r->session_id), r->seq, r->field,
 				  r->ordinal, dup_or_null(r->words), dup_or_null(r->author),
-				  dup_or_null(r->created_at), dup_or_null(r->text) };
+				  dup_or_null(r->created_at), dup_or_null(r->text),
+				  r->commit_id, r->chain };
 }
 
 /*
@@ -260,7 +274,7 @@ static int holders_of(const struct holders_memo *m, const struct search_row *r,
  * candidate: a search may bring thousands of candidates from one history.
  */
 static enum smr_rc expand(struct store *st, const struct search_filter *f,
-			  const struct search_row *in, size_t n_in, struct search_row **out,
+			  struct search_row *in, size_t n_in, struct search_row **out,
 			  size_t *n, size_t *items, struct smr_err *err)
 {
 	struct holders_memo m = { STRMAP_INIT, NULL, 0, NULL, 0 };
@@ -272,7 +286,7 @@ static enum smr_rc expand(struct store *st, const struct search_filter *f,
 	for (size_t i = 0; !rc && i < n_in && (!f->limit || *items < f->limit); i++) {
 		const char **ids = NULL, **names = NULL;
 		char **wids = NULL, **wnames = NULL;
-		int any = 0;
+		size_t last = SIZE_MAX;
 
 		if (i == read_to) {   /* as many as the items still wanted, at least READ_WINDOW */
 			size_t w = f->limit ? f->limit - *items : n_in - i;
@@ -285,7 +299,7 @@ static enum smr_rc expand(struct store *st, const struct search_filter *f,
 		}
 
 		if (!in[i].commit_hash) {
-			row_for(&in[i], in[i].space_id, in[i].space_name, out, n, &cap);
+			row_for(&in[i], in[i].space_id, in[i].space_name, 1, out, n, &cap);
 			(*items)++;
 			continue;
 		}
@@ -295,11 +309,12 @@ static enum smr_rc expand(struct store *st, const struct search_filter *f,
 			names = (const char **)wnames;
 		}
 		for (size_t j = 0; !rc && j < k; j++)
-			if (allowed(f, ids[j])) {
-				row_for(&in[i], ids[j], names[j], out, n, &cap);
-				any = 1;
-			}
-		*items += (size_t)any;
+			if (allowed(f, ids[j]))
+				last = j;
+		for (size_t j = 0; last != SIZE_MAX && j <= last; j++)
+			if (allowed(f, ids[j]))
+				row_for(&in[i], ids[j], names[j], j == last, out, n, &cap);
+		*items += last != SIZE_MAX;
 		for (size_t j = 0; wids && j < k; j++) {
 			free(wids[j]);
 			free(wnames[j]);
@@ -359,7 +374,6 @@ void search_rows_free(struct search_row *v, size_t n)
 		free(v[i].space_name);
 		free(v[i].commit_hash);
 		free(v[i].session_id);
-		free(v[i].field);
 		free(v[i].words);
 		free(v[i].author);
 		free(v[i].created_at);

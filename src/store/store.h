@@ -209,7 +209,7 @@ struct search_row {
 	char *commit_hash;    /* NULL for a turn */
 	char *session_id;     /* a turn's session, else NULL */
 	int64_t seq;          /* a turn's sequence number, else 0 */
-	char *field;
+	const char *field;    /* static: store_field_name's */
 	int64_t ordinal;
 	char *words;          /* the indexed words */
 	char *author;

@@ -1815,7 +1815,7 @@ static enum smr_rc pg_search(struct store *st, const struct search_filter *f,
 		v[i].commit_hash = col_text(r, i, 2);
 		v[i].session_id = col_text(r, i, 3);
 		v[i].seq = PQgetisnull(r, i, 4) ? 0 : col_int(r, i, 4);
-		v[i].field = xstrdup(store_field_name((int)col_int(r, i, 5)));
+		v[i].field = store_field_name((int)col_int(r, i, 5));
 		v[i].ordinal = col_int(r, i, 6);
 		v[i].words = col_text(r, i, 7);
 		v[i].author = col_text(r, i, 8);
