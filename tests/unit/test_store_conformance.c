@@ -1787,6 +1787,54 @@ CONFORMANCE(search_lists_the_holders_of_many_candidates)
 	free(hl);
 }
 
+static const char *const search_titles[] = {
+	"alpha latency budget", "bravo latencies measured", "charlie lat only",
+	"delta budget latency tail", "echo nothing here",
+};
+
+/* Which of search_titles a search of words finds in titles (bit i: the i-th). */
+static unsigned found_titles(struct fixture *f, struct search_word *w, size_t nw)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct search_filter sf = { .words = w, .n_words = nw, .field = "title" };
+	struct search_row *rows = NULL;
+	size_t n = 0;
+	unsigned bits = 0;
+
+	CHECK_INT(store_search(f->st, &sf, &rows, &n, &err), SMR_OK);
+	for (size_t j = 0; j < n; j++)
+		for (int k = 0; k < 5; k++)
+			if (!strcmp(rows[j].words, search_titles[k]))
+				bits |= 1u << k;
+	search_rows_free(rows, n);
+	return bits;
+}
+
+/*
+ * Words, prefixes and several words find exactly the items that hold them
+ * as words: a word inside another word is no match (PostgreSQL tests the
+ * longest word's text first, then the tsquery), and neither is an item
+ * that holds some of the words but not all.
+ */
+CONFORMANCE(search_matches_words_and_prefixes_exactly)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct search_word lat = { "lat", 0 }, latp = { "lat", 1 }, latency = { "latency", 0 };
+	struct search_word two[] = { { "budget", 0 }, { "latency", 0 } };
+	struct search_word tail[] = { { "tail", 0 }, { "latenc", 1 } };
+	char line[37], *h = NULL;
+
+	CHECK_INT(make_space(f, "words", line, &err), SMR_OK);
+	for (int i = 0; i < 5; i++)
+		CHECK_INT(put_next(f, line, &h, search_titles[i], i), SMR_OK);
+	CHECK_INT(found_titles(f, &latency, 1), 1u << 0 | 1u << 3);
+	CHECK_INT(found_titles(f, &lat, 1), 1u << 2);
+	CHECK_INT(found_titles(f, &latp, 1), 1u << 0 | 1u << 1 | 1u << 2 | 1u << 3);
+	CHECK_INT(found_titles(f, two, 2), 1u << 0 | 1u << 3);
+	CHECK_INT(found_titles(f, tail, 2), 1u << 3);
+	free(h);
+}
+
 CONFORMANCE(merge_copies_the_other_line_and_records_both_parents)
 {
 	struct smr_err err = SMR_ERR_INIT;
