@@ -246,7 +246,7 @@ enum smr_rc store_checkpoint_find_prefix(struct store *st, const char *prefix, s
 /*
  * VALUES, not INSERT ... SELECT FROM repos: SQLite first copies the rows of
  * an INSERT ... SELECT into a table of their own when the target has a
- * trigger, as the reflog does (reflog_reach), on every write.
+ * trigger, as the reflog had (reflog_reach, schema migrations 17-19).
  */
 enum smr_rc rows_reflog_insert(struct store *st, const char *space_id, const char *space_name,
 			       const char *old_hash, const char *new_hash, const char *action,
@@ -266,6 +266,19 @@ enum smr_rc rows_reflog_insert(struct store *st, const char *space_id, const cha
 	sql_arg(&a, mv->reason ? mv->reason : "");
 	sql_arg(&a, mv->at);
 	sql_arg(&a, space_name);
+	return sql_exec(st, SQL_ROW, sql, &a, "writing the reflog", NULL, err);
+}
+
+enum smr_rc rows_reach_named(struct store *st, const char *space_id, const char *hash,
+			     struct smr_err *err)
+{
+	static const char sql[] = SQL_REACH_NAMED("$1", "$2");
+	struct sql_args a = SQL_ARGS_INIT;
+
+	if (!hash)
+		return SMR_OK;
+	sql_arg(&a, space_id);
+	sql_arg(&a, hash);
 	return sql_exec(st, SQL_ROW, sql, &a, "writing the reflog", NULL, err);
 }
 

@@ -396,6 +396,14 @@ static const char *const sqlite_migrations[] = {
 	SQL_REFLOG_REACH_ONE("new_hash")
 	SQL_REFLOG_REACH_ONE("old_hash")
 	"  END;",
+	/*
+	 * 20: no trigger on the reflog.  A move's row names the ref's old value
+	 * and its new one, which the refs' trigger reached when the ref took
+	 * them; the rows an import appends reach their hashes themselves
+	 * (rows_reach_named).  Its two look-ups and upserts were work every
+	 * write did twice (store/sql.h).
+	 */
+	"DROP TRIGGER IF EXISTS reflog_reach;",
 };
 
 #endif

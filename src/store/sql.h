@@ -54,9 +54,13 @@
  * and each chain its roots touch, the highest row id among them, since a
  * root reaches every row of its chain below it.  A walk starts from those
  * few rows, not from every entry of a reflog that grows with each write.
- * Triggers keep them as refs and the reflog are written; SQL_TIPS_FILL
- * makes them again from the refs and the reflog (rows_reach_rebuild: after
- * the migration, the chain backfill, and a gc that removed rows).
+ * The refs' triggers keep them as a ref takes each value (a move's reflog
+ * row names the ref's old value and its new one, both taken by then), and
+ * an import's reflog rows, which name checkpoints no ref took here, add
+ * theirs (rows_reach_named, SQL_REACH_NAMED); SQL_TIPS_FILL makes them
+ * again from the refs and the reflog (rows_reach_rebuild: after the
+ * migration, the chain backfill, and a gc that removed rows), and gives
+ * the same rows (test_store_conformance.c).
  *
  * The other way down: chain_entries holds every place a walk enters a
  * chain from another (a chain's first row from its parent, a merge from
@@ -85,9 +89,9 @@
 	" CASE WHEN m.id = m.chain THEN m.parent_commit_id END) AND p.id >= rch_t.id)" \
 	" SELECT id FROM rch_t WHERE repo = " S " OR EXISTS (SELECT 1 FROM rch_anc a" \
 	" WHERE a.chain = rch_t.chain AND a.id >= rch_t.id))"
-#define SQL_TIPS_FILL \
-	"INSERT INTO reach_tips (chain, repo_id, top_id)" \
-	" SELECT k.chain, x.repo_id, MAX(k.id) FROM" \
+#define SQL_TIPS_FILL "INSERT INTO reach_tips (chain, repo_id, top_id) " SQL_TIPS_SELECT
+#define SQL_TIPS_SELECT \
+	"SELECT k.chain, x.repo_id, MAX(k.id) FROM" \
 	" (SELECT f.repo_id, f.commit_id AS id FROM refs f WHERE f.commit_id IS NOT NULL" \
 	" UNION SELECT g.repo_id, c.id FROM reflog g JOIN commits c ON c.commit_hash = g.new_hash" \
 	" UNION SELECT g.repo_id, c.id FROM reflog g JOIN commits c ON c.commit_hash = g.old_hash) x" \
@@ -103,15 +107,17 @@
 	SQL_CHAIN_ENTRIES_FILL ";"
 
 /*
- * Migration 19's reflog trigger, on both backends: the reach of one of the
- * row's hashes (col; NULL: none), looked up by = so that the unique index
- * serves it whatever a cached plan thought of the table's size.
+ * Space S reaches the checkpoint of hash H (none: nothing) from now on,
+ * looked up by = so that the unique index serves it whatever a cached plan
+ * thought of the table's size.  SQL_REFLOG_REACH_ONE: migration 19's
+ * reflog trigger (dropped by 20) for one of the row's hashes.
  */
-#define SQL_REFLOG_REACH_ONE(col) \
-	"  INSERT INTO reach_tips (chain, repo_id, top_id) SELECT k.chain, NEW.repo_id, k.id" \
-	"    FROM commits k WHERE k.commit_hash = NEW." col " AND k.chain IS NOT NULL" \
-	"    ON CONFLICT (chain, repo_id) DO UPDATE" \
-	"    SET top_id = excluded.top_id WHERE excluded.top_id > reach_tips.top_id;"
+#define SQL_REACH_NAMED(S, H) \
+	"INSERT INTO reach_tips (chain, repo_id, top_id) SELECT k.chain, " S ", k.id" \
+	" FROM commits k WHERE k.commit_hash = " H " AND k.chain IS NOT NULL" \
+	" ON CONFLICT (chain, repo_id) DO UPDATE" \
+	" SET top_id = excluded.top_id WHERE excluded.top_id > reach_tips.top_id"
+#define SQL_REFLOG_REACH_ONE(col) "  " SQL_REACH_NAMED("NEW.repo_id", "NEW." col) ";"
 
 /*
  * The live Spaces holding rows of many chains, in one statement (a

@@ -1540,6 +1540,11 @@ static enum smr_rc import_commit(struct store *st, const struct import_space *s,
 					    fresh < 0, err);
 	if (!rc && s->record_commits)
 		rc = record_put(st, s->space->id, c, err);
+	/* its row names c and its parent, which no ref takes here (store/sql.h) */
+	if (!rc && s->record_commits)
+		rc = rows_reach_named(st, s->space->id, c->parent_hash, err);
+	if (!rc && s->record_commits)
+		rc = rows_reach_named(st, s->space->id, c->hash, err);
 	return rc;
 }
 
@@ -1616,6 +1621,11 @@ static enum smr_rc import_one(struct store *st, const struct import_space *s,
 
 		rc = rows_reflog_insert(st, s->space->id, e->space_name, e->old_hash,
 					e->new_hash, e->action, &mv, err);
+		/* a bundle's history: no ref here took what it names (store/sql.h) */
+		if (!rc)
+			rc = rows_reach_named(st, s->space->id, e->old_hash, err);
+		if (!rc)
+			rc = rows_reach_named(st, s->space->id, e->new_hash, err);
 	}
 	if (!rc && s->head)
 		rc = import_head(st, s, err);

@@ -417,8 +417,12 @@ struct store *store_trace_wrap(struct store *inner);
  * Rows of store.c's transactions in one SQL text for both engines
  * (rows.c), each run inside one of them.  rows_reflog_insert: the reflog
  * row of a move (space_name NULL: the Space's name now), sent with the rest
- * of the write.
+ * of the write.  rows_reach_named: Space space_id reaches checkpoint hash
+ * (NULL: nothing) from now on, for a reflog row that names it without a
+ * ref taking it (an import's history; store/sql.h).
  */
+enum smr_rc rows_reach_named(struct store *st, const char *space_id, const char *hash,
+			     struct smr_err *err);
 enum smr_rc rows_reflog_insert(struct store *st, const char *space_id, const char *space_name,
 			       const char *old_hash, const char *new_hash, const char *action,
 			       const struct ref_move *mv, struct smr_err *err);

@@ -84,7 +84,7 @@ const backends = [{
     ok(t.db, ['space', 'create', 'old']);
     const repo = sqlite(t.db, "SELECT id FROM repos WHERE name = 'old';");
     const h = history();
-    sqlite(t.db, 'DROP TRIGGER reflog_reach; DROP TRIGGER refs_reach; DROP TRIGGER refs_reach_new;' +
+    sqlite(t.db, 'DROP TRIGGER IF EXISTS reflog_reach; DROP TRIGGER refs_reach; DROP TRIGGER refs_reach_new;' +
       ' DROP TRIGGER commits_chain_entry; DROP TABLE reach_tips; DROP TABLE chain_entries;' +
       ' DROP TRIGGER commits_chain; DROP INDEX commits_chain_exits;' +
       ' ALTER TABLE commits DROP COLUMN chain; DROP TABLE IF EXISTS chain_migration;' +
@@ -111,7 +111,7 @@ const backends = [{
     const url = dsn;
     const repo = psql(url, "SELECT id FROM repos WHERE name = 'old';");
     const h = history();
-    psql(url, 'DROP TRIGGER reflog_reach ON reflog; DROP TRIGGER refs_reach ON refs;' +
+    psql(url, 'DROP TRIGGER IF EXISTS reflog_reach ON reflog; DROP TRIGGER refs_reach ON refs;' +
       ' DROP TRIGGER commits_chain_entry ON commits; DROP TABLE reach_tips, chain_entries;' +
       ' DROP TRIGGER commits_chain ON commits; DROP FUNCTION smriti_commit_chain();' +
       ' DROP INDEX commits_chain_exits; ALTER TABLE commits DROP COLUMN chain; DROP TABLE IF EXISTS chain_migration;' +

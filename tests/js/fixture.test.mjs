@@ -122,7 +122,7 @@ test('a migration after the search index leaves the index rows as they were', ()
     const lists = ['decisions', 'assumptions', 'tasks', 'open_questions', 'entities', 'artifacts'];
     sql(t.db, `ATTACH '${orig.db}' AS o; UPDATE commits SET ` +
       lists.map((l) => `${l} = (SELECT x.${l} FROM o.commits x WHERE x.id = main.commits.id)`).join(', ') +
-      '; DETACH o; DROP TRIGGER reflog_reach; DROP TRIGGER refs_reach; DROP TRIGGER refs_reach_new;' +
+      '; DETACH o; DROP TRIGGER IF EXISTS reflog_reach; DROP TRIGGER refs_reach; DROP TRIGGER refs_reach_new;' +
       ' DROP TRIGGER commits_chain_entry; DROP TABLE reach_tips; DROP TABLE chain_entries;' +
       ' DROP TRIGGER commits_chain; DROP INDEX commits_chain_exits;' +
       ' ALTER TABLE commits DROP COLUMN chain; DROP TABLE IF EXISTS chain_migration;' +
@@ -139,7 +139,7 @@ test('a migration after the search index leaves the index rows as they were', ()
       ' DROP TABLE handoffs; DROP TABLE grants; DROP TABLE tokens; DROP TABLE users; DROP TABLE auth_state;' +
       ' ALTER TABLE turns DROP COLUMN author; PRAGMA user_version = 4');
     assert.deepEqual(ok(t.db, ['search', 'Gion', '--json']), before);
-    assert.equal(sql(t.db, 'PRAGMA user_version'), '19');
+    assert.equal(sql(t.db, 'PRAGMA user_version'), '20');
     assert.equal(sql(t.db, 'SELECT count(*) FROM search_items'), rows);
   } finally {
     t.cleanup();
@@ -151,7 +151,7 @@ test('a migration after the search index leaves the index rows as they were', ()
 // older checkpoints become the one row each, and every hash and log reads
 // as it was written.
 function sharedHistoryHolds(db) {
-  assert.equal(sql(db, 'PRAGMA user_version'), '19');
+  assert.equal(sql(db, 'PRAGMA user_version'), '20');
   assert.equal(sql(db, 'SELECT count(*) FROM commits'), '7');
   assert.equal(sql(db, 'SELECT count(DISTINCT commit_hash) FROM commits'), '7');
   const report = ok(db, ['fsck', '--json']);
@@ -225,7 +225,7 @@ test('the chains of the rows written before migration 15: killed (-9) between ba
     const env = { SMRITI_TEST_CHAIN_BATCH: '2', SMRITI_TEST_CHAIN_KILL: '2' };
     const killed = run(t.db, ['space', 'list'], { env });
     assert.equal(killed.signal, 'SIGKILL', killed.stderr);
-    assert.equal(sql(t.db, 'PRAGMA user_version'), '19');
+    assert.equal(sql(t.db, 'PRAGMA user_version'), '20');
     assert.equal(sql(t.db, 'SELECT next_id FROM chain_migration'), '4');
     assert.equal(sql(t.db, 'SELECT count(*) FROM commits WHERE chain IS NULL AND id <= 4'), '0');
     assert.ok(Number(sql(t.db, 'SELECT count(*) FROM commits WHERE chain IS NULL')) > 0);

@@ -15,6 +15,7 @@
 #include "domain/checkpoint.h"
 #include "ops/context.h"
 #include "store/store.h"
+#include "store/sql.h"
 #include "store/store_int.h"
 #include "store/head_memo.h"
 #include "util/buf.h"
@@ -3983,6 +3984,17 @@ static int64_t db_int(struct fixture *f, const char *sql)
 	return v;
 }
 
+/*
+ * Rows on which reach_tips and a rebuild from the refs and the reflog
+ * (store/sql.h's SQL_TIPS_SELECT) disagree: 0 when they are the same.
+ */
+static int64_t tips_unlike_rebuild(struct fixture *f)
+{
+	return db_int(f, "SELECT (SELECT count(*) FROM (SELECT chain, repo_id, top_id FROM reach_tips"
+		      " EXCEPT " SQL_TIPS_SELECT ") a) + (SELECT count(*) FROM (" SQL_TIPS_SELECT
+		      " EXCEPT SELECT chain, repo_id, top_id FROM reach_tips) b)");
+}
+
 /* Bytes of the whole database: pages of the file, or every relation of the case's schema. */
 static int64_t db_bytes(struct fixture *f)
 {
@@ -4137,6 +4149,55 @@ static void abandoned_line(struct fixture *f, char a[37], char **h2, char **head
 	/* the entries written without a move's time are dated now: date them as the test's */
 	raw_sql(f, "UPDATE reflog SET created_at = '2026-01-01T00:00:00.000000Z'"
 		" WHERE created_at > '2026-01-04T00:00:00.000000Z'");
+}
+
+/*
+ * What a Space reaches is kept as its HEAD moves (the refs' triggers) and
+ * as an import appends reflog rows, and is what a rebuild from the refs
+ * and the reflog makes: puts, a move back that leaves a line in the reflog
+ * only, a fork from that line, a fast-forward merge, and a bundle's
+ * history naming a checkpoint no ref of the Space ever took (without its
+ * own reach, that one would be missing).
+ */
+CONFORMANCE(reach_tips_are_what_the_refs_and_the_reflog_name)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct space side = { .name = (char *)"side", .created_at = (char *)"2026-01-05T00:00:00.000000Z" };
+	struct reflog_entry e = { 0, NULL, (char *)"side", NULL, NULL, (char *)"commit",
+				  (char *)"cy", (char *)"", (char *)"2026-01-06T00:00:00.000000Z" };
+	const struct reflog_entry *ev[] = { &e };
+	struct import_space in = { .space = &side, .reflog = ev, .n_reflog = 1 };
+	struct space late = { .name = (char *)"late", .created_at = side.created_at };
+	struct checkpoint *log = NULL;
+	char a[37], b[37], c[37], *h2 = NULL, *head = NULL, *sh = NULL;
+	size_t n = 0;
+
+	abandoned_line(f, a, &h2, &head);
+	CHECK_INT(tips_unlike_rebuild(f), 0);
+	sys_uuid(b);
+	side.id = b;
+	CHECK_INT(store_space_fork(f->st, &side, a, h2, NULL, &err), SMR_OK);
+	sh = xstrdup(h2);
+	put_content(f, b, &sh, "side one", NULL, 5);
+	CHECK_INT(tips_unlike_rebuild(f), 0);
+	/* "late" forks line's root and fast-forwards to line's HEAD */
+	CHECK_INT(store_checkpoint_log(f->st, a, head, 0, &log, &n, &err), SMR_OK);
+	sys_uuid(c);
+	late.id = c;
+	CHECK_INT(store_space_fork(f->st, &late, a, log[n - 1].hash, NULL, &err), SMR_OK);
+	CHECK_INT(store_head_fast_forward(f->st, c, log[n - 1].hash, a, head, "cy", &err), SMR_OK);
+	checkpoints_free(log, n);
+	CHECK_INT(tips_unlike_rebuild(f), 0);
+	/* the bundle says "side" once had line's HEAD, on a chain it never reached */
+	e.space_id = b;
+	e.old_hash = sh;
+	e.new_hash = head;
+	CHECK_INT(store_import(f->st, &in, 1, &err), SMR_OK);
+	CHECK_INT(tips_unlike_rebuild(f), 0);
+	CHECK_INT(db_int(f, "SELECT count(*) FROM reach_tips") > 2, 1);
+	free(h2);
+	free(head);
+	free(sh);
 }
 
 /*
@@ -4385,7 +4446,7 @@ static int64_t rows_in(struct fixture *f, const char *table)
 CONFORMANCE(bulk_import_writes_the_rows_commits_write)
 {
 	static const char *const tables[] = { "commits", "items", "chunks", "search_items",
-					       "reflog", "refs", "repos" };
+					       "reflog", "refs", "repos", "reach_tips" };
 	struct smr_err err = SMR_ERR_INIT;
 	struct checkpoint v[CHAIN_STEPS], got = { 0 };
 	struct fixture put;
@@ -4411,6 +4472,7 @@ CONFORMANCE(bulk_import_writes_the_rows_commits_write)
 				  tables[t], (long long)rows_in(f, tables[t]), (long long)want);
 	}
 	CHECK_INT(db_int(f, "SELECT count(*) FROM reflog WHERE action = 'commit'"), CHAIN_STEPS);
+	CHECK_INT(tips_unlike_rebuild(f), 0);
 	CHECK(fsck_ok(f));
 	fixture_close(&put);
 	CHECK_INT(store_checkpoint_get(f->st, sp.id, v[30].hash, &got, &err), SMR_OK);

@@ -398,6 +398,9 @@ static const char *const postgres_migrations[] = {
 	SQL_REFLOG_REACH_ONE("new_hash")
 	SQL_REFLOG_REACH_ONE("old_hash")
 	"  RETURN NULL; END$$;",
+	/* 20: no trigger on the reflog (see schema_sqlite.h). */
+	"DROP TRIGGER IF EXISTS reflog_reach ON reflog;"
+	"DROP FUNCTION IF EXISTS smriti_reflog_reach();",
 };
 
 #endif
