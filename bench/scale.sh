@@ -23,7 +23,10 @@
 #      GRAPH_REQS requests: it took 9 s a request at 20,000 checkpoints on
 #      a loaded machine);
 #   4. fork of "fork-src" (`smriti fork`, whole process, median of 5) and
-#      the database's growth per fork;
+#      the database's growth per fork; and the same fork through `smriti
+#      serve` (POST /v4/repos/fork-src/fork, median of FORK_REQS, and the
+#      server's CPU per fork): a whole process on PostgreSQL pays a new
+#      connection and a new server backend, which a server does not;
 #   5. on Spaces whose HEAD holds 5, 300 and 990 items: the database's
 #      growth per checkpoint that adds one task, and the rate of
 #      PATCH /v4/repos/{id}/head doing so (PATCHES each, one connection;
@@ -49,9 +52,10 @@
 # goes into a temporary directory and is removed.
 #
 # Environment: SCALE_CHECKPOINTS, SCALE_FORK, SCALE_SPACES, SCALE_BASELINE
-# (1000), SCALE_BASE_SPACES (10), SCALE_RUNS (20), SCALE_REQS (1000), SCALE_GRAPH_REQS (3),
-# SCALE_PATCHES (200), SCALE_TIMEOUT (600 s: a CLI command, fsck or the
-# forks taking longer are given as "-"), SCALE_HTTP_TIMEOUT (300 s a
+# (1000), SCALE_BASE_SPACES (10), SCALE_RUNS (20), SCALE_REQS (1000),
+# SCALE_GRAPH_REQS (3), SCALE_FORK_REQS (50), SCALE_PATCHES (200),
+# SCALE_TIMEOUT (600 s: a CLI command, fsck or the forks taking longer are
+# given as "-"), SCALE_HTTP_TIMEOUT (300 s a
 # request; ditto), SCALE_BACKENDS ("sqlite postgres"); PostgreSQL is
 # SMRITI_BENCH_PG or SMRITI_TEST_PG (the benchmark writes into schemas of
 # its own and drops them), else a throwaway cluster (scripts/pg-cluster.sh).
@@ -67,6 +71,7 @@ BASE_SPACES=${SCALE_BASE_SPACES:-10}
 RUNS=${SCALE_RUNS:-20}
 REQS=${SCALE_REQS:-1000}
 GRAPH_REQS=${SCALE_GRAPH_REQS:-3}
+FORK_REQS=${SCALE_FORK_REQS:-50}
 PATCHES=${SCALE_PATCHES:-200}
 TIMEOUT=${SCALE_TIMEOUT:-600}
 HTTP_TIMEOUT=${SCALE_HTTP_TIMEOUT:-300}
@@ -302,8 +307,9 @@ measure() {
 	start_server "$1"
 	h=$(http_figures "$REQS" GET /repos/big/head)
 	g=$(http_figures "$GRAPH_REQS" GET '/v4/repos/big/graph?limit=400&changes=1')
+	k=$(http_figures "$FORK_REQS" POST /v4/repos/fork-src/fork "{\"into\": \"served-$run-%ld\"}")
 	stop_server
-	echo "$cli $f $h $g $(forks "$1")"
+	echo "$cli $f $h $g $k $(forks "$1")"
 }
 
 # A Space "items$2" whose HEAD holds $2 items ($2 - 1 decisions and the
@@ -356,13 +362,13 @@ row() {
 # $1: the baseline's figures, $2: the same at scale (measure's order)
 report() {
 	set -- $1 $2
-	for name in head log search list listall fsck http graph fork; do
+	for name in head log search list listall fsck http graph served fork; do
 		eval "b_$name=\"\$1 \$2\""
 		shift 2
 	done
 	b_forkb=$1
 	shift
-	for name in head log search list listall fsck http graph fork; do
+	for name in head log search list listall fsck http graph served fork; do
 		eval "s_$name=\"\$1 \$2\""
 		shift 2
 	done
@@ -380,6 +386,7 @@ report() {
 	LABEL="GET /repos/big/head (ms; cpu: server us)" GOAL="<= 2x" pair x $b_http $s_http
 	LABEL="UI history page, graph?limit=400 (ditto)" GOAL="<= 2x" pair x $b_graph $s_graph
 	LABEL="fork of fork-src (ms; $BASE vs $FORK ckpts)" GOAL="<= 10 ms" pair x $b_fork $s_fork
+	LABEL="  through smriti serve (ms; cpu: server us)" GOAL="<= 10 ms" pair x $b_served $s_served
 	printf '  %-42s %9s %9s %7s   %s\n' "database growth per fork (bytes)" "$b_forkb" "$s_forkb" \
 		"$(ratio "$b_forkb" "$s_forkb")" "<= 4096"
 }
