@@ -58,15 +58,40 @@ void buf_addch(struct buf *b, char c)
 	buf_add(b, &c, 1);
 }
 
+/*
+ * Formats into the room the buffer has, and only when that was too small
+ * grows it and formats again (as git's strbuf does): measuring first with
+ * vsnprintf(NULL, 0) cost a second pass on every call, and glibc walks a
+ * long %s of that pass through a 64-byte scratch buffer.
+ */
 void buf_addf(struct buf *b, const char *fmt, ...)
 {
 	va_list ap;
+	size_t room = b->ptr && b->ptr != buf_empty && b->cap > b->len ? b->cap - b->len : 0;
 	int n;
 
+	if (b->err)
+		return;
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	n = room ? vsnprintf(b->ptr + b->len, room, fmt, ap) : vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
-	if (n < 0 || buf_grow(b, (size_t)n))
+	if (n < 0) {
+		if (room)
+			b->ptr[b->len] = '\0';
+		return;
+	}
+	if ((size_t)n < room) {
+		if (b->max && (size_t)n > b->max - b->len) {   /* over the cap: as buf_grow refuses */
+			b->ptr[b->len] = '\0';
+			b->err = 1;
+			return;
+		}
+		b->len += (size_t)n;
+		return;
+	}
+	if (room)
+		b->ptr[b->len] = '\0';   /* the failed attempt's bytes are not the buffer's */
+	if (buf_grow(b, (size_t)n))
 		return;
 	va_start(ap, fmt);
 	vsnprintf(b->ptr + b->len, (size_t)n + 1, fmt, ap);
