@@ -328,13 +328,19 @@ static size_t string_bound(const char *s, size_t len)
 	return n;
 }
 
-/* At least as many bytes as v takes in compact JSON (numbers at their longest). */
-static size_t json_bound(const json_t *v)
+/*
+ * At least as many bytes as v takes in compact JSON (numbers at their
+ * longest); a value t holds a text of (a patch's item shared with the
+ * checkpoint it was made from) at that text's length.  t may be NULL.
+ */
+static size_t json_bound(const json_t *v, const struct item_texts *t)
 {
 	const char *key;
 	json_t *x;
-	size_t n = 2, i;
+	size_t n = 2, i, known = item_texts_canon_len(t, v);
 
+	if (known)
+		return known;
 	if (!v)
 		return 4;
 	switch (json_typeof(v)) {
@@ -342,30 +348,15 @@ static size_t json_bound(const json_t *v)
 		return string_bound(json_string_value(v), json_string_length(v));
 	case JSON_ARRAY:
 		json_array_foreach(v, i, x)
-			n += json_bound(x) + 1;
+			n += json_bound(x, t) + 1;
 		return n;
 	case JSON_OBJECT:
 		json_object_foreach((json_t *)v, key, x)
-			n += string_bound(key, strlen(key)) + 1 + json_bound(x) + 1;
+			n += string_bound(key, strlen(key)) + 1 + json_bound(x, t) + 1;
 		return n;
 	default:
 		return 32;   /* a number, true, false, null */
 	}
-}
-
-/* json_bound of a list, an item c's texts hold counted at its canonical length. */
-static size_t list_bound(const json_t *list, const struct item_texts *t)
-{
-	size_t n = 2, i, len;
-	json_t *item;
-
-	if (!json_is_array(list) || !t)
-		return json_bound(list);
-	json_array_foreach(list, i, item) {
-		len = item_texts_canon_len(t, item);
-		n += (len ? len : json_bound(item)) + 1;
-	}
-	return n;
 }
 
 /*
@@ -383,8 +374,8 @@ static size_t canonical_bound(const struct checkpoint *c)
 	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
 		n += texts[i] ? string_bound(texts[i], strlen(texts[i])) : 0;
 	for (size_t i = 0; checkpoint_list_fields[i]; i++)
-		n += list_bound(checkpoint_list(c, checkpoint_list_fields[i]), c->texts);
-	return n + json_bound(c->metadata);
+		n += json_bound(checkpoint_list(c, checkpoint_list_fields[i]), c->texts);
+	return n + json_bound(c->metadata, NULL);
 }
 
 enum smr_rc checkpoint_check_limits(const struct checkpoint *c, struct smr_err *err)

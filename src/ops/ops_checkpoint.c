@@ -109,9 +109,12 @@ static int is_short_hex(const char *s)
 	return n > 0 && n < 4 && !s[n];
 }
 
-/* The checkpoint a base reference names (no ~N), looked up as a Space first. */
-static enum smr_rc resolve_base(struct ops_ctx *ctx, const char *base, struct checkpoint *out,
-				char **space_id, struct smr_err *err)
+/*
+ * The checkpoint a base reference names (no ~N), looked up as a Space
+ * first; of a Space's HEAD, with content 0, only out->hash and out->space.
+ */
+static enum smr_rc resolve_base(struct ops_ctx *ctx, const char *base, int content,
+				struct checkpoint *out, char **space_id, struct smr_err *err)
 {
 	struct space sp = { 0 };
 	char *hash = NULL;
@@ -126,7 +129,10 @@ static enum smr_rc resolve_base(struct ops_ctx *ctx, const char *base, struct ch
 		if (!sp.head)
 			rc = smr_errf(err, SMR_ENOTFOUND, "space '%s' has no checkpoints yet",
 				      sp.name);
-		else
+		else if (!content) {
+			out->hash = xstrdup(sp.head);
+			out->space = xstrdup(sp.name);
+		} else
 			rc = store_checkpoint_get(ctx->st, sp.id, sp.head, out, err);
 		*space_id = sp.id;
 		sp.id = NULL;
@@ -263,7 +269,8 @@ static enum smr_rc take_parent(struct ops_ctx *ctx, const char *space_id, const 
 	return rc;
 }
 
-enum smr_rc ops_resolve_in(struct ops_ctx *ctx, const char *space, const char *ref,
+/* ops_resolve_in(); with content 0 out may hold the hash and Space only. */
+static enum smr_rc resolve(struct ops_ctx *ctx, const char *space, const char *ref, int content,
 			   struct checkpoint *out, struct smr_err *err)
 {
 	struct ref_spec spec;
@@ -283,7 +290,8 @@ enum smr_rc ops_resolve_in(struct ops_ctx *ctx, const char *space, const char *r
 	else if (spec.at != REF_AT_NONE)
 		rc = resolve_at(ctx, ref, &spec, out, &space_id, err);
 	else
-		rc = resolve_base(ctx, spec.base, out, &space_id, err);
+		rc = resolve_base(ctx, spec.base, content || spec.ancestors || spec.parent, out,
+				  &space_id, err);
 	if (!rc && spec.ancestors > 0)
 		rc = walk_back(ctx, space_id, ref, spec.ancestors, out, err);
 	if (!rc && spec.parent)
@@ -295,10 +303,22 @@ enum smr_rc ops_resolve_in(struct ops_ctx *ctx, const char *space, const char *r
 	return rc;
 }
 
+enum smr_rc ops_resolve_in(struct ops_ctx *ctx, const char *space, const char *ref,
+			   struct checkpoint *out, struct smr_err *err)
+{
+	return resolve(ctx, space, ref, 1, out, err);
+}
+
 enum smr_rc ops_resolve(struct ops_ctx *ctx, const char *ref, struct checkpoint *out,
 			struct smr_err *err)
 {
-	return ops_resolve_in(ctx, NULL, ref, out, err);
+	return resolve(ctx, NULL, ref, 1, out, err);
+}
+
+enum smr_rc ops_resolve_id(struct ops_ctx *ctx, const char *ref, struct checkpoint *out,
+			   struct smr_err *err)
+{
+	return resolve(ctx, NULL, ref, 0, out, err);
 }
 
 enum smr_rc ops_resolve_hash(struct ops_ctx *ctx, const char *hash, struct checkpoint *out,
@@ -866,33 +886,6 @@ enum smr_rc ops_restore_on(struct ops_ctx *ctx, const char *space, const char *r
 	return rc;
 }
 
-/*
- * A ref that is a readable Space's name alone, with a HEAD: *from that
- * Space and *hash (caller frees) its HEAD, read without the checkpoint's
- * content, which a fork does not need.  0 when ref is anything else (then
- * ops_resolve says what it names, or why nothing).
- */
-static int space_head(struct ops_ctx *ctx, const char *ref, struct space *from, char **hash)
-{
-	struct ref_spec spec;
-	char now[32];
-	int plain;
-
-	ctx->now(now);
-	if (ref_parse(ref, now, &spec, NULL))
-		return 0;
-	plain = *spec.base && spec.at == REF_AT_NONE && !spec.ancestors && !spec.parent &&
-		!store_space_get(ctx->st, spec.base, from, NULL);
-	ref_spec_release(&spec);
-	if (plain && from->head && ops_can_read(ctx, from->id)) {
-		*hash = xstrdup(from->head);
-		return 1;
-	}
-	if (plain)
-		space_release(from);
-	return 0;
-}
-
 enum smr_rc ops_fork(struct ops_ctx *ctx, const char *ref, const char *new_space,
 		     struct space *out, struct smr_err *err)
 {
@@ -902,11 +895,10 @@ enum smr_rc ops_fork(struct ops_ctx *ctx, const char *ref, const char *new_space
 	enum smr_rc rc;
 
 	rc = ops_check_space_name(new_space, err);
-	if (!rc && !space_head(ctx, ref, &from, &src.hash)) {
-		rc = ops_resolve(ctx, ref, &src, err);
-		if (!rc)
-			rc = store_space_find(ctx->st, src.space, &from, err);
-	}
+	if (!rc)   /* a fork needs the checkpoint's hash, not its content */
+		rc = ops_resolve_id(ctx, ref, &src, err);
+	if (!rc)
+		rc = store_space_find(ctx->st, src.space, &from, err);
 	if (!rc) {
 		ctx->new_id(id);
 		ctx->now(now);

@@ -243,11 +243,6 @@ enum smr_rc store_checkpoint_find_prefix(struct store *st, const char *prefix, s
 
 /* ---- the reflog and hand-off notes ---- */
 
-/*
- * VALUES, not INSERT ... SELECT FROM repos: SQLite first copies the rows of
- * an INSERT ... SELECT into a table of their own when the target has a
- * trigger, as the reflog had (reflog_reach, schema migrations 17-19).
- */
 enum smr_rc rows_reflog_insert(struct store *st, const char *space_id, const char *space_name,
 			       const char *old_hash, const char *new_hash, const char *action,
 			       const struct ref_move *mv, struct smr_err *err)

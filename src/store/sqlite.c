@@ -671,7 +671,7 @@ static void sqlite_close(struct store *st)
  * (event threads reading, workers and chat-send threads writing) then
  * queue on; nothing here reads the statistics.  And statement journals in
  * memory up to STMT_JOURNAL_SPILL: a write's statements whose triggers
- * write (the reflog's, a checkpoint's chain) each need one, and this
+ * write (a checkpoint's chain, a ref's reach) each need one, and this
  * build of SQLite spilled every one to a new file in /var/tmp, created,
  * written and deleted inside the write's transaction.
  */

@@ -58,8 +58,7 @@ char *xstrndup(const char *s, size_t n)
 /*
  * One pass, into a buffer the C library grows: measuring first with
  * vsnprintf(NULL, 0) walks a long %s through a 64-byte scratch buffer
- * (glibc), which was a fifth of an MCP server answering read_head, whose
- * reply line is the cached HEAD document in one %s.
+ * (glibc), and an MCP reply line puts a whole HEAD document in one %s.
  */
 char *xasprintf(const char *fmt, ...)
 {
@@ -71,6 +70,6 @@ char *xasprintf(const char *fmt, ...)
 	n = vasprintf(&p, fmt, ap);
 	va_end(ap);
 	if (n < 0)
-		die_oom(strlen(fmt));
+		die_oom(0);
 	return p;
 }
