@@ -12,7 +12,7 @@ set -eu
 
 # Compiling smriti and smriti-full (debian/control's Build-Depends name the same).
 BUILD_PACKAGES="gcc make pkg-config libsqlite3-dev libjansson-dev nettle-dev
-libmicrohttpd-dev libcurl4-openssl-dev libpq-dev zlib1g-dev libbrotli-dev"
+libmicrohttpd-dev libcurl4-openssl-dev libpq-dev zlib1g-dev libbrotli-dev libmimalloc-dev"
 
 # Running them: the certificates behind the providers' HTTPS, and git for
 # `smriti export --git` (git fast-import builds the repository).
