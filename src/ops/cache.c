@@ -14,10 +14,13 @@
  *    document is handed out only for the same three.  Any commit by any
  *    handle or process moves the version, so a read never misses a write.
  *  - Space a name meant (struct space_memo, per context, and the shelf,
- *    process-wide): kept by a checkpoint write; the next write that names
- *    the Space and a full parent hash skips the look-up, and the store
- *    checks in that write's own transaction that the name still means
- *    that Space (store_checkpoint_put_checked).  A conflict forgets it
+ *    process-wide): kept by a checkpoint write, with the HEAD it left; the
+ *    next write that names the Space and a full parent hash, or no parent,
+ *    skips the look-up, and the store checks in that write's own
+ *    transaction that the name still means that Space
+ *    (store_checkpoint_put_checked, store_checkpoint_put_on_head_checked).
+ *    The HEAD is a guess at the parent of a write that names none, which
+ *    the store seals again when HEAD is another.  A conflict forgets it
  *    here; "not found" (renamed, deleted) forgets it on the shelf too.
  *  - Tokens, roles and Spaces a caller named (struct auth_cache, per
  *    context; its code is ops/ops_auth.c's, next to the checks that fill it):
@@ -94,7 +97,7 @@ void head_cache_release(struct head_cache *h)
 
 static struct {
 	pthread_mutex_t mu;
-	struct { char *ref, *id, *name; } v[SPACE_SHELF];
+	struct { char *ref, *id, *name, *head; } v[SPACE_SHELF];
 	size_t next;                     /* the slot to fill next (oldest) */
 	int users;                       /* contexts that shelved or looked */
 } shelf = { .mu = PTHREAD_MUTEX_INITIALIZER };
@@ -124,6 +127,7 @@ static int shelf_find(struct space_memo *m, const char *ref)
 		m->ref = xstrdup(ref);
 		m->sp.id = xstrdup(shelf.v[i].id);
 		m->sp.name = xstrdup(shelf.v[i].name);
+		m->sp.head = shelf.v[i].head ? xstrdup(shelf.v[i].head) : NULL;
 		found = 1;
 	}
 	pthread_mutex_unlock(&shelf.mu);
@@ -132,7 +136,7 @@ static int shelf_find(struct space_memo *m, const char *ref)
 
 static void shelf_put(const char *ref, const struct space *sp)
 {
-	char *gone[3];
+	char *gone[4];
 	size_t i;
 
 	pthread_mutex_lock(&shelf.mu);
@@ -149,17 +153,19 @@ static void shelf_put(const char *ref, const struct space *sp)
 	gone[0] = shelf.v[i].ref;
 	gone[1] = shelf.v[i].id;
 	gone[2] = shelf.v[i].name;
+	gone[3] = shelf.v[i].head;
 	shelf.v[i].ref = xstrdup(ref);
 	shelf.v[i].id = xstrdup(sp->id);
 	shelf.v[i].name = xstrdup(sp->name);
+	shelf.v[i].head = sp->head ? xstrdup(sp->head) : NULL;
 	pthread_mutex_unlock(&shelf.mu);
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 4; i++)
 		free(gone[i]);
 }
 
 static void shelf_drop(const char *ref)
 {
-	char *gone[3] = { NULL, NULL, NULL };
+	char *gone[4] = { NULL, NULL, NULL, NULL };
 
 	pthread_mutex_lock(&shelf.mu);
 	for (size_t i = 0; i < SPACE_SHELF; i++) {
@@ -168,11 +174,12 @@ static void shelf_drop(const char *ref)
 		gone[0] = shelf.v[i].ref;
 		gone[1] = shelf.v[i].id;
 		gone[2] = shelf.v[i].name;
+		gone[3] = shelf.v[i].head;
 		memset(&shelf.v[i], 0, sizeof(shelf.v[i]));
 		break;
 	}
 	pthread_mutex_unlock(&shelf.mu);
-	for (size_t i = 0; i < 3; i++)
+	for (size_t i = 0; i < 4; i++)
 		free(gone[i]);
 }
 
@@ -187,6 +194,7 @@ void space_memo_release(struct space_memo *m)
 				free(shelf.v[i].ref);
 				free(shelf.v[i].id);
 				free(shelf.v[i].name);
+				free(shelf.v[i].head);
 			}
 			memset(shelf.v, 0, sizeof(shelf.v));
 			shelf.next = 0;
@@ -198,13 +206,17 @@ void space_memo_release(struct space_memo *m)
 
 void space_memo_keep(struct space_memo *m, const char *ref, const struct space *sp)
 {
+	/* copied before the old entry goes: sp and ref may be m's own */
+	struct space kept = { .id = xstrdup(sp->id), .name = xstrdup(sp->name),
+			      .head = sp->head ? xstrdup(sp->head) : NULL };
+	char *r = xstrdup(ref);
+
+	shelf_join(m);
+	shelf_put(r, &kept);
 	free(m->ref);
 	space_release(&m->sp);
-	m->ref = xstrdup(ref);
-	m->sp.id = xstrdup(sp->id);
-	m->sp.name = xstrdup(sp->name);
-	shelf_join(m);
-	shelf_put(ref, sp);
+	m->ref = r;
+	m->sp = kept;
 }
 
 const struct space *space_memo_find(struct space_memo *m, const char *ref)

@@ -44,17 +44,17 @@ void head_cache_release(struct head_cache *h);
 
 /*
  * The Space the last checkpoint write named (ops_checkpoint_create): a
- * write on a parent then skips looking the Space up.
+ * write on a parent, or on HEAD, then skips looking the Space up.
  */
 struct space_memo {
 	char *ref;                       /* as given: id or name */
-	struct space sp;                 /* its id and name */
+	struct space sp;                 /* its id, name and HEAD when last written */
 	int joined;                      /* counted among the shelf's users */
 };
 
 /* The Space ref named at a recent write (this context's, or the process's shelf), or NULL. */
 const struct space *space_memo_find(struct space_memo *m, const char *ref);
-/* Remembers that ref named sp, here and on the shelf. */
+/* Remembers that ref named sp (and its HEAD, a hint), here and on the shelf. */
 void space_memo_keep(struct space_memo *m, const char *ref, const struct space *sp);
 /*
  * ref's entry did not hold: forgotten here, and with gone (ref names

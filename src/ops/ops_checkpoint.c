@@ -475,10 +475,21 @@ static int is_full_hash(const char *s)
 	return n == 64 && !s[n];
 }
 
+/* Remembers that space names sp, whose HEAD is now c (just written). */
+static void remember_written(struct ops_ctx *ctx, const char *space, const struct space *sp,
+			     const struct checkpoint *c)
+{
+	const struct space now = { .id = sp->id, .name = sp->name, .head = c->hash };
+
+	space_memo_keep(&ctx->space, space, &now);
+}
+
 /*
  * The write of a writer that names the Space it wrote to last and a full
- * parent hash: no lookup before it, one round trip on PostgreSQL.  1 when
- * it is done (*rc its result); 0 when the caller must take the long way
+ * parent hash, or no parent: no lookup before it, one round trip on
+ * PostgreSQL.  Without a parent, c is sealed on the HEAD the memo last
+ * saw, and again in the store when HEAD is another by then.  1 when it is
+ * done (*rc its result); 0 when the caller must take the long way
  * (nothing remembered, or a conflict or a missing Space, whose messages
  * the long way words from a fresh look at the Space).
  */
@@ -487,14 +498,20 @@ static int write_remembered(struct ops_ctx *ctx, const char *space, struct check
 {
 	const struct space *sp;
 
-	if (!parent || !is_full_hash(parent))
+	if (parent && !is_full_hash(parent))
 		return 0;
 	sp = space_memo_find(&ctx->space, space);
 	if (!sp)
 		return 0;
 	c->space = xstrdup(sp->name);
-	seal_on(ctx, c, parent);
-	*rc = store_checkpoint_put_checked(ctx->st, sp, space, c, parent, err);
+	if (parent) {
+		seal_on(ctx, c, parent);
+		*rc = store_checkpoint_put_checked(ctx->st, sp, space, c, parent, err);
+	} else {
+		seal_on(ctx, c, sp->head);
+		*rc = store_checkpoint_put_on_head_checked(ctx->st, sp, space, c, reseal_on, ctx,
+							   err);
+	}
 	if (*rc == SMR_ECONFLICT || *rc == SMR_ENOTFOUND) {
 		/* not found: the name means another Space now, or none */
 		space_memo_forget(&ctx->space, space, *rc == SMR_ENOTFOUND);
@@ -502,6 +519,8 @@ static int write_remembered(struct ops_ctx *ctx, const char *space, struct check
 		c->space = NULL;
 		return 0;
 	}
+	if (!*rc)
+		remember_written(ctx, space, sp, c);
 	return 1;
 }
 
@@ -560,6 +579,7 @@ static enum smr_rc write_checkpoint(struct ops_ctx *ctx, const char *space, stru
 		rc = put_on_head(ctx, &sp, c, err);
 	}
 	if (!rc) {
+		remember_written(ctx, space, &sp, c);
 		/* what was stored is c, sealed: hand it over rather than read it back */
 		*out = *c;
 		memset(c, 0, sizeof(*c));

@@ -841,12 +841,13 @@ enum smr_rc store_checkpoint_put(struct store *st, const char *space_id,
 	return rc;
 }
 
-enum smr_rc store_checkpoint_put_on_head(struct store *st, const char *space_id,
-					 struct checkpoint *c, store_reseal_fn reseal, void *arg,
-					 struct smr_err *err)
+/* store_checkpoint_put_on_head, checking with ref (not NULL) that sp is still what it names. */
+static enum smr_rc put_on_head_of(struct store *st, const struct space *sp, const char *ref,
+				  struct checkpoint *c, store_reseal_fn reseal, void *arg,
+				  struct smr_err *err)
 {
-	struct put p = { .space_id = space_id, .expected = c->parent_hash, .c = c, .onto = c,
-			 .reseal = reseal, .reseal_arg = arg };
+	struct put p = { .space_id = sp->id, .expected = c->parent_hash, .c = c, .onto = c,
+			 .ref = ref, .name = sp->name, .reseal = reseal, .reseal_arg = arg };
 	enum smr_rc rc;
 
 	if (c->merge_parent_hash)
@@ -856,8 +857,28 @@ enum smr_rc store_checkpoint_put_on_head(struct store *st, const char *space_id,
 	/* HEAD was locked and taken as the parent: the one conflict left is c already there */
 	if (rc == SMR_ECONFLICT)
 		rc = exists_already(c, err);
+	else if (rc == SMR_ENOTFOUND && ref)
+		rc = smr_errf(err, rc, "'%s' no longer names space %s ('%s')", ref, sp->id,
+			      sp->name);
 	put_release(&p);
 	return rc;
+}
+
+enum smr_rc store_checkpoint_put_on_head(struct store *st, const char *space_id,
+					 struct checkpoint *c, store_reseal_fn reseal, void *arg,
+					 struct smr_err *err)
+{
+	const struct space sp = { .id = (char *)space_id };
+
+	return put_on_head_of(st, &sp, NULL, c, reseal, arg, err);
+}
+
+enum smr_rc store_checkpoint_put_on_head_checked(struct store *st, const struct space *sp,
+						 const char *ref, struct checkpoint *c,
+						 store_reseal_fn reseal, void *arg,
+						 struct smr_err *err)
+{
+	return put_on_head_of(st, sp, ref, c, reseal, arg, err);
 }
 
 enum smr_rc store_checkpoint_put_checked(struct store *st, const struct space *sp,

@@ -314,6 +314,16 @@ enum smr_rc store_checkpoint_put_on_head(struct store *st, const char *space_id,
 					 struct checkpoint *c, store_reseal_fn reseal, void *arg,
 					 struct smr_err *err);
 /*
+ * store_checkpoint_put_on_head on Space sp->id, in the same transaction
+ * checking that ref (a name or id) still names that Space and that it is
+ * still called sp->name: SMR_ENOTFOUND, nothing written, when it no
+ * longer does (as store_checkpoint_put_checked).
+ */
+enum smr_rc store_checkpoint_put_on_head_checked(struct store *st, const struct space *sp,
+						 const char *ref, struct checkpoint *c,
+						 store_reseal_fn reseal, void *arg,
+						 struct smr_err *err);
+/*
  * store_checkpoint_put on Space sp->id, in the same transaction checking
  * that ref (a name or id) still names that Space and that it is still
  * called sp->name, so a caller may skip looking the Space up before a

@@ -358,6 +358,61 @@ TEST(ops_write_on_a_remembered_space_follows_renames)
 	temp_store_close(path, admin);
 }
 
+/*
+ * A write that names no parent skips the Space's lookup too once a write
+ * remembered the Space, sealing on the HEAD it remembered: it must go on
+ * the HEAD of its moment when another context moved it meanwhile, land in
+ * the Space the name means now after a rename, and find nothing once the
+ * Space is deleted.
+ */
+TEST(ops_write_without_a_parent_on_a_remembered_space)
+{
+	char path[TEMP_STORE_PATH_MAX], h[4][65], other[65];
+	struct smr_err err = SMR_ERR_INIT;
+	struct ops_ctx *one = NULL, *two = NULL, *admin = NULL;
+	struct store *st = NULL;
+	struct space sp = { 0 };
+	struct checkpoint head = { 0 };
+
+	temp_store_open(path, &st, &admin);
+	CHECK_INT(ops_open(&one, path, NULL, &err), SMR_OK);
+	CHECK_INT(ops_open(&two, path, NULL, &err), SMR_OK);
+	CHECK_INT(ops_space_create(admin, "a", "", &sp, &err), SMR_OK);
+	space_release(&sp);
+	CHECK_INT(write_titled(one, "a", NULL, "root", h[0], &err), SMR_OK);
+	CHECK_INT(write_titled(one, "a", NULL, "on root", h[1], &err), SMR_OK);
+	/* another context moves HEAD; one's memory of it is stale */
+	CHECK_INT(write_titled(two, "a", NULL, "by two", h[2], &err), SMR_OK);
+	CHECK_INT(write_titled(one, "a", NULL, "on two's", h[3], &err), SMR_OK);
+	CHECK_INT(ops_head(admin, "a", &head, &err), SMR_OK);
+	CHECK_STR(head.hash, h[3]);
+	CHECK_STR(head.parent_hash, h[2]);
+	checkpoint_release(&head);
+	CHECK_INT(ops_resolve(admin, h[2], &head, &err), SMR_OK);
+	CHECK_STR(head.parent_hash, h[1]);
+	checkpoint_release(&head);
+	/* renamed, and a new a made: the next write goes into the new a, on its HEAD */
+	a_becomes_b(st, admin, other);
+	CHECK_INT(write_titled(one, "a", NULL, "into the new a", h[0], &err), SMR_OK);
+	CHECK_INT(ops_head(admin, "a", &head, &err), SMR_OK);
+	CHECK_STR(head.hash, h[0]);
+	CHECK_STR(head.parent_hash, other);
+	checkpoint_release(&head);
+	CHECK_INT(ops_head(admin, "b", &head, &err), SMR_OK);
+	CHECK_STR(head.hash, h[3]);
+	checkpoint_release(&head);
+	/* deleted: not found, nothing written */
+	CHECK_INT(ops_space_delete(admin, "a", &err), SMR_OK);
+	CHECK_INT(write_titled(two, "a", NULL, "into nothing", h[1], &err), SMR_ENOTFOUND);
+	CHECK_INT(write_titled(one, "a", NULL, "into nothing", h[1], &err), SMR_ENOTFOUND);
+	CHECK_INT(ops_head(admin, "b", &head, &err), SMR_OK);
+	CHECK_STR(head.hash, h[3]);
+	checkpoint_release(&head);
+	ops_close(one);
+	ops_close(two);
+	temp_store_close(path, admin);
+}
+
 /* Writes fields (JSON text) to space on parent through ctx; its hash into hash[65]. */
 static enum smr_rc write_fields(struct ops_ctx *ctx, const char *space, const char *parent,
 				const char *json, char hash[65], struct smr_err *err)

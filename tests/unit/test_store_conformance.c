@@ -3839,6 +3839,53 @@ static enum smr_rc put_onto(struct store *st, const char *space_id, const char *
 	return rc;
 }
 
+/*
+ * A write on HEAD that checks its Space is still named as the caller
+ * remembers it: sealed on a HEAD that moved since, it goes on the HEAD of
+ * its moment; a name that means another Space now, or a Space renamed,
+ * writes nothing.
+ */
+CONFORMANCE(put_on_head_checked_refuses_a_renamed_space)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct space sp = { 0 };
+	struct checkpoint c;
+	int reseals = 0;
+	char a[37], b[37], *h1, *h2;
+
+	CHECK_INT(make_space(f, "first", a, &err), SMR_OK);
+	CHECK_INT(make_space(f, "second", b, &err), SMR_OK);
+	sp.id = a;
+	sp.name = (char *)"first";
+	make_ckpt(&c, NULL, "one", 1);
+	CHECK_INT(store_checkpoint_put_on_head_checked(f->st, &sp, "first", &c, reseal_counted,
+						       &reseals, &err), SMR_OK);
+	checkpoint_release(&c);
+	h1 = space_head(f, a);
+	/* sealed on no parent, as a stale memory would: sealed again on h1 */
+	make_ckpt(&c, NULL, "two", 2);
+	CHECK_INT(store_checkpoint_put_on_head_checked(f->st, &sp, a, &c, reseal_counted,
+						       &reseals, &err), SMR_OK);
+	CHECK_INT(reseals, 1);
+	CHECK_STR(c.parent_hash, h1);
+	checkpoint_release(&c);
+	h2 = space_head(f, a);
+	make_ckpt(&c, h2, "stale memory", 3);
+	CHECK_INT(store_checkpoint_put_on_head_checked(f->st, &sp, "second", &c, reseal_counted,
+						       &reseals, &err), SMR_ENOTFOUND);
+	checkpoint_release(&c);
+	CHECK_INT(store_space_rename(f->st, a, "renamed", NULL, &err), SMR_OK);
+	make_ckpt(&c, h2, "stale memory", 3);
+	CHECK_INT(store_checkpoint_put_on_head_checked(f->st, &sp, a, &c, reseal_counted,
+						       &reseals, &err), SMR_ENOTFOUND);
+	CHECK(strstr(err.msg, "no longer names") != NULL);
+	checkpoint_release(&c);
+	CHECK_INT(count_checkpoints(f, a), 2);
+	CHECK_INT(count_checkpoints(f, b), 0);
+	free(h1);
+	free(h2);
+}
+
 CONFORMANCE(put_on_head_takes_the_head_of_its_moment)
 {
 	struct smr_err err = SMR_ERR_INIT;
