@@ -691,6 +691,34 @@ static enum smr_rc update_on(struct update *u, const struct space *sp, const cha
 	return rc;
 }
 
+/*
+ * A patch without a parent on a Space a write of this process named
+ * lately: no look-up before it (see write_remembered).  1 when it is done
+ * (*rc its result), 0 when the caller must take the long way.
+ */
+static int update_remembered(struct update *u, const char *space, struct checkpoint *c,
+			     enum smr_rc *rc, struct smr_err *err)
+{
+	struct ops_ctx *ctx = u->ctx;
+	const struct space *sp = space_memo_find(&ctx->space, space);
+
+	if (!sp)
+		return 0;
+	u->space = sp->name;
+	*rc = store_checkpoint_update_checked(ctx->st, sp, space, build_update, u, c, err);
+	if (*rc == SMR_ECONFLICT || *rc == SMR_ENOTFOUND) {
+		space_memo_forget(&ctx->space, space, *rc == SMR_ENOTFOUND);
+		u->space = NULL;
+		checkpoint_release(c);
+		checkpoint_init(c);
+		return 0;
+	}
+	u->space = NULL;   /* the memory's, which the next line replaces */
+	if (!*rc)
+		remember_written(ctx, space, sp, c);
+	return 1;
+}
+
 /* ops_checkpoint_update and ops_checkpoint_update_with, once u is filled. */
 static enum smr_rc update(struct update *u, const char *space, const char *parent,
 			  struct checkpoint *out, json_t **changes, struct smr_err *err)
@@ -700,13 +728,18 @@ static enum smr_rc update(struct update *u, const char *space, const char *paren
 	enum smr_rc rc;
 
 	checkpoint_init(&c);
-	rc = store_space_get(u->ctx->st, space, &sp, err);
-	if (!rc) {
-		u->space = sp.name;
-		if (parent)
-			rc = update_on(u, &sp, parent, &c, err);
-		else
-			rc = store_checkpoint_update(u->ctx->st, sp.id, build_update, u, &c, err);
+	if (parent || !update_remembered(u, space, &c, &rc, err)) {
+		rc = store_space_get(u->ctx->st, space, &sp, err);
+		if (!rc) {
+			u->space = sp.name;
+			if (parent)
+				rc = update_on(u, &sp, parent, &c, err);
+			else
+				rc = store_checkpoint_update(u->ctx->st, sp.id, build_update, u, &c,
+							     err);
+		}
+		if (!rc)
+			remember_written(u->ctx, space, &sp, &c);
 	}
 	/* what was written is what the store reads back (the hash covers it) */
 	if (!rc) {

@@ -938,6 +938,7 @@ struct patch_job {
 	void *arg;
 	struct checkpoint *out;
 	int built;                       /* build succeeded: a conflict now is out's */
+	const char *ref, *name;          /* update_checked: what must still name the Space */
 };
 
 /*
@@ -1014,6 +1015,9 @@ static enum smr_rc patch_rows(struct store *st, void *arg, struct smr_err *err)
 	u->built = !rc;
 	if (!rc)
 		check_sealed(u->out);
+	/* after the reads: a read inside the pipeline must not follow a check that may fail */
+	if (!rc && u->ref)
+		rc = st->ops->space_check(st, u->space_id, u->ref, u->name, err);
 	if (!rc)
 		rc = st->ops->commit_insert_on_head(st, u->space_id, u->out, NULL, err);
 	if (!rc)
@@ -1033,12 +1037,27 @@ enum smr_rc store_checkpoint_update(struct store *st, const char *space_id,
 				    store_build_fn build, void *arg, struct checkpoint *out,
 				    struct smr_err *err)
 {
-	struct patch_job u = { space_id, build, arg, out, 0 };
+	struct patch_job u = { space_id, build, arg, out, 0, NULL, NULL };
 	enum smr_rc rc = write_rows(st, patch_rows, &u, err);
 
 	/* under HEAD's lock the one conflict left is a checkpoint already there */
 	if (rc == SMR_ECONFLICT && u.built)
 		rc = exists_already(out, err);
+	return rc;
+}
+
+enum smr_rc store_checkpoint_update_checked(struct store *st, const struct space *sp,
+					    const char *ref, store_build_fn build, void *arg,
+					    struct checkpoint *out, struct smr_err *err)
+{
+	struct patch_job u = { sp->id, build, arg, out, 0, ref, sp->name };
+	enum smr_rc rc = write_rows(st, patch_rows, &u, err);
+
+	if (rc == SMR_ECONFLICT && u.built)
+		rc = exists_already(out, err);
+	else if (rc == SMR_ENOTFOUND && u.built)
+		rc = smr_errf(err, rc, "'%s' no longer names space %s ('%s')", ref, sp->id,
+			      sp->name);
 	return rc;
 }
 

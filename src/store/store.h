@@ -283,6 +283,14 @@ enum smr_rc store_checkpoint_update(struct store *st, const char *space_id,
 				    store_build_fn build, void *arg, struct checkpoint *out,
 				    struct smr_err *err);
 /*
+ * store_checkpoint_update on Space sp->id, in the same transaction checking
+ * that ref still names that Space, called sp->name: SMR_ENOTFOUND, nothing
+ * written, when it no longer does (as store_checkpoint_put_checked).
+ */
+enum smr_rc store_checkpoint_update_checked(struct store *st, const struct space *sp,
+					    const char *ref, store_build_fn build, void *arg,
+					    struct checkpoint *out, struct smr_err *err);
+/*
  * Writes merge checkpoint c (sealed, both parents set) on top of HEAD, which
  * must still be c->parent_hash (else SMR_ECONFLICT); src_space_id (the
  * same Space, or one that shares history, e.g. a fork) must reach

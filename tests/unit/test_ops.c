@@ -413,6 +413,66 @@ TEST(ops_write_without_a_parent_on_a_remembered_space)
 	temp_store_close(path, admin);
 }
 
+/* Patches space's HEAD through ctx with a new summary; the new hash into hash[65]. */
+static enum smr_rc patch_summary(struct ops_ctx *ctx, const char *space, const char *summary,
+				 char hash[65], struct smr_err *err)
+{
+	json_t *patch = json_pack("{s:s}", "summary", summary);
+	struct checkpoint c = { 0 };
+	enum smr_rc rc = ops_checkpoint_update(ctx, space, patch, NULL, NULL, &c, NULL, err);
+
+	if (!rc)
+		snprintf(hash, 65, "%s", c.hash);
+	checkpoint_release(&c);
+	json_decref(patch);
+	return rc;
+}
+
+/* The same for a patch without a parent (PATCH .../head). */
+TEST(ops_patch_without_a_parent_on_a_remembered_space)
+{
+	char path[TEMP_STORE_PATH_MAX], h[4][65], other[65];
+	struct smr_err err = SMR_ERR_INIT;
+	struct ops_ctx *one = NULL, *two = NULL, *admin = NULL;
+	struct store *st = NULL;
+	struct space sp = { 0 };
+	struct checkpoint head = { 0 };
+
+	temp_store_open(path, &st, &admin);
+	CHECK_INT(ops_open(&one, path, NULL, &err), SMR_OK);
+	CHECK_INT(ops_open(&two, path, NULL, &err), SMR_OK);
+	CHECK_INT(ops_space_create(admin, "a", "", &sp, &err), SMR_OK);
+	space_release(&sp);
+	CHECK_INT(write_titled(one, "a", NULL, "root", h[0], &err), SMR_OK);
+	CHECK_INT(patch_summary(one, "a", "first", h[1], &err), SMR_OK);
+	CHECK_INT(patch_summary(two, "a", "by two", h[2], &err), SMR_OK);
+	CHECK_INT(patch_summary(one, "a", "on two's", h[3], &err), SMR_OK);
+	CHECK_INT(ops_head(admin, "a", &head, &err), SMR_OK);
+	CHECK_STR(head.hash, h[3]);
+	CHECK_STR(head.parent_hash, h[2]);
+	CHECK_STR(head.summary, "on two's");
+	checkpoint_release(&head);
+	a_becomes_b(st, admin, other);
+	CHECK_INT(patch_summary(one, "a", "into the new a", h[0], &err), SMR_OK);
+	CHECK_INT(ops_head(admin, "a", &head, &err), SMR_OK);
+	CHECK_STR(head.hash, h[0]);
+	CHECK_STR(head.parent_hash, other);
+	CHECK_STR(head.space, "a");
+	checkpoint_release(&head);
+	CHECK_INT(ops_head(admin, "b", &head, &err), SMR_OK);
+	CHECK_STR(head.hash, h[3]);
+	checkpoint_release(&head);
+	CHECK_INT(ops_space_delete(admin, "a", &err), SMR_OK);
+	CHECK_INT(patch_summary(two, "a", "into nothing", h[1], &err), SMR_ENOTFOUND);
+	CHECK_INT(patch_summary(one, "a", "into nothing", h[1], &err), SMR_ENOTFOUND);
+	CHECK_INT(ops_head(admin, "b", &head, &err), SMR_OK);
+	CHECK_STR(head.hash, h[3]);
+	checkpoint_release(&head);
+	ops_close(one);
+	ops_close(two);
+	temp_store_close(path, admin);
+}
+
 /* Writes fields (JSON text) to space on parent through ctx; its hash into hash[65]. */
 static enum smr_rc write_fields(struct ops_ctx *ctx, const char *space, const char *parent,
 				const char *json, char hash[65], struct smr_err *err)
