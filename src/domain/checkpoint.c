@@ -684,6 +684,81 @@ void checkpoint_share_content(struct checkpoint *dst, const struct checkpoint *s
 	copy_content(dst, src, share);
 }
 
+/*
+ * 1 when a and b are written out as the same JSON text: same values, and
+ * an object's keys in the same order (which json_equal does not ask, and
+ * the stored form keeps); a real number by its bits, as -0.0 is not 0.0.
+ */
+static int same_text(const json_t *a, const json_t *b)
+{
+	void *ia, *ib;
+	size_t i;
+	double x, y;
+
+	if (a == b)
+		return 1;
+	if (json_typeof(a) != json_typeof(b))
+		return 0;
+	switch (json_typeof(a)) {
+	case JSON_OBJECT:
+		if (json_object_size(a) != json_object_size(b))
+			return 0;
+		ia = json_object_iter((json_t *)a);
+		ib = json_object_iter((json_t *)b);
+		for (; ia && ib; ia = json_object_iter_next((json_t *)a, ia),
+				 ib = json_object_iter_next((json_t *)b, ib))
+			if (json_object_iter_key_len(ia) != json_object_iter_key_len(ib) ||
+			    memcmp(json_object_iter_key(ia), json_object_iter_key(ib),
+				   json_object_iter_key_len(ia)) ||
+			    !same_text(json_object_iter_value(ia), json_object_iter_value(ib)))
+				return 0;
+		return !ia && !ib;
+	case JSON_ARRAY:
+		if (json_array_size(a) != json_array_size(b))
+			return 0;
+		for (i = 0; i < json_array_size(a); i++)
+			if (!same_text(json_array_get(a, i), json_array_get(b, i)))
+				return 0;
+		return 1;
+	case JSON_STRING:
+		return json_string_length(a) == json_string_length(b) &&
+		       !memcmp(json_string_value(a), json_string_value(b), json_string_length(a));
+	case JSON_INTEGER:
+		return json_integer_value(a) == json_integer_value(b);
+	case JSON_REAL:
+		x = json_real_value(a);
+		y = json_real_value(b);
+		return !memcmp(&x, &y, sizeof(x));
+	default:
+		return 1;   /* true, false, null: the type is the value */
+	}
+}
+
+void checkpoint_adopt_items(struct checkpoint *c, const struct checkpoint *from)
+{
+	const json_t *theirs;
+	json_t *mine;
+	size_t n, adopted = 0;
+
+	if (c->texts || !from->texts)
+		return;
+	for (size_t f = 0; checkpoint_list_fields[f]; f++) {
+		mine = *checkpoint_list_slot(c, checkpoint_list_fields[f]);
+		theirs = checkpoint_list(from, checkpoint_list_fields[f]);
+		n = json_array_size(mine) < json_array_size(theirs) ? json_array_size(mine)
+								    : json_array_size(theirs);
+		for (size_t i = 0; i < n; i++)
+			if (json_array_get(mine, i) != json_array_get(theirs, i) &&
+			    same_text(json_array_get(mine, i), json_array_get(theirs, i))) {
+				/* counted once more, not changed: items are shared so */
+				json_array_set(mine, i, (json_t *)json_array_get(theirs, i));
+				adopted++;
+			}
+	}
+	if (adopted)
+		c->texts = item_texts_ref(from->texts);
+}
+
 int is_hash_prefix(const char *s)
 {
 	size_t n = strlen(s);

@@ -107,6 +107,17 @@ void checkpoint_copy_content(struct checkpoint *dst, const struct checkpoint *sr
  */
 void checkpoint_share_content(struct checkpoint *dst, const struct checkpoint *src);
 
+/*
+ * Makes each item of c that is, value and order of keys alike, the item
+ * at the same place in from's list (an agent writing its whole state back,
+ * most of it carried over) from's own item, counted once more, and gives
+ * c from's texts when c has none: checkpoint_seal then copies those
+ * items' JSON texts rather than writing them out again.  c's content does
+ * not change.  from is read only (its items may be shared across threads,
+ * as checkpoint_share_content says).
+ */
+void checkpoint_adopt_items(struct checkpoint *c, const struct checkpoint *from);
+
 /* Names of the six list fields in display order, NULL-terminated. */
 extern const char *const checkpoint_list_fields[];
 

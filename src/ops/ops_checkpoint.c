@@ -391,11 +391,22 @@ enum smr_rc ops_head_doc(struct ops_ctx *ctx, const char *space, json_t **out,
 	return SMR_OK;
 }
 
-/* Seals c on top of parent (NULL: an empty Space), stamped with the context's time. */
+/*
+ * Seals c on top of parent (NULL: an empty Space), stamped with the
+ * context's time.  A c not sealed before takes the items it carries over
+ * unchanged from parent, when a write of this process made parent lately,
+ * with their texts (checkpoint_adopt_items): those were a sixth of a
+ * write's time, written out as JSON again.
+ */
 static void seal_on(struct ops_ctx *ctx, struct checkpoint *c, const char *parent)
 {
+	struct checkpoint from = { 0 };
 	char now[32];
 
+	if (parent && !c->texts && store_checkpoint_recent(parent, &from)) {
+		checkpoint_adopt_items(c, &from);
+		checkpoint_release(&from);
+	}
 	free(c->parent_hash);
 	c->parent_hash = xstrdup(parent);
 	ctx->now(now);

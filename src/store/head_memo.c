@@ -19,7 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MEMO_SLOTS 32
+/* a checkpoint each of 64 writers wrote last: a write's parent is often its own last one */
+#define MEMO_SLOTS 64
 
 static struct {
 	pthread_mutex_t mu;

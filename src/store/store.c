@@ -864,6 +864,11 @@ static enum smr_rc put_on_head_of(struct store *st, const struct space *sp, cons
 	return rc;
 }
 
+int store_checkpoint_recent(const char *hash, struct checkpoint *out)
+{
+	return head_memo_get(hash, out);
+}
+
 enum smr_rc store_checkpoint_put_on_head(struct store *st, const char *space_id,
 					 struct checkpoint *c, store_reseal_fn reseal, void *arg,
 					 struct smr_err *err)

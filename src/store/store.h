@@ -322,6 +322,14 @@ enum smr_rc store_checkpoint_put_on_head(struct store *st, const char *space_id,
 					 struct checkpoint *c, store_reseal_fn reseal, void *arg,
 					 struct smr_err *err);
 /*
+ * 1 and, in *out, checkpoint hash as a write or patch of this process made
+ * it lately, sharing its items (checkpoint_share_content), when one did;
+ * else 0.  Caller releases *out.  A checkpoint is a function of its hash,
+ * so any such copy is right; it may not be in the database (a transaction
+ * that failed after making it).
+ */
+int store_checkpoint_recent(const char *hash, struct checkpoint *out);
+/*
  * store_checkpoint_put_on_head on Space sp->id, in the same transaction
  * checking that ref (a name or id) still names that Space and that it is
  * still called sp->name: SMR_ENOTFOUND, nothing written, when it no

@@ -131,6 +131,66 @@ TEST(item_texts_a_patch_shares_items_and_leaves_its_parent_alone)
 	checkpoint_release(&out);
 }
 
+/*
+ * A checkpoint written whole again takes its parent's items where they are
+ * the same text at the same place: not the same values with keys in
+ * another order, nor 0.0 for -0.0, nor an item moved.  Its hash and lists
+ * are what they would have been.
+ */
+TEST(item_texts_a_write_adopts_the_items_its_parent_has_the_same)
+{
+	static const char *const child =
+		"{\"decisions\":[{\"text\":\"same\"},{\"text\":\"x\",\"n\":0.0},"
+		"{\"text\":\"new\"},{\"text\":\"order\",\"b\":1},{\"text\":\"moved\"}],"
+		"\"tasks\":[{\"text\":\"t\",\"status\":\"open\"}],"
+		"\"entities\":[{\"name\":\"e\",\"meta\":[1,{\"k\":2.5}]}]}";
+	struct checkpoint parent, c, plain;
+
+	raw(&parent, "{\"decisions\":[{\"text\":\"same\"},{\"text\":\"x\",\"n\":-0.0},"
+		"{\"text\":\"moved\"},{\"b\":1,\"text\":\"order\"}],"
+		"\"tasks\":[{\"text\":\"t\",\"status\":\"open\"}],"
+		"\"entities\":[{\"name\":\"e\",\"meta\":[1,{\"k\":2.5}]}]}");
+	parent.title = strdup("parent");
+	checkpoint_seal(&parent);
+	raw(&c, child);
+	c.title = strdup("child");
+	raw(&plain, child);   /* the same checkpoint, made without its parent */
+	plain.title = strdup("child");
+	checkpoint_adopt_items(&c, &parent);
+	CHECK(c.texts == parent.texts);
+	CHECK(json_array_get(c.decisions, 0) == json_array_get(parent.decisions, 0));
+	CHECK(json_array_get(c.decisions, 1) != json_array_get(parent.decisions, 1));
+	CHECK(json_array_get(c.decisions, 2) != json_array_get(parent.decisions, 2));
+	CHECK(json_array_get(c.decisions, 3) != json_array_get(parent.decisions, 3));
+	CHECK(json_array_get(c.tasks, 0) == json_array_get(parent.tasks, 0));
+	CHECK(json_array_get(c.entities, 0) == json_array_get(parent.entities, 0));
+	checkpoint_seal(&c);
+	checkpoint_seal(&plain);
+	check_hash(&c);
+	check_stored(&c);
+	CHECK_STR(c.hash, plain.hash);
+	{
+		char *x = checkpoint_content_text(&c), *y = checkpoint_content_text(&plain);
+		struct buf bx = BUF_INIT(0), by = BUF_INIT(0);
+
+		CHECK_STR(x, y);
+		/* the stored lists too, whose keys keep their order */
+		CHECK_INT(item_texts_list(c.texts, c.decisions, 0, &bx), 0);
+		CHECK_INT(item_texts_list(plain.texts, plain.decisions, 0, &by), 0);
+		CHECK_STR(bx.ptr, by.ptr);
+		buf_release(&bx);
+		buf_release(&by);
+		free(x);
+		free(y);
+	}
+	/* sealed already: nothing more is adopted */
+	checkpoint_adopt_items(&plain, &parent);
+	CHECK(json_array_get(plain.decisions, 0) != json_array_get(parent.decisions, 0));
+	checkpoint_release(&parent);
+	checkpoint_release(&c);
+	checkpoint_release(&plain);
+}
+
 TEST(item_texts_lacking_an_item_writes_nothing)
 {
 	struct checkpoint c;
