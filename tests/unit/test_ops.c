@@ -359,65 +359,37 @@ TEST(ops_write_on_a_remembered_space_follows_renames)
 }
 
 /*
- * A write that names no parent skips the Space's lookup too once a write
- * remembered the Space, sealing on the HEAD it remembered: it must go on
- * the HEAD of its moment when another context moved it meanwhile, land in
- * the Space the name means now after a rename, and find nothing once the
- * Space is deleted.
+ * A temporary store holding an empty Space "a", its administrator's
+ * context and two more, one and two: two writers of a server.
  */
-TEST(ops_write_without_a_parent_on_a_remembered_space)
+static void two_writers(char path[TEMP_STORE_PATH_MAX], struct store **st,
+			struct ops_ctx **admin, struct ops_ctx **one, struct ops_ctx **two)
 {
-	char path[TEMP_STORE_PATH_MAX], h[4][65], other[65];
 	struct smr_err err = SMR_ERR_INIT;
-	struct ops_ctx *one = NULL, *two = NULL, *admin = NULL;
-	struct store *st = NULL;
 	struct space sp = { 0 };
-	struct checkpoint head = { 0 };
 
-	temp_store_open(path, &st, &admin);
-	CHECK_INT(ops_open(&one, path, NULL, &err), SMR_OK);
-	CHECK_INT(ops_open(&two, path, NULL, &err), SMR_OK);
-	CHECK_INT(ops_space_create(admin, "a", "", &sp, &err), SMR_OK);
+	temp_store_open(path, st, admin);
+	CHECK_INT(ops_open(one, path, NULL, &err), SMR_OK);
+	CHECK_INT(ops_open(two, path, NULL, &err), SMR_OK);
+	CHECK_INT(ops_space_create(*admin, "a", "", &sp, &err), SMR_OK);
 	space_release(&sp);
-	CHECK_INT(write_titled(one, "a", NULL, "root", h[0], &err), SMR_OK);
-	CHECK_INT(write_titled(one, "a", NULL, "on root", h[1], &err), SMR_OK);
-	/* another context moves HEAD; one's memory of it is stale */
-	CHECK_INT(write_titled(two, "a", NULL, "by two", h[2], &err), SMR_OK);
-	CHECK_INT(write_titled(one, "a", NULL, "on two's", h[3], &err), SMR_OK);
-	CHECK_INT(ops_head(admin, "a", &head, &err), SMR_OK);
-	CHECK_STR(head.hash, h[3]);
-	CHECK_STR(head.parent_hash, h[2]);
-	checkpoint_release(&head);
-	CHECK_INT(ops_resolve(admin, h[2], &head, &err), SMR_OK);
-	CHECK_STR(head.parent_hash, h[1]);
-	checkpoint_release(&head);
-	/* renamed, and a new a made: the next write goes into the new a, on its HEAD */
-	a_becomes_b(st, admin, other);
-	CHECK_INT(write_titled(one, "a", NULL, "into the new a", h[0], &err), SMR_OK);
-	CHECK_INT(ops_head(admin, "a", &head, &err), SMR_OK);
-	CHECK_STR(head.hash, h[0]);
-	CHECK_STR(head.parent_hash, other);
-	checkpoint_release(&head);
-	CHECK_INT(ops_head(admin, "b", &head, &err), SMR_OK);
-	CHECK_STR(head.hash, h[3]);
-	checkpoint_release(&head);
-	/* deleted: not found, nothing written */
-	CHECK_INT(ops_space_delete(admin, "a", &err), SMR_OK);
-	CHECK_INT(write_titled(two, "a", NULL, "into nothing", h[1], &err), SMR_ENOTFOUND);
-	CHECK_INT(write_titled(one, "a", NULL, "into nothing", h[1], &err), SMR_ENOTFOUND);
-	CHECK_INT(ops_head(admin, "b", &head, &err), SMR_OK);
-	CHECK_STR(head.hash, h[3]);
-	checkpoint_release(&head);
-	ops_close(one);
-	ops_close(two);
-	temp_store_close(path, admin);
 }
 
-/* Patches space's HEAD through ctx with a new summary; the new hash into hash[65]. */
-static enum smr_rc patch_summary(struct ops_ctx *ctx, const char *space, const char *summary,
+/* A write of text to space on no parent through ctx: its hash into hash[65]. */
+typedef enum smr_rc (*no_parent_fn)(struct ops_ctx *ctx, const char *space, const char *text,
+				    char hash[65], struct smr_err *err);
+
+static enum smr_rc write_on_head(struct ops_ctx *ctx, const char *space, const char *text,
 				 char hash[65], struct smr_err *err)
 {
-	json_t *patch = json_pack("{s:s}", "summary", summary);
+	return write_titled(ctx, space, NULL, text, hash, err);
+}
+
+/* Patches space's HEAD through ctx with summary text, as PATCH .../head does. */
+static enum smr_rc patch_on_head(struct ops_ctx *ctx, const char *space, const char *text,
+				 char hash[65], struct smr_err *err)
+{
+	json_t *patch = json_pack("{s:s}", "summary", text);
 	struct checkpoint c = { 0 };
 	enum smr_rc rc = ops_checkpoint_update(ctx, space, patch, NULL, NULL, &c, NULL, err);
 
@@ -428,32 +400,37 @@ static enum smr_rc patch_summary(struct ops_ctx *ctx, const char *space, const c
 	return rc;
 }
 
-/* The same for a patch without a parent (PATCH .../head). */
-TEST(ops_patch_without_a_parent_on_a_remembered_space)
+/*
+ * A write or patch that names no parent skips the Space's lookup too once
+ * a write remembered the Space, starting from the HEAD it remembered: it
+ * must go on the HEAD of its moment when another context moved it
+ * meanwhile, land in the Space the name means now after a rename, and
+ * find nothing once the Space is deleted.
+ */
+static void no_parent_on_a_remembered_space(no_parent_fn write)
 {
 	char path[TEMP_STORE_PATH_MAX], h[4][65], other[65];
 	struct smr_err err = SMR_ERR_INIT;
 	struct ops_ctx *one = NULL, *two = NULL, *admin = NULL;
 	struct store *st = NULL;
-	struct space sp = { 0 };
 	struct checkpoint head = { 0 };
 
-	temp_store_open(path, &st, &admin);
-	CHECK_INT(ops_open(&one, path, NULL, &err), SMR_OK);
-	CHECK_INT(ops_open(&two, path, NULL, &err), SMR_OK);
-	CHECK_INT(ops_space_create(admin, "a", "", &sp, &err), SMR_OK);
-	space_release(&sp);
+	two_writers(path, &st, &admin, &one, &two);
 	CHECK_INT(write_titled(one, "a", NULL, "root", h[0], &err), SMR_OK);
-	CHECK_INT(patch_summary(one, "a", "first", h[1], &err), SMR_OK);
-	CHECK_INT(patch_summary(two, "a", "by two", h[2], &err), SMR_OK);
-	CHECK_INT(patch_summary(one, "a", "on two's", h[3], &err), SMR_OK);
+	CHECK_INT(write(one, "a", "on root", h[1], &err), SMR_OK);
+	/* another context moves HEAD; one's memory of it is stale */
+	CHECK_INT(write(two, "a", "by two", h[2], &err), SMR_OK);
+	CHECK_INT(write(one, "a", "on two's", h[3], &err), SMR_OK);
 	CHECK_INT(ops_head(admin, "a", &head, &err), SMR_OK);
 	CHECK_STR(head.hash, h[3]);
 	CHECK_STR(head.parent_hash, h[2]);
-	CHECK_STR(head.summary, "on two's");
 	checkpoint_release(&head);
+	CHECK_INT(ops_resolve(admin, h[2], &head, &err), SMR_OK);
+	CHECK_STR(head.parent_hash, h[1]);
+	checkpoint_release(&head);
+	/* renamed, and a new a made: the next write goes into the new a, on its HEAD */
 	a_becomes_b(st, admin, other);
-	CHECK_INT(patch_summary(one, "a", "into the new a", h[0], &err), SMR_OK);
+	CHECK_INT(write(one, "a", "into the new a", h[0], &err), SMR_OK);
 	CHECK_INT(ops_head(admin, "a", &head, &err), SMR_OK);
 	CHECK_STR(head.hash, h[0]);
 	CHECK_STR(head.parent_hash, other);
@@ -462,15 +439,26 @@ TEST(ops_patch_without_a_parent_on_a_remembered_space)
 	CHECK_INT(ops_head(admin, "b", &head, &err), SMR_OK);
 	CHECK_STR(head.hash, h[3]);
 	checkpoint_release(&head);
+	/* deleted: not found, nothing written */
 	CHECK_INT(ops_space_delete(admin, "a", &err), SMR_OK);
-	CHECK_INT(patch_summary(two, "a", "into nothing", h[1], &err), SMR_ENOTFOUND);
-	CHECK_INT(patch_summary(one, "a", "into nothing", h[1], &err), SMR_ENOTFOUND);
+	CHECK_INT(write(two, "a", "into nothing", h[1], &err), SMR_ENOTFOUND);
+	CHECK_INT(write(one, "a", "into nothing", h[1], &err), SMR_ENOTFOUND);
 	CHECK_INT(ops_head(admin, "b", &head, &err), SMR_OK);
 	CHECK_STR(head.hash, h[3]);
 	checkpoint_release(&head);
 	ops_close(one);
 	ops_close(two);
 	temp_store_close(path, admin);
+}
+
+TEST(ops_write_without_a_parent_on_a_remembered_space)
+{
+	no_parent_on_a_remembered_space(write_on_head);
+}
+
+TEST(ops_patch_without_a_parent_on_a_remembered_space)
+{
+	no_parent_on_a_remembered_space(patch_on_head);
 }
 
 /* Writes fields (JSON text) to space on parent through ctx; its hash into hash[65]. */
@@ -507,14 +495,9 @@ TEST(ops_writes_of_one_space_through_several_contexts)
 	struct smr_err err = SMR_ERR_INIT;
 	struct ops_ctx *one = NULL, *two = NULL, *admin = NULL;
 	struct store *st = NULL;
-	struct space sp = { 0 };
 	struct checkpoint head = { 0 };
 
-	temp_store_open(path, &st, &admin);
-	CHECK_INT(ops_open(&one, path, NULL, &err), SMR_OK);
-	CHECK_INT(ops_open(&two, path, NULL, &err), SMR_OK);
-	CHECK_INT(ops_space_create(admin, "a", "", &sp, &err), SMR_OK);
-	space_release(&sp);
+	two_writers(path, &st, &admin, &one, &two);
 	CHECK_INT(write_fields(one, "a", NULL, "{\"title\":\"root\",\"decisions\":"
 			       "[\"keep the ledger\"]}", h[0], &err), SMR_OK);
 	CHECK_INT(write_fields(two, "a", h[0], "{\"title\":\"second\",\"decisions\":"
