@@ -741,7 +741,7 @@ static enum smr_rc put_parent(struct store *st, struct put *p, struct smr_err *e
 	}
 	rc = head_read(st, p->space_id, hash, &p->parent, NULL);
 	if (rc == SMR_ENOTFOUND) {
-		memset(&p->parent, 0, sizeof(p->parent));
+		checkpoint_release(&p->parent);
 		return SMR_OK;
 	}
 	if (rc)
@@ -973,6 +973,11 @@ static enum smr_rc head_read(struct store *st, const char *space_id, const char 
 		free(b);
 	}
 	checkpoint_release(&read);
+	/* a parent whose transaction is still in flight is not there to compare: as remembered */
+	if (rc == SMR_ENOTFOUND)
+		return SMR_OK;
+	if (rc)
+		checkpoint_release(head);   /* a failed read leaves nothing */
 	return rc;
 }
 
