@@ -37,15 +37,36 @@ static size_t slot_of(const json_t *item, size_t nslot)
 	return (size_t)(x >> 32) & (nslot - 1);
 }
 
+/*
+ * Where this thread's last find() left off: lists are looked up in the
+ * order their items went in (writing a list, rendering, sizing), so the
+ * entry after the last one found is nearly always the next one asked for.
+ * A guess only, checked against the table it is asked of: a hint naming a
+ * table since freed and another made at its address still finds the
+ * right entry or none.  Thread-local, as tables are shared between threads.
+ */
+static __thread struct {
+	const struct item_texts *t;
+	size_t next;
+} last_found;
+
 static const struct entry *find(const struct item_texts *t, const json_t *item)
 {
-	size_t i;
+	size_t i, k;
 
 	if (!t)
 		return NULL;
+	k = last_found.next;
+	if (last_found.t == t && k < t->n && t->v[k].item == item) {
+		last_found.next = k + 1;
+		return &t->v[k];
+	}
 	for (i = slot_of(item, t->nslot); t->slot[i]; i = (i + 1) & (t->nslot - 1))
-		if (t->v[t->slot[i] - 1].item == item)
+		if (t->v[t->slot[i] - 1].item == item) {
+			last_found.t = t;
+			last_found.next = t->slot[i];   /* the entry after it */
 			return &t->v[t->slot[i] - 1];
+		}
 	return NULL;
 }
 
