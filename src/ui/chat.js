@@ -112,6 +112,7 @@ function sessionView(ctx, id, providers) {
   let msgs = [];                // the path's messages, oldest first (messages())
   let shownFrom = 0;            // index of the oldest message rendered
   let generating = null;        // { genId, el, text, buf, continues }
+  let switching = 0;            // version switches not answered yet: the path shown is theirs
   let editing = 0;              // the question being edited (its sequence number)
   let alive = true;
   let nudge = null;
@@ -412,7 +413,8 @@ function sessionView(ctx, id, providers) {
     const grew = !session || s.turns.length !== turns.length || s.leaf_seq !== leaf;
     session = s;
     turns = s.turns;
-    leaf = s.leaf_seq ?? s.last_seq;
+    // a reload read before a switch was recorded would take the path shown back
+    if (!switching) leaf = s.leaf_seq ?? s.last_seq;
     const n = messages().length;
     if (first) {
       shownFrom = Math.max(0, n - BATCH);
@@ -553,11 +555,18 @@ function sessionView(ctx, id, providers) {
     if (generating) return;
     leaf = newestEnd(seq);
     drawTurns(false);
+    switching++;
     try {
       const s = await post(actionPath('switch'), { seq });
-      leaf = s.leaf_seq;
+      // the last switch answered draws what was recorded, had anything drawn another since
+      if (switching === 1 && s.leaf_seq !== leaf) {
+        leaf = s.leaf_seq;
+        drawTurns(false);
+      }
     } catch (e) {
       if (e.status !== 403) toast(e.message, 'error');
+    } finally {
+      switching--;
     }
   }
 
