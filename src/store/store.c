@@ -649,6 +649,13 @@ struct put {
 	struct index_plan *plan;         /* what to index (see put_ahead), or NULL */
 };
 
+/* A checked write's SMR_ENOTFOUND: ref no longer names Space sp (renamed, deleted, another). */
+static enum smr_rc renamed_away(const char *ref, const struct space *sp, struct smr_err *err)
+{
+	return smr_errf(err, SMR_ENOTFOUND, "'%s' no longer names space %s ('%s')", ref, sp->id,
+			sp->name);
+}
+
 static enum smr_rc put_parent(struct store *st, struct put *p, struct smr_err *err);
 static enum smr_rc head_read(struct store *st, const char *space_id, const char *hash,
 			     struct checkpoint *head, struct smr_err *err);
@@ -858,8 +865,7 @@ static enum smr_rc put_on_head_of(struct store *st, const struct space *sp, cons
 	if (rc == SMR_ECONFLICT)
 		rc = exists_already(c, err);
 	else if (rc == SMR_ENOTFOUND && ref)
-		rc = smr_errf(err, rc, "'%s' no longer names space %s ('%s')", ref, sp->id,
-			      sp->name);
+		rc = renamed_away(ref, sp, err);
 	put_release(&p);
 	return rc;
 }
@@ -897,8 +903,7 @@ enum smr_rc store_checkpoint_put_checked(struct store *st, const struct space *s
 	put_ahead(st, &p);
 	rc = write_rows(st, put_rows, &p, err);
 	if (rc == SMR_ENOTFOUND)
-		rc = smr_errf(err, rc, "'%s' no longer names space %s ('%s')", ref, sp->id,
-			      sp->name);
+		rc = renamed_away(ref, sp, err);
 	else if (rc == SMR_ECONFLICT)
 		rc = same_hash(p.head, expected_head) ? exists_already(c, err)
 						      : stale_parent(p.head, err);
@@ -1066,8 +1071,7 @@ enum smr_rc store_checkpoint_update_checked(struct store *st, const struct space
 	if (rc == SMR_ECONFLICT && u.built)
 		rc = exists_already(out, err);
 	else if (rc == SMR_ENOTFOUND && u.built)
-		rc = smr_errf(err, rc, "'%s' no longer names space %s ('%s')", ref, sp->id,
-			      sp->name);
+		rc = renamed_away(ref, sp, err);
 	return rc;
 }
 
