@@ -6,6 +6,7 @@
 #include "domain/item_texts.h"
 
 #include "domain/checkpoint.h"
+#include "util/digest64.h"
 #include "util/jspan.h"
 #include "util/xalloc.h"
 
@@ -17,6 +18,7 @@ struct entry {
 	json_t *item;            /* one reference held */
 	size_t canon, canon_len; /* offsets into text */
 	size_t stored, stored_len;
+	int64_t id;              /* digest64 of the stored text, 0 until asked (atomic) */
 };
 
 struct item_texts {
@@ -106,9 +108,9 @@ static int keys_in_order(const json_t *v)
 	return 1;
 }
 
-/* Adds item to t (not there yet) with its two texts (stored may be canon). */
+/* Adds item to t (not there yet) with its two texts (stored may be canon) and id (0: unknown). */
 static void add_texts(struct item_texts *t, json_t *item, const char *canon, size_t canon_len,
-		      const char *stored, size_t stored_len)
+		      const char *stored, size_t stored_len, int64_t id)
 {
 	struct entry *e;
 	size_t i;
@@ -124,6 +126,7 @@ static void add_texts(struct item_texts *t, json_t *item, const char *canon, siz
 	buf_add(&t->text, canon, canon_len);
 	e->stored = e->canon;
 	e->stored_len = stored_len;
+	e->id = id;
 	if (stored != canon && (stored_len != canon_len || memcmp(stored, canon, canon_len))) {
 		e->stored = t->text.len;
 		buf_add(&t->text, stored, stored_len);
@@ -141,13 +144,14 @@ static void add(struct item_texts *t, json_t *item, const struct item_texts *kno
 
 	if (k) {
 		add_texts(t, item, known->text.ptr + k->canon, k->canon_len,
-			  known->text.ptr + k->stored, k->stored_len);
+			  known->text.ptr + k->stored, k->stored_len,
+			  __atomic_load_n(&k->id, __ATOMIC_RELAXED));
 		return;
 	}
 	/* the two forms differ in the order of keys only */
 	canon = dump(item, ITEM_TEXTS_CANONICAL);
 	stored = keys_in_order(item) ? canon : dump(item, ITEM_TEXTS_STORED);
-	add_texts(t, item, canon, strlen(canon), stored, strlen(stored));
+	add_texts(t, item, canon, strlen(canon), stored, strlen(stored), 0);
 	if (stored != canon)
 		free(stored);
 	free(canon);
@@ -191,9 +195,9 @@ static int add_list(struct item_texts *t, const json_t *list)
 		if (find(t, item))
 			continue;
 		if (stored == canon)
-			add_texts(t, item, at[i], len[i], at[i], len[i]);
+			add_texts(t, item, at[i], len[i], at[i], len[i], 0);
 		else
-			add_texts(t, item, at[i], len[i], at[n + i], len[n + i]);
+			add_texts(t, item, at[i], len[i], at[n + i], len[n + i], 0);
 	}
 	if (stored != canon)
 		free(stored);
@@ -261,18 +265,6 @@ void item_texts_unref(struct item_texts *t)
 	free(t);
 }
 
-/* 1 when t holds every item of list (and list has one). */
-static int holds_all(const struct item_texts *t, const json_t *list)
-{
-	size_t i;
-	json_t *item;
-
-	json_array_foreach(list, i, item)
-		if (!find(t, item))
-			return 0;
-	return json_array_size(list) > 0;
-}
-
 /* Appends v as jansson writes it alone (a string, a number, a key). */
 static int put_dumped(const json_t *v, struct buf *out)
 {
@@ -292,8 +284,9 @@ int item_texts_render(const json_t *v, const struct item_texts *t, struct buf *o
 	size_t i;
 	int rc = 0;
 
-	if (json_is_array(v) && t && holds_all(t, v))
-		return item_texts_list(t, v, 0, out);
+	/* a list whose items t holds; else (out as it was) written member by member */
+	if (json_is_array(v) && t && !item_texts_list(t, v, 0, out))
+		return 0;
 	if (json_is_array(v)) {
 		buf_addch(out, '[');
 		json_array_foreach(v, i, member) {
@@ -344,6 +337,30 @@ int item_texts_is_stored(const struct item_texts *t, const json_t *item, const c
 	const struct entry *e = find(t, item);
 
 	return e && e->stored_len == len && !memcmp(t->text.ptr + e->stored, text, len);
+}
+
+int item_texts_stored(const struct item_texts *t, const json_t *item, const char **text,
+		      size_t *len, int64_t *id)
+{
+	struct entry *e = (struct entry *)find(t, item);
+	int64_t known;
+
+	if (!e)
+		return -1;
+	*text = t->text.ptr + e->stored;
+	*len = e->stored_len;
+	/*
+	 * Worked out once, by whichever thread asks first: tables are shared,
+	 * and two threads racing store the same value.  An id that is truly 0
+	 * is merely worked out each time.
+	 */
+	known = __atomic_load_n(&e->id, __ATOMIC_RELAXED);
+	if (!known) {
+		known = digest64(*text, *len);
+		__atomic_store_n(&e->id, known, __ATOMIC_RELAXED);
+	}
+	*id = known;
+	return 0;
 }
 
 int item_texts_list(const struct item_texts *t, const json_t *list, int canonical,

@@ -55,6 +55,14 @@ int item_texts_is_stored(const struct item_texts *t, const json_t *item, const c
 			 size_t len);
 
 /*
+ * item's stored text in t (*text: len bytes, not NUL-terminated, borrowed
+ * from t) and its id, digest64 of that text, worked out once for t and
+ * every set of texts made from it.  0, or -1 when t does not hold item.
+ */
+int item_texts_stored(const struct item_texts *t, const json_t *item, const char **text,
+		      size_t *len, int64_t *id);
+
+/*
  * Appends v to out as json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY)
  * writes it, byte for byte, with each array whose items t all holds put
  * together from their texts (t may be NULL): a checkpoint in an answer is

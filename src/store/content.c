@@ -7,26 +7,15 @@
 #include "domain/checkpoint.h"
 #include "domain/item_texts.h"
 #include "util/buf.h"
+#include "util/digest64.h"
 #include "util/jspan.h"
 #include "util/xalloc.h"
 
-#include <nettle/sha2.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define CHUNK_MASK ((1u << CONTENT_CHUNK_BITS) - 1)
-
-static int64_t digest_id(const void *p, size_t n)
-{
-	uint8_t d[SHA256_DIGEST_SIZE];
-	struct sha256_ctx ctx;
-
-	sha256_init(&ctx);
-	sha256_update(&ctx, n, p);
-	sha256_digest(&ctx, sizeof(d), d);
-	return content_unpack(d);
-}
 
 void content_pack(const int64_t *v, size_t n, unsigned char *out)
 {
@@ -86,7 +75,7 @@ static void add_item(struct content *ct, size_t *cap, const char *p, size_t len)
 		*cap = *cap ? *cap * 2 : 64;
 		ct->items = xrealloc(ct->items, *cap * sizeof(*ct->items));
 	}
-	ct->items[ct->n_items++] = (struct content_item){ digest_id(p, len), p, len };
+	ct->items[ct->n_items++] = (struct content_item){ digest64(p, len), p, len };
 }
 
 /* The items of one list's text; -1 when it cannot be cut verbatim. */
@@ -114,7 +103,7 @@ static void add_chunk(struct content *ct, size_t *cap, size_t first, size_t n)
 		*cap = *cap ? *cap * 2 : 16;
 		ct->chunks = xrealloc(ct->chunks, *cap * sizeof(*ct->chunks));
 	}
-	ct->chunks[ct->n_chunks++] = (struct content_chunk){ digest_id(packed, n * 8), first, n, 1 };
+	ct->chunks[ct->n_chunks++] = (struct content_chunk){ digest64(packed, n * 8), first, n, 1 };
 	free(packed);
 	free(ids);
 }
@@ -150,8 +139,6 @@ int content_split(struct content *ct, const char *const text[CONTENT_LISTS],
 	memset(ct, 0, sizeof(*ct));
 	for (size_t k = 0; k < CONTENT_LISTS; k++) {
 		first[k] = ct->n_items;
-		ct->text[k] = text[k];
-		ct->len[k] = len[k];
 		if (!text[k] || cut_list(ct, &icap, text[k], len[k])) {
 			content_release(ct);
 			return -1;
@@ -174,6 +161,43 @@ char *content_list_text(const struct item_texts *texts, const json_t *list)
 	return json_dumps(list, ITEM_TEXTS_STORED);
 }
 
+/*
+ * content_split of c's lists made from the texts kept of its items
+ * (item_texts.h), which hold the very bytes a list put together from them
+ * would be cut into, and each item's id: no list written out and cut, no
+ * item hashed again (a patch keeps most of its parent's).  -1 (ct empty)
+ * when they lack one of c's items.
+ */
+static int content_from_texts(struct content *ct, const struct checkpoint *c)
+{
+	size_t icap = 0, ccap = 0, first[CONTENT_LISTS + 1], per_list[CONTENT_LISTS];
+	struct content_item it;
+	const json_t *list;
+
+	memset(ct, 0, sizeof(*ct));
+	for (size_t k = 0; k < CONTENT_LISTS; k++) {
+		first[k] = ct->n_items;
+		list = checkpoint_list(c, checkpoint_list_fields[k]);
+		for (size_t i = 0; i < json_array_size(list); i++) {
+			if (item_texts_stored(c->texts, json_array_get(list, i), &it.body, &it.len,
+					      &it.id)) {
+				content_release(ct);
+				return -1;
+			}
+			if (ct->n_items == icap) {
+				icap = icap ? icap * 2 : 64;
+				ct->items = xrealloc(ct->items, icap * sizeof(*ct->items));
+			}
+			ct->items[ct->n_items++] = it;
+		}
+	}
+	first[CONTENT_LISTS] = ct->n_items;
+	for (size_t k = 0; k < CONTENT_LISTS; k++)
+		per_list[k] = chunk_list(ct, &ccap, first[k], first[k + 1]);
+	make_row(ct, per_list);
+	return 0;
+}
+
 void content_of(struct content *ct, const struct checkpoint *c, const struct checkpoint_text *t)
 {
 	char *own[CONTENT_LISTS];
@@ -181,6 +205,8 @@ void content_of(struct content *ct, const struct checkpoint *c, const struct che
 	size_t len[CONTENT_LISTS];
 	const json_t *list;
 
+	if (!t && c->texts && !content_from_texts(ct, c))
+		return;
 	if (t) {
 		for (size_t k = 0; k < CONTENT_LISTS; k++) {
 			text[k] = t->json[k];
@@ -234,7 +260,7 @@ static struct {
 
 int64_t content_db_key(const char *dsn)
 {
-	return digest_id(dsn, strlen(dsn));
+	return digest64(dsn, strlen(dsn));
 }
 
 static int cmp_id(const void *a, const void *b)

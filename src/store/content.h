@@ -50,9 +50,7 @@ struct content_chunk {
 };
 
 struct content {
-	char *own[CONTENT_LISTS];          /* text made here (else borrowed) */
-	const char *text[CONTENT_LISTS];   /* each list's compact JSON text */
-	size_t len[CONTENT_LISTS];
+	char *own[CONTENT_LISTS];          /* lists' text made here, which items point into */
 	struct content_item *items;
 	size_t n_items;
 	struct content_chunk *chunks;

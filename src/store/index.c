@@ -10,6 +10,7 @@
  * shares their hashes and so their index rows.  The words are
  * util/terms.c's, so both backends match alike.
  */
+#include "domain/checkpoint.h"
 #include "store/store_int.h"
 #include "util/strmap.h"
 #include "util/terms.h"
@@ -320,7 +321,9 @@ static void words_like(struct memo_item *it, size_t i, struct index_memo *like)
 		/* the same position first: an unchanged item usually keeps it */
 		struct memo_item *o = &like->v[(i + j) % like->n];
 
-		if (strcmp(o->field, it->field) || (o->text != it->text && strcmp(o->text, it->text)))
+		/* fields are list_fields' strings; the same item has the very same text */
+		if ((o->field != it->field && strcmp(o->field, it->field)) ||
+		    (o->text != it->text && strcmp(o->text, it->text)))
 			continue;
 		if (o->lent) {
 			it->words = xstrdup(o->words);
@@ -344,6 +347,10 @@ static void memo_fill(struct index_memo *m, const struct checkpoint *c,
 {
 	memo_clear(m);
 	m->hash = xstrdup(c->hash);
+	m->cap = 2;   /* the title and the summary */
+	for (size_t f = 0; checkpoint_list_fields[f]; f++)
+		m->cap += json_array_size(checkpoint_list(c, checkpoint_list_fields[f]));
+	m->v = xmalloc(m->cap * sizeof(*m->v));
 	each_item(c, memo_add, m);
 	for (size_t i = 0; i < m->n; i++)
 		words_like(&m->v[i], i, like);

@@ -8,7 +8,9 @@
 #include "harness.h"
 
 #include "domain/checkpoint.h"
+#include "domain/item_texts.h"
 #include "store/content.h"
+#include "util/buf.h"
 #include "util/jspan.h"
 
 #include <stdio.h>
@@ -62,6 +64,71 @@ TEST(content_verify_passes_a_true_cut_from_kept_texts_or_parsed)
 	all_fresh(&ct);
 	CHECK_INT(content_verify(&ct, &c, &err), SMR_OK);
 	content_release(&ct);
+	checkpoint_release(&c);
+}
+
+/* The items, chunks and row of ct as one line, to compare two cuts. */
+static char *cut_line(const struct content *ct)
+{
+	struct buf b = BUF_INIT(0);
+
+	for (size_t i = 0; i < ct->n_items; i++)
+		buf_addf(&b, "%lld:%.*s;", (long long)ct->items[i].id, (int)ct->items[i].len,
+			 ct->items[i].body);
+	for (size_t i = 0; i < ct->n_chunks; i++)
+		buf_addf(&b, "[%lld %zu %zu]", (long long)ct->chunks[i].id, ct->chunks[i].first,
+			 ct->chunks[i].n);
+	for (size_t i = 0; i < ct->n_row; i++)
+		buf_addf(&b, " %lld", (long long)ct->row[i]);
+	return buf_detach(&b, NULL);
+}
+
+/*
+ * A sealed checkpoint's content is made from its items' kept texts and
+ * ids: the same items, ids, chunks and row as cutting its lists written
+ * whole, for a state of many chunks and for its patch (whose texts are
+ * copied from its parent's, ids and all).
+ */
+TEST(content_from_kept_texts_is_the_cut_of_the_lists_written)
+{
+	struct checkpoint c, next;
+	struct content kept, cut;
+	const char *text[CONTENT_LISTS];
+	size_t len[CONTENT_LISTS];
+	char *own[CONTENT_LISTS], *a, *b;
+
+	awkward(&c);
+	for (int i = 0; i < 300; i++)
+		json_array_append_new(c.decisions, json_pack("{s:s, s:i}", "text", "d", "n", i));
+	checkpoint_seal(&c);
+	checkpoint_init(&next);
+	checkpoint_share_content(&next, &c);
+	json_array_remove(next.decisions, 7);
+	json_array_append_new(next.tasks, json_pack("{s:s, s:s}", "text", "new", "status", "open"));
+	checkpoint_seal(&next);
+	for (int round = 0; round < 2; round++) {
+		const struct checkpoint *x = round ? &next : &c;
+
+		content_of(&kept, x, NULL);
+		for (size_t k = 0; k < CONTENT_LISTS; k++) {
+			own[k] = json_dumps(checkpoint_list(x, checkpoint_list_fields[k]),
+					    ITEM_TEXTS_STORED);
+			text[k] = own[k];
+			len[k] = strlen(own[k]);
+		}
+		CHECK_INT(content_split(&cut, text, len), 0);
+		CHECK(kept.n_chunks > 5);
+		a = cut_line(&kept);
+		b = cut_line(&cut);
+		CHECK_STR(a, b);
+		free(a);
+		free(b);
+		content_release(&kept);
+		content_release(&cut);
+		for (size_t k = 0; k < CONTENT_LISTS; k++)
+			free(own[k]);
+	}
+	checkpoint_release(&next);
 	checkpoint_release(&c);
 }
 
