@@ -643,7 +643,8 @@ char *checkpoint_content_text(const struct checkpoint *c)
 
 /*
  * dst's content fields become src's, each list and the metadata through
- * copy: json_deep_copy (new items) or json_copy (src's items, shared).
+ * copy: json_deep_copy (new items), json_copy (src's items, shared) or
+ * same (src's very lists).
  * The texts go with shared items only.
  */
 static void copy_content(struct checkpoint *dst, const struct checkpoint *src,
@@ -672,6 +673,30 @@ static void copy_content(struct checkpoint *dst, const struct checkpoint *src,
 static json_t *share(const json_t *v)
 {
 	return json_copy((json_t *)v);
+}
+
+/* json_incref: the very list, for checkpoints that do not change theirs in place. */
+static json_t *same(const json_t *v)
+{
+	return json_incref((json_t *)v);
+}
+
+void checkpoint_share_lists(struct checkpoint *dst, const struct checkpoint *src)
+{
+	copy_content(dst, src, same);
+}
+
+json_t *checkpoint_own_list(struct checkpoint *c, const struct checkpoint *from,
+			    const char *field)
+{
+	json_t **slot = checkpoint_list_slot(c, field), *mine;
+
+	if (from && *slot == checkpoint_list(from, field)) {
+		mine = json_copy(*slot);
+		json_decref(*slot);
+		*slot = mine;
+	}
+	return *slot;
 }
 
 void checkpoint_copy_content(struct checkpoint *dst, const struct checkpoint *src)

@@ -108,6 +108,21 @@ void checkpoint_copy_content(struct checkpoint *dst, const struct checkpoint *sr
 void checkpoint_share_content(struct checkpoint *dst, const struct checkpoint *src);
 
 /*
+ * As checkpoint_share_content, but dst takes src's very lists and
+ * metadata, counted once more: no list is copied.  Neither may then change
+ * a list in place; checkpoint_own_list gives one a list of its own first.
+ */
+void checkpoint_share_lists(struct checkpoint *dst, const struct checkpoint *src);
+
+/*
+ * c's list field, made c's own (a copy sharing its items) when it is
+ * still from's very list (checkpoint_share_lists), ready to be changed.
+ * from may be NULL: c's list as it is.
+ */
+json_t *checkpoint_own_list(struct checkpoint *c, const struct checkpoint *from,
+			    const char *field);
+
+/*
  * Makes each item of c that is, value and order of keys alike, the item
  * at the same place in from's list (an agent writing its whole state back,
  * most of it carried over) from's own item, counted once more, and gives

@@ -150,7 +150,7 @@ static enum smr_rc drop_field(const struct checkpoint *base, struct checkpoint *
 			      struct smr_err *err)
 {
 	const json_t *list = checkpoint_list(base, field);
-	json_t **slot = checkpoint_list_slot(out, field);
+	json_t *mine = checkpoint_own_list(out, base, field);
 	const char *key;
 	size_t i;
 	json_t *ref;
@@ -163,11 +163,11 @@ static enum smr_rc drop_field(const struct checkpoint *base, struct checkpoint *
 		rc = resolve_ref(list, field, ref, &key, err);
 		if (rc)
 			break;
-		at = find_key(*slot, field, key);
+		at = find_key(mine, field, key);
 		if (at < 0)
 			return smr_errf(err, SMR_EUNPROC, "%s '%s' is dropped twice",
 					noun(field, 1), key);
-		json_array_remove(*slot, (size_t)at);
+		json_array_remove(mine, (size_t)at);
 		count(changes, field, "dropped", 1);
 	}
 	return rc;
@@ -203,7 +203,7 @@ static enum smr_rc set_status(const struct checkpoint *base, struct checkpoint *
 {
 	const char *what = !strcmp(status, "done") ? "done" : "reopened";
 	const char *key, *now;
-	json_t *ref, *item;
+	json_t *ref, *item, *tasks;
 	size_t i;
 	long at;
 	enum smr_rc rc;
@@ -217,11 +217,12 @@ static enum smr_rc set_status(const struct checkpoint *base, struct checkpoint *
 		rc = resolve_ref(base->tasks, "tasks", ref, &key, err);
 		if (rc)
 			return rc;
-		at = find_key(out->tasks, "tasks", key);
+		tasks = checkpoint_own_list(out, base, "tasks");
+		at = find_key(tasks, "tasks", key);
 		if (at < 0)
 			return smr_errf(err, SMR_EUNPROC, "task '%s' is dropped by this change",
 					key);
-		item = json_array_get(out->tasks, (size_t)at);
+		item = json_array_get(tasks, (size_t)at);
 		now = json_string_value(json_object_get(item, "status"));
 		if (now && !strcmp(now, status))
 			return smr_errf(err, SMR_EUNPROC, "task '%s' is already %s", key,
@@ -229,27 +230,28 @@ static enum smr_rc set_status(const struct checkpoint *base, struct checkpoint *
 		/* the task is base's too (checkpoint_share_content): replace it */
 		item = json_copy(item);
 		json_object_set_new(item, "status", json_string(status));
-		json_array_set_new(out->tasks, (size_t)at, item);
+		json_array_set_new(tasks, (size_t)at, item);
 		count(changes, "tasks", what, 1);
 	}
 	return SMR_OK;
 }
 
 /* Appends the normalised items to out's field; an artifact of the same name is replaced. */
-static enum smr_rc add_items(struct checkpoint *out, const char *field, const json_t *items,
-			     json_t *changes, struct smr_err *err)
+static enum smr_rc add_items(const struct checkpoint *base, struct checkpoint *out,
+			     const char *field, const json_t *items, json_t *changes,
+			     struct smr_err *err)
 {
-	json_t **slot = checkpoint_list_slot(out, field);
-	json_t *norm = checkpoint_normalize_list(field, items, err), *item;
+	json_t *norm = checkpoint_normalize_list(field, items, err), *item, *mine;
 	const char *key;
 	size_t i;
 	long at;
 
 	if (!norm)
 		return err ? err->code : SMR_EINVAL;
+	mine = checkpoint_own_list(out, base, field);
 	json_array_foreach(norm, i, item) {
 		key = item_name(item, field);
-		at = find_key(*slot, field, key);
+		at = find_key(mine, field, key);
 		if (at >= 0 && strcmp(field, "artifacts")) {
 			enum smr_rc rc = checkpoint_err_duplicate(field, key, err);
 
@@ -257,10 +259,10 @@ static enum smr_rc add_items(struct checkpoint *out, const char *field, const js
 			return rc;
 		}
 		if (at >= 0) {
-			json_array_set(*slot, (size_t)at, item);
+			json_array_set(mine, (size_t)at, item);
 			count(changes, field, "replaced", 1);
 		} else {
-			json_array_append(*slot, item);
+			json_array_append(mine, item);
 			count(changes, field, "added", 1);
 		}
 	}
@@ -268,8 +270,8 @@ static enum smr_rc add_items(struct checkpoint *out, const char *field, const js
 	return SMR_OK;
 }
 
-static enum smr_rc apply_adds(struct checkpoint *out, const json_t *add, json_t *changes,
-			      struct smr_err *err)
+static enum smr_rc apply_adds(const struct checkpoint *base, struct checkpoint *out,
+			      const json_t *add, json_t *changes, struct smr_err *err)
 {
 	const char *name, *field;
 	json_t *items;
@@ -284,7 +286,7 @@ static enum smr_rc apply_adds(struct checkpoint *out, const json_t *add, json_t 
 		field = patch_field_name(name);
 		if (!field)
 			return smr_errf(err, SMR_EINVAL, "cannot add to unknown field '%s'", name);
-		rc = add_items(out, field, items, changes, err);
+		rc = add_items(base, out, field, items, changes, err);
 		if (rc)
 			return rc;
 	}
@@ -348,7 +350,8 @@ enum smr_rc patch_apply(const struct checkpoint *base, const json_t *patch,
 	if (!base)
 		base = &empty;
 	if (!rc) {
-		checkpoint_share_content(out, base);
+		/* a list the patch leaves alone is base's very list; one it changes is copied first */
+		checkpoint_share_lists(out, base);
 		meta = json_object_get(patch, "metadata");
 		json_decref(out->metadata);
 		out->metadata = meta ? json_deep_copy(meta) : json_object();
@@ -359,7 +362,7 @@ enum smr_rc patch_apply(const struct checkpoint *base, const json_t *patch,
 	if (!rc)
 		rc = set_status(base, out, json_object_get(patch, "reopen"), "open", ch, err);
 	if (!rc)
-		rc = apply_adds(out, json_object_get(patch, "add"), ch, err);
+		rc = apply_adds(base, out, json_object_get(patch, "add"), ch, err);
 	if (!rc)
 		rc = replace_text(patch, "title", &out->title, ch, err);
 	if (!rc)

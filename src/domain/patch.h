@@ -37,6 +37,8 @@ const char *patch_field_name(const char *name);
  * checkpoint_init()ed: the content fields only (not hash, parents, author,
  * time).  *changes (may be NULL) gets a new reference counting what changed:
  * {"decisions": {"added": 2}, "tasks": {"done": 1}, "title": true, ...}.
+ * A list the patch leaves alone is base's very list in out
+ * (checkpoint_share_lists): change it through checkpoint_own_list.
  * On error out may be partly filled; the caller releases it either way.
  */
 enum smr_rc patch_apply(const struct checkpoint *base, const json_t *patch,

@@ -29,14 +29,15 @@ static struct {
 } memo = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 /*
- * dst (uninitialised) becomes a copy of src sharing its items
- * (checkpoint_share_content): a patch of 1,000 items copies 1,000
- * pointers here, not 1,000 items.
+ * dst (uninitialised) becomes a copy of src sharing its very lists
+ * (checkpoint_share_lists): a checkpoint of 1,000 items is counted once
+ * more here, not copied.  Whoever gets or puts one so changes no list of
+ * it in place (patch.c copies a list before it changes it).
  */
 static void copy_whole(struct checkpoint *dst, const struct checkpoint *src)
 {
 	checkpoint_init(dst);
-	checkpoint_share_content(dst, src);
+	checkpoint_share_lists(dst, src);
 	dst->hash = src->hash ? xstrdup(src->hash) : NULL;
 	dst->parent_hash = src->parent_hash ? xstrdup(src->parent_hash) : NULL;
 	dst->merge_parent_hash = src->merge_parent_hash ? xstrdup(src->merge_parent_hash) : NULL;

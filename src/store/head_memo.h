@@ -7,9 +7,12 @@
 
 #include "domain/model.h"
 
-/* 1 and a deep copy of checkpoint hash in *out (caller releases), else 0. */
+/*
+ * 1 and checkpoint hash in *out (caller releases), else 0.  *out shares the
+ * memo's very lists (checkpoint_share_lists): change none in place.
+ */
 int head_memo_get(const char *hash, struct checkpoint *out);
-/* Remembers a deep copy of c (sealed: its hash set). */
+/* Remembers c (sealed: its hash set), sharing its very lists: c's may not change after. */
 void head_memo_put(const struct checkpoint *c);
 
 #endif

@@ -70,6 +70,42 @@ TEST(patch_carries_the_parent_forward)
 	checkpoint_release(&out);
 }
 
+/*
+ * A list the patch leaves alone is the parent's very list (nothing
+ * copied); one it changes is copied first, so the parent keeps its own.
+ */
+TEST(patch_copies_only_the_lists_it_changes)
+{
+	struct checkpoint parent, out;
+	json_t *p = json_loads("{\"add\":{\"tasks\":[\"Buy yen\"]},\"done\":[\"Pack\"],"
+			       "\"drop\":{\"entities\":[\"Kyoto\"]}}", 0, NULL);
+	char *before;
+
+	load(&parent, parent_json);
+	before = checkpoint_content_text(&parent);
+	checkpoint_init(&out);
+	CHECK_INT(patch_apply(&parent, p, &out, NULL, NULL), SMR_OK);
+	CHECK(out.decisions == parent.decisions);
+	CHECK(out.assumptions == parent.assumptions);
+	CHECK(out.open_questions == parent.open_questions);
+	CHECK(out.artifacts == parent.artifacts);
+	CHECK(out.tasks != parent.tasks);
+	CHECK(out.entities != parent.entities);
+	CHECK_INT(json_array_size(out.tasks), 3);
+	CHECK_STR(text_at(out.tasks, 1, "status"), "done");
+	CHECK_INT(json_array_size(out.entities), 0);
+	/* the parent as it was: two open tasks, its entity */
+	char *after = checkpoint_content_text(&parent);
+
+	CHECK_STR(after, before);
+	CHECK_STR(text_at(parent.tasks, 1, "status"), "open");
+	free(before);
+	free(after);
+	json_decref(p);
+	checkpoint_release(&out);
+	checkpoint_release(&parent);
+}
+
 TEST(patch_names_items_by_text_or_position)
 {
 	struct checkpoint out;
