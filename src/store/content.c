@@ -69,13 +69,13 @@ int64_t *content_row_unpack(const void *p, size_t bytes, size_t *n)
 	return v;
 }
 
-static void add_item(struct content *ct, size_t *cap, const char *p, size_t len)
+static void add_item(struct content *ct, size_t *cap, struct content_item it)
 {
 	if (ct->n_items == *cap) {
 		*cap = *cap ? *cap * 2 : 64;
 		ct->items = xrealloc(ct->items, *cap * sizeof(*ct->items));
 	}
-	ct->items[ct->n_items++] = (struct content_item){ digest64(p, len), p, len };
+	ct->items[ct->n_items++] = it;
 }
 
 /* The items of one list's text; -1 when it cannot be cut verbatim. */
@@ -86,7 +86,7 @@ static int cut_list(struct content *ct, size_t *cap, const char *p, size_t n)
 	int more;
 
 	while ((more = jspan_array_next(p, n, &at, &len)) > 0)
-		add_item(ct, cap, at, len);
+		add_item(ct, cap, (struct content_item){ digest64(at, len), at, len });
 	return more;
 }
 
@@ -184,11 +184,7 @@ static int content_from_texts(struct content *ct, const struct checkpoint *c)
 				content_release(ct);
 				return -1;
 			}
-			if (ct->n_items == icap) {
-				icap = icap ? icap * 2 : 64;
-				ct->items = xrealloc(ct->items, icap * sizeof(*ct->items));
-			}
-			ct->items[ct->n_items++] = it;
+			add_item(ct, &icap, it);
 		}
 	}
 	first[CONTENT_LISTS] = ct->n_items;
