@@ -18,8 +18,9 @@
 #      ratio is near 1);
 #   3. over HTTP (`smriti serve`, bench-scale http: one kept-alive
 #      connection, median latency, and the server's CPU per request):
-#      GET /repos/big/head (REQS requests), and the web UI's history first
-#      page, GET /v4/repos/big/graph?limit=400&changes=1 (src/ui/history.js;
+#      GET /repos/big/head (REQS requests, the best of three batches), and
+#      the web UI's history first page, GET
+#      /v4/repos/big/graph?limit=400&changes=1 (src/ui/history.js;
 #      GRAPH_REQS requests: it took 9 s a request at 20,000 checkpoints on
 #      a loaded machine);
 #   4. fork of "fork-src" (`smriti fork`, whole process, median of 5) and
@@ -247,6 +248,23 @@ http_figures() {
 		'{ printf "%s %.1f\n", $1, t * 1e6 / hz / n }'
 }
 
+# The HEAD reads: http_figures three times over, the lowest of the three
+# medians and the mean of the server's CPU.  One connection's requests one
+# after another wait on the wake-up of an idle thread each; on this VM
+# (cpuidle governor haltpoll) whole batches ran at 15-17 us a read or at
+# 80-95 us, by the second they started in, on either database and with the
+# same server.
+http_best() {
+	all=
+	for _ in 1 2 3; do
+		all="$all$(http_figures "$@")
+"
+	done
+	printf '%s' "$all" | awk '$1 == "-" { bad = 1 }
+		{ if (n == 0 || $1 < best) best = $1; cpu += $2; n++ }
+		END { if (bad || n == 0) print "- -"; else printf "%s %.1f\n", best, cpu / n }'
+}
+
 start_server() {
 	: >"$dir/serve.log"
 	SMRITI_DB=$1 "$S" serve --listen 127.0.0.1:0 --quiet 2>>"$dir/serve.log" >/dev/null &
@@ -325,7 +343,7 @@ measure() {
 		"$C space list --json")
 	f=$(fsck_us "$1")
 	start_server "$1"
-	h=$(http_figures "$REQS" GET /repos/big/head)
+	h=$(http_best "$REQS" GET /repos/big/head)
 	g=$(http_figures "$GRAPH_REQS" GET '/v4/repos/big/graph?limit=400&changes=1')
 	k=$(http_figures "$FORK_REQS" POST /v4/repos/fork-src/fork "{\"into\": \"served-$run-%ld\"}")
 	stop_server
