@@ -158,6 +158,7 @@ struct holders_memo {
 		size_t n;
 	} *blocks;
 	size_t nb;
+	size_t *at;                      /* per candidate: its chain's index in c, or SIZE_MAX */
 };
 
 /* Candidates whose holders expand() reads at least at once */
@@ -168,42 +169,50 @@ static void chain_key(char key[24], int64_t chain)
 	snprintf(key, 24, "%lld", (long long)chain);
 }
 
+/*
+ * Each chain of in[0..n) once, with its lowest candidate, and each
+ * candidate's chain (m->at): candidates of one checkpoint come together,
+ * so the last chain is looked at before the map.
+ */
 static void memo_chains(struct holders_memo *m, const struct search_row *in, size_t n)
 {
 	char key[24];
-	size_t k;
+	size_t k = SIZE_MAX;
 
+	m->at = xmalloc((n ? n : 1) * sizeof(*m->at));
 	for (size_t i = 0; i < n; i++) {
+		m->at[i] = SIZE_MAX;
 		if (!in[i].commit_hash || !in[i].chain)
 			continue;
-		chain_key(key, in[i].chain);
-		if (strmap_get(&m->chains, key, &k)) {
-			if (in[i].commit_id < m->c[k].ask.from)
-				m->c[k].ask.from = in[i].commit_id;
-			continue;
+		if (k == SIZE_MAX || m->c[k].ask.chain != in[i].chain) {
+			chain_key(key, in[i].chain);
+			if (!strmap_get(&m->chains, key, &k)) {
+				m->c = xrealloc(m->c, (m->nc + 1) * sizeof(*m->c));
+				m->c[m->nc] = (struct chain_reach){
+					{ in[i].chain, in[i].commit_id, in[i].space_id }, NULL, 0, 0 };
+				k = m->nc++;
+				strmap_put(&m->chains, key, k);
+			}
 		}
-		m->c = xrealloc(m->c, (m->nc + 1) * sizeof(*m->c));
-		m->c[m->nc] = (struct chain_reach){ { in[i].chain, in[i].commit_id, in[i].space_id },
-						    NULL, 0, 0 };
-		strmap_put(&m->chains, key, m->nc++);
+		if (in[i].commit_id < m->c[k].ask.from)
+			m->c[k].ask.from = in[i].commit_id;
+		m->at[i] = k;
 	}
 }
 
-/* Reads, in one statement, the holders of every chain of in[0..n) not read yet. */
-static enum smr_rc memo_read(struct store *st, struct holders_memo *m, const struct search_row *in,
-			     size_t n, struct smr_err *err)
+/* Reads, in one statement, the holders of every chain of candidates [from, to) not read yet. */
+static enum smr_rc memo_read(struct store *st, struct holders_memo *m, size_t from, size_t to,
+			     struct smr_err *err)
 {
-	struct reach_ask *asks = xcalloc(n + 1, sizeof(*asks));
+	struct reach_ask *asks = xcalloc(to - from + 1, sizeof(*asks));
 	struct memo_block b = { NULL, 0 };
 	size_t na = 0, k = 0;
 	char key[24];
 	enum smr_rc rc = SMR_OK;
 
-	for (size_t i = 0; i < n; i++) {
-		if (!in[i].commit_hash || !in[i].chain)
-			continue;
-		chain_key(key, in[i].chain);
-		if (strmap_get(&m->chains, key, &k) && !m->c[k].read) {
+	for (size_t i = from; i < to; i++) {
+		k = m->at[i];
+		if (k != SIZE_MAX && !m->c[k].read) {
 			m->c[k].read = 1;
 			asks[na++] = m->c[k].ask;
 		}
@@ -233,6 +242,7 @@ static void memo_release(struct holders_memo *m)
 		reach_into_free(m->blocks[i].v, m->blocks[i].n);
 	free(m->blocks);
 	free(m->c);
+	free(m->at);
 	strmap_release(&m->chains);
 }
 
@@ -243,15 +253,13 @@ static void memo_release(struct holders_memo *m)
  * r's chain with r's origin (a chain's rows share one); 0: ask
  * rows_holders.
  */
-static int holders_of(const struct holders_memo *m, const struct search_row *r,
+static int holders_of(const struct holders_memo *m, size_t i, const struct search_row *r,
 		      const char ***ids, const char ***names, size_t *n)
 {
 	const struct chain_reach *c;
-	char key[24];
-	size_t k;
+	size_t k = m->at[i];
 
-	chain_key(key, r->chain);
-	if (!strmap_get(&m->chains, key, &k) || strcmp(m->c[k].ask.origin, r->space_id))
+	if (k == SIZE_MAX || strcmp(m->c[k].ask.origin, r->space_id))
 		return 0;
 	c = &m->c[k];
 	*ids = xcalloc(c->n + 1, sizeof(**ids));
@@ -277,7 +285,7 @@ static enum smr_rc expand(struct store *st, const struct search_filter *f,
 			  struct search_row *in, size_t n_in, struct search_row **out,
 			  size_t *n, size_t *items, struct smr_err *err)
 {
-	struct holders_memo m = { STRMAP_INIT, NULL, 0, NULL, 0 };
+	struct holders_memo m = { STRMAP_INIT, NULL, 0, NULL, 0, NULL };
 	size_t cap = 0, k, read_to = 0;
 	enum smr_rc rc = SMR_OK;
 
@@ -293,7 +301,7 @@ static enum smr_rc expand(struct store *st, const struct search_filter *f,
 
 			w = w < READ_WINDOW ? READ_WINDOW : w;
 			read_to = i + w < n_in ? i + w : n_in;
-			rc = memo_read(st, &m, &in[i], read_to - i, err);
+			rc = memo_read(st, &m, i, read_to, err);
 			if (rc)
 				break;
 		}
@@ -303,7 +311,7 @@ static enum smr_rc expand(struct store *st, const struct search_filter *f,
 			(*items)++;
 			continue;
 		}
-		if (!in[i].chain || !holders_of(&m, &in[i], &ids, &names, &k)) {
+		if (!in[i].chain || !holders_of(&m, i, &in[i], &ids, &names, &k)) {
 			rc = rows_holders(st, in[i].commit_hash, 1, &wids, &wnames, &k, err);
 			ids = (const char **)wids;
 			names = (const char **)wnames;
