@@ -129,11 +129,18 @@
  * origin, live; 1: a Space reaching the chain at row fr or above) and, for
  * kind 1, the highest row of the chain it reaches (where its walk left the
  * chain, or its tip when on it): it holds row r of the chain at or above
- * fr when that is >= r.  By chain, then kind, then name.
+ * fr when that is >= r.  By chain, then kind, then name.  A chain that no
+ * other Space reaches at fr or above (no other Space's tip on it there, no
+ * chain branching from it there), as most of a search's are, is not walked:
+ * it gets its origin's row alone, which is all that holds it.
  */
 #define SQL_REACH_INTO(ASKS) \
 	"WITH RECURSIVE q(chain, fr, origin) AS (" ASKS ")," \
 	" d(start, chain, fr, x) AS (SELECT chain, chain, fr, CAST(NULL AS BIGINT) FROM q" \
+	" WHERE EXISTS (SELECT 1 FROM chain_entries e" \
+	"  WHERE e.from_chain = q.chain AND e.from_id >= q.fr)" \
+	" OR EXISTS (SELECT 1 FROM reach_tips t" \
+	"  WHERE t.chain = q.chain AND t.top_id >= q.fr AND t.repo_id <> q.origin)" \
 	" UNION SELECT d.start, e.to_chain, e.to_id, COALESCE(d.x, e.from_id)" \
 	" FROM d JOIN chain_entries e ON e.from_chain = d.chain AND e.from_id >= d.fr)" \
 	" SELECT d.start, r.id, r.name, 1, MAX(COALESCE(d.x, t.top_id)) FROM d" \

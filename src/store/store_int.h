@@ -506,7 +506,8 @@ struct reach_ask {
 /*
  * For each chain of asks, in one statement (store/sql.h, SQL_REACH_INTO):
  * its origin if live, then by name the live Spaces whose ref or reflog
- * reaches it at row from or above; *out by chain.  Caller
+ * reaches it at row from or above (the origin among them only when another
+ * Space reaches the chain there too); *out by chain.  Caller
  * reach_into_free()s *out.
  */
 enum smr_rc rows_reach_into(struct store *st, const struct reach_ask *asks, size_t n_asks,
