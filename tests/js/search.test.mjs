@@ -147,6 +147,35 @@ test('a checkpoint several Spaces hold (forks share history) is one result namin
   }
 });
 
+// A Space's matches with forks of it only below them, or deleted: its own result, naming it alone.
+test('a match no fork reaches names its Space alone, whatever forks sit below it or were deleted', () => {
+  const f = tempDb();
+  try {
+    ok(f.db, ['space', 'create', 'solo']);
+    ok(f.db, ['commit', '--replace', 'solo', '--title', 'Plan', '--decision', 'Keep it simple']);
+    ok(f.db, ['fork', 'solo', '--into', 'solo-old']);
+    ok(f.db, ['commit', '--replace', 'solo', '--title', 'Step 2', '--decision', 'Drop the foreign keys']);
+    ok(f.db, ['fork', 'solo', '--into', 'solo-gone']);
+    ok(f.db, ['space', 'delete', 'solo-gone', '--yes']);
+    ok(f.db, ['commit', '--replace', 'solo', '--title', 'Step 3', '--decision', 'Drop the foreign keys now']);
+    const spaces = (answer) => Object.fromEntries(answer.results.map((r) => [r.text, r.spaces]));
+    const cli = ok(f.db, ['search', 'foreign', '--json']);
+    assert.equal(cli.total, 2);
+    assert.deepEqual(spaces(cli), {
+      'Drop the foreign keys': [{ space: 'solo', in_head: false }],
+      'Drop the foreign keys now': [{ space: 'solo', in_head: true }],
+    });
+    // a fork at the first match holds it, and not the one after
+    ok(f.db, ['fork', 'solo~1', '--into', 'solo-mid']);
+    assert.deepEqual(spaces(ok(f.db, ['search', 'foreign', '--json'])), {
+      'Drop the foreign keys': [{ space: 'solo', in_head: false }, { space: 'solo-mid', in_head: true }],
+      'Drop the foreign keys now': [{ space: 'solo', in_head: true }],
+    });
+  } finally {
+    f.cleanup();
+  }
+});
+
 // until bounds the time an item was written, as since does from the other end, on every transport.
 test('--until, until= and the tool\'s until keep to what was written by then; a since after it is refused', async () => {
   const d = tempDb();
