@@ -121,8 +121,13 @@ static size_t chunk_list(struct content *ct, size_t *cap, size_t first, size_t l
 	return ct->n_chunks - before;
 }
 
-static void make_row(struct content *ct, const size_t per_list[CONTENT_LISTS])
+/* The chunks of each list's items (list k's: items[first[k] .. first[k + 1])) and the row of them. */
+static void chunk_lists(struct content *ct, const size_t first[CONTENT_LISTS + 1])
 {
+	size_t ccap = 0, per_list[CONTENT_LISTS];
+
+	for (size_t k = 0; k < CONTENT_LISTS; k++)
+		per_list[k] = chunk_list(ct, &ccap, first[k], first[k + 1]);
 	ct->n_row = CONTENT_LISTS + ct->n_chunks;
 	ct->row = xmalloc(ct->n_row * sizeof(*ct->row));
 	for (size_t k = 0; k < CONTENT_LISTS; k++)
@@ -134,7 +139,7 @@ static void make_row(struct content *ct, const size_t per_list[CONTENT_LISTS])
 int content_split(struct content *ct, const char *const text[CONTENT_LISTS],
 		  const size_t len[CONTENT_LISTS])
 {
-	size_t icap = 0, ccap = 0, first[CONTENT_LISTS + 1], per_list[CONTENT_LISTS];
+	size_t icap = 0, first[CONTENT_LISTS + 1];
 
 	memset(ct, 0, sizeof(*ct));
 	for (size_t k = 0; k < CONTENT_LISTS; k++) {
@@ -145,9 +150,7 @@ int content_split(struct content *ct, const char *const text[CONTENT_LISTS],
 		}
 	}
 	first[CONTENT_LISTS] = ct->n_items;
-	for (size_t k = 0; k < CONTENT_LISTS; k++)
-		per_list[k] = chunk_list(ct, &ccap, first[k], first[k + 1]);
-	make_row(ct, per_list);
+	chunk_lists(ct, first);
 	return 0;
 }
 
@@ -170,7 +173,7 @@ char *content_list_text(const struct item_texts *texts, const json_t *list)
  */
 static int content_from_texts(struct content *ct, const struct checkpoint *c)
 {
-	size_t icap = 0, ccap = 0, first[CONTENT_LISTS + 1], per_list[CONTENT_LISTS];
+	size_t icap = 0, first[CONTENT_LISTS + 1];
 	struct content_item it;
 	const json_t *list;
 
@@ -188,9 +191,7 @@ static int content_from_texts(struct content *ct, const struct checkpoint *c)
 		}
 	}
 	first[CONTENT_LISTS] = ct->n_items;
-	for (size_t k = 0; k < CONTENT_LISTS; k++)
-		per_list[k] = chunk_list(ct, &ccap, first[k], first[k + 1]);
-	make_row(ct, per_list);
+	chunk_lists(ct, first);
 	return 0;
 }
 

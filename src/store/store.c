@@ -856,13 +856,17 @@ enum smr_rc store_checkpoint_put(struct store *st, const char *space_id,
 	return rc;
 }
 
-/* store_checkpoint_put_on_head, checking with ref (not NULL) that sp is still what it names. */
-static enum smr_rc put_on_head_of(struct store *st, const struct space *sp, const char *ref,
-				  struct checkpoint *c, store_reseal_fn reseal, void *arg,
-				  struct smr_err *err)
+/*
+ * store_checkpoint_put_on_head on Space space_id, checking with ref that
+ * Space sp still is what it names when sp is not NULL (the _checked form).
+ */
+static enum smr_rc put_on_head_of(struct store *st, const char *space_id,
+				  const struct space *sp, const char *ref, struct checkpoint *c,
+				  store_reseal_fn reseal, void *arg, struct smr_err *err)
 {
-	struct put p = { .space_id = sp->id, .expected = c->parent_hash, .c = c, .onto = c,
-			 .ref = ref, .name = sp->name, .reseal = reseal, .reseal_arg = arg };
+	struct put p = { .space_id = space_id, .expected = c->parent_hash, .c = c, .onto = c,
+			 .ref = sp ? ref : NULL, .name = sp ? sp->name : NULL,
+			 .reseal = reseal, .reseal_arg = arg };
 	enum smr_rc rc;
 
 	if (c->merge_parent_hash)
@@ -872,7 +876,7 @@ static enum smr_rc put_on_head_of(struct store *st, const struct space *sp, cons
 	/* HEAD was locked and taken as the parent: the one conflict left is c already there */
 	if (rc == SMR_ECONFLICT)
 		rc = exists_already(c, err);
-	else if (rc == SMR_ENOTFOUND && ref)
+	else if (rc == SMR_ENOTFOUND && sp)
 		rc = renamed_away(ref, sp, err);
 	put_release(&p);
 	return rc;
@@ -887,9 +891,7 @@ enum smr_rc store_checkpoint_put_on_head(struct store *st, const char *space_id,
 					 struct checkpoint *c, store_reseal_fn reseal, void *arg,
 					 struct smr_err *err)
 {
-	const struct space sp = { .id = (char *)space_id };
-
-	return put_on_head_of(st, &sp, NULL, c, reseal, arg, err);
+	return put_on_head_of(st, space_id, NULL, NULL, c, reseal, arg, err);
 }
 
 enum smr_rc store_checkpoint_put_on_head_checked(struct store *st, const struct space *sp,
@@ -897,7 +899,7 @@ enum smr_rc store_checkpoint_put_on_head_checked(struct store *st, const struct 
 						 store_reseal_fn reseal, void *arg,
 						 struct smr_err *err)
 {
-	return put_on_head_of(st, sp, ref, c, reseal, arg, err);
+	return put_on_head_of(st, sp->id, sp, ref, c, reseal, arg, err);
 }
 
 enum smr_rc store_checkpoint_put_checked(struct store *st, const struct space *sp,
@@ -1056,31 +1058,38 @@ static enum smr_rc patch_rows(struct store *st, void *arg, struct smr_err *err)
 	return rc;
 }
 
-enum smr_rc store_checkpoint_update(struct store *st, const char *space_id,
-				    store_build_fn build, void *arg, struct checkpoint *out,
-				    struct smr_err *err)
+/*
+ * store_checkpoint_update on Space space_id, checking with ref that Space
+ * sp still is what it names when sp is not NULL (the _checked form).
+ */
+static enum smr_rc update_of(struct store *st, const char *space_id, const struct space *sp,
+			     const char *ref, store_build_fn build, void *arg,
+			     struct checkpoint *out, struct smr_err *err)
 {
-	struct patch_job u = { space_id, build, arg, out, 0, NULL, NULL };
+	struct patch_job u = { space_id, build, arg, out, 0, sp ? ref : NULL,
+			       sp ? sp->name : NULL };
 	enum smr_rc rc = write_rows(st, patch_rows, &u, err);
 
 	/* under HEAD's lock the one conflict left is a checkpoint already there */
 	if (rc == SMR_ECONFLICT && u.built)
 		rc = exists_already(out, err);
+	else if (rc == SMR_ENOTFOUND && u.built && sp)
+		rc = renamed_away(ref, sp, err);
 	return rc;
+}
+
+enum smr_rc store_checkpoint_update(struct store *st, const char *space_id,
+				    store_build_fn build, void *arg, struct checkpoint *out,
+				    struct smr_err *err)
+{
+	return update_of(st, space_id, NULL, NULL, build, arg, out, err);
 }
 
 enum smr_rc store_checkpoint_update_checked(struct store *st, const struct space *sp,
 					    const char *ref, store_build_fn build, void *arg,
 					    struct checkpoint *out, struct smr_err *err)
 {
-	struct patch_job u = { sp->id, build, arg, out, 0, ref, sp->name };
-	enum smr_rc rc = write_rows(st, patch_rows, &u, err);
-
-	if (rc == SMR_ECONFLICT && u.built)
-		rc = exists_already(out, err);
-	else if (rc == SMR_ENOTFOUND && u.built)
-		rc = renamed_away(ref, sp, err);
-	return rc;
+	return update_of(st, sp->id, sp, ref, build, arg, out, err);
 }
 
 /* ---- sharing history between Spaces (fork, merge) ---- */

@@ -323,8 +323,8 @@ enum smr_rc store_checkpoint_put_on_head(struct store *st, const char *space_id,
 					 struct smr_err *err);
 /*
  * 1 and, in *out, checkpoint hash as a write or patch of this process made
- * it lately, sharing its items (checkpoint_share_content), when one did;
- * else 0.  Caller releases *out.  A checkpoint is a function of its hash,
+ * it lately, sharing its very lists (checkpoint_share_lists: change none
+ * in place), when one did; else 0.  Caller releases *out.  A checkpoint is a function of its hash,
  * so any such copy is right; it may not be in the database (a transaction
  * that failed after making it).
  */
