@@ -831,11 +831,26 @@ static void server_notice(void *arg, const PGresult *r)
 }
 
 /*
+ * The open's first statement (setup_connection with current) also asks
+ * whether the schema is this smriti's with nothing left to convert, so that
+ * the usual open is one round trip and one statement; a table missing
+ * (42P01: a new database, or one from before the conversions) sends it
+ * the longer way, migrate() and the conversions, which look for themselves.
+ */
+#define OPEN_CHECKS ", (SELECT COALESCE(MAX(version), 0) FROM schema_migrations)," \
+		    " EXISTS (SELECT 1 FROM content_migration)," \
+		    " EXISTS (SELECT 1 FROM chain_migration)"
+
+static int schema_current(const PGresult *r);
+
+/*
  * Per-connection set-up: refuse a non-UTF-8 database, and make sure a commit
  * is flushed before it is acknowledged even if the server has
  * synchronous_commit off (local, remote_write, on and remote_apply are kept).
+ * With current (opening), *current gets 1 when the schema needs no
+ * migration or conversion (see OPEN_CHECKS), else 0.
  */
-static enum smr_rc setup_connection(struct pg_store *s, struct smr_err *err)
+static enum smr_rc setup_connection(struct pg_store *s, int *current, struct smr_err *err)
 {
 	const char *enc = PQparameterStatus(s->conn, "server_encoding");
 	PGresult *r;
@@ -854,11 +869,28 @@ static enum smr_rc setup_connection(struct pg_store *s, struct smr_err *err)
 	 * tables, so on a large history short queries were compiled on every
 	 * call (docs/storage.md).  Every statement here is a short one.
 	 */
-	r = PQexec(s->conn, "SELECT set_config('jit', 'off', false),"
-			    " CASE WHEN current_setting('synchronous_commit') = 'off'"
-			    " THEN set_config('synchronous_commit', 'on', false) END");
-	if (PQresultStatus(r) != PGRES_TUPLES_OK)
-		rc = pg_fail(s, r, "setting up the connection", err);
+#define SETTINGS "SELECT set_config('jit', 'off', false)," \
+		 " CASE WHEN current_setting('synchronous_commit') = 'off'" \
+		 " THEN set_config('synchronous_commit', 'on', false) END"
+	if (current) {
+		const char *state;
+
+		r = PQexec(s->conn, SETTINGS OPEN_CHECKS);
+		state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+		*current = PQresultStatus(r) == PGRES_TUPLES_OK && schema_current(r);
+		if (PQresultStatus(r) != PGRES_TUPLES_OK && !(state && !strcmp(state, "42P01")))
+			rc = pg_fail(s, r, "setting up the connection", err);
+		if (*current || rc || PQresultStatus(r) == PGRES_TUPLES_OK) {
+			PQclear(r);
+			return rc;
+		}
+		PQclear(r);
+	}
+	/* (the settings of a failed statement did not take) */
+	r = PQexec(s->conn, SETTINGS);
+#undef SETTINGS
+	rc = PQresultStatus(r) == PGRES_TUPLES_OK ? SMR_OK
+						  : pg_fail(s, r, "setting up the connection", err);
 	PQclear(r);
 	return rc;
 }
@@ -885,7 +917,7 @@ static enum smr_rc reconnect(struct pg_store *s, struct smr_err *err)
 		return smr_errf(err, SMR_EUNAVAIL, "cannot reach the database: %s",
 				conn_message(s, buf, sizeof(buf)));
 	}
-	return setup_connection(s, err);
+	return setup_connection(s, NULL, err);
 }
 
 /*
@@ -1182,13 +1214,49 @@ static enum smr_rc pipe_run(struct pg_store *s, enum stmt q, const struct params
 }
 
 /*
+ * A statement's first run on a connection, outside a transaction's
+ * pipeline: its Parse goes out with its Bind and Execute and a Sync, one
+ * round trip where PQprepare and PQexecPrepared took two.  A CLI command
+ * on PostgreSQL is a new connection whose statements are nearly all
+ * first runs.  fresh_begin enters pipeline mode; the caller sends the
+ * statement with take_keep; fresh_end (given what sending returned) reads
+ * every result, leaves pipeline mode and hands over the statement's.
+ */
+static enum smr_rc fresh_begin(struct pg_store *s, const char *what, struct smr_err *err)
+{
+	if (!PQenterPipelineMode(s->conn))
+		return pg_fail(s, NULL, what, err);
+	return SMR_OK;
+}
+
+static enum smr_rc fresh_end(struct pg_store *s, enum smr_rc rc, PGresult **out,
+			     struct smr_err *err)
+{
+	if (!rc)
+		rc = pipe_sync(s, err);
+	if (!rc)
+		rc = pipe_drain(s, err);
+	pipe_end(s);
+	if (!rc && !s->kept)
+		rc = smr_errf(err, SMR_EUNAVAIL, "database connection lost; retry");
+	if (rc) {
+		PQclear(s->kept);
+		s->kept = NULL;
+		return rc;
+	}
+	*out = s->kept;
+	s->kept = NULL;
+	return SMR_OK;
+}
+
+/*
  * Runs prepared statement q (preparing it first on this connection); *out
  * gets the rows (caller PQclear()s), or NULL on failure.
  */
 static enum smr_rc run(struct pg_store *s, enum stmt q, const struct params *p,
 		       PGresult **out, const char *what, struct smr_err *err)
 {
-	const char *name = stmt_name(q);
+	struct pipe_entry e = { .take = take_keep, .out = &s->kept, .what = what };
 	PGresult *r;
 	ExecStatusType st;
 	enum smr_rc rc;
@@ -1197,14 +1265,12 @@ static enum smr_rc run(struct pg_store *s, enum stmt q, const struct params *p,
 	if (in_pipeline(s))
 		return pipe_run(s, q, p, out, what, err);
 	if (!s->prepared[q]) {
-		r = PQprepare(s->conn, name, stmt_sql[q], 0, NULL);
-		rc = PQresultStatus(r) == PGRES_COMMAND_OK ? SMR_OK : pg_fail(s, r, what, err);
-		PQclear(r);
-		if (rc)
-			return rc;
-		s->prepared[q] = 1;
+		rc = fresh_begin(s, what, err);
+		if (!rc)
+			rc = pipe_send(s, q, p, &e, err);
+		return fresh_end(s, rc, out, err);
 	}
-	r = exec_prepared(s, name, p ? p->n : 0, p ? p->v : NULL);
+	r = exec_prepared(s, stmt_name(q), p ? p->n : 0, p ? p->v : NULL);
 	st = PQresultStatus(r);
 	if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
 		*out = r;
@@ -1460,9 +1526,18 @@ static enum smr_rc collapse_history(struct pg_store *s, const char *lock, int *f
 	return rc;
 }
 
+#define MIGRATIONS ((int)(sizeof(postgres_migrations) / sizeof(postgres_migrations[0])))
+
+/* Whether r, the open's first row (OPEN_CHECKS), finds nothing to migrate or convert. */
+static int schema_current(const PGresult *r)
+{
+	return PQntuples(r) == 1 && col_int(r, 0, 2) == MIGRATIONS &&
+	       !strcmp(PQgetvalue(r, 0, 3), "f") && !strcmp(PQgetvalue(r, 0, 4), "f");
+}
+
 static enum smr_rc migrate(struct pg_store *s, struct smr_err *err)
 {
-	int n = (int)(sizeof(postgres_migrations) / sizeof(postgres_migrations[0]));
+	int n = MIGRATIONS;
 	int version, from;
 	char lock[64];
 	enum smr_rc rc = schema_version(s, &version, err);
@@ -1551,6 +1626,7 @@ static enum smr_rc pg_open(const char *dsn, struct store **out, struct smr_err *
 {
 	struct pg_store *s = xcalloc(1, sizeof(*s));
 	enum smr_rc rc;
+	int current;
 	char buf[256];
 
 	s->base.ops = &store_postgres_ops;
@@ -1564,12 +1640,12 @@ static enum smr_rc pg_open(const char *dsn, struct store **out, struct smr_err *
 		pg_close(&s->base);
 		return rc;
 	}
-	rc = setup_connection(s, err);
-	if (!rc)
+	rc = setup_connection(s, &current, err);
+	if (!rc && !current)
 		rc = migrate(s, err);
-	if (!rc)
+	if (!rc && !current)
 		rc = convert_content(s, err);
-	if (!rc)
+	if (!rc && !current)
 		rc = rows_chain_backfill(&s->base, err);
 	if (rc) {
 		pg_close(&s->base);
@@ -3100,38 +3176,16 @@ static int generic_find(struct pg_store *s, const char *sql, char name[24], int 
 	return s->generic[i] != NULL;
 }
 
-/* The slot of sql on this connection, preparing it there first. */
-static enum smr_rc generic_slot(struct pg_store *s, const char *sql, char name[24],
-				const char *what, struct smr_err *err)
-{
-	PGresult *r;
-	int i;
-
-	if (generic_find(s, sql, name, &i))
-		return SMR_OK;
-	r = PQprepare(s->conn, name, sql, 0, NULL);
-	if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-		enum smr_rc rc = pg_fail(s, r, what, err);
-
-		PQclear(r);
-		return rc;
-	}
-	PQclear(r);
-	s->generic[i] = sql;
-	return SMR_OK;
-}
-
 /*
  * sql_text inside store.c's pipelined transaction: sends sql (preparing it
  * first on this connection) as a row of it.  SQL_ROW: with the rest, its
  * failure reported at txn_commit (*out stays NULL); else read at once, one
  * round trip, as run() does.
  */
-static enum smr_rc generic_row(struct pg_store *s, enum sql_mode mode, const char *sql,
-			       const char *const *params, int n, const char *what,
-			       PGresult **out, struct smr_err *err)
+/* Sends sql in the pipeline as entry e, preparing it first on this connection. */
+static enum smr_rc generic_send(struct pg_store *s, const char *sql, const char *const *params,
+				int n, const struct pipe_entry *e, struct smr_err *err)
 {
-	struct pipe_entry e = { .kind = PE_QUERY, .what = what, .conflict = "23505" };
 	char name[24];
 	int slot;
 	enum smr_rc rc = pipe_room(s, 2, err);
@@ -3140,20 +3194,31 @@ static enum smr_rc generic_row(struct pg_store *s, enum sql_mode mode, const cha
 		return rc;
 	if (!generic_find(s, sql, name, &slot)) {
 		if (!PQsendPrepare(s->conn, name, sql, 0, NULL))
-			return pipe_send_failed(s, what, err);
+			return pipe_send_failed(s, e->what, err);
 		s->pipe[s->npipe++] = (struct pipe_entry){ .kind = PE_PREPARE, .generic = slot + 1,
-							   .what = what };
+							   .what = e->what };
 		s->generic[slot] = sql;
 	}
+	if (!PQsendQueryPrepared(s->conn, name, n, params, NULL, NULL, 0))
+		return pipe_send_failed(s, e->what, err);
+	s->pipe[s->npipe++] = *e;
+	return SMR_OK;
+}
+
+static enum smr_rc generic_row(struct pg_store *s, enum sql_mode mode, const char *sql,
+			       const char *const *params, int n, const char *what,
+			       PGresult **out, struct smr_err *err)
+{
+	struct pipe_entry e = { .kind = PE_QUERY, .what = what, .conflict = "23505" };
+	enum smr_rc rc;
+
 	if (mode != SQL_ROW) {
 		e.take = take_keep;
 		e.out = &s->kept;
 	}
-	if (!PQsendQueryPrepared(s->conn, name, n, params, NULL, NULL, 0))
-		return pipe_send_failed(s, what, err);
-	s->pipe[s->npipe++] = e;
-	if (mode == SQL_ROW)
-		return SMR_OK;
+	rc = generic_send(s, sql, params, n, &e, err);
+	if (rc || mode == SQL_ROW)
+		return rc;
 	rc = pipe_read_kept(s, what, out, err);
 	if (!rc && !*out)     /* the connection died before: nothing was read */
 		rc = smr_errf(err, SMR_EUNAVAIL, "database connection lost; retry");
@@ -3163,13 +3228,21 @@ static enum smr_rc generic_row(struct pg_store *s, enum sql_mode mode, const cha
 static enum smr_rc generic_run(struct pg_store *s, const char *sql, const char *const *params,
 			       int n, const char *what, PGresult **out, struct smr_err *err)
 {
+	struct pipe_entry e = { .kind = PE_QUERY, .take = take_keep, .out = &s->kept,
+				.what = what };
 	char name[24];
 	PGresult *r;
 	ExecStatusType st;
-	enum smr_rc rc = generic_slot(s, sql, name, what, err);
+	enum smr_rc rc;
+	int slot;
 
-	if (rc)
-		return rc;
+	if (!generic_find(s, sql, name, &slot)) {
+		rc = fresh_begin(s, what, err);
+		if (!rc)
+			rc = generic_send(s, sql, params, n, &e, err);
+		rc = fresh_end(s, rc, out, err);
+		return rc && state_is(s, "23505") ? SMR_ECONFLICT : rc;
+	}
 	r = exec_prepared(s, name, n, params);
 	st = PQresultStatus(r);
 	if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
