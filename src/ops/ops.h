@@ -114,12 +114,6 @@ enum smr_rc ops_check_space_name(const char *name, struct smr_err *err);
  */
 enum smr_rc ops_resolve(struct ops_ctx *ctx, const char *ref, struct checkpoint *out,
 			struct smr_err *err);
-/*
- * ops_resolve() that may leave out's content unread: out->hash and
- * out->space are always set (a Space's HEAD, named alone, is not read).
- */
-enum smr_rc ops_resolve_id(struct ops_ctx *ctx, const char *ref, struct checkpoint *out,
-			   struct smr_err *err);
 /* ops_resolve() where a bare @{...} means space's (NULL: an error). */
 enum smr_rc ops_resolve_in(struct ops_ctx *ctx, const char *space, const char *ref,
 			   struct checkpoint *out, struct smr_err *err);

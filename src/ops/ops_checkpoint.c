@@ -269,9 +269,13 @@ static enum smr_rc take_parent(struct ops_ctx *ctx, const char *space_id, const 
 	return rc;
 }
 
-/* ops_resolve_in(); with content 0 out may hold the hash and Space only. */
+/*
+ * ops_resolve_in(); with content 0 out may hold the hash and Space only.
+ * With in_space, *in_space gets the id of the Space it was found in
+ * (caller frees), live or deleted.
+ */
 static enum smr_rc resolve(struct ops_ctx *ctx, const char *space, const char *ref, int content,
-			   struct checkpoint *out, struct smr_err *err)
+			   struct checkpoint *out, char **in_space, struct smr_err *err)
 {
 	struct ref_spec spec;
 	char *space_id = NULL, now[32];
@@ -298,7 +302,10 @@ static enum smr_rc resolve(struct ops_ctx *ctx, const char *space, const char *r
 		rc = take_parent(ctx, space_id, ref, spec.parent, out, err);
 	if (rc)
 		checkpoint_release(out);
-	free(space_id);
+	if (!rc && in_space)
+		*in_space = space_id;
+	else
+		free(space_id);
 	ref_spec_release(&spec);
 	return rc;
 }
@@ -306,19 +313,13 @@ static enum smr_rc resolve(struct ops_ctx *ctx, const char *space, const char *r
 enum smr_rc ops_resolve_in(struct ops_ctx *ctx, const char *space, const char *ref,
 			   struct checkpoint *out, struct smr_err *err)
 {
-	return resolve(ctx, space, ref, 1, out, err);
+	return resolve(ctx, space, ref, 1, out, NULL, err);
 }
 
 enum smr_rc ops_resolve(struct ops_ctx *ctx, const char *ref, struct checkpoint *out,
 			struct smr_err *err)
 {
-	return resolve(ctx, NULL, ref, 1, out, err);
-}
-
-enum smr_rc ops_resolve_id(struct ops_ctx *ctx, const char *ref, struct checkpoint *out,
-			   struct smr_err *err)
-{
-	return resolve(ctx, NULL, ref, 0, out, err);
+	return resolve(ctx, NULL, ref, 1, out, NULL, err);
 }
 
 enum smr_rc ops_resolve_hash(struct ops_ctx *ctx, const char *hash, struct checkpoint *out,
@@ -954,34 +955,34 @@ enum smr_rc ops_fork(struct ops_ctx *ctx, const char *ref, const char *new_space
 		     struct space *out, struct smr_err *err)
 {
 	struct checkpoint src = { 0 };
-	struct space from = { 0 }, sp = { 0 };
-	char id[37], now[32], *why = NULL;
+	struct space sp = { 0 };
+	char id[37], now[32], *why = NULL, *from = NULL;
 	enum smr_rc rc;
 
 	rc = ops_check_space_name(new_space, err);
-	if (!rc)   /* a fork needs the checkpoint's hash, not its content */
-		rc = ops_resolve_id(ctx, ref, &src, err);
-	if (!rc)
-		rc = store_space_find(ctx->st, src.space, &from, err);
+	if (!rc)   /* a fork needs the checkpoint's hash and its Space, not its content */
+		rc = resolve(ctx, NULL, ref, 0, &src, &from, err);
 	if (!rc) {
 		ctx->new_id(id);
 		ctx->now(now);
 		sp.id = id;
 		sp.name = (char *)new_space;
-		sp.description = xasprintf("forked from %s at %.12s", from.name, src.hash);
+		sp.description = xasprintf("forked from %s at %.12s", src.space, src.hash);
 		sp.created_at = now;
-		why = xasprintf("fork: from %s at %.12s", from.name, src.hash);
-		rc = store_space_fork(ctx->st, &sp, from.id, src.hash,
+		why = xasprintf("fork: from %s at %.12s", src.space, src.hash);
+		rc = store_space_fork(ctx->st, &sp, from, src.hash,
 				      &(struct ref_move){ ops_actor(ctx), why, now,
 							  ops_new_space_owner(ctx) }, err);
-		free(sp.description);
-		if (!rc)
-			ops_new_space_owned(ctx);
 		free(why);
 	}
-	if (!rc)
-		rc = store_space_get(ctx->st, id, out, err);
+	if (!rc) {   /* the Space as the fork wrote it: nothing to read back */
+		ops_new_space_owned(ctx);
+		*out = (struct space){ xstrdup(id), xstrdup(new_space), sp.description,
+				       xstrdup(now), xstrdup(src.hash), NULL };
+		sp.description = NULL;
+	}
+	free(sp.description);
+	free(from);
 	checkpoint_release(&src);
-	space_release(&from);
 	return rc;
 }
