@@ -3,9 +3,10 @@
  * asked, over chat turns): the store finds the items holding every word,
  * domain/search.c checks phrases and ranks them, and this file groups an
  * item's copies, says where it first appeared and whether HEAD still
- * holds it, and cuts the snippets.  A fork copies history, so one
- * checkpoint can be held by several Spaces: it is one result, naming
- * every searched Space that holds it.
+ * holds it, and cuts the snippets.  Forks share history, so one
+ * checkpoint can be held by several Spaces: the store finds its items once,
+ * each naming every searched Space that holds it, and each is ranked once
+ * and shown as one result.
  */
 #include "domain/ref.h"
 #include "domain/search.h"
@@ -29,7 +30,10 @@ static const char *const fields[] = {
 	"artifacts", "turn", NULL,
 };
 
-/* One item found: the rows of its copies (same Space, field and words). */
+/*
+ * One item found: the rows of its copies (same field and words, in
+ * checkpoints one Space wrote; a turn is its own).
+ */
 struct hit {
 	size_t newest, oldest;   /* rows */
 	double score;
@@ -124,7 +128,7 @@ static enum smr_rc check_filters(struct ops_ctx *ctx, const struct search_params
 	return rc;
 }
 
-/* Groups ranked rows into hits (copies of one item in one Space); caller frees. */
+/* Groups ranked rows into hits (a row's space_id: the Space that wrote its checkpoint); caller frees. */
 static struct hit *group(const struct search_row *rows, const double *scores, size_t n,
 			 size_t *nhits)
 {
@@ -163,18 +167,28 @@ static struct hit *group(const struct search_row *rows, const double *scores, si
 	return h;
 }
 
-/* qsort_r order of hits over rows (arg): searches run on many threads at once. */
+/* The Space a row is shown in: a turn's, or the first by name of those holding its checkpoint. */
+static const char *shown_id(const struct search_found *fd, const struct search_row *r)
+{
+	return r->n_holders ? fd->spaces[r->holders[0]].id : r->space_id;
+}
+
+static const char *shown_name(const struct search_found *fd, const struct search_row *r)
+{
+	return r->n_holders ? fd->spaces[r->holders[0]].name : r->space_name;
+}
+
+/* qsort_r order of hits over found rows (arg): searches run on many threads at once. */
 static int by_rank(const void *a, const void *b, void *arg)
 {
 	const struct hit *x = a, *y = b;
-	const struct search_row *rows = arg;
-	const struct search_row *rx = &rows[x->newest], *ry = &rows[y->newest];
+	const struct search_found *fd = arg;
+	const struct search_row *rx = &fd->rows[x->newest], *ry = &fd->rows[y->newest];
 	int c;
 
 	if (x->score != y->score)
 		return x->score > y->score ? -1 : 1;
 	c = strcmp(ry->created_at, rx->created_at);
-	/* the hash before the Space: one checkpoint's copies in several Spaces sort together */
 	if (!c)
 		c = strcmp(rx->commit_hash ? rx->commit_hash : "", ry->commit_hash ? ry->commit_hash : "");
 	if (!c)
@@ -182,7 +196,7 @@ static int by_rank(const void *a, const void *b, void *arg)
 	if (!c)
 		c = rx->ordinal < ry->ordinal ? -1 : rx->ordinal > ry->ordinal;
 	if (!c)
-		c = strcmp(rx->space_name, ry->space_name);
+		c = strcmp(shown_name(fd, rx), shown_name(fd, ry));
 	return c ? c : (rx->seq < ry->seq ? -1 : rx->seq > ry->seq);
 }
 
@@ -202,42 +216,55 @@ static char *item_text(const struct checkpoint *c, const char *field, int64_t or
 	return text;
 }
 
-/* 1 when checkpoint c has an item of field with exactly these words. */
-static int holds(const struct checkpoint *c, const char *field, const char *words)
+/* "field\nwords": how a HEAD's items are looked up (words as search_row's). */
+static void item_key(struct buf *key, const char *field, const char *words)
+{
+	key->len = 0;
+	buf_adds(key, field);
+	buf_addch(key, '\n');
+	buf_adds(key, words);
+}
+
+/* Every item of checkpoint c into held, by item_key (its text's words). */
+static void index_items(const struct checkpoint *c, struct strmap *held)
 {
 	struct search_item *v = NULL;
 	size_t n = store_search_items(c, &v);
-	int found = 0;
+	struct buf words = BUF_INIT(0), key = BUF_INIT(0);
 
-	for (size_t i = 0; i < n && !found; i++) {
-		struct buf b = BUF_INIT(0);
-
-		if (strcmp(v[i].field, field))
-			continue;
-		terms_normalize(v[i].text, strlen(v[i].text), &b);
-		found = !strcmp(b.ptr, words);
-		buf_release(&b);
+	for (size_t i = 0; i < n; i++) {
+		words.len = 0;
+		terms_normalize(v[i].text, strlen(v[i].text), &words);
+		item_key(&key, v[i].field, words.ptr ? words.ptr : "");
+		strmap_put(held, key.ptr, 1);
 	}
+	buf_release(&words);
+	buf_release(&key);
 	store_search_items_free(v, n);
-	return found;
 }
 
-/* Checkpoints read while rendering one answer, by "space\nhash" (a HEAD: "space\n"). */
 /*
- * Each checkpoint is its own allocation: a caller holds what read_once
- * returned while it reads the next, which may grow the array.
+ * Checkpoints read while rendering one answer, by "space\nhash"; each is
+ * its own allocation: a caller holds what read_once returned while it
+ * reads the next, which may grow the array.  And the HEADs of the Spaces
+ * shown, each read once however many Spaces it is the HEAD of (a hundred
+ * forks that have not moved share one), as the keys of their items.
  */
 struct reads {
 	struct strmap index;
 	struct checkpoint **v;
 	int *ok;
 	size_t n, cap;
+	struct strmap head_of;     /* Space id -> slot in held, SIZE_MAX: no HEAD */
+	struct strmap head_slot;   /* HEAD hash -> slot in held */
+	struct strmap *held;
+	size_t n_held;
 };
 
 static const struct checkpoint *read_once(struct ops_ctx *ctx, struct reads *rd,
 					  const char *space_id, const char *hash)
 {
-	char *key = xasprintf("%s\n%s", space_id, hash ? hash : "");
+	char *key = xasprintf("%s\n%s", space_id, hash);
 	size_t i;
 
 	if (!strmap_get(&rd->index, key, &i)) {
@@ -248,8 +275,7 @@ static const struct checkpoint *read_once(struct ops_ctx *ctx, struct reads *rd,
 		}
 		i = rd->n++;
 		rd->v[i] = xcalloc(1, sizeof(*rd->v[i]));
-		rd->ok[i] = hash ? !store_checkpoint_get(ctx->st, space_id, hash, rd->v[i], NULL)
-				 : !ops_head(ctx, space_id, rd->v[i], NULL);
+		rd->ok[i] = !store_checkpoint_get(ctx->st, space_id, hash, rd->v[i], NULL);
 		strmap_put(&rd->index, key, i);
 	}
 	free(key);
@@ -265,64 +291,94 @@ static void reads_release(struct reads *rd)
 	free(rd->v);
 	free(rd->ok);
 	strmap_release(&rd->index);
+	for (size_t i = 0; i < rd->n_held; i++)
+		strmap_release(&rd->held[i]);
+	free(rd->held);
+	strmap_release(&rd->head_of);
+	strmap_release(&rd->head_slot);
 }
 
-/* 1 when hits a and b are one item of one checkpoint (held by two Spaces). */
-static int same_item(const struct search_row *rows, const struct hit *a, const struct hit *b)
+/* The items of the HEAD of Space space_id (reads), or NULL: it has none, or it did not read. */
+static const struct strmap *head_items(struct ops_ctx *ctx, struct reads *rd,
+				       const char *space_id)
 {
-	const struct search_row *x = &rows[a->newest], *y = &rows[b->newest];
+	struct space sp = { 0 };
+	struct checkpoint head = { 0 };
+	size_t k = SIZE_MAX;
 
-	return x->commit_hash && y->commit_hash && !strcmp(x->commit_hash, y->commit_hash) &&
-	       !strcmp(x->field, y->field) && x->ordinal == y->ordinal;
+	if (strmap_get(&rd->head_of, space_id, &k))
+		return k == SIZE_MAX ? NULL : &rd->held[k];
+	if (!store_space_get(ctx->st, space_id, &sp, NULL) && sp.head &&
+	    !strmap_get(&rd->head_slot, sp.head, &k) &&
+	    !store_checkpoint_get(ctx->st, space_id, sp.head, &head, NULL)) {
+		rd->held = xrealloc(rd->held, (rd->n_held + 1) * sizeof(*rd->held));
+		rd->held[rd->n_held] = (struct strmap)STRMAP_INIT;
+		index_items(&head, &rd->held[rd->n_held]);
+		k = rd->n_held++;
+		strmap_put(&rd->head_slot, sp.head, k);
+		checkpoint_release(&head);
+	}
+	strmap_put(&rd->head_of, space_id, k);
+	space_release(&sp);
+	return k == SIZE_MAX ? NULL : &rd->held[k];
 }
 
-/* Whether the HEAD of the Space of row r holds r's item. */
-static int in_head_of(struct ops_ctx *ctx, struct reads *rd, const struct search_row *r)
+/* Whether the HEAD of Space space_id holds row r's item. */
+static int in_head_of(struct ops_ctx *ctx, struct reads *rd, const char *space_id,
+		      const struct search_row *r)
 {
-	const struct checkpoint *head = read_once(ctx, rd, r->space_id, NULL);
+	const struct strmap *held = head_items(ctx, rd, space_id);
+	struct buf key = BUF_INIT(0);
+	size_t one;
+	int in;
 
-	return head && holds(head, r->field, r->words);
+	if (!held)
+		return 0;
+	item_key(&key, r->field, r->words);
+	in = strmap_get(held, key.ptr, &one);
+	buf_release(&key);
+	return in;
 }
 
-/* [{space, in_head}] of the n hits of one checkpoint's item, Spaces by name. */
-static json_t *spaces_json(struct ops_ctx *ctx, struct reads *rd, const struct search_row *rows,
-			   const struct hit *h, size_t n)
+/* [{space, in_head}] of the Spaces holding checkpoint row r, by name. */
+static json_t *spaces_json(struct ops_ctx *ctx, struct reads *rd, const struct search_found *fd,
+			   const struct search_row *r)
 {
 	json_t *list = json_array();
 
-	for (size_t i = 0; i < n; i++) {
-		const struct search_row *r = &rows[h[i].newest];
+	for (size_t i = 0; i < r->n_holders; i++) {
+		const struct search_space *sp = &fd->spaces[r->holders[i]];
 
-		json_array_append_new(list, json_pack("{s:s, s:b}", "space", r->space_name,
-						      "in_head", in_head_of(ctx, rd, r)));
+		json_array_append_new(list, json_pack("{s:s, s:b}", "space", sp->name,
+						      "in_head", in_head_of(ctx, rd, sp->id, r)));
 	}
 	return list;
 }
 
 /*
- * The JSON of one result: the n hits from h on (n > 1 only for a
- * checkpoint several Spaces hold; space and in_head are the first's).
+ * The JSON of hit h: a checkpoint's item names every Space holding it
+ * (space and in_head are the first's).
  */
 static json_t *hit_json(struct ops_ctx *ctx, struct reads *rd, const struct search_query *q,
-			const struct search_row *rows, const struct hit *h, size_t n)
+			const struct search_found *fd, const struct hit *h)
 {
-	const struct search_row *r = &rows[h->newest], *first = &rows[h->oldest];
+	const struct search_row *r = &fd->rows[h->newest], *first = &fd->rows[h->oldest];
 	const struct checkpoint *c = NULL;
 	char *text = NULL, *snippet;
 	json_t *out, *marks = NULL, *spaces = NULL;
 	int in_head = 0;
 
 	if (r->commit_hash) {
-		c = read_once(ctx, rd, r->space_id, r->commit_hash);
-		spaces = spaces_json(ctx, rd, rows, h, n);
+		c = read_once(ctx, rd, shown_id(fd, r), r->commit_hash);
+		spaces = spaces_json(ctx, rd, fd, r);
 		in_head = json_is_true(json_object_get(json_array_get(spaces, 0), "in_head"));
 	}
 	text = c ? item_text(c, r->field, r->ordinal) : r->text ? xstrdup(r->text) : NULL;
 	snippet = search_snippet(q, text ? text : r->words, SNIPPET_BYTES, &marks);
-	out = json_pack("{s:s, s:s, s:s, s:s, s:f, s:s, s:o, s:s, s:s}", "space", r->space_name,
-			"kind", r->commit_hash ? "checkpoint" : "turn", "field", r->field,
-			"snippet", snippet, "score", h->score, "author", r->author,
-			"highlights", marks, "created_at", r->created_at, "text",
+	out = json_pack("{s:s, s:s, s:s, s:s, s:f, s:s, s:o, s:s, s:s}", "space",
+			shown_name(fd, r), "kind", r->commit_hash ? "checkpoint" : "turn",
+			"field", r->field, "snippet", snippet, "score", h->score, "author",
+			r->author, "highlights", marks, "created_at", r->created_at, "text",
 			text ? text : "");
 	if (r->commit_hash) {
 		json_object_set_new(out, "commit_hash", json_string(r->commit_hash));
@@ -342,36 +398,37 @@ static json_t *hit_json(struct ops_ctx *ctx, struct reads *rd, const struct sear
 	return out;
 }
 
-/* Ranks rows and renders the best limit of them. */
+/*
+ * Ranks the found rows, each item once however many Spaces hold it (so a
+ * fork does not change what its history's items score), and renders the
+ * best limit of them.
+ */
 static json_t *answer(struct ops_ctx *ctx, const struct search_query *q,
-		      const struct search_params *p, const struct search_row *rows, size_t n)
+		      const struct search_params *p, const struct search_found *fd)
 {
+	size_t n = fd->n, nhits, limit = p->limit ? p->limit : SEARCH_LIMIT_DEFAULT;
 	const char **f = xcalloc(n + 1, sizeof(*f)), **w = xcalloc(n + 1, sizeof(*w));
 	double *scores = xcalloc(n + 1, sizeof(*scores));
-	size_t nhits, j, shown = 0, limit = p->limit ? p->limit : SEARCH_LIMIT_DEFAULT;
 	struct hit *hits;
-	struct reads rd = { STRMAP_INIT, NULL, NULL, 0, 0 };
+	struct reads rd = { .index = STRMAP_INIT, .head_of = STRMAP_INIT,
+			    .head_slot = STRMAP_INIT };
 	json_t *list = json_array();
 
 	for (size_t i = 0; i < n; i++) {
-		f[i] = rows[i].field;
-		w[i] = rows[i].words;
+		f[i] = fd->rows[i].field;
+		w[i] = fd->rows[i].words;
 	}
 	search_rank(q, n, f, w, scores);
-	hits = group(rows, scores, n, &nhits);
-	qsort_r(hits, nhits, sizeof(*hits), by_rank, (void *)rows);
-	for (size_t i = 0; i < nhits; i = j, shown++) {
-		for (j = i + 1; j < nhits && same_item(rows, &hits[i], &hits[j]); j++)
-			;
-		if (shown < limit)
-			json_array_append_new(list, hit_json(ctx, &rd, q, rows, &hits[i], j - i));
-	}
+	hits = group(fd->rows, scores, n, &nhits);
+	qsort_r(hits, nhits, sizeof(*hits), by_rank, (void *)fd);
+	for (size_t i = 0; i < nhits && i < limit; i++)
+		json_array_append_new(list, hit_json(ctx, &rd, q, fd, &hits[i]));
 	reads_release(&rd);
 	free(f);
 	free(w);
 	free(scores);
 	free(hits);
-	return json_pack("{s:s, s:I, s:b, s:o}", "query", p->query, "total", (json_int_t)shown,
+	return json_pack("{s:s, s:I, s:b, s:o}", "query", p->query, "total", (json_int_t)nhits,
 			 "truncated", n >= SEARCH_CANDIDATES, "results", list);
 }
 
@@ -381,9 +438,9 @@ enum smr_rc ops_search(struct ops_ctx *ctx, const struct search_params *p, json_
 	struct search_query q;
 	struct search_word *words = NULL;
 	struct search_filter f = { 0 };
-	struct search_row *rows = NULL;
+	struct search_found found = { 0 };
 	char **ids = NULL, since[32] = "", until[32] = "";
-	size_t n = 0, n_ids = 0;
+	size_t n_ids = 0;
 	enum smr_rc rc = search_parse(p->query ? p->query : "", &q, err);
 
 	if (!rc)
@@ -402,11 +459,11 @@ enum smr_rc ops_search(struct ops_ctx *ctx, const struct search_params *p, json_
 					    .author = p->author, .since = *since ? since : NULL,
 					    .until = *until ? until : NULL,
 					    .turns = p->turns, .limit = SEARCH_CANDIDATES };
-		rc = store_search(ctx->st, &f, &rows, &n, err);
+		rc = store_search(ctx->st, &f, &found, err);
 	}
 	if (!rc)
-		*out = answer(ctx, &q, p, rows, n);
-	search_rows_free(rows, n);
+		*out = answer(ctx, &q, p, &found);
+	search_found_release(&found);
 	free(words);
 	free_ids(ids);
 	search_query_release(&q);

@@ -103,46 +103,43 @@ static int allowed(const struct search_filter *f, const char *id)
 	return 0;
 }
 
-static char *dup_or_null(const char *s)
-{
-	return s ? xstrdup(s) : NULL;
-}
-
 /*
- * Appends r for Space (id, name) to *v (length *n, room *cap): a copy, or
- * with take r's own strings (its last Space: most have one), leaving r
- * only its Space's.
+ * The Spaces a search's rows name (search_found.spaces), each once, with
+ * whether f allows it (asked once a Space, not once a row).
  */
-static void row_for(struct search_row *r, const char *id, const char *name, int take,
-		    struct search_row **v, size_t *n, size_t *cap)
-{
-	struct search_row *x;
+struct space_table {
+	struct strmap by_id;
+	struct search_found *found;
+	char *ok;
+	size_t cap;
+};
 
-	if (*n == *cap) {
-		*cap = *cap ? *cap * 2 : 16;
-		*v = xrealloc(*v, *cap * sizeof(**v));
+/* The index of Space (id, name) in the table, added if new. */
+static size_t table_index(struct space_table *t, const struct search_filter *f, const char *id,
+			  const char *name)
+{
+	struct search_found *o = t->found;
+	size_t k;
+
+	if (strmap_get(&t->by_id, id, &k))
+		return k;
+	if (o->n_spaces == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 16;
+		o->spaces = xrealloc(o->spaces, t->cap * sizeof(*o->spaces));
+		t->ok = xrealloc(t->ok, t->cap);
 	}
-	x = &(*v)[(*n)++];
-	if (take) {
-		*x = *r;
-		x->space_id = xstrdup(id);
-		x->space_name = xstrdup(name);
-		r->commit_hash = r->session_id = r->words = r->author = r->created_at = NULL;
-		r->text = NULL;
-		return;
-	}
-	*x = (struct search_row){ xstrdup(id), xstrdup(name), dup_or_null(r->commit_hash),
-				  dup_or_null(r->session_id), r->seq, r->field,
-				  r->ordinal, dup_or_null(r->words), dup_or_null(r->author),
-				  dup_or_null(r->created_at), dup_or_null(r->text),
-				  r->commit_id, r->chain };
+	o->spaces[o->n_spaces] = (struct search_space){ xstrdup(id), xstrdup(name) };
+	t->ok[o->n_spaces] = (char)allowed(f, id);
+	strmap_put(&t->by_id, id, o->n_spaces);
+	return o->n_spaces++;
 }
 
 /*
- * What expand() learns of the chains its candidates sit on: for each, its
- * lowest candidate and its origin (all known at once), then, read a window
- * of candidates at a time in one statement, its origin if live and the
- * Spaces reaching into it from that lowest candidate up.
+ * What keep_held() learns of the chains its candidates sit on: for each,
+ * its lowest candidate and its origin (all known at once), then, read a
+ * window of candidates at a time in one statement, its origin if live and
+ * the Spaces reaching into it from that lowest candidate up, with their
+ * places in the table, by name.
  */
 struct holders_memo {
 	struct strmap chains;            /* chain (decimal) -> index in c */
@@ -150,6 +147,8 @@ struct holders_memo {
 		struct reach_ask ask;
 		struct reach_into *v;    /* borrowed from a block */
 		size_t n;
+		size_t *at;              /* v's entries in the space table, by name */
+		size_t *order;           /* v's indexes in that order */
 		int read;
 	} *c;
 	size_t nc;
@@ -161,7 +160,7 @@ struct holders_memo {
 	size_t *at;                      /* per candidate: its chain's index in c, or SIZE_MAX */
 };
 
-/* Candidates whose holders expand() reads at least at once */
+/* Candidates whose holders keep_held() reads at least at once */
 #define READ_WINDOW 32
 
 static void chain_key(char key[24], int64_t chain)
@@ -189,7 +188,8 @@ static void memo_chains(struct holders_memo *m, const struct search_row *in, siz
 			if (!strmap_get(&m->chains, key, &k)) {
 				m->c = xrealloc(m->c, (m->nc + 1) * sizeof(*m->c));
 				m->c[m->nc] = (struct chain_reach){
-					{ in[i].chain, in[i].commit_id, in[i].space_id }, NULL, 0, 0 };
+					{ in[i].chain, in[i].commit_id, in[i].space_id }, NULL, 0,
+					NULL, NULL, 0 };
 				k = m->nc++;
 				strmap_put(&m->chains, key, k);
 			}
@@ -200,8 +200,30 @@ static void memo_chains(struct holders_memo *m, const struct search_row *in, siz
 	}
 }
 
+/* qsort_r order of a chain's reach entries (indexes into arg) by their Spaces' names. */
+static int by_entry_name(const void *a, const void *b, void *arg)
+{
+	const struct reach_into *v = arg;
+
+	return strcmp(v[*(const size_t *)a].name, v[*(const size_t *)b].name);
+}
+
+/* Chain c's Spaces into the table, and their order by name. */
+static void chain_places(struct chain_reach *c, struct space_table *t,
+			 const struct search_filter *f)
+{
+	c->at = xmalloc((c->n ? c->n : 1) * sizeof(*c->at));
+	c->order = xmalloc((c->n ? c->n : 1) * sizeof(*c->order));
+	for (size_t j = 0; j < c->n; j++) {
+		c->at[j] = table_index(t, f, c->v[j].id, c->v[j].name);
+		c->order[j] = j;
+	}
+	qsort_r(c->order, c->n, sizeof(*c->order), by_entry_name, c->v);
+}
+
 /* Reads, in one statement, the holders of every chain of candidates [from, to) not read yet. */
-static enum smr_rc memo_read(struct store *st, struct holders_memo *m, size_t from, size_t to,
+static enum smr_rc memo_read(struct store *st, struct holders_memo *m, struct space_table *t,
+			     const struct search_filter *f, size_t from, size_t to,
 			     struct smr_err *err)
 {
 	struct reach_ask *asks = xcalloc(to - from + 1, sizeof(*asks));
@@ -232,6 +254,7 @@ static enum smr_rc memo_read(struct store *st, struct holders_memo *m, size_t fr
 		m->c[k].v = &b.v[i];
 		while (i + m->c[k].n < b.n && b.v[i + m->c[k].n].chain == b.v[i].chain)
 			m->c[k].n++;
+		chain_places(&m->c[k], t, f);
 	}
 	return SMR_OK;
 }
@@ -240,6 +263,10 @@ static void memo_release(struct holders_memo *m)
 {
 	for (size_t i = 0; i < m->nb; i++)
 		reach_into_free(m->blocks[i].v, m->blocks[i].n);
+	for (size_t k = 0; k < m->nc; k++) {
+		free(m->c[k].at);
+		free(m->c[k].order);
+	}
 	free(m->blocks);
 	free(m->c);
 	free(m->at);
@@ -247,14 +274,13 @@ static void memo_release(struct holders_memo *m)
 }
 
 /*
- * The live Spaces holding candidate r (store/sql.h): its origin first,
- * then by name those reaching its chain at its row or above.  Strings
- * borrowed from the memo; caller frees the arrays.  1 when the memo has
- * r's chain with r's origin (a chain's rows share one); 0: ask
- * rows_holders.
+ * The Spaces of f holding candidate i (r) from the memo, by name, into
+ * r->holders: its chain's origin if live, and those reaching its chain at
+ * its row or above.  0 when the memo cannot say (no chain, or not r's
+ * origin: a chain's rows share one): ask rows_holders.
  */
-static int holders_of(const struct holders_memo *m, size_t i, const struct search_row *r,
-		      const char ***ids, const char ***names, size_t *n)
+static int holders_from_memo(const struct holders_memo *m, const struct space_table *t,
+			     size_t i, struct search_row *r)
 {
 	const struct chain_reach *c;
 	size_t k = m->at[i];
@@ -262,90 +288,109 @@ static int holders_of(const struct holders_memo *m, size_t i, const struct searc
 	if (k == SIZE_MAX || strcmp(m->c[k].ask.origin, r->space_id))
 		return 0;
 	c = &m->c[k];
-	*ids = xcalloc(c->n + 1, sizeof(**ids));
-	*names = xcalloc(c->n + 1, sizeof(**names));
-	*n = 0;
-	for (size_t j = 0; j < c->n; j++)
-		if (c->v[j].origin || (c->v[j].xmax >= r->commit_id && strcmp(c->v[j].id, r->space_id))) {
-			(*ids)[*n] = c->v[j].id;
-			(*names)[(*n)++] = c->v[j].name;
-		}
+	r->holders = xmalloc((c->n ? c->n : 1) * sizeof(*r->holders));
+	for (size_t o = 0; o < c->n; o++) {
+		size_t j = c->order[o];
+
+		if ((c->v[j].origin ||
+		     (c->v[j].xmax >= r->commit_id && strcmp(c->v[j].id, r->space_id))) &&
+		    t->ok[c->at[j]])
+			r->holders[r->n_holders++] = c->at[j];
+	}
 	return 1;
+}
+
+/* qsort_r order of space-table indexes (arg: the table) by name. */
+static int by_space_name(const void *a, const void *b, void *arg)
+{
+	const struct search_space *v = arg;
+
+	return strcmp(v[*(const size_t *)a].name, v[*(const size_t *)b].name);
+}
+
+/* r's holders one at a time (rows_holders), for a row the memo cannot answer. */
+static enum smr_rc holders_asked(struct store *st, struct space_table *t,
+				 const struct search_filter *f, struct search_row *r,
+				 struct smr_err *err)
+{
+	char **ids = NULL, **names = NULL;
+	size_t n = 0, k;
+	enum smr_rc rc = rows_holders(st, r->commit_hash, 1, &ids, &names, &n, err);
+
+	r->holders = xmalloc((n ? n : 1) * sizeof(*r->holders));
+	for (size_t j = 0; !rc && j < n; j++) {
+		k = table_index(t, f, ids[j], names[j]);
+		if (t->ok[k])
+			r->holders[r->n_holders++] = k;
+	}
+	qsort_r(r->holders, r->n_holders, sizeof(*r->holders), by_space_name, t->found->spaces);
+	for (size_t j = 0; j < n; j++) {
+		free(ids[j]);
+		free(names[j]);
+	}
+	free(ids);
+	free(names);
+	return rc;
 }
 
 /*
  * The backend finds each checkpoint item once (the history is shared);
- * here it becomes one row per live Space of f that holds the checkpoint,
- * which the operations fold into one hit listing those Spaces.  Turns
- * come filtered already.  *items gets how many of in were kept (at most
- * f->limit when it is set).  The Spaces are found per chain, not per
- * candidate: a search may bring thousands of candidates from one history.
+ * here each gets the live Spaces of f that hold it, and is dropped when
+ * there is none.  A checkpoint that a hundred forks hold is still one
+ * row, naming a hundred Spaces.  Turns come filtered already.  Rows are
+ * moved from in to out (at most f->limit of them when it is set).  The
+ * Spaces are found per chain, not per candidate: a search may bring
+ * thousands of candidates from one history.
  */
-static enum smr_rc expand(struct store *st, const struct search_filter *f,
-			  struct search_row *in, size_t n_in, struct search_row **out,
-			  size_t *n, size_t *items, struct smr_err *err)
+static enum smr_rc keep_held(struct store *st, const struct search_filter *f,
+			     struct search_row *in, size_t n_in, struct space_table *t,
+			     struct smr_err *err)
 {
 	struct holders_memo m = { STRMAP_INIT, NULL, 0, NULL, 0, NULL };
-	size_t cap = 0, k, read_to = 0;
+	struct search_found *out = t->found;
+	size_t cap = 0, read_to = 0;
 	enum smr_rc rc = SMR_OK;
 
-	*items = 0;
 	memo_chains(&m, in, n_in);
-	for (size_t i = 0; !rc && i < n_in && (!f->limit || *items < f->limit); i++) {
-		const char **ids = NULL, **names = NULL;
-		char **wids = NULL, **wnames = NULL;
-		size_t last = SIZE_MAX;
+	for (size_t i = 0; !rc && i < n_in && (!f->limit || out->n < f->limit); i++) {
+		struct search_row *r = &in[i];
 
-		if (i == read_to) {   /* as many as the items still wanted, at least READ_WINDOW */
-			size_t w = f->limit ? f->limit - *items : n_in - i;
+		if (i == read_to) {   /* as many as the rows still wanted, at least READ_WINDOW */
+			size_t w = f->limit ? f->limit - out->n : n_in - i;
 
 			w = w < READ_WINDOW ? READ_WINDOW : w;
 			read_to = i + w < n_in ? i + w : n_in;
-			rc = memo_read(st, &m, i, read_to, err);
+			rc = memo_read(st, &m, t, f, i, read_to, err);
 			if (rc)
 				break;
 		}
-
-		if (!in[i].commit_hash) {
-			row_for(&in[i], in[i].space_id, in[i].space_name, 1, out, n, &cap);
-			(*items)++;
+		if (r->commit_hash && !(r->chain && holders_from_memo(&m, t, i, r)))
+			rc = holders_asked(st, t, f, r, err);
+		if (rc || (r->commit_hash && !r->n_holders))
 			continue;
+		if (out->n == cap) {
+			cap = cap ? 2 * cap : 16;
+			out->rows = xrealloc(out->rows, cap * sizeof(*out->rows));
 		}
-		if (!in[i].chain || !holders_of(&m, i, &in[i], &ids, &names, &k)) {
-			rc = rows_holders(st, in[i].commit_hash, 1, &wids, &wnames, &k, err);
-			ids = (const char **)wids;
-			names = (const char **)wnames;
-		}
-		for (size_t j = 0; !rc && j < k; j++)
-			if (allowed(f, ids[j]))
-				last = j;
-		for (size_t j = 0; last != SIZE_MAX && j <= last; j++)
-			if (allowed(f, ids[j]))
-				row_for(&in[i], ids[j], names[j], j == last, out, n, &cap);
-		*items += last != SIZE_MAX;
-		for (size_t j = 0; wids && j < k; j++) {
-			free(wids[j]);
-			free(wnames[j]);
-		}
-		free(ids);
-		free(names);
+		out->rows[out->n++] = *r;
+		memset(r, 0, sizeof(*r));
 	}
 	memo_release(&m);
 	return rc;
 }
 
 enum smr_rc store_search(struct store *st, const struct search_filter *f,
-			 struct search_row **out, size_t *n, struct smr_err *err)
+			 struct search_found *out, struct smr_err *err)
 {
 	struct search_filter g = *f;
 	struct search_row *v = NULL;
-	size_t nv = 0, items = 0;
+	struct space_table t = { STRMAP_INIT, out, NULL, 0 };
+	size_t nv = 0;
 	char *spaces = NULL;
 	json_t *ids;
 	enum smr_rc rc;
 
-	*out = NULL;
-	*n = 0;
+	memset(out, 0, sizeof(*out));
 	if (f->space_ids) {
 		ids = json_array();
 		for (size_t i = 0; i < f->n_spaces; i++)
@@ -362,17 +407,32 @@ enum smr_rc store_search(struct store *st, const struct search_filter *f,
 	for (g.limit = f->limit && f->space_ids ? f->limit * 2 : f->limit;; g.limit *= 4) {
 		rc = st->ops->search(st, &g, spaces, &v, &nv, err);
 		if (!rc)
-			rc = expand(st, f, v, nv, out, n, &items, err);
+			rc = keep_held(st, f, v, nv, &t, err);
 		search_rows_free(v, nv);
 		v = NULL;
-		if (rc || !g.limit || nv < g.limit || items >= f->limit)
+		if (rc || !g.limit || nv < g.limit || out->n >= f->limit)
 			break;
-		search_rows_free(*out, *n);
-		*out = NULL;
-		*n = 0;
+		search_found_release(out);
+		strmap_release(&t.by_id);
+		t = (struct space_table){ STRMAP_INIT, out, t.ok, 0 };
 	}
+	if (rc)
+		search_found_release(out);
+	strmap_release(&t.by_id);
+	free(t.ok);
 	free(spaces);
 	return rc;
+}
+
+void search_found_release(struct search_found *f)
+{
+	search_rows_free(f->rows, f->n);
+	for (size_t i = 0; i < f->n_spaces; i++) {
+		free(f->spaces[i].id);
+		free(f->spaces[i].name);
+	}
+	free(f->spaces);
+	memset(f, 0, sizeof(*f));
 }
 
 void search_rows_free(struct search_row *v, size_t n)
@@ -386,6 +446,7 @@ void search_rows_free(struct search_row *v, size_t n)
 		free(v[i].author);
 		free(v[i].created_at);
 		free(v[i].text);
+		free(v[i].holders);
 	}
 	free(v);
 }

@@ -202,7 +202,16 @@ struct search_filter {
 	size_t limit;                      /* at most this many rows, indexed last first */
 };
 
-/* One matching item in one live Space. */
+/* A live Space that holds found checkpoints, once however many of them it holds. */
+struct search_space {
+	char *id, *name;
+};
+
+/*
+ * One matching item: of a checkpoint, found once however many Spaces hold
+ * it (the history is shared), with the Spaces of the filter that hold it;
+ * or a chat turn of one Space.
+ */
 struct search_row {
 	char *space_id;
 	char *space_name;
@@ -217,15 +226,33 @@ struct search_row {
 	char *text;           /* a turn's content; NULL for a checkpoint's item */
 	int64_t commit_id;    /* the checkpoint's row and chain (store/sql.h); 0 for a turn */
 	int64_t chain;
+	/*
+	 * A checkpoint's item: space_id is the Space that wrote the checkpoint
+	 * (live or not), space_name NULL; holders index search_found.spaces,
+	 * by name, at least one.  A turn: its Space, and no holders.
+	 */
+	size_t *holders;
+	size_t n_holders;
+};
+
+/* What store_search found: its rows, and the Spaces they name. */
+struct search_found {
+	struct search_row *rows;
+	size_t n;
+	struct search_space *spaces;
+	size_t n_spaces;
 };
 
 /*
  * Rows whose words match f, those indexed last first (for a history
- * written here, newest first; an import indexes older checkpoints late);
- * caller search_rows_free()s.
+ * written here, newest first; an import indexes older checkpoints late),
+ * at most f->limit of them, each held by a live Space of f; caller
+ * search_found_release()s *out.
  */
 enum smr_rc store_search(struct store *st, const struct search_filter *f,
-			 struct search_row **out, size_t *n, struct smr_err *err);
+			 struct search_found *out, struct smr_err *err);
+void search_found_release(struct search_found *f);
+/* Frees the rows a backend's search returned. */
 void search_rows_free(struct search_row *v, size_t n);
 
 /*

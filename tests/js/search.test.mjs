@@ -176,6 +176,46 @@ test('a match no fork reaches names its Space alone, whatever forks sit below it
   }
 });
 
+// Ranking counts a checkpoint's item once, however many Spaces hold it: forking a history changes
+// which Spaces a result names, never its score, the order, the total or `truncated`.
+test('forks change which Spaces a result names, never its score, order, total or truncated', () => {
+  const f = tempDb();
+  try {
+    ok(f.db, ['space', 'create', 'calc']);
+    ok(f.db, ['commit', '--replace', 'calc', '--title', 'Plan', '--decision', 'Cache the latency figures',
+      '--decision', 'Measure latency and throughput']);
+    ok(f.db, ['commit', '--replace', 'calc', '--title', 'Step', '--decision', 'Latency budget of 20 ms']);
+    ok(f.db, ['space', 'create', 'other']);
+    ok(f.db, ['commit', '--replace', 'other', '--title', 'Elsewhere', '--decision', 'latency latency everywhere']);
+    const ranked = (a) => ({ ...a, results: a.results.map(({ spaces, space, in_head, ...r }) => r) });
+    const before = ok(f.db, ['search', 'latency', '--json']);
+    assert.equal(before.total, 4);
+    const forks = ['calc-0', 'calc-1', 'calc-2', 'calc-3', 'calc-4', 'calc-5'];
+    for (const name of forks) ok(f.db, ['fork', 'calc', '--into', name]);
+    const after = ok(f.db, ['search', 'latency', '--json']);
+    assert.deepEqual(ranked(after), ranked(before));
+    assert.equal(after.truncated, false);
+    const budget = after.results.find((r) => r.text === 'Latency budget of 20 ms');
+    assert.deepEqual(budget.spaces.map((s) => s.space), ['calc', ...forks]);
+    assert.equal(budget.space, 'calc');
+    // a fork that drops an item and writes it again has a result of its own, first written there
+    ok(f.db, ['commit', '--replace', 'calc-2', '--title', 'Drop', '--decision', 'Nothing to see']);
+    const back = ok(f.db, ['commit', '--replace', 'calc-2', '--title', 'Back', '--decision',
+      'Latency budget of 20 ms', '--json']);
+    const again = ok(f.db, ['search', 'budget', '--json']);
+    assert.equal(again.total, 2);
+    const mine = again.results.find((r) => r.commit_hash === back.commit_hash);
+    assert.deepEqual(mine.spaces, [{ space: 'calc-2', in_head: true }]);
+    assert.equal(mine.first.commit_hash, back.commit_hash);
+    const shared = again.results.find((r) => r.commit_hash !== back.commit_hash);
+    assert.deepEqual(shared.spaces.map((s) => [s.space, s.in_head]),
+      [['calc', true], ['calc-0', true], ['calc-1', true], ['calc-2', true], ['calc-3', true],
+        ['calc-4', true], ['calc-5', true]]);   // calc-2's HEAD holds the words again
+  } finally {
+    f.cleanup();
+  }
+});
+
 // until bounds the time an item was written, as since does from the other end, on every transport.
 test('--until, until= and the tool\'s until keep to what was written by then; a since after it is refused', async () => {
   const d = tempDb();

@@ -1275,12 +1275,11 @@ CONFORMANCE(gc_keeps_what_a_reflog_reaches_and_removes_the_rest)
 	{
 		struct search_word w = { "nobody", 0 };
 		struct search_filter sf = { .words = &w, .n_words = 1, .limit = 10 };
-		struct search_row *rows = NULL;
-		size_t nr = 9;
+		struct search_found fd = { .n = 9 };
 
-		CHECK_INT(store_search(f->st, &sf, &rows, &nr, &err), SMR_OK);
-		CHECK_INT(nr, 0);
-		search_rows_free(rows, nr);
+		CHECK_INT(store_search(f->st, &sf, &fd, &err), SMR_OK);
+		CHECK_INT(fd.n, 0);
+		search_found_release(&fd);
 	}
 	free(head);
 	free(h1);
@@ -1577,6 +1576,50 @@ static void make_merge(struct checkpoint *c, const char *ours, const char *their
 }
 
 /* 1 if Space space_id reaches hash (store_checkpoint_get through it finds it). */
+/* One place a search found an item: a Space holding the row's checkpoint (a turn: its Space). */
+struct found_in {
+	const char *space_id;
+	const struct search_row *row;
+};
+
+/*
+ * store_search into *fd, checking that each checkpoint's item is one row
+ * whose holders come by name, and listing every (Space, row) it names
+ * into *in (caller frees *in, releases *fd).
+ */
+static enum smr_rc search_in(struct fixture *f, const struct search_filter *sf,
+			     struct search_found *fd, struct found_in **in, size_t *n,
+			     struct smr_err *err)
+{
+	enum smr_rc rc = store_search(f->st, sf, fd, err);
+	size_t cap = 0;
+
+	*in = NULL;
+	*n = 0;
+	for (size_t j = 0; !rc && j < fd->n; j++) {
+		const struct search_row *r = &fd->rows[j];
+
+		for (size_t k = 0; k < j; k++)
+			if (r->commit_hash && fd->rows[k].commit_hash &&
+			    !strcmp(r->commit_hash, fd->rows[k].commit_hash) &&
+			    !strcmp(r->field, fd->rows[k].field) && r->ordinal == fd->rows[k].ordinal)
+				CHECK(!"a checkpoint's item found twice");
+		CHECK(!r->commit_hash || r->n_holders > 0);
+		for (size_t k = 0; k < (r->commit_hash ? r->n_holders : 1); k++) {
+			if (*n == cap) {
+				cap = cap ? 2 * cap : 16;
+				*in = xrealloc(*in, cap * sizeof(**in));
+			}
+			(*in)[(*n)++] = (struct found_in){
+				r->commit_hash ? fd->spaces[r->holders[k]].id : r->space_id, r };
+			if (k > 0)
+				CHECK(strcmp(fd->spaces[r->holders[k - 1]].name,
+					     fd->spaces[r->holders[k]].name) < 0);
+		}
+	}
+	return rc;
+}
+
 static int reaches(struct fixture *f, const char *space_id, const char *hash)
 {
 	struct checkpoint got = { 0 };
@@ -1656,16 +1699,18 @@ static void check_reach_table(struct fixture *f, const char *o, const char *f1, 
 		struct search_word w = { titles[k], 0 };
 		struct search_filter sf = { .words = &w, .n_words = 1, .field = "title",
 					    .limit = 50 };
-		struct search_row *rows = NULL;
+		struct search_found fd;
+		struct found_in *at = NULL;
 		size_t n = 0, held = 0;
 		struct smr_err err = SMR_ERR_INIT;
 
-		CHECK_INT(store_search(f->st, &sf, &rows, &n, &err), SMR_OK);
+		CHECK_INT(search_in(f, &sf, &fd, &at, &n, &err), SMR_OK);
+		CHECK_INT(fd.n, 1);   /* one checkpoint, however many Spaces hold it */
 		for (int s = 0; s < 4; s++) {
 			int in = 0;
 
 			for (size_t j = 0; j < n; j++)
-				in |= !strcmp(rows[j].space_id, sp[s]);
+				in |= !strcmp(at[j].space_id, sp[s]);
 			held += (size_t)in;
 			if (in != want[s][k]) {
 				fprintf(stderr, "  '%s' found in space %d: want %d\n", titles[k], s,
@@ -1674,7 +1719,8 @@ static void check_reach_table(struct fixture *f, const char *o, const char *f1, 
 			}
 		}
 		CHECK_INT(n, held);
-		search_rows_free(rows, n);
+		free(at);
+		search_found_release(&fd);
 	}
 	CHECK(reaches(f, o, merged));
 	CHECK(!reaches(f, f1, merged));
@@ -1740,7 +1786,8 @@ CONFORMANCE(search_lists_the_holders_of_many_candidates)
 	char title[32];
 	struct search_word w = { "step", 0 };
 	struct search_filter sf = { .words = &w, .n_words = 1, .field = "title" };
-	struct search_row *rows = NULL;
+	struct search_found fd;
+	struct found_in *at = NULL;
 	size_t n = 0;
 
 	CHECK_INT(make_space(f, "line", line, &err), SMR_OK);
@@ -1756,32 +1803,36 @@ CONFORMANCE(search_lists_the_holders_of_many_candidates)
 		snprintf(title, sizeof(title), "late step %d", i);
 		CHECK_INT(put_next(f, late, &hl, title, 100 + i), SMR_OK);
 	}
-	CHECK_INT(store_search(f->st, &sf, &rows, &n, &err), SMR_OK);
-	/* 40 rows of line; 6 of early; 36 + 3 of late */
+	CHECK_INT(search_in(f, &sf, &fd, &at, &n, &err), SMR_OK);
+	/* one row a checkpoint: line's 40 and late's 3; held 40 times by line, 6 by early, 39 by late */
+	CHECK_INT(fd.n, 40 + 3);
 	CHECK_INT(n, 40 + 6 + 39);
 	for (size_t j = 0; j < n; j++) {
 		int k = -1;
 
 		for (int i = 0; i < 40; i++)
-			if (!strcmp(rows[j].commit_hash, v[i]))
+			if (!strcmp(at[j].row->commit_hash, v[i]))
 				k = i;
 		if (k < 0) {   /* late's own */
-			CHECK_STR(rows[j].space_id, late);
+			CHECK_STR(at[j].space_id, late);
 			continue;
 		}
-		if (!strcmp(rows[j].space_id, early))
+		if (!strcmp(at[j].space_id, early))
 			CHECK(k <= 5);
-		else if (!strcmp(rows[j].space_id, late))
+		else if (!strcmp(at[j].space_id, late))
 			CHECK(k <= 35);
 		else
-			CHECK_STR(rows[j].space_id, line);
+			CHECK_STR(at[j].space_id, line);
 	}
-	search_rows_free(rows, n);
+	free(at);
+	search_found_release(&fd);
 	/* a limit counts checkpoints, each with every Space that holds it */
 	sf.limit = 10;
-	CHECK_INT(store_search(f->st, &sf, &rows, &n, &err), SMR_OK);
+	CHECK_INT(search_in(f, &sf, &fd, &at, &n, &err), SMR_OK);
+	CHECK_INT(fd.n, 10);
 	CHECK_INT(n, 3 + 4 + 3 * 2);   /* late's 3; steps 39..36 in line; 35..33 in line and late */
-	search_rows_free(rows, n);
+	free(at);
+	search_found_release(&fd);
 	for (int i = 0; i < 40; i++)
 		free(v[i]);
 	free(h);
@@ -1798,16 +1849,15 @@ static unsigned found_titles(struct fixture *f, struct search_word *w, size_t nw
 {
 	struct smr_err err = SMR_ERR_INIT;
 	struct search_filter sf = { .words = w, .n_words = nw, .field = "title" };
-	struct search_row *rows = NULL;
-	size_t n = 0;
+	struct search_found fd;
 	unsigned bits = 0;
 
-	CHECK_INT(store_search(f->st, &sf, &rows, &n, &err), SMR_OK);
-	for (size_t j = 0; j < n; j++)
+	CHECK_INT(store_search(f->st, &sf, &fd, &err), SMR_OK);
+	for (size_t j = 0; j < fd.n; j++)
 		for (int k = 0; k < 5; k++)
-			if (!strcmp(rows[j].words, search_titles[k]))
+			if (!strcmp(fd.rows[j].words, search_titles[k]))
 				bits |= 1u << k;
-	search_rows_free(rows, n);
+	search_found_release(&fd);
 	return bits;
 }
 
@@ -2719,7 +2769,7 @@ CONFORMANCE(checkpoint_put_checked_refuses_a_renamed_space)
 		static const struct search_word w = { "id", 0 };
 		struct search_filter sf = { .words = &w, .n_words = 1 };
 		struct reflog_entry *log = NULL;
-		struct search_row *rows = NULL;
+		struct search_found fd;
 		size_t n = 0;
 
 		CHECK_INT(store_reflog_list(f->st, a, NULL, 0, &log, &n, &err), SMR_OK);
@@ -2731,11 +2781,11 @@ CONFORMANCE(checkpoint_put_checked_refuses_a_renamed_space)
 			CHECK_STR(log[1].action, "commit");
 		}
 		reflog_entries_free(log, n);
-		CHECK_INT(store_search(f->st, &sf, &rows, &n, &err), SMR_OK);
-		CHECK_INT(n, 2);   /* the title and the decision "by id", not those of "by name" */
-		for (size_t i = 0; i < n; i++)
-			CHECK_STR(rows[i].commit_hash, h);
-		search_rows_free(rows, n);
+		CHECK_INT(store_search(f->st, &sf, &fd, &err), SMR_OK);
+		CHECK_INT(fd.n, 2);   /* the title and the decision "by id", not those of "by name" */
+		for (size_t i = 0; i < fd.n; i++)
+			CHECK_STR(fd.rows[i].commit_hash, h);
+		search_found_release(&fd);
 	}
 	/* the name means another Space now, or the Space has another name: nothing written */
 	make_ckpt(&c, h, "stale memory", 3);
@@ -2759,10 +2809,9 @@ CONFORMANCE(put_with_more_index_rows_than_a_pipeline_holds)
 	static const struct search_word w = { "bulk", 0 };
 	struct search_filter sf = { .words = &w, .n_words = 1, .limit = 5000 };
 	struct smr_err err = SMR_ERR_INIT;
-	struct search_row *rows = NULL;
+	struct search_found fd;
 	struct checkpoint c;
 	char a[37], text[48], *head = NULL;
-	size_t n = 0;
 
 	CHECK_INT(make_space(f, "bulk", a, &err), SMR_OK);
 	checkpoint_init(&c);
@@ -2779,13 +2828,13 @@ CONFORMANCE(put_with_more_index_rows_than_a_pipeline_holds)
 	CHECK_INT(store_checkpoint_put(f->st, a, &c, NULL, &err), SMR_OK);
 	head = xstrdup(c.hash);
 	checkpoint_release(&c);
-	CHECK_INT(store_search(f->st, &sf, &rows, &n, &err), SMR_OK);
-	CHECK_INT(n, 1100);
-	search_rows_free(rows, n);
+	CHECK_INT(store_search(f->st, &sf, &fd, &err), SMR_OK);
+	CHECK_INT(fd.n, 1100);
+	search_found_release(&fd);
 	CHECK_INT(put_next(f, a, &head, "bulk after", 2), SMR_OK);
-	CHECK_INT(store_search(f->st, &sf, &rows, &n, &err), SMR_OK);
-	CHECK_INT(n, 1102);   /* the new title and decision */
-	search_rows_free(rows, n);
+	CHECK_INT(store_search(f->st, &sf, &fd, &err), SMR_OK);
+	CHECK_INT(fd.n, 1102);   /* the new title and decision */
+	search_found_release(&fd);
 	CHECK(fsck_ok(f));
 	free(head);
 }
@@ -4528,12 +4577,11 @@ CONFORMANCE(bulk_import_writes_the_rows_commits_write)
 	{
 		struct search_word w = { "latency", 0 };
 		struct search_filter sf = { .words = &w, .n_words = 1, .limit = 100 };
-		struct search_row *rows = NULL;
-		size_t nr = 0;
+		struct search_found fd;
 
-		CHECK_INT(store_search(f->st, &sf, &rows, &nr, &err), SMR_OK);
-		CHECK_INT(nr, CHAIN_STEPS);
-		search_rows_free(rows, nr);
+		CHECK_INT(store_search(f->st, &sf, &fd, &err), SMR_OK);
+		CHECK_INT(fd.n, CHAIN_STEPS);
+		search_found_release(&fd);
 	}
 	/* a Space of its own on the chain's steps 0 to 9: those rows are taken on, 10' is new */
 	{
