@@ -1183,6 +1183,19 @@ static enum smr_rc take_keep(struct pg_store *s, PGresult *r, struct pipe_entry 
 	return SMR_OK;
 }
 
+/* Hands the result take_keep kept to *out (caller PQclear()s), or drops it when rc failed. */
+static enum smr_rc hand_kept(struct pg_store *s, enum smr_rc rc, PGresult **out)
+{
+	if (rc) {
+		PQclear(s->kept);
+		s->kept = NULL;
+		return rc;
+	}
+	*out = s->kept;
+	s->kept = NULL;
+	return SMR_OK;
+}
+
 /* Has the server flush, and reads up to the result of the last entry sent (take_keep's). */
 static enum smr_rc pipe_read_kept(struct pg_store *s, const char *what, PGresult **out,
 				  struct smr_err *err)
@@ -1193,14 +1206,7 @@ static enum smr_rc pipe_read_kept(struct pg_store *s, const char *what, PGresult
 		rc = pipe_send_failed(s, what, err);
 	if (!rc)
 		rc = pipe_drain(s, err);
-	if (rc) {
-		PQclear(s->kept);
-		s->kept = NULL;
-		return rc;
-	}
-	*out = s->kept;
-	s->kept = NULL;
-	return SMR_OK;
+	return hand_kept(s, rc, out);
 }
 
 /* run() inside a pipeline: sends q, has the server flush, and reads up to its result. */
@@ -1239,14 +1245,7 @@ static enum smr_rc fresh_end(struct pg_store *s, enum smr_rc rc, PGresult **out,
 	pipe_end(s);
 	if (!rc && !s->kept)
 		rc = smr_errf(err, SMR_EUNAVAIL, "database connection lost; retry");
-	if (rc) {
-		PQclear(s->kept);
-		s->kept = NULL;
-		return rc;
-	}
-	*out = s->kept;
-	s->kept = NULL;
-	return SMR_OK;
+	return hand_kept(s, rc, out);
 }
 
 /*
