@@ -173,9 +173,12 @@ static const char *shown_id(const struct search_found *fd, const struct search_r
 	return r->n_holders ? fd->spaces[r->holders[0]].id : r->space_id;
 }
 
+/* ("" for a checkpoint's row whose holders are not read: see store_search_holders) */
 static const char *shown_name(const struct search_found *fd, const struct search_row *r)
 {
-	return r->n_holders ? fd->spaces[r->holders[0]].name : r->space_name;
+	if (r->n_holders)
+		return fd->spaces[r->holders[0]].name;
+	return r->space_name ? r->space_name : "";
 }
 
 /* qsort_r order of hits over found rows (arg): searches run on many threads at once. */
@@ -401,18 +404,21 @@ static json_t *hit_json(struct ops_ctx *ctx, struct reads *rd, const struct sear
 /*
  * Ranks the found rows, each item once however many Spaces hold it (so a
  * fork does not change what its history's items score), and renders the
- * best limit of them.
+ * best limit of them, the Spaces holding them read for those alone.
  */
-static json_t *answer(struct ops_ctx *ctx, const struct search_query *q,
-		      const struct search_params *p, const struct search_found *fd)
+static enum smr_rc answer(struct ops_ctx *ctx, const struct search_query *q,
+			  const struct search_params *p, struct search_found *fd, json_t **out,
+			  struct smr_err *err)
 {
-	size_t n = fd->n, nhits, limit = p->limit ? p->limit : SEARCH_LIMIT_DEFAULT;
+	size_t n = fd->n, nhits, limit = p->limit ? p->limit : SEARCH_LIMIT_DEFAULT, shown;
 	const char **f = xcalloc(n + 1, sizeof(*f)), **w = xcalloc(n + 1, sizeof(*w));
 	double *scores = xcalloc(n + 1, sizeof(*scores));
+	size_t *newest;
 	struct hit *hits;
 	struct reads rd = { .index = STRMAP_INIT, .head_of = STRMAP_INIT,
 			    .head_slot = STRMAP_INIT };
-	json_t *list = json_array();
+	json_t *list;
+	enum smr_rc rc;
 
 	for (size_t i = 0; i < n; i++) {
 		f[i] = fd->rows[i].field;
@@ -421,15 +427,27 @@ static json_t *answer(struct ops_ctx *ctx, const struct search_query *q,
 	search_rank(q, n, f, w, scores);
 	hits = group(fd->rows, scores, n, &nhits);
 	qsort_r(hits, nhits, sizeof(*hits), by_rank, (void *)fd);
-	for (size_t i = 0; i < nhits && i < limit; i++)
-		json_array_append_new(list, hit_json(ctx, &rd, q, fd, &hits[i]));
+	shown = nhits < limit ? nhits : limit;
+	newest = xcalloc(shown + 1, sizeof(*newest));
+	for (size_t i = 0; i < shown; i++)
+		newest[i] = hits[i].newest;
+	rc = store_search_holders(ctx->st, fd, newest, shown, err);
+	list = rc ? NULL : json_array();
+	/* (a Space deleted since the search held it alone: its result is not shown) */
+	for (size_t i = 0; !rc && i < shown; i++)
+		if (!fd->rows[hits[i].newest].commit_hash || fd->rows[hits[i].newest].n_holders)
+			json_array_append_new(list, hit_json(ctx, &rd, q, fd, &hits[i]));
+	if (!rc)
+		*out = json_pack("{s:s, s:I, s:b, s:o}", "query", p->query, "total",
+				 (json_int_t)nhits, "truncated", n >= SEARCH_CANDIDATES,
+				 "results", list);
 	reads_release(&rd);
+	free(newest);
 	free(f);
 	free(w);
 	free(scores);
 	free(hits);
-	return json_pack("{s:s, s:I, s:b, s:o}", "query", p->query, "total", (json_int_t)nhits,
-			 "truncated", n >= SEARCH_CANDIDATES, "results", list);
+	return rc;
 }
 
 enum smr_rc ops_search(struct ops_ctx *ctx, const struct search_params *p, json_t **out,
@@ -462,7 +480,7 @@ enum smr_rc ops_search(struct ops_ctx *ctx, const struct search_params *p, json_
 		rc = store_search(ctx->st, &f, &found, err);
 	}
 	if (!rc)
-		*out = answer(ctx, &q, p, &found);
+		rc = answer(ctx, &q, p, &found, out, err);
 	search_found_release(&found);
 	free(words);
 	free_ids(ids);

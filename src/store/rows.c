@@ -1229,6 +1229,31 @@ enum smr_rc rows_reach_into(struct store *st, const struct reach_ask *asks, size
 	return rc;
 }
 
+enum smr_rc rows_live_of(struct store *st, const char *const *ids, size_t n, char ***out,
+			 size_t *n_live, struct smr_err *err)
+{
+	json_t *v = json_array();
+	struct store_rows r;
+	enum smr_rc rc;
+
+	*out = NULL;
+	*n_live = 0;
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(v, json_string(ids[i]));
+	rc = json_param_rows(st, st->ops->live_of_sql, "live_of_sql", v, "finding live spaces",
+			     &r, err);
+	if (!rc) {
+		*out = xcalloc(2 * r.rows + 1, sizeof(**out));
+		for (size_t i = 0; i < r.rows; i++) {
+			(*out)[2 * i] = sql_take(&r, i, 0);
+			(*out)[2 * i + 1] = sql_take(&r, i, 1);
+		}
+		*n_live = r.rows;
+	}
+	store_rows_release(&r);
+	return rc;
+}
+
 void reach_into_free(struct reach_into *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {

@@ -2304,4 +2304,5 @@ const struct store_ops store_sqlite_ops = {
 	.sql_text = sqlite_sql_text,
 	.reach_into_sql = SQL_REACH_INTO(SQL_ASKS_SQLITE),
 	.heads_at_sql = SQL_HEADS_AT(SQL_HASHES_SQLITE),
+	.live_of_sql = SQL_LIVE_OF(SQL_HASHES_SQLITE),
 };

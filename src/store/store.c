@@ -334,9 +334,42 @@ static enum smr_rc holders_asked(struct store *st, struct space_table *t,
 }
 
 /*
+ * Whether every checkpoint candidate of in[0..n) has a live origin (1 in
+ * *all): a live Space holds every row it wrote (its HEAD and reflog
+ * reach them), so without a Space filter each such candidate is kept
+ * without reading who else holds it.  One statement for all their origins.
+ */
+static enum smr_rc origins_live(struct store *st, const struct search_row *in, size_t n,
+				int *all, struct smr_err *err)
+{
+	struct strmap seen = STRMAP_INIT;
+	const char **ids = xcalloc(n + 1, sizeof(*ids));
+	char **live = NULL;
+	size_t n_ids = 0, n_live = 0, one;
+	enum smr_rc rc = SMR_OK;
+
+	for (size_t i = 0; i < n; i++)
+		if (in[i].commit_hash && !strmap_get(&seen, in[i].space_id, &one)) {
+			strmap_put(&seen, in[i].space_id, 1);
+			ids[n_ids++] = in[i].space_id;
+		}
+	if (n_ids)
+		rc = rows_live_of(st, ids, n_ids, &live, &n_live, err);
+	*all = !rc && n_live == n_ids;   /* ids are distinct, and so are the rows */
+	for (size_t i = 0; i < 2 * n_live; i++)
+		free(live[i]);
+	free(live);
+	free(ids);
+	strmap_release(&seen);
+	return rc;
+}
+
+/*
  * The backend finds each checkpoint item once (the history is shared);
  * here each gets the live Spaces of f that hold it, and is dropped when
- * there is none.  A checkpoint that a hundred forks hold is still one
+ * there is none.  Without a Space filter, when every candidate's origin
+ * is live, all are kept and none read yet who holds it
+ * (store_search_holders, for the results shown).  A checkpoint that a hundred forks hold is still one
  * row, naming a hundred Spaces.  Turns come filtered already.  Rows are
  * moved from in to out (at most f->limit of them when it is set).  The
  * Spaces are found per chain, not per candidate: a search may bring
@@ -349,8 +382,20 @@ static enum smr_rc keep_held(struct store *st, const struct search_filter *f,
 	struct holders_memo m = { STRMAP_INIT, NULL, 0, NULL, 0, NULL };
 	struct search_found *out = t->found;
 	size_t cap = 0, read_to = 0;
-	enum smr_rc rc = SMR_OK;
+	int all_live = 0;
+	enum smr_rc rc = f->space_ids ? SMR_OK : origins_live(st, in, n_in, &all_live, err);
 
+	if (rc)
+		return rc;
+	if (all_live) {
+		out->n = f->limit && f->limit < n_in ? f->limit : n_in;
+		out->rows = xcalloc(out->n + 1, sizeof(*out->rows));
+		for (size_t i = 0; i < out->n; i++) {
+			out->rows[i] = in[i];
+			memset(&in[i], 0, sizeof(in[i]));
+		}
+		return SMR_OK;
+	}
 	memo_chains(&m, in, n_in);
 	for (size_t i = 0; !rc && i < n_in && (!f->limit || out->n < f->limit); i++) {
 		struct search_row *r = &in[i];
@@ -421,6 +466,46 @@ enum smr_rc store_search(struct store *st, const struct search_filter *f,
 	strmap_release(&t.by_id);
 	free(t.ok);
 	free(spaces);
+	return rc;
+}
+
+enum smr_rc store_search_holders(struct store *st, struct search_found *fd, const size_t *idx,
+				 size_t n, struct smr_err *err)
+{
+	struct search_filter any = { 0 };
+	struct space_table t = { STRMAP_INIT, fd, xmalloc(fd->n_spaces + 1), fd->n_spaces };
+	struct holders_memo m = { STRMAP_INIT, NULL, 0, NULL, 0, NULL };
+	struct search_row *v = xcalloc(n + 1, sizeof(*v));   /* borrowed strings */
+	size_t *at = xcalloc(n + 1, sizeof(*at)), nv = 0;
+	enum smr_rc rc = SMR_OK;
+
+	for (size_t j = 0; j < fd->n_spaces; j++) {
+		strmap_put(&t.by_id, fd->spaces[j].id, j);
+		t.ok[j] = 1;
+	}
+	for (size_t k = 0; k < n; k++) {
+		struct search_row *r = &fd->rows[idx[k]];
+
+		if (r->commit_hash && !r->holders) {
+			v[nv] = *r;
+			at[nv++] = idx[k];
+		}
+	}
+	memo_chains(&m, v, nv);
+	if (nv)
+		rc = memo_read(st, &m, &t, &any, 0, nv, err);
+	for (size_t i = 0; !rc && i < nv; i++)
+		if (!(v[i].chain && holders_from_memo(&m, &t, i, &v[i])))
+			rc = holders_asked(st, &t, &any, &v[i], err);
+	for (size_t i = 0; i < nv; i++) {
+		fd->rows[at[i]].holders = v[i].holders;
+		fd->rows[at[i]].n_holders = v[i].n_holders;
+	}
+	memo_release(&m);
+	strmap_release(&t.by_id);
+	free(t.ok);
+	free(v);
+	free(at);
 	return rc;
 }
 

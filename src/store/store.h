@@ -229,7 +229,8 @@ struct search_row {
 	/*
 	 * A checkpoint's item: space_id is the Space that wrote the checkpoint
 	 * (live or not), space_name NULL; holders index search_found.spaces,
-	 * by name, at least one.  A turn: its Space, and no holders.
+	 * by name, at least one once read (NULL until then: see
+	 * store_search_holders).  A turn: its Space, and no holders.
 	 */
 	size_t *holders;
 	size_t n_holders;
@@ -247,10 +248,16 @@ struct search_found {
  * Rows whose words match f, those indexed last first (for a history
  * written here, newest first; an import indexes older checkpoints late),
  * at most f->limit of them, each held by a live Space of f; caller
- * search_found_release()s *out.
+ * search_found_release()s *out.  With a Space filter every row's holders
+ * are read; without one, maybe none are yet: a Space holds every
+ * checkpoint it wrote, so a row whose origin is live is kept unread, and
+ * store_search_holders reads those of the rows a caller shows.
  */
 enum smr_rc store_search(struct store *st, const struct search_filter *f,
 			 struct search_found *out, struct smr_err *err);
+/* Reads the holders of rows idx[0..n) of fd that have none yet (the live Spaces holding them). */
+enum smr_rc store_search_holders(struct store *st, struct search_found *fd, const size_t *idx,
+				 size_t n, struct smr_err *err);
 void search_found_release(struct search_found *f);
 /* Frees the rows a backend's search returned. */
 void search_rows_free(struct search_row *v, size_t n);

@@ -319,6 +319,8 @@ struct store_ops {
 	const char *reach_into_sql;
 	/* SQL_HEADS_AT (store/sql.h) in the backend's spelling, for sql_text. */
 	const char *heads_at_sql;
+	/* SQL_LIVE_OF (store/sql.h) in the backend's spelling, for sql_text. */
+	const char *live_of_sql;
 	/* See store_watch_open_on; NULL: the backend has no change notices (SQLite). */
 	enum smr_rc (*watch_open)(const char *dsn, const char *channel, struct store_watch **out,
 				  struct smr_err *err);
@@ -513,6 +515,12 @@ struct reach_ask {
 enum smr_rc rows_reach_into(struct store *st, const struct reach_ask *asks, size_t n_asks,
 			    struct reach_into **out, size_t *n, struct smr_err *err);
 void reach_into_free(struct reach_into *v, size_t n);
+/*
+ * Which of the n Spaces ids are live: *out gets their rows, [id, name]
+ * strings two by two (caller frees each and the array), *n_live of them.
+ */
+enum smr_rc rows_live_of(struct store *st, const char *const *ids, size_t n, char ***out,
+			 size_t *n_live, struct smr_err *err);
 /*
  * The Spaces (live only, or deleted too) that hold checkpoint hash (see
  * sql.h: its origin, and every Space whose ref or reflog names it or a

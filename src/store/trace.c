@@ -199,7 +199,10 @@ static struct {
 
 static void make_table(struct store_ops *t, const struct store_ops *in)
 {
-	/* name, shared, accepts, open, auth_bump_sql, reach_into_sql, heads_at_sql, watch_open */
+	/*
+	 * name, shared, accepts, open, auth_bump_sql, reach_into_sql, heads_at_sql,
+	 * live_of_sql, watch_open
+	 */
 	*t = *in;
 	METHODS(SET)
 	SET_OWN(sql_text) SET_OWN(close) SET_OWN(txn_rollback) SET_OWN(bulk)

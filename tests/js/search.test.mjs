@@ -211,6 +211,15 @@ test('forks change which Spaces a result names, never its score, order, total or
     assert.deepEqual(shared.spaces.map((s) => [s.space, s.in_head]),
       [['calc', true], ['calc-0', true], ['calc-1', true], ['calc-2', true], ['calc-3', true],
         ['calc-4', true], ['calc-5', true]]);   // calc-2's HEAD holds the words again
+    // the Space that wrote them deleted: its forks still hold them, and name only themselves
+    const written = ok(f.db, ['search', 'latency', '--json']);
+    ok(f.db, ['space', 'delete', 'calc', '--yes']);
+    const orphaned = ok(f.db, ['search', 'latency', '--json']);
+    assert.deepEqual(ranked(orphaned), ranked(written));
+    assert.deepEqual(orphaned.results.find((r) => r.text === 'Latency budget of 20 ms' &&
+      r.commit_hash !== back.commit_hash).spaces.map((s) => s.space), forks);
+    ok(f.db, ['space', 'delete', 'other', '--yes']);
+    assert.equal(ok(f.db, ['search', 'everywhere', '--json']).total, 0);
   } finally {
     f.cleanup();
   }

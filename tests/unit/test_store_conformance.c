@@ -1583,7 +1583,8 @@ struct found_in {
 };
 
 /*
- * store_search into *fd, checking that each checkpoint's item is one row
+ * store_search into *fd and the holders of every row it found
+ * (store_search_holders), checking that each checkpoint's item is one row
  * whose holders come by name, and listing every (Space, row) it names
  * into *in (caller frees *in, releases *fd).
  */
@@ -1592,8 +1593,13 @@ static enum smr_rc search_in(struct fixture *f, const struct search_filter *sf,
 			     struct smr_err *err)
 {
 	enum smr_rc rc = store_search(f->st, sf, fd, err);
-	size_t cap = 0;
+	size_t cap = 0, *all = xcalloc(fd->n + 1, sizeof(*all));
 
+	for (size_t j = 0; j < fd->n; j++)
+		all[j] = j;
+	if (!rc)
+		rc = store_search_holders(f->st, fd, all, fd->n, err);
+	free(all);
 	*in = NULL;
 	*n = 0;
 	for (size_t j = 0; !rc && j < fd->n; j++) {

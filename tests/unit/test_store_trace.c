@@ -24,6 +24,7 @@ static const size_t shared_members[] = {
 	offsetof(struct store_ops, auth_bump_sql),
 	offsetof(struct store_ops, reach_into_sql),
 	offsetof(struct store_ops, heads_at_sql),
+	offsetof(struct store_ops, live_of_sql),
 	offsetof(struct store_ops, watch_open),
 };
 

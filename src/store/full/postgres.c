@@ -3367,6 +3367,7 @@ const struct store_ops store_postgres_ops = {
 	.sql_text = pg_sql_text,
 	.reach_into_sql = SQL_REACH_INTO(SQL_ASKS_PG),
 	.heads_at_sql = SQL_HEADS_AT(SQL_HASHES_PG),
+	.live_of_sql = SQL_LIVE_OF(SQL_HASHES_PG),
 	/* the notice is sent when this statement's transaction commits (pg_watch.c) */
 	.auth_bump_sql = PG_AUTH_BUMP,
 	.watch_open = pg_watch_open,
