@@ -1229,32 +1229,20 @@ enum smr_rc rows_reach_into(struct store *st, const struct reach_ask *asks, size
 	return rc;
 }
 
-/* The first two columns of r's rows as strings, two by two, into *out (caller frees each and the array). */
-static void take_pairs(struct store_rows *r, char ***out, size_t *n)
-{
-	*out = xcalloc(2 * r->rows + 1, sizeof(**out));
-	for (size_t i = 0; i < r->rows; i++) {
-		(*out)[2 * i] = sql_take(r, i, 0);
-		(*out)[2 * i + 1] = sql_take(r, i, 1);
-	}
-	*n = r->rows;
-}
-
-enum smr_rc rows_live_of(struct store *st, const char *const *ids, size_t n, char ***out,
-			 size_t *n_live, struct smr_err *err)
+enum smr_rc rows_live_of(struct store *st, const char *const *ids, size_t n, size_t *n_live,
+			 struct smr_err *err)
 {
 	json_t *v = json_array();
 	struct store_rows r;
 	enum smr_rc rc;
 
-	*out = NULL;
 	*n_live = 0;
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(v, json_string(ids[i]));
 	rc = json_param_rows(st, st->ops->live_of_sql, "live_of_sql", v, "finding live spaces",
 			     &r, err);
-	if (!rc)
-		take_pairs(&r, out, n_live);
+	if (!rc && r.rows == 1)
+		*n_live = (size_t)sql_int(&r, 0, 0);
 	store_rows_release(&r);
 	return rc;
 }
@@ -1372,8 +1360,14 @@ enum smr_rc store_space_forks(struct store *st, char ***pairs, size_t *n, struct
 
 	*pairs = NULL;
 	*n = 0;
-	if (!rc)
-		take_pairs(&r, pairs, n);
+	if (!rc) {
+		*pairs = xcalloc(2 * r.rows + 1, sizeof(**pairs));
+		for (size_t i = 0; i < r.rows; i++) {
+			(*pairs)[2 * i] = sql_take(&r, i, 0);
+			(*pairs)[2 * i + 1] = sql_take(&r, i, 1);
+		}
+		*n = r.rows;
+	}
 	store_rows_release(&r);
 	return rc;
 }

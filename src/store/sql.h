@@ -161,11 +161,11 @@
 	" JOIN repos r ON r.id = f.repo_id" \
 	" WHERE c.commit_hash IN (" HASHES ") AND r.deleted_at IS NULL ORDER BY r.name"
 /*
- * Which of the Spaces IDS spells (the rows of parameter $1, a JSON array
- * of ids) are live, with their names: a search's test that a checkpoint's
- * origin still holds it, once for all its candidates.
+ * How many of the Spaces IDS spells (the rows of parameter $1, a JSON
+ * array of distinct ids) are live: a search's test that its candidates'
+ * origins still hold them, once for all of them.
  */
-#define SQL_LIVE_OF(IDS) "SELECT id, name FROM repos WHERE deleted_at IS NULL AND id IN (" IDS ")"
+#define SQL_LIVE_OF(IDS) "SELECT COUNT(*) FROM repos WHERE deleted_at IS NULL AND id IN (" IDS ")"
 #define SQL_HASHES_SQLITE "SELECT value FROM json_each($1)"
 #define SQL_HASHES_PG "SELECT jsonb_array_elements_text($1::jsonb)"
 /* SQLite's and PostgreSQL's spellings of SQL_REACH_INTO's ASKS */

@@ -344,7 +344,6 @@ static enum smr_rc origins_live(struct store *st, const struct search_row *in, s
 {
 	struct strmap seen = STRMAP_INIT;
 	const char **ids = xcalloc(n + 1, sizeof(*ids));
-	char **live = NULL;
 	size_t n_ids = 0, n_live = 0, one;
 	enum smr_rc rc = SMR_OK;
 
@@ -354,11 +353,8 @@ static enum smr_rc origins_live(struct store *st, const struct search_row *in, s
 			ids[n_ids++] = in[i].space_id;
 		}
 	if (n_ids)
-		rc = rows_live_of(st, ids, n_ids, &live, &n_live, err);
-	*all = !rc && n_live == n_ids;   /* ids are distinct, and so are the rows */
-	for (size_t i = 0; i < 2 * n_live; i++)
-		free(live[i]);
-	free(live);
+		rc = rows_live_of(st, ids, n_ids, &n_live, err);
+	*all = !rc && n_live == n_ids;
 	free(ids);
 	strmap_release(&seen);
 	return rc;
@@ -369,11 +365,11 @@ static enum smr_rc origins_live(struct store *st, const struct search_row *in, s
  * here each gets the live Spaces of f that hold it, and is dropped when
  * there is none.  Without a Space filter, when every candidate's origin
  * is live, all are kept and none read yet who holds it
- * (store_search_holders, for the results shown).  A checkpoint that a hundred forks hold is still one
- * row, naming a hundred Spaces.  Turns come filtered already.  Rows are
- * moved from in to out (at most f->limit of them when it is set).  The
- * Spaces are found per chain, not per candidate: a search may bring
- * thousands of candidates from one history.
+ * (store_search_holders, for the results shown).  A checkpoint that a
+ * hundred forks hold is still one row, naming a hundred Spaces.  Turns
+ * come filtered already.  Rows are moved from in to out (at most f->limit
+ * of them when it is set).  The Spaces are found per chain, not per
+ * candidate: a search may bring thousands of candidates from one history.
  */
 static enum smr_rc keep_held(struct store *st, const struct search_filter *f,
 			     struct search_row *in, size_t n_in, struct space_table *t,

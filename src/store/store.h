@@ -358,9 +358,9 @@ enum smr_rc store_checkpoint_put_on_head(struct store *st, const char *space_id,
 /*
  * 1 and, in *out, checkpoint hash as a write or patch of this process made
  * it lately, sharing its very lists (checkpoint_share_lists: change none
- * in place), when one did; else 0.  Caller releases *out.  A checkpoint is a function of its hash,
- * so any such copy is right; it may not be in the database (a transaction
- * that failed after making it).
+ * in place), when one did; else 0.  Caller releases *out.  A checkpoint is
+ * a function of its hash, so any such copy is right; it may not be in the
+ * database (a transaction that failed after making it).
  */
 int store_checkpoint_recent(const char *hash, struct checkpoint *out);
 /*

@@ -515,12 +515,9 @@ struct reach_ask {
 enum smr_rc rows_reach_into(struct store *st, const struct reach_ask *asks, size_t n_asks,
 			    struct reach_into **out, size_t *n, struct smr_err *err);
 void reach_into_free(struct reach_into *v, size_t n);
-/*
- * Which of the n Spaces ids are live: *out gets their rows, [id, name]
- * strings two by two (caller frees each and the array), *n_live of them.
- */
-enum smr_rc rows_live_of(struct store *st, const char *const *ids, size_t n, char ***out,
-			 size_t *n_live, struct smr_err *err);
+/* How many of the n distinct Spaces ids are live, in *n_live. */
+enum smr_rc rows_live_of(struct store *st, const char *const *ids, size_t n, size_t *n_live,
+			 struct smr_err *err);
 /*
  * The Spaces (live only, or deleted too) that hold checkpoint hash (see
  * sql.h: its origin, and every Space whose ref or reflog names it or a

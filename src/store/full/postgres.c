@@ -874,19 +874,19 @@ static enum smr_rc setup_connection(struct pg_store *s, int *current, struct smr
 		 " THEN set_config('synchronous_commit', 'on', false) END"
 	if (current) {
 		const char *state;
+		int ran;
 
 		r = PQexec(s->conn, SETTINGS OPEN_CHECKS);
 		state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-		*current = PQresultStatus(r) == PGRES_TUPLES_OK && schema_current(r);
-		if (PQresultStatus(r) != PGRES_TUPLES_OK && !(state && !strcmp(state, "42P01")))
+		ran = PQresultStatus(r) == PGRES_TUPLES_OK;
+		*current = ran && schema_current(r);
+		if (!ran && !(state && !strcmp(state, "42P01")))
 			rc = pg_fail(s, r, "setting up the connection", err);
-		if (*current || rc || PQresultStatus(r) == PGRES_TUPLES_OK) {
-			PQclear(r);
-			return rc;
-		}
 		PQclear(r);
+		if (ran || rc)
+			return rc;
+		/* a table is missing: the failed statement's settings did not take */
 	}
-	/* (the settings of a failed statement did not take) */
 	r = PQexec(s->conn, SETTINGS);
 #undef SETTINGS
 	rc = PQresultStatus(r) == PGRES_TUPLES_OK ? SMR_OK
@@ -3175,12 +3175,6 @@ static int generic_find(struct pg_store *s, const char *sql, char name[24], int 
 	return s->generic[i] != NULL;
 }
 
-/*
- * sql_text inside store.c's pipelined transaction: sends sql (preparing it
- * first on this connection) as a row of it.  SQL_ROW: with the rest, its
- * failure reported at txn_commit (*out stays NULL); else read at once, one
- * round trip, as run() does.
- */
 /* Sends sql in the pipeline as entry e, preparing it first on this connection. */
 static enum smr_rc generic_send(struct pg_store *s, const char *sql, const char *const *params,
 				int n, const struct pipe_entry *e, struct smr_err *err)
@@ -3204,6 +3198,12 @@ static enum smr_rc generic_send(struct pg_store *s, const char *sql, const char 
 	return SMR_OK;
 }
 
+/*
+ * sql_text inside store.c's pipelined transaction: sends sql (preparing it
+ * first on this connection) as a row of it.  SQL_ROW: with the rest, its
+ * failure reported at txn_commit (*out stays NULL); else read at once, one
+ * round trip, as run() does.
+ */
 static enum smr_rc generic_row(struct pg_store *s, enum sql_mode mode, const char *sql,
 			       const char *const *params, int n, const char *what,
 			       PGresult **out, struct smr_err *err)
