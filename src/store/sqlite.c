@@ -897,19 +897,19 @@ char *store_fts5_query(const struct search_word *words, size_t n)
 
 static void read_search_row(sqlite3_stmt *q, void *elem)
 {
+	static const int cols[SEARCH_TEXTS] = { 0, 1, 2, 3, 7, 8, 9, 10 };
 	struct search_row *r = elem;
+	const char *text[SEARCH_TEXTS];
+	size_t len[SEARCH_TEXTS];
 
-	r->space_id = col_text(q, 0);
-	r->space_name = col_text(q, 1);
-	r->commit_hash = col_text(q, 2);
-	r->session_id = col_text(q, 3);
+	for (int k = 0; k < SEARCH_TEXTS; k++) {
+		text[k] = (const char *)sqlite3_column_text(q, cols[k]);
+		len[k] = (size_t)sqlite3_column_bytes(q, cols[k]);
+	}
+	search_row_texts(r, text, len);
 	r->seq = sqlite3_column_int64(q, 4);
 	r->field = store_field_name(sqlite3_column_int(q, 5));
 	r->ordinal = sqlite3_column_int64(q, 6);
-	r->words = col_text(q, 7);
-	r->author = col_text(q, 8);
-	r->created_at = col_text(q, 9);
-	r->text = col_text(q, 10);
 	r->commit_id = sqlite3_column_int64(q, 12);
 	r->chain = sqlite3_column_int64(q, 13);
 }

@@ -519,17 +519,34 @@ void search_found_release(struct search_found *f)
 void search_rows_free(struct search_row *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		free(v[i].space_id);
-		free(v[i].space_name);
-		free(v[i].commit_hash);
-		free(v[i].session_id);
-		free(v[i].words);
-		free(v[i].author);
-		free(v[i].created_at);
-		free(v[i].text);
+		free(v[i].texts);
 		free(v[i].holders);
 	}
 	free(v);
+}
+
+void search_row_texts(struct search_row *r, const char *const text[SEARCH_TEXTS],
+		      const size_t len[SEARCH_TEXTS])
+{
+	const char **field[SEARCH_TEXTS] = {
+		&r->space_id, &r->space_name, &r->commit_hash, &r->session_id, &r->words,
+		&r->author, &r->created_at, &r->text,
+	};
+	size_t total = 0;
+	char *at;
+
+	for (int k = 0; k < SEARCH_TEXTS; k++)
+		total += text[k] ? len[k] + 1 : 0;
+	r->texts = at = xmalloc(total + 1);
+	for (int k = 0; k < SEARCH_TEXTS; k++) {
+		*field[k] = NULL;
+		if (!text[k])
+			continue;
+		memcpy(at, text[k], len[k]);
+		at[len[k]] = '\0';
+		*field[k] = at;
+		at += len[k] + 1;
+	}
 }
 
 enum smr_rc store_checkpoint_get(struct store *st, const char *space_id, const char *hash,

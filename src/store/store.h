@@ -213,17 +213,19 @@ struct search_space {
  * or a chat turn of one Space.
  */
 struct search_row {
-	char *space_id;
-	char *space_name;
-	char *commit_hash;    /* NULL for a turn */
-	char *session_id;     /* a turn's session, else NULL */
-	int64_t seq;          /* a turn's sequence number, else 0 */
-	const char *field;    /* static: store_field_name's */
+	/* the texts point into texts, which the row owns (search_row_texts) */
+	const char *space_id;
+	const char *space_name;
+	const char *commit_hash;    /* NULL for a turn */
+	const char *session_id;     /* a turn's session, else NULL */
+	int64_t seq;                /* a turn's sequence number, else 0 */
+	const char *field;          /* static: store_field_name's */
 	int64_t ordinal;
-	char *words;          /* the indexed words */
-	char *author;
-	char *created_at;
-	char *text;           /* a turn's content; NULL for a checkpoint's item */
+	const char *words;          /* the indexed words */
+	const char *author;
+	const char *created_at;
+	const char *text;           /* a turn's content; NULL for a checkpoint's item */
+	char *texts;
 	int64_t commit_id;    /* the checkpoint's row and chain (store/sql.h); 0 for a turn */
 	int64_t chain;
 	/*
@@ -261,6 +263,18 @@ enum smr_rc store_search_holders(struct store *st, struct search_found *fd, cons
 void search_found_release(struct search_found *f);
 /* Frees the rows a backend's search returned. */
 void search_rows_free(struct search_row *v, size_t n);
+
+/*
+ * The texts of a backend's search row, in this order (NULL: none), copied
+ * into one block that r owns: a search reads thousands of rows, and a
+ * block each was a fifth of its time where a copy each text was.
+ */
+enum search_row_text {
+	SEARCH_SPACE_ID, SEARCH_SPACE_NAME, SEARCH_COMMIT_HASH, SEARCH_SESSION_ID, SEARCH_WORDS,
+	SEARCH_AUTHOR, SEARCH_CREATED_AT, SEARCH_TEXT, SEARCH_TEXTS
+};
+void search_row_texts(struct search_row *r, const char *const text[SEARCH_TEXTS],
+		      const size_t len[SEARCH_TEXTS]);
 
 /*
  * The rows one import adds to one Space, as the operations planned them

@@ -1906,17 +1906,18 @@ static enum smr_rc pg_search(struct store *st, const struct search_filter *f,
 	rows = PQntuples(r);
 	v = xcalloc(rows ? (size_t)rows : 1, sizeof(*v));
 	for (int i = 0; i < rows; i++) {
-		v[i].space_id = col_text(r, i, 0);
-		v[i].space_name = col_text(r, i, 1);
-		v[i].commit_hash = col_text(r, i, 2);
-		v[i].session_id = col_text(r, i, 3);
+		static const int cols[SEARCH_TEXTS] = { 0, 1, 2, 3, 7, 8, 9, 10 };
+		const char *text[SEARCH_TEXTS];
+		size_t len[SEARCH_TEXTS];
+
+		for (int k = 0; k < SEARCH_TEXTS; k++) {
+			text[k] = PQgetisnull(r, i, cols[k]) ? NULL : PQgetvalue(r, i, cols[k]);
+			len[k] = (size_t)PQgetlength(r, i, cols[k]);
+		}
+		search_row_texts(&v[i], text, len);
 		v[i].seq = PQgetisnull(r, i, 4) ? 0 : col_int(r, i, 4);
 		v[i].field = store_field_name((int)col_int(r, i, 5));
 		v[i].ordinal = col_int(r, i, 6);
-		v[i].words = col_text(r, i, 7);
-		v[i].author = col_text(r, i, 8);
-		v[i].created_at = col_text(r, i, 9);
-		v[i].text = col_text(r, i, 10);
 		v[i].commit_id = PQgetisnull(r, i, 12) ? 0 : col_int(r, i, 12);
 		v[i].chain = PQgetisnull(r, i, 13) ? 0 : col_int(r, i, 13);
 	}
