@@ -128,41 +128,55 @@ static enum smr_rc check_filters(struct ops_ctx *ctx, const struct search_params
 	return rc;
 }
 
-/* Groups ranked rows into hits (a row's space_id: the Space that wrote its checkpoint); caller frees. */
+/* Whether rows a and b are copies of one item: same origin, field and words. */
+static int same_item(const struct search_row *a, const struct search_row *b)
+{
+	return !strcmp(a->words, b->words) && !strcmp(a->field, b->field) &&
+	       !strcmp(a->space_id, b->space_id);
+}
+
+/*
+ * Groups ranked rows into hits (a row's space_id: the Space that wrote its
+ * checkpoint); caller frees.  The hits are found by their first row in a
+ * table of their own: a search groups thousands of rows, and a key built
+ * and copied for each was a tenth of its time.
+ */
 static struct hit *group(const struct search_row *rows, const double *scores, size_t n,
 			 size_t *nhits)
 {
 	struct hit *h = xcalloc(n ? n : 1, sizeof(*h));
-	struct strmap seen = STRMAP_INIT;
-	struct buf key = BUF_INIT(0);
-	size_t k = 0, j;
+	size_t cap = 16, k = 0, *slot;   /* slot: a hit's index + 1, 0 when empty */
 
+	while (cap < 2 * n)
+		cap *= 2;
+	slot = xcalloc(cap, sizeof(*slot));
 	for (size_t i = 0; i < n; i++) {
+		size_t j;
+		struct hit *x;
+
 		if (scores[i] < 0)
 			continue;
 		if (rows[i].session_id) {   /* a turn is its own hit */
 			h[k++] = (struct hit){ i, i, scores[i] };
 			continue;
 		}
-		key.len = 0;
-		buf_adds(&key, rows[i].space_id);
-		buf_addch(&key, '\n');
-		buf_adds(&key, rows[i].field);
-		buf_addch(&key, '\n');
-		buf_adds(&key, rows[i].words);
-		if (strmap_get(&seen, key.ptr, &j)) {
-			/* by time: rows come indexed last first, and an import indexes old ones late */
-			if (strcmp(rows[i].created_at, rows[h[j].oldest].created_at) <= 0)
-				h[j].oldest = i;
-			if (strcmp(rows[i].created_at, rows[h[j].newest].created_at) > 0)
-				h[j].newest = i;
+		j = (strmap_hash(rows[i].words) ^ 31 * strmap_hash(rows[i].space_id) ^
+		     (size_t)(unsigned char)rows[i].field[0] << 7) & (cap - 1);
+		while (slot[j] && !same_item(&rows[h[slot[j] - 1].newest], &rows[i]))
+			j = (j + 1) & (cap - 1);
+		if (!slot[j]) {
+			h[k] = (struct hit){ i, i, scores[i] };
+			slot[j] = ++k;
 			continue;
 		}
-		strmap_put(&seen, key.ptr, k);
-		h[k++] = (struct hit){ i, i, scores[i] };
+		/* by time: rows come indexed last first, and an import indexes old ones late */
+		x = &h[slot[j] - 1];
+		if (strcmp(rows[i].created_at, rows[x->oldest].created_at) <= 0)
+			x->oldest = i;
+		if (strcmp(rows[i].created_at, rows[x->newest].created_at) > 0)
+			x->newest = i;
 	}
-	strmap_release(&seen);
-	buf_release(&key);
+	free(slot);
 	*nhits = k;
 	return h;
 }

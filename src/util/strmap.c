@@ -14,7 +14,7 @@
  * The final mix brings the high bits down, so that keys differing only
  * near their ends (a Space and a field shared) still spread.
  */
-static size_t hash(const char *key)
+size_t strmap_hash(const char *key)
 {
 	const uint64_t k = 0x9e3779b97f4a7c15ull;
 	size_t len = strlen(key), i = 0;
@@ -68,7 +68,7 @@ static void grow(struct strmap *m)
 
 void strmap_put(struct strmap *m, const char *key, size_t value)
 {
-	size_t h = hash(key), i;
+	size_t h = strmap_hash(key), i;
 
 	if (2 * (m->n + 1) > m->cap)
 		grow(m);
@@ -87,7 +87,7 @@ int strmap_get(const struct strmap *m, const char *key, size_t *value)
 
 	if (!m->cap || !key)
 		return 0;
-	i = find(m, key, hash(key));
+	i = find(m, key, strmap_hash(key));
 	if (!m->keys[i])
 		return 0;
 	if (value)

@@ -22,5 +22,7 @@ void strmap_put(struct strmap *m, const char *key, size_t value);
 /* 1 and *value when key is there (value may be NULL), else 0. */
 int strmap_get(const struct strmap *m, const char *key, size_t *value);
 void strmap_release(struct strmap *m);
+/* The hash the map gives key (for a table of its own keyed by several strings). */
+size_t strmap_hash(const char *key);
 
 #endif
