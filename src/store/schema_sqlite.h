@@ -404,6 +404,13 @@ static const char *const sqlite_migrations[] = {
 	 * write did twice (store/sql.h).
 	 */
 	"DROP TRIGGER IF EXISTS reflog_reach;",
+	/*
+	 * 21: the deleted Spaces by their own index, nearly always empty: a
+	 * search asks whether there is any before it asks which of its
+	 * candidates' Spaces are live (store/sql.h), and a scan of every
+	 * Space took half a millisecond at ten thousand.
+	 */
+	"CREATE INDEX IF NOT EXISTS repos_deleted ON repos(id) WHERE deleted_at IS NOT NULL;",
 };
 
 #endif

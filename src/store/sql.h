@@ -166,6 +166,9 @@
  * origins still hold them, once for all of them.
  */
 #define SQL_LIVE_OF(IDS) "SELECT COUNT(*) FROM repos WHERE deleted_at IS NULL AND id IN (" IDS ")"
+/* Whether any Space is deleted (repos_deleted): when none is, every Space is live. */
+#define SQL_ANY_DELETED \
+	"SELECT CASE WHEN EXISTS (SELECT 1 FROM repos WHERE deleted_at IS NOT NULL) THEN 1 ELSE 0 END"
 #define SQL_HASHES_SQLITE "SELECT value FROM json_each($1)"
 #define SQL_HASHES_PG "SELECT jsonb_array_elements_text($1::jsonb)"
 /* SQLite's and PostgreSQL's spellings of SQL_REACH_INTO's ASKS */

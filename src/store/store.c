@@ -347,11 +347,18 @@ static enum smr_rc origins_live(struct store *st, const struct search_row *in, s
 	size_t n_ids = 0, n_live = 0, one;
 	enum smr_rc rc = SMR_OK;
 
-	for (size_t i = 0; i < n; i++)
-		if (in[i].commit_hash && !strmap_get(&seen, in[i].space_id, &one)) {
+	for (size_t i = 0, last = SIZE_MAX; i < n; i++) {
+		if (!in[i].commit_hash)
+			continue;
+		/* (a history's rows come together: most are their predecessor's origin) */
+		if (last != SIZE_MAX && !strcmp(in[i].space_id, in[last].space_id))
+			continue;
+		last = i;
+		if (!strmap_get(&seen, in[i].space_id, &one)) {
 			strmap_put(&seen, in[i].space_id, 1);
 			ids[n_ids++] = in[i].space_id;
 		}
+	}
 	if (n_ids)
 		rc = rows_live_of(st, ids, n_ids, &n_live, err);
 	*all = !rc && n_live == n_ids;

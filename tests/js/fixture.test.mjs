@@ -12,6 +12,8 @@ import { ROOT, tempDb, ok, run } from './helpers.mjs';
 
 const FIXTURE = readFileSync(path.join(ROOT, 'tests/fixtures/db/v1.sql'), 'utf8');
 const EXPECTED = JSON.parse(readFileSync(path.join(ROOT, 'tests/fixtures/db/v1.hashes.json'), 'utf8'));
+// the schema version a migrated database ends at (src/store/schema_sqlite.h's last migration)
+const LATEST = '21';
 
 function copy() {
   const t = tempDb();
@@ -139,7 +141,7 @@ test('a migration after the search index leaves the index rows as they were', ()
       ' DROP TABLE handoffs; DROP TABLE grants; DROP TABLE tokens; DROP TABLE users; DROP TABLE auth_state;' +
       ' ALTER TABLE turns DROP COLUMN author; PRAGMA user_version = 4');
     assert.deepEqual(ok(t.db, ['search', 'Gion', '--json']), before);
-    assert.equal(sql(t.db, 'PRAGMA user_version'), '20');
+    assert.equal(sql(t.db, 'PRAGMA user_version'), LATEST);
     assert.equal(sql(t.db, 'SELECT count(*) FROM search_items'), rows);
   } finally {
     t.cleanup();
@@ -151,7 +153,7 @@ test('a migration after the search index leaves the index rows as they were', ()
 // older checkpoints become the one row each, and every hash and log reads
 // as it was written.
 function sharedHistoryHolds(db) {
-  assert.equal(sql(db, 'PRAGMA user_version'), '20');
+  assert.equal(sql(db, 'PRAGMA user_version'), LATEST);
   assert.equal(sql(db, 'SELECT count(*) FROM commits'), '7');
   assert.equal(sql(db, 'SELECT count(DISTINCT commit_hash) FROM commits'), '7');
   const report = ok(db, ['fsck', '--json']);
@@ -225,7 +227,7 @@ test('the chains of the rows written before migration 15: killed (-9) between ba
     const env = { SMRITI_TEST_CHAIN_BATCH: '2', SMRITI_TEST_CHAIN_KILL: '2' };
     const killed = run(t.db, ['space', 'list'], { env });
     assert.equal(killed.signal, 'SIGKILL', killed.stderr);
-    assert.equal(sql(t.db, 'PRAGMA user_version'), '20');
+    assert.equal(sql(t.db, 'PRAGMA user_version'), LATEST);
     assert.equal(sql(t.db, 'SELECT next_id FROM chain_migration'), '4');
     assert.equal(sql(t.db, 'SELECT count(*) FROM commits WHERE chain IS NULL AND id <= 4'), '0');
     assert.ok(Number(sql(t.db, 'SELECT count(*) FROM commits WHERE chain IS NULL')) > 0);

@@ -401,6 +401,8 @@ static const char *const postgres_migrations[] = {
 	/* 20: no trigger on the reflog (see schema_sqlite.h). */
 	"DROP TRIGGER IF EXISTS reflog_reach ON reflog;"
 	"DROP FUNCTION IF EXISTS smriti_reflog_reach();",
+	/* 21: the deleted Spaces by their own index (see schema_sqlite.h). */
+	"CREATE INDEX IF NOT EXISTS repos_deleted ON repos(id) WHERE deleted_at IS NOT NULL;",
 };
 
 #endif
