@@ -337,7 +337,8 @@ static enum smr_rc holders_asked(struct store *st, struct space_table *t,
  * Whether every checkpoint candidate of in[0..n) has a live origin (1 in
  * *all): a live Space holds every row it wrote (its HEAD and reflog
  * reach them), so without a Space filter each such candidate is kept
- * without reading who else holds it.  One statement for all their origins.
+ * without reading who else holds it.  One statement when no Space is
+ * deleted (nearly always), two for all their origins when one is.
  */
 static enum smr_rc origins_live(struct store *st, const struct search_row *in, size_t n,
 				int *all, struct smr_err *err)
