@@ -12,7 +12,12 @@
  * memo's very lists (checkpoint_share_lists): change none in place.
  */
 int head_memo_get(const char *hash, struct checkpoint *out);
-/* Remembers c (sealed: its hash set), sharing its very lists: c's may not change after. */
+/*
+ * Remembers c (sealed: its hash and texts set), sharing its very lists:
+ * c's may not change after.  One too big to keep is not remembered.
+ */
 void head_memo_put(const struct checkpoint *c);
+/* What the remembered checkpoints count against the memo's byte bound (for tests). */
+size_t head_memo_bytes(void);
 
 #endif
