@@ -977,8 +977,9 @@ enum smr_rc ops_fork(struct ops_ctx *ctx, const char *ref, const char *new_space
 	}
 	if (!rc) {   /* the Space as the fork wrote it: nothing to read back */
 		ops_new_space_owned(ctx);
-		*out = (struct space){ xstrdup(id), xstrdup(new_space), sp.description,
-				       xstrdup(now), xstrdup(src.hash), NULL };
+		*out = (struct space){ .id = xstrdup(id), .name = xstrdup(new_space),
+				       .description = sp.description, .created_at = xstrdup(now),
+				       .head = xstrdup(src.hash) };
 		sp.description = NULL;
 	}
 	free(sp.description);

@@ -1229,24 +1229,26 @@ enum smr_rc rows_reach_into(struct store *st, const struct reach_ask *asks, size
 	return rc;
 }
 
+enum smr_rc rows_any_deleted(struct store *st, int *any, struct smr_err *err)
+{
+	struct sql_args none = SQL_ARGS_INIT;
+	struct store_rows r;
+	enum smr_rc rc = sql_rows(st, SQL_AUTO, SQL_ANY_DELETED, &none, "finding deleted spaces",
+				  &r, err);
+
+	*any = !rc && r.rows == 1 && sql_int(&r, 0, 0);
+	store_rows_release(&r);
+	return rc;
+}
+
 enum smr_rc rows_live_of(struct store *st, const char *const *ids, size_t n, size_t *n_live,
 			 struct smr_err *err)
 {
-	struct sql_args none = SQL_ARGS_INIT;
-	json_t *v;
+	json_t *v = json_array();
 	struct store_rows r;
-	int any;
 	enum smr_rc rc;
 
 	*n_live = 0;
-	rc = sql_rows(st, SQL_AUTO, SQL_ANY_DELETED, &none, "finding live spaces", &r, err);
-	any = !rc && r.rows == 1 && sql_int(&r, 0, 0);
-	store_rows_release(&r);
-	if (rc || !any) {   /* (none deleted: each of ids is live) */
-		*n_live = rc ? 0 : n;
-		return rc;
-	}
-	v = json_array();
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(v, json_string(ids[i]));
 	rc = json_param_rows(st, st->ops->live_of_sql, "live_of_sql", v, "finding live spaces",

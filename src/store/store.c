@@ -337,29 +337,28 @@ static enum smr_rc holders_asked(struct store *st, struct space_table *t,
  * Whether every checkpoint candidate of in[0..n) has a live origin (1 in
  * *all): a live Space holds every row it wrote (its HEAD and reflog
  * reach them), so without a Space filter each such candidate is kept
- * without reading who else holds it.  One statement when no Space is
- * deleted (nearly always), two for all their origins when one is.
+ * without reading who else holds it.  When no Space is deleted (nearly
+ * always) every origin is live: a checkpoint's origin is a foreign key,
+ * so it names a Space that exists.  Else one statement for all of them.
  */
 static enum smr_rc origins_live(struct store *st, const struct search_row *in, size_t n,
 				int *all, struct smr_err *err)
 {
 	struct strmap seen = STRMAP_INIT;
-	const char **ids = xcalloc(n + 1, sizeof(*ids));
+	const char **ids;
 	size_t n_ids = 0, n_live = 0, one;
-	enum smr_rc rc = SMR_OK;
+	int any;
+	enum smr_rc rc = rows_any_deleted(st, &any, err);
 
-	for (size_t i = 0, last = SIZE_MAX; i < n; i++) {
-		if (!in[i].commit_hash)
-			continue;
-		/* (a history's rows come together: most are their predecessor's origin) */
-		if (last != SIZE_MAX && !strcmp(in[i].space_id, in[last].space_id))
-			continue;
-		last = i;
-		if (!strmap_get(&seen, in[i].space_id, &one)) {
+	*all = !rc && !any;
+	if (rc || !any)
+		return rc;
+	ids = xcalloc(n + 1, sizeof(*ids));
+	for (size_t i = 0; i < n; i++)
+		if (in[i].commit_hash && !strmap_get(&seen, in[i].space_id, &one)) {
 			strmap_put(&seen, in[i].space_id, 1);
 			ids[n_ids++] = in[i].space_id;
 		}
-	}
 	if (n_ids)
 		rc = rows_live_of(st, ids, n_ids, &n_live, err);
 	*all = !rc && n_live == n_ids;

@@ -515,11 +515,9 @@ struct reach_ask {
 enum smr_rc rows_reach_into(struct store *st, const struct reach_ask *asks, size_t n_asks,
 			    struct reach_into **out, size_t *n, struct smr_err *err);
 void reach_into_free(struct reach_into *v, size_t n);
-/*
- * How many of the n distinct Spaces ids are live, in *n_live.  Each must
- * name a Space that exists (a checkpoint's origin: its row's foreign key):
- * when no Space is deleted, all n are counted without being looked up.
- */
+/* Whether any Space is deleted, in *any (an index of the deleted alone answers). */
+enum smr_rc rows_any_deleted(struct store *st, int *any, struct smr_err *err);
+/* How many of the n distinct Spaces ids are live, in *n_live. */
 enum smr_rc rows_live_of(struct store *st, const char *const *ids, size_t n, size_t *n_live,
 			 struct smr_err *err);
 /*
