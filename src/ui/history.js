@@ -101,8 +101,11 @@ export function historyView(ctx, first) {
     const n = row.node;
     const isSel = n.hash === selected;
     const chips = [];
-    for (const s of n.heads) chips.push(s === ctx.space ? h('span.chip.head.own', { title: `HEAD of ${s}` }, 'HEAD')
-      : h('span.chip.head', { title: `HEAD of ${s}` }, `HEAD of ${s}`));
+    // other Spaces' HEADs in one chip: two of them side by side were both cut to "HEAD …" in a narrow row
+    const others = n.heads.filter((s) => s !== ctx.space);
+    if (others.length < n.heads.length) chips.push(h('span.chip.head.own', { title: `HEAD of ${ctx.space}` }, 'HEAD'));
+    if (others.length) chips.push(h('span.chip.head', { title: `HEAD of ${others.join(', ')}` },
+      others.length === 1 ? `HEAD of ${others[0]}` : `HEAD of ${others.length} Spaces`));
     const elsewhere = n.spaces.filter((s) => !n.heads.includes(s));
     if (!n.own && elsewhere.length) chips.push(h('span.chip.fork', { title: `In ${elsewhere.join(', ')}` }, elsewhere.join(', ')));
     if (n.restored_from) chips.push(h('span.chip.restore', { title: `Restored from ${n.restored_from}` }, `↺ ${short(n.restored_from).slice(0, 7)}`));

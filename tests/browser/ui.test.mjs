@@ -63,6 +63,14 @@ async function done() {
 }
 
 const rowTitles = () => page.locator('.vlist .row .row-title').allTextContents();
+// The history's chips shown cut short ("HEAD of…"), by their text.
+const cutChips = () => page.locator('.vlist .row .chip').evaluateAll((els) => els.filter((e) => {
+  const text = document.createRange();
+  const style = getComputedStyle(e);
+  text.selectNodeContents(e);
+  return text.getBoundingClientRect().width + parseFloat(style.paddingLeft) + parseFloat(style.paddingRight) >
+    e.getBoundingClientRect().width + 0.01;
+}).map((e) => e.textContent));
 
 describe('1 Spaces', () => {
   test('list with HEAD title, author and activity; create, rename, delete with confirmation', async () => {
@@ -114,6 +122,7 @@ describe('2-4 History, inspect, compare', () => {
     assert.match(await detail.textContent(), /Blossoms peak early April/);
     await axe(page, 'History');
     await shot(page, 'history');
+    assert.deepEqual(await cutChips(), [], 'the titles give way, not the chips');
     await page.click('text=JSON');
     const raw = JSON.parse(await detail.locator('pre.raw').textContent());
     assert.equal(raw.title, 'Dates fixed');
@@ -481,6 +490,9 @@ describe('10 Keyboard, themes, narrow window, token', () => {
     await page.waitForSelector('.vlist .row');
     await axe(page, 'History, narrow');
     await shot(page, 'history-narrow');
+    const heads = await page.locator('.vlist .chip.head').allTextContents();
+    assert.ok(heads.includes('HEAD of 2 Spaces'), `two other Spaces' HEADs in one chip (${heads.join(' | ')})`);
+    assert.deepEqual(await cutChips(), [], 'no chip of a narrow history is cut');
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 1, `no sideways scrolling in a narrow window (${overflow}px)`);
     await done();
