@@ -2739,7 +2739,7 @@ static enum smr_rc move_head(struct store *st, const char *space_id, int64_t com
 
 	p_int(&p, commit_id);
 	p_text(&p, space_id);
-	return run_done(P(st), Q_HEAD_MOVE, &p, "moving HEAD", err);
+	return write_stmt(P(st), Q_HEAD_MOVE, &p, "moving HEAD", err);
 }
 
 /*
