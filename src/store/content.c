@@ -397,7 +397,7 @@ static struct cached *cache_slot(int64_t db, int64_t id)
 	return &cache.slot[((uint64_t)id ^ (uint64_t)db) % CACHE_SLOTS];
 }
 
-/* Appends chunk id's text to b when the cache has it; *n its items.  1: found. */
+/* Appends chunk id's text to b (NULL: only asks) when the cache has it; *n its items.  1: found. */
 static int cache_get(int64_t db, int64_t id, struct buf *b, size_t *n)
 {
 	struct cached *c;
@@ -406,7 +406,7 @@ static int cache_get(int64_t db, int64_t id, struct buf *b, size_t *n)
 	pthread_mutex_lock(&cache.lock);
 	c = cache_slot(db, id);
 	found = c->text && c->id == id && c->db == db;
-	if (found) {
+	if (found && b) {
 		buf_add(b, c->text, c->len);
 		*n = c->n;
 	}
@@ -437,6 +437,50 @@ static void cache_put(int64_t db, int64_t id, const char *text, size_t len, size
 }
 
 /* ---- reading ---- */
+
+static int cmp_id_value(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+enum smr_rc content_prefetch(const int64_t *ids, size_t n, int64_t db, content_fetch_fn fetch,
+			     void *arg, struct smr_err *err)
+{
+	int64_t *miss = xmalloc((n ? n : 1) * sizeof(*miss));
+	struct smr_err e = SMR_ERR_INIT;
+	struct buf *got;
+	size_t m = 0, k = 0, *counts;
+	enum smr_rc rc = SMR_OK;
+
+	if (n)
+		memcpy(miss, ids, n * sizeof(*ids));
+	qsort(miss, n, sizeof(*miss), cmp_id_value);
+	for (size_t i = 0; i < n; i++)
+		if ((!i || miss[i] != miss[i - 1]) && !cache_get(db, miss[i], NULL, NULL))
+			miss[m++] = miss[i];
+	if (m) {
+		got = xcalloc(m, sizeof(*got));
+		counts = xcalloc(m, sizeof(*counts));
+		for (k = 0; k < m; k++)
+			got[k] = (struct buf)BUF_INIT(0);
+		rc = fetch(arg, miss, m, got, counts, &e);
+		for (k = 0; k < m; k++) {
+			if (!rc)
+				cache_put(db, miss[k], got[k].ptr, got[k].len, counts[k]);
+			buf_release(&got[k]);
+		}
+		free(got);
+		free(counts);
+	}
+	free(miss);
+	if (rc == SMR_ENOTFOUND)
+		return SMR_OK;
+	if (rc && err)
+		*err = e;
+	return rc;
+}
 
 /* Chunk texts for every chunk of the row: from the cache, the rest fetched in one call. */
 static enum smr_rc gather(const int64_t *ids, size_t n, int64_t db, int fresh,

@@ -113,6 +113,17 @@ typedef enum smr_rc (*content_fetch_fn)(void *arg, const int64_t *ids, size_t n,
 					struct buf *out, size_t *counts, struct smr_err *err);
 
 /*
+ * Fetches in one call the chunks among ids (n, repeats allowed) that the
+ * chunk cache lacks, and keeps them there, so that the content_read of
+ * several rows after it finds them: a page of checkpoints read one by one
+ * fetched its chunks a call each, a round trip each on PostgreSQL.  A
+ * chunk or item missing (damage) is not an error here: nothing is kept,
+ * and each row's content_read meets it on its own.
+ */
+enum smr_rc content_prefetch(const int64_t *ids, size_t n, int64_t db, content_fetch_fn fetch,
+			     void *arg, struct smr_err *err);
+
+/*
  * The six lists' text of a row (row, n), from the chunk cache and fetch
  * (with fresh: from fetch only, as fsck wants); text[k] is the caller's to
  * free.  On failure no text is left.

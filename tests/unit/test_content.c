@@ -206,3 +206,77 @@ TEST(jspan_array_next_cuts_a_compact_array_and_refuses_others)
 		CHECK_STR(got, cases[i][1]);
 	}
 }
+
+/* A fetch that counts its calls, keeps the ids of the last, and answers "t<id>" or fails. */
+struct fake_fetch {
+	int calls;
+	int64_t asked[16];
+	size_t n_asked;
+	enum smr_rc fail;
+};
+
+static enum smr_rc fake_fetch(void *arg, const int64_t *ids, size_t n, struct buf *out,
+			      size_t *counts, struct smr_err *err)
+{
+	struct fake_fetch *f = arg;
+
+	f->calls++;
+	f->n_asked = n < 16 ? n : 16;
+	memcpy(f->asked, ids, f->n_asked * sizeof(*ids));
+	if (f->fail)
+		return smr_errf(err, f->fail, "fetch failed on purpose");
+	for (size_t i = 0; i < n; i++) {
+		buf_addf(&out[i], "\"t%lld\"", (long long)ids[i]);
+		counts[i] = 1;
+	}
+	return SMR_OK;
+}
+
+TEST(content_prefetch_fetches_what_the_cache_lacks_once_and_keeps_it_for_reads)
+{
+	const int64_t db = 0x5eed0001, ids[] = { 5, 3, 5, 9 }, more[] = { 3, 11 };
+	const int64_t row[] = { 1, 1, 1, 0, 0, 0, 3, 5, 9 };
+	struct fake_fetch f = { 0 };
+	struct smr_err err = SMR_ERR_INIT;
+	char *text[CONTENT_LISTS] = { NULL };
+	size_t len[CONTENT_LISTS];
+
+	CHECK_INT(content_prefetch(ids, 4, db, fake_fetch, &f, &err), SMR_OK);
+	CHECK_INT(f.calls, 1);
+	CHECK_INT(f.n_asked, 3);       /* each chunk once */
+	CHECK(f.asked[0] == 3 && f.asked[1] == 5 && f.asked[2] == 9);
+	/* a row of those chunks reads from the cache: no fetch */
+	CHECK_INT(content_read(row, 9, db, 0, fake_fetch, &f, text, len, &err), SMR_OK);
+	CHECK_INT(f.calls, 1);
+	CHECK_STR(text[0], "[\"t3\"]");
+	CHECK_STR(text[2], "[\"t9\"]");
+	CHECK_STR(text[3], "[]");
+	for (size_t k = 0; k < CONTENT_LISTS; k++)
+		free(text[k]);
+	/* only what is missing is asked for */
+	CHECK_INT(content_prefetch(more, 2, db, fake_fetch, &f, &err), SMR_OK);
+	CHECK_INT(f.calls, 2);
+	CHECK_INT(f.n_asked, 1);
+	CHECK(f.asked[0] == 11);
+}
+
+TEST(content_prefetch_leaves_damage_to_each_read_and_reports_other_failures)
+{
+	const int64_t db = 0x5eed0002, ids[] = { 21, 22 };
+	struct fake_fetch f = { .fail = SMR_ENOTFOUND };
+	struct smr_err err = SMR_ERR_INIT;
+
+	/* a missing chunk or item: not an error here, and nothing kept */
+	CHECK_INT(content_prefetch(ids, 2, db, fake_fetch, &f, &err), SMR_OK);
+	f.fail = SMR_OK;
+	CHECK_INT(content_prefetch(ids, 2, db, fake_fetch, &f, &err), SMR_OK);
+	CHECK_INT(f.calls, 2);
+	CHECK_INT(f.n_asked, 2);
+	/* a lost connection is the caller's failure, with the fetch's message */
+	f.fail = SMR_EUNAVAIL;
+	CHECK_INT(content_prefetch((const int64_t[]){ 23 }, 1, db, fake_fetch, &f, &err),
+		  SMR_EUNAVAIL);
+	CHECK(strstr(err.msg, "on purpose") != NULL);
+	CHECK_INT(content_prefetch(NULL, 0, db, fake_fetch, &f, &err), SMR_OK);
+	CHECK_INT(f.calls, 3);
+}
