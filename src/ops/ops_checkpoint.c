@@ -890,16 +890,15 @@ enum smr_rc ops_log(struct ops_ctx *ctx, const char *ref, size_t limit, int firs
 		    struct checkpoint **out, size_t *n, struct smr_err *err)
 {
 	struct checkpoint tip = { 0 };
-	struct space sp = { 0 };
+	char *space_id = NULL;
 	enum smr_rc rc;
 
-	rc = ops_resolve(ctx, ref, &tip, err);
+	/* the tip's hash and Space only: the log reads the tip itself */
+	rc = resolve(ctx, NULL, ref, 0, &tip, &space_id, err);
 	if (!rc)
-		rc = store_space_find(ctx->st, tip.space, &sp, err);
-	if (!rc)
-		rc = history(ctx, sp.id, tip.hash, limit, first_parent, out, n, err);
+		rc = history(ctx, space_id, tip.hash, limit, first_parent, out, n, err);
 	checkpoint_release(&tip);
-	space_release(&sp);
+	free(space_id);
 	return rc;
 }
 
