@@ -465,43 +465,78 @@ static json_t *node_json(const struct walk *w, const struct graph_row *g, const 
 }
 
 /*
- * Reads checkpoint hash into *c, taking *cache when it is that one already
- * (the page is newest first, so a row's parent is mostly the next row).
- * The walk reached it from HEADs the caller may read: it is read as its
- * origin holds it, with no walk.
+ * add_changes' reads: the page's checkpoints and their first parents in one
+ * list for store_checkpoints_each, a row's own entry just before its
+ * parent's (a parent that is the next row, as it mostly is on a page newest
+ * first, listed once, as that row's own), so that only the entry before
+ * the one at hand is kept.
  */
-static enum smr_rc read_node(struct ops_ctx *ctx, const char *hash, struct checkpoint *cache,
-			     struct checkpoint *c)
+struct changes_walk {
+	const struct graph_row *rows;
+	json_t *nodes;
+	size_t n, next;            /* rows; the first row not done yet */
+	size_t *own, *parent;      /* per row: its entry, its parent's (SIZE_MAX: a root) */
+	struct checkpoint prev;    /* the entry before the one at hand (hash NULL: not read) */
+};
+
+static int changes_take(size_t i, struct checkpoint *c, void *arg)
 {
-	if (cache->hash && !strcmp(cache->hash, hash)) {
-		*c = *cache;
-		memset(cache, 0, sizeof(*cache));
-		return SMR_OK;
+	struct changes_walk *w = arg;
+
+	for (; w->next < w->n; w->next++) {
+		size_t r = w->next;
+		json_t *node = json_array_get(w->nodes, r);
+
+		if (w->parent[r] == SIZE_MAX && w->own[r] == i) {
+			if (c)
+				json_object_set_new(node, "changes", checkpoint_diff_counts(NULL, c));
+		} else if (w->parent[r] == i) {   /* its own entry is the one before */
+			if (c && w->prev.hash)
+				json_object_set_new(node, "changes",
+						    checkpoint_diff_counts(c, &w->prev));
+		} else {
+			break;
+		}
 	}
-	return store_checkpoint_get(ctx->st, NULL, hash, c, NULL);
+	checkpoint_release(&w->prev);
+	if (c) {
+		w->prev = *c;
+		memset(c, 0, sizeof(*c));
+	}
+	return w->next == w->n;
 }
 
 /*
  * Adds "changes" (checkpoint_diff_counts against the first parent) to each
- * node of the page: two reads per row at most, one mostly.  A node whose
- * parent cannot be read gets none.
+ * node of the page.  A node whose checkpoint or parent cannot be read
+ * gets none.
  */
 static void add_changes(struct ops_ctx *ctx, const struct graph_row *rows, json_t *nodes)
 {
-	struct checkpoint cache = { 0 };
+	size_t n = json_array_size(nodes), k = 0;
+	const char **list = xmalloc((2 * n + 1) * sizeof(*list));
+	struct changes_walk w = { rows, nodes, n, 0, xmalloc((n + 1) * sizeof(size_t)),
+				  xmalloc((n + 1) * sizeof(size_t)), { 0 } };
 
-	for (size_t i = 0; i < json_array_size(nodes); i++) {
-		struct checkpoint c = { 0 }, pc = { 0 };
-
-		if (read_node(ctx, rows[i].hash, &cache, &c) == SMR_OK &&
-		    (!rows[i].parent || read_node(ctx, rows[i].parent, &cache, &pc) == SMR_OK))
-			json_object_set_new(json_array_get(nodes, i), "changes",
-					    checkpoint_diff_counts(rows[i].parent ? &pc : NULL, &c));
-		checkpoint_release(&c);
-		checkpoint_release(&cache);
-		cache = pc;
+	for (size_t r = 0; r < n; r++) {
+		if (k && !strcmp(list[k - 1], rows[r].hash)) {
+			w.own[r] = k - 1;
+		} else {
+			list[k] = rows[r].hash;
+			w.own[r] = k++;
+		}
+		w.parent[r] = SIZE_MAX;
+		if (rows[r].parent) {
+			list[k] = rows[r].parent;
+			w.parent[r] = k++;
+		}
 	}
-	checkpoint_release(&cache);
+	if (n)
+		store_checkpoints_each(ctx->st, list, k, changes_take, &w, NULL);
+	checkpoint_release(&w.prev);
+	free(w.own);
+	free(w.parent);
+	free(list);
 }
 
 /* Up to limit (0: all) nodes of the walk into nodes, their rows into *rows. */

@@ -562,6 +562,28 @@ enum smr_rc store_checkpoint_get(struct store *st, const char *space_id, const c
 	return st->ops->checkpoint_get(st, space_id, hash, out, err);
 }
 
+enum smr_rc store_checkpoints_each(struct store *st, const char *const *hashes, size_t n,
+				   store_each_fn fn, void *ctx, struct smr_err *err)
+{
+	struct checkpoint c;
+	enum smr_rc rc = SMR_OK;
+	int stop = 0, found;
+
+	if (st->ops->checkpoints_each)
+		return st->ops->checkpoints_each(st, hashes, n, fn, ctx, err);
+	for (size_t i = 0; i < n && !stop && !rc; i++) {
+		memset(&c, 0, sizeof(c));
+		rc = st->ops->checkpoint_get(st, NULL, hashes[i], &c, err);
+		found = !rc;
+		if (rc == SMR_ENOTFOUND)
+			rc = SMR_OK;
+		if (!rc)
+			stop = fn(i, found ? &c : NULL, ctx);
+		checkpoint_release(&c);
+	}
+	return rc;
+}
+
 enum smr_rc store_checkpoint_log(struct store *st, const char *space_id, const char *hash,
 				 size_t limit, struct checkpoint **out, size_t *n,
 				 struct smr_err *err)

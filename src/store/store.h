@@ -420,6 +420,21 @@ enum smr_rc store_head_get(struct store *st, const char *space, struct checkpoin
  */
 enum smr_rc store_checkpoint_get(struct store *st, const char *space_id, const char *hash,
 				 struct checkpoint *out, struct smr_err *err);
+/*
+ * Called by store_checkpoints_each for hashes[i] in order: c read as
+ * store_checkpoint_get(st, NULL, hashes[i]) reads it, or NULL when that
+ * found none.  fn may take *c (moving it out and zeroing it); what it
+ * leaves is released after the call.  Nonzero return stops.
+ */
+typedef int (*store_each_fn)(size_t i, struct checkpoint *c, void *ctx);
+/*
+ * Reads the checkpoints hashes[0..n) (repeats allowed), each through the
+ * Space that wrote it, and hands them to fn one at a time, in order: a
+ * backend over a network reads them in a few round trips, not one or two
+ * each, and holds no more than one parsed at a time.
+ */
+enum smr_rc store_checkpoints_each(struct store *st, const char *const *hashes, size_t n,
+				   store_each_fn fn, void *ctx, struct smr_err *err);
 /* Distinct hashes starting with prefix, at most limit of them; caller frees each and *out. */
 enum smr_rc store_checkpoint_find_prefix(struct store *st, const char *prefix, size_t limit,
 					 char ***out, size_t *n, struct smr_err *err);

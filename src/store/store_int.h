@@ -282,6 +282,9 @@ struct store_ops {
 
 	enum smr_rc (*checkpoint_get)(struct store *st, const char *space_id, const char *hash,
 				      struct checkpoint *out, struct smr_err *err);
+	/* Optional (NULL: checkpoint_get for each): see store_checkpoints_each. */
+	enum smr_rc (*checkpoints_each)(struct store *st, const char *const *hashes, size_t n,
+					store_each_fn fn, void *ctx, struct smr_err *err);
 	enum smr_rc (*checkpoint_log)(struct store *st, const char *space_id, const char *hash,
 				      size_t limit, struct checkpoint **out, size_t *n,
 				      struct smr_err *err);

@@ -111,6 +111,9 @@ static void trace_line(struct store *st, const char *name, const char *what, enu
 	M(checkpoint_get, (const char *space_id, const char *hash, struct checkpoint *out, \
 	  struct smr_err *err), \
 	  (space_id, hash, out, err)) \
+	M(checkpoints_each, (const char *const *hashes, size_t n, store_each_fn fn, void *ctx, \
+	  struct smr_err *err), \
+	  (hashes, n, fn, ctx, err)) \
 	M(checkpoint_log, (const char *space_id, const char *hash, size_t limit, \
 	  struct checkpoint **out, size_t *n, struct smr_err *err), \
 	  (space_id, hash, limit, out, n, err)) \

@@ -99,6 +99,32 @@ function graphSuite(backend, skip) {
       }
     });
 
+    test('changes=1 on forks and a merge: every node of every page counts its diff against its first parent', async () => {
+      const fields = ['decisions', 'assumptions', 'tasks', 'open_questions', 'entities', 'artifacts'];
+      const want = new Map();
+      for (const n of (await expectStatus(srv, 'GET', '/v4/repos/alt2/graph', 200)).nodes) {
+        if (!n.parent) continue;
+        const d = (await expectStatus(srv, 'POST', '/api/ops/diff', 200, { body: { from: n.parent, to: n.hash } })).result;
+        want.set(n.hash, Object.fromEntries(fields.filter((f) => d[f])
+          .map((f) => [f, [d[f].added.length, d[f].removed.length, d[f].changed.length]])));
+      }
+      for (const limit of [1, 2, 3, 50]) {
+        let at = null, seen = 0;
+        do {
+          const q = at ? `&cursor=${encodeURIComponent(at)}` : '';
+          const g = await expectStatus(srv, 'GET', `/v4/repos/alt2/graph?limit=${limit}&changes=1${q}`, 200);
+          for (const n of g.nodes) {
+            seen++;
+            const got = Object.fromEntries(Object.entries(n.changes).map(([f, c]) => [f, [c.added, c.removed, c.changed]]));
+            if (n.parent) assert.deepEqual(got, want.get(n.hash), `${n.title}, pages of ${limit}`);
+            else assert.deepEqual(got, { decisions: [1, 0, 0] }, `the first checkpoint adds what it holds, pages of ${limit}`);
+          }
+          at = g.cursor;
+        } while (at);
+        assert.equal(seen, want.size + 1, `pages of ${limit}`);
+      }
+    });
+
     test('a cursor a client altered: a malformed one is 400, a forged one reads only the graph', async () => {
       const p1 = await expectStatus(srv, 'GET', '/v4/repos/main/graph?limit=3', 200);
       const p2 = await expectStatus(srv, 'GET', `/v4/repos/main/graph?limit=3&cursor=${encodeURIComponent(p1.cursor)}`, 200);

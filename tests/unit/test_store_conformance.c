@@ -318,6 +318,61 @@ CONFORMANCE(space_create_get_list)
 	spaces_free(v, n);
 }
 
+/* What store_checkpoints_each handed over: each entry's title (or "-"), joined by ",". */
+struct each_seen {
+	char got[256];
+	size_t calls, stop_after;
+	int took;
+};
+
+static int each_cb(size_t i, struct checkpoint *c, void *ctx)
+{
+	struct each_seen *e = ctx;
+	size_t len = strlen(e->got);
+
+	snprintf(e->got + len, sizeof(e->got) - len, "%s%zu:%s", len ? "," : "", i,
+		 c ? c->title : "-");
+	if (c && c->decisions && json_array_size(c->decisions) != 1)
+		e->got[0] = '!';   /* the lists were not read */
+	if (c && i == 0) {     /* taking it leaves nothing to release */
+		struct checkpoint mine = *c;
+
+		memset(c, 0, sizeof(*c));
+		checkpoint_release(&mine);
+		e->took = 1;
+	}
+	return ++e->calls == e->stop_after;
+}
+
+CONFORMANCE(checkpoints_each_in_order_with_repeats_and_the_missing)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	char id[37], *head = NULL, *first = NULL;
+	const char *missing = "0000000000000000000000000000000000000000000000000000000000000000";
+	struct each_seen e = { .stop_after = 0 };
+
+	CHECK_INT(make_space(f, "each", id, &err), SMR_OK);
+	CHECK_INT(put_next(f, id, &head, "one", 1), SMR_OK);
+	first = xstrdup(head);
+	CHECK_INT(put_next(f, id, &head, "two", 2), SMR_OK);
+	{
+		const char *hashes[] = { head, first, missing, head, first };
+
+		CHECK_INT(store_checkpoints_each(f->st, hashes, 5, each_cb, &e, &err), SMR_OK);
+		CHECK_STR(e.got, "0:two,1:one,2:-,3:two,4:one");
+		CHECK(e.took);
+		memset(&e, 0, sizeof(e));
+		e.stop_after = 2;
+		CHECK_INT(store_checkpoints_each(f->st, hashes, 5, each_cb, &e, &err), SMR_OK);
+		CHECK_STR(e.got, "0:two,1:one");
+		memset(&e, 0, sizeof(e));
+		CHECK_INT(store_checkpoints_each(f->st, hashes, 0, each_cb, &e, &err), SMR_OK);
+		CHECK_INT(e.calls, 0);
+	}
+	free(first);
+	free(head);
+}
+
 CONFORMANCE(space_list_empty_and_name_wins_over_id)
 {
 	struct smr_err err = SMR_ERR_INIT;

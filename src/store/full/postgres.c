@@ -72,7 +72,7 @@ enum stmt {
 	Q_COMMIT_INSERT_ON_HEAD, Q_HEAD_MOVE, Q_HEAD_MOVE_TO, Q_HEAD_GET, Q_HEAD_BY_NAME,
 	Q_HEAD_BY_ID,
 	Q_COMMIT_NEW, Q_COMMIT_BY_HASH, Q_COMMIT_RESERVE, Q_COMMIT_INSERT_AS,
-	Q_CKPT_IN_SPACE, Q_CKPT_ANY, Q_LOG, Q_SCAN_IDS, Q_SCAN, Q_SCAN_ALL_IDS, Q_SCAN_ALL,
+	Q_CKPT_IN_SPACE, Q_CKPT_ANY, Q_CKPT_ANY_MANY, Q_LOG, Q_SCAN_IDS, Q_SCAN, Q_SCAN_ALL_IDS, Q_SCAN_ALL,
 	Q_COMMIT_ID,
 	Q_COMMIT_LINKS, Q_COMMIT_ANCESTRY,
 	Q_SESSION_LOCK, Q_LAST_SEQ, Q_SEQ_CHECK,
@@ -306,6 +306,7 @@ static const char *const stmt_sql[Q_COUNT] = {
 	[Q_HEAD_BY_ID] = HEAD_BY_ID,
 	[Q_CKPT_IN_SPACE] = CKPT_COLS_AT("$1::text") " WHERE c.id IN " REACHED_ROW,
 	[Q_CKPT_ANY] = CKPT_COLS " WHERE c.commit_hash = $1",
+	[Q_CKPT_ANY_MANY] = CKPT_COLS " WHERE c.commit_hash = ANY($1::text[])",
 	[Q_LOG] = ANCESTRY_CTE CKPT_COLS_AT("$1::text") " JOIN anc ON anc.id = c.id"
 		" ORDER BY anc.depth",
 	/* every checkpoint the Space reaches, then their rows in batches by id */
@@ -2946,6 +2947,57 @@ static enum smr_rc pg_checkpoint_get(struct store *st, const char *space_id, con
 	return rc;
 }
 
+/*
+ * store_checkpoints_each: every row in one statement and their chunks in
+ * one more (prefetch_lists), then one checkpoint parsed at a time.  The
+ * history's page with its changes read 400 checkpoints and their parents
+ * a statement and a chunk read each: 800 round trips.
+ */
+static enum smr_rc pg_checkpoints_each(struct store *st, const char *const *hashes, size_t n,
+				       store_each_fn fn, void *ctx, struct smr_err *err)
+{
+	struct pg_store *s = P(st);
+	struct buf lit = BUF_INIT(0);
+	struct params p = { .n = 0 };
+	struct strmap row_of = STRMAP_INIT;
+	struct checkpoint c;
+	PGresult *r = NULL;
+	size_t row;
+	enum smr_rc rc;
+	int stop = 0;
+
+	if (!n)
+		return SMR_OK;
+	buf_addch(&lit, '{');
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			buf_addch(&lit, ',');
+		text_element(&lit, hashes[i], strlen(hashes[i]));
+	}
+	buf_addch(&lit, '}');
+	p_text(&p, lit.ptr);
+	rc = read1(s, Q_CKPT_ANY_MANY, &p, &r, "reading checkpoints", err);
+	buf_release(&lit);
+	if (!rc)
+		rc = prefetch_lists(s, r, PQntuples(r), err);
+	for (int i = 0; !rc && i < PQntuples(r); i++)
+		strmap_put(&row_of, PQgetvalue(r, i, CK_HASH), (size_t)i);
+	for (size_t i = 0; !rc && !stop && i < n; i++) {
+		memset(&c, 0, sizeof(c));
+		if (!strmap_get(&row_of, hashes[i], &row)) {
+			stop = fn(i, NULL, ctx);
+			continue;
+		}
+		rc = read_whole(s, r, (int)row, &c, 0, err);
+		if (!rc)
+			stop = fn(i, &c, ctx);
+		checkpoint_release(&c);
+	}
+	strmap_release(&row_of);
+	PQclear(r);
+	return rc;
+}
+
 static enum smr_rc pg_checkpoint_log(struct store *st, const char *space_id, const char *hash,
 				     size_t limit, struct checkpoint **out, size_t *n,
 				     struct smr_err *err)
@@ -3393,6 +3445,7 @@ const struct store_ops store_postgres_ops = {
 	.search_insert_turn = pg_search_insert_turn,
 	.search = pg_search,
 	.checkpoint_get = pg_checkpoint_get,
+	.checkpoints_each = pg_checkpoints_each,
 	.checkpoint_log = pg_checkpoint_log,
 	.checkpoint_scan = pg_checkpoint_scan,
 	.sql_text = pg_sql_text,
