@@ -622,12 +622,16 @@ static enum smr_rc need_generation(struct ops_ctx *ctx, const char *id, enum rol
 	return rc;
 }
 
-/* ops_resolve() already hides what the caller cannot read; this checks the role beyond reading. */
+/*
+ * ops_resolve() already hides what the caller cannot read; this checks the
+ * role beyond reading.  Where the ref points is enough: the operation reads
+ * the checkpoint itself.
+ */
 static enum smr_rc need_ref(struct ops_ctx *ctx, const char *ref, enum role need,
 			    struct smr_err *err)
 {
 	struct checkpoint c = { 0 };
-	enum smr_rc rc = ops_resolve(ctx, ref, &c, err);
+	enum smr_rc rc = ops_resolve_where(ctx, ref, &c, err);
 
 	if (!rc && need > ROLE_READER)
 		rc = ops_need_space(ctx, c.space, need, NULL, err);

@@ -114,6 +114,13 @@ enum smr_rc ops_check_space_name(const char *name, struct smr_err *err);
  */
 enum smr_rc ops_resolve(struct ops_ctx *ctx, const char *ref, struct checkpoint *out,
 			struct smr_err *err);
+/*
+ * ops_resolve() that may leave out with the hash and the Space's name only,
+ * its content unread: where a REF points, for a caller that reads nothing
+ * of it (an access check).
+ */
+enum smr_rc ops_resolve_where(struct ops_ctx *ctx, const char *ref, struct checkpoint *out,
+			      struct smr_err *err);
 /* ops_resolve() where a bare @{...} means space's (NULL: an error). */
 enum smr_rc ops_resolve_in(struct ops_ctx *ctx, const char *space, const char *ref,
 			   struct checkpoint *out, struct smr_err *err);

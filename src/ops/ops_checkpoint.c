@@ -322,6 +322,12 @@ enum smr_rc ops_resolve(struct ops_ctx *ctx, const char *ref, struct checkpoint 
 	return resolve(ctx, NULL, ref, 1, out, NULL, err);
 }
 
+enum smr_rc ops_resolve_where(struct ops_ctx *ctx, const char *ref, struct checkpoint *out,
+			      struct smr_err *err)
+{
+	return resolve(ctx, NULL, ref, 0, out, NULL, err);
+}
+
 enum smr_rc ops_resolve_hash(struct ops_ctx *ctx, const char *hash, struct checkpoint *out,
 			     struct smr_err *err)
 {
