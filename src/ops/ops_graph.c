@@ -489,7 +489,8 @@ static int changes_take(size_t i, struct checkpoint *c, void *arg)
 
 		if (w->parent[r] == SIZE_MAX && w->own[r] == i) {
 			if (c)
-				json_object_set_new(node, "changes", checkpoint_diff_counts(NULL, c));
+				json_object_set_new(node, "changes",
+						    checkpoint_diff_counts(NULL, c));
 		} else if (w->parent[r] == i) {   /* its own entry is the one before */
 			if (c && w->prev.hash)
 				json_object_set_new(node, "changes",
@@ -515,8 +516,9 @@ static void add_changes(struct ops_ctx *ctx, const struct graph_row *rows, json_
 {
 	size_t n = json_array_size(nodes), k = 0;
 	const char **list = xmalloc((2 * n + 1) * sizeof(*list));
-	struct changes_walk w = { rows, nodes, n, 0, xmalloc((n + 1) * sizeof(size_t)),
-				  xmalloc((n + 1) * sizeof(size_t)), { 0 } };
+	struct changes_walk w = { .rows = rows, .nodes = nodes, .n = n,
+				  .own = xmalloc((n + 1) * sizeof(size_t)),
+				  .parent = xmalloc((n + 1) * sizeof(size_t)) };
 
 	for (size_t r = 0; r < n; r++) {
 		if (k && !strcmp(list[k - 1], rows[r].hash)) {
