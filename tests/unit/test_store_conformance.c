@@ -1361,6 +1361,63 @@ static void raw_sql(struct fixture *f, const char *sql)
 	}
 }
 
+/* The hashes fsck reports a problem with, in its order, joined by ","; "!" when it failed. */
+static char *fsck_damaged(struct fixture *f)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct ops_ctx *ctx = NULL;
+	struct buf b = BUF_INIT(0);
+	json_t *report = NULL, *one;
+	size_t i;
+
+	CHECK_INT(ops_open_on(&ctx, f->st, NULL, NULL), SMR_OK);
+	if (ops_fsck(ctx, NULL, &report, &err)) {
+		ops_close(ctx);
+		return xstrdup("!");
+	}
+	json_array_foreach(json_object_get(report, "problems"), i, one)
+		buf_addf(&b, "%s%s", i ? "," : "",
+			 json_string_value(json_object_get(one, "commit_hash")));
+	json_decref(report);
+	ops_close(ctx);
+	return b.ptr ? buf_detach(&b, NULL) : xstrdup("");
+}
+
+/*
+ * fsck reads every checkpoint's items as stored, a scan's batch of them
+ * at once on PostgreSQL: a forged item is reported for the checkpoints
+ * that hold it, a missing one too, and no other checkpoint of the batch.
+ */
+CONFORMANCE(fsck_reports_the_checkpoints_whose_items_are_forged_or_missing)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	char id[37], *head = NULL, *two = NULL, *three = NULL, *got;
+
+	CHECK_INT(make_space(f, "damage", id, &err), SMR_OK);
+	CHECK_INT(put_next(f, id, &head, "one", 1), SMR_OK);
+	CHECK_INT(put_next(f, id, &head, "two", 2), SMR_OK);
+	two = xstrdup(head);
+	CHECK_INT(put_next(f, id, &head, "three", 3), SMR_OK);
+	three = xstrdup(head);
+	CHECK_INT(put_next(f, id, &head, "four", 4), SMR_OK);
+	got = fsck_damaged(f);
+	CHECK_STR(got, "");
+	free(got);
+	raw_sql(f, "UPDATE items SET body = '{\"text\":\"forged\"}' WHERE body LIKE '%\"two\"%'");
+	got = fsck_damaged(f);
+	CHECK_STR(got, two);
+	free(got);
+	raw_sql(f, "DELETE FROM items WHERE body LIKE '%\"three\"%'");
+	got = fsck_damaged(f);
+	CHECK(strstr(got, two) && strstr(got, three));
+	for (char *at = strtok(got, ","); at; at = strtok(NULL, ","))
+		CHECK(!strcmp(at, two) || !strcmp(at, three));   /* no other checkpoint */
+	free(got);
+	free(two);
+	free(three);
+	free(head);
+}
+
 /*
  * A database of the release before the shared history: a fork held a copy
  * of every row of its history (made here by hand, back at schema 7).
