@@ -143,6 +143,53 @@ enum smr_rc store_space_page(struct store *st, const char *after, size_t limit,
 	return rc;
 }
 
+static void read_summary(struct store_rows *r, size_t i, void *elem)
+{
+	struct space_summary *v = elem;
+
+	v->space_id = sql_take(r, i, 0);
+	v->head = sql_take(r, i, 1);
+	v->head_title = sql_take(r, i, 2);
+	v->head_author = sql_take(r, i, 3);
+	v->head_at = sql_take(r, i, 4);
+	v->sessions = sql_int(r, i, 5);
+	v->newest_session_at = sql_take(r, i, 6);
+	v->newest_turn_at = sql_take(r, i, 7);
+}
+
+enum smr_rc store_space_summaries(struct store *st, struct space_summary **out, size_t *n,
+				  struct smr_err *err)
+{
+	/* a session's last turn is its highest sequence number's, as the session's reads say */
+	static const char sql[] =
+		"SELECT r.id, c.commit_hash, c.title, c.author, c.created_at,"
+		" (SELECT COUNT(*) FROM sessions s WHERE s.repo_id = r.id),"
+		" (SELECT MAX(s.created_at) FROM sessions s WHERE s.repo_id = r.id),"
+		" (SELECT MAX((SELECT t.created_at FROM turns t WHERE t.session_id = s.id"
+		"   ORDER BY t.sequence_number DESC LIMIT 1)) FROM sessions s WHERE s.repo_id = r.id)"
+		" FROM repos r"
+		" LEFT JOIN refs f ON f.repo_id = r.id AND f.name = 'main'"
+		" LEFT JOIN commits c ON c.id = f.commit_id"
+		" WHERE r.deleted_at IS NULL";
+
+	return list_by(st, sql, NULL, "summing up spaces", sizeof(**out), read_summary,
+		       (void **)out, n, err);
+}
+
+void space_summaries_free(struct space_summary *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++) {
+		free(v[i].space_id);
+		free(v[i].head);
+		free(v[i].head_title);
+		free(v[i].head_author);
+		free(v[i].head_at);
+		free(v[i].newest_session_at);
+		free(v[i].newest_turn_at);
+	}
+	free(v);
+}
+
 /*
  * Runs sql, a backend's statement whose one parameter is the JSON array v
  * (taken), named field in store_ops; *r as sql_rows gives it.

@@ -93,6 +93,24 @@ enum smr_rc store_space_heads_at(struct store *st, const char *const *hashes, si
 /* Live Spaces by name, those after the name after (NULL: from the first), at most limit (0: all). */
 enum smr_rc store_space_page(struct store *st, const char *after, size_t limit,
 			     struct space **out, size_t *n, struct smr_err *err);
+/*
+ * What the overview shows of a Space beyond its row: its HEAD's hash,
+ * title, author and time (NULL: no HEAD), its sessions, the newest of their
+ * creation times and the newest of their last turns' times (NULL: none).
+ */
+struct space_summary {
+	char *space_id, *head, *head_title, *head_author, *head_at;
+	char *newest_session_at, *newest_turn_at;
+	int64_t sessions;
+};
+/*
+ * The summary of every live Space, in one statement (the overview read a
+ * Space's HEAD, its sessions and each one's last turn, statement by
+ * statement).  Caller space_summaries_free()s *out.
+ */
+enum smr_rc store_space_summaries(struct store *st, struct space_summary **out, size_t *n,
+				  struct smr_err *err);
+void space_summaries_free(struct space_summary *v, size_t n);
 enum smr_rc store_space_rename(struct store *st, const char *id, const char *new_name,
 			       const struct ref_move *mv, struct smr_err *err);
 /*

@@ -2396,6 +2396,57 @@ CONFORMANCE(shared_conflict_policy)
 	free(head);
 }
 
+/* The summary of Space id among v[0..n), or NULL. */
+static const struct space_summary *summary_of(const struct space_summary *v, size_t n,
+					      const char *id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i].space_id, id))
+			return &v[i];
+	return NULL;
+}
+
+CONFORMANCE(space_summaries_read_heads_sessions_and_last_turns_in_one_statement)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct space_summary *v = NULL;
+	const struct space_summary *u;
+	struct turn t = { 0 };
+	char empty[37], busy[37], gone[37], s1[37], s2[37], *head = NULL;
+	size_t n = 0;
+
+	CHECK_INT(make_space(f, "empty", empty, &err), SMR_OK);
+	CHECK_INT(make_space(f, "busy", busy, &err), SMR_OK);
+	CHECK_INT(make_space(f, "gone", gone, &err), SMR_OK);
+	CHECK_INT(put_next(f, busy, &head, "one", 1), SMR_OK);
+	CHECK_INT(put_next(f, busy, &head, "two", 2), SMR_OK);
+	make_session(f, busy, s1, "2026-01-01T00:00:05.000000Z", NULL, NULL, -1);
+	/* the last turn is the last by number, not the latest by time */
+	CHECK_INT(append(f, s1, "user", "a", "2026-01-01T00:01:00.000000Z", 0, &t, &err), SMR_OK);
+	CHECK_INT(append(f, s1, "user", "b", "2026-01-01T00:00:30.000000Z", 1, &t, &err), SMR_OK);
+	make_session(f, busy, s2, "2026-01-01T00:02:00.000000Z", NULL, NULL, -1);
+	CHECK_INT(store_space_delete(f->st, gone, NULL, &err), SMR_OK);
+	CHECK_INT(store_space_summaries(f->st, &v, &n, &err), SMR_OK);
+	CHECK_INT(n, 2);
+	CHECK(summary_of(v, n, gone) == NULL);
+	u = summary_of(v, n, empty);
+	CHECK(u && !u->head && !u->head_title && !u->head_at && u->sessions == 0 &&
+	      !u->newest_session_at && !u->newest_turn_at);
+	u = summary_of(v, n, busy);
+	CHECK(u != NULL);
+	if (u) {
+		CHECK_STR(u->head, head);
+		CHECK_STR(u->head_title, "two");
+		CHECK_STR(u->head_author, "tester");
+		CHECK_STR(u->head_at, "2026-01-01T00:00:02.000000Z");
+		CHECK_INT(u->sessions, 2);
+		CHECK_STR(u->newest_session_at, "2026-01-01T00:02:00.000000Z");
+		CHECK_STR(u->newest_turn_at, "2026-01-01T00:00:30.000000Z");
+	}
+	space_summaries_free(v, n);
+	free(head);
+}
+
 CONFORMANCE(session_import_is_all_or_nothing)
 {
 	struct smr_err err = SMR_ERR_INIT;
