@@ -22,7 +22,9 @@
 #      the web UI's history first page, GET
 #      /v4/repos/big/graph?limit=400&changes=1 (src/ui/history.js;
 #      GRAPH_REQS requests: it took 9 s a request at 20,000 checkpoints on
-#      a loaded machine);
+#      a loaded machine); and, for information, the web UI's Spaces page,
+#      GET /v4/overview (src/ui/spaces.js: every Space, so it grows with
+#      them; GRAPH_REQS requests);
 #   4. fork of "fork-src" (`smriti fork`, whole process, median of 5) and
 #      the database's growth per fork; and the same fork through `smriti
 #      serve` (POST /v4/repos/fork-src/fork, median of FORK_REQS, and the
@@ -335,8 +337,8 @@ drop_forks() {
 }
 
 # Every figure of one database, each "wall cpu": head log search list
-# (a page) listall fsck http_head http_graph fork, then the fork's growth
-# in bytes.
+# (a page) listall fsck http_head http_graph http_overview served fork,
+# then the fork's growth in bytes.
 measure() {
 	cli=$(medians "$1" "$C head big --json" "$C log big --limit 20" \
 		"$C search latency --limit 20" "$C space list --json --limit 20" \
@@ -345,9 +347,10 @@ measure() {
 	start_server "$1"
 	h=$(http_best "$REQS" GET /repos/big/head)
 	g=$(http_figures "$GRAPH_REQS" GET '/v4/repos/big/graph?limit=400&changes=1')
+	o=$(http_figures "$GRAPH_REQS" GET /v4/overview)
 	k=$(http_figures "$FORK_REQS" POST /v4/repos/fork-src/fork "{\"into\": \"served-$run-%ld\"}")
 	stop_server
-	echo "$cli $f $h $g $k $(forks "$1")"
+	echo "$cli $f $h $g $o $k $(forks "$1")"
 	drop_forks "$1"
 }
 
@@ -401,13 +404,13 @@ row() {
 # $1: the baseline's figures, $2: the same at scale (measure's order)
 report() {
 	set -- $1 $2
-	for name in head log search list listall fsck http graph served fork; do
+	for name in head log search list listall fsck http graph overview served fork; do
 		eval "b_$name=\"\$1 \$2\""
 		shift 2
 	done
 	b_forkb=$1
 	shift
-	for name in head log search list listall fsck http graph served fork; do
+	for name in head log search list listall fsck http graph overview served fork; do
 		eval "s_$name=\"\$1 \$2\""
 		shift 2
 	done
@@ -424,6 +427,8 @@ report() {
 	LABEL="fsck (us per checkpoint)" GOAL="linear (~1x)" pair x $b_fsck $s_fsck
 	LABEL="GET /repos/big/head (ms; cpu: server us)" GOAL="<= 2x" pair x $b_http $s_http
 	LABEL="UI history page, graph?limit=400 (ditto)" GOAL="<= 2x" pair x $b_graph $s_graph
+	LABEL="  UI Spaces page, GET /v4/overview (ditto)" GOAL="(every Space)" \
+		pair x $b_overview $s_overview
 	LABEL="fork of fork-src (ms; $BASE vs $FORK ckpts)" GOAL="<= 10 ms" pair x $b_fork $s_fork
 	LABEL="  through smriti serve (ms; cpu: server us)" GOAL="<= 10 ms" pair x $b_served $s_served
 	printf '  %-42s %9s %9s %7s   %s\n' "database growth per fork (bytes)" "$b_forkb" "$s_forkb" \
