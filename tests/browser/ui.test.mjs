@@ -63,8 +63,8 @@ async function done() {
 }
 
 const rowTitles = () => page.locator('.vlist .row .row-title').allTextContents();
-// The history's chips shown cut short ("HEAD of…"), by their text.
-const cutChips = () => page.locator('.vlist .row .chip').evaluateAll((els) => els.filter((e) => {
+// The history's chips (or titles) shown cut short ("HEAD of…"), by their text.
+const cutChips = (what = '.chip') => page.locator(`.vlist .row ${what}`).evaluateAll((els) => els.filter((e) => {
   const text = document.createRange();
   const style = getComputedStyle(e);
   text.selectNodeContents(e);
@@ -123,6 +123,7 @@ describe('2-4 History, inspect, compare', () => {
     await axe(page, 'History');
     await shot(page, 'history');
     assert.deepEqual(await cutChips(), [], 'the titles give way, not the chips');
+    assert.deepEqual(await cutChips('.row-title'), [], 'and the changes give way before the titles');
     await page.click('text=JSON');
     const raw = JSON.parse(await detail.locator('pre.raw').textContent());
     assert.equal(raw.title, 'Dates fixed');
