@@ -16,75 +16,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The newest turn time of a session into *newest (ISO strings compare as text). */
-static enum smr_rc last_turn_time(struct ops_ctx *ctx, const struct session *s, char *newest,
-				  size_t size, struct smr_err *err)
-{
-	struct turn *t = NULL;
-	size_t n = 0;
-	enum smr_rc rc;
-
-	if (s->last_seq <= 0)
-		return SMR_OK;
-	rc = store_turn_list(ctx->st, s->id, s->last_seq - 1, &t, &n, err);
-	if (!rc && n && strcmp(t[n - 1].created_at, newest) > 0)
-		snprintf(newest, size, "%s", t[n - 1].created_at);
-	turns_free(t, n);
-	return rc;
-}
-
-/* One Space's overview entry. */
-static enum smr_rc overview_one(struct ops_ctx *ctx, const struct space *sp, json_t **out,
-				struct smr_err *err)
-{
-	struct checkpoint head = { 0 };
-	struct session *ss = NULL;
-	size_t n = 0;
-	char newest[64];
-	enum smr_rc rc = SMR_OK;
-
-	snprintf(newest, sizeof(newest), "%s", sp->created_at);
-	*out = ops_space_json(sp);
-	ops_add_role(ctx, sp, *out);
-	if (sp->head)
-		rc = store_checkpoint_get(ctx->st, sp->id, sp->head, &head, err);
-	if (!rc)
-		rc = store_session_list(ctx->st, sp->id, &ss, &n, err);
-	for (size_t i = 0; !rc && i < n; i++) {
-		if (strcmp(ss[i].created_at, newest) > 0)
-			snprintf(newest, sizeof(newest), "%s", ss[i].created_at);
-		rc = last_turn_time(ctx, &ss[i], newest, sizeof(newest), err);
-	}
-	if (!rc && sp->head && strcmp(head.created_at, newest) > 0)
-		snprintf(newest, sizeof(newest), "%s", head.created_at);
-	json_object_set_new(*out, "head_checkpoint", sp->head ?
-		json_pack("{s:s, s:s, s:s}", "title", head.title ? head.title : "",
-			  "author", head.author ? head.author : "", "created_at", head.created_at) :
-		json_null());
-	json_object_set_new(*out, "sessions", json_integer((json_int_t)n));
-	json_object_set_new(*out, "last_activity", json_string(newest));
-	sessions_free(ss, n);
-	checkpoint_release(&head);
-	return rc;
-}
-
 /* The later of *newest and at (NULL: none); ISO times compare as text. */
 static const char *later(const char *newest, const char *at)
 {
 	return at && strcmp(at, newest) > 0 ? at : newest;
 }
 
-/* overview_one's entry from the Space's summary, which read it all in one statement. */
-static json_t *overview_summed(struct ops_ctx *ctx, const struct space *sp,
-			       const struct space_summary *u)
+/*
+ * Space sp's overview entry, from its summary u.  Its HEAD is the
+ * summary's, which the rest of the entry describes: the list that named sp
+ * was read after it.
+ */
+static json_t *overview_entry(struct ops_ctx *ctx, struct space *sp,
+			      const struct space_summary *u)
 {
-	json_t *out = ops_space_json(sp);
-	const char *newest = later(later(sp->created_at, u->newest_session_at), u->newest_turn_at);
+	const char *newest;
+	json_t *out;
 
+	free(sp->head);
+	sp->head = u->head ? xstrdup(u->head) : NULL;
+	newest = later(later(later(sp->created_at, u->newest_session_at), u->newest_turn_at),
+		       u->head_at);
+	out = ops_space_json(sp);
 	ops_add_role(ctx, sp, out);
-	if (sp->head)
-		newest = later(newest, u->head_at);
-	json_object_set_new(out, "head_checkpoint", sp->head ?
+	json_object_set_new(out, "head_checkpoint", u->head ?
 		json_pack("{s:s, s:s, s:s}", "title", u->head_title ? u->head_title : "",
 			  "author", u->head_author ? u->head_author : "", "created_at", u->head_at) :
 		json_null());
@@ -99,27 +54,17 @@ enum smr_rc ops_space_overview(struct ops_ctx *ctx, json_t **out, struct smr_err
 	struct space_summary *sums = NULL;
 	struct strmap at = STRMAP_INIT;
 	size_t n = 0, n_sums = 0, k;
-	json_t *one = NULL;
-	enum smr_rc rc = ops_space_list(ctx, &v, &n, err);
+	/* the summaries first: a Space made after them is in the next overview, not this one */
+	enum smr_rc rc = store_space_summaries(ctx->st, &sums, &n_sums, err);
 
 	if (!rc)
-		rc = store_space_summaries(ctx->st, &sums, &n_sums, err);
+		rc = ops_space_list(ctx, &v, &n, err);
 	for (size_t i = 0; !rc && i < n_sums; i++)
 		strmap_put(&at, sums[i].space_id, i);
 	*out = rc ? NULL : json_array();
-	for (size_t i = 0; !rc && i < n; i++) {
-		/* a Space made or moved since the summaries were read is read on its own */
-		if (strmap_get(&at, v[i].id, &k) && !strcmp(v[i].head ? v[i].head : "",
-							       sums[k].head ? sums[k].head : ""))
-			one = overview_summed(ctx, &v[i], &sums[k]);
-		else
-			rc = overview_one(ctx, &v[i], &one, err);
-		json_array_append_new(*out, one);
-	}
-	if (rc) {
-		json_decref(*out);
-		*out = NULL;
-	}
+	for (size_t i = 0; !rc && i < n; i++)
+		if (strmap_get(&at, v[i].id, &k))
+			json_array_append_new(*out, overview_entry(ctx, &v[i], &sums[k]));
 	strmap_release(&at);
 	space_summaries_free(sums, n_sums);
 	spaces_free(v, n);

@@ -438,11 +438,22 @@ static void cache_put(int64_t db, int64_t id, const char *text, size_t len, size
 
 /* ---- reading ---- */
 
-static int cmp_id_value(const void *a, const void *b)
+size_t content_ids_unique(int64_t *ids, size_t n)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	size_t m = 0;
 
-	return (x > y) - (x < y);
+	qsort(ids, n, sizeof(*ids), cmp_id);
+	for (size_t i = 0; i < n; i++)
+		if (!m || ids[i] != ids[m - 1])
+			ids[m++] = ids[i];
+	return m;
+}
+
+size_t content_ids_find(const int64_t *ids, size_t n, int64_t id)
+{
+	const int64_t *hit = bsearch(&id, ids, n, sizeof(*ids), cmp_id);
+
+	return hit ? (size_t)(hit - ids) : SIZE_MAX;
 }
 
 enum smr_rc content_prefetch(const int64_t *ids, size_t n, int64_t db, content_fetch_fn fetch,
@@ -456,9 +467,9 @@ enum smr_rc content_prefetch(const int64_t *ids, size_t n, int64_t db, content_f
 
 	if (n)
 		memcpy(miss, ids, n * sizeof(*ids));
-	qsort(miss, n, sizeof(*miss), cmp_id_value);
+	n = content_ids_unique(miss, n);
 	for (size_t i = 0; i < n; i++)
-		if ((!i || miss[i] != miss[i - 1]) && !cache_get(db, miss[i], NULL, NULL))
+		if (!cache_get(db, miss[i], NULL, NULL))
 			miss[m++] = miss[i];
 	if (m) {
 		got = xcalloc(m, sizeof(*got));

@@ -112,6 +112,11 @@ int64_t *content_row_unpack(const void *p, size_t bytes, size_t *n);
 typedef enum smr_rc (*content_fetch_fn)(void *arg, const int64_t *ids, size_t n,
 					struct buf *out, size_t *counts, struct smr_err *err);
 
+/* Sorts ids[0..n) and drops repeats; returns how many stay. */
+size_t content_ids_unique(int64_t *ids, size_t n);
+/* Where id is in ids[0..n) as content_ids_unique left them; SIZE_MAX: not there. */
+size_t content_ids_find(const int64_t *ids, size_t n, int64_t id);
+
 /*
  * Fetches in one call the chunks among ids (n, repeats allowed) that the
  * chunk cache lacks, and keeps them there, so that the content_read of

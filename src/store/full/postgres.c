@@ -2006,27 +2006,16 @@ static void add_body(const int64_t *ids, size_t n, int64_t cid, const char *body
 		}
 }
 
-static int cmp_int64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* Chunks ids[0..n) into out and counts from b when it holds every one of them; 1: it did. */
 static int batch_serve(const struct batch_chunks *b, const int64_t *ids, size_t n,
 		       struct buf *out, size_t *counts)
 {
 	size_t *at = xmalloc((n ? n : 1) * sizeof(*at));
-	const int64_t *hit;
 	size_t j;
 
-	for (j = 0; j < n; j++) {
-		hit = bsearch(&ids[j], b->ids, b->n, sizeof(*b->ids), cmp_int64);
-		if (!hit)
+	for (j = 0; j < n; j++)
+		if ((at[j] = content_ids_find(b->ids, b->n, ids[j])) == SIZE_MAX)
 			break;
-		at[j] = (size_t)(hit - b->ids);
-	}
 	for (size_t k = 0; j == n && k < n; k++) {
 		buf_add(&out[k], b->text[at[k]].ptr, b->text[at[k]].len);
 		counts[k] = b->count[at[k]];
@@ -2115,15 +2104,11 @@ static enum smr_rc prefetch_lists(struct pg_store *s, const PGresult *r, int row
 static int batch_read(struct pg_store *s, const PGresult *r, int rows, struct batch_chunks *b)
 {
 	struct smr_err e = SMR_ERR_INIT;
-	size_t n = 0, m = 0;
+	size_t n = 0, m;
 
 	memset(b, 0, sizeof(*b));
 	b->ids = rows_chunk_ids(r, rows, &n);
-	qsort(b->ids, n, sizeof(*b->ids), cmp_int64);
-	for (size_t i = 0; i < n; i++)
-		if (!i || b->ids[i] != b->ids[i - 1])
-			b->ids[m++] = b->ids[i];
-	b->n = m;
+	b->n = m = content_ids_unique(b->ids, n);
 	b->text = xcalloc(m ? m : 1, sizeof(*b->text));
 	b->count = xcalloc(m ? m : 1, sizeof(*b->count));
 	for (size_t i = 0; i < m; i++)
