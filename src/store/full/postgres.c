@@ -1967,6 +1967,18 @@ static void text_element(struct buf *b, const char *p, size_t n)
 	buf_addch(b, '"');
 }
 
+/* v as a text[] literal, each element quoted; appended to b. */
+static void texts_literal(struct buf *b, const char *const *v, size_t n)
+{
+	buf_addch(b, '{');
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			buf_addch(b, ',');
+		text_element(b, v[i], strlen(v[i]));
+	}
+	buf_addch(b, '}');
+}
+
 /* A bigint[] as the server writes it ("{1,-2}"); NULL when it is not one. */
 static int64_t *parse_ids(const char *t, size_t *n)
 {
@@ -2786,13 +2798,7 @@ static enum smr_rc reserve_commits(struct store *st, const char *const *hashes, 
 	PGresult *r = NULL;
 	enum smr_rc rc;
 
-	buf_addch(&b, '{');
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			buf_addch(&b, ',');
-		text_element(&b, hashes[i], strlen(hashes[i]));
-	}
-	buf_addch(&b, '}');
+	texts_literal(&b, hashes, n);
 	p_text(&p, b.ptr);
 	rc = run(P(st), Q_COMMIT_RESERVE, &p, &r, "writing checkpoints", err);
 	if (!rc && (size_t)PQntuples(r) != n)
@@ -3041,13 +3047,7 @@ static enum smr_rc pg_checkpoints_each(struct store *st, const char *const *hash
 
 	if (!n)
 		return SMR_OK;
-	buf_addch(&lit, '{');
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			buf_addch(&lit, ',');
-		text_element(&lit, hashes[i], strlen(hashes[i]));
-	}
-	buf_addch(&lit, '}');
+	texts_literal(&lit, hashes, n);
 	p_text(&p, lit.ptr);
 	rc = read1(s, Q_CKPT_ANY_MANY, &p, &r, "reading checkpoints", err);
 	buf_release(&lit);
