@@ -107,7 +107,7 @@ const SHORTCUTS = [
   ['j / k', 'next / previous checkpoint or Space'],
   ['Enter', 'open the selected Space or checkpoint'],
   ['c', 'compare the selected checkpoint with its parent'],
-  ['/', 'filter the history'],
+  ['/', 'filter the history or the Spaces'],
   ['s', 'search every Space'],
   ['Ctrl/Cmd + S', 'save the checkpoint being edited'],
   ['Esc', 'close a dialog, leave a field, stop a reply'],

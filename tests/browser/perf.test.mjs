@@ -2,7 +2,8 @@
 // never asserted: speed is not a test's business): the time to a rendered,
 // scrollable history of a Space with 5,000 checkpoints and to a session of
 // 2,000 turns, the time until a checkpoint the CLI writes shows in an open
-// page, and the size of the UI's files, raw and gzipped.  The big
+// page, the Spaces page with 10,000 Spaces (what it draws is asserted), and
+// the size of the UI's files, raw and gzipped.  The big
 // Space is written straight into SQLite in one transaction (the hashes are
 // placeholders: the views do not recompute them), the long session through
 // the ingest operation.
@@ -18,6 +19,7 @@ import { launch, guardedPage, shot } from './browser.mjs';
 
 const CHECKPOINTS = 5000;
 const TURNS = 2000;
+const SPACES = 10000;
 let tmp;
 let srv;
 let browser;
@@ -162,4 +164,62 @@ test('size of the UI files, raw, gzipped and with brotli', async () => {
     rows.push(`${name} ${bytes.length}/${z}`);
   }
   console.log(`# figure: UI files ${names.length}, ${(raw / 1024).toFixed(1)} KiB raw, ${(gz / 1024).toFixed(1)} KiB gzipped, ${(br / 1024).toFixed(1)} KiB with brotli (${rows.join(', ')})`);
+});
+
+test(`${SPACES} Spaces: the Spaces page draws the first 100 at once, more on demand, and its filter finds any`, async () => {
+  sql(tmp.db, `BEGIN;
+    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${SPACES})
+    INSERT INTO repos (id, name, description, created_at)
+    SELECT printf('00000000-0000-4000-8000-%012d', i), printf('s%05d', i), 'Space number ' || i,
+      strftime('%Y-%m-%dT%H:%M:%fZ', '2025-01-01', '+' || i || ' minutes') FROM n;
+    INSERT INTO refs (repo_id, name, commit_id)
+      SELECT id, 'main', NULL FROM repos WHERE id GLOB '00000000-0000-4000-8000-*';
+    COMMIT;`);
+  const total = (SPACES + 2).toLocaleString('en');   // and "big" and "watched", active today
+  const page = await guardedPage(browser);
+  const t0 = performance.now();
+  await page.goto(`${srv.url}/`);
+  await page.locator('.space-row').first().waitFor();
+  const first = performance.now() - t0;
+  assert.equal(await page.locator('.space-row').count(), 100);
+  assert.equal(await page.locator('.count-line').textContent(), `100 of ${total} Spaces`);
+  // j moves the selection without drawing the list again (it drew every Space for each j)
+  const j = await page.evaluate(() => {
+    const t = performance.now();
+    for (let i = 0; i < 50; i++) document.dispatchEvent(new KeyboardEvent('keydown', { key: 'j', bubbles: true }));
+    return (performance.now() - t) / 50;
+  });
+  console.log(`# figure: Spaces page with ${total} Spaces: first rows after ${first.toFixed(0)} ms (page load included), j moves the selection in ${j.toFixed(2)} ms`);
+  assert.equal(await page.locator('.space-row.selected').getAttribute('data-name'), 's09952');
+  // j past the last row drawn draws the next hundred
+  for (let i = 0; i < 50; i++) await page.keyboard.press('j');
+  assert.equal(await page.locator('.space-row').count(), 200);
+  assert.equal(await page.locator('.space-row.selected').count(), 1);
+  assert.equal(await page.locator('.space-row').nth(100).getAttribute('data-name'), 's09902');
+  assert.match(await page.locator('.space-row').nth(100).getAttribute('class'), /selected/);
+  await page.getByRole('button', { name: 'Show 100 more' }).click();
+  assert.equal(await page.locator('.space-row').count(), 300);
+  assert.equal(await page.locator('.count-line').textContent(), `300 of ${total} Spaces`);
+  // the filter looks through every Space, not only those drawn
+  await page.keyboard.press('/');
+  await page.keyboard.type('s00042');
+  await page.locator('.space-row[data-name="s00042"]').waitFor();
+  assert.equal(await page.locator('.space-row').count(), 1);
+  assert.equal(await page.locator('.count-line').textContent(), `1 Space of ${total}`);
+  assert.equal(await page.locator('.list-foot').isHidden(), true);
+  await page.fill('input[name=space-filter]', 'Space number 777');   // descriptions too: 777 and 7770-7779
+  await page.locator('.space-row[data-name="s07779"]').waitFor();
+  assert.equal(await page.locator('.space-row').count(), 11);
+  await shot(page, 'spaces-10000-filtered');
+  await page.fill('input[name=space-filter]', 'no such space');
+  await page.locator('.space-list .empty', { hasText: 'No Space matches “no such space”.' }).waitFor();
+  await page.fill('input[name=space-filter]', 's00042');
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('Enter');
+  await page.waitForURL(/#\/s\/s00042$/);
+  await page.click('nav.crumbs >> text=Spaces');
+  await page.locator('.space-row').first().waitFor();
+  await shot(page, 'spaces-10000');
+  page.guard.check();
+  await page.close();
 });
