@@ -299,3 +299,27 @@ test('PostgreSQL groups a checkpoint several Spaces hold as SQLite does', { skip
     t2.cleanup();
   }
 });
+
+test('on PostgreSQL a page of results reads its checkpoints in one call of the store, not a round trip each', { skip: process.env.SMRITI_TEST_PG ? false : 'SMRITI_TEST_PG is not set' }, () => {
+  const PG = process.env.SMRITI_TEST_PG;
+  const schema = `smriti_search_${process.pid}_${Math.floor(Math.random() * 1e6)}`;
+  const psql = (sql) => spawnSync('psql', ['-qAt', '-v', 'ON_ERROR_STOP=1', PG, '-c', sql], { encoding: 'utf8' });
+  assert.equal(psql(`CREATE SCHEMA ${schema}`).status, 0);
+  const db = `${PG}${PG.includes('?') ? '&' : '?'}options=-csearch_path%3D${schema}`;
+  const o = { bin: SMRITI_FULL };
+  try {
+    ok(db, ['space', 'create', 'zoo'], o);
+    const hashes = [];
+    for (let i = 1; i <= 5; i++) hashes.push(ok(db, ['commit', 'zoo', '-m', `Step ${i}`, '--decision', `Zebra number ${i}`, '-q'], o).trim());
+    const r = spawnSync(SMRITI_FULL, ['search', 'zebra', '--json'], { env: { ...process.env, SMRITI_DB: db, SMRITI_STORE_TRACE: '1' }, encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(JSON.parse(r.stdout).results.map((x) => [x.text, x.commit_hash, x.in_head]),
+      [5, 4, 3, 2, 1].map((i) => [`Zebra number ${i}`, hashes[i - 1], true]));
+    const calls = r.stderr.split('\n').map((l) => l.match(/^smriti: store \d+: (\w+) /)?.[1]).filter(Boolean);
+    assert.equal(calls.filter((c) => c === 'checkpoints_each').length, 1, r.stderr);
+    // HEAD's alone (for in_head): not the results' own one by one
+    assert.equal(calls.filter((c) => c === 'checkpoint_get').length, 1, r.stderr);
+  } finally {
+    psql(`DROP SCHEMA ${schema} CASCADE`);
+  }
+});
