@@ -1431,6 +1431,30 @@ enum smr_rc store_space_forks(struct store *st, char ***pairs, size_t *n, struct
 	return rc;
 }
 
+enum smr_rc store_spaces_with_fork_entries(struct store *st, char ***ids, size_t *n,
+					   struct smr_err *err)
+{
+	/*
+	 * The forks' entries by their index (migration 18): a few among every
+	 * write's.  Not DISTINCT: with it SQLite reads the whole reflog by
+	 * another index.
+	 */
+	static const char sql[] = "SELECT repo_id FROM reflog WHERE action = 'fork'";
+	struct store_rows r;
+	enum smr_rc rc = sql_rows(st, SQL_AUTO, sql, NULL, "finding the forked spaces", &r, err);
+
+	*ids = NULL;
+	*n = 0;
+	if (!rc) {
+		*ids = xcalloc(r.rows + 1, sizeof(**ids));
+		for (size_t i = 0; i < r.rows; i++)
+			(*ids)[i] = sql_take(&r, i, 0);
+		*n = r.rows;
+	}
+	store_rows_release(&r);
+	return rc;
+}
+
 /* ---- chains of the rows written before schema migration 15 (sql.h) ---- */
 
 enum smr_rc rows_reach_rebuild(struct store *st, struct smr_err *err)

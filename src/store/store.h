@@ -499,6 +499,14 @@ void graph_row_release(struct graph_row *g);
  */
 enum smr_rc store_space_forks(struct store *st, char ***pairs, size_t *n, struct smr_err *err);
 /*
+ * The ids of the Spaces (deleted ones too) with a fork's entry anywhere in
+ * their reflog, once for each such entry, in one statement: the Spaces
+ * whose first entry may be a fork's (the others were not forked).  Caller
+ * frees each and *ids.
+ */
+enum smr_rc store_spaces_with_fork_entries(struct store *st, char ***ids, size_t *n,
+					   struct smr_err *err);
+/*
  * Every checkpoint a Space reaches, in insertion order (parents first), for
  * fsck; space_id NULL: every checkpoint of the database once, deleted
  * Spaces' too, each named by the Space that wrote it.

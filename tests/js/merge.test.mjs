@@ -386,6 +386,25 @@ describe(`dry run, ahead/behind, edit and a moved HEAD over HTTP (${backend})`, 
     }
     assert.deepEqual([forks[1].ahead, forks[1].behind], [1, 0]);
   });
+
+  test('space.forks reads the reflog of the forked Spaces alone, not of every Space', async () => {
+    const cli = (args) => ok(db, args, { bin: SMRITI_FULL });
+    for (let i = 0; i < 12; i++) cli(['space', 'create', `plain-${i}`]);
+    const traced = await startServer(db, { env: { SMRITI_STORE_TRACE: '1' } });
+    try {
+      const before = traced.log().length;
+      const forks = (await expectStatus(traced, 'POST', '/api/ops/space.forks', 200, { body: {} })).result;
+      assert.deepEqual(forks.map((f) => f.space).sort(), ['plan-alt', 'plan-alt2']);
+      // the server's standard error is a pipe read apart from the answer: a later call's line marks the end
+      await expectStatus(traced, 'GET', '/v4/overview', 200);
+      for (let i = 0; i < 200 && !traced.log().slice(before).includes('summing up spaces'); i++) await new Promise((r) => setTimeout(r, 10));
+      const reads = traced.log().slice(before).split('\n').filter((l) => /: sql_text reading the reflog ok/.test(l));
+      // plan-alt, plan-alt2 and gone-fork (its origin is gone): 3 of 18 Spaces
+      assert.equal(reads.length, 3, traced.log().slice(before));
+    } finally {
+      await traced.stop();
+    }
+  });
 });
 }
 
