@@ -268,12 +268,6 @@ enum smr_rc ops_merge(struct ops_ctx *ctx, const struct merge_req *req, json_t *
 		      struct smr_err *err);
 
 /*
- * How many checkpoints of ancestry set a (store_checkpoint_ancestry's
- * {hash: created_at}) set b lacks: a merge's ahead and behind.
- */
-json_int_t ops_only_in(const json_t *a, const json_t *b);
-
-/*
  * The merge base of two checkpoints (their nearest common ancestor, as a
  * merge picks it): *out is {a, b, base: hash or null when they share no
  * history}; new reference.  Reads only.

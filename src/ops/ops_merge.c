@@ -14,6 +14,7 @@
 #include "domain/checkpoint.h"
 #include "domain/merge.h"
 #include "domain/review.h"
+#include "ops/ancestry.h"
 #include "ops/auth.h"
 #include "ops/context.h"
 #include "ops/ops.h"
@@ -23,24 +24,6 @@
 #include <string.h>
 
 #define MERGE_RETRIES 8   /* another writer moved HEAD while we merged: start again */
-
-/* The newest checkpoint in both sets (ties: the greater hash); borrowed, NULL if none. */
-static const char *nearest_common(const json_t *ours, const json_t *theirs)
-{
-	const char *hash, *best = NULL, *best_at = NULL, *at;
-	json_t *v;
-
-	json_object_foreach((json_t *)ours, hash, v) {
-		if (!json_object_get(theirs, hash))
-			continue;
-		at = json_string_value(v);
-		if (!best || strcmp(at, best_at) > 0 || (!strcmp(at, best_at) && strcmp(hash, best) > 0)) {
-			best = hash;
-			best_at = at;
-		}
-	}
-	return best;
-}
 
 /* The contradictions the deterministic review finds in c; new reference. */
 static json_t *contradictions(const struct checkpoint *c)
@@ -66,28 +49,23 @@ struct merge_job {
 	int dry_run;                       /* compute everything, write nothing */
 };
 
-json_int_t ops_only_in(const json_t *a, const json_t *b)
-{
-	const char *hash;
-	json_t *v;
-	json_int_t n = 0;
-
-	json_object_foreach((json_t *)a, hash, v)
-		n += !json_object_get(b, hash);
-	return n;
-}
-
 /*
  * A dry run's document: status as a merge would have it (or "conflict"),
  * with ahead (REF's checkpoints HEAD lacks) and behind (HEAD's that REF
- * lacks); takes result's reference and returns a new one.
+ * lacks), added to result.
  */
-static json_t *dry_result(json_t *result, const json_t *ours, const json_t *theirs)
+static enum smr_rc dry_result(struct ops_ctx *ctx, json_t *result, struct history *ours,
+			      struct history *theirs, struct smr_err *err)
 {
+	json_int_t ahead = 0, behind = 0;
+	enum smr_rc rc = ops_history_only_in(ctx, theirs, ours, &ahead, err);
+
+	if (!rc)
+		rc = ops_history_only_in(ctx, ours, theirs, &behind, err);
 	json_object_set_new(result, "dry_run", json_true());
-	json_object_set_new(result, "ahead", json_integer(ops_only_in(theirs, ours)));
-	json_object_set_new(result, "behind", json_integer(ops_only_in(ours, theirs)));
-	return result;
+	json_object_set_new(result, "ahead", json_integer(ahead));
+	json_object_set_new(result, "behind", json_integer(behind));
+	return rc;
 }
 
 /* Writes the three-way merge of head and theirs from base; *result gets the document. */
@@ -167,47 +145,62 @@ static enum smr_rc fast_forward(struct ops_ctx *ctx, const struct merge_job *j,
 static enum smr_rc merge_once(struct ops_ctx *ctx, const struct merge_job *j, json_t **result,
 			      struct smr_err *err)
 {
-	json_t *ours = json_object(), *theirs = json_object();
+	struct history ours = { 0 }, theirs = { 0 };
 	struct checkpoint head = { 0 };
-	const char *base;
+	char *base = NULL;
+	int held = 0;
 	enum smr_rc rc = SMR_OK;
 
 	if (j->sp->head)
-		rc = store_checkpoint_ancestry(ctx->st, j->sp->id, j->sp->head, ours, err);
+		rc = ops_history_read(ctx, j->sp->id, j->sp->head, &ours, err);
 	if (!rc)
-		rc = store_checkpoint_ancestry(ctx->st, j->src_id, j->theirs->hash, theirs, err);
+		rc = ops_history_read(ctx, j->src_id, j->theirs->hash, &theirs, err);
 	if (!rc && !j->sp->head) {
 		rc = fast_forward(ctx, j, result, err);
 		goto out;
 	}
-	if (!rc && json_object_get(ours, j->theirs->hash)) {
+	if (!rc)
+		rc = ops_history_holds(ctx, &ours, &theirs, &held, err);
+	if (!rc && held) {
 		rc = store_checkpoint_get(ctx->st, j->sp->id, j->sp->head, &head, err);
 		if (!rc)
 			*result = json_pack("{s:s, s:o}", "status", "up-to-date", "checkpoint",
 					    checkpoint_to_json(&head));
-	} else if (!rc && json_object_get(theirs, j->sp->head)) {
-		rc = fast_forward(ctx, j, result, err);
-	} else if (!rc) {
-		base = nearest_common(ours, theirs);
-		if (!base)
-			rc = smr_errf(err, SMR_EUNPROC,
-				      "%.12s shares no history with space '%s': nothing to merge"
-				      " from (fork a Space to start a line you can merge back)",
-				      j->theirs->hash, j->sp->name);
-		if (!rc)
-			rc = store_checkpoint_get(ctx->st, j->sp->id, j->sp->head, &head, err);
-		if (!rc)
-			rc = write_merge(ctx, j, &head, base, result, err);
+		goto out;
 	}
+	if (!rc)
+		rc = ops_history_holds(ctx, &theirs, &ours, &held, err);
+	if (!rc && held) {
+		rc = fast_forward(ctx, j, result, err);
+		goto out;
+	}
+	if (!rc)
+		rc = ops_history_base(ctx, &ours, &theirs, &base, err);
+	if (!rc && !base)
+		rc = smr_errf(err, SMR_EUNPROC,
+			      "%.12s shares no history with space '%s': nothing to merge"
+			      " from (fork a Space to start a line you can merge back)",
+			      j->theirs->hash, j->sp->name);
+	if (!rc)
+		rc = store_checkpoint_get(ctx->st, j->sp->id, j->sp->head, &head, err);
+	if (!rc)
+		rc = write_merge(ctx, j, &head, base, result, err);
 out:
-	if (j->dry_run && *result)
-		*result = dry_result(*result, ours, theirs);
-	/* a dry run's conflicts are its answer, not a failure */
-	if (j->dry_run && rc == SMR_ECONFLICT && *result)
-		rc = SMR_OK;
+	if (j->dry_run && *result) {
+		enum smr_rc counted = dry_result(ctx, *result, &ours, &theirs, err);
+
+		if (counted) {
+			json_decref(*result);
+			*result = NULL;
+			rc = counted;
+		} else if (rc == SMR_ECONFLICT) {
+			rc = SMR_OK;   /* a dry run's conflicts are its answer, not a failure */
+		}
+	}
+	free(base);
 	checkpoint_release(&head);
-	json_decref(ours);
-	json_decref(theirs);
+	ops_history_release(&ours);
+	ops_history_release(&theirs);
 	return rc;
 }
 
@@ -275,15 +268,15 @@ enum smr_rc ops_merge(struct ops_ctx *ctx, const struct merge_req *req, json_t *
 	return merge_done(&theirs, &sp, &src, rc);
 }
 
-/* The ancestry of c (itself included) into set, read in c's Space. */
-static enum smr_rc ancestry_of(struct ops_ctx *ctx, const struct checkpoint *c, json_t *set,
-			       struct smr_err *err)
+/* The history of c, read in c's Space. */
+static enum smr_rc history_of(struct ops_ctx *ctx, const struct checkpoint *c, struct history *h,
+			      struct smr_err *err)
 {
 	struct space sp = { 0 };
 	enum smr_rc rc = store_space_get(ctx->st, c->space, &sp, err);
 
 	if (!rc)
-		rc = store_checkpoint_ancestry(ctx->st, sp.id, c->hash, set, err);
+		rc = ops_history_read(ctx, sp.id, c->hash, h, err);
 	space_release(&sp);
 	return rc;
 }
@@ -292,23 +285,24 @@ enum smr_rc ops_merge_base(struct ops_ctx *ctx, const char *ref_a, const char *r
 			   json_t **out, struct smr_err *err)
 {
 	struct checkpoint a = { 0 }, b = { 0 };
-	json_t *sa = json_object(), *sb = json_object();
-	const char *base;
+	struct history ha = { 0 }, hb = { 0 };
+	char *base = NULL;
 	enum smr_rc rc = ops_resolve(ctx, ref_a, &a, err);
 
 	if (!rc)
 		rc = ops_resolve(ctx, ref_b, &b, err);
 	if (!rc)
-		rc = ancestry_of(ctx, &a, sa, err);
+		rc = history_of(ctx, &a, &ha, err);
 	if (!rc)
-		rc = ancestry_of(ctx, &b, sb, err);
-	if (!rc) {
-		base = nearest_common(sa, sb);
+		rc = history_of(ctx, &b, &hb, err);
+	if (!rc)
+		rc = ops_history_base(ctx, &ha, &hb, &base, err);
+	if (!rc)
 		*out = json_pack("{s:s, s:s, s:s?}", "a", a.hash, "b", b.hash, "base", base);
-	}
+	free(base);
+	ops_history_release(&ha);
+	ops_history_release(&hb);
 	checkpoint_release(&a);
 	checkpoint_release(&b);
-	json_decref(sa);
-	json_decref(sb);
 	return rc;
 }

@@ -2,6 +2,7 @@
  * ops_view.c -- space.overview, space.forks and state.version (see
  * view.h), and the operation table of the view operations.
  */
+#include "ops/ancestry.h"
 #include "ops/auth.h"
 #include "ops/context.h"
 #include "ops/view.h"
@@ -101,45 +102,73 @@ out:
 	return rc;
 }
 
-/* The ancestry set of sp's HEAD, walked once and kept in sets by Space id; borrowed. */
-static enum smr_rc ancestry_of(struct ops_ctx *ctx, const struct space *sp, json_t *sets,
-			       json_t **out, struct smr_err *err)
+/*
+ * The history of sp's HEAD, read once and kept in the list by Space (k:
+ * its index in v); borrowed, NULL for a Space with no HEAD.
+ */
+static enum smr_rc history_of(struct ops_ctx *ctx, const struct space *v, size_t k,
+			      struct history **kept, struct history **out, struct smr_err *err)
 {
 	enum smr_rc rc = SMR_OK;
 
-	*out = json_object_get(sets, sp->id);
-	if (*out)
+	*out = NULL;
+	if (!v[k].head)
 		return SMR_OK;
-	*out = json_object();
-	if (sp->head)
-		rc = store_checkpoint_ancestry(ctx->st, sp->id, sp->head, *out, err);
-	json_object_set_new(sets, sp->id, *out);
+	if (!kept[k]) {
+		kept[k] = xcalloc(1, sizeof(**kept));
+		rc = ops_history_read(ctx, v[k].id, v[k].head, kept[k], err);
+		if (rc) {
+			free(kept[k]);
+			kept[k] = NULL;
+		}
+	}
+	*out = kept[k];
 	return rc;
 }
 
-/* Appends sp's standing against its origin (when it is a fork of a Space of v, by name) to out. */
-static enum smr_rc fork_standing(struct ops_ctx *ctx, const struct space *sp,
-				 const struct space *v, const struct strmap *by_name, json_t *sets,
-				 json_t *out, struct smr_err *err)
+/*
+ * Appends the standing of v[i] against its origin (when it is a fork of a
+ * Space of v, by name) to out.
+ */
+static enum smr_rc fork_standing(struct ops_ctx *ctx, const struct space *v, size_t i,
+				 const struct strmap *by_name, struct history **kept, json_t *out,
+				 struct smr_err *err)
 {
-	json_t *mine, *theirs = NULL;
-	char *origin = NULL, *at = NULL;
+	const struct space *sp = &v[i];
+	struct history *mine = NULL, *theirs = NULL, at = { 0 }, none = { 0 };
+	char *origin = NULL, *at_hash = NULL;
+	json_int_t ahead = 0, behind = 0;
+	int held = 0;
 	size_t o;
-	enum smr_rc rc = fork_origin(ctx, sp, &origin, &at, err);
+	enum smr_rc rc = fork_origin(ctx, sp, &origin, &at_hash, err);
 
 	/* an origin the caller may not read is left unnamed: not in v */
-	if (!rc && origin && strmap_get(by_name, origin, &o) && &v[o] != sp)
-		rc = ancestry_of(ctx, &v[o], sets, &theirs, err);
+	if (!rc && origin && strmap_get(by_name, origin, &o) && o != i)
+		rc = history_of(ctx, v, o, kept, &theirs, err);
 	/* a Space now under that name that never held the fork point is another one */
-	if (!rc && theirs && json_object_get(theirs, at))
-		rc = ancestry_of(ctx, sp, sets, &mine, err);
-	if (!rc && theirs && json_object_get(theirs, at))
+	if (!rc && theirs) {
+		rc = ops_history_read(ctx, sp->id, at_hash, &at, err);
+		if (!rc)
+			rc = ops_history_holds(ctx, theirs, &at, &held, err);
+		else if (rc == SMR_ENOTFOUND)
+			rc = SMR_OK;
+	}
+	if (!rc && held)
+		rc = history_of(ctx, v, i, kept, &mine, err);
+	if (!rc && held && !mine)
+		mine = &none;   /* no HEAD: behind by all the origin holds */
+	if (!rc && held)
+		rc = ops_history_only_in(ctx, mine, theirs, &ahead, err);
+	if (!rc && held)
+		rc = ops_history_only_in(ctx, theirs, mine, &behind, err);
+	if (!rc && held)
 		json_array_append_new(out, json_pack("{s:s, s:s, s:I, s:I}", "space", sp->name,
-						     "origin", v[o].name,
-						     "ahead", ops_only_in(mine, theirs),
-						     "behind", ops_only_in(theirs, mine)));
+						     "origin", v[o].name, "ahead", ahead,
+						     "behind", behind));
+	ops_history_release(&at);
+	ops_history_release(&none);
 	free(origin);
-	free(at);
+	free(at_hash);
 	return rc;
 }
 
@@ -153,9 +182,9 @@ enum smr_rc ops_space_forks(struct ops_ctx *ctx, json_t **out, struct smr_err *e
 {
 	struct space *v = NULL;
 	struct strmap forked = STRMAP_INIT, by_name = STRMAP_INIT;
+	struct history **kept;
 	char **ids = NULL;
 	size_t n = 0, n_ids = 0;
-	json_t *sets = json_object();
 	enum smr_rc rc = ops_space_list(ctx, &v, &n, err);
 
 	if (!rc)
@@ -164,15 +193,21 @@ enum smr_rc ops_space_forks(struct ops_ctx *ctx, json_t **out, struct smr_err *e
 		strmap_put(&forked, ids[i], 1);
 	for (size_t i = 0; i < n; i++)
 		strmap_put(&by_name, v[i].name, i);
+	kept = xcalloc(n + 1, sizeof(*kept));
 	*out = json_array();
 	for (size_t i = 0; !rc && i < n; i++)
 		if (strmap_get(&forked, v[i].id, NULL))
-			rc = fork_standing(ctx, &v[i], v, &by_name, sets, *out, err);
+			rc = fork_standing(ctx, v, i, &by_name, kept, *out, err);
 	if (rc) {
 		json_decref(*out);
 		*out = NULL;
 	}
-	json_decref(sets);
+	for (size_t i = 0; i < n; i++)
+		if (kept[i]) {
+			ops_history_release(kept[i]);
+			free(kept[i]);
+		}
+	free(kept);
 	strmap_release(&forked);
 	strmap_release(&by_name);
 	for (size_t i = 0; i < n_ids; i++)

@@ -13,6 +13,7 @@
 #include "util/buf.h"
 #include "util/xalloc.h"
 
+#include <inttypes.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1427,6 +1428,108 @@ enum smr_rc store_space_forks(struct store *st, char ***pairs, size_t *n, struct
 		}
 		*n = r.rows;
 	}
+	store_rows_release(&r);
+	return rc;
+}
+
+enum smr_rc store_checkpoint_chains(struct store *st, const char *space_id, const char *hash,
+				    struct history_chains *out, struct smr_err *err)
+{
+	/*
+	 * From the checkpoint's row, each chain reached at a row: the chain's
+	 * exits at or below it (its first row, to that row's parent; a merge,
+	 * to its second parent: index commits_chain_exits) lead to the next.
+	 * Row 0 of the answer is the checkpoint's own, then one a chain.
+	 */
+	static const char sql[] =
+		"WITH RECURSIVE hc_start(chain, id) AS (SELECT chain, id FROM commits"
+		"  WHERE id = " SQL_REACH("$1", "$2") "),"
+		" hc(chain, top) AS (SELECT chain, id FROM hc_start"
+		"  UNION SELECT p.chain, p.id FROM hc a JOIN commits m ON m.chain = a.chain"
+		"  AND m.id <= a.top AND (m.merge_parent_commit_id IS NOT NULL OR m.id = m.chain)"
+		"  JOIN commits p ON p.id IN (m.merge_parent_commit_id,"
+		"  CASE WHEN m.id = m.chain THEN m.parent_commit_id END))"
+		" SELECT 0, chain, id FROM hc_start"
+		" UNION ALL SELECT 1, chain, MAX(top) FROM hc GROUP BY chain ORDER BY 1, 2";
+	struct sql_args a = SQL_ARGS_INIT;
+	struct store_rows r;
+	enum smr_rc rc;
+
+	memset(out, 0, sizeof(*out));
+	sql_arg(&a, space_id);
+	sql_arg(&a, hash);
+	rc = sql_rows(st, SQL_AUTO, sql, &a, "reading a history's chains", &r, err);
+	if (!rc && (!r.rows || sql_int(&r, 0, 0) != 0))
+		rc = smr_errf(err, SMR_ENOTFOUND, "no checkpoint %s in this space", hash);
+	if (!rc) {
+		out->chain = sql_int(&r, 0, 1);
+		out->id = sql_int(&r, 0, 2);
+		out->v = xcalloc(r.rows, sizeof(*out->v));
+		for (size_t i = 1; i < r.rows; i++)
+			out->v[out->n++] = (struct chain_top){ sql_int(&r, i, 1), sql_int(&r, i, 2) };
+	}
+	store_rows_release(&r);
+	return rc;
+}
+
+void history_chains_release(struct history_chains *h)
+{
+	free(h->v);
+	memset(h, 0, sizeof(*h));
+}
+
+enum smr_rc store_chain_count(struct store *st, int64_t chain, int64_t lo, int64_t hi,
+			      int64_t *n, struct smr_err *err)
+{
+	/* a chain's rows are ids from the chain's own up: the range read is that much, no more */
+	static const char sql[] =
+		"SELECT COUNT(*) FROM commits WHERE chain = CAST($1 AS BIGINT)"
+		" AND id > CAST($2 AS BIGINT) AND id <= CAST($3 AS BIGINT)";
+	struct sql_args a = SQL_ARGS_INIT;
+	struct store_rows r;
+	enum smr_rc rc;
+
+	sql_arg_int(&a, chain);
+	sql_arg_int(&a, lo > chain - 1 ? lo : chain - 1);
+	sql_arg_int(&a, hi);
+	rc = sql_rows(st, SQL_AUTO, sql, &a, "counting a chain's rows", &r, err);
+	*n = !rc && r.rows ? sql_int(&r, 0, 0) : 0;
+	store_rows_release(&r);
+	return rc;
+}
+
+enum smr_rc store_row_hashes(struct store *st, const int64_t *ids, size_t n, char ***hashes,
+			     char ***times, struct smr_err *err)
+{
+#define ROW_ARG(k) "CAST($" #k " AS BIGINT)"
+	/* one text for any n: the arguments past n are NULL, which match no row */
+	static const char sql[] =
+		"SELECT id, commit_hash, created_at FROM commits WHERE id IN (" ROW_ARG(1) ","
+		ROW_ARG(2) "," ROW_ARG(3) "," ROW_ARG(4) "," ROW_ARG(5) "," ROW_ARG(6) ","
+		ROW_ARG(7) "," ROW_ARG(8) "," ROW_ARG(9) "," ROW_ARG(10) "," ROW_ARG(11) ","
+		ROW_ARG(12) "," ROW_ARG(13) "," ROW_ARG(14) "," ROW_ARG(15) "," ROW_ARG(16) ")";
+#undef ROW_ARG
+	struct sql_args a = SQL_ARGS_INIT;
+	struct store_rows r;
+	enum smr_rc rc;
+
+	if (n > STORE_ROWS_AT_ONCE)
+		BUG("store_row_hashes of %zu rows: at most %d", n, STORE_ROWS_AT_ONCE);
+	*hashes = xcalloc(n + 1, sizeof(**hashes));
+	*times = xcalloc(n + 1, sizeof(**times));
+	for (size_t i = 0; i < STORE_ROWS_AT_ONCE; i++)
+		if (i < n)
+			sql_arg_int(&a, ids[i]);
+		else
+			sql_arg(&a, NULL);
+	rc = sql_rows(st, SQL_AUTO, sql, &a, "reading checkpoints' hashes", &r, err);
+	for (size_t k = 0; !rc && k < r.rows; k++)
+		for (size_t i = 0; i < n; i++)
+			if (ids[i] == sql_int(&r, k, 0) && !(*hashes)[i]) {
+				(*hashes)[i] = sql_take(&r, k, 1);
+				(*times)[i] = sql_take(&r, k, 2);
+				break;
+			}
 	store_rows_release(&r);
 	return rc;
 }

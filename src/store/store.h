@@ -468,6 +468,41 @@ enum smr_rc store_checkpoint_log(struct store *st, const char *space_id, const c
 enum smr_rc store_checkpoint_ancestry(struct store *st, const char *space_id, const char *hash,
 				      json_t *into, struct smr_err *err);
 /*
+ * A history by its chains (docs/storage.md, "Chains"): every chain the
+ * ancestry of a checkpoint reaches, with the highest row it reaches on it
+ * (each row of that chain at or below it is an ancestor, and no other),
+ * and the checkpoint's own row and chain.  A chain not yet found by the
+ * migration that names them is 0.
+ */
+struct chain_top {
+	int64_t chain, top;
+};
+struct history_chains {
+	int64_t id, chain;            /* the checkpoint's */
+	struct chain_top *v;          /* by chain */
+	size_t n;
+};
+/*
+ * The chains of hash's history, read in space_id (ENOTFOUND when that
+ * Space does not reach it), in one statement that walks where chains are
+ * left (their first rows, merges), not every checkpoint.  Caller
+ * history_chains_release()s.
+ */
+enum smr_rc store_checkpoint_chains(struct store *st, const char *space_id, const char *hash,
+				    struct history_chains *out, struct smr_err *err);
+void history_chains_release(struct history_chains *h);
+/* How many rows of chain lie above row lo, up to row hi. */
+enum smr_rc store_chain_count(struct store *st, int64_t chain, int64_t lo, int64_t hi,
+			      int64_t *n, struct smr_err *err);
+/*
+ * The hash and time of each checkpoint row ids[0..n) (n at most
+ * STORE_ROWS_AT_ONCE), in one statement: (*hashes)[i] and (*times)[i],
+ * NULL for a row that is not there.  Caller frees each and both arrays.
+ */
+#define STORE_ROWS_AT_ONCE 16
+enum smr_rc store_row_hashes(struct store *st, const int64_t *ids, size_t n, char ***hashes,
+			     char ***times, struct smr_err *err);
+/*
  * One checkpoint as a history view draws it: its row id (a generation
  * number: parents have smaller ones), its links, and what a row shows.
  * parent_id and merge_id are -1 when there is none.
