@@ -50,8 +50,8 @@ export async function forkStanding(space) {
   const origin = fork?.reason?.match(/^fork: from (.+) at [0-9a-f]+$/)?.[1];
   if (!origin) return null;
   // a dry run of a merge needs the right to merge into the origin: ask only where it is there
-  const rows = await get('/v4/overview').catch(() => []);
-  const o = rows.find((sp) => sp.name === origin);
+  // (the origin alone, not the overview of every Space: 3.7 MB at 10,000 Spaces)
+  const o = await get(`/v4/repos/${enc(origin)}`).catch(() => null);
   if (!o || (o.role && o.role !== 'owner' && o.role !== 'writer')) return null;
   try {
     const r = await post(`/v4/repos/${enc(origin)}/merge`, { ref: space, dry_run: true });
