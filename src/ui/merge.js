@@ -10,7 +10,7 @@
 //   #/s/NAME/merge/OTHER           merge OTHER into NAME
 //   #/s/NAME/merge/OTHER/into      merge NAME into OTHER
 import { h, clear, append, short, toast } from './dom.js';
-import { get, post, enc } from './api.js';
+import { get, post, op, enc } from './api.js';
 
 const FIELDS = { summary: 'Summary', decisions: 'Decisions', assumptions: 'Assumptions', tasks: 'Tasks',
   open_questions: 'Open questions', entities: 'Entities', artifacts: 'Artifacts' };
@@ -43,11 +43,11 @@ function sideText(field, v) {
 }
 
 // "What a fork stands at": its origin, ahead/behind and would-merge-cleanly, for the header.
+// Where it came from is the forks' standing (space.forks, which the Spaces page reads too): the
+// Space's reflog, read whole for its fork entry, was a million entries for a long-lived Space.
 export async function forkStanding(space) {
-  const log = await get(`/v4/repos/${enc(space)}/reflog`).catch(() => null);
-  // the reflog's fork entry is the only record of where a Space came from
-  const fork = (Array.isArray(log) ? log : []).find((e) => e.action === 'fork');
-  const origin = fork?.reason?.match(/^fork: from (.+) at [0-9a-f]+$/)?.[1];
+  const forks = await op('space.forks').catch(() => []);
+  const origin = forks.find((f) => f.space === space)?.origin;
   if (!origin) return null;
   // a dry run of a merge needs the right to merge into the origin: ask only where it is there
   // (the origin alone, not the overview of every Space: 3.7 MB at 10,000 Spaces)

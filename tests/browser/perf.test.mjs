@@ -57,6 +57,8 @@ after(async () => {
 
 test(`history of ${CHECKPOINTS} checkpoints: time to rendered and scrollable, and to the oldest`, async () => {
   const page = await guardedPage(browser);
+  const asked = [];
+  page.on('request', (r) => asked.push(r.url()));
   await page.goto(`${srv.url}/`);
   await page.locator('.space-row').first().waitFor();
   const ms = await page.evaluate(() => new Promise((resolve) => {
@@ -70,6 +72,9 @@ test(`history of ${CHECKPOINTS} checkpoints: time to rendered and scrollable, an
     tick();
   }));
   console.log(`# figure: history of ${CHECKPOINTS} checkpoints rendered and scrollable in ${ms.toFixed(0)} ms`);
+  // whether the Space is a fork is the forks' standing: its whole reflog (a million entries for a
+  // Space of a million checkpoints) is read by the reflog tab alone, a page at a time
+  assert.deepEqual(asked.filter((u) => /\/reflog(\?|$)/.test(u)), []);
   // a page costs what it shows: the count says what is loaded until the oldest is
   assert.match(await page.locator('.count-line').textContent(), /^\d+\+ checkpoints$/);
   const last = await page.evaluate(() => new Promise((resolve) => {
