@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* The later of *newest and at (NULL: none); ISO times compare as text. */
 static const char *later(const char *newest, const char *at)
@@ -23,21 +24,25 @@ static const char *later(const char *newest, const char *at)
 	return at && strcmp(at, newest) > 0 ? at : newest;
 }
 
-/*
- * Space sp's overview entry, from its summary u.  Its HEAD is the
- * summary's, which the rest of the entry describes: the list that named sp
- * was read after it.
- */
-static json_t *overview_entry(struct ops_ctx *ctx, struct space *sp,
-			      const struct space_summary *u)
-{
+/* A Space of the overview: its list entry and its summary, and when it was last active. */
+struct overview_row {
+	struct space *sp;
+	const struct space_summary *u;
 	const char *newest;
+};
+
+/*
+ * Space r's overview entry.  Its HEAD is the summary's, which the rest of
+ * the entry describes: the list that named the Space was read after it.
+ */
+static json_t *overview_entry(struct ops_ctx *ctx, struct overview_row *r)
+{
+	struct space *sp = r->sp;
+	const struct space_summary *u = r->u;
 	json_t *out;
 
 	free(sp->head);
 	sp->head = u->head ? xstrdup(u->head) : NULL;
-	newest = later(later(later(sp->created_at, u->newest_session_at), u->newest_turn_at),
-		       u->head_at);
 	out = ops_space_json(sp);
 	ops_add_role(ctx, sp, out);
 	json_object_set_new(out, "head_checkpoint", u->head ?
@@ -45,16 +50,38 @@ static json_t *overview_entry(struct ops_ctx *ctx, struct space *sp,
 			  "author", u->head_author ? u->head_author : "", "created_at", u->head_at) :
 		json_null());
 	json_object_set_new(out, "sessions", json_integer((json_int_t)u->sessions));
-	json_object_set_new(out, "last_activity", json_string(newest));
+	json_object_set_new(out, "last_activity", json_string(r->newest));
 	return out;
 }
 
-enum smr_rc ops_space_overview(struct ops_ctx *ctx, json_t **out, struct smr_err *err)
+/* Whether text holds match, ASCII letters in either case. */
+static int holds(const char *text, const char *match)
+{
+	size_t m = strlen(match);
+
+	for (; text && *text; text++)
+		if (!strncasecmp(text, match, m))
+			return 1;
+	return 0;
+}
+
+/* qsort order of the overview: the most recently active first, then by name. */
+static int by_activity(const void *a, const void *b)
+{
+	const struct overview_row *x = a, *y = b;
+	int c = strcmp(y->newest, x->newest);
+
+	return c ? c : strcmp(x->sp->name, y->sp->name);
+}
+
+enum smr_rc ops_space_overview(struct ops_ctx *ctx, const char *match, size_t limit,
+			       json_t **out, struct smr_err *err)
 {
 	struct space *v = NULL;
 	struct space_summary *sums = NULL;
+	struct overview_row *rows;
 	struct strmap at = STRMAP_INIT;
-	size_t n = 0, n_sums = 0, k;
+	size_t n = 0, n_sums = 0, k, kept = 0;
 	/* the summaries first: a Space made after them is in the next overview, not this one */
 	enum smr_rc rc = store_space_summaries(ctx->st, &sums, &n_sums, err);
 
@@ -62,10 +89,28 @@ enum smr_rc ops_space_overview(struct ops_ctx *ctx, json_t **out, struct smr_err
 		rc = ops_space_list(ctx, &v, &n, err);
 	for (size_t i = 0; !rc && i < n_sums; i++)
 		strmap_put(&at, sums[i].space_id, i);
+	rows = xcalloc(n + 1, sizeof(*rows));
+	for (size_t i = 0; !rc && i < n; i++) {
+		const struct space_summary *u;
+
+		if (!strmap_get(&at, v[i].id, &k))
+			continue;
+		u = &sums[k];
+		if (match && !holds(v[i].name, match) && !holds(v[i].description, match) &&
+		    !(u->head && holds(u->head_title, match)))
+			continue;
+		rows[kept++] = (struct overview_row){ &v[i], u,
+			later(later(later(v[i].created_at, u->newest_session_at), u->newest_turn_at),
+			      u->head_at) };
+	}
+	/* the entries, which cost the most, only for the Spaces answered */
+	qsort(rows, kept, sizeof(*rows), by_activity);
+	if (limit && kept > limit)
+		kept = limit;
 	*out = rc ? NULL : json_array();
-	for (size_t i = 0; !rc && i < n; i++)
-		if (strmap_get(&at, v[i].id, &k))
-			json_array_append_new(*out, overview_entry(ctx, &v[i], &sums[k]));
+	for (size_t i = 0; !rc && i < kept; i++)
+		json_array_append_new(*out, overview_entry(ctx, &rows[i]));
+	free(rows);
 	strmap_release(&at);
 	space_summaries_free(sums, n_sums);
 	spaces_free(v, n);
@@ -312,8 +357,10 @@ static enum smr_rc op_diff_proposal(struct ops_ctx *ctx, const json_t *p, json_t
 static enum smr_rc op_overview(struct ops_ctx *ctx, const json_t *p, json_t **result,
 			       struct smr_err *err)
 {
-	(void)p;
-	return ops_space_overview(ctx, result, err);
+	long long limit = 0;
+	enum smr_rc rc = api_int(p, "limit", 0, 1000000000, &limit, err);
+
+	return rc ? rc : ops_space_overview(ctx, api_text(p, "match"), (size_t)limit, result, err);
 }
 
 static enum smr_rc op_forks(struct ops_ctx *ctx, const json_t *p, json_t **result,

@@ -29,9 +29,13 @@ enum smr_rc ops_space_graph(struct ops_ctx *ctx, const char *space, const char *
 /*
  * Every Space with its HEAD's title, author and time, its number of
  * sessions and its last activity (the newest of its creation, its HEAD and
- * its latest turn).  *out is an array; new reference.
+ * its latest turn), the most recently active first (then by name): those
+ * whose name, description or HEAD title holds match (NULL: all; ASCII
+ * letters in either case), at most limit of them (0: all).  *out is an
+ * array; new reference.
  */
-enum smr_rc ops_space_overview(struct ops_ctx *ctx, json_t **out, struct smr_err *err);
+enum smr_rc ops_space_overview(struct ops_ctx *ctx, const char *match, size_t limit,
+			       json_t **out, struct smr_err *err);
 
 /*
  * Every fork among the Spaces the caller may read whose origin (the Space

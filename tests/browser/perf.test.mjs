@@ -171,7 +171,7 @@ test('size of the UI files, raw, gzipped and with brotli', async () => {
   console.log(`# figure: UI files ${names.length}, ${(raw / 1024).toFixed(1)} KiB raw, ${(gz / 1024).toFixed(1)} KiB gzipped, ${(br / 1024).toFixed(1)} KiB with brotli (${rows.join(', ')})`);
 });
 
-test(`${SPACES} Spaces: the Spaces page draws the first 100 at once, more on demand, and its filter finds any`, async () => {
+test(`${SPACES} Spaces: the Spaces page asks for the 100 most recently active, more on demand, and its filter finds any`, async () => {
   sql(tmp.db, `BEGIN;
     WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${SPACES})
     INSERT INTO repos (id, name, description, created_at)
@@ -182,43 +182,53 @@ test(`${SPACES} Spaces: the Spaces page draws the first 100 at once, more on dem
     COMMIT;`);
   const total = (SPACES + 2).toLocaleString('en');   // and "big" and "watched", active today
   const page = await guardedPage(browser);
+  const overviews = [];
+  page.on('response', async (r) => {
+    if (r.url().includes('/v4/overview')) overviews.push([new URL(r.url()).search, (await r.body()).length]);
+  });
   const t0 = performance.now();
   await page.goto(`${srv.url}/`);
   await page.locator('.space-row').first().waitFor();
   const first = performance.now() - t0;
   assert.equal(await page.locator('.space-row').count(), 100);
-  assert.equal(await page.locator('.count-line').textContent(), `100 of ${total} Spaces`);
+  assert.equal(await page.locator('.count-line').textContent(), 'the 100 most recently active Spaces');
+  // a page of them, not the 3.7 MB of every Space
+  assert.deepEqual(overviews.map(([q]) => q), ['?limit=101']);
   // j moves the selection without drawing the list again (it drew every Space for each j)
   const j = await page.evaluate(() => {
     const t = performance.now();
     for (let i = 0; i < 50; i++) document.dispatchEvent(new KeyboardEvent('keydown', { key: 'j', bubbles: true }));
     return (performance.now() - t) / 50;
   });
-  console.log(`# figure: Spaces page with ${total} Spaces: first rows after ${first.toFixed(0)} ms (page load included), j moves the selection in ${j.toFixed(2)} ms`);
+  console.log(`# figure: Spaces page with ${total} Spaces: first rows after ${first.toFixed(0)} ms (page load included; the overview answered ${overviews[0][1]} bytes), j moves the selection in ${j.toFixed(2)} ms`);
   assert.equal(await page.locator('.space-row.selected').getAttribute('data-name'), 's09952');
-  // j past the last row drawn draws the next hundred
+  // j past the last row drawn asks for the next hundred
   for (let i = 0; i < 50; i++) await page.keyboard.press('j');
+  await page.locator('.space-row').nth(199).waitFor();
   assert.equal(await page.locator('.space-row').count(), 200);
   assert.equal(await page.locator('.space-row.selected').count(), 1);
   assert.equal(await page.locator('.space-row').nth(100).getAttribute('data-name'), 's09902');
   assert.match(await page.locator('.space-row').nth(100).getAttribute('class'), /selected/);
   await page.getByRole('button', { name: 'Show 100 more' }).click();
+  await page.locator('.space-row').nth(299).waitFor();
   assert.equal(await page.locator('.space-row').count(), 300);
-  assert.equal(await page.locator('.count-line').textContent(), `300 of ${total} Spaces`);
-  // the filter looks through every Space, not only those drawn
+  assert.equal(await page.locator('.count-line').textContent(), 'the 300 most recently active Spaces');
+  // the filter looks through every Space, not only those drawn: the server's
   await page.keyboard.press('/');
   await page.keyboard.type('s00042');
-  await page.locator('.space-row[data-name="s00042"]').waitFor();
-  assert.equal(await page.locator('.space-row').count(), 1);
-  assert.equal(await page.locator('.count-line').textContent(), `1 Space of ${total}`);
+  await page.locator('.count-line', { hasText: '1 Space matches' }).waitFor();
+  assert.deepEqual(await page.locator('.space-row').evaluateAll((els) => els.map((e) => e.dataset.name)), ['s00042']);
   assert.equal(await page.locator('.list-foot').isHidden(), true);
-  await page.fill('input[name=space-filter]', 'Space number 777');   // descriptions too: 777 and 7770-7779
-  await page.locator('.space-row[data-name="s07779"]').waitFor();
+  assert.equal(overviews.at(-1)[0], '?limit=101&match=s00042');
+  await page.fill('input[name=space-filter]', 'space NUMBER 777');   // descriptions too, in either case: 777 and 7770-7779
+  await page.locator('.count-line', { hasText: '11 Spaces match' }).waitFor();
   assert.equal(await page.locator('.space-row').count(), 11);
+  assert.equal(await page.locator('.space-row').first().getAttribute('data-name'), 's07779');
   await shot(page, 'spaces-10000-filtered');
   await page.fill('input[name=space-filter]', 'no such space');
   await page.locator('.space-list .empty', { hasText: 'No Space matches “no such space”.' }).waitFor();
   await page.fill('input[name=space-filter]', 's00042');
+  await page.locator('.count-line', { hasText: '1 Space matches' }).waitFor();
   await page.keyboard.press('Escape');
   await page.keyboard.press('Enter');
   await page.waitForURL(/#\/s\/s00042$/);

@@ -230,6 +230,25 @@ describe('views', () => {
     assert.equal(v.find((s) => s.name === 'other').head_checkpoint, null);
   });
 
+  test('overview: the most recently active first; limit takes the first; match filters name, description and HEAD title', async () => {
+    ok(tmp.db, ['space', 'create', 'ov-quiet', '--description', 'Nothing Here Yet']);
+    ok(tmp.db, ['space', 'create', 'ov-busy']);
+    ok(tmp.db, ['checkpoint', 'create', 'ov-busy', '--title', 'Latency budget', '--decision', 'x']);
+    const all = await expectStatus(srv, 'GET', '/v4/overview', 200);
+    const order = all.map((s) => s.last_activity + s.name);
+    assert.deepEqual(order, [...order].sort().reverse(), 'the most recently active first');
+    assert.equal(all[0].name, 'ov-busy');
+    assert.deepEqual(await expectStatus(srv, 'GET', '/v4/overview?limit=2', 200), all.slice(0, 2));
+    assert.deepEqual((await expectStatus(srv, 'GET', '/v4/overview?match=LATENCY', 200)).map((s) => s.name), ['ov-busy']);
+    assert.deepEqual((await expectStatus(srv, 'GET', '/v4/overview?match=here%20yet', 200)).map((s) => s.name), ['ov-quiet']);
+    assert.deepEqual((await expectStatus(srv, 'GET', '/v4/overview?match=ov-&limit=1', 200)).map((s) => s.name), ['ov-busy']);
+    assert.deepEqual(await expectStatus(srv, 'GET', '/v4/overview?match=no%20such%20thing', 200), []);
+    assertError(await request(srv, 'GET', '/v4/overview?limit=-1'), 400);
+    assertError(await request(srv, 'GET', '/v4/overview?match='), 400);
+    ok(tmp.db, ['space', 'delete', 'ov-quiet', '--yes']);
+    ok(tmp.db, ['space', 'delete', 'ov-busy', '--yes']);
+  });
+
   test('the change version moves when the CLI writes, and not when anyone reads', async () => {
     const v0 = (await expectStatus(srv, 'GET', '/v4/changes?space=trip', 200)).version;
     await expectStatus(srv, 'GET', '/v4/repos/trip/graph', 200);
