@@ -973,6 +973,16 @@ enum smr_rc store_generation_request_stop(struct store *st, const char *id, int 
 	return rc;
 }
 
+/* Column col of every row of r, taken from it, and a NULL after them; caller frees each and the array. */
+static char **take_column(struct store_rows *r, size_t col)
+{
+	char **v = xcalloc(r->rows + 1, sizeof(*v));
+
+	for (size_t i = 0; i < r->rows; i++)
+		v[i] = sql_take(r, i, col);
+	return v;
+}
+
 enum smr_rc store_generation_stops(struct store *st, char ***out, size_t *n,
 				   struct smr_err *err)
 {
@@ -981,14 +991,8 @@ enum smr_rc store_generation_stops(struct store *st, char ***out, size_t *n,
 	struct store_rows r;
 	enum smr_rc rc = sql_rows(st, SQL_AUTO, sql, NULL, "reading stops asked for", &r, err);
 
-	*out = NULL;
-	*n = 0;
-	if (!rc) {
-		*out = xcalloc(r.rows ? r.rows : 1, sizeof(**out));
-		*n = r.rows;
-		for (size_t i = 0; i < r.rows; i++)
-			(*out)[i] = sql_take(&r, i, 0);
-	}
+	*out = rc ? NULL : take_column(&r, 0);
+	*n = rc ? 0 : r.rows;
 	store_rows_release(&r);
 	return rc;
 }
@@ -1237,14 +1241,9 @@ enum smr_rc rows_holders(struct store *st, const char *hash, int live, char ***i
 	rc = sql_rows(st, SQL_AUTO, live ? live_only : all, &a,
 		      "finding the spaces that hold a checkpoint", &r, err);
 	if (!rc) {
-		*ids = xcalloc(r.rows + 1, sizeof(**ids));
+		*ids = take_column(&r, 0);
 		if (names)
-			*names = xcalloc(r.rows + 1, sizeof(**names));
-		for (size_t i = 0; i < r.rows; i++) {
-			(*ids)[i] = sql_take(&r, i, 0);
-			if (names)
-				(*names)[i] = sql_take(&r, i, 1);
-		}
+			*names = take_column(&r, 1);
 		*n = r.rows;
 	}
 	store_rows_release(&r);
@@ -1546,14 +1545,8 @@ enum smr_rc store_spaces_with_fork_entries(struct store *st, char ***ids, size_t
 	struct store_rows r;
 	enum smr_rc rc = sql_rows(st, SQL_AUTO, sql, NULL, "finding the forked spaces", &r, err);
 
-	*ids = NULL;
-	*n = 0;
-	if (!rc) {
-		*ids = xcalloc(r.rows + 1, sizeof(**ids));
-		for (size_t i = 0; i < r.rows; i++)
-			(*ids)[i] = sql_take(&r, i, 0);
-		*n = r.rows;
-	}
+	*ids = rc ? NULL : take_column(&r, 0);
+	*n = rc ? 0 : r.rows;
 	store_rows_release(&r);
 	return rc;
 }
