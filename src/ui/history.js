@@ -7,6 +7,7 @@
 import { h, clear, dialog, toast, toastAction, short, copy, time } from './dom.js';
 import { get, post, op, enc, authorParam } from './api.js';
 import { LaneLayout, drawRow, ROW_H } from './graph.js';
+import { offerSpaceNames } from './names.js';
 import { checkpointView, diffView, reviewView, sideBySideView } from './inspect.js';
 
 const PAGE = 400;
@@ -305,9 +306,7 @@ export function historyView(ctx, first) {
   function otherSidePicker(b) {
     const input = h('input#other-side', { name: 'other', list: 'space-names', autocomplete: 'off', placeholder: 'Space name or checkpoint', required: true });
     const names = h('datalist#space-names');
-    get('/v4/repos').then((r) => {
-      for (const sp of (r.repos || r || [])) if (sp?.name) names.append(h('option', { value: sp.name }));
-    }).catch(() => {});
+    offerSpaceNames(input, names);
     const form = h('form.other-side', { onsubmit: async (e) => {
       e.preventDefault();
       const want = input.value.trim();

@@ -11,6 +11,7 @@
 //   #/s/NAME/merge/OTHER/into      merge NAME into OTHER
 import { h, clear, append, short, toast } from './dom.js';
 import { get, post, op, enc } from './api.js';
+import { offerSpaceNames } from './names.js';
 
 const FIELDS = { summary: 'Summary', decisions: 'Decisions', assumptions: 'Assumptions', tasks: 'Tasks',
   open_questions: 'Open questions', entities: 'Entities', artifacts: 'Artifacts' };
@@ -227,9 +228,7 @@ export function mergeView(ctx, first) {
     }
   }
 
-  get('/v4/overview').then((rows) => {
-    for (const sp of rows) if (sp.name !== ctx.space) names.append(h('option', { value: sp.name }));
-  }).catch(() => {});
+  offerSpaceNames(other, names, ctx.space);
   load(first);
   return {
     el,
