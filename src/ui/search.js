@@ -10,6 +10,7 @@
 // elements around the server's highlight offsets, never as HTML.
 import { h, clear, time, short } from './dom.js';
 import { get, enc } from './api.js';
+import { offerSpaceNames } from './names.js';
 
 const LIMIT = 50;
 const FILTERS = ['space', 'field', 'author', 'since', 'until'];
@@ -88,14 +89,15 @@ function routeOf(q, f) {
 export function searchView(first) {
   const input = h('input', { type: 'search', name: 'q', 'aria-label': 'Search words', placeholder: 'Words, "a phrase", or pref*' });
   const turns = h('input', { type: 'checkbox', name: 'turns' });
-  const space = h('select', { name: 'space' }, h('option', { value: '' }, 'Every Space'));
+  const space = h('input', { type: 'text', name: 'space', list: 'search-spaces', placeholder: 'every Space', autocomplete: 'off' });
+  const spaceNames = h('datalist#search-spaces');
   const field = h('select', { name: 'field' }, h('option', { value: '' }, 'Any field'),
     ...Object.entries(FIELDS).map(([v, label]) => h('option', { value: v }, label)));
   const author = h('input', { type: 'text', name: 'author', placeholder: 'anyone', autocomplete: 'off' });
   const since = h('input', { type: 'date', name: 'since' });
   const until = h('input', { type: 'date', name: 'until' });
   const filters = h('fieldset.search-filters', h('legend.sr-only', 'Filters'),
-    h('label', 'Space ', space), h('label', 'Field ', field),
+    h('label', 'Space ', space, spaceNames), h('label', 'Field ', field),
     h('label', 'Author ', author), h('label', 'Since ', since), h('label', 'Until ', until));
   const form = h('form.search-form', { role: 'search', onsubmit: submit }, input,
     h('label.check', turns, 'chat turns too'), h('button.primary', { type: 'submit' }, 'Search'), filters);
@@ -108,17 +110,8 @@ export function searchView(first) {
   function submit(e) {
     e.preventDefault();
     const q = input.value.trim();
-    if (q) location.hash = routeOf(q, { turns: turns.checked, space: space.value, field: field.value,
+    if (q) location.hash = routeOf(q, { turns: turns.checked, space: space.value.trim(), field: field.value,
       author: author.value.trim(), since: since.value, until: until.value });
-  }
-
-  // The Spaces the caller can read, for the Space filter (a named one stays even if not listed).
-  async function loadSpaces() {
-    let names = [];
-    try { names = (await get('/v4/overview')).map((r) => r.name).sort(); } catch { /* the filter still takes the route's */ }
-    if (f.space && !names.includes(f.space)) names.push(f.space);
-    space.replaceChildren(h('option', { value: '' }, 'Every Space'), ...names.map((n) => h('option', { value: n }, n)));
-    space.value = f.space || '';
   }
 
   async function refresh() {
@@ -153,7 +146,8 @@ export function searchView(first) {
   }
 
   update(first);
-  loadSpaces();
+  // the names offered as one types: a select of every Space was 10,000 options, and 3.7 MB to fill
+  offerSpaceNames(space, spaceNames);
   if (!query) setTimeout(() => input.focus(), 0);
   return { el, update, refresh };
 }
