@@ -24,28 +24,20 @@ static const char *later(const char *newest, const char *at)
 	return at && strcmp(at, newest) > 0 ? at : newest;
 }
 
-/* A Space of the overview: its list entry and its summary, and when it was last active. */
+/* A Space of the overview: its summary, and when it was last active. */
 struct overview_row {
-	struct space *sp;
-	const struct space_summary *u;
+	struct space_summary *u;
 	const char *newest;
 };
 
-/*
- * Space r's overview entry.  Its HEAD is the summary's, which the rest of
- * the entry describes: the list that named the Space was read after it.
- */
+/* Space r's overview entry. */
 static json_t *overview_entry(struct ops_ctx *ctx, struct overview_row *r)
 {
-	struct space *sp = r->sp;
-	const struct space_summary *u = r->u;
-	json_t *out;
+	struct space_summary *u = r->u;
+	json_t *out = ops_space_json(&u->sp);
 
-	free(sp->head);
-	sp->head = u->head ? xstrdup(u->head) : NULL;
-	out = ops_space_json(sp);
-	ops_add_role(ctx, sp, out);
-	json_object_set_new(out, "head_checkpoint", u->head ?
+	ops_add_role(ctx, &u->sp, out);
+	json_object_set_new(out, "head_checkpoint", u->sp.head ?
 		json_pack("{s:s, s:s, s:s}", "title", u->head_title ? u->head_title : "",
 			  "author", u->head_author ? u->head_author : "", "created_at", u->head_at) :
 		json_null());
@@ -71,36 +63,36 @@ static int by_activity(const void *a, const void *b)
 	const struct overview_row *x = a, *y = b;
 	int c = strcmp(y->newest, x->newest);
 
-	return c ? c : strcmp(x->sp->name, y->sp->name);
+	return c ? c : strcmp(x->u->sp.name, y->u->sp.name);
 }
 
 enum smr_rc ops_space_overview(struct ops_ctx *ctx, const char *match, size_t limit,
 			       json_t **out, struct smr_err *err)
 {
-	struct space *v = NULL;
 	struct space_summary *sums = NULL;
+	struct space *v = NULL;
 	struct overview_row *rows;
-	struct strmap at = STRMAP_INIT;
-	size_t n = 0, n_sums = 0, k, kept = 0;
-	/* the summaries first: a Space made after them is in the next overview, not this one */
+	struct strmap readable = STRMAP_INIT;
+	size_t n = 0, n_sums = 0, kept = 0;
+	int restricted = ops_restricted(ctx);
 	enum smr_rc rc = store_space_summaries(ctx->st, &sums, &n_sums, err);
 
-	if (!rc)
+	/* a person with grants sees the Spaces the list gives them (none: none) */
+	if (!rc && restricted)
 		rc = ops_space_list(ctx, &v, &n, err);
-	for (size_t i = 0; !rc && i < n_sums; i++)
-		strmap_put(&at, sums[i].space_id, i);
-	rows = xcalloc(n + 1, sizeof(*rows));
-	for (size_t i = 0; !rc && i < n; i++) {
-		const struct space_summary *u;
+	for (size_t i = 0; i < n; i++)
+		strmap_put(&readable, v[i].id, i);
+	rows = xcalloc(n_sums + 1, sizeof(*rows));
+	for (size_t i = 0; !rc && i < n_sums; i++) {
+		struct space_summary *u = &sums[i];
 
-		if (!strmap_get(&at, v[i].id, &k))
+		if (restricted && !strmap_get(&readable, u->sp.id, NULL))
 			continue;
-		u = &sums[k];
-		if (match && !holds(v[i].name, match) && !holds(v[i].description, match) &&
-		    !(u->head && holds(u->head_title, match)))
+		if (match && !holds(u->sp.name, match) && !holds(u->sp.description, match) &&
+		    !(u->sp.head && holds(u->head_title, match)))
 			continue;
-		rows[kept++] = (struct overview_row){ &v[i], u,
-			later(later(later(v[i].created_at, u->newest_session_at), u->newest_turn_at),
+		rows[kept++] = (struct overview_row){ u,
+			later(later(later(u->sp.created_at, u->newest_session_at), u->newest_turn_at),
 			      u->head_at) };
 	}
 	/* the entries, which cost the most, only for the Spaces answered */
@@ -111,7 +103,7 @@ enum smr_rc ops_space_overview(struct ops_ctx *ctx, const char *match, size_t li
 	for (size_t i = 0; !rc && i < kept; i++)
 		json_array_append_new(*out, overview_entry(ctx, &rows[i]));
 	free(rows);
-	strmap_release(&at);
+	strmap_release(&readable);
 	space_summaries_free(sums, n_sums);
 	spaces_free(v, n);
 	return rc;

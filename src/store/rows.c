@@ -148,14 +148,13 @@ static void read_summary(struct store_rows *r, size_t i, void *elem)
 {
 	struct space_summary *v = elem;
 
-	v->space_id = sql_take(r, i, 0);
-	v->head = sql_take(r, i, 1);
-	v->head_title = sql_take(r, i, 2);
-	v->head_author = sql_take(r, i, 3);
-	v->head_at = sql_take(r, i, 4);
-	v->sessions = sql_int(r, i, 5);
-	v->newest_session_at = sql_take(r, i, 6);
-	v->newest_turn_at = sql_take(r, i, 7);
+	read_space(r, i, &v->sp);
+	v->head_title = sql_take(r, i, 6);
+	v->head_author = sql_take(r, i, 7);
+	v->head_at = sql_take(r, i, 8);
+	v->sessions = sql_int(r, i, 9);
+	v->newest_session_at = sql_take(r, i, 10);
+	v->newest_turn_at = sql_take(r, i, 11);
 }
 
 enum smr_rc store_space_summaries(struct store *st, struct space_summary **out, size_t *n,
@@ -163,7 +162,8 @@ enum smr_rc store_space_summaries(struct store *st, struct space_summary **out, 
 {
 	/* a session's last turn is its highest sequence number's, as the session's reads say */
 	static const char sql[] =
-		"SELECT r.id, c.commit_hash, c.title, c.author, c.created_at,"
+		"SELECT r.id, r.name, r.description, r.created_at, c.commit_hash, r.deleted_at,"
+		" c.title, c.author, c.created_at,"
 		" (SELECT COUNT(*) FROM sessions s WHERE s.repo_id = r.id),"
 		" (SELECT MAX(s.created_at) FROM sessions s WHERE s.repo_id = r.id),"
 		" (SELECT MAX((SELECT t.created_at FROM turns t WHERE t.session_id = s.id"
@@ -180,8 +180,7 @@ enum smr_rc store_space_summaries(struct store *st, struct space_summary **out, 
 void space_summaries_free(struct space_summary *v, size_t n)
 {
 	for (size_t i = 0; v && i < n; i++) {
-		free(v[i].space_id);
-		free(v[i].head);
+		space_release(&v[i].sp);
 		free(v[i].head_title);
 		free(v[i].head_author);
 		free(v[i].head_at);

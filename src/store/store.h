@@ -99,14 +99,16 @@ enum smr_rc store_space_page(struct store *st, const char *after, size_t limit,
  * creation times and the newest of their last turns' times (NULL: none).
  */
 struct space_summary {
-	char *space_id, *head, *head_title, *head_author, *head_at;
+	struct space sp;              /* as store_space_page lists it; sp.head its HEAD */
+	char *head_title, *head_author, *head_at;
 	char *newest_session_at, *newest_turn_at;
 	int64_t sessions;
 };
 /*
- * The summary of every live Space, in one statement (the overview read a
+ * Every live Space and its summary, in one statement (the overview read a
  * Space's HEAD, its sessions and each one's last turn, statement by
- * statement).  Caller space_summaries_free()s *out.
+ * statement, and the list of Spaces in another).  Caller
+ * space_summaries_free()s *out.
  */
 enum smr_rc store_space_summaries(struct store *st, struct space_summary **out, size_t *n,
 				  struct smr_err *err);

@@ -457,6 +457,13 @@ function teamSuite(kind, makeDb) {
       }
       const outs = (await op('out', 'space.list', {})).json.result.map((s) => s.name);
       assert.ok(!outs.includes('proj') && !outs.includes('secret'), outs.join());
+      // one granted nothing has an overview of nothing granted (not every Space)
+      const outOv = (await request(server, 'GET', '/v4/overview', { headers: as('out') })).json.map((s) => s.name);
+      assert.deepEqual(outOv.sort(), [...outs].sort());
+      cliOk(store.db, ['user', 'add', 'nobody']);
+      const nobody = cliOk(store.db, ['token', 'create', 'nobody']).trim();
+      const none = await request(server, 'GET', '/v4/overview', { headers: { Authorization: `Bearer ${nobody}` } });
+      assert.deepEqual([none.status, none.json], [200, []]);
       const res = await mcp('out', 'resources/list', {});
       assert.ok(!JSON.stringify(res).includes('secret'));
       const roles = (await op('rea', 'space.list', {})).json.result.find((s) => s.name === 'proj');

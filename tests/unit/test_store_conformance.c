@@ -2401,7 +2401,7 @@ static const struct space_summary *summary_of(const struct space_summary *v, siz
 					      const char *id)
 {
 	for (size_t i = 0; i < n; i++)
-		if (!strcmp(v[i].space_id, id))
+		if (!strcmp(v[i].sp.id, id))
 			return &v[i];
 	return NULL;
 }
@@ -2430,12 +2430,14 @@ CONFORMANCE(space_summaries_read_heads_sessions_and_last_turns_in_one_statement)
 	CHECK_INT(n, 2);
 	CHECK(summary_of(v, n, gone) == NULL);
 	u = summary_of(v, n, empty);
-	CHECK(u && !u->head && !u->head_title && !u->head_at && u->sessions == 0 &&
+	CHECK(u && !u->sp.head && !u->head_title && !u->head_at && u->sessions == 0 &&
 	      !u->newest_session_at && !u->newest_turn_at);
+	CHECK(u && !strcmp(u->sp.name, "empty") && u->sp.created_at && !u->sp.deleted_at);
 	u = summary_of(v, n, busy);
 	CHECK(u != NULL);
 	if (u) {
-		CHECK_STR(u->head, head);
+		CHECK_STR(u->sp.head, head);
+		CHECK_STR(u->sp.name, "busy");
 		CHECK_STR(u->head_title, "two");
 		CHECK_STR(u->head_author, "tester");
 		CHECK_STR(u->head_at, "2026-01-01T00:00:02.000000Z");
