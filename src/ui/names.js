@@ -7,6 +7,7 @@ import { get } from './api.js';
 
 const OFFERED = 20;
 const TYPING_MS = 150;
+const MATCH_MAX = 200;   // the overview's longest match
 
 // Fills datalist with names for input's text as it changes; except: a name not to offer.
 export function offerSpaceNames(input, datalist, except = null) {
@@ -15,6 +16,7 @@ export function offerSpaceNames(input, datalist, except = null) {
   async function ask() {
     const text = input.value.trim();
     const mine = ++asked;
+    if (text.length > MATCH_MAX) return;   // a name is shorter: nothing to offer
     const q = new URLSearchParams({ limit: String(OFFERED + (except ? 1 : 0)) });
     if (text) q.set('match', text);
     try {

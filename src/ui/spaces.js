@@ -19,7 +19,7 @@ const TYPING_MS = 150;   // the filter asks once typing pauses
 
 export function spacesView() {
   const list = h('ul.space-list', { 'aria-label': 'Spaces' });
-  const filter = h('input.filter', { type: 'search', name: 'space-filter', placeholder: 'Filter by name, description or HEAD title  (/)', 'aria-label': 'Filter Spaces', oninput: () => { clearTimeout(typing); typing = setTimeout(() => { shown = PAGE; selected = 0; refresh(); }, TYPING_MS); } });
+  const filter = h('input.filter', { type: 'search', name: 'space-filter', maxlength: 200, placeholder: 'Filter by name, description or HEAD title  (/)', 'aria-label': 'Filter Spaces', oninput: () => { clearTimeout(typing); typing = setTimeout(() => { shown = PAGE; selected = 0; refresh(); }, TYPING_MS); } });
   const count = h('span.muted.count-line');
   const more = h('button.ghost.small', { type: 'button', onclick: () => { showMore(); } });
   const foot = h('div.list-foot', { hidden: true }, more);
