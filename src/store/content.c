@@ -12,6 +12,8 @@
 #include "util/xalloc.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -258,6 +260,15 @@ static struct {
 int64_t content_db_key(const char *dsn)
 {
 	return digest64(dsn, strlen(dsn));
+}
+
+int64_t content_db_key_private(void)
+{
+	static atomic_ullong opened;
+	char name[48];
+	int len = snprintf(name, sizeof(name), "\001private %llu", ++opened);
+
+	return digest64(name, (size_t)len);
 }
 
 static int cmp_id(const void *a, const void *b)

@@ -86,6 +86,11 @@ size_t content_mark_fresh(struct content *ct, int64_t db, const char *parent_has
 void content_remember(int64_t db, const char *hash, const int64_t *row, size_t n);
 /* The key of the database a DSN names, for the memories above. */
 int64_t content_db_key(const char *dsn);
+/*
+ * A key of its own, for a database no other handle can open (SQLite's
+ * ":memory:"): every such database is another under the same DSN.
+ */
+int64_t content_db_key_private(void);
 
 /*
  * Checks, before a write commits, that each item it stores anew (of a

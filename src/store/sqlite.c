@@ -703,6 +703,9 @@ static enum smr_rc sqlite_open(const char *dsn, struct store **out, struct smr_e
 		return rc;
 	}
 	sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
+	/* an in-memory database (no file) is another at each open: its chunks are its own */
+	if (!*sqlite3_db_filename(s->db, "main"))
+		s->content_db = content_db_key_private();
 	/*
 	 * Keep the -wal and -shm files when the last connection closes (it still
 	 * checkpoints, so the main file stays complete): a CLI run that

@@ -666,3 +666,99 @@ TEST(ops_dates_name_midnight_and_the_ends_of_the_reflog)
 	free(got);
 	teardown(&f);
 }
+
+static unsigned fixed_ids;
+
+static void fixed_now(char out[32])
+{
+	snprintf(out, 32, "2026-01-02T03:04:%02u.000000Z", fixed_ids % 60);
+}
+
+static void fixed_new_id(char out[37])
+{
+	snprintf(out, 37, "00000000-0000-4000-8000-%012u", ++fixed_ids);
+}
+
+/* A fresh in-memory store whose clock and ids repeat from the start. */
+static struct ops_ctx *fixed_memory_store(void)
+{
+	struct ops_opts opt = { .now = fixed_now, .new_id = fixed_new_id };
+	struct smr_err err = SMR_ERR_INIT;
+	struct ops_ctx *ctx = NULL;
+
+	fixed_ids = 0;
+	CHECK_INT(ops_open(&ctx, ":memory:", &opt, &err), SMR_OK);
+	return ctx;
+}
+
+static void create(struct ops_ctx *ctx, const char *title, json_t *fields)
+{
+	struct smr_err err = SMR_ERR_INIT;
+	struct checkpoint c = { 0 };
+
+	json_object_set_new(fields, "title", json_string(title));
+	CHECK_INT(ops_checkpoint_create(ctx, "demo", fields, NULL, "ana", &c, &err), SMR_OK);
+	checkpoint_release(&c);
+	json_decref(fields);
+}
+
+/*
+ * The bundle of Space demo: a checkpoint whose task is written with its
+ * keys in the order given (two orders: one hash, two texts as stored),
+ * then one whose task's keys come text first.
+ */
+static char *family_bundle(int status_first)
+{
+	struct ops_ctx *ctx = fixed_memory_store();
+	struct smr_err err = SMR_ERR_INIT;
+	struct space sp = { 0 };
+	const char *names[] = { "demo" };
+	char *text = NULL;
+	size_t len = 0;
+
+	CHECK_INT(ops_space_create(ctx, "demo", "", &sp, &err), SMR_OK);
+	space_release(&sp);
+	create(ctx, "Start", json_pack("{s:[s]}", "decisions", "Use SQLite"));
+	create(ctx, "edited", json_pack("{s:[s], s:[o]}", "decisions", "Use SQLite", "tasks",
+					json_loads(status_first ? "{\"status\": \"done\", \"text\": \"write docs\"}"
+						   : "{\"text\": \"write docs\", \"status\": \"done\"}", 0, NULL)));
+	create(ctx, "Next", json_pack("{s:[s, s], s:[{s:s, s:s}]}", "decisions", "Use SQLite",
+				      "Keep it small", "tasks", "text", "write docs", "status", "done"));
+	CHECK_INT(ops_export_text(ctx, names, 1, &text, &len, &err), SMR_OK);
+	ops_close(ctx);
+	return text;
+}
+
+/*
+ * Two in-memory databases of one process are two databases: the chunk
+ * memories (store/content.h) are keyed by database, and every ":memory:"
+ * had one key.  The fuzzer's bundle target found it: a checkpoint whose
+ * items another in-memory store had stored in other words (keys in
+ * another order: the same hash) was taken as stored here too, and its
+ * child's chunks as stored with it: the child read back with no lists.
+ */
+TEST(two_in_memory_stores_keep_their_chunk_memories_apart)
+{
+	char *one = family_bundle(0), *two = family_bundle(1), *back = NULL;
+	const char *names[] = { "demo" };
+	struct smr_err err = SMR_ERR_INIT;
+	struct ops_ctx *ctx;
+	json_t *rep = NULL;
+	size_t len = 0;
+
+	CHECK(strcmp(one, two) != 0);
+	ctx = fixed_memory_store();
+	CHECK_INT(ops_import_text(ctx, one, strlen(one), &rep, &err), SMR_OK);
+	json_decref(rep);
+	rep = NULL;
+	ops_close(ctx);
+	ctx = fixed_memory_store();
+	CHECK_INT(ops_import_text(ctx, two, strlen(two), &rep, &err), SMR_OK);
+	CHECK_INT(ops_export_text(ctx, names, 1, &back, &len, &err), SMR_OK);
+	CHECK_STR(back, two);
+	json_decref(rep);
+	ops_close(ctx);
+	free(back);
+	free(one);
+	free(two);
+}
