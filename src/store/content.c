@@ -278,23 +278,28 @@ static int cmp_id(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/*
+ * A hash remembered again takes the rows given now, not those remembered:
+ * within one database a checkpoint has one row, but a key can outlive its
+ * database (a file made again at its path), and a memory kept from the
+ * other one took a child's chunks as stored (the fuzzer's bundle target).
+ */
 void content_remember(int64_t db, const char *hash, const int64_t *row, size_t n)
 {
-	struct known *k = &known.slot[0];
+	struct known *k = NULL, *oldest = &known.slot[0];
 	size_t chunks = n > CONTENT_LISTS ? n - CONTENT_LISTS : 0;
 
 	if (!hash || strlen(hash) != HASH_HEX_LEN || n < CONTENT_LISTS)
 		return;
 	pthread_mutex_lock(&known.lock);
-	for (size_t i = 0; i < KNOWN_SLOTS; i++) {
-		if (known.slot[i].db == db && !strcmp(known.slot[i].hash, hash)) {
-			known.slot[i].used = ++known.tick;
-			pthread_mutex_unlock(&known.lock);
-			return;
-		}
-		if (known.slot[i].used < k->used)
+	for (size_t i = 0; i < KNOWN_SLOTS && !k; i++) {
+		if (known.slot[i].db == db && !strcmp(known.slot[i].hash, hash))
 			k = &known.slot[i];
+		else if (known.slot[i].used < oldest->used)
+			oldest = &known.slot[i];
 	}
+	if (!k)
+		k = oldest;
 	free(k->ids);
 	k->ids = xmalloc((chunks ? chunks : 1) * sizeof(*k->ids));
 	memcpy(k->ids, row + CONTENT_LISTS, chunks * sizeof(*k->ids));

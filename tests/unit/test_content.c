@@ -280,3 +280,32 @@ TEST(content_prefetch_leaves_damage_to_each_read_and_reports_other_failures)
 	CHECK_INT(content_prefetch(NULL, 0, db, fake_fetch, &f, &err), SMR_OK);
 	CHECK_INT(f.calls, 3);
 }
+
+/*
+ * A checkpoint remembered again is remembered with the rows given last: a
+ * key can outlive its database (a file made again at its path), and the
+ * chunks kept from the other one made a child's chunks look stored.
+ */
+TEST(content_remember_takes_the_rows_given_last)
+{
+	static const char *const one[CONTENT_LISTS] = { "[\"alpha\"]", "[]", "[]", "[]", "[]", "[]" };
+	static const char *const two[CONTENT_LISTS] = { "[\"beta\"]", "[]", "[]", "[]", "[]", "[]" };
+	const char *hash = "5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e";
+	int64_t db = content_db_key_private();
+	struct content a, b;
+	size_t len[CONTENT_LISTS];
+
+	for (int k = 0; k < CONTENT_LISTS; k++)
+		len[k] = strlen(one[k]);
+	CHECK_INT(content_split(&a, one, len), 0);
+	len[0] = strlen(two[0]);
+	CHECK_INT(content_split(&b, two, len), 0);
+	CHECK(a.n_chunks == 1 && b.n_chunks == 1 && a.chunks[0].id != b.chunks[0].id);
+	content_remember(db, hash, a.row, a.n_row);
+	content_remember(db, hash, b.row, b.n_row);
+	/* a child of it: b's chunk is stored with it, a's is not */
+	CHECK_INT(content_mark_fresh(&b, db, hash), 0);
+	CHECK_INT(content_mark_fresh(&a, db, hash), 1);
+	content_release(&a);
+	content_release(&b);
+}
