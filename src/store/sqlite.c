@@ -694,7 +694,6 @@ static enum smr_rc sqlite_open(const char *dsn, struct store **out, struct smr_e
 	s->wal = -1;
 	if (!strncmp(dsn, "sqlite://", 9))
 		dsn += 9;
-	s->content_db = content_db_key(dsn);
 	if (sqlite3_open_v2(dsn, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		rc = smr_errf(err, SMR_EINTERNAL, "cannot open database '%s': %s", dsn,
@@ -704,8 +703,8 @@ static enum smr_rc sqlite_open(const char *dsn, struct store **out, struct smr_e
 	}
 	sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
 	/* an in-memory database (no file) is another at each open: its chunks are its own */
-	if (!*sqlite3_db_filename(s->db, "main"))
-		s->content_db = content_db_key_private();
+	s->content_db = *sqlite3_db_filename(s->db, "main") ? content_db_key(dsn)
+							    : content_db_key_private();
 	/*
 	 * Keep the -wal and -shm files when the last connection closes (it still
 	 * checkpoints, so the main file stays complete): a CLI run that
