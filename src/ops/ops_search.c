@@ -278,6 +278,12 @@ struct reads {
 	size_t n_held;
 };
 
+/* The key of checkpoint hash read through Space space_id in struct reads; caller frees. */
+static char *read_key(const char *space_id, const char *hash)
+{
+	return xasprintf("%s\n%s", space_id, hash);
+}
+
 /* The slot of key in rd; *fresh: made now (not read yet). */
 static size_t read_slot(struct reads *rd, const char *key, int *fresh)
 {
@@ -301,7 +307,7 @@ static size_t read_slot(struct reads *rd, const char *key, int *fresh)
 static const struct checkpoint *read_once(struct ops_ctx *ctx, struct reads *rd,
 					  const char *space_id, const char *hash)
 {
-	char *key = xasprintf("%s\n%s", space_id, hash);
+	char *key = read_key(space_id, hash);
 	int fresh;
 	size_t i = read_slot(rd, key, &fresh);
 
@@ -311,7 +317,7 @@ static const struct checkpoint *read_once(struct ops_ctx *ctx, struct reads *rd,
 	return rd->ok[i] ? rd->v[i] : NULL;
 }
 
-/* The results' checkpoints, for read_once: keys[i] is "space\nhash" of hashes[i]. */
+/* The results' checkpoints, for read_once: keys[i] is read_key() of hashes[i]. */
 struct prefetch {
 	struct reads *rd;
 	char **keys;
@@ -349,7 +355,7 @@ static void prefetch_shown(struct ops_ctx *ctx, struct reads *rd, const struct s
 
 		if (r->commit_hash && r->n_holders) {
 			hashes[m] = r->commit_hash;
-			keys[m++] = xasprintf("%s\n%s", shown_id(fd, r), r->commit_hash);
+			keys[m++] = read_key(shown_id(fd, r), r->commit_hash);
 		}
 	}
 	if (m > 1)

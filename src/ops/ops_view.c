@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 /* The later of *newest and at (NULL: none); ISO times compare as text. */
 static const char *later(const char *newest, const char *at)
@@ -49,12 +48,7 @@ static json_t *overview_entry(struct ops_ctx *ctx, struct overview_row *r)
 /* Whether text holds match, ASCII letters in either case. */
 static int holds(const char *text, const char *match)
 {
-	size_t m = strlen(match);
-
-	for (; text && *text; text++)
-		if (!strncasecmp(text, match, m))
-			return 1;
-	return 0;
+	return text && strcasestr(text, match);
 }
 
 /* qsort order of the overview: the most recently active first, then by name. */
